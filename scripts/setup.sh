@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# One-step setup on a fresh Debian 12 machine: system packages, npm packages, build.
+# Idempotent: each step runs only when something is missing, so `npm test` and
+# `npm start` can call it every time. Needs root for apt-get (as on CI).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Debian packages: FUSE (libfuse2 + fusermount), the independent Go decoder and
+# its two libraries, and the real tools the mount tests and benchmarks drive.
+APT_PACKAGES=(libfuse2 fuse golang-go golang-github-minio-highwayhash-dev
+  golang-github-klauspost-reedsolomon-dev fio sqlite3 git attr util-linux
+  bindfs gocryptfs python3 make g++)
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || missing+=("$pkg")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: missing Debian packages: ${missing[*]}" >&2
+    echo "setup: run as root, or: sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "setup: installing Debian packages: ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# npm packages: `npm ci` when node_modules is missing or older than the lock file.
+stamp=node_modules/.chunkfs-installed
+if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || [ package.json -nt "$stamp" ]; then
+  echo "setup: npm ci"
+  npm ci --no-audit --no-fund
+  touch "$stamp"
+fi
+
+echo "setup: building"
+npx tsc -p tsconfig.json
