@@ -1,0 +1,308 @@
+// A fault-injecting Io for tests (issue 3): fail chosen calls with EIO or ENOSPC,
+// add latency, and simulate a crash (power loss) by putting the disk back into
+// its last durable state. The durability model, per file and per directory entry:
+//   - file bytes become durable at fsync/fdatasync of that file;
+//   - a directory entry (create, rename, unlink) becomes durable at fsyncDir of
+//     its parent directory; until then a crash undoes it;
+//   - a torn crash keeps each 4 KiB page of non-durable file data either old or new
+//     at random (and the file length either old or new);
+//   - directories themselves (mkdir/rmdir) are treated as durable at once (the store
+//     fsyncs the parents of the chunk directories it creates anyway).
+// After crash() every call throws CrashedError; reopen the store with a new Io.
+import * as fs from 'node:fs';
+import * as nodePath from 'node:path';
+import { Io, IoFile, OpenMode, StatfsResult } from './io';
+import { assert } from '../src/errors';
+
+export type IoOp =
+  | 'open' | 'pread' | 'pwrite' | 'fsync' | 'fdatasync' | 'size' | 'truncate' | 'close'
+  | 'rename' | 'unlink' | 'rmdir' | 'mkdir' | 'readdir' | 'fsyncDir' | 'statfs' | 'exists';
+
+const MUTATING: ReadonlySet<IoOp> = new Set<IoOp>(['pwrite', 'fsync', 'fdatasync', 'truncate', 'rename', 'unlink', 'rmdir', 'mkdir', 'fsyncDir']);
+const PAGE_BYTES = 4096;
+const TRACKED_FILES_MAX = 100_000;
+
+export interface FaultRule {
+  op: IoOp | '*' | IoOp[];
+  /** Substring of the path, or a predicate; absent = every path. */
+  path?: string | ((path: string) => boolean);
+  error: 'EIO' | 'ENOSPC';
+  /** Let this many matching calls pass first. */
+  skip?: number;
+  /** Fail this many matching calls, then stop (default: forever). */
+  count?: number;
+}
+
+export class InjectedIoError extends Error {
+  constructor(readonly code: string, op: IoOp, path: string) {
+    super(`${code}: injected fault on ${op} ${path}`);
+  }
+}
+
+export class CrashedError extends Error {
+  readonly code = 'EIO';
+  constructor(op: string) {
+    super(`io crashed: ${op} refused until a new Io is used`);
+  }
+}
+
+interface Tracked {
+  current: Buffer;
+  durable: Buffer;
+}
+
+/** Small deterministic PRNG (mulberry32) so torn crashes are reproducible. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function writeInto(target: Buffer, data: Uint8Array, position: number): Buffer {
+  const end = position + data.length;
+  let out = target;
+  if (end > target.length) {
+    out = Buffer.alloc(end);
+    target.copy(out);
+  }
+  out.set(data, position);
+  return out;
+}
+
+function resize(buf: Buffer, length: number): Buffer {
+  if (length <= buf.length) return Buffer.from(buf.subarray(0, length));
+  const out = Buffer.alloc(length);
+  buf.copy(out);
+  return out;
+}
+
+export class FaultyIo implements Io {
+  private rules: Array<FaultRule & { seen: number; failed: number }> = [];
+  private crashed = false;
+  private mutations = 0;
+  private crashAtMutation = 0;
+  private crashTorn = false;
+  private crashSeed = 1;
+  private readonly nsCurrent = new Map<string, Tracked | null>();
+  private readonly nsDurable = new Map<string, Tracked | null>();
+  latencyMs = 0;
+  /** Count of calls by op, for tests. */
+  readonly calls = new Map<IoOp, number>();
+
+  constructor(private readonly inner: Io) {}
+
+  addFault(rule: FaultRule): void {
+    this.rules.push({ ...rule, seen: 0, failed: 0 });
+  }
+  clearFaults(): void {
+    this.rules = [];
+  }
+  /** Number of mutating calls made so far (crash points). */
+  get mutationCount(): number {
+    return this.mutations;
+  }
+  /** Crash just before the n-th mutating call (1-based) is performed. */
+  crashBeforeMutation(n: number, opts: { torn?: boolean; seed?: number } = {}): void {
+    assert(n >= 1, 'crashBeforeMutation: n must be >= 1');
+    this.crashAtMutation = n;
+    this.crashTorn = opts.torn ?? false;
+    this.crashSeed = opts.seed ?? 1;
+  }
+  get isCrashed(): boolean {
+    return this.crashed;
+  }
+
+  private async gate(op: IoOp, path: string): Promise<void> {
+    if (this.crashed) throw new CrashedError(op);
+    this.calls.set(op, (this.calls.get(op) ?? 0) + 1);
+    if (this.latencyMs > 0) await new Promise((r) => setTimeout(r, this.latencyMs));
+    if (this.crashed) throw new CrashedError(op);
+    if (MUTATING.has(op)) {
+      this.mutations++;
+      if (this.crashAtMutation > 0 && this.mutations >= this.crashAtMutation) {
+        this.crash({ torn: this.crashTorn, seed: this.crashSeed });
+        throw new CrashedError(op);
+      }
+    }
+    for (const rule of this.rules) {
+      const ops = Array.isArray(rule.op) ? rule.op : [rule.op];
+      if (!ops.includes('*') && !ops.includes(op)) continue;
+      if (rule.path !== undefined) {
+        const match = typeof rule.path === 'string' ? path.includes(rule.path) : rule.path(path);
+        if (!match) continue;
+      }
+      rule.seen++;
+      if (rule.seen <= (rule.skip ?? 0)) continue;
+      if (rule.failed >= (rule.count ?? Infinity)) continue;
+      rule.failed++;
+      throw new InjectedIoError(rule.error, op, path);
+    }
+  }
+
+  /** Start tracking a path: what is on disk now is durable by assumption. */
+  private ensure(path: string): Tracked | null {
+    const existing = this.nsCurrent.get(path);
+    if (existing !== undefined) return existing;
+    assert(this.nsCurrent.size < TRACKED_FILES_MAX, 'FaultyIo: too many tracked files');
+    let t: Tracked | null = null;
+    if (fs.existsSync(path) && fs.statSync(path).isFile()) {
+      const content = fs.readFileSync(path);
+      t = { current: content, durable: Buffer.from(content) };
+    }
+    this.nsCurrent.set(path, t);
+    this.nsDurable.set(path, t);
+    return t;
+  }
+
+  async open(p: string, mode: OpenMode): Promise<IoFile> {
+    const path = nodePath.resolve(p);
+    await this.gate('open', path);
+    if (mode === 'create-exclusive') {
+      this.ensure(path);
+      const file = await this.inner.open(path, mode);
+      const t: Tracked = { current: Buffer.alloc(0), durable: Buffer.alloc(0) };
+      this.nsCurrent.set(path, t);
+      return new FaultyFile(this, file, t, path);
+    }
+    // Reads need no model state; writers get the tracked file so fsync can snapshot it.
+    const t = mode === 'read' ? (this.nsCurrent.get(path) ?? null) : this.ensure(path);
+    const file = await this.inner.open(path, mode);
+    assert(mode === 'read' || t !== null, `FaultyIo: opened ${path} that the model thinks is absent`);
+    return new FaultyFile(this, file, t, path);
+  }
+
+  /** Called by FaultyFile for its per-file ops. */
+  async fileGate(op: IoOp, path: string): Promise<void> {
+    await this.gate(op, path);
+  }
+
+  async rename(f: string, t: string): Promise<void> {
+    const from = nodePath.resolve(f);
+    const to = nodePath.resolve(t);
+    await this.gate('rename', `${from} -> ${to}`);
+    this.ensure(from);
+    this.ensure(to);
+    await this.inner.rename(from, to);
+    this.nsCurrent.set(to, this.nsCurrent.get(from) ?? null);
+    this.nsCurrent.set(from, null);
+  }
+  async unlink(p: string): Promise<void> {
+    const path = nodePath.resolve(p);
+    await this.gate('unlink', path);
+    this.ensure(path);
+    await this.inner.unlink(path);
+    this.nsCurrent.set(path, null);
+  }
+  async rmdir(p: string): Promise<void> {
+    await this.gate('rmdir', p);
+    await this.inner.rmdir(p);
+  }
+  async mkdir(p: string): Promise<void> {
+    await this.gate('mkdir', p);
+    await this.inner.mkdir(p);
+  }
+  async readdir(p: string): Promise<string[]> {
+    await this.gate('readdir', p);
+    return this.inner.readdir(p);
+  }
+  async fsyncDir(p: string): Promise<void> {
+    const dir = nodePath.resolve(p);
+    await this.gate('fsyncDir', dir);
+    await this.inner.fsyncDir(dir);
+    for (const [path, t] of this.nsCurrent) {
+      if (nodePath.dirname(path) === dir) this.nsDurable.set(path, t);
+    }
+  }
+  async statfs(p: string): Promise<StatfsResult> {
+    await this.gate('statfs', p);
+    return this.inner.statfs(p);
+  }
+  async exists(p: string): Promise<boolean> {
+    await this.gate('exists', p);
+    return this.inner.exists(p);
+  }
+
+  /** Simulated power loss: put every tracked path back to its durable state. */
+  crash(opts: { torn?: boolean; seed?: number } = {}): void {
+    if (this.crashed) return;
+    this.crashed = true;
+    const random = prng(opts.seed ?? 1);
+    for (const path of this.nsCurrent.keys()) {
+      const t = this.nsDurable.get(path) ?? null;
+      if (t === null) {
+        fs.rmSync(path, { force: true });
+        continue;
+      }
+      const content = opts.torn ? tear(t, random) : t.durable;
+      fs.mkdirSync(nodePath.dirname(path), { recursive: true });
+      fs.writeFileSync(path, content);
+    }
+  }
+}
+
+/** Each 4 KiB page of the file: the durable or the current bytes, at random. */
+function tear(t: Tracked, random: () => number): Buffer {
+  if (t.current.equals(t.durable)) return t.durable;
+  const length = random() < 0.5 ? t.durable.length : t.current.length;
+  const out = Buffer.alloc(length);
+  for (let page = 0; page * PAGE_BYTES < length; page++) {
+    const src = random() < 0.5 ? t.durable : t.current;
+    const start = page * PAGE_BYTES;
+    const end = Math.min(start + PAGE_BYTES, length, src.length);
+    if (end > start) src.copy(out, start, start, end);
+  }
+  return out;
+}
+
+class FaultyFile implements IoFile {
+  constructor(
+    private readonly io: FaultyIo,
+    private readonly file: IoFile,
+    private readonly t: Tracked | null,
+    private readonly path: string,
+  ) {}
+  async pread(lengthBytes: number, positionBytes: number): Promise<Buffer> {
+    await this.io.fileGate('pread', this.path);
+    return this.file.pread(lengthBytes, positionBytes);
+  }
+  private tracked(): Tracked {
+    assert(this.t !== null, `FaultyIo: write through a read-only handle of ${this.path}`);
+    return this.t;
+  }
+  async pwrite(data: Uint8Array, positionBytes: number): Promise<void> {
+    await this.io.fileGate('pwrite', this.path);
+    const t = this.tracked();
+    await this.file.pwrite(data, positionBytes);
+    t.current = writeInto(t.current, data, positionBytes);
+  }
+  async fsync(): Promise<void> {
+    await this.io.fileGate('fsync', this.path);
+    await this.file.fsync();
+    if (this.t !== null) this.t.durable = Buffer.from(this.t.current);
+  }
+  async fdatasync(): Promise<void> {
+    await this.io.fileGate('fdatasync', this.path);
+    await this.file.fdatasync();
+    if (this.t !== null) this.t.durable = Buffer.from(this.t.current);
+  }
+  async sizeBytes(): Promise<number> {
+    await this.io.fileGate('size', this.path);
+    return this.file.sizeBytes();
+  }
+  async truncate(lengthBytes: number): Promise<void> {
+    await this.io.fileGate('truncate', this.path);
+    const t = this.tracked();
+    await this.file.truncate(lengthBytes);
+    t.current = resize(t.current, lengthBytes);
+  }
+  async close(): Promise<void> {
+    // Closing never fails in the model: a crashed Io has nothing left to close.
+    if (this.io.isCrashed) return;
+    await this.file.close();
+  }
+}

@@ -1,0 +1,214 @@
+// The one small I/O interface every disk access of the store goes through
+// (issue 3: tests substitute store/faulty-io.ts to inject EIO/ENOSPC, latency
+// and crashes). NodeIo is the production implementation: it keeps a bounded
+// LRU cache of open descriptors so hot shard files are not reopened per read.
+import * as fs from 'node:fs';
+import { LRUCache } from 'lru-cache';
+import { assert } from '../src/errors';
+
+export type OpenMode = 'read' | 'readwrite' | 'create-exclusive';
+
+export interface IoFile {
+  /** Reads up to lengthBytes at positionBytes; short only at EOF. */
+  pread(lengthBytes: number, positionBytes: number): Promise<Buffer>;
+  pwrite(data: Uint8Array, positionBytes: number): Promise<void>;
+  fsync(): Promise<void>;
+  fdatasync(): Promise<void>;
+  sizeBytes(): Promise<number>;
+  truncate(lengthBytes: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface StatfsResult {
+  totalBytes: number;
+  freeBytes: number;
+  availBytes: number;
+}
+
+export interface Io {
+  open(path: string, mode: OpenMode): Promise<IoFile>;
+  rename(from: string, to: string): Promise<void>;
+  unlink(path: string): Promise<void>;
+  rmdir(path: string): Promise<void>;
+  /** Recursive; succeeds if the directory exists. */
+  mkdir(path: string): Promise<void>;
+  readdir(path: string): Promise<string[]>;
+  fsyncDir(path: string): Promise<void>;
+  statfs(path: string): Promise<StatfsResult>;
+  exists(path: string): Promise<boolean>;
+}
+
+const DESCRIPTORS_MAX_DEFAULT = 256;
+const PREAD_LOOPS_MAX = 1024; // a pread returning 0 < n < asked repeatedly means EOF soon
+
+function fdRead(fd: number, buf: Buffer, offset: number, length: number, position: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    fs.read(fd, buf, offset, length, position, (err, n) => (err ? reject(err) : resolve(n)));
+  });
+}
+
+function fdWrite(fd: number, buf: Uint8Array, offset: number, length: number, position: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    fs.write(fd, buf, offset, length, position, (err, n) => (err ? reject(err) : resolve(n)));
+  });
+}
+
+function fdCall(fn: (fd: number, cb: (err: NodeJS.ErrnoException | null) => void) => void, fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fn(fd, (err) => (err ? reject(err) : resolve())));
+}
+
+export async function preadFd(fd: number, lengthBytes: number, positionBytes: number): Promise<Buffer> {
+  assert(lengthBytes >= 0 && positionBytes >= 0, 'pread: negative length or position');
+  const buf = Buffer.allocUnsafe(lengthBytes);
+  let done = 0;
+  for (let loop = 0; loop < PREAD_LOOPS_MAX && done < lengthBytes; loop++) {
+    const n = await fdRead(fd, buf, done, lengthBytes - done, positionBytes + done);
+    if (n === 0) break;
+    done += n;
+  }
+  return done === lengthBytes ? buf : buf.subarray(0, done);
+}
+
+export async function pwriteFd(fd: number, data: Uint8Array, positionBytes: number): Promise<void> {
+  let done = 0;
+  for (let loop = 0; loop < PREAD_LOOPS_MAX && done < data.length; loop++) {
+    done += await fdWrite(fd, data, done, data.length - done, positionBytes + done);
+  }
+  assert(done === data.length, 'pwrite: short write');
+}
+
+/** A descriptor shared by the cache and its users; closed when evicted and unused. */
+class Descriptor {
+  refs = 0;
+  evicted = false;
+  constructor(readonly fd: number, readonly writable: boolean) {}
+  release(): Promise<void> {
+    this.refs--;
+    assert(this.refs >= 0, 'descriptor released twice');
+    return this.evicted && this.refs === 0 ? fdCall(fs.close, this.fd) : Promise.resolve();
+  }
+}
+
+class NodeFile implements IoFile {
+  private closed = false;
+  constructor(private readonly d: Descriptor) {}
+  pread(lengthBytes: number, positionBytes: number): Promise<Buffer> {
+    return preadFd(this.d.fd, lengthBytes, positionBytes);
+  }
+  pwrite(data: Uint8Array, positionBytes: number): Promise<void> {
+    assert(this.d.writable, 'pwrite on a read-only descriptor');
+    return pwriteFd(this.d.fd, data, positionBytes);
+  }
+  fsync(): Promise<void> {
+    return fdCall(fs.fsync, this.d.fd);
+  }
+  fdatasync(): Promise<void> {
+    return fdCall(fs.fdatasync, this.d.fd);
+  }
+  sizeBytes(): Promise<number> {
+    return new Promise((resolve, reject) => fs.fstat(this.d.fd, (err, st) => (err ? reject(err) : resolve(st.size))));
+  }
+  truncate(lengthBytes: number): Promise<void> {
+    return new Promise((resolve, reject) => fs.ftruncate(this.d.fd, lengthBytes, (err) => (err ? reject(err) : resolve())));
+  }
+  close(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.closed = true;
+    return this.d.release();
+  }
+}
+
+function openFd(path: string, flags: string | number): Promise<number> {
+  return new Promise((resolve, reject) => fs.open(path, flags, 0o644, (err, fd) => (err ? reject(err) : resolve(fd))));
+}
+
+export class NodeIo implements Io {
+  private readonly cache: LRUCache<string, Descriptor>;
+
+  constructor(descriptorsMax = DESCRIPTORS_MAX_DEFAULT) {
+    assert(descriptorsMax > 0, 'NodeIo: descriptorsMax must be positive');
+    this.cache = new LRUCache<string, Descriptor>({
+      max: descriptorsMax,
+      dispose: (d) => {
+        d.evicted = true;
+        if (d.refs === 0) fs.close(d.fd, () => undefined);
+      },
+    });
+  }
+
+  async open(path: string, mode: OpenMode): Promise<IoFile> {
+    if (mode === 'create-exclusive') {
+      // Temp files are written once and renamed; never cached.
+      const fd = await openFd(path, 'wx+');
+      const d = new Descriptor(fd, true);
+      d.evicted = true;
+      d.refs = 1;
+      return new NodeFile(d);
+    }
+    const writable = mode === 'readwrite';
+    let d = this.cache.get(path);
+    if (d === undefined || (writable && !d.writable)) {
+      const fd = await openFd(path, writable ? 'r+' : 'r');
+      // Another open may have raced us; the cache keeps the newest, the old one closes when released.
+      d = new Descriptor(fd, writable);
+      this.cache.set(path, d);
+    }
+    d.refs++;
+    return new NodeFile(d);
+  }
+
+  /** A path whose file is replaced or removed must not be served from a stale descriptor. */
+  private forget(path: string): void {
+    this.cache.delete(path);
+  }
+
+  async rename(from: string, to: string): Promise<void> {
+    this.forget(from);
+    this.forget(to);
+    await fs.promises.rename(from, to);
+  }
+  async unlink(path: string): Promise<void> {
+    this.forget(path);
+    await fs.promises.unlink(path);
+  }
+  async rmdir(path: string): Promise<void> {
+    await fs.promises.rmdir(path);
+  }
+  async mkdir(path: string): Promise<void> {
+    await fs.promises.mkdir(path, { recursive: true });
+  }
+  async readdir(path: string): Promise<string[]> {
+    return fs.promises.readdir(path);
+  }
+  async fsyncDir(path: string): Promise<void> {
+    const fd = await openFd(path, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+    try {
+      await fdCall(fs.fsync, fd);
+    } finally {
+      await fdCall(fs.close, fd);
+    }
+  }
+  async statfs(path: string): Promise<StatfsResult> {
+    const st = await fs.promises.statfs(path);
+    return { totalBytes: st.blocks * st.bsize, freeBytes: st.bfree * st.bsize, availBytes: st.bavail * st.bsize };
+  }
+  async exists(path: string): Promise<boolean> {
+    try {
+      await fs.promises.access(path);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  /** Close every cached descriptor (store close). */
+  closeAll(): void {
+    this.cache.clear();
+  }
+}
+
+/** errno code of a Node system error, or undefined. */
+export function errnoCode(err: unknown): string | undefined {
+  return typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'string'
+    ? (err as { code: string }).code
+    : undefined;
+}

@@ -1,0 +1,105 @@
+// The crash model of FaultyIo itself: only fsynced bytes and dir-fsynced names survive.
+import test from 'ava';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { NodeIo } from '../../store/io';
+import { CrashedError, FaultyIo } from '../../store/faulty-io';
+
+function tmpDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'chunkfs-fio-'));
+}
+
+test('unsynced writes and unsynced creates vanish at crash', async (t) => {
+  const dir = tmpDir();
+  const io = new FaultyIo(new NodeIo());
+  const a = path.join(dir, 'a');
+  const f = await io.open(a, 'create-exclusive');
+  await f.pwrite(Buffer.from('hello'), 0);
+  await f.fsync();
+  await f.close();
+  // file data durable, but the directory entry is not: the file disappears.
+  io.crash();
+  t.false(fs.existsSync(a));
+  await t.throwsAsync(io.open(a, 'read'), { instanceOf: CrashedError });
+});
+
+test('fsync + fsyncDir make a file durable; later unsynced writes are lost', async (t) => {
+  const dir = tmpDir();
+  const io = new FaultyIo(new NodeIo());
+  const a = path.join(dir, 'a');
+  const f = await io.open(a, 'create-exclusive');
+  await f.pwrite(Buffer.alloc(8192, 1), 0);
+  await f.fsync();
+  await io.fsyncDir(dir);
+  await f.pwrite(Buffer.alloc(100, 2), 10);
+  await f.close();
+  t.is(fs.readFileSync(a)[10], 2);
+  io.crash();
+  t.deepEqual(fs.readFileSync(a), Buffer.alloc(8192, 1));
+});
+
+test('rename not dir-fsynced is undone; dir-fsynced rename persists', async (t) => {
+  const dir = tmpDir();
+  fs.writeFileSync(path.join(dir, 'old'), 'OLD');
+  fs.writeFileSync(path.join(dir, 'keep'), 'KEEP');
+  const io = new FaultyIo(new NodeIo());
+  await io.rename(path.join(dir, 'keep'), path.join(dir, 'kept'));
+  await io.fsyncDir(dir);
+  const tmp = path.join(dir, 'old.tmp');
+  const f = await io.open(tmp, 'create-exclusive');
+  await f.pwrite(Buffer.from('NEW'), 0);
+  await f.fsync();
+  await f.close();
+  await io.rename(tmp, path.join(dir, 'old'));
+  t.is(fs.readFileSync(path.join(dir, 'old'), 'utf8'), 'NEW');
+  io.crash();
+  t.is(fs.readFileSync(path.join(dir, 'old'), 'utf8'), 'OLD');
+  t.false(fs.existsSync(tmp));
+  t.is(fs.readFileSync(path.join(dir, 'kept'), 'utf8'), 'KEEP');
+  t.false(fs.existsSync(path.join(dir, 'keep')));
+});
+
+test('torn crash keeps each 4 KiB page old or new', async (t) => {
+  const dir = tmpDir();
+  const a = path.join(dir, 'a');
+  const pages = 64;
+  fs.writeFileSync(a, Buffer.alloc(pages * 4096, 0xaa));
+  const io = new FaultyIo(new NodeIo());
+  const f = await io.open(a, 'readwrite');
+  await f.pwrite(Buffer.alloc(pages * 4096, 0xbb), 0);
+  io.crash({ torn: true, seed: 7 });
+  const after = fs.readFileSync(a);
+  t.is(after.length, pages * 4096);
+  let oldPages = 0;
+  for (let p = 0; p < pages; p++) {
+    const page = after.subarray(p * 4096, (p + 1) * 4096);
+    const isOld = page.equals(Buffer.alloc(4096, 0xaa));
+    const isNew = page.equals(Buffer.alloc(4096, 0xbb));
+    t.true(isOld || isNew, `page ${p} is neither old nor new`);
+    if (isOld) oldPages++;
+  }
+  t.true(oldPages > 0 && oldPages < pages, 'a 64-page torn write keeps some of each');
+});
+
+test('faults: EIO by op and path, skip and count; crash before the n-th mutation', async (t) => {
+  const dir = tmpDir();
+  const io = new FaultyIo(new NodeIo());
+  io.addFault({ op: 'fsync', path: 'bad', error: 'EIO', skip: 1, count: 1 });
+  const bad = await io.open(path.join(dir, 'bad'), 'create-exclusive');
+  await bad.fsync();
+  await t.throwsAsync(bad.fsync(), { message: /EIO/ });
+  await bad.fsync();
+  io.addFault({ op: 'pwrite', error: 'ENOSPC' });
+  await t.throwsAsync(bad.pwrite(Buffer.from('x'), 0), { message: /ENOSPC/ });
+  io.clearFaults();
+
+  const io2 = new FaultyIo(new NodeIo());
+  const before = io2.mutationCount;
+  io2.crashBeforeMutation(before + 2);
+  const g = await io2.open(path.join(dir, 'g'), 'create-exclusive');
+  await g.pwrite(Buffer.from('x'), 0);
+  await t.throwsAsync(g.fsync(), { instanceOf: CrashedError });
+  t.true(io2.isCrashed);
+  t.false(fs.existsSync(path.join(dir, 'g')));
+});
