@@ -1,0 +1,195 @@
+// Harness for mounted tests. The test process never serves the mount it touches (a synchronous call
+// from the serving process into its own FUSE mount deadlocks): the mount runs in a CHILD process, and
+// clients run as further children with async exec and a timeout. Every mount is unmounted and its
+// child killed, even on failure: callers register `teardown` (t.teardown / test.after.always), and a
+// process 'exit' hook does `fusermount -uz` for anything still registered.
+import { spawn, execFile, execFileSync, ChildProcess } from 'node:child_process'
+import { promises as fsp, readFileSync, mkdirSync } from 'node:fs'
+import * as os from 'node:os'
+import * as path from 'node:path'
+import { REPO_ROOT } from './root'
+
+export const CLI_JS = path.join(REPO_ROOT, 'dist', 'src', 'cli.js')
+export const NOBODY_UID = 65534
+export const NOBODY_GID = 65534
+
+const READY_TIMEOUT_MS = 30_000
+const STOP_TIMEOUT_MS = 15_000
+const OUTPUT_KEEP_BYTES = 64 * 1024
+
+export interface RunResult { code: number | null; signal: string | null; stdout: string; stderr: string }
+export interface RunOptions {
+  timeoutMs?: number
+  cwd?: string
+  input?: string | Buffer
+  /** run as this uid/gid (setpriv), e.g. NOBODY_UID */
+  asUid?: number
+  asGid?: number
+  env?: NodeJS.ProcessEnv
+}
+
+/** Run a command as a child process (async, with a timeout). Never throws on a non-zero exit. */
+export function run (cmd: string, args: string[], opts: RunOptions = {}): Promise<RunResult> {
+  let file = cmd
+  let argv = args
+  if (opts.asUid !== undefined) {
+    const gid = opts.asGid ?? opts.asUid
+    file = 'setpriv'
+    argv = [`--reuid=${opts.asUid}`, `--regid=${gid}`, '--clear-groups', '--', cmd, ...args]
+  }
+  return new Promise((resolve) => {
+    const child = execFile(file, argv, {
+      timeout: opts.timeoutMs ?? 60_000, killSignal: 'SIGKILL', cwd: opts.cwd,
+      maxBuffer: 64 * 1024 * 1024, env: opts.env ?? process.env, encoding: 'utf8',
+    }, (err, stdout, stderr) => {
+      const e = err as (NodeJS.ErrnoException & { code?: number | string, signal?: string }) | null
+      const code = e === null ? 0 : (typeof e.code === 'number' ? e.code : null)
+      resolve({ code, signal: e?.signal ?? null, stdout: String(stdout), stderr: String(stderr) })
+    })
+    if (opts.input !== undefined) child.stdin?.end(opts.input)
+    else child.stdin?.end()
+  })
+}
+
+/** Run a shell script (bash -c) as a child process. */
+export function sh (script: string, opts: RunOptions = {}): Promise<RunResult> {
+  return run('bash', ['-euo', 'pipefail', '-c', script], opts)
+}
+
+/** Like sh but throws with the output when the script fails. */
+export async function shOk (script: string, opts: RunOptions = {}): Promise<string> {
+  const r = await sh(script, opts)
+  if (r.code !== 0) throw new Error(`script failed (code ${r.code}, signal ${r.signal}): ${script}\n${r.stderr}${r.stdout}`)
+  return r.stdout
+}
+
+// ---- mount children ----
+
+export interface MountChild {
+  mountpoint: string
+  child: ChildProcess
+  readyLine: string
+  /** everything the child printed so far (bounded) */
+  output(): string
+  /** SIGTERM, wait, then make sure nothing is left (SIGKILL + fusermount -uz). Idempotent. */
+  stop(): Promise<void>
+  /** kill -9 the server (crash test); leaves the mount stale until stop()/recover. */
+  kill9(): Promise<void>
+  exited(): boolean
+}
+
+const live = new Set<{ mountpoint: string, child: ChildProcess }>()
+let exitHookInstalled = false
+
+function installExitHook (): void {
+  if (exitHookInstalled) return
+  exitHookInstalled = true
+  // Last resort: the test process is exiting (crash, timeout); nothing may be left behind.
+  process.on('exit', () => {
+    for (const m of live) {
+      try { m.child.kill('SIGKILL') } catch { /* already gone */ }
+      try { execFileSync('fusermount', ['-uz', m.mountpoint], { stdio: 'ignore', timeout: 5000 }) } catch { /* not mounted */ }
+    }
+  })
+}
+
+export function isMounted (mountpoint: string): boolean {
+  const abs = path.resolve(mountpoint)
+  const mounts = readFileSync('/proc/self/mounts', 'utf8')
+  return mounts.split('\n').some((line) => line.split(' ')[1] === abs.replace(/ /g, '\\040'))
+}
+
+export interface StartOptions {
+  /** e.g. process.execPath */
+  command: string
+  args: string[]
+  mountpoint: string
+  readyPattern?: RegExp
+  env?: NodeJS.ProcessEnv
+  readyTimeoutMs?: number
+}
+
+/** Start a mount server as a child process and wait for its ready line. */
+export function startMount (opts: StartOptions): Promise<MountChild> {
+  installExitHook()
+  try { mkdirSync(opts.mountpoint, { recursive: true }) } catch { /* exists, or a stale mount the server recovers */ }
+  const readyPattern = opts.readyPattern ?? /mounted/
+  const child = spawn(opts.command, opts.args, { stdio: ['ignore', 'pipe', 'pipe'], env: opts.env ?? process.env })
+  const entry = { mountpoint: path.resolve(opts.mountpoint), child }
+  live.add(entry)
+  let out = ''
+  let exitedFlag = false
+  const append = (b: Buffer): void => { out = (out + b.toString()).slice(-OUTPUT_KEEP_BYTES) }
+  const exitPromise = new Promise<void>((resolve) => child.on('exit', () => { exitedFlag = true; resolve() }))
+
+  const stop = async (): Promise<void> => {
+    if (!exitedFlag) {
+      child.kill('SIGTERM')
+      const timer = new Promise<void>((resolve) => setTimeout(resolve, STOP_TIMEOUT_MS).unref())
+      await Promise.race([exitPromise, timer])
+      if (!exitedFlag) { child.kill('SIGKILL'); await exitPromise }
+    }
+    if (isMounted(entry.mountpoint)) await run('fusermount', ['-uz', entry.mountpoint], { timeoutMs: 10_000 })
+    live.delete(entry)
+  }
+  const kill9 = async (): Promise<void> => {
+    if (!exitedFlag) { child.kill('SIGKILL'); await exitPromise }
+  }
+
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      void stop().then(() => reject(new Error(`mount not ready after ${opts.readyTimeoutMs ?? READY_TIMEOUT_MS} ms:\n${out}`)))
+    }, opts.readyTimeoutMs ?? READY_TIMEOUT_MS)
+    let resolved = false
+    const onData = (b: Buffer): void => {
+      append(b)
+      if (resolved) return
+      const line = out.split('\n').find((l) => readyPattern.test(l))
+      if (line === undefined) return
+      resolved = true
+      clearTimeout(timer)
+      resolve({ mountpoint: entry.mountpoint, child, readyLine: line, output: () => out, stop, kill9, exited: () => exitedFlag })
+    }
+    child.stdout!.on('data', onData)
+    child.stderr!.on('data', (b: Buffer) => append(b))
+    child.on('exit', (code, signal) => {
+      if (resolved) return
+      clearTimeout(timer)
+      void stop().then(() => reject(new Error(`mount exited (code ${code}, signal ${signal}) before ready:\n${out}`)))
+    })
+  })
+}
+
+/** Fresh temporary directory (removed by the caller's teardown via removeDir). */
+export async function tempDir (prefix: string): Promise<string> {
+  return fsp.mkdtemp(path.join(os.tmpdir(), `chunkfs-${prefix}-`))
+}
+
+/** Remove a test directory; refuses while something is still mounted beneath it. */
+export async function removeDir (dir: string): Promise<void> {
+  const mounts = readFileSync('/proc/self/mounts', 'utf8').split('\n').map((l) => l.split(' ')[1])
+  if (mounts.some((m) => m !== undefined && m.startsWith(path.resolve(dir) + '/'))) return
+  await fsp.rm(dir, { recursive: true, force: true })
+}
+
+// ---- chunkfs specific ----
+
+export interface ChunkfsMount extends MountChild { store: string }
+
+/** mkfs a store (via the CLI, in a child) and return its path. */
+export async function mkfs (store: string, args: string[] = ['--disks', '6', '--layout', 'replica:3']): Promise<void> {
+  const r = await run(process.execPath, [CLI_JS, 'mkfs', store, ...args], { timeoutMs: 60_000 })
+  if (r.code !== 0) throw new Error(`mkfs failed: ${r.stderr}${r.stdout}`)
+}
+
+/** Mount a chunkfs store with the CLI in a child process. */
+export async function mountChunkfs (store: string, mountpoint: string, extraArgs: string[] = []): Promise<ChunkfsMount> {
+  await fsp.mkdir(mountpoint, { recursive: true })
+  const m = await startMount({
+    command: process.execPath,
+    args: [CLI_JS, 'mount', store, mountpoint, ...extraArgs],
+    mountpoint,
+    readyPattern: /^chunkfs: mounted /,
+  })
+  return { ...m, store }
+}
