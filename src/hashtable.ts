@@ -1,0 +1,53 @@
+// Hash table, region 2 (spec §4): block_count HighwayHash-256 entries of 32 bytes,
+// in block order, zero padded to 4 KiB. Entry i covers data bytes
+// [i*bitrot_block, min((i+1)*bitrot_block, shard_data_len)).
+import { assert } from './errors';
+import { highway256 } from './highway';
+import { BitrotKey, BlockPosition, ShardKeyer } from './keying';
+import { HASH_ENTRY_BYTES, blockCountFor, hashTableBytes } from './region';
+
+/** Region 2 bytes for a shard payload (zero padded to 4 KiB). */
+export function hashBlocks(key: BitrotKey, pos: BlockPosition, data: Uint8Array, bitrotBlockBytes: number): Buffer {
+  const blockCount = blockCountFor(data.length, bitrotBlockBytes);
+  const table = Buffer.alloc(hashTableBytes(blockCount));
+  writeHashEntries(table, 0, key, pos, data, bitrotBlockBytes, 0);
+  return table;
+}
+
+/**
+ * Write the digests of the blocks of `data` (block firstBlockIndex onward) into
+ * out at outOffsetBytes: the allocation-free core used by encodeShard.
+ */
+export function writeHashEntries(
+  out: Buffer, outOffsetBytes: number, key: BitrotKey, pos: BlockPosition,
+  data: Uint8Array, bitrotBlockBytes: number, firstBlockIndex: number,
+): void {
+  const blockCount = blockCountFor(data.length, bitrotBlockBytes);
+  assert(outOffsetBytes + blockCount * HASH_ENTRY_BYTES <= out.length, 'hash entries overflow the table');
+  const keyer = new ShardKeyer(key, pos);
+  for (let i = 0; i < blockCount; i++) {
+    const start = i * bitrotBlockBytes;
+    const block = data.subarray(start, Math.min(start + bitrotBlockBytes, data.length));
+    const digest = highway256(keyer.keyFor(firstBlockIndex + i), block);
+    digest.copy(out, outOffsetBytes + i * HASH_ENTRY_BYTES);
+  }
+}
+
+/** Entry i of a hash table (a view, 32 bytes). */
+export function hashEntry(table: Uint8Array, blockIndex: number): Buffer {
+  const start = blockIndex * HASH_ENTRY_BYTES;
+  assert(blockIndex >= 0 && start + HASH_ENTRY_BYTES <= table.length, `hash entry ${blockIndex} out of table`);
+  return Buffer.from(table.buffer, table.byteOffset + start, HASH_ENTRY_BYTES);
+}
+
+/** True when block's position-keyed digest equals entry (spec §9). */
+export function verifyBlock(key: BitrotKey, pos: BlockPosition, blockIndex: number, block: Uint8Array, entry: Uint8Array): boolean {
+  return verifyWith(new ShardKeyer(key, pos), blockIndex, block, entry);
+}
+
+/** verifyBlock with a prebuilt keyer (hot path: one keyer per shard read). */
+export function verifyWith(keyer: ShardKeyer, blockIndex: number, block: Uint8Array, entry: Uint8Array): boolean {
+  assert(entry.length === HASH_ENTRY_BYTES, 'hash entry must be 32 bytes');
+  const digest = highway256(keyer.keyFor(blockIndex), block);
+  return digest.equals(entry);
+}

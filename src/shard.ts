@@ -1,0 +1,131 @@
+// Whole shard file bytes (spec §2, §8.1 step 1-2) and the verified byte-range
+// read over an abstract reader (spec §9). No disk I/O here: store/ supplies readers.
+import { BitrotError, ErrorSite, FormatError, assert } from './errors';
+import {
+  CSUM_ALGO_HIGHWAY256, EC_ALGO_NONE, FLAG_COMPRESSED, FLAG_ENCRYPTED, FLAG_LAST_BLOCK_SHORT, FLAG_MODE_EC,
+  FLAG_PARITY_SHARD, FORMAT_VERSION, HEADER_BYTES, ShardHeader, decodeHeader, encodeHeader,
+} from './header';
+import { verifyWith, writeHashEntries } from './hashtable';
+import { BitrotKey, ShardKeyer } from './keying';
+import { HASH_ENTRY_BYTES, blockCountFor, dataStartBytes, hashTableBytes, shardFileBytes } from './region';
+
+/** Header fields the caller chooses; flags, block_count and shard_data_len are derived. */
+export interface ShardParams {
+  fileId: bigint; chunkIndex: bigint; version: bigint; shardIndex: number;
+  ecK: number; ecM: number; ecAlgo: number; csumAlgo?: number; bitrotBlockBytes: number;
+  chunkLogicalLenBytes: bigint; createdUnixNanos: bigint; ecBlockSizeBytes: bigint;
+  placementSeed: bigint; clusterMapEpoch: bigint; chunkSizeBytes: bigint; contentLenBytes: bigint;
+  compressed?: boolean; encrypted?: boolean; // spec §3.1 bits 1, 2 (the payload is post-transform)
+}
+
+/** Reads shard file bytes; may return fewer bytes than asked at EOF. */
+export interface ShardReader { read(offsetBytes: number, lengthBytes: number): Promise<Buffer> }
+
+/** The full header for a payload of shardDataLenBytes under params (flags per spec §3.1). */
+export function shardHeaderFor(params: ShardParams, shardDataLenBytes: number): ShardHeader {
+  const ec = params.ecAlgo !== EC_ALGO_NONE;
+  let flags = 0;
+  if (ec) flags |= FLAG_MODE_EC;
+  if (params.compressed === true) flags |= FLAG_COMPRESSED;
+  if (params.encrypted === true) flags |= FLAG_ENCRYPTED;
+  if (shardDataLenBytes % params.bitrotBlockBytes !== 0) flags |= FLAG_LAST_BLOCK_SHORT;
+  if (ec && params.shardIndex >= params.ecK) flags |= FLAG_PARITY_SHARD;
+  return {
+    formatVersion: FORMAT_VERSION, flags,
+    fileId: params.fileId, chunkIndex: params.chunkIndex, version: params.version, shardIndex: params.shardIndex,
+    ecK: params.ecK, ecM: params.ecM, ecAlgo: params.ecAlgo, csumAlgo: params.csumAlgo ?? CSUM_ALGO_HIGHWAY256,
+    bitrotBlockBytes: params.bitrotBlockBytes, shardDataLenBytes: BigInt(shardDataLenBytes),
+    chunkLogicalLenBytes: params.chunkLogicalLenBytes, blockCount: blockCountFor(shardDataLenBytes, params.bitrotBlockBytes),
+    createdUnixNanos: params.createdUnixNanos, ecBlockSizeBytes: params.ecBlockSizeBytes,
+    placementSeed: params.placementSeed, clusterMapEpoch: params.clusterMapEpoch,
+    chunkSizeBytes: params.chunkSizeBytes, contentLenBytes: params.contentLenBytes,
+  };
+}
+
+/** header | hash table | data | zero pad to 4 KiB: the exact file bytes (spec §2, §5). */
+export function encodeShard(params: ShardParams, shardPayload: Uint8Array, key: BitrotKey): Buffer {
+  const header = shardHeaderFor(params, shardPayload.length);
+  const headerBytes = encodeHeader(header); // validates every field
+  const dataStart = dataStartBytes(header.blockCount);
+  const total = shardFileBytes(shardPayload.length, header.bitrotBlockBytes);
+  const out = Buffer.allocUnsafe(total); // one allocation; every byte is written below
+  headerBytes.copy(out, 0);
+  const entriesEnd = HEADER_BYTES + header.blockCount * HASH_ENTRY_BYTES;
+  writeHashEntries(out, HEADER_BYTES, key, posOf(header), shardPayload, header.bitrotBlockBytes, 0);
+  out.fill(0, entriesEnd, dataStart); // hash table padding (spec §4)
+  out.set(shardPayload, dataStart);
+  out.fill(0, dataStart + shardPayload.length, total); // EOF pad, ignored on read (spec §5)
+  assert(out.length === dataStart + Math.ceil(shardPayload.length / 4096) * 4096, 'shard size');
+  return out;
+}
+
+function posOf(h: ShardHeader): { fileId: bigint; chunkIndex: bigint; shardIndex: number; version: bigint } {
+  return { fileId: h.fileId, chunkIndex: h.chunkIndex, shardIndex: h.shardIndex, version: h.version };
+}
+
+function siteOf(h: ShardHeader, site: ErrorSite): ErrorSite {
+  return { fileId: h.fileId, chunkIndex: h.chunkIndex, version: h.version, shardIndex: h.shardIndex, ...site };
+}
+
+export async function readShardHeader(r: ShardReader, site: ErrorSite = {}): Promise<ShardHeader> {
+  const bytes = await r.read(0, HEADER_BYTES);
+  return decodeHeader(bytes, site);
+}
+
+/**
+ * Verified read of shard-relative [offset, offset+length) (spec §9): one read for
+ * the hash entries of blocks first..last, one read for their data, each block
+ * checked; BitrotError(i) on the first mismatch, FormatError if the file is short.
+ */
+export async function verifiedRead(
+  r: ShardReader, header: ShardHeader, key: BitrotKey, offsetBytes: number, lengthBytes: number, site: ErrorSite = {},
+): Promise<Buffer> {
+  const s = siteOf(header, site);
+  const dataLen = Number(header.shardDataLenBytes);
+  if (!Number.isSafeInteger(offsetBytes) || !Number.isSafeInteger(lengthBytes) || offsetBytes < 0 || lengthBytes < 0
+    || offsetBytes + lengthBytes > dataLen) {
+    throw new FormatError('range', `[${offsetBytes}, +${lengthBytes}) outside shard_data_len ${dataLen}`, s);
+  }
+  if (lengthBytes === 0) return Buffer.alloc(0);
+  const bb = header.bitrotBlockBytes;
+  const first = Math.floor(offsetBytes / bb);
+  const last = Math.floor((offsetBytes + lengthBytes - 1) / bb);
+  const entriesLen = (last - first + 1) * HASH_ENTRY_BYTES;
+  const entries = await r.read(HEADER_BYTES + first * HASH_ENTRY_BYTES, entriesLen);
+  if (entries.length < entriesLen) throw new FormatError('hash_table', `truncated: read ${entries.length} of ${entriesLen} bytes`, s);
+  const spanStart = first * bb;
+  const spanLen = Math.min((last + 1) * bb, dataLen) - spanStart;
+  const data = await r.read(dataStartBytes(header.blockCount) + spanStart, spanLen);
+  if (data.length < spanLen) throw new FormatError('data', `truncated: read ${data.length} of ${spanLen} bytes`, s);
+  verifyBlocks(new ShardKeyer(key, posOf(header)), first, data.subarray(0, spanLen), entries, bb, s);
+  return data.subarray(offsetBytes - spanStart, offsetBytes - spanStart + lengthBytes);
+}
+
+// span = blocks first.. contiguously; entries = their hash entries in order.
+function verifyBlocks(keyer: ShardKeyer, first: number, span: Buffer, entries: Buffer, bb: number, site: ErrorSite): void {
+  const count = Math.ceil(span.length / bb);
+  assert(entries.length >= count * HASH_ENTRY_BYTES, 'one entry per block');
+  for (let j = 0; j < count; j++) {
+    const block = span.subarray(j * bb, Math.min((j + 1) * bb, span.length));
+    const entry = entries.subarray(j * HASH_ENTRY_BYTES, (j + 1) * HASH_ENTRY_BYTES);
+    if (!verifyWith(keyer, first + j, block, entry)) throw new BitrotError(first + j, site);
+  }
+}
+
+/** Decode and verify a whole shard file held in memory (scrub, inspect, vectors). */
+export function verifyShardBytes(bytes: Uint8Array, key: BitrotKey, site: ErrorSite = {}): { header: ShardHeader; payload: Buffer } {
+  const header = decodeHeader(bytes, site);
+  const s = siteOf(header, site);
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const tableEnd = HEADER_BYTES + hashTableBytes(header.blockCount);
+  if (buf.length < tableEnd) {
+    throw new FormatError('hash_table', `truncated: file has ${buf.length - HEADER_BYTES} bytes after the header, table needs ${tableEnd - HEADER_BYTES}`, s);
+  }
+  const dataLen = Number(header.shardDataLenBytes);
+  if (buf.length < tableEnd + dataLen) {
+    throw new FormatError('data', `truncated: file has ${buf.length - tableEnd} data bytes, shard_data_len is ${dataLen}`, s);
+  }
+  const payload = buf.subarray(tableEnd, tableEnd + dataLen);
+  verifyBlocks(new ShardKeyer(key, posOf(header)), 0, payload, buf.subarray(HEADER_BYTES, tableEnd), header.bitrotBlockBytes, s);
+  return { header, payload };
+}
