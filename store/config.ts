@@ -1,0 +1,193 @@
+// Store config chunkfs.json and the bitrot key file (DESIGN §3, §4; issue 3).
+// The key file holds the 32 raw random bytes of the cluster bitrot key K, mode 0600.
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ChunkfsError } from '../src/errors';
+import { BITROT_KEY_BYTES, BitrotKey, parseBitrotKey } from '../src/keying';
+import { Layout, parseLayout, shardCount } from './layout';
+
+export const CONFIG_FILE = 'chunkfs.json';
+export const KEY_FILE = 'bitrot.key';
+export const STORE_FORMAT = 'chunkfs-store';
+export const STORE_FORMAT_VERSION = 1;
+export const DEFAULT_CHUNK_BYTES = 4 << 20; // spec §10
+export const DEFAULT_BITROT_BYTES = 16 << 10; // spec §10
+export const DEFAULT_EC_BLOCK_BYTES = 1 << 20; // spec §10
+const DISKS_MAX = 256;
+const CHUNK_BYTES_MAX = 1 << 30;
+
+export interface DiskEntry {
+  id: number; // u64 used by placement (store/placement.ts)
+  path: string; // absolute, or relative to the store directory
+  epoch: number; // cluster_map_epoch in which the disk was added
+}
+
+export interface StoreDefaults {
+  layout: string;
+  chunkSizeBytes: number;
+  bitrotBlockBytes: number;
+  ecBlockSizeBytes: number;
+}
+
+export interface StoreConfig {
+  format: string;
+  formatVersion: number;
+  clusterMapEpoch: number;
+  disks: DiskEntry[];
+  defaults: StoreDefaults;
+  keyFile: string;
+}
+
+export class ConfigError extends ChunkfsError {
+  readonly code = 'EINVAL';
+  constructor(file: string, problem: string) {
+    super(`${file}: ${problem}`, { path: file });
+  }
+}
+
+/** Block sizes a layout needs (spec §10): bitrot multiple of 4096, chunk a multiple of EB. */
+export function checkDefaults(d: StoreDefaults, diskCount: number, file: string): Layout {
+  let layout: Layout;
+  try {
+    layout = parseLayout(d.layout);
+  } catch (err) {
+    throw new ConfigError(file, (err as Error).message);
+  }
+  const int = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
+  if (!int(d.bitrotBlockBytes) || d.bitrotBlockBytes % 4096 !== 0) {
+    throw new ConfigError(file, `bitrot_block ${d.bitrotBlockBytes} must be a positive multiple of 4096 (spec §10)`);
+  }
+  if (!int(d.chunkSizeBytes) || d.chunkSizeBytes % 4096 !== 0 || d.chunkSizeBytes > CHUNK_BYTES_MAX) {
+    throw new ConfigError(file, `chunk_size ${d.chunkSizeBytes} must be a positive multiple of 4096, at most 1 GiB`);
+  }
+  if (!int(d.ecBlockSizeBytes) || d.chunkSizeBytes % d.ecBlockSizeBytes !== 0) {
+    throw new ConfigError(file, `chunk_size ${d.chunkSizeBytes} must be a multiple of ec_block_size ${d.ecBlockSizeBytes} (spec §10)`);
+  }
+  if (shardCount(layout) > diskCount) {
+    throw new ConfigError(file, `layout ${d.layout} needs ${shardCount(layout)} disks, only ${diskCount} exist`);
+  }
+  return layout;
+}
+
+export interface CreateConfigOptions {
+  disks?: number | string[];
+  defaults?: Partial<StoreDefaults>;
+}
+
+function writeFileDurable(file: string, data: string | Buffer, mode: number): void {
+  const tmp = `${file}.tmp`;
+  const fd = fs.openSync(tmp, 'wx', mode);
+  try {
+    fs.writeSync(fd, typeof data === "string" ? Buffer.from(data, "utf8") : data);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.renameSync(tmp, file);
+  const dirFd = fs.openSync(path.dirname(file), 'r');
+  try {
+    fs.fsyncSync(dirFd);
+  } finally {
+    fs.closeSync(dirFd);
+  }
+}
+
+/** mkfs: refuses a non-empty target, duplicate disks, a layout needing more disks than exist. */
+export function createConfig(dir: string, opts: CreateConfigOptions): StoreConfig {
+  if (fs.existsSync(dir) && fs.readdirSync(dir).length > 0) {
+    throw new ConfigError(dir, 'target directory is not empty; refusing to create a store there');
+  }
+  const diskOpt = opts.disks ?? 3;
+  const diskPaths: string[] = typeof diskOpt === 'number'
+    ? Array.from({ length: diskOpt }, (_, i) => `disks/d${i}`)
+    : diskOpt;
+  if (diskPaths.length === 0 || diskPaths.length > DISKS_MAX) {
+    throw new ConfigError(dir, `need 1..${DISKS_MAX} disks, got ${diskPaths.length}`);
+  }
+  const resolved = diskPaths.map((p: string) => path.resolve(dir, p));
+  const seen = new Set<string>();
+  for (const r of resolved) {
+    if (seen.has(r)) throw new ConfigError(dir, `duplicate disk ${r}`);
+    seen.add(r);
+  }
+  const defaults: StoreDefaults = {
+    layout: opts.defaults?.layout ?? 'replica:3',
+    chunkSizeBytes: opts.defaults?.chunkSizeBytes ?? DEFAULT_CHUNK_BYTES,
+    bitrotBlockBytes: opts.defaults?.bitrotBlockBytes ?? DEFAULT_BITROT_BYTES,
+    ecBlockSizeBytes: opts.defaults?.ecBlockSizeBytes ?? DEFAULT_EC_BLOCK_BYTES,
+  };
+  checkDefaults(defaults, diskPaths.length, path.join(dir, CONFIG_FILE));
+  for (const r of resolved) {
+    if (fs.existsSync(r) && fs.readdirSync(r).length > 0) throw new ConfigError(r, 'disk directory is not empty');
+  }
+  fs.mkdirSync(dir, { recursive: true });
+  for (const r of resolved) fs.mkdirSync(r, { recursive: true });
+  const config: StoreConfig = {
+    format: STORE_FORMAT,
+    formatVersion: STORE_FORMAT_VERSION,
+    clusterMapEpoch: 1,
+    disks: diskPaths.map((p: string, id: number) => ({ id, path: p, epoch: 1 })),
+    defaults,
+    keyFile: KEY_FILE,
+  };
+  writeFileDurable(path.join(dir, KEY_FILE), crypto.randomBytes(BITROT_KEY_BYTES), 0o600);
+  writeFileDurable(path.join(dir, CONFIG_FILE), JSON.stringify(config, null, 2) + '\n', 0o644);
+  return config;
+}
+
+function checkShape(c: StoreConfig, file: string): void {
+  if (c.format !== STORE_FORMAT) throw new ConfigError(file, `format is '${String(c.format)}', expected '${STORE_FORMAT}'`);
+  if (c.formatVersion !== STORE_FORMAT_VERSION) {
+    throw new ConfigError(file, `unknown formatVersion ${String(c.formatVersion)} (this build reads ${STORE_FORMAT_VERSION})`);
+  }
+  if (!Number.isSafeInteger(c.clusterMapEpoch) || c.clusterMapEpoch < 1) throw new ConfigError(file, 'clusterMapEpoch must be an integer >= 1');
+  if (!Array.isArray(c.disks) || c.disks.length === 0) throw new ConfigError(file, 'disks must be a non-empty list');
+  const ids = new Set<number>();
+  for (const d of c.disks) {
+    if (!Number.isSafeInteger(d?.id) || d.id < 0 || ids.has(d.id)) throw new ConfigError(file, `bad or duplicate disk id ${String(d?.id)}`);
+    if (typeof d.path !== 'string' || d.path === '') throw new ConfigError(file, `disk ${d.id} has no path`);
+    if (!Number.isSafeInteger(d.epoch) || d.epoch < 1 || d.epoch > c.clusterMapEpoch) throw new ConfigError(file, `disk ${d.id} has bad epoch ${String(d.epoch)}`);
+    ids.add(d.id);
+  }
+  if (typeof c.keyFile !== 'string' || c.keyFile === '') throw new ConfigError(file, 'keyFile missing');
+  if (typeof c.defaults !== 'object' || c.defaults === null) throw new ConfigError(file, 'defaults missing');
+  checkDefaults(c.defaults, c.disks.length, file);
+}
+
+export interface OpenedConfig {
+  config: StoreConfig;
+  key: BitrotKey;
+  diskPaths: Map<number, string>; // id -> absolute path
+}
+
+/** Read and validate chunkfs.json and the key it names. */
+export function openConfig(dir: string): OpenedConfig {
+  const file = path.join(dir, CONFIG_FILE);
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(file, `cannot read store config: ${(err as Error).message}`);
+  }
+  let config: StoreConfig;
+  try {
+    config = JSON.parse(text) as StoreConfig;
+  } catch (err) {
+    throw new ConfigError(file, `corrupt config, not valid JSON: ${(err as Error).message}`);
+  }
+  if (typeof config !== 'object' || config === null) throw new ConfigError(file, 'corrupt config, not a JSON object');
+  checkShape(config, file);
+  const keyPath = path.resolve(dir, config.keyFile);
+  let keyBytes: Buffer;
+  try {
+    keyBytes = fs.readFileSync(keyPath);
+  } catch (err) {
+    throw new ConfigError(keyPath, `bitrot key file missing or unreadable: ${(err as Error).message}`);
+  }
+  if (keyBytes.length !== BITROT_KEY_BYTES) {
+    throw new ConfigError(keyPath, `bitrot key must be ${BITROT_KEY_BYTES} bytes, found ${keyBytes.length}`);
+  }
+  const diskPaths = new Map(config.disks.map((d) => [d.id, path.resolve(dir, d.path)]));
+  return { config, key: parseBitrotKey(keyBytes), diskPaths };
+}
