@@ -56,6 +56,18 @@ export function checkWanted(k: number, m: number, wanted: readonly number[]): vo
       throw new FormatError('shard_index', `wanted shard ${w} is outside 0..${k + m - 1}`);
     }
   }
+  if (new Set(wanted).size !== wanted.length) throw new FormatError('shard_index', `wanted shards repeat: [${wanted.join(', ')}]`);
+}
+
+/** Caller output buffers must not share bytes with the inputs (the kernel reads while it writes). */
+export function checkNoOverlap(outputs: readonly Uint8Array[], inputs: readonly Uint8Array[], lengthBytes: number): void {
+  const overlaps = (a: Uint8Array, b: Uint8Array): boolean =>
+    a.buffer === b.buffer && a.byteOffset < b.byteOffset + lengthBytes && b.byteOffset < a.byteOffset + lengthBytes;
+  outputs.forEach((o, i) => {
+    for (const other of [...inputs, ...outputs.slice(0, i)]) {
+      if (overlaps(o, other)) throw new FormatError('output_buffer', `output buffer ${i} overlaps another shard buffer`);
+    }
+  });
 }
 
 /** A Buffer over the caller's bytes, without copying. */

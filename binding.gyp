@@ -1,0 +1,16 @@
+{
+  "targets": [
+    {
+      "target_name": "chunkfs_rs",
+      "sources": [
+        "native/rs/binding.cc",
+        "native/rs/gf_kernels.cc",
+        "native/rs/gf_tables.cc",
+        "native/rs/gf_x86.cc"
+      ],
+      "cflags_cc": ["-O3", "-std=c++17", "-Wall", "-Wextra", "-Wno-maybe-uninitialized"],
+      "cflags_cc!": ["-fno-exceptions"],
+      "defines": ["NAPI_VERSION=8"]
+    }
+  ]
+}

@@ -1,0 +1,48 @@
+// Loader for the native GF(2^8) kernels (native/rs/, built by node-gyp from the
+// root binding.gyp during `npm ci`). Used only by the fast codec, src/rs.ts.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { UnsupportedError } from './errors';
+
+export interface RsNative {
+  /** outputs[r] = XOR over c of coef[r*cols+c] * inputs[c], first lengthBytes bytes. */
+  mulMatrix(
+    coef: Uint8Array,
+    rows: number,
+    cols: number,
+    inputs: readonly Uint8Array[],
+    outputs: readonly Uint8Array[],
+    lengthBytes: number,
+  ): void;
+  simdLevel(): string;
+  detectedSimdLevel(): string;
+  setSimdLevel(level: string): string;
+}
+
+const ADDON_NAME = 'chunkfs_rs.node';
+const SEARCH_DEPTH_MAX = 6;
+
+function findAddon(): string {
+  // Runs from src/ (ts) or dist/src/ (js): walk up to the folder with binding.gyp.
+  let dir = __dirname;
+  for (let depth = 0; depth < SEARCH_DEPTH_MAX; depth++) {
+    if (fs.existsSync(path.join(dir, 'binding.gyp'))) return path.join(dir, 'build', 'Release', ADDON_NAME);
+    dir = path.dirname(dir);
+  }
+  throw new UnsupportedError(`Reed-Solomon native addon: binding.gyp not found above ${__dirname}`);
+}
+
+let loaded: RsNative | undefined;
+
+export function rsNative(): RsNative {
+  if (loaded !== undefined) return loaded;
+  const addonPath = findAddon();
+  if (!fs.existsSync(addonPath)) {
+    throw new UnsupportedError(
+      `Reed-Solomon native addon missing at ${addonPath}: run \`npm ci\` (or \`npx node-gyp rebuild\`) with g++ and python3 installed`,
+    );
+  }
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  loaded = require(addonPath) as RsNative;
+  return loaded;
+}
