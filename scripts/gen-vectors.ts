@@ -1,0 +1,250 @@
+// Golden vector generator (spec §13; contract: notes/vectors.md).
+// Writes testdata/chunk/G1..G8/{params.json, input.bin, expected.shard} (G8 also
+// expected.<i>.shard for its 6 shards). Deterministic: fixed keys, ids and
+// timestamps; data from mulberry32 (32-bit state; per step: a += 0x6D2B79F5,
+// t = imul(a ^ a>>>15, a|1), t ^= t + imul(t ^ t>>>7, t|61), out = t ^ t>>>14),
+// each output written as 4 little-endian bytes; every vector has its own seed
+// (SEEDS below). Parity: rsReferenceCodec (ec_algo 1, DESIGN §3). G5's deflate
+// bytes come from Node's zlib at level 6; decoders only need to inflate them.
+// Usage: npm run gen-vectors [-- <outDir>]   (default testdata/chunk)
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ShardHeader, EC_ALGO_RS_VANDERMONDE } from '../src/header';
+import { loadHighway } from '../src/highway';
+import { BitrotKey, parseBitrotKey } from '../src/keying';
+import { EcGeometry, joinChunk, splitChunk } from '../src/mapping';
+import { encodeNeedle, needleSpanBytes } from '../src/needle';
+import { dataStartBytes } from '../src/region';
+import { rsReferenceCodec } from '../src/rs-reference';
+import { ShardParams, encodeShard, verifyShardBytes } from '../src/shard';
+import { TransformSpec, applyTransform, undoTransform } from '../src/transform';
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+const KEY_HEX = '8f3a1c5e7b2d4f601a2b3c4d5e6f708192a3b4c5d6e7f809fedcba9876543210';
+const CREATED_UNIX_NANOS = 1767225600000000000n; // 2026-01-01T00:00:00Z
+const PLACEMENT_SEED = 0x9e3779b97f4a7c15n;
+const CLUSTER_MAP_EPOCH = 3n;
+const BITROT_BLOCK = 16 * KiB;
+const NEEDLE_ALIGN = 8;
+const SEEDS = { G1: 1, G2: 2, G3: 3, G5: 5, G7: 7, G8: 8 } as const;
+const G5_TRANSFORM: TransformSpec = {
+  compression: { algo: 'deflate-raw', level: 6 },
+  encryption: { algo: 'aes-256-ctr', key: '0f1e2d3c4b5a69788796a5b4c3d2e1f00112233445566778899aabbccddeeff0', iv: '000102030405060708090a0b0c0d0e0f' },
+};
+const G6_SWAPPED: [number, number] = [5, 9];
+
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return (t ^ (t >>> 14)) >>> 0;
+  };
+}
+
+export function prngBytes(seed: number, lengthBytes: number): Buffer {
+  const next = mulberry32(seed);
+  const out = Buffer.alloc(Math.ceil(lengthBytes / 4) * 4);
+  for (let i = 0; i < out.length; i += 4) out.writeUInt32LE(next(), i);
+  return out.subarray(0, lengthBytes);
+}
+
+/** Compressible text: words drawn by the PRNG from a small vocabulary (G5). */
+function prngText(seed: number, lengthBytes: number): Buffer {
+  const words = ['chunk', 'shard', 'bitrot', 'erasure', 'needle', 'slice', 'header', 'parity', 'block', 'verify',
+    'heal', 'scrub', 'replica', 'container', 'version', 'cookie'];
+  const next = mulberry32(seed);
+  const parts: string[] = [];
+  let len = 0;
+  for (let i = 0; len < lengthBytes && i < lengthBytes; i++) {
+    const w = words[next() % words.length] + (next() % 8 === 0 ? '.\n' : ' ');
+    parts.push(w);
+    len += w.length;
+  }
+  return Buffer.from(parts.join(''), 'ascii').subarray(0, lengthBytes);
+}
+
+interface Vector { dir: string; params: Record<string, unknown>; input: Buffer; shards: Map<string, Buffer> }
+
+interface Base { mode: 'replica' | 'ec'; fileId: bigint; chunkIndex: bigint; version: bigint; shardIndex: number;
+  k: number; m: number; ebBytes: number; chunkSizeBytes: number }
+
+function shardParams(b: Base, chunkLogicalLen: number, contentLen: number, transform: TransformSpec): ShardParams {
+  return {
+    fileId: b.fileId, chunkIndex: b.chunkIndex, version: b.version, shardIndex: b.shardIndex,
+    ecK: b.k, ecM: b.m, ecAlgo: b.mode === 'ec' ? EC_ALGO_RS_VANDERMONDE : 0, bitrotBlockBytes: BITROT_BLOCK,
+    chunkLogicalLenBytes: BigInt(chunkLogicalLen), createdUnixNanos: CREATED_UNIX_NANOS,
+    ecBlockSizeBytes: BigInt(b.ebBytes), placementSeed: PLACEMENT_SEED, clusterMapEpoch: CLUSTER_MAP_EPOCH,
+    chunkSizeBytes: BigInt(b.chunkSizeBytes), contentLenBytes: BigInt(contentLen),
+    compressed: transform !== 'none' && transform.compression !== undefined,
+    encrypted: transform !== 'none' && transform.encryption !== undefined,
+  };
+}
+
+/** params.json in the key order of notes/vectors.md; u64 as decimal strings. */
+function paramsJson(vector: string, description: string, mode: string, h: ShardHeader, transform: TransformSpec,
+  extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    vector, description, mode,
+    file_id: h.fileId.toString(), chunk_index: h.chunkIndex.toString(), version: h.version.toString(),
+    shard_index: h.shardIndex, ec_k: h.ecK, ec_m: h.ecM, ec_algo: h.ecAlgo, csum_algo: h.csumAlgo,
+    bitrot_block: h.bitrotBlockBytes, ec_block_size: h.ecBlockSizeBytes.toString(), chunk_size: h.chunkSizeBytes.toString(),
+    created_unix_nanos: h.createdUnixNanos.toString(), placement_seed: h.placementSeed.toString(),
+    cluster_map_epoch: h.clusterMapEpoch.toString(), flags: h.flags,
+    shard_data_len: h.shardDataLenBytes.toString(), chunk_logical_len: h.chunkLogicalLenBytes.toString(),
+    content_len: h.contentLenBytes.toString(), block_count: h.blockCount,
+    bitrot_key: KEY_HEX, transform, expect: 'valid', ...extra,
+  };
+}
+
+/** Encode one shard and check it right after (pair assertion). */
+function encodeChecked(key: BitrotKey, p: ShardParams, payload: Buffer): { file: Buffer; header: ShardHeader } {
+  const file = encodeShard(p, payload, key);
+  const { header, payload: back } = verifyShardBytes(file, key);
+  if (!back.equals(payload)) throw new Error('gen-vectors: shard payload does not read back');
+  return { file, header };
+}
+
+function replicaVector(key: BitrotKey, name: string, description: string, base: Base, input: Buffer, transform: TransformSpec): Vector {
+  const stored = applyTransform(transform, input);
+  if (!undoTransform(transform, stored).equals(input)) throw new Error(`${name}: transform does not undo`);
+  const { file, header } = encodeChecked(key, shardParams(base, stored.length, input.length, transform), stored);
+  return { dir: name, params: paramsJson(name, description, 'replica', header, transform), input, shards: new Map([['expected.shard', file]]) };
+}
+
+function ecShards(key: BitrotKey, base: Base, chunk: Buffer): { files: Buffer[]; headers: ShardHeader[] } {
+  const g: EcGeometry = { k: base.k, m: base.m, ecBlockSizeBytes: base.ebBytes, chunkLogicalLenBytes: chunk.length };
+  const data = splitChunk(g, chunk);
+  if (!joinChunk(g, data).equals(chunk)) throw new Error('gen-vectors: split/join mismatch');
+  const all = [...data, ...rsReferenceCodec(base.k, base.m).encode(data)];
+  const out = all.map((payload, i) => encodeChecked(key, shardParams({ ...base, shardIndex: i }, chunk.length, chunk.length, 'none'), payload));
+  return { files: out.map((o) => o.file), headers: out.map((o) => o.header) };
+}
+
+const replicaBase = (fileId: bigint, chunkIndex: bigint, version: bigint, shardIndex: number): Base =>
+  ({ mode: 'replica', fileId, chunkIndex, version, shardIndex, k: 1, m: 0, ebBytes: 0, chunkSizeBytes: 4 * MiB });
+
+function g3g4g6(key: BitrotKey): Vector[] {
+  const base: Base = { mode: 'ec', fileId: 0xfeedfacecafebeefn, chunkIndex: 5n, version: 2n, shardIndex: 0, k: 4, m: 2, ebBytes: MiB, chunkSizeBytes: 4 * MiB };
+  const input = prngBytes(SEEDS.G3, 4 * MiB);
+  const { files, headers } = ecShards(key, base, input);
+  const g3 = { dir: 'G3', input, shards: new Map([['expected.shard', files[0]]]),
+    params: paramsJson('G3', 'EC(4,2) data shard 0 of a 4 MiB chunk, EB 1 MiB (shard_fragment 262144)', 'ec', headers[0], 'none') };
+  const g4 = { dir: 'G4', input, shards: new Map([['expected.shard', files[4]]]),
+    params: paramsJson('G4', 'EC(4,2) parity shard 4 of the same chunk as G3', 'ec', headers[4], 'none', { parity_of: 'G3' }) };
+  const swapped = Buffer.from(files[0]);
+  const start = dataStartBytes(headers[0].blockCount);
+  const [a, b] = G6_SWAPPED;
+  const blockA = Buffer.from(swapped.subarray(start + a * BITROT_BLOCK, start + (a + 1) * BITROT_BLOCK));
+  swapped.copy(swapped, start + a * BITROT_BLOCK, start + b * BITROT_BLOCK, start + (b + 1) * BITROT_BLOCK);
+  blockA.copy(swapped, start + b * BITROT_BLOCK);
+  const g6 = { dir: 'G6', input, shards: new Map([['expected.shard', swapped]]),
+    params: paramsJson('G6', `G3's shard with data blocks ${a} and ${b} swapped, hash table untouched: position binding must fail at block ${a}`,
+      'ec', headers[0], 'none', { expect: 'invalid', expect_error: { kind: 'bitrot', block_index: a }, derived_from: 'G3', swapped_blocks: [a, b] }) };
+  return [g3, g4, g6];
+}
+
+interface NeedleSpec { fileId: bigint; dataLenBytes: number }
+
+/** Container stream of needles from offset 0, zero padded to streamLenBytes. */
+function containerStream(seed: number, needles: NeedleSpec[], streamLenBytes: number): { stream: Buffer; placed: { fileId: bigint; offset: number; length: number; cookie: number }[] } {
+  const next = mulberry32(seed);
+  const stream = Buffer.alloc(streamLenBytes);
+  const placed = [];
+  let offset = 0;
+  for (const n of needles) {
+    const cookie = next();
+    const data = prngBytes(next(), n.dataLenBytes);
+    const bytes = encodeNeedle(n.fileId, cookie, data, NEEDLE_ALIGN);
+    if (bytes.length !== needleSpanBytes(n.dataLenBytes, NEEDLE_ALIGN) || offset + bytes.length > streamLenBytes) throw new Error('needle span');
+    bytes.copy(stream, offset);
+    placed.push({ fileId: n.fileId, offset, length: n.dataLenBytes, cookie });
+    offset += bytes.length;
+  }
+  return { stream, placed };
+}
+
+function g7(key: BitrotKey): Vector {
+  const needles = [{ fileId: 1001n, dataLenBytes: 100 }, { fileId: 1002n, dataLenBytes: 5000 }, { fileId: 1003n, dataLenBytes: 20000 }];
+  const streamLen = needles.reduce((s, n) => s + needleSpanBytes(n.dataLenBytes, NEEDLE_ALIGN), 0);
+  const { stream, placed } = containerStream(SEEDS.G7, needles, streamLen);
+  const v = replicaVector(key, 'G7', 'Replica container chunk 0 with 3 needles; a slice with a wrong cookie must be rejected',
+    replicaBase(0x00c0ffee00000007n, 0n, 1n, 0), stream, 'none');
+  const bad = placed[1];
+  v.params = { ...v.params, needle_align: NEEDLE_ALIGN,
+    needles: placed.map((p) => ({ file_id: p.fileId.toString(), offset: p.offset.toString(), length: p.length, cookie: p.cookie })),
+    bad_slices: [{ file_id: bad.fileId.toString(), offset: bad.offset.toString(), length: bad.length, cookie: (bad.cookie ^ 0x5a5a5a5a) >>> 0, reason: 'cookie' }] };
+  return v;
+}
+
+function g8(key: BitrotKey): Vector {
+  const base: Base = { mode: 'ec', fileId: 0x00c0ffee00000008n, chunkIndex: 0n, version: 1n, shardIndex: 0, k: 4, m: 2, ebBytes: MiB, chunkSizeBytes: MiB };
+  const fragment = Math.ceil(MiB / base.k);
+  const sizes = [1000, 200000, 90000, 3000, 300000, 12345];
+  const { stream, placed } = containerStream(SEEDS.G8, sizes.map((n, i) => ({ fileId: 2001n + BigInt(i), dataLenBytes: n })), MiB);
+  const { files, headers } = ecShards(key, base, stream);
+  const shards = new Map<string, Buffer>([['expected.shard', files[0]]]);
+  files.forEach((f, i) => shards.set(`expected.${i}.shard`, f));
+  const needles = placed.map((p) => {
+    // spec §11.4: the read covers header + data; full EB => fragment = ceil(EB/k).
+    const first = Math.floor(p.offset / fragment);
+    const last = Math.floor((p.offset + 32 + p.length - 1) / fragment);
+    const expected = [];
+    for (let s = first; s <= last; s++) expected.push(s);
+    return { file_id: p.fileId.toString(), offset: p.offset.toString(), length: p.length, cookie: p.cookie, expected_data_shards: expected };
+  });
+  const counts = needles.map((n) => n.expected_data_shards.length);
+  if (!counts.includes(1) || !counts.includes(2) || counts.some((c) => c > 2)) throw new Error('G8 needs inside and straddling needles');
+  const bad = placed[2];
+  return { dir: 'G8', input: stream, shards,
+    params: paramsJson('G8', 'EC(4,2) container chunk 0 (1 MiB, EB 1 MiB, shard_fragment 262144): needles inside one fragment read one data shard, straddling ones two',
+      'ec', headers[0], 'none', { needle_align: NEEDLE_ALIGN, needles,
+        bad_slices: [{ file_id: bad.fileId.toString(), offset: bad.offset.toString(), length: bad.length, cookie: (bad.cookie ^ 0x5a5a5a5a) >>> 0, reason: 'cookie' }] }) };
+}
+
+export async function buildVectors(): Promise<Vector[]> {
+  await loadHighway();
+  const key = parseBitrotKey(KEY_HEX);
+  return [
+    replicaVector(key, 'G1', 'Replica shard 1, one full bitrot block (data_len = bitrot_block = 16384)',
+      replicaBase(0x0123456789abcdefn, 2n, 1n, 1), prngBytes(SEEDS.G1, BITROT_BLOCK), 'none'),
+    replicaVector(key, 'G2', 'Replica, short last block (data_len = 24576 = 1.5 blocks, flags last_block_short)',
+      replicaBase(0x0000000000001002n, 0n, 1n, 0), prngBytes(SEEDS.G2, 24576), 'none'),
+    ...g3g4g6(key),
+    replicaVector(key, 'G5', 'Replica, compressed (deflate-raw level 6) then encrypted (aes-256-ctr); hashes over the stored bytes; input.bin is raw',
+      replicaBase(0x0000000000005005n, 1n, 3n, 0), prngText(SEEDS.G5, 256 * KiB), G5_TRANSFORM),
+    g7(key),
+    g8(key),
+  ];
+}
+
+/** Write all vectors under outDir (one sub-directory per vector). */
+export async function generateVectors(outDir: string): Promise<void> {
+  for (const v of (await buildVectors()).sort((a, b) => a.dir.localeCompare(b.dir))) {
+    const dir = path.join(outDir, v.dir);
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'params.json'), JSON.stringify(v.params, null, 2) + '\n');
+    fs.writeFileSync(path.join(dir, 'input.bin'), v.input);
+    for (const [name, bytes] of v.shards) fs.writeFileSync(path.join(dir, name), bytes);
+  }
+}
+
+function repoRoot(): string {
+  let dir = __dirname;
+  for (let depth = 0; depth < 10; depth++) {
+    if (fs.existsSync(path.join(dir, 'package.json'))) return dir;
+    dir = path.dirname(dir);
+  }
+  throw new Error('package.json not found');
+}
+
+if (require.main === module) {
+  const out = process.argv[2] ?? path.join(repoRoot(), 'testdata', 'chunk');
+  generateVectors(out).then(() => console.log(`golden vectors written to ${out}`), (e) => {
+    console.error(e);
+    process.exit(1);
+  });
+}
