@@ -61,13 +61,17 @@ export function checkWanted(k: number, m: number, wanted: readonly number[]): vo
 
 /** Caller output buffers must not share bytes with the inputs (the kernel reads while it writes). */
 export function checkNoOverlap(outputs: readonly Uint8Array[], inputs: readonly Uint8Array[], lengthBytes: number): void {
-  const overlaps = (a: Uint8Array, b: Uint8Array): boolean =>
-    a.buffer === b.buffer && a.byteOffset < b.byteOffset + lengthBytes && b.byteOffset < a.byteOffset + lengthBytes;
-  outputs.forEach((o, i) => {
-    for (const other of [...inputs, ...outputs.slice(0, i)]) {
-      if (overlaps(o, other)) throw new FormatError('output_buffer', `output buffer ${i} overlaps another shard buffer`);
+  for (let i = 0; i < outputs.length; i++) {
+    const o = outputs[i];
+    for (let j = 0; j < inputs.length + i; j++) {
+      const other = j < inputs.length ? inputs[j] : outputs[j - inputs.length];
+      const overlaps =
+        o.buffer === other.buffer &&
+        o.byteOffset < other.byteOffset + lengthBytes &&
+        other.byteOffset < o.byteOffset + lengthBytes;
+      if (overlaps) throw new FormatError('output_buffer', `output buffer ${i} overlaps another shard buffer`);
     }
-  });
+  }
 }
 
 /** A Buffer over the caller's bytes, without copying. */

@@ -100,23 +100,32 @@ class FastCodec implements RsFastCodec {
     checkWanted(this.k, this.m, wanted);
     const lengthBytes = set.lengthBytes;
     if (outputs !== undefined) checkOutputs(outputs, wanted.length, lengthBytes);
-    const result = wanted.map((w, i) => {
-      if (outputs !== undefined) return asBuffer(outputs[i]).subarray(0, lengthBytes);
-      const shard = shards[w];
-      return shard === null ? Buffer.allocUnsafe(lengthBytes) : asBuffer(shard);
-    });
-    const rebuild = wanted.map((w, i) => i).filter((i) => shards[wanted[i]] === null);
-    if (outputs !== undefined) {
-      wanted.forEach((w, i) => shards[w] !== null && result[i].set(shards[w] as Uint8Array));
+    const result: Buffer[] = [];
+    const rebuildIndices: number[] = []; // shards to compute, in wanted order
+    const targets: Buffer[] = [];
+    for (let i = 0; i < wanted.length; i++) {
+      const shard = shards[wanted[i]];
+      let out: Buffer;
+      if (outputs !== undefined) {
+        out = asBuffer(outputs[i]);
+        if (out.length !== lengthBytes) out = out.subarray(0, lengthBytes);
+        if (shard !== null) out.set(shard);
+      } else {
+        out = shard === null ? Buffer.allocUnsafe(lengthBytes) : asBuffer(shard);
+      }
+      if (shard === null) {
+        rebuildIndices.push(wanted[i]);
+        targets.push(out);
+      }
+      result.push(out);
     }
-    if (rebuild.length === 0 || lengthBytes === 0) return result;
+    if (targets.length === 0 || lengthBytes === 0) return result;
     // Any k present shards determine the stripe; take the first k (data first).
     const survivors = set.present.slice(0, this.k);
-    const coef = this.decodeRows(survivors, rebuild.map((i) => wanted[i]));
     const inputs = survivors.map((s) => shards[s] as Uint8Array);
-    const targets = rebuild.map((i) => result[i]);
     if (outputs !== undefined) checkNoOverlap(targets, inputs, lengthBytes);
-    rsNative().mulMatrix(coef, rebuild.length, this.k, inputs, targets, lengthBytes);
+    const coef = this.decodeRows(survivors, rebuildIndices);
+    rsNative().mulMatrix(coef, targets.length, this.k, inputs, targets, lengthBytes);
     return result;
   }
 
