@@ -45,18 +45,36 @@ export function shardHeaderFor(params: ShardParams, shardDataLenBytes: number): 
 /** header | hash table | data | zero pad to 4 KiB: the exact file bytes (spec §2, §5). */
 export function encodeShard(params: ShardParams, shardPayload: Uint8Array, key: BitrotKey): Buffer {
   const header = shardHeaderFor(params, shardPayload.length);
-  const headerBytes = encodeHeader(header); // validates every field
   const dataStart = dataStartBytes(header.blockCount);
   const total = shardFileBytes(shardPayload.length, header.bitrotBlockBytes);
   const out = Buffer.allocUnsafe(total); // one allocation; every byte is written below
-  headerBytes.copy(out, 0);
-  const entriesEnd = HEADER_BYTES + header.blockCount * HASH_ENTRY_BYTES;
-  writeHashEntries(out, HEADER_BYTES, key, posOf(header), shardPayload, header.bitrotBlockBytes, 0);
-  out.fill(0, entriesEnd, dataStart); // hash table padding (spec §4)
+  writeHead(out, header, shardPayload, key);
   out.set(shardPayload, dataStart);
   out.fill(0, dataStart + shardPayload.length, total); // EOF pad, ignored on read (spec §5)
-  assert(out.length === dataStart + Math.ceil(shardPayload.length / 4096) * 4096, 'shard size');
   return out;
+}
+
+/**
+ * Zero-copy variant for writers using writev: the file is head | payload | padBytes zeros.
+ * head = header + hash table (data_start bytes); the payload is not copied.
+ */
+export function encodeShardHead(params: ShardParams, shardPayload: Uint8Array, key: BitrotKey): { head: Buffer; padBytes: number } {
+  const header = shardHeaderFor(params, shardPayload.length);
+  const head = Buffer.allocUnsafe(dataStartBytes(header.blockCount));
+  writeHead(head, header, shardPayload, key);
+  const padBytes = shardFileBytes(shardPayload.length, header.bitrotBlockBytes) - head.length - shardPayload.length;
+  assert(padBytes >= 0 && padBytes < 4096, 'EOF pad is less than one page');
+  return { head, padBytes };
+}
+
+// Header and hash table (with its zero padding) into out[0, data_start).
+function writeHead(out: Buffer, header: ShardHeader, payload: Uint8Array, key: BitrotKey): void {
+  const headerBytes = encodeHeader(header); // validates every field
+  const dataStart = dataStartBytes(header.blockCount);
+  assert(out.length >= dataStart, 'head buffer too small');
+  headerBytes.copy(out, 0);
+  writeHashEntries(out, HEADER_BYTES, key, posOf(header), payload, header.bitrotBlockBytes, 0);
+  out.fill(0, HEADER_BYTES + header.blockCount * HASH_ENTRY_BYTES, dataStart); // hash table padding (spec §4)
 }
 
 function posOf(h: ShardHeader): { fileId: bigint; chunkIndex: bigint; shardIndex: number; version: bigint } {

@@ -4,7 +4,7 @@ import { hashEntry, verifyBlock } from '../../src/hashtable';
 import { FLAG_COMPRESSED, FLAG_LAST_BLOCK_SHORT, FLAG_MODE_EC, FLAG_PARITY_SHARD, decodeHeader } from '../../src/header';
 import { loadHighway } from '../../src/highway';
 import { dataStartBytes } from '../../src/region';
-import { ShardReader, encodeShard, readShardHeader, verifiedRead, verifyShardBytes } from '../../src/shard';
+import { ShardReader, encodeShard, encodeShardHead, readShardHeader, verifiedRead, verifyShardBytes } from '../../src/shard';
 import { KEY, prng, randomBytes, replicaParams } from './fixtures';
 
 test.before(async () => loadHighway());
@@ -34,6 +34,15 @@ test('encodeShard lays out header | table | data | pad (spec §2)', (t) => {
   t.true(file.subarray(4096 + 4 * 32, 8192).every((x) => x === 0), 'table pad is zero');
   const pos = { fileId: params.fileId, chunkIndex: params.chunkIndex, shardIndex: 0, version: params.version };
   t.true(verifyBlock(KEY, pos, 3, payload.subarray(3 * 16384), hashEntry(file.subarray(4096), 3)));
+});
+
+test('encodeShardHead + payload + pad equals encodeShard (writev path)', (t) => {
+  for (const len of [0, 4096, payload.length]) {
+    const p = payload.subarray(0, len);
+    const pp = { ...params, chunkLogicalLenBytes: BigInt(len), contentLenBytes: BigInt(len) };
+    const { head, padBytes } = encodeShardHead(pp, p, KEY);
+    t.true(Buffer.concat([head, p, Buffer.alloc(padBytes)]).equals(encodeShard(pp, p, KEY)), `len ${len}`);
+  }
 });
 
 test('derived flags: EC parity, compressed', (t) => {
