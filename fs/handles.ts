@@ -1,0 +1,94 @@
+// File handles (the fh FUSE passes back on read/write/flush/release) and the per-inode open state
+// they share. An inode's state lives while a handle is open or buffered bytes remain, so an open,
+// unlinked file keeps working until its last release (DESIGN §5; issue 4).
+import { ExtentMap } from './extent-map';
+import { RwLock } from './rwlock';
+import { posix } from './errno';
+
+export const HANDLES_MAX = 1 << 20;
+
+export interface Handle { fh: number; ino: number; flags: number }
+
+/** What the mount knows about an open regular file beyond the database row. */
+export class OpenFile {
+  handles = 0;
+  /** nlink reached 0 while open: delete the data at the last release. */
+  unlinked = false;
+  /** Logical size including buffered writes. */
+  sizeBytes: number;
+  /** mtime of buffered writes, persisted at flush; null when the row is current. */
+  mtimeNs: bigint | null = null;
+  readonly buffer = new ExtentMap();
+  readonly lock = new RwLock();
+  timer: NodeJS.Timeout | null = null;
+  /** A background flush failed: reported (EIO) by the next fsync/flush, as the kernel does. */
+  flushError: Error | null = null;
+  constructor(readonly ino: number, sizeBytes: number) {
+    this.sizeBytes = sizeBytes;
+  }
+}
+
+export class Handles {
+  private readonly byFh = new Map<number, Handle>();
+  private readonly files = new Map<number, OpenFile>();
+  private nextFh = 1;
+
+  open(ino: number, flags: number, sizeBytes: number): { handle: Handle; file: OpenFile } {
+    if (this.byFh.size >= HANDLES_MAX) throw posix('ENFILE', 'too many open handles');
+    const fh = this.allocFh();
+    const handle: Handle = { fh, ino, flags };
+    this.byFh.set(fh, handle);
+    let file = this.files.get(ino);
+    if (file === undefined) {
+      file = new OpenFile(ino, sizeBytes);
+      this.files.set(ino, file);
+    }
+    file.handles += 1;
+    return { handle, file };
+  }
+
+  private allocFh (): number {
+    // fh travels as u32 through the binding; skip 0 (fuse-native treats 0 as "no fh").
+    for (let tries = 0; tries < HANDLES_MAX + 1; tries++) {
+      const fh = this.nextFh;
+      this.nextFh = this.nextFh >= 0xfffffff0 ? 1 : this.nextFh + 1;
+      if (!this.byFh.has(fh)) return fh;
+    }
+    throw posix('ENFILE', 'no free file handle');
+  }
+
+  get(fh: number): Handle {
+    const h = this.byFh.get(fh);
+    if (h === undefined) throw posix('EBADF', `no open handle ${fh}`);
+    return h;
+  }
+
+  fileOf(fh: number): OpenFile {
+    const f = this.files.get(this.get(fh).ino);
+    if (f === undefined) throw posix('EBADF', `handle ${fh} has no open file`);
+    return f;
+  }
+
+  file(ino: number): OpenFile | undefined {
+    return this.files.get(ino);
+  }
+
+  allFiles(): OpenFile[] {
+    return [...this.files.values()];
+  }
+
+  /** Drop a handle; returns the file when this was its last handle. */
+  close(fh: number): { file: OpenFile; last: boolean } {
+    const h = this.get(fh);
+    this.byFh.delete(fh);
+    const file = this.files.get(h.ino);
+    if (file === undefined) throw posix('EBADF', `handle ${fh} has no open file`);
+    file.handles -= 1;
+    return { file, last: file.handles === 0 };
+  }
+
+  /** Forget an inode's state once it has no handles and nothing buffered. */
+  forget(file: OpenFile): void {
+    if (file.handles === 0 && file.buffer.isEmpty && this.files.get(file.ino) === file) this.files.delete(file.ino);
+  }
+}

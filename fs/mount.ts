@@ -1,0 +1,62 @@
+// Mount a Store on a directory with fuse-native (patched: caller uid/gid, utimens, fgetattr).
+// default_permissions makes the kernel check modes and owners; allow_other (when root) lets every
+// user in; big_writes brings 128 KiB writes; use_ino keeps hard links' st_ino equal; hard_remove lets
+// an open, unlinked file live on by its handle (no .fuse_hidden files).
+import Fuse = require('fuse-native');
+import type { StorePort } from './store-port';
+import { FsCore } from './core';
+import { makeOps } from './ops-table';
+
+export interface MountOptions {
+  bufferBytesMax?: number;
+  flushDelayMs?: number;
+  allowOther?: boolean;
+  /** per-op timeout of the binding; a store op slower than this answers ETIMEDOUT */
+  opTimeoutMs?: number;
+  log?: (message: string) => void;
+}
+
+export interface MountedFs {
+  core: FsCore;
+  /** Unmount, then flush every buffer. The caller closes the store afterwards. */
+  unmount(): Promise<void>;
+}
+
+export const DEFAULT_BUFFER_BYTES = 64 << 20;
+export const DEFAULT_FLUSH_DELAY_MS = 1000;
+
+export async function mountFs(store: StorePort, mountpoint: string, opts: MountOptions = {}): Promise<MountedFs> {
+  const log = opts.log ?? ((m: string) => process.stderr.write(`chunkfs: ${m}\n`));
+  const core = new FsCore(store, {
+    bufferBytesMax: opts.bufferBytesMax ?? DEFAULT_BUFFER_BYTES,
+    flushDelayMs: opts.flushDelayMs ?? DEFAULT_FLUSH_DELAY_MS,
+    log,
+  });
+  await deleteOrphans(core, log);
+  const fuse = new Fuse(mountpoint, makeOps(core, log), {
+    allowOther: opts.allowOther ?? process.getuid?.() === 0,
+    defaultPermissions: true, autoUnmount: true, bigWrites: true, useIno: true, hardRemove: true,
+    fsname: 'chunkfs', subtype: 'chunkfs', timeout: opts.opTimeoutMs ?? 120_000,
+  });
+  await new Promise<void>((resolve, reject) => fuse.mount((err) => (err ? reject(err) : resolve())));
+  let unmounted = false;
+  return {
+    core,
+    async unmount(): Promise<void> {
+      if (unmounted) return;
+      unmounted = true;
+      await new Promise<void>((resolve) => fuse.unmount((err) => {
+        if (err) log(`unmount: ${err.message}`);
+        resolve();
+      }));
+      await core.wb.flushAll();
+    },
+  };
+}
+
+/** Files unlinked while open when the last mount ended (crash): nothing holds them now. */
+async function deleteOrphans(core: FsCore, log: (m: string) => void): Promise<void> {
+  for (const ino of core.ns.orphans()) {
+    try { await core.store.deleteFile(ino); } catch (err) { log(`orphan ${ino}: ${(err as Error).message}`); }
+  }
+}

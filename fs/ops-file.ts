@@ -1,0 +1,61 @@
+// File I/O ops: create, open, read, write, flush, fsync/fdatasync, release. Writes go through the
+// write-back buffer; fsync returns only when the file's bytes are durable in the store (DESIGN §5).
+import type Fuse from 'fuse-native';
+import type { FsCore } from './core';
+import { newOwner } from './ops-names';
+import { posix } from './errno';
+
+const O_ACCMODE = 0o3;
+
+export function create(core: FsCore, path: string, mode: number, ctx: Fuse.Context): number {
+  const { parent, name } = core.resolveParent(path);
+  const o = newOwner(parent, ctx);
+  const a = core.ns.create(parent.ino, name, mode & 0o7777, o.uid, o.gid);
+  // fuse-native does not pass create's flags; the kernel still checks the access mode per fd.
+  return core.handles.open(a.ino, 2 /* O_RDWR */, a.sizeBytes).handle.fh;
+}
+
+export function open(core: FsCore, path: string, flags: number): number {
+  const a = core.resolve(path);
+  if (a.type === 'dir') throw posix('EISDIR', `${path} is a directory`);
+  if (a.type !== 'file') throw posix('EINVAL', `${path} is not a regular file`);
+  // O_TRUNC arrives as a separate truncate; O_APPEND offsets are computed by the kernel.
+  const existing = core.handles.file(a.ino);
+  return core.handles.open(a.ino, flags & O_ACCMODE, existing?.sizeBytes ?? a.sizeBytes).handle.fh;
+}
+
+export async function read(core: FsCore, fh: number, buf: Buffer, lengthBytes: number, positionBytes: number): Promise<number> {
+  const f = core.handles.fileOf(fh);
+  const data = await core.wb.read(f, positionBytes, lengthBytes);
+  data.copy(buf, 0, 0, data.length);
+  return data.length;
+}
+
+export async function write(core: FsCore, fh: number, buf: Buffer, lengthBytes: number, positionBytes: number): Promise<number> {
+  const f = core.handles.fileOf(fh);
+  // The binding's buffer dies when we answer: keep a copy.
+  const copy = Buffer.allocUnsafe(lengthBytes);
+  buf.copy(copy, 0, 0, lengthBytes);
+  await core.wb.write(f, positionBytes, copy);
+  return lengthBytes;
+}
+
+/** close(2) of one descriptor: store what is buffered, and report a failed background flush. */
+export async function flush(core: FsCore, fh: number): Promise<void> {
+  await core.wb.flush(core.handles.fileOf(fh));
+}
+
+export async function fsync(core: FsCore, fh: number): Promise<void> {
+  // Store writes are durable when they resolve (store-api.md), and the namespace commits durably.
+  await core.wb.flush(core.handles.fileOf(fh));
+}
+
+export async function release(core: FsCore, fh: number): Promise<void> {
+  const { file, last } = core.handles.close(fh);
+  if (!last) return;
+  try {
+    await core.wb.flush(file);
+  } finally {
+    await core.lastRelease(file);
+  }
+}

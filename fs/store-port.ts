@@ -1,0 +1,19 @@
+// The part of store/Store the mount uses (store-api.md). Declared here so the adapter depends on the
+// contract, not on one class; store/store.ts's Store satisfies it.
+import type { Namespace } from '../store/namespace';
+
+export interface StatfsBytes { totalBytes: number; freeBytes: number; availBytes: number }
+
+export interface StorePort {
+  readonly ns: Namespace;
+  /** Verified read; short at EOF; holes read as zeros. */
+  read(ino: number, offsetBytes: number, lengthBytes: number): Promise<Buffer>;
+  /** Durable when it resolves. */
+  write(ino: number, offsetBytes: number, data: Uint8Array): Promise<void>;
+  truncate(ino: number, sizeBytes: number): Promise<void>;
+  /** Delete the data of an nlink-0 inode (from the orphan list). */
+  deleteFile(ino: number): Promise<void>;
+  /** Usable capacity: raw disk space divided by the default layout's overhead. */
+  statfs(): Promise<StatfsBytes>;
+  close(): Promise<void>;
+}
