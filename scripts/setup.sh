@@ -34,5 +34,12 @@ if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || [ package.json -nt
   touch "$stamp"
 fi
 
+# The Reed-Solomon addon is the root package's own native build (binding.gyp);
+# npm ci builds it, but a tree installed before it existed may lack it.
+if [ ! -f build/Release/chunkfs_rs.node ]; then
+  echo "setup: building the Reed-Solomon addon"
+  npx --no-install node-gyp rebuild
+fi
+
 echo "setup: building"
 npx tsc -p tsconfig.json
