@@ -38,7 +38,7 @@ fi
 # npm ci builds it, but a tree installed before it existed may lack it.
 if [ ! -f build/Release/chunkfs_rs.node ]; then
   echo "setup: building the Reed-Solomon addon"
-  npx --no-install node-gyp rebuild
+  node "$(dirname "$(readlink -f "$(command -v npm)")")/../node_modules/node-gyp/bin/node-gyp.js" rebuild
 fi
 
 echo "setup: building"
