@@ -1,0 +1,180 @@
+// The chunkfs command line (DESIGN §7, issue 4): mkfs, mount, umount, status. Parsing is pure
+// (src/cli-args.ts); store/ and fs/ are loaded lazily, at the point of use, so src/ stays free of
+// disk and FUSE code at import time (dependencies flow fs/ -> store/ -> src/).
+import { execFile } from 'node:child_process';
+import { promises as fsp, readFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Command, HELP, MountCliOptions, UsageError, parseArgs } from './cli-args';
+
+export const DEFAULT_DISKS = 6;
+export const DEFAULT_LAYOUT = 'replica:3';
+const PROBE_TIMEOUT_MS = 5000;
+
+/** The part of store/store.ts the CLI uses (store-api.md). */
+interface StoreLike {
+  close(): Promise<void>;
+  status(): Promise<unknown>;
+}
+interface StoreModule {
+  Store: {
+    create(dir: string, opts: { disks?: number | string[]; layout?: string; chunkSizeBytes?: number; bitrotBlockBytes?: number }): Promise<StoreLike>;
+    open(dir: string, opts?: { readOnly?: boolean }): Promise<StoreLike>;
+  };
+}
+
+class CliError extends Error {}
+
+function loadStore(): StoreModule {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('../store/store') as StoreModule;
+}
+
+/** $XDG_DATA_HOME/chunkfs/default, else ~/.local/share/chunkfs/default. */
+export function defaultStorePath(env: NodeJS.ProcessEnv = process.env): string {
+  const base = env.XDG_DATA_HOME !== undefined && env.XDG_DATA_HOME !== '' ? env.XDG_DATA_HOME : path.join(os.homedir(), '.local', 'share');
+  return path.join(base, 'chunkfs', 'default');
+}
+
+function run(file: string, args: string[]): Promise<{ code: number; out: string }> {
+  return new Promise((resolve) => {
+    execFile(file, args, { timeout: PROBE_TIMEOUT_MS, killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
+      const code = err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1;
+      resolve({ code, out: `${stdout}${stderr}` });
+    });
+  });
+}
+
+function mountedAt(mountpoint: string): boolean {
+  const escaped = mountpoint.replace(/ /g, '\\040');
+  return readFileSync('/proc/self/mounts', 'utf8').split('\n').some((l) => l.split(' ')[1] === escaped);
+}
+
+/** A live mount point is refused; a stale one (crash: ENOTCONN) is unmounted. */
+async function prepareMountpoint(mountpoint: string): Promise<void> {
+  if (mountedAt(mountpoint)) {
+    // Probe in a child with a timeout: a hung mount must not hang the CLI.
+    const probe = await run('stat', ['-c', '%i', mountpoint]);
+    if (probe.code === 0) throw new CliError(`${mountpoint} is already mounted (a live mount); unmount it first`);
+    process.stderr.write(`chunkfs: ${mountpoint} is a stale mount (${probe.out.trim()}); recovering with fusermount -uz\n`);
+    const r = await run('fusermount', ['-uz', mountpoint]);
+    if (r.code !== 0 || mountedAt(mountpoint)) throw new CliError(`cannot recover stale mount ${mountpoint}: ${r.out.trim()}`);
+  }
+  await fsp.mkdir(mountpoint, { recursive: true });
+  const st = await fsp.stat(mountpoint);
+  if (!st.isDirectory()) throw new CliError(`${mountpoint} is not a directory`);
+}
+
+async function isStore(dir: string): Promise<boolean> {
+  try { await fsp.access(path.join(dir, 'chunkfs.json')); return true; } catch { return false; }
+}
+
+async function cmdMkfs(c: Extract<Command, { verb: 'mkfs' }>): Promise<void> {
+  const dir = path.resolve(c.store);
+  if (await isStore(dir)) throw new CliError(`${dir} already holds a chunkfs store`);
+  const { Store } = loadStore();
+  const disks = c.disks ?? DEFAULT_DISKS;
+  const store = await Store.create(dir, { disks, layout: c.layout ?? DEFAULT_LAYOUT, chunkSizeBytes: c.chunkSizeBytes, bitrotBlockBytes: c.bitrotBlockBytes });
+  await store.close();
+  const n = typeof disks === 'number' ? disks : disks.length;
+  process.stdout.write(`chunkfs: created store ${dir} (${n} disks, layout ${c.layout ?? DEFAULT_LAYOUT})\n`);
+}
+
+async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<void> {
+  const mountpoint = path.resolve(c.mountpoint);
+  const storeDir = path.resolve(c.store ?? defaultStorePath());
+  const { Store } = loadStore();
+  if (!(await isStore(storeDir))) {
+    if (c.store !== undefined) throw new CliError(`${storeDir} is not a chunkfs store (run 'chunkfs mkfs ${c.store}' first)`);
+    await fsp.mkdir(path.dirname(storeDir), { recursive: true });
+    const created = await Store.create(storeDir, { disks: DEFAULT_DISKS, layout: DEFAULT_LAYOUT });
+    await created.close();
+    process.stderr.write(`chunkfs: created the default store ${storeDir} (${DEFAULT_DISKS} disks, ${DEFAULT_LAYOUT})\n`);
+  }
+  await prepareMountpoint(mountpoint);
+  const store = await Store.open(storeDir);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { mountFs } = require('../fs/mount') as typeof import('../fs/mount');
+  let mounted: Awaited<ReturnType<typeof mountFs>>;
+  try {
+    mounted = await mountFs(store as unknown as Parameters<typeof mountFs>[0], mountpoint, mountOptions(c.options));
+  } catch (err) {
+    await store.close();
+    throw new CliError(`cannot mount ${storeDir} on ${mountpoint}: ${(err as Error).message}`);
+  }
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    process.stderr.write(`chunkfs: ${signal}: flushing and unmounting ${mountpoint}\n`);
+    mounted.unmount().then(() => store.close()).then(() => process.exit(0), (err) => {
+      process.stderr.write(`chunkfs: unmount failed: ${(err as Error).message}\n`);
+      process.exit(1);
+    });
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  // A bug in a background task is logged; it must not take the mount down (issue 4).
+  process.on('uncaughtException', (err) => process.stderr.write(`chunkfs: uncaught: ${err.stack ?? err.message}\n`));
+  process.on('unhandledRejection', (err) => process.stderr.write(`chunkfs: unhandled rejection: ${String(err)}\n`));
+  setInterval(() => undefined, 1 << 30); // the FUSE thread's handles are unref'd: keep the process alive
+  process.stdout.write(`chunkfs: mounted ${storeDir} on ${mountpoint} (pid ${process.pid})\n`);
+}
+
+function mountOptions(o: MountCliOptions): { bufferBytesMax?: number; flushDelayMs?: number; allowOther?: boolean } {
+  return { bufferBytesMax: o.bufferBytesMax, flushDelayMs: o.flushDelayMs, allowOther: o.allowOther };
+}
+
+async function cmdUmount(c: Extract<Command, { verb: 'umount' }>): Promise<void> {
+  const mountpoint = path.resolve(c.mountpoint);
+  if (!mountedAt(mountpoint)) throw new CliError(`${mountpoint} is not mounted`);
+  const r = await run('fusermount', [c.lazy ? '-uz' : '-u', mountpoint]);
+  if (r.code !== 0) throw new CliError(`cannot unmount ${mountpoint}: ${r.out.trim()}${c.lazy ? '' : ' (busy? try --lazy)'}`);
+  process.stdout.write(`chunkfs: unmounted ${mountpoint}\n`);
+}
+
+async function cmdStatus(c: Extract<Command, { verb: 'status' }>): Promise<void> {
+  const dir = path.resolve(c.store);
+  if (!(await isStore(dir))) throw new CliError(`${dir} is not a chunkfs store`);
+  const { Store } = loadStore();
+  const store = await Store.open(dir, { readOnly: true });
+  try {
+    const report = await store.status();
+    const json = JSON.stringify(report, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2);
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    process.stdout.write(c.json ? `${json}\n` : (require('./status-text') as typeof import('./status-text')).statusText(JSON.parse(json)));
+  } finally {
+    await store.close();
+  }
+}
+
+export async function main(argv: string[]): Promise<number> {
+  let cmd: Command;
+  try {
+    cmd = parseArgs(argv);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`chunkfs${err.verb ? ' ' + err.verb : ''}: ${err.message}\n${HELP[err.verb] ?? HELP['']}\n`);
+    return 2;
+  }
+  try {
+    switch (cmd.verb) {
+      case 'help': process.stdout.write(`${HELP[cmd.topic ?? ''] ?? HELP['']}\n`); return 0;
+      case 'mkfs': await cmdMkfs(cmd); return 0;
+      case 'mount': await cmdMount(cmd); return -1; // keeps running until a signal
+      case 'umount': await cmdUmount(cmd); return 0;
+      case 'status': await cmdStatus(cmd); return 0;
+    }
+  } catch (err) {
+    const msg = err instanceof CliError ? err.message : err instanceof Error ? err.message : String(err);
+    process.stderr.write(`chunkfs ${cmd.verb}: ${msg}\n`);
+    return 1;
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then((code) => { if (code >= 0) process.exitCode = code; }, (err) => {
+    process.stderr.write(`chunkfs: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  });
+}
