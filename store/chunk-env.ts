@@ -1,0 +1,67 @@
+// Shared context of the chunk I/O modules, and the one place that records a shard
+// failure that was served around: counted, and queued for heal persistently (DESIGN §6).
+import { ChunkMap } from './chunk-map';
+import { ChunkRef } from './chunk-ref';
+import { CounterName, Counters } from './counters';
+import { Db } from './meta';
+import { ShardFailure, ShardStore, classifyShardError } from './shard-store';
+
+/** Per-disk error tally for status(); placement never depends on it (DESIGN §3). */
+export class DiskHealth {
+  private readonly errors = new Map<number, { consecutive: number; total: number; last: string }>();
+  static readonly OFFLINE_AFTER = 8;
+
+  fail(diskId: number, what: string): void {
+    const e = this.errors.get(diskId) ?? { consecutive: 0, total: 0, last: '' };
+    e.consecutive++;
+    e.total++;
+    e.last = what;
+    this.errors.set(diskId, e);
+  }
+  ok(diskId: number): void {
+    const e = this.errors.get(diskId);
+    if (e !== undefined) e.consecutive = 0;
+  }
+  /** A disk that failed many calls in a row is tried last (it keeps its placement slot). */
+  suspect(diskId: number): boolean {
+    return (this.errors.get(diskId)?.consecutive ?? 0) >= DiskHealth.OFFLINE_AFTER;
+  }
+  report(diskId: number): { state: 'ok' | 'degraded' | 'offline'; errors: number; lastError: string } {
+    const e = this.errors.get(diskId);
+    if (e === undefined) return { state: 'ok', errors: 0, lastError: '' };
+    const state = e.consecutive >= DiskHealth.OFFLINE_AFTER ? 'offline' : e.consecutive > 0 ? 'degraded' : 'ok';
+    return { state, errors: e.total, lastError: e.last };
+  }
+}
+
+export interface ChunkEnv {
+  db: Db;
+  shards: ShardStore;
+  map: ChunkMap;
+  counters: Counters;
+  health: DiskHealth;
+}
+
+const FAILURE_COUNTER: Record<ShardFailure, CounterName> = {
+  bitrot: 'bitrot_errors', missing: 'missing_shards', header: 'header_mismatches', io: 'io_errors',
+};
+
+/** Record a shard that failed a read; rethrows errors that are not about the shard (bugs). */
+export function noteShardFailure(env: ChunkEnv, ref: ChunkRef, shardIndex: number, err: unknown): ShardFailure {
+  const kind = classifyShardError(err);
+  if (kind === null) throw err;
+  const message = err instanceof Error ? err.message : String(err);
+  if (kind === 'io') env.health.fail(ref.diskIds[shardIndex], message);
+  env.db.transaction(() => {
+    env.counters.bump(FAILURE_COUNTER[kind]);
+    env.map.queueHeal(ref.ino, ref.chunkIndex, ref.version, shardIndex, `${kind}: ${message}`);
+  })();
+  return kind;
+}
+
+/** Replica/shard order for reads: the placement order, suspect disks last. */
+export function readOrder(env: ChunkEnv, ref: ChunkRef, indices: number[]): number[] {
+  const good = indices.filter((i) => !env.health.suspect(ref.diskIds[i]));
+  const bad = indices.filter((i) => env.health.suspect(ref.diskIds[i]));
+  return [...good, ...bad];
+}

@@ -1,0 +1,76 @@
+// Whole-chunk operations shared by the write paths: the whole-shard write of every
+// shard of a chunk version (spec §8.1, concurrently, with a write quorum), verified
+// reads dispatched by layout, and payload building.
+import { ErrorSite, UnrecoverableError } from '../src/errors';
+import { ChunkEnv, noteShardFailure } from './chunk-env';
+import { ChunkRef, shardDataLen, siteOf } from './chunk-ref';
+import { encodeEcShards, readEc, rebuildEcShard } from './ec-chunk';
+import { FsError } from './fs-error';
+import { errnoCode } from './io';
+import { shardCount, writeQuorum } from './layout';
+import { readReplica } from './replica-chunk';
+
+export function readChunk(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
+  if (lengthBytes === 0) return Promise.resolve(Buffer.alloc(0));
+  return ref.fl.layout.kind === 'replica' ? readReplica(env, ref, offsetBytes, lengthBytes) : readEc(env, ref, offsetBytes, lengthBytes);
+}
+
+/** Shard payloads of a chunk: R copies, or the §6 split plus parity. */
+export function shardPayloads(ref: ChunkRef, content: Uint8Array): Uint8Array[] {
+  if (ref.fl.layout.kind === 'replica') return ref.diskIds.map(() => content);
+  return encodeEcShards(ref, content);
+}
+
+/** A write that could not make enough shards durable; old data is untouched. */
+function writeError(ref: ChunkRef, errors: unknown[], written: number, quorum: number): FsError {
+  const noSpace = errors.some((e) => errnoCode(e) === 'ENOSPC');
+  const site: ErrorSite = siteOf(ref);
+  const first = errors[0] instanceof Error ? (errors[0] as Error).message : String(errors[0]);
+  return new FsError(noSpace ? 'ENOSPC' : 'EIO', `only ${written} of ${quorum} required shards written (${first})`, site);
+}
+
+/**
+ * Whole-shard write of every shard of ref (a fresh, never-committed version).
+ * Succeeds when at least writeQuorum shards are durable; returns the shard indices
+ * that failed (the caller queues them for heal when it commits the version).
+ */
+export async function writeWholeChunk(env: ChunkEnv, ref: ChunkRef, content: Uint8Array): Promise<number[]> {
+  const payloads = shardPayloads(ref, content);
+  const count = shardCount(ref.fl.layout);
+  const errors: unknown[] = [];
+  const failed: number[] = [];
+  await Promise.all(payloads.map(async (payload, i) => {
+    try {
+      await env.shards.writeShard(ref, i, payload);
+    } catch (err) {
+      errors.push(err);
+      failed.push(i);
+      env.health.fail(ref.diskIds[i], err instanceof Error ? err.message : String(err));
+    }
+  }));
+  const quorum = writeQuorum(ref.fl.layout);
+  if (count - failed.length < quorum) {
+    await env.shards.deleteChunk(ref, count).catch(() => undefined); // never committed: garbage
+    throw writeError(ref, errors, count - failed.length, quorum);
+  }
+  if (failed.length > 0) env.counters.bump('degraded_writes');
+  return failed.sort((a, b) => a - b);
+}
+
+/** The whole payload of one shard, rebuilt from the others (heal). */
+export async function rebuildPayload(env: ChunkEnv, ref: ChunkRef, shardIndex: number): Promise<Buffer> {
+  if (ref.fl.layout.kind === 'ec') {
+    return rebuildEcShard(env, ref, shardIndex);
+  }
+  const others = ref.diskIds.map((_, i) => i).filter((i) => i !== shardIndex);
+  const errs: number[] = [];
+  for (const i of others) {
+    try {
+      return await env.shards.readVerified(ref, i, 0, shardDataLen(ref));
+    } catch (err) {
+      noteShardFailure(env, ref, i, err);
+      errs.push(i);
+    }
+  }
+  throw new UnrecoverableError('no other replica verifies', siteOf(ref, shardIndex), [shardIndex, ...errs]);
+}

@@ -1,0 +1,104 @@
+// EC(k,m) chunk I/O. Reads use the §6 fast path: only the data shards covering the
+// range are read, each a verified §9 read. When one fails (bitrot, missing file,
+// header mismatch, failing disk) the same shard-offset range is read from enough
+// other shards and only that range is rebuilt (RS is column-wise, so the range of
+// the affected erasure blocks is all that is decoded) — DESIGN §6.
+import { UnrecoverableError, assert } from '../src/errors';
+import { mapRange, splitChunk } from '../src/mapping';
+import { rsCodec } from '../src/rs';
+import { ChunkEnv, noteShardFailure, readOrder } from './chunk-env';
+import { ChunkRef, ecGeometry, shardDataLen, siteOf } from './chunk-ref';
+
+function km(ref: ChunkRef): { k: number; m: number } {
+  const l = ref.fl.layout;
+  assert(l.kind === 'ec', 'EC chunk I/O on an EC layout');
+  return { k: l.k, m: l.m };
+}
+
+/** The k+m shard payloads of a chunk (spec §6 split, then RS parity). */
+export function encodeEcShards(ref: ChunkRef, content: Uint8Array): Buffer[] {
+  const { k, m } = km(ref);
+  const data = splitChunk(ecGeometry(ref), content);
+  const parity = rsCodec(k, m).encode(data);
+  assert(parity.length === m && parity.every((p) => p.length === data[0].length), 'RS parity shape');
+  return [...data, ...parity];
+}
+
+/**
+ * Rebuild shards `wanted` over shard-relative [start, end) from any k shards that
+ * verify, skipping those in `bad` (which grows as more fail).
+ */
+export async function reconstructRange(
+  env: ChunkEnv, ref: ChunkRef, start: number, end: number, wanted: number[], bad: Set<number>,
+): Promise<Buffer[]> {
+  const { k, m } = km(ref);
+  const all = Array.from({ length: k + m }, (_, i) => i);
+  const candidates = readOrder(env, ref, all.filter((i) => !bad.has(i)));
+  const have = new Map<number, Buffer>();
+  let next = 0;
+  for (let round = 0; round <= k + m && have.size < k; round++) {
+    const batch = candidates.slice(next, next + (k - have.size));
+    next += batch.length;
+    if (batch.length < k - have.size) {
+      env.counters.bump('unrecoverable_reads');
+      throw new UnrecoverableError(`only ${have.size + batch.length} of the ${k} shards needed verify`, siteOf(ref), [...bad].sort((a, b) => a - b));
+    }
+    await Promise.all(batch.map(async (i) => {
+      try {
+        have.set(i, await env.shards.readVerified(ref, i, start, end - start));
+        env.health.ok(ref.diskIds[i]);
+      } catch (err) {
+        noteShardFailure(env, ref, i, err);
+        bad.add(i);
+      }
+    }));
+  }
+  assert(have.size >= k, 'reconstruct: k shards gathered');
+  const shards = all.map((i) => have.get(i) ?? null);
+  env.counters.bump('reconstructions');
+  return rsCodec(k, m).reconstructSome(shards, wanted);
+}
+
+/** Verified read of chunk range [offset, offset+length) (spec §6 fast path). */
+export async function readEc(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
+  const out = Buffer.allocUnsafe(lengthBytes);
+  if (lengthBytes === 0) return out;
+  const pieces = mapRange(ecGeometry(ref), offsetBytes, lengthBytes);
+  const ranges = new Map<number, { start: number; end: number }>();
+  for (const p of pieces) {
+    const r = ranges.get(p.dataShard);
+    const end = p.shardOffsetBytes + p.lengthBytes;
+    if (r === undefined) ranges.set(p.dataShard, { start: p.shardOffsetBytes, end });
+    else ranges.set(p.dataShard, { start: Math.min(r.start, p.shardOffsetBytes), end: Math.max(r.end, end) });
+  }
+  const got = new Map<number, { start: number; bytes: Buffer }>();
+  const bad = new Set<number>();
+  await Promise.all([...ranges].map(async ([shard, r]) => {
+    try {
+      got.set(shard, { start: r.start, bytes: await env.shards.readVerified(ref, shard, r.start, r.end - r.start) });
+      env.health.ok(ref.diskIds[shard]);
+    } catch (err) {
+      noteShardFailure(env, ref, shard, err);
+      bad.add(shard);
+    }
+  }));
+  if (bad.size > 0) {
+    const failed = [...bad].sort((a, b) => a - b);
+    const start = Math.min(...failed.map((s) => ranges.get(s)!.start));
+    const end = Math.max(...failed.map((s) => ranges.get(s)!.end));
+    const rebuilt = await reconstructRange(env, ref, start, end, failed, bad);
+    failed.forEach((s, i) => got.set(s, { start, bytes: rebuilt[i] }));
+  }
+  for (const p of pieces) {
+    const g = got.get(p.dataShard)!;
+    const at = p.shardOffsetBytes - g.start;
+    g.bytes.copy(out, p.chunkOffsetBytes - offsetBytes, at, at + p.lengthBytes);
+  }
+  return out;
+}
+
+/** Payload of shard i rebuilt from the others (heal). */
+export async function rebuildEcShard(env: ChunkEnv, ref: ChunkRef, shardIndex: number): Promise<Buffer> {
+  const [payload] = await reconstructRange(env, ref, 0, shardDataLen(ref), [shardIndex], new Set([shardIndex]));
+  return payload;
+}

@@ -1,0 +1,245 @@
+// File byte ranges -> chunks (issue 3 "Chunk I/O"). Holes (no live chunk, or past a
+// chunk's logical length) read as zeros. Writes follow DESIGN §5: a new or fully
+// overwritten chunk, and every EC partial write, is a whole-shard write of a fresh
+// version (copy-on-write) committed in the chunk map after the shards are durable,
+// then the old version is deleted; a Replica partial write inside the chunk is the
+// §8.2 in-place read-modify-write (store/replica-chunk.ts).
+import { assert } from '../src/errors';
+import { ChunkEnv } from './chunk-env';
+import { ChunkRow } from './chunk-map';
+import { ChunkRef, FileLayout } from './chunk-ref';
+import { readChunk, writeWholeChunk } from './chunk-io';
+import { FsError } from './fs-error';
+import { KeyedMutex } from './keyed-mutex';
+import { parseLayout, shardCount } from './layout';
+import { dbToU64, nowNs } from './meta';
+import { PlacementDisk, placeChunk } from './placement';
+import { RmwFailed, rmwReplica } from './replica-chunk';
+
+const CHUNKS_IN_FLIGHT_MAX = 4; // bounded concurrency per call: throughput without unbounded memory
+export const FILE_BYTES_MAX = 2 ** 50;
+
+type Row = Record<string, bigint | string | null>;
+
+/** Run fn over items with at most `limit` in flight; first error wins. */
+async function boundedAll<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await fn(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+export class FileIo {
+  private readonly locks = new KeyedMutex();
+  private readonly q;
+
+  constructor(private readonly env: ChunkEnv, private readonly disks: PlacementDisk[]) {
+    const db = env.db;
+    this.q = {
+      info: db.prepare('SELECT type, size, nlink, layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch FROM inodes WHERE ino = ?'),
+      grow: db.prepare('UPDATE inodes SET size = max(size, ?), mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
+      setSize: db.prepare('UPDATE inodes SET size = ?, mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
+    };
+  }
+
+  /** The inode Layout (authoritative, spec §1) and size of a regular file. */
+  private fileInfo(ino: number): { fl: FileLayout; sizeBytes: number; nlink: number } {
+    const r = this.q.info.get(ino) as Row | undefined;
+    if (r === undefined) throw new FsError('ENOENT', `no inode ${ino}`);
+    if (r.type === 'dir') throw new FsError('EISDIR', `inode ${ino} is a directory`);
+    if (r.type !== 'file') throw new FsError('EINVAL', `inode ${ino} is not a regular file`);
+    const fl: FileLayout = {
+      layout: parseLayout(String(r.layout)), chunkSizeBytes: Number(r.chunk_size), bitrotBlockBytes: Number(r.bitrot_block),
+      ecBlockSizeBytes: Number(r.ec_block_size), placementSeed: dbToU64(r.placement_seed as bigint),
+      clusterMapEpoch: Number(r.cluster_map_epoch),
+    };
+    return { fl, sizeBytes: Number(r.size), nlink: Number(r.nlink) };
+  }
+
+  ref(ino: number, fl: FileLayout, chunkIndex: number, version: bigint, logicalLenBytes: number): ChunkRef {
+    const diskIds = placeChunk(this.disks, fl.placementSeed, fl.clusterMapEpoch, BigInt(chunkIndex), shardCount(fl.layout));
+    return { ino, fileId: BigInt(ino), chunkIndex, version, logicalLenBytes, fl, diskIds };
+  }
+
+  /** A live chunk's ref, or null for a hole. */
+  liveRef(ino: number, fl: FileLayout, row: ChunkRow | null): ChunkRef | null {
+    if (row === null || row.version === 0n) return null;
+    return this.ref(ino, fl, row.chunkIndex, row.version, row.logicalLenBytes);
+  }
+
+  /** Run fn under the inode's lock with the live ref of chunk c (null: hole, or the file is gone). */
+  withChunk<T>(ino: number, c: number, fn: (ref: ChunkRef | null) => Promise<T>): Promise<T> {
+    return this.locks.run(ino, async () => {
+      let fl: FileLayout;
+      try {
+        fl = this.fileInfo(ino).fl;
+      } catch (err) {
+        if (err instanceof FsError) return fn(null);
+        throw err;
+      }
+      return fn(this.liveRef(ino, fl, this.env.map.get(ino, c)));
+    });
+  }
+
+  read(ino: number, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
+    assert(Number.isSafeInteger(offsetBytes) && offsetBytes >= 0 && Number.isSafeInteger(lengthBytes) && lengthBytes >= 0, 'read: bad range');
+    return this.locks.run(ino, async () => {
+      const { fl, sizeBytes } = this.fileInfo(ino);
+      const end = Math.min(offsetBytes + lengthBytes, sizeBytes);
+      if (offsetBytes >= end) return Buffer.alloc(0);
+      const out = Buffer.alloc(end - offsetBytes); // zeros: holes
+      const cs = fl.chunkSizeBytes;
+      const indices: number[] = [];
+      for (let c = Math.floor(offsetBytes / cs); c * cs < end; c++) indices.push(c);
+      await boundedAll(indices, CHUNKS_IN_FLIGHT_MAX, async (c) => {
+        const ref = this.liveRef(ino, fl, this.env.map.get(ino, c));
+        if (ref === null) return;
+        const a = Math.max(offsetBytes, c * cs) - c * cs;
+        const b = Math.min(end - c * cs, ref.logicalLenBytes);
+        if (a >= b) return;
+        const bytes = await readChunk(this.env, ref, a, b - a);
+        assert(bytes.length === b - a, 'chunk read returns exactly the bytes asked for');
+        bytes.copy(out, c * cs + a - offsetBytes);
+      });
+      return out;
+    });
+  }
+
+  write(ino: number, offsetBytes: number, data: Uint8Array): Promise<void> {
+    assert(Number.isSafeInteger(offsetBytes) && offsetBytes >= 0, 'write: bad offset');
+    if (offsetBytes + data.length > FILE_BYTES_MAX) return Promise.reject(new FsError('EFBIG', 'write past the maximum file size'));
+    if (data.length === 0) return Promise.resolve();
+    return this.locks.run(ino, async () => {
+      const { fl } = this.fileInfo(ino);
+      const cs = fl.chunkSizeBytes;
+      const pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }> = [];
+      for (let at = offsetBytes; at < offsetBytes + data.length;) {
+        const c = Math.floor(at / cs);
+        const len = Math.min(cs - (at - c * cs), offsetBytes + data.length - at);
+        pieces.push({ c, offIn: at - c * cs, bytes: data.subarray(at - offsetBytes, at - offsetBytes + len) });
+        at += len;
+      }
+      await boundedAll(pieces, CHUNKS_IN_FLIGHT_MAX, (p) => this.writePiece(ino, fl, p.c, p.offIn, p.bytes));
+    });
+  }
+
+  private async writePiece(ino: number, fl: FileLayout, c: number, offIn: number, bytes: Uint8Array): Promise<void> {
+    const cs = fl.chunkSizeBytes;
+    const endIn = offIn + bytes.length;
+    const old = this.liveRef(ino, fl, this.env.map.get(ino, c));
+    if (old === null) {
+      const content = Buffer.alloc(endIn);
+      content.set(bytes, offIn);
+      await this.commitVersion(ino, fl, c, null, content, c * cs + endIn);
+      return;
+    }
+    if (offIn === 0 && endIn >= old.logicalLenBytes) {
+      await this.commitVersion(ino, fl, c, old, bytes, c * cs + endIn);
+      return;
+    }
+    if (fl.layout.kind === 'replica' && endIn <= old.logicalLenBytes) {
+      try {
+        await rmwReplica(this.env, old, offIn, bytes);
+        const t = nowNs();
+        this.q.grow.run(c * cs + endIn, t, t, ino);
+        return;
+      } catch (err) {
+        if (!(err instanceof RmwFailed)) throw err;
+        // A replica could not be patched: rewrite the chunk as a fresh version instead.
+        await this.cow(ino, fl, c, old, offIn, bytes);
+        if (err.openIntentId !== null) this.env.map.removeIntent(err.openIntentId);
+        return;
+      }
+    }
+    return this.cow(ino, fl, c, old, offIn, bytes);
+  }
+
+  /** Copy-on-write: old chunk bytes + the new ones, as version+1 (DESIGN §5). */
+  private async cow(ino: number, fl: FileLayout, c: number, old: ChunkRef, offIn: number, bytes: Uint8Array): Promise<void> {
+    const endIn = offIn + bytes.length;
+    const content = Buffer.alloc(Math.max(old.logicalLenBytes, endIn));
+    (await readChunk(this.env, old, 0, old.logicalLenBytes)).copy(content);
+    content.set(bytes, offIn);
+    await this.commitVersion(ino, fl, c, old, content, c * fl.chunkSizeBytes + endIn);
+  }
+
+  /**
+   * Whole-shard write of a fresh version, then one transaction: chunk map, size,
+   * times and heal entries for shards that failed; then delete the old version.
+   * The file grows to at least growTo bytes.
+   */
+  private async commitVersion(
+    ino: number, fl: FileLayout, c: number, old: ChunkRef | null, content: Uint8Array, growTo: number,
+  ): Promise<ChunkRef> {
+    const version = this.env.map.allocVersion(ino, c); // committed before any shard exists: never reused
+    const ref = this.ref(ino, fl, c, version, content.length);
+    const failed = await writeWholeChunk(this.env, ref, content);
+    this.env.db.transaction(() => {
+      this.env.map.setLive(ino, c, version, content.length);
+      const t = nowNs();
+      this.q.grow.run(growTo, t, t, ino);
+      for (const i of failed) this.env.map.queueHeal(ino, c, version, i, 'write failed on this shard');
+    })();
+    if (old !== null) await this.env.shards.deleteChunk(old, shardCount(fl.layout));
+    return ref;
+  }
+
+  truncate(ino: number, sizeBytes: number): Promise<void> {
+    assert(Number.isSafeInteger(sizeBytes) && sizeBytes >= 0, 'truncate: bad size');
+    if (sizeBytes > FILE_BYTES_MAX) return Promise.reject(new FsError('EFBIG', 'truncate past the maximum file size'));
+    return this.locks.run(ino, async () => {
+      const info = this.fileInfo(ino);
+      const { fl } = info;
+      const t = nowNs();
+      if (sizeBytes >= info.sizeBytes) {
+        this.q.setSize.run(sizeBytes, t, t, ino); // growing: the new range is a hole
+        return;
+      }
+      const cs = fl.chunkSizeBytes;
+      const lastKept = sizeBytes === 0 ? -1 : Math.floor((sizeBytes - 1) / cs);
+      const dropped = this.env.map.live(ino, lastKept + 1).map((r) => this.liveRef(ino, fl, r)!);
+      const tail = lastKept >= 0 ? this.liveRef(ino, fl, this.env.map.get(ino, lastKept)) : null;
+      const tailLen = sizeBytes - lastKept * cs;
+      const garbage = [...dropped];
+      let shortened: { version: bigint; failed: number[] } | null = null;
+      if (tail !== null && tail.logicalLenBytes > tailLen) {
+        // Shorten the tail chunk so bytes past the new size never reappear (copy-on-write).
+        const content = await readChunk(this.env, tail, 0, tailLen);
+        const version = this.env.map.allocVersion(ino, lastKept);
+        const failed = await writeWholeChunk(this.env, this.ref(ino, fl, lastKept, version, tailLen), content);
+        shortened = { version, failed };
+        garbage.push(tail);
+      }
+      this.env.db.transaction(() => {
+        if (shortened !== null) {
+          this.env.map.setLive(ino, lastKept, shortened.version, tailLen);
+          for (const i of shortened.failed) this.env.map.queueHeal(ino, lastKept, shortened.version, i, 'write failed on this shard');
+        }
+        for (const r of dropped) this.env.map.retire(ino, r.chunkIndex);
+        this.q.setSize.run(sizeBytes, t, t, ino);
+      })();
+      for (const r of garbage) await this.env.shards.deleteChunk(r, shardCount(fl.layout));
+    });
+  }
+
+  /** Delete an unlinked (nlink 0) file's chunks, then its rows (the orphan list covers a crash). */
+  deleteFile(ino: number): Promise<void> {
+    return this.locks.run(ino, async () => {
+      const info = this.fileInfo(ino);
+      if (info.nlink > 0) throw new FsError('EBUSY', `inode ${ino} still has ${info.nlink} links`);
+      const refs = this.env.map.live(ino).map((r) => this.liveRef(ino, info.fl, r)!);
+      const db = this.env.db;
+      db.transaction(() => {
+        this.env.map.dropInode(ino);
+        db.prepare('DELETE FROM intents WHERE ino = ?').run(ino);
+        db.prepare('DELETE FROM heal_queue WHERE ino = ?').run(ino);
+        db.prepare('DELETE FROM xattrs WHERE ino = ?').run(ino);
+        db.prepare('DELETE FROM orphans WHERE ino = ?').run(ino);
+        db.prepare('DELETE FROM inodes WHERE ino = ?').run(ino);
+      })();
+      // Rows first: a crash now leaves only unreferenced shards, which recovery collects.
+      for (const r of refs) await this.env.shards.deleteChunk(r, shardCount(info.fl.layout));
+    });
+  }
+}

@@ -1,0 +1,23 @@
+// POSIX errors raised by namespace and file operations; the mount helper turns
+// `errno` into the FUSE reply. Typed (src/errors.ts style), never a bare Error.
+import { constants } from 'node:os';
+import { ChunkfsError, ErrorSite } from '../src/errors';
+
+export type FsErrorCode =
+  | 'ENOENT' | 'EEXIST' | 'ENOTEMPTY' | 'ENOTDIR' | 'EISDIR' | 'EINVAL' | 'ENODATA' | 'ENAMETOOLONG'
+  | 'EXDEV' | 'EPERM' | 'EIO' | 'ENOSPC' | 'ERANGE' | 'EBUSY' | 'EMLINK' | 'EFBIG' | 'EROFS' | 'ENOTSUP';
+
+export class FsError extends ChunkfsError {
+  readonly code: FsErrorCode;
+  /** Positive errno number (Linux), e.g. 2 for ENOENT. */
+  readonly errno: number;
+  constructor(code: FsErrorCode, message: string, site: ErrorSite = {}) {
+    super(`${code}: ${message}`, site);
+    this.code = code;
+    this.errno = (constants.errno as Record<string, number>)[code] ?? constants.errno.EIO;
+  }
+}
+
+export function isFsError(err: unknown, code?: FsErrorCode): err is FsError {
+  return err instanceof FsError && (code === undefined || err.code === code);
+}

@@ -1,0 +1,321 @@
+// POSIX namespace over the metadata database (issue 3, store-api.md): inodes,
+// directory entries, hard links, rename replace rules, symlinks, and the orphan
+// list (nlink 0 files whose chunks are deleted later, so a crash cannot leak them).
+// Every multi-row change is one transaction. Extended attributes: store/xattrs.ts.
+import * as crypto from 'node:crypto';
+import { Db, ROOT_INO, nowNs, u64ToDb } from './meta';
+import { FsError } from './fs-error';
+import { SYMLINK_BYTES_MAX, checkName } from './names';
+import { Xattrs } from './xattrs';
+
+export const S_IFMT = 0o170000;
+export const S_IFREG = 0o100000;
+export const S_IFDIR = 0o040000;
+export const S_IFLNK = 0o120000;
+const TREE_DEPTH_MAX = 4096;
+
+export type InodeType = 'file' | 'dir' | 'symlink';
+
+export interface Attr {
+  ino: number; type: InodeType; mode: number; uid: number; gid: number; sizeBytes: number; nlink: number;
+  atimeNs: bigint; mtimeNs: bigint; ctimeNs: bigint; birthtimeNs: bigint; layout: string;
+}
+
+/** Layout chosen for new files: from an ancestor's user.chunkfs.layout or the store default. */
+export interface NamespaceOptions {
+  defaults: { layout: string; chunkSizeBytes: number; bitrotBlockBytes: number; ecBlockSizeBytes: number };
+  clusterMapEpoch: number;
+  /** Throws FsError EINVAL for a layout this store cannot hold. */
+  checkLayout(text: string): void;
+}
+
+export const LAYOUT_XATTR = 'user.chunkfs.layout';
+
+type Row = Record<string, bigint | string | null>;
+
+function attrOf(r: Row): Attr {
+  return {
+    ino: Number(r.ino), type: r.type as InodeType, mode: Number(r.mode), uid: Number(r.uid), gid: Number(r.gid),
+    sizeBytes: Number(r.size), nlink: Number(r.nlink), atimeNs: BigInt(r.atime_ns as bigint),
+    mtimeNs: BigInt(r.mtime_ns as bigint), ctimeNs: BigInt(r.ctime_ns as bigint), birthtimeNs: BigInt(r.birth_ns as bigint),
+    layout: (r.layout as string | null) ?? '',
+  };
+}
+
+export class Namespace {
+  private readonly q;
+  private readonly xattrs: Xattrs;
+  constructor(readonly db: Db, readonly opts: NamespaceOptions) {
+    this.xattrs = new Xattrs(db, (ino) => this.attr(ino), (text) => opts.checkLayout(text));
+    this.q = {
+      get: db.prepare('SELECT * FROM inodes WHERE ino = ?'),
+      lookup: db.prepare('SELECT i.* FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? AND d.name = ?'),
+      entries: db.prepare(`SELECT d.name, d.ino, i.type FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? ORDER BY d.name`),
+      hasEntries: db.prepare('SELECT 1 FROM dirents WHERE parent = ? LIMIT 1'),
+      insert: db.prepare(`INSERT INTO inodes(type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns,
+        layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch, symlink_target)
+        VALUES (@type, @mode, @uid, @gid, @size, @nlink, @parent, @t, @t, @t, @t, @layout, @cs, @bb, @eb, @seed, @epoch, @target)`),
+      addEntry: db.prepare('INSERT INTO dirents(parent, name, ino) VALUES (?, ?, ?)'),
+      delEntry: db.prepare('DELETE FROM dirents WHERE parent = ? AND name = ?'),
+      nlink: db.prepare('UPDATE inodes SET nlink = nlink + ?, ctime_ns = ? WHERE ino = ?'),
+      touchDir: db.prepare('UPDATE inodes SET mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
+      setParent: db.prepare('UPDATE inodes SET parent = ? WHERE ino = ?'),
+      delInode: db.prepare('DELETE FROM inodes WHERE ino = ?'),
+      delXattrs: db.prepare('DELETE FROM xattrs WHERE ino = ?'),
+      orphan: db.prepare('INSERT OR IGNORE INTO orphans(ino) VALUES (?)'),
+      orphans: db.prepare('SELECT ino FROM orphans ORDER BY ino'),
+      dirXattr: db.prepare('SELECT value FROM xattrs WHERE ino = ? AND name = ?'),
+    };
+  }
+
+  getattr(ino: number): Attr | null {
+    const r = this.q.get.get(ino) as Row | undefined;
+    return r === undefined ? null : attrOf(r);
+  }
+  /** getattr that throws ENOENT. */
+  attr(ino: number): Attr {
+    const a = this.getattr(ino);
+    if (a === null) throw new FsError('ENOENT', `no inode ${ino}`);
+    return a;
+  }
+  lookup(parentIno: number, name: string): Attr | null {
+    this.dir(parentIno);
+    const r = this.q.lookup.get(parentIno, name) as Row | undefined;
+    return r === undefined ? null : attrOf(r);
+  }
+  /** Parent directory of a directory (root's parent is root). */
+  parentOf(dirIno: number): number {
+    const r = this.q.get.get(dirIno) as Row | undefined;
+    if (r === undefined) throw new FsError('ENOENT', `no inode ${dirIno}`);
+    return Number(r.parent ?? ROOT_INO);
+  }
+
+  private dir(ino: number): Attr {
+    const a = this.attr(ino);
+    if (a.type !== 'dir') throw new FsError('ENOTDIR', `inode ${ino} is not a directory`);
+    return a;
+  }
+
+  private insertInode(v: Record<string, unknown>): number {
+    return Number(this.q.insert.run({
+      size: 0, parent: null, layout: null, cs: null, bb: null, eb: null, seed: null, epoch: null, target: null, ...v, t: nowNs(),
+    }).lastInsertRowid);
+  }
+
+  private addEntry(parentIno: number, name: string, ino: number): void {
+    this.q.addEntry.run(parentIno, name, ino);
+    const t = nowNs();
+    this.q.touchDir.run(t, t, parentIno);
+  }
+
+  private checkNew(parentIno: number, name: string): void {
+    checkName(name);
+    this.dir(parentIno);
+    if (this.q.lookup.get(parentIno, name) !== undefined) throw new FsError('EEXIST', `'${name}' exists in directory ${parentIno}`);
+  }
+
+  mkdir(parentIno: number, name: string, mode: number, uid: number, gid: number): Attr {
+    return this.db.transaction(() => {
+      this.checkNew(parentIno, name);
+      const ino = this.insertInode({ type: 'dir', mode: S_IFDIR | (mode & 0o7777), uid, gid, nlink: 2, parent: parentIno });
+      this.addEntry(parentIno, name, ino);
+      this.q.nlink.run(1, nowNs(), parentIno); // the new '..'
+      return this.attr(ino);
+    })();
+  }
+
+  /** Layout text a new file under dirIno gets: nearest ancestor's xattr, else the store default. */
+  inheritedLayout(dirIno: number): string {
+    let ino = dirIno;
+    for (let depth = 0; depth < TREE_DEPTH_MAX; depth++) {
+      const r = this.q.dirXattr.get(ino, LAYOUT_XATTR) as { value: Buffer } | undefined;
+      if (r !== undefined) return r.value.toString('utf8');
+      if (ino === ROOT_INO) break;
+      ino = this.parentOf(ino);
+    }
+    return this.opts.defaults.layout;
+  }
+
+  create(parentIno: number, name: string, mode: number, uid: number, gid: number, layout?: string): Attr {
+    return this.db.transaction(() => {
+      this.checkNew(parentIno, name);
+      const text = layout ?? this.inheritedLayout(parentIno);
+      this.opts.checkLayout(text);
+      const d = this.opts.defaults;
+      const seed = crypto.randomBytes(8).readBigUInt64LE(0);
+      const ino = this.insertInode({
+        type: 'file', mode: S_IFREG | (mode & 0o7777), uid, gid, nlink: 1, layout: text, cs: d.chunkSizeBytes,
+        bb: d.bitrotBlockBytes, eb: d.ecBlockSizeBytes, seed: u64ToDb(seed), epoch: this.opts.clusterMapEpoch,
+      });
+      this.addEntry(parentIno, name, ino);
+      return this.attr(ino);
+    })();
+  }
+
+  symlink(parentIno: number, name: string, target: string, uid: number, gid: number): Attr {
+    const size = Buffer.byteLength(target, 'utf8');
+    if (size === 0 || size > SYMLINK_BYTES_MAX) throw new FsError(size === 0 ? 'ENOENT' : 'ENAMETOOLONG', 'bad symlink target length');
+    return this.db.transaction(() => {
+      this.checkNew(parentIno, name);
+      const ino = this.insertInode({ type: 'symlink', mode: S_IFLNK | 0o777, uid, gid, nlink: 1, size, target });
+      this.addEntry(parentIno, name, ino);
+      return this.attr(ino);
+    })();
+  }
+
+  readlink(ino: number): string {
+    const r = this.q.get.get(ino) as Row | undefined;
+    if (r === undefined) throw new FsError('ENOENT', `no inode ${ino}`);
+    if (r.type !== 'symlink') throw new FsError('EINVAL', `inode ${ino} is not a symlink`);
+    return String(r.symlink_target);
+  }
+
+  link(ino: number, newParentIno: number, newName: string): Attr {
+    return this.db.transaction(() => {
+      const a = this.attr(ino);
+      if (a.type === 'dir') throw new FsError('EPERM', 'hard links to directories are not allowed');
+      this.checkNew(newParentIno, newName);
+      this.addEntry(newParentIno, newName, ino);
+      this.q.nlink.run(1, nowNs(), ino);
+      return this.attr(ino);
+    })();
+  }
+
+  /** Drop one link of a non-directory; nlink 0 files go on the orphan list. */
+  private dropLink(a: Attr): number {
+    this.q.nlink.run(-1, nowNs(), a.ino);
+    const nlink = a.nlink - 1;
+    if (nlink > 0) return nlink;
+    if (a.type === 'file') this.q.orphan.run(a.ino); // data deleted by Store.deleteFile
+    else this.removeInodeRow(a.ino);
+    return 0;
+  }
+
+  private removeInodeRow(ino: number): void {
+    this.q.delXattrs.run(ino);
+    this.q.delInode.run(ino);
+  }
+
+  /** Remove a name of a non-directory. nlink 0 => the caller deletes the data when no handle holds it. */
+  unlink(parentIno: number, name: string): { ino: number; nlink: number } {
+    return this.db.transaction(() => {
+      checkName(name);
+      const a = this.lookup(parentIno, name);
+      if (a === null) throw new FsError('ENOENT', `'${name}' not found in directory ${parentIno}`);
+      if (a.type === 'dir') throw new FsError('EISDIR', `'${name}' is a directory`);
+      this.q.delEntry.run(parentIno, name);
+      const t = nowNs();
+      this.q.touchDir.run(t, t, parentIno);
+      return { ino: a.ino, nlink: this.dropLink(a) };
+    })();
+  }
+
+  rmdir(parentIno: number, name: string): void {
+    this.db.transaction(() => {
+      if (name === '.') throw new FsError('EINVAL', "cannot rmdir '.'");
+      if (name === '..') throw new FsError('ENOTEMPTY', "cannot rmdir '..'");
+      checkName(name);
+      const a = this.lookup(parentIno, name);
+      if (a === null) throw new FsError('ENOENT', `'${name}' not found in directory ${parentIno}`);
+      if (a.type !== 'dir') throw new FsError('ENOTDIR', `'${name}' is not a directory`);
+      if (this.q.hasEntries.get(a.ino) !== undefined) throw new FsError('ENOTEMPTY', `directory '${name}' is not empty`);
+      this.q.delEntry.run(parentIno, name);
+      this.removeInodeRow(a.ino);
+      this.q.nlink.run(-1, nowNs(), parentIno);
+      const t = nowNs();
+      this.q.touchDir.run(t, t, parentIno);
+    })();
+  }
+
+  /** True when dirIno is ancestorIno or lies beneath it. */
+  private isWithin(dirIno: number, ancestorIno: number): boolean {
+    let ino = dirIno;
+    for (let depth = 0; depth < TREE_DEPTH_MAX; depth++) {
+      if (ino === ancestorIno) return true;
+      if (ino === ROOT_INO) return false;
+      ino = this.parentOf(ino);
+    }
+    throw new FsError('EIO', 'directory tree deeper than the depth limit (corrupt parent chain?)');
+  }
+
+  /**
+   * rename(2) with replace semantics. Returns the inode that lost a name by being
+   * replaced (nlink 0 => caller deletes its data when unused), or null.
+   */
+  rename(oldParent: number, oldName: string, newParent: number, newName: string, flags: { noReplace?: boolean } = {}): { ino: number; nlink: number } | null {
+    return this.db.transaction(() => {
+      checkName(oldName);
+      checkName(newName);
+      const src = this.lookup(oldParent, oldName);
+      if (src === null) throw new FsError('ENOENT', `'${oldName}' not found in directory ${oldParent}`);
+      this.dir(newParent);
+      const dst = this.lookup(newParent, newName);
+      if (dst !== null && flags.noReplace === true) throw new FsError('EEXIST', `'${newName}' exists`);
+      if (dst !== null && dst.ino === src.ino) return null; // two links to one inode: POSIX says do nothing
+      if (src.type === 'dir' && this.isWithin(newParent, src.ino)) throw new FsError('EINVAL', 'cannot move a directory beneath itself');
+      let replaced: { ino: number; nlink: number } | null = null;
+      if (dst !== null) {
+        if (src.type === 'dir' && dst.type !== 'dir') throw new FsError('ENOTDIR', `'${newName}' is not a directory`);
+        if (src.type !== 'dir' && dst.type === 'dir') throw new FsError('EISDIR', `'${newName}' is a directory`);
+        if (dst.type === 'dir') {
+          if (this.q.hasEntries.get(dst.ino) !== undefined) throw new FsError('ENOTEMPTY', `directory '${newName}' is not empty`);
+          this.q.delEntry.run(newParent, newName);
+          this.removeInodeRow(dst.ino);
+          this.q.nlink.run(-1, nowNs(), newParent);
+          replaced = { ino: dst.ino, nlink: 0 };
+        } else {
+          this.q.delEntry.run(newParent, newName);
+          replaced = { ino: dst.ino, nlink: this.dropLink(dst) };
+        }
+      }
+      this.q.delEntry.run(oldParent, oldName);
+      this.q.addEntry.run(newParent, newName, src.ino);
+      if (src.type === 'dir' && oldParent !== newParent) {
+        this.q.setParent.run(newParent, src.ino);
+        this.q.nlink.run(-1, nowNs(), oldParent);
+        this.q.nlink.run(1, nowNs(), newParent);
+      }
+      const t = nowNs();
+      this.q.touchDir.run(t, t, oldParent);
+      this.q.touchDir.run(t, t, newParent);
+      this.q.nlink.run(0, t, src.ino); // ctime changes on rename (Linux)
+      return replaced;
+    })();
+  }
+
+  /** Entries of a directory, without '.' and '..' (the mount adds those). */
+  readdir(ino: number): Array<{ name: string; ino: number; type: InodeType }> {
+    this.dir(ino);
+    return (this.q.entries.all(ino) as Row[]).map((r) => ({ name: String(r.name), ino: Number(r.ino), type: r.type as InodeType }));
+  }
+
+  setattr(ino: number, v: { mode?: number; uid?: number; gid?: number; atimeNs?: bigint; mtimeNs?: bigint; ctimeNs?: bigint }): Attr {
+    return this.db.transaction(() => {
+      const a = this.attr(ino);
+      const mode = v.mode === undefined ? a.mode : (a.mode & S_IFMT) | (v.mode & 0o7777);
+      const t = nowNs();
+      this.db.prepare(`UPDATE inodes SET mode = ?, uid = ?, gid = ?, atime_ns = ?, mtime_ns = ?, ctime_ns = ? WHERE ino = ?`)
+        .run(mode, v.uid ?? a.uid, v.gid ?? a.gid, v.atimeNs ?? a.atimeNs, v.mtimeNs ?? a.mtimeNs, v.ctimeNs ?? t, ino);
+      return this.attr(ino);
+    })();
+  }
+
+  /** Files unlinked while open or before a crash: their data still has to be deleted. */
+  orphans(): number[] {
+    return (this.q.orphans.all() as Row[]).map((r) => Number(r.ino));
+  }
+
+  getxattr(ino: number, name: string): Buffer {
+    return this.xattrs.get(ino, name);
+  }
+  /** flags: XATTR_CREATE (1) / XATTR_REPLACE (2), as Linux. */
+  setxattr(ino: number, name: string, value: Uint8Array, flags = 0): void {
+    this.xattrs.set(ino, name, value, flags);
+  }
+  listxattr(ino: number): string[] {
+    return this.xattrs.list(ino);
+  }
+  removexattr(ino: number, name: string): void {
+    this.xattrs.remove(ino, name);
+  }
+}

@@ -1,0 +1,196 @@
+// Shard files on disks: whole-shard write (spec §8.1), verified range read (§9)
+// with the header cross-checked against the inode Layout (spec §1: a mismatch is
+// corruption, never a reason to override placement), in-place block patch (§8.2
+// steps 4-5) and deletion. Headers are cached by path; every rewrite through this
+// class invalidates the entry.
+import * as crypto from 'node:crypto';
+import * as nodePath from 'node:path';
+import { LRUCache } from 'lru-cache';
+import { BitrotError, ErrorSite, FormatError, assert } from '../src/errors';
+import { HEADER_BYTES, ShardHeader, decodeHeader } from '../src/header';
+import { writeHashEntries } from '../src/hashtable';
+import { BitrotKey } from '../src/keying';
+import { chunkDirRelPath, shardRelPath, tempName } from '../src/path';
+import { HASH_ENTRY_BYTES, dataStartBytes } from '../src/region';
+import { encodeShard, shardHeaderFor, verifiedRead, verifyShardBytes } from '../src/shard';
+import { ChunkRef, shardDataLen, shardParams, siteOf } from './chunk-ref';
+import { Io, IoFile, errnoCode } from './io';
+import { nowNs } from './meta';
+
+const HEADER_CACHE_ENTRIES_MAX = 16_384;
+/** Header fields that must equal the inode Layout's expectation (created time may differ). */
+const CHECKED_FIELDS = [
+  'formatVersion', 'flags', 'fileId', 'chunkIndex', 'version', 'shardIndex', 'ecK', 'ecM', 'ecAlgo', 'csumAlgo',
+  'bitrotBlockBytes', 'shardDataLenBytes', 'chunkLogicalLenBytes', 'blockCount', 'ecBlockSizeBytes', 'placementSeed',
+  'clusterMapEpoch', 'chunkSizeBytes', 'contentLenBytes',
+] as const;
+
+/** The shard header disagrees with the inode Layout / chunk map (spec §1). */
+export class HeaderMismatchError extends FormatError {}
+
+export type ShardFailure = 'bitrot' | 'missing' | 'header' | 'io';
+
+/** How a shard failed, or null when the error is not about the shard (a bug: rethrow). */
+export function classifyShardError(err: unknown): ShardFailure | null {
+  if (err instanceof BitrotError) return 'bitrot';
+  if (err instanceof FormatError) return 'header';
+  const code = errnoCode(err);
+  if (code === 'ENOENT') return 'missing';
+  if (code !== undefined) return 'io';
+  return null;
+}
+
+export class ShardStore {
+  private readonly headers = new LRUCache<string, ShardHeader>({ max: HEADER_CACHE_ENTRIES_MAX });
+
+  constructor(readonly io: Io, readonly key: BitrotKey, private readonly diskRoots: ReadonlyMap<number, string>) {}
+
+  diskRoot(diskId: number): string {
+    const root = this.diskRoots.get(diskId);
+    assert(root !== undefined, `unknown disk ${diskId}`);
+    return root;
+  }
+
+  path(ref: ChunkRef, shardIndex: number): string {
+    return nodePath.join(this.diskRoot(ref.diskIds[shardIndex]), shardRelPath(ref.fileId, ref.version, BigInt(ref.chunkIndex), shardIndex));
+  }
+
+  /** Spec §8.1: tmp, fsync, rename, fsync dir (and the new directories' parents). */
+  async writeShard(ref: ChunkRef, shardIndex: number, payload: Uint8Array): Promise<void> {
+    assert(payload.length === shardDataLen(ref), 'whole-shard write: payload length is shard_data_len');
+    const bytes = encodeShard(shardParams(ref, shardIndex, nowNs()), payload, this.key);
+    const finalPath = this.path(ref, shardIndex);
+    const chunkDir = nodePath.dirname(finalPath);
+    const versionDir = nodePath.dirname(chunkDir);
+    await this.io.mkdir(chunkDir);
+    const tmp = tempName(finalPath, crypto.randomBytes(8).readBigUInt64LE(0));
+    const f = await this.io.open(tmp, 'create-exclusive');
+    try {
+      await f.pwrite(bytes, 0);
+      await f.fsync();
+    } finally {
+      await f.close();
+    }
+    this.headers.delete(finalPath);
+    await this.io.rename(tmp, finalPath);
+    // The rename, the chunk dir entry and the version dir entry must all be durable.
+    await Promise.all([this.io.fsyncDir(chunkDir), this.io.fsyncDir(versionDir), this.io.fsyncDir(nodePath.dirname(versionDir))]);
+  }
+
+  /** The header this shard must carry, from the inode Layout and chunk map. */
+  expectedHeader(ref: ChunkRef, shardIndex: number): ShardHeader {
+    return shardHeaderFor(shardParams(ref, shardIndex, 0n), shardDataLen(ref));
+  }
+
+  private crossCheck(ref: ChunkRef, shardIndex: number, h: ShardHeader, path: string): void {
+    const want = this.expectedHeader(ref, shardIndex);
+    for (const f of CHECKED_FIELDS) {
+      if (h[f] !== want[f]) {
+        throw new HeaderMismatchError(f, `header has ${String(h[f])}, inode Layout expects ${String(want[f])}`, { ...siteOf(ref, shardIndex), path });
+      }
+    }
+  }
+
+  private async header(ref: ChunkRef, shardIndex: number, f: IoFile, path: string): Promise<ShardHeader> {
+    const cached = this.headers.get(path);
+    if (cached !== undefined) return cached;
+    const bytes = await f.pread(HEADER_BYTES, 0);
+    const h = decodeHeader(bytes, { ...siteOf(ref, shardIndex), path });
+    this.crossCheck(ref, shardIndex, h, path);
+    this.headers.set(path, h);
+    return h;
+  }
+
+  /** Spec §9 verified read of shard-relative [offset, offset+length). */
+  async readVerified(ref: ChunkRef, shardIndex: number, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
+    const path = this.path(ref, shardIndex);
+    const f = await this.io.open(path, 'read');
+    try {
+      const h = await this.header(ref, shardIndex, f, path);
+      const reader = { read: (o: number, l: number) => f.pread(l, o) };
+      return await verifiedRead(reader, h, this.key, offsetBytes, lengthBytes, { ...siteOf(ref, shardIndex), path });
+    } finally {
+      await f.close();
+    }
+  }
+
+  /** Whole-file decode + verify, bypassing the header cache (heal, scrub, recovery). */
+  async readWhole(ref: ChunkRef, shardIndex: number): Promise<Buffer> {
+    const path = this.path(ref, shardIndex);
+    this.headers.delete(path);
+    const f = await this.io.open(path, 'read');
+    let bytes: Buffer;
+    try {
+      bytes = await f.pread(await f.sizeBytes(), 0);
+    } finally {
+      await f.close();
+    }
+    const site: ErrorSite = { ...siteOf(ref, shardIndex), path };
+    const { header, payload } = verifyShardBytes(bytes, this.key, site);
+    this.crossCheck(ref, shardIndex, header, path);
+    return payload;
+  }
+
+  /**
+   * Spec §8.2 steps 4-5 for one replica: write the data of blocks first.. (span,
+   * block aligned at its start) and their hash entries, then fdatasync.
+   */
+  async patchBlocks(ref: ChunkRef, shardIndex: number, firstBlock: number, span: Uint8Array): Promise<void> {
+    const bb = ref.fl.bitrotBlockBytes;
+    const dataLen = shardDataLen(ref);
+    assert(firstBlock * bb + span.length <= dataLen, 'patch inside shard_data_len');
+    const blockCount = Math.ceil(dataLen / bb);
+    const spanBlocks = Math.ceil(span.length / bb);
+    const entries = Buffer.alloc(spanBlocks * HASH_ENTRY_BYTES);
+    const pos = { fileId: ref.fileId, chunkIndex: BigInt(ref.chunkIndex), shardIndex, version: ref.version };
+    writeHashEntries(entries, 0, this.key, pos, span, bb, firstBlock);
+    const f = await this.io.open(this.path(ref, shardIndex), 'readwrite');
+    try {
+      await f.pwrite(span, dataStartBytes(blockCount) + firstBlock * bb);
+      await f.pwrite(entries, HEADER_BYTES + firstBlock * HASH_ENTRY_BYTES);
+      await f.fdatasync();
+    } finally {
+      await f.close();
+    }
+  }
+
+  /** Remove one shard file (missing is fine). */
+  async deleteShard(ref: ChunkRef, shardIndex: number): Promise<void> {
+    const path = this.path(ref, shardIndex);
+    this.headers.delete(path);
+    try {
+      await this.io.unlink(path);
+    } catch (err) {
+      if (errnoCode(err) !== 'ENOENT') throw err;
+    }
+  }
+
+  /** Remove a chunk version's shard files and its now-empty directories; best effort per disk. */
+  async deleteChunk(ref: ChunkRef, shardCount: number): Promise<number> {
+    let failures = 0;
+    await Promise.all(Array.from({ length: shardCount }, async (_, i) => {
+      try {
+        await this.deleteShard(ref, i);
+        const chunkDir = nodePath.join(this.diskRoot(ref.diskIds[i]), chunkDirRelPath(ref.fileId, ref.version, BigInt(ref.chunkIndex)));
+        await this.removeEmptyDir(chunkDir);
+        await this.removeEmptyDir(nodePath.dirname(chunkDir));
+      } catch {
+        failures++; // garbage is collected by recovery at the next open (DESIGN §5)
+      }
+    }));
+    return failures;
+  }
+
+  private async removeEmptyDir(dir: string): Promise<void> {
+    try {
+      await this.io.rmdir(dir);
+    } catch (err) {
+      const code = errnoCode(err);
+      if (code !== 'ENOTEMPTY' && code !== 'ENOENT' && code !== 'EEXIST') throw err;
+    }
+  }
+
+  forgetHeader(ref: ChunkRef, shardIndex: number): void {
+    this.headers.delete(this.path(ref, shardIndex));
+  }
+}

@@ -1,0 +1,192 @@
+// The chunk store (store-api.md): a directory with chunkfs.json, the bitrot key,
+// meta.db and one or more disk directories (DESIGN §4). Ties together the
+// namespace, file I/O, heal and recovery; status() reports disks, layouts in use,
+// the heal queue and counters.
+import * as nodePath from 'node:path';
+import { loadHighway } from '../src/highway';
+import { ChunkEnv, DiskHealth } from './chunk-env';
+import { ChunkMap } from './chunk-map';
+import { ConfigError, CreateConfigOptions, OpenedConfig, createConfig, openConfig } from './config';
+import { CounterName, Counters } from './counters';
+import { FileIo } from './file-io';
+import { FsError } from './fs-error';
+import { HealReport, Healer } from './heal';
+import { Io, NodeIo, StatfsResult } from './io';
+import { LayoutError, overhead, parseLayout, shardCount } from './layout';
+import { Db, openDb } from './meta';
+import { Namespace } from './namespace';
+import { RecoveryReport, emptyRecoveryReport, recover } from './recovery';
+import { ShardStore } from './shard-store';
+
+export const META_FILE = 'meta.db';
+
+export interface StoreCreateOptions {
+  disks?: number | string[];
+  layout?: string;
+  chunkSizeBytes?: number;
+  bitrotBlockBytes?: number;
+  ecBlockSizeBytes?: number;
+  io?: Io;
+}
+
+export interface StatusReport {
+  disks: Array<{ id: number; path: string; epoch: number; totalBytes: number; freeBytes: number; availBytes: number; state: string; errors: number; lastError: string }>;
+  layoutsInUse: Array<{ layout: string; files: number }>;
+  healQueueLength: number;
+  openIntents: number;
+  counters: Record<CounterName, number>;
+}
+
+export class Store {
+  readonly ns: Namespace;
+  recoveryReport: RecoveryReport = emptyRecoveryReport();
+  private readonly env: ChunkEnv;
+  private readonly files: FileIo;
+  private readonly healer: Healer;
+  private closed = false;
+
+  private constructor(readonly dir: string, private readonly opened: OpenedConfig, private readonly db: Db, readonly io: Io) {
+    const { config } = opened;
+    const shards = new ShardStore(io, opened.key, opened.diskPaths);
+    this.env = { db, shards, map: new ChunkMap(db), counters: new Counters(db), health: new DiskHealth() };
+    this.files = new FileIo(this.env, config.disks.map((d) => ({ id: d.id, epoch: d.epoch })));
+    this.healer = new Healer(this.env, this.files);
+    this.ns = new Namespace(db, {
+      defaults: config.defaults,
+      clusterMapEpoch: config.clusterMapEpoch,
+      checkLayout: (text) => this.checkLayout(text),
+    });
+  }
+
+  /** A layout this store can hold, else FsError EINVAL. */
+  private checkLayout(text: string): void {
+    try {
+      const l = parseLayout(text);
+      const disks = this.opened.config.disks.filter((d) => d.epoch <= this.opened.config.clusterMapEpoch).length;
+      if (shardCount(l) > disks) throw new FsError('EINVAL', `layout ${text} needs ${shardCount(l)} disks, the store has ${disks}`);
+    } catch (err) {
+      if (err instanceof LayoutError) throw new FsError('EINVAL', err.message);
+      throw err;
+    }
+  }
+
+  /** mkfs: refuses a non-empty dir, duplicate disks, a layout needing more disks than exist. */
+  static async create(dir: string, opts: StoreCreateOptions = {}): Promise<Store> {
+    await loadHighway();
+    const createOpts: CreateConfigOptions = {
+      disks: opts.disks,
+      defaults: { layout: opts.layout, chunkSizeBytes: opts.chunkSizeBytes, bitrotBlockBytes: opts.bitrotBlockBytes, ecBlockSizeBytes: opts.ecBlockSizeBytes },
+    };
+    for (const k of Object.keys(createOpts.defaults!) as Array<keyof typeof createOpts.defaults>) {
+      if (createOpts.defaults![k] === undefined) delete createOpts.defaults![k];
+    }
+    createConfig(dir, createOpts);
+    openDb(nodePath.join(dir, META_FILE)).close();
+    return Store.open(dir, { io: opts.io });
+  }
+
+  /** Open and run recovery (report in store.recoveryReport). */
+  static async open(dir: string, opts: { io?: Io; readOnly?: boolean; healer?: boolean } = {}): Promise<Store> {
+    await loadHighway();
+    const opened = openConfig(dir);
+    const metaPath = nodePath.join(dir, META_FILE);
+    let db: Db;
+    try {
+      db = openDb(metaPath, opts.readOnly ?? false);
+    } catch (err) {
+      throw new ConfigError(metaPath, `cannot open metadata database: ${(err as Error).message}`);
+    }
+    const store = new Store(dir, opened, db, opts.io ?? new NodeIo());
+    if (opts.readOnly !== true) {
+      store.recoveryReport = await recover(store.env, store.files, store.ns.orphans(), [...opened.diskPaths.values()]);
+      if (opts.healer === true) store.healer.start();
+    }
+    return store;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.healer.stop();
+    this.db.close();
+    if (this.io instanceof NodeIo) this.io.closeAll();
+  }
+
+  read(ino: number, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
+    return this.files.read(ino, offsetBytes, lengthBytes);
+  }
+  write(ino: number, offsetBytes: number, data: Uint8Array): Promise<void> {
+    return this.files.write(ino, offsetBytes, data);
+  }
+  truncate(ino: number, sizeBytes: number): Promise<void> {
+    return this.files.truncate(ino, sizeBytes);
+  }
+  /** Delete the data and inode of an unlinked (nlink 0) file once no handle holds it. */
+  deleteFile(ino: number): Promise<void> {
+    return this.files.deleteFile(ino);
+  }
+
+  heal(entriesMax?: number): Promise<HealReport> {
+    return this.healer.heal(entriesMax);
+  }
+  healChunk(ino: number, chunkIndex: number): Promise<HealReport> {
+    return this.healer.healChunk(ino, chunkIndex, true);
+  }
+  scrub(opts: { repair?: boolean } = {}): Promise<HealReport> {
+    return this.healer.scrub(opts.repair ?? false);
+  }
+  startHealer(entriesPerSecond?: number): void {
+    this.healer.start(entriesPerSecond);
+  }
+  stopHealer(): Promise<void> {
+    return this.healer.stop();
+  }
+
+  async status(): Promise<StatusReport> {
+    const disks = [];
+    for (const d of this.opened.config.disks) {
+      const path = this.opened.diskPaths.get(d.id)!;
+      let fsinfo: StatfsResult = { totalBytes: 0, freeBytes: 0, availBytes: 0 };
+      try {
+        fsinfo = await this.io.statfs(path);
+        this.env.health.ok(d.id);
+      } catch (err) {
+        this.env.health.fail(d.id, (err as Error).message);
+      }
+      const h = this.env.health.report(d.id);
+      disks.push({ id: d.id, path, epoch: d.epoch, ...fsinfo, state: h.state, errors: h.errors, lastError: h.lastError });
+    }
+    const layoutsInUse = (this.db.prepare(`SELECT layout, count(*) AS n FROM inodes WHERE type = 'file' GROUP BY layout ORDER BY layout`).all() as Array<{ layout: string; n: bigint }>)
+      .map((r) => ({ layout: r.layout, files: Number(r.n) }));
+    return {
+      disks, layoutsInUse, healQueueLength: this.env.map.healQueueLength(), openIntents: this.env.map.intents().length,
+      counters: this.env.counters.all(),
+    };
+  }
+
+  /** Usable space: raw space of all disks divided by the default layout's overhead. */
+  async statfs(): Promise<StatfsResult> {
+    const factor = overhead(parseLayout(this.opened.config.defaults.layout));
+    const seen = new Set<string>();
+    const sum = { totalBytes: 0, freeBytes: 0, availBytes: 0 };
+    for (const path of this.opened.diskPaths.values()) {
+      const s = await this.io.statfs(path);
+      const fsKey = `${s.totalBytes}/${s.freeBytes}`; // disks on one filesystem count once
+      if (seen.has(fsKey)) continue;
+      seen.add(fsKey);
+      sum.totalBytes += s.totalBytes;
+      sum.freeBytes += s.freeBytes;
+      sum.availBytes += s.availBytes;
+    }
+    return { totalBytes: Math.floor(sum.totalBytes / factor), freeBytes: Math.floor(sum.freeBytes / factor), availBytes: Math.floor(sum.availBytes / factor) };
+  }
+
+  /** Shard file path of (ino, chunk, shard) for the live version: tools and fault-injection tests. */
+  shardPath(ino: number, chunkIndex: number, shardIndex: number): Promise<string | null> {
+    return this.files.withChunk(ino, chunkIndex, async (ref) => (ref === null ? null : this.env.shards.path(ref, shardIndex)));
+  }
+  /** Disk directories by id. */
+  diskPaths(): ReadonlyMap<number, string> {
+    return this.opened.diskPaths;
+  }
+}

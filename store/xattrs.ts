@@ -1,0 +1,82 @@
+// Extended attributes (store-api.md). user.chunkfs.layout is special: on a
+// directory it is stored and inherited by files created beneath (validated, EINVAL
+// if this store cannot hold it); on a file it shows the file's own Layout and may
+// be changed only while the file holds no data.
+import { Db, nowNs } from './meta';
+import { FsError } from './fs-error';
+import { Attr, LAYOUT_XATTR } from './namespace';
+
+export const XATTR_CREATE = 1; // Linux <sys/xattr.h>
+export const XATTR_REPLACE = 2;
+const XATTR_NAME_BYTES_MAX = 255;
+const XATTR_VALUE_BYTES_MAX = 64 * 1024;
+
+export class Xattrs {
+  private readonly q;
+  constructor(private readonly db: Db, private readonly attr: (ino: number) => Attr, private readonly checkLayout: (text: string) => void) {
+    this.q = {
+      get: db.prepare('SELECT value FROM xattrs WHERE ino = ? AND name = ?'),
+      list: db.prepare('SELECT name FROM xattrs WHERE ino = ? ORDER BY name'),
+      put: db.prepare('INSERT INTO xattrs(ino, name, value) VALUES (?, ?, ?) ON CONFLICT(ino, name) DO UPDATE SET value = excluded.value'),
+      del: db.prepare('DELETE FROM xattrs WHERE ino = ? AND name = ?'),
+      ctime: db.prepare('UPDATE inodes SET ctime_ns = ? WHERE ino = ?'),
+      hasData: db.prepare('SELECT 1 FROM chunks WHERE ino = ? AND version > 0 LIMIT 1'),
+      setLayout: db.prepare('UPDATE inodes SET layout = ? WHERE ino = ?'),
+    };
+  }
+
+  private checkXattrName(name: string): void {
+    if (name.length === 0) throw new FsError('EINVAL', 'empty xattr name');
+    if (Buffer.byteLength(name) > XATTR_NAME_BYTES_MAX) throw new FsError('ERANGE', 'xattr name too long');
+  }
+
+  get(ino: number, name: string): Buffer {
+    this.checkXattrName(name);
+    const a = this.attr(ino);
+    if (name === LAYOUT_XATTR && a.type === 'file') return Buffer.from(a.layout, 'utf8');
+    const r = this.q.get.get(ino, name) as { value: Buffer } | undefined;
+    if (r === undefined) throw new FsError('ENODATA', `no xattr '${name}' on inode ${ino}`);
+    return Buffer.from(r.value);
+  }
+
+  set(ino: number, name: string, value: Uint8Array, flags = 0): void {
+    this.checkXattrName(name);
+    if (value.length > XATTR_VALUE_BYTES_MAX) throw new FsError('ERANGE', 'xattr value too large');
+    this.db.transaction(() => {
+      const a = this.attr(ino);
+      const exists = (name === LAYOUT_XATTR && a.type === 'file') || this.q.get.get(ino, name) !== undefined;
+      if ((flags & XATTR_CREATE) !== 0 && exists) throw new FsError('EEXIST', `xattr '${name}' exists`);
+      if ((flags & XATTR_REPLACE) !== 0 && !exists) throw new FsError('ENODATA', `no xattr '${name}'`);
+      if (name === LAYOUT_XATTR) {
+        const text = Buffer.from(value).toString('utf8').trim();
+        this.checkLayout(text);
+        if (a.type === 'file') {
+          if (text === a.layout) return;
+          if (this.q.hasData.get(ino) !== undefined) throw new FsError('EBUSY', 'the layout of a file that holds data cannot change');
+          this.q.setLayout.run(text, ino);
+          this.q.ctime.run(nowNs(), ino);
+          return;
+        }
+        if (a.type !== 'dir') throw new FsError('EINVAL', `${LAYOUT_XATTR} applies to files and directories only`);
+        value = Buffer.from(text, 'utf8');
+      }
+      this.q.put.run(ino, name, Buffer.from(value));
+      this.q.ctime.run(nowNs(), ino);
+    })();
+  }
+
+  list(ino: number): string[] {
+    const a = this.attr(ino);
+    const names = (this.q.list.all(ino) as Array<{ name: string }>).map((r) => r.name);
+    if (a.type === 'file' && !names.includes(LAYOUT_XATTR)) names.unshift(LAYOUT_XATTR);
+    return names;
+  }
+
+  remove(ino: number, name: string): void {
+    this.checkXattrName(name);
+    const a = this.attr(ino);
+    if (name === LAYOUT_XATTR && a.type === 'file') throw new FsError('EPERM', 'a file always has a layout');
+    if (this.q.del.run(ino, name).changes === 0) throw new FsError('ENODATA', `no xattr '${name}' on inode ${ino}`);
+    this.q.ctime.run(nowNs(), ino);
+  }
+}
