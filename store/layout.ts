@@ -48,11 +48,14 @@ export function dataShardCount(l: Layout): number {
 }
 
 /**
- * Shards that must be durable before a whole-shard write counts as done: one more
- * than the minimum needed to read, so a degraded write still survives one more loss.
+ * Shards that must be durable before a whole-shard write counts as done: the shards
+ * needed to read it back, and at least a majority (as MinIO's write quorum), so
+ * replica:3 and ec:K+1 layouts keep accepting writes with one disk down; the
+ * missing shards are queued for heal.
  */
 export function writeQuorum(l: Layout): number {
-  return Math.min(shardCount(l), dataShardCount(l) + 1);
+  const n = shardCount(l);
+  return Math.min(n, Math.max(dataShardCount(l), Math.floor(n / 2) + 1));
 }
 
 /** Header echo fields (spec §3): ec_k, ec_m, ec_algo. */
