@@ -59,7 +59,7 @@ declare module 'fuse-native' {
       displayFolder?: boolean; debug?: boolean; force?: boolean; mkdir?: boolean
       allowOther?: boolean; allowRoot?: boolean; autoUnmount?: boolean; defaultPermissions?: boolean
       maxRead?: number; fsname?: string; subtype?: string; kernelCache?: boolean; autoCache?: boolean
-      umask?: number; uid?: number; gid?: number; entryTimeout?: number; attrTimeout?: number
+      umask?: number; uid?: number; gid?: number; entryTimeout?: number | string; attrTimeout?: number | string
       acAttrTimeout?: number; noforget?: boolean
       /** added by the chunkfs patch */
       bigWrites?: boolean; maxWrite?: number; useIno?: boolean; hardRemove?: boolean

@@ -1,11 +1,14 @@
 // Mount a Store on a directory with fuse-native (patched: caller uid/gid, utimens, fgetattr).
 // default_permissions makes the kernel check modes and owners; allow_other (when root) lets every
-// user in; big_writes brings 128 KiB writes; use_ino keeps hard links' st_ino equal; hard_remove lets
-// an open, unlinked file live on by its handle (no .fuse_hidden files).
+// user in; big_writes brings 128 KiB writes; use_ino keeps hard links' st_ino equal. An open file that
+// is unlinked is renamed by libfuse to .fuse_hidden* (hidden from readdir) and unlinked at its last
+// release: with hard_remove instead, fstat on it would fail (libfuse cannot name it), and SQLite
+// fstat()s its unlinked temp files.
 import Fuse = require('fuse-native');
 import type { StorePort } from './store-port';
 import { FsCore } from './core';
 import { makeOps } from './ops-table';
+import { HIDDEN_PREFIX } from './ops-names';
 
 export interface MountOptions {
   bufferBytesMax?: number;
@@ -35,8 +38,12 @@ export async function mountFs(store: StorePort, mountpoint: string, opts: MountO
   await deleteOrphans(core, log);
   const fuse = new Fuse(mountpoint, makeOps(core, log), {
     allowOther: opts.allowOther ?? process.getuid?.() === 0,
-    defaultPermissions: true, autoUnmount: true, bigWrites: true, useIno: true, hardRemove: true,
+    defaultPermissions: true, autoUnmount: true, bigWrites: true, useIno: true,
     fsname: 'chunkfs', subtype: 'chunkfs', timeout: opts.opTimeoutMs ?? 120_000,
+    // High-level libfuse gives each hard link its own kernel inode, so cached attributes of one name
+    // go stale when another changes (nlink, size): ask every time. '0' as a string: the binding
+    // drops a falsy number.
+    attrTimeout: '0',
   });
   await new Promise<void>((resolve, reject) => fuse.mount((err) => (err ? reject(err) : resolve())));
   let unmounted = false;
@@ -56,7 +63,21 @@ export async function mountFs(store: StorePort, mountpoint: string, opts: MountO
 
 /** Files unlinked while open when the last mount ended (crash): nothing holds them now. */
 async function deleteOrphans(core: FsCore, log: (m: string) => void): Promise<void> {
+  for (const e of hiddenEntries(core)) {
+    try {
+      const r = core.ns.unlink(e.parent, e.name);
+      if (r.nlink === 0) await core.store.deleteFile(r.ino);
+    } catch (err) { log(`hidden ${e.name}: ${(err as Error).message}`); }
+  }
   for (const ino of core.ns.orphans()) {
     try { await core.store.deleteFile(ino); } catch (err) { log(`orphan ${ino}: ${(err as Error).message}`); }
   }
+}
+
+const HIDDEN_ENTRIES_MAX = 1_000_000;
+
+/** libfuse's .fuse_hidden* names of open-unlinked files, left behind by a crash. */
+function hiddenEntries(core: FsCore): Array<{ parent: number; name: string }> {
+  const rows = core.ns.db.prepare(`SELECT parent, name FROM dirents WHERE name LIKE '${HIDDEN_PREFIX}%' LIMIT ${HIDDEN_ENTRIES_MAX}`).all() as Array<{ parent: number | bigint; name: string }>;
+  return rows.map((r) => ({ parent: Number(r.parent), name: r.name }));
 }

@@ -39,13 +39,14 @@ function timeArg(t: Fuse.UtimeArg, now: bigint): bigint | undefined {
   return t;
 }
 
-export function utimens(core: FsCore, path: string, atime: Fuse.UtimeArg, mtime: Fuse.UtimeArg): void {
+export async function utimens(core: FsCore, path: string, atime: Fuse.UtimeArg, mtime: Fuse.UtimeArg): Promise<void> {
   const a = core.resolve(path);
+  // Buffered bytes stored later would bump mtime past the one set here (cp -a sets times before close).
+  const f = core.handles.file(a.ino);
+  if (f !== undefined) await core.wb.flush(f);
   const now = nowNs();
   const mtimeNs = timeArg(mtime, now);
   core.ns.setattr(a.ino, { atimeNs: timeArg(atime, now), mtimeNs });
-  // An explicit mtime is newer than the one buffered writes carry: drop theirs.
-  const f = core.handles.file(a.ino);
   if (f !== undefined && mtimeNs !== undefined) f.mtimeNs = null;
 }
 

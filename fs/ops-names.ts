@@ -9,6 +9,8 @@ import { posix } from './errno';
 const S_IFMT = 0o170000;
 const S_IFREG = 0o100000;
 const S_ISGID = 0o2000;
+/** libfuse renames an open file that is unlinked to this prefix and unlinks it at the last release. */
+export const HIDDEN_PREFIX = '.fuse_hidden';
 
 /** Owner of a new inode under parent: the caller, with the parent's group when it is set-group-ID. */
 export function newOwner(parent: Attr, ctx: Fuse.Context): { uid: number; gid: number; inheritSgid: boolean } {
@@ -19,7 +21,7 @@ export function newOwner(parent: Attr, ctx: Fuse.Context): { uid: number; gid: n
 export function readdir(core: FsCore, path: string): string[] {
   const a = core.resolve(path);
   if (a.type !== 'dir') throw posix('ENOTDIR', `${path} is not a directory`);
-  return ['.', '..', ...core.ns.readdir(a.ino).map((e) => e.name)];
+  return ['.', '..', ...core.ns.readdir(a.ino).map((e) => e.name).filter((n) => !n.startsWith(HIDDEN_PREFIX))];
 }
 
 export function mkdir(core: FsCore, path: string, mode: number, ctx: Fuse.Context): void {

@@ -19,7 +19,7 @@ interface StoreLike {
 interface StoreModule {
   Store: {
     create(dir: string, opts: { disks?: number | string[]; layout?: string; chunkSizeBytes?: number; bitrotBlockBytes?: number }): Promise<StoreLike>;
-    open(dir: string, opts?: { readOnly?: boolean }): Promise<StoreLike>;
+    open(dir: string, opts?: { readOnly?: boolean; healer?: boolean }): Promise<StoreLike>;
   };
 }
 
@@ -92,7 +92,7 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<void> {
     process.stderr.write(`chunkfs: created the default store ${storeDir} (${DEFAULT_DISKS} disks, ${DEFAULT_LAYOUT})\n`);
   }
   await prepareMountpoint(mountpoint);
-  const store = await Store.open(storeDir);
+  const store = await Store.open(storeDir, { healer: true }); // heal what reads served around, in the background
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { mountFs } = require('../fs/mount') as typeof import('../fs/mount');
   let mounted: Awaited<ReturnType<typeof mountFs>>;

@@ -4,7 +4,7 @@
 // child killed, even on failure: callers register `teardown` (t.teardown / test.after.always), and a
 // process 'exit' hook does `fusermount -uz` for anything still registered.
 import { spawn, execFile, execFileSync, ChildProcess } from 'node:child_process'
-import { promises as fsp, readFileSync, mkdirSync } from 'node:fs'
+import { promises as fsp, readFileSync, mkdirSync, existsSync } from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
 import { REPO_ROOT } from './root'
@@ -162,7 +162,9 @@ export function startMount (opts: StartOptions): Promise<MountChild> {
 
 /** Fresh temporary directory (removed by the caller's teardown via removeDir). */
 export async function tempDir (prefix: string): Promise<string> {
-  return fsp.mkdtemp(path.join(os.tmpdir(), `chunkfs-${prefix}-`))
+  const dir = await fsp.mkdtemp(path.join(os.tmpdir(), `chunkfs-${prefix}-`))
+  await fsp.chmod(dir, 0o755) // uid 65534 must reach the mount point inside
+  return dir
 }
 
 /** Remove a test directory; refuses while something is still mounted beneath it. */
@@ -192,4 +194,32 @@ export async function mountChunkfs (store: string, mountpoint: string, extraArgs
     readyPattern: /^chunkfs: mounted /,
   })
   return { ...m, store }
+}
+
+// ---- a POSIX client in a child process (test/helpers/fsclient.py) ----
+
+export const PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3'
+const FSCLIENT = path.join(REPO_ROOT, 'test', 'helpers', 'fsclient.py')
+
+export type ClientOp = [string, ...unknown[]]
+export interface ClientResult { ok?: any; err?: string }
+
+/** Run ops in one client process (descriptors live across its ops); one result per op. */
+export async function fsClient (ops: ClientOp[], opts: RunOptions = {}): Promise<ClientResult[]> {
+  const r = await run(PYTHON, [FSCLIENT], { ...opts, input: JSON.stringify({ ops }), timeoutMs: opts.timeoutMs ?? 60_000 })
+  if (r.code !== 0) throw new Error(`fsclient failed (code ${r.code}, signal ${r.signal}): ${r.stderr}`)
+  return JSON.parse(r.stdout) as ClientResult[]
+}
+
+/** One op; its value, or throws with the errno name. */
+export async function fsOk (op: ClientOp, opts: RunOptions = {}): Promise<any> {
+  const [res] = await fsClient([op], opts)
+  if (res.err !== undefined) throw new Error(`${op[0]} ${String(op[1])}: ${res.err}`)
+  return res.ok
+}
+
+/** One op's errno name (or 'OK'). */
+export async function fsErr (op: ClientOp, opts: RunOptions = {}): Promise<string> {
+  const [res] = await fsClient([op], opts)
+  return res.err ?? 'OK'
 }

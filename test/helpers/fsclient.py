@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+# A filesystem client for mounted tests, run as a CHILD process (never the process serving the mount).
+# Reads {"ops": [[name, args...], ...]} as JSON on stdin, runs each op with plain POSIX calls, and prints
+# one JSON list: {"ok": value} or {"err": "ENOENT"} per op. Open descriptors are kept by name across ops
+# of one run, so open-unlinked files and O_APPEND/O_EXCL can be exercised. Python's os module gives
+# errno names, xattrs and nanosecond times directly.
+import errno
+import hashlib
+import json
+import os
+import random
+import sys
+
+fds = {}
+FLAGS = {
+    'rdonly': os.O_RDONLY, 'wronly': os.O_WRONLY, 'rdwr': os.O_RDWR, 'creat': os.O_CREAT,
+    'excl': os.O_EXCL, 'trunc': os.O_TRUNC, 'append': os.O_APPEND,
+}
+
+
+def data_of(spec):
+    if isinstance(spec, str):
+        return spec.encode()
+    return random.Random(spec['seed']).randbytes(spec['len'])
+
+
+def st_dict(st):
+    return {'mode': st.st_mode, 'uid': st.st_uid, 'gid': st.st_gid, 'size': st.st_size, 'nlink': st.st_nlink,
+            'ino': st.st_ino, 'atime_ns': st.st_atime_ns, 'mtime_ns': st.st_mtime_ns, 'ctime_ns': st.st_ctime_ns}
+
+
+def digest(b):
+    return {'len': len(b), 'sha256': hashlib.sha256(b).hexdigest()}
+
+
+def fd_of(ref):
+    return fds[ref] if ref in fds else None
+
+
+def run(op):
+    name, a = op[0], op[1:]
+    if name == 'mkdir': return os.mkdir(a[0], a[1] if len(a) > 1 else 0o777)
+    if name == 'rmdir': return os.rmdir(a[0])
+    if name == 'open':
+        flags = 0
+        for f in a[2]: flags |= FLAGS[f]
+        fds[a[0]] = os.open(a[1], flags, a[3] if len(a) > 3 else 0o644)
+        return None
+    if name == 'close': os.close(fds.pop(a[0])); return None
+    if name == 'pwrite': return os.pwrite(fds[a[0]], data_of(a[2]), a[1])
+    if name == 'write': return os.write(fds[a[0]], data_of(a[1]))
+    if name == 'pread': return digest(os.pread(fds[a[0]], a[2], a[1]))
+    if name == 'preadhex': return os.pread(fds[a[0]], a[2], a[1]).hex()
+    if name == 'fsync': return os.fsync(fds[a[0]])
+    if name == 'fdatasync': return os.fdatasync(fds[a[0]])
+    if name == 'ftruncate': return os.ftruncate(fds[a[0]], a[1])
+    if name == 'fstat': return st_dict(os.fstat(fds[a[0]]))
+    if name == 'writefile':
+        with open(a[0], 'wb') as f: f.write(data_of(a[1]))
+        return None
+    if name == 'readfile':
+        with open(a[0], 'rb') as f: return digest(f.read())
+    if name == 'readtext':
+        with open(a[0], 'rb') as f: return f.read().decode('latin-1')
+    if name == 'truncate': return os.truncate(a[0], a[1])
+    if name == 'unlink': return os.unlink(a[0])
+    if name == 'rename': return os.rename(a[0], a[1])
+    if name == 'link': return os.link(a[0], a[1])
+    if name == 'symlink': return os.symlink(a[0], a[1])
+    if name == 'readlink': return os.readlink(a[0])
+    if name == 'chmod': return os.chmod(a[0], a[1])
+    if name == 'chown': return os.chown(a[0], a[1], a[2])
+    if name == 'utime': return os.utime(a[0], ns=(a[1], a[2]))
+    if name == 'utime_now': return os.utime(a[0])
+    if name == 'stat': return st_dict(os.stat(a[0]))
+    if name == 'lstat': return st_dict(os.lstat(a[0]))
+    if name == 'listdir': return sorted(os.listdir(a[0]))
+    if name == 'setxattr':
+        return os.setxattr(a[0], a[1], a[2].encode(), a[3] if len(a) > 3 else 0)
+    if name == 'getxattr': return os.getxattr(a[0], a[1]).decode('latin-1')
+    if name == 'listxattr': return sorted(os.listxattr(a[0]))
+    if name == 'removexattr': return os.removexattr(a[0], a[1])
+    if name == 'statvfs':
+        s = os.statvfs(a[0])
+        return {'bsize': s.f_bsize, 'blocks': s.f_blocks, 'bavail': s.f_bavail, 'bfree': s.f_bfree}
+    if name == 'access': return os.access(a[0], a[1])
+    raise ValueError('unknown op ' + name)
+
+
+def main():
+    req = json.load(sys.stdin)
+    out = []
+    for op in req['ops']:
+        try:
+            out.append({'ok': run(op)})
+        except OSError as e:
+            out.append({'err': errno.errorcode.get(e.errno, str(e.errno))})
+    for fd in fds.values():
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    json.dump(out, sys.stdout)
+
+
+main()
