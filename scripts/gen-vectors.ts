@@ -9,7 +9,7 @@
 // Usage: npm run gen-vectors [-- <outDir>]   (default testdata/chunk)
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ShardHeader, EC_ALGO_RS_VANDERMONDE } from '../src/header';
+import { ShardHeader, EC_ALGO_RS_VANDERMONDE, FLAG_LAST_BLOCK_SHORT } from '../src/header';
 import { loadHighway } from '../src/highway';
 import { BitrotKey, parseBitrotKey } from '../src/keying';
 import { EcGeometry, joinChunk, splitChunk } from '../src/mapping';
@@ -180,29 +180,64 @@ function g7(key: BitrotKey): Vector {
   return v;
 }
 
+// G8's chunk: 1.5 MiB + 4097 bytes, so the last erasure block is short (L = 528385,
+// frag_last = ceil(L/4) = 132097, 3 zero pad bytes in data shard 3; DESIGN §3) and
+// shard_data_len = 262144 + 132097 = 394241 ends in a 1025-byte bitrot block.
+const G8_CHUNK_LEN_BYTES = MiB + MiB / 2 + 4097;
+// Needle data lengths, packed from offset 0. Data shards touched (listed ascending):
+// full EB 0 (fragment 262144): [0] [0] [0,1] [1] [1,2] [2] [2,3], then [0,3] (shard 3
+// then shard 0) across the EB boundary; short EB 1 (fragment 132097): [0] [0,1] [1]
+// [1,2] [2,3] [3], the last ending 1 byte before chunk end, in shard 3's short last
+// bitrot block. The reads of the [0,1] [1,2] [2,3] needles cover shards 0-2's ones.
+const G8_NEEDLE_LENS = [1000, 200000, 90000, 3000, 300000, 12345, 400000, 60000,
+  50000, 100000, 20000, 150000, 100000, 90160];
+const G8_BAD_NEEDLES = [2, 11]; // wrong-cookie slices: a full-EB and a short-EB straddler
+
+/** Data shard of chunk byte c, straight from DESIGN §3 (independent of src/mapping). */
+function g8DataShard(c: number, g: EcGeometry): number {
+  const ebIndex = Math.floor(c / g.ecBlockSizeBytes);
+  const ebLen = Math.min(g.ecBlockSizeBytes, g.chunkLogicalLenBytes - ebIndex * g.ecBlockSizeBytes);
+  return Math.floor((c % g.ecBlockSizeBytes) / Math.ceil(ebLen / g.k));
+}
+
+/** Distinct data shards holding needle bytes [offset, offset+32+length), ascending. */
+function g8ExpectedShards(g: EcGeometry, offset: number, length: number): number[] {
+  const shards = new Set<number>();
+  for (let c = offset; c < offset + 32 + length; c++) shards.add(g8DataShard(c, g));
+  return [...shards].sort((a, b) => a - b);
+}
+
+/** The coverage G8 exists for; fails the generator rather than write a weaker vector. */
+function g8CheckCoverage(g: EcGeometry, headers: ShardHeader[], needles: { offset: number; shards: number[] }[]): void {
+  const inShortEb = (n: { offset: number }): boolean => n.offset >= g.ecBlockSizeBytes;
+  const adjacent = (s: number[]): boolean => s.length === 2 && s[1] === s[0] + 1;
+  const ok = g.chunkLogicalLenBytes % g.ecBlockSizeBytes !== 0 && g.chunkLogicalLenBytes % g.k !== 0 &&
+    headers.every((h) => h.shardDataLenBytes % BigInt(BITROT_BLOCK) !== 0n && (h.flags & FLAG_LAST_BLOCK_SHORT) !== 0) &&
+    needles.some((n) => !inShortEb(n) && n.shards.length === 1) && needles.some((n) => !inShortEb(n) && adjacent(n.shards)) &&
+    needles.some((n) => inShortEb(n) && n.shards.length === 1) && needles.some((n) => inShortEb(n) && adjacent(n.shards)) &&
+    needles.every((n) => n.shards.length <= 2);
+  if (!ok) throw new Error('G8 lost its coverage: short last EB and bitrot block, inside and straddling needles in both EBs');
+}
+
 function g8(key: BitrotKey): Vector {
-  const base: Base = { mode: 'ec', fileId: 0x00c0ffee00000008n, chunkIndex: 0n, version: 1n, shardIndex: 0, k: 4, m: 2, ebBytes: MiB, chunkSizeBytes: MiB };
-  const fragment = Math.ceil(MiB / base.k);
-  const sizes = [1000, 200000, 90000, 3000, 300000, 12345];
-  const { stream, placed } = containerStream(SEEDS.G8, sizes.map((n, i) => ({ fileId: 2001n + BigInt(i), dataLenBytes: n })), MiB);
+  const base: Base = { mode: 'ec', fileId: 0x00c0ffee00000008n, chunkIndex: 0n, version: 1n, shardIndex: 0, k: 4, m: 2, ebBytes: MiB, chunkSizeBytes: 2 * MiB };
+  const g: EcGeometry = { k: base.k, m: base.m, ecBlockSizeBytes: base.ebBytes, chunkLogicalLenBytes: G8_CHUNK_LEN_BYTES };
+  const { stream, placed } = containerStream(SEEDS.G8, G8_NEEDLE_LENS.map((n, i) => ({ fileId: 2001n + BigInt(i), dataLenBytes: n })), G8_CHUNK_LEN_BYTES);
   const { files, headers } = ecShards(key, base, stream);
   const shards = new Map<string, Buffer>([['expected.shard', files[0]]]);
   files.forEach((f, i) => shards.set(`expected.${i}.shard`, f));
-  const needles = placed.map((p) => {
-    // spec §11.4: the read covers header + data; full EB => fragment = ceil(EB/k).
-    const first = Math.floor(p.offset / fragment);
-    const last = Math.floor((p.offset + 32 + p.length - 1) / fragment);
-    const expected = [];
-    for (let s = first; s <= last; s++) expected.push(s);
-    return { file_id: p.fileId.toString(), offset: p.offset.toString(), length: p.length, cookie: p.cookie, expected_data_shards: expected };
-  });
-  const counts = needles.map((n) => n.expected_data_shards.length);
-  if (!counts.includes(1) || !counts.includes(2) || counts.some((c) => c > 2)) throw new Error('G8 needs inside and straddling needles');
-  const bad = placed[2];
+  // spec §11.4: the read covers header + data.
+  const expected = placed.map((p) => ({ offset: p.offset, shards: g8ExpectedShards(g, p.offset, p.length) }));
+  g8CheckCoverage(g, headers, expected);
+  const needles = placed.map((p, i) => ({ file_id: p.fileId.toString(), offset: p.offset.toString(), length: p.length, cookie: p.cookie,
+    expected_data_shards: expected[i].shards }));
+  const badSlices = G8_BAD_NEEDLES.map((i) => placed[i]).map((bad) =>
+    ({ file_id: bad.fileId.toString(), offset: bad.offset.toString(), length: bad.length, cookie: (bad.cookie ^ 0x5a5a5a5a) >>> 0, reason: 'cookie' }));
   return { dir: 'G8', input: stream, shards,
-    params: paramsJson('G8', 'EC(4,2) container chunk 0 (1 MiB, EB 1 MiB, shard_fragment 262144): needles inside one fragment read one data shard, straddling ones two',
-      'ec', headers[0], 'none', { needle_align: NEEDLE_ALIGN, needles,
-        bad_slices: [{ file_id: bad.fileId.toString(), offset: bad.offset.toString(), length: bad.length, cookie: (bad.cookie ^ 0x5a5a5a5a) >>> 0, reason: 'cookie' }] }) };
+    params: paramsJson('G8', 'EC(4,2) container chunk 0 of 1.5 MiB + 4097 bytes (chunk_size 2 MiB, EB 1 MiB): full EB 0 with ' +
+      'shard_fragment 262144, short last EB 1 of 528385 bytes with frag_last 132097 (data shard 3 zero padded), shard_data_len 394241 ' +
+      '(short last bitrot block on every shard); needles inside one fragment read one data shard, straddling ones two',
+      'ec', headers[0], 'none', { needle_align: NEEDLE_ALIGN, needles, bad_slices: badSlices }) };
 }
 
 export async function buildVectors(): Promise<Vector[]> {

@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { generateVectors } from '../../scripts/gen-vectors';
 import { BitrotError, SliceError } from '../../src/errors';
-import { ShardHeader } from '../../src/header';
+import { FLAG_LAST_BLOCK_SHORT, ShardHeader } from '../../src/header';
 import { loadHighway } from '../../src/highway';
 import { parseBitrotKey } from '../../src/keying';
 import { joinChunk, splitChunk } from '../../src/mapping';
@@ -164,20 +164,29 @@ test('G8 slice reads touch exactly expected_data_shards, never parity', async (t
   t.true(read('G8', 'expected.shard').equals(read('G8', 'expected.0.shard')));
   const files = [0, 1, 2, 3, 4, 5].map((i) => read('G8', `expected.${i}.shard`));
   const key = parseBitrotKey(p.bitrot_key);
-  const payloads = files.map((f) => verifyShardBytes(f, key).payload);
+  const verified = files.map((f) => verifyShardBytes(f, key));
+  const payloads = verified.map((v) => v.payload);
   const data = splitChunk(geometry(p), input);
   for (let i = 0; i < 4; i++) t.true(payloads[i].equals(data[i]), `data shard ${i}`);
   const parity = rsReferenceCodec(4, 2).encode(data);
   t.true(payloads[4].equals(parity[0]) && payloads[5].equals(parity[1]), 'parity shards');
+  // DESIGN §3 short last erasure block and a short last bitrot block on every shard.
+  t.not(Number(p.chunk_logical_len) % Number(p.ec_block_size), 0, 'G8 last erasure block is short');
+  t.not(Number(p.chunk_logical_len) % p.ec_k, 0, 'G8 last fragment is zero padded');
+  for (const { header } of verified) t.is(header.flags & FLAG_LAST_BLOCK_SHORT, FLAG_LAST_BLOCK_SHORT, 'G8 last_block_short');
   const counts = new Set<number>();
+  const shortEbCounts = new Set<number>();
   for (const s of p.needles!) {
     const { bytes, shards } = await readSlice('G8', p, s, (i) => files[i]);
-    t.deepEqual([...new Set(shards)], s.expected_data_shards!, `needle at ${s.offset}`);
-    counts.add(shards.length);
+    const touched = [...new Set(shards)].sort((a, b) => a - b); // expected_data_shards is ascending
+    t.deepEqual(touched, s.expected_data_shards!, `needle at ${s.offset}`);
+    if (Number(s.offset) >= Number(p.ec_block_size)) shortEbCounts.add(touched.length);
+    counts.add(touched.length);
     const slice = { containerId: BigInt(p.file_id), offsetBytes: BigInt(s.offset), lengthBytes: s.length, cookie: s.cookie };
     t.true(checkNeedle(slice, BigInt(s.file_id), bytes).equals(needleBytes(input, s)));
   }
   t.true(counts.has(1) && counts.has(2), 'one inside a fragment, one straddling');
+  t.true(shortEbCounts.has(1) && shortEbCounts.has(2), 'the same inside the short last erasure block');
   for (const s of p.bad_slices ?? []) {
     const { bytes } = await readSlice('G8', p, s, (i) => files[i]);
     const slice = { containerId: BigInt(p.file_id), offsetBytes: BigInt(s.offset), lengthBytes: s.length, cookie: s.cookie };
