@@ -164,14 +164,16 @@ export class FaultyIo implements Io {
     await this.gate('open', path);
     if (mode === 'create-exclusive') {
       this.ensure(path);
-      const file = await this.inner.open(path, mode);
+      const file = await this.run(() => this.inner.open(path, mode));
+      this.after('open');
       const t: Tracked = { current: Buffer.alloc(0), durable: Buffer.alloc(0) };
       this.nsCurrent.set(path, t);
       return new FaultyFile(this, file, t, path);
     }
     // Reads need no model state; writers get the tracked file so fsync can snapshot it.
     const t = mode === 'read' ? (this.nsCurrent.get(path) ?? null) : this.ensure(path);
-    const file = await this.inner.open(path, mode);
+    const file = await this.run(() => this.inner.open(path, mode));
+    this.after('open');
     assert(mode === 'read' || t !== null, `FaultyIo: opened ${path} that the model thinks is absent`);
     return new FaultyFile(this, file, t, path);
   }
@@ -181,13 +183,22 @@ export class FaultyIo implements Io {
     await this.gate(op, path);
   }
 
+  /**
+   * After the inner call returns: a crash that happened while it was in flight
+   * means it never completed (the disk was already put back), so it fails too.
+   */
+  after(op: string): void {
+    if (this.crashed) throw new CrashedError(op);
+  }
+
   async rename(f: string, t: string): Promise<void> {
     const from = nodePath.resolve(f);
     const to = nodePath.resolve(t);
     await this.gate('rename', `${from} -> ${to}`);
     this.ensure(from);
     this.ensure(to);
-    await this.inner.rename(from, to);
+    await this.run(() => this.inner.rename(from, to));
+    this.after('rename');
     this.nsCurrent.set(to, this.nsCurrent.get(from) ?? null);
     this.nsCurrent.set(from, null);
   }
@@ -195,42 +206,77 @@ export class FaultyIo implements Io {
     const path = nodePath.resolve(p);
     await this.gate('unlink', path);
     this.ensure(path);
-    await this.inner.unlink(path);
+    await this.run(() => this.inner.unlink(path));
+    this.after('unlink');
     this.nsCurrent.set(path, null);
   }
   async rmdir(p: string): Promise<void> {
     await this.gate('rmdir', p);
-    await this.inner.rmdir(p);
+    await this.run(() => this.inner.rmdir(p));
   }
   async mkdir(p: string): Promise<void> {
     await this.gate('mkdir', p);
-    await this.inner.mkdir(p);
+    await this.run(() => this.inner.mkdir(p));
+    this.after('mkdir');
   }
   async readdir(p: string): Promise<string[]> {
     await this.gate('readdir', p);
-    return this.inner.readdir(p);
+    return this.run(() => this.inner.readdir(p));
   }
   async fsyncDir(p: string): Promise<void> {
     const dir = nodePath.resolve(p);
     await this.gate('fsyncDir', dir);
-    await this.inner.fsyncDir(dir);
+    await this.run(() => this.inner.fsyncDir(dir));
+    this.after('fsyncDir');
     for (const [path, t] of this.nsCurrent) {
       if (nodePath.dirname(path) === dir) this.nsDurable.set(path, t);
     }
   }
   async statfs(p: string): Promise<StatfsResult> {
     await this.gate('statfs', p);
-    return this.inner.statfs(p);
+    return this.run(() => this.inner.statfs(p));
   }
   async exists(p: string): Promise<boolean> {
     await this.gate('exists', p);
-    return this.inner.exists(p);
+    return this.run(() => this.inner.exists(p));
   }
 
-  /** Simulated power loss: put every tracked path back to its durable state. */
+  private inflight = 0;
+  private pendingRestore: { torn?: boolean; seed?: number } | null = null;
+  private restored: Promise<void> = Promise.resolve();
+  private markRestored: () => void = () => undefined;
+
+  /** Every inner call runs through here so a crash can wait for calls in flight. */
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    this.inflight++;
+    try {
+      return await fn();
+    } finally {
+      this.inflight--;
+      if (this.inflight === 0 && this.pendingRestore !== null) this.restore(this.pendingRestore);
+    }
+  }
+
+  /**
+   * Simulated power loss: refuse every later call and put every tracked path back to
+   * its durable state (once calls already in flight have landed, so none of them
+   * touches the disk after the restore).
+   */
   crash(opts: { torn?: boolean; seed?: number } = {}): void {
     if (this.crashed) return;
     this.crashed = true;
+    this.restored = new Promise((resolve) => (this.markRestored = resolve));
+    if (this.inflight === 0) this.restore(opts);
+    else this.pendingRestore = opts;
+  }
+
+  /** Resolves when the disk holds the post-crash state. */
+  whenRestored(): Promise<void> {
+    return this.restored;
+  }
+
+  private restore(opts: { torn?: boolean; seed?: number }): void {
+    this.pendingRestore = null;
     const random = prng(opts.seed ?? 1);
     for (const path of this.nsCurrent.keys()) {
       const t = this.nsDurable.get(path) ?? null;
@@ -242,6 +288,7 @@ export class FaultyIo implements Io {
       fs.mkdirSync(nodePath.dirname(path), { recursive: true });
       fs.writeFileSync(path, content);
     }
+    this.markRestored();
   }
 }
 
@@ -268,7 +315,9 @@ class FaultyFile implements IoFile {
   ) {}
   async pread(lengthBytes: number, positionBytes: number): Promise<Buffer> {
     await this.io.fileGate('pread', this.path);
-    return this.file.pread(lengthBytes, positionBytes);
+    const data = await this.io.run(() => this.file.pread(lengthBytes, positionBytes));
+    this.io.after('pread');
+    return data;
   }
   private tracked(): Tracked {
     assert(this.t !== null, `FaultyIo: write through a read-only handle of ${this.path}`);
@@ -277,27 +326,31 @@ class FaultyFile implements IoFile {
   async pwrite(data: Uint8Array, positionBytes: number): Promise<void> {
     await this.io.fileGate('pwrite', this.path);
     const t = this.tracked();
-    await this.file.pwrite(data, positionBytes);
+    await this.io.run(() => this.file.pwrite(data, positionBytes));
+    this.io.after('pwrite');
     t.current = writeInto(t.current, data, positionBytes);
   }
   async fsync(): Promise<void> {
     await this.io.fileGate('fsync', this.path);
-    await this.file.fsync();
+    await this.io.run(() => this.file.fsync());
+    this.io.after('fsync');
     if (this.t !== null) this.t.durable = Buffer.from(this.t.current);
   }
   async fdatasync(): Promise<void> {
     await this.io.fileGate('fdatasync', this.path);
-    await this.file.fdatasync();
+    await this.io.run(() => this.file.fdatasync());
+    this.io.after('fdatasync');
     if (this.t !== null) this.t.durable = Buffer.from(this.t.current);
   }
   async sizeBytes(): Promise<number> {
     await this.io.fileGate('size', this.path);
-    return this.file.sizeBytes();
+    return this.io.run(() => this.file.sizeBytes());
   }
   async truncate(lengthBytes: number): Promise<void> {
     await this.io.fileGate('truncate', this.path);
     const t = this.tracked();
-    await this.file.truncate(lengthBytes);
+    await this.io.run(() => this.file.truncate(lengthBytes));
+    this.io.after('truncate');
     t.current = resize(t.current, lengthBytes);
   }
   async close(): Promise<void> {

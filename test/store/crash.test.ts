@@ -91,6 +91,7 @@ for (const sc of SCENARIOS) {
       // (A crash on the last shard of a quorum write may still be acknowledged: quorum was durable.)
       if (n > steps) t.true(acknowledged, 'the write without a crash is acknowledged');
       await s.close();
+      await io.whenRestored();
       const r = await Store.open(copy);
       t.true(replicasAgree(copy, sc.layout.startsWith('replica')), `step ${n}: all replicas agree, every shard verifies`);
       const size = r.ns.getattr(ino)!.sizeBytes;
