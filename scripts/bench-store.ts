@@ -1,0 +1,121 @@
+// Store benchmark (issue 3): write then read SIZE bytes sequentially through the
+// store API for replica:3 and ec:4+2, against a plain file on the same disk in the
+// same run (ratios), plus random 4 KiB overwrites/s on a replica:3 file.
+// Usage: npm run bench:store [-- --mib 1024 --dir /path]
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Store } from '../store/store';
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && i + 1 < process.argv.length ? process.argv[i + 1] : fallback;
+}
+
+const MIB = 1 << 20;
+const TOTAL_MIB = Number(arg('mib', '1024'));
+const WRITE_MIB = 16; // bytes per store.write call (the mount's write-back buffer flushes whole chunks)
+const ROOT = arg('dir', fs.mkdtempSync(path.join(os.tmpdir(), 'chunkfs-bench-')));
+const RANDOM_OPS = Number(arg('random-ops', '2000'));
+
+function dropCaches(): void {
+  try {
+    fs.writeFileSync('/proc/sys/vm/drop_caches', '3');
+  } catch {
+    // not root / not Linux: reads may come from the page cache for both sides alike
+  }
+}
+
+function payload(): Buffer {
+  const b = Buffer.allocUnsafe(WRITE_MIB * MIB);
+  for (let i = 0; i < b.length; i += 4) b.writeUInt32LE((i * 2654435761) >>> 0, i);
+  return b;
+}
+
+async function timed(fn: () => Promise<void>): Promise<number> {
+  const t0 = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - t0) / 1e9;
+}
+
+async function plain(buf: Buffer): Promise<{ write: number; read: number }> {
+  const file = path.join(ROOT, 'plain.bin');
+  const fh = await fs.promises.open(file, 'w');
+  const write = await timed(async () => {
+    for (let off = 0; off < TOTAL_MIB * MIB; off += buf.length) await fh.write(buf, 0, buf.length, off);
+    await fh.sync(); // durable, like the store's
+  });
+  await fh.close();
+  dropCaches();
+  const rh = await fs.promises.open(file, 'r');
+  const rb = Buffer.allocUnsafe(buf.length);
+  const read = await timed(async () => {
+    for (let off = 0; off < TOTAL_MIB * MIB; off += rb.length) await rh.read(rb, 0, rb.length, off);
+  });
+  await rh.close();
+  fs.rmSync(file);
+  return { write: (TOTAL_MIB * MIB) / write, read: (TOTAL_MIB * MIB) / read };
+}
+
+async function store(layout: string, buf: Buffer): Promise<{ write: number; read: number }> {
+  const dir = path.join(ROOT, `store-${layout.replace(/[:+]/g, '_')}`);
+  let s = await Store.create(dir, { disks: 6, layout });
+  const f = s.ns.create(1, 'bench', 0o644, 0, 0);
+  const write = await timed(async () => {
+    for (let off = 0; off < TOTAL_MIB * MIB; off += buf.length) await s.write(f.ino, off, buf);
+  });
+  await s.close();
+  dropCaches();
+  s = await Store.open(dir);
+  let check = 0;
+  const read = await timed(async () => {
+    for (let off = 0; off < TOTAL_MIB * MIB; off += buf.length) {
+      const got = await s.read(f.ino, off, buf.length);
+      check ^= got[got.length - 1];
+    }
+  });
+  if (check !== 0 && check === 0.5) console.log(check); // keep the reads observable
+  await s.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+  return { write: (TOTAL_MIB * MIB) / write, read: (TOTAL_MIB * MIB) / read };
+}
+
+async function randomOverwrites(): Promise<number> {
+  const dir = path.join(ROOT, 'store-random');
+  const s = await Store.create(dir, { disks: 6, layout: 'replica:3' });
+  const f = s.ns.create(1, 'rand', 0o644, 0, 0);
+  const fileMib = 64;
+  const buf = payload();
+  for (let off = 0; off < fileMib * MIB; off += buf.length) await s.write(f.ino, off, buf);
+  const block = Buffer.alloc(4096, 7);
+  let x = 12345;
+  const secs = await timed(async () => {
+    for (let i = 0; i < RANDOM_OPS; i++) {
+      x = (x * 1103515245 + 12345) >>> 0;
+      await s.write(f.ino, (x % ((fileMib * MIB) / 4096)) * 4096, block);
+    }
+  });
+  await s.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+  return RANDOM_OPS / secs;
+}
+
+async function main(): Promise<void> {
+  const buf = payload();
+  const mbs = (v: number): string => `${(v / MIB).toFixed(0)} MiB/s`;
+  console.log(`bench:store  ${TOTAL_MIB} MiB sequential, ${WRITE_MIB} MiB per call, root ${ROOT}`);
+  const base = await plain(buf);
+  console.log(`plain file      write ${mbs(base.write)}  read ${mbs(base.read)}`);
+  for (const [layout, target] of [['replica:3', 0.3], ['ec:4+2', 0.5]] as const) {
+    const r = await store(layout, buf);
+    console.log(`${layout.padEnd(14)}  write ${mbs(r.write)} (${(r.write / base.write).toFixed(2)}x plain, target ${target}x)  ` +
+      `read ${mbs(r.read)} (${(r.read / base.read).toFixed(2)}x plain, target 0.7x)`);
+  }
+  console.log(`replica:3 random 4 KiB overwrites: ${(await randomOverwrites()).toFixed(0)} /s (each durable)`);
+  fs.rmSync(ROOT, { recursive: true, force: true });
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
