@@ -10,6 +10,7 @@ import { Command, HELP, MountCliOptions, UsageError, parseArgs } from './cli-arg
 export const DEFAULT_DISKS = 6;
 export const DEFAULT_LAYOUT = 'replica:3';
 const PROBE_TIMEOUT_MS = 5000;
+const EC_BLOCK_DEFAULT_BYTES = 1 << 20; // spec §10
 
 /** The part of store/store.ts the CLI uses (store-api.md). */
 interface StoreLike {
@@ -18,7 +19,7 @@ interface StoreLike {
 }
 interface StoreModule {
   Store: {
-    create(dir: string, opts: { disks?: number | string[]; layout?: string; chunkSizeBytes?: number; bitrotBlockBytes?: number }): Promise<StoreLike>;
+    create(dir: string, opts: { disks?: number | string[]; layout?: string; chunkSizeBytes?: number; bitrotBlockBytes?: number; ecBlockSizeBytes?: number }): Promise<StoreLike>;
     open(dir: string, opts?: { readOnly?: boolean; healer?: boolean }): Promise<StoreLike>;
   };
 }
@@ -74,7 +75,9 @@ async function cmdMkfs(c: Extract<Command, { verb: 'mkfs' }>): Promise<void> {
   if (await isStore(dir)) throw new CliError(`${dir} already holds a chunkfs store`);
   const { Store } = loadStore();
   const disks = c.disks ?? DEFAULT_DISKS;
-  const store = await Store.create(dir, { disks, layout: c.layout ?? DEFAULT_LAYOUT, chunkSizeBytes: c.chunkSizeBytes, bitrotBlockBytes: c.bitrotBlockBytes });
+  // The erasure block (1 MiB by default, spec §10) must divide the chunk: a smaller chunk uses itself.
+  const ecBlockSizeBytes = c.chunkSizeBytes !== undefined && c.chunkSizeBytes < EC_BLOCK_DEFAULT_BYTES ? c.chunkSizeBytes : undefined;
+  const store = await Store.create(dir, { disks, layout: c.layout ?? DEFAULT_LAYOUT, chunkSizeBytes: c.chunkSizeBytes, bitrotBlockBytes: c.bitrotBlockBytes, ecBlockSizeBytes });
   await store.close();
   const n = typeof disks === 'number' ? disks : disks.length;
   process.stdout.write(`chunkfs: created store ${dir} (${n} disks, layout ${c.layout ?? DEFAULT_LAYOUT})\n`);

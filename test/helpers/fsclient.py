@@ -34,7 +34,36 @@ def digest(b):
 
 
 def fd_of(ref):
-    return fds[ref] if ref in fds else None
+    # An op on a descriptor whose open failed answers EBADF, as the kernel would.
+    if ref not in fds:
+        raise OSError(errno.EBADF, 'no such descriptor')
+    return fds[ref]
+
+
+def snapshot(root):
+    # Every entry beneath root: kind, permission bits, size, nlink, content digest or link target,
+    # user.* xattrs (but the chunkfs layout, which a plain directory lacks) and mtime.
+    out = []
+    todo = ['']
+    while todo and len(out) < 100000:
+        rel = todo.pop()
+        for e in sorted(os.scandir(os.path.join(root, rel)), key=lambda e: e.name):
+            r = os.path.join(rel, e.name)
+            st = os.lstat(e.path)
+            item = {'path': r, 'perm': st.st_mode & 0o7777, 'nlink': st.st_nlink, 'mtime_ns': st.st_mtime_ns}
+            if e.is_symlink():
+                item.update(kind='link', target=os.readlink(e.path))
+            elif e.is_dir():
+                item['kind'] = 'dir'
+                todo.append(r)
+            else:
+                with open(e.path, 'rb') as f:
+                    item.update(kind='file', size=st.st_size, sha256=hashlib.sha256(f.read()).hexdigest())
+            if not e.is_symlink():
+                item['xattrs'] = {k: os.getxattr(e.path, k).decode('latin-1') for k in sorted(os.listxattr(e.path))
+                                  if k.startswith('user.') and k != 'user.chunkfs.layout'}
+            out.append(item)
+    return sorted(out, key=lambda i: i['path'])
 
 
 def run(op):
@@ -46,15 +75,15 @@ def run(op):
         for f in a[2]: flags |= FLAGS[f]
         fds[a[0]] = os.open(a[1], flags, a[3] if len(a) > 3 else 0o644)
         return None
-    if name == 'close': os.close(fds.pop(a[0])); return None
-    if name == 'pwrite': return os.pwrite(fds[a[0]], data_of(a[2]), a[1])
-    if name == 'write': return os.write(fds[a[0]], data_of(a[1]))
-    if name == 'pread': return digest(os.pread(fds[a[0]], a[2], a[1]))
-    if name == 'preadhex': return os.pread(fds[a[0]], a[2], a[1]).hex()
-    if name == 'fsync': return os.fsync(fds[a[0]])
-    if name == 'fdatasync': return os.fdatasync(fds[a[0]])
-    if name == 'ftruncate': return os.ftruncate(fds[a[0]], a[1])
-    if name == 'fstat': return st_dict(os.fstat(fds[a[0]]))
+    if name == 'close': os.close(fd_of(a[0])); fds.pop(a[0]); return None
+    if name == 'pwrite': return os.pwrite(fd_of(a[0]), data_of(a[2]), a[1])
+    if name == 'write': return os.write(fd_of(a[0]), data_of(a[1]))
+    if name == 'pread': return digest(os.pread(fd_of(a[0]), a[2], a[1]))
+    if name == 'preadhex': return os.pread(fd_of(a[0]), a[2], a[1]).hex()
+    if name == 'fsync': return os.fsync(fd_of(a[0]))
+    if name == 'fdatasync': return os.fdatasync(fd_of(a[0]))
+    if name == 'ftruncate': return os.ftruncate(fd_of(a[0]), a[1])
+    if name == 'fstat': return st_dict(os.fstat(fd_of(a[0])))
     if name == 'writefile':
         with open(a[0], 'wb') as f: f.write(data_of(a[1]))
         return None
@@ -84,6 +113,7 @@ def run(op):
         s = os.statvfs(a[0])
         return {'bsize': s.f_bsize, 'blocks': s.f_blocks, 'bavail': s.f_bavail, 'bfree': s.f_bfree}
     if name == 'access': return os.access(a[0], a[1])
+    if name == 'snapshot': return snapshot(a[0])
     raise ValueError('unknown op ' + name)
 
 
