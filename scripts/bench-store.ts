@@ -2,6 +2,8 @@
 // store API for replica:3 and ec:4+2, against a plain file on the same disk in the
 // same run (ratios), plus random 4 KiB overwrites/s on a replica:3 file.
 // Usage: npm run bench:store [-- --mib 1024 --dir /path]
+// Shard fsyncs run on libuv's thread pool; the default 4 threads serialize them.
+process.env.UV_THREADPOOL_SIZE = process.env.UV_THREADPOOL_SIZE ?? '16';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -15,6 +17,7 @@ function arg(name: string, fallback: string): string {
 const MIB = 1 << 20;
 const TOTAL_MIB = Number(arg('mib', '1024'));
 const WRITE_MIB = 16; // bytes per store.write call (the mount's write-back buffer flushes whole chunks)
+const READ_MIB = 4; // bytes per store.read call: one default chunk, as the mount's readahead would ask
 const ROOT = arg('dir', fs.mkdtempSync(path.join(os.tmpdir(), 'chunkfs-bench-')));
 const RANDOM_OPS = Number(arg('random-ops', '2000'));
 
@@ -48,7 +51,7 @@ async function plain(buf: Buffer): Promise<{ write: number; read: number }> {
   await fh.close();
   dropCaches();
   const rh = await fs.promises.open(file, 'r');
-  const rb = Buffer.allocUnsafe(buf.length);
+  const rb = Buffer.allocUnsafe(READ_MIB * MIB);
   const read = await timed(async () => {
     for (let off = 0; off < TOTAL_MIB * MIB; off += rb.length) await rh.read(rb, 0, rb.length, off);
   });
@@ -69,8 +72,8 @@ async function store(layout: string, buf: Buffer): Promise<{ write: number; read
   s = await Store.open(dir);
   let check = 0;
   const read = await timed(async () => {
-    for (let off = 0; off < TOTAL_MIB * MIB; off += buf.length) {
-      const got = await s.read(f.ino, off, buf.length);
+    for (let off = 0; off < TOTAL_MIB * MIB; off += READ_MIB * MIB) {
+      const got = await s.read(f.ino, off, READ_MIB * MIB);
       check ^= got[got.length - 1];
     }
   });

@@ -42,6 +42,8 @@ export function classifyShardError(err: unknown): ShardFailure | null {
 
 export class ShardStore {
   private readonly headers = new LRUCache<string, ShardHeader>({ max: HEADER_CACHE_ENTRIES_MAX });
+  /** Version directories whose own entry is known durable (their parent was fsynced after creation). */
+  private readonly durableDirs = new LRUCache<string, true>({ max: HEADER_CACHE_ENTRIES_MAX });
 
   constructor(readonly io: Io, readonly key: BitrotKey, private readonly diskRoots: ReadonlyMap<number, string>) {}
 
@@ -73,8 +75,13 @@ export class ShardStore {
     }
     this.headers.delete(finalPath);
     await this.io.rename(tmp, finalPath);
-    // The rename, the chunk dir entry and the version dir entry must all be durable.
-    await Promise.all([this.io.fsyncDir(chunkDir), this.io.fsyncDir(versionDir), this.io.fsyncDir(nodePath.dirname(versionDir))]);
+    // The rename, the chunk dir entry and the version dir entry must all be durable;
+    // a version dir already made durable (chunks of one version share it) needs no parent fsync.
+    const syncs = [this.io.fsyncDir(chunkDir), this.io.fsyncDir(versionDir)];
+    const knownDurable = this.durableDirs.has(versionDir);
+    if (!knownDurable) syncs.push(this.io.fsyncDir(nodePath.dirname(versionDir)));
+    await Promise.all(syncs);
+    if (!knownDurable) this.durableDirs.set(versionDir, true);
   }
 
   /** The header this shard must carry, from the inode Layout and chunk map. */
@@ -173,6 +180,7 @@ export class ShardStore {
         await this.deleteShard(ref, i);
         const chunkDir = nodePath.join(this.diskRoot(ref.diskIds[i]), chunkDirRelPath(ref.fileId, ref.version, BigInt(ref.chunkIndex)));
         await this.removeEmptyDir(chunkDir);
+        this.durableDirs.delete(nodePath.dirname(chunkDir));
         await this.removeEmptyDir(nodePath.dirname(chunkDir));
       } catch {
         failures++; // garbage is collected by recovery at the next open (DESIGN §5)
