@@ -1,0 +1,124 @@
+// Namespace semantics (store-api.md): errno-typed errors, rename replace rules,
+// hard links and nlink, orphans, layout xattr inheritance.
+import test from 'ava';
+import { FsError } from '../../store/fs-error';
+import { ROOT_INO } from '../../store/meta';
+import { S_IFDIR, S_IFREG } from '../../store/namespace';
+import { XATTR_CREATE, XATTR_REPLACE } from '../../store/xattrs';
+import { smallStore } from './helpers';
+
+function code(t: { throws: (fn: () => unknown, exp: object) => unknown }, fn: () => unknown, c: string): void {
+  t.throws(fn, { instanceOf: FsError, message: new RegExp(`^${c}`) });
+}
+
+test('create, lookup, mkdir, readdir, errors', async (t) => {
+  const { store } = await smallStore('replica:3');
+  const ns = store.ns;
+  const d = ns.mkdir(ROOT_INO, 'd', 0o755, 1, 2);
+  t.is(d.mode, S_IFDIR | 0o755);
+  t.is(ns.getattr(ROOT_INO)!.nlink, 3);
+  const f = ns.create(d.ino, 'f', 0o640, 1, 2);
+  t.is(f.mode, S_IFREG | 0o640);
+  t.is(f.nlink, 1);
+  t.deepEqual(ns.lookup(d.ino, 'f')!.ino, f.ino);
+  t.is(ns.lookup(d.ino, 'nope'), null);
+  code(t, () => ns.create(d.ino, 'f', 0o644, 0, 0), 'EEXIST');
+  code(t, () => ns.create(f.ino, 'x', 0o644, 0, 0), 'ENOTDIR');
+  code(t, () => ns.create(d.ino, 'a/b', 0o644, 0, 0), 'EINVAL');
+  code(t, () => ns.create(d.ino, 'x'.repeat(256), 0o644, 0, 0), 'ENAMETOOLONG');
+  code(t, () => ns.rmdir(ROOT_INO, 'd'), 'ENOTEMPTY');
+  code(t, () => ns.unlink(ROOT_INO, 'd'), 'EISDIR');
+  code(t, () => ns.rmdir(d.ino, 'f'), 'ENOTDIR');
+  code(t, () => ns.unlink(ROOT_INO, 'missing'), 'ENOENT');
+  t.deepEqual(ns.readdir(d.ino).map((e) => e.name), ['f']);
+  const l = ns.symlink(d.ino, 'l', '../target', 0, 0);
+  t.is(ns.readlink(l.ino), '../target');
+  t.is(l.sizeBytes, 9);
+  code(t, () => ns.readlink(f.ino), 'EINVAL');
+  await store.close();
+});
+
+test('hard links, unlink to nlink 0 goes to the orphan list, deleteFile removes data', async (t) => {
+  const { store } = await smallStore('replica:3');
+  const ns = store.ns;
+  const f = ns.create(ROOT_INO, 'a', 0o644, 0, 0);
+  await store.write(f.ino, 0, Buffer.alloc(5000, 1));
+  t.is(ns.link(f.ino, ROOT_INO, 'b').nlink, 2);
+  t.deepEqual(ns.unlink(ROOT_INO, 'a'), { ino: f.ino, nlink: 1 });
+  t.true((await store.read(f.ino, 0, 10)).equals(Buffer.alloc(10, 1)));
+  t.deepEqual(ns.unlink(ROOT_INO, 'b'), { ino: f.ino, nlink: 0 });
+  t.deepEqual(ns.orphans(), [f.ino]);
+  t.true((await store.read(f.ino, 0, 10)).equals(Buffer.alloc(10, 1)), 'open-but-unlinked data still readable');
+  await store.deleteFile(f.ino);
+  t.deepEqual(ns.orphans(), []);
+  t.is(ns.getattr(f.ino), null);
+  code(t, () => ns.link(ns.mkdir(ROOT_INO, 'dd', 0o755, 0, 0).ino, ROOT_INO, 'x'), 'EPERM');
+  await store.close();
+});
+
+test('orphans left at close are deleted by recovery', async (t) => {
+  const { store, dir } = await smallStore('replica:3');
+  const f = store.ns.create(ROOT_INO, 'a', 0o644, 0, 0);
+  await store.write(f.ino, 0, Buffer.alloc(5000, 1));
+  store.ns.unlink(ROOT_INO, 'a');
+  await store.close();
+  const { Store } = await import('../../store/store');
+  const again = await Store.open(dir);
+  t.is(again.recoveryReport.orphansDeleted, 1);
+  t.is(again.ns.getattr(f.ino), null);
+  await again.close();
+});
+
+test('rename: replace rules, directories, cycles', async (t) => {
+  const { store } = await smallStore('replica:3');
+  const ns = store.ns;
+  const a = ns.create(ROOT_INO, 'a', 0o644, 0, 0);
+  const b = ns.create(ROOT_INO, 'b', 0o644, 0, 0);
+  t.deepEqual(ns.rename(ROOT_INO, 'a', ROOT_INO, 'b'), { ino: b.ino, nlink: 0 });
+  t.is(ns.lookup(ROOT_INO, 'b')!.ino, a.ino);
+  t.is(ns.lookup(ROOT_INO, 'a'), null);
+  const d1 = ns.mkdir(ROOT_INO, 'd1', 0o755, 0, 0);
+  const d2 = ns.mkdir(ROOT_INO, 'd2', 0o755, 0, 0);
+  const sub = ns.mkdir(d1.ino, 'sub', 0o755, 0, 0);
+  code(t, () => ns.rename(ROOT_INO, 'b', ROOT_INO, 'd2'), 'EISDIR');
+  code(t, () => ns.rename(ROOT_INO, 'd2', ROOT_INO, 'b'), 'ENOTDIR');
+  code(t, () => ns.rename(ROOT_INO, 'd2', ROOT_INO, 'd1'), 'ENOTEMPTY');
+  code(t, () => ns.rename(ROOT_INO, 'd1', sub.ino, 'x'), 'EINVAL');
+  code(t, () => ns.rename(ROOT_INO, 'b', ROOT_INO, 'd1', { noReplace: true }), 'EEXIST');
+  const rootLinks = ns.getattr(ROOT_INO)!.nlink;
+  ns.rename(d1.ino, 'sub', d2.ino, 'moved');
+  t.is(ns.getattr(d1.ino)!.nlink, 2);
+  t.is(ns.getattr(d2.ino)!.nlink, 3);
+  t.is(ns.parentOf(sub.ino), d2.ino);
+  t.deepEqual(ns.rename(ROOT_INO, 'd1', d2.ino, 'moved'), { ino: sub.ino, nlink: 0 }); // empty dir replaced
+  t.is(ns.getattr(ROOT_INO)!.nlink, rootLinks - 1);
+  t.is(ns.getattr(sub.ino), null);
+  await store.close();
+});
+
+test('layout xattr: inheritance, validation, file view; xattr flags', async (t) => {
+  const { store } = await smallStore('replica:3');
+  const ns = store.ns;
+  const d = ns.mkdir(ROOT_INO, 'ec', 0o755, 0, 0);
+  ns.setxattr(d.ino, 'user.chunkfs.layout', Buffer.from('ec:4+2'));
+  const sub = ns.mkdir(d.ino, 'deeper', 0o755, 0, 0);
+  const f = ns.create(sub.ino, 'f', 0o644, 0, 0);
+  t.is(f.layout, 'ec:4+2');
+  t.is(ns.getxattr(f.ino, 'user.chunkfs.layout').toString(), 'ec:4+2');
+  t.is(ns.create(ROOT_INO, 'g', 0o644, 0, 0).layout, 'replica:3');
+  code(t, () => ns.setxattr(d.ino, 'user.chunkfs.layout', Buffer.from('ec:9+9')), 'EINVAL'); // more disks than exist
+  code(t, () => ns.setxattr(d.ino, 'user.chunkfs.layout', Buffer.from('raid5')), 'EINVAL');
+  ns.setxattr(f.ino, 'user.chunkfs.layout', Buffer.from('replica:2'));
+  t.is(ns.getattr(f.ino)!.layout, 'replica:2');
+  await store.write(f.ino, 0, Buffer.alloc(10, 1));
+  code(t, () => ns.setxattr(f.ino, 'user.chunkfs.layout', Buffer.from('ec:2+1')), 'EBUSY');
+  code(t, () => ns.getxattr(f.ino, 'user.x'), 'ENODATA');
+  code(t, () => ns.setxattr(f.ino, 'user.x', Buffer.from('1'), XATTR_REPLACE), 'ENODATA');
+  ns.setxattr(f.ino, 'user.x', Buffer.from('1'), XATTR_CREATE);
+  code(t, () => ns.setxattr(f.ino, 'user.x', Buffer.from('2'), XATTR_CREATE), 'EEXIST');
+  t.deepEqual(ns.listxattr(f.ino), ['user.chunkfs.layout', 'user.x']);
+  ns.removexattr(f.ino, 'user.x');
+  code(t, () => ns.removexattr(f.ino, 'user.x'), 'ENODATA');
+  t.true((await store.read(f.ino, 0, 10)).equals(Buffer.alloc(10, 1)));
+  await store.close();
+});
