@@ -21,6 +21,25 @@ export const FILE_BYTES_MAX = 2 ** 50;
 
 type Row = Record<string, bigint | string | null>;
 
+/** One piece of a write: a chunk, the bytes for it, and the version reserved for it (0n: in-place RMW). */
+interface Plan {
+  c: number;
+  offIn: number;
+  bytes: Uint8Array;
+  old: ChunkRef | null;
+  version: bigint;
+}
+
+/** A chunk version whose shards are durable, waiting for the chunk map commit. */
+interface Commit {
+  chunkIndex: number;
+  version: bigint;
+  logicalLenBytes: number;
+  failed: number[];
+  old: ChunkRef | null;
+  resolvesIntent: number | null; // an RMW intent left open that this copy-on-write supersedes
+}
+
 /** Run fn over items with at most `limit` in flight; first error wins. */
 async function boundedAll<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
@@ -127,69 +146,95 @@ export class FileIo {
         pieces.push({ c, offIn: at - c * cs, bytes: data.subarray(at - offsetBytes, at - offsetBytes + len) });
         at += len;
       }
-      await boundedAll(pieces, CHUNKS_IN_FLIGHT_MAX, (p) => this.writePiece(ino, fl, p.c, p.offIn, p.bytes));
+      await this.writePieces(ino, fl, pieces);
     });
   }
 
-  private async writePiece(ino: number, fl: FileLayout, c: number, offIn: number, bytes: Uint8Array): Promise<void> {
-    const cs = fl.chunkSizeBytes;
+  /** Does this piece become a fresh chunk version (else: in-place replica RMW)? */
+  private needsVersion(fl: FileLayout, old: ChunkRef | null, offIn: number, endIn: number): boolean {
+    if (old === null || (offIn === 0 && endIn >= old.logicalLenBytes)) return true;
+    return !(fl.layout.kind === 'replica' && endIn <= old.logicalLenBytes);
+  }
+
+  /**
+   * Versions for all pieces are reserved in one transaction, the chunks are written
+   * (bounded concurrency), and every chunk map change commits in one transaction
+   * after its shards are durable (DESIGN §5); then the old versions are deleted.
+   * Pieces that failed are not committed; the first error is rethrown.
+   */
+  private async writePieces(ino: number, fl: FileLayout, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>): Promise<void> {
+    const plans: Plan[] = pieces.map((p) => ({ ...p, old: this.liveRef(ino, fl, this.env.map.get(ino, p.c)), version: 0n }));
+    this.env.db.transaction(() => {
+      for (const p of plans) {
+        if (this.needsVersion(fl, p.old, p.offIn, p.offIn + p.bytes.length)) p.version = this.env.map.allocVersion(ino, p.c);
+      }
+    })();
+    const commits: Commit[] = [];
+    let growTo = 0;
+    let firstError: unknown = null;
+    await boundedAll(plans, CHUNKS_IN_FLIGHT_MAX, async (p) => {
+      try {
+        const commit = await this.writePiece(ino, fl, p);
+        if (commit !== null) commits.push(commit);
+        growTo = Math.max(growTo, p.c * fl.chunkSizeBytes + p.offIn + p.bytes.length);
+      } catch (err) {
+        firstError ??= err;
+      }
+    });
+    if (commits.length > 0 || growTo > 0) {
+      this.env.db.transaction(() => {
+        for (const c of commits) {
+          this.env.map.setLive(ino, c.chunkIndex, c.version, c.logicalLenBytes);
+          for (const i of c.failed) this.env.map.queueHeal(ino, c.chunkIndex, c.version, i, 'write failed on this shard');
+        }
+        const t = nowNs();
+        this.q.grow.run(growTo, t, t, ino);
+      })();
+    }
+    for (const c of commits) {
+      if (c.resolvesIntent !== null) this.env.map.removeIntent(c.resolvesIntent);
+      if (c.old !== null) await this.env.shards.deleteChunk(c.old, shardCount(fl.layout));
+    }
+    if (firstError !== null) throw firstError;
+  }
+
+  private async writePiece(ino: number, fl: FileLayout, p: Plan): Promise<Commit | null> {
+    const { c, offIn, bytes, old } = p;
     const endIn = offIn + bytes.length;
-    const old = this.liveRef(ino, fl, this.env.map.get(ino, c));
     if (old === null) {
       const content = Buffer.alloc(endIn);
       content.set(bytes, offIn);
-      await this.commitVersion(ino, fl, c, null, content, c * cs + endIn);
-      return;
+      return this.writeVersion(ino, fl, c, p.version, null, content);
     }
-    if (offIn === 0 && endIn >= old.logicalLenBytes) {
-      await this.commitVersion(ino, fl, c, old, bytes, c * cs + endIn);
-      return;
-    }
-    if (fl.layout.kind === 'replica' && endIn <= old.logicalLenBytes) {
+    if (offIn === 0 && endIn >= old.logicalLenBytes) return this.writeVersion(ino, fl, c, p.version, old, bytes);
+    if (p.version === 0n) {
       try {
         await rmwReplica(this.env, old, offIn, bytes);
-        const t = nowNs();
-        this.q.grow.run(c * cs + endIn, t, t, ino);
-        return;
+        return null;
       } catch (err) {
         if (!(err instanceof RmwFailed)) throw err;
         // A replica could not be patched: rewrite the chunk as a fresh version instead.
-        await this.cow(ino, fl, c, old, offIn, bytes);
-        if (err.openIntentId !== null) this.env.map.removeIntent(err.openIntentId);
-        return;
+        const commit = await this.cow(ino, fl, c, this.env.map.allocVersion(ino, c), old, offIn, bytes);
+        return { ...commit, resolvesIntent: err.openIntentId };
       }
     }
-    return this.cow(ino, fl, c, old, offIn, bytes);
+    return this.cow(ino, fl, c, p.version, old, offIn, bytes);
   }
 
-  /** Copy-on-write: old chunk bytes + the new ones, as version+1 (DESIGN §5). */
-  private async cow(ino: number, fl: FileLayout, c: number, old: ChunkRef, offIn: number, bytes: Uint8Array): Promise<void> {
+  /** Copy-on-write: old chunk bytes + the new ones, as a fresh version (DESIGN §5). */
+  private async cow(ino: number, fl: FileLayout, c: number, version: bigint, old: ChunkRef, offIn: number, bytes: Uint8Array): Promise<Commit> {
     const endIn = offIn + bytes.length;
     const content = Buffer.alloc(Math.max(old.logicalLenBytes, endIn));
     (await readChunk(this.env, old, 0, old.logicalLenBytes)).copy(content);
     content.set(bytes, offIn);
-    await this.commitVersion(ino, fl, c, old, content, c * fl.chunkSizeBytes + endIn);
+    return this.writeVersion(ino, fl, c, version, old, content);
   }
 
-  /**
-   * Whole-shard write of a fresh version, then one transaction: chunk map, size,
-   * times and heal entries for shards that failed; then delete the old version.
-   * The file grows to at least growTo bytes.
-   */
-  private async commitVersion(
-    ino: number, fl: FileLayout, c: number, old: ChunkRef | null, content: Uint8Array, growTo: number,
-  ): Promise<ChunkRef> {
-    const version = this.env.map.allocVersion(ino, c); // committed before any shard exists: never reused
-    const ref = this.ref(ino, fl, c, version, content.length);
-    const failed = await writeWholeChunk(this.env, ref, content);
-    this.env.db.transaction(() => {
-      this.env.map.setLive(ino, c, version, content.length);
-      const t = nowNs();
-      this.q.grow.run(growTo, t, t, ino);
-      for (const i of failed) this.env.map.queueHeal(ino, c, version, i, 'write failed on this shard');
-    })();
-    if (old !== null) await this.env.shards.deleteChunk(old, shardCount(fl.layout));
-    return ref;
+  /** Whole-shard write of a reserved, never-used version (committed by the caller). */
+  private async writeVersion(ino: number, fl: FileLayout, c: number, version: bigint, old: ChunkRef | null, content: Uint8Array): Promise<Commit> {
+    assert(version > 0n, 'a whole-chunk write needs a reserved version');
+    const failed = await writeWholeChunk(this.env, this.ref(ino, fl, c, version, content.length), content);
+    return { chunkIndex: c, version, logicalLenBytes: content.length, failed, old, resolvesIntent: null };
   }
 
   truncate(ino: number, sizeBytes: number): Promise<void> {
