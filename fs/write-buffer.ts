@@ -17,6 +17,8 @@ export interface WriteBackOptions {
 }
 
 const PRESSURE_ROUNDS_MAX = 10_000;
+/** From this many separate runs in one chunk, rewriting the whole chunk is cheaper than per-run RMW. */
+const MERGE_RUNS_MIN = 8;
 
 export class WriteBack {
   private totalBytes = 0;
@@ -88,8 +90,8 @@ export class WriteBack {
     let bytes = 0;
     for (const e of extents) bytes += e.data.length;
     this.totalBytes -= bytes;
-    for (const run of toRuns(extents, this.opts.chunkSizeBytes)) {
-      await this.store.write(file.ino, run.offsetBytes, run.data);
+    for (const piece of await this.mergeScattered(file, toRuns(extents, this.opts.chunkSizeBytes))) {
+      await this.store.write(file.ino, piece.offsetBytes, piece.data);
     }
     if (file.buffer.isEmpty) this.dirty.delete(file);
     if (file.mtimeNs !== null && extents.length > 0) {
@@ -97,6 +99,34 @@ export class WriteBack {
       this.store.ns.setattr(file.ino, { mtimeNs: t, ctimeNs: t });
       if (file.mtimeNs === t) file.mtimeNs = null;
     }
+  }
+
+  /**
+   * Many small runs in one chunk (random writes) become one whole-chunk write: the chunk is read,
+   * the runs laid over it, and the store writes it whole (spec §8.1) instead of one read-modify-write
+   * per run (§8.2).
+   */
+  private async mergeScattered(file: OpenFile, runs: Extent[]): Promise<Extent[]> {
+    const cs = this.opts.chunkSizeBytes;
+    const out: Extent[] = [];
+    for (let i = 0; i < runs.length;) {
+      const chunk = Math.floor(runs[i].offsetBytes / cs);
+      let j = i;
+      while (j < runs.length && Math.floor(runs[j].offsetBytes / cs) === chunk) j++;
+      if (j - i < MERGE_RUNS_MIN) {
+        for (let k = i; k < j; k++) out.push(runs[k]);
+      } else {
+        const start = chunk * cs;
+        const lengthBytes = Math.min(cs, file.sizeBytes - start);
+        const whole = Buffer.alloc(lengthBytes);
+        const stored = await this.store.read(file.ino, start, lengthBytes);
+        stored.copy(whole, 0, 0, Math.min(stored.length, lengthBytes));
+        for (let k = i; k < j; k++) runs[k].data.copy(whole, runs[k].offsetBytes - start);
+        out.push({ offsetBytes: start, data: whole });
+      }
+      i = j;
+    }
+    return out;
   }
 
   /** A write that completed a chunk starts writing that whole chunk now. */
