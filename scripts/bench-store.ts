@@ -16,7 +16,7 @@ function arg(name: string, fallback: string): string {
 
 const MIB = 1 << 20;
 const TOTAL_MIB = Number(arg('mib', '1024'));
-const WRITE_MIB = 16; // bytes per store.write call (the mount's write-back buffer flushes whole chunks)
+const WRITE_MIB = Number(arg("write-mib", "16")); // bytes per store.write call (the mount's write-back buffer flushes whole chunks)
 const READ_MIB = 4; // bytes per store.read call: one default chunk, as the mount's readahead would ask
 const ROOT = arg('dir', fs.mkdtempSync(path.join(os.tmpdir(), 'chunkfs-bench-')));
 const RANDOM_OPS = Number(arg('random-ops', '2000'));

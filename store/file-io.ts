@@ -202,7 +202,8 @@ export class FileIo {
     const { c, offIn, bytes, old } = p;
     const endIn = offIn + bytes.length;
     if (old === null) {
-      const content = Buffer.alloc(endIn);
+      if (offIn === 0) return this.writeVersion(ino, fl, c, p.version, null, bytes); // no copy: the common sequential write
+      const content = Buffer.alloc(endIn); // the hole before offIn reads as zeros
       content.set(bytes, offIn);
       return this.writeVersion(ino, fl, c, p.version, null, content);
     }

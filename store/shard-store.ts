@@ -7,12 +7,12 @@ import * as crypto from 'node:crypto';
 import * as nodePath from 'node:path';
 import { LRUCache } from 'lru-cache';
 import { BitrotError, ErrorSite, FormatError, assert } from '../src/errors';
-import { HEADER_BYTES, ShardHeader, decodeHeader } from '../src/header';
+import { HEADER_BYTES, ShardHeader, decodeHeader, encodeHeader } from '../src/header';
 import { writeHashEntries } from '../src/hashtable';
 import { BitrotKey } from '../src/keying';
 import { chunkDirRelPath, shardRelPath, tempName } from '../src/path';
-import { HASH_ENTRY_BYTES, dataStartBytes } from '../src/region';
-import { encodeShard, shardHeaderFor, verifiedRead, verifyShardBytes } from '../src/shard';
+import { HASH_ENTRY_BYTES, PAGE_BYTES, alignUp, dataStartBytes } from '../src/region';
+import { ShardParams, shardHeaderFor, verifiedRead, verifyShardBytes } from '../src/shard';
 import { ChunkRef, shardDataLen, shardParams, siteOf } from './chunk-ref';
 import { Io, IoFile, errnoCode } from './io';
 import { nowNs } from './meta';
@@ -62,6 +62,22 @@ function prefetchingReader(f: IoFile, h: ShardHeader, offsetBytes: number, lengt
   };
 }
 
+/**
+ * The bytes of src/shard.ts encodeShard split in two: header + hash table (small,
+ * built here) and the payload itself, written in place without copying a chunk-sized
+ * buffer (spec §2: header | table | data | zero pad to 4 KiB). test/store/shard-store
+ * checks the result equals encodeShard byte for byte.
+ */
+export function encodeShardParts(params: ShardParams, payload: Uint8Array, key: BitrotKey): { head: Buffer; dataStart: number; padBytes: number } {
+  const header = shardHeaderFor(params, payload.length);
+  const dataStart = dataStartBytes(header.blockCount);
+  const head = Buffer.alloc(dataStart); // zero: hash table padding (spec §4)
+  encodeHeader(header).copy(head, 0);
+  const pos = { fileId: header.fileId, chunkIndex: header.chunkIndex, shardIndex: header.shardIndex, version: header.version };
+  writeHashEntries(head, HEADER_BYTES, key, pos, payload, header.bitrotBlockBytes, 0);
+  return { head, dataStart, padBytes: alignUp(payload.length, PAGE_BYTES) - payload.length };
+}
+
 export class ShardStore {
   private readonly headers = new LRUCache<string, ShardHeader>({ max: HEADER_CACHE_ENTRIES_MAX });
   /** Version directories whose own entry is known durable (their parent was fsynced after creation). */
@@ -82,7 +98,7 @@ export class ShardStore {
   /** Spec §8.1: tmp, fsync, rename, fsync dir (and the new directories' parents). */
   async writeShard(ref: ChunkRef, shardIndex: number, payload: Uint8Array): Promise<void> {
     assert(payload.length === shardDataLen(ref), 'whole-shard write: payload length is shard_data_len');
-    const bytes = encodeShard(shardParams(ref, shardIndex, nowNs()), payload, this.key);
+    const parts = encodeShardParts(shardParams(ref, shardIndex, nowNs()), payload, this.key);
     const finalPath = this.path(ref, shardIndex);
     const chunkDir = nodePath.dirname(finalPath);
     const versionDir = nodePath.dirname(chunkDir);
@@ -90,7 +106,9 @@ export class ShardStore {
     const tmp = tempName(finalPath, crypto.randomBytes(8).readBigUInt64LE(0));
     const f = await this.io.open(tmp, 'create-exclusive');
     try {
-      await f.pwrite(bytes, 0);
+      await f.pwrite(parts.head, 0);
+      await f.pwrite(payload, parts.dataStart);
+      if (parts.padBytes > 0) await f.pwrite(Buffer.alloc(parts.padBytes), parts.dataStart + payload.length);
       await f.fsync();
     } finally {
       await f.close();
