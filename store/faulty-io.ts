@@ -319,6 +319,12 @@ class FaultyFile implements IoFile {
     this.io.after('pread');
     return data;
   }
+  async preadInto(target: Buffer, targetOffset: number, lengthBytes: number, positionBytes: number): Promise<number> {
+    await this.io.fileGate('pread', this.path);
+    const n = await this.io.run(() => this.file.preadInto(target, targetOffset, lengthBytes, positionBytes));
+    this.io.after('pread');
+    return n;
+  }
   private tracked(): Tracked {
     assert(this.t !== null, `FaultyIo: write through a read-only handle of ${this.path}`);
     return this.t;

@@ -14,7 +14,7 @@ import { chunkDirRelPath, shardRelPath, tempName } from '../src/path';
 import { HASH_ENTRY_BYTES, PAGE_BYTES, alignUp, dataStartBytes } from '../src/region';
 import { ShardParams, shardHeaderFor, verifiedRead, verifyShardBytes } from '../src/shard';
 import { ChunkRef, shardDataLen, shardParams, siteOf } from './chunk-ref';
-import { Io, IoFile, errnoCode } from './io';
+import { Io, IoFile, errnoCode, preadParallel } from './io';
 import { nowNs } from './meta';
 
 const HEADER_CACHE_ENTRIES_MAX = 16_384;
@@ -53,7 +53,7 @@ function prefetchingReader(f: IoFile, h: ShardHeader, offsetBytes: number, lengt
     const last = Math.floor((offsetBytes + lengthBytes - 1) / bb);
     const at = dataStartBytes(h.blockCount) + first * bb;
     const len = Math.min((last + 1) * bb, dataLen) - first * bb;
-    const data = f.pread(len, at);
+    const data = preadParallel(f, len, at);
     data.catch(() => undefined); // observed below when asked for; never an unhandled rejection
     prefetch = { at, len, data };
   }
@@ -153,8 +153,11 @@ export class ShardStore {
     const path = this.path(ref, shardIndex);
     const f = await this.io.open(path, 'read');
     try {
+      // The layout says where the blocks are, so the data is fetched while the header
+      // is read; the header is still decoded and cross-checked before anything is used.
+      const reader = prefetchingReader(f, this.expectedHeader(ref, shardIndex), offsetBytes, lengthBytes);
       const h = await this.header(ref, shardIndex, f, path);
-      return await verifiedRead(prefetchingReader(f, h, offsetBytes, lengthBytes), h, this.key, offsetBytes, lengthBytes, { ...siteOf(ref, shardIndex), path });
+      return await verifiedRead(reader, h, this.key, offsetBytes, lengthBytes, { ...siteOf(ref, shardIndex), path });
     } finally {
       await f.close();
     }
