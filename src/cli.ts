@@ -10,6 +10,7 @@ import { Command, HELP, MountCliOptions, UsageError, parseArgs } from './cli-arg
 export const DEFAULT_DISKS = 6;
 export const DEFAULT_LAYOUT = 'replica:3';
 const PROBE_TIMEOUT_MS = 5000;
+const UNMOUNT_POLL_MS = 500;
 const EC_BLOCK_DEFAULT_BYTES = 1 << 20; // spec §10
 
 /** The part of store/store.ts the CLI uses (store-api.md). */
@@ -109,7 +110,7 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<void> {
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
-    process.stderr.write(`chunkfs: ${signal}: flushing and unmounting ${mountpoint}\n`);
+    process.stderr.write(`chunkfs: ${signal}: flushing, unmounting ${mountpoint} and closing the store\n`);
     mounted.unmount().then(() => store.close()).then(() => process.exit(0), (err) => {
       process.stderr.write(`chunkfs: unmount failed: ${(err as Error).message}\n`);
       process.exit(1);
@@ -120,7 +121,9 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<void> {
   // A bug in a background task is logged; it must not take the mount down (issue 4).
   process.on('uncaughtException', (err) => process.stderr.write(`chunkfs: uncaught: ${err.stack ?? err.message}\n`));
   process.on('unhandledRejection', (err) => process.stderr.write(`chunkfs: unhandled rejection: ${String(err)}\n`));
-  setInterval(() => undefined, 1 << 30); // the FUSE thread's handles are unref'd: keep the process alive
+  // Keeps the process alive (the FUSE thread's handles are unref'd), and notices an unmount from
+  // outside (chunkfs umount, fusermount -u): then flush, close the store and exit.
+  setInterval(() => { if (!stopping && !mountedAt(mountpoint)) stop('unmounted'); }, UNMOUNT_POLL_MS);
   process.stdout.write(`chunkfs: mounted ${storeDir} on ${mountpoint} (pid ${process.pid})\n`);
 }
 

@@ -186,7 +186,6 @@ export async function mkfs (store: string, args: string[] = ['--disks', '6', '--
 
 /** Mount a chunkfs store with the CLI in a child process. */
 export async function mountChunkfs (store: string, mountpoint: string, extraArgs: string[] = []): Promise<ChunkfsMount> {
-  await fsp.mkdir(mountpoint, { recursive: true })
   const m = await startMount({
     command: process.execPath,
     args: [CLI_JS, 'mount', store, mountpoint, ...extraArgs],

@@ -1,0 +1,120 @@
+// The chunkfs CLI end to end: mkfs (and its errors), mount on the embedded default store, a live mount
+// point refused, a stale one recovered, umount, status --json while mounted, and a clean flush +
+// unmount on SIGINT.
+import test from 'ava'
+import * as path from 'node:path'
+import { promises as fsp } from 'node:fs'
+import { startMount, mkfs, mountChunkfs, tempDir, removeDir, run, shOk, isMounted, CLI_JS, MountChild } from '../helpers/mount'
+
+let dir = ''
+const mounts: MountChild[] = []
+const cli = (args: string[], env?: NodeJS.ProcessEnv) => run(process.execPath, [CLI_JS, ...args], { timeoutMs: 60_000, env })
+
+test.before(async () => { dir = await tempDir('cli') })
+test.after.always(async () => {
+  for (const m of mounts) await m.stop()
+  await removeDir(dir)
+})
+
+test.serial('--help on every verb; errors name the problem and exit non-zero', async (t) => {
+  for (const verb of ['mkfs', 'mount', 'umount', 'status']) {
+    const r = await cli([verb, '--help'])
+    t.is(r.code, 0)
+    t.regex(r.stdout, new RegExp(`usage: chunkfs ${verb}`))
+  }
+  const cases: Array<[string[], RegExp]> = [
+    [['frobnicate'], /unknown command 'frobnicate'/],
+    [['mkfs'], /missing <store>/],
+    [['mkfs', dir + '/x', '--disks', 'two'], /--disks: 'two' is not a whole number/],
+    [['mkfs', dir + '/x', '--disks', '3', '--disk', '/tmp'], /either --disks N or --disk PATH/],
+    [['mkfs', dir + '/x', '--layout', 'raid5'], /--layout: 'raid5'/],
+    [['mkfs', dir + '/x', '--chunk-size', 'huge'], /--chunk-size: 'huge' is not a size/],
+    [['mount', dir + '/x', dir + '/m', '-o', 'bogus'], /unknown mount option 'bogus'/],
+    [['mount', dir + '/nostore', dir + '/m'], /is not a chunkfs store/],
+    [['umount', dir], /is not mounted/],
+    [['status', dir + '/nostore'], /is not a chunkfs store/],
+  ]
+  for (const [args, msg] of cases) {
+    const r = await cli(args)
+    t.not(r.code, 0, args.join(' '))
+    t.regex(r.stderr, msg, args.join(' '))
+  }
+  const tooFew = await cli(['mkfs', dir + '/few', '--disks', '4', '--layout', 'ec:4+2'])
+  t.not(tooFew.code, 0)
+  t.regex(tooFew.stderr, /ec:4\+2|disks/)
+  t.false(isMounted(dir + '/m'))
+})
+
+test.serial('mkfs with --disk paths, --layout, sizes; a second mkfs is refused', async (t) => {
+  const disks = [0, 1, 2, 3, 4, 5].flatMap((i) => ['--disk', `${dir}/disk${i}`])
+  const r = await cli(['mkfs', dir + '/own', ...disks, '--layout', 'ec:4+2', '--chunk-size', '8M', '--bitrot-block', '32K'])
+  t.is(r.code, 0, r.stderr)
+  const conf = JSON.parse(await fsp.readFile(dir + '/own/chunkfs.json', 'utf8'))
+  t.is(JSON.stringify(conf).includes(`${dir}/disk5`), true)
+  t.regex(JSON.stringify(conf), /ec:4\+2/)
+  const again = await cli(['mkfs', dir + '/own'])
+  t.is(again.code, 1)
+  t.regex(again.stderr, /already holds a chunkfs store/)
+})
+
+test.serial('mount without <store> creates the embedded default store (6 disks, replica:3)', async (t) => {
+  const env = { ...process.env, XDG_DATA_HOME: dir + '/xdg' }
+  const m = await startMount({ command: process.execPath, args: [CLI_JS, 'mount', dir + '/dm'], mountpoint: dir + '/dm', env, readyPattern: /^chunkfs: mounted / })
+  mounts.push(m)
+  t.regex(m.readyLine, new RegExp(`mounted ${dir}/xdg/chunkfs/default on ${dir}/dm`))
+  await shOk(`echo hi > ${dir}/dm/f && cat ${dir}/dm/f`)
+  const st = await cli(['status', dir + '/xdg/chunkfs/default', '--json'])
+  t.is(st.code, 0, st.stderr)
+  const report = JSON.parse(st.stdout)
+  t.is(report.disks.length, 6)
+  t.deepEqual(report.layoutsInUse, [{ layout: 'replica:3', files: 1 }])
+  const human = await cli(['status', dir + '/xdg/chunkfs/default'])
+  t.regex(human.stdout, /disks: 6/)
+  t.regex(human.stdout, /healQueueLength: 0/)
+  await m.stop()
+})
+
+test.serial('a live mount point is refused; umount ends the mount process', async (t) => {
+  await mkfs(dir + '/s1')
+  const m = await mountChunkfs(dir + '/s1', dir + '/m1')
+  mounts.push(m)
+  const second = await cli(['mount', dir + '/s1', dir + '/m1'])
+  t.is(second.code, 1)
+  t.regex(second.stderr, /already mounted \(a live mount\)/)
+  await shOk(`echo data > ${dir}/m1/kept`)
+  const u = await cli(['umount', dir + '/m1'])
+  t.is(u.code, 0, u.stderr)
+  for (let i = 0; i < 100 && !m.exited(); i++) await new Promise((resolve) => setTimeout(resolve, 100))
+  t.true(m.exited(), 'mount process exits after umount')
+  t.false(isMounted(dir + '/m1'))
+})
+
+test.serial('a stale mount point (server and auto-unmount helper killed) is recovered', async (t) => {
+  const m = await mountChunkfs(dir + '/s1', dir + '/m1')
+  mounts.push(m)
+  // kill the auto_unmount helper first, then the server: the kernel mount stays, disconnected
+  const helpers = (await run('pgrep', ['-P', String(m.child.pid), 'fusermount'])).stdout.trim().split('\n').filter(Boolean)
+  t.true(helpers.length > 0, 'auto_unmount helper found')
+  for (const pid of helpers) process.kill(Number(pid), 'SIGKILL')
+  await m.kill9()
+  t.true(isMounted(dir + '/m1'))
+  const probe = await run('stat', [dir + '/m1'])
+  t.regex(probe.stderr, /Transport endpoint is not connected/)
+  const again = await mountChunkfs(dir + '/s1', dir + '/m1')
+  mounts.push(again)
+  t.regex(again.output(), /stale mount/)
+  t.is((await shOk(`cat ${dir}/m1/kept`)).trim(), 'data')
+})
+
+test.serial('SIGINT flushes buffered writes and unmounts cleanly', async (t) => {
+  const m = mounts[mounts.length - 1]
+  await shOk(`head -c 3000000 /dev/urandom > ${dir}/ref.bin && cp ${dir}/ref.bin ${dir}/m1/late.bin`)
+  m.child.kill('SIGINT')
+  for (let i = 0; i < 150 && !m.exited(); i++) await new Promise((resolve) => setTimeout(resolve, 100))
+  t.true(m.exited())
+  t.is(m.child.exitCode, 0)
+  t.false(isMounted(dir + '/m1'))
+  const again = await mountChunkfs(dir + '/s1', dir + '/m1')
+  mounts.push(again)
+  t.is((await run('cmp', [dir + '/ref.bin', path.join(dir, 'm1/late.bin')])).code, 0)
+})
