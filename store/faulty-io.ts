@@ -13,13 +13,14 @@ import * as fs from 'node:fs';
 import * as nodePath from 'node:path';
 import { Io, IoFile, OpenMode, StatfsResult } from './io';
 import { assert } from '../src/errors';
+import { Tracked, prng, tear } from './crash-model';
+import { FaultyFile } from './faulty-file';
 
 export type IoOp =
   | 'open' | 'pread' | 'pwrite' | 'fsync' | 'fdatasync' | 'size' | 'truncate' | 'close'
   | 'rename' | 'unlink' | 'rmdir' | 'mkdir' | 'readdir' | 'fsyncDir' | 'statfs' | 'exists';
 
 const MUTATING: ReadonlySet<IoOp> = new Set<IoOp>(['pwrite', 'fsync', 'fdatasync', 'truncate', 'rename', 'unlink', 'rmdir', 'mkdir', 'fsyncDir']);
-const PAGE_BYTES = 4096;
 const TRACKED_FILES_MAX = 100_000;
 
 export interface FaultRule {
@@ -46,40 +47,7 @@ export class CrashedError extends Error {
   }
 }
 
-interface Tracked {
-  current: Buffer;
-  durable: Buffer;
-}
-
-/** Small deterministic PRNG (mulberry32) so torn crashes are reproducible. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function writeInto(target: Buffer, data: Uint8Array, position: number): Buffer {
-  const end = position + data.length;
-  let out = target;
-  if (end > target.length) {
-    out = Buffer.alloc(end);
-    target.copy(out);
-  }
-  out.set(data, position);
-  return out;
-}
-
-function resize(buf: Buffer, length: number): Buffer {
-  if (length <= buf.length) return Buffer.from(buf.subarray(0, length));
-  const out = Buffer.alloc(length);
-  buf.copy(out);
-  return out;
-}
+export { prng };
 
 export class FaultyIo implements Io {
   private rules: Array<FaultRule & { seen: number; failed: number }> = [];
@@ -292,76 +260,3 @@ export class FaultyIo implements Io {
   }
 }
 
-/** Each 4 KiB page of the file: the durable or the current bytes, at random. */
-function tear(t: Tracked, random: () => number): Buffer {
-  if (t.current.equals(t.durable)) return t.durable;
-  const length = random() < 0.5 ? t.durable.length : t.current.length;
-  const out = Buffer.alloc(length);
-  for (let page = 0; page * PAGE_BYTES < length; page++) {
-    const src = random() < 0.5 ? t.durable : t.current;
-    const start = page * PAGE_BYTES;
-    const end = Math.min(start + PAGE_BYTES, length, src.length);
-    if (end > start) src.copy(out, start, start, end);
-  }
-  return out;
-}
-
-class FaultyFile implements IoFile {
-  constructor(
-    private readonly io: FaultyIo,
-    private readonly file: IoFile,
-    private readonly t: Tracked | null,
-    private readonly path: string,
-  ) {}
-  async pread(lengthBytes: number, positionBytes: number): Promise<Buffer> {
-    await this.io.fileGate('pread', this.path);
-    const data = await this.io.run(() => this.file.pread(lengthBytes, positionBytes));
-    this.io.after('pread');
-    return data;
-  }
-  async preadInto(target: Buffer, targetOffset: number, lengthBytes: number, positionBytes: number): Promise<number> {
-    await this.io.fileGate('pread', this.path);
-    const n = await this.io.run(() => this.file.preadInto(target, targetOffset, lengthBytes, positionBytes));
-    this.io.after('pread');
-    return n;
-  }
-  private tracked(): Tracked {
-    assert(this.t !== null, `FaultyIo: write through a read-only handle of ${this.path}`);
-    return this.t;
-  }
-  async pwrite(data: Uint8Array, positionBytes: number): Promise<void> {
-    await this.io.fileGate('pwrite', this.path);
-    const t = this.tracked();
-    await this.io.run(() => this.file.pwrite(data, positionBytes));
-    this.io.after('pwrite');
-    t.current = writeInto(t.current, data, positionBytes);
-  }
-  async fsync(): Promise<void> {
-    await this.io.fileGate('fsync', this.path);
-    await this.io.run(() => this.file.fsync());
-    this.io.after('fsync');
-    if (this.t !== null) this.t.durable = Buffer.from(this.t.current);
-  }
-  async fdatasync(): Promise<void> {
-    await this.io.fileGate('fdatasync', this.path);
-    await this.io.run(() => this.file.fdatasync());
-    this.io.after('fdatasync');
-    if (this.t !== null) this.t.durable = Buffer.from(this.t.current);
-  }
-  async sizeBytes(): Promise<number> {
-    await this.io.fileGate('size', this.path);
-    return this.io.run(() => this.file.sizeBytes());
-  }
-  async truncate(lengthBytes: number): Promise<void> {
-    await this.io.fileGate('truncate', this.path);
-    const t = this.tracked();
-    await this.io.run(() => this.file.truncate(lengthBytes));
-    this.io.after('truncate');
-    t.current = resize(t.current, lengthBytes);
-  }
-  async close(): Promise<void> {
-    // Closing never fails in the model: a crashed Io has nothing left to close.
-    if (this.io.isCrashed) return;
-    await this.file.close();
-  }
-}

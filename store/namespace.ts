@@ -7,19 +7,9 @@ import { Db, ROOT_INO, nowNs, u64ToDb } from './meta';
 import { FsError } from './fs-error';
 import { SYMLINK_BYTES_MAX, checkName } from './names';
 import { Xattrs } from './xattrs';
+import { Attr, InodeType, LAYOUT_XATTR, Row, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, TREE_DEPTH_MAX, attrOf } from './attr';
 
-export const S_IFMT = 0o170000;
-export const S_IFREG = 0o100000;
-export const S_IFDIR = 0o040000;
-export const S_IFLNK = 0o120000;
-const TREE_DEPTH_MAX = 4096;
-
-export type InodeType = 'file' | 'dir' | 'symlink';
-
-export interface Attr {
-  ino: number; type: InodeType; mode: number; uid: number; gid: number; sizeBytes: number; nlink: number;
-  atimeNs: bigint; mtimeNs: bigint; ctimeNs: bigint; birthtimeNs: bigint; layout: string;
-}
+export { Attr, InodeType, LAYOUT_XATTR, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG };
 
 /** Layout chosen for new files: from an ancestor's user.chunkfs.layout or the store default. */
 export interface NamespaceOptions {
@@ -27,19 +17,6 @@ export interface NamespaceOptions {
   clusterMapEpoch: number;
   /** Throws FsError EINVAL for a layout this store cannot hold. */
   checkLayout(text: string): void;
-}
-
-export const LAYOUT_XATTR = 'user.chunkfs.layout';
-
-type Row = Record<string, bigint | string | null>;
-
-function attrOf(r: Row): Attr {
-  return {
-    ino: Number(r.ino), type: r.type as InodeType, mode: Number(r.mode), uid: Number(r.uid), gid: Number(r.gid),
-    sizeBytes: Number(r.size), nlink: Number(r.nlink), atimeNs: BigInt(r.atime_ns as bigint),
-    mtimeNs: BigInt(r.mtime_ns as bigint), ctimeNs: BigInt(r.ctime_ns as bigint), birthtimeNs: BigInt(r.birth_ns as bigint),
-    layout: (r.layout as string | null) ?? '',
-  };
 }
 
 export class Namespace {

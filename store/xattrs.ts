@@ -4,7 +4,7 @@
 // be changed only while the file holds no data.
 import { Db, nowNs } from './meta';
 import { FsError } from './fs-error';
-import { Attr, LAYOUT_XATTR } from './namespace';
+import { Attr, LAYOUT_XATTR } from './attr';
 
 export const XATTR_CREATE = 1; // Linux <sys/xattr.h>
 export const XATTR_REPLACE = 2;

@@ -1,0 +1,53 @@
+// The durability model behind store/faulty-io.ts: per tracked file, the bytes the
+// process sees (current) and the bytes a power loss would leave (durable).
+const PAGE_BYTES = 4096;
+
+export interface Tracked {
+  current: Buffer;
+  durable: Buffer;
+}
+
+/** Small deterministic PRNG (mulberry32) so torn crashes are reproducible. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function writeInto(target: Buffer, data: Uint8Array, position: number): Buffer {
+  const end = position + data.length;
+  let out = target;
+  if (end > target.length) {
+    out = Buffer.alloc(end);
+    target.copy(out);
+  }
+  out.set(data, position);
+  return out;
+}
+
+export function resize(buf: Buffer, length: number): Buffer {
+  if (length <= buf.length) return Buffer.from(buf.subarray(0, length));
+  const out = Buffer.alloc(length);
+  buf.copy(out);
+  return out;
+}
+
+/** Each 4 KiB page of the file: the durable or the current bytes, at random. */
+export function tear(t: Tracked, random: () => number): Buffer {
+  if (t.current.equals(t.durable)) return t.durable;
+  const length = random() < 0.5 ? t.durable.length : t.current.length;
+  const out = Buffer.alloc(length);
+  for (let page = 0; page * PAGE_BYTES < length; page++) {
+    const src = random() < 0.5 ? t.durable : t.current;
+    const start = page * PAGE_BYTES;
+    const end = Math.min(start + PAGE_BYTES, length, src.length);
+    if (end > start) src.copy(out, start, start, end);
+  }
+  return out;
+}
+
