@@ -140,3 +140,42 @@ for (const layout of ['replica:3', 'ec:4+2']) {
     await r.close();
   });
 }
+
+test('crash at every mutation of a truncate that shortens a chunk and drops others', async (t) => {
+  const { dir, ino, old } = await pristine('replica:3');
+  const newSize = 100_000; // inside chunk 0: chunk 0 is rewritten shorter, chunk 1 dropped
+  const countIo = new FaultyIo(new NodeIo());
+  const counting = await Store.open(copyStore(dir), { io: countIo });
+  const base = countIo.mutationCount;
+  await counting.truncate(ino, newSize);
+  const steps = countIo.mutationCount - base;
+  await counting.close();
+  t.true(steps > 3);
+  for (let n = 1; n <= steps + 1; n++) {
+    const copy = copyStore(dir);
+    const io = new FaultyIo(new NodeIo());
+    const s = await Store.open(copy, { io });
+    io.crashBeforeMutation(io.mutationCount + n, { torn: n % 2 === 1, seed: n });
+    let acknowledged = true;
+    try {
+      await s.truncate(ino, newSize);
+    } catch {
+      acknowledged = false;
+    }
+    await s.close();
+    await io.whenRestored();
+    const r = await Store.open(copy);
+    const size = r.ns.getattr(ino)!.sizeBytes;
+    if (acknowledged) t.is(size, newSize, `step ${n}: acknowledged truncate holds`);
+    t.true(size === newSize || size === old.length, `step ${n}: size old or new`);
+    t.true((await r.read(ino, 0, old.length)).equals(old.subarray(0, size)), `step ${n}: content is the old prefix`);
+    // Growing again must show zeros, never the dropped bytes.
+    await r.truncate(ino, old.length);
+    const regrown = await r.read(ino, 0, old.length);
+    t.true(regrown.subarray(0, size).equals(old.subarray(0, size)));
+    t.true(regrown.subarray(size).equals(Buffer.alloc(old.length - size)), `step ${n}: no stale bytes past the size`);
+    t.true(replicasAgree(copy, true));
+    await r.close();
+    fs.rmSync(path.dirname(copy), { recursive: true, force: true });
+  }
+});
