@@ -15,6 +15,7 @@ import { parseLayout, shardCount } from './layout';
 import { dbToU64, nowNs } from './meta';
 import { PlacementDisk, placeChunk } from './placement';
 import { ReadaheadHints } from './readahead';
+import { boundedAll, validRange } from './bounded';
 import { RmwFailed, rmwReplica } from './replica-chunk';
 
 const CHUNKS_IN_FLIGHT_MAX = 8; // bounded concurrency per call: throughput without unbounded memory
@@ -39,15 +40,6 @@ interface Commit {
   failed: number[];
   old: ChunkRef | null;
   resolvesIntent: number | null; // an RMW intent left open that this copy-on-write supersedes
-}
-
-/** Run fn over items with at most `limit` in flight; first error wins. */
-async function boundedAll<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) await fn(items[next++]);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
 export class FileIo {
@@ -105,7 +97,7 @@ export class FileIo {
   }
 
   read(ino: number, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
-    assert(Number.isSafeInteger(offsetBytes) && offsetBytes >= 0 && Number.isSafeInteger(lengthBytes) && lengthBytes >= 0, 'read: bad range');
+    if (!validRange(offsetBytes, lengthBytes)) return Promise.reject(new FsError('EINVAL', `read: bad range [${offsetBytes}, +${lengthBytes})`));
     return this.locks.run(ino, async () => {
       const { fl, sizeBytes } = this.fileInfo(ino);
       const end = Math.min(offsetBytes + lengthBytes, sizeBytes);
@@ -137,7 +129,7 @@ export class FileIo {
   }
 
   write(ino: number, offsetBytes: number, data: Uint8Array): Promise<void> {
-    assert(Number.isSafeInteger(offsetBytes) && offsetBytes >= 0, 'write: bad offset');
+    if (!validRange(offsetBytes, data.length)) return Promise.reject(new FsError('EINVAL', `write: bad offset ${offsetBytes}`));
     if (offsetBytes + data.length > FILE_BYTES_MAX) return Promise.reject(new FsError('EFBIG', 'write past the maximum file size'));
     if (data.length === 0) return Promise.resolve();
     return this.locks.run(ino, async () => {
@@ -243,7 +235,7 @@ export class FileIo {
   }
 
   truncate(ino: number, sizeBytes: number): Promise<void> {
-    assert(Number.isSafeInteger(sizeBytes) && sizeBytes >= 0, 'truncate: bad size');
+    if (!validRange(sizeBytes, 0)) return Promise.reject(new FsError('EINVAL', `truncate: bad size ${sizeBytes}`));
     if (sizeBytes > FILE_BYTES_MAX) return Promise.reject(new FsError('EFBIG', 'truncate past the maximum file size'));
     return this.locks.run(ino, async () => {
       const info = this.fileInfo(ino);
