@@ -32,7 +32,7 @@ interface Plan {
   version: bigint;
 }
 
-/** A chunk version whose shards are durable, waiting for the chunk map commit. */
+/** A chunk version whose shards are durable, waiting for the chunk map commit (version 0n: an in-place RMW, only its intent to remove). */
 interface Commit {
   chunkIndex: number;
   version: bigint;
@@ -170,8 +170,7 @@ export class FileIo {
     let firstError: unknown = null;
     await boundedAll(plans, CHUNKS_IN_FLIGHT_MAX, async (p) => {
       try {
-        const commit = await this.writePiece(ino, fl, p);
-        if (commit !== null) commits.push(commit);
+        commits.push(await this.writePiece(ino, fl, p));
         growTo = Math.max(growTo, p.c * fl.chunkSizeBytes + p.offIn + p.bytes.length);
       } catch (err) {
         firstError ??= err;
@@ -180,6 +179,8 @@ export class FileIo {
     if (commits.length > 0 || growTo > 0) {
       this.env.db.transaction(() => {
         for (const c of commits) {
+          if (c.resolvesIntent !== null) this.env.map.removeIntent(c.resolvesIntent);
+          if (c.version === 0n) continue; // an in-place RMW: nothing to repoint
           this.env.map.setLive(ino, c.chunkIndex, c.version, c.logicalLenBytes);
           for (const i of c.failed) this.env.map.queueHeal(ino, c.chunkIndex, c.version, i, 'write failed on this shard');
         }
@@ -188,13 +189,12 @@ export class FileIo {
       })();
     }
     for (const c of commits) {
-      if (c.resolvesIntent !== null) this.env.map.removeIntent(c.resolvesIntent);
       if (c.old !== null) await this.env.shards.deleteChunk(c.old, shardCount(fl.layout));
     }
     if (firstError !== null) throw firstError;
   }
 
-  private async writePiece(ino: number, fl: FileLayout, p: Plan): Promise<Commit | null> {
+  private async writePiece(ino: number, fl: FileLayout, p: Plan): Promise<Commit> {
     const { c, offIn, bytes, old } = p;
     const endIn = offIn + bytes.length;
     if (old === null) {
@@ -206,8 +206,8 @@ export class FileIo {
     if (offIn === 0 && endIn >= old.logicalLenBytes) return this.writeVersion(ino, fl, c, p.version, old, bytes);
     if (p.version === 0n) {
       try {
-        await rmwReplica(this.env, old, offIn, bytes);
-        return null;
+        const intentId = await rmwReplica(this.env, old, offIn, bytes);
+        return { chunkIndex: c, version: 0n, logicalLenBytes: old.logicalLenBytes, failed: [], old: null, resolvesIntent: intentId };
       } catch (err) {
         if (!(err instanceof RmwFailed)) throw err;
         // A replica could not be patched: rewrite the chunk as a fresh version instead.

@@ -50,9 +50,10 @@ export class RmwFailed extends Error {
  * In-place partial overwrite of [offset, offset+data.length) inside the chunk's
  * current length. On failure the touched replicas are rolled back to the old span
  * (intent kept if that fails too, for recovery at open) and RmwFailed is thrown so
- * the caller can fall back to a copy-on-write of the whole chunk.
+ * the caller can fall back to a copy-on-write of the whole chunk. On success returns
+ * the intent id, which the caller deletes in its metadata transaction.
  */
-export async function rmwReplica(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, data: Uint8Array): Promise<void> {
+export async function rmwReplica(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, data: Uint8Array): Promise<number> {
   assert(ref.fl.layout.kind === 'replica', 'rmwReplica on a replica layout');
   assert(data.length > 0 && offsetBytes + data.length <= ref.logicalLenBytes, 'RMW stays inside the chunk');
   const s = blockSpan(ref, offsetBytes, data.length);
@@ -78,5 +79,7 @@ export async function rmwReplica(env: ChunkEnv, ref: ChunkRef, offsetBytes: numb
       throw new RmwFailed(err, intentId); // the intent stays; recovery resolves it
     }
   }
-  env.map.removeIntent(intentId);
+  // All replicas agree now; the caller removes the intent in its metadata commit
+  // (a crash before that leaves an intent whose resolution finds nothing to copy).
+  return intentId;
 }
