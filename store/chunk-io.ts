@@ -9,6 +9,7 @@ import { FsError } from './fs-error';
 import { errnoCode } from './io';
 import { shardCount, writeQuorum } from './layout';
 import { readReplica } from './replica-chunk';
+import { Payload } from './shard-store';
 
 export function readChunk(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
   if (lengthBytes === 0) return Promise.resolve(Buffer.alloc(0));
@@ -16,7 +17,7 @@ export function readChunk(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, len
 }
 
 /** Shard payloads of a chunk: R copies, or the §6 split plus parity. */
-export function shardPayloads(ref: ChunkRef, content: Uint8Array): Uint8Array[] {
+export function shardPayloads(ref: ChunkRef, content: Uint8Array): Payload[] {
   if (ref.fl.layout.kind === 'replica') return ref.diskIds.map(() => content);
   return encodeEcShards(ref, content);
 }

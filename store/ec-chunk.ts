@@ -8,6 +8,7 @@ import { mapRange, splitChunk } from '../src/mapping';
 import { rsCodec } from '../src/rs';
 import { ChunkEnv, noteShardFailure, readOrder } from './chunk-env';
 import { ChunkRef, ecGeometry, shardDataLen, siteOf } from './chunk-ref';
+import { Payload } from './shard-store';
 
 function km(ref: ChunkRef): { k: number; m: number } {
   const l = ref.fl.layout;
@@ -15,12 +16,32 @@ function km(ref: ChunkRef): { k: number; m: number } {
   return { k: l.k, m: l.m };
 }
 
-/** The k+m shard payloads of a chunk (spec §6 split, then RS parity). */
-export function encodeEcShards(ref: ChunkRef, content: Uint8Array): Buffer[] {
+/**
+ * The k+m shard payloads of a chunk (spec §6 split, then RS parity). When every
+ * erasure block is full and its fragments are whole bitrot blocks, data shards are
+ * views into the chunk (no copy) and parity is encoded per erasure block.
+ */
+export function encodeEcShards(ref: ChunkRef, content: Uint8Array): Payload[] {
   const { k, m } = km(ref);
-  const data = splitChunk(ecGeometry(ref), content);
-  const parity = rsCodec(k, m).encode(data);
-  assert(parity.length === m && parity.every((p) => p.length === data[0].length), 'RS parity shape');
+  const g = ecGeometry(ref);
+  const eb = g.ecBlockSizeBytes;
+  const frag = eb / k;
+  const zeroCopy = Number.isInteger(frag) && frag % ref.fl.bitrotBlockBytes === 0 && content.length % eb === 0 && content.length > 0;
+  if (!zeroCopy) {
+    const data = splitChunk(g, content);
+    const parity = rsCodec(k, m).encode(data);
+    assert(parity.length === m && parity.every((p) => p.length === data[0].length), 'RS parity shape');
+    return [...data, ...parity];
+  }
+  const ebCount = content.length / eb;
+  const parity = Array.from({ length: m }, () => Buffer.allocUnsafe(ebCount * frag));
+  const data: Uint8Array[][] = Array.from({ length: k }, () => []);
+  const codec = rsCodec(k, m);
+  for (let e = 0; e < ebCount; e++) {
+    const slices = Array.from({ length: k }, (_, i) => content.subarray(e * eb + i * frag, e * eb + (i + 1) * frag));
+    slices.forEach((s, i) => data[i].push(s)); // spec §6: shard i holds fragment i of every erasure block
+    codec.encodeInto(slices, parity.map((p) => p.subarray(e * frag, (e + 1) * frag)));
+  }
   return [...data, ...parity];
 }
 

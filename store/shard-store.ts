@@ -68,14 +68,30 @@ function prefetchingReader(f: IoFile, h: ShardHeader, offsetBytes: number, lengt
  * buffer (spec §2: header | table | data | zero pad to 4 KiB). test/store/shard-store
  * checks the result equals encodeShard byte for byte.
  */
-export function encodeShardParts(params: ShardParams, payload: Uint8Array, key: BitrotKey): { head: Buffer; dataStart: number; padBytes: number } {
-  const header = shardHeaderFor(params, payload.length);
+export function encodeShardParts(params: ShardParams, payload: Payload, key: BitrotKey): { head: Buffer; dataStart: number; padBytes: number } {
+  const slices = Array.isArray(payload) ? payload : [payload];
+  const length = payloadLength(payload);
+  const header = shardHeaderFor(params, length);
   const dataStart = dataStartBytes(header.blockCount);
   const head = Buffer.alloc(dataStart); // zero: hash table padding (spec §4)
   encodeHeader(header).copy(head, 0);
   const pos = { fileId: header.fileId, chunkIndex: header.chunkIndex, shardIndex: header.shardIndex, version: header.version };
-  writeHashEntries(head, HEADER_BYTES, key, pos, payload, header.bitrotBlockBytes, 0);
-  return { head, dataStart, padBytes: alignUp(payload.length, PAGE_BYTES) - payload.length };
+  const bb = header.bitrotBlockBytes;
+  let at = 0;
+  for (const slice of slices) {
+    // Slices after the first start on a bitrot block boundary, so each block lies in one slice.
+    assert(at % bb === 0 || slice.length === 0, 'payload slices are bitrot-block aligned');
+    writeHashEntries(head, HEADER_BYTES + (at / bb) * HASH_ENTRY_BYTES, key, pos, slice, bb, at / bb);
+    at += slice.length;
+  }
+  return { head, dataStart, padBytes: alignUp(length, PAGE_BYTES) - length };
+}
+
+/** A shard payload: one buffer, or bitrot-block-aligned slices written back to back (EC without a split copy). */
+export type Payload = Uint8Array | Uint8Array[];
+
+export function payloadLength(payload: Payload): number {
+  return Array.isArray(payload) ? payload.reduce((n, s) => n + s.length, 0) : payload.length;
 }
 
 export class ShardStore {
@@ -96,8 +112,9 @@ export class ShardStore {
   }
 
   /** Spec §8.1: tmp, fsync, rename, fsync dir (and the new directories' parents). */
-  async writeShard(ref: ChunkRef, shardIndex: number, payload: Uint8Array): Promise<void> {
-    assert(payload.length === shardDataLen(ref), 'whole-shard write: payload length is shard_data_len');
+  async writeShard(ref: ChunkRef, shardIndex: number, payload: Payload): Promise<void> {
+    const length = payloadLength(payload);
+    assert(length === shardDataLen(ref), 'whole-shard write: payload length is shard_data_len');
     const parts = encodeShardParts(shardParams(ref, shardIndex, nowNs()), payload, this.key);
     const finalPath = this.path(ref, shardIndex);
     const chunkDir = nodePath.dirname(finalPath);
@@ -107,8 +124,12 @@ export class ShardStore {
     const f = await this.io.open(tmp, 'create-exclusive');
     try {
       await f.pwrite(parts.head, 0);
-      await f.pwrite(payload, parts.dataStart);
-      if (parts.padBytes > 0) await f.pwrite(Buffer.alloc(parts.padBytes), parts.dataStart + payload.length);
+      let at = parts.dataStart;
+      for (const slice of Array.isArray(payload) ? payload : [payload]) {
+        await f.pwrite(slice, at);
+        at += slice.length;
+      }
+      if (parts.padBytes > 0) await f.pwrite(Buffer.alloc(parts.padBytes), at);
       await f.fsync();
     } finally {
       await f.close();
