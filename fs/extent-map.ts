@@ -119,30 +119,31 @@ export class ExtentMap {
   }
 }
 
-/** Merge offset-ordered extents into contiguous runs, each cut at chunk boundaries. */
-export function toRuns(extents: Extent[], chunkSizeBytes: number): Extent[] {
-  const runs: Extent[] = [];
-  let parts: Buffer[] = [];
-  let runStart = -1;
-  let runEnd = -1;
-  const close = (): void => {
-    if (parts.length > 0) runs.push({ offsetBytes: runStart, data: parts.length === 1 ? parts[0] : Buffer.concat(parts) });
-    parts = [];
-  };
+/** Contiguous bytes as a list of parts (views, not yet copied into one buffer). */
+export interface Run { offsetBytes: number; lengthBytes: number; parts: Buffer[] }
+
+/** One buffer of a run's bytes (copies only when it has several parts). */
+export function runBytes(run: Run): Buffer {
+  return run.parts.length === 1 ? run.parts[0] : Buffer.concat(run.parts, run.lengthBytes);
+}
+
+/** Merge offset-ordered extents into contiguous runs, each cut at chunk boundaries; no copying. */
+export function toRuns(extents: Extent[], chunkSizeBytes: number): Run[] {
+  const runs: Run[] = [];
+  let cur: Run | null = null;
   for (const e of extents) {
     let off = e.offsetBytes;
     let data = e.data;
     while (data.length > 0) {
-      const chunkEnd = (Math.floor(off / chunkSizeBytes) + 1) * chunkSizeBytes;
-      const piece = data.subarray(0, Math.min(data.length, chunkEnd - off));
-      const sameChunk = Math.floor(off / chunkSizeBytes) === Math.floor(runStart / chunkSizeBytes);
-      if (parts.length === 0 || off !== runEnd || !sameChunk) { close(); runStart = off; }
-      parts.push(piece);
-      runEnd = off + piece.length;
+      const chunk = Math.floor(off / chunkSizeBytes);
+      const piece = data.subarray(0, Math.min(data.length, (chunk + 1) * chunkSizeBytes - off));
+      const joins = cur !== null && cur.offsetBytes + cur.lengthBytes === off && Math.floor(cur.offsetBytes / chunkSizeBytes) === chunk;
+      if (!joins) { cur = { offsetBytes: off, lengthBytes: 0, parts: [] }; runs.push(cur); }
+      cur!.parts.push(piece);
+      cur!.lengthBytes += piece.length;
       off += piece.length;
       data = data.subarray(piece.length);
     }
   }
-  close();
   return runs;
 }

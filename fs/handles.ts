@@ -21,6 +21,9 @@ export class OpenFile {
   readonly buffer = new ExtentMap();
   readonly lock = new RwLock();
   timer: NodeJS.Timeout | null = null;
+  /** Chunks wholly buffered, waiting for the background whole-chunk flush. */
+  readonly fullChunks = new Set<number>();
+  fullFlushScheduled = false;
   /** A background flush failed: reported (EIO) by the next fsync/flush, as the kernel does. */
   flushError: Error | null = null;
   constructor(readonly ino: number, sizeBytes: number) {

@@ -3,7 +3,7 @@
 // whole chunk is buffered (so sequential writes stream as whole-chunk writes, spec §8.1).
 // Memory is bounded: past the limit a write waits until the largest buffer has been flushed.
 import { OpenFile } from './handles';
-import { Extent, toRuns } from './extent-map';
+import { Extent, Run, runBytes, toRuns } from './extent-map';
 import type { StorePort } from './store-port';
 import { nowNs } from '../store/meta';
 
@@ -19,6 +19,24 @@ export interface WriteBackOptions {
 const PRESSURE_ROUNDS_MAX = 10_000;
 /** From this many separate runs in one chunk, rewriting the whole chunk is cheaper than per-run RMW. */
 const MERGE_RUNS_MIN = 8;
+/** At most this many chunks per store.write call (the store writes them concurrently). */
+const BATCH_CHUNKS_MAX = 8;
+
+/** Join offset-ordered, touching runs into calls of at most batchBytesMax (still uncopied). */
+export function coalesce(runs: Run[], batchBytesMax: number): Run[] {
+  const out: Run[] = [];
+  let cur: Run | null = null;
+  for (const r of runs) {
+    if (cur !== null && cur.offsetBytes + cur.lengthBytes === r.offsetBytes && cur.lengthBytes + r.lengthBytes <= batchBytesMax) {
+      cur.parts.push(...r.parts);
+      cur.lengthBytes += r.lengthBytes;
+    } else {
+      cur = { offsetBytes: r.offsetBytes, lengthBytes: r.lengthBytes, parts: [...r.parts] };
+      out.push(cur);
+    }
+  }
+  return out;
+}
 
 export class WriteBack {
   private totalBytes = 0;
@@ -53,6 +71,13 @@ export class WriteBack {
     return file.lock.shared(async () => {
       const n = Math.max(0, Math.min(lengthBytes, file.sizeBytes - offsetBytes));
       if (n === 0) return Buffer.alloc(0);
+      if (file.buffer.isEmpty) {
+        const stored = await this.store.read(file.ino, offsetBytes, n);
+        if (stored.length === n) return stored; // the common case: no copy
+        const padded = Buffer.alloc(n);
+        stored.copy(padded);
+        return padded;
+      }
       const out = Buffer.alloc(n);
       if (file.buffer.coverage(offsetBytes, offsetBytes + n) < n) {
         const stored = await this.store.read(file.ino, offsetBytes, n);
@@ -90,8 +115,9 @@ export class WriteBack {
     let bytes = 0;
     for (const e of extents) bytes += e.data.length;
     this.totalBytes -= bytes;
-    for (const piece of await this.mergeScattered(file, toRuns(extents, this.opts.chunkSizeBytes))) {
-      await this.store.write(file.ino, piece.offsetBytes, piece.data);
+    // Adjacent pieces go to the store in one call, which writes their chunks concurrently.
+    for (const batch of coalesce(await this.mergeScattered(file, toRuns(extents, this.opts.chunkSizeBytes)), this.opts.chunkSizeBytes * BATCH_CHUNKS_MAX)) {
+      await this.store.write(file.ino, batch.offsetBytes, runBytes(batch));
     }
     if (file.buffer.isEmpty) this.dirty.delete(file);
     if (file.mtimeNs !== null && extents.length > 0) {
@@ -106,9 +132,9 @@ export class WriteBack {
    * the runs laid over it, and the store writes it whole (spec §8.1) instead of one read-modify-write
    * per run (§8.2).
    */
-  private async mergeScattered(file: OpenFile, runs: Extent[]): Promise<Extent[]> {
+  private async mergeScattered(file: OpenFile, runs: Run[]): Promise<Run[]> {
     const cs = this.opts.chunkSizeBytes;
-    const out: Extent[] = [];
+    const out: Run[] = [];
     for (let i = 0; i < runs.length;) {
       const chunk = Math.floor(runs[i].offsetBytes / cs);
       let j = i;
@@ -121,23 +147,38 @@ export class WriteBack {
         const whole = Buffer.alloc(lengthBytes);
         const stored = await this.store.read(file.ino, start, lengthBytes);
         stored.copy(whole, 0, 0, Math.min(stored.length, lengthBytes));
-        for (let k = i; k < j; k++) runs[k].data.copy(whole, runs[k].offsetBytes - start);
-        out.push({ offsetBytes: start, data: whole });
+        for (let k = i; k < j; k++) {
+          let at = runs[k].offsetBytes - start;
+          for (const part of runs[k].parts) { part.copy(whole, at); at += part.length; }
+        }
+        out.push({ offsetBytes: start, lengthBytes, parts: [whole] });
       }
       i = j;
     }
     return out;
   }
 
-  /** A write that completed a chunk starts writing that whole chunk now. */
+  /**
+   * A write that completed a chunk queues it for a whole-chunk write; one background task per file
+   * takes every chunk completed by then, so a fast sequential writer hands the store several chunks
+   * per call.
+   */
   private flushFullChunks(file: OpenFile, offsetBytes: number, lengthBytes: number): void {
     const cs = this.opts.chunkSizeBytes;
     const end = offsetBytes + lengthBytes;
     for (let c = Math.floor(offsetBytes / cs); (c + 1) * cs <= end; c++) {
-      const start = c * cs;
-      if (file.buffer.coverage(start, start + cs) !== cs) continue;
-      this.background(file, () => file.lock.exclusive(() => this.flushLocked(file, file.buffer.take(start, start + cs))));
+      if (file.buffer.coverage(c * cs, (c + 1) * cs) === cs) file.fullChunks.add(c);
     }
+    if (file.fullChunks.size === 0 || file.fullFlushScheduled) return;
+    file.fullFlushScheduled = true;
+    this.background(file, () => file.lock.exclusive(() => {
+      file.fullFlushScheduled = false;
+      const chunks = [...file.fullChunks].sort((a, b) => a - b);
+      file.fullChunks.clear();
+      const extents: Extent[] = [];
+      for (const c of chunks) extents.push(...file.buffer.take(c * cs, (c + 1) * cs));
+      return this.flushLocked(file, extents);
+    }));
   }
 
   private relievePressure(): Promise<void> {

@@ -73,7 +73,7 @@ setup_target() {
     gocryptfs)
       mkdir -p "$base/cipher"
       gocryptfs -q -init -extpass "echo bench" -scryptn 10 "$base/cipher" >/dev/null
-      gocryptfs -q -extpass "echo bench" "$base/cipher" "$base/mnt"; MOUNTS+=("$base/mnt"); DIR[$t]=$base/mnt ;;
+      gocryptfs -q -nosyslog -extpass "echo bench" "$base/cipher" "$base/mnt"; MOUNTS+=("$base/mnt"); DIR[$t]=$base/mnt ;;
     passthru)
       mkdir -p "$base/src"
       node scripts/passthrough.js "$base/src" "$base/mnt" >"$base/log" 2>&1 &

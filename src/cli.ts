@@ -7,6 +7,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Command, HELP, MountCliOptions, UsageError, parseArgs } from './cli-args';
 
+// The store's shard writes and fsyncs run on libuv's thread pool (4 threads by default); a mount
+// writing several chunks' replicas at once waits on it. Set before the pool's first use.
+if (process.env.UV_THREADPOOL_SIZE === undefined) process.env.UV_THREADPOOL_SIZE = '16';
+
 export const DEFAULT_DISKS = 6;
 export const DEFAULT_LAYOUT = 'replica:3';
 const PROBE_TIMEOUT_MS = 5000;
