@@ -14,7 +14,6 @@ import { KeyedMutex } from './keyed-mutex';
 import { parseLayout, shardCount } from './layout';
 import { dbToU64, nowNs } from './meta';
 import { PlacementDisk, placeChunk } from './placement';
-import { ReadaheadHints } from './readahead';
 import { boundedAll, validRange } from './bounded';
 import { RmwFailed, rmwReplica } from './replica-chunk';
 
@@ -44,11 +43,9 @@ interface Commit {
 
 export class FileIo {
   private readonly locks = new KeyedMutex();
-  private readonly readahead: ReadaheadHints;
   private readonly q;
 
   constructor(private readonly env: ChunkEnv, private readonly disks: PlacementDisk[]) {
-    this.readahead = new ReadaheadHints(env);
     const db = env.db;
     this.q = {
       info: db.prepare('SELECT type, size, nlink, layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch FROM inodes WHERE ino = ?'),
@@ -103,7 +100,6 @@ export class FileIo {
       const end = Math.min(offsetBytes + lengthBytes, sizeBytes);
       if (offsetBytes >= end) return Buffer.alloc(0);
       const cs = fl.chunkSizeBytes;
-      this.readahead.onRead(ino, cs, offsetBytes, end, (c) => this.liveRef(ino, fl, this.env.map.get(ino, c)));
       const c0 = Math.floor(offsetBytes / cs);
       if (Math.floor((end - 1) / cs) === c0) {
         // One chunk: hand back its verified bytes without another copy (the common FUSE read).

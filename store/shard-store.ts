@@ -184,17 +184,6 @@ export class ShardStore {
     }
   }
 
-  /** Read a shard's data region into the page cache and drop it (store/readahead.ts). */
-  async warm(ref: ChunkRef, shardIndex: number): Promise<void> {
-    const f = await this.io.open(this.path(ref, shardIndex), 'read');
-    try {
-      const h = this.expectedHeader(ref, shardIndex);
-      await preadParallel(f, Number(h.shardDataLenBytes), dataStartBytes(h.blockCount));
-    } finally {
-      await f.close();
-    }
-  }
-
   /** Whole-file decode + verify, bypassing the header cache (heal, scrub, recovery). */
   async readWhole(ref: ChunkRef, shardIndex: number): Promise<Buffer> {
     const path = this.path(ref, shardIndex);

@@ -2,6 +2,7 @@
 // meta.db and one or more disk directories (DESIGN §4). Ties together the
 // namespace, file I/O, heal and recovery; status() reports disks, layouts in use,
 // the heal queue and counters.
+import * as fs from 'node:fs';
 import * as nodePath from 'node:path';
 import { loadHighway } from '../src/highway';
 import { ChunkEnv, DiskHealth } from './chunk-env';
@@ -167,13 +168,13 @@ export class Store {
   /** Usable space: raw space of all disks divided by the default layout's overhead. */
   async statfs(): Promise<StatfsResult> {
     const factor = overhead(parseLayout(this.opened.config.defaults.layout));
-    const seen = new Set<string>();
+    const seen = new Set<number>();
     const sum = { totalBytes: 0, freeBytes: 0, availBytes: 0 };
     for (const path of this.opened.diskPaths.values()) {
+      const dev = (await fs.promises.stat(path)).dev; // disks on one filesystem count once
+      if (seen.has(dev)) continue;
+      seen.add(dev);
       const s = await this.io.statfs(path);
-      const fsKey = `${s.totalBytes}/${s.freeBytes}`; // disks on one filesystem count once
-      if (seen.has(fsKey)) continue;
-      seen.add(fsKey);
       sum.totalBytes += s.totalBytes;
       sum.freeBytes += s.freeBytes;
       sum.availBytes += s.availBytes;
