@@ -42,6 +42,7 @@ export class Namespace {
       orphan: db.prepare('INSERT OR IGNORE INTO orphans(ino) VALUES (?)'),
       orphans: db.prepare('SELECT ino FROM orphans ORDER BY ino'),
       dirXattr: db.prepare('SELECT value FROM xattrs WHERE ino = ? AND name = ?'),
+      setattr: db.prepare('UPDATE inodes SET mode = ?, uid = ?, gid = ?, atime_ns = ?, mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
     };
   }
 
@@ -271,8 +272,7 @@ export class Namespace {
       const a = this.attr(ino);
       const mode = v.mode === undefined ? a.mode : (a.mode & S_IFMT) | (v.mode & 0o7777);
       const t = nowNs();
-      this.db.prepare(`UPDATE inodes SET mode = ?, uid = ?, gid = ?, atime_ns = ?, mtime_ns = ?, ctime_ns = ? WHERE ino = ?`)
-        .run(mode, v.uid ?? a.uid, v.gid ?? a.gid, v.atimeNs ?? a.atimeNs, v.mtimeNs ?? a.mtimeNs, v.ctimeNs ?? t, ino);
+      this.q.setattr.run(mode, v.uid ?? a.uid, v.gid ?? a.gid, v.atimeNs ?? a.atimeNs, v.mtimeNs ?? a.mtimeNs, v.ctimeNs ?? t, ino);
       return this.attr(ino);
     })();
   }

@@ -1,6 +1,7 @@
 // Model-based random test (issue 3): seeded random writes, truncates and reads across
 // chunk and bitrot-block boundaries, checked byte for byte against an in-memory file.
 import test from 'ava';
+import { Store } from '../../store/store';
 import { prng, randomBytes, smallStore, SMALL } from './helpers';
 
 const OPS = 120;
@@ -47,12 +48,17 @@ function pickLength(random: () => number): number {
 
 for (const [layout, seed] of [['replica:3', 1], ['ec:4+2', 2], ['ec:2+1', 3]] as const) {
   test(`random ops vs model: ${layout} seed ${seed}`, async (t) => {
-    const { store } = await smallStore(layout);
+    const created = await smallStore(layout);
+    let store = created.store;
     const random = prng(seed);
     const f = store.ns.create(1, 'model', 0o644, 0, 0);
     t.is(f.layout, layout);
     const model = new ModelFile();
     for (let op = 0; op < OPS; op++) {
+      if (op === OPS / 2) {
+        await store.close(); // everything so far must survive a close and reopen
+        store = await Store.open(created.dir);
+      }
       const r = random();
       if (r < 0.55) {
         const off = pickOffset(random, FILE_BYTES_MAX);
