@@ -17,12 +17,14 @@ interface Scenario {
   layout: string;
   offset: number;
   length: number;
+  /** Crash points after which the first replica is fully durable: recovery must pick it (DESIGN §5). */
+  newFromStep?: number;
 }
 
 const BB = SMALL.bitrotBlockBytes;
 const CS = SMALL.chunkSizeBytes;
 const SCENARIOS: Scenario[] = [
-  { name: 'replica RMW across blocks', layout: 'replica:3', offset: 3 * BB - 100, length: 2 * BB + 300 },
+  { name: 'replica RMW across blocks', layout: 'replica:3', offset: 3 * BB - 100, length: 2 * BB + 300, newFromStep: 4 },
   { name: 'replica write across a chunk boundary (RMW + new tail)', layout: 'replica:3', offset: CS - 5000, length: 10_000 },
   { name: 'EC partial write (copy-on-write)', layout: 'ec:2+1', offset: 70_000, length: 9_000 },
 ];
@@ -98,6 +100,7 @@ for (const sc of SCENARIOS) {
       const got = await r.read(ino, 0, expectedNew.length);
       t.true(size === old.length || size === expectedNew.length, `step ${n}: size old or new`);
       if (acknowledged) t.true(got.equals(expectedNew), `step ${n}: acknowledged write intact`);
+      if (sc.newFromStep !== undefined && n >= sc.newFromStep) t.true(got.equals(expectedNew), `step ${n}: the durable first replica wins`);
       // Outside the written range: the old bytes (zeros past the old end).
       const oldView = Buffer.concat([old, Buffer.alloc(Math.max(0, got.length - old.length))]);
       t.true(got.subarray(0, sc.offset).equals(oldView.subarray(0, sc.offset)), `step ${n}: before the range unchanged`);
