@@ -174,6 +174,10 @@ export class FileIo {
     });
     if (commits.length > 0 || growTo > 0) {
       this.env.db.transaction(() => {
+        // The layout may change only while a file holds no data (store/xattrs.ts); a
+        // change that raced this first write would leave shards under the old layout.
+        const now = this.q.info.get(ino) as Row | undefined;
+        if (now === undefined || String(now.layout) !== fl.layout.text) throw new FsError('EBUSY', `inode ${ino} changed layout during a write`);
         for (const c of commits) {
           if (c.resolvesIntent !== null) this.env.map.removeIntent(c.resolvesIntent);
           if (c.version === 0n) continue; // an in-place RMW: nothing to repoint
