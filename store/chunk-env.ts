@@ -8,14 +8,17 @@ import { ShardFailure, ShardStore, classifyShardError } from './shard-store';
 
 /** Per-disk error tally for status(); placement never depends on it (DESIGN §3). */
 export class DiskHealth {
-  private readonly errors = new Map<number, { consecutive: number; total: number; last: string }>();
+  private readonly errors = new Map<number, { consecutive: number; total: number; last: string; lastMs: number }>();
   static readonly OFFLINE_AFTER = 8;
+  /** An offline disk is probed again after this long (so a disk that comes back is used again). */
+  static readonly PROBE_AFTER_MS = 5_000;
 
   fail(diskId: number, what: string): void {
-    const e = this.errors.get(diskId) ?? { consecutive: 0, total: 0, last: '' };
+    const e = this.errors.get(diskId) ?? { consecutive: 0, total: 0, last: '', lastMs: 0 };
     e.consecutive++;
     e.total++;
     e.last = what;
+    e.lastMs = Date.now();
     this.errors.set(diskId, e);
   }
   ok(diskId: number): void {
@@ -24,7 +27,11 @@ export class DiskHealth {
   }
   /** A disk that failed many calls in a row is tried last (it keeps its placement slot). */
   suspect(diskId: number): boolean {
-    return (this.errors.get(diskId)?.consecutive ?? 0) >= DiskHealth.OFFLINE_AFTER;
+    const e = this.errors.get(diskId);
+    if (e === undefined || e.consecutive < DiskHealth.OFFLINE_AFTER) return false;
+    if (Date.now() - e.lastMs < DiskHealth.PROBE_AFTER_MS) return true;
+    e.lastMs = Date.now(); // let one probe through; its failure renews the offline period
+    return false;
   }
   report(diskId: number): { state: 'ok' | 'degraded' | 'offline'; errors: number; lastError: string } {
     const e = this.errors.get(diskId);

@@ -43,6 +43,7 @@ export async function writeWholeChunk(env: ChunkEnv, ref: ChunkRef, content: Uin
   await Promise.all(payloads.map(async (payload, i) => {
     try {
       await env.shards.writeShard(ref, i, payload);
+      env.health.ok(ref.diskIds[i]);
     } catch (err) {
       errors.push(err);
       failed.push(i);

@@ -95,6 +95,10 @@ export async function readEc(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, 
   const got = new Map<number, { start: number; bytes: Buffer }>();
   const bad = new Set<number>();
   await Promise.all([...ranges].map(async ([shard, r]) => {
+    if (env.health.suspect(ref.diskIds[shard])) {
+      bad.add(shard); // an offline disk: reconstruct without waiting on it (DESIGN §6)
+      return;
+    }
     try {
       got.set(shard, { start: r.start, bytes: await env.shards.readVerified(ref, shard, r.start, r.end - r.start) });
       env.health.ok(ref.diskIds[shard]);

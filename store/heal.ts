@@ -45,6 +45,7 @@ export class Healer {
   private async rebuild(ref: ChunkRef, i: number): Promise<void> {
     const payload = await rebuildPayload(this.env, ref, i);
     await this.env.shards.writeShard(ref, i, payload);
+    this.env.health.ok(ref.diskIds[i]);
     const back = await this.env.shards.readWhole(ref, i);
     if (!back.equals(payload)) throw new Error(`healed shard ${i} did not read back as written`);
     this.env.counters.bump('heals');
