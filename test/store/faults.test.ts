@@ -129,7 +129,10 @@ for (const { layout, tolerate, shards } of LAYOUTS) {
     await s.write(ino, 3 * SMALL.chunkSizeBytes, fresh); // new chunk while a disk fails
     const expected = Buffer.concat([data, Buffer.alloc(3 * SMALL.chunkSizeBytes - data.length), fresh]);
     t.true((await s.read(ino, 0, expected.length)).equals(expected));
-    t.true((await s.status()).healQueueLength > 0, 'shards on the failing disk queued');
+    const during = await s.status();
+    t.true(during.healQueueLength > 0, 'shards on the failing disk queued');
+    t.is(during.disks.filter((d) => d.state !== 'ok').length, 1, 'the failing disk shows in status');
+    t.is(during.disks.find((d) => d.state !== 'ok')!.path, badDisk);
     io.clearFaults();
     await s.heal();
     await s.close();
