@@ -111,6 +111,7 @@ export class WriteBack {
   }
 
   private async flushLocked(file: OpenFile, extents: Extent[]): Promise<void> {
+    const mtimeBefore = file.mtimeNs;
     if (file.timer !== null && file.buffer.isEmpty) { clearTimeout(file.timer); file.timer = null; }
     let bytes = 0;
     for (const e of extents) bytes += e.data.length;
@@ -120,11 +121,9 @@ export class WriteBack {
       await this.store.write(file.ino, batch.offsetBytes, runBytes(batch));
     }
     if (file.buffer.isEmpty) this.dirty.delete(file);
-    if (file.mtimeNs !== null && extents.length > 0) {
-      const t = file.mtimeNs;
-      this.store.ns.setattr(file.ino, { mtimeNs: t, ctimeNs: t });
-      if (file.mtimeNs === t) file.mtimeNs = null;
-    }
+    // The store's commit stamped mtime/ctime "now" (at most a flush delay after the writes): no
+    // second metadata transaction (and fsync) per flush. Writes that arrived meanwhile keep theirs.
+    if (extents.length > 0 && file.mtimeNs === mtimeBefore) file.mtimeNs = null;
   }
 
   /**

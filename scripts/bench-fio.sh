@@ -143,11 +143,12 @@ for (const line of fs.readFileSync(file, 'utf8').split('\n').filter(Boolean)) {
 const median = (a) => { if (!a || !a.length) return NaN; const s = [...a].sort((x, y) => x - y); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2 }
 const unit = (w) => (w.startsWith('seq') ? 'MiB/s' : 'IOPS')
 const pad = (s, n) => String(s).padEnd(n)
-let out = pad('workload', 20) + targets.map((t) => pad(t, 18)).join('') + '\n'
+let out = pad('workload', 20) + targets.map((t) => pad(t, 20)).join('') + '\n'
 for (const w of workloads) {
   const base = median(vals[w + ' plain'])
   out += pad(`${w} ${unit(w)}`, 20)
-  out += targets.map((t) => { const v = median(vals[w + ' ' + t]); return pad(isNaN(v) ? 'n/a' : `${v} (${(v / base).toFixed(2)}x)`, 18) }).join('') + '\n'
+  const fmt = (v) => (w.startsWith('seq') ? v.toFixed(1) : String(Math.round(v)))
+  out += targets.map((t) => { const v = median(vals[w + ' ' + t]); return pad(isNaN(v) ? 'n/a' : `${fmt(v)} (${(v / base).toFixed(2)}x)`, 20) }).join('') + '\n'
 }
 console.log(`\nfio, median of rounds; (x) = ratio to the plain directory\n${out}`)
 if (targets.includes('gocryptfs')) {
