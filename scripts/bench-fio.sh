@@ -11,6 +11,7 @@
 # interleaved over ROUNDS rounds (the machine is shared and noisy); the median of the rounds is reported.
 # Usage (as root): scripts/bench-fio.sh   env: ROUNDS=2 RUNTIME_S=8 SIZE_MB=256 BENCH_DIR=/var/tmp/chunkfs-bench
 #                  TARGETS="plain bindfs gocryptfs passthru cfs-r3 cfs-ec42" WORKLOADS="seqwrite seqread ..."
+#                  CHUNKFS_MOUNT_OPTS="buffer_mb=256" (chunkfs mount -o options)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
@@ -59,7 +60,7 @@ drop_caches() {
 }
 
 for m in "$BENCH_DIR"/*/mnt; do [ -d "$m" ] && fusermount -uz "$m" 2>/dev/null || true; done
-rm -rf "$BENCH_DIR"
+rm -rf --one-file-system "$BENCH_DIR" # never descend into a mount left behind
 mkdir -p "$BENCH_DIR"
 declare -A DIR
 
@@ -81,7 +82,7 @@ setup_target() {
     cfs-r3|cfs-ec42)
       local layout=replica:3; [ "$t" = cfs-ec42 ] && layout=ec:4+2
       node dist/src/cli.js mkfs "$base/store" --disks 6 --layout "$layout" >/dev/null
-      node dist/src/cli.js mount "$base/store" "$base/mnt" >"$base/log" 2>&1 &
+      node dist/src/cli.js mount "$base/store" "$base/mnt" ${CHUNKFS_MOUNT_OPTS:+-o "$CHUNKFS_MOUNT_OPTS"} >"$base/log" 2>&1 &
       PIDS+=($!); MOUNTS+=("$base/mnt"); wait_line "$base/log" "chunkfs: mounted"; DIR[$t]=$base/mnt ;;
     *) echo "bench-fio: unknown target $t" >&2; exit 1 ;;
   esac
