@@ -9,6 +9,8 @@ import { ShardFailure, ShardStore, classifyShardError } from './shard-store';
 /** Per-disk error tally for status(); placement never depends on it (DESIGN §3). */
 export class DiskHealth {
   private readonly errors = new Map<number, { consecutive: number; total: number; last: string; lastMs: number }>();
+  /** Disks that must not be touched at all (missing or foreign identity, store/disk-identity.ts): id -> reason. */
+  private readonly unavailableReasons = new Map<number, string>();
   static readonly OFFLINE_AFTER = 8;
   /** An offline disk is probed again after this long (so a disk that comes back is used again). */
   static readonly PROBE_AFTER_MS = 5_000;
@@ -25,8 +27,21 @@ export class DiskHealth {
     const e = this.errors.get(diskId);
     if (e !== undefined) e.consecutive = 0;
   }
+  /** Offline until its identity checks again; every shard operation on it is refused. */
+  setUnavailable(diskId: number, reason: string): void {
+    this.unavailableReasons.set(diskId, reason);
+  }
+  setAvailable(diskId: number): void {
+    this.unavailableReasons.delete(diskId);
+    this.ok(diskId);
+  }
+  /** Why the disk is unavailable, or undefined when it may be used. */
+  unavailable(diskId: number): string | undefined {
+    return this.unavailableReasons.get(diskId);
+  }
   /** A disk that failed many calls in a row is tried last (it keeps its placement slot). */
   suspect(diskId: number): boolean {
+    if (this.unavailableReasons.has(diskId)) return true;
     const e = this.errors.get(diskId);
     if (e === undefined || e.consecutive < DiskHealth.OFFLINE_AFTER) return false;
     if (Date.now() - e.lastMs < DiskHealth.PROBE_AFTER_MS) return true;
@@ -35,6 +50,8 @@ export class DiskHealth {
   }
   report(diskId: number): { state: 'ok' | 'degraded' | 'offline'; errors: number; lastError: string } {
     const e = this.errors.get(diskId);
+    const reason = this.unavailableReasons.get(diskId);
+    if (reason !== undefined) return { state: 'offline', errors: e?.total ?? 0, lastError: reason };
     if (e === undefined) return { state: 'ok', errors: 0, lastError: '' };
     const state = e.consecutive >= DiskHealth.OFFLINE_AFTER ? 'offline' : e.consecutive > 0 ? 'degraded' : 'ok';
     return { state, errors: e.total, lastError: e.last };

@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { ChunkfsError } from '../src/errors';
 import { BITROT_KEY_BYTES, BitrotKey, parseBitrotKey } from '../src/keying';
 import { Layout, parseLayout, shardCount } from './layout';
+import { writeMarker } from './disk-identity';
 
 export const CONFIG_FILE = 'chunkfs.json';
 export const KEY_FILE = 'bitrot.key';
@@ -37,7 +38,12 @@ export interface StoreConfig {
   disks: DiskEntry[];
   defaults: StoreDefaults;
   keyFile: string;
+  /** Names the store in every disk's identity marker (store/disk-identity.ts); absent in stores made before markers. */
+  storeUuid?: string;
 }
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const KEY_MODE_MAX = 0o600;
 
 export class ConfigError extends ChunkfsError {
   readonly code = 'EINVAL';
@@ -130,27 +136,39 @@ export function createConfig(dir: string, opts: CreateConfigOptions): StoreConfi
     disks: diskPaths.map((p: string, id: number) => ({ id, path: p, epoch: 1 })),
     defaults,
     keyFile: KEY_FILE,
+    storeUuid: crypto.randomUUID(),
   };
   writeFileDurable(path.join(dir, KEY_FILE), crypto.randomBytes(BITROT_KEY_BYTES), 0o600);
+  config.disks.forEach((d, i) => writeMarker(resolved[i], config.storeUuid!, d.id));
+  // The config last: an interrupted mkfs leaves no store that could be opened.
   writeFileDurable(path.join(dir, CONFIG_FILE), JSON.stringify(config, null, 2) + '\n', 0o644);
   return config;
 }
 
-function checkShape(c: StoreConfig, file: string): void {
+function checkShape(c: StoreConfig, file: string, dir: string): void {
   if (c.format !== STORE_FORMAT) throw new ConfigError(file, `format is '${String(c.format)}', expected '${STORE_FORMAT}'`);
   if (c.formatVersion !== STORE_FORMAT_VERSION) {
     throw new ConfigError(file, `unknown formatVersion ${String(c.formatVersion)} (this build reads ${STORE_FORMAT_VERSION})`);
   }
   if (!Number.isSafeInteger(c.clusterMapEpoch) || c.clusterMapEpoch < 1) throw new ConfigError(file, 'clusterMapEpoch must be an integer >= 1');
   if (!Array.isArray(c.disks) || c.disks.length === 0) throw new ConfigError(file, 'disks must be a non-empty list');
+  if (c.disks.length > DISKS_MAX) throw new ConfigError(file, `at most ${DISKS_MAX} disks, found ${c.disks.length}`);
   const ids = new Set<number>();
+  const paths = new Map<string, number>();
   for (const d of c.disks) {
     if (!Number.isSafeInteger(d?.id) || d.id < 0 || ids.has(d.id)) throw new ConfigError(file, `bad or duplicate disk id ${String(d?.id)}`);
     if (typeof d.path !== 'string' || d.path === '') throw new ConfigError(file, `disk ${d.id} has no path`);
+    const resolved = path.resolve(dir, d.path);
+    const other = paths.get(resolved);
+    if (other !== undefined) throw new ConfigError(file, `disks ${other} and ${d.id} name the same path ${resolved}`);
+    paths.set(resolved, d.id);
     if (!Number.isSafeInteger(d.epoch) || d.epoch < 1 || d.epoch > c.clusterMapEpoch) throw new ConfigError(file, `disk ${d.id} has bad epoch ${String(d.epoch)}`);
     ids.add(d.id);
   }
   if (typeof c.keyFile !== 'string' || c.keyFile === '') throw new ConfigError(file, 'keyFile missing');
+  if (c.storeUuid !== undefined && (typeof c.storeUuid !== 'string' || !UUID_RE.test(c.storeUuid))) {
+    throw new ConfigError(file, `storeUuid ${JSON.stringify(c.storeUuid)} is not a lowercase uuid`);
+  }
   if (typeof c.defaults !== 'object' || c.defaults === null) throw new ConfigError(file, 'defaults missing');
   checkDefaults(c.defaults, c.disks.length, file);
 }
@@ -176,18 +194,54 @@ export function openConfig(dir: string): OpenedConfig {
   } catch (err) {
     throw new ConfigError(file, `corrupt config, not valid JSON: ${(err as Error).message}`);
   }
-  if (typeof config !== 'object' || config === null) throw new ConfigError(file, 'corrupt config, not a JSON object');
-  checkShape(config, file);
-  const keyPath = path.resolve(dir, config.keyFile);
+  if (typeof config !== 'object' || config === null || Array.isArray(config)) throw new ConfigError(file, 'corrupt config, not a JSON object');
+  checkShape(config, file, dir);
+  const keyBytes = readKey(path.resolve(dir, config.keyFile));
+  const diskPaths = new Map(config.disks.map((d) => [d.id, path.resolve(dir, d.path)]));
+  return { config, key: parseBitrotKey(keyBytes), diskPaths };
+}
+
+/** The 32-byte key file: a regular file, exactly 32 bytes, readable by its owner only (DESIGN §3). */
+function readKey(keyPath: string): Buffer {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(keyPath);
+  } catch (err) {
+    throw new ConfigError(keyPath, `bitrot key file missing or unreadable: ${(err as Error).message}`);
+  }
+  if (!st.isFile()) throw new ConfigError(keyPath, 'bitrot key file is not a regular file');
+  const mode = st.mode & 0o777;
+  if ((mode & ~KEY_MODE_MAX) !== 0) {
+    throw new ConfigError(keyPath, `bitrot key file has permissions 0${mode.toString(8)}, wider than 0600; run chmod 600 ${keyPath}`);
+  }
+  if (st.size !== BITROT_KEY_BYTES) throw new ConfigError(keyPath, `bitrot key must be ${BITROT_KEY_BYTES} bytes, found ${st.size}`);
   let keyBytes: Buffer;
   try {
     keyBytes = fs.readFileSync(keyPath);
   } catch (err) {
     throw new ConfigError(keyPath, `bitrot key file missing or unreadable: ${(err as Error).message}`);
   }
-  if (keyBytes.length !== BITROT_KEY_BYTES) {
-    throw new ConfigError(keyPath, `bitrot key must be ${BITROT_KEY_BYTES} bytes, found ${keyBytes.length}`);
+  if (keyBytes.length !== BITROT_KEY_BYTES) throw new ConfigError(keyPath, `bitrot key must be ${BITROT_KEY_BYTES} bytes, found ${keyBytes.length}`);
+  return keyBytes;
+}
+
+/**
+ * A store made before disk identity markers: give it a uuid and mark the disk
+ * directories that exist now (a missing one stays offline until replaced). Read-write
+ * opens only; the config is rewritten durably after the markers.
+ */
+export function adoptLegacyStore(dir: string, opened: OpenedConfig): string[] {
+  const { config } = opened;
+  if (config.storeUuid !== undefined) return [];
+  const uuid = crypto.randomUUID();
+  const marked: string[] = [];
+  for (const d of config.disks) {
+    const root = opened.diskPaths.get(d.id)!;
+    if (!fs.existsSync(root) || !fs.statSync(root).isDirectory()) continue;
+    writeMarker(root, uuid, d.id);
+    marked.push(root);
   }
-  const diskPaths = new Map(config.disks.map((d) => [d.id, path.resolve(dir, d.path)]));
-  return { config, key: parseBitrotKey(keyBytes), diskPaths };
+  config.storeUuid = uuid;
+  writeFileDurable(path.join(dir, CONFIG_FILE), JSON.stringify(config, null, 2) + '\n', 0o644);
+  return marked;
 }

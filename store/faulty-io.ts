@@ -209,6 +209,12 @@ export class FaultyIo implements Io {
     return this.run(() => this.inner.exists(p));
   }
 
+  /** Cache maintenance, not a disk call: no fault or crash point. */
+  async revalidate(p: string): Promise<void> {
+    if (this.crashed) throw new CrashedError('revalidate');
+    await this.inner.revalidate(nodePath.resolve(p));
+  }
+
   private inflight = 0;
   private pendingRestore: { torn?: boolean; seed?: number } | null = null;
   private restored: Promise<void> = Promise.resolve();

@@ -28,7 +28,8 @@ export class Healer {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
 
-  constructor(private readonly env: ChunkEnv, private readonly files: FileIo) {}
+  /** refreshDisks: recheck offline disks' identity first, so a disk brought back is healed onto. */
+  constructor(private readonly env: ChunkEnv, private readonly files: FileIo, private readonly refreshDisks: () => void = () => undefined) {}
 
   /** True when shard i reads back whole and verifies against the inode Layout. */
   private async verifies(ref: ChunkRef, i: number): Promise<boolean> {
@@ -77,6 +78,7 @@ export class Healer {
 
   /** Drain the heal queue (entries that fail stay queued with attempts+1). */
   async heal(entriesMax = Number.MAX_SAFE_INTEGER): Promise<HealReport> {
+    this.refreshDisks();
     const report = emptyHealReport();
     const tried = new Set<string>();
     for (let round = 0; round < HEAL_ROUNDS_MAX && report.examined < entriesMax; round++) {
@@ -117,6 +119,7 @@ export class Healer {
 
   /** Scrub: verify (and with repair, rebuild) every shard of every live chunk. */
   async scrub(repair: boolean): Promise<HealReport> {
+    this.refreshDisks();
     const total = emptyHealReport();
     const rows = this.env.db.prepare('SELECT ino, chunk_index FROM chunks WHERE version > 0 ORDER BY ino, chunk_index').all() as Array<{ ino: bigint; chunk_index: bigint }>;
     for (const r of rows) {

@@ -38,6 +38,11 @@ export interface Io {
   fsyncDir(path: string): Promise<void>;
   statfs(path: string): Promise<StatfsResult>;
   exists(path: string): Promise<boolean>;
+  /**
+   * Drop any cached descriptor of path that no longer names the file now at path
+   * (unlinked or replaced from outside the Io), so the next open sees the truth.
+   */
+  revalidate(path: string): Promise<void>;
 }
 
 const DESCRIPTORS_MAX_DEFAULT = 256;
@@ -152,6 +157,10 @@ class NodeFile implements IoFile {
   }
 }
 
+function fdStat(fd: number): Promise<fs.Stats> {
+  return new Promise((resolve, reject) => fs.fstat(fd, (err, st) => (err ? reject(err) : resolve(st))));
+}
+
 function openFd(path: string, flags: string | number): Promise<number> {
   return new Promise((resolve, reject) => fs.open(path, flags, 0o644, (err, fd) => (err ? reject(err) : resolve(fd))));
 }
@@ -233,6 +242,18 @@ export class NodeIo implements Io {
     } catch {
       return false;
     }
+  }
+  async revalidate(path: string): Promise<void> {
+    const d = this.cache.peek(path);
+    if (d === undefined) return;
+    let same = false;
+    try {
+      const [now, held] = await Promise.all([fs.promises.stat(path), fdStat(d.fd)]);
+      same = now.ino === held.ino && now.dev === held.dev;
+    } catch {
+      same = false; // path gone (or unreadable): the cached file is not what the path names
+    }
+    if (!same && this.cache.peek(path) === d) this.cache.delete(path);
   }
   /** Close every cached descriptor (store close). */
   closeAll(): void {

@@ -16,6 +16,13 @@ import { ShardParams, shardHeaderFor, verifiedRead, verifyShardBytes } from '../
 import { ChunkRef, shardDataLen, shardParams, siteOf } from './chunk-ref';
 import { Io, IoFile, errnoCode, preadParallel } from './io';
 import { nowNs } from './meta';
+import { DiskUnavailableError, markerPath } from './disk-identity';
+
+/** Which disks must not be touched (store/chunk-env.ts DiskHealth). */
+export interface DiskGate {
+  unavailable(diskId: number): string | undefined;
+  setUnavailable(diskId: number, reason: string): void;
+}
 
 const HEADER_CACHE_ENTRIES_MAX = 16_384;
 /** Header fields that must equal the inode Layout's expectation (created time may differ). */
@@ -99,7 +106,7 @@ export class ShardStore {
   /** Version directories whose own entry is known durable (their parent was fsynced after creation). */
   private readonly durableDirs = new LRUCache<string, true>({ max: HEADER_CACHE_ENTRIES_MAX });
 
-  constructor(readonly io: Io, readonly key: BitrotKey, private readonly diskRoots: ReadonlyMap<number, string>) {}
+  constructor(readonly io: Io, readonly key: BitrotKey, private readonly diskRoots: ReadonlyMap<number, string>, private readonly gate: DiskGate) {}
 
   diskRoot(diskId: number): string {
     const root = this.diskRoots.get(diskId);
@@ -111,12 +118,33 @@ export class ShardStore {
     return nodePath.join(this.diskRoot(ref.diskIds[shardIndex]), shardRelPath(ref.fileId, ref.version, BigInt(ref.chunkIndex), shardIndex));
   }
 
+  /** The shard's path, unless its disk is offline by identity (then DiskUnavailableError, nothing touched). */
+  private usablePath(ref: ChunkRef, shardIndex: number): string {
+    const diskId = ref.diskIds[shardIndex];
+    const reason = this.gate.unavailable(diskId);
+    if (reason !== undefined) throw new DiskUnavailableError(diskId, this.diskRoot(diskId), reason);
+    return this.path(ref, shardIndex);
+  }
+
+  /**
+   * Before creating directories on a disk: its identity marker must still be there, so
+   * a device unmounted while the store is open is not refilled on the mount point.
+   */
+  private async checkMarker(diskId: number): Promise<void> {
+    const root = this.diskRoot(diskId);
+    if (await this.io.exists(markerPath(root))) return;
+    const reason = `identity marker ${markerPath(root)} vanished while the store was open (device unmounted?)`;
+    this.gate.setUnavailable(diskId, reason);
+    throw new DiskUnavailableError(diskId, root, reason);
+  }
+
   /** Spec §8.1: tmp, fsync, rename, fsync dir (and the new directories' parents). */
   async writeShard(ref: ChunkRef, shardIndex: number, payload: Payload): Promise<void> {
     const length = payloadLength(payload);
     assert(length === shardDataLen(ref), 'whole-shard write: payload length is shard_data_len');
+    const finalPath = this.usablePath(ref, shardIndex);
+    await this.checkMarker(ref.diskIds[shardIndex]);
     const parts = encodeShardParts(shardParams(ref, shardIndex, nowNs()), payload, this.key);
-    const finalPath = this.path(ref, shardIndex);
     const chunkDir = nodePath.dirname(finalPath);
     const versionDir = nodePath.dirname(chunkDir);
     await this.io.mkdir(chunkDir);
@@ -171,23 +199,32 @@ export class ShardStore {
 
   /** Spec §9 verified read of shard-relative [offset, offset+length). */
   async readVerified(ref: ChunkRef, shardIndex: number, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
-    const path = this.path(ref, shardIndex);
-    const f = await this.io.open(path, 'read');
+    const path = this.usablePath(ref, shardIndex);
     try {
-      // The layout says where the blocks are, so the data is fetched while the header
-      // is read; the header is still decoded and cross-checked before anything is used.
-      const reader = prefetchingReader(f, this.expectedHeader(ref, shardIndex), offsetBytes, lengthBytes);
-      const h = await this.header(ref, shardIndex, f, path);
-      return await verifiedRead(reader, h, this.key, offsetBytes, lengthBytes, { ...siteOf(ref, shardIndex), path });
-    } finally {
-      await f.close();
+      const f = await this.io.open(path, 'read');
+      try {
+        // The layout says where the blocks are, so the data is fetched while the header
+        // is read; the header is still decoded and cross-checked before anything is used.
+        const reader = prefetchingReader(f, this.expectedHeader(ref, shardIndex), offsetBytes, lengthBytes);
+        const h = await this.header(ref, shardIndex, f, path);
+        return await verifiedRead(reader, h, this.key, offsetBytes, lengthBytes, { ...siteOf(ref, shardIndex), path });
+      } finally {
+        await f.close();
+      }
+    } catch (err) {
+      // The file may have been replaced or removed from outside: the next try must see the path's file.
+      this.headers.delete(path);
+      await this.io.revalidate(path).catch(() => undefined);
+      throw err;
     }
   }
 
   /** Whole-file decode + verify, bypassing the header cache (heal, scrub, recovery). */
   async readWhole(ref: ChunkRef, shardIndex: number): Promise<Buffer> {
-    const path = this.path(ref, shardIndex);
+    const path = this.usablePath(ref, shardIndex);
     this.headers.delete(path);
+    // A cached descriptor of a file deleted or replaced from outside would hide the loss from scrub/heal.
+    await this.io.revalidate(path);
     const f = await this.io.open(path, 'read');
     let bytes: Buffer;
     try {
@@ -214,7 +251,7 @@ export class ShardStore {
     const entries = Buffer.alloc(spanBlocks * HASH_ENTRY_BYTES);
     const pos = { fileId: ref.fileId, chunkIndex: BigInt(ref.chunkIndex), shardIndex, version: ref.version };
     writeHashEntries(entries, 0, this.key, pos, span, bb, firstBlock);
-    const f = await this.io.open(this.path(ref, shardIndex), 'readwrite');
+    const f = await this.io.open(this.usablePath(ref, shardIndex), 'readwrite');
     try {
       await f.pwrite(span, dataStartBytes(blockCount) + firstBlock * bb);
       await f.pwrite(entries, HEADER_BYTES + firstBlock * HASH_ENTRY_BYTES);
@@ -226,7 +263,7 @@ export class ShardStore {
 
   /** Remove one shard file (missing is fine). */
   async deleteShard(ref: ChunkRef, shardIndex: number): Promise<void> {
-    const path = this.path(ref, shardIndex);
+    const path = this.usablePath(ref, shardIndex);
     this.headers.delete(path);
     try {
       await this.io.unlink(path);

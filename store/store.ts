@@ -7,7 +7,9 @@ import * as nodePath from 'node:path';
 import { loadHighway } from '../src/highway';
 import { ChunkEnv, DiskHealth } from './chunk-env';
 import { ChunkMap } from './chunk-map';
-import { ConfigError, CreateConfigOptions, OpenedConfig, createConfig, openConfig } from './config';
+import { ConfigError, CreateConfigOptions, OpenedConfig, adoptLegacyStore, createConfig, openConfig } from './config';
+import { diskProblem, writeMarker } from './disk-identity';
+import { StoreLock } from './store-lock';
 import { CounterName, Counters } from './counters';
 import { FileIo } from './file-io';
 import { FsError } from './fs-error';
@@ -45,13 +47,16 @@ export class Store {
   private readonly files: FileIo;
   private readonly healer: Healer;
   private closed = false;
+  /** Held while open read-write (store/store-lock.ts); null when read-only. */
+  private lock: StoreLock | null = null;
 
   private constructor(readonly dir: string, private readonly opened: OpenedConfig, private readonly db: Db, readonly io: Io) {
     const { config } = opened;
-    const shards = new ShardStore(io, opened.key, opened.diskPaths);
-    this.env = { db, shards, map: new ChunkMap(db), counters: new Counters(db), health: new DiskHealth() };
+    const health = new DiskHealth();
+    const shards = new ShardStore(io, opened.key, opened.diskPaths, health);
+    this.env = { db, shards, map: new ChunkMap(db), counters: new Counters(db), health };
     this.files = new FileIo(this.env, config.disks.map((d) => ({ id: d.id, epoch: d.epoch })));
-    this.healer = new Healer(this.env, this.files);
+    this.healer = new Healer(this.env, this.files, () => this.checkDisks(true));
     this.ns = new Namespace(db, {
       defaults: config.defaults,
       clusterMapEpoch: config.clusterMapEpoch,
@@ -86,31 +91,94 @@ export class Store {
     return Store.open(dir, { io: opts.io });
   }
 
-  /** Open and run recovery (report in store.recoveryReport). */
+  /**
+   * Open and run recovery (report in store.recoveryReport). Read-write opens take the
+   * store lock (one writer at a time); every problem with the config, key or lock is
+   * reported before anything on disk changes.
+   */
   static async open(dir: string, opts: { io?: Io; readOnly?: boolean; healer?: boolean } = {}): Promise<Store> {
     await loadHighway();
+    const readOnly = opts.readOnly ?? false;
     const opened = openConfig(dir);
     const metaPath = nodePath.join(dir, META_FILE);
-    let db: Db;
+    if (!fs.existsSync(metaPath)) throw new ConfigError(metaPath, 'metadata database missing; refusing to start an empty one');
+    const lock = readOnly ? null : StoreLock.acquire(dir);
+    let db: Db | null = null;
     try {
-      db = openDb(metaPath, opts.readOnly ?? false);
+      if (!readOnly) adoptLegacyStore(dir, opened);
+      try {
+        db = openDb(metaPath, readOnly);
+      } catch (err) {
+        throw new ConfigError(metaPath, `cannot open metadata database: ${(err as Error).message}`);
+      }
+      const store = new Store(dir, opened, db, opts.io ?? new NodeIo());
+      store.lock = lock;
+      store.checkDisks(false);
+      if (!readOnly) {
+        const roots = opened.config.disks.filter((d) => store.env.health.unavailable(d.id) === undefined).map((d) => opened.diskPaths.get(d.id)!);
+        store.recoveryReport = await recover(store.env, store.files, store.ns.orphans(), roots);
+        if (opts.healer === true) store.healer.start();
+      }
+      return store;
     } catch (err) {
-      throw new ConfigError(metaPath, `cannot open metadata database: ${(err as Error).message}`);
+      db?.close();
+      lock?.release();
+      throw err;
     }
-    const store = new Store(dir, opened, db, opts.io ?? new NodeIo());
-    if (opts.readOnly !== true) {
-      store.recoveryReport = await recover(store.env, store.files, store.ns.orphans(), [...opened.diskPaths.values()]);
-      if (opts.healer === true) store.healer.start();
+  }
+
+  /**
+   * Check disk identity markers (store/disk-identity.ts): a missing or foreign disk is
+   * offline (served around, never written), one whose marker checks again is back.
+   * onlyOffline: recheck just the offline disks (cheap; before heal and scrub).
+   */
+  private checkDisks(onlyOffline: boolean): void {
+    const { config } = this.opened;
+    for (const d of config.disks) {
+      const health = this.env.health;
+      if (onlyOffline && health.unavailable(d.id) === undefined) continue;
+      const root = this.opened.diskPaths.get(d.id)!;
+      // A store made before markers, opened read-only, has no uuid to check against.
+      const problem = config.storeUuid === undefined
+        ? (fs.existsSync(root) ? null : `directory ${root} is missing (device not mounted?)`)
+        : diskProblem(root, config.storeUuid, d.id);
+      if (problem === null) health.setAvailable(d.id);
+      else health.setUnavailable(d.id, problem);
     }
-    return store;
+  }
+
+  /**
+   * Adopt an empty directory at disk diskId's configured path as its replacement (the
+   * old device is lost): writes the identity marker and brings the disk back online.
+   * Its shards are then rebuilt by scrub({repair: true}) (and by heal as reads find them missing).
+   */
+  replaceDisk(diskId: number): void {
+    const root = this.opened.diskPaths.get(diskId);
+    if (root === undefined) throw new FsError('EINVAL', `no disk ${diskId} in this store`);
+    if (this.lock === null) throw new FsError('EROFS', 'replaceDisk needs the store open read-write');
+    const uuid = this.opened.config.storeUuid!;
+    if (diskProblem(root, uuid, diskId) === null) throw new FsError('EINVAL', `disk ${diskId} (${root}) is not offline; nothing to replace`);
+    let entries: string[];
+    try {
+      entries = fs.readdirSync(root);
+    } catch (err) {
+      throw new ConfigError(root, `replacement disk directory must exist (mount the new device there): ${(err as Error).message}`);
+    }
+    if (entries.length > 0) throw new ConfigError(root, `replacement disk directory must be empty, it holds ${entries.length} entries`);
+    writeMarker(root, uuid, diskId);
+    this.env.health.setAvailable(diskId);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.healer.stop();
-    this.db.close();
-    if (this.io instanceof NodeIo) this.io.closeAll();
+    try {
+      await this.healer.stop();
+      this.db.close();
+      if (this.io instanceof NodeIo) this.io.closeAll();
+    } finally {
+      this.lock?.release();
+    }
   }
 
   read(ino: number, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
@@ -144,12 +212,14 @@ export class Store {
   }
 
   async status(): Promise<StatusReport> {
+    this.checkDisks(true);
     const disks = [];
     for (const d of this.opened.config.disks) {
       const path = this.opened.diskPaths.get(d.id)!;
       let fsinfo: StatfsResult = { totalBytes: 0, freeBytes: 0, availBytes: 0 };
       try {
-        fsinfo = await this.io.statfs(path); // success says nothing about the shard files: health unchanged
+        // An offline disk's path may be an empty mount point on another filesystem: its numbers would mislead.
+        if (this.env.health.unavailable(d.id) === undefined) fsinfo = await this.io.statfs(path); // success says nothing about the shard files: health unchanged
       } catch (err) {
         this.env.health.fail(d.id, (err as Error).message);
       }
@@ -169,7 +239,8 @@ export class Store {
     const factor = overhead(parseLayout(this.opened.config.defaults.layout));
     const seen = new Set<number>();
     const sum = { totalBytes: 0, freeBytes: 0, availBytes: 0 };
-    for (const path of this.opened.diskPaths.values()) {
+    for (const [id, path] of this.opened.diskPaths) {
+      if (this.env.health.unavailable(id) !== undefined) continue; // offline: its space is not usable
       const dev = (await fs.promises.stat(path)).dev; // disks on one filesystem count once
       if (seen.has(dev)) continue;
       seen.add(dev);

@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseBitrotKey } from '../../src/keying';
 import { verifyShardBytes } from '../../src/shard';
+import { DISK_MARKER_FILE } from '../../store/disk-identity';
 import { FaultyIo } from '../../store/faulty-io';
 import { NodeIo } from '../../store/io';
 import { Store } from '../../store/store';
@@ -53,7 +54,7 @@ function replicasAgree(dir: string, replica: boolean): boolean {
     for (const e of fs.readdirSync(d, { withFileTypes: true })) {
       const p = path.join(d, e.name);
       if (e.isDirectory()) walk(p);
-      else {
+      else if (e.name !== DISK_MARKER_FILE) { // the disk identity marker is not a shard
         const { header, payload } = verifyShardBytes(fs.readFileSync(p), key);
         const k = `${header.fileId}/${header.chunkIndex}/${header.version}`;
         byChunk.set(k, [...(byChunk.get(k) ?? []), payload]);

@@ -10,6 +10,7 @@ import { HEADER_BYTES } from '../../src/header';
 import { parseBitrotKey } from '../../src/keying';
 import { dataStartBytes } from '../../src/region';
 import { verifyShardBytes } from '../../src/shard';
+import { DISK_MARKER_FILE } from '../../store/disk-identity';
 import { FaultyIo } from '../../store/faulty-io';
 import { NodeIo } from '../../store/io';
 import { Store } from '../../store/store';
@@ -27,7 +28,7 @@ function listShards(dir: string): string[] {
     for (const e of fs.readdirSync(d, { withFileTypes: true })) {
       const p = path.join(d, e.name);
       if (e.isDirectory()) walk(p);
-      else out.push(p);
+      else if (e.name !== DISK_MARKER_FILE) out.push(p); // the disk identity marker is not a shard
     }
   };
   walk(dir);

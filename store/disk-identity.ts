@@ -1,0 +1,98 @@
+// Disk identity markers (DESIGN §3 "a failed disk keeps its slot"): mkfs writes
+// <disk>/chunkfs-disk.json naming the store uuid and the disk id. open() checks it, so a
+// disk whose device is not mounted (an empty mount point, or no directory at all) or
+// that belongs to another store is served around as offline and never written into;
+// recreating it on the root filesystem would silently move data off the real disk.
+import * as fs from 'node:fs';
+import * as nodePath from 'node:path';
+import { ChunkfsError } from '../src/errors';
+
+export const DISK_MARKER_FILE = 'chunkfs-disk.json';
+export const DISK_MARKER_FORMAT = 'chunkfs-disk';
+export const DISK_MARKER_VERSION = 1;
+const MARKER_BYTES_MAX = 4096;
+
+export interface DiskMarker {
+  format: string;
+  formatVersion: number;
+  storeUuid: string;
+  diskId: number;
+}
+
+/** A shard operation refused because its disk is offline (missing, foreign or vanished). */
+export class DiskUnavailableError extends ChunkfsError {
+  readonly code = 'ENODEV'; // classified as an I/O failure of that disk (store/shard-store.ts)
+  constructor(diskId: number, root: string, reason: string) {
+    super(`disk ${diskId} (${root}) is offline: ${reason}`, { diskId: String(diskId) });
+  }
+}
+
+export function markerPath(root: string): string {
+  return nodePath.join(root, DISK_MARKER_FILE);
+}
+
+export function markerText(storeUuid: string, diskId: number): string {
+  const m: DiskMarker = { format: DISK_MARKER_FORMAT, formatVersion: DISK_MARKER_VERSION, storeUuid, diskId };
+  return JSON.stringify(m) + '\n';
+}
+
+/** Write the marker durably (tmp, fsync, rename, fsync dir); root must exist. */
+export function writeMarker(root: string, storeUuid: string, diskId: number): void {
+  const file = markerPath(root);
+  const tmp = `${file}.tmp`;
+  const fd = fs.openSync(tmp, 'w', 0o644);
+  try {
+    fs.writeSync(fd, Buffer.from(markerText(storeUuid, diskId), 'utf8'));
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.renameSync(tmp, file);
+  const dirFd = fs.openSync(root, 'r');
+  try {
+    fs.fsyncSync(dirFd);
+  } finally {
+    fs.closeSync(dirFd);
+  }
+}
+
+/**
+ * Why disk diskId at root cannot be used by store storeUuid, or null when its
+ * marker matches. Only reads; never creates anything.
+ */
+export function diskProblem(root: string, storeUuid: string, diskId: number): string | null {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(root);
+  } catch (err) {
+    return `directory ${root} is missing (${(err as NodeJS.ErrnoException).code ?? 'error'}; device not mounted?); it is not recreated`;
+  }
+  if (!st.isDirectory()) return `${root} is not a directory`;
+  let text: string;
+  try {
+    const fd = fs.openSync(markerPath(root), 'r');
+    try {
+      const buf = Buffer.alloc(MARKER_BYTES_MAX);
+      text = buf.subarray(0, fs.readSync(fd, buf, 0, MARKER_BYTES_MAX, 0)).toString('utf8');
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === 'ENOENT'
+      ? `no identity marker ${DISK_MARKER_FILE} in ${root} (device not mounted, or an empty replacement disk?)`
+      : `cannot read identity marker ${markerPath(root)}: ${(err as Error).message}`;
+  }
+  let m: Partial<DiskMarker>;
+  try {
+    m = JSON.parse(text) as Partial<DiskMarker>;
+  } catch {
+    return `identity marker ${markerPath(root)} is corrupt (not JSON)`;
+  }
+  if (typeof m !== 'object' || m === null || m.format !== DISK_MARKER_FORMAT) return `identity marker ${markerPath(root)} has the wrong format`;
+  if (m.formatVersion !== DISK_MARKER_VERSION) return `identity marker ${markerPath(root)} has unknown formatVersion ${String(m.formatVersion)}`;
+  if (m.storeUuid !== storeUuid || m.diskId !== diskId) {
+    return `foreign disk: ${root} belongs to store ${String(m.storeUuid)} disk ${String(m.diskId)}, expected store ${storeUuid} disk ${diskId}`;
+  }
+  return null;
+}

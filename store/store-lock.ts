@@ -1,0 +1,125 @@
+// Single writer per store: <store>/chunkfs.lock, created with O_EXCL and holding the
+// pid of the process that has the store open read-write. Two writers would each run
+// recovery and garbage collection under the other's feet (DESIGN §5). A lock whose
+// pid is dead is stale and is taken over (with a message); read-only opens
+// (`chunkfs status` while mounted) take no lock.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ChunkfsError } from '../src/errors';
+
+export const LOCK_FILE = 'chunkfs.lock';
+const ACQUIRE_TRIES_MAX = 4;
+const EMPTY_LOCK_WAITS_MAX = 20; // a holder between its O_EXCL create and its write
+const EMPTY_LOCK_WAIT_MS = 10;
+
+export class StoreLockedError extends ChunkfsError {
+  readonly code = 'EBUSY';
+  constructor(dir: string, holderPid: number) {
+    const who = holderPid === process.pid ? `this process (pid ${holderPid})` : `pid ${holderPid}`;
+    super(`store ${dir} is already open read-write by ${who} (lock ${path.join(dir, LOCK_FILE)}); ` +
+      'unmount it first, or open it read-only', { path: dir });
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'; // alive, another user's
+  }
+}
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** The pid in a lock file, or null when it holds none (torn / empty); undefined when the file is gone. */
+function readHolder(file: string): number | null | undefined {
+  for (let wait = 0; wait < EMPTY_LOCK_WAITS_MAX; wait++) {
+    let text: string;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+    const m = /^(\d+)\n/.exec(text);
+    if (m !== null) return Number(m[1]);
+    sleepSync(EMPTY_LOCK_WAIT_MS);
+  }
+  return null;
+}
+
+export class StoreLock {
+  private released = false;
+
+  private constructor(readonly file: string, readonly tookOverFrom: number | null) {}
+
+  /** Take the lock or throw StoreLockedError naming the holder; a dead holder's lock is taken over. */
+  static acquire(dir: string): StoreLock {
+    const file = path.join(dir, LOCK_FILE);
+    let tookOverFrom: number | null = null;
+    for (let attempt = 0; attempt < ACQUIRE_TRIES_MAX; attempt++) {
+      try {
+        const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o644);
+        try {
+          fs.writeSync(fd, `${process.pid}\n`);
+          fs.fsyncSync(fd);
+        } finally {
+          fs.closeSync(fd);
+        }
+        if (tookOverFrom !== null) {
+          process.stderr.write(`chunkfs: took over the stale lock ${file} of pid ${tookOverFrom}, which is no longer running\n`);
+        }
+        return new StoreLock(file, tookOverFrom);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+      const holder = readHolder(file);
+      if (holder === undefined) continue; // released meanwhile
+      if (holder !== null && pidAlive(holder)) throw new StoreLockedError(dir, holder);
+      StoreLock.removeStale(file, holder);
+      tookOverFrom = holder ?? 0;
+    }
+    throw new ChunkfsError(`store ${dir}: cannot take the lock ${file} (contended); try again`, { path: file });
+  }
+
+  /**
+   * Move the stale lock aside under a unique name, then check it is the one judged
+   * stale: a second process taking over at the same time may already have replaced it.
+   */
+  private static removeStale(file: string, stalePid: number | null): void {
+    const aside = `${file}.stale.${process.pid}`;
+    try {
+      fs.renameSync(file, aside);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw err;
+    }
+    const moved = readHolder(aside);
+    if (moved !== undefined && moved !== stalePid && moved !== null && pidAlive(moved)) {
+      // We moved a live holder's fresh lock: put it back (fails only if yet another took the name).
+      try {
+        fs.linkSync(aside, file);
+      } catch {
+        // leave it aside; that holder's release finds its lock gone and does nothing
+      }
+    }
+    fs.rmSync(aside, { force: true });
+  }
+
+  /** Remove the lock if it is still ours. */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    let holder: number | null | undefined;
+    try {
+      holder = readHolder(this.file);
+    } catch {
+      return;
+    }
+    if (holder === process.pid) fs.rmSync(this.file, { force: true });
+  }
+}
