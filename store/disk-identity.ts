@@ -22,9 +22,14 @@ export interface DiskMarker {
 /** A shard operation refused because its disk is offline (missing, foreign or vanished). */
 export class DiskUnavailableError extends ChunkfsError {
   readonly code = 'ENODEV'; // classified as an I/O failure of that disk (store/shard-store.ts)
-  constructor(diskId: number, root: string, reason: string) {
-    super(`disk ${diskId} (${root}) is offline: ${reason}`, { diskId: String(diskId) });
+  constructor(diskId: number, readonly reason: string) {
+    super(reason, { diskId: String(diskId) });
   }
+}
+
+/** The offline reason shown in status and errors: names the disk id and its path. */
+export function offlineReason(diskId: number, root: string, problem: string): string {
+  return `disk ${diskId} at ${root} is offline: ${problem}`;
 }
 
 export function markerPath(root: string): string {
@@ -65,9 +70,9 @@ export function diskProblem(root: string, storeUuid: string, diskId: number): st
   try {
     st = fs.statSync(root);
   } catch (err) {
-    return `directory ${root} is missing (${(err as NodeJS.ErrnoException).code ?? 'error'}; device not mounted?); it is not recreated`;
+    return `its directory is missing (${(err as NodeJS.ErrnoException).code ?? 'error'}; device not mounted?); it is not recreated`;
   }
-  if (!st.isDirectory()) return `${root} is not a directory`;
+  if (!st.isDirectory()) return 'its path is not a directory';
   let text: string;
   try {
     const fd = fs.openSync(markerPath(root), 'r');
@@ -80,7 +85,7 @@ export function diskProblem(root: string, storeUuid: string, diskId: number): st
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     return code === 'ENOENT'
-      ? `no identity marker ${DISK_MARKER_FILE} in ${root} (device not mounted, or an empty replacement disk?)`
+      ? `no identity marker ${DISK_MARKER_FILE} there (device not mounted? a new empty disk is adopted by Store.replaceDisk)`
       : `cannot read identity marker ${markerPath(root)}: ${(err as Error).message}`;
   }
   let m: Partial<DiskMarker>;
@@ -92,7 +97,7 @@ export function diskProblem(root: string, storeUuid: string, diskId: number): st
   if (typeof m !== 'object' || m === null || m.format !== DISK_MARKER_FORMAT) return `identity marker ${markerPath(root)} has the wrong format`;
   if (m.formatVersion !== DISK_MARKER_VERSION) return `identity marker ${markerPath(root)} has unknown formatVersion ${String(m.formatVersion)}`;
   if (m.storeUuid !== storeUuid || m.diskId !== diskId) {
-    return `foreign disk: ${root} belongs to store ${String(m.storeUuid)} disk ${String(m.diskId)}, expected store ${storeUuid} disk ${diskId}`;
+    return `foreign disk: its marker names store ${String(m.storeUuid)} disk ${String(m.diskId)}, expected store ${storeUuid} disk ${diskId}`;
   }
   return null;
 }

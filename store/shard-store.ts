@@ -16,7 +16,7 @@ import { ShardParams, shardHeaderFor, verifiedRead, verifyShardBytes } from '../
 import { ChunkRef, shardDataLen, shardParams, siteOf } from './chunk-ref';
 import { Io, IoFile, errnoCode, preadParallel } from './io';
 import { nowNs } from './meta';
-import { DiskUnavailableError, markerPath } from './disk-identity';
+import { DiskUnavailableError, markerPath, offlineReason } from './disk-identity';
 
 /** Which disks must not be touched (store/chunk-env.ts DiskHealth). */
 export interface DiskGate {
@@ -122,7 +122,7 @@ export class ShardStore {
   private usablePath(ref: ChunkRef, shardIndex: number): string {
     const diskId = ref.diskIds[shardIndex];
     const reason = this.gate.unavailable(diskId);
-    if (reason !== undefined) throw new DiskUnavailableError(diskId, this.diskRoot(diskId), reason);
+    if (reason !== undefined) throw new DiskUnavailableError(diskId, reason);
     return this.path(ref, shardIndex);
   }
 
@@ -133,9 +133,9 @@ export class ShardStore {
   private async checkMarker(diskId: number): Promise<void> {
     const root = this.diskRoot(diskId);
     if (await this.io.exists(markerPath(root))) return;
-    const reason = `identity marker ${markerPath(root)} vanished while the store was open (device unmounted?)`;
+    const reason = offlineReason(diskId, root, `identity marker ${markerPath(root)} vanished while the store was open (device unmounted?); nothing is written there`);
     this.gate.setUnavailable(diskId, reason);
-    throw new DiskUnavailableError(diskId, root, reason);
+    throw new DiskUnavailableError(diskId, reason);
   }
 
   /** Spec §8.1: tmp, fsync, rename, fsync dir (and the new directories' parents). */

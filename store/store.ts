@@ -8,7 +8,7 @@ import { loadHighway } from '../src/highway';
 import { ChunkEnv, DiskHealth } from './chunk-env';
 import { ChunkMap } from './chunk-map';
 import { ConfigError, CreateConfigOptions, OpenedConfig, adoptLegacyStore, createConfig, openConfig } from './config';
-import { diskProblem, writeMarker } from './disk-identity';
+import { diskProblem, offlineReason, writeMarker } from './disk-identity';
 import { StoreLock } from './store-lock';
 import { CounterName, Counters } from './counters';
 import { FileIo } from './file-io';
@@ -143,7 +143,7 @@ export class Store {
         ? (fs.existsSync(root) ? null : `directory ${root} is missing (device not mounted?)`)
         : diskProblem(root, config.storeUuid, d.id);
       if (problem === null) health.setAvailable(d.id);
-      else health.setUnavailable(d.id, problem);
+      else health.setUnavailable(d.id, offlineReason(d.id, root, problem));
     }
   }
 
