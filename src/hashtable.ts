@@ -2,7 +2,7 @@
 // in block order, zero padded to 4 KiB. Entry i covers data bytes
 // [i*bitrot_block, min((i+1)*bitrot_block, shard_data_len)).
 import { assert } from './errors';
-import { highway256 } from './highway';
+import { firstBadBlock, hashBlocksInto, nativeHighway256 } from './highway-native';
 import { BitrotKey, BlockPosition, ShardKeyer } from './keying';
 import { HASH_ENTRY_BYTES, blockCountFor, hashTableBytes } from './region';
 
@@ -16,7 +16,7 @@ export function hashBlocks(key: BitrotKey, pos: BlockPosition, data: Uint8Array,
 
 /**
  * Write the digests of the blocks of `data` (block firstBlockIndex onward) into
- * out at outOffsetBytes: the allocation-free core used by encodeShard.
+ * out at outOffsetBytes: the allocation-free core used by encodeShard and the store.
  */
 export function writeHashEntries(
   out: Buffer, outOffsetBytes: number, key: BitrotKey, pos: BlockPosition,
@@ -24,13 +24,20 @@ export function writeHashEntries(
 ): void {
   const blockCount = blockCountFor(data.length, bitrotBlockBytes);
   assert(outOffsetBytes + blockCount * HASH_ENTRY_BYTES <= out.length, 'hash entries overflow the table');
-  const keyer = new ShardKeyer(key, pos);
-  for (let i = 0; i < blockCount; i++) {
-    const start = i * bitrotBlockBytes;
-    const block = data.subarray(start, Math.min(start + bitrotBlockBytes, data.length));
-    const digest = highway256(keyer.keyFor(firstBlockIndex + i), block);
-    digest.copy(out, outOffsetBytes + i * HASH_ENTRY_BYTES);
-  }
+  const end = outOffsetBytes + blockCount * HASH_ENTRY_BYTES;
+  hashBlocksInto(out.subarray(outOffsetBytes, end), key, pos, data, bitrotBlockBytes, firstBlockIndex); // one native call
+}
+
+/**
+ * Verify contiguous blocks firstBlockIndex.. of data against their entries (32 bytes
+ * each, in order) in one native call (spec §9). Returns the index (absolute, as in
+ * the table) of the first block that fails, or -1 when all pass.
+ */
+export function verifyBlockRange(
+  key: BitrotKey, pos: BlockPosition, firstBlockIndex: number, data: Uint8Array, entries: Uint8Array, bitrotBlockBytes: number,
+): number {
+  const bad = firstBadBlock(key, pos, firstBlockIndex, data, entries, bitrotBlockBytes);
+  return bad < 0 ? -1 : firstBlockIndex + bad;
 }
 
 /** Entry i of a hash table (a view, 32 bytes). */
@@ -48,6 +55,6 @@ export function verifyBlock(key: BitrotKey, pos: BlockPosition, blockIndex: numb
 /** verifyBlock with a prebuilt keyer (hot path: one keyer per shard read). */
 export function verifyWith(keyer: ShardKeyer, blockIndex: number, block: Uint8Array, entry: Uint8Array): boolean {
   assert(entry.length === HASH_ENTRY_BYTES, 'hash entry must be 32 bytes');
-  const digest = highway256(keyer.keyFor(blockIndex), block);
+  const digest = nativeHighway256(keyer.keyFor(blockIndex), block);
   return digest.equals(entry);
 }

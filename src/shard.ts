@@ -5,8 +5,8 @@ import {
   CSUM_ALGO_HIGHWAY256, EC_ALGO_NONE, FLAG_COMPRESSED, FLAG_ENCRYPTED, FLAG_LAST_BLOCK_SHORT, FLAG_MODE_EC,
   FLAG_PARITY_SHARD, FORMAT_VERSION, HEADER_BYTES, ShardHeader, decodeHeader, encodeHeader,
 } from './header';
-import { verifyWith, writeHashEntries } from './hashtable';
-import { BitrotKey, ShardKeyer } from './keying';
+import { verifyBlockRange, writeHashEntries } from './hashtable';
+import { BitrotKey, BlockPosition } from './keying';
 import { HASH_ENTRY_BYTES, blockCountFor, dataStartBytes, hashTableBytes, shardFileBytes } from './region';
 
 /** Header fields the caller chooses; flags, block_count and shard_data_len are derived. */
@@ -77,7 +77,7 @@ function writeHead(out: Buffer, header: ShardHeader, payload: Uint8Array, key: B
   out.fill(0, HEADER_BYTES + header.blockCount * HASH_ENTRY_BYTES, dataStart); // hash table padding (spec §4)
 }
 
-function posOf(h: ShardHeader): { fileId: bigint; chunkIndex: bigint; shardIndex: number; version: bigint } {
+function posOf(h: ShardHeader): BlockPosition {
   return { fileId: h.fileId, chunkIndex: h.chunkIndex, shardIndex: h.shardIndex, version: h.version };
 }
 
@@ -115,19 +115,19 @@ export async function verifiedRead(
   const spanLen = Math.min((last + 1) * bb, dataLen) - spanStart;
   const data = await r.read(dataStartBytes(header.blockCount) + spanStart, spanLen);
   if (data.length < spanLen) throw new FormatError('data', `truncated: read ${data.length} of ${spanLen} bytes`, s);
-  verifyBlocks(new ShardKeyer(key, posOf(header)), first, data.subarray(0, spanLen), entries, bb, s);
+  verifyBlocks(key, posOf(header), first, data.subarray(0, spanLen), entries, bb, s);
   return data.subarray(offsetBytes - spanStart, offsetBytes - spanStart + lengthBytes);
 }
 
 // span = blocks first.. contiguously; entries = their hash entries in order.
-function verifyBlocks(keyer: ShardKeyer, first: number, span: Buffer, entries: Buffer, bb: number, site: ErrorSite): void {
+// One native call checks the whole span (spec §9); BitrotError names the first bad block.
+function verifyBlocks(
+  key: BitrotKey, pos: BlockPosition, first: number, span: Buffer, entries: Buffer, bb: number, site: ErrorSite,
+): void {
   const count = Math.ceil(span.length / bb);
   assert(entries.length >= count * HASH_ENTRY_BYTES, 'one entry per block');
-  for (let j = 0; j < count; j++) {
-    const block = span.subarray(j * bb, Math.min((j + 1) * bb, span.length));
-    const entry = entries.subarray(j * HASH_ENTRY_BYTES, (j + 1) * HASH_ENTRY_BYTES);
-    if (!verifyWith(keyer, first + j, block, entry)) throw new BitrotError(first + j, site);
-  }
+  const bad = verifyBlockRange(key, pos, first, span, entries.subarray(0, count * HASH_ENTRY_BYTES), bb);
+  if (bad >= 0) throw new BitrotError(bad, site);
 }
 
 /** Decode and verify a whole shard file held in memory (scrub, inspect, vectors). */
@@ -144,6 +144,6 @@ export function verifyShardBytes(bytes: Uint8Array, key: BitrotKey, site: ErrorS
     throw new FormatError('data', `truncated: file has ${buf.length - tableEnd} data bytes, shard_data_len is ${dataLen}`, s);
   }
   const payload = buf.subarray(tableEnd, tableEnd + dataLen);
-  verifyBlocks(new ShardKeyer(key, posOf(header)), 0, payload, buf.subarray(HEADER_BYTES, tableEnd), header.bitrotBlockBytes, s);
+  verifyBlocks(key, posOf(header), 0, payload, buf.subarray(HEADER_BYTES, tableEnd), header.bitrotBlockBytes, s);
   return { header, payload };
 }

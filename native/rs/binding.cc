@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gf_kernels.h"
+#include "../highway/binding_highway.h"
 
 namespace {
 
@@ -128,6 +129,7 @@ napi_value Init(napi_env env, napi_value exports) {
       {"setSimdLevel", nullptr, SetSimdLevel, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
   };
   napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
+  hh::RegisterExports(env, exports);  // HighwayHash-256 shares this addon
   return exports;
 }
 
