@@ -55,6 +55,7 @@ function readHolder(file: string): number | null | undefined {
 export class StoreLock {
   private released = false;
 
+  /** tookOverFrom: the dead holder's pid when a stale lock was taken over (0: it named none). */
   private constructor(readonly file: string, readonly tookOverFrom: number | null) {}
 
   /** Take the lock or throw StoreLockedError naming the holder; a dead holder's lock is taken over. */
@@ -71,7 +72,8 @@ export class StoreLock {
           fs.closeSync(fd);
         }
         if (tookOverFrom !== null) {
-          process.stderr.write(`chunkfs: took over the stale lock ${file} of pid ${tookOverFrom}, which is no longer running\n`);
+          const whose = tookOverFrom === 0 ? 'that names no pid' : `of pid ${tookOverFrom}, which is no longer running`;
+          process.stderr.write(`chunkfs: took over the stale lock ${file} ${whose}\n`);
         }
         return new StoreLock(file, tookOverFrom);
       } catch (err) {

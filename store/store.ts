@@ -127,6 +127,11 @@ export class Store {
     }
   }
 
+  /** The dead holder's pid when open took over a stale lock (0: the lock named none), else null. */
+  get lockTookOverFrom(): number | null {
+    return this.lock?.tookOverFrom ?? null;
+  }
+
   /**
    * Check disk identity markers (store/disk-identity.ts): a missing or foreign disk is
    * offline (served around, never written), one whose marker checks again is back.

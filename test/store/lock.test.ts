@@ -1,0 +1,95 @@
+// Single writer (store/store-lock.ts): a second read-write open fails naming the store
+// and the holding pid, in this process and from another one; read-only opens work
+// alongside; a dead holder's lock is taken over; close releases the lock.
+import test from 'ava';
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { LOCK_FILE, StoreLockedError } from '../../store/store-lock';
+import { Store } from '../../store/store';
+import { smallStore } from './helpers';
+
+const STORE_JS = path.join(__dirname, '..', '..', 'store', 'store.js');
+const CHILD_READY_WAITS_MAX = 600; // x 50 ms
+
+/** A child process holding the store open read-write until killed. */
+async function holder(dir: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['-e', `
+    require(${JSON.stringify(STORE_JS)}).Store.open(process.argv[1]).then(
+      () => process.stdout.write('ready\\n'), (e) => { process.stderr.write(e.message); process.exit(3) });
+    setInterval(() => undefined, 1000);
+  `, dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+  child.stderr!.on('data', (b: Buffer) => (err += b.toString()));
+  for (let i = 0; i < CHILD_READY_WAITS_MAX && !out.includes('ready'); i++) {
+    if (child.exitCode !== null) throw new Error(`holder exited: ${err}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  if (!out.includes('ready')) throw new Error(`holder not ready: ${err}`);
+  return child;
+}
+
+test('a second read-write open in the same process fails; read-only works alongside; close releases', async (t) => {
+  const { store, dir } = await smallStore('replica:3', 3);
+  const lockPath = path.join(dir, LOCK_FILE);
+  t.is(fs.readFileSync(lockPath, 'utf8'), `${process.pid}\n`);
+  const err = await t.throwsAsync(Store.open(dir), { instanceOf: StoreLockedError });
+  t.true(err!.message.includes(dir) && err!.message.includes(`pid ${process.pid}`), err!.message);
+  const ro = await Store.open(dir, { readOnly: true });
+  t.is((await ro.status()).disks.length, 3);
+  await ro.close();
+  t.true(fs.existsSync(lockPath), 'a read-only close leaves the writer\'s lock');
+  await store.close();
+  t.false(fs.existsSync(lockPath), 'close releases the lock');
+  const again = await Store.open(dir);
+  await again.close();
+});
+
+test('another process holding the store: open fails naming its pid; after it dies the stale lock is taken over', async (t) => {
+  const { store, dir } = await smallStore('replica:3', 3);
+  await store.close();
+  const child = await holder(dir);
+  try {
+    const err = await t.throwsAsync(Store.open(dir), { instanceOf: StoreLockedError });
+    t.true(err!.message.includes(`pid ${child.pid}`) && err!.message.includes(dir), err!.message);
+    const ro = await Store.open(dir, { readOnly: true }); // `chunkfs status` while mounted
+    t.is((await ro.status()).disks.length, 3);
+    await ro.close();
+  } finally {
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+  }
+  t.is(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8'), `${child.pid}\n`, 'a killed holder leaves its lock');
+  const s = await Store.open(dir);
+  t.is(s.lockTookOverFrom, child.pid!);
+  t.is(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8'), `${process.pid}\n`);
+  await s.close();
+});
+
+test('a lock naming a pid that is not running is stale; a torn (empty) lock too', async (t) => {
+  const { store, dir } = await smallStore('replica:3', 3);
+  await store.close();
+  const dead = spawnSync(process.execPath, ['-e', '0']).pid!; // exited: its pid is free
+  fs.writeFileSync(path.join(dir, LOCK_FILE), `${dead}\n`);
+  const s = await Store.open(dir);
+  t.is(s.lockTookOverFrom, dead);
+  await s.close();
+  fs.writeFileSync(path.join(dir, LOCK_FILE), '');
+  const s2 = await Store.open(dir);
+  t.is(s2.lockTookOverFrom, 0);
+  await s2.close();
+  const s3 = await Store.open(dir);
+  t.is(s3.lockTookOverFrom, null, 'a clean close leaves nothing to take over');
+  await s3.close();
+  t.false(fs.existsSync(path.join(dir, LOCK_FILE)));
+});
+
+test('a failed open releases the lock', async (t) => {
+  const { store, dir } = await smallStore('replica:3', 3);
+  await store.close();
+  fs.writeFileSync(path.join(dir, 'meta.db'), 'not a database, but long enough to look like a file header......');
+  await t.throwsAsync(Store.open(dir), { message: /meta\.db/ });
+  t.false(fs.existsSync(path.join(dir, LOCK_FILE)));
+});
