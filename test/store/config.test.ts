@@ -1,5 +1,6 @@
 // Store creation/open refusals (issue 3) and rendezvous placement (DESIGN §3).
 import test from 'ava';
+import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ConfigError } from '../../store/config';
@@ -23,18 +24,81 @@ test('create refuses non-empty target, duplicate disks, too few disks; key file 
   t.is(fs.statSync(key).size, 32);
 });
 
-test('open refuses corrupt config, unknown version, missing key', async (t) => {
+/** Every entry under dir with its type, size, mode, mtime and content hash: "nothing on disk changed". */
+function snapshot(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string): void => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      const st = fs.statSync(p);
+      const rel = path.relative(dir, p);
+      if (e.isDirectory()) {
+        out.push(`${rel}/ ${st.mode.toString(8)}`);
+        walk(p);
+      } else {
+        const hash = crypto.createHash('sha256').update(fs.readFileSync(p)).digest('hex');
+        out.push(`${rel} ${st.size} ${st.mode.toString(8)} ${st.mtimeMs} ${hash}`);
+      }
+    }
+  };
+  walk(dir);
+  return out.sort();
+}
+
+interface BadCase {
+  name: string;
+  damage: (dir: string, config: Record<string, unknown>) => void;
+  message: RegExp;
+}
+
+const CFG = 'chunkfs.json';
+const writeCfg = (dir: string, c: unknown): void => fs.writeFileSync(path.join(dir, CFG), JSON.stringify(c, null, 2));
+const BAD_CASES: BadCase[] = [
+  { name: 'garbage config', damage: (d) => fs.writeFileSync(path.join(d, CFG), '\u0000\u0001 not json {{'), message: /chunkfs\.json: corrupt config, not valid JSON/ },
+  { name: 'truncated config', damage: (d) => fs.writeFileSync(path.join(d, CFG), fs.readFileSync(path.join(d, CFG), 'utf8').slice(0, 40)), message: /chunkfs\.json: corrupt config/ },
+  { name: 'config that is a JSON array', damage: (d) => fs.writeFileSync(path.join(d, CFG), '[1, 2]'), message: /chunkfs\.json: corrupt config, not a JSON object/ },
+  { name: 'unknown format version', damage: (d, c) => writeCfg(d, { ...c, formatVersion: 7 }), message: /chunkfs\.json: unknown formatVersion 7/ },
+  { name: 'a disk path named twice', damage: (d, c) => {
+    const disks = (c.disks as Array<{ path: string }>).map((x) => ({ ...x }));
+    disks[2].path = `./${disks[0].path}/`; // spelled differently, the same directory
+    writeCfg(d, { ...c, disks });
+  }, message: /chunkfs\.json: disks 0 and 2 name the same path .*disks\/d0/ },
+  { name: 'a bad store uuid', damage: (d, c) => writeCfg(d, { ...c, storeUuid: 'nope' }), message: /chunkfs\.json: storeUuid "nope" is not a lowercase uuid/ },
+  { name: 'missing key file', damage: (d) => fs.rmSync(path.join(d, 'bitrot.key')), message: /bitrot\.key: bitrot key file missing/ },
+  { name: 'short key file', damage: (d) => {
+    const k = path.join(d, 'bitrot.key');
+    fs.writeFileSync(k, fs.readFileSync(k).subarray(0, 31));
+  }, message: /bitrot\.key: bitrot key must be 32 bytes, found 31/ },
+  { name: 'long key file', damage: (d) => fs.appendFileSync(path.join(d, 'bitrot.key'), 'x'), message: /bitrot\.key: bitrot key must be 32 bytes, found 33/ },
+  { name: 'key file readable by others', damage: (d) => fs.chmodSync(path.join(d, 'bitrot.key'), 0o644), message: /bitrot\.key: bitrot key file has permissions 0644, wider than 0600/ },
+  { name: 'key file group-writable', damage: (d) => fs.chmodSync(path.join(d, 'bitrot.key'), 0o620), message: /bitrot\.key: bitrot key file has permissions 0620/ },
+  { name: 'key file is a directory', damage: (d) => {
+    fs.rmSync(path.join(d, 'bitrot.key'));
+    fs.mkdirSync(path.join(d, 'bitrot.key'), { mode: 0o700 });
+  }, message: /bitrot\.key: bitrot key file is not a regular file/ },
+  { name: 'missing metadata database', damage: (d) => fs.rmSync(path.join(d, 'meta.db')), message: /meta\.db: metadata database missing/ },
+];
+
+for (const bad of BAD_CASES) {
+  test(`open refuses ${bad.name}, naming the file and the problem, and changes nothing on disk`, async (t) => {
+    const dir = path.join(tmpDir(), 's');
+    await (await Store.create(dir, { disks: 3 })).close();
+    const config = JSON.parse(fs.readFileSync(path.join(dir, CFG), 'utf8')) as Record<string, unknown>;
+    bad.damage(dir, config);
+    const before = snapshot(dir);
+    for (const readOnly of [false, true]) {
+      await t.throwsAsync(Store.open(dir, { readOnly }), { instanceOf: ConfigError, message: bad.message });
+      t.deepEqual(snapshot(dir), before, `nothing changed (readOnly ${readOnly})`);
+    }
+  });
+}
+
+test('the untouched store of the cases above opens (the refusals come from the damage)', async (t) => {
   const dir = path.join(tmpDir(), 's');
   await (await Store.create(dir, { disks: 3 })).close();
-  const cfgPath = path.join(dir, 'chunkfs.json');
-  const good = fs.readFileSync(cfgPath, 'utf8');
-  fs.writeFileSync(cfgPath, good.slice(0, 40));
-  await t.throwsAsync(Store.open(dir), { instanceOf: ConfigError, message: /chunkfs\.json: corrupt config/ });
-  fs.writeFileSync(cfgPath, good.replace('"formatVersion": 1', '"formatVersion": 7'));
-  await t.throwsAsync(Store.open(dir), { message: /unknown formatVersion 7/ });
-  fs.writeFileSync(cfgPath, good);
-  fs.rmSync(path.join(dir, 'bitrot.key'));
-  await t.throwsAsync(Store.open(dir), { message: /bitrot\.key: bitrot key file missing/ });
+  const s = await Store.open(dir);
+  await s.close();
+  t.pass();
 });
 
 test('layouts parse and validate', (t) => {
