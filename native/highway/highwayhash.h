@@ -45,6 +45,9 @@ int64_t VerifyBlocks(const ShardKey& key, uint32_t firstBlock, const uint8_t* da
 // Kernel entry points (highwayhash_scalar.cc, highwayhash_avx2.cc).
 void Hash256Scalar(const uint64_t key[4], const uint8_t* data, size_t length, uint8_t digest[kDigestBytes]);
 void Hash256Avx2(const uint64_t key[4], const uint8_t* data, size_t length, uint8_t digest[kDigestBytes]);
+// Two equal-length inputs interleaved (the batch calls pair full blocks).
+void Hash256x2Avx2(const uint64_t keyA[4], const uint64_t keyB[4], const uint8_t* a, const uint8_t* b, size_t length,
+                   uint8_t digestA[kDigestBytes], uint8_t digestB[kDigestBytes]);
 
 // Shared helpers: the constants, the tail packet and the 256-bit reduction are
 // the same for both kernels.

@@ -111,6 +111,10 @@ test.serial('firstBadBlock finds the first corrupt block, wrong position or wron
       t.is(firstBadBlock(key, pos, 5, bad, entries, bb), j, `${kernel} flip in block ${j}`);
       t.is(verifyBlockRange(key, pos, 5, bad, entries, bb), 5 + j, 'absolute index');
     }
+    const twoBad = Buffer.from(data);
+    twoBad[5 * bb] ^= 1; // blocks 3 and 5: the AVX2 batch hashes (2,3) and (4,5) as pairs
+    twoBad[3 * bb + 9] ^= 1;
+    t.is(firstBadBlock(key, pos, 5, twoBad, entries, bb), 3, `${kernel} the first of several bad blocks`);
     t.is(firstBadBlock(key, pos, 6, data, entries, bb), 0, 'right data at the wrong block index');
     t.is(firstBadBlock(key, { ...pos, shardIndex: 3 }, 5, data, entries, bb), 0, 'wrong shard');
     t.is(firstBadBlock(key, { ...pos, version: 4n }, 5, data, entries, bb), 0, 'wrong version');
