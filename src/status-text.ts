@@ -32,6 +32,8 @@ export function statusText(report: Json): string {
     if (d === null || typeof d !== 'object' || Array.isArray(d)) continue;
     const used = Number(d.totalBytes) - Number(d.freeBytes);
     out.push(`  ${String(d.id ?? '?')}  ${String(d.health ?? d.state ?? '?').padEnd(8)} ${bytes(used)} used of ${bytes(d.totalBytes)}  ${String(d.path ?? '')}`);
+    // Why a disk is not ok (e.g. offline: missing directory, no or foreign identity marker).
+    if ((d.state ?? 'ok') !== 'ok' && typeof d.lastError === 'string' && d.lastError !== '') out.push(`     ${d.lastError}`);
   }
   for (const [k, v] of Object.entries(r)) {
     if (k === 'disks') continue;
