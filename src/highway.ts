@@ -1,4 +1,6 @@
-// HighwayHash-256 (spec §4, csum_algo = 1) via highwayhasher's native module.
+// HighwayHash-256 (spec §4, csum_algo = 1) via highwayhasher's native module: the
+// independent reference the tests check our own kernels against. Shard hashing and
+// verification use the batch calls of src/highway-native.ts (one call per range).
 // The module loads asynchronously once; after that hashing is synchronous so the
 // pure format code (src/) can call it without promises. Digest layout: four u64
 // result words, each little-endian (DESIGN §3), which is what highwayhasher emits.
