@@ -38,7 +38,11 @@ fi
 # npm ci builds it, but a tree installed before it existed may lack it.
 if [ ! -f build/Release/chunkfs_rs.node ]; then
   echo "setup: building the Reed-Solomon addon"
-  node "$(dirname "$(readlink -f "$(command -v npm)")")/../node_modules/node-gyp/bin/node-gyp.js" rebuild
+  # npm's own node-gyp, pointed at the Node headers npm is configured with (this
+  # machine has no internet to download them).
+  nodedir=$(npm config get nodedir 2>/dev/null || true)
+  node "$(dirname "$(readlink -f "$(command -v npm)")")/../node_modules/node-gyp/bin/node-gyp.js" rebuild \
+    ${nodedir:+--nodedir="$nodedir"}
 fi
 
 echo "setup: building"
