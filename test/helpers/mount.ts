@@ -4,7 +4,7 @@
 // child killed, even on failure: callers register `teardown` (t.teardown / test.after.always), and a
 // process 'exit' hook does `fusermount -uz` for anything still registered.
 import { spawn, execFile, execFileSync, ChildProcess } from 'node:child_process'
-import { promises as fsp, readFileSync, mkdirSync, existsSync } from 'node:fs'
+import { promises as fsp, readFileSync, readdirSync, mkdirSync, existsSync } from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
 import { REPO_ROOT } from './root'
@@ -91,6 +91,22 @@ function installExitHook (): void {
       try { execFileSync('fusermount', ['-uz', m.mountpoint], { stdio: 'ignore', timeout: 5000 }) } catch { /* not mounted */ }
     }
   })
+}
+
+/** Direct children of a process (from /proc, so no procps is needed): [pid, command name]. */
+export function childProcesses (pid: number): Array<[number, string]> {
+  const out: Array<[number, string]> = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      const close = stat.lastIndexOf(')')
+      const comm = stat.slice(stat.indexOf('(') + 1, close)
+      const ppid = Number(stat.slice(close + 2).split(' ')[1])
+      if (ppid === pid) out.push([Number(entry), comm])
+    } catch { /* the process ended meanwhile */ }
+  }
+  return out
 }
 
 export function isMounted (mountpoint: string): boolean {

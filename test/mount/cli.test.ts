@@ -4,7 +4,7 @@
 import test from 'ava'
 import * as path from 'node:path'
 import { promises as fsp } from 'node:fs'
-import { startMount, mkfs, mountChunkfs, tempDir, removeDir, run, shOk, isMounted, CLI_JS, MountChild } from '../helpers/mount'
+import { startMount, mkfs, mountChunkfs, tempDir, removeDir, run, shOk, isMounted, childProcesses, CLI_JS, MountChild } from '../helpers/mount'
 
 let dir = ''
 const mounts: MountChild[] = []
@@ -93,9 +93,9 @@ test.serial('a stale mount point (server and auto-unmount helper killed) is reco
   const m = await mountChunkfs(dir + '/s1', dir + '/m1')
   mounts.push(m)
   // kill the auto_unmount helper first, then the server: the kernel mount stays, disconnected
-  const helpers = (await run('pgrep', ['-P', String(m.child.pid), 'fusermount'])).stdout.trim().split('\n').filter(Boolean)
+  const helpers = childProcesses(m.child.pid!).filter(([, comm]) => comm === 'fusermount')
   t.true(helpers.length > 0, 'auto_unmount helper found')
-  for (const pid of helpers) process.kill(Number(pid), 'SIGKILL')
+  for (const [pid] of helpers) process.kill(pid, 'SIGKILL')
   await m.kill9()
   t.true(isMounted(dir + '/m1'))
   const probe = await run('stat', [dir + '/m1'])
