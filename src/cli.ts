@@ -69,6 +69,8 @@ async function prepareMountpoint(mountpoint: string): Promise<void> {
   await fsp.mkdir(mountpoint, { recursive: true });
   const st = await fsp.stat(mountpoint);
   if (!st.isDirectory()) throw new CliError(`${mountpoint} is not a directory`);
+  // libfuse 2 refuses a non-empty mount point; say so before the store is opened.
+  if ((await fsp.readdir(mountpoint)).length > 0) throw new CliError(`${mountpoint} is not empty (mount on an empty directory)`);
 }
 
 async function isStore(dir: string): Promise<boolean> {

@@ -55,6 +55,10 @@ test.serial('mkfs with --disk paths, --layout, sizes; a second mkfs is refused',
   const again = await cli(['mkfs', dir + '/own'])
   t.is(again.code, 1)
   t.regex(again.stderr, /already holds a chunkfs store/)
+  const nonEmpty = await cli(['mount', dir + '/own', dir])
+  t.is(nonEmpty.code, 1)
+  t.regex(nonEmpty.stderr, /is not empty/)
+  t.false(isMounted(dir))
 })
 
 test.serial('mount without <store> creates the embedded default store (6 disks, replica:3)', async (t) => {
