@@ -70,6 +70,7 @@ def run(op):
     name, a = op[0], op[1:]
     if name == 'mkdir': return os.mkdir(a[0], a[1] if len(a) > 1 else 0o777)
     if name == 'rmdir': return os.rmdir(a[0])
+    if name == 'mknod': return os.mknod(a[0], a[1])
     if name == 'open':
         flags = 0
         for f in a[2]: flags |= FLAGS[f]
