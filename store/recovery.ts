@@ -13,6 +13,8 @@ import { classifyShardError } from './shard-store';
 
 export interface RecoveryReport {
   intentsResolved: number;
+  /** Intents left open because a replica's disk could not be written (resolved at a later open). */
+  intentsKeptOpen: number;
   blocksRepaired: number;
   blocksUnresolved: number;
   orphansDeleted: number;
@@ -24,7 +26,7 @@ export interface RecoveryReport {
 const DIR_ENTRIES_MAX = 1_000_000;
 
 export function emptyRecoveryReport(): RecoveryReport {
-  return { intentsResolved: 0, blocksRepaired: 0, blocksUnresolved: 0, orphansDeleted: 0, tmpFilesRemoved: 0, garbageShardsRemoved: 0, errors: [] };
+  return { intentsResolved: 0, intentsKeptOpen: 0, blocksRepaired: 0, blocksUnresolved: 0, orphansDeleted: 0, tmpFilesRemoved: 0, garbageShardsRemoved: 0, errors: [] };
 }
 
 async function readBlock(env: ChunkEnv, ref: ChunkRef, i: number, start: number, len: number): Promise<Buffer | null> {
@@ -36,8 +38,14 @@ async function readBlock(env: ChunkEnv, ref: ChunkRef, i: number, start: number,
   }
 }
 
-/** Make blocks first..last identical on all replicas: the first verifying replica wins. */
-export async function resolveIntent(env: ChunkEnv, ref: ChunkRef, first: number, last: number, report: RecoveryReport): Promise<void> {
+/**
+ * Make blocks first..last identical on all replicas: the first verifying replica wins.
+ * Returns false when a replica could not be brought in line (its disk failing or
+ * offline): the intent must stay open, else that replica would keep old blocks that
+ * still verify, and a later read could return them (resolved again at the next open).
+ */
+export async function resolveIntent(env: ChunkEnv, ref: ChunkRef, first: number, last: number, report: RecoveryReport): Promise<boolean> {
+  let complete = true;
   const bb = ref.fl.bitrotBlockBytes;
   const replicas = ref.diskIds.length;
   for (let b = first; b <= last; b++) {
@@ -61,9 +69,11 @@ export async function resolveIntent(env: ChunkEnv, ref: ChunkRef, first: number,
       } catch (err) {
         report.errors.push(`ino ${ref.ino} chunk ${ref.chunkIndex} replica ${i}: ${(err as Error).message}`);
         env.map.queueHeal(ref.ino, ref.chunkIndex, ref.version, i, `recovery: could not repair block ${b}`);
+        complete = false;
       }
     }
   }
+  return complete;
 }
 
 async function resolveIntents(env: ChunkEnv, files: FileIo, report: RecoveryReport): Promise<void> {
@@ -71,7 +81,10 @@ async function resolveIntents(env: ChunkEnv, files: FileIo, report: RecoveryRepo
     await files.withChunk(intent.ino, intent.chunkIndex, async (ref) => {
       // A chunk rewritten since (copy-on-write fallback) or gone: nothing to resolve.
       if (ref !== null && ref.version === intent.version && ref.fl.layout.kind === 'replica') {
-        await resolveIntent(env, ref, intent.firstBlock, intent.lastBlock, report);
+        if (!(await resolveIntent(env, ref, intent.firstBlock, intent.lastBlock, report))) {
+          report.intentsKeptOpen++;
+          return;
+        }
         env.counters.bump('intents_resolved');
       }
       env.map.removeIntent(intent.id);

@@ -147,6 +147,9 @@ export class Store {
       const problem = config.storeUuid === undefined
         ? (fs.existsSync(root) ? null : `directory ${root} is missing (device not mounted?)`)
         : diskProblem(root, config.storeUuid, d.id);
+      // An intent left open by recovery may mean a replica on this disk holds old blocks that
+      // still verify: the disk comes back only at an open, whose recovery resolves the intent first.
+      if (problem === null && onlyOffline && this.env.map.intents().length > 0) continue;
       if (problem === null) health.setAvailable(d.id);
       else health.setUnavailable(d.id, offlineReason(d.id, root, problem));
     }

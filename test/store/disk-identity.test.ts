@@ -6,7 +6,11 @@ import test from 'ava';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CONFIG_FILE } from '../../store/config';
+import { parseBitrotKey } from '../../src/keying';
+import { verifyShardBytes } from '../../src/shard';
 import { DISK_MARKER_FILE } from '../../store/disk-identity';
+import { FaultyIo } from '../../store/faulty-io';
+import { NodeIo } from '../../store/io';
 import { Store } from '../../store/store';
 import { SMALL, prng, randomBytes, smallStore } from './helpers';
 
@@ -184,4 +188,37 @@ test('a store made before markers gets a uuid and markers on its first read-writ
   await s.close();
   const uuid = (JSON.parse(fs.readFileSync(cfgPath, 'utf8')) as { storeUuid: string }).storeUuid;
   for (const d of cfg.disks) t.is((JSON.parse(fs.readFileSync(path.join(dir, d.path, DISK_MARKER_FILE), 'utf8')) as { storeUuid: string }).storeUuid, uuid);
+});
+
+test('crash mid-RMW, reopened with a replica\'s disk offline: the intent stays open until that disk is back', async (t) => {
+  const { store, dir } = await smallStore('replica:3', 3);
+  const f = store.ns.create(1, 'f', 0o644, 0, 0);
+  const data = randomBytes(prng(41), SMALL.chunkSizeBytes);
+  await store.write(f.ino, 0, data);
+  const paths = await Promise.all([0, 1, 2].map((i) => store.shardPath(f.ino, 0, i)));
+  const disk2 = [...store.diskPaths().values()].find((d) => paths[2]!.startsWith(d + '/'))!;
+  await store.close();
+  const io = new FaultyIo(new NodeIo());
+  const s = await Store.open(dir, { io });
+  // RMW of one block: replica 0 gets pwrite data, pwrite hash, fdatasync; crash before replica 1 is touched.
+  io.crashBeforeMutation(io.mutationCount + 4);
+  const patch = Buffer.alloc(100, 7);
+  await t.throwsAsync(s.write(f.ino, 5000, patch));
+  await io.whenRestored();
+  await s.close();
+  patch.copy(data, 5000);
+  fs.renameSync(disk2, `${disk2}.away`);
+  const s1 = await Store.open(dir);
+  t.is(s1.recoveryReport.intentsKeptOpen, 1, 'replica 2 could not be brought in line');
+  t.is((await s1.status()).openIntents, 1);
+  t.true((await s1.read(f.ino, 0, data.length)).equals(data));
+  fs.renameSync(`${disk2}.away`, disk2); // back while open: not used before recovery has run
+  t.is((await s1.status()).disks.find((d) => d.path === disk2)!.state, 'offline');
+  await s1.close();
+  const s2 = await Store.open(dir);
+  t.is(s2.recoveryReport.intentsResolved, 1);
+  t.is((await s2.status()).openIntents, 0);
+  await s2.close();
+  const key = parseBitrotKey(fs.readFileSync(path.join(dir, 'bitrot.key')));
+  for (const p of paths) t.true(verifyShardBytes(fs.readFileSync(p!), key).payload.equals(data), `${p} holds the new data`);
 });
