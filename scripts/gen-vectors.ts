@@ -9,6 +9,7 @@
 // Usage: npm run gen-vectors [-- <outDir>]   (default testdata/chunk)
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { mulberry32 } from '../src/prng';
 import { ShardHeader, EC_ALGO_RS_VANDERMONDE, FLAG_LAST_BLOCK_SHORT } from '../src/header';
 import { loadHighway } from '../src/highway';
 import { BitrotKey, parseBitrotKey } from '../src/keying';
@@ -34,16 +35,7 @@ const G5_TRANSFORM: TransformSpec = {
 };
 const G6_SWAPPED: [number, number] = [5, 9];
 
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
+export { mulberry32 };
 
 export function prngBytes(seed: number, lengthBytes: number): Buffer {
   const next = mulberry32(seed);

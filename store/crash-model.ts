@@ -1,5 +1,6 @@
 // The durability model behind store/faulty-io.ts: per tracked file, the bytes the
 // process sees (current) and the bytes a power loss would leave (durable).
+import { mulberry32Float } from '../src/prng';
 const PAGE_BYTES = 4096;
 
 export interface Tracked {
@@ -8,16 +9,7 @@ export interface Tracked {
 }
 
 /** Small deterministic PRNG (mulberry32) so torn crashes are reproducible. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const prng = mulberry32Float;
 
 export function writeInto(target: Buffer, data: Uint8Array, position: number): Buffer {
   const end = position + data.length;

@@ -1,5 +1,6 @@
 // Fixtures for the Reed-Solomon tests: the klauspost/reedsolomon known-answer
 // file (testdata/rs/kat.json, made by scripts/rs-kat/main.go) and a seeded PRNG.
+import { mulberry32Float } from '../../src/prng';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { TESTDATA } from './root';
@@ -23,17 +24,8 @@ export function loadKat(): KatVector[] {
 
 export const hexBytes = (hex: string): Buffer => Buffer.from(hex, 'hex');
 
-/** mulberry32: small seeded PRNG so every failing case can be replayed from its seed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 as floats: every failing case can be replayed from its seed. */
+export const prng = mulberry32Float;
 
 export function randomInt(rand: () => number, lo: number, hi: number): number {
   return lo + Math.floor(rand() * (hi - lo + 1));

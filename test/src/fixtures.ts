@@ -1,5 +1,6 @@
 // Shared fixtures for the src/ unit tests: a fixed key, a deterministic PRNG and
 // header/param builders, so each test states only what it varies.
+import { mulberry32 } from '../../src/prng';
 import { ShardHeader, FORMAT_VERSION } from '../../src/header';
 import { BitrotKey, parseBitrotKey } from '../../src/keying';
 import { ShardParams } from '../../src/shard';
@@ -7,17 +8,8 @@ import { ShardParams } from '../../src/shard';
 export const KEY_HEX = '000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f';
 export const KEY: BitrotKey = parseBitrotKey(KEY_HEX);
 
-/** mulberry32: small deterministic PRNG so failures reproduce. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0);
-  };
-}
+/** mulberry32 (u32 per call): failures reproduce from the seed. */
+export const prng = mulberry32;
 
 export function randomBytes(rand: () => number, n: number): Buffer {
   const out = Buffer.alloc(n);
