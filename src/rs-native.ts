@@ -1,5 +1,5 @@
-// Loader for the native GF(2^8) kernels (native/rs/, built by node-gyp from the
-// root binding.gyp during `npm ci`). Used only by the fast codec, src/rs.ts.
+// Loader for the native addon (native/rs/ GF(2^8) kernels and native/highway/
+// HighwayHash-256), built by node-gyp from the root binding.gyp during `npm ci`.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { UnsupportedError } from './errors';
@@ -29,7 +29,7 @@ function findAddon(): string {
     if (fs.existsSync(path.join(dir, 'binding.gyp'))) return path.join(dir, 'build', 'Release', ADDON_NAME);
     dir = path.dirname(dir);
   }
-  throw new UnsupportedError(`Reed-Solomon native addon: binding.gyp not found above ${__dirname}`);
+  throw new UnsupportedError(`native addon (Reed-Solomon, HighwayHash): binding.gyp not found above ${__dirname}`);
 }
 
 let loaded: RsNative | undefined;
@@ -39,7 +39,7 @@ export function rsNative(): RsNative {
   const addonPath = findAddon();
   if (!fs.existsSync(addonPath)) {
     throw new UnsupportedError(
-      `Reed-Solomon native addon missing at ${addonPath}: run \`npm ci\` (or \`npx node-gyp rebuild\`) with g++ and python3 installed`,
+      `native addon (Reed-Solomon, HighwayHash) missing at ${addonPath}: run \`npm run setup\` (or \`npm ci\`) with g++ and python3 installed`,
     );
   }
   // eslint-disable-next-line @typescript-eslint/no-var-requires
