@@ -65,11 +65,11 @@ export async function mountFs(store: StorePort, mountpoint: string, opts: MountO
 
 /** Files unlinked while open when the last mount ended (crash): nothing holds them now. */
 async function deleteOrphans(core: FsCore, log: (m: string) => void): Promise<void> {
-  for (const e of hiddenEntries(core)) {
-    try {
-      const r = core.ns.unlink(e.parent, e.name);
-      if (r.nlink === 0) await core.store.deleteFile(r.ino);
-    } catch (err) { log(`hidden ${e.name}: ${(err as Error).message}`); }
+  let hidden: ReturnType<FsCore['ns']['unlinkByPrefix']> = [];
+  try { hidden = core.ns.unlinkByPrefix(HIDDEN_PREFIX, HIDDEN_ENTRIES_MAX); } catch (err) { log(`hidden names: ${(err as Error).message}`); }
+  for (const e of hidden) {
+    if (e.nlink !== 0) continue; // another name still links it
+    try { await core.store.deleteFile(e.ino); } catch (err) { log(`hidden ${e.name}: ${(err as Error).message}`); }
   }
   for (const ino of core.ns.orphans()) {
     try { await core.store.deleteFile(ino); } catch (err) { log(`orphan ${ino}: ${(err as Error).message}`); }
@@ -77,9 +77,3 @@ async function deleteOrphans(core: FsCore, log: (m: string) => void): Promise<vo
 }
 
 const HIDDEN_ENTRIES_MAX = 1_000_000;
-
-/** libfuse's .fuse_hidden* names of open-unlinked files, left behind by a crash. */
-function hiddenEntries(core: FsCore): Array<{ parent: number; name: string }> {
-  const rows = core.ns.db.prepare(`SELECT parent, name FROM dirents WHERE name LIKE '${HIDDEN_PREFIX}%' LIMIT ${HIDDEN_ENTRIES_MAX}`).all() as Array<{ parent: number | bigint; name: string }>;
-  return rows.map((r) => ({ parent: Number(r.parent), name: r.name }));
-}

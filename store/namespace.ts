@@ -41,6 +41,9 @@ export class Namespace {
       delXattrs: db.prepare('DELETE FROM xattrs WHERE ino = ?'),
       orphan: db.prepare('INSERT OR IGNORE INTO orphans(ino) VALUES (?)'),
       orphans: db.prepare('SELECT ino FROM orphans ORDER BY ino'),
+      // instr, not LIKE: LIKE folds ASCII case and treats '_' (as in '.fuse_hidden') as a wildcard.
+      byPrefix: db.prepare(`SELECT d.parent, d.name FROM dirents d JOIN inodes i ON i.ino = d.ino
+        WHERE instr(d.name, ?) = 1 AND i.type != 'dir' ORDER BY d.parent, d.name LIMIT ?`),
       dirXattr: db.prepare('SELECT value FROM xattrs WHERE ino = ? AND name = ?'),
       setattr: db.prepare('UPDATE inodes SET mode = ?, uid = ?, gid = ?, atime_ns = ?, mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
     };
@@ -274,6 +277,23 @@ export class Namespace {
       const t = nowNs();
       this.q.setattr.run(mode, v.uid ?? a.uid, v.gid ?? a.gid, v.atimeNs ?? a.atimeNs, v.mtimeNs ?? a.mtimeNs, v.ctimeNs ?? t, ino);
       return this.attr(ino);
+    })();
+  }
+
+  /**
+   * Unlink every non-directory name starting with prefix (e.g. libfuse's '.fuse_hidden' names of files
+   * unlinked while open, left by a crash), at most countMax, in one transaction. nlink 0 => the caller
+   * deletes the data (Store.deleteFile), as after unlink.
+   */
+  unlinkByPrefix(prefix: string, countMax: number): Array<{ parent: number; name: string; ino: number; nlink: number }> {
+    if (prefix.length === 0) throw new FsError('EINVAL', 'an empty prefix would unlink every name');
+    return this.db.transaction(() => {
+      const rows = this.q.byPrefix.all(prefix, countMax) as Row[];
+      return rows.map((r) => {
+        const parent = Number(r.parent);
+        const name = String(r.name);
+        return { parent, name, ...this.unlink(parent, name) };
+      });
     })();
   }
 

@@ -6,6 +6,8 @@ import * as path from 'node:path'
 import { spawn } from 'node:child_process'
 import { ChunkfsMount, mkfs, mountChunkfs, tempDir, removeDir, fsClient, shOk, run, PYTHON } from '../helpers/mount'
 import { REPO_ROOT } from '../helpers/root'
+import { Store } from '../../store/store'
+import { ROOT_INO } from '../../store/meta'
 
 const WRITER = path.join(REPO_ROOT, 'test', 'helpers', 'crash-writer.py')
 const RANDOM_FILE_BYTES = 8 << 20
@@ -144,4 +146,23 @@ print(sum(1 for i in range(${blocks}) if data[i*8192:i*8192+4096] == (b'%07d ' %
     // at most the 1 MiB buffer (256 blocks) may be lost
     t.true(Number(r.stdout.trim()) >= blocks - 256, `stored blocks: ${r.stdout.trim()} ${r.stderr}`)
   } finally { await again.stop() }
+})
+
+test.serial('a .fuse_hidden file left by a crash is unlinked and its data deleted at mount', async (t) => {
+  const store = dir + '/hidden-store'
+  await mkfs(store)
+  const s = await Store.open(store) // not mounted now: the test process may own it
+  const hidden = s.ns.create(ROOT_INO, '.fuse_hidden00000001', 0o644, 0, 0)
+  await s.write(hidden.ino, 0, Buffer.alloc(5000, 3))
+  const keep = s.ns.create(ROOT_INO, 'keep', 0o644, 0, 0)
+  await s.close()
+  const mh = await mountChunkfs(store, dir + '/hidden-mnt')
+  await mh.stop()
+  const again = await Store.open(store)
+  try {
+    t.is(again.ns.lookup(ROOT_INO, '.fuse_hidden00000001'), null)
+    t.is(again.ns.getattr(hidden.ino), null, 'inode and data deleted')
+    t.deepEqual(again.ns.orphans(), [])
+    t.is(again.ns.lookup(ROOT_INO, 'keep')?.ino, keep.ino)
+  } finally { await again.close() }
 })

@@ -1,13 +1,14 @@
 // The crash model of FaultyIo itself: only fsynced bytes and dir-fsynced names survive.
 import test from 'ava';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { NodeIo } from '../../store/io';
 import { CrashedError, FaultyIo } from '../../store/faulty-io';
+import { tmpDir as storeTmpDir } from './helpers';
 
+/** Removed when this file ends (helpers' after.always). */
 function tmpDir(): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), 'chunkfs-fio-'));
+  return storeTmpDir('chunkfs-fio-');
 }
 
 test('unsynced writes and unsynced creates vanish at crash', async (t) => {

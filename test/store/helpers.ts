@@ -1,4 +1,6 @@
-// Shared test helpers for store tests: temp stores, seeded random bytes.
+// Shared test helpers for store tests: temp stores, seeded random bytes. Every temp directory made here
+// is removed when the test file ends, pass or fail (test.after.always; an 'exit' hook as a last resort).
+import test from 'ava';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -7,8 +9,23 @@ import { Store, StoreCreateOptions } from '../../store/store';
 
 export const SMALL = { chunkSizeBytes: 256 * 1024, bitrotBlockBytes: 4096, ecBlockSizeBytes: 64 * 1024 };
 
+const created = new Set<string>();
+
+/** Remove every temp directory this test file made (idempotent; open stores are harmless on Linux). */
+function removeCreated(): void {
+  for (const dir of created) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    created.delete(dir);
+  }
+}
+test.after.always(removeCreated);
+process.on('exit', removeCreated);
+
+/** Fresh temp directory, removed when this test file ends. */
 export function tmpDir(prefix = 'chunkfs-store-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  created.add(dir);
+  return dir;
 }
 
 export async function smallStore(layout: string, disks = 6, extra: Partial<StoreCreateOptions> = {}): Promise<{ store: Store; dir: string }> {

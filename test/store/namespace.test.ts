@@ -69,6 +69,35 @@ test('orphans left at close are deleted by recovery', async (t) => {
   await again.close();
 });
 
+test('unlinkByPrefix: exact, case-sensitive prefix; skips directories; keeps linked inodes; bounded', async (t) => {
+  const { store } = await smallStore('replica:3');
+  const ns = store.ns;
+  const d = ns.mkdir(ROOT_INO, 'd', 0o755, 0, 0);
+  const h1 = ns.create(ROOT_INO, '.fuse_hidden0001', 0o644, 0, 0);
+  await store.write(h1.ino, 0, Buffer.alloc(5000, 7));
+  const h2 = ns.create(d.ino, '.fuse_hidden0002', 0o644, 0, 0);
+  ns.link(h2.ino, ROOT_INO, 'kept'); // still linked elsewhere: only the hidden name goes
+  ns.symlink(d.ino, '.fuse_hiddenL', 'x', 0, 0);
+  ns.mkdir(ROOT_INO, '.fuse_hiddenDir', 0o755, 0, 0); // a directory is never unlinked
+  for (const other of ['.fuseXhidden1', '.FUSE_HIDDEN1', 'a.fuse_hidden1', '.fuse_hidde']) ns.create(ROOT_INO, other, 0o644, 0, 0);
+  code(t, () => ns.unlinkByPrefix('', 10), 'EINVAL');
+  t.deepEqual(ns.unlinkByPrefix('.fuse_hidden', 0), []);
+  const first = ns.unlinkByPrefix('.fuse_hidden', 1);
+  t.deepEqual(first, [{ parent: ROOT_INO, name: '.fuse_hidden0001', ino: h1.ino, nlink: 0 }]);
+  const rest = ns.unlinkByPrefix('.fuse_hidden', 10);
+  t.deepEqual(rest.map((e) => [e.parent, e.name, e.nlink]), [[d.ino, '.fuse_hidden0002', 1], [d.ino, '.fuse_hiddenL', 0]]);
+  t.deepEqual(ns.unlinkByPrefix('.fuse_hidden', 10), []);
+  t.deepEqual(ns.readdir(ROOT_INO).map((e) => e.name).sort(),
+    ['.FUSE_HIDDEN1', '.fuseXhidden1', '.fuse_hidde', '.fuse_hiddenDir', 'a.fuse_hidden1', 'd', 'kept']);
+  t.deepEqual(ns.readdir(d.ino), []);
+  t.is(ns.getattr(h2.ino)!.nlink, 1);
+  t.deepEqual(ns.orphans(), [h1.ino]); // the file's data waits for Store.deleteFile
+  await store.deleteFile(h1.ino);
+  t.deepEqual(ns.orphans(), []);
+  t.is(ns.getattr(h1.ino), null);
+  await store.close();
+});
+
 test('rename: replace rules, directories, cycles', async (t) => {
   const { store } = await smallStore('replica:3');
   const ns = store.ns;
