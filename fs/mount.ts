@@ -22,7 +22,8 @@ export interface MountOptions {
 export interface MountedFs {
   core: FsCore;
   /** Unmount, then flush every buffer. The caller closes the store afterwards. */
-  unmount(): Promise<void>;
+  /** Unmount, then flush. goneAlready: the kernel mount was removed from outside (fusermount -u). */
+  unmount(goneAlready?: boolean): Promise<void>;
 }
 
 export const DEFAULT_BUFFER_BYTES = 64 << 20;
@@ -51,11 +52,13 @@ export async function mountFs(store: StorePort, mountpoint: string, opts: MountO
   let unmounted = false;
   return {
     core,
-    async unmount(): Promise<void> {
+    async unmount(goneAlready = false): Promise<void> {
       if (unmounted) return;
       unmounted = true;
+      // Still called when gone already: it also stops the binding's FUSE thread. Its fusermount
+      // then fails with EINVAL, which says nothing new.
       await new Promise<void>((resolve) => fuse.unmount((err) => {
-        if (err) log(`unmount: ${err.message}`);
+        if (err && !goneAlready) log(`unmount: ${err.message}`);
         resolve();
       }));
       await core.wb.flushAll();

@@ -117,7 +117,7 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<void> {
     if (stopping) return;
     stopping = true;
     process.stderr.write(`chunkfs: ${signal}: flushing, unmounting ${mountpoint} and closing the store\n`);
-    mounted.unmount().then(() => store.close()).then(() => process.exit(0), (err) => {
+    mounted.unmount(signal === 'unmounted').then(() => store.close()).then(() => process.exit(0), (err) => {
       process.stderr.write(`chunkfs: unmount failed: ${(err as Error).message}\n`);
       process.exit(1);
     });
