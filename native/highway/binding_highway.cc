@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "highwayhash.h"
+#include "../napi_bytes.h"
 
 namespace hh {
 namespace {
@@ -21,18 +22,7 @@ napi_value Fail(napi_env env, const char* message) {
   return nullptr;
 }
 
-bool GetBytes(napi_env env, napi_value value, uint8_t** data, size_t* length) {
-  bool isTyped = false;
-  if (napi_is_typedarray(env, value, &isTyped) != napi_ok || !isTyped) return false;
-  napi_typedarray_type type;
-  void* raw = nullptr;
-  napi_value buffer;
-  size_t offset = 0;
-  if (napi_get_typedarray_info(env, value, &type, length, &raw, &buffer, &offset) != napi_ok) return false;
-  if (type != napi_uint8_array) return false;
-  *data = static_cast<uint8_t*>(raw);
-  return true;
-}
+using napi_bytes::GetBytes;
 
 bool GetInt(napi_env env, napi_value value, int64_t lo, int64_t hi, int64_t* out) {
   napi_valuetype type;
