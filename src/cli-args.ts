@@ -13,11 +13,12 @@ export type Command =
   | { verb: 'mkfs'; store: string; disks?: number | string[]; layout?: string; chunkSizeBytes?: number; bitrotBlockBytes?: number }
   | { verb: 'mount'; store?: string; mountpoint: string; options: MountCliOptions }
   | { verb: 'umount'; mountpoint: string; lazy: boolean }
-  | { verb: 'status'; store: string; json: boolean };
+  | { verb: 'status'; store: string; json: boolean }
+  | { verb: 'scrub'; store: string; repair: boolean; json: boolean };
 
 export interface MountCliOptions { bufferBytesMax?: number; flushDelayMs?: number; allowOther?: boolean }
 
-export const VERBS = ['mkfs', 'mount', 'umount', 'status'] as const;
+export const VERBS = ['mkfs', 'mount', 'umount', 'status', 'scrub'] as const;
 const DISKS_MAX = 256;
 const ARGS_MAX = 1024;
 
@@ -57,6 +58,7 @@ export function parseArgs(argv: string[]): Command {
     case 'mkfs': return parseMkfs(rest);
     case 'mount': return parseMount(rest);
     case 'umount': return parseUmount(rest);
+    case 'scrub': return parseScrub(rest);
     default: return parseStatus(rest);
   }
 }
@@ -136,6 +138,15 @@ function parseStatus(args: string[]): Command {
   return { verb: 'status', store: pos[0], json };
 }
 
+function parseScrub(args: string[]): Command {
+  const flags = ['--repair', '--json'];
+  const pos = args.filter((a) => !flags.includes(a));
+  const bad = pos.find((a) => a.startsWith('-'));
+  if (bad !== undefined) throw new UsageError('scrub', `unknown option '${bad}'`);
+  if (pos.length !== 1) throw new UsageError('scrub', pos.length === 0 ? 'missing <store> directory' : `unexpected argument '${pos[1]}'`);
+  return { verb: 'scrub', store: pos[0], repair: args.includes('--repair'), json: args.includes('--json') };
+}
+
 export const HELP: Record<string, string> = {
   '': `usage: chunkfs <command> [options]
 
@@ -144,6 +155,7 @@ commands:
   mount [<store>] <mountpoint> [-o opt,...]
   umount <mountpoint>
   status <store> [--json]
+  scrub <store> [--repair] [--json]
 
 Run 'chunkfs <command> --help' for one command.`,
   mkfs: `usage: chunkfs mkfs <store> [--disks N | --disk PATH ...] [--layout replica:3|ec:K+M] [--chunk-size SIZE] [--bitrot-block SIZE]
@@ -170,4 +182,13 @@ Unmount a chunkfs mount (the mount process flushes and exits). --lazy detaches i
 
 Disks with capacity and health, layouts in use, heal queue length, and the counters (bitrot errors,
 failovers, reconstructions, heals). Works while the store is mounted.`,
+  scrub: `usage: chunkfs scrub <store> [--repair] [--json]
+
+Verify every shard of every live chunk of an unmounted store (it opens the store read-write, so it is
+refused while the store is mounted). Bad or missing shards are queued for heal; --repair rebuilds them
+from the good ones and verifies the result.
+  --repair           rebuild bad or missing shards
+  --json             print the report as JSON
+Exit status: 0 when clean (or, with --repair, everything was repaired); 1 when a shard is unrecoverable,
+or without --repair when any shard is bad or missing.`,
 };
