@@ -28,6 +28,8 @@ interface ScrubReport {
   examined: number;
   healed: number;
   failed: Array<{ ino: number; chunkIndex: number; shardIndex: number; error: string }>;
+  badCount: number;
+  bad: ShardRef[]; // bounded list; badCount is exact
 }
 interface ShardRef { ino: number; chunkIndex: number; shardIndex: number }
 interface StoreModule {
@@ -168,18 +170,6 @@ async function cmdStatus(c: Extract<Command, { verb: 'status' }>): Promise<void>
   }
 }
 
-// Max heal-queue entries listed by a non-repairing scrub (the count is exact; the list is bounded).
-const SCRUB_LISTED_MAX = 1000;
-
-/**
- * The shards a non-repairing scrub found bad: it queues them for heal, and HealReport carries no list
- * of them (store-api gap), so they are read back from the store's heal queue.
- */
-function queuedShards(store: StoreLike): ShardRef[] {
-  const map = (store as unknown as { env?: { map?: { healBatch?: (n: number) => ShardRef[] } } }).env?.map;
-  if (typeof map?.healBatch !== 'function') throw new CliError('this store cannot list its heal queue');
-  return map.healBatch(SCRUB_LISTED_MAX).map((e) => ({ ino: e.ino, chunkIndex: e.chunkIndex, shardIndex: e.shardIndex }));
-}
 
 /** "file 3 chunk 0 shards 1,2; file 5 chunk 2 shard 0" */
 export function shardList(refs: ShardRef[]): string {
@@ -198,15 +188,14 @@ async function cmdScrub(c: Extract<Command, { verb: 'scrub' }>): Promise<number>
   const { Store } = loadStore();
   const store = await Store.open(dir); // read-write: the lock refuses it while mounted, naming the holder
   let report: ScrubReport;
-  let bad: ShardRef[];
   try {
     report = await store.scrub({ repair: c.repair });
-    bad = c.repair ? report.failed : queuedShards(store);
   } finally {
     await store.close();
   }
   const unrecoverable = report.failed.map((f) => ({ ino: f.ino, chunkIndex: f.chunkIndex, shardIndex: f.shardIndex, error: f.error }));
-  const badCount = c.repair ? report.healed + report.failed.length : bad.length;
+  const badCount = report.badCount;
+  const bad = report.bad;
   const summary = { store: dir, repair: c.repair, shardsChecked: report.examined, badFound: badCount, repaired: report.healed,
     unrecoverable, bad: c.repair ? undefined : bad };
   if (c.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);

@@ -15,13 +15,18 @@ export interface HealReport {
   healed: number; // shards rewritten and verified
   dropped: number; // entries whose shard verified again or whose chunk version is gone
   failed: Array<{ ino: number; chunkIndex: number; shardIndex: number; error: string }>;
+  badCount: number; // shards a scrub found not verifying (or missing), repaired or not
+  bad: Array<{ ino: number; chunkIndex: number; shardIndex: number }>; // the first BAD_LISTED_MAX of them
 }
+
+// A scrub of a badly damaged store must not grow its report without bound: the count stays exact.
+const BAD_LISTED_MAX = 1_000;
 
 const HEAL_ROUNDS_MAX = 1_000;
 const HEAL_BATCH = 64;
 
 export function emptyHealReport(): HealReport {
-  return { examined: 0, healed: 0, dropped: 0, failed: [] };
+  return { examined: 0, healed: 0, dropped: 0, failed: [], badCount: 0, bad: [] };
 }
 
 export class Healer {
@@ -103,6 +108,8 @@ export class Healer {
         report.examined++;
         if (await this.verifies(ref, i)) continue;
         this.env.map.queueHeal(ino, chunkIndex, ref.version, i, 'scrub: shard does not verify');
+        report.badCount++;
+        if (report.bad.length < BAD_LISTED_MAX) report.bad.push({ ino, chunkIndex, shardIndex: i });
         if (!repair) continue;
         try {
           await this.rebuild(ref, i);
@@ -127,6 +134,8 @@ export class Healer {
       total.examined += one.examined;
       total.healed += one.healed;
       total.failed.push(...one.failed);
+      total.badCount += one.badCount;
+      total.bad.push(...one.bad.slice(0, BAD_LISTED_MAX - total.bad.length));
     }
     return total;
   }
