@@ -1,6 +1,7 @@
 // The chunk map (inode, chunk_index -> live version + logical length), write
 // intents (DESIGN §5) and the persistent heal queue (DESIGN §6). Thin typed
 // wrappers over prepared statements; callers group them in transactions.
+import { LRUCache } from 'lru-cache';
 import { Db, nowNs } from './meta';
 
 export interface ChunkRow {
@@ -30,6 +31,14 @@ export interface HealEntry {
 
 type Row = Record<string, bigint | string>;
 const HEAL_BATCH_MAX = 10_000;
+/**
+ * Committed chunk rows are cached per inode: a FUSE read is one chunk lookup, and each
+ * SQLite statement costs a read transaction (fcntl locks, fstat: ~9 us here, measured with
+ * random 4 KiB reads). Only rows read outside a transaction are cached, and every change
+ * through this class drops the inode's rows, so a rolled-back change is never cached.
+ */
+const CACHED_INODES_MAX = 1024;
+const CACHED_ROWS_PER_INODE_MAX = 4096;
 
 function chunkOf(r: Row): ChunkRow {
   return { chunkIndex: Number(r.chunk_index), version: BigInt(r.version), logicalLenBytes: Number(r.logical_len), maxVersion: BigInt(r.max_version) };
@@ -37,6 +46,7 @@ function chunkOf(r: Row): ChunkRow {
 
 export class ChunkMap {
   private readonly s;
+  private readonly rows = new LRUCache<number, Map<number, ChunkRow | null>>({ max: CACHED_INODES_MAX });
   constructor(readonly db: Db) {
     this.s = {
       get: db.prepare('SELECT * FROM chunks WHERE ino = ? AND chunk_index = ?'),
@@ -61,8 +71,26 @@ export class ChunkMap {
   }
 
   get(ino: number, chunkIndex: number): ChunkRow | null {
+    const cacheable = !this.db.inTransaction;
+    const rows = cacheable ? this.rows.get(ino) : undefined;
+    const hit = rows?.get(chunkIndex);
+    if (hit !== undefined) return hit === null ? null : { ...hit };
     const r = this.s.get.get(ino, chunkIndex) as Row | undefined;
-    return r === undefined ? null : chunkOf(r);
+    const row = r === undefined ? null : chunkOf(r);
+    if (cacheable) this.remember(ino, chunkIndex, row);
+    return row === null ? null : { ...row };
+  }
+  private remember(ino: number, chunkIndex: number, row: ChunkRow | null): void {
+    let rows = this.rows.get(ino);
+    if (rows === undefined || rows.size >= CACHED_ROWS_PER_INODE_MAX) {
+      rows = new Map();
+      this.rows.set(ino, rows);
+    }
+    rows.set(chunkIndex, row);
+  }
+  /** Drop the cached rows of an inode (every change to its chunk rows). */
+  private changed(ino: number): void {
+    this.rows.delete(ino);
   }
   /** Live chunks of a file, or those at index >= fromIndex. */
   live(ino: number, fromIndex = 0): ChunkRow[] {
@@ -70,17 +98,21 @@ export class ChunkMap {
   }
   /** Reserve a never-used version for a chunk; call in its own committed transaction before writing shards. */
   allocVersion(ino: number, chunkIndex: number): bigint {
+    this.changed(ino);
     const r = this.s.alloc.get(ino, chunkIndex) as { max_version: bigint };
     return BigInt(r.max_version);
   }
   setLive(ino: number, chunkIndex: number, version: bigint, logicalLenBytes: number): void {
+    this.changed(ino);
     const info = this.s.set.run(version, logicalLenBytes, ino, chunkIndex, version);
     if (info.changes !== 1) throw new Error(`chunk map: version ${version} of ino ${ino} chunk ${chunkIndex} was never allocated`);
   }
   retire(ino: number, chunkIndex: number): void {
+    this.changed(ino);
     this.s.retire.run(ino, chunkIndex);
   }
   dropInode(ino: number): void {
+    this.changed(ino);
     this.s.dropInode.run(ino);
   }
   /** Every live (ino, chunk, version), keyed "ino/chunk/version" (recovery garbage scan). */

@@ -16,11 +16,20 @@ import { dbToU64, nowNs } from './meta';
 import { PlacementDisk, placeChunk } from './placement';
 import { boundedAll, validRange } from './bounded';
 import { RmwFailed, rmwReplica } from './replica-chunk';
+import { LRUCache } from 'lru-cache';
 
 const CHUNKS_IN_FLIGHT_MAX = 8; // bounded concurrency per call: throughput without unbounded memory
 export const FILE_BYTES_MAX = 2 ** 50;
 
 type Row = Record<string, bigint | string | null>;
+interface FileInfo { fl: FileLayout; sizeBytes: number; nlink: number }
+/**
+ * Layout and size of recently used files, so a FUSE read costs no SQLite statement for them
+ * (see chunk-map.ts CACHED_INODES_MAX for the measured cost). Filled only outside transactions;
+ * dropped by every write, truncate and delete here (under the inode lock) and by forget()
+ * when the layout xattr changes. nlink is never served from the cache (deleteFile re-reads it).
+ */
+const CACHED_FILES_MAX = 4096;
 
 /** One piece of a write: a chunk, the bytes for it, and the version reserved for it (0n: in-place RMW). */
 interface Plan {
@@ -44,6 +53,7 @@ interface Commit {
 export class FileIo {
   private readonly locks = new KeyedMutex();
   private readonly q;
+  private readonly infos = new LRUCache<number, FileInfo>({ max: CACHED_FILES_MAX });
 
   constructor(private readonly env: ChunkEnv, private readonly disks: PlacementDisk[]) {
     const db = env.db;
@@ -54,8 +64,22 @@ export class FileIo {
     };
   }
 
+  /** Another part of the store changed this inode's layout or row: drop what is cached. */
+  forget(ino: number): void {
+    this.infos.delete(ino);
+  }
+
   /** The inode Layout (authoritative, spec §1) and size of a regular file. */
-  private fileInfo(ino: number): { fl: FileLayout; sizeBytes: number; nlink: number } {
+  private fileInfo(ino: number): FileInfo {
+    const cacheable = !this.env.db.inTransaction;
+    const hit = cacheable ? this.infos.get(ino) : undefined;
+    if (hit !== undefined) return { ...hit };
+    const info = this.loadInfo(ino);
+    if (cacheable) this.infos.set(ino, info);
+    return { ...info };
+  }
+
+  private loadInfo(ino: number): FileInfo {
     const r = this.q.info.get(ino) as Row | undefined;
     if (r === undefined) throw new FsError('ENOENT', `no inode ${ino}`);
     if (r.type === 'dir') throw new FsError('EISDIR', `inode ${ino} is a directory`);
@@ -138,7 +162,11 @@ export class FileIo {
         pieces.push({ c, offIn: at - c * cs, bytes: data.subarray(at - offsetBytes, at - offsetBytes + len) });
         at += len;
       }
-      await this.writePieces(ino, fl, pieces);
+      try {
+        await this.writePieces(ino, fl, pieces);
+      } finally {
+        this.forget(ino);
+      }
     });
   }
 
@@ -238,44 +266,53 @@ export class FileIo {
     if (!validRange(sizeBytes, 0)) return Promise.reject(new FsError('EINVAL', `truncate: bad size ${sizeBytes}`));
     if (sizeBytes > FILE_BYTES_MAX) return Promise.reject(new FsError('EFBIG', 'truncate past the maximum file size'));
     return this.locks.run(ino, async () => {
-      const info = this.fileInfo(ino);
-      const { fl } = info;
-      const t = nowNs();
-      if (sizeBytes >= info.sizeBytes) {
-        this.q.setSize.run(sizeBytes, t, t, ino); // growing: the new range is a hole
-        return;
+      try {
+        await this.truncateLocked(ino, sizeBytes);
+      } finally {
+        this.forget(ino);
       }
-      const cs = fl.chunkSizeBytes;
-      const lastKept = sizeBytes === 0 ? -1 : Math.floor((sizeBytes - 1) / cs);
-      const dropped = this.env.map.live(ino, lastKept + 1).map((r) => this.liveRef(ino, fl, r)!);
-      const tail = lastKept >= 0 ? this.liveRef(ino, fl, this.env.map.get(ino, lastKept)) : null;
-      const tailLen = sizeBytes - lastKept * cs;
-      const garbage = [...dropped];
-      let shortened: { version: bigint; failed: number[] } | null = null;
-      if (tail !== null && tail.logicalLenBytes > tailLen) {
-        // Shorten the tail chunk so bytes past the new size never reappear (copy-on-write).
-        const content = await readChunk(this.env, tail, 0, tailLen);
-        const version = this.env.map.allocVersion(ino, lastKept);
-        const failed = await writeWholeChunk(this.env, this.ref(ino, fl, lastKept, version, tailLen), content);
-        shortened = { version, failed };
-        garbage.push(tail);
-      }
-      this.env.db.transaction(() => {
-        if (shortened !== null) {
-          this.env.map.setLive(ino, lastKept, shortened.version, tailLen);
-          for (const i of shortened.failed) this.env.map.queueHeal(ino, lastKept, shortened.version, i, 'write failed on this shard');
-        }
-        for (const r of dropped) this.env.map.retire(ino, r.chunkIndex);
-        this.q.setSize.run(sizeBytes, t, t, ino);
-      })();
-      for (const r of garbage) await this.env.shards.deleteChunk(r, shardCount(fl.layout));
     });
+  }
+
+  private async truncateLocked(ino: number, sizeBytes: number): Promise<void> {
+    const info = this.loadInfo(ino);
+    const { fl } = info;
+    const t = nowNs();
+    if (sizeBytes >= info.sizeBytes) {
+      this.q.setSize.run(sizeBytes, t, t, ino); // growing: the new range is a hole
+      return;
+    }
+    const cs = fl.chunkSizeBytes;
+    const lastKept = sizeBytes === 0 ? -1 : Math.floor((sizeBytes - 1) / cs);
+    const dropped = this.env.map.live(ino, lastKept + 1).map((r) => this.liveRef(ino, fl, r)!);
+    const tail = lastKept >= 0 ? this.liveRef(ino, fl, this.env.map.get(ino, lastKept)) : null;
+    const tailLen = sizeBytes - lastKept * cs;
+    const garbage = [...dropped];
+    let shortened: { version: bigint; failed: number[] } | null = null;
+    if (tail !== null && tail.logicalLenBytes > tailLen) {
+      // Shorten the tail chunk so bytes past the new size never reappear (copy-on-write).
+      const content = await readChunk(this.env, tail, 0, tailLen);
+      const version = this.env.map.allocVersion(ino, lastKept);
+      const failed = await writeWholeChunk(this.env, this.ref(ino, fl, lastKept, version, tailLen), content);
+      shortened = { version, failed };
+      garbage.push(tail);
+    }
+    this.env.db.transaction(() => {
+      if (shortened !== null) {
+        this.env.map.setLive(ino, lastKept, shortened.version, tailLen);
+        for (const i of shortened.failed) this.env.map.queueHeal(ino, lastKept, shortened.version, i, 'write failed on this shard');
+      }
+      for (const r of dropped) this.env.map.retire(ino, r.chunkIndex);
+      this.q.setSize.run(sizeBytes, t, t, ino);
+    })();
+    for (const r of garbage) await this.env.shards.deleteChunk(r, shardCount(fl.layout));
   }
 
   /** Delete an unlinked (nlink 0) file's chunks, then its rows (the orphan list covers a crash). */
   deleteFile(ino: number): Promise<void> {
     return this.locks.run(ino, async () => {
-      const info = this.fileInfo(ino);
+      this.forget(ino);
+      const info = this.loadInfo(ino);
       if (info.nlink > 0) throw new FsError('EBUSY', `inode ${ino} still has ${info.nlink} links`);
       const refs = this.env.map.live(ino).map((r) => this.liveRef(ino, info.fl, r)!);
       const db = this.env.db;

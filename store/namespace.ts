@@ -17,13 +17,15 @@ export interface NamespaceOptions {
   clusterMapEpoch: number;
   /** Throws FsError EINVAL for a layout this store cannot hold. */
   checkLayout(text: string): void;
+  /** A file's layout changed (while it held no data): caches of it must be dropped. */
+  layoutChanged?(ino: number): void;
 }
 
 export class Namespace {
   private readonly q;
   private readonly xattrs: Xattrs;
   constructor(readonly db: Db, readonly opts: NamespaceOptions) {
-    this.xattrs = new Xattrs(db, (ino) => this.attr(ino), (text) => opts.checkLayout(text));
+    this.xattrs = new Xattrs(db, (ino) => this.attr(ino), (text) => opts.checkLayout(text), (ino) => opts.layoutChanged?.(ino));
     this.q = {
       get: db.prepare('SELECT * FROM inodes WHERE ino = ?'),
       lookup: db.prepare('SELECT i.* FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? AND d.name = ?'),

@@ -61,6 +61,7 @@ export class Store {
       defaults: config.defaults,
       clusterMapEpoch: config.clusterMapEpoch,
       checkLayout: (text) => this.checkLayout(text),
+      layoutChanged: (ino) => this.files.forget(ino),
     });
   }
 

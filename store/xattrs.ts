@@ -13,7 +13,8 @@ const XATTR_VALUE_BYTES_MAX = 64 * 1024;
 
 export class Xattrs {
   private readonly q;
-  constructor(private readonly db: Db, private readonly attr: (ino: number) => Attr, private readonly checkLayout: (text: string) => void) {
+  constructor(private readonly db: Db, private readonly attr: (ino: number) => Attr, private readonly checkLayout: (text: string) => void,
+    private readonly layoutChanged: (ino: number) => void = () => undefined) {
     this.q = {
       get: db.prepare('SELECT value FROM xattrs WHERE ino = ? AND name = ?'),
       list: db.prepare('SELECT name FROM xattrs WHERE ino = ? ORDER BY name'),
@@ -55,6 +56,7 @@ export class Xattrs {
           if (this.q.hasData.get(ino) !== undefined) throw new FsError('EBUSY', 'the layout of a file that holds data cannot change');
           this.q.setLayout.run(text, ino);
           this.q.ctime.run(nowNs(), ino);
+          this.layoutChanged(ino);
           return;
         }
         if (a.type !== 'dir') throw new FsError('EINVAL', `${LAYOUT_XATTR} applies to files and directories only`);

@@ -59,7 +59,7 @@ test('NodeIo.revalidate drops a cached descriptor whose path was unlinked or rep
   const dir = tmpDir();
   const p = path.join(dir, 'f');
   fs.writeFileSync(p, 'old');
-  const io = new NodeIo(8);
+  const io = new NodeIo({ descriptorsMax: 8 });
   const read = async (): Promise<string> => {
     const f = await io.open(p, 'read');
     try {
