@@ -8,6 +8,8 @@ export interface StorePort {
   readonly ns: Namespace;
   /** Verified read; short at EOF; holes read as zeros. */
   read(ino: number, offsetBytes: number, lengthBytes: number): Promise<Buffer>;
+  /** read() into target[targetOffset..]; resolves to the byte count (short only at EOF). */
+  readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset?: number): Promise<number>;
   /** Durable when it resolves. */
   write(ino: number, offsetBytes: number, data: Uint8Array): Promise<void>;
   truncate(ino: number, sizeBytes: number): Promise<void>;

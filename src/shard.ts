@@ -91,6 +91,47 @@ export async function readShardHeader(r: ShardReader, site: ErrorSite = {}): Pro
 }
 
 /**
+ * Where the bytes of a verified read of shard-relative [offset, offset+length) are
+ * (spec §9): the hash entries of blocks first..last and the block-aligned data span.
+ * dataAt/entriesAt are file offsets; skip is where the range starts inside the span.
+ */
+export interface SpanPlan {
+  first: number; entriesAt: number; entriesLen: number; dataAt: number; dataLen: number; skip: number; lengthBytes: number;
+}
+
+/** The plan for a range, or null for an empty one; FormatError if it leaves shard_data_len. */
+export function spanPlan(header: ShardHeader, offsetBytes: number, lengthBytes: number, site: ErrorSite = {}): SpanPlan | null {
+  const dataLen = Number(header.shardDataLenBytes);
+  if (!Number.isSafeInteger(offsetBytes) || !Number.isSafeInteger(lengthBytes) || offsetBytes < 0 || lengthBytes < 0
+    || offsetBytes + lengthBytes > dataLen) {
+    throw new FormatError('range', `[${offsetBytes}, +${lengthBytes}) outside shard_data_len ${dataLen}`, siteOf(header, site));
+  }
+  if (lengthBytes === 0) return null;
+  const bb = header.bitrotBlockBytes;
+  const first = Math.floor(offsetBytes / bb);
+  const last = Math.floor((offsetBytes + lengthBytes - 1) / bb);
+  const spanStart = first * bb;
+  return {
+    first, entriesAt: HEADER_BYTES + first * HASH_ENTRY_BYTES, entriesLen: (last - first + 1) * HASH_ENTRY_BYTES,
+    dataAt: dataStartBytes(header.blockCount) + spanStart, dataLen: Math.min((last + 1) * bb, dataLen) - spanStart,
+    skip: offsetBytes - spanStart, lengthBytes,
+  };
+}
+
+/**
+ * Check what was read for a plan (entries, data: the bytes actually read, possibly
+ * short at EOF) and return the view of the requested range inside data. Every block
+ * of the span is verified before any byte is handed out (spec §9).
+ */
+export function verifySpan(header: ShardHeader, key: BitrotKey, plan: SpanPlan, entries: Buffer, data: Buffer, site: ErrorSite = {}): Buffer {
+  const s = siteOf(header, site);
+  if (entries.length < plan.entriesLen) throw new FormatError('hash_table', `truncated: read ${entries.length} of ${plan.entriesLen} bytes`, s);
+  if (data.length < plan.dataLen) throw new FormatError('data', `truncated: read ${data.length} of ${plan.dataLen} bytes`, s);
+  verifyBlocks(key, posOf(header), plan.first, data.subarray(0, plan.dataLen), entries.subarray(0, plan.entriesLen), header.bitrotBlockBytes, s);
+  return data.subarray(plan.skip, plan.skip + plan.lengthBytes);
+}
+
+/**
  * Verified read of shard-relative [offset, offset+length) (spec §9): one read for
  * the hash entries of blocks first..last, one read for their data, each block
  * checked; BitrotError(i) on the first mismatch, FormatError if the file is short.
@@ -98,25 +139,11 @@ export async function readShardHeader(r: ShardReader, site: ErrorSite = {}): Pro
 export async function verifiedRead(
   r: ShardReader, header: ShardHeader, key: BitrotKey, offsetBytes: number, lengthBytes: number, site: ErrorSite = {},
 ): Promise<Buffer> {
-  const s = siteOf(header, site);
-  const dataLen = Number(header.shardDataLenBytes);
-  if (!Number.isSafeInteger(offsetBytes) || !Number.isSafeInteger(lengthBytes) || offsetBytes < 0 || lengthBytes < 0
-    || offsetBytes + lengthBytes > dataLen) {
-    throw new FormatError('range', `[${offsetBytes}, +${lengthBytes}) outside shard_data_len ${dataLen}`, s);
-  }
-  if (lengthBytes === 0) return Buffer.alloc(0);
-  const bb = header.bitrotBlockBytes;
-  const first = Math.floor(offsetBytes / bb);
-  const last = Math.floor((offsetBytes + lengthBytes - 1) / bb);
-  const entriesLen = (last - first + 1) * HASH_ENTRY_BYTES;
-  const entries = await r.read(HEADER_BYTES + first * HASH_ENTRY_BYTES, entriesLen);
-  if (entries.length < entriesLen) throw new FormatError('hash_table', `truncated: read ${entries.length} of ${entriesLen} bytes`, s);
-  const spanStart = first * bb;
-  const spanLen = Math.min((last + 1) * bb, dataLen) - spanStart;
-  const data = await r.read(dataStartBytes(header.blockCount) + spanStart, spanLen);
-  if (data.length < spanLen) throw new FormatError('data', `truncated: read ${data.length} of ${spanLen} bytes`, s);
-  verifyBlocks(key, posOf(header), first, data.subarray(0, spanLen), entries, bb, s);
-  return data.subarray(offsetBytes - spanStart, offsetBytes - spanStart + lengthBytes);
+  const plan = spanPlan(header, offsetBytes, lengthBytes, site);
+  if (plan === null) return Buffer.alloc(0);
+  const entries = await r.read(plan.entriesAt, plan.entriesLen);
+  const data = await r.read(plan.dataAt, plan.dataLen);
+  return verifySpan(header, key, plan, entries, data, site);
 }
 
 // span = blocks first.. contiguously; entries = their hash entries in order.

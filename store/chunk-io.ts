@@ -4,16 +4,24 @@
 import { ErrorSite, UnrecoverableError } from '../src/errors';
 import { ChunkEnv, noteShardFailure } from './chunk-env';
 import { ChunkRef, shardDataLen, siteOf } from './chunk-ref';
-import { encodeEcShards, readEc, rebuildEcShard } from './ec-chunk';
+import { encodeEcShards, readEc, readEcInto, rebuildEcShard } from './ec-chunk';
 import { FsError } from './fs-error';
 import { errnoCode } from './io';
 import { shardCount, writeQuorum } from './layout';
-import { readReplica } from './replica-chunk';
+import { readReplica, readReplicaInto } from './replica-chunk';
 import { Payload } from './shard-store';
 
 export function readChunk(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
   if (lengthBytes === 0) return Promise.resolve(Buffer.alloc(0));
   return ref.fl.layout.kind === 'replica' ? readReplica(env, ref, offsetBytes, lengthBytes) : readEc(env, ref, offsetBytes, lengthBytes);
+}
+
+/** readChunk copied into target[targetOffset..] without a fresh span-sized buffer (failure paths may allocate). */
+export function readChunkInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number): Promise<void> {
+  if (lengthBytes === 0) return Promise.resolve();
+  return ref.fl.layout.kind === 'replica'
+    ? readReplicaInto(env, ref, offsetBytes, lengthBytes, target, targetOffset)
+    : readEcInto(env, ref, offsetBytes, lengthBytes, target, targetOffset);
 }
 
 /** Shard payloads of a chunk: R copies, or the §6 split plus parity. */

@@ -83,7 +83,18 @@ export async function reconstructRange(
 /** Verified read of chunk range [offset, offset+length) (spec §6 fast path). */
 export async function readEc(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
   const out = Buffer.allocUnsafe(lengthBytes);
-  if (lengthBytes === 0) return out;
+  await readEcInto(env, ref, offsetBytes, lengthBytes, out, 0);
+  return out;
+}
+
+/**
+ * readEc into target[targetOffset..]. Fast path: each data shard's range is read and
+ * verified in pooled scratch and its pieces copied straight into target; shards that
+ * fail are rebuilt (allocating) and their pieces copied from the rebuilt range.
+ */
+export async function readEcInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number): Promise<void> {
+  assert(targetOffset >= 0 && targetOffset + lengthBytes <= target.length, 'readEcInto: target holds the range');
+  if (lengthBytes === 0) return;
   const pieces = mapRange(ecGeometry(ref), offsetBytes, lengthBytes);
   const ranges = new Map<number, { start: number; end: number }>();
   for (const p of pieces) {
@@ -92,7 +103,15 @@ export async function readEc(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, 
     if (r === undefined) ranges.set(p.dataShard, { start: p.shardOffsetBytes, end });
     else ranges.set(p.dataShard, { start: Math.min(r.start, p.shardOffsetBytes), end: Math.max(r.end, end) });
   }
-  const got = new Map<number, { start: number; bytes: Buffer }>();
+  // bytes = shard `shard` from shard offset `start`: copy that shard's pieces into target.
+  const place = (shard: number, start: number, bytes: Buffer): void => {
+    for (const p of pieces) {
+      if (p.dataShard !== shard) continue;
+      const at = p.shardOffsetBytes - start;
+      assert(at >= 0 && at + p.lengthBytes <= bytes.length, 'piece inside the shard range read');
+      bytes.copy(target, targetOffset + p.chunkOffsetBytes - offsetBytes, at, at + p.lengthBytes);
+    }
+  };
   const bad = new Set<number>();
   await Promise.all([...ranges].map(async ([shard, r]) => {
     if (env.health.suspect(ref.diskIds[shard])) {
@@ -100,7 +119,7 @@ export async function readEc(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, 
       return;
     }
     try {
-      got.set(shard, { start: r.start, bytes: await env.shards.readVerified(ref, shard, r.start, r.end - r.start) });
+      await env.shards.readVerifiedWith(ref, shard, r.start, r.end - r.start, (bytes) => place(shard, r.start, bytes));
       env.health.ok(ref.diskIds[shard]);
     } catch (err) {
       noteShardFailure(env, ref, shard, err);
@@ -112,14 +131,8 @@ export async function readEc(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, 
     const start = Math.min(...failed.map((s) => ranges.get(s)!.start));
     const end = Math.max(...failed.map((s) => ranges.get(s)!.end));
     const rebuilt = await reconstructRange(env, ref, start, end, failed, bad);
-    failed.forEach((s, i) => got.set(s, { start, bytes: rebuilt[i] }));
+    failed.forEach((s, i) => place(s, start, rebuilt[i]));
   }
-  for (const p of pieces) {
-    const g = got.get(p.dataShard)!;
-    const at = p.shardOffsetBytes - g.start;
-    g.bytes.copy(out, p.chunkOffsetBytes - offsetBytes, at, at + p.lengthBytes);
-  }
-  return out;
 }
 
 /** Payload of shard i rebuilt from the others (heal). */

@@ -15,10 +15,10 @@ import { parseLayout, shardCount } from './layout';
 import { dbToU64, nowNs } from './meta';
 import { PlacementDisk, placeChunk } from './placement';
 import { boundedAll, validRange } from './bounded';
+import { CHUNKS_IN_FLIGHT_MAX, readRangeInto } from './range-read';
 import { RmwFailed, rmwReplica } from './replica-chunk';
 import { LRUCache } from 'lru-cache';
 
-const CHUNKS_IN_FLIGHT_MAX = 8; // bounded concurrency per call: throughput without unbounded memory
 export const FILE_BYTES_MAX = 2 ** 50;
 
 type Row = Record<string, bigint | string | null>;
@@ -118,11 +118,7 @@ export class FileIo {
   }
 
   read(ino: number, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
-    if (!validRange(offsetBytes, lengthBytes)) return Promise.reject(new FsError('EINVAL', `read: bad range [${offsetBytes}, +${lengthBytes})`));
-    return this.locks.run(ino, async () => {
-      const { fl, sizeBytes } = this.fileInfo(ino);
-      const end = Math.min(offsetBytes + lengthBytes, sizeBytes);
-      if (offsetBytes >= end) return Buffer.alloc(0);
+    return this.readRange(ino, offsetBytes, lengthBytes, Buffer.alloc(0), async (fl, end) => {
       const cs = fl.chunkSizeBytes;
       const c0 = Math.floor(offsetBytes / cs);
       if (Math.floor((end - 1) / cs) === c0) {
@@ -131,20 +127,30 @@ export class FileIo {
         const a = offsetBytes - c0 * cs;
         if (ref !== null && end - c0 * cs <= ref.logicalLenBytes) return readChunk(this.env, ref, a, end - offsetBytes);
       }
-      const out = Buffer.alloc(end - offsetBytes); // zeros: holes
-      const indices: number[] = [];
-      for (let c = Math.floor(offsetBytes / cs); c * cs < end; c++) indices.push(c);
-      await boundedAll(indices, CHUNKS_IN_FLIGHT_MAX, async (c) => {
-        const ref = this.liveRef(ino, fl, this.env.map.get(ino, c));
-        if (ref === null) return;
-        const a = Math.max(offsetBytes, c * cs) - c * cs;
-        const b = Math.min(end - c * cs, ref.logicalLenBytes);
-        if (a >= b) return;
-        const bytes = await readChunk(this.env, ref, a, b - a);
-        assert(bytes.length === b - a, 'chunk read returns exactly the bytes asked for');
-        bytes.copy(out, c * cs + a - offsetBytes);
-      });
+      const out = Buffer.allocUnsafe(end - offsetBytes); // every byte is written: data or hole zeros
+      await readRangeInto(this.env, cs, offsetBytes, end, (c) => this.liveRef(ino, fl, this.env.map.get(ino, c)), out, 0);
       return out;
+    });
+  }
+
+  /** read() into target[targetOffset..] (to its end); returns the bytes written, short only at EOF. */
+  readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset = 0): Promise<number> {
+    if (!Number.isSafeInteger(targetOffset) || targetOffset < 0 || targetOffset > target.length) {
+      return Promise.reject(new FsError('EINVAL', `readInto: target offset ${targetOffset} outside a ${target.length}-byte buffer`));
+    }
+    return this.readRange(ino, offsetBytes, target.length - targetOffset, 0, async (fl, end) => {
+      await readRangeInto(this.env, fl.chunkSizeBytes, offsetBytes, end, (c) => this.liveRef(ino, fl, this.env.map.get(ino, c)), target, targetOffset);
+      return end - offsetBytes;
+    });
+  }
+
+  /** Under the inode lock: fn(layout, end of the range clipped to the size), or `empty` when nothing is left to read. */
+  private readRange<T>(ino: number, offsetBytes: number, lengthBytes: number, empty: T, fn: (fl: FileLayout, endBytes: number) => Promise<T>): Promise<T> {
+    if (!validRange(offsetBytes, lengthBytes)) return Promise.reject(new FsError('EINVAL', `read: bad range [${offsetBytes}, +${lengthBytes})`));
+    return this.locks.run(ino, async () => {
+      const { fl, sizeBytes } = this.fileInfo(ino);
+      const end = Math.min(offsetBytes + lengthBytes, sizeBytes);
+      return offsetBytes >= end ? empty : fn(fl, end);
     });
   }
 

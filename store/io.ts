@@ -137,18 +137,33 @@ const PARALLEL_PIECE_BYTES = 1 << 19;
 export async function preadParallel(f: IoFile, lengthBytes: number, positionBytes: number): Promise<Buffer> {
   if (lengthBytes <= PARALLEL_PIECE_BYTES) return f.pread(lengthBytes, positionBytes);
   const buf = Buffer.allocUnsafe(lengthBytes);
+  const total = await preadIntoParallel(f, buf, 0, lengthBytes, positionBytes);
+  return total === lengthBytes ? buf : buf.subarray(0, total);
+}
+
+/** preadParallel into target[targetOffset..]; returns the bytes read (short only at EOF). */
+export async function preadIntoParallel(f: IoFile, target: Buffer, targetOffset: number, lengthBytes: number, positionBytes: number): Promise<number> {
+  if (lengthBytes <= PARALLEL_PIECE_BYTES) return f.preadInto(target, targetOffset, lengthBytes, positionBytes);
   const pieces: Promise<number>[] = [];
   for (let at = 0; at < lengthBytes; at += PARALLEL_PIECE_BYTES) {
-    pieces.push(f.preadInto(buf, at, Math.min(PARALLEL_PIECE_BYTES, lengthBytes - at), positionBytes + at));
+    pieces.push(f.preadInto(target, targetOffset + at, Math.min(PARALLEL_PIECE_BYTES, lengthBytes - at), positionBytes + at));
   }
-  const got = await Promise.all(pieces);
+  const got = await settledAll(pieces); // every piece done before the caller may reuse target
   // Short pieces only at EOF: the bytes read are the full pieces before the first short one.
   let total = 0;
   for (let i = 0; i < got.length; i++) {
     total += got[i];
     if (got[i] < Math.min(PARALLEL_PIECE_BYTES, lengthBytes - i * PARALLEL_PIECE_BYTES)) break;
   }
-  return total === lengthBytes ? buf : buf.subarray(0, total);
+  return total;
+}
+
+/** Promise.all that waits for every promise to settle, then throws the first rejection (in order). */
+export async function settledAll<T>(promises: Promise<T>[]): Promise<T[]> {
+  const settled = await Promise.allSettled(promises);
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed !== undefined) throw failed.reason;
+  return settled.map((r) => (r as PromiseFulfilledResult<T>).value);
 }
 
 export async function pwriteFd(fd: number, data: Uint8Array, positionBytes: number): Promise<void> {

@@ -7,13 +7,23 @@ import { UnrecoverableError, assert } from '../src/errors';
 import { ChunkEnv, noteShardFailure, readOrder } from './chunk-env';
 import { ChunkRef, siteOf } from './chunk-ref';
 
-export async function readReplica(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
-  assert(ref.fl.layout.kind === 'replica', 'readReplica on a replica layout');
+export function readReplica(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
+  return withFailover(env, ref, offsetBytes, lengthBytes, (i) => env.shards.readVerified(ref, i, offsetBytes, lengthBytes));
+}
+
+/** readReplica copied into target[targetOffset..] through a pooled scratch buffer (no fresh span buffer). */
+export function readReplicaInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number): Promise<void> {
+  return withFailover(env, ref, offsetBytes, lengthBytes, (i) => env.shards.readVerifiedInto(ref, i, offsetBytes, lengthBytes, target, targetOffset));
+}
+
+/** Try the replicas in read order until one verifies; count and queue the ones that failed. */
+async function withFailover<T>(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, readOne: (shardIndex: number) => Promise<T>): Promise<T> {
+  assert(ref.fl.layout.kind === 'replica', 'replica read on a replica layout');
   const failed: number[] = [];
   const order = readOrder(env, ref, ref.diskIds.map((_, i) => i));
   for (const i of order) {
     try {
-      const data = await env.shards.readVerified(ref, i, offsetBytes, lengthBytes);
+      const data = await readOne(i);
       env.health.ok(ref.diskIds[i]);
       if (failed.length > 0) env.counters.bump('failovers');
       return data;

@@ -12,9 +12,10 @@ import { writeHashEntries } from '../src/hashtable';
 import { BitrotKey } from '../src/keying';
 import { chunkDirRelPath, shardRelPath, tempName } from '../src/path';
 import { HASH_ENTRY_BYTES, PAGE_BYTES, alignUp, dataStartBytes } from '../src/region';
-import { ShardParams, shardHeaderFor, verifiedRead, verifyShardBytes } from '../src/shard';
+import { ShardParams, shardHeaderFor, spanPlan, verifiedRead, verifySpan, verifyShardBytes } from '../src/shard';
 import { ChunkRef, shardDataLen, shardParams, siteOf } from './chunk-ref';
-import { Io, IoFile, errnoCode, preadParallel } from './io';
+import { Io, IoFile, errnoCode, preadIntoParallel, preadParallel, settledAll } from './io';
+import { ScratchPool } from './scratch-pool';
 import { nowNs } from './meta';
 import { DiskUnavailableError, markerPath, offlineReason } from './disk-identity';
 
@@ -105,6 +106,8 @@ export class ShardStore {
   private readonly headers = new LRUCache<string, ShardHeader>({ max: HEADER_CACHE_ENTRIES_MAX });
   /** Version directories whose own entry is known durable (their parent was fsynced after creation). */
   private readonly durableDirs = new LRUCache<string, true>({ max: HEADER_CACHE_ENTRIES_MAX });
+  /** Scratch for readVerifiedWith (bounded in count and size). */
+  readonly scratch = new ScratchPool();
 
   constructor(readonly io: Io, readonly key: BitrotKey, private readonly diskRoots: ReadonlyMap<number, string>, private readonly gate: DiskGate) {}
 
@@ -198,16 +201,61 @@ export class ShardStore {
   }
 
   /** Spec §9 verified read of shard-relative [offset, offset+length). */
-  async readVerified(ref: ChunkRef, shardIndex: number, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
+  readVerified(ref: ChunkRef, shardIndex: number, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
+    return this.withShardFile(ref, shardIndex, async (f, path) => {
+      // The layout says where the blocks are, so the data is fetched while the header
+      // is read; the header is still decoded and cross-checked before anything is used.
+      const reader = prefetchingReader(f, this.expectedHeader(ref, shardIndex), offsetBytes, lengthBytes);
+      const h = await this.header(ref, shardIndex, f, path);
+      return verifiedRead(reader, h, this.key, offsetBytes, lengthBytes, { ...siteOf(ref, shardIndex), path });
+    });
+  }
+
+  /**
+   * readVerified without a fresh span-sized buffer: entries and block-aligned span are
+   * read into a pooled scratch buffer (store/scratch-pool.ts), verified there (spec §9:
+   * every block before any byte is used), and use() gets a view of exactly the range.
+   * The view is valid only during use(); the scratch goes back to the pool after it.
+   */
+  readVerifiedWith(ref: ChunkRef, shardIndex: number, offsetBytes: number, lengthBytes: number, use: (bytes: Buffer) => void): Promise<void> {
+    return this.withShardFile(ref, shardIndex, async (f, path) => {
+      const site: ErrorSite = { ...siteOf(ref, shardIndex), path };
+      const plan = spanPlan(this.expectedHeader(ref, shardIndex), offsetBytes, lengthBytes, site);
+      if (plan === null) return use(Buffer.alloc(0));
+      const scratch = this.scratch.take(plan.entriesLen + plan.dataLen);
+      try {
+        const entries = scratch.subarray(0, plan.entriesLen);
+        const data = scratch.subarray(plan.entriesLen, plan.entriesLen + plan.dataLen);
+        // Header, entries and data together (one I/O latency); all settle before the scratch is reused.
+        const [h, entriesGot, dataGot] = await settledAll<ShardHeader | number>([
+          this.header(ref, shardIndex, f, path),
+          f.preadInto(entries, 0, plan.entriesLen, plan.entriesAt),
+          preadIntoParallel(f, data, 0, plan.dataLen, plan.dataAt),
+        ]);
+        // The header was cross-checked against the layout the plan came from (block count, lengths).
+        use(verifySpan(h as ShardHeader, this.key, plan, entries.subarray(0, entriesGot as number), data.subarray(0, dataGot as number), site));
+      } finally {
+        this.scratch.give(scratch);
+      }
+    });
+  }
+
+  /** readVerified copied into target[targetOffset..] (no fresh span-sized buffer). */
+  readVerifiedInto(ref: ChunkRef, shardIndex: number, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number): Promise<void> {
+    assert(targetOffset >= 0 && targetOffset + lengthBytes <= target.length, 'readVerifiedInto: target holds the range');
+    return this.readVerifiedWith(ref, shardIndex, offsetBytes, lengthBytes, (bytes) => {
+      assert(bytes.length === lengthBytes, 'verified view is exactly the range');
+      bytes.copy(target, targetOffset);
+    });
+  }
+
+  /** Open the shard for reading and run fn; on failure the header cache and descriptor are dropped. */
+  private async withShardFile<T>(ref: ChunkRef, shardIndex: number, fn: (f: IoFile, path: string) => Promise<T>): Promise<T> {
     const path = this.usablePath(ref, shardIndex);
     try {
       const f = await this.io.open(path, 'read');
       try {
-        // The layout says where the blocks are, so the data is fetched while the header
-        // is read; the header is still decoded and cross-checked before anything is used.
-        const reader = prefetchingReader(f, this.expectedHeader(ref, shardIndex), offsetBytes, lengthBytes);
-        const h = await this.header(ref, shardIndex, f, path);
-        return await verifiedRead(reader, h, this.key, offsetBytes, lengthBytes, { ...siteOf(ref, shardIndex), path });
+        return await fn(f, path);
       } finally {
         await f.close();
       }

@@ -193,6 +193,14 @@ export class Store {
   read(ino: number, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
     return this.files.read(ino, offsetBytes, lengthBytes);
   }
+  /**
+   * read(ino, offsetBytes, target.length - targetOffset) copied into target[targetOffset..]:
+   * returns the byte count (short only at EOF; holes are written as zeros). Verified
+   * through pooled scratch buffers, so a small read allocates no span-sized buffer.
+   */
+  readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset = 0): Promise<number> {
+    return this.files.readInto(ino, offsetBytes, target, targetOffset);
+  }
   write(ino: number, offsetBytes: number, data: Uint8Array): Promise<void> {
     return this.files.write(ino, offsetBytes, data);
   }
