@@ -1,122 +1,229 @@
 // Buffered, not yet stored byte ranges of one file: sorted, non-overlapping extents. A write that
 // lands inside one extent is copied in place; otherwise the extents it overlaps are trimmed or split
 // (views, no copy) and the new extent is inserted, so each write costs O(its own length).
+// Extents may live in pooled slabs (fs/slab-pool.ts): bytes the map stops holding are released to
+// their slab here; extents handed out by take() are released by whoever took them.
 import { assert } from '../src/errors';
+import type { Slab } from './slab-pool';
 
-export interface Extent { offsetBytes: number; data: Buffer }
+export interface Extent { offsetBytes: number; data: Buffer; slab?: Slab | null }
 
 const EXTENTS_MAX = 1 << 22; // 4 Mi extents: far above any buffer limit at 4 KiB granularity
+/**
+ * Extents are kept per 4 MiB bucket (never crossing one), so the array splice of an insert moves at
+ * most one bucket's extents: one sorted array for the whole file made each random 4 KiB write shift
+ * tens of thousands of entries once the buffer held 64k of them.
+ */
+export const BUCKET_BYTES_DEFAULT = 4 << 20;
 
 export class ExtentMap {
-  private list: Extent[] = [];
+  private readonly buckets = new Map<number, Extent[]>();
+  /** Bucket indices that hold extents, ascending. */
+  private keys: number[] = [];
   private totalBytes = 0;
+  private extentCount = 0;
 
-  get bytes(): number { return this.totalBytes; }
-  get count(): number { return this.list.length; }
-  get isEmpty(): boolean { return this.list.length === 0; }
-  /** End of the last extent (0 when empty). */
-  get endBytes(): number {
-    const last = this.list[this.list.length - 1];
-    return last === undefined ? 0 : last.offsetBytes + last.data.length;
+  constructor(readonly bucketBytes = BUCKET_BYTES_DEFAULT) {
+    assert(bucketBytes > 0, 'extent map: bad bucket size');
   }
 
-  /** Index of the first extent whose end is beyond offsetBytes. */
-  private firstEndingAfter(offsetBytes: number): number {
+  get bytes(): number { return this.totalBytes; }
+  get count(): number { return this.extentCount; }
+  get isEmpty(): boolean { return this.extentCount === 0; }
+  /** End of the last extent (0 when empty). */
+  get endBytes(): number {
+    if (this.keys.length === 0) return 0;
+    const list = this.buckets.get(this.keys[this.keys.length - 1])!;
+    const last = list[list.length - 1];
+    return last.offsetBytes + last.data.length;
+  }
+
+  /** Position in keys of the first bucket index >= b. */
+  private keyAtOrAfter(b: number): number {
     let lo = 0;
-    let hi = this.list.length;
+    let hi = this.keys.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      const e = this.list[mid];
-      if (e.offsetBytes + e.data.length <= offsetBytes) lo = mid + 1;
+      if (this.keys[mid] < b) lo = mid + 1;
       else hi = mid;
     }
     return lo;
   }
 
-  /** Insert bytes the caller owns (already copied out of the FUSE buffer). */
-  insert(offsetBytes: number, data: Buffer): void {
+  /** The extent arrays of the buckets that [startBytes, endBytes) touches, ascending. */
+  private *bucketsIn(startBytes: number, endBytes: number): Generator<[number, Extent[]]> {
+    const lastBucket = Math.floor((endBytes - 1) / this.bucketBytes);
+    for (let k = this.keyAtOrAfter(Math.floor(startBytes / this.bucketBytes)); k < this.keys.length && this.keys[k] <= lastBucket; k++) {
+      yield [this.keys[k], this.buckets.get(this.keys[k])!];
+    }
+  }
+
+  private bucketFor(b: number): Extent[] {
+    let list = this.buckets.get(b);
+    if (list === undefined) {
+      list = [];
+      this.buckets.set(b, list);
+      this.keys.splice(this.keyAtOrAfter(b), 0, b);
+    }
+    return list;
+  }
+
+  private dropIfEmpty(b: number, list: Extent[]): void {
+    if (list.length > 0) return;
+    this.buckets.delete(b);
+    this.keys.splice(this.keyAtOrAfter(b), 1);
+  }
+
+  /** If [offsetBytes, +lengthBytes) lies inside one extent, copy src over it in place and say so. */
+  overwrite(offsetBytes: number, src: Buffer, lengthBytes: number): boolean {
+    const list = this.buckets.get(Math.floor(offsetBytes / this.bucketBytes));
+    if (list === undefined) return false;
+    const first = list[firstEndingAfter(list, offsetBytes)];
+    if (first === undefined || first.offsetBytes > offsetBytes || first.offsetBytes + first.data.length < offsetBytes + lengthBytes) return false;
+    src.copy(first.data, offsetBytes - first.offsetBytes, 0, lengthBytes);
+    return true;
+  }
+
+  /** Insert bytes the caller owns (already copied out of the FUSE buffer); the map now holds them. */
+  insert(offsetBytes: number, data: Buffer, slab: Slab | null = null): void {
     if (data.length === 0) return;
-    const end = offsetBytes + data.length;
-    const i = this.firstEndingAfter(offsetBytes);
-    const first = this.list[i];
-    if (first !== undefined && first.offsetBytes <= offsetBytes && first.offsetBytes + first.data.length >= end) {
-      data.copy(first.data, offsetBytes - first.offsetBytes); // inside one extent: overwrite in place
+    if (this.overwrite(offsetBytes, data, data.length)) {
+      slab?.release(data.length); // copied into an extent already held: this copy is not kept
       return;
     }
+    // Pieces cut at bucket edges are views of the same slab bytes: the slab's count is unchanged.
+    for (let at = 0; at < data.length;) {
+      const off = offsetBytes + at;
+      const b = Math.floor(off / this.bucketBytes);
+      const len = Math.min(data.length - at, (b + 1) * this.bucketBytes - off);
+      this.insertInBucket(b, off, data.subarray(at, at + len), slab);
+      at += len;
+    }
+    assert(this.extentCount <= EXTENTS_MAX, 'extent map: too many extents');
+  }
+
+  private insertInBucket(b: number, offsetBytes: number, data: Buffer, slab: Slab | null): void {
+    const list = this.bucketFor(b);
+    const end = offsetBytes + data.length;
+    const i = firstEndingAfter(list, offsetBytes);
     let j = i;
     const keep: Extent[] = [];
-    while (j < this.list.length && this.list[j].offsetBytes < end) {
-      const e = this.list[j];
+    while (j < list.length && list[j].offsetBytes < end) {
+      const e = list[j];
       const eEnd = e.offsetBytes + e.data.length;
       this.totalBytes -= e.data.length;
-      if (e.offsetBytes < offsetBytes) keep.push({ offsetBytes: e.offsetBytes, data: e.data.subarray(0, offsetBytes - e.offsetBytes) });
-      if (eEnd > end) keep.push({ offsetBytes: end, data: e.data.subarray(end - e.offsetBytes) });
+      let keptBytes = 0;
+      if (e.offsetBytes < offsetBytes) {
+        keep.push({ offsetBytes: e.offsetBytes, data: e.data.subarray(0, offsetBytes - e.offsetBytes), slab: e.slab });
+        keptBytes += offsetBytes - e.offsetBytes;
+      }
+      if (eEnd > end) {
+        keep.push({ offsetBytes: end, data: e.data.subarray(end - e.offsetBytes), slab: e.slab });
+        keptBytes += eEnd - end;
+      }
+      e.slab?.release(e.data.length - keptBytes); // the overwritten middle
       j++;
     }
-    const added: Extent = { offsetBytes, data };
+    const added: Extent = { offsetBytes, data, slab };
     const replacement = keep.length === 0 ? [added]
       : [...keep.filter((k) => k.offsetBytes < offsetBytes), added, ...keep.filter((k) => k.offsetBytes >= end)];
     for (const r of replacement) this.totalBytes += r.data.length;
-    this.list.splice(i, j - i, ...replacement);
-    assert(this.list.length <= EXTENTS_MAX, 'extent map: too many extents');
+    this.extentCount += replacement.length - (j - i);
+    list.splice(i, j - i, ...replacement);
   }
 
   /** Copy every buffered byte in [offsetBytes, offsetBytes + target.length) onto target. */
   overlay(target: Buffer, offsetBytes: number): void {
     const end = offsetBytes + target.length;
-    for (let i = this.firstEndingAfter(offsetBytes); i < this.list.length; i++) {
-      const e = this.list[i];
-      if (e.offsetBytes >= end) break;
-      const from = Math.max(e.offsetBytes, offsetBytes);
-      const to = Math.min(e.offsetBytes + e.data.length, end);
-      e.data.copy(target, from - offsetBytes, from - e.offsetBytes, to - e.offsetBytes);
+    if (target.length === 0) return;
+    for (const [, list] of this.bucketsIn(offsetBytes, end)) {
+      for (let i = firstEndingAfter(list, offsetBytes); i < list.length; i++) {
+        const e = list[i];
+        if (e.offsetBytes >= end) break;
+        const from = Math.max(e.offsetBytes, offsetBytes);
+        const to = Math.min(e.offsetBytes + e.data.length, end);
+        e.data.copy(target, from - offsetBytes, from - e.offsetBytes, to - e.offsetBytes);
+      }
     }
   }
 
   /** Buffered bytes inside [startBytes, endBytes). */
   coverage(startBytes: number, endBytes: number): number {
     let n = 0;
-    for (let i = this.firstEndingAfter(startBytes); i < this.list.length; i++) {
-      const e = this.list[i];
-      if (e.offsetBytes >= endBytes) break;
-      n += Math.min(e.offsetBytes + e.data.length, endBytes) - Math.max(e.offsetBytes, startBytes);
+    if (endBytes <= startBytes) return 0;
+    for (const [, list] of this.bucketsIn(startBytes, endBytes)) {
+      for (let i = firstEndingAfter(list, startBytes); i < list.length; i++) {
+        const e = list[i];
+        if (e.offsetBytes >= endBytes) break;
+        n += Math.min(e.offsetBytes + e.data.length, endBytes) - Math.max(e.offsetBytes, startBytes);
+      }
     }
     return n;
   }
 
-  /** Remove and return the extents inside [startBytes, endBytes), split at the edges. */
+  /** Remove and return the extents inside [startBytes, endBytes), split at the edges (the caller releases them). */
   take(startBytes: number, endBytes: number): Extent[] {
-    const i = this.firstEndingAfter(startBytes);
-    let j = i;
     const taken: Extent[] = [];
-    const keep: Extent[] = [];
-    while (j < this.list.length && this.list[j].offsetBytes < endBytes) {
-      const e = this.list[j];
-      const eEnd = e.offsetBytes + e.data.length;
-      const from = Math.max(e.offsetBytes, startBytes);
-      const to = Math.min(eEnd, endBytes);
-      if (e.offsetBytes < from) keep.push({ offsetBytes: e.offsetBytes, data: e.data.subarray(0, from - e.offsetBytes) });
-      taken.push({ offsetBytes: from, data: e.data.subarray(from - e.offsetBytes, to - e.offsetBytes) });
-      if (eEnd > to) keep.push({ offsetBytes: to, data: e.data.subarray(to - e.offsetBytes) });
-      this.totalBytes -= to - from;
-      j++;
+    if (endBytes <= startBytes) return taken;
+    for (const [b, list] of [...this.bucketsIn(startBytes, endBytes)]) {
+      this.takeFromBucket(list, startBytes, endBytes, taken);
+      this.dropIfEmpty(b, list);
     }
-    this.list.splice(i, j - i, ...keep);
     return taken;
   }
 
-  /** Everything, in offset order, leaving the map empty. */
+  private takeFromBucket(list: Extent[], startBytes: number, endBytes: number, taken: Extent[]): void {
+    const i = firstEndingAfter(list, startBytes);
+    let j = i;
+    const keep: Extent[] = [];
+    while (j < list.length && list[j].offsetBytes < endBytes) {
+      const e = list[j];
+      const eEnd = e.offsetBytes + e.data.length;
+      const from = Math.max(e.offsetBytes, startBytes);
+      const to = Math.min(eEnd, endBytes);
+      if (e.offsetBytes < from) keep.push({ offsetBytes: e.offsetBytes, data: e.data.subarray(0, from - e.offsetBytes), slab: e.slab });
+      taken.push({ offsetBytes: from, data: e.data.subarray(from - e.offsetBytes, to - e.offsetBytes), slab: e.slab });
+      if (eEnd > to) keep.push({ offsetBytes: to, data: e.data.subarray(to - e.offsetBytes), slab: e.slab });
+      this.totalBytes -= to - from;
+      j++;
+    }
+    this.extentCount += keep.length - (j - i);
+    list.splice(i, j - i, ...keep);
+  }
+
+  /** Everything, in offset order, leaving the map empty (the caller releases them). */
   takeAll(): Extent[] {
-    const all = this.list;
-    this.list = [];
+    const all: Extent[] = [];
+    for (const b of this.keys) for (const e of this.buckets.get(b)!) all.push(e);
+    this.buckets.clear();
+    this.keys = [];
     this.totalBytes = 0;
+    this.extentCount = 0;
     return all;
   }
 
   /** Drop buffered bytes at or beyond sizeBytes (truncate). */
   truncate(sizeBytes: number): void {
-    this.take(sizeBytes, Number.MAX_SAFE_INTEGER);
+    releaseExtents(this.take(sizeBytes, Number.MAX_SAFE_INTEGER));
   }
+}
+
+/** Index of the first extent of a sorted list whose end is beyond offsetBytes. */
+function firstEndingAfter(list: Extent[], offsetBytes: number): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    const e = list[mid];
+    if (e.offsetBytes + e.data.length <= offsetBytes) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Give the bytes of extents taken out of a map back to their slabs. */
+export function releaseExtents(extents: Extent[]): void {
+  for (const e of extents) e.slab?.release(e.data.length);
 }
 
 /** Contiguous bytes as a list of parts (views, not yet copied into one buffer). */

@@ -26,7 +26,9 @@ export interface MountedFs {
   unmount(goneAlready?: boolean): Promise<void>;
 }
 
-export const DEFAULT_BUFFER_BYTES = 64 << 20;
+// 256 MiB: random 4 KiB writes over a 256 MiB file (fio, 8 s) no longer stall on memory pressure,
+// whose flush rewrites every touched chunk; the kernel would hold far more dirty page cache here.
+export const DEFAULT_BUFFER_BYTES = 256 << 20;
 // Like the kernel's 5 s writeback interval: a shorter timer rewrites the chunks under scattered random
 // writes again and again (measured: random 4 KiB writes, 4 jobs, 3.4x faster than with 1 s).
 export const DEFAULT_FLUSH_DELAY_MS = 5000;

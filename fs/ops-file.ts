@@ -33,10 +33,8 @@ export async function read(core: FsCore, fh: number, buf: Buffer, lengthBytes: n
 
 export async function write(core: FsCore, fh: number, buf: Buffer, lengthBytes: number, positionBytes: number): Promise<number> {
   const f = core.handles.fileOf(fh);
-  // The binding's buffer dies when we answer: keep a copy.
-  const copy = Buffer.allocUnsafe(lengthBytes);
-  buf.copy(copy, 0, 0, lengthBytes);
-  await core.wb.write(f, positionBytes, copy);
+  // The binding's buffer dies when we answer: the write-back buffer copies what it keeps.
+  await core.wb.write(f, positionBytes, buf, lengthBytes);
   return lengthBytes;
 }
 

@@ -3,7 +3,8 @@
 // whole chunk is buffered (so sequential writes stream as whole-chunk writes, spec §8.1).
 // Memory is bounded: past the limit a write waits until the largest buffer has been flushed.
 import { OpenFile } from './handles';
-import { Extent, Run, runBytes, toRuns } from './extent-map';
+import { Extent, Run, releaseExtents, runBytes, toRuns } from './extent-map';
+import { SlabPool } from './slab-pool';
 import type { StorePort } from './store-port';
 import { nowNs } from '../store/meta';
 import { assert } from '../src/errors';
@@ -48,23 +49,34 @@ export class WriteBack {
   private pressure: Promise<void> | null = null;
   /** Reused buffers a multi-part batch is copied into before store.write (see writeBatch). */
   private readonly staging: Buffer[] = [];
+  /** Where the bytes of buffered writes live (reused memory: see fs/slab-pool.ts). */
+  readonly slabs = new SlabPool();
 
   constructor(private readonly store: StorePort, readonly opts: WriteBackOptions) {}
 
   get bufferedBytes(): number { return this.totalBytes; }
+  /** Memory the buffer holds: its bytes, or more when slabs are pinned by a few live pieces. */
+  get heldBytes(): number { return Math.max(this.totalBytes, this.slabs.heldBytes); }
 
-  /** Buffer a write (data is the caller's copy). Resolves when it is accepted, not when durable. */
-  async write(file: OpenFile, offsetBytes: number, data: Buffer): Promise<void> {
-    for (let round = 0; this.totalBytes + data.length > this.opts.bufferBytesMax && round < PRESSURE_ROUNDS_MAX; round++) {
+  /**
+   * Buffer a write. src is the binding's buffer, valid until the caller answers: its bytes are
+   * copied in place over an extent already buffered, else into pooled memory. Resolves when the
+   * write is accepted, not when durable.
+   */
+  async write(file: OpenFile, offsetBytes: number, src: Buffer, lengthBytes: number): Promise<void> {
+    for (let round = 0; this.heldBytes + lengthBytes > this.opts.bufferBytesMax && round < PRESSURE_ROUNDS_MAX; round++) {
       await this.relievePressure();
     }
-    const before = file.buffer.bytes;
-    file.buffer.insert(offsetBytes, data);
+    if (!file.buffer.overwrite(offsetBytes, src, lengthBytes)) {
+      const before = file.buffer.bytes;
+      const piece = this.slabs.copy(src, lengthBytes);
+      file.buffer.insert(offsetBytes, piece.data, piece.slab);
+      this.totalBytes += file.buffer.bytes - before;
+    }
     this.dirty.add(file);
-    this.totalBytes += file.buffer.bytes - before;
-    file.sizeBytes = Math.max(file.sizeBytes, offsetBytes + data.length);
+    file.sizeBytes = Math.max(file.sizeBytes, offsetBytes + lengthBytes);
     file.mtimeNs = nowNs();
-    this.flushFullChunks(file, offsetBytes, data.length);
+    this.flushFullChunks(file, offsetBytes, lengthBytes);
     if (file.timer === null) {
       file.timer = setTimeout(() => { file.timer = null; this.background(file, () => this.flush(file)); }, this.opts.flushDelayMs);
       file.timer.unref();
@@ -115,7 +127,16 @@ export class WriteBack {
     });
   }
 
+  /** Store the extents taken out of the file's buffer, then give their memory back. */
   private async flushLocked(file: OpenFile, extents: Extent[]): Promise<void> {
+    try {
+      await this.storeExtents(file, extents);
+    } finally {
+      releaseExtents(extents);
+    }
+  }
+
+  private async storeExtents(file: OpenFile, extents: Extent[]): Promise<void> {
     const mtimeBefore = file.mtimeNs;
     if (file.timer !== null && file.buffer.isEmpty) { clearTimeout(file.timer); file.timer = null; }
     let bytes = 0;

@@ -4,7 +4,9 @@
 // The patch fixes what chunkfs needs: utimens gets atime AND mtime (ns, UTIME_NOW/UTIME_OMIT),
 // every op gets the caller's uid/gid/pid/umask (fuse_get_context), fgetattr gets the fh,
 // opendir gets its fh right, stat times keep nanoseconds, NULL paths for open-unlinked files,
-// and the options big_writes, max_write, use_ino, hard_remove, user_id (fixed).
+// the options big_writes, max_write, use_ino, hard_remove, user_id (fixed), and getxattr of a
+// name outside user.* answered ENODATA in the FUSE thread (the kernel probes security.capability
+// before every write; chunkfs stores only user.*).
 // Idempotent; plain JavaScript with no dependencies so it runs before the TypeScript build.
 'use strict'
 const fs = require('fs')
@@ -14,7 +16,7 @@ const { execFileSync } = require('child_process')
 const REPO = path.resolve(__dirname, '..')
 const PKG_DIR = path.join(REPO, 'node_modules', 'fuse-native')
 const PATCH = path.join(REPO, 'patches', 'fuse-native+2.2.6.patch')
-const MARKER = 'CHUNKFS_PATCHED v1'
+const MARKER = 'CHUNKFS_PATCHED v2'
 const HUNKS_MAX = 1000
 
 function main () {
@@ -100,7 +102,7 @@ function bindingIsPatched (built) {
   try {
     const out = execFileSync(process.execPath, ['-e',
       `process.stdout.write(String(require(${JSON.stringify(built)}).chunkfs_patch_version))`])
-    return out.toString() === '1'
+    return out.toString() === '2'
   } catch { return false }
 }
 

@@ -26,9 +26,11 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# npm packages: `npm ci` when node_modules is missing or older than the lock file.
+# npm packages: `npm ci` when node_modules is missing or older than the lock file or the
+# fuse-native patch (applied by postinstall to a fresh copy only).
 stamp=node_modules/.chunkfs-installed
-if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || [ package.json -nt "$stamp" ]; then
+if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || [ package.json -nt "$stamp" ] \
+  || [ patches/fuse-native+2.2.6.patch -nt "$stamp" ]; then
   echo "setup: npm ci"
   npm ci --no-audit --no-fund
   touch "$stamp"

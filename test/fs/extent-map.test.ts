@@ -15,10 +15,10 @@ function rng (seed: number): () => number {
   }
 }
 
-test('random inserts, takes and truncates match a byte-array model', (t) => {
-  for (const seed of [1, 2, 3, 4]) {
+test('random inserts, takes and truncates match a byte-array model (one and many buckets)', (t) => {
+  for (const [seed, bucketBytes] of [[1, 4 << 20], [2, 4 << 20], [3, 1000], [4, 4096], [5, 777]]) {
     const r = rng(seed)
-    const map = new ExtentMap()
+    const map = new ExtentMap(bucketBytes)
     const model = new Int16Array(SPACE_BYTES).fill(-1) // -1 = not buffered
     for (let step = 0; step < 2000; step++) {
       const op = r()
@@ -47,6 +47,9 @@ test('random inserts, takes and truncates match a byte-array model', (t) => {
           if (model[i] >= 0) { bytes++; if (view[i] !== model[i]) { t.fail(`seed ${seed} step ${step} byte ${i}`); return } }
         }
         t.is(map.bytes, bytes)
+        let last = SPACE_BYTES - 1
+        while (last >= 0 && model[last] < 0) last--
+        t.is(map.endBytes, last + 1)
         t.is(map.coverage(0, SPACE_BYTES), bytes)
       }
     }
