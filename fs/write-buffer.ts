@@ -4,7 +4,7 @@
 // Memory is bounded: past the limit a write waits until the largest buffer has been flushed.
 import { OpenFile } from './handles';
 import { Extent, Run, releaseExtents, runBytes, toRuns } from './extent-map';
-import { SlabPool } from './slab-pool';
+import { SLAB_BYTES_DEFAULT, SlabPool } from './slab-pool';
 import type { StorePort } from './store-port';
 import { nowNs } from '../store/meta';
 import { assert } from '../src/errors';
@@ -42,6 +42,16 @@ export function coalesce(runs: Run[], batchBytesMax: number): Run[] {
   return out;
 }
 
+/**
+ * Slabs are at most 1/16 of the buffer limit: memory pressure counts whole held slabs, so a slab as
+ * big as a small buffer (-o buffer_mb=1) would make every write wait for a flush.
+ */
+export function slabBytesFor(bufferBytesMax: number): number {
+  let slabBytes = SLAB_BYTES_DEFAULT;
+  while (slabBytes > 16 * 1024 && slabBytes * 16 > bufferBytesMax) slabBytes /= 2;
+  return slabBytes;
+}
+
 export class WriteBack {
   private totalBytes = 0;
   /** Files with buffered bytes. */
@@ -50,9 +60,11 @@ export class WriteBack {
   /** Reused buffers a multi-part batch is copied into before store.write (see writeBatch). */
   private readonly staging: Buffer[] = [];
   /** Where the bytes of buffered writes live (reused memory: see fs/slab-pool.ts). */
-  readonly slabs = new SlabPool();
+  readonly slabs: SlabPool;
 
-  constructor(private readonly store: StorePort, readonly opts: WriteBackOptions) {}
+  constructor(private readonly store: StorePort, readonly opts: WriteBackOptions) {
+    this.slabs = new SlabPool(slabBytesFor(opts.bufferBytesMax));
+  }
 
   get bufferedBytes(): number { return this.totalBytes; }
   /** Memory the buffer holds: its bytes, or more when slabs are pinned by a few live pieces. */
