@@ -1,12 +1,15 @@
 // Store benchmark (issue 3): write then read SIZE bytes sequentially through the
 // store API for replica:3 and ec:4+2, against a plain file on the same disk in the
 // same run (ratios), plus random 4 KiB overwrites/s on a replica:3 file.
-// Usage: npm run bench:store [-- --mib 1024 --dir /path --rounds 3]
+// Usage: npm run bench:store [-- --mib 1024 --dir /path --rounds 3 --random-reads 20000 --only-random-reads]
 // Reads are repeated --rounds times (each: drop caches, cold pass, cached pass) and
 // the median is reported: the machine is shared and single passes swing 2-3x.
 // Two plain baselines: one reused buffer (like cat/dd), and a fresh buffer per 4 MiB
 // read, which is what the store API must return (the caller owns it); in this VM
 // the fresh buffer alone costs a plain reader 2-4x (page faults on new memory).
+// Random 4 KiB reads (cached data): store.read and store.readInto (pooled scratch, the
+// mount's path) per op, as ratios to a plain 4 KiB pread into a reused buffer of a
+// same-size plain file, interleaved in the same run (median of --rounds).
 // Shard fsyncs run on libuv's thread pool; the default 4 threads serialize them.
 process.env.UV_THREADPOOL_SIZE = process.env.UV_THREADPOOL_SIZE ?? '16';
 import * as fs from 'node:fs';
@@ -27,6 +30,8 @@ const READ_MIB = 4; // bytes per store.read call: one default chunk, as the moun
 const ROOT = arg('dir', fs.mkdtempSync(path.join(os.tmpdir(), 'chunkfs-bench-')));
 const RANDOM_OPS = Number(arg('random-ops', '2000'));
 const ROUNDS = Math.max(1, Number(arg('rounds', '3')));
+const RANDOM_READS = Number(arg('random-reads', '20000'));
+const ONLY_RANDOM_READS = process.argv.includes('--only-random-reads'); // skip the sequential and overwrite parts
 
 let dropsWork = true;
 function dropCaches(): void {
@@ -156,9 +161,64 @@ async function randomOverwrites(): Promise<number> {
   return RANDOM_OPS / secs;
 }
 
+interface ReadCosts { plainUs: number; readUs: number; intoUs: number }
+
+/** Median per-op microseconds of RANDOM_READS seeded random 4 KiB reads: plain pread, store.read, store.readInto. */
+async function randomReads(layout: string): Promise<ReadCosts> {
+  const fileBytes = 64 * MIB;
+  const dir = path.join(ROOT, `store-randread-${layout.replace(/[:+]/g, '_')}`);
+  const s = await Store.create(dir, { disks: 6, layout });
+  const f = s.ns.create(1, 'rand', 0o644, 0, 0);
+  const buf = payload();
+  const plainFile = path.join(ROOT, 'plain-randread.bin');
+  const fd = fs.openSync(plainFile, 'w+');
+  for (let off = 0; off < fileBytes; off += buf.length) {
+    await s.write(f.ino, off, buf);
+    fs.writeSync(fd, buf, 0, buf.length, off);
+  }
+  const offsets = Array.from({ length: RANDOM_READS }, (_, i) => ((i * 2654435761) >>> 0) % (fileBytes / 4096) * 4096);
+  const target = Buffer.allocUnsafe(4096);
+  let check = 0;
+  const perOp = async (fn: (off: number) => Promise<void> | void): Promise<number> => {
+    const secs = await timed(async () => {
+      for (const off of offsets) await fn(off);
+    });
+    return (secs * 1e6) / offsets.length;
+  };
+  const plainUs: number[] = [];
+  const readUs: number[] = [];
+  const intoUs: number[] = [];
+  for (let r = 0; r <= ROUNDS; r++) { // round 0 warms the page cache and the store's caches
+    const p = await perOp((off) => { fs.readSync(fd, target, 0, 4096, off); check ^= target[4095]; });
+    const a = await perOp(async (off) => { check ^= (await s.read(f.ino, off, 4096))[4095]; });
+    const b = await perOp(async (off) => { await s.readInto(f.ino, off, target); check ^= target[4095]; });
+    if (r > 0) { plainUs.push(p); readUs.push(a); intoUs.push(b); }
+  }
+  if (check === 0.5) console.log(check); // keep the reads observable
+  fs.closeSync(fd);
+  await s.close();
+  fs.rmSync(plainFile);
+  fs.rmSync(dir, { recursive: true, force: true });
+  return { plainUs: median(plainUs), readUs: median(readUs), intoUs: median(intoUs) };
+}
+
+async function randomReadLines(): Promise<void> {
+  for (const layout of ['replica:3', 'ec:4+2']) {
+    const c = await randomReads(layout);
+    const line = (name: string, us: number): string => `${name} ${us.toFixed(1)} us/op ${(1e6 / us).toFixed(0)} ops/s (${(c.plainUs / us).toFixed(2)}x plain ops/s)`;
+    console.log(`${layout.padEnd(14)}  random 4 KiB reads, cached, median of ${ROUNDS}: plain pread ${c.plainUs.toFixed(1)} us/op ${(1e6 / c.plainUs).toFixed(0)} ops/s  ` +
+      `${line('store.read', c.readUs)}  ${line('store.readInto', c.intoUs)}`);
+  }
+}
+
 async function main(): Promise<void> {
   const buf = payload();
   const mbs = (v: number): string => `${(v / MIB).toFixed(0)} MiB/s`;
+  if (ONLY_RANDOM_READS) {
+    await randomReadLines();
+    fs.rmSync(ROOT, { recursive: true, force: true });
+    return;
+  }
   console.log(`bench:store  ${TOTAL_MIB} MiB sequential, ${WRITE_MIB} MiB per call, reads ${READ_MIB} MiB per call, median of ${ROUNDS} rounds, root ${ROOT}`);
   const base = await plain(buf);
   if (!dropsWork) console.log('cannot drop the page cache (not root?): "read" is cached too');
@@ -171,6 +231,7 @@ async function main(): Promise<void> {
       `read cached ${mbs(r.warm)} (${(r.warm / base.warm).toFixed(2)}x plain cached)`);
     console.log(`${''.padEnd(14)}  vs plain with a fresh buffer per read: read ${(r.read / base.freshRead).toFixed(2)}x, read cached ${(r.warm / base.freshWarm).toFixed(2)}x`);
   }
+  await randomReadLines();
   console.log(`replica:3 random 4 KiB overwrites: ${(await randomOverwrites()).toFixed(0)} /s (each durable)`);
   fs.rmSync(ROOT, { recursive: true, force: true });
 }

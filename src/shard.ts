@@ -99,21 +99,28 @@ export interface SpanPlan {
   first: number; entriesAt: number; entriesLen: number; dataAt: number; dataLen: number; skip: number; lengthBytes: number;
 }
 
+/** What a plan needs of a shard: shard_data_len and bitrot_block (spec §3); block_count follows. */
+export interface ShardGeometry { dataLenBytes: number; bitrotBlockBytes: number }
+
+export function geometryOf(header: ShardHeader): ShardGeometry {
+  return { dataLenBytes: Number(header.shardDataLenBytes), bitrotBlockBytes: header.bitrotBlockBytes };
+}
+
 /** The plan for a range, or null for an empty one; FormatError if it leaves shard_data_len. */
-export function spanPlan(header: ShardHeader, offsetBytes: number, lengthBytes: number, site: ErrorSite = {}): SpanPlan | null {
-  const dataLen = Number(header.shardDataLenBytes);
+export function spanPlan(g: ShardGeometry, offsetBytes: number, lengthBytes: number, site: ErrorSite = {}): SpanPlan | null {
+  const dataLen = g.dataLenBytes;
   if (!Number.isSafeInteger(offsetBytes) || !Number.isSafeInteger(lengthBytes) || offsetBytes < 0 || lengthBytes < 0
     || offsetBytes + lengthBytes > dataLen) {
-    throw new FormatError('range', `[${offsetBytes}, +${lengthBytes}) outside shard_data_len ${dataLen}`, siteOf(header, site));
+    throw new FormatError('range', `[${offsetBytes}, +${lengthBytes}) outside shard_data_len ${dataLen}`, site);
   }
   if (lengthBytes === 0) return null;
-  const bb = header.bitrotBlockBytes;
+  const bb = g.bitrotBlockBytes;
   const first = Math.floor(offsetBytes / bb);
   const last = Math.floor((offsetBytes + lengthBytes - 1) / bb);
   const spanStart = first * bb;
   return {
     first, entriesAt: HEADER_BYTES + first * HASH_ENTRY_BYTES, entriesLen: (last - first + 1) * HASH_ENTRY_BYTES,
-    dataAt: dataStartBytes(header.blockCount) + spanStart, dataLen: Math.min((last + 1) * bb, dataLen) - spanStart,
+    dataAt: dataStartBytes(blockCountFor(dataLen, bb)) + spanStart, dataLen: Math.min((last + 1) * bb, dataLen) - spanStart,
     skip: offsetBytes - spanStart, lengthBytes,
   };
 }
@@ -139,7 +146,7 @@ export function verifySpan(header: ShardHeader, key: BitrotKey, plan: SpanPlan, 
 export async function verifiedRead(
   r: ShardReader, header: ShardHeader, key: BitrotKey, offsetBytes: number, lengthBytes: number, site: ErrorSite = {},
 ): Promise<Buffer> {
-  const plan = spanPlan(header, offsetBytes, lengthBytes, site);
+  const plan = spanPlan(geometryOf(header), offsetBytes, lengthBytes, siteOf(header, site));
   if (plan === null) return Buffer.alloc(0);
   const entries = await r.read(plan.entriesAt, plan.entriesLen);
   const data = await r.read(plan.dataAt, plan.dataLen);

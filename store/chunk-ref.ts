@@ -21,7 +21,7 @@ export interface ChunkRef {
   version: bigint;
   logicalLenBytes: number;
   fl: FileLayout;
-  diskIds: number[]; // disk of shard i (store/placement.ts)
+  diskIds: readonly number[]; // disk of shard i (store/placement.ts); shared, never mutated
 }
 
 export function ecGeometry(ref: ChunkRef): EcGeometry {

@@ -18,7 +18,7 @@ export async function readRangeInto(
   const cs = chunkSizeBytes;
   const indices: number[] = [];
   for (let c = Math.floor(offsetBytes / cs); c * cs < endBytes; c++) indices.push(c);
-  await boundedAll(indices, CHUNKS_IN_FLIGHT_MAX, async (c) => {
+  const readChunkPart = async (c: number): Promise<void> => {
     const lo = Math.max(offsetBytes, c * cs) - c * cs; // chunk-relative part of the range
     const hi = Math.min(endBytes, (c + 1) * cs) - c * cs;
     const ref = liveRef(c);
@@ -26,5 +26,7 @@ export async function readRangeInto(
     const at = targetOffset + c * cs - offsetBytes; // target position of chunk offset 0
     if (ref !== null && b > lo) await readChunkInto(env, ref, lo, b - lo, target, at + lo);
     if (b < hi) target.fill(0, at + b, at + hi);
-  });
+  };
+  if (indices.length === 1) return readChunkPart(indices[0]); // the common FUSE read: no worker pool
+  await boundedAll(indices, CHUNKS_IN_FLIGHT_MAX, readChunkPart);
 }

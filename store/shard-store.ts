@@ -220,7 +220,8 @@ export class ShardStore {
   readVerifiedWith(ref: ChunkRef, shardIndex: number, offsetBytes: number, lengthBytes: number, use: (bytes: Buffer) => void): Promise<void> {
     return this.withShardFile(ref, shardIndex, async (f, path) => {
       const site: ErrorSite = { ...siteOf(ref, shardIndex), path };
-      const plan = spanPlan(this.expectedHeader(ref, shardIndex), offsetBytes, lengthBytes, site);
+      // The layout gives the geometry; the header read below is cross-checked against the same layout.
+      const plan = spanPlan({ dataLenBytes: shardDataLen(ref), bitrotBlockBytes: ref.fl.bitrotBlockBytes }, offsetBytes, lengthBytes, site);
       if (plan === null) return use(Buffer.alloc(0));
       const scratch = this.scratch.take(plan.entriesLen + plan.dataLen);
       try {
