@@ -4,6 +4,7 @@
 // is unlinked is renamed by libfuse to .fuse_hidden* (hidden from readdir) and unlinked at its last
 // release: with hard_remove instead, fstat on it would fail (libfuse cannot name it), and SQLite
 // fstat()s its unlinked temp files.
+import * as os from 'node:os';
 import Fuse = require('fuse-native');
 import type { StorePort } from './store-port';
 import { FsCore } from './core';
@@ -26,9 +27,14 @@ export interface MountedFs {
   unmount(goneAlready?: boolean): Promise<void>;
 }
 
-// 256 MiB: random 4 KiB writes over a 256 MiB file (fio, 8 s) no longer stall on memory pressure,
-// whose flush rewrites every touched chunk; the kernel would hold far more dirty page cache here.
-export const DEFAULT_BUFFER_BYTES = 256 << 20;
+/**
+ * 5% of RAM, from 64 MiB to 1 GiB: like the kernel's dirty page cache (dirty_background_ratio is 10%
+ * of RAM), so rewrites of hot data meet in memory instead of each costing a chunk rewrite. With
+ * 64 MiB, random 4 KiB writes over a 256 MiB file stalled on memory pressure every few seconds.
+ */
+export function defaultBufferBytes(totalMemBytes = os.totalmem()): number {
+  return Math.min(1 << 30, Math.max(64 << 20, Math.floor(totalMemBytes / 20 / (1 << 20)) << 20));
+}
 // Like the kernel's 5 s writeback interval: a shorter timer rewrites the chunks under scattered random
 // writes again and again (measured: random 4 KiB writes, 4 jobs, 3.4x faster than with 1 s).
 export const DEFAULT_FLUSH_DELAY_MS = 5000;
@@ -36,7 +42,7 @@ export const DEFAULT_FLUSH_DELAY_MS = 5000;
 export async function mountFs(store: StorePort, mountpoint: string, opts: MountOptions = {}): Promise<MountedFs> {
   const log = opts.log ?? ((m: string) => process.stderr.write(`chunkfs: ${m}\n`));
   const core = new FsCore(store, {
-    bufferBytesMax: opts.bufferBytesMax ?? DEFAULT_BUFFER_BYTES,
+    bufferBytesMax: opts.bufferBytesMax ?? defaultBufferBytes(),
     flushDelayMs: opts.flushDelayMs ?? DEFAULT_FLUSH_DELAY_MS,
     log,
   });

@@ -119,7 +119,7 @@ export class WriteBack {
 
   /** Write everything buffered for the file to the store (durable when it resolves). */
   async flush(file: OpenFile): Promise<void> {
-    await file.lock.exclusive(() => this.flushLocked(file, file.buffer.takeAll()));
+    await file.lock.exclusive(() => this.flushLocked(file, this.takeAll(file)));
     if (file.flushError !== null) {
       const err = file.flushError;
       file.flushError = null;
@@ -133,10 +133,16 @@ export class WriteBack {
       const before = file.buffer.bytes;
       file.buffer.truncate(sizeBytes);
       this.totalBytes -= before - file.buffer.bytes;
-      await this.flushLocked(file, file.buffer.takeAll());
+      await this.flushLocked(file, this.takeAll(file));
       await this.store.truncate(file.ino, sizeBytes);
       file.sizeBytes = sizeBytes;
     });
+  }
+
+  /** Everything buffered for the file; no chunk of it is waiting for the whole-chunk flush any more. */
+  private takeAll(file: OpenFile): Extent[] {
+    file.fullChunks.clear();
+    return file.buffer.takeAll();
   }
 
   /** Store the extents taken out of the file's buffer, then give their memory back. */
@@ -219,9 +225,9 @@ export class WriteBack {
   }
 
   /**
-   * A write that completed a chunk queues it for a whole-chunk write; one background task per file
-   * takes every chunk completed by then, so a fast sequential writer hands the store several chunks
-   * per call.
+   * A write that completed a chunk queues it for a whole-chunk write once the buffer is over half full;
+   * one background task per file takes every chunk completed by then, so a fast sequential writer
+   * hands the store several chunks per call.
    */
   private flushFullChunks(file: OpenFile, offsetBytes: number, lengthBytes: number): void {
     const cs = this.opts.chunkSizeBytes;
@@ -229,7 +235,9 @@ export class WriteBack {
     for (let c = Math.floor(offsetBytes / cs); (c + 1) * cs <= end; c++) {
       if (file.buffer.coverage(c * cs, (c + 1) * cs) === cs) file.fullChunks.add(c);
     }
-    if (file.fullChunks.size === 0 || file.fullFlushScheduled) return;
+    // Below half the limit whole chunks stay in memory, so a file rewritten while it fits meets its
+    // rewrites there (like the kernel's background writeback threshold); above it they stream out.
+    if (file.fullChunks.size === 0 || file.fullFlushScheduled || this.totalBytes <= this.opts.bufferBytesMax / 2) return;
     file.fullFlushScheduled = true;
     this.background(file, () => file.lock.exclusive(() => {
       file.fullFlushScheduled = false;
@@ -265,7 +273,7 @@ export class WriteBack {
   }
 
   private async flushQuietly(file: OpenFile): Promise<void> {
-    try { await file.lock.exclusive(() => this.flushLocked(file, file.buffer.takeAll())); } catch (err) { this.fail(file, err); }
+    try { await file.lock.exclusive(() => this.flushLocked(file, this.takeAll(file))); } catch (err) { this.fail(file, err); }
   }
 
   private background(file: OpenFile, fn: () => Promise<void>): void {
