@@ -24,11 +24,8 @@ export function open(core: FsCore, path: string, flags: number): number {
   return core.handles.open(a.ino, flags & O_ACCMODE, existing?.sizeBytes ?? a.sizeBytes).handle.fh;
 }
 
-export async function read(core: FsCore, fh: number, buf: Buffer, lengthBytes: number, positionBytes: number): Promise<number> {
-  const f = core.handles.fileOf(fh);
-  const data = await core.wb.read(f, positionBytes, lengthBytes);
-  data.copy(buf, 0, 0, data.length);
-  return data.length;
+export function read(core: FsCore, fh: number, buf: Buffer, lengthBytes: number, positionBytes: number): Promise<number> {
+  return core.wb.readInto(core.handles.fileOf(fh), positionBytes, buf, lengthBytes);
 }
 
 export async function write(core: FsCore, fh: number, buf: Buffer, lengthBytes: number, positionBytes: number): Promise<number> {

@@ -95,25 +95,23 @@ export class WriteBack {
     }
   }
 
-  /** Read [offsetBytes, +lengthBytes) as the user sees it: stored bytes under buffered ones. */
-  async read(file: OpenFile, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
+  /**
+   * Read [offsetBytes, +lengthBytes) as the user sees it (stored bytes under buffered ones) straight
+   * into target (the binding's buffer: no buffer per read). Returns the byte count (short at EOF).
+   */
+  async readInto(file: OpenFile, offsetBytes: number, target: Buffer, lengthBytes: number): Promise<number> {
     return file.lock.shared(async () => {
-      const n = Math.max(0, Math.min(lengthBytes, file.sizeBytes - offsetBytes));
-      if (n === 0) return Buffer.alloc(0);
-      if (file.buffer.isEmpty) {
-        const stored = await this.store.read(file.ino, offsetBytes, n);
-        if (stored.length === n) return stored; // the common case: no copy
-        const padded = Buffer.alloc(n);
-        stored.copy(padded);
-        return padded;
+      const n = Math.max(0, Math.min(lengthBytes, target.length, file.sizeBytes - offsetBytes));
+      if (n === 0) return 0;
+      const out = target.subarray(0, n);
+      const covered = file.buffer.isEmpty ? 0 : file.buffer.coverage(offsetBytes, offsetBytes + n);
+      if (covered < n) {
+        const got = await this.store.readInto(file.ino, offsetBytes, out);
+        assert(got <= n, 'write-back: the store read no more than asked');
+        out.fill(0, got); // short at the stored EOF: a buffered size beyond it reads as zeros
       }
-      const out = Buffer.alloc(n);
-      if (file.buffer.coverage(offsetBytes, offsetBytes + n) < n) {
-        const stored = await this.store.read(file.ino, offsetBytes, n);
-        stored.copy(out, 0, 0, Math.min(stored.length, n)); // short at the stored EOF: the rest is zeros
-      }
-      file.buffer.overlay(out, offsetBytes);
-      return out;
+      if (covered > 0) file.buffer.overlay(out, offsetBytes);
+      return n;
     });
   }
 

@@ -4,16 +4,7 @@
 import test from 'ava'
 import { ExtentMap, releaseExtents, Extent } from '../../fs/extent-map'
 import { SlabPool } from '../../fs/slab-pool'
-
-function rng (seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = Math.imul(a ^ (a >>> 15), a | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+import { prng as rng } from '../../store/faulty-io'
 
 const SPACE_BYTES = 1 << 18
 
