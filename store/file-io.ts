@@ -12,11 +12,11 @@ import { readChunk, writeWholeChunk } from './chunk-io';
 import { FsError } from './fs-error';
 import { KeyedMutex } from './keyed-mutex';
 import { parseLayout, shardCount } from './layout';
-import { dbToU64, nowNs } from './meta';
+import { dbToU64, lazyTransaction, nowNs } from './meta';
 import { PlacementDisk, placeChunk } from './placement';
 import { boundedAll, validRange } from './bounded';
 import { CHUNKS_IN_FLIGHT_MAX, readRangeInto } from './range-read';
-import { RmwFailed, rmwReplica } from './replica-chunk';
+import { RmwFailed, blockSpan, rmwReplica } from './replica-chunk';
 import { LRUCache } from 'lru-cache';
 
 export const FILE_BYTES_MAX = 2 ** 50;
@@ -40,6 +40,8 @@ interface Plan {
   bytes: Uint8Array;
   old: ChunkRef | null;
   version: bigint;
+  /** The committed write intent of an in-place RMW (DESIGN §5), else null. */
+  intentId: number | null;
 }
 
 /** A chunk version whose shards are durable, waiting for the chunk map commit (version 0n: an in-place RMW, only its intent to remove). */
@@ -64,6 +66,7 @@ export class FileIo {
       info: db.prepare('SELECT type, size, nlink, layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch FROM inodes WHERE ino = ?'),
       grow: db.prepare('UPDATE inodes SET size = max(size, ?), mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
       setSize: db.prepare('UPDATE inodes SET size = ?, mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
+      touch: db.prepare('UPDATE inodes SET mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
     };
   }
 
@@ -203,12 +206,8 @@ export class FileIo {
    * Pieces that failed are not committed; the first error is rethrown.
    */
   private async writePieces(ino: number, fl: FileLayout, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>): Promise<void> {
-    const plans: Plan[] = pieces.map((p) => ({ ...p, old: this.liveRef(ino, fl, this.env.map.get(ino, p.c)), version: 0n }));
-    this.env.db.transaction(() => {
-      for (const p of plans) {
-        if (this.needsVersion(fl, p.old, p.offIn, p.offIn + p.bytes.length)) p.version = this.env.map.allocVersion(ino, p.c);
-      }
-    })();
+    const plans: Plan[] = pieces.map((p) => ({ ...p, old: this.liveRef(ino, fl, this.env.map.get(ino, p.c)), version: 0n, intentId: null }));
+    this.reserve(ino, fl, plans);
     const commits: Commit[] = [];
     let growTo = 0;
     let firstError: unknown = null;
@@ -220,26 +219,58 @@ export class FileIo {
         firstError ??= err;
       }
     });
-    if (commits.length > 0 || growTo > 0) {
-      this.env.db.transaction(() => {
-        // The layout may change only while a file holds no data (store/xattrs.ts); a
-        // change that raced this first write would leave shards under the old layout.
-        const now = this.q.info.get(ino) as Row | undefined;
-        if (now === undefined || String(now.layout) !== fl.layout.text) throw new FsError('EBUSY', `inode ${ino} changed layout during a write`);
-        for (const c of commits) {
-          if (c.resolvesIntent !== null) this.env.map.removeIntent(c.resolvesIntent);
-          if (c.version === 0n) continue; // an in-place RMW: nothing to repoint
-          this.env.map.setLive(ino, c.chunkIndex, c.version, c.logicalLenBytes);
-          for (const i of c.failed) this.env.map.queueHeal(ino, c.chunkIndex, c.version, i, 'write failed on this shard');
-        }
-        const t = nowNs();
-        this.q.grow.run(growTo, t, t, ino);
-      })();
+    if (firstError === null && commits.length > 0 && commits.every((c) => c.version === 0n && c.resolvesIntent !== null && c.failed.length === 0)) {
+      // Only finished in-place RMWs: the size cannot grow and mtime committed with the intents,
+      // so removing the intents need not be durable (store/meta.ts lazyTransaction): one flush less.
+      lazyTransaction(this.env.db, () => { for (const c of commits) this.env.map.removeIntent(c.resolvesIntent!); });
+      return;
     }
+    if (commits.length > 0 || growTo > 0) this.commit(ino, fl, commits, growTo);
     for (const c of commits) {
       if (c.old !== null) await this.env.shards.deleteChunk(c.old, shardCount(fl.layout));
     }
     if (firstError !== null) throw firstError;
+  }
+
+  /**
+   * One durable transaction before any shard is touched: a fresh version for each piece that is
+   * written whole, and for each in-place RMW its write intent (DESIGN §5) with the new mtime/ctime.
+   */
+  private reserve(ino: number, fl: FileLayout, plans: Plan[]): void {
+    this.env.db.transaction(() => {
+      let rmw = false;
+      for (const p of plans) {
+        if (this.needsVersion(fl, p.old, p.offIn, p.offIn + p.bytes.length)) {
+          p.version = this.env.map.allocVersion(ino, p.c);
+          continue;
+        }
+        const s = blockSpan(p.old!, p.offIn, p.bytes.length);
+        p.intentId = this.env.map.addIntent(ino, p.c, p.old!.version, s.first, s.last);
+        rmw = true;
+      }
+      if (rmw) {
+        const t = nowNs();
+        this.q.touch.run(t, t, ino);
+      }
+    })();
+  }
+
+  /** The chunk map commit of the written pieces, after their shards are durable (DESIGN §5). */
+  private commit(ino: number, fl: FileLayout, commits: Commit[], growTo: number): void {
+    this.env.db.transaction(() => {
+      // The layout may change only while a file holds no data (store/xattrs.ts); a
+      // change that raced this first write would leave shards under the old layout.
+      const now = this.q.info.get(ino) as Row | undefined;
+      if (now === undefined || String(now.layout) !== fl.layout.text) throw new FsError('EBUSY', `inode ${ino} changed layout during a write`);
+      for (const c of commits) {
+        if (c.resolvesIntent !== null) this.env.map.removeIntent(c.resolvesIntent);
+        if (c.version === 0n) continue; // an in-place RMW: nothing to repoint
+        this.env.map.setLive(ino, c.chunkIndex, c.version, c.logicalLenBytes);
+        for (const i of c.failed) this.env.map.queueHeal(ino, c.chunkIndex, c.version, i, 'write failed on this shard');
+      }
+      const t = nowNs();
+      this.q.grow.run(growTo, t, t, ino);
+    })();
   }
 
   private async writePiece(ino: number, fl: FileLayout, p: Plan): Promise<Commit> {
@@ -253,11 +284,15 @@ export class FileIo {
     }
     if (offIn === 0 && endIn >= old.logicalLenBytes) return this.writeVersion(ino, fl, c, p.version, old, bytes);
     if (p.version === 0n) {
+      const intentId = p.intentId!;
       try {
-        const intentId = await rmwReplica(this.env, old, offIn, bytes);
+        await rmwReplica(this.env, old, offIn, bytes, intentId);
         return { chunkIndex: c, version: 0n, logicalLenBytes: old.logicalLenBytes, failed: [], old: null, resolvesIntent: intentId };
       } catch (err) {
-        if (!(err instanceof RmwFailed)) throw err;
+        if (!(err instanceof RmwFailed)) {
+          this.env.map.removeIntent(intentId); // no replica was touched
+          throw err;
+        }
         // A replica could not be patched: rewrite the chunk as a fresh version instead.
         const commit = await this.cow(ino, fl, c, this.env.map.allocVersion(ino, c), old, offIn, bytes);
         return { ...commit, resolvesIntent: err.openIntentId };

@@ -71,6 +71,21 @@ export function openDb(file: string, readOnly = false): Db {
   return db;
 }
 
+/**
+ * Run fn in a transaction whose commit is not fsynced (DESIGN §5 allows this only for changes a
+ * crash may lose harmlessly: removing the intent of a read-modify-write whose replicas are all
+ * durable, which recovery would resolve to what is already there). The WAL is sequential, so the
+ * next durable commit makes this one durable too; it can never outlive an earlier durable one.
+ */
+export function lazyTransaction(db: Db, fn: () => void): void {
+  db.pragma('synchronous = OFF');
+  try {
+    db.transaction(fn)();
+  } finally {
+    db.pragma('synchronous = FULL');
+  }
+}
+
 function migrate(db: Db): void {
   const version = Number(db.pragma('user_version', { simple: true }));
   assert(version <= MIGRATIONS.length, `meta.db schema version ${version} is newer than this build (${MIGRATIONS.length})`);

@@ -58,12 +58,13 @@ export class RmwFailed extends Error {
 
 /**
  * In-place partial overwrite of [offset, offset+data.length) inside the chunk's
- * current length. On failure the touched replicas are rolled back to the old span
- * (intent kept if that fails too, for recovery at open) and RmwFailed is thrown so
- * the caller can fall back to a copy-on-write of the whole chunk. On success returns
- * the intent id, which the caller deletes in its metadata transaction.
+ * current length, under intentId: the caller committed that intent (DESIGN §5)
+ * durably before calling. On failure the touched replicas are rolled back to the
+ * old span (intent removed; kept if the rollback fails too, for recovery at open)
+ * and RmwFailed is thrown so the caller can fall back to a copy-on-write of the
+ * whole chunk. Errors before any replica is touched are rethrown as they are.
  */
-export async function rmwReplica(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, data: Uint8Array): Promise<number> {
+export async function rmwReplica(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, data: Uint8Array, intentId: number): Promise<void> {
   assert(ref.fl.layout.kind === 'replica', 'rmwReplica on a replica layout');
   assert(data.length > 0 && offsetBytes + data.length <= ref.logicalLenBytes, 'RMW stays inside the chunk');
   const s = blockSpan(ref, offsetBytes, data.length);
@@ -71,7 +72,6 @@ export async function rmwReplica(env: ChunkEnv, ref: ChunkRef, offsetBytes: numb
   const oldSpan = await readReplica(env, ref, s.start, s.end - s.start);
   const span = Buffer.from(oldSpan);
   span.set(data, offsetBytes - s.start); // step 2
-  const intentId = env.map.addIntent(ref.ino, ref.chunkIndex, ref.version, s.first, s.last);
   const replicas = ref.diskIds.length;
   let touched = 0;
   try {
@@ -89,7 +89,6 @@ export async function rmwReplica(env: ChunkEnv, ref: ChunkRef, offsetBytes: numb
       throw new RmwFailed(err, intentId); // the intent stays; recovery resolves it
     }
   }
-  // All replicas agree now; the caller removes the intent in its metadata commit
-  // (a crash before that leaves an intent whose resolution finds nothing to copy).
-  return intentId;
+  // All replicas agree now; the caller removes the intent (a crash before that leaves
+  // an intent whose resolution finds nothing to copy).
 }
