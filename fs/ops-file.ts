@@ -25,7 +25,8 @@ export function open(core: FsCore, path: string, flags: number): number {
 }
 
 export function read(core: FsCore, fh: number, buf: Buffer, lengthBytes: number, positionBytes: number): Promise<number> {
-  return core.wb.readInto(core.handles.fileOf(fh), positionBytes, buf, lengthBytes);
+  const f = core.handles.fileOf(fh);
+  return core.wb.readInto(f, positionBytes, buf, lengthBytes);
 }
 
 export async function write(core: FsCore, fh: number, buf: Buffer, lengthBytes: number, positionBytes: number): Promise<number> {
