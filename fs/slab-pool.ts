@@ -1,13 +1,15 @@
 // Reusable memory for the bytes of buffered writes (issue 4 write-back buffer). Every FUSE write is
 // copied out of the binding's buffer (it dies when we answer); a fresh Buffer per write costs its
 // page faults, and on this VM those dominate: measured 15 us per 4 KiB and 350 us per 128 KiB fresh,
-// against 0.4 us and 1.5 us into reused memory. So writes are carved from 1 MiB slabs, each slab
+// against 0.4 us and 1.5 us into reused memory. So writes are carved from 2 MiB slabs, each slab
 // counts its live bytes, and a sealed slab whose bytes were all flushed or overwritten goes back to
 // a bounded free list.
 import { assert } from '../src/errors';
+import { allocLarge } from '../src/huge-buffer';
 
-export const SLAB_BYTES_DEFAULT = 1 << 20;
-const FREE_SLABS_MAX_DEFAULT = 64;
+/** One huge page (src/huge-buffer.ts): a slab costs one page fault, not 512. */
+export const SLAB_BYTES_DEFAULT = 2 << 20;
+const FREE_SLABS_MAX_DEFAULT = 32;
 
 /** One slab: pieces are carved from its start; it is reusable once no piece is live. */
 export class Slab {
@@ -62,7 +64,7 @@ export class SlabPool {
       this.current.sealed = true;
       if (this.current.liveBytes === 0) this.emptied(this.current);
     }
-    const slab = this.free.pop() ?? new Slab(Buffer.allocUnsafeSlow(this.slabBytes), this);
+    const slab = this.free.pop() ?? new Slab(allocLarge(this.slabBytes), this);
     slab.usedBytes = 0;
     slab.liveBytes = 0;
     slab.sealed = false;

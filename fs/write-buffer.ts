@@ -5,6 +5,7 @@
 import { OpenFile } from './handles';
 import { Extent, Run, releaseExtents, runBytes, toRuns } from './extent-map';
 import { SLAB_BYTES_DEFAULT, SlabPool } from './slab-pool';
+import { allocLarge } from '../src/huge-buffer';
 import type { StorePort } from './store-port';
 import { nowNs } from '../store/meta';
 import { assert } from '../src/errors';
@@ -195,7 +196,7 @@ export class WriteBack {
       await this.store.write(file.ino, batch.offsetBytes, runBytes(batch));
       return;
     }
-    const buf = this.staging.pop() ?? Buffer.allocUnsafe(capBytes);
+    const buf = this.staging.pop() ?? allocLarge(capBytes);
     try {
       let at = 0;
       for (const part of batch.parts) { part.copy(buf, at); at += part.length; }
@@ -225,7 +226,7 @@ export class WriteBack {
         const lengthBytes = Math.min(cs, file.sizeBytes - start);
         // A reused chunk buffer, filled by the store directly: two fresh 4 MiB buffers per merged
         // chunk cost ~30 ms of page faults on this VM.
-        const whole = this.chunkBuffers.pop() ?? Buffer.allocUnsafe(cs);
+        const whole = this.chunkBuffers.pop() ?? allocLarge(cs);
         wholes.push(whole);
         const view = whole.subarray(0, lengthBytes);
         const got = await this.store.readInto(file.ino, start, view);

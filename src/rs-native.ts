@@ -17,6 +17,8 @@ export interface RsNative {
   simdLevel(): string;
   detectedSimdLevel(): string;
   setSimdLevel(level: string): string;
+  /** A Buffer in 2 MiB-aligned, MADV_HUGEPAGE memory (native/memory/huge_alloc.cc). */
+  allocHuge(lengthBytes: number): Buffer;
 }
 
 const ADDON_NAME = 'chunkfs_rs.node';

@@ -13,6 +13,7 @@
 
 #include "gf_kernels.h"
 #include "../highway/binding_highway.h"
+#include "../memory/huge_alloc.h"
 #include "../napi_bytes.h"
 
 namespace {
@@ -120,6 +121,7 @@ napi_value Init(napi_env env, napi_value exports) {
   };
   napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
   hh::RegisterExports(env, exports);  // HighwayHash-256 shares this addon
+  mem::RegisterExports(env, exports);  // so do huge-page buffers
   return exports;
 }
 

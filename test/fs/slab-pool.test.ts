@@ -80,9 +80,9 @@ test('an emptied slab is reused; a copy larger than a slab is a plain buffer; ba
   t.throws(() => d.slab!.release(5001))
 })
 
-test('slabs are at most 1/16 of a small buffer limit, 1 MiB for large ones', (t) => {
+test('slabs are at most 1/16 of a small buffer limit, 2 MiB for large ones', (t) => {
   const { slabBytesFor } = require('../../fs/write-buffer') as typeof import('../../fs/write-buffer')
   t.is(slabBytesFor(1 << 20), 64 * 1024)
-  t.is(slabBytesFor(256 << 20), 1 << 20)
+  t.is(slabBytesFor(256 << 20), 2 << 20)
   for (const mb of [1, 2, 3, 7, 16, 100]) t.true(slabBytesFor(mb << 20) * 16 <= (mb << 20))
 })

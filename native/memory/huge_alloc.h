@@ -1,0 +1,12 @@
+// N-API export of allocHuge: buffers backed by transparent huge pages, registered by the one addon
+// (native/rs/binding.cc Init).
+#pragma once
+#ifndef NAPI_VERSION
+#define NAPI_VERSION 8
+#endif
+#include <node_api.h>
+
+namespace mem {
+// Adds allocHuge(bytes) -> Buffer to exports.
+napi_status RegisterExports(napi_env env, napi_value exports);
+}  // namespace mem

@@ -1,0 +1,20 @@
+// Buffers in transparent huge pages (native/memory/huge_alloc.cc). On this kind of VM each first
+// touch of a 4 KiB page costs ~15 us and a huge page ~0.4 us per 4 KiB, so the long-lived buffers
+// that are filled page by page (the mount's write-back slabs, staging and chunk buffers) use them.
+import { rsNative } from './rs-native';
+import { assert } from './errors';
+
+export const HUGE_PAGE_BYTES = 2 << 20;
+
+/** A Buffer of exactly lengthBytes, a multiple of 2 MiB, in huge-page-advised memory. */
+export function allocHuge(lengthBytes: number): Buffer {
+  assert(Number.isSafeInteger(lengthBytes) && lengthBytes > 0 && lengthBytes % HUGE_PAGE_BYTES === 0, `allocHuge: ${lengthBytes} is not a positive multiple of 2 MiB`);
+  const buf = rsNative().allocHuge(lengthBytes);
+  assert(buf.length === lengthBytes, 'allocHuge: the addon returned the size asked for');
+  return buf;
+}
+
+/** allocHuge when the size allows it, else an ordinary unpooled buffer. */
+export function allocLarge(lengthBytes: number): Buffer {
+  return lengthBytes > 0 && lengthBytes % HUGE_PAGE_BYTES === 0 ? allocHuge(lengthBytes) : Buffer.allocUnsafeSlow(lengthBytes);
+}
