@@ -29,11 +29,11 @@ export function read(core: FsCore, fh: number, buf: Buffer, lengthBytes: number,
   return core.wb.readInto(f, positionBytes, buf, lengthBytes);
 }
 
-export async function write(core: FsCore, fh: number, buf: Buffer, lengthBytes: number, positionBytes: number): Promise<number> {
+export function write(core: FsCore, fh: number, buf: Buffer, lengthBytes: number, positionBytes: number): number | Promise<number> {
   const f = core.handles.fileOf(fh);
   // The binding's buffer dies when we answer: the write-back buffer copies what it keeps.
-  await core.wb.write(f, positionBytes, buf, lengthBytes);
-  return lengthBytes;
+  const waiting = core.wb.write(f, positionBytes, buf, lengthBytes);
+  return waiting === undefined ? lengthBytes : waiting.then(() => lengthBytes);
 }
 
 /** close(2) of one descriptor: store what is buffered, and report a failed background flush. */

@@ -21,11 +21,12 @@ export function makeOps(core: FsCore, log: (message: string) => void): Fuse.Ops 
     try { p = Promise.resolve(fn()); } catch (err) { p = Promise.reject(err); }
     p.then((v) => cb(0, v), (err) => cb(fail(name, path, err)));
   }
-  /** read/write answer with a byte count or a negative errno in one argument. */
-  function callN(name: string, cb: (n: number) => void, fn: () => Promise<number>): void {
-    let p: Promise<number>;
-    try { p = fn(); } catch (err) { p = Promise.reject(err); }
-    p.then((n) => cb(n), (err) => cb(fail(name, null, err)));
+  /** read/write answer with a byte count or a negative errno in one argument; a number answers at once. */
+  function callN(name: string, cb: (n: number) => void, fn: () => number | Promise<number>): void {
+    let r: number | Promise<number>;
+    try { r = fn(); } catch (err) { cb(fail(name, null, err)); return; }
+    if (typeof r === 'number') { cb(r); return; }
+    r.then((n) => cb(n), (err) => cb(fail(name, null, err)));
   }
 
   return {

@@ -77,13 +77,24 @@ export class WriteBack {
 
   /**
    * Buffer a write. src is the binding's buffer, valid until the caller answers: its bytes are
-   * copied in place over an extent already buffered, else into pooled memory. Resolves when the
-   * write is accepted, not when durable.
+   * copied in place over an extent already buffered, else into pooled memory. Done at once
+   * (undefined) unless memory pressure makes it wait for a flush (a promise). Either way it is
+   * accepted, not durable. No promise per write on the common path: it is the mount's hottest call.
    */
-  async write(file: OpenFile, offsetBytes: number, src: Buffer, lengthBytes: number): Promise<void> {
+  write(file: OpenFile, offsetBytes: number, src: Buffer, lengthBytes: number): Promise<void> | undefined {
+    if (this.heldBytes + lengthBytes > this.opts.bufferBytesMax) return this.writeUnderPressure(file, offsetBytes, src, lengthBytes);
+    this.accept(file, offsetBytes, src, lengthBytes);
+    return undefined;
+  }
+
+  private async writeUnderPressure(file: OpenFile, offsetBytes: number, src: Buffer, lengthBytes: number): Promise<void> {
     for (let round = 0; this.heldBytes + lengthBytes > this.opts.bufferBytesMax && round < PRESSURE_ROUNDS_MAX; round++) {
       await this.relievePressure();
     }
+    this.accept(file, offsetBytes, src, lengthBytes);
+  }
+
+  private accept(file: OpenFile, offsetBytes: number, src: Buffer, lengthBytes: number): void {
     if (!file.buffer.overwrite(offsetBytes, src, lengthBytes)) {
       const before = file.buffer.bytes;
       const piece = this.slabs.copy(src, lengthBytes);
