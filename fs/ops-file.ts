@@ -24,9 +24,10 @@ export function open(core: FsCore, path: string, flags: number): number {
   return core.handles.open(a.ino, flags & O_ACCMODE, existing?.sizeBytes ?? a.sizeBytes).handle.fh;
 }
 
-export function read(core: FsCore, fh: number, buf: Buffer, lengthBytes: number, positionBytes: number): Promise<number> {
+export function read(core: FsCore, fh: number, buf: Buffer, lengthBytes: number, positionBytes: number): number | Promise<number> {
   const f = core.handles.fileOf(fh);
-  return core.wb.readInto(f, positionBytes, buf, lengthBytes);
+  // Cached state answers at once (no promise chain); anything else, and every failure, takes readInto.
+  return core.wb.readIntoNow(f, positionBytes, buf, lengthBytes) ?? core.wb.readInto(f, positionBytes, buf, lengthBytes);
 }
 
 export function write(core: FsCore, fh: number, buf: Buffer, lengthBytes: number, positionBytes: number): number | Promise<number> {

@@ -10,6 +10,8 @@ export interface StorePort {
   read(ino: number, offsetBytes: number, lengthBytes: number): Promise<Buffer>;
   /** read() into target[targetOffset..]; resolves to the byte count (short only at EOF). */
   readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset?: number): Promise<number>;
+  /** readInto answered synchronously from cached state, or null (then use readInto). */
+  readIntoNow?(ino: number, offsetBytes: number, target: Buffer): number | null;
   /** Durable when it resolves. */
   write(ino: number, offsetBytes: number, data: Uint8Array): Promise<void>;
   truncate(ino: number, sizeBytes: number): Promise<void>;

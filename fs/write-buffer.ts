@@ -112,6 +112,21 @@ export class WriteBack {
   }
 
   /**
+   * readInto answered synchronously (a number) when nothing is buffered or being flushed for the
+   * file and the store can answer from cached state; else null and the caller uses readInto.
+   */
+  readIntoNow(file: OpenFile, offsetBytes: number, target: Buffer, lengthBytes: number): number | null {
+    if (this.store.readIntoNow === undefined || !file.lock.idle || !file.buffer.isEmpty) return null;
+    const n = Math.max(0, Math.min(lengthBytes, target.length, file.sizeBytes - offsetBytes));
+    if (n === 0) return 0;
+    const got = this.store.readIntoNow(file.ino, offsetBytes, target.subarray(0, n));
+    if (got === null) return null;
+    assert(got <= n, 'write-back: the store read no more than asked');
+    target.fill(0, got, n); // short at the stored EOF: a size beyond it reads as zeros
+    return n;
+  }
+
+  /**
    * Read [offsetBytes, +lengthBytes) as the user sees it (stored bytes under buffered ones) straight
    * into target (the binding's buffer: no buffer per read). Returns the byte count (short at EOF).
    */

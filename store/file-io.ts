@@ -5,7 +5,7 @@
 // then the old version is deleted; a Replica partial write inside the chunk is the
 // §8.2 in-place read-modify-write (store/replica-chunk.ts).
 import { assert } from '../src/errors';
-import { ChunkEnv } from './chunk-env';
+import { ChunkEnv, readOrder } from './chunk-env';
 import { ChunkRow } from './chunk-map';
 import { ChunkRef, FileLayout } from './chunk-ref';
 import { readChunk, writeWholeChunk } from './chunk-io';
@@ -151,6 +151,35 @@ export class FileIo {
   }
 
   /** read() into target[targetOffset..] (to its end); returns the bytes written, short only at EOF. */
+  /**
+   * readInto answered synchronously when everything it needs is cached and nothing else runs on
+   * the inode: one replica chunk, its first replica in read order verifying (spec §9). Else null,
+   * and the caller takes readInto (which also does every failover, count and heal).
+   */
+  readIntoNow(ino: number, offsetBytes: number, target: Buffer): number | null {
+    if (this.locks.busy(ino) || this.env.db.inTransaction) return null;
+    let info: FileInfo;
+    try {
+      info = this.fileInfo(ino);
+    } catch {
+      return null;
+    }
+    const { fl } = info;
+    const n = Math.min(target.length, info.sizeBytes - offsetBytes);
+    if (!validRange(offsetBytes, target.length)) return null;
+    if (n <= 0) return 0;
+    const cs = fl.chunkSizeBytes;
+    const c = Math.floor(offsetBytes / cs);
+    if (fl.layout.kind !== 'replica' || Math.floor((offsetBytes + n - 1) / cs) !== c) return null;
+    const ref = this.liveRef(ino, fl, this.env.map.get(ino, c));
+    const at = offsetBytes - c * cs;
+    if (ref === null || at + n > ref.logicalLenBytes) return null; // holes and short chunks: the general path
+    const first = readOrder(this.env, ref, ref.diskIds.map((_, i) => i))[0];
+    if (!this.env.shards.readVerifiedIntoNow(ref, first, at, n, target, 0)) return null;
+    this.env.health.ok(ref.diskIds[first]);
+    return n;
+  }
+
   readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset = 0): Promise<number> {
     if (!Number.isSafeInteger(targetOffset) || targetOffset < 0 || targetOffset > target.length) {
       return Promise.reject(new FsError('EINVAL', `readInto: target offset ${targetOffset} outside a ${target.length}-byte buffer`));

@@ -19,6 +19,8 @@ export interface IoFile {
   sizeBytes(): Promise<number>;
   truncate(lengthBytes: number): Promise<void>;
   close(): Promise<void>;
+  /** preadInto done now, on the calling thread (only files from Io.openNow have it). */
+  preadIntoNow?(target: Buffer, targetOffset: number, lengthBytes: number, positionBytes: number): number;
 }
 
 export interface StatfsResult {
@@ -43,6 +45,11 @@ export interface Io {
    * (unlinked or replaced from outside the Io), so the next open sees the truth.
    */
   revalidate(path: string): Promise<void>;
+  /**
+   * Optional synchronous fast path: the file at path if its descriptor is already open and a
+   * small read may run inline now (see InlineGate), else null. Close it like any other.
+   */
+  openNow?(path: string): IoFile | null;
 }
 
 const DESCRIPTORS_MAX_DEFAULT = 256;
@@ -200,6 +207,10 @@ class NodeFile implements IoFile {
       : null;
     return this.gate.run(inline, () => preadFd(fd, lengthBytes, positionBytes));
   }
+  preadIntoNow(target: Buffer, targetOffset: number, lengthBytes: number, positionBytes: number): number {
+    assert(lengthBytes >= 0 && lengthBytes <= INLINE_BYTES_MAX && positionBytes >= 0 && targetOffset + lengthBytes <= target.length, 'pread now: bad range');
+    return preadIntoSync(this.d.fd, target, targetOffset, lengthBytes, positionBytes);
+  }
   preadInto(target: Buffer, targetOffset: number, lengthBytes: number, positionBytes: number): Promise<number> {
     assert(lengthBytes >= 0 && positionBytes >= 0 && targetOffset + lengthBytes <= target.length, 'pread: bad range');
     const fd = this.d.fd;
@@ -282,6 +293,14 @@ export class NodeIo implements Io {
       d = new Descriptor(fd, writable);
       this.cache.set(path, d);
     }
+    d.refs++;
+    return new NodeFile(d, this.gate);
+  }
+
+  openNow(path: string): IoFile | null {
+    if (!this.gate.enabled || this.gate.inFlight > 0) return null;
+    const d = this.cache.get(path);
+    if (d === undefined) return null;
     d.refs++;
     return new NodeFile(d, this.gate);
   }

@@ -7,6 +7,11 @@ const WAITERS_MAX = 100_000;
 export class KeyedMutex {
   private readonly tails = new Map<number, { tail: Promise<void>; waiters: number }>();
 
+  /** Whether an operation holds or waits for key's lock (a synchronous reader must not overtake it). */
+  busy(key: number): boolean {
+    return this.tails.has(key);
+  }
+
   async run<T>(key: number, fn: () => Promise<T>): Promise<T> {
     const entry = this.tails.get(key) ?? { tail: Promise.resolve(), waiters: 0 };
     assert(entry.waiters < WAITERS_MAX, 'too many operations queued on one inode');

@@ -14,7 +14,7 @@ import { chunkDirRelPath, shardRelPath, tempName } from '../src/path';
 import { HASH_ENTRY_BYTES, PAGE_BYTES, alignUp, dataStartBytes } from '../src/region';
 import { ShardParams, shardHeaderFor, spanPlan, verifiedRead, verifySpan, verifyShardBytes } from '../src/shard';
 import { ChunkRef, shardDataLen, shardParams, siteOf } from './chunk-ref';
-import { Io, IoFile, errnoCode, preadIntoParallel, preadParallel, settledAll } from './io';
+import { INLINE_BYTES_MAX, Io, IoFile, errnoCode, preadIntoParallel, preadParallel, settledAll } from './io';
 import { ScratchPool } from './scratch-pool';
 import { nowNs } from './meta';
 import { DiskUnavailableError, markerPath, offlineReason } from './disk-identity';
@@ -265,6 +265,41 @@ export class ShardStore {
       this.headers.delete(path);
       await this.io.revalidate(path).catch(() => undefined);
       throw err;
+    }
+  }
+
+  /**
+   * readVerifiedInto done synchronously, or false with target untouched when it cannot be: the
+   * header or the descriptor is not cached, the Io cannot read inline now, or anything at all
+   * fails. The caller then takes the async path, which reads again and does the failover,
+   * counting and heal queueing (DESIGN §6); so a damaged shard is never served from here.
+   */
+  readVerifiedIntoNow(ref: ChunkRef, shardIndex: number, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number): boolean {
+    if (this.gate.unavailable(ref.diskIds[shardIndex]) !== undefined || this.io.openNow === undefined) return false;
+    const path = this.path(ref, shardIndex);
+    const h = this.headers.get(path);
+    if (h === undefined) return false;
+    const f = this.io.openNow(path);
+    if (f === null || f.preadIntoNow === undefined) return false;
+    try {
+      const plan = spanPlan({ dataLenBytes: shardDataLen(ref), bitrotBlockBytes: ref.fl.bitrotBlockBytes }, offsetBytes, lengthBytes);
+      if (plan === null) return true;
+      if (plan.entriesLen + plan.dataLen > INLINE_BYTES_MAX) return false;
+      const scratch = this.scratch.take(plan.entriesLen + plan.dataLen);
+      try {
+        const entries = scratch.subarray(0, plan.entriesLen);
+        const data = scratch.subarray(plan.entriesLen, plan.entriesLen + plan.dataLen);
+        if (f.preadIntoNow(entries, 0, plan.entriesLen, plan.entriesAt) !== plan.entriesLen) return false;
+        if (f.preadIntoNow(data, 0, plan.dataLen, plan.dataAt) !== plan.dataLen) return false;
+        verifySpan(h, this.key, plan, entries, data, { ...siteOf(ref, shardIndex), path }).copy(target, targetOffset); // spec §9
+        return true;
+      } finally {
+        this.scratch.give(scratch);
+      }
+    } catch {
+      return false;
+    } finally {
+      f.close().catch(() => undefined);
     }
   }
 

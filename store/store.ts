@@ -198,6 +198,10 @@ export class Store {
    * returns the byte count (short only at EOF; holes are written as zeros). Verified
    * through pooled scratch buffers, so a small read allocates no span-sized buffer.
    */
+  /** readInto answered synchronously from cached state, or null: then call readInto (store/file-io.ts). */
+  readIntoNow(ino: number, offsetBytes: number, target: Buffer): number | null {
+    return this.files.readIntoNow(ino, offsetBytes, target);
+  }
   readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset = 0): Promise<number> {
     return this.files.readInto(ino, offsetBytes, target, targetOffset);
   }
