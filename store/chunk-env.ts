@@ -4,7 +4,8 @@ import { ChunkMap } from './chunk-map';
 import { ChunkRef } from './chunk-ref';
 import { CounterName, Counters } from './counters';
 import { Db } from './meta';
-import { ShardFailure, ShardStore, classifyShardError } from './shard-store';
+import { ShardStore } from './shard-store';
+import { ShardFailure, classifyShardError } from './shard-encode';
 
 /** Per-disk error tally for status(); placement never depends on it (DESIGN §3). */
 export class DiskHealth {

@@ -9,7 +9,7 @@ import { FsError } from './fs-error';
 import { errnoCode } from './io';
 import { shardCount, writeQuorum } from './layout';
 import { readReplica, readReplicaInto } from './replica-chunk';
-import { Payload } from './shard-store';
+import { Payload } from './shard-encode';
 
 export function readChunk(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
   if (lengthBytes === 0) return Promise.resolve(Buffer.alloc(0));

@@ -8,7 +8,7 @@ import { mapRange, splitChunk } from '../src/mapping';
 import { rsCodec } from '../src/rs';
 import { ChunkEnv, noteShardFailure, readOrder } from './chunk-env';
 import { ChunkRef, ecGeometry, shardDataLen, siteOf } from './chunk-ref';
-import { Payload } from './shard-store';
+import { Payload } from './shard-encode';
 
 function km(ref: ChunkRef): { k: number; m: number } {
   const l = ref.fl.layout;

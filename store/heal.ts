@@ -8,7 +8,7 @@ import { rebuildPayload } from './chunk-io';
 import { HealEntry } from './chunk-map';
 import { FileIo } from './file-io';
 import { shardCount } from './layout';
-import { classifyShardError } from './shard-store';
+import { classifyShardError } from './shard-encode';
 
 export interface HealReport {
   examined: number;

@@ -9,7 +9,7 @@ import { ChunkRef } from './chunk-ref';
 import { Intent } from './chunk-map';
 import { FileIo } from './file-io';
 import { errnoCode } from './io';
-import { classifyShardError } from './shard-store';
+import { classifyShardError } from './shard-encode';
 
 export interface RecoveryReport {
   intentsResolved: number;

@@ -4,7 +4,7 @@ import test from 'ava';
 import { loadHighway } from '../../src/highway';
 import { parseBitrotKey } from '../../src/keying';
 import { encodeShard } from '../../src/shard';
-import { encodeShardParts } from '../../store/shard-store';
+import { encodeShardParts } from '../../store/shard-encode';
 import { prng, randomBytes } from './helpers';
 
 test('encodeShardParts + payload + pad == encodeShard', async (t) => {
