@@ -6,6 +6,8 @@ import { nowNs } from '../store/meta';
 import { posix } from './errno';
 
 const STATFS_BLOCK_BYTES = 4096;
+const STATFS_BLOCKS_MAX = 2 ** 32;
+const FRSIZE_DOUBLINGS_MAX = 32;
 const NAME_BYTES_MAX = 255;
 const UID_UNCHANGED = 0xffffffff; // chown(2) with -1
 
@@ -73,10 +75,14 @@ export async function ftruncate(core: FsCore, path: string | null, fh: number, s
 
 export async function statfs(core: FsCore): Promise<Fuse.Statfs> {
   const s = await core.store.statfs();
-  const blocks = (n: number): number => Math.max(0, Math.floor(n / STATFS_BLOCK_BYTES));
+  // The binding carries block counts as 32-bit numbers: past 16 TiB of 4 KiB blocks they would
+  // wrap, so the fragment size doubles until the total fits (df multiplies by it).
+  let frsize = STATFS_BLOCK_BYTES;
+  for (let i = 0; i < FRSIZE_DOUBLINGS_MAX && s.totalBytes / frsize >= STATFS_BLOCKS_MAX; i++) frsize *= 2;
+  const blocks = (n: number): number => Math.min(STATFS_BLOCKS_MAX - 1, Math.max(0, Math.floor(n / frsize)));
   const files = 1 << 30;
   return {
-    bsize: STATFS_BLOCK_BYTES, frsize: STATFS_BLOCK_BYTES, blocks: blocks(s.totalBytes), bfree: blocks(s.freeBytes),
+    bsize: STATFS_BLOCK_BYTES, frsize, blocks: blocks(s.totalBytes), bfree: blocks(s.freeBytes),
     bavail: blocks(s.availBytes), files, ffree: files, favail: files, fsid: 0, flag: 0, namemax: NAME_BYTES_MAX,
   };
 }
