@@ -12,7 +12,7 @@ import { writeHashEntries } from '../src/hashtable';
 import { BitrotKey } from '../src/keying';
 import { chunkDirRelPath, shardRelPath, tempName } from '../src/path';
 import { HASH_ENTRY_BYTES, dataStartBytes } from '../src/region';
-import { shardHeaderFor, spanPlan, verifiedRead, verifySpan, verifyShardBytes } from '../src/shard';
+import { SpanPlan, shardHeaderFor, spanPlan, verifiedRead, verifySpan, verifyShardBytes } from '../src/shard';
 import { ChunkRef, shardDataLen, shardParams, siteOf } from './chunk-ref';
 import { INLINE_BYTES_MAX, Io, IoFile, errnoCode, preadIntoParallel, preadParallel, settledAll } from './io';
 import { ScratchPool } from './scratch-pool';
@@ -168,6 +168,17 @@ export class ShardStore {
     });
   }
 
+  /** The §9 span plan of a shard range; the layout gives the geometry (the header is cross-checked against it). */
+  private spanOf(ref: ChunkRef, offsetBytes: number, lengthBytes: number, site: ErrorSite = {}): SpanPlan | null {
+    return spanPlan({ dataLenBytes: shardDataLen(ref), bitrotBlockBytes: ref.fl.bitrotBlockBytes }, offsetBytes, lengthBytes, site);
+  }
+
+  /** A pooled scratch for a plan, cut into its hash entries and its data span (give it back after). */
+  private scratchFor(plan: SpanPlan): { scratch: Buffer; entries: Buffer; data: Buffer } {
+    const scratch = this.scratch.take(plan.entriesLen + plan.dataLen);
+    return { scratch, entries: scratch.subarray(0, plan.entriesLen), data: scratch.subarray(plan.entriesLen, plan.entriesLen + plan.dataLen) };
+  }
+
   /**
    * readVerified without a fresh span-sized buffer: entries and block-aligned span are
    * read into a pooled scratch buffer (store/scratch-pool.ts), verified there (spec §9:
@@ -178,12 +189,10 @@ export class ShardStore {
     return this.withShardFile(ref, shardIndex, async (f, path) => {
       const site: ErrorSite = { ...siteOf(ref, shardIndex), path };
       // The layout gives the geometry; the header read below is cross-checked against the same layout.
-      const plan = spanPlan({ dataLenBytes: shardDataLen(ref), bitrotBlockBytes: ref.fl.bitrotBlockBytes }, offsetBytes, lengthBytes, site);
+      const plan = this.spanOf(ref, offsetBytes, lengthBytes, site);
       if (plan === null) return use(Buffer.alloc(0));
-      const scratch = this.scratch.take(plan.entriesLen + plan.dataLen);
+      const { scratch, entries, data } = this.scratchFor(plan);
       try {
-        const entries = scratch.subarray(0, plan.entriesLen);
-        const data = scratch.subarray(plan.entriesLen, plan.entriesLen + plan.dataLen);
         // Header, entries and data together (one I/O latency); all settle before the scratch is reused.
         const [h, entriesGot, dataGot] = await settledAll<ShardHeader | number>([
           this.header(ref, shardIndex, f, path),
@@ -239,13 +248,11 @@ export class ShardStore {
     const f = this.io.openNow(path);
     if (f === null || f.preadIntoNow === undefined) return false;
     try {
-      const plan = spanPlan({ dataLenBytes: shardDataLen(ref), bitrotBlockBytes: ref.fl.bitrotBlockBytes }, offsetBytes, lengthBytes);
+      const plan = this.spanOf(ref, offsetBytes, lengthBytes);
       if (plan === null) return true;
       if (plan.entriesLen + plan.dataLen > INLINE_BYTES_MAX) return false;
-      const scratch = this.scratch.take(plan.entriesLen + plan.dataLen);
+      const { scratch, entries, data } = this.scratchFor(plan);
       try {
-        const entries = scratch.subarray(0, plan.entriesLen);
-        const data = scratch.subarray(plan.entriesLen, plan.entriesLen + plan.dataLen);
         if (f.preadIntoNow(entries, 0, plan.entriesLen, plan.entriesAt) !== plan.entriesLen) return false;
         if (f.preadIntoNow(data, 0, plan.dataLen, plan.dataAt) !== plan.dataLen) return false;
         verifySpan(h, this.key, plan, entries, data, { ...siteOf(ref, shardIndex), path }).copy(target, targetOffset); // spec §9
