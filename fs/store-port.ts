@@ -12,8 +12,10 @@ export interface StorePort {
   readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset?: number): Promise<number>;
   /** readInto answered synchronously from cached state, or null (then use readInto). */
   readIntoNow?(ino: number, offsetBytes: number, target: Buffer): number | null;
-  /** Durable when it resolves. */
+  /** The shards are durable when it resolves; the metadata commit is not flushed (see sync). */
   write(ino: number, offsetBytes: number, data: Uint8Array): Promise<void>;
+  /** One full commit: every metadata change so far durable (fsync, fsyncdir, syncfs; DESIGN §5). */
+  sync(): Promise<void>;
   truncate(ino: number, sizeBytes: number): Promise<void>;
   /** Delete the data of an nlink-0 inode (from the orphan list). */
   deleteFile(ino: number): Promise<void>;

@@ -79,16 +79,19 @@ export class FileIo {
   }
 
   ref(ino: number, fl: FileLayout, chunkIndex: number, version: bigint, logicalLenBytes: number): ChunkRef {
-    return { ino, fileId: BigInt(ino), chunkIndex, version, logicalLenBytes, fl, diskIds: this.placement(fl, chunkIndex) };
+    const diskIds = this.placement(fl.placementSeed, fl.clusterMapEpoch, chunkIndex, shardCount(fl.layout));
+    return { ino, fileId: BigInt(ino), chunkIndex, version, logicalLenBytes, fl, diskIds };
   }
 
-  /** Placement is a pure function of (seed, epoch, chunk, shard count) over this store's disks: cached (frozen). */
-  private placement(fl: FileLayout, chunkIndex: number): readonly number[] {
-    const count = shardCount(fl.layout);
-    const key = `${fl.placementSeed}/${fl.clusterMapEpoch}/${chunkIndex}/${count}`;
+  /**
+   * Placement is a pure function of (seed, epoch, chunk, shard count) over this store's disks: cached
+   * (frozen). Public for the reclaimer, which deletes versions of inodes that may be gone.
+   */
+  placement(seed: bigint, epoch: number, chunkIndex: number, count: number): readonly number[] {
+    const key = `${seed}/${epoch}/${chunkIndex}/${count}`;
     let diskIds = this.placements.get(key);
     if (diskIds === undefined) {
-      diskIds = Object.freeze(placeChunk(this.disks, fl.placementSeed, fl.clusterMapEpoch, BigInt(chunkIndex), count));
+      diskIds = Object.freeze(placeChunk(this.disks, seed, epoch, BigInt(chunkIndex), count));
       this.placements.set(key, diskIds);
     }
     return diskIds;
@@ -215,12 +218,17 @@ export class FileIo {
     });
   }
 
+  /**
+   * Shrinking: the tail chunk is rewritten shorter as a fresh version (so bytes past the new size
+   * never reappear), dropped chunks and the old tail only change metadata and go on the reclaim
+   * queue (DESIGN §5); growing: the new range is a hole.
+   */
   private async truncateLocked(ino: number, sizeBytes: number): Promise<void> {
     const info = this.loadInfo(ino);
     const { fl } = info;
-    const t = nowNs();
     if (sizeBytes >= info.sizeBytes) {
-      this.q.setSize.run(sizeBytes, t, t, ino); // growing: the new range is a hole
+      const t = nowNs();
+      this.q.setSize.run(sizeBytes, t, t, ino);
       return;
     }
     const cs = fl.chunkSizeBytes;
@@ -228,45 +236,62 @@ export class FileIo {
     const dropped = this.env.map.live(ino, lastKept + 1).map((r) => this.liveRef(ino, fl, r)!);
     const tail = lastKept >= 0 ? this.liveRef(ino, fl, this.env.map.get(ino, lastKept)) : null;
     const tailLen = sizeBytes - lastKept * cs;
-    const garbage = [...dropped];
-    let shortened: { version: bigint; failed: number[] } | null = null;
-    if (tail !== null && tail.logicalLenBytes > tailLen) {
-      // Shorten the tail chunk so bytes past the new size never reappear (copy-on-write).
-      const content = await readChunk(this.env, tail, 0, tailLen);
-      const version = this.env.map.allocVersion(ino, lastKept);
-      const failed = await writeWholeChunk(this.env, this.ref(ino, fl, lastKept, version, tailLen), content);
-      shortened = { version, failed };
-      garbage.push(tail);
-    }
+    const shortened = tail !== null && tail.logicalLenBytes > tailLen ? await this.shortenTail(ino, fl, tail, tailLen) : null;
+    const t = nowNs();
     this.env.db.transaction(() => {
       if (shortened !== null) {
-        this.env.map.setLive(ino, lastKept, shortened.version, tailLen);
+        this.env.map.setLive(ino, lastKept, shortened.version, tailLen); // data first: its shards are durable
+        this.env.reclaim.remove(ino, lastKept, shortened.version);
+        this.env.reclaim.add(ino, lastKept, tail!.version, fl);
         for (const i of shortened.failed) this.env.map.queueHeal(ino, lastKept, shortened.version, i, 'write failed on this shard');
       }
-      for (const r of dropped) this.env.map.retire(ino, r.chunkIndex);
+      for (const r of dropped) {
+        this.env.map.retire(ino, r.chunkIndex);
+        this.env.reclaim.add(ino, r.chunkIndex, r.version, fl);
+      }
       this.q.setSize.run(sizeBytes, t, t, ino);
     })();
-    for (const r of garbage) await this.env.shards.deleteChunk(r, shardCount(fl.layout));
   }
 
-  /** Delete an unlinked (nlink 0) file's chunks, then its rows (the orphan list covers a crash). */
+  /** The tail chunk's first tailLen bytes as a fresh version, reserved durably first (store/chunk-writer.ts). */
+  private async shortenTail(ino: number, fl: FileLayout, tail: ChunkRef, tailLen: number): Promise<{ version: bigint; failed: number[] }> {
+    const content = await readChunk(this.env, tail, 0, tailLen);
+    const version = this.env.db.transaction(() => {
+      const v = this.env.map.allocVersion(ino, tail.chunkIndex);
+      this.env.reclaim.add(ino, tail.chunkIndex, v, fl);
+      return v;
+    })();
+    this.env.inflight.add(ino, tail.chunkIndex, version);
+    try {
+      await this.env.commits.flush();
+      const failed = await writeWholeChunk(this.env, this.ref(ino, fl, tail.chunkIndex, version, tailLen), content);
+      return { version, failed };
+    } finally {
+      this.env.inflight.delete(ino, tail.chunkIndex, version);
+    }
+  }
+
+  /**
+   * Delete an unlinked (nlink 0) file: its rows go, and its chunk versions go on the reclaim
+   * queue in the same transaction (DESIGN §5: `rm -rf` never waits on shard deletion).
+   */
   deleteFile(ino: number): Promise<void> {
     return this.locks.run(ino, async () => {
       this.forget(ino);
       const info = this.loadInfo(ino);
       if (info.nlink > 0) throw new FsError('EBUSY', `inode ${ino} still has ${info.nlink} links`);
-      const refs = this.env.map.live(ino).map((r) => this.liveRef(ino, info.fl, r)!);
       const db = this.env.db;
       db.transaction(() => {
+        for (const r of this.env.map.live(ino)) this.env.reclaim.add(ino, r.chunkIndex, r.version, info.fl);
         this.env.map.dropInode(ino);
-        db.prepare('DELETE FROM intents WHERE ino = ?').run(ino);
+        this.env.map.dropIntentsOf(ino);
         db.prepare('DELETE FROM heal_queue WHERE ino = ?').run(ino);
         db.prepare('DELETE FROM xattrs WHERE ino = ?').run(ino);
         db.prepare('DELETE FROM orphans WHERE ino = ?').run(ino);
         db.prepare('DELETE FROM inodes WHERE ino = ?').run(ino);
       })();
-      // Rows first: a crash now leaves only unreferenced shards, which recovery collects.
-      for (const r of refs) await this.env.shards.deleteChunk(r, shardCount(info.fl.layout));
     });
   }
+
+
 }
