@@ -6,6 +6,7 @@
 #   passthru   scripts/passthrough.js (fuse-native passthrough: the ceiling of the binding)
 #   cfs-r3     chunkfs, replica:3
 #   cfs-ec42   chunkfs, ec:4+2
+#   base-r3, base-ec42   chunkfs built in $BASELINE_REPO (an older checkout), for before/after in one run
 # Workloads: sequential 1 MiB write and read; random 4 KiB write with 1 and 4 jobs; random 4 KiB read;
 # random 4 KiB write with fsync after each write. Caches are dropped before each job and the targets are
 # interleaved over ROUNDS rounds (the machine is shared and noisy); the median of the rounds is reported.
@@ -79,10 +80,15 @@ setup_target() {
       mkdir -p "$base/src"
       node scripts/passthrough.js "$base/src" "$base/mnt" >"$base/log" 2>&1 &
       PIDS+=($!); MOUNTS+=("$base/mnt"); wait_line "$base/log" "mounted"; DIR[$t]=$base/mnt ;;
-    cfs-r3|cfs-ec42)
-      local layout=replica:3; [ "$t" = cfs-ec42 ] && layout=ec:4+2
-      node dist/src/cli.js mkfs "$base/store" --disks 6 --layout "$layout" >/dev/null
-      node dist/src/cli.js mount "$base/store" "$base/mnt" ${CHUNKFS_MOUNT_OPTS:+-o "$CHUNKFS_MOUNT_OPTS"} >"$base/log" 2>&1 &
+    cfs-r3|cfs-ec42|base-r3|base-ec42)
+      local layout=replica:3; [ "${t#*-}" = ec42 ] && layout=ec:4+2
+      local cli=dist/src/cli.js
+      if [ "${t%%-*}" = base ]; then
+        [ -n "${BASELINE_REPO:-}" ] || { echo "bench-fio: $t needs BASELINE_REPO" >&2; return 1; }
+        cli=$BASELINE_REPO/dist/src/cli.js
+      fi
+      node "$cli" mkfs "$base/store" --disks 6 --layout "$layout" >/dev/null
+      node "$cli" mount "$base/store" "$base/mnt" ${CHUNKFS_MOUNT_OPTS:+-o "$CHUNKFS_MOUNT_OPTS"} >"$base/log" 2>&1 &
       PIDS+=($!); MOUNTS+=("$base/mnt"); wait_line "$base/log" "chunkfs: mounted"; DIR[$t]=$base/mnt ;;
     *) echo "bench-fio: unknown target $t" >&2; exit 1 ;;
   esac
@@ -153,7 +159,7 @@ for (const w of workloads) {
 }
 console.log(`\nfio, median of rounds; (x) = ratio to the plain directory\n${out}`)
 if (targets.includes('gocryptfs')) {
-  for (const t of targets.filter((x) => x.startsWith('cfs'))) {
+  for (const t of targets.filter((x) => x.startsWith('cfs') || x.startsWith('base'))) {
     console.log(`${t} vs gocryptfs: ` + workloads.map((w) => `${w} ${(median(vals[w + ' ' + t]) / median(vals[w + ' gocryptfs'])).toFixed(2)}x`).join(', '))
   }
 }
