@@ -306,7 +306,8 @@ export class ShardStore {
     try {
       await f.pwrite(span, dataStartBytes(blockCount) + firstBlock * bb);
       await f.pwrite(entries, HEADER_BYTES + firstBlock * HASH_ENTRY_BYTES);
-      await f.fdatasync();
+      // On the pool: all replicas of a patch sync at once (DESIGN §5); inline they would queue.
+      await f.fdatasync(false);
     } finally {
       await f.close();
     }
