@@ -16,11 +16,15 @@ import { Db, dbToU64, nowNs, u64ToDb } from './meta';
 import { boundedAll } from './bounded';
 
 /** Entries one reclaim round takes. */
-export const RECLAIM_BATCH_MAX = 64;
+export const RECLAIM_BATCH_MAX = 32;
 /** Chunk versions deleted at once within a round. */
-const RECLAIM_CONCURRENCY = 8;
-/** Pause between rounds: the reclaimer yields the disks to foreground I/O (its rate limit). */
-const RECLAIM_PAUSE_MS = 10;
+const RECLAIM_CONCURRENCY = 4;
+/**
+ * Pause between rounds, the reclaimer's rate limit: at most 32 versions per 100 ms (about 1,000
+ * shard files a second for replica:3), so a big `rm -rf` drains in the background without taking
+ * the disks and the thread pool from foreground requests.
+ */
+const RECLAIM_PAUSE_MS = 100;
 /** Rounds of one drain() call (a bound on the loop; the queue is finite anyway). */
 const DRAIN_ROUNDS_MAX = 1 << 20;
 
