@@ -2,10 +2,11 @@
 // (src/cli-args.ts); store/ and fs/ are loaded lazily, at the point of use, so src/ stays free of
 // disk and FUSE code at import time (dependencies flow fs/ -> store/ -> src/).
 import { execFile } from 'node:child_process';
-import { promises as fsp, readFileSync } from 'node:fs';
-import * as os from 'node:os';
+import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { Command, HELP, MountCliOptions, UsageError, parseArgs } from './cli-args';
+import { fsnameOption, mountedAt } from './mounts';
+import { defaultStorePath, resolveTarget } from './target';
 
 // The store's shard writes and fsyncs run on libuv's thread pool (4 threads by default); a mount
 // writing several chunks' replicas at once waits on it. Set before the pool's first use.
@@ -50,11 +51,7 @@ function loadStore(): StoreModule {
   return require('../store/store') as StoreModule;
 }
 
-/** $XDG_DATA_HOME/chunkfs/default, else ~/.local/share/chunkfs/default. */
-export function defaultStorePath(env: NodeJS.ProcessEnv = process.env): string {
-  const base = env.XDG_DATA_HOME !== undefined && env.XDG_DATA_HOME !== '' ? env.XDG_DATA_HOME : path.join(os.homedir(), '.local', 'share');
-  return path.join(base, 'chunkfs', 'default');
-}
+export { defaultStorePath };
 
 function run(file: string, args: string[]): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
@@ -63,11 +60,6 @@ function run(file: string, args: string[]): Promise<{ code: number; out: string 
       resolve({ code, out: `${stdout}${stderr}` });
     });
   });
-}
-
-function mountedAt(mountpoint: string): boolean {
-  const escaped = mountpoint.replace(/ /g, '\\040');
-  return readFileSync('/proc/self/mounts', 'utf8').split('\n').some((l) => l.split(' ')[1] === escaped);
 }
 
 /** A live mount point is refused; a stale one (crash: ENOTCONN) is unmounted. */
@@ -80,7 +72,10 @@ async function prepareMountpoint(mountpoint: string): Promise<void> {
     const r = await run('fusermount', ['-uz', mountpoint]);
     if (r.code !== 0 || mountedAt(mountpoint)) throw new CliError(`cannot recover stale mount ${mountpoint}: ${r.out.trim()}`);
   }
-  await fsp.mkdir(mountpoint, { recursive: true });
+  if (!(await fsp.stat(mountpoint).then(() => true, () => false))) {
+    await fsp.mkdir(mountpoint, { recursive: true });
+    process.stderr.write(`chunkfs: created the mount point ${mountpoint}\n`);
+  }
   const st = await fsp.stat(mountpoint);
   if (!st.isDirectory()) throw new CliError(`${mountpoint} is not a directory`);
   // libfuse 2 refuses a non-empty mount point; say so before the store is opened.
@@ -116,23 +111,31 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<void> {
     process.stderr.write(`chunkfs: created the default store ${storeDir} (${DEFAULT_DISKS} disks, ${DEFAULT_LAYOUT})\n`);
   }
   await prepareMountpoint(mountpoint);
-  // Heal what reads served around, commit and reclaim in the background (DESIGN §5).
-  const store = await Store.open(storeDir, { healer: true, background: true });
+  // Heal what reads served around, commit and reclaim in the background (DESIGN §5), on the
+  // injectable Io that `chunkfs inject` reaches (issue 11).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { store, faults } = await (require('./live-store') as typeof import('./live-store')).openLiveStore(storeDir);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { mountFs } = require('../fs/mount') as typeof import('../fs/mount');
   let mounted: Awaited<ReturnType<typeof mountFs>>;
   try {
-    mounted = await mountFs(store as unknown as Parameters<typeof mountFs>[0], mountpoint, mountOptions(c.options));
+    mounted = await mountFs(store, mountpoint, { ...mountOptions(c.options), fsname: fsnameOption(storeDir) });
   } catch (err) {
     await store.close();
     throw new CliError(`cannot mount ${storeDir} on ${mountpoint}: ${(err as Error).message}`);
   }
+  const log = (line: string): void => { process.stderr.write(`chunkfs: ${line}\n`); };
+  const live = { faults, mountpoint, pid: process.pid, readOnly: false, flush: () => mounted.core.wb.flushAll() };
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const control = await (require('./mount-control') as typeof import('./mount-control')).startControl(store, live, log)
+    .catch((err: Error) => { log(`no control socket (verbs will not reach this mount): ${err.message}`); return null; });
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
     process.stderr.write(`chunkfs: ${signal}: flushing, unmounting ${mountpoint} and closing the store\n`);
-    mounted.unmount(signal === 'unmounted').then(() => store.close()).then(() => process.exit(0), (err) => {
+    const closed = control === null ? Promise.resolve() : control.close();
+    closed.then(() => mounted.unmount(signal === 'unmounted')).then(() => store.close()).then(() => process.exit(0), (err) => {
       process.stderr.write(`chunkfs: unmount failed: ${(err as Error).message}\n`);
       process.exit(1);
     });
@@ -160,22 +163,6 @@ async function cmdUmount(c: Extract<Command, { verb: 'umount' }>): Promise<void>
   process.stdout.write(`chunkfs: unmounted ${mountpoint}\n`);
 }
 
-async function cmdStatus(c: Extract<Command, { verb: 'status' }>): Promise<void> {
-  const dir = path.resolve(c.store);
-  if (!(await isStore(dir))) throw new CliError(`${dir} is not a chunkfs store`);
-  const { Store } = loadStore();
-  const store = await Store.open(dir, { readOnly: true });
-  try {
-    const report = await store.status();
-    const json = JSON.stringify(report, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2);
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    process.stdout.write(c.json ? `${json}\n` : (require('./status-text') as typeof import('./status-text')).statusText(JSON.parse(json)));
-  } finally {
-    await store.close();
-  }
-}
-
-
 /** "file 3 chunk 0 shards 1,2; file 5 chunk 2 shard 0" */
 export function shardList(refs: ShardRef[]): string {
   const byChunk = new Map<string, number[]>();
@@ -188,8 +175,7 @@ export function shardList(refs: ShardRef[]): string {
 
 /** Exit 1 when anything is unrecoverable, or (without --repair) when anything is bad. */
 async function cmdScrub(c: Extract<Command, { verb: 'scrub' }>): Promise<number> {
-  const dir = path.resolve(c.store);
-  if (!(await isStore(dir))) throw new CliError(`${dir} is not a chunkfs store`);
+  const dir = resolveTarget(c.target).storeDir;
   const { Store } = loadStore();
   const store = await Store.open(dir); // read-write: the lock refuses it while mounted, naming the holder
   let report: ScrubReport;
@@ -250,8 +236,11 @@ export async function main(argv: string[]): Promise<number> {
       case 'mkfs': await cmdMkfs(cmd); return 0;
       case 'mount': await cmdMount(cmd); return -1; // keeps running until a signal
       case 'umount': await cmdUmount(cmd); return 0;
-      case 'status': await cmdStatus(cmd); return 0;
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      case 'status': return await (require('./verbs/status') as typeof import('./verbs/status')).statusVerb(cmd);
       case 'scrub': return await cmdScrub(cmd);
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      case 'inject': return await (require('./verbs/inject') as typeof import('./verbs/inject')).injectVerb(cmd);
     }
   } catch (err) {
     const msg = err instanceof CliError ? err.message : err instanceof Error ? err.message : String(err);

@@ -20,6 +20,8 @@ export interface MountOptions {
   /** per-op timeout of the binding; a store op slower than this answers ETIMEDOUT */
   opTimeoutMs?: number;
   log?: (message: string) => void;
+  /** Mount source shown in /proc/mounts: the store directory, so a mount point leads to its store (issue 11). */
+  fsname?: string;
 }
 
 export interface MountedFs {
@@ -52,7 +54,7 @@ export async function mountFs(store: StorePort, mountpoint: string, opts: MountO
   const fuse = new SizedXattrFuse(mountpoint, makeOps(core, log), {
     allowOther: opts.allowOther ?? process.getuid?.() === 0,
     defaultPermissions: true, autoUnmount: true, bigWrites: true, useIno: true,
-    fsname: 'chunkfs', subtype: 'chunkfs', timeout: opts.opTimeoutMs ?? 120_000,
+    fsname: opts.fsname ?? 'chunkfs', subtype: 'chunkfs', timeout: opts.opTimeoutMs ?? 120_000,
     // High-level libfuse gives each hard link its own kernel inode, so cached attributes of one name
     // go stale when another changes (nlink, size): ask every time. '0' as a string: the binding
     // drops a falsy number.

@@ -25,6 +25,8 @@ import { ShardStore } from './shard-store';
 import { CommitLog } from './commit-log';
 import { LeakReport, scanLeaks } from './leak-scan';
 import { InflightVersions, ReclaimQueue, ReclaimReport, Reclaimer } from './reclaim';
+import { DamageKind, DamageReport, damageShard } from './shard-damage';
+import { pathOfIno } from './ino-path';
 
 export const META_FILE = 'meta.db';
 
@@ -38,6 +40,8 @@ export interface ScrubReport extends HealReport {
 
 export interface StoreOpenOptions {
   io?: Io;
+  /** The small files' I/O (config, key, markers, lock; store/sync-io.ts); a live mount passes an injectable one. */
+  syncIo?: SyncIo;
   readOnly?: boolean;
   healer?: boolean;
   /**
@@ -81,7 +85,7 @@ export class Store {
   /** Held while open read-write (store/store-lock.ts); null when read-only. */
   private lock: StoreLock | null = null;
 
-  private constructor(readonly dir: string, private readonly opened: OpenedConfig, private readonly db: Db, readonly io: Io) {
+  private constructor(readonly dir: string, private readonly opened: OpenedConfig, private readonly db: Db, readonly io: Io, readonly syncIo: SyncIo) {
     const { config } = opened;
     const health = new DiskHealth();
     const shards = new ShardStore(io, opened.key, opened.diskPaths, health);
@@ -135,20 +139,21 @@ export class Store {
   static async open(dir: string, opts: StoreOpenOptions = {}): Promise<Store> {
     await loadHighway();
     const readOnly = opts.readOnly ?? false;
-    const opened = openConfig(dir, nodeSyncIo);
+    const syncIo = opts.syncIo ?? nodeSyncIo;
+    const opened = openConfig(dir, syncIo);
     const metaPath = nodePath.join(dir, META_FILE);
-    if (nodeSyncIo.stat(metaPath) === null) throw new ConfigError(metaPath, 'metadata database missing; refusing to start an empty one');
-    Store.makePrivate(dir, opened, nodeSyncIo, opts.log ?? ((line) => process.stderr.write(`${line}\n`)));
-    const lock = readOnly ? null : StoreLock.acquire(dir);
+    if (syncIo.stat(metaPath) === null) throw new ConfigError(metaPath, 'metadata database missing; refusing to start an empty one');
+    Store.makePrivate(dir, opened, syncIo, opts.log ?? ((line) => process.stderr.write(`${line}\n`)));
+    const lock = readOnly ? null : StoreLock.acquire(dir, syncIo);
     let db: Db | null = null;
     try {
-      if (!readOnly) adoptLegacyStore(dir, opened);
+      if (!readOnly) adoptLegacyStore(dir, opened, syncIo);
       try {
         db = openDb(metaPath, readOnly);
       } catch (err) {
         throw new ConfigError(metaPath, `cannot open metadata database: ${(err as Error).message}`);
       }
-      const store = new Store(dir, opened, db, opts.io ?? new NodeIo());
+      const store = new Store(dir, opened, db, opts.io ?? new NodeIo(), syncIo);
       store.lock = lock;
       store.checkDisks(false);
       if (!readOnly) {
@@ -194,11 +199,11 @@ export class Store {
       const root = this.opened.diskPaths.get(d.id)!;
       // A store made before markers, opened read-only, has no uuid to check against.
       const problem = config.storeUuid === undefined
-        ? (nodeSyncIo.stat(root) !== null ? null : `directory ${root} is missing (device not mounted?)`)
-        : diskProblem(nodeSyncIo, root, config.storeUuid, d.id);
+        ? (this.syncIo.stat(root) !== null ? null : `directory ${root} is missing (device not mounted?)`)
+        : diskProblem(this.syncIo, root, config.storeUuid, d.id);
       // An intent left open by recovery may mean a replica on this disk holds old blocks that
-      // still verify: the disk comes back only at an open, whose recovery resolves the intent first.
-      if (problem === null && onlyOffline && this.env.map.intents().length > 0) continue;
+      // still verify: an offline disk comes back only at an open, whose recovery resolves the intent first.
+      if (problem === null && health.unavailable(d.id) !== undefined && this.env.map.intents().length > 0) continue;
       if (problem === null) health.setAvailable(d.id);
       else health.setUnavailable(d.id, offlineReason(d.id, root, problem));
     }
@@ -214,16 +219,21 @@ export class Store {
     if (root === undefined) throw new FsError('EINVAL', `no disk ${diskId} in this store`);
     if (this.lock === null) throw new FsError('EROFS', 'replaceDisk needs the store open read-write');
     const uuid = this.opened.config.storeUuid!;
-    if (diskProblem(nodeSyncIo, root, uuid, diskId) === null) throw new FsError('EINVAL', `disk ${diskId} (${root}) is not offline; nothing to replace`);
+    if (diskProblem(this.syncIo, root, uuid, diskId) === null) throw new FsError('EINVAL', `disk ${diskId} (${root}) is not offline; nothing to replace`);
     let entries: string[];
     try {
-      entries = nodeSyncIo.readdir(root);
+      entries = this.syncIo.readdir(root);
     } catch (err) {
       throw new ConfigError(root, `replacement disk directory must exist (mount the new device there): ${(err as Error).message}`);
     }
     if (entries.length > 0) throw new ConfigError(root, `replacement disk directory must be empty, it holds ${entries.length} entries`);
-    writeMarker(nodeSyncIo, root, uuid, diskId);
+    writeMarker(this.syncIo, root, uuid, diskId);
     this.env.health.setAvailable(diskId);
+  }
+
+  /** Check every disk's identity now (a disk taken offline or brought back, issue 11 inject). */
+  refreshDisks(): void {
+    this.checkDisks(false);
   }
 
   /** The commit timer and the reclaimer (a live mount). */
@@ -251,7 +261,7 @@ export class Store {
       await this.env.commits.stop();
       if (this.lock !== null) await this.env.commits.flushIfDirty().catch(() => undefined); // SQLite's close checkpoints too
       this.db.close();
-      if (this.io instanceof NodeIo) this.io.closeAll();
+      (this.io as { closeAll?: () => void }).closeAll?.(); // NodeIo, or an Io wrapping one
     } finally {
       this.lock?.release();
     }
@@ -353,5 +363,21 @@ export class Store {
   /** Disk directories by id. */
   diskPaths(): ReadonlyMap<number, string> {
     return this.opened.diskPaths;
+  }
+
+  /** One path of an inode in the namespace ('/a/b'), or null when it has no name (store/ino-path.ts). */
+  pathOf(ino: number): string | null {
+    return pathOfIno(this.db, ino);
+  }
+
+  /**
+   * Damage one shard of a stored chunk on purpose (chunkfs inject, store/shard-damage.ts); shardIndex
+   * undefined: the shard a read tries first.
+   */
+  damageShard(ino: number, chunkIndex: number, shardIndex: number | undefined, kind: DamageKind, blockIndex = 0): Promise<DamageReport> {
+    return this.files.withChunk(ino, chunkIndex, async (ref) => {
+      if (ref === null) throw new FsError('ENOENT', `file ${ino} has no stored chunk ${chunkIndex} (a hole, past its end, or not a regular file)`);
+      return damageShard(this.env, ref, shardIndex, kind, blockIndex);
+    });
   }
 }

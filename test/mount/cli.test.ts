@@ -32,11 +32,10 @@ test.serial('--help on every verb; errors name the problem and exit non-zero', a
     [['mount', dir + '/x', dir + '/m', '-o', 'bogus'], /unknown mount option 'bogus'/],
     [['mount', dir + '/nostore', dir + '/m'], /is not a chunkfs store/],
     [['umount', dir], /is not mounted/],
-    [['status', dir + '/nostore'], /is not a chunkfs store/],
-    [['scrub'], /scrub: missing <store>/],
+    [['status', dir + '/nostore'], /is neither a chunkfs store nor a chunkfs mount point/],
     [['scrub', dir + '/a', dir + '/b'], /scrub: unexpected argument/],
     [['scrub', dir + '/a', '--fix'], /scrub: unknown option '--fix'/],
-    [['scrub', dir + '/nostore'], /is not a chunkfs store/],
+    [['scrub', dir + '/nostore'], /is neither a chunkfs store nor a chunkfs mount point/],
   ]
   for (const [args, msg] of cases) {
     const r = await cli(args)
@@ -81,7 +80,7 @@ test.serial('mount without <store> creates the embedded default store (6 disks, 
   }
   const human = await cli(['status', dir + '/xdg/chunkfs/default'])
   t.regex(human.stdout, /disks: 6/)
-  t.regex(human.stdout, /healQueueLength: 0/)
+  t.regex(human.stdout, /heal queue: 0 shards/)
   await m.stop()
 })
 
@@ -132,7 +131,7 @@ test.serial('SIGINT flushes buffered writes and unmounts cleanly', async (t) => 
 
 test.serial('scrub: clean exits 0; a flipped byte is reported, repaired by --repair; refused while mounted', async (t) => {
   const top = await cli(['--help'])
-  t.regex(top.stdout, /scrub <store> \[--repair\] \[--json\]/)
+  t.regex(top.stdout, /scrub \[TARGET\] \[--repair\] \[--rate SIZE\/s\] \[--json\]/)
   await mkfs(dir + '/sc') // replica:3
   const m = await mountChunkfs(dir + '/sc', dir + '/msc')
   mounts.push(m)
