@@ -4,6 +4,7 @@
 
 import { UsageError } from './usage-error';
 import { parseSize } from './sizes';
+import { MOUNT_TOOL_OPTIONS_TEXT, MountToolOptions, parseMountToolOption } from './mount-tool-options';
 import { TOOL_HELP, TOOL_SYNOPSIS, TOOL_VERBS, ToolCommand, parseToolVerb } from './tool-args';
 
 export { UsageError, parseSize };
@@ -15,7 +16,7 @@ export type Command =
   | { verb: 'umount'; mountpoint: string; lazy: boolean }
   | ToolCommand;
 
-export interface MountCliOptions { bufferBytesMax?: number; flushDelayMs?: number; allowOther?: boolean }
+export interface MountCliOptions extends MountToolOptions { bufferBytesMax?: number; flushDelayMs?: number; allowOther?: boolean }
 
 export const VERBS = ['mkfs', 'mount', 'umount', ...TOOL_VERBS] as const;
 const DISKS_MAX = 256;
@@ -85,8 +86,9 @@ export function parseMountOptions(text: string): MountCliOptions {
     else if (key === 'flush_ms') o.flushDelayMs = positiveInt('mount', 'flush_ms', value ?? '', 3_600_000);
     else if (key === 'allow_other' && value === undefined) o.allowOther = true;
     else if (key === 'noallow_other' && value === undefined) o.allowOther = false;
+    else if (parseMountToolOption(key, value) !== null) Object.assign(o, parseMountToolOption(key, value));
     // An unknown option must not reach FUSE: it would leave a stale mount behind.
-    else throw new UsageError('mount', `unknown mount option '${item}' (known: buffer_mb=N, flush_ms=N, allow_other, noallow_other)`);
+    else throw new UsageError('mount', `unknown mount option '${item}' (known: buffer_mb=N, flush_ms=N, allow_other, noallow_other, ${MOUNT_TOOL_OPTIONS_TEXT})`);
   }
   return o;
 }
@@ -143,7 +145,11 @@ created on first use with 6 disks and replica:3. A stale mount point left by a c
 a live one is refused.
   -o buffer_mb=N     write-back buffer limit in MiB (default 5% of RAM, 64..1024)
   -o flush_ms=N      flush a dirty file this long after its first buffered write (default 5000)
-  -o allow_other     let other users in (default when run as root); noallow_other to refuse them`,
+  -o allow_other     let other users in (default when run as root); noallow_other to refuse them
+  -o ro              read-only: every change is refused (EROFS); the store still heals what reads find
+  -o debug           log whole stacks with errors (otherwise one line per event)
+  -o metrics=HOST:PORT  serve Prometheus metrics on http://HOST:PORT/metrics (off by default)
+A live mount answers the other chunkfs commands through <store>/chunkfs.sock.`,
   umount: `usage: chunkfs umount <mountpoint> [--lazy]
 
 Unmount a chunkfs mount (the mount process flushes and exits). --lazy detaches it even while busy.`,

@@ -20,11 +20,15 @@ export async function runAction(target: Target, verb: string, args: unknown, pro
   const { Store } = require('../store/store') as typeof import('../store/store');
   const readOnly = action.storeAccess(args) === 'read';
   const store = await Store.open(target.storeDir, { readOnly });
+  // Ctrl-C stops a long pass at its next step; the store then closes cleanly.
   const abort = new AbortController();
+  const onSigint = (): void => abort.abort();
+  process.once('SIGINT', onSigint);
   try {
     const env: ActionEnv = { store, live: null, progress, signal: abort.signal };
     return { result: await action.run(env, args), online: false };
   } finally {
+    process.off('SIGINT', onSigint);
     await store.close();
   }
 }

@@ -5,12 +5,13 @@ import { SplitArgs, flagValue, optionalTarget, parseDuration, splitArgs, wholeNu
 import { parseSize } from './sizes';
 import { INJECT_ACTIONS, InjectArgs } from './actions/inject-args';
 
-export const TOOL_VERBS = ['status', 'scrub', 'inject'] as const;
+export const TOOL_VERBS = ['status', 'scrub', 'heal', 'inject'] as const;
 export type ToolVerb = (typeof TOOL_VERBS)[number];
 
 export type ToolCommand =
   | { verb: 'status'; target?: string; json: boolean }
   | { verb: 'scrub'; target?: string; repair: boolean; json: boolean; rateBytesPerSec?: number }
+  | { verb: 'heal'; target?: string; list: boolean; json: boolean }
   /** file: FILE as given (corrupt, drop); the verb resolves it to a store and a path inside it. */
   | { verb: 'inject'; target?: string; json: boolean; args: InjectArgs; file?: string };
 
@@ -31,6 +32,11 @@ function parseScrub(args: string[]): ToolCommand {
     verb: 'scrub', target: optionalTarget('scrub', s.positionals), repair: s.flags.has('--repair'), json: s.flags.has('--json'),
     rateBytesPerSec: rate === undefined ? undefined : parseSize('scrub', '--rate', rate.replace(/\/s$/, '')),
   };
+}
+
+function parseHeal(args: string[]): ToolCommand {
+  const s = splitArgs('heal', args, { '--list': 'bool', '--json': 'bool' });
+  return { verb: 'heal', target: optionalTarget('heal', s.positionals), list: s.flags.has('--list'), json: s.flags.has('--json') };
 }
 
 function injectFlagsFor(action: string): Record<string, 'bool' | 'value'> {
@@ -108,6 +114,7 @@ export function parseToolVerb(verb: ToolVerb, args: string[]): ToolCommand {
   switch (verb) {
     case 'status': return parseStatus(args);
     case 'scrub': return parseScrub(args);
+    case 'heal': return parseHeal(args);
     case 'inject': return parseInject(args);
   }
   throw new UsageError('', `unknown command '${String(verb)}'`);
@@ -115,6 +122,7 @@ export function parseToolVerb(verb: ToolVerb, args: string[]): ToolCommand {
 
 export const TOOL_SYNOPSIS = `  status [TARGET] [--json]
   scrub [TARGET] [--repair] [--rate SIZE/s] [--json]
+  heal [TARGET] [--list] [--json]
   inject corrupt|drop FILE [--chunk N] [--shard I] [--block B] [--what data|hash|header]
   inject offline|online|eio|enospc|latency DISK [...] [TARGET]   inject --list|--clear [TARGET]`;
 
@@ -138,6 +146,14 @@ otherwise.
   --json             print the report as JSON
 Exit status: 0 when clean (or, with --repair, everything was repaired); 1 when a shard is unrecoverable,
 or without --repair when anything is bad.`,
+  heal: `usage: chunkfs heal [TARGET] [--list] [--json]
+
+Rebuild every shard on the heal queue now (reads that were served around a bad or missing shard,
+scrubs and degraded writes queue them; the mount's background healer drains the queue slowly and
+backs off per shard). Progress goes to stderr. On a mounted store it runs in the mount.
+  --list             show the queue instead: each shard's file, attempts, next try and why it is queued
+  --json             print the result as JSON
+Exit status: 0 when every tried shard was rebuilt or found good; 1 when one could not be rebuilt.`,
   inject: `usage: chunkfs inject corrupt FILE [--chunk N] [--shard I] [--block B] [--what data|hash|header] [STORE]
        chunkfs inject drop FILE [--chunk N] [--shard I] [STORE]
        chunkfs inject offline DISK [TARGET]          chunkfs inject online DISK [TARGET]

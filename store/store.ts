@@ -15,7 +15,8 @@ import { StoreLock } from './store-lock';
 import { CounterName, Counters } from './counters';
 import { FileIo } from './file-io';
 import { FsError } from './fs-error';
-import { HealReport, Healer } from './heal';
+import { HealOptions, HealReport, Healer } from './heal';
+import type { HealEntry } from './chunk-map';
 import { Io, NodeIo, StatfsResult } from './io';
 import { LayoutError, overhead, parseLayout, shardCount } from './layout';
 import { Db, openDb } from './meta';
@@ -23,7 +24,8 @@ import { Namespace } from './namespace';
 import { RecoveryReport, emptyRecoveryReport, recover } from './recovery';
 import { ShardStore } from './shard-store';
 import { CommitLog } from './commit-log';
-import { LeakReport, scanLeaks } from './leak-scan';
+import { LeakReport, emptyLeakReport, scanLeaks } from './leak-scan';
+import { ScrubOptions, scrubChunks } from './scrub';
 import { InflightVersions, ReclaimQueue, ReclaimReport, Reclaimer } from './reclaim';
 import { DamageKind, DamageReport, damageShard } from './shard-damage';
 import { pathOfIno } from './ino-path';
@@ -62,6 +64,9 @@ export interface StoreCreateOptions {
   io?: Io;
 }
 
+/** chunkfs heal --list: a queued shard, where its file is, and when the background healer tries it next. */
+export type HealQueueEntry = Omit<HealEntry, 'version'> & { version: string; path: string | null; nextTryMs: number | null };
+
 export interface StatusReport {
   disks: Array<{ id: number; path: string; epoch: number; totalBytes: number; freeBytes: number; availBytes: number; state: string; errors: number; lastError: string }>;
   layoutsInUse: Array<{ layout: string; files: number }>;
@@ -82,6 +87,8 @@ export class Store {
   private readonly healer: Healer;
   private readonly reclaimer: Reclaimer;
   private closed = false;
+  /** One line per event worth telling the operator (StoreOpenOptions.log). */
+  private log: (line: string) => void = (line) => process.stderr.write(`${line}\n`);
   /** Held while open read-write (store/store-lock.ts); null when read-only. */
   private lock: StoreLock | null = null;
 
@@ -93,7 +100,7 @@ export class Store {
     this.env = { db, shards, map: new ChunkMap(db), counters: new Counters(db), health, commits, reclaim: new ReclaimQueue(db), inflight: new InflightVersions() };
     this.files = new FileIo(this.env, config.disks.map((d) => ({ id: d.id, epoch: d.epoch })));
     this.reclaimer = new Reclaimer(this.env, (seed, epoch, c, count) => this.files.placement(seed, epoch, c, count));
-    this.healer = new Healer(this.env, this.files, () => this.checkDisks(true));
+    this.healer = new Healer(this.env, this.files, () => this.checkDisks(true), (line) => this.log(line));
     this.ns = new Namespace(db, {
       defaults: config.defaults,
       clusterMapEpoch: config.clusterMapEpoch,
@@ -155,6 +162,7 @@ export class Store {
       }
       const store = new Store(dir, opened, db, opts.io ?? new NodeIo(), syncIo);
       store.lock = lock;
+      if (opts.log !== undefined) store.log = opts.log;
       store.checkDisks(false);
       if (!readOnly) {
         store.recoveryReport = await recover(store.env, store.files, store.ns.orphans());
@@ -293,16 +301,28 @@ export class Store {
     return this.files.deleteFile(ino);
   }
 
-  heal(entriesMax?: number): Promise<HealReport> {
-    return this.healer.heal(entriesMax);
+  /** Drain the heal queue now (every entry is tried, backoff or not), with progress. */
+  heal(entriesMax?: number, opts: Omit<HealOptions, 'honourBackoff'> = {}): Promise<HealReport> {
+    return this.healer.heal(entriesMax, opts);
+  }
+  /** The heal queue (first entriesMax, fewest attempts first) with paths and the healer's next try. */
+  healQueue(entriesMax: number): HealQueueEntry[] {
+    return this.env.map.healBatch(entriesMax).map((e) => {
+      const next = this.healer.backoff.nextTryMs(e);
+      return { ...e, version: e.version.toString(), path: this.pathOf(e.ino), nextTryMs: next ?? null };
+    });
   }
   healChunk(ino: number, chunkIndex: number): Promise<HealReport> {
     return this.healer.healChunk(ino, chunkIndex, true);
   }
-  /** Verify every shard (healer) and report every path under the disks whose mode lets others in. */
-  async scrub(opts: { repair?: boolean } = {}): Promise<ScrubReport> {
+  /**
+   * Verify every shard (store/scrub.ts), then find shard files nothing accounts for and paths under
+   * the disks whose mode lets others in; with repair, rebuild, remove and fix them.
+   */
+  async scrub(opts: ScrubOptions = {}): Promise<ScrubReport> {
     const repair = opts.repair ?? false;
-    const shards = await this.healer.scrub(repair);
+    const shards = await scrubChunks(this.env, this.healer, opts);
+    if (shards.cancelled) return { ...shards, leaks: emptyLeakReport(), looseModes: { count: 0, paths: [], fixed: 0 } };
     const roots = this.opened.config.disks.filter((d) => this.env.health.unavailable(d.id) === undefined).map((d) => this.opened.diskPaths.get(d.id)!);
     const leaks = await scanLeaks(this.env, roots, repair);
     return { ...shards, leaks, looseModes: await findLooseModes(this.io, roots, repair) };

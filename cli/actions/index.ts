@@ -3,8 +3,12 @@
 import { Action } from './env';
 import { statusAction } from './status';
 import { injectAction } from './inject';
+import { scrubAction } from './scrub';
+import { healAction } from './heal';
 
 export const ACTIONS: ReadonlyMap<string, Action> = new Map<string, Action>([
   ['status', statusAction],
   ['inject', injectAction],
+  ['scrub', scrubAction],
+  ['heal', healAction],
 ]);
