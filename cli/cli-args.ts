@@ -11,6 +11,7 @@ export { UsageError, parseSize };
 
 export type Command =
   | { verb: 'help'; topic?: string }
+  | { verb: 'version' }
   | { verb: 'mkfs'; store: string; disks?: number | string[]; layout?: string; chunkSizeBytes?: number; bitrotBlockBytes?: number }
   | { verb: 'mount'; store?: string; mountpoint: string; options: MountCliOptions }
   | { verb: 'umount'; mountpoint: string; lazy: boolean }
@@ -40,6 +41,7 @@ export function parseArgs(argv: string[]): Command {
   if (argv.length > ARGS_MAX) throw new UsageError('', 'too many arguments');
   const [verb, ...rest] = argv;
   if (verb === undefined || verb === '--help' || verb === '-h' || verb === 'help') return { verb: 'help', topic: rest[0] };
+  if (verb === '--version' || verb === '-V' || verb === 'version') return { verb: 'version' };
   if (!(VERBS as readonly string[]).includes(verb)) throw new UsageError('', `unknown command '${verb}' (expected one of: ${VERBS.join(', ')})`);
   if (rest.includes('--help') || rest.includes('-h')) return { verb: 'help', topic: verb };
   switch (verb) {

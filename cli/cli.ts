@@ -176,6 +176,14 @@ export async function main(argv: string[]): Promise<number> {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       case 'heal': return await (require('./verbs/heal') as typeof import('./verbs/heal')).healVerb(cmd);
       // eslint-disable-next-line @typescript-eslint/no-require-imports
+      case 'fsck': return await (require('./verbs/fsck') as typeof import('./verbs/fsck')).fsckVerb(cmd);
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      case 'replace-disk': return await (require('./verbs/replace-disk') as typeof import('./verbs/replace-disk')).replaceDiskVerb(cmd);
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      case 'inspect': return await (require('./verbs/inspect') as typeof import('./verbs/inspect')).inspectVerb(cmd);
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      case 'version': process.stdout.write((require('./verbs/version') as typeof import('./verbs/version')).versionText()); return 0;
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
       case 'inject': return await (require('./verbs/inject') as typeof import('./verbs/inject')).injectVerb(cmd);
     }
   } catch (err) {

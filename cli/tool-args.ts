@@ -5,13 +5,17 @@ import { SplitArgs, flagValue, optionalTarget, parseDuration, splitArgs, wholeNu
 import { parseSize } from './sizes';
 import { INJECT_ACTIONS, InjectArgs } from './actions/inject-args';
 
-export const TOOL_VERBS = ['status', 'scrub', 'heal', 'inject'] as const;
+export const TOOL_VERBS = ['status', 'scrub', 'heal', 'fsck', 'inspect', 'replace-disk', 'inject'] as const;
 export type ToolVerb = (typeof TOOL_VERBS)[number];
 
 export type ToolCommand =
   | { verb: 'status'; target?: string; json: boolean }
   | { verb: 'scrub'; target?: string; repair: boolean; json: boolean; rateBytesPerSec?: number }
   | { verb: 'heal'; target?: string; list: boolean; json: boolean }
+  | { verb: 'fsck'; target?: string; repair: boolean; json: boolean }
+  /** path: a shard file, or a file in a chunkfs mount; or ino with the target's store. */
+  | { verb: 'inspect'; target?: string; path?: string; ino?: number; chunk: number; json: boolean }
+  | { verb: 'replace-disk'; target?: string; diskId: number; newPath: string; json: boolean }
   /** file: FILE as given (corrupt, drop); the verb resolves it to a store and a path inside it. */
   | { verb: 'inject'; target?: string; json: boolean; args: InjectArgs; file?: string };
 
@@ -37,6 +41,33 @@ function parseScrub(args: string[]): ToolCommand {
 function parseHeal(args: string[]): ToolCommand {
   const s = splitArgs('heal', args, { '--list': 'bool', '--json': 'bool' });
   return { verb: 'heal', target: optionalTarget('heal', s.positionals), list: s.flags.has('--list'), json: s.flags.has('--json') };
+}
+
+function parseFsck(args: string[]): ToolCommand {
+  const s = splitArgs('fsck', args, { '--repair': 'bool', '--json': 'bool' });
+  return { verb: 'fsck', target: optionalTarget('fsck', s.positionals), repair: s.flags.has('--repair'), json: s.flags.has('--json') };
+}
+
+/** inspect SHARD [TARGET] | inspect FILE [--chunk N] | inspect --ino N [--chunk N] [TARGET] */
+function parseInspect(args: string[]): ToolCommand {
+  const s = splitArgs('inspect', args, { '--chunk': 'value', '--ino': 'value', '--json': 'bool' });
+  const chunkText = flagValue(s, '--chunk');
+  const chunk = chunkText === undefined ? 0 : wholeNumber('inspect', '--chunk', chunkText, 0, INDEX_MAX);
+  const inoText = flagValue(s, '--ino');
+  const json = s.flags.has('--json');
+  if (inoText !== undefined) {
+    return { verb: 'inspect', ino: wholeNumber('inspect', '--ino', inoText, 1, Number.MAX_SAFE_INTEGER), chunk, json, target: optionalTarget('inspect', s.positionals) };
+  }
+  const [path, ...rest] = s.positionals;
+  if (path === undefined) throw new UsageError('inspect', 'name a shard file, a file in a chunkfs mount, or --ino N');
+  return { verb: 'inspect', path, chunk, json, target: optionalTarget('inspect', rest) };
+}
+
+function parseReplaceDisk(args: string[]): ToolCommand {
+  const s = splitArgs('replace-disk', args, { '--json': 'bool' });
+  const [id, newPath, ...rest] = s.positionals;
+  if (id === undefined || newPath === undefined) throw new UsageError('replace-disk', 'give the old DISK id and the NEW_PATH of its replacement');
+  return { verb: 'replace-disk', diskId: wholeNumber('replace-disk', 'DISK', id, 0, DISK_ID_MAX), newPath, json: s.flags.has('--json'), target: optionalTarget('replace-disk', rest) };
 }
 
 function injectFlagsFor(action: string): Record<string, 'bool' | 'value'> {
@@ -115,6 +146,9 @@ export function parseToolVerb(verb: ToolVerb, args: string[]): ToolCommand {
     case 'status': return parseStatus(args);
     case 'scrub': return parseScrub(args);
     case 'heal': return parseHeal(args);
+    case 'fsck': return parseFsck(args);
+    case 'inspect': return parseInspect(args);
+    case 'replace-disk': return parseReplaceDisk(args);
     case 'inject': return parseInject(args);
   }
   throw new UsageError('', `unknown command '${String(verb)}'`);
@@ -123,6 +157,9 @@ export function parseToolVerb(verb: ToolVerb, args: string[]): ToolCommand {
 export const TOOL_SYNOPSIS = `  status [TARGET] [--json]
   scrub [TARGET] [--repair] [--rate SIZE/s] [--json]
   heal [TARGET] [--list] [--json]
+  fsck [TARGET] [--repair] [--json]
+  inspect SHARD_FILE [TARGET] | FILE [--chunk N] | --ino N [--chunk N] [TARGET]   [--json]
+  replace-disk DISK NEW_PATH [TARGET] [--json]
   inject corrupt|drop FILE [--chunk N] [--shard I] [--block B] [--what data|hash|header]
   inject offline|online|eio|enospc|latency DISK [...] [TARGET]   inject --list|--clear [TARGET]`;
 
@@ -154,6 +191,33 @@ backs off per shard). Progress goes to stderr. On a mounted store it runs in the
   --list             show the queue instead: each shard's file, attempts, next try and why it is queued
   --json             print the result as JSON
 Exit status: 0 when every tried shard was rebuilt or found good; 1 when one could not be rebuilt.`,
+  fsck: `usage: chunkfs fsck [TARGET] [--repair] [--json]
+
+Check the metadata against the shards, quickly (one header read per shard; scrub verifies the data):
+shards of live chunks that are missing or whose header disagrees with the metadata, shard and temp
+files nothing accounts for, inodes left unlinked, the reclaim backlog and open intents. What it finds
+is queued for heal. On a mounted store it runs in the mount. Progress goes to stderr.
+  --repair           rebuild those shards, remove the leaked files, drain the reclaim queue, and
+                     (unmounted only) delete the unlinked inodes
+  --json             print the report as JSON
+Exit status: 0 when consistent (or, with --repair, everything was repaired); 1 otherwise.`,
+  inspect: `usage: chunkfs inspect SHARD_FILE [TARGET] [--json]
+       chunkfs inspect FILE [--chunk N] [--json]
+       chunkfs inspect --ino N [--chunk N] [TARGET] [--json]
+
+Decode and verify shard files without the metadata (they describe themselves): the header and its
+CRC, the path against the header, and every block against its hash entry. SHARD_FILE is one shard
+file (the store is TARGET, or found above it, or the default store: its bitrot key is needed). FILE
+(a file in a chunkfs mount) or --ino N names a file: every shard file of its chunk N (default 0) on
+every disk is inspected, every version found.
+Exit status: 0 when every shard inspected is sound; 1 otherwise.`,
+  'replace-disk': `usage: chunkfs replace-disk DISK NEW_PATH [TARGET] [--json]
+
+Replace lost disk DISK (an id from chunkfs status; it must be offline) by the directory NEW_PATH
+(new, or empty; ideally on the new device), then rebuild every shard placed on it from the others,
+with progress. The disk keeps its id and its place in the layout, so nothing else moves. NEW_PATH
+may be the disk's old path (a new device mounted there). Works mounted (in the mount) or not.
+Exit status: 0 when every shard was rebuilt; 1 otherwise.`,
   inject: `usage: chunkfs inject corrupt FILE [--chunk N] [--shard I] [--block B] [--what data|hash|header] [STORE]
        chunkfs inject drop FILE [--chunk N] [--shard I] [STORE]
        chunkfs inject offline DISK [TARGET]          chunkfs inject online DISK [TARGET]

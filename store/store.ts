@@ -4,12 +4,13 @@
 // the heal queue and counters.
 import * as nodePath from 'node:path';
 import { LOCK_FILE } from './store-lock';
-import { LooseModes, describeModeChanges, findLooseModes, tightenStoreModes } from './private-modes';
-import { SyncIo, nodeSyncIo } from './sync-io';
+import { LooseModes, describeModeChanges, findLooseModes, refuseSharedDiskDir, tightenStoreModes } from './private-modes';
+import { PRIVATE_DIR_MODE, SyncIo, nodeSyncIo } from './sync-io';
 import { loadHighway } from '../src/highway';
 import { ChunkEnv, DiskHealth } from './chunk-env';
 import { ChunkMap } from './chunk-map';
-import { CONFIG_FILE, ConfigError, CreateConfigOptions, OpenedConfig, adoptLegacyStore, createConfig, keyPath, openConfig } from './config';
+import { CONFIG_FILE, ConfigError, CreateConfigOptions, OpenedConfig, adoptLegacyStore, createConfig, keyPath, openConfig, setDiskPath } from './config';
+import { FsckOptions, FsckReport, fsck } from './fsck';
 import { diskProblem, offlineReason, writeMarker } from './disk-identity';
 import { StoreLock } from './store-lock';
 import { CounterName, Counters } from './counters';
@@ -237,6 +238,39 @@ export class Store {
     if (entries.length > 0) throw new ConfigError(root, `replacement disk directory must be empty, it holds ${entries.length} entries`);
     writeMarker(this.syncIo, root, uuid, diskId);
     this.env.health.setAvailable(diskId);
+  }
+
+  /**
+   * replace-disk (issue 11): adopt newPath (an empty or new directory) for offline disk diskId, which
+   * keeps its id and so its placement slot (DESIGN §3); the config names the new path from now on.
+   * Then rebuild every shard placed on it (scrub --repair of that disk only), with progress.
+   */
+  async replaceDiskWith(diskId: number, newPath: string, opts: Omit<ScrubOptions, 'repair' | 'onlyDisk'> = {}): Promise<HealReport> {
+    const root = this.opened.diskPaths.get(diskId);
+    if (root === undefined) throw new FsError('EINVAL', `no disk ${diskId} in this store (disks: ${[...this.opened.diskPaths.keys()].join(', ')})`);
+    if (this.lock === null) throw new FsError('EROFS', 'replace-disk needs the store open read-write');
+    const resolved = nodePath.resolve(this.dir, newPath);
+    if (resolved !== root) {
+      const problem = diskProblem(this.syncIo, root, this.opened.config.storeUuid!, diskId);
+      if (problem === null) throw new FsError('EINVAL', `disk ${diskId} (${root}) is not offline; nothing to replace`);
+      refuseSharedDiskDir(this.syncIo, resolved);
+      this.syncIo.mkdirPrivate(resolved);
+      this.syncIo.chmod(resolved, PRIVATE_DIR_MODE);
+      const entries = this.syncIo.readdir(resolved);
+      if (entries.length > 0) throw new ConfigError(resolved, `replacement disk directory must be empty, it holds ${entries.length} entries`);
+      setDiskPath(this.dir, this.opened, diskId, resolved, this.syncIo);
+    }
+    this.replaceDisk(diskId);
+    return scrubChunks(this.env, this.healer, { ...opts, repair: true, onlyDisk: diskId });
+  }
+
+  /** Metadata against shards (store/fsck.ts). */
+  fsck(opts: FsckOptions = {}): Promise<FsckReport> {
+    return fsck({
+      env: this.env, files: this.files, healer: this.healer,
+      onlineRoots: () => this.opened.config.disks.filter((d) => this.env.health.unavailable(d.id) === undefined).map((d) => this.opened.diskPaths.get(d.id)!),
+      orphans: () => this.ns.orphans(), deleteFile: (ino) => this.deleteFile(ino), reclaimNow: () => this.reclaimNow(),
+    }, opts);
   }
 
   /** Check every disk's identity now (a disk taken offline or brought back, issue 11 inject). */

@@ -5,10 +5,14 @@ import { statusAction } from './status';
 import { injectAction } from './inject';
 import { scrubAction } from './scrub';
 import { healAction } from './heal';
+import { fsckAction } from './fsck';
+import { replaceDiskAction } from './replace-disk';
 
 export const ACTIONS: ReadonlyMap<string, Action> = new Map<string, Action>([
   ['status', statusAction],
   ['inject', injectAction],
   ['scrub', scrubAction],
   ['heal', healAction],
+  ['fsck', fsckAction],
+  ['replace-disk', replaceDiskAction],
 ]);
