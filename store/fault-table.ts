@@ -36,6 +36,9 @@ export const FAULTS_MAX = 64;
 /** A latency fault adds at most this much per operation (an hour-long stall is no test). */
 export const FAULT_LATENCY_MS_MAX = 60_000;
 
+/** Operations that can run out of space; ENOSPC never hits a read, an unlink or a chmod. */
+const ALLOCATING_OPS: ReadonlySet<string> = new Set(['create', 'pwrite', 'write', 'mkdir', 'rename', 'link', 'ftruncate', 'fsync', 'fdatasync']);
+
 const ERROR_CODE: Record<Exclude<FaultKind, 'latency'>, 'EIO' | 'ENOSPC' | 'ENODEV'> = { eio: 'EIO', enospc: 'ENOSPC', offline: 'ENODEV' };
 
 /** The error an injected fault makes an operation fail with; code is the errno name, like a Node system error. */
@@ -107,7 +110,7 @@ export class FaultTable {
 
   /**
    * One operation on path: the latency to add and the error to fail with (each matching fault
-   * counts the operation as a hit). ENOSPC only ever hits writes. offlineOnly: only 'offline' faults
+   * counts the operation as a hit). ENOSPC only ever hits writes that allocate (ALLOCATING_OPS). offlineOnly: only 'offline' faults
    * apply (the small files' SyncIo: a disk's identity check must not eat an EIO fault's count).
    */
   check(opClass: OpClass, op: string, path: string, nowMs = Date.now(), offlineOnly = false): { delayMs: number; error: InjectedFaultError | null } {
@@ -117,7 +120,7 @@ export class FaultTable {
     for (const f of this.faults) {
       if (f.ops !== 'all' && f.ops !== opClass) continue;
       if (offlineOnly && f.kind !== 'offline') continue;
-      if (f.kind === 'enospc' && opClass !== 'write') continue;
+      if (f.kind === 'enospc' && (opClass !== 'write' || !ALLOCATING_OPS.has(op))) continue;
       if (!under(f.root, path)) continue;
       if (f.durationMs !== undefined && nowMs >= f.addedMs + f.durationMs) { spent = true; continue; }
       if (f.count !== undefined && f.hits >= f.count) { spent = true; continue; }
