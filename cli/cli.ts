@@ -155,6 +155,8 @@ async function cmdUmount(c: Extract<Command, { verb: 'umount' }>): Promise<void>
 }
 
 export async function main(argv: string[]): Promise<number> {
+  // `chunkfs inspect ... | head`: a reader that stops early is not an error of ours.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => { if (err.code === 'EPIPE') process.exit(0); });
   let cmd: Command;
   try {
     cmd = parseArgs(argv);

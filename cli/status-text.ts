@@ -36,7 +36,9 @@ function diskLines(disks: Json[]): string[] {
     if (!isObj(d)) continue;
     const used = Number(d.totalBytes) - Number(d.freeBytes);
     const errors = Number(d.errors) > 0 ? `  ${plural(Number(d.errors), 'error')}` : '';
-    out.push(`  ${String(d.id ?? '?').padStart(3)}  ${String(d.state ?? '?').padEnd(8)} ${bytesText(used)} used of ${bytesText(d.totalBytes)}  ${String(d.path ?? '')}${errors}`);
+    // An offline disk's space is not looked at (its path may be an empty mount point elsewhere).
+    const space = Number(d.totalBytes) > 0 ? `${bytesText(used)} used of ${bytesText(d.totalBytes)}` : 'space unknown';
+    out.push(`  ${String(d.id ?? '?').padStart(3)}  ${String(d.state ?? '?').padEnd(8)} ${space}  ${String(d.path ?? '')}${errors}`);
     // Why a disk is not ok (offline: missing directory, no or foreign identity marker, injected).
     if ((d.state ?? 'ok') !== 'ok' && typeof d.lastError === 'string' && d.lastError !== '') out.push(`       ${d.lastError}`);
   }
