@@ -1,6 +1,7 @@
-// The chunkfs command line (DESIGN §7, issue 4): mkfs, mount, umount, status, scrub. Parsing is pure
-// (src/cli-args.ts); store/ and fs/ are loaded lazily, at the point of use, so src/ stays free of
-// disk and FUSE code at import time (dependencies flow fs/ -> store/ -> src/).
+// The chunkfs command line (DESIGN §7, issues 4 and 11): mkfs, mount, umount here; the verbs that
+// work on a store (status, scrub, heal, fsck, inspect, replace-disk, inject) in cli/verbs/. Parsing
+// is pure (cli/cli-args.ts, cli/tool-args.ts); store/ and fs/ are loaded lazily, at the point of use,
+// so --help and usage errors start fast (dependencies flow cli/ -> fs/ -> store/ -> src/).
 import { execFile } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';

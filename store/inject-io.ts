@@ -73,40 +73,40 @@ export class InjectIo implements Io {
     return this.inner.openNow(path);
   }
 
-  private through<T>(opClass: OpClass, op: string, path: string, call: () => Promise<T>): Promise<T> {
-    if (!this.faults.armed) return call();
+  /** Only reached while a fault is set: the callers check `armed` first, so no closure is made otherwise. */
+  private gated<T>(opClass: OpClass, op: string, path: string, call: () => Promise<T>): Promise<T> {
     return gate(this.faults, opClass, op, path).then(call);
   }
   rename(from: string, to: string): Promise<void> {
     // The source decides: a rename within one disk (tmp -> shard) is that disk's operation.
-    return this.through('write', 'rename', from, () => this.inner.rename(from, to));
+    return this.faults.armed ? this.gated('write', 'rename', from, () => this.inner.rename(from, to)) : this.inner.rename(from, to);
   }
   unlink(path: string): Promise<void> {
-    return this.through('write', 'unlink', path, () => this.inner.unlink(path));
+    return this.faults.armed ? this.gated('write', 'unlink', path, () => this.inner.unlink(path)) : this.inner.unlink(path);
   }
   rmdir(path: string): Promise<void> {
-    return this.through('write', 'rmdir', path, () => this.inner.rmdir(path));
+    return this.faults.armed ? this.gated('write', 'rmdir', path, () => this.inner.rmdir(path)) : this.inner.rmdir(path);
   }
   mkdir(path: string): Promise<void> {
-    return this.through('write', 'mkdir', path, () => this.inner.mkdir(path));
+    return this.faults.armed ? this.gated('write', 'mkdir', path, () => this.inner.mkdir(path)) : this.inner.mkdir(path);
   }
   stat(path: string): Promise<IoStat | null> {
-    return this.through('read', 'stat', path, () => this.inner.stat(path));
+    return this.faults.armed ? this.gated('read', 'stat', path, () => this.inner.stat(path)) : this.inner.stat(path);
   }
   chmod(path: string, mode: number): Promise<void> {
-    return this.through('write', 'chmod', path, () => this.inner.chmod(path, mode));
+    return this.faults.armed ? this.gated('write', 'chmod', path, () => this.inner.chmod(path, mode)) : this.inner.chmod(path, mode);
   }
   readdir(path: string): Promise<string[]> {
-    return this.through('read', 'readdir', path, () => this.inner.readdir(path));
+    return this.faults.armed ? this.gated('read', 'readdir', path, () => this.inner.readdir(path)) : this.inner.readdir(path);
   }
   fsyncDir(path: string): Promise<void> {
-    return this.through('write', 'fsync', path, () => this.inner.fsyncDir(path));
+    return this.faults.armed ? this.gated('write', 'fsync', path, () => this.inner.fsyncDir(path)) : this.inner.fsyncDir(path);
   }
   statfs(path: string): Promise<StatfsResult> {
-    return this.through('read', 'statfs', path, () => this.inner.statfs(path));
+    return this.faults.armed ? this.gated('read', 'statfs', path, () => this.inner.statfs(path)) : this.inner.statfs(path);
   }
   exists(path: string): Promise<boolean> {
-    return this.through('read', 'access', path, () => this.inner.exists(path));
+    return this.faults.armed ? this.gated('read', 'access', path, () => this.inner.exists(path)) : this.inner.exists(path);
   }
   /** Cache upkeep, not a disk operation of the store's: never faulted. */
   revalidate(path: string): Promise<void> {

@@ -4,6 +4,11 @@ import * as net from 'node:net';
 import { PROTOCOL_VERSION, Progress, REPLY_LINE_BYTES_MAX, Reply, encodeLine, socketPath } from './protocol';
 
 const CONNECT_TIMEOUT_MS = 5_000;
+/**
+ * A mount that sends nothing for this long is taken as hung. Long verbs send progress after every
+ * chunk (a 4 MiB chunk at a --rate of 1 MiB/s per replica takes seconds, not minutes).
+ */
+export const REPLY_IDLE_TIMEOUT_MS = 300_000;
 
 /** The mount answered with an error: its message is for the user as is. */
 export class MountReplyError extends Error {}
@@ -36,6 +41,7 @@ export function request(s: net.Socket, verb: string, args: unknown, onProgress: 
       fn();
     };
     s.setEncoding('utf8');
+    s.setTimeout(REPLY_IDLE_TIMEOUT_MS, () => finish(() => reject(new MountReplyError(`the mount sent nothing for ${REPLY_IDLE_TIMEOUT_MS / 1000} s (hung?)`))));
     s.on('data', (chunk: string) => {
       buf += chunk;
       if (buf.length > REPLY_LINE_BYTES_MAX) return finish(() => reject(new MountReplyError('the mount sent a reply line too long to be one')));

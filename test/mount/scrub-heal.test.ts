@@ -57,6 +57,14 @@ test.serial('online scrub: progress lines, a clean report, then damage found (ex
   t.true(await readsBack('g'))
 })
 
+test.serial('on a terminal the progress is a bar (cli-progress) with rate and ETA', async (t) => {
+  // script(1) gives the command a pseudo-terminal.
+  const r = await run('script', ['-qec', `${process.execPath} ${CLI_JS} scrub ${m!.mountpoint}`, '/dev/null'], { timeoutMs: 120_000 })
+  t.is(r.code, 0, r.stdout)
+  t.regex(r.stdout, /chunkfs scrub \[=+\] 100% 72\.0 MiB of 72\.0 MiB, .*\/s, done/)
+  t.regex(r.stdout, /18 shards checked, 0 bad or missing/)
+})
+
 test.serial('heal: a shard that cannot be rebuilt stays queued, is listed, and is logged once; once possible, chunkfs heal rebuilds it', async (t) => {
   const d = await injectJson(['corrupt', `${dir}/mnt/f`, '--chunk', '2'])
   const disk = d.damage.diskId
