@@ -19,6 +19,14 @@ export function posix(code: string, message: string): PosixError {
   return new PosixError(code, message);
 }
 
+/** One log line for an error: its name, message and the frame that threw (no stack dump). */
+export function describeError(err: unknown): string {
+  if (!(err instanceof Error)) return String(err).replace(/\s+/g, ' ');
+  const site = err.stack?.split('\n').find((l) => l.trimStart().startsWith('at '))?.trim();
+  const text = `${err.name}: ${err.message}`.replace(/\s+/g, ' ');
+  return site === undefined ? text : `${text} (${site})`;
+}
+
 /** Negative errno for the FUSE reply, and whether the error deserves a log line. */
 export function toErrno(err: unknown): { errno: number; log: boolean } {
   if (err instanceof PosixError || err instanceof FsError) return { errno: -err.errno, log: false };

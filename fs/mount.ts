@@ -4,11 +4,13 @@
 // is unlinked is renamed by libfuse to .fuse_hidden* (hidden from readdir) and unlinked at its last
 // release: with hard_remove instead, fstat on it would fail (libfuse cannot name it), and SQLite
 // fstat()s its unlinked temp files.
+// getxattr/listxattr: fuse-native's own handlers ignore the caller's buffer size (a 1-byte listxattr
+// threw in the binding and was never answered); SizedXattrFuse hands the buffer to the op table.
 import * as os from 'node:os';
 import Fuse = require('fuse-native');
 import type { StorePort } from './store-port';
 import { FsCore } from './core';
-import { makeOps } from './ops-table';
+import { makeOps, ChunkfsOps } from './ops-table';
 import { HIDDEN_PREFIX } from './ops-names';
 
 export interface MountOptions {
@@ -47,7 +49,7 @@ export async function mountFs(store: StorePort, mountpoint: string, opts: MountO
     log,
   });
   await deleteOrphans(core, log);
-  const fuse = new Fuse(mountpoint, makeOps(core, log), {
+  const fuse = new SizedXattrFuse(mountpoint, makeOps(core, log), {
     allowOther: opts.allowOther ?? process.getuid?.() === 0,
     defaultPermissions: true, autoUnmount: true, bigWrites: true, useIno: true,
     fsname: 'chunkfs', subtype: 'chunkfs', timeout: opts.opTimeoutMs ?? 120_000,
@@ -72,6 +74,28 @@ export async function mountFs(store: StorePort, mountpoint: string, opts: MountO
       await core.wb.flushAll();
     },
   };
+}
+
+type Signal = (res: number, detach?: ArrayBuffer) => void;
+
+/**
+ * fuse-native with getxattr/listxattr that honour the caller's size (these override the binding's
+ * handlers of the same name; it looks them up per request). The native side detaches the buffer on
+ * every answer, so it is always passed back.
+ */
+class SizedXattrFuse extends Fuse {
+  constructor(mountpoint: string, private readonly sized: ChunkfsOps, opts: Fuse.Options) {
+    // The binding only checks which ops exist; the two sized ones are called by the overrides below.
+    super(mountpoint, sized as unknown as Fuse.Ops, opts);
+  }
+
+  _op_getxattr(signal: Signal, path: string, name: string, buf: Buffer, position: number, ctx: Fuse.Context): void {
+    this.sized.getxattr(path, name, buf, (n) => signal(n, buf.buffer as ArrayBuffer), ctx);
+  }
+
+  _op_listxattr(signal: Signal, path: string, buf: Buffer, ctx: Fuse.Context): void {
+    this.sized.listxattr(path, buf, (n) => signal(n, buf.buffer as ArrayBuffer), ctx);
+  }
 }
 
 /** Files unlinked while open when the last mount ended (crash): nothing holds them now. */

@@ -1,15 +1,26 @@
 // Extended attributes: the user.* namespace (including user.chunkfs.layout, validated by the
 // namespace: EINVAL for a bad layout). Other namespaces are not stored: reads find nothing (so the
 // kernel's security.capability probe on every write stays cheap) and writes are refused.
+// getxattr(2)/listxattr(2) pass the caller's buffer size through: size 0 asks for the bytes needed,
+// a smaller buffer is ERANGE. Both are decided here, so every transport answers the same.
 import type { FsCore } from './core';
 import { posix } from './errno';
 
 const USER_PREFIX = 'user.';
 const XATTR_VALUE_BYTES_MAX = 64 * 1024; // Linux XATTR_SIZE_MAX
 
-export function getxattr(core: FsCore, path: string, name: string): Buffer | null {
-  if (!name.startsWith(USER_PREFIX)) return null; // ENODATA
-  return core.ns.getxattr(core.resolve(path).ino, name);
+/** The reply to a sized xattr read: the bytes to return, or for a size probe (0) the bytes needed. */
+export type XattrReply = Buffer | number;
+
+function fit(bytes: Buffer, sizeBytes: number, what: string): XattrReply {
+  if (sizeBytes === 0) return bytes.length;
+  if (bytes.length > sizeBytes) throw posix('ERANGE', `${what}: ${bytes.length} bytes do not fit in ${sizeBytes}`);
+  return bytes;
+}
+
+export function getxattr(core: FsCore, path: string, name: string, sizeBytes: number): XattrReply {
+  if (!name.startsWith(USER_PREFIX)) throw posix('ENODATA', `${name}: only user.* attributes are stored`);
+  return fit(core.ns.getxattr(core.resolve(path).ino, name), sizeBytes, name); // ENODATA when unset
 }
 
 export function setxattr(core: FsCore, path: string, name: string, value: Buffer, flags: number): void {
@@ -18,8 +29,10 @@ export function setxattr(core: FsCore, path: string, name: string, value: Buffer
   core.ns.setxattr(core.resolve(path).ino, name, Buffer.from(value), flags);
 }
 
-export function listxattr(core: FsCore, path: string): string[] {
-  return core.ns.listxattr(core.resolve(path).ino);
+/** The names as listxattr(2) returns them: each NUL-terminated, back to back. */
+export function listxattr(core: FsCore, path: string, sizeBytes: number): XattrReply {
+  const names = core.ns.listxattr(core.resolve(path).ino);
+  return fit(Buffer.from(names.map((n) => `${n}\0`).join(''), 'utf8'), sizeBytes, 'attribute names');
 }
 
 export function removexattr(core: FsCore, path: string, name: string): void {

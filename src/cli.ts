@@ -30,6 +30,8 @@ interface ScrubReport {
   failed: Array<{ ino: number; chunkIndex: number; shardIndex: number; error: string }>;
   badCount: number;
   bad: ShardRef[]; // bounded list; badCount is exact
+  /** store/private-modes.ts LooseModes: paths other users can access (issue 12). */
+  looseModes: { count: number; paths: Array<{ path: string; permBits: number }>; fixed: number };
 }
 interface ShardRef { ino: number; chunkIndex: number; shardIndex: number }
 interface StoreModule {
@@ -106,7 +108,7 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<void> {
   const { Store } = loadStore();
   if (!(await isStore(storeDir))) {
     if (c.store !== undefined) throw new CliError(`${storeDir} is not a chunkfs store (run 'chunkfs mkfs ${c.store}' first)`);
-    await fsp.mkdir(path.dirname(storeDir), { recursive: true });
+    await fsp.mkdir(path.dirname(storeDir), { recursive: true, mode: 0o700 }); // issue 12: private
     const created = await Store.create(storeDir, { disks: DEFAULT_DISKS, layout: DEFAULT_LAYOUT });
     await created.close();
     process.stderr.write(`chunkfs: created the default store ${storeDir} (${DEFAULT_DISKS} disks, ${DEFAULT_LAYOUT})\n`);
@@ -196,20 +198,29 @@ async function cmdScrub(c: Extract<Command, { verb: 'scrub' }>): Promise<number>
   const unrecoverable = report.failed.map((f) => ({ ino: f.ino, chunkIndex: f.chunkIndex, shardIndex: f.shardIndex, error: f.error }));
   const badCount = report.badCount;
   const bad = report.bad;
+  const loose = report.looseModes;
   const summary = { store: dir, repair: c.repair, shardsChecked: report.examined, badFound: badCount, repaired: report.healed,
-    unrecoverable, bad: c.repair ? undefined : bad };
+    unrecoverable, bad: c.repair ? undefined : bad,
+    looseModes: { count: loose.count, fixed: loose.fixed, paths: loose.paths.map((p) => ({ path: p.path, mode: `0${p.permBits.toString(8)}` })) } };
   if (c.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
   else {
     process.stdout.write(`chunkfs scrub: ${dir}: ${report.examined} shards checked, ${badCount} bad or missing, ` +
-      `${report.healed} repaired, ${unrecoverable.length} unrecoverable\n`);
+      `${report.healed} repaired, ${unrecoverable.length} unrecoverable, ${loose.count} path(s) with loose modes\n`);
   }
   if (unrecoverable.length > 0) {
     const why = unrecoverable.map((f) => `file ${f.ino} chunk ${f.chunkIndex} shard ${f.shardIndex}: ${f.error}`).join('; ');
     process.stderr.write(`chunkfs scrub: unrecoverable: ${why}\n`);
     return 1;
   }
-  if (!c.repair && bad.length > 0) {
-    process.stderr.write(`chunkfs scrub: bad or missing (queued for heal; run with --repair): ${shardList(bad)}\n`);
+  if (loose.count > 0) {
+    const listed = loose.paths.map((p) => `${p.path} (0${p.permBits.toString(8)})`).join(', ');
+    const more = loose.count > loose.paths.length ? ` and ${loose.count - loose.paths.length} more` : '';
+    process.stderr.write(c.repair
+      ? `chunkfs scrub: made ${loose.fixed} path(s) owner-only that other users could access: ${listed}${more}\n`
+      : `chunkfs scrub: ${loose.count} path(s) in the store are accessible to other users (run with --repair to make them owner-only): ${listed}${more}\n`);
+  }
+  if (!c.repair && (bad.length > 0 || loose.count > 0)) {
+    if (bad.length > 0) process.stderr.write(`chunkfs scrub: bad or missing (queued for heal; run with --repair): ${shardList(bad)}\n`);
     return 1;
   }
   return 0;

@@ -1,12 +1,13 @@
 // Store config chunkfs.json and the bitrot key file (DESIGN §3, §4; issue 3).
 // The key file holds the 32 raw random bytes of the cluster bitrot key K, mode 0600.
 import * as crypto from 'node:crypto';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ChunkfsError } from '../src/errors';
 import { BITROT_KEY_BYTES, BitrotKey, parseBitrotKey } from '../src/keying';
 import { Layout, parseLayout, shardCount } from './layout';
 import { writeMarker } from './disk-identity';
+import { refuseSharedDiskDir } from './private-modes';
+import { PRIVATE_DIR_MODE, SyncIo, nodeSyncIo } from './sync-io';
 
 export const CONFIG_FILE = 'chunkfs.json';
 export const KEY_FILE = 'bitrot.key';
@@ -43,7 +44,6 @@ export interface StoreConfig {
 }
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const KEY_MODE_MAX = 0o600;
 
 export class ConfigError extends ChunkfsError {
   readonly code = 'EINVAL';
@@ -81,27 +81,9 @@ export interface CreateConfigOptions {
   defaults?: Partial<StoreDefaults>;
 }
 
-function writeFileDurable(file: string, data: string | Buffer, mode: number): void {
-  const tmp = `${file}.tmp`;
-  const fd = fs.openSync(tmp, 'wx', mode);
-  try {
-    fs.writeSync(fd, typeof data === "string" ? Buffer.from(data, "utf8") : data);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(tmp, file);
-  const dirFd = fs.openSync(path.dirname(file), 'r');
-  try {
-    fs.fsyncSync(dirFd);
-  } finally {
-    fs.closeSync(dirFd);
-  }
-}
-
 /** mkfs: refuses a non-empty target, duplicate disks, a layout needing more disks than exist. */
-export function createConfig(dir: string, opts: CreateConfigOptions): StoreConfig {
-  if (fs.existsSync(dir) && fs.readdirSync(dir).length > 0) {
+export function createConfig(dir: string, opts: CreateConfigOptions, io: SyncIo = nodeSyncIo): StoreConfig {
+  if (io.stat(dir) !== null && io.readdir(dir).length > 0) {
     throw new ConfigError(dir, 'target directory is not empty; refusing to create a store there');
   }
   const diskOpt = opts.disks ?? 3;
@@ -125,10 +107,14 @@ export function createConfig(dir: string, opts: CreateConfigOptions): StoreConfi
   };
   checkDefaults(defaults, diskPaths.length, path.join(dir, CONFIG_FILE));
   for (const r of resolved) {
-    if (fs.existsSync(r) && fs.readdirSync(r).length > 0) throw new ConfigError(r, 'disk directory is not empty');
+    if (io.stat(r) !== null && io.readdir(r).length > 0) throw new ConfigError(r, 'disk directory is not empty');
+    refuseSharedDiskDir(io, r);
   }
-  fs.mkdirSync(dir, { recursive: true });
-  for (const r of resolved) fs.mkdirSync(r, { recursive: true });
+  // Private to the owner (issue 12): an existing empty directory keeps no wider mode.
+  for (const d of [dir, ...resolved]) {
+    io.mkdirPrivate(d);
+    io.chmod(d, PRIVATE_DIR_MODE);
+  }
   const config: StoreConfig = {
     format: STORE_FORMAT,
     formatVersion: STORE_FORMAT_VERSION,
@@ -138,10 +124,10 @@ export function createConfig(dir: string, opts: CreateConfigOptions): StoreConfi
     keyFile: KEY_FILE,
     storeUuid: crypto.randomUUID(),
   };
-  writeFileDurable(path.join(dir, KEY_FILE), crypto.randomBytes(BITROT_KEY_BYTES), 0o600);
-  config.disks.forEach((d, i) => writeMarker(resolved[i], config.storeUuid!, d.id));
+  io.writeFileDurable(path.join(dir, KEY_FILE), crypto.randomBytes(BITROT_KEY_BYTES));
+  config.disks.forEach((d, i) => writeMarker(io, resolved[i], config.storeUuid!, d.id));
   // The config last: an interrupted mkfs leaves no store that could be opened.
-  writeFileDurable(path.join(dir, CONFIG_FILE), JSON.stringify(config, null, 2) + '\n', 0o644);
+  io.writeFileDurable(path.join(dir, CONFIG_FILE), configBytes(config));
   return config;
 }
 
@@ -179,12 +165,16 @@ export interface OpenedConfig {
   diskPaths: Map<number, string>; // id -> absolute path
 }
 
+function configBytes(config: StoreConfig): Buffer {
+  return Buffer.from(JSON.stringify(config, null, 2) + '\n', 'utf8');
+}
+
 /** Read and validate chunkfs.json and the key it names. */
-export function openConfig(dir: string): OpenedConfig {
+export function openConfig(dir: string, io: SyncIo = nodeSyncIo): OpenedConfig {
   const file = path.join(dir, CONFIG_FILE);
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = io.readFile(file).toString('utf8');
   } catch (err) {
     throw new ConfigError(file, `cannot read store config: ${(err as Error).message}`);
   }
@@ -196,28 +186,31 @@ export function openConfig(dir: string): OpenedConfig {
   }
   if (typeof config !== 'object' || config === null || Array.isArray(config)) throw new ConfigError(file, 'corrupt config, not a JSON object');
   checkShape(config, file, dir);
-  const keyBytes = readKey(path.resolve(dir, config.keyFile));
+  const keyBytes = readKey(io, keyPath(dir, config));
   const diskPaths = new Map(config.disks.map((d) => [d.id, path.resolve(dir, d.path)]));
   return { config, key: parseBitrotKey(keyBytes), diskPaths };
 }
 
-/** The 32-byte key file: a regular file, exactly 32 bytes, readable by its owner only (DESIGN §3). */
-function readKey(keyPath: string): Buffer {
-  let st: fs.Stats;
+export function keyPath(dir: string, config: StoreConfig): string {
+  return path.resolve(dir, config.keyFile);
+}
+
+/**
+ * The 32-byte key file: a regular file, exactly 32 bytes (DESIGN §3). Its mode is not checked here:
+ * Store.open makes it owner-only with the rest of the store (store/private-modes.ts), or refuses.
+ */
+function readKey(io: SyncIo, keyPath: string): Buffer {
+  let st;
   try {
-    st = fs.statSync(keyPath);
+    st = io.stat(keyPath);
   } catch (err) {
     throw new ConfigError(keyPath, `bitrot key file missing or unreadable: ${(err as Error).message}`);
   }
-  if (!st.isFile()) throw new ConfigError(keyPath, 'bitrot key file is not a regular file');
-  const mode = st.mode & 0o777;
-  if ((mode & ~KEY_MODE_MAX) !== 0) {
-    throw new ConfigError(keyPath, `bitrot key file has permissions 0${mode.toString(8)}, wider than 0600; run chmod 600 ${keyPath}`);
-  }
-  if (st.size !== BITROT_KEY_BYTES) throw new ConfigError(keyPath, `bitrot key must be ${BITROT_KEY_BYTES} bytes, found ${st.size}`);
+  if (st === null) throw new ConfigError(keyPath, 'bitrot key file missing or unreadable: it does not exist');
+  if (st.kind !== 'file') throw new ConfigError(keyPath, 'bitrot key file is not a regular file');
   let keyBytes: Buffer;
   try {
-    keyBytes = fs.readFileSync(keyPath);
+    keyBytes = io.readFile(keyPath);
   } catch (err) {
     throw new ConfigError(keyPath, `bitrot key file missing or unreadable: ${(err as Error).message}`);
   }
@@ -230,18 +223,18 @@ function readKey(keyPath: string): Buffer {
  * directories that exist now (a missing one stays offline until replaced). Read-write
  * opens only; the config is rewritten durably after the markers.
  */
-export function adoptLegacyStore(dir: string, opened: OpenedConfig): string[] {
+export function adoptLegacyStore(dir: string, opened: OpenedConfig, io: SyncIo = nodeSyncIo): string[] {
   const { config } = opened;
   if (config.storeUuid !== undefined) return [];
   const uuid = crypto.randomUUID();
   const marked: string[] = [];
   for (const d of config.disks) {
     const root = opened.diskPaths.get(d.id)!;
-    if (!fs.existsSync(root) || !fs.statSync(root).isDirectory()) continue;
-    writeMarker(root, uuid, d.id);
+    if (io.stat(root)?.kind !== 'dir') continue;
+    writeMarker(io, root, uuid, d.id);
     marked.push(root);
   }
   config.storeUuid = uuid;
-  writeFileDurable(path.join(dir, CONFIG_FILE), JSON.stringify(config, null, 2) + '\n', 0o644);
+  io.writeFileDurable(path.join(dir, CONFIG_FILE), configBytes(config));
   return marked;
 }

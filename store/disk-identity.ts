@@ -3,9 +3,9 @@
 // disk whose device is not mounted (an empty mount point, or no directory at all) or
 // that belongs to another store is served around as offline and never written into;
 // recreating it on the root filesystem would silently move data off the real disk.
-import * as fs from 'node:fs';
 import * as nodePath from 'node:path';
 import { ChunkfsError } from '../src/errors';
+import { SyncIo } from './sync-io';
 
 export const DISK_MARKER_FILE = 'chunkfs-disk.json';
 export const DISK_MARKER_FORMAT = 'chunkfs-disk';
@@ -41,47 +41,27 @@ export function markerText(storeUuid: string, diskId: number): string {
   return JSON.stringify(m) + '\n';
 }
 
-/** Write the marker durably (tmp, fsync, rename, fsync dir); root must exist. */
-export function writeMarker(root: string, storeUuid: string, diskId: number): void {
-  const file = markerPath(root);
-  const tmp = `${file}.tmp`;
-  const fd = fs.openSync(tmp, 'w', 0o644);
-  try {
-    fs.writeSync(fd, Buffer.from(markerText(storeUuid, diskId), 'utf8'));
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(tmp, file);
-  const dirFd = fs.openSync(root, 'r');
-  try {
-    fs.fsyncSync(dirFd);
-  } finally {
-    fs.closeSync(dirFd);
-  }
+/** Write the marker durably (tmp, fsync, rename, fsync dir; 0600); root must exist. */
+export function writeMarker(io: SyncIo, root: string, storeUuid: string, diskId: number): void {
+  io.writeFileDurable(markerPath(root), Buffer.from(markerText(storeUuid, diskId), 'utf8'));
 }
 
 /**
  * Why disk diskId at root cannot be used by store storeUuid, or null when its
  * marker matches. Only reads; never creates anything.
  */
-export function diskProblem(root: string, storeUuid: string, diskId: number): string | null {
-  let st: fs.Stats;
+export function diskProblem(io: SyncIo, root: string, storeUuid: string, diskId: number): string | null {
+  let st;
   try {
-    st = fs.statSync(root);
+    st = io.stat(root);
   } catch (err) {
-    return `its directory is missing (${(err as NodeJS.ErrnoException).code ?? 'error'}; device not mounted?); it is not recreated`;
+    return `its directory cannot be examined (${(err as NodeJS.ErrnoException).code ?? 'error'}); it is not recreated`;
   }
-  if (!st.isDirectory()) return 'its path is not a directory';
+  if (st === null) return 'its directory is missing (ENOENT; device not mounted?); it is not recreated';
+  if (st.kind !== 'dir') return 'its path is not a directory';
   let text: string;
   try {
-    const fd = fs.openSync(markerPath(root), 'r');
-    try {
-      const buf = Buffer.alloc(MARKER_BYTES_MAX);
-      text = buf.subarray(0, fs.readSync(fd, buf, 0, MARKER_BYTES_MAX, 0)).toString('utf8');
-    } finally {
-      fs.closeSync(fd);
-    }
+    text = io.readFile(markerPath(root)).subarray(0, MARKER_BYTES_MAX).toString('utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     return code === 'ENOENT'

@@ -11,14 +11,15 @@
 // After crash() every call throws CrashedError; reopen the store with a new Io.
 import * as fs from 'node:fs';
 import * as nodePath from 'node:path';
-import { Io, IoFile, OpenMode, StatfsResult } from './io';
+import { Io, IoFile, IoStat, OpenMode, StatfsResult } from './io';
+import { PRIVATE_FILE_MODE } from './sync-io';
 import { assert } from '../src/errors';
 import { Tracked, prng, tear } from './crash-model';
 import { FaultyFile } from './faulty-file';
 
 export type IoOp =
   | 'open' | 'pread' | 'pwrite' | 'fsync' | 'fdatasync' | 'size' | 'truncate' | 'close'
-  | 'rename' | 'unlink' | 'rmdir' | 'mkdir' | 'readdir' | 'fsyncDir' | 'statfs' | 'exists';
+  | 'rename' | 'unlink' | 'rmdir' | 'mkdir' | 'readdir' | 'fsyncDir' | 'statfs' | 'exists' | 'stat' | 'chmod';
 
 const MUTATING: ReadonlySet<IoOp> = new Set<IoOp>(['pwrite', 'fsync', 'fdatasync', 'truncate', 'rename', 'unlink', 'rmdir', 'mkdir', 'fsyncDir']);
 const TRACKED_FILES_MAX = 100_000;
@@ -187,6 +188,16 @@ export class FaultyIo implements Io {
     await this.run(() => this.inner.mkdir(p));
     this.after('mkdir');
   }
+  async stat(p: string): Promise<IoStat | null> {
+    await this.gate('stat', p);
+    return this.run(() => this.inner.stat(p));
+  }
+  /** Modes are metadata the crash model treats as durable at once, like mkdir. */
+  async chmod(p: string, mode: number): Promise<void> {
+    await this.gate('chmod', p);
+    await this.run(() => this.inner.chmod(p, mode));
+    this.after('chmod');
+  }
   async readdir(p: string): Promise<string[]> {
     await this.gate('readdir', p);
     return this.run(() => this.inner.readdir(p));
@@ -259,8 +270,8 @@ export class FaultyIo implements Io {
         continue;
       }
       const content = opts.torn ? tear(t, random) : t.durable;
-      fs.mkdirSync(nodePath.dirname(path), { recursive: true });
-      fs.writeFileSync(path, content);
+      fs.mkdirSync(nodePath.dirname(path), { recursive: true, mode: 0o700 });
+      fs.writeFileSync(path, content, { mode: PRIVATE_FILE_MODE });
     }
     this.markRestored();
   }

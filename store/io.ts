@@ -5,6 +5,9 @@
 import * as fs from 'node:fs';
 import { LRUCache } from 'lru-cache';
 import { assert } from '../src/errors';
+import { IoStat, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, statOf } from './sync-io';
+
+export type { IoStat } from './sync-io';
 
 export type OpenMode = 'read' | 'readwrite' | 'create-exclusive';
 
@@ -30,12 +33,16 @@ export interface StatfsResult {
 }
 
 export interface Io {
+  /** 'create-exclusive' creates the file 0600 (issue 12: the store is private to its owner). */
   open(path: string, mode: OpenMode): Promise<IoFile>;
   rename(from: string, to: string): Promise<void>;
   unlink(path: string): Promise<void>;
   rmdir(path: string): Promise<void>;
-  /** Recursive; succeeds if the directory exists. */
+  /** Recursive; succeeds if the directory exists. Directories it creates are 0700 (issue 12). */
   mkdir(path: string): Promise<void>;
+  /** stat, or null when nothing is at path (the scrub's walk for loose modes). */
+  stat(path: string): Promise<IoStat | null>;
+  chmod(path: string, mode: number): Promise<void>;
   readdir(path: string): Promise<string[]>;
   fsyncDir(path: string): Promise<void>;
   statfs(path: string): Promise<StatfsResult>;
@@ -250,7 +257,7 @@ function fdStat(fd: number): Promise<fs.Stats> {
 }
 
 function openFd(path: string, flags: string | number): Promise<number> {
-  return new Promise((resolve, reject) => fs.open(path, flags, 0o644, (err, fd) => (err ? reject(err) : resolve(fd))));
+  return new Promise((resolve, reject) => fs.open(path, flags, PRIVATE_FILE_MODE, (err, fd) => (err ? reject(err) : resolve(fd))));
 }
 
 export interface NodeIoOptions {
@@ -323,7 +330,18 @@ export class NodeIo implements Io {
     await fs.promises.rmdir(path);
   }
   async mkdir(path: string): Promise<void> {
-    await fs.promises.mkdir(path, { recursive: true });
+    await fs.promises.mkdir(path, { recursive: true, mode: PRIVATE_DIR_MODE });
+  }
+  async stat(path: string): Promise<IoStat | null> {
+    try {
+      return statOf(await fs.promises.stat(path));
+    } catch (err) {
+      if (errnoCode(err) === 'ENOENT') return null;
+      throw err;
+    }
+  }
+  async chmod(path: string, mode: number): Promise<void> {
+    await fs.promises.chmod(path, mode);
   }
   async readdir(path: string): Promise<string[]> {
     return fs.promises.readdir(path);

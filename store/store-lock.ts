@@ -3,9 +3,9 @@
 // recovery and garbage collection under the other's feet (DESIGN §5). A lock whose
 // pid is dead is stale and is taken over (with a message); read-only opens
 // (`chunkfs status` while mounted) take no lock.
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ChunkfsError } from '../src/errors';
+import { SyncIo, nodeSyncIo } from './sync-io';
 
 export const LOCK_FILE = 'chunkfs.lock';
 const ACQUIRE_TRIES_MAX = 4;
@@ -36,11 +36,11 @@ function sleepSync(ms: number): void {
 }
 
 /** The pid in a lock file, or null when it holds none (torn / empty); undefined when the file is gone. */
-function readHolder(file: string): number | null | undefined {
+function readHolder(io: SyncIo, file: string): number | null | undefined {
   for (let wait = 0; wait < EMPTY_LOCK_WAITS_MAX; wait++) {
     let text: string;
     try {
-      text = fs.readFileSync(file, 'utf8');
+      text = io.readFile(file).toString('utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw err;
@@ -56,33 +56,27 @@ export class StoreLock {
   private released = false;
 
   /** tookOverFrom: the dead holder's pid when a stale lock was taken over (0: it named none). */
-  private constructor(readonly file: string, readonly tookOverFrom: number | null) {}
+  private constructor(private readonly io: SyncIo, readonly file: string, readonly tookOverFrom: number | null) {}
 
   /** Take the lock or throw StoreLockedError naming the holder; a dead holder's lock is taken over. */
-  static acquire(dir: string): StoreLock {
+  static acquire(dir: string, io: SyncIo = nodeSyncIo): StoreLock {
     const file = path.join(dir, LOCK_FILE);
     let tookOverFrom: number | null = null;
     for (let attempt = 0; attempt < ACQUIRE_TRIES_MAX; attempt++) {
       try {
-        const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o644);
-        try {
-          fs.writeSync(fd, `${process.pid}\n`);
-          fs.fsyncSync(fd);
-        } finally {
-          fs.closeSync(fd);
-        }
+        io.createExclusive(file, Buffer.from(`${process.pid}\n`, 'utf8'));
         if (tookOverFrom !== null) {
           const whose = tookOverFrom === 0 ? 'that names no pid' : `of pid ${tookOverFrom}, which is no longer running`;
           process.stderr.write(`chunkfs: took over the stale lock ${file} ${whose}\n`);
         }
-        return new StoreLock(file, tookOverFrom);
+        return new StoreLock(io, file, tookOverFrom);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       }
-      const holder = readHolder(file);
+      const holder = readHolder(io, file);
       if (holder === undefined) continue; // released meanwhile
       if (holder !== null && pidAlive(holder)) throw new StoreLockedError(dir, holder);
-      StoreLock.removeStale(file, holder);
+      StoreLock.removeStale(io, file, holder);
       tookOverFrom = holder ?? 0;
     }
     throw new ChunkfsError(`store ${dir}: cannot take the lock ${file} (contended); try again`, { path: file });
@@ -92,24 +86,24 @@ export class StoreLock {
    * Move the stale lock aside under a unique name, then check it is the one judged
    * stale: a second process taking over at the same time may already have replaced it.
    */
-  private static removeStale(file: string, stalePid: number | null): void {
+  private static removeStale(io: SyncIo, file: string, stalePid: number | null): void {
     const aside = `${file}.stale.${process.pid}`;
     try {
-      fs.renameSync(file, aside);
+      io.rename(file, aside);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
       throw err;
     }
-    const moved = readHolder(aside);
+    const moved = readHolder(io, aside);
     if (moved !== undefined && moved !== stalePid && moved !== null && pidAlive(moved)) {
       // We moved a live holder's fresh lock: put it back (fails only if yet another took the name).
       try {
-        fs.linkSync(aside, file);
+        io.link(aside, file);
       } catch {
         // leave it aside; that holder's release finds its lock gone and does nothing
       }
     }
-    fs.rmSync(aside, { force: true });
+    io.remove(aside);
   }
 
   /** Remove the lock if it is still ours. */
@@ -118,10 +112,10 @@ export class StoreLock {
     this.released = true;
     let holder: number | null | undefined;
     try {
-      holder = readHolder(this.file);
+      holder = readHolder(this.io, this.file);
     } catch {
       return;
     }
-    if (holder === process.pid) fs.rmSync(this.file, { force: true });
+    if (holder === process.pid) this.io.remove(this.file);
   }
 }

@@ -2,12 +2,14 @@
 // meta.db and one or more disk directories (DESIGN §4). Ties together the
 // namespace, file I/O, heal and recovery; status() reports disks, layouts in use,
 // the heal queue and counters.
-import * as fs from 'node:fs';
 import * as nodePath from 'node:path';
+import { LOCK_FILE } from './store-lock';
+import { LooseModes, describeModeChanges, findLooseModes, tightenStoreModes } from './private-modes';
+import { SyncIo, nodeSyncIo } from './sync-io';
 import { loadHighway } from '../src/highway';
 import { ChunkEnv, DiskHealth } from './chunk-env';
 import { ChunkMap } from './chunk-map';
-import { ConfigError, CreateConfigOptions, OpenedConfig, adoptLegacyStore, createConfig, openConfig } from './config';
+import { CONFIG_FILE, ConfigError, CreateConfigOptions, OpenedConfig, adoptLegacyStore, createConfig, keyPath, openConfig } from './config';
 import { diskProblem, offlineReason, writeMarker } from './disk-identity';
 import { StoreLock } from './store-lock';
 import { CounterName, Counters } from './counters';
@@ -22,6 +24,20 @@ import { RecoveryReport, emptyRecoveryReport, recover } from './recovery';
 import { ShardStore } from './shard-store';
 
 export const META_FILE = 'meta.db';
+
+/** Scrub's report: the shards (HealReport) and the paths whose mode lets other users in (issue 12). */
+export interface ScrubReport extends HealReport {
+  /** With repair, looseModes.fixed of them were made owner-only. */
+  looseModes: LooseModes;
+}
+
+export interface StoreOpenOptions {
+  io?: Io;
+  readOnly?: boolean;
+  healer?: boolean;
+  /** One line per event worth telling the operator (modes tightened, stale lock taken over). */
+  log?: (line: string) => void;
+}
 
 export interface StoreCreateOptions {
   disks?: number | string[];
@@ -87,7 +103,9 @@ export class Store {
     for (const k of Object.keys(createOpts.defaults!) as Array<keyof typeof createOpts.defaults>) {
       if (createOpts.defaults![k] === undefined) delete createOpts.defaults![k];
     }
-    createConfig(dir, createOpts);
+    createConfig(dir, createOpts, nodeSyncIo);
+    // Created 0600 before SQLite sees it: SQLite gives meta.db-wal and -shm the mode of the database file.
+    nodeSyncIo.createExclusive(nodePath.join(dir, META_FILE), Buffer.alloc(0));
     openDb(nodePath.join(dir, META_FILE)).close();
     return Store.open(dir, { io: opts.io });
   }
@@ -97,12 +115,13 @@ export class Store {
    * store lock (one writer at a time); every problem with the config, key or lock is
    * reported before anything on disk changes.
    */
-  static async open(dir: string, opts: { io?: Io; readOnly?: boolean; healer?: boolean } = {}): Promise<Store> {
+  static async open(dir: string, opts: StoreOpenOptions = {}): Promise<Store> {
     await loadHighway();
     const readOnly = opts.readOnly ?? false;
-    const opened = openConfig(dir);
+    const opened = openConfig(dir, nodeSyncIo);
     const metaPath = nodePath.join(dir, META_FILE);
-    if (!fs.existsSync(metaPath)) throw new ConfigError(metaPath, 'metadata database missing; refusing to start an empty one');
+    if (nodeSyncIo.stat(metaPath) === null) throw new ConfigError(metaPath, 'metadata database missing; refusing to start an empty one');
+    Store.makePrivate(dir, opened, nodeSyncIo, opts.log ?? ((line) => process.stderr.write(`${line}\n`)));
     const lock = readOnly ? null : StoreLock.acquire(dir);
     let db: Db | null = null;
     try {
@@ -128,6 +147,18 @@ export class Store {
     }
   }
 
+  /**
+   * Stores made before issue 12 were world-readable: clear group/other bits on the store's top
+   * paths (disk directories guard every shard beneath them) and log one line, or refuse.
+   */
+  private static makePrivate(dir: string, opened: OpenedConfig, io: SyncIo, log: (line: string) => void): void {
+    const top = [dir, nodePath.join(dir, CONFIG_FILE), keyPath(dir, opened.config), nodePath.join(dir, LOCK_FILE)];
+    const meta = ['', '-wal', '-shm'].map((s) => nodePath.join(dir, META_FILE + s));
+    const disks = [...opened.diskPaths.values()].flatMap((root) => [root, nodePath.join(root, '.chunks')]);
+    const changes = tightenStoreModes(io, [...top, ...meta, ...disks]);
+    if (changes.length > 0) log(describeModeChanges(dir, changes));
+  }
+
   /** The dead holder's pid when open took over a stale lock (0: the lock named none), else null. */
   get lockTookOverFrom(): number | null {
     return this.lock?.tookOverFrom ?? null;
@@ -146,8 +177,8 @@ export class Store {
       const root = this.opened.diskPaths.get(d.id)!;
       // A store made before markers, opened read-only, has no uuid to check against.
       const problem = config.storeUuid === undefined
-        ? (fs.existsSync(root) ? null : `directory ${root} is missing (device not mounted?)`)
-        : diskProblem(root, config.storeUuid, d.id);
+        ? (nodeSyncIo.stat(root) !== null ? null : `directory ${root} is missing (device not mounted?)`)
+        : diskProblem(nodeSyncIo, root, config.storeUuid, d.id);
       // An intent left open by recovery may mean a replica on this disk holds old blocks that
       // still verify: the disk comes back only at an open, whose recovery resolves the intent first.
       if (problem === null && onlyOffline && this.env.map.intents().length > 0) continue;
@@ -166,15 +197,15 @@ export class Store {
     if (root === undefined) throw new FsError('EINVAL', `no disk ${diskId} in this store`);
     if (this.lock === null) throw new FsError('EROFS', 'replaceDisk needs the store open read-write');
     const uuid = this.opened.config.storeUuid!;
-    if (diskProblem(root, uuid, diskId) === null) throw new FsError('EINVAL', `disk ${diskId} (${root}) is not offline; nothing to replace`);
+    if (diskProblem(nodeSyncIo, root, uuid, diskId) === null) throw new FsError('EINVAL', `disk ${diskId} (${root}) is not offline; nothing to replace`);
     let entries: string[];
     try {
-      entries = fs.readdirSync(root);
+      entries = nodeSyncIo.readdir(root);
     } catch (err) {
       throw new ConfigError(root, `replacement disk directory must exist (mount the new device there): ${(err as Error).message}`);
     }
     if (entries.length > 0) throw new ConfigError(root, `replacement disk directory must be empty, it holds ${entries.length} entries`);
-    writeMarker(root, uuid, diskId);
+    writeMarker(nodeSyncIo, root, uuid, diskId);
     this.env.health.setAvailable(diskId);
   }
 
@@ -222,8 +253,12 @@ export class Store {
   healChunk(ino: number, chunkIndex: number): Promise<HealReport> {
     return this.healer.healChunk(ino, chunkIndex, true);
   }
-  scrub(opts: { repair?: boolean } = {}): Promise<HealReport> {
-    return this.healer.scrub(opts.repair ?? false);
+  /** Verify every shard (healer) and report every path under the disks whose mode lets others in. */
+  async scrub(opts: { repair?: boolean } = {}): Promise<ScrubReport> {
+    const repair = opts.repair ?? false;
+    const shards = await this.healer.scrub(repair);
+    const roots = this.opened.config.disks.filter((d) => this.env.health.unavailable(d.id) === undefined).map((d) => this.opened.diskPaths.get(d.id)!);
+    return { ...shards, looseModes: await findLooseModes(this.io, roots, repair) };
   }
   startHealer(entriesPerSecond?: number): void {
     this.healer.start(entriesPerSecond);
@@ -262,7 +297,7 @@ export class Store {
     const sum = { totalBytes: 0, freeBytes: 0, availBytes: 0 };
     for (const [id, path] of this.opened.diskPaths) {
       if (this.env.health.unavailable(id) !== undefined) continue; // offline: its space is not usable
-      const dev = (await fs.promises.stat(path)).dev; // disks on one filesystem count once
+      const dev = (await this.io.stat(path))?.dev ?? -1; // disks on one filesystem count once
       if (seen.has(dev)) continue;
       seen.add(dev);
       const s = await this.io.statfs(path);

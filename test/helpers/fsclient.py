@@ -3,7 +3,9 @@
 # Reads {"ops": [[name, args...], ...]} as JSON on stdin, runs each op with plain POSIX calls, and prints
 # one JSON list: {"ok": value} or {"err": "ENOENT"} per op. Open descriptors are kept by name across ops
 # of one run, so open-unlinked files and O_APPEND/O_EXCL can be exercised. Python's os module gives
-# errno names, xattrs and nanosecond times directly.
+# errno names, xattrs and nanosecond times directly; libc's getxattr/listxattr through ctypes where the
+# caller's buffer size matters (os.getxattr/os.listxattr pick their own).
+import ctypes
 import errno
 import hashlib
 import json
@@ -38,6 +40,23 @@ def fd_of(ref):
     if ref not in fds:
         raise OSError(errno.EBADF, 'no such descriptor')
     return fds[ref]
+
+
+libc = ctypes.CDLL(None, use_errno=True)
+libc.getxattr.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t]
+libc.getxattr.restype = ctypes.c_ssize_t
+libc.listxattr.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t]
+libc.listxattr.restype = ctypes.c_ssize_t
+
+
+def sized_call(call, size):
+    # size 0 asks for the length needed; otherwise the bytes returned, in latin-1.
+    buf = ctypes.create_string_buffer(size) if size > 0 else None
+    n = call(buf, size)
+    if n < 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+    return n if size == 0 else buf.raw[:n].decode('latin-1')
 
 
 def snapshot(root):
@@ -109,6 +128,10 @@ def run(op):
         return os.setxattr(a[0], a[1], a[2].encode(), a[3] if len(a) > 3 else 0)
     if name == 'getxattr': return os.getxattr(a[0], a[1]).decode('latin-1')
     if name == 'listxattr': return sorted(os.listxattr(a[0]))
+    if name == 'getxattr_sized':
+        return sized_call(lambda buf, size: libc.getxattr(a[0].encode(), a[1].encode(), buf, size), a[2])
+    if name == 'listxattr_sized':
+        return sized_call(lambda buf, size: libc.listxattr(a[0].encode(), buf, size), a[1])
     if name == 'removexattr': return os.removexattr(a[0], a[1])
     if name == 'statvfs':
         s = os.statvfs(a[0])

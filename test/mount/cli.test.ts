@@ -76,6 +76,9 @@ test.serial('mount without <store> creates the embedded default store (6 disks, 
   const report = JSON.parse(st.stdout)
   t.is(report.disks.length, 6)
   t.deepEqual(report.layoutsInUse, [{ layout: 'replica:3', files: 1 }])
+  for (const p of ['xdg/chunkfs', 'xdg/chunkfs/default', 'xdg/chunkfs/default/disks/d0']) {
+    t.is((await fsp.stat(`${dir}/${p}`)).mode & 0o777, 0o700, `${p} is private (issue 12)`)
+  }
   const human = await cli(['status', dir + '/xdg/chunkfs/default'])
   t.regex(human.stdout, /disks: 6/)
   t.regex(human.stdout, /healQueueLength: 0/)
@@ -153,14 +156,18 @@ test.serial('scrub: clean exits 0; a flipped byte is reported, repaired by --rep
   const flipped = Buffer.from(before)
   flipped[flipped.length - 5000] ^= 0x5a // in the data, not the zero pad to 4 KiB (spec §2)
   await fsp.writeFile(shard, flipped)
+  await fsp.chmod(path.dirname(shard), 0o755) // issue 12: scrub reports what others could read
 
   const found = await cli(['scrub', dir + '/sc'])
   t.is(found.code, 1)
-  t.regex(found.stdout, /3 shards checked, 1 bad or missing, 0 repaired, 0 unrecoverable/)
+  t.regex(found.stdout, /3 shards checked, 1 bad or missing, 0 repaired, 0 unrecoverable, 1 path\(s\) with loose modes/)
   t.regex(found.stderr, new RegExp(`file ${ino} chunk 0 shard 1`))
+  t.true(found.stderr.includes(`accessible to other users (run with --repair to make them owner-only): ${path.dirname(shard)} (0755)`), found.stderr)
   const repaired = await cli(['scrub', dir + '/sc', '--repair'])
   t.is(repaired.code, 0, repaired.stderr)
   t.regex(repaired.stdout, /3 shards checked, 1 bad or missing, 1 repaired, 0 unrecoverable/)
+  t.regex(repaired.stderr, /made 1 path\(s\) owner-only/)
+  t.is((await fsp.stat(path.dirname(shard))).mode & 0o777, 0o700)
   // The rebuilt shard's header may differ (it is rewritten, spec §8.1); its data is the original's.
   const after = await fsp.readFile(shard)
   t.is(after.length, before.length)

@@ -70,8 +70,6 @@ const BAD_CASES: BadCase[] = [
     fs.writeFileSync(k, fs.readFileSync(k).subarray(0, 31));
   }, message: /bitrot\.key: bitrot key must be 32 bytes, found 31/ },
   { name: 'long key file', damage: (d) => fs.appendFileSync(path.join(d, 'bitrot.key'), 'x'), message: /bitrot\.key: bitrot key must be 32 bytes, found 33/ },
-  { name: 'key file readable by others', damage: (d) => fs.chmodSync(path.join(d, 'bitrot.key'), 0o644), message: /bitrot\.key: bitrot key file has permissions 0644, wider than 0600/ },
-  { name: 'key file group-writable', damage: (d) => fs.chmodSync(path.join(d, 'bitrot.key'), 0o620), message: /bitrot\.key: bitrot key file has permissions 0620/ },
   { name: 'key file is a directory', damage: (d) => {
     fs.rmSync(path.join(d, 'bitrot.key'));
     fs.mkdirSync(path.join(d, 'bitrot.key'), { mode: 0o700 });
