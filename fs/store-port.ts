@@ -8,12 +8,19 @@ export interface StorePort {
   readonly ns: Namespace;
   /** Verified read; short at EOF; holes read as zeros. */
   read(ino: number, offsetBytes: number, lengthBytes: number): Promise<Buffer>;
-  /** read() into target[targetOffset..]; resolves to the byte count (short only at EOF). */
-  readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset?: number): Promise<number>;
+  /**
+   * read() into target[targetOffset..]; resolves to the byte count (short only at EOF). sizeBytes:
+   * read up to this size instead of the committed one (the mount's, which covers chunks it stored
+   * past the committed size).
+   */
+  readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset?: number, sizeBytes?: number): Promise<number>;
   /** readInto answered synchronously from cached state, or null (then use readInto). */
-  readIntoNow?(ino: number, offsetBytes: number, target: Buffer): number | null;
-  /** Durable when it resolves. */
-  write(ino: number, offsetBytes: number, data: Uint8Array): Promise<void>;
+  readIntoNow?(ino: number, offsetBytes: number, target: Buffer, sizeBytes?: number): number | null;
+  /**
+   * Durable when it resolves. sizeBytes: the size to commit with it, no further than the first byte
+   * still held only in memory (DESIGN §5 prefix rule); default: the end of data.
+   */
+  write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number): Promise<void>;
   truncate(ino: number, sizeBytes: number): Promise<void>;
   /** Delete the data of an nlink-0 inode (from the orphan list). */
   deleteFile(ino: number): Promise<void>;

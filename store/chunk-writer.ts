@@ -14,6 +14,7 @@ import { lazyTransaction, nowNs } from './meta';
 import { boundedAll } from './bounded';
 import { CHUNKS_IN_FLIGHT_MAX } from './range-read';
 import { RmwFailed, blockSpan, rmwReplica } from './replica-chunk';
+import { PastSize } from './past-size';
 
 type Row = Record<string, bigint | string | null>;
 
@@ -46,12 +47,14 @@ interface Commit {
 
 export class ChunkWriter {
   private readonly q;
+  private readonly pastSize: PastSize;
 
   constructor(private readonly env: ChunkEnv, private readonly host: ChunkRefs) {
     const db = env.db;
+    this.pastSize = new PastSize(db);
     this.q = {
-      info: db.prepare('SELECT layout FROM inodes WHERE ino = ?'),
-      grow: db.prepare('UPDATE inodes SET size = max(size, ?), mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
+      info: db.prepare('SELECT layout, size FROM inodes WHERE ino = ?'),
+      grow: db.prepare('UPDATE inodes SET size = max(size, ?), mtime_ns = ?, ctime_ns = ? WHERE ino = ? RETURNING size'),
       touch: db.prepare('UPDATE inodes SET mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
     };
   }
@@ -67,28 +70,32 @@ export class ChunkWriter {
    * (bounded concurrency), and every chunk map change commits in one transaction
    * after its shards are durable (DESIGN §5); then the old versions are deleted.
    * Pieces that failed are not committed; the first error is rethrown.
+   * sizeBytes: the size to commit (DESIGN §5 prefix rule: the caller's first byte still held only
+   * in memory); null: the end of the pieces. The size never grows past a piece that failed.
    */
-  async writePieces(ino: number, fl: FileLayout, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>): Promise<void> {
+  async writePieces(ino: number, fl: FileLayout, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>, sizeBytes: number | null): Promise<void> {
     const plans: Plan[] = pieces.map((p) => ({ ...p, old: this.host.liveRef(ino, fl, this.env.map.get(ino, p.c)), version: 0n, intentId: null }));
     this.reserve(ino, fl, plans);
     const commits: Commit[] = [];
-    let growTo = 0;
+    const at = (p: { c: number; offIn: number }): number => p.c * fl.chunkSizeBytes + p.offIn;
+    let sizeTo = sizeBytes ?? plans.reduce((end, p) => Math.max(end, at(p) + p.bytes.length), 0);
     let firstError: unknown = null;
     await boundedAll(plans, CHUNKS_IN_FLIGHT_MAX, async (p) => {
       try {
         commits.push(await this.writePiece(ino, fl, p));
-        growTo = Math.max(growTo, p.c * fl.chunkSizeBytes + p.offIn + p.bytes.length);
       } catch (err) {
         firstError ??= err;
+        sizeTo = Math.min(sizeTo, at(p)); // a prefix: never over bytes that were not stored
       }
     });
-    if (firstError === null && commits.length > 0 && commits.every((c) => c.version === 0n && c.resolvesIntent !== null && c.failed.length === 0)) {
-      // Only finished in-place RMWs: the size cannot grow and mtime committed with the intents,
-      // so removing the intents need not be durable (store/meta.ts lazyTransaction): one flush less.
+    if (firstError === null && commits.length > 0 && commits.every((c) => c.version === 0n && c.resolvesIntent !== null && c.failed.length === 0)
+      && sizeTo <= this.sizeOf(ino)) {
+      // Only finished in-place RMWs and no size to commit: mtime committed with the intents, so
+      // removing the intents need not be durable (store/meta.ts lazyTransaction): one flush less.
       lazyTransaction(this.env.db, () => { for (const c of commits) this.env.map.removeIntent(c.resolvesIntent!); });
       return;
     }
-    if (commits.length > 0 || growTo > 0) this.commit(ino, fl, commits, growTo);
+    if (commits.length > 0) this.commit(ino, fl, commits, sizeTo);
     for (const c of commits) {
       if (c.old !== null) await this.env.shards.deleteChunk(c.old, shardCount(fl.layout));
     }
@@ -118,8 +125,16 @@ export class ChunkWriter {
     })();
   }
 
-  /** The chunk map commit of the written pieces, after their shards are durable (DESIGN §5). */
-  private commit(ino: number, fl: FileLayout, commits: Commit[], growTo: number): void {
+  private sizeOf(ino: number): number {
+    const r = this.q.info.get(ino) as Row | undefined;
+    return r === undefined ? 0 : Number(r.size);
+  }
+
+  /**
+   * The chunk map commit of the written pieces, after their shards are durable (DESIGN §5), with the
+   * size grown to at most sizeTo; chunk bytes left past the size are noted for recovery (past-size.ts).
+   */
+  private commit(ino: number, fl: FileLayout, commits: Commit[], sizeTo: number): void {
     this.env.db.transaction(() => {
       // The layout may change only while a file holds no data (store/xattrs.ts); a
       // change that raced this first write would leave shards under the old layout.
@@ -132,7 +147,8 @@ export class ChunkWriter {
         for (const i of c.failed) this.env.map.queueHeal(ino, c.chunkIndex, c.version, i, 'write failed on this shard');
       }
       const t = nowNs();
-      this.q.grow.run(growTo, t, t, ino);
+      const { size } = this.q.grow.get(sizeTo, t, t, ino) as { size: bigint };
+      this.pastSize.note(ino, fl.chunkSizeBytes, Number(size));
     })();
   }
 

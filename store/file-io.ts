@@ -17,6 +17,7 @@ import { PlacementDisk, placeChunk } from './placement';
 import { validRange } from './bounded';
 import { readRangeInto } from './range-read';
 import { ChunkWriter } from './chunk-writer';
+import { PastSize } from './past-size';
 import { LRUCache } from 'lru-cache';
 
 export const FILE_BYTES_MAX = 2 ** 50;
@@ -40,12 +41,15 @@ export class FileIo {
   private readonly infos = new LRUCache<number, FileInfo>({ max: CACHED_FILES_MAX });
   private readonly placements = new LRUCache<string, readonly number[]>({ max: CACHED_PLACEMENTS_MAX });
   private readonly writer: ChunkWriter;
+  private readonly pastSize: PastSize;
 
   constructor(private readonly env: ChunkEnv, private readonly disks: PlacementDisk[]) {
+    this.pastSize = new PastSize(env.db);
     const db = env.db;
     this.q = {
       info: db.prepare('SELECT type, size, nlink, layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch FROM inodes WHERE ino = ?'),
       setSize: db.prepare('UPDATE inodes SET size = ?, mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
+      setSizeOnly: db.prepare('UPDATE inodes SET size = ? WHERE ino = ?'),
     };
     this.writer = new ChunkWriter(env, this);
   }
@@ -130,13 +134,13 @@ export class FileIo {
     });
   }
 
-  /** read() into target[targetOffset..] (to its end); returns the bytes written, short only at EOF. */
   /**
    * readInto answered synchronously when everything it needs is cached and nothing else runs on
    * the inode: one replica chunk, its first replica in read order verifying (spec §9). Else null,
    * and the caller takes readInto (which also does every failover, count and heal).
+   * sizeBytes: as for readInto.
    */
-  readIntoNow(ino: number, offsetBytes: number, target: Buffer): number | null {
+  readIntoNow(ino: number, offsetBytes: number, target: Buffer, sizeBytes?: number): number | null {
     if (this.locks.busy(ino) || this.env.db.inTransaction) return null;
     let info: FileInfo;
     try {
@@ -145,7 +149,7 @@ export class FileIo {
       return null;
     }
     const { fl } = info;
-    const n = Math.min(target.length, info.sizeBytes - offsetBytes);
+    const n = Math.min(target.length, (sizeBytes ?? info.sizeBytes) - offsetBytes);
     if (!validRange(offsetBytes, target.length)) return null;
     if (n <= 0) return 0;
     const cs = fl.chunkSizeBytes;
@@ -160,29 +164,41 @@ export class FileIo {
     return n;
   }
 
-  readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset = 0): Promise<number> {
+  /**
+   * read() into target[targetOffset..] (to its end); returns the bytes written, short only at EOF.
+   * sizeBytes: read up to this size instead of the committed one: the write-back buffer's size,
+   * which also covers chunks it stored past the committed size (DESIGN §5 prefix rule).
+   */
+  readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset = 0, sizeBytes?: number): Promise<number> {
     if (!Number.isSafeInteger(targetOffset) || targetOffset < 0 || targetOffset > target.length) {
       return Promise.reject(new FsError('EINVAL', `readInto: target offset ${targetOffset} outside a ${target.length}-byte buffer`));
     }
     return this.readRange(ino, offsetBytes, target.length - targetOffset, 0, async (fl, end) => {
       await readRangeInto(this.env, fl.chunkSizeBytes, offsetBytes, end, (c) => this.liveRef(ino, fl, this.env.map.get(ino, c)), target, targetOffset);
       return end - offsetBytes;
-    });
+    }, sizeBytes);
   }
 
   /** Under the inode lock: fn(layout, end of the range clipped to the size), or `empty` when nothing is left to read. */
-  private readRange<T>(ino: number, offsetBytes: number, lengthBytes: number, empty: T, fn: (fl: FileLayout, endBytes: number) => Promise<T>): Promise<T> {
+  private readRange<T>(ino: number, offsetBytes: number, lengthBytes: number, empty: T, fn: (fl: FileLayout, endBytes: number) => Promise<T>, sizeBytes?: number): Promise<T> {
     if (!validRange(offsetBytes, lengthBytes)) return Promise.reject(new FsError('EINVAL', `read: bad range [${offsetBytes}, +${lengthBytes})`));
+    if (sizeBytes !== undefined && !validRange(sizeBytes, 0)) return Promise.reject(new FsError('EINVAL', `read: bad size ${sizeBytes}`));
     return this.locks.run(ino, async () => {
-      const { fl, sizeBytes } = this.fileInfo(ino);
-      const end = Math.min(offsetBytes + lengthBytes, sizeBytes);
+      const info = this.fileInfo(ino);
+      const { fl } = info;
+      const end = Math.min(offsetBytes + lengthBytes, sizeBytes ?? info.sizeBytes);
       return offsetBytes >= end ? empty : fn(fl, end);
     });
   }
 
-  write(ino: number, offsetBytes: number, data: Uint8Array): Promise<void> {
+  /**
+   * Durable when it resolves. sizeBytes: the size to commit with it, for a caller that stores out of
+   * order (DESIGN §5 prefix rule: its first byte still held only in memory); default: the data's end.
+   */
+  write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number): Promise<void> {
     if (!validRange(offsetBytes, data.length)) return Promise.reject(new FsError('EINVAL', `write: bad offset ${offsetBytes}`));
     if (offsetBytes + data.length > FILE_BYTES_MAX) return Promise.reject(new FsError('EFBIG', 'write past the maximum file size'));
+    if (sizeBytes !== undefined && (!validRange(sizeBytes, 0) || sizeBytes > FILE_BYTES_MAX)) return Promise.reject(new FsError('EINVAL', `write: bad size ${sizeBytes}`));
     if (data.length === 0) return Promise.resolve();
     return this.locks.run(ino, async () => {
       const { fl } = this.fileInfo(ino);
@@ -195,7 +211,7 @@ export class FileIo {
         at += len;
       }
       try {
-        await this.writer.writePieces(ino, fl, pieces);
+        await this.writer.writePieces(ino, fl, pieces, sizeBytes ?? null);
       } finally {
         this.forget(ino);
       }
@@ -215,14 +231,18 @@ export class FileIo {
     });
   }
 
+  /**
+   * Every chunk byte past the new size goes (dropped chunks; the tail chunk rewritten shorter,
+   * copy-on-write), growing or shrinking: so bytes stored past the committed size (DESIGN §5 prefix
+   * rule) never reappear inside a size set here, and a grown range reads as a hole.
+   */
   private async truncateLocked(ino: number, sizeBytes: number): Promise<void> {
-    const info = this.loadInfo(ino);
-    const { fl } = info;
-    const t = nowNs();
-    if (sizeBytes >= info.sizeBytes) {
-      this.q.setSize.run(sizeBytes, t, t, ino); // growing: the new range is a hole
-      return;
-    }
+    await this.cutLocked(ino, sizeBytes, nowNs());
+  }
+
+  /** Drop the chunk bytes past sizeBytes and commit that size; with t, also mtime/ctime = t. */
+  private async cutLocked(ino: number, sizeBytes: number, t: bigint | null): Promise<void> {
+    const { fl } = this.loadInfo(ino);
     const cs = fl.chunkSizeBytes;
     const lastKept = sizeBytes === 0 ? -1 : Math.floor((sizeBytes - 1) / cs);
     const dropped = this.env.map.live(ino, lastKept + 1).map((r) => this.liveRef(ino, fl, r)!);
@@ -244,9 +264,36 @@ export class FileIo {
         for (const i of shortened.failed) this.env.map.queueHeal(ino, lastKept, shortened.version, i, 'write failed on this shard');
       }
       for (const r of dropped) this.env.map.retire(ino, r.chunkIndex);
-      this.q.setSize.run(sizeBytes, t, t, ino);
+      if (t === null) this.q.setSizeOnly.run(sizeBytes, ino);
+      else this.q.setSize.run(sizeBytes, t, t, ino);
+      this.pastSize.clear(ino);
     })();
     for (const r of garbage) await this.env.shards.deleteChunk(r, shardCount(fl.layout));
+  }
+
+  /**
+   * Recovery (DESIGN §5 prefix rule): the files that may hold chunk bytes past their committed size
+   * lose those bytes (size and times unchanged), so a later extension reads zeros there. Returns
+   * how many files were trimmed; a file that cannot be trimmed now stays listed for the next open.
+   */
+  async trimPastSize(errors: string[]): Promise<number> {
+    let trimmed = 0;
+    for (const ino of this.pastSize.list()) {
+      try {
+        await this.locks.run(ino, async () => {
+          try {
+            await this.cutLocked(ino, this.loadInfo(ino).sizeBytes, null);
+          } finally {
+            this.forget(ino);
+          }
+        });
+        trimmed++;
+      } catch (err) {
+        if (err instanceof FsError && err.code === 'ENOENT') this.pastSize.clear(ino); // the file is gone: nothing to trim
+        else errors.push(`ino ${ino}: trimming chunk bytes past its size: ${(err as Error).message}`);
+      }
+    }
+    return trimmed;
   }
 
   /** Delete an unlinked (nlink 0) file's chunks, then its rows (the orphan list covers a crash). */
@@ -263,6 +310,7 @@ export class FileIo {
         db.prepare('DELETE FROM heal_queue WHERE ino = ?').run(ino);
         db.prepare('DELETE FROM xattrs WHERE ino = ?').run(ino);
         db.prepare('DELETE FROM orphans WHERE ino = ?').run(ino);
+        this.pastSize.clear(ino);
         db.prepare('DELETE FROM inodes WHERE ino = ?').run(ino);
       })();
       // Rows first: a crash now leaves only unreferenced shards, which recovery collects.

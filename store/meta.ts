@@ -40,6 +40,9 @@ const MIGRATIONS: string[] = [
      PRIMARY KEY(ino, chunk_index, version, shard_index)) WITHOUT ROWID;
    CREATE TABLE counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
    CREATE TABLE orphans(ino INTEGER PRIMARY KEY);  -- nlink 0, data not yet deleted`,
+  // v2 (DESIGN §5 prefix rule, issue 14): files whose chunk map may hold bytes stored past their
+  // committed size (write-back stores chunks out of order); recovery trims exactly these files.
+  `CREATE TABLE past_size(ino INTEGER PRIMARY KEY);`,
 ];
 
 const NS_PER_MS = 1_000_000n;

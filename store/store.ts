@@ -230,14 +230,16 @@ export class Store {
    * through pooled scratch buffers, so a small read allocates no span-sized buffer.
    */
   /** readInto answered synchronously from cached state, or null: then call readInto (store/file-io.ts). */
-  readIntoNow(ino: number, offsetBytes: number, target: Buffer): number | null {
-    return this.files.readIntoNow(ino, offsetBytes, target);
+  readIntoNow(ino: number, offsetBytes: number, target: Buffer, sizeBytes?: number): number | null {
+    return this.files.readIntoNow(ino, offsetBytes, target, sizeBytes);
   }
-  readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset = 0): Promise<number> {
-    return this.files.readInto(ino, offsetBytes, target, targetOffset);
+  /** sizeBytes: read up to this size, not the committed one (the write-back's; DESIGN §5 prefix rule). */
+  readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset = 0, sizeBytes?: number): Promise<number> {
+    return this.files.readInto(ino, offsetBytes, target, targetOffset, sizeBytes);
   }
-  write(ino: number, offsetBytes: number, data: Uint8Array): Promise<void> {
-    return this.files.write(ino, offsetBytes, data);
+  /** Durable when it resolves; sizeBytes: the size to commit with it (DESIGN §5 prefix rule), else the data's end. */
+  write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number): Promise<void> {
+    return this.files.write(ino, offsetBytes, data, sizeBytes);
   }
   truncate(ino: number, sizeBytes: number): Promise<void> {
     return this.files.truncate(ino, sizeBytes);
