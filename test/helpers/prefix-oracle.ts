@@ -59,6 +59,11 @@ export class PrefixOracle {
     return out;
   }
 
+  /** The file as written so far. */
+  get current(): Buffer {
+    return this.content.subarray(0, this.sizeBytes);
+  }
+
   /** Offsets of the blocks of `got` (the file read after the crash) that no moment explains. */
   unexplained(got: Buffer): number[] {
     const bad: number[] = [];
