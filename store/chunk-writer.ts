@@ -61,6 +61,7 @@ export class ChunkWriter {
       info: db.prepare('SELECT layout FROM inodes WHERE ino = ?'),
       grow: db.prepare('UPDATE inodes SET size = max(size, ?), mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
       touch: db.prepare('UPDATE inodes SET mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
+      size: db.prepare('SELECT size FROM inodes WHERE ino = ?'),
     };
   }
 
@@ -175,7 +176,7 @@ export class ChunkWriter {
   }
 
   private sizeOf(ino: number): number {
-    const r = this.env.db.prepare('SELECT size FROM inodes WHERE ino = ?').get(ino) as Row | undefined;
+    const r = this.q.size.get(ino) as Row | undefined;
     return r === undefined ? 0 : Number(r.size);
   }
 
@@ -212,9 +213,9 @@ export class ChunkWriter {
     }
   }
 
+  /** reserveVersion in its own transaction (the copy-on-write fallback of a failed patch). */
   private reserveAlone(ino: number, fl: FileLayout, c: number): bigint {
-    const version = this.env.db.transaction(() => this.reserveVersion(ino, fl, c))();
-    return version;
+    return this.env.db.transaction(() => this.reserveVersion(ino, fl, c))();
   }
 
   /** Copy-on-write: old chunk bytes + the new ones, as a fresh version (DESIGN §5). */
