@@ -42,9 +42,19 @@ export async function flush(core: FsCore, fh: number): Promise<void> {
   await core.wb.flush(core.handles.fileOf(fh));
 }
 
+/**
+ * The file's buffered bytes go to the store (their shards durable when store.write resolves), then
+ * one full commit makes its size, times and every namespace change so far durable (DESIGN §5:
+ * metadata operations are not flushed one by one; concurrent fsyncs share a flush).
+ */
 export async function fsync(core: FsCore, fh: number): Promise<void> {
-  // Store writes are durable when they resolve (store-api.md), and the namespace commits durably.
   await core.wb.flush(core.handles.fileOf(fh));
+  await core.store.sync();
+}
+
+/** fsync of a directory: its entries (every namespace change so far) durable (DESIGN §5). */
+export async function fsyncdir(core: FsCore): Promise<void> {
+  await core.store.sync();
 }
 
 export async function release(core: FsCore, fh: number): Promise<void> {

@@ -22,7 +22,7 @@ export const IMPL = {
   rename: names.rename, link: names.link, symlink: names.symlink, readlink: names.readlink,
   create: file.create, open: file.open, read: file.read, write: file.write, flush: file.flush,
   fsync: file.fsync, release: file.release,
-  fsyncdir: (): void => undefined, // namespace changes are committed durably as they happen
+  fsyncdir: file.fsyncdir,
   getxattr: xattr.getxattr, setxattr: xattr.setxattr, listxattr: xattr.listxattr, removexattr: xattr.removexattr,
 };
 export type Impl = typeof IMPL;
@@ -131,7 +131,7 @@ export function makeOps(core: FsCore, log: Log, impl: Impl = IMPL): ChunkfsOps {
     write: (p, fh, buf, len, pos, cb) => callN('write', p, cb, () => impl.write(core, fh, buf, len, pos)),
     flush: (p, fh, cb) => call('flush', p, cb, () => impl.flush(core, fh)),
     fsync: (p, datasync, fh, cb) => call('fsync', p, cb, () => impl.fsync(core, fh)),
-    fsyncdir: (p, datasync, fh, cb) => call('fsyncdir', p, cb, () => impl.fsyncdir()),
+    fsyncdir: (p, datasync, fh, cb) => call('fsyncdir', p, cb, () => impl.fsyncdir(core)),
     release: (p, fh, cb) => call('release', p, cb, () => impl.release(core, fh)),
 
     getxattr: (p, name, buf, cb) => callN('getxattr', p, cb, () => into(impl.getxattr(core, p, name, buf.length), buf)),

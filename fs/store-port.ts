@@ -17,10 +17,13 @@ export interface StorePort {
   /** readInto answered synchronously from cached state, or null (then use readInto). */
   readIntoNow?(ino: number, offsetBytes: number, target: Buffer, sizeBytes?: number): number | null;
   /**
-   * Durable when it resolves. sizeBytes: the size to commit with it, no further than the first byte
-   * still held only in memory (DESIGN §5 prefix rule); default: the end of data.
+   * The shards are durable when it resolves; the metadata commit is not flushed (see sync).
+   * sizeBytes: the size to commit with it, no further than the first byte still held only in memory
+   * (DESIGN §5 prefix rule); default: the end of data.
    */
   write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number): Promise<void>;
+  /** One full commit: every metadata change so far durable (fsync, fsyncdir, syncfs; DESIGN §5). */
+  sync(): Promise<void>;
   truncate(ino: number, sizeBytes: number): Promise<void>;
   /** Delete the data of an nlink-0 inode (from the orphan list). */
   deleteFile(ino: number): Promise<void>;

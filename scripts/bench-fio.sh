@@ -6,6 +6,7 @@
 #   passthru   scripts/passthrough.js (fuse-native passthrough: the ceiling of the binding)
 #   cfs-r3     chunkfs, replica:3
 #   cfs-ec42   chunkfs, ec:4+2
+#   base-r3, base-ec42   chunkfs built in $BASELINE_REPO (an older checkout), for before/after in one run
 # Workloads: sequential 1 MiB write and read; random 4 KiB write with 1 and 4 jobs; random 4 KiB read;
 # random 4 KiB write with fsync after each write. Caches are dropped before each job and the targets are
 # interleaved over ROUNDS rounds (the machine is shared and noisy); the median of the rounds is reported.
@@ -34,59 +35,9 @@ if [ "${#need[@]}" -gt 0 ]; then
 fi
 [ -f dist/src/cli.js ] || npx tsc -p tsconfig.json
 
-PIDS=()
-MOUNTS=()
-cleanup() {
-  for m in "${MOUNTS[@]}"; do fusermount -uz "$m" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  sleep 0.5
-  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-}
-trap cleanup EXIT INT TERM
-
-# Wait for a line in a log file (a mount's ready line), up to 60 s.
-wait_line() {
-  local log=$1 pattern=$2 i
-  for i in $(seq 1 600); do
-    grep -q "$pattern" "$log" 2>/dev/null && return 0
-    sleep 0.1
-  done
-  echo "bench-fio: timed out waiting for '$pattern' in $log:" >&2; cat "$log" >&2; return 1
-}
-
-drop_caches() {
-  sync
-  if [ -w /proc/sys/vm/drop_caches ]; then echo 3 > /proc/sys/vm/drop_caches; fi
-}
-
-for m in "$BENCH_DIR"/*/mnt; do [ -d "$m" ] && fusermount -uz "$m" 2>/dev/null || true; done
-rm -rf --one-file-system "$BENCH_DIR" # never descend into a mount left behind
+# shellcheck source=scripts/bench-lib.sh
+source scripts/bench-lib.sh
 mkdir -p "$BENCH_DIR"
-declare -A DIR
-
-setup_target() {
-  local t=$1 base=$BENCH_DIR/$1
-  mkdir -p "$base/mnt"
-  case $t in
-    plain) DIR[$t]=$base/mnt ;;
-    bindfs)
-      mkdir -p "$base/src"; bindfs "$base/src" "$base/mnt"; MOUNTS+=("$base/mnt"); DIR[$t]=$base/mnt ;;
-    gocryptfs)
-      mkdir -p "$base/cipher"
-      gocryptfs -q -init -extpass "echo bench" -scryptn 10 "$base/cipher" >/dev/null
-      gocryptfs -q -nosyslog -extpass "echo bench" "$base/cipher" "$base/mnt"; MOUNTS+=("$base/mnt"); DIR[$t]=$base/mnt ;;
-    passthru)
-      mkdir -p "$base/src"
-      node scripts/passthrough.js "$base/src" "$base/mnt" >"$base/log" 2>&1 &
-      PIDS+=($!); MOUNTS+=("$base/mnt"); wait_line "$base/log" "mounted"; DIR[$t]=$base/mnt ;;
-    cfs-r3|cfs-ec42)
-      local layout=replica:3; [ "$t" = cfs-ec42 ] && layout=ec:4+2
-      node dist/src/cli.js mkfs "$base/store" --disks 6 --layout "$layout" >/dev/null
-      node dist/src/cli.js mount "$base/store" "$base/mnt" ${CHUNKFS_MOUNT_OPTS:+-o "$CHUNKFS_MOUNT_OPTS"} >"$base/log" 2>&1 &
-      PIDS+=($!); MOUNTS+=("$base/mnt"); wait_line "$base/log" "chunkfs: mounted"; DIR[$t]=$base/mnt ;;
-    *) echo "bench-fio: unknown target $t" >&2; exit 1 ;;
-  esac
-}
 
 ACTIVE=()
 for t in $TARGETS; do
@@ -153,7 +104,7 @@ for (const w of workloads) {
 }
 console.log(`\nfio, median of rounds; (x) = ratio to the plain directory\n${out}`)
 if (targets.includes('gocryptfs')) {
-  for (const t of targets.filter((x) => x.startsWith('cfs'))) {
+  for (const t of targets.filter((x) => x.startsWith('cfs') || x.startsWith('base'))) {
     console.log(`${t} vs gocryptfs: ` + workloads.map((w) => `${w} ${(median(vals[w + ' ' + t]) / median(vals[w + ' gocryptfs'])).toFixed(2)}x`).join(', '))
   }
 }

@@ -32,12 +32,14 @@ interface ScrubReport {
   bad: ShardRef[]; // bounded list; badCount is exact
   /** store/private-modes.ts LooseModes: paths other users can access (issue 12). */
   looseModes: { count: number; paths: Array<{ path: string; permBits: number }>; fixed: number };
+  /** store/leak-scan.ts LeakReport: shard and temp files nothing accounts for. */
+  leaks: { leakedShards: number; leakedTemps: number; removed: number; paths: string[] };
 }
 interface ShardRef { ino: number; chunkIndex: number; shardIndex: number }
 interface StoreModule {
   Store: {
     create(dir: string, opts: { disks?: number | string[]; layout?: string; chunkSizeBytes?: number; bitrotBlockBytes?: number; ecBlockSizeBytes?: number }): Promise<StoreLike>;
-    open(dir: string, opts?: { readOnly?: boolean; healer?: boolean }): Promise<StoreLike>;
+    open(dir: string, opts?: { readOnly?: boolean; healer?: boolean; background?: boolean }): Promise<StoreLike>;
   };
 }
 
@@ -114,7 +116,8 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<void> {
     process.stderr.write(`chunkfs: created the default store ${storeDir} (${DEFAULT_DISKS} disks, ${DEFAULT_LAYOUT})\n`);
   }
   await prepareMountpoint(mountpoint);
-  const store = await Store.open(storeDir, { healer: true }); // heal what reads served around, in the background
+  // Heal what reads served around, commit and reclaim in the background (DESIGN §5).
+  const store = await Store.open(storeDir, { healer: true, background: true });
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { mountFs } = require('../fs/mount') as typeof import('../fs/mount');
   let mounted: Awaited<ReturnType<typeof mountFs>>;
@@ -200,12 +203,13 @@ async function cmdScrub(c: Extract<Command, { verb: 'scrub' }>): Promise<number>
   const bad = report.bad;
   const loose = report.looseModes;
   const summary = { store: dir, repair: c.repair, shardsChecked: report.examined, badFound: badCount, repaired: report.healed,
-    unrecoverable, bad: c.repair ? undefined : bad,
+    unrecoverable, bad: c.repair ? undefined : bad, leaks: report.leaks,
     looseModes: { count: loose.count, fixed: loose.fixed, paths: loose.paths.map((p) => ({ path: p.path, mode: `0${p.permBits.toString(8)}` })) } };
   if (c.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
   else {
     process.stdout.write(`chunkfs scrub: ${dir}: ${report.examined} shards checked, ${badCount} bad or missing, ` +
-      `${report.healed} repaired, ${unrecoverable.length} unrecoverable, ${loose.count} path(s) with loose modes\n`);
+      `${report.healed} repaired, ${unrecoverable.length} unrecoverable, ${loose.count} path(s) with loose modes, ` +
+      `${report.leaks.leakedShards + report.leaks.leakedTemps} leaked file(s)${c.repair ? ` (${report.leaks.removed} removed)` : ''}\n`);
   }
   if (unrecoverable.length > 0) {
     const why = unrecoverable.map((f) => `file ${f.ino} chunk ${f.chunkIndex} shard ${f.shardIndex}: ${f.error}`).join('; ');
@@ -219,7 +223,12 @@ async function cmdScrub(c: Extract<Command, { verb: 'scrub' }>): Promise<number>
       ? `chunkfs scrub: made ${loose.fixed} path(s) owner-only that other users could access: ${listed}${more}\n`
       : `chunkfs scrub: ${loose.count} path(s) in the store are accessible to other users (run with --repair to make them owner-only): ${listed}${more}\n`);
   }
-  if (!c.repair && (bad.length > 0 || loose.count > 0)) {
+  const leaked = report.leaks.leakedShards + report.leaks.leakedTemps;
+  if (leaked > 0 && !c.repair) {
+    process.stderr.write(`chunkfs scrub: ${leaked} shard or temp file(s) that no chunk or reclaim entry accounts for ` +
+      `(run with --repair to remove them): ${report.leaks.paths.join(', ')}\n`);
+  }
+  if (!c.repair && (bad.length > 0 || loose.count > 0 || leaked > 0)) {
     if (bad.length > 0) process.stderr.write(`chunkfs scrub: bad or missing (queued for heal; run with --repair): ${shardList(bad)}\n`);
     return 1;
   }

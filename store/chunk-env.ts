@@ -1,6 +1,8 @@
 // Shared context of the chunk I/O modules, and the one place that records a shard
 // failure that was served around: counted, and queued for heal persistently (DESIGN §6).
 import { ChunkMap } from './chunk-map';
+import { CommitLog } from './commit-log';
+import { InflightVersions, ReclaimQueue } from './reclaim';
 import { ChunkRef } from './chunk-ref';
 import { CounterName, Counters } from './counters';
 import { Db } from './meta';
@@ -65,6 +67,12 @@ export interface ChunkEnv {
   map: ChunkMap;
   counters: Counters;
   health: DiskHealth;
+  /** Full (flushed) commits of the metadata, group-committed (DESIGN §5). */
+  commits: CommitLog;
+  /** Chunk versions whose shards are to be deleted in the background (DESIGN §5). */
+  reclaim: ReclaimQueue;
+  /** Versions reserved by writes still in flight: queued for reclaim, not yet reclaimable. */
+  inflight: InflightVersions;
 }
 
 const FAILURE_COUNTER: Record<ShardFailure, CounterName> = {

@@ -18,6 +18,8 @@ export interface Intent {
   version: bigint;
   firstBlock: number;
   lastBlock: number;
+  /** The new bytes of blocks firstBlock..lastBlock (DESIGN §5 journaled intent); null in intents of older builds. */
+  span: Buffer | null;
 }
 
 export interface HealEntry {
@@ -58,7 +60,8 @@ export class ChunkMap {
       retire: db.prepare('UPDATE chunks SET version = 0, logical_len = 0 WHERE ino = ? AND chunk_index = ?'),
       dropInode: db.prepare('DELETE FROM chunks WHERE ino = ?'),
       allLive: db.prepare('SELECT ino, chunk_index, version FROM chunks WHERE version > 0'),
-      addIntent: db.prepare('INSERT INTO intents(ino, chunk_index, version, first_block, last_block, created_ns) VALUES (?, ?, ?, ?, ?, ?)'),
+      addIntent: db.prepare('INSERT INTO intents(ino, chunk_index, version, first_block, last_block, created_ns, span) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      dropIntentsOf: db.prepare('DELETE FROM intents WHERE ino = ?'),
       delIntent: db.prepare('DELETE FROM intents WHERE id = ?'),
       intents: db.prepare('SELECT * FROM intents ORDER BY id'),
       queue: db.prepare(`INSERT INTO heal_queue(ino, chunk_index, version, shard_index, reason, queued_ns) VALUES (?, ?, ?, ?, ?, ?)
@@ -122,8 +125,12 @@ export class ChunkMap {
     return out;
   }
 
-  addIntent(ino: number, chunkIndex: number, version: bigint, firstBlock: number, lastBlock: number): number {
-    return Number(this.s.addIntent.run(ino, chunkIndex, version, firstBlock, lastBlock, nowNs()).lastInsertRowid);
+  addIntent(ino: number, chunkIndex: number, version: bigint, firstBlock: number, lastBlock: number, span: Buffer): number {
+    return Number(this.s.addIntent.run(ino, chunkIndex, version, firstBlock, lastBlock, nowNs(), span).lastInsertRowid);
+  }
+  /** Every intent of a deleted inode (its chunks are gone: nothing to replay). */
+  dropIntentsOf(ino: number): void {
+    this.s.dropIntentsOf.run(ino);
   }
   removeIntent(id: number): void {
     this.s.delIntent.run(id);
@@ -132,6 +139,7 @@ export class ChunkMap {
     return (this.s.intents.all() as Row[]).map((r) => ({
       id: Number(r.id), ino: Number(r.ino), chunkIndex: Number(r.chunk_index), version: BigInt(r.version),
       firstBlock: Number(r.first_block), lastBlock: Number(r.last_block),
+      span: (r.span as unknown as Buffer | null) ?? null,
     }));
   }
 

@@ -41,11 +41,12 @@ export class FaultyFile implements IoFile {
     this.io.after('fsync');
     if (this.t !== null) this.t.durable = Buffer.from(this.t.current);
   }
-  async fdatasync(): Promise<void> {
+  async fdatasync(inlineOk?: boolean): Promise<void> {
     await this.io.fileGate('fdatasync', this.path);
-    await this.io.run(() => this.file.fdatasync());
+    await this.io.run(() => this.file.fdatasync(inlineOk));
     this.io.after('fdatasync');
     if (this.t !== null) this.t.durable = Buffer.from(this.t.current);
+    else this.io.noteExternalSync(this.path); // a file written outside the Io (meta.db-wal)
   }
   async sizeBytes(): Promise<number> {
     await this.io.fileGate('size', this.path);

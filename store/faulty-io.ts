@@ -64,6 +64,14 @@ export class FaultyIo implements Io {
   private readonly nsCurrent = new Map<string, Tracked | null>();
   private readonly nsDurable = new Map<string, Tracked | null>();
   latencyMs = 0;
+  /**
+   * Power loss for files written outside the Io (SQLite's meta.db-wal): their content at their
+   * last fdatasync through the Io is put back by crash(). Sound only while SQLite does not
+   * checkpoint on its own (tests set wal_autocheckpoint = 0), since a checkpoint syncs the WAL
+   * without this Io seeing it.
+   */
+  restoreExternal = false;
+  private readonly externalDurable = new Map<string, Buffer>();
   /** Count of calls by op, for tests. */
   readonly calls = new Map<IoOp, number>();
 
@@ -161,6 +169,11 @@ export class FaultyIo implements Io {
     this.after('open');
     assert(mode === 'read' || t !== null, `FaultyIo: opened ${path} that the model thinks is absent`);
     return new FaultyFile(this, file, t, path);
+  }
+
+  /** A file this Io does not track was fdatasynced: remember its content as durable. */
+  noteExternalSync(path: string): void {
+    if (this.restoreExternal && !this.crashed) this.externalDurable.set(path, fs.readFileSync(path));
   }
 
   /** Called by FaultyFile for its per-file ops. */
@@ -289,6 +302,7 @@ export class FaultyIo implements Io {
       fs.mkdirSync(nodePath.dirname(path), { recursive: true, mode: 0o700 });
       fs.writeFileSync(path, content, { mode: PRIVATE_FILE_MODE });
     }
+    for (const [path, content] of this.externalDurable) fs.writeFileSync(path, content, { mode: PRIVATE_FILE_MODE });
     this.markRestored();
   }
 }

@@ -44,7 +44,6 @@ export class FileIo {
   private readonly pastSize: PastSize;
 
   constructor(private readonly env: ChunkEnv, private readonly disks: PlacementDisk[]) {
-    this.pastSize = new PastSize(env.db);
     const db = env.db;
     this.q = {
       info: db.prepare('SELECT type, size, nlink, layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch FROM inodes WHERE ino = ?'),
@@ -52,6 +51,7 @@ export class FileIo {
       setSizeOnly: db.prepare('UPDATE inodes SET size = ? WHERE ino = ?'),
     };
     this.writer = new ChunkWriter(env, this);
+    this.pastSize = new PastSize(env.db);
   }
 
   /** Another part of the store changed this inode's layout or row: drop what is cached. */
@@ -83,16 +83,19 @@ export class FileIo {
   }
 
   ref(ino: number, fl: FileLayout, chunkIndex: number, version: bigint, logicalLenBytes: number): ChunkRef {
-    return { ino, fileId: BigInt(ino), chunkIndex, version, logicalLenBytes, fl, diskIds: this.placement(fl, chunkIndex) };
+    const diskIds = this.placement(fl.placementSeed, fl.clusterMapEpoch, chunkIndex, shardCount(fl.layout));
+    return { ino, fileId: BigInt(ino), chunkIndex, version, logicalLenBytes, fl, diskIds };
   }
 
-  /** Placement is a pure function of (seed, epoch, chunk, shard count) over this store's disks: cached (frozen). */
-  private placement(fl: FileLayout, chunkIndex: number): readonly number[] {
-    const count = shardCount(fl.layout);
-    const key = `${fl.placementSeed}/${fl.clusterMapEpoch}/${chunkIndex}/${count}`;
+  /**
+   * Placement is a pure function of (seed, epoch, chunk, shard count) over this store's disks: cached
+   * (frozen). Public for the reclaimer, which deletes versions of inodes that may be gone.
+   */
+  placement(seed: bigint, epoch: number, chunkIndex: number, count: number): readonly number[] {
+    const key = `${seed}/${epoch}/${chunkIndex}/${count}`;
     let diskIds = this.placements.get(key);
     if (diskIds === undefined) {
-      diskIds = Object.freeze(placeChunk(this.disks, fl.placementSeed, fl.clusterMapEpoch, BigInt(chunkIndex), count));
+      diskIds = Object.freeze(placeChunk(this.disks, seed, epoch, BigInt(chunkIndex), count));
       this.placements.set(key, diskIds);
     }
     return diskIds;
@@ -192,8 +195,8 @@ export class FileIo {
   }
 
   /**
-   * Durable when it resolves. sizeBytes: the size to commit with it, for a caller that stores out of
-   * order (DESIGN §5 prefix rule: its first byte still held only in memory); default: the data's end.
+   * Shards durable when it resolves. sizeBytes: the size to commit with it, for a caller that stores
+   * out of order (DESIGN §5 prefix rule: its first byte still held only in memory); default: the data's end.
    */
   write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number): Promise<void> {
     if (!validRange(offsetBytes, data.length)) return Promise.reject(new FsError('EINVAL', `write: bad offset ${offsetBytes}`));
@@ -232,43 +235,40 @@ export class FileIo {
   }
 
   /**
-   * Every chunk byte past the new size goes (dropped chunks; the tail chunk rewritten shorter,
-   * copy-on-write), growing or shrinking: so bytes stored past the committed size (DESIGN §5 prefix
-   * rule) never reappear inside a size set here, and a grown range reads as a hole.
+   * Every chunk byte past the new size goes, growing or shrinking: the tail chunk is rewritten
+   * shorter as a fresh version, dropped chunks and the old tail only change metadata and go on the
+   * reclaim queue (DESIGN §5). So bytes stored past the committed size (prefix rule) never reappear
+   * inside a size set here, and a grown range reads as a hole.
    */
   private async truncateLocked(ino: number, sizeBytes: number): Promise<void> {
-    await this.cutLocked(ino, sizeBytes, nowNs());
+    await this.cutLocked(ino, sizeBytes, true);
   }
 
-  /** Drop the chunk bytes past sizeBytes and commit that size; with t, also mtime/ctime = t. */
-  private async cutLocked(ino: number, sizeBytes: number, t: bigint | null): Promise<void> {
+  /** Drop the chunk bytes past sizeBytes and commit that size (touch: mtime/ctime = now). */
+  private async cutLocked(ino: number, sizeBytes: number, touch: boolean): Promise<void> {
     const { fl } = this.loadInfo(ino);
     const cs = fl.chunkSizeBytes;
     const lastKept = sizeBytes === 0 ? -1 : Math.floor((sizeBytes - 1) / cs);
     const dropped = this.env.map.live(ino, lastKept + 1).map((r) => this.liveRef(ino, fl, r)!);
     const tail = lastKept >= 0 ? this.liveRef(ino, fl, this.env.map.get(ino, lastKept)) : null;
     const tailLen = sizeBytes - lastKept * cs;
-    const garbage = [...dropped];
-    let shortened: { version: bigint; failed: number[] } | null = null;
-    if (tail !== null && tail.logicalLenBytes > tailLen) {
-      // Shorten the tail chunk so bytes past the new size never reappear (copy-on-write).
-      const content = await readChunk(this.env, tail, 0, tailLen);
-      const version = this.env.map.allocVersion(ino, lastKept);
-      const failed = await writeWholeChunk(this.env, this.ref(ino, fl, lastKept, version, tailLen), content);
-      shortened = { version, failed };
-      garbage.push(tail);
-    }
+    const shortened = tail !== null && tail.logicalLenBytes > tailLen ? await this.shortenTail(ino, fl, tail, tailLen) : null;
+    const t = nowNs();
     this.env.db.transaction(() => {
       if (shortened !== null) {
-        this.env.map.setLive(ino, lastKept, shortened.version, tailLen);
+        this.env.map.setLive(ino, lastKept, shortened.version, tailLen); // data first: its shards are durable
+        this.env.reclaim.remove(ino, lastKept, shortened.version);
+        this.env.reclaim.add(ino, lastKept, tail!.version, fl);
         for (const i of shortened.failed) this.env.map.queueHeal(ino, lastKept, shortened.version, i, 'write failed on this shard');
       }
-      for (const r of dropped) this.env.map.retire(ino, r.chunkIndex);
-      if (t === null) this.q.setSizeOnly.run(sizeBytes, ino);
-      else this.q.setSize.run(sizeBytes, t, t, ino);
+      for (const r of dropped) {
+        this.env.map.retire(ino, r.chunkIndex);
+        this.env.reclaim.add(ino, r.chunkIndex, r.version, fl);
+      }
+      if (touch) this.q.setSize.run(sizeBytes, t, t, ino);
+      else this.q.setSizeOnly.run(sizeBytes, ino);
       this.pastSize.clear(ino);
     })();
-    for (const r of garbage) await this.env.shards.deleteChunk(r, shardCount(fl.layout));
   }
 
   /**
@@ -282,7 +282,7 @@ export class FileIo {
       try {
         await this.locks.run(ino, async () => {
           try {
-            await this.cutLocked(ino, this.loadInfo(ino).sizeBytes, null);
+            await this.cutLocked(ino, this.loadInfo(ino).sizeBytes, false);
           } finally {
             this.forget(ino);
           }
@@ -296,25 +296,46 @@ export class FileIo {
     return trimmed;
   }
 
-  /** Delete an unlinked (nlink 0) file's chunks, then its rows (the orphan list covers a crash). */
+  /** The tail chunk's first tailLen bytes as a fresh version, reserved durably first (store/chunk-writer.ts). */
+  private async shortenTail(ino: number, fl: FileLayout, tail: ChunkRef, tailLen: number): Promise<{ version: bigint; failed: number[] }> {
+    const content = await readChunk(this.env, tail, 0, tailLen);
+    const version = this.env.db.transaction(() => {
+      const v = this.env.map.allocVersion(ino, tail.chunkIndex);
+      this.env.reclaim.add(ino, tail.chunkIndex, v, fl);
+      return v;
+    })();
+    this.env.inflight.add(ino, tail.chunkIndex, version);
+    try {
+      await this.env.commits.flush();
+      const failed = await writeWholeChunk(this.env, this.ref(ino, fl, tail.chunkIndex, version, tailLen), content);
+      return { version, failed };
+    } finally {
+      this.env.inflight.delete(ino, tail.chunkIndex, version);
+    }
+  }
+
+  /**
+   * Delete an unlinked (nlink 0) file: its rows go, and its chunk versions go on the reclaim
+   * queue in the same transaction (DESIGN §5: `rm -rf` never waits on shard deletion).
+   */
   deleteFile(ino: number): Promise<void> {
     return this.locks.run(ino, async () => {
       this.forget(ino);
       const info = this.loadInfo(ino);
       if (info.nlink > 0) throw new FsError('EBUSY', `inode ${ino} still has ${info.nlink} links`);
-      const refs = this.env.map.live(ino).map((r) => this.liveRef(ino, info.fl, r)!);
       const db = this.env.db;
       db.transaction(() => {
+        for (const r of this.env.map.live(ino)) this.env.reclaim.add(ino, r.chunkIndex, r.version, info.fl);
         this.env.map.dropInode(ino);
-        db.prepare('DELETE FROM intents WHERE ino = ?').run(ino);
+        this.env.map.dropIntentsOf(ino);
         db.prepare('DELETE FROM heal_queue WHERE ino = ?').run(ino);
         db.prepare('DELETE FROM xattrs WHERE ino = ?').run(ino);
         db.prepare('DELETE FROM orphans WHERE ino = ?').run(ino);
         this.pastSize.clear(ino);
         db.prepare('DELETE FROM inodes WHERE ino = ?').run(ino);
       })();
-      // Rows first: a crash now leaves only unreferenced shards, which recovery collects.
-      for (const r of refs) await this.env.shards.deleteChunk(r, shardCount(info.fl.layout));
     });
   }
+
+
 }

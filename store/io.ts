@@ -18,7 +18,8 @@ export interface IoFile {
   preadInto(target: Buffer, targetOffset: number, lengthBytes: number, positionBytes: number): Promise<number>;
   pwrite(data: Uint8Array, positionBytes: number): Promise<void>;
   fsync(): Promise<void>;
-  fdatasync(): Promise<void>;
+  /** inlineOk false: always on the libuv pool (several files' syncs at once stay concurrent). */
+  fdatasync(inlineOk?: boolean): Promise<void>;
   sizeBytes(): Promise<number>;
   truncate(lengthBytes: number): Promise<void>;
   close(): Promise<void>;
@@ -234,10 +235,10 @@ class NodeFile implements IoFile {
     // Whole-shard writes fsync several shard files at once: they stay concurrent in the pool.
     return this.gate.run(null, () => fdCall(fs.fsync, this.d.fd));
   }
-  fdatasync(): Promise<void> {
-    // The §8.2 patch of one replica, strictly one after another (DESIGN §5): inline when alone.
+  fdatasync(inlineOk = true): Promise<void> {
+    // A lone small sync (one §8.2 patch, the WAL) runs inline when nothing else is in flight.
     const fd = this.d.fd;
-    return this.gate.run(() => fs.fdatasyncSync(fd), () => fdCall(fs.fdatasync, fd));
+    return this.gate.run(inlineOk ? () => fs.fdatasyncSync(fd) : null, () => fdCall(fs.fdatasync, fd));
   }
   sizeBytes(): Promise<number> {
     return new Promise((resolve, reject) => fs.fstat(this.d.fd, (err, st) => (err ? reject(err) : resolve(st.size))));

@@ -1,7 +1,7 @@
-// Metadata database (DESIGN §4): better-sqlite3 in WAL mode with synchronous=FULL,
-// so a committed transaction survives a crash (the chunk store's write protocol
-// relies on "data durable before the metadata that points at it", DESIGN §5).
-// Schema changes are migrations keyed by PRAGMA user_version.
+// Metadata database (DESIGN §4): better-sqlite3 in WAL mode with synchronous=NORMAL (DESIGN §5):
+// a commit is atomic and survives a process kill at once (it is in the WAL file), but is not
+// flushed to the device; store/commit-log.ts makes every commit so far durable at fsync, syncfs,
+// unmount and from a timer. Schema changes are migrations keyed by PRAGMA user_version.
 import Database from 'better-sqlite3';
 import { assert } from '../src/errors';
 
@@ -40,7 +40,14 @@ const MIGRATIONS: string[] = [
      PRIMARY KEY(ino, chunk_index, version, shard_index)) WITHOUT ROWID;
    CREATE TABLE counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
    CREATE TABLE orphans(ino INTEGER PRIMARY KEY);  -- nlink 0, data not yet deleted`,
-  // v2 (DESIGN §5 prefix rule, issue 14): files whose chunk map may hold bytes stored past their
+  // v2 (DESIGN §5 commit model v2): journaled write intents carry the new bytes of their block span
+  // (NULL in intents of older builds, resolved the old way); the reclaim queue holds chunk versions
+  // whose shards are to be deleted in the background, with what their paths need once the inode is gone.
+  `ALTER TABLE intents ADD COLUMN span BLOB;
+   CREATE TABLE reclaim(ino INTEGER NOT NULL, chunk_index INTEGER NOT NULL, version INTEGER NOT NULL,
+     layout TEXT NOT NULL, placement_seed INTEGER NOT NULL, cluster_map_epoch INTEGER NOT NULL,
+     queued_ns INTEGER NOT NULL, PRIMARY KEY(ino, chunk_index, version)) WITHOUT ROWID;`,
+  // v3 (DESIGN §5 prefix rule, issue 14): files whose chunk map may hold bytes stored past their
   // committed size (write-back stores chunks out of order); recovery trims exactly these files.
   `CREATE TABLE past_size(ino INTEGER PRIMARY KEY);`,
 ];
@@ -67,26 +74,19 @@ export function openDb(file: string, readOnly = false): Db {
   db.defaultSafeIntegers(true);
   if (!readOnly) {
     db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = FULL'); // a commit is durable when it returns (DESIGN §5)
+    // DESIGN §5: no device flush per metadata operation; store/commit-log.ts flushes the WAL.
+    db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = OFF');
     migrate(db);
+  } else {
+    const version = Number(db.pragma('user_version', { simple: true }));
+    if (version < MIGRATIONS.length) {
+      db.close();
+      throw new Error(`schema version ${version} is older than this build's (${MIGRATIONS.length}); ` +
+        'open the store read-write once (chunkfs mount or chunkfs scrub) to upgrade it');
+    }
   }
   return db;
-}
-
-/**
- * Run fn in a transaction whose commit is not fsynced (DESIGN §5 allows this only for changes a
- * crash may lose harmlessly: removing the intent of a read-modify-write whose replicas are all
- * durable, which recovery would resolve to what is already there). The WAL is sequential, so the
- * next durable commit makes this one durable too; it can never outlive an earlier durable one.
- */
-export function lazyTransaction(db: Db, fn: () => void): void {
-  db.pragma('synchronous = OFF');
-  try {
-    db.transaction(fn)();
-  } finally {
-    db.pragma('synchronous = FULL');
-  }
 }
 
 function migrate(db: Db): void {

@@ -1,15 +1,13 @@
-// Recovery at open (DESIGN §5, issue 3): resolve open write intents block by block
-// (the first replica in order whose block verifies is copied to the others), delete
-// orphaned inodes' data, trim chunk bytes stored past a file's committed size (prefix
-// rule, store/past-size.ts), and remove leftover .tmp. files and shards of versions that
-// no chunk map points at. Returns a report of what it did.
-import * as nodePath from 'node:path';
-import { CHUNKS_DIR, isTempName, parseShardRelPath } from '../src/path';
+// Recovery at open (DESIGN §5 commit model v2): its work is proportional to what was in flight,
+// never to the store's size. It replays every open journaled write intent onto every replica
+// (the intent holds the new bytes of its block span, so any number of torn replicas are repaired)
+// and verifies them, drops the metadata of orphaned inodes (their chunks go on the reclaim
+// queue), and trims chunk bytes stored past a file's committed size (prefix rule, store/past-size.ts). Shards a crash left behind are found through the reclaim queue (store/reclaim.ts), not
+// by walking the disks; scrub's leak scan (store/leak-scan.ts) checks that nothing escaped it.
 import { ChunkEnv } from './chunk-env';
 import { ChunkRef } from './chunk-ref';
 import { Intent } from './chunk-map';
 import { FileIo } from './file-io';
-import { errnoCode } from './io';
 import { classifyShardError } from './shard-encode';
 
 export interface RecoveryReport {
@@ -21,15 +19,11 @@ export interface RecoveryReport {
   orphansDeleted: number;
   /** Files that lost chunk bytes stored past their committed size (DESIGN §5 prefix rule). */
   filesTrimmed: number;
-  tmpFilesRemoved: number;
-  garbageShardsRemoved: number;
   errors: string[];
 }
 
-const DIR_ENTRIES_MAX = 1_000_000;
-
 export function emptyRecoveryReport(): RecoveryReport {
-  return { intentsResolved: 0, intentsKeptOpen: 0, blocksRepaired: 0, blocksUnresolved: 0, orphansDeleted: 0, filesTrimmed: 0, tmpFilesRemoved: 0, garbageShardsRemoved: 0, errors: [] };
+  return { intentsResolved: 0, intentsKeptOpen: 0, blocksRepaired: 0, blocksUnresolved: 0, orphansDeleted: 0, filesTrimmed: 0, errors: [] };
 }
 
 async function readBlock(env: ChunkEnv, ref: ChunkRef, i: number, start: number, len: number): Promise<Buffer | null> {
@@ -42,12 +36,33 @@ async function readBlock(env: ChunkEnv, ref: ChunkRef, i: number, start: number,
 }
 
 /**
- * Make blocks first..last identical on all replicas: the first verifying replica wins.
- * Returns false when a replica could not be brought in line (its disk failing or
- * offline): the intent must stay open, else that replica would keep old blocks that
- * still verify, and a later read could return them (resolved again at the next open).
+ * Replay a journaled intent: write its span onto every replica in parallel (each fdatasync'd),
+ * then read each back verified. False when a replica could not be brought in line (its disk
+ * failing or offline): the intent must stay open, else that replica would keep old blocks that
+ * still verify, and a later read could return them.
  */
-export async function resolveIntent(env: ChunkEnv, ref: ChunkRef, first: number, last: number, report: RecoveryReport): Promise<boolean> {
+export async function replayIntent(env: ChunkEnv, ref: ChunkRef, intent: Intent, report: RecoveryReport): Promise<boolean> {
+  const span = intent.span!;
+  const start = intent.firstBlock * ref.fl.bitrotBlockBytes;
+  const written = await Promise.allSettled(ref.diskIds.map((_, i) => env.shards.patchBlocks(ref, i, intent.firstBlock, span)));
+  let complete = true;
+  for (let i = 0; i < ref.diskIds.length; i++) {
+    const back = written[i].status === 'fulfilled' ? await readBlock(env, ref, i, start, span.length) : null;
+    if (back !== null && back.equals(span)) continue;
+    const why = written[i].status === 'rejected' ? String((written[i] as PromiseRejectedResult).reason) : 'span does not read back';
+    report.errors.push(`ino ${ref.ino} chunk ${ref.chunkIndex} replica ${i}: ${why}`);
+    env.map.queueHeal(ref.ino, ref.chunkIndex, ref.version, i, `recovery: could not replay intent ${intent.id}`);
+    complete = false;
+  }
+  report.blocksRepaired += intent.lastBlock - intent.firstBlock + 1;
+  return complete;
+}
+
+/**
+ * An intent of an older build holds no bytes: make blocks first..last identical on all replicas,
+ * the first verifying replica wins (that build patched replicas in order, each durable first).
+ */
+export async function resolveLegacyIntent(env: ChunkEnv, ref: ChunkRef, first: number, last: number, report: RecoveryReport): Promise<boolean> {
   let complete = true;
   const bb = ref.fl.bitrotBlockBytes;
   const replicas = ref.diskIds.length;
@@ -80,11 +95,14 @@ export async function resolveIntent(env: ChunkEnv, ref: ChunkRef, first: number,
 }
 
 async function resolveIntents(env: ChunkEnv, files: FileIo, report: RecoveryReport): Promise<void> {
-  for (const intent of env.map.intents() as Intent[]) {
+  for (const intent of env.map.intents()) {
     await files.withChunk(intent.ino, intent.chunkIndex, async (ref) => {
-      // A chunk rewritten since (copy-on-write fallback) or gone: nothing to resolve.
+      // A chunk rewritten since (copy-on-write fallback) or gone: nothing to replay.
       if (ref !== null && ref.version === intent.version && ref.fl.layout.kind === 'replica') {
-        if (!(await resolveIntent(env, ref, intent.firstBlock, intent.lastBlock, report))) {
+        const done = intent.span !== null
+          ? await replayIntent(env, ref, intent, report)
+          : await resolveLegacyIntent(env, ref, intent.firstBlock, intent.lastBlock, report);
+        if (!done) {
           report.intentsKeptOpen++;
           return;
         }
@@ -96,44 +114,7 @@ async function resolveIntents(env: ChunkEnv, files: FileIo, report: RecoveryRepo
   }
 }
 
-async function listDir(env: ChunkEnv, dir: string): Promise<string[]> {
-  try {
-    const names = await env.shards.io.readdir(dir);
-    return names.slice(0, DIR_ENTRIES_MAX);
-  } catch (err) {
-    if (errnoCode(err) === 'ENOENT' || errnoCode(err) === 'ENOTDIR') return [];
-    throw err;
-  }
-}
-
-/** Walk .chunks/p0/p1/fid.vV/cN/ on one disk, removing temp files and unreferenced shards. */
-async function collectGarbage(env: ChunkEnv, root: string, live: Set<string>, report: RecoveryReport): Promise<void> {
-  const top = nodePath.join(root, CHUNKS_DIR);
-  for (const p0 of await listDir(env, top)) {
-    for (const p1 of await listDir(env, nodePath.join(top, p0))) {
-      for (const vdir of await listDir(env, nodePath.join(top, p0, p1))) {
-        const vpath = nodePath.join(top, p0, p1, vdir);
-        for (const cdir of await listDir(env, vpath)) {
-          const cpath = nodePath.join(vpath, cdir);
-          for (const name of await listDir(env, cpath)) {
-            const rel = [CHUNKS_DIR, p0, p1, vdir, cdir, name].join('/');
-            const parsed = parseShardRelPath(rel);
-            const isTemp = isTempName(name);
-            const keep = !isTemp && parsed !== null && live.has(`${parsed.fileId}/${parsed.chunkIndex}/${parsed.version}`);
-            if (keep || (!isTemp && parsed === null)) continue; // unknown files are left for fsck
-            await env.shards.io.unlink(nodePath.join(cpath, name));
-            if (isTemp) report.tmpFilesRemoved++;
-            else report.garbageShardsRemoved++;
-          }
-          await env.shards.io.rmdir(cpath).catch(() => undefined); // only if now empty
-        }
-        await env.shards.io.rmdir(vpath).catch(() => undefined);
-      }
-    }
-  }
-}
-
-export async function recover(env: ChunkEnv, files: FileIo, orphans: number[], diskRoots: string[]): Promise<RecoveryReport> {
+export async function recover(env: ChunkEnv, files: FileIo, orphans: number[]): Promise<RecoveryReport> {
   const report = emptyRecoveryReport();
   await resolveIntents(env, files, report);
   for (const ino of orphans) {
@@ -145,13 +126,7 @@ export async function recover(env: ChunkEnv, files: FileIo, orphans: number[], d
     }
   }
   report.filesTrimmed = await files.trimPastSize(report.errors);
-  const live = env.map.liveKeys();
-  for (const root of diskRoots) {
-    try {
-      await collectGarbage(env, root, live, report);
-    } catch (err) {
-      report.errors.push(`disk ${root}: ${(err as Error).message}`);
-    }
-  }
+  // The replays and reclaim entries above become durable with the first full commit.
+  await env.commits.flushIfDirty();
   return report;
 }

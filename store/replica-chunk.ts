@@ -1,8 +1,8 @@
 // Replica chunk I/O. Reads: replicas in order, each a verified §9 read; a failure
 // is counted and queued for heal and the next replica is tried (DESIGN §6).
 // Partial writes: §8.2 read-modify-write at bitrot-block granularity under the
-// DESIGN §5 protocol: write intent first, then replicas in fixed order, each made
-// durable (fdatasync) before the next is touched, so a crash tears at most one.
+// DESIGN §5 protocol: a durable journaled intent holding the new span, then all
+// replicas patched in parallel (store/chunk-writer.ts runs the protocol).
 import { UnrecoverableError, assert } from '../src/errors';
 import { ChunkEnv, noteShardFailure, readOrder } from './chunk-env';
 import { ChunkRef, siteOf } from './chunk-ref';
@@ -44,51 +44,38 @@ export function blockSpan(ref: ChunkRef, offsetBytes: number, lengthBytes: numbe
   return { first, last, start: first * bb, end: Math.min((last + 1) * bb, ref.logicalLenBytes) };
 }
 
-/** Write span (blocks first..) into replicas 0..count-1 in order, each durable before the next. */
-async function patchInOrder(env: ChunkEnv, ref: ChunkRef, first: number, span: Buffer, count: number): Promise<void> {
-  for (let i = 0; i < count; i++) await env.shards.patchBlocks(ref, i, first, span);
-}
+/** An in-place patch journals its whole block span in the intent row: at most this much (DESIGN §5). */
+export const INTENT_SPAN_BYTES_MAX = 1 << 20;
 
+/** The replicas that could not be patched; the caller rewrites the chunk copy-on-write instead. */
 export class RmwFailed extends Error {
-  /** openIntentId: the intent left open when rollback failed (null when rolled back). */
-  constructor(readonly reason: unknown, readonly openIntentId: number | null) {
-    super(`replica read-modify-write failed: ${reason instanceof Error ? reason.message : String(reason)}`);
+  constructor(readonly reason: unknown, readonly failedReplicas: number[]) {
+    super(`replica patch failed on replica(s) ${failedReplicas.join(',')}: ${reason instanceof Error ? reason.message : String(reason)}`);
   }
 }
 
 /**
- * In-place partial overwrite of [offset, offset+data.length) inside the chunk's
- * current length, under intentId: the caller committed that intent (DESIGN §5)
- * durably before calling. On failure the touched replicas are rolled back to the
- * old span (intent removed; kept if the rollback fails too, for recovery at open)
- * and RmwFailed is thrown so the caller can fall back to a copy-on-write of the
- * whole chunk. Errors before any replica is touched are rethrown as they are.
+ * §8.2 steps 1-2: the whole block span that [offset, offset + data.length) touches, read
+ * verified (with failover), with data merged in. This is what the journaled intent holds.
  */
-export async function rmwReplica(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, data: Uint8Array, intentId: number): Promise<void> {
-  assert(ref.fl.layout.kind === 'replica', 'rmwReplica on a replica layout');
-  assert(data.length > 0 && offsetBytes + data.length <= ref.logicalLenBytes, 'RMW stays inside the chunk');
+export async function mergedSpan(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, data: Uint8Array): Promise<{ firstBlock: number; span: Buffer }> {
+  assert(ref.fl.layout.kind === 'replica', 'in-place patch of a replica layout');
+  assert(data.length > 0 && offsetBytes + data.length <= ref.logicalLenBytes, 'in-place patch stays inside the chunk');
   const s = blockSpan(ref, offsetBytes, data.length);
-  // §8.2 step 1: the old blocks, verified (failover if a replica is bad).
-  const oldSpan = await readReplica(env, ref, s.start, s.end - s.start);
-  const span = Buffer.from(oldSpan);
-  span.set(data, offsetBytes - s.start); // step 2
-  const replicas = ref.diskIds.length;
-  let touched = 0;
-  try {
-    for (let i = 0; i < replicas; i++) {
-      touched = i + 1;
-      await env.shards.patchBlocks(ref, i, s.first, span); // steps 3-5
-    }
-  } catch (err) {
-    try {
-      await patchInOrder(env, ref, s.first, oldSpan, touched);
-      env.map.removeIntent(intentId);
-      throw new RmwFailed(err, null);
-    } catch (rollbackErr) {
-      if (rollbackErr instanceof RmwFailed) throw rollbackErr;
-      throw new RmwFailed(err, intentId); // the intent stays; recovery resolves it
-    }
-  }
-  // All replicas agree now; the caller removes the intent (a crash before that leaves
-  // an intent whose resolution finds nothing to copy).
+  const span = Buffer.from(await readReplica(env, ref, s.start, s.end - s.start));
+  span.set(data, offsetBytes - s.start);
+  return { firstBlock: s.first, span };
+}
+
+/**
+ * §8.2 steps 3-5 on every replica at once, each fdatasync'd (DESIGN §5: the journaled intent
+ * is durable, so any number of replicas may be torn by a crash and recovery replays it onto
+ * all). Resolves when all are durable; else RmwFailed naming the ones that failed.
+ */
+export async function patchReplicas(env: ChunkEnv, ref: ChunkRef, firstBlock: number, span: Uint8Array): Promise<void> {
+  const results = await Promise.allSettled(ref.diskIds.map((_, i) => env.shards.patchBlocks(ref, i, firstBlock, span)));
+  const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [i] : []));
+  if (failed.length === 0) return;
+  for (const i of failed) env.health.fail(ref.diskIds[i], String((results[i] as PromiseRejectedResult).reason));
+  throw new RmwFailed((results[failed[0]] as PromiseRejectedResult).reason, failed);
 }

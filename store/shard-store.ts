@@ -10,7 +10,7 @@ import { ErrorSite, FormatError, assert } from '../src/errors';
 import { HEADER_BYTES, ShardHeader, decodeHeader } from '../src/header';
 import { writeHashEntries } from '../src/hashtable';
 import { BitrotKey } from '../src/keying';
-import { chunkDirRelPath, shardRelPath, tempName } from '../src/path';
+import { chunkDirRelPath, isTempName, shardRelPath, tempName } from '../src/path';
 import { HASH_ENTRY_BYTES, dataStartBytes } from '../src/region';
 import { SpanPlan, shardHeaderFor, spanPlan, verifiedRead, verifySpan, verifyShardBytes } from '../src/shard';
 import { ChunkRef, shardDataLen, shardParams, siteOf } from './chunk-ref';
@@ -19,6 +19,9 @@ import { ScratchPool } from './scratch-pool';
 import { Payload, encodeShardParts, payloadLength } from './shard-encode';
 import { nowNs } from './meta';
 import { DiskUnavailableError, markerPath, offlineReason } from './disk-identity';
+
+/** Where a chunk version's shards live: all that paths need (deletion works without the inode). */
+export type ShardSite = Pick<ChunkRef, 'fileId' | 'chunkIndex' | 'version' | 'diskIds'>;
 
 /** Which disks must not be touched (store/chunk-env.ts DiskHealth). */
 export interface DiskGate {
@@ -74,12 +77,12 @@ export class ShardStore {
     return root;
   }
 
-  path(ref: ChunkRef, shardIndex: number): string {
+  path(ref: ShardSite, shardIndex: number): string {
     return nodePath.join(this.diskRoot(ref.diskIds[shardIndex]), shardRelPath(ref.fileId, ref.version, BigInt(ref.chunkIndex), shardIndex));
   }
 
   /** The shard's path, unless its disk is offline by identity (then DiskUnavailableError, nothing touched). */
-  private usablePath(ref: ChunkRef, shardIndex: number): string {
+  private usablePath(ref: ShardSite, shardIndex: number): string {
     const diskId = ref.diskIds[shardIndex];
     const reason = this.gate.unavailable(diskId);
     if (reason !== undefined) throw new DiskUnavailableError(diskId, reason);
@@ -118,7 +121,7 @@ export class ShardStore {
         at += slice.length;
       }
       if (parts.padBytes > 0) await f.pwrite(Buffer.alloc(parts.padBytes), at);
-      await f.fsync();
+      await f.fdatasync(false); // the size is data too for fdatasync; the pool keeps shards concurrent
     } finally {
       await f.close();
     }
@@ -303,14 +306,15 @@ export class ShardStore {
     try {
       await f.pwrite(span, dataStartBytes(blockCount) + firstBlock * bb);
       await f.pwrite(entries, HEADER_BYTES + firstBlock * HASH_ENTRY_BYTES);
-      await f.fdatasync();
+      // On the pool: all replicas of a patch sync at once (DESIGN §5); inline they would queue.
+      await f.fdatasync(false);
     } finally {
       await f.close();
     }
   }
 
   /** Remove one shard file (missing is fine). */
-  async deleteShard(ref: ChunkRef, shardIndex: number): Promise<void> {
+  async deleteShard(ref: ShardSite, shardIndex: number): Promise<void> {
     const path = this.usablePath(ref, shardIndex);
     this.headers.delete(path);
     try {
@@ -320,14 +324,17 @@ export class ShardStore {
     }
   }
 
-  /** Remove a chunk version's shard files and its now-empty directories; best effort per disk. */
-  async deleteChunk(ref: ChunkRef, shardCount: number): Promise<number> {
+  /**
+   * Remove a chunk version's shard files, temp files a cut-off write left beside them, and the
+   * directories that are then empty; best effort per disk, returns the shards that failed.
+   */
+  async deleteChunk(ref: ShardSite, shardCount: number): Promise<number> {
     let failures = 0;
     await Promise.all(Array.from({ length: shardCount }, async (_, i) => {
       try {
         await this.deleteShard(ref, i);
         const chunkDir = nodePath.join(this.diskRoot(ref.diskIds[i]), chunkDirRelPath(ref.fileId, ref.version, BigInt(ref.chunkIndex)));
-        await this.removeEmptyDir(chunkDir);
+        if (!(await this.removeEmptyDir(chunkDir))) await this.removeTemps(chunkDir);
         this.durableDirs.delete(nodePath.dirname(chunkDir));
         await this.removeEmptyDir(nodePath.dirname(chunkDir));
       } catch {
@@ -337,13 +344,24 @@ export class ShardStore {
     return failures;
   }
 
-  private async removeEmptyDir(dir: string): Promise<void> {
+  /** rmdir; false when the directory still holds something. */
+  private async removeEmptyDir(dir: string): Promise<boolean> {
     try {
       await this.io.rmdir(dir);
+      return true;
     } catch (err) {
       const code = errnoCode(err);
-      if (code !== 'ENOTEMPTY' && code !== 'ENOENT' && code !== 'EEXIST') throw err;
+      if (code === 'ENOENT') return true;
+      if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw err;
+      return false;
     }
+  }
+
+  /** A chunk directory of a reclaimed version: its temp files go, then the directory if empty. */
+  private async removeTemps(chunkDir: string): Promise<void> {
+    const names = await this.io.readdir(chunkDir);
+    for (const name of names.filter(isTempName)) await this.io.unlink(nodePath.join(chunkDir, name));
+    await this.removeEmptyDir(chunkDir);
   }
 
   forgetHeader(ref: ChunkRef, shardIndex: number): void {

@@ -22,6 +22,9 @@ import { Db, openDb } from './meta';
 import { Namespace } from './namespace';
 import { RecoveryReport, emptyRecoveryReport, recover } from './recovery';
 import { ShardStore } from './shard-store';
+import { CommitLog } from './commit-log';
+import { LeakReport, scanLeaks } from './leak-scan';
+import { InflightVersions, ReclaimQueue, ReclaimReport, Reclaimer } from './reclaim';
 
 export const META_FILE = 'meta.db';
 
@@ -29,12 +32,19 @@ export const META_FILE = 'meta.db';
 export interface ScrubReport extends HealReport {
   /** With repair, looseModes.fixed of them were made owner-only. */
   looseModes: LooseModes;
+  /** Shard and temp files nothing accounts for (with repair, removed). */
+  leaks: LeakReport;
 }
 
 export interface StoreOpenOptions {
   io?: Io;
   readOnly?: boolean;
   healer?: boolean;
+  /**
+   * Background work of a live mount: the timer's full commit (at most 5 s after a change, DESIGN §5)
+   * and the reclaimer. Off by default so tests see only the I/O they cause.
+   */
+  background?: boolean;
   /** One line per event worth telling the operator (modes tightened, stale lock taken over). */
   log?: (line: string) => void;
 }
@@ -53,6 +63,10 @@ export interface StatusReport {
   layoutsInUse: Array<{ layout: string; files: number }>;
   healQueueLength: number;
   openIntents: number;
+  /** Chunk versions waiting for background deletion (DESIGN §5 reclaim queue). */
+  reclaimBacklog: number;
+  /** Full commits (WAL flushes) since open. */
+  metadataFlushes: number;
   counters: Record<CounterName, number>;
 }
 
@@ -62,6 +76,7 @@ export class Store {
   private readonly env: ChunkEnv;
   private readonly files: FileIo;
   private readonly healer: Healer;
+  private readonly reclaimer: Reclaimer;
   private closed = false;
   /** Held while open read-write (store/store-lock.ts); null when read-only. */
   private lock: StoreLock | null = null;
@@ -70,8 +85,10 @@ export class Store {
     const { config } = opened;
     const health = new DiskHealth();
     const shards = new ShardStore(io, opened.key, opened.diskPaths, health);
-    this.env = { db, shards, map: new ChunkMap(db), counters: new Counters(db), health };
+    const commits = new CommitLog(db, io, nodePath.join(dir, `${META_FILE}-wal`));
+    this.env = { db, shards, map: new ChunkMap(db), counters: new Counters(db), health, commits, reclaim: new ReclaimQueue(db), inflight: new InflightVersions() };
     this.files = new FileIo(this.env, config.disks.map((d) => ({ id: d.id, epoch: d.epoch })));
+    this.reclaimer = new Reclaimer(this.env, (seed, epoch, c, count) => this.files.placement(seed, epoch, c, count));
     this.healer = new Healer(this.env, this.files, () => this.checkDisks(true));
     this.ns = new Namespace(db, {
       defaults: config.defaults,
@@ -135,9 +152,9 @@ export class Store {
       store.lock = lock;
       store.checkDisks(false);
       if (!readOnly) {
-        const roots = opened.config.disks.filter((d) => store.env.health.unavailable(d.id) === undefined).map((d) => opened.diskPaths.get(d.id)!);
-        store.recoveryReport = await recover(store.env, store.files, store.ns.orphans(), roots);
+        store.recoveryReport = await recover(store.env, store.files, store.ns.orphans());
         if (opts.healer === true) store.healer.start();
+        if (opts.background === true) store.startBackground();
       }
       return store;
     } catch (err) {
@@ -209,11 +226,30 @@ export class Store {
     this.env.health.setAvailable(diskId);
   }
 
+  /** The commit timer and the reclaimer (a live mount). */
+  startBackground(): void {
+    this.env.commits.start();
+    this.reclaimer.start();
+  }
+
+  /** Every commit so far durable (fsync, fsyncdir, syncfs; group-committed). DESIGN §5. */
+  sync(): Promise<void> {
+    return this.env.commits.flushIfDirty();
+  }
+
+  /** Delete the shards of every queued chunk version that may go (tests, tools). */
+  reclaimNow(): Promise<ReclaimReport> {
+    return this.reclaimer.drain();
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     try {
       await this.healer.stop();
+      await this.reclaimer.stop();
+      await this.env.commits.stop();
+      if (this.lock !== null) await this.env.commits.flushIfDirty().catch(() => undefined); // SQLite's close checkpoints too
       this.db.close();
       if (this.io instanceof NodeIo) this.io.closeAll();
     } finally {
@@ -260,7 +296,8 @@ export class Store {
     const repair = opts.repair ?? false;
     const shards = await this.healer.scrub(repair);
     const roots = this.opened.config.disks.filter((d) => this.env.health.unavailable(d.id) === undefined).map((d) => this.opened.diskPaths.get(d.id)!);
-    return { ...shards, looseModes: await findLooseModes(this.io, roots, repair) };
+    const leaks = await scanLeaks(this.env, roots, repair);
+    return { ...shards, leaks, looseModes: await findLooseModes(this.io, roots, repair) };
   }
   startHealer(entriesPerSecond?: number): void {
     this.healer.start(entriesPerSecond);
@@ -288,6 +325,7 @@ export class Store {
       .map((r) => ({ layout: r.layout, files: Number(r.n) }));
     return {
       disks, layoutsInUse, healQueueLength: this.env.map.healQueueLength(), openIntents: this.env.map.intents().length,
+      reclaimBacklog: this.env.reclaim.length, metadataFlushes: this.env.commits.flushCount,
       counters: this.env.counters.all(),
     };
   }
