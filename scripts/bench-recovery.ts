@@ -25,7 +25,9 @@ const GIB = Number(arg('gib', '3'));
 const SMALL_FILES = Number(arg('small-files', '2000'));
 const ROUNDS = Math.max(1, Number(arg('rounds', '3')));
 const LAYOUT = arg('layout', 'replica:3');
-const DIR = arg('dir', path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'chunkfs-recovery-')), 'store'));
+/** Without --dir the store is built in a temp directory and removed at the end. */
+const KEEP = process.argv.includes('--dir');
+const DIR = KEEP ? arg('dir', '') : path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'chunkfs-recovery-')), 'store');
 const BIG_FILE_MIB = 64;
 const WRITE_MIB = 16; // bytes per store.write, like a write-back flush of whole chunks
 const SMALL_FILE_BYTES = 8192;
@@ -107,6 +109,7 @@ async function main(): Promise<void> {
       `${warm.ms.toFixed(0)} ms warm (clean); recovery: ${rep.intentsResolved} intents, ${rep.orphansDeleted} orphans, ` +
       `${rep.filesTrimmed} files trimmed past their size; ${cold.reclaimBacklog} chunk versions queued for the background reclaimer\n`);
   }
+  if (!KEEP) fs.rmSync(path.dirname(DIR), { recursive: true, force: true });
 }
 
 main().catch((err) => {
