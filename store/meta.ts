@@ -71,6 +71,16 @@ export function dbToU64(v: bigint | number): bigint {
 
 export function openDb(file: string, readOnly = false): Db {
   const db = new Database(file, { readonly: readOnly, fileMustExist: readOnly });
+  try {
+    setUp(db, readOnly);
+  } catch (err) {
+    db.close(); // a failed open leaves nothing open (store/meta-open.ts may retry)
+    throw err;
+  }
+  return db;
+}
+
+function setUp(db: Db, readOnly: boolean): void {
   db.defaultSafeIntegers(true);
   if (!readOnly) {
     db.pragma('journal_mode = WAL');
@@ -81,12 +91,10 @@ export function openDb(file: string, readOnly = false): Db {
   } else {
     const version = Number(db.pragma('user_version', { simple: true }));
     if (version < MIGRATIONS.length) {
-      db.close();
       throw new Error(`schema version ${version} is older than this build's (${MIGRATIONS.length}); ` +
         'open the store read-write once (chunkfs mount or chunkfs scrub) to upgrade it');
     }
   }
-  return db;
 }
 
 function migrate(db: Db): void {

@@ -19,6 +19,7 @@ import { HealReport, Healer } from './heal';
 import { Io, NodeIo, StatfsResult } from './io';
 import { LayoutError, overhead, parseLayout, shardCount } from './layout';
 import { Db, openDb } from './meta';
+import { openMeta } from './meta-open';
 import { Namespace } from './namespace';
 import { RecoveryReport, emptyRecoveryReport, recover } from './recovery';
 import { ShardStore } from './shard-store';
@@ -138,16 +139,13 @@ export class Store {
     const opened = openConfig(dir, nodeSyncIo);
     const metaPath = nodePath.join(dir, META_FILE);
     if (nodeSyncIo.stat(metaPath) === null) throw new ConfigError(metaPath, 'metadata database missing; refusing to start an empty one');
-    Store.makePrivate(dir, opened, nodeSyncIo, opts.log ?? ((line) => process.stderr.write(`${line}\n`)));
+    const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+    Store.makePrivate(dir, opened, nodeSyncIo, log);
     const lock = readOnly ? null : StoreLock.acquire(dir);
     let db: Db | null = null;
     try {
       if (!readOnly) adoptLegacyStore(dir, opened);
-      try {
-        db = openDb(metaPath, readOnly);
-      } catch (err) {
-        throw new ConfigError(metaPath, `cannot open metadata database: ${(err as Error).message}`);
-      }
+      db = openMeta(metaPath, readOnly, nodeSyncIo, log); // recovers an unusable -shm, else says what to do
       const store = new Store(dir, opened, db, opts.io ?? new NodeIo());
       store.lock = lock;
       store.checkDisks(false);

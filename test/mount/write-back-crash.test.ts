@@ -2,13 +2,13 @@
 // a writer stores the first part of a chunk (fsync, as the flush timer would), then streams on without
 // fsync until whole chunks after that one are stored; the mount is killed, remounted, and the file
 // must be a prefix of what was written: no zeros inside its size where data was written, and growing
-// it reads zeros. Before the rule, the rest of that chunk stayed in memory while later chunks raised
+// it reads zeros. chunkfs status and scrub open the store first, as the killed mount left it. Before the rule, the rest of that chunk stayed in memory while later chunks raised
 // the committed size past it (2 MiB of zeros here). Both layouts.
 import test from 'ava'
 import * as path from 'node:path'
 import { spawn, ChildProcess } from 'node:child_process'
 import Database from 'better-sqlite3'
-import { ChunkfsMount, mkfs, mountChunkfs, tempDir, removeDir, shOk, run, PYTHON } from '../helpers/mount'
+import { CLI_JS, ChunkfsMount, mkfs, mountChunkfs, tempDir, removeDir, shOk, run, PYTHON } from '../helpers/mount'
 import { REPO_ROOT } from '../helpers/root'
 import { ROOT_INO } from '../../store/meta'
 
@@ -107,6 +107,11 @@ for (const [layout, names, seed] of [['replica:3', ['r3.bin'], 1], ['ec:4+2', ['
     await m.kill9()
     writer.kill('SIGKILL')
     t.true(before !== null && before >= STREAMED_BYTES, `whole chunks after the half-stored one were committed (size ${before})`)
+    // Every tool opens the metadata the killed mount left (WAL and -shm) before anything else does.
+    for (const args of [['status', store], ['scrub', store]]) {
+      const r = await run(process.execPath, [CLI_JS, ...args], { timeoutMs: 120_000 })
+      t.is(r.code, 0, `chunkfs ${args[0]} after kill -9: ${r.stderr}`)
+    }
 
     m = await mountChunkfs(store, dir + '/mnt', MOUNT_OPTIONS) // on the stale mount point: the CLI recovers it
     const after = await check(path.join(m.mountpoint, ...names), seed)
