@@ -50,6 +50,18 @@ const MIGRATIONS: string[] = [
   // v3 (DESIGN §5 prefix rule, issue 14): files whose chunk map may hold bytes stored past their
   // committed size (write-back stores chunks out of order); recovery trims exactly these files.
   `CREATE TABLE past_size(ino INTEGER PRIMARY KEY);`,
+  // v4 (spec §11, DESIGN §5 "Small files", issue 9): a small file's inode holds its Slice pointer
+  // (container_id, offset, length, cookie; no data); containers (internal inodes without a name)
+  // and their state, owned by store/container.ts.
+  `ALTER TABLE inodes ADD COLUMN slice_container INTEGER;
+   ALTER TABLE inodes ADD COLUMN slice_offset INTEGER;
+   ALTER TABLE inodes ADD COLUMN slice_length INTEGER;
+   ALTER TABLE inodes ADD COLUMN slice_cookie INTEGER;
+   CREATE INDEX inodes_by_slice ON inodes(slice_container, slice_offset) WHERE slice_container IS NOT NULL;
+   CREATE TABLE containers(id INTEGER PRIMARY KEY, pack_class TEXT NOT NULL,
+     state TEXT NOT NULL CHECK (state IN ('open','full','sealing','sealed')),
+     used_bytes INTEGER NOT NULL DEFAULT 0, dead_bytes INTEGER NOT NULL DEFAULT 0, capacity_bytes INTEGER NOT NULL,
+     sealed_from INTEGER);`,
 ];
 
 const NS_PER_MS = 1_000_000n;
