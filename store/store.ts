@@ -349,7 +349,7 @@ export class Store {
       const h = this.env.health.report(d.id);
       disks.push({ id: d.id, path, epoch: d.epoch, ...fsinfo, state: h.state, errors: h.errors, lastError: h.lastError });
     }
-    const layoutsInUse = (this.db.prepare(`SELECT layout, count(*) AS n FROM inodes WHERE type = 'file' GROUP BY layout ORDER BY layout`).all() as Array<{ layout: string; n: bigint }>)
+    const layoutsInUse = (this.db.prepare(`SELECT layout, count(*) AS n FROM inodes WHERE type = 'file' AND ino NOT IN (SELECT id FROM containers) GROUP BY layout ORDER BY layout`).all() as Array<{ layout: string; n: bigint }>)
       .map((r) => ({ layout: r.layout, files: Number(r.n) }));
     return {
       disks, layoutsInUse, healQueueLength: this.env.map.healQueueLength(), openIntents: this.env.map.intents().length,

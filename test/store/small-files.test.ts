@@ -33,6 +33,9 @@ for (const layout of ['replica:3', 'ec:4+2']) {
     const c = store.ns.getattr(Number(rows[0].id))!;
     t.is(c.layout, 'replica:3', 'open container: replica with the target fault tolerance (ec:4+2 -> replica:3)');
     t.false(store.ns.readdir(1).some((e) => e.ino === Number(rows[0].id)), 'no listing shows a container');
+    const versions = store.ns.db.prepare('SELECT chunk_index, max_version FROM chunks WHERE ino = ?').all(rows[0].id) as Array<{ max_version: bigint }>;
+    t.deepEqual(versions.map((v) => Number(v.max_version)), [1], 'the 20 concurrent writes were one container append');
+    t.deepEqual((await store.status()).layoutsInUse, [{ layout, files: 20 }], 'containers are not user files');
     // The needles are on disk in the container's shard, with magic and owner.
     const first = store.ns.db.prepare('SELECT slice_offset FROM inodes WHERE ino = ?').get(files[0].ino) as { slice_offset: bigint };
     const shard = fs.readFileSync((await store.shardPath(Number(rows[0].id), 0, 0))!);
