@@ -41,6 +41,8 @@ export class Compactor {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<unknown> | null = null;
   private stopped = false;
+  /** Containers a seal or compaction is working on: the append's seal and a round never both take one. */
+  private readonly busy = new Set<number>();
 
   constructor(private readonly env: ChunkEnv, private readonly files: FileIo, readonly deadRatio = COMPACT_DEAD_RATIO) {
     files.appender.onFull = async (id) => {
@@ -70,6 +72,16 @@ export class Compactor {
   }
 
   async seal(id: number, report: CompactReport): Promise<void> {
+    if (this.busy.has(id)) return;
+    this.busy.add(id);
+    try {
+      await this.sealFree(id, report);
+    } finally {
+      this.busy.delete(id);
+    }
+  }
+
+  private async sealFree(id: number, report: CompactReport): Promise<void> {
     const row = this.files.containers.get(id);
     if (row === null || row.state !== 'full') return;
     if (parseLayout(row.packClass).text === openLayoutOf(row.packClass)) {
@@ -108,6 +120,16 @@ export class Compactor {
 
   /** Move the live needles of a sealed container to the open one, then reclaim it. */
   async compact(row: ContainerRow, report: CompactReport): Promise<void> {
+    if (this.busy.has(row.id)) return;
+    this.busy.add(row.id);
+    try {
+      await this.compactFree(row, report);
+    } finally {
+      this.busy.delete(row.id);
+    }
+  }
+
+  private async compactFree(row: ContainerRow, report: CompactReport): Promise<void> {
     const live = await this.liveNeedles(row);
     await Promise.all(live.map(async (n) => {
       await this.files.appender.append({

@@ -25,7 +25,7 @@ import { Containers, ContainerRow, openLayoutOf } from './container';
 import { NeedleAppender } from './needle-io';
 import { SliceRows } from './slice-rows';
 import { SmallFiles, SmallFilesHost } from './small-files';
-import { u64ToDb } from './meta';
+import { NEXT_INO_SQL, u64ToDb } from './meta';
 
 export const FILE_BYTES_MAX = 2 ** 50;
 
@@ -67,8 +67,8 @@ export class FileIo implements SmallFilesHost {
     this.q = {
       info: db.prepare(`SELECT type, size, nlink, layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch,
                         slice_container, slice_offset, slice_length, slice_cookie FROM inodes WHERE ino = ?`),
-      insertInternal: db.prepare(`INSERT INTO inodes(type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns,
-        layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch) VALUES ('file', ?, 0, 0, 0, 1, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      insertInternal: db.prepare(`INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns,
+        layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch) VALUES (${NEXT_INO_SQL}, 'file', ?, 0, 0, 0, 1, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
       dropInode: db.prepare('DELETE FROM inodes WHERE ino = ?'),
       dropHeal: db.prepare('DELETE FROM heal_queue WHERE ino = ?'),
       setSize: db.prepare('UPDATE inodes SET size = ?, mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),

@@ -61,8 +61,18 @@ const MIGRATIONS: string[] = [
    CREATE TABLE containers(id INTEGER PRIMARY KEY, pack_class TEXT NOT NULL,
      state TEXT NOT NULL CHECK (state IN ('open','full','sealing','sealed')),
      used_bytes INTEGER NOT NULL DEFAULT 0, dead_bytes INTEGER NOT NULL DEFAULT 0, capacity_bytes INTEGER NOT NULL,
-     sealed_from INTEGER);`,
+     sealed_from INTEGER);
+   -- Inode numbers are never reused (a reused number would reuse chunk versions whose old shards
+   -- may still wait on the reclaim queue under another layout): the highest number ever deleted.
+   CREATE TABLE ino_high(k INTEGER PRIMARY KEY CHECK (k = 0), ino INTEGER NOT NULL);
+   INSERT INTO ino_high(k, ino) SELECT 0, coalesce(max(ino), 1) FROM inodes;
+   CREATE TRIGGER inodes_high AFTER DELETE ON inodes BEGIN
+     UPDATE ino_high SET ino = max(ino, old.ino) WHERE k = 0;
+   END;`,
 ];
+
+/** SQL for a new inode number: above every number in use or ever deleted (see ino_high, v4). */
+export const NEXT_INO_SQL = '(SELECT max(h.ino, coalesce((SELECT max(ino) FROM inodes), 0)) + 1 FROM ino_high h WHERE h.k = 0)';
 
 const NS_PER_MS = 1_000_000n;
 const epochNs = BigInt(Date.now()) * NS_PER_MS;
