@@ -43,10 +43,16 @@ export class Compactor {
   private stopped = false;
   /** Containers a seal or compaction is working on: the append's seal and a round never both take one. */
   private readonly busy = new Set<number>();
+  /** Seals started by appends that filled their container (awaited by stop()). */
+  private readonly sealing = new Set<Promise<unknown>>();
 
   constructor(private readonly env: ChunkEnv, private readonly files: FileIo, readonly deadRatio = COMPACT_DEAD_RATIO) {
-    files.appender.onFull = async (id) => {
-      await this.seal(id, emptyCompactReport());
+    // A full container is sealed in the background: appends go on into a new open container meanwhile.
+    files.appender.onFull = (id) => {
+      const run = this.seal(id, emptyCompactReport()).catch(() => undefined); // stays 'full': the next round seals it
+      this.sealing.add(run);
+      void run.finally(() => this.sealing.delete(run));
+      return Promise.resolve();
     };
   }
 
@@ -64,6 +70,7 @@ export class Compactor {
 
   /** Seal every full container, then compact those past the dead ratio. */
   async runOnce(report = emptyCompactReport()): Promise<CompactReport> {
+    await Promise.all([...this.sealing]); // a seal an append started finishes first
     for (const r of this.files.containers.inState('full')) await this.seal(r.id, report).catch((err) => report.errors.push(`seal ${r.id}: ${(err as Error).message}`));
     for (const r of this.files.containers.compactable(this.deadRatio, CONTAINERS_PER_ROUND_MAX)) {
       await this.compact(r, report).catch((err) => report.errors.push(`compact ${r.id}: ${(err as Error).message}`));
@@ -194,5 +201,6 @@ export class Compactor {
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
     await this.running?.catch(() => undefined);
+    await Promise.all([...this.sealing]);
   }
 }

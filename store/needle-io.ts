@@ -128,7 +128,7 @@ function newCookie(): number {
 export class NeedleAppender {
   private readonly pending: Pending[] = [];
   private running: Promise<void> | null = null;
-  /** Called after an append filled its container (state 'full'): seal it (store/compactor.ts). */
+  /** Called after an append filled its container (state 'full'): start its seal (store/compactor.ts); must not throw. */
   onFull: (containerId: number) => Promise<void> = async () => undefined;
 
   constructor(private readonly env: ChunkEnv, private readonly host: ContainerHost, private readonly containers: Containers, private readonly capacityBytes: () => number) {}
@@ -200,7 +200,7 @@ export class NeedleAppender {
       });
     })();
     batch.forEach((p, i) => (errors.has(p) ? p.reject(errors.get(p)) : p.resolve(slices[i])));
-    if (full) await this.onFull(container.id).catch(() => undefined); // stays 'full': sealed by the next maintenance round
+    if (full) await this.onFull(container.id);
   }
 
   /**

@@ -115,9 +115,20 @@ export class SmallFiles {
     return false;
   }
 
+  /** The needle's data; if a seal or compaction repointed the slice meanwhile (its old container may be gone), the new one's. */
+  private async readCurrent(ino: number, slice: Slice): Promise<Buffer> {
+    try {
+      return await readNeedle(this.env, this.host, ino, slice);
+    } catch (err) {
+      const now = this.slices.get(ino);
+      if (now === null || (now.containerId === slice.containerId && now.offsetBytes === slice.offsetBytes && now.cookie === slice.cookie)) throw err;
+      return readNeedle(this.env, this.host, ino, now);
+    }
+  }
+
   /** File bytes [offsetBytes, endBytes) of a needle file into target[targetOffset..]; past the needle: zeros. */
   async readInto(ino: number, slice: Slice, offsetBytes: number, endBytes: number, target: Buffer, targetOffset: number): Promise<void> {
-    const data = await readNeedle(this.env, this.host, ino, slice);
+    const data = await this.readCurrent(ino, slice);
     const n = Math.max(0, Math.min(endBytes, data.length) - offsetBytes);
     if (n > 0) data.copy(target, targetOffset, offsetBytes, offsetBytes + n);
     target.fill(0, targetOffset + n, targetOffset + (endBytes - offsetBytes));

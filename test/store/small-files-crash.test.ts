@@ -76,9 +76,10 @@ async function reopenAfterCrash(s: Store, dir: string, power: boolean): Promise<
   return { r: await Store.open(copy), dir: copy };
 }
 
-/** One batch: every target written concurrently (one container append), then fsync. */
+/** One batch: every target written concurrently (one container append), its seal if it filled the container, then fsync. */
 async function batch(s: Store, targets: Pristine['targets']): Promise<void> {
   await Promise.all(targets.map((f) => s.write(f.ino, 0, f.next)));
+  await s.compact(); // the seal a full container starts in the background, inside the crash window
   await s.sync();
 }
 
