@@ -62,7 +62,7 @@ export async function readNeedle(env: ChunkEnv, host: ContainerHost, ino: number
   const spanBytes = NEEDLE_HEADER_BYTES + slice.lengthBytes;
   const ref = host.chunkRef(cid, c);
   if (ref === null || offIn + spanBytes > ref.logicalLenBytes) {
-    throw new FsError('EIO', `inode ${ino}: slice [${slice.offsetBytes}, +${spanBytes}) lies outside container ${cid} chunk ${c}`, siteOf({ ...(ref ?? { ino: cid, fileId: BigInt(cid), chunkIndex: c, version: 0n, logicalLenBytes: 0, fl, diskIds: [] }) }));
+    throw new FsError('EIO', `inode ${ino}: slice [${slice.offsetBytes}, +${spanBytes}) lies outside container ${cid} chunk ${c}`, { fileId: BigInt(cid), chunkIndex: BigInt(c) });
   }
   if (fl.layout.kind === 'replica') return readReplicaNeedle(env, ref, ino, slice, offIn, spanBytes);
   const bytes = await readChunk(env, ref, offIn, spanBytes); // EC: data shards only unless one fails (§6)
