@@ -83,7 +83,7 @@ export class ChunkWriter {
    * sizeBytes: the size to commit (DESIGN §5 prefix rule: the caller's first byte still held only
    * in memory); null: the end of the pieces. The size never grows past a piece that failed.
    */
-  async writePieces(ino: number, fl: FileLayout, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>, sizeBytes: number | null): Promise<void> {
+  async writePieces(ino: number, fl: FileLayout, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>, sizeBytes: number | null, alsoInCommit?: () => void): Promise<void> {
     const plans: Plan[] = pieces.map((p) => ({ ...p, old: this.host.liveRef(ino, fl, this.env.map.get(ino, p.c)), version: 0n, patch: null }));
     const spans = await this.readSpans(fl, plans);
     this.reserve(ino, fl, plans, spans);
@@ -101,7 +101,7 @@ export class ChunkWriter {
           sizeTo = Math.min(sizeTo, at(p)); // a prefix: never over bytes that were not stored
         }
       });
-      this.commit(ino, fl, commits, sizeTo);
+      this.commit(ino, fl, commits, sizeTo, firstError === null ? alsoInCommit : undefined);
     } finally {
       for (const p of plans) if (p.version > 0n) this.env.inflight.delete(ino, p.c, p.version);
     }
@@ -152,9 +152,9 @@ export class ChunkWriter {
    * reservation was durable before that (step 2). The size grows to at most sizeTo; chunk bytes
    * left past it are noted for recovery (store/past-size.ts, DESIGN §5 prefix rule).
    */
-  private commit(ino: number, fl: FileLayout, commits: Commit[], sizeTo: number): void {
+  private commit(ino: number, fl: FileLayout, commits: Commit[], sizeTo: number, alsoInCommit?: () => void): void {
     if (commits.length === 0) return;
-    const onlyPatches = commits.every((c) => c.version === 0n) && sizeTo <= this.sizeOf(ino);
+    const onlyPatches = alsoInCommit === undefined && commits.every((c) => c.version === 0n) && sizeTo <= this.sizeOf(ino);
     const apply = (): void => {
       for (const c of commits) {
         if (c.resolvesIntent !== null) this.env.map.removeIntent(c.resolvesIntent);
@@ -177,6 +177,7 @@ export class ChunkWriter {
       const now = this.q.info.get(ino) as Row | undefined;
       if (now === undefined || String(now.layout) !== fl.layout.text) throw new FsError('EBUSY', `inode ${ino} changed layout during a write`);
       apply();
+      alsoInCommit?.(); // e.g. a small file's slice dropped with the chunks that now hold its bytes
       const t = nowNs();
       const { size } = this.q.grow.get(sizeTo, t, t, ino) as { size: bigint };
       this.pastSize.note(ino, fl.chunkSizeBytes, Number(size));

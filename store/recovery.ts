@@ -5,6 +5,7 @@
 // queue), and trims chunk bytes stored past a file's committed size (prefix rule, store/past-size.ts). Shards a crash left behind are found through the reclaim queue (store/reclaim.ts), not
 // by walking the disks; scrub's leak scan (store/leak-scan.ts) checks that nothing escaped it.
 import { ChunkEnv } from './chunk-env';
+import { CompactReport, emptyCompactReport } from './compactor';
 import { ChunkRef } from './chunk-ref';
 import { Intent } from './chunk-map';
 import { FileIo } from './file-io';
@@ -19,11 +20,13 @@ export interface RecoveryReport {
   orphansDeleted: number;
   /** Files that lost chunk bytes stored past their committed size (DESIGN §5 prefix rule). */
   filesTrimmed: number;
+  /** Containers sealed at open (left full by a crash), spec §11.5. */
+  containers: CompactReport;
   errors: string[];
 }
 
 export function emptyRecoveryReport(): RecoveryReport {
-  return { intentsResolved: 0, intentsKeptOpen: 0, blocksRepaired: 0, blocksUnresolved: 0, orphansDeleted: 0, filesTrimmed: 0, errors: [] };
+  return { intentsResolved: 0, intentsKeptOpen: 0, blocksRepaired: 0, blocksUnresolved: 0, orphansDeleted: 0, filesTrimmed: 0, containers: emptyCompactReport(), errors: [] };
 }
 
 async function readBlock(env: ChunkEnv, ref: ChunkRef, i: number, start: number, len: number): Promise<Buffer | null> {
