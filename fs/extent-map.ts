@@ -38,6 +38,16 @@ export class ExtentMap {
     return last.offsetBytes + last.data.length;
   }
 
+  /** The first buffered byte at or after offsetBytes (Infinity when there is none). */
+  firstAtOrAfter(offsetBytes: number): number {
+    for (let k = this.keyAtOrAfter(Math.floor(offsetBytes / this.bucketBytes)); k < this.keys.length; k++) {
+      const list = this.buckets.get(this.keys[k])!;
+      const e = list[firstEndingAfter(list, offsetBytes)];
+      if (e !== undefined) return Math.max(e.offsetBytes, offsetBytes);
+    }
+    return Infinity;
+  }
+
   /** Position in keys of the first bucket index >= b. */
   private keyAtOrAfter(b: number): number {
     let lo = 0;

@@ -16,6 +16,11 @@ export class OpenFile {
   unlinked = false;
   /** Logical size including buffered writes. */
   sizeBytes: number;
+  /**
+   * The size committed in the store, as this mount last set it (DESIGN §5 prefix rule): every byte
+   * below it is stored (or a hole the writer made); buffered bytes below it are overwrites.
+   */
+  storedSizeBytes: number;
   /** mtime of buffered writes, persisted at flush; null when the row is current. */
   mtimeNs: bigint | null = null;
   readonly buffer = new ExtentMap();
@@ -28,6 +33,7 @@ export class OpenFile {
   flushError: Error | null = null;
   constructor(readonly ino: number, sizeBytes: number) {
     this.sizeBytes = sizeBytes;
+    this.storedSizeBytes = sizeBytes;
   }
 }
 

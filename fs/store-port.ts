@@ -8,12 +8,20 @@ export interface StorePort {
   readonly ns: Namespace;
   /** Verified read; short at EOF; holes read as zeros. */
   read(ino: number, offsetBytes: number, lengthBytes: number): Promise<Buffer>;
-  /** read() into target[targetOffset..]; resolves to the byte count (short only at EOF). */
-  readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset?: number): Promise<number>;
+  /**
+   * read() into target[targetOffset..]; resolves to the byte count (short only at EOF). sizeBytes:
+   * read up to this size instead of the committed one (the mount's, which covers chunks it stored
+   * past the committed size).
+   */
+  readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset?: number, sizeBytes?: number): Promise<number>;
   /** readInto answered synchronously from cached state, or null (then use readInto). */
-  readIntoNow?(ino: number, offsetBytes: number, target: Buffer): number | null;
-  /** The shards are durable when it resolves; the metadata commit is not flushed (see sync). */
-  write(ino: number, offsetBytes: number, data: Uint8Array): Promise<void>;
+  readIntoNow?(ino: number, offsetBytes: number, target: Buffer, sizeBytes?: number): number | null;
+  /**
+   * The shards are durable when it resolves; the metadata commit is not flushed (see sync).
+   * sizeBytes: the size to commit with it, no further than the first byte still held only in memory
+   * (DESIGN §5 prefix rule); default: the end of data.
+   */
+  write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number): Promise<void>;
   /** One full commit: every metadata change so far durable (fsync, fsyncdir, syncfs; DESIGN §5). */
   sync(): Promise<void>;
   truncate(ino: number, sizeBytes: number): Promise<void>;

@@ -2,6 +2,8 @@
 // once, and reach the store on fsync, flush/close, memory pressure, a short timer, and as soon as a
 // whole chunk is buffered (so sequential writes stream as whole-chunk writes, spec §8.1).
 // Memory is bounded: past the limit a write waits until the largest buffer has been flushed.
+// Chunks may be stored out of order, so every store write commits a size that stops at the first
+// byte still held only in memory (DESIGN §5 prefix rule): a crash leaves a prefix of each file.
 import { OpenFile } from './handles';
 import { Extent, Run, releaseExtents, runBytes, toRuns } from './extent-map';
 import { SLAB_BYTES_DEFAULT, SlabPool } from './slab-pool';
@@ -105,7 +107,7 @@ export class WriteBack {
     this.dirty.add(file);
     file.sizeBytes = Math.max(file.sizeBytes, offsetBytes + lengthBytes);
     file.mtimeNs = nowNs();
-    this.flushFullChunks(file, offsetBytes, lengthBytes);
+    this.queueFullChunks(file, offsetBytes, lengthBytes);
     if (file.timer === null) {
       file.timer = setTimeout(() => { file.timer = null; this.background(file, () => this.flush(file)); }, this.opts.flushDelayMs);
       file.timer.unref();
@@ -120,7 +122,7 @@ export class WriteBack {
     if (this.store.readIntoNow === undefined || !file.lock.idle || !file.buffer.isEmpty) return null;
     const n = Math.max(0, Math.min(lengthBytes, target.length, file.sizeBytes - offsetBytes));
     if (n === 0) return 0;
-    const got = this.store.readIntoNow(file.ino, offsetBytes, target.subarray(0, n));
+    const got = this.store.readIntoNow(file.ino, offsetBytes, target.subarray(0, n), file.sizeBytes);
     if (got === null) return null;
     assert(got <= n, 'write-back: the store read no more than asked');
     target.fill(0, got, n); // short at the stored EOF: a size beyond it reads as zeros
@@ -138,7 +140,8 @@ export class WriteBack {
       const out = target.subarray(0, n);
       const covered = file.buffer.isEmpty ? 0 : file.buffer.coverage(offsetBytes, offsetBytes + n);
       if (covered < n) {
-        const got = await this.store.readInto(file.ino, offsetBytes, out);
+        // Up to the mount's size: chunks stored past the committed size are read too.
+        const got = await this.store.readInto(file.ino, offsetBytes, out, 0, file.sizeBytes);
         assert(got <= n, 'write-back: the store read no more than asked');
         out.fill(0, got); // short at the stored EOF: a buffered size beyond it reads as zeros
       }
@@ -163,9 +166,12 @@ export class WriteBack {
       const before = file.buffer.bytes;
       file.buffer.truncate(sizeBytes);
       this.totalBytes -= before - file.buffer.bytes;
+      // The bytes past a smaller size left memory: no store write may commit a size over them.
+      file.sizeBytes = Math.min(file.sizeBytes, sizeBytes);
       await this.flushLocked(file, this.takeAll(file));
       await this.store.truncate(file.ino, sizeBytes);
       file.sizeBytes = sizeBytes;
+      file.storedSizeBytes = sizeBytes;
     });
   }
 
@@ -194,12 +200,18 @@ export class WriteBack {
     // reused and bounded. Adjacent pieces go to the store in one call, which writes their chunks
     // concurrently.
     const runs = toRuns(extents, this.opts.chunkSizeBytes);
+    const unstored = new UnstoredRuns(runs);
     for (let i = 0, windows = 0; i < runs.length && windows < WINDOWS_MAX; windows++) {
       const j = this.windowEnd(runs, i);
       const wholes: Buffer[] = [];
       try {
         const merged = await this.mergeScattered(file, runs.slice(i, j), wholes);
-        for (const batch of coalesce(merged, this.opts.chunkSizeBytes * BATCH_CHUNKS_MAX)) await this.writeBatch(file, batch);
+        for (const batch of coalesce(merged, this.opts.chunkSizeBytes * BATCH_CHUNKS_MAX)) {
+          const endBytes = batch.offsetBytes + batch.lengthBytes;
+          const sizeBytes = this.sizeToCommit(file, unstored.firstAtOrAfter(file.storedSizeBytes, endBytes));
+          await this.writeBatch(file, batch, sizeBytes);
+          file.storedSizeBytes = Math.max(file.storedSizeBytes, sizeBytes);
+        }
       } finally {
         for (const w of wholes) if (this.chunkBuffers.length < BATCH_CHUNKS_MAX) this.chunkBuffers.push(w);
       }
@@ -212,15 +224,28 @@ export class WriteBack {
   }
 
   /**
+   * DESIGN §5 prefix rule: the size a store write may commit. It stops at the first byte at or past
+   * the committed size that is still held only in memory (buffered, or in a later batch of this
+   * flush), and never passes the file's size. Buffered bytes below the committed size are
+   * overwrites: a crash leaves the old bytes there, which the rule allows. firstUnstoredBytes: the
+   * first such byte of this flush's runs after the batch about to be written.
+   */
+  private sizeToCommit(file: OpenFile, firstUnstoredBytes: number): number {
+    const stored = file.storedSizeBytes;
+    const held = Math.min(firstUnstoredBytes, file.buffer.firstAtOrAfter(stored));
+    return Math.max(stored, Math.min(file.sizeBytes, held));
+  }
+
+  /**
    * One store.write of a batch. Its parts (32 writes of 128 KiB per chunk) are copied into a reused
    * staging buffer, not a fresh Buffer.concat: first-touch page faults on fresh memory made the concat
    * the mount's largest CPU cost (measured in this VM: 143 ms fresh vs 12 ms reused per 32 MiB).
    * Reuse is safe because the store keeps no reference to the data once write() settles.
    */
-  private async writeBatch(file: OpenFile, batch: Run): Promise<void> {
+  private async writeBatch(file: OpenFile, batch: Run, sizeBytes: number): Promise<void> {
     const capBytes = this.opts.chunkSizeBytes * BATCH_CHUNKS_MAX;
     if (batch.parts.length === 1 || batch.lengthBytes > capBytes) {
-      await this.store.write(file.ino, batch.offsetBytes, runBytes(batch));
+      await this.store.write(file.ino, batch.offsetBytes, runBytes(batch), sizeBytes);
       return;
     }
     const buf = this.staging.pop() ?? allocLarge(capBytes);
@@ -228,7 +253,7 @@ export class WriteBack {
       let at = 0;
       for (const part of batch.parts) { part.copy(buf, at); at += part.length; }
       assert(at === batch.lengthBytes, 'write-back: batch parts add up to its length');
-      await this.store.write(file.ino, batch.offsetBytes, buf.subarray(0, at));
+      await this.store.write(file.ino, batch.offsetBytes, buf.subarray(0, at), sizeBytes);
     } finally {
       if (this.staging.length < STAGING_KEPT_MAX) this.staging.push(buf);
     }
@@ -256,7 +281,7 @@ export class WriteBack {
         const whole = this.chunkBuffers.pop() ?? allocLarge(cs);
         wholes.push(whole);
         const view = whole.subarray(0, lengthBytes);
-        const got = await this.store.readInto(file.ino, start, view);
+        const got = await this.store.readInto(file.ino, start, view, 0, file.sizeBytes);
         view.fill(0, got); // past the stored end: zeros (a hole the buffer extends over)
         for (let k = i; k < j; k++) {
           let at = runs[k].offsetBytes - start;
@@ -292,11 +317,11 @@ export class WriteBack {
    * one background task per file takes every chunk completed by then, so a fast sequential writer
    * hands the store several chunks per call.
    */
-  private flushFullChunks(file: OpenFile, offsetBytes: number, lengthBytes: number): void {
+  private queueFullChunks(file: OpenFile, offsetBytes: number, lengthBytes: number): void {
     const cs = this.opts.chunkSizeBytes;
     const end = offsetBytes + lengthBytes;
     for (let c = Math.floor(offsetBytes / cs); (c + 1) * cs <= end; c++) {
-      if (file.buffer.coverage(c * cs, (c + 1) * cs) === cs) file.fullChunks.add(c);
+      if (this.chunkComplete(file, c)) file.fullChunks.add(c);
     }
     // Below half the limit whole chunks stay in memory, so a file rewritten while it fits meets its
     // rewrites there (like the kernel's background writeback threshold); above it they stream out.
@@ -310,6 +335,19 @@ export class WriteBack {
       for (const c of chunks) extents.push(...file.buffer.take(c * cs, (c + 1) * cs));
       return this.flushLocked(file, extents);
     }));
+  }
+
+  /**
+   * Chunk c is whole in memory, or its first part is stored and the buffer holds the rest (below the
+   * committed size every byte is stored): a chunk whose first part a timer or pressure flush stored
+   * is completed as one write with the full chunks after it, never left behind in memory while they
+   * are stored (which would hold the committed size back: DESIGN §5 prefix rule).
+   */
+  private chunkComplete(file: OpenFile, c: number): boolean {
+    const start = c * this.opts.chunkSizeBytes;
+    const end = start + this.opts.chunkSizeBytes;
+    const from = file.storedSizeBytes > start && file.storedSizeBytes < end ? file.storedSizeBytes : start;
+    return file.buffer.coverage(from, end) === end - from;
   }
 
   private relievePressure(): Promise<void> {
@@ -347,5 +385,22 @@ export class WriteBack {
     file.flushError = err instanceof Error ? err : new Error(String(err));
     const path = pathOfIno(this.store.ns.db, file.ino);
     this.opts.log(`flush of ${path === null ? '' : `${path} `}(file ${file.ino}) failed: ${file.flushError.message}`);
+  }
+}
+
+/**
+ * The runs of one flush not yet stored, for the prefix rule: runs are offset-ordered and stored in
+ * order, and both arguments only grow during a flush (it holds the file's lock), so one cursor
+ * answers every batch in O(runs) total.
+ */
+export class UnstoredRuns {
+  private next = 0;
+  constructor(private readonly runs: Run[]) {}
+
+  /** The first byte at or after fromBytes of the runs starting at or after storedEndBytes (Infinity: none). */
+  firstAtOrAfter(fromBytes: number, storedEndBytes: number): number {
+    const runs = this.runs;
+    while (this.next < runs.length && (runs[this.next].offsetBytes < storedEndBytes || runs[this.next].offsetBytes + runs[this.next].lengthBytes <= fromBytes)) this.next++;
+    return this.next < runs.length ? Math.max(runs[this.next].offsetBytes, fromBytes) : Infinity;
   }
 }

@@ -19,6 +19,7 @@ import { nowNs } from './meta';
 import { boundedAll } from './bounded';
 import { CHUNKS_IN_FLIGHT_MAX } from './range-read';
 import { INTENT_SPAN_BYTES_MAX, RmwFailed, blockSpan, mergedSpan, patchReplicas } from './replica-chunk';
+import { PastSize } from './past-size';
 
 type Row = Record<string, bigint | string | null>;
 
@@ -54,13 +55,16 @@ interface Commit {
 
 export class ChunkWriter {
   private readonly q;
+  private readonly pastSize: PastSize;
 
   constructor(private readonly env: ChunkEnv, private readonly host: ChunkRefs) {
     const db = env.db;
+    this.pastSize = new PastSize(db);
     this.q = {
       info: db.prepare('SELECT layout FROM inodes WHERE ino = ?'),
-      grow: db.prepare('UPDATE inodes SET size = max(size, ?), mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
+      grow: db.prepare('UPDATE inodes SET size = max(size, ?), mtime_ns = ?, ctime_ns = ? WHERE ino = ? RETURNING size'),
       touch: db.prepare('UPDATE inodes SET mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
+      size: db.prepare('SELECT size FROM inodes WHERE ino = ?'),
     };
   }
 
@@ -76,25 +80,28 @@ export class ChunkWriter {
    * Steps 1-4 above. Pieces that failed are not committed (their reserved versions stay queued
    * for reclaim; an intent whose replicas could not all be patched stays open for recovery);
    * the first error is rethrown after the rest is committed.
+   * sizeBytes: the size to commit (DESIGN §5 prefix rule: the caller's first byte still held only
+   * in memory); null: the end of the pieces. The size never grows past a piece that failed.
    */
-  async writePieces(ino: number, fl: FileLayout, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>): Promise<void> {
+  async writePieces(ino: number, fl: FileLayout, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>, sizeBytes: number | null, alsoInCommit?: () => void): Promise<void> {
     const plans: Plan[] = pieces.map((p) => ({ ...p, old: this.host.liveRef(ino, fl, this.env.map.get(ino, p.c)), version: 0n, patch: null }));
     const spans = await this.readSpans(fl, plans);
     this.reserve(ino, fl, plans, spans);
     await this.env.commits.flush(); // intents and reservations durable before any shard is touched
     const commits: Commit[] = [];
-    let growTo = 0;
+    const at = (p: { c: number; offIn: number }): number => p.c * fl.chunkSizeBytes + p.offIn;
+    let sizeTo = sizeBytes ?? plans.reduce((end, p) => Math.max(end, at(p) + p.bytes.length), 0);
     let firstError: unknown = null;
     try {
       await boundedAll(plans, CHUNKS_IN_FLIGHT_MAX, async (p) => {
         try {
           commits.push(await this.writePiece(ino, fl, p));
-          growTo = Math.max(growTo, p.c * fl.chunkSizeBytes + p.offIn + p.bytes.length);
         } catch (err) {
           firstError ??= err;
+          sizeTo = Math.min(sizeTo, at(p)); // a prefix: never over bytes that were not stored
         }
       });
-      this.commit(ino, fl, commits, growTo);
+      this.commit(ino, fl, commits, sizeTo, firstError === null ? alsoInCommit : undefined);
     } finally {
       for (const p of plans) if (p.version > 0n) this.env.inflight.delete(ino, p.c, p.version);
     }
@@ -142,11 +149,12 @@ export class ChunkWriter {
   /**
    * Step 4, without a flush. Data first: every version named here has all its shards written,
    * fdatasync'd and renamed into durable directories (writeWholeChunk resolved), and its
-   * reservation was durable before that (step 2).
+   * reservation was durable before that (step 2). The size grows to at most sizeTo; chunk bytes
+   * left past it are noted for recovery (store/past-size.ts, DESIGN §5 prefix rule).
    */
-  private commit(ino: number, fl: FileLayout, commits: Commit[], growTo: number): void {
+  private commit(ino: number, fl: FileLayout, commits: Commit[], sizeTo: number, alsoInCommit?: () => void): void {
     if (commits.length === 0) return;
-    const onlyPatches = commits.every((c) => c.version === 0n) && growTo <= this.sizeOf(ino);
+    const onlyPatches = alsoInCommit === undefined && commits.every((c) => c.version === 0n) && sizeTo <= this.sizeOf(ino);
     const apply = (): void => {
       for (const c of commits) {
         if (c.resolvesIntent !== null) this.env.map.removeIntent(c.resolvesIntent);
@@ -169,13 +177,15 @@ export class ChunkWriter {
       const now = this.q.info.get(ino) as Row | undefined;
       if (now === undefined || String(now.layout) !== fl.layout.text) throw new FsError('EBUSY', `inode ${ino} changed layout during a write`);
       apply();
+      alsoInCommit?.(); // e.g. a small file's slice dropped with the chunks that now hold its bytes
       const t = nowNs();
-      this.q.grow.run(growTo, t, t, ino);
+      const { size } = this.q.grow.get(sizeTo, t, t, ino) as { size: bigint };
+      this.pastSize.note(ino, fl.chunkSizeBytes, Number(size));
     })();
   }
 
   private sizeOf(ino: number): number {
-    const r = this.env.db.prepare('SELECT size FROM inodes WHERE ino = ?').get(ino) as Row | undefined;
+    const r = this.q.size.get(ino) as Row | undefined;
     return r === undefined ? 0 : Number(r.size);
   }
 
@@ -212,9 +222,9 @@ export class ChunkWriter {
     }
   }
 
+  /** reserveVersion in its own transaction (the copy-on-write fallback of a failed patch). */
   private reserveAlone(ino: number, fl: FileLayout, c: number): bigint {
-    const version = this.env.db.transaction(() => this.reserveVersion(ino, fl, c))();
-    return version;
+    return this.env.db.transaction(() => this.reserveVersion(ino, fl, c))();
   }
 
   /** Copy-on-write: old chunk bytes + the new ones, as a fresh version (DESIGN §5). */

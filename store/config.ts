@@ -16,6 +16,10 @@ export const STORE_FORMAT_VERSION = 1;
 export const DEFAULT_CHUNK_BYTES = 4 << 20; // spec §10
 export const DEFAULT_BITROT_BYTES = 16 << 10; // spec §10
 export const DEFAULT_EC_BLOCK_BYTES = 1 << 20; // spec §10
+/** Files up to this size are packed as needles (DESIGN §5 "Small files"); set at mkfs. */
+export const DEFAULT_SMALL_FILE_MAX_BYTES = 64 << 10;
+/** A container is sealed once this many bytes are used (spec §11.6). */
+export const DEFAULT_CONTAINER_CAPACITY_BYTES = 256 << 20;
 const DISKS_MAX = 256;
 const CHUNK_BYTES_MAX = 1 << 30;
 
@@ -30,6 +34,10 @@ export interface StoreDefaults {
   chunkSizeBytes: number;
   bitrotBlockBytes: number;
   ecBlockSizeBytes: number;
+  /** Needle packing threshold (spec §11); absent in stores made before issue 9: 0, no packing. */
+  smallFileMaxBytes?: number;
+  /** Container capacity (spec §11.6 tunable); absent: DEFAULT_CONTAINER_CAPACITY_BYTES. */
+  containerCapacityBytes?: number;
 }
 
 export interface StoreConfig {
@@ -70,6 +78,13 @@ export function checkDefaults(d: StoreDefaults, diskCount: number, file: string)
   if (!int(d.ecBlockSizeBytes) || d.chunkSizeBytes % d.ecBlockSizeBytes !== 0) {
     throw new ConfigError(file, `chunk_size ${d.chunkSizeBytes} must be a multiple of ec_block_size ${d.ecBlockSizeBytes} (spec §10)`);
   }
+  // A needle (32-byte header + data + pad) never crosses a container chunk (DESIGN §3): it must fit in one.
+  if (d.smallFileMaxBytes !== undefined && (!Number.isSafeInteger(d.smallFileMaxBytes) || d.smallFileMaxBytes < 0 || d.smallFileMaxBytes + 64 > d.chunkSizeBytes)) {
+    throw new ConfigError(file, `small_file_max ${d.smallFileMaxBytes} must be >= 0 and leave room for a needle header in a ${d.chunkSizeBytes}-byte chunk`);
+  }
+  if (d.containerCapacityBytes !== undefined && !int(d.containerCapacityBytes)) {
+    throw new ConfigError(file, `container_capacity ${d.containerCapacityBytes} must be a positive integer`);
+  }
   if (shardCount(layout) > diskCount) {
     throw new ConfigError(file, `layout ${d.layout} needs ${shardCount(layout)} disks, only ${diskCount} exist`);
   }
@@ -104,6 +119,9 @@ export function createConfig(dir: string, opts: CreateConfigOptions, io: SyncIo 
     chunkSizeBytes: opts.defaults?.chunkSizeBytes ?? DEFAULT_CHUNK_BYTES,
     bitrotBlockBytes: opts.defaults?.bitrotBlockBytes ?? DEFAULT_BITROT_BYTES,
     ecBlockSizeBytes: opts.defaults?.ecBlockSizeBytes ?? DEFAULT_EC_BLOCK_BYTES,
+    // Default: 64 KiB, or half a chunk for stores with tiny chunks (a needle must fit in one, DESIGN §3).
+    smallFileMaxBytes: opts.defaults?.smallFileMaxBytes ?? Math.min(DEFAULT_SMALL_FILE_MAX_BYTES, (opts.defaults?.chunkSizeBytes ?? DEFAULT_CHUNK_BYTES) / 2),
+    containerCapacityBytes: opts.defaults?.containerCapacityBytes ?? DEFAULT_CONTAINER_CAPACITY_BYTES,
   };
   checkDefaults(defaults, diskPaths.length, path.join(dir, CONFIG_FILE));
   for (const r of resolved) {

@@ -4,7 +4,7 @@ import { Db } from './meta';
 
 export const COUNTER_NAMES = [
   'bitrot_errors', 'missing_shards', 'header_mismatches', 'io_errors', 'failovers', 'reconstructions',
-  'heals', 'heal_failures', 'unrecoverable_reads', 'intents_resolved', 'degraded_writes',
+  'heals', 'heal_failures', 'unrecoverable_reads', 'intents_resolved', 'degraded_writes', 'needle_mismatches',
 ] as const;
 export type CounterName = (typeof COUNTER_NAMES)[number];
 

@@ -22,6 +22,8 @@ export type IoOp =
   | 'rename' | 'unlink' | 'rmdir' | 'mkdir' | 'readdir' | 'fsyncDir' | 'statfs' | 'exists' | 'stat' | 'chmod';
 
 const MUTATING: ReadonlySet<IoOp> = new Set<IoOp>(['pwrite', 'fsync', 'fdatasync', 'truncate', 'rename', 'unlink', 'rmdir', 'mkdir', 'fsyncDir']);
+/** The calls that change what a power loss leaves: the crash points of a power-loss sweep. */
+const SYNCS: ReadonlySet<IoOp> = new Set<IoOp>(['fsync', 'fdatasync', 'fsyncDir']);
 const TRACKED_FILES_MAX = 100_000;
 
 export interface FaultRule {
@@ -55,6 +57,8 @@ export class FaultyIo implements Io {
   private crashed = false;
   private mutations = 0;
   private crashAtMutation = 0;
+  private syncs = 0;
+  private crashAtSync = 0;
   private crashTorn = false;
   private crashSeed = 1;
   private readonly nsCurrent = new Map<string, Tracked | null>();
@@ -90,6 +94,17 @@ export class FaultyIo implements Io {
     this.crashTorn = opts.torn ?? false;
     this.crashSeed = opts.seed ?? 1;
   }
+  /** Number of device syncs (fsync, fdatasync, fsyncDir) made so far. */
+  get syncCount(): number {
+    return this.syncs;
+  }
+  /** Crash just before the n-th device sync (1-based): every point where durability changes. */
+  crashBeforeSync(n: number, opts: { torn?: boolean; seed?: number } = {}): void {
+    assert(n >= 1, 'crashBeforeSync: n must be >= 1');
+    this.crashAtSync = n;
+    this.crashTorn = opts.torn ?? false;
+    this.crashSeed = opts.seed ?? 1;
+  }
   get isCrashed(): boolean {
     return this.crashed;
   }
@@ -101,7 +116,8 @@ export class FaultyIo implements Io {
     if (this.crashed) throw new CrashedError(op);
     if (MUTATING.has(op)) {
       this.mutations++;
-      if (this.crashAtMutation > 0 && this.mutations >= this.crashAtMutation) {
+      if (SYNCS.has(op)) this.syncs++;
+      if ((this.crashAtMutation > 0 && this.mutations >= this.crashAtMutation) || (this.crashAtSync > 0 && this.syncs >= this.crashAtSync)) {
         this.crash({ torn: this.crashTorn, seed: this.crashSeed });
         throw new CrashedError(op);
       }

@@ -17,12 +17,28 @@ import { PlacementDisk, placeChunk } from './placement';
 import { validRange } from './bounded';
 import { readRangeInto } from './range-read';
 import { ChunkWriter } from './chunk-writer';
+import { PastSize } from './past-size';
 import { LRUCache } from 'lru-cache';
+import * as crypto from 'node:crypto';
+import { Slice } from '../src/slice';
+import { Containers, ContainerRow, openLayoutOf } from './container';
+import { NeedleAppender } from './needle-io';
+import { SliceRows } from './slice-rows';
+import { SmallFiles, SmallFilesHost } from './small-files';
+import { NEXT_INO_SQL, u64ToDb } from './meta';
 
 export const FILE_BYTES_MAX = 2 ** 50;
 
 type Row = Record<string, bigint | string | null>;
-interface FileInfo { fl: FileLayout; sizeBytes: number; nlink: number }
+interface FileInfo { fl: FileLayout; sizeBytes: number; nlink: number; slice: Slice | null }
+
+/** Small-file packing (DESIGN §5 "Small files"): the mkfs threshold and the container parameters. */
+export interface PackingOptions {
+  smallFileMaxBytes: number;
+  containerCapacityBytes: number;
+  /** Chunk parameters of new container inodes (the store defaults). */
+  containerChunk: { chunkSizeBytes: number; bitrotBlockBytes: number; ecBlockSizeBytes: number; clusterMapEpoch: number };
+}
 /**
  * Layout and size of recently used files, so a FUSE read costs no SQLite statement for them
  * (see chunk-map.ts CACHED_INODES_MAX for the measured cost). Filled only outside transactions;
@@ -34,20 +50,108 @@ const CACHED_FILES_MAX = 4096;
 const CACHED_PLACEMENTS_MAX = 16_384;
 
 
-export class FileIo {
+export class FileIo implements SmallFilesHost {
   private readonly locks = new KeyedMutex();
   private readonly q;
   private readonly infos = new LRUCache<number, FileInfo>({ max: CACHED_FILES_MAX });
   private readonly placements = new LRUCache<string, readonly number[]>({ max: CACHED_PLACEMENTS_MAX });
   private readonly writer: ChunkWriter;
+  private readonly pastSize: PastSize;
+  readonly containers: Containers;
+  readonly slices: SliceRows;
+  readonly appender: NeedleAppender;
+  private readonly small: SmallFiles;
 
-  constructor(private readonly env: ChunkEnv, private readonly disks: PlacementDisk[]) {
+  constructor(private readonly env: ChunkEnv, private readonly disks: PlacementDisk[], private readonly packing: PackingOptions) {
     const db = env.db;
     this.q = {
-      info: db.prepare('SELECT type, size, nlink, layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch FROM inodes WHERE ino = ?'),
+      info: db.prepare(`SELECT type, size, nlink, layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch,
+                        slice_container, slice_offset, slice_length, slice_cookie FROM inodes WHERE ino = ?`),
+      insertInternal: db.prepare(`INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns,
+        layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch) VALUES (${NEXT_INO_SQL}, 'file', ?, 0, 0, 0, 1, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      dropInode: db.prepare('DELETE FROM inodes WHERE ino = ?'),
+      dropHeal: db.prepare('DELETE FROM heal_queue WHERE ino = ?'),
       setSize: db.prepare('UPDATE inodes SET size = ?, mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
+      setSizeOnly: db.prepare('UPDATE inodes SET size = ? WHERE ino = ?'),
     };
     this.writer = new ChunkWriter(env, this);
+    this.pastSize = new PastSize(env.db);
+    this.containers = new Containers(db);
+    this.slices = new SliceRows(db);
+    this.appender = new NeedleAppender(env, this, this.containers, () => packing.containerCapacityBytes);
+    this.small = new SmallFiles(env, this, this.appender, this.slices, this.containers, packing.smallFileMaxBytes);
+  }
+
+  /** Every cached file row (a seal or compaction repointed many slices at once). */
+  forgetAll(): void {
+    this.infos.clear();
+  }
+
+  /** ContainerHost: the layout of an (internal) file. */
+  layoutOf(ino: number): FileLayout {
+    return this.fileInfo(ino).fl;
+  }
+
+  /** ContainerHost: chunk c's live ref, or null. */
+  chunkRef(ino: number, chunkIndex: number): ChunkRef | null {
+    return this.liveRef(ino, this.fileInfo(ino).fl, this.env.map.get(ino, chunkIndex));
+  }
+
+  /** ContainerHost: a container write through the chunk write path, under the container's lock. */
+  writeInternal(ino: number, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>): Promise<void> {
+    return this.locks.run(ino, async () => {
+      try {
+        await this.writer.writePieces(ino, this.fileInfo(ino).fl, pieces, null);
+      } finally {
+        this.forget(ino);
+      }
+    });
+  }
+
+  /**
+   * ContainerHost: a container inode (spec §11.1: its own file_id; no directory entry, so no listing
+   * shows it) and its row; call in a transaction. Open: Replica with the target's fault tolerance.
+   */
+  createContainer(packClass: string, state: 'open' | 'sealing', sealedFrom: number | null, usedBytes: number, deadBytes: number): ContainerRow {
+    const layout = state === 'open' ? openLayoutOf(packClass) : packClass;
+    const c = this.packing.containerChunk;
+    const seed = crypto.randomBytes(8).readBigUInt64LE(0);
+    const t = nowNs();
+    const id = Number(this.q.insertInternal.run(0o100600, t, t, t, t, layout, c.chunkSizeBytes, c.bitrotBlockBytes, c.ecBlockSizeBytes, u64ToDb(seed), c.clusterMapEpoch).lastInsertRowid);
+    const row: ContainerRow = { id, packClass, state, usedBytes, deadBytes, capacityBytes: this.packing.containerCapacityBytes, sealedFrom };
+    this.containers.add(row);
+    return row;
+  }
+
+  /** The rows of an internal file that goes (a replaced container): its chunks to the reclaim queue. In a transaction. */
+  dropInternal(ino: number): void {
+    const fl = this.loadInfo(ino).fl;
+    for (const r of this.env.map.live(ino)) this.env.reclaim.add(ino, r.chunkIndex, r.version, fl);
+    this.env.map.dropInode(ino);
+    this.env.map.dropIntentsOf(ino);
+    this.q.dropHeal.run(ino);
+    this.q.dropInode.run(ino);
+    this.forget(ino);
+  }
+
+  /** SmallFilesHost: data at offsetBytes through the chunk writer; alsoInCommit runs in its commit transaction. */
+  async writeChunks(ino: number, fl: FileLayout, offsetBytes: number, data: Uint8Array, sizeBytes: number | null, alsoInCommit: () => void): Promise<void> {
+    if (data.length === 0) {
+      this.env.db.transaction(alsoInCommit)();
+      return;
+    }
+    await this.writer.writePieces(ino, fl, this.piecesOf(fl.chunkSizeBytes, offsetBytes, data), sizeBytes, alsoInCommit);
+  }
+
+  private piecesOf(cs: number, offsetBytes: number, data: Uint8Array): Array<{ c: number; offIn: number; bytes: Uint8Array }> {
+    const pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }> = [];
+    for (let at = offsetBytes; at < offsetBytes + data.length;) {
+      const c = Math.floor(at / cs);
+      const len = Math.min(cs - (at - c * cs), offsetBytes + data.length - at);
+      pieces.push({ c, offIn: at - c * cs, bytes: data.subarray(at - offsetBytes, at - offsetBytes + len) });
+      at += len;
+    }
+    return pieces;
   }
 
   /** Another part of the store changed this inode's layout or row: drop what is cached. */
@@ -75,7 +179,10 @@ export class FileIo {
       ecBlockSizeBytes: Number(r.ec_block_size), placementSeed: dbToU64(r.placement_seed as bigint),
       clusterMapEpoch: Number(r.cluster_map_epoch),
     };
-    return { fl, sizeBytes: Number(r.size), nlink: Number(r.nlink) };
+    const slice: Slice | null = r.slice_container === null ? null : {
+      containerId: BigInt(r.slice_container), offsetBytes: BigInt(r.slice_offset!), lengthBytes: Number(r.slice_length), cookie: Number(r.slice_cookie),
+    };
+    return { fl, sizeBytes: Number(r.size), nlink: Number(r.nlink), slice };
   }
 
   ref(ino: number, fl: FileLayout, chunkIndex: number, version: bigint, logicalLenBytes: number): ChunkRef {
@@ -118,7 +225,12 @@ export class FileIo {
   }
 
   read(ino: number, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
-    return this.readRange(ino, offsetBytes, lengthBytes, Buffer.alloc(0), async (fl, end) => {
+    return this.readRange(ino, offsetBytes, lengthBytes, Buffer.alloc(0), async (fl, end, slice) => {
+      if (slice !== null) {
+        const out = Buffer.allocUnsafe(end - offsetBytes);
+        await this.small.readInto(ino, slice, offsetBytes, end, out, 0);
+        return out;
+      }
       const cs = fl.chunkSizeBytes;
       const c0 = Math.floor(offsetBytes / cs);
       if (Math.floor((end - 1) / cs) === c0) {
@@ -133,13 +245,13 @@ export class FileIo {
     });
   }
 
-  /** read() into target[targetOffset..] (to its end); returns the bytes written, short only at EOF. */
   /**
    * readInto answered synchronously when everything it needs is cached and nothing else runs on
    * the inode: one replica chunk, its first replica in read order verifying (spec §9). Else null,
    * and the caller takes readInto (which also does every failover, count and heal).
+   * sizeBytes: as for readInto.
    */
-  readIntoNow(ino: number, offsetBytes: number, target: Buffer): number | null {
+  readIntoNow(ino: number, offsetBytes: number, target: Buffer, sizeBytes?: number): number | null {
     if (this.locks.busy(ino) || this.env.db.inTransaction) return null;
     let info: FileInfo;
     try {
@@ -148,7 +260,8 @@ export class FileIo {
       return null;
     }
     const { fl } = info;
-    const n = Math.min(target.length, info.sizeBytes - offsetBytes);
+    if (info.slice !== null) return null; // a needle: readInto (spec §11.4)
+    const n = Math.min(target.length, (sizeBytes ?? info.sizeBytes) - offsetBytes);
     if (!validRange(offsetBytes, target.length)) return null;
     if (n <= 0) return 0;
     const cs = fl.chunkSizeBytes;
@@ -163,42 +276,53 @@ export class FileIo {
     return n;
   }
 
-  readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset = 0): Promise<number> {
+  /**
+   * read() into target[targetOffset..] (to its end); returns the bytes written, short only at EOF.
+   * sizeBytes: read up to this size instead of the committed one: the write-back buffer's size,
+   * which also covers chunks it stored past the committed size (DESIGN §5 prefix rule).
+   */
+  readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset = 0, sizeBytes?: number): Promise<number> {
     if (!Number.isSafeInteger(targetOffset) || targetOffset < 0 || targetOffset > target.length) {
       return Promise.reject(new FsError('EINVAL', `readInto: target offset ${targetOffset} outside a ${target.length}-byte buffer`));
     }
-    return this.readRange(ino, offsetBytes, target.length - targetOffset, 0, async (fl, end) => {
+    return this.readRange(ino, offsetBytes, target.length - targetOffset, 0, async (fl, end, slice) => {
+      if (slice !== null) {
+        await this.small.readInto(ino, slice, offsetBytes, end, target, targetOffset);
+        return end - offsetBytes;
+      }
       await readRangeInto(this.env, fl.chunkSizeBytes, offsetBytes, end, (c) => this.liveRef(ino, fl, this.env.map.get(ino, c)), target, targetOffset);
       return end - offsetBytes;
-    });
+    }, sizeBytes);
   }
 
   /** Under the inode lock: fn(layout, end of the range clipped to the size), or `empty` when nothing is left to read. */
-  private readRange<T>(ino: number, offsetBytes: number, lengthBytes: number, empty: T, fn: (fl: FileLayout, endBytes: number) => Promise<T>): Promise<T> {
+  private readRange<T>(ino: number, offsetBytes: number, lengthBytes: number, empty: T, fn: (fl: FileLayout, endBytes: number, slice: Slice | null) => Promise<T>, sizeBytes?: number): Promise<T> {
     if (!validRange(offsetBytes, lengthBytes)) return Promise.reject(new FsError('EINVAL', `read: bad range [${offsetBytes}, +${lengthBytes})`));
+    if (sizeBytes !== undefined && !validRange(sizeBytes, 0)) return Promise.reject(new FsError('EINVAL', `read: bad size ${sizeBytes}`));
     return this.locks.run(ino, async () => {
-      const { fl, sizeBytes } = this.fileInfo(ino);
-      const end = Math.min(offsetBytes + lengthBytes, sizeBytes);
-      return offsetBytes >= end ? empty : fn(fl, end);
+      const info = this.fileInfo(ino);
+      const { fl } = info;
+      const end = Math.min(offsetBytes + lengthBytes, sizeBytes ?? info.sizeBytes);
+      return offsetBytes >= end ? empty : fn(fl, end, info.slice);
     });
   }
 
-  write(ino: number, offsetBytes: number, data: Uint8Array): Promise<void> {
+  /**
+   * Shards durable when it resolves. sizeBytes: the size to commit with it, for a caller that stores
+   * out of order (DESIGN §5 prefix rule: its first byte still held only in memory); default: the data's end.
+   */
+  write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number): Promise<void> {
     if (!validRange(offsetBytes, data.length)) return Promise.reject(new FsError('EINVAL', `write: bad offset ${offsetBytes}`));
     if (offsetBytes + data.length > FILE_BYTES_MAX) return Promise.reject(new FsError('EFBIG', 'write past the maximum file size'));
+    if (sizeBytes !== undefined && (!validRange(sizeBytes, 0) || sizeBytes > FILE_BYTES_MAX)) return Promise.reject(new FsError('EINVAL', `write: bad size ${sizeBytes}`));
     if (data.length === 0) return Promise.resolve();
     return this.locks.run(ino, async () => {
-      const { fl } = this.fileInfo(ino);
-      const cs = fl.chunkSizeBytes;
-      const pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }> = [];
-      for (let at = offsetBytes; at < offsetBytes + data.length;) {
-        const c = Math.floor(at / cs);
-        const len = Math.min(cs - (at - c * cs), offsetBytes + data.length - at);
-        pieces.push({ c, offIn: at - c * cs, bytes: data.subarray(at - offsetBytes, at - offsetBytes + len) });
-        at += len;
-      }
+      const info = this.fileInfo(ino);
+      const { fl } = info;
       try {
-        await this.writer.writePieces(ino, fl, pieces);
+        const hasChunks = info.slice === null && info.sizeBytes === 0 && this.env.map.live(ino).length > 0;
+        if (await this.small.write(ino, info, offsetBytes, data, sizeBytes ?? null, hasChunks)) return;
+        await this.writer.writePieces(ino, fl, this.piecesOf(fl.chunkSizeBytes, offsetBytes, data), sizeBytes ?? null);
       } finally {
         this.forget(ino);
       }
@@ -219,18 +343,19 @@ export class FileIo {
   }
 
   /**
-   * Shrinking: the tail chunk is rewritten shorter as a fresh version (so bytes past the new size
-   * never reappear), dropped chunks and the old tail only change metadata and go on the reclaim
-   * queue (DESIGN §5); growing: the new range is a hole.
+   * Every chunk byte past the new size goes, growing or shrinking: the tail chunk is rewritten
+   * shorter as a fresh version, dropped chunks and the old tail only change metadata and go on the
+   * reclaim queue (DESIGN §5). So bytes stored past the committed size (prefix rule) never reappear
+   * inside a size set here, and a grown range reads as a hole.
    */
   private async truncateLocked(ino: number, sizeBytes: number): Promise<void> {
-    const info = this.loadInfo(ino);
-    const { fl } = info;
-    if (sizeBytes >= info.sizeBytes) {
-      const t = nowNs();
-      this.q.setSize.run(sizeBytes, t, t, ino);
-      return;
-    }
+    if (await this.small.truncate(ino, this.loadInfo(ino), sizeBytes)) return;
+    await this.cutLocked(ino, sizeBytes, true);
+  }
+
+  /** Drop the chunk bytes past sizeBytes and commit that size (touch: mtime/ctime = now). */
+  private async cutLocked(ino: number, sizeBytes: number, touch: boolean): Promise<void> {
+    const { fl } = this.loadInfo(ino);
     const cs = fl.chunkSizeBytes;
     const lastKept = sizeBytes === 0 ? -1 : Math.floor((sizeBytes - 1) / cs);
     const dropped = this.env.map.live(ino, lastKept + 1).map((r) => this.liveRef(ino, fl, r)!);
@@ -249,8 +374,35 @@ export class FileIo {
         this.env.map.retire(ino, r.chunkIndex);
         this.env.reclaim.add(ino, r.chunkIndex, r.version, fl);
       }
-      this.q.setSize.run(sizeBytes, t, t, ino);
+      if (touch) this.q.setSize.run(sizeBytes, t, t, ino);
+      else this.q.setSizeOnly.run(sizeBytes, ino);
+      this.pastSize.clear(ino);
     })();
+  }
+
+  /**
+   * Recovery (DESIGN §5 prefix rule): the files that may hold chunk bytes past their committed size
+   * lose those bytes (size and times unchanged), so a later extension reads zeros there. Returns
+   * how many files were trimmed; a file that cannot be trimmed now stays listed for the next open.
+   */
+  async trimPastSize(errors: string[]): Promise<number> {
+    let trimmed = 0;
+    for (const ino of this.pastSize.list()) {
+      try {
+        await this.locks.run(ino, async () => {
+          try {
+            await this.cutLocked(ino, this.loadInfo(ino).sizeBytes, false);
+          } finally {
+            this.forget(ino);
+          }
+        });
+        trimmed++;
+      } catch (err) {
+        if (err instanceof FsError && err.code === 'ENOENT') this.pastSize.clear(ino); // the file is gone: nothing to trim
+        else errors.push(`ino ${ino}: trimming chunk bytes past its size: ${(err as Error).message}`);
+      }
+    }
+    return trimmed;
   }
 
   /** The tail chunk's first tailLen bytes as a fresh version, reserved durably first (store/chunk-writer.ts). */
@@ -283,11 +435,13 @@ export class FileIo {
       const db = this.env.db;
       db.transaction(() => {
         for (const r of this.env.map.live(ino)) this.env.reclaim.add(ino, r.chunkIndex, r.version, info.fl);
+        this.small.retire(ino); // its needle turns dead (spec §11.5 Delete)
         this.env.map.dropInode(ino);
         this.env.map.dropIntentsOf(ino);
         db.prepare('DELETE FROM heal_queue WHERE ino = ?').run(ino);
         db.prepare('DELETE FROM xattrs WHERE ino = ?').run(ino);
         db.prepare('DELETE FROM orphans WHERE ino = ?').run(ino);
+        this.pastSize.clear(ino);
         db.prepare('DELETE FROM inodes WHERE ino = ?').run(ino);
       })();
     });

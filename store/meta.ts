@@ -47,7 +47,32 @@ const MIGRATIONS: string[] = [
    CREATE TABLE reclaim(ino INTEGER NOT NULL, chunk_index INTEGER NOT NULL, version INTEGER NOT NULL,
      layout TEXT NOT NULL, placement_seed INTEGER NOT NULL, cluster_map_epoch INTEGER NOT NULL,
      queued_ns INTEGER NOT NULL, PRIMARY KEY(ino, chunk_index, version)) WITHOUT ROWID;`,
+  // v3 (DESIGN §5 prefix rule, issue 14): files whose chunk map may hold bytes stored past their
+  // committed size (write-back stores chunks out of order); recovery trims exactly these files.
+  `CREATE TABLE past_size(ino INTEGER PRIMARY KEY);`,
+  // v4 (spec §11, DESIGN §5 "Small files", issue 9): a small file's inode holds its Slice pointer
+  // (container_id, offset, length, cookie; no data); containers (internal inodes without a name)
+  // and their state, owned by store/container.ts.
+  `ALTER TABLE inodes ADD COLUMN slice_container INTEGER;
+   ALTER TABLE inodes ADD COLUMN slice_offset INTEGER;
+   ALTER TABLE inodes ADD COLUMN slice_length INTEGER;
+   ALTER TABLE inodes ADD COLUMN slice_cookie INTEGER;
+   CREATE INDEX inodes_by_slice ON inodes(slice_container, slice_offset) WHERE slice_container IS NOT NULL;
+   CREATE TABLE containers(id INTEGER PRIMARY KEY, pack_class TEXT NOT NULL,
+     state TEXT NOT NULL CHECK (state IN ('open','full','sealing','sealed')),
+     used_bytes INTEGER NOT NULL DEFAULT 0, dead_bytes INTEGER NOT NULL DEFAULT 0, capacity_bytes INTEGER NOT NULL,
+     sealed_from INTEGER);
+   -- Inode numbers are never reused (a reused number would reuse chunk versions whose old shards
+   -- may still wait on the reclaim queue under another layout): the highest number ever deleted.
+   CREATE TABLE ino_high(k INTEGER PRIMARY KEY CHECK (k = 0), ino INTEGER NOT NULL);
+   INSERT INTO ino_high(k, ino) SELECT 0, coalesce(max(ino), 1) FROM inodes;
+   CREATE TRIGGER inodes_high AFTER DELETE ON inodes BEGIN
+     UPDATE ino_high SET ino = max(ino, old.ino) WHERE k = 0;
+   END;`,
 ];
+
+/** SQL for a new inode number: above every number in use or ever deleted (see ino_high, v4). */
+export const NEXT_INO_SQL = '(SELECT max(h.ino, coalesce((SELECT max(ino) FROM inodes), 0)) + 1 FROM ino_high h WHERE h.k = 0)';
 
 const NS_PER_MS = 1_000_000n;
 const epochNs = BigInt(Date.now()) * NS_PER_MS;
@@ -68,6 +93,16 @@ export function dbToU64(v: bigint | number): bigint {
 
 export function openDb(file: string, readOnly = false): Db {
   const db = new Database(file, { readonly: readOnly, fileMustExist: readOnly });
+  try {
+    setUp(db, readOnly);
+  } catch (err) {
+    db.close(); // a failed open leaves nothing open (store/meta-open.ts may retry)
+    throw err;
+  }
+  return db;
+}
+
+function setUp(db: Db, readOnly: boolean): void {
   db.defaultSafeIntegers(true);
   if (!readOnly) {
     db.pragma('journal_mode = WAL');
@@ -78,12 +113,10 @@ export function openDb(file: string, readOnly = false): Db {
   } else {
     const version = Number(db.pragma('user_version', { simple: true }));
     if (version < MIGRATIONS.length) {
-      db.close();
       throw new Error(`schema version ${version} is older than this build's (${MIGRATIONS.length}); ` +
         'open the store read-write once (chunkfs mount or chunkfs scrub) to upgrade it');
     }
   }
-  return db;
 }
 
 function migrate(db: Db): void {

@@ -3,7 +3,7 @@
 // list (nlink 0 files whose chunks are deleted later, so a crash cannot leak them).
 // Every multi-row change is one transaction. Extended attributes: store/xattrs.ts.
 import * as crypto from 'node:crypto';
-import { Db, ROOT_INO, nowNs, u64ToDb } from './meta';
+import { Db, NEXT_INO_SQL, ROOT_INO, nowNs, u64ToDb } from './meta';
 import { FsError } from './fs-error';
 import { SYMLINK_BYTES_MAX, checkName } from './names';
 import { Xattrs } from './xattrs';
@@ -31,9 +31,9 @@ export class Namespace {
       lookup: db.prepare('SELECT i.* FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? AND d.name = ?'),
       entries: db.prepare(`SELECT d.name, d.ino, i.type FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? ORDER BY d.name`),
       hasEntries: db.prepare('SELECT 1 FROM dirents WHERE parent = ? LIMIT 1'),
-      insert: db.prepare(`INSERT INTO inodes(type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns,
+      insert: db.prepare(`INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns,
         layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch, symlink_target)
-        VALUES (@type, @mode, @uid, @gid, @size, @nlink, @parent, @t, @t, @t, @t, @layout, @cs, @bb, @eb, @seed, @epoch, @target)`),
+        VALUES (${NEXT_INO_SQL}, @type, @mode, @uid, @gid, @size, @nlink, @parent, @t, @t, @t, @t, @layout, @cs, @bb, @eb, @seed, @epoch, @target)`),
       addEntry: db.prepare('INSERT INTO dirents(parent, name, ino) VALUES (?, ?, ?)'),
       delEntry: db.prepare('DELETE FROM dirents WHERE parent = ? AND name = ?'),
       nlink: db.prepare('UPDATE inodes SET nlink = nlink + ?, ctime_ns = ? WHERE ino = ?'),

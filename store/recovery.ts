@@ -1,10 +1,11 @@
 // Recovery at open (DESIGN §5 commit model v2): its work is proportional to what was in flight,
 // never to the store's size. It replays every open journaled write intent onto every replica
 // (the intent holds the new bytes of its block span, so any number of torn replicas are repaired)
-// and verifies them, and drops the metadata of orphaned inodes (their chunks go on the reclaim
-// queue). Shards a crash left behind are found through the reclaim queue (store/reclaim.ts), not
+// and verifies them, drops the metadata of orphaned inodes (their chunks go on the reclaim
+// queue), and trims chunk bytes stored past a file's committed size (prefix rule, store/past-size.ts). Shards a crash left behind are found through the reclaim queue (store/reclaim.ts), not
 // by walking the disks; scrub's leak scan (store/leak-scan.ts) checks that nothing escaped it.
 import { ChunkEnv } from './chunk-env';
+import { CompactReport, emptyCompactReport } from './compactor';
 import { ChunkRef } from './chunk-ref';
 import { Intent } from './chunk-map';
 import { FileIo } from './file-io';
@@ -17,11 +18,15 @@ export interface RecoveryReport {
   blocksRepaired: number;
   blocksUnresolved: number;
   orphansDeleted: number;
+  /** Files that lost chunk bytes stored past their committed size (DESIGN §5 prefix rule). */
+  filesTrimmed: number;
+  /** Containers sealed at open (left full by a crash), spec §11.5. */
+  containers: CompactReport;
   errors: string[];
 }
 
 export function emptyRecoveryReport(): RecoveryReport {
-  return { intentsResolved: 0, intentsKeptOpen: 0, blocksRepaired: 0, blocksUnresolved: 0, orphansDeleted: 0, errors: [] };
+  return { intentsResolved: 0, intentsKeptOpen: 0, blocksRepaired: 0, blocksUnresolved: 0, orphansDeleted: 0, filesTrimmed: 0, containers: emptyCompactReport(), errors: [] };
 }
 
 async function readBlock(env: ChunkEnv, ref: ChunkRef, i: number, start: number, len: number): Promise<Buffer | null> {
@@ -123,6 +128,7 @@ export async function recover(env: ChunkEnv, files: FileIo, orphans: number[]): 
       report.errors.push(`orphan ${ino}: ${(err as Error).message}`);
     }
   }
+  report.filesTrimmed = await files.trimPastSize(report.errors);
   // The replays and reclaim entries above become durable with the first full commit.
   await env.commits.flushIfDirty();
   return report;

@@ -9,7 +9,7 @@ import { PRIVATE_DIR_MODE, SyncIo, nodeSyncIo } from './sync-io';
 import { loadHighway } from '../src/highway';
 import { ChunkEnv, DiskHealth } from './chunk-env';
 import { ChunkMap } from './chunk-map';
-import { CONFIG_FILE, ConfigError, CreateConfigOptions, OpenedConfig, adoptLegacyStore, createConfig, keyPath, openConfig, setDiskPath } from './config';
+import { CONFIG_FILE, DEFAULT_CONTAINER_CAPACITY_BYTES, ConfigError, CreateConfigOptions, OpenedConfig, adoptLegacyStore, createConfig, keyPath, openConfig, setDiskPath } from './config';
 import { FsckOptions, FsckReport, fsck } from './fsck';
 import { diskProblem, offlineReason, writeMarker } from './disk-identity';
 import { StoreLock } from './store-lock';
@@ -21,6 +21,7 @@ import type { HealEntry } from './chunk-map';
 import { Io, NodeIo, StatfsResult } from './io';
 import { LayoutError, overhead, parseLayout, shardCount } from './layout';
 import { Db, openDb } from './meta';
+import { openMeta } from './meta-open';
 import { Namespace } from './namespace';
 import { RecoveryReport, emptyRecoveryReport, recover } from './recovery';
 import { ShardStore } from './shard-store';
@@ -30,6 +31,7 @@ import { ScrubOptions, scrubChunks } from './scrub';
 import { InflightVersions, ReclaimQueue, ReclaimReport, Reclaimer } from './reclaim';
 import { DamageKind, DamageReport, damageShard } from './shard-damage';
 import { pathOfIno } from './ino-path';
+import { CompactReport, Compactor } from './compactor';
 
 export const META_FILE = 'meta.db';
 
@@ -62,6 +64,10 @@ export interface StoreCreateOptions {
   chunkSizeBytes?: number;
   bitrotBlockBytes?: number;
   ecBlockSizeBytes?: number;
+  /** Files up to this size are packed as needles (DESIGN §5); 0: never. Default 64 KiB. */
+  smallFileMaxBytes?: number;
+  /** Container capacity (spec §11.6; tests use small ones). */
+  containerCapacityBytes?: number;
   io?: Io;
 }
 
@@ -77,6 +83,8 @@ export interface StatusReport {
   reclaimBacklog: number;
   /** Full commits (WAL flushes) since open. */
   metadataFlushes: number;
+  /** Small-file containers (spec §11): by state, with live and dead bytes; backlog = sealed ones due for compaction. */
+  containers: { open: number; full: number; sealed: number; liveBytes: number; deadBytes: number; compactionBacklog: number };
   counters: Record<CounterName, number>;
 }
 
@@ -87,6 +95,7 @@ export class Store {
   private readonly files: FileIo;
   private readonly healer: Healer;
   private readonly reclaimer: Reclaimer;
+  private readonly compactor: Compactor;
   private closed = false;
   /** One line per event worth telling the operator (StoreOpenOptions.log). */
   private log: (line: string) => void = (line) => process.stderr.write(`${line}\n`);
@@ -99,7 +108,12 @@ export class Store {
     const shards = new ShardStore(io, opened.key, opened.diskPaths, health);
     const commits = new CommitLog(db, io, nodePath.join(dir, `${META_FILE}-wal`));
     this.env = { db, shards, map: new ChunkMap(db), counters: new Counters(db), health, commits, reclaim: new ReclaimQueue(db), inflight: new InflightVersions() };
-    this.files = new FileIo(this.env, config.disks.map((d) => ({ id: d.id, epoch: d.epoch })));
+    this.files = new FileIo(this.env, config.disks.map((d) => ({ id: d.id, epoch: d.epoch })), {
+      smallFileMaxBytes: config.defaults.smallFileMaxBytes ?? 0, // stores made before issue 9: no packing
+      containerCapacityBytes: config.defaults.containerCapacityBytes ?? DEFAULT_CONTAINER_CAPACITY_BYTES,
+      containerChunk: { ...config.defaults, clusterMapEpoch: config.clusterMapEpoch },
+    });
+    this.compactor = new Compactor(this.env, this.files);
     this.reclaimer = new Reclaimer(this.env, (seed, epoch, c, count) => this.files.placement(seed, epoch, c, count));
     this.healer = new Healer(this.env, this.files, () => this.checkDisks(true), (line) => this.log(line));
     this.ns = new Namespace(db, {
@@ -127,7 +141,10 @@ export class Store {
     await loadHighway();
     const createOpts: CreateConfigOptions = {
       disks: opts.disks,
-      defaults: { layout: opts.layout, chunkSizeBytes: opts.chunkSizeBytes, bitrotBlockBytes: opts.bitrotBlockBytes, ecBlockSizeBytes: opts.ecBlockSizeBytes },
+      defaults: {
+        layout: opts.layout, chunkSizeBytes: opts.chunkSizeBytes, bitrotBlockBytes: opts.bitrotBlockBytes, ecBlockSizeBytes: opts.ecBlockSizeBytes,
+        smallFileMaxBytes: opts.smallFileMaxBytes, containerCapacityBytes: opts.containerCapacityBytes,
+      },
     };
     for (const k of Object.keys(createOpts.defaults!) as Array<keyof typeof createOpts.defaults>) {
       if (createOpts.defaults![k] === undefined) delete createOpts.defaults![k];
@@ -151,22 +168,24 @@ export class Store {
     const opened = openConfig(dir, syncIo);
     const metaPath = nodePath.join(dir, META_FILE);
     if (syncIo.stat(metaPath) === null) throw new ConfigError(metaPath, 'metadata database missing; refusing to start an empty one');
-    Store.makePrivate(dir, opened, syncIo, opts.log ?? ((line) => process.stderr.write(`${line}\n`)));
+    const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+    Store.makePrivate(dir, opened, syncIo, log);
     const lock = readOnly ? null : StoreLock.acquire(dir, syncIo);
     let db: Db | null = null;
     try {
       if (!readOnly) adoptLegacyStore(dir, opened, syncIo);
-      try {
-        db = openDb(metaPath, readOnly);
-      } catch (err) {
-        throw new ConfigError(metaPath, `cannot open metadata database: ${(err as Error).message}`);
-      }
+      db = openMeta(metaPath, readOnly, syncIo, log); // recovers an unusable -shm, else says what to do
       const store = new Store(dir, opened, db, opts.io ?? new NodeIo(), syncIo);
       store.lock = lock;
       if (opts.log !== undefined) store.log = opts.log;
       store.checkDisks(false);
       if (!readOnly) {
         store.recoveryReport = await recover(store.env, store.files, store.ns.orphans());
+        // Half-made sealed copies go; containers left full are sealed now (spec §11.5).
+        store.compactor.dropUnfinishedSeals();
+        for (const r of store.files.containers.inState('full')) {
+          await store.compactor.seal(r.id, store.recoveryReport.containers).catch((err) => store.recoveryReport.errors.push(`seal container ${r.id}: ${(err as Error).message}`));
+        }
         if (opts.healer === true) store.healer.start();
         if (opts.background === true) store.startBackground();
       }
@@ -282,11 +301,17 @@ export class Store {
   startBackground(): void {
     this.env.commits.start();
     this.reclaimer.start();
+    this.compactor.start();
   }
 
   /** Every commit so far durable (fsync, fsyncdir, syncfs; group-committed). DESIGN §5. */
   sync(): Promise<void> {
     return this.env.commits.flushIfDirty();
+  }
+
+  /** Seal full containers and compact those past the dead ratio now (`chunkfs compact`, tests). */
+  compact(): Promise<CompactReport> {
+    return this.compactor.runOnce();
   }
 
   /** Delete the shards of every queued chunk version that may go (tests, tools). */
@@ -299,6 +324,7 @@ export class Store {
     this.closed = true;
     try {
       await this.healer.stop();
+      await this.compactor.stop();
       await this.reclaimer.stop();
       await this.env.commits.stop();
       if (this.lock !== null) await this.env.commits.flushIfDirty().catch(() => undefined); // SQLite's close checkpoints too
@@ -318,14 +344,16 @@ export class Store {
    * through pooled scratch buffers, so a small read allocates no span-sized buffer.
    */
   /** readInto answered synchronously from cached state, or null: then call readInto (store/file-io.ts). */
-  readIntoNow(ino: number, offsetBytes: number, target: Buffer): number | null {
-    return this.files.readIntoNow(ino, offsetBytes, target);
+  readIntoNow(ino: number, offsetBytes: number, target: Buffer, sizeBytes?: number): number | null {
+    return this.files.readIntoNow(ino, offsetBytes, target, sizeBytes);
   }
-  readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset = 0): Promise<number> {
-    return this.files.readInto(ino, offsetBytes, target, targetOffset);
+  /** sizeBytes: read up to this size, not the committed one (the write-back's; DESIGN §5 prefix rule). */
+  readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset = 0, sizeBytes?: number): Promise<number> {
+    return this.files.readInto(ino, offsetBytes, target, targetOffset, sizeBytes);
   }
-  write(ino: number, offsetBytes: number, data: Uint8Array): Promise<void> {
-    return this.files.write(ino, offsetBytes, data);
+  /** Durable when it resolves; sizeBytes: the size to commit with it (DESIGN §5 prefix rule), else the data's end. */
+  write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number): Promise<void> {
+    return this.files.write(ino, offsetBytes, data, sizeBytes);
   }
   truncate(ino: number, sizeBytes: number): Promise<void> {
     return this.files.truncate(ino, sizeBytes);
@@ -383,13 +411,24 @@ export class Store {
       const h = this.env.health.report(d.id);
       disks.push({ id: d.id, path, epoch: d.epoch, ...fsinfo, state: h.state, errors: h.errors, lastError: h.lastError });
     }
-    const layoutsInUse = (this.db.prepare(`SELECT layout, count(*) AS n FROM inodes WHERE type = 'file' GROUP BY layout ORDER BY layout`).all() as Array<{ layout: string; n: bigint }>)
+    const layoutsInUse = (this.db.prepare(`SELECT layout, count(*) AS n FROM inodes WHERE type = 'file' AND ino NOT IN (SELECT id FROM containers) GROUP BY layout ORDER BY layout`).all() as Array<{ layout: string; n: bigint }>)
       .map((r) => ({ layout: r.layout, files: Number(r.n) }));
     return {
       disks, layoutsInUse, healQueueLength: this.env.map.healQueueLength(), openIntents: this.env.map.intents().length,
       reclaimBacklog: this.env.reclaim.length, metadataFlushes: this.env.commits.flushCount,
-      counters: this.env.counters.all(),
+      counters: this.env.counters.all(), containers: this.containerStatus(),
     };
+  }
+
+  private containerStatus(): StatusReport['containers'] {
+    const out = { open: 0, full: 0, sealed: 0, liveBytes: 0, deadBytes: 0, compactionBacklog: 0 };
+    for (const r of this.files.containers.all()) {
+      if (r.state === 'open' || r.state === 'full' || r.state === 'sealed') out[r.state]++;
+      out.liveBytes += this.files.slices.liveBytesIn(r.id);
+      out.deadBytes += r.deadBytes;
+      if (r.state === 'sealed' && r.deadBytes >= this.compactor.deadRatio * r.capacityBytes) out.compactionBacklog++;
+    }
+    return out;
   }
 
   /** Usable space: raw space of all disks divided by the default layout's overhead. */

@@ -21,7 +21,7 @@ export class Xattrs {
       put: db.prepare('INSERT INTO xattrs(ino, name, value) VALUES (?, ?, ?) ON CONFLICT(ino, name) DO UPDATE SET value = excluded.value'),
       del: db.prepare('DELETE FROM xattrs WHERE ino = ? AND name = ?'),
       ctime: db.prepare('UPDATE inodes SET ctime_ns = ? WHERE ino = ?'),
-      hasData: db.prepare('SELECT 1 FROM chunks WHERE ino = ? AND version > 0 LIMIT 1'),
+      hasData: db.prepare('SELECT 1 FROM chunks WHERE ino = @ino AND version > 0 UNION ALL SELECT 1 FROM inodes WHERE ino = @ino AND slice_container IS NOT NULL LIMIT 1'), // chunks or a needle (spec §11)
       setLayout: db.prepare('UPDATE inodes SET layout = ? WHERE ino = ?'),
     };
   }
@@ -53,7 +53,7 @@ export class Xattrs {
         this.checkLayout(text);
         if (a.type === 'file') {
           if (text === a.layout) return;
-          if (this.q.hasData.get(ino) !== undefined) throw new FsError('EBUSY', 'the layout of a file that holds data cannot change');
+          if (this.q.hasData.get({ ino }) !== undefined) throw new FsError('EBUSY', 'the layout of a file that holds data cannot change');
           this.q.setLayout.run(text, ino);
           this.q.ctime.run(nowNs(), ino);
           this.layoutChanged(ino);

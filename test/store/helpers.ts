@@ -22,10 +22,25 @@ test.after.always(removeCreated);
 process.on('exit', removeCreated);
 
 /** Fresh temp directory, removed when this test file ends. */
-export function tmpDir(prefix = 'chunkfs-store-'): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+export function tmpDir(prefix = 'chunkfs-store-', base = os.tmpdir()): string {
+  const dir = fs.mkdtempSync(path.join(base, prefix));
   created.add(dir);
   return dir;
+}
+
+const MEMORY_FS = '/dev/shm';
+
+/**
+ * A temp directory in memory (tmpfs) when there is one: crash-model tests (store/faulty-io.ts model
+ * durability themselves) sweep hundreds of crash points, and real device syncs would triple their time.
+ */
+export function memTmpDir(prefix = 'chunkfs-store-'): string {
+  let base = os.tmpdir();
+  try {
+    fs.accessSync(MEMORY_FS, fs.constants.W_OK);
+    base = MEMORY_FS;
+  } catch { /* no tmpfs here: the ordinary temp directory */ }
+  return tmpDir(prefix, base);
 }
 
 export async function smallStore(layout: string, disks = 6, extra: Partial<StoreCreateOptions> = {}): Promise<{ store: Store; dir: string }> {
