@@ -183,6 +183,8 @@ export async function main(argv: string[]): Promise<number> {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       case 'replace-disk': return await (require('./verbs/replace-disk') as typeof import('./verbs/replace-disk')).replaceDiskVerb(cmd);
       // eslint-disable-next-line @typescript-eslint/no-require-imports
+      case 'compact': return await (require('./verbs/compact') as typeof import('./verbs/compact')).compactVerb(cmd);
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
       case 'inspect': return await (require('./verbs/inspect') as typeof import('./verbs/inspect')).inspectVerb(cmd);
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       case 'version': process.stdout.write((require('./verbs/version') as typeof import('./verbs/version')).versionText()); return 0;

@@ -5,7 +5,7 @@ import { SplitArgs, flagValue, optionalTarget, parseDuration, splitArgs, wholeNu
 import { parseSize } from './sizes';
 import { INJECT_ACTIONS, InjectArgs } from './actions/inject-args';
 
-export const TOOL_VERBS = ['status', 'scrub', 'heal', 'fsck', 'inspect', 'replace-disk', 'inject'] as const;
+export const TOOL_VERBS = ['status', 'scrub', 'heal', 'fsck', 'inspect', 'compact', 'replace-disk', 'inject'] as const;
 export type ToolVerb = (typeof TOOL_VERBS)[number];
 
 export type ToolCommand =
@@ -13,6 +13,7 @@ export type ToolCommand =
   | { verb: 'scrub'; target?: string; repair: boolean; json: boolean; rateBytesPerSec?: number }
   | { verb: 'heal'; target?: string; list: boolean; json: boolean }
   | { verb: 'fsck'; target?: string; repair: boolean; json: boolean }
+  | { verb: 'compact'; target?: string; json: boolean }
   /** path: a shard file, or a file in a chunkfs mount; or ino with the target's store. */
   | { verb: 'inspect'; target?: string; path?: string; ino?: number; chunk: number; json: boolean }
   | { verb: 'replace-disk'; target?: string; diskId: number; newPath: string; json: boolean }
@@ -147,6 +148,7 @@ export function parseToolVerb(verb: ToolVerb, args: string[]): ToolCommand {
     case 'scrub': return parseScrub(args);
     case 'heal': return parseHeal(args);
     case 'fsck': return parseFsck(args);
+    case 'compact': { const s = splitArgs('compact', args, { '--json': 'bool' }); return { verb: 'compact', target: optionalTarget('compact', s.positionals), json: s.flags.has('--json') }; }
     case 'inspect': return parseInspect(args);
     case 'replace-disk': return parseReplaceDisk(args);
     case 'inject': return parseInject(args);
@@ -159,6 +161,7 @@ export const TOOL_SYNOPSIS = `  status [TARGET] [--json]
   heal [TARGET] [--list] [--json]
   fsck [TARGET] [--repair] [--json]
   inspect SHARD_FILE [TARGET] | FILE [--chunk N] | --ino N [--chunk N] [TARGET]   [--json]
+  compact [TARGET] [--json]
   replace-disk DISK NEW_PATH [TARGET] [--json]
   inject corrupt|drop FILE [--chunk N] [--shard I] [--block B] [--what data|hash|header]
   inject offline|online|eio|enospc|latency DISK [...] [TARGET]   inject --list|--clear [TARGET]`;
@@ -211,6 +214,13 @@ file (the store is TARGET, or found above it, or the default store: its bitrot k
 (a file in a chunkfs mount) or --ino N names a file: every shard file of its chunk N (default 0) on
 every disk is inspected, every version found.
 Exit status: 0 when every shard inspected is sound; 1 otherwise.`,
+  compact: `usage: chunkfs compact [TARGET] [--json]
+
+Small files are packed as needles in containers. Seal the full containers (rewrite them once in their
+target layout) and compact the sealed ones that are at least 40% dead (copy their live needles out,
+then reclaim them), now; the mount also does this in the background. Works mounted (in the mount) or not.
+  --json             print the result as JSON
+Exit status: 0 unless a container could not be sealed or compacted.`,
   'replace-disk': `usage: chunkfs replace-disk DISK NEW_PATH [TARGET] [--json]
 
 Replace lost disk DISK (an id from chunkfs status; it must be offline) by the directory NEW_PATH

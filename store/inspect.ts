@@ -9,6 +9,8 @@ import { verifyBlockRange } from '../src/hashtable';
 import { BitrotKey } from '../src/keying';
 import { CHUNKS_DIR, chunkDirRelPath, fanoutRelPath, parseShardRelPath } from '../src/path';
 import { HASH_ENTRY_BYTES, hashTableBytes } from '../src/region';
+import { NEEDLE_HEADER_BYTES, NEEDLE_MAGIC, decodeNeedleHeader, needleSpanBytes } from '../src/needle';
+import { crc32c } from '../src/crc32c';
 import { Io, errnoCode } from './io';
 
 /** Bad blocks listed per shard; the count stays exact. */
@@ -33,7 +35,53 @@ export interface ShardInspection {
   badBlocks: number[];
   /** Truncated table or data, or a read error. */
   dataError: string | null;
+  /**
+   * A replica shard of a container chunk (spec §11): the needles found walking it from its start, live
+   * or dead alike (which are live only the metadata knows), up to the first byte that starts none.
+   */
+  needles: { count: number; listed: NeedleListing[] } | null;
   ok: boolean;
+}
+
+export interface NeedleListing {
+  /** Offset in the container file (chunk * chunk_size + offset in the chunk). */
+  containerOffsetBytes: string;
+  fileId: string;
+  dataLenBytes: number;
+  cookie: number;
+  flags: number;
+  /** data_crc32c matches the data (spec §11.4 step 5). */
+  crcOk: boolean;
+}
+
+/** Needles listed per shard; the count stays exact. */
+export const NEEDLES_LISTED_MAX = 10_000;
+
+/** Walk needles from the start of a container chunk's payload (they never cross a chunk, DESIGN §3). */
+function needlesOf(h: ShardHeader, payload: Buffer): { count: number; listed: NeedleListing[] } | null {
+  if (payload.length < NEEDLE_HEADER_BYTES || !payload.subarray(0, 4).equals(NEEDLE_MAGIC)) return null;
+  const base = h.chunkIndex * h.chunkSizeBytes;
+  const out = { count: 0, listed: [] as NeedleListing[] };
+  for (let at = 0; at + NEEDLE_HEADER_BYTES <= payload.length && out.count < payload.length / NEEDLE_HEADER_BYTES;) {
+    let n;
+    try {
+      n = decodeNeedleHeader(payload.subarray(at));
+    } catch {
+      break; // zeros (a gap or free space) or garbage: no needle starts here
+    }
+    const span = needleSpanBytes(n.dataLenBytes);
+    if (at + span > payload.length) break;
+    const data = payload.subarray(at + NEEDLE_HEADER_BYTES, at + NEEDLE_HEADER_BYTES + n.dataLenBytes);
+    out.count++;
+    if (out.listed.length < NEEDLES_LISTED_MAX) {
+      out.listed.push({
+        containerOffsetBytes: (base + BigInt(at)).toString(), fileId: n.fileId.toString(), dataLenBytes: n.dataLenBytes,
+        cookie: n.cookie, flags: n.flags, crcOk: crc32c(data) === n.dataCrc32c,
+      });
+    }
+    at += span;
+  }
+  return out;
 }
 
 function headerFields(h: ShardHeader): Record<string, string | number> {
@@ -77,7 +125,7 @@ async function readAll(io: Io, path: string): Promise<Buffer> {
 /** Decode and verify one shard file; diskRoot (when known) lets the path be checked against the header. */
 export async function inspectShardFile(io: Io, key: BitrotKey, path: string, diskRoot?: string): Promise<ShardInspection> {
   const out: ShardInspection = {
-    path, sizeBytes: 0, header: null, layout: null, headerError: null, pathAgrees: null, blockCount: 0, badBlockCount: 0, badBlocks: [], dataError: null, ok: false,
+    path, sizeBytes: 0, header: null, layout: null, headerError: null, pathAgrees: null, blockCount: 0, badBlockCount: 0, badBlocks: [], dataError: null, needles: null, ok: false,
   };
   let bytes: Buffer;
   try {
@@ -104,7 +152,10 @@ export async function inspectShardFile(io: Io, key: BitrotKey, path: string, dis
     out.dataError = `truncated: ${bytes.length} bytes, the header needs ${tableEnd + dataLen}`;
     return out;
   }
-  const bad = badBlocksOf(key, h, bytes.subarray(HEADER_BYTES, tableEnd), bytes.subarray(tableEnd, tableEnd + dataLen));
+  const payload = bytes.subarray(tableEnd, tableEnd + dataLen);
+  const bad = badBlocksOf(key, h, bytes.subarray(HEADER_BYTES, tableEnd), payload);
+  // Only a replica shard holds the chunk's bytes in order; an EC shard holds fragments (spec §6).
+  if ((h.flags & FLAG_MODE_EC) === 0) out.needles = needlesOf(h, payload);
   out.badBlockCount = bad.count;
   out.badBlocks = bad.listed;
   out.ok = bad.count === 0 && out.pathAgrees !== false;

@@ -6,7 +6,8 @@
 import { HEADER_BYTES } from '../src/header';
 import { HASH_ENTRY_BYTES, blockCountFor, blockLengthBytes, dataStartBytes } from '../src/region';
 import { ChunkEnv, readOrder } from './chunk-env';
-import { ChunkRef, shardDataLen } from './chunk-ref';
+import { ChunkRef, ecGeometry, shardDataLen } from './chunk-ref';
+import { mapRange } from '../src/mapping';
 import { FsError } from './fs-error';
 import { shardCount } from './layout';
 
@@ -32,10 +33,25 @@ export interface DamageReport {
   offsetBytes?: number;
   /** Shard indices in the order a read tries them now. */
   readOrder: number[];
+  /** A small file's damage lands in its needle, in a container chunk (spec §11): that chunk's file and the needle's offset. */
+  needle?: { containerIno: number; offsetBytes: string };
 }
 
-/** Which byte to flip: the middle of a data block, the first byte of a hash entry, or a header byte. */
-function flipOffset(ref: ChunkRef, kind: Exclude<DamageKind, 'drop'>, blockIndex: number): number {
+/** A byte in a chunk (a needle's): the shard that holds it and where (spec §6 for EC; a replica holds it in every shard at the same offset). */
+export function shardByteOf(ref: ChunkRef, chunkOffsetBytes: number, shardIndex: number | undefined): { shardIndex: number | undefined; shardOffsetBytes: number } {
+  if (ref.fl.layout.kind === 'replica') return { shardIndex, shardOffsetBytes: chunkOffsetBytes };
+  const [piece] = mapRange(ecGeometry(ref), chunkOffsetBytes, 1);
+  if (shardIndex !== undefined && shardIndex !== piece.dataShard) {
+    throw new FsError('EINVAL', `that byte is in data shard ${piece.dataShard} of layout ${ref.fl.layout.text}, not shard ${shardIndex}`);
+  }
+  return { shardIndex: piece.dataShard, shardOffsetBytes: piece.shardOffsetBytes };
+}
+
+/**
+ * Which byte to flip: the middle of a data block (or, given, one data byte of the shard), the first
+ * byte of a hash entry, or a header byte.
+ */
+function flipOffset(ref: ChunkRef, kind: Exclude<DamageKind, 'drop'>, blockIndex: number, atShardOffsetBytes?: number): number {
   if (kind === 'header') return HEADER_FLIP_OFFSET_BYTES;
   const dataLen = shardDataLen(ref);
   const blockCount = blockCountFor(dataLen, ref.fl.bitrotBlockBytes);
@@ -43,6 +59,7 @@ function flipOffset(ref: ChunkRef, kind: Exclude<DamageKind, 'drop'>, blockIndex
     throw new FsError('EINVAL', `block ${blockIndex} is out of range: the shard has ${blockCount} block(s) (0..${blockCount - 1})`);
   }
   if (kind === 'hash') return HEADER_BYTES + blockIndex * HASH_ENTRY_BYTES;
+  if (atShardOffsetBytes !== undefined) return dataStartBytes(blockCount) + atShardOffsetBytes;
   const len = blockLengthBytes(blockIndex, dataLen, ref.fl.bitrotBlockBytes);
   return dataStartBytes(blockCount) + blockIndex * ref.fl.bitrotBlockBytes + Math.floor(len / 2);
 }
@@ -62,9 +79,10 @@ async function flipByte(env: ChunkEnv, path: string, offsetBytes: number): Promi
 
 /**
  * Damage shard shardIndex (default: the one a read tries first, so the next read meets it) of
- * ref, the live version of a chunk. Call under the inode's lock (FileIo.withChunk).
+ * ref, the live version of a chunk. atShardOffsetBytes: the data byte to flip (a needle's), which
+ * also names the block. Call under the inode's lock (FileIo.withChunk).
  */
-export async function damageShard(env: ChunkEnv, ref: ChunkRef, shardIndex: number | undefined, kind: DamageKind, blockIndex: number): Promise<DamageReport> {
+export async function damageShard(env: ChunkEnv, ref: ChunkRef, shardIndex: number | undefined, kind: DamageKind, blockIndex: number, atShardOffsetBytes?: number): Promise<DamageReport> {
   const n = shardCount(ref.fl.layout);
   const order = readOrder(env, ref, Array.from({ length: n }, (_, i) => i));
   const i = shardIndex ?? order[0];
@@ -77,7 +95,9 @@ export async function damageShard(env: ChunkEnv, ref: ChunkRef, shardIndex: numb
   if (kind === 'drop') {
     await env.shards.io.unlink(path);
   } else {
-    report.offsetBytes = flipOffset(ref, kind, blockIndex);
+    const block = atShardOffsetBytes === undefined ? blockIndex : Math.floor(atShardOffsetBytes / ref.fl.bitrotBlockBytes);
+    report.offsetBytes = flipOffset(ref, kind, block, atShardOffsetBytes);
+    blockIndex = block;
     if (kind !== 'header') report.blockIndex = blockIndex;
     await flipByte(env, path, report.offsetBytes);
   }

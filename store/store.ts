@@ -29,7 +29,9 @@ import { CommitLog } from './commit-log';
 import { LeakReport, emptyLeakReport, scanLeaks } from './leak-scan';
 import { ScrubOptions, scrubChunks } from './scrub';
 import { InflightVersions, ReclaimQueue, ReclaimReport, Reclaimer } from './reclaim';
-import { DamageKind, DamageReport, damageShard } from './shard-damage';
+import { DamageKind, DamageReport, damageShard, shardByteOf } from './shard-damage';
+import { NEEDLE_HEADER_BYTES } from '../src/needle';
+import type { Slice } from '../src/slice';
 import { pathOfIno } from './ino-path';
 import { CompactReport, Compactor } from './compactor';
 
@@ -468,9 +470,36 @@ export class Store {
    * undefined: the shard a read tries first.
    */
   damageShard(ino: number, chunkIndex: number, shardIndex: number | undefined, kind: DamageKind, blockIndex = 0): Promise<DamageReport> {
+    const slice = this.files.slices.get(ino);
+    if (slice !== null) return this.damageNeedle(ino, slice, chunkIndex, shardIndex, kind);
     return this.files.withChunk(ino, chunkIndex, async (ref) => {
       if (ref === null) throw new FsError('ENOENT', `file ${ino} has no stored chunk ${chunkIndex} (a hole, past its end, or not a regular file)`);
       return damageShard(this.env, ref, shardIndex, kind, blockIndex);
+    });
+  }
+
+  /** Where a small file's needle is (spec §11.3): its container, the chunk and offset there; null when not packed. */
+  needleOf(ino: number): { containerIno: number; chunkIndex: number; offsetBytes: string; lengthBytes: number } | null {
+    const slice = this.files.slices.get(ino);
+    if (slice === null) return null;
+    const cid = Number(slice.containerId);
+    const cs = BigInt(this.files.layoutOf(cid).chunkSizeBytes);
+    return { containerIno: cid, chunkIndex: Number(slice.offsetBytes / cs), offsetBytes: slice.offsetBytes.toString(), lengthBytes: slice.lengthBytes };
+  }
+
+  /** A small file packed as a needle (spec §11): the container chunk holding it, at the middle of its data. */
+  private damageNeedle(ino: number, slice: Slice, chunkIndex: number, shardIndex: number | undefined, kind: DamageKind): Promise<DamageReport> {
+    if (chunkIndex !== 0) throw new FsError('EINVAL', `file ${ino} is packed as a needle (${slice.lengthBytes} bytes): it has only chunk 0`);
+    const cid = Number(slice.containerId);
+    const cs = BigInt(this.files.layoutOf(cid).chunkSizeBytes);
+    const c = Number(slice.offsetBytes / cs);
+    // The first byte of the needle's data, so a read of the file meets it (spec §11.2: data follows the needle header).
+    const offIn = Number(slice.offsetBytes % cs) + NEEDLE_HEADER_BYTES + (slice.lengthBytes > 0 ? Math.floor(slice.lengthBytes / 2) : 0);
+    return this.files.withChunk(cid, c, async (ref) => {
+      if (ref === null) throw new FsError('EIO', `file ${ino}: its container ${cid} has no stored chunk ${c}`);
+      const at = shardByteOf(ref, offIn, shardIndex);
+      const r = await damageShard(this.env, ref, at.shardIndex, kind, 0, kind === 'data' || kind === 'hash' ? at.shardOffsetBytes : undefined);
+      return { ...r, needle: { containerIno: cid, offsetBytes: slice.offsetBytes.toString() } };
     });
   }
 }

@@ -7,6 +7,7 @@ import { scrubAction } from './scrub';
 import { healAction } from './heal';
 import { fsckAction } from './fsck';
 import { replaceDiskAction } from './replace-disk';
+import { compactAction } from './compact';
 
 export const ACTIONS: ReadonlyMap<string, Action> = new Map<string, Action>([
   ['status', statusAction],
@@ -15,4 +16,5 @@ export const ACTIONS: ReadonlyMap<string, Action> = new Map<string, Action>([
   ['heal', healAction],
   ['fsck', fsckAction],
   ['replace-disk', replaceDiskAction],
+  ['compact', compactAction],
 ]);

@@ -46,10 +46,13 @@ async function damage(env: ActionEnv, a: Extract<InjectArgs, { action: 'corrupt'
   const kind = a.action === 'drop' ? 'drop' : a.what;
   const r = await env.store.damageShard(ino, a.chunk, a.shard, kind, a.action === 'corrupt' ? a.block : 0);
   const file = '/' + a.file;
-  const where = `shard ${r.shardIndex} of ${file} (file ${r.ino}) chunk ${r.chunkIndex} on disk ${r.diskId}`;
-  const what = kind === 'drop' ? `dropped ${where}: removed ${r.path}`
+  const where = r.needle === undefined
+    ? `shard ${r.shardIndex} of ${file} (file ${r.ino}) chunk ${r.chunkIndex} on disk ${r.diskId}`
+    : `shard ${r.shardIndex} of container ${r.ino} chunk ${r.chunkIndex} on disk ${r.diskId}, which holds the needle of the small file ${file} (file ${ino})`;
+  const what = kind === 'drop' ? `dropped ${where}: removed ${r.path}${r.needle === undefined ? '' : ' (every needle in that chunk loses this copy)'}`
     : kind === 'header' ? `corrupted the header of ${where}: flipped byte ${r.offsetBytes} of ${r.path}`
       : `corrupted the ${kind === 'hash' ? 'hash entry' : 'data'} of block ${r.blockIndex} of ${where}: flipped byte ${r.offsetBytes} of ${r.path}`;
+  // r.ino is the container for a packed file; the report names the file the user gave.
   const first = r.readOrder[0] === r.shardIndex ? 'a read tries this shard first' : `a read tries shard ${r.readOrder[0]} first, so only a scrub or a failover meets this one`;
   return { message: `${what}; ${first}`, damage: { ...r, file } };
 }

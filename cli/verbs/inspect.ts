@@ -21,7 +21,24 @@ export interface InspectResult {
   store: string;
   /** Set when a file's chunk was inspected. */
   file?: { ino: number; path: string | null; chunkIndex: number };
+  /** A small file packed as a needle: where (the metadata says); its container chunk's shards are inspected. */
+  needle?: { containerIno: number; chunkIndex: number; offsetBytes: string; lengthBytes: number };
   shards: ShardInspection[];
+}
+
+/** Needles shown per shard in the text (--json lists up to NEEDLES_LISTED_MAX). */
+const NEEDLES_SHOWN_MAX = 20;
+
+/** A file with no shard files of its own may be packed in a container: only the metadata knows (read-only open). */
+async function needleOf(storeDir: string, ino: number): Promise<NonNullable<InspectResult['needle']> | null> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { Store } = require('../../store/store') as typeof import('../../store/store');
+  const store = await Store.open(storeDir, { readOnly: true });
+  try {
+    return store.needleOf(ino);
+  } finally {
+    await store.close();
+  }
 }
 
 /** The store a shard file belongs to: TARGET, else the store directory above it, else the default store. */
@@ -51,10 +68,12 @@ async function inspectChunk(target: Target, ino: number, chunkIndex: number, sho
   const opened = openConfig(target.storeDir, nodeSyncIo);
   const io = new NodeIo();
   try {
-    const found = await findChunkShards(io, opened.diskPaths, BigInt(ino), chunkIndex);
+    let found = await findChunkShards(io, opened.diskPaths, BigInt(ino), chunkIndex);
+    const needle = found.length === 0 && chunkIndex === 0 ? await needleOf(target.storeDir, ino) : null;
+    if (needle !== null) found = await findChunkShards(io, opened.diskPaths, BigInt(needle.containerIno), needle.chunkIndex);
     const shards: ShardInspection[] = [];
     for (const f of found) shards.push(await inspectShardFile(io, opened.key, f.path, f.diskRoot));
-    return { store: target.storeDir, file: { ino, path: shownPath, chunkIndex }, shards };
+    return { store: target.storeDir, file: { ino, path: shownPath, chunkIndex }, ...(needle === null ? {} : { needle }), shards };
   } finally {
     io.closeAll();
   }
@@ -74,7 +93,8 @@ async function run(c: InspectCommand): Promise<InspectResult> {
   return inspectShard(c, abs);
 }
 
-function shardText(s: ShardInspection): string {
+/** mine: the container offset of the inspected file's needle, marked in the listing. */
+function shardText(s: ShardInspection, mine?: string): string {
   const lines: string[] = [];
   const verdict = s.ok ? 'ok' : 'BAD';
   lines.push(`${s.path}: ${verdict}`);
@@ -91,6 +111,14 @@ function shardText(s: ShardInspection): string {
     : s.badBlockCount === 0 ? `all ${s.blockCount} block(s) verify`
       : `${s.badBlockCount} of ${s.blockCount} block(s) do not verify: ${s.badBlocks.join(', ')}${s.badBlockCount > s.badBlocks.length ? ', ...' : ''}`;
   lines.push(`  header CRC ok, ${pathNote}; ${blocks}`);
+  if (s.needles !== null) {
+    lines.push(`  container chunk: ${s.needles.count} needle(s) (live or dead: only the metadata knows)`);
+    for (const n of s.needles.listed.slice(0, NEEDLES_SHOWN_MAX)) {
+      const mark = mine !== undefined && n.containerOffsetBytes === mine ? '   <- this file' : '';
+      lines.push(`    at ${n.containerOffsetBytes}: file ${n.fileId}, ${n.dataLenBytes} bytes, cookie ${n.cookie}, crc ${n.crcOk ? 'ok' : 'BAD'}${mark}`);
+    }
+    if (s.needles.count > NEEDLES_SHOWN_MAX) lines.push(`    ... and ${s.needles.count - NEEDLES_SHOWN_MAX} more (--json lists them)`);
+  }
   return lines.join('\n');
 }
 
@@ -98,10 +126,13 @@ export async function inspectVerb(c: InspectCommand): Promise<number> {
   const r = await run(c);
   if (c.json) process.stdout.write(jsonText(r));
   else {
-    if (r.file !== undefined) {
+    if (r.needle !== undefined) {
+      process.stdout.write(`${r.file!.path ?? `file ${r.file!.ino}`} (file ${r.file!.ino}) is a small file packed as a needle of ${r.needle.lengthBytes} bytes ` +
+        `in container ${r.needle.containerIno} at offset ${r.needle.offsetBytes} (chunk ${r.needle.chunkIndex}): ${r.shards.length} shard file(s) on disk\n`);
+    } else if (r.file !== undefined) {
       process.stdout.write(`${r.file.path ?? `file ${r.file.ino}`} (file ${r.file.ino}) chunk ${r.file.chunkIndex} in ${r.store}: ${r.shards.length} shard file(s) on disk\n`);
     }
-    for (const s of r.shards) process.stdout.write(shardText(s) + '\n');
+    for (const s of r.shards) process.stdout.write(shardText(s, r.needle?.offsetBytes) + '\n');
   }
   if (r.shards.length === 0) {
     process.stderr.write(`chunkfs inspect: no shard files of file ${r.file!.ino} chunk ${r.file!.chunkIndex} on any disk (a hole, past the end, or still in the write-back buffer)\n`);

@@ -36,7 +36,7 @@ test.after.always(async () => {
 test.serial('--version; --help of every new verb', async (t) => {
   const pkg = JSON.parse(await fsp.readFile(path.join(REPO_ROOT, 'package.json'), 'utf8'))
   t.is(await ok(['--version']), `chunkfs ${pkg.version} (format RUSTFS-SPEC-CHUNK-001 v1; node ${process.version})\n`)
-  for (const verb of ['heal', 'fsck', 'inspect', 'replace-disk', 'inject']) t.regex(await ok([verb, '--help']), new RegExp(`^usage: chunkfs ${verb} `))
+  for (const verb of ['heal', 'fsck', 'inspect', 'compact', 'replace-disk', 'inject']) t.regex(await ok([verb, '--help']), new RegExp(`^usage: chunkfs ${verb} `))
   t.regex(await ok(['--help']), /inspect SHARD_FILE/)
 })
 

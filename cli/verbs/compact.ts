@@ -1,0 +1,20 @@
+// `chunkfs compact [TARGET] [--json]` (issue 11): what was sealed and compacted, and the containers now.
+import type { ToolCommand } from '../tool-args';
+import type { CompactResult } from '../actions/compact';
+import { runAction } from '../run-action';
+import { resolveTarget } from '../target';
+import { jsonText } from '../output';
+import { bytesText } from '../status-text';
+
+export async function compactVerb(c: Extract<ToolCommand, { verb: 'compact' }>): Promise<number> {
+  const r = (await runAction(resolveTarget(c.target), 'compact', {}, () => undefined)).result as CompactResult;
+  if (c.json) process.stdout.write(jsonText(r));
+  else {
+    const k = r.containers;
+    process.stdout.write(`chunkfs compact: ${r.store}${r.online ? ' (mounted)' : ''}: sealed ${r.sealed}, compacted ${r.compacted} container(s), ` +
+      `moved ${r.needlesMoved} needle(s) (${bytesText(r.bytesCopied)}); containers now: ${k.open} open, ${k.full} full, ${k.sealed} sealed, ` +
+      `${bytesText(k.liveBytes)} live, ${bytesText(k.deadBytes)} dead, ${k.compactionBacklog} due for compaction\n`);
+  }
+  for (const e of r.errors) process.stderr.write(`chunkfs compact: ${e}\n`);
+  return r.errors.length > 0 ? 1 : 0;
+}
