@@ -14,6 +14,7 @@ import { errnoCode } from './io';
 import { LeakReport, scanLeaks } from './leak-scan';
 import { shardCount } from './layout';
 import { CHECKED_FIELDS } from './shard-store';
+import { ROOT_INO } from './meta';
 
 /** Shard problems listed; the counts stay exact. */
 export const FSCK_LISTED_MAX = 1_000;
@@ -47,6 +48,13 @@ export interface FsckReport {
   leaks: LeakReport;
   orphanInodes: number;
   orphansDeleted: number;
+  /**
+   * Inodes no name, orphan entry or container row accounts for (a leaked container or file), and
+   * container rows whose inode is gone (spec §11.1: a container is an inode plus its row). Listed
+   * (bounded), not repaired: which one to keep is the operator's call.
+   */
+  unaccountedInodes: number[];
+  containerRowsWithoutInode: number[];
   reclaimBacklog: number;
   reclaimed: number;
   openIntents: number;
@@ -69,6 +77,8 @@ export interface FsckHost {
 async function shardProblem(env: ChunkEnv, ref: ChunkRef, i: number, path: string): Promise<{ kind: ShardProblemKind; detail: string } | null> {
   let bytes: Buffer;
   try {
+    // A cached descriptor of a file removed or replaced from outside would hide it (as in readWhole).
+    await env.shards.io.revalidate(path);
     const f = await env.shards.io.open(path, 'read');
     try {
       bytes = await f.pread(HEADER_BYTES, 0);
@@ -91,7 +101,8 @@ async function shardProblem(env: ChunkEnv, ref: ChunkRef, i: number, path: strin
 function emptyReport(): FsckReport {
   return {
     chunks: 0, shardsChecked: 0, shardsOnOfflineDisks: 0, missing: 0, badHeaders: 0, ioErrors: 0, problems: [], rebuilt: 0, rebuildFailed: 0,
-    leaks: { leakedShards: 0, leakedTemps: 0, removed: 0, paths: [] }, orphanInodes: 0, orphansDeleted: 0, reclaimBacklog: 0, reclaimed: 0,
+    leaks: { leakedShards: 0, leakedTemps: 0, removed: 0, paths: [] }, orphanInodes: 0, orphansDeleted: 0,
+    unaccountedInodes: [], containerRowsWithoutInode: [], reclaimBacklog: 0, reclaimed: 0,
     openIntents: 0, healQueueLength: 0, cancelled: false,
   };
 }
@@ -119,6 +130,15 @@ async function checkChunk(host: FsckHost, ino: number, chunkIndex: number, repor
     }
     return bad;
   });
+}
+
+/** The inode/name/container cross-check (both lists bounded by FSCK_LISTED_MAX). */
+function checkInodes(env: ChunkEnv, report: FsckReport): void {
+  const ids = (sql: string): number[] => (env.db.prepare(sql).all(FSCK_LISTED_MAX) as Array<{ id: bigint }>).map((r) => Number(r.id));
+  report.unaccountedInodes = ids(`SELECT i.ino AS id FROM inodes i WHERE i.ino != ${ROOT_INO}
+    AND NOT EXISTS (SELECT 1 FROM dirents d WHERE d.ino = i.ino) AND NOT EXISTS (SELECT 1 FROM orphans o WHERE o.ino = i.ino)
+    AND NOT EXISTS (SELECT 1 FROM containers c WHERE c.id = i.ino) ORDER BY i.ino LIMIT ?`);
+  report.containerRowsWithoutInode = ids('SELECT c.id AS id FROM containers c WHERE NOT EXISTS (SELECT 1 FROM inodes i WHERE i.ino = c.id) ORDER BY c.id LIMIT ?');
 }
 
 export async function fsck(host: FsckHost, opts: FsckOptions = {}): Promise<FsckReport> {
@@ -150,6 +170,7 @@ export async function fsck(host: FsckHost, opts: FsckOptions = {}): Promise<Fsck
     }
   }
   if (repair) report.reclaimed = (await host.reclaimNow()).versionsDeleted;
+  checkInodes(env, report);
   report.reclaimBacklog = env.reclaim.length;
   report.openIntents = env.map.intents().length;
   report.healQueueLength = env.map.healQueueLength();

@@ -13,7 +13,8 @@ function summary(r: FsckResult): string {
   const fixed = r.repair ? ` (rebuilt ${r.rebuilt}, ${r.rebuildFailed} failed; removed ${leaks.removed} leaked file(s); deleted ${r.orphansDeleted} unlinked inode(s); reclaimed ${r.reclaimed} version(s))` : '';
   return `chunkfs fsck: ${r.store}${r.online ? ' (mounted)' : ''}: ${r.chunks} chunks, ${r.shardsChecked} shards checked` +
     `${r.shardsOnOfflineDisks > 0 ? ` (${r.shardsOnOfflineDisks} on offline disks not checked)` : ''}: ${r.missing} missing, ${r.badHeaders} bad headers, ` +
-    `${r.ioErrors} unreadable, ${leaks.leakedShards} leaked shard file(s), ${leaks.leakedTemps} leaked temp file(s), ${r.orphanInodes} unlinked inode(s); ` +
+    `${r.ioErrors} unreadable, ${leaks.leakedShards} leaked shard file(s), ${leaks.leakedTemps} leaked temp file(s), ${r.orphanInodes} unlinked inode(s), ` +
+    `${r.unaccountedInodes.length} unaccounted inode(s), ${r.containerRowsWithoutInode.length} container row(s) without an inode; ` +
     `reclaim backlog ${r.reclaimBacklog}, open intents ${r.openIntents}, heal queue ${r.healQueueLength}${fixed}${r.cancelled ? ' (cancelled before the end)' : ''}\n`;
 }
 
@@ -21,6 +22,7 @@ function summary(r: FsckResult): string {
 function unresolved(r: FsckResult): boolean {
   const shardProblems = r.missing + r.badHeaders + r.ioErrors;
   const leaked = r.leaks.leakedShards + r.leaks.leakedTemps;
+  if (r.unaccountedInodes.length > 0 || r.containerRowsWithoutInode.length > 0) return true; // never repaired here
   if (!r.repair) return shardProblems > 0 || leaked > 0 || (r.orphanInodes > 0 && !r.online) || r.cancelled;
   return r.rebuilt < shardProblems || r.rebuildFailed > 0 || r.leaks.removed < leaked || r.cancelled;
 }
@@ -36,6 +38,8 @@ export async function fsckVerb(c: Extract<ToolCommand, { verb: 'fsck' }>): Promi
   if (c.json) process.stdout.write(jsonText(r));
   else process.stdout.write(summary(r));
   for (const p of r.problems) process.stderr.write(`chunkfs fsck: ${p.kind}: ${shardList([{ ...p, path: p.file }])} (disk ${p.diskId}, ${p.path}): ${p.detail}\n`);
+  if (r.unaccountedInodes.length > 0) process.stderr.write(`chunkfs fsck: inodes with no name, orphan entry or container row (left as they are): ${r.unaccountedInodes.join(', ')}\n`);
+  if (r.containerRowsWithoutInode.length > 0) process.stderr.write(`chunkfs fsck: container rows whose inode is gone (left as they are): ${r.containerRowsWithoutInode.join(', ')}\n`);
   if (!c.repair && r.leaks.paths.length > 0) process.stderr.write(`chunkfs fsck: leaked (run with --repair to remove): ${r.leaks.paths.join(', ')}\n`);
   return unresolved(r) ? 1 : 0;
 }
