@@ -14,6 +14,8 @@ export class ControlSocketError extends Error {}
 
 export class ControlServer {
   private readonly conns = new Set<net.Socket>();
+  /** Actions in progress: close() waits for them (aborted, each stops at its next step) before the store closes. */
+  private readonly running = new Set<Promise<void>>();
 
   private constructor(private readonly server: net.Server, readonly path: string, private readonly handlers: ReadonlyMap<string, Handler>, private readonly log: (line: string) => void) {
     server.on('connection', (c) => this.accept(c));
@@ -67,7 +69,9 @@ export class ControlServer {
       if (nl < 0 && buf.length <= REQUEST_BYTES_MAX) return;
       started = true;
       if (nl < 0) return this.reply(c, { type: 'error', message: `request longer than ${REQUEST_BYTES_MAX} bytes` });
-      void this.serve(c, buf.slice(0, nl), abort.signal);
+      const served = this.serve(c, buf.slice(0, nl), abort.signal);
+      this.running.add(served);
+      void served.finally(() => this.running.delete(served));
     });
   }
 
@@ -107,10 +111,14 @@ export class ControlServer {
     }
   }
 
-  /** Stop listening, drop every connection (their actions are aborted) and remove the socket file. */
+  /**
+   * Stop listening, drop every connection (their actions are aborted), wait for those actions to
+   * stop (the store closes next), and remove the socket file.
+   */
   async close(): Promise<void> {
     for (const c of this.conns) c.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await Promise.allSettled([...this.running]);
     fs.rmSync(this.path, { force: true });
   }
 }

@@ -117,3 +117,19 @@ test.serial('beyond redundancy: EIO, one log line naming the path, chunk and sha
   const st = JSON.parse(await ok(['status', m!.mountpoint, '--json']))
   t.true(st.counters.unrecoverable_reads >= 1)
 })
+
+test.serial('unmounting during an online scrub: the scrub is cancelled, the client told, the mount exits cleanly', async (t) => {
+  const { spawn } = await import('node:child_process')
+  // 1 MiB/s over 72 MiB of shards: still running when the mount is told to stop.
+  const scrub = spawn(process.execPath, [CLI_JS, 'scrub', m!.mountpoint, '--rate', '1M/s'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  t.teardown(() => { if (scrub.exitCode === null) scrub.kill('SIGKILL') })
+  let err = ''
+  scrub.stderr.setEncoding('utf8').on('data', (d: string) => { err += d })
+  const exited = new Promise<number | null>((resolve) => scrub.on('exit', (code) => resolve(code)))
+  for (let i = 0; i < 100 && !err.includes('chunkfs scrub: 0%'); i++) await new Promise((resolve) => setTimeout(resolve, 100))
+  t.regex(err, /chunkfs scrub: 0%/, 'the scrub started')
+  await m!.stop()
+  t.is(m!.child.exitCode, 0, m!.output())
+  t.is(await exited, 1)
+  t.regex(err, /the mount closed the control connection without an answer/)
+})
