@@ -15,6 +15,8 @@ export interface CoreOptions {
   bufferBytesMax: number;
   flushDelayMs: number;
   log(message: string): void;
+  /** -o debug: log lines carry whole stacks (issue 11: none otherwise). */
+  debug?: boolean;
 }
 
 export class FsCore {

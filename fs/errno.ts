@@ -2,7 +2,7 @@
 // unrecoverable read and answers EIO, logged with its site so it can be traced (DESIGN §6).
 import { constants } from 'node:os';
 import { FsError } from '../store/fs-error';
-import { UnrecoverableError } from '../src/errors';
+import { ChunkfsError, UnrecoverableError } from '../src/errors';
 
 const ERRNO = constants.errno as Record<string, number>;
 
@@ -19,12 +19,24 @@ export function posix(code: string, message: string): PosixError {
   return new PosixError(code, message);
 }
 
-/** One log line for an error: its name, message and the frame that threw (no stack dump). */
-export function describeError(err: unknown): string {
+/**
+ * One log line for an error (issue 11: no stack traces unless -o debug): its name and message; a
+ * store error names its own site (file, chunk, shard), anything else (a bug) adds the frame that
+ * threw. debug: the whole stack, on the lines after.
+ */
+export function describeError(err: unknown, debug = false): string {
   if (!(err instanceof Error)) return String(err).replace(/\s+/g, ' ');
-  const site = err.stack?.split('\n').find((l) => l.trimStart().startsWith('at '))?.trim();
   const text = `${err.name}: ${err.message}`.replace(/\s+/g, ' ');
+  if (debug && err.stack !== undefined) return `${text}\n${err.stack.split('\n').slice(1).join('\n')}`;
+  if (err instanceof ChunkfsError) return text;
+  const site = err.stack?.split('\n').find((l) => l.trimStart().startsWith('at '))?.trim();
   return site === undefined ? text : `${text} (${site})`;
+}
+
+/** What a log line is about, for rate limiting (fs/log-limiter.ts): the chunk, else the error itself. */
+export function logKeyOf(err: unknown): string {
+  if (err instanceof ChunkfsError && err.site.fileId !== undefined) return `file ${err.site.fileId} chunk ${err.site.chunkIndex ?? '-'}`;
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }
 
 /** Negative errno for the FUSE reply, and whether the error deserves a log line. */

@@ -10,7 +10,9 @@ import * as os from 'node:os';
 import Fuse = require('fuse-native');
 import type { StorePort } from './store-port';
 import { FsCore } from './core';
-import { makeOps, ChunkfsOps } from './ops-table';
+import { IMPL, makeOps, ChunkfsOps } from './ops-table';
+import { readOnlyImpl } from './read-only';
+import { OpObserver, observeOps } from './op-observer';
 import { HIDDEN_PREFIX } from './ops-names';
 
 export interface MountOptions {
@@ -20,6 +22,14 @@ export interface MountOptions {
   /** per-op timeout of the binding; a store op slower than this answers ETIMEDOUT */
   opTimeoutMs?: number;
   log?: (message: string) => void;
+  /** Mount source shown in /proc/mounts: the store directory, so a mount point leads to its store (issue 11). */
+  fsname?: string;
+  /** Log whole stacks (-o debug). */
+  debug?: boolean;
+  /** -o ro: every change answers EROFS (fs/read-only.ts). */
+  readOnly?: boolean;
+  /** Told every op's duration and result (-o metrics; fs/op-observer.ts). */
+  observeOp?: OpObserver;
 }
 
 export interface MountedFs {
@@ -46,13 +56,14 @@ export async function mountFs(store: StorePort, mountpoint: string, opts: MountO
   const core = new FsCore(store, {
     bufferBytesMax: opts.bufferBytesMax ?? defaultBufferBytes(),
     flushDelayMs: opts.flushDelayMs ?? DEFAULT_FLUSH_DELAY_MS,
-    log,
+    log, debug: opts.debug,
   });
   await deleteOrphans(core, log);
-  const fuse = new SizedXattrFuse(mountpoint, makeOps(core, log), {
+  const ops = makeOps(core, log, opts.readOnly === true ? readOnlyImpl(IMPL) : IMPL);
+  const fuse = new SizedXattrFuse(mountpoint, opts.observeOp === undefined ? ops : observeOps(ops, opts.observeOp), {
     allowOther: opts.allowOther ?? process.getuid?.() === 0,
     defaultPermissions: true, autoUnmount: true, bigWrites: true, useIno: true,
-    fsname: 'chunkfs', subtype: 'chunkfs', timeout: opts.opTimeoutMs ?? 120_000,
+    fsname: opts.fsname ?? 'chunkfs', subtype: 'chunkfs', timeout: opts.opTimeoutMs ?? 120_000,
     // High-level libfuse gives each hard link its own kernel inode, so cached attributes of one name
     // go stale when another changes (nlink, size): ask every time. '0' as a string: the binding
     // drops a falsy number.

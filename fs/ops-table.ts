@@ -5,7 +5,8 @@
 import type Fuse from 'fuse-native';
 import { constants } from 'node:os';
 import type { FsCore } from './core';
-import { describeError, toErrno } from './errno';
+import { describeError, logKeyOf, toErrno } from './errno';
+import { LogLimiter } from './log-limiter';
 import * as attr from './ops-attr';
 import * as names from './ops-names';
 import * as file from './ops-file';
@@ -60,12 +61,20 @@ function into(reply: xattr.XattrReply | Promise<xattr.XattrReply>, buf: Buffer):
 }
 
 type Log = (message: string) => void;
+/** A mount's log: the sink, its per-chunk rate limit, and whether lines carry whole stacks (-o debug). */
+interface OpLog { line: Log; limiter: LogLimiter; debug: boolean }
 
-/** The reply errno for a failure, logged when untyped; never throws, whatever was thrown. */
-function errnoOf(log: Log, name: string, path: string | null, err: unknown): number {
+/**
+ * The reply errno for a failure, logged when untyped (one line naming the op and path, at most one
+ * per chunk per minute, fs/log-limiter.ts); never throws, whatever was thrown.
+ */
+function errnoOf(log: OpLog, name: string, path: string | null, err: unknown): number {
   try {
     const { errno, log: worth } = toErrno(err);
-    if (worth) log(`${name} ${path ?? '-'}: ${describeError(err)}`);
+    if (worth) {
+      const line = log.limiter.line(logKeyOf(err), `${name} ${path ?? '-'}: ${describeError(err, log.debug)}`);
+      if (line !== null) log.line(line);
+    }
     return errno;
   } catch {
     return EIO;
@@ -76,17 +85,17 @@ function errnoOf(log: Log, name: string, path: string | null, err: unknown): num
  * Calls the transport back with a result; if that throws, answers EIO instead. (fuse-native's
  * callbacks convert the result before they signal, so a throw means nothing was answered yet.)
  */
-function deliver(log: Log, name: string, path: string | null, send: () => void, fail: (errno: number) => void): void {
+function deliver(log: OpLog, name: string, path: string | null, send: () => void, fail: (errno: number) => void): void {
   try {
     send();
   } catch (err) {
-    try { log(`${name} ${path ?? '-'}: reply failed: ${describeError(err)}`); } catch { /* answer regardless */ }
+    try { log.line(`${name} ${path ?? '-'}: reply failed: ${describeError(err, log.debug)}`); } catch { /* answer regardless */ }
     try { fail(EIO); } catch { /* the transport cannot answer at all; nothing is left to try */ }
   }
 }
 
 /** Runs one op and answers exactly once: ok(its result), or fail(errno) for a throw or rejection. */
-function guard<T>(log: Log, name: string, path: string | null, fn: () => T | Promise<T>, ok: (v: T) => void, fail: (errno: number) => void): void {
+function guard<T>(log: OpLog, name: string, path: string | null, fn: () => T | Promise<T>, ok: (v: T) => void, fail: (errno: number) => void): void {
   const failed = (err: unknown): void => { try { fail(errnoOf(log, name, path, err)); } catch { /* as in deliver */ } };
   let r: T | Promise<T>;
   try { r = fn(); } catch (err) { failed(err); return; }
@@ -94,7 +103,8 @@ function guard<T>(log: Log, name: string, path: string | null, fn: () => T | Pro
   r.then((v) => deliver(log, name, path, () => ok(v), fail), failed);
 }
 
-export function makeOps(core: FsCore, log: Log, impl: Impl = IMPL): ChunkfsOps {
+export function makeOps(core: FsCore, sink: Log, impl: Impl = IMPL): ChunkfsOps {
+  const log: OpLog = { line: sink, limiter: new LogLimiter(), debug: core.opts?.debug === true };
   /** Ops answering (errno, value?). */
   function call<T>(name: string, path: string | null, cb: (err: number, value?: T) => void, fn: () => T | Promise<T>): void {
     guard(log, name, path, fn, (v) => cb(0, v), (errno) => cb(errno));

@@ -10,6 +10,7 @@ import { SLAB_BYTES_DEFAULT, SlabPool } from './slab-pool';
 import { allocLarge } from '../src/huge-buffer';
 import type { StorePort } from './store-port';
 import { nowNs } from '../store/meta';
+import { pathOfIno } from '../store/ino-path';
 import { assert } from '../src/errors';
 
 export interface WriteBackOptions {
@@ -382,7 +383,8 @@ export class WriteBack {
 
   private fail(file: OpenFile, err: unknown): void {
     file.flushError = err instanceof Error ? err : new Error(String(err));
-    this.opts.log(`flush of inode ${file.ino} failed: ${file.flushError.message}`);
+    const path = pathOfIno(this.store.ns.db, file.ino);
+    this.opts.log(`flush of ${path === null ? '' : `${path} `}(file ${file.ino}) failed: ${file.flushError.message}`);
   }
 }
 

@@ -33,7 +33,7 @@ if [ "${#need[@]}" -gt 0 ]; then
   [ "$(id -u)" -eq 0 ] || { echo "bench-fio: missing ${need[*]}; run as root or apt-get install them" >&2; exit 1; }
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
-[ -f dist/src/cli.js ] || npx tsc -p tsconfig.json
+[ -f dist/cli/cli.js ] || npx tsc -p tsconfig.json
 
 # shellcheck source=scripts/bench-lib.sh
 source scripts/bench-lib.sh

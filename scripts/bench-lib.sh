@@ -47,10 +47,11 @@ setup_target() {
       PIDS+=($!); MOUNTS+=("$base/mnt"); wait_line "$base/log" "mounted"; DIR[$t]=$base/mnt ;;
     cfs-r3|cfs-ec42|base-r3|base-ec42)
       local layout=replica:3; [ "${t#*-}" = ec42 ] && layout=ec:4+2
-      local cli=dist/src/cli.js
+      local cli=dist/cli/cli.js
       if [ "${t%%-*}" = base ]; then
         [ -n "${BASELINE_REPO:-}" ] || { echo "bench-fio: $t needs BASELINE_REPO" >&2; return 1; }
-        cli=$BASELINE_REPO/dist/src/cli.js
+        cli=$BASELINE_REPO/dist/cli/cli.js  # builds before the move to cli/ have dist/src/cli.js
+        [ -f "$cli" ] || cli=$BASELINE_REPO/dist/src/cli.js
       fi
       node "$cli" mkfs "$base/store" --disks 6 --layout "$layout" >/dev/null
       node "$cli" mount "$base/store" "$base/mnt" ${CHUNKFS_MOUNT_OPTS:+-o "$CHUNKFS_MOUNT_OPTS"} >"$base/log" 2>&1 &

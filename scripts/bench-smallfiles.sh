@@ -14,7 +14,7 @@ FILES=${FILES:-4000}
 BENCH_DIR=${BENCH_DIR:-/var/tmp/chunkfs-bench-small}
 TARGETS=${TARGETS:-"plain gocryptfs cfs-r3"}
 RESULTS=$BENCH_DIR/results.tsv
-[ -f dist/src/cli.js ] || npx tsc -p tsconfig.json
+[ -f dist/cli/cli.js ] || npx tsc -p tsconfig.json
 # shellcheck source=scripts/bench-lib.sh
 source scripts/bench-lib.sh
 mkdir -p "$BENCH_DIR/tree"

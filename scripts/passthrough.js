@@ -4,7 +4,7 @@
 // scripts/bench-fio.sh (what any fuse-native filesystem can reach on this machine), not a product.
 // Usage: node scripts/passthrough.js <source-dir> <mountpoint>   (prints one ready line; SIGINT/SIGTERM unmounts)
 'use strict'
-// Same libuv thread pool as the chunkfs mount (src/cli.ts), so the comparison is fair.
+// Same libuv thread pool as the chunkfs mount (cli/cli.ts), so the comparison is fair.
 if (process.env.UV_THREADPOOL_SIZE === undefined) process.env.UV_THREADPOOL_SIZE = '16'
 const fs = require('fs')
 const path = require('path')

@@ -49,3 +49,6 @@ fi
 
 echo "setup: building"
 npx tsc -p tsconfig.json
+
+# mount -t fuse.chunkfs and fstab lines go through /sbin/mount.fuse.chunkfs (root only).
+if [ "$(id -u)" -eq 0 ]; then bash scripts/install-mount-helper.sh; fi

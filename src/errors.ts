@@ -13,22 +13,26 @@ export interface ErrorSite {
   diskId?: string;
 }
 
-function describeSite(site: ErrorSite): string {
+/**
+ * " (file 12, chunk 0, ...)": file ids in decimal, the inode number that stat and every report
+ * show (issue 11: one notation); a path already in the message is not repeated.
+ */
+function describeSite(site: ErrorSite, message: string): string {
   const parts: string[] = [];
-  if (site.fileId !== undefined) parts.push(`file ${site.fileId.toString(16).padStart(16, '0')}`);
+  if (site.fileId !== undefined) parts.push(`file ${site.fileId}`);
   if (site.chunkIndex !== undefined) parts.push(`chunk ${site.chunkIndex}`);
   if (site.version !== undefined) parts.push(`version ${site.version}`);
   if (site.shardIndex !== undefined) parts.push(`shard ${site.shardIndex}`);
   if (site.blockIndex !== undefined) parts.push(`block ${site.blockIndex}`);
   if (site.diskId !== undefined) parts.push(`disk ${site.diskId}`);
-  if (site.path !== undefined) parts.push(`at ${site.path}`);
+  if (site.path !== undefined && !message.includes(site.path)) parts.push(`at ${site.path}`);
   return parts.length > 0 ? ` (${parts.join(', ')})` : '';
 }
 
 export class ChunkfsError extends Error {
   readonly site: ErrorSite;
   constructor(message: string, site: ErrorSite = {}) {
-    super(message + describeSite(site));
+    super(message + describeSite(site, message));
     this.name = new.target.name;
     this.site = site;
   }

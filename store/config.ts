@@ -237,6 +237,22 @@ function readKey(io: SyncIo, keyPath: string): Buffer {
 }
 
 /**
+ * replace-disk onto another directory (issue 11): the disk keeps its id, so its placement slot
+ * (DESIGN §3), and only its path changes, durably in the config and at once in opened.diskPaths.
+ */
+export function setDiskPath(dir: string, opened: OpenedConfig, diskId: number, newPath: string, io: SyncIo = nodeSyncIo): void {
+  const disk = opened.config.disks.find((d) => d.id === diskId);
+  if (disk === undefined) throw new ConfigError(path.join(dir, CONFIG_FILE), `no disk ${diskId}`);
+  const resolved = path.resolve(dir, newPath);
+  for (const [id, p] of opened.diskPaths) {
+    if (id !== diskId && p === resolved) throw new ConfigError(resolved, `is disk ${id} already`);
+  }
+  disk.path = newPath;
+  io.writeFileDurable(path.join(dir, CONFIG_FILE), configBytes(opened.config));
+  opened.diskPaths.set(diskId, resolved);
+}
+
+/**
  * A store made before disk identity markers: give it a uuid and mark the disk
  * directories that exist now (a missing one stays offline until replaced). Read-write
  * opens only; the config is rewritten durably after the markers.

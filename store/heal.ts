@@ -1,8 +1,11 @@
 // Heal (issue 3): rebuild a chunk's bad or missing shards from the good ones through
 // the same whole-shard write (spec §8.1), then verify the result by reading it back.
-// The persistent heal queue is drained directly (heal()) or by a background healer
-// at a bounded rate. Scrub verifies every shard of every live chunk.
+// The persistent heal queue is drained directly (heal(), `chunkfs heal`) or by a background
+// healer at a bounded rate, which backs off per shard (store/heal-backoff.ts). Scrub
+// (store/scrub.ts) verifies every shard of every live chunk through healChunk.
 import { ChunkEnv } from './chunk-env';
+import { HealBackoff } from './heal-backoff';
+import { pathOfIno } from './ino-path';
 import { ChunkRef } from './chunk-ref';
 import { rebuildPayload } from './chunk-io';
 import { HealEntry } from './chunk-map';
@@ -17,24 +20,57 @@ export interface HealReport {
   failed: Array<{ ino: number; chunkIndex: number; shardIndex: number; error: string }>;
   badCount: number; // shards a scrub found not verifying (or missing), repaired or not
   bad: Array<{ ino: number; chunkIndex: number; shardIndex: number }>; // the first BAD_LISTED_MAX of them
+  /** Queue entries the background healer left for later: their backoff had not run out. */
+  deferred: number;
+  /** The pass stopped early (its caller went away). */
+  cancelled: boolean;
+}
+
+/** Heal queue entries done of those there were (chunkfs heal's progress). */
+export interface HealProgress { doneItems: number; totalItems: number }
+
+export interface HealOptions {
+  onProgress?(p: HealProgress): void;
+  signal?: AbortSignal;
+  /** Skip entries still backing off (the background healer); explicit heals try everything. */
+  honourBackoff?: boolean;
 }
 
 // A scrub of a badly damaged store must not grow its report without bound: the count stays exact.
-const BAD_LISTED_MAX = 1_000;
+export const BAD_LISTED_MAX = 1_000;
+/** Failures listed in a report; heal_failures counts them all. */
+const FAILED_LISTED_MAX = 1_000;
 
 const HEAL_ROUNDS_MAX = 1_000;
 const HEAL_BATCH = 64;
+/** Queue entries one pass looks at, tried or deferred: a queue of backed-off entries costs bounded reads per pass. */
+const HEAL_CONSIDERED_MAX = 4_096;
 
 export function emptyHealReport(): HealReport {
-  return { examined: 0, healed: 0, dropped: 0, failed: [], badCount: 0, bad: [] };
+  return { examined: 0, healed: 0, dropped: 0, failed: [], badCount: 0, bad: [], deferred: 0, cancelled: false };
 }
 
 export class Healer {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
+  readonly backoff: HealBackoff;
 
   /** refreshDisks: recheck offline disks' identity first, so a disk brought back is healed onto. */
-  constructor(private readonly env: ChunkEnv, private readonly files: FileIo, private readonly refreshDisks: () => void = () => undefined) {}
+  constructor(private readonly env: ChunkEnv, private readonly files: FileIo, private readonly refreshDisks: () => void = () => undefined,
+    log: (line: string) => void = () => undefined) {
+    this.backoff = new HealBackoff(log);
+  }
+
+  /** "file 12 (/dir/f) chunk 0 shard 1" for log lines. */
+  private describe(e: { ino: number; chunkIndex: number; shardIndex: number }): string {
+    const path = pathOfIno(this.env.db, e.ino);
+    return `file ${e.ino}${path === null ? '' : ` (${path})`} chunk ${e.chunkIndex} shard ${e.shardIndex}`;
+  }
+
+  private noteFailure(report: HealReport, f: { ino: number; chunkIndex: number; shardIndex: number; error: string }): void {
+    this.env.counters.bump('heal_failures');
+    if (report.failed.length < FAILED_LISTED_MAX) report.failed.push(f);
+  }
 
   /** True when shard i reads back whole and verifies against the inode Layout. */
   private async verifies(ref: ChunkRef, i: number): Promise<boolean> {
@@ -73,38 +109,51 @@ export class Healer {
           report.healed++;
         }
         this.env.map.unqueueHeal(e);
+        this.backoff.succeeded(e, this.describe(e));
       } catch (err) {
         this.env.map.noteHealAttempt(e);
-        this.env.counters.bump('heal_failures');
-        report.failed.push({ ino: e.ino, chunkIndex: e.chunkIndex, shardIndex: e.shardIndex, error: (err as Error).message });
+        const error = (err as Error).message;
+        this.noteFailure(report, { ino: e.ino, chunkIndex: e.chunkIndex, shardIndex: e.shardIndex, error });
+        this.backoff.failed(e, this.describe(e), error);
       }
     });
   }
 
   /** Drain the heal queue (entries that fail stay queued with attempts+1). */
-  async heal(entriesMax = Number.MAX_SAFE_INTEGER): Promise<HealReport> {
+  async heal(entriesMax = Number.MAX_SAFE_INTEGER, opts: HealOptions = {}): Promise<HealReport> {
     this.refreshDisks();
     const report = emptyHealReport();
     const tried = new Set<string>();
-    for (let round = 0; round < HEAL_ROUNDS_MAX && report.examined < entriesMax; round++) {
+    const totalItems = Math.min(entriesMax, this.env.map.healQueueLength());
+    for (let round = 0; round < HEAL_ROUNDS_MAX && report.examined < entriesMax && tried.size < HEAL_CONSIDERED_MAX; round++) {
       const batch = this.env.map.healBatch(HEAL_BATCH + tried.size)
         .filter((e) => !tried.has(`${e.ino}/${e.chunkIndex}/${e.version}/${e.shardIndex}`))
         .slice(0, Math.min(HEAL_BATCH, entriesMax - report.examined));
       if (batch.length === 0) break;
       for (const e of batch) {
+        if (opts.signal?.aborted === true) return { ...report, cancelled: true };
         tried.add(`${e.ino}/${e.chunkIndex}/${e.version}/${e.shardIndex}`);
+        if (opts.honourBackoff === true && !this.backoff.due(e)) {
+          report.deferred++;
+          continue;
+        }
         await this.healOne(e, report);
+        opts.onProgress?.({ doneItems: report.examined, totalItems: Math.max(totalItems, report.examined) });
       }
     }
     return report;
   }
 
-  /** Verify every shard of one chunk; rebuild the bad ones when repair is set. */
-  async healChunk(ino: number, chunkIndex: number, repair = true): Promise<HealReport> {
+  /**
+   * Verify every shard of one chunk; rebuild the bad ones when repair is set. onlyDisk: just the
+   * shard placed on that disk (replace-disk rebuilds onto a new disk).
+   */
+  async healChunk(ino: number, chunkIndex: number, repair = true, onlyDisk?: number): Promise<HealReport> {
     const report = emptyHealReport();
     await this.files.withChunk(ino, chunkIndex, async (ref) => {
       if (ref === null) return;
       for (let i = 0; i < shardCount(ref.fl.layout); i++) {
+        if (onlyDisk !== undefined && ref.diskIds[i] !== onlyDisk) continue;
         report.examined++;
         if (await this.verifies(ref, i)) continue;
         this.env.map.queueHeal(ino, chunkIndex, ref.version, i, 'scrub: shard does not verify');
@@ -116,36 +165,24 @@ export class Healer {
           this.env.map.unqueueHeal({ ino, chunkIndex, version: ref.version, shardIndex: i });
           report.healed++;
         } catch (err) {
-          this.env.counters.bump('heal_failures');
-          report.failed.push({ ino, chunkIndex, shardIndex: i, error: (err as Error).message });
+          this.noteFailure(report, { ino, chunkIndex, shardIndex: i, error: (err as Error).message });
         }
       }
     });
     return report;
   }
 
-  /** Scrub: verify (and with repair, rebuild) every shard of every live chunk. */
-  async scrub(repair: boolean): Promise<HealReport> {
+  /** Before a scrub: offline disks that came back are healed onto. */
+  prepareScrub(): void {
     this.refreshDisks();
-    const total = emptyHealReport();
-    const rows = this.env.db.prepare('SELECT ino, chunk_index FROM chunks WHERE version > 0 ORDER BY ino, chunk_index').all() as Array<{ ino: bigint; chunk_index: bigint }>;
-    for (const r of rows) {
-      const one = await this.healChunk(Number(r.ino), Number(r.chunk_index), repair);
-      total.examined += one.examined;
-      total.healed += one.healed;
-      total.failed.push(...one.failed);
-      total.badCount += one.badCount;
-      total.bad.push(...one.bad.slice(0, BAD_LISTED_MAX - total.bad.length));
-    }
-    return total;
   }
 
-  /** Background healer: at most entriesPerSecond queue entries per second. */
+  /** Background healer: at most entriesPerSecond queue entries per second, each shard backing off on failure. */
   start(entriesPerSecond = 16): void {
     if (this.timer !== null) return;
     this.timer = setInterval(() => {
       if (this.running !== null || this.env.map.healQueueLength() === 0) return;
-      this.running = this.heal(entriesPerSecond).then(() => undefined, () => undefined).finally(() => (this.running = null));
+      this.running = this.heal(entriesPerSecond, { honourBackoff: true }).then(() => undefined, () => undefined).finally(() => (this.running = null));
     }, 1000);
     this.timer.unref();
   }

@@ -65,7 +65,8 @@ async function checkEntry(env: ChunkEnv, rel: string, path: string, accounted: S
   const temp = isTempName(rel);
   const parsed = parseShardRelPath(temp ? rel.replace(/\.tmp\.[0-9a-f]{16}$/, '') : rel);
   if (parsed === null) return; // not ours to judge
-  const known = accounted.has(`${parsed.fileId}/${parsed.chunkIndex}/${parsed.version}`);
+  // The snapshot is from the scan's start: on a live mount a version written since is live now.
+  const known = accounted.has(`${parsed.fileId}/${parsed.chunkIndex}/${parsed.version}`) || accountedNow(env, parsed);
   if (!temp && known) return;
   if (temp && env.inflight.has(Number(parsed.fileId), Number(parsed.chunkIndex), parsed.version)) return; // being written now
   if (temp && known && !isLiveVersion(env, parsed)) return; // in a queued version: the reclaimer takes it
@@ -75,6 +76,12 @@ async function checkEntry(env: ChunkEnv, rel: string, path: string, accounted: S
   if (!repair) return;
   await env.shards.io.unlink(path);
   report.removed++;
+}
+
+function accountedNow(env: ChunkEnv, p: { fileId: bigint; chunkIndex: bigint; version: bigint }): boolean {
+  const ino = Number(p.fileId);
+  const c = Number(p.chunkIndex);
+  return isLiveVersion(env, p) || env.reclaim.has(ino, c, p.version) || env.inflight.has(ino, c, p.version);
 }
 
 function isLiveVersion(env: ChunkEnv, p: { fileId: bigint; chunkIndex: bigint; version: bigint }): boolean {

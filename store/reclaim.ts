@@ -57,6 +57,7 @@ export class ReclaimQueue {
       batch: db.prepare('SELECT * FROM reclaim ORDER BY queued_ns LIMIT ?'),
       all: db.prepare('SELECT * FROM reclaim'),
       count: db.prepare('SELECT count(*) AS n FROM reclaim'),
+      has: db.prepare('SELECT 1 FROM reclaim WHERE ino = ? AND chunk_index = ? AND version = ?'),
     };
   }
   add(ino: number, chunkIndex: number, version: bigint, fl: FileLayout): void {
@@ -72,6 +73,9 @@ export class ReclaimQueue {
   /** Every queued entry (scrub's leak scan; the queue is small next to the chunk map it scans too). */
   *all(): Iterable<ReclaimEntry> {
     for (const r of this.s.all.iterate() as Iterable<Row>) yield entryOf(r);
+  }
+  has(ino: number, chunkIndex: number, version: bigint): boolean {
+    return this.s.has.get(ino, chunkIndex, version) !== undefined;
   }
   get length(): number {
     return Number((this.s.count.get() as { n: bigint }).n);

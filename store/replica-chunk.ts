@@ -20,6 +20,7 @@ export function readReplicaInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: numbe
 async function withFailover<T>(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, readOne: (shardIndex: number) => Promise<T>): Promise<T> {
   assert(ref.fl.layout.kind === 'replica', 'replica read on a replica layout');
   const failed: number[] = [];
+  const why: string[] = [];
   const order = readOrder(env, ref, ref.diskIds.map((_, i) => i));
   for (const i of order) {
     try {
@@ -28,12 +29,12 @@ async function withFailover<T>(env: ChunkEnv, ref: ChunkRef, offsetBytes: number
       if (failed.length > 0) env.counters.bump('failovers');
       return data;
     } catch (err) {
-      noteShardFailure(env, ref, i, err);
+      why.push(`${i} ${noteShardFailure(env, ref, i, err)}`);
       failed.push(i);
     }
   }
   env.counters.bump('unrecoverable_reads');
-  throw new UnrecoverableError(`no replica of [${offsetBytes}, +${lengthBytes}) verifies`, siteOf(ref), failed);
+  throw new UnrecoverableError(`no replica of [${offsetBytes}, +${lengthBytes}) verifies (shard ${why.join(', ')})`, siteOf(ref), failed);
 }
 
 /** Block-aligned span [first*bb, min((last+1)*bb, L)) that a chunk range touches. */

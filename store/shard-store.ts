@@ -31,7 +31,7 @@ export interface DiskGate {
 
 const HEADER_CACHE_ENTRIES_MAX = 16_384;
 /** Header fields that must equal the inode Layout's expectation (created time may differ). */
-const CHECKED_FIELDS = [
+export const CHECKED_FIELDS = [
   'formatVersion', 'flags', 'fileId', 'chunkIndex', 'version', 'shardIndex', 'ecK', 'ecM', 'ecAlgo', 'csumAlgo',
   'bitrotBlockBytes', 'shardDataLenBytes', 'chunkLogicalLenBytes', 'blockCount', 'ecBlockSizeBytes', 'placementSeed',
   'clusterMapEpoch', 'chunkSizeBytes', 'contentLenBytes',

@@ -16,8 +16,10 @@ export class StoreLockedError extends ChunkfsError {
   readonly code = 'EBUSY';
   constructor(dir: string, holderPid: number) {
     const who = holderPid === process.pid ? `this process (pid ${holderPid})` : `pid ${holderPid}`;
+    // chunkfs commands reach a live mount through its control socket; this is met when another
+    // command (or a mount of an older build) holds the store.
     super(`store ${dir} is already open read-write by ${who} (lock ${path.join(dir, LOCK_FILE)}); ` +
-      'unmount it first, or open it read-only', { path: dir });
+      'wait for it to finish, or unmount it', { path: dir });
   }
 }
 

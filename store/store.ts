@@ -4,18 +4,20 @@
 // the heal queue and counters.
 import * as nodePath from 'node:path';
 import { LOCK_FILE } from './store-lock';
-import { LooseModes, describeModeChanges, findLooseModes, tightenStoreModes } from './private-modes';
-import { SyncIo, nodeSyncIo } from './sync-io';
+import { LooseModes, describeModeChanges, findLooseModes, refuseSharedDiskDir, tightenStoreModes } from './private-modes';
+import { PRIVATE_DIR_MODE, SyncIo, nodeSyncIo } from './sync-io';
 import { loadHighway } from '../src/highway';
 import { ChunkEnv, DiskHealth } from './chunk-env';
 import { ChunkMap } from './chunk-map';
-import { CONFIG_FILE, DEFAULT_CONTAINER_CAPACITY_BYTES, ConfigError, CreateConfigOptions, OpenedConfig, adoptLegacyStore, createConfig, keyPath, openConfig } from './config';
+import { CONFIG_FILE, DEFAULT_CONTAINER_CAPACITY_BYTES, ConfigError, CreateConfigOptions, OpenedConfig, adoptLegacyStore, createConfig, keyPath, openConfig, setDiskPath } from './config';
+import { FsckOptions, FsckReport, fsck } from './fsck';
 import { diskProblem, offlineReason, writeMarker } from './disk-identity';
 import { StoreLock } from './store-lock';
 import { CounterName, Counters } from './counters';
 import { FileIo } from './file-io';
 import { FsError } from './fs-error';
-import { HealReport, Healer } from './heal';
+import { HealOptions, HealReport, Healer } from './heal';
+import type { HealEntry } from './chunk-map';
 import { Io, NodeIo, StatfsResult } from './io';
 import { LayoutError, overhead, parseLayout, shardCount } from './layout';
 import { Db, openDb } from './meta';
@@ -24,9 +26,12 @@ import { Namespace } from './namespace';
 import { RecoveryReport, emptyRecoveryReport, recover } from './recovery';
 import { ShardStore } from './shard-store';
 import { CommitLog } from './commit-log';
-import { LeakReport, scanLeaks } from './leak-scan';
+import { LeakReport, emptyLeakReport, scanLeaks } from './leak-scan';
+import { ScrubOptions, scrubChunks } from './scrub';
 import { InflightVersions, ReclaimQueue, ReclaimReport, Reclaimer } from './reclaim';
 import { CompactReport, Compactor } from './compactor';
+import { DamageKind, DamageReport, damageShard } from './shard-damage';
+import { pathOfIno } from './ino-path';
 
 export const META_FILE = 'meta.db';
 
@@ -40,6 +45,8 @@ export interface ScrubReport extends HealReport {
 
 export interface StoreOpenOptions {
   io?: Io;
+  /** The small files' I/O (config, key, markers, lock; store/sync-io.ts); a live mount passes an injectable one. */
+  syncIo?: SyncIo;
   readOnly?: boolean;
   healer?: boolean;
   /**
@@ -64,6 +71,9 @@ export interface StoreCreateOptions {
   io?: Io;
 }
 
+/** chunkfs heal --list: a queued shard, where its file is, and when the background healer tries it next. */
+export type HealQueueEntry = Omit<HealEntry, 'version'> & { version: string; path: string | null; nextTryMs: number | null };
+
 export interface StatusReport {
   disks: Array<{ id: number; path: string; epoch: number; totalBytes: number; freeBytes: number; availBytes: number; state: string; errors: number; lastError: string }>;
   layoutsInUse: Array<{ layout: string; files: number }>;
@@ -87,10 +97,12 @@ export class Store {
   private readonly reclaimer: Reclaimer;
   private readonly compactor: Compactor;
   private closed = false;
+  /** One line per event worth telling the operator (StoreOpenOptions.log). */
+  private log: (line: string) => void = (line) => process.stderr.write(`${line}\n`);
   /** Held while open read-write (store/store-lock.ts); null when read-only. */
   private lock: StoreLock | null = null;
 
-  private constructor(readonly dir: string, private readonly opened: OpenedConfig, private readonly db: Db, readonly io: Io) {
+  private constructor(readonly dir: string, private readonly opened: OpenedConfig, private readonly db: Db, readonly io: Io, readonly syncIo: SyncIo) {
     const { config } = opened;
     const health = new DiskHealth();
     const shards = new ShardStore(io, opened.key, opened.diskPaths, health);
@@ -103,7 +115,7 @@ export class Store {
     });
     this.compactor = new Compactor(this.env, this.files);
     this.reclaimer = new Reclaimer(this.env, (seed, epoch, c, count) => this.files.placement(seed, epoch, c, count));
-    this.healer = new Healer(this.env, this.files, () => this.checkDisks(true));
+    this.healer = new Healer(this.env, this.files, () => this.checkDisks(true), (line) => this.log(line));
     this.ns = new Namespace(db, {
       defaults: config.defaults,
       clusterMapEpoch: config.clusterMapEpoch,
@@ -152,18 +164,20 @@ export class Store {
   static async open(dir: string, opts: StoreOpenOptions = {}): Promise<Store> {
     await loadHighway();
     const readOnly = opts.readOnly ?? false;
-    const opened = openConfig(dir, nodeSyncIo);
+    const syncIo = opts.syncIo ?? nodeSyncIo;
+    const opened = openConfig(dir, syncIo);
     const metaPath = nodePath.join(dir, META_FILE);
-    if (nodeSyncIo.stat(metaPath) === null) throw new ConfigError(metaPath, 'metadata database missing; refusing to start an empty one');
+    if (syncIo.stat(metaPath) === null) throw new ConfigError(metaPath, 'metadata database missing; refusing to start an empty one');
     const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-    Store.makePrivate(dir, opened, nodeSyncIo, log);
-    const lock = readOnly ? null : StoreLock.acquire(dir);
+    Store.makePrivate(dir, opened, syncIo, log);
+    const lock = readOnly ? null : StoreLock.acquire(dir, syncIo);
     let db: Db | null = null;
     try {
-      if (!readOnly) adoptLegacyStore(dir, opened);
-      db = openMeta(metaPath, readOnly, nodeSyncIo, log); // recovers an unusable -shm, else says what to do
-      const store = new Store(dir, opened, db, opts.io ?? new NodeIo());
+      if (!readOnly) adoptLegacyStore(dir, opened, syncIo);
+      db = openMeta(metaPath, readOnly, syncIo, log); // recovers an unusable -shm, else says what to do
+      const store = new Store(dir, opened, db, opts.io ?? new NodeIo(), syncIo);
       store.lock = lock;
+      if (opts.log !== undefined) store.log = opts.log;
       store.checkDisks(false);
       if (!readOnly) {
         store.recoveryReport = await recover(store.env, store.files, store.ns.orphans());
@@ -213,11 +227,11 @@ export class Store {
       const root = this.opened.diskPaths.get(d.id)!;
       // A store made before markers, opened read-only, has no uuid to check against.
       const problem = config.storeUuid === undefined
-        ? (nodeSyncIo.stat(root) !== null ? null : `directory ${root} is missing (device not mounted?)`)
-        : diskProblem(nodeSyncIo, root, config.storeUuid, d.id);
+        ? (this.syncIo.stat(root) !== null ? null : `directory ${root} is missing (device not mounted?)`)
+        : diskProblem(this.syncIo, root, config.storeUuid, d.id);
       // An intent left open by recovery may mean a replica on this disk holds old blocks that
-      // still verify: the disk comes back only at an open, whose recovery resolves the intent first.
-      if (problem === null && onlyOffline && this.env.map.intents().length > 0) continue;
+      // still verify: an offline disk comes back only at an open, whose recovery resolves the intent first.
+      if (problem === null && health.unavailable(d.id) !== undefined && this.env.map.intents().length > 0) continue;
       if (problem === null) health.setAvailable(d.id);
       else health.setUnavailable(d.id, offlineReason(d.id, root, problem));
     }
@@ -233,16 +247,54 @@ export class Store {
     if (root === undefined) throw new FsError('EINVAL', `no disk ${diskId} in this store`);
     if (this.lock === null) throw new FsError('EROFS', 'replaceDisk needs the store open read-write');
     const uuid = this.opened.config.storeUuid!;
-    if (diskProblem(nodeSyncIo, root, uuid, diskId) === null) throw new FsError('EINVAL', `disk ${diskId} (${root}) is not offline; nothing to replace`);
+    if (diskProblem(this.syncIo, root, uuid, diskId) === null) throw new FsError('EINVAL', `disk ${diskId} (${root}) is not offline; nothing to replace`);
     let entries: string[];
     try {
-      entries = nodeSyncIo.readdir(root);
+      entries = this.syncIo.readdir(root);
     } catch (err) {
       throw new ConfigError(root, `replacement disk directory must exist (mount the new device there): ${(err as Error).message}`);
     }
     if (entries.length > 0) throw new ConfigError(root, `replacement disk directory must be empty, it holds ${entries.length} entries`);
-    writeMarker(nodeSyncIo, root, uuid, diskId);
+    writeMarker(this.syncIo, root, uuid, diskId);
     this.env.health.setAvailable(diskId);
+  }
+
+  /**
+   * replace-disk (issue 11): adopt newPath (an empty or new directory) for offline disk diskId, which
+   * keeps its id and so its placement slot (DESIGN §3); the config names the new path from now on.
+   * Then rebuild every shard placed on it (scrub --repair of that disk only), with progress.
+   */
+  async replaceDiskWith(diskId: number, newPath: string, opts: Omit<ScrubOptions, 'repair' | 'onlyDisk'> = {}): Promise<HealReport> {
+    const root = this.opened.diskPaths.get(diskId);
+    if (root === undefined) throw new FsError('EINVAL', `no disk ${diskId} in this store (disks: ${[...this.opened.diskPaths.keys()].join(', ')})`);
+    if (this.lock === null) throw new FsError('EROFS', 'replace-disk needs the store open read-write');
+    const resolved = nodePath.resolve(this.dir, newPath);
+    if (resolved !== root) {
+      const problem = diskProblem(this.syncIo, root, this.opened.config.storeUuid!, diskId);
+      if (problem === null) throw new FsError('EINVAL', `disk ${diskId} (${root}) is not offline; nothing to replace`);
+      refuseSharedDiskDir(this.syncIo, resolved);
+      this.syncIo.mkdirPrivate(resolved);
+      this.syncIo.chmod(resolved, PRIVATE_DIR_MODE);
+      const entries = this.syncIo.readdir(resolved);
+      if (entries.length > 0) throw new ConfigError(resolved, `replacement disk directory must be empty, it holds ${entries.length} entries`);
+      setDiskPath(this.dir, this.opened, diskId, resolved, this.syncIo);
+    }
+    this.replaceDisk(diskId);
+    return scrubChunks(this.env, this.healer, { ...opts, repair: true, onlyDisk: diskId });
+  }
+
+  /** Metadata against shards (store/fsck.ts). */
+  fsck(opts: FsckOptions = {}): Promise<FsckReport> {
+    return fsck({
+      env: this.env, files: this.files, healer: this.healer,
+      onlineRoots: () => this.opened.config.disks.filter((d) => this.env.health.unavailable(d.id) === undefined).map((d) => this.opened.diskPaths.get(d.id)!),
+      orphans: () => this.ns.orphans(), deleteFile: (ino) => this.deleteFile(ino), reclaimNow: () => this.reclaimNow(),
+    }, opts);
+  }
+
+  /** Check every disk's identity now (a disk taken offline or brought back, issue 11 inject). */
+  refreshDisks(): void {
+    this.checkDisks(false);
   }
 
   /** The commit timer and the reclaimer (a live mount). */
@@ -277,7 +329,7 @@ export class Store {
       await this.env.commits.stop();
       if (this.lock !== null) await this.env.commits.flushIfDirty().catch(() => undefined); // SQLite's close checkpoints too
       this.db.close();
-      if (this.io instanceof NodeIo) this.io.closeAll();
+      (this.io as { closeAll?: () => void }).closeAll?.(); // NodeIo, or an Io wrapping one
     } finally {
       this.lock?.release();
     }
@@ -311,16 +363,28 @@ export class Store {
     return this.files.deleteFile(ino);
   }
 
-  heal(entriesMax?: number): Promise<HealReport> {
-    return this.healer.heal(entriesMax);
+  /** Drain the heal queue now (every entry is tried, backoff or not), with progress. */
+  heal(entriesMax?: number, opts: Omit<HealOptions, 'honourBackoff'> = {}): Promise<HealReport> {
+    return this.healer.heal(entriesMax, opts);
+  }
+  /** The heal queue (first entriesMax, fewest attempts first) with paths and the healer's next try. */
+  healQueue(entriesMax: number): HealQueueEntry[] {
+    return this.env.map.healBatch(entriesMax).map((e) => {
+      const next = this.healer.backoff.nextTryMs(e);
+      return { ...e, version: e.version.toString(), path: this.pathOf(e.ino), nextTryMs: next ?? null };
+    });
   }
   healChunk(ino: number, chunkIndex: number): Promise<HealReport> {
     return this.healer.healChunk(ino, chunkIndex, true);
   }
-  /** Verify every shard (healer) and report every path under the disks whose mode lets others in. */
-  async scrub(opts: { repair?: boolean } = {}): Promise<ScrubReport> {
+  /**
+   * Verify every shard (store/scrub.ts), then find shard files nothing accounts for and paths under
+   * the disks whose mode lets others in; with repair, rebuild, remove and fix them.
+   */
+  async scrub(opts: ScrubOptions = {}): Promise<ScrubReport> {
     const repair = opts.repair ?? false;
-    const shards = await this.healer.scrub(repair);
+    const shards = await scrubChunks(this.env, this.healer, opts);
+    if (shards.cancelled) return { ...shards, leaks: emptyLeakReport(), looseModes: { count: 0, paths: [], fixed: 0 } };
     const roots = this.opened.config.disks.filter((d) => this.env.health.unavailable(d.id) === undefined).map((d) => this.opened.diskPaths.get(d.id)!);
     const leaks = await scanLeaks(this.env, roots, repair);
     return { ...shards, leaks, looseModes: await findLooseModes(this.io, roots, repair) };
@@ -392,5 +456,21 @@ export class Store {
   /** Disk directories by id. */
   diskPaths(): ReadonlyMap<number, string> {
     return this.opened.diskPaths;
+  }
+
+  /** One path of an inode in the namespace ('/a/b'), or null when it has no name (store/ino-path.ts). */
+  pathOf(ino: number): string | null {
+    return pathOfIno(this.db, ino);
+  }
+
+  /**
+   * Damage one shard of a stored chunk on purpose (chunkfs inject, store/shard-damage.ts); shardIndex
+   * undefined: the shard a read tries first.
+   */
+  damageShard(ino: number, chunkIndex: number, shardIndex: number | undefined, kind: DamageKind, blockIndex = 0): Promise<DamageReport> {
+    return this.files.withChunk(ino, chunkIndex, async (ref) => {
+      if (ref === null) throw new FsError('ENOENT', `file ${ino} has no stored chunk ${chunkIndex} (a hole, past its end, or not a regular file)`);
+      return damageShard(this.env, ref, shardIndex, kind, blockIndex);
+    });
   }
 }

@@ -9,7 +9,7 @@ import * as os from 'node:os'
 import * as path from 'node:path'
 import { REPO_ROOT } from './root'
 
-export const CLI_JS = path.join(REPO_ROOT, 'dist', 'src', 'cli.js')
+export const CLI_JS = path.join(REPO_ROOT, 'dist', 'cli', 'cli.js')
 export const NOBODY_UID = 65534
 export const NOBODY_GID = 65534
 

@@ -2,37 +2,26 @@
 // error is found before anything touches a disk. Errors name the problem; the CLI prints them and
 // exits non-zero.
 
-export class UsageError extends Error {
-  constructor(readonly verb: string, message: string) {
-    super(message);
-  }
-}
+import { UsageError } from './usage-error';
+import { parseSize } from './sizes';
+import { MOUNT_TOOL_OPTIONS_TEXT, MountToolOptions, parseMountToolOption } from './mount-tool-options';
+import { TOOL_HELP, TOOL_SYNOPSIS, TOOL_VERBS, ToolCommand, parseToolVerb } from './tool-args';
+
+export { UsageError, parseSize };
 
 export type Command =
   | { verb: 'help'; topic?: string }
+  | { verb: 'version' }
   | { verb: 'mkfs'; store: string; disks?: number | string[]; layout?: string; chunkSizeBytes?: number; bitrotBlockBytes?: number }
   | { verb: 'mount'; store?: string; mountpoint: string; options: MountCliOptions }
   | { verb: 'umount'; mountpoint: string; lazy: boolean }
-  | { verb: 'status'; store: string; json: boolean }
-  | { verb: 'scrub'; store: string; repair: boolean; json: boolean };
+  | ToolCommand;
 
-export interface MountCliOptions { bufferBytesMax?: number; flushDelayMs?: number; allowOther?: boolean }
+export interface MountCliOptions extends MountToolOptions { bufferBytesMax?: number; flushDelayMs?: number; allowOther?: boolean }
 
-export const VERBS = ['mkfs', 'mount', 'umount', 'status', 'scrub'] as const;
+export const VERBS = ['mkfs', 'mount', 'umount', ...TOOL_VERBS] as const;
 const DISKS_MAX = 256;
 const ARGS_MAX = 1024;
-
-const SIZE_RE = /^([0-9]+)\s*(b|k|kb|kib|m|mb|mib|g|gb|gib)?$/i;
-const SIZE_UNIT: Record<string, number> = { b: 1, k: 1024, kb: 1024, kib: 1024, m: 1 << 20, mb: 1 << 20, mib: 1 << 20, g: 1 << 30, gb: 1 << 30, gib: 1 << 30 };
-
-/** "4M", "16KiB", "4194304" -> bytes (binary units). */
-export function parseSize(verb: string, flag: string, text: string): number {
-  const m = SIZE_RE.exec(text.trim());
-  if (m === null) throw new UsageError(verb, `${flag}: '${text}' is not a size (e.g. 4M, 16K, 65536)`);
-  const n = Number(m[1]) * SIZE_UNIT[(m[2] ?? 'b').toLowerCase()];
-  if (!Number.isSafeInteger(n) || n <= 0) throw new UsageError(verb, `${flag}: '${text}' is out of range`);
-  return n;
-}
 
 function positiveInt(verb: string, flag: string, text: string, max: number): number {
   if (!/^[0-9]+$/.test(text)) throw new UsageError(verb, `${flag}: '${text}' is not a whole number`);
@@ -52,14 +41,14 @@ export function parseArgs(argv: string[]): Command {
   if (argv.length > ARGS_MAX) throw new UsageError('', 'too many arguments');
   const [verb, ...rest] = argv;
   if (verb === undefined || verb === '--help' || verb === '-h' || verb === 'help') return { verb: 'help', topic: rest[0] };
+  if (verb === '--version' || verb === '-V' || verb === 'version') return { verb: 'version' };
   if (!(VERBS as readonly string[]).includes(verb)) throw new UsageError('', `unknown command '${verb}' (expected one of: ${VERBS.join(', ')})`);
   if (rest.includes('--help') || rest.includes('-h')) return { verb: 'help', topic: verb };
   switch (verb) {
     case 'mkfs': return parseMkfs(rest);
     case 'mount': return parseMount(rest);
     case 'umount': return parseUmount(rest);
-    case 'scrub': return parseScrub(rest);
-    default: return parseStatus(rest);
+    default: return parseToolVerb(verb as (typeof TOOL_VERBS)[number], rest);
   }
 }
 
@@ -99,8 +88,9 @@ export function parseMountOptions(text: string): MountCliOptions {
     else if (key === 'flush_ms') o.flushDelayMs = positiveInt('mount', 'flush_ms', value ?? '', 3_600_000);
     else if (key === 'allow_other' && value === undefined) o.allowOther = true;
     else if (key === 'noallow_other' && value === undefined) o.allowOther = false;
+    else if (parseMountToolOption(key, value) !== null) Object.assign(o, parseMountToolOption(key, value));
     // An unknown option must not reach FUSE: it would leave a stale mount behind.
-    else throw new UsageError('mount', `unknown mount option '${item}' (known: buffer_mb=N, flush_ms=N, allow_other, noallow_other)`);
+    else throw new UsageError('mount', `unknown mount option '${item}' (known: buffer_mb=N, flush_ms=N, allow_other, noallow_other, ${MOUNT_TOOL_OPTIONS_TEXT})`);
   }
   return o;
 }
@@ -129,24 +119,6 @@ function parseUmount(args: string[]): Command {
   return { verb: 'umount', mountpoint: pos[0], lazy };
 }
 
-function parseStatus(args: string[]): Command {
-  const json = args.includes('--json');
-  const pos = args.filter((a) => a !== '--json');
-  const bad = pos.find((a) => a.startsWith('-'));
-  if (bad !== undefined) throw new UsageError('status', `unknown option '${bad}'`);
-  if (pos.length !== 1) throw new UsageError('status', pos.length === 0 ? 'missing <store> directory' : `unexpected argument '${pos[1]}'`);
-  return { verb: 'status', store: pos[0], json };
-}
-
-function parseScrub(args: string[]): Command {
-  const flags = ['--repair', '--json'];
-  const pos = args.filter((a) => !flags.includes(a));
-  const bad = pos.find((a) => a.startsWith('-'));
-  if (bad !== undefined) throw new UsageError('scrub', `unknown option '${bad}'`);
-  if (pos.length !== 1) throw new UsageError('scrub', pos.length === 0 ? 'missing <store> directory' : `unexpected argument '${pos[1]}'`);
-  return { verb: 'scrub', store: pos[0], repair: args.includes('--repair'), json: args.includes('--json') };
-}
-
 export const HELP: Record<string, string> = {
   '': `usage: chunkfs <command> [options]
 
@@ -154,10 +126,11 @@ commands:
   mkfs <store> [--disks N | --disk PATH ...] [--layout replica:3|ec:K+M] [--chunk-size SIZE] [--bitrot-block SIZE]
   mount [<store>] <mountpoint> [-o opt,...]
   umount <mountpoint>
-  status <store> [--json]
-  scrub <store> [--repair] [--json]
+${TOOL_SYNOPSIS}
 
-Run 'chunkfs <command> --help' for one command.`,
+TARGET is a store directory, a chunkfs mount point, or nothing (the default store). While the store is
+mounted these commands reach the mount through its control socket, else they open the store.
+Run 'chunkfs <command> --help' for one command; 'chunkfs --version' for the version.`,
   mkfs: `usage: chunkfs mkfs <store> [--disks N | --disk PATH ...] [--layout replica:3|ec:K+M] [--chunk-size SIZE] [--bitrot-block SIZE]
 
 Create a chunk store in the directory <store>.
@@ -174,21 +147,13 @@ created on first use with 6 disks and replica:3. A stale mount point left by a c
 a live one is refused.
   -o buffer_mb=N     write-back buffer limit in MiB (default 5% of RAM, 64..1024)
   -o flush_ms=N      flush a dirty file this long after its first buffered write (default 5000)
-  -o allow_other     let other users in (default when run as root); noallow_other to refuse them`,
+  -o allow_other     let other users in (default when run as root); noallow_other to refuse them
+  -o ro              read-only: every change is refused (EROFS); the store still heals what reads find
+  -o debug           log whole stacks with errors (otherwise one line per event)
+  -o metrics=HOST:PORT  serve Prometheus metrics on http://HOST:PORT/metrics (off by default)
+A live mount answers the other chunkfs commands through <store>/chunkfs.sock.`,
   umount: `usage: chunkfs umount <mountpoint> [--lazy]
 
 Unmount a chunkfs mount (the mount process flushes and exits). --lazy detaches it even while busy.`,
-  status: `usage: chunkfs status <store> [--json]
-
-Disks with capacity and health, layouts in use, heal queue length, and the counters (bitrot errors,
-failovers, reconstructions, heals). Works while the store is mounted.`,
-  scrub: `usage: chunkfs scrub <store> [--repair] [--json]
-
-Verify every shard of every live chunk of an unmounted store (it opens the store read-write, so it is
-refused while the store is mounted). Bad or missing shards are queued for heal; --repair rebuilds them
-from the good ones and verifies the result.
-  --repair           rebuild bad or missing shards
-  --json             print the report as JSON
-Exit status: 0 when clean (or, with --repair, everything was repaired); 1 when a shard is unrecoverable,
-or without --repair when any shard is bad or missing.`,
+  ...TOOL_HELP,
 };

@@ -1,11 +1,13 @@
-// The chunkfs command line (DESIGN §7, issue 4): mkfs, mount, umount, status, scrub. Parsing is pure
-// (src/cli-args.ts); store/ and fs/ are loaded lazily, at the point of use, so src/ stays free of
-// disk and FUSE code at import time (dependencies flow fs/ -> store/ -> src/).
+// The chunkfs command line (DESIGN §7, issues 4 and 11): mkfs, mount, umount here; the verbs that
+// work on a store (status, scrub, heal, fsck, inspect, replace-disk, inject) in cli/verbs/. Parsing
+// is pure (cli/cli-args.ts, cli/tool-args.ts); store/ and fs/ are loaded lazily, at the point of use,
+// so --help and usage errors start fast (dependencies flow cli/ -> fs/ -> store/ -> src/).
 import { execFile } from 'node:child_process';
-import { promises as fsp, readFileSync } from 'node:fs';
-import * as os from 'node:os';
+import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { Command, HELP, MountCliOptions, UsageError, parseArgs } from './cli-args';
+import { fsnameOption, mountedAt } from './mounts';
+import { defaultStorePath } from './target';
 
 // The store's shard writes and fsyncs run on libuv's thread pool (4 threads by default); a mount
 // writing several chunks' replicas at once waits on it. Set before the pool's first use.
@@ -17,29 +19,13 @@ const PROBE_TIMEOUT_MS = 5000;
 const UNMOUNT_POLL_MS = 500;
 const EC_BLOCK_DEFAULT_BYTES = 1 << 20; // spec §10
 
-/** The part of store/store.ts the CLI uses (store-api.md). */
+/** The part of store/store.ts mkfs and mount use (docs/store-api.md). */
 interface StoreLike {
   close(): Promise<void>;
-  status(): Promise<unknown>;
-  scrub(opts: { repair?: boolean }): Promise<ScrubReport>;
 }
-/** store/heal.ts HealReport. */
-interface ScrubReport {
-  examined: number;
-  healed: number;
-  failed: Array<{ ino: number; chunkIndex: number; shardIndex: number; error: string }>;
-  badCount: number;
-  bad: ShardRef[]; // bounded list; badCount is exact
-  /** store/private-modes.ts LooseModes: paths other users can access (issue 12). */
-  looseModes: { count: number; paths: Array<{ path: string; permBits: number }>; fixed: number };
-  /** store/leak-scan.ts LeakReport: shard and temp files nothing accounts for. */
-  leaks: { leakedShards: number; leakedTemps: number; removed: number; paths: string[] };
-}
-interface ShardRef { ino: number; chunkIndex: number; shardIndex: number }
 interface StoreModule {
   Store: {
     create(dir: string, opts: { disks?: number | string[]; layout?: string; chunkSizeBytes?: number; bitrotBlockBytes?: number; ecBlockSizeBytes?: number }): Promise<StoreLike>;
-    open(dir: string, opts?: { readOnly?: boolean; healer?: boolean; background?: boolean }): Promise<StoreLike>;
   };
 }
 
@@ -50,11 +36,7 @@ function loadStore(): StoreModule {
   return require('../store/store') as StoreModule;
 }
 
-/** $XDG_DATA_HOME/chunkfs/default, else ~/.local/share/chunkfs/default. */
-export function defaultStorePath(env: NodeJS.ProcessEnv = process.env): string {
-  const base = env.XDG_DATA_HOME !== undefined && env.XDG_DATA_HOME !== '' ? env.XDG_DATA_HOME : path.join(os.homedir(), '.local', 'share');
-  return path.join(base, 'chunkfs', 'default');
-}
+export { defaultStorePath };
 
 function run(file: string, args: string[]): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
@@ -63,11 +45,6 @@ function run(file: string, args: string[]): Promise<{ code: number; out: string 
       resolve({ code, out: `${stdout}${stderr}` });
     });
   });
-}
-
-function mountedAt(mountpoint: string): boolean {
-  const escaped = mountpoint.replace(/ /g, '\\040');
-  return readFileSync('/proc/self/mounts', 'utf8').split('\n').some((l) => l.split(' ')[1] === escaped);
 }
 
 /** A live mount point is refused; a stale one (crash: ENOTCONN) is unmounted. */
@@ -80,7 +57,10 @@ async function prepareMountpoint(mountpoint: string): Promise<void> {
     const r = await run('fusermount', ['-uz', mountpoint]);
     if (r.code !== 0 || mountedAt(mountpoint)) throw new CliError(`cannot recover stale mount ${mountpoint}: ${r.out.trim()}`);
   }
-  await fsp.mkdir(mountpoint, { recursive: true });
+  if (!(await fsp.stat(mountpoint).then(() => true, () => false))) {
+    await fsp.mkdir(mountpoint, { recursive: true });
+    process.stderr.write(`chunkfs: created the mount point ${mountpoint}\n`);
+  }
   const st = await fsp.stat(mountpoint);
   if (!st.isDirectory()) throw new CliError(`${mountpoint} is not a directory`);
   // libfuse 2 refuses a non-empty mount point; say so before the store is opened.
@@ -116,23 +96,37 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<void> {
     process.stderr.write(`chunkfs: created the default store ${storeDir} (${DEFAULT_DISKS} disks, ${DEFAULT_LAYOUT})\n`);
   }
   await prepareMountpoint(mountpoint);
-  // Heal what reads served around, commit and reclaim in the background (DESIGN §5).
-  const store = await Store.open(storeDir, { healer: true, background: true });
+  // Heal what reads served around, commit and reclaim in the background (DESIGN §5), on the
+  // injectable Io that `chunkfs inject` reaches (issue 11).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const metrics = c.options.metrics === undefined ? null : new (require('./metrics') as typeof import('./metrics')).Metrics();
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { store, faults } = await (require('./live-store') as typeof import('./live-store')).openLiveStore(storeDir, metrics === null ? undefined : (s) => metrics.observeFlush(s));
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { mountFs } = require('../fs/mount') as typeof import('../fs/mount');
   let mounted: Awaited<ReturnType<typeof mountFs>>;
+  let metricsPort = 0;
   try {
-    mounted = await mountFs(store as unknown as Parameters<typeof mountFs>[0], mountpoint, mountOptions(c.options));
+    if (metrics !== null) metricsPort = await metrics.listen(c.options.metrics!.host, c.options.metrics!.port, store, faults);
+    const observeOp = metrics === null ? undefined : (op: string, s: number, r: unknown) => metrics.observeOp(op, s, r);
+    mounted = await mountFs(store, mountpoint, { ...mountOptions(c.options), fsname: fsnameOption(storeDir), observeOp });
   } catch (err) {
+    await metrics?.close();
     await store.close();
     throw new CliError(`cannot mount ${storeDir} on ${mountpoint}: ${(err as Error).message}`);
   }
+  const log = (line: string): void => { process.stderr.write(`chunkfs: ${line}\n`); };
+  const live = { faults, mountpoint, pid: process.pid, readOnly: c.options.readOnly === true, flush: () => mounted.core.wb.flushAll() };
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const control = await (require('./mount-control') as typeof import('./mount-control')).startControl(store, live, log)
+    .catch((err: Error) => { log(`no control socket (verbs will not reach this mount): ${err.message}`); return null; });
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
     process.stderr.write(`chunkfs: ${signal}: flushing, unmounting ${mountpoint} and closing the store\n`);
-    mounted.unmount(signal === 'unmounted').then(() => store.close()).then(() => process.exit(0), (err) => {
+    const closed = Promise.all([control?.close(), metrics?.close()]);
+    closed.then(() => mounted.unmount(signal === 'unmounted')).then(() => store.close()).then(() => process.exit(0), (err) => {
       process.stderr.write(`chunkfs: unmount failed: ${(err as Error).message}\n`);
       process.exit(1);
     });
@@ -145,11 +139,12 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<void> {
   // Keeps the process alive (the FUSE thread's handles are unref'd), and notices an unmount from
   // outside (chunkfs umount, fusermount -u): then flush, close the store and exit.
   setInterval(() => { if (!stopping && !mountedAt(mountpoint)) stop('unmounted'); }, UNMOUNT_POLL_MS);
-  process.stdout.write(`chunkfs: mounted ${storeDir} on ${mountpoint} (pid ${process.pid})\n`);
+  const served = metrics === null ? '' : `, metrics on http://${c.options.metrics!.host.includes(':') ? `[${c.options.metrics!.host}]` : c.options.metrics!.host}:${metricsPort}/metrics`;
+  process.stdout.write(`chunkfs: mounted ${storeDir} on ${mountpoint} (pid ${process.pid}${live.readOnly ? ', read-only' : ''}${served})\n`);
 }
 
-function mountOptions(o: MountCliOptions): { bufferBytesMax?: number; flushDelayMs?: number; allowOther?: boolean } {
-  return { bufferBytesMax: o.bufferBytesMax, flushDelayMs: o.flushDelayMs, allowOther: o.allowOther };
+function mountOptions(o: MountCliOptions): { bufferBytesMax?: number; flushDelayMs?: number; allowOther?: boolean; debug?: boolean; readOnly?: boolean } {
+  return { bufferBytesMax: o.bufferBytesMax, flushDelayMs: o.flushDelayMs, allowOther: o.allowOther, debug: o.debug, readOnly: o.readOnly };
 }
 
 async function cmdUmount(c: Extract<Command, { verb: 'umount' }>): Promise<void> {
@@ -160,82 +155,9 @@ async function cmdUmount(c: Extract<Command, { verb: 'umount' }>): Promise<void>
   process.stdout.write(`chunkfs: unmounted ${mountpoint}\n`);
 }
 
-async function cmdStatus(c: Extract<Command, { verb: 'status' }>): Promise<void> {
-  const dir = path.resolve(c.store);
-  if (!(await isStore(dir))) throw new CliError(`${dir} is not a chunkfs store`);
-  const { Store } = loadStore();
-  const store = await Store.open(dir, { readOnly: true });
-  try {
-    const report = await store.status();
-    const json = JSON.stringify(report, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2);
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    process.stdout.write(c.json ? `${json}\n` : (require('./status-text') as typeof import('./status-text')).statusText(JSON.parse(json)));
-  } finally {
-    await store.close();
-  }
-}
-
-
-/** "file 3 chunk 0 shards 1,2; file 5 chunk 2 shard 0" */
-export function shardList(refs: ShardRef[]): string {
-  const byChunk = new Map<string, number[]>();
-  for (const r of refs) {
-    const k = `file ${r.ino} chunk ${r.chunkIndex}`;
-    byChunk.set(k, [...(byChunk.get(k) ?? []), r.shardIndex]);
-  }
-  return [...byChunk].map(([k, v]) => `${k} shard${v.length > 1 ? 's' : ''} ${v.sort((a, b) => a - b).join(',')}`).join('; ');
-}
-
-/** Exit 1 when anything is unrecoverable, or (without --repair) when anything is bad. */
-async function cmdScrub(c: Extract<Command, { verb: 'scrub' }>): Promise<number> {
-  const dir = path.resolve(c.store);
-  if (!(await isStore(dir))) throw new CliError(`${dir} is not a chunkfs store`);
-  const { Store } = loadStore();
-  const store = await Store.open(dir); // read-write: the lock refuses it while mounted, naming the holder
-  let report: ScrubReport;
-  try {
-    report = await store.scrub({ repair: c.repair });
-  } finally {
-    await store.close();
-  }
-  const unrecoverable = report.failed.map((f) => ({ ino: f.ino, chunkIndex: f.chunkIndex, shardIndex: f.shardIndex, error: f.error }));
-  const badCount = report.badCount;
-  const bad = report.bad;
-  const loose = report.looseModes;
-  const summary = { store: dir, repair: c.repair, shardsChecked: report.examined, badFound: badCount, repaired: report.healed,
-    unrecoverable, bad: c.repair ? undefined : bad, leaks: report.leaks,
-    looseModes: { count: loose.count, fixed: loose.fixed, paths: loose.paths.map((p) => ({ path: p.path, mode: `0${p.permBits.toString(8)}` })) } };
-  if (c.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
-  else {
-    process.stdout.write(`chunkfs scrub: ${dir}: ${report.examined} shards checked, ${badCount} bad or missing, ` +
-      `${report.healed} repaired, ${unrecoverable.length} unrecoverable, ${loose.count} path(s) with loose modes, ` +
-      `${report.leaks.leakedShards + report.leaks.leakedTemps} leaked file(s)${c.repair ? ` (${report.leaks.removed} removed)` : ''}\n`);
-  }
-  if (unrecoverable.length > 0) {
-    const why = unrecoverable.map((f) => `file ${f.ino} chunk ${f.chunkIndex} shard ${f.shardIndex}: ${f.error}`).join('; ');
-    process.stderr.write(`chunkfs scrub: unrecoverable: ${why}\n`);
-    return 1;
-  }
-  if (loose.count > 0) {
-    const listed = loose.paths.map((p) => `${p.path} (0${p.permBits.toString(8)})`).join(', ');
-    const more = loose.count > loose.paths.length ? ` and ${loose.count - loose.paths.length} more` : '';
-    process.stderr.write(c.repair
-      ? `chunkfs scrub: made ${loose.fixed} path(s) owner-only that other users could access: ${listed}${more}\n`
-      : `chunkfs scrub: ${loose.count} path(s) in the store are accessible to other users (run with --repair to make them owner-only): ${listed}${more}\n`);
-  }
-  const leaked = report.leaks.leakedShards + report.leaks.leakedTemps;
-  if (leaked > 0 && !c.repair) {
-    process.stderr.write(`chunkfs scrub: ${leaked} shard or temp file(s) that no chunk or reclaim entry accounts for ` +
-      `(run with --repair to remove them): ${report.leaks.paths.join(', ')}\n`);
-  }
-  if (!c.repair && (bad.length > 0 || loose.count > 0 || leaked > 0)) {
-    if (bad.length > 0) process.stderr.write(`chunkfs scrub: bad or missing (queued for heal; run with --repair): ${shardList(bad)}\n`);
-    return 1;
-  }
-  return 0;
-}
-
 export async function main(argv: string[]): Promise<number> {
+  // `chunkfs inspect ... | head`: a reader that stops early is not an error of ours.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => { if (err.code === 'EPIPE') process.exit(0); });
   let cmd: Command;
   try {
     cmd = parseArgs(argv);
@@ -250,8 +172,22 @@ export async function main(argv: string[]): Promise<number> {
       case 'mkfs': await cmdMkfs(cmd); return 0;
       case 'mount': await cmdMount(cmd); return -1; // keeps running until a signal
       case 'umount': await cmdUmount(cmd); return 0;
-      case 'status': await cmdStatus(cmd); return 0;
-      case 'scrub': return await cmdScrub(cmd);
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      case 'status': return await (require('./verbs/status') as typeof import('./verbs/status')).statusVerb(cmd);
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      case 'scrub': return await (require('./verbs/scrub') as typeof import('./verbs/scrub')).scrubVerb(cmd);
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      case 'heal': return await (require('./verbs/heal') as typeof import('./verbs/heal')).healVerb(cmd);
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      case 'fsck': return await (require('./verbs/fsck') as typeof import('./verbs/fsck')).fsckVerb(cmd);
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      case 'replace-disk': return await (require('./verbs/replace-disk') as typeof import('./verbs/replace-disk')).replaceDiskVerb(cmd);
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      case 'inspect': return await (require('./verbs/inspect') as typeof import('./verbs/inspect')).inspectVerb(cmd);
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      case 'version': process.stdout.write((require('./verbs/version') as typeof import('./verbs/version')).versionText()); return 0;
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      case 'inject': return await (require('./verbs/inject') as typeof import('./verbs/inject')).injectVerb(cmd);
     }
   } catch (err) {
     const msg = err instanceof CliError ? err.message : err instanceof Error ? err.message : String(err);

@@ -1,0 +1,38 @@
+// What a verb's action runs against (issue 11): the store, opened by the CLI when the store is not
+// mounted, or the live mount's own store when the request came through the control socket. One
+// implementation per verb serves both, so online and offline answers are the same reports.
+import type { Store } from '../../store/store';
+import type { FaultTable } from '../../store/fault-table';
+import type { Progress } from '../control/protocol';
+
+/** What only a live mount has. */
+export interface LiveMount {
+  faults: FaultTable;
+  mountpoint: string;
+  pid: number;
+  readOnly: boolean;
+  /** Store every byte buffered in the write-back buffer (inject and fsck look at the shards). */
+  flush(): Promise<void>;
+}
+
+export interface ActionEnv {
+  store: Store;
+  live: LiveMount | null;
+  progress(p: Progress): void;
+  signal: AbortSignal;
+}
+
+/** A request the store cannot carry out as asked (bad disk id, no such file, ...): said to the user as is. */
+export class ActionError extends Error {}
+
+export interface Action {
+  /** How an offline run opens the store: read-only (no lock), or read-write (lock, recovery). */
+  storeAccess(args: unknown): 'read' | 'write';
+  /** Refused offline (faults in the Io exist only in a live mount). */
+  needsLiveMount?(args: unknown): string | null;
+  run(env: ActionEnv, args: unknown): Promise<unknown>;
+}
+
+export function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw new ActionError('cancelled: the client went away');
+}

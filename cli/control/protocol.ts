@@ -1,0 +1,47 @@
+// The control socket of a live mount (issue 11, DESIGN §7): a unix socket in the store directory,
+// mode 0600 inside the 0700 store (only the store's owner reaches it). One request per connection,
+// one JSON object per line: the client sends {v, verb, args}; the mount answers with any number of
+// progress lines, then one result or error line, and closes. See docs/operations.md, "The control socket".
+import * as path from 'node:path';
+
+export const PROTOCOL_VERSION = 1;
+export const SOCKET_FILE = 'chunkfs.sock';
+/** sockaddr_un.sun_path holds 108 bytes with the terminating NUL. */
+export const SOCKET_PATH_BYTES_MAX = 107;
+/** A request is a verb and its arguments: small. */
+export const REQUEST_BYTES_MAX = 64 * 1024;
+/** Replies carry reports (bounded lists); a longer line is a bug, refused by the client. */
+export const REPLY_LINE_BYTES_MAX = 16 * 1024 * 1024;
+/** Connections served at once; more are answered with an error. */
+export const CONNECTIONS_MAX = 16;
+/** Progress lines are sent at most this often (and always the last one). */
+export const PROGRESS_INTERVAL_MS = 250;
+
+export interface Request {
+  v: number;
+  verb: string;
+  args: unknown;
+}
+
+export type Reply =
+  | { type: 'progress'; progress: Progress }
+  | { type: 'result'; result: unknown }
+  | { type: 'error'; message: string };
+
+/** Work done so far by a long verb (scrub, heal, fsck, replace-disk). */
+export interface Progress {
+  phase: string;
+  doneBytes: number;
+  totalBytes: number;
+  doneItems: number;
+  totalItems: number;
+}
+
+export function socketPath(storeDir: string): string {
+  return path.join(storeDir, SOCKET_FILE);
+}
+
+/** JSON with bigints as decimal strings (store reports carry some). */
+export function encodeLine(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)) + '\n';
+}

@@ -1,0 +1,76 @@
+// Human-readable `chunkfs status` (issue 11: no raw JSON in the text): pure formatting of the status
+// report (cli/actions/status.ts, as JSON values). Fields it does not know are still printed, one
+// line each, so a newer report never hides information.
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+type Obj = { [k: string]: Json };
+const LINES_MAX = 10_000;
+const KNOWN = new Set(['store', 'mount', 'disks', 'layoutsInUse', 'healQueueLength', 'openIntents', 'reclaimBacklog', 'metadataFlushes', 'counters', 'faults']);
+
+export function bytesText(n: Json | undefined): string {
+  const v = Number(n);
+  if (!Number.isFinite(v)) return '?';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+  let x = v;
+  let u = 0;
+  while (x >= 1024 && u < units.length - 1) { x /= 1024; u++; }
+  return `${u === 0 ? x : x.toFixed(1)} ${units[u]}`;
+}
+
+function isObj(v: Json | undefined): v is Obj {
+  return v !== null && v !== undefined && typeof v === 'object' && !Array.isArray(v);
+}
+
+function scalar(v: Json): string {
+  if (Array.isArray(v)) return v.map((x) => (isObj(x) ? Object.entries(x).map(([k, y]) => `${k}=${scalar(y)}`).join(' ') : scalar(x))).join(', ');
+  if (isObj(v)) return Object.entries(v).map(([k, y]) => `${k} ${scalar(y)}`).join(', ');
+  return String(v);
+}
+
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+function diskLines(disks: Json[]): string[] {
+  const out = [`disks: ${disks.length}`];
+  for (const d of disks) {
+    if (!isObj(d)) continue;
+    const used = Number(d.totalBytes) - Number(d.freeBytes);
+    const errors = Number(d.errors) > 0 ? `  ${plural(Number(d.errors), 'error')}` : '';
+    // An offline disk's space is not looked at (its path may be an empty mount point elsewhere).
+    const space = Number(d.totalBytes) > 0 ? `${bytesText(used)} used of ${bytesText(d.totalBytes)}` : 'space unknown';
+    out.push(`  ${String(d.id ?? '?').padStart(3)}  ${String(d.state ?? '?').padEnd(8)} ${space}  ${String(d.path ?? '')}${errors}`);
+    // Why a disk is not ok (offline: missing directory, no or foreign identity marker, injected).
+    if ((d.state ?? 'ok') !== 'ok' && typeof d.lastError === 'string' && d.lastError !== '') out.push(`       ${d.lastError}`);
+  }
+  return out;
+}
+
+export function faultText(f: Obj): string {
+  const what = f.kind === 'latency' ? `latency +${String(f.latencyMs)} ms` : f.kind === 'offline' ? 'offline' : String(f.kind).toUpperCase();
+  const left: string[] = [];
+  if (typeof f.remainingCount === 'number') left.push(`${f.remainingCount} op(s) left`);
+  if (typeof f.remainingMs === 'number') left.push(`${Math.ceil(f.remainingMs / 1000)} s left`);
+  const ops = f.kind === 'offline' ? '' : ` on ${String(f.ops) === 'all' ? 'all' : String(f.ops)} ops`;
+  return `#${String(f.id)} disk ${String(f.diskId)}: ${what}${ops}, ${plural(Number(f.hits), 'hit')}${left.length > 0 ? `, ${left.join(', ')}` : ', until cleared'}`;
+}
+
+export function statusText(report: Json): string {
+  const r: Obj = isObj(report) ? report : {};
+  const out: string[] = [];
+  const mount = r.mount;
+  out.push(`store ${String(r.store ?? '?')}${isObj(mount) ? `, mounted on ${String(mount.mountpoint)} (pid ${String(mount.pid)}${mount.readOnly === true ? ', read-only' : ''})` : ', not mounted'}`);
+  out.push(...diskLines(Array.isArray(r.disks) ? r.disks : []));
+  const layouts = Array.isArray(r.layoutsInUse) ? r.layoutsInUse.filter(isObj) : [];
+  out.push(`layouts in use: ${layouts.length === 0 ? 'none' : layouts.map((l) => `${String(l.layout)} (${plural(Number(l.files), 'file')})`).join(', ')}`);
+  out.push(`heal queue: ${plural(Number(r.healQueueLength ?? 0), 'shard')}; reclaim backlog: ${plural(Number(r.reclaimBacklog ?? 0), 'chunk version')}; open intents: ${String(r.openIntents ?? 0)}; metadata flushes: ${String(r.metadataFlushes ?? 0)}`);
+  if (isObj(r.counters)) out.push(`counters: ${Object.entries(r.counters).map(([k, v]) => `${k} ${String(v)}`).join(', ')}`);
+  const faults = Array.isArray(r.faults) ? r.faults.filter(isObj) : [];
+  if (faults.length > 0) {
+    out.push(`injected faults: ${faults.length}`);
+    for (const f of faults) out.push(`  ${faultText(f)}`);
+  }
+  for (const [k, v] of Object.entries(r)) {
+    if (!KNOWN.has(k) && out.length < LINES_MAX) out.push(`${k}: ${scalar(v)}`);
+  }
+  return out.join('\n') + '\n';
+}

@@ -1,0 +1,111 @@
+// `chunkfs inspect` (issue 11, DESIGN §7): decode and verify shard files without the metadata, in
+// this process (reading shard files needs no mount: only the store's config and bitrot key).
+import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
+import type { ToolCommand } from '../tool-args';
+import { Target, TargetError, isStoreDir, resolveTarget } from '../target';
+import { chunkfsMountContaining } from '../mounts';
+import { jsonText } from '../output';
+import { bytesText } from '../status-text';
+import { openConfig } from '../../store/config';
+import { nodeSyncIo } from '../../store/sync-io';
+import { NodeIo } from '../../store/io';
+import { ShardInspection, diskOf, findChunkShards, inspectShardFile } from '../../store/inspect';
+
+const STORE_SEARCH_DEPTH_MAX = 64;
+const SHARD_NAME_RE = /\.shard(\.tmp\.[0-9a-f]{16})?$/;
+
+type InspectCommand = Extract<ToolCommand, { verb: 'inspect' }>;
+
+export interface InspectResult {
+  store: string;
+  /** Set when a file's chunk was inspected. */
+  file?: { ino: number; path: string | null; chunkIndex: number };
+  shards: ShardInspection[];
+}
+
+/** The store a shard file belongs to: TARGET, else the store directory above it, else the default store. */
+function storeOfShard(abs: string, targetArg: string | undefined): Target {
+  if (targetArg !== undefined) return resolveTarget(targetArg);
+  let dir = path.dirname(abs);
+  for (let depth = 0; depth < STORE_SEARCH_DEPTH_MAX && dir !== path.dirname(dir); depth++, dir = path.dirname(dir)) {
+    if (isStoreDir(dir)) return { storeDir: dir, mountpoint: null };
+  }
+  return resolveTarget(undefined);
+}
+
+async function inspectShard(c: InspectCommand, abs: string): Promise<InspectResult> {
+  const target = storeOfShard(abs, c.target);
+  const opened = openConfig(target.storeDir, nodeSyncIo);
+  const disk = diskOf(opened.diskPaths, abs);
+  if (disk === null) throw new TargetError(`${abs} is not under a disk of the store ${target.storeDir}; name its store`);
+  const io = new NodeIo();
+  try {
+    return { store: target.storeDir, shards: [await inspectShardFile(io, opened.key, abs, disk.root)] };
+  } finally {
+    io.closeAll();
+  }
+}
+
+async function inspectChunk(target: Target, ino: number, chunkIndex: number, shownPath: string | null): Promise<InspectResult> {
+  const opened = openConfig(target.storeDir, nodeSyncIo);
+  const io = new NodeIo();
+  try {
+    const found = await findChunkShards(io, opened.diskPaths, BigInt(ino), chunkIndex);
+    const shards: ShardInspection[] = [];
+    for (const f of found) shards.push(await inspectShardFile(io, opened.key, f.path, f.diskRoot));
+    return { store: target.storeDir, file: { ino, path: shownPath, chunkIndex }, shards };
+  } finally {
+    io.closeAll();
+  }
+}
+
+async function run(c: InspectCommand): Promise<InspectResult> {
+  if (c.ino !== undefined) return inspectChunk(resolveTarget(c.target), c.ino, c.chunk, null);
+  const abs = path.resolve(c.path!);
+  const m = chunkfsMountContaining(abs);
+  if (m !== null) {
+    if (c.target !== undefined) throw new TargetError(`${abs} is in a chunkfs mount, which names its store; drop '${c.target}'`);
+    const st = await fsp.stat(abs);
+    if (!st.isFile()) throw new TargetError(`${abs} is not a regular file`);
+    return inspectChunk(resolveTarget(m.mountpoint), st.ino, c.chunk, '/' + path.relative(m.mountpoint, abs));
+  }
+  if (!SHARD_NAME_RE.test(abs)) throw new TargetError(`${abs} is neither a shard file (*.shard) nor a file in a chunkfs mount`);
+  return inspectShard(c, abs);
+}
+
+function shardText(s: ShardInspection): string {
+  const lines: string[] = [];
+  const verdict = s.ok ? 'ok' : 'BAD';
+  lines.push(`${s.path}: ${verdict}`);
+  if (s.header === null) {
+    lines.push(`  header does not decode: ${s.headerError ?? s.dataError ?? '?'}`);
+    return lines.join('\n');
+  }
+  const h = s.header;
+  const created = new Date(Number(BigInt(h.createdUnixNanos) / 1_000_000n)).toISOString();
+  lines.push(`  file ${h.fileId} chunk ${h.chunkIndex} version ${h.version} shard ${h.shardIndex}, ${s.layout}, ` +
+    `${bytesText(h.shardDataLenBytes)} of data in ${s.blockCount} block(s) of ${bytesText(h.bitrotBlockBytes)}, chunk ${bytesText(h.chunkLogicalLenBytes)}, written ${created}`);
+  const pathNote = s.pathAgrees === null ? 'not a canonical shard path' : s.pathAgrees ? 'agrees with its path' : 'DISAGREES with its path (file id, version, chunk or shard)';
+  const blocks = s.dataError !== null ? s.dataError
+    : s.badBlockCount === 0 ? `all ${s.blockCount} block(s) verify`
+      : `${s.badBlockCount} of ${s.blockCount} block(s) do not verify: ${s.badBlocks.join(', ')}${s.badBlockCount > s.badBlocks.length ? ', ...' : ''}`;
+  lines.push(`  header CRC ok, ${pathNote}; ${blocks}`);
+  return lines.join('\n');
+}
+
+export async function inspectVerb(c: InspectCommand): Promise<number> {
+  const r = await run(c);
+  if (c.json) process.stdout.write(jsonText(r));
+  else {
+    if (r.file !== undefined) {
+      process.stdout.write(`${r.file.path ?? `file ${r.file.ino}`} (file ${r.file.ino}) chunk ${r.file.chunkIndex} in ${r.store}: ${r.shards.length} shard file(s) on disk\n`);
+    }
+    for (const s of r.shards) process.stdout.write(shardText(s) + '\n');
+  }
+  if (r.shards.length === 0) {
+    process.stderr.write(`chunkfs inspect: no shard files of file ${r.file!.ino} chunk ${r.file!.chunkIndex} on any disk (a hole, past the end, or still in the write-back buffer)\n`);
+    return 1;
+  }
+  return r.shards.every((s) => s.ok) ? 0 : 1;
+}

@@ -1,0 +1,51 @@
+// `chunkfs scrub [TARGET] [--repair] [--rate SIZE/s] [--json]` (issue 11): online through the mount,
+// else on the store opened here; progress on stderr; exit 1 when anything is unrecoverable, or
+// (without --repair) when anything is bad.
+import type { ToolCommand } from '../tool-args';
+import type { ScrubSummary } from '../actions/scrub';
+import { runAction } from '../run-action';
+import { resolveTarget } from '../target';
+import { jsonText } from '../output';
+import { progressView } from '../progress';
+import { shardList } from '../shard-list';
+
+function problems(c: Extract<ToolCommand, { verb: 'scrub' }>, r: ScrubSummary): string[] {
+  const out: string[] = [];
+  if (r.unrecoverable.length > 0) {
+    out.push(`unrecoverable: ${r.unrecoverable.map((f) => `${shardList([f])}: ${f.error}`).join('; ')}`);
+  }
+  const loose = r.looseModes;
+  if (loose.count > 0) {
+    const listed = loose.paths.map((p) => `${p.path} (${p.mode})`).join(', ');
+    const more = loose.count > loose.paths.length ? ` and ${loose.count - loose.paths.length} more` : '';
+    out.push(c.repair
+      ? `made ${loose.fixed} path(s) owner-only that other users could access: ${listed}${more}`
+      : `${loose.count} path(s) in the store are accessible to other users (run with --repair to make them owner-only): ${listed}${more}`);
+  }
+  const leaked = r.leaks.leakedShards + r.leaks.leakedTemps;
+  if (leaked > 0 && !c.repair) {
+    out.push(`${leaked} shard or temp file(s) that no chunk or reclaim entry accounts for (run with --repair to remove them): ${r.leaks.paths.join(', ')}`);
+  }
+  if (!c.repair && (r.bad?.length ?? 0) > 0) out.push(`bad or missing (queued for heal; run with --repair): ${shardList(r.bad!)}`);
+  return out;
+}
+
+export async function scrubVerb(c: Extract<ToolCommand, { verb: 'scrub' }>): Promise<number> {
+  const view = progressView('chunkfs scrub');
+  let r: ScrubSummary;
+  try {
+    r = (await runAction(resolveTarget(c.target), 'scrub', { repair: c.repair, rateBytesPerSec: c.rateBytesPerSec }, (p) => view.update(p))).result as ScrubSummary;
+  } finally {
+    view.stop();
+  }
+  const leaked = r.leaks.leakedShards + r.leaks.leakedTemps;
+  if (c.json) process.stdout.write(jsonText(r));
+  else {
+    process.stdout.write(`chunkfs scrub: ${r.store}${r.online ? ' (mounted)' : ''}: ${r.shardsChecked} shards checked, ${r.badFound} bad or missing, ` +
+      `${r.repaired} repaired, ${r.unrecoverable.length} unrecoverable, ${r.looseModes.count} path(s) with loose modes, ` +
+      `${leaked} leaked file(s)${c.repair ? ` (${r.leaks.removed} removed)` : ''}${r.cancelled ? ' (cancelled before the end)' : ''}\n`);
+  }
+  for (const line of problems(c, r)) process.stderr.write(`chunkfs scrub: ${line}\n`);
+  if (r.unrecoverable.length > 0 || r.cancelled) return 1;
+  return !c.repair && (r.badFound > 0 || r.looseModes.count > 0 || leaked > 0) ? 1 : 0;
+}

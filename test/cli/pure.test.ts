@@ -1,0 +1,62 @@
+// The pure parts of the operating tools (issue 11): verb arguments, mount options, the mount table,
+// progress text and the per-chunk log limit.
+import test from 'ava'
+import { UsageError, parseArgs, parseMountOptions } from '../../cli/cli-args'
+import { parseMountTable } from '../../cli/mounts'
+import { progressText } from '../../cli/progress-text'
+import { LOG_WINDOW_MS, LogLimiter } from '../../fs/log-limiter'
+
+test('inject arguments: actions, flags, durations and the trailing target', (t) => {
+  t.deepEqual(parseArgs(['inject', 'eio', '3', '--count', '10', '--for', '30s', '/mnt/x']), {
+    verb: 'inject', target: '/mnt/x', json: false, file: undefined,
+    args: { action: 'eio', disk: 3, ops: 'all', count: 10, durationMs: 30_000, latencyMs: undefined },
+  })
+  t.deepEqual(parseArgs(['inject', 'corrupt', '/mnt/x/f', '--what=hash', '--block', '2', '--json']), {
+    verb: 'inject', target: undefined, json: true, file: '/mnt/x/f',
+    args: { action: 'corrupt', file: '/mnt/x/f', chunk: 0, shard: undefined, block: 2, what: 'hash' },
+  })
+  t.deepEqual(parseArgs(['inject', '--clear', '--id', '4']), { verb: 'inject', target: undefined, json: false, file: undefined, args: { action: 'clear', id: 4 } })
+  t.deepEqual((parseArgs(['inject', 'latency', '0', '--ms', '250', '--for', '2m']) as { args: unknown }).args,
+    { action: 'latency', disk: 0, ops: 'all', count: undefined, durationMs: 120_000, latencyMs: 250 })
+  const bad: Array<[string[], RegExp]> = [
+    [['inject', 'eio'], /eio needs a DISK id/],
+    [['inject', 'eio', '1', '--for', '1w'], /is not a duration/],
+    [['inject', 'eio', '1', '--for', '200h'], /out of range/],
+    [['inject', 'enospc', '1', '--ops', 'read'], /unknown option '--ops'/],
+    [['inject', 'drop', 'f', '--block', '1'], /unknown option '--block'/],
+    [['inject', 'eio', '1', '--count', '5', '--count', '6'], /--count given twice/],
+    [['scrub', '--rate', 'fast'], /--rate: 'fast' is not a size/],
+    [['heal', 'a', 'b'], /unexpected argument 'b'/],
+  ]
+  for (const [args, msg] of bad) t.throws(() => parseArgs(args), { instanceOf: UsageError, message: msg }, args.join(' '))
+  t.deepEqual(parseArgs(['scrub', '--rate', '50M/s', '--repair']), { verb: 'scrub', target: undefined, repair: true, json: false, rateBytesPerSec: 50 << 20 })
+})
+
+test('mount options of the tools: ro, debug, metrics', (t) => {
+  t.deepEqual(parseMountOptions('ro,debug,metrics=127.0.0.1:9464'), { readOnly: true, debug: true, metrics: { host: '127.0.0.1', port: 9464 } })
+  t.deepEqual(parseMountOptions('metrics=[::1]:0').metrics, { host: '::1', port: 0 })
+  t.throws(() => parseMountOptions('metrics=host'), { message: /give HOST:PORT/ })
+  t.throws(() => parseMountOptions('metrics=h:70000'), { message: /give HOST:PORT/ })
+  t.throws(() => parseMountOptions('ro=1'), { message: /unknown mount option 'ro=1'/ })
+})
+
+test('the mount table: octal escapes in sources and mount points', (t) => {
+  const [e] = parseMountTable('/srv/my\\040store /mnt/a\\134b fuse.chunkfs rw,nosuid 0 0\n')
+  t.deepEqual(e, { source: '/srv/my store', mountpoint: '/mnt/a\\b', fstype: 'fuse.chunkfs', options: ['rw', 'nosuid'] })
+})
+
+test('progress text: by bytes with rate and ETA, by items without a size', (t) => {
+  const p = { phase: 'verify', doneBytes: 50 << 20, totalBytes: 200 << 20, doneItems: 5, totalItems: 20 }
+  t.is(progressText(p, 1000), '25% 50.0 MiB of 200.0 MiB, 50.0 MiB/s, ETA 3 s')
+  t.is(progressText({ ...p, doneBytes: 200 << 20 }, 2000), '100% 200.0 MiB of 200.0 MiB, 100.0 MiB/s, done')
+  t.is(progressText({ phase: 'heal', doneBytes: 0, totalBytes: 0, doneItems: 3, totalItems: 12 }, 1000), '25% 3 of 12, 3.0/s, ETA 3 s')
+})
+
+test('log limiter: one line per key per window; the next line counts what was held back', (t) => {
+  const l = new LogLimiter()
+  t.is(l.line('chunk a', 'x', 0), 'x')
+  t.is(l.line('chunk a', 'x', 10), null)
+  t.is(l.line('chunk a', 'x', 20), null)
+  t.is(l.line('chunk b', 'y', 30), 'y')
+  t.is(l.line('chunk a', 'x', LOG_WINDOW_MS), 'x (and 2 more like it since the last line)')
+})

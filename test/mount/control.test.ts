@@ -1,0 +1,77 @@
+// The control socket (issue 11): a live mount listens on <store>/chunkfs.sock (0600); `chunkfs status`
+// reaches it by mount point, by store directory and with no target (the default store), and sees the
+// mount; once unmounted (or killed, leaving the socket file) the verb opens the store itself.
+import test from 'ava'
+import { promises as fsp } from 'node:fs'
+import { CLI_JS, MountChild, mkfs, mountChunkfs, removeDir, run, shOk, startMount, tempDir } from '../helpers/mount'
+
+let dir = ''
+const mounts: MountChild[] = []
+const cli = (args: string[], env?: NodeJS.ProcessEnv) => run(process.execPath, [CLI_JS, ...args], { timeoutMs: 60_000, env })
+
+async function statusJson (args: string[], env?: NodeJS.ProcessEnv): Promise<any> {
+  const r = await cli(['status', ...args, '--json'], env)
+  if (r.code !== 0) throw new Error(`status ${args.join(' ')}: ${r.stderr}`)
+  return JSON.parse(r.stdout)
+}
+
+test.before(async () => { dir = await tempDir('control') })
+test.after.always(async () => {
+  for (const m of mounts) await m.stop()
+  await removeDir(dir)
+})
+
+test.serial('status by mount point, by store directory and with no target reaches the live mount; its socket is 0600', async (t) => {
+  await mkfs(dir + '/s')
+  const m = await mountChunkfs(dir + '/s', dir + '/m')
+  mounts.push(m)
+  await shOk(`echo hello > ${dir}/m/f`)
+  const st = await fsp.lstat(dir + '/s/chunkfs.sock')
+  t.true(st.isSocket())
+  t.is(st.mode & 0o777, 0o600)
+  const byMount = await statusJson([dir + '/m'])
+  const byStore = await statusJson([dir + '/s'])
+  for (const r of [byMount, byStore]) {
+    t.is(r.store, dir + '/s')
+    t.deepEqual(r.mount, { mountpoint: dir + '/m', pid: m.child.pid, readOnly: false })
+    t.deepEqual(r.layoutsInUse, [{ layout: 'replica:3', files: 1 }])
+  }
+  const text = await cli(['status', dir + '/m'])
+  t.regex(text.stdout, new RegExp(`^store ${dir}/s, mounted on ${dir}/m \\(pid ${m.child.pid}\\)`))
+  t.regex(text.stdout, /layouts in use: replica:3 \(1 file\)/)
+  t.notRegex(text.stdout, /[{}]/, 'no raw JSON in the text')
+
+  // The default store ($XDG_DATA_HOME/chunkfs/default), mounted without naming it.
+  const env = { ...process.env, XDG_DATA_HOME: dir + '/xdg' }
+  const d = await startMount({ command: process.execPath, args: [CLI_JS, 'mount', dir + '/dm'], mountpoint: dir + '/dm', env, readyPattern: /^chunkfs: mounted / })
+  mounts.push(d)
+  const byDefault = await statusJson([], env)
+  t.is(byDefault.store, dir + '/xdg/chunkfs/default')
+  t.is(byDefault.mount.pid, d.child.pid)
+  await d.stop()
+
+  const inside = await cli(['status', dir + '/m/f'])
+  t.is(inside.code, 1)
+  t.regex(inside.stderr, /is inside the chunkfs mount .*; give the mount point or the store directory/)
+  const neither = await cli(['status', dir])
+  t.is(neither.code, 1)
+  t.regex(neither.stderr, /is neither a chunkfs store nor a chunkfs mount point/)
+  const noDefault = await cli(['status'], { ...process.env, XDG_DATA_HOME: dir + '/none' })
+  t.is(noDefault.code, 1)
+  t.regex(noDefault.stderr, /default store .* does not exist/)
+})
+
+test.serial('unmounted, or killed with its socket file left behind: the verb opens the store itself; a new mount replaces the socket', async (t) => {
+  const m = mounts[0]
+  await m.kill9()
+  t.true((await fsp.lstat(dir + '/s/chunkfs.sock')).isSocket(), 'the killed mount left its socket file')
+  const offline = await statusJson([dir + '/s'])
+  t.is(offline.mount, null)
+  t.deepEqual(offline.layoutsInUse, [{ layout: 'replica:3', files: 1 }])
+  const again = await mountChunkfs(dir + '/s', dir + '/m')
+  mounts.push(again)
+  t.is((await statusJson([dir + '/m'])).mount.pid, again.child.pid)
+  await again.stop()
+  await t.throwsAsync(fsp.lstat(dir + '/s/chunkfs.sock'), { code: 'ENOENT' }, 'a clean unmount removes the socket')
+  t.is((await statusJson([dir + '/s'])).mount, null)
+})

@@ -1,0 +1,88 @@
+// -o metrics=HOST:PORT (issue 11): the mount serves Prometheus text; a scrape is parsed and shows the
+// store's counters moving with injected damage, bytes read and written, FUSE op and device flush
+// histograms, queue gauges, per-disk state and injected faults.
+import test from 'ava'
+import * as http from 'node:http'
+import { CLI_JS, ChunkfsMount, isMounted, mkfs, mountChunkfs, removeDir, run, shOk, tempDir } from '../helpers/mount'
+
+let dir = ''
+let m: ChunkfsMount | undefined
+let port = 0
+const cli = (args: string[]) => run(process.execPath, [CLI_JS, ...args], { timeoutMs: 60_000 })
+
+function get (urlPath: string): Promise<{ status: number; type: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    http.get({ host: '127.0.0.1', port, path: urlPath, timeout: 30_000 }, (res) => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (c: string) => { body += c })
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), body }))
+    }).on('error', reject)
+  })
+}
+
+/** Prometheus text format -> "name{labels}" -> value (comments dropped). */
+function parse (text: string): Map<string, number> {
+  const out = new Map<string, number>()
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue
+    const cut = line.lastIndexOf(' ')
+    out.set(line.slice(0, cut), Number(line.slice(cut + 1)))
+  }
+  return out
+}
+const scrape = async (): Promise<Map<string, number>> => parse((await get('/metrics')).body)
+
+test.before(async () => {
+  dir = await tempDir('metrics')
+  await mkfs(dir + '/store')
+  m = await mountChunkfs(dir + '/store', dir + '/mnt', ['-o', 'metrics=127.0.0.1:0'])
+  port = Number(/metrics on http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(m.readyLine)![1])
+})
+test.after.always(async () => {
+  if (m !== undefined) await m.stop()
+  await removeDir(dir)
+})
+
+test.serial('a scrape parses and moves with what the mount does', async (t) => {
+  const first = await get('/metrics')
+  t.is(first.status, 200)
+  t.regex(first.type, /^text\/plain; version=0\.0\.4/)
+  t.regex(first.body, /# TYPE chunkfs_bitrot_errors_total counter/)
+  t.regex(first.body, /# TYPE chunkfs_fuse_op_duration_seconds histogram/)
+  t.is((await get('/nothing')).status, 404)
+
+  await shOk(`head -c 3000000 /dev/urandom > ${dir}/ref && dd if=${dir}/ref of=${dir}/mnt/f bs=1M conv=fsync status=none`)
+  const d = JSON.parse((await cli(['inject', 'corrupt', `${dir}/mnt/f`, '--json'])).stdout)
+  t.is((await run('cmp', [`${dir}/ref`, `${dir}/mnt/f`])).code, 0)
+  await cli(['inject', 'offline', String(d.damage.diskIds[2]), m!.mountpoint])
+
+  const s = await scrape()
+  t.true(s.get('chunkfs_written_bytes_total')! >= 3000000)
+  t.true(s.get('chunkfs_read_bytes_total')! >= 3000000)
+  t.true(s.get('chunkfs_bitrot_errors_total')! >= 1)
+  t.true(s.get('chunkfs_failovers_total')! >= 1)
+  t.true(s.get('chunkfs_fuse_op_duration_seconds_count{op="read"}')! >= 1)
+  t.true(s.get('chunkfs_fuse_op_duration_seconds_count{op="write"}')! >= 1)
+  t.true(s.get('chunkfs_device_flush_duration_seconds_count')! >= 3, 'shard fdatasyncs were timed')
+  t.true(s.has('chunkfs_heal_queue_length'))
+  t.true(s.has('chunkfs_reclaim_backlog'))
+  t.is(s.get(`chunkfs_disk_state{disk="${d.damage.diskIds[2]}",state="offline"}`), 1)
+  t.is(s.get(`chunkfs_disk_state{disk="${d.damage.diskIds[0]}",state="ok"}`), 1)
+  t.is(s.get('chunkfs_injected_faults'), 1)
+  await cli(['inject', '--clear', m!.mountpoint])
+  t.is((await scrape()).get('chunkfs_injected_faults'), 0)
+})
+
+test.serial('a bad metrics address is refused before anything is mounted', async (t) => {
+  const r = await cli(['mount', dir + '/store', dir + '/other', '-o', 'metrics=nowhere'])
+  t.is(r.code, 2)
+  t.regex(r.stderr, /metrics=nowhere: give HOST:PORT/)
+  await mkfs(dir + '/store2')
+  const busy = await cli(['mount', dir + '/store2', dir + '/other', '-o', `metrics=127.0.0.1:${port}`])
+  t.is(busy.code, 1)
+  t.regex(busy.stderr, new RegExp(`cannot mount ${dir}/store2 on ${dir}/other: cannot serve metrics on 127\\.0\\.0\\.1:${port}: EADDRINUSE`))
+  t.false(isMounted(dir + '/other'))
+  t.is((await cli(['status', dir + '/store2', '--json'])).code, 0, 'the store was closed again (no lock left)')
+  t.is((await cli(['scrub', dir + '/store2'])).code, 0)
+})

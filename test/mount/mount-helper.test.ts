@@ -1,0 +1,91 @@
+// Linux conventions (issue 11): `mount -t fuse.chunkfs STORE MNT -o ...` and an fstab line go through
+// /sbin/mount.fuse.chunkfs (scripts/install-mount-helper.sh, run by setup), which starts the mount
+// in the background and returns once it is up; `umount` ends it as usual; a bad option fails the
+// mount with the reason and leaves nothing behind.
+import test from 'ava'
+import { existsSync, promises as fsp, readFileSync, readdirSync } from 'node:fs'
+import { CLI_JS, isMounted, mkfs, removeDir, run, sh, shOk, tempDir } from '../helpers/mount'
+import { REPO_ROOT } from '../helpers/root'
+
+const HELPER = '/sbin/mount.fuse.chunkfs'
+let dir = ''
+const pids = new Set<number>()
+// mount(8) keeps root's environment for its helpers: point the installed helper at this checkout.
+const env = { ...process.env, CHUNKFS_HOME: REPO_ROOT }
+
+function alive (pid: number): boolean {
+  return existsSync(`/proc/${pid}`)
+}
+
+/** The pid of the live mount at mnt (asked through its control socket). */
+async function mountPid (mnt: string): Promise<number> {
+  const r = await run(process.execPath, [CLI_JS, 'status', mnt, '--json'])
+  const pid = JSON.parse(r.stdout).mount.pid as number
+  pids.add(pid)
+  return pid
+}
+
+/** Processes whose command line names path (read from /proc, as test/helpers/mount.ts does). */
+function processesNaming (path: string): number[] {
+  const out: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes(path)) out.push(Number(entry))
+    } catch { /* gone meanwhile */ }
+  }
+  return out
+}
+
+async function gone (pid: number): Promise<boolean> {
+  for (let i = 0; i < 150 && alive(pid); i++) await new Promise((resolve) => setTimeout(resolve, 100))
+  return !alive(pid)
+}
+
+test.before(async () => {
+  dir = await tempDir('helper')
+  await mkfs(dir + '/store')
+  await fsp.mkdir(dir + '/mnt')
+})
+test.after.always(async () => {
+  if (isMounted(dir + '/mnt')) await run('umount', ['-l', dir + '/mnt'])
+  for (const pid of pids) if (alive(pid)) process.kill(pid, 'SIGKILL')
+  await removeDir(dir)
+})
+
+test.serial('mount -t fuse.chunkfs STORE MNT -o defaults,_netdev; umount ends the mount process', async (t) => {
+  t.true(existsSync(HELPER), `${HELPER} is missing: run scripts/install-mount-helper.sh (npm run setup does)`)
+  const r = await run('mount', ['-t', 'fuse.chunkfs', dir + '/store', dir + '/mnt', '-o', 'defaults,_netdev,noatime'], { env })
+  t.is(r.code, 0, r.stderr)
+  t.true(isMounted(dir + '/mnt'))
+  await shOk(`echo hello > ${dir}/mnt/f && sync`)
+  t.is((await shOk(`cat ${dir}/mnt/f`)).trim(), 'hello')
+  const pid = await mountPid(dir + '/mnt')
+  t.regex(await fsp.readFile(dir + '/store/chunkfs.log', 'utf8'), new RegExp(`chunkfs: mounted ${dir}/store on ${dir}/mnt \\(pid ${pid}\\)`))
+  t.is((await run('umount', [dir + '/mnt'])).code, 0)
+  t.true(await gone(pid), 'the mount process flushed and exited')
+  t.false(isMounted(dir + '/mnt'))
+})
+
+test.serial('an fstab line (noauto,ro) mounts with mount MNT; the option reaches chunkfs', async (t) => {
+  await fsp.writeFile(dir + '/fstab', `${dir}/store ${dir}/mnt fuse.chunkfs noauto,ro,x-systemd.automount 0 0\n`)
+  const r = await run('mount', ['-T', dir + '/fstab', dir + '/mnt'], { env })
+  t.is(r.code, 0, r.stderr)
+  const pid = await mountPid(dir + '/mnt')
+  t.is((await shOk(`cat ${dir}/mnt/f`)).trim(), 'hello')
+  const w = await sh(`touch ${dir}/mnt/new`)
+  t.regex(w.stderr, /Read-only file system/)
+  t.is((await run('umount', [dir + '/mnt'])).code, 0)
+  t.true(await gone(pid))
+})
+
+test.serial('a bad option fails the mount with the reason; nothing is mounted or left running', async (t) => {
+  const r = await run('mount', ['-t', 'fuse.chunkfs', dir + '/store', dir + '/mnt', '-o', 'bogus'], { env })
+  t.not(r.code, 0)
+  t.regex(r.stderr, /chunkfs mount failed \(exit 2\): chunkfs mount: unknown mount option 'bogus'/)
+  t.false(isMounted(dir + '/mnt'))
+  const none = await run('mount', ['-t', 'fuse.chunkfs', dir + '/nostore', dir + '/mnt'], { env })
+  t.not(none.code, 0)
+  t.regex(none.stderr, /is not a chunkfs store/)
+  t.deepEqual(processesNaming(dir + '/store'), [], 'no mount process left')
+})
