@@ -11,6 +11,7 @@ import { DISK_MARKER_FILE } from '../../store/disk-identity';
 import { FaultyIo } from '../../store/faulty-io';
 import { NodeIo } from '../../store/io';
 import { Store } from '../../store/store';
+import { openCrashable, reopenAfterCrash } from './crash-harness';
 import { SMALL, prng, randomBytes, smallStore, tmpDir } from './helpers';
 
 interface Scenario {
@@ -63,32 +64,6 @@ function replicasAgree(dir: string, replica: boolean): boolean {
   };
   walk(path.join(dir, 'disks'));
   return !replica || [...byChunk.values()].every((ps) => ps.every((p) => p.equals(ps[0])));
-}
-
-/**
- * After a crash of s (its Io crashed): a process kill keeps every SQLite commit, so the store is
- * reopened in place; a power loss also puts meta.db-wal back to its last full commit
- * (FaultyIo.restoreExternal), and the store is reopened from a copy without the SQLite shared
- * memory and the lock, as after a reboot.
- */
-async function reopenAfterCrash(s: Store, dir: string, power: boolean): Promise<{ r: Store; dir: string }> {
-  if (!power) {
-    await s.close();
-    return { r: await Store.open(dir), dir };
-  }
-  const copy = path.join(tmpDir('chunkfs-crash-'), 'store');
-  fs.cpSync(dir, copy, { recursive: true, filter: (p) => !p.endsWith('-shm') && !p.endsWith('chunkfs.lock') });
-  await s.close().catch(() => undefined); // its SQLite state is stale now; the copy is what survived
-  return { r: await Store.open(copy), dir: copy };
-}
-
-async function openCrashable(dir: string, power: boolean): Promise<{ s: Store; io: FaultyIo }> {
-  const io = new FaultyIo(new NodeIo());
-  io.restoreExternal = power;
-  const s = await Store.open(dir, { io });
-  // SQLite's own checkpoints would sync the WAL behind the Io's back (see FaultyIo.restoreExternal).
-  if (power) (s as unknown as { db: import('better-sqlite3').Database }).db.pragma('wal_autocheckpoint = 0');
-  return { s, io };
 }
 
 for (const sc of SCENARIOS) for (const power of [false, true]) {

@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { FaultyIo } from '../../store/faulty-io';
 import { NodeIo } from '../../store/io';
 import { Store } from '../../store/store';
+import { openCrashable, reopenAfterCrash } from './crash-harness';
 import { SMALL, prng, randomBytes, tmpDir } from './helpers';
 
 interface Scenario {
@@ -55,25 +56,6 @@ function copyStore(dir: string): string {
   const to = path.join(tmpDir('chunkfs-ncrash-'), 'store');
   fs.cpSync(dir, to, { recursive: true });
   return to;
-}
-
-async function openCrashable(dir: string, power: boolean): Promise<{ s: Store; io: FaultyIo }> {
-  const io = new FaultyIo(new NodeIo());
-  io.restoreExternal = power;
-  const s = await Store.open(dir, { io });
-  if (power) (s as unknown as { db: import('better-sqlite3').Database }).db.pragma('wal_autocheckpoint = 0');
-  return { s, io };
-}
-
-async function reopenAfterCrash(s: Store, dir: string, power: boolean): Promise<{ r: Store; dir: string }> {
-  if (!power) {
-    await s.close();
-    return { r: await Store.open(dir), dir };
-  }
-  const copy = path.join(tmpDir('chunkfs-ncrash-'), 'store');
-  fs.cpSync(dir, copy, { recursive: true, filter: (p) => !p.endsWith('-shm') && !p.endsWith('chunkfs.lock') });
-  await s.close().catch(() => undefined);
-  return { r: await Store.open(copy), dir: copy };
 }
 
 /** One batch: every target written concurrently (one container append), its seal if it filled the container, then fsync. */

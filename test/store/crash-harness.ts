@@ -1,0 +1,33 @@
+// Shared by the store crash tests (crash.test.ts, small-files-crash.test.ts): open a store on a
+// crashable Io, and reopen it after the crash as a process kill or a power loss leaves it.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { FaultyIo } from '../../store/faulty-io';
+import { NodeIo } from '../../store/io';
+import { Store } from '../../store/store';
+import { tmpDir } from './helpers';
+
+/** Power loss: SQLite's own checkpoints would sync the WAL behind the Io's back (FaultyIo.restoreExternal). */
+export async function openCrashable(dir: string, power: boolean): Promise<{ s: Store; io: FaultyIo }> {
+  const io = new FaultyIo(new NodeIo());
+  io.restoreExternal = power;
+  const s = await Store.open(dir, { io });
+  if (power) (s as unknown as { db: import('better-sqlite3').Database }).db.pragma('wal_autocheckpoint = 0');
+  return { s, io };
+}
+
+/**
+ * After a crash of s (its Io crashed): a process kill keeps every SQLite commit, so the store is
+ * reopened in place; a power loss also puts meta.db-wal back to its last full commit, and the store
+ * is reopened from a copy without the SQLite shared memory and the lock, as after a reboot.
+ */
+export async function reopenAfterCrash(s: Store, dir: string, power: boolean): Promise<{ r: Store; dir: string }> {
+  if (!power) {
+    await s.close();
+    return { r: await Store.open(dir), dir };
+  }
+  const copy = path.join(tmpDir('chunkfs-crash-'), 'store');
+  fs.cpSync(dir, copy, { recursive: true, filter: (p) => !p.endsWith('-shm') && !p.endsWith('chunkfs.lock') });
+  await s.close().catch(() => undefined); // its SQLite state is stale now; the copy is what survived
+  return { r: await Store.open(copy), dir: copy };
+}
