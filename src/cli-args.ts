@@ -16,7 +16,12 @@ export type Command =
   | { verb: 'status'; store: string; json: boolean }
   | { verb: 'scrub'; store: string; repair: boolean; json: boolean };
 
-export interface MountCliOptions { bufferBytesMax?: number; flushDelayMs?: number; allowOther?: boolean }
+export type TransportChoice = 'fuse3' | 'fuse-native';
+export interface MountCliOptions {
+  bufferBytesMax?: number; flushDelayMs?: number; allowOther?: boolean;
+  transport?: TransportChoice; writebackCache?: boolean;
+}
+const TRANSPORT_CHOICES: readonly TransportChoice[] = ['fuse3', 'fuse-native'];
 
 export const VERBS = ['mkfs', 'mount', 'umount', 'status', 'scrub'] as const;
 const DISKS_MAX = 256;
@@ -90,7 +95,7 @@ function parseMkfs(args: string[]): Command {
   return cmd;
 }
 
-/** -o buffer_mb=N,flush_ms=N,allow_other,noallow_other */
+/** -o buffer_mb=N,flush_ms=N,allow_other,noallow_other,transport=T,writeback_cache,nowriteback_cache */
 export function parseMountOptions(text: string): MountCliOptions {
   const o: MountCliOptions = {};
   for (const item of text.split(',').map((s) => s.trim()).filter((s) => s.length > 0)) {
@@ -99,10 +104,19 @@ export function parseMountOptions(text: string): MountCliOptions {
     else if (key === 'flush_ms') o.flushDelayMs = positiveInt('mount', 'flush_ms', value ?? '', 3_600_000);
     else if (key === 'allow_other' && value === undefined) o.allowOther = true;
     else if (key === 'noallow_other' && value === undefined) o.allowOther = false;
+    else if (key === 'transport') o.transport = transportChoice(value ?? '');
+    else if (key === 'writeback_cache' && value === undefined) o.writebackCache = true;
+    else if (key === 'nowriteback_cache' && value === undefined) o.writebackCache = false;
     // An unknown option must not reach FUSE: it would leave a stale mount behind.
-    else throw new UsageError('mount', `unknown mount option '${item}' (known: buffer_mb=N, flush_ms=N, allow_other, noallow_other)`);
+    else throw new UsageError('mount', `unknown mount option '${item}' (known: buffer_mb=N, flush_ms=N, allow_other, noallow_other, transport=fuse3|fuse-native, writeback_cache, nowriteback_cache)`);
   }
   return o;
+}
+
+function transportChoice(text: string): TransportChoice {
+  const t = TRANSPORT_CHOICES.find((c) => c === text);
+  if (t === undefined) throw new UsageError('mount', `transport: '${text}' is not one of ${TRANSPORT_CHOICES.join(', ')}`);
+  return t;
 }
 
 function parseMount(args: string[]): Command {
@@ -174,7 +188,9 @@ created on first use with 6 disks and replica:3. A stale mount point left by a c
 a live one is refused.
   -o buffer_mb=N     write-back buffer limit in MiB (default 5% of RAM, 64..1024)
   -o flush_ms=N      flush a dirty file this long after its first buffered write (default 5000)
-  -o allow_other     let other users in (default when run as root); noallow_other to refuse them`,
+  -o allow_other     let other users in (default when run as root); noallow_other to refuse them
+  -o transport=T     fuse3 (our libfuse3 low-level binding) or fuse-native (libfuse 2, path-based)
+  -o writeback_cache let the kernel cache written pages (fuse3 only; nowriteback_cache to turn it off)`,
   umount: `usage: chunkfs umount <mountpoint> [--lazy]
 
 Unmount a chunkfs mount (the mount process flushes and exits). --lazy detaches it even while busy.`,

@@ -142,11 +142,14 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<void> {
   // Keeps the process alive (the FUSE thread's handles are unref'd), and notices an unmount from
   // outside (chunkfs umount, fusermount -u): then flush, close the store and exit.
   setInterval(() => { if (!stopping && !mountedAt(mountpoint)) stop('unmounted'); }, UNMOUNT_POLL_MS);
-  process.stdout.write(`chunkfs: mounted ${storeDir} on ${mountpoint} (pid ${process.pid})\n`);
+  process.stdout.write(`chunkfs: mounted ${storeDir} on ${mountpoint} (pid ${process.pid}, transport ${mounted.transport})\n`);
 }
 
-function mountOptions(o: MountCliOptions): { bufferBytesMax?: number; flushDelayMs?: number; allowOther?: boolean } {
-  return { bufferBytesMax: o.bufferBytesMax, flushDelayMs: o.flushDelayMs, allowOther: o.allowOther };
+function mountOptions(o: MountCliOptions): import('../fs/mount').MountOptions {
+  return {
+    bufferBytesMax: o.bufferBytesMax, flushDelayMs: o.flushDelayMs, allowOther: o.allowOther,
+    transport: o.transport, writebackCache: o.writebackCache,
+  };
 }
 
 async function cmdUmount(c: Extract<Command, { verb: 'umount' }>): Promise<void> {

@@ -10,6 +10,8 @@ export type InodeType = 'file' | 'dir' | 'symlink';
 export interface Attr {
   ino: number; type: InodeType; mode: number; uid: number; gid: number; sizeBytes: number; nlink: number;
   atimeNs: bigint; mtimeNs: bigint; ctimeNs: bigint; birthtimeNs: bigint; layout: string;
+  /** Device number of a character or block device node, 0 for every other type. */
+  rdev: number;
 }
 
 export const LAYOUT_XATTR = 'user.chunkfs.layout';
@@ -21,7 +23,7 @@ export function attrOf(r: Row): Attr {
     ino: Number(r.ino), type: r.type as InodeType, mode: Number(r.mode), uid: Number(r.uid), gid: Number(r.gid),
     sizeBytes: Number(r.size), nlink: Number(r.nlink), atimeNs: BigInt(r.atime_ns as bigint),
     mtimeNs: BigInt(r.mtime_ns as bigint), ctimeNs: BigInt(r.ctime_ns as bigint), birthtimeNs: BigInt(r.birth_ns as bigint),
-    layout: (r.layout as string | null) ?? '',
+    layout: (r.layout as string | null) ?? '', rdev: Number(r.rdev ?? 0),
   };
 }
 

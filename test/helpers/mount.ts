@@ -200,11 +200,21 @@ export async function mkfs (store: string, args: string[] = ['--disks', '6', '--
   if (r.code !== 0) throw new Error(`mkfs failed: ${r.stderr}${r.stdout}`)
 }
 
-/** Mount a chunkfs store with the CLI in a child process. */
+/**
+ * The transport mounted tests run on: $CHUNKFS_TRANSPORT (npm test runs the mounted suite once per
+ * transport), else the CLI's default.
+ */
+export const TRANSPORT = process.env.CHUNKFS_TRANSPORT
+export function transportArgs (): string[] {
+  return TRANSPORT === undefined || TRANSPORT === '' ? [] : ['-o', `transport=${TRANSPORT}`]
+}
+
+/** Mount a chunkfs store with the CLI in a child process (on TRANSPORT unless extraArgs names one). */
 export async function mountChunkfs (store: string, mountpoint: string, extraArgs: string[] = []): Promise<ChunkfsMount> {
+  const named = extraArgs.some((a) => a.includes('transport='))
   const m = await startMount({
     command: process.execPath,
-    args: [CLI_JS, 'mount', store, mountpoint, ...extraArgs],
+    args: [CLI_JS, 'mount', store, mountpoint, ...(named ? [] : transportArgs()), ...extraArgs],
     mountpoint,
     readyPattern: /^chunkfs: mounted /,
   })

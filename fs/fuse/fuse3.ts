@@ -1,0 +1,102 @@
+// The default transport: our libfuse3 low-level binding (native/fuse3/, DESIGN §2 and §8). Requests
+// arrive in batches and are answered by fuse3-ops.ts; forget notices feed the lookup counts.
+// Options: 1 MiB writes, readdirplus, attribute and entry caching (the kernel sees every inode as
+// one inode, hard links included, so cached attributes stay right), keep_cache, max_background.
+// Teardown (stop): libfuse stops reading, the kernel connection ends (lazy unmount; an abort if open
+// files keep it alive), every request still in JS is answered, then the session is freed. A crash
+// is cleaned up by auto_unmount (libfuse's fusermount3 helper unmounts when this process dies).
+import { execFile } from 'node:child_process';
+import { promises as fsp } from 'node:fs';
+import type { FsCore } from '../core';
+import type { Transport, TransportOptions } from './transport';
+import { fuse3Native, Session } from './fuse3-native';
+import { ATTR_FIELD_COUNT, DIR_ENTRIES_PER_REPLY_MAX, F, FIELD_COUNT, OP } from './fuse3-abi';
+import { Replier } from './fuse3-reply';
+import { Batch, Ctx, handle, makeRun } from './fuse3-ops';
+import { ReadBuffers } from './read-buffers';
+
+/** The kernel may keep attributes and names this long (libfuse's own default). */
+export const CACHE_TIMEOUT_S = 1;
+const MAX_WRITE_BYTES = 1 << 20;
+// Background requests (read-ahead, write-back) the kernel keeps in flight; the write-back buffer
+// takes writes as fast as memory copies, so 64 x 1 MiB keeps a stream going without a backlog.
+const MAX_BACKGROUND = 64;
+const CONGESTION_THRESHOLD = 48;
+// libfuse threads reading requests: they only copy and queue, so a few cover 2 cores.
+const THREADS_MAX = 4;
+const THREADS_IDLE = 2;
+/** After a lazy unmount, how long open files may keep the connection before it is aborted. */
+const END_WAIT_MS = 5_000;
+/** How long requests still in the core may take to finish at teardown before they answer EIO. */
+const DRAIN_WAIT_MS = 60_000;
+const UNMOUNT_TIMEOUT_MS = 10_000;
+
+function sleep(ms: number): Promise<'timeout'> {
+  return new Promise((resolve) => setTimeout(() => resolve('timeout'), ms).unref());
+}
+
+function lazyUnmount(mountpoint: string): Promise<string | null> {
+  return new Promise((resolve) => {
+    execFile('fusermount3', ['-u', '-z', mountpoint], { timeout: UNMOUNT_TIMEOUT_MS }, (err, stdout, stderr) => {
+      resolve(err === null ? null : `${err.message.trim()} ${String(stderr).trim()}`);
+    });
+  });
+}
+
+export async function mountFuse3(core: FsCore, mountpoint: string, opts: TransportOptions): Promise<Transport> {
+  const native = fuse3Native();
+  const scratch = new Float64Array(ATTR_FIELD_COUNT * DIR_ENTRIES_PER_REPLY_MAX);
+  let ended: () => void = () => undefined;
+  const endedP = new Promise<void>((resolve) => { ended = resolve; });
+  let x: Ctx | null = null;
+  let interrupts = 0;
+
+  const onBatch = (rows: Float64Array, count: number, names: Array<string | undefined>, bufs: Array<Buffer | undefined>, end: boolean): void => {
+    const b: Batch = { rows, names, bufs };
+    for (let i = 0; i < count; i++) {
+      const op = rows[i * FIELD_COUNT + F.op];
+      if (op === OP.forget) {
+        core.forget(rows[i * FIELD_COUNT + F.ino], rows[i * FIELD_COUNT + F.size])
+          .catch((err: Error) => opts.log(`forget: ${err.message}`));
+      } else if (op === OP.interrupt) {
+        // Every op here finishes on its own (store I/O, no unbounded waits): the kernel gets the
+        // normal answer, which the interrupt protocol allows. Counted for the teardown log.
+        interrupts += 1;
+      } else {
+        x!.reply.delivered(rows[i * FIELD_COUNT + F.id]);
+        handle(x!, b, i);
+      }
+    }
+    if (end) ended();
+  };
+
+  const session: Session = native.mount({
+    mountpoint, fsname: 'chunkfs', subtype: 'chunkfs', allowOther: opts.allowOther, defaultPermissions: true,
+    autoUnmount: true, writebackCache: opts.writebackCache, readdirplus: true, maxWriteBytes: MAX_WRITE_BYTES,
+    maxBackground: MAX_BACKGROUND, congestionThreshold: CONGESTION_THRESHOLD, maxThreads: THREADS_MAX, idleThreads: THREADS_IDLE,
+  }, onBatch, scratch);
+  const reply = new Replier(native, session, scratch, { attrS: CACHE_TIMEOUT_S, entryS: CACHE_TIMEOUT_S });
+  x = { core, reply, log: opts.log, readBuffers: new ReadBuffers(), run: makeRun(reply, opts.log) };
+
+  return {
+    name: 'fuse3',
+    async stop(goneAlready: boolean): Promise<void> {
+      native.exit(session);
+      if (!goneAlready) {
+        const err = await lazyUnmount(mountpoint);
+        if (err !== null) opts.log(`unmount: ${err}`);
+      }
+      if (await Promise.race([endedP, sleep(END_WAIT_MS)]) === 'timeout') {
+        const id = native.connectionId(session);
+        opts.log(`open files keep ${mountpoint} alive: aborting FUSE connection ${id}`);
+        await fsp.writeFile(`/sys/fs/fuse/connections/${id}/abort`, '1').catch((e: Error) => opts.log(`abort: ${e.message}`));
+        await endedP;
+      }
+      if (await Promise.race([reply.whenDrained(), sleep(DRAIN_WAIT_MS)]) === 'timeout') {
+        opts.log(`${reply.inFlight} requests still running after ${DRAIN_WAIT_MS} ms: answering EIO`);
+      }
+      const unanswered = native.destroy(session);
+      if (unanswered > 0 || interrupts > 0) opts.log(`teardown: ${unanswered} unanswered requests, ${interrupts} interrupts seen`);
+    },
+  };
+}

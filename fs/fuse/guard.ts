@@ -1,0 +1,47 @@
+// Every request answers exactly once, whatever its op does: the op's result, or for a throw or
+// rejection its errno (EIO for anything untyped, logged in one line naming the op and its subject).
+// A transport reply that throws while delivering a result (a conversion bug) answers EIO instead,
+// so no request is ever left waiting.
+import { constants } from 'node:os';
+import { describeError, toErrno } from '../errno';
+
+const EIO = -constants.errno.EIO;
+
+export type Log = (message: string) => void;
+
+export function isPromise<T>(r: T | Promise<T>): r is Promise<T> {
+  return typeof (r as { then?: unknown } | null)?.then === 'function';
+}
+
+/** The (negative) reply errno for a failure, logged when untyped; never throws, whatever was thrown. */
+export function errnoOf(log: Log, name: string, subject: string | null, err: unknown): number {
+  try {
+    const { errno, log: worth } = toErrno(err);
+    if (worth) log(`${name} ${subject ?? '-'}: ${describeError(err)}`);
+    return errno;
+  } catch {
+    return EIO;
+  }
+}
+
+/**
+ * Calls the transport back with a result; if that throws, answers EIO instead. (The transports
+ * convert the result before they answer, so a throw means nothing was answered yet.)
+ */
+function deliver(log: Log, name: string, subject: string | null, send: () => void, fail: (errno: number) => void): void {
+  try {
+    send();
+  } catch (err) {
+    try { log(`${name} ${subject ?? '-'}: reply failed: ${describeError(err)}`); } catch { /* answer regardless */ }
+    try { fail(EIO); } catch { /* the transport cannot answer at all; nothing is left to try */ }
+  }
+}
+
+/** Runs one op and answers exactly once: ok(its result), or fail(negative errno) for a throw or rejection. */
+export function guard<T>(log: Log, name: string, subject: string | null, fn: () => T | Promise<T>, ok: (v: T) => void, fail: (errno: number) => void): void {
+  const failed = (err: unknown): void => { try { fail(errnoOf(log, name, subject, err)); } catch { /* as in deliver */ } };
+  let r: T | Promise<T>;
+  try { r = fn(); } catch (err) { failed(err); return; }
+  if (!isPromise(r)) { deliver(log, name, subject, () => ok(r as T), fail); return; }
+  r.then((v) => deliver(log, name, subject, () => ok(v), fail), failed);
+}

@@ -1,0 +1,145 @@
+// The chunkfs_fuse3 addon: mount a libfuse3 low-level session whose requests reach JS in batches
+// (session.h), and answer them (replies.h). Used only by fs/fuse/fuse3.ts.
+//   mount(options, onBatch, attrScratch) -> session      exit(session)
+//   loopEnded(session) -> boolean                        connectionId(session) -> number
+//   destroy(session) -> requests answered EIO because JS had not answered them
+#include <node_api.h>
+
+#include "napi_args.h"
+#include "replies.h"
+#include "reply_layout.h"
+#include "session.h"
+
+namespace fuse3 {
+namespace {
+
+void HandleFinalize(napi_env env, void* data, void* /*hint*/) {
+  auto* s = static_cast<Session*>(data);
+  if (s->scratchRef() != nullptr) napi_delete_reference(env, s->scratchRef());
+  s->HandleGone();
+}
+
+bool Flag(Args& a, const char* key, bool dflt) {
+  napi_value v = a.Prop(0, key);
+  bool out = dflt;
+  if (v != nullptr && napi_get_value_bool(a.env, v, &out) != napi_ok) a.Fail(key);
+  return out;
+}
+
+unsigned Count(Args& a, const char* key, unsigned dflt) {
+  napi_value v = a.Prop(0, key);
+  uint32_t out = dflt;
+  if (v != nullptr && napi_get_value_uint32(a.env, v, &out) != napi_ok) a.Fail(key);
+  return out;
+}
+
+std::string Text(Args& a, const char* key) {
+  napi_value v = a.Prop(0, key);
+  if (v == nullptr) {
+    a.Fail(key);
+    return std::string();
+  }
+  size_t len = 0;
+  if (napi_get_value_string_utf8(a.env, v, nullptr, 0, &len) != napi_ok) {
+    a.Fail(key);
+    return std::string();
+  }
+  std::string s(len, '\0');
+  napi_get_value_string_utf8(a.env, v, s.data(), len + 1, &len);
+  return s;
+}
+
+napi_value Mount(napi_env env, napi_callback_info info) {
+  Args a(env, info);
+  MountOptions o;
+  o.mountpoint = Text(a, "mountpoint");
+  o.fsname = Text(a, "fsname");
+  o.subtype = Text(a, "subtype");
+  o.allowOther = Flag(a, "allowOther", false);
+  o.defaultPermissions = Flag(a, "defaultPermissions", true);
+  o.autoUnmount = Flag(a, "autoUnmount", true);
+  o.writebackCache = Flag(a, "writebackCache", false);
+  o.readdirplus = Flag(a, "readdirplus", true);
+  o.maxWriteBytes = Count(a, "maxWriteBytes", o.maxWriteBytes);
+  o.maxBackground = Count(a, "maxBackground", o.maxBackground);
+  o.congestionThreshold = Count(a, "congestionThreshold", o.congestionThreshold);
+  o.maxThreads = Count(a, "maxThreads", o.maxThreads);
+  o.idleThreads = Count(a, "idleThreads", o.idleThreads);
+  napi_valuetype fnType;
+  if (a.ok && (napi_typeof(env, a.At(1), &fnType) != napi_ok || fnType != napi_function)) a.Fail("onBatch: expected a function");
+  bool isTyped = false;
+  napi_typedarray_type type;
+  size_t length = 0;
+  void* data = nullptr;
+  if (a.ok && (napi_is_typedarray(env, a.At(2), &isTyped) != napi_ok || !isTyped)) a.Fail("attrScratch: expected a Float64Array");
+  if (a.ok) {
+    napi_get_typedarray_info(env, a.At(2), &type, &length, &data, nullptr, nullptr);
+    if (type != napi_float64_array || length < static_cast<size_t>(kAttrFieldCount) * kDirEntriesPerReplyMax) {
+      a.Fail("attrScratch: expected a Float64Array of kAttrFieldCount * kDirEntriesPerReplyMax");
+    }
+  }
+  if (!a.ok) return nullptr;
+  std::string error;
+  Session* s = Session::Mount(env, o, a.At(1), static_cast<double*>(data), length / kAttrFieldCount, &error);
+  if (s == nullptr) {
+    napi_throw_error(env, nullptr, error.c_str());
+    return nullptr;
+  }
+  napi_ref keep;  // the scratch must outlive the session (its bytes are read at every reply)
+  napi_create_reference(env, a.At(2), 1, &keep);
+  s->set_scratchRef(keep);
+  napi_value handle;
+  napi_create_external(env, s, HandleFinalize, nullptr, &handle);
+  return handle;
+}
+
+napi_value Exit(napi_env env, napi_callback_info info) {
+  Args a(env, info);
+  Session* s = a.Live(0);
+  if (s != nullptr) s->Exit();
+  return nullptr;
+}
+
+napi_value LoopEnded(napi_env env, napi_callback_info info) {
+  Args a(env, info);
+  Session* s = a.Live(0);
+  if (s == nullptr) return nullptr;
+  napi_value v;
+  napi_get_boolean(env, s->loopEnded(), &v);
+  return v;
+}
+
+napi_value ConnectionId(napi_env env, napi_callback_info info) {
+  Args a(env, info);
+  Session* s = a.Live(0);
+  return s == nullptr ? nullptr : Int(env, s->connectionId());
+}
+
+napi_value Destroy(napi_env env, napi_callback_info info) {
+  Args a(env, info);
+  Session* s = a.Live(0);
+  if (s == nullptr) return nullptr;
+  if (!s->loopEnded()) {
+    napi_throw_error(env, nullptr, "destroy: the request loop is still running (end the connection first)");
+    return nullptr;
+  }
+  return Int(env, static_cast<int64_t>(s->Destroy()));
+}
+
+napi_value Init(napi_env env, napi_value exports) {
+  napi_property_descriptor props[] = {
+      {"mount", nullptr, Mount, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"exit", nullptr, Exit, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"loopEnded", nullptr, LoopEnded, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"connectionId", nullptr, ConnectionId, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"destroy", nullptr, Destroy, nullptr, nullptr, nullptr, napi_default, nullptr},
+  };
+  napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
+  DefineReplies(env, exports);
+  return exports;
+}
+
+}  // namespace
+}  // namespace fuse3
+
+NAPI_MODULE(NODE_GYP_MODULE_NAME, fuse3::Init)
