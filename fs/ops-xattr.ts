@@ -7,6 +7,8 @@ import type { FsCore } from './core';
 import { posix } from './errno';
 
 const USER_PREFIX = 'user.';
+/** Name prefixes of the attributes stored; a transport may answer other reads (ENODATA) itself. */
+export const STORED_XATTR_PREFIXES: readonly string[] = [USER_PREFIX];
 const XATTR_VALUE_BYTES_MAX = 64 * 1024; // Linux XATTR_SIZE_MAX
 const XATTR_NAME_BYTES_MAX = 255; // Linux XATTR_NAME_MAX
 

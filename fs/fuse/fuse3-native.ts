@@ -14,6 +14,8 @@ export interface Fuse3MountOptions {
   writebackCache: boolean; readdirplus: boolean;
   maxWriteBytes: number; maxBackground: number; congestionThreshold: number;
   maxThreads: number; idleThreads: number;
+  /** getxattr of other names is answered ENODATA by the binding (no JS round trip); empty: none is */
+  xattrPrefixes: readonly string[];
 }
 
 /** (rows, count, names, buffers, ended, loopResult): see native/fuse3/to_js.h. */
@@ -21,7 +23,6 @@ export type OnBatch = (rows: Float64Array, count: number, names: Array<string | 
 
 export interface Fuse3Native {
   mount(options: Fuse3MountOptions, onBatch: OnBatch, attrScratch: Float64Array): Session;
-  exit(s: Session): void;
   loopEnded(s: Session): boolean;
   connectionId(s: Session): number;
   /** Answers EIO to whatever JS left unanswered (returns how many), frees the libfuse session. */

@@ -1,6 +1,6 @@
 // The chunkfs_fuse3 addon: mount a libfuse3 low-level session whose requests reach JS in batches
 // (session.h), and answer them (replies.h). Used only by fs/fuse/fuse3.ts.
-//   mount(options, onBatch, attrScratch) -> session      exit(session)
+//   mount(options, onBatch, attrScratch) -> session
 //   loopEnded(session) -> boolean                        connectionId(session) -> number
 //   destroy(session) -> requests answered EIO because JS had not answered them
 #include <node_api.h>
@@ -12,6 +12,9 @@
 
 namespace fuse3 {
 namespace {
+
+// Attribute name prefixes the mount may list (a handful: user., trusted., ...).
+constexpr uint32_t kXattrPrefixesMax = 16;
 
 void HandleFinalize(napi_env env, void* data, void* /*hint*/) {
   auto* s = static_cast<Session*>(data);
@@ -65,6 +68,21 @@ napi_value Mount(napi_env env, napi_callback_info info) {
   o.congestionThreshold = Count(a, "congestionThreshold", o.congestionThreshold);
   o.maxThreads = Count(a, "maxThreads", o.maxThreads);
   o.idleThreads = Count(a, "idleThreads", o.idleThreads);
+  napi_value prefixes = a.Prop(0, "xattrPrefixes");
+  uint32_t prefixCount = 0;
+  if (prefixes != nullptr && napi_get_array_length(env, prefixes, &prefixCount) != napi_ok) a.Fail("xattrPrefixes: expected an array");
+  for (uint32_t i = 0; a.ok && i < prefixCount && i < kXattrPrefixesMax; i++) {
+    napi_value v;
+    napi_get_element(env, prefixes, i, &v);
+    size_t len = 0;
+    if (napi_get_value_string_utf8(env, v, nullptr, 0, &len) != napi_ok) {
+      a.Fail("xattrPrefixes: expected strings");
+      break;
+    }
+    std::string p(len, '\0');
+    napi_get_value_string_utf8(env, v, p.data(), len + 1, &len);
+    o.xattrPrefixes.push_back(p);
+  }
   napi_valuetype fnType;
   if (a.ok && (napi_typeof(env, a.At(1), &fnType) != napi_ok || fnType != napi_function)) a.Fail("onBatch: expected a function");
   bool isTyped = false;
@@ -91,13 +109,6 @@ napi_value Mount(napi_env env, napi_callback_info info) {
   napi_value handle;
   napi_create_external(env, s, HandleFinalize, nullptr, &handle);
   return handle;
-}
-
-napi_value Exit(napi_env env, napi_callback_info info) {
-  Args a(env, info);
-  Session* s = a.Live(0);
-  if (s != nullptr) s->Exit();
-  return nullptr;
 }
 
 napi_value LoopEnded(napi_env env, napi_callback_info info) {
@@ -129,7 +140,6 @@ napi_value Destroy(napi_env env, napi_callback_info info) {
 napi_value Init(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
       {"mount", nullptr, Mount, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"exit", nullptr, Exit, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"loopEnded", nullptr, LoopEnded, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"connectionId", nullptr, ConnectionId, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"destroy", nullptr, Destroy, nullptr, nullptr, nullptr, napi_default, nullptr},

@@ -1,6 +1,6 @@
 // Session lifecycle and the request queue between libfuse's threads and the JS thread (see
-// session.h). Teardown order (fs/fuse/fuse3.ts drives it): Exit, end the kernel connection
-// (lazy unmount, or abort), wait for the loop's end notice, answer every request, Destroy.
+// session.h). Teardown order (fs/fuse/fuse3.ts drives it): end the kernel connection (lazy
+// unmount, or abort), wait for the loop's end notice, answer every request, Destroy.
 // The loop thread never closes the /dev/fuse descriptor while libfuse threads may read it: a
 // closed descriptor number can be reused by any open() in this process (libfuse's own
 // fuse_session_unmount closes it, so it only runs in Destroy, after the loop ended).
@@ -236,10 +236,6 @@ Request* Session::Take(uint64_t id) {
   if (r->op == Op::kWrite) writeBytes_ -= r->dataBytes;
   Release(slot);
   return r;
-}
-
-void Session::Exit() {
-  if (se_ != nullptr) fuse_session_exit(se_);
 }
 
 size_t Session::Destroy() {

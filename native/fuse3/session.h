@@ -32,6 +32,9 @@ struct MountOptions {
   unsigned congestionThreshold = 48;
   unsigned maxThreads = 4;
   unsigned idleThreads = 2;
+  // getxattr of a name outside these prefixes is answered ENODATA here, without a JS round trip:
+  // the kernel asks for security.capability before every write, and the core stores only these.
+  std::vector<std::string> xattrPrefixes;
 };
 
 // Requests (and forget/interrupt notices) queued or being answered at once. Kernel requests are
@@ -61,8 +64,6 @@ class Session {
   napi_ref scratchRef() const { return scratchRef_; }
   void set_scratchRef(napi_ref ref) { scratchRef_ = ref; }
   size_t attrRows() const { return attrRows_; }
-  // Stop reading requests; the kernel connection still has to end (unmount or abort).
-  void Exit();
   // Kernel connection id (minor device number of the mount), for /sys/fs/fuse/connections/<id>.
   unsigned connectionId() const { return connId_; }
   // After the loop ended and every request was answered: unmount leftovers, free libfuse's session.
