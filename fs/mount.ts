@@ -19,7 +19,7 @@ export interface MountOptions {
 }
 
 /** Used when no transport is named. */
-export const DEFAULT_TRANSPORT: TransportName = 'fuse-native';
+export const DEFAULT_TRANSPORT: TransportName = 'fuse3';
 
 export interface MountedFs {
   core: FsCore;

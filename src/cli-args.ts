@@ -189,7 +189,7 @@ a live one is refused.
   -o buffer_mb=N     write-back buffer limit in MiB (default 5% of RAM, 64..1024)
   -o flush_ms=N      flush a dirty file this long after its first buffered write (default 5000)
   -o allow_other     let other users in (default when run as root); noallow_other to refuse them
-  -o transport=T     fuse3 (our libfuse3 low-level binding) or fuse-native (libfuse 2, path-based)
+  -o transport=T     fuse3 (default: our libfuse3 low-level binding) or fuse-native (libfuse 2, path-based)
   -o writeback_cache let the kernel cache written pages (fuse3 only; nowriteback_cache to turn it off)`,
   umount: `usage: chunkfs umount <mountpoint> [--lazy]
 
