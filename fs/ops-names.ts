@@ -4,6 +4,7 @@
 // is checked for length first, so a name over 255 bytes is ENAMETOOLONG wherever it appears.
 import type { FsCore } from './core';
 import type { Attr } from '../store/namespace';
+import { specialTypeOf, typeBits } from '../store/attr';
 import type { Caller, DirEntry, Stat } from './types';
 import { NAME_BYTES_MAX } from '../store/names';
 import { posix } from './errno';
@@ -43,7 +44,7 @@ export function listing(core: FsCore, ino: number): DirEntry[] {
   ];
   for (const e of core.ns.readdir(ino)) {
     if (e.name.startsWith(HIDDEN_PREFIX)) continue;
-    out.push({ name: e.name, ino: e.ino, mode: e.type === 'dir' ? S_IFDIR : e.type === 'symlink' ? 0o120000 : S_IFREG, offset: out.length + 1 });
+    out.push({ name: e.name, ino: e.ino, mode: typeBits(e.type), offset: out.length + 1 });
   }
   return out;
 }
@@ -60,12 +61,15 @@ export function rmdir(core: FsCore, parent: number, name: string): void {
   core.ns.rmdir(parent, name);
 }
 
+/** A regular file, FIFO, socket, or character or block device node (the kernel checks CAP_MKNOD). */
 export function mknod(core: FsCore, parent: number, name: string, mode: number, rdev: number, caller: Caller): Stat {
   checkLength(name);
-  if ((mode & S_IFMT) !== S_IFREG && (mode & S_IFMT) !== 0) throw posix('EPERM', 'only regular files can be created with mknod');
   const p = core.ns.attr(parent);
   const o = newOwner(p, caller);
-  return core.stat(core.ns.create(parent, name, mode & 0o7777, o.uid, o.gid));
+  if ((mode & S_IFMT) === S_IFREG || (mode & S_IFMT) === 0) return core.stat(core.ns.create(parent, name, mode & 0o7777, o.uid, o.gid));
+  const type = specialTypeOf(mode);
+  if (type === null) throw posix('EINVAL', `mknod cannot make mode ${mode.toString(8)}`);
+  return core.stat(core.ns.mknod(parent, name, type, mode & 0o7777, rdev, o.uid, o.gid));
 }
 
 export async function unlink(core: FsCore, parent: number, name: string): Promise<void> {
@@ -74,13 +78,14 @@ export async function unlink(core: FsCore, parent: number, name: string): Promis
   await core.dropped(r.ino, r.nlink);
 }
 
-/** rename(2) flags (renameat2) the core understands. */
+/** renameat2(2) flags. RENAME_WHITEOUT (overlayfs' whiteouts) is not supported: EINVAL, as on tmpfs without it. */
 export const RENAME_NOREPLACE = 1;
 export const RENAME_EXCHANGE = 2;
 
 export async function rename(core: FsCore, parent: number, name: string, newParent: number, newName: string, flags: number): Promise<void> {
   checkLength(name);
   checkLength(newName);
+  if (flags === RENAME_EXCHANGE) { core.ns.exchange(parent, name, newParent, newName); return; }
   if (flags !== 0 && flags !== RENAME_NOREPLACE) throw posix('EINVAL', `rename flags ${flags} are not supported`);
   const replaced = core.ns.rename(parent, name, newParent, newName, { noReplace: flags === RENAME_NOREPLACE });
   if (replaced !== null) await core.dropped(replaced.ino, replaced.nlink);

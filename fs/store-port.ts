@@ -15,6 +15,8 @@ export interface StorePort {
   /** Durable when it resolves. */
   write(ino: number, offsetBytes: number, data: Uint8Array): Promise<void>;
   truncate(ino: number, sizeBytes: number): Promise<void>;
+  /** Whole chunks in the range become holes (their space freed); resolves to the partly covered parts. */
+  punchHole(ino: number, offsetBytes: number, lengthBytes: number): Promise<Array<{ offsetBytes: number; lengthBytes: number }>>;
   /** Delete the data of an nlink-0 inode (from the orphan list). */
   deleteFile(ino: number): Promise<void>;
   /** Usable capacity: raw disk space divided by the default layout's overhead. */

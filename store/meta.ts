@@ -4,13 +4,14 @@
 // Schema changes are migrations keyed by PRAGMA user_version.
 import Database from 'better-sqlite3';
 import { assert } from '../src/errors';
+import { MIGRATION_V2_SPECIAL_FILES } from './migration-v2';
 
 export type Db = Database.Database;
 
 const S_IFDIR = 0o040000;
 export const ROOT_INO = 1;
 
-const MIGRATIONS: string[] = [
+export const MIGRATIONS: string[] = [
   // v1: the whole initial schema.
   `CREATE TABLE inodes(
      ino INTEGER PRIMARY KEY,
@@ -40,6 +41,7 @@ const MIGRATIONS: string[] = [
      PRIMARY KEY(ino, chunk_index, version, shard_index)) WITHOUT ROWID;
    CREATE TABLE counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
    CREATE TABLE orphans(ino INTEGER PRIMARY KEY);  -- nlink 0, data not yet deleted`,
+  MIGRATION_V2_SPECIAL_FILES,
 ];
 
 const NS_PER_MS = 1_000_000n;

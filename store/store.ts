@@ -22,6 +22,7 @@ import { Db, openDb } from './meta';
 import { Namespace } from './namespace';
 import { RecoveryReport, emptyRecoveryReport, recover } from './recovery';
 import { ShardStore } from './shard-store';
+import { ByteRange, punchHole } from './punch';
 
 export const META_FILE = 'meta.db';
 
@@ -241,6 +242,10 @@ export class Store {
   }
   truncate(ino: number, sizeBytes: number): Promise<void> {
     return this.files.truncate(ino, sizeBytes);
+  }
+  /** Whole chunks in the range become holes (space freed); returns the partly covered parts, to zero. */
+  punchHole(ino: number, offsetBytes: number, lengthBytes: number): Promise<ByteRange[]> {
+    return punchHole(this.env, this.files, ino, offsetBytes, lengthBytes);
   }
   /** Delete the data and inode of an unlinked (nlink 0) file once no handle holds it. */
   deleteFile(ino: number): Promise<void> {

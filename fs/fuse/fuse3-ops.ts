@@ -8,13 +8,13 @@ import * as names from '../ops-names';
 import * as file from '../ops-file';
 import * as dir from '../ops-dir';
 import * as xattr from '../ops-xattr';
+import { fallocate } from '../ops-fallocate';
 import { F, FIELD_COUNT, OP, OP_NAMES, OPEN_KEEP_CACHE, SET } from './fuse3-abi';
 import { Log, guard } from './guard';
 import type { Replier } from './fuse3-reply';
 import { ReadBuffers } from './read-buffers';
 
 const NS_PER_S = 1_000_000_000n;
-const EOPNOTSUPP = 95;
 const ENOSYS = 38;
 /** Bytes a directory entry takes at least in a reply (fuse_dirent / fuse_direntplus with a short name). */
 const DIRENT_BYTES_MIN = 32;
@@ -112,7 +112,8 @@ const HANDLERS: Partial<Record<number, Handler>> = {
   [OP.flush]: (x, b, i) => x.run(b, i, () => file.flush(x.core, fhOf(b, i)), () => x.reply.ok(idOf(b, i))),
   [OP.release]: (x, b, i) => x.run(b, i, () => file.release(x.core, fhOf(b, i)), () => x.reply.ok(idOf(b, i))),
   [OP.fsync]: (x, b, i) => x.run(b, i, () => file.fsync(x.core, fhOf(b, i)), () => x.reply.ok(idOf(b, i))),
-  [OP.fallocate]: (x, b, i) => x.reply.err(idOf(b, i), EOPNOTSUPP),
+  [OP.fallocate]: (x, b, i) => x.run(b, i, () => fallocate(x.core, fhOf(b, i), num(b, i, F.flags), num(b, i, F.off), num(b, i, F.size)),
+    () => x.reply.ok(idOf(b, i))),
 
   [OP.opendir]: (x, b, i) => x.run(b, i, () => dir.opendir(x.core, inoOf(b, i)), (fh) => {
     if (x.reply.open(idOf(b, i), fh, 0) !== 0) dir.releasedir(x.core, fh);

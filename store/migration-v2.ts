@@ -1,0 +1,22 @@
+// Schema v2 (issue 10): FIFOs, sockets and character/block devices are inodes of their own types,
+// and devices keep their device number (rdev). SQLite cannot change a CHECK constraint in place, so
+// the inodes table is rebuilt with the same columns plus rdev (rowids, i.e. inode numbers, kept).
+export const MIGRATION_V2_SPECIAL_FILES = `
+  CREATE TABLE inodes_v2(
+    ino INTEGER PRIMARY KEY,
+    type TEXT NOT NULL CHECK (type IN ('file','dir','symlink','fifo','socket','chardev','blockdev')),
+    mode INTEGER NOT NULL, uid INTEGER NOT NULL, gid INTEGER NOT NULL,
+    size INTEGER NOT NULL DEFAULT 0, nlink INTEGER NOT NULL,
+    parent INTEGER,
+    atime_ns INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ctime_ns INTEGER NOT NULL, birth_ns INTEGER NOT NULL,
+    layout TEXT, chunk_size INTEGER, bitrot_block INTEGER, ec_block_size INTEGER,
+    placement_seed INTEGER, cluster_map_epoch INTEGER,
+    symlink_target TEXT,
+    rdev INTEGER NOT NULL DEFAULT 0      -- chardev/blockdev: the device number as the kernel encodes it
+  );
+  INSERT INTO inodes_v2(ino, type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns,
+    layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch, symlink_target)
+    SELECT ino, type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns,
+      layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch, symlink_target FROM inodes;
+  DROP TABLE inodes;
+  ALTER TABLE inodes_v2 RENAME TO inodes;`;
