@@ -3,15 +3,19 @@
 #   plain      a plain directory (the baseline every ratio is against)
 #   bindfs     a bindfs mount (C passthrough: the FUSE ceiling)
 #   gocryptfs  a gocryptfs mount (per-block authenticated RMW: the nearest peer)
-#   passthru   scripts/passthrough.js (fuse-native passthrough: the ceiling of the binding)
-#   cfs-r3     chunkfs, replica:3
-#   cfs-ec42   chunkfs, ec:4+2
+#   passthru   scripts/passthrough.js (fuse-native passthrough: the ceiling of that binding; not run
+#              unless named in TARGETS)
+#   cfs3-r3    chunkfs on the libfuse3 transport (the default), replica:3
+#   cfs3-ec42  chunkfs on the libfuse3 transport, ec:4+2
+#   cfsn-r3    chunkfs on fuse-native (libfuse 2, -o transport=fuse-native), replica:3
+#   cfsn-ec42  chunkfs on fuse-native, ec:4+2
+#   cfs3wb-r3, cfs3wb-ec42  chunkfs on libfuse3 with -o writeback_cache (the kernel caches written pages)
 # Workloads: sequential 1 MiB write and read; random 4 KiB write with 1 and 4 jobs; random 4 KiB read;
 # random 4 KiB write with fsync after each write. Caches are dropped before each job and the targets are
 # interleaved over ROUNDS rounds (the machine is shared and noisy); the median of the rounds is reported.
 # Usage (as root): scripts/bench-fio.sh   env: ROUNDS=2 RUNTIME_S=8 SIZE_MB=256 BENCH_DIR=/var/tmp/chunkfs-bench
-#                  TARGETS="plain bindfs gocryptfs passthru cfs-r3 cfs-ec42" WORKLOADS="seqwrite seqread ..."
-#                  CHUNKFS_MOUNT_OPTS="buffer_mb=256" (chunkfs mount -o options)
+#                  TARGETS="plain bindfs gocryptfs cfs3-r3 cfs3-ec42 cfsn-r3 cfsn-ec42" WORKLOADS="seqwrite seqread ..."
+#                  CHUNKFS_MOUNT_OPTS="buffer_mb=256" (chunkfs mount -o options, every chunkfs target)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
@@ -20,7 +24,7 @@ ROUNDS=${ROUNDS:-2}
 RUNTIME_S=${RUNTIME_S:-8}
 SIZE_MB=${SIZE_MB:-256}
 BENCH_DIR=${BENCH_DIR:-/var/tmp/chunkfs-bench}
-TARGETS=${TARGETS:-"plain bindfs gocryptfs passthru cfs-r3 cfs-ec42"}
+TARGETS=${TARGETS:-"plain bindfs gocryptfs cfs3-r3 cfs3-ec42 cfsn-r3 cfsn-ec42"}
 WORKLOADS=${WORKLOADS:-"seqwrite seqread randwrite1 randwrite4 randread fsyncwrite"}
 RESULTS=$BENCH_DIR/results.tsv
 
@@ -79,10 +83,16 @@ setup_target() {
       mkdir -p "$base/src"
       node scripts/passthrough.js "$base/src" "$base/mnt" >"$base/log" 2>&1 &
       PIDS+=($!); MOUNTS+=("$base/mnt"); wait_line "$base/log" "mounted"; DIR[$t]=$base/mnt ;;
-    cfs-r3|cfs-ec42)
-      local layout=replica:3; [ "$t" = cfs-ec42 ] && layout=ec:4+2
+    cfs3-r3|cfs3-ec42|cfs3wb-r3|cfs3wb-ec42|cfsn-r3|cfsn-ec42)
+      local layout=replica:3; [ "${t#*-}" = ec42 ] && layout=ec:4+2
+      local opts
+      case ${t%%-*} in
+        cfs3) opts=transport=fuse3,nowriteback_cache ;;
+        cfs3wb) opts=transport=fuse3,writeback_cache ;;
+        cfsn) opts=transport=fuse-native ;;
+      esac
       node dist/src/cli.js mkfs "$base/store" --disks 6 --layout "$layout" >/dev/null
-      node dist/src/cli.js mount "$base/store" "$base/mnt" ${CHUNKFS_MOUNT_OPTS:+-o "$CHUNKFS_MOUNT_OPTS"} >"$base/log" 2>&1 &
+      node dist/src/cli.js mount "$base/store" "$base/mnt" -o "$opts" ${CHUNKFS_MOUNT_OPTS:+-o "$CHUNKFS_MOUNT_OPTS"} >"$base/log" 2>&1 &
       PIDS+=($!); MOUNTS+=("$base/mnt"); wait_line "$base/log" "chunkfs: mounted"; DIR[$t]=$base/mnt ;;
     *) echo "bench-fio: unknown target $t" >&2; exit 1 ;;
   esac

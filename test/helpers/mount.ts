@@ -205,8 +205,11 @@ export async function mkfs (store: string, args: string[] = ['--disks', '6', '--
  * transport), else the CLI's default.
  */
 export const TRANSPORT = process.env.CHUNKFS_TRANSPORT
+/** Extra -o options for every mount of a run ($CHUNKFS_MOUNT_OPTS, e.g. nowriteback_cache). */
+const MOUNT_OPTS = process.env.CHUNKFS_MOUNT_OPTS
 export function transportArgs (): string[] {
-  return TRANSPORT === undefined || TRANSPORT === '' ? [] : ['-o', `transport=${TRANSPORT}`]
+  const out = TRANSPORT === undefined || TRANSPORT === '' ? [] : ['-o', `transport=${TRANSPORT}`]
+  return MOUNT_OPTS === undefined || MOUNT_OPTS === '' ? out : [...out, '-o', MOUNT_OPTS]
 }
 
 /** Mount a chunkfs store with the CLI in a child process (on TRANSPORT unless extraArgs names one). */
