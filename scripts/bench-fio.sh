@@ -1,15 +1,6 @@
 #!/usr/bin/env bash
-# fio benchmark: the same workloads, in the same run, on
-#   plain      a plain directory (the baseline every ratio is against)
-#   bindfs     a bindfs mount (C passthrough: the FUSE ceiling)
-#   gocryptfs  a gocryptfs mount (per-block authenticated RMW: the nearest peer)
-#   passthru   scripts/passthrough.js (fuse-native passthrough: the ceiling of that binding; not run
-#              unless named in TARGETS)
-#   cfs3-r3    chunkfs on the libfuse3 transport (the default), replica:3
-#   cfs3-ec42  chunkfs on the libfuse3 transport, ec:4+2
-#   cfsn-r3    chunkfs on fuse-native (libfuse 2, -o transport=fuse-native), replica:3
-#   cfsn-ec42  chunkfs on fuse-native, ec:4+2
-#   cfs3wb-r3, cfs3wb-ec42  chunkfs on libfuse3 with -o writeback_cache (the kernel caches written pages)
+# fio benchmark: the same workloads, in the same run, on the targets of scripts/bench-targets.sh
+# (plain directory = the baseline every ratio is against; gocryptfs = the peer chunkfs is compared to).
 # Workloads: sequential 1 MiB write and read; random 4 KiB write with 1 and 4 jobs; random 4 KiB read;
 # random 4 KiB write with fsync after each write. Caches are dropped before each job and the targets are
 # interleaved over ROUNDS rounds (the machine is shared and noisy); the median of the rounds is reported.
@@ -28,76 +19,10 @@ TARGETS=${TARGETS:-"plain bindfs gocryptfs cfs3-r3 cfs3-ec42 cfsn-r3 cfsn-ec42"}
 WORKLOADS=${WORKLOADS:-"seqwrite seqread randwrite1 randwrite4 randread fsyncwrite"}
 RESULTS=$BENCH_DIR/results.tsv
 
-need=()
-for tool in fio:fio bindfs:bindfs gocryptfs:gocryptfs fusermount:fuse; do
-  command -v "${tool%%:*}" >/dev/null || need+=("${tool#*:}")
-done
-if [ "${#need[@]}" -gt 0 ]; then
-  [ "$(id -u)" -eq 0 ] || { echo "bench-fio: missing ${need[*]}; run as root or apt-get install them" >&2; exit 1; }
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-fi
-[ -f dist/src/cli.js ] || npx tsc -p tsconfig.json
-
-PIDS=()
-MOUNTS=()
-cleanup() {
-  for m in "${MOUNTS[@]}"; do fusermount -uz "$m" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  sleep 0.5
-  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-}
-trap cleanup EXIT INT TERM
-
-# Wait for a line in a log file (a mount's ready line), up to 60 s.
-wait_line() {
-  local log=$1 pattern=$2 i
-  for i in $(seq 1 600); do
-    grep -q "$pattern" "$log" 2>/dev/null && return 0
-    sleep 0.1
-  done
-  echo "bench-fio: timed out waiting for '$pattern' in $log:" >&2; cat "$log" >&2; return 1
-}
-
-drop_caches() {
-  sync
-  if [ -w /proc/sys/vm/drop_caches ]; then echo 3 > /proc/sys/vm/drop_caches; fi
-}
-
-for m in "$BENCH_DIR"/*/mnt; do [ -d "$m" ] && fusermount -uz "$m" 2>/dev/null || true; done
-rm -rf --one-file-system "$BENCH_DIR" # never descend into a mount left behind
-mkdir -p "$BENCH_DIR"
-declare -A DIR
-
-setup_target() {
-  local t=$1 base=$BENCH_DIR/$1
-  mkdir -p "$base/mnt"
-  case $t in
-    plain) DIR[$t]=$base/mnt ;;
-    bindfs)
-      mkdir -p "$base/src"; bindfs "$base/src" "$base/mnt"; MOUNTS+=("$base/mnt"); DIR[$t]=$base/mnt ;;
-    gocryptfs)
-      mkdir -p "$base/cipher"
-      gocryptfs -q -init -extpass "echo bench" -scryptn 10 "$base/cipher" >/dev/null
-      gocryptfs -q -nosyslog -extpass "echo bench" "$base/cipher" "$base/mnt"; MOUNTS+=("$base/mnt"); DIR[$t]=$base/mnt ;;
-    passthru)
-      mkdir -p "$base/src"
-      node scripts/passthrough.js "$base/src" "$base/mnt" >"$base/log" 2>&1 &
-      PIDS+=($!); MOUNTS+=("$base/mnt"); wait_line "$base/log" "mounted"; DIR[$t]=$base/mnt ;;
-    cfs3-r3|cfs3-ec42|cfs3wb-r3|cfs3wb-ec42|cfsn-r3|cfsn-ec42)
-      local layout=replica:3; [ "${t#*-}" = ec42 ] && layout=ec:4+2
-      local opts
-      case ${t%%-*} in
-        cfs3) opts=transport=fuse3,nowriteback_cache ;;
-        cfs3wb) opts=transport=fuse3,writeback_cache ;;
-        cfsn) opts=transport=fuse-native ;;
-      esac
-      node dist/src/cli.js mkfs "$base/store" --disks 6 --layout "$layout" >/dev/null
-      node dist/src/cli.js mount "$base/store" "$base/mnt" -o "$opts" ${CHUNKFS_MOUNT_OPTS:+-o "$CHUNKFS_MOUNT_OPTS"} >"$base/log" 2>&1 &
-      PIDS+=($!); MOUNTS+=("$base/mnt"); wait_line "$base/log" "chunkfs: mounted"; DIR[$t]=$base/mnt ;;
-    *) echo "bench-fio: unknown target $t" >&2; exit 1 ;;
-  esac
-}
-
+BENCH_NAME=bench-fio
+# shellcheck source=scripts/bench-targets.sh
+source scripts/bench-targets.sh
+bench_prepare fio
 ACTIVE=()
 for t in $TARGETS; do
   if setup_target "$t"; then ACTIVE+=("$t"); else echo "bench-fio: target $t unavailable, skipped" >&2; fi
