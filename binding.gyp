@@ -24,7 +24,8 @@
         "native/fuse3/lowlevel_ops.cc",
         "native/fuse3/replies.cc",
         "native/fuse3/session.cc",
-        "native/fuse3/to_js.cc"
+        "native/fuse3/to_js.cc",
+        "native/fuse3/write_pool.cc"
       ],
       "include_dirs": ["<!@(pkg-config --cflags-only-I fuse3 | sed s/-I//g)"],
       "libraries": ["<!@(pkg-config --libs fuse3)"],

@@ -7,7 +7,8 @@
 // JS is answered and the session is freed. A crash
 // is cleaned up by auto_unmount (libfuse's fusermount3 helper unmounts when this process dies).
 import { execFile } from 'node:child_process';
-import { promises as fsp } from 'node:fs';
+import { existsSync, promises as fsp } from 'node:fs';
+import * as path from 'node:path';
 import type { FsCore } from '../core';
 import type { Transport, TransportOptions } from './transport';
 import { fuse3Native, Session } from './fuse3-native';
@@ -49,6 +50,13 @@ function runQuietly(cmd: string, args: string[]): Promise<string | null> {
 
 const FUSECTL_DIR = '/sys/fs/fuse/connections';
 
+/** The first of names on $PATH, or null. */
+function onPath(...names: string[]): string | null {
+  const dirs = (process.env.PATH ?? '/usr/bin:/bin').split(':').filter((d) => d.length > 0);
+  for (const name of names) for (const d of dirs) if (existsSync(path.join(d, name))) return name;
+  return null;
+}
+
 /**
  * Ends a FUSE connection at once (/sys/fs/fuse/connections/<id>/abort), whatever holds it. The
  * control file system is mounted here when the system has not (systemd does at boot; a bare VM
@@ -65,6 +73,11 @@ async function abortConnection(id: number, log: (m: string) => void): Promise<vo
 
 export async function mountFuse3(core: FsCore, mountpoint: string, opts: TransportOptions): Promise<Transport> {
   const native = fuse3Native();
+  // auto_unmount needs libfuse3's helper. Without the fuse3 package (the old fuse package replaces
+  // it) root can still mount, but a crash then leaves the mount point stale until the next mount.
+  const helper = onPath('fusermount3');
+  if (helper === null) opts.log('fusermount3 not found (Debian package fuse3): mounting without auto_unmount');
+  const unmounter = helper ?? onPath('fusermount') ?? 'fusermount3';
   const scratch = new Float64Array(ATTR_FIELD_COUNT * DIR_ENTRIES_PER_REPLY_MAX);
   let ended: () => void = () => undefined;
   const endedP = new Promise<void>((resolve) => { ended = resolve; });
@@ -92,7 +105,7 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
 
   const session: Session = native.mount({
     mountpoint, fsname: 'chunkfs', subtype: 'chunkfs', allowOther: opts.allowOther, defaultPermissions: true,
-    autoUnmount: true, writebackCache: opts.writebackCache, readdirplus: true, maxWriteBytes: MAX_WRITE_BYTES,
+    autoUnmount: helper !== null, writebackCache: opts.writebackCache, readdirplus: true, maxWriteBytes: MAX_WRITE_BYTES,
     maxBackground: MAX_BACKGROUND, congestionThreshold: CONGESTION_THRESHOLD, maxThreads: THREADS_MAX, idleThreads: THREADS_IDLE,
     // The kernel asks for security.capability before every write (measured: 58,607 of them in the
     // sqlite test's 77,402 writes), each a JS round trip that finds nothing.
@@ -106,7 +119,7 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
     async stop(goneAlready: boolean): Promise<void> {
       // The loop keeps serving during the unmount: the kernel writes cached dirty pages back first.
       if (!goneAlready) {
-        const err = await runQuietly('fusermount3', ['-u', '-z', mountpoint]);
+        const err = await runQuietly(unmounter, ['-u', '-z', mountpoint]);
         if (err !== null) opts.log(`unmount: ${err}`);
       }
       if (await Promise.race([endedP, sleep(END_WAIT_MS)]) === 'timeout') {

@@ -134,7 +134,7 @@ napi_value Destroy(napi_env env, napi_callback_info info) {
     napi_throw_error(env, nullptr, "destroy: the request loop is still running (end the connection first)");
     return nullptr;
   }
-  return Int(env, static_cast<int64_t>(s->Destroy()));
+  return Int(env, static_cast<int64_t>(s->Destroy(env)));
 }
 
 napi_value Init(napi_env env, napi_value exports) {

@@ -170,14 +170,15 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t o
   r->nums[kFSize] = static_cast<double>(size);
   r->nums[kFOff] = static_cast<double>(off);
   if (size > 0) {
-    r->data = static_cast<char*>(std::malloc(size));
+    r->pool = Of(req)->writePool();
+    r->data = r->pool->Take(size);
+    r->dataBytes = size;
     if (r->data == nullptr) {
       delete r;
       fuse_reply_err(req, ENOMEM);
       return;
     }
     std::memcpy(r->data, buf, size);
-    r->dataBytes = size;
   }
   Queue(r);
 }

@@ -8,6 +8,7 @@
 
 #include "napi_args.h"
 #include "reply_layout.h"
+#include "to_js.h"
 
 namespace fuse3 {
 namespace {
@@ -71,7 +72,9 @@ struct Reply {
     if (r == nullptr) {
       napi_throw_error(env, nullptr, "no such request (answered twice?)");
       a.ok = false;
+      return;
     }
+    ReleaseData(env, r.get());
   }
   // Answers EIO when the other arguments were bad, so the request is never left waiting.
   bool Ready() {

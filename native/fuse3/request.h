@@ -5,9 +5,13 @@
 #define FUSE_USE_VERSION 314
 #include <fuse_lowlevel.h>
 
+#include <node_api.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+
+#include "write_pool.h"
 
 namespace fuse3 {
 
@@ -39,10 +43,17 @@ struct Request {
   std::string name2;  // rename/link new name; symlink target
   bool hasName = false;
   bool hasName2 = false;
-  char* data = nullptr;  // write bytes / setxattr value (malloc'd; ownership moves to JS)
+  // Write bytes (from pool, lent to JS until the answer: dataRef) or a setxattr value (malloc'd;
+  // ownership moves to JS).
+  char* data = nullptr;
   size_t dataBytes = 0;
+  WritePool* pool = nullptr;
+  napi_ref dataRef = nullptr;
 
-  ~Request() { std::free(data); }
+  ~Request() {
+    if (pool != nullptr) pool->Give(data, dataBytes);
+    else std::free(data);
+  }
 };
 
 }  // namespace fuse3

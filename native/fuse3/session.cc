@@ -238,7 +238,7 @@ Request* Session::Take(uint64_t id) {
   return r;
 }
 
-size_t Session::Destroy() {
+size_t Session::Destroy(napi_env env) {
   if (destroyed_) return 0;
   if (loop_.joinable()) loop_.join();
   size_t unanswered = 0;
@@ -252,6 +252,7 @@ size_t Session::Destroy() {
         fuse_reply_err(r->req, EIO);
         unanswered++;
       }
+      ReleaseData(env, r);
       slots_[slot] = nullptr;
       delete r;
     }

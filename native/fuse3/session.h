@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "request.h"
+#include "write_pool.h"
 
 namespace fuse3 {
 
@@ -57,6 +58,7 @@ class Session {
   void Enqueue(Request* r);
   void Interrupted(uint64_t id);
   const MountOptions& options() const { return opts_; }
+  WritePool* writePool() { return &writePool_; }
 
   // The JS thread.
   Request* Take(uint64_t id);
@@ -68,7 +70,7 @@ class Session {
   unsigned connectionId() const { return connId_; }
   // After the loop ended and every request was answered: unmount leftovers, free libfuse's session.
   // Requests still unanswered are answered EIO first. Returns how many that were.
-  size_t Destroy();
+  size_t Destroy(napi_env env);
   bool destroyed() const { return destroyed_; }
   bool loopEnded() {
     std::lock_guard<std::mutex> lk(mu_);
@@ -89,6 +91,7 @@ class Session {
   void Release(uint32_t slot);
 
   MountOptions opts_;
+  WritePool writePool_;
   fuse_session* se_ = nullptr;
   napi_threadsafe_function tsfn_ = nullptr;
   std::thread loop_;

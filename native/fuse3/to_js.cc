@@ -16,13 +16,22 @@ napi_value Str(napi_env env, const std::string& s) {
   return v;
 }
 
-// The payload as a Buffer that owns the malloc'd bytes (freed when collected).
+// The payload as a Buffer: pooled write bytes lent until the answer (ReleaseData), or malloc'd
+// bytes the Buffer owns (freed when collected).
 napi_value TakeData(napi_env env, Request* r) {
   napi_value v;
   if (r->data == nullptr || r->dataBytes == 0) {
     void* unused;
     napi_create_buffer(env, 0, &unused, &v);
     return v;
+  }
+  if (r->pool != nullptr) {
+    if (napi_create_external_buffer(env, r->dataBytes, r->data, nullptr, nullptr, &v) == napi_ok &&
+        napi_create_reference(env, v, 1, &r->dataRef) == napi_ok) {
+      return v;
+    }
+    napi_create_buffer_copy(env, r->dataBytes, r->data, nullptr, &v);
+    return v;  // a copy: nothing to take back
   }
   if (napi_create_external_buffer(env, r->dataBytes, r->data, FreeData, nullptr, &v) != napi_ok) {
     napi_create_buffer_copy(env, r->dataBytes, r->data, nullptr, &v);
@@ -33,6 +42,22 @@ napi_value TakeData(napi_env env, Request* r) {
 }
 
 }  // namespace
+
+void ReleaseData(napi_env env, Request* r) {
+  if (r->dataRef == nullptr) return;
+  napi_value buf, ab;
+  if (napi_get_reference_value(env, r->dataRef, &buf) == napi_ok && buf != nullptr &&
+      napi_get_typedarray_info(env, buf, nullptr, nullptr, nullptr, &ab, nullptr) == napi_ok &&
+      napi_detach_arraybuffer(env, ab) == napi_ok) {
+    napi_delete_reference(env, r->dataRef);
+    r->dataRef = nullptr;
+    return;
+  }
+  // Not detached: JS may still read the bytes, so they are never reused (a leak, never a wrong read).
+  napi_delete_reference(env, r->dataRef);
+  r->dataRef = nullptr;
+  r->data = nullptr;
+}
 
 void CallBatch(napi_env env, napi_value fn, Batch* batch) {
   size_t count = batch->requests.size() + batch->interrupts.size();

@@ -21,4 +21,8 @@ struct Batch {
 // after the requests. An exception thrown by fn goes to process 'uncaughtException'.
 void CallBatch(napi_env env, napi_value fn, Batch* batch);
 
+// Takes pooled write bytes back from JS before the request is freed: JS's Buffer is detached
+// (length 0 from now on), so the pool may reuse the memory.
+void ReleaseData(napi_env env, Request* r);
+
 }  // namespace fuse3
