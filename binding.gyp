@@ -16,6 +16,22 @@
       "cflags_cc": ["-O3", "-std=c++17", "-Wall", "-Wextra", "-Wno-maybe-uninitialized"],
       "cflags_cc!": ["-fno-exceptions"],
       "defines": ["NAPI_VERSION=8"]
+    },
+    {
+      "target_name": "chunkfs_fuse3",
+      "sources": [
+        "native/fuse3/binding.cc",
+        "native/fuse3/lowlevel_ops.cc",
+        "native/fuse3/replies.cc",
+        "native/fuse3/session.cc",
+        "native/fuse3/to_js.cc",
+        "native/fuse3/write_pool.cc"
+      ],
+      "include_dirs": ["<!@(pkg-config --cflags-only-I fuse3 | sed s/-I//g)"],
+      "libraries": ["<!@(pkg-config --libs fuse3)"],
+      "cflags_cc": ["-O2", "-std=c++17", "-Wall", "-Wextra", "-pthread"],
+      "cflags_cc!": ["-fno-exceptions"],
+      "defines": ["NAPI_VERSION=8"]
     }
   ]
 }

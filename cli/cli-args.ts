@@ -17,7 +17,12 @@ export type Command =
   | { verb: 'umount'; mountpoint: string; lazy: boolean }
   | ToolCommand;
 
-export interface MountCliOptions extends MountToolOptions { bufferBytesMax?: number; flushDelayMs?: number; allowOther?: boolean }
+export type TransportChoice = 'fuse3' | 'fuse-native';
+export interface MountCliOptions extends MountToolOptions {
+  bufferBytesMax?: number; flushDelayMs?: number; allowOther?: boolean;
+  transport?: TransportChoice; writebackCache?: boolean;
+}
+const TRANSPORT_CHOICES: readonly TransportChoice[] = ['fuse3', 'fuse-native'];
 
 export const VERBS = ['mkfs', 'mount', 'umount', ...TOOL_VERBS] as const;
 const DISKS_MAX = 256;
@@ -88,11 +93,20 @@ export function parseMountOptions(text: string): MountCliOptions {
     else if (key === 'flush_ms') o.flushDelayMs = positiveInt('mount', 'flush_ms', value ?? '', 3_600_000);
     else if (key === 'allow_other' && value === undefined) o.allowOther = true;
     else if (key === 'noallow_other' && value === undefined) o.allowOther = false;
+    else if (key === 'transport') o.transport = transportChoice(value ?? '');
+    else if (key === 'writeback_cache' && value === undefined) o.writebackCache = true;
+    else if (key === 'nowriteback_cache' && value === undefined) o.writebackCache = false;
     else if (parseMountToolOption(key, value) !== null) Object.assign(o, parseMountToolOption(key, value));
     // An unknown option must not reach FUSE: it would leave a stale mount behind.
-    else throw new UsageError('mount', `unknown mount option '${item}' (known: buffer_mb=N, flush_ms=N, allow_other, noallow_other, ${MOUNT_TOOL_OPTIONS_TEXT})`);
+    else throw new UsageError('mount', `unknown mount option '${item}' (known: buffer_mb=N, flush_ms=N, allow_other, noallow_other, transport=fuse3|fuse-native, writeback_cache, nowriteback_cache, ${MOUNT_TOOL_OPTIONS_TEXT})`);
   }
   return o;
+}
+
+function transportChoice(text: string): TransportChoice {
+  const t = TRANSPORT_CHOICES.find((c) => c === text);
+  if (t === undefined) throw new UsageError('mount', `transport: '${text}' is not one of ${TRANSPORT_CHOICES.join(', ')}`);
+  return t;
 }
 
 function parseMount(args: string[]): Command {
@@ -151,6 +165,8 @@ a live one is refused.
   -o ro              read-only: every change is refused (EROFS); the store still heals what reads find
   -o debug           log whole stacks with errors (otherwise one line per event)
   -o metrics=HOST:PORT  serve Prometheus metrics on http://HOST:PORT/metrics (off by default)
+  -o transport=T     fuse3 (default: our libfuse3 low-level binding) or fuse-native (libfuse 2, path-based)
+  -o writeback_cache let the kernel cache written pages (fuse3 only; nowriteback_cache to turn it off)
 A live mount answers the other chunkfs commands through <store>/chunkfs.sock.`,
   umount: `usage: chunkfs umount <mountpoint> [--lazy]
 

@@ -116,7 +116,7 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<void> {
     throw new CliError(`cannot mount ${storeDir} on ${mountpoint}: ${(err as Error).message}`);
   }
   const log = (line: string): void => { process.stderr.write(`chunkfs: ${line}\n`); };
-  const live = { faults, mountpoint, pid: process.pid, readOnly: c.options.readOnly === true, flush: () => mounted.core.wb.flushAll() };
+  const live = { faults, mountpoint, pid: process.pid, readOnly: c.options.readOnly === true, flush: () => mounted.core.wb.flushAll(), dropKernelCache: () => mounted.dropKernelCache() };
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const control = await (require('./mount-control') as typeof import('./mount-control')).startControl(store, live, log)
     .catch((err: Error) => { log(`no control socket (verbs will not reach this mount): ${err.message}`); return null; });
@@ -140,11 +140,14 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<void> {
   // outside (chunkfs umount, fusermount -u): then flush, close the store and exit.
   setInterval(() => { if (!stopping && !mountedAt(mountpoint)) stop('unmounted'); }, UNMOUNT_POLL_MS);
   const served = metrics === null ? '' : `, metrics on http://${c.options.metrics!.host.includes(':') ? `[${c.options.metrics!.host}]` : c.options.metrics!.host}:${metricsPort}/metrics`;
-  process.stdout.write(`chunkfs: mounted ${storeDir} on ${mountpoint} (pid ${process.pid}${live.readOnly ? ', read-only' : ''}${served})\n`);
+  process.stdout.write(`chunkfs: mounted ${storeDir} on ${mountpoint} (pid ${process.pid}, transport ${mounted.transport}${live.readOnly ? ', read-only' : ''}${served})\n`);
 }
 
-function mountOptions(o: MountCliOptions): { bufferBytesMax?: number; flushDelayMs?: number; allowOther?: boolean; debug?: boolean; readOnly?: boolean } {
-  return { bufferBytesMax: o.bufferBytesMax, flushDelayMs: o.flushDelayMs, allowOther: o.allowOther, debug: o.debug, readOnly: o.readOnly };
+function mountOptions(o: MountCliOptions): import('../fs/mount').MountOptions {
+  return {
+    bufferBytesMax: o.bufferBytesMax, flushDelayMs: o.flushDelayMs, allowOther: o.allowOther, debug: o.debug, readOnly: o.readOnly,
+    transport: o.transport, writebackCache: o.writebackCache,
+  };
 }
 
 async function cmdUmount(c: Extract<Command, { verb: 'umount' }>): Promise<void> {

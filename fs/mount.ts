@@ -1,42 +1,42 @@
-// Mount a Store on a directory with fuse-native (patched: caller uid/gid, utimens, fgetattr).
-// default_permissions makes the kernel check modes and owners; allow_other (when root) lets every
-// user in; big_writes brings 128 KiB writes; use_ino keeps hard links' st_ino equal. An open file that
-// is unlinked is renamed by libfuse to .fuse_hidden* (hidden from readdir) and unlinked at its last
-// release: with hard_remove instead, fstat on it would fail (libfuse cannot name it), and SQLite
-// fstat()s its unlinked temp files.
-// getxattr/listxattr: fuse-native's own handlers ignore the caller's buffer size (a 1-byte listxattr
-// threw in the binding and was never answered); SizedXattrFuse hands the buffer to the op table.
+// Mount a Store on a directory: the inode-based core (fs/) served by one transport (fs/fuse/):
+// libfuse3 low-level (our binding, native/fuse3/) or fuse-native (libfuse 2, path-based).
 import * as os from 'node:os';
-import Fuse = require('fuse-native');
 import type { StorePort } from './store-port';
 import { FsCore } from './core';
-import { IMPL, makeOps, ChunkfsOps } from './ops-table';
-import { readOnlyImpl } from './read-only';
-import { OpObserver, observeOps } from './op-observer';
 import { HIDDEN_PREFIX } from './ops-names';
+import type { Transport, TransportName, TransportOptions } from './fuse/transport';
+import type { OpObserver } from './fuse/op-observer';
 
 export interface MountOptions {
+  transport?: TransportName;
   bufferBytesMax?: number;
   flushDelayMs?: number;
   allowOther?: boolean;
-  /** per-op timeout of the binding; a store op slower than this answers ETIMEDOUT */
+  /** libfuse3 only: let the kernel cache written pages (writeback_cache) */
+  writebackCache?: boolean;
+  /** per-op timeout of fuse-native; a store op slower than this answers ETIMEDOUT */
   opTimeoutMs?: number;
   log?: (message: string) => void;
   /** Mount source shown in /proc/mounts: the store directory, so a mount point leads to its store (issue 11). */
   fsname?: string;
   /** Log whole stacks (-o debug). */
   debug?: boolean;
-  /** -o ro: every change answers EROFS (fs/read-only.ts). */
+  /** -o ro: the kernel mount is read-only and every change answers EROFS (fs/fuse/read-only.ts). */
   readOnly?: boolean;
-  /** Told every op's duration and result (-o metrics; fs/op-observer.ts). */
+  /** Told every op's duration and result (-o metrics; fs/fuse/op-observer.ts). */
   observeOp?: OpObserver;
 }
 
+/** Used when no transport is named. */
+export const DEFAULT_TRANSPORT: TransportName = 'fuse3';
+
 export interface MountedFs {
   core: FsCore;
-  /** Unmount, then flush every buffer. The caller closes the store afterwards. */
+  transport: TransportName;
   /** Unmount, then flush. goneAlready: the kernel mount was removed from outside (fusermount -u). */
   unmount(goneAlready?: boolean): Promise<void>;
+  /** The kernel drops what it caches of this mount's files, so the next reads reach the store. */
+  dropKernelCache(): Promise<void>;
 }
 
 /**
@@ -50,6 +50,7 @@ export function defaultBufferBytes(totalMemBytes = os.totalmem()): number {
 // Like the kernel's 5 s writeback interval: a shorter timer rewrites the chunks under scattered random
 // writes again and again (measured: random 4 KiB writes, 4 jobs, 3.4x faster than with 1 s).
 export const DEFAULT_FLUSH_DELAY_MS = 5000;
+const OP_TIMEOUT_MS = 120_000;
 
 export async function mountFs(store: StorePort, mountpoint: string, opts: MountOptions = {}): Promise<MountedFs> {
   const log = opts.log ?? ((m: string) => process.stderr.write(`chunkfs: ${m}\n`));
@@ -59,54 +60,31 @@ export async function mountFs(store: StorePort, mountpoint: string, opts: MountO
     log, debug: opts.debug,
   });
   await deleteOrphans(core, log);
-  const ops = makeOps(core, log, opts.readOnly === true ? readOnlyImpl(IMPL) : IMPL);
-  const fuse = new SizedXattrFuse(mountpoint, opts.observeOp === undefined ? ops : observeOps(ops, opts.observeOp), {
-    allowOther: opts.allowOther ?? process.getuid?.() === 0,
-    defaultPermissions: true, autoUnmount: true, bigWrites: true, useIno: true,
-    fsname: opts.fsname ?? 'chunkfs', subtype: 'chunkfs', timeout: opts.opTimeoutMs ?? 120_000,
-    // High-level libfuse gives each hard link its own kernel inode, so cached attributes of one name
-    // go stale when another changes (nlink, size): ask every time. '0' as a string: the binding
-    // drops a falsy number.
-    attrTimeout: '0',
-  });
-  await new Promise<void>((resolve, reject) => fuse.mount((err) => (err ? reject(err) : resolve())));
+  const name = opts.transport ?? DEFAULT_TRANSPORT;
+  const topts: TransportOptions = {
+    allowOther: opts.allowOther ?? process.getuid?.() === 0, opTimeoutMs: opts.opTimeoutMs ?? OP_TIMEOUT_MS,
+    writebackCache: opts.writebackCache ?? false, log, fsname: opts.fsname ?? 'chunkfs',
+    readOnly: opts.readOnly === true, observeOp: opts.observeOp,
+  };
+  // Loaded on demand: each transport's native library is needed only when it is used.
+  let transport: Transport;
+  if (name === 'fuse3') transport = await (await import('./fuse/fuse3')).mountFuse3(core, mountpoint, topts);
+  else transport = await (await import('./fuse/fuse-native')).mountFuseNative(core, mountpoint, topts);
   let unmounted = false;
   return {
     core,
+    transport: name,
+    async dropKernelCache(): Promise<void> {
+      if (!unmounted) await transport.dropKernelCache();
+    },
     async unmount(goneAlready = false): Promise<void> {
       if (unmounted) return;
       unmounted = true;
-      // Still called when gone already: it also stops the binding's FUSE thread. Its fusermount
-      // then fails with EINVAL, which says nothing new.
-      await new Promise<void>((resolve) => fuse.unmount((err) => {
-        if (err && !goneAlready) log(`unmount: ${err.message}`);
-        resolve();
-      }));
+      await transport.stop(goneAlready);
       await core.wb.flushAll();
+      await core.forgetAll();
     },
   };
-}
-
-type Signal = (res: number, detach?: ArrayBuffer) => void;
-
-/**
- * fuse-native with getxattr/listxattr that honour the caller's size (these override the binding's
- * handlers of the same name; it looks them up per request). The native side detaches the buffer on
- * every answer, so it is always passed back.
- */
-class SizedXattrFuse extends Fuse {
-  constructor(mountpoint: string, private readonly sized: ChunkfsOps, opts: Fuse.Options) {
-    // The binding only checks which ops exist; the two sized ones are called by the overrides below.
-    super(mountpoint, sized as unknown as Fuse.Ops, opts);
-  }
-
-  _op_getxattr(signal: Signal, path: string, name: string, buf: Buffer, position: number, ctx: Fuse.Context): void {
-    this.sized.getxattr(path, name, buf, (n) => signal(n, buf.buffer as ArrayBuffer), ctx);
-  }
-
-  _op_listxattr(signal: Signal, path: string, buf: Buffer, ctx: Fuse.Context): void {
-    this.sized.listxattr(path, buf, (n) => signal(n, buf.buffer as ArrayBuffer), ctx);
-  }
 }
 
 /** Files unlinked while open when the last mount ended (crash): nothing holds them now. */

@@ -1,27 +1,47 @@
-// File I/O ops: create, open, read, write, flush, fsync/fdatasync, release. Writes go through the
-// write-back buffer; fsync returns only when the file's bytes are durable in the store (DESIGN §5).
-import type Fuse from 'fuse-native';
+// File I/O ops by inode and handle: create, open, read, write, flush, fsync/fdatasync, release.
+// Writes go through the write-back buffer; fsync returns only when the file's bytes are durable in
+// the store (DESIGN §5).
 import type { FsCore } from './core';
-import { newOwner } from './ops-names';
+import type { Caller, Stat } from './types';
+import { checkLength, newOwner } from './ops-names';
 import { posix } from './errno';
+import { nowNs } from '../store/meta';
 
 const O_ACCMODE = 0o3;
+const O_TRUNC = 0o1000;
 
-export function create(core: FsCore, path: string, mode: number, ctx: Fuse.Context): number {
-  const { parent, name } = core.resolveParent(path);
-  const o = newOwner(parent, ctx);
-  const a = core.ns.create(parent.ino, name, mode & 0o7777, o.uid, o.gid);
-  // fuse-native does not pass create's flags; the kernel still checks the access mode per fd.
-  return core.handles.open(a.ino, 2 /* O_RDWR */, a.sizeBytes).handle.fh;
+/** A new regular file, opened: its attributes and handle. */
+export function create(core: FsCore, parent: number, name: string, mode: number, flags: number, caller: Caller): { stat: Stat; fh: number } {
+  checkLength(name);
+  const p = core.ns.attr(parent);
+  const o = newOwner(p, caller);
+  const a = core.ns.create(parent, name, mode & 0o7777, o.uid, o.gid);
+  const fh = core.handles.open(a.ino, flags & O_ACCMODE, a.sizeBytes).handle.fh;
+  return { stat: core.stat(a), fh };
 }
 
-export function open(core: FsCore, path: string, flags: number): number {
-  const a = core.resolve(path);
-  if (a.type === 'dir') throw posix('EISDIR', `${path} is a directory`);
-  if (a.type !== 'file') throw posix('EINVAL', `${path} is not a regular file`);
-  // O_TRUNC arrives as a separate truncate; O_APPEND offsets are computed by the kernel.
-  const existing = core.handles.file(a.ino);
-  return core.handles.open(a.ino, flags & O_ACCMODE, existing?.sizeBytes ?? a.sizeBytes).handle.fh;
+/**
+ * Opens a regular file. O_TRUNC arrives here only from transports that ask for atomic truncation
+ * (libfuse3); others send a separate truncate. O_APPEND offsets are computed by the kernel.
+ */
+export async function open(core: FsCore, ino: number, flags: number): Promise<number> {
+  const a = core.ns.attr(ino);
+  if (a.type === 'dir') throw posix('EISDIR', `inode ${ino} is a directory`);
+  if (a.type !== 'file') throw posix('EINVAL', `inode ${ino} is not a regular file`);
+  const existing = core.handles.file(ino);
+  const { handle, file } = core.handles.open(ino, flags & O_ACCMODE, existing?.sizeBytes ?? a.sizeBytes);
+  if ((flags & O_TRUNC) !== 0 && file.sizeBytes > 0) {
+    try {
+      await core.wb.truncate(file, 0);
+    } catch (err) {
+      await release(core, handle.fh);
+      throw err;
+    }
+    file.mtimeNs = null;
+    const t = nowNs();
+    core.ns.setattr(ino, { mtimeNs: t, ctimeNs: t });
+  }
+  return handle.fh;
 }
 
 export function read(core: FsCore, fh: number, buf: Buffer, lengthBytes: number, positionBytes: number): number | Promise<number> {
@@ -32,7 +52,7 @@ export function read(core: FsCore, fh: number, buf: Buffer, lengthBytes: number,
 
 export function write(core: FsCore, fh: number, buf: Buffer, lengthBytes: number, positionBytes: number): number | Promise<number> {
   const f = core.handles.fileOf(fh);
-  // The binding's buffer dies when we answer: the write-back buffer copies what it keeps.
+  // The transport's buffer may die when we answer: the write-back buffer copies what it keeps.
   const waiting = core.wb.write(f, positionBytes, buf, lengthBytes);
   return waiting === undefined ? lengthBytes : waiting.then(() => lengthBytes);
 }

@@ -1,72 +1,108 @@
-// Namespace ops: readdir (with . and ..), mkdir, rmdir, mknod, unlink, rename, link, symlink, readlink.
-// New inodes belong to the calling process (fuse_get_context via the patched binding); a directory
-// with the set-group-ID bit passes its group (and, for directories, the bit) on, as on ext4.
-import type Fuse from 'fuse-native';
+// Namespace ops by parent inode and name: lookup, directory listings (with . and ..), mkdir, rmdir,
+// mknod, unlink, rename, link, symlink, readlink. New inodes belong to the caller; a directory with
+// the set-group-ID bit passes its group (and, for directories, the bit) on, as on ext4. Every name
+// is checked for length first, so a name over 255 bytes is ENAMETOOLONG wherever it appears.
 import type { FsCore } from './core';
 import type { Attr } from '../store/namespace';
+import { specialTypeOf, typeBits } from '../store/attr';
+import type { Caller, DirEntry, Stat } from './types';
+import { NAME_BYTES_MAX } from '../store/names';
 import { posix } from './errno';
 
 const S_IFMT = 0o170000;
 const S_IFREG = 0o100000;
+const S_IFDIR = 0o040000;
 const S_ISGID = 0o2000;
-/** libfuse renames an open file that is unlinked to this prefix and unlinks it at the last release. */
+/** libfuse 2 renames an open file that is unlinked to this prefix and unlinks it at the last release. */
 export const HIDDEN_PREFIX = '.fuse_hidden';
 
+/** ENAMETOOLONG before anything else looks at the name (a lookup would say ENOENT). */
+export function checkLength(name: string): void {
+  if (Buffer.byteLength(name, 'utf8') > NAME_BYTES_MAX) throw posix('ENAMETOOLONG', `name longer than ${NAME_BYTES_MAX} bytes`);
+}
+
 /** Owner of a new inode under parent: the caller, with the parent's group when it is set-group-ID. */
-export function newOwner(parent: Attr, ctx: Fuse.Context): { uid: number; gid: number; inheritSgid: boolean } {
+export function newOwner(parent: Attr, caller: Caller): { uid: number; gid: number; inheritSgid: boolean } {
   const sgid = (parent.mode & S_ISGID) !== 0;
-  return { uid: ctx.uid, gid: sgid ? parent.gid : ctx.gid, inheritSgid: sgid };
+  return { uid: caller.uid, gid: sgid ? parent.gid : caller.gid, inheritSgid: sgid };
 }
 
-export function readdir(core: FsCore, path: string): string[] {
-  const a = core.resolve(path);
-  if (a.type !== 'dir') throw posix('ENOTDIR', `${path} is not a directory`);
-  return ['.', '..', ...core.ns.readdir(a.ino).map((e) => e.name).filter((n) => !n.startsWith(HIDDEN_PREFIX))];
+export function lookup(core: FsCore, parent: number, name: string): Stat {
+  checkLength(name);
+  const a = core.ns.lookup(parent, name);
+  if (a === null) throw posix('ENOENT', `'${name}' not found in directory ${parent}`);
+  return core.stat(a);
 }
 
-export function mkdir(core: FsCore, path: string, mode: number, ctx: Fuse.Context): void {
-  const { parent, name } = core.resolveParent(path);
-  const o = newOwner(parent, ctx);
-  core.ns.mkdir(parent.ino, name, (mode & 0o7777) | (o.inheritSgid ? S_ISGID : 0), o.uid, o.gid);
+/** A directory's listing: '.', '..', then its entries by name (libfuse 2's hidden names left out). */
+export function listing(core: FsCore, ino: number): DirEntry[] {
+  const dir = core.ns.attr(ino);
+  if (dir.type !== 'dir') throw posix('ENOTDIR', `inode ${ino} is not a directory`);
+  const out: DirEntry[] = [
+    { name: '.', ino, mode: S_IFDIR, offset: 1 },
+    { name: '..', ino: core.ns.parentOf(ino), mode: S_IFDIR, offset: 2 },
+  ];
+  for (const e of core.ns.readdir(ino)) {
+    if (e.name.startsWith(HIDDEN_PREFIX)) continue;
+    out.push({ name: e.name, ino: e.ino, mode: typeBits(e.type), offset: out.length + 1 });
+  }
+  return out;
 }
 
-export function rmdir(core: FsCore, path: string): void {
-  const { parent, name } = core.resolveParent(path);
-  core.ns.rmdir(parent.ino, name);
+export function mkdir(core: FsCore, parent: number, name: string, mode: number, caller: Caller): Stat {
+  checkLength(name);
+  const p = core.ns.attr(parent);
+  const o = newOwner(p, caller);
+  return core.stat(core.ns.mkdir(parent, name, (mode & 0o7777) | (o.inheritSgid ? S_ISGID : 0), o.uid, o.gid));
 }
 
-export function mknod(core: FsCore, path: string, mode: number, ctx: Fuse.Context): void {
-  if ((mode & S_IFMT) !== S_IFREG && (mode & S_IFMT) !== 0) throw posix('EPERM', 'only regular files can be created with mknod');
-  const { parent, name } = core.resolveParent(path);
-  const o = newOwner(parent, ctx);
-  core.ns.create(parent.ino, name, mode & 0o7777, o.uid, o.gid);
+export function rmdir(core: FsCore, parent: number, name: string): void {
+  checkLength(name);
+  core.ns.rmdir(parent, name);
 }
 
-export async function unlink(core: FsCore, path: string): Promise<void> {
-  const { parent, name } = core.resolveParent(path);
-  const r = core.ns.unlink(parent.ino, name);
+/** A regular file, FIFO, socket, or character or block device node (the kernel checks CAP_MKNOD). */
+export function mknod(core: FsCore, parent: number, name: string, mode: number, rdev: number, caller: Caller): Stat {
+  checkLength(name);
+  const p = core.ns.attr(parent);
+  const o = newOwner(p, caller);
+  if ((mode & S_IFMT) === S_IFREG || (mode & S_IFMT) === 0) return core.stat(core.ns.create(parent, name, mode & 0o7777, o.uid, o.gid));
+  const type = specialTypeOf(mode);
+  if (type === null) throw posix('EINVAL', `mknod cannot make mode ${mode.toString(8)}`);
+  return core.stat(core.ns.mknod(parent, name, type, mode & 0o7777, rdev, o.uid, o.gid));
+}
+
+export async function unlink(core: FsCore, parent: number, name: string): Promise<void> {
+  checkLength(name);
+  const r = core.ns.unlink(parent, name);
   await core.dropped(r.ino, r.nlink);
 }
 
-export async function rename(core: FsCore, src: string, dest: string): Promise<void> {
-  const from = core.resolveParent(src);
-  const to = core.resolveParent(dest);
-  const replaced = core.ns.rename(from.parent.ino, from.name, to.parent.ino, to.name);
+/** renameat2(2) flags. RENAME_WHITEOUT (overlayfs' whiteouts) is not supported: EINVAL, as on tmpfs without it. */
+export const RENAME_NOREPLACE = 1;
+export const RENAME_EXCHANGE = 2;
+
+export async function rename(core: FsCore, parent: number, name: string, newParent: number, newName: string, flags: number): Promise<void> {
+  checkLength(name);
+  checkLength(newName);
+  if (flags === RENAME_EXCHANGE) { core.ns.exchange(parent, name, newParent, newName); return; }
+  if (flags !== 0 && flags !== RENAME_NOREPLACE) throw posix('EINVAL', `rename flags ${flags} are not supported`);
+  const replaced = core.ns.rename(parent, name, newParent, newName, { noReplace: flags === RENAME_NOREPLACE });
   if (replaced !== null) await core.dropped(replaced.ino, replaced.nlink);
 }
 
-export function link(core: FsCore, src: string, dest: string): void {
-  const a = core.resolve(src);
-  const to = core.resolveParent(dest);
-  core.ns.link(a.ino, to.parent.ino, to.name);
+export function link(core: FsCore, ino: number, newParent: number, newName: string): Stat {
+  checkLength(newName);
+  return core.stat(core.ns.link(ino, newParent, newName));
 }
 
-export function symlink(core: FsCore, target: string, path: string, ctx: Fuse.Context): void {
-  const { parent, name } = core.resolveParent(path);
-  const o = newOwner(parent, ctx);
-  core.ns.symlink(parent.ino, name, target, o.uid, o.gid);
+export function symlink(core: FsCore, parent: number, name: string, target: string, caller: Caller): Stat {
+  checkLength(name);
+  const p = core.ns.attr(parent);
+  const o = newOwner(p, caller);
+  return core.stat(core.ns.symlink(parent, name, target, o.uid, o.gid));
 }
 
-export function readlink(core: FsCore, path: string): string {
-  return core.ns.readlink(core.resolve(path).ino);
+export function readlink(core: FsCore, ino: number): string {
+  return core.ns.readlink(ino);
 }

@@ -25,8 +25,12 @@ export interface StorePort {
   /** One full commit: every metadata change so far durable (fsync, fsyncdir, syncfs; DESIGN §5). */
   sync(): Promise<void>;
   truncate(ino: number, sizeBytes: number): Promise<void>;
+  /** Whole chunks in the range become holes (their space freed); resolves to the partly covered parts. */
+  punchHole(ino: number, offsetBytes: number, lengthBytes: number): Promise<Array<{ offsetBytes: number; lengthBytes: number }>>;
   /** Delete the data of an nlink-0 inode (from the orphan list). */
   deleteFile(ino: number): Promise<void>;
+  /** A path that names the inode now (for log lines), or null when it has no name. */
+  pathOf(ino: number): string | null;
   /** Usable capacity: raw disk space divided by the default layout's overhead. */
   statfs(): Promise<StatfsBytes>;
   close(): Promise<void>;

@@ -1,18 +1,12 @@
 #!/usr/bin/env bash
-# fio benchmark: the same workloads, in the same run, on
-#   plain      a plain directory (the baseline every ratio is against)
-#   bindfs     a bindfs mount (C passthrough: the FUSE ceiling)
-#   gocryptfs  a gocryptfs mount (per-block authenticated RMW: the nearest peer)
-#   passthru   scripts/passthrough.js (fuse-native passthrough: the ceiling of the binding)
-#   cfs-r3     chunkfs, replica:3
-#   cfs-ec42   chunkfs, ec:4+2
-#   base-r3, base-ec42   chunkfs built in $BASELINE_REPO (an older checkout), for before/after in one run
+# fio benchmark: the same workloads, in the same run, on the targets of scripts/bench-targets.sh
+# (plain directory = the baseline every ratio is against; gocryptfs = the peer chunkfs is compared to).
 # Workloads: sequential 1 MiB write and read; random 4 KiB write with 1 and 4 jobs; random 4 KiB read;
 # random 4 KiB write with fsync after each write. Caches are dropped before each job and the targets are
 # interleaved over ROUNDS rounds (the machine is shared and noisy); the median of the rounds is reported.
 # Usage (as root): scripts/bench-fio.sh   env: ROUNDS=2 RUNTIME_S=8 SIZE_MB=256 BENCH_DIR=/var/tmp/chunkfs-bench
-#                  TARGETS="plain bindfs gocryptfs passthru cfs-r3 cfs-ec42" WORKLOADS="seqwrite seqread ..."
-#                  CHUNKFS_MOUNT_OPTS="buffer_mb=256" (chunkfs mount -o options)
+#                  TARGETS="plain bindfs gocryptfs cfs3-r3 cfs3-ec42 cfsn-r3 cfsn-ec42" WORKLOADS="seqwrite seqread ..."
+#                  CHUNKFS_MOUNT_OPTS="buffer_mb=256" (chunkfs mount -o options, every chunkfs target)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
@@ -21,24 +15,14 @@ ROUNDS=${ROUNDS:-2}
 RUNTIME_S=${RUNTIME_S:-8}
 SIZE_MB=${SIZE_MB:-256}
 BENCH_DIR=${BENCH_DIR:-/var/tmp/chunkfs-bench}
-TARGETS=${TARGETS:-"plain bindfs gocryptfs passthru cfs-r3 cfs-ec42"}
+TARGETS=${TARGETS:-"plain bindfs gocryptfs cfs3-r3 cfs3-ec42 cfsn-r3 cfsn-ec42"}
 WORKLOADS=${WORKLOADS:-"seqwrite seqread randwrite1 randwrite4 randread fsyncwrite"}
 RESULTS=$BENCH_DIR/results.tsv
 
-need=()
-for tool in fio:fio bindfs:bindfs gocryptfs:gocryptfs fusermount:fuse; do
-  command -v "${tool%%:*}" >/dev/null || need+=("${tool#*:}")
-done
-if [ "${#need[@]}" -gt 0 ]; then
-  [ "$(id -u)" -eq 0 ] || { echo "bench-fio: missing ${need[*]}; run as root or apt-get install them" >&2; exit 1; }
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-fi
-[ -f dist/cli/cli.js ] || npx tsc -p tsconfig.json
-
-# shellcheck source=scripts/bench-lib.sh
-source scripts/bench-lib.sh
-mkdir -p "$BENCH_DIR"
-
+BENCH_NAME=bench-fio
+# shellcheck source=scripts/bench-targets.sh
+source scripts/bench-targets.sh
+bench_prepare fio
 ACTIVE=()
 for t in $TARGETS; do
   if setup_target "$t"; then ACTIVE+=("$t"); else echo "bench-fio: target $t unavailable, skipped" >&2; fi

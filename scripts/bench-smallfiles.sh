@@ -3,8 +3,9 @@
 # directories, sizes mostly 0.2-8 KiB with a tail to 200 KiB, made deterministically), on each target of
 # one run: extract it (tar -x, then sync), read every file back with caches dropped (tar -c > /dev/null),
 # and rm -rf it. Reported as files per second, the median of ROUNDS interleaved rounds, with ratios
-# against gocryptfs; also the store's bytes on disk per logical byte for chunkfs targets.
-# Usage (as root): scripts/bench-smallfiles.sh   env: ROUNDS=3 FILES=4000 TARGETS="plain gocryptfs cfs-r3"
+# against gocryptfs (and libfuse3 against fuse-native); also the store's bytes on disk per logical
+# byte for chunkfs targets. Targets: scripts/bench-targets.sh.
+# Usage (as root): scripts/bench-smallfiles.sh   env: ROUNDS=3 FILES=4000 TARGETS="plain gocryptfs cfs3-r3 cfsn-r3"
 #                  BASELINE_REPO=<older checkout> for base-r3 / base-ec42 targets
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,11 +13,12 @@ REPO=$(pwd)
 ROUNDS=${ROUNDS:-3}
 FILES=${FILES:-4000}
 BENCH_DIR=${BENCH_DIR:-/var/tmp/chunkfs-bench-small}
-TARGETS=${TARGETS:-"plain gocryptfs cfs-r3"}
+TARGETS=${TARGETS:-"plain gocryptfs cfs3-r3 cfsn-r3"}
 RESULTS=$BENCH_DIR/results.tsv
-[ -f dist/cli/cli.js ] || npx tsc -p tsconfig.json
-# shellcheck source=scripts/bench-lib.sh
-source scripts/bench-lib.sh
+BENCH_NAME=bench-smallfiles
+# shellcheck source=scripts/bench-targets.sh
+source scripts/bench-targets.sh
+bench_prepare tar
 mkdir -p "$BENCH_DIR/tree"
 
 python3 - "$BENCH_DIR/tree/pkg" "$FILES" <<'PY'
@@ -78,4 +80,8 @@ for (const w of ['extract', 'read', 'rm']) {
 }
 out += pad('disk B/B', 16) + targets.map((t) => pad(String(median(vals['bytes-per-byte ' + t]) || '-'), 22)).join('') + '\n'
 console.log(`\nsmall files, median of rounds; (x) = ratio to gocryptfs\n${out}`)
+for (const [a, b] of [['cfs3-r3', 'cfsn-r3'], ['cfs3-ec42', 'cfsn-ec42']]) {
+  if (!targets.includes(a) || !targets.includes(b)) continue
+  console.log(`${a} vs ${b}: ` + ['extract', 'read', 'rm'].map((w) => `${w} ${(median(vals[w + ' ' + a]) / median(vals[w + ' ' + b])).toFixed(2)}x`).join(', '))
+}
 JS

@@ -5,9 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian packages: FUSE (libfuse2 + fusermount), the independent Go decoder and
-# its two libraries, and the real tools the mount tests and benchmarks drive.
-APT_PACKAGES=(libfuse2 fuse golang-go golang-github-minio-highwayhash-dev
+# Debian packages: FUSE (libfuse3 + its headers for our binding, fuse3 for fusermount3 and the
+# fusermount link libfuse2 uses; fuse3 replaces the old `fuse` package, so that one must not be
+# asked for), libfuse2 for the fuse-native transport, the independent Go decoder and its two
+# libraries, and the real tools the mount tests and benchmarks drive.
+APT_PACKAGES=(libfuse3-dev fuse3 libfuse2 pkg-config golang-go golang-github-minio-highwayhash-dev
   golang-github-klauspost-reedsolomon-dev fio sqlite3 git attr util-linux
   bindfs gocryptfs python3 make g++)
 
@@ -36,10 +38,10 @@ if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || [ package.json -nt
   touch "$stamp"
 fi
 
-# The Reed-Solomon addon is the root package's own native build (binding.gyp);
-# npm ci builds it, but a tree installed before it existed may lack it.
-if [ ! -f build/Release/chunkfs_rs.node ]; then
-  echo "setup: building the Reed-Solomon addon"
+# The addons (Reed-Solomon/HighwayHash, and the libfuse3 binding) are the root package's own
+# native build (binding.gyp); npm ci builds them, but a tree installed before one existed may lack it.
+if [ ! -f build/Release/chunkfs_rs.node ] || [ ! -f build/Release/chunkfs_fuse3.node ]; then
+  echo "setup: building the native addons"
   # npm's own node-gyp, pointed at the Node headers npm is configured with (this
   # machine has no internet to download them).
   nodedir=$(npm config get nodedir 2>/dev/null || true)

@@ -4,13 +4,14 @@
 // unmount and from a timer. Schema changes are migrations keyed by PRAGMA user_version.
 import Database from 'better-sqlite3';
 import { assert } from '../src/errors';
+import { MIGRATION_V5_SPECIAL_FILES } from './migration-v5';
 
 export type Db = Database.Database;
 
 const S_IFDIR = 0o040000;
 export const ROOT_INO = 1;
 
-const MIGRATIONS: string[] = [
+export const MIGRATIONS: string[] = [
   // v1: the whole initial schema.
   `CREATE TABLE inodes(
      ino INTEGER PRIMARY KEY,
@@ -69,6 +70,8 @@ const MIGRATIONS: string[] = [
    CREATE TRIGGER inodes_high AFTER DELETE ON inodes BEGIN
      UPDATE ino_high SET ino = max(ino, old.ino) WHERE k = 0;
    END;`,
+  // v5 (issue 10): FIFOs, sockets and devices (store/migration-v5.ts).
+  MIGRATION_V5_SPECIAL_FILES,
 ];
 
 /** SQL for a new inode number: above every number in use or ever deleted (see ino_high, v4). */

@@ -7,9 +7,9 @@ import { Db, NEXT_INO_SQL, ROOT_INO, nowNs, u64ToDb } from './meta';
 import { FsError } from './fs-error';
 import { SYMLINK_BYTES_MAX, checkName } from './names';
 import { Xattrs } from './xattrs';
-import { Attr, InodeType, LAYOUT_XATTR, Row, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, TREE_DEPTH_MAX, attrOf } from './attr';
+import { Attr, InodeType, LAYOUT_XATTR, Row, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, SpecialType, TREE_DEPTH_MAX, attrOf, typeBits } from './attr';
 
-export { Attr, InodeType, LAYOUT_XATTR, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG };
+export { Attr, InodeType, LAYOUT_XATTR, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, SpecialType };
 
 /** Layout chosen for new files: from an ancestor's user.chunkfs.layout or the store default. */
 export interface NamespaceOptions {
@@ -32,8 +32,8 @@ export class Namespace {
       entries: db.prepare(`SELECT d.name, d.ino, i.type FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? ORDER BY d.name`),
       hasEntries: db.prepare('SELECT 1 FROM dirents WHERE parent = ? LIMIT 1'),
       insert: db.prepare(`INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns,
-        layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch, symlink_target)
-        VALUES (${NEXT_INO_SQL}, @type, @mode, @uid, @gid, @size, @nlink, @parent, @t, @t, @t, @t, @layout, @cs, @bb, @eb, @seed, @epoch, @target)`),
+        layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch, symlink_target, rdev)
+        VALUES (${NEXT_INO_SQL}, @type, @mode, @uid, @gid, @size, @nlink, @parent, @t, @t, @t, @t, @layout, @cs, @bb, @eb, @seed, @epoch, @target, @rdev)`),
       addEntry: db.prepare('INSERT INTO dirents(parent, name, ino) VALUES (?, ?, ?)'),
       delEntry: db.prepare('DELETE FROM dirents WHERE parent = ? AND name = ?'),
       nlink: db.prepare('UPDATE inodes SET nlink = nlink + ?, ctime_ns = ? WHERE ino = ?'),
@@ -81,7 +81,7 @@ export class Namespace {
 
   private insertInode(v: Record<string, unknown>): number {
     return Number(this.q.insert.run({
-      size: 0, parent: null, layout: null, cs: null, bb: null, eb: null, seed: null, epoch: null, target: null, ...v, t: nowNs(),
+      size: 0, parent: null, layout: null, cs: null, bb: null, eb: null, seed: null, epoch: null, target: null, rdev: 0, ...v, t: nowNs(),
     }).lastInsertRowid);
   }
 
@@ -141,6 +141,17 @@ export class Namespace {
     return this.db.transaction(() => {
       this.checkNew(parentIno, name);
       const ino = this.insertInode({ type: 'symlink', mode: S_IFLNK | 0o777, uid, gid, nlink: 1, size, target });
+      this.addEntry(parentIno, name, ino);
+      return this.attr(ino);
+    })();
+  }
+
+  /** A FIFO, socket or device node (no data of its own); rdev is the device number of devices. */
+  mknod(parentIno: number, name: string, type: SpecialType, mode: number, rdev: number, uid: number, gid: number): Attr {
+    return this.db.transaction(() => {
+      this.checkNew(parentIno, name);
+      const dev = type === 'chardev' || type === 'blockdev' ? rdev : 0;
+      const ino = this.insertInode({ type, mode: typeBits(type) | (mode & 0o7777), uid, gid, nlink: 1, rdev: dev });
       this.addEntry(parentIno, name, ino);
       return this.attr(ino);
     })();
@@ -263,6 +274,42 @@ export class Namespace {
       this.q.touchDir.run(t, t, newParent);
       this.q.nlink.run(0, t, src.ino); // ctime changes on rename (Linux)
       return replaced;
+    })();
+  }
+
+  /**
+   * renameat2(RENAME_EXCHANGE): the two names swap inodes atomically. Both must exist; a directory
+   * may not move beneath itself; parents' link counts follow the directories that changed parent.
+   */
+  exchange(oldParent: number, oldName: string, newParent: number, newName: string): void {
+    this.db.transaction(() => {
+      checkName(oldName);
+      checkName(newName);
+      const a = this.lookup(oldParent, oldName);
+      const b = this.lookup(newParent, newName);
+      if (a === null) throw new FsError('ENOENT', `'${oldName}' not found in directory ${oldParent}`);
+      if (b === null) throw new FsError('ENOENT', `'${newName}' not found in directory ${newParent}`);
+      if (a.ino === b.ino) return;
+      if (a.type === 'dir' && this.isWithin(newParent, a.ino)) throw new FsError('EINVAL', 'cannot move a directory beneath itself');
+      if (b.type === 'dir' && this.isWithin(oldParent, b.ino)) throw new FsError('EINVAL', 'cannot move a directory beneath itself');
+      this.q.delEntry.run(oldParent, oldName);
+      this.q.delEntry.run(newParent, newName);
+      this.q.addEntry.run(oldParent, oldName, b.ino);
+      this.q.addEntry.run(newParent, newName, a.ino);
+      const t = nowNs();
+      if (oldParent !== newParent) {
+        if (a.type === 'dir') this.q.setParent.run(newParent, a.ino);
+        if (b.type === 'dir') this.q.setParent.run(oldParent, b.ino);
+        const dirsMoved = (a.type === 'dir' ? 1 : 0) - (b.type === 'dir' ? 1 : 0); // into newParent
+        if (dirsMoved !== 0) {
+          this.q.nlink.run(-dirsMoved, t, oldParent);
+          this.q.nlink.run(dirsMoved, t, newParent);
+        }
+      }
+      this.q.touchDir.run(t, t, oldParent);
+      this.q.touchDir.run(t, t, newParent);
+      this.q.nlink.run(0, t, a.ino); // ctime of both changes, as on rename
+      this.q.nlink.run(0, t, b.ino);
     })();
   }
 

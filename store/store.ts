@@ -34,6 +34,7 @@ import { NEEDLE_HEADER_BYTES } from '../src/needle';
 import type { Slice } from '../src/slice';
 import { pathOfIno } from './ino-path';
 import { CompactReport, Compactor } from './compactor';
+import { ByteRange, punchHole } from './punch';
 
 export const META_FILE = 'meta.db';
 
@@ -359,6 +360,10 @@ export class Store {
   }
   truncate(ino: number, sizeBytes: number): Promise<void> {
     return this.files.truncate(ino, sizeBytes);
+  }
+  /** Whole chunks in the range become holes (space freed); returns the partly covered parts, to zero. */
+  punchHole(ino: number, offsetBytes: number, lengthBytes: number): Promise<ByteRange[]> {
+    return punchHole(this.env, this.files, ino, offsetBytes, lengthBytes);
   }
   /** Delete the data and inode of an unlinked (nlink 0) file once no handle holds it. */
   deleteFile(ino: number): Promise<void> {

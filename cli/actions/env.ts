@@ -13,6 +13,11 @@ export interface LiveMount {
   readOnly: boolean;
   /** Store every byte buffered in the write-back buffer (inject and fsck look at the shards). */
   flush(): Promise<void>;
+  /**
+   * Drop the file pages and attributes the kernel caches for this mount (libfuse3 keeps pages
+   * across opens), so the next read after an injected fault reaches the store and meets it.
+   */
+  dropKernelCache(): Promise<void>;
 }
 
 export interface ActionEnv {

@@ -93,6 +93,12 @@ function clear(env: ActionEnv, id: number | undefined): InjectResult {
 }
 
 async function run(env: ActionEnv, a: InjectArgs): Promise<InjectResult> {
+  const r = await runOne(env, a);
+  if (a.action !== 'list') await env.live?.dropKernelCache();
+  return r;
+}
+
+async function runOne(env: ActionEnv, a: InjectArgs): Promise<InjectResult> {
   switch (a.action) {
     case 'corrupt': case 'drop': return damage(env, a);
     case 'eio': case 'enospc': case 'latency': return ioFault(env, a);

@@ -2,7 +2,7 @@
 // answers EIO and is logged in one line naming the op and path; typed POSIX errors answer their
 // errno quietly. Either way the op table keeps serving. getxattr/listxattr honour the caller's size.
 import test from 'ava'
-import { makeOps, IMPL, Impl, ChunkfsOps } from '../../fs/ops-table'
+import { makeOps, IMPL, Impl, ChunkfsOps } from '../../fs/fuse/ops-table'
 import { FsError } from '../../store/fs-error'
 import type { FsCore } from '../../fs/core'
 
@@ -78,9 +78,12 @@ test('a typed error answers its errno, once and quietly, from every op', async (
 test('a throwing core answers EIO, logged; a typed error from the core answers its errno', async (t) => {
   const logs: string[] = []
   const core = {
-    resolve: (p: string) => {
-      if (p === '/bug') throw new TypeError('boom')
-      throw new FsError('ENOENT', 'missing')
+    ns: {
+      attr: () => ({ ino: 1, type: 'dir' }),
+      lookup: (parent: number, name: string) => {
+        if (name === 'bug') throw new TypeError('boom')
+        throw new FsError('ENOENT', 'missing')
+      },
     },
     handles: { file: () => undefined },
   } as unknown as FsCore
@@ -119,8 +122,12 @@ test('a byte count the binding cannot carry answers EIO, not a throw in the bind
 // A core whose file /a has user.v = "hello" and one more attribute.
 function xattrCore (): FsCore {
   return {
-    resolve: () => ({ ino: 2 }),
-    ns: { getxattr: () => Buffer.from('hello'), listxattr: () => ['user.v', 'user.other'] },
+    ns: {
+      attr: () => ({ ino: 1, type: 'dir' }),
+      lookup: () => ({ ino: 2, type: 'file' }),
+      getxattr: () => Buffer.from('hello'),
+      listxattr: () => ['user.v', 'user.other'],
+    },
   } as unknown as FsCore
 }
 

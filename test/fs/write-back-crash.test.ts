@@ -124,6 +124,10 @@ class KillableStore implements StorePort {
   }
   truncate(ino: number, sizeBytes: number): Promise<void> { return this.call(() => this.inner.truncate(ino, sizeBytes), true); }
   deleteFile(ino: number): Promise<void> { return this.call(() => this.inner.deleteFile(ino), true); }
+  pathOf(ino: number): string | null { return this.inner.pathOf(ino); }
+  punchHole(ino: number, offsetBytes: number, lengthBytes: number): Promise<Array<{ offsetBytes: number; lengthBytes: number }>> {
+    return this.call(() => this.inner.punchHole(ino, offsetBytes, lengthBytes), true);
+  }
   statfs(): Promise<StatfsBytes> { return this.call(() => this.inner.statfs(), false); }
   sync(): Promise<void> { return this.call(() => this.inner.sync(), false); }
   close(): Promise<void> { return this.inner.close(); }

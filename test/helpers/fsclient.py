@@ -28,7 +28,8 @@ def data_of(spec):
 
 def st_dict(st):
     return {'mode': st.st_mode, 'uid': st.st_uid, 'gid': st.st_gid, 'size': st.st_size, 'nlink': st.st_nlink,
-            'ino': st.st_ino, 'atime_ns': st.st_atime_ns, 'mtime_ns': st.st_mtime_ns, 'ctime_ns': st.st_ctime_ns}
+            'ino': st.st_ino, 'atime_ns': st.st_atime_ns, 'mtime_ns': st.st_mtime_ns, 'ctime_ns': st.st_ctime_ns,
+            'rdev': st.st_rdev, 'blocks': st.st_blocks}
 
 
 def digest(b):
@@ -43,6 +44,20 @@ def fd_of(ref):
 
 
 libc = ctypes.CDLL(None, use_errno=True)
+libc.renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+libc.renameat2.restype = ctypes.c_int
+libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
+libc.fallocate.restype = ctypes.c_int
+AT_FDCWD = -100
+RENAME = {'noreplace': 1, 'exchange': 2, 'whiteout': 4}
+FALLOC = {'keep_size': 0x01, 'punch_hole': 0x02, 'collapse_range': 0x08, 'zero_range': 0x10, 'insert_range': 0x20}
+
+
+def checked(rc):
+    if rc < 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+    return rc
 libc.getxattr.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t]
 libc.getxattr.restype = ctypes.c_ssize_t
 libc.listxattr.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t]
@@ -89,7 +104,35 @@ def run(op):
     name, a = op[0], op[1:]
     if name == 'mkdir': return os.mkdir(a[0], a[1] if len(a) > 1 else 0o777)
     if name == 'rmdir': return os.rmdir(a[0])
-    if name == 'mknod': return os.mknod(a[0], a[1])
+    if name == 'mknod': return os.mknod(a[0], a[1], os.makedev(a[2], a[3]) if len(a) > 3 else 0)
+    if name == 'mkfifo': return os.mkfifo(a[0], a[1] if len(a) > 1 else 0o666)
+    if name == 'fifo_roundtrip':
+        # a reader and a writer on one FIFO, both in this process (non-blocking open of the reader first)
+        r = os.open(a[0], os.O_RDONLY | os.O_NONBLOCK)
+        w = os.open(a[0], os.O_WRONLY)
+        os.write(w, a[1].encode())
+        got = os.read(r, 4096).decode()
+        os.close(w); os.close(r)
+        return got
+    if name == 'bind_socket':
+        import socket
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.bind(a[0]); s.listen(1)
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        c.connect(a[0]); c.sendall(a[1].encode())
+        conn, _ = s.accept()
+        got = conn.recv(4096).decode()
+        for x in (conn, c, s): x.close()
+        return got
+    if name == 'opath': fds[a[0]] = os.open(a[1], os.O_PATH); return None
+    if name == 'renameat2':
+        flags = 0
+        for f in a[2]: flags |= RENAME[f]
+        return checked(libc.renameat2(AT_FDCWD, a[0].encode(), AT_FDCWD, a[1].encode(), flags))
+    if name == 'fallocate':
+        mode = 0
+        for f in a[1]: mode |= FALLOC[f]
+        return checked(libc.fallocate(fd_of(a[0]), mode, a[2], a[3]))
     if name == 'open':
         flags = 0
         for f in a[2]: flags |= FLAGS[f]

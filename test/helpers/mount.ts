@@ -200,11 +200,24 @@ export async function mkfs (store: string, args: string[] = ['--disks', '6', '--
   if (r.code !== 0) throw new Error(`mkfs failed: ${r.stderr}${r.stdout}`)
 }
 
-/** Mount a chunkfs store with the CLI in a child process. */
+/**
+ * The transport mounted tests run on: $CHUNKFS_TRANSPORT (npm test runs the mounted suite once per
+ * transport), else the CLI's default.
+ */
+export const TRANSPORT = process.env.CHUNKFS_TRANSPORT
+/** Extra -o options for every mount of a run ($CHUNKFS_MOUNT_OPTS, e.g. nowriteback_cache). */
+const MOUNT_OPTS = process.env.CHUNKFS_MOUNT_OPTS
+export function transportArgs (): string[] {
+  const out = TRANSPORT === undefined || TRANSPORT === '' ? [] : ['-o', `transport=${TRANSPORT}`]
+  return MOUNT_OPTS === undefined || MOUNT_OPTS === '' ? out : [...out, '-o', MOUNT_OPTS]
+}
+
+/** Mount a chunkfs store with the CLI in a child process (on TRANSPORT unless extraArgs names one). */
 export async function mountChunkfs (store: string, mountpoint: string, extraArgs: string[] = []): Promise<ChunkfsMount> {
+  const named = extraArgs.some((a) => a.includes('transport='))
   const m = await startMount({
     command: process.execPath,
-    args: [CLI_JS, 'mount', store, mountpoint, ...extraArgs],
+    args: [CLI_JS, 'mount', store, mountpoint, ...(named ? [] : transportArgs()), ...extraArgs],
     mountpoint,
     readyPattern: /^chunkfs: mounted /,
   })

@@ -30,6 +30,7 @@ test.serial('--help on every verb; errors name the problem and exit non-zero', a
     [['mkfs', dir + '/x', '--layout', 'raid5'], /--layout: 'raid5'/],
     [['mkfs', dir + '/x', '--chunk-size', 'huge'], /--chunk-size: 'huge' is not a size/],
     [['mount', dir + '/x', dir + '/m', '-o', 'bogus'], /unknown mount option 'bogus'/],
+    [['mount', dir + '/x', dir + '/m', '-o', 'transport=fuse9'], /transport: 'fuse9' is not one of fuse3, fuse-native/],
     [['mount', dir + '/nostore', dir + '/m'], /is not a chunkfs store/],
     [['umount', dir], /is not mounted/],
     [['status', dir + '/nostore'], /is neither a chunkfs store nor a chunkfs mount point/],
@@ -103,7 +104,7 @@ test.serial('a stale mount point (server and auto-unmount helper killed) is reco
   const m = await mountChunkfs(dir + '/s1', dir + '/m1')
   mounts.push(m)
   // kill the auto_unmount helper first, then the server: the kernel mount stays, disconnected
-  const helpers = childProcesses(m.child.pid!).filter(([, comm]) => comm === 'fusermount')
+  const helpers = childProcesses(m.child.pid!).filter(([, comm]) => comm === 'fusermount' || comm === 'fusermount3')
   t.true(helpers.length > 0, 'auto_unmount helper found')
   for (const [pid] of helpers) process.kill(pid, 'SIGKILL')
   await m.kill9()

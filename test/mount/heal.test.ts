@@ -62,8 +62,10 @@ async function flipByte (file: string, fromEndBytes: number): Promise<void> {
   } finally { await fh.close() }
 }
 
+/** Reads with O_DIRECT: the kernel may keep the pages it wrote (keep_cache), and these reads must reach the store. */
 async function sameAsReference (t: { is: (a: unknown, b: unknown, m?: string) => void }, rel: string): Promise<void> {
-  const r = await run('cmp', [path.join(dir, 'ref', rel), path.join(m!.mountpoint, rel)], { timeoutMs: 60_000 })
+  const r = await run('bash', ['-c', `dd if="$1" iflag=direct bs=1M status=none | cmp - "$2"`, '-', path.join(m!.mountpoint, rel), path.join(dir, 'ref', rel)],
+    { timeoutMs: 60_000 })
   t.is(r.code, 0, `cmp ${rel}: ${r.stdout}${r.stderr}`)
 }
 

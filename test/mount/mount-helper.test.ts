@@ -61,7 +61,7 @@ test.serial('mount -t fuse.chunkfs STORE MNT -o defaults,_netdev; umount ends th
   await shOk(`echo hello > ${dir}/mnt/f && sync`)
   t.is((await shOk(`cat ${dir}/mnt/f`)).trim(), 'hello')
   const pid = await mountPid(dir + '/mnt')
-  t.regex(await fsp.readFile(dir + '/store/chunkfs.log', 'utf8'), new RegExp(`chunkfs: mounted ${dir}/store on ${dir}/mnt \\(pid ${pid}\\)`))
+  t.regex(await fsp.readFile(dir + '/store/chunkfs.log', 'utf8'), new RegExp(`chunkfs: mounted ${dir}/store on ${dir}/mnt \\(pid ${pid}, transport fuse3\\)`))
   t.is((await run('umount', [dir + '/mnt'])).code, 0)
   t.true(await gone(pid), 'the mount process flushed and exited')
   t.false(isMounted(dir + '/mnt'))

@@ -31,10 +31,10 @@ test.after.always(async () => {
 // (Directory sizes are filesystem-specific and left out.)
 const LISTING = `find . \\( -type d -printf '%p %M dir %T@\\n' \\) -o -printf '%p %M %s %T@ %l\\n' | LC_ALL=C sort; find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum`
 
-test('fio random writes, verified with crc32c', async (t) => {
+test('fio random writes from 4 jobs, verified with crc32c', async (t) => {
   await shOk(`mkdir -p ${P('fio')}`)
-  const r = await sh(`cd ${P('fio')} && fio --name=verify --rw=randwrite --bs=4k --size=12M --ioengine=psync \
-    --fallocate=none --verify=crc32c --do_verify=1 --verify_fatal=1 --numjobs=2 --group_reporting \
+  const r = await sh(`cd ${P('fio')} && fio --name=verify --rw=randwrite --bs=4k --size=8M --ioengine=psync \
+    --fallocate=none --verify=crc32c --do_verify=1 --verify_fatal=1 --numjobs=4 --group_reporting \
     --output-format=terse`, { timeoutMs: 240_000 })
   t.is(r.code, 0, r.stderr + r.stdout)
   const fields = r.stdout.trim().split('\n').pop()!.split(';')

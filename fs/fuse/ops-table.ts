@@ -1,30 +1,21 @@
-// The op table a transport calls. Every op runs inside `guard`, which answers exactly once: the op's
-// result, or for a throw or rejection its errno (EIO for anything untyped, logged in one line naming
-// the op and path). A transport callback that throws while delivering a result (a conversion bug in
-// the binding) gets EIO instead, so no request is ever left waiting.
+// The op table the fuse-native transport calls: paths in (path-ops.ts resolves them), fuse-native's
+// callbacks out. Every op runs inside `guard` (guard.ts), which answers exactly once.
 import type Fuse from 'fuse-native';
-import { constants } from 'node:os';
-import type { FsCore } from './core';
-import { describeError, logKeyOf, toErrno } from './errno';
-import { LogLimiter } from './log-limiter';
-import * as attr from './ops-attr';
-import * as names from './ops-names';
-import * as file from './ops-file';
-import * as xattr from './ops-xattr';
-
-const EIO = -constants.errno.EIO;
+import type { FsCore } from '../core';
+import type { XattrReply } from '../ops-xattr';
+import * as ops from './path-ops';
+import { Log, guard, isPromise, opLog } from './guard';
 
 /** What each op does; tests substitute implementations that fail. */
 export const IMPL = {
   init: (): void => undefined,
-  getattr: attr.getattr, fgetattr: attr.fgetattr, statfs: attr.statfs, chmod: attr.chmod, chown: attr.chown,
-  utimens: attr.utimens, truncate: attr.truncate, ftruncate: attr.ftruncate,
-  readdir: names.readdir, mkdir: names.mkdir, rmdir: names.rmdir, mknod: names.mknod, unlink: names.unlink,
-  rename: names.rename, link: names.link, symlink: names.symlink, readlink: names.readlink,
-  create: file.create, open: file.open, read: file.read, write: file.write, flush: file.flush,
-  fsync: file.fsync, release: file.release,
-  fsyncdir: file.fsyncdir,
-  getxattr: xattr.getxattr, setxattr: xattr.setxattr, listxattr: xattr.listxattr, removexattr: xattr.removexattr,
+  getattr: ops.getattr, fgetattr: ops.fgetattr, statfs: ops.statfs, chmod: ops.chmod, chown: ops.chown,
+  utimens: ops.utimens, truncate: ops.truncate, ftruncate: ops.ftruncate,
+  readdir: ops.readdir, mkdir: ops.mkdir, rmdir: ops.rmdir, mknod: ops.mknod, unlink: ops.unlink,
+  rename: ops.rename, link: ops.link, symlink: ops.symlink, readlink: ops.readlink,
+  create: ops.create, open: ops.open, read: ops.read, write: ops.write, flush: ops.flush,
+  fsync: ops.fsync, release: ops.release, fsyncdir: ops.fsyncdir,
+  getxattr: ops.getxattr, setxattr: ops.setxattr, listxattr: ops.listxattr, removexattr: ops.removexattr,
 };
 export type Impl = typeof IMPL;
 
@@ -32,7 +23,7 @@ type NumberCb = (n: number) => void;
 /**
  * getxattr/listxattr get the caller's buffer (its length is the size asked for) and answer, in one
  * number, the bytes copied into it, the bytes needed (size 0) or a negative errno. fuse-native's
- * stock handlers drop the size; mount.ts adapts them.
+ * stock handlers drop the size; fuse-native.ts adapts them.
  */
 export interface SizedXattrOps {
   getxattr(path: string, name: string, buf: Buffer, cb: NumberCb, ctx?: Fuse.Context): void;
@@ -48,63 +39,16 @@ function int32(n: number): number {
   return n;
 }
 
-function isPromise<T>(r: T | Promise<T>): r is Promise<T> {
-  return typeof (r as { then?: unknown } | null)?.then === 'function';
-}
-
-/** A sized xattr reply into the caller's buffer (xattr.* already refused what does not fit). */
-function into(reply: xattr.XattrReply | Promise<xattr.XattrReply>, buf: Buffer): number | Promise<number> {
+/** A sized xattr reply into the caller's buffer (the core already refused what does not fit). */
+function into(reply: XattrReply | Promise<XattrReply>, buf: Buffer): number | Promise<number> {
   if (isPromise(reply)) return reply.then((r) => into(r, buf));
   if (typeof reply === 'number') return reply;
   reply.copy(buf);
   return reply.length;
 }
 
-type Log = (message: string) => void;
-/** A mount's log: the sink, its per-chunk rate limit, and whether lines carry whole stacks (-o debug). */
-interface OpLog { line: Log; limiter: LogLimiter; debug: boolean }
-
-/**
- * The reply errno for a failure, logged when untyped (one line naming the op and path, at most one
- * per chunk per minute, fs/log-limiter.ts); never throws, whatever was thrown.
- */
-function errnoOf(log: OpLog, name: string, path: string | null, err: unknown): number {
-  try {
-    const { errno, log: worth } = toErrno(err);
-    if (worth) {
-      const line = log.limiter.line(logKeyOf(err), `${name} ${path ?? '-'}: ${describeError(err, log.debug)}`);
-      if (line !== null) log.line(line);
-    }
-    return errno;
-  } catch {
-    return EIO;
-  }
-}
-
-/**
- * Calls the transport back with a result; if that throws, answers EIO instead. (fuse-native's
- * callbacks convert the result before they signal, so a throw means nothing was answered yet.)
- */
-function deliver(log: OpLog, name: string, path: string | null, send: () => void, fail: (errno: number) => void): void {
-  try {
-    send();
-  } catch (err) {
-    try { log.line(`${name} ${path ?? '-'}: reply failed: ${describeError(err, log.debug)}`); } catch { /* answer regardless */ }
-    try { fail(EIO); } catch { /* the transport cannot answer at all; nothing is left to try */ }
-  }
-}
-
-/** Runs one op and answers exactly once: ok(its result), or fail(errno) for a throw or rejection. */
-function guard<T>(log: OpLog, name: string, path: string | null, fn: () => T | Promise<T>, ok: (v: T) => void, fail: (errno: number) => void): void {
-  const failed = (err: unknown): void => { try { fail(errnoOf(log, name, path, err)); } catch { /* as in deliver */ } };
-  let r: T | Promise<T>;
-  try { r = fn(); } catch (err) { failed(err); return; }
-  if (!isPromise(r)) { deliver(log, name, path, () => ok(r as T), fail); return; }
-  r.then((v) => deliver(log, name, path, () => ok(v), fail), failed);
-}
-
 export function makeOps(core: FsCore, sink: Log, impl: Impl = IMPL): ChunkfsOps {
-  const log: OpLog = { line: sink, limiter: new LogLimiter(), debug: core.opts?.debug === true };
+  const log = opLog(sink, core.opts?.debug === true);
   /** Ops answering (errno, value?). */
   function call<T>(name: string, path: string | null, cb: (err: number, value?: T) => void, fn: () => T | Promise<T>): void {
     guard(log, name, path, fn, (v) => cb(0, v), (errno) => cb(errno));
@@ -128,7 +72,7 @@ export function makeOps(core: FsCore, sink: Log, impl: Impl = IMPL): ChunkfsOps 
     readdir: (p, cb) => call('readdir', p, cb, () => impl.readdir(core, p)),
     mkdir: (p, mode, cb, ctx) => call('mkdir', p, cb, () => impl.mkdir(core, p, mode, ctx)),
     rmdir: (p, cb) => call('rmdir', p, cb, () => impl.rmdir(core, p)),
-    mknod: (p, mode, dev, cb, ctx) => call('mknod', p, cb, () => impl.mknod(core, p, mode, ctx)),
+    mknod: (p, mode, dev, cb, ctx) => call('mknod', p, cb, () => impl.mknod(core, p, mode, dev, ctx)),
     unlink: (p, cb) => call('unlink', p, cb, () => impl.unlink(core, p)),
     rename: (src, dest, cb) => call('rename', src, cb, () => impl.rename(core, src, dest)),
     link: (src, dest, cb) => call('link', src, cb, () => impl.link(core, src, dest)),

@@ -1,14 +1,19 @@
 // mount -o ro (issue 11): every op that would change the filesystem answers EROFS, and files open
 // for reading only. The store underneath still heals what reads find (a repair, not a change).
+// One list of refusals for both transports: fuse-native's path-based op table (readOnlyImpl) and the
+// libfuse3 request handlers (refusalOf, by op name). The libfuse3 mount is also "ro" in the kernel.
 import type { Impl } from './ops-table';
-import { posix } from './errno';
+import { posix, PosixError } from '../errno';
 
 const O_ACCMODE = 0o3;
 const O_RDONLY = 0;
 
-/** The ops that change the namespace, attributes, xattrs or data. */
+/** fuse-native's ops that change the namespace, attributes, xattrs or data. */
 const MUTATING = ['chmod', 'chown', 'utimens', 'truncate', 'ftruncate', 'mkdir', 'rmdir', 'mknod', 'unlink', 'rename',
   'link', 'symlink', 'create', 'write', 'setxattr', 'removexattr'] as const;
+/** The same for libfuse3's low-level requests (fuse3-abi.ts OP names). */
+const MUTATING_LOWLEVEL = new Set(['setattr', 'mknod', 'mkdir', 'unlink', 'rmdir', 'symlink', 'rename', 'link', 'create',
+  'write', 'fallocate', 'setxattr', 'removexattr']);
 
 function refuse(name: string): () => never {
   return () => { throw posix('EROFS', `${name}: mounted read-only`); };
@@ -23,4 +28,11 @@ export function readOnlyImpl(impl: Impl): Impl {
     return open(core, path, flags);
   };
   return ro as Impl;
+}
+
+/** The refusal of a libfuse3 request on a read-only mount, or null when it may run. */
+export function refusalOf(opName: string, flags: number): PosixError | null {
+  if (MUTATING_LOWLEVEL.has(opName)) return posix('EROFS', `${opName}: mounted read-only`);
+  if (opName === 'open' && (flags & O_ACCMODE) !== O_RDONLY) return posix('EROFS', 'open for writing: mounted read-only');
+  return null;
 }

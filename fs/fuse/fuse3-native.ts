@@ -1,0 +1,70 @@
+// Loader and types of the chunkfs_fuse3 addon (native/fuse3/, built from the root binding.gyp
+// against Debian's libfuse3-dev). Every reply returns libfuse's result: 0, or a negative errno
+// (-ENOENT: the kernel gave up on an interrupted request and dropped the reply).
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { UnsupportedError } from '../../src/errors';
+
+/** An opaque mounted session. */
+export type Session = { readonly __fuse3Session: unique symbol };
+
+export interface Fuse3MountOptions {
+  mountpoint: string; fsname: string; subtype: string;
+  allowOther: boolean; defaultPermissions: boolean; autoUnmount: boolean; readOnly: boolean;
+  writebackCache: boolean; readdirplus: boolean;
+  maxWriteBytes: number; maxBackground: number; congestionThreshold: number;
+  maxThreads: number; idleThreads: number;
+  /** getxattr of other names is answered ENODATA by the binding (no JS round trip); empty: none is */
+  xattrPrefixes: readonly string[];
+}
+
+/** (rows, count, names, buffers, ended, loopResult): see native/fuse3/to_js.h. */
+export type OnBatch = (rows: Float64Array, count: number, names: Array<string | undefined>, bufs: Array<Buffer | undefined>, ended: boolean, loopResult: number) => void;
+
+export interface Fuse3Native {
+  mount(options: Fuse3MountOptions, onBatch: OnBatch, attrScratch: Float64Array): Session;
+  loopEnded(s: Session): boolean;
+  connectionId(s: Session): number;
+  /** Answers EIO to whatever JS left unanswered (returns how many), frees the libfuse session. */
+  destroy(s: Session): number;
+  /** Drops the kernel's cached pages and attributes of these inodes (on a worker thread); resolves to how many it held. */
+  invalidate(s: Session, inos: Float64Array): Promise<number>;
+  replyErr(s: Session, id: number, errno: number): number;
+  replyEntry(s: Session, id: number): number;
+  replyAttr(s: Session, id: number): number;
+  replyOpen(s: Session, id: number, fh: number, openFlags: number): number;
+  replyCreate(s: Session, id: number, fh: number, openFlags: number): number;
+  replyWrite(s: Session, id: number, count: number): number;
+  replyBuf(s: Session, id: number, data: Buffer, lengthBytes: number): number;
+  replyReadlink(s: Session, id: number, target: string): number;
+  replyXattrSize(s: Session, id: number, sizeBytes: number): number;
+  replyStatfs(s: Session, id: number): number;
+  /** Packs entries 0..count-1 (scratch rows) into at most sizeBytes; returns how many fit, or a negative errno. */
+  replyDir(s: Session, id: number, plus: boolean, sizeBytes: number, names: string[], count: number): number;
+}
+
+const ADDON_NAME = 'chunkfs_fuse3.node';
+const SEARCH_DEPTH_MAX = 6;
+
+function findAddon(): string {
+  // Runs from fs/fuse/ (ts) or dist/fs/fuse/ (js): walk up to the folder with binding.gyp.
+  let dir = __dirname;
+  for (let depth = 0; depth < SEARCH_DEPTH_MAX; depth++) {
+    if (fs.existsSync(path.join(dir, 'binding.gyp'))) return path.join(dir, 'build', 'Release', ADDON_NAME);
+    dir = path.dirname(dir);
+  }
+  throw new UnsupportedError(`libfuse3 binding: binding.gyp not found above ${__dirname}`);
+}
+
+let loaded: Fuse3Native | undefined;
+
+export function fuse3Native(): Fuse3Native {
+  if (loaded !== undefined) return loaded;
+  const addonPath = findAddon();
+  if (!fs.existsSync(addonPath)) {
+    throw new UnsupportedError(`libfuse3 binding missing at ${addonPath}: run \`npm run setup\` (needs libfuse3-dev, g++, python3)`);
+  }
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  loaded = require(addonPath) as Fuse3Native;
+  return loaded;
+}

@@ -1,0 +1,192 @@
+// One handler per libfuse3 request kind: the request row's fields -> an inode-based core call ->
+// the reply (fuse3-reply.ts). Every handler answers exactly once (guard.ts). Entries handed to the
+// kernel count as lookups (lookups.ts) only when the kernel took them (the reply returned 0).
+import type { FsCore } from '../core';
+import type { AttrChanges, Caller, Stat, TimeArg } from '../types';
+import * as attr from '../ops-attr';
+import * as names from '../ops-names';
+import * as file from '../ops-file';
+import * as dir from '../ops-dir';
+import * as xattr from '../ops-xattr';
+import { fallocate } from '../ops-fallocate';
+import { F, FIELD_COUNT, OP, OP_NAMES, OPEN_KEEP_CACHE, SET } from './fuse3-abi';
+import { Log, OpLog, guard } from './guard';
+import { refusalOf } from './read-only';
+import type { OpObserver } from './op-observer';
+import type { Replier } from './fuse3-reply';
+import { ReadBuffers } from './read-buffers';
+
+const NS_PER_S = 1_000_000_000n;
+const ENOSYS = 38;
+/** Bytes a directory entry takes at least in a reply (fuse_dirent / fuse_direntplus with a short name). */
+const DIRENT_BYTES_MIN = 32;
+const DIRENTPLUS_BYTES_MIN = 152;
+
+/** One delivered batch: request i's fields are rows[i * FIELD_COUNT + F.*]. */
+export interface Batch { rows: Float64Array; names: Array<string | undefined>; bufs: Array<Buffer | undefined> }
+
+export interface Ctx {
+  core: FsCore;
+  reply: Replier;
+  log: Log;
+  readBuffers: ReadBuffers;
+  /** Guards an op whose success answer is ok; a failure answers its errno. */
+  run<T>(b: Batch, i: number, fn: () => T | Promise<T>, ok: (v: T) => void): void;
+}
+
+const num = (b: Batch, i: number, f: number): number => b.rows[i * FIELD_COUNT + f];
+const nameOf = (b: Batch, i: number): string => b.names[2 * i] ?? '';
+const name2Of = (b: Batch, i: number): string => b.names[2 * i + 1] ?? '';
+const idOf = (b: Batch, i: number): number => num(b, i, F.id);
+const inoOf = (b: Batch, i: number): number => num(b, i, F.ino);
+const fhOf = (b: Batch, i: number): number => num(b, i, F.fh);
+
+function callerOf(b: Batch, i: number): Caller {
+  return { uid: num(b, i, F.uid), gid: num(b, i, F.gid), pid: num(b, i, F.pid), umask: num(b, i, F.umask) };
+}
+
+function timeOf(b: Batch, i: number, s: number, ns: number): bigint {
+  return BigInt(num(b, i, s)) * NS_PER_S + BigInt(num(b, i, ns));
+}
+
+export function changesOf(b: Batch, i: number): AttrChanges {
+  const set = num(b, i, F.toSet);
+  const c: AttrChanges = {};
+  if (set & SET.mode) c.mode = num(b, i, F.mode);
+  if (set & SET.uid) c.uid = num(b, i, F.attrUid);
+  if (set & SET.gid) c.gid = num(b, i, F.attrGid);
+  if (set & SET.size) c.sizeBytes = num(b, i, F.size);
+  if (set & (SET.atime | SET.atimeNow)) c.atime = (set & SET.atimeNow) ? 'now' : timeOf(b, i, F.atimeS, F.atimeNs) as TimeArg;
+  if (set & (SET.mtime | SET.mtimeNow)) c.mtime = (set & SET.mtimeNow) ? 'now' : timeOf(b, i, F.mtimeS, F.mtimeNs) as TimeArg;
+  if (set & SET.ctime) c.ctimeNs = timeOf(b, i, F.ctimeS, F.ctimeNs);
+  return c;
+}
+
+/** Answer with an entry; the kernel holds a reference to it when the reply went through. */
+function entry(x: Ctx, id: number, st: Stat): void {
+  if (x.reply.entry(id, st) === 0) x.core.lookups.add(st.ino);
+}
+
+/** A handle the kernel never received (its open reply was dropped) is closed here: no release comes. */
+function releaseLost(x: Ctx, fh: number): void {
+  file.release(x.core, fh).catch((err: Error) => x.log(`release of an unanswered open: ${err.message}`));
+}
+
+type Handler = (x: Ctx, b: Batch, i: number) => void;
+
+const HANDLERS: Partial<Record<number, Handler>> = {
+  [OP.lookup]: (x, b, i) => x.run(b, i, () => names.lookup(x.core, inoOf(b, i), nameOf(b, i)), (st) => entry(x, idOf(b, i), st)),
+  [OP.getattr]: (x, b, i) => x.run(b, i, () => attr.getattr(x.core, inoOf(b, i)), (st) => x.reply.attr(idOf(b, i), st)),
+  [OP.setattr]: (x, b, i) => x.run(b, i, () => attr.setattr(x.core, inoOf(b, i), changesOf(b, i)), (st) => x.reply.attr(idOf(b, i), st)),
+  [OP.readlink]: (x, b, i) => x.run(b, i, () => names.readlink(x.core, inoOf(b, i)), (t) => x.reply.readlink(idOf(b, i), t)),
+  [OP.mknod]: (x, b, i) => x.run(b, i, () => names.mknod(x.core, inoOf(b, i), nameOf(b, i), num(b, i, F.mode), num(b, i, F.rdev), callerOf(b, i)),
+    (st) => entry(x, idOf(b, i), st)),
+  [OP.mkdir]: (x, b, i) => x.run(b, i, () => names.mkdir(x.core, inoOf(b, i), nameOf(b, i), num(b, i, F.mode), callerOf(b, i)),
+    (st) => entry(x, idOf(b, i), st)),
+  [OP.unlink]: (x, b, i) => x.run(b, i, () => names.unlink(x.core, inoOf(b, i), nameOf(b, i)), () => x.reply.ok(idOf(b, i))),
+  [OP.rmdir]: (x, b, i) => x.run(b, i, () => names.rmdir(x.core, inoOf(b, i), nameOf(b, i)), () => x.reply.ok(idOf(b, i))),
+  [OP.symlink]: (x, b, i) => x.run(b, i, () => names.symlink(x.core, inoOf(b, i), nameOf(b, i), name2Of(b, i), callerOf(b, i)),
+    (st) => entry(x, idOf(b, i), st)),
+  [OP.rename]: (x, b, i) => x.run(b, i, () => names.rename(x.core, inoOf(b, i), nameOf(b, i), num(b, i, F.ino2), name2Of(b, i), num(b, i, F.flags)),
+    () => x.reply.ok(idOf(b, i))),
+  [OP.link]: (x, b, i) => x.run(b, i, () => names.link(x.core, inoOf(b, i), num(b, i, F.ino2), name2Of(b, i)), (st) => entry(x, idOf(b, i), st)),
+
+  [OP.open]: (x, b, i) => x.run(b, i, () => file.open(x.core, inoOf(b, i), num(b, i, F.flags)), (fh) => {
+    // Every change reaches the store through this kernel, so its cached pages stay right.
+    if (x.reply.open(idOf(b, i), fh, OPEN_KEEP_CACHE) !== 0) releaseLost(x, fh);
+  }),
+  [OP.create]: (x, b, i) => x.run(b, i, () => file.create(x.core, inoOf(b, i), nameOf(b, i), num(b, i, F.mode), num(b, i, F.flags), callerOf(b, i)),
+    ({ stat, fh }) => {
+      if (x.reply.create(idOf(b, i), stat, fh, OPEN_KEEP_CACHE) === 0) x.core.lookups.add(stat.ino);
+      else releaseLost(x, fh);
+    }),
+  [OP.read]: (x, b, i) => {
+    const size = num(b, i, F.size);
+    const buf = x.readBuffers.take(size);
+    x.run(b, i, () => file.read(x.core, fhOf(b, i), buf, size, num(b, i, F.off)), (n) => {
+      try { x.reply.buf(idOf(b, i), buf, n); } finally { x.readBuffers.give(buf); }
+    });
+  },
+  [OP.write]: (x, b, i) => {
+    const data = b.bufs[i] ?? Buffer.alloc(0);
+    x.run(b, i, () => file.write(x.core, fhOf(b, i), data, data.length, num(b, i, F.off)), (n) => x.reply.write(idOf(b, i), n));
+  },
+  [OP.flush]: (x, b, i) => x.run(b, i, () => file.flush(x.core, fhOf(b, i)), () => x.reply.ok(idOf(b, i))),
+  [OP.release]: (x, b, i) => x.run(b, i, () => file.release(x.core, fhOf(b, i)), () => x.reply.ok(idOf(b, i))),
+  [OP.fsync]: (x, b, i) => x.run(b, i, () => file.fsync(x.core, fhOf(b, i)), () => x.reply.ok(idOf(b, i))),
+  [OP.fallocate]: (x, b, i) => x.run(b, i, () => fallocate(x.core, fhOf(b, i), num(b, i, F.flags), num(b, i, F.off), num(b, i, F.size)),
+    () => x.reply.ok(idOf(b, i))),
+
+  [OP.opendir]: (x, b, i) => x.run(b, i, () => dir.opendir(x.core, inoOf(b, i)), (fh) => {
+    if (x.reply.open(idOf(b, i), fh, 0) !== 0) dir.releasedir(x.core, fh);
+  }),
+  [OP.readdir]: (x, b, i) => {
+    const size = num(b, i, F.size);
+    x.run(b, i, () => dir.readdir(x.core, fhOf(b, i), num(b, i, F.off), Math.ceil(size / DIRENT_BYTES_MIN)).map((e) => ({ entry: e })),
+      (page) => x.reply.dir(idOf(b, i), size, page));
+  },
+  [OP.readdirplus]: (x, b, i) => {
+    const size = num(b, i, F.size);
+    x.run(b, i, () => dir.readdirplus(x.core, fhOf(b, i), num(b, i, F.off), Math.ceil(size / DIRENTPLUS_BYTES_MIN)), (page) => {
+      const sent = x.reply.dir(idOf(b, i), size, page);
+      for (let k = 0; k < sent; k++) {
+        const e = page[k].entry;
+        if (e.name !== '.' && e.name !== '..') x.core.lookups.add(e.ino);
+      }
+    });
+  },
+  [OP.releasedir]: (x, b, i) => x.run(b, i, () => dir.releasedir(x.core, fhOf(b, i)), () => x.reply.ok(idOf(b, i))),
+  [OP.fsyncdir]: (x, b, i) => x.run(b, i, () => file.fsyncdir(x.core), () => x.reply.ok(idOf(b, i))),
+  [OP.statfs]: (x, b, i) => x.run(b, i, () => attr.statfs(x.core), (c) => x.reply.statfs(idOf(b, i), c)),
+
+  [OP.setxattr]: (x, b, i) => x.run(b, i, () => xattr.setxattr(x.core, inoOf(b, i), nameOf(b, i), b.bufs[i] ?? Buffer.alloc(0), num(b, i, F.flags)),
+    () => x.reply.ok(idOf(b, i))),
+  [OP.getxattr]: (x, b, i) => x.run(b, i, () => xattr.getxattr(x.core, inoOf(b, i), nameOf(b, i), num(b, i, F.size)),
+    (r) => (typeof r === 'number' ? x.reply.xattrSize(idOf(b, i), r) : x.reply.buf(idOf(b, i), r, r.length))),
+  [OP.listxattr]: (x, b, i) => x.run(b, i, () => xattr.listxattr(x.core, inoOf(b, i), num(b, i, F.size)),
+    (r) => (typeof r === 'number' ? x.reply.xattrSize(idOf(b, i), r) : x.reply.buf(idOf(b, i), r, r.length))),
+  [OP.removexattr]: (x, b, i) => x.run(b, i, () => xattr.removexattr(x.core, inoOf(b, i), nameOf(b, i)), () => x.reply.ok(idOf(b, i))),
+};
+
+/** Answers request i of a batch (forget and interrupt notices are handled by the caller). */
+export function handle(x: Ctx, b: Batch, i: number): void {
+  const h = HANDLERS[num(b, i, F.op)];
+  if (h === undefined) { x.reply.err(idOf(b, i), ENOSYS); return; }
+  h(x, b, i);
+}
+
+/**
+ * What a log line about request i names: the path of its inode (and the name it carries), made only
+ * when a line is written; "ino N" for an inode without a name. Captures the fields now: the batch's
+ * rows are reused once the handler returns.
+ */
+export function subjectOf(core: FsCore, b: Batch, i: number): () => string {
+  const ino = inoOf(b, i);
+  const n = b.names[2 * i];
+  return () => {
+    const p = core.store.pathOf(ino);
+    const at = p === null ? `ino ${ino}` : p;
+    return n === undefined ? at : `${at === '/' ? '' : at}/${n}`;
+  };
+}
+
+/**
+ * Runs request i's op under guard (one answer, whatever happens). readOnly: changes answer EROFS
+ * (read-only.ts). observe: told the op's duration and result (bytes for read/write, 0 for other
+ * successes, the negative errno of a failure), as fuse-native's observed op table is.
+ */
+export function makeRun(core: FsCore, reply: Replier, log: OpLog, readOnly: boolean, observe?: OpObserver): Ctx['run'] {
+  return (b, i, fn, ok) => {
+    const name = OP_NAMES[num(b, i, F.op)] ?? 'op';
+    const refusal = readOnly ? refusalOf(name, num(b, i, F.flags)) : null;
+    const op = refusal === null ? fn : (): never => { throw refusal; };
+    const fail = (neg: number): void => { reply.err(idOf(b, i), -neg); };
+    if (observe === undefined) { guard(log, name, subjectOf(core, b, i), op, ok, fail); return; }
+    const startNs = process.hrtime.bigint();
+    const seconds = (): number => Number(process.hrtime.bigint() - startNs) / 1e9;
+    const counts = name === 'read' || name === 'write';
+    guard(log, name, subjectOf(core, b, i), op,
+      (v) => { observe(name, seconds(), counts && typeof v === 'number' ? v : 0); ok(v); },
+      (neg) => { observe(name, seconds(), neg); fail(neg); });
+  };
+}

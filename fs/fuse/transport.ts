@@ -1,0 +1,29 @@
+// What fs/mount.ts needs from a transport: mounted on start, and a stop that returns once no
+// request is left unanswered and the kernel connection is gone.
+export type TransportName = 'fuse3' | 'fuse-native';
+export const TRANSPORTS: readonly TransportName[] = ['fuse3', 'fuse-native'];
+
+import type { OpObserver } from './op-observer';
+
+export interface TransportOptions {
+  allowOther: boolean;
+  /** per-op timeout (fuse-native only): a store op slower than this answers ETIMEDOUT */
+  opTimeoutMs: number;
+  /** libfuse3: the kernel caches written pages and sends them in large writes (writeback_cache) */
+  writebackCache: boolean;
+  log(message: string): void;
+  /** Mount source in /proc/mounts (escaped for libfuse's option parser). */
+  fsname: string;
+  /** -o ro: refuse every change with EROFS (read-only.ts). */
+  readOnly: boolean;
+  /** Told each request's duration and result (metrics). */
+  observeOp?: OpObserver;
+}
+
+export interface Transport {
+  readonly name: TransportName;
+  /** Unmount (unless goneAlready: unmounted from outside) and wait until every request is answered. */
+  stop(goneAlready: boolean): Promise<void>;
+  /** The kernel drops the file pages and attributes it caches for this mount. */
+  dropKernelCache(): Promise<void>;
+}

@@ -1,0 +1,56 @@
+// fallocate(2) by handle: allocate (mode 0: the size grows to cover the range; the store writes
+// sparsely, so nothing is reserved), KEEP_SIZE alone (nothing to do), PUNCH_HOLE and ZERO_RANGE
+// (the range reads as zeros; whole chunks inside it are freed in the store, store/punch.ts, and the
+// partly covered chunks get zeros written through the write-back buffer). COLLAPSE_RANGE and
+// INSERT_RANGE (shifting a file's bytes) are not supported: EOPNOTSUPP.
+import type { FsCore } from './core';
+import { nowNs } from '../store/meta';
+import { posix } from './errno';
+
+export const FALLOC_FL_KEEP_SIZE = 0x01;
+export const FALLOC_FL_PUNCH_HOLE = 0x02;
+export const FALLOC_FL_ZERO_RANGE = 0x10;
+const SUPPORTED = FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE;
+/** Zeros written per write-back call (the buffer copies them into its slabs). */
+const ZEROS_BYTES = 1 << 20;
+let zeros: Buffer | null = null;
+
+async function writeZeros(core: FsCore, fh: number, offsetBytes: number, lengthBytes: number): Promise<void> {
+  zeros ??= Buffer.alloc(ZEROS_BYTES);
+  const f = core.handles.fileOf(fh);
+  const end = offsetBytes + lengthBytes;
+  for (let at = offsetBytes; at < end; at += ZEROS_BYTES) {
+    const n = Math.min(ZEROS_BYTES, end - at);
+    await core.wb.write(f, at, zeros, n);
+  }
+}
+
+export async function fallocate(core: FsCore, fh: number, mode: number, offsetBytes: number, lengthBytes: number): Promise<void> {
+  if (offsetBytes < 0 || lengthBytes <= 0 || !Number.isSafeInteger(offsetBytes + lengthBytes)) throw posix('EINVAL', 'bad fallocate range');
+  if ((mode & ~SUPPORTED) !== 0) throw posix('EOPNOTSUPP', `fallocate mode ${mode.toString(16)} is not supported`);
+  const punch = (mode & FALLOC_FL_PUNCH_HOLE) !== 0;
+  const zero = (mode & FALLOC_FL_ZERO_RANGE) !== 0;
+  const keepSize = (mode & FALLOC_FL_KEEP_SIZE) !== 0;
+  if (punch && (zero || !keepSize)) throw posix('EOPNOTSUPP', 'PUNCH_HOLE needs KEEP_SIZE and excludes ZERO_RANGE');
+  const f = core.handles.fileOf(fh);
+  const end = offsetBytes + lengthBytes;
+  let changed = false;
+  if (punch || zero) {
+    const zeroEnd = Math.min(end, f.sizeBytes); // beyond the size the file reads as nothing, or as zeros once grown
+    if (offsetBytes < zeroEnd) {
+      await core.wb.flush(f); // the store holds every byte before chunks are dropped from under the buffer
+      const edges = await core.store.punchHole(f.ino, offsetBytes, zeroEnd - offsetBytes);
+      for (const e of edges) await writeZeros(core, fh, e.offsetBytes, e.lengthBytes);
+      changed = true;
+    }
+  }
+  if (!keepSize && end > f.sizeBytes) {
+    await core.wb.truncate(f, end);
+    changed = true;
+  }
+  if (changed) {
+    const t = nowNs();
+    core.ns.setattr(f.ino, { mtimeNs: t, ctimeNs: t });
+    f.mtimeNs = null;
+  }
+}

@@ -1,0 +1,59 @@
+// One FUSE request copied out of libfuse's receive buffer (the pointers libfuse hands an op are
+// valid only until the op returns; replies come later, from the JS thread), and the numeric layout
+// in which a batch of them reaches JS. The layout is mirrored by fs/fuse/fuse3-abi.ts: change both.
+#pragma once
+#define FUSE_USE_VERSION 314
+#include <fuse_lowlevel.h>
+
+#include <node_api.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "write_pool.h"
+
+namespace fuse3 {
+
+// Request kinds, in the order of fs/fuse/fuse3-abi.ts OP.
+enum class Op : uint8_t {
+  kLookup, kForget, kGetattr, kSetattr, kReadlink, kMknod, kMkdir, kUnlink, kRmdir, kSymlink,
+  kRename, kLink, kOpen, kRead, kWrite, kFlush, kRelease, kFsync, kOpendir, kReaddir,
+  kReaddirplus, kReleasedir, kFsyncdir, kStatfs, kSetxattr, kGetxattr, kListxattr, kRemovexattr,
+  kCreate, kFallocate, kInterrupt,
+};
+
+// Field indices of one request's row of numbers (a Float64Array per batch). Offsets, sizes and
+// inode numbers stay below 2^53 in this file system; times travel as seconds + nanoseconds.
+enum Field : int {
+  kFOp, kFId, kFIno, kFUid, kFGid, kFPid, kFUmask, kFFh, kFOff, kFSize, kFFlags, kFMode, kFIno2,
+  kFRdev, kFToSet, kFAtimeS, kFAtimeNs, kFMtimeS, kFMtimeNs, kFCtimeS, kFCtimeNs, kFAttrUid,
+  kFAttrGid, kFieldCount,
+};
+
+// No file handle was given (getattr/setattr without an open file).
+constexpr double kNoFh = -1;
+
+struct Request {
+  Op op;
+  uint64_t id = 0;
+  fuse_req_t req = nullptr;
+  double nums[kFieldCount] = {};
+  std::string name;   // lookup/create/... name; setxattr/getxattr/removexattr attribute name
+  std::string name2;  // rename/link new name; symlink target
+  bool hasName = false;
+  bool hasName2 = false;
+  // Write bytes (from pool, lent to JS until the answer: dataRef) or a setxattr value (malloc'd;
+  // ownership moves to JS).
+  char* data = nullptr;
+  size_t dataBytes = 0;
+  WritePool* pool = nullptr;
+  napi_ref dataRef = nullptr;
+
+  ~Request() {
+    if (pool != nullptr) pool->Give(data, dataBytes);
+    else std::free(data);
+  }
+};
+
+}  // namespace fuse3

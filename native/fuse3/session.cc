@@ -1,0 +1,286 @@
+// Session lifecycle and the request queue between libfuse's threads and the JS thread (see
+// session.h). Teardown order (fs/fuse/fuse3.ts drives it): end the kernel connection (lazy
+// unmount, or abort), wait for the loop's end notice, answer every request, Destroy.
+// The loop thread never closes the /dev/fuse descriptor while libfuse threads may read it: a
+// closed descriptor number can be reused by any open() in this process (libfuse's own
+// fuse_session_unmount closes it, so it only runs in Destroy, after the loop ended).
+#include "session.h"
+
+#include <signal.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "lowlevel_ops.h"
+#include "to_js.h"
+
+namespace fuse3 {
+namespace {
+
+constexpr uint64_t kSlotMask = kSlotsMax - 1;
+// Request ids must stay exact in a double: generation bits above the slot bits, below 2^53.
+constexpr uint64_t kGenerationMax = (uint64_t{1} << (53 - kSlotBits)) - 1;
+// Lines of /proc/self/mountinfo read to find the new mount (a machine has far fewer mounts).
+constexpr int kMountinfoLinesMax = 1 << 20;
+
+void OnInterrupt(fuse_req_t req, void* data) {
+  static_cast<Session*>(fuse_req_userdata(req))->Interrupted(reinterpret_cast<uintptr_t>(data));
+}
+
+// mountinfo escapes ' ', '\t', '\n' and '\\' in paths as octal.
+std::string EscapeMountPath(const std::string& path) {
+  std::string out;
+  for (char c : path) {
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\\') {
+      char buf[8];
+      snprintf(buf, sizeof buf, "\\%03o", static_cast<unsigned char>(c));
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// The minor device number of the newest mount at path, from mountinfo (a stat() of the mount
+// point would be a request to this very session, whose loop is not running yet).
+unsigned MountMinor(const std::string& path) {
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  std::string want = EscapeMountPath(path);
+  unsigned minor = 0;
+  for (int i = 0; i < kMountinfoLinesMax && std::getline(in, line); i++) {
+    std::istringstream fields(line);
+    std::string id, parent, dev, root, point;
+    fields >> id >> parent >> dev >> root >> point;
+    if (point != want) continue;
+    size_t colon = dev.find(':');
+    if (colon != std::string::npos) minor = static_cast<unsigned>(std::stoul(dev.substr(colon + 1)));
+  }
+  return minor;
+}
+
+std::string OptionString(const MountOptions& o) {
+  std::string s = "fsname=" + o.fsname + ",subtype=" + o.subtype;
+  if (o.allowOther) s += ",allow_other";
+  if (o.defaultPermissions) s += ",default_permissions";
+  if (o.autoUnmount) s += ",auto_unmount";
+  if (o.readOnly) s += ",ro";
+  return s;
+}
+
+}  // namespace
+
+Session* Session::Mount(napi_env env, const MountOptions& opts, napi_value onBatch, double* attrScratch,
+                        size_t attrScratchRows, std::string* error) {
+  auto* s = new Session(opts);
+  for (uint32_t i = kSlotsMax; i-- > 0;) s->freeSlots_.push_back(i);
+  s->attrs_ = attrScratch;
+  s->attrRows_ = attrScratchRows;
+  if (!s->Start(env, onBatch, error)) {
+    delete s;
+    return nullptr;
+  }
+  return s;
+}
+
+bool Session::Start(napi_env env, napi_value onBatch, std::string* error) {
+  std::string prog = "chunkfs";
+  std::string dashO = "-o";
+  std::string optText = OptionString(opts_);
+  char* argv[] = {prog.data(), dashO.data(), optText.data()};
+  fuse_args args = FUSE_ARGS_INIT(3, argv);
+  fuse_lowlevel_ops ops = LowlevelOps();
+  se_ = fuse_session_new(&args, &ops, sizeof ops, this);
+  fuse_opt_free_args(&args);
+  if (se_ == nullptr) {
+    *error = "fuse_session_new failed (bad options: " + optText + ")";
+    return false;
+  }
+  if (fuse_session_mount(se_, opts_.mountpoint.c_str()) != 0) {
+    *error = "fuse_session_mount failed on " + opts_.mountpoint + " (see the message above)";
+    fuse_session_destroy(se_);
+    se_ = nullptr;
+    return false;
+  }
+  connId_ = MountMinor(opts_.mountpoint);
+  napi_value name;
+  napi_create_string_utf8(env, "chunkfs-fuse3", NAPI_AUTO_LENGTH, &name);
+  if (napi_create_threadsafe_function(env, onBatch, nullptr, name, 0, 1, this, TsfnFinalized, this, CallJs,
+                                      &tsfn_) != napi_ok) {
+    *error = "napi_create_threadsafe_function failed";
+    fuse_session_unmount(se_);
+    fuse_session_destroy(se_);
+    se_ = nullptr;
+    return false;
+  }
+  // libfuse's threads inherit this mask: signals go to the JS thread (Node's handlers), as
+  // libfuse itself arranges for its workers.
+  sigset_t block, old;
+  sigemptyset(&block);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD}) sigaddset(&block, sig);
+  pthread_sigmask(SIG_BLOCK, &block, &old);
+  loop_ = std::thread([this] { RunLoop(); });
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return true;
+}
+
+void Session::RunLoop() {
+  fuse_loop_config* cfg = fuse_loop_cfg_create();
+  fuse_loop_cfg_set_max_threads(cfg, opts_.maxThreads);
+  fuse_loop_cfg_set_idle_threads(cfg, opts_.idleThreads);
+  fuse_loop_cfg_set_clone_fd(cfg, 0);
+  int rc = fuse_session_loop_mt(se_, cfg);
+  fuse_loop_cfg_destroy(cfg);
+  std::lock_guard<std::mutex> lk(mu_);
+  loopEnded_ = true;
+  loopResult_ = rc;
+  Arm();
+}
+
+void Session::Arm() {
+  if (armed_ || tsfn_ == nullptr) return;
+  armed_ = true;
+  napi_call_threadsafe_function(tsfn_, nullptr, napi_tsfn_nonblocking);
+}
+
+void Session::Enqueue(Request* r) {
+  std::unique_lock<std::mutex> lk(mu_);
+  size_t bytes = r->op == Op::kWrite ? r->dataBytes : 0;
+  slotFree_.wait(lk, [&] {
+    return !freeSlots_.empty() && (bytes == 0 || writeBytes_ == 0 || writeBytes_ + bytes <= kWriteBytesInFlightMax);
+  });
+  uint32_t slot = freeSlots_.back();
+  freeSlots_.pop_back();
+  gens_[slot] = gens_[slot] >= kGenerationMax ? 1 : gens_[slot] + 1;
+  r->id = (gens_[slot] << kSlotBits) | slot;
+  r->nums[kFId] = static_cast<double>(r->id);
+  slots_[slot] = r;
+  delivered_[slot] = false;
+  earlyInterrupt_[slot] = false;
+  writeBytes_ += bytes;
+  if (r->req != nullptr) {
+    // Registered before JS can see (and answer) the request; may call Interrupted at once.
+    lk.unlock();
+    fuse_req_interrupt_func(r->req, OnInterrupt, reinterpret_cast<void*>(static_cast<uintptr_t>(r->id)));
+    lk.lock();
+  }
+  pending_.push_back(r);
+  Arm();
+}
+
+void Session::Interrupted(uint64_t id) {
+  std::lock_guard<std::mutex> lk(mu_);
+  uint32_t slot = static_cast<uint32_t>(id & kSlotMask);
+  if (slots_[slot] == nullptr || slots_[slot]->id != id || earlyInterrupt_[slot]) return;
+  earlyInterrupt_[slot] = true;  // noted once per request; bounds the notices by the slots
+  if (!delivered_[slot]) return;  // goes out with the request itself
+  interrupts_.push_back(id);
+  Arm();
+}
+
+void Session::CallJs(napi_env env, napi_value fn, void* context, void* /*data*/) {
+  if (env == nullptr) return;  // the thread-safe function is being torn down
+  static_cast<Session*>(context)->Deliver(env, fn);
+}
+
+void Session::Deliver(napi_env env, napi_value fn) {
+  Batch batch;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    armed_ = false;
+    if (destroyed_) return;
+    while (batch.requests.size() < kBatchMax && !pending_.empty()) {
+      Request* r = pending_.front();
+      pending_.pop_front();
+      uint32_t slot = static_cast<uint32_t>(r->id & kSlotMask);
+      delivered_[slot] = true;
+      batch.requests.push_back(r);
+      if (earlyInterrupt_[slot]) batch.interrupts.push_back(r->id);
+    }
+    batch.interrupts.insert(batch.interrupts.end(), interrupts_.begin(), interrupts_.end());
+    interrupts_.clear();
+    if (!pending_.empty()) Arm();
+    if (loopEnded_ && pending_.empty() && !endDelivered_) {
+      batch.ended = true;
+      batch.loopResult = loopResult_;
+      endDelivered_ = true;
+    }
+  }
+  // Notices (forgets) were answered by libfuse already: their slots are free once delivered. Read
+  // before the call: JS answers (and so frees) many requests before it returns.
+  std::vector<Request*> notices;
+  for (Request* r : batch.requests) {
+    if (r->req == nullptr) notices.push_back(r);
+  }
+  CallBatch(env, fn, &batch);
+  std::lock_guard<std::mutex> lk(mu_);
+  for (Request* r : notices) {
+    Release(static_cast<uint32_t>(r->id & kSlotMask));
+    delete r;
+  }
+}
+
+void Session::Release(uint32_t slot) {
+  slots_[slot] = nullptr;
+  freeSlots_.push_back(slot);
+  slotFree_.notify_all();
+}
+
+Request* Session::Take(uint64_t id) {
+  std::lock_guard<std::mutex> lk(mu_);
+  uint32_t slot = static_cast<uint32_t>(id & kSlotMask);
+  Request* r = slots_[slot];
+  if (r == nullptr || r->id != id || !delivered_[slot] || r->req == nullptr) return nullptr;
+  if (r->op == Op::kWrite) writeBytes_ -= r->dataBytes;
+  Release(slot);
+  return r;
+}
+
+int Session::InvalidateInode(uint64_t ino) {
+  if (destroyed_ || se_ == nullptr) return -ENOTCONN;
+  return fuse_lowlevel_notify_inval_inode(se_, ino, 0, 0);
+}
+
+size_t Session::Destroy(napi_env env) {
+  if (destroyed_) return 0;
+  if (loop_.joinable()) loop_.join();
+  size_t unanswered = 0;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    destroyed_ = true;
+    for (uint32_t slot = 0; slot < kSlotsMax; slot++) {
+      Request* r = slots_[slot];
+      if (r == nullptr) continue;
+      if (r->req != nullptr) {
+        fuse_reply_err(r->req, EIO);
+        unanswered++;
+      }
+      ReleaseData(env, r);
+      slots_[slot] = nullptr;
+      delete r;
+    }
+    pending_.clear();  // every pending request was in a slot, deleted above
+  }
+  fuse_session_unmount(se_);
+  fuse_session_destroy(se_);
+  se_ = nullptr;
+  napi_release_threadsafe_function(tsfn_, napi_tsfn_release);
+  return unanswered;
+}
+
+void Session::TsfnFinalized(napi_env /*env*/, void* data, void* /*hint*/) {
+  auto* s = static_cast<Session*>(data);
+  s->tsfn_ = nullptr;
+  s->tsfnGone_ = true;
+  if (s->handleGone_) delete s;
+}
+
+void Session::HandleGone() {
+  handleGone_ = true;
+  if (tsfnGone_) delete this;
+}
+
+}  // namespace fuse3

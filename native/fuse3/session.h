@@ -1,0 +1,128 @@
+// A mounted libfuse3 low-level session: libfuse's own threads read requests (fuse_session_loop_mt
+// on a thread of ours), each op copies its request into a slot and queues it; the JS thread takes
+// queued requests in batches (one thread-safe call per batch, re-armed while more are queued) and
+// answers each one later with fuse_reply_* through Take(). No libfuse thread ever waits for JS,
+// except when every slot is taken (backpressure: kSlotsMax requests or kWriteBytesInFlightMax
+// bytes of write data in flight).
+#pragma once
+#include <node_api.h>
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "request.h"
+#include "write_pool.h"
+
+namespace fuse3 {
+
+struct MountOptions {
+  std::string mountpoint;
+  std::string fsname;
+  std::string subtype;
+  bool allowOther = false;
+  bool defaultPermissions = true;
+  bool autoUnmount = true;
+  bool readOnly = false;  // -o ro: the kernel refuses every change (EROFS) before asking us
+  bool writebackCache = false;
+  bool readdirplus = true;
+  unsigned maxWriteBytes = 1u << 20;
+  unsigned maxBackground = 64;
+  unsigned congestionThreshold = 48;
+  unsigned maxThreads = 4;
+  unsigned idleThreads = 2;
+  // getxattr of a name outside these prefixes is answered ENODATA here, without a JS round trip:
+  // the kernel asks for security.capability before every write, and the core stores only these.
+  std::vector<std::string> xattrPrefixes;
+};
+
+// Requests (and forget/interrupt notices) queued or being answered at once. Kernel requests are
+// bounded by the callers' threads plus max_background; past this a libfuse thread waits.
+constexpr uint32_t kSlotBits = 12;
+constexpr uint32_t kSlotsMax = 1u << kSlotBits;
+// Write data copied and not yet answered; past this a libfuse thread waits (max_background 64 x
+// 1 MiB writes fit twice).
+constexpr size_t kWriteBytesInFlightMax = size_t{128} << 20;
+// Requests handed to JS per thread-safe call (the rest follow in the next call).
+constexpr size_t kBatchMax = 256;
+
+class Session {
+ public:
+  // Mounts and starts the loop; nullptr and *error on failure.
+  static Session* Mount(napi_env env, const MountOptions& opts, napi_value onBatch, double* attrScratch,
+                        size_t attrScratchRows, std::string* error);
+
+  // libfuse threads.
+  void Enqueue(Request* r);
+  void Interrupted(uint64_t id);
+  const MountOptions& options() const { return opts_; }
+  WritePool* writePool() { return &writePool_; }
+
+  // The JS thread.
+  Request* Take(uint64_t id);
+  double* attrs() const { return attrs_; }
+  napi_ref scratchRef() const { return scratchRef_; }
+  void set_scratchRef(napi_ref ref) { scratchRef_ = ref; }
+  size_t attrRows() const { return attrRows_; }
+  // Kernel connection id (minor device number of the mount), for /sys/fs/fuse/connections/<id>.
+  unsigned connectionId() const { return connId_; }
+  // After the loop ended and every request was answered: unmount leftovers, free libfuse's session.
+  // Requests still unanswered are answered EIO first. Returns how many that were.
+  size_t Destroy(napi_env env);
+  bool destroyed() const { return destroyed_; }
+  bool loopEnded() {
+    std::lock_guard<std::mutex> lk(mu_);
+    return loopEnded_;
+  }
+  // The JS handle was collected: free this once the thread-safe function is finalized too.
+  void HandleGone();
+  // Any thread but a libfuse one: drop the kernel's cached pages and attributes of an inode, so the
+  // next read reaches the store (fuse_lowlevel_notify_inval_inode). 0, or a negative errno
+  // (-ENOENT: the kernel does not hold it). Never on the JS thread: the kernel may wait for a page
+  // whose read request only JS can answer.
+  int InvalidateInode(uint64_t ino);
+
+ private:
+  Session(const MountOptions& opts) : opts_(opts), slots_(kSlotsMax, nullptr), gens_(kSlotsMax, 0),
+                                      delivered_(kSlotsMax, false), earlyInterrupt_(kSlotsMax, false) {}
+  static void CallJs(napi_env env, napi_value fn, void* context, void* data);
+  static void TsfnFinalized(napi_env env, void* data, void* hint);
+  bool Start(napi_env env, napi_value onBatch, std::string* error);
+  void Deliver(napi_env env, napi_value fn);
+  void Arm();
+  void RunLoop();
+  void Release(uint32_t slot);
+
+  MountOptions opts_;
+  WritePool writePool_;
+  fuse_session* se_ = nullptr;
+  napi_threadsafe_function tsfn_ = nullptr;
+  std::thread loop_;
+  double* attrs_ = nullptr;
+  size_t attrRows_ = 0;
+  napi_ref scratchRef_ = nullptr;
+  unsigned connId_ = 0;
+  bool destroyed_ = false;
+  bool handleGone_ = false;
+  bool tsfnGone_ = false;
+
+  std::mutex mu_;
+  std::condition_variable slotFree_;
+  std::vector<Request*> slots_;
+  std::vector<uint64_t> gens_;
+  std::vector<bool> delivered_;
+  std::vector<bool> earlyInterrupt_;
+  std::vector<uint32_t> freeSlots_;
+  std::deque<Request*> pending_;
+  std::vector<uint64_t> interrupts_;
+  size_t writeBytes_ = 0;
+  bool armed_ = false;
+  bool loopEnded_ = false;
+  bool endDelivered_ = false;
+  int loopResult_ = 0;
+};
+
+}  // namespace fuse3

@@ -1,0 +1,92 @@
+# Benchmark targets shared by bench-fio.sh and bench-smallfiles.sh (sourced; needs BENCH_DIR and
+# BENCH_NAME): each target is a directory to run a workload in, mounted here and unmounted on exit.
+#   plain      a plain directory (the baseline)
+#   bindfs     a bindfs mount (C passthrough: the FUSE ceiling)
+#   gocryptfs  a gocryptfs mount (per-block authenticated RMW: the nearest peer)
+#   passthru   scripts/passthrough.js (a fuse-native passthrough: that binding's ceiling)
+#   cfs3-r3, cfs3-ec42      chunkfs on the libfuse3 transport (the default), replica:3 / ec:4+2
+#   cfs3wb-r3, cfs3wb-ec42  the same with -o writeback_cache (the kernel caches written pages)
+#   cfsn-r3, cfsn-ec42      chunkfs on fuse-native (libfuse 2, -o transport=fuse-native)
+#   cfs-r3, cfs-ec42        chunkfs with the default options (whatever transport is the default)
+#   base-r3, base-ec42      chunkfs built in $BASELINE_REPO (an older checkout), default options, for
+#                           before/after in one run
+# CHUNKFS_MOUNT_OPTS: more -o options for every chunkfs target.
+
+# Tools the targets need (the FUSE ones, and the benchmark's own tool: bench_prepare TOOL:PACKAGE).
+bench_prepare() {
+  local need=() tool
+  for tool in "$@" bindfs:bindfs gocryptfs:gocryptfs fusermount3:fuse3; do
+    [[ $tool == *:* ]] || tool=$tool:$tool
+    command -v "${tool%%:*}" >/dev/null || need+=("${tool#*:}")
+  done
+  if [ "${#need[@]}" -gt 0 ]; then
+    [ "$(id -u)" -eq 0 ] || { echo "$BENCH_NAME: missing ${need[*]}; run as root or apt-get install them" >&2; exit 1; }
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  fi
+  [ -f dist/cli/cli.js ] || npx tsc -p tsconfig.json
+  for m in "$BENCH_DIR"/*/mnt; do [ -d "$m" ] && fusermount -uz "$m" 2>/dev/null || true; done
+  rm -rf --one-file-system "$BENCH_DIR" # never descend into a mount left behind
+  mkdir -p "$BENCH_DIR"
+}
+
+PIDS=()
+MOUNTS=()
+cleanup() {
+  for m in "${MOUNTS[@]}"; do fusermount -uz "$m" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  sleep 0.5
+  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+}
+trap cleanup EXIT INT TERM
+
+# Wait for a line in a log file (a mount's ready line), up to 60 s.
+wait_line() {
+  local log=$1 pattern=$2 i
+  for i in $(seq 1 600); do
+    grep -q "$pattern" "$log" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "$BENCH_NAME: timed out waiting for '$pattern' in $log:" >&2; cat "$log" >&2; return 1
+}
+
+drop_caches() {
+  sync
+  if [ -w /proc/sys/vm/drop_caches ]; then echo 3 > /proc/sys/vm/drop_caches; fi
+}
+
+declare -A DIR
+
+setup_target() {
+  local t=$1 base=$BENCH_DIR/$1
+  mkdir -p "$base/mnt"
+  case $t in
+    plain) DIR[$t]=$base/mnt ;;
+    bindfs)
+      mkdir -p "$base/src"; bindfs "$base/src" "$base/mnt"; MOUNTS+=("$base/mnt"); DIR[$t]=$base/mnt ;;
+    gocryptfs)
+      mkdir -p "$base/cipher"
+      gocryptfs -q -init -extpass "echo bench" -scryptn 10 "$base/cipher" >/dev/null
+      gocryptfs -q -nosyslog -extpass "echo bench" "$base/cipher" "$base/mnt"; MOUNTS+=("$base/mnt"); DIR[$t]=$base/mnt ;;
+    passthru)
+      mkdir -p "$base/src"
+      node scripts/passthrough.js "$base/src" "$base/mnt" >"$base/log" 2>&1 &
+      PIDS+=($!); MOUNTS+=("$base/mnt"); wait_line "$base/log" "mounted"; DIR[$t]=$base/mnt ;;
+    cfs-r3|cfs-ec42|cfs3-r3|cfs3-ec42|cfs3wb-r3|cfs3wb-ec42|cfsn-r3|cfsn-ec42|base-r3|base-ec42)
+      local layout=replica:3; [ "${t#*-}" = ec42 ] && layout=ec:4+2
+      local opts=() cli=dist/cli/cli.js
+      case ${t%%-*} in
+        cfs3) opts=(-o transport=fuse3,nowriteback_cache) ;;
+        cfs3wb) opts=(-o transport=fuse3,writeback_cache) ;;
+        cfsn) opts=(-o transport=fuse-native) ;;
+        base)
+          [ -n "${BASELINE_REPO:-}" ] || { echo "$BENCH_NAME: $t needs BASELINE_REPO" >&2; return 1; }
+          cli=$BASELINE_REPO/dist/cli/cli.js  # builds before the move to cli/ have dist/src/cli.js
+          [ -f "$cli" ] || cli=$BASELINE_REPO/dist/src/cli.js ;;
+      esac
+      node "$cli" mkfs "$base/store" --disks 6 --layout "$layout" >/dev/null
+      node "$cli" mount "$base/store" "$base/mnt" "${opts[@]}" ${CHUNKFS_MOUNT_OPTS:+-o "$CHUNKFS_MOUNT_OPTS"} >"$base/log" 2>&1 &
+      PIDS+=($!); MOUNTS+=("$base/mnt"); wait_line "$base/log" "chunkfs: mounted"; DIR[$t]=$base/mnt ;;
+    *) echo "$BENCH_NAME: unknown target $t" >&2; exit 1 ;;
+  esac
+}
+
