@@ -1,7 +1,7 @@
 // The CLI's side of the control socket (cli/control/protocol.ts): reach the live mount of a store,
 // or learn that none is there (then the verb opens the store itself).
 import * as net from 'node:net';
-import { PROTOCOL_VERSION, Progress, REPLY_LINE_BYTES_MAX, Reply, encodeLine, socketPath } from './protocol';
+import { PROTOCOL_VERSION, Progress, REPLY_LINE_BYTES_MAX, Reply, encodeLine, socketPath, withSocketAddress } from './protocol';
 
 const CONNECT_TIMEOUT_MS = 5_000;
 /**
@@ -16,8 +16,8 @@ export class MountReplyError extends Error {}
 /** A connected control socket, or null when no mount serves the store (no socket, or nobody listening). */
 export function connectMount(storeDir: string): Promise<net.Socket | null> {
   const file = socketPath(storeDir);
-  return new Promise((resolve, reject) => {
-    const s = net.connect(file);
+  return withSocketAddress(file, (address) => new Promise((resolve, reject) => {
+    const s = net.connect(address);
     const timer = setTimeout(() => { s.destroy(); reject(new MountReplyError(`the mount's control socket ${file} does not answer (mount hung?)`)); }, CONNECT_TIMEOUT_MS);
     s.once('connect', () => { clearTimeout(timer); resolve(s); });
     s.once('error', (err: NodeJS.ErrnoException) => {
@@ -26,7 +26,7 @@ export function connectMount(storeDir: string): Promise<net.Socket | null> {
       if (err.code === 'ENOENT' || err.code === 'ECONNREFUSED') resolve(null);
       else reject(new MountReplyError(`cannot reach the mount's control socket ${file}: ${err.code ?? err.message}${err.code === 'EACCES' ? ' (only the store owner may use it)' : ''}`));
     });
-  });
+  }));
 }
 
 /** Send one request on a connected socket; progress lines go to onProgress; resolves with the result. */

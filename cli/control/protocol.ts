@@ -2,6 +2,7 @@
 // mode 0600 inside the 0700 store (only the store's owner reaches it). One request per connection,
 // one JSON object per line: the client sends {v, verb, args}; the mount answers with any number of
 // progress lines, then one result or error line, and closes. See docs/operations.md, "The control socket".
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 export const PROTOCOL_VERSION = 1;
@@ -39,6 +40,24 @@ export interface Progress {
 
 export function socketPath(storeDir: string): string {
   return path.join(storeDir, SOCKET_FILE);
+}
+
+/**
+ * Runs fn with an address bind() and connect() accept for the socket file: the path itself when it
+ * fits sun_path, else the same file reached through /proc/self/fd/<fd>/ of its directory, held
+ * open for the call (Linux follows that link to the directory), so a store deep in the tree still
+ * gets its socket. The directory's own modes still guard it.
+ */
+export async function withSocketAddress<T>(file: string, fn: (address: string) => Promise<T>): Promise<T> {
+  if (Buffer.byteLength(file) <= SOCKET_PATH_BYTES_MAX) return fn(file);
+  const fd = fs.openSync(path.dirname(file), fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+  try {
+    const address = `/proc/self/fd/${fd}/${path.basename(file)}`;
+    if (Buffer.byteLength(address) > SOCKET_PATH_BYTES_MAX) throw new Error(`socket name ${path.basename(file)} too long`);
+    return await fn(address);
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /** JSON with bigints as decimal strings (store reports carry some). */

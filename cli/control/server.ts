@@ -3,7 +3,7 @@
 // A client that goes away aborts its action (a Ctrl-C'd `chunkfs scrub` stops the scrub).
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import { CONNECTIONS_MAX, PROGRESS_INTERVAL_MS, PROTOCOL_VERSION, Progress, REQUEST_BYTES_MAX, Reply, Request, SOCKET_PATH_BYTES_MAX, encodeLine, socketPath } from './protocol';
+import { CONNECTIONS_MAX, PROGRESS_INTERVAL_MS, PROTOCOL_VERSION, Progress, REQUEST_BYTES_MAX, Reply, Request, encodeLine, socketPath, withSocketAddress } from './protocol';
 
 /** What a verb does on the live store; throws to answer an error. */
 export type Handler = (args: unknown, ctx: { progress(p: Progress): void; signal: AbortSignal }) => Promise<unknown>;
@@ -27,9 +27,6 @@ export class ControlServer {
    */
   static async start(storeDir: string, handlers: ReadonlyMap<string, Handler>, log: (line: string) => void): Promise<ControlServer> {
     const file = socketPath(storeDir);
-    if (Buffer.byteLength(file) > SOCKET_PATH_BYTES_MAX) {
-      throw new ControlSocketError(`control socket path ${file} is longer than ${SOCKET_PATH_BYTES_MAX} bytes`);
-    }
     const st = fs.lstatSync(file, { throwIfNoEntry: false });
     if (st !== undefined) {
       if (!st.isSocket()) throw new ControlSocketError(`${file} exists and is not a socket; refusing to replace it`);
@@ -39,10 +36,10 @@ export class ControlServer {
     // bind() creates the socket file with the umask applied: owner-only from its first moment.
     const umask = process.umask(0o177);
     try {
-      await new Promise<void>((resolve, reject) => {
+      await withSocketAddress(file, (address) => new Promise<void>((resolve, reject) => {
         server.once('error', reject);
-        server.listen(file, () => { server.off('error', reject); resolve(); });
-      });
+        server.listen(address, () => { server.off('error', reject); resolve(); });
+      }));
     } finally {
       process.umask(umask);
     }

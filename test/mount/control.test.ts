@@ -75,3 +75,18 @@ test.serial('unmounted, or killed with its socket file left behind: the verb ope
   await t.throwsAsync(fsp.lstat(dir + '/s/chunkfs.sock'), { code: 'ENOENT' }, 'a clean unmount removes the socket')
   t.is((await statusJson([dir + '/s'])).mount, null)
 })
+
+test.serial('a store whose socket path is longer than sun_path (107 bytes) still gets its socket: verbs reach the mount', async (t) => {
+  const deep = dir + '/' + 'd'.repeat(60) + '/' + 'e'.repeat(60) + '/s'
+  t.true(Buffer.byteLength(deep + '/chunkfs.sock') > 107)
+  await mkfs(deep)
+  const m = await mountChunkfs(deep, dir + '/deepm')
+  mounts.push(m)
+  const st = await fsp.lstat(deep + '/chunkfs.sock')
+  t.true(st.isSocket())
+  t.is(st.mode & 0o777, 0o600)
+  t.is((await statusJson([dir + '/deepm'])).mount.pid, m.child.pid)
+  t.is((await statusJson([deep])).mount.pid, m.child.pid)
+  await m.stop()
+  await t.throwsAsync(fsp.lstat(deep + '/chunkfs.sock'), { code: 'ENOENT' }, 'a clean unmount removes the socket')
+})
