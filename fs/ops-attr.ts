@@ -62,6 +62,7 @@ export async function setattr(core: FsCore, ino: number, c: AttrChanges): Promis
     const f = core.handles.file(ino);
     if (f !== undefined && c.mtime !== undefined) await core.wb.flush(f);
     const now = nowNs();
+    if (c.atime !== undefined) core.atime.dropPending(ino);
     v.atimeNs = timeOf(c.atime, now);
     v.mtimeNs = timeOf(c.mtime, now);
     if (f !== undefined && c.mtime !== undefined) f.mtimeNs = null;

@@ -13,7 +13,10 @@ export function opendir(core: FsCore, ino: number): number {
 /** Up to countMax entries from offset (0 re-reads the directory: rewinddir). */
 export function readdir(core: FsCore, fh: number, offset: number, countMax: number): DirEntry[] {
   const h = core.dirs.get(fh);
-  if (offset === 0 || h.entries === null) h.entries = listing(core, h.ino);
+  if (offset === 0 || h.entries === null) {
+    h.entries = listing(core, h.ino);
+    core.atime.accessed(h.ino);
+  }
   return h.entries.slice(offset, offset + countMax);
 }
 

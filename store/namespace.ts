@@ -50,6 +50,7 @@ export class Namespace {
       dirXattr: db.prepare('SELECT value FROM xattrs WHERE ino = ? AND name = ?'),
       setattr: db.prepare(`UPDATE inodes SET mode = ?, uid = ?, gid = ?, atime_ns = ?, atime_far = ?, mtime_ns = ?, mtime_far = ?,
         ctime_ns = ?, ctime_far = ? WHERE ino = ?`),
+      setAtime: db.prepare('UPDATE inodes SET atime_ns = ?, atime_far = ? WHERE ino = ?'),
     };
   }
 
@@ -331,6 +332,19 @@ export class Namespace {
       const ct = toColumns(v.ctimeNs ?? t);
       this.q.setattr.run(mode, v.uid ?? a.uid, v.gid ?? a.gid, at.ns, at.far, mt.ns, mt.far, ct.ns, ct.far, ino);
       return this.attr(ino);
+    })();
+  }
+
+  /**
+   * Access times only (fs/atime.ts batches them): no ctime change, one transaction; inodes gone
+   * meanwhile are skipped.
+   */
+  setAtimes(times: Array<[number, bigint]>): void {
+    this.db.transaction(() => {
+      for (const [ino, t] of times) {
+        const c = toColumns(t);
+        this.q.setAtime.run(c.ns, c.far, ino);
+      }
     })();
   }
 

@@ -75,7 +75,9 @@ export async function ftruncate(core: FsCore, p: string | null, fh: number, size
  * was read gets the type and inode number from the listing.
  */
 export function readdir(core: FsCore, p: string): { names: string[]; stats: Fuse.Stat[] } {
-  const entries = names.listing(core, ino(core, p));
+  const dirIno = ino(core, p);
+  const entries = names.listing(core, dirIno);
+  core.atime.accessed(dirIno);
   const stats = entries.map((e) => {
     const a = core.ns.getattr(e.ino);
     if (a !== null) return toFuseStat(core.stat(a));
