@@ -35,6 +35,11 @@ test('inject arguments: actions, flags, durations and the trailing target', (t) 
 test('mount options of the tools: ro, debug, metrics', (t) => {
   t.deepEqual(parseMountOptions('ro,debug,metrics=127.0.0.1:9464'), { readOnly: true, debug: true, metrics: { host: '127.0.0.1', port: 9464 } })
   t.deepEqual(parseMountOptions('metrics=[::1]:0').metrics, { host: '::1', port: 0 })
+  // atime (issue 15): relatime is the default, strictatime and noatime change it; values are refused.
+  t.deepEqual(parseMountOptions('noatime'), { atime: 'noatime' })
+  t.deepEqual(parseMountOptions('strictatime,relatime'), { atime: 'relatime' })
+  t.throws(() => parseMountOptions('noatime=1'), { message: /unknown mount option/ })
+  t.throws(() => parseMountOptions('lazytime'), { message: /unknown mount option/ })
   t.throws(() => parseMountOptions('metrics=host'), { message: /give HOST:PORT/ })
   t.throws(() => parseMountOptions('metrics=h:70000'), { message: /give HOST:PORT/ })
   t.throws(() => parseMountOptions('ro=1'), { message: /unknown mount option 'ro=1'/ })
