@@ -2,6 +2,7 @@
 // progress text and the per-chunk log limit.
 import test from 'ava'
 import { UsageError, parseArgs, parseMountOptions } from '../../cli/cli-args'
+import { parseHelperArgs } from '../../cli/mount-helper'
 import { parseMountTable } from '../../cli/mounts'
 import { progressText } from '../../cli/progress-text'
 import { LOG_WINDOW_MS, LogLimiter } from '../../fs/log-limiter'
@@ -40,6 +41,9 @@ test('mount options of the tools: ro, debug, metrics', (t) => {
   t.deepEqual(parseMountOptions('strictatime,relatime'), { atime: 'relatime' })
   t.throws(() => parseMountOptions('noatime=1'), { message: /unknown mount option/ })
   t.throws(() => parseMountOptions('lazytime'), { message: /unknown mount option/ })
+  // The mount(8) helper passes them on instead of dropping them as mount(8)'s own.
+  t.deepEqual(parseHelperArgs(['/s', '/m', '-o', 'defaults,noatime,_netdev']).options, ['noatime'])
+  t.deepEqual(parseHelperArgs(['/s', '/m', '-s', '-o', 'strictatime,nodiratime']).options, ['strictatime'])
   t.throws(() => parseMountOptions('metrics=host'), { message: /give HOST:PORT/ })
   t.throws(() => parseMountOptions('metrics=h:70000'), { message: /give HOST:PORT/ })
   t.throws(() => parseMountOptions('ro=1'), { message: /unknown mount option 'ro=1'/ })
