@@ -145,7 +145,7 @@ def handle_of(path):
 
 
 def open_handle(mountpoint, handle):
-    """open_by_handle_at on a handle from handle_of (maybe from an earlier mount); reads the file."""
+    """open_by_handle_at on a handle from handle_of (maybe from an earlier mount); reads the file or lists the directory."""
     fh = FileHandle()
     raw = bytes.fromhex(handle['bytes'])
     fh.handle_bytes = len(raw)
@@ -156,9 +156,12 @@ def open_handle(mountpoint, handle):
         fd = libc.open_by_handle_at(mfd, ctypes.byref(fh), os.O_RDONLY)
         if fd < 0:
             return libc_err()
-        data = os.read(fd, 100).decode()
-        os.close(fd)
-        return {'ok': data}
+        try:
+            if os.path.stat.S_ISDIR(os.fstat(fd).st_mode):
+                return {'ok': sorted(os.listdir(fd))}
+            return {'ok': os.read(fd, 100).decode()}
+        finally:
+            os.close(fd)
     finally:
         os.close(mfd)
 

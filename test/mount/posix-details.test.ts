@@ -97,8 +97,9 @@ test.serial('item 5: an open directory keeps working through its descriptor afte
 })
 
 test.serial('item 6: name_to_handle_at handles open their file after the kernel dropped it (remount); ESTALE once it is gone', async (t) => {
-  await shOk(`printf kept > ${P('handled')} && printf doomed > ${P('doomed')}`)
+  await shOk(`printf kept > ${P('handled')} && printf doomed > ${P('doomed')} && mkdir -p ${P('hdir/deeper')} && touch ${P('hdir/deeper/x')}`)
   const kept = await check('handle_of', P('handled'))
+  const deeper = await check('handle_of', P('hdir/deeper'))
   const doomed = await check('handle_of', P('doomed'))
   t.is(kept.err, undefined)
   t.deepEqual(await check('open_handle', m!.mountpoint, kept), { ok: 'kept' })
@@ -106,6 +107,8 @@ test.serial('item 6: name_to_handle_at handles open their file after the kernel 
   if (FUSE3) {
     t.deepEqual(await check('open_handle', m!.mountpoint, kept), { ok: 'kept' })
     t.deepEqual(await check('open_handle', m!.mountpoint, doomed), { ok: 'doomed' })
+    // A directory is connected to the tree through lookups of '..' up to the root.
+    t.deepEqual(await check('open_handle', m!.mountpoint, deeper), { ok: ['x'] })
   } else {
     // libfuse 2's node ids are not inode numbers and it has no export support: refused cleanly.
     t.deepEqual(await check('open_handle', m!.mountpoint, kept), { err: 'ESTALE' })
