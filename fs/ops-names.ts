@@ -117,5 +117,7 @@ export function symlink(core: FsCore, parent: number, name: string, target: stri
 }
 
 export function readlink(core: FsCore, ino: number): string {
-  return core.ns.readlink(ino);
+  const target = core.ns.readlink(ino);
+  core.atime.accessed(ino); // as the kernel's readlink does (fs/atime.ts)
+  return target;
 }
