@@ -14,11 +14,11 @@ export function opendir(core: FsCore, ino: number): number {
 /** Up to countMax entries after the cookie offset (0 re-reads the directory: rewinddir). */
 export function readdir(core: FsCore, fh: number, offset: number, countMax: number): DirEntry[] {
   const h = core.dirs.get(fh);
-  if (offset === 0 || h.entries === null) {
-    relist(h, listing(core, h.ino));
+  let entries = h.entries;
+  if (offset === 0 || entries === null) {
+    entries = relist(h, listing(core, h.ino));
     core.atime.accessed(h.ino);
   }
-  const entries = h.entries!;
   const from = resumeIndex(entries, offset);
   return entries.slice(from, from + countMax);
 }
