@@ -21,6 +21,8 @@ export type TransportChoice = 'fuse3' | 'fuse-native';
 export interface MountCliOptions extends MountToolOptions {
   bufferBytesMax?: number; flushDelayMs?: number; allowOther?: boolean;
   transport?: TransportChoice; writebackCache?: boolean;
+  /** -o relatime (default) / strictatime / noatime: when reads move atime (fs/atime.ts). */
+  atime?: 'relatime' | 'strictatime' | 'noatime';
 }
 const TRANSPORT_CHOICES: readonly TransportChoice[] = ['fuse3', 'fuse-native'];
 
@@ -96,9 +98,10 @@ export function parseMountOptions(text: string): MountCliOptions {
     else if (key === 'transport') o.transport = transportChoice(value ?? '');
     else if (key === 'writeback_cache' && value === undefined) o.writebackCache = true;
     else if (key === 'nowriteback_cache' && value === undefined) o.writebackCache = false;
+    else if ((key === 'relatime' || key === 'strictatime' || key === 'noatime') && value === undefined) o.atime = key;
     else if (parseMountToolOption(key, value) !== null) Object.assign(o, parseMountToolOption(key, value));
     // An unknown option must not reach FUSE: it would leave a stale mount behind.
-    else throw new UsageError('mount', `unknown mount option '${item}' (known: buffer_mb=N, flush_ms=N, allow_other, noallow_other, transport=fuse3|fuse-native, writeback_cache, nowriteback_cache, ${MOUNT_TOOL_OPTIONS_TEXT})`);
+    else throw new UsageError('mount', `unknown mount option '${item}' (known: buffer_mb=N, flush_ms=N, allow_other, noallow_other, transport=fuse3|fuse-native, writeback_cache, nowriteback_cache, relatime, strictatime, noatime, ${MOUNT_TOOL_OPTIONS_TEXT})`);
   }
   return o;
 }
@@ -167,6 +170,8 @@ a live one is refused.
   -o metrics=HOST:PORT  serve Prometheus metrics on http://HOST:PORT/metrics (off by default)
   -o transport=T     fuse3 (default: our libfuse3 low-level binding) or fuse-native (libfuse 2, path-based)
   -o writeback_cache let the kernel cache written pages (fuse3 only; nowriteback_cache to turn it off)
+  -o noatime         reads never move atime; -o strictatime: every read does; default relatime (when
+                     atime is not after mtime/ctime or is a day old), written in batches once a second
 A live mount answers the other chunkfs commands through <store>/chunkfs.sock.`,
   umount: `usage: chunkfs umount <mountpoint> [--lazy]
 

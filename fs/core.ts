@@ -8,6 +8,7 @@ import { Handles, OpenFile } from './handles';
 import { DirHandles } from './dir-handles';
 import { LookupCounts } from './lookups';
 import { WriteBack } from './write-buffer';
+import { AtimeMode, AtimeUpdates } from './atime';
 
 // Tools size their I/O by st_blksize; a FUSE write moves up to 1 MiB with libfuse3 (128 KiB with
 // fuse-native), and cp/dd-sized 128 KiB calls were measured no slower than larger ones here.
@@ -20,6 +21,8 @@ export interface CoreOptions {
   log(message: string): void;
   /** -o debug: log lines carry whole stacks (issue 11: none otherwise). */
   debug?: boolean;
+  /** When reads move atime (fs/atime.ts); default relatime. */
+  atime?: AtimeMode;
 }
 
 export class FsCore {
@@ -27,6 +30,7 @@ export class FsCore {
   readonly dirs = new DirHandles();
   readonly lookups = new LookupCounts();
   readonly wb: WriteBack;
+  readonly atime: AtimeUpdates;
   /** Files with no name left whose data waits until the kernel forgets them (see lookups.ts). */
   private readonly unlinkedKnown = new Set<number>();
 
@@ -35,6 +39,7 @@ export class FsCore {
       bufferBytesMax: opts.bufferBytesMax, flushDelayMs: opts.flushDelayMs,
       chunkSizeBytes: store.ns.opts.defaults.chunkSizeBytes, log: opts.log,
     });
+    this.atime = new AtimeUpdates(store.ns, opts.atime ?? 'relatime', opts.log);
   }
 
   get ns() { return this.store.ns; }
@@ -49,10 +54,11 @@ export class FsCore {
 
   stat(a: Attr): Stat {
     const o = this.overlay(a);
+    const atimeNs = this.atime.pendingOf(a.ino) ?? o.atimeNs;
     return {
       ino: o.ino, generation: Number(o.birthtimeNs % GENERATION_MODULUS), mode: o.mode, nlink: o.nlink,
       uid: o.uid, gid: o.gid, rdev: o.rdev, sizeBytes: o.sizeBytes, blocks: Math.ceil(o.sizeBytes / 512),
-      blksizeBytes: BLKSIZE_BYTES, atimeNs: o.atimeNs, mtimeNs: o.mtimeNs, ctimeNs: o.ctimeNs,
+      blksizeBytes: BLKSIZE_BYTES, atimeNs, mtimeNs: o.mtimeNs, ctimeNs: o.ctimeNs,
     };
   }
 

@@ -6,6 +6,7 @@ import { FsCore } from './core';
 import { HIDDEN_PREFIX } from './ops-names';
 import type { Transport, TransportName, TransportOptions } from './fuse/transport';
 import type { OpObserver } from './fuse/op-observer';
+import type { AtimeMode } from './atime';
 
 export interface MountOptions {
   transport?: TransportName;
@@ -25,6 +26,8 @@ export interface MountOptions {
   readOnly?: boolean;
   /** Told every op's duration and result (-o metrics; fs/fuse/op-observer.ts). */
   observeOp?: OpObserver;
+  /** -o noatime / -o strictatime; default relatime (fs/atime.ts). A read-only mount writes none. */
+  atime?: AtimeMode;
 }
 
 /** Used when no transport is named. */
@@ -57,7 +60,7 @@ export async function mountFs(store: StorePort, mountpoint: string, opts: MountO
   const core = new FsCore(store, {
     bufferBytesMax: opts.bufferBytesMax ?? defaultBufferBytes(),
     flushDelayMs: opts.flushDelayMs ?? DEFAULT_FLUSH_DELAY_MS,
-    log, debug: opts.debug,
+    log, debug: opts.debug, atime: opts.readOnly === true ? 'noatime' : opts.atime,
   });
   await deleteOrphans(core, log);
   const name = opts.transport ?? DEFAULT_TRANSPORT;
@@ -82,6 +85,7 @@ export async function mountFs(store: StorePort, mountpoint: string, opts: MountO
       unmounted = true;
       await transport.stop(goneAlready);
       await core.wb.flushAll();
+      core.atime.flush();
       await core.forgetAll();
     },
   };

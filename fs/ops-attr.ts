@@ -8,6 +8,7 @@ import { posix } from './errno';
 
 const S_ISUID = 0o4000;
 const S_ISGID = 0o2000;
+const S_IXGRP = 0o0010;
 // Inodes are SQLite rows (64-bit ids): the store has no fixed inode table to report.
 const FILES_REPORTED = 2 ** 30;
 
@@ -33,8 +34,20 @@ async function truncateIno(core: FsCore, ino: number, sizeBytes: number): Promis
 }
 
 /**
+ * The mode a non-directory keeps when its owner or group changes (chown(2), Linux): set-user-ID
+ * goes; set-group-ID goes only with group-execute, since without it the bit marks mandatory
+ * locking and stays. The kernel already sends this mode when a bit has to go (FUSE setattr with
+ * ATTR_MODE); applied here too for a chown that comes without one.
+ */
+export function modeAfterChown(mode: number): number {
+  let m = mode & ~S_ISUID;
+  if ((m & (S_ISGID | S_IXGRP)) === (S_ISGID | S_IXGRP)) m &= ~S_ISGID;
+  return m & 0o7777;
+}
+
+/**
  * Applies the changes in the order the kernel expects them to appear: size, then owner and mode
- * (a new owner of a regular file loses set-user-ID and set-group-ID, POSIX chown), then times.
+ * (modeAfterChown), then times.
  */
 export async function setattr(core: FsCore, ino: number, c: AttrChanges): Promise<Stat> {
   if (c.sizeBytes !== undefined) await truncateIno(core, ino, c.sizeBytes);
@@ -42,15 +55,14 @@ export async function setattr(core: FsCore, ino: number, c: AttrChanges): Promis
   const v: { mode?: number; uid?: number; gid?: number; atimeNs?: bigint; mtimeNs?: bigint; ctimeNs?: bigint } = {};
   if (c.uid !== undefined) v.uid = c.uid;
   if (c.gid !== undefined) v.gid = c.gid;
-  if ((c.uid !== undefined || c.gid !== undefined) && a.type === 'file' && (a.mode & (S_ISUID | S_ISGID)) !== 0) {
-    v.mode = a.mode & ~(S_ISUID | S_ISGID) & 0o7777;
-  }
+  if ((c.uid !== undefined || c.gid !== undefined) && a.type !== 'dir') v.mode = modeAfterChown(a.mode);
   if (c.mode !== undefined) v.mode = c.mode & 0o7777;
   if (c.atime !== undefined || c.mtime !== undefined) {
     // Buffered bytes stored later would bump mtime past the one set here (cp -a sets times before close).
     const f = core.handles.file(ino);
     if (f !== undefined && c.mtime !== undefined) await core.wb.flush(f);
     const now = nowNs();
+    if (c.atime !== undefined) core.atime.dropPending(ino);
     v.atimeNs = timeOf(c.atime, now);
     v.mtimeNs = timeOf(c.mtime, now);
     if (f !== undefined && c.mtime !== undefined) f.mtimeNs = null;

@@ -4,17 +4,23 @@ import type { FsCore } from './core';
 import type { DirEntry, Stat } from './types';
 import { listing } from './ops-names';
 import { posix } from './errno';
+import { relist, resumeIndex } from './dir-handles';
 
 export function opendir(core: FsCore, ino: number): number {
   if (core.ns.attr(ino).type !== 'dir') throw posix('ENOTDIR', `inode ${ino} is not a directory`);
   return core.dirs.open(ino).fh;
 }
 
-/** Up to countMax entries from offset (0 re-reads the directory: rewinddir). */
+/** Up to countMax entries after the cookie offset (0 re-reads the directory: rewinddir). */
 export function readdir(core: FsCore, fh: number, offset: number, countMax: number): DirEntry[] {
   const h = core.dirs.get(fh);
-  if (offset === 0 || h.entries === null) h.entries = listing(core, h.ino);
-  return h.entries.slice(offset, offset + countMax);
+  let entries = h.entries;
+  if (offset === 0 || entries === null) {
+    entries = relist(h, listing(core, h.ino));
+    core.atime.accessed(h.ino);
+  }
+  const from = resumeIndex(entries, offset);
+  return entries.slice(from, from + countMax);
 }
 
 /** Entries with their attributes; an entry removed since the listing was read is left out. */

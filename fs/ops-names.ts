@@ -27,8 +27,21 @@ export function newOwner(parent: Attr, caller: Caller): { uid: number; gid: numb
   return { uid: caller.uid, gid: sgid ? parent.gid : caller.gid, inheritSgid: sgid };
 }
 
+/**
+ * An entry by name. "." and ".." come only from the kernel decoding a file handle
+ * (open_by_handle_at, NFS export; FUSE_CAP_EXPORT_SUPPORT): "." names the inode itself, whatever
+ * its type, ".." a directory's parent; an inode that is gone answers ENOENT, which the kernel
+ * turns into ESTALE. The kernel checks the generation against the handle's.
+ */
 export function lookup(core: FsCore, parent: number, name: string): Stat {
   checkLength(name);
+  if (name === '.') {
+    const a = core.ns.attr(parent);
+    // No name left: only a descriptor still open holds it, and the kernel caches those itself.
+    if (a.nlink === 0) throw posix('ENOENT', `inode ${parent} has no name left`);
+    return core.stat(a);
+  }
+  if (name === '..') return core.stat(core.ns.attr(core.ns.parentOf(parent)));
   const a = core.ns.lookup(parent, name);
   if (a === null) throw posix('ENOENT', `'${name}' not found in directory ${parent}`);
   return core.stat(a);
@@ -104,5 +117,7 @@ export function symlink(core: FsCore, parent: number, name: string, target: stri
 }
 
 export function readlink(core: FsCore, ino: number): string {
-  return core.ns.readlink(ino);
+  const target = core.ns.readlink(ino);
+  core.atime.accessed(ino); // as the kernel's readlink does (fs/atime.ts)
+  return target;
 }

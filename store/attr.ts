@@ -1,4 +1,6 @@
 // Inode attributes as the namespace returns them (store-api.md), and the mode bits.
+import { fromColumns } from './far-times';
+
 export const S_IFMT = 0o170000;
 export const S_IFREG = 0o100000;
 export const S_IFDIR = 0o040000;
@@ -47,8 +49,9 @@ export type Row = Record<string, bigint | string | null>;
 export function attrOf(r: Row): Attr {
   return {
     ino: Number(r.ino), type: r.type as InodeType, mode: Number(r.mode), uid: Number(r.uid), gid: Number(r.gid),
-    sizeBytes: Number(r.size), nlink: Number(r.nlink), atimeNs: BigInt(r.atime_ns as bigint),
-    mtimeNs: BigInt(r.mtime_ns as bigint), ctimeNs: BigInt(r.ctime_ns as bigint), birthtimeNs: BigInt(r.birth_ns as bigint),
+    sizeBytes: Number(r.size), nlink: Number(r.nlink),
+    atimeNs: fromColumns(r.atime_ns as bigint, r.atime_far as string | null), mtimeNs: fromColumns(r.mtime_ns as bigint, r.mtime_far as string | null),
+    ctimeNs: fromColumns(r.ctime_ns as bigint, r.ctime_far as string | null), birthtimeNs: BigInt(r.birth_ns as bigint),
     layout: (r.layout as string | null) ?? '', rdev: Number(r.rdev ?? 0),
   };
 }

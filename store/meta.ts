@@ -5,6 +5,7 @@
 import Database from 'better-sqlite3';
 import { assert } from '../src/errors';
 import { MIGRATION_V5_SPECIAL_FILES } from './migration-v5';
+import { MIGRATION_V6_FAR_TIMES } from './far-times';
 
 export type Db = Database.Database;
 
@@ -72,6 +73,8 @@ export const MIGRATIONS: string[] = [
    END;`,
   // v5 (issue 10): FIFOs, sockets and devices (store/migration-v5.ts).
   MIGRATION_V5_SPECIAL_FILES,
+  // v6 (issue 15): times outside signed 64-bit nanoseconds (store/far-times.ts).
+  MIGRATION_V6_FAR_TIMES,
 ];
 
 /** SQL for a new inode number: above every number in use or ever deleted (see ino_high, v4). */

@@ -7,6 +7,7 @@ import { Db, NEXT_INO_SQL, ROOT_INO, nowNs, u64ToDb } from './meta';
 import { FsError } from './fs-error';
 import { SYMLINK_BYTES_MAX, checkName } from './names';
 import { Xattrs } from './xattrs';
+import { toColumns } from './far-times';
 import { Attr, InodeType, LAYOUT_XATTR, Row, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, SpecialType, TREE_DEPTH_MAX, attrOf, typeBits } from './attr';
 
 export { Attr, InodeType, LAYOUT_XATTR, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, SpecialType };
@@ -47,7 +48,9 @@ export class Namespace {
       byPrefix: db.prepare(`SELECT d.parent, d.name FROM dirents d JOIN inodes i ON i.ino = d.ino
         WHERE instr(d.name, ?) = 1 AND i.type != 'dir' ORDER BY d.parent, d.name LIMIT ?`),
       dirXattr: db.prepare('SELECT value FROM xattrs WHERE ino = ? AND name = ?'),
-      setattr: db.prepare('UPDATE inodes SET mode = ?, uid = ?, gid = ?, atime_ns = ?, mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
+      setattr: db.prepare(`UPDATE inodes SET mode = ?, uid = ?, gid = ?, atime_ns = ?, atime_far = ?, mtime_ns = ?, mtime_far = ?,
+        ctime_ns = ?, ctime_far = ? WHERE ino = ?`),
+      setAtime: db.prepare('UPDATE inodes SET atime_ns = ?, atime_far = ? WHERE ino = ?'),
     };
   }
 
@@ -324,8 +327,24 @@ export class Namespace {
       const a = this.attr(ino);
       const mode = v.mode === undefined ? a.mode : (a.mode & S_IFMT) | (v.mode & 0o7777);
       const t = nowNs();
-      this.q.setattr.run(mode, v.uid ?? a.uid, v.gid ?? a.gid, v.atimeNs ?? a.atimeNs, v.mtimeNs ?? a.mtimeNs, v.ctimeNs ?? t, ino);
+      const at = toColumns(v.atimeNs ?? a.atimeNs);
+      const mt = toColumns(v.mtimeNs ?? a.mtimeNs);
+      const ct = toColumns(v.ctimeNs ?? t);
+      this.q.setattr.run(mode, v.uid ?? a.uid, v.gid ?? a.gid, at.ns, at.far, mt.ns, mt.far, ct.ns, ct.far, ino);
       return this.attr(ino);
+    })();
+  }
+
+  /**
+   * Access times only (fs/atime.ts batches them): no ctime change, one transaction; inodes gone
+   * meanwhile are skipped.
+   */
+  setAtimes(times: Array<[number, bigint]>): void {
+    this.db.transaction(() => {
+      for (const [ino, t] of times) {
+        const c = toColumns(t);
+        this.q.setAtime.run(c.ns, c.far, ino);
+      }
     })();
   }
 

@@ -1,7 +1,9 @@
 // Extended attributes (store-api.md). user.chunkfs.layout is special: on a
 // directory it is stored and inherited by files created beneath (validated, EINVAL
 // if this store cannot hold it); on a file it shows the file's own Layout and may
-// be changed only while the file holds no data.
+// be changed only while the file holds no data. listxattr names it only where it was
+// set explicitly (a row here; issue 15: cp --preserve=xattr, rsync -X and xattr
+// comparisons must not see an attribute nobody set); getxattr answers it on every file.
 import { Db, nowNs } from './meta';
 import { FsError } from './fs-error';
 import { Attr, LAYOUT_XATTR } from './attr';
@@ -52,11 +54,16 @@ export class Xattrs {
         const text = Buffer.from(value).toString('utf8').trim();
         this.checkLayout(text);
         if (a.type === 'file') {
-          if (text === a.layout) return;
-          if (this.q.hasData.get({ ino }) !== undefined) throw new FsError('EBUSY', 'the layout of a file that holds data cannot change');
-          this.q.setLayout.run(text, ino);
+          const explicit = this.q.get.get(ino, name) !== undefined;
+          if (text === a.layout && explicit) return;
+          if (text !== a.layout) {
+            if (this.q.hasData.get({ ino }) !== undefined) throw new FsError('EBUSY', 'the layout of a file that holds data cannot change');
+            this.q.setLayout.run(text, ino);
+            this.layoutChanged(ino);
+          }
+          // The row marks the layout as set explicitly (listed); the inode's column stays its truth.
+          this.q.put.run(ino, name, Buffer.from(text, 'utf8'));
           this.q.ctime.run(nowNs(), ino);
-          this.layoutChanged(ino);
           return;
         }
         if (a.type !== 'dir') throw new FsError('EINVAL', `${LAYOUT_XATTR} applies to files and directories only`);
@@ -68,10 +75,8 @@ export class Xattrs {
   }
 
   list(ino: number): string[] {
-    const a = this.attr(ino);
-    const names = (this.q.list.all(ino) as Array<{ name: string }>).map((r) => r.name);
-    if (a.type === 'file' && !names.includes(LAYOUT_XATTR)) names.unshift(LAYOUT_XATTR);
-    return names;
+    this.attr(ino); // ENOENT for a missing inode
+    return (this.q.list.all(ino) as Array<{ name: string }>).map((r) => r.name);
   }
 
   remove(ino: number, name: string): void {

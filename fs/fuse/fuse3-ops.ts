@@ -15,6 +15,7 @@ import { refusalOf } from './read-only';
 import type { OpObserver } from './op-observer';
 import type { Replier } from './fuse3-reply';
 import { ReadBuffers } from './read-buffers';
+import { posix } from '../errno';
 
 const NS_PER_S = 1_000_000_000n;
 const ENOSYS = 38;
@@ -45,8 +46,15 @@ function callerOf(b: Batch, i: number): Caller {
   return { uid: num(b, i, F.uid), gid: num(b, i, F.gid), pid: num(b, i, F.pid), umask: num(b, i, F.umask) };
 }
 
+/**
+ * A time the kernel passed (signed 64-bit seconds, nanoseconds), as nanoseconds since the epoch.
+ * Seconds travel as a double (request.h): exact up to 2^53 (285 million years either way); a
+ * time beyond is refused rather than rounded.
+ */
 function timeOf(b: Batch, i: number, s: number, ns: number): bigint {
-  return BigInt(num(b, i, s)) * NS_PER_S + BigInt(num(b, i, ns));
+  const sec = num(b, i, s);
+  if (!Number.isSafeInteger(sec)) throw posix('EOVERFLOW', `time of ${sec} s is beyond what is stored exactly`);
+  return BigInt(sec) * NS_PER_S + BigInt(num(b, i, ns));
 }
 
 export function changesOf(b: Batch, i: number): AttrChanges {

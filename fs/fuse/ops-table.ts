@@ -69,7 +69,7 @@ export function makeOps(core: FsCore, sink: Log, impl: Impl = IMPL): ChunkfsOps 
     truncate: (p, size, cb) => call('truncate', p, cb, () => impl.truncate(core, p, size)),
     ftruncate: (p, fh, size, cb) => call('ftruncate', p, cb, () => impl.ftruncate(core, p, fh, size)),
 
-    readdir: (p, cb) => call('readdir', p, cb, () => impl.readdir(core, p)),
+    readdir: (p, cb) => guard(log, 'readdir', p, () => impl.readdir(core, p), (v) => cb(0, v.names, v.stats), (errno) => cb(errno)),
     mkdir: (p, mode, cb, ctx) => call('mkdir', p, cb, () => impl.mkdir(core, p, mode, ctx)),
     rmdir: (p, cb) => call('rmdir', p, cb, () => impl.rmdir(core, p)),
     mknod: (p, mode, dev, cb, ctx) => call('mknod', p, cb, () => impl.mknod(core, p, mode, dev, ctx)),

@@ -9,6 +9,7 @@ import * as attr from '../ops-attr';
 import * as names from '../ops-names';
 import * as file from '../ops-file';
 import * as xattr from '../ops-xattr';
+import { posix } from '../errno';
 
 const O_RDWR = 2;
 const UID_UNCHANGED = 0xffffffff; // chown(2) with -1
@@ -16,10 +17,19 @@ const STATFS_BLOCK_BYTES = 4096;
 const STATFS_BLOCKS_MAX = 2 ** 32;
 const FRSIZE_DOUBLINGS_MAX = 32;
 
+/**
+ * fuse-native's binding carries stat times as unsigned milliseconds since 1970 (issue 15): a time
+ * before 1970 (which the libfuse3 transport stores and shows) is shown as 1970-01-01 here, and
+ * setting one is refused (utimens, EINVAL) rather than read back wrapped to a year past 500 million.
+ */
+function unsignedTime(t: bigint): bigint {
+  return t < 0n ? 0n : t;
+}
+
 export function toFuseStat(s: Stat): Fuse.Stat {
   return {
     mode: s.mode, uid: s.uid, gid: s.gid, size: s.sizeBytes, nlink: s.nlink, ino: s.ino, dev: 0, rdev: s.rdev,
-    blksize: s.blksizeBytes, blocks: s.blocks, atime: s.atimeNs, mtime: s.mtimeNs, ctime: s.ctimeNs,
+    blksize: s.blksizeBytes, blocks: s.blocks, atime: unsignedTime(s.atimeNs), mtime: unsignedTime(s.mtimeNs), ctime: unsignedTime(s.ctimeNs),
   };
 }
 
@@ -38,6 +48,7 @@ export function toFuseStatfs(s: FsCounts): Fuse.Statfs {
 }
 
 function timeArg(t: Fuse.UtimeArg): TimeArg | undefined {
+  if (typeof t === 'bigint' && t < 0n) throw posix('EINVAL', 'times before 1970 are not supported by the fuse-native transport (use the default, fuse3)');
   return t === 'omit' ? undefined : t;
 }
 
@@ -58,8 +69,21 @@ export async function ftruncate(core: FsCore, p: string | null, fh: number, size
   await attr.setattr(core, core.handles.get(fh).ino, { sizeBytes });
 }
 
-export function readdir(core: FsCore, p: string): string[] {
-  return names.listing(core, ino(core, p)).map((e) => e.name);
+/**
+ * Names with their attributes: with use_ino, libfuse 2 takes each entry's d_ino from the stat
+ * given here (without one every d_ino was 4294967295, issue 15). An entry removed since the listing
+ * was read gets the type and inode number from the listing.
+ */
+export function readdir(core: FsCore, p: string): { names: string[]; stats: Fuse.Stat[] } {
+  const dirIno = ino(core, p);
+  const entries = names.listing(core, dirIno);
+  core.atime.accessed(dirIno);
+  const stats = entries.map((e) => {
+    const a = core.ns.getattr(e.ino);
+    if (a !== null) return toFuseStat(core.stat(a));
+    return { mode: e.mode, uid: 0, gid: 0, size: 0, nlink: 0, ino: e.ino, dev: 0, rdev: 0, blksize: 0, blocks: 0, atime: 0n, mtime: 0n, ctime: 0n };
+  });
+  return { names: entries.map((e) => e.name), stats };
 }
 export function mkdir(core: FsCore, p: string, mode: number, ctx: Caller): void {
   const { parent, name } = resolveParent(core, p);

@@ -53,6 +53,9 @@ void Init(void* userdata, fuse_conn_info* conn) {
   // The kernel clears set-user-ID / set-group-ID on write, truncate and chown itself (a setattr).
   conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;
   if (conn->capable & FUSE_CAP_PARALLEL_DIROPS) conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+  // open_by_handle_at / NFS export of an inode the kernel no longer caches: it looks up "." in
+  // the handle's nodeid (and ".." for a directory's parent), which fs/ops-names.ts answers.
+  if (conn->capable & FUSE_CAP_EXPORT_SUPPORT) conn->want |= FUSE_CAP_EXPORT_SUPPORT;
   // Every write reaches us through this kernel, which keeps its page cache right itself; with
   // auto_inval_data each new mtime seen by a getattr dropped the whole file's cached pages (the
   // sqlite test: 24,455 reads of pages it had just written).

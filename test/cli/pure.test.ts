@@ -2,6 +2,7 @@
 // progress text and the per-chunk log limit.
 import test from 'ava'
 import { UsageError, parseArgs, parseMountOptions } from '../../cli/cli-args'
+import { parseHelperArgs } from '../../cli/mount-helper'
 import { parseMountTable } from '../../cli/mounts'
 import { progressText } from '../../cli/progress-text'
 import { LOG_WINDOW_MS, LogLimiter } from '../../fs/log-limiter'
@@ -35,6 +36,14 @@ test('inject arguments: actions, flags, durations and the trailing target', (t) 
 test('mount options of the tools: ro, debug, metrics', (t) => {
   t.deepEqual(parseMountOptions('ro,debug,metrics=127.0.0.1:9464'), { readOnly: true, debug: true, metrics: { host: '127.0.0.1', port: 9464 } })
   t.deepEqual(parseMountOptions('metrics=[::1]:0').metrics, { host: '::1', port: 0 })
+  // atime (issue 15): relatime is the default, strictatime and noatime change it; values are refused.
+  t.deepEqual(parseMountOptions('noatime'), { atime: 'noatime' })
+  t.deepEqual(parseMountOptions('strictatime,relatime'), { atime: 'relatime' })
+  t.throws(() => parseMountOptions('noatime=1'), { message: /unknown mount option/ })
+  t.throws(() => parseMountOptions('lazytime'), { message: /unknown mount option/ })
+  // The mount(8) helper passes them on instead of dropping them as mount(8)'s own.
+  t.deepEqual(parseHelperArgs(['/s', '/m', '-o', 'defaults,noatime,_netdev']).options, ['noatime'])
+  t.deepEqual(parseHelperArgs(['/s', '/m', '-s', '-o', 'strictatime,nodiratime']).options, ['strictatime'])
   t.throws(() => parseMountOptions('metrics=host'), { message: /give HOST:PORT/ })
   t.throws(() => parseMountOptions('metrics=h:70000'), { message: /give HOST:PORT/ })
   t.throws(() => parseMountOptions('ro=1'), { message: /unknown mount option 'ro=1'/ })

@@ -134,7 +134,14 @@ test('layout xattr: inheritance, validation, file view; xattr flags', async (t) 
   const f = ns.create(sub.ino, 'f', 0o644, 0, 0);
   t.is(f.layout, 'ec:4+2');
   t.is(ns.getxattr(f.ino, 'user.chunkfs.layout').toString(), 'ec:4+2');
-  t.is(ns.create(ROOT_INO, 'g', 0o644, 0, 0).layout, 'replica:3');
+  const g = ns.create(ROOT_INO, 'g', 0o644, 0, 0);
+  t.is(g.layout, 'replica:3');
+  // Readable by name on every file, listed only where set explicitly (issue 15 item 9).
+  t.is(ns.getxattr(g.ino, 'user.chunkfs.layout').toString(), 'replica:3');
+  t.deepEqual(ns.listxattr(g.ino), []);
+  t.deepEqual(ns.listxattr(f.ino), []);
+  ns.setxattr(g.ino, 'user.chunkfs.layout', Buffer.from('replica:3'));
+  t.deepEqual(ns.listxattr(g.ino), ['user.chunkfs.layout']);
   code(t, () => ns.setxattr(d.ino, 'user.chunkfs.layout', Buffer.from('ec:9+9')), 'EINVAL'); // more disks than exist
   code(t, () => ns.setxattr(d.ino, 'user.chunkfs.layout', Buffer.from('raid5')), 'EINVAL');
   ns.setxattr(f.ino, 'user.chunkfs.layout', Buffer.from('replica:2'));

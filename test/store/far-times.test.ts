@@ -1,0 +1,43 @@
+// Times outside signed 64-bit nanoseconds (store/far-times.ts, schema v6): stored exactly in the
+// *_far columns, the *_ns column clamped; any later near time (a write setting mtime to now, a
+// utimens) clears the far column, whichever statement writes it.
+import test from 'ava';
+import { ROOT_INO } from '../../store/meta';
+import { NEAR_NS_MAX, NEAR_NS_MIN, fromColumns, toColumns } from '../../store/far-times';
+import { smallStore } from './helpers';
+
+const NS_PER_S = 1_000_000_000n;
+const Y2500 = 16725225600n * NS_PER_S + 7n;
+const Y1000 = -30610224000n * NS_PER_S + 999_999_999n;
+
+test('toColumns/fromColumns round trip near and far times; the ends of the range are far', (t) => {
+  for (const v of [0n, -1n, 1n, Y2500, Y1000, NEAR_NS_MIN, NEAR_NS_MAX, NEAR_NS_MIN + 1n, NEAR_NS_MAX - 1n, -(2n ** 63n) * NS_PER_S]) {
+    const c = toColumns(v);
+    t.is(fromColumns(c.ns, c.far), v, String(v));
+    t.true(c.ns >= NEAR_NS_MIN && c.ns <= NEAR_NS_MAX);
+  }
+  t.is(toColumns(NEAR_NS_MAX - 1n).far, null);
+  t.not(toColumns(NEAR_NS_MAX).far, null);
+  t.throws(() => fromColumns(0n, '12x'), { instanceOf: RangeError });
+});
+
+test('far times survive the database; a near write to the same column clears them', async (t) => {
+  const { store } = await smallStore('replica:3');
+  const ns = store.ns;
+  const f = ns.create(ROOT_INO, 'f', 0o644, 0, 0);
+  ns.setattr(f.ino, { atimeNs: Y1000, mtimeNs: Y2500 });
+  let a = ns.attr(f.ino);
+  t.is(a.atimeNs, Y1000);
+  t.is(a.mtimeNs, Y2500);
+  ns.setattr(f.ino, { mode: 0o600 }); // other changes keep them
+  a = ns.attr(f.ino);
+  t.is(a.mtimeNs, Y2500);
+  t.is(a.atimeNs, Y1000);
+  await store.write(f.ino, 0, Buffer.from('now')); // the store sets mtime to now with its own statement
+  a = ns.attr(f.ino);
+  t.true(a.mtimeNs > 0n && a.mtimeNs < NEAR_NS_MAX, String(a.mtimeNs));
+  t.is(a.atimeNs, Y1000);
+  ns.setAtimes([[f.ino, 5n]]);
+  t.is(ns.attr(f.ino).atimeNs, 5n);
+  await store.close();
+});
