@@ -4,7 +4,7 @@
 // kept in memory and written in one transaction per ATIME_FLUSH_MS, not one SQLite commit per read
 // (DESIGN §5: each commit is a WAL write); stat lays a pending atime over the row, so it shows at
 // once. An update lost in a crash loses only atime, which POSIX lets a file system relax.
-import type { Namespace } from '../store/namespace';
+import type { NamespacePort } from './store-port';
 import { nowNs } from '../store/meta';
 
 export type AtimeMode = 'relatime' | 'strictatime' | 'noatime';
@@ -26,7 +26,7 @@ export class AtimeUpdates {
   private readonly pending = new Map<number, bigint | null>();
   private timer: NodeJS.Timeout | null = null;
 
-  constructor(private readonly ns: Namespace, readonly mode: AtimeMode, private readonly log: (m: string) => void) {}
+  constructor(private readonly ns: NamespacePort, readonly mode: AtimeMode, private readonly log: (m: string) => void) {}
 
   /** ino was read (file data or a directory listing). */
   accessed(ino: number): void {

@@ -37,7 +37,7 @@ export class FsCore {
   constructor(readonly store: StorePort, readonly opts: CoreOptions) {
     this.wb = new WriteBack(store, {
       bufferBytesMax: opts.bufferBytesMax, flushDelayMs: opts.flushDelayMs,
-      chunkSizeBytes: store.ns.opts.defaults.chunkSizeBytes, log: opts.log,
+      chunkSizeBytes: store.defaultChunkSizeBytes, log: opts.log,
     });
     this.atime = new AtimeUpdates(store.ns, opts.atime ?? 'relatime', opts.log);
   }

@@ -1,22 +1,14 @@
 // Error -> FUSE reply. Typed store errors carry their POSIX code; anything else is a bug or an
 // unrecoverable read and answers EIO, logged with its site so it can be traced (DESIGN §6).
 import { constants } from 'node:os';
-import { FsError } from '../store/fs-error';
+import { FsError, FsErrorCode } from '../store/fs-error';
 import { ChunkfsError, UnrecoverableError } from '../src/errors';
 
 const ERRNO = constants.errno as Record<string, number>;
 
-/** A POSIX failure raised inside fs/ itself (bad flags, bad handle, permission). */
-export class PosixError extends Error {
-  readonly errno: number;
-  constructor(readonly code: string, message: string) {
-    super(`${code}: ${message}`);
-    this.errno = ERRNO[code] ?? ERRNO.EIO;
-  }
-}
-
-export function posix(code: string, message: string): PosixError {
-  return new PosixError(code, message);
+/** A POSIX failure raised inside fs/ itself (bad flags, bad handle, permission): the store's one POSIX error type. */
+export function posix(code: FsErrorCode, message: string): FsError {
+  return new FsError(code, message);
 }
 
 /**
@@ -41,7 +33,7 @@ export function logKeyOf(err: unknown): string {
 
 /** Negative errno for the FUSE reply, and whether the error deserves a log line. */
 export function toErrno(err: unknown): { errno: number; log: boolean } {
-  if (err instanceof PosixError || err instanceof FsError) return { errno: -err.errno, log: false };
+  if (err instanceof FsError) return { errno: -err.errno, log: false };
   const code = (err as { code?: unknown } | null)?.code;
   // LayoutError / ConfigError carry code 'EINVAL'; Node system errors carry their own codes.
   if (typeof code === 'string' && ERRNO[code] !== undefined) {

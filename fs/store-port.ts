@@ -1,11 +1,43 @@
-// The part of store/Store the mount uses (store-api.md). Declared here so the adapter depends on the
-// contract, not on one class; store/store.ts's Store satisfies it.
-import type { Namespace } from '../store/namespace';
+// The part of store/Store the mount uses (store-api.md). Declared here so the filesystem core depends
+// on the contract, not on the store's classes: store/store.ts's Store (and its Namespace) satisfy it.
+import type { Attr, InodeType, SpecialType } from '../store/attr';
+
+/** The POSIX namespace the core works on (inodes, names, links, xattrs); failures are FsErrors. */
+export interface NamespacePort {
+  getattr(ino: number): Attr | null;
+  /** The inode's attributes; FsError ENOENT when it is gone. */
+  attr(ino: number): Attr;
+  lookup(parentIno: number, name: string): Attr | null;
+  parentOf(dirIno: number): number;
+  mkdir(parentIno: number, name: string, mode: number, uid: number, gid: number): Attr;
+  create(parentIno: number, name: string, mode: number, uid: number, gid: number, layout?: string): Attr;
+  symlink(parentIno: number, name: string, target: string, uid: number, gid: number): Attr;
+  mknod(parentIno: number, name: string, type: SpecialType, mode: number, rdev: number, uid: number, gid: number): Attr;
+  readlink(ino: number): string;
+  link(ino: number, newParentIno: number, newName: string): Attr;
+  unlink(parentIno: number, name: string): { ino: number; nlink: number };
+  rmdir(parentIno: number, name: string): void;
+  /** The replaced inode (its nlink now), or null when nothing was replaced. */
+  rename(oldParent: number, oldName: string, newParent: number, newName: string, flags?: { noReplace?: boolean }): { ino: number; nlink: number } | null;
+  exchange(oldParent: number, oldName: string, newParent: number, newName: string): void;
+  readdir(ino: number): Array<{ name: string; ino: number; type: InodeType }>;
+  setattr(ino: number, v: { mode?: number; uid?: number; gid?: number; atimeNs?: bigint; mtimeNs?: bigint; ctimeNs?: bigint }): Attr;
+  /** Access times of many inodes in one transaction (fs/atime.ts). */
+  setAtimes(times: Array<[number, bigint]>): void;
+  unlinkByPrefix(prefix: string, countMax: number): Array<{ parent: number; name: string; ino: number; nlink: number }>;
+  orphans(): number[];
+  getxattr(ino: number, name: string): Buffer;
+  setxattr(ino: number, name: string, value: Uint8Array, flags?: number): void;
+  listxattr(ino: number): string[];
+  removexattr(ino: number, name: string): void;
+}
 
 export interface StatfsBytes { totalBytes: number; freeBytes: number; availBytes: number }
 
 export interface StorePort {
-  readonly ns: Namespace;
+  readonly ns: NamespacePort;
+  /** Chunk size of new files (the store default), for sizing the write-back buffer's extents. */
+  readonly defaultChunkSizeBytes: number;
   /** Verified read; short at EOF; holes read as zeros. */
   read(ino: number, offsetBytes: number, lengthBytes: number): Promise<Buffer>;
   /**

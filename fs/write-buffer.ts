@@ -10,7 +10,6 @@ import { SLAB_BYTES_DEFAULT, SlabPool } from './slab-pool';
 import { allocLarge } from '../src/huge-buffer';
 import type { StorePort } from './store-port';
 import { nowNs } from '../store/meta';
-import { pathOfIno } from '../store/ino-path';
 import { assert } from '../src/errors';
 
 export interface WriteBackOptions {
@@ -383,7 +382,7 @@ export class WriteBack {
 
   private fail(file: OpenFile, err: unknown): void {
     file.flushError = err instanceof Error ? err : new Error(String(err));
-    const path = pathOfIno(this.store.ns.db, file.ino);
+    const path = this.store.pathOf(file.ino);
     this.opts.log(`flush of ${path === null ? '' : `${path} `}(file ${file.ino}) failed: ${file.flushError.message}`);
   }
 }

@@ -93,6 +93,8 @@ export interface StatusReport {
 
 export class Store {
   readonly ns: Namespace;
+  /** Chunk size of new files (the store default; fs/store-port.ts). */
+  get defaultChunkSizeBytes(): number { return this.ns.opts.defaults.chunkSizeBytes; }
   recoveryReport: RecoveryReport = emptyRecoveryReport();
   private readonly env: ChunkEnv;
   private readonly files: FileIo;

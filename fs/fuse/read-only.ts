@@ -3,7 +3,8 @@
 // One list of refusals for both transports: fuse-native's path-based op table (readOnlyImpl) and the
 // libfuse3 request handlers (refusalOf, by op name). The libfuse3 mount is also "ro" in the kernel.
 import type { Impl } from './ops-table';
-import { posix, PosixError } from '../errno';
+import { posix } from '../errno';
+import type { FsError } from '../../store/fs-error';
 
 const O_ACCMODE = 0o3;
 const O_RDONLY = 0;
@@ -31,7 +32,7 @@ export function readOnlyImpl(impl: Impl): Impl {
 }
 
 /** The refusal of a libfuse3 request on a read-only mount, or null when it may run. */
-export function refusalOf(opName: string, flags: number): PosixError | null {
+export function refusalOf(opName: string, flags: number): FsError | null {
   if (MUTATING_LOWLEVEL.has(opName)) return posix('EROFS', `${opName}: mounted read-only`);
   if (opName === 'open' && (flags & O_ACCMODE) !== O_RDONLY) return posix('EROFS', 'open for writing: mounted read-only');
   return null;

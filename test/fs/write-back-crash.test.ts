@@ -94,6 +94,7 @@ class KillableStore implements StorePort {
   constructor(private readonly inner: Store, private readonly killAfter: number) {}
 
   get ns() { return this.inner.ns; }
+  get defaultChunkSizeBytes() { return this.inner.defaultChunkSizeBytes; }
   get dead(): boolean { return this.killed; }
   get dir(): string { return this.inner.dir; }
 
