@@ -21,6 +21,8 @@ export type TransportChoice = 'fuse3' | 'fuse-native';
 export interface MountCliOptions extends MountToolOptions {
   bufferBytesMax?: number; flushDelayMs?: number; allowOther?: boolean;
   transport?: TransportChoice; writebackCache?: boolean;
+  /** suid / nosuid, dev / nodev (default: on when mounted by root, fs/mount.ts). */
+  suid?: boolean; dev?: boolean;
 }
 const TRANSPORT_CHOICES: readonly TransportChoice[] = ['fuse3', 'fuse-native'];
 
@@ -96,9 +98,11 @@ export function parseMountOptions(text: string): MountCliOptions {
     else if (key === 'transport') o.transport = transportChoice(value ?? '');
     else if (key === 'writeback_cache' && value === undefined) o.writebackCache = true;
     else if (key === 'nowriteback_cache' && value === undefined) o.writebackCache = false;
+    else if ((key === 'suid' || key === 'nosuid') && value === undefined) o.suid = key === 'suid';
+    else if ((key === 'dev' || key === 'nodev') && value === undefined) o.dev = key === 'dev';
     else if (parseMountToolOption(key, value) !== null) Object.assign(o, parseMountToolOption(key, value));
     // An unknown option must not reach FUSE: it would leave a stale mount behind.
-    else throw new UsageError('mount', `unknown mount option '${item}' (known: buffer_mb=N, flush_ms=N, allow_other, noallow_other, transport=fuse3|fuse-native, writeback_cache, nowriteback_cache, ${MOUNT_TOOL_OPTIONS_TEXT})`);
+    else throw new UsageError('mount', `unknown mount option '${item}' (known: buffer_mb=N, flush_ms=N, allow_other, noallow_other, transport=fuse3|fuse-native, writeback_cache, nowriteback_cache, suid, nosuid, dev, nodev, ${MOUNT_TOOL_OPTIONS_TEXT})`);
   }
   return o;
 }
@@ -167,6 +171,8 @@ a live one is refused.
   -o metrics=HOST:PORT  serve Prometheus metrics on http://HOST:PORT/metrics (off by default)
   -o transport=T     fuse3 (default: our libfuse3 low-level binding) or fuse-native (libfuse 2, path-based)
   -o writeback_cache let the kernel cache written pages (fuse3 only; nowriteback_cache to turn it off)
+  -o nosuid,nodev    ignore set-id bits, refuse device files (default when not mounted by root;
+                     mounted by root, set-id binaries run and device files work: suid,dev)
 A live mount answers the other chunkfs commands through <store>/chunkfs.sock.`,
   umount: `usage: chunkfs umount <mountpoint> [--lazy]
 

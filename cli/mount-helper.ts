@@ -8,9 +8,9 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-/** mount(8)'s own options, and flags the kernel already applies to every FUSE mount: not chunkfs's. */
+/** mount(8)'s own options: not chunkfs's (suid/nosuid and dev/nodev go to chunkfs mount, which sets them). */
 const MOUNT8_OPTIONS = new Set(['defaults', 'auto', 'noauto', 'user', 'nouser', 'users', 'owner', 'group', '_netdev', 'nofail',
-  'suid', 'nosuid', 'dev', 'nodev', 'exec', 'noexec', 'atime', 'noatime', 'relatime', 'strictatime', 'nodiratime', 'diratime',
+  'exec', 'noexec', 'atime', 'noatime', 'relatime', 'strictatime', 'nodiratime', 'diratime',
   'sync', 'async', 'dirsync', 'lazytime', 'nolazytime', 'silent', 'loud', 'iversion', 'noiversion', 'mand', 'nomand']);
 export const READY_TIMEOUT_MS = 60_000;
 const READY_POLL_MS = 100;
@@ -58,7 +58,7 @@ export function parseHelperArgs(argv: string[]): HelperArgs {
   for (const o of opts.map((x) => x.trim()).filter((x) => x !== '')) {
     if (o.startsWith('log=')) logPath = path.resolve(o.slice(4));
     else if (MOUNT8_OPTIONS.has(o) || o.startsWith('x-') || o.startsWith('comment=')) continue;
-    else if (!sloppy || /^(buffer_mb|flush_ms|metrics)=|^(allow_other|noallow_other|ro|rw|debug)$/.test(o)) options.push(o);
+    else if (!sloppy || /^(buffer_mb|flush_ms|metrics)=|^(allow_other|noallow_other|ro|rw|debug|suid|nosuid|dev|nodev)$/.test(o)) options.push(o);
   }
   return { store, mountpoint: path.resolve(pos[1]), options, logPath, fake, verbose };
 }

@@ -6,6 +6,7 @@ import { FsCore } from './core';
 import { HIDDEN_PREFIX } from './ops-names';
 import type { Transport, TransportName, TransportOptions } from './fuse/transport';
 import type { OpObserver } from './fuse/op-observer';
+import { applySetIdFlags, setIdDefaults } from './mount-flags';
 
 export interface MountOptions {
   transport?: TransportName;
@@ -25,6 +26,10 @@ export interface MountOptions {
   readOnly?: boolean;
   /** Told every op's duration and result (-o metrics; fs/fuse/op-observer.ts). */
   observeOp?: OpObserver;
+  /** -o suid / nosuid: set-id bits take effect. Default: when mounted by root, as other root mounts. */
+  suid?: boolean;
+  /** -o dev / nodev: device files can be opened. Default: when mounted by root. */
+  dev?: boolean;
 }
 
 /** Used when no transport is named. */
@@ -61,15 +66,17 @@ export async function mountFs(store: StorePort, mountpoint: string, opts: MountO
   });
   await deleteOrphans(core, log);
   const name = opts.transport ?? DEFAULT_TRANSPORT;
+  const { suid, dev } = setIdDefaults(opts, process.getuid?.() === 0);
   const topts: TransportOptions = {
     allowOther: opts.allowOther ?? process.getuid?.() === 0, opTimeoutMs: opts.opTimeoutMs ?? OP_TIMEOUT_MS,
     writebackCache: opts.writebackCache ?? false, log, fsname: opts.fsname ?? 'chunkfs',
-    readOnly: opts.readOnly === true, observeOp: opts.observeOp,
+    readOnly: opts.readOnly === true, observeOp: opts.observeOp, suid, dev,
   };
   // Loaded on demand: each transport's native library is needed only when it is used.
   let transport: Transport;
   if (name === 'fuse3') transport = await (await import('./fuse/fuse3')).mountFuse3(core, mountpoint, topts);
   else transport = await (await import('./fuse/fuse-native')).mountFuseNative(core, mountpoint, topts);
+  if (suid || dev) await applySetIdFlags(mountpoint, { suid, dev }, log);
   let unmounted = false;
   return {
     core,

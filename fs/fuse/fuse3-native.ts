@@ -12,6 +12,8 @@ export interface Fuse3MountOptions {
   mountpoint: string; fsname: string; subtype: string;
   allowOther: boolean; defaultPermissions: boolean; autoUnmount: boolean; readOnly: boolean;
   writebackCache: boolean; readdirplus: boolean;
+  /** Set-id bits and device files take effect (no nosuid / nodev mount flag); root only. */
+  suid: boolean; dev: boolean;
   maxWriteBytes: number; maxBackground: number; congestionThreshold: number;
   maxThreads: number; idleThreads: number;
   /** getxattr of other names is answered ENODATA by the binding (no JS round trip); empty: none is */

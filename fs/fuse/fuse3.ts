@@ -106,6 +106,7 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
 
   const session: Session = native.mount({
     mountpoint, fsname: opts.fsname, subtype: 'chunkfs', allowOther: opts.allowOther, defaultPermissions: true, readOnly: opts.readOnly,
+    suid: opts.suid, dev: opts.dev,
     autoUnmount: helper !== null, writebackCache: opts.writebackCache, readdirplus: true, maxWriteBytes: MAX_WRITE_BYTES,
     maxBackground: MAX_BACKGROUND, congestionThreshold: CONGESTION_THRESHOLD, maxThreads: THREADS_MAX, idleThreads: THREADS_IDLE,
     // The kernel asks for security.capability before every write (measured: 58,607 of them in the

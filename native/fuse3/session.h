@@ -27,6 +27,10 @@ struct MountOptions {
   bool defaultPermissions = true;
   bool autoUnmount = true;
   bool readOnly = false;  // -o ro: the kernel refuses every change (EROFS) before asking us
+  // Set-id bits and device files take effect (mount flags without MS_NOSUID / MS_NODEV). libfuse
+  // mounts nosuid,nodev unless told otherwise; only root may lift them (fusermount3 ignores them).
+  bool suid = false;
+  bool dev = false;
   bool writebackCache = false;
   bool readdirplus = true;
   unsigned maxWriteBytes = 1u << 20;
