@@ -43,6 +43,8 @@ export interface Fuse3Native {
   replyStatfs(s: Session, id: number): number;
   /** Packs entries 0..count-1 (scratch rows) into at most sizeBytes; returns how many fit, or a negative errno. */
   replyDir(s: Session, id: number, plus: boolean, sizeBytes: number, names: string[], count: number): number;
+  /** The offset lseek(SEEK_DATA / SEEK_HOLE) found. */
+  replyLseek(s: Session, id: number, offsetBytes: number): number;
 }
 
 const ADDON_NAME = 'chunkfs_fuse3.node';

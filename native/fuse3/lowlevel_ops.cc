@@ -298,6 +298,15 @@ void Fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t len
   Queue(r);
 }
 
+// SEEK_DATA / SEEK_HOLE (the kernel answers SEEK_SET/CUR/END itself): whence in flags.
+void Lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info* fi) {
+  Request* r = New(req, Op::kLseek, ino);
+  WithFile(r, fi);
+  r->nums[kFOff] = static_cast<double>(off);
+  r->nums[kFFlags] = whence;
+  Queue(r);
+}
+
 }  // namespace
 
 fuse_lowlevel_ops LowlevelOps() {
@@ -335,6 +344,7 @@ fuse_lowlevel_ops LowlevelOps() {
   ops.removexattr = Removexattr;
   ops.create = Create;
   ops.fallocate = Fallocate;
+  ops.lseek = Lseek;
   return ops;
 }
 
