@@ -29,6 +29,11 @@ export class FsCore {
   readonly dirs = new DirHandles();
   readonly lookups = new LookupCounts();
   readonly wb: WriteBack;
+  /**
+   * The kernel enforces POSIX ACLs (libfuse3's FUSE_CAP_POSIX_ACL, set by that transport before it
+   * serves): ACL xattrs are stored, and new inodes inherit default ACLs or get the umask (fs/acl.ts).
+   */
+  posixAcl = false;
   /** Files with no name left whose data waits until the kernel forgets them (see lookups.ts). */
   private readonly unlinkedKnown = new Set<number>();
 

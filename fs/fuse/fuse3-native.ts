@@ -14,6 +14,8 @@ export interface Fuse3MountOptions {
   writebackCache: boolean; readdirplus: boolean;
   /** Set-id bits and device files take effect (no nosuid / nodev mount flag); root only. */
   suid: boolean; dev: boolean;
+  /** Ask for kernel-enforced POSIX ACLs (with the umask left to the file system). */
+  posixAcl: boolean;
   maxWriteBytes: number; maxBackground: number; congestionThreshold: number;
   maxThreads: number; idleThreads: number;
   /** getxattr of other names is answered ENODATA by the binding (no JS round trip); empty: none is */

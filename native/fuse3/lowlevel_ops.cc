@@ -57,6 +57,9 @@ void Init(void* userdata, fuse_conn_info* conn) {
   // auto_inval_data each new mtime seen by a getattr dropped the whole file's cached pages (the
   // sqlite test: 24,455 reads of pages it had just written).
   conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
+  if (o.posixAcl && (conn->capable & FUSE_CAP_POSIX_ACL) && (conn->capable & FUSE_CAP_DONT_MASK)) {
+    conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
+  }
 }
 
 void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) { Queue(Named(req, Op::kLookup, parent, name)); }

@@ -31,6 +31,9 @@ struct MountOptions {
   // mounts nosuid,nodev unless told otherwise; only root may lift them (fusermount3 ignores them).
   bool suid = false;
   bool dev = false;
+  // POSIX ACLs enforced by the kernel (FUSE_CAP_POSIX_ACL), with the umask left to us
+  // (FUSE_CAP_DONT_MASK): a default ACL replaces it (fs/acl.ts).
+  bool posixAcl = false;
   bool writebackCache = false;
   bool readdirplus = true;
   unsigned maxWriteBytes = 1u << 20;

@@ -3,7 +3,8 @@
 // SEEK_DATA / SEEK_HOLE answer from the chunk map (libfuse3; fuse-native has no lseek op, so the
 // kernel there reports the whole file as data, which POSIX allows), fallocate modes the store
 // cannot do are refused cleanly, O_TMPFILE is refused cleanly (no tmpfile op in libfuse 3.14), and
-// statx reports no birth time (libfuse 3.14 cannot send one).
+// statx reports no birth time (libfuse 3.14 cannot send one); POSIX ACLs are enforced by the kernel
+// (libfuse3's POSIX ACL capability) and refused cleanly on fuse-native.
 import test from 'ava'
 import * as path from 'node:path'
 import { ChunkfsMount, mkfs, mountChunkfs, tempDir, removeDir, fsClient, fsOk, shOk, TRANSPORT } from '../helpers/mount'
@@ -27,6 +28,11 @@ test.after.always(async () => {
   if (m !== undefined) await m.stop()
   await removeDir(dir)
 })
+
+async function remount (): Promise<void> {
+  await m!.stop()
+  m = await mountChunkfs(dir + '/store', dir + '/mnt')
+}
 
 /** 4 KiB at 0 and 4 KiB at 10 chunks in: two small islands of data in a 40 MiB file. */
 const FAR = 10 * CHUNK_BYTES
@@ -117,4 +123,32 @@ test.serial('statx: no birth time (libfuse 3.14 cannot send one), the other time
   const [btime, mtime] = (await shOk(`stat -c '%W %Y' ${P('dense')}`)).trim().split(' ').map(Number)
   t.is(btime, 0) // stat(1) prints 0 when statx has no STATX_BTIME
   t.true(mtime > 0)
+})
+
+test.serial('POSIX ACLs (libfuse3): setfacl/getfacl, the kernel enforces them for another uid, chmod and the mode follow, default ACLs are inherited in place of the umask; fuse-native refuses them (EOPNOTSUPP)', async (t) => {
+  const nobody = { asUid: 65534 }
+  await shOk(`umask 022; echo secret > ${P('acl')}; chmod 600 ${P('acl')}; mkdir ${P('acld')}`)
+  const set = await shOk(`setfacl -m u:nobody:r ${P('acl')} 2>&1 || true`)
+  if (!FUSE3) {
+    t.regex(set, /Operation not supported/)
+    t.regex(await shOk(`cat ${P('acl')} 2>&1 || true`, nobody), /Permission denied/)
+    return
+  }
+  t.is(set, '')
+  t.regex(await shOk(`getfacl -c ${P('acl')}`), /^user::rw-\nuser:nobody:r--\ngroup::---\nmask::r--\nother::---/)
+  t.regex(await shOk(`ls -l ${P('acl')}`), /^-rw-r-----\+ /) // the group class shows the mask
+  t.is((await shOk(`cat ${P('acl')}`, nobody)).trim(), 'secret')
+  await shOk(`chmod 600 ${P('acl')}`) // the mask follows the mode: nobody loses read
+  t.regex(await shOk(`getfacl -c ${P('acl')}`), /mask::---/)
+  t.regex(await shOk(`cat ${P('acl')} 2>&1 || true`, nobody), /Permission denied/)
+  await shOk(`setfacl -b ${P('acl')}`)
+  t.is((await shOk(`getfacl -c ${P('acl')}`)).trim(), 'user::rw-\ngroup::---\nother::---')
+  // inheritance: a default ACL replaces the umask; without one the umask applies
+  await shOk(`setfacl -d -m u:nobody:rwx,g::r-x,o::- ${P('acld')}`)
+  await shOk(`umask 077; touch ${P('acld/f')}; mkdir ${P('acld/sub')}; touch ${P('plain')}`)
+  t.regex(await shOk(`getfacl -c ${P('acld/f')}`), /user:nobody:rwx\t+#effective:rw-\ngroup::r-x\t+#effective:r--\nmask::rw-\nother::---/)
+  t.regex(await shOk(`getfacl -c ${P('acld/sub')}`), /default:user:nobody:rwx/)
+  t.regex(await shOk(`ls -l ${P('plain')}`), /^-rw------- /)
+  await remount() // stored as xattrs: they survive
+  t.regex(await shOk(`getfacl -c ${P('acld/f')}`), /user:nobody:rwx/)
 })
