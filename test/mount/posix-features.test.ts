@@ -100,6 +100,7 @@ test.serial('SEEK_DATA / SEEK_HOLE find the islands of a sparse file (libfuse3),
   }
 })
 
+// The kernel's FUSE module refuses these modes itself (fs/fuse/file.c), so no file system can offer them.
 test.serial('fallocate COLLAPSE_RANGE and INSERT_RANGE are refused with EOPNOTSUPP, leaving the file as it was', async (t) => {
   const r = await fsClient([
     ['open', 'f', P('dense'), ['rdwr']],
