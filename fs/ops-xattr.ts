@@ -3,6 +3,7 @@
 // the kernel's security.capability probe on every write stays cheap) and writes are refused.
 // getxattr(2)/listxattr(2) pass the caller's buffer size through: size 0 asks for the bytes needed,
 // a smaller buffer is ERANGE. Both are decided here, so every transport answers the same.
+// system.posix_acl_access / _default are POSIX ACLs, stored where the kernel enforces them (fs/acl.ts).
 import type { FsCore } from './core';
 import { posix } from './errno';
 import { getAcl, isAclName, removeAcl, setAcl } from './acl';
