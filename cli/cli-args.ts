@@ -23,6 +23,8 @@ export interface MountCliOptions extends MountToolOptions {
   transport?: TransportChoice; writebackCache?: boolean;
   /** -o relatime (default) / strictatime / noatime: when reads move atime (fs/atime.ts). */
   atime?: 'relatime' | 'strictatime' | 'noatime';
+  /** suid / nosuid, dev / nodev (default: on when mounted by root, fs/mount.ts). */
+  suid?: boolean; dev?: boolean;
 }
 const TRANSPORT_CHOICES: readonly TransportChoice[] = ['fuse3', 'fuse-native'];
 
@@ -99,9 +101,11 @@ export function parseMountOptions(text: string): MountCliOptions {
     else if (key === 'writeback_cache' && value === undefined) o.writebackCache = true;
     else if (key === 'nowriteback_cache' && value === undefined) o.writebackCache = false;
     else if ((key === 'relatime' || key === 'strictatime' || key === 'noatime') && value === undefined) o.atime = key;
+    else if ((key === 'suid' || key === 'nosuid') && value === undefined) o.suid = key === 'suid';
+    else if ((key === 'dev' || key === 'nodev') && value === undefined) o.dev = key === 'dev';
     else if (parseMountToolOption(key, value) !== null) Object.assign(o, parseMountToolOption(key, value));
     // An unknown option must not reach FUSE: it would leave a stale mount behind.
-    else throw new UsageError('mount', `unknown mount option '${item}' (known: buffer_mb=N, flush_ms=N, allow_other, noallow_other, transport=fuse3|fuse-native, writeback_cache, nowriteback_cache, relatime, strictatime, noatime, ${MOUNT_TOOL_OPTIONS_TEXT})`);
+    else throw new UsageError('mount', `unknown mount option '${item}' (known: buffer_mb=N, flush_ms=N, allow_other, noallow_other, transport=fuse3|fuse-native, writeback_cache, nowriteback_cache, relatime, strictatime, noatime, suid, nosuid, dev, nodev, ${MOUNT_TOOL_OPTIONS_TEXT})`);
   }
   return o;
 }
@@ -172,6 +176,8 @@ a live one is refused.
   -o writeback_cache let the kernel cache written pages (fuse3 only; nowriteback_cache to turn it off)
   -o noatime         reads never move atime; -o strictatime: every read does; default relatime (when
                      atime is not after mtime/ctime or is a day old), written in batches once a second
+  -o nosuid,nodev    ignore set-id bits, refuse device files (default when not mounted by root;
+                     mounted by root, set-id binaries run and device files work: suid,dev)
 A live mount answers the other chunkfs commands through <store>/chunkfs.sock.`,
   umount: `usage: chunkfs umount <mountpoint> [--lazy]
 

@@ -50,8 +50,9 @@ function run(file: string, args: string[]): Promise<{ code: number; out: string 
 /** A live mount point is refused; a stale one (crash: ENOTCONN) is unmounted. */
 async function prepareMountpoint(mountpoint: string): Promise<void> {
   if (mountedAt(mountpoint)) {
-    // Probe in a child with a timeout: a hung mount must not hang the CLI.
-    const probe = await run('stat', ['-c', '%i', mountpoint]);
+    // Probe in a child with a timeout: a hung mount must not hang the CLI. It opens the directory:
+    // a stat can be answered from attributes the kernel still caches (1 s) after the server died.
+    const probe = await run('sh', ['-c', ': < "$1"', 'sh', mountpoint]);
     if (probe.code === 0) throw new CliError(`${mountpoint} is already mounted (a live mount); unmount it first`);
     process.stderr.write(`chunkfs: ${mountpoint} is a stale mount (${probe.out.trim()}); recovering with fusermount -uz\n`);
     const r = await run('fusermount', ['-uz', mountpoint]);
@@ -146,7 +147,7 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<void> {
 function mountOptions(o: MountCliOptions): import('../fs/mount').MountOptions {
   return {
     bufferBytesMax: o.bufferBytesMax, flushDelayMs: o.flushDelayMs, allowOther: o.allowOther, debug: o.debug, readOnly: o.readOnly,
-    transport: o.transport, writebackCache: o.writebackCache, atime: o.atime,
+    transport: o.transport, writebackCache: o.writebackCache, atime: o.atime, suid: o.suid, dev: o.dev,
   };
 }
 

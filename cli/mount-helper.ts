@@ -10,10 +10,11 @@ import * as path from 'node:path';
 
 /**
  * mount(8)'s own options, and flags the kernel already applies to every FUSE mount: not chunkfs's.
- * noatime, relatime and strictatime go on to chunkfs, which keeps atime itself (fs/atime.ts).
+ * noatime, relatime and strictatime go on to chunkfs, which keeps atime itself (fs/atime.ts);
+ * suid/nosuid and dev/nodev go to chunkfs mount, which sets them (fs/mount-flags.ts).
  */
 const MOUNT8_OPTIONS = new Set(['defaults', 'auto', 'noauto', 'user', 'nouser', 'users', 'owner', 'group', '_netdev', 'nofail',
-  'suid', 'nosuid', 'dev', 'nodev', 'exec', 'noexec', 'atime', 'nodiratime', 'diratime',
+  'exec', 'noexec', 'atime', 'nodiratime', 'diratime',
   'sync', 'async', 'dirsync', 'lazytime', 'nolazytime', 'silent', 'loud', 'iversion', 'noiversion', 'mand', 'nomand']);
 export const READY_TIMEOUT_MS = 60_000;
 const READY_POLL_MS = 100;
@@ -61,7 +62,7 @@ export function parseHelperArgs(argv: string[]): HelperArgs {
   for (const o of opts.map((x) => x.trim()).filter((x) => x !== '')) {
     if (o.startsWith('log=')) logPath = path.resolve(o.slice(4));
     else if (MOUNT8_OPTIONS.has(o) || o.startsWith('x-') || o.startsWith('comment=')) continue;
-    else if (!sloppy || /^(buffer_mb|flush_ms|metrics)=|^(allow_other|noallow_other|ro|rw|debug|noatime|relatime|strictatime)$/.test(o)) options.push(o);
+    else if (!sloppy || /^(buffer_mb|flush_ms|metrics)=|^(allow_other|noallow_other|ro|rw|debug|noatime|relatime|strictatime|suid|nosuid|dev|nodev)$/.test(o)) options.push(o);
   }
   return { store, mountpoint: path.resolve(pos[1]), options, logPath, fake, verbose };
 }

@@ -14,6 +14,8 @@ import { AtimeMode, AtimeUpdates } from './atime';
 // fuse-native), and cp/dd-sized 128 KiB calls were measured no slower than larger ones here.
 const BLKSIZE_BYTES = 128 * 1024;
 const GENERATION_MODULUS = 2n ** 53n;
+/** st_blocks counts 512-byte units whatever the block size (stat(2)). */
+const BLOCK_BYTES = 512;
 
 export interface CoreOptions {
   bufferBytesMax: number;
@@ -31,6 +33,11 @@ export class FsCore {
   readonly lookups = new LookupCounts();
   readonly wb: WriteBack;
   readonly atime: AtimeUpdates;
+  /**
+   * The kernel enforces POSIX ACLs (libfuse3's FUSE_CAP_POSIX_ACL, set by that transport before it
+   * serves): ACL xattrs are stored, and new inodes inherit default ACLs or get the umask (fs/acl.ts).
+   */
+  posixAcl = false;
   /** Files with no name left whose data waits until the kernel forgets them (see lookups.ts). */
   private readonly unlinkedKnown = new Set<number>();
 
@@ -57,9 +64,20 @@ export class FsCore {
     const atimeNs = this.atime.pendingOf(a.ino) ?? o.atimeNs;
     return {
       ino: o.ino, generation: Number(o.birthtimeNs % GENERATION_MODULUS), mode: o.mode, nlink: o.nlink,
-      uid: o.uid, gid: o.gid, rdev: o.rdev, sizeBytes: o.sizeBytes, blocks: Math.ceil(o.sizeBytes / 512),
+      uid: o.uid, gid: o.gid, rdev: o.rdev, sizeBytes: o.sizeBytes, blocks: this.blocksOf(o),
       blksizeBytes: BLKSIZE_BYTES, atimeNs, mtimeNs: o.mtimeNs, ctimeNs: o.ctimeNs,
     };
+  }
+
+  /**
+   * st_blocks (512-byte units) of what the inode allocates (issue 15 item 12): for a regular file the
+   * logical bytes of its live chunks plus what the write-back buffer holds, at most its size, so a
+   * sparse file shows fewer blocks (du, cp --sparse); other types count their size.
+   */
+  private blocksOf(o: Attr): number {
+    if (o.type !== 'file' || this.store.allocatedBytes === undefined) return Math.ceil(o.sizeBytes / BLOCK_BYTES);
+    const buffered = this.handles.file(o.ino)?.buffer.bytes ?? 0;
+    return Math.ceil(Math.min(o.sizeBytes, this.store.allocatedBytes(o.ino) + buffered) / BLOCK_BYTES);
   }
 
   /** An inode lost a name: with none left, delete its data unless a handle or the kernel holds it. */

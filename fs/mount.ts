@@ -7,6 +7,7 @@ import { HIDDEN_PREFIX } from './ops-names';
 import type { Transport, TransportName, TransportOptions } from './fuse/transport';
 import type { OpObserver } from './fuse/op-observer';
 import type { AtimeMode } from './atime';
+import { applySetIdFlags, setIdDefaults } from './mount-flags';
 
 export interface MountOptions {
   transport?: TransportName;
@@ -28,6 +29,10 @@ export interface MountOptions {
   observeOp?: OpObserver;
   /** -o noatime / -o strictatime; default relatime (fs/atime.ts). A read-only mount writes none. */
   atime?: AtimeMode;
+  /** -o suid / nosuid: set-id bits take effect. Default: when mounted by root, as other root mounts. */
+  suid?: boolean;
+  /** -o dev / nodev: device files can be opened. Default: when mounted by root. */
+  dev?: boolean;
 }
 
 /** Used when no transport is named. */
@@ -64,15 +69,17 @@ export async function mountFs(store: StorePort, mountpoint: string, opts: MountO
   });
   await deleteOrphans(core, log);
   const name = opts.transport ?? DEFAULT_TRANSPORT;
+  const { suid, dev } = setIdDefaults(opts, process.getuid?.() === 0);
   const topts: TransportOptions = {
     allowOther: opts.allowOther ?? process.getuid?.() === 0, opTimeoutMs: opts.opTimeoutMs ?? OP_TIMEOUT_MS,
     writebackCache: opts.writebackCache ?? false, log, fsname: opts.fsname ?? 'chunkfs',
-    readOnly: opts.readOnly === true, observeOp: opts.observeOp,
+    readOnly: opts.readOnly === true, observeOp: opts.observeOp, suid, dev,
   };
   // Loaded on demand: each transport's native library is needed only when it is used.
   let transport: Transport;
   if (name === 'fuse3') transport = await (await import('./fuse/fuse3')).mountFuse3(core, mountpoint, topts);
   else transport = await (await import('./fuse/fuse-native')).mountFuseNative(core, mountpoint, topts);
+  if (suid || dev) await applySetIdFlags(mountpoint, { suid, dev }, log);
   let unmounted = false;
   return {
     core,

@@ -5,6 +5,7 @@ import type { AttrChanges, FsCounts, Stat, TimeArg } from './types';
 import { nowNs } from '../store/meta';
 import { NAME_BYTES_MAX } from '../store/names';
 import { posix } from './errno';
+import { chmodAcl } from './acl';
 
 const S_ISUID = 0o4000;
 const S_ISGID = 0o2000;
@@ -68,7 +69,9 @@ export async function setattr(core: FsCore, ino: number, c: AttrChanges): Promis
     if (f !== undefined && c.mtime !== undefined) f.mtimeNs = null;
   }
   if (c.ctimeNs !== undefined) v.ctimeNs = c.ctimeNs;
-  return core.stat(Object.keys(v).length > 0 ? core.ns.setattr(ino, v) : core.ns.attr(ino));
+  const after = Object.keys(v).length > 0 ? core.ns.setattr(ino, v) : core.ns.attr(ino);
+  if (c.mode !== undefined) chmodAcl(core, ino, after.mode);
+  return core.stat(after);
 }
 
 export async function statfs(core: FsCore): Promise<FsCounts> {

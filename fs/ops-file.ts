@@ -6,6 +6,7 @@ import type { Caller, Stat } from './types';
 import { checkLength, newOwner } from './ops-names';
 import { posix } from './errno';
 import { nowNs } from '../store/meta';
+import { applyInherited, inherit } from './acl';
 
 const O_ACCMODE = 0o3;
 const O_TRUNC = 0o1000;
@@ -15,7 +16,9 @@ export function create(core: FsCore, parent: number, name: string, mode: number,
   checkLength(name);
   const p = core.ns.attr(parent);
   const o = newOwner(p, caller);
-  const a = core.ns.create(parent, name, mode & 0o7777, o.uid, o.gid);
+  const h = inherit(core, parent, mode & 0o7777, caller.umask, false);
+  const a = core.ns.create(parent, name, h.mode, o.uid, o.gid);
+  applyInherited(core, a.ino, h);
   const fh = core.handles.open(a.ino, flags & O_ACCMODE, a.sizeBytes).handle.fh;
   return { stat: core.stat(a), fh };
 }

@@ -8,6 +8,7 @@ import { specialTypeOf, typeBits } from '../store/attr';
 import type { Caller, DirEntry, Stat } from './types';
 import { NAME_BYTES_MAX } from '../store/names';
 import { posix } from './errno';
+import { applyInherited, inherit } from './acl';
 
 const S_IFMT = 0o170000;
 const S_IFREG = 0o100000;
@@ -66,7 +67,10 @@ export function mkdir(core: FsCore, parent: number, name: string, mode: number, 
   checkLength(name);
   const p = core.ns.attr(parent);
   const o = newOwner(p, caller);
-  return core.stat(core.ns.mkdir(parent, name, (mode & 0o7777) | (o.inheritSgid ? S_ISGID : 0), o.uid, o.gid));
+  const h = inherit(core, parent, (mode & 0o7777) | (o.inheritSgid ? S_ISGID : 0), caller.umask, true);
+  const a = core.ns.mkdir(parent, name, h.mode, o.uid, o.gid);
+  applyInherited(core, a.ino, h);
+  return core.stat(a);
 }
 
 export function rmdir(core: FsCore, parent: number, name: string): void {
@@ -79,10 +83,13 @@ export function mknod(core: FsCore, parent: number, name: string, mode: number, 
   checkLength(name);
   const p = core.ns.attr(parent);
   const o = newOwner(p, caller);
-  if ((mode & S_IFMT) === S_IFREG || (mode & S_IFMT) === 0) return core.stat(core.ns.create(parent, name, mode & 0o7777, o.uid, o.gid));
   const type = specialTypeOf(mode);
-  if (type === null) throw posix('EINVAL', `mknod cannot make mode ${mode.toString(8)}`);
-  return core.stat(core.ns.mknod(parent, name, type, mode & 0o7777, rdev, o.uid, o.gid));
+  const regular = (mode & S_IFMT) === S_IFREG || (mode & S_IFMT) === 0;
+  if (!regular && type === null) throw posix('EINVAL', `mknod cannot make mode ${mode.toString(8)}`);
+  const h = inherit(core, parent, mode & 0o7777, caller.umask, false);
+  const a = regular ? core.ns.create(parent, name, h.mode, o.uid, o.gid) : core.ns.mknod(parent, name, type!, h.mode, rdev, o.uid, o.gid);
+  applyInherited(core, a.ino, h);
+  return core.stat(a);
 }
 
 export async function unlink(core: FsCore, parent: number, name: string): Promise<void> {

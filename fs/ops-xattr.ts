@@ -3,8 +3,10 @@
 // the kernel's security.capability probe on every write stays cheap) and writes are refused.
 // getxattr(2)/listxattr(2) pass the caller's buffer size through: size 0 asks for the bytes needed,
 // a smaller buffer is ERANGE. Both are decided here, so every transport answers the same.
+// system.posix_acl_access / _default are POSIX ACLs, stored where the kernel enforces them (fs/acl.ts).
 import type { FsCore } from './core';
 import { posix } from './errno';
+import { getAcl, isAclName, removeAcl, setAcl } from './acl';
 
 const USER_PREFIX = 'user.';
 /** Name prefixes of the attributes stored; a transport may answer other reads (ENODATA) itself. */
@@ -27,12 +29,14 @@ function checkName(name: string): void {
 
 export function getxattr(core: FsCore, ino: number, name: string, sizeBytes: number): XattrReply {
   checkName(name);
+  if (isAclName(name)) return fit(getAcl(core, ino, name), sizeBytes, name);
   if (!name.startsWith(USER_PREFIX)) throw posix('ENODATA', `${name}: only user.* attributes are stored`);
   return fit(core.ns.getxattr(ino, name), sizeBytes, name); // ENODATA when unset
 }
 
 export function setxattr(core: FsCore, ino: number, name: string, value: Buffer, flags: number): void {
   checkName(name);
+  if (isAclName(name)) { setAcl(core, ino, name, value, flags); return; }
   if (!name.startsWith(USER_PREFIX)) throw posix('EOPNOTSUPP', `${name}: only user.* attributes are supported`);
   if (value.length > XATTR_VALUE_BYTES_MAX) throw posix('E2BIG', `${name}: value too large`);
   core.ns.setxattr(ino, name, Buffer.from(value), flags);
@@ -46,6 +50,7 @@ export function listxattr(core: FsCore, ino: number, sizeBytes: number): XattrRe
 
 export function removexattr(core: FsCore, ino: number, name: string): void {
   checkName(name);
+  if (isAclName(name)) { removeAcl(core, ino, name); return; }
   if (!name.startsWith(USER_PREFIX)) throw posix('EOPNOTSUPP', `${name}: only user.* attributes are supported`);
   core.ns.removexattr(ino, name);
 }

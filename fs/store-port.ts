@@ -59,6 +59,10 @@ export interface StorePort {
   truncate(ino: number, sizeBytes: number): Promise<void>;
   /** Whole chunks in the range become holes (their space freed); resolves to the partly covered parts. */
   punchHole(ino: number, offsetBytes: number, lengthBytes: number): Promise<Array<{ offsetBytes: number; lengthBytes: number }>>;
+  /** Logical bytes the file holds in the store (st_blocks); absent: every byte up to its size counts. */
+  allocatedBytes?(ino: number): number;
+  /** SEEK_DATA / SEEK_HOLE over what is stored (null: ENXIO); absent: the whole file is data. */
+  seekData?(ino: number, offsetBytes: number, sizeBytes: number, what: 'data' | 'hole'): number | null;
   /** Delete the data of an nlink-0 inode (from the orphan list). */
   deleteFile(ino: number): Promise<void>;
   /** A path that names the inode now (for log lines), or null when it has no name. */

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 # asked for), libfuse2 for the fuse-native transport, the independent Go decoder and its two
 # libraries, and the real tools the mount tests and benchmarks drive.
 APT_PACKAGES=(libfuse3-dev fuse3 libfuse2 pkg-config golang-go golang-github-minio-highwayhash-dev
-  golang-github-klauspost-reedsolomon-dev fio sqlite3 git attr util-linux
+  golang-github-klauspost-reedsolomon-dev fio sqlite3 git attr acl util-linux
   bindfs gocryptfs python3 make g++)
 
 missing=()

@@ -48,7 +48,8 @@ export class Containers {
       remove: db.prepare('DELETE FROM containers WHERE id = ?'),
       inState: db.prepare('SELECT * FROM containers WHERE state = ? ORDER BY id'),
       all: db.prepare('SELECT * FROM containers ORDER BY id'),
-      compactable: db.prepare(`SELECT * FROM containers WHERE state = 'sealed' AND dead_bytes >= ? * capacity_bytes ORDER BY dead_bytes DESC LIMIT ?`),
+      compactable: db.prepare(`SELECT * FROM containers WHERE state = @state AND dead_bytes >= @ratio * used_bytes
+                               AND dead_bytes >= min(@deadMin, @ratio * capacity_bytes) ORDER BY dead_bytes DESC LIMIT @limit`),
     };
   }
   get(id: number): ContainerRow | null {
@@ -82,8 +83,13 @@ export class Containers {
   all(): ContainerRow[] {
     return (this.s.all.all() as Row[]).map(rowOf);
   }
-  /** Sealed containers with dead/capacity >= ratio (spec §11.5), most dead first. */
-  compactable(ratio: number, limit: number): ContainerRow[] {
-    return (this.s.compactable.all(ratio, limit) as Row[]).map(rowOf);
+  /**
+   * Containers in this state with dead/used >= ratio and at least deadBytesMin (or, for small test
+   * containers, ratio x capacity) dead (spec §11.5),
+   * most dead first. By used bytes, not capacity: a container retired before it filled (its dead
+   * bytes held space, issue 15 item 10) counts what it holds.
+   */
+  compactable(state: ContainerState, ratio: number, deadBytesMin: number, limit: number): ContainerRow[] {
+    return (this.s.compactable.all({ state, ratio, deadMin: deadBytesMin, limit }) as Row[]).map(rowOf);
   }
 }

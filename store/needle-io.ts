@@ -28,6 +28,8 @@ export const NEEDLES_PER_APPEND_MAX = 4096;
 export const APPEND_BYTES_MAX = 1 << 20;
 /** Pending needles across pack classes before callers wait (memory bound of the queue). */
 const PENDING_NEEDLES_MAX = 65_536;
+/** Batches retire() waits out before it gives up for this round (appends that never pause). */
+const RETIRE_WAITS_MAX = 64;
 
 /** What needle I/O needs of store/file-io.ts (chunk refs, the container write, containers' inodes). */
 export interface ContainerHost {
@@ -171,6 +173,20 @@ export class NeedleAppender {
       this.pending.splice(i, 1);
     }
     return batch;
+  }
+
+  /**
+   * Stop appending to open container id (state 'full'), so it can be sealed and compacted although
+   * it never filled: its dead needles hold space (issue 15 item 10). Only between batches: a batch
+   * in flight writes at the offset it read. false when it is not open, or appends never paused.
+   */
+  async retire(id: number): Promise<boolean> {
+    for (let tries = 0; tries < RETIRE_WAITS_MAX && this.running !== null; tries++) await this.running.catch(() => undefined);
+    if (this.running !== null) return false; // appends kept coming: a later round tries again
+    const row = this.containers.get(id);
+    if (row === null || row.state !== 'open') return false;
+    this.containers.setState(id, 'full'); // synchronous with the check: no batch can start in between
+    return true;
   }
 
   private openContainer(packClass: string): ContainerRow {

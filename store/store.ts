@@ -35,6 +35,7 @@ import type { Slice } from '../src/slice';
 import { pathOfIno } from './ino-path';
 import { CompactReport, Compactor } from './compactor';
 import { ByteRange, punchHole } from './punch';
+import { Allocated, SeekWhat } from './allocated';
 
 export const META_FILE = 'meta.db';
 
@@ -101,6 +102,7 @@ export class Store {
   private readonly healer: Healer;
   private readonly reclaimer: Reclaimer;
   private readonly compactor: Compactor;
+  private readonly allocated: Allocated;
   private closed = false;
   /** One line per event worth telling the operator (StoreOpenOptions.log). */
   private log: (line: string) => void = (line) => process.stderr.write(`${line}\n`);
@@ -119,6 +121,7 @@ export class Store {
       containerChunk: { ...config.defaults, clusterMapEpoch: config.clusterMapEpoch },
     });
     this.compactor = new Compactor(this.env, this.files);
+    this.allocated = new Allocated(this.env);
     this.reclaimer = new Reclaimer(this.env, (seed, epoch, c, count) => this.files.placement(seed, epoch, c, count));
     this.healer = new Healer(this.env, this.files, () => this.checkDisks(true), (line) => this.log(line));
     this.ns = new Namespace(db, {
@@ -367,6 +370,14 @@ export class Store {
   punchHole(ino: number, offsetBytes: number, lengthBytes: number): Promise<ByteRange[]> {
     return punchHole(this.env, this.files, ino, offsetBytes, lengthBytes);
   }
+  /** Logical bytes a file holds in live chunks or its needle (st_blocks; store/allocated.ts). */
+  allocatedBytes(ino: number): number {
+    return this.allocated.bytes(ino);
+  }
+  /** SEEK_DATA / SEEK_HOLE from the chunk map; null: ENXIO (store/allocated.ts). */
+  seekData(ino: number, offsetBytes: number, sizeBytes: number, what: SeekWhat): number | null {
+    return this.allocated.seek(ino, offsetBytes, sizeBytes, what);
+  }
   /** Delete the data and inode of an unlinked (nlink 0) file once no handle holds it. */
   deleteFile(ino: number): Promise<void> {
     return this.files.deleteFile(ino);
@@ -435,7 +446,9 @@ export class Store {
       if (r.state === 'open' || r.state === 'full' || r.state === 'sealed') out[r.state]++;
       out.liveBytes += this.files.slices.liveBytesIn(r.id);
       out.deadBytes += r.deadBytes;
-      if (r.state === 'sealed' && r.deadBytes >= this.compactor.deadRatio * r.capacityBytes) out.compactionBacklog++;
+      const ratio = this.compactor.deadRatio;
+      const due = r.deadBytes >= ratio * r.usedBytes && r.deadBytes >= Math.min(this.compactor.deadBytesMin, ratio * r.capacityBytes);
+      if ((r.state === 'sealed' || r.state === 'open') && due) out.compactionBacklog++;
     }
     return out;
   }

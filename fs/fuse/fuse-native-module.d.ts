@@ -70,6 +70,8 @@ declare module 'fuse-native' {
     constructor(mnt: string, ops: Fuse.Ops, opts?: Fuse.Options)
     mount(cb: (err: Error | null) => void): void
     unmount(cb: (err: Error | null) => void): void
+    /** The '-o...' argument handed to libfuse ('' for none); a subclass may add options. */
+    _fuseOptions(): string
     static unmount(mnt: string, cb: (err: Error | null) => void): void
     static readonly UTIME_NOW: 'now'
     static readonly UTIME_OMIT: 'omit'

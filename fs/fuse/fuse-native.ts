@@ -22,7 +22,7 @@ export async function mountFuseNative(core: FsCore, mountpoint: string, opts: Tr
     // go stale when another changes (nlink, size): ask every time. '0' as a string: the binding
     // drops a falsy number.
     attrTimeout: '0',
-  });
+  }, { suid: opts.suid, dev: opts.dev });
   await new Promise<void>((resolve, reject) => fuse.mount((err) => (err ? reject(err) : resolve())));
   return {
     name: 'fuse-native',
@@ -48,9 +48,16 @@ type Signal = (res: number, detach?: ArrayBuffer) => void;
  * every answer, so it is always passed back.
  */
 class SizedXattrFuse extends Fuse {
-  constructor(mountpoint: string, private readonly sized: ChunkfsOps, opts: Fuse.Options) {
+  constructor(mountpoint: string, private readonly sized: ChunkfsOps, opts: Fuse.Options, private readonly setId: { suid: boolean; dev: boolean }) {
     // The binding only checks which ops exist; the two sized ones are called by the overrides below.
     super(mountpoint, sized as unknown as Fuse.Ops, opts);
+  }
+
+  /** fuse-native knows no suid/dev option: libfuse 2 mounts nosuid,nodev unless told (fs/mount.ts). */
+  override _fuseOptions(): string {
+    const base = super._fuseOptions();
+    const extra = `${this.setId.suid ? 'suid' : 'nosuid'},${this.setId.dev ? 'dev' : 'nodev'}`;
+    return base === '' ? `-o${extra}` : `${base},${extra}`;
   }
 
   _op_getxattr(signal: Signal, path: string, name: string, buf: Buffer, position: number, ctx: Fuse.Context): void {

@@ -6,7 +6,7 @@ export const OP = {
   lookup: 0, forget: 1, getattr: 2, setattr: 3, readlink: 4, mknod: 5, mkdir: 6, unlink: 7, rmdir: 8, symlink: 9,
   rename: 10, link: 11, open: 12, read: 13, write: 14, flush: 15, release: 16, fsync: 17, opendir: 18, readdir: 19,
   readdirplus: 20, releasedir: 21, fsyncdir: 22, statfs: 23, setxattr: 24, getxattr: 25, listxattr: 26, removexattr: 27,
-  create: 28, fallocate: 29, interrupt: 30,
+  create: 28, fallocate: 29, interrupt: 30, lseek: 31,
 } as const;
 export const OP_NAMES: string[] = Object.entries(OP).sort((a, b) => a[1] - b[1]).map(([name]) => name);
 

@@ -12,6 +12,10 @@ export interface Fuse3MountOptions {
   mountpoint: string; fsname: string; subtype: string;
   allowOther: boolean; defaultPermissions: boolean; autoUnmount: boolean; readOnly: boolean;
   writebackCache: boolean; readdirplus: boolean;
+  /** Set-id bits and device files take effect (no nosuid / nodev mount flag); root only. */
+  suid: boolean; dev: boolean;
+  /** Ask for kernel-enforced POSIX ACLs (with the umask left to the file system). */
+  posixAcl: boolean;
   maxWriteBytes: number; maxBackground: number; congestionThreshold: number;
   maxThreads: number; idleThreads: number;
   /** getxattr of other names is answered ENODATA by the binding (no JS round trip); empty: none is */
@@ -41,6 +45,8 @@ export interface Fuse3Native {
   replyStatfs(s: Session, id: number): number;
   /** Packs entries 0..count-1 (scratch rows) into at most sizeBytes; returns how many fit, or a negative errno. */
   replyDir(s: Session, id: number, plus: boolean, sizeBytes: number, names: string[], count: number): number;
+  /** The offset lseek(SEEK_DATA / SEEK_HOLE) found. */
+  replyLseek(s: Session, id: number, offsetBytes: number): number;
 }
 
 const ADDON_NAME = 'chunkfs_fuse3.node';

@@ -9,6 +9,7 @@ import * as file from '../ops-file';
 import * as dir from '../ops-dir';
 import * as xattr from '../ops-xattr';
 import { fallocate } from '../ops-fallocate';
+import { lseek } from '../ops-seek';
 import { F, FIELD_COUNT, OP, OP_NAMES, OPEN_KEEP_CACHE, SET } from './fuse3-abi';
 import { Log, OpLog, guard } from './guard';
 import { refusalOf } from './read-only';
@@ -124,6 +125,7 @@ const HANDLERS: Partial<Record<number, Handler>> = {
   [OP.fsync]: (x, b, i) => x.run(b, i, () => file.fsync(x.core, fhOf(b, i)), () => x.reply.ok(idOf(b, i))),
   [OP.fallocate]: (x, b, i) => x.run(b, i, () => fallocate(x.core, fhOf(b, i), num(b, i, F.flags), num(b, i, F.off), num(b, i, F.size)),
     () => x.reply.ok(idOf(b, i))),
+  [OP.lseek]: (x, b, i) => x.run(b, i, () => lseek(x.core, fhOf(b, i), num(b, i, F.off), num(b, i, F.flags)), (off) => x.reply.lseek(idOf(b, i), off)),
 
   [OP.opendir]: (x, b, i) => x.run(b, i, () => dir.opendir(x.core, inoOf(b, i)), (fh) => {
     if (x.reply.open(idOf(b, i), fh, 0) !== 0) dir.releasedir(x.core, fh);

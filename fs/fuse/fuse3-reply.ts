@@ -89,6 +89,7 @@ export class Replier {
   write(id: number, count: number): number { return this.answer(id, () => this.native.replyWrite(this.session, id, count)); }
   buf(id: number, data: Buffer, lengthBytes: number): number { return this.answer(id, () => this.native.replyBuf(this.session, id, data, lengthBytes)); }
   readlink(id: number, target: string): number { return this.answer(id, () => this.native.replyReadlink(this.session, id, target)); }
+  lseek(id: number, offsetBytes: number): number { return this.answer(id, () => this.native.replyLseek(this.session, id, offsetBytes)); }
   xattrSize(id: number, sizeBytes: number): number { return this.answer(id, () => this.native.replyXattrSize(this.session, id, sizeBytes)); }
 
   statfs(id: number, c: FsCounts): number {

@@ -18,6 +18,7 @@ import { Batch, Ctx, handle, makeRun } from './fuse3-ops';
 import { ReadBuffers } from './read-buffers';
 import { opLog } from './guard';
 import { STORED_XATTR_PREFIXES } from '../ops-xattr';
+import { ACL_PREFIX } from '../acl';
 
 /** The kernel may keep attributes and names this long (libfuse's own default). */
 export const CACHE_TIMEOUT_S = 1;
@@ -104,13 +105,16 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
     if (end) ended();
   };
 
+  // Every kernel since 4.9 grants POSIX ACLs; one that does not refuses the ACL names itself.
+  core.posixAcl = true;
   const session: Session = native.mount({
     mountpoint, fsname: opts.fsname, subtype: 'chunkfs', allowOther: opts.allowOther, defaultPermissions: true, readOnly: opts.readOnly,
+    suid: opts.suid, dev: opts.dev, posixAcl: true,
     autoUnmount: helper !== null, writebackCache: opts.writebackCache, readdirplus: true, maxWriteBytes: MAX_WRITE_BYTES,
     maxBackground: MAX_BACKGROUND, congestionThreshold: CONGESTION_THRESHOLD, maxThreads: THREADS_MAX, idleThreads: THREADS_IDLE,
     // The kernel asks for security.capability before every write (measured: 58,607 of them in the
     // sqlite test's 77,402 writes), each a JS round trip that finds nothing.
-    xattrPrefixes: STORED_XATTR_PREFIXES,
+    xattrPrefixes: [...STORED_XATTR_PREFIXES, ACL_PREFIX],
   }, onBatch, scratch);
   const reply = new Replier(native, session, scratch, { attrS: CACHE_TIMEOUT_S, entryS: CACHE_TIMEOUT_S });
   x = { core, reply, log: opts.log, readBuffers: new ReadBuffers(), run: makeRun(core, reply, opLog(opts.log, core.opts.debug === true), opts.readOnly, opts.observeOp) };

@@ -16,6 +16,10 @@ export interface TransportOptions {
   fsname: string;
   /** -o ro: refuse every change with EROFS (read-only.ts). */
   readOnly: boolean;
+  /** Set-id bits honoured (no nosuid mount flag); only root may mount so (fs/mount.ts). */
+  suid: boolean;
+  /** Device files usable (no nodev mount flag); root only. */
+  dev: boolean;
   /** Told each request's duration and result (metrics). */
   observeOp?: OpObserver;
 }

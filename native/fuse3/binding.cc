@@ -65,6 +65,9 @@ napi_value Mount(napi_env env, napi_callback_info info) {
   o.defaultPermissions = Flag(a, "defaultPermissions", true);
   o.autoUnmount = Flag(a, "autoUnmount", true);
   o.readOnly = Flag(a, "readOnly", false);
+  o.suid = Flag(a, "suid", false);
+  o.dev = Flag(a, "dev", false);
+  o.posixAcl = Flag(a, "posixAcl", false);
   o.writebackCache = Flag(a, "writebackCache", false);
   o.readdirplus = Flag(a, "readdirplus", true);
   o.maxWriteBytes = Count(a, "maxWriteBytes", o.maxWriteBytes);

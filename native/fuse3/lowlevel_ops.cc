@@ -60,6 +60,9 @@ void Init(void* userdata, fuse_conn_info* conn) {
   // auto_inval_data each new mtime seen by a getattr dropped the whole file's cached pages (the
   // sqlite test: 24,455 reads of pages it had just written).
   conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
+  if (o.posixAcl && (conn->capable & FUSE_CAP_POSIX_ACL) && (conn->capable & FUSE_CAP_DONT_MASK)) {
+    conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
+  }
 }
 
 void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) { Queue(Named(req, Op::kLookup, parent, name)); }
@@ -301,6 +304,15 @@ void Fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t len
   Queue(r);
 }
 
+// SEEK_DATA / SEEK_HOLE (the kernel answers SEEK_SET/CUR/END itself): whence in flags.
+void Lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info* fi) {
+  Request* r = New(req, Op::kLseek, ino);
+  WithFile(r, fi);
+  r->nums[kFOff] = static_cast<double>(off);
+  r->nums[kFFlags] = whence;
+  Queue(r);
+}
+
 }  // namespace
 
 fuse_lowlevel_ops LowlevelOps() {
@@ -338,6 +350,7 @@ fuse_lowlevel_ops LowlevelOps() {
   ops.removexattr = Removexattr;
   ops.create = Create;
   ops.fallocate = Fallocate;
+  ops.lseek = Lseek;
   return ops;
 }
 

@@ -160,6 +160,15 @@ napi_value ReplyXattrSize(napi_env env, napi_callback_info info) {
   return Int(env, fuse_reply_xattr(p.r->req, static_cast<size_t>(size)));
 }
 
+// (session, id, offset): the answer to lseek(SEEK_DATA / SEEK_HOLE).
+napi_value ReplyLseek(napi_env env, napi_callback_info info) {
+  Reply p(env, info);
+  double off = p.a.Number(2, "offset: expected a number");
+  if (p.a.ok && off < 0) p.a.Fail("offset: negative");
+  if (!p.Ready()) return nullptr;
+  return Int(env, fuse_reply_lseek(p.r->req, static_cast<off_t>(off)));
+}
+
 napi_value ReplyStatfs(napi_env env, napi_callback_info info) {
   Reply p(env, info);
   if (!p.Ready()) return nullptr;
@@ -239,6 +248,7 @@ void DefineReplies(napi_env env, napi_value exports) {
       {"replyXattrSize", nullptr, ReplyXattrSize, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"replyStatfs", nullptr, ReplyStatfs, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"replyDir", nullptr, ReplyDir, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"replyLseek", nullptr, ReplyLseek, nullptr, nullptr, nullptr, napi_default, nullptr},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
 }

@@ -20,7 +20,7 @@ enum class Op : uint8_t {
   kLookup, kForget, kGetattr, kSetattr, kReadlink, kMknod, kMkdir, kUnlink, kRmdir, kSymlink,
   kRename, kLink, kOpen, kRead, kWrite, kFlush, kRelease, kFsync, kOpendir, kReaddir,
   kReaddirplus, kReleasedir, kFsyncdir, kStatfs, kSetxattr, kGetxattr, kListxattr, kRemovexattr,
-  kCreate, kFallocate, kInterrupt,
+  kCreate, kFallocate, kInterrupt, kLseek,
 };
 
 // Field indices of one request's row of numbers (a Float64Array per batch). Offsets, sizes and

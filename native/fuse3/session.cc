@@ -68,6 +68,8 @@ std::string OptionString(const MountOptions& o) {
   if (o.defaultPermissions) s += ",default_permissions";
   if (o.autoUnmount) s += ",auto_unmount";
   if (o.readOnly) s += ",ro";
+  s += o.suid ? ",suid" : ",nosuid";
+  s += o.dev ? ",dev" : ",nodev";
   return s;
 }
 

@@ -27,6 +27,13 @@ struct MountOptions {
   bool defaultPermissions = true;
   bool autoUnmount = true;
   bool readOnly = false;  // -o ro: the kernel refuses every change (EROFS) before asking us
+  // Set-id bits and device files take effect (mount flags without MS_NOSUID / MS_NODEV). libfuse
+  // mounts nosuid,nodev unless told otherwise; only root may lift them (fusermount3 ignores them).
+  bool suid = false;
+  bool dev = false;
+  // POSIX ACLs enforced by the kernel (FUSE_CAP_POSIX_ACL), with the umask left to us
+  // (FUSE_CAP_DONT_MASK): a default ACL replaces it (fs/acl.ts).
+  bool posixAcl = false;
   bool writebackCache = false;
   bool readdirplus = true;
   unsigned maxWriteBytes = 1u << 20;

@@ -49,6 +49,14 @@ test('mount options of the tools: ro, debug, metrics', (t) => {
   t.throws(() => parseMountOptions('ro=1'), { message: /unknown mount option 'ro=1'/ })
 })
 
+test('mount options suid, nosuid, dev, nodev (issue 15 item 13); unset: the mount decides by who mounts', (t) => {
+  t.deepEqual(parseMountOptions('nosuid,nodev'), { suid: false, dev: false })
+  t.deepEqual(parseMountOptions('suid,dev'), { suid: true, dev: true })
+  t.deepEqual(parseMountOptions('nosuid,suid'), { suid: true })
+  t.deepEqual(parseMountOptions('ro'), { readOnly: true })
+  t.throws(() => parseMountOptions('suid=1'), { message: /unknown mount option 'suid=1'/ })
+})
+
 test('the mount table: octal escapes in sources and mount points', (t) => {
   const [e] = parseMountTable('/srv/my\\040store /mnt/a\\134b fuse.chunkfs rw,nosuid 0 0\n')
   t.deepEqual(e, { source: '/srv/my store', mountpoint: '/mnt/a\\b', fstype: 'fuse.chunkfs', options: ['rw', 'nosuid'] })

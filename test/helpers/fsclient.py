@@ -181,6 +181,8 @@ def run(op):
         return {'bsize': s.f_bsize, 'blocks': s.f_blocks, 'bavail': s.f_bavail, 'bfree': s.f_bfree}
     if name == 'access': return os.access(a[0], a[1])
     if name == 'snapshot': return snapshot(a[0])
+    if name == 'lseek': return os.lseek(fd_of(a[0]), a[1], {'data': os.SEEK_DATA, 'hole': os.SEEK_HOLE, 'end': os.SEEK_END}[a[2]])
+    if name == 'tmpfile': fds[a[0]] = os.open(a[1], os.O_TMPFILE | os.O_RDWR, 0o600); return None
     raise ValueError('unknown op ' + name)
 
 

@@ -1,0 +1,155 @@
+// Features a user expects of a local file system (issue 15 item 12), on a real mount on the pass's
+// transport: st_blocks counts what a file allocates (a sparse file shows few blocks, du agrees),
+// SEEK_DATA / SEEK_HOLE answer from the chunk map (libfuse3; fuse-native has no lseek op, so the
+// kernel there reports the whole file as data, which POSIX allows), fallocate modes the store
+// cannot do are refused cleanly, O_TMPFILE is refused cleanly (no tmpfile op in libfuse 3.14), and
+// statx reports no birth time (libfuse 3.14 cannot send one); POSIX ACLs are enforced by the kernel
+// (libfuse3's POSIX ACL capability) and refused cleanly on fuse-native.
+import test from 'ava'
+import * as path from 'node:path'
+import { ChunkfsMount, mkfs, mountChunkfs, tempDir, removeDir, fsClient, fsOk, shOk, TRANSPORT } from '../helpers/mount'
+
+const FUSE3 = TRANSPORT !== 'fuse-native'
+const MiB = 1 << 20
+const CHUNK_BYTES = 4 * MiB
+/** Python's name for errno 95 (EOPNOTSUPP and ENOTSUP are one number on Linux). */
+const ENOTSUP = 'ENOTSUP'
+
+let dir = ''
+let m: ChunkfsMount | undefined
+const P = (rel: string): string => path.join(m!.mountpoint, rel)
+
+test.before(async () => {
+  dir = await tempDir('features')
+  await mkfs(dir + '/store')
+  m = await mountChunkfs(dir + '/store', dir + '/mnt')
+})
+test.after.always(async () => {
+  if (m !== undefined) await m.stop()
+  await removeDir(dir)
+})
+
+async function remount (): Promise<void> {
+  await m!.stop()
+  m = await mountChunkfs(dir + '/store', dir + '/mnt')
+}
+
+/** 4 KiB at 0 and 4 KiB at 10 chunks in: two small islands of data in a 40 MiB file. */
+const FAR = 10 * CHUNK_BYTES
+const ISLAND = 4096
+
+test.serial('st_blocks counts allocated bytes: a sparse file shows a few blocks, before and after fsync; du and a sparse copy agree', async (t) => {
+  const r = await fsClient([
+    ['open', 'f', P('sparse'), ['rdwr', 'creat']],
+    ['pwrite', 'f', 0, { seed: 1, len: ISLAND }],
+    ['pwrite', 'f', FAR, { seed: 2, len: ISLAND }],
+    ['fstat', 'f'],
+    ['fsync', 'f'],
+    ['fstat', 'f'],
+    ['close', 'f'],
+    ['open', 'g', P('dense'), ['rdwr', 'creat']],
+    ['pwrite', 'g', 0, { seed: 3, len: 3 * MiB }],
+    ['fsync', 'g'],
+    ['fstat', 'g'],
+    ['writefile', P('small'), 'a small file, packed as a needle'],
+    ['stat', P('small')],
+  ])
+  for (const [i, res] of r.entries()) t.is(res.err, undefined, `op ${i}: ${res.err}`)
+  const size = FAR + ISLAND
+  for (const st of [r[3].ok, r[5].ok]) {
+    t.is(st.size, size)
+    t.true(st.blocks * 512 >= 2 * ISLAND, `blocks ${st.blocks} cover the written bytes`)
+    t.true(st.blocks * 512 < MiB, `blocks ${st.blocks} for ${size} bytes with ${2 * ISLAND} written`)
+  }
+  t.is(r[10].ok.blocks * 512, 3 * MiB)
+  t.is(r[12].ok.blocks, Math.ceil(r[12].ok.size / 512))
+  t.is(Number((await shOk(`du -k ${P('sparse')} | cut -f1`)).trim()), 2 * ISLAND / 1024)
+  await shOk(`cp --sparse=always ${P('sparse')} ${dir}/copy && cmp ${dir}/copy ${P('sparse')}`)
+})
+
+test.serial('SEEK_DATA / SEEK_HOLE find the islands of a sparse file (libfuse3), or the whole file as data (fuse-native)', async (t) => {
+  const size = FAR + ISLAND
+  const r = await fsClient([
+    ['open', 'f', P('sparse'), ['rdonly']],
+    ['lseek', 'f', 0, 'data'],
+    ['lseek', 'f', 0, 'hole'],
+    ['lseek', 'f', ISLAND, 'data'],
+    ['lseek', 'f', FAR + 10, 'hole'],
+    ['lseek', 'f', size, 'data'],
+    ['lseek', 'f', size, 'hole'],
+    // written, not yet stored (the write-back buffer holds it): data all the same
+    ['open', 'w', P('buffered'), ['rdwr', 'creat']],
+    ['pwrite', 'w', 2 * CHUNK_BYTES, { seed: 4, len: ISLAND }],
+    ['lseek', 'w', 0, 'data'],
+    ['lseek', 'w', 0, 'hole'],
+  ])
+  t.is(r[1].ok, 0)
+  t.is(r[5].err, 'ENXIO')
+  t.is(r[6].err, 'ENXIO')
+  t.is(r[4].ok, size)
+  if (FUSE3) {
+    t.is(r[2].ok, ISLAND)
+    t.is(r[3].ok, FAR)
+    t.is(r[9].ok, 2 * CHUNK_BYTES)
+    t.is(r[10].ok, 0)
+  } else {
+    t.is(r[2].ok, size)
+    t.is(r[3].ok, ISLAND)
+    t.is(r[9].ok, 0)
+    t.is(r[10].ok, 2 * CHUNK_BYTES + ISLAND)
+  }
+})
+
+// The kernel's FUSE module refuses these modes itself (fs/fuse/file.c), so no file system can offer them.
+test.serial('fallocate COLLAPSE_RANGE and INSERT_RANGE are refused with EOPNOTSUPP, leaving the file as it was', async (t) => {
+  const r = await fsClient([
+    ['open', 'f', P('dense'), ['rdwr']],
+    ['fallocate', 'f', ['collapse_range'], 0, CHUNK_BYTES],
+    ['fallocate', 'f', ['insert_range'], 0, CHUNK_BYTES],
+    ['fstat', 'f'],
+  ])
+  t.is(r[1].err, ENOTSUP)
+  t.is(r[2].err, ENOTSUP)
+  t.is(r[3].ok.size, 3 * MiB)
+})
+
+test.serial('O_TMPFILE is refused with EOPNOTSUPP (libfuse 3.14 has no tmpfile op), and nothing appears', async (t) => {
+  const before = await fsOk(['listdir', m!.mountpoint])
+  const [r] = await fsClient([['tmpfile', 't', m!.mountpoint]])
+  t.is(r.err, ENOTSUP)
+  t.deepEqual(await fsOk(['listdir', m!.mountpoint]), before)
+})
+
+test.serial('statx: no birth time (libfuse 3.14 cannot send one), the other times are there', async (t) => {
+  const [btime, mtime] = (await shOk(`stat -c '%W %Y' ${P('dense')}`)).trim().split(' ').map(Number)
+  t.is(btime, 0) // stat(1) prints 0 when statx has no STATX_BTIME
+  t.true(mtime > 0)
+})
+
+test.serial('POSIX ACLs (libfuse3): setfacl/getfacl, the kernel enforces them for another uid, chmod and the mode follow, default ACLs are inherited in place of the umask; fuse-native refuses them (EOPNOTSUPP)', async (t) => {
+  const nobody = { asUid: 65534 }
+  await shOk(`umask 022; echo secret > ${P('acl')}; chmod 600 ${P('acl')}; mkdir ${P('acld')}`)
+  const set = await shOk(`setfacl -m u:nobody:r ${P('acl')} 2>&1 || true`)
+  if (!FUSE3) {
+    t.regex(set, /Operation not supported/)
+    t.regex(await shOk(`cat ${P('acl')} 2>&1 || true`, nobody), /Permission denied/)
+    return
+  }
+  t.is(set, '')
+  t.regex(await shOk(`getfacl -c ${P('acl')}`), /^user::rw-\nuser:nobody:r--\ngroup::---\nmask::r--\nother::---/)
+  t.regex(await shOk(`ls -l ${P('acl')}`), /^-rw-r-----\+ /) // the group class shows the mask
+  t.is((await shOk(`cat ${P('acl')}`, nobody)).trim(), 'secret')
+  await shOk(`chmod 600 ${P('acl')}`) // the mask follows the mode: nobody loses read
+  t.regex(await shOk(`getfacl -c ${P('acl')}`), /mask::---/)
+  t.regex(await shOk(`cat ${P('acl')} 2>&1 || true`, nobody), /Permission denied/)
+  await shOk(`setfacl -b ${P('acl')}`)
+  t.is((await shOk(`getfacl -c ${P('acl')}`)).trim(), 'user::rw-\ngroup::---\nother::---')
+  // inheritance: a default ACL replaces the umask; without one the umask applies
+  await shOk(`setfacl -d -m u:nobody:rwx,g::r-x,o::- ${P('acld')}`)
+  await shOk(`umask 077; touch ${P('acld/f')}; mkdir ${P('acld/sub')}; touch ${P('plain')}`)
+  t.regex(await shOk(`getfacl -c ${P('acld/f')}`), /user:nobody:rwx\t+#effective:rw-\ngroup::r-x\t+#effective:r--\nmask::rw-\nother::---/)
+  t.regex(await shOk(`getfacl -c ${P('acld/sub')}`), /default:user:nobody:rwx/)
+  t.regex(await shOk(`ls -l ${P('plain')}`), /^-rw------- /)
+  await remount() // stored as xattrs: they survive
+  t.regex(await shOk(`getfacl -c ${P('acld/f')}`), /user:nobody:rwx/)
+})
