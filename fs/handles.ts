@@ -23,6 +23,11 @@ export class OpenFile {
   storedSizeBytes: number;
   /** mtime of buffered writes, persisted at flush; null when the row is current. */
   mtimeNs: bigint | null = null;
+  /**
+   * An mtime the user set (utimens) after the last buffered write: the flush commits it with those
+   * bytes instead of its own "now" (tar and cp -a set times before close). Null: none.
+   */
+  mtimeSetNs: bigint | null = null;
   readonly buffer = new ExtentMap();
   readonly lock = new RwLock();
   timer: NodeJS.Timeout | null = null;

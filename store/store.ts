@@ -354,9 +354,12 @@ export class Store {
   readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset = 0, sizeBytes?: number): Promise<number> {
     return this.files.readInto(ino, offsetBytes, target, targetOffset, sizeBytes);
   }
-  /** Durable when it resolves; sizeBytes: the size to commit with it (DESIGN §5 prefix rule), else the data's end. */
-  write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number): Promise<void> {
-    return this.files.write(ino, offsetBytes, data, sizeBytes);
+  /**
+   * Durable when it resolves; sizeBytes: the size to commit with it (DESIGN §5 prefix rule), else the
+   * data's end; mtimeNs: the mtime to commit with it, else now.
+   */
+  write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number, mtimeNs?: bigint): Promise<void> {
+    return this.files.write(ino, offsetBytes, data, sizeBytes, mtimeNs);
   }
   truncate(ino: number, sizeBytes: number): Promise<void> {
     return this.files.truncate(ino, sizeBytes);
