@@ -11,10 +11,11 @@ let dir = ''
 let m: ChunkfsMount | undefined
 
 test.before(async () => { dir = await tempDir('appends') })
-test.after.always(async () => {
-  if (m !== undefined) await m.stop()
-  await removeDir(dir)
+test.afterEach.always(async () => {
+  if (m !== undefined) await m.stop() // a failed test's mount too, before the next test mounts
+  m = undefined
 })
+test.after.always(async () => { await removeDir(dir) })
 
 const APPENDS = `
 import os, sys
