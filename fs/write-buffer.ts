@@ -51,6 +51,13 @@ const CLOSE_FLUSHES_MAX = 1024;
  */
 const CLOSE_BATCH_DELAY_MS = 20;
 /**
+ * Store writes of one close batch in flight at once: files of up to a chunk each write shard files
+ * (temp file, fdatasync, rename per replica), so a batch of CLOSE_FLUSHES_MAX of them must not hold
+ * thousands of descriptors at once. Small files' needles still share an append: the appender takes
+ * every needle that arrives while one append runs (store/needle-io.ts).
+ */
+const CLOSE_BATCH_CONCURRENCY = 128;
+/**
  * Errors of background flushes that finished after the file's last handle closed, kept per inode so
  * the next fsync or close of that file reports them (like the kernel's per-file writeback error).
  * Past the bound the oldest is dropped; every one was logged when it happened.
@@ -249,7 +256,11 @@ export class WriteBack {
     this.closedBatch = null;
     this.closedInFlight = files.length;
     try {
-      await Promise.all(files.map((f) => this.flushQuietly(f)));
+      let next = 0;
+      const worker = async (): Promise<void> => {
+        while (next < files.length) await this.flushQuietly(files[next++]);
+      };
+      await Promise.all(Array.from({ length: Math.min(CLOSE_BATCH_CONCURRENCY, files.length) }, worker));
     } finally {
       this.closedInFlight = 0;
       batch?.resolve();
