@@ -94,6 +94,31 @@ export class ExtentMap {
     return true;
   }
 
+  /**
+   * The extent that ends exactly at offsetBytes, when bytes [offsetBytes, +lengthBytes) overlap no
+   * other extent and stay in its bucket: an append may grow it in place (see grow) instead of adding
+   * an extent per write (4-byte appends made one extent object per 4 bytes). Null otherwise.
+   */
+  endingAt(offsetBytes: number, lengthBytes: number): Extent | null {
+    if (offsetBytes === 0 || lengthBytes <= 0) return null;
+    const b = Math.floor((offsetBytes - 1) / this.bucketBytes);
+    if (Math.floor((offsetBytes + lengthBytes - 1) / this.bucketBytes) !== b) return null;
+    const list = this.buckets.get(b);
+    if (list === undefined) return null;
+    const i = firstEndingAfter(list, offsetBytes - 1);
+    const e = list[i];
+    if (e === undefined || e.offsetBytes + e.data.length !== offsetBytes) return null;
+    const next = list[i + 1];
+    return next === undefined || next.offsetBytes >= offsetBytes + lengthBytes ? e : null;
+  }
+
+  /** Extend an extent found by endingAt to data: its bytes followed by the appended ones (same memory). */
+  grow(e: Extent, data: Buffer): void {
+    assert(data.length > e.data.length, 'extent map: grow must add bytes');
+    this.totalBytes += data.length - e.data.length;
+    e.data = data;
+  }
+
   /** Insert bytes the caller owns (already copied out of the FUSE buffer); the map now holds them. */
   insert(offsetBytes: number, data: Buffer, slab: Slab | null = null): void {
     if (data.length === 0) return;

@@ -23,6 +23,11 @@ export class OpenFile {
   storedSizeBytes: number;
   /** mtime of buffered writes, persisted at flush; null when the row is current. */
   mtimeNs: bigint | null = null;
+  /**
+   * An mtime the user set (utimens) after the last buffered write: the flush commits it with those
+   * bytes instead of its own "now" (tar and cp -a set times before close). Null: none.
+   */
+  mtimeSetNs: bigint | null = null;
   readonly buffer = new ExtentMap();
   readonly lock = new RwLock();
   timer: NodeJS.Timeout | null = null;
@@ -96,8 +101,12 @@ export class Handles {
     return { file, last: file.handles === 0 };
   }
 
-  /** Forget an inode's state once it has no handles and nothing buffered. */
+  /**
+   * Forget an inode's state once it has no handles, nothing buffered and no flush running: a flush
+   * in flight (a close batch or the timer, fs/write-buffer.ts) holds bytes the store has not
+   * committed yet, and until it has, this state is what getattr must answer (its size), not the row.
+   */
   forget(file: OpenFile): void {
-    if (file.handles === 0 && file.buffer.isEmpty && this.files.get(file.ino) === file) this.files.delete(file.ino);
+    if (file.handles === 0 && file.buffer.isEmpty && file.lock.idle && this.files.get(file.ino) === file) this.files.delete(file.ino);
   }
 }

@@ -59,14 +59,14 @@ export async function setattr(core: FsCore, ino: number, c: AttrChanges): Promis
   if ((c.uid !== undefined || c.gid !== undefined) && a.type !== 'dir') v.mode = modeAfterChown(a.mode);
   if (c.mode !== undefined) v.mode = c.mode & 0o7777;
   if (c.atime !== undefined || c.mtime !== undefined) {
-    // Buffered bytes stored later would bump mtime past the one set here (cp -a sets times before close).
-    const f = core.handles.file(ino);
-    if (f !== undefined && c.mtime !== undefined) await core.wb.flush(f);
     const now = nowNs();
     if (c.atime !== undefined) core.atime.dropPending(ino);
     v.atimeNs = timeOf(c.atime, now);
     v.mtimeNs = timeOf(c.mtime, now);
-    if (f !== undefined && c.mtime !== undefined) f.mtimeNs = null;
+    // Buffered bytes are stored later with this mtime, not the flush's "now" (tar and cp -a set
+    // times before close): no flush here.
+    const f = core.handles.file(ino);
+    if (f !== undefined && v.mtimeNs !== undefined) await core.wb.setMtime(f, v.mtimeNs);
   }
   if (c.ctimeNs !== undefined) v.ctimeNs = c.ctimeNs;
   const after = Object.keys(v).length > 0 ? core.ns.setattr(ino, v) : core.ns.attr(ino);

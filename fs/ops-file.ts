@@ -61,9 +61,9 @@ export function write(core: FsCore, fh: number, buf: Buffer, lengthBytes: number
   return waiting === undefined ? lengthBytes : waiting.then(() => lengthBytes);
 }
 
-/** close(2) of one descriptor: store what is buffered, and report a failed background flush. */
+/** close(2) of one descriptor: report a failed background flush; store what is buffered (see WriteBack.close). */
 export async function flush(core: FsCore, fh: number): Promise<void> {
-  await core.wb.flush(core.handles.fileOf(fh));
+  await core.wb.close(core.handles.fileOf(fh));
 }
 
 /**
@@ -85,7 +85,7 @@ export async function release(core: FsCore, fh: number): Promise<void> {
   const { file, last } = core.handles.close(fh);
   if (!last) return;
   try {
-    await core.wb.flush(file);
+    await core.wb.settle(file);
   } finally {
     await core.lastRelease(file);
   }

@@ -58,6 +58,21 @@ export class SlabPool {
     return { data, slab };
   }
 
+  /**
+   * piece (a view of a slab) followed by src[0, lengthBytes), as one longer view of the same memory,
+   * when piece ends where its slab's free space starts and that slab has room: an append then costs
+   * its bytes, not a new piece. Null otherwise (the caller copies a new piece).
+   */
+  extend(data: Buffer, slab: Slab | null | undefined, src: Buffer, lengthBytes: number): Buffer | null {
+    if (slab === null || slab === undefined || slab !== this.current || slab.usedBytes + lengthBytes > this.slabBytes) return null;
+    const start = data.byteOffset - slab.buf.byteOffset;
+    if (data.buffer !== slab.buf.buffer || start + data.length !== slab.usedBytes) return null;
+    src.copy(slab.buf, slab.usedBytes, 0, lengthBytes);
+    slab.usedBytes += lengthBytes;
+    slab.liveBytes += lengthBytes;
+    return slab.buf.subarray(start, slab.usedBytes);
+  }
+
   private slabWithRoom(lengthBytes: number): Slab {
     if (this.current !== null && this.current.usedBytes + lengthBytes <= this.slabBytes) return this.current;
     if (this.current !== null) {

@@ -51,9 +51,10 @@ export interface StorePort {
   /**
    * The shards are durable when it resolves; the metadata commit is not flushed (see sync).
    * sizeBytes: the size to commit with it, no further than the first byte still held only in memory
-   * (DESIGN §5 prefix rule); default: the end of data.
+   * (DESIGN §5 prefix rule); default: the end of data. mtimeNs: the mtime to commit with it (one
+   * the user set while the bytes were buffered: utimens before close); default: now.
    */
-  write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number): Promise<void>;
+  write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number, mtimeNs?: bigint): Promise<void>;
   /** One full commit: every metadata change so far durable (fsync, fsyncdir, syncfs; DESIGN §5). */
   sync(): Promise<void>;
   truncate(ino: number, sizeBytes: number): Promise<void>;

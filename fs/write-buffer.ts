@@ -30,6 +30,38 @@ const BATCH_CHUNKS_MAX = 8;
 const WINDOWS_MAX = 1 << 24;
 /** Staging buffers kept for reuse between flushes (each chunkSize * BATCH_CHUNKS_MAX bytes). */
 const STAGING_KEPT_MAX = 2;
+/**
+ * A batch up to this size is joined into a buffer of its own size: a close batch flushes many small
+ * files at once, and each taking a fresh staging buffer (32 MiB) cost more than the files' bytes.
+ */
+const STAGING_MIN_BYTES = 256 * 1024;
+/**
+ * Closed files whose flush may still run after close returned. Bounds the files (and so the needles
+ * queued in store/needle-io.ts, far below its PENDING_NEEDLES_MAX) a fast creator of small files has
+ * in flight; past it close waits for its own flush, as before.
+ */
+const CLOSE_FLUSHES_MAX = 1024;
+/**
+ * Closed small files are flushed together this long after the first of them closed. One batch is
+ * one container append for all their needles (about two device flushes, DESIGN §5), so tar -x pays
+ * it once per batch, not per file: measured here, starting each file's flush at close gave batches
+ * of one or two files, because tar's next file (create, write, utimens, chown, chmod) took about as
+ * long as an append. The delay only postpones when closed bytes reach the store (close is not fsync).
+ */
+const CLOSE_BATCH_DELAY_MS = 20;
+/**
+ * Store writes of one close batch in flight at once: files of up to a chunk each write shard files
+ * (temp file, fdatasync, rename per replica), so a batch of CLOSE_FLUSHES_MAX of them must not hold
+ * thousands of descriptors at once. Small files' needles still share an append: the appender takes
+ * every needle that arrives while one append runs (store/needle-io.ts).
+ */
+const CLOSE_BATCH_CONCURRENCY = 128;
+/**
+ * Errors of background flushes that finished after the file's last handle closed, kept per inode so
+ * the next fsync or close of that file reports them (like the kernel's per-file writeback error).
+ * Past the bound the oldest is dropped; every one was logged when it happened.
+ */
+const LATE_ERRORS_MAX = 4096;
 
 /** Join offset-ordered, touching runs into calls of at most batchBytesMax (still uncopied). */
 export function coalesce(runs: Run[], batchBytesMax: number): Run[] {
@@ -68,6 +100,14 @@ export class WriteBack {
   private readonly staging: Buffer[] = [];
   /** Where the bytes of buffered writes live (reused memory: see fs/slab-pool.ts). */
   readonly slabs: SlabPool;
+  /** Closed files waiting for the next close batch (see close). */
+  private closed = new Set<OpenFile>();
+  /** Settles when the files now in `closed` are flushed; null: none waiting. */
+  private closedBatch: { promise: Promise<void>; resolve: () => void } | null = null;
+  /** Files of the close batch being flushed. */
+  private closedInFlight = 0;
+  private closeTimer: NodeJS.Timeout | null = null;
+  private readonly lateErrors = new Map<number, Error>();
 
   constructor(private readonly store: StorePort, readonly opts: WriteBackOptions) {
     this.slabs = new SlabPool(slabBytesFor(opts.bufferBytesMax));
@@ -97,7 +137,7 @@ export class WriteBack {
   }
 
   private accept(file: OpenFile, offsetBytes: number, src: Buffer, lengthBytes: number): void {
-    if (!file.buffer.overwrite(offsetBytes, src, lengthBytes)) {
+    if (!file.buffer.overwrite(offsetBytes, src, lengthBytes) && !this.append(file, offsetBytes, src, lengthBytes)) {
       const before = file.buffer.bytes;
       const piece = this.slabs.copy(src, lengthBytes);
       file.buffer.insert(offsetBytes, piece.data, piece.slab);
@@ -106,11 +146,27 @@ export class WriteBack {
     this.dirty.add(file);
     file.sizeBytes = Math.max(file.sizeBytes, offsetBytes + lengthBytes);
     file.mtimeNs = nowNs();
+    file.mtimeSetNs = null; // a write after utimens: the flush's "now" is right again
     this.queueFullChunks(file, offsetBytes, lengthBytes);
     if (file.timer === null) {
       file.timer = setTimeout(() => { file.timer = null; this.background(file, () => this.flush(file)); }, this.opts.flushDelayMs);
       file.timer.unref();
     }
+  }
+
+  /**
+   * A write right after a buffered extent whose bytes end where the slab's free space starts (a log
+   * writer's appends): copied there and the extent grown, so a run of tiny appends holds one extent
+   * and costs its bytes (issue 15: 3 million 4-byte appends). False: not such a write.
+   */
+  private append(file: OpenFile, offsetBytes: number, src: Buffer, lengthBytes: number): boolean {
+    const e = file.buffer.endingAt(offsetBytes, lengthBytes);
+    if (e === null) return false;
+    const grown = this.slabs.extend(e.data, e.slab, src, lengthBytes);
+    if (grown === null) return false;
+    file.buffer.grow(e, grown);
+    this.totalBytes += lengthBytes;
+    return true;
   }
 
   /**
@@ -149,14 +205,100 @@ export class WriteBack {
     });
   }
 
-  /** Write everything buffered for the file to the store (durable when it resolves). */
+  /**
+   * Write everything buffered for the file to the store (durable when it resolves); then report a
+   * failed background flush of the file (fsync, and close of a large file).
+   */
   async flush(file: OpenFile): Promise<void> {
     await file.lock.exclusive(() => this.flushLocked(file, this.takeAll(file)));
-    if (file.flushError !== null) {
-      const err = file.flushError;
-      file.flushError = null;
-      throw err;
+    this.reportError(file);
+  }
+
+  /**
+   * close(2) of one descriptor (FUSE flush): reports a failed earlier background flush, then stores
+   * what is buffered. Close is not fsync (POSIX; DESIGN §5: data is durable at fsync), so a file of
+   * at most one chunk is stored in the background, with the other files closed within
+   * CLOSE_BATCH_DELAY_MS: a writer of many small files (tar -x, cp -r) does not wait one container
+   * append per file (about two device flushes), and their needles share one append
+   * (store/needle-io.ts). The prefix rule holds as for any flush, and an error is reported by the
+   * file's next fsync or close (release keeps it: see settle). Larger files, and closes past
+   * CLOSE_FLUSHES_MAX waiting, are stored before close returns.
+   */
+  async close(file: OpenFile): Promise<void> {
+    this.reportError(file);
+    if (file.buffer.isEmpty || this.closed.has(file)) return;
+    if (file.buffer.bytes > this.opts.chunkSizeBytes || this.closed.size + this.closedInFlight >= CLOSE_FLUSHES_MAX) {
+      await this.flush(file);
+      return;
     }
+    this.closed.add(file);
+    if (this.closedBatch === null) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => { resolve = r; });
+      this.closedBatch = { promise, resolve };
+    }
+    this.scheduleClosed();
+  }
+
+  /** One close batch at a time, CLOSE_BATCH_DELAY_MS after the first file of the next one closed. */
+  private scheduleClosed(): void {
+    if (this.closeTimer !== null || this.closedInFlight > 0 || this.closed.size === 0) return;
+    this.closeTimer = setTimeout(() => { this.closeTimer = null; void this.flushClosed(); }, CLOSE_BATCH_DELAY_MS);
+    this.closeTimer.unref();
+  }
+
+  /** Flush the closed files together (their store writes run concurrently: one needle append). */
+  private async flushClosed(): Promise<void> {
+    const files = [...this.closed];
+    const batch = this.closedBatch;
+    this.closed = new Set();
+    this.closedBatch = null;
+    this.closedInFlight = files.length;
+    try {
+      let next = 0;
+      const worker = async (): Promise<void> => {
+        while (next < files.length) await this.flushQuietly(files[next++]);
+      };
+      await Promise.all(Array.from({ length: Math.min(CLOSE_BATCH_CONCURRENCY, files.length) }, worker));
+    } finally {
+      this.closedInFlight = 0;
+      batch?.resolve();
+      this.scheduleClosed();
+    }
+  }
+
+  /**
+   * The last release of a file: wait until everything buffered is stored (its close batch
+   * included). A failure is not thrown (the kernel drops release errors) but kept for the file's
+   * next fsync or close, here or, once the file state is forgotten, per inode (LATE_ERRORS_MAX).
+   */
+  async settle(file: OpenFile): Promise<void> {
+    if (this.closed.has(file)) await this.closedBatch?.promise;
+    await this.flushQuietly(file);
+    if (file.flushError === null || file.handles > 0 || !file.buffer.isEmpty) return;
+    if (this.lateErrors.size >= LATE_ERRORS_MAX) this.lateErrors.delete(this.lateErrors.keys().next().value as number);
+    this.lateErrors.set(file.ino, file.flushError);
+    file.flushError = null;
+  }
+
+  /** Throw (once) the error of a failed background flush of the file. */
+  private reportError(file: OpenFile): void {
+    const err = file.flushError ?? this.lateErrors.get(file.ino) ?? null;
+    file.flushError = null;
+    this.lateErrors.delete(file.ino);
+    if (err !== null) throw err;
+  }
+
+  /**
+   * utimens of a file with buffered bytes: they are stored later with this mtime, not with the
+   * flush's "now" (so tar and cp -a need not wait for a flush before close). Under the file's lock,
+   * so no flush is between picking its mtime and committing it.
+   */
+  async setMtime(file: OpenFile, mtimeNs: bigint): Promise<void> {
+    await file.lock.exclusive(async () => {
+      file.mtimeSetNs = file.buffer.isEmpty ? null : mtimeNs;
+      file.mtimeNs = null;
+    });
   }
 
   /** Truncate: drop buffered bytes past the size, store the rest, then cut the stored file. */
@@ -216,7 +358,10 @@ export class WriteBack {
       }
       i = j;
     }
-    if (file.buffer.isEmpty) this.dirty.delete(file);
+    if (file.buffer.isEmpty) {
+      this.dirty.delete(file);
+      file.mtimeSetNs = null; // committed with the bytes
+    }
     // The store's commit stamped mtime/ctime "now" (at most a flush delay after the writes): no
     // second metadata transaction (and fsync) per flush. Writes that arrived meanwhile keep theirs.
     if (extents.length > 0 && file.mtimeNs === mtimeBefore) file.mtimeNs = null;
@@ -243,8 +388,9 @@ export class WriteBack {
    */
   private async writeBatch(file: OpenFile, batch: Run, sizeBytes: number): Promise<void> {
     const capBytes = this.opts.chunkSizeBytes * BATCH_CHUNKS_MAX;
-    if (batch.parts.length === 1 || batch.lengthBytes > capBytes) {
-      await this.store.write(file.ino, batch.offsetBytes, runBytes(batch), sizeBytes);
+    const mtimeNs = file.mtimeSetNs ?? undefined;
+    if (batch.parts.length === 1 || batch.lengthBytes > capBytes || batch.lengthBytes <= STAGING_MIN_BYTES) {
+      await this.store.write(file.ino, batch.offsetBytes, runBytes(batch), sizeBytes, mtimeNs);
       return;
     }
     const buf = this.staging.pop() ?? allocLarge(capBytes);
@@ -252,7 +398,7 @@ export class WriteBack {
       let at = 0;
       for (const part of batch.parts) { part.copy(buf, at); at += part.length; }
       assert(at === batch.lengthBytes, 'write-back: batch parts add up to its length');
-      await this.store.write(file.ino, batch.offsetBytes, buf.subarray(0, at), sizeBytes);
+      await this.store.write(file.ino, batch.offsetBytes, buf.subarray(0, at), sizeBytes, mtimeNs);
     } finally {
       if (this.staging.length < STAGING_KEPT_MAX) this.staging.push(buf);
     }
@@ -367,9 +513,13 @@ export class WriteBack {
 
   private files(): OpenFile[] { return [...this.dirty]; }
 
-  /** Flush every file (unmount, statfs-consistent shutdown). */
+  /** Flush every file (unmount, statfs-consistent shutdown); one failure does not skip the others. */
   async flushAll(): Promise<void> {
-    for (const f of this.files()) await this.flush(f);
+    let first: unknown = null;
+    for (const f of this.files()) {
+      try { await this.flush(f); } catch (err) { first ??= err; }
+    }
+    if (first !== null) throw first;
   }
 
   private async flushQuietly(file: OpenFile): Promise<void> {

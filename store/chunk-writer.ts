@@ -82,11 +82,12 @@ export class ChunkWriter {
    * the first error is rethrown after the rest is committed.
    * sizeBytes: the size to commit (DESIGN §5 prefix rule: the caller's first byte still held only
    * in memory); null: the end of the pieces. The size never grows past a piece that failed.
+   * mtimeNs: the mtime to commit (one the user set while these bytes were buffered); null: now.
    */
-  async writePieces(ino: number, fl: FileLayout, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>, sizeBytes: number | null, alsoInCommit?: () => void): Promise<void> {
+  async writePieces(ino: number, fl: FileLayout, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>, sizeBytes: number | null, alsoInCommit?: () => void, mtimeNs: bigint | null = null): Promise<void> {
     const plans: Plan[] = pieces.map((p) => ({ ...p, old: this.host.liveRef(ino, fl, this.env.map.get(ino, p.c)), version: 0n, patch: null }));
     const spans = await this.readSpans(fl, plans);
-    this.reserve(ino, fl, plans, spans);
+    this.reserve(ino, fl, plans, spans, mtimeNs);
     await this.env.commits.flush(); // intents and reservations durable before any shard is touched
     const commits: Commit[] = [];
     const at = (p: { c: number; offIn: number }): number => p.c * fl.chunkSizeBytes + p.offIn;
@@ -101,7 +102,7 @@ export class ChunkWriter {
           sizeTo = Math.min(sizeTo, at(p)); // a prefix: never over bytes that were not stored
         }
       });
-      this.commit(ino, fl, commits, sizeTo, firstError === null ? alsoInCommit : undefined);
+      this.commit(ino, fl, commits, sizeTo, firstError === null ? alsoInCommit : undefined, mtimeNs);
     } finally {
       for (const p of plans) if (p.version > 0n) this.env.inflight.delete(ino, p.c, p.version);
     }
@@ -119,7 +120,7 @@ export class ChunkWriter {
   }
 
   /** Step 2: versions (queued for reclaim until committed) and journaled intents, one transaction. */
-  private reserve(ino: number, fl: FileLayout, plans: Plan[], spans: Map<Plan, { firstBlock: number; span: Buffer }>): void {
+  private reserve(ino: number, fl: FileLayout, plans: Plan[], spans: Map<Plan, { firstBlock: number; span: Buffer }>, mtimeNs: bigint | null): void {
     this.env.db.transaction(() => {
       for (const p of plans) {
         const s = spans.get(p);
@@ -133,7 +134,7 @@ export class ChunkWriter {
       }
       if (spans.size > 0) {
         const t = nowNs(); // committed with the intents: a patch applied by recovery carries its mtime
-        this.q.touch.run(t, t, ino);
+        this.q.touch.run(mtimeNs ?? t, t, ino);
       }
     })();
   }
@@ -152,7 +153,7 @@ export class ChunkWriter {
    * reservation was durable before that (step 2). The size grows to at most sizeTo; chunk bytes
    * left past it are noted for recovery (store/past-size.ts, DESIGN §5 prefix rule).
    */
-  private commit(ino: number, fl: FileLayout, commits: Commit[], sizeTo: number, alsoInCommit?: () => void): void {
+  private commit(ino: number, fl: FileLayout, commits: Commit[], sizeTo: number, alsoInCommit: (() => void) | undefined, mtimeNs: bigint | null): void {
     if (commits.length === 0) return;
     const onlyPatches = alsoInCommit === undefined && commits.every((c) => c.version === 0n) && sizeTo <= this.sizeOf(ino);
     const apply = (): void => {
@@ -179,7 +180,7 @@ export class ChunkWriter {
       apply();
       alsoInCommit?.(); // e.g. a small file's slice dropped with the chunks that now hold its bytes
       const t = nowNs();
-      const { size } = this.q.grow.get(sizeTo, t, t, ino) as { size: bigint };
+      const { size } = this.q.grow.get(sizeTo, mtimeNs ?? t, t, ino) as { size: bigint };
       this.pastSize.note(ino, fl.chunkSizeBytes, Number(size));
     })();
   }

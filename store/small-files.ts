@@ -17,7 +17,7 @@ export interface SmallFileInfo { fl: FileLayout; sizeBytes: number; slice: Slice
 
 /** What this needs of store/file-io.ts: the chunk write path, with work for its commit transaction. */
 export interface SmallFilesHost extends ContainerHost {
-  writeChunks(ino: number, fl: FileLayout, offsetBytes: number, data: Uint8Array, sizeBytes: number | null, alsoInCommit: () => void): Promise<void>;
+  writeChunks(ino: number, fl: FileLayout, offsetBytes: number, data: Uint8Array, sizeBytes: number | null, alsoInCommit: () => void, mtimeNs: bigint | null): Promise<void>;
 }
 
 export class SmallFiles {
@@ -42,13 +42,13 @@ export class SmallFiles {
     return info.slice === null ? Promise.resolve(Buffer.alloc(0)) : readNeedle(this.env, this.host, ino, info.slice);
   }
 
-  /** Write content as the file's new needle, committed with its size (mtime, ctime now). */
-  private async rewrite(ino: number, info: SmallFileInfo, content: Buffer): Promise<void> {
+  /** Write content as the file's new needle, committed with its size (ctime now; mtime now unless given). */
+  private async rewrite(ino: number, info: SmallFileInfo, content: Buffer, mtimeNs: bigint | null): Promise<void> {
     if (content.length === 0) {
       this.env.db.transaction(() => {
         this.retire(ino);
         const t = nowNs();
-        this.setSize.run(0, t, t, ino);
+        this.setSize.run(0, mtimeNs ?? t, t, ino);
       })();
       return;
     }
@@ -58,7 +58,7 @@ export class SmallFiles {
         this.retire(ino);
         this.slices.set(ino, slice);
         const t = nowNs();
-        this.setSize.run(content.length, t, t, ino);
+        this.setSize.run(content.length, mtimeNs ?? t, t, ino);
       },
     });
   }
@@ -66,9 +66,9 @@ export class SmallFiles {
   /**
    * Handle a write if the file is (or may become) a needle; false: the chunk path does it. The
    * needle path needs the committed size to cover the write (DESIGN §5 prefix rule: a needle holds
-   * exactly the file's bytes), else the file moves to chunks.
+   * exactly the file's bytes), else the file moves to chunks. mtimeNs: the mtime to commit; null: now.
    */
-  async write(ino: number, info: SmallFileInfo, offsetBytes: number, data: Uint8Array, sizeBytes: number | null, hasChunks: boolean): Promise<boolean> {
+  async write(ino: number, info: SmallFileInfo, offsetBytes: number, data: Uint8Array, sizeBytes: number | null, hasChunks: boolean, mtimeNs: bigint | null = null): Promise<boolean> {
     if (this.smallFileMaxBytes === 0 || (info.slice === null && (info.sizeBytes > 0 || hasChunks))) return false;
     const end = offsetBytes + data.length;
     const newLen = Math.max(info.sizeBytes, end, sizeBytes ?? 0);
@@ -77,28 +77,28 @@ export class SmallFiles {
       const content = Buffer.alloc(newLen);
       (await this.content(ino, info)).copy(content);
       content.set(data, offsetBytes);
-      await this.rewrite(ino, info, content);
+      await this.rewrite(ino, info, content, mtimeNs);
       return true;
     }
     if (info.slice === null) return false;
-    await this.moveToChunks(ino, info, offsetBytes, data, sizeBytes);
+    await this.moveToChunks(ino, info, offsetBytes, data, sizeBytes, mtimeNs);
     return true;
   }
 
   /** Growing past small_file_max: the old bytes with the new ones as chunks; the slice goes in their commit. */
-  private async moveToChunks(ino: number, info: SmallFileInfo, offsetBytes: number, data: Uint8Array, sizeBytes: number | null): Promise<void> {
+  private async moveToChunks(ino: number, info: SmallFileInfo, offsetBytes: number, data: Uint8Array, sizeBytes: number | null, mtimeNs: bigint | null): Promise<void> {
     const old = await this.content(ino, info);
     const end = offsetBytes + data.length;
     if (offsetBytes <= old.length) {
       const merged = Buffer.alloc(Math.max(old.length, end));
       old.copy(merged);
       merged.set(data, offsetBytes);
-      await this.host.writeChunks(ino, info.fl, 0, merged, sizeBytes ?? merged.length, () => this.retire(ino));
+      await this.host.writeChunks(ino, info.fl, 0, merged, sizeBytes ?? merged.length, () => this.retire(ino), mtimeNs);
       return;
     }
     // A write past the end leaves a hole: the old bytes first, the slice dropped with them.
-    await this.host.writeChunks(ino, info.fl, 0, old, old.length, () => this.retire(ino));
-    await this.host.writeChunks(ino, info.fl, offsetBytes, data, sizeBytes, () => undefined);
+    await this.host.writeChunks(ino, info.fl, 0, old, old.length, () => this.retire(ino), mtimeNs);
+    await this.host.writeChunks(ino, info.fl, offsetBytes, data, sizeBytes, () => undefined, mtimeNs);
   }
 
   /** Handle a truncate of a needle file; false: the chunk path does it (after moving the bytes when it grows past the threshold). */
@@ -108,10 +108,10 @@ export class SmallFiles {
     if (sizeBytes <= this.smallFileMaxBytes) {
       const content = Buffer.alloc(sizeBytes);
       old.copy(content, 0, 0, Math.min(old.length, sizeBytes));
-      await this.rewrite(ino, info, content);
+      await this.rewrite(ino, info, content, null);
       return true;
     }
-    await this.host.writeChunks(ino, info.fl, 0, old, old.length, () => this.retire(ino));
+    await this.host.writeChunks(ino, info.fl, 0, old, old.length, () => this.retire(ino), null);
     return false;
   }
 

@@ -20,6 +20,8 @@ export interface ScrubSummary {
   /** Without --repair: the bad shards (bounded; badFound is exact). */
   bad?: ShardAt[];
   leaks: { leakedShards: number; leakedTemps: number; removed: number; paths: string[] };
+  /** Small files' needles read back and checked (magic, file_id, cookie, crc); bad: the first of them. */
+  needles: { checked: number; badCount: number; bad: Array<{ ino: number; path: string | null; error: string }> };
   looseModes: { count: number; fixed: number; paths: Array<{ path: string; mode: string }> };
 }
 
@@ -42,6 +44,7 @@ export const scrubAction: Action = {
       unrecoverable: report.failed.map((f) => ({ ...at(env.store, f), error: f.error })),
       bad: a.repair ? undefined : report.bad.map((b) => at(env.store, b)),
       leaks: report.leaks,
+      needles: { checked: report.needles.checked, badCount: report.needles.badCount, bad: report.needles.bad.map((b) => ({ ...b, path: env.store.pathOf(b.ino) })) },
       looseModes: { count: loose.count, fixed: loose.fixed, paths: loose.paths.map((p) => ({ path: p.path, mode: `0${p.permBits.toString(8)}` })) },
     };
   },

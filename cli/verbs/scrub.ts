@@ -26,6 +26,9 @@ function problems(c: Extract<ToolCommand, { verb: 'scrub' }>, r: ScrubSummary): 
   if (leaked > 0 && !c.repair) {
     out.push(`${leaked} shard or temp file(s) that no chunk or reclaim entry accounts for (run with --repair to remove them): ${r.leaks.paths.join(', ')}`);
   }
+  if (r.needles.badCount > 0) {
+    out.push(`${r.needles.badCount} small file(s) whose needle no replica holds intact: ${r.needles.bad.map((b) => `${b.path ?? `inode ${b.ino}`}: ${b.error}`).join('; ')}`);
+  }
   if (!c.repair && (r.bad?.length ?? 0) > 0) out.push(`bad or missing (queued for heal; run with --repair): ${shardList(r.bad!)}`);
   return out;
 }
@@ -43,9 +46,10 @@ export async function scrubVerb(c: Extract<ToolCommand, { verb: 'scrub' }>): Pro
   else {
     process.stdout.write(`chunkfs scrub: ${r.store}${r.online ? ' (mounted)' : ''}: ${r.shardsChecked} shards checked, ${r.badFound} bad or missing, ` +
       `${r.repaired} repaired, ${r.unrecoverable.length} unrecoverable, ${r.looseModes.count} path(s) with loose modes, ` +
-      `${leaked} leaked file(s)${c.repair ? ` (${r.leaks.removed} removed)` : ''}${r.cancelled ? ' (cancelled before the end)' : ''}\n`);
+      `${leaked} leaked file(s)${c.repair ? ` (${r.leaks.removed} removed)` : ''}, ${r.needles.checked} needle(s) checked, ${r.needles.badCount} bad` +
+      `${r.cancelled ? ' (cancelled before the end)' : ''}\n`);
   }
   for (const line of problems(c, r)) process.stderr.write(`chunkfs scrub: ${line}\n`);
-  if (r.unrecoverable.length > 0 || r.cancelled) return 1;
+  if (r.unrecoverable.length > 0 || r.needles.badCount > 0 || r.cancelled) return 1;
   return !c.repair && (r.badFound > 0 || r.looseModes.count > 0 || leaked > 0) ? 1 : 0;
 }
