@@ -117,16 +117,15 @@ export class WriteBack {
   /**
    * Read [offsetBytes, +lengthBytes) as the user sees it (stored bytes under buffered ones) straight
    * into target (the binding's buffer: no buffer per read). Returns the byte count (short at EOF):
-   * at once (no promise) when nothing is buffered or flushing for the file and the store has the
-   * data cached (store/file-io.ts readInto), else a promise under the file's shared lock. A failed
+   * at once (no promise) when no flush or truncate runs on the file and what the buffer does not
+   * cover is cached in the store (store/file-io.ts readInto), else a promise under the file's
+   * shared lock. A failed
    * shard is served around inside the store, where it failed; nothing here reads again.
    */
   readInto(file: OpenFile, offsetBytes: number, target: Buffer, lengthBytes: number): number | Promise<number> {
-    if (file.buffer.isEmpty) {
-      const now = file.lock.sharedIfIdle(() => this.readLocked(file, offsetBytes, target, lengthBytes));
-      if (now !== null) return now;
-    }
-    return file.lock.shared(async () => this.readLocked(file, offsetBytes, target, lengthBytes));
+    // Idle: no flush or truncate runs, so the buffer and the stored bytes agree until the store read returns.
+    const now = file.lock.sharedIfIdle(() => this.readLocked(file, offsetBytes, target, lengthBytes));
+    return now ?? file.lock.shared(async () => this.readLocked(file, offsetBytes, target, lengthBytes));
   }
 
   /** readInto's work under the file's shared lock (or with the lock idle and no promise taken). */

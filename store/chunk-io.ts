@@ -19,12 +19,15 @@ export async function readChunk(env: ChunkEnv, ref: ChunkRef, offsetBytes: numbe
   return out;
 }
 
-/** Verified chunk range into target[targetOffset..], by layout; synchronous when cached (store/maybe-async.ts). */
-export function readChunkInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number): Maybe<void> {
+/**
+ * Verified chunk range into target[targetOffset..], by layout; synchronous when cached
+ * (store/maybe-async.ts). inline false: every shard read on the pool (store/shard-store.ts).
+ */
+export function readChunkInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number, inline = true): Maybe<void> {
   if (lengthBytes === 0) return;
   return ref.fl.layout.kind === 'replica'
-    ? readReplicaInto(env, ref, offsetBytes, lengthBytes, target, targetOffset)
-    : readEcInto(env, ref, offsetBytes, lengthBytes, target, targetOffset);
+    ? readReplicaInto(env, ref, offsetBytes, lengthBytes, target, targetOffset, inline)
+    : readEcInto(env, ref, offsetBytes, lengthBytes, target, targetOffset, inline);
 }
 
 /** Shard payloads of a chunk: R copies, or the §6 split plus parity. */

@@ -89,7 +89,7 @@ export async function reconstructRange(
  * fail are counted and queued for heal once, where the failure is seen, and only their range is
  * rebuilt from the others (DESIGN §6), which never reads a failed shard again.
  */
-export function readEcInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number): Maybe<void> {
+export function readEcInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number, inline = true): Maybe<void> {
   assert(targetOffset >= 0 && targetOffset + lengthBytes <= target.length, 'readEcInto: target holds the range');
   if (lengthBytes === 0) return;
   const pieces = mapRange(ecGeometry(ref), offsetBytes, lengthBytes);
@@ -115,6 +115,8 @@ export function readEcInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, le
     bad.add(shard);
   };
   const waiting: Promise<void>[] = [];
+  // Several data shards: all on the pool at once (their device waits overlap); one: maybe inline.
+  const oneAtOnce = inline && ranges.size === 1;
   for (const [shard, r] of ranges) {
     if (env.health.suspect(ref.diskIds[shard])) {
       bad.add(shard); // an offline disk: reconstruct without waiting on it (DESIGN §6)
@@ -122,7 +124,7 @@ export function readEcInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, le
     }
     let read: Maybe<void>;
     try {
-      read = env.shards.readVerifiedWith(ref, shard, r.start, r.end - r.start, (bytes) => place(shard, r.start, bytes));
+      read = env.shards.readVerifiedWith(ref, shard, r.start, r.end - r.start, (bytes) => place(shard, r.start, bytes), oneAtOnce);
     } catch (err) {
       fail(shard, err);
       continue;

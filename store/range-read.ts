@@ -6,8 +6,7 @@ import { ChunkEnv } from './chunk-env';
 import { readChunkInto } from './chunk-io';
 import { ChunkRef } from './chunk-ref';
 import { boundedAll } from './bounded';
-import { Maybe, isPromise } from './maybe-async';
-import { settledAll } from './io';
+import { Maybe } from './maybe-async';
 
 export const CHUNKS_IN_FLIGHT_MAX = 8; // bounded concurrency per call: throughput without unbounded memory
 
@@ -20,6 +19,9 @@ export function readRangeInto(
   const cs = chunkSizeBytes;
   const indices: number[] = [];
   for (let c = Math.floor(offsetBytes / cs); c * cs < endBytes; c++) indices.push(c);
+  // One chunk (the common FUSE read): maybe inline, no promise. Several: every shard read on the pool
+  // at once, at most CHUNKS_IN_FLIGHT_MAX chunks (their device waits overlap; inline they would queue).
+  const inline = indices.length === 1;
   const readChunkPart = (c: number): Maybe<void> => {
     const lo = Math.max(offsetBytes, c * cs) - c * cs; // chunk-relative part of the range
     const hi = Math.min(endBytes, (c + 1) * cs) - c * cs;
@@ -27,25 +29,8 @@ export function readRangeInto(
     const b = ref === null ? lo : Math.max(lo, Math.min(hi, ref.logicalLenBytes)); // [lo, b) holds data
     const at = targetOffset + c * cs - offsetBytes; // target position of chunk offset 0
     if (b < hi) target.fill(0, at + b, at + hi);
-    if (ref !== null && b > lo) return readChunkInto(env, ref, lo, b - lo, target, at + lo);
+    if (ref !== null && b > lo) return readChunkInto(env, ref, lo, b - lo, target, at + lo, inline);
   };
-  if (indices.length === 1) return readChunkPart(indices[0]); // the common FUSE read: no worker pool, maybe no promise
-  // Chunk by chunk at once while each is cached; the ones that wait run together, at most
-  // CHUNKS_IN_FLIGHT_MAX; every one settles before this does (target is the caller's to reuse).
-  const pending: Promise<void>[] = [];
-  for (let k = 0; k < indices.length; k++) {
-    if (pending.length === CHUNKS_IN_FLIGHT_MAX) {
-      const rest = indices.slice(k);
-      return settledAll(pending).then(() => boundedAll(rest, CHUNKS_IN_FLIGHT_MAX, async (c) => readChunkPart(c)));
-    }
-    let r: Maybe<void>;
-    try {
-      r = readChunkPart(indices[k]);
-    } catch (err) {
-      if (pending.length === 0) throw err;
-      return Promise.allSettled(pending).then(() => { throw err; });
-    }
-    if (isPromise(r)) pending.push(r);
-  }
-  if (pending.length > 0) return settledAll(pending).then(() => undefined);
+  if (inline) return readChunkPart(indices[0]);
+  return boundedAll(indices, CHUNKS_IN_FLIGHT_MAX, async (c) => readChunkPart(c));
 }

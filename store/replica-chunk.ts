@@ -13,9 +13,9 @@ import { Maybe, isPromise } from './maybe-async';
  * read order, each one verified §9 read (store/shard-store.ts readVerifiedWith), until one
  * verifies. The failover happens here, where the failure is seen: a replica that failed is counted
  * and queued for heal once (noteShardFailure) and never read again for this request. Synchronous
- * while every read it needs is (cached data: no promise).
+ * while every read it needs is (cached data: no promise). inline: as for readVerifiedWith.
  */
-export function readReplicaInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number): Maybe<void> {
+export function readReplicaInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number, inline = true): Maybe<void> {
   assert(ref.fl.layout.kind === 'replica', 'replica read on a replica layout');
   assert(targetOffset >= 0 && targetOffset + lengthBytes <= target.length, 'replica read: target holds the range');
   const order = readOrder(env, ref, ref.diskIds.map((_, i) => i));
@@ -38,7 +38,7 @@ export function readReplicaInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: numbe
       const i = order[k];
       let r: Maybe<void>;
       try {
-        r = env.shards.readVerifiedWith(ref, i, offsetBytes, lengthBytes, copy);
+        r = env.shards.readVerifiedWith(ref, i, offsetBytes, lengthBytes, copy, inline);
       } catch (err) {
         fail(i, err);
         continue;

@@ -168,14 +168,16 @@ export class ShardStore {
    * descriptor are cached and the Io may read inline now (store/io.ts InlineGate); else on the
    * pool (header, entries and data together: one I/O latency). A failure throws (or rejects)
    * either way, once: the caller fails over (DESIGN §6); nothing here reads the shard again.
+   * inline false: always the pool, for a caller that issues several shard reads at once (their
+   * device waits overlap there; inline they would queue one behind the other).
    */
-  readVerifiedWith(ref: ChunkRef, shardIndex: number, offsetBytes: number, lengthBytes: number, use: (bytes: Buffer) => void): Maybe<void> {
+  readVerifiedWith(ref: ChunkRef, shardIndex: number, offsetBytes: number, lengthBytes: number, use: (bytes: Buffer) => void, inline = true): Maybe<void> {
     const path = this.usablePath(ref, shardIndex);
     const site: ErrorSite = { ...siteOf(ref, shardIndex), path };
     // The layout gives the geometry; the header is cross-checked against the same layout.
     const plan = this.spanOf(ref, offsetBytes, lengthBytes, site);
     if (plan === null) return use(Buffer.alloc(0));
-    const h = this.headers.get(path);
+    const h = inline ? this.headers.get(path) : undefined;
     const f = h !== undefined && plan.entriesLen + plan.dataLen <= INLINE_BYTES_MAX ? this.io.openNow?.(path) ?? null : null;
     if (f === null || f.preadIntoNow === undefined) return this.readVerifiedPooled(ref, shardIndex, path, plan, site, use);
     const { scratch, entries, data } = this.scratchFor(plan);
