@@ -50,8 +50,8 @@ export async function open(core: FsCore, ino: number, flags: number): Promise<nu
 export function read(core: FsCore, fh: number, buf: Buffer, lengthBytes: number, positionBytes: number): number | Promise<number> {
   const f = core.handles.fileOf(fh);
   core.atime.accessed(f.ino);
-  // Cached state answers at once (no promise chain); anything else, and every failure, takes readInto.
-  return core.wb.readIntoNow(f, positionBytes, buf, lengthBytes) ?? core.wb.readInto(f, positionBytes, buf, lengthBytes);
+  // One pipeline: cached data answers at once (a number, no promise chain); failures fail over inside the store.
+  return core.wb.readInto(f, positionBytes, buf, lengthBytes);
 }
 
 export function write(core: FsCore, fh: number, buf: Buffer, lengthBytes: number, positionBytes: number): number | Promise<number> {

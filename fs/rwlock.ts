@@ -14,6 +14,18 @@ export class RwLock {
     try { return await fn(); } finally { this.release(false); }
   }
 
+  /**
+   * fn at once, shared, when the lock is idle: a result fn has at once (no promise) needs no lock
+   * at all; a promise holds the shared lock until it settles. Else null: the caller uses shared().
+   */
+  sharedIfIdle<T>(fn: () => T | Promise<T>): T | Promise<T> | null {
+    if (!this.idle) return null;
+    const r = fn();
+    if (!(r instanceof Promise)) return r;
+    this.take(false);
+    return r.finally(() => this.release(false));
+  }
+
   async exclusive<T>(fn: () => Promise<T>): Promise<T> {
     await this.acquire(true);
     try { return await fn(); } finally { this.release(true); }

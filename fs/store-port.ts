@@ -41,13 +41,11 @@ export interface StorePort {
   /** Verified read; short at EOF; holes read as zeros. */
   read(ino: number, offsetBytes: number, lengthBytes: number): Promise<Buffer>;
   /**
-   * read() into target[targetOffset..]; resolves to the byte count (short only at EOF). sizeBytes:
-   * read up to this size instead of the committed one (the mount's, which covers chunks it stored
-   * past the committed size).
+   * read() into target[targetOffset..]: the byte count (short only at EOF), at once when the data
+   * is cached (no promise), else a promise; errors always reject. sizeBytes: read up to this size
+   * instead of the committed one (the mount's, which covers chunks it stored past the committed size).
    */
-  readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset?: number, sizeBytes?: number): Promise<number>;
-  /** readInto answered synchronously from cached state, or null (then use readInto). */
-  readIntoNow?(ino: number, offsetBytes: number, target: Buffer, sizeBytes?: number): number | null;
+  readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset?: number, sizeBytes?: number): number | Promise<number>;
   /**
    * The shards are durable when it resolves; the metadata commit is not flushed (see sync).
    * sizeBytes: the size to commit with it, no further than the first byte still held only in memory

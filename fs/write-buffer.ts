@@ -170,39 +170,38 @@ export class WriteBack {
   }
 
   /**
-   * readInto answered synchronously (a number) when nothing is buffered or being flushed for the
-   * file and the store can answer from cached state; else null and the caller uses readInto.
+   * Read [offsetBytes, +lengthBytes) as the user sees it (stored bytes under buffered ones) straight
+   * into target (the binding's buffer: no buffer per read). Returns the byte count (short at EOF):
+   * at once (no promise) when no flush or truncate runs on the file and what the buffer does not
+   * cover is cached in the store (store/file-io.ts readInto), else a promise under the file's
+   * shared lock. A failed
+   * shard is served around inside the store, where it failed; nothing here reads again.
    */
-  readIntoNow(file: OpenFile, offsetBytes: number, target: Buffer, lengthBytes: number): number | null {
-    if (this.store.readIntoNow === undefined || !file.lock.idle || !file.buffer.isEmpty) return null;
-    const n = Math.max(0, Math.min(lengthBytes, target.length, file.sizeBytes - offsetBytes));
-    if (n === 0) return 0;
-    const got = this.store.readIntoNow(file.ino, offsetBytes, target.subarray(0, n), file.sizeBytes);
-    if (got === null) return null;
-    assert(got <= n, 'write-back: the store read no more than asked');
-    target.fill(0, got, n); // short at the stored EOF: a size beyond it reads as zeros
-    return n;
+  readInto(file: OpenFile, offsetBytes: number, target: Buffer, lengthBytes: number): number | Promise<number> {
+    // Idle: no flush or truncate runs, so the buffer and the stored bytes agree until the store read returns.
+    const now = file.lock.sharedIfIdle(() => this.readLocked(file, offsetBytes, target, lengthBytes));
+    return now ?? file.lock.shared(async () => this.readLocked(file, offsetBytes, target, lengthBytes));
   }
 
-  /**
-   * Read [offsetBytes, +lengthBytes) as the user sees it (stored bytes under buffered ones) straight
-   * into target (the binding's buffer: no buffer per read). Returns the byte count (short at EOF).
-   */
-  async readInto(file: OpenFile, offsetBytes: number, target: Buffer, lengthBytes: number): Promise<number> {
-    return file.lock.shared(async () => {
-      const n = Math.max(0, Math.min(lengthBytes, target.length, file.sizeBytes - offsetBytes));
-      if (n === 0) return 0;
-      const out = target.subarray(0, n);
-      const covered = file.buffer.isEmpty ? 0 : file.buffer.coverage(offsetBytes, offsetBytes + n);
-      if (covered < n) {
-        // Up to the mount's size: chunks stored past the committed size are read too.
-        const got = await this.store.readInto(file.ino, offsetBytes, out, 0, file.sizeBytes);
-        assert(got <= n, 'write-back: the store read no more than asked');
-        out.fill(0, got); // short at the stored EOF: a buffered size beyond it reads as zeros
-      }
+  /** readInto's work under the file's shared lock (or with the lock idle and no promise taken). */
+  private readLocked(file: OpenFile, offsetBytes: number, target: Buffer, lengthBytes: number): number | Promise<number> {
+    const n = Math.max(0, Math.min(lengthBytes, target.length, file.sizeBytes - offsetBytes));
+    if (n === 0) return 0;
+    const out = target.subarray(0, n);
+    const covered = file.buffer.isEmpty ? 0 : file.buffer.coverage(offsetBytes, offsetBytes + n);
+    if (covered === n) {
+      file.buffer.overlay(out, offsetBytes);
+      return n;
+    }
+    // Up to the mount's size: chunks stored past the committed size are read too.
+    const stored = (got: number): number => {
+      assert(got <= n, 'write-back: the store read no more than asked');
+      out.fill(0, got); // short at the stored EOF: a buffered size beyond it reads as zeros
       if (covered > 0) file.buffer.overlay(out, offsetBytes);
       return n;
-    });
+    };
+    const got = this.store.readInto(file.ino, offsetBytes, out, 0, file.sizeBytes);
+    return typeof got === 'number' ? stored(got) : got.then(stored);
   }
 
   /**

@@ -4,24 +4,30 @@
 import { ErrorSite, UnrecoverableError } from '../src/errors';
 import { ChunkEnv, noteShardFailure } from './chunk-env';
 import { ChunkRef, shardDataLen, siteOf } from './chunk-ref';
-import { encodeEcShards, readEc, readEcInto, rebuildEcShard } from './ec-chunk';
+import { encodeEcShards, readEcInto, rebuildEcShard } from './ec-chunk';
 import { FsError } from './fs-error';
 import { errnoCode } from './io';
 import { shardCount, writeQuorum } from './layout';
-import { readReplica, readReplicaInto } from './replica-chunk';
+import { readReplicaInto } from './replica-chunk';
+import { Maybe } from './maybe-async';
 import { Payload } from './shard-encode';
 
-export function readChunk(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
-  if (lengthBytes === 0) return Promise.resolve(Buffer.alloc(0));
-  return ref.fl.layout.kind === 'replica' ? readReplica(env, ref, offsetBytes, lengthBytes) : readEc(env, ref, offsetBytes, lengthBytes);
+/** readChunkInto into a fresh buffer (truncate's tail rewrite, FileIo.read). */
+export async function readChunk(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
+  const out = Buffer.allocUnsafe(lengthBytes);
+  await readChunkInto(env, ref, offsetBytes, lengthBytes, out, 0);
+  return out;
 }
 
-/** readChunk copied into target[targetOffset..] without a fresh span-sized buffer (failure paths may allocate). */
-export function readChunkInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number): Promise<void> {
-  if (lengthBytes === 0) return Promise.resolve();
+/**
+ * Verified chunk range into target[targetOffset..], by layout; synchronous when cached
+ * (store/maybe-async.ts). inline false: every shard read on the pool (store/shard-store.ts).
+ */
+export function readChunkInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number, inline = true): Maybe<void> {
+  if (lengthBytes === 0) return;
   return ref.fl.layout.kind === 'replica'
-    ? readReplicaInto(env, ref, offsetBytes, lengthBytes, target, targetOffset)
-    : readEcInto(env, ref, offsetBytes, lengthBytes, target, targetOffset);
+    ? readReplicaInto(env, ref, offsetBytes, lengthBytes, target, targetOffset, inline)
+    : readEcInto(env, ref, offsetBytes, lengthBytes, target, targetOffset, inline);
 }
 
 /** Shard payloads of a chunk: R copies, or the §6 split plus parity. */

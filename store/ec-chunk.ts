@@ -9,6 +9,8 @@ import { rsCodec } from '../src/rs';
 import { ChunkEnv, noteShardFailure, readOrder } from './chunk-env';
 import { ChunkRef, ecGeometry, shardDataLen, siteOf } from './chunk-ref';
 import { Payload } from './shard-encode';
+import { Maybe, isPromise } from './maybe-async';
+import { settledAll } from './io';
 
 function km(ref: ChunkRef): { k: number; m: number } {
   const l = ref.fl.layout;
@@ -80,19 +82,14 @@ export async function reconstructRange(
   return rsCodec(k, m).reconstructSome(shards, wanted);
 }
 
-/** Verified read of chunk range [offset, offset+length) (spec §6 fast path). */
-export async function readEc(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
-  const out = Buffer.allocUnsafe(lengthBytes);
-  await readEcInto(env, ref, offsetBytes, lengthBytes, out, 0);
-  return out;
-}
-
 /**
- * readEc into target[targetOffset..]. Fast path: each data shard's range is read and
- * verified in pooled scratch and its pieces copied straight into target; shards that
- * fail are rebuilt (allocating) and their pieces copied from the rebuilt range.
+ * Verified read of chunk range [offset, +length) into target[targetOffset..] (spec §6 fast path):
+ * each data shard's range is read and verified in pooled scratch and its pieces copied straight
+ * into target (synchronously when cached, store/shard-store.ts readVerifiedWith). The shards that
+ * fail are counted and queued for heal once, where the failure is seen, and only their range is
+ * rebuilt from the others (DESIGN §6), which never reads a failed shard again.
  */
-export async function readEcInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number): Promise<void> {
+export function readEcInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number, inline = true): Maybe<void> {
   assert(targetOffset >= 0 && targetOffset + lengthBytes <= target.length, 'readEcInto: target holds the range');
   if (lengthBytes === 0) return;
   const pieces = mapRange(ecGeometry(ref), offsetBytes, lengthBytes);
@@ -113,26 +110,36 @@ export async function readEcInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: numb
     }
   };
   const bad = new Set<number>();
-  await Promise.all([...ranges].map(async ([shard, r]) => {
+  const fail = (shard: number, err: unknown): void => {
+    noteShardFailure(env, ref, shard, err);
+    bad.add(shard);
+  };
+  const waiting: Promise<void>[] = [];
+  // Several data shards: all on the pool at once (their device waits overlap); one: maybe inline.
+  const oneAtOnce = inline && ranges.size === 1;
+  for (const [shard, r] of ranges) {
     if (env.health.suspect(ref.diskIds[shard])) {
       bad.add(shard); // an offline disk: reconstruct without waiting on it (DESIGN §6)
-      return;
+      continue;
     }
+    let read: Maybe<void>;
     try {
-      await env.shards.readVerifiedWith(ref, shard, r.start, r.end - r.start, (bytes) => place(shard, r.start, bytes));
-      env.health.ok(ref.diskIds[shard]);
+      read = env.shards.readVerifiedWith(ref, shard, r.start, r.end - r.start, (bytes) => place(shard, r.start, bytes), oneAtOnce);
     } catch (err) {
-      noteShardFailure(env, ref, shard, err);
-      bad.add(shard);
+      fail(shard, err);
+      continue;
     }
-  }));
-  if (bad.size > 0) {
+    if (!isPromise(read)) env.health.ok(ref.diskIds[shard]);
+    else waiting.push(read.then(() => env.health.ok(ref.diskIds[shard]), (err: unknown) => fail(shard, err)));
+  }
+  const rebuild = (): Maybe<void> => {
+    if (bad.size === 0) return;
     const failed = [...bad].sort((a, b) => a - b);
     const start = Math.min(...failed.map((s) => ranges.get(s)!.start));
     const end = Math.max(...failed.map((s) => ranges.get(s)!.end));
-    const rebuilt = await reconstructRange(env, ref, start, end, failed, bad);
-    failed.forEach((s, i) => place(s, start, rebuilt[i]));
-  }
+    return reconstructRange(env, ref, start, end, failed, bad).then((rebuilt) => failed.forEach((s, i) => place(s, start, rebuilt[i])));
+  };
+  return waiting.length === 0 ? rebuild() : settledAll(waiting).then(rebuild);
 }
 
 /** Payload of shard i rebuilt from the others (heal). */

@@ -5,10 +5,11 @@
 // then the old version is deleted; a Replica partial write inside the chunk is the
 // §8.2 in-place read-modify-write (store/replica-chunk.ts). The write path itself is
 // store/chunk-writer.ts; this file owns the inode lock, the caches, reads and truncate.
-import { ChunkEnv, readOrder } from './chunk-env';
+import { ChunkEnv } from './chunk-env';
 import { ChunkRow } from './chunk-map';
 import { ChunkRef, FileLayout } from './chunk-ref';
 import { readChunk, writeWholeChunk } from './chunk-io';
+import { Maybe, andThen, noThrow } from './maybe-async';
 import { FsError } from './fs-error';
 import { KeyedMutex } from './keyed-mutex';
 import { parseLayout, shardCount } from './layout';
@@ -224,87 +225,44 @@ export class FileIo implements SmallFilesHost {
     });
   }
 
-  read(ino: number, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
-    return this.readRange(ino, offsetBytes, lengthBytes, Buffer.alloc(0), async (fl, end, slice) => {
-      if (slice !== null) {
-        const out = Buffer.allocUnsafe(end - offsetBytes);
-        await this.small.readInto(ino, slice, offsetBytes, end, out, 0);
-        return out;
-      }
-      const cs = fl.chunkSizeBytes;
-      const c0 = Math.floor(offsetBytes / cs);
-      if (Math.floor((end - 1) / cs) === c0) {
-        // One chunk: hand back its verified bytes without another copy (the common FUSE read).
-        const ref = this.liveRef(ino, fl, this.env.map.get(ino, c0));
-        const a = offsetBytes - c0 * cs;
-        if (ref !== null && end - c0 * cs <= ref.logicalLenBytes) return readChunk(this.env, ref, a, end - offsetBytes);
-      }
-      const out = Buffer.allocUnsafe(end - offsetBytes); // every byte is written: data or hole zeros
-      await readRangeInto(this.env, cs, offsetBytes, end, (c) => this.liveRef(ino, fl, this.env.map.get(ino, c)), out, 0);
-      return out;
-    });
+  /** readInto into a fresh buffer of the bytes there are (short at EOF). */
+  async read(ino: number, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
+    if (!validRange(offsetBytes, lengthBytes)) throw new FsError('EINVAL', `read: bad range [${offsetBytes}, +${lengthBytes})`);
+    const out = Buffer.allocUnsafe(lengthBytes);
+    const n = await this.readInto(ino, offsetBytes, out);
+    return n === lengthBytes ? out : out.subarray(0, n);
   }
 
   /**
-   * readInto answered synchronously when everything it needs is cached and nothing else runs on
-   * the inode: one replica chunk, its first replica in read order verifying (spec §9). Else null,
-   * and the caller takes readInto (which also does every failover, count and heal).
-   * sizeBytes: as for readInto.
-   */
-  readIntoNow(ino: number, offsetBytes: number, target: Buffer, sizeBytes?: number): number | null {
-    if (this.locks.busy(ino) || this.env.db.inTransaction) return null;
-    let info: FileInfo;
-    try {
-      info = this.fileInfo(ino);
-    } catch {
-      return null;
-    }
-    const { fl } = info;
-    if (info.slice !== null) return null; // a needle: readInto (spec §11.4)
-    const n = Math.min(target.length, (sizeBytes ?? info.sizeBytes) - offsetBytes);
-    if (!validRange(offsetBytes, target.length)) return null;
-    if (n <= 0) return 0;
-    const cs = fl.chunkSizeBytes;
-    const c = Math.floor(offsetBytes / cs);
-    if (fl.layout.kind !== 'replica' || Math.floor((offsetBytes + n - 1) / cs) !== c) return null;
-    const ref = this.liveRef(ino, fl, this.env.map.get(ino, c));
-    const at = offsetBytes - c * cs;
-    if (ref === null || at + n > ref.logicalLenBytes) return null; // holes and short chunks: the general path
-    const first = readOrder(this.env, ref, ref.diskIds.map((_, i) => i))[0];
-    if (!this.env.shards.readVerifiedIntoNow(ref, first, at, n, target, 0)) return null;
-    this.env.health.ok(ref.diskIds[first]);
-    return n;
-  }
-
-  /**
-   * read() into target[targetOffset..] (to its end); returns the bytes written, short only at EOF.
+   * The read pipeline's store end (DESIGN §6): file bytes from offsetBytes into target[targetOffset..]
+   * (to its end); returns the bytes written, short only at EOF; holes read as zeros. Every byte is
+   * verified (spec §9) and a failed shard is served around where the failure is seen (replica
+   * failover, EC rebuild), counted and queued for heal once. A number at once when the inode is
+   * not busy and every shard read it needs is cached (no promise, no lock entry); otherwise a
+   * promise, under the inode lock. Never throws: errors reject.
    * sizeBytes: read up to this size instead of the committed one: the write-back buffer's size,
    * which also covers chunks it stored past the committed size (DESIGN §5 prefix rule).
    */
-  readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset = 0, sizeBytes?: number): Promise<number> {
+  readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset = 0, sizeBytes?: number): Maybe<number> {
     if (!Number.isSafeInteger(targetOffset) || targetOffset < 0 || targetOffset > target.length) {
       return Promise.reject(new FsError('EINVAL', `readInto: target offset ${targetOffset} outside a ${target.length}-byte buffer`));
     }
-    return this.readRange(ino, offsetBytes, target.length - targetOffset, 0, async (fl, end, slice) => {
-      if (slice !== null) {
-        await this.small.readInto(ino, slice, offsetBytes, end, target, targetOffset);
-        return end - offsetBytes;
-      }
-      await readRangeInto(this.env, fl.chunkSizeBytes, offsetBytes, end, (c) => this.liveRef(ino, fl, this.env.map.get(ino, c)), target, targetOffset);
-      return end - offsetBytes;
-    }, sizeBytes);
-  }
-
-  /** Under the inode lock: fn(layout, end of the range clipped to the size), or `empty` when nothing is left to read. */
-  private readRange<T>(ino: number, offsetBytes: number, lengthBytes: number, empty: T, fn: (fl: FileLayout, endBytes: number, slice: Slice | null) => Promise<T>, sizeBytes?: number): Promise<T> {
+    const lengthBytes = target.length - targetOffset;
     if (!validRange(offsetBytes, lengthBytes)) return Promise.reject(new FsError('EINVAL', `read: bad range [${offsetBytes}, +${lengthBytes})`));
     if (sizeBytes !== undefined && !validRange(sizeBytes, 0)) return Promise.reject(new FsError('EINVAL', `read: bad size ${sizeBytes}`));
-    return this.locks.run(ino, async () => {
-      const info = this.fileInfo(ino);
-      const { fl } = info;
-      const end = Math.min(offsetBytes + lengthBytes, sizeBytes ?? info.sizeBytes);
-      return offsetBytes >= end ? empty : fn(fl, end, info.slice);
-    });
+    const locked = (): Maybe<number> => this.readLocked(ino, offsetBytes, lengthBytes, target, targetOffset, sizeBytes);
+    return noThrow(() => (this.env.db.inTransaction ? null : this.locks.runIfFree(ino, locked)) ?? this.locks.run(ino, async () => locked()));
+  }
+
+  /** readInto's work, under the inode lock (or with the lock free and no promise taken). */
+  private readLocked(ino: number, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number, sizeBytes?: number): Maybe<number> {
+    const info = this.fileInfo(ino);
+    const end = Math.min(offsetBytes + lengthBytes, sizeBytes ?? info.sizeBytes);
+    if (offsetBytes >= end) return 0;
+    const n = end - offsetBytes;
+    if (info.slice !== null) return this.small.readInto(ino, info.slice, offsetBytes, end, target, targetOffset).then(() => n); // a needle (spec §11.4)
+    const { fl } = info;
+    return andThen(readRangeInto(this.env, fl.chunkSizeBytes, offsetBytes, end, (c) => this.liveRef(ino, fl, this.env.map.get(ino, c)), target, targetOffset), () => n);
   }
 
   /**

@@ -6,35 +6,54 @@
 import { UnrecoverableError, assert } from '../src/errors';
 import { ChunkEnv, noteShardFailure, readOrder } from './chunk-env';
 import { ChunkRef, siteOf } from './chunk-ref';
+import { Maybe, isPromise } from './maybe-async';
 
-export function readReplica(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
-  return withFailover(env, ref, offsetBytes, lengthBytes, (i) => env.shards.readVerified(ref, i, offsetBytes, lengthBytes));
-}
-
-/** readReplica copied into target[targetOffset..] through a pooled scratch buffer (no fresh span buffer). */
-export function readReplicaInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number): Promise<void> {
-  return withFailover(env, ref, offsetBytes, lengthBytes, (i) => env.shards.readVerifiedInto(ref, i, offsetBytes, lengthBytes, target, targetOffset));
-}
-
-/** Try the replicas in read order until one verifies; count and queue the ones that failed. */
-async function withFailover<T>(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, readOne: (shardIndex: number) => Promise<T>): Promise<T> {
+/**
+ * Chunk range [offset, +length) of a replica chunk into target[targetOffset..]: the replicas in
+ * read order, each one verified §9 read (store/shard-store.ts readVerifiedWith), until one
+ * verifies. The failover happens here, where the failure is seen: a replica that failed is counted
+ * and queued for heal once (noteShardFailure) and never read again for this request. Synchronous
+ * while every read it needs is (cached data: no promise). inline: as for readVerifiedWith.
+ */
+export function readReplicaInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number, inline = true): Maybe<void> {
   assert(ref.fl.layout.kind === 'replica', 'replica read on a replica layout');
+  assert(targetOffset >= 0 && targetOffset + lengthBytes <= target.length, 'replica read: target holds the range');
+  const order = readOrder(env, ref, ref.diskIds.map((_, i) => i));
   const failed: number[] = [];
   const why: string[] = [];
-  const order = readOrder(env, ref, ref.diskIds.map((_, i) => i));
-  for (const i of order) {
-    try {
-      const data = await readOne(i);
-      env.health.ok(ref.diskIds[i]);
-      if (failed.length > 0) env.counters.bump('failovers');
-      return data;
-    } catch (err) {
-      why.push(`${i} ${noteShardFailure(env, ref, i, err)}`);
-      failed.push(i);
+  const copy = (bytes: Buffer): void => {
+    assert(bytes.length === lengthBytes, 'verified view is exactly the range');
+    bytes.copy(target, targetOffset);
+  };
+  const served = (i: number): void => {
+    env.health.ok(ref.diskIds[i]);
+    if (failed.length > 0) env.counters.bump('failovers');
+  };
+  const fail = (i: number, err: unknown): void => {
+    why.push(`${i} ${noteShardFailure(env, ref, i, err)}`);
+    failed.push(i);
+  };
+  const tryFrom = (k: number): Maybe<void> => {
+    for (; k < order.length; k++) {
+      const i = order[k];
+      let r: Maybe<void>;
+      try {
+        r = env.shards.readVerifiedWith(ref, i, offsetBytes, lengthBytes, copy, inline);
+      } catch (err) {
+        fail(i, err);
+        continue;
+      }
+      if (!isPromise(r)) return served(i);
+      const next = k + 1;
+      return r.then(() => served(i), (err: unknown) => {
+        fail(i, err);
+        return tryFrom(next);
+      });
     }
-  }
-  env.counters.bump('unrecoverable_reads');
-  throw new UnrecoverableError(`no replica of [${offsetBytes}, +${lengthBytes}) verifies (shard ${why.join(', ')})`, siteOf(ref), failed);
+    env.counters.bump('unrecoverable_reads');
+    throw new UnrecoverableError(`no replica of [${offsetBytes}, +${lengthBytes}) verifies (shard ${why.join(', ')})`, siteOf(ref), failed);
+  };
+  return tryFrom(0);
 }
 
 /** Block-aligned span [first*bb, min((last+1)*bb, L)) that a chunk range touches. */
@@ -63,7 +82,8 @@ export async function mergedSpan(env: ChunkEnv, ref: ChunkRef, offsetBytes: numb
   assert(ref.fl.layout.kind === 'replica', 'in-place patch of a replica layout');
   assert(data.length > 0 && offsetBytes + data.length <= ref.logicalLenBytes, 'in-place patch stays inside the chunk');
   const s = blockSpan(ref, offsetBytes, data.length);
-  const span = Buffer.from(await readReplica(env, ref, s.start, s.end - s.start));
+  const span = Buffer.allocUnsafe(s.end - s.start);
+  await readReplicaInto(env, ref, s.start, s.end - s.start, span, 0);
   span.set(data, offsetBytes - s.start);
   return { firstBlock: s.first, span };
 }

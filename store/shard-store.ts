@@ -12,9 +12,10 @@ import { writeHashEntries } from '../src/hashtable';
 import { BitrotKey } from '../src/keying';
 import { chunkDirRelPath, isTempName, shardRelPath, tempName } from '../src/path';
 import { HASH_ENTRY_BYTES, dataStartBytes } from '../src/region';
-import { SpanPlan, shardHeaderFor, spanPlan, verifiedRead, verifySpan, verifyShardBytes } from '../src/shard';
+import { SpanPlan, shardHeaderFor, spanPlan, verifySpan, verifyShardBytes } from '../src/shard';
 import { ChunkRef, shardDataLen, shardParams, siteOf } from './chunk-ref';
-import { INLINE_BYTES_MAX, Io, IoFile, errnoCode, preadIntoParallel, preadParallel, settledAll } from './io';
+import { INLINE_BYTES_MAX, Io, IoFile, errnoCode, preadIntoParallel, settledAll } from './io';
+import { Maybe } from './maybe-async';
 import { ScratchPool } from './scratch-pool';
 import { Payload, encodeShardParts, payloadLength } from './shard-encode';
 import { nowNs } from './meta';
@@ -39,28 +40,6 @@ export const CHECKED_FIELDS = [
 
 /** The shard header disagrees with the inode Layout / chunk map (spec §1). */
 export class HeaderMismatchError extends FormatError {}
-
-/**
- * A §9 reader that issues the data read together with the hash-entry read (both
- * ranges follow from the header), so a verified read costs one I/O latency, not two.
- */
-function prefetchingReader(f: IoFile, h: ShardHeader, offsetBytes: number, lengthBytes: number): { read(o: number, l: number): Promise<Buffer> } {
-  const bb = h.bitrotBlockBytes;
-  const dataLen = Number(h.shardDataLenBytes);
-  let prefetch: { at: number; len: number; data: Promise<Buffer> } | null = null;
-  if (lengthBytes > 0 && offsetBytes + lengthBytes <= dataLen) {
-    const first = Math.floor(offsetBytes / bb);
-    const last = Math.floor((offsetBytes + lengthBytes - 1) / bb);
-    const at = dataStartBytes(h.blockCount) + first * bb;
-    const len = Math.min((last + 1) * bb, dataLen) - first * bb;
-    const data = preadParallel(f, len, at);
-    data.catch(() => undefined); // observed below when asked for; never an unhandled rejection
-    prefetch = { at, len, data };
-  }
-  return {
-    read: (o: number, l: number) => (prefetch !== null && o === prefetch.at && l === prefetch.len ? prefetch.data : f.pread(l, o)),
-  };
-}
 
 export class ShardStore {
   private readonly headers = new LRUCache<string, ShardHeader>({ max: HEADER_CACHE_ENTRIES_MAX });
@@ -160,15 +139,14 @@ export class ShardStore {
     return h;
   }
 
-  /** Spec §9 verified read of shard-relative [offset, offset+length). */
-  readVerified(ref: ChunkRef, shardIndex: number, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
-    return this.withShardFile(ref, shardIndex, async (f, path) => {
-      // The layout says where the blocks are, so the data is fetched while the header
-      // is read; the header is still decoded and cross-checked before anything is used.
-      const reader = prefetchingReader(f, this.expectedHeader(ref, shardIndex), offsetBytes, lengthBytes);
-      const h = await this.header(ref, shardIndex, f, path);
-      return verifiedRead(reader, h, this.key, offsetBytes, lengthBytes, { ...siteOf(ref, shardIndex), path });
+  /** Spec §9 verified read of shard-relative [offset, offset+length) into a fresh buffer (heal, recovery, needles). */
+  async readVerified(ref: ChunkRef, shardIndex: number, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
+    const out = Buffer.allocUnsafe(lengthBytes);
+    await this.readVerifiedWith(ref, shardIndex, offsetBytes, lengthBytes, (bytes) => {
+      assert(bytes.length === lengthBytes, 'verified view is exactly the range');
+      bytes.copy(out);
     });
+    return out;
   }
 
   /** The §9 span plan of a shard range; the layout gives the geometry (the header is cross-checked against it). */
@@ -183,20 +161,44 @@ export class ShardStore {
   }
 
   /**
-   * readVerified without a fresh span-sized buffer: entries and block-aligned span are
-   * read into a pooled scratch buffer (store/scratch-pool.ts), verified there (spec §9:
-   * every block before any byte is used), and use() gets a view of exactly the range.
-   * The view is valid only during use(); the scratch goes back to the pool after it.
+   * The one verified shard read (spec §9): the hash entries and the block-aligned span are read
+   * into a pooled scratch buffer (store/scratch-pool.ts), every block is verified there against its
+   * position-bound hash before any byte is used, and use() gets a view of exactly the range (valid
+   * only during use()). Done on the calling thread, with no promise, when the header and the
+   * descriptor are cached and the Io may read inline now (store/io.ts InlineGate); else on the
+   * pool (header, entries and data together: one I/O latency). A failure throws (or rejects)
+   * either way, once: the caller fails over (DESIGN §6); nothing here reads the shard again.
+   * inline false: always the pool, for a caller that issues several shard reads at once (their
+   * device waits overlap there; inline they would queue one behind the other).
    */
-  readVerifiedWith(ref: ChunkRef, shardIndex: number, offsetBytes: number, lengthBytes: number, use: (bytes: Buffer) => void): Promise<void> {
-    return this.withShardFile(ref, shardIndex, async (f, path) => {
-      const site: ErrorSite = { ...siteOf(ref, shardIndex), path };
-      // The layout gives the geometry; the header read below is cross-checked against the same layout.
-      const plan = this.spanOf(ref, offsetBytes, lengthBytes, site);
-      if (plan === null) return use(Buffer.alloc(0));
+  readVerifiedWith(ref: ChunkRef, shardIndex: number, offsetBytes: number, lengthBytes: number, use: (bytes: Buffer) => void, inline = true): Maybe<void> {
+    const path = this.usablePath(ref, shardIndex);
+    const site: ErrorSite = { ...siteOf(ref, shardIndex), path };
+    // The layout gives the geometry; the header is cross-checked against the same layout.
+    const plan = this.spanOf(ref, offsetBytes, lengthBytes, site);
+    if (plan === null) return use(Buffer.alloc(0));
+    const h = inline ? this.headers.get(path) : undefined;
+    const f = h !== undefined && plan.entriesLen + plan.dataLen <= INLINE_BYTES_MAX ? this.io.openNow?.(path) ?? null : null;
+    if (f === null || f.preadIntoNow === undefined) return this.readVerifiedPooled(ref, shardIndex, path, plan, site, use);
+    const { scratch, entries, data } = this.scratchFor(plan);
+    try {
+      const entriesGot = f.preadIntoNow(entries, 0, plan.entriesLen, plan.entriesAt);
+      const dataGot = f.preadIntoNow(data, 0, plan.dataLen, plan.dataAt);
+      use(verifySpan(h!, this.key, plan, entries.subarray(0, entriesGot), data.subarray(0, dataGot), site));
+    } catch (err) {
+      this.dropCached(path);
+      throw err;
+    } finally {
+      this.scratch.give(scratch);
+      f.close().catch(() => undefined);
+    }
+  }
+
+  /** readVerifiedWith on the I/O pool: header, entries and data read together, all settled before the scratch is reused. */
+  private readVerifiedPooled(ref: ChunkRef, shardIndex: number, path: string, plan: SpanPlan, site: ErrorSite, use: (bytes: Buffer) => void): Promise<void> {
+    return this.withShardFile(ref, shardIndex, path, async (f) => {
       const { scratch, entries, data } = this.scratchFor(plan);
       try {
-        // Header, entries and data together (one I/O latency); all settle before the scratch is reused.
         const [h, entriesGot, dataGot] = await settledAll<ShardHeader | number>([
           this.header(ref, shardIndex, f, path),
           f.preadInto(entries, 0, plan.entriesLen, plan.entriesAt),
@@ -210,22 +212,21 @@ export class ShardStore {
     });
   }
 
-  /** readVerified copied into target[targetOffset..] (no fresh span-sized buffer). */
-  readVerifiedInto(ref: ChunkRef, shardIndex: number, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number): Promise<void> {
-    assert(targetOffset >= 0 && targetOffset + lengthBytes <= target.length, 'readVerifiedInto: target holds the range');
-    return this.readVerifiedWith(ref, shardIndex, offsetBytes, lengthBytes, (bytes) => {
-      assert(bytes.length === lengthBytes, 'verified view is exactly the range');
-      bytes.copy(target, targetOffset);
-    });
+  /**
+   * After a failed read: the header is read again next time and a cached descriptor that no longer
+   * names the file at path is dropped (replaced or removed from outside), so the next try sees the truth.
+   */
+  private dropCached(path: string): void {
+    this.headers.delete(path);
+    this.io.revalidate(path).catch(() => undefined);
   }
 
   /** Open the shard for reading and run fn; on failure the header cache and descriptor are dropped. */
-  private async withShardFile<T>(ref: ChunkRef, shardIndex: number, fn: (f: IoFile, path: string) => Promise<T>): Promise<T> {
-    const path = this.usablePath(ref, shardIndex);
+  private async withShardFile<T>(ref: ChunkRef, shardIndex: number, path: string, fn: (f: IoFile) => Promise<T>): Promise<T> {
     try {
       const f = await this.io.open(path, 'read');
       try {
-        return await fn(f, path);
+        return await fn(f);
       } finally {
         await f.close();
       }
@@ -234,39 +235,6 @@ export class ShardStore {
       this.headers.delete(path);
       await this.io.revalidate(path).catch(() => undefined);
       throw err;
-    }
-  }
-
-  /**
-   * readVerifiedInto done synchronously, or false with target untouched when it cannot be: the
-   * header or the descriptor is not cached, the Io cannot read inline now, or anything at all
-   * fails. The caller then takes the async path, which reads again and does the failover,
-   * counting and heal queueing (DESIGN §6); so a damaged shard is never served from here.
-   */
-  readVerifiedIntoNow(ref: ChunkRef, shardIndex: number, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number): boolean {
-    if (this.gate.unavailable(ref.diskIds[shardIndex]) !== undefined || this.io.openNow === undefined) return false;
-    const path = this.path(ref, shardIndex);
-    const h = this.headers.get(path);
-    if (h === undefined) return false;
-    const f = this.io.openNow(path);
-    if (f === null || f.preadIntoNow === undefined) return false;
-    try {
-      const plan = this.spanOf(ref, offsetBytes, lengthBytes);
-      if (plan === null) return true;
-      if (plan.entriesLen + plan.dataLen > INLINE_BYTES_MAX) return false;
-      const { scratch, entries, data } = this.scratchFor(plan);
-      try {
-        if (f.preadIntoNow(entries, 0, plan.entriesLen, plan.entriesAt) !== plan.entriesLen) return false;
-        if (f.preadIntoNow(data, 0, plan.dataLen, plan.dataAt) !== plan.dataLen) return false;
-        verifySpan(h, this.key, plan, entries, data, { ...siteOf(ref, shardIndex), path }).copy(target, targetOffset); // spec §9
-        return true;
-      } finally {
-        this.scratch.give(scratch);
-      }
-    } catch {
-      return false;
-    } finally {
-      f.close().catch(() => undefined);
     }
   }
 

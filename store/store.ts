@@ -2,6 +2,7 @@
 // meta.db and one or more disk directories (DESIGN §4). Ties together the
 // namespace, file I/O, heal and recovery; status() reports disks, layouts in use,
 // the heal queue and counters.
+import { Maybe } from './maybe-async';
 import * as nodePath from 'node:path';
 import { LOCK_FILE } from './store-lock';
 import { LooseModes, describeModeChanges, findLooseModes, refuseSharedDiskDir, tightenStoreModes } from './private-modes';
@@ -351,15 +352,12 @@ export class Store {
   }
   /**
    * read(ino, offsetBytes, target.length - targetOffset) copied into target[targetOffset..]:
-   * returns the byte count (short only at EOF; holes are written as zeros). Verified
-   * through pooled scratch buffers, so a small read allocates no span-sized buffer.
+   * the byte count (short only at EOF; holes are written as zeros), at once (a number, no
+   * promise) when the data is cached, else a promise; errors always reject. Verified through
+   * pooled scratch buffers, failing over where a shard fails (store/file-io.ts readInto).
+   * sizeBytes: read up to this size, not the committed one (the write-back's; DESIGN §5 prefix rule).
    */
-  /** readInto answered synchronously from cached state, or null: then call readInto (store/file-io.ts). */
-  readIntoNow(ino: number, offsetBytes: number, target: Buffer, sizeBytes?: number): number | null {
-    return this.files.readIntoNow(ino, offsetBytes, target, sizeBytes);
-  }
-  /** sizeBytes: read up to this size, not the committed one (the write-back's; DESIGN §5 prefix rule). */
-  readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset = 0, sizeBytes?: number): Promise<number> {
+  readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset = 0, sizeBytes?: number): Maybe<number> {
     return this.files.readInto(ino, offsetBytes, target, targetOffset, sizeBytes);
   }
   /**

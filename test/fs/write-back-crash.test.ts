@@ -117,7 +117,7 @@ class KillableStore implements StorePort {
 
   read(ino: number, offsetBytes: number, lengthBytes: number): Promise<Buffer> { return this.call(() => this.inner.read(ino, offsetBytes, lengthBytes), false); }
   readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset?: number, sizeBytes?: number): Promise<number> {
-    return this.call(() => this.inner.readInto(ino, offsetBytes, target, targetOffset, sizeBytes), false);
+    return this.call(async () => this.inner.readInto(ino, offsetBytes, target, targetOffset, sizeBytes), false);
   }
   write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number): Promise<void> {
     this.log.push({ offsetBytes, sizeBytes });

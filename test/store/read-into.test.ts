@@ -68,8 +68,8 @@ for (const layout of LAYOUTS) {
     t.true(big.subarray(7, 7 + expected.length).equals(expected));
     t.is(await store.readInto(ino, expected.length + 5, Buffer.alloc(10)), 0, 'past EOF: 0 bytes');
     t.is(await store.readInto(ino, 0, Buffer.alloc(10), 10), 0, 'empty target range: 0 bytes');
-    await t.throwsAsync(store.readInto(ino, 0, Buffer.alloc(10), 11), { instanceOf: FsError });
-    await t.throwsAsync(store.readInto(ino, -1, Buffer.alloc(10)), { instanceOf: FsError });
+    await t.throwsAsync(async () => store.readInto(ino, 0, Buffer.alloc(10), 11), { instanceOf: FsError });
+    await t.throwsAsync(async () => store.readInto(ino, -1, Buffer.alloc(10)), { instanceOf: FsError });
     await store.close();
   });
 
@@ -131,7 +131,7 @@ for (const layout of LAYOUTS) {
     await store.close();
     for (const p of paths) fs.rmSync(p!);
     const s = await Store.open(dir);
-    const err = await t.throwsAsync(s.readInto(ino, 0, Buffer.alloc(4096)), { instanceOf: UnrecoverableError });
+    const err = await t.throwsAsync(async () => s.readInto(ino, 0, Buffer.alloc(4096)), { instanceOf: UnrecoverableError });
     t.is(err!.site.chunkIndex, 0n);
     const st = await s.status();
     t.is(st.counters.unrecoverable_reads, 1);
