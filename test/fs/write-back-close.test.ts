@@ -20,7 +20,7 @@ class MemStore {
   failIno = -1
   private gateOpen: Promise<void> = Promise.resolve()
   private openGate: () => void = () => undefined
-  readonly ns = { db: { prepare: () => ({ get: () => undefined, all: () => [] }) } }
+  pathOf (): string | null { return null }
 
   gate(): void { this.gateOpen = new Promise((resolve) => { this.openGate = resolve }) }
   release(): void { this.openGate() }

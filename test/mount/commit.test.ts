@@ -86,8 +86,11 @@ for i in range(240):
     d = os.path.join(root, 'd%02d' % (i % 12))
     os.makedirs(d, exist_ok=True)
     size = 9 << 20 if i % 80 == 0 else 1 + random.Random(i).randrange(200_000)
-    with open(os.path.join(d, 'f%03d' % i), 'wb') as f: f.write(random.Random(i).randbytes(size))
-os.sync()
+    with open(os.path.join(d, 'f%03d' % i), 'wb') as f:
+        f.write(random.Random(i).randbytes(size))
+        # Durable before the rm starts: close is not fsync (DESIGN §5; small files are stored in
+        # background batches after close), and syncfs never reaches a FUSE server.
+        f.flush(); os.fsync(f.fileno())
 `
 const TREE_CHECK = `
 import os, random, sys
