@@ -7,6 +7,7 @@ import { spawn, execFile, execFileSync, ChildProcess } from 'node:child_process'
 import { promises as fsp, readFileSync, readdirSync, mkdirSync, existsSync } from 'node:fs'
 import * as os from 'node:os'
 import * as path from 'node:path'
+import type { TestFn } from 'ava'
 import { REPO_ROOT } from './root'
 
 export const CLI_JS = path.join(REPO_ROOT, 'dist', 'cli', 'cli.js')
@@ -222,6 +223,47 @@ export async function mountChunkfs (store: string, mountpoint: string, extraArgs
     readyPattern: /^chunkfs: mounted /,
   })
   return { ...m, store }
+}
+
+/**
+ * One default store mounted for a whole test file whose tests run serially on it: made before the
+ * first test, unmounted and removed after the last, even when one fails. remount() stops it and
+ * mounts the same store again (with extra mount arguments if given).
+ */
+export interface SharedMount {
+  readonly dir: string
+  readonly mount: ChunkfsMount
+  /** A path inside the mount. */
+  path (rel: string): string
+  remount (extraArgs?: string[]): Promise<void>
+}
+
+export function sharedMount (test: TestFn, prefix: string): SharedMount {
+  let dir = ''
+  let m: ChunkfsMount | undefined
+  const shared: SharedMount = {
+    get dir () { return dir },
+    get mount () {
+      if (m === undefined) throw new Error('the shared mount is not mounted')
+      return m
+    },
+    path: (rel) => path.join(shared.mount.mountpoint, rel),
+    async remount (extraArgs = []) {
+      await shared.mount.stop()
+      m = undefined
+      m = await mountChunkfs(dir + '/store', dir + '/mnt', extraArgs)
+    },
+  }
+  test.before(async () => {
+    dir = await tempDir(prefix)
+    await mkfs(dir + '/store')
+    m = await mountChunkfs(dir + '/store', dir + '/mnt')
+  })
+  test.after.always(async () => {
+    if (m !== undefined) await m.stop()
+    await removeDir(dir)
+  })
+  return shared
 }
 
 // ---- a POSIX client in a child process (test/helpers/fsclient.py) ----

@@ -4,31 +4,17 @@
 // pre-1970 times and file handles of uncached inodes must be refused cleanly (EINVAL, ESTALE).
 import test from 'ava'
 import * as path from 'node:path'
-import { ChunkfsMount, mkfs, mountChunkfs, tempDir, removeDir, run, shOk, PYTHON, NOBODY_UID, TRANSPORT } from '../helpers/mount'
+import { sharedMount, run, shOk, PYTHON, NOBODY_UID, TRANSPORT } from '../helpers/mount'
 import { REPO_ROOT } from '../helpers/root'
 
 const FUSE3 = TRANSPORT !== 'fuse-native'
 const HELPER = path.join(REPO_ROOT, 'test', 'helpers', 'posix-details.py')
 const NS_PER_S = 1_000_000_000n
 
-let dir = ''
-let m: ChunkfsMount | undefined
-const P = (rel: string): string => path.join(m!.mountpoint, rel)
+const shared = sharedMount(test, 'posixdetails')
+const P = shared.path
 
-test.before(async () => {
-  dir = await tempDir('posixdetails')
-  await mkfs(dir + '/store')
-  m = await mountChunkfs(dir + '/store', dir + '/mnt')
-})
-test.after.always(async () => {
-  if (m !== undefined) await m.stop()
-  await removeDir(dir)
-})
-
-async function remount (extra: string[] = []): Promise<void> {
-  await m!.stop()
-  m = await mountChunkfs(dir + '/store', dir + '/mnt', extra)
-}
+const remount = shared.remount
 
 async function check (name: string, ...args: unknown[]): Promise<any> {
   const r = await run(PYTHON, [HELPER, name, JSON.stringify(args)], { timeoutMs: 120_000 })
@@ -102,20 +88,20 @@ test.serial('item 6: name_to_handle_at handles open their file after the kernel 
   const deeper = await check('handle_of', P('hdir/deeper'))
   const doomed = await check('handle_of', P('doomed'))
   t.is(kept.err, undefined)
-  t.deepEqual(await check('open_handle', m!.mountpoint, kept), { ok: 'kept' })
+  t.deepEqual(await check('open_handle', shared.mount.mountpoint, kept), { ok: 'kept' })
   await remount() // nothing of the old mount is cached: the kernel must ask by inode number
   if (FUSE3) {
-    t.deepEqual(await check('open_handle', m!.mountpoint, kept), { ok: 'kept' })
-    t.deepEqual(await check('open_handle', m!.mountpoint, doomed), { ok: 'doomed' })
+    t.deepEqual(await check('open_handle', shared.mount.mountpoint, kept), { ok: 'kept' })
+    t.deepEqual(await check('open_handle', shared.mount.mountpoint, doomed), { ok: 'doomed' })
     // A directory is connected to the tree through lookups of '..' up to the root.
-    t.deepEqual(await check('open_handle', m!.mountpoint, deeper), { ok: ['x'] })
+    t.deepEqual(await check('open_handle', shared.mount.mountpoint, deeper), { ok: ['x'] })
   } else {
     // libfuse 2's node ids are not inode numbers and it has no export support: refused cleanly.
-    t.deepEqual(await check('open_handle', m!.mountpoint, kept), { err: 'ESTALE' })
+    t.deepEqual(await check('open_handle', shared.mount.mountpoint, kept), { err: 'ESTALE' })
   }
   await shOk(`rm ${P('doomed')}`)
   await remount()
-  t.deepEqual(await check('open_handle', m!.mountpoint, doomed), { err: 'ESTALE' })
+  t.deepEqual(await check('open_handle', shared.mount.mountpoint, doomed), { err: 'ESTALE' })
 })
 
 test.serial('item 7: relatime by default; -o strictatime and -o noatime honoured', async (t) => {

@@ -7,7 +7,7 @@
 // (libfuse3's POSIX ACL capability) and refused cleanly on fuse-native.
 import test from 'ava'
 import * as path from 'node:path'
-import { ChunkfsMount, mkfs, mountChunkfs, tempDir, removeDir, fsClient, fsOk, shOk, TRANSPORT } from '../helpers/mount'
+import { sharedMount, fsClient, fsOk, shOk, TRANSPORT } from '../helpers/mount'
 
 const FUSE3 = TRANSPORT !== 'fuse-native'
 const MiB = 1 << 20
@@ -15,24 +15,10 @@ const CHUNK_BYTES = 4 * MiB
 /** Python's name for errno 95 (EOPNOTSUPP and ENOTSUP are one number on Linux). */
 const ENOTSUP = 'ENOTSUP'
 
-let dir = ''
-let m: ChunkfsMount | undefined
-const P = (rel: string): string => path.join(m!.mountpoint, rel)
+const shared = sharedMount(test, 'features')
+const P = shared.path
 
-test.before(async () => {
-  dir = await tempDir('features')
-  await mkfs(dir + '/store')
-  m = await mountChunkfs(dir + '/store', dir + '/mnt')
-})
-test.after.always(async () => {
-  if (m !== undefined) await m.stop()
-  await removeDir(dir)
-})
-
-async function remount (): Promise<void> {
-  await m!.stop()
-  m = await mountChunkfs(dir + '/store', dir + '/mnt')
-}
+const remount = shared.remount
 
 /** 4 KiB at 0 and 4 KiB at 10 chunks in: two small islands of data in a 40 MiB file. */
 const FAR = 10 * CHUNK_BYTES
@@ -64,7 +50,7 @@ test.serial('st_blocks counts allocated bytes: a sparse file shows a few blocks,
   t.is(r[10].ok.blocks * 512, 3 * MiB)
   t.is(r[12].ok.blocks, Math.ceil(r[12].ok.size / 512))
   t.is(Number((await shOk(`du -k ${P('sparse')} | cut -f1`)).trim()), 2 * ISLAND / 1024)
-  await shOk(`cp --sparse=always ${P('sparse')} ${dir}/copy && cmp ${dir}/copy ${P('sparse')}`)
+  await shOk(`cp --sparse=always ${P('sparse')} ${shared.dir}/copy && cmp ${shared.dir}/copy ${P('sparse')}`)
 })
 
 test.serial('SEEK_DATA / SEEK_HOLE find the islands of a sparse file (libfuse3), or the whole file as data (fuse-native)', async (t) => {
@@ -114,10 +100,10 @@ test.serial('fallocate COLLAPSE_RANGE and INSERT_RANGE are refused with EOPNOTSU
 })
 
 test.serial('O_TMPFILE is refused with EOPNOTSUPP (libfuse 3.14 has no tmpfile op), and nothing appears', async (t) => {
-  const before = await fsOk(['listdir', m!.mountpoint])
-  const [r] = await fsClient([['tmpfile', 't', m!.mountpoint]])
+  const before = await fsOk(['listdir', shared.mount.mountpoint])
+  const [r] = await fsClient([['tmpfile', 't', shared.mount.mountpoint]])
   t.is(r.err, ENOTSUP)
-  t.deepEqual(await fsOk(['listdir', m!.mountpoint]), before)
+  t.deepEqual(await fsOk(['listdir', shared.mount.mountpoint]), before)
 })
 
 test.serial('statx: no birth time (libfuse 3.14 cannot send one), the other times are there', async (t) => {

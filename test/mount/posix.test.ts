@@ -8,36 +8,22 @@ import * as path from 'node:path'
 /** Polls of 250 ms for the reclaimer (a full commit is at most 5 s away; the machine is shared). */
 const RECLAIM_WAIT_TRIES = 120
 
-import { ChunkfsMount, mkfs, mountChunkfs, tempDir, removeDir, fsClient, fsOk, fsErr, shOk, TRANSPORT } from '../helpers/mount'
+import { sharedMount, fsClient, fsOk, fsErr, shOk, TRANSPORT } from '../helpers/mount'
 
 const FUSE3 = TRANSPORT !== 'fuse-native'
 const CHUNK_BYTES = 4 << 20
 /** Python's name for errno 95 (EOPNOTSUPP and ENOTSUP are one number on Linux). */
 const ENOTSUP = 'ENOTSUP'
 
-let dir = ''
-let m: ChunkfsMount | undefined
-const P = (rel: string): string => path.join(m!.mountpoint, rel)
+const shared = sharedMount(test, 'posix')
+const P = shared.path
 const S_IFMT = 0o170000
 
-test.before(async () => {
-  dir = await tempDir('posix')
-  await mkfs(dir + '/store')
-  m = await mountChunkfs(dir + '/store', dir + '/mnt')
-})
-test.after.always(async () => {
-  if (m !== undefined) await m.stop()
-  await removeDir(dir)
-})
-
-async function remount (): Promise<void> {
-  await m!.stop()
-  m = await mountChunkfs(dir + '/store', dir + '/mnt')
-}
+const remount = shared.remount
 
 async function shardFiles (ino: number, chunk: number): Promise<number> {
   const fileId = ino.toString(16).padStart(16, '0')
-  return Number((await shOk(`find ${dir}/store -path '*/${fileId}.v*/c${chunk}/*' -name '*.shard' -type f | wc -l`)).trim())
+  return Number((await shOk(`find ${shared.dir}/store -path '*/${fileId}.v*/c${chunk}/*' -name '*.shard' -type f | wc -l`)).trim())
 }
 
 test.serial('FIFOs, sockets, character and block devices are inodes of their own type, with rdev, used through the mount', async (t) => {
@@ -51,7 +37,7 @@ test.serial('FIFOs, sockets, character and block devices are inodes of their own
     ['fifo_roundtrip', P('fifo'), 'through the fifo'],
     ['bind_socket', P('sock'), 'through the socket'],
     ['lstat', P('sock')],
-    ['listdir', m!.mountpoint],
+    ['listdir', shared.mount.mountpoint],
   ])
   for (const [i, res] of r.slice(0, 4).entries()) t.is(res.err, undefined, `create ${i}: ${res.err}`)
   t.is(r[4].ok.mode & S_IFMT, 0o010000)
@@ -72,7 +58,7 @@ test.serial('FIFOs, sockets, character and block devices are inodes of their own
   t.is(again[1].ok.mode & S_IFMT, 0o010000)
   t.is(again[2].ok, 'after remount')
   for (const n of ['fifo', 'pipe2', 'chr', 'blk', 'sock']) await fsOk(['unlink', P(n)])
-  t.deepEqual(await fsOk(['listdir', m!.mountpoint]), [])
+  t.deepEqual(await fsOk(['listdir', shared.mount.mountpoint]), [])
 })
 
 test.serial('a name over 255 bytes is ENAMETOOLONG for lookup, create, mkdir, unlink, rename, link, symlink, truncate; 255 works', async (t) => {
@@ -162,7 +148,7 @@ test.serial('fallocate: allocate grows the size, KEEP_SIZE does not; PUNCH_HOLE 
     ['fallocate', 'f', ['collapse_range'], 0, CHUNK_BYTES], // ext4 has it; we do not
     ['close', 'f'],
   ]
-  const ref = await fsClient(steps(dir + '/ref.bin'))
+  const ref = await fsClient(steps(shared.dir + '/ref.bin'))
   if (!FUSE3) {
     const r = await fsClient(steps(P('fa.bin')))
     t.is(r[3].err, ENOTSUP, 'the fuse-native binding has no fallocate')
