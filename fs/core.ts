@@ -4,7 +4,7 @@
 import type { StorePort } from './store-port';
 import type { Attr } from '../store/namespace';
 import type { Stat } from './types';
-import { Handles, OpenFile } from './handles';
+import { Handles, OpenFile, pendingRanges } from './handles';
 import { DirHandles } from './dir-handles';
 import { LookupCounts } from './lookups';
 import { WriteBack } from './write-buffer';
@@ -55,8 +55,9 @@ export class FsCore {
   overlay(a: Attr): Attr {
     const f = this.handles.file(a.ino);
     if (f === undefined) return a;
-    const mtime = f.mtimeNs ?? a.mtimeNs;
-    return { ...a, sizeBytes: f.sizeBytes, mtimeNs: mtime, ctimeNs: mtime > a.ctimeNs ? mtime : a.ctimeNs };
+    // A buffered write moves ctime with mtime; a row's own mtime (utimens: 1901, 2446) never moves ctime.
+    const w = f.mtimeNs;
+    return { ...a, sizeBytes: f.sizeBytes, mtimeNs: w ?? a.mtimeNs, ctimeNs: w !== null && w > a.ctimeNs ? w : a.ctimeNs };
   }
 
   stat(a: Attr): Stat {
@@ -71,13 +72,15 @@ export class FsCore {
 
   /**
    * st_blocks (512-byte units) of what the inode allocates (issue 15 item 12): for a regular file the
-   * logical bytes of its live chunks plus what the write-back buffer holds, at most its size, so a
-   * sparse file shows fewer blocks (du, cp --sparse); other types count their size.
+   * logical bytes of its live chunks, with what the mount still holds in memory counted as it will be
+   * stored (issue 19: the same answer before and after the bytes reach the disks), at most its size,
+   * so a sparse file shows fewer blocks (du, cp --sparse); other types count their size.
    */
   private blocksOf(o: Attr): number {
     if (o.type !== 'file' || this.store.allocatedBytes === undefined) return Math.ceil(o.sizeBytes / BLOCK_BYTES);
-    const buffered = this.handles.file(o.ino)?.buffer.bytes ?? 0;
-    return Math.ceil(Math.min(o.sizeBytes, this.store.allocatedBytes(o.ino) + buffered) / BLOCK_BYTES);
+    const f = this.handles.file(o.ino);
+    const allocated = f === undefined ? this.store.allocatedBytes(o.ino) : this.store.allocatedBytes(o.ino, pendingRanges(f), o.sizeBytes);
+    return Math.ceil(Math.min(o.sizeBytes, allocated) / BLOCK_BYTES);
   }
 
   /** An inode lost a name: with none left, delete its data unless a handle or the kernel holds it. */

@@ -196,6 +196,18 @@ export class ExtentMap {
     return n;
   }
 
+  /**
+   * The buffered byte ranges, touching extents joined, ascending: what allocation answers (st_blocks,
+   * SEEK_DATA) count as data (DESIGN §5 "One view"). O(extents), paid only by those queries.
+   */
+  ranges(): Array<{ offsetBytes: number; endBytes: number }> {
+    const out: Array<{ offsetBytes: number; endBytes: number }> = [];
+    for (const b of this.keys) {
+      for (const e of this.buckets.get(b)!) pushRange(out, e.offsetBytes, e.offsetBytes + e.data.length);
+    }
+    return out;
+  }
+
   /** Remove and return the extents inside [startBytes, endBytes), split at the edges (the caller releases them). */
   take(startBytes: number, endBytes: number): Extent[] {
     const taken: Extent[] = [];
@@ -241,6 +253,13 @@ export class ExtentMap {
   truncate(sizeBytes: number): void {
     releaseExtents(this.take(sizeBytes, Number.MAX_SAFE_INTEGER));
   }
+}
+
+/** Append [offsetBytes, endBytes) to ascending ranges, joined with the last one when they touch. */
+export function pushRange(out: Array<{ offsetBytes: number; endBytes: number }>, offsetBytes: number, endBytes: number): void {
+  const last = out[out.length - 1];
+  if (last !== undefined && last.endBytes >= offsetBytes) last.endBytes = Math.max(last.endBytes, endBytes);
+  else out.push({ offsetBytes, endBytes });
 }
 
 /** Index of the first extent of a sorted list whose end is beyond offsetBytes. */

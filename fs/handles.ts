@@ -1,7 +1,7 @@
 // File handles (the fh FUSE passes back on read/write/flush/release) and the per-inode open state
 // they share. An inode's state lives while a handle is open or buffered bytes remain, so an open,
 // unlinked file keeps working until its last release (DESIGN §5; issue 4).
-import { ExtentMap } from './extent-map';
+import { ExtentMap, pushRange } from './extent-map';
 import { RwLock } from './rwlock';
 import { posix } from './errno';
 
@@ -34,12 +34,26 @@ export class OpenFile {
   /** Chunks wholly buffered, waiting for the background whole-chunk flush. */
   readonly fullChunks = new Set<number>();
   fullFlushScheduled = false;
+  /**
+   * Ranges taken out of the buffer by the flush now running, until the store has committed them:
+   * still data to st_blocks and SEEK_DATA (DESIGN §5 "One view"; issue 19: cp saw a hole here).
+   */
+  storing: Array<{ offsetBytes: number; endBytes: number }> = [];
   /** A background flush failed: reported (EIO) by the next fsync/flush, as the kernel does. */
   flushError: Error | null = null;
   constructor(readonly ino: number, sizeBytes: number) {
     this.sizeBytes = sizeBytes;
     this.storedSizeBytes = sizeBytes;
   }
+}
+
+/** Bytes of the file the store has not committed yet (buffered or being stored), for allocation answers. */
+export function pendingRanges(file: OpenFile): Array<{ offsetBytes: number; endBytes: number }> {
+  if (file.storing.length === 0) return file.buffer.ranges();
+  const all = [...file.buffer.ranges(), ...file.storing].sort((a, b) => a.offsetBytes - b.offsetBytes);
+  const out: Array<{ offsetBytes: number; endBytes: number }> = [];
+  for (const r of all) pushRange(out, r.offsetBytes, r.endBytes);
+  return out;
 }
 
 export class Handles {

@@ -1,6 +1,9 @@
 // The part of store/Store the mount uses (store-api.md). Declared here so the filesystem core depends
 // on the contract, not on the store's classes: store/store.ts's Store (and its Namespace) satisfy it.
 import type { Attr, InodeType, SpecialType } from '../store/attr';
+import type { PendingRange } from '../store/allocated';
+import type { CommitTimes } from '../store/commit-times';
+export type { PendingRange, CommitTimes };
 
 /** The POSIX namespace the core works on (inodes, names, links, xattrs); failures are FsErrors. */
 export interface NamespacePort {
@@ -49,19 +52,25 @@ export interface StorePort {
   /**
    * The shards are durable when it resolves; the metadata commit is not flushed (see sync).
    * sizeBytes: the size to commit with it, no further than the first byte still held only in memory
-   * (DESIGN §5 prefix rule); default: the end of data. mtimeNs: the mtime to commit with it (one
-   * the user set while the bytes were buffered: utimens before close); default: now.
+   * (DESIGN §5 prefix rule); default: the end of data. times: the mtime and ctime to commit with it,
+   * the ones the mount showed while the bytes were buffered (DESIGN §5 "One view"); default: now.
    */
-  write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number, mtimeNs?: bigint): Promise<void>;
+  write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number, times?: CommitTimes): Promise<void>;
   /** One full commit: every metadata change so far durable (fsync, fsyncdir, syncfs; DESIGN §5). */
   sync(): Promise<void>;
   truncate(ino: number, sizeBytes: number): Promise<void>;
   /** Whole chunks in the range become holes (their space freed); resolves to the partly covered parts. */
   punchHole(ino: number, offsetBytes: number, lengthBytes: number): Promise<Array<{ offsetBytes: number; lengthBytes: number }>>;
-  /** Logical bytes the file holds in the store (st_blocks); absent: every byte up to its size counts. */
-  allocatedBytes?(ino: number): number;
-  /** SEEK_DATA / SEEK_HOLE over what is stored (null: ENXIO); absent: the whole file is data. */
-  seekData?(ino: number, offsetBytes: number, sizeBytes: number, what: 'data' | 'hole'): number | null;
+  /**
+   * Logical bytes the file holds (st_blocks), with the ranges the mount holds in memory counted as
+   * they will be stored (DESIGN §5 "One view": storing never changes the answer); sizeBytes: the size
+   * the mount shows. Absent: every byte up to its size counts.
+   */
+  allocatedBytes?(ino: number, pending?: readonly PendingRange[], sizeBytes?: number): number;
+  /** SEEK_DATA / SEEK_HOLE over what is stored and pending (null: ENXIO); absent: the whole file is data. */
+  seekData?(ino: number, offsetBytes: number, sizeBytes: number, what: 'data' | 'hole', pending?: readonly PendingRange[]): number | null;
+  /** Chunk c's logical length now (0: a hole); absent: chunks reach the file's size. */
+  chunkLengthBytes?(ino: number, chunkIndex: number): number;
   /** Delete the data of an nlink-0 inode (from the orphan list). */
   deleteFile(ino: number): Promise<void>;
   /** A path that names the inode now (for log lines), or null when it has no name. */

@@ -9,6 +9,7 @@
 //   4. the chunk map commit, without a flush (data first: the shards it names are durable), which
 //      drops the intents and queues the replaced versions for background reclaim (store/reclaim.ts).
 // Runs under the inode's lock, taken by store/file-io.ts.
+import { CommitTimes, SET_TIMES_SQL, timeColumns } from './commit-times';
 import { assert } from '../src/errors';
 import { ChunkEnv } from './chunk-env';
 import { ChunkRow } from './chunk-map';
@@ -62,8 +63,8 @@ export class ChunkWriter {
     this.pastSize = new PastSize(db);
     this.q = {
       info: db.prepare('SELECT layout FROM inodes WHERE ino = ?'),
-      grow: db.prepare('UPDATE inodes SET size = max(size, ?), mtime_ns = ?, ctime_ns = ? WHERE ino = ? RETURNING size'),
-      touch: db.prepare('UPDATE inodes SET mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
+      grow: db.prepare(`UPDATE inodes SET size = max(size, ?), ${SET_TIMES_SQL} WHERE ino = ? RETURNING size`),
+      touch: db.prepare(`UPDATE inodes SET ${SET_TIMES_SQL} WHERE ino = ?`),
       size: db.prepare('SELECT size FROM inodes WHERE ino = ?'),
     };
   }
@@ -82,12 +83,12 @@ export class ChunkWriter {
    * the first error is rethrown after the rest is committed.
    * sizeBytes: the size to commit (DESIGN §5 prefix rule: the caller's first byte still held only
    * in memory); null: the end of the pieces. The size never grows past a piece that failed.
-   * mtimeNs: the mtime to commit (one the user set while these bytes were buffered); null: now.
+   * times: the mtime and ctime to commit (what the mount showed while these bytes were buffered); null: now.
    */
-  async writePieces(ino: number, fl: FileLayout, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>, sizeBytes: number | null, alsoInCommit?: () => void, mtimeNs: bigint | null = null): Promise<void> {
+  async writePieces(ino: number, fl: FileLayout, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>, sizeBytes: number | null, alsoInCommit?: () => void, times: CommitTimes | null = null): Promise<void> {
     const plans: Plan[] = pieces.map((p) => ({ ...p, old: this.host.liveRef(ino, fl, this.env.map.get(ino, p.c)), version: 0n, patch: null }));
     const spans = await this.readSpans(fl, plans);
-    this.reserve(ino, fl, plans, spans, mtimeNs);
+    this.reserve(ino, fl, plans, spans, times);
     await this.env.commits.flush(); // intents and reservations durable before any shard is touched
     const commits: Commit[] = [];
     const at = (p: { c: number; offIn: number }): number => p.c * fl.chunkSizeBytes + p.offIn;
@@ -102,7 +103,7 @@ export class ChunkWriter {
           sizeTo = Math.min(sizeTo, at(p)); // a prefix: never over bytes that were not stored
         }
       });
-      this.commit(ino, fl, commits, sizeTo, firstError === null ? alsoInCommit : undefined, mtimeNs);
+      this.commit(ino, fl, commits, sizeTo, firstError === null ? alsoInCommit : undefined, times);
     } finally {
       for (const p of plans) if (p.version > 0n) this.env.inflight.delete(ino, p.c, p.version);
     }
@@ -120,7 +121,7 @@ export class ChunkWriter {
   }
 
   /** Step 2: versions (queued for reclaim until committed) and journaled intents, one transaction. */
-  private reserve(ino: number, fl: FileLayout, plans: Plan[], spans: Map<Plan, { firstBlock: number; span: Buffer }>, mtimeNs: bigint | null): void {
+  private reserve(ino: number, fl: FileLayout, plans: Plan[], spans: Map<Plan, { firstBlock: number; span: Buffer }>, times: CommitTimes | null): void {
     this.env.db.transaction(() => {
       for (const p of plans) {
         const s = spans.get(p);
@@ -133,8 +134,8 @@ export class ChunkWriter {
         p.patch = { ...s, intentId };
       }
       if (spans.size > 0) {
-        const t = nowNs(); // committed with the intents: a patch applied by recovery carries its mtime
-        this.q.touch.run(mtimeNs ?? t, t, ino);
+        // Committed with the intents: a patch applied by recovery carries its mtime.
+        this.q.touch.run(...timeColumns(times), ino);
       }
     })();
   }
@@ -153,7 +154,7 @@ export class ChunkWriter {
    * reservation was durable before that (step 2). The size grows to at most sizeTo; chunk bytes
    * left past it are noted for recovery (store/past-size.ts, DESIGN §5 prefix rule).
    */
-  private commit(ino: number, fl: FileLayout, commits: Commit[], sizeTo: number, alsoInCommit: (() => void) | undefined, mtimeNs: bigint | null): void {
+  private commit(ino: number, fl: FileLayout, commits: Commit[], sizeTo: number, alsoInCommit: (() => void) | undefined, times: CommitTimes | null): void {
     if (commits.length === 0) return;
     const onlyPatches = alsoInCommit === undefined && commits.every((c) => c.version === 0n) && sizeTo <= this.sizeOf(ino);
     const apply = (): void => {
@@ -179,8 +180,7 @@ export class ChunkWriter {
       if (now === undefined || String(now.layout) !== fl.layout.text) throw new FsError('EBUSY', `inode ${ino} changed layout during a write`);
       apply();
       alsoInCommit?.(); // e.g. a small file's slice dropped with the chunks that now hold its bytes
-      const t = nowNs();
-      const { size } = this.q.grow.get(sizeTo, mtimeNs ?? t, t, ino) as { size: bigint };
+      const { size } = this.q.grow.get(sizeTo, ...timeColumns(times), ino) as { size: bigint };
       this.pastSize.note(ino, fl.chunkSizeBytes, Number(size));
     })();
   }

@@ -6,6 +6,7 @@
 // §8.2 in-place read-modify-write (store/replica-chunk.ts). The write path itself is
 // store/chunk-writer.ts; this file owns the inode lock, the caches, reads and truncate.
 import { ChunkEnv } from './chunk-env';
+import type { CommitTimes } from './commit-times';
 import { ChunkRow } from './chunk-map';
 import { ChunkRef, FileLayout } from './chunk-ref';
 import { readChunk, writeWholeChunk } from './chunk-io';
@@ -136,12 +137,12 @@ export class FileIo implements SmallFilesHost {
   }
 
   /** SmallFilesHost: data at offsetBytes through the chunk writer; alsoInCommit runs in its commit transaction. */
-  async writeChunks(ino: number, fl: FileLayout, offsetBytes: number, data: Uint8Array, sizeBytes: number | null, alsoInCommit: () => void, mtimeNs: bigint | null): Promise<void> {
+  async writeChunks(ino: number, fl: FileLayout, offsetBytes: number, data: Uint8Array, sizeBytes: number | null, alsoInCommit: () => void, times: CommitTimes | null): Promise<void> {
     if (data.length === 0) {
       this.env.db.transaction(alsoInCommit)();
       return;
     }
-    await this.writer.writePieces(ino, fl, this.piecesOf(fl.chunkSizeBytes, offsetBytes, data), sizeBytes, alsoInCommit, mtimeNs);
+    await this.writer.writePieces(ino, fl, this.piecesOf(fl.chunkSizeBytes, offsetBytes, data), sizeBytes, alsoInCommit, times);
   }
 
   private piecesOf(cs: number, offsetBytes: number, data: Uint8Array): Array<{ c: number; offIn: number; bytes: Uint8Array }> {
@@ -268,9 +269,9 @@ export class FileIo implements SmallFilesHost {
   /**
    * Shards durable when it resolves. sizeBytes: the size to commit with it, for a caller that stores
    * out of order (DESIGN §5 prefix rule: its first byte still held only in memory); default: the data's end.
-   * mtimeNs: the mtime to commit with it (one set while the bytes were buffered); default: now.
+   * times: the mtime and ctime to commit with it (what the mount showed while the bytes were buffered); default: now.
    */
-  write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number, mtimeNs?: bigint): Promise<void> {
+  write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number, times?: CommitTimes): Promise<void> {
     if (!validRange(offsetBytes, data.length)) return Promise.reject(new FsError('EINVAL', `write: bad offset ${offsetBytes}`));
     if (offsetBytes + data.length > FILE_BYTES_MAX) return Promise.reject(new FsError('EFBIG', 'write past the maximum file size'));
     if (sizeBytes !== undefined && (!validRange(sizeBytes, 0) || sizeBytes > FILE_BYTES_MAX)) return Promise.reject(new FsError('EINVAL', `write: bad size ${sizeBytes}`));
@@ -280,8 +281,8 @@ export class FileIo implements SmallFilesHost {
       const { fl } = info;
       try {
         const hasChunks = info.slice === null && info.sizeBytes === 0 && this.env.map.live(ino).length > 0;
-        if (await this.small.write(ino, info, offsetBytes, data, sizeBytes ?? null, hasChunks, mtimeNs ?? null)) return;
-        await this.writer.writePieces(ino, fl, this.piecesOf(fl.chunkSizeBytes, offsetBytes, data), sizeBytes ?? null, undefined, mtimeNs ?? null);
+        if (await this.small.write(ino, info, offsetBytes, data, sizeBytes ?? null, hasChunks, times ?? null)) return;
+        await this.writer.writePieces(ino, fl, this.piecesOf(fl.chunkSizeBytes, offsetBytes, data), sizeBytes ?? null, undefined, times ?? null);
       } finally {
         this.forget(ino);
       }

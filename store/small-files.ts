@@ -4,6 +4,7 @@
 // growing past small_file_max moves the file to chunks of its own, and the slice is dropped in the
 // same transaction that commits those chunks (data first). A file that shrinks below the threshold
 // stays in its chunks. Called by store/file-io.ts under the file's lock.
+import { CommitTimes, SET_TIMES_SQL, timeColumns } from './commit-times';
 import { Slice } from '../src/slice';
 import { needleSpanBytes } from '../src/needle';
 import { ChunkEnv } from './chunk-env';
@@ -17,7 +18,7 @@ export interface SmallFileInfo { fl: FileLayout; sizeBytes: number; slice: Slice
 
 /** What this needs of store/file-io.ts: the chunk write path, with work for its commit transaction. */
 export interface SmallFilesHost extends ContainerHost {
-  writeChunks(ino: number, fl: FileLayout, offsetBytes: number, data: Uint8Array, sizeBytes: number | null, alsoInCommit: () => void, mtimeNs: bigint | null): Promise<void>;
+  writeChunks(ino: number, fl: FileLayout, offsetBytes: number, data: Uint8Array, sizeBytes: number | null, alsoInCommit: () => void, times: CommitTimes | null): Promise<void>;
 }
 
 export class SmallFiles {
@@ -26,7 +27,7 @@ export class SmallFiles {
     private readonly env: ChunkEnv, private readonly host: SmallFilesHost, private readonly appender: NeedleAppender,
     readonly slices: SliceRows, private readonly containers: Containers, private readonly smallFileMaxBytes: number,
   ) {
-    this.setSize = env.db.prepare('UPDATE inodes SET size = ?, mtime_ns = ?, ctime_ns = ? WHERE ino = ?');
+    this.setSize = env.db.prepare(`UPDATE inodes SET size = ?, ${SET_TIMES_SQL} WHERE ino = ?`);
   }
 
   /** The slice goes (its needle turns dead); in the caller's transaction. */
@@ -42,13 +43,12 @@ export class SmallFiles {
     return info.slice === null ? Promise.resolve(Buffer.alloc(0)) : readNeedle(this.env, this.host, ino, info.slice);
   }
 
-  /** Write content as the file's new needle, committed with its size (ctime now; mtime now unless given). */
-  private async rewrite(ino: number, info: SmallFileInfo, content: Buffer, mtimeNs: bigint | null): Promise<void> {
+  /** Write content as the file's new needle, committed with its size (the given times, else now). */
+  private async rewrite(ino: number, info: SmallFileInfo, content: Buffer, times: CommitTimes | null): Promise<void> {
     if (content.length === 0) {
       this.env.db.transaction(() => {
         this.retire(ino);
-        const t = nowNs();
-        this.setSize.run(0, mtimeNs ?? t, t, ino);
+        this.setSize.run(0, ...timeColumns(times), ino);
       })();
       return;
     }
@@ -57,8 +57,7 @@ export class SmallFiles {
       commit: (slice) => {
         this.retire(ino);
         this.slices.set(ino, slice);
-        const t = nowNs();
-        this.setSize.run(content.length, mtimeNs ?? t, t, ino);
+        this.setSize.run(content.length, ...timeColumns(times), ino);
       },
     });
   }
@@ -66,9 +65,9 @@ export class SmallFiles {
   /**
    * Handle a write if the file is (or may become) a needle; false: the chunk path does it. The
    * needle path needs the committed size to cover the write (DESIGN §5 prefix rule: a needle holds
-   * exactly the file's bytes), else the file moves to chunks. mtimeNs: the mtime to commit; null: now.
+   * exactly the file's bytes), else the file moves to chunks. times: the mtime and ctime to commit; null: now.
    */
-  async write(ino: number, info: SmallFileInfo, offsetBytes: number, data: Uint8Array, sizeBytes: number | null, hasChunks: boolean, mtimeNs: bigint | null = null): Promise<boolean> {
+  async write(ino: number, info: SmallFileInfo, offsetBytes: number, data: Uint8Array, sizeBytes: number | null, hasChunks: boolean, times: CommitTimes | null = null): Promise<boolean> {
     if (this.smallFileMaxBytes === 0 || (info.slice === null && (info.sizeBytes > 0 || hasChunks))) return false;
     const end = offsetBytes + data.length;
     const newLen = Math.max(info.sizeBytes, end, sizeBytes ?? 0);
@@ -77,28 +76,28 @@ export class SmallFiles {
       const content = Buffer.alloc(newLen);
       (await this.content(ino, info)).copy(content);
       content.set(data, offsetBytes);
-      await this.rewrite(ino, info, content, mtimeNs);
+      await this.rewrite(ino, info, content, times);
       return true;
     }
     if (info.slice === null) return false;
-    await this.moveToChunks(ino, info, offsetBytes, data, sizeBytes, mtimeNs);
+    await this.moveToChunks(ino, info, offsetBytes, data, sizeBytes, times);
     return true;
   }
 
   /** Growing past small_file_max: the old bytes with the new ones as chunks; the slice goes in their commit. */
-  private async moveToChunks(ino: number, info: SmallFileInfo, offsetBytes: number, data: Uint8Array, sizeBytes: number | null, mtimeNs: bigint | null): Promise<void> {
+  private async moveToChunks(ino: number, info: SmallFileInfo, offsetBytes: number, data: Uint8Array, sizeBytes: number | null, times: CommitTimes | null): Promise<void> {
     const old = await this.content(ino, info);
     const end = offsetBytes + data.length;
     if (offsetBytes <= old.length) {
       const merged = Buffer.alloc(Math.max(old.length, end));
       old.copy(merged);
       merged.set(data, offsetBytes);
-      await this.host.writeChunks(ino, info.fl, 0, merged, sizeBytes ?? merged.length, () => this.retire(ino), mtimeNs);
+      await this.host.writeChunks(ino, info.fl, 0, merged, sizeBytes ?? merged.length, () => this.retire(ino), times);
       return;
     }
     // A write past the end leaves a hole: the old bytes first, the slice dropped with them.
-    await this.host.writeChunks(ino, info.fl, 0, old, old.length, () => this.retire(ino), mtimeNs);
-    await this.host.writeChunks(ino, info.fl, offsetBytes, data, sizeBytes, () => undefined, mtimeNs);
+    await this.host.writeChunks(ino, info.fl, 0, old, old.length, () => this.retire(ino), times);
+    await this.host.writeChunks(ino, info.fl, offsetBytes, data, sizeBytes, () => undefined, times);
   }
 
   /** Handle a truncate of a needle file; false: the chunk path does it (after moving the bytes when it grows past the threshold). */

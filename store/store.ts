@@ -37,7 +37,8 @@ import type { Slice } from '../src/slice';
 import { pathOfIno } from './ino-path';
 import { CompactReport, Compactor } from './compactor';
 import { ByteRange, punchHole } from './punch';
-import { Allocated, SeekWhat } from './allocated';
+import type { CommitTimes } from './commit-times';
+import { Allocated, PendingRange, SeekWhat } from './allocated';
 
 export const META_FILE = 'meta.db';
 
@@ -125,7 +126,7 @@ export class Store {
       containerChunk: { ...config.defaults, clusterMapEpoch: config.clusterMapEpoch },
     });
     this.compactor = new Compactor(this.env, this.files);
-    this.allocated = new Allocated(this.env);
+    this.allocated = new Allocated(this.env, config.defaults.smallFileMaxBytes ?? 0);
     this.reclaimer = new Reclaimer(this.env, (seed, epoch, c, count) => this.files.placement(seed, epoch, c, count));
     this.healer = new Healer(this.env, this.files, () => this.checkDisks(true), (line) => this.log(line));
     this.ns = new Namespace(db, {
@@ -362,10 +363,10 @@ export class Store {
   }
   /**
    * Durable when it resolves; sizeBytes: the size to commit with it (DESIGN §5 prefix rule), else the
-   * data's end; mtimeNs: the mtime to commit with it, else now.
+   * data's end; times: the mtime and ctime to commit with it (store/commit-times.ts), else now.
    */
-  write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number, mtimeNs?: bigint): Promise<void> {
-    return this.files.write(ino, offsetBytes, data, sizeBytes, mtimeNs);
+  write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number, times?: CommitTimes): Promise<void> {
+    return this.files.write(ino, offsetBytes, data, sizeBytes, times);
   }
   truncate(ino: number, sizeBytes: number): Promise<void> {
     return this.files.truncate(ino, sizeBytes);
@@ -374,13 +375,20 @@ export class Store {
   punchHole(ino: number, offsetBytes: number, lengthBytes: number): Promise<ByteRange[]> {
     return punchHole(this.env, this.files, ino, offsetBytes, lengthBytes);
   }
-  /** Logical bytes a file holds in live chunks or its needle (st_blocks; store/allocated.ts). */
-  allocatedBytes(ino: number): number {
-    return this.allocated.bytes(ino);
+  /**
+   * Logical bytes a file holds in live chunks or its needle (st_blocks; store/allocated.ts), with the
+   * ranges the mount holds in memory counted as they will be stored (DESIGN §5 "One view").
+   */
+  allocatedBytes(ino: number, pending?: readonly PendingRange[], sizeBytes?: number): number {
+    return this.allocated.bytes(ino, pending, sizeBytes);
   }
-  /** SEEK_DATA / SEEK_HOLE from the chunk map; null: ENXIO (store/allocated.ts). */
-  seekData(ino: number, offsetBytes: number, sizeBytes: number, what: SeekWhat): number | null {
-    return this.allocated.seek(ino, offsetBytes, sizeBytes, what);
+  /** SEEK_DATA / SEEK_HOLE from the chunk map and the pending ranges; null: ENXIO (store/allocated.ts). */
+  seekData(ino: number, offsetBytes: number, sizeBytes: number, what: SeekWhat, pending?: readonly PendingRange[]): number | null {
+    return this.allocated.seek(ino, offsetBytes, sizeBytes, what, pending);
+  }
+  /** Chunk c's logical length (0: a hole): how far a whole-chunk rewrite must reach to keep its data. */
+  chunkLengthBytes(ino: number, chunkIndex: number): number {
+    return this.allocated.chunkLength(ino, chunkIndex);
   }
   /** Delete the data and inode of an unlinked (nlink 0) file once no handle holds it. */
   deleteFile(ino: number): Promise<void> {

@@ -9,7 +9,7 @@ import type { StorePort } from '../../fs/store-port'
 
 const CS = 1 << 20
 
-interface Stored { bytes: Buffer; sizeBytes: number; mtimeNs: bigint | undefined }
+interface Stored { bytes: Buffer; sizeBytes: number; mtimeNs: bigint | undefined; ctimeNs: bigint | undefined }
 
 /** The part of a store the write-back buffer uses; gate() holds every write until released. */
 class MemStore {
@@ -21,23 +21,26 @@ class MemStore {
   private gateOpen: Promise<void> = Promise.resolve()
   private openGate: () => void = () => undefined
   pathOf (): string | null { return null }
+  /** The rows' times, as the namespace would hold them (the write-back reads them to commit the shown times). */
+  readonly ns = { getattr: (ino: number) => ({ ino, mtimeNs: 1_000n, ctimeNs: 2_000n }) }
 
   gate(): void { this.gateOpen = new Promise((resolve) => { this.openGate = resolve }) }
   release(): void { this.openGate() }
 
-  async write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number, mtimeNs?: bigint): Promise<void> {
+  async write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number, times?: { mtimeNs: bigint; ctimeNs: bigint }): Promise<void> {
     this.writes++
     this.inFlight++
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight)
     try {
       await this.gateOpen
       if (ino === this.failIno) throw new Error(`injected: write of inode ${ino} failed`)
-      const f = this.files.get(ino) ?? { bytes: Buffer.alloc(0), sizeBytes: 0, mtimeNs: undefined }
+      const f = this.files.get(ino) ?? { bytes: Buffer.alloc(0), sizeBytes: 0, mtimeNs: undefined, ctimeNs: undefined }
       const end = offsetBytes + data.length
       if (f.bytes.length < end) f.bytes = Buffer.concat([f.bytes, Buffer.alloc(end - f.bytes.length)])
       f.bytes.set(data, offsetBytes)
       f.sizeBytes = Math.max(f.sizeBytes, sizeBytes ?? end)
-      f.mtimeNs = mtimeNs
+      f.mtimeNs = times?.mtimeNs
+      f.ctimeNs = times?.ctimeNs
       this.files.set(ino, f)
     } finally {
       this.inFlight--
@@ -153,7 +156,7 @@ test('a background flush that fails after close is reported by the next fsync of
   await t.notThrowsAsync(wb.flush(again), 'reported once')
 })
 
-test('an mtime set while bytes are buffered is committed with them; a write after it commits "now"', async (t) => {
+test('an mtime set while bytes are buffered is committed with them; a write after it commits its own time, never the flush\'s', async (t) => {
   const store = new MemStore()
   const wb = newWriteBack(store)
   const f = new OpenFile(3, 0)
@@ -164,8 +167,12 @@ test('an mtime set while bytes are buffered is committed with them; a write afte
   wb.write(f, 3, Buffer.from('d'), 1)
   await wb.setMtime(f, 456n)
   wb.write(f, 4, Buffer.from('e'), 1)
+  const shownNs = f.mtimeNs ?? undefined
+  t.not(shownNs, null)
+  await new Promise((resolve) => setTimeout(resolve, 20)) // the flush comes later than the write
   await wb.flush(f)
   stopTimer(f)
-  t.is(store.files.get(3)!.mtimeNs, undefined, 'the write after utimens makes the store stamp now')
+  t.is(store.files.get(3)!.mtimeNs, shownNs, 'the write after utimens commits the time of that write (issue 19)')
+  t.is(store.files.get(3)!.ctimeNs, shownNs, 'ctime moved with that write, and not at the flush')
   t.is(store.files.get(3)!.bytes.toString(), 'abcde')
 })

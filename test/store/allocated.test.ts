@@ -40,3 +40,32 @@ test('a small file packed as a needle is all data', async (t) => {
   t.is(store.seekData(ino, 3, 12, 'data'), 3)
   t.is(store.seekData(ino, 3, 12, 'hole'), 12)
 })
+
+/**
+ * Issue 19 (DESIGN §5 "One view"): ranges the mount holds in memory are answered as they will be
+ * stored, so st_blocks and SEEK_DATA / SEEK_HOLE read the same before and after each write commits.
+ * Every probe offset is asked both ways; the answers must match exactly.
+ */
+test('pending ranges answer exactly what storing them leaves: st_blocks and every SEEK_DATA / SEEK_HOLE', async (t) => {
+  const { store } = await smallStore('replica:3', 6, { smallFileMaxBytes: 8 * 1024 })
+  t.teardown(() => store.close())
+  const ino = store.ns.create(1, 'f', 0o644, 0, 0).ino
+  // [offset, length, size after]: a needle, growing past the threshold, a hole, mid-chunk, a far chunk, an overwrite
+  const steps: Array<[number, number, number]> = [
+    [0, 3000, 3000], [100, 50, 3000], [3000, 9000, 12_000], [2 * CS + 500, 100, 2 * CS + 600],
+    [CS + 10, 20, 2 * CS + 600], [5 * CS + CS / 2, 7, 5 * CS + CS / 2 + 7], [0, CS + 5, 5 * CS + CS / 2 + 7],
+  ]
+  for (const [offsetBytes, lengthBytes, sizeBytes] of steps) {
+    const pending = [{ offsetBytes, endBytes: offsetBytes + lengthBytes }]
+    const probes = [0, 1, 2999, 3000, 11_999, CS - 1, CS, CS + 29, CS + 30, 2 * CS, 2 * CS + 599, 3 * CS, 5 * CS + CS / 2]
+      .filter((p) => p < sizeBytes)
+    const ask = (p: typeof pending): string => JSON.stringify([
+      store.allocatedBytes(ino, p, sizeBytes),
+      probes.map((at) => [store.seekData(ino, at, sizeBytes, 'data', p), store.seekData(ino, at, sizeBytes, 'hole', p)]),
+    ])
+    const before = ask(pending)
+    await store.write(ino, offsetBytes, Buffer.alloc(lengthBytes, 7))
+    t.is(ask([]), before, `write of [${offsetBytes}, +${lengthBytes})`)
+    t.is(ask(pending), before, 'asking with the range again once it is stored changes nothing')
+  }
+})
