@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 # libraries, and the real tools the mount tests and benchmarks drive.
 APT_PACKAGES=(libfuse3-dev fuse3 libfuse2 pkg-config golang-go golang-github-minio-highwayhash-dev
   golang-github-klauspost-reedsolomon-dev fio sqlite3 git attr acl util-linux
-  bindfs gocryptfs python3 make g++)
+  bindfs gocryptfs python3 make g++ rsync)
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do

@@ -79,6 +79,20 @@ async function inspectChunk(target: Target, ino: number, chunkIndex: number, sho
   }
 }
 
+/**
+ * The file's bytes still in the mount's memory (write-back, close batch) have no shard yet: fsync it
+ * through the mount first (this is a client process of the mount, never its server), so the shards
+ * inspected hold what a read of the file returns (issue 19 item 2).
+ */
+async function storeNow(abs: string): Promise<void> {
+  const fh = await fsp.open(abs, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
 async function run(c: InspectCommand): Promise<InspectResult> {
   if (c.ino !== undefined) return inspectChunk(resolveTarget(c.target), c.ino, c.chunk, null);
   const abs = path.resolve(c.path!);
@@ -87,6 +101,7 @@ async function run(c: InspectCommand): Promise<InspectResult> {
     if (c.target !== undefined) throw new TargetError(`${abs} is in a chunkfs mount, which names its store; drop '${c.target}'`);
     const st = await fsp.stat(abs);
     if (!st.isFile()) throw new TargetError(`${abs} is not a regular file`);
+    await storeNow(abs);
     return inspectChunk(resolveTarget(m.mountpoint), st.ino, c.chunk, '/' + path.relative(m.mountpoint, abs));
   }
   if (!SHARD_NAME_RE.test(abs)) throw new TargetError(`${abs} is neither a shard file (*.shard) nor a file in a chunkfs mount`);
