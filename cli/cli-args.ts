@@ -21,6 +21,8 @@ export type TransportChoice = 'fuse3' | 'fuse-native';
 export interface MountCliOptions extends MountToolOptions {
   bufferBytesMax?: number; flushDelayMs?: number; allowOther?: boolean;
   transport?: TransportChoice; writebackCache?: boolean;
+  /** -o dispatch=js (default) / threads: who reads FUSE requests on libfuse3 (fs/fuse/transport.ts). */
+  dispatch?: 'js' | 'threads';
   /** -o relatime (default) / strictatime / noatime: when reads move atime (fs/atime.ts). */
   atime?: 'relatime' | 'strictatime' | 'noatime';
   /** suid / nosuid, dev / nodev (default: on when mounted by root, fs/mount.ts). */
@@ -100,12 +102,13 @@ export function parseMountOptions(text: string): MountCliOptions {
     else if (key === 'transport') o.transport = transportChoice(value ?? '');
     else if (key === 'writeback_cache' && value === undefined) o.writebackCache = true;
     else if (key === 'nowriteback_cache' && value === undefined) o.writebackCache = false;
+    else if (key === 'dispatch' && (value === 'js' || value === 'threads')) o.dispatch = value;
     else if ((key === 'relatime' || key === 'strictatime' || key === 'noatime') && value === undefined) o.atime = key;
     else if ((key === 'suid' || key === 'nosuid') && value === undefined) o.suid = key === 'suid';
     else if ((key === 'dev' || key === 'nodev') && value === undefined) o.dev = key === 'dev';
     else if (parseMountToolOption(key, value) !== null) Object.assign(o, parseMountToolOption(key, value));
     // An unknown option must not reach FUSE: it would leave a stale mount behind.
-    else throw new UsageError('mount', `unknown mount option '${item}' (known: buffer_mb=N, flush_ms=N, allow_other, noallow_other, transport=fuse3|fuse-native, writeback_cache, nowriteback_cache, relatime, strictatime, noatime, suid, nosuid, dev, nodev, ${MOUNT_TOOL_OPTIONS_TEXT})`);
+    else throw new UsageError('mount', `unknown mount option '${item}' (known: buffer_mb=N, flush_ms=N, allow_other, noallow_other, transport=fuse3|fuse-native, writeback_cache, nowriteback_cache, dispatch=js|threads, relatime, strictatime, noatime, suid, nosuid, dev, nodev, ${MOUNT_TOOL_OPTIONS_TEXT})`);
   }
   return o;
 }
@@ -174,6 +177,8 @@ a live one is refused.
   -o metrics=HOST:PORT  serve Prometheus metrics on http://HOST:PORT/metrics (off by default)
   -o transport=T     fuse3 (default: our libfuse3 low-level binding) or fuse-native (libfuse 2, path-based)
   -o writeback_cache let the kernel cache written pages (fuse3 only; nowriteback_cache to turn it off)
+  -o dispatch=D      fuse3: js (default: the JS thread reads requests itself) or threads (libfuse's threads
+                     read them and hand them over)
   -o noatime         reads never move atime; -o strictatime: every read does; default relatime (when
                      atime is not after mtime/ctime or is a day old), written in batches once a second
   -o nosuid,nodev    ignore set-id bits, refuse device files (default when not mounted by root;

@@ -17,6 +17,8 @@ export interface Fuse3MountOptions {
   /** Ask for kernel-enforced POSIX ACLs (with the umask left to the file system). */
   posixAcl: boolean;
   maxWriteBytes: number; maxBackground: number; congestionThreshold: number;
+  /** The JS thread reads /dev/fuse itself (native/fuse3/session.h); false: libfuse's threads do. */
+  jsDispatch: boolean;
   maxThreads: number; idleThreads: number;
   /** getxattr of other names is answered ENODATA by the binding (no JS round trip); empty: none is */
   xattrPrefixes: readonly string[];

@@ -11,6 +11,11 @@ export interface TransportOptions {
   opTimeoutMs: number;
   /** libfuse3: the kernel caches written pages and sends them in large writes (writeback_cache) */
   writebackCache: boolean;
+  /**
+   * libfuse3: the JS thread reads requests from /dev/fuse itself (default; issue 20: no thread
+   * hand-off per request); false: libfuse's threads read them (-o dispatch=threads).
+   */
+  jsDispatch?: boolean;
   log(message: string): void;
   /** Mount source in /proc/mounts (escaped for libfuse's option parser). */
   fsname: string;

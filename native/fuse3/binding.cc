@@ -73,6 +73,7 @@ napi_value Mount(napi_env env, napi_callback_info info) {
   o.maxWriteBytes = Count(a, "maxWriteBytes", o.maxWriteBytes);
   o.maxBackground = Count(a, "maxBackground", o.maxBackground);
   o.congestionThreshold = Count(a, "congestionThreshold", o.congestionThreshold);
+  o.jsDispatch = Flag(a, "jsDispatch", o.jsDispatch);
   o.maxThreads = Count(a, "maxThreads", o.maxThreads);
   o.idleThreads = Count(a, "idleThreads", o.idleThreads);
   napi_value prefixes = a.Prop(0, "xattrPrefixes");

@@ -76,6 +76,10 @@ struct Reply {
     }
     ReleaseData(env, r.get());
   }
+  // The answer freed a slot: JS dispatch reads again if it had stopped for room (session.h).
+  ~Reply() {
+    if (s != nullptr && r != nullptr) s->ResumeIfPaused();
+  }
   // Answers EIO when the other arguments were bad, so the request is never left waiting.
   bool Ready() {
     if (a.ok) return true;

@@ -6,6 +6,7 @@
 // fuse_session_unmount closes it, so it only runs in Destroy, after the loop ended).
 #include "session.h"
 
+#include <fcntl.h>
 #include <signal.h>
 
 #include <cerrno>
@@ -118,6 +119,7 @@ bool Session::Start(napi_env env, napi_value onBatch, std::string* error) {
     se_ = nullptr;
     return false;
   }
+  if (opts_.jsDispatch) return StartPoll(env, onBatch, error);
   // libfuse's threads inherit this mask: signals go to the JS thread (Node's handlers), as
   // libfuse itself arranges for its workers.
   sigset_t block, old;
@@ -142,6 +144,110 @@ void Session::RunLoop() {
   Arm();
 }
 
+// ---- JS dispatch: the JS thread reads /dev/fuse itself (issue 20) ----
+
+bool Session::StartPoll(napi_env env, napi_value onBatch, std::string* error) {
+  int fd = fuse_session_fd(se_);
+  uv_loop_t* loop = nullptr;
+  napi_value resource;
+  napi_value resourceName;
+  // Non-blocking: a wake-up reads what is there and returns to the event loop.
+  if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0 || napi_get_uv_event_loop(env, &loop) != napi_ok ||
+      uv_poll_init(loop, &poll_, fd) != 0) {
+    *error = std::string("cannot poll the FUSE device: ") + strerror(errno);
+    return false;
+  }
+  poll_.data = this;
+  pollOpen_ = true;
+  pollClosed_ = false;
+  env_ = env;
+  napi_create_reference(env, onBatch, 1, &onBatchRef_);
+  napi_create_object(env, &resource);
+  napi_create_string_utf8(env, "chunkfs-fuse3-requests", NAPI_AUTO_LENGTH, &resourceName);
+  napi_async_init(env, resource, resourceName, &asyncCtx_);
+  uv_poll_start(&poll_, UV_READABLE, OnReadable);
+  return true;
+}
+
+void Session::OnReadable(uv_poll_t* handle, int /*status*/, int /*events*/) {
+  static_cast<Session*>(handle->data)->ReadRequests();
+}
+
+// Room for one more request: a slot beside the one a forget may need, and a whole write's bytes.
+bool Session::HasRoom() {
+  std::lock_guard<std::mutex> lk(mu_);
+  return freeSlots_.size() >= 2 && writeBytes_ + opts_.maxWriteBytes <= kWriteBytesInFlightMax;
+}
+
+void Session::ReadRequests() {
+  for (size_t i = 0; i < kReadsPerWakeMax && pollOpen_; i++) {
+    if (!HasRoom()) {  // backpressure: the kernel keeps the rest until JS answers some
+      pollPaused_ = true;
+      uv_poll_stop(&poll_);
+      break;
+    }
+    int res = fuse_session_receive_buf(se_, &buf_);
+    if (res == -EAGAIN) break;
+    if (res == -EINTR) continue;
+    if (res <= 0 || fuse_session_exited(se_)) {  // 0: unmounted or aborted (ENODEV)
+      EndPoll(res < 0 ? res : 0);
+      break;
+    }
+    fuse_session_process_buf(se_, &buf_);
+  }
+  DeliverNow();
+}
+
+void Session::ResumeIfPaused() {
+  if (!pollPaused_ || !pollOpen_ || !HasRoom()) return;
+  pollPaused_ = false;
+  uv_poll_start(&poll_, UV_READABLE, OnReadable);
+}
+
+void Session::EndPoll(int result) {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    loopEnded_ = true;
+    loopResult_ = result;
+  }
+  ClosePoll();
+}
+
+void Session::ClosePoll() {
+  if (!pollOpen_) return;
+  pollOpen_ = false;
+  uv_poll_stop(&poll_);
+  uv_close(reinterpret_cast<uv_handle_t*>(&poll_), [](uv_handle_t* h) {
+    auto* s = static_cast<Session*>(h->data);
+    s->pollClosed_ = true;
+    s->MaybeDelete();
+  });
+}
+
+// Hand every queued request to JS now, in a callback scope (promise jobs run when it closes).
+void Session::DeliverNow() {
+  if (delivering_ || env_ == nullptr || destroyed_) return;
+  delivering_ = true;
+  napi_handle_scope hs;
+  napi_open_handle_scope(env_, &hs);
+  napi_value resource;
+  napi_create_object(env_, &resource);
+  napi_callback_scope cs;
+  napi_open_callback_scope(env_, resource, asyncCtx_, &cs);
+  napi_value fn;
+  napi_get_reference_value(env_, onBatchRef_, &fn);
+  for (size_t round = 0; round < kSlotsMax; round++) {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      if (pending_.empty() && interrupts_.empty() && !(loopEnded_ && !endDelivered_)) break;
+    }
+    Deliver(env_, fn);
+  }
+  napi_close_callback_scope(env_, cs);
+  napi_close_handle_scope(env_, hs);
+  delivering_ = false;
+}
+
 void Session::Arm() {
   if (armed_ || tsfn_ == nullptr) return;
   armed_ = true;
@@ -151,6 +257,21 @@ void Session::Arm() {
 void Session::Enqueue(Request* r) {
   std::unique_lock<std::mutex> lk(mu_);
   size_t bytes = r->op == Op::kWrite ? r->dataBytes : 0;
+  if (opts_.jsDispatch) {
+    // On the JS thread, which alone frees slots: never wait. ReadRequests read this request only
+    // with a slot free; a batch forget's notices beyond it are delivered to make room.
+    for (int round = 0; freeSlots_.empty() && round < kForgetRoomRoundsMax; round++) {
+      lk.unlock();
+      DeliverNow();
+      lk.lock();
+    }
+    if (freeSlots_.empty()) {
+      lk.unlock();
+      if (r->req != nullptr) fuse_reply_err(r->req, EAGAIN);
+      delete r;
+      return;
+    }
+  }
   slotFree_.wait(lk, [&] {
     return !freeSlots_.empty() && (bytes == 0 || writeBytes_ == 0 || writeBytes_ + bytes <= kWriteBytesInFlightMax);
   });
@@ -241,6 +362,10 @@ Request* Session::Take(uint64_t id) {
   return r;
 }
 
+void Session::MaybeDelete() {
+  if (handleGone_ && tsfnGone_ && pollClosed_) delete this;
+}
+
 int Session::InvalidateInode(uint64_t ino) {
   if (destroyed_ || se_ == nullptr) return -ENOTCONN;
   return fuse_lowlevel_notify_inval_inode(se_, ino, 0, 0);
@@ -249,6 +374,7 @@ int Session::InvalidateInode(uint64_t ino) {
 size_t Session::Destroy(napi_env env) {
   if (destroyed_) return 0;
   if (loop_.joinable()) loop_.join();
+  ClosePoll();  // before fuse_session_unmount closes the descriptor it polls
   size_t unanswered = 0;
   {
     std::lock_guard<std::mutex> lk(mu_);
@@ -269,6 +395,12 @@ size_t Session::Destroy(napi_env env) {
   fuse_session_unmount(se_);
   fuse_session_destroy(se_);
   se_ = nullptr;
+  free(buf_.mem);
+  buf_.mem = nullptr;
+  if (onBatchRef_ != nullptr) napi_delete_reference(env, onBatchRef_);
+  onBatchRef_ = nullptr;
+  if (asyncCtx_ != nullptr) napi_async_destroy(env, asyncCtx_);
+  asyncCtx_ = nullptr;
   napi_release_threadsafe_function(tsfn_, napi_tsfn_release);
   return unanswered;
 }
@@ -277,12 +409,12 @@ void Session::TsfnFinalized(napi_env /*env*/, void* data, void* /*hint*/) {
   auto* s = static_cast<Session*>(data);
   s->tsfn_ = nullptr;
   s->tsfnGone_ = true;
-  if (s->handleGone_) delete s;
+  s->MaybeDelete();
 }
 
 void Session::HandleGone() {
   handleGone_ = true;
-  if (tsfnGone_) delete this;
+  MaybeDelete();
 }
 
 }  // namespace fuse3

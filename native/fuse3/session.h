@@ -6,6 +6,7 @@
 // bytes of write data in flight).
 #pragma once
 #include <node_api.h>
+#include <uv.h>
 
 #include <condition_variable>
 #include <deque>
@@ -39,6 +40,10 @@ struct MountOptions {
   unsigned maxWriteBytes = 1u << 20;
   unsigned maxBackground = 64;
   unsigned congestionThreshold = 48;
+  // Requests are read from /dev/fuse by the JS thread itself, polled by libuv (issue 20): the kernel
+  // wakes the thread that answers, no hand-off per request. False: libfuse's own threads read them
+  // and hand each batch over (the transport before issue 20; -o dispatch=threads).
+  bool jsDispatch = true;
   unsigned maxThreads = 4;
   unsigned idleThreads = 2;
   // getxattr of a name outside these prefixes is answered ENODATA here, without a JS round trip:
@@ -55,6 +60,12 @@ constexpr uint32_t kSlotsMax = 1u << kSlotBits;
 constexpr size_t kWriteBytesInFlightMax = size_t{128} << 20;
 // Requests handed to JS per thread-safe call (the rest follow in the next call).
 constexpr size_t kBatchMax = 256;
+// JS dispatch: requests read from /dev/fuse per wake-up before they are handed to JS together (a
+// bound on the loop; more wait in the kernel and wake the poll again at once).
+constexpr size_t kReadsPerWakeMax = 64;
+// JS dispatch: deliveries to make room for the forget notices of one batch forget (each takes a
+// slot until delivered) before the rest are dropped (a lost forget keeps an inode known: no harm).
+constexpr int kForgetRoomRoundsMax = 64;
 
 class Session {
  public:
@@ -102,6 +113,18 @@ class Session {
   void Arm();
   void RunLoop();
   void Release(uint32_t slot);
+  // JS dispatch (opts_.jsDispatch), all on the JS thread.
+ public:
+  void ResumeIfPaused();
+ private:
+  bool StartPoll(napi_env env, napi_value onBatch, std::string* error);
+  static void OnReadable(uv_poll_t* handle, int status, int events);
+  void ReadRequests();
+  bool HasRoom();
+  void EndPoll(int result);
+  void ClosePoll();
+  void DeliverNow();
+  void MaybeDelete();
 
   MountOptions opts_;
   WritePool writePool_;
@@ -115,6 +138,17 @@ class Session {
   bool destroyed_ = false;
   bool handleGone_ = false;
   bool tsfnGone_ = false;
+
+  // JS dispatch state.
+  napi_env env_ = nullptr;
+  napi_ref onBatchRef_ = nullptr;
+  napi_async_context asyncCtx_ = nullptr;
+  uv_poll_t poll_{};
+  fuse_buf buf_{};
+  bool pollOpen_ = false;
+  bool pollPaused_ = false;
+  bool pollClosed_ = true;
+  bool delivering_ = false;
 
   std::mutex mu_;
   std::condition_variable slotFree_;
