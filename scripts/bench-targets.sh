@@ -4,8 +4,13 @@
 #   bindfs     a bindfs mount (C passthrough: the FUSE ceiling)
 #   gocryptfs  a gocryptfs mount (per-block authenticated RMW: the nearest peer)
 #   passthru   scripts/passthrough.js (a fuse-native passthrough: that binding's ceiling)
+#   pthp       libfuse's example/passthrough_hp.cc (C++, low-level API, multithreaded: the ceiling of
+#              FUSE on this kernel), given as PASSTHROUGH_HP=/path/to/binary; skipped without it.
+#              Build it yourself in a scratch folder (not in this repository): libfuse tag
+#              fuse-3.14.0, g++ -O2 -std=c++17 example/passthrough_hp.cc $(pkg-config --cflags --libs fuse3)
 #   cfs3-r3, cfs3-ec42      chunkfs on the libfuse3 transport (the default), replica:3 / ec:4+2
 #   cfs3wb-r3, cfs3wb-ec42  the same with -o writeback_cache (the kernel caches written pages)
+#   cfs3t-r3, cfs3t-ec42    the same with -o dispatch=threads (libfuse's threads read the requests)
 #   cfsn-r3, cfsn-ec42      chunkfs on fuse-native (libfuse 2, -o transport=fuse-native)
 #   cfs-r3, cfs-ec42        chunkfs with the default options (whatever transport is the default)
 #   base-r3, base-ec42      chunkfs built in $BASELINE_REPO (an older checkout), default options, for
@@ -71,12 +76,16 @@ setup_target() {
       mkdir -p "$base/src"
       node scripts/passthrough.js "$base/src" "$base/mnt" >"$base/log" 2>&1 &
       PIDS+=($!); MOUNTS+=("$base/mnt"); wait_line "$base/log" "mounted"; DIR[$t]=$base/mnt ;;
-    cfs-r3|cfs-ec42|cfs3-r3|cfs3-ec42|cfs3wb-r3|cfs3wb-ec42|cfsn-r3|cfsn-ec42|base-r3|base-ec42)
+    pthp)
+      [ -x "${PASSTHROUGH_HP:-}" ] || { echo "$BENCH_NAME: pthp needs PASSTHROUGH_HP=/path/to/passthrough_hp" >&2; return 1; }
+      mkdir -p "$base/src"; "$PASSTHROUGH_HP" "$base/src" "$base/mnt"; MOUNTS+=("$base/mnt"); DIR[$t]=$base/mnt ;;
+    cfs-r3|cfs-ec42|cfs3-r3|cfs3-ec42|cfs3wb-r3|cfs3wb-ec42|cfs3t-r3|cfs3t-ec42|cfsn-r3|cfsn-ec42|base-r3|base-ec42)
       local layout=replica:3; [ "${t#*-}" = ec42 ] && layout=ec:4+2
       local opts=() cli=dist/cli/cli.js
       case ${t%%-*} in
         cfs3) opts=(-o transport=fuse3,nowriteback_cache) ;;
         cfs3wb) opts=(-o transport=fuse3,writeback_cache) ;;
+        cfs3t) opts=(-o transport=fuse3,nowriteback_cache,dispatch=threads) ;;
         cfsn) opts=(-o transport=fuse-native) ;;
         base)
           [ -n "${BASELINE_REPO:-}" ] || { echo "$BENCH_NAME: $t needs BASELINE_REPO" >&2; return 1; }
