@@ -6,6 +6,7 @@
 // it caches (an abort after END_WAIT_MS if open files keep it alive); then every request still in
 // JS is answered and the session is freed. A crash
 // is cleaned up by auto_unmount (libfuse's fusermount3 helper unmounts when this process dies).
+import { raiseDirtyShare } from './dirty-share';
 import { execFile } from 'node:child_process';
 import { existsSync, promises as fsp } from 'node:fs';
 import * as path from 'node:path';
@@ -117,6 +118,7 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
     xattrPrefixes: [...STORED_XATTR_PREFIXES, ACL_PREFIX],
   }, onBatch, scratch);
   const reply = new Replier(native, session, scratch, { attrS: CACHE_TIMEOUT_S, entryS: CACHE_TIMEOUT_S });
+  if (opts.writebackCache && process.getuid?.() === 0) await raiseDirtyShare(native.connectionId(session), opts.log);
   x = { core, reply, log: opts.log, readBuffers: new ReadBuffers(), run: makeRun(core, reply, opLog(opts.log, core.opts.debug === true), opts.readOnly, opts.observeOp) };
 
   let invalidating: Promise<unknown> = Promise.resolve();
