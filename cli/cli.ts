@@ -147,7 +147,7 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<void> {
 function mountOptions(o: MountCliOptions): import('../fs/mount').MountOptions {
   return {
     bufferBytesMax: o.bufferBytesMax, flushDelayMs: o.flushDelayMs, allowOther: o.allowOther, debug: o.debug, readOnly: o.readOnly,
-    transport: o.transport, writebackCache: o.writebackCache, dispatch: o.dispatch, atime: o.atime, suid: o.suid, dev: o.dev,
+    transport: o.transport, writebackCache: o.writebackCache, dispatch: o.dispatch, atime: o.atime, suid: o.suid, dev: o.dev, acl: o.acl,
   };
 }
 

@@ -137,3 +137,45 @@ test.serial('a store held by a live mount is refused at once, without waiting', 
   t.is((await run('umount', [dir + '/mnt'])).code, 0)
   t.true(await gone(pid))
 })
+
+/** The options of the mount at mnt in /proc/self/mounts. */
+function mountOptions (mnt: string): string[] {
+  const line = readFileSync('/proc/self/mounts', 'utf8').split('\n').find((l) => l.split(' ')[1] === mnt)
+  return line === undefined ? [] : line.split(' ')[3].split(',')
+}
+
+// Issue 24 item 9: mount -o remount,ro (and back) works as for other FUSE file systems: the kernel
+// changes the mount's generic flags; mount(8)'s own options and noacl are taken, not refused.
+test.serial('mount(8) options other FUSE file systems take are taken; mount -o remount,ro and remount,rw change the live mount', async (t) => {
+  const mnt = dir + '/mnt'
+  const r = await run('mount', ['-t', 'fuse.chunkfs', dir + '/store', mnt, '-o', 'rw,defaults,_netdev,nofail,user,users,noauto,auto,nouser,relatime,noatime,noacl'], { env })
+  t.is(r.code, 0, r.stderr)
+  const pid = await mountPid(mnt)
+  await shOk(`echo before > ${mnt}/remount-file`)
+  t.regex((await sh(`setfacl -m u:${65534}:r ${mnt}/remount-file`)).stderr, /Operation not supported/, 'noacl: no POSIX ACLs')
+  const ro = await run('mount', ['-o', 'remount,ro', mnt], { env })
+  t.is(ro.code, 0, ro.stderr)
+  t.true(mountOptions(mnt).includes('ro'), mountOptions(mnt).join(','))
+  t.regex((await sh(`echo x > ${mnt}/remount-file`)).stderr, /Read-only file system/)
+  t.is((await shOk(`cat ${mnt}/remount-file`)).trim(), 'before')
+  const rw = await run('mount', ['-o', 'remount,rw', mnt], { env })
+  t.is(rw.code, 0, rw.stderr)
+  t.true(mountOptions(mnt).includes('rw'))
+  await shOk(`echo after > ${mnt}/remount-file`)
+  const noexec = await run('mount', ['-o', 'remount,noexec', mnt], { env })
+  t.is(noexec.code, 0, noexec.stderr)
+  t.true(mountOptions(mnt).includes('noexec'))
+  t.is(await mountPid(mnt), pid, 'the same mount process throughout')
+  t.is((await run('umount', [mnt])).code, 0)
+  t.true(await gone(pid))
+  // A mount chunkfs serves read-only (-o ro) cannot be made writable by a remount: a clear error.
+  const m2 = await run('mount', ['-t', 'fuse.chunkfs', dir + '/store', mnt, '-o', 'ro'], { env })
+  t.is(m2.code, 0, m2.stderr)
+  const pid2 = await mountPid(mnt)
+  t.is((await shOk(`cat ${mnt}/remount-file`)).trim(), 'after')
+  const back = await run('mount', ['-o', 'remount,rw', mnt], { env })
+  t.not(back.code, 0)
+  t.regex(back.stderr, /mounted with -o ro, which chunkfs serves read-only itself: unmount it and mount it again without ro/)
+  t.is((await run('umount', [mnt])).code, 0)
+  t.true(await gone(pid2))
+})
