@@ -13,7 +13,10 @@ import { modeAfterChown, modeAfterWrite, modeSetBy } from './set-id';
 const FILES_REPORTED = 2 ** 30;
 
 export function getattr(core: FsCore, ino: number): Stat {
-  return core.stat(core.ns.attr(ino));
+  const gone = core.goneDirs.get(ino);
+  if (gone === undefined) return core.stat(core.ns.attr(ino));
+  const a = core.ns.getattr(ino);
+  return a === null ? gone : core.stat(a); // a new inode took the number: it answers
 }
 
 function timeOf(t: TimeArg | undefined, now: bigint): bigint | undefined {
