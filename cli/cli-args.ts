@@ -27,6 +27,8 @@ export interface MountCliOptions extends MountToolOptions {
   atime?: 'relatime' | 'strictatime' | 'noatime';
   /** suid / nosuid, dev / nodev (default: on when mounted by root, fs/mount.ts). */
   suid?: boolean; dev?: boolean;
+  /** acl (default) / noacl: POSIX ACLs (fuse3 only; fs/acl.ts). */
+  acl?: boolean;
 }
 const TRANSPORT_CHOICES: readonly TransportChoice[] = ['fuse3', 'fuse-native'];
 
@@ -106,9 +108,10 @@ export function parseMountOptions(text: string): MountCliOptions {
     else if ((key === 'relatime' || key === 'strictatime' || key === 'noatime') && value === undefined) o.atime = key;
     else if ((key === 'suid' || key === 'nosuid') && value === undefined) o.suid = key === 'suid';
     else if ((key === 'dev' || key === 'nodev') && value === undefined) o.dev = key === 'dev';
+    else if ((key === 'acl' || key === 'noacl') && value === undefined) o.acl = key === 'acl';
     else if (parseMountToolOption(key, value) !== null) Object.assign(o, parseMountToolOption(key, value));
     // An unknown option must not reach FUSE: it would leave a stale mount behind.
-    else throw new UsageError('mount', `unknown mount option '${item}' (known: buffer_mb=N, flush_ms=N, allow_other, noallow_other, transport=fuse3|fuse-native, writeback_cache, nowriteback_cache, dispatch=js|threads, relatime, strictatime, noatime, suid, nosuid, dev, nodev, ${MOUNT_TOOL_OPTIONS_TEXT})`);
+    else throw new UsageError('mount', `unknown mount option '${item}' (known: buffer_mb=N, flush_ms=N, allow_other, noallow_other, transport=fuse3|fuse-native, writeback_cache, nowriteback_cache, dispatch=js|threads, relatime, strictatime, noatime, suid, nosuid, dev, nodev, acl, noacl, ${MOUNT_TOOL_OPTIONS_TEXT})`);
   }
   return o;
 }
@@ -183,6 +186,7 @@ a live one is refused.
                      atime is not after mtime/ctime or is a day old), written in batches once a second
   -o nosuid,nodev    ignore set-id bits, refuse device files (default when not mounted by root;
                      mounted by root, set-id binaries run and device files work: suid,dev)
+  -o noacl           no POSIX ACLs (setfacl answers EOPNOTSUPP); default acl (fuse3 only)
 A live mount answers the other chunkfs commands through <store>/chunkfs.sock.`,
   umount: `usage: chunkfs umount <mountpoint> [--lazy]
 

@@ -102,7 +102,7 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<void> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const metrics = c.options.metrics === undefined ? null : new (require('./metrics') as typeof import('./metrics')).Metrics();
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { store, faults } = await (require('./live-store') as typeof import('./live-store')).openLiveStore(storeDir, metrics === null ? undefined : (s) => metrics.observeFlush(s));
+  const { store, faults } = await (require('./live-store') as typeof import('./live-store')).openLiveStore(storeDir, mountpoint, metrics === null ? undefined : (s) => metrics.observeFlush(s));
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { mountFs } = require('../fs/mount') as typeof import('../fs/mount');
   let mounted: Awaited<ReturnType<typeof mountFs>>;
@@ -147,7 +147,7 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<void> {
 function mountOptions(o: MountCliOptions): import('../fs/mount').MountOptions {
   return {
     bufferBytesMax: o.bufferBytesMax, flushDelayMs: o.flushDelayMs, allowOther: o.allowOther, debug: o.debug, readOnly: o.readOnly,
-    transport: o.transport, writebackCache: o.writebackCache, dispatch: o.dispatch, atime: o.atime, suid: o.suid, dev: o.dev,
+    transport: o.transport, writebackCache: o.writebackCache, dispatch: o.dispatch, atime: o.atime, suid: o.suid, dev: o.dev, acl: o.acl,
   };
 }
 

@@ -6,14 +6,19 @@ import { NodeIo } from '../store/io';
 import { FlushObserver, MeteredIo } from '../store/metered-io';
 import { Store } from '../store/store';
 import { nodeSyncIo } from '../store/sync-io';
+import { mountNote, openAfterHandover } from './store-handover';
 
-/** onFlush: told each device flush's duration (-o metrics; store/metered-io.ts), else flushes are not timed. */
-export async function openLiveStore(storeDir: string, onFlush?: FlushObserver): Promise<{ store: Store; faults: FaultTable }> {
+/**
+ * onFlush: told each device flush's duration (-o metrics; store/metered-io.ts), else flushes are not
+ * timed. A store still held by a mount just unmounted is waited for (cli/store-handover.ts).
+ */
+export async function openLiveStore(storeDir: string, mountpoint: string, onFlush?: FlushObserver): Promise<{ store: Store; faults: FaultTable }> {
   const faults = new FaultTable();
   const node = new NodeIo();
-  const store = await Store.open(storeDir, {
-    healer: true, background: true, log: (line) => process.stderr.write(`chunkfs: ${line}\n`),
+  const log = (line: string): void => { process.stderr.write(`chunkfs: ${line}\n`); };
+  const store = await openAfterHandover(storeDir, () => Store.open(storeDir, {
+    healer: true, background: true, log, lockNote: mountNote(mountpoint),
     io: new InjectIo(onFlush === undefined ? node : new MeteredIo(node, onFlush), faults), syncIo: new InjectSyncIo(nodeSyncIo, faults),
-  });
+  }), log);
   return { store, faults };
 }

@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { remount } from './remount';
 
 /**
  * mount(8)'s own options, and flags the kernel already applies to every FUSE mount: not chunkfs's.
@@ -32,6 +33,10 @@ export interface HelperArgs {
   logPath: string;
   fake: boolean;
   verbose: boolean;
+  /** -o remount: change the generic flags of the live mount at mountpoint (cli/remount.ts). */
+  remount: boolean;
+  /** Every -o option as given (a remount picks its flags from them). */
+  rawOptions: string[];
 }
 
 /** mount.fuse.chunkfs STORE MNT [-sfnv] [-N NS] [-t TYPE] [-o OPTS]... (util-linux's helper convention). */
@@ -59,12 +64,13 @@ export function parseHelperArgs(argv: string[]): HelperArgs {
   const store = path.resolve(pos[0]);
   let logPath = path.join(store, 'chunkfs.log');
   const options: string[] = [];
-  for (const o of opts.map((x) => x.trim()).filter((x) => x !== '')) {
+  const rawOptions = opts.map((x) => x.trim()).filter((x) => x !== '');
+  for (const o of rawOptions) {
     if (o.startsWith('log=')) logPath = path.resolve(o.slice(4));
     else if (MOUNT8_OPTIONS.has(o) || o.startsWith('x-') || o.startsWith('comment=')) continue;
-    else if (!sloppy || /^(buffer_mb|flush_ms|metrics)=|^(allow_other|noallow_other|ro|rw|debug|noatime|relatime|strictatime|suid|nosuid|dev|nodev)$/.test(o)) options.push(o);
+    else if (!sloppy || /^(buffer_mb|flush_ms|metrics)=|^(allow_other|noallow_other|ro|rw|debug|noatime|relatime|strictatime|suid|nosuid|dev|nodev|acl|noacl)$/.test(o)) options.push(o);
   }
-  return { store, mountpoint: path.resolve(pos[1]), options, logPath, fake, verbose };
+  return { store, mountpoint: path.resolve(pos[1]), options, logPath, fake, verbose, remount: rawOptions.includes('remount'), rawOptions };
 }
 
 function tail(file: string, fromBytes: number): string {
@@ -108,6 +114,15 @@ export async function helperMain(argv: string[]): Promise<number> {
     return 1;
   }
   if (a.fake) return 0;
+  if (a.remount) {
+    try {
+      await remount(a.mountpoint, a.rawOptions);
+      return 0;
+    } catch (err) {
+      process.stderr.write(`mount.fuse.chunkfs: ${(err as Error).message}\n`);
+      return 32;
+    }
+  }
   if (!fs.existsSync(path.join(a.store, 'chunkfs.json'))) {
     process.stderr.write(`mount.fuse.chunkfs: ${a.store} is not a chunkfs store (chunkfs mkfs makes one)\n`);
     return 32;

@@ -7,6 +7,8 @@
 // capability (fuse-native, libfuse 2) refuse the names with EOPNOTSUPP, as the kernel does there.
 import type { FsCore } from './core';
 import { posix } from './errno';
+import { modeSetBy } from './set-id';
+import type { Caller } from './types';
 
 export const ACL_ACCESS = 'system.posix_acl_access';
 export const ACL_DEFAULT = 'system.posix_acl_default';
@@ -100,14 +102,18 @@ function refuseWithoutAcls(core: FsCore, name: string): void {
   if (!core.posixAcl) throw posix('EOPNOTSUPP', `${name}: POSIX ACLs need the libfuse3 transport`);
 }
 
-/** setxattr of an ACL name: an access ACL also sets the mode; one the mode says all of is not stored. */
-export function setAcl(core: FsCore, ino: number, name: string, value: Buffer, flags: number): void {
+/**
+ * setxattr of an ACL name: an access ACL also sets the mode (set-group-ID goes when the caller is
+ * outside the file's group: fs/set-id.ts, generic/375); one the mode says all of is not stored.
+ */
+export function setAcl(core: FsCore, ino: number, name: string, value: Buffer, flags: number, caller?: Caller): void {
   refuseWithoutAcls(core, name);
   const entries = parseAcl(value);
   const a = core.ns.attr(ino);
   if (name === ACL_DEFAULT && a.type !== 'dir') throw posix('EACCES', 'a default ACL is for directories only');
   if (name === ACL_ACCESS) {
-    const mode = (a.mode & ~0o777) | permBitsOf(entries);
+    const perms = (a.mode & ~0o777) | permBitsOf(entries);
+    const mode = caller === undefined ? perms : modeSetBy(perms, a.gid, caller) | (perms & ~0o7777);
     if (mode !== a.mode) core.ns.setattr(ino, { mode: mode & 0o7777 });
     if (isMinimal(entries)) {
       if (aclOf(core, ino, name) !== null) core.ns.removexattr(ino, name);

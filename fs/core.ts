@@ -9,6 +9,8 @@ import { DirHandles } from './dir-handles';
 import { LookupCounts } from './lookups';
 import { WriteBack } from './write-buffer';
 import { AtimeMode, AtimeUpdates } from './atime';
+import { GoneDirs } from './gone-dirs';
+import { nowNs } from '../store/meta';
 
 // Tools size their I/O by st_blksize; a FUSE write moves up to 1 MiB with libfuse3 (128 KiB with
 // fuse-native), and cp/dd-sized 128 KiB calls were measured no slower than larger ones here.
@@ -38,6 +40,8 @@ export class FsCore {
    * serves): ACL xattrs are stored, and new inodes inherit default ACLs or get the umask (fs/acl.ts).
    */
   posixAcl = false;
+  /** Directories removed while the kernel still holds them (fs/gone-dirs.ts). */
+  readonly goneDirs = new GoneDirs();
   /** Files with no name left whose data waits until the kernel forgets them (see lookups.ts). */
   private readonly unlinkedKnown = new Set<number>();
 
@@ -83,6 +87,11 @@ export class FsCore {
     return Math.ceil(Math.min(o.sizeBytes, allocated) / BLOCK_BYTES);
   }
 
+  /** A directory (its attributes before) was removed: kept for fstat while the kernel holds it. */
+  removedDir(a: Attr): void {
+    if (a.type === 'dir' && this.lookups.known(a.ino)) this.goneDirs.add(this.stat(a), nowNs());
+  }
+
   /** An inode lost a name: with none left, delete its data unless a handle or the kernel holds it. */
   async dropped(ino: number, nlink: number): Promise<void> {
     if (nlink > 0) return;
@@ -102,7 +111,9 @@ export class FsCore {
 
   /** The kernel dropped n references to an inode (FUSE forget). */
   async forget(ino: number, n: number): Promise<void> {
-    if (!this.lookups.forget(ino, n) || !this.unlinkedKnown.has(ino)) return;
+    if (!this.lookups.forget(ino, n)) return;
+    this.goneDirs.delete(ino);
+    if (!this.unlinkedKnown.has(ino)) return;
     if (this.handles.file(ino) !== undefined) return; // its last release deletes it
     this.unlinkedKnown.delete(ino);
     await this.deleteData(ino);
@@ -110,6 +121,7 @@ export class FsCore {
 
   /** At unmount the kernel forgets everything at once: delete what only it still held. */
   async forgetAll(): Promise<void> {
+    this.goneDirs.clear();
     for (const ino of [...this.unlinkedKnown]) {
       if (this.handles.file(ino) !== undefined) continue;
       this.unlinkedKnown.delete(ino);

@@ -35,6 +35,8 @@ export interface MountOptions {
   suid?: boolean;
   /** -o dev / nodev: device files can be opened. Default: when mounted by root. */
   dev?: boolean;
+  /** -o acl / noacl: POSIX ACLs (fs/acl.ts). Default: on with fuse3; fuse-native has none. */
+  acl?: boolean;
 }
 
 /** Used when no transport is named. */
@@ -71,11 +73,12 @@ export async function mountFs(store: StorePort, mountpoint: string, opts: MountO
   });
   await deleteOrphans(core, log);
   const name = opts.transport ?? DEFAULT_TRANSPORT;
+  if (opts.acl === true && name !== 'fuse3') throw new Error('-o acl: POSIX ACLs need the fuse3 transport');
   const { suid, dev } = setIdDefaults(opts, process.getuid?.() === 0);
   const topts: TransportOptions = {
     allowOther: opts.allowOther ?? process.getuid?.() === 0, opTimeoutMs: opts.opTimeoutMs ?? OP_TIMEOUT_MS,
     writebackCache: opts.writebackCache ?? false, jsDispatch: opts.dispatch !== 'threads', log, fsname: opts.fsname ?? 'chunkfs',
-    readOnly: opts.readOnly === true, observeOp: opts.observeOp, suid, dev,
+    readOnly: opts.readOnly === true, observeOp: opts.observeOp, suid, dev, posixAcl: opts.acl ?? true,
   };
   // Loaded on demand: each transport's native library is needed only when it is used.
   let transport: Transport;

@@ -1,20 +1,22 @@
 // Attribute ops by inode: getattr, setattr (mode, owner, size, atime/mtime each with UTIME_NOW,
 // ctime), statfs (usable capacity = raw / default layout overhead, from the store).
 import type { FsCore } from './core';
-import type { AttrChanges, FsCounts, Stat, TimeArg } from './types';
+import type { AttrChanges, Caller, FsCounts, Stat, TimeArg } from './types';
 import { nowNs } from '../store/meta';
 import { NAME_BYTES_MAX } from '../store/names';
 import { posix } from './errno';
 import { chmodAcl } from './acl';
+import { modeAfterChown, modeAfterWrite, modeSetBy } from './set-id';
 
-const S_ISUID = 0o4000;
-const S_ISGID = 0o2000;
-const S_IXGRP = 0o0010;
+
 // Inodes are SQLite rows (64-bit ids): the store has no fixed inode table to report.
 const FILES_REPORTED = 2 ** 30;
 
 export function getattr(core: FsCore, ino: number): Stat {
-  return core.stat(core.ns.attr(ino));
+  const gone = core.goneDirs.get(ino);
+  if (gone === undefined) return core.stat(core.ns.attr(ino));
+  const a = core.ns.getattr(ino);
+  return a === null ? gone : core.stat(a); // a new inode took the number: it answers
 }
 
 function timeOf(t: TimeArg | undefined, now: bigint): bigint | undefined {
@@ -35,29 +37,24 @@ async function truncateIno(core: FsCore, ino: number, sizeBytes: number): Promis
 }
 
 /**
- * The mode a non-directory keeps when its owner or group changes (chown(2), Linux): set-user-ID
- * goes; set-group-ID goes only with group-execute, since without it the bit marks mandatory
- * locking and stays. The kernel already sends this mode when a bit has to go (FUSE setattr with
- * ATTR_MODE); applied here too for a chown that comes without one.
- */
-export function modeAfterChown(mode: number): number {
-  let m = mode & ~S_ISUID;
-  if ((m & (S_ISGID | S_IXGRP)) === (S_ISGID | S_IXGRP)) m &= ~S_ISGID;
-  return m & 0o7777;
-}
-
-/**
  * Applies the changes in the order the kernel expects them to appear: size, then owner and mode
- * (modeAfterChown), then times.
+ * (modeAfterChown), then times. caller (when the transport knows it): set-id bits go as Linux
+ * drops them (fs/set-id.ts): a truncate, or the empty setattr the kernel sends to drop them after a
+ * write or fallocate, by a caller without CAP_FSETID; a mode set by a caller outside the group.
  */
-export async function setattr(core: FsCore, ino: number, c: AttrChanges): Promise<Stat> {
+export async function setattr(core: FsCore, ino: number, c: AttrChanges, caller?: Caller): Promise<Stat> {
   if (c.sizeBytes !== undefined) await truncateIno(core, ino, c.sizeBytes);
   const a = core.ns.attr(ino);
   const v: { mode?: number; uid?: number; gid?: number; atimeNs?: bigint; mtimeNs?: bigint; ctimeNs?: bigint } = {};
   if (c.uid !== undefined) v.uid = c.uid;
   if (c.gid !== undefined) v.gid = c.gid;
   if ((c.uid !== undefined || c.gid !== undefined) && a.type !== 'dir') v.mode = modeAfterChown(a.mode);
+  if (caller !== undefined && a.type === 'file' && (c.sizeBytes !== undefined || Object.keys(c).length === 0)) {
+    const m = modeAfterWrite(a.mode, a.gid, caller);
+    if (m !== (a.mode & 0o7777)) v.mode = m;
+  }
   if (c.mode !== undefined) v.mode = c.mode & 0o7777;
+  if (caller !== undefined && v.mode !== undefined) v.mode = modeSetBy(v.mode, v.gid ?? a.gid, caller);
   if (c.atime !== undefined || c.mtime !== undefined) {
     const now = nowNs();
     if (c.atime !== undefined) core.atime.dropPending(ino);

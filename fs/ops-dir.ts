@@ -14,6 +14,7 @@ export function opendir(core: FsCore, ino: number): number {
 /** Up to countMax entries after the cookie offset (0 re-reads the directory: rewinddir). */
 export function readdir(core: FsCore, fh: number, offset: number, countMax: number): DirEntry[] {
   const h = core.dirs.get(fh);
+  if (core.goneDirs.get(h.ino) !== undefined && core.ns.getattr(h.ino) === null) return []; // removed: Linux lists nothing
   let entries = h.entries;
   if (offset === 0 || entries === null) {
     entries = relist(h, listing(core, h.ino));

@@ -75,7 +75,9 @@ export function mkdir(core: FsCore, parent: number, name: string, mode: number, 
 
 export function rmdir(core: FsCore, parent: number, name: string): void {
   checkLength(name);
+  const a = core.ns.lookup(parent, name);
   core.ns.rmdir(parent, name);
+  if (a !== null) core.removedDir(a);
 }
 
 /** A regular file, FIFO, socket, or character or block device node (the kernel checks CAP_MKNOD). */
@@ -107,7 +109,9 @@ export async function rename(core: FsCore, parent: number, name: string, newPare
   checkLength(newName);
   if (flags === RENAME_EXCHANGE) { core.ns.exchange(parent, name, newParent, newName); return; }
   if (flags !== 0 && flags !== RENAME_NOREPLACE) throw posix('EINVAL', `rename flags ${flags} are not supported`);
+  const dst = core.ns.lookup(newParent, newName);
   const replaced = core.ns.rename(parent, name, newParent, newName, { noReplace: flags === RENAME_NOREPLACE });
+  if (replaced !== null && dst !== null && dst.type === 'dir') core.removedDir(dst);
   if (replaced !== null) await core.dropped(replaced.ino, replaced.nlink);
 }
 

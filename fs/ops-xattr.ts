@@ -7,6 +7,7 @@
 import type { FsCore } from './core';
 import { posix } from './errno';
 import { getAcl, isAclName, removeAcl, setAcl } from './acl';
+import type { Caller } from './types';
 
 const USER_PREFIX = 'user.';
 /** Name prefixes of the attributes stored; a transport may answer other reads (ENODATA) itself. */
@@ -34,9 +35,9 @@ export function getxattr(core: FsCore, ino: number, name: string, sizeBytes: num
   return fit(core.ns.getxattr(ino, name), sizeBytes, name); // ENODATA when unset
 }
 
-export function setxattr(core: FsCore, ino: number, name: string, value: Buffer, flags: number): void {
+export function setxattr(core: FsCore, ino: number, name: string, value: Buffer, flags: number, caller?: Caller): void {
   checkName(name);
-  if (isAclName(name)) { setAcl(core, ino, name, value, flags); return; }
+  if (isAclName(name)) { setAcl(core, ino, name, value, flags, caller); return; }
   if (!name.startsWith(USER_PREFIX)) throw posix('EOPNOTSUPP', `${name}: only user.* attributes are supported`);
   if (value.length > XATTR_VALUE_BYTES_MAX) throw posix('E2BIG', `${name}: value too large`);
   core.ns.setxattr(ino, name, Buffer.from(value), flags);

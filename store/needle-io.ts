@@ -203,14 +203,17 @@ export class NeedleAppender {
     const slices = batch.map((p, i): Slice => ({ containerId: BigInt(container.id), offsetBytes: BigInt(offsets[i]), lengthBytes: p.data.length, cookie: needles[i].readUInt32LE(20) }));
     const errors = new Map<Pending, unknown>();
     const full = endBytes >= this.capacityBytes();
+    // Each file's commit is a savepoint of its own: one that fails halfway (deleted meanwhile, a bad
+    // value) leaves no half-done change and fails that file alone, not the others of the batch.
+    const commitOne = this.env.db.transaction((p: Pending, slice: Slice) => p.commit(slice));
     this.env.db.transaction(() => {
       this.containers.setUsed(container.id, endBytes, gapBytes);
       if (full) this.containers.setState(container.id, 'full');
       batch.forEach((p, i) => {
         try {
-          p.commit(slices[i]);
+          commitOne(p, slices[i]);
         } catch (err) {
-          errors.set(p, err); // that file's commit failed (e.g. deleted meanwhile): its needle is dead
+          errors.set(p, err); // its needle is dead; the file keeps what it had before
           this.containers.addDead(container.id, needles[i].length);
         }
       });

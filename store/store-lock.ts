@@ -1,5 +1,7 @@
 // Single writer per store: <store>/chunkfs.lock, created with O_EXCL and holding the
-// pid of the process that has the store open read-write. Two writers would each run
+// pid of the process that has the store open read-write, and on a second line what it holds the
+// store for ("mount MOUNTPOINT" for a mount: a new mount waits for a holder whose mount the kernel
+// already detached, cli/live-store.ts). Two writers would each run
 // recovery and garbage collection under the other's feet (DESIGN §5). A lock whose
 // pid is dead is stale and is taken over (with a message); read-only opens
 // (`chunkfs status` while mounted) take no lock.
@@ -14,7 +16,8 @@ const EMPTY_LOCK_WAIT_MS = 10;
 
 export class StoreLockedError extends ChunkfsError {
   readonly code = 'EBUSY';
-  constructor(dir: string, holderPid: number) {
+  /** holderNote: the holder's second line (e.g. "mount /mnt/x"), '' when it wrote none. */
+  constructor(dir: string, readonly holderPid: number, readonly holderNote = '') {
     const who = holderPid === process.pid ? `this process (pid ${holderPid})` : `pid ${holderPid}`;
     // chunkfs commands reach a live mount through its control socket; this is met when another
     // command (or a mount of an older build) holds the store.
@@ -39,6 +42,12 @@ function sleepSync(ms: number): void {
 
 /** The pid in a lock file, or null when it holds none (torn / empty); undefined when the file is gone. */
 function readHolder(io: SyncIo, file: string): number | null | undefined {
+  const lock = readLock(io, file);
+  return lock === undefined || lock === null ? lock : lock.pid;
+}
+
+/** A lock file's pid and note (null: it holds none, torn or empty); undefined when the file is gone. */
+function readLock(io: SyncIo, file: string): { pid: number; note: string } | null | undefined {
   for (let wait = 0; wait < EMPTY_LOCK_WAITS_MAX; wait++) {
     let text: string;
     try {
@@ -47,8 +56,8 @@ function readHolder(io: SyncIo, file: string): number | null | undefined {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw err;
     }
-    const m = /^(\d+)\n/.exec(text);
-    if (m !== null) return Number(m[1]);
+    const m = /^(\d+)\n(?:([^\n]*)\n)?/.exec(text);
+    if (m !== null) return { pid: Number(m[1]), note: m[2] ?? '' };
     sleepSync(EMPTY_LOCK_WAIT_MS);
   }
   return null;
@@ -60,13 +69,17 @@ export class StoreLock {
   /** tookOverFrom: the dead holder's pid when a stale lock was taken over (0: it named none). */
   private constructor(private readonly io: SyncIo, readonly file: string, readonly tookOverFrom: number | null) {}
 
-  /** Take the lock or throw StoreLockedError naming the holder; a dead holder's lock is taken over. */
-  static acquire(dir: string, io: SyncIo = nodeSyncIo): StoreLock {
+  /**
+   * Take the lock or throw StoreLockedError naming the holder; a dead holder's lock is taken over.
+   * note: one line saying what this process holds the store for (no newline), '' for none.
+   */
+  static acquire(dir: string, io: SyncIo = nodeSyncIo, note = ''): StoreLock {
+    if (note.includes('\n')) throw new ChunkfsError(`store lock note '${note}' has a newline`, { path: dir });
     const file = path.join(dir, LOCK_FILE);
     let tookOverFrom: number | null = null;
     for (let attempt = 0; attempt < ACQUIRE_TRIES_MAX; attempt++) {
       try {
-        io.createExclusive(file, Buffer.from(`${process.pid}\n`, 'utf8'));
+        io.createExclusive(file, Buffer.from(note === '' ? `${process.pid}\n` : `${process.pid}\n${note}\n`, 'utf8'));
         if (tookOverFrom !== null) {
           const whose = tookOverFrom === 0 ? 'that names no pid' : `of pid ${tookOverFrom}, which is no longer running`;
           process.stderr.write(`chunkfs: took over the stale lock ${file} ${whose}\n`);
@@ -75,9 +88,10 @@ export class StoreLock {
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       }
-      const holder = readHolder(io, file);
-      if (holder === undefined) continue; // released meanwhile
-      if (holder !== null && pidAlive(holder)) throw new StoreLockedError(dir, holder);
+      const lock = readLock(io, file);
+      if (lock === undefined) continue; // released meanwhile
+      const holder = lock === null ? null : lock.pid;
+      if (lock !== null && pidAlive(lock.pid)) throw new StoreLockedError(dir, lock.pid, lock.note);
       StoreLock.removeStale(io, file, holder);
       tookOverFrom = holder ?? 0;
     }

@@ -65,6 +65,8 @@ export interface StoreOpenOptions {
   background?: boolean;
   /** One line per event worth telling the operator (modes tightened, stale lock taken over). */
   log?: (line: string) => void;
+  /** What the store is opened for, kept in the lock (store/store-lock.ts), e.g. "mount /mnt/x". */
+  lockNote?: string;
 }
 
 export interface StoreCreateOptions {
@@ -183,7 +185,7 @@ export class Store {
     if (syncIo.stat(metaPath) === null) throw new ConfigError(metaPath, 'metadata database missing; refusing to start an empty one');
     const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
     Store.makePrivate(dir, opened, syncIo, log);
-    const lock = readOnly ? null : StoreLock.acquire(dir, syncIo);
+    const lock = readOnly ? null : StoreLock.acquire(dir, syncIo, opts.lockNote);
     let db: Db | null = null;
     try {
       if (!readOnly) adoptLegacyStore(dir, opened, syncIo);

@@ -86,7 +86,7 @@ type Handler = (x: Ctx, b: Batch, i: number) => void;
 const HANDLERS: Partial<Record<number, Handler>> = {
   [OP.lookup]: (x, b, i) => x.run(b, i, () => names.lookup(x.core, inoOf(b, i), nameOf(b, i)), (st) => entry(x, idOf(b, i), st)),
   [OP.getattr]: (x, b, i) => x.run(b, i, () => attr.getattr(x.core, inoOf(b, i)), (st) => x.reply.attr(idOf(b, i), st)),
-  [OP.setattr]: (x, b, i) => x.run(b, i, () => attr.setattr(x.core, inoOf(b, i), changesOf(b, i)), (st) => x.reply.attr(idOf(b, i), st)),
+  [OP.setattr]: (x, b, i) => x.run(b, i, () => attr.setattr(x.core, inoOf(b, i), changesOf(b, i), callerOf(b, i)), (st) => x.reply.attr(idOf(b, i), st)),
   [OP.readlink]: (x, b, i) => x.run(b, i, () => names.readlink(x.core, inoOf(b, i)), (t) => x.reply.readlink(idOf(b, i), t)),
   [OP.mknod]: (x, b, i) => x.run(b, i, () => names.mknod(x.core, inoOf(b, i), nameOf(b, i), num(b, i, F.mode), num(b, i, F.rdev), callerOf(b, i)),
     (st) => entry(x, idOf(b, i), st)),
@@ -149,7 +149,7 @@ const HANDLERS: Partial<Record<number, Handler>> = {
   [OP.fsyncdir]: (x, b, i) => x.run(b, i, () => file.fsyncdir(x.core), () => x.reply.ok(idOf(b, i))),
   [OP.statfs]: (x, b, i) => x.run(b, i, () => attr.statfs(x.core), (c) => x.reply.statfs(idOf(b, i), c)),
 
-  [OP.setxattr]: (x, b, i) => x.run(b, i, () => xattr.setxattr(x.core, inoOf(b, i), nameOf(b, i), b.bufs[i] ?? Buffer.alloc(0), num(b, i, F.flags)),
+  [OP.setxattr]: (x, b, i) => x.run(b, i, () => xattr.setxattr(x.core, inoOf(b, i), nameOf(b, i), b.bufs[i] ?? Buffer.alloc(0), num(b, i, F.flags), callerOf(b, i)),
     () => x.reply.ok(idOf(b, i))),
   [OP.getxattr]: (x, b, i) => x.run(b, i, () => xattr.getxattr(x.core, inoOf(b, i), nameOf(b, i), num(b, i, F.size)),
     (r) => (typeof r === 'number' ? x.reply.xattrSize(idOf(b, i), r) : x.reply.buf(idOf(b, i), r, r.length))),

@@ -107,10 +107,11 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
   };
 
   // Every kernel since 4.9 grants POSIX ACLs; one that does not refuses the ACL names itself.
-  core.posixAcl = true;
+  // Without them (-o noacl) the kernel refuses the ACL names (EOPNOTSUPP) and checks the mode alone.
+  core.posixAcl = opts.posixAcl;
   const session: Session = native.mount({
     mountpoint, fsname: opts.fsname, subtype: 'chunkfs', allowOther: opts.allowOther, defaultPermissions: true, readOnly: opts.readOnly,
-    suid: opts.suid, dev: opts.dev, posixAcl: true,
+    suid: opts.suid, dev: opts.dev, posixAcl: opts.posixAcl,
     autoUnmount: helper !== null, writebackCache: opts.writebackCache, readdirplus: true, maxWriteBytes: MAX_WRITE_BYTES,
     maxBackground: MAX_BACKGROUND, congestionThreshold: CONGESTION_THRESHOLD, jsDispatch: opts.jsDispatch ?? true, maxThreads: THREADS_MAX, idleThreads: THREADS_IDLE,
     // The kernel asks for security.capability before every write (measured: 58,607 of them in the

@@ -57,16 +57,16 @@ const ino = (core: FsCore, path: string): number => resolve(core, path).ino;
 export const getattr = (core: FsCore, p: string): Fuse.Stat => toFuseStat(attr.getattr(core, ino(core, p)));
 export const fgetattr = (core: FsCore, p: string | null, fh: number): Fuse.Stat => toFuseStat(attr.getattr(core, core.handles.get(fh).ino));
 export const statfs = async (core: FsCore): Promise<Fuse.Statfs> => toFuseStatfs(await attr.statfs(core));
-export async function chmod(core: FsCore, p: string, mode: number): Promise<void> { await attr.setattr(core, ino(core, p), { mode }); }
+export async function chmod(core: FsCore, p: string, mode: number, ctx?: Caller): Promise<void> { await attr.setattr(core, ino(core, p), { mode }, ctx); }
 export async function chown(core: FsCore, p: string, uid: number, gid: number): Promise<void> {
   await attr.setattr(core, ino(core, p), { uid: uid === UID_UNCHANGED ? undefined : uid, gid: gid === UID_UNCHANGED ? undefined : gid });
 }
 export async function utimens(core: FsCore, p: string, atime: Fuse.UtimeArg, mtime: Fuse.UtimeArg): Promise<void> {
   await attr.setattr(core, ino(core, p), { atime: timeArg(atime), mtime: timeArg(mtime) });
 }
-export async function truncate(core: FsCore, p: string, sizeBytes: number): Promise<void> { await attr.setattr(core, ino(core, p), { sizeBytes }); }
-export async function ftruncate(core: FsCore, p: string | null, fh: number, sizeBytes: number): Promise<void> {
-  await attr.setattr(core, core.handles.get(fh).ino, { sizeBytes });
+export async function truncate(core: FsCore, p: string, sizeBytes: number, ctx?: Caller): Promise<void> { await attr.setattr(core, ino(core, p), { sizeBytes }, ctx); }
+export async function ftruncate(core: FsCore, p: string | null, fh: number, sizeBytes: number, ctx?: Caller): Promise<void> {
+  await attr.setattr(core, core.handles.get(fh).ino, { sizeBytes }, ctx);
 }
 
 /**

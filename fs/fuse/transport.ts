@@ -25,6 +25,8 @@ export interface TransportOptions {
   suid: boolean;
   /** Device files usable (no nodev mount flag); root only. */
   dev: boolean;
+  /** POSIX ACLs (fuse3 only: fuse-native has none); -o noacl turns them off. */
+  posixAcl: boolean;
   /** Told each request's duration and result (metrics). */
   observeOp?: OpObserver;
 }

@@ -3,6 +3,7 @@
 import test from 'ava'
 import { UsageError, parseArgs, parseMountOptions } from '../../cli/cli-args'
 import { parseHelperArgs } from '../../cli/mount-helper'
+import { remountFlags } from '../../cli/remount'
 import { parseMountTable } from '../../cli/mounts'
 import { progressText } from '../../cli/progress-text'
 import { LOG_WINDOW_MS, LogLimiter } from '../../fs/log-limiter'
@@ -76,4 +77,17 @@ test('log limiter: one line per key per window; the next line counts what was he
   t.is(l.line('chunk a', 'x', 20), null)
   t.is(l.line('chunk b', 'y', 30), 'y')
   t.is(l.line('chunk a', 'x', LOG_WINDOW_MS), 'x (and 2 more like it since the last line)')
+})
+
+// Issue 24 item 9: mount(8) options other FUSE file systems take; a remount hands the kernel the
+// generic flags alone (mount(8) merges in the mount's own and FUSE's options).
+test('acl/noacl are mount options; the helper takes a remount and picks its generic flags', (t) => {
+  t.deepEqual(parseMountOptions('noacl'), { acl: false })
+  t.deepEqual(parseMountOptions('acl,rw'), { acl: true, readOnly: false })
+  const plain = parseHelperArgs(['s', 'm', '-o', 'rw,defaults,_netdev,nofail,user,users,noauto,auto,nouser,relatime,noatime,noacl'])
+  t.deepEqual(plain.options, ['rw', 'relatime', 'noatime', 'noacl'])
+  t.false(plain.remount)
+  const r = parseHelperArgs(['s', 'm', '-o', 'ro,nosuid,relatime,remount,user_id=0,group_id=0,default_permissions,allow_other,buffer_mb=64'])
+  t.true(r.remount)
+  t.deepEqual(remountFlags(r.rawOptions), ['ro', 'nosuid', 'relatime'])
 })

@@ -89,3 +89,93 @@ test.serial('a bad option fails the mount with the reason; nothing is mounted or
   t.regex(none.stderr, /is not a chunkfs store/)
   t.deepEqual(processesNaming(dir + '/store'), [], 'no mount process left')
 })
+
+// Issue 24 item 8: umount returns once the kernel detaches the mount, while the old mount process
+// still flushes and holds the store for a second or two; a mount right then waits for it.
+test.serial('umount then mount at once (mount(8), then chunkfs mount): the new mount waits for the old process; the data is there', async (t) => {
+  const mnt = dir + '/mnt'
+  const mount8 = async (): Promise<void> => {
+    const r = await run('mount', ['-t', 'fuse.chunkfs', dir + '/store', mnt], { env })
+    t.is(r.code, 0, r.stderr)
+  }
+  await mount8()
+  await shOk(`head -c 48M /dev/urandom > ${mnt}/big && cp ${mnt}/big ${dir}/big.copy`)
+  for (let round = 0; round < 2; round++) {
+    const pid = await mountPid(mnt)
+    // Slow disks and small files closed just now (stored in the background, not synced): the old
+    // process still flushes for seconds after the kernel detached its mount.
+    for (let disk = 0; disk < 6; disk++) await shOk(`node ${CLI_JS} inject latency ${disk} --ms 500 --ops write ${mnt} > /dev/null`)
+    await shOk(`for i in $(seq 20); do echo again$i > ${mnt}/small$i; done`)
+    if (round === 0) {
+      t.is((await run('umount', [mnt])).code, 0)
+      await mount8()
+    } else {
+      const r = await run('fusermount3', ['-u', mnt])
+      t.is(r.code, 0, r.stderr)
+      const child = await run('sh', ['-c', `node ${CLI_JS} mount ${dir}/store ${mnt} > ${dir}/direct.log 2>&1 &`])
+      t.is(child.code, 0)
+      for (let i = 0; i < 600 && !/chunkfs: mounted|cannot/.test(readFileSync(dir + '/direct.log', 'utf8')); i++) await new Promise((resolve) => setTimeout(resolve, 100))
+      t.regex(readFileSync(dir + '/direct.log', 'utf8'), /chunkfs: mounted /)
+    }
+    t.true(await gone(pid), 'the old mount process finished')
+    t.is((await shOk(`cmp ${mnt}/big ${dir}/big.copy && cat ${mnt}/small20`)).trim(), 'again20', `round ${round}`)
+  }
+  const last = await mountPid(mnt)
+  t.is((await run('umount', [mnt])).code, 0)
+  t.true(await gone(last))
+})
+
+test.serial('a store held by a live mount is refused at once, without waiting', async (t) => {
+  const r = await run('mount', ['-t', 'fuse.chunkfs', dir + '/store', dir + '/mnt'], { env })
+  t.is(r.code, 0, r.stderr)
+  const pid = await mountPid(dir + '/mnt')
+  await fsp.mkdir(dir + '/mnt2', { recursive: true })
+  const second = await run(process.execPath, [CLI_JS, 'mount', dir + '/store', dir + '/mnt2'])
+  t.not(second.code, 0)
+  t.regex(second.stderr, new RegExp(`already open read-write by pid ${pid}`))
+  t.notRegex(second.stderr, /waiting/)
+  t.is((await run('umount', [dir + '/mnt'])).code, 0)
+  t.true(await gone(pid))
+})
+
+/** The options of the mount at mnt in /proc/self/mounts. */
+function mountOptions (mnt: string): string[] {
+  const line = readFileSync('/proc/self/mounts', 'utf8').split('\n').find((l) => l.split(' ')[1] === mnt)
+  return line === undefined ? [] : line.split(' ')[3].split(',')
+}
+
+// Issue 24 item 9: mount -o remount,ro (and back) works as for other FUSE file systems: the kernel
+// changes the mount's generic flags; mount(8)'s own options and noacl are taken, not refused.
+test.serial('mount(8) options other FUSE file systems take are taken; mount -o remount,ro and remount,rw change the live mount', async (t) => {
+  const mnt = dir + '/mnt'
+  const r = await run('mount', ['-t', 'fuse.chunkfs', dir + '/store', mnt, '-o', 'rw,defaults,_netdev,nofail,user,users,noauto,auto,nouser,relatime,noatime,noacl'], { env })
+  t.is(r.code, 0, r.stderr)
+  const pid = await mountPid(mnt)
+  await shOk(`echo before > ${mnt}/remount-file`)
+  t.regex((await sh(`setfacl -m u:${65534}:r ${mnt}/remount-file`)).stderr, /Operation not supported/, 'noacl: no POSIX ACLs')
+  const ro = await run('mount', ['-o', 'remount,ro', mnt], { env })
+  t.is(ro.code, 0, ro.stderr)
+  t.true(mountOptions(mnt).includes('ro'), mountOptions(mnt).join(','))
+  t.regex((await sh(`echo x > ${mnt}/remount-file`)).stderr, /Read-only file system/)
+  t.is((await shOk(`cat ${mnt}/remount-file`)).trim(), 'before')
+  const rw = await run('mount', ['-o', 'remount,rw', mnt], { env })
+  t.is(rw.code, 0, rw.stderr)
+  t.true(mountOptions(mnt).includes('rw'))
+  await shOk(`echo after > ${mnt}/remount-file`)
+  const noexec = await run('mount', ['-o', 'remount,noexec', mnt], { env })
+  t.is(noexec.code, 0, noexec.stderr)
+  t.true(mountOptions(mnt).includes('noexec'))
+  t.is(await mountPid(mnt), pid, 'the same mount process throughout')
+  t.is((await run('umount', [mnt])).code, 0)
+  t.true(await gone(pid))
+  // A mount chunkfs serves read-only (-o ro) cannot be made writable by a remount: a clear error.
+  const m2 = await run('mount', ['-t', 'fuse.chunkfs', dir + '/store', mnt, '-o', 'ro'], { env })
+  t.is(m2.code, 0, m2.stderr)
+  const pid2 = await mountPid(mnt)
+  t.is((await shOk(`cat ${mnt}/remount-file`)).trim(), 'after')
+  const back = await run('mount', ['-o', 'remount,rw', mnt], { env })
+  t.not(back.code, 0)
+  t.regex(back.stderr, /mounted with -o ro, which chunkfs serves read-only itself: unmount it and mount it again without ro/)
+  t.is((await run('umount', [mnt])).code, 0)
+  t.true(await gone(pid2))
+})

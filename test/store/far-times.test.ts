@@ -41,3 +41,29 @@ test('far times survive the database; a near write to the same column clears the
   t.is(ns.attr(f.ino).atimeNs, 5n);
   await store.close();
 });
+
+// Issue 24 item 1 (generic/634): a write committed with a far mtime (tar sets it before close, so
+// the close batch stores the bytes with it) bound the BigInt into mtime_ns: RangeError, bytes lost.
+const at = (mtimeNs: bigint): { mtimeNs: bigint; ctimeNs: bigint } => ({ mtimeNs, ctimeNs: 0n }); // ctime: kept
+test('a write committed with a far mtime stores its bytes and the time: needle, new chunk, in-place patch', async (t) => {
+  const { store } = await smallStore('replica:3', 6, { smallFileMaxBytes: 16 * 1024 });
+  const ns = store.ns;
+  const small = ns.create(ROOT_INO, 'small', 0o644, 0, 0);
+  await store.write(small.ino, 0, Buffer.from('needle'), undefined, at(Y2500));
+  t.is(ns.attr(small.ino).mtimeNs, Y2500);
+  t.deepEqual(await store.read(small.ino, 0, 100), Buffer.from('needle'));
+  await store.write(small.ino, 0, Buffer.from('N'), undefined, at(Y1000));
+  t.is(ns.attr(small.ino).mtimeNs, Y1000);
+  t.deepEqual(await store.read(small.ino, 0, 100), Buffer.from('Needle'));
+  const big = ns.create(ROOT_INO, 'big', 0o644, 0, 0);
+  const bytes = Buffer.alloc(100 * 1024, 7);
+  await store.write(big.ino, 0, bytes, undefined, at(Y1000)); // a new chunk (grow)
+  t.is(ns.attr(big.ino).mtimeNs, Y1000);
+  await store.write(big.ino, 4096, Buffer.from('patch'), undefined, at(Y2500)); // in place (touch)
+  t.is(ns.attr(big.ino).mtimeNs, Y2500);
+  bytes.write('patch', 4096);
+  t.deepEqual(await store.read(big.ino, 0, bytes.length), bytes);
+  await store.write(big.ino, 0, Buffer.from('now')); // a write at "now" clears the far column again
+  t.true(ns.attr(big.ino).mtimeNs < NEAR_NS_MAX);
+  await store.close();
+});

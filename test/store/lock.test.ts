@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { LOCK_FILE, StoreLockedError } from '../../store/store-lock';
 import { Store } from '../../store/store';
 import { smallStore } from './helpers';
+import { holderUnmounted } from '../../cli/store-handover';
 
 const STORE_JS = path.join(__dirname, '..', '..', 'store', 'store.js');
 const CHILD_READY_WAITS_MAX = 600; // x 50 ms
@@ -91,5 +92,21 @@ test('a failed open releases the lock', async (t) => {
   await store.close();
   fs.writeFileSync(path.join(dir, 'meta.db'), 'not a database, but long enough to look like a file header......');
   await t.throwsAsync(Store.open(dir), { message: /meta\.db/ });
+  t.false(fs.existsSync(path.join(dir, LOCK_FILE)));
+});
+
+// Issue 24 item 8: the lock says what it is held for; a new mount waits only for a holder that is
+// a mount whose mount is gone (cli/store-handover.ts).
+test('the lock names what it is held for; a mount holder whose mount is gone counts as finishing', async (t) => {
+  const { store, dir } = await smallStore('replica:3', 3);
+  await store.close();
+  const s = await Store.open(dir, { lockNote: 'mount /some/where' });
+  t.is(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8'), `${process.pid}\nmount /some/where\n`);
+  const err = await t.throwsAsync(Store.open(dir), { instanceOf: StoreLockedError });
+  t.is(err!.holderPid, process.pid);
+  t.is(err!.holderNote, 'mount /some/where');
+  t.true(holderUnmounted(err, dir), '/some/where is not mounted');
+  t.false(holderUnmounted(new StoreLockedError(dir, process.pid, ''), dir), 'a holder that is no mount is refused at once');
+  await s.close();
   t.false(fs.existsSync(path.join(dir, LOCK_FILE)));
 });

@@ -252,3 +252,25 @@ test('compaction moves live needles out of a sealed container with dead/capacity
   t.is(scrub.badCount, 0);
   await store.close();
 });
+
+// Issue 24 item 1: one file's commit failing halfway (here after it repointed its slice) must not
+// leave that half-done change, nor fail the other needles of the same container append.
+test('a needle commit that fails halfway is rolled back and fails that file alone, not its append batch', async (t) => {
+  const { store } = await smallStore('replica:3', 6, PACK);
+  const files = ['a', 'b', 'c'].map((n) => store.ns.create(1, n, 0o644, 0, 0));
+  await store.write(files[1].ino, 0, Buffer.from('old b'));
+  const fio = (store as unknown as { files: { appender: { append(r: unknown): Promise<unknown> }; slices: { get(ino: number): unknown; set(ino: number, s: unknown): void } } }).files;
+  const before = fio.slices.get(files[1].ino);
+  const results = await Promise.allSettled(files.map((f, i) => fio.appender.append({
+    ino: f.ino, packClass: 'replica:3', data: Buffer.from(`new ${f.ino}`),
+    commit: (slice: unknown) => {
+      fio.slices.set(f.ino, slice);
+      if (i === 1) throw new RangeError('injected: bad value in the commit');
+    },
+  })));
+  t.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+  t.deepEqual(fio.slices.get(files[1].ino), before, 'the failed commit left its slice as it was');
+  t.deepEqual(await store.read(files[1].ino, 0, 100), Buffer.from('old b'));
+  t.deepEqual(fio.slices.get(files[0].ino), (results[0] as PromiseFulfilledResult<unknown>).value);
+  await store.close();
+});
