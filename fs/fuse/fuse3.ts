@@ -21,8 +21,15 @@ import { opLog } from './guard';
 import { STORED_XATTR_PREFIXES } from '../ops-xattr';
 import { ACL_PREFIX } from '../acl';
 
-/** The kernel may keep attributes and names this long (libfuse's own default). */
-export const CACHE_TIMEOUT_S = 1;
+/**
+ * The kernel may keep attributes and names this long (issue 20 item 4). Every change to a file
+ * reaches the store through this kernel, which updates or drops what it cached; storing buffered
+ * bytes never changes a file's attributes (DESIGN §5 "One view"); the store's own work (heal,
+ * scrub, compaction, reclaim) changes no attribute; inject drops the kernel's caches. So the
+ * kernel may cache as long as passthrough_hp lets it, less a margin for what is not yet thought
+ * of: 30 s (libfuse's default, and gocryptfs', is 1 s: a GETATTR and LOOKUP per file each second).
+ */
+export const CACHE_TIMEOUT_S = 30;
 const MAX_WRITE_BYTES = 1 << 20;
 // Background requests (read-ahead, write-back) the kernel keeps in flight; the write-back buffer
 // takes writes as fast as memory copies, so 64 x 1 MiB keeps a stream going without a backlog.
