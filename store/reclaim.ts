@@ -145,11 +145,9 @@ export class Reclaimer {
     const freed = entries.filter((e) => !live.includes(e));
     report.keptLive += live.length; // committed after all: never delete what the chunk map points at
     const done: ReclaimEntry[] = [...live];
-    if (freed.length > 0 && !(await this.flushed())) {
-      report.failures += freed.length; // the metadata device failing: everything stays queued
-      freed.length = 0;
-    }
-    await boundedAll(freed, RECLAIM_CONCURRENCY, async (e) => {
+    const durable = freed.length > 0 && await this.flushed();
+    if (!durable) report.failures += freed.length; // the metadata device failing: all stay queued
+    await boundedAll(durable ? freed : [], RECLAIM_CONCURRENCY, async (e) => {
       if (!(await this.deleteShards(e))) {
         report.failures++;
         return; // a disk failing: stays queued for a later round

@@ -145,3 +145,22 @@ test('rm of many files costs no flush per unlink; the reclaimer pays one flush p
   t.true(flushes >= 1 && flushes <= Math.ceil(report.versionsDeleted / 32) + 1, `${flushes} flushes for ${report.versionsDeleted} versions`);
   await s.close();
 });
+
+test('a failing metadata flush: the reclaimer deletes nothing, and everything stays queued for a later round', async (t) => {
+  const { dir, files } = await pristine('replica:3', 2);
+  const io = new FaultyIo(new NodeIo());
+  const s = await Store.open(dir, { io });
+  for (const f of files) await rm(s, f);
+  io.addFault({ op: 'fdatasync', path: 'meta.db-wal', error: 'EIO' });
+  const unlinksBefore = io.calls.get('unlink') ?? 0;
+  const failed = await s.reclaimNow();
+  t.is(failed.versionsDeleted, 0, JSON.stringify(failed));
+  t.true(failed.failures > 0);
+  t.is((io.calls.get('unlink') ?? 0) - unlinksBefore, 0, 'no shard deleted while its unlink may not be durable');
+  t.is((await s.status()).reclaimBacklog, files.length);
+  io.clearFaults();
+  const report = await s.reclaimNow();
+  t.is(report.versionsDeleted, files.length);
+  t.is((await s.status()).reclaimBacklog, 0);
+  await s.close();
+});
