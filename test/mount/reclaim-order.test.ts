@@ -113,5 +113,6 @@ test.serial('rm -rf: no shard of an unlinked file is deleted before a WAL flush 
     const since = unlinkedAt.get(name)!
     if (!walFlushes.some((f) => f > since && f < d.t)) early.push(`${name}: shard deleted ${(d.t - since).toFixed(3)} s after its unlink, no WAL flush between`)
   }
+  t.log(`${walFlushes.length} WAL flushes while ${FILES} files were removed and ${shardDeletes.length} shard files deleted`)
   t.deepEqual(early.slice(0, 5), [], `${early.length} of ${shardDeletes.length} shard deletes came before their unlink was durable`)
 })
