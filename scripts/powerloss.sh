@@ -31,8 +31,15 @@
 # not lost directory entries (which DESIGN §5 guards against
 # with a directory fsync per touched shard directory).
 #
+# Then RM_ROUNDS rm -rf rounds (issue 25): a tree of RM_FILES fsync'd files (scripts/powerloss/tree.py,
+# most with shard files of their own), `rm -rf` of it, and the cut a random 0.2-3 s into the rm. The
+# unlinks live in meta.db's WAL until the next full commit and LazyFS drops them, while the reclaimer's
+# shard deletes pass straight through it, so every file that is back after the remount must read
+# its whole content (free last, DESIGN §5).
+#
 # Usage: LAZYFS=/path/to/lazyfs scripts/powerloss.sh [--rounds N] [--min-ms MS] [--max-ms MS]
 #                                                    [--work DIR] [--cache-size 3gb]
+#                                                    [--rm-rounds N] [--rm-files N]
 set -euo pipefail
 
 ROUNDS=10
@@ -40,6 +47,10 @@ MIN_MS=3000
 MAX_MS=15000
 WORK=""
 CACHE_SIZE=3gb
+RM_ROUNDS=3
+RM_FILES=600
+RM_MIN_MS=200
+RM_MAX_MS=3000
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) ROUNDS=$2; shift 2 ;;
@@ -47,6 +58,8 @@ while [ $# -gt 0 ]; do
     --max-ms) MAX_MS=$2; shift 2 ;;
     --work) WORK=$2; shift 2 ;;
     --cache-size) CACHE_SIZE=$2; shift 2 ;;
+    --rm-rounds) RM_ROUNDS=$2; shift 2 ;;
+    --rm-files) RM_FILES=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -82,6 +95,7 @@ kill_writers() {
 cleanup() {
   set +e
   kill_writers
+  if [ -n "${RM_PID:-}" ]; then kill -9 "$RM_PID" 2>/dev/null; wait "$RM_PID" 2>/dev/null; fi
   if [ -n "$MOUNT_PID" ]; then kill -9 "$MOUNT_PID" 2>/dev/null; wait "$MOUNT_PID" 2>/dev/null; fi
   fusermount -uz "$MNT" 2>/dev/null
   if [ -n "$LZ_PID" ]; then
@@ -203,8 +217,51 @@ for round in $(seq 1 "$ROUNDS"); do
   echo "$LINE"
 done
 
+# The rm -rf rounds: the cut while rm runs and the reclaimer deletes shards.
+RM_RESULTS=()
+RM_PID=""
+for round in $(seq 1 "$RM_ROUNDS"); do
+  RD="$WORK/rm$round"
+  rm -rf "$RD"; mkdir -p "$RD"
+  rm -rf "$STORE"
+  node "$CLI" mkfs "$STORE" --disks 6 --layout replica:3 >/dev/null
+  mount_store "$RD/mount1.log" || { cat "$RD/mount1.log" >&2; exit 1; }
+  python3 "$HERE/tree.py" make "$MNT/tree" "$RM_FILES"
+  rm -rf "$MNT/tree" & RM_PID=$!
+  DELAY_MS=$(( RM_MIN_MS + (RANDOM * 32768 + RANDOM) % (RM_MAX_MS - RM_MIN_MS + 1) ))
+  sleep "$(printf '%d.%03d' $((DELAY_MS / 1000)) $((DELAY_MS % 1000)))"
+  kill -STOP "$RM_PID" 2>/dev/null || true
+  kill -STOP "$MOUNT_PID"
+  clear_cache
+  kill -9 "$MOUNT_PID"; wait "$MOUNT_PID" 2>/dev/null || true; MOUNT_PID=""
+  fusermount -uz "$MNT" 2>/dev/null || true
+  kill -9 "$RM_PID" 2>/dev/null || true; wait "$RM_PID" 2>/dev/null || true; RM_PID=""
+  if mount_store "$RD/mount2.log"; then
+    python3 "$HERE/tree.py" check "$MNT/tree" "$RM_FILES" > "$RD/check.out" 2>&1 || echo "checker failed" >> "$RD/check.out"
+    read -r PRESENT MISSING BAD < <(head -1 "$RD/check.out") || true
+    [[ "$PRESENT $MISSING $BAD" =~ ^[0-9]+\ [0-9]+\ [0-9]+$ ]] || { PRESENT=-; MISSING=-; BAD=-; }
+    stop_mount
+  else
+    PRESENT=-; MISSING=-; BAD=-
+    echo "rm round $round: remount FAILED:" >&2; cat "$RD/mount2.log" >&2
+  fi
+  if [ "$BAD" != 0 ]; then
+    FAIL=1
+    echo "rm round $round: files back without their bytes (details in $RD):" >&2; tail -n +2 "$RD/check.out" >&2 || true
+  fi
+  LINE=$(printf '%5s %8s %7s %8s %8s %5s' "$round" "$DELAY_MS" "$RM_FILES" "$PRESENT" "$MISSING" "$BAD")
+  RM_RESULTS+=("$LINE")
+  echo "rm $LINE"
+done
+
 echo
 echo "power-loss campaign: $ROUNDS rounds, each with replica:3 and ec:4+2 writers (work dir $WORK)"
 printf '%5s %8s %9s %6s %9s %11s %7s %10s %10s\n' round cut_ms store_MiB files fsync_MiB dropped_MiB lost_B non_prefix remount_ms
 for l in "${RESULTS[@]}"; do echo "$l"; done
+if [ "$RM_ROUNDS" -gt 0 ]; then
+  echo
+  echo "rm -rf rounds: back = files the cut brought back (their unlink was lost); bad = back but unreadable (must be 0)"
+  printf '%5s %8s %7s %8s %8s %5s\n' round cut_ms files back gone bad
+  for l in "${RM_RESULTS[@]}"; do echo "$l"; done
+fi
 exit $FAIL

@@ -8,10 +8,11 @@ cd "$(dirname "$0")/.."
 # Debian packages: FUSE (libfuse3 + its headers for our binding, fuse3 for fusermount3 and the
 # fusermount link libfuse2 uses; fuse3 replaces the old `fuse` package, so that one must not be
 # asked for), libfuse2 for the fuse-native transport, the independent Go decoder and its two
-# libraries, and the real tools the mount tests and benchmarks drive.
+# libraries, and the real tools the mount tests and benchmarks drive (strace: the order of the
+# mount's syscalls, test/mount/reclaim-order.test.ts and scripts/bench-flushes.sh).
 APT_PACKAGES=(libfuse3-dev fuse3 libfuse2 pkg-config golang-go golang-github-minio-highwayhash-dev
   golang-github-klauspost-reedsolomon-dev fio sqlite3 git attr acl util-linux
-  bindfs gocryptfs python3 make g++ rsync)
+  bindfs gocryptfs python3 make g++ rsync strace)
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do

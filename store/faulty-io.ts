@@ -3,7 +3,8 @@
 // its last durable state. The durability model, per file and per directory entry:
 //   - file bytes become durable at fsync/fdatasync of that file;
 //   - a directory entry (create, rename, unlink) becomes durable at fsyncDir of
-//     its parent directory; until then a crash undoes it;
+//     its parent directory; until then a crash undoes it (unlinksDurable: an unlink
+//     is durable at once);
 //   - a torn crash keeps each 4 KiB page of non-durable file data either old or new
 //     at random (and the file length either old or new);
 //   - directories themselves (mkdir/rmdir) are treated as durable at once (the store
@@ -71,6 +72,12 @@ export class FaultyIo implements Io {
    * without this Io seeing it.
    */
   restoreExternal = false;
+  /**
+   * Unlinks durable at once, without an fsync of the directory: a power loss keeps them (as a
+   * journaling filesystem may, having committed its journal on its own timer). With restoreExternal,
+   * the case of issue 25: shard files deleted for good while the commit that freed them is lost.
+   */
+  unlinksDurable = false;
   private readonly externalDurable = new Map<string, Buffer>();
   /** Count of calls by op, for tests. */
   readonly calls = new Map<IoOp, number>();
@@ -207,6 +214,7 @@ export class FaultyIo implements Io {
     await this.run(() => this.inner.unlink(path));
     this.after('unlink');
     this.nsCurrent.set(path, null);
+    if (this.unlinksDurable) this.nsDurable.set(path, null);
   }
   async rmdir(p: string): Promise<void> {
     await this.gate('rmdir', p);

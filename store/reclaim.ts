@@ -8,6 +8,11 @@
 // of a write that a crash cut off (or whose commit a power loss lost) are reclaimed too, and no
 // directory walk at open is needed to find them. The reclaimer never deletes a version that the
 // chunk map points at, nor one whose write is still in flight in this process.
+//
+// Free last, the mirror of data first (DESIGN §5): shards are deleted only once the commit that
+// freed them is durable. Unlink, truncate and copy-on-write commit without a flush (synchronous=NORMAL),
+// so until the next full commit a power loss can bring the old version back; each round therefore
+// starts with one group-committed flush (issue 25: files that came back without their shards).
 import { assert } from '../src/errors';
 import { ChunkEnv } from './chunk-env';
 import { FileLayout } from './chunk-ref';
@@ -123,22 +128,46 @@ export class Reclaimer {
 
   constructor(private readonly env: ChunkEnv, private readonly placement: Placement) {}
 
-  /** One round: at most RECLAIM_BATCH_MAX entries. */
+  /**
+   * One round: at most RECLAIM_BATCH_MAX entries. Free last (DESIGN §5): an entry may have been
+   * queued by a commit that is not durable yet (an unlink, truncate, copy-on-write or compaction a
+   * power loss can still roll back, with the old version live again), so the round makes every
+   * commit so far durable before it deletes anything: one group-committed flush per round, shared
+   * with the fsyncs and the commit timer, never one per unlink.
+   */
   private async round(report: ReclaimReport): Promise<number> {
     const { map, reclaim, inflight } = this.env;
     const entries = reclaim.batch(RECLAIM_BATCH_MAX).filter((e) => !inflight.has(e.ino, e.chunkIndex, e.version));
-    await boundedAll(entries, RECLAIM_CONCURRENCY, async (e) => {
-      if (map.get(e.ino, e.chunkIndex)?.version === e.version) {
-        report.keptLive++; // committed after all: never delete what the chunk map points at
-      } else if (!(await this.deleteShards(e))) {
+    if (entries.length === 0) return 0;
+    // Judged now, before the flush: a version that is neither live nor in flight never becomes live
+    // again (versions are never reused), so the flush below covers the commit that freed it.
+    const live = entries.filter((e) => map.get(e.ino, e.chunkIndex)?.version === e.version);
+    const freed = entries.filter((e) => !live.includes(e));
+    report.keptLive += live.length; // committed after all: never delete what the chunk map points at
+    const done: ReclaimEntry[] = [...live];
+    const durable = freed.length > 0 && await this.flushed();
+    if (!durable) report.failures += freed.length; // the metadata device failing: all stay queued
+    await boundedAll(durable ? freed : [], RECLAIM_CONCURRENCY, async (e) => {
+      if (!(await this.deleteShards(e))) {
         report.failures++;
         return; // a disk failing: stays queued for a later round
-      } else {
-        report.versionsDeleted++;
       }
-      reclaim.remove(e.ino, e.chunkIndex, e.version); // needs no flush: deleting again is harmless
+      report.versionsDeleted++;
+      done.push(e);
     });
+    // Losing this commit is harmless: the entries come back and deleting again finds nothing.
+    if (done.length > 0) this.env.commits.harmless(() => { for (const e of done) reclaim.remove(e.ino, e.chunkIndex, e.version); });
     return entries.length;
+  }
+
+  /** Every commit so far durable (DESIGN §5 free last); false when the flush failed. */
+  private async flushed(): Promise<boolean> {
+    try {
+      await this.env.commits.flushIfDirty();
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   private async deleteShards(e: ReclaimEntry): Promise<boolean> {

@@ -98,7 +98,12 @@ export async function resolveLegacyIntent(env: ChunkEnv, ref: ChunkRef, first: n
 }
 
 async function resolveIntents(env: ChunkEnv, files: FileIo, report: RecoveryReport): Promise<void> {
-  for (const intent of env.map.intents()) {
+  const intents = env.map.intents();
+  // Free last (DESIGN §5): a process kill can leave an intent committed but not yet flushed (its
+  // writer died before the flush that precedes any patch); it is made durable before its bytes
+  // overwrite the replicas, so a power loss during recovery cannot leave new bytes the log forgot.
+  if (intents.length > 0) await env.commits.flushIfDirty();
+  for (const intent of intents) {
     await files.withChunk(intent.ino, intent.chunkIndex, async (ref) => {
       // A chunk rewritten since (copy-on-write fallback) or gone: nothing to replay.
       if (ref !== null && ref.version === intent.version && ref.fl.layout.kind === 'replica') {

@@ -7,10 +7,15 @@ import { NodeIo } from '../../store/io';
 import { Store } from '../../store/store';
 import { tmpDir } from './helpers';
 
-/** Power loss: SQLite's own checkpoints would sync the WAL behind the Io's back (FaultyIo.restoreExternal). */
-export async function openCrashable(dir: string, power: boolean): Promise<{ s: Store; io: FaultyIo }> {
+/**
+ * Power loss: SQLite's own checkpoints would sync the WAL behind the Io's back (FaultyIo.restoreExternal).
+ * unlinksDurable: shard-file deletes survive the power loss although no directory fsync followed
+ * them, while the metadata WAL goes back to its last full commit (issue 25).
+ */
+export async function openCrashable(dir: string, power: boolean, opts: { unlinksDurable?: boolean } = {}): Promise<{ s: Store; io: FaultyIo }> {
   const io = new FaultyIo(new NodeIo());
   io.restoreExternal = power;
+  io.unlinksDurable = opts.unlinksDurable ?? false;
   const s = await Store.open(dir, { io });
   if (power) (s as unknown as { db: import('better-sqlite3').Database }).db.pragma('wal_autocheckpoint = 0');
   return { s, io };

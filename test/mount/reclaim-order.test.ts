@@ -1,0 +1,118 @@
+// Free last through a real mount (DESIGN §5, issue 25): `rm -rf` of fsync'd files, with the mount
+// process traced by strace (unlink, unlinkat, fsync, fdatasync, with fd paths) and rm traced too.
+// No shard file of a removed file may be deleted before a flush of the metadata WAL that started
+// after rm's unlink of that file: until then a power loss can bring the file back, and its shards
+// must be there. On the old reclaimer the shards went within ~100 ms, the WAL flush up to 5 s later.
+import test from 'ava'
+import * as fs from 'node:fs'
+import * as path from 'node:path'
+import { ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { ChunkfsMount, mkfs, mountChunkfs, tempDir, removeDir, run, PYTHON, CLI_JS } from '../helpers/mount'
+
+let dir = ''
+let m: ChunkfsMount | undefined
+let tracer: ChildProcess | undefined
+const cli = (args: string[]) => run(process.execPath, [CLI_JS, ...args], { timeoutMs: 120_000 })
+const FILES = 120
+const BACKLOG_WAITS_MAX = 600
+const BACKLOG_WAIT_MS = 100
+const ATTACH_WAIT_MS = 30_000
+
+test.before(async () => { dir = await tempDir('reclaim-order') })
+test.after.always(async () => {
+  if (tracer !== undefined && tracer.exitCode === null) tracer.kill('SIGINT')
+  if (m !== undefined) await m.stop()
+  await removeDir(dir)
+})
+
+/** Wait (bounded) until the mounted store's reclaim queue is empty; returns the last backlog seen. */
+async function drained (store: string): Promise<number> {
+  let backlog = -1
+  for (let i = 0; i < BACKLOG_WAITS_MAX && backlog !== 0; i++) {
+    const st = await cli(['status', store, '--json'])
+    backlog = st.code === 0 ? Number(JSON.parse(st.stdout).reclaimBacklog) : -1
+    if (backlog !== 0) await new Promise((resolve) => setTimeout(resolve, BACKLOG_WAIT_MS))
+  }
+  return backlog
+}
+
+/** strace attached to every thread of pid; resolves once it says so (its stderr). */
+function attach (pid: number, out: string): Promise<ChildProcess> {
+  const child = spawn('strace', ['-f', '-ttt', '-y', '-e', 'trace=unlink,unlinkat,fsync,fdatasync', '-o', out, '-p', String(pid)], { stdio: ['ignore', 'ignore', 'pipe'] })
+  let err = ''
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => { child.kill('SIGINT'); reject(new Error(`strace did not attach: ${err}`)) }, ATTACH_WAIT_MS)
+    child.stderr!.on('data', (b: Buffer) => {
+      err += b.toString()
+      if (/attached/.test(err)) { clearTimeout(timer); resolve(child) }
+    })
+    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`strace exited (${code}): ${err}`)) })
+  })
+}
+
+/** "<epoch seconds> syscall(args) = ret" lines of an strace -ttt log (with -f: "<pid> " first). */
+function events (file: string): Array<{ t: number, line: string }> {
+  return fs.readFileSync(file, 'utf8').split('\n').flatMap((line) => {
+    const mm = /^(?:\d+\s+)?(\d+\.\d+)\s+(.*)$/.exec(line)
+    return mm === null ? [] : [{ t: Number(mm[1]), line: mm[2] }]
+  })
+}
+
+const MAKE = `
+import os, random, sys
+root = sys.argv[1]
+os.makedirs(root)
+for i in range(int(sys.argv[2])):
+    p = os.path.join(root, 'f%03d' % i)
+    with open(p, 'wb') as f:
+        # Past small_file_max (64 KiB): chunk shards of their own, not needles in a container.
+        f.write(random.Random(i).randbytes(70_000 + i * 500))
+        f.flush(); os.fsync(f.fileno())
+    print(os.stat(p).st_ino, 'f%03d' % i)
+`
+
+test.serial('rm -rf: no shard of an unlinked file is deleted before a WAL flush that follows the unlink (strace)', async (t) => {
+  t.is(spawnSync('strace', ['-V']).status, 0, 'strace is needed (scripts/setup.sh installs it)')
+  const store = dir + '/store'
+  await mkfs(store)
+  m = await mountChunkfs(store, dir + '/mnt')
+  const tree = path.join(m.mountpoint, 'tree')
+  const made = await run(PYTHON, ['-c', MAKE, tree, String(FILES)], { timeoutMs: 300_000 })
+  t.is(made.code, 0, made.stderr)
+  const nameOfIno = new Map(made.stdout.trim().split('\n').map((l) => l.split(' ')).map(([ino, name]) => [BigInt(ino), name]))
+  const mountTrace = path.join(dir, 'mount.trace')
+  const rmTrace = path.join(dir, 'rm.trace')
+  tracer = await attach(m.child.pid!, mountTrace)
+  const rm = await run('strace', ['-f', '-ttt', '-e', 'trace=unlinkat,unlink', '-o', rmTrace, 'rm', '-rf', tree], { timeoutMs: 300_000 })
+  t.is(rm.code, 0, rm.stderr)
+  t.is(await drained(store), 0, 'the reclaim queue drains')
+  const stopped = new Promise((resolve) => tracer!.on('exit', resolve))
+  tracer.kill('SIGINT') // detaches; the mount goes on
+  await stopped
+  await m.stop()
+  m = undefined
+
+  // When rm asked to unlink each file (the mount commits the unlink while rm waits for the reply).
+  const unlinkedAt = new Map<string, number>()
+  for (const e of events(rmTrace)) {
+    const mm = /^unlinkat\(\w+, "(f\d{3})", 0\)/.exec(e.line)
+    if (mm !== null) unlinkedAt.set(mm[1], e.t)
+  }
+  t.is(unlinkedAt.size, FILES, 'rm unlinked every file')
+  const mountEvents = events(mountTrace)
+  const walFlushes = mountEvents.filter((e) => /^f(data)?sync\(\d+<[^>]*meta\.db-wal>/.test(e.line)).map((e) => e.t)
+  const shardDeletes = mountEvents.flatMap((e) => {
+    const mm = /^unlink(?:at)?\(.*\/([0-9a-f]{16})\.v\d+\/c\d+\/\d+\.shard"/.exec(e.line)
+    return mm === null ? [] : [{ t: e.t, ino: BigInt('0x' + mm[1]) }]
+  })
+  t.true(shardDeletes.length >= FILES * 3, `every replica of every file deleted (${shardDeletes.length} shard unlinks traced)`)
+  const early: string[] = []
+  for (const d of shardDeletes) {
+    const name = nameOfIno.get(d.ino)
+    if (name === undefined) { early.push(`a shard of inode ${d.ino}, not one of the files`); continue }
+    const since = unlinkedAt.get(name)!
+    if (!walFlushes.some((f) => f > since && f < d.t)) early.push(`${name}: shard deleted ${(d.t - since).toFixed(3)} s after its unlink, no WAL flush between`)
+  }
+  t.log(`${walFlushes.length} WAL flushes while ${FILES} files were removed and ${shardDeletes.length} shard files deleted`)
+  t.deepEqual(early.slice(0, 5), [], `${early.length} of ${shardDeletes.length} shard deletes came before their unlink was durable`)
+})
