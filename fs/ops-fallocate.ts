@@ -26,6 +26,20 @@ async function writeZeros(core: FsCore, fh: number, offsetBytes: number, lengthB
   }
 }
 
+/**
+ * fallocate(2) promises the space: a range the disks could not hold is refused with ENOSPC, as
+ * local file systems do (issue 24 item 5, generic/213), before the size changes. The store writes
+ * sparsely, so nothing is reserved: what is checked is the range past the file's end (bytes inside
+ * it are data or holes the file already has) against the usable free space (statfs: raw free
+ * space over the default layout's overhead).
+ */
+async function checkRoom(core: FsCore, ino: number, offsetBytes: number, lengthBytes: number, sizeBytes: number): Promise<void> {
+  const newBytes = Math.max(0, offsetBytes + lengthBytes - Math.max(offsetBytes, sizeBytes));
+  if (newBytes === 0) return;
+  const { availBytes } = await core.store.statfs();
+  if (newBytes > availBytes) throw posix('ENOSPC', `fallocate of ${newBytes} new bytes on inode ${ino}: ${availBytes} bytes are free`);
+}
+
 export async function fallocate(core: FsCore, fh: number, mode: number, offsetBytes: number, lengthBytes: number): Promise<void> {
   if (offsetBytes < 0 || lengthBytes <= 0 || !Number.isSafeInteger(offsetBytes + lengthBytes)) throw posix('EINVAL', 'bad fallocate range');
   if ((mode & ~SUPPORTED) !== 0) throw posix('EOPNOTSUPP', `fallocate mode ${mode.toString(16)} is not supported`);
@@ -35,6 +49,7 @@ export async function fallocate(core: FsCore, fh: number, mode: number, offsetBy
   if (punch && (zero || !keepSize)) throw posix('EOPNOTSUPP', 'PUNCH_HOLE needs KEEP_SIZE and excludes ZERO_RANGE');
   const f = core.handles.fileOf(fh);
   const end = offsetBytes + lengthBytes;
+  if (!punch && !zero) await checkRoom(core, f.ino, offsetBytes, lengthBytes, f.sizeBytes);
   let changed = false;
   if (punch || zero) {
     const zeroEnd = Math.min(end, f.sizeBytes); // beyond the size the file reads as nothing, or as zeros once grown

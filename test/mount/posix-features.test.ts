@@ -99,6 +99,24 @@ test.serial('fallocate COLLAPSE_RANGE and INSERT_RANGE are refused with EOPNOTSU
   t.is(r[3].ok.size, 3 * MiB)
 })
 
+// Issue 24 item 5 (generic/213): fallocate promises the space, so more than the disks hold is refused.
+test.serial('fallocate past the free space is refused with ENOSPC and the size stays; within it the size grows (libfuse3)', async (t) => {
+  if (!FUSE3) { t.pass('fuse-native has no fallocate'); return }
+  const availBytes = Number((await shOk(`df -B1 --output=avail ${shared.mount.mountpoint} | tail -1`)).trim())
+  const r = await fsClient([
+    ['open', 'f', P('prealloc'), ['rdwr', 'creat']],
+    ['fallocate', 'f', [], 0, availBytes * 2],
+    ['fstat', 'f'],
+    ['fallocate', 'f', [], 0, MiB],
+    ['fstat', 'f'],
+    ['close', 'f'],
+  ])
+  t.is(r[1].err, 'ENOSPC')
+  t.is(r[2].ok.size, 0, 'nothing changed')
+  t.is(r[3].err, undefined)
+  t.is(r[4].ok.size, MiB)
+})
+
 test.serial('O_TMPFILE is refused with EOPNOTSUPP (libfuse 3.14 has no tmpfile op), and nothing appears', async (t) => {
   const before = await fsOk(['listdir', shared.mount.mountpoint])
   const [r] = await fsClient([['tmpfile', 't', shared.mount.mountpoint]])
