@@ -1,11 +1,12 @@
 // Opening meta.db after a crash (DESIGN §4/§5, issue 14 item 6). A crashed writer leaves meta.db-wal
-// (committed transactions: never to be removed) and meta.db-shm (an index of the WAL that SQLite
-// rebuilds from it when nobody has the database open). SQLite recovers both by itself on open, torn
-// or stale ones included; what it cannot get past is a -shm it cannot open, size or map
-// (SQLITE_IOERR_SHM*, reported as "disk I/O error"), e.g. one a crashed FUSE layer under the store
-// left as something other than a plain file. A read-write open holds the store lock, so no chunkfs
-// process has the database open: it removes that -shm and tries once more. Every other failure,
-// and this one in a read-only open, ends in a message that says what happened and what to do.
+// (committed transactions: never to be removed), and a crashed reader or a writer of a build before
+// issue 20 meta.db-shm (an index of the WAL that SQLite rebuilds from it when nobody has the database
+// open). SQLite recovers both by itself on open, torn or stale ones included. A read-write open keeps
+// the WAL index in memory (locking_mode EXCLUSIVE, store/meta.ts) and never uses a -shm; once it
+// holds the database it removes a -shm left behind, since a read-only open after it cannot get past
+// one it cannot open, size or map (SQLITE_IOERR_SHM*, reported as "disk I/O error"), e.g. one a
+// crashed FUSE layer under the store left as something other than a plain file. Every failure of
+// an open ends in a message that says what happened and what to do.
 import { ConfigError } from './config';
 import { Db, openDb } from './meta';
 import { SyncIo } from './sync-io';
@@ -44,23 +45,27 @@ export function metaOpenAdvice(path: string, code: string, readOnly: boolean): s
 }
 
 /**
- * openDb with recovery from an unusable -shm (read-write opens, which hold the store lock) and a
- * ConfigError naming what to do otherwise. log: one line when a -shm was removed.
+ * openDb, with a ConfigError naming what to do when it fails. A read-write open (which holds the
+ * store lock, and now meta.db's own) removes a leftover -shm; log: one line when that -shm was not a
+ * plain file (it made read-only opens fail).
  */
 export function openMeta(path: string, readOnly: boolean, io: SyncIo, log: (line: string) => void): Db {
+  let db: Db;
   try {
-    return openDb(path, readOnly);
-  } catch (err) {
-    const code = sqliteCode(err);
-    if (readOnly || !SHM_ERROR_RE.test(code)) throw metaOpenError(path, err, code, readOnly);
-    io.remove(`${path}-shm`);
-    log(`chunkfs: ${path}-shm could not be used (${code}: ${(err as Error).message}); removed it, SQLite rebuilds it from ${path}-wal`);
-  }
-  try {
-    return openDb(path, readOnly);
+    db = openDb(path, readOnly);
   } catch (err) {
     throw metaOpenError(path, err, sqliteCode(err), readOnly);
   }
+  if (!readOnly) removeLeftoverShm(path, io, log);
+  return db;
+}
+
+function removeLeftoverShm(path: string, io: SyncIo, log: (line: string) => void): void {
+  const shm = `${path}-shm`;
+  const st = io.stat(shm);
+  if (st === null) return;
+  io.remove(shm);
+  if (st.kind !== 'file') log(`chunkfs: ${shm} was not a plain file (read-only opens could not use it); removed it, SQLite rebuilds it from ${path}-wal`);
 }
 
 function metaOpenError(path: string, err: unknown, code: string, readOnly: boolean): ConfigError {

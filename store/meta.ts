@@ -97,8 +97,15 @@ export function dbToU64(v: bigint | number): bigint {
   return BigInt.asUintN(64, BigInt(v));
 }
 
+/**
+ * How long an open waits for meta.db held by another connection: a writer holds it until it closes
+ * (locking_mode EXCLUSIVE), so a reader does not wait long; a writer waits out a reader's short look.
+ */
+const READER_BUSY_WAIT_MS = 500;
+const WRITER_BUSY_WAIT_MS = 5000;
+
 export function openDb(file: string, readOnly = false): Db {
-  const db = new Database(file, { readonly: readOnly, fileMustExist: readOnly });
+  const db = new Database(file, { readonly: readOnly, fileMustExist: readOnly, timeout: readOnly ? READER_BUSY_WAIT_MS : WRITER_BUSY_WAIT_MS });
   try {
     setUp(db, readOnly);
   } catch (err) {
@@ -111,6 +118,12 @@ export function openDb(file: string, readOnly = false): Db {
 function setUp(db: Db, readOnly: boolean): void {
   db.defaultSafeIntegers(true);
   if (!readOnly) {
+    // Before the first access (issue 20): the writer holds meta.db's lock for as long as it has it
+    // open, so a transaction takes no file locks (SQLite took and released ~20 fcntl locks each), and
+    // WAL mode keeps its index in this process's memory, never in meta.db-shm. A read-write open holds
+    // the store lock, so nothing else writes; readers (chunkfs inspect, status) of a mounted store go
+    // through the mount's control socket (cli/control), and an offline reader makes this open wait.
+    db.pragma('locking_mode = EXCLUSIVE');
     db.pragma('journal_mode = WAL');
     // DESIGN §5: no device flush per metadata operation; store/commit-log.ts flushes the WAL.
     db.pragma('synchronous = NORMAL');

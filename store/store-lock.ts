@@ -4,7 +4,8 @@
 // already detached, cli/live-store.ts). Two writers would each run
 // recovery and garbage collection under the other's feet (DESIGN §5). A lock whose
 // pid is dead is stale and is taken over (with a message); read-only opens
-// (`chunkfs status` while mounted) take no lock.
+// (`chunkfs status` of a store not mounted) take no lock. The writer also holds meta.db itself
+// (store/meta.ts, issue 20), so the verbs reach a live mount through its control socket.
 import * as path from 'node:path';
 import { ChunkfsError } from '../src/errors';
 import { SyncIo, nodeSyncIo } from './sync-io';

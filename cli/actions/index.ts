@@ -8,6 +8,7 @@ import { healAction } from './heal';
 import { fsckAction } from './fsck';
 import { replaceDiskAction } from './replace-disk';
 import { compactAction } from './compact';
+import { inodeAction } from './inode';
 
 export const ACTIONS: ReadonlyMap<string, Action> = new Map<string, Action>([
   ['status', statusAction],
@@ -17,4 +18,5 @@ export const ACTIONS: ReadonlyMap<string, Action> = new Map<string, Action>([
   ['fsck', fsckAction],
   ['replace-disk', replaceDiskAction],
   ['compact', compactAction],
+  ['inode', inodeAction],
 ]);

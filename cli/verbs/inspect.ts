@@ -10,6 +10,8 @@ import { bytesText } from '../status-text';
 import { openConfig } from '../../store/config';
 import { nodeSyncIo } from '../../store/sync-io';
 import { NodeIo } from '../../store/io';
+import { runAction } from '../run-action';
+import type { InodeArgs, InodeResult } from '../actions/inode';
 import { ShardInspection, diskOf, findChunkShards, inspectShardFile } from '../../store/inspect';
 
 const STORE_SEARCH_DEPTH_MAX = 64;
@@ -29,16 +31,13 @@ export interface InspectResult {
 /** Needles shown per shard in the text (--json lists up to NEEDLES_LISTED_MAX). */
 const NEEDLES_SHOWN_MAX = 20;
 
-/** A file with no shard files of its own may be packed in a container: only the metadata knows (read-only open). */
-async function needleOf(storeDir: string, ino: number): Promise<NonNullable<InspectResult['needle']> | null> {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { Store } = require('../../store/store') as typeof import('../../store/store');
-  const store = await Store.open(storeDir, { readOnly: true });
-  try {
-    return store.needleOf(ino);
-  } finally {
-    await store.close();
-  }
+/**
+ * A file with no shard files of its own may be packed in a container: only the metadata knows (the
+ * live mount's, through its control socket, or a read-only open).
+ */
+async function needleOf(target: Target, ino: number): Promise<NonNullable<InspectResult['needle']> | null> {
+  const { result } = await runAction(target, 'inode', { ino } satisfies InodeArgs, () => undefined);
+  return (result as InodeResult | null)?.needle ?? null;
 }
 
 /** The store a shard file belongs to: TARGET, else the store directory above it, else the default store. */
@@ -69,7 +68,7 @@ async function inspectChunk(target: Target, ino: number, chunkIndex: number, sho
   const io = new NodeIo();
   try {
     let found = await findChunkShards(io, opened.diskPaths, BigInt(ino), chunkIndex);
-    const needle = found.length === 0 && chunkIndex === 0 ? await needleOf(target.storeDir, ino) : null;
+    const needle = found.length === 0 && chunkIndex === 0 ? await needleOf(target, ino) : null;
     if (needle !== null) found = await findChunkShards(io, opened.diskPaths, BigInt(needle.containerIno), needle.chunkIndex);
     const shards: ShardInspection[] = [];
     for (const f of found) shards.push(await inspectShardFile(io, opened.key, f.path, f.diskRoot));

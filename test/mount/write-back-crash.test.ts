@@ -7,10 +7,11 @@
 import test from 'ava'
 import * as path from 'node:path'
 import { spawn, ChildProcess } from 'node:child_process'
-import Database from 'better-sqlite3'
 import { CLI_JS, ChunkfsMount, mkfs, mountChunkfs, tempDir, removeDir, shOk, run, PYTHON } from '../helpers/mount'
 import { REPO_ROOT } from '../helpers/root'
-import { ROOT_INO } from '../../store/meta'
+import { runAction } from '../../cli/run-action'
+import { MountReplyError } from '../../cli/control/client'
+import type { InodeArgs, InodeResult } from '../../cli/actions/inode'
 
 const WRITER = path.join(REPO_ROOT, 'test', 'helpers', 'paced-writer.py')
 const MIB = 1 << 20
@@ -38,22 +39,14 @@ test.after.always(async () => {
   await removeDir(dir)
 })
 
-/** The committed size of a file, read from meta.db beside the live mount (WAL: readers never block it). */
-function committedSize (store: string, names: string[]): number | null {
-  const db = new Database(path.join(store, 'meta.db'), { readonly: true, fileMustExist: true })
-  try {
-    db.defaultSafeIntegers(true)
-    let ino = ROOT_INO
-    for (const name of names) {
-      const r = db.prepare('SELECT ino FROM dirents WHERE parent = ? AND name = ?').get(ino, name) as { ino: bigint } | undefined
-      if (r === undefined) return null
-      ino = Number(r.ino)
-    }
-    const r = db.prepare('SELECT size FROM inodes WHERE ino = ?').get(ino) as { size: bigint } | undefined
-    return r === undefined ? null : Number(r.size)
-  } finally {
-    db.close()
-  }
+/**
+ * The committed size of a file, asked of the live mount through its control socket (the mount holds
+ * meta.db exclusively, issue 20); null when the file has no name yet.
+ */
+async function committedSize (store: string, names: string[]): Promise<number | null> {
+  const { result } = await runAction({ storeDir: store, mountpoint: null }, 'inode', { path: names.join('/') } satisfies InodeArgs, () => undefined)
+    .catch((err: Error) => { if (err instanceof MountReplyError && /no such file/.test(err.message)) return { result: null }; throw err })
+  return (result as InodeResult | null)?.committedSizeBytes ?? null
 }
 
 /** Start the writer; resolves once it has written everything (it then holds the file open). */
@@ -72,7 +65,7 @@ function startWriter (file: string, seed: number): Promise<ChildProcess> {
 async function waitForSize (store: string, names: string[], atLeastBytes: number): Promise<number | null> {
   let size: number | null = null
   for (let waited = 0; waited < STREAM_WAIT_MS; waited += POLL_MS) {
-    size = committedSize(store, names)
+    size = await committedSize(store, names)
     if (size !== null && size >= atLeastBytes) return size
     await new Promise((resolve) => setTimeout(resolve, POLL_MS))
   }
