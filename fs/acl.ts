@@ -90,12 +90,8 @@ function withMode(entries: AclEntry[], mode: number): AclEntry[] {
 }
 
 function aclOf(core: FsCore, ino: number, name: string): AclEntry[] | null {
-  try {
-    return parseAcl(core.ns.getxattr(ino, name));
-  } catch (err) {
-    if ((err as { code?: string }).code === 'ENODATA') return null;
-    throw err;
-  }
+  const value = core.ns.findxattr(ino, name); // chmod and create ask: most inodes have none
+  return value === null ? null : parseAcl(value);
 }
 
 function refuseWithoutAcls(core: FsCore, name: string): void {

@@ -82,6 +82,7 @@ export class FsCore {
    */
   private blocksOf(o: Attr): number {
     if (o.type !== 'file' || this.store.allocatedBytes === undefined) return Math.ceil(o.sizeBytes / BLOCK_BYTES);
+    if (o.sizeBytes === 0) return 0; // no query for what min() below makes 0 anyway (create, chmod of empty files)
     const f = this.handles.file(o.ino);
     const allocated = f === undefined ? this.store.allocatedBytes(o.ino) : this.store.allocatedBytes(o.ino, pendingRanges(f), o.sizeBytes);
     return Math.ceil(Math.min(o.sizeBytes, allocated) / BLOCK_BYTES);

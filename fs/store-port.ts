@@ -30,6 +30,8 @@ export interface NamespacePort {
   unlinkByPrefix(prefix: string, countMax: number): Array<{ parent: number; name: string; ino: number; nlink: number }>;
   orphans(): number[];
   getxattr(ino: number, name: string): Buffer;
+  /** getxattr, with null where it would fail with ENODATA. */
+  findxattr(ino: number, name: string): Buffer | null;
   setxattr(ino: number, name: string, value: Uint8Array, flags?: number): void;
   listxattr(ino: number): string[];
   removexattr(ino: number, name: string): void;

@@ -73,6 +73,8 @@ export class FileIo implements SmallFilesHost {
         layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch) VALUES (${NEXT_INO_SQL}, 'file', ?, 0, 0, 0, 1, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
       dropInode: db.prepare('DELETE FROM inodes WHERE ino = ?'),
       dropHeal: db.prepare('DELETE FROM heal_queue WHERE ino = ?'),
+      dropXattrs: db.prepare('DELETE FROM xattrs WHERE ino = ?'),
+      dropOrphan: db.prepare('DELETE FROM orphans WHERE ino = ?'),
       setSize: db.prepare('UPDATE inodes SET size = ?, mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
       setSizeOnly: db.prepare('UPDATE inodes SET size = ? WHERE ino = ?'),
     };
@@ -392,17 +394,16 @@ export class FileIo implements SmallFilesHost {
       this.forget(ino);
       const info = this.loadInfo(ino);
       if (info.nlink > 0) throw new FsError('EBUSY', `inode ${ino} still has ${info.nlink} links`);
-      const db = this.env.db;
-      db.transaction(() => {
+      this.env.db.transaction(() => {
         for (const r of this.env.map.live(ino)) this.env.reclaim.add(ino, r.chunkIndex, r.version, info.fl);
         this.small.retire(ino); // its needle turns dead (spec §11.5 Delete)
         this.env.map.dropInode(ino);
         this.env.map.dropIntentsOf(ino);
-        db.prepare('DELETE FROM heal_queue WHERE ino = ?').run(ino);
-        db.prepare('DELETE FROM xattrs WHERE ino = ?').run(ino);
-        db.prepare('DELETE FROM orphans WHERE ino = ?').run(ino);
+        this.q.dropHeal.run(ino);
+        this.q.dropXattrs.run(ino);
+        this.q.dropOrphan.run(ino);
         this.pastSize.clear(ino);
-        db.prepare('DELETE FROM inodes WHERE ino = ?').run(ino);
+        this.q.dropInode.run(ino);
       })();
     });
   }

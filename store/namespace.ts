@@ -25,7 +25,10 @@ export interface NamespaceOptions {
 export class Namespace {
   private readonly q;
   private readonly xattrs: Xattrs;
+  /** One transaction wrapper, made once (db.transaction builds a new one per call); nested calls are savepoints. */
+  private readonly tx;
   constructor(readonly db: Db, readonly opts: NamespaceOptions) {
+    this.tx = db.transaction((fn: () => unknown) => fn());
     this.xattrs = new Xattrs(db, (ino) => this.attr(ino), (text) => opts.checkLayout(text), (ino) => opts.layoutChanged?.(ino));
     this.q = {
       get: db.prepare('SELECT * FROM inodes WHERE ino = ?'),
@@ -54,6 +57,10 @@ export class Namespace {
     };
   }
 
+  private inTx<T>(fn: () => T): T {
+    return this.tx(fn) as T;
+  }
+
   getattr(ino: number): Attr | null {
     const r = this.q.get.get(ino) as Row | undefined;
     return r === undefined ? null : attrOf(r);
@@ -65,9 +72,10 @@ export class Namespace {
     return a;
   }
   lookup(parentIno: number, name: string): Attr | null {
-    this.dir(parentIno);
     const r = this.q.lookup.get(parentIno, name) as Row | undefined;
-    return r === undefined ? null : attrOf(r);
+    if (r !== undefined) return attrOf(r); // only a directory has entries: its check is needed on a miss only
+    this.dir(parentIno);
+    return null;
   }
   /** Parent directory of a directory (root's parent is root). */
   parentOf(dirIno: number): number {
@@ -101,13 +109,13 @@ export class Namespace {
   }
 
   mkdir(parentIno: number, name: string, mode: number, uid: number, gid: number): Attr {
-    return this.db.transaction(() => {
+    return this.inTx(() => {
       this.checkNew(parentIno, name);
       const ino = this.insertInode({ type: 'dir', mode: S_IFDIR | (mode & 0o7777), uid, gid, nlink: 2, parent: parentIno });
       this.addEntry(parentIno, name, ino);
       this.q.nlink.run(1, nowNs(), parentIno); // the new '..'
       return this.attr(ino);
-    })();
+    });
   }
 
   /** Layout text a new file under dirIno gets: nearest ancestor's xattr, else the store default. */
@@ -123,7 +131,7 @@ export class Namespace {
   }
 
   create(parentIno: number, name: string, mode: number, uid: number, gid: number, layout?: string): Attr {
-    return this.db.transaction(() => {
+    return this.inTx(() => {
       this.checkNew(parentIno, name);
       const text = layout ?? this.inheritedLayout(parentIno);
       this.opts.checkLayout(text);
@@ -135,29 +143,29 @@ export class Namespace {
       });
       this.addEntry(parentIno, name, ino);
       return this.attr(ino);
-    })();
+    });
   }
 
   symlink(parentIno: number, name: string, target: string, uid: number, gid: number): Attr {
     const size = Buffer.byteLength(target, 'utf8');
     if (size === 0 || size > SYMLINK_BYTES_MAX) throw new FsError(size === 0 ? 'ENOENT' : 'ENAMETOOLONG', 'bad symlink target length');
-    return this.db.transaction(() => {
+    return this.inTx(() => {
       this.checkNew(parentIno, name);
       const ino = this.insertInode({ type: 'symlink', mode: S_IFLNK | 0o777, uid, gid, nlink: 1, size, target });
       this.addEntry(parentIno, name, ino);
       return this.attr(ino);
-    })();
+    });
   }
 
   /** A FIFO, socket or device node (no data of its own); rdev is the device number of devices. */
   mknod(parentIno: number, name: string, type: SpecialType, mode: number, rdev: number, uid: number, gid: number): Attr {
-    return this.db.transaction(() => {
+    return this.inTx(() => {
       this.checkNew(parentIno, name);
       const dev = type === 'chardev' || type === 'blockdev' ? rdev : 0;
       const ino = this.insertInode({ type, mode: typeBits(type) | (mode & 0o7777), uid, gid, nlink: 1, rdev: dev });
       this.addEntry(parentIno, name, ino);
       return this.attr(ino);
-    })();
+    });
   }
 
   readlink(ino: number): string {
@@ -168,14 +176,14 @@ export class Namespace {
   }
 
   link(ino: number, newParentIno: number, newName: string): Attr {
-    return this.db.transaction(() => {
+    return this.inTx(() => {
       const a = this.attr(ino);
       if (a.type === 'dir') throw new FsError('EPERM', 'hard links to directories are not allowed');
       this.checkNew(newParentIno, newName);
       this.addEntry(newParentIno, newName, ino);
       this.q.nlink.run(1, nowNs(), ino);
       return this.attr(ino);
-    })();
+    });
   }
 
   /** Drop one link of a non-directory; nlink 0 files go on the orphan list. */
@@ -195,7 +203,7 @@ export class Namespace {
 
   /** Remove a name of a non-directory. nlink 0 => the caller deletes the data when no handle holds it. */
   unlink(parentIno: number, name: string): { ino: number; nlink: number } {
-    return this.db.transaction(() => {
+    return this.inTx(() => {
       checkName(name);
       const a = this.lookup(parentIno, name);
       if (a === null) throw new FsError('ENOENT', `'${name}' not found in directory ${parentIno}`);
@@ -204,11 +212,11 @@ export class Namespace {
       const t = nowNs();
       this.q.touchDir.run(t, t, parentIno);
       return { ino: a.ino, nlink: this.dropLink(a) };
-    })();
+    });
   }
 
   rmdir(parentIno: number, name: string): void {
-    this.db.transaction(() => {
+    this.inTx(() => {
       if (name === '.') throw new FsError('EINVAL', "cannot rmdir '.'");
       if (name === '..') throw new FsError('ENOTEMPTY', "cannot rmdir '..'");
       checkName(name);
@@ -221,7 +229,7 @@ export class Namespace {
       this.q.nlink.run(-1, nowNs(), parentIno);
       const t = nowNs();
       this.q.touchDir.run(t, t, parentIno);
-    })();
+    });
   }
 
   /** True when dirIno is ancestorIno or lies beneath it. */
@@ -240,7 +248,7 @@ export class Namespace {
    * replaced (nlink 0 => caller deletes its data when unused), or null.
    */
   rename(oldParent: number, oldName: string, newParent: number, newName: string, flags: { noReplace?: boolean } = {}): { ino: number; nlink: number } | null {
-    return this.db.transaction(() => {
+    return this.inTx(() => {
       checkName(oldName);
       checkName(newName);
       const src = this.lookup(oldParent, oldName);
@@ -277,7 +285,7 @@ export class Namespace {
       this.q.touchDir.run(t, t, newParent);
       this.q.nlink.run(0, t, src.ino); // ctime changes on rename (Linux)
       return replaced;
-    })();
+    });
   }
 
   /**
@@ -285,7 +293,7 @@ export class Namespace {
    * may not move beneath itself; parents' link counts follow the directories that changed parent.
    */
   exchange(oldParent: number, oldName: string, newParent: number, newName: string): void {
-    this.db.transaction(() => {
+    this.inTx(() => {
       checkName(oldName);
       checkName(newName);
       const a = this.lookup(oldParent, oldName);
@@ -313,7 +321,7 @@ export class Namespace {
       this.q.touchDir.run(t, t, newParent);
       this.q.nlink.run(0, t, a.ino); // ctime of both changes, as on rename
       this.q.nlink.run(0, t, b.ino);
-    })();
+    });
   }
 
   /** Entries of a directory, without '.' and '..' (the mount adds those). */
@@ -323,16 +331,19 @@ export class Namespace {
   }
 
   setattr(ino: number, v: { mode?: number; uid?: number; gid?: number; atimeNs?: bigint; mtimeNs?: bigint; ctimeNs?: bigint }): Attr {
-    return this.db.transaction(() => {
+    return this.inTx(() => {
       const a = this.attr(ino);
       const mode = v.mode === undefined ? a.mode : (a.mode & S_IFMT) | (v.mode & 0o7777);
       const t = nowNs();
       const at = toColumns(v.atimeNs ?? a.atimeNs);
       const mt = toColumns(v.mtimeNs ?? a.mtimeNs);
       const ct = toColumns(v.ctimeNs ?? t);
-      this.q.setattr.run(mode, v.uid ?? a.uid, v.gid ?? a.gid, at.ns, at.far, mt.ns, mt.far, ct.ns, ct.far, ino);
-      return this.attr(ino);
-    })();
+      const uid = v.uid ?? a.uid;
+      const gid = v.gid ?? a.gid;
+      this.q.setattr.run(mode, uid, gid, at.ns, at.far, mt.ns, mt.far, ct.ns, ct.far, ino);
+      // What was just written (far-times.ts stores these exactly), not read back.
+      return { ...a, mode, uid, gid, atimeNs: v.atimeNs ?? a.atimeNs, mtimeNs: v.mtimeNs ?? a.mtimeNs, ctimeNs: v.ctimeNs ?? t };
+    });
   }
 
   /**
@@ -340,12 +351,12 @@ export class Namespace {
    * meanwhile are skipped.
    */
   setAtimes(times: Array<[number, bigint]>): void {
-    this.db.transaction(() => {
+    this.inTx(() => {
       for (const [ino, t] of times) {
         const c = toColumns(t);
         this.q.setAtime.run(c.ns, c.far, ino);
       }
-    })();
+    });
   }
 
   /**
@@ -355,14 +366,14 @@ export class Namespace {
    */
   unlinkByPrefix(prefix: string, countMax: number): Array<{ parent: number; name: string; ino: number; nlink: number }> {
     if (prefix.length === 0) throw new FsError('EINVAL', 'an empty prefix would unlink every name');
-    return this.db.transaction(() => {
+    return this.inTx(() => {
       const rows = this.q.byPrefix.all(prefix, countMax) as Row[];
       return rows.map((r) => {
         const parent = Number(r.parent);
         const name = String(r.name);
         return { parent, name, ...this.unlink(parent, name) };
       });
-    })();
+    });
   }
 
   /** Files unlinked while open or before a crash: their data still has to be deleted. */
@@ -372,6 +383,10 @@ export class Namespace {
 
   getxattr(ino: number, name: string): Buffer {
     return this.xattrs.get(ino, name);
+  }
+  /** getxattr, with null for a name the inode does not have (no ENODATA error built on a hot path: ACLs). */
+  findxattr(ino: number, name: string): Buffer | null {
+    return this.xattrs.find(ino, name);
   }
   /** flags: XATTR_CREATE (1) / XATTR_REPLACE (2), as Linux. */
   setxattr(ino: number, name: string, value: Uint8Array, flags = 0): void {

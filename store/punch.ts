@@ -7,12 +7,29 @@
 import type { ChunkEnv } from './chunk-env';
 import type { FileIo } from './file-io';
 import { FsError } from './fs-error';
-import { nowNs } from './meta';
+import type { Statement } from 'better-sqlite3';
+import { Db, nowNs } from './meta';
 
 export interface ByteRange { offsetBytes: number; lengthBytes: number }
 
+/** Statements prepared once per database (a prepare compiles SQL: not per fallocate, issue 20). */
+const STATEMENTS = new WeakMap<Db, { chunkSize: Statement; setTimes: Statement }>();
+
+function statementsOf(db: Db): { chunkSize: Statement; setTimes: Statement } {
+  let s = STATEMENTS.get(db);
+  if (s === undefined) {
+    s = {
+      chunkSize: db.prepare("SELECT chunk_size FROM inodes WHERE ino = ? AND type = 'file'"),
+      setTimes: db.prepare('UPDATE inodes SET mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
+    };
+    STATEMENTS.set(db, s);
+  }
+  return s;
+}
+
 export async function punchHole(env: ChunkEnv, files: FileIo, ino: number, offsetBytes: number, lengthBytes: number): Promise<ByteRange[]> {
-  const row = env.db.prepare("SELECT chunk_size FROM inodes WHERE ino = ? AND type = 'file'").get(ino) as { chunk_size: bigint } | undefined;
+  const { chunkSize, setTimes } = statementsOf(env.db);
+  const row = chunkSize.get(ino) as { chunk_size: bigint } | undefined;
   if (row === undefined) throw new FsError('EINVAL', `inode ${ino} is not a regular file`);
   const cs = Number(row.chunk_size);
   const end = offsetBytes + lengthBytes;
@@ -21,7 +38,6 @@ export async function punchHole(env: ChunkEnv, files: FileIo, ino: number, offse
   if (last <= first) return lengthBytes > 0 ? [{ offsetBytes, lengthBytes }] : [];
   // Only live chunks are visited (a punch over a huge sparse range costs its live chunks, not its length).
   const live = env.map.live(ino, first).filter((r) => r.chunkIndex < last).map((r) => r.chunkIndex);
-  const setTimes = env.db.prepare('UPDATE inodes SET mtime_ns = ?, ctime_ns = ? WHERE ino = ?');
   for (const c of live) {
     await files.withChunk(ino, c, async (ref) => {
       if (ref === null) return; // a hole already, or the file went meanwhile

@@ -34,12 +34,18 @@ export class Xattrs {
   }
 
   get(ino: number, name: string): Buffer {
+    const v = this.find(ino, name);
+    if (v === null) throw new FsError('ENODATA', `no xattr '${name}' on inode ${ino}`);
+    return v;
+  }
+
+  /** get, with null for a name the inode does not have. */
+  find(ino: number, name: string): Buffer | null {
     this.checkXattrName(name);
     const a = this.attr(ino);
     if (name === LAYOUT_XATTR && a.type === 'file') return Buffer.from(a.layout, 'utf8');
     const r = this.q.get.get(ino, name) as { value: Buffer } | undefined;
-    if (r === undefined) throw new FsError('ENODATA', `no xattr '${name}' on inode ${ino}`);
-    return Buffer.from(r.value);
+    return r === undefined ? null : Buffer.from(r.value);
   }
 
   set(ino: number, name: string, value: Uint8Array, flags = 0): void {
