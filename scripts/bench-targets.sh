@@ -60,6 +60,8 @@ drop_caches() {
 }
 
 declare -A DIR
+# The serving process of targets this script starts (node mounts, passthrough_hp), for CPU time.
+declare -A PID
 
 setup_target() {
   local t=$1 base=$BENCH_DIR/$1
@@ -75,7 +77,7 @@ setup_target() {
     passthru)
       mkdir -p "$base/src"
       node scripts/passthrough.js "$base/src" "$base/mnt" >"$base/log" 2>&1 &
-      PIDS+=($!); MOUNTS+=("$base/mnt"); wait_line "$base/log" "mounted" || return 1; DIR[$t]=$base/mnt ;;
+      PIDS+=($!); PID[$t]=$!; MOUNTS+=("$base/mnt"); wait_line "$base/log" "mounted" || return 1; DIR[$t]=$base/mnt ;;
     pthp)
       [ -x "${PASSTHROUGH_HP:-}" ] || { echo "$BENCH_NAME: pthp needs PASSTHROUGH_HP=/path/to/passthrough_hp" >&2; return 1; }
       mkdir -p "$base/src"; "$PASSTHROUGH_HP" "$base/src" "$base/mnt"; MOUNTS+=("$base/mnt"); DIR[$t]=$base/mnt ;;
@@ -94,7 +96,7 @@ setup_target() {
       esac
       node "$cli" mkfs "$base/store" --disks 6 --layout "$layout" >/dev/null
       node "$cli" mount "$base/store" "$base/mnt" "${opts[@]}" ${CHUNKFS_MOUNT_OPTS:+-o "$CHUNKFS_MOUNT_OPTS"} >"$base/log" 2>&1 &
-      PIDS+=($!); MOUNTS+=("$base/mnt"); wait_line "$base/log" "chunkfs: mounted" || return 1; DIR[$t]=$base/mnt ;;
+      PIDS+=($!); PID[$t]=$!; MOUNTS+=("$base/mnt"); wait_line "$base/log" "chunkfs: mounted" || return 1; DIR[$t]=$base/mnt ;;
     *) echo "$BENCH_NAME: unknown target $t" >&2; exit 1 ;;
   esac
 }
