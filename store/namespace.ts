@@ -22,6 +22,12 @@ export interface NamespaceOptions {
   layoutChanged?(ino: number): void;
 }
 
+/** Columns of a new inode (insertInode fills the rest). */
+interface NewInode {
+  type: InodeType; mode: number; uid: number; gid: number; nlink: number; size?: number; parent?: number;
+  layout?: string; cs?: number; bb?: number; eb?: number; seed?: bigint; epoch?: number; target?: string; rdev?: number;
+}
+
 export class Namespace {
   private readonly q;
   private readonly xattrs: Xattrs;
@@ -50,7 +56,11 @@ export class Namespace {
       // instr, not LIKE: LIKE folds ASCII case and treats '_' (as in '.fuse_hidden') as a wildcard.
       byPrefix: db.prepare(`SELECT d.parent, d.name FROM dirents d JOIN inodes i ON i.ino = d.ino
         WHERE instr(d.name, ?) = 1 AND i.type != 'dir' ORDER BY d.parent, d.name LIMIT ?`),
-      dirXattr: db.prepare('SELECT value FROM xattrs WHERE ino = ? AND name = ?'),
+      // dirIno and its ancestors up to the root (whose parent is itself), nearest first, at most depthMax.
+      inheritedLayout: db.prepare(`WITH RECURSIVE up(ino, depth) AS (SELECT @ino, 0
+          UNION ALL SELECT coalesce(i.parent, ${ROOT_INO}), up.depth + 1 FROM up JOIN inodes i ON i.ino = up.ino
+          WHERE up.ino != ${ROOT_INO} AND up.depth + 1 < @depthMax)
+        SELECT x.value FROM up JOIN xattrs x ON x.ino = up.ino AND x.name = @name ORDER BY up.depth LIMIT 1`),
       setattr: db.prepare(`UPDATE inodes SET mode = ?, uid = ?, gid = ?, atime_ns = ?, atime_far = ?, mtime_ns = ?, mtime_far = ?,
         ctime_ns = ?, ctime_far = ? WHERE ino = ?`),
       setAtime: db.prepare('UPDATE inodes SET atime_ns = ?, atime_far = ? WHERE ino = ?'),
@@ -90,10 +100,16 @@ export class Namespace {
     return a;
   }
 
-  private insertInode(v: Record<string, unknown>): number {
-    return Number(this.q.insert.run({
-      size: 0, parent: null, layout: null, cs: null, bb: null, eb: null, seed: null, epoch: null, target: null, rdev: 0, ...v, t: nowNs(),
+  /** The new inode's attributes, as inserted (not read back, issue 20). */
+  private insertInode(v: NewInode): Attr {
+    const t = nowNs();
+    const ino = Number(this.q.insert.run({
+      size: 0, parent: null, layout: null, cs: null, bb: null, eb: null, seed: null, epoch: null, target: null, rdev: 0, ...v, t,
     }).lastInsertRowid);
+    return {
+      ino, type: v.type, mode: v.mode, uid: v.uid, gid: v.gid, sizeBytes: v.size ?? 0, nlink: v.nlink,
+      atimeNs: t, mtimeNs: t, ctimeNs: t, birthtimeNs: t, layout: v.layout ?? '', rdev: v.rdev ?? 0,
+    };
   }
 
   private addEntry(parentIno: number, name: string, ino: number): void {
@@ -111,23 +127,18 @@ export class Namespace {
   mkdir(parentIno: number, name: string, mode: number, uid: number, gid: number): Attr {
     return this.inTx(() => {
       this.checkNew(parentIno, name);
-      const ino = this.insertInode({ type: 'dir', mode: S_IFDIR | (mode & 0o7777), uid, gid, nlink: 2, parent: parentIno });
-      this.addEntry(parentIno, name, ino);
+      const a = this.insertInode({ type: 'dir', mode: S_IFDIR | (mode & 0o7777), uid, gid, nlink: 2, parent: parentIno });
+      this.addEntry(parentIno, name, a.ino);
       this.q.nlink.run(1, nowNs(), parentIno); // the new '..'
-      return this.attr(ino);
+      return a;
     });
   }
 
   /** Layout text a new file under dirIno gets: nearest ancestor's xattr, else the store default. */
   inheritedLayout(dirIno: number): string {
-    let ino = dirIno;
-    for (let depth = 0; depth < TREE_DEPTH_MAX; depth++) {
-      const r = this.q.dirXattr.get(ino, LAYOUT_XATTR) as { value: Buffer } | undefined;
-      if (r !== undefined) return r.value.toString('utf8');
-      if (ino === ROOT_INO) break;
-      ino = this.parentOf(ino);
-    }
-    return this.opts.defaults.layout;
+    // One statement for the whole walk up (issue 20: it was two per ancestor, on every create).
+    const r = this.q.inheritedLayout.get({ ino: dirIno, name: LAYOUT_XATTR, depthMax: TREE_DEPTH_MAX }) as { value: Buffer } | undefined;
+    return r !== undefined ? r.value.toString('utf8') : this.opts.defaults.layout;
   }
 
   create(parentIno: number, name: string, mode: number, uid: number, gid: number, layout?: string): Attr {
@@ -137,12 +148,12 @@ export class Namespace {
       this.opts.checkLayout(text);
       const d = this.opts.defaults;
       const seed = crypto.randomBytes(8).readBigUInt64LE(0);
-      const ino = this.insertInode({
+      const a = this.insertInode({
         type: 'file', mode: S_IFREG | (mode & 0o7777), uid, gid, nlink: 1, layout: text, cs: d.chunkSizeBytes,
         bb: d.bitrotBlockBytes, eb: d.ecBlockSizeBytes, seed: u64ToDb(seed), epoch: this.opts.clusterMapEpoch,
       });
-      this.addEntry(parentIno, name, ino);
-      return this.attr(ino);
+      this.addEntry(parentIno, name, a.ino);
+      return a;
     });
   }
 
@@ -151,9 +162,9 @@ export class Namespace {
     if (size === 0 || size > SYMLINK_BYTES_MAX) throw new FsError(size === 0 ? 'ENOENT' : 'ENAMETOOLONG', 'bad symlink target length');
     return this.inTx(() => {
       this.checkNew(parentIno, name);
-      const ino = this.insertInode({ type: 'symlink', mode: S_IFLNK | 0o777, uid, gid, nlink: 1, size, target });
-      this.addEntry(parentIno, name, ino);
-      return this.attr(ino);
+      const a = this.insertInode({ type: 'symlink', mode: S_IFLNK | 0o777, uid, gid, nlink: 1, size, target });
+      this.addEntry(parentIno, name, a.ino);
+      return a;
     });
   }
 
@@ -162,9 +173,9 @@ export class Namespace {
     return this.inTx(() => {
       this.checkNew(parentIno, name);
       const dev = type === 'chardev' || type === 'blockdev' ? rdev : 0;
-      const ino = this.insertInode({ type, mode: typeBits(type) | (mode & 0o7777), uid, gid, nlink: 1, rdev: dev });
-      this.addEntry(parentIno, name, ino);
-      return this.attr(ino);
+      const a = this.insertInode({ type, mode: typeBits(type) | (mode & 0o7777), uid, gid, nlink: 1, rdev: dev });
+      this.addEntry(parentIno, name, a.ino);
+      return a;
     });
   }
 
@@ -254,7 +265,8 @@ export class Namespace {
       const src = this.lookup(oldParent, oldName);
       if (src === null) throw new FsError('ENOENT', `'${oldName}' not found in directory ${oldParent}`);
       this.dir(newParent);
-      const dst = this.lookup(newParent, newName);
+      const dstRow = this.q.lookup.get(newParent, newName) as Row | undefined; // newParent checked just above
+      const dst = dstRow === undefined ? null : attrOf(dstRow);
       if (dst !== null && flags.noReplace === true) throw new FsError('EEXIST', `'${newName}' exists`);
       if (dst !== null && dst.ino === src.ino) return null; // two links to one inode: POSIX says do nothing
       if (src.type === 'dir' && this.isWithin(newParent, src.ino)) throw new FsError('EINVAL', 'cannot move a directory beneath itself');
