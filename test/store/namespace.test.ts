@@ -158,3 +158,40 @@ test('layout xattr: inheritance, validation, file view; xattr flags', async (t) 
   t.true((await store.read(f.ino, 0, 10)).equals(Buffer.alloc(10, 1)));
   await store.close();
 });
+
+test('attributes returned by create, mkdir, symlink, mknod and setattr are what a read gives (issue 20: not read back)', async (t) => {
+  const { store } = await smallStore('replica:3');
+  const ns = store.ns;
+  const d = ns.mkdir(ROOT_INO, 'd', 0o2775, 7, 8);
+  t.deepEqual(d, ns.getattr(d.ino));
+  const f = ns.create(d.ino, 'f', 0o640, 7, 8);
+  t.deepEqual(f, ns.getattr(f.ino));
+  const l = ns.symlink(d.ino, 'l', 'f', 7, 8);
+  t.deepEqual(l, ns.getattr(l.ino));
+  const c = ns.mknod(d.ino, 'c', 'chardev', 0o600, 0x0103, 7, 8);
+  t.deepEqual(c, ns.getattr(c.ino));
+  for (const v of [{ mode: 0o4755 }, { uid: 9, gid: 10 }, { atimeNs: -5n, mtimeNs: 2n ** 70n }, { ctimeNs: 123n }, {}]) {
+    t.deepEqual(ns.setattr(f.ino, v), ns.getattr(f.ino), JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x)));
+  }
+  await store.close();
+});
+
+test('a new file takes the nearest ancestor\'s layout, up to the root; findxattr is null where getxattr says ENODATA', async (t) => {
+  const { store } = await smallStore('replica:3');
+  const ns = store.ns;
+  let dir = ROOT_INO;
+  const dirs: number[] = [];
+  for (let i = 0; i < 6; i++) dirs.push(dir = ns.mkdir(dir, `d${i}`, 0o755, 0, 0).ino);
+  t.is(ns.create(dir, 'a', 0o644, 0, 0).layout, 'replica:3', 'no ancestor sets one: the store default');
+  ns.setxattr(ROOT_INO, 'user.chunkfs.layout', Buffer.from('replica:2'));
+  t.is(ns.create(dir, 'b', 0o644, 0, 0).layout, 'replica:2', 'the root\'s');
+  ns.setxattr(dirs[1], 'user.chunkfs.layout', Buffer.from('ec:2+1'));
+  t.is(ns.create(dir, 'c', 0o644, 0, 0).layout, 'ec:2+1', 'the nearest ancestor\'s, not the root\'s');
+  ns.setxattr(dir, 'user.chunkfs.layout', Buffer.from('replica:3'));
+  t.is(ns.create(dir, 'e', 0o644, 0, 0).layout, 'replica:3', 'the parent\'s own');
+  t.is(ns.findxattr(dir, 'user.nothing'), null);
+  code(t, () => ns.getxattr(dir, 'user.nothing'), 'ENODATA');
+  code(t, () => ns.findxattr(999_999, 'user.nothing'), 'ENOENT');
+  t.is(ns.findxattr(dir, 'user.chunkfs.layout')!.toString(), 'replica:3');
+  await store.close();
+});
