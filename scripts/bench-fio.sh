@@ -66,6 +66,10 @@ for round in $(seq 1 "$ROUNDS"); do
   done
 done
 
+for t in "${ACTIVE[@]}"; do
+  rss=$(peak_rss "$t" || true); if [ -n "$rss" ]; then echo "bench-fio: $t mount peak RSS $rss MiB" >&2; fi
+done
+
 # Table: median over rounds; each target as a ratio to the plain directory; chunkfs also vs gocryptfs.
 node - "$RESULTS" "${ACTIVE[*]}" "$WORKLOADS" <<'EOF'
 const fs = require('fs')

@@ -63,6 +63,12 @@ declare -A DIR
 # The serving process of targets this script starts (node mounts, passthrough_hp), for CPU time.
 declare -A PID
 
+# Peak resident memory (VmHWM) of target t's mount process, in MiB; empty when it has none.
+peak_rss() {
+  local pid=${PID[$1]:-}
+  [ -n "$pid" ] && [ -r "/proc/$pid/status" ] && awk '/^VmHWM/ { printf "%.0f", $2 / 1024 }' "/proc/$pid/status"
+}
+
 setup_target() {
   local t=$1 base=$BENCH_DIR/$1
   mkdir -p "$base/mnt"
