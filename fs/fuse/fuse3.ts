@@ -126,8 +126,9 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
     xattrPrefixes: [...STORED_XATTR_PREFIXES, ACL_PREFIX],
   }, onBatch, scratch);
   const reply = new Replier(native, session, scratch, { attrS: CACHE_TIMEOUT_S, entryS: CACHE_TIMEOUT_S });
-  if (opts.writebackCache && process.getuid?.() === 0) await raiseDirtyShare(native.connectionId(session), opts.log);
   x = { core, reply, log: opts.log, readBuffers: new ReadBuffers(), run: makeRun(core, reply, opLog(opts.log, core.opts.debug === true), opts.readOnly, opts.observeOp) };
+  // After x is set: the session serves requests from now on (they may come during this await).
+  if (opts.writebackCache && process.getuid?.() === 0) await raiseDirtyShare(native.connectionId(session), opts.log);
 
   let invalidating: Promise<unknown> = Promise.resolve();
   return {
