@@ -7,7 +7,8 @@ import { posix } from './errno';
 
 export const HANDLES_MAX = 1 << 20;
 
-export interface Handle { fh: number; ino: number; flags: number }
+/** direct: opened with O_DIRECT (its writes drop the kernel's cached pages, fs/fuse/page-drops.ts). */
+export interface Handle { fh: number; ino: number; flags: number; direct: boolean }
 
 /** What the mount knows about an open regular file beyond the database row. */
 export class OpenFile {
@@ -61,10 +62,10 @@ export class Handles {
   private readonly files = new Map<number, OpenFile>();
   private nextFh = 1;
 
-  open(ino: number, flags: number, sizeBytes: number): { handle: Handle; file: OpenFile } {
+  open(ino: number, flags: number, sizeBytes: number, direct = false): { handle: Handle; file: OpenFile } {
     if (this.byFh.size >= HANDLES_MAX) throw posix('ENFILE', 'too many open handles');
     const fh = this.allocFh();
-    const handle: Handle = { fh, ino, flags };
+    const handle: Handle = { fh, ino, flags, direct };
     this.byFh.set(fh, handle);
     let file = this.files.get(ino);
     if (file === undefined) {
