@@ -7,8 +7,7 @@ import { posix } from './errno';
 
 export const HANDLES_MAX = 1 << 20;
 
-/** direct: opened with O_DIRECT (its writes drop the kernel's cached pages, fs/fuse/page-drops.ts). */
-export interface Handle { fh: number; ino: number; flags: number; direct: boolean }
+export interface Handle { fh: number; ino: number; flags: number }
 
 /** What the mount knows about an open regular file beyond the database row. */
 export class OpenFile {
@@ -62,10 +61,10 @@ export class Handles {
   private readonly files = new Map<number, OpenFile>();
   private nextFh = 1;
 
-  open(ino: number, flags: number, sizeBytes: number, direct = false): { handle: Handle; file: OpenFile } {
+  open(ino: number, flags: number, sizeBytes: number): { handle: Handle; file: OpenFile } {
     if (this.byFh.size >= HANDLES_MAX) throw posix('ENFILE', 'too many open handles');
     const fh = this.allocFh();
-    const handle: Handle = { fh, ino, flags, direct };
+    const handle: Handle = { fh, ino, flags };
     this.byFh.set(fh, handle);
     let file = this.files.get(ino);
     if (file === undefined) {

@@ -1,7 +1,6 @@
 // File I/O ops by inode and handle: create, open, read, write, flush, fsync/fdatasync, release.
 // Writes go through the write-back buffer; fsync returns only when the file's bytes are durable in
 // the store (DESIGN §5).
-import { constants as fsConstants } from 'node:fs';
 import type { FsCore } from './core';
 import type { Caller, Stat } from './types';
 import { checkLength, newOwner } from './ops-names';
@@ -11,7 +10,6 @@ import { applyInherited, inherit } from './acl';
 
 const O_ACCMODE = 0o3;
 const O_TRUNC = 0o1000;
-const O_DIRECT = fsConstants.O_DIRECT;
 
 /** A new regular file, opened: its attributes and handle. */
 export function create(core: FsCore, parent: number, name: string, mode: number, flags: number, caller: Caller): { stat: Stat; fh: number } {
@@ -21,7 +19,7 @@ export function create(core: FsCore, parent: number, name: string, mode: number,
   const h = inherit(core, parent, mode & 0o7777, caller.umask, false);
   const a = core.ns.create(parent, name, h.mode, o.uid, o.gid);
   applyInherited(core, a.ino, h);
-  const fh = core.handles.open(a.ino, flags & O_ACCMODE, a.sizeBytes, (flags & O_DIRECT) !== 0).handle.fh;
+  const fh = core.handles.open(a.ino, flags & O_ACCMODE, a.sizeBytes).handle.fh;
   return { stat: core.stat(a), fh };
 }
 
@@ -34,7 +32,7 @@ export async function open(core: FsCore, ino: number, flags: number): Promise<nu
   if (a.type === 'dir') throw posix('EISDIR', `inode ${ino} is a directory`);
   if (a.type !== 'file') throw posix('EINVAL', `inode ${ino} is not a regular file`);
   const existing = core.handles.file(ino);
-  const { handle, file } = core.handles.open(ino, flags & O_ACCMODE, existing?.sizeBytes ?? a.sizeBytes, (flags & O_DIRECT) !== 0);
+  const { handle, file } = core.handles.open(ino, flags & O_ACCMODE, existing?.sizeBytes ?? a.sizeBytes);
   if ((flags & O_TRUNC) !== 0 && file.sizeBytes > 0) {
     try {
       await core.wb.truncate(file, 0);

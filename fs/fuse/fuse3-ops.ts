@@ -16,7 +16,6 @@ import { refusalOf } from './read-only';
 import type { OpObserver } from './op-observer';
 import type { Replier } from './fuse3-reply';
 import { ReadBuffers } from './read-buffers';
-import type { PageDrops } from './page-drops';
 import { posix } from '../errno';
 
 const NS_PER_S = 1_000_000_000n;
@@ -33,18 +32,8 @@ export interface Ctx {
   reply: Replier;
   log: Log;
   readBuffers: ReadBuffers;
-  /** Drops the kernel's cached pages after writes through O_DIRECT handles (page-drops.ts). */
-  pageDrops?: PageDrops;
   /** Guards an op whose success answer is ok; a failure answers its errno. */
   run<T>(b: Batch, i: number, fn: () => T | Promise<T>, ok: (v: T) => void): void;
-}
-
-/** A write through an O_DIRECT handle is answered once the kernel dropped its file's cached pages (page-drops.ts). */
-function droppingPages(x: Ctx, fh: number, written: number | Promise<number>): number | Promise<number> {
-  const h = x.core.handles.get(fh);
-  if (!h.direct || x.pageDrops === undefined) return written;
-  const drops = x.pageDrops;
-  return Promise.resolve(written).then(async (n) => { await drops.drop(h.ino); return n; });
 }
 
 const num = (b: Batch, i: number, f: number): number => b.rows[i * FIELD_COUNT + f];
@@ -129,8 +118,7 @@ const HANDLERS: Partial<Record<number, Handler>> = {
   },
   [OP.write]: (x, b, i) => {
     const data = b.bufs[i] ?? Buffer.alloc(0);
-    const fh = fhOf(b, i);
-    x.run(b, i, () => droppingPages(x, fh, file.write(x.core, fh, data, data.length, num(b, i, F.off))), (n) => x.reply.write(idOf(b, i), n));
+    x.run(b, i, () => file.write(x.core, fhOf(b, i), data, data.length, num(b, i, F.off)), (n) => x.reply.write(idOf(b, i), n));
   },
   [OP.flush]: (x, b, i) => x.run(b, i, () => file.flush(x.core, fhOf(b, i)), () => x.reply.ok(idOf(b, i))),
   [OP.release]: (x, b, i) => x.run(b, i, () => file.release(x.core, fhOf(b, i)), () => x.reply.ok(idOf(b, i))),

@@ -17,7 +17,6 @@ import { ATTR_FIELD_COUNT, DIR_ENTRIES_PER_REPLY_MAX, F, FIELD_COUNT, OP } from 
 import { Replier } from './fuse3-reply';
 import { Batch, Ctx, handle, makeRun } from './fuse3-ops';
 import { ReadBuffers } from './read-buffers';
-import { PageDrops } from './page-drops';
 import { opLog } from './guard';
 import { STORED_XATTR_PREFIXES } from '../ops-xattr';
 import { ACL_PREFIX } from '../acl';
@@ -121,8 +120,7 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
   }, onBatch, scratch);
   const reply = new Replier(native, session, scratch, { attrS: CACHE_TIMEOUT_S, entryS: CACHE_TIMEOUT_S });
   if (opts.writebackCache && process.getuid?.() === 0) await raiseDirtyShare(native.connectionId(session), opts.log);
-  const pageDrops = new PageDrops((inos) => native.invalidate(session, inos));
-  x = { core, reply, log: opts.log, readBuffers: new ReadBuffers(), pageDrops, run: makeRun(core, reply, opLog(opts.log, core.opts.debug === true), opts.readOnly, opts.observeOp) };
+  x = { core, reply, log: opts.log, readBuffers: new ReadBuffers(), run: makeRun(core, reply, opLog(opts.log, core.opts.debug === true), opts.readOnly, opts.observeOp) };
 
   let invalidating: Promise<unknown> = Promise.resolve();
   return {
@@ -149,7 +147,7 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
       if (await Promise.race([reply.whenDrained(), sleep(DRAIN_WAIT_MS)]) === 'timeout') {
         opts.log(`${reply.inFlight} requests still running after ${DRAIN_WAIT_MS} ms: answering EIO`);
       }
-      await Promise.all([invalidating, pageDrops.idle()]); // their worker threads use the session
+      await invalidating; // its worker thread uses the session
       const unanswered = native.destroy(session);
       if (unanswered > 0 || interrupts > 0) opts.log(`teardown: ${unanswered} unanswered requests, ${interrupts} interrupts seen`);
     },
