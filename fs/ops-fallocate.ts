@@ -7,6 +7,7 @@
 import type { FsCore } from './core';
 import { nowNs } from '../store/meta';
 import { posix } from './errno';
+import { FILE_BYTES_MAX } from '../store/file-io';
 
 export const FALLOC_FL_KEEP_SIZE = 0x01;
 export const FALLOC_FL_PUNCH_HOLE = 0x02;
@@ -42,6 +43,7 @@ async function checkRoom(core: FsCore, ino: number, offsetBytes: number, lengthB
 
 export async function fallocate(core: FsCore, fh: number, mode: number, offsetBytes: number, lengthBytes: number): Promise<void> {
   if (offsetBytes < 0 || lengthBytes <= 0 || !Number.isSafeInteger(offsetBytes + lengthBytes)) throw posix('EINVAL', 'bad fallocate range');
+  if (offsetBytes + lengthBytes > FILE_BYTES_MAX) throw posix('EFBIG', `fallocate past the maximum file size ${FILE_BYTES_MAX}`);
   if ((mode & ~SUPPORTED) !== 0) throw posix('EOPNOTSUPP', `fallocate mode ${mode.toString(16)} is not supported`);
   const punch = (mode & FALLOC_FL_PUNCH_HOLE) !== 0;
   const zero = (mode & FALLOC_FL_ZERO_RANGE) !== 0;

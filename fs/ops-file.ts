@@ -6,6 +6,7 @@ import type { Caller, Stat } from './types';
 import { checkLength, newOwner } from './ops-names';
 import { posix } from './errno';
 import { nowNs } from '../store/meta';
+import { FILE_BYTES_MAX } from '../store/file-io';
 import { applyInherited, inherit } from './acl';
 
 const O_ACCMODE = 0o3;
@@ -56,6 +57,9 @@ export function read(core: FsCore, fh: number, buf: Buffer, lengthBytes: number,
 
 export function write(core: FsCore, fh: number, buf: Buffer, lengthBytes: number, positionBytes: number): number | Promise<number> {
   const f = core.handles.fileOf(fh);
+  // Refused now, not at the flush: a write the store cannot hold must fail for its writer, never
+  // be accepted into the buffer and lost later (xfstests generic/564 wrote near 2^63).
+  if (positionBytes + lengthBytes > FILE_BYTES_MAX) throw posix('EFBIG', `write of [${positionBytes}, +${lengthBytes}) past the maximum file size ${FILE_BYTES_MAX}`);
   // The transport's buffer may die when we answer: the write-back buffer copies what it keeps.
   const waiting = core.wb.write(f, positionBytes, buf, lengthBytes);
   return waiting === undefined ? lengthBytes : waiting.then(() => lengthBytes);

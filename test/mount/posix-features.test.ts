@@ -117,6 +117,24 @@ test.serial('fallocate past the free space is refused with ENOSPC and the size s
   t.is(r[4].ok.size, MiB)
 })
 
+// xfstests generic/564: a write past what the store holds (2^50 bytes) fails for its writer at once
+// with EFBIG; it was accepted into the buffer, failed at the flush, and then rm answered EIO.
+test.serial('a write past the maximum file size fails with EFBIG for its writer; the file stays as it was and is removable', async (t) => {
+  const r = await fsClient([
+    ['open', 'f', P('huge-offset'), ['rdwr', 'creat']],
+    ['pwrite', 'f', 0, 'kept'],
+    ['pwrite', 'f', 2 ** 53, 'too far'],
+    ['fsync', 'f'],
+    ['fstat', 'f'],
+    ['close', 'f'],
+    ['unlink', P('huge-offset')],
+  ])
+  t.is(r[2].err, 'EFBIG')
+  t.is(r[3].err, undefined, 'nothing failed later')
+  t.is(r[4].ok.size, 4)
+  t.is(r[6].err, undefined)
+})
+
 test.serial('O_TMPFILE is refused with EOPNOTSUPP (libfuse 3.14 has no tmpfile op), and nothing appears', async (t) => {
   const before = await fsOk(['listdir', shared.mount.mountpoint])
   const [r] = await fsClient([['tmpfile', 't', shared.mount.mountpoint]])
