@@ -43,7 +43,7 @@ struct MountOptions {
   // Requests are read from /dev/fuse by the JS thread itself, polled by libuv (issue 20): the kernel
   // wakes the thread that answers, no hand-off per request. False: libfuse's own threads read them
   // and hand each batch over (the transport before issue 20; -o dispatch=threads).
-  bool jsDispatch = true;
+  bool jsDispatch = false;
   unsigned maxThreads = 4;
   unsigned idleThreads = 2;
   // getxattr of a name outside these prefixes is answered ENODATA here, without a JS round trip:
