@@ -52,6 +52,21 @@ export function run (cmd: string, args: string[], opts: RunOptions = {}): Promis
   })
 }
 
+/** Polls of `chunkfs status` while waiting for the reclaim queue to drain (100 ms apart: a minute). */
+const BACKLOG_WAITS_MAX = 600
+const BACKLOG_WAIT_MS = 100
+
+/** Wait (bounded) until the mounted store's reclaim queue is empty; returns the last backlog seen. */
+export async function reclaimDrained (store: string): Promise<number> {
+  let backlog = -1
+  for (let i = 0; i < BACKLOG_WAITS_MAX && backlog !== 0; i++) {
+    const st = await run(process.execPath, [CLI_JS, 'status', store, '--json'], { timeoutMs: 120_000 })
+    backlog = st.code === 0 ? Number(JSON.parse(st.stdout).reclaimBacklog) : -1
+    if (backlog !== 0) await new Promise((resolve) => setTimeout(resolve, BACKLOG_WAIT_MS))
+  }
+  return backlog
+}
+
 /** Run a shell script (bash -c) as a child process. */
 export function sh (script: string, opts: RunOptions = {}): Promise<RunResult> {
   return run('bash', ['-euo', 'pipefail', '-c', script], opts)

@@ -6,13 +6,11 @@ import Database from 'better-sqlite3'
 import test from 'ava'
 import * as path from 'node:path'
 import { spawn } from 'node:child_process'
-import { ChunkfsMount, mkfs, mountChunkfs, tempDir, removeDir, run, shOk, PYTHON, CLI_JS } from '../helpers/mount'
+import { ChunkfsMount, mkfs, mountChunkfs, tempDir, removeDir, run, shOk, PYTHON, CLI_JS, reclaimDrained } from '../helpers/mount'
 
 let dir = ''
 let m: ChunkfsMount | undefined
 const cli = (args: string[]) => run(process.execPath, [CLI_JS, ...args], { timeoutMs: 120_000 })
-const BACKLOG_WAITS_MAX = 600
-const BACKLOG_WAIT_MS = 100
 
 test.before(async () => { dir = await tempDir('commit') })
 test.after.always(async () => {
@@ -20,16 +18,7 @@ test.after.always(async () => {
   await removeDir(dir)
 })
 
-/** Wait (bounded) until the mounted store's reclaim queue is empty; returns the last backlog seen. */
-async function drained (store: string): Promise<number> {
-  let backlog = -1
-  for (let i = 0; i < BACKLOG_WAITS_MAX && backlog !== 0; i++) {
-    const st = await cli(['status', store, '--json'])
-    backlog = st.code === 0 ? Number(JSON.parse(st.stdout).reclaimBacklog) : -1
-    if (backlog !== 0) await new Promise((resolve) => setTimeout(resolve, BACKLOG_WAIT_MS))
-  }
-  return backlog
-}
+const drained = reclaimDrained
 
 /** Unmount, then an offline scrub: nothing bad, missing or leaked. */
 async function scrubClean (t: import('ava').ExecutionContext, store: string): Promise<void> {

@@ -7,15 +7,12 @@ import test from 'ava'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { ChildProcess, spawn, spawnSync } from 'node:child_process'
-import { ChunkfsMount, mkfs, mountChunkfs, tempDir, removeDir, run, PYTHON, CLI_JS } from '../helpers/mount'
+import { ChunkfsMount, mkfs, mountChunkfs, tempDir, removeDir, run, PYTHON, reclaimDrained } from '../helpers/mount'
 
 let dir = ''
 let m: ChunkfsMount | undefined
 let tracer: ChildProcess | undefined
-const cli = (args: string[]) => run(process.execPath, [CLI_JS, ...args], { timeoutMs: 120_000 })
 const FILES = 120
-const BACKLOG_WAITS_MAX = 600
-const BACKLOG_WAIT_MS = 100
 const ATTACH_WAIT_MS = 30_000
 
 test.before(async () => { dir = await tempDir('reclaim-order') })
@@ -25,16 +22,7 @@ test.after.always(async () => {
   await removeDir(dir)
 })
 
-/** Wait (bounded) until the mounted store's reclaim queue is empty; returns the last backlog seen. */
-async function drained (store: string): Promise<number> {
-  let backlog = -1
-  for (let i = 0; i < BACKLOG_WAITS_MAX && backlog !== 0; i++) {
-    const st = await cli(['status', store, '--json'])
-    backlog = st.code === 0 ? Number(JSON.parse(st.stdout).reclaimBacklog) : -1
-    if (backlog !== 0) await new Promise((resolve) => setTimeout(resolve, BACKLOG_WAIT_MS))
-  }
-  return backlog
-}
+const drained = reclaimDrained
 
 /** strace attached to every thread of pid; resolves once it says so (its stderr). */
 function attach (pid: number, out: string): Promise<ChildProcess> {
