@@ -169,14 +169,20 @@ stop_mount() {
   fusermount -uz "$MNT" 2>/dev/null || true
 }
 
+# A round's directory and a new replica:3 store, mounted (its log: DIR/mount1.log).
+fresh_round() {
+  rm -rf "$1"; mkdir -p "$1"
+  rm -rf "$STORE"
+  node "$CLI" mkfs "$STORE" --disks 6 --layout replica:3 >/dev/null
+  mount_store "$1/mount1.log" || { cat "$1/mount1.log" >&2; exit 1; }
+}
+
 FAIL=0
 RESULTS=()
 for round in $(seq 1 "$ROUNDS"); do
   RD="$WORK/round$round"
-  rm -rf "$RD"; mkdir -p "$RD/logs"
-  rm -rf "$STORE"
-  node "$CLI" mkfs "$STORE" --disks 6 --layout replica:3 >/dev/null
-  mount_store "$RD/mount1.log" || { cat "$RD/mount1.log" >&2; exit 1; }
+  fresh_round "$RD"
+  mkdir -p "$RD/logs"
   mkdir "$MNT/r3" "$MNT/ec"
   setfattr -n user.chunkfs.layout -v ec:4+2 "$MNT/ec"
   CHECKS=()
@@ -222,10 +228,7 @@ RM_RESULTS=()
 RM_PID=""
 for round in $(seq 1 "$RM_ROUNDS"); do
   RD="$WORK/rm$round"
-  rm -rf "$RD"; mkdir -p "$RD"
-  rm -rf "$STORE"
-  node "$CLI" mkfs "$STORE" --disks 6 --layout replica:3 >/dev/null
-  mount_store "$RD/mount1.log" || { cat "$RD/mount1.log" >&2; exit 1; }
+  fresh_round "$RD"
   python3 "$HERE/tree.py" make "$MNT/tree" "$RM_FILES"
   rm -rf "$MNT/tree" & RM_PID=$!
   DELAY_MS=$(( RM_MIN_MS + (RANDOM * 32768 + RANDOM) % (RM_MAX_MS - RM_MIN_MS + 1) ))
