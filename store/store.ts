@@ -39,6 +39,8 @@ import { CompactReport, Compactor } from './compactor';
 import { ByteRange, punchHole } from './punch';
 import type { CommitTimes } from './commit-times';
 import { Allocated, PendingRange, SeekWhat } from './allocated';
+import { BACKLOG_BYTES_MAX, BACKLOG_INTENTS_MAX, IntentBacklog } from './intent-backlog';
+import { Applier } from './applier';
 
 export const META_FILE = 'meta.db';
 
@@ -90,6 +92,11 @@ export interface StatusReport {
   layoutsInUse: Array<{ layout: string; files: number }>;
   healQueueLength: number;
   openIntents: number;
+  /**
+   * Intents durable in the log and not yet in the shards (DESIGN §5): count and span bytes against
+   * their bounds, what the applier wrote since open and its mean rate, its last error.
+   */
+  intentBacklog: { intents: number; bytes: number; intentsMax: number; bytesMax: number; appliedIntents: number; appliedBytes: number; rateBytesPerSec: number; lastError: string };
   /** Chunk versions waiting for background deletion (DESIGN §5 reclaim queue). */
   reclaimBacklog: number;
   /** Full commits (WAL flushes) since open. */
@@ -110,6 +117,7 @@ export class Store {
   private readonly reclaimer: Reclaimer;
   private readonly compactor: Compactor;
   private readonly allocated: Allocated;
+  private readonly applier: Applier;
   private closed = false;
   /** One line per event worth telling the operator (StoreOpenOptions.log). */
   private log: (line: string) => void = (line) => process.stderr.write(`${line}\n`);
@@ -121,12 +129,13 @@ export class Store {
     const health = new DiskHealth();
     const shards = new ShardStore(io, opened.key, opened.diskPaths, health);
     const commits = new CommitLog(db, io, nodePath.join(dir, `${META_FILE}-wal`));
-    this.env = { db, shards, map: new ChunkMap(db), counters: new Counters(db), health, commits, reclaim: new ReclaimQueue(db), inflight: new InflightVersions() };
+    this.env = { db, shards, map: new ChunkMap(db), counters: new Counters(db), health, commits, reclaim: new ReclaimQueue(db), inflight: new InflightVersions(), backlog: new IntentBacklog() };
     this.files = new FileIo(this.env, config.disks.map((d) => ({ id: d.id, epoch: d.epoch })), {
       smallFileMaxBytes: config.defaults.smallFileMaxBytes ?? 0, // stores made before issue 9: no packing
       containerCapacityBytes: config.defaults.containerCapacityBytes ?? DEFAULT_CONTAINER_CAPACITY_BYTES,
       containerChunk: { ...config.defaults, clusterMapEpoch: config.clusterMapEpoch },
     });
+    this.applier = new Applier(this.env, this.files, (line) => this.log(line));
     this.compactor = new Compactor(this.env, this.files);
     this.allocated = new Allocated(this.env, config.defaults.smallFileMaxBytes ?? 0);
     this.reclaimer = new Reclaimer(this.env, (seed, epoch, c, count) => this.files.placement(seed, epoch, c, count));
@@ -195,7 +204,7 @@ export class Store {
       if (opts.log !== undefined) store.log = opts.log;
       store.checkDisks(false);
       if (!readOnly) {
-        store.recoveryReport = await recover(store.env, store.files, store.ns.orphans());
+        store.recoveryReport = await recover(store.env, store.files, store.applier, store.ns.orphans());
         // Half-made sealed copies go; containers left full are sealed now (spec §11.5).
         store.compactor.dropUnfinishedSeals();
         for (const r of store.files.containers.inState('full')) {
@@ -329,6 +338,11 @@ export class Store {
     return this.compactor.runOnce();
   }
 
+  /** Write every pending intent into its shards now (DESIGN §5 applier; tests, tools). */
+  applyNow(): Promise<void> {
+    return this.applier.drain();
+  }
+
   /** Delete the shards of every queued chunk version that may go (tests, tools). */
   reclaimNow(): Promise<ReclaimReport> {
     return this.reclaimer.drain();
@@ -341,6 +355,8 @@ export class Store {
       await this.healer.stop();
       await this.compactor.stop();
       await this.reclaimer.stop();
+      await this.applier.drain(); // unmount applies everything it can (the rest stays in the log)
+      this.applier.stop();
       await this.env.commits.stop();
       if (this.lock !== null) await this.env.commits.flushIfDirty().catch(() => undefined); // SQLite's close checkpoints too
       this.db.close();
@@ -451,9 +467,18 @@ export class Store {
     const layoutsInUse = (this.db.prepare(`SELECT layout, count(*) AS n FROM inodes WHERE type = 'file' AND ino NOT IN (SELECT id FROM containers) GROUP BY layout ORDER BY layout`).all() as Array<{ layout: string; n: bigint }>)
       .map((r) => ({ layout: r.layout, files: Number(r.n) }));
     return {
-      disks, layoutsInUse, healQueueLength: this.env.map.healQueueLength(), openIntents: this.env.map.intents().length,
+      disks, layoutsInUse, healQueueLength: this.env.map.healQueueLength(), openIntents: this.env.map.intentCount(),
+      intentBacklog: this.intentBacklog(),
       reclaimBacklog: this.env.reclaim.length, metadataFlushes: this.env.commits.flushCount,
       counters: this.env.counters.all(), containers: this.containerStatus(),
+    };
+  }
+
+  private intentBacklog(): StatusReport['intentBacklog'] {
+    const b = this.env.backlog;
+    return {
+      intents: b.lengthIntents, bytes: b.lengthBytes, intentsMax: BACKLOG_INTENTS_MAX, bytesMax: BACKLOG_BYTES_MAX,
+      appliedIntents: b.appliedIntents, appliedBytes: b.appliedBytes, rateBytesPerSec: Math.round(this.applier.rateBytesPerSec), lastError: this.applier.lastError,
     };
   }
 

@@ -1,0 +1,193 @@
+// The applier (DESIGN §5): takes the durable intents of the backlog (store/intent-backlog.ts),
+// oldest chunk first, and writes them into the shards under the chunk's inode lock:
+//   - replica: every pending span of the chunk patched into every replica in place (§8.2), one
+//     fdatasync per replica for all of them; then the intent rows go in a harmless commit
+//     (replaying an applied intent again is idempotent, so dropping it needs no flush);
+//   - EC, or a replica patch that failed on some replica: one new version of the chunk holding the
+//     stored bytes with every pending span over them (copy-on-write, §8.1: EC never updates a
+//     stripe in place, so many small writes to one EC chunk cost one rewrite), reserved durably
+//     first, committed data first, the intents dropped in the same commit.
+// A chunk whose apply fails stays in the backlog and is tried again later (its rows stay in the
+// log for recovery). Unmount and recovery drain the backlog.
+import { assert } from '../src/errors';
+import { crc32c } from '../src/crc32c';
+import { ChunkEnv } from './chunk-env';
+import { readChunk, writeWholeChunk } from './chunk-io';
+import { ChunkRef } from './chunk-ref';
+import { ChunkRefs } from './chunk-writer';
+import { repoint } from './live-version';
+import { PendingIntent } from './intent-backlog';
+import { RmwFailed, patchReplicas } from './replica-chunk';
+
+/** Chunks applied at once: their fdatasyncs overlap (the disks share a device here, its journal groups them). */
+const APPLY_CHUNKS_IN_FLIGHT_MAX = 8;
+/** A chunk whose apply failed is tried again this much later (its disk may come back). */
+const RETRY_AFTER_MS = 1000;
+/** A drain ends after this many rounds even while writers keep adding (unmount has no writers). */
+const DRAIN_ROUNDS_MAX = 1_000_000;
+
+export interface ApplierHost extends ChunkRefs {
+  /** fn under the inode's lock with chunk c's live ref (null: a hole, or the file is gone); readers may run meanwhile. */
+  withChunkApplying<T>(ino: number, chunkIndex: number, fn: (ref: ChunkRef | null) => Promise<T>): Promise<T>;
+}
+
+/** The pending spans of one chunk as runs of consecutive blocks, later intents winning (log order). */
+export function mergeRuns(pending: readonly PendingIntent[], bitrotBlockBytes: number): Array<{ firstBlock: number; span: Buffer }> {
+  const bb = bitrotBlockBytes;
+  const blocks = new Map<number, Buffer>();
+  for (const i of pending) {
+    for (let at = 0; at < i.span.length; at += bb) blocks.set(i.firstBlock + at / bb, i.span.subarray(at, Math.min(at + bb, i.span.length)));
+  }
+  const order = [...blocks.keys()].sort((a, b) => a - b);
+  const runs: Array<{ firstBlock: number; parts: Buffer[] }> = [];
+  for (const b of order) {
+    const last = runs[runs.length - 1];
+    if (last !== undefined && last.firstBlock + last.parts.length === b) last.parts.push(blocks.get(b)!);
+    else runs.push({ firstBlock: b, parts: [blocks.get(b)!] });
+  }
+  return runs.map((r) => ({ firstBlock: r.firstBlock, span: Buffer.concat(r.parts) }));
+}
+
+export class Applier {
+  private running = 0;
+  /** Chunks being applied now (key ino/chunk). */
+  private readonly busy = new Set<string>();
+  /** Chunks whose last apply failed: key -> when to try again (ms). */
+  private readonly failing = new Map<string, number>();
+  private idleWaiters: Array<() => void> = [];
+  private retryTimer: NodeJS.Timeout | null = null;
+  private stopped = false;
+  /** Chunks whose failure was logged (once until they apply). */
+  private readonly logged = new Set<string>();
+  private readonly started = Date.now();
+  /** The last error, for status. */
+  lastError = '';
+
+  constructor(private readonly env: ChunkEnv, private readonly host: ApplierHost, private readonly log: (line: string) => void) {
+    env.backlog.onAdd = () => this.kick();
+  }
+
+  /** Applied span bytes per second since open (status). */
+  get rateBytesPerSec(): number {
+    return this.env.backlog.appliedBytes / Math.max(1, (Date.now() - this.started) / 1000);
+  }
+
+  /** Start applying what waits, up to APPLY_CHUNKS_IN_FLIGHT_MAX chunks at once. */
+  kick(): void {
+    if (this.stopped) return this.settled();
+    const now = Date.now();
+    const skip = new Set(this.busy);
+    for (const [key, at] of this.failing) if (at > now) skip.add(key);
+    while (this.running < APPLY_CHUNKS_IN_FLIGHT_MAX) {
+      const next = this.env.backlog.oldest(skip);
+      if (next === undefined) break;
+      skip.add(next.key);
+      this.start(next.ino, next.chunkIndex, next.key);
+    }
+    if (this.running === 0) this.settled();
+  }
+
+  private start(ino: number, chunkIndex: number, key: string): void {
+    this.running++;
+    this.busy.add(key);
+    this.host.withChunkApplying(ino, chunkIndex, (ref) => this.applyChunk(ino, chunkIndex, ref)).then(
+      () => {
+        this.failing.delete(key);
+        this.logged.delete(key);
+      },
+      (err: unknown) => {
+        this.lastError = `ino ${ino} chunk ${chunkIndex}: ${err instanceof Error ? err.message : String(err)}`;
+        if (!this.logged.has(key)) this.log(`applier: ${this.lastError} (kept in the intent log, tried again)`);
+        this.logged.add(key);
+        this.failing.set(key, Date.now() + RETRY_AFTER_MS);
+      },
+    ).finally(() => {
+      this.running--;
+      this.busy.delete(key);
+      this.kick();
+    });
+  }
+
+  /** Nothing running: wake drain() if nothing can run now, and come back for failed chunks later. */
+  private settled(): void {
+    if (!this.stopped && this.env.backlog.lengthIntents > 0 && this.failing.size > 0 && this.retryTimer === null) {
+      this.retryTimer = setTimeout(() => {
+        this.retryTimer = null;
+        this.kick();
+      }, RETRY_AFTER_MS);
+      this.retryTimer.unref();
+    }
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  /**
+   * Resolves when the backlog is empty, or when every chunk left failed once more since this call
+   * (left in the log: recovery replays it at the next open). Unmount, recovery and tests call it.
+   */
+  async drain(): Promise<void> {
+    for (let round = 0; this.env.backlog.lengthIntents > 0 && !this.stopped; round++) {
+      assert(round < DRAIN_ROUNDS_MAX, 'applier drain makes no end');
+      const before = this.env.backlog.lengthIntents;
+      this.failing.clear(); // every chunk gets one more try now
+      await new Promise<void>((resolve) => {
+        this.idleWaiters.push(resolve);
+        this.kick();
+      });
+      if (this.failing.size > 0 && this.env.backlog.lengthIntents >= before) return; // no progress: the rest stays in the log
+    }
+  }
+
+  /** No more work after this (the store closes). */
+  stop(): void {
+    this.stopped = true;
+    if (this.retryTimer !== null) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+  }
+
+  private async applyChunk(ino: number, chunkIndex: number, ref: ChunkRef | null): Promise<void> {
+    const pending = [...this.env.backlog.of(ino, chunkIndex)];
+    if (pending.length === 0) return;
+    const ids = new Set(pending.map((i) => i.id));
+    if (ref === null || pending.some((i) => i.version !== ref.version)) {
+      // The file is gone or the chunk was replaced by a version that holds these bytes: nothing to apply.
+      this.env.commits.harmless(() => { for (const id of ids) this.env.map.removeIntent(id); });
+      this.env.backlog.remove(ino, chunkIndex, ids, false);
+      return;
+    }
+    for (const i of pending) assert(crc32c(i.span) === i.spanCrc, `intent ${i.id} span changed in memory since it was logged`);
+    if (ref.fl.layout.kind === 'replica') {
+      try {
+        await patchReplicas(this.env, ref, mergeRuns(pending, ref.fl.bitrotBlockBytes));
+        this.env.commits.harmless(() => { for (const id of ids) this.env.map.removeIntent(id); });
+        this.env.backlog.remove(ino, chunkIndex, ids, true);
+        return;
+      } catch (err) {
+        if (!(err instanceof RmwFailed)) throw err;
+        // Replicas now differ (some new, some old or torn): a fresh version supersedes them all.
+      }
+    }
+    await this.rewrite(ino, ref, ids);
+  }
+
+  /** One new version: the chunk as the file shows it (stored bytes, every pending span over them). */
+  private async rewrite(ino: number, ref: ChunkRef, ids: ReadonlySet<number>): Promise<void> {
+    const content = await readChunk(this.env, ref, 0, ref.logicalLenBytes);
+    const c = ref.chunkIndex;
+    const version = this.env.db.transaction(() => {
+      const v = this.env.map.allocVersion(ino, c);
+      this.env.reclaim.add(ino, c, v, ref.fl);
+      return v;
+    })();
+    this.env.inflight.add(ino, c, version);
+    try {
+      await this.env.commits.flush(); // the reservation is durable before its shards exist
+      const failed = await writeWholeChunk(this.env, this.host.ref(ino, ref.fl, c, version, content.length), content);
+      this.env.db.transaction(() => repoint(this.env, ino, ref.fl, { chunkIndex: c, version, logicalLenBytes: content.length, failed, old: ref }))();
+      this.env.backlog.remove(ino, c, ids, true);
+    } finally {
+      this.env.inflight.delete(ino, c, version);
+    }
+  }
+}
