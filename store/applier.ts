@@ -27,6 +27,8 @@ const RETRY_AFTER_MS = 1000;
 const DRAIN_ROUNDS_MAX = 1_000_000;
 
 export interface ApplierHost extends ChunkRefs {
+  /** fn under the inode's lock with chunk c's live ref (null: a hole, or the file is gone). */
+  withChunk<T>(ino: number, chunkIndex: number, fn: (ref: ChunkRef | null) => Promise<T>): Promise<T>;
   /** fn under the inode's lock with chunk c's live ref (null: a hole, or the file is gone); readers may run meanwhile. */
   withChunkApplying<T>(ino: number, chunkIndex: number, fn: (ref: ChunkRef | null) => Promise<T>): Promise<T>;
 }
@@ -57,6 +59,8 @@ export class Applier {
   private idleWaiters: Array<() => void> = [];
   private retryTimer: NodeJS.Timeout | null = null;
   private stopped = false;
+  /** Replica chunks whose patch failed on some replica: rewritten as a new version next time. */
+  private readonly rewrites = new Set<string>();
   /** Chunks whose failure was logged (once until they apply). */
   private readonly logged = new Set<string>();
   private readonly started = Date.now();
@@ -90,10 +94,15 @@ export class Applier {
   private start(ino: number, chunkIndex: number, key: string): void {
     this.running++;
     this.busy.add(key);
-    this.host.withChunkApplying(ino, chunkIndex, (ref) => this.applyChunk(ino, chunkIndex, ref)).then(
+    // A patch in place lets readers go on (they read the patched blocks from the backlog); a new
+    // version does not: readers of the old one must be done before reclaim may delete it.
+    const patch = this.env.backlog.inPlace(ino, chunkIndex) && !this.rewrites.has(key);
+    const apply = (ref: ChunkRef | null): Promise<void> => this.applyChunk(ino, chunkIndex, ref, patch);
+    (patch ? this.host.withChunkApplying(ino, chunkIndex, apply) : this.host.withChunk(ino, chunkIndex, apply)).then(
       () => {
         this.failing.delete(key);
         this.logged.delete(key);
+        this.rewrites.delete(key);
       },
       (err: unknown) => {
         this.lastError = `ino ${ino} chunk ${chunkIndex}: ${err instanceof Error ? err.message : String(err)}`;
@@ -127,7 +136,8 @@ export class Applier {
    * (left in the log: recovery replays it at the next open). Unmount, recovery and tests call it.
    */
   async drain(): Promise<void> {
-    for (let round = 0; this.env.backlog.lengthIntents > 0 && !this.stopped; round++) {
+    let stalled = 0; // rounds in a row without progress: two (a failed patch is retried as a rewrite) end it
+    for (let round = 0; this.env.backlog.lengthIntents > 0 && !this.stopped && stalled < 2; round++) {
       assert(round < DRAIN_ROUNDS_MAX, 'applier drain makes no end');
       const before = this.env.backlog.lengthIntents;
       this.failing.clear(); // every chunk gets one more try now
@@ -135,7 +145,7 @@ export class Applier {
         this.idleWaiters.push(resolve);
         this.kick();
       });
-      if (this.failing.size > 0 && this.env.backlog.lengthIntents >= before) return; // no progress: the rest stays in the log
+      stalled = this.failing.size > 0 && this.env.backlog.lengthIntents >= before ? stalled + 1 : 0;
     }
   }
 
@@ -146,7 +156,7 @@ export class Applier {
     this.retryTimer = null;
   }
 
-  private async applyChunk(ino: number, chunkIndex: number, ref: ChunkRef | null): Promise<void> {
+  private async applyChunk(ino: number, chunkIndex: number, ref: ChunkRef | null, patch: boolean): Promise<void> {
     const pending = [...this.env.backlog.of(ino, chunkIndex)];
     if (pending.length === 0) return;
     const ids = new Set(pending.map((i) => i.id));
@@ -157,18 +167,18 @@ export class Applier {
       return;
     }
     for (const i of pending) assert(crc32c(i.span) === i.spanCrc, `intent ${i.id} span changed in memory since it was logged`);
-    if (ref.fl.layout.kind === 'replica') {
-      try {
-        await patchReplicas(this.env, ref, mergeRuns(pending, ref.fl.bitrotBlockBytes));
-        this.env.commits.harmless(() => { for (const id of ids) this.env.map.removeIntent(id); });
-        this.env.backlog.remove(ino, chunkIndex, ids, true);
-        return;
-      } catch (err) {
-        if (!(err instanceof RmwFailed)) throw err;
-        // Replicas now differ (some new, some old or torn): a fresh version supersedes them all.
-      }
+    if (!patch) return this.rewrite(ino, ref, ids);
+    assert(ref.fl.layout.kind === 'replica', 'only replica chunks are patched in place');
+    try {
+      await patchReplicas(this.env, ref, mergeRuns(pending, ref.fl.bitrotBlockBytes));
+    } catch (err) {
+      // Replicas now differ (some new, some old or torn): a fresh version supersedes them all, made
+      // at the retry, under the lock that holds readers back (a drain retries at once).
+      if (err instanceof RmwFailed) this.rewrites.add(`${ino}/${chunkIndex}`);
+      throw err;
     }
-    await this.rewrite(ino, ref, ids);
+    this.env.commits.harmless(() => { for (const id of ids) this.env.map.removeIntent(id); });
+    this.env.backlog.remove(ino, chunkIndex, ids, true);
   }
 
   /** One new version: the chunk as the file shows it (stored bytes, every pending span over them). */

@@ -11,6 +11,7 @@ import { shardCount, writeQuorum } from './layout';
 import { readReplicaInto } from './replica-chunk';
 import { Maybe, isPromise } from './maybe-async';
 import { Payload } from './shard-encode';
+import { overlaySpans, uncoveredParts } from './intent-backlog';
 
 /** readChunkInto into a fresh buffer (truncate's tail rewrite, FileIo.read). */
 export async function readChunk(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
@@ -26,12 +27,14 @@ export async function readChunk(env: ChunkEnv, ref: ChunkRef, offsetBytes: numbe
  */
 export function readChunkInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number, inline = true): Maybe<void> {
   if (lengthBytes === 0) return;
-  if (env.backlog.of(ref.ino, ref.chunkIndex).length === 0) return readStoredInto(env, ref, offsetBytes, lengthBytes, target, targetOffset, inline);
+  if (!env.backlog.has(ref.ino, ref.chunkIndex)) return readStoredInto(env, ref, offsetBytes, lengthBytes, target, targetOffset, inline);
   // Only what no pending span covers is read from the shards: the applier may be patching those
   // spans' blocks right now (it does not hold readers back), and the spans hold their bytes anyway.
-  const parts = env.backlog.uncovered(ref.ino, ref.chunkIndex, ref.version, offsetBytes, lengthBytes);
+  // One snapshot for both steps: the applier may drop the intents before the reads end.
+  const pending = env.backlog.of(ref.ino, ref.chunkIndex);
+  const parts = uncoveredParts(pending, ref.version, offsetBytes, lengthBytes);
   const reads = parts.map(([lo, hi]) => readStoredInto(env, ref, lo, hi - lo, target, targetOffset + lo - offsetBytes, inline));
-  const overlay = (): void => env.backlog.overlay(ref.ino, ref.chunkIndex, ref.version, offsetBytes, lengthBytes, target, targetOffset);
+  const overlay = (): void => overlaySpans(pending, ref.version, offsetBytes, lengthBytes, target, targetOffset);
   return reads.some(isPromise) ? Promise.all(reads).then(overlay) : overlay();
 }
 
@@ -41,12 +44,13 @@ export function readChunkInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number,
  * must check each replica on its own (needles, spec §11.4).
  */
 export async function readReplicaView(env: ChunkEnv, ref: ChunkRef, replica: number, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
-  if (env.backlog.of(ref.ino, ref.chunkIndex).length === 0) return env.shards.readVerified(ref, replica, offsetBytes, lengthBytes);
+  if (!env.backlog.has(ref.ino, ref.chunkIndex)) return env.shards.readVerified(ref, replica, offsetBytes, lengthBytes);
+  const pending = env.backlog.of(ref.ino, ref.chunkIndex); // one snapshot, as in readChunkInto
   const out = Buffer.alloc(lengthBytes);
-  for (const [lo, hi] of env.backlog.uncovered(ref.ino, ref.chunkIndex, ref.version, offsetBytes, lengthBytes)) {
+  for (const [lo, hi] of uncoveredParts(pending, ref.version, offsetBytes, lengthBytes)) {
     (await env.shards.readVerified(ref, replica, lo, hi - lo)).copy(out, lo - offsetBytes);
   }
-  env.backlog.overlay(ref.ino, ref.chunkIndex, ref.version, offsetBytes, lengthBytes, out, 0);
+  overlaySpans(pending, ref.version, offsetBytes, lengthBytes, out, 0);
   return out;
 }
 

@@ -113,7 +113,7 @@ export class ChunkWriter {
     for (const p of plans) {
       if (p.patch === null) continue;
       const { firstBlock, span, intentId } = p.patch;
-      this.env.backlog.add({ id: intentId, ino, chunkIndex: p.c, version: p.old!.version, firstBlock, span }, fl.bitrotBlockBytes);
+      this.env.backlog.add({ id: intentId, ino, chunkIndex: p.c, version: p.old!.version, firstBlock, span, inPlace: fl.layout.kind === 'replica' }, fl.bitrotBlockBytes);
     }
   }
 

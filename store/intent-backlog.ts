@@ -26,6 +26,8 @@ export interface PendingIntent {
   /** Chunk offset of the span: firstBlock × bitrot block size. */
   offsetBytes: number;
   span: Buffer;
+  /** Replica chunk: patched in place, readers go on meanwhile; else (EC) a new version is written. */
+  inPlace: boolean;
   /** crc32c of span when logged, checked again right before it is applied (pair assertion). */
   spanCrc: number;
 }
@@ -61,52 +63,25 @@ export class IntentBacklog {
     this.onAdd();
   }
 
-  /** The chunk's pending intents in log order (empty when none). */
+  /** The chunk's pending intents in log order (empty when none); a copy: the backlog changes under a reader. */
   of(ino: number, chunkIndex: number): readonly PendingIntent[] {
-    return this.byIno.get(ino)?.get(chunkIndex) ?? [];
+    return this.byIno.get(ino)?.get(chunkIndex)?.slice() ?? [];
+  }
+
+  /** Whether the chunk's intents are patched in place (replica), from its oldest intent. */
+  inPlace(ino: number, chunkIndex: number): boolean {
+    return this.byIno.get(ino)?.get(chunkIndex)?.[0]?.inPlace ?? false;
+  }
+
+  /** Whether the chunk has pending intents (the common read asks only this). */
+  has(ino: number, chunkIndex: number): boolean {
+    return this.byIno.get(ino)?.has(chunkIndex) ?? false;
   }
 
   /** The chunk whose intents wait longest, skipping those in skip; undefined when none. */
   oldest(skip: Set<string>): { ino: number; chunkIndex: number; key: string } | undefined {
     for (const [key, c] of this.chunkOrder) if (!skip.has(key)) return { ...c, key };
     return undefined;
-  }
-
-  /**
-   * The one view (DESIGN §5): pending spans of ref's version over chunk bytes [offsetBytes, +lengthBytes)
-   * already in target[targetOffset..], in log order (a later intent wins).
-   */
-  overlay(ino: number, chunkIndex: number, version: bigint, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number): void {
-    const list = this.byIno.get(ino)?.get(chunkIndex);
-    if (list === undefined) return;
-    const end = offsetBytes + lengthBytes;
-    for (const i of list) {
-      if (i.version !== version) continue;
-      const lo = Math.max(offsetBytes, i.offsetBytes);
-      const hi = Math.min(end, i.offsetBytes + i.span.length);
-      if (lo < hi) i.span.copy(target, targetOffset + lo - offsetBytes, lo - i.offsetBytes, hi - i.offsetBytes);
-    }
-  }
-
-  /**
-   * The parts of chunk range [offsetBytes, +lengthBytes) that no pending span of version covers, in
-   * order: only those are read from the shards (a span's blocks may be being patched right now).
-   */
-  uncovered(ino: number, chunkIndex: number, version: bigint, offsetBytes: number, lengthBytes: number): Array<[number, number]> {
-    const end = offsetBytes + lengthBytes;
-    const list = this.byIno.get(ino)?.get(chunkIndex);
-    if (list === undefined) return [[offsetBytes, end]];
-    const spans = list.filter((i) => i.version === version).map((i): [number, number] => [i.offsetBytes, i.offsetBytes + i.span.length]).sort((a, b) => a[0] - b[0]);
-    const out: Array<[number, number]> = [];
-    let at = offsetBytes;
-    for (const [lo, hi] of spans) {
-      if (hi <= at) continue;
-      if (lo >= end) break;
-      if (lo > at) out.push([at, lo]);
-      at = Math.max(at, hi);
-    }
-    if (at < end) out.push([at, end]);
-    return out;
   }
 
   /** Forget these intents of a chunk (applied, or superseded by a new version); wakes writers. */
@@ -161,4 +136,39 @@ export class IntentBacklog {
     this.waiters = [];
     for (const w of ready) w();
   }
+}
+
+/**
+ * The one view (DESIGN §5): the spans of version in pending (a snapshot of IntentBacklog.of) over
+ * chunk bytes [offsetBytes, +lengthBytes) already in target[targetOffset..], in log order (a later
+ * intent wins). A reader takes one snapshot for planning its reads and for this overlay: the
+ * applier may drop the intents meanwhile, and their blocks were not read from the shards.
+ */
+export function overlaySpans(pending: readonly PendingIntent[], version: bigint, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number): void {
+  const end = offsetBytes + lengthBytes;
+  for (const i of pending) {
+    if (i.version !== version) continue;
+    const lo = Math.max(offsetBytes, i.offsetBytes);
+    const hi = Math.min(end, i.offsetBytes + i.span.length);
+    if (lo < hi) i.span.copy(target, targetOffset + lo - offsetBytes, lo - i.offsetBytes, hi - i.offsetBytes);
+  }
+}
+
+/**
+ * The parts of chunk range [offsetBytes, +lengthBytes) that no span of version in pending covers,
+ * in order: only those are read from the shards (a span's blocks may be being patched right now).
+ */
+export function uncoveredParts(pending: readonly PendingIntent[], version: bigint, offsetBytes: number, lengthBytes: number): Array<[number, number]> {
+  const end = offsetBytes + lengthBytes;
+  const spans = pending.filter((i) => i.version === version).map((i): [number, number] => [i.offsetBytes, i.offsetBytes + i.span.length]).sort((a, b) => a[0] - b[0]);
+  const out: Array<[number, number]> = [];
+  let at = offsetBytes;
+  for (const [lo, hi] of spans) {
+    if (hi <= at) continue;
+    if (lo >= end) break;
+    if (lo > at) out.push([at, lo]);
+    at = Math.max(at, hi);
+  }
+  if (at < end) out.push([at, end]);
+  return out;
 }

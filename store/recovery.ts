@@ -96,7 +96,7 @@ async function resolveIntents(env: ChunkEnv, files: FileIo, applier: Applier, re
         return;
       }
       if (intent.span !== null) {
-        env.backlog.add({ id: intent.id, ino: intent.ino, chunkIndex: intent.chunkIndex, version: intent.version, firstBlock: intent.firstBlock, span: intent.span }, ref.fl.bitrotBlockBytes);
+        env.backlog.add({ id: intent.id, ino: intent.ino, chunkIndex: intent.chunkIndex, version: intent.version, firstBlock: intent.firstBlock, span: intent.span, inPlace: ref.fl.layout.kind === 'replica' }, ref.fl.bitrotBlockBytes);
         report.blocksRepaired += intent.lastBlock - intent.firstBlock + 1;
         return;
       }
