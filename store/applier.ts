@@ -59,6 +59,8 @@ export class Applier {
   private idleWaiters: Array<() => void> = [];
   private retryTimer: NodeJS.Timeout | null = null;
   private stopped = false;
+  /** Recovery is loading the log: start nothing until every intent of a chunk is in (one patch per chunk). */
+  loading = false;
   /** Replica chunks whose patch failed on some replica: rewritten as a new version next time. */
   private readonly rewrites = new Set<string>();
   /** Chunks whose failure was logged (once until they apply). */
@@ -79,6 +81,7 @@ export class Applier {
   /** Start applying what waits, up to APPLY_CHUNKS_IN_FLIGHT_MAX chunks at once. */
   kick(): void {
     if (this.stopped) return this.settled();
+    if (this.loading) return;
     const now = Date.now();
     const skip = new Set(this.busy);
     for (const [key, at] of this.failing) if (at > now) skip.add(key);

@@ -8,6 +8,7 @@ import { ChunkEnv } from './chunk-env';
 import { CompactReport, emptyCompactReport } from './compactor';
 import { ChunkRef } from './chunk-ref';
 import { Applier } from './applier';
+import { Intent } from './chunk-map';
 import { FileIo } from './file-io';
 import { classifyShardError } from './shard-encode';
 
@@ -74,20 +75,8 @@ export async function resolveLegacyIntent(env: ChunkEnv, ref: ChunkRef, first: n
   return complete;
 }
 
-/**
- * Every intent the log holds goes back into the backlog and the applier drains it (DESIGN §5):
- * each replica patched with every pending span of its chunk (any number of torn replicas are
- * repaired: the spans are whole blocks), or one new version per EC chunk. An intent whose chunk was
- * rewritten since, or is gone, holds nothing to replay. What cannot be applied now (a disk failing)
- * stays in the log for the next open.
- */
-async function resolveIntents(env: ChunkEnv, files: FileIo, applier: Applier, report: RecoveryReport): Promise<void> {
-  const intents = env.map.intents();
-  // Free last (DESIGN §5): a process kill can leave an intent committed but not yet flushed (its
-  // writer died before its flush); it is made durable before its bytes overwrite the replicas, so
-  // a power loss during recovery cannot leave new bytes the log forgot.
-  if (intents.length > 0) await env.commits.flushIfDirty();
-  const appliedBefore = env.backlog.appliedIntents;
+/** Each intent into the backlog, or settled now: its chunk was rewritten since or is gone; legacy intents the old way. */
+async function loadIntents(env: ChunkEnv, files: FileIo, intents: Intent[], report: RecoveryReport): Promise<void> {
   for (const intent of intents) {
     await files.withChunk(intent.ino, intent.chunkIndex, async (ref) => {
       if (ref === null || ref.version !== intent.version) {
@@ -107,6 +96,28 @@ async function resolveIntents(env: ChunkEnv, files: FileIo, applier: Applier, re
       env.map.removeIntent(intent.id);
       report.intentsResolved++;
     });
+  }
+}
+
+/**
+ * Every intent the log holds goes back into the backlog and the applier drains it (DESIGN §5):
+ * each replica patched with every pending span of its chunk (any number of torn replicas are
+ * repaired: the spans are whole blocks), or one new version per EC chunk. An intent whose chunk was
+ * rewritten since, or is gone, holds nothing to replay. What cannot be applied now (a disk failing)
+ * stays in the log for the next open.
+ */
+async function resolveIntents(env: ChunkEnv, files: FileIo, applier: Applier, report: RecoveryReport): Promise<void> {
+  const intents = env.map.intents();
+  // Free last (DESIGN §5): a process kill can leave an intent committed but not yet flushed (its
+  // writer died before its flush); it is made durable before its bytes overwrite the replicas, so
+  // a power loss during recovery cannot leave new bytes the log forgot.
+  if (intents.length > 0) await env.commits.flushIfDirty();
+  const appliedBefore = env.backlog.appliedIntents;
+  applier.loading = true; // each chunk applied once, with all its intents
+  try {
+    await loadIntents(env, files, intents, report);
+  } finally {
+    applier.loading = false;
   }
   await applier.drain();
   const applied = env.backlog.appliedIntents - appliedBefore;
