@@ -17,6 +17,8 @@ import { ChunkRef } from './chunk-ref';
 import { ChunkRefs } from './chunk-writer';
 import { repoint } from './live-version';
 import { PendingIntent } from './intent-backlog';
+import { FsError } from './fs-error';
+import { errnoCode } from './io';
 import { RmwFailed, patchReplicas } from './replica-chunk';
 
 /** Chunks applied at once: their fdatasyncs overlap (the disks share a device here, its journal groups them). */
@@ -59,6 +61,9 @@ export class Applier {
   private idleWaiters: Array<() => void> = [];
   private retryTimer: NodeJS.Timeout | null = null;
   private stopped = false;
+  /** Nothing is applied in the background, only by drain() (StoreOpenOptions.applier false: tests, benchmarks). */
+  held = false;
+  private draining = false;
   /** Recovery is loading the log: start nothing until every intent of a chunk is in (one patch per chunk). */
   loading = false;
   /** Replica chunks whose patch failed on some replica: rewritten as a new version next time. */
@@ -81,7 +86,7 @@ export class Applier {
   /** Start applying what waits, up to APPLY_CHUNKS_IN_FLIGHT_MAX chunks at once. */
   kick(): void {
     if (this.stopped) return this.settled();
-    if (this.loading) return;
+    if (this.loading || (this.held && !this.draining)) return this.settled();
     const now = Date.now();
     const skip = new Set(this.busy);
     for (const [key, at] of this.failing) if (at > now) skip.add(key);
@@ -112,6 +117,12 @@ export class Applier {
         if (!this.logged.has(key)) this.log(`applier: ${this.lastError} (kept in the intent log, tried again)`);
         this.logged.add(key);
         this.failing.set(key, Date.now() + RETRY_AFTER_MS);
+        // Nothing else is being applied and the log is full: the writers waiting for room get the
+        // error (ENOSPC for a full disk) instead of waiting for a disk that may never come back.
+        if (this.running === 1 && !this.env.backlog.hasRoom()) {
+          const code = errnoCode(err) === 'ENOSPC' || (err instanceof FsError && err.code === 'ENOSPC') ? 'ENOSPC' : 'EIO';
+          this.env.backlog.failWaiters(new FsError(code, `the intent log is full and the applier cannot write it into the shards: ${this.lastError}`));
+        }
       },
     ).finally(() => {
       this.running--;
@@ -139,6 +150,15 @@ export class Applier {
    * (left in the log: recovery replays it at the next open). Unmount, recovery and tests call it.
    */
   async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      await this.drainRounds();
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private async drainRounds(): Promise<void> {
     let stalled = 0; // rounds in a row without progress: two (a failed patch is retried as a rewrite) end it
     for (let round = 0; this.env.backlog.lengthIntents > 0 && !this.stopped && stalled < 2; round++) {
       assert(round < DRAIN_ROUNDS_MAX, 'applier drain makes no end');

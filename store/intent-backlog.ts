@@ -36,7 +36,7 @@ export class IntentBacklog {
   /** ino -> chunk index -> intents in log order. Insertion order of chunks = oldest first. */
   private readonly byIno = new Map<number, Map<number, PendingIntent[]>>();
   private readonly chunkOrder = new Map<string, { ino: number; chunkIndex: number }>();
-  private waiters: Array<() => void> = [];
+  private waiters: Array<{ resolve: () => void; reject: (err: Error) => void }> = [];
   private bytes = 0;
   private count = 0;
   /** Called when an intent is added (the applier starts). */
@@ -127,14 +127,21 @@ export class IntentBacklog {
   room(): Promise<void> {
     if (this.hasRoom()) return Promise.resolve();
     assert(this.waiters.length < WAITERS_MAX, 'too many writers waiting for the intent backlog');
-    return new Promise((resolve) => this.waiters.push(resolve));
+    return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
+  }
+
+  /** The applier cannot make room (a full or failing disk): every waiting writer gets err, not an endless wait. */
+  failWaiters(err: Error): void {
+    const waiting = this.waiters;
+    this.waiters = [];
+    for (const w of waiting) w.reject(err);
   }
 
   private wake(): void {
     if (!this.hasRoom() || this.waiters.length === 0) return;
     const ready = this.waiters;
     this.waiters = [];
-    for (const w of ready) w();
+    for (const w of ready) w.resolve();
   }
 }
 

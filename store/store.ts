@@ -67,7 +67,7 @@ export interface StoreOpenOptions {
   background?: boolean;
   /** One line per event worth telling the operator (modes tightened, stale lock taken over). */
   log?: (line: string) => void;
-  /** false: the applier stays idle and intents wait in the log (recovery benchmarks at the bound). Default true. */
+  /** false: nothing is applied in the background, only by applyNow() and at close (tests; recovery benchmarks at the bound). Default true. */
   applier?: boolean;
   /** What the store is opened for, kept in the lock (store/store-lock.ts), e.g. "mount /mnt/x". */
   lockNote?: string;
@@ -205,7 +205,7 @@ export class Store {
       store.lock = lock;
       if (opts.log !== undefined) store.log = opts.log;
       store.checkDisks(false);
-      if (opts.applier === false) store.applier.stop();
+      if (opts.applier === false) store.applier.held = true;
       if (!readOnly) {
         store.recoveryReport = await recover(store.env, store.files, store.applier, store.ns.orphans());
         // Half-made sealed copies go; containers left full are sealed now (spec §11.5).
