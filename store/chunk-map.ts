@@ -64,6 +64,7 @@ export class ChunkMap {
       dropIntentsOf: db.prepare('DELETE FROM intents WHERE ino = ?'),
       delIntent: db.prepare('DELETE FROM intents WHERE id = ?'),
       dropIntentsOfChunk: db.prepare('DELETE FROM intents WHERE ino = ? AND chunk_index = ?'),
+      rebaseIntents: db.prepare('UPDATE intents SET version = ? WHERE ino = ? AND chunk_index = ?'),
       intents: db.prepare('SELECT * FROM intents ORDER BY id'),
       intentCount: db.prepare('SELECT count(*) AS n FROM intents'),
       queue: db.prepare(`INSERT INTO heal_queue(ino, chunk_index, version, shard_index, reason, queued_ns) VALUES (?, ?, ?, ?, ?, ?)
@@ -137,6 +138,10 @@ export class ChunkMap {
   /** Every intent of one chunk (its version was replaced by one that holds their bytes, or dropped). */
   dropIntentsOfChunk(ino: number, chunkIndex: number): void {
     this.s.dropIntentsOfChunk.run(ino, chunkIndex);
+  }
+  /** The chunk's intents now go over version (a rewrite made it from the old one; their spans still apply). */
+  rebaseIntents(ino: number, chunkIndex: number, version: bigint): void {
+    this.s.rebaseIntents.run(version, ino, chunkIndex);
   }
   removeIntent(id: number): void {
     this.s.delIntent.run(id);

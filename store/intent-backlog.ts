@@ -28,6 +28,8 @@ export interface PendingIntent {
   span: Buffer;
   /** Replica chunk: patched in place, readers go on meanwhile; else (EC) a new version is written. */
   inPlace: boolean;
+  /** When it entered the backlog (Date.now()): the applier lets intents gather a while (store/applier.ts). */
+  loggedMs: number;
   /** crc32c of span when logged, checked again right before it is applied (pair assertion). */
   spanCrc: number;
 }
@@ -47,8 +49,8 @@ export class IntentBacklog {
   get lengthIntents(): number { return this.count; }
   get lengthBytes(): number { return this.bytes; }
 
-  add(i: Omit<PendingIntent, 'spanCrc' | 'offsetBytes'>, bitrotBlockBytes: number): void {
-    const intent: PendingIntent = { ...i, offsetBytes: i.firstBlock * bitrotBlockBytes, spanCrc: crc32c(i.span) };
+  add(i: Omit<PendingIntent, 'spanCrc' | 'offsetBytes' | 'loggedMs'>, bitrotBlockBytes: number): void {
+    const intent: PendingIntent = { ...i, offsetBytes: i.firstBlock * bitrotBlockBytes, spanCrc: crc32c(i.span), loggedMs: Date.now() };
     let chunks = this.byIno.get(i.ino);
     if (chunks === undefined) this.byIno.set(i.ino, (chunks = new Map()));
     let list = chunks.get(i.chunkIndex);
@@ -78,10 +80,17 @@ export class IntentBacklog {
     return this.byIno.get(ino)?.has(chunkIndex) ?? false;
   }
 
-  /** The chunk whose intents wait longest, skipping those in skip; undefined when none. */
-  oldest(skip: Set<string>): { ino: number; chunkIndex: number; key: string } | undefined {
-    for (const [key, c] of this.chunkOrder) if (!skip.has(key)) return { ...c, key };
+  /** The chunk whose intents wait longest, skipping those in skip, with when its first intent came; undefined when none. */
+  oldest(skip: Set<string>): { ino: number; chunkIndex: number; key: string; loggedMs: number } | undefined {
+    for (const [key, c] of this.chunkOrder) {
+      if (!skip.has(key)) return { ...c, key, loggedMs: this.byIno.get(c.ino)!.get(c.chunkIndex)![0].loggedMs };
+    }
     return undefined;
+  }
+
+  /** Under half of either bound: the applier may let intents gather. */
+  get belowHalf(): boolean {
+    return this.bytes < BACKLOG_BYTES_MAX / 2 && this.count < BACKLOG_INTENTS_MAX / 2;
   }
 
   /** Forget these intents of a chunk (applied, or superseded by a new version); wakes writers. */
@@ -106,6 +115,13 @@ export class IntentBacklog {
       if (chunks.size === 0) this.byIno.delete(ino);
     }
     this.wake();
+  }
+
+  /** The chunk's pending intents now go over version (new objects: readers' snapshots keep the old ones). */
+  rebase(ino: number, chunkIndex: number, version: bigint): void {
+    const chunks = this.byIno.get(ino);
+    const list = chunks?.get(chunkIndex);
+    if (chunks !== undefined && list !== undefined) chunks.set(chunkIndex, list.map((i) => ({ ...i, version })));
   }
 
   /** Every pending intent of a chunk goes (its version was replaced or dropped). */
