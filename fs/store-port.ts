@@ -21,7 +21,7 @@ export interface NamespacePort {
   unlink(parentIno: number, name: string): { ino: number; nlink: number };
   rmdir(parentIno: number, name: string): void;
   /** The replaced inode (its nlink now), or null when nothing was replaced. */
-  rename(oldParent: number, oldName: string, newParent: number, newName: string, flags?: { noReplace?: boolean }): { ino: number; nlink: number } | null;
+  rename(oldParent: number, oldName: string, newParent: number, newName: string, flags?: { noReplace?: boolean; whiteout?: { uid: number; gid: number } }): { ino: number; nlink: number } | null;
   exchange(oldParent: number, oldName: string, newParent: number, newName: string): void;
   readdir(ino: number): Array<{ name: string; ino: number; type: InodeType }>;
   setattr(ino: number, v: { mode?: number; uid?: number; gid?: number; atimeNs?: bigint; mtimeNs?: bigint; ctimeNs?: bigint }): Attr;
