@@ -119,6 +119,7 @@ export class Namespace {
     return {
       ino, type: v.type, mode: v.mode, uid: v.uid, gid: v.gid, sizeBytes: v.size ?? 0, nlink: v.nlink,
       atimeNs: t, mtimeNs: t, ctimeNs: t, birthtimeNs: t, layout: v.layout ?? '', rdev: v.rdev ?? 0,
+      chunkSizeBytes: v.cs ?? 0,
     };
   }
 
