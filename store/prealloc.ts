@@ -25,13 +25,14 @@ export const MIGRATION_V7_PREALLOC = `
 export interface PreallocExtra { insideBytes: number; beyondBytes: number }
 
 export class Preallocated {
-  private readonly s: Record<'chunkSize' | 'upsert' | 'dropFrom' | 'dropRange' | 'clip' | 'length' | 'from' | 'extra' | 'inos', Statement>;
+  private readonly s: Record<'chunkSize' | 'size' | 'upsert' | 'dropFrom' | 'dropRange' | 'clip' | 'length' | 'from' | 'extra' | 'inos', Statement>;
   /** Inodes that may have rows (a superset: rows of a deleted inode go by trigger), so most files cost no query. */
   private readonly inos = new Set<number>();
 
   constructor(private readonly db: Db) {
     this.s = {
       chunkSize: db.prepare("SELECT chunk_size FROM inodes WHERE ino = ? AND type = 'file'"),
+      size: db.prepare('SELECT size FROM inodes WHERE ino = ?'),
       upsert: db.prepare(`INSERT INTO prealloc(ino, chunk_index, length) VALUES (?, ?, ?)
         ON CONFLICT(ino, chunk_index) DO UPDATE SET length = max(length, excluded.length)`),
       dropFrom: db.prepare('DELETE FROM prealloc WHERE ino = ? AND chunk_index >= ?'),
@@ -77,7 +78,14 @@ export class Preallocated {
     if (last > first) this.s.dropRange.run(ino, first, last);
   }
 
-  /** A truncate to sizeBytes frees what was allocated past it (ext4 does on a shrink; here on any truncate). */
+  /** A truncate to sizeBytes is not a growth of the committed size (then it frees what lies past it, as on ext4). */
+  shrinks(ino: number, sizeBytes: number): boolean {
+    if (!this.inos.has(ino)) return false;
+    const r = this.s.size.get(ino) as { size: bigint } | undefined;
+    return r !== undefined && sizeBytes <= Number(r.size);
+  }
+
+  /** Frees what was allocated past sizeBytes (a truncate that does not grow the file; KEEP_SIZE space too). */
   clip(ino: number, sizeBytes: number): void {
     if (!this.inos.has(ino)) return;
     const cs = this.chunkSizeOf(ino);

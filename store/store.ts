@@ -374,8 +374,9 @@ export class Store {
     return this.files.write(ino, offsetBytes, data, sizeBytes, times);
   }
   async truncate(ino: number, sizeBytes: number): Promise<void> {
+    const shrinks = this.prealloc.shrinks(ino, sizeBytes);
     await this.files.truncate(ino, sizeBytes);
-    this.prealloc.clip(ino, sizeBytes);
+    if (shrinks) this.prealloc.clip(ino, sizeBytes);
   }
   /** Whole chunks in the range become holes (space freed); returns the partly covered parts, to zero. */
   punchHole(ino: number, offsetBytes: number, lengthBytes: number): Promise<ByteRange[]> {
