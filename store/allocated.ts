@@ -49,7 +49,7 @@ export class Allocated {
     const f = this.s.file.get(ino) as FileRow | undefined;
     if (f === undefined) return 0;
     const size = sizeBytes ?? Number(f.size);
-    const extra = this.prealloc.extra(ino, size, Number(f.chunk_size));
+    const extra = this.prealloc.extra(ino, size, Number(f.chunk_size), this.needleAsChunk(f));
     if (this.wholeIsData(ino, f, pending, size)) return size + extra.beyondBytes;
     let n = Number((this.s.sum.get(ino) as { n: bigint }).n) + this.needleAsChunk(f) + extra.insideBytes;
     for (const [c, lengthBytes] of this.pendingChunks(f, pending)) n += Math.max(0, lengthBytes - this.heldLength(ino, f, c, size));

@@ -42,7 +42,8 @@ export class Preallocated {
       from: db.prepare('SELECT chunk_index, length FROM prealloc WHERE ino = ? AND chunk_index >= ? ORDER BY chunk_index'),
       // Per row: what it adds over the chunk's stored length below the size, and what lies past the size.
       extra: db.prepare(`SELECT
-          coalesce(sum(max(0, min(p.length, max(0, @size - p.chunk_index * @cs)) - coalesce(c.logical_len, 0))), 0) AS inside,
+          coalesce(sum(max(0, min(p.length, max(0, @size - p.chunk_index * @cs))
+            - coalesce(c.logical_len, CASE p.chunk_index WHEN 0 THEN @needle ELSE 0 END))), 0) AS inside,
           coalesce(sum(max(0, p.length - max(0, @size - p.chunk_index * @cs))), 0) AS beyond
         FROM prealloc p LEFT JOIN chunks c ON c.ino = p.ino AND c.chunk_index = p.chunk_index AND c.version > 0
         WHERE p.ino = @ino`),
@@ -109,10 +110,13 @@ export class Preallocated {
     return (this.s.from.all(ino, fromChunk) as Array<{ chunk_index: bigint; length: bigint }>).map((r) => [Number(r.chunk_index), Number(r.length)]);
   }
 
-  /** What the rows add to the stored chunks of a file of sizeBytes (chunk size cs). */
-  extra(ino: number, sizeBytes: number, cs: number): PreallocExtra {
+  /**
+   * What the rows add to the stored chunks of a file of sizeBytes (chunk size cs); needleBytes: a
+   * needle's length, which counts as chunk 0 (store/allocated.ts).
+   */
+  extra(ino: number, sizeBytes: number, cs: number, needleBytes: number): PreallocExtra {
     if (!this.inos.has(ino)) return { insideBytes: 0, beyondBytes: 0 };
-    const r = this.s.extra.get({ ino, size: sizeBytes, cs }) as { inside: bigint; beyond: bigint };
+    const r = this.s.extra.get({ ino, size: sizeBytes, cs, needle: needleBytes }) as { inside: bigint; beyond: bigint };
     return { insideBytes: Number(r.inside), beyondBytes: Number(r.beyond) };
   }
 

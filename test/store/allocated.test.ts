@@ -118,3 +118,23 @@ test('fallocated ranges: counted like written zeros, unchanged by writes into th
   await s.deleteFile(ino)
   t.is(s.allocatedBytes(ino), 0)
 })
+
+test('a fallocated needle file that grows into chunks answers the same before and after the write is stored', async (t) => {
+  const { store } = await smallStore('replica:3', 6, { smallFileMaxBytes: 8 * 1024 })
+  t.teardown(() => store.close())
+  const ino = store.ns.create(1, 'n', 0o644, 0, 0).ino
+  await store.write(ino, 0, Buffer.alloc(3000, 1))
+  t.not(store.needleOf(ino), null)
+  store.preallocate(ino, 0, 6000) // chunk 0 up to 6000: past the needle, past the size
+  t.is(store.allocatedBytes(ino), 6000, 'the needle, and KEEP_SIZE space past it')
+  const size = 5000 + 9000
+  const pending = [{ offsetBytes: 5000, endBytes: size }]
+  const ask = (p: typeof pending): string => JSON.stringify([
+    store.allocatedBytes(ino, p, size),
+    [0, 2999, 3000, 5999, 6000, 13_999].map((at) => [store.seekData(ino, at, size, 'data', p), store.seekData(ino, at, size, 'hole', p)]),
+  ])
+  const before = ask(pending)
+  t.is(store.allocatedBytes(ino, pending, size), size)
+  await store.write(ino, 5000, Buffer.alloc(9000, 2))
+  t.is(ask([]), before)
+})
