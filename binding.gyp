@@ -21,6 +21,7 @@
       "target_name": "chunkfs_fuse3",
       "sources": [
         "native/fuse3/binding.cc",
+        "native/fuse3/fusermount_socket.cc",
         "native/fuse3/lowlevel_ops.cc",
         "native/fuse3/replies.cc",
         "native/fuse3/session.cc",
@@ -32,6 +33,12 @@
       "cflags_cc": ["-O2", "-std=c++17", "-Wall", "-Wextra", "-pthread"],
       "cflags_cc!": ["-fno-exceptions"],
       "defines": ["NAPI_VERSION=8"]
+    },
+    {
+      "target_name": "chunkfs_unmount_guard",
+      "type": "executable",
+      "sources": ["native/fuse3/unmount_guard.cc"],
+      "cflags_cc": ["-O2", "-std=c++17", "-Wall", "-Wextra"]
     }
   ]
 }

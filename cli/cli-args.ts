@@ -21,7 +21,7 @@ export type TransportChoice = 'fuse3' | 'fuse-native';
 export interface MountCliOptions extends MountToolOptions {
   bufferBytesMax?: number; flushDelayMs?: number; allowOther?: boolean;
   transport?: TransportChoice; writebackCache?: boolean;
-  /** -o dispatch=threads (default) / js: who reads FUSE requests on libfuse3 (fs/fuse/transport.ts). */
+  /** -o dispatch=js (default) / threads: who reads FUSE requests on libfuse3 (fs/fuse/transport.ts). */
   dispatch?: 'js' | 'threads';
   /** -o relatime (default) / strictatime / noatime: when reads move atime (fs/atime.ts). */
   atime?: 'relatime' | 'strictatime' | 'noatime';
@@ -180,8 +180,8 @@ a live one is refused.
   -o metrics=HOST:PORT  serve Prometheus metrics on http://HOST:PORT/metrics (off by default)
   -o transport=T     fuse3 (default: our libfuse3 low-level binding) or fuse-native (libfuse 2, path-based)
   -o writeback_cache let the kernel cache written pages (fuse3 only; nowriteback_cache to turn it off)
-  -o dispatch=D      fuse3: threads (default: libfuse's threads read requests and hand them over) or js
-                     (the JS thread reads them itself: no hand-off per request)
+  -o dispatch=D      fuse3: js (default: the JS thread reads requests itself, no hand-off per request)
+                     or threads (libfuse's threads read them and hand them over)
   -o noatime         reads never move atime; -o strictatime: every read does; default relatime (when
                      atime is not after mtime/ctime or is a day old), written in batches once a second
   -o nosuid,nodev    ignore set-id bits, refuse device files (default when not mounted by root;

@@ -12,12 +12,25 @@ import { AtimeMode, AtimeUpdates } from './atime';
 import { GoneDirs } from './gone-dirs';
 import { nowNs } from '../store/meta';
 
-// Tools size their I/O by st_blksize; a FUSE write moves up to 1 MiB with libfuse3 (128 KiB with
-// fuse-native), and cp/dd-sized 128 KiB calls were measured no slower than larger ones here.
+// st_blksize of what is not a regular file. Tools size their I/O by st_blksize; a FUSE write moves up
+// to 1 MiB with libfuse3 (128 KiB with fuse-native).
 const BLKSIZE_BYTES = 128 * 1024;
+/**
+ * A regular file's st_blksize is its chunk size (issue 24 item 4): holes come in whole chunks
+ * (store/allocated.ts; the format stores every byte of a chunk from its start, spec §8), and
+ * tools take st_blksize as the allocation unit (xfstests' seek_sanity_test, cp --sparse=always's
+ * hole size). Bounded because cp and Python allocate a buffer of st_blksize per copy or open file:
+ * chunks above this (an operator's --chunk-size) have holes coarser than st_blksize.
+ */
+const FILE_BLKSIZE_BYTES_MAX = 64 * 1024 * 1024;
 const GENERATION_MODULUS = 2n ** 53n;
 /** st_blocks counts 512-byte units whatever the block size (stat(2)). */
 const BLOCK_BYTES = 512;
+
+function blksizeOf(a: Attr): number {
+  if (a.type !== 'file' || a.chunkSizeBytes <= 0) return BLKSIZE_BYTES;
+  return Math.min(a.chunkSizeBytes, FILE_BLKSIZE_BYTES_MAX);
+}
 
 export interface CoreOptions {
   bufferBytesMax: number;
@@ -70,22 +83,22 @@ export class FsCore {
     return {
       ino: o.ino, generation: Number(o.birthtimeNs % GENERATION_MODULUS), mode: o.mode, nlink: o.nlink,
       uid: o.uid, gid: o.gid, rdev: o.rdev, sizeBytes: o.sizeBytes, blocks: this.blocksOf(o),
-      blksizeBytes: BLKSIZE_BYTES, atimeNs, mtimeNs: o.mtimeNs, ctimeNs: o.ctimeNs,
+      blksizeBytes: blksizeOf(o), atimeNs, mtimeNs: o.mtimeNs, ctimeNs: o.ctimeNs,
     };
   }
 
   /**
    * st_blocks (512-byte units) of what the inode allocates (issue 15 item 12): for a regular file the
    * logical bytes of its live chunks, with what the mount still holds in memory counted as it will be
-   * stored (issue 19: the same answer before and after the bytes reach the disks), at most its size,
-   * so a sparse file shows fewer blocks (du, cp --sparse); other types count their size.
+   * stored (issue 19: the same answer before and after the bytes reach the disks), at most its size
+   * plus what fallocate allocated past it, so a sparse file shows fewer blocks (du, cp --sparse);
+   * other types count their size.
    */
   private blocksOf(o: Attr): number {
     if (o.type !== 'file' || this.store.allocatedBytes === undefined) return Math.ceil(o.sizeBytes / BLOCK_BYTES);
-    if (o.sizeBytes === 0) return 0; // no query for what min() below makes 0 anyway (create, chmod of empty files)
     const f = this.handles.file(o.ino);
-    const allocated = f === undefined ? this.store.allocatedBytes(o.ino) : this.store.allocatedBytes(o.ino, pendingRanges(f), o.sizeBytes);
-    return Math.ceil(Math.min(o.sizeBytes, allocated) / BLOCK_BYTES);
+    const pending = f === undefined ? [] : pendingRanges(f);
+    return Math.ceil(this.store.allocatedBytes(o.ino, pending, o.sizeBytes) / BLOCK_BYTES);
   }
 
   /** A directory (its attributes before) was removed: kept for fstat while the kernel holds it. */

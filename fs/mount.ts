@@ -16,7 +16,7 @@ export interface MountOptions {
   allowOther?: boolean;
   /** libfuse3 only: let the kernel cache written pages (writeback_cache) */
   writebackCache?: boolean;
-  /** libfuse3 only: threads (default) reads requests on libfuse's threads, js on the JS thread (fs/fuse/transport.ts) */
+  /** libfuse3 only: js (default) reads requests on the JS thread, threads on libfuse's threads (fs/fuse/transport.ts) */
   dispatch?: 'js' | 'threads';
   /** per-op timeout of fuse-native; a store op slower than this answers ETIMEDOUT */
   opTimeoutMs?: number;
@@ -77,7 +77,7 @@ export async function mountFs(store: StorePort, mountpoint: string, opts: MountO
   const { suid, dev } = setIdDefaults(opts, process.getuid?.() === 0);
   const topts: TransportOptions = {
     allowOther: opts.allowOther ?? process.getuid?.() === 0, opTimeoutMs: opts.opTimeoutMs ?? OP_TIMEOUT_MS,
-    writebackCache: opts.writebackCache ?? false, jsDispatch: opts.dispatch === 'js', log, fsname: opts.fsname ?? 'chunkfs',
+    writebackCache: opts.writebackCache ?? false, jsDispatch: opts.dispatch !== 'threads', log, fsname: opts.fsname ?? 'chunkfs',
     readOnly: opts.readOnly === true, observeOp: opts.observeOp, suid, dev, posixAcl: opts.acl ?? true,
   };
   // Loaded on demand: each transport's native library is needed only when it is used.

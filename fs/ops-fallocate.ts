@@ -1,7 +1,9 @@
-// fallocate(2) by handle: allocate (mode 0: the size grows to cover the range; the store writes
-// sparsely, so nothing is reserved), KEEP_SIZE alone (nothing to do), PUNCH_HOLE and ZERO_RANGE
-// (the range reads as zeros; whole chunks inside it are freed in the store, store/punch.ts, and the
-// partly covered chunks get zeros written through the write-back buffer). COLLAPSE_RANGE and
+// fallocate(2) by handle: allocate (mode 0: the size grows to cover the range) and KEEP_SIZE alone
+// (the size stays): the store writes sparsely, so no space is reserved, but the range is the file's
+// from then on (store/prealloc.ts: st_blocks counts it, as on ext4, SEEK_DATA sees it as data, it
+// reads zeros; issue 24 item 5). PUNCH_HOLE and ZERO_RANGE: the range reads as zeros; whole chunks
+// inside it are freed in the store (store/punch.ts) and allocated no more, and the partly covered
+// chunks get zeros written through the write-back buffer. COLLAPSE_RANGE and
 // INSERT_RANGE never arrive: the kernel's FUSE module answers EOPNOTSUPP for every other mode
 // itself (checked on 6.18: only the punch reached the mount); they are refused here too.
 import type { FsCore } from './core';
@@ -51,9 +53,13 @@ export async function fallocate(core: FsCore, fh: number, mode: number, offsetBy
   if (punch && (zero || !keepSize)) throw posix('EOPNOTSUPP', 'PUNCH_HOLE needs KEEP_SIZE and excludes ZERO_RANGE');
   const f = core.handles.fileOf(fh);
   const end = offsetBytes + lengthBytes;
-  if (!punch && !zero) await checkRoom(core, f.ino, offsetBytes, lengthBytes, f.sizeBytes);
+  if (!punch && !zero) {
+    await checkRoom(core, f.ino, offsetBytes, lengthBytes, f.sizeBytes);
+    core.store.preallocate?.(f.ino, offsetBytes, lengthBytes);
+  }
   let changed = false;
   if (punch || zero) {
+    core.store.unpreallocate?.(f.ino, offsetBytes, lengthBytes);
     const zeroEnd = Math.min(end, f.sizeBytes); // beyond the size the file reads as nothing, or as zeros once grown
     if (offsetBytes < zeroEnd) {
       await core.wb.flush(f); // the store holds every byte before chunks are dropped from under the buffer

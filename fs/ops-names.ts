@@ -100,19 +100,29 @@ export async function unlink(core: FsCore, parent: number, name: string): Promis
   await core.dropped(r.ino, r.nlink);
 }
 
-/** renameat2(2) flags. RENAME_WHITEOUT (overlayfs' whiteouts) is not supported: EINVAL, as on tmpfs without it. */
+/** renameat2(2) flags. */
 export const RENAME_NOREPLACE = 1;
 export const RENAME_EXCHANGE = 2;
+/** overlayfs' whiteouts (an upper directory on chunkfs): the old name becomes a 0/0 character device. */
+export const RENAME_WHITEOUT = 4;
 
-export async function rename(core: FsCore, parent: number, name: string, newParent: number, newName: string, flags: number): Promise<void> {
+export async function rename(core: FsCore, parent: number, name: string, newParent: number, newName: string, flags: number, caller?: Caller): Promise<void> {
   checkLength(name);
   checkLength(newName);
   if (flags === RENAME_EXCHANGE) { core.ns.exchange(parent, name, newParent, newName); return; }
-  if (flags !== 0 && flags !== RENAME_NOREPLACE) throw posix('EINVAL', `rename flags ${flags} are not supported`);
+  if ((flags & ~(RENAME_NOREPLACE | RENAME_WHITEOUT)) !== 0) throw posix('EINVAL', `rename flags ${flags} are not supported`);
   const dst = core.ns.lookup(newParent, newName);
-  const replaced = core.ns.rename(parent, name, newParent, newName, { noReplace: flags === RENAME_NOREPLACE });
+  const whiteout = (flags & RENAME_WHITEOUT) === 0 ? undefined : whiteoutOwner(core, parent, caller);
+  const replaced = core.ns.rename(parent, name, newParent, newName, { noReplace: (flags & RENAME_NOREPLACE) !== 0, whiteout });
   if (replaced !== null && dst !== null && dst.type === 'dir') core.removedDir(dst);
   if (replaced !== null) await core.dropped(replaced.ino, replaced.nlink);
+}
+
+/** A whiteout belongs to whoever renames, as any new inode (vfs_whiteout makes it with the caller's credentials). */
+function whiteoutOwner(core: FsCore, parent: number, caller: Caller | undefined): { uid: number; gid: number } {
+  if (caller === undefined) return { uid: 0, gid: 0 }; // fuse-native's rename carries no caller (libfuse 2 passes no flags either)
+  const o = newOwner(core.ns.attr(parent), caller);
+  return { uid: o.uid, gid: o.gid };
 }
 
 export function link(core: FsCore, ino: number, newParent: number, newName: string): Stat {

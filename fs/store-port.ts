@@ -21,7 +21,7 @@ export interface NamespacePort {
   unlink(parentIno: number, name: string): { ino: number; nlink: number };
   rmdir(parentIno: number, name: string): void;
   /** The replaced inode (its nlink now), or null when nothing was replaced. */
-  rename(oldParent: number, oldName: string, newParent: number, newName: string, flags?: { noReplace?: boolean }): { ino: number; nlink: number } | null;
+  rename(oldParent: number, oldName: string, newParent: number, newName: string, flags?: { noReplace?: boolean; whiteout?: { uid: number; gid: number } }): { ino: number; nlink: number } | null;
   exchange(oldParent: number, oldName: string, newParent: number, newName: string): void;
   readdir(ino: number): Array<{ name: string; ino: number; type: InodeType }>;
   setattr(ino: number, v: { mode?: number; uid?: number; gid?: number; atimeNs?: bigint; mtimeNs?: bigint; ctimeNs?: bigint }): Attr;
@@ -63,6 +63,10 @@ export interface StorePort {
   truncate(ino: number, sizeBytes: number): Promise<void>;
   /** Whole chunks in the range become holes (their space freed); resolves to the partly covered parts. */
   punchHole(ino: number, offsetBytes: number, lengthBytes: number): Promise<Array<{ offsetBytes: number; lengthBytes: number }>>;
+  /** fallocate (mode 0, KEEP_SIZE): the range is the file's (st_blocks, SEEK_DATA), reading zeros; absent: nothing is kept. */
+  preallocate?(ino: number, offsetBytes: number, lengthBytes: number): void;
+  /** PUNCH_HOLE, ZERO_RANGE: whole chunks inside the range are allocated no more. */
+  unpreallocate?(ino: number, offsetBytes: number, lengthBytes: number): void;
   /**
    * Logical bytes the file holds (st_blocks), with the ranges the mount holds in memory counted as
    * they will be stored (DESIGN §5 "One view": storing never changes the answer); sizeBytes: the size

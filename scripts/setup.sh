@@ -41,7 +41,8 @@ fi
 
 # The addons (Reed-Solomon/HighwayHash, and the libfuse3 binding) are the root package's own
 # native build (binding.gyp); npm ci builds them, but a tree installed before one existed may lack it.
-if [ ! -f build/Release/chunkfs_rs.node ] || [ ! -f build/Release/chunkfs_fuse3.node ]; then
+if [ ! -f build/Release/chunkfs_rs.node ] || [ ! -f build/Release/chunkfs_fuse3.node ] \
+  || [ ! -x build/Release/chunkfs_unmount_guard ]; then
   echo "setup: building the native addons"
   # npm's own node-gyp, pointed at the Node headers npm is configured with (this
   # machine has no internet to download them).

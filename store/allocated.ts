@@ -9,7 +9,15 @@
 // answer never changes when the bytes reach the disks: a chunk written at [a, b) holds
 // [chunk start, max(its old length, b)) afterwards (store/chunk-writer.ts writes the hole before a
 // as zeros), and a file that is or becomes a needle holds its whole size.
+//
+// So holes come in whole chunks, from a chunk's stored length to its end (issue 24 item 4): the
+// format keeps every byte of a chunk from its start (spec §8), so a sub-chunk hole would be zeros
+// the disks hold. st_blksize is the chunk size to match (fs/core.ts).
+//
+// fallocate'd space (store/prealloc.ts) counts like a write of zeros: a chunk holds
+// [its start, max(stored, allocated, pending)); what was allocated past the size counts too.
 import type { ChunkEnv } from './chunk-env';
+import type { Preallocated } from './prealloc';
 
 export type SeekWhat = 'data' | 'hole';
 
@@ -25,7 +33,7 @@ type ChunkLengths = Map<number, number>;
 
 export class Allocated {
   private readonly s;
-  constructor(private readonly env: ChunkEnv, private readonly smallFileMaxBytes: number) {
+  constructor(private readonly env: ChunkEnv, private readonly smallFileMaxBytes: number, private readonly prealloc: Preallocated) {
     this.s = {
       sum: env.db.prepare('SELECT coalesce(sum(logical_len), 0) AS n FROM chunks WHERE ino = ? AND version > 0'),
       file: env.db.prepare("SELECT size, chunk_size, slice_container, slice_length FROM inodes WHERE ino = ? AND type = 'file'"),
@@ -37,13 +45,21 @@ export class Allocated {
    * sizeBytes: the size the mount shows (with buffered writes); default: the committed one.
    */
   bytes(ino: number, pending: readonly PendingRange[] = [], sizeBytes?: number): number {
+    if (sizeBytes === 0 && !this.prealloc.has(ino)) return 0; // no query (create, chmod of empty files)
     const f = this.s.file.get(ino) as FileRow | undefined;
     if (f === undefined) return 0;
     const size = sizeBytes ?? Number(f.size);
-    if (this.wholeIsData(ino, f, pending, size)) return size;
-    let n = Number((this.s.sum.get(ino) as { n: bigint }).n) + this.needleAsChunk(f);
-    for (const [c, lengthBytes] of this.pendingChunks(f, pending)) n += Math.max(0, lengthBytes - this.storedLength(ino, f, c));
-    return n;
+    const extra = this.prealloc.extra(ino, size, Number(f.chunk_size), this.needleAsChunk(f));
+    if (this.wholeIsData(ino, f, pending, size)) return size + extra.beyondBytes;
+    let n = Number((this.s.sum.get(ino) as { n: bigint }).n) + this.needleAsChunk(f) + extra.insideBytes;
+    for (const [c, lengthBytes] of this.pendingChunks(f, pending)) n += Math.max(0, lengthBytes - this.heldLength(ino, f, c, size));
+    return Math.min(size, n) + extra.beyondBytes; // chunks stored past the size are not the file's (DESIGN §5)
+  }
+
+  /** What chunk c holds below sizeBytes without the pending ranges: stored or allocated. */
+  private heldLength(ino: number, f: FileRow, c: number, sizeBytes: number): number {
+    const allocated = Math.min(this.prealloc.length(ino, c), Math.max(0, sizeBytes - c * Number(f.chunk_size)));
+    return Math.max(this.storedLength(ino, f, c), allocated);
   }
 
   /** The logical length chunk c holds now (0: a hole); a needle counts as chunk 0 (it becomes that when the file grows). */
@@ -73,6 +89,7 @@ export class Allocated {
     // Only data chunks from the offset's chunk on are visited (a hole costs nothing).
     for (const [c, lengthBytes] of this.dataChunks(ino, f, pending, Math.floor(offsetBytes / cs))) {
       const start = c * cs;
+      if (start >= sizeBytes) break; // allocated past the size (KEEP_SIZE), or stored past it: not the file's
       const end = Math.min(start + lengthBytes, sizeBytes);
       if (end <= pos) continue;
       if (what === 'data') return Math.max(pos, start);
@@ -112,7 +129,7 @@ export class Allocated {
     return out;
   }
 
-  /** [chunk index, logical length] of every chunk holding data from fromChunk on, stored or pending, ascending. */
+  /** [chunk index, logical length] of every chunk holding data from fromChunk on, stored, pending or allocated, ascending. */
   private dataChunks(ino: number, f: FileRow, pending: readonly PendingRange[], fromChunk: number): Array<[number, number]> {
     const lengths: ChunkLengths = new Map();
     for (const r of this.env.map.live(ino, fromChunk)) lengths.set(r.chunkIndex, r.logicalLenBytes);
@@ -121,6 +138,7 @@ export class Allocated {
     for (const [c, lengthBytes] of this.pendingChunks(f, pending)) {
       if (c >= fromChunk) lengths.set(c, Math.max(lengths.get(c) ?? 0, lengthBytes));
     }
+    for (const [c, lengthBytes] of this.prealloc.from(ino, fromChunk)) lengths.set(c, Math.max(lengths.get(c) ?? 0, lengthBytes));
     return [...lengths].sort((a, b) => a[0] - b[0]);
   }
 }

@@ -40,6 +40,8 @@ export interface Attr {
   atimeNs: bigint; mtimeNs: bigint; ctimeNs: bigint; birthtimeNs: bigint; layout: string;
   /** Device number of a character or block device node, 0 for every other type. */
   rdev: number;
+  /** A regular file's chunk size, the unit its holes come in (store/allocated.ts); 0 for other types. */
+  chunkSizeBytes: number;
 }
 
 export const LAYOUT_XATTR = 'user.chunkfs.layout';
@@ -52,7 +54,7 @@ export function attrOf(r: Row): Attr {
     sizeBytes: Number(r.size), nlink: Number(r.nlink),
     atimeNs: fromColumns(r.atime_ns as bigint, r.atime_far as string | null), mtimeNs: fromColumns(r.mtime_ns as bigint, r.mtime_far as string | null),
     ctimeNs: fromColumns(r.ctime_ns as bigint, r.ctime_far as string | null), birthtimeNs: BigInt(r.birth_ns as bigint),
-    layout: (r.layout as string | null) ?? '', rdev: Number(r.rdev ?? 0),
+    layout: (r.layout as string | null) ?? '', rdev: Number(r.rdev ?? 0), chunkSizeBytes: Number(r.chunk_size ?? 0),
   };
 }
 

@@ -5,6 +5,7 @@
 import Database from 'better-sqlite3';
 import { assert } from '../src/errors';
 import { MIGRATION_V5_SPECIAL_FILES } from './migration-v5';
+import { MIGRATION_V7_PREALLOC } from './prealloc';
 import { MIGRATION_V6_FAR_TIMES } from './far-times';
 
 export type Db = Database.Database;
@@ -75,6 +76,8 @@ export const MIGRATIONS: string[] = [
   MIGRATION_V5_SPECIAL_FILES,
   // v6 (issue 15): times outside signed 64-bit nanoseconds (store/far-times.ts).
   MIGRATION_V6_FAR_TIMES,
+  // v7 (issue 24 item 5): what fallocate allocated, per chunk (store/prealloc.ts).
+  MIGRATION_V7_PREALLOC,
 ];
 
 /** SQL for a new inode number: above every number in use or ever deleted (see ino_high, v4). */

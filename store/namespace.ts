@@ -23,6 +23,16 @@ export interface NamespaceOptions {
 }
 
 /** Columns of a new inode (insertInode fills the rest). */
+/** renameat2(2) flags the namespace carries out (RENAME_EXCHANGE is exchange()). */
+export interface RenameFlags {
+  noReplace?: boolean;
+  /** RENAME_WHITEOUT: leave a whiteout owned by this caller at the old name. */
+  whiteout?: { uid: number; gid: number };
+}
+
+/** A whiteout is a character device with device number 0 (the kernel's WHITEOUT_DEV). */
+const WHITEOUT_RDEV = 0;
+
 interface NewInode {
   type: InodeType; mode: number; uid: number; gid: number; nlink: number; size?: number; parent?: number;
   layout?: string; cs?: number; bb?: number; eb?: number; seed?: bigint; epoch?: number; target?: string; rdev?: number;
@@ -109,6 +119,7 @@ export class Namespace {
     return {
       ino, type: v.type, mode: v.mode, uid: v.uid, gid: v.gid, sizeBytes: v.size ?? 0, nlink: v.nlink,
       atimeNs: t, mtimeNs: t, ctimeNs: t, birthtimeNs: t, layout: v.layout ?? '', rdev: v.rdev ?? 0,
+      chunkSizeBytes: v.cs ?? 0,
     };
   }
 
@@ -258,7 +269,7 @@ export class Namespace {
    * rename(2) with replace semantics. Returns the inode that lost a name by being
    * replaced (nlink 0 => caller deletes its data when unused), or null.
    */
-  rename(oldParent: number, oldName: string, newParent: number, newName: string, flags: { noReplace?: boolean } = {}): { ino: number; nlink: number } | null {
+  rename(oldParent: number, oldName: string, newParent: number, newName: string, flags: RenameFlags = {}): { ino: number; nlink: number } | null {
     return this.inTx(() => {
       checkName(oldName);
       checkName(newName);
@@ -287,6 +298,7 @@ export class Namespace {
       }
       this.q.delEntry.run(oldParent, oldName);
       this.q.addEntry.run(newParent, newName, src.ino);
+      if (flags.whiteout !== undefined) this.addWhiteout(oldParent, oldName, flags.whiteout);
       if (src.type === 'dir' && oldParent !== newParent) {
         this.q.setParent.run(newParent, src.ino);
         this.q.nlink.run(-1, nowNs(), oldParent);
@@ -298,6 +310,16 @@ export class Namespace {
       this.q.nlink.run(0, t, src.ino); // ctime changes on rename (Linux)
       return replaced;
     });
+  }
+
+  /**
+   * RENAME_WHITEOUT: the old name becomes a whiteout, a character device 0/0 (what the kernel's
+   * vfs_whiteout makes on a local file system, and what overlayfs reads as "deleted below"), in the
+   * rename's own transaction, so no one sees the name missing or the source in two places.
+   */
+  private addWhiteout(parentIno: number, name: string, owner: { uid: number; gid: number }): void {
+    const a = this.insertInode({ type: 'chardev', mode: typeBits('chardev'), uid: owner.uid, gid: owner.gid, nlink: 1, rdev: WHITEOUT_RDEV });
+    this.q.addEntry.run(parentIno, name, a.ino);
   }
 
   /**

@@ -41,6 +41,7 @@ import type { CommitTimes } from './commit-times';
 import { Allocated, PendingRange, SeekWhat } from './allocated';
 import { BACKLOG_BYTES_MAX, BACKLOG_INTENTS_MAX, IntentBacklog } from './intent-backlog';
 import { Applier } from './applier';
+import { Preallocated } from './prealloc';
 
 export const META_FILE = 'meta.db';
 
@@ -120,6 +121,7 @@ export class Store {
   private readonly compactor: Compactor;
   private readonly allocated: Allocated;
   private readonly applier: Applier;
+  private readonly prealloc: Preallocated;
   private closed = false;
   /** One line per event worth telling the operator (StoreOpenOptions.log). */
   private log: (line: string) => void = (line) => process.stderr.write(`${line}\n`);
@@ -139,7 +141,8 @@ export class Store {
     });
     this.applier = new Applier(this.env, this.files, (line) => this.log(line));
     this.compactor = new Compactor(this.env, this.files);
-    this.allocated = new Allocated(this.env, config.defaults.smallFileMaxBytes ?? 0);
+    this.prealloc = new Preallocated(db);
+    this.allocated = new Allocated(this.env, config.defaults.smallFileMaxBytes ?? 0, this.prealloc);
     this.reclaimer = new Reclaimer(this.env, (seed, epoch, c, count) => this.files.placement(seed, epoch, c, count));
     this.healer = new Healer(this.env, this.files, () => this.checkDisks(true), (line) => this.log(line));
     this.ns = new Namespace(db, {
@@ -389,12 +392,22 @@ export class Store {
   write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number, times?: CommitTimes): Promise<void> {
     return this.files.write(ino, offsetBytes, data, sizeBytes, times);
   }
-  truncate(ino: number, sizeBytes: number): Promise<void> {
-    return this.files.truncate(ino, sizeBytes);
+  async truncate(ino: number, sizeBytes: number): Promise<void> {
+    const shrinks = this.prealloc.shrinks(ino, sizeBytes);
+    await this.files.truncate(ino, sizeBytes);
+    if (shrinks) this.prealloc.clip(ino, sizeBytes);
   }
   /** Whole chunks in the range become holes (space freed); returns the partly covered parts, to zero. */
   punchHole(ino: number, offsetBytes: number, lengthBytes: number): Promise<ByteRange[]> {
     return punchHole(this.env, this.files, ino, offsetBytes, lengthBytes);
+  }
+  /** fallocate (mode 0, KEEP_SIZE): the range counts as the file's, as zeros written there would (store/prealloc.ts). */
+  preallocate(ino: number, offsetBytes: number, lengthBytes: number): void {
+    this.prealloc.add(ino, offsetBytes, offsetBytes + lengthBytes);
+  }
+  /** A punch or zero range: whole chunks inside [offsetBytes, +lengthBytes) are no longer allocated. */
+  unpreallocate(ino: number, offsetBytes: number, lengthBytes: number): void {
+    this.prealloc.dropWhole(ino, offsetBytes, offsetBytes + lengthBytes);
   }
   /**
    * Logical bytes a file holds in live chunks or its needle (st_blocks; store/allocated.ts), with the

@@ -35,6 +35,8 @@ export interface Fuse3Native {
   destroy(s: Session): number;
   /** Drops the kernel's cached pages and attributes of these inodes (on a worker thread); resolves to how many it held. */
   invalidate(s: Session, inos: Float64Array): Promise<number>;
+  /** [a pidfd of this process, this end of fusermount3's auto_unmount socket], or why there are none (unmount-guard.ts). */
+  unmountGuardFds(s: Session): [number, number] | string;
   replyErr(s: Session, id: number, errno: number): number;
   replyEntry(s: Session, id: number): number;
   replyAttr(s: Session, id: number): number;
@@ -54,7 +56,8 @@ export interface Fuse3Native {
 const ADDON_NAME = 'chunkfs_fuse3.node';
 const SEARCH_DEPTH_MAX = 6;
 
-function findAddon(): string {
+/** Where the addon is (its build folder also holds the auto_unmount guard, unmount-guard.ts). */
+export function findAddon(): string {
   // Runs from fs/fuse/ (ts) or dist/fs/fuse/ (js): walk up to the folder with binding.gyp.
   let dir = __dirname;
   for (let depth = 0; depth < SEARCH_DEPTH_MAX; depth++) {

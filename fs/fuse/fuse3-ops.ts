@@ -96,7 +96,7 @@ const HANDLERS: Partial<Record<number, Handler>> = {
   [OP.rmdir]: (x, b, i) => x.run(b, i, () => names.rmdir(x.core, inoOf(b, i), nameOf(b, i)), () => x.reply.ok(idOf(b, i))),
   [OP.symlink]: (x, b, i) => x.run(b, i, () => names.symlink(x.core, inoOf(b, i), nameOf(b, i), name2Of(b, i), callerOf(b, i)),
     (st) => entry(x, idOf(b, i), st)),
-  [OP.rename]: (x, b, i) => x.run(b, i, () => names.rename(x.core, inoOf(b, i), nameOf(b, i), num(b, i, F.ino2), name2Of(b, i), num(b, i, F.flags)),
+  [OP.rename]: (x, b, i) => x.run(b, i, () => names.rename(x.core, inoOf(b, i), nameOf(b, i), num(b, i, F.ino2), name2Of(b, i), num(b, i, F.flags), callerOf(b, i)),
     () => x.reply.ok(idOf(b, i))),
   [OP.link]: (x, b, i) => x.run(b, i, () => names.link(x.core, inoOf(b, i), num(b, i, F.ino2), name2Of(b, i)), (st) => entry(x, idOf(b, i), st)),
 

@@ -5,14 +5,16 @@
 // Teardown (stop): a lazy unmount ends the kernel connection once the kernel has written back what
 // it caches (an abort after END_WAIT_MS if open files keep it alive); then every request still in
 // JS is answered and the session is freed. A crash
-// is cleaned up by auto_unmount (libfuse's fusermount3 helper unmounts when this process dies).
+// is cleaned up by auto_unmount (libfuse's fusermount3 helper unmounts when this process dies,
+// told so by our guard process once this one has wholly exited: unmount-guard.ts).
 import { raiseDirtyShare } from './dirty-share';
 import { execFile } from 'node:child_process';
 import { existsSync, promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import type { FsCore } from '../core';
 import type { Transport, TransportOptions } from './transport';
-import { fuse3Native, Session } from './fuse3-native';
+import { findAddon, fuse3Native, Session } from './fuse3-native';
+import { startUnmountGuard } from './unmount-guard';
 import { ATTR_FIELD_COUNT, DIR_ENTRIES_PER_REPLY_MAX, F, FIELD_COUNT, OP } from './fuse3-abi';
 import { Replier } from './fuse3-reply';
 import { Batch, Ctx, handle, makeRun } from './fuse3-ops';
@@ -122,6 +124,7 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
     // sqlite test's 77,402 writes), each a JS round trip that finds nothing.
     xattrPrefixes: [...STORED_XATTR_PREFIXES, ACL_PREFIX],
   }, onBatch, scratch);
+  if (helper !== null) startUnmountGuard(native, session, findAddon(), opts.log);
   const reply = new Replier(native, session, scratch, { attrS: CACHE_TIMEOUT_S, entryS: CACHE_TIMEOUT_S });
   x = { core, reply, log: opts.log, readBuffers: new ReadBuffers(), run: makeRun(core, reply, opLog(opts.log, core.opts.debug === true), opts.readOnly, opts.observeOp) };
   // After x is set: the session serves requests from now on (they may come during this await).

@@ -12,10 +12,9 @@ export interface TransportOptions {
   /** libfuse3: the kernel caches written pages and sends them in large writes (writeback_cache) */
   writebackCache: boolean;
   /**
-   * libfuse3: the JS thread reads requests from /dev/fuse itself (-o dispatch=js; issue 20: no
-   * thread hand-off per request); false (default): libfuse's threads read them. Not the default
-   * yet: under load, a kill -9 of a js-dispatch mount sometimes left the mount to fusermount3's
-   * auto_unmount, which then did not unmount (2 of 16 loaded runs; 0 of 8 with threads).
+   * libfuse3: the JS thread reads requests from /dev/fuse itself (-o dispatch=js, the default;
+   * issue 20: no thread hand-off per request); false (-o dispatch=threads): libfuse's threads read
+   * them. fs/mount.ts decides; undefined here means threads.
    */
   jsDispatch?: boolean;
   log(message: string): void;

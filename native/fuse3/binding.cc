@@ -4,10 +4,15 @@
 //   loopEnded(session) -> boolean                        connectionId(session) -> number
 //   destroy(session) -> requests answered EIO because JS had not answered them
 //   invalidate(session, inos: Float64Array) -> Promise<number of inodes the kernel dropped>
+//   unmountGuardFds(session) -> [pidfd of this process, fusermount3 socket] | string (why not)
 #include <node_api.h>
 
+#include <cerrno>
+#include <cstring>
+#include <string>
 #include <vector>
 
+#include "fusermount_socket.h"
 #include "napi_args.h"
 #include "replies.h"
 #include "reply_layout.h"
@@ -198,6 +203,28 @@ napi_value Invalidate(napi_env env, napi_callback_info info) {
   return promise;
 }
 
+// What fs/fuse/unmount-guard.ts hands to the guard process; the caller closes the pidfd once it has.
+napi_value UnmountGuardFds(napi_env env, napi_callback_info info) {
+  Args a(env, info);
+  Session* s = a.Live(0);
+  if (s == nullptr) return nullptr;
+  napi_value out;
+  if (s->fusermountSocket() < 0) {
+    napi_create_string_utf8(env, "fusermount3's socket not found", NAPI_AUTO_LENGTH, &out);
+    return out;
+  }
+  int pidfd = OpenOwnPidfd();
+  if (pidfd < 0) {
+    std::string why = std::string("pidfd_open: ") + strerror(errno);
+    napi_create_string_utf8(env, why.c_str(), NAPI_AUTO_LENGTH, &out);
+    return out;
+  }
+  napi_create_array_with_length(env, 2, &out);
+  napi_set_element(env, out, 0, Int(env, pidfd));
+  napi_set_element(env, out, 1, Int(env, s->fusermountSocket()));
+  return out;
+}
+
 napi_value Init(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
       {"mount", nullptr, Mount, nullptr, nullptr, nullptr, napi_default, nullptr},
@@ -205,6 +232,7 @@ napi_value Init(napi_env env, napi_value exports) {
       {"connectionId", nullptr, ConnectionId, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"destroy", nullptr, Destroy, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"invalidate", nullptr, Invalidate, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"unmountGuardFds", nullptr, UnmountGuardFds, nullptr, nullptr, nullptr, napi_default, nullptr},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
   DefineReplies(env, exports);

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "fusermount_socket.h"
 #include "lowlevel_ops.h"
 #include "to_js.h"
 
@@ -102,12 +103,14 @@ bool Session::Start(napi_env env, napi_value onBatch, std::string* error) {
     *error = "fuse_session_new failed (bad options: " + optText + ")";
     return false;
   }
+  std::vector<int> fdsBefore = opts_.autoUnmount ? OpenFds() : std::vector<int>();
   if (fuse_session_mount(se_, opts_.mountpoint.c_str()) != 0) {
     *error = "fuse_session_mount failed on " + opts_.mountpoint + " (see the message above)";
     fuse_session_destroy(se_);
     se_ = nullptr;
     return false;
   }
+  if (opts_.autoUnmount) fusermountSocket_ = TakeFusermountSocket(fdsBefore);
   connId_ = MountMinor(opts_.mountpoint);
   napi_value name;
   napi_create_string_utf8(env, "chunkfs-fuse3", NAPI_AUTO_LENGTH, &name);

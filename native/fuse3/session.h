@@ -87,6 +87,8 @@ class Session {
   size_t attrRows() const { return attrRows_; }
   // Kernel connection id (minor device number of the mount), for /sys/fs/fuse/connections/<id>.
   unsigned connectionId() const { return connId_; }
+  // This end of fusermount3's auto_unmount socket (fusermount_socket.h), or -1 (none, or not found).
+  int fusermountSocket() const { return fusermountSocket_; }
   // After the loop ended and every request was answered: unmount leftovers, free libfuse's session.
   // Requests still unanswered are answered EIO first. Returns how many that were.
   size_t Destroy(napi_env env);
@@ -135,6 +137,7 @@ class Session {
   size_t attrRows_ = 0;
   napi_ref scratchRef_ = nullptr;
   unsigned connId_ = 0;
+  int fusermountSocket_ = -1;
   bool destroyed_ = false;
   bool handleGone_ = false;
   bool tsfnGone_ = false;

@@ -3,8 +3,10 @@
 # the test (never the process serving the mount):
 #   run DIR STATE WORKERS STEPS SEED PUNCH   WORKERS processes, each in DIR/wN, take STEPS random
 #       steps (write, pwrite at random offsets with descriptors kept open, truncate, punch hole,
-#       fsync, close, cp, mv, unlink) against an in-memory model. Every cp's copy is compared with
-#       the model at once (a copy of bytes still in the mount's memory must not read zeros). At the
+#       fallocate, fsync, close, cp, mv, unlink) against an in-memory model. Every cp's copy is
+#       compared with the model at once (a copy of bytes still in the mount's memory must not read
+#       zeros). Every fsync must leave what the file shows unchanged (DESIGN §5 "One view": size,
+#       st_blocks, st_blksize, SEEK_DATA / SEEK_HOLE at a few offsets). At the
 #       end every file is compared with the model, unless the state file (STATE.wN.json) is kept for
 #       a crash check: then the files are left as they are.
 #   crashcheck DIR STATE WORKERS   after a kill -9 of the mount and a remount: a file fsync'd since its
@@ -29,6 +31,8 @@ ZERO_HASH = hashlib.sha256(bytes(BLOCK)).hexdigest()
 libc = ctypes.CDLL(None, use_errno=True)
 libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
 PUNCH_KEEP = 0x02 | 0x01
+KEEP_SIZE = 0x01
+SEEK_DATA, SEEK_HOLE = 3, 4
 
 
 class Model:
@@ -124,8 +128,40 @@ class Model:
         data[off:off + n] = bytes(n)
         self.changed(name, off, off + n)
 
+    def falloc(self, name):
+        """fallocate mode 0 (zeros past the end become the file's) or KEEP_SIZE (the bytes stay)."""
+        data = self.files[name]
+        off = self.rng.randrange(0, min(FILE_BYTES_MAX, len(data) + (64 << 10)))
+        n = min(self.rng.choice([1, 4096, 65536, 1 << 20]), FILE_BYTES_MAX - off)
+        if n <= 0:
+            return
+        keep = self.rng.random() < 0.5
+        if libc.fallocate(self.fd(name), KEEP_SIZE if keep else 0, off, n) != 0:
+            raise OSError(ctypes.get_errno(), 'fallocate')
+        if not keep and off + n > len(data):
+            old = len(data)
+            data.extend(bytes(off + n - old))
+            self.changed(name, old, off + n)
+
+    def view(self, name):
+        """What the file shows besides its bytes: size, st_blocks, st_blksize and SEEK answers."""
+        fd = self.fd(name)
+        st = os.fstat(fd)
+        seeks = []
+        for at in sorted({0, st.st_size // 3, st.st_size // 2, st.st_size - 1}):
+            for whence in (SEEK_DATA, SEEK_HOLE):
+                try:
+                    seeks.append(os.lseek(fd, at, whence) if 0 <= at < st.st_size else None)
+                except OSError as e:
+                    seeks.append(e.errno)
+        return (st.st_size, st.st_blocks, st.st_blksize, seeks)
+
     def fsync(self, name):
+        before = self.view(name)
         os.fsync(self.fd(name))
+        after = self.view(name)
+        if after != before:
+            self.fail('%s: fsync changed what the file shows: %s before, %s after' % (name, before, after))
         self.synced[name] = True
         self.ns_since_sync = set()  # an fsync makes every earlier namespace change durable (DESIGN §5)
 
@@ -170,7 +206,7 @@ class Model:
         name = self.rng.choice(sorted(self.files))
         ops = [(self.write_whole, 2), (self.pwrite, 8), (self.truncate, 2), (self.fsync, 2), (self.close, 3), (self.cp, 4), (self.mv, 1), (self.unlink, 1)]
         if punch:
-            ops.append((self.punch, 2))
+            ops += [(self.punch, 2), (self.falloc, 2)]
         if len(self.files) < 3:
             ops.append((lambda n: self.write_whole(self.new_name()), 4))
         fns, weights = zip(*ops)

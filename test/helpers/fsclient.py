@@ -29,7 +29,7 @@ def data_of(spec):
 def st_dict(st):
     return {'mode': st.st_mode, 'uid': st.st_uid, 'gid': st.st_gid, 'size': st.st_size, 'nlink': st.st_nlink,
             'ino': st.st_ino, 'atime_ns': st.st_atime_ns, 'mtime_ns': st.st_mtime_ns, 'ctime_ns': st.st_ctime_ns,
-            'rdev': st.st_rdev, 'blocks': st.st_blocks}
+            'rdev': st.st_rdev, 'blocks': st.st_blocks, 'blksize': st.st_blksize}
 
 
 def digest(b):

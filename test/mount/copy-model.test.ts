@@ -1,7 +1,8 @@
 // Issue 19: a randomized model test through the mount. Three processes each take random steps on
 // their own files (write, pwrite at random offsets with descriptors held open, truncate, punch hole,
-// fsync, close, cp, mv, unlink; test/helpers/copy-model.py); every cp's copy is compared with the
-// model at once, so a copy of bytes still in the mount's memory that reads zeros fails here. Then a
+// fallocate, fsync, close, cp, mv, unlink; test/helpers/copy-model.py); every cp's copy is compared
+// with the model at once, so a copy of bytes still in the mount's memory that reads zeros fails here,
+// and every fsync must leave size, st_blocks, st_blksize and SEEK answers as they were. Then a
 // kill -9 of the mount and a remount: a file fsync'd since its last change reads its bytes, no file
 // holds bytes nobody wrote there; then more steps, and every file is compared at the end.
 import test from 'ava'
@@ -12,7 +13,7 @@ import { REPO_ROOT } from '../helpers/root'
 const MODEL = path.join(REPO_ROOT, 'test', 'helpers', 'copy-model.py')
 const WORKERS = 3
 const STEPS = 300
-/** fuse-native has no fallocate: no punch steps there. */
+/** fuse-native has no fallocate: no punch or fallocate steps there. */
 const PUNCH = TRANSPORT !== 'fuse-native' ? '1' : '0'
 
 const shared = sharedMount(test, 'copy-model')

@@ -7,7 +7,8 @@
 // (libfuse3's POSIX ACL capability) and refused cleanly on fuse-native.
 import test from 'ava'
 import * as path from 'node:path'
-import { sharedMount, fsClient, fsOk, shOk, TRANSPORT } from '../helpers/mount'
+import { createHash } from 'node:crypto'
+import { sharedMount, fsClient, fsOk, shOk, TRANSPORT, ClientOp } from '../helpers/mount'
 
 const FUSE3 = TRANSPORT !== 'fuse-native'
 const MiB = 1 << 20
@@ -84,6 +85,68 @@ test.serial('SEEK_DATA / SEEK_HOLE find the islands of a sparse file (libfuse3),
     t.is(r[9].ok, 0)
     t.is(r[10].ok, 2 * CHUNK_BYTES + ISLAND)
   }
+})
+
+// Issue 24 item 4: holes come in whole chunks (the format stores a chunk from its start), and
+// st_blksize says so; xfstests' seek_sanity_test probes the allocation unit exactly like this.
+test.serial('st_blksize is the chunk size, the unit holes come in: one byte anywhere in a chunk makes it data from its start; the same after fsync and a remount', async (t) => {
+  const probes: ClientOp[] = []
+  for (const at of [1, 4096, 128 * 1024, CHUNK_BYTES - 1, CHUNK_BYTES]) {
+    probes.push(['ftruncate', 'g', 0], ['pwrite', 'g', at, 'a'], ['lseek', 'g', 0, 'data'])
+  }
+  const r = await fsClient([['open', 'g', P('granule'), ['rdwr', 'creat']], ...probes, ['fstat', 'g'], ['stat', P('')], ['close', 'g']])
+  for (const [i, res] of r.entries()) t.is(res.err, undefined, `op ${i}: ${res.err}`)
+  const found = [3, 6, 9, 12, 15].map((i) => r[i].ok)
+  t.deepEqual(found, FUSE3 ? [0, 0, 0, 0, CHUNK_BYTES] : [0, 0, 0, 0, 0], 'SEEK_DATA from 0 (fuse-native: the kernel says all data)')
+  t.is(r[16].ok.blksize, CHUNK_BYTES, 'a file: its chunk size')
+  t.is(r[17].ok.blksize, 128 * 1024, 'a directory: the I/O size')
+  if (!FUSE3) return
+  const size = 3 * CHUNK_BYTES + ISLAND
+  const view: ClientOp[] = [
+    ['fstat', 'h'], ['lseek', 'h', 0, 'data'], ['lseek', 'h', CHUNK_BYTES, 'hole'], ['lseek', 'h', CHUNK_BYTES + 15, 'data'], ['lseek', 'h', 3 * CHUNK_BYTES, 'hole'],
+  ]
+  const shown = (res: Array<{ ok?: any, err?: string }>): unknown[] => res.map((x) => x.ok?.blocks ?? x.ok ?? x.err)
+  const a = await fsClient([
+    ['open', 'h', P('holes'), ['rdwr', 'creat']],
+    ['pwrite', 'h', CHUNK_BYTES + 5, { seed: 5, len: 10 }], ['pwrite', 'h', 3 * CHUNK_BYTES, { seed: 6, len: ISLAND }],
+    ...view, ['fsync', 'h'], ...view, ['close', 'h'],
+  ])
+  const before = shown(a.slice(3, 8))
+  t.deepEqual(before, [Math.ceil((15 + ISLAND) / 512), CHUNK_BYTES, CHUNK_BYTES + 15, 3 * CHUNK_BYTES, size])
+  t.deepEqual(shown(a.slice(9, 14)), before, 'after fsync')
+  await remount()
+  t.deepEqual(shown(await fsClient([['open', 'h', P('holes'), ['rdonly']], ...view]).then((x) => x.slice(1))), before, 'after a remount')
+})
+
+// Issue 24 item 5 (generic/568): fallocated space counts in st_blocks like written zeros (SEEK_DATA
+// sees data: store/prealloc.ts says why), so a write into it does not grow the file's blocks.
+test.serial('fallocate (mode 0, KEEP_SIZE) counts in st_blocks and reads zeros; writing into it changes nothing shown; the same after fsync and a remount (libfuse3)', async (t) => {
+  if (!FUSE3) { t.pass('fuse-native has no fallocate'); return }
+  const view: ClientOp[] = [['fstat', 'a'], ['lseek', 'a', 4097, 'data'], ['lseek', 'a', CHUNK_BYTES, 'hole'], ['pread', 'a', CHUNK_BYTES + 100, 1000]]
+  const shown = (res: Array<{ ok?: any, err?: string }>): unknown[] => res.map((x) => x.ok?.size !== undefined && x.ok?.blocks !== undefined ? [x.ok.size, x.ok.blocks] : x.ok ?? x.err)
+  const r = await fsClient([
+    ['open', 'a', P('falloc'), ['rdwr', 'creat']],
+    ['fallocate', 'a', [], 4095, 2], ['fstat', 'a'], // generic/568: a range across a 4 KiB boundary
+    ['pwrite', 'a', 4095, 'xy'], ['fstat', 'a'],
+    ['fallocate', 'a', ['keep_size'], 2 * CHUNK_BYTES, MiB], // past the end: counted, the size stays
+    ['fallocate', 'a', [], CHUNK_BYTES + 100, 1000], // grows the size; KEEP_SIZE space past it stays
+    ...view, ['pwrite', 'a', CHUNK_BYTES + 200, { seed: 7, len: 10 }], ['pwrite', 'a', CHUNK_BYTES + 1000, 'z'], ...view,
+    ['fsync', 'a'], ...view, ['close', 'a'],
+  ])
+  for (const [i, res] of r.entries()) t.is(res.err, undefined, `op ${i}: ${res.err}`)
+  t.is(r[2].ok.size, 4097)
+  t.is(r[2].ok.blocks, Math.ceil(4097 / 512), 'the fallocated bytes count (from the chunk start, as written ones would)')
+  t.is(r[4].ok.blocks, r[2].ok.blocks, 'writing into them does not grow the file (generic/568)')
+  const before = shown(r.slice(7, 11))
+  const size = CHUNK_BYTES + 1100
+  t.deepEqual(before.slice(0, 3), [[size, Math.ceil((4097 + 1100 + MiB) / 512)], CHUNK_BYTES, size], 'size, blocks (KEEP_SIZE space past the end too), SEEK_DATA, SEEK_HOLE')
+  t.is((r[10].ok as { sha256: string }).sha256, createHash('sha256').update(Buffer.alloc(1000)).digest('hex'), 'reads zeros')
+  const written = shown(r.slice(13, 17))
+  t.deepEqual(written.slice(0, 3), before.slice(0, 3), 'a write into the allocated range changes no answer')
+  t.deepEqual(shown(r.slice(18, 22)), written, 'after fsync')
+  await remount()
+  const again = await fsClient([['open', 'a', P('falloc'), ['rdonly']], ...view])
+  t.deepEqual(shown(again.slice(1)), written, 'after a remount')
 })
 
 // The kernel's FUSE module refuses these modes itself (fs/fuse/file.c), so no file system can offer them.

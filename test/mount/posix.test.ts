@@ -85,7 +85,7 @@ test.serial('a name over 255 bytes is ENAMETOOLONG for lookup, create, mkdir, un
   await fsOk(['unlink', P('short')])
 })
 
-test.serial('renameat2: RENAME_NOREPLACE refuses an existing target; RENAME_EXCHANGE swaps files and directories atomically', async (t) => {
+test.serial('renameat2: RENAME_NOREPLACE refuses an existing target; RENAME_EXCHANGE swaps files and directories atomically; RENAME_WHITEOUT leaves a 0/0 character device', async (t) => {
   await fsOk(['mkdir', P('ra')])
   await fsOk(['mkdir', P('ra/sub')])
   await fsOk(['writefile', P('ra/a'), 'A'])
@@ -112,6 +112,7 @@ test.serial('renameat2: RENAME_NOREPLACE refuses an existing target; RENAME_EXCH
     ['stat', P('ra')], ['stat', P('')],
     ['renameat2', P('ra'), P('ra/sub'), ['exchange']],
     ['renameat2', P('b'), P('w'), ['whiteout']],
+    ['stat', P('b')], ['readtext', P('w')],
   ])
   t.is(r[0].err, 'EEXIST')
   t.is(r[1].err, undefined)
@@ -125,9 +126,12 @@ test.serial('renameat2: RENAME_NOREPLACE refuses an existing target; RENAME_EXCH
   t.is(r[10].ok.nlink, before[0].ok.nlink - 1, 'ra lost a subdirectory')
   t.is(r[11].ok.nlink, before[1].ok.nlink + 1, 'the root gained one')
   t.is(r[12].err, 'EINVAL', 'a directory cannot trade places with its own child')
-  t.is(r[13].err, 'EINVAL', 'no whiteouts')
+  t.is(r[13].err, undefined, 'RENAME_WHITEOUT (overlayfs upper directories)')
+  t.is(r[14].ok.mode & S_IFMT, 0o020000, 'the old name is a whiteout: a character device...')
+  t.is(r[14].ok.rdev, 0, '...numbered 0/0')
+  t.is(r[15].ok, 'A', 'the file moved')
   t.is((await shOk(`ls ${P('c')}`)).trim(), '')
-  await shOk(`rm -r ${P('ra')} ${P('b')} ${P('c')}`)
+  await shOk(`rm -r ${P('ra')} ${P('b')} ${P('c')} ${P('w')}`)
 })
 
 test.serial('fallocate: allocate grows the size, KEEP_SIZE does not; PUNCH_HOLE and ZERO_RANGE read as zeros and free whole chunks', async (t) => {

@@ -1,8 +1,11 @@
 // What a file holds by logical bytes (store/allocated.ts, issue 15 item 12): live chunks count
 // their logical length, holes (never written, punched, truncated away) count nothing; SEEK_DATA /
-// SEEK_HOLE walk the same chunk map; a packed small file is all data.
+// SEEK_HOLE walk the same chunk map; a packed small file is all data. fallocate'd ranges
+// (store/prealloc.ts, issue 24 item 5) count as a write of zeros would, survive a reopen, and go with
+// a punch, a truncate or the file.
 import test from 'ava'
 import { SMALL, smallStore } from './helpers'
+import { Store } from '../../store/store'
 
 const CS = SMALL.chunkSizeBytes
 
@@ -68,4 +71,70 @@ test('pending ranges answer exactly what storing them leaves: st_blocks and ever
     t.is(ask([]), before, `write of [${offsetBytes}, +${lengthBytes})`)
     t.is(ask(pending), before, 'asking with the range again once it is stored changes nothing')
   }
+})
+
+/**
+ * Issue 24 item 5: a fallocate counts in the chunks it touches from their start, like a write of
+ * zeros; KEEP_SIZE past the end counts too (not to SEEK). Writing into the allocated range then
+ * changes neither st_blocks nor any SEEK answer, before or after the bytes are stored, nor after
+ * the store is reopened.
+ */
+test('fallocated ranges: counted like written zeros, unchanged by writes into them and by a reopen; punch, truncate and unlink drop them', async (t) => {
+  const { store, dir } = await smallStore('replica:3', 6, { smallFileMaxBytes: 8 * 1024 })
+  let s: Store = store
+  t.teardown(() => s.close())
+  const ino = s.ns.create(1, 'f', 0o644, 0, 0).ino
+  const size = 3 * CS + 1000
+  await s.truncate(ino, size)
+  s.preallocate(ino, CS + 100, CS) // inside: chunk 1 from its start, chunk 2 up to 100
+  s.preallocate(ino, size, 2 * CS) // KEEP_SIZE past the end
+  // Inside: chunk 1 whole, chunk 2 to 100, and chunk 3 up to the size (KEEP_SIZE from the size holds
+  // chunk 3 from its start). Past the size: the rest of chunk 3, chunk 4, chunk 5 to 1000.
+  const inside = CS + 100 + 1000
+  const beyond = 2 * CS
+  const probes = [0, CS - 1, CS, CS + 99, CS + 100, 2 * CS, 2 * CS + 99, 2 * CS + 100, 3 * CS, size - 1]
+  const ask = (pending: Array<{ offsetBytes: number; endBytes: number }> = []): string => JSON.stringify([
+    s.allocatedBytes(ino, pending, size),
+    probes.map((at) => [s.seekData(ino, at, size, 'data', pending), s.seekData(ino, at, size, 'hole', pending)]),
+  ])
+  t.is(s.allocatedBytes(ino, [], size), inside + beyond)
+  t.is(s.seekData(ino, 0, size, 'data'), CS, 'allocated space is data to SEEK_DATA')
+  t.is(s.seekData(ino, CS, size, 'hole'), 2 * CS + 100)
+  const before = ask()
+  for (const [offsetBytes, lengthBytes] of [[CS + 5000, 10], [2 * CS, 100], [CS, CS]]) {
+    const pending = [{ offsetBytes, endBytes: offsetBytes + lengthBytes }]
+    t.is(ask(pending), before, `pending write of [${offsetBytes}, +${lengthBytes}) inside the allocation`)
+    await s.write(ino, offsetBytes, Buffer.alloc(lengthBytes, 7), size)
+    t.is(ask(), before, `stored write of [${offsetBytes}, +${lengthBytes})`)
+  }
+  await s.close()
+  s = await Store.open(dir)
+  t.is(ask(), before, 'a reopen keeps it')
+  s.unpreallocate(ino, 4 * CS, CS) // a punch past the end: chunk 4 is allocated no more
+  t.is(s.allocatedBytes(ino, [], size), inside + beyond - CS)
+  await s.truncate(ino, CS + 10)
+  t.is(s.allocatedBytes(ino), 10, 'chunk 1 up to the new size')
+  s.ns.unlink(1, 'f')
+  await s.deleteFile(ino)
+  t.is(s.allocatedBytes(ino), 0)
+})
+
+test('a fallocated needle file that grows into chunks answers the same before and after the write is stored', async (t) => {
+  const { store } = await smallStore('replica:3', 6, { smallFileMaxBytes: 8 * 1024 })
+  t.teardown(() => store.close())
+  const ino = store.ns.create(1, 'n', 0o644, 0, 0).ino
+  await store.write(ino, 0, Buffer.alloc(3000, 1))
+  t.not(store.needleOf(ino), null)
+  store.preallocate(ino, 0, 6000) // chunk 0 up to 6000: past the needle, past the size
+  t.is(store.allocatedBytes(ino), 6000, 'the needle, and KEEP_SIZE space past it')
+  const size = 5000 + 9000
+  const pending = [{ offsetBytes: 5000, endBytes: size }]
+  const ask = (p: typeof pending): string => JSON.stringify([
+    store.allocatedBytes(ino, p, size),
+    [0, 2999, 3000, 5999, 6000, 13_999].map((at) => [store.seekData(ino, at, size, 'data', p), store.seekData(ino, at, size, 'hole', p)]),
+  ])
+  const before = ask(pending)
+  t.is(store.allocatedBytes(ino, pending, size), size)
+  await store.write(ino, 5000, Buffer.alloc(9000, 2))
+  t.is(ask([]), before)
 })
