@@ -104,6 +104,16 @@ export class FileIo implements SmallFilesHost {
     return this.liveRef(ino, this.fileInfo(ino).fl, this.env.map.get(ino, chunkIndex));
   }
 
+  /** Chunk c's live ref, or null for a hole or an inode that is gone or not a file (read-only log loading). */
+  chunkRefIfFile(ino: number, chunkIndex: number): ChunkRef | null {
+    try {
+      return this.chunkRef(ino, chunkIndex);
+    } catch (err) {
+      if (err instanceof FsError) return null;
+      throw err;
+    }
+  }
+
   /** ContainerHost: a container write through the chunk write path, under the container's lock. */
   async writeInternal(ino: number, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>): Promise<void> {
     await this.env.backlog.room(); // never under an inode lock: the applier needs those locks to make room

@@ -208,7 +208,9 @@ export class Store {
       store.lock = lock;
       if (opts.log !== undefined) store.log = opts.log;
       store.checkDisks(false);
-      if (opts.applier === false) store.applier.held = true;
+      if (opts.applier === false || readOnly) store.applier.held = true;
+      // A read-only open applies nothing but shows what the log holds (one view, DESIGN §5).
+      if (readOnly) store.loadLogForReading();
       if (!readOnly) {
         store.recoveryReport = await recover(store.env, store.files, store.applier, store.ns.orphans());
         // Half-made sealed copies go; containers left full are sealed now (spec §11.5).
@@ -344,6 +346,16 @@ export class Store {
     return this.compactor.runOnce();
   }
 
+  /** Read-only: the log's intents into the backlog, so reads overlay them; nothing is written. */
+  private loadLogForReading(): void {
+    for (const i of this.env.map.intents()) {
+      if (i.span === null) continue;
+      const ref = this.files.chunkRefIfFile(i.ino, i.chunkIndex);
+      if (ref === null || ref.version !== i.version) continue;
+      this.env.backlog.add({ id: i.id, ino: i.ino, chunkIndex: i.chunkIndex, version: i.version, firstBlock: i.firstBlock, span: i.span, inPlace: ref.fl.layout.kind === 'replica' }, ref.fl.bitrotBlockBytes);
+    }
+  }
+
   /** Write every pending intent into its shards now (DESIGN §5 applier; tests, tools). */
   applyNow(): Promise<void> {
     return this.applier.drain();
@@ -361,7 +373,7 @@ export class Store {
       await this.healer.stop();
       await this.compactor.stop();
       await this.reclaimer.stop();
-      await this.applier.drain(); // unmount applies everything it can (the rest stays in the log)
+      if (this.lock !== null) await this.applier.drain(); // unmount applies everything it can (the rest stays in the log)
       this.applier.stop();
       await this.env.commits.stop();
       if (this.lock !== null) await this.env.commits.flushIfDirty().catch(() => undefined); // SQLite's close checkpoints too
