@@ -55,6 +55,7 @@ export class Metrics {
     gauge('chunkfs_heal_queue_length', 'Shards queued for heal', (s) => s.healQueueLength);
     gauge('chunkfs_reclaim_backlog', 'Chunk versions waiting for background deletion', (s) => s.reclaimBacklog);
     gauge('chunkfs_open_intents', 'Journaled write intents not yet resolved', (s) => s.openIntents);
+    gauge('chunkfs_intent_backlog_bytes', 'Span bytes durable in the intent log, not yet applied to the shards', (s) => s.intentBacklog.bytes);
     new Gauge({
       name: 'chunkfs_disk_state', help: '1 for the state each disk is in (ok, degraded, offline)', labelNames: ['disk', 'state'], registers,
       async collect() {

@@ -4,7 +4,7 @@
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type Obj = { [k: string]: Json };
 const LINES_MAX = 10_000;
-const KNOWN = new Set(['store', 'mount', 'disks', 'layoutsInUse', 'healQueueLength', 'openIntents', 'reclaimBacklog', 'metadataFlushes', 'counters', 'faults']);
+const KNOWN = new Set(['store', 'mount', 'disks', 'layoutsInUse', 'healQueueLength', 'openIntents', 'intentBacklog', 'reclaimBacklog', 'metadataFlushes', 'counters', 'faults']);
 
 export function bytesText(n: Json | undefined): string {
   const v = Number(n);
@@ -45,6 +45,13 @@ function diskLines(disks: Json[]): string[] {
   return out;
 }
 
+/** DESIGN §5: what the log holds that the shards do not yet, against its bounds, and the applier's pace. */
+function backlogLine(b: Obj): string {
+  const err = String(b.lastError ?? '') === '' ? '' : `; last error: ${String(b.lastError)}`;
+  return `intent log: ${plural(Number(b.intents ?? 0), 'intent')} (${bytesText(b.bytes)}) waiting to be applied, bound ${String(b.intentsMax ?? '?')} intents / ${bytesText(b.bytesMax)}; ` +
+    `applied ${String(b.appliedIntents ?? 0)} (${bytesText(b.appliedBytes)}) since open, ${bytesText(b.rateBytesPerSec)}/s${err}`;
+}
+
 export function faultText(f: Obj): string {
   const what = f.kind === 'latency' ? `latency +${String(f.latencyMs)} ms` : f.kind === 'offline' ? 'offline' : String(f.kind).toUpperCase();
   const left: string[] = [];
@@ -63,6 +70,7 @@ export function statusText(report: Json): string {
   const layouts = Array.isArray(r.layoutsInUse) ? r.layoutsInUse.filter(isObj) : [];
   out.push(`layouts in use: ${layouts.length === 0 ? 'none' : layouts.map((l) => `${String(l.layout)} (${plural(Number(l.files), 'file')})`).join(', ')}`);
   out.push(`heal queue: ${plural(Number(r.healQueueLength ?? 0), 'shard')}; reclaim backlog: ${plural(Number(r.reclaimBacklog ?? 0), 'chunk version')}; open intents: ${String(r.openIntents ?? 0)}; metadata flushes: ${String(r.metadataFlushes ?? 0)}`);
+  if (isObj(r.intentBacklog)) out.push(backlogLine(r.intentBacklog));
   if (isObj(r.counters)) out.push(`counters: ${Object.entries(r.counters).map(([k, v]) => `${k} ${String(v)}`).join(', ')}`);
   const faults = Array.isArray(r.faults) ? r.faults.filter(isObj) : [];
   if (faults.length > 0) {

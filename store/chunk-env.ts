@@ -4,6 +4,7 @@ import { ChunkMap } from './chunk-map';
 import { CommitLog } from './commit-log';
 import { InflightVersions, ReclaimQueue } from './reclaim';
 import { ChunkRef } from './chunk-ref';
+import { IntentBacklog } from './intent-backlog';
 import { CounterName, Counters } from './counters';
 import { Db } from './meta';
 import { ShardStore } from './shard-store';
@@ -73,6 +74,8 @@ export interface ChunkEnv {
   reclaim: ReclaimQueue;
   /** Versions reserved by writes still in flight: queued for reclaim, not yet reclaimable. */
   inflight: InflightVersions;
+  /** Intents durable in the log and not yet in the shards; every chunk read overlays them (DESIGN §5). */
+  backlog: IntentBacklog;
 }
 
 const FAILURE_COUNTER: Record<ShardFailure, CounterName> = {

@@ -9,8 +9,9 @@ import { FsError } from './fs-error';
 import { errnoCode } from './io';
 import { shardCount, writeQuorum } from './layout';
 import { readReplicaInto } from './replica-chunk';
-import { Maybe } from './maybe-async';
+import { Maybe, isPromise } from './maybe-async';
 import { Payload } from './shard-encode';
+import { overlaySpans, uncoveredParts } from './intent-backlog';
 
 /** readChunkInto into a fresh buffer (truncate's tail rewrite, FileIo.read). */
 export async function readChunk(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
@@ -20,11 +21,41 @@ export async function readChunk(env: ChunkEnv, ref: ChunkRef, offsetBytes: numbe
 }
 
 /**
- * Verified chunk range into target[targetOffset..], by layout; synchronous when cached
- * (store/maybe-async.ts). inline false: every shard read on the pool (store/shard-store.ts).
+ * The chunk's bytes as the file shows them (DESIGN §5 one view): the verified stored range, by
+ * layout, with the spans of intents the applier has not yet written over it. Synchronous when
+ * cached (store/maybe-async.ts). inline false: every shard read on the pool (store/shard-store.ts).
  */
 export function readChunkInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number, inline = true): Maybe<void> {
   if (lengthBytes === 0) return;
+  if (!env.backlog.has(ref.ino, ref.chunkIndex)) return readStoredInto(env, ref, offsetBytes, lengthBytes, target, targetOffset, inline);
+  // Only what no pending span covers is read from the shards: the applier may be patching those
+  // spans' blocks right now (it does not hold readers back), and the spans hold their bytes anyway.
+  // One snapshot for both steps: the applier may drop the intents before the reads end.
+  const pending = env.backlog.of(ref.ino, ref.chunkIndex);
+  const parts = uncoveredParts(pending, ref.version, offsetBytes, lengthBytes);
+  const reads = parts.map(([lo, hi]) => readStoredInto(env, ref, lo, hi - lo, target, targetOffset + lo - offsetBytes, inline));
+  const overlay = (): void => overlaySpans(pending, ref.version, offsetBytes, lengthBytes, target, targetOffset);
+  return reads.some(isPromise) ? Promise.all(reads).then(overlay) : overlay();
+}
+
+/**
+ * One replica's verified bytes of a chunk range as the file shows them (pending intents over the
+ * stored bytes; the spans' blocks are not read: the applier may be patching them). For readers that
+ * must check each replica on its own (needles, spec §11.4).
+ */
+export async function readReplicaView(env: ChunkEnv, ref: ChunkRef, replica: number, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
+  if (!env.backlog.has(ref.ino, ref.chunkIndex)) return env.shards.readVerified(ref, replica, offsetBytes, lengthBytes);
+  const pending = env.backlog.of(ref.ino, ref.chunkIndex); // one snapshot, as in readChunkInto
+  const out = Buffer.alloc(lengthBytes);
+  for (const [lo, hi] of uncoveredParts(pending, ref.version, offsetBytes, lengthBytes)) {
+    (await env.shards.readVerified(ref, replica, lo, hi - lo)).copy(out, lo - offsetBytes);
+  }
+  overlaySpans(pending, ref.version, offsetBytes, lengthBytes, out, 0);
+  return out;
+}
+
+/** The verified stored range only, by layout (what the shards hold, without pending intents). */
+export function readStoredInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number, inline = true): Maybe<void> {
   return ref.fl.layout.kind === 'replica'
     ? readReplicaInto(env, ref, offsetBytes, lengthBytes, target, targetOffset, inline)
     : readEcInto(env, ref, offsetBytes, lengthBytes, target, targetOffset, inline);

@@ -63,7 +63,10 @@ export class ChunkMap {
       addIntent: db.prepare('INSERT INTO intents(ino, chunk_index, version, first_block, last_block, created_ns, span) VALUES (?, ?, ?, ?, ?, ?, ?)'),
       dropIntentsOf: db.prepare('DELETE FROM intents WHERE ino = ?'),
       delIntent: db.prepare('DELETE FROM intents WHERE id = ?'),
+      dropIntentsOfChunk: db.prepare('DELETE FROM intents WHERE ino = ? AND chunk_index = ?'),
+      rebaseIntents: db.prepare('UPDATE intents SET version = ? WHERE ino = ? AND chunk_index = ?'),
       intents: db.prepare('SELECT * FROM intents ORDER BY id'),
+      intentCount: db.prepare('SELECT count(*) AS n FROM intents'),
       queue: db.prepare(`INSERT INTO heal_queue(ino, chunk_index, version, shard_index, reason, queued_ns) VALUES (?, ?, ?, ?, ?, ?)
                          ON CONFLICT DO NOTHING`),
       unqueue: db.prepare('DELETE FROM heal_queue WHERE ino = ? AND chunk_index = ? AND version = ? AND shard_index = ?'),
@@ -132,8 +135,20 @@ export class ChunkMap {
   dropIntentsOf(ino: number): void {
     this.s.dropIntentsOf.run(ino);
   }
+  /** Every intent of one chunk (its version was replaced by one that holds their bytes, or dropped). */
+  dropIntentsOfChunk(ino: number, chunkIndex: number): void {
+    this.s.dropIntentsOfChunk.run(ino, chunkIndex);
+  }
+  /** The chunk's intents now go over version (a rewrite made it from the old one; their spans still apply). */
+  rebaseIntents(ino: number, chunkIndex: number, version: bigint): void {
+    this.s.rebaseIntents.run(version, ino, chunkIndex);
+  }
   removeIntent(id: number): void {
     this.s.delIntent.run(id);
+  }
+  /** How many intents the log holds (status; without reading their spans). */
+  intentCount(): number {
+    return Number((this.s.intentCount.get() as { n: bigint | number }).n);
   }
   intents(): Intent[] {
     return (this.s.intents.all() as Row[]).map((r) => ({

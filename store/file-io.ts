@@ -20,6 +20,7 @@ import { validRange } from './bounded';
 import { readRangeInto } from './range-read';
 import { ChunkWriter } from './chunk-writer';
 import { PastSize } from './past-size';
+import { repoint, retireChunk } from './live-version';
 import { LRUCache } from 'lru-cache';
 import * as crypto from 'node:crypto';
 import { Slice } from '../src/slice';
@@ -54,6 +55,8 @@ const CACHED_PLACEMENTS_MAX = 16_384;
 
 export class FileIo implements SmallFilesHost {
   private readonly locks = new KeyedMutex();
+  /** Inodes whose lock the applier holds (store/applier.ts). */
+  private readonly applying = new Map<number, number>();
   private readonly q;
   private readonly infos = new LRUCache<number, FileInfo>({ max: CACHED_FILES_MAX });
   private readonly placements = new LRUCache<string, readonly number[]>({ max: CACHED_PLACEMENTS_MAX });
@@ -101,8 +104,19 @@ export class FileIo implements SmallFilesHost {
     return this.liveRef(ino, this.fileInfo(ino).fl, this.env.map.get(ino, chunkIndex));
   }
 
+  /** Chunk c's live ref, or null for a hole or an inode that is gone or not a file (read-only log loading). */
+  chunkRefIfFile(ino: number, chunkIndex: number): ChunkRef | null {
+    try {
+      return this.chunkRef(ino, chunkIndex);
+    } catch (err) {
+      if (err instanceof FsError) return null;
+      throw err;
+    }
+  }
+
   /** ContainerHost: a container write through the chunk write path, under the container's lock. */
-  writeInternal(ino: number, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>): Promise<void> {
+  async writeInternal(ino: number, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>): Promise<void> {
+    await this.env.backlog.room(); // never under an inode lock: the applier needs those locks to make room
     return this.locks.run(ino, async () => {
       try {
         await this.writer.writePieces(ino, this.fileInfo(ino).fl, pieces, null);
@@ -133,6 +147,7 @@ export class FileIo implements SmallFilesHost {
     for (const r of this.env.map.live(ino)) this.env.reclaim.add(ino, r.chunkIndex, r.version, fl);
     this.env.map.dropInode(ino);
     this.env.map.dropIntentsOf(ino);
+    this.env.backlog.dropInode(ino); // in the caller's transaction: the container goes with it
     this.q.dropHeal.run(ino);
     this.q.dropInode.run(ino);
     this.forget(ino);
@@ -214,6 +229,19 @@ export class FileIo implements SmallFilesHost {
     return this.ref(ino, fl, row.chunkIndex, row.version, row.logicalLenBytes);
   }
 
+  /** ApplierHost: withChunk for the applier, which lets readers through (readInto). */
+  async withChunkApplying<T>(ino: number, c: number, fn: (ref: ChunkRef | null) => Promise<T>): Promise<T> {
+    // Counted from the moment it queues: a reader that finds only the applier there goes ahead.
+    this.applying.set(ino, (this.applying.get(ino) ?? 0) + 1);
+    try {
+      return await this.withChunk(ino, c, fn);
+    } finally {
+      const n = this.applying.get(ino)! - 1;
+      if (n === 0) this.applying.delete(ino);
+      else this.applying.set(ino, n);
+    }
+  }
+
   /** Run fn under the inode's lock with the live ref of chunk c (null: hole, or the file is gone). */
   withChunk<T>(ino: number, c: number, fn: (ref: ChunkRef | null) => Promise<T>): Promise<T> {
     return this.locks.run(ino, async () => {
@@ -254,7 +282,13 @@ export class FileIo implements SmallFilesHost {
     if (!validRange(offsetBytes, lengthBytes)) return Promise.reject(new FsError('EINVAL', `read: bad range [${offsetBytes}, +${lengthBytes})`));
     if (sizeBytes !== undefined && !validRange(sizeBytes, 0)) return Promise.reject(new FsError('EINVAL', `read: bad size ${sizeBytes}`));
     const locked = (): Maybe<number> => this.readLocked(ino, offsetBytes, lengthBytes, target, targetOffset, sizeBytes);
-    return noThrow(() => (this.env.db.inTransaction ? null : this.locks.runIfFree(ino, locked)) ?? this.locks.run(ino, async () => locked()));
+    return noThrow(() => {
+      if (this.env.db.inTransaction) return this.locks.run(ino, async () => locked());
+      // The applier does not hold readers back (the blocks it patches are read from the backlog),
+      // unless a writer holds the lock or waits: a read issued after a write never overtakes it.
+      if (this.applying.get(ino) === this.locks.holders(ino) && this.applying.has(ino)) return locked();
+      return this.locks.runIfFree(ino, locked) ?? this.locks.run(ino, async () => locked());
+    });
   }
 
   /** readInto's work, under the inode lock (or with the lock free and no promise taken). */
@@ -269,7 +303,7 @@ export class FileIo implements SmallFilesHost {
   }
 
   /**
-   * Shards durable when it resolves. sizeBytes: the size to commit with it, for a caller that stores
+   * Durable when it resolves: in shards, or as intents in the log (DESIGN §5). sizeBytes: the size to commit with it, for a caller that stores
    * out of order (DESIGN §5 prefix rule: its first byte still held only in memory); default: the data's end.
    * times: the mtime and ctime to commit with it (what the mount showed while the bytes were buffered); default: now.
    */
@@ -278,7 +312,9 @@ export class FileIo implements SmallFilesHost {
     if (offsetBytes + data.length > FILE_BYTES_MAX) return Promise.reject(new FsError('EFBIG', 'write past the maximum file size'));
     if (sizeBytes !== undefined && (!validRange(sizeBytes, 0) || sizeBytes > FILE_BYTES_MAX)) return Promise.reject(new FsError('EINVAL', `write: bad size ${sizeBytes}`));
     if (data.length === 0) return Promise.resolve();
-    return this.locks.run(ino, async () => {
+    // Room first, never under an inode lock (the applier needs those locks to make room); at once
+    // when there is room, so a read issued after this write queues behind it.
+    const locked = (): Promise<void> => this.locks.run(ino, async () => {
       const info = this.fileInfo(ino);
       const { fl } = info;
       try {
@@ -289,6 +325,7 @@ export class FileIo implements SmallFilesHost {
         this.forget(ino);
       }
     });
+    return this.env.backlog.hasRoom() ? locked() : this.env.backlog.room().then(locked);
   }
 
 
@@ -326,20 +363,15 @@ export class FileIo implements SmallFilesHost {
     const shortened = tail !== null && tail.logicalLenBytes > tailLen ? await this.shortenTail(ino, fl, tail, tailLen) : null;
     const t = nowNs();
     this.env.db.transaction(() => {
-      if (shortened !== null) {
-        this.env.map.setLive(ino, lastKept, shortened.version, tailLen); // data first: its shards are durable
-        this.env.reclaim.remove(ino, lastKept, shortened.version);
-        this.env.reclaim.add(ino, lastKept, tail!.version, fl);
-        for (const i of shortened.failed) this.env.map.queueHeal(ino, lastKept, shortened.version, i, 'write failed on this shard');
-      }
-      for (const r of dropped) {
-        this.env.map.retire(ino, r.chunkIndex);
-        this.env.reclaim.add(ino, r.chunkIndex, r.version, fl);
-      }
+      // Data first: the shortened tail's shards are durable.
+      if (shortened !== null) repoint(this.env, ino, fl, { chunkIndex: lastKept, version: shortened.version, logicalLenBytes: tailLen, failed: shortened.failed, old: tail });
+      for (const r of dropped) retireChunk(this.env, ino, r.chunkIndex, r.version, fl);
       if (touch) this.q.setSize.run(sizeBytes, t, t, ino);
       else this.q.setSizeOnly.run(sizeBytes, ino);
       this.pastSize.clear(ino);
     })();
+    if (shortened !== null) this.env.backlog.dropChunk(ino, lastKept);
+    for (const r of dropped) this.env.backlog.dropChunk(ino, r.chunkIndex);
   }
 
   /**
@@ -405,6 +437,7 @@ export class FileIo implements SmallFilesHost {
         this.pastSize.clear(ino);
         this.q.dropInode.run(ino);
       })();
+      this.env.backlog.dropInode(ino);
     });
   }
 

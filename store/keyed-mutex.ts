@@ -13,6 +13,11 @@ export class KeyedMutex {
     return this.tails.has(key);
   }
 
+  /** Operations holding or waiting for key's lock (1: one holds it and nobody waits). */
+  holders(key: number): number {
+    return this.tails.get(key)?.waiters ?? 0;
+  }
+
   /**
    * Run fn at once when key's lock is free, holding the lock until fn's promise settles; a result
    * fn has at once (no promise) needs no lock entry at all. Else null: the caller uses run().

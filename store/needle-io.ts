@@ -17,7 +17,7 @@ import { Slice, checkNeedle } from '../src/slice';
 import { SliceError } from '../src/errors';
 import { ChunkEnv, noteShardFailure, readOrder } from './chunk-env';
 import { ChunkRef, FileLayout, siteOf } from './chunk-ref';
-import { readChunk } from './chunk-io';
+import { readChunk, readReplicaView } from './chunk-io';
 import { classifyShardError } from './shard-encode';
 import { Containers, ContainerRow } from './container';
 import { FsError } from './fs-error';
@@ -82,7 +82,7 @@ async function readReplicaNeedle(env: ChunkEnv, ref: ChunkRef, ino: number, slic
   const problems: string[] = [];
   for (const i of readOrder(env, ref, ref.diskIds.map((_, j) => j))) {
     try {
-      const bytes = await env.shards.readVerified(ref, i, offIn, spanBytes);
+      const bytes = await readReplicaView(env, ref, i, offIn, spanBytes); // one view (DESIGN §5)
       const data = checkNeedle(slice, BigInt(ino), bytes);
       if (problems.length > 0) env.counters.bump('failovers');
       env.health.ok(ref.diskIds[i]);

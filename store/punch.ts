@@ -6,6 +6,7 @@
 // chunk) are returned for the caller to overwrite with zeros.
 import type { ChunkEnv } from './chunk-env';
 import type { FileIo } from './file-io';
+import { retireChunk } from './live-version';
 import { FsError } from './fs-error';
 import type { Statement } from 'better-sqlite3';
 import { Db, nowNs } from './meta';
@@ -42,11 +43,11 @@ export async function punchHole(env: ChunkEnv, files: FileIo, ino: number, offse
     await files.withChunk(ino, c, async (ref) => {
       if (ref === null) return; // a hole already, or the file went meanwhile
       env.db.transaction(() => {
-        env.map.retire(ino, c);
-        env.reclaim.add(ino, c, ref.version, ref.fl);
+        retireChunk(env, ino, c, ref.version, ref.fl);
         const t = nowNs();
         setTimes.run(t, t, ino);
       })();
+      env.backlog.dropChunk(ino, c);
       files.forget(ino);
     });
   }

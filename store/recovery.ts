@@ -1,12 +1,13 @@
-// Recovery at open (DESIGN §5 commit model v2): its work is proportional to what was in flight,
-// never to the store's size. It replays every open journaled write intent onto every replica
-// (the intent holds the new bytes of its block span, so any number of torn replicas are repaired)
-// and verifies them, drops the metadata of orphaned inodes (their chunks go on the reclaim
+// Recovery at open (DESIGN §5): its work is proportional to what was in flight, never to the
+// store's size. It applies every journaled write intent the log holds (onto every replica, or into
+// a new EC version: the intent holds the new bytes of its block span, so any number of torn
+// replicas are repaired), drops the metadata of orphaned inodes (their chunks go on the reclaim
 // queue), and trims chunk bytes stored past a file's committed size (prefix rule, store/past-size.ts). Shards a crash left behind are found through the reclaim queue (store/reclaim.ts), not
 // by walking the disks; scrub's leak scan (store/leak-scan.ts) checks that nothing escaped it.
 import { ChunkEnv } from './chunk-env';
 import { CompactReport, emptyCompactReport } from './compactor';
 import { ChunkRef } from './chunk-ref';
+import { Applier } from './applier';
 import { Intent } from './chunk-map';
 import { FileIo } from './file-io';
 import { classifyShardError } from './shard-encode';
@@ -39,29 +40,6 @@ async function readBlock(env: ChunkEnv, ref: ChunkRef, i: number, start: number,
 }
 
 /**
- * Replay a journaled intent: write its span onto every replica in parallel (each fdatasync'd),
- * then read each back verified. False when a replica could not be brought in line (its disk
- * failing or offline): the intent must stay open, else that replica would keep old blocks that
- * still verify, and a later read could return them.
- */
-export async function replayIntent(env: ChunkEnv, ref: ChunkRef, intent: Intent, report: RecoveryReport): Promise<boolean> {
-  const span = intent.span!;
-  const start = intent.firstBlock * ref.fl.bitrotBlockBytes;
-  const written = await Promise.allSettled(ref.diskIds.map((_, i) => env.shards.patchBlocks(ref, i, intent.firstBlock, span)));
-  let complete = true;
-  for (let i = 0; i < ref.diskIds.length; i++) {
-    const back = written[i].status === 'fulfilled' ? await readBlock(env, ref, i, start, span.length) : null;
-    if (back !== null && back.equals(span)) continue;
-    const why = written[i].status === 'rejected' ? String((written[i] as PromiseRejectedResult).reason) : 'span does not read back';
-    report.errors.push(`ino ${ref.ino} chunk ${ref.chunkIndex} replica ${i}: ${why}`);
-    env.map.queueHeal(ref.ino, ref.chunkIndex, ref.version, i, `recovery: could not replay intent ${intent.id}`);
-    complete = false;
-  }
-  report.blocksRepaired += intent.lastBlock - intent.firstBlock + 1;
-  return complete;
-}
-
-/**
  * An intent of an older build holds no bytes: make blocks first..last identical on all replicas,
  * the first verifying replica wins (that build patched replicas in order, each durable first).
  */
@@ -85,7 +63,7 @@ export async function resolveLegacyIntent(env: ChunkEnv, ref: ChunkRef, first: n
     for (let i = 0; i < replicas; i++) {
       if (blocks[i] !== null && blocks[i]!.equals(winner)) continue;
       try {
-        await env.shards.patchBlocks(ref, i, b, winner);
+        await env.shards.patchBlocks(ref, i, [{ firstBlock: b, span: winner }]);
         report.blocksRepaired++;
       } catch (err) {
         report.errors.push(`ino ${ref.ino} chunk ${ref.chunkIndex} replica ${i}: ${(err as Error).message}`);
@@ -97,24 +75,23 @@ export async function resolveLegacyIntent(env: ChunkEnv, ref: ChunkRef, first: n
   return complete;
 }
 
-async function resolveIntents(env: ChunkEnv, files: FileIo, report: RecoveryReport): Promise<void> {
-  const intents = env.map.intents();
-  // Free last (DESIGN §5): a process kill can leave an intent committed but not yet flushed (its
-  // writer died before the flush that precedes any patch); it is made durable before its bytes
-  // overwrite the replicas, so a power loss during recovery cannot leave new bytes the log forgot.
-  if (intents.length > 0) await env.commits.flushIfDirty();
+/** Each intent into the backlog, or settled now: its chunk was rewritten since or is gone; legacy intents the old way. */
+async function loadIntents(env: ChunkEnv, files: FileIo, intents: Intent[], report: RecoveryReport): Promise<void> {
   for (const intent of intents) {
     await files.withChunk(intent.ino, intent.chunkIndex, async (ref) => {
-      // A chunk rewritten since (copy-on-write fallback) or gone: nothing to replay.
-      if (ref !== null && ref.version === intent.version && ref.fl.layout.kind === 'replica') {
-        const done = intent.span !== null
-          ? await replayIntent(env, ref, intent, report)
-          : await resolveLegacyIntent(env, ref, intent.firstBlock, intent.lastBlock, report);
-        if (!done) {
-          report.intentsKeptOpen++;
-          return;
-        }
-        env.counters.bump('intents_resolved');
+      if (ref === null || ref.version !== intent.version) {
+        env.map.removeIntent(intent.id);
+        report.intentsResolved++;
+        return;
+      }
+      if (intent.span !== null) {
+        env.backlog.add({ id: intent.id, ino: intent.ino, chunkIndex: intent.chunkIndex, version: intent.version, firstBlock: intent.firstBlock, span: intent.span, inPlace: ref.fl.layout.kind === 'replica' }, ref.fl.bitrotBlockBytes);
+        report.blocksRepaired += intent.lastBlock - intent.firstBlock + 1;
+        return;
+      }
+      if (ref.fl.layout.kind === 'replica' && !await resolveLegacyIntent(env, ref, intent.firstBlock, intent.lastBlock, report)) {
+        report.intentsKeptOpen++;
+        return;
       }
       env.map.removeIntent(intent.id);
       report.intentsResolved++;
@@ -122,9 +99,37 @@ async function resolveIntents(env: ChunkEnv, files: FileIo, report: RecoveryRepo
   }
 }
 
-export async function recover(env: ChunkEnv, files: FileIo, orphans: number[]): Promise<RecoveryReport> {
+/**
+ * Every intent the log holds goes back into the backlog and the applier drains it (DESIGN §5):
+ * each replica patched with every pending span of its chunk (any number of torn replicas are
+ * repaired: the spans are whole blocks), or one new version per EC chunk. An intent whose chunk was
+ * rewritten since, or is gone, holds nothing to replay. What cannot be applied now (a disk failing)
+ * stays in the log for the next open.
+ */
+async function resolveIntents(env: ChunkEnv, files: FileIo, applier: Applier, report: RecoveryReport): Promise<void> {
+  const intents = env.map.intents();
+  // Free last (DESIGN §5): a process kill can leave an intent committed but not yet flushed (its
+  // writer died before its flush); it is made durable before its bytes overwrite the replicas, so
+  // a power loss during recovery cannot leave new bytes the log forgot.
+  if (intents.length > 0) await env.commits.flushIfDirty();
+  const appliedBefore = env.backlog.appliedIntents;
+  applier.loading = true; // each chunk applied once, with all its intents
+  try {
+    await loadIntents(env, files, intents, report);
+  } finally {
+    applier.loading = false;
+  }
+  await applier.drain();
+  const applied = env.backlog.appliedIntents - appliedBefore;
+  env.counters.bump('intents_resolved', applied);
+  report.intentsResolved += applied;
+  report.intentsKeptOpen += env.backlog.lengthIntents;
+  if (env.backlog.lengthIntents > 0) report.errors.push(`${env.backlog.lengthIntents} intent(s) could not be applied now (${applier.lastError}); kept in the log`);
+}
+
+export async function recover(env: ChunkEnv, files: FileIo, applier: Applier, orphans: number[]): Promise<RecoveryReport> {
   const report = emptyRecoveryReport();
-  await resolveIntents(env, files, report);
+  await resolveIntents(env, files, applier, report);
   for (const ino of orphans) {
     try {
       await files.deleteFile(ino);

@@ -1,8 +1,8 @@
 // Replica chunk I/O. Reads: replicas in order, each a verified §9 read; a failure
 // is counted and queued for heal and the next replica is tried (DESIGN §6).
 // Partial writes: §8.2 read-modify-write at bitrot-block granularity under the
-// DESIGN §5 protocol: a durable journaled intent holding the new span, then all
-// replicas patched in parallel (store/chunk-writer.ts runs the protocol).
+// DESIGN §5 protocol: a durable journaled intent holding the new span, then, from the
+// applier (store/applier.ts), all replicas patched in parallel.
 import { UnrecoverableError, assert } from '../src/errors';
 import { ChunkEnv, noteShardFailure, readOrder } from './chunk-env';
 import { ChunkRef, siteOf } from './chunk-ref';
@@ -56,17 +56,6 @@ export function readReplicaInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: numbe
   return tryFrom(0);
 }
 
-/** Block-aligned span [first*bb, min((last+1)*bb, L)) that a chunk range touches. */
-export function blockSpan(ref: ChunkRef, offsetBytes: number, lengthBytes: number): { first: number; last: number; start: number; end: number } {
-  const bb = ref.fl.bitrotBlockBytes;
-  const first = Math.floor(offsetBytes / bb);
-  const last = Math.floor((offsetBytes + lengthBytes - 1) / bb);
-  return { first, last, start: first * bb, end: Math.min((last + 1) * bb, ref.logicalLenBytes) };
-}
-
-/** An in-place patch journals its whole block span in the intent row: at most this much (DESIGN §5). */
-export const INTENT_SPAN_BYTES_MAX = 1 << 20;
-
 /** The replicas that could not be patched; the caller rewrites the chunk copy-on-write instead. */
 export class RmwFailed extends Error {
   constructor(readonly reason: unknown, readonly failedReplicas: number[]) {
@@ -75,26 +64,12 @@ export class RmwFailed extends Error {
 }
 
 /**
- * §8.2 steps 1-2: the whole block span that [offset, offset + data.length) touches, read
- * verified (with failover), with data merged in. This is what the journaled intent holds.
- */
-export async function mergedSpan(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, data: Uint8Array): Promise<{ firstBlock: number; span: Buffer }> {
-  assert(ref.fl.layout.kind === 'replica', 'in-place patch of a replica layout');
-  assert(data.length > 0 && offsetBytes + data.length <= ref.logicalLenBytes, 'in-place patch stays inside the chunk');
-  const s = blockSpan(ref, offsetBytes, data.length);
-  const span = Buffer.allocUnsafe(s.end - s.start);
-  await readReplicaInto(env, ref, s.start, s.end - s.start, span, 0);
-  span.set(data, offsetBytes - s.start);
-  return { firstBlock: s.first, span };
-}
-
-/**
  * §8.2 steps 3-5 on every replica at once, each fdatasync'd (DESIGN §5: the journaled intent
  * is durable, so any number of replicas may be torn by a crash and recovery replays it onto
  * all). Resolves when all are durable; else RmwFailed naming the ones that failed.
  */
-export async function patchReplicas(env: ChunkEnv, ref: ChunkRef, firstBlock: number, span: Uint8Array): Promise<void> {
-  const results = await Promise.allSettled(ref.diskIds.map((_, i) => env.shards.patchBlocks(ref, i, firstBlock, span)));
+export async function patchReplicas(env: ChunkEnv, ref: ChunkRef, runs: ReadonlyArray<{ firstBlock: number; span: Uint8Array }>): Promise<void> {
+  const results = await Promise.allSettled(ref.diskIds.map((_, i) => env.shards.patchBlocks(ref, i, runs)));
   const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [i] : []));
   if (failed.length === 0) return;
   for (const i of failed) env.health.fail(ref.diskIds[i], String((results[i] as PromiseRejectedResult).reason));

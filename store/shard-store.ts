@@ -258,22 +258,24 @@ export class ShardStore {
   }
 
   /**
-   * Spec §8.2 steps 4-5 for one replica: write the data of blocks first.. (span,
-   * block aligned at its start) and their hash entries, then fdatasync.
+   * Spec §8.2 steps 4-5 for one replica: write the data of each run's blocks (span, block aligned
+   * at its start) and their hash entries, then one fdatasync for all runs (the applier patches every
+   * pending span of a chunk at once).
    */
-  async patchBlocks(ref: ChunkRef, shardIndex: number, firstBlock: number, span: Uint8Array): Promise<void> {
+  async patchBlocks(ref: ChunkRef, shardIndex: number, runs: ReadonlyArray<{ firstBlock: number; span: Uint8Array }>): Promise<void> {
     const bb = ref.fl.bitrotBlockBytes;
     const dataLen = shardDataLen(ref);
-    assert(firstBlock * bb + span.length <= dataLen, 'patch inside shard_data_len');
     const blockCount = Math.ceil(dataLen / bb);
-    const spanBlocks = Math.ceil(span.length / bb);
-    const entries = Buffer.alloc(spanBlocks * HASH_ENTRY_BYTES);
     const pos = { fileId: ref.fileId, chunkIndex: BigInt(ref.chunkIndex), shardIndex, version: ref.version };
-    writeHashEntries(entries, 0, this.key, pos, span, bb, firstBlock);
     const f = await this.io.open(this.usablePath(ref, shardIndex), 'readwrite');
     try {
-      await f.pwrite(span, dataStartBytes(blockCount) + firstBlock * bb);
-      await f.pwrite(entries, HEADER_BYTES + firstBlock * HASH_ENTRY_BYTES);
+      // All runs' writes at once on the pool (recovery at the backlog bound patches ~128 runs per chunk).
+      await Promise.all(runs.flatMap(({ firstBlock, span }) => {
+        assert(firstBlock * bb + span.length <= dataLen, 'patch inside shard_data_len');
+        const entries = Buffer.alloc(Math.ceil(span.length / bb) * HASH_ENTRY_BYTES);
+        writeHashEntries(entries, 0, this.key, pos, span, bb, firstBlock);
+        return [f.pwrite(span, dataStartBytes(blockCount) + firstBlock * bb), f.pwrite(entries, HEADER_BYTES + firstBlock * HASH_ENTRY_BYTES)];
+      }));
       // On the pool: all replicas of a patch sync at once (DESIGN §5); inline they would queue.
       await f.fdatasync(false);
     } finally {

@@ -39,6 +39,8 @@ import { CompactReport, Compactor } from './compactor';
 import { ByteRange, punchHole } from './punch';
 import type { CommitTimes } from './commit-times';
 import { Allocated, PendingRange, SeekWhat } from './allocated';
+import { BACKLOG_BYTES_MAX, BACKLOG_INTENTS_MAX, IntentBacklog } from './intent-backlog';
+import { Applier } from './applier';
 import { Preallocated } from './prealloc';
 
 export const META_FILE = 'meta.db';
@@ -66,6 +68,8 @@ export interface StoreOpenOptions {
   background?: boolean;
   /** One line per event worth telling the operator (modes tightened, stale lock taken over). */
   log?: (line: string) => void;
+  /** false: nothing is applied in the background, only by applyNow() and at close (tests; recovery benchmarks at the bound). Default true. */
+  applier?: boolean;
   /** What the store is opened for, kept in the lock (store/store-lock.ts), e.g. "mount /mnt/x". */
   lockNote?: string;
 }
@@ -91,6 +95,11 @@ export interface StatusReport {
   layoutsInUse: Array<{ layout: string; files: number }>;
   healQueueLength: number;
   openIntents: number;
+  /**
+   * Intents durable in the log and not yet in the shards (DESIGN §5): count and span bytes against
+   * their bounds, what the applier wrote since open and its mean rate, its last error.
+   */
+  intentBacklog: { intents: number; bytes: number; intentsMax: number; bytesMax: number; appliedIntents: number; appliedBytes: number; rateBytesPerSec: number; lastError: string };
   /** Chunk versions waiting for background deletion (DESIGN §5 reclaim queue). */
   reclaimBacklog: number;
   /** Full commits (WAL flushes) since open. */
@@ -111,6 +120,7 @@ export class Store {
   private readonly reclaimer: Reclaimer;
   private readonly compactor: Compactor;
   private readonly allocated: Allocated;
+  private readonly applier: Applier;
   private readonly prealloc: Preallocated;
   private closed = false;
   /** One line per event worth telling the operator (StoreOpenOptions.log). */
@@ -123,12 +133,13 @@ export class Store {
     const health = new DiskHealth();
     const shards = new ShardStore(io, opened.key, opened.diskPaths, health);
     const commits = new CommitLog(db, io, nodePath.join(dir, `${META_FILE}-wal`));
-    this.env = { db, shards, map: new ChunkMap(db), counters: new Counters(db), health, commits, reclaim: new ReclaimQueue(db), inflight: new InflightVersions() };
+    this.env = { db, shards, map: new ChunkMap(db), counters: new Counters(db), health, commits, reclaim: new ReclaimQueue(db), inflight: new InflightVersions(), backlog: new IntentBacklog() };
     this.files = new FileIo(this.env, config.disks.map((d) => ({ id: d.id, epoch: d.epoch })), {
       smallFileMaxBytes: config.defaults.smallFileMaxBytes ?? 0, // stores made before issue 9: no packing
       containerCapacityBytes: config.defaults.containerCapacityBytes ?? DEFAULT_CONTAINER_CAPACITY_BYTES,
       containerChunk: { ...config.defaults, clusterMapEpoch: config.clusterMapEpoch },
     });
+    this.applier = new Applier(this.env, this.files, (line) => this.log(line));
     this.compactor = new Compactor(this.env, this.files);
     this.prealloc = new Preallocated(db);
     this.allocated = new Allocated(this.env, config.defaults.smallFileMaxBytes ?? 0, this.prealloc);
@@ -197,8 +208,11 @@ export class Store {
       store.lock = lock;
       if (opts.log !== undefined) store.log = opts.log;
       store.checkDisks(false);
+      if (opts.applier === false || readOnly) store.applier.held = true;
+      // A read-only open applies nothing but shows what the log holds (one view, DESIGN §5).
+      if (readOnly) store.loadLogForReading();
       if (!readOnly) {
-        store.recoveryReport = await recover(store.env, store.files, store.ns.orphans());
+        store.recoveryReport = await recover(store.env, store.files, store.applier, store.ns.orphans());
         // Half-made sealed copies go; containers left full are sealed now (spec §11.5).
         store.compactor.dropUnfinishedSeals();
         for (const r of store.files.containers.inState('full')) {
@@ -332,6 +346,21 @@ export class Store {
     return this.compactor.runOnce();
   }
 
+  /** Read-only: the log's intents into the backlog, so reads overlay them; nothing is written. */
+  private loadLogForReading(): void {
+    for (const i of this.env.map.intents()) {
+      if (i.span === null) continue;
+      const ref = this.files.chunkRefIfFile(i.ino, i.chunkIndex);
+      if (ref === null || ref.version !== i.version) continue;
+      this.env.backlog.add({ id: i.id, ino: i.ino, chunkIndex: i.chunkIndex, version: i.version, firstBlock: i.firstBlock, span: i.span, inPlace: ref.fl.layout.kind === 'replica' }, ref.fl.bitrotBlockBytes);
+    }
+  }
+
+  /** Write every pending intent into its shards now (DESIGN §5 applier; tests, tools). */
+  applyNow(): Promise<void> {
+    return this.applier.drain();
+  }
+
   /** Delete the shards of every queued chunk version that may go (tests, tools). */
   reclaimNow(): Promise<ReclaimReport> {
     return this.reclaimer.drain();
@@ -344,6 +373,8 @@ export class Store {
       await this.healer.stop();
       await this.compactor.stop();
       await this.reclaimer.stop();
+      if (this.lock !== null) await this.applier.drain(); // unmount applies everything it can (the rest stays in the log)
+      this.applier.stop();
       await this.env.commits.stop();
       if (this.lock !== null) await this.env.commits.flushIfDirty().catch(() => undefined); // SQLite's close checkpoints too
       this.db.close();
@@ -464,9 +495,18 @@ export class Store {
     const layoutsInUse = (this.db.prepare(`SELECT layout, count(*) AS n FROM inodes WHERE type = 'file' AND ino NOT IN (SELECT id FROM containers) GROUP BY layout ORDER BY layout`).all() as Array<{ layout: string; n: bigint }>)
       .map((r) => ({ layout: r.layout, files: Number(r.n) }));
     return {
-      disks, layoutsInUse, healQueueLength: this.env.map.healQueueLength(), openIntents: this.env.map.intents().length,
+      disks, layoutsInUse, healQueueLength: this.env.map.healQueueLength(), openIntents: this.env.map.intentCount(),
+      intentBacklog: this.intentBacklog(),
       reclaimBacklog: this.env.reclaim.length, metadataFlushes: this.env.commits.flushCount,
       counters: this.env.counters.all(), containers: this.containerStatus(),
+    };
+  }
+
+  private intentBacklog(): StatusReport['intentBacklog'] {
+    const b = this.env.backlog;
+    return {
+      intents: b.lengthIntents, bytes: b.lengthBytes, intentsMax: BACKLOG_INTENTS_MAX, bytesMax: BACKLOG_BYTES_MAX,
+      appliedIntents: b.appliedIntents, appliedBytes: b.appliedBytes, rateBytesPerSec: Math.round(this.applier.rateBytesPerSec), lastError: this.applier.lastError,
     };
   }
 

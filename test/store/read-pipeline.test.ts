@@ -84,6 +84,12 @@ for (const layout of ['replica:3', 'ec:4+2']) {
     t.true(behind instanceof Promise, 'a write holds the inode: never overtaken');
     await writing;
     t.is(await behind, 10);
+    // A replica intent is patched in place while readers go on; an EC intent becomes a new version,
+    // and readers wait for it (the old version must not be read once reclaim may delete it).
+    if (layout.startsWith('ec')) {
+      await store.applyNow();
+      await store.readInto(ino, 0, Buffer.alloc(10)); // the new version's shard headers, read once
+    }
     const after = Buffer.alloc(10);
     t.is(store.readInto(ino, 0, after), 10);
     t.true(after.equals(Buffer.alloc(10, 7)), 'the written bytes');

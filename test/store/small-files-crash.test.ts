@@ -63,6 +63,7 @@ async function batch(s: Store, targets: Pristine['targets']): Promise<void> {
   await Promise.all(targets.map((f) => s.write(f.ino, 0, f.next)));
   await s.compact(); // the seal a full container starts in the background, inside the crash window
   await s.sync();
+  await s.applyNow(); // and the intents of container tail patches, applied in the background
 }
 
 for (const sc of SCENARIOS) for (const power of [false, true]) {

@@ -1,0 +1,39 @@
+// How a chunk's live version changes (DESIGN §5), in the commit transaction: a whole write made
+// live, or the chunk retired (punch, truncate). The replaced version goes to the reclaim queue, and
+// its pending intents go with it: a new version was made from the chunk as the file showed it (so
+// it holds their bytes), a retired chunk has no bytes. The caller drops them from the backlog
+// after the transaction (env.backlog.dropChunk), so a rolled-back commit keeps them.
+import { ChunkEnv } from './chunk-env';
+import { ChunkRef, FileLayout } from './chunk-ref';
+
+/** A whole write whose shards are durable, waiting for the chunk map commit. */
+export interface WholeWrite {
+  chunkIndex: number;
+  version: bigint;
+  logicalLenBytes: number;
+  /** Shards that could not be written (queued for heal). */
+  failed: number[];
+  old: ChunkRef | null;
+}
+
+/** Make w live (data first: its shards are durable). */
+export function repoint(env: ChunkEnv, ino: number, fl: FileLayout, w: WholeWrite): void {
+  env.map.setLive(ino, w.chunkIndex, w.version, w.logicalLenBytes);
+  env.reclaim.remove(ino, w.chunkIndex, w.version);
+  if (w.old !== null) {
+    env.reclaim.add(ino, w.chunkIndex, w.old.version, fl);
+    dropIntents(env, ino, w.chunkIndex);
+  }
+  for (const i of w.failed) env.map.queueHeal(ino, w.chunkIndex, w.version, i, 'write failed on this shard');
+}
+
+/** The chunk becomes a hole; its version goes to reclaim. */
+export function retireChunk(env: ChunkEnv, ino: number, chunkIndex: number, version: bigint, fl: FileLayout): void {
+  env.map.retire(ino, chunkIndex);
+  env.reclaim.add(ino, chunkIndex, version, fl);
+  dropIntents(env, ino, chunkIndex);
+}
+
+function dropIntents(env: ChunkEnv, ino: number, chunkIndex: number): void {
+  if (env.backlog.of(ino, chunkIndex).length > 0) env.map.dropIntentsOfChunk(ino, chunkIndex);
+}
