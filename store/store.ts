@@ -559,7 +559,10 @@ export class Store {
    * Damage one shard of a stored chunk on purpose (chunkfs inject, store/shard-damage.ts); shardIndex
    * undefined: the shard a read tries first.
    */
-  damageShard(ino: number, chunkIndex: number, shardIndex: number | undefined, kind: DamageKind, blockIndex = 0): Promise<DamageReport> {
+  async damageShard(ino: number, chunkIndex: number, shardIndex: number | undefined, kind: DamageKind, blockIndex = 0): Promise<DamageReport> {
+    // The intent log first (DESIGN §5): damage goes into the stored bytes a read will meet, not into
+    // blocks a pending intent still covers (and the needle is then in its container's shards for inspect).
+    await this.applier.drain();
     const slice = this.files.slices.get(ino);
     if (slice !== null) return this.damageNeedle(ino, slice, chunkIndex, shardIndex, kind);
     return this.files.withChunk(ino, chunkIndex, async (ref) => {
