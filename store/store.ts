@@ -2,46 +2,46 @@
 // meta.db and one or more disk directories (DESIGN §4). Ties together the
 // namespace, file I/O, heal and recovery; status() reports disks, layouts in use,
 // the heal queue and counters.
-import { Maybe } from './maybe-async';
+import { Maybe } from './chunks/maybe-async';
 import * as nodePath from 'node:path';
 import { LOCK_FILE } from './store-lock';
-import { LooseModes, describeModeChanges, findLooseModes, refuseSharedDiskDir, tightenStoreModes } from './private-modes';
-import { PRIVATE_DIR_MODE, SyncIo, nodeSyncIo } from './sync-io';
+import { LooseModes, describeModeChanges, findLooseModes, refuseSharedDiskDir, tightenStoreModes } from './io/private-modes';
+import { PRIVATE_DIR_MODE, SyncIo, nodeSyncIo } from './io/sync-io';
 import { loadHighway } from '../src/highway';
-import { ChunkEnv, DiskHealth } from './chunk-env';
-import { ChunkMap } from './chunk-map';
+import { ChunkEnv, DiskHealth } from './chunks/chunk-env';
+import { ChunkMap } from './meta/chunk-map';
 import { CONFIG_FILE, DEFAULT_CONTAINER_CAPACITY_BYTES, ConfigError, CreateConfigOptions, OpenedConfig, adoptLegacyStore, createConfig, keyPath, openConfig, setDiskPath } from './config';
-import { FsckOptions, FsckReport, fsck } from './fsck';
+import { FsckOptions, FsckReport, fsck } from './upkeep/fsck';
 import { diskProblem, offlineReason, writeMarker } from './disk-identity';
 import { StoreLock } from './store-lock';
-import { CounterName, Counters } from './counters';
-import { FileIo } from './file-io';
+import { CounterName, Counters } from './meta/counters';
+import { FileIo } from './chunks/file-io';
 import { FsError } from './fs-error';
-import { HealOptions, HealReport, Healer } from './heal';
-import type { HealEntry } from './chunk-map';
-import { Io, NodeIo, StatfsResult } from './io';
-import { LayoutError, overhead, parseLayout, shardCount } from './layout';
-import { Db, openDb } from './meta';
-import { openMeta } from './meta-open';
-import { Namespace } from './namespace';
-import { RecoveryReport, emptyRecoveryReport, recover } from './recovery';
-import { ShardStore } from './shard-store';
-import { CommitLog } from './commit-log';
-import { LeakReport, emptyLeakReport, scanLeaks } from './leak-scan';
-import { ScrubOptions, scrubChunks } from './scrub';
-import { NeedleScrubReport, emptyNeedleScrubReport, scrubNeedles } from './scrub-needles';
-import { InflightVersions, ReclaimQueue, ReclaimReport, Reclaimer } from './reclaim';
-import { DamageKind, DamageReport, damageShard, shardByteOf } from './shard-damage';
+import { HealOptions, HealReport, Healer } from './upkeep/heal';
+import type { HealEntry } from './meta/chunk-map';
+import { Io, NodeIo, StatfsResult } from './io/io';
+import { LayoutError, overhead, parseLayout, shardCount } from './chunks/layout';
+import { Db, openDb } from './meta/meta';
+import { openMeta } from './meta/meta-open';
+import { Namespace } from './meta/namespace';
+import { RecoveryReport, emptyRecoveryReport, recover } from './upkeep/recovery';
+import { ShardStore } from './chunks/shard-store';
+import { CommitLog } from './meta/commit-log';
+import { LeakReport, emptyLeakReport, scanLeaks } from './upkeep/leak-scan';
+import { ScrubOptions, scrubChunks } from './upkeep/scrub';
+import { NeedleScrubReport, emptyNeedleScrubReport, scrubNeedles } from './upkeep/scrub-needles';
+import { InflightVersions, ReclaimQueue, ReclaimReport, Reclaimer } from './upkeep/reclaim';
+import { DamageKind, DamageReport, damageShard, shardByteOf } from './upkeep/shard-damage';
 import { NEEDLE_HEADER_BYTES } from '../src/needle';
 import type { Slice } from '../src/slice';
-import { pathOfIno } from './ino-path';
-import { CompactReport, Compactor } from './compactor';
-import { ByteRange, punchHole } from './punch';
-import type { CommitTimes } from './commit-times';
-import { Allocated, PendingRange, SeekWhat } from './allocated';
-import { BACKLOG_BYTES_MAX, BACKLOG_INTENTS_MAX, IntentBacklog } from './intent-backlog';
-import { Applier } from './applier';
-import { Preallocated } from './prealloc';
+import { pathOfIno } from './meta/ino-path';
+import { CompactReport, Compactor } from './small/compactor';
+import { ByteRange, punchHole } from './chunks/punch';
+import type { CommitTimes } from './meta/commit-times';
+import { Allocated, PendingRange, SeekWhat } from './meta/allocated';
+import { BACKLOG_BYTES_MAX, BACKLOG_INTENTS_MAX, IntentBacklog } from './chunks/intent-backlog';
+import { Applier } from './chunks/applier';
+import { Preallocated } from './meta/prealloc';
 
 export const META_FILE = 'meta.db';
 
@@ -57,7 +57,7 @@ export interface ScrubReport extends HealReport {
 
 export interface StoreOpenOptions {
   io?: Io;
-  /** The small files' I/O (config, key, markers, lock; store/sync-io.ts); a live mount passes an injectable one. */
+  /** The small files' I/O (config, key, markers, lock; store/io/sync-io.ts); a live mount passes an injectable one. */
   syncIo?: SyncIo;
   readOnly?: boolean;
   healer?: boolean;
@@ -315,7 +315,7 @@ export class Store {
     return scrubChunks(this.env, this.healer, { ...opts, repair: true, onlyDisk: diskId });
   }
 
-  /** Metadata against shards (store/fsck.ts). */
+  /** Metadata against shards (store/upkeep/fsck.ts). */
   fsck(opts: FsckOptions = {}): Promise<FsckReport> {
     return fsck({
       env: this.env, files: this.files, healer: this.healer,
@@ -391,7 +391,7 @@ export class Store {
    * read(ino, offsetBytes, target.length - targetOffset) copied into target[targetOffset..]:
    * the byte count (short only at EOF; holes are written as zeros), at once (a number, no
    * promise) when the data is cached, else a promise; errors always reject. Verified through
-   * pooled scratch buffers, failing over where a shard fails (store/file-io.ts readInto).
+   * pooled scratch buffers, failing over where a shard fails (store/chunks/file-io.ts readInto).
    * sizeBytes: read up to this size, not the committed one (the write-back's; DESIGN §5 prefix rule).
    */
   readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset = 0, sizeBytes?: number): Maybe<number> {
@@ -399,7 +399,7 @@ export class Store {
   }
   /**
    * Durable when it resolves; sizeBytes: the size to commit with it (DESIGN §5 prefix rule), else the
-   * data's end; times: the mtime and ctime to commit with it (store/commit-times.ts), else now.
+   * data's end; times: the mtime and ctime to commit with it (store/meta/commit-times.ts), else now.
    */
   write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number, times?: CommitTimes): Promise<void> {
     return this.files.write(ino, offsetBytes, data, sizeBytes, times);
@@ -413,7 +413,7 @@ export class Store {
   punchHole(ino: number, offsetBytes: number, lengthBytes: number): Promise<ByteRange[]> {
     return punchHole(this.env, this.files, ino, offsetBytes, lengthBytes);
   }
-  /** fallocate (mode 0, KEEP_SIZE): the range counts as the file's, as zeros written there would (store/prealloc.ts). */
+  /** fallocate (mode 0, KEEP_SIZE): the range counts as the file's, as zeros written there would (store/meta/prealloc.ts). */
   preallocate(ino: number, offsetBytes: number, lengthBytes: number): void {
     this.prealloc.add(ino, offsetBytes, offsetBytes + lengthBytes);
   }
@@ -422,13 +422,13 @@ export class Store {
     this.prealloc.dropWhole(ino, offsetBytes, offsetBytes + lengthBytes);
   }
   /**
-   * Logical bytes a file holds in live chunks or its needle (st_blocks; store/allocated.ts), with the
+   * Logical bytes a file holds in live chunks or its needle (st_blocks; store/meta/allocated.ts), with the
    * ranges the mount holds in memory counted as they will be stored (DESIGN §5 "One view").
    */
   allocatedBytes(ino: number, pending?: readonly PendingRange[], sizeBytes?: number): number {
     return this.allocated.bytes(ino, pending, sizeBytes);
   }
-  /** SEEK_DATA / SEEK_HOLE from the chunk map and the pending ranges; null: ENXIO (store/allocated.ts). */
+  /** SEEK_DATA / SEEK_HOLE from the chunk map and the pending ranges; null: ENXIO (store/meta/allocated.ts). */
   seekData(ino: number, offsetBytes: number, sizeBytes: number, what: SeekWhat, pending?: readonly PendingRange[]): number | null {
     return this.allocated.seek(ino, offsetBytes, sizeBytes, what, pending);
   }
@@ -456,7 +456,7 @@ export class Store {
     return this.healer.healChunk(ino, chunkIndex, true);
   }
   /**
-   * Verify every shard (store/scrub.ts), then find shard files nothing accounts for and paths under
+   * Verify every shard (store/upkeep/scrub.ts), then find shard files nothing accounts for and paths under
    * the disks whose mode lets others in; with repair, rebuild, remove and fix them.
    */
   async scrub(opts: ScrubOptions = {}): Promise<ScrubReport> {
@@ -550,13 +550,13 @@ export class Store {
     return this.opened.diskPaths;
   }
 
-  /** One path of an inode in the namespace ('/a/b'), or null when it has no name (store/ino-path.ts). */
+  /** One path of an inode in the namespace ('/a/b'), or null when it has no name (store/meta/ino-path.ts). */
   pathOf(ino: number): string | null {
     return pathOfIno(this.db, ino);
   }
 
   /**
-   * Damage one shard of a stored chunk on purpose (chunkfs inject, store/shard-damage.ts); shardIndex
+   * Damage one shard of a stored chunk on purpose (chunkfs inject, store/upkeep/shard-damage.ts); shardIndex
    * undefined: the shard a read tries first.
    */
   async damageShard(ino: number, chunkIndex: number, shardIndex: number | undefined, kind: DamageKind, blockIndex = 0): Promise<DamageReport> {

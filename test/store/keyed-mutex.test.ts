@@ -1,8 +1,8 @@
-// KeyedMutex.runIfFree (the read pipeline's lock, store/file-io.ts): a result at once takes no lock
+// KeyedMutex.runIfFree (the read pipeline's lock, store/chunks/file-io.ts): a result at once takes no lock
 // entry; a promise holds the key until it settles, so run() calls queued meanwhile wait for it, and
 // the caller sees the result only once the key is free again.
 import test from 'ava';
-import { KeyedMutex } from '../../store/keyed-mutex';
+import { KeyedMutex } from '../../store/chunks/keyed-mutex';
 
 test('runIfFree: at once needs no lock; a promise holds the key until it settles', async (t) => {
   const m = new KeyedMutex();

@@ -1,4 +1,4 @@
-// The one read pipeline (store/file-io.ts readInto, DESIGN §6): cached data is answered at once (a
+// The one read pipeline (store/chunks/file-io.ts readInto, DESIGN §6): cached data is answered at once (a
 // number, no promise); anything else is a promise; a damaged shard is served around where its
 // failure is seen, counted and queued for heal once, and never read a second time for the request,
 // also through the mount's read op (fs/ops-file.ts read over the write-back buffer).
@@ -6,9 +6,9 @@ import test from 'ava';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { dataStartBytes } from '../../src/region';
-import { ROOT_INO } from '../../store/meta';
+import { ROOT_INO } from '../../store/meta/meta';
 import { Store } from '../../store/store';
-import { Io, IoFile, NodeIo } from '../../store/io';
+import { Io, IoFile, NodeIo } from '../../store/io/io';
 import { FsCore } from '../../fs/core';
 import { open as openFile, read as readFile, release } from '../../fs/ops-file';
 import { SMALL, prng, randomBytes, smallStore } from './helpers';

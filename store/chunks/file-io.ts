@@ -1,0 +1,445 @@
+// File byte ranges -> chunks (issue 3 "Chunk I/O"). Holes (no live chunk, or past a
+// chunk's logical length) read as zeros. Writes follow DESIGN §5: a new or fully
+// overwritten chunk, and every EC partial write, is a whole-shard write of a fresh
+// version (copy-on-write) committed in the chunk map after the shards are durable,
+// then the old version is deleted; a Replica partial write inside the chunk is the
+// §8.2 in-place read-modify-write (store/chunks/replica-chunk.ts). The write path itself is
+// store/chunks/chunk-writer.ts; this file owns the inode lock, the caches, reads and truncate.
+import { ChunkEnv } from './chunk-env';
+import type { CommitTimes } from '../meta/commit-times';
+import { ChunkRow } from '../meta/chunk-map';
+import { ChunkRef, FileLayout } from './chunk-ref';
+import { readChunk, writeWholeChunk } from './chunk-io';
+import { Maybe, andThen, noThrow } from './maybe-async';
+import { FsError } from '../fs-error';
+import { KeyedMutex } from './keyed-mutex';
+import { parseLayout, shardCount } from './layout';
+import { dbToU64, nowNs } from '../meta/meta';
+import { PlacementDisk, placeChunk } from './placement';
+import { validRange } from './bounded';
+import { readRangeInto } from './range-read';
+import { ChunkWriter } from './chunk-writer';
+import { PastSize } from '../meta/past-size';
+import { repoint, retireChunk } from './live-version';
+import { LRUCache } from 'lru-cache';
+import * as crypto from 'node:crypto';
+import { Slice } from '../../src/slice';
+import { Containers, ContainerRow, openLayoutOf } from '../small/container';
+import { NeedleAppender } from '../small/needle-io';
+import { SliceRows } from '../meta/slice-rows';
+import { SmallFiles, SmallFilesHost } from '../small/small-files';
+import { NEXT_INO_SQL, u64ToDb } from '../meta/meta';
+
+export const FILE_BYTES_MAX = 2 ** 50;
+
+type Row = Record<string, bigint | string | null>;
+interface FileInfo { fl: FileLayout; sizeBytes: number; nlink: number; slice: Slice | null }
+
+/** Small-file packing (DESIGN §5 "Small files"): the mkfs threshold and the container parameters. */
+export interface PackingOptions {
+  smallFileMaxBytes: number;
+  containerCapacityBytes: number;
+  /** Chunk parameters of new container inodes (the store defaults). */
+  containerChunk: { chunkSizeBytes: number; bitrotBlockBytes: number; ecBlockSizeBytes: number; clusterMapEpoch: number };
+}
+/**
+ * Layout and size of recently used files, so a FUSE read costs no SQLite statement for them
+ * (see chunk-map.ts CACHED_INODES_MAX for the measured cost). Filled only outside transactions;
+ * dropped by every write, truncate and delete here (under the inode lock) and by forget()
+ * when the layout xattr changes. nlink is never served from the cache (deleteFile re-reads it).
+ */
+const CACHED_FILES_MAX = 4096;
+/** Chunk placements (6 xxh3 hashes and a sort each): ~15% of a cached random 4 KiB read before caching. */
+const CACHED_PLACEMENTS_MAX = 16_384;
+
+
+export class FileIo implements SmallFilesHost {
+  private readonly locks = new KeyedMutex();
+  /** Inodes whose lock the applier holds (store/chunks/applier.ts). */
+  private readonly applying = new Map<number, number>();
+  private readonly q;
+  private readonly infos = new LRUCache<number, FileInfo>({ max: CACHED_FILES_MAX });
+  private readonly placements = new LRUCache<string, readonly number[]>({ max: CACHED_PLACEMENTS_MAX });
+  private readonly writer: ChunkWriter;
+  private readonly pastSize: PastSize;
+  readonly containers: Containers;
+  readonly slices: SliceRows;
+  readonly appender: NeedleAppender;
+  private readonly small: SmallFiles;
+
+  constructor(private readonly env: ChunkEnv, private readonly disks: PlacementDisk[], private readonly packing: PackingOptions) {
+    const db = env.db;
+    this.q = {
+      info: db.prepare(`SELECT type, size, nlink, layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch,
+                        slice_container, slice_offset, slice_length, slice_cookie FROM inodes WHERE ino = ?`),
+      insertInternal: db.prepare(`INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns,
+        layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch) VALUES (${NEXT_INO_SQL}, 'file', ?, 0, 0, 0, 1, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      dropInode: db.prepare('DELETE FROM inodes WHERE ino = ?'),
+      dropHeal: db.prepare('DELETE FROM heal_queue WHERE ino = ?'),
+      dropXattrs: db.prepare('DELETE FROM xattrs WHERE ino = ?'),
+      dropOrphan: db.prepare('DELETE FROM orphans WHERE ino = ?'),
+      setSize: db.prepare('UPDATE inodes SET size = ?, mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
+      setSizeOnly: db.prepare('UPDATE inodes SET size = ? WHERE ino = ?'),
+    };
+    this.writer = new ChunkWriter(env, this);
+    this.pastSize = new PastSize(env.db);
+    this.containers = new Containers(db);
+    this.slices = new SliceRows(db);
+    this.appender = new NeedleAppender(env, this, this.containers, () => packing.containerCapacityBytes);
+    this.small = new SmallFiles(env, this, this.appender, this.slices, this.containers, packing.smallFileMaxBytes);
+  }
+
+  /** Every cached file row (a seal or compaction repointed many slices at once). */
+  forgetAll(): void {
+    this.infos.clear();
+  }
+
+  /** ContainerHost: the layout of an (internal) file. */
+  layoutOf(ino: number): FileLayout {
+    return this.fileInfo(ino).fl;
+  }
+
+  /** ContainerHost: chunk c's live ref, or null. */
+  chunkRef(ino: number, chunkIndex: number): ChunkRef | null {
+    return this.liveRef(ino, this.fileInfo(ino).fl, this.env.map.get(ino, chunkIndex));
+  }
+
+  /** Chunk c's live ref, or null for a hole or an inode that is gone or not a file (read-only log loading). */
+  chunkRefIfFile(ino: number, chunkIndex: number): ChunkRef | null {
+    try {
+      return this.chunkRef(ino, chunkIndex);
+    } catch (err) {
+      if (err instanceof FsError) return null;
+      throw err;
+    }
+  }
+
+  /** ContainerHost: a container write through the chunk write path, under the container's lock. */
+  async writeInternal(ino: number, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>): Promise<void> {
+    await this.env.backlog.room(); // never under an inode lock: the applier needs those locks to make room
+    return this.locks.run(ino, async () => {
+      try {
+        await this.writer.writePieces(ino, this.fileInfo(ino).fl, pieces, null);
+      } finally {
+        this.forget(ino);
+      }
+    });
+  }
+
+  /**
+   * ContainerHost: a container inode (spec §11.1: its own file_id; no directory entry, so no listing
+   * shows it) and its row; call in a transaction. Open: Replica with the target's fault tolerance.
+   */
+  createContainer(packClass: string, state: 'open' | 'sealing', sealedFrom: number | null, usedBytes: number, deadBytes: number): ContainerRow {
+    const layout = state === 'open' ? openLayoutOf(packClass) : packClass;
+    const c = this.packing.containerChunk;
+    const seed = crypto.randomBytes(8).readBigUInt64LE(0);
+    const t = nowNs();
+    const id = Number(this.q.insertInternal.run(0o100600, t, t, t, t, layout, c.chunkSizeBytes, c.bitrotBlockBytes, c.ecBlockSizeBytes, u64ToDb(seed), c.clusterMapEpoch).lastInsertRowid);
+    const row: ContainerRow = { id, packClass, state, usedBytes, deadBytes, capacityBytes: this.packing.containerCapacityBytes, sealedFrom };
+    this.containers.add(row);
+    return row;
+  }
+
+  /** The rows of an internal file that goes (a replaced container): its chunks to the reclaim queue. In a transaction. */
+  dropInternal(ino: number): void {
+    const fl = this.loadInfo(ino).fl;
+    for (const r of this.env.map.live(ino)) this.env.reclaim.add(ino, r.chunkIndex, r.version, fl);
+    this.env.map.dropInode(ino);
+    this.env.map.dropIntentsOf(ino);
+    this.env.backlog.dropInode(ino); // in the caller's transaction: the container goes with it
+    this.q.dropHeal.run(ino);
+    this.q.dropInode.run(ino);
+    this.forget(ino);
+  }
+
+  /** SmallFilesHost: data at offsetBytes through the chunk writer; alsoInCommit runs in its commit transaction. */
+  async writeChunks(ino: number, fl: FileLayout, offsetBytes: number, data: Uint8Array, sizeBytes: number | null, alsoInCommit: () => void, times: CommitTimes | null): Promise<void> {
+    if (data.length === 0) {
+      this.env.db.transaction(alsoInCommit)();
+      return;
+    }
+    await this.writer.writePieces(ino, fl, this.piecesOf(fl.chunkSizeBytes, offsetBytes, data), sizeBytes, alsoInCommit, times);
+  }
+
+  private piecesOf(cs: number, offsetBytes: number, data: Uint8Array): Array<{ c: number; offIn: number; bytes: Uint8Array }> {
+    const pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }> = [];
+    for (let at = offsetBytes; at < offsetBytes + data.length;) {
+      const c = Math.floor(at / cs);
+      const len = Math.min(cs - (at - c * cs), offsetBytes + data.length - at);
+      pieces.push({ c, offIn: at - c * cs, bytes: data.subarray(at - offsetBytes, at - offsetBytes + len) });
+      at += len;
+    }
+    return pieces;
+  }
+
+  /** Another part of the store changed this inode's layout or row: drop what is cached. */
+  forget(ino: number): void {
+    this.infos.delete(ino);
+  }
+
+  /** The inode Layout (authoritative, spec §1) and size of a regular file. */
+  private fileInfo(ino: number): FileInfo {
+    const cacheable = !this.env.db.inTransaction;
+    const hit = cacheable ? this.infos.get(ino) : undefined;
+    if (hit !== undefined) return { ...hit };
+    const info = this.loadInfo(ino);
+    if (cacheable) this.infos.set(ino, info);
+    return { ...info };
+  }
+
+  private loadInfo(ino: number): FileInfo {
+    const r = this.q.info.get(ino) as Row | undefined;
+    if (r === undefined) throw new FsError('ENOENT', `no inode ${ino}`);
+    if (r.type === 'dir') throw new FsError('EISDIR', `inode ${ino} is a directory`);
+    if (r.type !== 'file') throw new FsError('EINVAL', `inode ${ino} is not a regular file`);
+    const fl: FileLayout = {
+      layout: parseLayout(String(r.layout)), chunkSizeBytes: Number(r.chunk_size), bitrotBlockBytes: Number(r.bitrot_block),
+      ecBlockSizeBytes: Number(r.ec_block_size), placementSeed: dbToU64(r.placement_seed as bigint),
+      clusterMapEpoch: Number(r.cluster_map_epoch),
+    };
+    const slice: Slice | null = r.slice_container === null ? null : {
+      containerId: BigInt(r.slice_container), offsetBytes: BigInt(r.slice_offset!), lengthBytes: Number(r.slice_length), cookie: Number(r.slice_cookie),
+    };
+    return { fl, sizeBytes: Number(r.size), nlink: Number(r.nlink), slice };
+  }
+
+  ref(ino: number, fl: FileLayout, chunkIndex: number, version: bigint, logicalLenBytes: number): ChunkRef {
+    const diskIds = this.placement(fl.placementSeed, fl.clusterMapEpoch, chunkIndex, shardCount(fl.layout));
+    return { ino, fileId: BigInt(ino), chunkIndex, version, logicalLenBytes, fl, diskIds };
+  }
+
+  /**
+   * Placement is a pure function of (seed, epoch, chunk, shard count) over this store's disks: cached
+   * (frozen). Public for the reclaimer, which deletes versions of inodes that may be gone.
+   */
+  placement(seed: bigint, epoch: number, chunkIndex: number, count: number): readonly number[] {
+    const key = `${seed}/${epoch}/${chunkIndex}/${count}`;
+    let diskIds = this.placements.get(key);
+    if (diskIds === undefined) {
+      diskIds = Object.freeze(placeChunk(this.disks, seed, epoch, BigInt(chunkIndex), count));
+      this.placements.set(key, diskIds);
+    }
+    return diskIds;
+  }
+
+  /** A live chunk's ref, or null for a hole. */
+  liveRef(ino: number, fl: FileLayout, row: ChunkRow | null): ChunkRef | null {
+    if (row === null || row.version === 0n) return null;
+    return this.ref(ino, fl, row.chunkIndex, row.version, row.logicalLenBytes);
+  }
+
+  /** ApplierHost: withChunk for the applier, which lets readers through (readInto). */
+  async withChunkApplying<T>(ino: number, c: number, fn: (ref: ChunkRef | null) => Promise<T>): Promise<T> {
+    // Counted from the moment it queues: a reader that finds only the applier there goes ahead.
+    this.applying.set(ino, (this.applying.get(ino) ?? 0) + 1);
+    try {
+      return await this.withChunk(ino, c, fn);
+    } finally {
+      const n = this.applying.get(ino)! - 1;
+      if (n === 0) this.applying.delete(ino);
+      else this.applying.set(ino, n);
+    }
+  }
+
+  /** Run fn under the inode's lock with the live ref of chunk c (null: hole, or the file is gone). */
+  withChunk<T>(ino: number, c: number, fn: (ref: ChunkRef | null) => Promise<T>): Promise<T> {
+    return this.locks.run(ino, async () => {
+      let fl: FileLayout;
+      try {
+        fl = this.fileInfo(ino).fl;
+      } catch (err) {
+        if (err instanceof FsError) return fn(null);
+        throw err;
+      }
+      return fn(this.liveRef(ino, fl, this.env.map.get(ino, c)));
+    });
+  }
+
+  /** readInto into a fresh buffer of the bytes there are (short at EOF). */
+  async read(ino: number, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
+    if (!validRange(offsetBytes, lengthBytes)) throw new FsError('EINVAL', `read: bad range [${offsetBytes}, +${lengthBytes})`);
+    const out = Buffer.allocUnsafe(lengthBytes);
+    const n = await this.readInto(ino, offsetBytes, out);
+    return n === lengthBytes ? out : out.subarray(0, n);
+  }
+
+  /**
+   * The read pipeline's store end (DESIGN §6): file bytes from offsetBytes into target[targetOffset..]
+   * (to its end); returns the bytes written, short only at EOF; holes read as zeros. Every byte is
+   * verified (spec §9) and a failed shard is served around where the failure is seen (replica
+   * failover, EC rebuild), counted and queued for heal once. A number at once when the inode is
+   * not busy and every shard read it needs is cached (no promise, no lock entry); otherwise a
+   * promise, under the inode lock. Never throws: errors reject.
+   * sizeBytes: read up to this size instead of the committed one: the write-back buffer's size,
+   * which also covers chunks it stored past the committed size (DESIGN §5 prefix rule).
+   */
+  readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset = 0, sizeBytes?: number): Maybe<number> {
+    if (!Number.isSafeInteger(targetOffset) || targetOffset < 0 || targetOffset > target.length) {
+      return Promise.reject(new FsError('EINVAL', `readInto: target offset ${targetOffset} outside a ${target.length}-byte buffer`));
+    }
+    const lengthBytes = target.length - targetOffset;
+    if (!validRange(offsetBytes, lengthBytes)) return Promise.reject(new FsError('EINVAL', `read: bad range [${offsetBytes}, +${lengthBytes})`));
+    if (sizeBytes !== undefined && !validRange(sizeBytes, 0)) return Promise.reject(new FsError('EINVAL', `read: bad size ${sizeBytes}`));
+    const locked = (): Maybe<number> => this.readLocked(ino, offsetBytes, lengthBytes, target, targetOffset, sizeBytes);
+    return noThrow(() => {
+      if (this.env.db.inTransaction) return this.locks.run(ino, async () => locked());
+      // The applier does not hold readers back (the blocks it patches are read from the backlog),
+      // unless a writer holds the lock or waits: a read issued after a write never overtakes it.
+      if (this.applying.get(ino) === this.locks.holders(ino) && this.applying.has(ino)) return locked();
+      return this.locks.runIfFree(ino, locked) ?? this.locks.run(ino, async () => locked());
+    });
+  }
+
+  /** readInto's work, under the inode lock (or with the lock free and no promise taken). */
+  private readLocked(ino: number, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number, sizeBytes?: number): Maybe<number> {
+    const info = this.fileInfo(ino);
+    const end = Math.min(offsetBytes + lengthBytes, sizeBytes ?? info.sizeBytes);
+    if (offsetBytes >= end) return 0;
+    const n = end - offsetBytes;
+    if (info.slice !== null) return this.small.readInto(ino, info.slice, offsetBytes, end, target, targetOffset).then(() => n); // a needle (spec §11.4)
+    const { fl } = info;
+    return andThen(readRangeInto(this.env, fl.chunkSizeBytes, offsetBytes, end, (c) => this.liveRef(ino, fl, this.env.map.get(ino, c)), target, targetOffset), () => n);
+  }
+
+  /**
+   * Durable when it resolves: in shards, or as intents in the log (DESIGN §5). sizeBytes: the size to commit with it, for a caller that stores
+   * out of order (DESIGN §5 prefix rule: its first byte still held only in memory); default: the data's end.
+   * times: the mtime and ctime to commit with it (what the mount showed while the bytes were buffered); default: now.
+   */
+  write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number, times?: CommitTimes): Promise<void> {
+    if (!validRange(offsetBytes, data.length)) return Promise.reject(new FsError('EINVAL', `write: bad offset ${offsetBytes}`));
+    if (offsetBytes + data.length > FILE_BYTES_MAX) return Promise.reject(new FsError('EFBIG', 'write past the maximum file size'));
+    if (sizeBytes !== undefined && (!validRange(sizeBytes, 0) || sizeBytes > FILE_BYTES_MAX)) return Promise.reject(new FsError('EINVAL', `write: bad size ${sizeBytes}`));
+    if (data.length === 0) return Promise.resolve();
+    // Room first, never under an inode lock (the applier needs those locks to make room); at once
+    // when there is room, so a read issued after this write queues behind it.
+    const locked = (): Promise<void> => this.locks.run(ino, async () => {
+      const info = this.fileInfo(ino);
+      const { fl } = info;
+      try {
+        const hasChunks = info.slice === null && info.sizeBytes === 0 && this.env.map.live(ino).length > 0;
+        if (await this.small.write(ino, info, offsetBytes, data, sizeBytes ?? null, hasChunks, times ?? null)) return;
+        await this.writer.writePieces(ino, fl, this.piecesOf(fl.chunkSizeBytes, offsetBytes, data), sizeBytes ?? null, undefined, times ?? null);
+      } finally {
+        this.forget(ino);
+      }
+    });
+    return this.env.backlog.hasRoom() ? locked() : this.env.backlog.room().then(locked);
+  }
+
+
+  truncate(ino: number, sizeBytes: number): Promise<void> {
+    if (!validRange(sizeBytes, 0)) return Promise.reject(new FsError('EINVAL', `truncate: bad size ${sizeBytes}`));
+    if (sizeBytes > FILE_BYTES_MAX) return Promise.reject(new FsError('EFBIG', 'truncate past the maximum file size'));
+    return this.locks.run(ino, async () => {
+      try {
+        await this.truncateLocked(ino, sizeBytes);
+      } finally {
+        this.forget(ino);
+      }
+    });
+  }
+
+  /**
+   * Every chunk byte past the new size goes, growing or shrinking: the tail chunk is rewritten
+   * shorter as a fresh version, dropped chunks and the old tail only change metadata and go on the
+   * reclaim queue (DESIGN §5). So bytes stored past the committed size (prefix rule) never reappear
+   * inside a size set here, and a grown range reads as a hole.
+   */
+  private async truncateLocked(ino: number, sizeBytes: number): Promise<void> {
+    if (await this.small.truncate(ino, this.loadInfo(ino), sizeBytes)) return;
+    await this.cutLocked(ino, sizeBytes, true);
+  }
+
+  /** Drop the chunk bytes past sizeBytes and commit that size (touch: mtime/ctime = now). */
+  private async cutLocked(ino: number, sizeBytes: number, touch: boolean): Promise<void> {
+    const { fl } = this.loadInfo(ino);
+    const cs = fl.chunkSizeBytes;
+    const lastKept = sizeBytes === 0 ? -1 : Math.floor((sizeBytes - 1) / cs);
+    const dropped = this.env.map.live(ino, lastKept + 1).map((r) => this.liveRef(ino, fl, r)!);
+    const tail = lastKept >= 0 ? this.liveRef(ino, fl, this.env.map.get(ino, lastKept)) : null;
+    const tailLen = sizeBytes - lastKept * cs;
+    const shortened = tail !== null && tail.logicalLenBytes > tailLen ? await this.shortenTail(ino, fl, tail, tailLen) : null;
+    const t = nowNs();
+    this.env.db.transaction(() => {
+      // Data first: the shortened tail's shards are durable.
+      if (shortened !== null) repoint(this.env, ino, fl, { chunkIndex: lastKept, version: shortened.version, logicalLenBytes: tailLen, failed: shortened.failed, old: tail });
+      for (const r of dropped) retireChunk(this.env, ino, r.chunkIndex, r.version, fl);
+      if (touch) this.q.setSize.run(sizeBytes, t, t, ino);
+      else this.q.setSizeOnly.run(sizeBytes, ino);
+      this.pastSize.clear(ino);
+    })();
+    if (shortened !== null) this.env.backlog.dropChunk(ino, lastKept);
+    for (const r of dropped) this.env.backlog.dropChunk(ino, r.chunkIndex);
+  }
+
+  /**
+   * Recovery (DESIGN §5 prefix rule): the files that may hold chunk bytes past their committed size
+   * lose those bytes (size and times unchanged), so a later extension reads zeros there. Returns
+   * how many files were trimmed; a file that cannot be trimmed now stays listed for the next open.
+   */
+  async trimPastSize(errors: string[]): Promise<number> {
+    let trimmed = 0;
+    for (const ino of this.pastSize.list()) {
+      try {
+        await this.locks.run(ino, async () => {
+          try {
+            await this.cutLocked(ino, this.loadInfo(ino).sizeBytes, false);
+          } finally {
+            this.forget(ino);
+          }
+        });
+        trimmed++;
+      } catch (err) {
+        if (err instanceof FsError && err.code === 'ENOENT') this.pastSize.clear(ino); // the file is gone: nothing to trim
+        else errors.push(`ino ${ino}: trimming chunk bytes past its size: ${(err as Error).message}`);
+      }
+    }
+    return trimmed;
+  }
+
+  /** The tail chunk's first tailLen bytes as a fresh version, reserved durably first (store/chunks/chunk-writer.ts). */
+  private async shortenTail(ino: number, fl: FileLayout, tail: ChunkRef, tailLen: number): Promise<{ version: bigint; failed: number[] }> {
+    const content = await readChunk(this.env, tail, 0, tailLen);
+    const version = this.env.db.transaction(() => {
+      const v = this.env.map.allocVersion(ino, tail.chunkIndex);
+      this.env.reclaim.add(ino, tail.chunkIndex, v, fl);
+      return v;
+    })();
+    this.env.inflight.add(ino, tail.chunkIndex, version);
+    try {
+      await this.env.commits.flush();
+      const failed = await writeWholeChunk(this.env, this.ref(ino, fl, tail.chunkIndex, version, tailLen), content);
+      return { version, failed };
+    } finally {
+      this.env.inflight.delete(ino, tail.chunkIndex, version);
+    }
+  }
+
+  /**
+   * Delete an unlinked (nlink 0) file: its rows go, and its chunk versions go on the reclaim
+   * queue in the same transaction (DESIGN §5: `rm -rf` never waits on shard deletion).
+   */
+  deleteFile(ino: number): Promise<void> {
+    return this.locks.run(ino, async () => {
+      this.forget(ino);
+      const info = this.loadInfo(ino);
+      if (info.nlink > 0) throw new FsError('EBUSY', `inode ${ino} still has ${info.nlink} links`);
+      this.env.db.transaction(() => {
+        for (const r of this.env.map.live(ino)) this.env.reclaim.add(ino, r.chunkIndex, r.version, info.fl);
+        this.small.retire(ino); // its needle turns dead (spec §11.5 Delete)
+        this.env.map.dropInode(ino);
+        this.env.map.dropIntentsOf(ino);
+        this.q.dropHeal.run(ino);
+        this.q.dropXattrs.run(ino);
+        this.q.dropOrphan.run(ino);
+        this.pastSize.clear(ino);
+        this.q.dropInode.run(ino);
+      })();
+      this.env.backlog.dropInode(ino);
+    });
+  }
+
+
+}
