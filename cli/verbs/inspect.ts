@@ -52,7 +52,7 @@ function storeOfShard(abs: string, targetArg: string | undefined): Target {
 
 async function inspectShard(c: InspectCommand, abs: string): Promise<InspectResult> {
   const target = storeOfShard(abs, c.target);
-  const opened = openConfig(target.storeDir, nodeSyncIo);
+  const opened = openConfig(target.storeDir, nodeSyncIo, process.env.CHUNKFS_KEYFILE);
   const disk = diskOf(opened.diskPaths, abs);
   if (disk === null) throw new TargetError(`${abs} is not under a disk of the store ${target.storeDir}; name its store`);
   const io = new NodeIo();
@@ -64,7 +64,7 @@ async function inspectShard(c: InspectCommand, abs: string): Promise<InspectResu
 }
 
 async function inspectChunk(target: Target, ino: number, chunkIndex: number, shownPath: string | null): Promise<InspectResult> {
-  const opened = openConfig(target.storeDir, nodeSyncIo);
+  const opened = openConfig(target.storeDir, nodeSyncIo, process.env.CHUNKFS_KEYFILE);
   const io = new NodeIo();
   try {
     let found = await findChunkShards(io, opened.diskPaths, BigInt(ino), chunkIndex);

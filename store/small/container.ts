@@ -4,7 +4,7 @@
 // it), state, append offset and dead bytes. One open container per pack class; an open container
 // is stored as Replica with its target's fault tolerance (ec:K+M -> replica:M+1).
 import { Db } from '../meta/meta';
-import { Layout, parseLayout } from '../chunks/layout';
+import { Layout, parseLayout, placementText } from '../chunks/layout';
 
 export type ContainerState = 'open' | 'full' | 'sealing' | 'sealed';
 
@@ -28,10 +28,14 @@ function rowOf(r: Row): ContainerRow {
   };
 }
 
-/** The layout an open container of this pack class is stored in (DESIGN §5: same fault tolerance, Replica). */
+/**
+ * The layout an open container of this pack class is stored in (DESIGN §5: same fault tolerance,
+ * Replica), without transforms: it is patched in place until sealed, then written once in its
+ * pack class, transforms and all (DESIGN §10).
+ */
 export function openLayoutOf(packClass: string): string {
   const l: Layout = parseLayout(packClass);
-  return l.kind === 'ec' ? `replica:${l.m + 1}` : l.text;
+  return l.kind === 'ec' ? `replica:${l.m + 1}` : placementText(l);
 }
 
 /** The one owner of table `containers`. Callers group its changes with theirs in one transaction. */
