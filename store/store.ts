@@ -9,13 +9,14 @@ import { LooseModes, describeModeChanges, findLooseModes, refuseSharedDiskDir, t
 import { PRIVATE_DIR_MODE, SyncIo, nodeSyncIo } from './io/sync-io';
 import { loadHighway } from '../src/highway';
 import { ChunkEnv, DiskHealth } from './chunks/chunk-env';
+import { FileRows } from './meta/file-rows';
 import { ChunkMap } from './meta/chunk-map';
 import { CONFIG_FILE, DEFAULT_CONTAINER_CAPACITY_BYTES, ConfigError, CreateConfigOptions, OpenedConfig, adoptLegacyStore, createConfig, keyPath, openConfig, setDiskPath } from './config';
 import { FsckOptions, FsckReport, fsck } from './upkeep/fsck';
 import { diskProblem, offlineReason, writeMarker } from './disk-identity';
 import { StoreLock } from './store-lock';
 import { CounterName, Counters } from './meta/counters';
-import { FileIo } from './chunks/file-io';
+import { FileIo } from './file-io';
 import { FsError } from './fs-error';
 import { HealOptions, HealReport, Healer } from './upkeep/heal';
 import type { HealEntry } from './meta/chunk-map';
@@ -30,7 +31,9 @@ import { CommitLog } from './meta/commit-log';
 import { LeakReport, emptyLeakReport, scanLeaks } from './upkeep/leak-scan';
 import { ScrubOptions, scrubChunks } from './upkeep/scrub';
 import { NeedleScrubReport, emptyNeedleScrubReport, scrubNeedles } from './upkeep/scrub-needles';
-import { InflightVersions, ReclaimQueue, ReclaimReport, Reclaimer } from './upkeep/reclaim';
+import { ReclaimReport, Reclaimer } from './upkeep/reclaim';
+import { ReclaimQueue } from './meta/reclaim-queue';
+import { InflightVersions } from './chunks/inflight-versions';
 import { DamageKind, DamageReport, damageShard, shardByteOf } from './upkeep/shard-damage';
 import { NEEDLE_HEADER_BYTES } from '../src/needle';
 import type { Slice } from '../src/slice';
@@ -133,7 +136,7 @@ export class Store {
     const health = new DiskHealth();
     const shards = new ShardStore(io, opened.key, opened.diskPaths, health);
     const commits = new CommitLog(db, io, nodePath.join(dir, `${META_FILE}-wal`));
-    this.env = { db, shards, map: new ChunkMap(db), counters: new Counters(db), health, commits, reclaim: new ReclaimQueue(db), inflight: new InflightVersions(), backlog: new IntentBacklog() };
+    this.env = { db, shards, map: new ChunkMap(db), fileRows: new FileRows(db), counters: new Counters(db), health, commits, reclaim: new ReclaimQueue(db), inflight: new InflightVersions(), backlog: new IntentBacklog() };
     this.files = new FileIo(this.env, config.disks.map((d) => ({ id: d.id, epoch: d.epoch })), {
       smallFileMaxBytes: config.defaults.smallFileMaxBytes ?? 0, // stores made before issue 9: no packing
       containerCapacityBytes: config.defaults.containerCapacityBytes ?? DEFAULT_CONTAINER_CAPACITY_BYTES,
@@ -391,7 +394,7 @@ export class Store {
    * read(ino, offsetBytes, target.length - targetOffset) copied into target[targetOffset..]:
    * the byte count (short only at EOF; holes are written as zeros), at once (a number, no
    * promise) when the data is cached, else a promise; errors always reject. Verified through
-   * pooled scratch buffers, failing over where a shard fails (store/chunks/file-io.ts readInto).
+   * pooled scratch buffers, failing over where a shard fails (store/file-io.ts readInto).
    * sizeBytes: read up to this size, not the committed one (the write-back's; DESIGN §5 prefix rule).
    */
   readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset = 0, sizeBytes?: number): Maybe<number> {

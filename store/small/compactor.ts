@@ -15,10 +15,10 @@ import { NEEDLE_HEADER_BYTES, NEEDLE_MAGIC, decodeNeedleHeader, needleSpanBytes 
 import { Slice } from '../../src/slice';
 import { ChunkEnv } from '../chunks/chunk-env';
 import { readChunk } from '../chunks/chunk-io';
-import { ContainerRow } from './container';
-import { FileIo } from '../chunks/file-io';
+import { ContainerRow } from '../meta/containers';
+import { FileIo } from '../file-io';
 import { parseLayout } from '../chunks/layout';
-import { openLayoutOf } from './container';
+import { openLayoutOf } from './pack-class';
 
 /** Compaction trigger (spec §11.6 Q6 tunable): dead / used bytes of a container. */
 export const COMPACT_DEAD_RATIO = 0.4;

@@ -8,7 +8,7 @@
 import { HEADER_BYTES, decodeHeader } from '../../src/header';
 import { ChunkEnv } from '../chunks/chunk-env';
 import { ChunkRef } from '../chunks/chunk-ref';
-import { FileIo } from '../chunks/file-io';
+import { FileIo } from '../file-io';
 import { Healer } from './heal';
 import { errnoCode } from '../io/io';
 import { LeakReport, scanLeaks } from './leak-scan';
