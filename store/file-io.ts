@@ -13,7 +13,7 @@ import { readChunk, writeWholeChunk } from './chunks/chunk-io';
 import { Maybe, andThen, noThrow } from './chunks/maybe-async';
 import { FsError } from './fs-error';
 import { KeyedMutex } from './chunks/keyed-mutex';
-import { parseLayout, shardCount } from './chunks/layout';
+import { parseLayout, shardCount } from '../src/layout';
 import { nowNs } from './meta/meta';
 import { PlacementDisk, placeChunk } from './chunks/placement';
 import { validRange } from './chunks/bounded';

@@ -10,6 +10,7 @@ import { PRIVATE_DIR_MODE, SyncIo, nodeSyncIo } from './io/sync-io';
 import { loadHighway } from '../src/highway';
 import { ChunkEnv, DiskHealth } from './chunks/chunk-env';
 import { FileRows } from './meta/file-rows';
+import { layoutsInUse as surveyLayouts } from './meta/surveys';
 import { ChunkMap } from './meta/chunk-map';
 import { CONFIG_FILE, DEFAULT_CONTAINER_CAPACITY_BYTES, ConfigError, CreateConfigOptions, OpenedConfig, adoptLegacyStore, createConfig, keyPath, openConfig, setDiskPath } from './config';
 import { FsckOptions, FsckReport, fsck } from './upkeep/fsck';
@@ -21,7 +22,7 @@ import { FsError } from './fs-error';
 import { HealOptions, HealReport, Healer } from './upkeep/heal';
 import type { HealEntry } from './meta/chunk-map';
 import { Io, NodeIo, StatfsResult } from './io/io';
-import { LayoutError, overhead, parseLayout, shardCount } from './chunks/layout';
+import { LayoutError, overhead, parseLayout, shardCount } from '../src/layout';
 import { Db, openDb } from './meta/meta';
 import { openMeta } from './meta/meta-open';
 import { Namespace } from './meta/namespace';
@@ -145,7 +146,7 @@ export class Store {
     this.applier = new Applier(this.env, this.files, (line) => this.log(line));
     this.compactor = new Compactor(this.env, this.files);
     this.prealloc = new Preallocated(db);
-    this.allocated = new Allocated(this.env, config.defaults.smallFileMaxBytes ?? 0, this.prealloc);
+    this.allocated = new Allocated(this.env.db, this.env.map, config.defaults.smallFileMaxBytes ?? 0, this.prealloc);
     this.reclaimer = new Reclaimer(this.env, (seed, epoch, c, count) => this.files.placement(seed, epoch, c, count));
     this.healer = new Healer(this.env, this.files, () => this.checkDisks(true), (line) => this.log(line));
     this.ns = new Namespace(db, {
@@ -495,8 +496,7 @@ export class Store {
       const h = this.env.health.report(d.id);
       disks.push({ id: d.id, path, epoch: d.epoch, ...fsinfo, state: h.state, errors: h.errors, lastError: h.lastError });
     }
-    const layoutsInUse = (this.db.prepare(`SELECT layout, count(*) AS n FROM inodes WHERE type = 'file' AND ino NOT IN (SELECT id FROM containers) GROUP BY layout ORDER BY layout`).all() as Array<{ layout: string; n: bigint }>)
-      .map((r) => ({ layout: r.layout, files: Number(r.n) }));
+    const layoutsInUse = surveyLayouts(this.db);
     return {
       disks, layoutsInUse, healQueueLength: this.env.map.healQueueLength(), openIntents: this.env.map.intentCount(),
       intentBacklog: this.intentBacklog(),

@@ -5,14 +5,20 @@
 // of the range in partly covered chunks (all of it for a small file, whose needle is smaller than a
 // chunk) are returned for the caller to overwrite with zeros.
 import type { ChunkEnv } from './chunk-env';
-import type { FileIo } from '../file-io';
+import type { ChunkRef } from './chunk-ref';
 import { retireChunk } from './live-version';
 import { FsError } from '../fs-error';
 import { nowNs } from '../meta/meta';
 
 export interface ByteRange { offsetBytes: number; lengthBytes: number }
 
-export async function punchHole(env: ChunkEnv, files: FileIo, ino: number, offsetBytes: number, lengthBytes: number): Promise<ByteRange[]> {
+/** What a punch needs of the file layer (store/file-io.ts): a chunk under its inode lock, and cache drops. */
+export interface ChunkLocks {
+  withChunk<T>(ino: number, c: number, fn: (ref: ChunkRef | null) => Promise<T>): Promise<T>;
+  forget(ino: number): void;
+}
+
+export async function punchHole(env: ChunkEnv, files: ChunkLocks, ino: number, offsetBytes: number, lengthBytes: number): Promise<ByteRange[]> {
   const cs = env.fileRows.chunkSizeBytes(ino);
   if (cs === undefined) throw new FsError('EINVAL', `inode ${ino} is not a regular file`);
   const end = offsetBytes + lengthBytes;

@@ -2,7 +2,7 @@
 // into it. One open container per pack class; while open it is stored as Replica with its target's
 // fault tolerance (ec:K+M -> replica:M+1), since appends patch it in place (spec §8.2); sealing
 // rewrites it in the target layout (store/small/compactor.ts).
-import { Layout, parseLayout } from '../chunks/layout';
+import { Layout, parseLayout } from '../../src/layout';
 
 /** The layout an open container of this pack class is stored in. */
 export function openLayoutOf(packClass: string): string {

@@ -10,7 +10,7 @@ import { ChunkRef } from '../chunks/chunk-ref';
 import { rebuildPayload } from '../chunks/chunk-io';
 import { HealEntry } from '../meta/chunk-map';
 import { FileIo } from '../file-io';
-import { shardCount } from '../chunks/layout';
+import { shardCount } from '../../src/layout';
 import { classifyShardError } from '../chunks/shard-encode';
 
 export interface HealReport {

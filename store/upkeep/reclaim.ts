@@ -14,7 +14,7 @@
 // so until the next full commit a power loss can bring the old version back; each round therefore
 // starts with one group-committed flush (issue 25: files that came back without their shards).
 import { ChunkEnv } from '../chunks/chunk-env';
-import { parseLayout, shardCount } from '../chunks/layout';
+import { parseLayout, shardCount } from '../../src/layout';
 import { RECLAIM_BATCH_MAX, ReclaimEntry } from '../meta/reclaim-queue';
 import { boundedAll } from '../chunks/bounded';
 
