@@ -3,7 +3,7 @@
 import { ErrorSite } from '../../src/errors';
 import { EcGeometry, shardDataLenBytes } from '../../src/mapping';
 import { ShardParams } from '../../src/shard';
-import { Layout, headerEcFields } from './layout';
+import { Layout, headerEcFields } from '../../src/layout';
 
 export interface FileLayout {
   layout: Layout;

@@ -59,6 +59,7 @@ export class ChunkMap {
       set: db.prepare('UPDATE chunks SET version = ?, logical_len = ? WHERE ino = ? AND chunk_index = ? AND max_version >= ?'),
       retire: db.prepare('UPDATE chunks SET version = 0, logical_len = 0 WHERE ino = ? AND chunk_index = ?'),
       dropInode: db.prepare('DELETE FROM chunks WHERE ino = ?'),
+      dropHealOf: db.prepare('DELETE FROM heal_queue WHERE ino = ?'),
       allLive: db.prepare('SELECT ino, chunk_index, version FROM chunks WHERE version > 0'),
       addIntent: db.prepare('INSERT INTO intents(ino, chunk_index, version, first_block, last_block, created_ns, span) VALUES (?, ?, ?, ?, ?, ?, ?)'),
       dropIntentsOf: db.prepare('DELETE FROM intents WHERE ino = ?'),
@@ -117,9 +118,11 @@ export class ChunkMap {
     this.changed(ino);
     this.s.retire.run(ino, chunkIndex);
   }
+  /** An inode's chunk rows and heal-queue rows go with it (its versions are queued for reclaim first). */
   dropInode(ino: number): void {
     this.changed(ino);
     this.s.dropInode.run(ino);
+    this.s.dropHealOf.run(ino);
   }
   /** Every live (ino, chunk, version), keyed "ino/chunk/version" (recovery garbage scan). */
   liveKeys(): Set<string> {

@@ -1,7 +1,7 @@
 // Per-file storage policy strings (issue 3): 'replica:R' or 'ec:K+M'. The parsed
 // form carries the header echo fields (spec §3: ec_k, ec_m, ec_algo) so a Replica
 // layout is k=1, m=0, algo=0 in shard headers (DESIGN §3).
-import { EC_ALGO_NONE, EC_ALGO_RS_VANDERMONDE } from '../../src/header';
+import { EC_ALGO_NONE, EC_ALGO_RS_VANDERMONDE } from './header';
 
 export const REPLICAS_MAX = 16; // more copies than this is a typo, not a policy
 export const EC_SHARDS_MAX = 256; // GF(2^8) Reed-Solomon: k+m <= 256
