@@ -9,7 +9,7 @@
 import type { FsCore } from './core';
 import { nowNs } from '../store/meta/meta';
 import { posix } from './errno';
-import { FILE_BYTES_MAX } from '../store/chunks/file-io';
+import { FILE_BYTES_MAX } from '../store/file-io';
 
 export const FALLOC_FL_KEEP_SIZE = 0x01;
 export const FALLOC_FL_PUNCH_HOLE = 0x02;

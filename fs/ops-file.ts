@@ -6,7 +6,7 @@ import type { Caller, Stat } from './types';
 import { checkLength, newOwner } from './ops-names';
 import { posix } from './errno';
 import { nowNs } from '../store/meta/meta';
-import { FILE_BYTES_MAX } from '../store/chunks/file-io';
+import { FILE_BYTES_MAX } from '../store/file-io';
 import { applyInherited, inherit } from './acl';
 
 const O_ACCMODE = 0o3;

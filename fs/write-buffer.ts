@@ -173,7 +173,7 @@ export class WriteBack {
    * Read [offsetBytes, +lengthBytes) as the user sees it (stored bytes under buffered ones) straight
    * into target (the binding's buffer: no buffer per read). Returns the byte count (short at EOF):
    * at once (no promise) when no flush or truncate runs on the file and what the buffer does not
-   * cover is cached in the store (store/chunks/file-io.ts readInto), else a promise under the file's
+   * cover is cached in the store (store/file-io.ts readInto), else a promise under the file's
    * shared lock. A failed
    * shard is served around inside the store, where it failed; nothing here reads again.
    */

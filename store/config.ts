@@ -4,7 +4,7 @@ import * as crypto from 'node:crypto';
 import * as path from 'node:path';
 import { ChunkfsError } from '../src/errors';
 import { BITROT_KEY_BYTES, BitrotKey, parseBitrotKey } from '../src/keying';
-import { Layout, parseLayout, shardCount } from './chunks/layout';
+import { Layout, parseLayout, shardCount } from '../src/layout';
 import { writeMarker } from './disk-identity';
 import { refuseSharedDiskDir } from './io/private-modes';
 import { StoreKeyRef, checkKeyRef, createStoreKey, loadStoreKey } from './store-key';

@@ -9,18 +9,20 @@ import { LooseModes, describeModeChanges, findLooseModes, refuseSharedDiskDir, t
 import { PRIVATE_DIR_MODE, SyncIo, nodeSyncIo } from './io/sync-io';
 import { loadHighway } from '../src/highway';
 import { ChunkEnv, DiskHealth } from './chunks/chunk-env';
+import { FileRows } from './meta/file-rows';
+import { layoutsInUse as surveyLayouts } from './meta/surveys';
 import { ChunkMap } from './meta/chunk-map';
 import { CONFIG_FILE, DEFAULT_CONTAINER_CAPACITY_BYTES, ConfigError, CreateConfigOptions, OpenedConfig, adoptLegacyStore, createConfig, keyPath, openConfig, setDiskPath } from './config';
 import { FsckOptions, FsckReport, fsck } from './upkeep/fsck';
 import { diskProblem, offlineReason, writeMarker } from './disk-identity';
 import { StoreLock } from './store-lock';
 import { CounterName, Counters } from './meta/counters';
-import { FileIo } from './chunks/file-io';
+import { FileIo } from './file-io';
 import { FsError } from './fs-error';
 import { HealOptions, HealReport, Healer } from './upkeep/heal';
 import type { HealEntry } from './meta/chunk-map';
 import { Io, NodeIo, StatfsResult } from './io/io';
-import { LayoutError, overhead, parseLayout, shardCount } from './chunks/layout';
+import { LayoutError, overhead, parseLayout, shardCount } from '../src/layout';
 import { DecodedChunks } from './chunks/chunk-transform';
 import { patchedInPlace } from './chunks/chunk-ref';
 import { FLAG_COMPRESSED, FLAG_ENCRYPTED } from '../src/header';
@@ -33,7 +35,9 @@ import { CommitLog } from './meta/commit-log';
 import { LeakReport, emptyLeakReport, scanLeaks } from './upkeep/leak-scan';
 import { ScrubOptions, scrubChunks } from './upkeep/scrub';
 import { NeedleScrubReport, emptyNeedleScrubReport, scrubNeedles } from './upkeep/scrub-needles';
-import { InflightVersions, ReclaimQueue, ReclaimReport, Reclaimer } from './upkeep/reclaim';
+import { ReclaimReport, Reclaimer } from './upkeep/reclaim';
+import { ReclaimQueue } from './meta/reclaim-queue';
+import { InflightVersions } from './chunks/inflight-versions';
 import { DamageKind, DamageReport, damageShard, shardByteOf } from './upkeep/shard-damage';
 import { NEEDLE_HEADER_BYTES } from '../src/needle';
 import type { Slice } from '../src/slice';
@@ -142,7 +146,7 @@ export class Store {
     const health = new DiskHealth();
     const shards = new ShardStore(io, opened.key, opened.diskPaths, health);
     const commits = new CommitLog(db, io, nodePath.join(dir, `${META_FILE}-wal`));
-    this.env = { db, shards, map: new ChunkMap(db), counters: new Counters(db), health, commits, reclaim: new ReclaimQueue(db), inflight: new InflightVersions(), backlog: new IntentBacklog(),
+    this.env = { db, shards, map: new ChunkMap(db), fileRows: new FileRows(db), counters: new Counters(db), health, commits, reclaim: new ReclaimQueue(db), inflight: new InflightVersions(), backlog: new IntentBacklog(),
       storeKey: opened.storeKey, decoded: new DecodedChunks() };
     this.files = new FileIo(this.env, config.disks.map((d) => ({ id: d.id, epoch: d.epoch })), {
       smallFileMaxBytes: config.defaults.smallFileMaxBytes ?? 0, // stores made before issue 9: no packing
@@ -152,7 +156,7 @@ export class Store {
     this.applier = new Applier(this.env, this.files, (line) => this.log(line));
     this.compactor = new Compactor(this.env, this.files);
     this.prealloc = new Preallocated(db);
-    this.allocated = new Allocated(this.env, config.defaults.smallFileMaxBytes ?? 0, this.prealloc);
+    this.allocated = new Allocated(this.env.db, this.env.map, config.defaults.smallFileMaxBytes ?? 0, this.prealloc);
     this.reclaimer = new Reclaimer(this.env, (seed, epoch, c, count) => this.files.placement(seed, epoch, c, count));
     this.healer = new Healer(this.env, this.files, () => this.checkDisks(true), (line) => this.log(line));
     this.ns = new Namespace(db, {
@@ -406,7 +410,7 @@ export class Store {
    * read(ino, offsetBytes, target.length - targetOffset) copied into target[targetOffset..]:
    * the byte count (short only at EOF; holes are written as zeros), at once (a number, no
    * promise) when the data is cached, else a promise; errors always reject. Verified through
-   * pooled scratch buffers, failing over where a shard fails (store/chunks/file-io.ts readInto).
+   * pooled scratch buffers, failing over where a shard fails (store/file-io.ts readInto).
    * sizeBytes: read up to this size, not the committed one (the write-back's; DESIGN §5 prefix rule).
    */
   readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset = 0, sizeBytes?: number): Maybe<number> {
@@ -515,8 +519,7 @@ export class Store {
       const h = this.env.health.report(d.id);
       disks.push({ id: d.id, path, epoch: d.epoch, ...fsinfo, state: h.state, errors: h.errors, lastError: h.lastError });
     }
-    const layoutsInUse = (this.db.prepare(`SELECT layout, count(*) AS n FROM inodes WHERE type = 'file' AND ino NOT IN (SELECT id FROM containers) GROUP BY layout ORDER BY layout`).all() as Array<{ layout: string; n: bigint }>)
-      .map((r) => ({ layout: r.layout, files: Number(r.n) }));
+    const layoutsInUse = surveyLayouts(this.db);
     return {
       disks, layoutsInUse, transformedChunks: this.transformedChunks(), healQueueLength: this.env.map.healQueueLength(), openIntents: this.env.map.intentCount(),
       intentBacklog: this.intentBacklog(),

@@ -3,7 +3,9 @@
 import { ChunkMap } from '../meta/chunk-map';
 import type { DecodedChunks } from './chunk-transform';
 import { CommitLog } from '../meta/commit-log';
-import { InflightVersions, ReclaimQueue } from '../upkeep/reclaim';
+import { FileRows } from '../meta/file-rows';
+import { ReclaimQueue } from '../meta/reclaim-queue';
+import { InflightVersions } from './inflight-versions';
 import { ChunkRef } from './chunk-ref';
 import { IntentBacklog } from './intent-backlog';
 import { CounterName, Counters } from '../meta/counters';
@@ -67,6 +69,8 @@ export interface ChunkEnv {
   db: Db;
   shards: ShardStore;
   map: ChunkMap;
+  /** What storing bytes changes in an inode row (size, times); internal files. */
+  fileRows: FileRows;
   counters: Counters;
   health: DiskHealth;
   /** Full (flushed) commits of the metadata, group-committed (DESIGN §5). */

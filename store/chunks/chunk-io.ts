@@ -7,7 +7,7 @@ import { ChunkRef, shardDataLen, siteOf } from './chunk-ref';
 import { encodeEcShards, readEcInto, rebuildEcShard } from './ec-chunk';
 import { FsError } from '../fs-error';
 import { errnoCode } from '../io/io';
-import { shardCount, writeQuorum } from './layout';
+import { shardCount, writeQuorum } from '../../src/layout';
 import { readReplicaInto } from './replica-chunk';
 import { Maybe, isPromise } from './maybe-async';
 import { Payload } from './shard-encode';

@@ -5,7 +5,7 @@ import { EcGeometry, shardDataLenBytes } from '../../src/mapping';
 import { ShardParams } from '../../src/shard';
 import { FLAG_COMPRESSED, FLAG_ENCRYPTED } from '../../src/header';
 import { StoredForm } from '../meta/chunk-map';
-import { Layout, headerEcFields } from './layout';
+import { Layout, headerEcFields } from '../../src/layout';
 
 export interface FileLayout {
   layout: Layout;

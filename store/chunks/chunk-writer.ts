@@ -12,24 +12,22 @@
 //   4. the chunk map commit, without a flush (data first: the shards it names are durable); it drops
 //      the pending intents of every chunk it replaces (the new version holds their bytes) and
 //      queues the replaced versions for background reclaim (store/upkeep/reclaim.ts).
-// Runs under the inode's lock, taken by store/chunks/file-io.ts.
-import { CommitTimes, SET_TIMES_SQL, timeColumns } from '../meta/commit-times';
+// Runs under the inode's lock, taken by store/file-io.ts.
+import type { CommitTimes } from '../meta/commit-times';
 import { assert } from '../../src/errors';
 import { ChunkEnv } from './chunk-env';
 import { ChunkRow, StoredForm } from '../meta/chunk-map';
 import { ChunkRef, FileLayout, patchedInPlace } from './chunk-ref';
 import { readChunk, writeWholeChunk } from './chunk-io';
 import { FsError } from '../fs-error';
-import { nowNs } from '../meta/meta';
 import { boundedAll } from './bounded';
 import { CHUNKS_IN_FLIGHT_MAX } from './range-read';
 import { INTENT_SPAN_BYTES_MAX, blockSpan, mergedSpan } from './intent-span';
 import { PastSize } from '../meta/past-size';
 import { WholeWrite, repoint } from './live-version';
 
-type Row = Record<string, bigint | string | null>;
 
-/** What the writer needs of store/chunks/file-io.ts: chunk refs with their placement. */
+/** What the writer needs of store/file-io.ts: chunk refs with their placement. */
 export interface ChunkRefs {
   /** stored: the chunk's stored form (chunk map); a version about to be written has none yet. */
   ref(ino: number, fl: FileLayout, chunkIndex: number, version: bigint, logicalLenBytes: number, stored?: StoredForm | null): ChunkRef;
@@ -51,18 +49,10 @@ interface Plan {
 type Commit = WholeWrite;
 
 export class ChunkWriter {
-  private readonly q;
   private readonly pastSize: PastSize;
 
   constructor(private readonly env: ChunkEnv, private readonly host: ChunkRefs) {
-    const db = env.db;
-    this.pastSize = new PastSize(db);
-    this.q = {
-      info: db.prepare('SELECT layout FROM inodes WHERE ino = ?'),
-      grow: db.prepare(`UPDATE inodes SET size = max(size, ?), ${SET_TIMES_SQL} WHERE ino = ? RETURNING size`),
-      touch: db.prepare(`UPDATE inodes SET ${SET_TIMES_SQL} WHERE ino = ?`),
-      size: db.prepare('SELECT size FROM inodes WHERE ino = ?'),
-    };
+    this.pastSize = new PastSize(env.db);
   }
 
   /** Journaled (DESIGN §5) when inside an existing chunk's length, not a whole rewrite, and a small span. */
@@ -143,7 +133,7 @@ export class ChunkWriter {
       }
       if (spans.size > 0) {
         // Committed with the intents: the write they log is durable with its mtime.
-        this.q.touch.run(...timeColumns(times), ino);
+        this.env.fileRows.stamp(ino, times);
       }
     })();
   }
@@ -168,19 +158,17 @@ export class ChunkWriter {
     this.env.db.transaction(() => {
       // The layout may change only while a file holds no data (store/meta/xattrs.ts); a
       // change that raced this first write would leave shards under the old layout.
-      const now = this.q.info.get(ino) as Row | undefined;
-      if (now === undefined || String(now.layout) !== fl.layout.text) throw new FsError('EBUSY', `inode ${ino} changed layout during a write`);
+      if (this.env.fileRows.layoutText(ino) !== fl.layout.text) throw new FsError('EBUSY', `inode ${ino} changed layout during a write`);
       for (const c of commits) repoint(this.env, ino, fl, c);
       alsoInCommit?.(); // e.g. a small file's slice dropped with the chunks that now hold its bytes
-      const { size } = this.q.grow.get(sizeTo, ...timeColumns(times), ino) as { size: bigint };
-      this.pastSize.note(ino, fl.chunkSizeBytes, Number(size));
+      const sizeBytes = this.env.fileRows.grow(ino, sizeTo, times);
+      this.pastSize.note(ino, fl.chunkSizeBytes, sizeBytes);
     })();
     for (const c of commits) if (c.old !== null) this.env.backlog.dropChunk(ino, c.chunkIndex);
   }
 
   private sizeOf(ino: number): number {
-    const r = this.q.size.get(ino) as Row | undefined;
-    return r === undefined ? 0 : Number(r.size);
+    return this.env.fileRows.sizeBytes(ino);
   }
 
   private async writePiece(ino: number, fl: FileLayout, p: Plan): Promise<Commit> {

@@ -21,7 +21,7 @@ export class KeyedMutex {
   /**
    * Run fn at once when key's lock is free, holding the lock until fn's promise settles; a result
    * fn has at once (no promise) needs no lock entry at all. Else null: the caller uses run().
-   * For the read pipeline (store/chunks/file-io.ts): a cached read takes no promise and no lock entry.
+   * For the read pipeline (store/file-io.ts): a cached read takes no promise and no lock entry.
    */
   runIfFree<T>(key: number, fn: () => Maybe<T>): Maybe<T> | null {
     if (this.tails.has(key)) return null;

@@ -5,34 +5,22 @@
 // of the range in partly covered chunks (all of it for a small file, whose needle is smaller than a
 // chunk) are returned for the caller to overwrite with zeros.
 import type { ChunkEnv } from './chunk-env';
-import type { FileIo } from './file-io';
+import type { ChunkRef } from './chunk-ref';
 import { retireChunk } from './live-version';
 import { FsError } from '../fs-error';
-import type { Statement } from 'better-sqlite3';
-import { Db, nowNs } from '../meta/meta';
+import { nowNs } from '../meta/meta';
 
 export interface ByteRange { offsetBytes: number; lengthBytes: number }
 
-/** Statements prepared once per database (a prepare compiles SQL: not per fallocate, issue 20). */
-const STATEMENTS = new WeakMap<Db, { chunkSize: Statement; setTimes: Statement }>();
-
-function statementsOf(db: Db): { chunkSize: Statement; setTimes: Statement } {
-  let s = STATEMENTS.get(db);
-  if (s === undefined) {
-    s = {
-      chunkSize: db.prepare("SELECT chunk_size FROM inodes WHERE ino = ? AND type = 'file'"),
-      setTimes: db.prepare('UPDATE inodes SET mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
-    };
-    STATEMENTS.set(db, s);
-  }
-  return s;
+/** What a punch needs of the file layer (store/file-io.ts): a chunk under its inode lock, and cache drops. */
+export interface ChunkLocks {
+  withChunk<T>(ino: number, c: number, fn: (ref: ChunkRef | null) => Promise<T>): Promise<T>;
+  forget(ino: number): void;
 }
 
-export async function punchHole(env: ChunkEnv, files: FileIo, ino: number, offsetBytes: number, lengthBytes: number): Promise<ByteRange[]> {
-  const { chunkSize, setTimes } = statementsOf(env.db);
-  const row = chunkSize.get(ino) as { chunk_size: bigint } | undefined;
-  if (row === undefined) throw new FsError('EINVAL', `inode ${ino} is not a regular file`);
-  const cs = Number(row.chunk_size);
+export async function punchHole(env: ChunkEnv, files: ChunkLocks, ino: number, offsetBytes: number, lengthBytes: number): Promise<ByteRange[]> {
+  const cs = env.fileRows.chunkSizeBytes(ino);
+  if (cs === undefined) throw new FsError('EINVAL', `inode ${ino} is not a regular file`);
   const end = offsetBytes + lengthBytes;
   const first = Math.ceil(offsetBytes / cs);
   const last = Math.floor(end / cs); // exclusive
@@ -44,8 +32,7 @@ export async function punchHole(env: ChunkEnv, files: FileIo, ino: number, offse
       if (ref === null) return; // a hole already, or the file went meanwhile
       env.db.transaction(() => {
         retireChunk(env, ino, c, ref.version, ref.fl);
-        const t = nowNs();
-        setTimes.run(t, t, ino);
+        env.fileRows.touch(ino, nowNs());
       })();
       env.backlog.dropChunk(ino, c);
       files.forget(ino);

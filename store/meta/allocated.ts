@@ -16,7 +16,8 @@
 //
 // fallocate'd space (store/meta/prealloc.ts) counts like a write of zeros: a chunk holds
 // [its start, max(stored, allocated, pending)); what was allocated past the size counts too.
-import type { ChunkEnv } from '../chunks/chunk-env';
+import type { ChunkMap } from './chunk-map';
+import type { Db } from './meta';
 import type { Preallocated } from './prealloc';
 
 export type SeekWhat = 'data' | 'hole';
@@ -33,10 +34,10 @@ type ChunkLengths = Map<number, number>;
 
 export class Allocated {
   private readonly s;
-  constructor(private readonly env: ChunkEnv, private readonly smallFileMaxBytes: number, private readonly prealloc: Preallocated) {
+  constructor(db: Db, private readonly map: ChunkMap, private readonly smallFileMaxBytes: number, private readonly prealloc: Preallocated) {
     this.s = {
-      sum: env.db.prepare('SELECT coalesce(sum(logical_len), 0) AS n FROM chunks WHERE ino = ? AND version > 0'),
-      file: env.db.prepare("SELECT size, chunk_size, slice_container, slice_length FROM inodes WHERE ino = ? AND type = 'file'"),
+      sum: db.prepare('SELECT coalesce(sum(logical_len), 0) AS n FROM chunks WHERE ino = ? AND version > 0'),
+      file: db.prepare("SELECT size, chunk_size, slice_container, slice_length FROM inodes WHERE ino = ? AND type = 'file'"),
     };
   }
 
@@ -64,7 +65,7 @@ export class Allocated {
 
   /** The logical length chunk c holds now (0: a hole); a needle counts as chunk 0 (it becomes that when the file grows). */
   storedLength(ino: number, f: FileRow | undefined, c: number): number {
-    const row = this.env.map.get(ino, c);
+    const row = this.map.get(ino, c);
     if (row !== null && row.version > 0n) return row.logicalLenBytes;
     return c === 0 && f !== undefined ? this.needleAsChunk(f) : 0;
   }
@@ -108,7 +109,7 @@ export class Allocated {
   private wholeIsData(ino: number, f: FileRow, pending: readonly PendingRange[], sizeBytes: number): boolean {
     if (this.smallFileMaxBytes === 0 || sizeBytes > this.smallFileMaxBytes) return false;
     if (f.slice_container !== null) return true;
-    return pending.length > 0 && Number(f.size) === 0 && this.env.map.live(ino).length === 0;
+    return pending.length > 0 && Number(f.size) === 0 && this.map.live(ino).length === 0;
   }
 
   /** A needle of a file past small_file_max is about to move to chunks (store/small/small-files.ts moveToChunks). */
@@ -132,7 +133,7 @@ export class Allocated {
   /** [chunk index, logical length] of every chunk holding data from fromChunk on, stored, pending or allocated, ascending. */
   private dataChunks(ino: number, f: FileRow, pending: readonly PendingRange[], fromChunk: number): Array<[number, number]> {
     const lengths: ChunkLengths = new Map();
-    for (const r of this.env.map.live(ino, fromChunk)) lengths.set(r.chunkIndex, r.logicalLenBytes);
+    for (const r of this.map.live(ino, fromChunk)) lengths.set(r.chunkIndex, r.logicalLenBytes);
     const needle = this.needleAsChunk(f);
     if (fromChunk === 0 && needle > 0) lengths.set(0, Math.max(lengths.get(0) ?? 0, needle));
     for (const [c, lengthBytes] of this.pendingChunks(f, pending)) {

@@ -69,6 +69,7 @@ export class ChunkMap {
       retire: db.prepare('UPDATE chunks SET version = 0, logical_len = 0, stored_len = NULL, stored_flags = 0 WHERE ino = ? AND chunk_index = ?'),
       storedCounts: db.prepare('SELECT stored_flags AS flags, count(*) AS n, sum(logical_len) AS raw, sum(stored_len) AS stored FROM chunks WHERE version > 0 AND stored_len IS NOT NULL GROUP BY stored_flags'),
       dropInode: db.prepare('DELETE FROM chunks WHERE ino = ?'),
+      dropHealOf: db.prepare('DELETE FROM heal_queue WHERE ino = ?'),
       allLive: db.prepare('SELECT ino, chunk_index, version FROM chunks WHERE version > 0'),
       addIntent: db.prepare('INSERT INTO intents(ino, chunk_index, version, first_block, last_block, created_ns, span) VALUES (?, ?, ?, ?, ?, ?, ?)'),
       dropIntentsOf: db.prepare('DELETE FROM intents WHERE ino = ?'),
@@ -127,9 +128,11 @@ export class ChunkMap {
     this.changed(ino);
     this.s.retire.run(ino, chunkIndex);
   }
+  /** An inode's chunk rows and heal-queue rows go with it (its versions are queued for reclaim first). */
   dropInode(ino: number): void {
     this.changed(ino);
     this.s.dropInode.run(ino);
+    this.s.dropHealOf.run(ino);
   }
   /** Live transformed chunks by flag bits (status): count, raw and stored bytes. */
   storedCounts(): Array<{ flags: number; chunks: number; rawBytes: number; storedBytes: number }> {

@@ -56,7 +56,7 @@ export const MIGRATIONS: string[] = [
   `CREATE TABLE past_size(ino INTEGER PRIMARY KEY);`,
   // v4 (spec §11, DESIGN §5 "Small files", issue 9): a small file's inode holds its Slice pointer
   // (container_id, offset, length, cookie; no data); containers (internal inodes without a name)
-  // and their state, owned by store/small/container.ts.
+  // and their state, owned by store/meta/containers.ts.
   `ALTER TABLE inodes ADD COLUMN slice_container INTEGER;
    ALTER TABLE inodes ADD COLUMN slice_offset INTEGER;
    ALTER TABLE inodes ADD COLUMN slice_length INTEGER;

@@ -15,10 +15,11 @@ import { NEEDLE_HEADER_BYTES, NEEDLE_MAGIC, decodeNeedleHeader, needleSpanBytes 
 import { Slice } from '../../src/slice';
 import { ChunkEnv } from '../chunks/chunk-env';
 import { readChunk } from '../chunks/chunk-io';
-import { ContainerRow } from './container';
-import { FileIo } from '../chunks/file-io';
-import { parseLayout } from '../chunks/layout';
-import { openLayoutOf } from './container';
+import { ContainerRow, Containers } from '../meta/containers';
+import type { SliceRows } from '../meta/slice-rows';
+import type { ContainerHost, NeedleAppender } from './needle-io';
+import { parseLayout } from '../../src/layout';
+import { openLayoutOf } from './pack-class';
 
 /** Compaction trigger (spec §11.6 Q6 tunable): dead / used bytes of a container. */
 export const COMPACT_DEAD_RATIO = 0.4;
@@ -44,6 +45,17 @@ export function emptyCompactReport(): CompactReport {
   return { sealed: 0, compacted: 0, needlesMoved: 0, bytesCopied: 0, errors: [] };
 }
 
+/** What compaction needs of the file layer (store/file-io.ts): the container rows, slices, appender, and internal files. */
+export interface CompactorHost extends ContainerHost {
+  readonly containers: Containers;
+  readonly slices: SliceRows;
+  readonly appender: NeedleAppender;
+  /** An internal file's rows go, its chunks to the reclaim queue; in the caller's transaction. */
+  dropInternal(ino: number): void;
+  /** Cached file rows dropped (a seal or compaction repointed many slices). */
+  forgetAll(): void;
+}
+
 export class Compactor {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<unknown> | null = null;
@@ -53,7 +65,7 @@ export class Compactor {
   /** Seals started by appends that filled their container (awaited by stop()). */
   private readonly sealing = new Set<Promise<unknown>>();
 
-  constructor(private readonly env: ChunkEnv, private readonly files: FileIo, readonly deadRatio = COMPACT_DEAD_RATIO, readonly deadBytesMin = COMPACT_DEAD_BYTES_MIN) {
+  constructor(private readonly env: ChunkEnv, private readonly files: CompactorHost, readonly deadRatio = COMPACT_DEAD_RATIO, readonly deadBytesMin = COMPACT_DEAD_BYTES_MIN) {
     // A full container is sealed in the background: appends go on into a new open container meanwhile.
     files.appender.onFull = (id) => {
       const run = this.seal(id, emptyCompactReport()).catch(() => undefined); // stays 'full': the next round seals it

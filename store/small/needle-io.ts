@@ -19,7 +19,7 @@ import { ChunkEnv, noteShardFailure, readOrder } from '../chunks/chunk-env';
 import { ChunkRef, FileLayout, siteOf } from '../chunks/chunk-ref';
 import { readChunk, readReplicaView } from '../chunks/chunk-io';
 import { classifyShardError } from '../chunks/shard-encode';
-import { Containers, ContainerRow } from './container';
+import { Containers, ContainerRow } from '../meta/containers';
 import { FsError } from '../fs-error';
 
 /** Needles of one container append (a bound on the batch; the rest go into the next append). */
@@ -31,7 +31,7 @@ const PENDING_NEEDLES_MAX = 65_536;
 /** Batches retire() waits out before it gives up for this round (appends that never pause). */
 const RETIRE_WAITS_MAX = 64;
 
-/** What needle I/O needs of store/chunks/file-io.ts (chunk refs, the container write, containers' inodes). */
+/** What needle I/O needs of store/file-io.ts (chunk refs, the container write, containers' inodes). */
 export interface ContainerHost {
   layoutOf(ino: number): FileLayout;
   chunkRef(ino: number, chunkIndex: number): ChunkRef | null;

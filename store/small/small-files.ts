@@ -3,32 +3,28 @@
 // Every change writes a whole new needle (the old one turns dead: the container's dead_bytes);
 // growing past small_file_max moves the file to chunks of its own, and the slice is dropped in the
 // same transaction that commits those chunks (data first). A file that shrinks below the threshold
-// stays in its chunks. Called by store/chunks/file-io.ts under the file's lock.
-import { CommitTimes, SET_TIMES_SQL, timeColumns } from '../meta/commit-times';
+// stays in its chunks. Called by store/file-io.ts under the file's lock.
+import type { CommitTimes } from '../meta/commit-times';
 import { Slice } from '../../src/slice';
 import { needleSpanBytes } from '../../src/needle';
 import { ChunkEnv } from '../chunks/chunk-env';
 import { FileLayout } from '../chunks/chunk-ref';
-import { Containers } from './container';
+import { Containers } from '../meta/containers';
 import { NeedleAppender, ContainerHost, readNeedle } from './needle-io';
 import { SliceRows } from '../meta/slice-rows';
-import { nowNs } from '../meta/meta';
 
 export interface SmallFileInfo { fl: FileLayout; sizeBytes: number; slice: Slice | null }
 
-/** What this needs of store/chunks/file-io.ts: the chunk write path, with work for its commit transaction. */
+/** What this needs of store/file-io.ts: the chunk write path, with work for its commit transaction. */
 export interface SmallFilesHost extends ContainerHost {
   writeChunks(ino: number, fl: FileLayout, offsetBytes: number, data: Uint8Array, sizeBytes: number | null, alsoInCommit: () => void, times: CommitTimes | null): Promise<void>;
 }
 
 export class SmallFiles {
-  private readonly setSize;
   constructor(
     private readonly env: ChunkEnv, private readonly host: SmallFilesHost, private readonly appender: NeedleAppender,
     readonly slices: SliceRows, private readonly containers: Containers, private readonly smallFileMaxBytes: number,
-  ) {
-    this.setSize = env.db.prepare(`UPDATE inodes SET size = ?, ${SET_TIMES_SQL} WHERE ino = ?`);
-  }
+  ) {}
 
   /** The slice goes (its needle turns dead); in the caller's transaction. */
   retire(ino: number): void {
@@ -48,7 +44,7 @@ export class SmallFiles {
     if (content.length === 0) {
       this.env.db.transaction(() => {
         this.retire(ino);
-        this.setSize.run(0, ...timeColumns(times), ino);
+        this.env.fileRows.setSizeStamped(ino, 0, times);
       })();
       return;
     }
@@ -57,7 +53,7 @@ export class SmallFiles {
       commit: (slice) => {
         this.retire(ino);
         this.slices.set(ino, slice);
-        this.setSize.run(content.length, ...timeColumns(times), ino);
+        this.env.fileRows.setSizeStamped(ino, content.length, times);
       },
     });
   }

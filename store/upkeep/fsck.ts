@@ -8,13 +8,13 @@
 import { HEADER_BYTES, decodeHeader } from '../../src/header';
 import { ChunkEnv } from '../chunks/chunk-env';
 import { ChunkRef } from '../chunks/chunk-ref';
-import { FileIo } from '../chunks/file-io';
+import { FileIo } from '../file-io';
 import { Healer } from './heal';
 import { errnoCode } from '../io/io';
 import { LeakReport, scanLeaks } from './leak-scan';
-import { shardCount } from '../chunks/layout';
+import { shardCount } from '../../src/layout';
 import { CHECKED_FIELDS } from '../chunks/shard-store';
-import { ROOT_INO } from '../meta/meta';
+import { containerRowsWithoutInode, liveChunks, unaccountedInodes } from '../meta/surveys';
 
 /** Shard problems listed; the counts stay exact. */
 export const FSCK_LISTED_MAX = 1_000;
@@ -134,23 +134,20 @@ async function checkChunk(host: FsckHost, ino: number, chunkIndex: number, repor
 
 /** The inode/name/container cross-check (both lists bounded by FSCK_LISTED_MAX). */
 function checkInodes(env: ChunkEnv, report: FsckReport): void {
-  const ids = (sql: string): number[] => (env.db.prepare(sql).all(FSCK_LISTED_MAX) as Array<{ id: bigint }>).map((r) => Number(r.id));
-  report.unaccountedInodes = ids(`SELECT i.ino AS id FROM inodes i WHERE i.ino != ${ROOT_INO}
-    AND NOT EXISTS (SELECT 1 FROM dirents d WHERE d.ino = i.ino) AND NOT EXISTS (SELECT 1 FROM orphans o WHERE o.ino = i.ino)
-    AND NOT EXISTS (SELECT 1 FROM containers c WHERE c.id = i.ino) ORDER BY i.ino LIMIT ?`);
-  report.containerRowsWithoutInode = ids('SELECT c.id AS id FROM containers c WHERE NOT EXISTS (SELECT 1 FROM inodes i WHERE i.ino = c.id) ORDER BY c.id LIMIT ?');
+  report.unaccountedInodes = unaccountedInodes(env.db, FSCK_LISTED_MAX);
+  report.containerRowsWithoutInode = containerRowsWithoutInode(env.db, FSCK_LISTED_MAX);
 }
 
 export async function fsck(host: FsckHost, opts: FsckOptions = {}): Promise<FsckReport> {
   const env = host.env;
   const report = emptyReport();
   const repair = opts.repair ?? false;
-  const rows = env.db.prepare('SELECT ino, chunk_index FROM chunks WHERE version > 0 ORDER BY ino, chunk_index').all() as Array<{ ino: bigint; chunk_index: bigint }>;
+  const rows = liveChunks(env.db);
   const damaged: Array<[number, number]> = [];
   for (const r of rows) {
     if (opts.signal?.aborted === true) return { ...report, cancelled: true };
     report.chunks++;
-    if (await checkChunk(host, Number(r.ino), Number(r.chunk_index), report)) damaged.push([Number(r.ino), Number(r.chunk_index)]);
+    if (await checkChunk(host, r.ino, r.chunkIndex, report)) damaged.push([r.ino, r.chunkIndex]);
     opts.onProgress?.({ doneItems: report.chunks, totalItems: rows.length });
   }
   if (repair) {

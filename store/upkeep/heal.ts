@@ -9,8 +9,8 @@ import { pathOfIno } from '../meta/ino-path';
 import { ChunkRef } from '../chunks/chunk-ref';
 import { rebuildPayload } from '../chunks/chunk-io';
 import { HealEntry } from '../meta/chunk-map';
-import { FileIo } from '../chunks/file-io';
-import { shardCount } from '../chunks/layout';
+import { FileIo } from '../file-io';
+import { shardCount } from '../../src/layout';
 import { classifyShardError } from '../chunks/shard-encode';
 
 export interface HealReport {

@@ -1,5 +1,5 @@
 // Background reclaim (DESIGN §5): unlink, truncate and copy-on-write only change metadata; the chunk
-// versions they free go on a persistent queue (table `reclaim`, owned by ReclaimQueue), and the
+// versions they free go on a persistent queue (table `reclaim`, store/meta/reclaim-queue.ts), and the
 // Reclaimer deletes their shard files in the background, rate-limited and resumable after a crash.
 // So `rm -rf` never waits on shard deletion.
 //
@@ -13,15 +13,11 @@
 // freed them is durable. Unlink, truncate and copy-on-write commit without a flush (synchronous=NORMAL),
 // so until the next full commit a power loss can bring the old version back; each round therefore
 // starts with one group-committed flush (issue 25: files that came back without their shards).
-import { assert } from '../../src/errors';
 import { ChunkEnv } from '../chunks/chunk-env';
-import { FileLayout } from '../chunks/chunk-ref';
-import { parseLayout, shardCount } from '../chunks/layout';
-import { Db, dbToU64, nowNs, u64ToDb } from '../meta/meta';
+import { parseLayout, shardCount } from '../../src/layout';
+import { RECLAIM_BATCH_MAX, ReclaimEntry } from '../meta/reclaim-queue';
 import { boundedAll } from '../chunks/bounded';
 
-/** Entries one reclaim round takes. */
-export const RECLAIM_BATCH_MAX = 32;
 /** Chunk versions deleted at once within a round. */
 const RECLAIM_CONCURRENCY = 4;
 /**
@@ -40,77 +36,6 @@ export const RECLAIM_BACKLOG_HURRY = 256;
 /** Rounds of one drain() call (a bound on the loop; the queue is finite anyway). */
 const DRAIN_ROUNDS_MAX = 1 << 20;
 
-export interface ReclaimEntry {
-  ino: number;
-  chunkIndex: number;
-  version: bigint;
-  layout: string;
-  placementSeed: bigint;
-  clusterMapEpoch: number;
-}
-
-type Row = Record<string, bigint | string>;
-
-function entryOf(r: Row): ReclaimEntry {
-  return {
-    ino: Number(r.ino), chunkIndex: Number(r.chunk_index), version: BigInt(r.version), layout: String(r.layout),
-    placementSeed: dbToU64(r.placement_seed as bigint), clusterMapEpoch: Number(r.cluster_map_epoch),
-  };
-}
-
-/** The one owner of table `reclaim`. Callers group its changes with theirs in one transaction. */
-export class ReclaimQueue {
-  private readonly s;
-  constructor(db: Db) {
-    this.s = {
-      add: db.prepare(`INSERT INTO reclaim(ino, chunk_index, version, layout, placement_seed, cluster_map_epoch, queued_ns)
-                       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
-      remove: db.prepare('DELETE FROM reclaim WHERE ino = ? AND chunk_index = ? AND version = ?'),
-      batch: db.prepare('SELECT * FROM reclaim ORDER BY queued_ns LIMIT ?'),
-      all: db.prepare('SELECT * FROM reclaim'),
-      count: db.prepare('SELECT count(*) AS n FROM reclaim'),
-      has: db.prepare('SELECT 1 FROM reclaim WHERE ino = ? AND chunk_index = ? AND version = ?'),
-    };
-  }
-  add(ino: number, chunkIndex: number, version: bigint, fl: FileLayout): void {
-    assert(version > 0n, 'reclaim: a real version');
-    this.s.add.run(ino, chunkIndex, version, fl.layout.text, u64ToDb(fl.placementSeed), fl.clusterMapEpoch, nowNs());
-  }
-  remove(ino: number, chunkIndex: number, version: bigint): void {
-    this.s.remove.run(ino, chunkIndex, version);
-  }
-  batch(limit: number): ReclaimEntry[] {
-    return (this.s.batch.all(Math.min(limit, RECLAIM_BATCH_MAX)) as Row[]).map(entryOf);
-  }
-  /** Every queued entry (scrub's leak scan; the queue is small next to the chunk map it scans too). */
-  *all(): Iterable<ReclaimEntry> {
-    for (const r of this.s.all.iterate() as Iterable<Row>) yield entryOf(r);
-  }
-  has(ino: number, chunkIndex: number, version: bigint): boolean {
-    return this.s.has.get(ino, chunkIndex, version) !== undefined;
-  }
-  get length(): number {
-    return Number((this.s.count.get() as { n: bigint }).n);
-  }
-}
-
-/** Versions reserved by writes in flight in this process: queued, but not to be reclaimed yet. */
-export class InflightVersions {
-  private readonly keys = new Set<string>();
-  private static key(ino: number, chunkIndex: number, version: bigint): string {
-    return `${ino}/${chunkIndex}/${version}`;
-  }
-  add(ino: number, chunkIndex: number, version: bigint): void {
-    this.keys.add(InflightVersions.key(ino, chunkIndex, version));
-  }
-  delete(ino: number, chunkIndex: number, version: bigint): void {
-    this.keys.delete(InflightVersions.key(ino, chunkIndex, version));
-  }
-  has(ino: number, chunkIndex: number, version: bigint): boolean {
-    return this.keys.has(InflightVersions.key(ino, chunkIndex, version));
-  }
-}
-
 export interface ReclaimReport {
   versionsDeleted: number;
   /** Entries dropped without deleting: the chunk map points at that version (it was committed). */
@@ -118,7 +43,7 @@ export interface ReclaimReport {
   failures: number;
 }
 
-/** Disk ids of a chunk's shards (store/chunks/placement.ts through store/chunks/file-io.ts). */
+/** Disk ids of a chunk's shards (store/chunks/placement.ts through store/file-io.ts). */
 export type Placement = (seed: bigint, epoch: number, chunkIndex: number, count: number) => readonly number[];
 
 export class Reclaimer {

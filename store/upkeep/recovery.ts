@@ -9,7 +9,7 @@ import { CompactReport, emptyCompactReport } from '../small/compactor';
 import { ChunkRef, patchedInPlace } from '../chunks/chunk-ref';
 import { Applier } from '../chunks/applier';
 import { Intent } from '../meta/chunk-map';
-import { FileIo } from '../chunks/file-io';
+import { FileIo } from '../file-io';
 import { classifyShardError } from '../chunks/shard-encode';
 
 export interface RecoveryReport {

@@ -4,6 +4,7 @@
 // checks what those hashes cannot: that every slice names a needle of its own file that checks. A
 // replica holding a bad needle is counted and queued for heal by the read itself
 // (store/small/needle-io.ts); a needle no replica holds is reported here.
+import { packedInodes } from '../meta/surveys';
 import { Slice } from '../../src/slice';
 import { ChunkEnv } from '../chunks/chunk-env';
 import { ContainerHost, readNeedle } from '../small/needle-io';
@@ -32,8 +33,7 @@ function same(a: Slice | null, b: Slice): boolean {
  */
 export async function scrubNeedles(env: ChunkEnv, host: ContainerHost, slices: SliceRows, signal?: AbortSignal): Promise<NeedleScrubReport> {
   const report = emptyNeedleScrubReport();
-  const inos = (env.db.prepare('SELECT ino FROM inodes WHERE slice_container IS NOT NULL ORDER BY slice_container, slice_offset').all() as Array<{ ino: bigint }>)
-    .map((r) => Number(r.ino));
+  const inos = packedInodes(env.db);
   for (const ino of inos) {
     if (signal?.aborted === true) break;
     const slice = slices.get(ino);

@@ -4,8 +4,9 @@
 // rate and cancelled.
 import { BAD_LISTED_MAX, HealReport, Healer, emptyHealReport } from './heal';
 import { ChunkEnv } from '../chunks/chunk-env';
-import { Layout, parseLayout, shardCount } from '../chunks/layout';
+import { Layout, parseLayout, shardCount } from '../../src/layout';
 import { Pacer } from './pace';
+import { LiveChunk, liveChunks } from '../meta/surveys';
 
 export interface ScrubProgress { doneBytes: number; totalBytes: number; doneItems: number; totalItems: number }
 
@@ -19,7 +20,6 @@ export interface ScrubOptions {
   onlyDisk?: number;
 }
 
-interface Row { ino: bigint; chunk_index: bigint; logical_len: bigint; layout: string }
 
 /** Shard bytes a chunk occupies: R copies, or K+M fragments of ceil(len/K) (DESIGN §3). */
 function shardBytes(layout: Layout, logicalLenBytes: number): number {
@@ -37,13 +37,12 @@ function add(total: HealReport, one: HealReport): void {
 
 export async function scrubChunks(env: ChunkEnv, healer: Healer, opts: ScrubOptions = {}): Promise<HealReport> {
   healer.prepareScrub();
-  const rows = env.db.prepare(`SELECT c.ino, c.chunk_index, c.logical_len, i.layout FROM chunks c JOIN inodes i ON i.ino = c.ino
-                               WHERE c.version > 0 ORDER BY c.ino, c.chunk_index`).all() as Row[];
+  const rows = liveChunks(env.db);
   const layouts = new Map<string, Layout>();
-  const bytesOf = (r: Row): number => {
-    let l = layouts.get(r.layout);
-    if (l === undefined) layouts.set(r.layout, (l = parseLayout(r.layout)));
-    return shardBytes(l, Number(r.logical_len));
+  const bytesOf = (r: LiveChunk): number => {
+    let l = layouts.get(r.layoutText);
+    if (l === undefined) layouts.set(r.layoutText, (l = parseLayout(r.layoutText)));
+    return shardBytes(l, r.logicalLenBytes);
   };
   const totalBytes = rows.reduce((n, r) => n + bytesOf(r), 0);
   const total = emptyHealReport();
@@ -53,7 +52,7 @@ export async function scrubChunks(env: ChunkEnv, healer: Healer, opts: ScrubOpti
   for (let i = 0; i < rows.length; i++) {
     if (opts.signal?.aborted === true) return { ...total, cancelled: true };
     const r = rows[i];
-    add(total, await healer.healChunk(Number(r.ino), Number(r.chunk_index), opts.repair ?? false, opts.onlyDisk));
+    add(total, await healer.healChunk(r.ino, r.chunkIndex, opts.repair ?? false, opts.onlyDisk));
     doneBytes += bytesOf(r);
     opts.onProgress?.({ doneBytes, totalBytes, doneItems: i + 1, totalItems: rows.length });
     await pacer.pace(doneBytes, opts.signal);

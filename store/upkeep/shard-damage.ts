@@ -9,7 +9,7 @@ import { ChunkEnv, readOrder } from '../chunks/chunk-env';
 import { ChunkRef, ecGeometry, shardDataLen } from '../chunks/chunk-ref';
 import { mapRange } from '../../src/mapping';
 import { FsError } from '../fs-error';
-import { shardCount } from '../chunks/layout';
+import { shardCount } from '../../src/layout';
 
 export type DamageKind = 'data' | 'hash' | 'header' | 'drop';
 

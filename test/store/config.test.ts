@@ -4,7 +4,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ConfigError } from '../../store/config';
-import { parseLayout, writeQuorum } from '../../store/chunks/layout';
+import { parseLayout, writeQuorum } from '../../src/layout';
 import { placeChunk, placementScore } from '../../store/chunks/placement';
 import { Store } from '../../store/store';
 import { u64le, xxh3_64 } from '../../src/xxh3';

@@ -1,4 +1,4 @@
-// KeyedMutex.runIfFree (the read pipeline's lock, store/chunks/file-io.ts): a result at once takes no lock
+// KeyedMutex.runIfFree (the read pipeline's lock, store/file-io.ts): a result at once takes no lock
 // entry; a promise holds the key until it settles, so run() calls queued meanwhile wait for it, and
 // the caller sees the result only once the key is free again.
 import test from 'ava';

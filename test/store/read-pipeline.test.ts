@@ -1,4 +1,4 @@
-// The one read pipeline (store/chunks/file-io.ts readInto, DESIGN §6): cached data is answered at once (a
+// The one read pipeline (store/file-io.ts readInto, DESIGN §6): cached data is answered at once (a
 // number, no promise); anything else is a promise; a damaged shard is served around where its
 // failure is seen, counted and queued for heal once, and never read a second time for the request,
 // also through the mount's read op (fs/ops-file.ts read over the write-back buffer).

@@ -27,7 +27,7 @@ test('EC payloads without a split copy equal the §6 split + RS parity', async (
   const { encodeEcShards } = await import('../../store/chunks/ec-chunk');
   const { splitChunk } = await import('../../src/mapping');
   const { rsCodec } = await import('../../src/rs');
-  const { parseLayout } = await import('../../store/chunks/layout');
+  const { parseLayout } = await import('../../src/layout');
   for (const [layout, len] of [['ec:4+2', 256 * 1024], ['ec:2+1', 128 * 1024], ['ec:4+2', 100_000], ['ec:3+2', 192 * 1024]] as const) {
     const l = parseLayout(layout);
     const k = l.kind === 'ec' ? l.k : 1;

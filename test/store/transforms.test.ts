@@ -6,7 +6,7 @@ import test from 'ava';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { decodeHeader, FLAG_COMPRESSED, FLAG_ENCRYPTED, HEADER_BYTES } from '../../src/header';
-import { parseLayout } from '../../store/chunks/layout';
+import { parseLayout } from '../../src/layout';
 import { LAYOUT_XATTR } from '../../store/meta/attr';
 import { ROOT_INO, openDb } from '../../store/meta/meta';
 import { Store } from '../../store/store';

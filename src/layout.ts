@@ -2,8 +2,8 @@
 // transforms, comma-separated (issue 23, DESIGN §10): 'replica:3,zstd', 'ec:4+2,zstd,aes256gcm'.
 // The parsed form carries the header echo fields (spec §3: ec_k, ec_m, ec_algo) so a
 // Replica layout is k=1, m=0, algo=0 in shard headers (DESIGN §3).
-import { EC_ALGO_NONE, EC_ALGO_RS_VANDERMONDE } from '../../src/header';
-import { ChunkTransforms, NO_TRANSFORMS, TransformNameError, parseTransforms, transformNames } from '../../src/chunk-transforms';
+import { EC_ALGO_NONE, EC_ALGO_RS_VANDERMONDE } from './header';
+import { ChunkTransforms, NO_TRANSFORMS, TransformNameError, parseTransforms, transformNames } from './chunk-transforms';
 
 export const REPLICAS_MAX = 16; // more copies than this is a typo, not a policy
 export const EC_SHARDS_MAX = 256; // GF(2^8) Reed-Solomon: k+m <= 256

@@ -1,10 +1,8 @@
-// Containers (spec §11.1, DESIGN §5 "Small files"): internal files that hold needles. Each is an
-// inode of type 'file' with no directory entry (so no listing shows it) and a row in table
-// `containers`, owned by this class: its pack class (the target layout of the files packed into
-// it), state, append offset and dead bytes. One open container per pack class; an open container
-// is stored as Replica with its target's fault tolerance (ec:K+M -> replica:M+1).
-import { Db } from '../meta/meta';
-import { Layout, parseLayout, placementText } from '../chunks/layout';
+// Table `containers` (spec §11.1, DESIGN §5 "Small files"), owned by this class. A container is an
+// internal file that holds needles: an inode of type 'file' with no directory entry (so no listing
+// shows it) and a row here: its pack class (the target layout of the files packed into it), state,
+// append offset and dead bytes. Its layout while open: store/small/pack-class.ts.
+import { Db } from './meta';
 
 export type ContainerState = 'open' | 'full' | 'sealing' | 'sealed';
 
@@ -26,16 +24,6 @@ function rowOf(r: Row): ContainerRow {
     id: Number(r.id), packClass: String(r.pack_class), state: r.state as ContainerState, usedBytes: Number(r.used_bytes),
     deadBytes: Number(r.dead_bytes), capacityBytes: Number(r.capacity_bytes), sealedFrom: r.sealed_from === null ? null : Number(r.sealed_from),
   };
-}
-
-/**
- * The layout an open container of this pack class is stored in (DESIGN §5: same fault tolerance,
- * Replica), without transforms: it is patched in place until sealed, then written once in its
- * pack class, transforms and all (DESIGN §10).
- */
-export function openLayoutOf(packClass: string): string {
-  const l: Layout = parseLayout(packClass);
-  return l.kind === 'ec' ? `replica:${l.m + 1}` : placementText(l);
 }
 
 /** The one owner of table `containers`. Callers group its changes with theirs in one transaction. */
