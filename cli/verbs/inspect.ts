@@ -120,6 +120,7 @@ function shardText(s: ShardInspection, mine?: string): string {
   const created = new Date(Number(BigInt(h.createdUnixNanos) / 1_000_000n)).toISOString();
   lines.push(`  file ${h.fileId} chunk ${h.chunkIndex} version ${h.version} shard ${h.shardIndex}, ${s.layout}, ` +
     `${bytesText(h.shardDataLenBytes)} of data in ${s.blockCount} block(s) of ${bytesText(h.bitrotBlockBytes)}, chunk ${bytesText(h.chunkLogicalLenBytes)}, written ${created}`);
+  if (s.transforms.length > 0) lines.push(`  payload ${s.transforms.join(' and ')} (spec §3.1; algorithms in the file's layout): ${bytesText(h.chunkLogicalLenBytes)} stored for ${bytesText(h.contentLenBytes)} of content`);
   const pathNote = s.pathAgrees === null ? 'not a canonical shard path' : s.pathAgrees ? 'agrees with its path' : 'DISAGREES with its path (file id, version, chunk or shard)';
   const blocks = s.dataError !== null ? s.dataError
     : s.badBlockCount === 0 ? `all ${s.blockCount} block(s) verify`
