@@ -5,6 +5,7 @@
 import Database from 'better-sqlite3';
 import { assert } from '../../src/errors';
 import { MIGRATION_V5_SPECIAL_FILES } from './migration-v5';
+import { MIGRATION_V8_CHUNK_TRANSFORMS } from './migration-v8';
 import { MIGRATION_V7_PREALLOC } from './prealloc';
 import { MIGRATION_V6_FAR_TIMES } from './far-times';
 
@@ -78,6 +79,8 @@ export const MIGRATIONS: string[] = [
   MIGRATION_V6_FAR_TIMES,
   // v7 (issue 24 item 5): what fallocate allocated, per chunk (store/meta/prealloc.ts).
   MIGRATION_V7_PREALLOC,
+  // v8 (issue 23): a transformed chunk's stored length and flags (store/meta/chunk-map.ts).
+  MIGRATION_V8_CHUNK_TRANSFORMS,
 ];
 
 /** SQL for a new inode number: above every number in use or ever deleted (see ino_high, v4). */
