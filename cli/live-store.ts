@@ -1,15 +1,15 @@
-// The store of a live mount: opened on the injectable Io (store/inject-io.ts) so `chunkfs inject`
+// The store of a live mount: opened on the injectable Io (store/io/inject-io.ts) so `chunkfs inject`
 // reaches every disk call, with the healer and the background commit/reclaim running.
-import { FaultTable } from '../store/fault-table';
-import { InjectIo, InjectSyncIo } from '../store/inject-io';
-import { NodeIo } from '../store/io';
-import { FlushObserver, MeteredIo } from '../store/metered-io';
+import { FaultTable } from '../store/io/fault-table';
+import { InjectIo, InjectSyncIo } from '../store/io/inject-io';
+import { NodeIo } from '../store/io/io';
+import { FlushObserver, MeteredIo } from '../store/io/metered-io';
 import { Store } from '../store/store';
-import { nodeSyncIo } from '../store/sync-io';
+import { nodeSyncIo } from '../store/io/sync-io';
 import { mountNote, openAfterHandover } from './store-handover';
 
 /**
- * onFlush: told each device flush's duration (-o metrics; store/metered-io.ts), else flushes are not
+ * onFlush: told each device flush's duration (-o metrics; store/io/metered-io.ts), else flushes are not
  * timed. A store still held by a mount just unmounted is waited for (cli/store-handover.ts).
  */
 export async function openLiveStore(storeDir: string, mountpoint: string, onFlush?: FlushObserver): Promise<{ store: Store; faults: FaultTable }> {

@@ -6,8 +6,8 @@
 import * as http from 'node:http';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Store } from '../store/store';
-import type { FaultTable } from '../store/fault-table';
-import { COUNTER_NAMES } from '../store/counters';
+import type { FaultTable } from '../store/io/fault-table';
+import { COUNTER_NAMES } from '../store/meta/counters';
 
 const OP_BUCKETS_S = [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30];
 const FLUSH_BUCKETS_S = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1, 5];

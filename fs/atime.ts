@@ -5,7 +5,7 @@
 // (DESIGN §5: each commit is a WAL write); stat lays a pending atime over the row, so it shows at
 // once. An update lost in a crash loses only atime, which POSIX lets a file system relax.
 import type { NamespacePort } from './store-port';
-import { nowNs } from '../store/meta';
+import { nowNs } from '../store/meta/meta';
 
 export type AtimeMode = 'relatime' | 'strictatime' | 'noatime';
 

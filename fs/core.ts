@@ -2,7 +2,7 @@
 // write-back buffer and the kernel's lookup counts. Transports (fs/fuse/) turn requests into calls
 // of the ops in fs/ops-*.ts, which take inode numbers and file handles.
 import type { StorePort } from './store-port';
-import type { Attr } from '../store/namespace';
+import type { Attr } from '../store/meta/namespace';
 import type { Stat } from './types';
 import { Handles, OpenFile, pendingRanges } from './handles';
 import { DirHandles } from './dir-handles';
@@ -10,14 +10,14 @@ import { LookupCounts } from './lookups';
 import { WriteBack } from './write-buffer';
 import { AtimeMode, AtimeUpdates } from './atime';
 import { GoneDirs } from './gone-dirs';
-import { nowNs } from '../store/meta';
+import { nowNs } from '../store/meta/meta';
 
 // st_blksize of what is not a regular file. Tools size their I/O by st_blksize; a FUSE write moves up
 // to 1 MiB with libfuse3 (128 KiB with fuse-native).
 const BLKSIZE_BYTES = 128 * 1024;
 /**
  * A regular file's st_blksize is its chunk size (issue 24 item 4): holes come in whole chunks
- * (store/allocated.ts; the format stores every byte of a chunk from its start, spec §8), and
+ * (store/meta/allocated.ts; the format stores every byte of a chunk from its start, spec §8), and
  * tools take st_blksize as the allocation unit (xfstests' seek_sanity_test, cp --sparse=always's
  * hole size). Bounded because cp and Python allocate a buffer of st_blksize per copy or open file:
  * chunks above this (an operator's --chunk-size) have holes coarser than st_blksize.

@@ -2,8 +2,8 @@
 // ctime), statfs (usable capacity = raw / default layout overhead, from the store).
 import type { FsCore } from './core';
 import type { AttrChanges, Caller, FsCounts, Stat, TimeArg } from './types';
-import { nowNs } from '../store/meta';
-import { NAME_BYTES_MAX } from '../store/names';
+import { nowNs } from '../store/meta/meta';
+import { NAME_BYTES_MAX } from '../store/meta/names';
 import { posix } from './errno';
 import { chmodAcl } from './acl';
 import { modeAfterChown, modeAfterWrite, modeSetBy } from './set-id';

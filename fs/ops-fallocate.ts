@@ -1,13 +1,13 @@
 // fallocate(2) by handle: allocate (mode 0: the size grows to cover the range) and KEEP_SIZE alone
 // (the size stays): the store writes sparsely, so no space is reserved, but the range is the file's
-// from then on (store/prealloc.ts: st_blocks counts it, as on ext4, SEEK_DATA sees it as data, it
+// from then on (store/meta/prealloc.ts: st_blocks counts it, as on ext4, SEEK_DATA sees it as data, it
 // reads zeros; issue 24 item 5). PUNCH_HOLE and ZERO_RANGE: the range reads as zeros; whole chunks
-// inside it are freed in the store (store/punch.ts) and allocated no more, and the partly covered
+// inside it are freed in the store (store/chunks/punch.ts) and allocated no more, and the partly covered
 // chunks get zeros written through the write-back buffer. COLLAPSE_RANGE and
 // INSERT_RANGE never arrive: the kernel's FUSE module answers EOPNOTSUPP for every other mode
 // itself (checked on 6.18: only the punch reached the mount); they are refused here too.
 import type { FsCore } from './core';
-import { nowNs } from '../store/meta';
+import { nowNs } from '../store/meta/meta';
 import { posix } from './errno';
 import { FILE_BYTES_MAX } from '../store/file-io';
 

@@ -5,7 +5,7 @@ import type { FsCore } from './core';
 import type { Caller, Stat } from './types';
 import { checkLength, newOwner } from './ops-names';
 import { posix } from './errno';
-import { nowNs } from '../store/meta';
+import { nowNs } from '../store/meta/meta';
 import { FILE_BYTES_MAX } from '../store/file-io';
 import { applyInherited, inherit } from './acl';
 

@@ -1,5 +1,5 @@
 // lseek(2) SEEK_DATA and SEEK_HOLE by handle (issue 15 item 12), answered from the chunk map: a chunk
-// with no live version is a hole (store/allocated.ts). Bytes the mount still holds (buffered, in a
+// with no live version is a hole (store/meta/allocated.ts). Bytes the mount still holds (buffered, in a
 // close batch, being stored) are data too, counted as they will be stored (DESIGN §5 "One view";
 // issue 19: cp copied zeros when a just-written file answered ENXIO). SEEK_SET/CUR/END never reach
 // a file system (the kernel moves the offset itself).

@@ -1,8 +1,8 @@
 // The part of store/Store the mount uses (store-api.md). Declared here so the filesystem core depends
 // on the contract, not on the store's classes: store/store.ts's Store (and its Namespace) satisfy it.
-import type { Attr, InodeType, SpecialType } from '../store/attr';
-import type { PendingRange } from '../store/allocated';
-import type { CommitTimes } from '../store/commit-times';
+import type { Attr, InodeType, SpecialType } from '../store/meta/attr';
+import type { PendingRange } from '../store/meta/allocated';
+import type { CommitTimes } from '../store/meta/commit-times';
 export type { PendingRange, CommitTimes };
 
 /** The POSIX namespace the core works on (inodes, names, links, xattrs); failures are FsErrors. */

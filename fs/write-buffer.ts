@@ -9,7 +9,7 @@ import { Extent, Run, pushRange, releaseExtents, runBytes, toRuns } from './exte
 import { SLAB_BYTES_DEFAULT, SlabPool } from './slab-pool';
 import { allocLarge } from '../src/huge-buffer';
 import type { CommitTimes, StorePort } from './store-port';
-import { nowNs } from '../store/meta';
+import { nowNs } from '../store/meta/meta';
 import { assert } from '../src/errors';
 
 export interface WriteBackOptions {
@@ -37,7 +37,7 @@ const STAGING_KEPT_MAX = 2;
 const STAGING_MIN_BYTES = 256 * 1024;
 /**
  * Closed files whose flush may still run after close returned. Bounds the files (and so the needles
- * queued in store/needle-io.ts, far below its PENDING_NEEDLES_MAX) a fast creator of small files has
+ * queued in store/small/needle-io.ts, far below its PENDING_NEEDLES_MAX) a fast creator of small files has
  * in flight; past it close waits for its own flush, as before.
  */
 const CLOSE_FLUSHES_MAX = 1024;
@@ -53,7 +53,7 @@ const CLOSE_BATCH_DELAY_MS = 20;
  * Store writes of one close batch in flight at once: files of up to a chunk each write shard files
  * (temp file, fdatasync, rename per replica), so a batch of CLOSE_FLUSHES_MAX of them must not hold
  * thousands of descriptors at once. Small files' needles still share an append: the appender takes
- * every needle that arrives while one append runs (store/needle-io.ts).
+ * every needle that arrives while one append runs (store/small/needle-io.ts).
  */
 const CLOSE_BATCH_CONCURRENCY = 128;
 /**
@@ -219,7 +219,7 @@ export class WriteBack {
    * at most one chunk is stored in the background, with the other files closed within
    * CLOSE_BATCH_DELAY_MS: a writer of many small files (tar -x, cp -r) does not wait one container
    * append per file (about two device flushes), and their needles share one append
-   * (store/needle-io.ts). The prefix rule holds as for any flush, and an error is reported by the
+   * (store/small/needle-io.ts). The prefix rule holds as for any flush, and an error is reported by the
    * file's next fsync or close (release keeps it: see settle). Larger files, and closes past
    * CLOSE_FLUSHES_MAX waiting, are stored before close returns.
    */
@@ -457,7 +457,7 @@ export class WriteBack {
   /**
    * How far a merged whole-chunk write of chunk c reaches: its stored length or the end of its last
    * run, whichever is further, within the file. Not to the file's size: a chunk's tail past both is
-   * a hole and stays one, as allocation answers predicted it (store/allocated.ts, issue 19).
+   * a hole and stays one, as allocation answers predicted it (store/meta/allocated.ts, issue 19).
    */
   private mergedLength(file: OpenFile, c: number, lastRun: Run): number {
     const start = c * this.opts.chunkSizeBytes;

@@ -1,5 +1,5 @@
 // Intent-log recovery benchmark (issue 21 item 4, DESIGN §5): how long Store.open takes when the
-// log holds a full backlog of unapplied intents (the bound of store/intent-backlog.ts), as after a
+// log holds a full backlog of unapplied intents (the bound of store/chunks/intent-backlog.ts), as after a
 // crash under an fsync-heavy load. A child process fills the backlog with random 4 KiB writes while
 // its applier is held, then exits without closing (like kill -9); the parent opens the store
 // (recovery applies every intent) and reports the open time and what recovery did.
@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { Store } from '../store/store';
-import { ROOT_INO } from '../store/meta';
+import { ROOT_INO } from '../store/meta/meta';
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);

@@ -13,7 +13,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { execSync, spawn } from 'node:child_process';
 import { Store } from '../store/store';
-import { ROOT_INO } from '../store/meta';
+import { ROOT_INO } from '../store/meta/meta';
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);

@@ -4,10 +4,10 @@ import * as crypto from 'node:crypto';
 import * as path from 'node:path';
 import { ChunkfsError } from '../src/errors';
 import { BITROT_KEY_BYTES, BitrotKey, parseBitrotKey } from '../src/keying';
-import { Layout, parseLayout, shardCount } from './layout';
+import { Layout, parseLayout, shardCount } from '../src/layout';
 import { writeMarker } from './disk-identity';
-import { refuseSharedDiskDir } from './private-modes';
-import { PRIVATE_DIR_MODE, SyncIo, nodeSyncIo } from './sync-io';
+import { refuseSharedDiskDir } from './io/private-modes';
+import { PRIVATE_DIR_MODE, SyncIo, nodeSyncIo } from './io/sync-io';
 
 export const CONFIG_FILE = 'chunkfs.json';
 export const KEY_FILE = 'bitrot.key';
@@ -24,7 +24,7 @@ const DISKS_MAX = 256;
 const CHUNK_BYTES_MAX = 1 << 30;
 
 export interface DiskEntry {
-  id: number; // u64 used by placement (store/placement.ts)
+  id: number; // u64 used by placement (store/chunks/placement.ts)
   path: string; // absolute, or relative to the store directory
   epoch: number; // cluster_map_epoch in which the disk was added
 }
@@ -215,7 +215,7 @@ export function keyPath(dir: string, config: StoreConfig): string {
 
 /**
  * The 32-byte key file: a regular file, exactly 32 bytes (DESIGN §3). Its mode is not checked here:
- * Store.open makes it owner-only with the rest of the store (store/private-modes.ts), or refuses.
+ * Store.open makes it owner-only with the rest of the store (store/io/private-modes.ts), or refuses.
  */
 function readKey(io: SyncIo, keyPath: string): Buffer {
   let st;

@@ -5,7 +5,7 @@
 // recreating it on the root filesystem would silently move data off the real disk.
 import * as nodePath from 'node:path';
 import { ChunkfsError } from '../src/errors';
-import { SyncIo } from './sync-io';
+import { SyncIo } from './io/sync-io';
 
 export const DISK_MARKER_FILE = 'chunkfs-disk.json';
 export const DISK_MARKER_FORMAT = 'chunkfs-disk';
@@ -21,7 +21,7 @@ export interface DiskMarker {
 
 /** A shard operation refused because its disk is offline (missing, foreign or vanished). */
 export class DiskUnavailableError extends ChunkfsError {
-  readonly code = 'ENODEV'; // classified as an I/O failure of that disk (store/shard-store.ts)
+  readonly code = 'ENODEV'; // classified as an I/O failure of that disk (store/chunks/shard-store.ts)
   constructor(diskId: number, readonly reason: string) {
     super(reason, { diskId: String(diskId) });
   }

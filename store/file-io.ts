@@ -3,36 +3,35 @@
 // overwritten chunk, and every EC partial write, is a whole-shard write of a fresh
 // version (copy-on-write) committed in the chunk map after the shards are durable,
 // then the old version is deleted; a Replica partial write inside the chunk is the
-// §8.2 in-place read-modify-write (store/replica-chunk.ts). The write path itself is
-// store/chunk-writer.ts; this file owns the inode lock, the caches, reads and truncate.
-import { ChunkEnv } from './chunk-env';
-import type { CommitTimes } from './commit-times';
-import { ChunkRow } from './chunk-map';
-import { ChunkRef, FileLayout } from './chunk-ref';
-import { readChunk, writeWholeChunk } from './chunk-io';
-import { Maybe, andThen, noThrow } from './maybe-async';
+// §8.2 in-place read-modify-write (store/chunks/replica-chunk.ts). The write path itself is
+// store/chunks/chunk-writer.ts; this file owns the inode lock, the caches, reads and truncate.
+import { ChunkEnv } from './chunks/chunk-env';
+import type { CommitTimes } from './meta/commit-times';
+import { ChunkRow } from './meta/chunk-map';
+import { ChunkRef, FileLayout } from './chunks/chunk-ref';
+import { readChunk, writeWholeChunk } from './chunks/chunk-io';
+import { Maybe, andThen, noThrow } from './chunks/maybe-async';
 import { FsError } from './fs-error';
-import { KeyedMutex } from './keyed-mutex';
-import { parseLayout, shardCount } from './layout';
-import { dbToU64, nowNs } from './meta';
-import { PlacementDisk, placeChunk } from './placement';
-import { validRange } from './bounded';
-import { readRangeInto } from './range-read';
-import { ChunkWriter } from './chunk-writer';
-import { PastSize } from './past-size';
-import { repoint, retireChunk } from './live-version';
+import { KeyedMutex } from './chunks/keyed-mutex';
+import { parseLayout, shardCount } from '../src/layout';
+import { nowNs } from './meta/meta';
+import { PlacementDisk, placeChunk } from './chunks/placement';
+import { validRange } from './chunks/bounded';
+import { readRangeInto } from './chunks/range-read';
+import { ChunkWriter } from './chunks/chunk-writer';
+import { PastSize } from './meta/past-size';
+import { repoint, retireChunk } from './chunks/live-version';
 import { LRUCache } from 'lru-cache';
 import * as crypto from 'node:crypto';
 import { Slice } from '../src/slice';
-import { Containers, ContainerRow, openLayoutOf } from './container';
-import { NeedleAppender } from './needle-io';
-import { SliceRows } from './slice-rows';
-import { SmallFiles, SmallFilesHost } from './small-files';
-import { NEXT_INO_SQL, u64ToDb } from './meta';
+import { Containers, ContainerRow } from './meta/containers';
+import { openLayoutOf } from './small/pack-class';
+import { NeedleAppender } from './small/needle-io';
+import { SliceRows } from './meta/slice-rows';
+import { SmallFiles, SmallFilesHost } from './small/small-files';
 
 export const FILE_BYTES_MAX = 2 ** 50;
 
-type Row = Record<string, bigint | string | null>;
 interface FileInfo { fl: FileLayout; sizeBytes: number; nlink: number; slice: Slice | null }
 
 /** Small-file packing (DESIGN §5 "Small files"): the mkfs threshold and the container parameters. */
@@ -55,9 +54,8 @@ const CACHED_PLACEMENTS_MAX = 16_384;
 
 export class FileIo implements SmallFilesHost {
   private readonly locks = new KeyedMutex();
-  /** Inodes whose lock the applier holds (store/applier.ts). */
+  /** Inodes whose lock the applier holds (store/chunks/applier.ts). */
   private readonly applying = new Map<number, number>();
-  private readonly q;
   private readonly infos = new LRUCache<number, FileInfo>({ max: CACHED_FILES_MAX });
   private readonly placements = new LRUCache<string, readonly number[]>({ max: CACHED_PLACEMENTS_MAX });
   private readonly writer: ChunkWriter;
@@ -69,18 +67,6 @@ export class FileIo implements SmallFilesHost {
 
   constructor(private readonly env: ChunkEnv, private readonly disks: PlacementDisk[], private readonly packing: PackingOptions) {
     const db = env.db;
-    this.q = {
-      info: db.prepare(`SELECT type, size, nlink, layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch,
-                        slice_container, slice_offset, slice_length, slice_cookie FROM inodes WHERE ino = ?`),
-      insertInternal: db.prepare(`INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns,
-        layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch) VALUES (${NEXT_INO_SQL}, 'file', ?, 0, 0, 0, 1, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-      dropInode: db.prepare('DELETE FROM inodes WHERE ino = ?'),
-      dropHeal: db.prepare('DELETE FROM heal_queue WHERE ino = ?'),
-      dropXattrs: db.prepare('DELETE FROM xattrs WHERE ino = ?'),
-      dropOrphan: db.prepare('DELETE FROM orphans WHERE ino = ?'),
-      setSize: db.prepare('UPDATE inodes SET size = ?, mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
-      setSizeOnly: db.prepare('UPDATE inodes SET size = ? WHERE ino = ?'),
-    };
     this.writer = new ChunkWriter(env, this);
     this.pastSize = new PastSize(env.db);
     this.containers = new Containers(db);
@@ -135,7 +121,10 @@ export class FileIo implements SmallFilesHost {
     const c = this.packing.containerChunk;
     const seed = crypto.randomBytes(8).readBigUInt64LE(0);
     const t = nowNs();
-    const id = Number(this.q.insertInternal.run(0o100600, t, t, t, t, layout, c.chunkSizeBytes, c.bitrotBlockBytes, c.ecBlockSizeBytes, u64ToDb(seed), c.clusterMapEpoch).lastInsertRowid);
+    const id = this.env.fileRows.insertInternal({
+      layoutText: layout, chunkSizeBytes: c.chunkSizeBytes, bitrotBlockBytes: c.bitrotBlockBytes, ecBlockSizeBytes: c.ecBlockSizeBytes,
+      placementSeed: seed, clusterMapEpoch: c.clusterMapEpoch, timeNs: t,
+    });
     const row: ContainerRow = { id, packClass, state, usedBytes, deadBytes, capacityBytes: this.packing.containerCapacityBytes, sealedFrom };
     this.containers.add(row);
     return row;
@@ -148,8 +137,7 @@ export class FileIo implements SmallFilesHost {
     this.env.map.dropInode(ino);
     this.env.map.dropIntentsOf(ino);
     this.env.backlog.dropInode(ino); // in the caller's transaction: the container goes with it
-    this.q.dropHeal.run(ino);
-    this.q.dropInode.run(ino);
+    this.env.fileRows.dropInternal(ino);
     this.forget(ino);
   }
 
@@ -189,19 +177,15 @@ export class FileIo implements SmallFilesHost {
   }
 
   private loadInfo(ino: number): FileInfo {
-    const r = this.q.info.get(ino) as Row | undefined;
+    const r = this.env.fileRows.get(ino);
     if (r === undefined) throw new FsError('ENOENT', `no inode ${ino}`);
     if (r.type === 'dir') throw new FsError('EISDIR', `inode ${ino} is a directory`);
     if (r.type !== 'file') throw new FsError('EINVAL', `inode ${ino} is not a regular file`);
     const fl: FileLayout = {
-      layout: parseLayout(String(r.layout)), chunkSizeBytes: Number(r.chunk_size), bitrotBlockBytes: Number(r.bitrot_block),
-      ecBlockSizeBytes: Number(r.ec_block_size), placementSeed: dbToU64(r.placement_seed as bigint),
-      clusterMapEpoch: Number(r.cluster_map_epoch),
+      layout: parseLayout(r.layoutText), chunkSizeBytes: r.chunkSizeBytes, bitrotBlockBytes: r.bitrotBlockBytes,
+      ecBlockSizeBytes: r.ecBlockSizeBytes, placementSeed: r.placementSeed, clusterMapEpoch: r.clusterMapEpoch,
     };
-    const slice: Slice | null = r.slice_container === null ? null : {
-      containerId: BigInt(r.slice_container), offsetBytes: BigInt(r.slice_offset!), lengthBytes: Number(r.slice_length), cookie: Number(r.slice_cookie),
-    };
-    return { fl, sizeBytes: Number(r.size), nlink: Number(r.nlink), slice };
+    return { fl, sizeBytes: r.sizeBytes, nlink: r.nlink, slice: r.slice };
   }
 
   ref(ino: number, fl: FileLayout, chunkIndex: number, version: bigint, logicalLenBytes: number): ChunkRef {
@@ -366,8 +350,7 @@ export class FileIo implements SmallFilesHost {
       // Data first: the shortened tail's shards are durable.
       if (shortened !== null) repoint(this.env, ino, fl, { chunkIndex: lastKept, version: shortened.version, logicalLenBytes: tailLen, failed: shortened.failed, old: tail });
       for (const r of dropped) retireChunk(this.env, ino, r.chunkIndex, r.version, fl);
-      if (touch) this.q.setSize.run(sizeBytes, t, t, ino);
-      else this.q.setSizeOnly.run(sizeBytes, ino);
+      this.env.fileRows.setSize(ino, sizeBytes, touch ? t : null);
       this.pastSize.clear(ino);
     })();
     if (shortened !== null) this.env.backlog.dropChunk(ino, lastKept);
@@ -399,7 +382,7 @@ export class FileIo implements SmallFilesHost {
     return trimmed;
   }
 
-  /** The tail chunk's first tailLen bytes as a fresh version, reserved durably first (store/chunk-writer.ts). */
+  /** The tail chunk's first tailLen bytes as a fresh version, reserved durably first (store/chunks/chunk-writer.ts). */
   private async shortenTail(ino: number, fl: FileLayout, tail: ChunkRef, tailLen: number): Promise<{ version: bigint; failed: number[] }> {
     const content = await readChunk(this.env, tail, 0, tailLen);
     const version = this.env.db.transaction(() => {
@@ -431,11 +414,8 @@ export class FileIo implements SmallFilesHost {
         this.small.retire(ino); // its needle turns dead (spec §11.5 Delete)
         this.env.map.dropInode(ino);
         this.env.map.dropIntentsOf(ino);
-        this.q.dropHeal.run(ino);
-        this.q.dropXattrs.run(ino);
-        this.q.dropOrphan.run(ino);
         this.pastSize.clear(ino);
-        this.q.dropInode.run(ino);
+        this.env.fileRows.dropFile(ino);
       })();
       this.env.backlog.dropInode(ino);
     });

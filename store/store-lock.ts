@@ -5,10 +5,10 @@
 // recovery and garbage collection under the other's feet (DESIGN §5). A lock whose
 // pid is dead is stale and is taken over (with a message); read-only opens
 // (`chunkfs status` of a store not mounted) take no lock. The writer also holds meta.db itself
-// (store/meta.ts, issue 20), so the verbs reach a live mount through its control socket.
+// (store/meta/meta.ts, issue 20), so the verbs reach a live mount through its control socket.
 import * as path from 'node:path';
 import { ChunkfsError } from '../src/errors';
-import { SyncIo, nodeSyncIo } from './sync-io';
+import { SyncIo, nodeSyncIo } from './io/sync-io';
 
 export const LOCK_FILE = 'chunkfs.lock';
 const ACQUIRE_TRIES_MAX = 4;

@@ -2,46 +2,50 @@
 // meta.db and one or more disk directories (DESIGN §4). Ties together the
 // namespace, file I/O, heal and recovery; status() reports disks, layouts in use,
 // the heal queue and counters.
-import { Maybe } from './maybe-async';
+import { Maybe } from './chunks/maybe-async';
 import * as nodePath from 'node:path';
 import { LOCK_FILE } from './store-lock';
-import { LooseModes, describeModeChanges, findLooseModes, refuseSharedDiskDir, tightenStoreModes } from './private-modes';
-import { PRIVATE_DIR_MODE, SyncIo, nodeSyncIo } from './sync-io';
+import { LooseModes, describeModeChanges, findLooseModes, refuseSharedDiskDir, tightenStoreModes } from './io/private-modes';
+import { PRIVATE_DIR_MODE, SyncIo, nodeSyncIo } from './io/sync-io';
 import { loadHighway } from '../src/highway';
-import { ChunkEnv, DiskHealth } from './chunk-env';
-import { ChunkMap } from './chunk-map';
+import { ChunkEnv, DiskHealth } from './chunks/chunk-env';
+import { FileRows } from './meta/file-rows';
+import { layoutsInUse as surveyLayouts } from './meta/surveys';
+import { ChunkMap } from './meta/chunk-map';
 import { CONFIG_FILE, DEFAULT_CONTAINER_CAPACITY_BYTES, ConfigError, CreateConfigOptions, OpenedConfig, adoptLegacyStore, createConfig, keyPath, openConfig, setDiskPath } from './config';
-import { FsckOptions, FsckReport, fsck } from './fsck';
+import { FsckOptions, FsckReport, fsck } from './upkeep/fsck';
 import { diskProblem, offlineReason, writeMarker } from './disk-identity';
 import { StoreLock } from './store-lock';
-import { CounterName, Counters } from './counters';
+import { CounterName, Counters } from './meta/counters';
 import { FileIo } from './file-io';
 import { FsError } from './fs-error';
-import { HealOptions, HealReport, Healer } from './heal';
-import type { HealEntry } from './chunk-map';
-import { Io, NodeIo, StatfsResult } from './io';
-import { LayoutError, overhead, parseLayout, shardCount } from './layout';
-import { Db, openDb } from './meta';
-import { openMeta } from './meta-open';
-import { Namespace } from './namespace';
-import { RecoveryReport, emptyRecoveryReport, recover } from './recovery';
-import { ShardStore } from './shard-store';
-import { CommitLog } from './commit-log';
-import { LeakReport, emptyLeakReport, scanLeaks } from './leak-scan';
-import { ScrubOptions, scrubChunks } from './scrub';
-import { NeedleScrubReport, emptyNeedleScrubReport, scrubNeedles } from './scrub-needles';
-import { InflightVersions, ReclaimQueue, ReclaimReport, Reclaimer } from './reclaim';
-import { DamageKind, DamageReport, damageShard, shardByteOf } from './shard-damage';
+import { HealOptions, HealReport, Healer } from './upkeep/heal';
+import type { HealEntry } from './meta/chunk-map';
+import { Io, NodeIo, StatfsResult } from './io/io';
+import { LayoutError, overhead, parseLayout, shardCount } from '../src/layout';
+import { Db, openDb } from './meta/meta';
+import { openMeta } from './meta/meta-open';
+import { Namespace } from './meta/namespace';
+import { RecoveryReport, emptyRecoveryReport, recover } from './upkeep/recovery';
+import { ShardStore } from './chunks/shard-store';
+import { CommitLog } from './meta/commit-log';
+import { LeakReport, emptyLeakReport, scanLeaks } from './upkeep/leak-scan';
+import { ScrubOptions, scrubChunks } from './upkeep/scrub';
+import { NeedleScrubReport, emptyNeedleScrubReport, scrubNeedles } from './upkeep/scrub-needles';
+import { ReclaimReport, Reclaimer } from './upkeep/reclaim';
+import { ReclaimQueue } from './meta/reclaim-queue';
+import { InflightVersions } from './chunks/inflight-versions';
+import { DamageKind, DamageReport, damageShard, shardByteOf } from './upkeep/shard-damage';
 import { NEEDLE_HEADER_BYTES } from '../src/needle';
 import type { Slice } from '../src/slice';
-import { pathOfIno } from './ino-path';
-import { CompactReport, Compactor } from './compactor';
-import { ByteRange, punchHole } from './punch';
-import type { CommitTimes } from './commit-times';
-import { Allocated, PendingRange, SeekWhat } from './allocated';
-import { BACKLOG_BYTES_MAX, BACKLOG_INTENTS_MAX, IntentBacklog } from './intent-backlog';
-import { Applier } from './applier';
-import { Preallocated } from './prealloc';
+import { pathOfIno } from './meta/ino-path';
+import { CompactReport, Compactor } from './small/compactor';
+import { ByteRange, punchHole } from './chunks/punch';
+import type { CommitTimes } from './meta/commit-times';
+import { Allocated, PendingRange, SeekWhat } from './meta/allocated';
+import { BACKLOG_BYTES_MAX, BACKLOG_INTENTS_MAX, IntentBacklog } from './chunks/intent-backlog';
+import { Applier } from './chunks/applier';
+import { Preallocated } from './meta/prealloc';
 
 export const META_FILE = 'meta.db';
 
@@ -57,7 +61,7 @@ export interface ScrubReport extends HealReport {
 
 export interface StoreOpenOptions {
   io?: Io;
-  /** The small files' I/O (config, key, markers, lock; store/sync-io.ts); a live mount passes an injectable one. */
+  /** The small files' I/O (config, key, markers, lock; store/io/sync-io.ts); a live mount passes an injectable one. */
   syncIo?: SyncIo;
   readOnly?: boolean;
   healer?: boolean;
@@ -133,7 +137,7 @@ export class Store {
     const health = new DiskHealth();
     const shards = new ShardStore(io, opened.key, opened.diskPaths, health);
     const commits = new CommitLog(db, io, nodePath.join(dir, `${META_FILE}-wal`));
-    this.env = { db, shards, map: new ChunkMap(db), counters: new Counters(db), health, commits, reclaim: new ReclaimQueue(db), inflight: new InflightVersions(), backlog: new IntentBacklog() };
+    this.env = { db, shards, map: new ChunkMap(db), fileRows: new FileRows(db), counters: new Counters(db), health, commits, reclaim: new ReclaimQueue(db), inflight: new InflightVersions(), backlog: new IntentBacklog() };
     this.files = new FileIo(this.env, config.disks.map((d) => ({ id: d.id, epoch: d.epoch })), {
       smallFileMaxBytes: config.defaults.smallFileMaxBytes ?? 0, // stores made before issue 9: no packing
       containerCapacityBytes: config.defaults.containerCapacityBytes ?? DEFAULT_CONTAINER_CAPACITY_BYTES,
@@ -142,7 +146,7 @@ export class Store {
     this.applier = new Applier(this.env, this.files, (line) => this.log(line));
     this.compactor = new Compactor(this.env, this.files);
     this.prealloc = new Preallocated(db);
-    this.allocated = new Allocated(this.env, config.defaults.smallFileMaxBytes ?? 0, this.prealloc);
+    this.allocated = new Allocated(this.env.db, this.env.map, config.defaults.smallFileMaxBytes ?? 0, this.prealloc);
     this.reclaimer = new Reclaimer(this.env, (seed, epoch, c, count) => this.files.placement(seed, epoch, c, count));
     this.healer = new Healer(this.env, this.files, () => this.checkDisks(true), (line) => this.log(line));
     this.ns = new Namespace(db, {
@@ -315,7 +319,7 @@ export class Store {
     return scrubChunks(this.env, this.healer, { ...opts, repair: true, onlyDisk: diskId });
   }
 
-  /** Metadata against shards (store/fsck.ts). */
+  /** Metadata against shards (store/upkeep/fsck.ts). */
   fsck(opts: FsckOptions = {}): Promise<FsckReport> {
     return fsck({
       env: this.env, files: this.files, healer: this.healer,
@@ -399,7 +403,7 @@ export class Store {
   }
   /**
    * Durable when it resolves; sizeBytes: the size to commit with it (DESIGN §5 prefix rule), else the
-   * data's end; times: the mtime and ctime to commit with it (store/commit-times.ts), else now.
+   * data's end; times: the mtime and ctime to commit with it (store/meta/commit-times.ts), else now.
    */
   write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number, times?: CommitTimes): Promise<void> {
     return this.files.write(ino, offsetBytes, data, sizeBytes, times);
@@ -413,7 +417,7 @@ export class Store {
   punchHole(ino: number, offsetBytes: number, lengthBytes: number): Promise<ByteRange[]> {
     return punchHole(this.env, this.files, ino, offsetBytes, lengthBytes);
   }
-  /** fallocate (mode 0, KEEP_SIZE): the range counts as the file's, as zeros written there would (store/prealloc.ts). */
+  /** fallocate (mode 0, KEEP_SIZE): the range counts as the file's, as zeros written there would (store/meta/prealloc.ts). */
   preallocate(ino: number, offsetBytes: number, lengthBytes: number): void {
     this.prealloc.add(ino, offsetBytes, offsetBytes + lengthBytes);
   }
@@ -422,13 +426,13 @@ export class Store {
     this.prealloc.dropWhole(ino, offsetBytes, offsetBytes + lengthBytes);
   }
   /**
-   * Logical bytes a file holds in live chunks or its needle (st_blocks; store/allocated.ts), with the
+   * Logical bytes a file holds in live chunks or its needle (st_blocks; store/meta/allocated.ts), with the
    * ranges the mount holds in memory counted as they will be stored (DESIGN §5 "One view").
    */
   allocatedBytes(ino: number, pending?: readonly PendingRange[], sizeBytes?: number): number {
     return this.allocated.bytes(ino, pending, sizeBytes);
   }
-  /** SEEK_DATA / SEEK_HOLE from the chunk map and the pending ranges; null: ENXIO (store/allocated.ts). */
+  /** SEEK_DATA / SEEK_HOLE from the chunk map and the pending ranges; null: ENXIO (store/meta/allocated.ts). */
   seekData(ino: number, offsetBytes: number, sizeBytes: number, what: SeekWhat, pending?: readonly PendingRange[]): number | null {
     return this.allocated.seek(ino, offsetBytes, sizeBytes, what, pending);
   }
@@ -456,7 +460,7 @@ export class Store {
     return this.healer.healChunk(ino, chunkIndex, true);
   }
   /**
-   * Verify every shard (store/scrub.ts), then find shard files nothing accounts for and paths under
+   * Verify every shard (store/upkeep/scrub.ts), then find shard files nothing accounts for and paths under
    * the disks whose mode lets others in; with repair, rebuild, remove and fix them.
    */
   async scrub(opts: ScrubOptions = {}): Promise<ScrubReport> {
@@ -492,8 +496,7 @@ export class Store {
       const h = this.env.health.report(d.id);
       disks.push({ id: d.id, path, epoch: d.epoch, ...fsinfo, state: h.state, errors: h.errors, lastError: h.lastError });
     }
-    const layoutsInUse = (this.db.prepare(`SELECT layout, count(*) AS n FROM inodes WHERE type = 'file' AND ino NOT IN (SELECT id FROM containers) GROUP BY layout ORDER BY layout`).all() as Array<{ layout: string; n: bigint }>)
-      .map((r) => ({ layout: r.layout, files: Number(r.n) }));
+    const layoutsInUse = surveyLayouts(this.db);
     return {
       disks, layoutsInUse, healQueueLength: this.env.map.healQueueLength(), openIntents: this.env.map.intentCount(),
       intentBacklog: this.intentBacklog(),
@@ -550,13 +553,13 @@ export class Store {
     return this.opened.diskPaths;
   }
 
-  /** One path of an inode in the namespace ('/a/b'), or null when it has no name (store/ino-path.ts). */
+  /** One path of an inode in the namespace ('/a/b'), or null when it has no name (store/meta/ino-path.ts). */
   pathOf(ino: number): string | null {
     return pathOfIno(this.db, ino);
   }
 
   /**
-   * Damage one shard of a stored chunk on purpose (chunkfs inject, store/shard-damage.ts); shardIndex
+   * Damage one shard of a stored chunk on purpose (chunkfs inject, store/upkeep/shard-damage.ts); shardIndex
    * undefined: the shard a read tries first.
    */
   async damageShard(ino: number, chunkIndex: number, shardIndex: number | undefined, kind: DamageKind, blockIndex = 0): Promise<DamageReport> {

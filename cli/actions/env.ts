@@ -2,7 +2,7 @@
 // mounted, or the live mount's own store when the request came through the control socket. One
 // implementation per verb serves both, so online and offline answers are the same reports.
 import type { Store } from '../../store/store';
-import type { FaultTable } from '../../store/fault-table';
+import type { FaultTable } from '../../store/io/fault-table';
 import type { Progress } from '../control/protocol';
 
 /** What only a live mount has. */

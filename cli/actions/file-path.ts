@@ -1,7 +1,7 @@
 // A file named by its path inside the filesystem (relative to the root, as cli/target.ts makes it):
 // looked up name by name in the store's namespace, following no symlinks.
 import type { Store } from '../../store/store';
-import { ROOT_INO } from '../../store/meta';
+import { ROOT_INO } from '../../store/meta/meta';
 import { ActionError } from './env';
 
 const PATH_DEPTH_MAX = 4096;

@@ -1,7 +1,7 @@
-// `chunkfs fsck` (issue 11): the metadata against the shards (store/fsck.ts), on the live mount's
+// `chunkfs fsck` (issue 11): the metadata against the shards (store/upkeep/fsck.ts), on the live mount's
 // store or offline, with progress in chunks; repair rebuilds, removes leaked files, drains the
 // reclaim queue and (offline only) deletes unlinked inodes.
-import type { FsckReport } from '../../store/fsck';
+import type { FsckReport } from '../../store/upkeep/fsck';
 import { Action, ActionEnv } from './env';
 
 export interface FsckArgs { repair: boolean }

@@ -1,10 +1,10 @@
 // `chunkfs inject` (issue 11, DESIGN §7, like zinject): damage a shard (corrupt a data block, a hash
-// entry or the header; drop the file), or set a fault in the live mount's Io (store/fault-table.ts):
+// entry or the header; drop the file), or set a fault in the live mount's Io (store/io/fault-table.ts):
 // a disk offline, EIO, ENOSPC or added latency for N operations or a duration. Every answer says
 // what was done, in words, so a user can follow what a read will meet next.
-import type { DamageReport } from '../../store/shard-damage';
-import type { Fault, FaultTable } from '../../store/fault-table';
-import { FaultTableError } from '../../store/fault-table';
+import type { DamageReport } from '../../store/upkeep/shard-damage';
+import type { Fault, FaultTable } from '../../store/io/fault-table';
+import { FaultTableError } from '../../store/io/fault-table';
 import { Action, ActionEnv, ActionError, LiveMount } from './env';
 import { InjectArgs } from './inject-args';
 import { regularFileIno } from './file-path';

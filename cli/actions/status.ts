@@ -1,6 +1,6 @@
 // `chunkfs status`: the store's status report (store/store.ts status()), with what a live mount
 // adds: where it is mounted, by which process, and the faults injected into it.
-import { FaultTable } from '../../store/fault-table';
+import { FaultTable } from '../../store/io/fault-table';
 import type { StatusReport } from '../../store/store';
 import { Action, ActionEnv } from './env';
 

@@ -8,11 +8,11 @@ import { chunkfsMountContaining } from '../mounts';
 import { jsonText } from '../output';
 import { bytesText } from '../status-text';
 import { openConfig } from '../../store/config';
-import { nodeSyncIo } from '../../store/sync-io';
-import { NodeIo } from '../../store/io';
+import { nodeSyncIo } from '../../store/io/sync-io';
+import { NodeIo } from '../../store/io/io';
 import { runAction } from '../run-action';
 import type { InodeArgs, InodeResult } from '../actions/inode';
-import { ShardInspection, diskOf, findChunkShards, inspectShardFile } from '../../store/inspect';
+import { ShardInspection, diskOf, findChunkShards, inspectShardFile } from '../../store/upkeep/inspect';
 
 const STORE_SEARCH_DEPTH_MAX = 64;
 const SHARD_NAME_RE = /\.shard(\.tmp\.[0-9a-f]{16})?$/;

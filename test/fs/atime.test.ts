@@ -2,7 +2,7 @@
 // on every access; noatime never; a pending atime is what stat shows.
 import test from 'ava';
 import { AtimeUpdates, RELATIME_AGE_NS, relatimeDue } from '../../fs/atime';
-import type { Namespace } from '../../store/namespace';
+import type { Namespace } from '../../store/meta/namespace';
 
 test('relatimeDue: atime not after mtime or ctime, or a day old', (t) => {
   const now = 10n * RELATIME_AGE_NS;

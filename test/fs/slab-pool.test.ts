@@ -4,7 +4,7 @@
 import test from 'ava'
 import { ExtentMap, releaseExtents, Extent } from '../../fs/extent-map'
 import { SlabPool } from '../../fs/slab-pool'
-import { prng as rng } from '../../store/faulty-io'
+import { prng as rng } from '../../store/io/faulty-io'
 
 const SPACE_BYTES = 1 << 18
 

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process'
 import { ChunkfsMount, mkfs, mountChunkfs, tempDir, removeDir, fsClient, shOk, run, PYTHON } from '../helpers/mount'
 import { REPO_ROOT } from '../helpers/root'
 import { Store } from '../../store/store'
-import { ROOT_INO } from '../../store/meta'
+import { ROOT_INO } from '../../store/meta/meta'
 
 const WRITER = path.join(REPO_ROOT, 'test', 'helpers', 'crash-writer.py')
 const RANDOM_FILE_BYTES = 8 << 20

@@ -1,8 +1,8 @@
 // Issue 24 item 1 (xfstests generic/634): a file whose mtime lies far from now (before 1677 or
-// after 2262, kept in the *_far columns: store/far-times.ts) keeps its bytes. The mtime is set
+// after 2262, kept in the *_far columns: store/meta/far-times.ts) keeps its bytes. The mtime is set
 // while the bytes are still buffered (futimens before close, as tar and cp -a do: the close batch
 // commits the bytes with it, fs/write-buffer.ts) and after close (touch -d). Small files are
-// needles (store/small-files.ts), larger ones chunks. fuse-native carries times as unsigned
+// needles (store/small/small-files.ts), larger ones chunks. fuse-native carries times as unsigned
 // milliseconds, so it refuses times before 1970 (EINVAL, test/mount/posix-details.test.ts): there
 // only the far-future times are checked.
 import test from 'ava'

@@ -119,7 +119,7 @@ test.serial('st_blksize is the chunk size, the unit holes come in: one byte anyw
 })
 
 // Issue 24 item 5 (generic/568): fallocated space counts in st_blocks like written zeros (SEEK_DATA
-// sees data: store/prealloc.ts says why), so a write into it does not grow the file's blocks.
+// sees data: store/meta/prealloc.ts says why), so a write into it does not grow the file's blocks.
 test.serial('fallocate (mode 0, KEEP_SIZE) counts in st_blocks and reads zeros; writing into it changes nothing shown; the same after fsync and a remount (libfuse3)', async (t) => {
   if (!FUSE3) { t.pass('fuse-native has no fallocate'); return }
   const view: ClientOp[] = [['fstat', 'a'], ['lseek', 'a', 4097, 'data'], ['lseek', 'a', CHUNK_BYTES, 'hole'], ['pread', 'a', CHUNK_BYTES + 100, 1000]]

@@ -17,7 +17,7 @@ const STRESS_BYTES_MAX = 1 << 30
 const STORED_PER_LIVE_MAX = 3.3
 /**
  * Directories of the shard fan-out (spec §7: 256 x 256 per disk at most, 4 KiB each) and the
- * compaction threshold (store/compactor.ts COMPACT_DEAD_BYTES_MIN, 4 MiB x 3 replicas).
+ * compaction threshold (store/small/compactor.ts COMPACT_DEAD_BYTES_MIN, 4 MiB x 3 replicas).
  */
 const SLACK_BYTES = 32 << 20
 /** Polls of 1 s for reclaim and compaction to catch up (each runs at least once a second when busy). */

@@ -1,7 +1,7 @@
-// What a file holds by logical bytes (store/allocated.ts, issue 15 item 12): live chunks count
+// What a file holds by logical bytes (store/meta/allocated.ts, issue 15 item 12): live chunks count
 // their logical length, holes (never written, punched, truncated away) count nothing; SEEK_DATA /
 // SEEK_HOLE walk the same chunk map; a packed small file is all data. fallocate'd ranges
-// (store/prealloc.ts, issue 24 item 5) count as a write of zeros would, survive a reopen, and go with
+// (store/meta/prealloc.ts, issue 24 item 5) count as a write of zeros would, survive a reopen, and go with
 // a punch, a truncate or the file.
 import test from 'ava'
 import { SMALL, smallStore } from './helpers'

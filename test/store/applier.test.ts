@@ -7,8 +7,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseBitrotKey } from '../../src/keying';
 import { verifyShardBytes } from '../../src/shard';
-import { mergeRuns } from '../../store/applier';
-import { BACKLOG_INTENTS_MAX, PendingIntent } from '../../store/intent-backlog';
+import { mergeRuns } from '../../store/chunks/applier';
+import { BACKLOG_INTENTS_MAX, PendingIntent } from '../../store/chunks/intent-backlog';
 import { Store } from '../../store/store';
 import { SMALL, prng, randomBytes, smallStore } from './helpers';
 

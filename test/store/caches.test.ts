@@ -3,9 +3,9 @@
 import test from 'ava';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ChunkMap } from '../../store/chunk-map';
-import { InlineGate, NodeIo } from '../../store/io';
-import { ROOT_INO, openDb } from '../../store/meta';
+import { ChunkMap } from '../../store/meta/chunk-map';
+import { InlineGate, NodeIo } from '../../store/io/io';
+import { ROOT_INO, openDb } from '../../store/meta/meta';
 import { Store } from '../../store/store';
 import { SMALL, prng, randomBytes, smallStore, tmpDir } from './helpers';
 

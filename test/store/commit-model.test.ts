@@ -7,9 +7,9 @@
 import test from 'ava';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { FaultyIo, IoOp } from '../../store/faulty-io';
-import { NodeIo } from '../../store/io';
-import { ROOT_INO } from '../../store/meta';
+import { FaultyIo, IoOp } from '../../store/io/faulty-io';
+import { NodeIo } from '../../store/io/io';
+import { ROOT_INO } from '../../store/meta/meta';
 import { Store } from '../../store/store';
 import { SMALL, prng, randomBytes, smallStore, tmpDir } from './helpers';
 
@@ -200,7 +200,7 @@ test('the background timer makes a change durable without any fsync', async (t) 
   const { store, io } = await faulty();
   await store.sync();
   const flushes = counter(io);
-  const env = (store as unknown as { env: { commits: import('../../store/commit-log').CommitLog } }).env;
+  const env = (store as unknown as { env: { commits: import('../../store/meta/commit-log').CommitLog } }).env;
   env.commits.start(100); // the mount uses FLUSH_DELAY_MS (5 s); a short delay keeps the test quick
   store.ns.create(ROOT_INO, 'f', 0o644, 0, 0);
   t.true(env.commits.dirty);

@@ -2,8 +2,8 @@
 // crashable Io, and reopen it after the crash as a process kill or a power loss leaves it.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { FaultyIo } from '../../store/faulty-io';
-import { NodeIo } from '../../store/io';
+import { FaultyIo } from '../../store/io/faulty-io';
+import { NodeIo } from '../../store/io/io';
 import { Store } from '../../store/store';
 import { tmpDir } from './helpers';
 

@@ -1,9 +1,9 @@
-// Times outside signed 64-bit nanoseconds (store/far-times.ts, schema v6): stored exactly in the
+// Times outside signed 64-bit nanoseconds (store/meta/far-times.ts, schema v6): stored exactly in the
 // *_far columns, the *_ns column clamped; any later near time (a write setting mtime to now, a
 // utimens) clears the far column, whichever statement writes it.
 import test from 'ava';
-import { ROOT_INO } from '../../store/meta';
-import { NEAR_NS_MAX, NEAR_NS_MIN, fromColumns, toColumns } from '../../store/far-times';
+import { ROOT_INO } from '../../store/meta/meta';
+import { NEAR_NS_MAX, NEAR_NS_MIN, fromColumns, toColumns } from '../../store/meta/far-times';
 import { smallStore } from './helpers';
 
 const NS_PER_S = 1_000_000_000n;

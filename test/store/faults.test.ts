@@ -11,8 +11,8 @@ import { parseBitrotKey } from '../../src/keying';
 import { dataStartBytes } from '../../src/region';
 import { verifyShardBytes } from '../../src/shard';
 import { DISK_MARKER_FILE } from '../../store/disk-identity';
-import { FaultyIo } from '../../store/faulty-io';
-import { NodeIo } from '../../store/io';
+import { FaultyIo } from '../../store/io/faulty-io';
+import { NodeIo } from '../../store/io/io';
 import { Store } from '../../store/store';
 import { SMALL, prng, randomBytes, smallStore } from './helpers';
 

@@ -2,8 +2,8 @@
 import test from 'ava';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { NodeIo } from '../../store/io';
-import { CrashedError, FaultyIo } from '../../store/faulty-io';
+import { NodeIo } from '../../store/io/io';
+import { CrashedError, FaultyIo } from '../../store/io/faulty-io';
 import { tmpDir as storeTmpDir } from './helpers';
 
 /** Removed when this file ends (helpers' after.always). */

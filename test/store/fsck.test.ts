@@ -1,4 +1,4 @@
-// fsck at the store level (store/fsck.ts): missing shards and bad headers found from one header read
+// fsck at the store level (store/upkeep/fsck.ts): missing shards and bad headers found from one header read
 // each and rebuilt with repair; leaked shard files removed; inodes and container rows that nothing
 // accounts for listed (and left alone).
 import test from 'ava'

@@ -1,7 +1,7 @@
-// The healer's per-shard backoff (store/heal-backoff.ts) and the scrub pass's progress and cancel
-// (store/scrub.ts), at the store level.
+// The healer's per-shard backoff (store/upkeep/heal-backoff.ts) and the scrub pass's progress and cancel
+// (store/upkeep/scrub.ts), at the store level.
 import test from 'ava'
-import { HEAL_BACKOFF_BASE_MS, HEAL_BACKOFF_MAX_MS, HealBackoff } from '../../store/heal-backoff'
+import { HEAL_BACKOFF_BASE_MS, HEAL_BACKOFF_MAX_MS, HealBackoff } from '../../store/upkeep/heal-backoff'
 import { smallStore, prng, randomBytes } from './helpers'
 
 const E = { ino: 5, chunkIndex: 1, version: 2n, shardIndex: 0 }

@@ -4,7 +4,7 @@ import test from 'ava';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { prng } from '../../store/faulty-io';
+import { prng } from '../../store/io/faulty-io';
 import { Store, StoreCreateOptions } from '../../store/store';
 
 export const SMALL = { chunkSizeBytes: 256 * 1024, bitrotBlockBytes: 4096, ecBlockSizeBytes: 64 * 1024 };
@@ -31,7 +31,7 @@ export function tmpDir(prefix = 'chunkfs-store-', base = os.tmpdir()): string {
 const MEMORY_FS = '/dev/shm';
 
 /**
- * A temp directory in memory (tmpfs) when there is one: crash-model tests (store/faulty-io.ts model
+ * A temp directory in memory (tmpfs) when there is one: crash-model tests (store/io/faulty-io.ts model
  * durability themselves) sweep hundreds of crash points, and real device syncs would triple their time.
  */
 export function memTmpDir(prefix = 'chunkfs-store-'): string {

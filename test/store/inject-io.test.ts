@@ -1,15 +1,15 @@
-// The live mount's injectable Io (store/inject-io.ts over store/fault-table.ts): with no fault set it
+// The live mount's injectable Io (store/io/inject-io.ts over store/io/fault-table.ts): with no fault set it
 // is the inner Io itself (same file objects, the inline fast path open); faults hit only their disk,
 // their op class, for their count or duration; the small-file SyncIo only sees a disk taken offline;
 // and a store opened on it serves reads around a disk failing with EIO.
 import test from 'ava';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { FAULTS_MAX, FaultTable, InjectedFaultError } from '../../store/fault-table';
-import { InjectIo, InjectSyncIo } from '../../store/inject-io';
-import { NodeIo } from '../../store/io';
+import { FAULTS_MAX, FaultTable, InjectedFaultError } from '../../store/io/fault-table';
+import { InjectIo, InjectSyncIo } from '../../store/io/inject-io';
+import { NodeIo } from '../../store/io/io';
 import { Store } from '../../store/store';
-import { nodeSyncIo } from '../../store/sync-io';
+import { nodeSyncIo } from '../../store/io/sync-io';
 import { SMALL, prng, randomBytes, tmpDir } from './helpers';
 
 function disks(): { dir: string; d1: string; d10: string } {

@@ -2,7 +2,7 @@
 // entry; a promise holds the key until it settles, so run() calls queued meanwhile wait for it, and
 // the caller sees the result only once the key is free again.
 import test from 'ava';
-import { KeyedMutex } from '../../store/keyed-mutex';
+import { KeyedMutex } from '../../store/chunks/keyed-mutex';
 
 test('runIfFree: at once needs no lock; a promise holds the key until it settles', async (t) => {
   const m = new KeyedMutex();

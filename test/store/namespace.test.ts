@@ -2,9 +2,9 @@
 // hard links and nlink, orphans, layout xattr inheritance.
 import test from 'ava';
 import { FsError } from '../../store/fs-error';
-import { ROOT_INO } from '../../store/meta';
-import { S_IFDIR, S_IFREG } from '../../store/namespace';
-import { XATTR_CREATE, XATTR_REPLACE } from '../../store/xattrs';
+import { ROOT_INO } from '../../store/meta/meta';
+import { S_IFDIR, S_IFREG } from '../../store/meta/namespace';
+import { XATTR_CREATE, XATTR_REPLACE } from '../../store/meta/xattrs';
 import { smallStore } from './helpers';
 
 function code(t: { throws: (fn: () => unknown, exp: object) => unknown }, fn: () => unknown, c: string): void {

@@ -6,10 +6,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { execFile } from 'node:child_process';
 import { Store } from '../../store/store';
-import { ModeError } from '../../store/private-modes';
-import { ROOT_INO } from '../../store/meta';
+import { ModeError } from '../../store/io/private-modes';
+import { ROOT_INO } from '../../store/meta/meta';
 import { SMALL, randomBytes, tmpDir } from './helpers';
-import { prng } from '../../store/faulty-io';
+import { prng } from '../../store/io/faulty-io';
 import { REPO_ROOT } from '../helpers/root';
 
 /** Every path under dir whose mode lets group or others in, with its mode. */

@@ -8,8 +8,8 @@ import * as path from 'node:path';
 import { UnrecoverableError } from '../../src/errors';
 import { dataStartBytes } from '../../src/region';
 import { FsError } from '../../store/fs-error';
-import { NodeIo } from '../../store/io';
-import { SCRATCH_BUFFER_BYTES_MIN, ScratchPool } from '../../store/scratch-pool';
+import { NodeIo } from '../../store/io/io';
+import { SCRATCH_BUFFER_BYTES_MIN, ScratchPool } from '../../store/chunks/scratch-pool';
 import { Store } from '../../store/store';
 import { SMALL, prng, randomBytes, smallStore, tmpDir } from './helpers';
 

@@ -7,9 +7,9 @@
 import test from 'ava';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { FaultyIo } from '../../store/faulty-io';
-import { NodeIo } from '../../store/io';
-import { ROOT_INO } from '../../store/meta';
+import { FaultyIo } from '../../store/io/faulty-io';
+import { NodeIo } from '../../store/io/io';
+import { ROOT_INO } from '../../store/meta/meta';
 import { Store } from '../../store/store';
 import { openCrashable, reopenAfterCrash } from './crash-harness';
 import { SMALL, prng, randomBytes, smallStore, tmpDir } from './helpers';

@@ -1,9 +1,9 @@
 // DESIGN §5 for an in-place replica read-modify-write: the intent and the new mtime commit durably
-// before any replica is touched; the intent's removal afterwards is a lazy commit (store/meta.ts
+// before any replica is touched; the intent's removal afterwards is a lazy commit (store/meta/meta.ts
 // lazyTransaction). These tests prove that losing that lazy commit in a crash is harmless.
 import test from 'ava';
 import * as path from 'node:path';
-import { ROOT_INO, openDb } from '../../store/meta';
+import { ROOT_INO, openDb } from '../../store/meta/meta';
 import { Store } from '../../store/store';
 import { SMALL, prng, randomBytes, smallStore } from './helpers';
 

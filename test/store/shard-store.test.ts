@@ -4,7 +4,7 @@ import test from 'ava';
 import { loadHighway } from '../../src/highway';
 import { parseBitrotKey } from '../../src/keying';
 import { encodeShard } from '../../src/shard';
-import { encodeShardParts } from '../../store/shard-encode';
+import { encodeShardParts } from '../../store/chunks/shard-encode';
 import { prng, randomBytes } from './helpers';
 
 test('encodeShardParts + payload + pad == encodeShard', async (t) => {
@@ -24,10 +24,10 @@ test('encodeShardParts + payload + pad == encodeShard', async (t) => {
 });
 
 test('EC payloads without a split copy equal the §6 split + RS parity', async (t) => {
-  const { encodeEcShards } = await import('../../store/ec-chunk');
+  const { encodeEcShards } = await import('../../store/chunks/ec-chunk');
   const { splitChunk } = await import('../../src/mapping');
   const { rsCodec } = await import('../../src/rs');
-  const { parseLayout } = await import('../../store/layout');
+  const { parseLayout } = await import('../../src/layout');
   for (const [layout, len] of [['ec:4+2', 256 * 1024], ['ec:2+1', 128 * 1024], ['ec:4+2', 100_000], ['ec:3+2', 192 * 1024]] as const) {
     const l = parseLayout(layout);
     const k = l.kind === 'ec' ? l.k : 1;

@@ -7,8 +7,8 @@
 import test from 'ava';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { FaultyIo } from '../../store/faulty-io';
-import { NodeIo } from '../../store/io';
+import { FaultyIo } from '../../store/io/faulty-io';
+import { NodeIo } from '../../store/io/io';
 import { Store } from '../../store/store';
 import { openCrashable, reopenAfterCrash } from './crash-harness';
 import { SMALL, prng, randomBytes, tmpDir } from './helpers';

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import { Store } from '../../store/store';
 import { decodeNeedleHeader } from '../../src/needle';
 import { prng, randomBytes, smallStore } from './helpers';
-import { IoFile, NodeIo, OpenMode } from '../../store/io';
+import { IoFile, NodeIo, OpenMode } from '../../store/io/io';
 
 const PACK = { smallFileMaxBytes: 16 * 1024 };
 

@@ -1,9 +1,9 @@
 // Shard files deleted or replaced from outside while the store is open: NodeIo's
-// descriptor cache must not hide the loss from scrub and heal (store/io.ts revalidate).
+// descriptor cache must not hide the loss from scrub and heal (store/io/io.ts revalidate).
 import test from 'ava';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { NodeIo } from '../../store/io';
+import { NodeIo } from '../../store/io/io';
 import { Store } from '../../store/store';
 import { SMALL, prng, randomBytes, smallStore, tmpDir } from './helpers';
 

@@ -1,7 +1,7 @@
 // status() (disks, layouts in use, heal queue, counters) and the background healer.
 import test from 'ava';
 import * as fs from 'node:fs';
-import { ROOT_INO } from '../../store/meta';
+import { ROOT_INO } from '../../store/meta/meta';
 import { Store } from '../../store/store';
 import { SMALL, prng, randomBytes, smallStore } from './helpers';
 

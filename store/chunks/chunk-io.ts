@@ -1,0 +1,123 @@
+// Whole-chunk operations shared by the write paths: the whole-shard write of every
+// shard of a chunk version (spec §8.1, concurrently, with a write quorum), verified
+// reads dispatched by layout, and payload building.
+import { ErrorSite, UnrecoverableError } from '../../src/errors';
+import { ChunkEnv, noteShardFailure } from './chunk-env';
+import { ChunkRef, shardDataLen, siteOf } from './chunk-ref';
+import { encodeEcShards, readEcInto, rebuildEcShard } from './ec-chunk';
+import { FsError } from '../fs-error';
+import { errnoCode } from '../io/io';
+import { shardCount, writeQuorum } from '../../src/layout';
+import { readReplicaInto } from './replica-chunk';
+import { Maybe, isPromise } from './maybe-async';
+import { Payload } from './shard-encode';
+import { overlaySpans, uncoveredParts } from './intent-backlog';
+
+/** readChunkInto into a fresh buffer (truncate's tail rewrite, FileIo.read). */
+export async function readChunk(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
+  const out = Buffer.allocUnsafe(lengthBytes);
+  await readChunkInto(env, ref, offsetBytes, lengthBytes, out, 0);
+  return out;
+}
+
+/**
+ * The chunk's bytes as the file shows them (DESIGN §5 one view): the verified stored range, by
+ * layout, with the spans of intents the applier has not yet written over it. Synchronous when
+ * cached (store/chunks/maybe-async.ts). inline false: every shard read on the pool (store/chunks/shard-store.ts).
+ */
+export function readChunkInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number, inline = true): Maybe<void> {
+  if (lengthBytes === 0) return;
+  if (!env.backlog.has(ref.ino, ref.chunkIndex)) return readStoredInto(env, ref, offsetBytes, lengthBytes, target, targetOffset, inline);
+  // Only what no pending span covers is read from the shards: the applier may be patching those
+  // spans' blocks right now (it does not hold readers back), and the spans hold their bytes anyway.
+  // One snapshot for both steps: the applier may drop the intents before the reads end.
+  const pending = env.backlog.of(ref.ino, ref.chunkIndex);
+  const parts = uncoveredParts(pending, ref.version, offsetBytes, lengthBytes);
+  const reads = parts.map(([lo, hi]) => readStoredInto(env, ref, lo, hi - lo, target, targetOffset + lo - offsetBytes, inline));
+  const overlay = (): void => overlaySpans(pending, ref.version, offsetBytes, lengthBytes, target, targetOffset);
+  return reads.some(isPromise) ? Promise.all(reads).then(overlay) : overlay();
+}
+
+/**
+ * One replica's verified bytes of a chunk range as the file shows them (pending intents over the
+ * stored bytes; the spans' blocks are not read: the applier may be patching them). For readers that
+ * must check each replica on its own (needles, spec §11.4).
+ */
+export async function readReplicaView(env: ChunkEnv, ref: ChunkRef, replica: number, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
+  if (!env.backlog.has(ref.ino, ref.chunkIndex)) return env.shards.readVerified(ref, replica, offsetBytes, lengthBytes);
+  const pending = env.backlog.of(ref.ino, ref.chunkIndex); // one snapshot, as in readChunkInto
+  const out = Buffer.alloc(lengthBytes);
+  for (const [lo, hi] of uncoveredParts(pending, ref.version, offsetBytes, lengthBytes)) {
+    (await env.shards.readVerified(ref, replica, lo, hi - lo)).copy(out, lo - offsetBytes);
+  }
+  overlaySpans(pending, ref.version, offsetBytes, lengthBytes, out, 0);
+  return out;
+}
+
+/** The verified stored range only, by layout (what the shards hold, without pending intents). */
+export function readStoredInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number, inline = true): Maybe<void> {
+  return ref.fl.layout.kind === 'replica'
+    ? readReplicaInto(env, ref, offsetBytes, lengthBytes, target, targetOffset, inline)
+    : readEcInto(env, ref, offsetBytes, lengthBytes, target, targetOffset, inline);
+}
+
+/** Shard payloads of a chunk: R copies, or the §6 split plus parity. */
+export function shardPayloads(ref: ChunkRef, content: Uint8Array): Payload[] {
+  if (ref.fl.layout.kind === 'replica') return ref.diskIds.map(() => content);
+  return encodeEcShards(ref, content);
+}
+
+/** A write that could not make enough shards durable; old data is untouched. */
+function writeError(ref: ChunkRef, errors: unknown[], written: number, quorum: number): FsError {
+  const noSpace = errors.some((e) => errnoCode(e) === 'ENOSPC');
+  const site: ErrorSite = siteOf(ref);
+  const first = errors[0] instanceof Error ? (errors[0] as Error).message : String(errors[0]);
+  return new FsError(noSpace ? 'ENOSPC' : 'EIO', `only ${written} of ${quorum} required shards written (${first})`, site);
+}
+
+/**
+ * Whole-shard write of every shard of ref (a fresh, never-committed version).
+ * Succeeds when at least writeQuorum shards are durable; returns the shard indices
+ * that failed (the caller queues them for heal when it commits the version).
+ */
+export async function writeWholeChunk(env: ChunkEnv, ref: ChunkRef, content: Uint8Array): Promise<number[]> {
+  const payloads = shardPayloads(ref, content);
+  const count = shardCount(ref.fl.layout);
+  const errors: unknown[] = [];
+  const failed: number[] = [];
+  await Promise.all(payloads.map(async (payload, i) => {
+    try {
+      await env.shards.writeShard(ref, i, payload);
+      env.health.ok(ref.diskIds[i]);
+    } catch (err) {
+      errors.push(err);
+      failed.push(i);
+      env.health.fail(ref.diskIds[i], err instanceof Error ? err.message : String(err));
+    }
+  }));
+  const quorum = writeQuorum(ref.fl.layout);
+  if (count - failed.length < quorum) {
+    await env.shards.deleteChunk(ref, count).catch(() => undefined); // never committed: garbage
+    throw writeError(ref, errors, count - failed.length, quorum);
+  }
+  if (failed.length > 0) env.counters.bump('degraded_writes');
+  return failed.sort((a, b) => a - b);
+}
+
+/** The whole payload of one shard, rebuilt from the others (heal). */
+export async function rebuildPayload(env: ChunkEnv, ref: ChunkRef, shardIndex: number): Promise<Buffer> {
+  if (ref.fl.layout.kind === 'ec') {
+    return rebuildEcShard(env, ref, shardIndex);
+  }
+  const others = ref.diskIds.map((_, i) => i).filter((i) => i !== shardIndex);
+  const errs: number[] = [];
+  for (const i of others) {
+    try {
+      return await env.shards.readVerified(ref, i, 0, shardDataLen(ref));
+    } catch (err) {
+      noteShardFailure(env, ref, i, err);
+      errs.push(i);
+    }
+  }
+  throw new UnrecoverableError('no other replica verifies', siteOf(ref, shardIndex), [shardIndex, ...errs]);
+}

@@ -1,0 +1,202 @@
+// The write path of a file (DESIGN §5): the pieces of one store.write, each a whole-shard write
+// of a fresh version (spec §8.1: new chunks, whole rewrites, partial writes that extend a chunk or
+// span more than INTENT_SPAN_BYTES_MAX) or a journaled intent (a partial write inside a replica or
+// EC chunk). The order:
+//   1. for every intent, the whole block span it touches as the file shows it, new bytes merged in;
+//   2. one transaction: a never-used version for every whole write (queued for reclaim until its
+//      commit, so a crash leaves no unaccounted shards) and an intent row per partial write, holding
+//      its span; then ONE full commit (group-committed). An intent is now durable: the write is
+//      done for it, and the applier (store/chunks/applier.ts) patches the shards later (the log is the
+//      point of durability, like ZFS's intent log);
+//   3. the shards of the whole writes;
+//   4. the chunk map commit, without a flush (data first: the shards it names are durable); it drops
+//      the pending intents of every chunk it replaces (the new version holds their bytes) and
+//      queues the replaced versions for background reclaim (store/upkeep/reclaim.ts).
+// Runs under the inode's lock, taken by store/file-io.ts.
+import type { CommitTimes } from '../meta/commit-times';
+import { assert } from '../../src/errors';
+import { ChunkEnv } from './chunk-env';
+import { ChunkRow } from '../meta/chunk-map';
+import { ChunkRef, FileLayout } from './chunk-ref';
+import { readChunk, writeWholeChunk } from './chunk-io';
+import { FsError } from '../fs-error';
+import { boundedAll } from './bounded';
+import { CHUNKS_IN_FLIGHT_MAX } from './range-read';
+import { INTENT_SPAN_BYTES_MAX, blockSpan, mergedSpan } from './intent-span';
+import { PastSize } from '../meta/past-size';
+import { WholeWrite, repoint } from './live-version';
+
+
+/** What the writer needs of store/file-io.ts: chunk refs with their placement. */
+export interface ChunkRefs {
+  ref(ino: number, fl: FileLayout, chunkIndex: number, version: bigint, logicalLenBytes: number): ChunkRef;
+  liveRef(ino: number, fl: FileLayout, row: ChunkRow | null): ChunkRef | null;
+}
+
+/** One piece of a write: a chunk, the bytes for it, and how it is written. */
+interface Plan {
+  c: number;
+  offIn: number;
+  bytes: Uint8Array;
+  old: ChunkRef | null;
+  /** The reserved version of a whole write; 0n for a journaled intent. */
+  version: bigint;
+  /** Journaled intent: the first block and the new bytes of its whole block span. */
+  patch: { firstBlock: number; span: Buffer; intentId: number } | null;
+}
+
+type Commit = WholeWrite;
+
+export class ChunkWriter {
+  private readonly pastSize: PastSize;
+
+  constructor(private readonly env: ChunkEnv, private readonly host: ChunkRefs) {
+    this.pastSize = new PastSize(env.db);
+  }
+
+  /** Journaled (DESIGN §5) when inside an existing chunk's length, not a whole rewrite, and a small span. */
+  private journaled(old: ChunkRef | null, offIn: number, endIn: number): boolean {
+    if (old === null || endIn > old.logicalLenBytes) return false;
+    if (offIn === 0 && endIn >= old.logicalLenBytes) return false;
+    const s = blockSpan(old, offIn, endIn - offIn);
+    return s.end - s.start <= INTENT_SPAN_BYTES_MAX; // larger spans are rewritten copy-on-write
+  }
+
+  /**
+   * Steps 1-4 above. Resolves when every piece is durable: intents in the log, whole writes in
+   * their shards. Pieces that failed are not committed (their reserved versions stay queued for
+   * reclaim); the first error is rethrown after the rest is committed.
+   * sizeBytes: the size to commit (DESIGN §5 prefix rule: the caller's first byte still held only
+   * in memory); null: the end of the pieces. The size never grows past a piece that failed.
+   * times: the mtime and ctime to commit (what the mount showed while these bytes were buffered); null: now.
+   */
+  async writePieces(ino: number, fl: FileLayout, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>, sizeBytes: number | null, alsoInCommit?: () => void, times: CommitTimes | null = null): Promise<void> {
+    assert(new Set(pieces.map((p) => p.c)).size === pieces.length, 'one piece per chunk in a write');
+    const plans: Plan[] = pieces.map((p) => ({ ...p, old: this.host.liveRef(ino, fl, this.env.map.get(ino, p.c)), version: 0n, patch: null }));
+    const spans = await this.readSpans(plans);
+    this.reserve(ino, fl, plans, spans, times);
+    const commits: Commit[] = [];
+    const at = (p: { c: number; offIn: number }): number => p.c * fl.chunkSizeBytes + p.offIn;
+    let sizeTo = sizeBytes ?? plans.reduce((end, p) => Math.max(end, at(p) + p.bytes.length), 0);
+    let firstError: unknown = null;
+    try {
+      await this.env.commits.flush(); // intents and reservations durable before any shard is touched
+      this.handOver(ino, fl, plans);
+      await boundedAll(plans.filter((p) => p.patch === null), CHUNKS_IN_FLIGHT_MAX, async (p) => {
+        try {
+          commits.push(await this.writePiece(ino, fl, p));
+        } catch (err) {
+          firstError ??= err;
+          sizeTo = Math.min(sizeTo, at(p)); // a prefix: never over bytes that were not stored
+        }
+      });
+      const logged = plans.some((p) => p.patch !== null);
+      this.commit(ino, fl, commits, logged, sizeTo, firstError === null ? alsoInCommit : undefined, times);
+    } finally {
+      for (const p of plans) if (p.version > 0n) this.env.inflight.delete(ino, p.c, p.version);
+    }
+    if (firstError !== null) throw firstError;
+  }
+
+  /** Step 2 done: the durable intents go to the backlog, where reads see them and the applier takes them. */
+  private handOver(ino: number, fl: FileLayout, plans: Plan[]): void {
+    for (const p of plans) {
+      if (p.patch === null) continue;
+      const { firstBlock, span, intentId } = p.patch;
+      this.env.backlog.add({ id: intentId, ino, chunkIndex: p.c, version: p.old!.version, firstBlock, span, inPlace: fl.layout.kind === 'replica' }, fl.bitrotBlockBytes);
+    }
+  }
+
+  /** Step 1: each journaled piece's whole block span, as the file shows it, with the new bytes in. */
+  private async readSpans(plans: Plan[]): Promise<Map<Plan, { firstBlock: number; span: Buffer }>> {
+    const out = new Map<Plan, { firstBlock: number; span: Buffer }>();
+    const rmw = plans.filter((p) => this.journaled(p.old, p.offIn, p.offIn + p.bytes.length));
+    await boundedAll(rmw, CHUNKS_IN_FLIGHT_MAX, async (p) => {
+      out.set(p, await mergedSpan(this.env, p.old!, p.offIn, p.bytes));
+    });
+    return out;
+  }
+
+  /** Step 2: versions (queued for reclaim until committed) and journaled intents, one transaction. */
+  private reserve(ino: number, fl: FileLayout, plans: Plan[], spans: Map<Plan, { firstBlock: number; span: Buffer }>, times: CommitTimes | null): void {
+    this.env.db.transaction(() => {
+      for (const p of plans) {
+        const s = spans.get(p);
+        if (s === undefined) {
+          p.version = this.reserveVersion(ino, fl, p.c);
+          continue;
+        }
+        const lastBlock = s.firstBlock + Math.ceil(s.span.length / fl.bitrotBlockBytes) - 1;
+        const intentId = this.env.map.addIntent(ino, p.c, p.old!.version, s.firstBlock, lastBlock, s.span);
+        p.patch = { ...s, intentId };
+      }
+      if (spans.size > 0) {
+        // Committed with the intents: the write they log is durable with its mtime.
+        this.env.fileRows.stamp(ino, times);
+      }
+    })();
+  }
+
+  /** A never-used version, queued for reclaim until the commit that makes it live (call in a transaction). */
+  private reserveVersion(ino: number, fl: FileLayout, c: number): bigint {
+    const version = this.env.map.allocVersion(ino, c);
+    this.env.reclaim.add(ino, c, version, fl);
+    this.env.inflight.add(ino, c, version);
+    return version;
+  }
+
+  /**
+   * Step 4, without a flush. Data first: every version named here has all its shards written,
+   * fdatasync'd and renamed into durable directories (writeWholeChunk resolved), and its
+   * reservation was durable before that (step 2). The size grows to at most sizeTo; chunk bytes
+   * left past it are noted for recovery (store/meta/past-size.ts, DESIGN §5 prefix rule). A write made
+   * of intents only commits nothing more unless the size grows or the caller adds to the commit.
+   */
+  private commit(ino: number, fl: FileLayout, commits: Commit[], logged: boolean, sizeTo: number, alsoInCommit: (() => void) | undefined, times: CommitTimes | null): void {
+    if (commits.length === 0 && (!logged || (alsoInCommit === undefined && sizeTo <= this.sizeOf(ino)))) return;
+    this.env.db.transaction(() => {
+      // The layout may change only while a file holds no data (store/meta/xattrs.ts); a
+      // change that raced this first write would leave shards under the old layout.
+      if (this.env.fileRows.layoutText(ino) !== fl.layout.text) throw new FsError('EBUSY', `inode ${ino} changed layout during a write`);
+      for (const c of commits) repoint(this.env, ino, fl, c);
+      alsoInCommit?.(); // e.g. a small file's slice dropped with the chunks that now hold its bytes
+      const sizeBytes = this.env.fileRows.grow(ino, sizeTo, times);
+      this.pastSize.note(ino, fl.chunkSizeBytes, sizeBytes);
+    })();
+    for (const c of commits) if (c.old !== null) this.env.backlog.dropChunk(ino, c.chunkIndex);
+  }
+
+  private sizeOf(ino: number): number {
+    return this.env.fileRows.sizeBytes(ino);
+  }
+
+  private async writePiece(ino: number, fl: FileLayout, p: Plan): Promise<Commit> {
+    const { c, offIn, bytes, old } = p;
+    const endIn = offIn + bytes.length;
+    assert(p.patch === null, 'a journaled piece is applied by the applier');
+    if (old === null) {
+      if (offIn === 0) return this.writeVersion(ino, fl, c, p.version, null, bytes); // no copy: the common sequential write
+      const content = Buffer.alloc(endIn); // the hole before offIn reads as zeros
+      content.set(bytes, offIn);
+      return this.writeVersion(ino, fl, c, p.version, null, content);
+    }
+    if (offIn === 0 && endIn >= old.logicalLenBytes) return this.writeVersion(ino, fl, c, p.version, old, bytes);
+    return this.cow(ino, fl, c, p.version, old, offIn, bytes);
+  }
+
+  /** Copy-on-write: old chunk bytes (as the file shows them, pending intents in) + the new ones, as a fresh version (DESIGN §5). */
+  private async cow(ino: number, fl: FileLayout, c: number, version: bigint, old: ChunkRef, offIn: number, bytes: Uint8Array): Promise<Commit> {
+    const endIn = offIn + bytes.length;
+    const content = Buffer.alloc(Math.max(old.logicalLenBytes, endIn));
+    (await readChunk(this.env, old, 0, old.logicalLenBytes)).copy(content);
+    content.set(bytes, offIn);
+    return this.writeVersion(ino, fl, c, version, old, content);
+  }
+
+  /** Whole-shard write of a reserved, never-used version (committed by the caller). */
+  private async writeVersion(ino: number, fl: FileLayout, c: number, version: bigint, old: ChunkRef | null, content: Uint8Array): Promise<Commit> {
+    assert(version > 0n, 'a whole-chunk write needs a reserved version');
+    const failed = await writeWholeChunk(this.env, this.host.ref(ino, fl, c, version, content.length), content);
+    return { chunkIndex: c, version, logicalLenBytes: content.length, failed, old };
+  }
+}

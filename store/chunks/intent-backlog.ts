@@ -1,0 +1,197 @@
+// The intents the log holds and the shards do not yet (DESIGN §5 "the intent log is the point of
+// durability"): an fsync'd partial write is acknowledged once its intent row is durable, and the
+// applier (store/chunks/applier.ts) patches the replicas or rewrites the EC chunk later. Until then every
+// read of the chunk overlays these bytes (one view), so the backlog keeps each intent's span in
+// memory, in log order per chunk. Bounded in bytes and in intents: a writer waits for room.
+import { crc32c } from '../../src/crc32c';
+import { assert } from '../../src/errors';
+
+/**
+ * At most this many span bytes wait to be applied. 32 MiB is 2,048 one-block (16 KiB) intents: a
+ * remount at the bound replays them in well under DESIGN's 3 s (scripts/bench-intents.sh measures it).
+ */
+export const BACKLOG_BYTES_MAX = 32 << 20;
+/** At most this many intents wait (each costs a row and a patch run). */
+export const BACKLOG_INTENTS_MAX = 4096;
+/** Writers waiting for room at once (each holds its data in memory). */
+const WAITERS_MAX = 100_000;
+
+export interface PendingIntent {
+  id: number;
+  ino: number;
+  chunkIndex: number;
+  /** The chunk version the span applies to (the live one when the intent was logged). */
+  version: bigint;
+  firstBlock: number;
+  /** Chunk offset of the span: firstBlock × bitrot block size. */
+  offsetBytes: number;
+  span: Buffer;
+  /** Replica chunk: patched in place, readers go on meanwhile; else (EC) a new version is written. */
+  inPlace: boolean;
+  /** When it entered the backlog (Date.now()): the applier lets intents gather a while (store/chunks/applier.ts). */
+  loggedMs: number;
+  /** crc32c of span when logged, checked again right before it is applied (pair assertion). */
+  spanCrc: number;
+}
+
+export class IntentBacklog {
+  /** ino -> chunk index -> intents in log order. Insertion order of chunks = oldest first. */
+  private readonly byIno = new Map<number, Map<number, PendingIntent[]>>();
+  private readonly chunkOrder = new Map<string, { ino: number; chunkIndex: number }>();
+  private waiters: Array<{ resolve: () => void; reject: (err: Error) => void }> = [];
+  private bytes = 0;
+  private count = 0;
+  /** Called when an intent is added (the applier starts). */
+  onAdd: () => void = () => undefined;
+  appliedIntents = 0;
+  appliedBytes = 0;
+
+  get lengthIntents(): number { return this.count; }
+  get lengthBytes(): number { return this.bytes; }
+
+  add(i: Omit<PendingIntent, 'spanCrc' | 'offsetBytes' | 'loggedMs'>, bitrotBlockBytes: number): void {
+    const intent: PendingIntent = { ...i, offsetBytes: i.firstBlock * bitrotBlockBytes, spanCrc: crc32c(i.span), loggedMs: Date.now() };
+    let chunks = this.byIno.get(i.ino);
+    if (chunks === undefined) this.byIno.set(i.ino, (chunks = new Map()));
+    let list = chunks.get(i.chunkIndex);
+    if (list === undefined) {
+      chunks.set(i.chunkIndex, (list = []));
+      this.chunkOrder.set(`${i.ino}/${i.chunkIndex}`, { ino: i.ino, chunkIndex: i.chunkIndex });
+    }
+    assert(list.every((x) => x.version === i.version), 'every pending intent of a chunk names the same version');
+    list.push(intent);
+    this.bytes += i.span.length;
+    this.count++;
+    this.onAdd();
+  }
+
+  /** The chunk's pending intents in log order (empty when none); a copy: the backlog changes under a reader. */
+  of(ino: number, chunkIndex: number): readonly PendingIntent[] {
+    return this.byIno.get(ino)?.get(chunkIndex)?.slice() ?? [];
+  }
+
+  /** Whether the chunk's intents are patched in place (replica), from its oldest intent. */
+  inPlace(ino: number, chunkIndex: number): boolean {
+    return this.byIno.get(ino)?.get(chunkIndex)?.[0]?.inPlace ?? false;
+  }
+
+  /** Whether the chunk has pending intents (the common read asks only this). */
+  has(ino: number, chunkIndex: number): boolean {
+    return this.byIno.get(ino)?.has(chunkIndex) ?? false;
+  }
+
+  /** The chunk whose intents wait longest, skipping those in skip, with when its first intent came; undefined when none. */
+  oldest(skip: Set<string>): { ino: number; chunkIndex: number; key: string; loggedMs: number } | undefined {
+    for (const [key, c] of this.chunkOrder) {
+      if (!skip.has(key)) return { ...c, key, loggedMs: this.byIno.get(c.ino)!.get(c.chunkIndex)![0].loggedMs };
+    }
+    return undefined;
+  }
+
+  /** Under half of either bound: the applier may let intents gather. */
+  get belowHalf(): boolean {
+    return this.bytes < BACKLOG_BYTES_MAX / 2 && this.count < BACKLOG_INTENTS_MAX / 2;
+  }
+
+  /** Forget these intents of a chunk (applied, or superseded by a new version); wakes writers. */
+  remove(ino: number, chunkIndex: number, ids: ReadonlySet<number>, applied: boolean): void {
+    const chunks = this.byIno.get(ino);
+    const list = chunks?.get(chunkIndex);
+    if (chunks === undefined || list === undefined) return;
+    const kept = list.filter((i) => !ids.has(i.id));
+    for (const i of list) {
+      if (!ids.has(i.id)) continue;
+      this.bytes -= i.span.length;
+      this.count--;
+      if (applied) {
+        this.appliedIntents++;
+        this.appliedBytes += i.span.length;
+      }
+    }
+    if (kept.length > 0) chunks.set(chunkIndex, kept);
+    else {
+      chunks.delete(chunkIndex);
+      this.chunkOrder.delete(`${ino}/${chunkIndex}`);
+      if (chunks.size === 0) this.byIno.delete(ino);
+    }
+    this.wake();
+  }
+
+  /** The chunk's pending intents now go over version (new objects: readers' snapshots keep the old ones). */
+  rebase(ino: number, chunkIndex: number, version: bigint): void {
+    const chunks = this.byIno.get(ino);
+    const list = chunks?.get(chunkIndex);
+    if (chunks !== undefined && list !== undefined) chunks.set(chunkIndex, list.map((i) => ({ ...i, version })));
+  }
+
+  /** Every pending intent of a chunk goes (its version was replaced or dropped). */
+  dropChunk(ino: number, chunkIndex: number): void {
+    const list = this.byIno.get(ino)?.get(chunkIndex);
+    if (list !== undefined) this.remove(ino, chunkIndex, new Set(list.map((i) => i.id)), false);
+  }
+
+  /** Every pending intent of a file goes (deleted). */
+  dropInode(ino: number): void {
+    for (const c of [...(this.byIno.get(ino)?.keys() ?? [])]) this.dropChunk(ino, c);
+  }
+
+  hasRoom(): boolean {
+    return this.bytes < BACKLOG_BYTES_MAX && this.count < BACKLOG_INTENTS_MAX;
+  }
+
+  /** Resolves when the backlog is under its bounds (a writer waits here, never under an inode lock). */
+  room(): Promise<void> {
+    if (this.hasRoom()) return Promise.resolve();
+    assert(this.waiters.length < WAITERS_MAX, 'too many writers waiting for the intent backlog');
+    return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
+  }
+
+  /** The applier cannot make room (a full or failing disk): every waiting writer gets err, not an endless wait. */
+  failWaiters(err: Error): void {
+    const waiting = this.waiters;
+    this.waiters = [];
+    for (const w of waiting) w.reject(err);
+  }
+
+  private wake(): void {
+    if (!this.hasRoom() || this.waiters.length === 0) return;
+    const ready = this.waiters;
+    this.waiters = [];
+    for (const w of ready) w.resolve();
+  }
+}
+
+/**
+ * The one view (DESIGN §5): the spans of version in pending (a snapshot of IntentBacklog.of) over
+ * chunk bytes [offsetBytes, +lengthBytes) already in target[targetOffset..], in log order (a later
+ * intent wins). A reader takes one snapshot for planning its reads and for this overlay: the
+ * applier may drop the intents meanwhile, and their blocks were not read from the shards.
+ */
+export function overlaySpans(pending: readonly PendingIntent[], version: bigint, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number): void {
+  const end = offsetBytes + lengthBytes;
+  for (const i of pending) {
+    if (i.version !== version) continue;
+    const lo = Math.max(offsetBytes, i.offsetBytes);
+    const hi = Math.min(end, i.offsetBytes + i.span.length);
+    if (lo < hi) i.span.copy(target, targetOffset + lo - offsetBytes, lo - i.offsetBytes, hi - i.offsetBytes);
+  }
+}
+
+/**
+ * The parts of chunk range [offsetBytes, +lengthBytes) that no span of version in pending covers,
+ * in order: only those are read from the shards (a span's blocks may be being patched right now).
+ */
+export function uncoveredParts(pending: readonly PendingIntent[], version: bigint, offsetBytes: number, lengthBytes: number): Array<[number, number]> {
+  const end = offsetBytes + lengthBytes;
+  const spans = pending.filter((i) => i.version === version).map((i): [number, number] => [i.offsetBytes, i.offsetBytes + i.span.length]).sort((a, b) => a[0] - b[0]);
+  const out: Array<[number, number]> = [];
+  let at = offsetBytes;
+  for (const [lo, hi] of spans) {
+    if (hi <= at) continue;
+    if (lo >= end) break;
+    if (lo > at) out.push([at, lo]);
+    at = Math.max(at, hi);
+  }
+  if (at < end) out.push([at, end]);
+  return out;
+}

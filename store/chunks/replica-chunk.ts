@@ -1,0 +1,77 @@
+// Replica chunk I/O. Reads: replicas in order, each a verified §9 read; a failure
+// is counted and queued for heal and the next replica is tried (DESIGN §6).
+// Partial writes: §8.2 read-modify-write at bitrot-block granularity under the
+// DESIGN §5 protocol: a durable journaled intent holding the new span, then, from the
+// applier (store/chunks/applier.ts), all replicas patched in parallel.
+import { UnrecoverableError, assert } from '../../src/errors';
+import { ChunkEnv, noteShardFailure, readOrder } from './chunk-env';
+import { ChunkRef, siteOf } from './chunk-ref';
+import { Maybe, isPromise } from './maybe-async';
+
+/**
+ * Chunk range [offset, +length) of a replica chunk into target[targetOffset..]: the replicas in
+ * read order, each one verified §9 read (store/chunks/shard-store.ts readVerifiedWith), until one
+ * verifies. The failover happens here, where the failure is seen: a replica that failed is counted
+ * and queued for heal once (noteShardFailure) and never read again for this request. Synchronous
+ * while every read it needs is (cached data: no promise). inline: as for readVerifiedWith.
+ */
+export function readReplicaInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number, inline = true): Maybe<void> {
+  assert(ref.fl.layout.kind === 'replica', 'replica read on a replica layout');
+  assert(targetOffset >= 0 && targetOffset + lengthBytes <= target.length, 'replica read: target holds the range');
+  const order = readOrder(env, ref, ref.diskIds.map((_, i) => i));
+  const failed: number[] = [];
+  const why: string[] = [];
+  const copy = (bytes: Buffer): void => {
+    assert(bytes.length === lengthBytes, 'verified view is exactly the range');
+    bytes.copy(target, targetOffset);
+  };
+  const served = (i: number): void => {
+    env.health.ok(ref.diskIds[i]);
+    if (failed.length > 0) env.counters.bump('failovers');
+  };
+  const fail = (i: number, err: unknown): void => {
+    why.push(`${i} ${noteShardFailure(env, ref, i, err)}`);
+    failed.push(i);
+  };
+  const tryFrom = (k: number): Maybe<void> => {
+    for (; k < order.length; k++) {
+      const i = order[k];
+      let r: Maybe<void>;
+      try {
+        r = env.shards.readVerifiedWith(ref, i, offsetBytes, lengthBytes, copy, inline);
+      } catch (err) {
+        fail(i, err);
+        continue;
+      }
+      if (!isPromise(r)) return served(i);
+      const next = k + 1;
+      return r.then(() => served(i), (err: unknown) => {
+        fail(i, err);
+        return tryFrom(next);
+      });
+    }
+    env.counters.bump('unrecoverable_reads');
+    throw new UnrecoverableError(`no replica of [${offsetBytes}, +${lengthBytes}) verifies (shard ${why.join(', ')})`, siteOf(ref), failed);
+  };
+  return tryFrom(0);
+}
+
+/** The replicas that could not be patched; the caller rewrites the chunk copy-on-write instead. */
+export class RmwFailed extends Error {
+  constructor(readonly reason: unknown, readonly failedReplicas: number[]) {
+    super(`replica patch failed on replica(s) ${failedReplicas.join(',')}: ${reason instanceof Error ? reason.message : String(reason)}`);
+  }
+}
+
+/**
+ * §8.2 steps 3-5 on every replica at once, each fdatasync'd (DESIGN §5: the journaled intent
+ * is durable, so any number of replicas may be torn by a crash and recovery replays it onto
+ * all). Resolves when all are durable; else RmwFailed naming the ones that failed.
+ */
+export async function patchReplicas(env: ChunkEnv, ref: ChunkRef, runs: ReadonlyArray<{ firstBlock: number; span: Uint8Array }>): Promise<void> {
+  const results = await Promise.allSettled(ref.diskIds.map((_, i) => env.shards.patchBlocks(ref, i, runs)));
+  const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [i] : []));
+  if (failed.length === 0) return;
+  for (const i of failed) env.health.fail(ref.diskIds[i], String((results[i] as PromiseRejectedResult).reason));
+  throw new RmwFailed((results[failed[0]] as PromiseRejectedResult).reason, failed);
+}

@@ -1,0 +1,53 @@
+// Encoding a shard for the whole-shard write (spec §8.1) without a chunk-sized copy, and how a
+// shard read failed (the class of a failure decides its counter and its heal, DESIGN §6).
+import { BitrotError, FormatError, assert } from '../../src/errors';
+import { HEADER_BYTES, encodeHeader } from '../../src/header';
+import { writeHashEntries } from '../../src/hashtable';
+import { BitrotKey } from '../../src/keying';
+import { HASH_ENTRY_BYTES, PAGE_BYTES, alignUp, dataStartBytes } from '../../src/region';
+import { ShardParams, shardHeaderFor } from '../../src/shard';
+import { errnoCode } from '../io/io';
+
+/**
+ * The bytes of src/shard.ts encodeShard split in two: header + hash table (small,
+ * built here) and the payload itself, written in place without copying a chunk-sized
+ * buffer (spec §2: header | table | data | zero pad to 4 KiB). test/store/shard-store
+ * checks the result equals encodeShard byte for byte.
+ */
+export function encodeShardParts(params: ShardParams, payload: Payload, key: BitrotKey): { head: Buffer; dataStart: number; padBytes: number } {
+  const slices = Array.isArray(payload) ? payload : [payload];
+  const length = payloadLength(payload);
+  const header = shardHeaderFor(params, length);
+  const dataStart = dataStartBytes(header.blockCount);
+  const head = Buffer.alloc(dataStart); // zero: hash table padding (spec §4)
+  encodeHeader(header).copy(head, 0);
+  const pos = { fileId: header.fileId, chunkIndex: header.chunkIndex, shardIndex: header.shardIndex, version: header.version };
+  const bb = header.bitrotBlockBytes;
+  let at = 0;
+  for (const slice of slices) {
+    // Slices after the first start on a bitrot block boundary, so each block lies in one slice.
+    assert(at % bb === 0 || slice.length === 0, 'payload slices are bitrot-block aligned');
+    writeHashEntries(head, HEADER_BYTES + (at / bb) * HASH_ENTRY_BYTES, key, pos, slice, bb, at / bb);
+    at += slice.length;
+  }
+  return { head, dataStart, padBytes: alignUp(length, PAGE_BYTES) - length };
+}
+
+/** A shard payload: one buffer, or bitrot-block-aligned slices written back to back (EC without a split copy). */
+export type Payload = Uint8Array | Uint8Array[];
+
+export function payloadLength(payload: Payload): number {
+  return Array.isArray(payload) ? payload.reduce((n, s) => n + s.length, 0) : payload.length;
+}
+
+export type ShardFailure = 'bitrot' | 'missing' | 'header' | 'io';
+
+/** How a shard failed, or null when the error is not about the shard (a bug: rethrow). */
+export function classifyShardError(err: unknown): ShardFailure | null {
+  if (err instanceof BitrotError) return 'bitrot';
+  if (err instanceof FormatError) return 'header';
+  const code = errnoCode(err);
+  if (code === 'ENOENT') return 'missing';
+  if (code !== undefined) return 'io';
+  return null;
+}

@@ -1,0 +1,340 @@
+// Shard files on disks: whole-shard write (spec §8.1), verified range read (§9)
+// with the header cross-checked against the inode Layout (spec §1: a mismatch is
+// corruption, never a reason to override placement), in-place block patch (§8.2
+// steps 4-5) and deletion. Headers are cached by path; every rewrite through this
+// class invalidates the entry.
+import * as crypto from 'node:crypto';
+import * as nodePath from 'node:path';
+import { LRUCache } from 'lru-cache';
+import { ErrorSite, FormatError, assert } from '../../src/errors';
+import { HEADER_BYTES, ShardHeader, decodeHeader } from '../../src/header';
+import { writeHashEntries } from '../../src/hashtable';
+import { BitrotKey } from '../../src/keying';
+import { chunkDirRelPath, isTempName, shardRelPath, tempName } from '../../src/path';
+import { HASH_ENTRY_BYTES, dataStartBytes } from '../../src/region';
+import { SpanPlan, shardHeaderFor, spanPlan, verifySpan, verifyShardBytes } from '../../src/shard';
+import { ChunkRef, shardDataLen, shardParams, siteOf } from './chunk-ref';
+import { INLINE_BYTES_MAX, Io, IoFile, errnoCode, preadIntoParallel, settledAll } from '../io/io';
+import { Maybe } from './maybe-async';
+import { ScratchPool } from './scratch-pool';
+import { Payload, encodeShardParts, payloadLength } from './shard-encode';
+import { nowNs } from '../meta/meta';
+import { DiskUnavailableError, markerPath, offlineReason } from '../disk-identity';
+
+/** Where a chunk version's shards live: all that paths need (deletion works without the inode). */
+export type ShardSite = Pick<ChunkRef, 'fileId' | 'chunkIndex' | 'version' | 'diskIds'>;
+
+/** Which disks must not be touched (store/chunks/chunk-env.ts DiskHealth). */
+export interface DiskGate {
+  unavailable(diskId: number): string | undefined;
+  setUnavailable(diskId: number, reason: string): void;
+}
+
+const HEADER_CACHE_ENTRIES_MAX = 16_384;
+/** Header fields that must equal the inode Layout's expectation (created time may differ). */
+export const CHECKED_FIELDS = [
+  'formatVersion', 'flags', 'fileId', 'chunkIndex', 'version', 'shardIndex', 'ecK', 'ecM', 'ecAlgo', 'csumAlgo',
+  'bitrotBlockBytes', 'shardDataLenBytes', 'chunkLogicalLenBytes', 'blockCount', 'ecBlockSizeBytes', 'placementSeed',
+  'clusterMapEpoch', 'chunkSizeBytes', 'contentLenBytes',
+] as const;
+
+/** The shard header disagrees with the inode Layout / chunk map (spec §1). */
+export class HeaderMismatchError extends FormatError {}
+
+export class ShardStore {
+  private readonly headers = new LRUCache<string, ShardHeader>({ max: HEADER_CACHE_ENTRIES_MAX });
+  /** Version directories whose own entry is known durable (their parent was fsynced after creation). */
+  private readonly durableDirs = new LRUCache<string, true>({ max: HEADER_CACHE_ENTRIES_MAX });
+  /** Scratch for readVerifiedWith (bounded in count and size). */
+  readonly scratch = new ScratchPool();
+
+  constructor(readonly io: Io, readonly key: BitrotKey, private readonly diskRoots: ReadonlyMap<number, string>, private readonly gate: DiskGate) {}
+
+  diskRoot(diskId: number): string {
+    const root = this.diskRoots.get(diskId);
+    assert(root !== undefined, `unknown disk ${diskId}`);
+    return root;
+  }
+
+  path(ref: ShardSite, shardIndex: number): string {
+    return nodePath.join(this.diskRoot(ref.diskIds[shardIndex]), shardRelPath(ref.fileId, ref.version, BigInt(ref.chunkIndex), shardIndex));
+  }
+
+  /** The shard's path, unless its disk is offline by identity (then DiskUnavailableError, nothing touched). */
+  private usablePath(ref: ShardSite, shardIndex: number): string {
+    const diskId = ref.diskIds[shardIndex];
+    const reason = this.gate.unavailable(diskId);
+    if (reason !== undefined) throw new DiskUnavailableError(diskId, reason);
+    return this.path(ref, shardIndex);
+  }
+
+  /**
+   * Before creating directories on a disk: its identity marker must still be there, so
+   * a device unmounted while the store is open is not refilled on the mount point.
+   */
+  private async checkMarker(diskId: number): Promise<void> {
+    const root = this.diskRoot(diskId);
+    if (await this.io.exists(markerPath(root))) return;
+    const reason = offlineReason(diskId, root, `identity marker ${markerPath(root)} vanished while the store was open (device unmounted?); nothing is written there`);
+    this.gate.setUnavailable(diskId, reason);
+    throw new DiskUnavailableError(diskId, reason);
+  }
+
+  /** Spec §8.1: tmp, fsync, rename, fsync dir (and the new directories' parents). */
+  async writeShard(ref: ChunkRef, shardIndex: number, payload: Payload): Promise<void> {
+    const length = payloadLength(payload);
+    assert(length === shardDataLen(ref), 'whole-shard write: payload length is shard_data_len');
+    const finalPath = this.usablePath(ref, shardIndex);
+    await this.checkMarker(ref.diskIds[shardIndex]);
+    const parts = encodeShardParts(shardParams(ref, shardIndex, nowNs()), payload, this.key);
+    const chunkDir = nodePath.dirname(finalPath);
+    const versionDir = nodePath.dirname(chunkDir);
+    await this.io.mkdir(chunkDir);
+    const tmp = tempName(finalPath, crypto.randomBytes(8).readBigUInt64LE(0));
+    const f = await this.io.open(tmp, 'create-exclusive');
+    try {
+      await f.pwrite(parts.head, 0);
+      let at = parts.dataStart;
+      for (const slice of Array.isArray(payload) ? payload : [payload]) {
+        await f.pwrite(slice, at);
+        at += slice.length;
+      }
+      if (parts.padBytes > 0) await f.pwrite(Buffer.alloc(parts.padBytes), at);
+      await f.fdatasync(false); // the size is data too for fdatasync; the pool keeps shards concurrent
+    } finally {
+      await f.close();
+    }
+    this.headers.delete(finalPath);
+    await this.io.rename(tmp, finalPath);
+    // The rename, the chunk dir entry and the version dir entry must all be durable;
+    // a version dir already made durable (chunks of one version share it) needs no parent fsync.
+    const syncs = [this.io.fsyncDir(chunkDir), this.io.fsyncDir(versionDir)];
+    const knownDurable = this.durableDirs.has(versionDir);
+    if (!knownDurable) syncs.push(this.io.fsyncDir(nodePath.dirname(versionDir)));
+    await Promise.all(syncs);
+    if (!knownDurable) this.durableDirs.set(versionDir, true);
+  }
+
+  /** The header this shard must carry, from the inode Layout and chunk map. */
+  expectedHeader(ref: ChunkRef, shardIndex: number): ShardHeader {
+    return shardHeaderFor(shardParams(ref, shardIndex, 0n), shardDataLen(ref));
+  }
+
+  private crossCheck(ref: ChunkRef, shardIndex: number, h: ShardHeader, path: string): void {
+    const want = this.expectedHeader(ref, shardIndex);
+    for (const f of CHECKED_FIELDS) {
+      if (h[f] !== want[f]) {
+        throw new HeaderMismatchError(f, `header has ${String(h[f])}, inode Layout expects ${String(want[f])}`, { ...siteOf(ref, shardIndex), path });
+      }
+    }
+  }
+
+  private async header(ref: ChunkRef, shardIndex: number, f: IoFile, path: string): Promise<ShardHeader> {
+    const cached = this.headers.get(path);
+    if (cached !== undefined) return cached;
+    const bytes = await f.pread(HEADER_BYTES, 0);
+    const h = decodeHeader(bytes, { ...siteOf(ref, shardIndex), path });
+    this.crossCheck(ref, shardIndex, h, path);
+    this.headers.set(path, h);
+    return h;
+  }
+
+  /** Spec §9 verified read of shard-relative [offset, offset+length) into a fresh buffer (heal, recovery, needles). */
+  async readVerified(ref: ChunkRef, shardIndex: number, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
+    const out = Buffer.allocUnsafe(lengthBytes);
+    await this.readVerifiedWith(ref, shardIndex, offsetBytes, lengthBytes, (bytes) => {
+      assert(bytes.length === lengthBytes, 'verified view is exactly the range');
+      bytes.copy(out);
+    });
+    return out;
+  }
+
+  /** The §9 span plan of a shard range; the layout gives the geometry (the header is cross-checked against it). */
+  private spanOf(ref: ChunkRef, offsetBytes: number, lengthBytes: number, site: ErrorSite = {}): SpanPlan | null {
+    return spanPlan({ dataLenBytes: shardDataLen(ref), bitrotBlockBytes: ref.fl.bitrotBlockBytes }, offsetBytes, lengthBytes, site);
+  }
+
+  /** A pooled scratch for a plan, cut into its hash entries and its data span (give it back after). */
+  private scratchFor(plan: SpanPlan): { scratch: Buffer; entries: Buffer; data: Buffer } {
+    const scratch = this.scratch.take(plan.entriesLen + plan.dataLen);
+    return { scratch, entries: scratch.subarray(0, plan.entriesLen), data: scratch.subarray(plan.entriesLen, plan.entriesLen + plan.dataLen) };
+  }
+
+  /**
+   * The one verified shard read (spec §9): the hash entries and the block-aligned span are read
+   * into a pooled scratch buffer (store/chunks/scratch-pool.ts), every block is verified there against its
+   * position-bound hash before any byte is used, and use() gets a view of exactly the range (valid
+   * only during use()). Done on the calling thread, with no promise, when the header and the
+   * descriptor are cached and the Io may read inline now (store/io/io.ts InlineGate); else on the
+   * pool (header, entries and data together: one I/O latency). A failure throws (or rejects)
+   * either way, once: the caller fails over (DESIGN §6); nothing here reads the shard again.
+   * inline false: always the pool, for a caller that issues several shard reads at once (their
+   * device waits overlap there; inline they would queue one behind the other).
+   */
+  readVerifiedWith(ref: ChunkRef, shardIndex: number, offsetBytes: number, lengthBytes: number, use: (bytes: Buffer) => void, inline = true): Maybe<void> {
+    const path = this.usablePath(ref, shardIndex);
+    const site: ErrorSite = { ...siteOf(ref, shardIndex), path };
+    // The layout gives the geometry; the header is cross-checked against the same layout.
+    const plan = this.spanOf(ref, offsetBytes, lengthBytes, site);
+    if (plan === null) return use(Buffer.alloc(0));
+    const h = inline ? this.headers.get(path) : undefined;
+    const f = h !== undefined && plan.entriesLen + plan.dataLen <= INLINE_BYTES_MAX ? this.io.openNow?.(path) ?? null : null;
+    if (f === null || f.preadIntoNow === undefined) return this.readVerifiedPooled(ref, shardIndex, path, plan, site, use);
+    const { scratch, entries, data } = this.scratchFor(plan);
+    try {
+      const entriesGot = f.preadIntoNow(entries, 0, plan.entriesLen, plan.entriesAt);
+      const dataGot = f.preadIntoNow(data, 0, plan.dataLen, plan.dataAt);
+      use(verifySpan(h!, this.key, plan, entries.subarray(0, entriesGot), data.subarray(0, dataGot), site));
+    } catch (err) {
+      this.dropCached(path);
+      throw err;
+    } finally {
+      this.scratch.give(scratch);
+      f.close().catch(() => undefined);
+    }
+  }
+
+  /** readVerifiedWith on the I/O pool: header, entries and data read together, all settled before the scratch is reused. */
+  private readVerifiedPooled(ref: ChunkRef, shardIndex: number, path: string, plan: SpanPlan, site: ErrorSite, use: (bytes: Buffer) => void): Promise<void> {
+    return this.withShardFile(ref, shardIndex, path, async (f) => {
+      const { scratch, entries, data } = this.scratchFor(plan);
+      try {
+        const [h, entriesGot, dataGot] = await settledAll<ShardHeader | number>([
+          this.header(ref, shardIndex, f, path),
+          f.preadInto(entries, 0, plan.entriesLen, plan.entriesAt),
+          preadIntoParallel(f, data, 0, plan.dataLen, plan.dataAt),
+        ]);
+        // The header was cross-checked against the layout the plan came from (block count, lengths).
+        use(verifySpan(h as ShardHeader, this.key, plan, entries.subarray(0, entriesGot as number), data.subarray(0, dataGot as number), site));
+      } finally {
+        this.scratch.give(scratch);
+      }
+    });
+  }
+
+  /**
+   * After a failed read: the header is read again next time and a cached descriptor that no longer
+   * names the file at path is dropped (replaced or removed from outside), so the next try sees the truth.
+   */
+  private dropCached(path: string): void {
+    this.headers.delete(path);
+    this.io.revalidate(path).catch(() => undefined);
+  }
+
+  /** Open the shard for reading and run fn; on failure the header cache and descriptor are dropped. */
+  private async withShardFile<T>(ref: ChunkRef, shardIndex: number, path: string, fn: (f: IoFile) => Promise<T>): Promise<T> {
+    try {
+      const f = await this.io.open(path, 'read');
+      try {
+        return await fn(f);
+      } finally {
+        await f.close();
+      }
+    } catch (err) {
+      // The file may have been replaced or removed from outside: the next try must see the path's file.
+      this.headers.delete(path);
+      await this.io.revalidate(path).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Whole-file decode + verify, bypassing the header cache (heal, scrub, recovery). */
+  async readWhole(ref: ChunkRef, shardIndex: number): Promise<Buffer> {
+    const path = this.usablePath(ref, shardIndex);
+    this.headers.delete(path);
+    // A cached descriptor of a file deleted or replaced from outside would hide the loss from scrub/heal.
+    await this.io.revalidate(path);
+    const f = await this.io.open(path, 'read');
+    let bytes: Buffer;
+    try {
+      bytes = await f.pread(await f.sizeBytes(), 0);
+    } finally {
+      await f.close();
+    }
+    const site: ErrorSite = { ...siteOf(ref, shardIndex), path };
+    const { header, payload } = verifyShardBytes(bytes, this.key, site);
+    this.crossCheck(ref, shardIndex, header, path);
+    return payload;
+  }
+
+  /**
+   * Spec §8.2 steps 4-5 for one replica: write the data of each run's blocks (span, block aligned
+   * at its start) and their hash entries, then one fdatasync for all runs (the applier patches every
+   * pending span of a chunk at once).
+   */
+  async patchBlocks(ref: ChunkRef, shardIndex: number, runs: ReadonlyArray<{ firstBlock: number; span: Uint8Array }>): Promise<void> {
+    const bb = ref.fl.bitrotBlockBytes;
+    const dataLen = shardDataLen(ref);
+    const blockCount = Math.ceil(dataLen / bb);
+    const pos = { fileId: ref.fileId, chunkIndex: BigInt(ref.chunkIndex), shardIndex, version: ref.version };
+    const f = await this.io.open(this.usablePath(ref, shardIndex), 'readwrite');
+    try {
+      // All runs' writes at once on the pool (recovery at the backlog bound patches ~128 runs per chunk).
+      await Promise.all(runs.flatMap(({ firstBlock, span }) => {
+        assert(firstBlock * bb + span.length <= dataLen, 'patch inside shard_data_len');
+        const entries = Buffer.alloc(Math.ceil(span.length / bb) * HASH_ENTRY_BYTES);
+        writeHashEntries(entries, 0, this.key, pos, span, bb, firstBlock);
+        return [f.pwrite(span, dataStartBytes(blockCount) + firstBlock * bb), f.pwrite(entries, HEADER_BYTES + firstBlock * HASH_ENTRY_BYTES)];
+      }));
+      // On the pool: all replicas of a patch sync at once (DESIGN §5); inline they would queue.
+      await f.fdatasync(false);
+    } finally {
+      await f.close();
+    }
+  }
+
+  /** Remove one shard file (missing is fine). */
+  async deleteShard(ref: ShardSite, shardIndex: number): Promise<void> {
+    const path = this.usablePath(ref, shardIndex);
+    this.headers.delete(path);
+    try {
+      await this.io.unlink(path);
+    } catch (err) {
+      if (errnoCode(err) !== 'ENOENT') throw err;
+    }
+  }
+
+  /**
+   * Remove a chunk version's shard files, temp files a cut-off write left beside them, and the
+   * directories that are then empty; best effort per disk, returns the shards that failed.
+   */
+  async deleteChunk(ref: ShardSite, shardCount: number): Promise<number> {
+    let failures = 0;
+    await Promise.all(Array.from({ length: shardCount }, async (_, i) => {
+      try {
+        await this.deleteShard(ref, i);
+        const chunkDir = nodePath.join(this.diskRoot(ref.diskIds[i]), chunkDirRelPath(ref.fileId, ref.version, BigInt(ref.chunkIndex)));
+        if (!(await this.removeEmptyDir(chunkDir))) await this.removeTemps(chunkDir);
+        this.durableDirs.delete(nodePath.dirname(chunkDir));
+        await this.removeEmptyDir(nodePath.dirname(chunkDir));
+      } catch {
+        failures++; // garbage is collected by recovery at the next open (DESIGN §5)
+      }
+    }));
+    return failures;
+  }
+
+  /** rmdir; false when the directory still holds something. */
+  private async removeEmptyDir(dir: string): Promise<boolean> {
+    try {
+      await this.io.rmdir(dir);
+      return true;
+    } catch (err) {
+      const code = errnoCode(err);
+      if (code === 'ENOENT') return true;
+      if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw err;
+      return false;
+    }
+  }
+
+  /** A chunk directory of a reclaimed version: its temp files go, then the directory if empty. */
+  private async removeTemps(chunkDir: string): Promise<void> {
+    const names = await this.io.readdir(chunkDir);
+    for (const name of names.filter(isTempName)) await this.io.unlink(nodePath.join(chunkDir, name));
+    await this.removeEmptyDir(chunkDir);
+  }
+
+  forgetHeader(ref: ChunkRef, shardIndex: number): void {
+    this.headers.delete(this.path(ref, shardIndex));
+  }
+}

@@ -1,0 +1,120 @@
+// Full commits of the metadata (DESIGN §5 "What is durable when"). meta.db runs in WAL mode with
+// synchronous=NORMAL: each commit appends its frames to meta.db-wal with write(2) and returns, so a
+// process kill loses nothing committed, but a power loss may lose the latest commits (never tears
+// one: WAL frames are checksummed, a torn tail is ignored). A full commit is one fdatasync of the
+// WAL file through the store's Io: since the WAL is appended in commit order, it makes every commit
+// so far durable at once. It runs at fsync/fdatasync of a file, fsync of a directory, unmount, before
+// any shard is touched under a journaled intent or a reserved version, and from a timer at most
+// FLUSH_DELAY_MS after the first unflushed commit.
+//
+// Group commit: callers that ask while a flush runs share the next one (it may have started before
+// their commit), so N concurrent fsyncs cost about two flush latencies, not N.
+import { Db } from './meta';
+import { Io, errnoCode } from '../io/io';
+
+/** A commit becomes durable at most this long after it returns, without any fsync (DESIGN §5). */
+export const FLUSH_DELAY_MS = 5000;
+/** The timer looks this often for unflushed commits (so the delay bound holds within one tick). */
+const TIMER_TICK_MS = 1000;
+
+export class CommitLog {
+  private flushing: Promise<void> | null = null;
+  private queued: Promise<void> | null = null;
+  /** total_changes() when the last flush started: commits up to it are durable once it ends. */
+  private flushedChanges = -1n;
+  private firstUnflushedMs = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private readonly changes;
+  /** Device flushes issued (the WAL fdatasyncs), for status and the flush-count tests. */
+  flushCount = 0;
+
+  constructor(private readonly db: Db, private readonly io: Io, private readonly walPath: string) {
+    this.changes = db.prepare('SELECT total_changes() AS n');
+  }
+
+  private totalChanges(): bigint {
+    return BigInt((this.changes.get() as { n: bigint | number }).n);
+  }
+
+  /** Whether some commit is not yet durable. */
+  get dirty(): boolean {
+    return this.totalChanges() !== this.flushedChanges;
+  }
+
+  /**
+   * Run a commit whose loss in a power cut is harmless (e.g. dropping a journaled intent that was
+   * applied: replaying it again is idempotent, DESIGN §5). If everything before it was durable, the
+   * log stays clean, so a following fsync issues no flush for it.
+   */
+  harmless(fn: () => void): void {
+    const clean = !this.dirty;
+    this.db.transaction(fn)();
+    if (clean) this.flushedChanges = this.totalChanges();
+  }
+
+  /** Every commit made before this call is durable when it resolves (group commit). */
+  flush(): Promise<void> {
+    if (this.flushing === null) return this.startFlush();
+    // The running flush may have started before our commit: share the next one.
+    this.queued ??= this.flushing.catch(() => undefined).then(() => {
+      this.queued = null;
+      return this.flushing ?? this.startFlush();
+    });
+    return this.queued;
+  }
+
+  /** A flush when something is not yet durable, else nothing (fsync of an unchanged store). */
+  flushIfDirty(): Promise<void> {
+    return this.dirty || this.flushing !== null ? this.flush() : Promise.resolve();
+  }
+
+  private startFlush(): Promise<void> {
+    const upTo = this.totalChanges();
+    this.flushing = this.syncWal().then(() => {
+      this.flushedChanges = upTo;
+      this.firstUnflushedMs = 0;
+    }).finally(() => { this.flushing = null; });
+    return this.flushing;
+  }
+
+  private async syncWal(): Promise<void> {
+    this.flushCount++;
+    let f;
+    try {
+      // Read mode: SQLite writes the WAL, we only sync it (fdatasync works on any descriptor).
+      f = await this.io.open(this.walPath, 'read');
+    } catch (err) {
+      if (errnoCode(err) === 'ENOENT') return; // no commit since the last checkpoint removed the WAL
+      throw err;
+    }
+    try {
+      // On the pool: while the WAL syncs, the thread serves requests whose commits join the next flush.
+      await f.fdatasync(false);
+    } finally {
+      await f.close();
+    }
+  }
+
+  /** Background full commit at most FLUSH_DELAY_MS after the first unflushed commit. */
+  start(delayMs = FLUSH_DELAY_MS): void {
+    if (this.timer !== null) return;
+    this.timer = setInterval(() => this.tick(delayMs), Math.min(TIMER_TICK_MS, delayMs));
+    this.timer.unref();
+  }
+
+  private tick(delayMs: number): void {
+    if (!this.dirty) return;
+    const now = Date.now();
+    if (this.firstUnflushedMs === 0) this.firstUnflushedMs = now;
+    // Flush one tick early: the commit may have landed just after the previous tick.
+    if (now - this.firstUnflushedMs + Math.min(TIMER_TICK_MS, delayMs) >= delayMs) {
+      this.flush().catch(() => undefined); // a failing disk is reported by the next fsync's flush
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+    await this.flushing?.catch(() => undefined);
+  }
+}

@@ -1,0 +1,128 @@
+// fallocate's allocations (issue 24 item 5; schema v7): the store writes sparsely, so fallocate
+// (mode 0 or KEEP_SIZE) stores no bytes, but the space it allocated is part of what the file holds
+// (st_blocks, as on ext4: writing into it later does not grow the file's blocks). It is kept per
+// chunk in the same terms as data (store/meta/allocated.ts, DESIGN §5 "One view"): a chunk touched by a
+// fallocate at [a, b) holds [chunk start, b) in it, exactly as a write there would, and reads zeros
+// where nothing was stored. SEEK_DATA therefore sees it as data, like a write of zeros: a later
+// write into it then changes no SEEK answer (the store cannot split a chunk into written and
+// unwritten parts). A row is a metadata change like any other (committed at once, flushed with the
+// next commit, DESIGN §5), so it survives a remount; an inode's rows go with it (trigger, v7).
+import type { Statement } from 'better-sqlite3';
+import type { Db } from './meta';
+import { FsError } from '../fs-error';
+
+/** Chunk rows one fallocate may add (4 TiB of 4 MiB chunks): one row per chunk, written in one transaction. */
+export const PREALLOC_CHUNKS_MAX = 1 << 20;
+
+export const MIGRATION_V7_PREALLOC = `
+  CREATE TABLE prealloc(ino INTEGER NOT NULL, chunk_index INTEGER NOT NULL, length INTEGER NOT NULL,
+    PRIMARY KEY(ino, chunk_index)) WITHOUT ROWID;
+  CREATE TRIGGER inodes_prealloc AFTER DELETE ON inodes BEGIN
+    DELETE FROM prealloc WHERE ino = old.ino;
+  END;`;
+
+/** Allocated bytes beyond the stored chunks: inside the size (not yet counted) and past it (KEEP_SIZE). */
+export interface PreallocExtra { insideBytes: number; beyondBytes: number }
+
+export class Preallocated {
+  private readonly s: Record<'chunkSize' | 'size' | 'upsert' | 'dropFrom' | 'dropRange' | 'clip' | 'length' | 'from' | 'extra' | 'inos', Statement>;
+  /** Inodes that may have rows (a superset: rows of a deleted inode go by trigger), so most files cost no query. */
+  private readonly inos = new Set<number>();
+
+  constructor(private readonly db: Db) {
+    this.s = {
+      chunkSize: db.prepare("SELECT chunk_size FROM inodes WHERE ino = ? AND type = 'file'"),
+      size: db.prepare('SELECT size FROM inodes WHERE ino = ?'),
+      upsert: db.prepare(`INSERT INTO prealloc(ino, chunk_index, length) VALUES (?, ?, ?)
+        ON CONFLICT(ino, chunk_index) DO UPDATE SET length = max(length, excluded.length)`),
+      dropFrom: db.prepare('DELETE FROM prealloc WHERE ino = ? AND chunk_index >= ?'),
+      dropRange: db.prepare('DELETE FROM prealloc WHERE ino = ? AND chunk_index >= ? AND chunk_index < ?'),
+      clip: db.prepare('UPDATE prealloc SET length = min(length, ?) WHERE ino = ? AND chunk_index = ?'),
+      length: db.prepare('SELECT length FROM prealloc WHERE ino = ? AND chunk_index = ?'),
+      from: db.prepare('SELECT chunk_index, length FROM prealloc WHERE ino = ? AND chunk_index >= ? ORDER BY chunk_index'),
+      // Per row: what it adds over the chunk's stored length below the size, and what lies past the size.
+      extra: db.prepare(`SELECT
+          coalesce(sum(max(0, min(p.length, max(0, @size - p.chunk_index * @cs))
+            - coalesce(c.logical_len, CASE p.chunk_index WHEN 0 THEN @needle ELSE 0 END))), 0) AS inside,
+          coalesce(sum(max(0, p.length - max(0, @size - p.chunk_index * @cs))), 0) AS beyond
+        FROM prealloc p LEFT JOIN chunks c ON c.ino = p.ino AND c.chunk_index = p.chunk_index AND c.version > 0
+        WHERE p.ino = @ino`),
+      inos: db.prepare('SELECT DISTINCT ino FROM prealloc'),
+    };
+    for (const r of this.s.inos.all() as Array<{ ino: bigint }>) this.inos.add(Number(r.ino));
+  }
+
+  has(ino: number): boolean {
+    return this.inos.has(ino);
+  }
+
+  /** fallocate of [offsetBytes, endBytes): every chunk it touches holds [its start, the range's end in it). */
+  add(ino: number, offsetBytes: number, endBytes: number): void {
+    const cs = this.chunkSizeOf(ino);
+    const first = Math.floor(offsetBytes / cs);
+    const last = Math.ceil(endBytes / cs); // exclusive
+    if (last - first > PREALLOC_CHUNKS_MAX) {
+      throw new FsError('ENOSPC', `fallocate of ${last - first} chunks of inode ${ino}: at most ${PREALLOC_CHUNKS_MAX} per call`);
+    }
+    this.db.transaction(() => {
+      for (let c = first; c < last; c++) this.s.upsert.run(ino, c, Math.min(cs, endBytes - c * cs));
+    })();
+    this.inos.add(ino);
+  }
+
+  /** A punched or zeroed [offsetBytes, endBytes): the chunks wholly inside it are allocated no more. */
+  dropWhole(ino: number, offsetBytes: number, endBytes: number): void {
+    if (!this.inos.has(ino)) return;
+    const cs = this.chunkSizeOf(ino);
+    const first = Math.ceil(offsetBytes / cs);
+    const last = Math.floor(endBytes / cs);
+    if (last > first) this.s.dropRange.run(ino, first, last);
+  }
+
+  /** A truncate to sizeBytes is not a growth of the committed size (then it frees what lies past it, as on ext4). */
+  shrinks(ino: number, sizeBytes: number): boolean {
+    if (!this.inos.has(ino)) return false;
+    const r = this.s.size.get(ino) as { size: bigint } | undefined;
+    return r !== undefined && sizeBytes <= Number(r.size);
+  }
+
+  /** Frees what was allocated past sizeBytes (a truncate that does not grow the file; KEEP_SIZE space too). */
+  clip(ino: number, sizeBytes: number): void {
+    if (!this.inos.has(ino)) return;
+    const cs = this.chunkSizeOf(ino);
+    const straddling = Math.floor(sizeBytes / cs);
+    this.db.transaction(() => {
+      this.s.dropFrom.run(ino, Math.ceil(sizeBytes / cs));
+      if (sizeBytes % cs !== 0) this.s.clip.run(sizeBytes - straddling * cs, ino, straddling);
+    })();
+  }
+
+  /** The allocated length of chunk c (0: none). */
+  length(ino: number, c: number): number {
+    if (!this.inos.has(ino)) return 0;
+    const r = this.s.length.get(ino, c) as { length: bigint } | undefined;
+    return r === undefined ? 0 : Number(r.length);
+  }
+
+  /** [chunk index, allocated length] from fromChunk on, ascending. */
+  from(ino: number, fromChunk: number): Array<[number, number]> {
+    if (!this.inos.has(ino)) return [];
+    return (this.s.from.all(ino, fromChunk) as Array<{ chunk_index: bigint; length: bigint }>).map((r) => [Number(r.chunk_index), Number(r.length)]);
+  }
+
+  /**
+   * What the rows add to the stored chunks of a file of sizeBytes (chunk size cs); needleBytes: a
+   * needle's length, which counts as chunk 0 (store/meta/allocated.ts).
+   */
+  extra(ino: number, sizeBytes: number, cs: number, needleBytes: number): PreallocExtra {
+    if (!this.inos.has(ino)) return { insideBytes: 0, beyondBytes: 0 };
+    const r = this.s.extra.get({ ino, size: sizeBytes, cs, needle: needleBytes }) as { inside: bigint; beyond: bigint };
+    return { insideBytes: Number(r.inside), beyondBytes: Number(r.beyond) };
+  }
+
+  private chunkSizeOf(ino: number): number {
+    const r = this.s.chunkSize.get(ino) as { chunk_size: bigint } | undefined;
+    if (r === undefined) throw new FsError('EINVAL', `inode ${ino} is not a regular file`);
+    return Number(r.chunk_size);
+  }
+}

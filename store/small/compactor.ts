@@ -1,0 +1,233 @@
+// Seal and compaction of containers (spec §11.5, DESIGN §5 "Small files").
+// Seal: a full container ('full': used >= capacity, no more appends) is rewritten ONCE as a new
+// write-once internal file in its target layout (EC for ec:K+M): state 'sealing' is committed
+// first, the chunks are copied through the ordinary whole-shard write path, then one transaction
+// repoints every slice (offsets unchanged), marks it 'sealed' and queues the old container for
+// reclaim. A crash in between leaves a 'sealing' row, dropped at the next open, and the 'full'
+// one is sealed again. A replica target is already in its layout: sealing only changes the state.
+// A sealed container is never written again.
+// Compaction: sealed containers with dead_bytes / used_bytes >= COMPACT_DEAD_RATIO (and at least
+// COMPACT_DEAD_BYTES_MIN dead); an open container past both is retired first (state 'full'). Each needle is
+// live iff inode(file_id).slice == {this container, this offset, cookie} (no reverse index); live
+// needles are appended to the open container of the pack class and repointed in that append's
+// transaction only if the slice still names the old needle; then the old container is reclaimed.
+import { NEEDLE_HEADER_BYTES, NEEDLE_MAGIC, decodeNeedleHeader, needleSpanBytes } from '../../src/needle';
+import { Slice } from '../../src/slice';
+import { ChunkEnv } from '../chunks/chunk-env';
+import { readChunk } from '../chunks/chunk-io';
+import { ContainerRow, Containers } from '../meta/containers';
+import type { SliceRows } from '../meta/slice-rows';
+import type { ContainerHost, NeedleAppender } from './needle-io';
+import { parseLayout } from '../../src/layout';
+import { openLayoutOf } from './pack-class';
+
+/** Compaction trigger (spec §11.6 Q6 tunable): dead / used bytes of a container. */
+export const COMPACT_DEAD_RATIO = 0.4;
+/**
+ * Dead bytes below this stay where they are: moving a container's live needles to free less would
+ * cost more writes than the space is worth. Also a bound on the space dead needles hold: at most
+ * this much per open container, or the dead ratio of a sealed one (issue 15 item 10).
+ */
+export const COMPACT_DEAD_BYTES_MIN = 4 << 20;
+/** Containers one compaction round takes. */
+const CONTAINERS_PER_ROUND_MAX = 4;
+/** Chunks of a container copied by one seal write (bounded memory: this many chunks in flight). */
+const SEAL_CHUNKS_PER_WRITE_MAX = 4;
+/** Background rate limit: pause between rounds, and at least this long per MiB copied. */
+const ROUND_PAUSE_MS = 1000;
+const PAUSE_PER_MIB_MS = 20;
+/** Needles walked in one container (a bound on the scan loop: capacity / smallest needle). */
+const NEEDLES_PER_CONTAINER_MAX = 1 << 26;
+
+export interface CompactReport { sealed: number; compacted: number; needlesMoved: number; bytesCopied: number; errors: string[] }
+
+export function emptyCompactReport(): CompactReport {
+  return { sealed: 0, compacted: 0, needlesMoved: 0, bytesCopied: 0, errors: [] };
+}
+
+/** What compaction needs of the file layer (store/file-io.ts): the container rows, slices, appender, and internal files. */
+export interface CompactorHost extends ContainerHost {
+  readonly containers: Containers;
+  readonly slices: SliceRows;
+  readonly appender: NeedleAppender;
+  /** An internal file's rows go, its chunks to the reclaim queue; in the caller's transaction. */
+  dropInternal(ino: number): void;
+  /** Cached file rows dropped (a seal or compaction repointed many slices). */
+  forgetAll(): void;
+}
+
+export class Compactor {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<unknown> | null = null;
+  private stopped = false;
+  /** Containers a seal or compaction is working on: the append's seal and a round never both take one. */
+  private readonly busy = new Set<number>();
+  /** Seals started by appends that filled their container (awaited by stop()). */
+  private readonly sealing = new Set<Promise<unknown>>();
+
+  constructor(private readonly env: ChunkEnv, private readonly files: CompactorHost, readonly deadRatio = COMPACT_DEAD_RATIO, readonly deadBytesMin = COMPACT_DEAD_BYTES_MIN) {
+    // A full container is sealed in the background: appends go on into a new open container meanwhile.
+    files.appender.onFull = (id) => {
+      const run = this.seal(id, emptyCompactReport()).catch(() => undefined); // stays 'full': the next round seals it
+      this.sealing.add(run);
+      void run.finally(() => this.sealing.delete(run));
+      return Promise.resolve();
+    };
+  }
+
+  /** Recovery: drop half-made sealed copies (their chunks to the reclaim queue); the 'full' originals stay. */
+  dropUnfinishedSeals(): number {
+    const rows = this.files.containers.inState('sealing');
+    this.env.db.transaction(() => {
+      for (const r of rows) {
+        this.files.dropInternal(r.id);
+        this.files.containers.remove(r.id);
+      }
+    })();
+    return rows.length;
+  }
+
+  /**
+   * Retire open containers past the dead ratio (appends move on to a new one), seal every full
+   * container, then compact those past the dead ratio. An open container that is mostly dead would
+   * otherwise hold its dead needles until it filled (256 MiB): under small-file churn that was most
+   * of a store's space (issue 15 item 10: 27 MB of dead needles, 81 MB stored, for 8 MB live).
+   */
+  async runOnce(report = emptyCompactReport()): Promise<CompactReport> {
+    await Promise.all([...this.sealing]); // a seal an append started finishes first
+    for (const r of this.files.containers.compactable('open', this.deadRatio, this.deadBytesMin, CONTAINERS_PER_ROUND_MAX)) {
+      await this.files.appender.retire(r.id).catch((err) => report.errors.push(`retire ${r.id}: ${(err as Error).message}`));
+    }
+    for (const r of this.files.containers.inState('full')) await this.seal(r.id, report).catch((err) => report.errors.push(`seal ${r.id}: ${(err as Error).message}`));
+    for (const r of this.files.containers.compactable('sealed', this.deadRatio, this.deadBytesMin, CONTAINERS_PER_ROUND_MAX)) {
+      await this.compact(r, report).catch((err) => report.errors.push(`compact ${r.id}: ${(err as Error).message}`));
+    }
+    return report;
+  }
+
+  async seal(id: number, report: CompactReport): Promise<void> {
+    if (this.busy.has(id)) return;
+    this.busy.add(id);
+    try {
+      await this.sealFree(id, report);
+    } finally {
+      this.busy.delete(id);
+    }
+  }
+
+  private async sealFree(id: number, report: CompactReport): Promise<void> {
+    const row = this.files.containers.get(id);
+    if (row === null || row.state !== 'full') return;
+    if (parseLayout(row.packClass).text === openLayoutOf(row.packClass)) {
+      this.files.containers.setState(id, 'sealed'); // already in its target layout
+      report.sealed++;
+      return;
+    }
+    const copy = this.env.db.transaction(() => this.files.createContainer(row.packClass, 'sealing', id, row.usedBytes, row.deadBytes))();
+    await this.copyChunks(row, copy.id, report);
+    this.env.db.transaction(() => {
+      this.files.slices.moveAll(id, copy.id);
+      this.files.containers.setState(copy.id, 'sealed');
+      this.files.dropInternal(id);
+      this.files.containers.remove(id);
+    })();
+    this.files.forgetAll();
+    report.sealed++;
+  }
+
+  /** The old container's bytes [0, used) as whole chunks of the copy (spec §8.1, target layout). */
+  private async copyChunks(row: ContainerRow, copyId: number, report: CompactReport): Promise<void> {
+    const cs = this.files.layoutOf(row.id).chunkSizeBytes;
+    const chunks = Math.ceil(row.usedBytes / cs);
+    for (let c0 = 0; c0 < chunks; c0 += SEAL_CHUNKS_PER_WRITE_MAX) {
+      const pieces = [];
+      for (let c = c0; c < Math.min(chunks, c0 + SEAL_CHUNKS_PER_WRITE_MAX); c++) {
+        const ref = this.files.chunkRef(row.id, c);
+        if (ref === null) continue; // never written: a hole in the copy too
+        const len = Math.min(ref.logicalLenBytes, row.usedBytes - c * cs); // the zero tail past used is not copied
+        pieces.push({ c, offIn: 0, bytes: await readChunk(this.env, ref, 0, len) });
+        report.bytesCopied += len;
+      }
+      if (pieces.length > 0) await this.files.writeInternal(copyId, pieces);
+    }
+  }
+
+  /** Move the live needles of a sealed container to the open one, then reclaim it. */
+  async compact(row: ContainerRow, report: CompactReport): Promise<void> {
+    if (this.busy.has(row.id)) return;
+    this.busy.add(row.id);
+    try {
+      await this.compactFree(row, report);
+    } finally {
+      this.busy.delete(row.id);
+    }
+  }
+
+  private async compactFree(row: ContainerRow, report: CompactReport): Promise<void> {
+    const live = await this.liveNeedles(row);
+    await Promise.all(live.map(async (n) => {
+      await this.files.appender.append({
+        ino: n.ino, packClass: row.packClass, data: n.data,
+        commit: (slice) => {
+          if (!this.files.slices.setIf(n.ino, n.slice, slice)) throw new Error('rewritten meanwhile'); // the copy is dead at once
+        },
+      }).then(() => { report.needlesMoved++; }, () => undefined);
+    }));
+    const dropped = this.env.db.transaction(() => {
+      if (this.files.slices.countIn(row.id) > 0) return false; // a slice still names it: keep it for a later round
+      this.files.dropInternal(row.id);
+      this.files.containers.remove(row.id);
+      return true;
+    })();
+    this.files.forgetAll();
+    if (dropped) report.compacted++;
+  }
+
+  /** Every needle of the container that its file's slice still names, with its data. */
+  private async liveNeedles(row: ContainerRow): Promise<Array<{ ino: number; slice: Slice; data: Buffer }>> {
+    const out: Array<{ ino: number; slice: Slice; data: Buffer }> = [];
+    const cs = this.files.layoutOf(row.id).chunkSizeBytes;
+    let needles = 0;
+    for (let c = 0; c * cs < row.usedBytes; c++) {
+      const ref = this.files.chunkRef(row.id, c);
+      if (ref === null) continue;
+      const bytes = await readChunk(this.env, ref, 0, Math.min(ref.logicalLenBytes, row.usedBytes - c * cs));
+      for (let at = 0; at + NEEDLE_HEADER_BYTES <= bytes.length && needles < NEEDLES_PER_CONTAINER_MAX; needles++) {
+        if (!bytes.subarray(at, at + 4).equals(NEEDLE_MAGIC)) break; // the zero gap before the next chunk (DESIGN §3)
+        const h = decodeNeedleHeader(bytes.subarray(at));
+        const offset = BigInt(c * cs + at);
+        const cur = this.files.slices.get(Number(h.fileId));
+        if (cur !== null && cur.containerId === BigInt(row.id) && cur.offsetBytes === offset && cur.cookie === h.cookie) {
+          out.push({ ino: Number(h.fileId), slice: cur, data: Buffer.from(bytes.subarray(at + NEEDLE_HEADER_BYTES, at + NEEDLE_HEADER_BYTES + h.dataLenBytes)) });
+        }
+        at += needleSpanBytes(h.dataLenBytes);
+      }
+    }
+    return out;
+  }
+
+  /** Background: a round, then a pause that grows with the bytes copied (rate limit). */
+  start(): void {
+    if (this.timer !== null) return;
+    this.stopped = false;
+    const loop = (pauseMs: number): void => {
+      if (this.stopped) return;
+      this.timer = setTimeout(() => {
+        this.running = this.runOnce().then((r) => {
+          this.running = null;
+          loop(ROUND_PAUSE_MS + Math.ceil(r.bytesCopied / (1 << 20)) * PAUSE_PER_MIB_MS);
+        });
+      }, pauseMs);
+      this.timer.unref();
+    };
+    loop(ROUND_PAUSE_MS);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    await this.running?.catch(() => undefined);
+    await Promise.all([...this.sealing]);
+  }
+}

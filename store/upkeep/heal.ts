@@ -1,0 +1,195 @@
+// Heal (issue 3): rebuild a chunk's bad or missing shards from the good ones through
+// the same whole-shard write (spec §8.1), then verify the result by reading it back.
+// The persistent heal queue is drained directly (heal(), `chunkfs heal`) or by a background
+// healer at a bounded rate, which backs off per shard (store/upkeep/heal-backoff.ts). Scrub
+// (store/upkeep/scrub.ts) verifies every shard of every live chunk through healChunk.
+import { ChunkEnv } from '../chunks/chunk-env';
+import { HealBackoff } from './heal-backoff';
+import { pathOfIno } from '../meta/ino-path';
+import { ChunkRef } from '../chunks/chunk-ref';
+import { rebuildPayload } from '../chunks/chunk-io';
+import { HealEntry } from '../meta/chunk-map';
+import { FileIo } from '../file-io';
+import { shardCount } from '../../src/layout';
+import { classifyShardError } from '../chunks/shard-encode';
+
+export interface HealReport {
+  examined: number;
+  healed: number; // shards rewritten and verified
+  dropped: number; // entries whose shard verified again or whose chunk version is gone
+  failed: Array<{ ino: number; chunkIndex: number; shardIndex: number; error: string }>;
+  badCount: number; // shards a scrub found not verifying (or missing), repaired or not
+  bad: Array<{ ino: number; chunkIndex: number; shardIndex: number }>; // the first BAD_LISTED_MAX of them
+  /** Queue entries the background healer left for later: their backoff had not run out. */
+  deferred: number;
+  /** The pass stopped early (its caller went away). */
+  cancelled: boolean;
+}
+
+/** Heal queue entries done of those there were (chunkfs heal's progress). */
+export interface HealProgress { doneItems: number; totalItems: number }
+
+export interface HealOptions {
+  onProgress?(p: HealProgress): void;
+  signal?: AbortSignal;
+  /** Skip entries still backing off (the background healer); explicit heals try everything. */
+  honourBackoff?: boolean;
+}
+
+// A scrub of a badly damaged store must not grow its report without bound: the count stays exact.
+export const BAD_LISTED_MAX = 1_000;
+/** Failures listed in a report; heal_failures counts them all. */
+const FAILED_LISTED_MAX = 1_000;
+
+const HEAL_ROUNDS_MAX = 1_000;
+const HEAL_BATCH = 64;
+/** Queue entries one pass looks at, tried or deferred: a queue of backed-off entries costs bounded reads per pass. */
+const HEAL_CONSIDERED_MAX = 4_096;
+
+export function emptyHealReport(): HealReport {
+  return { examined: 0, healed: 0, dropped: 0, failed: [], badCount: 0, bad: [], deferred: 0, cancelled: false };
+}
+
+export class Healer {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  readonly backoff: HealBackoff;
+
+  /** refreshDisks: recheck offline disks' identity first, so a disk brought back is healed onto. */
+  constructor(private readonly env: ChunkEnv, private readonly files: FileIo, private readonly refreshDisks: () => void = () => undefined,
+    log: (line: string) => void = () => undefined) {
+    this.backoff = new HealBackoff(log);
+  }
+
+  /** "file 12 (/dir/f) chunk 0 shard 1" for log lines. */
+  private describe(e: { ino: number; chunkIndex: number; shardIndex: number }): string {
+    const path = pathOfIno(this.env.db, e.ino);
+    return `file ${e.ino}${path === null ? '' : ` (${path})`} chunk ${e.chunkIndex} shard ${e.shardIndex}`;
+  }
+
+  private noteFailure(report: HealReport, f: { ino: number; chunkIndex: number; shardIndex: number; error: string }): void {
+    this.env.counters.bump('heal_failures');
+    if (report.failed.length < FAILED_LISTED_MAX) report.failed.push(f);
+  }
+
+  /** True when shard i reads back whole and verifies against the inode Layout. */
+  private async verifies(ref: ChunkRef, i: number): Promise<boolean> {
+    try {
+      await this.env.shards.readWhole(ref, i);
+      return true;
+    } catch (err) {
+      if (classifyShardError(err) === null) throw err;
+      return false;
+    }
+  }
+
+  /** Rebuild shard i of ref and verify it; throws when it cannot. */
+  private async rebuild(ref: ChunkRef, i: number): Promise<void> {
+    const payload = await rebuildPayload(this.env, ref, i);
+    await this.env.shards.writeShard(ref, i, payload);
+    this.env.health.ok(ref.diskIds[i]);
+    const back = await this.env.shards.readWhole(ref, i);
+    if (!back.equals(payload)) throw new Error(`healed shard ${i} did not read back as written`);
+    this.env.counters.bump('heals');
+  }
+
+  private async healOne(e: HealEntry, report: HealReport): Promise<void> {
+    report.examined++;
+    await this.files.withChunk(e.ino, e.chunkIndex, async (ref) => {
+      if (ref === null || ref.version !== e.version || e.shardIndex >= ref.diskIds.length) {
+        this.env.map.unqueueHeal(e);
+        report.dropped++;
+        return;
+      }
+      try {
+        if (await this.verifies(ref, e.shardIndex)) {
+          report.dropped++;
+        } else {
+          await this.rebuild(ref, e.shardIndex);
+          report.healed++;
+        }
+        this.env.map.unqueueHeal(e);
+        this.backoff.succeeded(e, this.describe(e));
+      } catch (err) {
+        this.env.map.noteHealAttempt(e);
+        const error = (err as Error).message;
+        this.noteFailure(report, { ino: e.ino, chunkIndex: e.chunkIndex, shardIndex: e.shardIndex, error });
+        this.backoff.failed(e, this.describe(e), error);
+      }
+    });
+  }
+
+  /** Drain the heal queue (entries that fail stay queued with attempts+1). */
+  async heal(entriesMax = Number.MAX_SAFE_INTEGER, opts: HealOptions = {}): Promise<HealReport> {
+    this.refreshDisks();
+    const report = emptyHealReport();
+    const tried = new Set<string>();
+    const totalItems = Math.min(entriesMax, this.env.map.healQueueLength());
+    for (let round = 0; round < HEAL_ROUNDS_MAX && report.examined < entriesMax && tried.size < HEAL_CONSIDERED_MAX; round++) {
+      const batch = this.env.map.healBatch(HEAL_BATCH + tried.size)
+        .filter((e) => !tried.has(`${e.ino}/${e.chunkIndex}/${e.version}/${e.shardIndex}`))
+        .slice(0, Math.min(HEAL_BATCH, entriesMax - report.examined));
+      if (batch.length === 0) break;
+      for (const e of batch) {
+        if (opts.signal?.aborted === true) return { ...report, cancelled: true };
+        tried.add(`${e.ino}/${e.chunkIndex}/${e.version}/${e.shardIndex}`);
+        if (opts.honourBackoff === true && !this.backoff.due(e)) {
+          report.deferred++;
+          continue;
+        }
+        await this.healOne(e, report);
+        opts.onProgress?.({ doneItems: report.examined, totalItems: Math.max(totalItems, report.examined) });
+      }
+    }
+    return report;
+  }
+
+  /**
+   * Verify every shard of one chunk; rebuild the bad ones when repair is set. onlyDisk: just the
+   * shard placed on that disk (replace-disk rebuilds onto a new disk).
+   */
+  async healChunk(ino: number, chunkIndex: number, repair = true, onlyDisk?: number): Promise<HealReport> {
+    const report = emptyHealReport();
+    await this.files.withChunk(ino, chunkIndex, async (ref) => {
+      if (ref === null) return;
+      for (let i = 0; i < shardCount(ref.fl.layout); i++) {
+        if (onlyDisk !== undefined && ref.diskIds[i] !== onlyDisk) continue;
+        report.examined++;
+        if (await this.verifies(ref, i)) continue;
+        this.env.map.queueHeal(ino, chunkIndex, ref.version, i, 'scrub: shard does not verify');
+        report.badCount++;
+        if (report.bad.length < BAD_LISTED_MAX) report.bad.push({ ino, chunkIndex, shardIndex: i });
+        if (!repair) continue;
+        try {
+          await this.rebuild(ref, i);
+          this.env.map.unqueueHeal({ ino, chunkIndex, version: ref.version, shardIndex: i });
+          report.healed++;
+        } catch (err) {
+          this.noteFailure(report, { ino, chunkIndex, shardIndex: i, error: (err as Error).message });
+        }
+      }
+    });
+    return report;
+  }
+
+  /** Before a scrub: offline disks that came back are healed onto. */
+  prepareScrub(): void {
+    this.refreshDisks();
+  }
+
+  /** Background healer: at most entriesPerSecond queue entries per second, each shard backing off on failure. */
+  start(entriesPerSecond = 16): void {
+    if (this.timer !== null) return;
+    this.timer = setInterval(() => {
+      if (this.running !== null || this.env.map.healQueueLength() === 0) return;
+      this.running = this.heal(entriesPerSecond, { honourBackoff: true }).then(() => undefined, () => undefined).finally(() => (this.running = null));
+    }, 1000);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+    if (this.running !== null) await this.running;
+  }
+}
