@@ -49,13 +49,14 @@ function callerOf(b: Batch, i: number): Caller {
 
 /**
  * A time the kernel passed (signed 64-bit seconds, nanoseconds), as nanoseconds since the epoch.
- * Seconds travel as a double (request.h): exact up to 2^53 (285 million years either way); a
- * time beyond is refused rather than rounded.
+ * Seconds travel as a double; beyond 2^53 the seconds it lost ride in the nanoseconds field
+ * (native/fuse3/time_split.h), so the sum is exact for every time the kernel can pass.
  */
 function timeOf(b: Batch, i: number, s: number, ns: number): bigint {
   const sec = num(b, i, s);
-  if (!Number.isSafeInteger(sec)) throw posix('EOVERFLOW', `time of ${sec} s is beyond what is stored exactly`);
-  return BigInt(sec) * NS_PER_S + BigInt(num(b, i, ns));
+  const nsec = num(b, i, ns);
+  if (!Number.isInteger(sec) || !Number.isInteger(nsec)) throw posix('EINVAL', `time of ${sec} s ${nsec} ns is not whole`);
+  return BigInt(sec) * NS_PER_S + BigInt(nsec);
 }
 
 export function changesOf(b: Batch, i: number): AttrChanges {

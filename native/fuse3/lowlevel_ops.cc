@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "session.h"
+#include "time_split.h"
 
 namespace fuse3 {
 namespace {
@@ -109,12 +110,9 @@ void Setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int toSet, fuse_
   r->nums[kFAttrUid] = attr->st_uid;
   r->nums[kFAttrGid] = attr->st_gid;
   r->nums[kFSize] = static_cast<double>(attr->st_size);
-  r->nums[kFAtimeS] = static_cast<double>(attr->st_atim.tv_sec);
-  r->nums[kFAtimeNs] = static_cast<double>(attr->st_atim.tv_nsec);
-  r->nums[kFMtimeS] = static_cast<double>(attr->st_mtim.tv_sec);
-  r->nums[kFMtimeNs] = static_cast<double>(attr->st_mtim.tv_nsec);
-  r->nums[kFCtimeS] = static_cast<double>(attr->st_ctim.tv_sec);
-  r->nums[kFCtimeNs] = static_cast<double>(attr->st_ctim.tv_nsec);
+  SplitTime(attr->st_atim, &r->nums[kFAtimeS], &r->nums[kFAtimeNs]);
+  SplitTime(attr->st_mtim, &r->nums[kFMtimeS], &r->nums[kFMtimeNs]);
+  SplitTime(attr->st_ctim, &r->nums[kFCtimeS], &r->nums[kFCtimeNs]);
   Queue(r);
 }
 
