@@ -16,8 +16,8 @@
 import type { CommitTimes } from '../meta/commit-times';
 import { assert } from '../../src/errors';
 import { ChunkEnv } from './chunk-env';
-import { ChunkRow } from '../meta/chunk-map';
-import { ChunkRef, FileLayout } from './chunk-ref';
+import { ChunkRow, StoredForm } from '../meta/chunk-map';
+import { ChunkRef, FileLayout, patchedInPlace } from './chunk-ref';
 import { readChunk, writeWholeChunk } from './chunk-io';
 import { FsError } from '../fs-error';
 import { boundedAll } from './bounded';
@@ -29,7 +29,8 @@ import { WholeWrite, repoint } from './live-version';
 
 /** What the writer needs of store/file-io.ts: chunk refs with their placement. */
 export interface ChunkRefs {
-  ref(ino: number, fl: FileLayout, chunkIndex: number, version: bigint, logicalLenBytes: number): ChunkRef;
+  /** stored: the chunk's stored form (chunk map); a version about to be written has none yet. */
+  ref(ino: number, fl: FileLayout, chunkIndex: number, version: bigint, logicalLenBytes: number, stored?: StoredForm | null): ChunkRef;
   liveRef(ino: number, fl: FileLayout, row: ChunkRow | null): ChunkRef | null;
 }
 
@@ -64,13 +65,13 @@ export class ChunkWriter {
 
   /**
    * Steps 1-4 above. Resolves when every piece is durable: intents in the log, whole writes in
-   * their shards. Pieces that failed are not committed (their reserved versions stay queued for
+   * their shards; with durable false, intents only at the next full commit (fsync's store.sync). Pieces that failed are not committed (their reserved versions stay queued for
    * reclaim); the first error is rethrown after the rest is committed.
    * sizeBytes: the size to commit (DESIGN §5 prefix rule: the caller's first byte still held only
    * in memory); null: the end of the pieces. The size never grows past a piece that failed.
    * times: the mtime and ctime to commit (what the mount showed while these bytes were buffered); null: now.
    */
-  async writePieces(ino: number, fl: FileLayout, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>, sizeBytes: number | null, alsoInCommit?: () => void, times: CommitTimes | null = null): Promise<void> {
+  async writePieces(ino: number, fl: FileLayout, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>, sizeBytes: number | null, alsoInCommit?: () => void, times: CommitTimes | null = null, durable = true): Promise<void> {
     assert(new Set(pieces.map((p) => p.c)).size === pieces.length, 'one piece per chunk in a write');
     const plans: Plan[] = pieces.map((p) => ({ ...p, old: this.host.liveRef(ino, fl, this.env.map.get(ino, p.c)), version: 0n, patch: null }));
     const spans = await this.readSpans(plans);
@@ -80,8 +81,13 @@ export class ChunkWriter {
     let sizeTo = sizeBytes ?? plans.reduce((end, p) => Math.max(end, at(p) + p.bytes.length), 0);
     let firstError: unknown = null;
     try {
-      await this.env.commits.flush(); // intents and reservations durable before any shard is touched
-      this.handOver(ino, fl, plans);
+      // Intents and reservations durable before any shard is touched. A write made of intents only
+      // that no fsync waits for (a container append) skips it: its rows and the commit that follows
+      // them are durable together at the next full commit (the WAL keeps a prefix of the commits),
+      // and the applier flushes before it patches a shard under such an intent.
+      const flushed = durable || plans.some((p) => p.patch === null);
+      if (flushed) await this.env.commits.flush();
+      this.handOver(ino, fl, plans, !flushed);
       await boundedAll(plans.filter((p) => p.patch === null), CHUNKS_IN_FLIGHT_MAX, async (p) => {
         try {
           commits.push(await this.writePiece(ino, fl, p));
@@ -99,11 +105,11 @@ export class ChunkWriter {
   }
 
   /** Step 2 done: the durable intents go to the backlog, where reads see them and the applier takes them. */
-  private handOver(ino: number, fl: FileLayout, plans: Plan[]): void {
+  private handOver(ino: number, fl: FileLayout, plans: Plan[], unflushed: boolean): void {
     for (const p of plans) {
       if (p.patch === null) continue;
       const { firstBlock, span, intentId } = p.patch;
-      this.env.backlog.add({ id: intentId, ino, chunkIndex: p.c, version: p.old!.version, firstBlock, span, inPlace: fl.layout.kind === 'replica' }, fl.bitrotBlockBytes);
+      this.env.backlog.add({ id: intentId, ino, chunkIndex: p.c, version: p.old!.version, firstBlock, span, inPlace: patchedInPlace(p.old!), unflushed }, fl.bitrotBlockBytes);
     }
   }
 
@@ -196,7 +202,7 @@ export class ChunkWriter {
   /** Whole-shard write of a reserved, never-used version (committed by the caller). */
   private async writeVersion(ino: number, fl: FileLayout, c: number, version: bigint, old: ChunkRef | null, content: Uint8Array): Promise<Commit> {
     assert(version > 0n, 'a whole-chunk write needs a reserved version');
-    const failed = await writeWholeChunk(this.env, this.host.ref(ino, fl, c, version, content.length), content);
-    return { chunkIndex: c, version, logicalLenBytes: content.length, failed, old };
+    const { failed, stored } = await writeWholeChunk(this.env, this.host.ref(ino, fl, c, version, content.length), content);
+    return { chunkIndex: c, version, logicalLenBytes: content.length, failed, stored, old };
   }
 }
