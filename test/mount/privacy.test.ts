@@ -14,7 +14,7 @@ test.serial.before(async () => {
   await mkfs(fixture.store, [...DISKS.flatMap((i) => ['--disk', `${fixture.dir}/disk${i}`]), '--layout', 'replica:3'])
 })
 
-const roots = (): string => [`${fixture.store}`, ...DISKS.map((i) => `${fixture.dir}/disk${i}`)].join(' ')
+const roots = (): string => [fixture.store, ...DISKS.map((i) => `${fixture.dir}/disk${i}`)].join(' ')
 
 /** As uid 65534: open every path of the store and its disks; the errno of each that did not give EACCES. */
 async function nobodyOpens (): Promise<{ paths: number, notRefused: string[] }> {
