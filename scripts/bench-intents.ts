@@ -3,7 +3,7 @@
 // crash under an fsync-heavy load. A child process fills the backlog with random 4 KiB writes while
 // its applier is held, then exits without closing (like kill -9); the parent opens the store
 // (recovery applies every intent) and reports the open time and what recovery did.
-// Usage: npm run build && node dist/scripts/bench-intents.js [--layout replica:3] [--rounds 3]
+// Usage: npm run build && node dist/scripts/bench-intents.js [--layout replica:3] [--rounds 3] [--file-mib 64]
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -17,7 +17,8 @@ function arg(name: string, fallback: string): string {
   return i >= 0 && i + 1 < process.argv.length ? process.argv[i + 1] : fallback;
 }
 
-const FILE_BYTES = 64 << 20;
+/** The file the writes land in: --file-mib (default 64: 16 chunks of 4 MiB). */
+const FILE_BYTES = Number(arg('file-mib', '64')) << 20;
 const WRITE_BYTES = 4096;
 /** Bound on the fill loop (the backlog's own bound stops it first). */
 const WRITES_MAX = 1_000_000;

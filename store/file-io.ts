@@ -101,11 +101,11 @@ export class FileIo implements SmallFilesHost {
   }
 
   /** ContainerHost: a container write through the chunk write path, under the container's lock. */
-  async writeInternal(ino: number, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>): Promise<void> {
+  async writeInternal(ino: number, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>, durable = true): Promise<void> {
     await this.env.backlog.room(); // never under an inode lock: the applier needs those locks to make room
     return this.locks.run(ino, async () => {
       try {
-        await this.writer.writePieces(ino, this.fileInfo(ino).fl, pieces, null);
+        await this.writer.writePieces(ino, this.fileInfo(ino).fl, pieces, null, undefined, null, durable);
       } finally {
         this.forget(ino);
       }

@@ -226,6 +226,9 @@ export class Applier {
     }
     for (const i of pending) assert(crc32c(i.span) === i.spanCrc, `intent ${i.id} span changed in memory since it was logged`);
     assert(ref.fl.layout.kind === 'replica', 'only replica chunks are patched in place');
+    // The rows were committed before they entered the backlog, so one full commit makes them durable
+    // (writers of this inode wait on its lock meanwhile: no unflushed intent joins the snapshot).
+    if (pending.some((i) => i.unflushed)) await this.env.commits.flush();
     try {
       await patchReplicas(this.env, ref, mergeRuns(pending, ref.fl.bitrotBlockBytes));
     } catch (err) {

@@ -64,13 +64,13 @@ export class ChunkWriter {
 
   /**
    * Steps 1-4 above. Resolves when every piece is durable: intents in the log, whole writes in
-   * their shards. Pieces that failed are not committed (their reserved versions stay queued for
+   * their shards; with durable false, intents only at the next full commit (fsync's store.sync). Pieces that failed are not committed (their reserved versions stay queued for
    * reclaim); the first error is rethrown after the rest is committed.
    * sizeBytes: the size to commit (DESIGN §5 prefix rule: the caller's first byte still held only
    * in memory); null: the end of the pieces. The size never grows past a piece that failed.
    * times: the mtime and ctime to commit (what the mount showed while these bytes were buffered); null: now.
    */
-  async writePieces(ino: number, fl: FileLayout, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>, sizeBytes: number | null, alsoInCommit?: () => void, times: CommitTimes | null = null): Promise<void> {
+  async writePieces(ino: number, fl: FileLayout, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>, sizeBytes: number | null, alsoInCommit?: () => void, times: CommitTimes | null = null, durable = true): Promise<void> {
     assert(new Set(pieces.map((p) => p.c)).size === pieces.length, 'one piece per chunk in a write');
     const plans: Plan[] = pieces.map((p) => ({ ...p, old: this.host.liveRef(ino, fl, this.env.map.get(ino, p.c)), version: 0n, patch: null }));
     const spans = await this.readSpans(plans);
@@ -80,8 +80,13 @@ export class ChunkWriter {
     let sizeTo = sizeBytes ?? plans.reduce((end, p) => Math.max(end, at(p) + p.bytes.length), 0);
     let firstError: unknown = null;
     try {
-      await this.env.commits.flush(); // intents and reservations durable before any shard is touched
-      this.handOver(ino, fl, plans);
+      // Intents and reservations durable before any shard is touched. A write made of intents only
+      // that no fsync waits for (a container append) skips it: its rows and the commit that follows
+      // them are durable together at the next full commit (the WAL keeps a prefix of the commits),
+      // and the applier flushes before it patches a shard under such an intent.
+      const flushed = durable || plans.some((p) => p.patch === null);
+      if (flushed) await this.env.commits.flush();
+      this.handOver(ino, fl, plans, !flushed);
       await boundedAll(plans.filter((p) => p.patch === null), CHUNKS_IN_FLIGHT_MAX, async (p) => {
         try {
           commits.push(await this.writePiece(ino, fl, p));
@@ -99,11 +104,11 @@ export class ChunkWriter {
   }
 
   /** Step 2 done: the durable intents go to the backlog, where reads see them and the applier takes them. */
-  private handOver(ino: number, fl: FileLayout, plans: Plan[]): void {
+  private handOver(ino: number, fl: FileLayout, plans: Plan[], unflushed: boolean): void {
     for (const p of plans) {
       if (p.patch === null) continue;
       const { firstBlock, span, intentId } = p.patch;
-      this.env.backlog.add({ id: intentId, ino, chunkIndex: p.c, version: p.old!.version, firstBlock, span, inPlace: fl.layout.kind === 'replica' }, fl.bitrotBlockBytes);
+      this.env.backlog.add({ id: intentId, ino, chunkIndex: p.c, version: p.old!.version, firstBlock, span, inPlace: fl.layout.kind === 'replica', unflushed }, fl.bitrotBlockBytes);
     }
   }
 

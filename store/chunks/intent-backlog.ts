@@ -32,6 +32,12 @@ export interface PendingIntent {
   loggedMs: number;
   /** crc32c of span when logged, checked again right before it is applied (pair assertion). */
   spanCrc: number;
+  /**
+   * Logged without a full commit (a small-file append no fsync asked for, issue 21 item 5): the row
+   * may still be lost in a power cut, so the applier makes the log durable before it touches a shard
+   * in place (a torn in-place patch is repaired only by replaying a durable intent, spec §8.2).
+   */
+  unflushed: boolean;
 }
 
 export class IntentBacklog {
@@ -49,8 +55,8 @@ export class IntentBacklog {
   get lengthIntents(): number { return this.count; }
   get lengthBytes(): number { return this.bytes; }
 
-  add(i: Omit<PendingIntent, 'spanCrc' | 'offsetBytes' | 'loggedMs'>, bitrotBlockBytes: number): void {
-    const intent: PendingIntent = { ...i, offsetBytes: i.firstBlock * bitrotBlockBytes, spanCrc: crc32c(i.span), loggedMs: Date.now() };
+  add(i: Omit<PendingIntent, 'spanCrc' | 'offsetBytes' | 'loggedMs' | 'unflushed'> & { unflushed?: boolean }, bitrotBlockBytes: number): void {
+    const intent: PendingIntent = { ...i, offsetBytes: i.firstBlock * bitrotBlockBytes, spanCrc: crc32c(i.span), loggedMs: Date.now(), unflushed: i.unflushed ?? false };
     let chunks = this.byIno.get(i.ino);
     if (chunks === undefined) this.byIno.set(i.ino, (chunks = new Map()));
     let list = chunks.get(i.chunkIndex);

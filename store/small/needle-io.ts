@@ -35,8 +35,11 @@ const RETIRE_WAITS_MAX = 64;
 export interface ContainerHost {
   layoutOf(ino: number): FileLayout;
   chunkRef(ino: number, chunkIndex: number): ChunkRef | null;
-  /** Pieces written through the chunk write path under the container's lock; shards durable on return. */
-  writeInternal(ino: number, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>): Promise<void>;
+  /**
+   * Pieces written through the chunk write path under the container's lock; durable on return, or
+   * with durable false, patches in place (journaled intents) at the next full commit.
+   */
+  writeInternal(ino: number, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>, durable?: boolean): Promise<void>;
   /** A new container inode (no directory entry) for packClass; in the caller's transaction. */
   createContainer(packClass: string, state: 'open' | 'sealing', sealedFrom: number | null, usedBytes: number, deadBytes: number): ContainerRow;
 }
@@ -199,7 +202,11 @@ export class NeedleAppender {
     const cs = fl.chunkSizeBytes;
     const needles = batch.map((p) => encodeNeedle(BigInt(p.ino), newCookie(), p.data, NEEDLE_ALIGN_DEFAULT));
     const { offsets, endBytes, gapBytes } = placeNeedles(container.usedBytes, cs, needles.map((n) => n.length));
-    await this.host.writeInternal(container.id, this.pieces(container, cs, needles, offsets, endBytes));
+    // Not flushed here (issue 21 item 5): close is not fsync (DESIGN §5). The slices commit after the
+    // intents that hold their needles, and the WAL keeps a prefix of the commits, so a power cut
+    // leaves a file's old needle or its new one, never a slice without its bytes; fsync (store.sync)
+    // makes both durable with one flush, and the applier flushes before it patches the container.
+    await this.host.writeInternal(container.id, this.pieces(container, cs, needles, offsets, endBytes), false);
     const slices = batch.map((p, i): Slice => ({ containerId: BigInt(container.id), offsetBytes: BigInt(offsets[i]), lengthBytes: p.data.length, cookie: needles[i].readUInt32LE(20) }));
     const errors = new Map<Pending, unknown>();
     const full = endBytes >= this.capacityBytes();

@@ -17,6 +17,7 @@ import { FaultyIo } from '../../store/io/faulty-io';
 import { NodeIo } from '../../store/io/io';
 import { ROOT_INO } from '../../store/meta/meta';
 import { Store } from '../../store/store';
+import { crashTestLog } from '../store/crash-harness';
 import { PrefixOracle } from '../helpers/prefix-oracle';
 import { memTmpDir, prng, randomBytes } from '../store/helpers';
 
@@ -180,7 +181,7 @@ function copyStore(dir: string): string {
  */
 async function openForPowerLoss(dir: string, io: FaultyIo): Promise<Store> {
   io.restoreExternal = true;
-  const s = await Store.open(dir, { io });
+  const s = await Store.open(dir, { io, log: crashTestLog });
   (s as unknown as { db: import('better-sqlite3').Database }).db.pragma('wal_autocheckpoint = 0');
   return s;
 }

@@ -29,7 +29,7 @@ function maxVersion(s: Store, ino: number): bigint {
 }
 
 test('mergeRuns: later intents win, consecutive blocks make one run, a short last block stays short', (t) => {
-  const intent = (id: number, firstBlock: number, span: Buffer): PendingIntent => ({ id, ino: 1, chunkIndex: 0, version: 1n, firstBlock, offsetBytes: firstBlock * 4, span, inPlace: true, spanCrc: 0, loggedMs: 0 });
+  const intent = (id: number, firstBlock: number, span: Buffer): PendingIntent => ({ id, ino: 1, chunkIndex: 0, version: 1n, firstBlock, offsetBytes: firstBlock * 4, span, inPlace: true, spanCrc: 0, loggedMs: 0, unflushed: false });
   const runs = mergeRuns([intent(1, 0, Buffer.from('aaaabbbb')), intent(2, 1, Buffer.from('BBBBcc')), intent(3, 5, Buffer.from('zzzz'))], 4);
   t.deepEqual(runs.map((r) => [r.firstBlock, r.span.toString()]), [[0, 'aaaaBBBBcc'], [5, 'zzzz']]);
 });

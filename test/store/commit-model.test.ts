@@ -11,6 +11,7 @@ import { FaultyIo, IoOp } from '../../store/io/faulty-io';
 import { NodeIo } from '../../store/io/io';
 import { ROOT_INO } from '../../store/meta/meta';
 import { Store } from '../../store/store';
+import { crashTestLog } from './crash-harness';
 import { SMALL, prng, randomBytes, smallStore, tmpDir } from './helpers';
 
 const FLUSH_OPS: IoOp[] = ['fsync', 'fdatasync', 'fsyncDir'];
@@ -46,7 +47,7 @@ async function faulty(layout = 'replica:3', inner: NodeIo = new NodeIo()): Promi
   const { store, dir } = await smallStore(layout, 6);
   await store.close();
   const io = new FaultyIo(inner);
-  return { store: await Store.open(dir, { io }), io, dir };
+  return { store: await Store.open(dir, { io, log: crashTestLog }), io, dir };
 }
 
 test('metadata operations issue no device flush; sync issues one, and none when nothing changed', async (t) => {
@@ -169,7 +170,7 @@ test('power loss keeps namespace changes up to the last full commit and loses la
   await store.close();
   const io = new FaultyIo(new NodeIo());
   io.restoreExternal = true;
-  const s = await Store.open(dir, { io });
+  const s = await Store.open(dir, { io, log: crashTestLog });
   (s as unknown as { db: import('better-sqlite3').Database }).db.pragma('wal_autocheckpoint = 0');
   const kept = s.ns.create(ROOT_INO, 'kept', 0o644, 0, 0);
   const data = randomBytes(prng(5), SMALL.chunkSizeBytes + 7);

@@ -11,7 +11,7 @@ import { DISK_MARKER_FILE } from '../../store/disk-identity';
 import { FaultyIo } from '../../store/io/faulty-io';
 import { NodeIo } from '../../store/io/io';
 import { Store } from '../../store/store';
-import { openCrashable, reopenAfterCrash } from './crash-harness';
+import { openCrashable, reopenAfterCrash, crashTestLog } from './crash-harness';
 import { SMALL, prng, randomBytes, smallStore, tmpDir } from './helpers';
 
 interface Scenario {
@@ -134,7 +134,7 @@ for (const layout of ['replica:3', 'ec:4+2']) {
   test(`ENOSPC mid-write returns an error, old data intact: ${layout}`, async (t) => {
     const { dir, ino, old } = await pristine(layout);
     const io = new FaultyIo(new NodeIo());
-    const s = await Store.open(dir, { io });
+    const s = await Store.open(dir, { io, log: crashTestLog });
     // The filesystem fills up after a few shard files were written.
     io.addFault({ op: 'pwrite', path: '.tmp.', error: 'ENOSPC', skip: 1 });
     const whole = randomBytes(prng(8), CS);
@@ -172,7 +172,7 @@ test('crash at every mutation of a truncate that shortens a chunk and drops othe
   for (let n = 1; n <= steps + 1; n++) {
     const copy = copyStore(dir);
     const io = new FaultyIo(new NodeIo());
-    const s = await Store.open(copy, { io });
+    const s = await Store.open(copy, { io, log: crashTestLog });
     io.crashBeforeMutation(io.mutationCount + n, { torn: n % 2 === 1, seed: n });
     let acknowledged = true;
     try {

@@ -11,7 +11,7 @@ import { FaultyIo } from '../../store/io/faulty-io';
 import { NodeIo } from '../../store/io/io';
 import { ROOT_INO } from '../../store/meta/meta';
 import { Store } from '../../store/store';
-import { openCrashable, reopenAfterCrash } from './crash-harness';
+import { openCrashable, reopenAfterCrash, crashTestLog } from './crash-harness';
 import { SMALL, prng, randomBytes, smallStore, tmpDir } from './helpers';
 
 const CS = SMALL.chunkSizeBytes;
@@ -134,7 +134,7 @@ test('power loss at every step of rm + reclaim (shard deletes durable at once): 
 test('rm of many files costs no flush per unlink; the reclaimer pays one flush per round', async (t) => {
   const { dir, files } = await pristine('replica:3', 40);
   const io = new FaultyIo(new NodeIo());
-  const s = await Store.open(dir, { io });
+  const s = await Store.open(dir, { io, log: crashTestLog });
   const before = io.calls.get('fdatasync') ?? 0;
   for (const f of files) await rm(s, f);
   t.is((io.calls.get('fdatasync') ?? 0) - before, 0, 'the unlinks issue no flush');
@@ -149,7 +149,7 @@ test('rm of many files costs no flush per unlink; the reclaimer pays one flush p
 test('a failing metadata flush: the reclaimer deletes nothing, and everything stays queued for a later round', async (t) => {
   const { dir, files } = await pristine('replica:3', 2);
   const io = new FaultyIo(new NodeIo());
-  const s = await Store.open(dir, { io });
+  const s = await Store.open(dir, { io, log: crashTestLog });
   for (const f of files) await rm(s, f);
   io.addFault({ op: 'fdatasync', path: 'meta.db-wal', error: 'EIO' });
   const unlinksBefore = io.calls.get('unlink') ?? 0;
