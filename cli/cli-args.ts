@@ -12,7 +12,7 @@ export { UsageError, parseSize };
 export type Command =
   | { verb: 'help'; topic?: string }
   | { verb: 'version' }
-  | { verb: 'mkfs'; store: string; disks?: number | string[]; layout?: string; chunkSizeBytes?: number; bitrotBlockBytes?: number }
+  | { verb: 'mkfs'; store: string; disks?: number | string[]; layout?: string; chunkSizeBytes?: number; bitrotBlockBytes?: number; keyFile?: string }
   | { verb: 'mount'; store?: string; mountpoint: string; options: MountCliOptions }
   | { verb: 'umount'; mountpoint: string; lazy: boolean }
   | ToolCommand;
@@ -29,6 +29,8 @@ export interface MountCliOptions extends MountToolOptions {
   suid?: boolean; dev?: boolean;
   /** acl (default) / noacl: POSIX ACLs (fuse3 only; fs/acl.ts). */
   acl?: boolean;
+  /** -o keyfile=PATH: the store key of encrypted layouts (store/store-key.ts). */
+  keyFile?: string;
 }
 const TRANSPORT_CHOICES: readonly TransportChoice[] = ['fuse3', 'fuse-native'];
 
@@ -77,14 +79,15 @@ function parseMkfs(args: string[]): Command {
     else if (a === '--layout') { cmd.layout = takeValue('mkfs', args, i, a); i++; }
     else if (a === '--chunk-size') { cmd.chunkSizeBytes = parseSize('mkfs', a, takeValue('mkfs', args, i, a)); i++; }
     else if (a === '--bitrot-block') { cmd.bitrotBlockBytes = parseSize('mkfs', a, takeValue('mkfs', args, i, a)); i++; }
+    else if (a === '--keyfile') { cmd.keyFile = takeValue('mkfs', args, i, a); i++; }
     else if (a.startsWith('-')) throw new UsageError('mkfs', `unknown option '${a}'`);
     else pos.push(a);
   }
   if (pos.length !== 1) throw new UsageError('mkfs', pos.length === 0 ? 'missing <store> directory' : `unexpected argument '${pos[1]}'`);
   if (diskCount !== undefined && disks.length > 0) throw new UsageError('mkfs', 'use either --disks N or --disk PATH, not both');
   if (disks.length > DISKS_MAX) throw new UsageError('mkfs', `at most ${DISKS_MAX} disks`);
-  if (cmd.layout !== undefined && !/^(replica:[0-9]+|ec:[0-9]+\+[0-9]+)$/.test(cmd.layout)) {
-    throw new UsageError('mkfs', `--layout: '${cmd.layout}' is not replica:R or ec:K+M`);
+  if (cmd.layout !== undefined && !/^(replica:[0-9]+|ec:[0-9]+\+[0-9]+)(,[a-z0-9:]+)*$/.test(cmd.layout)) {
+    throw new UsageError('mkfs', `--layout: '${cmd.layout}' is not replica:R or ec:K+M, then transforms (,zstd ,lz4 ,aes256gcm)`);
   }
   cmd.store = pos[0];
   if (disks.length > 0) cmd.disks = disks;
@@ -109,9 +112,10 @@ export function parseMountOptions(text: string): MountCliOptions {
     else if ((key === 'suid' || key === 'nosuid') && value === undefined) o.suid = key === 'suid';
     else if ((key === 'dev' || key === 'nodev') && value === undefined) o.dev = key === 'dev';
     else if ((key === 'acl' || key === 'noacl') && value === undefined) o.acl = key === 'acl';
+    else if (key === 'keyfile' && value !== undefined && value !== '') o.keyFile = value;
     else if (parseMountToolOption(key, value) !== null) Object.assign(o, parseMountToolOption(key, value));
     // An unknown option must not reach FUSE: it would leave a stale mount behind.
-    else throw new UsageError('mount', `unknown mount option '${item}' (known: buffer_mb=N, flush_ms=N, allow_other, noallow_other, transport=fuse3|fuse-native, writeback_cache, nowriteback_cache, dispatch=js|threads, relatime, strictatime, noatime, suid, nosuid, dev, nodev, acl, noacl, ${MOUNT_TOOL_OPTIONS_TEXT})`);
+    else throw new UsageError('mount', `unknown mount option '${item}' (known: buffer_mb=N, flush_ms=N, allow_other, noallow_other, transport=fuse3|fuse-native, writeback_cache, nowriteback_cache, dispatch=js|threads, relatime, strictatime, noatime, suid, nosuid, dev, nodev, acl, noacl, keyfile=PATH, ${MOUNT_TOOL_OPTIONS_TEXT})`);
   }
   return o;
 }
@@ -150,7 +154,7 @@ export const HELP: Record<string, string> = {
   '': `usage: chunkfs <command> [options]
 
 commands:
-  mkfs <store> [--disks N | --disk PATH ...] [--layout replica:3|ec:K+M] [--chunk-size SIZE] [--bitrot-block SIZE]
+  mkfs <store> [--disks N | --disk PATH ...] [--layout replica:3|ec:K+M[,zstd|,lz4][,aes256gcm]] [--chunk-size SIZE] [--bitrot-block SIZE] [--keyfile PATH]
   mount [<store>] <mountpoint> [-o opt,...]
   umount <mountpoint>
 ${TOOL_SYNOPSIS}
@@ -158,12 +162,15 @@ ${TOOL_SYNOPSIS}
 TARGET is a store directory, a chunkfs mount point, or nothing (the default store). While the store is
 mounted these commands reach the mount through its control socket, else they open the store.
 Run 'chunkfs <command> --help' for one command; 'chunkfs --version' for the version.`,
-  mkfs: `usage: chunkfs mkfs <store> [--disks N | --disk PATH ...] [--layout replica:3|ec:K+M] [--chunk-size SIZE] [--bitrot-block SIZE]
+  mkfs: `usage: chunkfs mkfs <store> [--disks N | --disk PATH ...] [--layout replica:3|ec:K+M[,zstd|,lz4][,aes256gcm]] [--chunk-size SIZE] [--bitrot-block SIZE] [--keyfile PATH]
 
 Create a chunk store in the directory <store>.
   --disks N          make N disk directories inside the store (default 6)
   --disk PATH        use PATH as a disk (repeat; ideally one per device)
-  --layout L         default layout of new files: replica:R or ec:K+M (default replica:3)
+  --layout L         default layout of new files: replica:R or ec:K+M (default replica:3), then transforms:
+                     ,zstd (or ,zstd:1..19) or ,lz4 to compress; ,aes256gcm to encrypt (e.g. ec:4+2,zstd,aes256gcm)
+  --keyfile PATH     keep the store key (of encrypted layouts) at PATH, made there if absent, instead of
+                     <store>/data.key; then mount with -o keyfile=PATH
   --chunk-size SIZE  chunk size, e.g. 4M (default 4 MiB)
   --bitrot-block SIZE  bitrot block, a multiple of 4K (default 16K)`,
   mount: `usage: chunkfs mount [<store>] <mountpoint> [-o opt,...]
@@ -187,6 +194,8 @@ a live one is refused.
   -o nosuid,nodev    ignore set-id bits, refuse device files (default when not mounted by root;
                      mounted by root, set-id binaries run and device files work: suid,dev)
   -o noacl           no POSIX ACLs (setfacl answers EOPNOTSUPP); default acl (fuse3 only)
+  -o keyfile=PATH    the store key, when mkfs kept it outside the store (--keyfile); a wrong or missing
+                     key is refused before anything changes
 A live mount answers the other chunkfs commands through <store>/chunkfs.sock.`,
   umount: `usage: chunkfs umount <mountpoint> [--lazy]
 

@@ -25,7 +25,7 @@ interface StoreLike {
 }
 interface StoreModule {
   Store: {
-    create(dir: string, opts: { disks?: number | string[]; layout?: string; chunkSizeBytes?: number; bitrotBlockBytes?: number; ecBlockSizeBytes?: number }): Promise<StoreLike>;
+    create(dir: string, opts: { disks?: number | string[]; layout?: string; chunkSizeBytes?: number; bitrotBlockBytes?: number; ecBlockSizeBytes?: number; keyFile?: string }): Promise<StoreLike>;
   };
 }
 
@@ -79,7 +79,7 @@ async function cmdMkfs(c: Extract<Command, { verb: 'mkfs' }>): Promise<void> {
   const disks = c.disks ?? DEFAULT_DISKS;
   // The erasure block (1 MiB by default, spec §10) must divide the chunk: a smaller chunk uses itself.
   const ecBlockSizeBytes = c.chunkSizeBytes !== undefined && c.chunkSizeBytes < EC_BLOCK_DEFAULT_BYTES ? c.chunkSizeBytes : undefined;
-  const store = await Store.create(dir, { disks, layout: c.layout ?? DEFAULT_LAYOUT, chunkSizeBytes: c.chunkSizeBytes, bitrotBlockBytes: c.bitrotBlockBytes, ecBlockSizeBytes });
+  const store = await Store.create(dir, { disks, layout: c.layout ?? DEFAULT_LAYOUT, chunkSizeBytes: c.chunkSizeBytes, bitrotBlockBytes: c.bitrotBlockBytes, ecBlockSizeBytes, keyFile: c.keyFile });
   await store.close();
   const n = typeof disks === 'number' ? disks : disks.length;
   process.stdout.write(`chunkfs: created store ${dir} (${n} disks, layout ${c.layout ?? DEFAULT_LAYOUT})\n`);
@@ -102,7 +102,7 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<void> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const metrics = c.options.metrics === undefined ? null : new (require('./metrics') as typeof import('./metrics')).Metrics();
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { store, faults } = await (require('./live-store') as typeof import('./live-store')).openLiveStore(storeDir, mountpoint, metrics === null ? undefined : (s) => metrics.observeFlush(s));
+  const { store, faults } = await (require('./live-store') as typeof import('./live-store')).openLiveStore(storeDir, mountpoint, metrics === null ? undefined : (s) => metrics.observeFlush(s), c.options.keyFile);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { mountFs } = require('../fs/mount') as typeof import('../fs/mount');
   let mounted: Awaited<ReturnType<typeof mountFs>>;

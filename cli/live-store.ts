@@ -12,12 +12,12 @@ import { mountNote, openAfterHandover } from './store-handover';
  * onFlush: told each device flush's duration (-o metrics; store/io/metered-io.ts), else flushes are not
  * timed. A store still held by a mount just unmounted is waited for (cli/store-handover.ts).
  */
-export async function openLiveStore(storeDir: string, mountpoint: string, onFlush?: FlushObserver): Promise<{ store: Store; faults: FaultTable }> {
+export async function openLiveStore(storeDir: string, mountpoint: string, onFlush?: FlushObserver, keyFile?: string): Promise<{ store: Store; faults: FaultTable }> {
   const faults = new FaultTable();
   const node = new NodeIo();
   const log = (line: string): void => { process.stderr.write(`chunkfs: ${line}\n`); };
   const store = await openAfterHandover(storeDir, () => Store.open(storeDir, {
-    healer: true, background: true, log, lockNote: mountNote(mountpoint),
+    healer: true, background: true, log, lockNote: mountNote(mountpoint), keyFile,
     io: new InjectIo(onFlush === undefined ? node : new MeteredIo(node, onFlush), faults), syncIo: new InjectSyncIo(nodeSyncIo, faults),
   }), log);
   return { store, faults };

@@ -19,7 +19,8 @@ export async function runAction(target: Target, verb: string, args: unknown, pro
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { Store } = require('../store/store') as typeof import('../store/store');
   const readOnly = action.storeAccess(args) === 'read';
-  const store = await Store.open(target.storeDir, { readOnly });
+  // A store key kept outside the store (mkfs --keyfile) reaches the offline tools by environment.
+  const store = await Store.open(target.storeDir, { readOnly, keyFile: process.env.CHUNKFS_KEYFILE });
   // Ctrl-C stops a long pass at its next step; the store then closes cleanly.
   const abort = new AbortController();
   const onSigint = (): void => abort.abort();

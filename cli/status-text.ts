@@ -4,7 +4,7 @@
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type Obj = { [k: string]: Json };
 const LINES_MAX = 10_000;
-const KNOWN = new Set(['store', 'mount', 'disks', 'layoutsInUse', 'healQueueLength', 'openIntents', 'intentBacklog', 'reclaimBacklog', 'metadataFlushes', 'counters', 'faults']);
+const KNOWN = new Set(['store', 'mount', 'disks', 'layoutsInUse', 'transformedChunks', 'healQueueLength', 'openIntents', 'intentBacklog', 'reclaimBacklog', 'metadataFlushes', 'counters', 'faults']);
 
 export function bytesText(n: Json | undefined): string {
   const v = Number(n);
@@ -61,6 +61,14 @@ export function faultText(f: Obj): string {
   return `#${String(f.id)} disk ${String(f.diskId)}: ${what}${ops}, ${plural(Number(f.hits), 'hit')}${left.length > 0 ? `, ${left.join(', ')}` : ', until cleared'}`;
 }
 
+/** "compressed 12 chunks (48.0 MiB stored in 11.3 MiB, 4.25x)". */
+function transformedText(t: Obj): string {
+  const raw = Number(t.rawBytes);
+  const stored = Number(t.storedBytes);
+  const mib = (n: number): string => `${(n / 1048576).toFixed(1)} MiB`;
+  return `${String(t.transforms)} ${plural(Number(t.chunks), 'chunk')} (${mib(raw)} stored in ${mib(stored)}, ${stored > 0 ? (raw / stored).toFixed(2) : '-'}x)`;
+}
+
 export function statusText(report: Json): string {
   const r: Obj = isObj(report) ? report : {};
   const out: string[] = [];
@@ -69,6 +77,8 @@ export function statusText(report: Json): string {
   out.push(...diskLines(Array.isArray(r.disks) ? r.disks : []));
   const layouts = Array.isArray(r.layoutsInUse) ? r.layoutsInUse.filter(isObj) : [];
   out.push(`layouts in use: ${layouts.length === 0 ? 'none' : layouts.map((l) => `${String(l.layout)} (${plural(Number(l.files), 'file')})`).join(', ')}`);
+  const transformed = Array.isArray(r.transformedChunks) ? r.transformedChunks.filter(isObj) : [];
+  if (transformed.length > 0) out.push(`transformed chunks: ${transformed.map(transformedText).join(', ')}`);
   out.push(`heal queue: ${plural(Number(r.healQueueLength ?? 0), 'shard')}; reclaim backlog: ${plural(Number(r.reclaimBacklog ?? 0), 'chunk version')}; open intents: ${String(r.openIntents ?? 0)}; metadata flushes: ${String(r.metadataFlushes ?? 0)}`);
   if (isObj(r.intentBacklog)) out.push(backlogLine(r.intentBacklog));
   if (isObj(r.counters)) out.push(`counters: ${Object.entries(r.counters).map(([k, v]) => `${k} ${String(v)}`).join(', ')}`);

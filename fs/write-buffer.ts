@@ -256,7 +256,10 @@ export class WriteBack {
     try {
       let next = 0;
       const worker = async (): Promise<void> => {
-        while (next < files.length) await this.flushQuietly(files[next++]);
+        while (next < files.length) {
+          const file = files[next++];
+          await (unreachable(file) ? this.discard(file) : this.flushQuietly(file));
+        }
       };
       await Promise.all(Array.from({ length: Math.min(CLOSE_BATCH_CONCURRENCY, files.length) }, worker));
     } finally {
@@ -549,6 +552,15 @@ export class WriteBack {
     if (first !== null) throw first;
   }
 
+  /**
+   * Drop what is buffered for a file no one can reach any more (see unreachable): as the kernel drops
+   * the dirty pages of a deleted file, its bytes never reach the store (issue 21 item 5: a temporary
+   * file unlinked within its close batch costs no container append).
+   */
+  private async discard(file: OpenFile): Promise<void> {
+    await file.lock.exclusive(async () => releaseExtents(this.takeAll(file)));
+  }
+
   private async flushQuietly(file: OpenFile): Promise<void> {
     try { await file.lock.exclusive(() => this.flushLocked(file, this.takeAll(file))); } catch (err) { this.fail(file, err); }
   }
@@ -562,6 +574,15 @@ export class WriteBack {
     const path = this.store.pathOf(file.ino);
     this.opts.log(`flush of ${path === null ? '' : `${path} `}(file ${file.ino}) failed: ${file.flushError.message}`);
   }
+}
+
+/**
+ * A file without names and without open handles: nothing can read its bytes again (a new open
+ * needs a name, mmap and dup hold a handle), so storing them would be wasted work; its data is
+ * deleted at its last release or forget (fs/core.ts).
+ */
+function unreachable(file: OpenFile): boolean {
+  return file.unlinked && file.handles === 0;
 }
 
 /**

@@ -19,6 +19,11 @@ import { dataStartBytes } from '../src/region';
 import { rsReferenceCodec } from '../src/rs-reference';
 import { ShardParams, encodeShard, verifyShardBytes } from '../src/shard';
 import { TransformSpec, applyTransform, undoTransform } from '../src/transform';
+import { compress } from '../src/compression';
+import { deriveDataKey, seal, NONCE_BYTES } from '../src/chunk-cipher';
+import { decodePayload } from '../src/chunk-codec';
+import { parseTransforms } from '../src/chunk-transforms';
+import { FLAG_COMPRESSED, FLAG_ENCRYPTED } from '../src/header';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -28,7 +33,9 @@ const PLACEMENT_SEED = 0x9e3779b97f4a7c15n;
 const CLUSTER_MAP_EPOCH = 3n;
 const BITROT_BLOCK = 16 * KiB;
 const NEEDLE_ALIGN = 8;
-const SEEDS = { G1: 1, G2: 2, G3: 3, G5: 5, G7: 7, G8: 8 } as const;
+const SEEDS = { G1: 1, G2: 2, G3: 3, G5: 5, G7: 7, G8: 8, G9: 9, G10: 10, G11: 11, G12: 12, G13: 13 } as const;
+/** The store key of the chunkfs-transform vectors G9..G13 (docs/transforms.md: data keys derive from it). */
+const STORE_KEY_HEX = '6b1f0e2d3c4a59687786a5b4c3d2e1f0f1e2d3c4b5a69788796a5b4c3d2e1f00';
 const G5_TRANSFORM: TransformSpec = {
   compression: { algo: 'deflate-raw', level: 6 },
   encryption: { algo: 'aes-256-ctr', key: '0f1e2d3c4b5a69788796a5b4c3d2e1f00112233445566778899aabbccddeeff0', iv: '000102030405060708090a0b0c0d0e0f' },
@@ -61,23 +68,36 @@ function prngText(seed: number, lengthBytes: number): Buffer {
 
 interface Vector { dir: string; params: Record<string, unknown>; input: Buffer; shards: Map<string, Buffer> }
 
+/**
+ * A chunkfs layout transform (docs/transforms.md) as params.json names it: the compression algo,
+ * and aes-256-gcm with the store key its data keys derive from (the nonce is in the payload).
+ */
+interface LayoutTransform {
+  compression?: { algo: 'zstd'; level: number } | { algo: 'lz4' };
+  encryption?: { algo: 'aes-256-gcm'; key_derivation: string; store_key: string };
+}
+type AnyTransform = TransformSpec | LayoutTransform;
+
+function flagsOf(t: AnyTransform): { compressed: boolean; encrypted: boolean } {
+  return { compressed: t !== 'none' && t.compression !== undefined, encrypted: t !== 'none' && t.encryption !== undefined };
+}
+
 interface Base { mode: 'replica' | 'ec'; fileId: bigint; chunkIndex: bigint; version: bigint; shardIndex: number;
   k: number; m: number; ebBytes: number; chunkSizeBytes: number }
 
-function shardParams(b: Base, chunkLogicalLen: number, contentLen: number, transform: TransformSpec): ShardParams {
+function shardParams(b: Base, chunkLogicalLen: number, contentLen: number, transform: AnyTransform): ShardParams {
   return {
     fileId: b.fileId, chunkIndex: b.chunkIndex, version: b.version, shardIndex: b.shardIndex,
     ecK: b.k, ecM: b.m, ecAlgo: b.mode === 'ec' ? EC_ALGO_RS_VANDERMONDE : 0, bitrotBlockBytes: BITROT_BLOCK,
     chunkLogicalLenBytes: BigInt(chunkLogicalLen), createdUnixNanos: CREATED_UNIX_NANOS,
     ecBlockSizeBytes: BigInt(b.ebBytes), placementSeed: PLACEMENT_SEED, clusterMapEpoch: CLUSTER_MAP_EPOCH,
     chunkSizeBytes: BigInt(b.chunkSizeBytes), contentLenBytes: BigInt(contentLen),
-    compressed: transform !== 'none' && transform.compression !== undefined,
-    encrypted: transform !== 'none' && transform.encryption !== undefined,
+    ...flagsOf(transform),
   };
 }
 
 /** params.json in the key order of notes/vectors.md; u64 as decimal strings. */
-function paramsJson(vector: string, description: string, mode: string, h: ShardHeader, transform: TransformSpec,
+function paramsJson(vector: string, description: string, mode: string, h: ShardHeader, transform: AnyTransform,
   extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     vector, description, mode,
@@ -107,12 +127,13 @@ function replicaVector(key: BitrotKey, name: string, description: string, base: 
   return { dir: name, params: paramsJson(name, description, 'replica', header, transform), input, shards: new Map([['expected.shard', file]]) };
 }
 
-function ecShards(key: BitrotKey, base: Base, chunk: Buffer): { files: Buffer[]; headers: ShardHeader[] } {
+/** EC shards of a chunk payload (stored bytes; contentLen and transform: what it was made from). */
+function ecShards(key: BitrotKey, base: Base, chunk: Buffer, contentLen = chunk.length, transform: AnyTransform = 'none'): { files: Buffer[]; headers: ShardHeader[] } {
   const g: EcGeometry = { k: base.k, m: base.m, ecBlockSizeBytes: base.ebBytes, chunkLogicalLenBytes: chunk.length };
   const data = splitChunk(g, chunk);
   if (!joinChunk(g, data).equals(chunk)) throw new Error('gen-vectors: split/join mismatch');
   const all = [...data, ...rsReferenceCodec(base.k, base.m).encode(data)];
-  const out = all.map((payload, i) => encodeChecked(key, shardParams({ ...base, shardIndex: i }, chunk.length, chunk.length, 'none'), payload));
+  const out = all.map((payload, i) => encodeChecked(key, shardParams({ ...base, shardIndex: i }, chunk.length, contentLen, transform), payload));
   return { files: out.map((o) => o.file), headers: out.map((o) => o.header) };
 }
 
@@ -232,6 +253,56 @@ function g8(key: BitrotKey): Vector {
       'ec', headers[0], 'none', { needle_align: NEEDLE_ALIGN, needles, bad_slices: badSlices }) };
 }
 
+/**
+ * raw -> stored payload the way a chunkfs layout stores it (src/chunk-codec.ts), with a nonce drawn
+ * from the vector's PRNG so the vector is reproducible; checked by decoding it back (pair assertion).
+ */
+function layoutPayload(name: string, base: Base, t: LayoutTransform, input: Buffer, seed: number): Buffer {
+  let stored = input;
+  if (t.compression !== undefined) stored = compress(t.compression.algo, t.compression.algo === 'zstd' ? t.compression.level : 1, input);
+  const id = { fileId: base.fileId, chunkIndex: base.chunkIndex, version: base.version };
+  const storeKey = Buffer.from(STORE_KEY_HEX, 'hex');
+  if (t.encryption !== undefined) stored = seal(deriveDataKey(storeKey, id), stored, prngBytes(seed ^ 0x5eed, NONCE_BYTES));
+  const names = [t.compression?.algo ?? '', t.encryption !== undefined ? 'aes256gcm' : ''].filter((x) => x !== '');
+  const flags = (t.compression !== undefined ? FLAG_COMPRESSED : 0) | (t.encryption !== undefined ? FLAG_ENCRYPTED : 0);
+  if (!decodePayload(parseTransforms(names), flags, stored, input.length, id, storeKey).equals(input)) throw new Error(`${name}: payload does not decode`);
+  return stored;
+}
+
+const GCM: LayoutTransform['encryption'] = { algo: 'aes-256-gcm', key_derivation: 'hkdf-sha256 chunkfs data key v1', store_key: STORE_KEY_HEX };
+
+function layoutReplicaVector(key: BitrotKey, name: keyof typeof SEEDS, description: string, base: Base, input: Buffer, t: LayoutTransform): Vector {
+  const stored = layoutPayload(name, base, t, input, SEEDS[name]);
+  const { file, header } = encodeChecked(key, shardParams(base, stored.length, input.length, t), stored);
+  return { dir: name, params: paramsJson(name, description, 'replica', header, t), input, shards: new Map([['expected.shard', file]]) };
+}
+
+/** An EC stripe of a transformed chunk: all k+m shards (a decoder needs the k data shards to undo it). */
+function layoutEcVector(key: BitrotKey, name: keyof typeof SEEDS, description: string, base: Base, input: Buffer, t: LayoutTransform): Vector {
+  const stored = layoutPayload(name, base, t, input, SEEDS[name]);
+  const { files, headers } = ecShards(key, base, stored, input.length, t);
+  const shards = new Map<string, Buffer>([['expected.shard', files[0]]]);
+  files.forEach((f, i) => shards.set(`expected.${i}.shard`, f));
+  return { dir: name, params: paramsJson(name, description, 'ec', headers[0], t), input, shards };
+}
+
+/** G9..G13: the transforms of chunkfs layouts (issue 23, docs/transforms.md), on replica and EC shards. */
+function layoutTransformVectors(key: BitrotKey): Vector[] {
+  const ecBase = (fileId: bigint): Base => ({ mode: 'ec', fileId, chunkIndex: 1n, version: 4n, shardIndex: 0, k: 4, m: 2, ebBytes: 64 * KiB, chunkSizeBytes: 4 * MiB });
+  return [
+    layoutReplicaVector(key, 'G9', 'Replica, layout replica:3,zstd: one zstd frame (level 3); hashes over the stored bytes; input.bin is raw',
+      replicaBase(0x0000000000009009n, 2n, 5n, 1), prngText(SEEDS.G9, 300 * KiB), { compression: { algo: 'zstd', level: 3 } }),
+    layoutReplicaVector(key, 'G10', 'Replica, layout replica:3,lz4: one LZ4 block of content_len raw bytes',
+      replicaBase(0x000000000000a00an, 0n, 1n, 0), prngText(SEEDS.G10, 200 * KiB + 123), { compression: { algo: 'lz4' } }),
+    layoutReplicaVector(key, 'G11', 'Replica, layout replica:3,aes256gcm: nonce || AES-256-GCM ciphertext || tag, data key HKDF-SHA256(store key, file_id, chunk_index, version)',
+      replicaBase(0x000000000000b00bn, 7n, 2n, 2), prngBytes(SEEDS.G11, 50_000), { encryption: GCM }),
+    layoutEcVector(key, 'G12', 'EC(4,2) stripe, layout ec:4+2,zstd,aes256gcm: the stored payload (zstd frame, then AES-256-GCM) split by §6 over EB 64 KiB; all 6 shards',
+      ecBase(0x000000000000c00cn), prngText(SEEDS.G12, 2 * MiB), { compression: { algo: 'zstd', level: 3 }, encryption: GCM }),
+    layoutEcVector(key, 'G13', 'EC(4,2) stripe, layout ec:4+2,lz4: one LZ4 block split by §6 over EB 64 KiB, short last erasure block; all 6 shards',
+      ecBase(0x000000000000d00dn), prngText(SEEDS.G13, MiB + 777), { compression: { algo: 'lz4' } }),
+  ];
+}
+
 export async function buildVectors(): Promise<Vector[]> {
   await loadHighway();
   const key = parseBitrotKey(KEY_HEX);
@@ -245,6 +316,7 @@ export async function buildVectors(): Promise<Vector[]> {
       replicaBase(0x0000000000005005n, 1n, 3n, 0), prngText(SEEDS.G5, 256 * KiB), G5_TRANSFORM),
     g7(key),
     g8(key),
+    ...layoutTransformVectors(key),
   ];
 }
 

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 # libraries, and the real tools the mount tests and benchmarks drive (strace: the order of the
 # mount's syscalls, test/mount/reclaim-order.test.ts and scripts/bench-flushes.sh).
 APT_PACKAGES=(libfuse3-dev fuse3 libfuse2 pkg-config golang-go golang-github-minio-highwayhash-dev
-  golang-github-klauspost-reedsolomon-dev fio sqlite3 git attr acl util-linux
+  golang-github-klauspost-reedsolomon-dev golang-github-klauspost-compress-dev golang-github-pierrec-lz4-dev fio sqlite3 git attr acl util-linux
   bindfs gocryptfs python3 make g++ rsync strace)
 
 missing=()

@@ -7,6 +7,7 @@ import { BITROT_KEY_BYTES, BitrotKey, parseBitrotKey } from '../src/keying';
 import { Layout, parseLayout, shardCount } from '../src/layout';
 import { writeMarker } from './disk-identity';
 import { refuseSharedDiskDir } from './io/private-modes';
+import { StoreKeyRef, checkKeyRef, createStoreKey, loadStoreKey } from './store-key';
 import { PRIVATE_DIR_MODE, SyncIo, nodeSyncIo } from './io/sync-io';
 
 export const CONFIG_FILE = 'chunkfs.json';
@@ -49,6 +50,8 @@ export interface StoreConfig {
   keyFile: string;
   /** Names the store in every disk's identity marker (store/disk-identity.ts); absent in stores made before markers. */
   storeUuid?: string;
+  /** The store key of encrypted layouts (store/store-key.ts); absent in stores made before issue 23. */
+  storeKey?: StoreKeyRef;
 }
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -94,6 +97,8 @@ export function checkDefaults(d: StoreDefaults, diskCount: number, file: string)
 export interface CreateConfigOptions {
   disks?: number | string[];
   defaults?: Partial<StoreDefaults>;
+  /** The store key outside the store directory (mkfs --keyfile); default: data.key inside it. */
+  keyFile?: string;
 }
 
 /** mkfs: refuses a non-empty target, duplicate disks, a layout needing more disks than exist. */
@@ -143,6 +148,7 @@ export function createConfig(dir: string, opts: CreateConfigOptions, io: SyncIo 
     storeUuid: crypto.randomUUID(),
   };
   io.writeFileDurable(path.join(dir, KEY_FILE), crypto.randomBytes(BITROT_KEY_BYTES));
+  config.storeKey = createStoreKey(io, dir, opts.keyFile);
   config.disks.forEach((d, i) => writeMarker(io, resolved[i], config.storeUuid!, d.id));
   // The config last: an interrupted mkfs leaves no store that could be opened.
   io.writeFileDurable(path.join(dir, CONFIG_FILE), configBytes(config));
@@ -173,6 +179,8 @@ function checkShape(c: StoreConfig, file: string, dir: string): void {
   if (c.storeUuid !== undefined && (typeof c.storeUuid !== 'string' || !UUID_RE.test(c.storeUuid))) {
     throw new ConfigError(file, `storeUuid ${JSON.stringify(c.storeUuid)} is not a lowercase uuid`);
   }
+  const keyProblem = checkKeyRef(c.storeKey);
+  if (keyProblem !== null) throw new ConfigError(file, keyProblem);
   if (typeof c.defaults !== 'object' || c.defaults === null) throw new ConfigError(file, 'defaults missing');
   checkDefaults(c.defaults, c.disks.length, file);
 }
@@ -180,6 +188,8 @@ function checkShape(c: StoreConfig, file: string, dir: string): void {
 export interface OpenedConfig {
   config: StoreConfig;
   key: BitrotKey;
+  /** The key of encrypted layouts (store/store-key.ts); null in a store without one. */
+  storeKey: Buffer | null;
   diskPaths: Map<number, string>; // id -> absolute path
 }
 
@@ -187,8 +197,8 @@ function configBytes(config: StoreConfig): Buffer {
   return Buffer.from(JSON.stringify(config, null, 2) + '\n', 'utf8');
 }
 
-/** Read and validate chunkfs.json and the key it names. */
-export function openConfig(dir: string, io: SyncIo = nodeSyncIo): OpenedConfig {
+/** Read and validate chunkfs.json and the keys it names; storeKeyFile: the store key given at mount time. */
+export function openConfig(dir: string, io: SyncIo = nodeSyncIo, storeKeyFile?: string): OpenedConfig {
   const file = path.join(dir, CONFIG_FILE);
   let text: string;
   try {
@@ -206,7 +216,8 @@ export function openConfig(dir: string, io: SyncIo = nodeSyncIo): OpenedConfig {
   checkShape(config, file, dir);
   const keyBytes = readKey(io, keyPath(dir, config));
   const diskPaths = new Map(config.disks.map((d) => [d.id, path.resolve(dir, d.path)]));
-  return { config, key: parseBitrotKey(keyBytes), diskPaths };
+  const storeKey = loadStoreKey(io, dir, config.storeKey, storeKeyFile);
+  return { config, key: parseBitrotKey(keyBytes), storeKey, diskPaths };
 }
 
 export function keyPath(dir: string, config: StoreConfig): string {

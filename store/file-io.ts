@@ -7,9 +7,9 @@
 // store/chunks/chunk-writer.ts; this file owns the inode lock, the caches, reads and truncate.
 import { ChunkEnv } from './chunks/chunk-env';
 import type { CommitTimes } from './meta/commit-times';
-import { ChunkRow } from './meta/chunk-map';
+import { ChunkRow, StoredForm } from './meta/chunk-map';
 import { ChunkRef, FileLayout } from './chunks/chunk-ref';
-import { readChunk, writeWholeChunk } from './chunks/chunk-io';
+import { WrittenChunk, readChunk, writeWholeChunk } from './chunks/chunk-io';
 import { Maybe, andThen, noThrow } from './chunks/maybe-async';
 import { FsError } from './fs-error';
 import { KeyedMutex } from './chunks/keyed-mutex';
@@ -188,9 +188,9 @@ export class FileIo implements SmallFilesHost {
     return { fl, sizeBytes: r.sizeBytes, nlink: r.nlink, slice: r.slice };
   }
 
-  ref(ino: number, fl: FileLayout, chunkIndex: number, version: bigint, logicalLenBytes: number): ChunkRef {
+  ref(ino: number, fl: FileLayout, chunkIndex: number, version: bigint, logicalLenBytes: number, stored: StoredForm | null = null): ChunkRef {
     const diskIds = this.placement(fl.placementSeed, fl.clusterMapEpoch, chunkIndex, shardCount(fl.layout));
-    return { ino, fileId: BigInt(ino), chunkIndex, version, logicalLenBytes, fl, diskIds };
+    return { ino, fileId: BigInt(ino), chunkIndex, version, logicalLenBytes, stored, fl, diskIds };
   }
 
   /**
@@ -210,7 +210,7 @@ export class FileIo implements SmallFilesHost {
   /** A live chunk's ref, or null for a hole. */
   liveRef(ino: number, fl: FileLayout, row: ChunkRow | null): ChunkRef | null {
     if (row === null || row.version === 0n) return null;
-    return this.ref(ino, fl, row.chunkIndex, row.version, row.logicalLenBytes);
+    return this.ref(ino, fl, row.chunkIndex, row.version, row.logicalLenBytes, row.stored);
   }
 
   /** ApplierHost: withChunk for the applier, which lets readers through (readInto). */
@@ -348,7 +348,7 @@ export class FileIo implements SmallFilesHost {
     const t = nowNs();
     this.env.db.transaction(() => {
       // Data first: the shortened tail's shards are durable.
-      if (shortened !== null) repoint(this.env, ino, fl, { chunkIndex: lastKept, version: shortened.version, logicalLenBytes: tailLen, failed: shortened.failed, old: tail });
+      if (shortened !== null) repoint(this.env, ino, fl, { chunkIndex: lastKept, version: shortened.version, logicalLenBytes: tailLen, failed: shortened.failed, stored: shortened.stored, old: tail });
       for (const r of dropped) retireChunk(this.env, ino, r.chunkIndex, r.version, fl);
       this.env.fileRows.setSize(ino, sizeBytes, touch ? t : null);
       this.pastSize.clear(ino);
@@ -383,7 +383,7 @@ export class FileIo implements SmallFilesHost {
   }
 
   /** The tail chunk's first tailLen bytes as a fresh version, reserved durably first (store/chunks/chunk-writer.ts). */
-  private async shortenTail(ino: number, fl: FileLayout, tail: ChunkRef, tailLen: number): Promise<{ version: bigint; failed: number[] }> {
+  private async shortenTail(ino: number, fl: FileLayout, tail: ChunkRef, tailLen: number): Promise<WrittenChunk & { version: bigint }> {
     const content = await readChunk(this.env, tail, 0, tailLen);
     const version = this.env.db.transaction(() => {
       const v = this.env.map.allocVersion(ino, tail.chunkIndex);
@@ -393,8 +393,8 @@ export class FileIo implements SmallFilesHost {
     this.env.inflight.add(ino, tail.chunkIndex, version);
     try {
       await this.env.commits.flush();
-      const failed = await writeWholeChunk(this.env, this.ref(ino, fl, tail.chunkIndex, version, tailLen), content);
-      return { version, failed };
+      const written = await writeWholeChunk(this.env, this.ref(ino, fl, tail.chunkIndex, version, tailLen), content);
+      return { version, ...written };
     } finally {
       this.env.inflight.delete(ino, tail.chunkIndex, version);
     }

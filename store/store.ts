@@ -23,6 +23,9 @@ import { HealOptions, HealReport, Healer } from './upkeep/heal';
 import type { HealEntry } from './meta/chunk-map';
 import { Io, NodeIo, StatfsResult } from './io/io';
 import { LayoutError, overhead, parseLayout, shardCount } from '../src/layout';
+import { DecodedChunks } from './chunks/chunk-transform';
+import { patchedInPlace } from './chunks/chunk-ref';
+import { FLAG_COMPRESSED, FLAG_ENCRYPTED } from '../src/header';
 import { Db, openDb } from './meta/meta';
 import { openMeta } from './meta/meta-open';
 import { Namespace } from './meta/namespace';
@@ -76,6 +79,8 @@ export interface StoreOpenOptions {
   applier?: boolean;
   /** What the store is opened for, kept in the lock (store/store-lock.ts), e.g. "mount /mnt/x". */
   lockNote?: string;
+  /** The store key file given at mount time (-o keyfile=); default: the one the config names. */
+  keyFile?: string;
 }
 
 export interface StoreCreateOptions {
@@ -88,6 +93,8 @@ export interface StoreCreateOptions {
   smallFileMaxBytes?: number;
   /** Container capacity (spec §11.6; tests use small ones). */
   containerCapacityBytes?: number;
+  /** Keep the store key there instead of in the store directory (mkfs --keyfile). */
+  keyFile?: string;
   io?: Io;
 }
 
@@ -97,6 +104,8 @@ export type HealQueueEntry = Omit<HealEntry, 'version'> & { version: string; pat
 export interface StatusReport {
   disks: Array<{ id: number; path: string; epoch: number; totalBytes: number; freeBytes: number; availBytes: number; state: string; errors: number; lastError: string }>;
   layoutsInUse: Array<{ layout: string; files: number }>;
+  /** Live chunks stored transformed (spec §3.1 bits 1, 2), by what was applied: count, raw and stored bytes. */
+  transformedChunks: Array<{ transforms: string; chunks: number; rawBytes: number; storedBytes: number }>;
   healQueueLength: number;
   openIntents: number;
   /**
@@ -137,7 +146,8 @@ export class Store {
     const health = new DiskHealth();
     const shards = new ShardStore(io, opened.key, opened.diskPaths, health);
     const commits = new CommitLog(db, io, nodePath.join(dir, `${META_FILE}-wal`));
-    this.env = { db, shards, map: new ChunkMap(db), fileRows: new FileRows(db), counters: new Counters(db), health, commits, reclaim: new ReclaimQueue(db), inflight: new InflightVersions(), backlog: new IntentBacklog() };
+    this.env = { db, shards, map: new ChunkMap(db), fileRows: new FileRows(db), counters: new Counters(db), health, commits, reclaim: new ReclaimQueue(db), inflight: new InflightVersions(), backlog: new IntentBacklog(),
+      storeKey: opened.storeKey, decoded: new DecodedChunks() };
     this.files = new FileIo(this.env, config.disks.map((d) => ({ id: d.id, epoch: d.epoch })), {
       smallFileMaxBytes: config.defaults.smallFileMaxBytes ?? 0, // stores made before issue 9: no packing
       containerCapacityBytes: config.defaults.containerCapacityBytes ?? DEFAULT_CONTAINER_CAPACITY_BYTES,
@@ -163,6 +173,9 @@ export class Store {
       const l = parseLayout(text);
       const disks = this.opened.config.disks.filter((d) => d.epoch <= this.opened.config.clusterMapEpoch).length;
       if (shardCount(l) > disks) throw new FsError('EINVAL', `layout ${text} needs ${shardCount(l)} disks, the store has ${disks}`);
+      if (l.transforms.encryption !== null && this.opened.storeKey === null) {
+        throw new FsError('EINVAL', `layout ${text} encrypts, and this store was made without a store key (issue 23): make a new store for encrypted files`);
+      }
     } catch (err) {
       if (err instanceof LayoutError) throw new FsError('EINVAL', err.message);
       throw err;
@@ -182,11 +195,12 @@ export class Store {
     for (const k of Object.keys(createOpts.defaults!) as Array<keyof typeof createOpts.defaults>) {
       if (createOpts.defaults![k] === undefined) delete createOpts.defaults![k];
     }
+    createOpts.keyFile = opts.keyFile;
     createConfig(dir, createOpts, nodeSyncIo);
     // Created 0600 before SQLite sees it: SQLite gives meta.db-wal and -shm the mode of the database file.
     nodeSyncIo.createExclusive(nodePath.join(dir, META_FILE), Buffer.alloc(0));
     openDb(nodePath.join(dir, META_FILE)).close();
-    return Store.open(dir, { io: opts.io });
+    return Store.open(dir, { io: opts.io, keyFile: opts.keyFile });
   }
 
   /**
@@ -198,7 +212,7 @@ export class Store {
     await loadHighway();
     const readOnly = opts.readOnly ?? false;
     const syncIo = opts.syncIo ?? nodeSyncIo;
-    const opened = openConfig(dir, syncIo);
+    const opened = openConfig(dir, syncIo, opts.keyFile);
     const metaPath = nodePath.join(dir, META_FILE);
     if (syncIo.stat(metaPath) === null) throw new ConfigError(metaPath, 'metadata database missing; refusing to start an empty one');
     const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
@@ -239,6 +253,7 @@ export class Store {
    */
   private static makePrivate(dir: string, opened: OpenedConfig, io: SyncIo, log: (line: string) => void): void {
     const top = [dir, nodePath.join(dir, CONFIG_FILE), keyPath(dir, opened.config), nodePath.join(dir, LOCK_FILE)];
+    if (opened.config.storeKey?.file !== undefined) top.push(nodePath.resolve(dir, opened.config.storeKey.file));
     const meta = ['', '-wal', '-shm'].map((s) => nodePath.join(dir, META_FILE + s));
     const disks = [...opened.diskPaths.values()].flatMap((root) => [root, nodePath.join(root, '.chunks')]);
     const changes = tightenStoreModes(io, [...top, ...meta, ...disks]);
@@ -356,7 +371,7 @@ export class Store {
       if (i.span === null) continue;
       const ref = this.files.chunkRefIfFile(i.ino, i.chunkIndex);
       if (ref === null || ref.version !== i.version) continue;
-      this.env.backlog.add({ id: i.id, ino: i.ino, chunkIndex: i.chunkIndex, version: i.version, firstBlock: i.firstBlock, span: i.span, inPlace: ref.fl.layout.kind === 'replica' }, ref.fl.bitrotBlockBytes);
+      this.env.backlog.add({ id: i.id, ino: i.ino, chunkIndex: i.chunkIndex, version: i.version, firstBlock: i.firstBlock, span: i.span, inPlace: patchedInPlace(ref) }, ref.fl.bitrotBlockBytes);
     }
   }
 
@@ -481,6 +496,14 @@ export class Store {
     return this.healer.stop();
   }
 
+  /** status: live transformed chunks by flag bits (a chunk of a compressing layout that did not shrink is stored raw, not counted). */
+  private transformedChunks(): StatusReport['transformedChunks'] {
+    return this.env.map.storedCounts().map((c) => ({
+      transforms: [(c.flags & FLAG_COMPRESSED) !== 0 ? 'compressed' : '', (c.flags & FLAG_ENCRYPTED) !== 0 ? 'encrypted' : ''].filter((x) => x !== '').join('+'),
+      chunks: c.chunks, rawBytes: c.rawBytes, storedBytes: c.storedBytes,
+    }));
+  }
+
   async status(): Promise<StatusReport> {
     this.checkDisks(true);
     const disks = [];
@@ -498,7 +521,7 @@ export class Store {
     }
     const layoutsInUse = surveyLayouts(this.db);
     return {
-      disks, layoutsInUse, healQueueLength: this.env.map.healQueueLength(), openIntents: this.env.map.intentCount(),
+      disks, layoutsInUse, transformedChunks: this.transformedChunks(), healQueueLength: this.env.map.healQueueLength(), openIntents: this.env.map.intentCount(),
       intentBacklog: this.intentBacklog(),
       reclaimBacklog: this.env.reclaim.length, metadataFlushes: this.env.commits.flushCount,
       counters: this.env.counters.all(), containers: this.containerStatus(),

@@ -52,7 +52,7 @@ function storeOfShard(abs: string, targetArg: string | undefined): Target {
 
 async function inspectShard(c: InspectCommand, abs: string): Promise<InspectResult> {
   const target = storeOfShard(abs, c.target);
-  const opened = openConfig(target.storeDir, nodeSyncIo);
+  const opened = openConfig(target.storeDir, nodeSyncIo, process.env.CHUNKFS_KEYFILE);
   const disk = diskOf(opened.diskPaths, abs);
   if (disk === null) throw new TargetError(`${abs} is not under a disk of the store ${target.storeDir}; name its store`);
   const io = new NodeIo();
@@ -64,7 +64,7 @@ async function inspectShard(c: InspectCommand, abs: string): Promise<InspectResu
 }
 
 async function inspectChunk(target: Target, ino: number, chunkIndex: number, shownPath: string | null): Promise<InspectResult> {
-  const opened = openConfig(target.storeDir, nodeSyncIo);
+  const opened = openConfig(target.storeDir, nodeSyncIo, process.env.CHUNKFS_KEYFILE);
   const io = new NodeIo();
   try {
     let found = await findChunkShards(io, opened.diskPaths, BigInt(ino), chunkIndex);
@@ -120,6 +120,7 @@ function shardText(s: ShardInspection, mine?: string): string {
   const created = new Date(Number(BigInt(h.createdUnixNanos) / 1_000_000n)).toISOString();
   lines.push(`  file ${h.fileId} chunk ${h.chunkIndex} version ${h.version} shard ${h.shardIndex}, ${s.layout}, ` +
     `${bytesText(h.shardDataLenBytes)} of data in ${s.blockCount} block(s) of ${bytesText(h.bitrotBlockBytes)}, chunk ${bytesText(h.chunkLogicalLenBytes)}, written ${created}`);
+  if (s.transforms.length > 0) lines.push(`  payload ${s.transforms.join(' and ')} (spec §3.1; algorithms in the file's layout): ${bytesText(h.chunkLogicalLenBytes)} stored for ${bytesText(h.contentLenBytes)} of content`);
   const pathNote = s.pathAgrees === null ? 'not a canonical shard path' : s.pathAgrees ? 'agrees with its path' : 'DISAGREES with its path (file id, version, chunk or shard)';
   const blocks = s.dataError !== null ? s.dataError
     : s.badBlockCount === 0 ? `all ${s.blockCount} block(s) verify`

@@ -50,8 +50,11 @@ type transformSpec struct {
 	} `json:"compression"`
 	Encryption *struct {
 		Algo string `json:"algo"`
-		Key  string `json:"key"`
+		Key  string `json:"key"` // aes-256-ctr (G5): the key itself
 		IV   string `json:"iv"`
+		// aes-256-gcm (chunkfs layouts, docs/transforms.md): the store key; each chunk
+		// version's data key is derived from it and the chunk's identity.
+		StoreKey string `json:"store_key"`
 	} `json:"encryption"`
 }
 

@@ -1,53 +1,176 @@
 package main
 
-// Undo the G5 transforms: stored = encrypt(compress(raw)) (spec §3.1), so
-// raw = inflate(decrypt(stored)). Algorithms are named in params (DESIGN §3).
+// Undo a payload's transforms: stored = encrypt(compress(raw)) (spec §3.1), so
+// raw = decompress(decrypt(stored)). Algorithms are named in params (DESIGN §3):
+//   G5: deflate-raw, aes-256-ctr with the key and iv in params;
+//   chunkfs layouts (docs/transforms.md): zstd (one frame), lz4 (one block of content_len
+//   raw bytes), aes-256-gcm with a data key per chunk version, HKDF-SHA256 from the store key.
 
 import (
 	"bytes"
 	"compress/flate"
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"io"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4"
 )
 
 const inflateLimitBytes = 1 << 30 // bound on decompressed size
 
-func undoTransform(t *transformSpec, stored []byte) ([]byte, error) {
+const (
+	gcmNonceBytes = 12
+	gcmTagBytes   = 16
+	hkdfSalt      = "chunkfs data key v1"
+)
+
+func undoTransform(t *transformSpec, stored []byte, p *params) ([]byte, error) {
 	out := stored
 	if e := t.Encryption; e != nil {
-		if e.Algo != "aes-256-ctr" {
-			return nil, fmt.Errorf("encryption algo %q unknown (want aes-256-ctr)", e.Algo)
+		var err error
+		switch e.Algo {
+		case "aes-256-ctr":
+			out, err = undoCTR(e.Key, e.IV, out)
+		case "aes-256-gcm":
+			out, err = undoGCM(e.StoreKey, out, p)
+		default:
+			err = fmt.Errorf("encryption algo %q unknown (want aes-256-ctr or aes-256-gcm)", e.Algo)
 		}
-		key, err1 := hex.DecodeString(e.Key)
-		iv, err2 := hex.DecodeString(e.IV)
-		if err1 != nil || err2 != nil || len(key) != 32 || len(iv) != aes.BlockSize {
-			return nil, fmt.Errorf("aes-256-ctr needs a 64-hex key and a 32-hex iv, got %q / %q", e.Key, e.IV)
-		}
-		block, err := aes.NewCipher(key)
 		if err != nil {
 			return nil, err
 		}
-		// CTR: the iv is the initial 128-bit counter block, incremented big-endian.
-		plain := make([]byte, len(out))
-		cipher.NewCTR(block, iv).XORKeyStream(plain, out)
-		out = plain
 	}
 	if c := t.Compression; c != nil {
-		if c.Algo != "deflate-raw" {
-			return nil, fmt.Errorf("compression algo %q unknown (want deflate-raw)", c.Algo)
+		var err error
+		switch c.Algo {
+		case "deflate-raw":
+			out, err = inflateRaw(out)
+		case "zstd":
+			out, err = unzstd(out)
+		case "lz4":
+			out, err = unlz4(out, uint64(p.ContentLen))
+		default:
+			err = fmt.Errorf("compression algo %q unknown (want deflate-raw, zstd or lz4)", c.Algo)
 		}
-		src := bytes.NewReader(out) // an io.ByteReader, so flate reads no byte past the stream
-		raw, err := io.ReadAll(io.LimitReader(flate.NewReader(src), inflateLimitBytes))
 		if err != nil {
-			return nil, fmt.Errorf("raw inflate: %v", err)
+			return nil, err
 		}
-		if src.Len() != 0 {
-			return nil, fmt.Errorf("raw inflate: %d stored bytes follow the end of the deflate stream", src.Len())
-		}
-		out = raw
 	}
 	return out, nil
+}
+
+// steps names what was undone, in order, e.g. "aes-256-gcm then zstd undone".
+func (t *transformSpec) steps() string {
+	var names []string
+	if t.Encryption != nil {
+		names = append(names, t.Encryption.Algo)
+	}
+	if t.Compression != nil {
+		names = append(names, t.Compression.Algo)
+	}
+	return strings.Join(names, " then ") + " undone"
+}
+
+func undoCTR(keyHex, ivHex string, in []byte) ([]byte, error) {
+	key, err1 := hex.DecodeString(keyHex)
+	iv, err2 := hex.DecodeString(ivHex)
+	if err1 != nil || err2 != nil || len(key) != 32 || len(iv) != aes.BlockSize {
+		return nil, fmt.Errorf("aes-256-ctr needs a 64-hex key and a 32-hex iv, got %q / %q", keyHex, ivHex)
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	// CTR: the iv is the initial 128-bit counter block, incremented big-endian.
+	plain := make([]byte, len(in))
+	cipher.NewCTR(block, iv).XORKeyStream(plain, in)
+	return plain, nil
+}
+
+// dataKey = HKDF-SHA256(ikm = store key, salt = "chunkfs data key v1",
+// info = file_id || chunk_index || version, each u64 little-endian; 32 bytes: one block).
+func dataKey(storeKey []byte, p *params) []byte {
+	ext := hmac.New(sha256.New, []byte(hkdfSalt))
+	ext.Write(storeKey)
+	prk := ext.Sum(nil)
+	info := make([]byte, 25)
+	binary.LittleEndian.PutUint64(info[0:], uint64(p.FileID))
+	binary.LittleEndian.PutUint64(info[8:], uint64(p.ChunkIndex))
+	binary.LittleEndian.PutUint64(info[16:], uint64(p.Version))
+	info[24] = 1 // T(1) = HMAC(PRK, info || 0x01)
+	exp := hmac.New(sha256.New, prk)
+	exp.Write(info)
+	return exp.Sum(nil)
+}
+
+// undoGCM: stored = nonce (12) || ciphertext || tag (16), no additional data.
+func undoGCM(storeKeyHex string, in []byte, p *params) ([]byte, error) {
+	storeKey, err := hex.DecodeString(storeKeyHex)
+	if err != nil || len(storeKey) != 32 {
+		return nil, fmt.Errorf("aes-256-gcm needs a 64-hex store_key, got %q", storeKeyHex)
+	}
+	if len(in) < gcmNonceBytes+gcmTagBytes {
+		return nil, fmt.Errorf("aes-256-gcm payload of %d bytes is shorter than nonce + tag", len(in))
+	}
+	block, err := aes.NewCipher(dataKey(storeKey, p))
+	if err != nil {
+		return nil, err
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, err
+	}
+	plain, err := aead.Open(nil, in[:gcmNonceBytes], in[gcmNonceBytes:], nil)
+	if err != nil {
+		return nil, fmt.Errorf("aes-256-gcm: %v (wrong key, or altered bytes)", err)
+	}
+	return plain, nil
+}
+
+func inflateRaw(in []byte) ([]byte, error) {
+	src := bytes.NewReader(in) // an io.ByteReader, so flate reads no byte past the stream
+	raw, err := io.ReadAll(io.LimitReader(flate.NewReader(src), inflateLimitBytes))
+	if err != nil {
+		return nil, fmt.Errorf("raw inflate: %v", err)
+	}
+	if src.Len() != 0 {
+		return nil, fmt.Errorf("raw inflate: %d stored bytes follow the end of the deflate stream", src.Len())
+	}
+	return raw, nil
+}
+
+func unzstd(in []byte) ([]byte, error) {
+	d, err := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(inflateLimitBytes))
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	raw, err := d.DecodeAll(in, nil)
+	if err != nil {
+		return nil, fmt.Errorf("zstd: %v", err)
+	}
+	return raw, nil
+}
+
+// unlz4: one LZ4 block; its raw length is the header's content_len.
+func unlz4(in []byte, contentLen uint64) ([]byte, error) {
+	if contentLen > inflateLimitBytes {
+		return nil, fmt.Errorf("lz4: content_len %d over the bound", contentLen)
+	}
+	dst := make([]byte, contentLen)
+	n, err := lz4.UncompressBlock(in, dst)
+	if err != nil {
+		return nil, fmt.Errorf("lz4 block: %v", err)
+	}
+	if uint64(n) != contentLen {
+		return nil, fmt.Errorf("lz4 block: %d bytes, content_len %d", n, contentLen)
+	}
+	return dst, nil
 }

@@ -1,6 +1,7 @@
 // Shared context of the chunk I/O modules, and the one place that records a shard
 // failure that was served around: counted, and queued for heal persistently (DESIGN §6).
 import { ChunkMap } from '../meta/chunk-map';
+import type { DecodedChunks } from './chunk-transform';
 import { CommitLog } from '../meta/commit-log';
 import { FileRows } from '../meta/file-rows';
 import { ReclaimQueue } from '../meta/reclaim-queue';
@@ -80,6 +81,10 @@ export interface ChunkEnv {
   inflight: InflightVersions;
   /** Intents durable in the log and not yet in the shards; every chunk read overlays them (DESIGN §5). */
   backlog: IntentBacklog;
+  /** The key of encrypted layouts (store/store-key.ts); null when the store has none. */
+  storeKey: Buffer | null;
+  /** Decoded transformed chunks, for small reads (store/chunks/chunk-transform.ts). */
+  decoded: DecodedChunks;
 }
 
 const FAILURE_COUNTER: Record<ShardFailure, CounterName> = {

@@ -1,7 +1,7 @@
 // Whole-chunk operations shared by the write paths: the whole-shard write of every
 // shard of a chunk version (spec §8.1, concurrently, with a write quorum), verified
 // reads dispatched by layout, and payload building.
-import { ErrorSite, UnrecoverableError } from '../../src/errors';
+import { ErrorSite, UnrecoverableError, assert } from '../../src/errors';
 import { ChunkEnv, noteShardFailure } from './chunk-env';
 import { ChunkRef, shardDataLen, siteOf } from './chunk-ref';
 import { encodeEcShards, readEcInto, rebuildEcShard } from './ec-chunk';
@@ -12,6 +12,8 @@ import { readReplicaInto } from './replica-chunk';
 import { Maybe, isPromise } from './maybe-async';
 import { Payload } from './shard-encode';
 import { overlaySpans, uncoveredParts } from './intent-backlog';
+import { encodeChunk, readDecodedInto } from './chunk-transform';
+import { StoredForm } from '../meta/chunk-map';
 
 /** readChunkInto into a fresh buffer (truncate's tail rewrite, FileIo.read). */
 export async function readChunk(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
@@ -44,6 +46,7 @@ export function readChunkInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number,
  * must check each replica on its own (needles, spec §11.4).
  */
 export async function readReplicaView(env: ChunkEnv, ref: ChunkRef, replica: number, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
+  assert(ref.stored === null, 'a replica view is of raw replicas (a transformed chunk is decoded whole)');
   if (!env.backlog.has(ref.ino, ref.chunkIndex)) return env.shards.readVerified(ref, replica, offsetBytes, lengthBytes);
   const pending = env.backlog.of(ref.ino, ref.chunkIndex); // one snapshot, as in readChunkInto
   const out = Buffer.alloc(lengthBytes);
@@ -54,8 +57,12 @@ export async function readReplicaView(env: ChunkEnv, ref: ChunkRef, replica: num
   return out;
 }
 
-/** The verified stored range only, by layout (what the shards hold, without pending intents). */
+/**
+ * The verified stored range only, by layout (what the shards hold, without pending intents); a
+ * transformed chunk's range is decoded from its whole verified payload (DESIGN §10).
+ */
 export function readStoredInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number, inline = true): Maybe<void> {
+  if (ref.stored !== null) return readDecodedInto(env, ref, offsetBytes, lengthBytes, target, targetOffset);
   return ref.fl.layout.kind === 'replica'
     ? readReplicaInto(env, ref, offsetBytes, lengthBytes, target, targetOffset, inline)
     : readEcInto(env, ref, offsetBytes, lengthBytes, target, targetOffset, inline);
@@ -75,13 +82,18 @@ function writeError(ref: ChunkRef, errors: unknown[], written: number, quorum: n
   return new FsError(noSpace ? 'ENOSPC' : 'EIO', `only ${written} of ${quorum} required shards written (${first})`, site);
 }
 
+/** A whole write's shards are durable: the ones that failed (heal them) and its stored form (commit it). */
+export interface WrittenChunk { failed: number[]; stored: StoredForm | null }
+
 /**
- * Whole-shard write of every shard of ref (a fresh, never-committed version).
- * Succeeds when at least writeQuorum shards are durable; returns the shard indices
- * that failed (the caller queues them for heal when it commits the version).
+ * Whole-shard write of every shard of ref (a fresh, never-committed version), its content encoded
+ * by the layout's transforms first (DESIGN §10). Succeeds when at least writeQuorum shards are
+ * durable; returns the shard indices that failed (the caller queues them for heal when it commits
+ * the version) and how it was stored (the caller commits that with the version).
  */
-export async function writeWholeChunk(env: ChunkEnv, ref: ChunkRef, content: Uint8Array): Promise<number[]> {
-  const payloads = shardPayloads(ref, content);
+export async function writeWholeChunk(env: ChunkEnv, plain: ChunkRef, content: Uint8Array): Promise<WrittenChunk> {
+  const { ref, payload } = encodeChunk(env, plain, content);
+  const payloads = shardPayloads(ref, payload);
   const count = shardCount(ref.fl.layout);
   const errors: unknown[] = [];
   const failed: number[] = [];
@@ -101,7 +113,7 @@ export async function writeWholeChunk(env: ChunkEnv, ref: ChunkRef, content: Uin
     throw writeError(ref, errors, count - failed.length, quorum);
   }
   if (failed.length > 0) env.counters.bump('degraded_writes');
-  return failed.sort((a, b) => a - b);
+  return { failed: failed.sort((a, b) => a - b), stored: ref.stored };
 }
 
 /** The whole payload of one shard, rebuilt from the others (heal). */

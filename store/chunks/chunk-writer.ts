@@ -16,8 +16,8 @@
 import type { CommitTimes } from '../meta/commit-times';
 import { assert } from '../../src/errors';
 import { ChunkEnv } from './chunk-env';
-import { ChunkRow } from '../meta/chunk-map';
-import { ChunkRef, FileLayout } from './chunk-ref';
+import { ChunkRow, StoredForm } from '../meta/chunk-map';
+import { ChunkRef, FileLayout, patchedInPlace } from './chunk-ref';
 import { readChunk, writeWholeChunk } from './chunk-io';
 import { FsError } from '../fs-error';
 import { boundedAll } from './bounded';
@@ -29,7 +29,8 @@ import { WholeWrite, repoint } from './live-version';
 
 /** What the writer needs of store/file-io.ts: chunk refs with their placement. */
 export interface ChunkRefs {
-  ref(ino: number, fl: FileLayout, chunkIndex: number, version: bigint, logicalLenBytes: number): ChunkRef;
+  /** stored: the chunk's stored form (chunk map); a version about to be written has none yet. */
+  ref(ino: number, fl: FileLayout, chunkIndex: number, version: bigint, logicalLenBytes: number, stored?: StoredForm | null): ChunkRef;
   liveRef(ino: number, fl: FileLayout, row: ChunkRow | null): ChunkRef | null;
 }
 
@@ -108,7 +109,7 @@ export class ChunkWriter {
     for (const p of plans) {
       if (p.patch === null) continue;
       const { firstBlock, span, intentId } = p.patch;
-      this.env.backlog.add({ id: intentId, ino, chunkIndex: p.c, version: p.old!.version, firstBlock, span, inPlace: fl.layout.kind === 'replica', unflushed }, fl.bitrotBlockBytes);
+      this.env.backlog.add({ id: intentId, ino, chunkIndex: p.c, version: p.old!.version, firstBlock, span, inPlace: patchedInPlace(p.old!), unflushed }, fl.bitrotBlockBytes);
     }
   }
 
@@ -201,7 +202,7 @@ export class ChunkWriter {
   /** Whole-shard write of a reserved, never-used version (committed by the caller). */
   private async writeVersion(ino: number, fl: FileLayout, c: number, version: bigint, old: ChunkRef | null, content: Uint8Array): Promise<Commit> {
     assert(version > 0n, 'a whole-chunk write needs a reserved version');
-    const failed = await writeWholeChunk(this.env, this.host.ref(ino, fl, c, version, content.length), content);
-    return { chunkIndex: c, version, logicalLenBytes: content.length, failed, old };
+    const { failed, stored } = await writeWholeChunk(this.env, this.host.ref(ino, fl, c, version, content.length), content);
+    return { chunkIndex: c, version, logicalLenBytes: content.length, failed, stored, old };
   }
 }

@@ -1,4 +1,4 @@
-// An EC chunk's pending intents (or a replica chunk's whose in-place patch failed) applied as one
+// An EC or transformed chunk's pending intents (or a replica chunk's whose in-place patch failed) applied as one
 // new version of the chunk (DESIGN §5; copy-on-write, spec §8.1: EC never updates a stripe in
 // place). The inode's lock is held only to take a snapshot and to commit, not while 4 MiB are read,
 // encoded and written: writers and readers of the file go on meanwhile (measured: holding it made
@@ -38,11 +38,11 @@ export async function rewriteWithIntents(env: ChunkEnv, host: RewriteHost, ino: 
   env.inflight.add(ino, c, version);
   try {
     await env.commits.flush(); // the reservation is durable before its shards exist
-    const failed = await writeWholeChunk(env, host.ref(ino, ref.fl, c, version, content.length), content);
+    const { failed, stored } = await writeWholeChunk(env, host.ref(ino, ref.fl, c, version, content.length), content);
     await host.withChunk(ino, c, async (now) => {
       if (now === null || now.version !== ref.version) return; // replaced or dropped meanwhile: ours stays queued for reclaim
       env.db.transaction(() => {
-        env.map.setLive(ino, c, version, content.length); // data first: its shards are durable
+        env.map.setLive(ino, c, version, content.length, stored); // data first: its shards are durable
         env.reclaim.remove(ino, c, version);
         env.reclaim.add(ino, c, ref.version, ref.fl);
         for (const id of ids) env.map.removeIntent(id);

@@ -5,6 +5,7 @@
 // after the transaction (env.backlog.dropChunk), so a rolled-back commit keeps them.
 import { ChunkEnv } from './chunk-env';
 import { ChunkRef, FileLayout } from './chunk-ref';
+import { StoredForm } from '../meta/chunk-map';
 
 /** A whole write whose shards are durable, waiting for the chunk map commit. */
 export interface WholeWrite {
@@ -13,12 +14,14 @@ export interface WholeWrite {
   logicalLenBytes: number;
   /** Shards that could not be written (queued for heal). */
   failed: number[];
+  /** Its stored form when its layout transformed it (store/chunks/chunk-transform.ts). */
+  stored: StoredForm | null;
   old: ChunkRef | null;
 }
 
 /** Make w live (data first: its shards are durable). */
 export function repoint(env: ChunkEnv, ino: number, fl: FileLayout, w: WholeWrite): void {
-  env.map.setLive(ino, w.chunkIndex, w.version, w.logicalLenBytes);
+  env.map.setLive(ino, w.chunkIndex, w.version, w.logicalLenBytes, w.stored);
   env.reclaim.remove(ino, w.chunkIndex, w.version);
   if (w.old !== null) {
     env.reclaim.add(ino, w.chunkIndex, w.old.version, fl);

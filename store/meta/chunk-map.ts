@@ -4,12 +4,20 @@
 import { LRUCache } from 'lru-cache';
 import { Db, nowNs } from './meta';
 
+/**
+ * How a transformed chunk version is stored (spec §3.1, DESIGN §10): its payload length
+ * (chunk_logical_len) and flag bits 1, 2. null: stored raw (the payload is the content).
+ */
+export interface StoredForm { lenBytes: number; flags: number }
+
 export interface ChunkRow {
   chunkIndex: number;
   version: bigint; // 0n = no live data
-  logicalLenBytes: number;
+  logicalLenBytes: number; // the raw content (content_len)
   maxVersion: bigint;
+  stored: StoredForm | null;
 }
+
 
 export interface Intent {
   id: number;
@@ -43,7 +51,8 @@ const CACHED_INODES_MAX = 1024;
 const CACHED_ROWS_PER_INODE_MAX = 4096;
 
 function chunkOf(r: Row): ChunkRow {
-  return { chunkIndex: Number(r.chunk_index), version: BigInt(r.version), logicalLenBytes: Number(r.logical_len), maxVersion: BigInt(r.max_version) };
+  const stored = r.stored_len === null || r.stored_len === undefined ? null : { lenBytes: Number(r.stored_len), flags: Number(r.stored_flags) };
+  return { chunkIndex: Number(r.chunk_index), version: BigInt(r.version), logicalLenBytes: Number(r.logical_len), maxVersion: BigInt(r.max_version), stored };
 }
 
 export class ChunkMap {
@@ -56,8 +65,9 @@ export class ChunkMap {
       liveFrom: db.prepare('SELECT * FROM chunks WHERE ino = ? AND version > 0 AND chunk_index >= ? ORDER BY chunk_index'),
       alloc: db.prepare(`INSERT INTO chunks(ino, chunk_index, version, logical_len, max_version) VALUES (?, ?, 0, 0, 1)
                          ON CONFLICT(ino, chunk_index) DO UPDATE SET max_version = max_version + 1 RETURNING max_version`),
-      set: db.prepare('UPDATE chunks SET version = ?, logical_len = ? WHERE ino = ? AND chunk_index = ? AND max_version >= ?'),
-      retire: db.prepare('UPDATE chunks SET version = 0, logical_len = 0 WHERE ino = ? AND chunk_index = ?'),
+      set: db.prepare('UPDATE chunks SET version = ?, logical_len = ?, stored_len = ?, stored_flags = ? WHERE ino = ? AND chunk_index = ? AND max_version >= ?'),
+      retire: db.prepare('UPDATE chunks SET version = 0, logical_len = 0, stored_len = NULL, stored_flags = 0 WHERE ino = ? AND chunk_index = ?'),
+      storedCounts: db.prepare('SELECT stored_flags AS flags, count(*) AS n, sum(logical_len) AS raw, sum(stored_len) AS stored FROM chunks WHERE version > 0 AND stored_len IS NOT NULL GROUP BY stored_flags'),
       dropInode: db.prepare('DELETE FROM chunks WHERE ino = ?'),
       dropHealOf: db.prepare('DELETE FROM heal_queue WHERE ino = ?'),
       allLive: db.prepare('SELECT ino, chunk_index, version FROM chunks WHERE version > 0'),
@@ -109,9 +119,9 @@ export class ChunkMap {
     const r = this.s.alloc.get(ino, chunkIndex) as { max_version: bigint };
     return BigInt(r.max_version);
   }
-  setLive(ino: number, chunkIndex: number, version: bigint, logicalLenBytes: number): void {
+  setLive(ino: number, chunkIndex: number, version: bigint, logicalLenBytes: number, stored: StoredForm | null = null): void {
     this.changed(ino);
-    const info = this.s.set.run(version, logicalLenBytes, ino, chunkIndex, version);
+    const info = this.s.set.run(version, logicalLenBytes, stored?.lenBytes ?? null, stored?.flags ?? 0, ino, chunkIndex, version);
     if (info.changes !== 1) throw new Error(`chunk map: version ${version} of ino ${ino} chunk ${chunkIndex} was never allocated`);
   }
   retire(ino: number, chunkIndex: number): void {
@@ -123,6 +133,10 @@ export class ChunkMap {
     this.changed(ino);
     this.s.dropInode.run(ino);
     this.s.dropHealOf.run(ino);
+  }
+  /** Live transformed chunks by flag bits (status): count, raw and stored bytes. */
+  storedCounts(): Array<{ flags: number; chunks: number; rawBytes: number; storedBytes: number }> {
+    return (this.s.storedCounts.all() as Row[]).map((r) => ({ flags: Number(r.flags), chunks: Number(r.n), rawBytes: Number(r.raw), storedBytes: Number(r.stored) }));
   }
   /** Every live (ino, chunk, version), keyed "ino/chunk/version" (recovery garbage scan). */
   liveKeys(): Set<string> {

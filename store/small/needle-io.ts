@@ -69,8 +69,9 @@ export async function readNeedle(env: ChunkEnv, host: ContainerHost, ino: number
   if (ref === null || offIn + spanBytes > ref.logicalLenBytes) {
     throw new FsError('EIO', `inode ${ino}: slice [${slice.offsetBytes}, +${spanBytes}) lies outside container ${cid} chunk ${c}`, { fileId: BigInt(cid), chunkIndex: BigInt(c) });
   }
-  if (fl.layout.kind === 'replica') return readReplicaNeedle(env, ref, ino, slice, offIn, spanBytes);
-  const bytes = await readChunk(env, ref, offIn, spanBytes); // EC: data shards only unless one fails (§6)
+  if (fl.layout.kind === 'replica' && ref.stored === null) return readReplicaNeedle(env, ref, ino, slice, offIn, spanBytes);
+  // EC: data shards only unless one fails (§6); a transformed (sealed) container chunk is decoded whole (DESIGN §10).
+  const bytes = await readChunk(env, ref, offIn, spanBytes);
   try {
     return checkNeedle(slice, BigInt(ino), bytes);
   } catch (err) {

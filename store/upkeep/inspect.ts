@@ -4,7 +4,7 @@
 // are read; a chunk's shards are found from its file id by the path scheme alone, every version
 // present. Shard files are read through the store's Io.
 import * as nodePath from 'node:path';
-import { HEADER_BYTES, FLAG_MODE_EC, ShardHeader, decodeHeader } from '../../src/header';
+import { HEADER_BYTES, FLAG_COMPRESSED, FLAG_ENCRYPTED, FLAG_MODE_EC, ShardHeader, decodeHeader } from '../../src/header';
 import { verifyBlockRange } from '../../src/hashtable';
 import { BitrotKey } from '../../src/keying';
 import { CHUNKS_DIR, chunkDirRelPath, fanoutRelPath, parseShardRelPath } from '../../src/path';
@@ -27,6 +27,8 @@ export interface ShardInspection {
   header: Record<string, string | number> | null;
   /** replica or ec:K+M, from the header. */
   layout: string | null;
+  /** The transforms the payload went through (spec §3.1 bits 1, 2): 'compressed', 'encrypted'; the algorithms are in the Layout. */
+  transforms: string[];
   headerError: string | null;
   /** The §7 path names the same file id, version, chunk and shard as the header (null: not a canonical path). */
   pathAgrees: boolean | null;
@@ -125,7 +127,7 @@ async function readAll(io: Io, path: string): Promise<Buffer> {
 /** Decode and verify one shard file; diskRoot (when known) lets the path be checked against the header. */
 export async function inspectShardFile(io: Io, key: BitrotKey, path: string, diskRoot?: string): Promise<ShardInspection> {
   const out: ShardInspection = {
-    path, sizeBytes: 0, header: null, layout: null, headerError: null, pathAgrees: null, blockCount: 0, badBlockCount: 0, badBlocks: [], dataError: null, needles: null, ok: false,
+    path, sizeBytes: 0, header: null, layout: null, transforms: [], headerError: null, pathAgrees: null, blockCount: 0, badBlockCount: 0, badBlocks: [], dataError: null, needles: null, ok: false,
   };
   let bytes: Buffer;
   try {
@@ -144,6 +146,7 @@ export async function inspectShardFile(io: Io, key: BitrotKey, path: string, dis
   }
   out.header = headerFields(h);
   out.layout = (h.flags & FLAG_MODE_EC) !== 0 ? `ec:${h.ecK}+${h.ecM}` : 'replica';
+  out.transforms = [(h.flags & FLAG_COMPRESSED) !== 0 ? 'compressed' : '', (h.flags & FLAG_ENCRYPTED) !== 0 ? 'encrypted' : ''].filter((x) => x !== '');
   out.pathAgrees = pathAgrees(path, diskRoot, h);
   out.blockCount = h.blockCount;
   const tableEnd = HEADER_BYTES + hashTableBytes(h.blockCount);

@@ -6,7 +6,7 @@
 // by walking the disks; scrub's leak scan (store/upkeep/leak-scan.ts) checks that nothing escaped it.
 import { ChunkEnv } from '../chunks/chunk-env';
 import { CompactReport, emptyCompactReport } from '../small/compactor';
-import { ChunkRef } from '../chunks/chunk-ref';
+import { ChunkRef, patchedInPlace } from '../chunks/chunk-ref';
 import { Applier } from '../chunks/applier';
 import { Intent } from '../meta/chunk-map';
 import { FileIo } from '../file-io';
@@ -85,11 +85,11 @@ async function loadIntents(env: ChunkEnv, files: FileIo, intents: Intent[], repo
         return;
       }
       if (intent.span !== null) {
-        env.backlog.add({ id: intent.id, ino: intent.ino, chunkIndex: intent.chunkIndex, version: intent.version, firstBlock: intent.firstBlock, span: intent.span, inPlace: ref.fl.layout.kind === 'replica' }, ref.fl.bitrotBlockBytes);
+        env.backlog.add({ id: intent.id, ino: intent.ino, chunkIndex: intent.chunkIndex, version: intent.version, firstBlock: intent.firstBlock, span: intent.span, inPlace: patchedInPlace(ref) }, ref.fl.bitrotBlockBytes);
         report.blocksRepaired += intent.lastBlock - intent.firstBlock + 1;
         return;
       }
-      if (ref.fl.layout.kind === 'replica' && !await resolveLegacyIntent(env, ref, intent.firstBlock, intent.lastBlock, report)) {
+      if (patchedInPlace(ref) && !await resolveLegacyIntent(env, ref, intent.firstBlock, intent.lastBlock, report)) {
         report.intentsKeptOpen++;
         return;
       }

@@ -176,3 +176,27 @@ test('an mtime set while bytes are buffered is committed with them; a write afte
   t.is(store.files.get(3)!.ctimeNs, shownNs, 'ctime moved with that write, and not at the flush')
   t.is(store.files.get(3)!.bytes.toString(), 'abcde')
 })
+
+test('a closed file unlinked before its close batch, with no handle left, is never stored; one still open or still named is', async (t) => {
+  const store = new MemStore()
+  const wb = newWriteBack(store)
+  const gone = new OpenFile(11, 0)
+  const open = new OpenFile(12, 0)
+  const named = new OpenFile(13, 0)
+  for (const f of [gone, open, named]) {
+    f.handles = 1
+    wb.write(f, 0, Buffer.from(`file ${f.ino}`), 7)
+    await wb.close(f)
+  }
+  gone.handles = 0 // released, then its last name went (rm of a temporary file)
+  gone.unlinked = true
+  open.unlinked = true // unlinked while a descriptor is still open: its bytes can still be read
+  named.handles = 0
+  await wb.settle(gone)
+  await wb.settle(named)
+  for (const f of [gone, open, named]) stopTimer(f)
+  t.false(store.files.has(11), 'the unreachable file cost no store write')
+  t.is(store.files.get(12)?.bytes.toString(), 'file 12')
+  t.is(store.files.get(13)?.bytes.toString(), 'file 13')
+  t.is(store.writes, 2)
+})

@@ -14,10 +14,12 @@ import { rsReferenceCodec } from '../../src/rs-reference';
 import { ShardReader, readShardHeader, verifiedRead, verifyShardBytes } from '../../src/shard';
 import { ContainerLayout, checkNeedle, planSliceRead } from '../../src/slice';
 import { TransformSpec, undoTransform } from '../../src/transform';
+import { decodePayload } from '../../src/chunk-codec';
+import { parseTransforms } from '../../src/chunk-transforms';
 import { TESTDATA } from '../helpers/root';
 
 const CHUNK_DIR = path.join(TESTDATA, 'chunk');
-const NAMES = ['G1', 'G2', 'G3', 'G4', 'G5', 'G6', 'G7', 'G8'];
+const NAMES = ['G1', 'G10', 'G11', 'G12', 'G13', 'G2', 'G3', 'G4', 'G5', 'G6', 'G7', 'G8', 'G9'];
 
 interface SliceJson { file_id: string; offset: string; length: number; cookie: number; expected_data_shards?: number[] }
 interface Params {
@@ -191,5 +193,27 @@ test('G8 slice reads touch exactly expected_data_shards, never parity', async (t
     const { bytes } = await readSlice('G8', p, s, (i) => files[i]);
     const slice = { containerId: BigInt(p.file_id), offsetBytes: BigInt(s.offset), lengthBytes: s.length, cookie: s.cookie };
     t.is(t.throws(() => checkNeedle(slice, BigInt(s.file_id), bytes), { instanceOf: SliceError }).field, s.reason);
+  }
+});
+
+/** A layout transform's names (docs/transforms.md) from a G9..G13 params.json. */
+function layoutNames(t: unknown): string[] {
+  const x = t as { compression?: { algo: string }; encryption?: { algo: string } };
+  return [x.compression?.algo ?? '', x.encryption !== undefined ? 'aes256gcm' : ''].filter((n) => n !== '');
+}
+
+test('G9..G13 (layout transforms): every shard verifies; the payload, joined by §6 for EC, decodes to input.bin', (t) => {
+  for (const v of ['G9', 'G10', 'G11', 'G12', 'G13']) {
+    const p = params(v);
+    const key = parseBitrotKey(p.bitrot_key);
+    const input = read(v, 'input.bin');
+    const files = p.mode === 'ec' ? Array.from({ length: p.ec_k + p.ec_m }, (_, i) => read(v, `expected.${i}.shard`)) : [read(v, 'expected.shard')];
+    const payloads = files.map((f) => verifyShardBytes(f, key).payload);
+    const stored = p.mode === 'ec' ? joinChunk({ ...geometry(p), chunkLogicalLenBytes: Number(p.chunk_logical_len) }, payloads.slice(0, p.ec_k)) : payloads[0];
+    t.is(stored.length, Number(p.chunk_logical_len), `${v} stored length`);
+    const enc = (p.transform as unknown as { encryption?: { store_key: string } }).encryption;
+    const id = { fileId: BigInt(p.file_id), chunkIndex: BigInt(p.chunk_index), version: BigInt(p.version) };
+    const raw = decodePayload(parseTransforms(layoutNames(p.transform)), p.flags & 6, stored, Number(p.content_len), id, enc === undefined ? null : Buffer.from(enc.store_key, 'hex'));
+    t.true(raw.equals(input), `${v} decoded = input.bin`);
   }
 });

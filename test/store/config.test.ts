@@ -100,8 +100,8 @@ test('the untouched store of the cases above opens (the refusals come from the d
 });
 
 test('layouts parse and validate', (t) => {
-  t.deepEqual(parseLayout('replica:3'), { kind: 'replica', replicas: 3, text: 'replica:3' });
-  t.deepEqual(parseLayout('ec:4+2'), { kind: 'ec', k: 4, m: 2, text: 'ec:4+2' });
+  t.deepEqual(parseLayout('replica:3'), { kind: 'replica', replicas: 3, text: 'replica:3', transforms: { compression: null, encryption: null } });
+  t.deepEqual(parseLayout('ec:4+2'), { kind: 'ec', k: 4, m: 2, text: 'ec:4+2', transforms: { compression: null, encryption: null } });
   for (const bad of ['replica:0', 'ec:4', 'ec:0+2', 'ec:4+0', 'ec:200+100', 'mirror', 'replica:3 ']) t.throws(() => parseLayout(bad));
   t.is(writeQuorum(parseLayout('replica:3')), 2);
   t.is(writeQuorum(parseLayout('ec:4+2')), 4);

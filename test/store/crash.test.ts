@@ -21,6 +21,8 @@ interface Scenario {
   length: number;
   /** Crash points from which the journaled intent is durable: recovery must apply it (DESIGN §5). */
   newFromStep?: number;
+  /** The old bytes compress (text), so a compressing layout stores them compressed (issue 23). */
+  text?: boolean;
 }
 
 const BB = SMALL.bitrotBlockBytes;
@@ -29,13 +31,23 @@ const SCENARIOS: Scenario[] = [
   { name: 'replica RMW across blocks', layout: 'replica:3', offset: 3 * BB - 100, length: 2 * BB + 300, newFromStep: 2 },
   { name: 'replica write across a chunk boundary (RMW + new tail)', layout: 'replica:3', offset: CS - 5000, length: 10_000 },
   { name: 'EC partial write (intent, then a new version)', layout: 'ec:2+1', offset: 70_000, length: 9_000, newFromStep: 2 },
+  // Transformed chunks (DESIGN §10): a partial write is an intent, then a new version of the chunk.
+  { name: 'compressed replica partial write (intent, then a new version)', layout: 'replica:3,zstd', offset: 3 * BB - 100, length: 2 * BB + 300, newFromStep: 2, text: true },
+  { name: 'encrypted EC partial write (intent, then a new version)', layout: 'ec:2+1,lz4,aes256gcm', offset: 70_000, length: 9_000, newFromStep: 2, text: true },
 ];
 const OLD_BYTES = CS + 20_000;
 
-async function pristine(layout: string): Promise<{ dir: string; ino: number; old: Buffer }> {
+/** Old bytes that compress: numbered lines. */
+function textBytes(length: number): Buffer {
+  let s = '';
+  for (let i = 0; s.length < length; i++) s += `old line ${i}: nothing but words that repeat ${i % 13}\n`;
+  return Buffer.from(s.slice(0, length));
+}
+
+async function pristine(layout: string, text = false): Promise<{ dir: string; ino: number; old: Buffer }> {
   const { store, dir } = await smallStore(layout, 6);
   const f = store.ns.create(1, 'f', 0o644, 0, 0);
-  const old = randomBytes(prng(5), OLD_BYTES);
+  const old = text ? textBytes(OLD_BYTES) : randomBytes(prng(5), OLD_BYTES);
   await store.write(f.ino, 0, old);
   await store.close();
   return { dir, ino: f.ino, old };
@@ -68,7 +80,7 @@ function replicasAgree(dir: string, replica: boolean): boolean {
 
 for (const sc of SCENARIOS) for (const power of [false, true]) {
   test(`crash at every mutation (${power ? 'power loss' : 'process kill'}): ${sc.name}`, async (t) => {
-    const { dir, ino, old } = await pristine(sc.layout);
+    const { dir, ino, old } = await pristine(sc.layout, sc.text);
     const update = randomBytes(prng(77), sc.length);
     const expectedNew = Buffer.from(old.length >= sc.offset + sc.length ? old : Buffer.concat([old, Buffer.alloc(sc.offset + sc.length - old.length)]));
     update.copy(expectedNew, sc.offset);

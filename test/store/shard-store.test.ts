@@ -33,7 +33,7 @@ test('EC payloads without a split copy equal the §6 split + RS parity', async (
     const k = l.kind === 'ec' ? l.k : 1;
     const m = l.kind === 'ec' ? l.m : 0;
     const ref = {
-      ino: 2, fileId: 2n, chunkIndex: 0, version: 1n, logicalLenBytes: len, diskIds: [0, 1, 2, 3, 4, 5],
+      ino: 2, fileId: 2n, chunkIndex: 0, version: 1n, logicalLenBytes: len, stored: null, diskIds: [0, 1, 2, 3, 4, 5],
       fl: { layout: l, chunkSizeBytes: 256 * 1024, bitrotBlockBytes: 4096, ecBlockSizeBytes: 64 * 1024, placementSeed: 1n, clusterMapEpoch: 1 },
     };
     const content = randomBytes(prng(len), len);

@@ -1,0 +1,64 @@
+// Chunk payload encryption (spec §3.1 bit 2; DESIGN §10): AES-256-GCM with a data key per
+// chunk version. Documented for other decoders in docs/transforms.md:
+//   data_key = HKDF-SHA256(ikm = store key (32 bytes), salt = "chunkfs data key v1",
+//                          info = file_id u64 LE || chunk_index u64 LE || version u64 LE, 32 bytes)
+//   stored   = nonce (12 random bytes) || AES-256-GCM ciphertext || tag (16 bytes), no AAD.
+// The nonce is random per encryption, so a version written twice (a write cut by a crash and
+// redone) never reuses a nonce under its key; each key encrypts a handful of payloads at most.
+import * as crypto from 'node:crypto';
+import { ErrorSite, FormatError } from './errors';
+
+export const STORE_KEY_BYTES = 32;
+export const NONCE_BYTES = 12;
+export const TAG_BYTES = 16;
+export const CIPHER_OVERHEAD_BYTES = NONCE_BYTES + TAG_BYTES;
+const HKDF_SALT = Buffer.from('chunkfs data key v1', 'ascii');
+
+/** The stored payload does not authenticate under its data key: a wrong key or forged bytes. */
+export class DecryptError extends FormatError {
+  constructor(site: ErrorSite) {
+    super('aes256gcm', 'authentication tag mismatch: wrong store key, or the stored payload was altered after it was hashed', site);
+  }
+}
+
+export interface ChunkIdentity { fileId: bigint; chunkIndex: bigint; version: bigint }
+
+/** The data key of one chunk version (HKDF-SHA256, see the header comment). */
+export function deriveDataKey(storeKey: Uint8Array, id: ChunkIdentity): Buffer {
+  if (storeKey.length !== STORE_KEY_BYTES) throw new FormatError('store key', `must be ${STORE_KEY_BYTES} bytes, got ${storeKey.length}`);
+  const info = Buffer.alloc(24);
+  info.writeBigUInt64LE(id.fileId, 0);
+  info.writeBigUInt64LE(id.chunkIndex, 8);
+  info.writeBigUInt64LE(id.version, 16);
+  return Buffer.from(crypto.hkdfSync('sha256', storeKey, HKDF_SALT, info, 32));
+}
+
+/** nonce || ciphertext || tag. */
+export function seal(dataKey: Uint8Array, plain: Uint8Array, nonce: Uint8Array = crypto.randomBytes(NONCE_BYTES)): Buffer {
+  const c = crypto.createCipheriv('aes-256-gcm', dataKey, nonce);
+  const out = Buffer.allocUnsafe(NONCE_BYTES + plain.length + TAG_BYTES);
+  out.set(nonce, 0);
+  const body = c.update(plain);
+  body.copy(out, NONCE_BYTES);
+  const fin = c.final();
+  fin.copy(out, NONCE_BYTES + body.length);
+  c.getAuthTag().copy(out, NONCE_BYTES + plain.length);
+  return out;
+}
+
+/** The plaintext, only after the tag checked (no byte is returned otherwise). */
+export function open(dataKey: Uint8Array, stored: Uint8Array, site: ErrorSite = {}): Buffer {
+  if (stored.length < CIPHER_OVERHEAD_BYTES) throw new FormatError('aes256gcm', `payload of ${stored.length} bytes is shorter than nonce + tag`, site);
+  const nonce = stored.subarray(0, NONCE_BYTES);
+  const tag = stored.subarray(stored.length - TAG_BYTES);
+  const d = crypto.createDecipheriv('aes-256-gcm', dataKey, nonce);
+  d.setAuthTag(tag);
+  const body = d.update(stored.subarray(NONCE_BYTES, stored.length - TAG_BYTES));
+  try {
+    d.final();
+  } catch {
+    body.fill(0);
+    throw new DecryptError(site);
+  }
+  return body;
+}

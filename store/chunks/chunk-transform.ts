@@ -1,0 +1,82 @@
+// A chunk through its layout's transforms (spec §3.1 bits 1, 2; DESIGN §10). Whole writes encode
+// the content once (compressed when that saves space, then encrypted) and the payload is what the
+// shards hold; reads verify the stored payload first (spec §9: every shard read is verified), then
+// decrypt (the GCM tag checked before any byte is used), then decompress. A decoded chunk is kept
+// in a bounded cache, so small reads of one compressed chunk decode it once.
+import { LRUCache } from 'lru-cache';
+import { decodePayload, encodePayload } from '../../src/chunk-codec';
+import { hasTransforms } from '../../src/chunk-transforms';
+import { assert } from '../../src/errors';
+import { ChunkEnv } from './chunk-env';
+import { ChunkRef, payloadLen, siteOf } from './chunk-ref';
+import { readEcInto } from './ec-chunk';
+import { Maybe, isPromise } from './maybe-async';
+import { readReplicaInto } from './replica-chunk';
+
+/** Decoded chunks kept for small reads: 16 chunks of 4 MiB. */
+const DECODED_BYTES_MAX = 64 << 20;
+
+function keyOf(ref: ChunkRef): string {
+  return `${ref.ino}/${ref.chunkIndex}/${ref.version}`; // versions are never reused (store/meta/chunk-map.ts)
+}
+
+/** The decoded chunks, and the decodes in flight (concurrent readers of one chunk share one). */
+export class DecodedChunks {
+  private readonly done = new LRUCache<string, Buffer>({ maxSize: DECODED_BYTES_MAX, sizeCalculation: (b) => Math.max(1, b.length) });
+  private readonly pending = new Map<string, Promise<Buffer>>();
+
+  get(ref: ChunkRef): Buffer | undefined {
+    return this.done.get(keyOf(ref));
+  }
+  /** The chunk's raw bytes: cached, or decoded once by decode(). */
+  load(ref: ChunkRef, decode: () => Promise<Buffer>): Promise<Buffer> {
+    const key = keyOf(ref);
+    let p = this.pending.get(key);
+    if (p === undefined) {
+      p = decode().then((raw) => {
+        if (raw.length <= DECODED_BYTES_MAX / 4) this.done.set(key, raw);
+        return raw;
+      }).finally(() => this.pending.delete(key));
+      this.pending.set(key, p);
+    }
+    return p;
+  }
+}
+
+/** The stored payload of a whole write and the ref that describes it (stored form set when transformed). */
+export function encodeChunk(env: ChunkEnv, ref: ChunkRef, content: Uint8Array): { ref: ChunkRef; payload: Uint8Array } {
+  const t = ref.fl.layout.transforms;
+  if (!hasTransforms(t)) return { ref, payload: content };
+  const id = { fileId: ref.fileId, chunkIndex: BigInt(ref.chunkIndex), version: ref.version };
+  const { stored, flags } = encodePayload(t, content, id, env.storeKey);
+  if (flags === 0) return { ref: { ...ref, stored: null }, payload: content }; // incompressible: raw, flags clear
+  return { ref: { ...ref, stored: { lenBytes: stored.length, flags } }, payload: stored };
+}
+
+/** The whole verified stored payload, by layout (failover and reconstruction as for any read). */
+function readPayload(env: ChunkEnv, ref: ChunkRef): Promise<Buffer> {
+  const out = Buffer.allocUnsafe(payloadLen(ref));
+  const r = ref.fl.layout.kind === 'replica'
+    ? readReplicaInto(env, ref, 0, out.length, out, 0, false)
+    : readEcInto(env, ref, 0, out.length, out, 0, false);
+  return Promise.resolve(r).then(() => out);
+}
+
+async function decodeChunk(env: ChunkEnv, ref: ChunkRef): Promise<Buffer> {
+  const stored = await readPayload(env, ref);
+  const id = { fileId: ref.fileId, chunkIndex: BigInt(ref.chunkIndex), version: ref.version };
+  return decodePayload(ref.fl.layout.transforms, ref.stored!.flags, stored, ref.logicalLenBytes, id, env.storeKey, siteOf(ref));
+}
+
+/** Raw chunk range of a transformed chunk into target: from the decoded cache when it holds the chunk. */
+export function readDecodedInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number): Maybe<void> {
+  assert(ref.stored !== null, 'a decoded read of a transformed chunk');
+  assert(offsetBytes + lengthBytes <= ref.logicalLenBytes, 'decoded read inside the chunk content');
+  const copy = (raw: Buffer): void => {
+    raw.copy(target, targetOffset, offsetBytes, offsetBytes + lengthBytes);
+  };
+  const hit = env.decoded.get(ref);
+  if (hit !== undefined) return copy(hit);
+  const p = env.decoded.load(ref, () => decodeChunk(env, ref));
+  return isPromise(p) ? p.then(copy) : copy(p);
+}
