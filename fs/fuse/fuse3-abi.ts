@@ -45,3 +45,6 @@ export const SET = {
   mode: 1 << 0, uid: 1 << 1, gid: 1 << 2, size: 1 << 3, atime: 1 << 4, mtime: 1 << 5, atimeNow: 1 << 7,
   mtimeNow: 1 << 8, ctime: 1 << 10,
 } as const;
+
+/** The largest seconds value a time crosses with (the largest double below 2^63; native/fuse3/time_split.h). */
+export const SECONDS_SENT_MAX = 2 ** 63 - 1024;

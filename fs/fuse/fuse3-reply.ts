@@ -3,7 +3,7 @@
 // when every request has its answer.
 import type { Fuse3Native, Session } from './fuse3-native';
 import type { DirEntry, FsCounts, Stat } from '../types';
-import { A, ATTR_FIELD_COUNT, DIR_ENTRIES_PER_REPLY_MAX, S } from './fuse3-abi';
+import { A, ATTR_FIELD_COUNT, DIR_ENTRIES_PER_REPLY_MAX, S, SECONDS_SENT_MAX } from './fuse3-abi';
 
 const NS_PER_S = 1_000_000_000n;
 const STATFS_BLOCK_BYTES = 4096;
@@ -19,8 +19,11 @@ function putTime(row: Float64Array, base: number, sField: number, nsField: numbe
   let s = t / NS_PER_S;
   let ns = t % NS_PER_S;
   if (ns < 0n) { s -= 1n; ns += NS_PER_S; } // times before 1970: seconds down, nanoseconds positive
-  row[base + sField] = Number(s);
-  row[base + nsField] = Number(ns);
+  // Beyond 2^53 s the double rounds: the seconds it lost ride in the nanoseconds field
+  // (native/fuse3/time_split.h), whose largest seconds value is the largest double below 2^63.
+  const sent = Math.min(Number(s), SECONDS_SENT_MAX);
+  row[base + sField] = sent;
+  row[base + nsField] = Number((s - BigInt(sent)) * NS_PER_S + ns);
 }
 
 /** Requests delivered to JS and not answered yet; far above the binding's slots (4096). */

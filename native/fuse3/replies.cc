@@ -8,6 +8,7 @@
 
 #include "napi_args.h"
 #include "reply_layout.h"
+#include "time_split.h"
 #include "to_js.h"
 
 namespace fuse3 {
@@ -29,12 +30,9 @@ void FillStat(const double* a, struct stat* st) {
   st->st_size = static_cast<off_t>(a[kASize]);
   st->st_blocks = static_cast<blkcnt_t>(a[kABlocks]);
   st->st_blksize = static_cast<blksize_t>(a[kABlksize]);
-  st->st_atim.tv_sec = static_cast<time_t>(a[kAAtimeS]);
-  st->st_atim.tv_nsec = static_cast<long>(a[kAAtimeNs]);
-  st->st_mtim.tv_sec = static_cast<time_t>(a[kAMtimeS]);
-  st->st_mtim.tv_nsec = static_cast<long>(a[kAMtimeNs]);
-  st->st_ctim.tv_sec = static_cast<time_t>(a[kACtimeS]);
-  st->st_ctim.tv_nsec = static_cast<long>(a[kACtimeNs]);
+  st->st_atim = JoinTime(a[kAAtimeS], a[kAAtimeNs]);
+  st->st_mtim = JoinTime(a[kAMtimeS], a[kAMtimeNs]);
+  st->st_ctim = JoinTime(a[kACtimeS], a[kACtimeNs]);
 }
 
 void FillEntry(const double* a, fuse_entry_param* e) {

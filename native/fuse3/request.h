@@ -24,7 +24,8 @@ enum class Op : uint8_t {
 };
 
 // Field indices of one request's row of numbers (a Float64Array per batch). Offsets, sizes and
-// inode numbers stay below 2^53 in this file system; times travel as seconds + nanoseconds.
+// inode numbers stay below 2^53 in this file system; times travel as seconds + nanoseconds
+// (time_split.h: exact also beyond 2^53 s).
 enum Field : int {
   kFOp, kFId, kFIno, kFUid, kFGid, kFPid, kFUmask, kFFh, kFOff, kFSize, kFFlags, kFMode, kFIno2,
   kFRdev, kFToSet, kFAtimeS, kFAtimeNs, kFMtimeS, kFMtimeNs, kFCtimeS, kFCtimeNs, kFAttrUid,

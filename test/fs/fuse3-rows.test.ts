@@ -2,7 +2,7 @@
 // become core changes (UTIME_NOW as 'now'), attributes reach the reply scratch as seconds and
 // nanoseconds (times before 1970 too), and every request is counted in flight until answered once.
 import test from 'ava'
-import { A, F, FIELD_COUNT, SET } from '../../fs/fuse/fuse3-abi'
+import { A, F, FIELD_COUNT, SECONDS_SENT_MAX, SET } from '../../fs/fuse/fuse3-abi'
 import { changesOf } from '../../fs/fuse/fuse3-ops'
 import { Replier } from '../../fs/fuse/fuse3-reply'
 import type { Fuse3Native, Session } from '../../fs/fuse/fuse3-native'
@@ -49,6 +49,23 @@ test('attributes reach the scratch as seconds + nanoseconds; before 1970 the sec
   t.is(scratch[A.attrTimeout], 1)
   t.is(scratch[A.entryTimeout], 2)
   t.is(scratch[A.generation], 3)
+})
+
+test('times beyond 2^53 s cross exactly: the seconds the double loses ride in the nanoseconds field', (t) => {
+  const NS = 1_000_000_000n
+  const times = [67767976233532799n * NS + 999_999_999n, (2n ** 63n - 1n) * NS + 999_999_999n, -(2n ** 63n) * NS]
+  for (const timeNs of times) {
+    const scratch = new Float64Array(64)
+    const r = new Replier(fakeNative([]), {} as Session, scratch, { attrS: 1, entryS: 1 })
+    r.delivered(1)
+    r.attr(1, { ...STAT, mtimeNs: timeNs })
+    t.true(scratch[A.mtimeS] <= SECONDS_SENT_MAX)
+    t.true(Number.isSafeInteger(scratch[A.mtimeNs]))
+    t.is(BigInt(scratch[A.mtimeS]) * NS + BigInt(scratch[A.mtimeNs]), timeNs)
+    // The same two fields in a setattr row come back as the same time.
+    const rows = row({ toSet: SET.mtime, mtimeS: scratch[A.mtimeS], mtimeNs: scratch[A.mtimeNs] })
+    t.deepEqual(changesOf({ rows, names: [], bufs: [] }, 0), { mtime: timeNs })
+  }
 })
 
 test('a request is in flight from delivery to its one answer, even when the reply call throws', async (t) => {

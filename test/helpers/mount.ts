@@ -240,10 +240,81 @@ export async function mountChunkfs (store: string, mountpoint: string, extraArgs
   return { ...m, store }
 }
 
+export interface StoreFixtureOptions {
+  /** mkfs arguments for <dir>/store, made before the first test (default: mkfs's); false: no store is made. */
+  mkfs?: string[] | false
+  /** Runs first in the after hook, before the mounts are stopped (a tracer or writer to end first). */
+  beforeStop?: () => unknown
+}
+
 /**
- * One default store mounted for a whole test file whose tests run serially on it: made before the
- * first test, unmounted and removed after the last, even when one fails. remount() stops it and
- * mounts the same store again (with extra mount arguments if given).
+ * A fresh directory for a whole test file, with a store in it (<dir>/store, mount point <dir>/mnt):
+ * made before the first test; after the last one, even when one failed, every mount it started or
+ * tracked is stopped (newest first: a remount on a stale mount point is stopped before the killed
+ * mount it replaced) and the directory removed. Stopping a mount again is harmless (stop() is
+ * idempotent), so tests may stop and remount as they like.
+ */
+export interface StoreFixture {
+  readonly dir: string
+  readonly store: string
+  readonly mountpoint: string
+  /** Every mount started or tracked so far, oldest first (stopped ones too). */
+  readonly mounts: readonly MountChild[]
+  /** Mount the fixture's store on its mount point (extra mount arguments if given). */
+  mount (extraArgs?: string[]): Promise<ChunkfsMount>
+  /** Mount another store of the test, or on another mount point. */
+  mountAt (store: string, mountpoint: string, extraArgs?: string[]): Promise<ChunkfsMount>
+  /** Stop this mount (started some other way) in the after hook too. */
+  track<M extends MountChild> (m: M): M
+  /** Stop every mount started so far, newest first. */
+  stopAll (): Promise<void>
+}
+
+export function storeFixture (test: TestFn, prefix: string, opts: StoreFixtureOptions = {}): StoreFixture {
+  let dir = ''
+  const mounts: MountChild[] = []
+  const fixture: StoreFixture = {
+    get dir () { return dir },
+    get store () { return dir + '/store' },
+    get mountpoint () { return dir + '/mnt' },
+    mounts,
+    mount: (extraArgs = []) => fixture.mountAt(fixture.store, fixture.mountpoint, extraArgs),
+    mountAt: async (store, mountpoint, extraArgs = []) => fixture.track(await mountChunkfs(store, mountpoint, extraArgs)),
+    track: (m) => { mounts.push(m); return m },
+    async stopAll () {
+      for (const m of [...mounts].reverse()) await m.stop()
+    },
+  }
+  // Serial hooks: they run in the order declared, so a file's own before hook may use the store.
+  test.serial.before(async () => {
+    dir = await tempDir(prefix)
+    if (opts.mkfs !== false) await mkfs(fixture.store, opts.mkfs)
+  })
+  test.serial.after.always(async () => {
+    try {
+      await opts.beforeStop?.()
+    } finally {
+      try {
+        await fixture.stopAll()
+      } finally {
+        if (dir !== '') await removeDir(dir) // '' if tempDir failed: never the working directory
+      }
+    }
+  })
+  return fixture
+}
+
+export interface SharedMountOptions {
+  /** mkfs arguments (default: mkfs's) */
+  mkfs?: string[]
+  /** extra arguments of the first mount */
+  mountArgs?: string[]
+}
+
+/**
+ * One store mounted for a whole test file whose tests run serially on it (a storeFixture): made and
+ * mounted before the first test, unmounted and removed after the last, even when one fails.
+ * remount() stops it and mounts the same store again (with extra mount arguments if given).
  */
 export interface SharedMount {
   readonly dir: string
@@ -253,11 +324,11 @@ export interface SharedMount {
   remount (extraArgs?: string[]): Promise<void>
 }
 
-export function sharedMount (test: TestFn, prefix: string): SharedMount {
-  let dir = ''
+export function sharedMount (test: TestFn, prefix: string, opts: SharedMountOptions = {}): SharedMount {
+  const fixture = storeFixture(test, prefix, { mkfs: opts.mkfs })
   let m: ChunkfsMount | undefined
   const shared: SharedMount = {
-    get dir () { return dir },
+    get dir () { return fixture.dir },
     get mount () {
       if (m === undefined) throw new Error('the shared mount is not mounted')
       return m
@@ -266,18 +337,10 @@ export function sharedMount (test: TestFn, prefix: string): SharedMount {
     async remount (extraArgs = []) {
       await shared.mount.stop()
       m = undefined
-      m = await mountChunkfs(dir + '/store', dir + '/mnt', extraArgs)
+      m = await fixture.mount(extraArgs)
     },
   }
-  test.before(async () => {
-    dir = await tempDir(prefix)
-    await mkfs(dir + '/store')
-    m = await mountChunkfs(dir + '/store', dir + '/mnt')
-  })
-  test.after.always(async () => {
-    if (m !== undefined) await m.stop()
-    await removeDir(dir)
-  })
+  test.serial.before(async () => { m = await fixture.mount(opts.mountArgs) })
   return shared
 }
 

@@ -173,11 +173,12 @@ def uncache(path):
     os.close(fd)
 
 
-def atime_steps(path):
+def atime_steps(path, drop=True):
     """
     atime after an access when atime is before mtime (a1), then after a second access right after
-    (a2). Each read first drops the file's cached pages, so it reaches the file system. (relatime's
-    24 h rule needs a ctime a day back, which utime cannot set: fs/atime's unit test covers it.)
+    (a2). With drop, each read first drops the file's cached pages, so it reaches the file system;
+    without, the reads are as cat's (open, read, close: xfstests generic/003). (relatime's 24 h
+    rule needs a ctime a day back, which utime cannot set: fs/atime's unit test covers it.)
     """
     with open(path, 'w') as f:
         f.write('hello')
@@ -187,7 +188,8 @@ def atime_steps(path):
     os.utime(path, ns=(old, st.st_mtime_ns - hour_ns // 2))  # atime before mtime, both in the past
 
     def read_then_atime():
-        uncache(path)
+        if drop:
+            uncache(path)
         with open(path) as f:
             f.read()
         return os.stat(path).st_atime_ns

@@ -5,17 +5,10 @@
 // an mtime set by futimens before close (tar, cp -a) is the one kept (issue 9).
 import test from 'ava'
 import * as path from 'node:path'
-import { ChunkfsMount, mkfs, mountChunkfs, tempDir, removeDir, run, PYTHON } from '../helpers/mount'
+import { storeFixture, mkfs, run, PYTHON } from '../helpers/mount'
 
-let dir = ''
-let m: ChunkfsMount | undefined
-
-test.before(async () => { dir = await tempDir('appends') })
-test.afterEach.always(async () => {
-  if (m !== undefined) await m.stop() // a failed test's mount too, before the next test mounts
-  m = undefined
-})
-test.after.always(async () => { await removeDir(dir) })
+const fixture = storeFixture(test, 'appends', { mkfs: false })
+test.afterEach.always(() => fixture.stopAll()) // a failed test's mount too, before the next test mounts
 
 const APPENDS = `
 import os, sys
@@ -39,11 +32,10 @@ print(' '.join(bad) or 'ok')
 `
 
 test.serial('a long run of 4-byte appends and of open-append-close cycles reads back exactly, before and after a remount', async (t) => {
-  const store = dir + '/store'
-  await mkfs(store)
+  await mkfs(fixture.store)
   // A short flush timer: buffered appends are stored while the writer goes on, so the file crosses
   // small_file_max (a needle, then chunks) through many flushes.
-  m = await mountChunkfs(store, dir + '/mnt', ['-o', 'flush_ms=50'])
+  let m = await fixture.mount(['-o', 'flush_ms=50'])
   const n = 150_000 // 600 KB
   const cycles = 2_000
   const wrote = await run(PYTHON, ['-c', APPENDS, m.mountpoint, String(n), String(cycles)], { timeoutMs: 600_000 })
@@ -51,11 +43,10 @@ test.serial('a long run of 4-byte appends and of open-append-close cycles reads 
   const live = await run(PYTHON, ['-c', CHECK_APPENDS, m.mountpoint, String(n), String(cycles)], { timeoutMs: 120_000 })
   t.is(live.stdout.trim(), 'ok', `reads on the mount see every append ${live.stderr}`)
   await m.stop()
-  m = await mountChunkfs(store, dir + '/mnt')
+  m = await fixture.mount()
   const after = await run(PYTHON, ['-c', CHECK_APPENDS, m.mountpoint, String(n), String(cycles)], { timeoutMs: 120_000 })
   t.is(after.stdout.trim(), 'ok', `after a remount ${after.stderr}`)
   await m.stop()
-  m = undefined
 })
 
 const TREE = `
@@ -82,9 +73,9 @@ print(' '.join(bad[:5]) or 'ok')
 `
 
 test.serial('small files closed just before unmount are all stored, with the mtime set before close', async (t) => {
-  const store = dir + '/store2'
+  const store = fixture.dir + '/store2'
   await mkfs(store)
-  m = await mountChunkfs(store, dir + '/mnt2')
+  let m = await fixture.mountAt(store, fixture.dir + '/mnt2')
   const tree = path.join(m.mountpoint, 'tree')
   const n = 600
   const made = await run(PYTHON, ['-c', TREE, tree, String(n)], { timeoutMs: 300_000 })
@@ -92,9 +83,8 @@ test.serial('small files closed just before unmount are all stored, with the mti
   const live = await run(PYTHON, ['-c', CHECK_TREE, tree, String(n)], { timeoutMs: 120_000 })
   t.is(live.stdout.trim(), 'ok', `on the mount ${live.stderr}`)
   await m.stop() // at once: the last close batches may still be on their way to the store
-  m = await mountChunkfs(store, dir + '/mnt2')
+  m = await fixture.mountAt(store, fixture.dir + '/mnt2')
   const after = await run(PYTHON, ['-c', CHECK_TREE, path.join(m.mountpoint, 'tree'), String(n)], { timeoutMs: 120_000 })
   t.is(after.stdout.trim(), 'ok', `after a remount ${after.stderr}`)
   await m.stop()
-  m = undefined
 })

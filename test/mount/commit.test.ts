@@ -6,24 +6,16 @@ import Database from 'better-sqlite3'
 import test from 'ava'
 import * as path from 'node:path'
 import { spawn } from 'node:child_process'
-import { ChunkfsMount, mkfs, mountChunkfs, tempDir, removeDir, run, shOk, PYTHON, CLI_JS, reclaimDrained } from '../helpers/mount'
+import { storeFixture, ChunkfsMount, mkfs, run, shOk, PYTHON, CLI_JS, reclaimDrained } from '../helpers/mount'
 
-let dir = ''
-let m: ChunkfsMount | undefined
+const fixture = storeFixture(test, 'commit', { mkfs: false })
 const cli = (args: string[]) => run(process.execPath, [CLI_JS, ...args], { timeoutMs: 120_000 })
-
-test.before(async () => { dir = await tempDir('commit') })
-test.after.always(async () => {
-  if (m !== undefined) await m.stop()
-  await removeDir(dir)
-})
 
 const drained = reclaimDrained
 
 /** Unmount, then an offline scrub: nothing bad, missing or leaked. */
-async function scrubClean (t: import('ava').ExecutionContext, store: string): Promise<void> {
-  await m!.stop()
-  m = undefined
+async function scrubClean (t: import('ava').ExecutionContext, store: string, m: ChunkfsMount): Promise<void> {
+  await m.stop()
   const scrub = await cli(['scrub', store, '--json'])
   t.is(scrub.code, 0, scrub.stderr)
   const report = JSON.parse(scrub.stdout)
@@ -42,9 +34,9 @@ for n, s in enumerate(slots):
 `
 
 test.serial("kill -9 during fsync'd writes: every acknowledged write reads back; reclaim drains; scrub is clean", async (t) => {
-  const store = dir + '/w-store'
+  const store = fixture.dir + '/w-store'
   await mkfs(store)
-  m = await mountChunkfs(store, dir + '/w-mnt')
+  let m = await fixture.mountAt(store, fixture.dir + '/w-mnt')
   const mounted = m
   const child = spawn(PYTHON, ['-c', WRITER, path.join(m.mountpoint, 'f.bin')], { stdio: ['ignore', 'pipe', 'ignore'] })
   let acked = -1
@@ -56,7 +48,7 @@ test.serial("kill -9 during fsync'd writes: every acknowledged write reads back;
   await new Promise<void>((resolve) => child.on('exit', () => resolve()))
   await killed
   t.true(acked >= 60, `acks ${acked}`)
-  m = await mountChunkfs(store, dir + '/w-mnt')
+  m = await fixture.mountAt(store, fixture.dir + '/w-mnt')
   const check = await run(PYTHON, ['-c', `
 import random, sys
 data = open(sys.argv[1], 'rb').read()
@@ -65,7 +57,7 @@ print(sum(1 for s in slots[:int(sys.argv[2]) + 1] if data[s*65536:(s+1)*65536] !
 `, path.join(m.mountpoint, 'f.bin'), String(acked)], { timeoutMs: 60_000 })
   t.is(check.stdout.trim(), '0', `acknowledged writes lost: ${check.stdout}${check.stderr}`)
   t.is(await drained(store), 0, 'the reclaim queue drains')
-  await scrubClean(t, store)
+  await scrubClean(t, store, m)
 })
 
 const TREE = `
@@ -93,9 +85,9 @@ print(seen, len(bad), bad[:5])
 `
 
 test.serial('kill -9 during rm -rf of a big tree: what is left reads back whole; rm finishes; reclaim drains; scrub is clean', async (t) => {
-  const store = dir + '/t-store'
+  const store = fixture.dir + '/t-store'
   await mkfs(store)
-  m = await mountChunkfs(store, dir + '/t-mnt')
+  let m = await fixture.mountAt(store, fixture.dir + '/t-mnt')
   const tree = path.join(m.mountpoint, 'tree')
   const made = await run(PYTHON, ['-c', TREE, tree], { timeoutMs: 120_000 })
   t.is(made.code, 0, made.stderr)
@@ -105,14 +97,14 @@ test.serial('kill -9 during rm -rf of a big tree: what is left reads back whole;
   await new Promise((resolve) => setTimeout(resolve, 150)) // somewhere in the middle of the rm, or after it
   await mounted.kill9()
   await rmDone
-  m = await mountChunkfs(store, dir + '/t-mnt')
+  m = await fixture.mountAt(store, fixture.dir + '/t-mnt')
   const left = await run(PYTHON, ['-c', TREE_CHECK, tree], { timeoutMs: 120_000 })
   const [seen, badCount] = left.stdout.trim().split(' ')
   t.is(badCount, '0', `files left after the crash that do not read back: ${left.stdout}${left.stderr}`)
   t.log(`${seen} of 240 files left after the crash`)
   await shOk(`rm -rf ${tree}`)
   t.is(await drained(store), 0, 'the reclaim queue drains')
-  await scrubClean(t, store)
+  await scrubClean(t, store, m)
   // What is left is the open small-file container (spec §11: needles die, their container stays
   // until it is sealed and compacted); no shard of the tree's own files.
   const db = new Database(path.join(store, 'meta.db'), { readonly: true })

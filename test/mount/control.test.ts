@@ -3,10 +3,9 @@
 // mount; once unmounted (or killed, leaving the socket file) the verb opens the store itself.
 import test from 'ava'
 import { promises as fsp } from 'node:fs'
-import { CLI_JS, MountChild, mkfs, mountChunkfs, removeDir, run, shOk, startMount, tempDir } from '../helpers/mount'
+import { storeFixture, CLI_JS, mkfs, run, shOk, startMount } from '../helpers/mount'
 
-let dir = ''
-const mounts: MountChild[] = []
+const fixture = storeFixture(test, 'control', { mkfs: false })
 const cli = (args: string[], env?: NodeJS.ProcessEnv) => run(process.execPath, [CLI_JS, ...args], { timeoutMs: 60_000, env })
 
 async function statusJson (args: string[], env?: NodeJS.ProcessEnv): Promise<any> {
@@ -15,77 +14,67 @@ async function statusJson (args: string[], env?: NodeJS.ProcessEnv): Promise<any
   return JSON.parse(r.stdout)
 }
 
-test.before(async () => { dir = await tempDir('control') })
-test.after.always(async () => {
-  for (const m of mounts) await m.stop()
-  await removeDir(dir)
-})
-
 test.serial('status by mount point, by store directory and with no target reaches the live mount; its socket is 0600', async (t) => {
-  await mkfs(dir + '/s')
-  const m = await mountChunkfs(dir + '/s', dir + '/m')
-  mounts.push(m)
-  await shOk(`echo hello > ${dir}/m/f`)
-  const st = await fsp.lstat(dir + '/s/chunkfs.sock')
+  await mkfs(fixture.dir + '/s')
+  const m = await fixture.mountAt(fixture.dir + '/s', fixture.dir + '/m')
+  await shOk(`echo hello > ${fixture.dir}/m/f`)
+  const st = await fsp.lstat(fixture.dir + '/s/chunkfs.sock')
   t.true(st.isSocket())
   t.is(st.mode & 0o777, 0o600)
-  const byMount = await statusJson([dir + '/m'])
-  const byStore = await statusJson([dir + '/s'])
+  const byMount = await statusJson([fixture.dir + '/m'])
+  const byStore = await statusJson([fixture.dir + '/s'])
   for (const r of [byMount, byStore]) {
-    t.is(r.store, dir + '/s')
-    t.deepEqual(r.mount, { mountpoint: dir + '/m', pid: m.child.pid, readOnly: false })
+    t.is(r.store, fixture.dir + '/s')
+    t.deepEqual(r.mount, { mountpoint: fixture.dir + '/m', pid: m.child.pid, readOnly: false })
     t.deepEqual(r.layoutsInUse, [{ layout: 'replica:3', files: 1 }])
   }
-  const text = await cli(['status', dir + '/m'])
-  t.regex(text.stdout, new RegExp(`^store ${dir}/s, mounted on ${dir}/m \\(pid ${m.child.pid}\\)`))
+  const text = await cli(['status', fixture.dir + '/m'])
+  t.regex(text.stdout, new RegExp(`^store ${fixture.dir}/s, mounted on ${fixture.dir}/m \\(pid ${m.child.pid}\\)`))
   t.regex(text.stdout, /layouts in use: replica:3 \(1 file\)/)
   t.notRegex(text.stdout, /[{}]/, 'no raw JSON in the text')
 
   // The default store ($XDG_DATA_HOME/chunkfs/default), mounted without naming it.
-  const env = { ...process.env, XDG_DATA_HOME: dir + '/xdg' }
-  const d = await startMount({ command: process.execPath, args: [CLI_JS, 'mount', dir + '/dm'], mountpoint: dir + '/dm', env, readyPattern: /^chunkfs: mounted / })
-  mounts.push(d)
+  const env = { ...process.env, XDG_DATA_HOME: fixture.dir + '/xdg' }
+  const d = fixture.track(await startMount({ command: process.execPath, args: [CLI_JS, 'mount', fixture.dir + '/dm'], mountpoint: fixture.dir + '/dm', env, readyPattern: /^chunkfs: mounted / }))
   const byDefault = await statusJson([], env)
-  t.is(byDefault.store, dir + '/xdg/chunkfs/default')
+  t.is(byDefault.store, fixture.dir + '/xdg/chunkfs/default')
   t.is(byDefault.mount.pid, d.child.pid)
   await d.stop()
 
-  const inside = await cli(['status', dir + '/m/f'])
+  const inside = await cli(['status', fixture.dir + '/m/f'])
   t.is(inside.code, 1)
   t.regex(inside.stderr, /is inside the chunkfs mount .*; give the mount point or the store directory/)
-  const neither = await cli(['status', dir])
+  const neither = await cli(['status', fixture.dir])
   t.is(neither.code, 1)
   t.regex(neither.stderr, /is neither a chunkfs store nor a chunkfs mount point/)
-  const noDefault = await cli(['status'], { ...process.env, XDG_DATA_HOME: dir + '/none' })
+  const noDefault = await cli(['status'], { ...process.env, XDG_DATA_HOME: fixture.dir + '/none' })
   t.is(noDefault.code, 1)
   t.regex(noDefault.stderr, /default store .* does not exist/)
 })
 
 test.serial('unmounted, or killed with its socket file left behind: the verb opens the store itself; a new mount replaces the socket', async (t) => {
-  const m = mounts[0]
+  const m = fixture.mounts[0]
   await m.kill9()
-  t.true((await fsp.lstat(dir + '/s/chunkfs.sock')).isSocket(), 'the killed mount left its socket file')
-  const offline = await statusJson([dir + '/s'])
+  t.true((await fsp.lstat(fixture.dir + '/s/chunkfs.sock')).isSocket(), 'the killed mount left its socket file')
+  const offline = await statusJson([fixture.dir + '/s'])
   t.is(offline.mount, null)
   t.deepEqual(offline.layoutsInUse, [{ layout: 'replica:3', files: 1 }])
-  const again = await mountChunkfs(dir + '/s', dir + '/m')
-  mounts.push(again)
-  t.is((await statusJson([dir + '/m'])).mount.pid, again.child.pid)
+  const again = await fixture.mountAt(fixture.dir + '/s', fixture.dir + '/m')
+  t.is((await statusJson([fixture.dir + '/m'])).mount.pid, again.child.pid)
   await again.stop()
-  await t.throwsAsync(fsp.lstat(dir + '/s/chunkfs.sock'), { code: 'ENOENT' }, 'a clean unmount removes the socket')
-  t.is((await statusJson([dir + '/s'])).mount, null)
+  await t.throwsAsync(fsp.lstat(fixture.dir + '/s/chunkfs.sock'), { code: 'ENOENT' }, 'a clean unmount removes the socket')
+  t.is((await statusJson([fixture.dir + '/s'])).mount, null)
 })
 
 test.serial('a store whose socket path is longer than sun_path (107 bytes) still gets its socket: verbs reach the mount', async (t) => {
-  const deep = dir + '/' + 'd'.repeat(60) + '/' + 'e'.repeat(60) + '/s'
+  const deep = fixture.dir + '/' + 'd'.repeat(60) + '/' + 'e'.repeat(60) + '/s'
   t.true(Buffer.byteLength(deep + '/chunkfs.sock') > 107)
   await mkfs(deep)
-  const m = await mountChunkfs(deep, dir + '/deepm')
-  mounts.push(m)
+  const m = await fixture.mountAt(deep, fixture.dir + '/deepm')
   const st = await fsp.lstat(deep + '/chunkfs.sock')
   t.true(st.isSocket())
   t.is(st.mode & 0o777, 0o600)
-  t.is((await statusJson([dir + '/deepm'])).mount.pid, m.child.pid)
+  t.is((await statusJson([fixture.dir + '/deepm'])).mount.pid, m.child.pid)
   t.is((await statusJson([deep])).mount.pid, m.child.pid)
   await m.stop()
   await t.throwsAsync(fsp.lstat(deep + '/chunkfs.sock'), { code: 'ENOENT' }, 'a clean unmount removes the socket')

@@ -4,7 +4,7 @@
 import test from 'ava'
 import * as path from 'node:path'
 import { spawn } from 'node:child_process'
-import { ChunkfsMount, mkfs, mountChunkfs, tempDir, removeDir, fsClient, shOk, run, PYTHON } from '../helpers/mount'
+import { storeFixture, mkfs, mountChunkfs, fsClient, shOk, run, PYTHON } from '../helpers/mount'
 import { REPO_ROOT } from '../helpers/root'
 import { Store } from '../../store/store'
 import { ROOT_INO } from '../../store/meta/meta'
@@ -14,17 +14,7 @@ const RANDOM_FILE_BYTES = 8 << 20
 const ACKS_BEFORE_KILL = 40
 const WRITER_WAIT_MS = 120_000
 
-let dir = ''
-let m: ChunkfsMount | undefined
-
-test.before(async () => {
-  dir = await tempDir('crash')
-  await mkfs(dir + '/store')
-})
-test.after.always(async () => {
-  if (m !== undefined) await m.stop()
-  await removeDir(dir)
-})
+const fixture = storeFixture(test, 'crash')
 
 /** Start the writer; resolves with its acks once the mount is gone and it stopped. */
 function startWriter (mnt: string, onAck: (n: number) => void): Promise<number[]> {
@@ -48,9 +38,9 @@ function startWriter (mnt: string, onAck: (n: number) => void): Promise<number[]
 }
 
 test.serial('kill -9 during fsynced writes: every acknowledged byte survives, no EIO', async (t) => {
-  m = await mountChunkfs(dir + '/store', dir + '/mnt')
+  let m = await fixture.mount()
   await shOk(`mkdir ${m.mountpoint}/ec && setfattr -n user.chunkfs.layout -v ec:4+2 ${m.mountpoint}/ec`)
-  await shOk(`head -c ${RANDOM_FILE_BYTES} /dev/urandom > ${dir}/base.bin && cp ${dir}/base.bin ${m.mountpoint}/r3.bin && cp ${dir}/base.bin ${m.mountpoint}/ec/ec.bin && sync`)
+  await shOk(`head -c ${RANDOM_FILE_BYTES} /dev/urandom > ${fixture.dir}/base.bin && cp ${fixture.dir}/base.bin ${m.mountpoint}/r3.bin && cp ${fixture.dir}/base.bin ${m.mountpoint}/ec/ec.bin && sync`)
   const mounted = m
   let killed: Promise<void> | null = null
   const acks = await startWriter(m.mountpoint, (n) => {
@@ -60,7 +50,7 @@ test.serial('kill -9 during fsynced writes: every acknowledged byte survives, no
   t.true(acks.length >= ACKS_BEFORE_KILL, `acks ${acks.length}`)
 
   // Remount on the stale mount point (the CLI recovers it) and check.
-  m = await mountChunkfs(dir + '/store', dir + '/mnt')
+  m = await fixture.mount()
   const mnt = m.mountpoint
   for (const f of ['seq.bin', 'r3.bin', 'ec/ec.bin']) {
     const r = await run('cat', [path.join(mnt, f)], { timeoutMs: 60_000 })
@@ -83,7 +73,7 @@ for k, f in enumerate(['r3.bin', 'ec/ec.bin']):
         want = random.Random(k * 1_000_003 + slot).randbytes(PIECE)
         if data[slot*SLOT+SHIFT:slot*SLOT+SHIFT+PIECE] != want: bad.append((f, i))
 print(len(bad), bad[:5])
-`, mnt, dir + '/base.bin', String(acks.length)], { timeoutMs: 120_000 })
+`, mnt, fixture.dir + '/base.bin', String(acks.length)], { timeoutMs: 120_000 })
   t.is(check.code, 0, check.stderr)
   t.is(check.stdout.trim(), '0 []')
   // The remounted filesystem is fully usable.
@@ -109,15 +99,15 @@ time.sleep(${holdMs / 1000})
 }
 
 test.serial('the flush timer stores buffered writes of a file that stays open', async (t) => {
-  await mkfs(dir + '/timer-store')
-  const mt = await mountChunkfs(dir + '/timer-store', dir + '/timer-mnt', ['-o', 'flush_ms=300'])
+  await mkfs(fixture.dir + '/timer-store')
+  const mt = await mountChunkfs(fixture.dir + '/timer-store', fixture.dir + '/timer-mnt', ['-o', 'flush_ms=300'])
   try {
     const w = await writeAndHold(path.join(mt.mountpoint, 't.bin'), "os.pwrite(fd, b'timer!' * 1000, 12345)", 3000)
     await new Promise((resolve) => setTimeout(resolve, 1500)) // several flush delays, file still open
     await mt.kill9()
     await w.done
   } finally { await mt.stop() }
-  const again = await mountChunkfs(dir + '/timer-store', dir + '/timer-mnt')
+  const again = await mountChunkfs(fixture.dir + '/timer-store', fixture.dir + '/timer-mnt')
   try {
     const r = await fsClient([['open', 'f', path.join(again.mountpoint, 't.bin'), ['rdonly']], ['preadhex', 'f', 12345, 6000], ['fstat', 'f']])
     t.is(Buffer.from(r[1].ok, 'hex').toString(), 'timer!'.repeat(1000))
@@ -126,8 +116,8 @@ test.serial('the flush timer stores buffered writes of a file that stays open', 
 })
 
 test.serial('memory pressure stores writes beyond the buffer limit before close', async (t) => {
-  await mkfs(dir + '/pressure-store')
-  const mp = await mountChunkfs(dir + '/pressure-store', dir + '/pressure-mnt', ['-o', 'buffer_mb=1,flush_ms=3600000'])
+  await mkfs(fixture.dir + '/pressure-store')
+  const mp = await mountChunkfs(fixture.dir + '/pressure-store', fixture.dir + '/pressure-mnt', ['-o', 'buffer_mb=1,flush_ms=3600000'])
   const blocks = 2048 // 8 MiB of scattered 4 KiB writes: no chunk is ever complete, no timer fires
   try {
     const w = await writeAndHold(path.join(mp.mountpoint, 'p.bin'), `
@@ -136,7 +126,7 @@ for i in order: os.pwrite(fd, (b'%07d ' % i) * 512, i * 8192)`, 2000)
     await mp.kill9()
     await w.done
   } finally { await mp.stop() }
-  const again = await mountChunkfs(dir + '/pressure-store', dir + '/pressure-mnt')
+  const again = await mountChunkfs(fixture.dir + '/pressure-store', fixture.dir + '/pressure-mnt')
   try {
     const r = await run(PYTHON, ['-c', `
 import sys
@@ -149,14 +139,14 @@ print(sum(1 for i in range(${blocks}) if data[i*8192:i*8192+4096] == (b'%07d ' %
 })
 
 test.serial('a .fuse_hidden file left by a crash is unlinked and its data deleted at mount', async (t) => {
-  const store = dir + '/hidden-store'
+  const store = fixture.dir + '/hidden-store'
   await mkfs(store)
   const s = await Store.open(store) // not mounted now: the test process may own it
   const hidden = s.ns.create(ROOT_INO, '.fuse_hidden00000001', 0o644, 0, 0)
   await s.write(hidden.ino, 0, Buffer.alloc(5000, 3))
   const keep = s.ns.create(ROOT_INO, 'keep', 0o644, 0, 0)
   await s.close()
-  const mh = await mountChunkfs(store, dir + '/hidden-mnt')
+  const mh = await mountChunkfs(store, fixture.dir + '/hidden-mnt')
   await mh.stop()
   const again = await Store.open(store)
   try {

@@ -3,21 +3,16 @@
 // and mtime apart to the nanosecond and honours UTIME_NOW / UTIME_OMIT, fgetattr gets the real fh.
 import test from 'ava'
 import * as path from 'node:path'
-import { startMount, run, sh, tempDir, removeDir, MountChild, NOBODY_UID, NOBODY_GID } from '../helpers/mount'
+import { storeFixture, startMount, run, sh, MountChild, NOBODY_UID, NOBODY_GID } from '../helpers/mount'
 import { REPO_ROOT as REPO } from '../helpers/root'
 
 const TINY = path.join(REPO, 'dist', 'test', 'helpers', 'tiny-fuse.js')
-let dir = ''
+const fixture = storeFixture(test, 'fusepatch', { mkfs: false }) // no store: tiny-fuse serves the mount
 let m: MountChild | undefined
 
-test.before(async () => {
-  dir = await tempDir('fusepatch')
-  await sh(`chmod 755 ${dir}`)
-  m = await startMount({ command: process.execPath, args: [TINY, dir + '/mnt'], mountpoint: dir + '/mnt', readyPattern: /tiny-fuse mounted/ })
-})
-test.after.always(async () => {
-  if (m !== undefined) await m.stop()
-  await removeDir(dir)
+test.serial.before(async () => {
+  await sh(`chmod 755 ${fixture.dir}`)
+  m = fixture.track(await startMount({ command: process.execPath, args: [TINY, fixture.mountpoint], mountpoint: fixture.mountpoint, readyPattern: /tiny-fuse mounted/ }))
 })
 
 function events (op: string): Array<Record<string, unknown>> {

@@ -5,7 +5,7 @@
 import test from 'ava'
 import * as path from 'node:path'
 import { spawn } from 'node:child_process'
-import { ChunkfsMount, mkfs, mountChunkfs, tempDir, removeDir, fsClient, fsOk, shOk, isMounted, childProcesses, PYTHON, TRANSPORT } from '../helpers/mount'
+import { storeFixture, ChunkfsMount, fsClient, fsOk, shOk, isMounted, childProcesses, PYTHON, TRANSPORT } from '../helpers/mount'
 
 const FUSE3 = ['-o', 'transport=fuse3']
 // Once per npm test: not again in the pass that runs the mounted suite on fuse-native.
@@ -14,23 +14,8 @@ const EXIT_WAIT_MS = 30_000
 const FORGET_WAIT_MS = 10_000
 const POLL_MS = 100
 
-let dir = ''
-const mounts: ChunkfsMount[] = []
-
-test.before(async () => {
-  dir = await tempDir('fuse3')
-  await mkfs(dir + '/store')
-})
-test.after.always(async () => {
-  for (const m of mounts) await m.stop()
-  await removeDir(dir)
-})
-
-async function mount (extraArgs: string[] = []): Promise<ChunkfsMount> {
-  const m = await mountChunkfs(dir + '/store', dir + '/mnt', [...FUSE3, ...extraArgs])
-  mounts.push(m)
-  return m
-}
+const fixture = storeFixture(test, 'fuse3')
+const mount = (extraArgs: string[] = []): Promise<ChunkfsMount> => fixture.mount([...FUSE3, ...extraArgs])
 
 async function until (cond: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
   for (let waited = 0; waited < ms; waited += POLL_MS) {
@@ -42,14 +27,14 @@ async function until (cond: () => boolean | Promise<boolean>, ms: number): Promi
 
 async function shardCount (ino: number): Promise<number> {
   const fileId = ino.toString(16).padStart(16, '0')
-  const out = await shOk(`find ${dir}/store -path '*/${fileId}.v*' -name '*.shard' -type f | wc -l`)
+  const out = await shOk(`find ${fixture.store} -path '*/${fileId}.v*' -name '*.shard' -type f | wc -l`)
   return Number(out.trim())
 }
 
 serial('SIGTERM with requests in flight and a file held open: every request answered, clean exit, nothing left behind', async (t) => {
   const m = await mount()
   t.regex(m.readyLine, /transport fuse3/)
-  await shOk(`head -c 3000000 /dev/urandom > ${dir}/ref.bin && cp ${dir}/ref.bin ${m.mountpoint}/kept.bin`)
+  await shOk(`head -c 3000000 /dev/urandom > ${fixture.dir}/ref.bin && cp ${fixture.dir}/ref.bin ${m.mountpoint}/kept.bin`)
   // A client that keeps one descriptor open and writes and reads through it until the mount goes.
   const busy = spawn(PYTHON, ['-c', `
 import os, sys
@@ -80,7 +65,7 @@ except OSError as e:
   t.regex(out, /stopped/)
   t.deepEqual(childProcesses(m.child.pid!), [], 'no helper left')
   const again = await mount()
-  t.is((await shOk(`cmp ${dir}/ref.bin ${again.mountpoint}/kept.bin && echo same`)).trim(), 'same')
+  t.is((await shOk(`cmp ${fixture.dir}/ref.bin ${again.mountpoint}/kept.bin && echo same`)).trim(), 'same')
   await again.stop()
 })
 
@@ -132,8 +117,7 @@ os.close(fd)
 })
 
 serial('writeback cache: write, mmap and O_APPEND data fsync\'d survive kill -9; O_DIRECT reads and stat see cached writes', async (t) => {
-  const m = await mountChunkfs(dir + '/store', dir + '/mnt', [...FUSE3, '-o', 'writeback_cache'])
-  mounts.push(m)
+  const m = await fixture.mount([...FUSE3, '-o', 'writeback_cache'])
   const f = path.join(m.mountpoint, 'wb.bin')
   const out = await shOk(`${PYTHON} - ${f} <<'PY'
 import json, mmap, os, sys, time

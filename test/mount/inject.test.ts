@@ -3,10 +3,9 @@
 // clear error and change nothing.
 import test from 'ava'
 import * as path from 'node:path'
-import { CLI_JS, ChunkfsMount, mkfs, mountChunkfs, removeDir, run, sh, shOk, tempDir } from '../helpers/mount'
+import { sharedMount, CLI_JS, run, sh, shOk } from '../helpers/mount'
 
-let dir = ''
-let m: ChunkfsMount | undefined
+const shared = sharedMount(test, 'inject') // replica:3 on 6 disks
 const cli = (args: string[]) => run(process.execPath, [CLI_JS, ...args], { timeoutMs: 60_000 })
 const MB = 1 << 20
 
@@ -16,28 +15,21 @@ async function ok (args: string[]): Promise<string> {
   return r.stdout
 }
 const injectJson = async (args: string[]): Promise<any> => JSON.parse(await ok(['inject', ...args, '--json']))
-const status = async (): Promise<any> => JSON.parse(await ok(['status', m!.mountpoint, '--json']))
+const status = async (): Promise<any> => JSON.parse(await ok(['status', shared.mount.mountpoint, '--json']))
 const counters = async (): Promise<Record<string, number>> => (await status()).counters
 /** Every shard file with its size and mtime: any change to the store's shards shows here. */
-const shardListing = async (): Promise<string> => shOk(`find ${dir}/store/disks -name '*.shard' -printf '%p %s %T@\\n' | sort`)
+const shardListing = async (): Promise<string> => shOk(`find ${shared.dir}/store/disks -name '*.shard' -printf '%p %s %T@\\n' | sort`)
 /** Read the whole file through the mount (a fresh open: not from the kernel's page cache) and compare. */
-const readsBack = async (name: string): Promise<boolean> => (await run('cmp', [path.join(dir, 'ref'), path.join(m!.mountpoint, name)])).code === 0
+const readsBack = async (name: string): Promise<boolean> => (await run('cmp', [path.join(shared.dir, 'ref'), path.join(shared.mount.mountpoint, name)])).code === 0
 
-test.before(async () => {
-  dir = await tempDir('inject')
-  await mkfs(dir + '/store') // replica:3 on 6 disks
-  m = await mountChunkfs(dir + '/store', dir + '/mnt')
+test.serial.before(async () => {
   // 4 chunks of 4 MiB: one chunk per damage kind, so the healer mending one never races the next.
-  await shOk(`head -c ${16 * MB - 12345} /dev/urandom > ${dir}/ref && cp ${dir}/ref ${dir}/mnt/f`)
-})
-test.after.always(async () => {
-  if (m !== undefined) await m.stop()
-  await removeDir(dir)
+  await shOk(`head -c ${16 * MB - 12345} /dev/urandom > ${shared.dir}/ref && cp ${shared.dir}/ref ${shared.dir}/mnt/f`)
 })
 
 test.serial('bad arguments get a clear error, exit non-zero, and change nothing', async (t) => {
   const before = await shardListing()
-  const f = `${dir}/mnt/f`
+  const f = `${shared.dir}/mnt/f`
   const cases: Array<[string[], RegExp]> = [
     [[], /name what to inject first/],
     [['frobnicate'], /name what to inject first/],
@@ -48,20 +40,20 @@ test.serial('bad arguments get a clear error, exit non-zero, and change nothing'
     [['corrupt', f, '--chunk', '99'], /has no stored chunk 99/],
     [['corrupt', f, '--shard', '3'], /shard 3 is out of range: layout replica:3 has shards 0\.\.2/],
     [['corrupt', f, '--block', '256'], /block 256 is out of range: the shard has 256 block\(s\)/],
-    [['corrupt', `${dir}/mnt/nothing`], /\/nothing: no such file in the store/],
-    [['drop', `${dir}/mnt`], /name a regular file, not the root directory/],
+    [['corrupt', `${shared.dir}/mnt/nothing`], /\/nothing: no such file in the store/],
+    [['drop', `${shared.dir}/mnt`], /name a regular file, not the root directory/],
     [['corrupt', 'relative/f'], /is not inside a chunkfs mount/],
-    [['eio', '99', m!.mountpoint], /no disk 99 in this store \(disks: 0, 1, 2, 3, 4, 5\)/],
-    [['eio', '1', '--ops', 'sideways', m!.mountpoint], /--ops: 'sideways' is not read, write or all/],
-    [['eio', '1', '--for', '5x', m!.mountpoint], /--for: '5x' is not a duration/],
-    [['eio', '1', '--count', '0', m!.mountpoint], /--count: 0 is out of range/],
-    [['latency', '1', m!.mountpoint], /latency needs --ms N/],
-    [['offline', m!.mountpoint], /DISK: '.*' is not a whole number/],
-    [['online', '2', m!.mountpoint], /disk 2 is not held offline by inject/],
-    [['--clear', '--id', '42', m!.mountpoint], /no fault #42/],
-    [['--list', '--clear', m!.mountpoint], /use either --list or --clear/],
-    [['eio', '1', m!.mountpoint, 'extra'], /unexpected argument 'extra'/],
-    [['eio', '1', dir + '/store/disks'], /is neither a chunkfs store nor a chunkfs mount point/],
+    [['eio', '99', shared.mount.mountpoint], /no disk 99 in this store \(disks: 0, 1, 2, 3, 4, 5\)/],
+    [['eio', '1', '--ops', 'sideways', shared.mount.mountpoint], /--ops: 'sideways' is not read, write or all/],
+    [['eio', '1', '--for', '5x', shared.mount.mountpoint], /--for: '5x' is not a duration/],
+    [['eio', '1', '--count', '0', shared.mount.mountpoint], /--count: 0 is out of range/],
+    [['latency', '1', shared.mount.mountpoint], /latency needs --ms N/],
+    [['offline', shared.mount.mountpoint], /DISK: '.*' is not a whole number/],
+    [['online', '2', shared.mount.mountpoint], /disk 2 is not held offline by inject/],
+    [['--clear', '--id', '42', shared.mount.mountpoint], /no fault #42/],
+    [['--list', '--clear', shared.mount.mountpoint], /use either --list or --clear/],
+    [['eio', '1', shared.mount.mountpoint, 'extra'], /unexpected argument 'extra'/],
+    [['eio', '1', shared.dir + '/store/disks'], /is neither a chunkfs store nor a chunkfs mount point/],
   ]
   for (const [args, msg] of cases) {
     const r = await cli(['inject', ...args])
@@ -69,7 +61,7 @@ test.serial('bad arguments get a clear error, exit non-zero, and change nothing'
     t.regex(r.stderr, msg, args.join(' '))
   }
   t.is(await shardListing(), before, 'no shard file changed')
-  t.deepEqual((await injectJson(['--list', m!.mountpoint])).faults, [])
+  t.deepEqual((await injectJson(['--list', shared.mount.mountpoint])).faults, [])
   const help = await cli(['inject', '--help'])
   t.is(help.code, 0)
   t.regex(help.stdout, /usage: chunkfs inject corrupt FILE/)
@@ -84,10 +76,10 @@ test.serial('corrupt a data block, a hash entry, the header; drop a shard: reads
   ]
   for (const [args, counter] of kinds) {
     const before = await counters()
-    const r = await injectJson([args[0], `${dir}/mnt/f`, ...args.slice(1)])
+    const r = await injectJson([args[0], `${shared.dir}/mnt/f`, ...args.slice(1)])
     t.is(r.damage.file, '/f')
     t.is(r.damage.shardIndex, r.damage.readOrder[0], 'without --shard: the shard a read tries first')
-    t.true(r.damage.path.startsWith(`${dir}/store/disks/`), r.damage.path)
+    t.true(r.damage.path.startsWith(`${shared.dir}/store/disks/`), r.damage.path)
     t.regex(r.message, /; a read tries this shard first$/)
     t.true(await readsBack('f'), `${args.join(' ')}: the file reads back right`)
     const after = await counters()
@@ -98,50 +90,50 @@ test.serial('corrupt a data block, a hash entry, the header; drop a shard: reads
 
 test.serial('EIO on a disk for N operations: reads fail over and count io_errors; the fault ends after its count', async (t) => {
   // Shard 2 is read last; the EIO goes to the disk a read of chunk 0 tries first.
-  const r = await injectJson(['corrupt', `${dir}/mnt/f`, '--chunk', '0', '--shard', '2'])
+  const r = await injectJson(['corrupt', `${shared.dir}/mnt/f`, '--chunk', '0', '--shard', '2'])
   const disk = r.damage.diskIds[r.damage.readOrder[0]]
   const before = await counters()
-  const set = await injectJson(['eio', String(disk), '--ops', 'read', '--count', '2', m!.mountpoint])
+  const set = await injectJson(['eio', String(disk), '--ops', 'read', '--count', '2', shared.mount.mountpoint])
   t.regex(set.message, new RegExp(`fault #\\d+: disk ${disk} .* fails with EIO each read operation for the next 2 operation\\(s\\)`))
   t.true(await readsBack('f'))
   t.true((await counters()).io_errors > before.io_errors)
-  t.deepEqual((await injectJson(['--list', m!.mountpoint])).faults, [], 'spent after 2 operations')
+  t.deepEqual((await injectJson(['--list', shared.mount.mountpoint])).faults, [], 'spent after 2 operations')
 })
 
 test.serial('ENOSPC on every disk: writing a new file fails with ENOSPC; after --clear it works', async (t) => {
-  for (let d = 0; d < 6; d++) await ok(['inject', 'enospc', String(d), m!.mountpoint])
-  t.is((await injectJson(['--list', m!.mountpoint])).faults.length, 6)
-  const w = await sh(`cp ${dir}/ref ${dir}/mnt/g`)
+  for (let d = 0; d < 6; d++) await ok(['inject', 'enospc', String(d), shared.mount.mountpoint])
+  t.is((await injectJson(['--list', shared.mount.mountpoint])).faults.length, 6)
+  const w = await sh(`cp ${shared.dir}/ref ${shared.dir}/mnt/g`)
   t.not(w.code, 0)
   t.regex(w.stderr, /No space left on device/)
-  t.regex(await ok(['inject', '--clear', m!.mountpoint]), /cleared 6 fault\(s\)/)
-  await shOk(`cp ${dir}/ref ${dir}/mnt/g`)
+  t.regex(await ok(['inject', '--clear', shared.mount.mountpoint]), /cleared 6 fault\(s\)/)
+  await shOk(`cp ${shared.dir}/ref ${shared.dir}/mnt/g`)
   t.true(await readsBack('g'))
 })
 
 test.serial('latency: reads stay right and the fault counts its hits; --clear ends it', async (t) => {
-  const r = await injectJson(['corrupt', `${dir}/mnt/g`, '--chunk', '2', '--shard', '2'])
+  const r = await injectJson(['corrupt', `${shared.dir}/mnt/g`, '--chunk', '2', '--shard', '2'])
   const first = r.damage.diskIds[r.damage.readOrder[0]]
-  const set = await injectJson(['latency', String(first), '--ms', '20', '--for', '10m', m!.mountpoint])
+  const set = await injectJson(['latency', String(first), '--ms', '20', '--for', '10m', shared.mount.mountpoint])
   t.regex(set.message, /adds 20 ms to every operation for 600000 ms/)
   t.true(await readsBack('g'))
-  const listed = (await injectJson(['--list', m!.mountpoint])).faults
+  const listed = (await injectJson(['--list', shared.mount.mountpoint])).faults
   t.is(listed.length, 1)
   t.is(listed[0].kind, 'latency')
   t.true(listed[0].hits > 0)
   t.true(listed[0].remainingMs > 0)
-  const text = await ok(['status', m!.mountpoint])
+  const text = await ok(['status', shared.mount.mountpoint])
   t.regex(text, new RegExp(`injected faults: 1\\n  #${listed[0].id} disk ${first}: latency \\+20 ms on all ops, \\d+ hits?, \\d+ s left`))
-  await ok(['inject', '--clear', '--id', String(listed[0].id), m!.mountpoint])
-  t.deepEqual((await injectJson(['--list', m!.mountpoint])).faults, [])
+  await ok(['inject', '--clear', '--id', String(listed[0].id), shared.mount.mountpoint])
+  t.deepEqual((await injectJson(['--list', shared.mount.mountpoint])).faults, [])
 })
 
 test.serial('offline and online: status names the offline disk and why; reads are served around; online brings it back', async (t) => {
-  const r = await injectJson(['corrupt', `${dir}/mnt/g`, '--chunk', '3', '--shard', '2'])
+  const r = await injectJson(['corrupt', `${shared.dir}/mnt/g`, '--chunk', '3', '--shard', '2'])
   const disk = r.damage.diskIds[r.damage.readOrder[0]]
-  const set = await injectJson(['offline', String(disk), m!.mountpoint])
+  const set = await injectJson(['offline', String(disk), shared.mount.mountpoint])
   t.regex(set.message, /is offline: every operation on it fails with ENODEV/)
-  const again = await cli(['inject', 'offline', String(disk), m!.mountpoint])
+  const again = await cli(['inject', 'offline', String(disk), shared.mount.mountpoint])
   t.regex(again.stderr, /already held offline/)
   const s = await status()
   const d = s.disks.find((x: any) => x.id === disk)
@@ -149,7 +141,7 @@ test.serial('offline and online: status names the offline disk and why; reads ar
   t.regex(d.lastError, new RegExp(`disk ${disk} at .* is offline: its directory cannot be examined \\(ENODEV\\)`))
   t.true(await readsBack('g'))
   t.true(await readsBack('f'))
-  const back = await injectJson(['online', String(disk), m!.mountpoint])
+  const back = await injectJson(['online', String(disk), shared.mount.mountpoint])
   t.regex(back.message, new RegExp(`disk ${disk} is back \\(state ok\\)`))
   t.is((await status()).disks.find((x: any) => x.id === disk).state, 'ok')
 })

@@ -5,12 +5,11 @@
 import test from 'ava'
 import * as path from 'node:path'
 import { promises as fsp } from 'node:fs'
-import { CLI_JS, ChunkfsMount, mkfs, mountChunkfs, removeDir, run, shOk, tempDir } from '../helpers/mount'
+import { sharedMount, CLI_JS, run, shOk } from '../helpers/mount'
 import { REPO_ROOT } from '../helpers/root'
 import { shardRelPath } from '../../src/path'
 
-let dir = ''
-let m: ChunkfsMount | undefined
+const shared = sharedMount(test, 'inspect-fsck')
 const cli = (args: string[]) => run(process.execPath, [CLI_JS, ...args], { timeoutMs: 120_000 })
 const MB = 1 << 20
 
@@ -20,17 +19,10 @@ async function ok (args: string[]): Promise<string> {
   return r.stdout
 }
 const json = async (args: string[]): Promise<any> => JSON.parse(await ok([...args, '--json']))
-const readsBack = async (): Promise<boolean> => (await run('cmp', [`${dir}/ref`, `${m!.mountpoint}/f`])).code === 0
+const readsBack = async (): Promise<boolean> => (await run('cmp', [`${shared.dir}/ref`, `${shared.mount.mountpoint}/f`])).code === 0
 
-test.before(async () => {
-  dir = await tempDir('inspect-fsck')
-  await mkfs(dir + '/store')
-  m = await mountChunkfs(dir + '/store', dir + '/mnt')
-  await shOk(`head -c ${9 * MB} /dev/urandom > ${dir}/ref && cp ${dir}/ref ${dir}/mnt/f`)
-})
-test.after.always(async () => {
-  if (m !== undefined) await m.stop()
-  await removeDir(dir)
+test.serial.before(async () => {
+  await shOk(`head -c ${9 * MB} /dev/urandom > ${shared.dir}/ref && cp ${shared.dir}/ref ${shared.dir}/mnt/f`)
 })
 
 test.serial('--version; --help of every new verb', async (t) => {
@@ -41,8 +33,8 @@ test.serial('--version; --help of every new verb', async (t) => {
 })
 
 test.serial('inspect a file\'s chunk in the mount and one shard file; damage shows as the bad block or header', async (t) => {
-  const all = await json(['inspect', `${dir}/mnt/f`, '--chunk', '2'])
-  t.is(all.store, dir + '/store')
+  const all = await json(['inspect', `${shared.dir}/mnt/f`, '--chunk', '2'])
+  t.is(all.store, shared.dir + '/store')
   t.is(all.file.path, '/f')
   t.is(all.file.chunkIndex, 2)
   t.is(String(all.file.ino), all.shards[0].header.fileId, 'the file id is the inode number')
@@ -54,24 +46,24 @@ test.serial('inspect a file\'s chunk in the mount and one shard file; damage sho
     t.is(s.header.chunkIndex, '2')
     t.is(s.blockCount, Math.ceil((MB) / (16 << 10)))
   }
-  const byIno = await json(['inspect', '--ino', String(all.file.ino), '--chunk', '2', dir + '/store'])
+  const byIno = await json(['inspect', '--ino', String(all.file.ino), '--chunk', '2', shared.dir + '/store'])
   t.deepEqual(byIno.shards.map((s: any) => s.path), all.shards.map((s: any) => s.path))
 
-  const d = await json(['inject', 'corrupt', `${dir}/mnt/f`, '--chunk', '0', '--shard', '2', '--block', '9'])
+  const d = await json(['inject', 'corrupt', `${shared.dir}/mnt/f`, '--chunk', '0', '--shard', '2', '--block', '9'])
   const bad = await cli(['inspect', d.damage.path])
   t.is(bad.code, 1)
   t.regex(bad.stdout, new RegExp(`^${d.damage.path}: BAD\\n  file ${d.damage.ino} chunk 0 version \\d+ shard 2, replica, 4\\.0 MiB of data in 256 block\\(s\\) of 16\\.0 KiB`))
   t.regex(bad.stdout, /1 of 256 block\(s\) do not verify: 9\n/)
-  const h = await json(['inject', 'corrupt', `${dir}/mnt/f`, '--chunk', '1', '--shard', '2', '--what', 'header'])
-  const badHeader = await cli(['inspect', h.damage.path, dir + '/store'])
+  const h = await json(['inject', 'corrupt', `${shared.dir}/mnt/f`, '--chunk', '1', '--shard', '2', '--what', 'header'])
+  const badHeader = await cli(['inspect', h.damage.path, shared.dir + '/store'])
   t.is(badHeader.code, 1)
   t.regex(badHeader.stdout, /: BAD\n  header does not decode: header_crc32c/)
 
   const errors: Array<[string[], RegExp]> = [
     [['inspect'], /name a shard file, a file in a chunkfs mount, or --ino N/],
-    [['inspect', `${dir}/ref`], /is neither a shard file \(\*\.shard\) nor a file in a chunkfs mount/],
-    [['inspect', `${dir}/mnt/f`, '--chunk', '9'], /no shard files of file \d+ chunk 9 on any disk/],
-    [['inspect', `${dir}/mnt/f`, dir + '/store'], /is in a chunkfs mount, which names its store/],
+    [['inspect', `${shared.dir}/ref`], /is neither a shard file \(\*\.shard\) nor a file in a chunkfs mount/],
+    [['inspect', `${shared.dir}/mnt/f`, '--chunk', '9'], /no shard files of file \d+ chunk 9 on any disk/],
+    [['inspect', `${shared.dir}/mnt/f`, shared.dir + '/store'], /is in a chunkfs mount, which names its store/],
     [['inspect', '--ino', 'x'], /--ino: 'x' is not a whole number/],
   ]
   for (const [args, msg] of errors) {
@@ -79,78 +71,77 @@ test.serial('inspect a file\'s chunk in the mount and one shard file; damage sho
     t.not(r.code, 0, args.join(' '))
     t.regex(r.stderr, msg, args.join(' '))
   }
-  await ok(['scrub', m!.mountpoint, '--repair'])
+  await ok(['scrub', shared.mount.mountpoint, '--repair'])
 })
 
 test.serial('fsck: clean; a missing shard (its disk refusing writes, so not healed) is found online; offline --repair mends it and a leaked shard', async (t) => {
-  const clean = await json(['fsck', m!.mountpoint])
+  const clean = await json(['fsck', shared.mount.mountpoint])
   t.true(clean.online)
   t.is(clean.chunks, 3)
   t.is(clean.shardsChecked, 9)
   t.is(clean.missing + clean.badHeaders + clean.leaks.leakedShards, 0)
-  const d = await json(['inject', 'drop', `${dir}/mnt/f`, '--chunk', '1', '--shard', '1'])
-  await ok(['inject', 'enospc', String(d.damage.diskId), m!.mountpoint])
-  const found = await cli(['fsck', m!.mountpoint])
+  const d = await json(['inject', 'drop', `${shared.dir}/mnt/f`, '--chunk', '1', '--shard', '1'])
+  await ok(['inject', 'enospc', String(d.damage.diskId), shared.mount.mountpoint])
+  const found = await cli(['fsck', shared.mount.mountpoint])
   t.is(found.code, 1)
   t.regex(found.stdout, /3 chunks, 9 shards checked: 1 missing, 0 bad headers/)
   t.regex(found.stderr, new RegExp(`missing: /f \\(file ${d.damage.ino}\\) chunk 1 shard 1 \\(disk ${d.damage.diskId}, ${d.damage.path}\\): no shard file`))
   t.true(await readsBack())
-  await m!.stop()
+  await shared.mount.stop()
 
   // A shard of a file the metadata never heard of, at its canonical path.
-  const leaked = path.join(dir, 'store/disks/d0', shardRelPath(999n, 1n, 0n, 0))
+  const leaked = path.join(shared.dir, 'store/disks/d0', shardRelPath(999n, 1n, 0n, 0))
   await fsp.mkdir(path.dirname(leaked), { recursive: true, mode: 0o700 })
   await fsp.writeFile(leaked, 'junk', { mode: 0o600 })
-  const offline = await cli(['fsck', dir + '/store', '--json'])
+  const offline = await cli(['fsck', shared.dir + '/store', '--json'])
   t.is(offline.code, 1)
   const r = JSON.parse(offline.stdout)
   t.false(r.online)
   t.is(r.missing, 1)
   t.is(r.leaks.leakedShards, 1)
   t.deepEqual(r.leaks.paths, [leaked])
-  const repaired = await cli(['fsck', dir + '/store', '--repair'])
+  const repaired = await cli(['fsck', shared.dir + '/store', '--repair'])
   t.is(repaired.code, 0, repaired.stderr + repaired.stdout)
   t.regex(repaired.stdout, /rebuilt 1, 0 failed; removed 1 leaked file\(s\)/)
   await t.throwsAsync(fsp.access(leaked))
-  t.regex(await ok(['fsck', dir + '/store']), /0 missing, 0 bad headers, 0 unreadable, 0 leaked shard file\(s\)/)
-  m = await mountChunkfs(dir + '/store', dir + '/mnt')
+  t.regex(await ok(['fsck', shared.dir + '/store']), /0 missing, 0 bad headers, 0 unreadable, 0 leaked shard file\(s\)/)
+  await shared.remount()
   t.true(await readsBack())
 })
 
 test.serial('replace-disk: a lost disk (its directory gone) is replaced by a new directory while mounted; everything placed on it is rebuilt', async (t) => {
-  const before = await json(['status', m!.mountpoint])
+  const before = await json(['status', shared.mount.mountpoint])
   const lost = before.disks.find((x: any) => x.id === 3)
-  await m!.stop()
+  await shared.mount.stop()
   await fsp.rename(lost.path, lost.path + '.lost')
-  m = await mountChunkfs(dir + '/store', dir + '/mnt')
-  t.is((await json(['status', m!.mountpoint])).disks.find((x: any) => x.id === 3).state, 'offline')
-  const config = await fsp.readFile(dir + '/store/chunkfs.json', 'utf8')
+  await shared.remount()
+  t.is((await json(['status', shared.mount.mountpoint])).disks.find((x: any) => x.id === 3).state, 'offline')
+  const config = await fsp.readFile(shared.dir + '/store/chunkfs.json', 'utf8')
 
   const errors: Array<[string[], RegExp]> = [
     [['replace-disk', '3'], /give the old DISK id and the NEW_PATH/],
-    [['replace-disk', '9', dir + '/new3', m!.mountpoint], /no disk 9 in this store/],
-    [['replace-disk', '0', dir + '/new0', m!.mountpoint], /disk 0 \(.*\) is not offline; nothing to replace/],
-    [['replace-disk', '3', dir + '/ref', m!.mountpoint], /not a directory/],
-    [['replace-disk', '3', lost.path + '.lost', m!.mountpoint], /replacement disk directory must be empty/],
+    [['replace-disk', '9', shared.dir + '/new3', shared.mount.mountpoint], /no disk 9 in this store/],
+    [['replace-disk', '0', shared.dir + '/new0', shared.mount.mountpoint], /disk 0 \(.*\) is not offline; nothing to replace/],
+    [['replace-disk', '3', shared.dir + '/ref', shared.mount.mountpoint], /not a directory/],
+    [['replace-disk', '3', lost.path + '.lost', shared.mount.mountpoint], /replacement disk directory must be empty/],
   ]
   for (const [args, msg] of errors) {
     const r = await cli(args)
     t.not(r.code, 0, args.join(' '))
     t.regex(r.stderr, msg, args.join(' '))
   }
-  t.is(await fsp.readFile(dir + '/store/chunkfs.json', 'utf8'), config, 'refused attempts change nothing')
+  t.is(await fsp.readFile(shared.dir + '/store/chunkfs.json', 'utf8'), config, 'refused attempts change nothing')
 
-  const r = await cli(['replace-disk', '3', dir + '/new3', m!.mountpoint])
+  const r = await cli(['replace-disk', '3', shared.dir + '/new3', shared.mount.mountpoint])
   t.is(r.code, 0, r.stderr)
-  t.regex(r.stdout, new RegExp(`disk 3 is now ${dir}/new3; (\\d+) shard\\(s\\) placed on it checked, \\1 rebuilt, 0 failed`))
+  t.regex(r.stdout, new RegExp(`disk 3 is now ${shared.dir}/new3; (\\d+) shard\\(s\\) placed on it checked, \\1 rebuilt, 0 failed`))
   t.regex(r.stderr, /chunkfs replace-disk: 100% /)
-  const s = (await json(['status', m!.mountpoint])).disks.find((x: any) => x.id === 3)
+  const s = (await json(['status', shared.mount.mountpoint])).disks.find((x: any) => x.id === 3)
   t.is(s.state, 'ok')
-  t.is(s.path, dir + '/new3')
-  t.is((await fsp.stat(dir + '/new3')).mode & 0o777, 0o700)
-  t.regex(await ok(['scrub', m!.mountpoint]), /0 bad or missing/)
-  await m!.stop()
-  m = await mountChunkfs(dir + '/store', dir + '/mnt')
-  t.is((await json(['status', m!.mountpoint])).disks.find((x: any) => x.id === 3).state, 'ok', 'the new path is in the config')
+  t.is(s.path, shared.dir + '/new3')
+  t.is((await fsp.stat(shared.dir + '/new3')).mode & 0o777, 0o700)
+  t.regex(await ok(['scrub', shared.mount.mountpoint]), /0 bad or missing/)
+  await shared.remount()
+  t.is((await json(['status', shared.mount.mountpoint])).disks.find((x: any) => x.id === 3).state, 'ok', 'the new path is in the config')
   t.true(await readsBack())
 })

@@ -5,23 +5,13 @@
 import test from 'ava'
 import * as path from 'node:path'
 import { spawn } from 'node:child_process'
-import { ChunkfsMount, mkfs, mountChunkfs, tempDir, removeDir, shOk, run, PYTHON } from '../helpers/mount'
+import { storeFixture, ChunkfsMount, shOk, run, PYTHON } from '../helpers/mount'
 import { REPO_ROOT } from '../helpers/root'
 
 const ACKS_BEFORE_KILL = 150
 const WRITER_WAIT_MS = 120_000
 
-let dir = ''
-let m: ChunkfsMount | undefined
-
-test.before(async () => {
-  dir = await tempDir('intent-log')
-  await mkfs(dir + '/store')
-})
-test.after.always(async () => {
-  if (m !== undefined) await m.stop()
-  await removeDir(dir)
-})
+const fixture = storeFixture(test, 'intent-log')
 
 const WRITER = `
 import os, random, sqlite3, sys
@@ -60,13 +50,13 @@ async function writeUntilKilled (mount: ChunkfsMount, dbs: string[]): Promise<nu
 }
 
 test.serial('sqlite3 synchronous=FULL on replica:3 and ec:4+2, kill -9 of the mount: every committed row survives, integrity ok', async (t) => {
-  m = await mountChunkfs(dir + '/store', dir + '/mnt')
+  let m = await fixture.mount()
   await shOk(`mkdir ${m.mountpoint}/ec && setfattr -n user.chunkfs.layout -v ec:4+2 ${m.mountpoint}/ec`)
   const dbs = ['r3.db', 'ec/ec.db']
-  const acks = await writeUntilKilled(m, dbs.map((d) => path.join(m!.mountpoint, d)))
+  const acks = await writeUntilKilled(m, dbs.map((d) => path.join(m.mountpoint, d)))
   t.true(acks.every((n) => n >= ACKS_BEFORE_KILL), `acks ${acks.join(', ')}`)
 
-  m = await mountChunkfs(dir + '/store', dir + '/mnt') // the CLI recovers the stale mount point
+  m = await fixture.mount() // the CLI recovers the stale mount point
   for (let i = 0; i < dbs.length; i++) {
     const check = await run(PYTHON, ['-c', `
 import sqlite3, sys

@@ -3,10 +3,9 @@
 // histograms, queue gauges, per-disk state and injected faults.
 import test from 'ava'
 import * as http from 'node:http'
-import { CLI_JS, ChunkfsMount, isMounted, mkfs, mountChunkfs, removeDir, run, shOk, tempDir } from '../helpers/mount'
+import { sharedMount, CLI_JS, isMounted, mkfs, run, shOk } from '../helpers/mount'
 
-let dir = ''
-let m: ChunkfsMount | undefined
+const shared = sharedMount(test, 'metrics', { mountArgs: ['-o', 'metrics=127.0.0.1:0'] })
 let port = 0
 const cli = (args: string[]) => run(process.execPath, [CLI_JS, ...args], { timeoutMs: 60_000 })
 
@@ -33,15 +32,8 @@ function parse (text: string): Map<string, number> {
 }
 const scrape = async (): Promise<Map<string, number>> => parse((await get('/metrics')).body)
 
-test.before(async () => {
-  dir = await tempDir('metrics')
-  await mkfs(dir + '/store')
-  m = await mountChunkfs(dir + '/store', dir + '/mnt', ['-o', 'metrics=127.0.0.1:0'])
-  port = Number(/metrics on http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(m.readyLine)![1])
-})
-test.after.always(async () => {
-  if (m !== undefined) await m.stop()
-  await removeDir(dir)
+test.serial.before(() => {
+  port = Number(/metrics on http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(shared.mount.readyLine)![1])
 })
 
 test.serial('a scrape parses and moves with what the mount does', async (t) => {
@@ -52,10 +44,10 @@ test.serial('a scrape parses and moves with what the mount does', async (t) => {
   t.regex(first.body, /# TYPE chunkfs_fuse_op_duration_seconds histogram/)
   t.is((await get('/nothing')).status, 404)
 
-  await shOk(`head -c 3000000 /dev/urandom > ${dir}/ref && dd if=${dir}/ref of=${dir}/mnt/f bs=1M conv=fsync status=none`)
-  const d = JSON.parse((await cli(['inject', 'corrupt', `${dir}/mnt/f`, '--json'])).stdout)
-  t.is((await run('cmp', [`${dir}/ref`, `${dir}/mnt/f`])).code, 0)
-  await cli(['inject', 'offline', String(d.damage.diskIds[2]), m!.mountpoint])
+  await shOk(`head -c 3000000 /dev/urandom > ${shared.dir}/ref && dd if=${shared.dir}/ref of=${shared.dir}/mnt/f bs=1M conv=fsync status=none`)
+  const d = JSON.parse((await cli(['inject', 'corrupt', `${shared.dir}/mnt/f`, '--json'])).stdout)
+  t.is((await run('cmp', [`${shared.dir}/ref`, `${shared.dir}/mnt/f`])).code, 0)
+  await cli(['inject', 'offline', String(d.damage.diskIds[2]), shared.mount.mountpoint])
 
   const s = await scrape()
   t.true(s.get('chunkfs_written_bytes_total')! >= 3000000)
@@ -70,19 +62,19 @@ test.serial('a scrape parses and moves with what the mount does', async (t) => {
   t.is(s.get(`chunkfs_disk_state{disk="${d.damage.diskIds[2]}",state="offline"}`), 1)
   t.is(s.get(`chunkfs_disk_state{disk="${d.damage.diskIds[0]}",state="ok"}`), 1)
   t.is(s.get('chunkfs_injected_faults'), 1)
-  await cli(['inject', '--clear', m!.mountpoint])
+  await cli(['inject', '--clear', shared.mount.mountpoint])
   t.is((await scrape()).get('chunkfs_injected_faults'), 0)
 })
 
 test.serial('a bad metrics address is refused before anything is mounted', async (t) => {
-  const r = await cli(['mount', dir + '/store', dir + '/other', '-o', 'metrics=nowhere'])
+  const r = await cli(['mount', shared.dir + '/store', shared.dir + '/other', '-o', 'metrics=nowhere'])
   t.is(r.code, 2)
   t.regex(r.stderr, /metrics=nowhere: give HOST:PORT/)
-  await mkfs(dir + '/store2')
-  const busy = await cli(['mount', dir + '/store2', dir + '/other', '-o', `metrics=127.0.0.1:${port}`])
+  await mkfs(shared.dir + '/store2')
+  const busy = await cli(['mount', shared.dir + '/store2', shared.dir + '/other', '-o', `metrics=127.0.0.1:${port}`])
   t.is(busy.code, 1)
-  t.regex(busy.stderr, new RegExp(`cannot mount ${dir}/store2 on ${dir}/other: cannot serve metrics on 127\\.0\\.0\\.1:${port}: EADDRINUSE`))
-  t.false(isMounted(dir + '/other'))
-  t.is((await cli(['status', dir + '/store2', '--json'])).code, 0, 'the store was closed again (no lock left)')
-  t.is((await cli(['scrub', dir + '/store2'])).code, 0)
+  t.regex(busy.stderr, new RegExp(`cannot mount ${shared.dir}/store2 on ${shared.dir}/other: cannot serve metrics on 127\\.0\\.0\\.1:${port}: EADDRINUSE`))
+  t.false(isMounted(shared.dir + '/other'))
+  t.is((await cli(['status', shared.dir + '/store2', '--json'])).code, 0, 'the store was closed again (no lock left)')
+  t.is((await cli(['scrub', shared.dir + '/store2'])).code, 0)
 })

@@ -4,23 +4,15 @@
 // metadata) are compared after each step. Seeds: CHUNKFS_MODEL_SEEDS="1,2" (default below).
 import test from 'ava'
 import * as path from 'node:path'
-import { ChunkfsMount, mkfs, mountChunkfs, tempDir, removeDir, fsClient, ClientOp, shOk } from '../helpers/mount'
+import { sharedMount, fsClient, ClientOp, shOk } from '../helpers/mount'
 
 const STEPS = Number(process.env.CHUNKFS_MODEL_STEPS ?? 150)
 const SEEDS = (process.env.CHUNKFS_MODEL_SEEDS ?? '11,23').split(',').map(Number)
 const OLD_TIME_NS_MAX = 1e18 // explicit times are set before 2001; anything later came from "now"
 
-let dir = ''
-let m: ChunkfsMount | undefined
-
-test.before(async () => {
-  dir = await tempDir('model')
-  await mkfs(dir + '/store', ['--disks', '6', '--layout', 'replica:3', '--chunk-size', '256K'])
-  m = await mountChunkfs(dir + '/store', dir + '/mnt', ['-o', 'buffer_mb=2,flush_ms=200'])
-})
-test.after.always(async () => {
-  if (m !== undefined) await m.stop()
-  await removeDir(dir)
+const shared = sharedMount(test, 'model', {
+  mkfs: ['--disks', '6', '--layout', 'replica:3', '--chunk-size', '256K'],
+  mountArgs: ['-o', 'buffer_mb=2,flush_ms=200'],
 })
 
 /** mulberry32: small, seedable, good enough to pick operations. */
@@ -86,8 +78,8 @@ function comparable (entries: Entry[], startNs: number): unknown[] {
 
 for (const seed of SEEDS) {
   test.serial(`seed ${seed}: mount matches a plain directory after every step`, async (t) => {
-    const mountRoot = path.join(m!.mountpoint, `seed${seed}`)
-    const plainRoot = path.join(dir, `plain${seed}`)
+    const mountRoot = path.join(shared.mount.mountpoint, `seed${seed}`)
+    const plainRoot = path.join(shared.dir, `plain${seed}`)
     await shOk(`mkdir -p ${mountRoot} ${plainRoot}`)
     const steps = generate(seed, STEPS)
     const startNs = Date.now() * 1e6

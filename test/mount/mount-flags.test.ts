@@ -5,14 +5,12 @@
 import test from 'ava'
 import * as path from 'node:path'
 import { promises as fsp } from 'node:fs'
-import { ChunkfsMount, CLI_JS, NOBODY_UID, mkfs, mountChunkfs, tempDir, removeDir, sh, shOk, startMount, transportArgs, MountChild, run, TRANSPORT } from '../helpers/mount'
+import { storeFixture, ChunkfsMount, CLI_JS, NOBODY_UID, mkfs, sh, shOk, startMount, transportArgs, MountChild, run, TRANSPORT } from '../helpers/mount'
 
 const ROOT = process.getuid?.() === 0
 const DEV_NULL = { major: 1, minor: 3 }
 
-let dir = ''
-test.before(async () => { dir = await tempDir('mount-flags') })
-test.after.always(async () => { await removeDir(dir) })
+const fixture = storeFixture(test, 'mount-flags', { mkfs: false })
 
 /** The mount's options as /proc/self/mounts lists them. */
 async function mountFlags (mountpoint: string): Promise<string[]> {
@@ -36,8 +34,8 @@ async function probe (m: ChunkfsMount): Promise<{ euid: string, device: string }
 
 test.serial('mounted by root: no nosuid or nodev, a set-user-ID binary runs as its owner, a device file opens', async (t) => {
   if (!ROOT) { t.pass('needs root'); return }
-  await mkfs(dir + '/store')
-  const m = await mountChunkfs(dir + '/store', dir + '/mnt')
+  await mkfs(fixture.store)
+  const m = await fixture.mount()
   t.teardown(() => m.stop())
   const flags = await mountFlags(m.mountpoint)
   t.false(flags.includes('nosuid'), flags.join(','))
@@ -48,7 +46,7 @@ test.serial('mounted by root: no nosuid or nodev, a set-user-ID binary runs as i
 
 test.serial('mounted by root with -o nosuid,nodev: set-id bits are ignored and device files refused', async (t) => {
   if (!ROOT) { t.pass('needs root'); return }
-  const m = await mountChunkfs(dir + '/store', dir + '/mnt', ['-o', 'nosuid,nodev'])
+  const m = await fixture.mount(['-o', 'nosuid,nodev'])
   t.teardown(() => m.stop())
   const flags = await mountFlags(m.mountpoint)
   t.true(flags.includes('nosuid'), flags.join(','))
@@ -56,7 +54,7 @@ test.serial('mounted by root with -o nosuid,nodev: set-id bits are ignored and d
   t.deepEqual(await probe(m), { euid: String(NOBODY_UID), device: 'EACCES' })
   await m.stop()
   // one of the two; and the libfuse3 transport's read-only kernel mount keeps ro through the remount
-  const ro = await mountChunkfs(dir + '/store', dir + '/mnt', ['-o', 'ro,nodev'])
+  const ro = await fixture.mount(['-o', 'ro,nodev'])
   t.teardown(() => ro.stop())
   const roFlags = await mountFlags(ro.mountpoint)
   t.true(roFlags.includes('nodev') && !roFlags.includes('nosuid'), roFlags.join(','))
@@ -66,7 +64,7 @@ test.serial('mounted by root with -o nosuid,nodev: set-id bits are ignored and d
 
 test.serial('mounted by another user: nosuid,nodev; -o suid is refused with a reason and nothing is mounted', async (t) => {
   if (!ROOT) { t.pass('needs root to become another user'); return }
-  const home = path.join(dir, 'nobody')
+  const home = path.join(fixture.dir, 'nobody')
   await fsp.mkdir(home)
   await fsp.chown(home, NOBODY_UID, NOBODY_UID)
   const asNobody = (args: string[]): string[] => [`--reuid=${NOBODY_UID}`, `--regid=${NOBODY_UID}`, '--clear-groups', '--', process.execPath, CLI_JS, ...args]

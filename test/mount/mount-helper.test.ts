@@ -4,11 +4,10 @@
 // mount with the reason and leaves nothing behind.
 import test from 'ava'
 import { existsSync, promises as fsp, readFileSync, readdirSync } from 'node:fs'
-import { CLI_JS, isMounted, mkfs, removeDir, run, sh, shOk, tempDir } from '../helpers/mount'
+import { storeFixture, CLI_JS, isMounted, run, sh, shOk } from '../helpers/mount'
 import { REPO_ROOT } from '../helpers/root'
 
 const HELPER = '/sbin/mount.fuse.chunkfs'
-let dir = ''
 const pids = new Set<number>()
 // mount(8) keeps root's environment for its helpers: point the installed helper at this checkout.
 const env = { ...process.env, CHUNKFS_HOME: REPO_ROOT }
@@ -42,64 +41,61 @@ async function gone (pid: number): Promise<boolean> {
   return !alive(pid)
 }
 
-test.before(async () => {
-  dir = await tempDir('helper')
-  await mkfs(dir + '/store')
-  await fsp.mkdir(dir + '/mnt')
+const fixture = storeFixture(test, 'helper', {
+  beforeStop: async () => {
+    if (isMounted(fixture.mountpoint)) await run('umount', ['-l', fixture.mountpoint])
+    for (const pid of pids) if (alive(pid)) process.kill(pid, 'SIGKILL')
+  },
 })
-test.after.always(async () => {
-  if (isMounted(dir + '/mnt')) await run('umount', ['-l', dir + '/mnt'])
-  for (const pid of pids) if (alive(pid)) process.kill(pid, 'SIGKILL')
-  await removeDir(dir)
-})
+test.serial.before(async () => { await fsp.mkdir(fixture.mountpoint) })
 
 test.serial('mount -t fuse.chunkfs STORE MNT -o defaults,_netdev; umount ends the mount process', async (t) => {
   t.true(existsSync(HELPER), `${HELPER} is missing: run scripts/install-mount-helper.sh (npm run setup does)`)
-  const r = await run('mount', ['-t', 'fuse.chunkfs', dir + '/store', dir + '/mnt', '-o', 'defaults,_netdev,noatime'], { env })
+  const r = await run('mount', ['-t', 'fuse.chunkfs', fixture.store, fixture.mountpoint, '-o', 'defaults,_netdev,noatime'], { env })
   t.is(r.code, 0, r.stderr)
-  t.true(isMounted(dir + '/mnt'))
-  await shOk(`echo hello > ${dir}/mnt/f && sync`)
-  t.is((await shOk(`cat ${dir}/mnt/f`)).trim(), 'hello')
-  const pid = await mountPid(dir + '/mnt')
-  t.regex(await fsp.readFile(dir + '/store/chunkfs.log', 'utf8'), new RegExp(`chunkfs: mounted ${dir}/store on ${dir}/mnt \\(pid ${pid}, transport fuse3\\)`))
-  t.is((await run('umount', [dir + '/mnt'])).code, 0)
+  t.true(isMounted(fixture.mountpoint))
+  await shOk(`echo hello > ${fixture.dir}/mnt/f && sync`)
+  t.is((await shOk(`cat ${fixture.dir}/mnt/f`)).trim(), 'hello')
+  const pid = await mountPid(fixture.mountpoint)
+  t.regex(await fsp.readFile(fixture.dir + '/store/chunkfs.log', 'utf8'), new RegExp(`chunkfs: mounted ${fixture.dir}/store on ${fixture.dir}/mnt \\(pid ${pid}, transport fuse3\\)`))
+  t.is((await run('umount', [fixture.mountpoint])).code, 0)
   t.true(await gone(pid), 'the mount process flushed and exited')
-  t.false(isMounted(dir + '/mnt'))
+  t.false(isMounted(fixture.mountpoint))
 })
 
 test.serial('an fstab line (noauto,ro) mounts with mount MNT; the option reaches chunkfs', async (t) => {
-  await fsp.writeFile(dir + '/fstab', `${dir}/store ${dir}/mnt fuse.chunkfs noauto,ro,x-systemd.automount 0 0\n`)
-  const r = await run('mount', ['-T', dir + '/fstab', dir + '/mnt'], { env })
+  await fsp.writeFile(fixture.dir + '/fstab', `${fixture.dir}/store ${fixture.dir}/mnt fuse.chunkfs noauto,ro,x-systemd.automount 0 0\n`)
+  const r = await run('mount', ['-T', fixture.dir + '/fstab', fixture.mountpoint], { env })
   t.is(r.code, 0, r.stderr)
-  const pid = await mountPid(dir + '/mnt')
-  t.is((await shOk(`cat ${dir}/mnt/f`)).trim(), 'hello')
-  const w = await sh(`touch ${dir}/mnt/new`)
+  const pid = await mountPid(fixture.mountpoint)
+  t.is((await shOk(`cat ${fixture.dir}/mnt/f`)).trim(), 'hello')
+  const w = await sh(`touch ${fixture.dir}/mnt/new`)
   t.regex(w.stderr, /Read-only file system/)
-  t.is((await run('umount', [dir + '/mnt'])).code, 0)
+  t.is((await run('umount', [fixture.mountpoint])).code, 0)
   t.true(await gone(pid))
 })
 
 test.serial('a bad option fails the mount with the reason; nothing is mounted or left running', async (t) => {
-  const r = await run('mount', ['-t', 'fuse.chunkfs', dir + '/store', dir + '/mnt', '-o', 'bogus'], { env })
+  const r = await run('mount', ['-t', 'fuse.chunkfs', fixture.store, fixture.mountpoint, '-o', 'bogus'], { env })
   t.not(r.code, 0)
   t.regex(r.stderr, /chunkfs mount failed \(exit 2\): chunkfs mount: unknown mount option 'bogus'/)
-  t.false(isMounted(dir + '/mnt'))
-  const none = await run('mount', ['-t', 'fuse.chunkfs', dir + '/nostore', dir + '/mnt'], { env })
+  t.false(isMounted(fixture.mountpoint))
+  const none = await run('mount', ['-t', 'fuse.chunkfs', fixture.dir + '/nostore', fixture.mountpoint], { env })
   t.not(none.code, 0)
   t.regex(none.stderr, /is not a chunkfs store/)
-  t.deepEqual(processesNaming(dir + '/store'), [], 'no mount process left')
+  t.deepEqual(processesNaming(fixture.store), [], 'no mount process left')
 })
 
 // Issue 24 item 8: umount returns once the kernel detaches the mount, while the old mount process
 // still flushes and holds the store for a second or two; a mount right then waits for it.
 test.serial('umount then mount at once (mount(8), then chunkfs mount): the new mount waits for the old process; the data is there', async (t) => {
-  const mnt = dir + '/mnt'
+  const mnt = fixture.mountpoint
   const mount8 = async (): Promise<void> => {
-    const r = await run('mount', ['-t', 'fuse.chunkfs', dir + '/store', mnt], { env })
+    const r = await run('mount', ['-t', 'fuse.chunkfs', fixture.store, mnt], { env })
     t.is(r.code, 0, r.stderr)
   }
   await mount8()
-  await shOk(`head -c 48M /dev/urandom > ${mnt}/big && cp ${mnt}/big ${dir}/big.copy`)
+  await shOk(`head -c 48M /dev/urandom > ${mnt}/big && cp ${mnt}/big ${fixture.dir}/big.copy`)
   for (let round = 0; round < 2; round++) {
     const pid = await mountPid(mnt)
     // Slow disks and small files closed just now (stored in the background, not synced): the old
@@ -112,13 +108,13 @@ test.serial('umount then mount at once (mount(8), then chunkfs mount): the new m
     } else {
       const r = await run('fusermount3', ['-u', mnt])
       t.is(r.code, 0, r.stderr)
-      const child = await run('sh', ['-c', `node ${CLI_JS} mount ${dir}/store ${mnt} > ${dir}/direct.log 2>&1 &`])
+      const child = await run('sh', ['-c', `node ${CLI_JS} mount ${fixture.dir}/store ${mnt} > ${fixture.dir}/direct.log 2>&1 &`])
       t.is(child.code, 0)
-      for (let i = 0; i < 600 && !/chunkfs: mounted|cannot/.test(readFileSync(dir + '/direct.log', 'utf8')); i++) await new Promise((resolve) => setTimeout(resolve, 100))
-      t.regex(readFileSync(dir + '/direct.log', 'utf8'), /chunkfs: mounted /)
+      for (let i = 0; i < 600 && !/chunkfs: mounted|cannot/.test(readFileSync(fixture.dir + '/direct.log', 'utf8')); i++) await new Promise((resolve) => setTimeout(resolve, 100))
+      t.regex(readFileSync(fixture.dir + '/direct.log', 'utf8'), /chunkfs: mounted /)
     }
     t.true(await gone(pid), 'the old mount process finished')
-    t.is((await shOk(`cmp ${mnt}/big ${dir}/big.copy && cat ${mnt}/small20`)).trim(), 'again20', `round ${round}`)
+    t.is((await shOk(`cmp ${mnt}/big ${fixture.dir}/big.copy && cat ${mnt}/small20`)).trim(), 'again20', `round ${round}`)
   }
   const last = await mountPid(mnt)
   t.is((await run('umount', [mnt])).code, 0)
@@ -126,15 +122,15 @@ test.serial('umount then mount at once (mount(8), then chunkfs mount): the new m
 })
 
 test.serial('a store held by a live mount is refused at once, without waiting', async (t) => {
-  const r = await run('mount', ['-t', 'fuse.chunkfs', dir + '/store', dir + '/mnt'], { env })
+  const r = await run('mount', ['-t', 'fuse.chunkfs', fixture.store, fixture.mountpoint], { env })
   t.is(r.code, 0, r.stderr)
-  const pid = await mountPid(dir + '/mnt')
-  await fsp.mkdir(dir + '/mnt2', { recursive: true })
-  const second = await run(process.execPath, [CLI_JS, 'mount', dir + '/store', dir + '/mnt2'])
+  const pid = await mountPid(fixture.mountpoint)
+  await fsp.mkdir(fixture.dir + '/mnt2', { recursive: true })
+  const second = await run(process.execPath, [CLI_JS, 'mount', fixture.store, fixture.dir + '/mnt2'])
   t.not(second.code, 0)
   t.regex(second.stderr, new RegExp(`already open read-write by pid ${pid}`))
   t.notRegex(second.stderr, /waiting/)
-  t.is((await run('umount', [dir + '/mnt'])).code, 0)
+  t.is((await run('umount', [fixture.mountpoint])).code, 0)
   t.true(await gone(pid))
 })
 
@@ -147,8 +143,8 @@ function mountOptions (mnt: string): string[] {
 // Issue 24 item 9: mount -o remount,ro (and back) works as for other FUSE file systems: the kernel
 // changes the mount's generic flags; mount(8)'s own options and noacl are taken, not refused.
 test.serial('mount(8) options other FUSE file systems take are taken; mount -o remount,ro and remount,rw change the live mount', async (t) => {
-  const mnt = dir + '/mnt'
-  const r = await run('mount', ['-t', 'fuse.chunkfs', dir + '/store', mnt, '-o', 'rw,defaults,_netdev,nofail,user,users,noauto,auto,nouser,relatime,noatime,noacl'], { env })
+  const mnt = fixture.mountpoint
+  const r = await run('mount', ['-t', 'fuse.chunkfs', fixture.store, mnt, '-o', 'rw,defaults,_netdev,nofail,user,users,noauto,auto,nouser,relatime,noatime,noacl'], { env })
   t.is(r.code, 0, r.stderr)
   const pid = await mountPid(mnt)
   await shOk(`echo before > ${mnt}/remount-file`)
@@ -169,7 +165,7 @@ test.serial('mount(8) options other FUSE file systems take are taken; mount -o r
   t.is((await run('umount', [mnt])).code, 0)
   t.true(await gone(pid))
   // A mount chunkfs serves read-only (-o ro) cannot be made writable by a remount: a clear error.
-  const m2 = await run('mount', ['-t', 'fuse.chunkfs', dir + '/store', mnt, '-o', 'ro'], { env })
+  const m2 = await run('mount', ['-t', 'fuse.chunkfs', fixture.store, mnt, '-o', 'ro'], { env })
   t.is(m2.code, 0, m2.stderr)
   const pid2 = await mountPid(mnt)
   t.is((await shOk(`cat ${mnt}/remount-file`)).trim(), 'after')

@@ -2,21 +2,10 @@
 // every POSIX op the mount offers, the errno cases, and permissions as uid 65534.
 import test from 'ava'
 import * as path from 'node:path'
-import { ChunkfsMount, mkfs, mountChunkfs, tempDir, removeDir, fsClient, fsOk, fsErr, sh, shOk, NOBODY_UID } from '../helpers/mount'
+import { sharedMount, fsClient, fsOk, fsErr, sh, shOk, NOBODY_UID } from '../helpers/mount'
 
-let dir = ''
-let m: ChunkfsMount | undefined
-const P = (rel: string): string => path.join(m!.mountpoint, rel)
-
-test.before(async () => {
-  dir = await tempDir('ops')
-  await mkfs(dir + '/store')
-  m = await mountChunkfs(dir + '/store', dir + '/mnt')
-})
-test.after.always(async () => {
-  if (m !== undefined) await m.stop()
-  await removeDir(dir)
-})
+const shared = sharedMount(test, 'ops')
+const P = (rel: string): string => path.join(shared.mount.mountpoint, rel)
 
 test.serial('files: create, write, read, getattr, fstat', async (t) => {
   const r = await fsClient([
@@ -33,7 +22,7 @@ test.serial('files: create, write, read, getattr, fstat', async (t) => {
   t.is(st.mode & 0o170000, 0o100000)
   t.is(st.size, 300_000)
   t.is(st.nlink, 1)
-  const local = await fsClient([['open', 'f', dir + '/ref', ['creat', 'wronly'], 0o644], ['pwrite', 'f', 0, { seed: 1, len: 300_000 }], ['close', 'f'], ['readfile', dir + '/ref']])
+  const local = await fsClient([['open', 'f', shared.dir + '/ref', ['creat', 'wronly'], 0o644], ['pwrite', 'f', 0, { seed: 1, len: 300_000 }], ['close', 'f'], ['readfile', shared.dir + '/ref']])
   t.deepEqual(r[4].ok, local[3].ok)
 })
 
@@ -66,7 +55,7 @@ test.serial('truncate and ftruncate: shrink, grow with zeros, across chunks', as
     ['stat', P('trunc')],
   ])
   t.is(r[3].ok.size, 4_200_000)
-  const expected = (await fsClient([['open', 'f', dir + '/t', ['creat', 'rdwr']], ['pwrite', 'f', 0, { seed: 2, len: 5 << 20 }], ['preadhex', 'f', 4_199_990, 10]]))[2].ok
+  const expected = (await fsClient([['open', 'f', shared.dir + '/t', ['creat', 'rdwr']], ['pwrite', 'f', 0, { seed: 2, len: 5 << 20 }], ['preadhex', 'f', 4_199_990, 10]]))[2].ok
   t.is(r[5].ok, expected + '00'.repeat(10))
   t.is(r[9].ok.size, 10)
   t.is(await fsErr(['truncate', P('adir'), 0]), 'EISDIR')
@@ -172,8 +161,8 @@ test.serial('writes update mtime; statfs reports usable capacity', async (t) => 
   await fsOk(['utime', P('mt'), 1e18, 1e18])
   await fsOk(['writefile', P('mt'), 'b'])
   t.true((await fsOk(['stat', P('mt')])).mtime_ns > 1.6e18)
-  const vfs = await fsOk(['statvfs', m!.mountpoint])
-  const disk = await fsOk(['statvfs', dir])
+  const vfs = await fsOk(['statvfs', shared.mount.mountpoint])
+  const disk = await fsOk(['statvfs', shared.dir])
   t.true(vfs.blocks > 0)
   // 6 disks on one filesystem, replica:3: about a third of the raw space
   const ratio = (vfs.blocks * vfs.bsize) / (disk.blocks * disk.bsize)
@@ -201,9 +190,9 @@ test.serial('user.chunkfs.layout: per directory, inherited, shown on files, EINV
   t.is(await fsOk(['getxattr', P('a'), 'user.chunkfs.layout']), 'replica:3')
   t.is(await fsErr(['setxattr', P('ecdir'), 'user.chunkfs.layout', 'raid5']), 'EINVAL')
   t.is(await fsErr(['setxattr', P('ecdir'), 'user.chunkfs.layout', 'ec:8+4']), 'EINVAL') // needs 12 disks
-  const ref = await fsOk(['writefile', dir + '/ecref', { seed: 3, len: 100_000 }])
+  const ref = await fsOk(['writefile', shared.dir + '/ecref', { seed: 3, len: 100_000 }])
   t.is(ref, null)
-  t.deepEqual(await fsOk(['readfile', P('ecdir/sub/f')]), await fsOk(['readfile', dir + '/ecref']))
+  t.deepEqual(await fsOk(['readfile', P('ecdir/sub/f')]), await fsOk(['readfile', shared.dir + '/ecref']))
 })
 
 test.serial('ownership and permissions as uid 65534 (default_permissions, allow_other)', async (t) => {

@@ -5,22 +5,16 @@
 // while mounted (meta.db-wal/-shm and the lock exist) and after unmount; and `find -perm /077` finds nothing.
 import test from 'ava'
 import * as path from 'node:path'
-import { ChunkfsMount, mkfs, mountChunkfs, tempDir, removeDir, fsClient, shOk, NOBODY_UID } from '../helpers/mount'
+import { storeFixture, mkfs, fsClient, shOk, NOBODY_UID } from '../helpers/mount'
 
-let dir = ''
-let m: ChunkfsMount | undefined
+const fixture = storeFixture(test, 'privacy', { mkfs: false }) // 0755: uid 65534 reaches the store and the disks, and must stop there
 const DISKS = [0, 1, 2, 3, 4, 5]
 
-test.before(async () => {
-  dir = await tempDir('privacy') // 0755: uid 65534 reaches the store and the disks, and must stop there
-  await mkfs(dir + '/store', [...DISKS.flatMap((i) => ['--disk', `${dir}/disk${i}`]), '--layout', 'replica:3'])
-})
-test.after.always(async () => {
-  if (m !== undefined) await m.stop()
-  await removeDir(dir)
+test.serial.before(async () => {
+  await mkfs(fixture.store, [...DISKS.flatMap((i) => ['--disk', `${fixture.dir}/disk${i}`]), '--layout', 'replica:3'])
 })
 
-const roots = (): string => [`${dir}/store`, ...DISKS.map((i) => `${dir}/disk${i}`)].join(' ')
+const roots = (): string => [fixture.store, ...DISKS.map((i) => `${fixture.dir}/disk${i}`)].join(' ')
 
 /** As uid 65534: open every path of the store and its disks; the errno of each that did not give EACCES. */
 async function nobodyOpens (): Promise<{ paths: number, notRefused: string[] }> {
@@ -31,7 +25,7 @@ async function nobodyOpens (): Promise<{ paths: number, notRefused: string[] }> 
 }
 
 test.serial('mixed workload with a crash: uid 65534 can open no path of the store, find -perm /077 finds nothing', async (t) => {
-  m = await mountChunkfs(dir + '/store', dir + '/mnt')
+  let m = await fixture.mount()
   const mnt = m.mountpoint
   await shOk(`cd ${mnt}
     (umask 077; head -c 100 /dev/urandom > small600; head -c 9M /dev/urandom > big600)
@@ -47,17 +41,16 @@ test.serial('mixed workload with a crash: uid 65534 can open no path of the stor
   // A crash in the middle of unsynced writes, then a remount (recovery runs at open).
   await shOk(`head -c 8M /dev/urandom > ${mnt}/unsynced; dd if=/dev/urandom of=${mnt}/big644 bs=4k count=8 seek=7 conv=notrunc status=none`)
   await m.kill9()
-  m = await mountChunkfs(dir + '/store', dir + '/mnt')
+  m = await fixture.mount()
   await shOk(`cd ${m.mountpoint}; head -c 3M /dev/urandom > after; cat big644 renamed644 small600 > /dev/null; sync`)
 
   const mounted = await nobodyOpens()
   t.true(mounted.paths > 60, `the walk saw the shards (${mounted.paths} paths)`)
   t.deepEqual(mounted.notRefused, [], 'while mounted')
-  t.regex(await shOk(`ls ${dir}/store`), /meta\.db-wal/)
+  t.regex(await shOk(`ls ${fixture.store}`), /meta\.db-wal/)
   t.is(await shOk(`find ${roots()} -perm /077`), '')
 
   await m.stop()
-  m = undefined
   t.deepEqual((await nobodyOpens()).notRefused, [], 'after unmount')
   t.is(await shOk(`find ${roots()} -perm /077`), '')
 })

@@ -7,19 +7,14 @@ import test from 'ava'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { ChildProcess, spawn, spawnSync } from 'node:child_process'
-import { ChunkfsMount, mkfs, mountChunkfs, tempDir, removeDir, run, PYTHON, reclaimDrained } from '../helpers/mount'
+import { storeFixture, run, PYTHON, reclaimDrained } from '../helpers/mount'
 
-let dir = ''
-let m: ChunkfsMount | undefined
 let tracer: ChildProcess | undefined
 const FILES = 120
 const ATTACH_WAIT_MS = 30_000
 
-test.before(async () => { dir = await tempDir('reclaim-order') })
-test.after.always(async () => {
-  if (tracer !== undefined && tracer.exitCode === null) tracer.kill('SIGINT')
-  if (m !== undefined) await m.stop()
-  await removeDir(dir)
+const fixture = storeFixture(test, 'reclaim-order', {
+  beforeStop: () => { if (tracer !== undefined && tracer.exitCode === null) tracer.kill('SIGINT') },
 })
 
 const drained = reclaimDrained
@@ -61,15 +56,14 @@ for i in range(int(sys.argv[2])):
 
 test.serial('rm -rf: no shard of an unlinked file is deleted before a WAL flush that follows the unlink (strace)', async (t) => {
   t.is(spawnSync('strace', ['-V']).status, 0, 'strace is needed (scripts/setup.sh installs it)')
-  const store = dir + '/store'
-  await mkfs(store)
-  m = await mountChunkfs(store, dir + '/mnt')
+  const store = fixture.store
+  const m = await fixture.mount()
   const tree = path.join(m.mountpoint, 'tree')
   const made = await run(PYTHON, ['-c', MAKE, tree, String(FILES)], { timeoutMs: 300_000 })
   t.is(made.code, 0, made.stderr)
   const nameOfIno = new Map(made.stdout.trim().split('\n').map((l) => l.split(' ')).map(([ino, name]) => [BigInt(ino), name]))
-  const mountTrace = path.join(dir, 'mount.trace')
-  const rmTrace = path.join(dir, 'rm.trace')
+  const mountTrace = path.join(fixture.dir, 'mount.trace')
+  const rmTrace = path.join(fixture.dir, 'rm.trace')
   tracer = await attach(m.child.pid!, mountTrace)
   const rm = await run('strace', ['-f', '-ttt', '-e', 'trace=unlinkat,unlink', '-o', rmTrace, 'rm', '-rf', tree], { timeoutMs: 300_000 })
   t.is(rm.code, 0, rm.stderr)
@@ -78,7 +72,6 @@ test.serial('rm -rf: no shard of an unlinked file is deleted before a WAL flush 
   tracer.kill('SIGINT') // detaches; the mount goes on
   await stopped
   await m.stop()
-  m = undefined
 
   // When rm asked to unlink each file (the mount commits the unlink while rm waits for the reply).
   const unlinkedAt = new Map<string, number>()

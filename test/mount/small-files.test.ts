@@ -5,17 +5,10 @@
 import Database from 'better-sqlite3'
 import test from 'ava'
 import * as path from 'node:path'
-import { ChunkfsMount, mkfs, mountChunkfs, tempDir, removeDir, run, shOk, PYTHON, CLI_JS } from '../helpers/mount'
+import { storeFixture, run, shOk, PYTHON, CLI_JS } from '../helpers/mount'
 
-let dir = ''
-let m: ChunkfsMount | undefined
+const fixture = storeFixture(test, 'smallfiles', { mkfs: ['--disks', '6', '--layout', 'ec:4+2'] })
 const cli = (args: string[]) => run(process.execPath, [CLI_JS, ...args], { timeoutMs: 120_000 })
-
-test.before(async () => { dir = await tempDir('smallfiles') })
-test.after.always(async () => {
-  if (m !== undefined) await m.stop()
-  await removeDir(dir)
-})
 
 const TREE = `
 import os, random, sys
@@ -37,14 +30,13 @@ print(bad)
 `
 
 test.serial('a tree of small files is packed into containers, reads back after a remount, rm -rf leaves dead bytes, scrub is clean', async (t) => {
-  const store = dir + '/store'
-  await mkfs(store, ['--disks', '6', '--layout', 'ec:4+2'])
-  m = await mountChunkfs(store, dir + '/mnt')
+  const store = fixture.store
+  let m = await fixture.mount()
   const tree = path.join(m.mountpoint, 'tree')
   const made = await run(PYTHON, ['-c', TREE, tree], { timeoutMs: 120_000 })
   t.is(made.code, 0, made.stderr)
   await m.stop()
-  m = await mountChunkfs(store, dir + '/mnt')
+  m = await fixture.mount()
   const checked = await run(PYTHON, ['-c', CHECK, tree], { timeoutMs: 120_000 })
   t.is(checked.stdout.trim(), '0', `every small file reads back after a remount ${checked.stderr}`)
   const shards = Number((await shOk(`find ${store}/disks -name '*.shard' | wc -l`)).trim())
@@ -55,7 +47,6 @@ test.serial('a tree of small files is packed into containers, reads back after a
   t.true(containers.open === 1 && containers.liveBytes > 300, JSON.stringify(containers))
   await shOk(`rm -rf ${tree}`)
   await m.stop()
-  m = undefined
   const db = new Database(path.join(store, 'meta.db'), { readonly: true })
   const row = db.prepare('SELECT sum(dead_bytes) AS dead, sum(used_bytes) AS used FROM containers').get() as { dead: number, used: number }
   const named = db.prepare('SELECT count(*) AS n FROM inodes WHERE slice_container IS NOT NULL').get() as { n: number }

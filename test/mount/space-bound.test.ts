@@ -6,7 +6,7 @@
 // their space was never given back while the container stayed open.
 import test from 'ava'
 import * as path from 'node:path'
-import { ChunkfsMount, PYTHON, mkfs, mountChunkfs, tempDir, removeDir, run, shOk } from '../helpers/mount'
+import { sharedMount, PYTHON, run, shOk } from '../helpers/mount'
 import { REPO_ROOT } from '../helpers/root'
 
 const STRESS = path.join(REPO_ROOT, 'test', 'helpers', 'stress.py')
@@ -23,21 +23,11 @@ const SLACK_BYTES = 32 << 20
 /** Polls of 1 s for reclaim and compaction to catch up (each runs at least once a second when busy). */
 const SETTLE_POLLS_MAX = 90
 
-let dir = ''
-let m: ChunkfsMount | undefined
-test.before(async () => {
-  dir = await tempDir('space')
-  await mkfs(dir + '/store')
-  m = await mountChunkfs(dir + '/store', dir + '/mnt')
-})
-test.after.always(async () => {
-  if (m !== undefined) await m.stop()
-  await removeDir(dir)
-})
+const shared = sharedMount(test, 'space')
 
 /** Bytes the disk directories take (allocated blocks, directories included). */
 async function storedBytes (): Promise<number> {
-  return Number((await shOk(`du -sk ${dir}/store/disks | cut -f1`)).trim()) * 1024
+  return Number((await shOk(`du -sk ${shared.dir}/store/disks | cut -f1`)).trim()) * 1024
 }
 
 /** Logical bytes of the files in the mount: what they hold, at most their size (holes are not data). */
@@ -48,12 +38,12 @@ for r,ds,fs in os.walk(sys.argv[1]):
     for f in fs:
         s=os.lstat(os.path.join(r,f)); t+=min(s.st_size, s.st_blocks*512)
 print(t)`
-  return Number((await shOk(`${PYTHON} -c '${script}' ${m!.mountpoint}`)).trim())
+  return Number((await shOk(`${PYTHON} -c '${script}' ${shared.mount.mountpoint}`)).trim())
 }
 
 test.serial('after a multi-process stress stops, the disks hold at most 3.3x the live bytes plus a fixed slack', async (t) => {
-  await shOk(`mkdir ${m!.mountpoint}/d`)
-  const r = await run(PYTHON, [STRESS, `${m!.mountpoint}/d`, String(WORKERS), String(STRESS_SECONDS), String(STRESS_BYTES_MAX), '15'], { timeoutMs: 120_000 })
+  await shOk(`mkdir ${shared.mount.mountpoint}/d`)
+  const r = await run(PYTHON, [STRESS, `${shared.mount.mountpoint}/d`, String(WORKERS), String(STRESS_SECONDS), String(STRESS_BYTES_MAX), '15'], { timeoutMs: 120_000 })
   t.is(r.code, 0, r.stderr)
   const report = JSON.parse(r.stdout) as { writtenBytes: number, ops: Record<string, number> }
   t.log(`stress: ${(report.writtenBytes / 2 ** 20).toFixed(0)} MiB written, ops ${JSON.stringify(report.ops)}`)

@@ -3,28 +3,20 @@
 // inserts and updates with PRAGMA integrity_check.
 import test from 'ava'
 import * as path from 'node:path'
-import { ChunkfsMount, mkfs, mountChunkfs, tempDir, removeDir, sh, shOk } from '../helpers/mount'
+import { sharedMount, sh, shOk } from '../helpers/mount'
 
-let dir = ''
-let m: ChunkfsMount | undefined
-const P = (rel: string): string => path.join(m!.mountpoint, rel)
+const shared = sharedMount(test, 'tools')
+const P = (rel: string): string => path.join(shared.mount.mountpoint, rel)
 
-test.before(async () => {
-  dir = await tempDir('tools')
-  await mkfs(dir + '/store')
-  m = await mountChunkfs(dir + '/store', dir + '/mnt')
+test.serial.before(async () => {
   // A source tree with varied modes, times, sizes, a symlink and a hard link.
-  await shOk(`set -e; src=${dir}/src; mkdir -p $src/sub/deep; cd $src
+  await shOk(`set -e; src=${shared.dir}/src; mkdir -p $src/sub/deep; cd $src
     head -c 3000000 /dev/urandom > big.bin; echo hello > small.txt; : > empty
     printf 'x%.0s' $(seq 1 5000) > sub/xs; head -c 70000 /dev/urandom > sub/deep/mid.bin
     ln -s small.txt link; ln small.txt hard
     chmod 600 big.bin; chmod 751 sub; chmod 640 sub/xs; chmod 4755 sub/deep/mid.bin
     touch -d '2001-02-03 04:05:06.123456789' small.txt; touch -d '1999-12-31 23:59:59' sub/xs sub
     touch -h -d '2005-05-05 05:05:05' link`)
-})
-test.after.always(async () => {
-  if (m !== undefined) await m.stop()
-  await removeDir(dir)
 })
 
 // Modes, sizes, mtimes (to the second for tar), link targets and contents of a tree, for comparison.
@@ -42,20 +34,20 @@ test('fio random writes from 4 jobs, verified with crc32c', async (t) => {
 })
 
 test('tar round trip preserves contents, modes and mtimes', async (t) => {
-  await shOk(`cd ${dir} && tar -cf ${P('src.tar')} src && mkdir -p ${P('untar')} && tar -xpf ${P('src.tar')} -C ${P('untar')}`, { timeoutMs: 120_000 })
-  const want = await shOk(`cd ${dir}/src && ${LISTING}`)
+  await shOk(`cd ${shared.dir} && tar -cf ${P('src.tar')} src && mkdir -p ${P('untar')} && tar -xpf ${P('src.tar')} -C ${P('untar')}`, { timeoutMs: 120_000 })
+  const want = await shOk(`cd ${shared.dir}/src && ${LISTING}`)
   const got = await shOk(`cd ${P('untar/src')} && ${LISTING}`)
   // tar keeps whole seconds of mtime: compare with the fractions cut
   const cut = (s: string): string => s.replace(/ (\d+)\.\d+(\s)/g, ' $1$2')
   t.is(cut(got), cut(want))
   // and back out of the mount again
-  await shOk(`mkdir -p ${dir}/back && cd ${P('untar')} && tar -cf - src | tar -xpf - -C ${dir}/back`)
-  t.is(cut(await shOk(`cd ${dir}/back/src && ${LISTING}`)), cut(want))
+  await shOk(`mkdir -p ${shared.dir}/back && cd ${P('untar')} && tar -cf - src | tar -xpf - -C ${shared.dir}/back`)
+  t.is(cut(await shOk(`cd ${shared.dir}/back/src && ${LISTING}`)), cut(want))
 })
 
 test('cp -a keeps everything, to the nanosecond', async (t) => {
-  await shOk(`cp -a ${dir}/src ${P('cpa')}`, { timeoutMs: 120_000 })
-  const want = await shOk(`cd ${dir}/src && ${LISTING}`)
+  await shOk(`cp -a ${shared.dir}/src ${P('cpa')}`, { timeoutMs: 120_000 })
+  const want = await shOk(`cd ${shared.dir}/src && ${LISTING}`)
   t.is(await shOk(`cd ${P('cpa')} && ${LISTING}`), want)
   const hard = await shOk(`stat -c '%h %i' ${P('cpa/small.txt')} ${P('cpa/hard')}`)
   const [a, b] = hard.trim().split('\n')
@@ -65,7 +57,7 @@ test('cp -a keeps everything, to the nanosecond', async (t) => {
 
 test('git init, add, commit, log, fsck', async (t) => {
   const g = `git -c user.name=t -c user.email=t@example.com -c init.defaultBranch=main`
-  await shOk(`cp -a ${dir}/src ${P('repo')} && cd ${P('repo')} && ${g} init -q && ${g} add -A && ${g} commit -qm first`, { timeoutMs: 120_000 })
+  await shOk(`cp -a ${shared.dir}/src ${P('repo')} && cd ${P('repo')} && ${g} init -q && ${g} add -A && ${g} commit -qm first`, { timeoutMs: 120_000 })
   await shOk(`cd ${P('repo')} && echo change >> small.txt && ${g} commit -qam second && ${g} gc -q`, { timeoutMs: 120_000 })
   t.is((await shOk(`cd ${P('repo')} && git log --oneline | wc -l`)).trim(), '2')
   const fsck = await sh(`cd ${P('repo')} && git fsck --full --strict`, { timeoutMs: 120_000 })
@@ -92,8 +84,8 @@ test('sqlite3: random inserts and updates, then PRAGMA integrity_check', async (
   const check = await shOk(`sqlite3 ${db} 'PRAGMA integrity_check;' 'SELECT count(*) > 15000 FROM kv;'`)
   t.is(check.trim(), 'ok\n1')
   // the same statements on a plain directory give the same row count
-  await shOk(`sqlite3 ${dir}/plain.db`, { input: sql.join('\n').replace(/randomblob\(\d+\)/g, 'randomblob(1)') })
+  await shOk(`sqlite3 ${shared.dir}/plain.db`, { input: sql.join('\n').replace(/randomblob\(\d+\)/g, 'randomblob(1)') })
   const a = await shOk(`sqlite3 ${db} 'SELECT count(*), sum(n) FROM kv;'`)
-  const b = await shOk(`sqlite3 ${dir}/plain.db 'SELECT count(*), sum(n) FROM kv;'`)
+  const b = await shOk(`sqlite3 ${shared.dir}/plain.db 'SELECT count(*), sum(n) FROM kv;'`)
   t.is(a.split('|')[0], b.split('|')[0])
 })

@@ -6,7 +6,7 @@
 import test from 'ava'
 import * as path from 'node:path'
 import { promises as fsp } from 'node:fs'
-import { ChunkfsMount, CLI_JS, mkfs, mountChunkfs, removeDir, run, shOk, tempDir, transportArgs } from '../helpers/mount'
+import { sharedMount, CLI_JS, run, shOk, transportArgs } from '../helpers/mount'
 
 const DIRS: Record<string, string> = {
   z3: 'replica:3,zstd',
@@ -21,53 +21,44 @@ const DIRS: Record<string, string> = {
 const TEXT_BYTES = 9 << 20 // three chunks, the last short
 const NOISE_BYTES = 5 << 20
 
-let dir = ''
-let m: ChunkfsMount | undefined
+const shared = sharedMount(test, 'transforms', { mkfs: ['--disks', '6', '--layout', 'replica:3,zstd'] })
 
-test.before(async () => {
-  dir = await tempDir('transforms')
-  await mkfs(dir + '/store', ['--disks', '6', '--layout', 'replica:3,zstd'])
+test.serial.before(async () => {
   // Reference files: text that compresses (seq output), noise that does not.
-  await shOk(`mkdir -p ${dir}/ref && (seq 1 2000000 || true) | head -c ${TEXT_BYTES} > ${dir}/ref/text && head -c ${NOISE_BYTES} /dev/urandom > ${dir}/ref/noise`)
-})
-test.after.always(async () => {
-  if (m !== undefined) await m.stop()
-  await removeDir(dir)
+  await shOk(`mkdir -p ${shared.dir}/ref && (seq 1 2000000 || true) | head -c ${TEXT_BYTES} > ${shared.dir}/ref/text && head -c ${NOISE_BYTES} /dev/urandom > ${shared.dir}/ref/noise`)
 })
 
 interface Status { layoutsInUse: Array<{ layout: string; files: number }>; transformedChunks: Array<{ transforms: string; chunks: number; rawBytes: number; storedBytes: number }>; healQueueLength: number; counters: Record<string, number> }
 async function status (): Promise<Status> {
-  const r = await run(process.execPath, [CLI_JS, 'status', dir + '/store', '--json'], { timeoutMs: 30_000 })
+  const r = await run(process.execPath, [CLI_JS, 'status', shared.dir + '/store', '--json'], { timeoutMs: 30_000 })
   if (r.code !== 0) throw new Error(`status failed: ${r.stderr}`)
   return JSON.parse(r.stdout) as Status
 }
 
 /** O_DIRECT read through the mount compared with the reference (the kernel's pages are not what is tested). */
 async function same (rel: string, ref: string): Promise<{ code: number | null; out: string }> {
-  const r = await run('bash', ['-c', 'dd if="$1" iflag=direct bs=1M status=none | cmp - "$2"', '-', path.join(m!.mountpoint, rel), ref], { timeoutMs: 60_000 })
+  const r = await run('bash', ['-c', 'dd if="$1" iflag=direct bs=1M status=none | cmp - "$2"', '-', path.join(shared.mount.mountpoint, rel), ref], { timeoutMs: 60_000 })
   return { code: r.code, out: r.stdout + r.stderr }
 }
 
 test.serial('round trips with each transform and both, on replica:3 and ec:4+2; getfattr and status show them', async (t) => {
-  m = await mountChunkfs(dir + '/store', dir + '/mnt')
-  const mnt = m.mountpoint
+  const mnt = shared.mount.mountpoint
   for (const [d, layout] of Object.entries(DIRS)) {
-    await shOk(`mkdir ${mnt}/${d} && setfattr -n user.chunkfs.layout -v ${layout} ${mnt}/${d} && cp ${dir}/ref/text ${dir}/ref/noise ${mnt}/${d}/`)
+    await shOk(`mkdir ${mnt}/${d} && setfattr -n user.chunkfs.layout -v ${layout} ${mnt}/${d} && cp ${shared.dir}/ref/text ${shared.dir}/ref/noise ${mnt}/${d}/`)
   }
-  await shOk(`cp ${dir}/ref/text ${mnt}/default-text && sync`)
+  await shOk(`cp ${shared.dir}/ref/text ${mnt}/default-text && sync`)
   const bad = await run('setfattr', ['-n', 'user.chunkfs.layout', '-v', 'ec:4+2,aes256gcm,zstd', `${mnt}/z3`], { timeoutMs: 10_000 })
   t.not(bad.code, 0, 'a transform order that does not parse is refused')
   for (const [d, layout] of Object.entries(DIRS)) {
     t.is((await shOk(`getfattr --only-values -n user.chunkfs.layout ${mnt}/${d}/text`)).trim(), layout)
     for (const f of ['text', 'noise']) {
-      const r = await same(`${d}/${f}`, `${dir}/ref/${f}`)
+      const r = await same(`${d}/${f}`, `${shared.dir}/ref/${f}`)
       t.is(r.code, 0, `${d}/${f}: ${r.out}`)
     }
   }
   t.is((await shOk(`getfattr --only-values -n user.chunkfs.layout ${mnt}/default-text`)).trim(), 'replica:3,zstd', 'the mkfs default')
-  await m.stop()
-  m = await mountChunkfs(dir + '/store', dir + '/mnt') // fresh caches: the reads below decode from the shards
-  for (const d of Object.keys(DIRS)) t.is((await same(`${d}/text`, `${dir}/ref/text`)).code, 0, `${d}/text after remount`)
+  await shared.remount() // fresh caches: the reads below decode from the shards
+  for (const d of Object.keys(DIRS)) t.is((await same(`${d}/text`, `${shared.dir}/ref/text`)).code, 0, `${d}/text after remount`)
   const s = await status()
   for (const layout of Object.values(DIRS)) {
     const files = layout === 'replica:3,zstd' ? 3 : 2 // and default-text, under the mkfs default
@@ -79,28 +70,27 @@ test.serial('round trips with each transform and both, on replica:3 and ec:4+2; 
   t.is(by.get('compressed+encrypted')?.chunks, 3 * 2, JSON.stringify(s.transformedChunks)) // zaec za3
   t.is(by.get('encrypted')?.chunks, 5 * 2 + 2 * 2, JSON.stringify(s.transformedChunks)) // a3 aec text+noise; zaec za3 noise
   t.true(by.get('compressed')!.rawBytes / by.get('compressed')!.storedBytes > 2, 'text compresses')
-  const text = await run(process.execPath, [CLI_JS, 'status', dir + '/store'], { timeoutMs: 30_000 })
+  const text = await run(process.execPath, [CLI_JS, 'status', shared.dir + '/store'], { timeoutMs: 30_000 })
   t.regex(text.stdout, /transformed chunks: compressed 15 chunks/)
 })
 
 test.serial('partial overwrites of transformed chunks, fsync\'d, read back before and after a remount', async (t) => {
-  const mnt = m!.mountpoint
+  const mnt = shared.mount.mountpoint
   for (const d of ['z3', 'zaec', 'a3']) {
-    await shOk(`cp ${dir}/ref/text ${dir}/ref/text-${d}`)
+    await shOk(`cp ${shared.dir}/ref/text ${shared.dir}/ref/text-${d}`)
     for (const [seek, count] of [[10, 3], [700, 1], [2100, 5]]) {
-      await shOk(`head -c ${count * 4096} /dev/urandom > ${dir}/patch && dd if=${dir}/patch of=${mnt}/${d}/text bs=4096 seek=${seek} conv=notrunc,fsync status=none && dd if=${dir}/patch of=${dir}/ref/text-${d} bs=4096 seek=${seek} conv=notrunc status=none`)
+      await shOk(`head -c ${count * 4096} /dev/urandom > ${shared.dir}/patch && dd if=${shared.dir}/patch of=${mnt}/${d}/text bs=4096 seek=${seek} conv=notrunc,fsync status=none && dd if=${shared.dir}/patch of=${shared.dir}/ref/text-${d} bs=4096 seek=${seek} conv=notrunc status=none`)
     }
-    const r = await same(`${d}/text`, `${dir}/ref/text-${d}`)
+    const r = await same(`${d}/text`, `${shared.dir}/ref/text-${d}`)
     t.is(r.code, 0, `${d}: ${r.out}`)
   }
-  await m!.stop()
-  m = await mountChunkfs(dir + '/store', dir + '/mnt')
-  for (const d of ['z3', 'zaec', 'a3']) t.is((await same(`${d}/text`, `${dir}/ref/text-${d}`)).code, 0, `${d} after remount`)
+  await shared.remount()
+  for (const d of ['z3', 'zaec', 'a3']) t.is((await same(`${d}/text`, `${shared.dir}/ref/text-${d}`)).code, 0, `${d} after remount`)
 })
 
 /** The live version's shard file (the chunk map names it; inspect lists the shards it finds). */
 async function liveShard (rel: string, chunk: number, shard: number): Promise<string> {
-  const r = await run(process.execPath, [CLI_JS, 'inspect', path.join(m!.mountpoint, rel), '--chunk', String(chunk), '--json'], { timeoutMs: 30_000 })
+  const r = await run(process.execPath, [CLI_JS, 'inspect', path.join(shared.mount.mountpoint, rel), '--chunk', String(chunk), '--json'], { timeoutMs: 30_000 })
   if (r.code !== 0) throw new Error(`inspect failed: ${r.stderr}${r.stdout}`)
   const shards = (JSON.parse(r.stdout) as { shards: Array<{ path: string; header?: { shardIndex: number; version: string } }> }).shards
   const mine = shards.filter((s) => s.header?.shardIndex === shard)
@@ -111,7 +101,7 @@ async function liveShard (rel: string, chunk: number, shard: number): Promise<st
 
 test.serial('a flipped stored byte of an encrypted chunk is caught by the hash, served around and healed', async (t) => {
   const file = await liveShard('zaec/noise', 0, 1)
-  await m!.stop()
+  await shared.mount.stop()
   const fh = await fsp.open(file, 'r+')
   const { size } = await fh.stat()
   const b = Buffer.alloc(1)
@@ -119,34 +109,33 @@ test.serial('a flipped stored byte of an encrypted chunk is caught by the hash, 
   b[0] ^= 0x5a
   await fh.write(b, 0, 1, size - 9000)
   await fh.close()
-  m = await mountChunkfs(dir + '/store', dir + '/mnt')
-  const r = await same('zaec/noise', `${dir}/ref/noise`)
+  await shared.remount()
+  const r = await same('zaec/noise', `${shared.dir}/ref/noise`)
   t.is(r.code, 0, r.out)
   const s = await status()
   t.true(s.counters.bitrot_errors >= 1, JSON.stringify(s.counters))
   t.is(s.counters.unrecoverable_reads, 0)
-  const scrub = await run(process.execPath, [CLI_JS, 'scrub', m!.mountpoint, '--repair'], { timeoutMs: 120_000 })
+  const scrub = await run(process.execPath, [CLI_JS, 'scrub', shared.mount.mountpoint, '--repair'], { timeoutMs: 120_000 })
   t.regex(scrub.stdout, /0 unrecoverable/, scrub.stdout + scrub.stderr)
-  const clean = await run(process.execPath, [CLI_JS, 'scrub', m!.mountpoint], { timeoutMs: 120_000 })
+  const clean = await run(process.execPath, [CLI_JS, 'scrub', shared.mount.mountpoint], { timeoutMs: 120_000 })
   t.is(clean.code, 0, clean.stdout + clean.stderr)
   t.regex(clean.stdout, / 0 bad or missing/)
 })
 
 test.serial('a wrong or missing store key is refused at mount, with nothing changed', async (t) => {
-  await m!.stop()
-  m = undefined
-  const store = dir + '/store'
+  await shared.mount.stop()
+  const store = shared.dir + '/store'
   const before = await fsp.readFile(store + '/meta.db')
-  await fsp.writeFile(dir + '/wrong.key', Buffer.alloc(32, 9), { mode: 0o600 })
-  const wrong = await run(process.execPath, [CLI_JS, 'mount', store, dir + '/mnt', ...transportArgs(), '-o', `keyfile=${dir}/wrong.key`], { timeoutMs: 60_000 })
+  await fsp.writeFile(shared.dir + '/wrong.key', Buffer.alloc(32, 9), { mode: 0o600 })
+  const wrong = await run(process.execPath, [CLI_JS, 'mount', store, shared.dir + '/mnt', ...transportArgs(), '-o', `keyfile=${shared.dir}/wrong.key`], { timeoutMs: 60_000 })
   t.not(wrong.code, 0)
   t.regex(wrong.stderr, /wrong\.key is not the key of store/)
-  await fsp.rename(store + '/data.key', dir + '/data.key.away')
-  const missing = await run(process.execPath, [CLI_JS, 'mount', store, dir + '/mnt', ...transportArgs()], { timeoutMs: 60_000 })
+  await fsp.rename(store + '/data.key', shared.dir + '/data.key.away')
+  const missing = await run(process.execPath, [CLI_JS, 'mount', store, shared.dir + '/mnt', ...transportArgs()], { timeoutMs: 60_000 })
   t.not(missing.code, 0)
   t.regex(missing.stderr, /store key file .*data\.key does not exist/)
   t.true((await fsp.readFile(store + '/meta.db')).equals(before), 'meta.db untouched')
   // The key given at mount time works from anywhere.
-  m = await mountChunkfs(store, dir + '/mnt', ['-o', `keyfile=${dir}/data.key.away`])
-  t.is((await same('zaec/text', `${dir}/ref/text-zaec`)).code, 0)
+  await shared.remount(['-o', `keyfile=${shared.dir}/data.key.away`])
+  t.is((await same('zaec/text', `${shared.dir}/ref/text-zaec`)).code, 0)
 })

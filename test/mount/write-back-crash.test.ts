@@ -7,7 +7,7 @@
 import test from 'ava'
 import * as path from 'node:path'
 import { spawn, ChildProcess } from 'node:child_process'
-import { CLI_JS, ChunkfsMount, mkfs, mountChunkfs, tempDir, removeDir, shOk, run, PYTHON } from '../helpers/mount'
+import { storeFixture, CLI_JS, shOk, run, PYTHON } from '../helpers/mount'
 import { REPO_ROOT } from '../helpers/root'
 import { runAction } from '../../cli/run-action'
 import { MountReplyError } from '../../cli/control/client'
@@ -25,19 +25,8 @@ const STREAM_WAIT_MS = 60_000
 const POLL_MS = 50
 const MOUNT_OPTIONS = ['-o', 'buffer_mb=64,flush_ms=3600000'] // no timer flush during the test
 
-let dir = ''
-let m: ChunkfsMount | undefined
 const writers = new Set<ChildProcess>()
-
-test.before(async () => {
-  dir = await tempDir('wbcrash')
-  await mkfs(dir + '/store')
-})
-test.after.always(async () => {
-  for (const w of writers) w.kill('SIGKILL')
-  if (m !== undefined) await m.stop()
-  await removeDir(dir)
-})
+const fixture = storeFixture(test, 'wbcrash', { beforeStop: () => { for (const w of writers) w.kill('SIGKILL') } })
 
 /**
  * The committed size of a file, asked of the live mount through its control socket (the mount holds
@@ -91,8 +80,8 @@ print(json.dumps({'size': size, 'differingMiB': [b >> 20 for b in bad], 'grownZe
 
 for (const [layout, names, seed] of [['replica:3', ['r3.bin'], 1], ['ec:4+2', ['ec', 'ec.bin'], 2]] as Array<[string, string[], number]>) {
   test.serial(`kill -9 while a chunk is half stored and later ones stream: the file is a prefix (${layout})`, async (t) => {
-    const store = dir + '/store'
-    m = await mountChunkfs(store, dir + '/mnt', MOUNT_OPTIONS)
+    const store = fixture.store
+    let m = await fixture.mount(MOUNT_OPTIONS)
     if (names.length > 1) await shOk(`mkdir -p ${m.mountpoint}/ec && setfattr -n user.chunkfs.layout -v ec:4+2 ${m.mountpoint}/ec`)
     const file = path.join(m.mountpoint, ...names)
     const writer = await startWriter(file, seed)
@@ -106,7 +95,7 @@ for (const [layout, names, seed] of [['replica:3', ['r3.bin'], 1], ['ec:4+2', ['
       t.is(r.code, 0, `chunkfs ${args[0]} after kill -9: ${r.stderr}`)
     }
 
-    m = await mountChunkfs(store, dir + '/mnt', MOUNT_OPTIONS) // on the stale mount point: the CLI recovers it
+    m = await fixture.mount(MOUNT_OPTIONS) // on the stale mount point: the CLI recovers it
     const after = await check(path.join(m.mountpoint, ...names), seed)
     await m.stop()
     t.true(after.size >= FIRST_BYTES && after.size <= TOTAL_BYTES, `size ${after.size}: the fsync'd part is there, nothing past what was written`)

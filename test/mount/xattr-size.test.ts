@@ -3,30 +3,19 @@
 // serving. Sizes are chosen through ctypes in the client child (os.getxattr picks its own).
 import test from 'ava'
 import * as path from 'node:path'
-import { ChunkfsMount, ClientOp, ClientResult, mkfs, mountChunkfs, tempDir, removeDir, fsClient } from '../helpers/mount'
+import { sharedMount, ClientOp, ClientResult, fsClient } from '../helpers/mount'
 
 // A request the server never answers cannot be interrupted, not even by SIGKILL (the kernel waits
 // it out once the server has read it). Killing the server aborts the connection and frees the client.
 const HANG_GUARD_MS = 20_000
 const VALUE = 'hello'
 
-let dir = ''
-let m: ChunkfsMount | undefined
-const P = (rel: string): string => path.join(m!.mountpoint, rel)
-
-test.before(async () => {
-  dir = await tempDir('xattrsize')
-  await mkfs(dir + '/store')
-  m = await mountChunkfs(dir + '/store', dir + '/mnt')
-})
-test.after.always(async () => {
-  if (m !== undefined) await m.stop()
-  await removeDir(dir)
-})
+const shared = sharedMount(test, 'xattrsize')
+const P = (rel: string): string => path.join(shared.mount.mountpoint, rel)
 
 /** Runs the ops in one client; if the server has not answered them by HANG_GUARD_MS, it is killed. */
 async function clientOrKillServer (ops: ClientOp[]): Promise<ClientResult[]> {
-  const guard = setTimeout(() => { void m!.kill9() }, HANG_GUARD_MS)
+  const guard = setTimeout(() => { void shared.mount.kill9() }, HANG_GUARD_MS)
   try {
     return await fsClient(ops, { timeoutMs: 2 * HANG_GUARD_MS })
   } finally {
@@ -51,7 +40,7 @@ test.serial('getxattr: size 0 gives the length, a short buffer ERANGE, an exact 
     ['getxattr_sized', f, 'user.missing', 0],
     ['stat', f],
   ])
-  t.deepEqual(r.slice(2, 8).map(outcome), [VALUE.length, 'ERANGE', 'ERANGE', VALUE, VALUE, 'ENODATA'], m!.output())
+  t.deepEqual(r.slice(2, 8).map(outcome), [VALUE.length, 'ERANGE', 'ERANGE', VALUE, VALUE, 'ENODATA'], shared.mount.output())
   t.is(r[8].ok?.size, 4)
 })
 
@@ -69,7 +58,7 @@ test.serial('listxattr: size 0 gives the exact length, a short buffer ERANGE, an
   const names = r[3].ok as string[]
   t.true(names.includes('user.a') && names.includes('user.second'), JSON.stringify(r))
   const neededBytes = names.reduce((n, name) => n + Buffer.byteLength(name) + 1, 0)
-  t.deepEqual(r.slice(4, 6).map(outcome), [neededBytes, 'ERANGE'], m!.output())
+  t.deepEqual(r.slice(4, 6).map(outcome), [neededBytes, 'ERANGE'], shared.mount.output())
   t.is(r[6].ok?.size, 4)
   const exact = await clientOrKillServer([['listxattr_sized', f, neededBytes], ['listxattr_sized', f, neededBytes - 1]])
   const list = String(exact[0].ok)
