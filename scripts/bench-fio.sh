@@ -7,6 +7,7 @@
 # Usage (as root): scripts/bench-fio.sh   env: ROUNDS=2 RUNTIME_S=8 SIZE_MB=256 BENCH_DIR=/var/tmp/chunkfs-bench
 #                  TARGETS="plain bindfs gocryptfs cfs3-r3 cfs3-ec42 cfsn-r3 cfsn-ec42" WORKLOADS="seqwrite seqread ..."
 #                  CHUNKFS_MOUNT_OPTS="buffer_mb=256" (chunkfs mount -o options, every chunkfs target)
+#                  FIO_EXTRA="--buffer_compress_percentage=60 --refill_buffers" (e.g. data that compresses)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
@@ -30,7 +31,8 @@ done
 
 # fio arguments per workload; the metric is IOPS (4 KiB) or MiB/s (1 MiB).
 fio_args() {
-  local common=(--ioengine=psync --fallocate=none --direct=0 --time_based --runtime="$RUNTIME_S" --group_reporting --output-format=json)
+  # shellcheck disable=SC2206
+  local common=(--ioengine=psync --fallocate=none --direct=0 --time_based --runtime="$RUNTIME_S" --group_reporting --output-format=json ${FIO_EXTRA:-})
   case $1 in
     seqwrite)   echo "${common[*]} --rw=write --bs=1M --size=${SIZE_MB}M --end_fsync=1 --filename=seq.dat" ;;
     seqread)    echo "${common[*]} --rw=read --bs=1M --size=${SIZE_MB}M --filename=seq.dat" ;;
@@ -44,8 +46,8 @@ metric() { case $1 in seqwrite|seqread) echo bw ;; *) echo iops ;; esac; }
 
 # Lay out the files the read workloads need, once per target (not measured).
 for t in "${ACTIVE[@]}"; do
-  (cd "${DIR[$t]}" && fio --name=layout --rw=write --bs=1M --size=${SIZE_MB}M --filename=seq.dat --fallocate=none --end_fsync=1 >/dev/null \
-    && fio --name=layout --rw=write --bs=1M --size=${SIZE_MB}M --filename=rand.dat --fallocate=none --end_fsync=1 >/dev/null)
+  (cd "${DIR[$t]}" && fio --name=layout --rw=write --bs=1M --size=${SIZE_MB}M --filename=seq.dat --fallocate=none --end_fsync=1 ${FIO_EXTRA:-} >/dev/null \
+    && fio --name=layout --rw=write --bs=1M --size=${SIZE_MB}M --filename=rand.dat --fallocate=none --end_fsync=1 ${FIO_EXTRA:-} >/dev/null)
 done
 
 : > "$RESULTS"

@@ -15,6 +15,8 @@
 #   cfs-r3, cfs-ec42        chunkfs with the default options (whatever transport is the default)
 #   base-r3, base-ec42      chunkfs built in $BASELINE_REPO (an older checkout), default options, for
 #                           before/after in one run
+#   any chunkfs target + transforms (issue 23): cfs3-r3-zstd, cfs3-ec42-lz4, cfs3-r3-aes, cfs3-ec42-zstd-aes
+#                           (zstd, lz4, aes = aes256gcm, appended to the layout in that order)
 # CHUNKFS_MOUNT_OPTS: more -o options for every chunkfs target.
 
 # Tools the targets need (the FUSE ones, and the benchmark's own tool: bench_prepare TOOL:PACKAGE).
@@ -87,8 +89,17 @@ setup_target() {
     pthp)
       [ -x "${PASSTHROUGH_HP:-}" ] || { echo "$BENCH_NAME: pthp needs PASSTHROUGH_HP=/path/to/passthrough_hp" >&2; return 1; }
       mkdir -p "$base/src"; "$PASSTHROUGH_HP" "$base/src" "$base/mnt"; MOUNTS+=("$base/mnt"); DIR[$t]=$base/mnt ;;
-    cfs-r3|cfs-ec42|cfs3-r3|cfs3-ec42|cfs3wb-r3|cfs3wb-ec42|cfs3t-r3|cfs3t-ec42|cfsn-r3|cfsn-ec42|base-r3|base-ec42)
-      local layout=replica:3; [ "${t#*-}" = ec42 ] && layout=ec:4+2
+    cfs-r3*|cfs-ec42*|cfs3-r3*|cfs3-ec42*|cfs3wb-r3*|cfs3wb-ec42*|cfs3t-r3*|cfs3t-ec42*|cfsn-r3*|cfsn-ec42*|base-r3*|base-ec42*)
+      local rest=${t#*-} layout=replica:3 tr
+      [ "${rest%%-*}" = ec42 ] && layout=ec:4+2
+      # Transforms after the placement: cfs3-ec42-zstd-aes -> ec:4+2,zstd,aes256gcm.
+      if [ "$rest" != "${rest%%-*}" ]; then
+        local IFS_OLD=$IFS; IFS=-
+        for tr in ${rest#*-}; do
+          case $tr in zstd|lz4) layout=$layout,$tr ;; aes) layout=$layout,aes256gcm ;; *) echo "$BENCH_NAME: unknown transform $tr in $t" >&2; IFS=$IFS_OLD; return 1 ;; esac
+        done
+        IFS=$IFS_OLD
+      fi
       local opts=() cli=dist/cli/cli.js
       case ${t%%-*} in
         cfs3) opts=(-o transport=fuse3,nowriteback_cache) ;;

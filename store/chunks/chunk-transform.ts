@@ -68,6 +68,16 @@ async function decodeChunk(env: ChunkEnv, ref: ChunkRef): Promise<Buffer> {
   return decodePayload(ref.fl.layout.transforms, ref.stored!.flags, stored, ref.logicalLenBytes, id, env.storeKey, siteOf(ref));
 }
 
+/**
+ * Read-ahead for sequential readers: decode a transformed chunk in the background (a read of the
+ * second half of the chunk before it asks for it). Failures are left to the read that needs the
+ * chunk: it reads again, fails over and reports as usual.
+ */
+export function prefetchDecoded(env: ChunkEnv, ref: ChunkRef): void {
+  if (ref.stored === null || env.decoded.get(ref) !== undefined) return;
+  env.decoded.load(ref, () => decodeChunk(env, ref)).catch(() => undefined);
+}
+
 /** Raw chunk range of a transformed chunk into target: from the decoded cache when it holds the chunk. */
 export function readDecodedInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number): Maybe<void> {
   assert(ref.stored !== null, 'a decoded read of a transformed chunk');

@@ -7,6 +7,7 @@ import { readChunkInto } from './chunk-io';
 import { ChunkRef } from './chunk-ref';
 import { boundedAll } from './bounded';
 import { Maybe } from './maybe-async';
+import { prefetchDecoded } from './chunk-transform';
 
 export const CHUNKS_IN_FLIGHT_MAX = 8; // bounded concurrency per call: throughput without unbounded memory
 
@@ -31,6 +32,21 @@ export function readRangeInto(
     if (b < hi) target.fill(0, at + b, at + hi);
     if (ref !== null && b > lo) return readChunkInto(env, ref, lo, b - lo, target, at + lo, inline);
   };
+  readAhead(env, cs, endBytes, liveRef);
   if (inline) return readChunkPart(indices[0]);
   return boundedAll(indices, CHUNKS_IN_FLIGHT_MAX, async (c) => readChunkPart(c));
+}
+
+/**
+ * A read that reaches the second half of a transformed chunk starts decoding the next one (it is
+ * decoded whole, DESIGN §10): a sequential reader then finds it decoded. Raw chunks need none (the
+ * kernel's readahead asks for their ranges).
+ */
+function readAhead(env: ChunkEnv, chunkSizeBytes: number, endBytes: number, liveRef: (chunkIndex: number) => ChunkRef | null): void {
+  const last = Math.floor((endBytes - 1) / chunkSizeBytes);
+  if (endBytes <= 0 || endBytes - last * chunkSizeBytes < chunkSizeBytes / 2) return;
+  const here = liveRef(last);
+  if (here === null || here.stored === null) return;
+  const next = liveRef(last + 1);
+  if (next !== null) prefetchDecoded(env, next);
 }

@@ -3,14 +3,17 @@
 // a table, not a per-request path, so the statements are prepared per call.
 import { Db, ROOT_INO } from './meta';
 
-/** A live chunk and its file's layout (scrub sizes its pass by the shard bytes of each). */
-export interface LiveChunk { ino: number; chunkIndex: number; logicalLenBytes: number; layoutText: string }
+/**
+ * A live chunk and its file's layout (scrub sizes its pass by the shard bytes of each); payloadLenBytes:
+ * what its shards hold (the stored length of a transformed chunk, DESIGN §10).
+ */
+export interface LiveChunk { ino: number; chunkIndex: number; logicalLenBytes: number; payloadLenBytes: number; layoutText: string }
 
 /** Every live chunk (version > 0, DESIGN §4), by inode and chunk index. */
 export function liveChunks(db: Db): LiveChunk[] {
-  const rows = db.prepare(`SELECT c.ino, c.chunk_index, c.logical_len, i.layout FROM chunks c JOIN inodes i ON i.ino = c.ino
+  const rows = db.prepare(`SELECT c.ino, c.chunk_index, c.logical_len, coalesce(c.stored_len, c.logical_len) AS payload_len, i.layout FROM chunks c JOIN inodes i ON i.ino = c.ino
                            WHERE c.version > 0 ORDER BY c.ino, c.chunk_index`).all() as Array<Record<string, bigint | string>>;
-  return rows.map((r) => ({ ino: Number(r.ino), chunkIndex: Number(r.chunk_index), logicalLenBytes: Number(r.logical_len), layoutText: String(r.layout) }));
+  return rows.map((r) => ({ ino: Number(r.ino), chunkIndex: Number(r.chunk_index), logicalLenBytes: Number(r.logical_len), payloadLenBytes: Number(r.payload_len), layoutText: String(r.layout) }));
 }
 
 /** Every inode packed as a needle (spec §11.3), in container order so a walk reads each container forward. */

@@ -42,7 +42,7 @@ export async function scrubChunks(env: ChunkEnv, healer: Healer, opts: ScrubOpti
   const bytesOf = (r: LiveChunk): number => {
     let l = layouts.get(r.layoutText);
     if (l === undefined) layouts.set(r.layoutText, (l = parseLayout(r.layoutText)));
-    return shardBytes(l, r.logicalLenBytes);
+    return shardBytes(l, r.payloadLenBytes);
   };
   const totalBytes = rows.reduce((n, r) => n + bytesOf(r), 0);
   const total = emptyHealReport();

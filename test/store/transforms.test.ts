@@ -183,3 +183,62 @@ test('a store key kept outside the store: mkfs --keyfile, then open only with it
   t.true((await again.read(f.ino, 0, data.length)).equals(data));
   await again.close();
 });
+
+/** Small text files written until a container is sealed. */
+async function fillTextUntilSealed(store: Store, prefix: string): Promise<Array<{ ino: number; data: Buffer }>> {
+  const db = (store as unknown as { db: import('better-sqlite3').Database }).db;
+  const sealed = (): number => Number((db.prepare(`SELECT count(*) AS n FROM containers WHERE state = 'sealed'`).get() as { n: bigint }).n);
+  const files: Array<{ ino: number; data: Buffer }> = [];
+  for (let round = 0; round < 200 && sealed() === 0; round++) {
+    const batch = Array.from({ length: 8 }, (_, i) => ({ ino: store.ns.create(ROOT_INO, `${prefix}${round}-${i}`, 0o644, 0, 0).ino, data: compressible(500 + ((round * 8 + i) * 997) % 7000, round * 8 + i) }));
+    await Promise.all(batch.map((f) => store.write(f.ino, 0, f.data)));
+    files.push(...batch);
+  }
+  return files;
+}
+
+test('tools on transformed chunks: a sealed ec:4+2,zstd container is stored compressed; compaction, fsck and scrub work on it', async (t) => {
+  const { store, dir } = await smallStore('ec:4+2,zstd', 6, { containerCapacityBytes: 96 * 1024, smallFileMaxBytes: 8 * 1024 });
+  const db = (store as unknown as { db: import('better-sqlite3').Database }).db;
+  const files = await fillTextUntilSealed(store, 'f');
+  const sealedRow = db.prepare(`SELECT id FROM containers WHERE state = 'sealed'`).get() as { id: bigint };
+  const sid = Number(sealedRow.id);
+  t.is(store.ns.getattr(sid)!.layout, 'ec:4+2,zstd', 'sealed in its pack class, transforms and all');
+  const rows = chunkRows(dir, sid, store);
+  t.true(rows.length > 0 && rows.every((r) => Number(r.stored_flags) === FLAG_COMPRESSED), JSON.stringify(rows, (_, v) => (typeof v === "bigint" ? Number(v) : v)));
+  for (const f of files) t.true((await store.read(f.ino, 0, f.data.length)).equals(f.data))
+  // Kill three quarters of the sealed container's needles, then compact it.
+  const inSealed = files.filter((f) => Number((db.prepare('SELECT slice_container AS c FROM inodes WHERE ino = ?').get(f.ino) as { c: bigint }).c) === sid);
+  const kept = inSealed.filter((_, i) => i % 4 === 0);
+  for (const [i, f] of inSealed.entries()) {
+    if (i % 4 === 0) continue;
+    store.ns.unlink(ROOT_INO, store.ns.readdir(ROOT_INO).find((e) => e.ino === f.ino)!.name);
+    await store.deleteFile(f.ino);
+  }
+  const report = await store.compact();
+  t.true(report.compacted >= 1, JSON.stringify(report));
+  t.is(store.ns.getattr(sid), null, 'the compacted container is gone');
+  for (const f of [...kept, ...files.filter((f) => !inSealed.includes(f))]) t.true((await store.read(f.ino, 0, f.data.length + 1)).equals(f.data));
+  await store.reclaimNow();
+  const fsck = await store.fsck();
+  t.deepEqual(fsck.problems, [], 'fsck: every shard header agrees with the metadata');
+  t.is(fsck.missing + fsck.badHeaders, 0);
+  const scrub = await store.scrub();
+  t.is(scrub.badCount, 0);
+  t.deepEqual(scrub.leaks.paths, []);
+  await store.close();
+});
+
+test('files of encrypting layouts are never packed into (raw, open) containers', async (t) => {
+  const { store, dir } = await smallStore('replica:3,aes256gcm', 6, { smallFileMaxBytes: 8 * 1024 });
+  const f = store.ns.create(ROOT_INO, 'small', 0o644, 0, 0);
+  const data = compressible(3000);
+  await store.write(f.ino, 0, data);
+  await store.sync();
+  t.true((await store.read(f.ino, 0, data.length)).equals(data));
+  const rows = chunkRows(dir, f.ino, store);
+  t.is(rows.length, 1, 'a chunk of its own');
+  t.is(Number(rows[0].stored_flags), FLAG_ENCRYPTED);
+  await store.close();
+  for (const p of shardFiles(dir)) t.false(fs.readFileSync(p).includes(data.subarray(0, 40)), 'no plaintext on the disks');
+});
