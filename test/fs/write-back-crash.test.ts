@@ -211,7 +211,7 @@ for (const layout of ['replica:3', 'ec:4+2']) {
     test(`process kill after every store write: ${name} writer, ${layout}`, async (t) => {
       const { dir, ino, old } = await pristine(layout);
       const ops = writer();
-      const counting = new KillableStore(await Store.open(copyStore(dir)), Infinity);
+      const counting = new KillableStore(await Store.open(copyStore(dir), { log: crashTestLog }), Infinity);
       const full = new PrefixOracle(GEOMETRY.bitrotBlockBytes, old);
       await drive(counting, ino, ops, full, old.length);
       await counting.close();
@@ -221,7 +221,7 @@ for (const layout of ['replica:3', 'ec:4+2']) {
       await whole.close();
       for (let k = 1; k <= counting.writes; k++) {
         const copy = copyStore(dir);
-        const port = new KillableStore(await Store.open(copy), k);
+        const port = new KillableStore(await Store.open(copy, { log: crashTestLog }), k);
         const oracle = new PrefixOracle(GEOMETRY.bitrotBlockBytes, old);
         await drive(port, ino, ops, oracle, old.length);
         await port.close();
@@ -259,7 +259,7 @@ for (const layout of ['replica:3', 'ec:4+2']) {
 
 test('no stragglers: a sequential writer never leaves a chunk in memory while later ones are stored', async (t) => {
   const { dir, ino, old } = await pristine('replica:3');
-  const port = new KillableStore(await Store.open(copyStore(dir)), Infinity);
+  const port = new KillableStore(await Store.open(copyStore(dir), { log: crashTestLog }), Infinity);
   await drive(port, ino, sequentialWriter(), new PrefixOracle(GEOMETRY.bitrotBlockBytes, old), old.length);
   await port.close();
   // A chunk whose first part the timer stored is completed with the whole chunks after it, so each
