@@ -57,6 +57,18 @@ const BACKLOG_WAITS_MAX = 600
 const BACKLOG_WAIT_MS = 100
 
 /** Wait (bounded) until the mounted store's reclaim queue is empty; returns the last backlog seen. */
+/** This build's chunkfs CLI in a child process (a call into our own mount from this process would deadlock). */
+export function chunkfsCli (args: string[], opts: RunOptions = {}): Promise<RunResult> {
+  return run(process.execPath, [CLI_JS, ...args], { timeoutMs: 120_000, ...opts })
+}
+
+/** chunkfsCli that must exit 0: its stdout; else an error naming the command, its exit code and output. */
+export async function chunkfsOk (args: string[], opts: RunOptions = {}): Promise<string> {
+  const r = await chunkfsCli(args, opts)
+  if (r.code !== 0) throw new Error(`chunkfs ${args.join(' ')}: exit ${r.code}: ${r.stderr}${r.stdout}`)
+  return r.stdout
+}
+
 export async function reclaimDrained (store: string): Promise<number> {
   let backlog = -1
   for (let i = 0; i < BACKLOG_WAITS_MAX && backlog !== 0; i++) {

@@ -5,19 +5,15 @@
 import test from 'ava'
 import * as path from 'node:path'
 import { promises as fsp } from 'node:fs'
-import { sharedMount, CLI_JS, run, shOk } from '../helpers/mount'
+import { sharedMount, chunkfsCli, chunkfsOk, run, shOk } from '../helpers/mount'
 import { REPO_ROOT } from '../helpers/root'
 import { shardRelPath } from '../../src/path'
 
 const shared = sharedMount(test, 'inspect-fsck')
-const cli = (args: string[]) => run(process.execPath, [CLI_JS, ...args], { timeoutMs: 120_000 })
+const cli = (args: string[]) => chunkfsCli(args)
 const MB = 1 << 20
 
-async function ok (args: string[]): Promise<string> {
-  const r = await cli(args)
-  if (r.code !== 0) throw new Error(`chunkfs ${args.join(' ')}: exit ${r.code}: ${r.stderr}${r.stdout}`)
-  return r.stdout
-}
+const ok = (args: string[]) => chunkfsOk(args)
 const json = async (args: string[]): Promise<any> => JSON.parse(await ok([...args, '--json']))
 const readsBack = async (): Promise<boolean> => (await run('cmp', [`${shared.dir}/ref`, `${shared.mount.mountpoint}/f`])).code === 0
 

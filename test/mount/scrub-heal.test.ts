@@ -4,17 +4,13 @@
 // with EIO and the mount logs one line naming the path, chunk and shards (no stack trace).
 import test from 'ava'
 import * as path from 'node:path'
-import { sharedMount, CLI_JS, run, shOk } from '../helpers/mount'
+import { sharedMount, CLI_JS, chunkfsCli, chunkfsOk, run, shOk } from '../helpers/mount'
 
 const shared = sharedMount(test, 'scrub-heal')
-const cli = (args: string[]) => run(process.execPath, [CLI_JS, ...args], { timeoutMs: 120_000 })
+const cli = (args: string[]) => chunkfsCli(args)
 const MB = 1 << 20
 
-async function ok (args: string[]): Promise<string> {
-  const r = await cli(args)
-  if (r.code !== 0) throw new Error(`chunkfs ${args.join(' ')}: exit ${r.code}: ${r.stderr}${r.stdout}`)
-  return r.stdout
-}
+const ok = (args: string[]) => chunkfsOk(args)
 const injectJson = async (args: string[]): Promise<any> => JSON.parse(await ok(['inject', ...args, '--json']))
 const readsBack = async (name: string): Promise<boolean> => (await run('cmp', [path.join(shared.dir, 'ref'), path.join(shared.mount.mountpoint, name)])).code === 0
 const logLines = (re: RegExp): string[] => shared.mount.output().split('\n').filter((l) => re.test(l))
