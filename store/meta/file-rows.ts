@@ -7,29 +7,27 @@ import type { Db } from './meta';
 import { NEXT_INO_SQL, dbToU64, u64ToDb } from './meta';
 import { CommitTimes, SET_TIMES_SQL, timeColumns } from './commit-times';
 
-/** A regular file's row as the data path needs it; layout as stored (parsed by the caller). */
-export interface FileRow {
-  type: string;
-  sizeBytes: number;
-  nlink: number;
+/** The layout and chunk parameters an inode row stores (DESIGN §4): the layout as text, parsed by the caller. */
+export interface StoredLayout {
   layoutText: string;
   chunkSizeBytes: number;
   bitrotBlockBytes: number;
   ecBlockSizeBytes: number;
   placementSeed: bigint;
   clusterMapEpoch: number;
+}
+
+/** A regular file's row as the data path needs it. */
+export interface FileRow extends StoredLayout {
+  type: string;
+  sizeBytes: number;
+  nlink: number;
   /** Spec §11.3 Slice pointer columns; containerId null when the file is not packed. */
   slice: { containerId: bigint; offsetBytes: bigint; lengthBytes: number; cookie: number } | null;
 }
 
 /** A new internal inode (a container, spec §11.1): no directory entry, owner-only. */
-export interface InternalFile {
-  layoutText: string;
-  chunkSizeBytes: number;
-  bitrotBlockBytes: number;
-  ecBlockSizeBytes: number;
-  placementSeed: bigint;
-  clusterMapEpoch: number;
+export interface InternalFile extends StoredLayout {
   timeNs: bigint;
 }
 
