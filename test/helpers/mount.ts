@@ -79,6 +79,22 @@ export async function reclaimDrained (store: string): Promise<number> {
   return backlog
 }
 
+/**
+ * Wait until the heal queue of a store or mount is empty: an entry leaves the queue only after its
+ * rebuild was read back (store/upkeep/heal.ts), so an empty queue means the healer touches no disk.
+ * Tests that inject disk faults wait for it first: a healer still mending an earlier test's damage
+ * would spend a counted fault on its own reads (seen once in CI on a loaded machine).
+ */
+export async function healDrained (target: string): Promise<number> {
+  let queued = -1
+  for (let i = 0; i < BACKLOG_WAITS_MAX && queued !== 0; i++) {
+    const st = await chunkfsCli(['status', target, '--json'])
+    queued = st.code === 0 ? Number(JSON.parse(st.stdout).healQueueLength) : -1
+    if (queued !== 0) await new Promise((resolve) => setTimeout(resolve, BACKLOG_WAIT_MS))
+  }
+  return queued
+}
+
 /** Run a shell script (bash -c) as a child process. */
 export function sh (script: string, opts: RunOptions = {}): Promise<RunResult> {
   return run('bash', ['-euo', 'pipefail', '-c', script], opts)

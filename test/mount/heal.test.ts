@@ -5,13 +5,12 @@
 import test from 'ava'
 import * as path from 'node:path'
 import { promises as fsp } from 'node:fs'
-import { storeFixture, run, shOk, CLI_JS } from '../helpers/mount'
+import { storeFixture, healDrained, run, shOk, CLI_JS } from '../helpers/mount'
 import { REPO_ROOT } from '../helpers/root'
 
 const STORE_JS = path.join(REPO_ROOT, 'dist', 'store', 'store.js')
 
 const FILE_BYTES = 10 << 20 // 3 chunks of 4 MiB (the last one short)
-const HEAL_WAIT_MS = 60_000
 
 const fixture = storeFixture(test, 'heal')
 
@@ -23,12 +22,7 @@ async function status (): Promise<Status> {
 }
 
 async function waitHealed (): Promise<Status> {
-  const deadline = Date.now() + HEAL_WAIT_MS
-  for (let i = 0; i < 1000; i++) {
-    const s = await status()
-    if (s.healQueueLength === 0 || Date.now() > deadline) return s
-    await new Promise((resolve) => setTimeout(resolve, 500))
-  }
+  await healDrained(fixture.store)
   return status()
 }
 

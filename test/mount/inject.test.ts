@@ -3,7 +3,7 @@
 // clear error and change nothing.
 import test from 'ava'
 import * as path from 'node:path'
-import { sharedMount, CLI_JS, run, sh, shOk } from '../helpers/mount'
+import { sharedMount, CLI_JS, healDrained, run, sh, shOk } from '../helpers/mount'
 
 const shared = sharedMount(test, 'inject') // replica:3 on 6 disks
 const cli = (args: string[]) => run(process.execPath, [CLI_JS, ...args], { timeoutMs: 60_000 })
@@ -92,6 +92,7 @@ test.serial('EIO on a disk for N operations: reads fail over and count io_errors
   // Shard 2 is read last; the EIO goes to the disk a read of chunk 0 tries first.
   const r = await injectJson(['corrupt', `${shared.dir}/mnt/f`, '--chunk', '0', '--shard', '2'])
   const disk = r.damage.diskIds[r.damage.readOrder[0]]
+  t.is(await healDrained(shared.mount.mountpoint), 0, 'the earlier damage is healed: no healer read spends the fault')
   const before = await counters()
   const set = await injectJson(['eio', String(disk), '--ops', 'read', '--count', '2', shared.mount.mountpoint])
   t.regex(set.message, new RegExp(`fault #\\d+: disk ${disk} .* fails with EIO each read operation for the next 2 operation\\(s\\)`))
