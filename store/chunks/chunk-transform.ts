@@ -27,7 +27,14 @@ function keyOf(ref: ChunkRef): string {
 
 /** The decoded chunks, and the decodes in flight (concurrent readers of one chunk share one). */
 export class DecodedChunks {
-  private readonly done = new LRUCache<string, Buffer>({ maxSize: DECODED_BYTES_MAX, sizeCalculation: (b) => Math.max(1, b.length) });
+  /**
+   * An evicted chunk's buffer goes back to the pool on the next turn of the event loop: readers
+   * that got it from load() copy from it in the microtasks of the turn it was decoded in.
+   */
+  private readonly done = new LRUCache<string, Buffer>({
+    maxSize: DECODED_BYTES_MAX, sizeCalculation: (b) => Math.max(1, b.length),
+    dispose: (raw) => setImmediate(() => this.pool.give(raw)),
+  });
   private readonly pending = new Map<string, Promise<Buffer>>();
   /** ino -> the chunk its last read ended in. */
   private readonly lastChunk = new LRUCache<number, number>({ max: READERS_TRACKED_MAX });
@@ -90,18 +97,25 @@ function readPayloadInto(env: ChunkEnv, ref: ChunkRef, out: Buffer): Promise<voi
   });
 }
 
-/** The raw bytes of a transformed chunk: its verified payload (spec §9), decoded on the decode threads. */
-async function decodeChunk(env: ChunkEnv, ref: ChunkRef): Promise<Buffer> {
+/**
+ * The raw bytes of a transformed chunk: its verified payload (spec §9), decoded. ahead: a read-ahead
+ * decode, on a decode thread (it overlaps the reader's requests); a reader waiting for the chunk
+ * decodes on this thread (two thread hand-offs cost a waiting random reader more than they save).
+ */
+async function decodeChunk(env: ChunkEnv, ref: ChunkRef, ahead: boolean): Promise<Buffer> {
   const pool = env.decoded.pool;
   const stored = pool.takePayload(payloadLen(ref));
+  const raw = pool.takeRaw(ref.logicalLenBytes);
   try {
     await readPayloadInto(env, ref, stored);
     const id = { fileId: ref.fileId, chunkIndex: BigInt(ref.chunkIndex), version: ref.version };
-    const raw = await pool.decode(ref.fl.layout.transforms, ref.stored!.flags, stored, ref.logicalLenBytes, id, siteOf(ref));
-    assert(raw.buffer !== stored.buffer, 'decoded bytes do not alias the pooled payload');
+    await pool.decode(ref.fl.layout.transforms, ref.stored!.flags, stored, raw, id, siteOf(ref), ahead);
     return raw;
+  } catch (err) {
+    pool.give(raw); // no reader got it
+    throw err;
   } finally {
-    pool.givePayload(stored);
+    pool.give(stored);
   }
 }
 
@@ -112,7 +126,7 @@ async function decodeChunk(env: ChunkEnv, ref: ChunkRef): Promise<Buffer> {
  */
 export function prefetchDecoded(env: ChunkEnv, ref: ChunkRef): void {
   if (ref.stored === null || env.decoded.get(ref) !== undefined) return;
-  env.decoded.load(ref, () => decodeChunk(env, ref)).catch(() => undefined);
+  env.decoded.load(ref, () => decodeChunk(env, ref, true)).catch(() => undefined);
 }
 
 /** Raw chunk range of a transformed chunk into target: from the decoded cache when it holds the chunk. */
@@ -124,6 +138,6 @@ export function readDecodedInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: numbe
   };
   const hit = env.decoded.get(ref);
   if (hit !== undefined) return copy(hit);
-  const p = env.decoded.load(ref, () => decodeChunk(env, ref));
+  const p = env.decoded.load(ref, () => decodeChunk(env, ref, false));
   return isPromise(p) ? p.then(copy) : copy(p);
 }

@@ -1,17 +1,17 @@
 // Decoding transformed chunks off the JavaScript thread (DESIGN §10). A whole 4 MiB chunk takes
 // milliseconds to decrypt and decompress; on the mount's one JavaScript thread that time stalls
-// every FUSE request and leaves the disks idle. Large payloads go to a few worker threads (started
-// on first use, never keeping the process alive); small ones decode inline, where a round trip to
-// a worker would cost more than the decode.
+// every FUSE request and leaves the disks idle. Read-ahead decodes of large payloads go to a few
+// worker threads (started on first use, never keeping the process alive); small payloads, and
+// decodes a reader waits for, run inline, where a round trip to a worker costs more than it saves.
 import { availableParallelism } from 'node:os';
 import * as nodePath from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { decodePayload } from '../../src/chunk-codec';
+import { decodePayloadInto } from '../../src/chunk-codec';
 import { ChunkIdentity, DecryptError } from '../../src/chunk-cipher';
 import { ChunkTransforms } from '../../src/chunk-transforms';
 import { ErrorSite, FormatError, assert } from '../../src/errors';
 import { DecodeJob, DecodeReply } from './decode-protocol';
-import { PayloadPool } from './payload-pool';
+import { PAYLOAD_BUFFERS_MAX, PayloadPool } from './payload-pool';
 
 /** Decode threads at most (the machine's cores, at most this many). */
 export const DECODE_WORKERS_MAX = 2;
@@ -20,7 +20,7 @@ export const DECODE_INLINE_BELOW_BYTES = 64 << 10;
 /** Jobs queued on the pool at most; more wait for a slot (readers are bounded above, this is the guard). */
 export const DECODE_JOBS_MAX = 64;
 
-interface Pending { resolve: (raw: Buffer) => void; reject: (err: Error) => void; contentLenBytes: number; site: ErrorSite }
+interface Pending { resolve: () => void; reject: (err: Error) => void; site: ErrorSite }
 
 /** A payload in shared memory (from the pool's PayloadPool) while a worker decodes it. */
 function isShared(b: Buffer): boolean {
@@ -45,13 +45,8 @@ class DecodeThread {
     const p = this.pending.get(r.jobId);
     assert(p !== undefined, 'decode reply for a job in flight');
     this.pending.delete(r.jobId);
-    if ('error' in r) {
-      p.reject(r.error.decrypt ? new DecryptError(p.site) : new FormatError(r.error.field, r.error.detail, p.site));
-      return;
-    }
-    const raw = Buffer.from(r.raw);
-    if (raw.length !== p.contentLenBytes) p.reject(new FormatError('content_len', `decoded ${raw.length} bytes, content_len is ${p.contentLenBytes}`, p.site));
-    else p.resolve(raw);
+    if (r.error === null) p.resolve();
+    else p.reject(r.error.decrypt ? new DecryptError(p.site) : new FormatError(r.error.field, r.error.detail, p.site));
   }
   failAll(err: Error): void {
     for (const p of this.pending.values()) p.reject(err);
@@ -68,38 +63,54 @@ export class DecodePool {
   private nextJobId = 1;
   private closed = false;
   private readonly size = Math.max(1, Math.min(DECODE_WORKERS_MAX, availableParallelism()));
-  private readonly payloads = new PayloadPool();
+  /** Stored payloads and raw chunks: read-ahead, readers and the decoded cache's 16 chunks. */
+  private readonly buffers = new PayloadPool(PAYLOAD_BUFFERS_MAX + 16);
+  private scratch = Buffer.alloc(0);
 
   constructor(private readonly storeKey: Buffer | null) {}
 
   /**
-   * The raw bytes of a verified stored payload (the tag checked before any byte is returned). A
-   * payload in shared memory (takePayload) may go to a worker, and is free again when this settles.
+   * The raw bytes of a verified stored payload into target (exactly content_len; the GCM tag checked
+   * before they are usable). Payloads and targets in shared memory (takePayload, takeRaw) go to a
+   * worker when onWorker; both are the caller's again when this settles.
    */
-  decode(t: ChunkTransforms, flags: number, stored: Buffer, contentLenBytes: number, id: ChunkIdentity, site: ErrorSite): Promise<Buffer> {
-    if (!isShared(stored) || stored.length < DECODE_INLINE_BELOW_BYTES || this.closed || this.jobs() >= DECODE_JOBS_MAX) {
+  decode(t: ChunkTransforms, flags: number, stored: Buffer, target: Buffer, id: ChunkIdentity, site: ErrorSite, onWorker: boolean): Promise<void> {
+    if (!onWorker || !isShared(stored) || !isShared(target) || stored.length < DECODE_INLINE_BELOW_BYTES || this.closed || this.jobs() >= DECODE_JOBS_MAX) {
       try {
-        return Promise.resolve(decodePayload(t, flags, stored, contentLenBytes, id, this.storeKey, site));
+        decodePayloadInto(t, flags, stored, target, id, this.storeKey, site, (n) => this.inlineScratch(n));
+        return Promise.resolve();
       } catch (err) {
         return Promise.reject(err);
       }
     }
+    assert(stored.byteOffset === 0 && target.byteOffset === 0, 'pooled buffers start their shared memory');
     const thread = this.leastBusy();
     const jobId = this.nextJobId++;
-    return new Promise<Buffer>((resolve, reject) => {
-      const job = { jobId, transforms: t, flags, stored: stored.buffer as SharedArrayBuffer, storedLenBytes: stored.length, contentLenBytes, id };
-      assert(stored.byteOffset === 0, 'a pooled payload starts its shared buffer');
-      thread.post(job, { resolve, reject, contentLenBytes, site });
-    });
+    const job: DecodeJob = {
+      jobId, transforms: t, flags, stored: stored.buffer as SharedArrayBuffer, storedLenBytes: stored.length,
+      raw: target.buffer as SharedArrayBuffer, contentLenBytes: target.length, id,
+    };
+    return new Promise<void>((resolve, reject) => thread.post(job, { resolve, reject, site }));
   }
 
-  /** A buffer for a stored payload of lengthBytes (exactly), to decode(), then givePayload(). */
+  /** A buffer for a stored payload of lengthBytes (exactly), to decode(), then give(). */
   takePayload(lengthBytes: number): Buffer {
     if (lengthBytes < DECODE_INLINE_BELOW_BYTES) return Buffer.allocUnsafe(lengthBytes);
-    return this.payloads.take(lengthBytes).subarray(0, lengthBytes);
+    return this.buffers.take(lengthBytes).subarray(0, lengthBytes);
   }
-  givePayload(b: Buffer): void {
-    if (isShared(b)) this.payloads.give(Buffer.from(b.buffer as SharedArrayBuffer));
+  /** A buffer for a chunk's raw bytes (content_len exactly), to decode() into, then give() once no reader holds it. */
+  takeRaw(lengthBytes: number): Buffer {
+    return this.takePayload(lengthBytes);
+  }
+  /** A buffer from takePayload or takeRaw back to the pool (nothing may read or write it after). */
+  give(b: Buffer): void {
+    if (isShared(b)) this.buffers.give(Buffer.from(b.buffer as SharedArrayBuffer));
+  }
+
+  /** The decrypted payload of an inline decode of a chunk also compressed (decodes on this thread never overlap). */
+  private inlineScratch(lengthBytes: number): Buffer {
+    if (this.scratch.length < lengthBytes) this.scratch = Buffer.allocUnsafeSlow(lengthBytes);
+    return this.scratch;
   }
 
   async close(): Promise<void> {
