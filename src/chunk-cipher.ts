@@ -13,7 +13,7 @@ export const NONCE_BYTES = 12;
 export const TAG_BYTES = 16;
 export const CIPHER_OVERHEAD_BYTES = NONCE_BYTES + TAG_BYTES;
 /** Decrypt in slices of this size (updateInto). */
-const CIPHER_SLICE_BYTES = 256 << 10;
+const CIPHER_SLICE_BYTES = 64 << 10; // below glibc's mmap threshold (128 KiB): the cipher's buffers come from the heap, not fresh pages
 const HKDF_SALT = Buffer.from('chunkfs data key v1', 'ascii');
 
 /** The stored payload does not authenticate under its data key: a wrong key or forged bytes. */
