@@ -5,10 +5,11 @@
 // (store/chunks/decode-pool.ts). A decoded chunk is kept in a bounded cache, so small reads of one
 // compressed chunk decode it once, and a sequential reader finds the next chunks decoded ahead.
 import { LRUCache } from 'lru-cache';
-import { encodePayload } from '../../src/chunk-codec';
+import { decodePayloadInto, encodePayload } from '../../src/chunk-codec';
+import { ChunkIdentity, DecryptError } from '../../src/chunk-cipher';
 import { hasTransforms } from '../../src/chunk-transforms';
 import { assert } from '../../src/errors';
-import { ChunkEnv } from './chunk-env';
+import { ChunkEnv, noteShardFailure, readOrder } from './chunk-env';
 import { ChunkRef, payloadLen, siteOf } from './chunk-ref';
 import { readEcInto } from './ec-chunk';
 import { Maybe, isPromise } from './maybe-async';
@@ -97,6 +98,35 @@ function readPayloadInto(env: ChunkEnv, ref: ChunkRef, out: Buffer): Promise<voi
   });
 }
 
+function identityOf(ref: ChunkRef): ChunkIdentity {
+  return { fileId: ref.fileId, chunkIndex: BigInt(ref.chunkIndex), version: ref.version };
+}
+
+/**
+ * A replica chunk whose payload passed its hashes but failed its GCM tag (a replica rewritten with
+ * fresh hashes, store/upkeep/tag-check.ts): each replica's whole payload in read order, the first
+ * whose tag checks decoded into raw, the others counted and queued for heal. Rare: fresh buffers.
+ */
+async function decodeFromReplicas(env: ChunkEnv, ref: ChunkRef, raw: Buffer, first: DecryptError): Promise<void> {
+  for (const i of readOrder(env, ref, ref.diskIds.map((_, j) => j))) {
+    let payload: Buffer;
+    try {
+      payload = await env.shards.readVerified(ref, i, 0, payloadLen(ref));
+    } catch (err) {
+      noteShardFailure(env, ref, i, err);
+      continue;
+    }
+    try {
+      decodePayloadInto(ref.fl.layout.transforms, ref.stored!.flags, payload, raw, identityOf(ref), env.storeKey, siteOf(ref, i), (n) => Buffer.allocUnsafe(n));
+      return;
+    } catch (err) {
+      if (!(err instanceof DecryptError)) throw err;
+      noteShardFailure(env, ref, i, err);
+    }
+  }
+  throw first;
+}
+
 /**
  * The raw bytes of a transformed chunk: its verified payload (spec §9), decoded. ahead: a read-ahead
  * decode, on a decode thread (it overlaps the reader's requests); a reader waiting for the chunk
@@ -108,8 +138,12 @@ async function decodeChunk(env: ChunkEnv, ref: ChunkRef, ahead: boolean): Promis
   const raw = pool.takeRaw(ref.logicalLenBytes);
   try {
     await readPayloadInto(env, ref, stored);
-    const id = { fileId: ref.fileId, chunkIndex: BigInt(ref.chunkIndex), version: ref.version };
-    await pool.decode(ref.fl.layout.transforms, ref.stored!.flags, stored, raw, id, siteOf(ref), ahead);
+    try {
+      await pool.decode(ref.fl.layout.transforms, ref.stored!.flags, stored, raw, identityOf(ref), siteOf(ref), ahead);
+    } catch (err) {
+      if (!(err instanceof DecryptError) || ref.fl.layout.kind !== 'replica') throw err;
+      await decodeFromReplicas(env, ref, raw, err);
+    }
     return raw;
   } catch (err) {
     pool.give(raw); // no reader got it

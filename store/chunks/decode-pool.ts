@@ -11,18 +11,18 @@ import { ChunkIdentity, DecryptError } from '../../src/chunk-cipher';
 import { ChunkTransforms } from '../../src/chunk-transforms';
 import { ErrorSite, FormatError, assert } from '../../src/errors';
 import { DecodeJob, DecodeReply } from './decode-protocol';
-import { PAYLOAD_BUFFERS_MAX, PayloadPool } from './payload-pool';
+import { PayloadPool } from './payload-pool';
 
 /** Decode threads at most (the machine's cores, at most this many). */
 export const DECODE_WORKERS_MAX = 2;
 /** Payloads below this decode inline (a worker round trip costs about as much). */
 export const DECODE_INLINE_BELOW_BYTES = 64 << 10;
-/** Jobs queued on the pool at most; more wait for a slot (readers are bounded above, this is the guard). */
+/** Jobs queued on the decode threads at most; beyond, decodes run inline (read-ahead is bounded above, this is the guard). */
 export const DECODE_JOBS_MAX = 64;
 
 interface Pending { resolve: () => void; reject: (err: Error) => void; site: ErrorSite }
 
-/** A payload in shared memory (from the pool's PayloadPool) while a worker decodes it. */
+/** A buffer of the pool's (shared memory): a decode thread may use it. */
 function isShared(b: Buffer): boolean {
   return b.buffer instanceof SharedArrayBuffer;
 }
@@ -63,8 +63,8 @@ export class DecodePool {
   private nextJobId = 1;
   private closed = false;
   private readonly size = Math.max(1, Math.min(DECODE_WORKERS_MAX, availableParallelism()));
-  /** Stored payloads and raw chunks: read-ahead, readers and the decoded cache's 16 chunks. */
-  private readonly buffers = new PayloadPool(PAYLOAD_BUFFERS_MAX + 16);
+  /** Stored payloads and raw chunks (decoded ones come back when the decoded cache evicts them). */
+  private readonly buffers = new PayloadPool();
   private scratch = Buffer.alloc(0);
 
   constructor(private readonly storeKey: Buffer | null) {}
@@ -96,7 +96,7 @@ export class DecodePool {
   /** A buffer for a stored payload of lengthBytes (exactly), to decode(), then give(). */
   takePayload(lengthBytes: number): Buffer {
     if (lengthBytes < DECODE_INLINE_BELOW_BYTES) return Buffer.allocUnsafe(lengthBytes);
-    return this.buffers.take(lengthBytes).subarray(0, lengthBytes);
+    return this.buffers.take(lengthBytes);
   }
   /** A buffer for a chunk's raw bytes (content_len exactly), to decode() into, then give() once no reader holds it. */
   takeRaw(lengthBytes: number): Buffer {
@@ -104,7 +104,7 @@ export class DecodePool {
   }
   /** A buffer from takePayload or takeRaw back to the pool (nothing may read or write it after). */
   give(b: Buffer): void {
-    if (isShared(b)) this.buffers.give(Buffer.from(b.buffer as SharedArrayBuffer));
+    if (isShared(b)) this.buffers.give(b);
   }
 
   /** The decrypted payload of an inline decode of a chunk also compressed (decodes on this thread never overlap). */

@@ -166,8 +166,8 @@ test.serial('inspect decodes transformed chunks with the store key: tag, raw len
   t.like(z3.shards[0].decoded, { ok: true, tagOk: null, rawBytes: 4 << 20 })
 })
 
-test.serial('a shard whose hashes pass but whose GCM tag fails: inspect and scrub report it, scrub queues it, --repair mends it', async (t) => {
-  const replica = await liveShard('a3/noise', 0, 1)
+test.serial('a shard whose hashes pass but whose GCM tag fails: inspect and scrub report it, scrub queues it, reads fail over, --repair mends it', async (t) => {
+  const replica = await liveShard('a3/noise', 0, 0) // the replica a read tries first
   const ec = await liveShard('aec/noise', 0, 2)
   await shared.mount.stop()
   await forgeShard(replica)
@@ -191,9 +191,11 @@ test.serial('a shard whose hashes pass but whose GCM tag fails: inspect and scru
   t.is(found.code, 1, found.stdout + found.stderr)
   const r = JSON.parse(found.stdout) as { badFound: number; bad: Array<{ path: string; chunkIndex: number; shardIndex: number }> }
   t.is(r.badFound, 2, found.stdout)
-  t.deepEqual(r.bad.map((b) => `${b.path} ${b.chunkIndex} ${b.shardIndex}`).sort(), ['/a3/noise 0 1', '/aec/noise 0 2'])
+  t.deepEqual(r.bad.map((b) => `${b.path} ${b.chunkIndex} ${b.shardIndex}`).sort(), ['/a3/noise 0 0', '/aec/noise 0 2'])
   t.is((await status()).healQueueLength, 2, 'queued for heal like other damage')
   await shared.remount()
+  // A read meeting the forged replica fails over to one whose tag checks (or finds it healed already).
+  t.is((await same('a3/noise', `${shared.dir}/ref/noise`)).code, 0)
   const fixed = await run(process.execPath, [CLI_JS, 'scrub', mnt, '--repair'], { timeoutMs: 120_000 })
   t.regex(fixed.stdout, / 0 unrecoverable/, fixed.stdout + fixed.stderr)
   const clean = await run(process.execPath, [CLI_JS, 'scrub', mnt], { timeoutMs: 120_000 })
