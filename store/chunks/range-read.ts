@@ -6,7 +6,7 @@ import { ChunkEnv } from './chunk-env';
 import { readChunkInto } from './chunk-io';
 import { ChunkRef } from './chunk-ref';
 import { boundedAll } from './bounded';
-import { Maybe, noThrow } from './maybe-async';
+import { Maybe } from './maybe-async';
 import { prefetchDecoded } from './chunk-transform';
 
 export const CHUNKS_IN_FLIGHT_MAX = 8; // bounded concurrency per call: throughput without unbounded memory
@@ -33,7 +33,7 @@ export function readRangeInto(
     if (ref !== null && b > lo) return readChunkInto(env, ref, lo, b - lo, target, at + lo, inline);
   };
   // The range's own chunks start first, then the read-ahead (it must not queue before them).
-  const r = inline ? noThrow(() => readChunkPart(indices[0])) : boundedAll(indices, CHUNKS_IN_FLIGHT_MAX, async (c) => readChunkPart(c));
+  const r = inline ? readChunkPart(indices[0]) : boundedAll(indices, CHUNKS_IN_FLIGHT_MAX, async (c) => readChunkPart(c));
   readAhead(env, cs, endBytes, liveRef);
   return r;
 }
