@@ -38,8 +38,8 @@ export function readRangeInto(
   return r;
 }
 
-/** Transformed chunks decoded ahead of a sequential reader (DESIGN §10): 8 MiB of 4 MiB chunks. */
-export const READAHEAD_CHUNKS = Number(process.env.I23R_RA ?? 4);
+/** Transformed chunks decoded ahead of a sequential reader (DESIGN §10): 16 MiB of 4 MiB chunks. */
+export const READAHEAD_CHUNKS = 4;
 
 /**
  * A sequential read of a transformed chunk (the file's previous read ended in this chunk or the one
