@@ -5,8 +5,8 @@
 import { ErrorSite, FormatError } from './errors';
 import { FLAG_COMPRESSED, FLAG_ENCRYPTED } from './header';
 import { ChunkTransforms } from './chunk-transforms';
-import { compress, decompress } from './compression';
-import { ChunkIdentity, deriveDataKey, open, seal } from './chunk-cipher';
+import { compress, decompressInto } from './compression';
+import { CIPHER_OVERHEAD_BYTES, ChunkIdentity, deriveDataKey, openInto, seal } from './chunk-cipher';
 
 export interface EncodedPayload { stored: Buffer; flags: number }
 
@@ -31,15 +31,35 @@ export function encodePayload(t: ChunkTransforms, raw: Uint8Array, id: ChunkIden
 
 /** stored payload (hashes already verified) -> the contentLenBytes raw bytes. */
 export function decodePayload(t: ChunkTransforms, flags: number, stored: Uint8Array, contentLenBytes: number, id: ChunkIdentity, storeKey: Uint8Array | null, site: ErrorSite = {}): Buffer {
-  let out = Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
-  if ((flags & FLAG_ENCRYPTED) !== 0) {
-    if (storeKey === null) throw new FormatError('aes256gcm', 'chunk is encrypted and no store key is loaded', site);
-    out = open(deriveDataKey(storeKey, id), out, site);
-  }
-  if ((flags & FLAG_COMPRESSED) !== 0) {
-    if (t.compression === null) throw new FormatError('flags', 'chunk is compressed but its layout names no compression', site);
-    out = decompress(t.compression.algo, out, contentLenBytes);
-  }
-  if (out.length !== contentLenBytes) throw new FormatError('content_len', `decoded ${out.length} bytes, content_len is ${contentLenBytes}`, site);
+  const out = Buffer.allocUnsafe(contentLenBytes);
+  decodePayloadInto(t, flags, stored, out, id, storeKey, site, (n) => Buffer.allocUnsafe(n));
   return out;
+}
+
+/**
+ * stored payload (hashes already verified) -> its raw bytes, exactly target.length (content_len),
+ * into target; scratch(n) lends a buffer for the decrypted payload of a chunk also compressed. The
+ * tag is checked before target holds anything usable (openInto).
+ */
+export function decodePayloadInto(t: ChunkTransforms, flags: number, stored: Uint8Array, target: Uint8Array, id: ChunkIdentity, storeKey: Uint8Array | null,
+  site: ErrorSite, scratch: (lengthBytes: number) => Uint8Array): void {
+  const encrypted = (flags & FLAG_ENCRYPTED) !== 0;
+  const compressed = (flags & FLAG_COMPRESSED) !== 0;
+  if (!encrypted && !compressed) throw new FormatError('flags', 'a decoded chunk has transform flags', site);
+  if (compressed && t.compression === null) throw new FormatError('flags', 'chunk is compressed but its layout names no compression', site);
+  let plain = stored;
+  if (encrypted) {
+    if (storeKey === null) throw new FormatError('aes256gcm', 'chunk is encrypted and no store key is loaded', site);
+    const plainLen = stored.length - CIPHER_OVERHEAD_BYTES;
+    if (!compressed && plainLen !== target.length) throw new FormatError('content_len', `decrypted ${plainLen} bytes, content_len is ${target.length}`, site);
+    plain = compressed ? scratch(plainLen).subarray(0, plainLen) : target;
+    openInto(deriveDataKey(storeKey, id), stored, plain, site);
+  }
+  if (!compressed) return;
+  try {
+    decompressInto(t.compression!.algo, plain, target);
+  } catch (err) {
+    if (err instanceof FormatError) throw new FormatError(err.field, err.message.slice(err.field.length + 2), site);
+    throw err;
+  }
 }

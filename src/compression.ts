@@ -7,7 +7,10 @@ import { FormatError } from './errors';
 import { CompressionAlgo } from './chunk-transforms';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const zstd = require('zstd-napi') as { compress(b: Uint8Array, p?: { compressionLevel?: number }): Buffer; decompress(b: Uint8Array): Buffer };
+const zstd = require('zstd-napi') as { compress(b: Uint8Array, p?: { compressionLevel?: number }): Buffer };
+// Its native context, to decompress into a buffer of ours (ZSTD_decompressDCtx).
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const zstdBinding = require('zstd-napi/binding') as { DCtx: new () => { decompress(dst: Uint8Array, src: Uint8Array): number } };
 // The native block codec of the lz4 package (LZ4_compress_default / LZ4_decompress_safe).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const lz4 = require('lz4/lib/utils').bindings as {
@@ -28,20 +31,28 @@ export function compress(algo: CompressionAlgo, level: number, raw: Uint8Array):
 
 /** compressed -> exactly contentLenBytes raw bytes; anything else is a FormatError. */
 export function decompress(algo: CompressionAlgo, stored: Uint8Array, contentLenBytes: number): Buffer {
-  if (contentLenBytes === 0 && stored.length === 0) return Buffer.alloc(0);
-  let out: Buffer;
+  const out = Buffer.allocUnsafe(contentLenBytes);
+  decompressInto(algo, stored, out);
+  return out;
+}
+
+/** The zstd decompression context of this thread (each worker thread loads its own module instance). */
+let dctx: { decompress(dst: Uint8Array, src: Uint8Array): number } | null = null;
+
+/** compressed -> exactly target.length raw bytes, into target (a reused buffer: no fresh pages); anything else is a FormatError. */
+export function decompressInto(algo: CompressionAlgo, stored: Uint8Array, target: Uint8Array): void {
+  if (target.length === 0 && stored.length === 0) return;
+  let n: number;
   if (algo === 'zstd') {
     try {
-      out = zstd.decompress(stored);
+      dctx ??= new zstdBinding.DCtx();
+      n = dctx.decompress(target, stored);
     } catch (err) {
-      throw new FormatError('zstd', `decompress failed: ${(err as Error).message}`);
+      throw new FormatError('zstd', `decompress failed: ${(err as Error).message} (content_len says ${target.length})`);
     }
   } else {
-    out = Buffer.allocUnsafe(contentLenBytes);
-    const n = lz4.uncompress(stored, out);
+    n = lz4.uncompress(stored, target);
     if (n < 0) throw new FormatError('lz4', `corrupt block (error at byte ${-n})`);
-    out = out.subarray(0, n);
   }
-  if (out.length !== contentLenBytes) throw new FormatError(algo, `decompressed ${out.length} bytes, content_len says ${contentLenBytes}`);
-  return out;
+  if (n !== target.length) throw new FormatError(algo, `decompressed ${n} bytes, content_len says ${target.length}`);
 }

@@ -23,14 +23,29 @@ export function fanoutRelPath(fileId: bigint): string {
   return `${CHUNKS_DIR}/${hex2(h & 0xffn)}/${hex2((h >> 8n) & 0xffn)}`;
 }
 
-export function chunkDirRelPath(fileId: bigint, version: bigint, chunkIndex: bigint): string {
+/** A file's directory prefix ".chunks/{p0}/{p1}/{file_id:016x}" (spec §7); its versions are ".v{version}" beside it. */
+export function fileRelPrefix(fileId: bigint): string {
+  return `${fanoutRelPath(fileId)}/${hex16(fileId)}`;
+}
+
+/** chunkDirRelPath under a fileRelPrefix already computed (the xxh3 fan-out costs more than the rest). */
+export function chunkDirRelPathUnder(filePrefix: string, version: bigint, chunkIndex: bigint): string {
   assert(version >= 0n && version <= U64_MAX && chunkIndex >= 0n && chunkIndex <= U64_MAX, 'u64 out of range');
-  return `${fanoutRelPath(fileId)}/${hex16(fileId)}.v${version}/c${chunkIndex}`;
+  return `${filePrefix}.v${version}/c${chunkIndex}`;
+}
+
+export function chunkDirRelPath(fileId: bigint, version: bigint, chunkIndex: bigint): string {
+  return chunkDirRelPathUnder(fileRelPrefix(fileId), version, chunkIndex);
+}
+
+/** shardRelPath under a fileRelPrefix already computed. */
+export function shardRelPathUnder(filePrefix: string, version: bigint, chunkIndex: bigint, shardIndex: number): string {
+  assert(Number.isInteger(shardIndex) && shardIndex >= 0 && shardIndex < 0x10000, 'shard_index is u16');
+  return `${chunkDirRelPathUnder(filePrefix, version, chunkIndex)}/${shardIndex}.shard`;
 }
 
 export function shardRelPath(fileId: bigint, version: bigint, chunkIndex: bigint, shardIndex: number): string {
-  assert(Number.isInteger(shardIndex) && shardIndex >= 0 && shardIndex < 0x10000, 'shard_index is u16');
-  return `${chunkDirRelPath(fileId, version, chunkIndex)}/${shardIndex}.shard`;
+  return shardRelPathUnder(fileRelPrefix(fileId), version, chunkIndex, shardIndex);
 }
 
 /** Temp name during a whole-shard write (spec §7, §8.1). */

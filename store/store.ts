@@ -147,7 +147,7 @@ export class Store {
     const shards = new ShardStore(io, opened.key, opened.diskPaths, health);
     const commits = new CommitLog(db, io, nodePath.join(dir, `${META_FILE}-wal`));
     this.env = { db, shards, map: new ChunkMap(db), fileRows: new FileRows(db), counters: new Counters(db), health, commits, reclaim: new ReclaimQueue(db), inflight: new InflightVersions(), backlog: new IntentBacklog(),
-      storeKey: opened.storeKey, decoded: new DecodedChunks() };
+      storeKey: opened.storeKey, decoded: new DecodedChunks(opened.storeKey) };
     this.files = new FileIo(this.env, config.disks.map((d) => ({ id: d.id, epoch: d.epoch })), {
       smallFileMaxBytes: config.defaults.smallFileMaxBytes ?? 0, // stores made before issue 9: no packing
       containerCapacityBytes: config.defaults.containerCapacityBytes ?? DEFAULT_CONTAINER_CAPACITY_BYTES,
@@ -397,6 +397,7 @@ export class Store {
       await this.env.commits.stop();
       if (this.lock !== null) await this.env.commits.flushIfDirty().catch(() => undefined); // SQLite's close checkpoints too
       this.db.close();
+      await this.env.decoded.pool.close();
       (this.io as { closeAll?: () => void }).closeAll?.(); // NodeIo, or an Io wrapping one
     } finally {
       this.lock?.release();

@@ -12,6 +12,8 @@ export interface InodeResult {
   /** The size in the metadata: what is committed, not what a live mount still buffers. */
   committedSizeBytes: number;
   needle: { containerIno: number; chunkIndex: number; offsetBytes: string; lengthBytes: number } | null;
+  /** The file's layout with its transforms (what getfattr user.chunkfs.layout shows). */
+  layout: string;
 }
 
 export const inodeAction: Action = {
@@ -23,6 +25,6 @@ export const inodeAction: Action = {
     if (typeof ino !== 'number' || !Number.isSafeInteger(ino)) throw new ActionError('name an inode number or a path');
     const attr = env.store.ns.getattr(ino);
     if (attr === null) return null;
-    return { ino, committedSizeBytes: attr.sizeBytes, needle: attr.type === 'file' ? env.store.needleOf(ino) : null };
+    return { ino, committedSizeBytes: attr.sizeBytes, needle: attr.type === 'file' ? env.store.needleOf(ino) : null, layout: attr.layout };
   },
 };

@@ -12,7 +12,9 @@ import { nodeSyncIo } from '../../store/io/sync-io';
 import { NodeIo } from '../../store/io/io';
 import { runAction } from '../run-action';
 import type { InodeArgs, InodeResult } from '../actions/inode';
-import { ShardInspection, diskOf, findChunkShards, inspectShardFile } from '../../store/upkeep/inspect';
+import { InspectKeys, ShardInspection, VersionDecode, decodeEcVersions, diskOf, findChunkShards, inspectShardFile } from '../../store/upkeep/inspect';
+import { PayloadDecode } from '../../store/upkeep/inspect-decode';
+import { parseLayout } from '../../src/layout';
 
 const STORE_SEARCH_DEPTH_MAX = 64;
 const SHARD_NAME_RE = /\.shard(\.tmp\.[0-9a-f]{16})?$/;
@@ -26,18 +28,31 @@ export interface InspectResult {
   /** A small file packed as a needle: where (the metadata says); its container chunk's shards are inspected. */
   needle?: { containerIno: number; chunkIndex: number; offsetBytes: string; lengthBytes: number };
   shards: ShardInspection[];
+  /** EC chunks: each transformed version's payload joined from its data shards and decoded. */
+  decodedVersions?: VersionDecode[];
 }
 
 /** Needles shown per shard in the text (--json lists up to NEEDLES_LISTED_MAX). */
 const NEEDLES_SHOWN_MAX = 20;
 
 /**
- * A file with no shard files of its own may be packed in a container: only the metadata knows (the
- * live mount's, through its control socket, or a read-only open).
+ * What the metadata says of the file (the live mount's, through its control socket, or a read-only
+ * open): a file with no shard files of its own may be packed in a container, and its layout names
+ * the compression of its transformed chunks (spec §3.1 "algo in Layout").
  */
-async function needleOf(target: Target, ino: number): Promise<NonNullable<InspectResult['needle']> | null> {
+async function inodeOf(target: Target, ino: number): Promise<InodeResult | null> {
   const { result } = await runAction(target, 'inode', { ino } satisfies InodeArgs, () => undefined);
-  return (result as InodeResult | null)?.needle ?? null;
+  return result as InodeResult | null;
+}
+
+/** The compression a layout text names (undefined: unknown, inspect names it from the bytes). */
+function compressionOf(layout: string | undefined): InspectKeys['compression'] {
+  if (layout === undefined || layout === '') return undefined;
+  try {
+    return parseLayout(layout).transforms.compression;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The store a shard file belongs to: TARGET, else the store directory above it, else the default store. */
@@ -57,7 +72,7 @@ async function inspectShard(c: InspectCommand, abs: string): Promise<InspectResu
   if (disk === null) throw new TargetError(`${abs} is not under a disk of the store ${target.storeDir}; name its store`);
   const io = new NodeIo();
   try {
-    return { store: target.storeDir, shards: [await inspectShardFile(io, opened.key, abs, disk.root)] };
+    return { store: target.storeDir, shards: [await inspectShardFile(io, opened.key, abs, disk.root, { storeKey: opened.storeKey })] };
   } finally {
     io.closeAll();
   }
@@ -68,11 +83,17 @@ async function inspectChunk(target: Target, ino: number, chunkIndex: number, sho
   const io = new NodeIo();
   try {
     let found = await findChunkShards(io, opened.diskPaths, BigInt(ino), chunkIndex);
-    const needle = found.length === 0 && chunkIndex === 0 ? await needleOf(target, ino) : null;
+    const inode = await inodeOf(target, ino);
+    const needle = found.length === 0 && chunkIndex === 0 ? inode?.needle ?? null : null;
     if (needle !== null) found = await findChunkShards(io, opened.diskPaths, BigInt(needle.containerIno), needle.chunkIndex);
+    const keys: InspectKeys = { storeKey: opened.storeKey, compression: compressionOf(inode?.layout) };
     const shards: ShardInspection[] = [];
-    for (const f of found) shards.push(await inspectShardFile(io, opened.key, f.path, f.diskRoot));
-    return { store: target.storeDir, file: { ino, path: shownPath, chunkIndex }, ...(needle === null ? {} : { needle }), shards };
+    for (const f of found) shards.push(await inspectShardFile(io, opened.key, f.path, f.diskRoot, keys));
+    const decodedVersions = await decodeEcVersions(io, opened.key, found, keys);
+    return {
+      store: target.storeDir, file: { ino, path: shownPath, chunkIndex }, ...(needle === null ? {} : { needle }), shards,
+      ...(decodedVersions.length === 0 ? {} : { decodedVersions }),
+    };
   } finally {
     io.closeAll();
   }
@@ -107,6 +128,13 @@ async function run(c: InspectCommand): Promise<InspectResult> {
   return inspectShard(c, abs);
 }
 
+/** "decoded: tag ok, 4.0 MiB of content from 1.2 MiB stored (3.41x)", or why not. */
+function decodeText(d: PayloadDecode): string {
+  if (!d.ok) return `${d.tagOk === false ? 'GCM TAG FAILS' : 'not decoded'}: ${d.error ?? '?'}`;
+  const tag = d.tagOk === true ? 'GCM tag ok, ' : '';
+  return `decoded: ${tag}${bytesText(d.rawBytes!)} of content from ${bytesText(d.storedBytes)} stored (${d.ratio!.toFixed(2)}x)`;
+}
+
 /** mine: the container offset of the inspected file's needle, marked in the listing. */
 function shardText(s: ShardInspection, mine?: string): string {
   const lines: string[] = [];
@@ -126,6 +154,7 @@ function shardText(s: ShardInspection, mine?: string): string {
     : s.badBlockCount === 0 ? `all ${s.blockCount} block(s) verify`
       : `${s.badBlockCount} of ${s.blockCount} block(s) do not verify: ${s.badBlocks.join(', ')}${s.badBlockCount > s.badBlocks.length ? ', ...' : ''}`;
   lines.push(`  header CRC ok, ${pathNote}; ${blocks}`);
+  if (s.decoded !== null) lines.push(`  ${decodeText(s.decoded)}`);
   if (s.needles !== null) {
     lines.push(`  container chunk: ${s.needles.count} needle(s) (live or dead: only the metadata knows)`);
     for (const n of s.needles.listed.slice(0, NEEDLES_SHOWN_MAX)) {
@@ -148,10 +177,11 @@ export async function inspectVerb(c: InspectCommand): Promise<number> {
       process.stdout.write(`${r.file.path ?? `file ${r.file.ino}`} (file ${r.file.ino}) chunk ${r.file.chunkIndex} in ${r.store}: ${r.shards.length} shard file(s) on disk\n`);
     }
     for (const s of r.shards) process.stdout.write(shardText(s, r.needle?.offsetBytes) + '\n');
+    for (const v of r.decodedVersions ?? []) process.stdout.write(`version ${v.version} from its data shards: ${decodeText(v.decoded)}\n`);
   }
   if (r.shards.length === 0) {
     process.stderr.write(`chunkfs inspect: no shard files of file ${r.file!.ino} chunk ${r.file!.chunkIndex} on any disk (a hole, past the end, or still in the write-back buffer)\n`);
     return 1;
   }
-  return r.shards.every((s) => s.ok) ? 0 : 1;
+  return r.shards.every((s) => s.ok) && (r.decodedVersions ?? []).every((v) => v.decoded.tagOk !== false) ? 0 : 1;
 }

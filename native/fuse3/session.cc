@@ -183,6 +183,7 @@ bool Session::HasRoom() {
 }
 
 void Session::ReadRequests() {
+  reading_ = true;
   for (size_t i = 0; i < kReadsPerWakeMax && pollOpen_; i++) {
     if (!HasRoom()) {  // backpressure: the kernel keeps the rest until JS answers some
       pollPaused_ = true;
@@ -198,6 +199,7 @@ void Session::ReadRequests() {
     }
     fuse_session_process_buf(se_, &buf_);
   }
+  reading_ = false;  // before DeliverNow: a request queued by another thread from here on arms
   DeliverNow();
 }
 
@@ -252,7 +254,7 @@ void Session::DeliverNow() {
 }
 
 void Session::Arm() {
-  if (armed_ || tsfn_ == nullptr) return;
+  if (armed_ || tsfn_ == nullptr || reading_) return;
   armed_ = true;
   napi_call_threadsafe_function(tsfn_, nullptr, napi_tsfn_nonblocking);
 }

@@ -116,20 +116,27 @@ export async function writeWholeChunk(env: ChunkEnv, plain: ChunkRef, content: U
   return { failed: failed.sort((a, b) => a - b), stored: ref.stored };
 }
 
-/** The whole payload of one shard, rebuilt from the others (heal). */
-export async function rebuildPayload(env: ChunkEnv, ref: ChunkRef, shardIndex: number): Promise<Buffer> {
+/**
+ * The whole payload of one shard, rebuilt from the others (heal). accept: a replica's payload must
+ * also pass it (an encrypted chunk's GCM tag, store/upkeep/tag-check.ts) to be copied.
+ */
+export async function rebuildPayload(env: ChunkEnv, ref: ChunkRef, shardIndex: number, accept?: (payload: Buffer) => boolean): Promise<Buffer> {
   if (ref.fl.layout.kind === 'ec') {
     return rebuildEcShard(env, ref, shardIndex);
   }
   const others = ref.diskIds.map((_, i) => i).filter((i) => i !== shardIndex);
   const errs: number[] = [];
   for (const i of others) {
+    let payload: Buffer;
     try {
-      return await env.shards.readVerified(ref, i, 0, shardDataLen(ref));
+      payload = await env.shards.readVerified(ref, i, 0, shardDataLen(ref));
     } catch (err) {
       noteShardFailure(env, ref, i, err);
       errs.push(i);
+      continue;
     }
+    if (accept === undefined || accept(payload)) return payload;
+    errs.push(i);
   }
   throw new UnrecoverableError('no other replica verifies', siteOf(ref, shardIndex), [shardIndex, ...errs]);
 }

@@ -1,20 +1,26 @@
 // A chunk through its layout's transforms (spec §3.1 bits 1, 2; DESIGN §10). Whole writes encode
 // the content once (compressed when that saves space, then encrypted) and the payload is what the
 // shards hold; reads verify the stored payload first (spec §9: every shard read is verified), then
-// decrypt (the GCM tag checked before any byte is used), then decompress. A decoded chunk is kept
-// in a bounded cache, so small reads of one compressed chunk decode it once.
+// decrypt (the GCM tag checked before any byte is used), then decompress, on the decode threads
+// (store/chunks/decode-pool.ts). A decoded chunk is kept in a bounded cache, so small reads of one
+// compressed chunk decode it once, and a sequential reader finds the next chunks decoded ahead.
 import { LRUCache } from 'lru-cache';
-import { decodePayload, encodePayload } from '../../src/chunk-codec';
+import { decodePayloadInto, encodePayload } from '../../src/chunk-codec';
+import { ChunkIdentity, DecryptError } from '../../src/chunk-cipher';
 import { hasTransforms } from '../../src/chunk-transforms';
 import { assert } from '../../src/errors';
-import { ChunkEnv } from './chunk-env';
+import { ChunkEnv, noteShardFailure, readOrder } from './chunk-env';
 import { ChunkRef, payloadLen, siteOf } from './chunk-ref';
 import { readEcInto } from './ec-chunk';
 import { Maybe, isPromise } from './maybe-async';
+import { boundedAll } from './bounded';
 import { readReplicaInto } from './replica-chunk';
+import { DecodePool } from './decode-pool';
 
 /** Decoded chunks kept for small reads: 16 chunks of 4 MiB. */
 const DECODED_BYTES_MAX = 64 << 20;
+/** Files whose last read chunk is remembered (sequential readers, for read-ahead). */
+const READERS_TRACKED_MAX = 1024;
 
 function keyOf(ref: ChunkRef): string {
   return `${ref.ino}/${ref.chunkIndex}/${ref.version}`; // versions are never reused (store/meta/chunk-map.ts)
@@ -22,8 +28,29 @@ function keyOf(ref: ChunkRef): string {
 
 /** The decoded chunks, and the decodes in flight (concurrent readers of one chunk share one). */
 export class DecodedChunks {
-  private readonly done = new LRUCache<string, Buffer>({ maxSize: DECODED_BYTES_MAX, sizeCalculation: (b) => Math.max(1, b.length) });
+  /**
+   * An evicted chunk's buffer goes back to the pool on the next turn of the event loop: readers
+   * that got it from load() copy from it in the microtasks of the turn it was decoded in.
+   */
+  private readonly done = new LRUCache<string, Buffer>({
+    maxSize: DECODED_BYTES_MAX, sizeCalculation: (b) => Math.max(1, b.length),
+    dispose: (raw) => setImmediate(() => this.pool.give(raw)),
+  });
   private readonly pending = new Map<string, Promise<Buffer>>();
+  /** ino -> the chunk its last read ended in. */
+  private readonly lastChunk = new LRUCache<number, number>({ max: READERS_TRACKED_MAX });
+  readonly pool: DecodePool;
+
+  constructor(storeKey: Buffer | null) {
+    this.pool = new DecodePool(storeKey);
+  }
+
+  /** A read ending in chunk c of ino: true when the file's previous read ended in c or c - 1 (sequential). */
+  sequential(ino: number, c: number): boolean {
+    const last = this.lastChunk.get(ino);
+    this.lastChunk.set(ino, c);
+    return last === c || last === c - 1;
+  }
 
   get(ref: ChunkRef): Buffer | undefined {
     return this.done.get(keyOf(ref));
@@ -53,29 +80,87 @@ export function encodeChunk(env: ChunkEnv, ref: ChunkRef, content: Uint8Array): 
   return { ref: { ...ref, stored: { lenBytes: stored.length, flags } }, payload: stored };
 }
 
-/** The whole verified stored payload, by layout (failover and reconstruction as for any read). */
-function readPayload(env: ChunkEnv, ref: ChunkRef): Promise<Buffer> {
-  const out = Buffer.allocUnsafe(payloadLen(ref));
-  const r = ref.fl.layout.kind === 'replica'
-    ? readReplicaInto(env, ref, 0, out.length, out, 0, false)
-    : readEcInto(env, ref, 0, out.length, out, 0, false);
-  return Promise.resolve(r).then(() => out);
+/** A stored payload is read in pieces this long (each fits the shard store's pooled scratch, store/chunks/scratch-pool.ts). */
+const PAYLOAD_PIECE_BYTES = 512 << 10;
+/** Pieces of one payload read at once. */
+const PAYLOAD_PIECES_IN_FLIGHT_MAX = 4;
+
+/** The whole verified stored payload into out, by layout (failover and reconstruction per piece, as for any read). */
+function readPayloadInto(env: ChunkEnv, ref: ChunkRef, out: Buffer): Promise<void> {
+  assert(out.length === payloadLen(ref), 'payload buffer is the stored payload length');
+  const starts: number[] = [];
+  for (let at = 0; at < out.length; at += PAYLOAD_PIECE_BYTES) starts.push(at);
+  return boundedAll(starts, PAYLOAD_PIECES_IN_FLIGHT_MAX, async (at) => {
+    const n = Math.min(PAYLOAD_PIECE_BYTES, out.length - at);
+    await (ref.fl.layout.kind === 'replica'
+      ? readReplicaInto(env, ref, at, n, out, at, false)
+      : readEcInto(env, ref, at, n, out, at, false));
+  });
 }
 
-async function decodeChunk(env: ChunkEnv, ref: ChunkRef): Promise<Buffer> {
-  const stored = await readPayload(env, ref);
-  const id = { fileId: ref.fileId, chunkIndex: BigInt(ref.chunkIndex), version: ref.version };
-  return decodePayload(ref.fl.layout.transforms, ref.stored!.flags, stored, ref.logicalLenBytes, id, env.storeKey, siteOf(ref));
+function identityOf(ref: ChunkRef): ChunkIdentity {
+  return { fileId: ref.fileId, chunkIndex: BigInt(ref.chunkIndex), version: ref.version };
 }
 
 /**
- * Read-ahead for sequential readers: decode a transformed chunk in the background (a read of the
- * second half of the chunk before it asks for it). Failures are left to the read that needs the
+ * A replica chunk whose payload passed its hashes but failed its GCM tag (a replica rewritten with
+ * fresh hashes, store/upkeep/tag-check.ts): each replica's whole payload in read order, the first
+ * whose tag checks decoded into raw, the others counted and queued for heal. Rare: fresh buffers.
+ */
+async function decodeFromReplicas(env: ChunkEnv, ref: ChunkRef, raw: Buffer, first: DecryptError): Promise<void> {
+  for (const i of readOrder(env, ref, ref.diskIds.map((_, j) => j))) {
+    let payload: Buffer;
+    try {
+      payload = await env.shards.readVerified(ref, i, 0, payloadLen(ref));
+    } catch (err) {
+      noteShardFailure(env, ref, i, err);
+      continue;
+    }
+    try {
+      decodePayloadInto(ref.fl.layout.transforms, ref.stored!.flags, payload, raw, identityOf(ref), env.storeKey, siteOf(ref, i), (n) => Buffer.allocUnsafe(n));
+      return;
+    } catch (err) {
+      if (!(err instanceof DecryptError)) throw err;
+      noteShardFailure(env, ref, i, err);
+    }
+  }
+  throw first;
+}
+
+/**
+ * The raw bytes of a transformed chunk: its verified payload (spec §9), decoded. ahead: a read-ahead
+ * decode, on a decode thread (it overlaps the reader's requests); a reader waiting for the chunk
+ * decodes on this thread (two thread hand-offs cost a waiting random reader more than they save).
+ */
+async function decodeChunk(env: ChunkEnv, ref: ChunkRef, ahead: boolean): Promise<Buffer> {
+  const pool = env.decoded.pool;
+  const stored = pool.takePayload(payloadLen(ref));
+  const raw = pool.takeRaw(ref.logicalLenBytes);
+  try {
+    await readPayloadInto(env, ref, stored);
+    try {
+      await pool.decode(ref.fl.layout.transforms, ref.stored!.flags, stored, raw, identityOf(ref), siteOf(ref), ahead);
+    } catch (err) {
+      if (!(err instanceof DecryptError) || ref.fl.layout.kind !== 'replica') throw err;
+      await decodeFromReplicas(env, ref, raw, err);
+    }
+    return raw;
+  } catch (err) {
+    pool.give(raw); // no reader got it
+    throw err;
+  } finally {
+    pool.give(stored);
+  }
+}
+
+/**
+ * Read-ahead for sequential readers: decode a transformed chunk in the background, before the
+ * reader asks for it. Failures are left to the read that needs the
  * chunk: it reads again, fails over and reports as usual.
  */
 export function prefetchDecoded(env: ChunkEnv, ref: ChunkRef): void {
   if (ref.stored === null || env.decoded.get(ref) !== undefined) return;
-  env.decoded.load(ref, () => decodeChunk(env, ref)).catch(() => undefined);
+  env.decoded.load(ref, () => decodeChunk(env, ref, true)).catch(() => undefined);
 }
 
 /** Raw chunk range of a transformed chunk into target: from the decoded cache when it holds the chunk. */
@@ -87,6 +172,6 @@ export function readDecodedInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: numbe
   };
   const hit = env.decoded.get(ref);
   if (hit !== undefined) return copy(hit);
-  const p = env.decoded.load(ref, () => decodeChunk(env, ref));
+  const p = env.decoded.load(ref, () => decodeChunk(env, ref, false));
   return isPromise(p) ? p.then(copy) : copy(p);
 }

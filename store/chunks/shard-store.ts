@@ -10,13 +10,14 @@ import { ErrorSite, FormatError, assert } from '../../src/errors';
 import { HEADER_BYTES, ShardHeader, decodeHeader } from '../../src/header';
 import { writeHashEntries } from '../../src/hashtable';
 import { BitrotKey } from '../../src/keying';
-import { chunkDirRelPath, isTempName, shardRelPath, tempName } from '../../src/path';
-import { HASH_ENTRY_BYTES, dataStartBytes } from '../../src/region';
+import { chunkDirRelPath, fileRelPrefix, isTempName, shardRelPathUnder, tempName } from '../../src/path';
+import { HASH_ENTRY_BYTES, blockCountFor, dataStartBytes } from '../../src/region';
 import { SpanPlan, shardHeaderFor, spanPlan, verifySpan, verifyShardBytes } from '../../src/shard';
 import { ChunkRef, shardDataLen, shardParams, siteOf } from './chunk-ref';
 import { INLINE_BYTES_MAX, Io, IoFile, errnoCode, preadIntoParallel, settledAll } from '../io/io';
 import { Maybe } from './maybe-async';
 import { ScratchPool } from './scratch-pool';
+import { EntriesSource, HashTableCache, entriesOf } from './hash-table-cache';
 import { Payload, encodeShardParts, payloadLength } from './shard-encode';
 import { nowNs } from '../meta/meta';
 import { DiskUnavailableError, markerPath, offlineReason } from '../disk-identity';
@@ -31,6 +32,7 @@ export interface DiskGate {
 }
 
 const HEADER_CACHE_ENTRIES_MAX = 16_384;
+const FILE_PREFIXES_MAX = 16_384;
 /** Header fields that must equal the inode Layout's expectation (created time may differ). */
 export const CHECKED_FIELDS = [
   'formatVersion', 'flags', 'fileId', 'chunkIndex', 'version', 'shardIndex', 'ecK', 'ecM', 'ecAlgo', 'csumAlgo',
@@ -43,12 +45,20 @@ export class HeaderMismatchError extends FormatError {}
 
 export class ShardStore {
   private readonly headers = new LRUCache<string, ShardHeader>({ max: HEADER_CACHE_ENTRIES_MAX });
+  private readonly tables = new HashTableCache();
+  /** fileRelPrefix per file: its xxh3 fan-out and hex were ~4 us of every FUSE read (issue 20 profile). */
+  private readonly filePrefixes = new LRUCache<bigint, string>({ max: FILE_PREFIXES_MAX });
   /** Version directories whose own entry is known durable (their parent was fsynced after creation). */
   private readonly durableDirs = new LRUCache<string, true>({ max: HEADER_CACHE_ENTRIES_MAX });
   /** Scratch for readVerifiedWith (bounded in count and size). */
   readonly scratch = new ScratchPool();
 
-  constructor(readonly io: Io, readonly key: BitrotKey, private readonly diskRoots: ReadonlyMap<number, string>, private readonly gate: DiskGate) {}
+  /** Disk roots as prefixes of shard paths: absolute, normalized, no trailing slash (path() joins with one). */
+  private readonly pathRoots = new Map<number, string>();
+
+  constructor(readonly io: Io, readonly key: BitrotKey, private readonly diskRoots: ReadonlyMap<number, string>, private readonly gate: DiskGate) {
+    for (const [id, root] of diskRoots) this.pathRoots.set(id, nodePath.resolve(root).replace(/\/$/, ''));
+  }
 
   diskRoot(diskId: number): string {
     const root = this.diskRoots.get(diskId);
@@ -57,7 +67,15 @@ export class ShardStore {
   }
 
   path(ref: ShardSite, shardIndex: number): string {
-    return nodePath.join(this.diskRoot(ref.diskIds[shardIndex]), shardRelPath(ref.fileId, ref.version, BigInt(ref.chunkIndex), shardIndex));
+    let prefix = this.filePrefixes.get(ref.fileId);
+    if (prefix === undefined) {
+      prefix = fileRelPrefix(ref.fileId);
+      this.filePrefixes.set(ref.fileId, prefix);
+    }
+    const root = this.pathRoots.get(ref.diskIds[shardIndex]);
+    assert(root !== undefined, `unknown disk ${ref.diskIds[shardIndex]}`);
+    // The roots are normalized (constructor) and the relative path has no dots: nodePath.join's result.
+    return `${root}/${shardRelPathUnder(prefix, ref.version, BigInt(ref.chunkIndex), shardIndex)}`;
   }
 
   /** The shard's path, unless its disk is offline by identity (then DiskUnavailableError, nothing touched). */
@@ -104,7 +122,7 @@ export class ShardStore {
     } finally {
       await f.close();
     }
-    this.headers.delete(finalPath);
+    this.forgetPath(finalPath);
     await this.io.rename(tmp, finalPath);
     // The rename, the chunk dir entry and the version dir entry must all be durable;
     // a version dir already made durable (chunks of one version share it) needs no parent fsync.
@@ -180,11 +198,14 @@ export class ShardStore {
     const h = inline ? this.headers.get(path) : undefined;
     const f = h !== undefined && plan.entriesLen + plan.dataLen <= INLINE_BYTES_MAX ? this.io.openNow?.(path) ?? null : null;
     if (f === null || f.preadIntoNow === undefined) return this.readVerifiedPooled(ref, shardIndex, path, plan, site, use);
+    const src = this.tables.source(path, shardBlockCount(ref), plan);
     const { scratch, entries, data } = this.scratchFor(plan);
     try {
-      const entriesGot = f.preadIntoNow(entries, 0, plan.entriesLen, plan.entriesAt);
+      const e = readEntriesNow(f, src, entries, plan);
       const dataGot = f.preadIntoNow(data, 0, plan.dataLen, plan.dataAt);
-      use(verifySpan(h!, this.key, plan, entries.subarray(0, entriesGot), data.subarray(0, dataGot), site));
+      const view = verifySpan(h!, this.key, plan, e.entries, data.subarray(0, dataGot), site);
+      if (e.table !== null) this.tables.keep(path, e.table, e.tableGot);
+      use(view);
     } catch (err) {
       this.dropCached(path);
       throw err;
@@ -197,15 +218,19 @@ export class ShardStore {
   /** readVerifiedWith on the I/O pool: header, entries and data read together, all settled before the scratch is reused. */
   private readVerifiedPooled(ref: ChunkRef, shardIndex: number, path: string, plan: SpanPlan, site: ErrorSite, use: (bytes: Buffer) => void): Promise<void> {
     return this.withShardFile(ref, shardIndex, path, async (f) => {
+      const src = this.tables.source(path, shardBlockCount(ref), plan);
       const { scratch, entries, data } = this.scratchFor(plan);
       try {
-        const [h, entriesGot, dataGot] = await settledAll<ShardHeader | number>([
+        const [h, e, dataGot] = await settledAll<ShardHeader | ReadEntries | number>([
           this.header(ref, shardIndex, f, path),
-          f.preadInto(entries, 0, plan.entriesLen, plan.entriesAt),
+          readEntries(f, src, entries, plan),
           preadIntoParallel(f, data, 0, plan.dataLen, plan.dataAt),
         ]);
+        const { entries: got, table, tableGot } = e as ReadEntries;
         // The header was cross-checked against the layout the plan came from (block count, lengths).
-        use(verifySpan(h as ShardHeader, this.key, plan, entries.subarray(0, entriesGot as number), data.subarray(0, dataGot as number), site));
+        const view = verifySpan(h as ShardHeader, this.key, plan, got, data.subarray(0, dataGot as number), site);
+        if (table !== null) this.tables.keep(path, table, tableGot);
+        use(view);
       } finally {
         this.scratch.give(scratch);
       }
@@ -217,7 +242,7 @@ export class ShardStore {
    * names the file at path is dropped (replaced or removed from outside), so the next try sees the truth.
    */
   private dropCached(path: string): void {
-    this.headers.delete(path);
+    this.forgetPath(path);
     this.io.revalidate(path).catch(() => undefined);
   }
 
@@ -232,7 +257,7 @@ export class ShardStore {
       }
     } catch (err) {
       // The file may have been replaced or removed from outside: the next try must see the path's file.
-      this.headers.delete(path);
+      this.forgetPath(path);
       await this.io.revalidate(path).catch(() => undefined);
       throw err;
     }
@@ -241,7 +266,7 @@ export class ShardStore {
   /** Whole-file decode + verify, bypassing the header cache (heal, scrub, recovery). */
   async readWhole(ref: ChunkRef, shardIndex: number): Promise<Buffer> {
     const path = this.usablePath(ref, shardIndex);
-    this.headers.delete(path);
+    this.forgetPath(path);
     // A cached descriptor of a file deleted or replaced from outside would hide the loss from scrub/heal.
     await this.io.revalidate(path);
     const f = await this.io.open(path, 'read');
@@ -267,7 +292,11 @@ export class ShardStore {
     const dataLen = shardDataLen(ref);
     const blockCount = Math.ceil(dataLen / bb);
     const pos = { fileId: ref.fileId, chunkIndex: BigInt(ref.chunkIndex), shardIndex, version: ref.version };
-    const f = await this.io.open(this.usablePath(ref, shardIndex), 'readwrite');
+    const path = this.usablePath(ref, shardIndex);
+    // The patched blocks get new hash entries: no read may check them against the cached old ones,
+    // neither during the patch nor after it (a read racing the patch may have cached the table again).
+    this.tables.forget(path);
+    const f = await this.io.open(path, 'readwrite');
     try {
       // All runs' writes at once on the pool (recovery at the backlog bound patches ~128 runs per chunk).
       await Promise.all(runs.flatMap(({ firstBlock, span }) => {
@@ -280,13 +309,14 @@ export class ShardStore {
       await f.fdatasync(false);
     } finally {
       await f.close();
+      this.tables.forget(path);
     }
   }
 
   /** Remove one shard file (missing is fine). */
   async deleteShard(ref: ShardSite, shardIndex: number): Promise<void> {
     const path = this.usablePath(ref, shardIndex);
-    this.headers.delete(path);
+    this.forgetPath(path);
     try {
       await this.io.unlink(path);
     } catch (err) {
@@ -334,7 +364,44 @@ export class ShardStore {
     await this.removeEmptyDir(chunkDir);
   }
 
+  /** After a shard was changed from outside this class (injected damage): its header and hash table are read again. */
   forgetHeader(ref: ChunkRef, shardIndex: number): void {
-    this.headers.delete(this.path(ref, shardIndex));
+    this.forgetPath(this.path(ref, shardIndex));
   }
+
+  /** Cached header and hash table of a shard go together: any change of the file drops both. */
+  private forgetPath(path: string): void {
+    this.headers.delete(path);
+    this.tables.forget(path);
+  }
+}
+
+/** block_count of a shard of ref (spec §3), from the layout. */
+function shardBlockCount(ref: ChunkRef): number {
+  return blockCountFor(shardDataLen(ref), ref.fl.bitrotBlockBytes);
+}
+
+/** A read's hash entries; table: the whole table read to be kept once the read verifies. */
+interface ReadEntries { entries: Buffer; table: Buffer | null; tableGot: number }
+
+/** The plan's entries now (on the calling thread): cached, the whole table, or just the span's. */
+function readEntriesNow(f: IoFile, src: EntriesSource, scratch: Buffer, plan: SpanPlan): ReadEntries {
+  if (src !== null && 'cached' in src) return { entries: src.cached, table: null, tableGot: 0 };
+  if (src !== null) {
+    const table = Buffer.allocUnsafe(src.tableBytes);
+    const tableGot = f.preadIntoNow!(table, 0, table.length, HEADER_BYTES);
+    return { entries: entriesOf(table.subarray(0, tableGot), plan), table, tableGot };
+  }
+  return { entries: scratch.subarray(0, f.preadIntoNow!(scratch, 0, plan.entriesLen, plan.entriesAt)), table: null, tableGot: 0 };
+}
+
+/** readEntriesNow on the I/O pool. */
+async function readEntries(f: IoFile, src: EntriesSource, scratch: Buffer, plan: SpanPlan): Promise<ReadEntries> {
+  if (src !== null && 'cached' in src) return { entries: src.cached, table: null, tableGot: 0 };
+  if (src !== null) {
+    const table = Buffer.allocUnsafe(src.tableBytes);
+    const tableGot = await f.preadInto(table, 0, table.length, HEADER_BYTES);
+    return { entries: entriesOf(table.subarray(0, tableGot), plan), table, tableGot };
+  }
+  return { entries: scratch.subarray(0, await f.preadInto(scratch, 0, plan.entriesLen, plan.entriesAt)), table: null, tableGot: 0 };
 }

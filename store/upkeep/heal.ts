@@ -12,6 +12,7 @@ import { HealEntry } from '../meta/chunk-map';
 import { FileIo } from '../file-io';
 import { shardCount } from '../../src/layout';
 import { classifyShardError } from '../chunks/shard-encode';
+import { TagFailures, tagCheckable, tagFailures, tagOk } from './tag-check';
 
 export interface HealReport {
   examined: number;
@@ -72,20 +73,24 @@ export class Healer {
     if (report.failed.length < FAILED_LISTED_MAX) report.failed.push(f);
   }
 
-  /** True when shard i reads back whole and verifies against the inode Layout. */
-  private async verifies(ref: ChunkRef, i: number): Promise<boolean> {
+  /**
+   * True when shard i reads back whole and verifies against the inode Layout, and is not among
+   * tagBad (the shards of an encrypted chunk whose bytes fail the GCM tag, store/upkeep/tag-check.ts).
+   */
+  private async verifies(ref: ChunkRef, i: number, tagBad: TagFailures): Promise<boolean> {
     try {
       await this.env.shards.readWhole(ref, i);
-      return true;
+      return !tagBad.shards.has(i);
     } catch (err) {
       if (classifyShardError(err) === null) throw err;
       return false;
     }
   }
 
-  /** Rebuild shard i of ref and verify it; throws when it cannot. */
+  /** Rebuild shard i of ref and verify it; throws when it cannot. A replica is copied from one whose tag checks. */
   private async rebuild(ref: ChunkRef, i: number): Promise<void> {
-    const payload = await rebuildPayload(this.env, ref, i);
+    const accept = tagCheckable(this.env, ref) ? (p: Buffer): boolean => tagOk(this.env, ref, p) : undefined;
+    const payload = await rebuildPayload(this.env, ref, i, accept);
     await this.env.shards.writeShard(ref, i, payload);
     this.env.health.ok(ref.diskIds[i]);
     const back = await this.env.shards.readWhole(ref, i);
@@ -102,7 +107,7 @@ export class Healer {
         return;
       }
       try {
-        if (await this.verifies(ref, e.shardIndex)) {
+        if (await this.verifies(ref, e.shardIndex, await tagFailures(this.env, ref))) {
           report.dropped++;
         } else {
           await this.rebuild(ref, e.shardIndex);
@@ -152,11 +157,16 @@ export class Healer {
     const report = emptyHealReport();
     await this.files.withChunk(ino, chunkIndex, async (ref) => {
       if (ref === null) return;
+      const tagBad = await tagFailures(this.env, ref);
+      if (tagBad.unexplained) {
+        this.noteFailure(report, { ino, chunkIndex, shardIndex: -1, error: 'the payload fails its GCM tag and no single shard explains it (more shards damaged than parity, or a wrong key)' });
+      }
       for (let i = 0; i < shardCount(ref.fl.layout); i++) {
         if (onlyDisk !== undefined && ref.diskIds[i] !== onlyDisk) continue;
         report.examined++;
-        if (await this.verifies(ref, i)) continue;
-        this.env.map.queueHeal(ino, chunkIndex, ref.version, i, 'scrub: shard does not verify');
+        if (await this.verifies(ref, i, tagBad)) continue;
+        const why = tagBad.shards.has(i) ? 'scrub: hashes pass but the GCM tag fails' : 'scrub: shard does not verify';
+        this.env.map.queueHeal(ino, chunkIndex, ref.version, i, why);
         report.badCount++;
         if (report.bad.length < BAD_LISTED_MAX) report.bad.push({ ino, chunkIndex, shardIndex: i });
         if (!repair) continue;

@@ -11,6 +11,9 @@ import { CHUNKS_DIR, chunkDirRelPath, fanoutRelPath, parseShardRelPath } from '.
 import { HASH_ENTRY_BYTES, hashTableBytes } from '../../src/region';
 import { NEEDLE_HEADER_BYTES, NEEDLE_MAGIC, decodeNeedleHeader, needleSpanBytes } from '../../src/needle';
 import { crc32c } from '../../src/crc32c';
+import { ChunkTransforms } from '../../src/chunk-transforms';
+import { verifyShardBytes } from '../../src/shard';
+import { PayloadDecode, decodeForInspect, joinEcPayload } from './inspect-decode';
 import { Io, errnoCode } from '../io/io';
 
 /** Bad blocks listed per shard; the count stays exact. */
@@ -42,8 +45,13 @@ export interface ShardInspection {
    * or dead alike (which are live only the metadata knows), up to the first byte that starts none.
    */
   needles: { count: number; listed: NeedleListing[] } | null;
+  /** A transformed replica shard's payload decoded (with the store key when encrypted): tag, raw length, ratio. */
+  decoded: PayloadDecode | null;
   ok: boolean;
 }
+
+/** What inspect decodes with: the store key (null: none loaded) and the layout's compression (undefined: named from the bytes). */
+export interface InspectKeys { storeKey: Buffer | null; compression?: ChunkTransforms['compression'] }
 
 export interface NeedleListing {
   /** Offset in the container file (chunk * chunk_size + offset in the chunk). */
@@ -125,9 +133,9 @@ async function readAll(io: Io, path: string): Promise<Buffer> {
 }
 
 /** Decode and verify one shard file; diskRoot (when known) lets the path be checked against the header. */
-export async function inspectShardFile(io: Io, key: BitrotKey, path: string, diskRoot?: string): Promise<ShardInspection> {
+export async function inspectShardFile(io: Io, key: BitrotKey, path: string, diskRoot?: string, keys?: InspectKeys): Promise<ShardInspection> {
   const out: ShardInspection = {
-    path, sizeBytes: 0, header: null, layout: null, transforms: [], headerError: null, pathAgrees: null, blockCount: 0, badBlockCount: 0, badBlocks: [], dataError: null, needles: null, ok: false,
+    path, sizeBytes: 0, header: null, layout: null, transforms: [], headerError: null, pathAgrees: null, blockCount: 0, badBlockCount: 0, badBlocks: [], dataError: null, needles: null, decoded: null, ok: false,
   };
   let bytes: Buffer;
   try {
@@ -159,9 +167,44 @@ export async function inspectShardFile(io: Io, key: BitrotKey, path: string, dis
   const bad = badBlocksOf(key, h, bytes.subarray(HEADER_BYTES, tableEnd), payload);
   // Only a replica shard holds the chunk's bytes in order; an EC shard holds fragments (spec §6).
   if ((h.flags & FLAG_MODE_EC) === 0) out.needles = needlesOf(h, payload);
+  // A replica's payload is the whole stored payload: decode it once its blocks verified (spec §9 first).
+  if ((h.flags & FLAG_MODE_EC) === 0 && bad.count === 0 && keys !== undefined) out.decoded = decodeForInspect(h, payload, keys.storeKey, keys.compression);
   out.badBlockCount = bad.count;
   out.badBlocks = bad.listed;
-  out.ok = bad.count === 0 && out.pathAgrees !== false;
+  out.ok = bad.count === 0 && out.pathAgrees !== false && out.decoded?.tagOk !== false;
+  return out;
+}
+
+/** A version's stored payload decoded (EC: joined from its data shards). */
+export interface VersionDecode { version: string; decoded: PayloadDecode }
+
+/** A shard file's verified header and payload, or null when it does not verify. */
+async function verifiedShard(io: Io, key: BitrotKey, path: string): Promise<{ header: ShardHeader; payload: Buffer } | null> {
+  try {
+    return verifyShardBytes(await readAll(io, path), key);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Each EC version of a chunk decoded from its k data shards (they must all verify: inspect reads,
+ * it does not reconstruct). Versions missing a data shard, and untransformed ones, are left out.
+ */
+export async function decodeEcVersions(io: Io, key: BitrotKey, found: FoundShard[], keys: InspectKeys): Promise<VersionDecode[]> {
+  const out: VersionDecode[] = [];
+  for (const version of [...new Set(found.map((f) => f.version))]) {
+    const data = new Map<number, { header: ShardHeader; payload: Buffer }>();
+    for (const f of found.filter((x) => x.version === version)) {
+      const v = await verifiedShard(io, key, f.path);
+      if (v !== null && (v.header.flags & FLAG_MODE_EC) !== 0 && v.header.shardIndex < v.header.ecK) data.set(v.header.shardIndex, v);
+    }
+    const first = data.values().next().value;
+    if (first === undefined || data.size < first.header.ecK) continue;
+    const shards = Array.from({ length: first.header.ecK }, (_, i) => data.get(i)!.payload);
+    const decoded = decodeForInspect(first.header, joinEcPayload(first.header, shards), keys.storeKey, keys.compression);
+    if (decoded !== null) out.push({ version: version.toString(), decoded });
+  }
   return out;
 }
 

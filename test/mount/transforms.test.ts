@@ -2,11 +2,15 @@
 // shown by getfattr and counted by `chunkfs status`; round trips on replica:3 and ec:4+2 with each
 // transform and both; partial overwrites; incompressible data stored raw; a flipped stored byte of
 // an encrypted chunk caught by the hash before decryption, served around and healed; a wrong or
-// missing store key refused at mount with nothing changed.
+// missing store key refused at mount with nothing changed; inspect decoding with the key; a shard
+// whose hashes pass but whose GCM tag fails found by inspect and scrub, queued and mended.
 import test from 'ava'
 import * as path from 'node:path'
 import { promises as fsp } from 'node:fs'
 import { sharedMount, CLI_JS, run, shOk, transportArgs } from '../helpers/mount'
+import { openConfig } from '../../store/config'
+import { encodeShard, verifyShardBytes } from '../../src/shard'
+import { FLAG_COMPRESSED, FLAG_ENCRYPTED } from '../../src/header'
 
 const DIRS: Record<string, string> = {
   z3: 'replica:3,zstd',
@@ -120,6 +124,86 @@ test.serial('a flipped stored byte of an encrypted chunk is caught by the hash, 
   const clean = await run(process.execPath, [CLI_JS, 'scrub', shared.mount.mountpoint], { timeoutMs: 120_000 })
   t.is(clean.code, 0, clean.stdout + clean.stderr)
   t.regex(clean.stdout, / 0 bad or missing/)
+})
+
+interface Decode { ok: boolean; rawBytes: number | null; ratio: number | null; tagOk: boolean | null; error: string | null }
+interface Inspected { code: number | null; text: string; shards: Array<{ path: string; ok: boolean; header: { shardIndex: number; version: string }; decoded: Decode | null }>; decodedVersions?: Array<{ version: string; decoded: Decode }> }
+async function inspect (args: string[]): Promise<Inspected> {
+  const j = await run(process.execPath, [CLI_JS, 'inspect', ...args, '--json'], { timeoutMs: 30_000 })
+  const text = await run(process.execPath, [CLI_JS, 'inspect', ...args], { timeoutMs: 30_000 })
+  return { code: j.code, text: text.stdout + text.stderr, ...JSON.parse(j.stdout) }
+}
+
+/** Shard file re-encoded with one payload byte flipped and fresh hashes: spec §9 passes, only the GCM tag can tell. */
+async function forgeShard (file: string): Promise<void> {
+  const { key } = openConfig(shared.dir + '/store')
+  const { header, payload } = verifyShardBytes(await fsp.readFile(file), key)
+  payload[payload.length >> 1] ^= 0x5a
+  const params = { ...header, compressed: (header.flags & FLAG_COMPRESSED) !== 0, encrypted: (header.flags & FLAG_ENCRYPTED) !== 0 }
+  await fsp.writeFile(file, encodeShard(params, payload, key))
+}
+
+test.serial('inspect decodes transformed chunks with the store key: tag, raw length and ratio, on replica and EC shards', async (t) => {
+  const mnt = shared.mount.mountpoint
+  const a3 = await inspect([path.join(mnt, 'a3/noise')])
+  t.is(a3.code, 0, a3.text)
+  t.is(a3.shards.length, 3)
+  for (const s of a3.shards) t.like(s.decoded, { ok: true, tagOk: true, rawBytes: 4 << 20 }, JSON.stringify(s))
+  t.regex(a3.text, /decoded: GCM tag ok, 4\.0 MiB of content from 4\.0 MiB stored \(1\.00x\)/)
+  const za3 = await inspect([path.join(mnt, 'za3/text')])
+  t.is(za3.code, 0, za3.text)
+  t.true(za3.shards.every((s) => s.decoded?.ok === true && s.decoded.tagOk === true && s.decoded.ratio! > 2), JSON.stringify(za3.shards.map((s) => s.decoded)))
+  // EC: a shard holds fragments; the version's payload is joined from the data shards and decoded.
+  const zaec = await inspect([path.join(mnt, 'zaec/text'), '--chunk', '1'])
+  t.is(zaec.code, 0, zaec.text)
+  t.true(zaec.shards.every((s) => s.decoded === null))
+  t.like(zaec.decodedVersions?.[0]?.decoded, { ok: true, tagOk: true, rawBytes: 4 << 20 }, JSON.stringify(zaec.decodedVersions))
+  t.true(zaec.decodedVersions![0].decoded.ratio! > 2)
+  t.regex(zaec.text, /version \d+ from its data shards: decoded: GCM tag ok, 4\.0 MiB of content/)
+  // One shard file by its path, without the metadata: the compression named from the bytes.
+  const z3 = await inspect([await liveShard('z3/text', 0, 2)])
+  t.is(z3.code, 0, z3.text)
+  t.like(z3.shards[0].decoded, { ok: true, tagOk: null, rawBytes: 4 << 20 })
+})
+
+test.serial('a shard whose hashes pass but whose GCM tag fails: inspect and scrub report it, scrub queues it, reads fail over, --repair mends it', async (t) => {
+  const replica = await liveShard('a3/noise', 0, 0) // the replica a read tries first
+  const ec = await liveShard('aec/noise', 0, 2)
+  await shared.mount.stop()
+  await forgeShard(replica)
+  await forgeShard(ec)
+  await shared.remount()
+  const mnt = shared.mount.mountpoint
+  const a3 = await inspect([path.join(mnt, 'a3/noise')])
+  t.is(a3.code, 1, a3.text)
+  const forged = a3.shards.find((s) => s.path === replica)!
+  t.false(forged.ok)
+  t.like(forged.decoded, { ok: false, tagOk: false })
+  t.true(a3.shards.filter((s) => s.path !== replica).every((s) => s.ok && s.decoded?.tagOk === true))
+  t.regex(a3.text, /GCM TAG FAILS: aes256gcm: authentication tag mismatch/)
+  const aec = await inspect([path.join(mnt, 'aec/noise')])
+  t.is(aec.code, 1, aec.text)
+  t.like(aec.decodedVersions?.[0]?.decoded, { ok: false, tagOk: false })
+
+  // Offline, so the mount's background healer cannot mend them before the queue is looked at.
+  await shared.mount.stop()
+  const found = await run(process.execPath, [CLI_JS, 'scrub', shared.dir + '/store', '--json'], { timeoutMs: 120_000 })
+  t.is(found.code, 1, found.stdout + found.stderr)
+  const r = JSON.parse(found.stdout) as { badFound: number; bad: Array<{ path: string; chunkIndex: number; shardIndex: number }> }
+  t.is(r.badFound, 2, found.stdout)
+  t.deepEqual(r.bad.map((b) => `${b.path} ${b.chunkIndex} ${b.shardIndex}`).sort(), ['/a3/noise 0 0', '/aec/noise 0 2'])
+  t.is((await status()).healQueueLength, 2, 'queued for heal like other damage')
+  await shared.remount()
+  // A read meeting the forged replica fails over to one whose tag checks (or finds it healed already).
+  t.is((await same('a3/noise', `${shared.dir}/ref/noise`)).code, 0)
+  const fixed = await run(process.execPath, [CLI_JS, 'scrub', mnt, '--repair'], { timeoutMs: 120_000 })
+  t.regex(fixed.stdout, / 0 unrecoverable/, fixed.stdout + fixed.stderr)
+  const clean = await run(process.execPath, [CLI_JS, 'scrub', mnt], { timeoutMs: 120_000 })
+  t.is(clean.code, 0, clean.stdout + clean.stderr)
+  t.regex(clean.stdout, / 0 bad or missing/)
+  await shared.remount() // fresh decoded cache: the reads below decode the mended shards
+  for (const d of ['a3', 'aec']) t.is((await same(`${d}/noise`, `${shared.dir}/ref/noise`)).code, 0, d)
+  t.is((await inspect([path.join(mnt, 'a3/noise')])).code, 0)
 })
 
 test.serial('a wrong or missing store key is refused at mount, with nothing changed', async (t) => {

@@ -1,0 +1,138 @@
+// Decoding transformed chunks off the JavaScript thread (DESIGN §10). A whole 4 MiB chunk takes
+// milliseconds to decrypt and decompress; on the mount's one JavaScript thread that time stalls
+// every FUSE request and leaves the disks idle. Read-ahead decodes of large payloads go to a few
+// worker threads (started on first use, never keeping the process alive); small payloads, and
+// decodes a reader waits for, run inline, where a round trip to a worker costs more than it saves.
+import { availableParallelism } from 'node:os';
+import * as nodePath from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { decodePayloadInto } from '../../src/chunk-codec';
+import { ChunkIdentity, DecryptError } from '../../src/chunk-cipher';
+import { ChunkTransforms } from '../../src/chunk-transforms';
+import { ErrorSite, FormatError, assert } from '../../src/errors';
+import { DecodeJob, DecodeReply } from './decode-protocol';
+import { PayloadPool } from './payload-pool';
+
+/** Decode threads at most (the machine's cores, at most this many). */
+export const DECODE_WORKERS_MAX = 2;
+/** Payloads below this decode inline (a worker round trip costs about as much). */
+export const DECODE_INLINE_BELOW_BYTES = 64 << 10;
+/** Jobs queued on the decode threads at most; beyond, decodes run inline (read-ahead is bounded above, this is the guard). */
+export const DECODE_JOBS_MAX = 64;
+
+interface Pending { resolve: () => void; reject: (err: Error) => void; site: ErrorSite }
+
+/** A buffer of the pool's (shared memory): a decode thread may use it. */
+function isShared(b: Buffer): boolean {
+  return b.buffer instanceof SharedArrayBuffer;
+}
+
+class DecodeThread {
+  readonly pending = new Map<number, Pending>();
+  private readonly worker: Worker;
+  constructor(storeKey: Buffer | null, onExit: (t: DecodeThread, err: Error) => void) {
+    this.worker = new Worker(nodePath.join(__dirname, 'decode-worker.js'), { workerData: { storeKey } });
+    this.worker.unref();
+    this.worker.on('message', (r: DecodeReply) => this.settle(r));
+    this.worker.on('error', (err) => onExit(this, err));
+    this.worker.on('exit', (code) => onExit(this, new Error(`decode worker exited with code ${code}`)));
+  }
+  post(job: DecodeJob, p: Pending): void {
+    this.pending.set(job.jobId, p);
+    this.worker.postMessage(job);
+  }
+  private settle(r: DecodeReply): void {
+    const p = this.pending.get(r.jobId);
+    assert(p !== undefined, 'decode reply for a job in flight');
+    this.pending.delete(r.jobId);
+    if (r.error === null) p.resolve();
+    else p.reject(r.error.decrypt ? new DecryptError(p.site) : new FormatError(r.error.field, r.error.detail, p.site));
+  }
+  failAll(err: Error): void {
+    for (const p of this.pending.values()) p.reject(err);
+    this.pending.clear();
+  }
+  terminate(): Promise<number> {
+    return this.worker.terminate();
+  }
+}
+
+/** The mount's decode threads. */
+export class DecodePool {
+  private readonly threads: DecodeThread[] = [];
+  private nextJobId = 1;
+  private closed = false;
+  private readonly size = Math.max(1, Math.min(DECODE_WORKERS_MAX, availableParallelism()));
+  /** Stored payloads and raw chunks (decoded ones come back when the decoded cache evicts them). */
+  private readonly buffers = new PayloadPool();
+  private scratch = Buffer.alloc(0);
+
+  constructor(private readonly storeKey: Buffer | null) {}
+
+  /**
+   * The raw bytes of a verified stored payload into target (exactly content_len; the GCM tag checked
+   * before they are usable). Payloads and targets in shared memory (takePayload, takeRaw) go to a
+   * worker when onWorker; both are the caller's again when this settles.
+   */
+  decode(t: ChunkTransforms, flags: number, stored: Buffer, target: Buffer, id: ChunkIdentity, site: ErrorSite, onWorker: boolean): Promise<void> {
+    if (!onWorker || !isShared(stored) || !isShared(target) || stored.length < DECODE_INLINE_BELOW_BYTES || this.closed || this.jobs() >= DECODE_JOBS_MAX) {
+      try {
+        decodePayloadInto(t, flags, stored, target, id, this.storeKey, site, (n) => this.inlineScratch(n));
+        return Promise.resolve();
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
+    assert(stored.byteOffset === 0 && target.byteOffset === 0, 'pooled buffers start their shared memory');
+    const thread = this.leastBusy();
+    const jobId = this.nextJobId++;
+    const job: DecodeJob = {
+      jobId, transforms: t, flags, stored: stored.buffer as SharedArrayBuffer, storedLenBytes: stored.length,
+      raw: target.buffer as SharedArrayBuffer, contentLenBytes: target.length, id,
+    };
+    return new Promise<void>((resolve, reject) => thread.post(job, { resolve, reject, site }));
+  }
+
+  /** A buffer for a stored payload of lengthBytes (exactly), to decode(), then give(). */
+  takePayload(lengthBytes: number): Buffer {
+    if (lengthBytes < DECODE_INLINE_BELOW_BYTES) return Buffer.allocUnsafe(lengthBytes);
+    return this.buffers.take(lengthBytes);
+  }
+  /** A buffer for a chunk's raw bytes (content_len exactly), to decode() into, then give() once no reader holds it. */
+  takeRaw(lengthBytes: number): Buffer {
+    return this.takePayload(lengthBytes);
+  }
+  /** A buffer from takePayload or takeRaw back to the pool (nothing may read or write it after). */
+  give(b: Buffer): void {
+    if (isShared(b)) this.buffers.give(b);
+  }
+
+  /** The decrypted payload of an inline decode of a chunk also compressed (decodes on this thread never overlap). */
+  private inlineScratch(lengthBytes: number): Buffer {
+    if (this.scratch.length < lengthBytes) this.scratch = Buffer.allocUnsafeSlow(lengthBytes);
+    return this.scratch;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(this.threads.splice(0).map((t) => t.terminate()));
+  }
+
+  private jobs(): number {
+    return this.threads.reduce((n, t) => n + t.pending.size, 0);
+  }
+  private leastBusy(): DecodeThread {
+    if (this.threads.length < this.size) {
+      const t = new DecodeThread(this.storeKey, (dead, err) => this.lost(dead, err));
+      this.threads.push(t);
+      return t;
+    }
+    return this.threads.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
+  }
+  /** A thread that died fails its jobs (their readers get the error); the next decode starts another. */
+  private lost(t: DecodeThread, err: Error): void {
+    const i = this.threads.indexOf(t);
+    if (i >= 0) this.threads.splice(i, 1);
+    t.failAll(err);
+  }
+}
