@@ -198,6 +198,22 @@ test.serial('a write past the maximum file size fails with EFBIG for its writer;
   t.is(r[6].err, undefined)
 })
 
+// xfstests generic/525: a truncate past what the store holds answers EFBIG, as the kernel does past
+// its own limit; sizes beyond 2^53 (2^63 - 1 there) answered EINVAL, as if the size were malformed.
+test.serial('a truncate past the maximum file size fails with EFBIG; the file stays as it was', async (t) => {
+  const r = await fsClient([
+    ['open', 'f', P('huge-size'), ['rdwr', 'creat']],
+    ['pwrite', 'f', 0, 'kept'],
+    ['ftruncate', 'f', 2 ** 50 + 1],
+    ['ftruncate', 'f', 2 ** 53 + 2],
+    ['truncate', P('huge-size'), 2 ** 62],
+    ['fstat', 'f'],
+    ['close', 'f'],
+  ])
+  t.deepEqual(r.slice(2, 5).map((x) => x.err), ['EFBIG', 'EFBIG', 'EFBIG'])
+  t.is(r[5].ok.size, 4)
+})
+
 test.serial('O_TMPFILE is refused with EOPNOTSUPP (libfuse 3.14 has no tmpfile op), and nothing appears', async (t) => {
   const before = await fsOk(['listdir', shared.mount.mountpoint])
   const [r] = await fsClient([['tmpfile', 't', shared.mount.mountpoint]])
