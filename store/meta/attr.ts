@@ -58,3 +58,24 @@ export function attrOf(r: Row): Attr {
   };
 }
 
+
+/**
+ * The inode columns an Attr is made of, in attrOfValues' order. Read as a raw row (an array, no
+ * object with a property per column): 5 us per statement against 10-12 us for `SELECT *` of the
+ * 27-column inodes row as an object (better-sqlite3, measured on a mount's meta.db; issue 20).
+ */
+export const ATTR_COLUMNS = [
+  'ino', 'type', 'mode', 'uid', 'gid', 'size', 'nlink', 'atime_ns', 'atime_far', 'mtime_ns', 'mtime_far',
+  'ctime_ns', 'ctime_far', 'birth_ns', 'layout', 'rdev', 'chunk_size',
+] as const;
+
+/** attrOf for a raw row of ATTR_COLUMNS. */
+export function attrOfValues(v: ReadonlyArray<bigint | string | null>): Attr {
+  return {
+    ino: Number(v[0]), type: v[1] as InodeType, mode: Number(v[2]), uid: Number(v[3]), gid: Number(v[4]),
+    sizeBytes: Number(v[5]), nlink: Number(v[6]),
+    atimeNs: fromColumns(v[7] as bigint, v[8] as string | null), mtimeNs: fromColumns(v[9] as bigint, v[10] as string | null),
+    ctimeNs: fromColumns(v[11] as bigint, v[12] as string | null), birthtimeNs: BigInt(v[13] as bigint),
+    layout: (v[14] as string | null) ?? '', rdev: Number(v[15] ?? 0), chunkSizeBytes: Number(v[16] ?? 0),
+  };
+}

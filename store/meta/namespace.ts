@@ -8,7 +8,7 @@ import { FsError } from '../fs-error';
 import { SYMLINK_BYTES_MAX, checkName } from './names';
 import { Xattrs } from './xattrs';
 import { toColumns } from './far-times';
-import { Attr, InodeType, LAYOUT_XATTR, Row, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, SpecialType, TREE_DEPTH_MAX, attrOf, typeBits } from './attr';
+import { Attr, InodeType, LAYOUT_XATTR, Row, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, SpecialType, TREE_DEPTH_MAX, ATTR_COLUMNS, attrOf, attrOfValues, typeBits } from './attr';
 
 export { Attr, InodeType, LAYOUT_XATTR, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, SpecialType };
 
@@ -49,6 +49,10 @@ export class Namespace {
     this.q = {
       get: db.prepare('SELECT * FROM inodes WHERE ino = ?'),
       lookup: db.prepare('SELECT i.* FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? AND d.name = ?'),
+      // getattr and lookup, the most frequent requests, as raw rows of ATTR_COLUMNS (store/meta/attr.ts).
+      attrValues: db.prepare(`SELECT ${ATTR_COLUMNS.join(', ')} FROM inodes WHERE ino = ?`).raw(true),
+      lookupValues: db.prepare(`SELECT ${ATTR_COLUMNS.map((c) => `i.${c}`).join(', ')} FROM dirents d JOIN inodes i ON i.ino = d.ino
+        WHERE d.parent = ? AND d.name = ?`).raw(true),
       entries: db.prepare(`SELECT d.name, d.ino, i.type FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? ORDER BY d.name`),
       hasEntries: db.prepare('SELECT 1 FROM dirents WHERE parent = ? LIMIT 1'),
       insert: db.prepare(`INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns,
@@ -82,8 +86,8 @@ export class Namespace {
   }
 
   getattr(ino: number): Attr | null {
-    const r = this.q.get.get(ino) as Row | undefined;
-    return r === undefined ? null : attrOf(r);
+    const v = this.q.attrValues.get(ino) as Array<bigint | string | null> | undefined;
+    return v === undefined ? null : attrOfValues(v);
   }
   /** getattr that throws ENOENT. */
   attr(ino: number): Attr {
@@ -92,8 +96,8 @@ export class Namespace {
     return a;
   }
   lookup(parentIno: number, name: string): Attr | null {
-    const r = this.q.lookup.get(parentIno, name) as Row | undefined;
-    if (r !== undefined) return attrOf(r); // only a directory has entries: its check is needed on a miss only
+    const v = this.q.lookupValues.get(parentIno, name) as Array<bigint | string | null> | undefined;
+    if (v !== undefined) return attrOfValues(v); // only a directory has entries: its check is needed on a miss only
     this.dir(parentIno);
     return null;
   }

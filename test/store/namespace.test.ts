@@ -4,6 +4,7 @@ import test from 'ava';
 import { FsError } from '../../store/fs-error';
 import { ROOT_INO } from '../../store/meta/meta';
 import { S_IFDIR, S_IFREG } from '../../store/meta/namespace';
+import { Row, attrOf } from '../../store/meta/attr';
 import { XATTR_CREATE, XATTR_REPLACE } from '../../store/meta/xattrs';
 import { smallStore } from './helpers';
 
@@ -173,6 +174,14 @@ test('attributes returned by create, mkdir, symlink, mknod and setattr are what 
   for (const v of [{ mode: 0o4755 }, { uid: 9, gid: 10 }, { atimeNs: -5n, mtimeNs: 2n ** 70n }, { ctimeNs: 123n }, {}]) {
     t.deepEqual(ns.setattr(f.ino, v), ns.getattr(f.ino), JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x)));
   }
+  // getattr and lookup read raw rows of ATTR_COLUMNS; they must equal the whole row's attrOf (far times included).
+  const whole = ns.db.prepare('SELECT * FROM inodes WHERE ino = ?');
+  for (const [name, a] of [['f', f], ['l', l], ['c', c]] as const) {
+    const fromRow = attrOf(whole.get(a.ino) as Row);
+    t.deepEqual(ns.getattr(a.ino), fromRow, `getattr of ${name}`);
+    t.deepEqual(ns.lookup(d.ino, name), fromRow, `lookup of ${name}`);
+  }
+  t.deepEqual(ns.getattr(d.ino), attrOf(whole.get(d.ino) as Row), 'getattr of the directory');
   await store.close();
 });
 
