@@ -17,11 +17,16 @@ export const HASH_TABLE_CACHE_BYTES_MAX = 8 << 20;
 /** Larger tables are not cached (a chunk of many small blocks): their reads keep reading entries. */
 export const HASH_TABLE_CACHED_BYTES_MAX = 64 << 10;
 
-/** Where the entries of a read's blocks come from: the cache, or a read of the whole table to keep. */
-export type EntriesSource = { cached: Buffer } | { tableBytes: number } | null;
+/**
+ * Where the entries of a read's blocks come from: the cache, or a read of the whole table to keep.
+ * forgets: the cache's count of forgets when the read started (see keep).
+ */
+export type EntriesSource = { cached: Buffer } | { tableBytes: number; forgets: number } | null;
 
 export class HashTableCache {
   private readonly tables = new LRUCache<string, Buffer>({ maxSize: HASH_TABLE_CACHE_BYTES_MAX, sizeCalculation: (b) => b.length });
+  /** Forgets so far: a read on the pool that overlapped one (a patch of its shard, say) keeps nothing. */
+  private forgets = 0;
 
   /** blockCount: the shard's, from the layout (the header is cross-checked against the same layout). */
   source(path: string, blockCount: number, plan: SpanPlan): EntriesSource {
@@ -31,20 +36,23 @@ export class HashTableCache {
       return { cached: entriesOf(table, plan) };
     }
     const tableBytes = blockCount * HASH_ENTRY_BYTES;
-    return tableBytes <= HASH_TABLE_CACHED_BYTES_MAX ? { tableBytes } : null;
+    return tableBytes <= HASH_TABLE_CACHED_BYTES_MAX ? { tableBytes, forgets: this.forgets } : null;
   }
 
-  /** Keep a table read whole, after the read that used it verified (bytesRead short: not kept). */
-  keep(path: string, table: Buffer, bytesRead: number): void {
-    if (bytesRead === table.length) this.tables.set(path, table);
+  /**
+   * Keep a table read whole, after the read that used it verified (bytesRead short: not kept). Not
+   * when anything was forgotten since the read started: a read on the pool may have read the table
+   * before an in-place patch wrote new entries and finish after the patch forgot the path; keeping
+   * it would check the patched blocks against their old entries. One global count is enough: such
+   * a read only skips caching, and the next read of the shard keeps its table.
+   */
+  keep(path: string, table: Buffer, bytesRead: number, source: { forgets: number }): void {
+    if (bytesRead === table.length && source.forgets === this.forgets) this.tables.set(path, table);
   }
 
   forget(path: string): void {
+    this.forgets++;
     this.tables.delete(path);
-  }
-
-  get sizeBytes(): number {
-    return this.tables.calculatedSize;
   }
 }
 

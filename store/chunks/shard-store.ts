@@ -204,7 +204,7 @@ export class ShardStore {
       const e = readEntriesNow(f, src, entries, plan);
       const dataGot = f.preadIntoNow(data, 0, plan.dataLen, plan.dataAt);
       const view = verifySpan(h!, this.key, plan, e.entries, data.subarray(0, dataGot), site);
-      if (e.table !== null) this.tables.keep(path, e.table, e.tableGot);
+      if (e.table !== null && src !== null && 'forgets' in src) this.tables.keep(path, e.table, e.tableGot, src);
       use(view);
     } catch (err) {
       this.dropCached(path);
@@ -229,7 +229,7 @@ export class ShardStore {
         const { entries: got, table, tableGot } = e as ReadEntries;
         // The header was cross-checked against the layout the plan came from (block count, lengths).
         const view = verifySpan(h as ShardHeader, this.key, plan, got, data.subarray(0, dataGot as number), site);
-        if (table !== null) this.tables.keep(path, table, tableGot);
+        if (table !== null && src !== null && 'forgets' in src) this.tables.keep(path, table, tableGot, src);
         use(view);
       } finally {
         this.scratch.give(scratch);
