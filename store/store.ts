@@ -26,8 +26,9 @@ import { LayoutError, overhead, parseLayout, shardCount } from '../src/layout';
 import { DecodedChunks } from './chunks/chunk-transform';
 import { patchedInPlace } from './chunks/chunk-ref';
 import { FLAG_COMPRESSED, FLAG_ENCRYPTED } from '../src/header';
-import { Db, openDb } from './meta/meta';
-import { openMeta } from './meta/meta-open';
+import { Db } from './meta/meta';
+import { checkNewMeta, commitPointOf, createMeta, openStoreMeta } from './meta/engine-open';
+import { parseMetaTarget } from './meta-target';
 import { Namespace } from './meta/namespace';
 import { RecoveryReport, emptyRecoveryReport, recover } from './upkeep/recovery';
 import { ShardStore } from './chunks/shard-store';
@@ -95,6 +96,8 @@ export interface StoreCreateOptions {
   containerCapacityBytes?: number;
   /** Keep the store key there instead of in the store directory (mkfs --keyfile). */
   keyFile?: string;
+  /** Metadata on PostgreSQL at this libpq URI, without a password (mkfs --meta; DESIGN §9). Default: SQLite. */
+  meta?: string;
   io?: Io;
 }
 
@@ -145,7 +148,7 @@ export class Store {
     const { config } = opened;
     const health = new DiskHealth();
     const shards = new ShardStore(io, opened.key, opened.diskPaths, health);
-    const commits = new CommitLog(db, io, nodePath.join(dir, `${META_FILE}-wal`));
+    const commits = new CommitLog(db, commitPointOf(db, io, nodePath.join(dir, `${META_FILE}-wal`)));
     this.env = { db, shards, map: new ChunkMap(db), fileRows: new FileRows(db), counters: new Counters(db), health, commits, reclaim: new ReclaimQueue(db), inflight: new InflightVersions(), backlog: new IntentBacklog(),
       storeKey: opened.storeKey, decoded: new DecodedChunks(opened.storeKey) };
     this.files = new FileIo(this.env, config.disks.map((d) => ({ id: d.id, epoch: d.epoch })), {
@@ -196,10 +199,15 @@ export class Store {
       if (createOpts.defaults![k] === undefined) delete createOpts.defaults![k];
     }
     createOpts.keyFile = opts.keyFile;
+    // A bad connection string or an unreachable database fails here, before anything is written.
+    createOpts.meta = opts.meta === undefined ? undefined : parseMetaTarget(opts.meta);
+    checkNewMeta(createOpts.meta);
     createConfig(dir, createOpts, nodeSyncIo);
-    // Created 0600 before SQLite sees it: SQLite gives meta.db-wal and -shm the mode of the database file.
-    nodeSyncIo.createExclusive(nodePath.join(dir, META_FILE), Buffer.alloc(0));
-    openDb(nodePath.join(dir, META_FILE)).close();
+    if (createOpts.meta === undefined) {
+      // Created 0600 before SQLite sees it: SQLite gives meta.db-wal and -shm the mode of the database file.
+      nodeSyncIo.createExclusive(nodePath.join(dir, META_FILE), Buffer.alloc(0));
+    }
+    createMeta(nodePath.join(dir, META_FILE), createOpts.meta);
     return Store.open(dir, { io: opts.io, keyFile: opts.keyFile });
   }
 
@@ -214,14 +222,15 @@ export class Store {
     const syncIo = opts.syncIo ?? nodeSyncIo;
     const opened = openConfig(dir, syncIo, opts.keyFile);
     const metaPath = nodePath.join(dir, META_FILE);
-    if (syncIo.stat(metaPath) === null) throw new ConfigError(metaPath, 'metadata database missing; refusing to start an empty one');
+    const metaTarget = opened.config.meta; // DESIGN §9: the engine recorded at mkfs
+    if (metaTarget === undefined && syncIo.stat(metaPath) === null) throw new ConfigError(metaPath, 'metadata database missing; refusing to start an empty one');
     const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
     Store.makePrivate(dir, opened, syncIo, log);
     const lock = readOnly ? null : StoreLock.acquire(dir, syncIo, opts.lockNote);
     let db: Db | null = null;
     try {
       if (!readOnly) adoptLegacyStore(dir, opened, syncIo);
-      db = openMeta(metaPath, readOnly, syncIo, log); // recovers an unusable -shm, else says what to do
+      db = openStoreMeta(metaPath, metaTarget, readOnly, syncIo, log); // recovers an unusable -shm, else says what to do
       const store = new Store(dir, opened, db, opts.io ?? new NodeIo(), syncIo);
       store.lock = lock;
       if (opts.log !== undefined) store.log = opts.log;

@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { prng } from '../../store/io/faulty-io';
 import { Store, StoreCreateOptions } from '../../store/store';
+import { routeNewStoresToTestEngine } from '../helpers/pg-meta';
 
 export const SMALL = { chunkSizeBytes: 256 * 1024, bitrotBlockBytes: 4096, ecBlockSizeBytes: 64 * 1024 };
 
@@ -56,3 +57,6 @@ export function randomBytes(random: () => number, length: number): Buffer {
 }
 
 export { prng };
+
+// CHUNKFS_TEST_META=postgres: the same tests on PostgreSQL metadata (test/helpers/pg-meta.ts).
+routeNewStoresToTestEngine();
