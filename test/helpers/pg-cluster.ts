@@ -33,6 +33,8 @@ export interface PgCluster {
   socketDir: string;
   /** A new empty database; its connection string (postgresql:///name?host=socketDir&user=postgres). */
   createDatabase(name: string): string;
+  /** A new database holding a copy of database `from` (nobody may be connected to it); its URI. */
+  copyDatabase(from: string, name: string): string;
   /** The connection string of database name (made or not). */
   url(name: string): string;
   /** Stops the server (immediate: no checkpoint needed, it is thrown away) and deletes it all. */
@@ -48,7 +50,8 @@ function asPostgres(args: string[]): string {
   return execFileSync('runuser', ['-u', 'postgres', '--', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-export function startPgCluster(): PgCluster {
+/** settings: server settings for this cluster (name -> value), e.g. { wal_writer_delay: '10s' }. */
+export function startPgCluster(settings: Record<string, string> = {}): PgCluster {
   const reason = pgUnavailableReason();
   if (reason !== null) throw new Error(`PostgreSQL unavailable: ${reason}`);
   if (running.size >= CLUSTERS_MAX) throw new Error(`more than ${CLUSTERS_MAX} test clusters at once`);
@@ -71,7 +74,8 @@ export function startPgCluster(): PgCluster {
   };
   const start = (): void => {
     // listen_addresses '' = no TCP; the socket lives in dir (0700: root and postgres only).
-    const opts = `-c listen_addresses='' -c unix_socket_directories='${dir}' -c max_connections=40 -c shared_buffers=32MB`;
+    const extra = Object.entries(settings).map(([k, v]) => ` -c ${k}=${v}`).join('');
+    const opts = `-c listen_addresses='' -c unix_socket_directories='${dir}' -c max_connections=40 -c shared_buffers=32MB${extra}`;
     asPostgres([ctl, '-D', data, '-o', opts, '-l', path.join(dir, 'server.log'), '-w', '-t', String(PG_CTL_WAIT_SECONDS), 'start']);
     started = true;
   };
@@ -82,6 +86,11 @@ export function startPgCluster(): PgCluster {
     createDatabase(name: string): string {
       if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`test database name '${name}': lower case letters, digits and _`);
       asPostgres([path.join(PG_BIN_DIR, 'psql'), '-h', dir, '-d', 'postgres', '-q', '-c', `CREATE DATABASE ${name}`]);
+      return url(name);
+    },
+    copyDatabase(from: string, name: string): string {
+      for (const n of [from, name]) if (!/^[a-z_][a-z0-9_]{0,62}$/.test(n)) throw new Error(`test database name '${n}': lower case letters, digits and _`);
+      asPostgres([path.join(PG_BIN_DIR, 'psql'), '-h', dir, '-d', 'postgres', '-q', '-c', `CREATE DATABASE ${name} TEMPLATE ${from}`]);
       return url(name);
     },
     stop,

@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { prng } from '../../store/io/faulty-io';
 import { Store, StoreCreateOptions } from '../../store/store';
-import { routeNewStoresToTestEngine } from '../helpers/pg-meta';
+import { copyStoreDir, routeNewStoresToTestEngine } from '../helpers/pg-meta';
 
 export const SMALL = { chunkSizeBytes: 256 * 1024, bitrotBlockBytes: 4096, ecBlockSizeBytes: 64 * 1024 };
 
@@ -42,6 +42,13 @@ export function memTmpDir(prefix = 'chunkfs-store-'): string {
     base = MEMORY_FS;
   } catch { /* no tmpfs here: the ordinary temp directory */ }
   return tmpDir(prefix, base);
+}
+
+/** A copy of a closed store in a fresh temp directory (with its own metadata database on PostgreSQL). */
+export function copyStore(dir: string): string {
+  const to = path.join(tmpDir('chunkfs-crash-'), 'store');
+  copyStoreDir(dir, to);
+  return to;
 }
 
 export async function smallStore(layout: string, disks = 6, extra: Partial<StoreCreateOptions> = {}): Promise<{ store: Store; dir: string }> {
