@@ -27,7 +27,7 @@ import { DecodedChunks } from './chunks/chunk-transform';
 import { patchedInPlace } from './chunks/chunk-ref';
 import { FLAG_COMPRESSED, FLAG_ENCRYPTED } from '../src/header';
 import { Db } from './meta/meta';
-import { checkNewMeta, commitPointOf, createMeta, openStoreMeta } from './meta/engine-open';
+import { MetaStatus, StoreLease, acquireLease, checkNewMeta, commitPointOf, createMeta, metaStatus, openStoreMeta } from './meta/engine-open';
 import { parseMetaTarget } from './meta-target';
 import { Namespace } from './meta/namespace';
 import { RecoveryReport, emptyRecoveryReport, recover } from './upkeep/recovery';
@@ -82,6 +82,8 @@ export interface StoreOpenOptions {
   lockNote?: string;
   /** The store key file given at mount time (-o keyfile=); default: the one the config names. */
   keyFile?: string;
+  /** Metadata on PostgreSQL: how long the lease lasts unrenewed (store/meta/pg-lease.ts; tests shorten it). */
+  leaseMs?: number;
 }
 
 export interface StoreCreateOptions {
@@ -123,6 +125,8 @@ export interface StatusReport {
   /** Small-file containers (spec §11): by state, with live and dead bytes; backlog = sealed ones due for compaction. */
   containers: { open: number; full: number; sealed: number; liveBytes: number; deadBytes: number; compactionBacklog: number };
   counters: Record<CounterName, number>;
+  /** The metadata engine and where it is; on PostgreSQL the lease's holder (DESIGN §9). */
+  metadata: MetaStatus;
 }
 
 export class Store {
@@ -143,6 +147,8 @@ export class Store {
   private log: (line: string) => void = (line) => process.stderr.write(`${line}\n`);
   /** Held while open read-write (store/store-lock.ts); null when read-only. */
   private lock: StoreLock | null = null;
+  /** Held while open read-write on PostgreSQL (DESIGN §9 lease); null on SQLite and read-only. */
+  private lease: StoreLease | null = null;
 
   private constructor(readonly dir: string, private readonly opened: OpenedConfig, private readonly db: Db, readonly io: Io, readonly syncIo: SyncIo) {
     const { config } = opened;
@@ -228,11 +234,15 @@ export class Store {
     Store.makePrivate(dir, opened, syncIo, log);
     const lock = readOnly ? null : StoreLock.acquire(dir, syncIo, opts.lockNote);
     let db: Db | null = null;
+    let lease: StoreLease | null = null;
     try {
       if (!readOnly) adoptLegacyStore(dir, opened, syncIo);
       db = openStoreMeta(metaPath, metaTarget, readOnly, syncIo, log); // recovers an unusable -shm, else says what to do
+      // Before recovery replays anything: the lease makes this the only writer (DESIGN §9).
+      lease = readOnly ? null : acquireLease(db, opts.lockNote ?? `open ${dir}`, log, opts.leaseMs);
       const store = new Store(dir, opened, db, opts.io ?? new NodeIo(), syncIo);
       store.lock = lock;
+      store.lease = lease;
       if (opts.log !== undefined) store.log = opts.log;
       store.checkDisks(false);
       if (opts.applier === false || readOnly) store.applier.held = true;
@@ -250,6 +260,7 @@ export class Store {
       }
       return store;
     } catch (err) {
+      lease?.release();
       db?.close();
       lock?.release();
       throw err;
@@ -405,6 +416,7 @@ export class Store {
       this.applier.stop();
       await this.env.commits.stop();
       if (this.lock !== null) await this.env.commits.flushIfDirty().catch(() => undefined); // SQLite's close checkpoints too
+      this.lease?.release();
       this.db.close();
       await this.env.decoded.pool.close();
       (this.io as { closeAll?: () => void }).closeAll?.(); // NodeIo, or an Io wrapping one
@@ -535,6 +547,7 @@ export class Store {
       intentBacklog: this.intentBacklog(),
       reclaimBacklog: this.env.reclaim.length, metadataFlushes: this.env.commits.flushCount,
       counters: this.env.counters.all(), containers: this.containerStatus(),
+      metadata: metaStatus(this.db, nodePath.join(this.dir, META_FILE)),
     };
   }
 

@@ -13,6 +13,7 @@ import { PgDb } from './pg-engine';
 import { connectPg, openPgMeta } from './pg-open';
 import { SqliteDb } from './sqlite-engine';
 import { MetaTarget, redactedUrl } from '../meta-target';
+import { LEASE_MS, LeaseInfo, PgLease, readLease } from './pg-lease';
 
 /**
  * mkfs, before anything is written: the target can be reached and holds no chunkfs metadata yet
@@ -48,4 +49,26 @@ export function commitPointOf(db: Db, io: Io, walPath: string): CommitPoint {
   if (db instanceof SqliteDb) return new SqliteWalCommitPoint(db, io, walPath);
   if (db instanceof PgDb) return new PgCommitPoint(db);
   throw new Error(`no commit point for metadata engine ${db.engine}`);
+}
+
+/** A read-write opener's hold on the store beyond this machine (DESIGN §9). */
+export interface StoreLease { release(): void }
+
+/**
+ * PostgreSQL: take the store's lease (store/meta/pg-lease.ts), or throw LeaseHeldError naming the
+ * holder. SQLite: null, the store lock file is the only one needed (meta.db lives on this machine).
+ */
+export function acquireLease(db: Db, note: string, log: (line: string) => void, leaseMs = LEASE_MS): StoreLease | null {
+  if (!(db instanceof PgDb)) return null;
+  const lease = new PgLease(db, leaseMs, log);
+  lease.acquire(note);
+  return lease;
+}
+
+/** Where the metadata is, and on PostgreSQL who holds the lease (status). */
+export interface MetaStatus { engine: string; location: string; lease: LeaseInfo | null }
+
+export function metaStatus(db: Db, metaPath: string): MetaStatus {
+  if (db instanceof PgDb) return { engine: db.engine, location: db.target, lease: readLease(db) };
+  return { engine: db.engine, location: metaPath, lease: null };
 }

@@ -6,7 +6,7 @@
 import test from 'ava';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Store } from '../../store/store';
 import { ROOT_INO } from '../../store/meta/meta';
@@ -50,6 +50,9 @@ pgTest('mkfs records the engine and URI; open reads them; names, bytes, u64 seed
   t.false(fs.existsSync(path.join(dir, 'meta.db')), 'no SQLite database beside a PostgreSQL one');
   const names = ['b', 'B', 'a_b', 'ä', 'a%'];
   const files = names.map((n, i) => ({ n, ino: store.ns.create(ROOT_INO, n, 0o644, 1000, 1000).ino, data: Buffer.alloc(70_000 + i, i + 1) }));
+  // Seeds past 2^63 are stored signed (u64ToDb): the placement of the first file's chunks depends on it.
+  const db = (store as unknown as { db: Db }).db;
+  db.prepare('UPDATE inodes SET placement_seed = ? WHERE ino = ?').run(-2n, files[0].ino);
   for (const f of files) await store.write(f.ino, 0, f.data);
   store.ns.setxattr(files[0].ino, 'user.blob', Buffer.from([0, 1, 255, 0x5c, 0x78]));
   store.ns.setattr(files[1].ino, { mtimeNs: 10n ** 20n }); // past 2262: a far time (store/meta/far-times.ts)
@@ -57,6 +60,8 @@ pgTest('mkfs records the engine and URI; open reads them; names, bytes, u64 seed
   const again = await Store.open(dir);
   t.deepEqual(again.ns.readdir(ROOT_INO).map((e) => e.name), [...names].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))), 'byte order, as SQLite');
   for (const f of files) t.true((await again.read(f.ino, 0, f.data.length)).equals(f.data), f.n);
+  const seed = (again as unknown as { db: Db }).db.prepare('SELECT placement_seed AS s FROM inodes WHERE ino = ?').get(files[0].ino) as { s: bigint };
+  t.is(seed.s, -2n, 'the seed 2^64 - 2 as its signed BIGINT');
   t.deepEqual([...again.ns.getxattr(files[0].ino, 'user.blob')], [0, 1, 255, 0x5c, 0x78]);
   t.is(again.ns.attr(files[1].ino).mtimeNs, 10n ** 20n);
   t.deepEqual(again.ns.unlinkByPrefix('a_', 10).map((r) => r.name), ['a_b'], "'_' is no wildcard");
@@ -120,5 +125,71 @@ pgTest('fsync is the commit point (DESIGN §5): metadata commits are not flushed
     await store.close();
   } finally {
     slow.stop();
+  }
+});
+
+/** Opens the store read-write in a child process with a short lease, writes and fsyncs a file, then waits to be killed. */
+function leaseHolder(dir: string, leaseMs: number): { child: ReturnType<typeof spawn>; ready: Promise<void> } {
+  const child = spawn(process.execPath, ['-e', `
+const { Store } = require(${JSON.stringify(path.join(REPO_ROOT, 'dist', 'store', 'store'))});
+(async () => {
+  const s = await Store.open(process.argv[1], { leaseMs: ${leaseMs}, lockNote: 'lease test holder' });
+  const f = s.ns.create(1, 'held', 0o644, 0, 0);
+  await s.write(f.ino, 0, Buffer.alloc(100000, 7));
+  await s.sync();
+  process.stdout.write('ready\\n');
+  setInterval(() => undefined, 1000);
+})().catch((e) => { console.error(e); process.exit(1); });
+`, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const ready = new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (b: Buffer) => { if (b.toString().includes('ready')) resolve(); });
+    child.on('exit', (code) => reject(new Error(`lease holder exited (${code}) before it was ready`)));
+  });
+  return { child, ready };
+}
+
+const LEASE_TEST_MS = 2000;
+/** Fail-over waits for expiry: tries at most this many times, LEASE_TEST_MS / 4 apart. */
+const TAKEOVER_TRIES_MAX = 40;
+
+pgTest('lease (DESIGN §9): a second read-write opener is refused naming the holder; after kill -9 of the holder it takes over once the lease expires, with every fsync\'d byte', async (t) => {
+  const url = freshDb();
+  const dir = path.join(tmpDir(), 'store');
+  await (await Store.create(dir, { disks: 3, layout: 'replica:2', ...SMALL, meta: url })).close();
+  // "Another machine that sees the same disk directories": a second store directory naming the same
+  // disks (absolute paths) and the same database.
+  const other = path.join(tmpDir(), 'other');
+  fs.mkdirSync(other, { mode: 0o700 });
+  for (const f of ['chunkfs.json', 'bitrot.key', 'data.key']) if (fs.existsSync(path.join(dir, f))) fs.copyFileSync(path.join(dir, f), path.join(other, f));
+  const config = JSON.parse(fs.readFileSync(path.join(other, 'chunkfs.json'), 'utf8'));
+  for (const d of config.disks) d.path = path.resolve(dir, d.path);
+  fs.writeFileSync(path.join(other, 'chunkfs.json'), JSON.stringify(config, null, 2));
+
+  const holder = leaseHolder(dir, LEASE_TEST_MS);
+  try {
+    await holder.ready;
+    const refused = await t.throwsAsync(Store.open(other));
+    t.regex(refused!.message, new RegExp(`open read-write by .* pid ${holder.child.pid} \\(lease test holder\\)`));
+    const status = await Store.open(other, { readOnly: true });
+    t.is((await status.status()).metadata.lease?.pid, holder.child.pid, 'status shows the holder');
+    await status.close();
+    holder.child.kill('SIGKILL');
+    const refusedAgain = await t.throwsAsync(Store.open(other), undefined, 'the dead holder\'s lease has not expired yet');
+    t.regex(refusedAgain!.message, /expires in/);
+    let taken: Store | null = null;
+    for (let i = 0; i < TAKEOVER_TRIES_MAX && taken === null; i++) {
+      await new Promise((resolve) => setTimeout(resolve, LEASE_TEST_MS / 4));
+      taken = await Store.open(other).catch(() => null);
+    }
+    t.not(taken, null, 'taken over after expiry');
+    const held = taken!.ns.lookup(ROOT_INO, 'held');
+    t.true((await taken!.read(held!.ino, 0, 100000)).equals(Buffer.alloc(100000, 7)), 'the fsync\'d bytes are there');
+    t.is((await taken!.status()).metadata.lease?.pid, process.pid);
+    await taken!.close();
+    const after = await Store.open(other, { readOnly: true });
+    t.is((await after.status()).metadata.lease, null, 'close gives the lease back');
+    await after.close();
+  } finally {
+    holder.child.kill('SIGKILL');
   }
 });
