@@ -3,11 +3,10 @@
 // recorded in chunkfs.json at mkfs. The URI never holds a password: the config is a plain file
 // that backups and bug reports copy, and libpq's usual places carry it (PGPASSWORD,
 // ~/.pgpass, PGPASSFILE, a service file).
-import type { EngineName } from './meta/sql-engine';
 
 /** What chunkfs.json records under `meta` for a store on PostgreSQL. */
 export interface MetaTarget {
-  engine: EngineName;
+  engine: 'postgres';
   /** libpq connection URI (postgres:// or postgresql://), without a password. */
   url: string;
 }
