@@ -58,6 +58,21 @@ export function readLease(db: PgDb): LeaseInfo | null {
   return r === undefined ? null : infoOf(r);
 }
 
+/**
+ * The holder ran on this machine and its process is gone (kill -9, crash): its lease need not be
+ * waited out, as the store lock file's stale holder is not (store/store-lock.ts). Another
+ * machine's holder is judged by expiry alone.
+ */
+function deadOnThisHost(lease: LeaseInfo): boolean {
+  if (lease.host !== os.hostname()) return false;
+  try {
+    process.kill(lease.pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
 export class PgLease {
   /** This opener's id: unique across machines and restarts. */
   readonly holder = `${os.hostname()}:${process.pid}:${Date.now().toString(36)}:${Math.random().toString(36).slice(2, 10)}`;
@@ -74,7 +89,11 @@ export class PgLease {
     this.db.transaction(() => {
       this.db.exec('LOCK TABLE chunkfs_lease IN EXCLUSIVE MODE'); // two openers at once: one waits, then sees the other
       const r = this.db.prepare(SELECT_SQL).get() as Record<string, unknown> | undefined;
-      if (r !== undefined && Number(r.left_ms) > 0 && r.holder !== this.holder) throw new LeaseHeldError(this.db.target, infoOf(r));
+      if (r !== undefined && Number(r.left_ms) > 0 && r.holder !== this.holder) {
+        const held = infoOf(r);
+        if (!deadOnThisHost(held)) throw new LeaseHeldError(this.db.target, held);
+        this.log(`chunkfs: took over the lease of ${held.host} pid ${held.pid} on ${this.db.target}, which is no longer running`);
+      }
       this.db.prepare(`INSERT INTO chunkfs_lease(k, holder, host, pid, note, acquired_at, heartbeat_at, expires_at)
           VALUES (0, ?, ?, ?, ?, now(), now(), now() + CAST(? AS interval))
         ON CONFLICT (k) DO UPDATE SET holder = excluded.holder, host = excluded.host, pid = excluded.pid, note = excluded.note,

@@ -130,7 +130,10 @@ pgTest('fsync is the commit point (DESIGN §5): metadata commits are not flushed
 
 /** Opens the store read-write in a child process with a short lease, writes and fsyncs a file, then waits to be killed. */
 function leaseHolder(dir: string, leaseMs: number): { child: ReturnType<typeof spawn>; ready: Promise<void> } {
+  // Another machine: the holder's host name differs from this process's (a dead holder on this host
+  // is taken over at once, store/meta/pg-lease.ts).
   const child = spawn(process.execPath, ['-e', `
+require('node:os').hostname = () => 'machine-a';
 const { Store } = require(${JSON.stringify(path.join(REPO_ROOT, 'dist', 'store', 'store'))});
 (async () => {
   const s = await Store.open(process.argv[1], { leaseMs: ${leaseMs}, lockNote: 'lease test holder' });
@@ -169,7 +172,7 @@ pgTest('lease (DESIGN §9): a second read-write opener is refused naming the hol
   try {
     await holder.ready;
     const refused = await t.throwsAsync(Store.open(other));
-    t.regex(refused!.message, new RegExp(`open read-write by .* pid ${holder.child.pid} \\(lease test holder\\)`));
+    t.regex(refused!.message, new RegExp(`open read-write by machine-a pid ${holder.child.pid} \\(lease test holder\\)`));
     const status = await Store.open(other, { readOnly: true });
     t.is((await status.status()).metadata.lease?.pid, holder.child.pid, 'status shows the holder');
     await status.close();
