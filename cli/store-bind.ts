@@ -12,7 +12,7 @@
 import { execFile } from 'node:child_process';
 import type { MountCliOptions } from './cli-args';
 import type { LiveMountStatus, StatusResult } from './actions/status';
-import { connectMount, request } from './control/client';
+import { MountReplyError, connectMount, request } from './control/client';
 import { bindConflicts, bindFlags, optionTexts } from './bind-options';
 import { chunkfsDevAt, connectionMounts } from './mount-info';
 
@@ -33,9 +33,17 @@ function mount8(args: string[], cmd = 'mount'): Promise<void> {
 
 /** The live mount of storeDir as its control socket reports it, or null when none answers. */
 async function liveMountStatus(storeDir: string): Promise<LiveMountStatus | null> {
-  const socket = await connectMount(storeDir);
-  if (socket === null) return null;
-  const status = await request(socket, 'status', {}, () => undefined) as StatusResult;
+  let status: StatusResult;
+  try {
+    const socket = await connectMount(storeDir);
+    if (socket === null) return null;
+    status = await request(socket, 'status', {}, () => undefined) as StatusResult;
+  } catch (err) {
+    // A mount just unmounted closes its socket as it starts to finish (or it hangs): the store lock
+    // then waits for it, or refuses it, as for any holder (issue 24 item 8).
+    if (err instanceof MountReplyError) return null;
+    throw err;
+  }
   // A mount of a build without binds reports no device number: it keeps refusing by its lock.
   return status.mount === null || typeof status.mount.dev !== 'string' || !Array.isArray(status.mount.mountpoints) ? null : status.mount;
 }
