@@ -5,7 +5,7 @@
 // Both transports (the bind is the kernel's; the mount process is the same on either).
 import test from 'ava'
 import { existsSync, promises as fsp } from 'node:fs'
-import { storeFixture, CLI_JS, TRANSPORT, chunkfsCli, isMounted, run, sh, shOk } from '../helpers/mount'
+import { storeFixture, CLI_JS, TRANSPORT, chunkfsCli, isMounted, run, sh, shOk, startMount, transportArgs } from '../helpers/mount'
 
 const fixture = storeFixture(test, 'second-mount')
 const m1 = (): string => fixture.dir + '/m1'
@@ -94,4 +94,19 @@ test.serial('a store served read-only (-o ro) binds read-only and refuses rw', a
   t.regex(rw.stderr, /cannot take rw \(the live mount is served read-only: -o ro\)/)
   await first.stop()
   t.false(isMounted(m2()))
+})
+
+test.serial('a store mounted in another mount namespace is refused at once, not bound and not waited for', async (t) => {
+  // unshare execs the mount process itself: SIGTERM from stop() reaches it, and its namespace ends with it.
+  const elsewhere = fixture.track(await startMount({
+    command: 'unshare', args: ['-m', '--propagation', 'private', process.execPath, CLI_JS, 'mount', fixture.store, m1(), ...transportArgs()],
+    mountpoint: m1(), readyPattern: /^chunkfs: mounted /,
+  }))
+  t.false(isMounted(m1()), 'not visible in this namespace')
+  const r = await run(process.execPath, [CLI_JS, 'mount', fixture.store, m2()])
+  t.is(r.code, 1)
+  t.regex(r.stderr, new RegExp(`store ${fixture.store} is mounted on ${m1()} by pid ${elsewhere.child.pid}, in another mount namespace`))
+  t.notRegex(r.stderr, /waiting/)
+  t.false(isMounted(m2()))
+  await elsewhere.stop()
 })
