@@ -22,6 +22,7 @@
       "sources": [
         "native/fuse3/binding.cc",
         "native/fuse3/fusermount_socket.cc",
+        "native/fuse3/kill_priv.cc",
         "native/fuse3/lowlevel_ops.cc",
         "native/fuse3/replies.cc",
         "native/fuse3/session.cc",

@@ -7,7 +7,7 @@ import { NAME_BYTES_MAX } from '../store/meta/names';
 import { posix } from './errno';
 import { FILE_BYTES_MAX } from '../store/file-io';
 import { chmodAcl } from './acl';
-import { modeAfterChown, modeAfterWrite, modeSetBy } from './set-id';
+import { modeAfterChown, modeAfterWrite, modeSetBy, SET_ID_BITS } from './set-id';
 
 
 // Inodes are SQLite rows (64-bit ids): the store has no fixed inode table to report.
@@ -50,10 +50,13 @@ export async function setattr(core: FsCore, ino: number, c: AttrChanges, caller?
   if (c.sizeBytes !== undefined) await truncateIno(core, ino, c.sizeBytes);
   const a = core.ns.attr(ino);
   const v: { mode?: number; uid?: number; gid?: number; atimeNs?: bigint; mtimeNs?: bigint; ctimeNs?: bigint } = {};
+  const chown = c.uid !== undefined || c.gid !== undefined;
   if (c.uid !== undefined) v.uid = c.uid;
   if (c.gid !== undefined) v.gid = c.gid;
-  if ((c.uid !== undefined || c.gid !== undefined) && a.type !== 'dir') v.mode = modeAfterChown(a.mode);
-  if (caller !== undefined && a.type === 'file' && (c.sizeBytes !== undefined || Object.keys(c).length === 0)) {
+  if (chown && a.type !== 'dir') v.mode = modeAfterChown(a.mode);
+  const { killSuidgid, ...changes } = c;
+  const dropsSetId = c.sizeBytes !== undefined || Object.keys(changes).length === 0 || (killSuidgid === true && !chown);
+  if (caller !== undefined && a.type === 'file' && dropsSetId) {
     const m = modeAfterWrite(a.mode, a.gid, caller);
     if (m !== (a.mode & 0o7777)) v.mode = m;
   }
@@ -73,6 +76,18 @@ export async function setattr(core: FsCore, ino: number, c: AttrChanges, caller?
   const after = Object.keys(v).length > 0 ? core.ns.setattr(ino, v) : core.ns.attr(ino);
   if (c.mode !== undefined) chmodAcl(core, ino, after.mode);
   return core.stat(after);
+}
+
+/**
+ * A write (or an O_TRUNC open) the kernel marked FUSE_WRITE_KILL_SUIDGID (FUSE_OPEN_KILL_SUIDGID):
+ * the caller has no CAP_FSETID, and under FUSE_HANDLE_KILLPRIV_V2 the kernel leaves the drop to us
+ * (native/fuse3/kill_priv.h). Drops what modeAfterWrite says; nothing when no set-id bit is set.
+ */
+export function dropSetIdAfterWrite(core: FsCore, ino: number, caller: Caller): void {
+  const a = core.ns.attr(ino);
+  if (a.type !== 'file' || (a.mode & SET_ID_BITS) === 0) return;
+  const m = modeAfterWrite(a.mode, a.gid, caller);
+  if (m !== (a.mode & 0o7777)) core.ns.setattr(ino, { mode: m });
 }
 
 export async function statfs(core: FsCore): Promise<FsCounts> {

@@ -11,6 +11,7 @@ import type { Caller } from './types';
 
 const S_ISUID = 0o4000;
 const S_ISGID = 0o2000;
+export const SET_ID_BITS = S_ISUID | S_ISGID;
 const S_IXGRP = 0o0010;
 
 /**

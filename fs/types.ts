@@ -32,6 +32,11 @@ export interface AttrChanges {
   atime?: TimeArg;
   mtime?: TimeArg;
   ctimeNs?: bigint;
+  /**
+   * The kernel asks the file system to drop set-id bits with this change (FUSE_HANDLE_KILLPRIV_V2:
+   * FATTR_KILL_SUIDGID, the caller has no CAP_FSETID); not a change of its own.
+   */
+  killSuidgid?: boolean;
 }
 
 /** statfs(2) in bytes and counts; each transport picks its block size. */

@@ -41,8 +41,13 @@ fi
 
 # The addons (Reed-Solomon/HighwayHash, and the libfuse3 binding) are the root package's own
 # native build (binding.gyp); npm ci builds them, but a tree installed before one existed may lack it.
+# Also when a native source is newer than the build (a checkout or pull that changed native/).
+stale=""
+if [ -f build/Release/chunkfs_fuse3.node ]; then
+  stale=$(find native binding.gyp -newer build/Release/chunkfs_fuse3.node -print -quit 2>/dev/null || true)
+fi
 if [ ! -f build/Release/chunkfs_rs.node ] || [ ! -f build/Release/chunkfs_fuse3.node ] \
-  || [ ! -x build/Release/chunkfs_unmount_guard ]; then
+  || [ ! -x build/Release/chunkfs_unmount_guard ] || [ -n "$stale" ]; then
   echo "setup: building the native addons"
   # npm's own node-gyp, pointed at the Node headers npm is configured with (this
   # machine has no internet to download them).

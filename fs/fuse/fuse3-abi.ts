@@ -14,9 +14,9 @@ export const OP_NAMES: string[] = Object.entries(OP).sort((a, b) => a[1] - b[1])
 export const F = {
   op: 0, id: 1, ino: 2, uid: 3, gid: 4, pid: 5, umask: 6, fh: 7, off: 8, size: 9, flags: 10, mode: 11, ino2: 12,
   rdev: 13, toSet: 14, atimeS: 15, atimeNs: 16, mtimeS: 17, mtimeNs: 18, ctimeS: 19, ctimeNs: 20, attrUid: 21,
-  attrGid: 22,
+  attrGid: 22, killSuidgid: 23,
 } as const;
-export const FIELD_COUNT = 23;
+export const FIELD_COUNT = 24;
 /** fh of a request that came without an open file. */
 export const NO_FH = -1;
 

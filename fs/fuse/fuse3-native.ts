@@ -4,6 +4,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { UnsupportedError } from '../../src/errors';
+import { FIELD_COUNT } from './fuse3-abi';
 
 /** An opaque mounted session. */
 export type Session = { readonly __fuse3Session: unique symbol };
@@ -28,6 +29,8 @@ export interface Fuse3MountOptions {
 export type OnBatch = (rows: Float64Array, count: number, names: Array<string | undefined>, bufs: Array<Buffer | undefined>, ended: boolean, loopResult: number) => void;
 
 export interface Fuse3Native {
+  /** Fields per request row of the build (native/fuse3/request.h); absent in builds before it was exported. */
+  readonly requestFieldCount?: number;
   mount(options: Fuse3MountOptions, onBatch: OnBatch, attrScratch: Float64Array): Session;
   loopEnded(s: Session): boolean;
   connectionId(s: Session): number;
@@ -76,6 +79,12 @@ export function fuse3Native(): Fuse3Native {
     throw new UnsupportedError(`libfuse3 binding missing at ${addonPath}: run \`npm run setup\` (needs libfuse3-dev, g++, python3)`);
   }
   // eslint-disable-next-line @typescript-eslint/no-var-requires
-  loaded = require(addonPath) as Fuse3Native;
+  const addon = require(addonPath) as Fuse3Native;
+  // An addon built before a change of the request layout would hand JS misaligned rows.
+  if (addon.requestFieldCount !== FIELD_COUNT) {
+    throw new UnsupportedError(`libfuse3 binding at ${addonPath} was built from other sources (request rows of ` +
+      `${addon.requestFieldCount ?? 'an older layout'} fields, this build reads ${FIELD_COUNT}): run \`npm run setup\` to rebuild it`);
+  }
+  loaded = addon;
   return loaded;
 }

@@ -62,6 +62,7 @@ function timeOf(b: Batch, i: number, s: number, ns: number): bigint {
 export function changesOf(b: Batch, i: number): AttrChanges {
   const set = num(b, i, F.toSet);
   const c: AttrChanges = {};
+  if (num(b, i, F.killSuidgid) === 1) c.killSuidgid = true;
   if (set & SET.mode) c.mode = num(b, i, F.mode);
   if (set & SET.uid) c.uid = num(b, i, F.attrUid);
   if (set & SET.gid) c.gid = num(b, i, F.attrGid);
@@ -93,6 +94,13 @@ function openFlagsOf(x: Ctx): number {
   return x.core.atime.mode === 'strictatime' ? 0 : OPEN_KEEP_CACHE;
 }
 
+/** An open; one the kernel marked FUSE_OPEN_KILL_SUIDGID (an O_TRUNC open by a caller without CAP_FSETID) drops set-id bits. */
+async function openKilling(x: Ctx, b: Batch, i: number): Promise<number> {
+  const fh = await file.open(x.core, inoOf(b, i), num(b, i, F.flags));
+  if (num(b, i, F.killSuidgid) === 1) attr.dropSetIdAfterWrite(x.core, inoOf(b, i), callerOf(b, i));
+  return fh;
+}
+
 type Handler = (x: Ctx, b: Batch, i: number) => void;
 
 const HANDLERS: Partial<Record<number, Handler>> = {
@@ -112,7 +120,7 @@ const HANDLERS: Partial<Record<number, Handler>> = {
     () => x.reply.ok(idOf(b, i))),
   [OP.link]: (x, b, i) => x.run(b, i, () => names.link(x.core, inoOf(b, i), num(b, i, F.ino2), name2Of(b, i)), (st) => entry(x, idOf(b, i), st)),
 
-  [OP.open]: (x, b, i) => x.run(b, i, () => file.open(x.core, inoOf(b, i), num(b, i, F.flags)), (fh) => {
+  [OP.open]: (x, b, i) => x.run(b, i, () => openKilling(x, b, i), (fh) => {
     if (x.reply.open(idOf(b, i), fh, openFlagsOf(x)) !== 0) releaseLost(x, fh);
   }),
   [OP.create]: (x, b, i) => x.run(b, i, () => file.create(x.core, inoOf(b, i), nameOf(b, i), num(b, i, F.mode), num(b, i, F.flags), callerOf(b, i)),
@@ -129,7 +137,10 @@ const HANDLERS: Partial<Record<number, Handler>> = {
   },
   [OP.write]: (x, b, i) => {
     const data = b.bufs[i] ?? Buffer.alloc(0);
-    x.run(b, i, () => file.write(x.core, fhOf(b, i), data, data.length, num(b, i, F.off)), (n) => x.reply.write(idOf(b, i), n));
+    x.run(b, i, () => {
+      if (num(b, i, F.killSuidgid) === 1) attr.dropSetIdAfterWrite(x.core, x.core.handles.fileOf(fhOf(b, i)).ino, callerOf(b, i));
+      return file.write(x.core, fhOf(b, i), data, data.length, num(b, i, F.off));
+    }, (n) => x.reply.write(idOf(b, i), n));
   },
   [OP.flush]: (x, b, i) => x.run(b, i, () => file.flush(x.core, fhOf(b, i)), () => x.reply.ok(idOf(b, i))),
   [OP.release]: (x, b, i) => x.run(b, i, () => file.release(x.core, fhOf(b, i)), () => x.reply.ok(idOf(b, i))),

@@ -235,6 +235,10 @@ napi_value Init(napi_env env, napi_value exports) {
       {"unmountGuardFds", nullptr, UnmountGuardFds, nullptr, nullptr, nullptr, napi_default, nullptr},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
+  // The request row layout this build speaks (request.h): JS refuses an addon built from other sources.
+  napi_value fieldCount;
+  napi_create_uint32(env, kFieldCount, &fieldCount);
+  napi_set_named_property(env, exports, "requestFieldCount", fieldCount);
   DefineReplies(env, exports);
   return exports;
 }

@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "kill_priv.h"
 #include "session.h"
 #include "time_split.h"
 
@@ -25,6 +26,7 @@ Request* New(fuse_req_t req, Op op, fuse_ino_t ino) {
   r->nums[kFPid] = c->pid;
   r->nums[kFUmask] = c->umask;
   r->nums[kFFh] = kNoFh;
+  r->nums[kFKillSuidgid] = RequestKillsSuidgid() ? 1 : 0;  // read on this thread just before
   return r;
 }
 
@@ -51,7 +53,8 @@ void Init(void* userdata, fuse_conn_info* conn) {
   conn->time_gran = 1;  // nanosecond timestamps
   if (o.writebackCache && (conn->capable & FUSE_CAP_WRITEBACK_CACHE)) conn->want |= FUSE_CAP_WRITEBACK_CACHE;
   if (!o.readdirplus) conn->want &= ~(FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO);
-  // The kernel clears set-user-ID / set-group-ID on write, truncate and chown itself (a setattr).
+  // Not v1 (the kernel would leave every set-id drop to us without saying when); v2 is asked for
+  // below libfuse (kill_priv.h): the kernel marks each request that must drop them.
   conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;
   if (conn->capable & FUSE_CAP_PARALLEL_DIROPS) conn->want |= FUSE_CAP_PARALLEL_DIROPS;
   // open_by_handle_at / NFS export of an inode the kernel no longer caches: it looks up "." in

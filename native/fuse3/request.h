@@ -25,11 +25,12 @@ enum class Op : uint8_t {
 
 // Field indices of one request's row of numbers (a Float64Array per batch). Offsets, sizes and
 // inode numbers stay below 2^53 in this file system; times travel as seconds + nanoseconds
-// (time_split.h: exact also beyond 2^53 s).
+// (time_split.h: exact also beyond 2^53 s). kFKillSuidgid: 1 when the kernel asked us to drop set-id
+// bits with this write, setattr, open or create (kill_priv.h).
 enum Field : int {
   kFOp, kFId, kFIno, kFUid, kFGid, kFPid, kFUmask, kFFh, kFOff, kFSize, kFFlags, kFMode, kFIno2,
   kFRdev, kFToSet, kFAtimeS, kFAtimeNs, kFMtimeS, kFMtimeNs, kFCtimeS, kFCtimeNs, kFAttrUid,
-  kFAttrGid, kFieldCount,
+  kFAttrGid, kFKillSuidgid, kFieldCount,
 };
 
 // No file handle was given (getattr/setattr without an open file).

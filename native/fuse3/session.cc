@@ -10,6 +10,7 @@
 #include <signal.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -109,6 +110,11 @@ bool Session::Start(napi_env env, napi_value onBatch, std::string* error) {
     fuse_session_destroy(se_);
     se_ = nullptr;
     return false;
+  }
+  // Before the first request (INIT) is read: kill_priv.h. Without it everything works as before,
+  // one GETXATTR per write dearer.
+  if (!UseKillPrivV2(se_, [](void* userdata) { return static_cast<Session*>(userdata)->killPriv(); })) {
+    fprintf(stderr, "chunkfs: libfuse refused custom I/O: the kernel keeps asking for security.capability per write\n");
   }
   if (opts_.autoUnmount) fusermountSocket_ = TakeFusermountSocket(fdsBefore);
   connId_ = MountMinor(opts_.mountpoint);

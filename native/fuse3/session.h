@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "kill_priv.h"
 #include "request.h"
 #include "write_pool.h"
 
@@ -79,6 +80,7 @@ class Session {
   void Interrupted(uint64_t id);
   const MountOptions& options() const { return opts_; }
   WritePool* writePool() { return &writePool_; }
+  KillPrivState* killPriv() { return &killPriv_; }
 
   // The JS thread.
   Request* Take(uint64_t id);
@@ -131,6 +133,7 @@ class Session {
 
   MountOptions opts_;
   WritePool writePool_;
+  KillPrivState killPriv_;
   fuse_session* se_ = nullptr;
   napi_threadsafe_function tsfn_ = nullptr;
   std::thread loop_;

@@ -4,12 +4,14 @@
 // unmount and from a timer. Schema changes are migrations keyed by PRAGMA user_version.
 import Database from 'better-sqlite3';
 import { assert } from '../../src/errors';
+import { Db } from './sql-engine';
+import { SqliteDb } from './sqlite-engine';
 import { MIGRATION_V5_SPECIAL_FILES } from './migration-v5';
 import { MIGRATION_V8_CHUNK_TRANSFORMS } from './migration-v8';
 import { MIGRATION_V7_PREALLOC } from './prealloc';
 import { MIGRATION_V6_FAR_TIMES } from './far-times';
 
-export type Db = Database.Database;
+export type { Db } from './sql-engine';
 
 const S_IFDIR = 0o040000;
 export const ROOT_INO = 1;
@@ -110,10 +112,13 @@ export function dbToU64(v: bigint | number): bigint {
 const READER_BUSY_WAIT_MS = 500;
 const WRITER_BUSY_WAIT_MS = 5000;
 
-export function openDb(file: string, readOnly = false): Db {
-  const db = new Database(file, { readonly: readOnly, fileMustExist: readOnly, timeout: readOnly ? READER_BUSY_WAIT_MS : WRITER_BUSY_WAIT_MS });
+export function openDb(file: string, readOnly = false): SqliteDb {
+  const native = new Database(file, { readonly: readOnly, fileMustExist: readOnly, timeout: readOnly ? READER_BUSY_WAIT_MS : WRITER_BUSY_WAIT_MS });
+  const db = new SqliteDb(native);
   try {
-    setUp(db, readOnly);
+    setUp(native, readOnly);
+    if (!readOnly) migrate(db);
+    else checkReadable(db);
   } catch (err) {
     db.close(); // a failed open leaves nothing open (store/meta/meta-open.ts may retry)
     throw err;
@@ -124,7 +129,7 @@ export function openDb(file: string, readOnly = false): Db {
 /** WAL pages past which a commit checkpoints (see setUp). */
 const WAL_CHECKPOINT_PAGES = 4096;
 
-function setUp(db: Db, readOnly: boolean): void {
+function setUp(db: Database.Database, readOnly: boolean): void {
   db.defaultSafeIntegers(true);
   if (!readOnly) {
     // Before the first access (issue 20): the writer holds meta.db's lock for as long as it has it
@@ -142,24 +147,27 @@ function setUp(db: Db, readOnly: boolean): void {
     // (scripts/bench-small-flushes.sh). 4,096 pages (16 MiB of WAL) checkpoint four times less often.
     db.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`);
     db.pragma('foreign_keys = OFF');
-    migrate(db);
-  } else {
-    const version = Number(db.pragma('user_version', { simple: true }));
-    if (version < MIGRATIONS.length) {
-      throw new Error(`schema version ${version} is older than this build's (${MIGRATIONS.length}); ` +
-        'open the store read-write once (chunkfs mount or chunkfs scrub) to upgrade it');
-    }
   }
 }
 
-function migrate(db: Db): void {
-  const version = Number(db.pragma('user_version', { simple: true }));
+/** A read-only open cannot migrate: the schema must be this build's already. */
+export function checkReadable(db: Db): void {
+  const version = db.schemaVersion();
+  if (version < MIGRATIONS.length) {
+    throw new Error(`schema version ${version} is older than this build's (${MIGRATIONS.length}); ` +
+      'open the store read-write once (chunkfs mount or chunkfs scrub) to upgrade it');
+  }
+}
+
+/** Every migration this database lacks, each in its own transaction with its version. */
+export function migrate(db: Db): void {
+  const version = db.schemaVersion();
   assert(version <= MIGRATIONS.length, `meta.db schema version ${version} is newer than this build (${MIGRATIONS.length})`);
   for (let v = version; v < MIGRATIONS.length; v++) {
     db.transaction(() => {
       db.exec(MIGRATIONS[v]);
       if (v === 0) createRoot(db);
-      db.pragma(`user_version = ${v + 1}`);
+      db.setSchemaVersion(v + 1);
     })();
   }
 }

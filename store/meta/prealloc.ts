@@ -7,8 +7,7 @@
 // write into it then changes no SEEK answer (the store cannot split a chunk into written and
 // unwritten parts). A row is a metadata change like any other (committed at once, flushed with the
 // next commit, DESIGN §5), so it survives a remount; an inode's rows go with it (trigger, v7).
-import type { Statement } from 'better-sqlite3';
-import type { Db } from './meta';
+import type { Db, SqlStatement } from './sql-engine';
 import { FsError } from '../fs-error';
 
 /** Chunk rows one fallocate may add (4 TiB of 4 MiB chunks): one row per chunk, written in one transaction. */
@@ -25,7 +24,7 @@ export const MIGRATION_V7_PREALLOC = `
 export interface PreallocExtra { insideBytes: number; beyondBytes: number }
 
 export class Preallocated {
-  private readonly s: Record<'chunkSize' | 'size' | 'upsert' | 'dropFrom' | 'dropRange' | 'clip' | 'length' | 'from' | 'extra' | 'inos', Statement>;
+  private readonly s: Record<'chunkSize' | 'size' | 'upsert' | 'dropFrom' | 'dropRange' | 'clip' | 'length' | 'from' | 'extra' | 'inos', SqlStatement>;
   /** Inodes that may have rows (a superset: rows of a deleted inode go by trigger), so most files cost no query. */
   private readonly inos = new Set<number>();
 

@@ -6,40 +6,18 @@
 import test from 'ava'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
-import { ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { ChildProcess, spawnSync } from 'node:child_process'
 import { storeFixture, run, PYTHON, reclaimDrained } from '../helpers/mount'
+import { straceAttach, straceDetach, straceEvents } from '../helpers/strace'
 
 let tracer: ChildProcess | undefined
 const FILES = 120
-const ATTACH_WAIT_MS = 30_000
 
 const fixture = storeFixture(test, 'reclaim-order', {
   beforeStop: () => { if (tracer !== undefined && tracer.exitCode === null) tracer.kill('SIGINT') },
 })
 
 const drained = reclaimDrained
-
-/** strace attached to every thread of pid; resolves once it says so (its stderr). */
-function attach (pid: number, out: string): Promise<ChildProcess> {
-  const child = spawn('strace', ['-f', '-ttt', '-y', '-e', 'trace=unlink,unlinkat,fsync,fdatasync', '-o', out, '-p', String(pid)], { stdio: ['ignore', 'ignore', 'pipe'] })
-  let err = ''
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { child.kill('SIGINT'); reject(new Error(`strace did not attach: ${err}`)) }, ATTACH_WAIT_MS)
-    child.stderr!.on('data', (b: Buffer) => {
-      err += b.toString()
-      if (/attached/.test(err)) { clearTimeout(timer); resolve(child) }
-    })
-    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`strace exited (${code}): ${err}`)) })
-  })
-}
-
-/** "<epoch seconds> syscall(args) = ret" lines of an strace -ttt log (with -f: "<pid> " first). */
-function events (file: string): Array<{ t: number, line: string }> {
-  return fs.readFileSync(file, 'utf8').split('\n').flatMap((line) => {
-    const mm = /^(?:\d+\s+)?(\d+\.\d+)\s+(.*)$/.exec(line)
-    return mm === null ? [] : [{ t: Number(mm[1]), line: mm[2] }]
-  })
-}
 
 const MAKE = `
 import os, random, sys
@@ -64,23 +42,21 @@ test.serial('rm -rf: no shard of an unlinked file is deleted before a WAL flush 
   const nameOfIno = new Map(made.stdout.trim().split('\n').map((l) => l.split(' ')).map(([ino, name]) => [BigInt(ino), name]))
   const mountTrace = path.join(fixture.dir, 'mount.trace')
   const rmTrace = path.join(fixture.dir, 'rm.trace')
-  tracer = await attach(m.child.pid!, mountTrace)
+  tracer = await straceAttach(m.child.pid!, mountTrace, 'unlink,unlinkat,fsync,fdatasync')
   const rm = await run('strace', ['-f', '-ttt', '-e', 'trace=unlinkat,unlink', '-o', rmTrace, 'rm', '-rf', tree], { timeoutMs: 300_000 })
   t.is(rm.code, 0, rm.stderr)
   t.is(await drained(store), 0, 'the reclaim queue drains')
-  const stopped = new Promise((resolve) => tracer!.on('exit', resolve))
-  tracer.kill('SIGINT') // detaches; the mount goes on
-  await stopped
+  await straceDetach(tracer) // the mount goes on
   await m.stop()
 
   // When rm asked to unlink each file (the mount commits the unlink while rm waits for the reply).
   const unlinkedAt = new Map<string, number>()
-  for (const e of events(rmTrace)) {
+  for (const e of straceEvents(rmTrace)) {
     const mm = /^unlinkat\(\w+, "(f\d{3})", 0\)/.exec(e.line)
     if (mm !== null) unlinkedAt.set(mm[1], e.t)
   }
   t.is(unlinkedAt.size, FILES, 'rm unlinked every file')
-  const mountEvents = events(mountTrace)
+  const mountEvents = straceEvents(mountTrace)
   const walFlushes = mountEvents.filter((e) => /^f(data)?sync\(\d+<[^>]*meta\.db-wal>/.test(e.line)).map((e) => e.t)
   const shardDeletes = mountEvents.flatMap((e) => {
     const mm = /^unlink(?:at)?\(.*\/([0-9a-f]{16})\.v\d+\/c\d+\/\d+\.shard"/.exec(e.line)

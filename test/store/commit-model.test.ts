@@ -145,7 +145,7 @@ test('the reclaimer never deletes a version the chunk map points at', async (t) 
   await store.write(f.ino, 0, data);
   // A queue entry naming the live version (as a crash between reserve and commit can leave,
   // with the commit landing after all) is dropped without deleting anything.
-  const db = (store as unknown as { db: import('better-sqlite3').Database }).db;
+  const db = (store as unknown as { db: import('../../store/meta/sql-engine').Db }).db;
   const row = db.prepare('SELECT version FROM chunks WHERE ino = ? AND chunk_index = 0').get(f.ino) as { version: bigint };
   db.prepare(`INSERT INTO reclaim SELECT ino, chunk_index, version, layout, placement_seed, cluster_map_epoch, 0 FROM chunks
               JOIN inodes USING (ino) WHERE ino = ? AND chunk_index = 0`).run(f.ino);
@@ -171,7 +171,7 @@ test('power loss keeps namespace changes up to the last full commit and loses la
   const io = new FaultyIo(new NodeIo());
   io.restoreExternal = true;
   const s = await Store.open(dir, { io, log: crashTestLog });
-  (s as unknown as { db: import('better-sqlite3').Database }).db.pragma('wal_autocheckpoint = 0');
+  (s as unknown as { db: import('../../store/meta/sqlite-engine').SqliteDb }).db.native.pragma('wal_autocheckpoint = 0');
   const kept = s.ns.create(ROOT_INO, 'kept', 0o644, 0, 0);
   const data = randomBytes(prng(5), SMALL.chunkSizeBytes + 7);
   await s.write(kept.ino, 0, data);

@@ -17,7 +17,7 @@ export async function openCrashable(dir: string, power: boolean, opts: { unlinks
   io.restoreExternal = power;
   io.unlinksDurable = opts.unlinksDurable ?? false;
   const s = await Store.open(dir, { io, log: crashTestLog });
-  if (power) (s as unknown as { db: import('better-sqlite3').Database }).db.pragma('wal_autocheckpoint = 0');
+  if (power) (s as unknown as { db: import('../../store/meta/sqlite-engine').SqliteDb }).db.native.pragma('wal_autocheckpoint = 0');
   return { s, io };
 }
 

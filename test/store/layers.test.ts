@@ -71,3 +71,10 @@ test('no SQL outside store/meta/', (t) => {
     .filter((f) => fs.readFileSync(path.join(REPO_ROOT, f), 'utf8').split('\n').some((line) => !line.trim().startsWith('//') && !line.trim().startsWith('*') && sql.test(line)))
   t.deepEqual(bad, [])
 })
+
+test('no database driver outside store/meta/: the rest of the store sees the metadata interface only', (t) => {
+  const driver = /(?:from\s+|import\s*\(\s*|require\(\s*)'(better-sqlite3|libpq)'/
+  const bad = ALL.filter((f) => !f.startsWith(path.join('store', 'meta') + path.sep))
+    .filter((f) => driver.test(fs.readFileSync(path.join(REPO_ROOT, f), 'utf8')))
+  t.deepEqual(bad, [])
+})

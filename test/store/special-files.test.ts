@@ -70,7 +70,7 @@ test('a v1 meta.db migrates to the latest schema: inodes, numbers and the next n
   v1.pragma('user_version = 1');
   v1.close();
   const db = openDb(file);
-  t.is(Number(db.pragma('user_version', { simple: true })), MIGRATIONS.length);
+  t.is(db.schemaVersion(), MIGRATIONS.length);
   const row = db.prepare('SELECT ino, type, uid, size, rdev FROM inodes WHERE ino = 5').get() as Record<string, bigint | string>;
   t.deepEqual({ ...row }, { ino: 5n, type: 'file', uid: 3n, size: 10n, rdev: 0n });
   const next = db.prepare(`INSERT INTO inodes(type, mode, uid, gid, nlink, atime_ns, mtime_ns, ctime_ns, birth_ns, rdev)

@@ -42,7 +42,7 @@ const ROWS_SQL = 'SELECT chunk_index, version, logical_len, stored_len, stored_f
 
 /** The chunk rows of a file: through the open store's connection, else meta.db opened read-only. */
 function chunkRows(dir: string, ino: number, open?: Store): ChunkRowDb[] {
-  if (open !== undefined) return (open as unknown as { db: import('better-sqlite3').Database }).db.prepare(ROWS_SQL).all(ino) as ChunkRowDb[];
+  if (open !== undefined) return (open as unknown as { db: import('../../store/meta/sql-engine').Db }).db.prepare(ROWS_SQL).all(ino) as ChunkRowDb[];
   const db = openDb(path.join(dir, 'meta.db'), true);
   try {
     return db.prepare(ROWS_SQL).all(ino) as ChunkRowDb[];
@@ -186,7 +186,7 @@ test('a store key kept outside the store: mkfs --keyfile, then open only with it
 
 /** Small text files written until a container is sealed. */
 async function fillTextUntilSealed(store: Store, prefix: string): Promise<Array<{ ino: number; data: Buffer }>> {
-  const db = (store as unknown as { db: import('better-sqlite3').Database }).db;
+  const db = (store as unknown as { db: import('../../store/meta/sql-engine').Db }).db;
   const sealed = (): number => Number((db.prepare(`SELECT count(*) AS n FROM containers WHERE state = 'sealed'`).get() as { n: bigint }).n);
   const files: Array<{ ino: number; data: Buffer }> = [];
   for (let round = 0; round < 200 && sealed() === 0; round++) {
@@ -199,7 +199,7 @@ async function fillTextUntilSealed(store: Store, prefix: string): Promise<Array<
 
 test('tools on transformed chunks: a sealed ec:4+2,zstd container is stored compressed; compaction, fsck and scrub work on it', async (t) => {
   const { store, dir } = await smallStore('ec:4+2,zstd', 6, { containerCapacityBytes: 96 * 1024, smallFileMaxBytes: 8 * 1024 });
-  const db = (store as unknown as { db: import('better-sqlite3').Database }).db;
+  const db = (store as unknown as { db: import('../../store/meta/sql-engine').Db }).db;
   const files = await fillTextUntilSealed(store, 'f');
   const sealedRow = db.prepare(`SELECT id FROM containers WHERE state = 'sealed'`).get() as { id: bigint };
   const sid = Number(sealedRow.id);

@@ -1,0 +1,91 @@
+// Metadata engine benchmark at the store level (issue 22): create, getattr, chmod, rename and
+// unlink of FILES files through store.ns (no FUSE, no kernel), each phase timed, ROUNDS rounds with
+// the targets interleaved phase by phase, the median reported as operations per second and as a
+// ratio against the first target. Targets: this build's SQLite engine, a baseline build's (A/B of
+// the metadata interface: `--baseline /work/main/dist`), and this build on PostgreSQL (`--pg URL`).
+// Usage: node dist/scripts/bench-meta-store.js [--baseline DIST] [--pg URL]   env: FILES=3000 ROUNDS=5
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+const FILES = Number(process.env.FILES ?? 3000);
+const ROUNDS = Number(process.env.ROUNDS ?? 5);
+const ROOT_INO = 1;
+const PHASES = ['create', 'getattr', 'chmod', 'rename', 'unlink'] as const;
+type Phase = (typeof PHASES)[number];
+
+interface Ns {
+  create(p: number, n: string, mode: number, uid: number, gid: number): { ino: number };
+  getattr(ino: number): unknown;
+  setattr(ino: number, v: { mode: number }): unknown;
+  rename(op: number, on: string, np: number, nn: string): unknown;
+  unlink(p: number, n: string): unknown;
+}
+interface StoreLike { ns: Ns; close(): Promise<void> }
+interface StoreClass { create(dir: string, opts: Record<string, unknown>): Promise<StoreLike> }
+interface Target { name: string; store: StoreClass; meta?: string }
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i < 0 ? undefined : process.argv[i + 1];
+}
+
+function phaseOps(ns: Ns, phase: Phase, inos: number[]): void {
+  for (let i = 0; i < FILES; i++) {
+    switch (phase) {
+      case 'create': inos[i] = ns.create(ROOT_INO, `f${i}`, 0o644, 0, 0).ino; break;
+      case 'getattr': ns.getattr(inos[i]); break;
+      case 'chmod': ns.setattr(inos[i], { mode: 0o600 }); break;
+      case 'rename': ns.rename(ROOT_INO, `f${i}`, ROOT_INO, `g${i}`); break;
+      case 'unlink': ns.unlink(ROOT_INO, `g${i}`); break;
+    }
+  }
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+async function main(): Promise<void> {
+  const here = path.join(__dirname, '..');
+  const targets: Target[] = [];
+  const baseline = arg('--baseline');
+  // Each build's Store class from its own dist/ (same process, same drivers).
+  if (baseline !== undefined) targets.push({ name: 'sqlite-baseline', store: require(path.resolve(baseline, 'store/store')).Store });
+  targets.push({ name: 'sqlite', store: require(path.join(here, 'store/store')).Store });
+  const pg = arg('--pg');
+  if (pg !== undefined) targets.push({ name: 'postgres', store: require(path.join(here, 'store/store')).Store, meta: pg });
+  const results = new Map<string, number[]>(targets.flatMap((t) => PHASES.map((p) => [`${t.name}/${p}`, [] as number[]])));
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'chunkfs-bench-meta-store-'));
+  try {
+    for (let round = 0; round < ROUNDS; round++) {
+      const open = await Promise.all(targets.map(async (t, i) => {
+        const dir = path.join(tmp, `r${round}-${i}`);
+        const store = await t.store.create(dir, { disks: 1, layout: 'replica:1', ...(t.meta === undefined ? {} : { meta: t.meta }) });
+        return { t, store, inos: [] as number[] };
+      }));
+      // The order alternates per round: whoever runs second in a phase measured up to 17% apart in an A/A run.
+      const order = round % 2 === 0 ? open : [...open].reverse();
+      for (const phase of PHASES) {
+        for (const o of order) {
+          const start = process.hrtime.bigint();
+          phaseOps(o.store.ns, phase, o.inos);
+          const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+          results.get(`${o.t.name}/${phase}`)!.push(FILES / seconds);
+        }
+      }
+      for (const o of open) await o.store.close();
+    }
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+  const base = targets[0].name;
+  console.log(`phase\t${targets.map((t) => `${t.name} ops/s\t/${base}`).join('\t')}`);
+  for (const p of PHASES) {
+    const b = median(results.get(`${base}/${p}`)!);
+    console.log(`${p}\t${targets.map((t) => { const m = median(results.get(`${t.name}/${p}`)!); return `${Math.round(m)}\t${(m / b).toFixed(3)}`; }).join('\t')}`);
+  }
+}
+
+main().catch((err) => { console.error(err); process.exit(1); });

@@ -1,0 +1,58 @@
+// The one metadata SQL interface (DESIGN §9, issue 22 item 2): what store/meta/ asks of a database,
+// and nothing more. Two engines implement it: SQLite (store/meta/sqlite-engine.ts, the embedded
+// default) and PostgreSQL (store/meta/pg-engine.ts). It is the subset of better-sqlite3's synchronous
+// API that meta/ uses (the store and fs/ are written around synchronous metadata calls; DESIGN §9),
+// so the SQLite engine hands out better-sqlite3's own statements: no cost on the hot path.
+//
+// Integers come out as BigInt on both engines (better-sqlite3's safe integers), NULL as null, blobs
+// as Buffers. Placeholders are `?` (positional) or `@name` (bound from one object), on both engines.
+
+export type EngineName = 'sqlite' | 'postgres';
+
+export type SqlParam = bigint | number | string | Buffer | Uint8Array | null;
+
+/**
+ * SQL text: one text both engines run, or one per engine where they must differ (functions such
+ * as max(a, b) -> GREATEST(a, b), RETURNING for a generated key, casts of untyped parameters). Both
+ * texts stay next to each other in the file that owns the table.
+ */
+export type EngineSql = string | { readonly sqlite: string; readonly postgres: string };
+
+/** The text of sql for engine. */
+export function sqlFor(sql: EngineSql, engine: EngineName): string {
+  return typeof sql === 'string' ? sql : sql[engine];
+}
+
+export interface RunInfo {
+  changes: number;
+  /** SQLite: the rowid of an INSERT; PostgreSQL: the first column of the row its RETURNING gave (0 when none). */
+  lastInsertRowid: number | bigint;
+}
+
+/* Bind parameters (any): positional values, or one object of named ones. */
+export interface SqlStatement {
+  run(...params: any[]): RunInfo;
+  /** The first row (an object, or an array in raw mode), undefined when none. */
+  get(...params: any[]): unknown;
+  all(...params: any[]): unknown[];
+  iterate(...params: any[]): IterableIterator<unknown>;
+  /** Rows as arrays of column values in select order instead of objects (the hot getattr path). */
+  raw(toggle?: boolean): this;
+}
+
+export interface Db {
+  readonly engine: EngineName;
+  prepare(sql: EngineSql): SqlStatement;
+  /** Run one or more statements without parameters (migrations). */
+  exec(sql: EngineSql): void;
+  /**
+   * fn in one transaction: committed when it returns, rolled back when it throws; a call inside
+   * another transaction is a savepoint (better-sqlite3's semantics, kept by both engines).
+   */
+  transaction<F extends (...args: any[]) => any>(fn: F): (...args: Parameters<F>) => ReturnType<F>;
+  readonly inTransaction: boolean;
+  /** The schema version the database holds (0: empty), and setting it within a migration. */
+  schemaVersion(): number;
+  setSchemaVersion(version: number): void;
+  close(): void;
+}

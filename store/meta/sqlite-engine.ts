@@ -1,0 +1,35 @@
+// The SQLite engine of the metadata interface (store/meta/sql-engine.ts, DESIGN §9): better-sqlite3,
+// the embedded default. prepare hands out better-sqlite3's own statements, so a metadata call costs
+// what it did before the interface (issue 22: SQLite no slower). The pragmas of DESIGN §4/§5 (WAL,
+// synchronous=NORMAL, ...) are set by store/meta/meta.ts; `native` is the database itself for them
+// and for the commit log's total_changes().
+import Database from 'better-sqlite3';
+import { Db, EngineSql, SqlStatement, sqlFor } from './sql-engine';
+
+export class SqliteDb implements Db {
+  readonly engine = 'sqlite' as const;
+  constructor(readonly native: Database.Database) {}
+
+  prepare(sql: EngineSql): SqlStatement {
+    return this.native.prepare(sqlFor(sql, 'sqlite')) as unknown as SqlStatement;
+  }
+  exec(sql: EngineSql): void {
+    this.native.exec(sqlFor(sql, 'sqlite'));
+  }
+  transaction<F extends (...args: any[]) => any>(fn: F): (...args: Parameters<F>) => ReturnType<F> {
+    return this.native.transaction(fn) as unknown as (...args: Parameters<F>) => ReturnType<F>;
+  }
+  get inTransaction(): boolean {
+    return this.native.inTransaction;
+  }
+  /** PRAGMA user_version holds the schema version (store/meta/meta.ts MIGRATIONS). */
+  schemaVersion(): number {
+    return Number(this.native.pragma('user_version', { simple: true }));
+  }
+  setSchemaVersion(version: number): void {
+    this.native.pragma(`user_version = ${Math.trunc(version)}`);
+  }
+  close(): void {
+    this.native.close();
+  }
+}
