@@ -9,6 +9,7 @@ import { Command, HELP, MountCliOptions, UsageError, parseArgs } from './cli-arg
 import { fsnameOption, mountedAt } from './mounts';
 import { chunkfsDevAt, connectionMounts, mountInfoTable } from './mount-info';
 import { defaultStorePath } from './target';
+import type { MountedFs } from '../fs/mount';
 
 // The store's shard writes and fsyncs run on libuv's thread pool (4 threads by default); a mount
 // writing several chunks' replicas at once waits on it. Set before the pool's first use.
@@ -171,7 +172,7 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean
  * The options this mount serves with, each as -o spells it (defaults filled in): a second mount of
  * the store is a bind of this one only if it names none that differ (cli/bind-options.ts).
  */
-function servedOptionTexts(o: MountCliOptions, mounted: { transport: string; core: { opts: { bufferBytesMax: number; flushDelayMs: number; atime?: string } } }, metricsPort: number): Record<string, string> {
+function servedOptionTexts(o: MountCliOptions, mounted: MountedFs, metricsPort: number): Record<string, string> {
   const root = process.getuid?.() === 0;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { setIdDefaults } = require('../fs/mount-flags') as typeof import('../fs/mount-flags');
@@ -179,9 +180,9 @@ function servedOptionTexts(o: MountCliOptions, mounted: { transport: string; cor
   const { optionTexts } = require('./bind-options') as typeof import('./bind-options');
   const core = mounted.core.opts;
   return optionTexts({
-    ...o, ...setIdDefaults(o, root), transport: mounted.transport as MountCliOptions['transport'], bufferBytesMax: core.bufferBytesMax, flushDelayMs: core.flushDelayMs,
+    ...o, ...setIdDefaults(o, root), transport: mounted.transport, bufferBytesMax: core.bufferBytesMax, flushDelayMs: core.flushDelayMs,
     allowOther: o.allowOther ?? root, writebackCache: o.writebackCache ?? false, dispatch: o.dispatch ?? 'js', acl: o.acl ?? true,
-    atime: (core.atime ?? 'relatime') as MountCliOptions['atime'], readOnly: o.readOnly === true,
+    atime: core.atime ?? 'relatime', readOnly: o.readOnly === true,
     keyFile: o.keyFile === undefined ? undefined : path.resolve(o.keyFile), metrics: o.metrics === undefined ? undefined : { ...o.metrics, port: metricsPort },
   });
 }

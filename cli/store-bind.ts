@@ -31,6 +31,11 @@ function mount8(args: string[], cmd = 'mount'): Promise<void> {
   });
 }
 
+/** Undo a bind made here (nothing when it was not made). */
+function unbind(mountpoint: string): Promise<void> {
+  return mount8(['-l', mountpoint], 'umount').catch(() => undefined);
+}
+
 /** The live mount of storeDir as its control socket reports it, or null when none answers. */
 async function liveMountStatus(storeDir: string): Promise<LiveMountStatus | null> {
   let status: StatusResult;
@@ -71,18 +76,19 @@ export async function bindToLiveMount(storeDir: string, mountpoint: string, aske
   }
   const flags = bindFlags(askedTexts, live.options);
   log(`${where}: mounting ${mountpoint} as a bind of ${source.mountpoint} (one FUSE connection, one writer; ${flags.join(',')})`);
-  await mount8(['-i', '--bind', source.mountpoint, mountpoint]);
   try {
+    await mount8(['-i', '--bind', source.mountpoint, mountpoint]);
+    // The source may have been unmounted between the question and the bind: then the bind shows the
+    // directory beneath it, not the store, and the store lock decides (the mount process is finishing).
+    if (chunkfsDevAt(mountpoint) !== live.dev) {
+      await unbind(mountpoint);
+      return null;
+    }
     // The bind starts with the source's flags (a remount,ro of the first mount included): set its own.
     await mount8(['-i', '-o', `remount,bind,${flags.join(',')}`, mountpoint]);
-    // The source may have been unmounted between the question and the bind: then the bind shows the
-    // directory beneath it, not the store.
-    if (chunkfsDevAt(mountpoint) !== live.dev) throw new Error(`${source.mountpoint} was unmounted meanwhile`);
   } catch (err) {
-    await mount8(['-l', mountpoint], 'umount').catch(() => undefined);
-    const e = err as Error;
-    if (/unmounted meanwhile/.test(e.message)) return null;
-    throw new BindRefusedError(`cannot bind ${mountpoint} to ${source.mountpoint}: ${e.message}`);
+    await unbind(mountpoint);
+    throw new BindRefusedError(`cannot bind ${mountpoint} to ${source.mountpoint}: ${(err as Error).message}`);
   }
   const transport = live.options.transport?.replace(/^transport=/, '') ?? '?';
   return `chunkfs: mounted ${storeDir} on ${mountpoint} (a bind of ${source.mountpoint}, pid ${live.pid}, transport ${transport}${flags[0] === 'ro' ? ', read-only' : ''})`;
