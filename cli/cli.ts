@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { Command, HELP, MountCliOptions, UsageError, parseArgs } from './cli-args';
 import { fsnameOption, mountedAt } from './mounts';
 import { chunkfsDevAt, connectionMounts, mountInfoTable } from './mount-info';
+import { guardStdio, keepRunningWithoutStdout } from './stdio';
 import { defaultStorePath } from './target';
 import type { MountedFs } from '../fs/mount';
 
@@ -89,6 +90,7 @@ async function cmdMkfs(c: Extract<Command, { verb: 'mkfs' }>): Promise<void> {
 
 /** Mounts; true while this process serves the mount, false when the mount is a bind of a live one. */
 async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean> {
+  keepRunningWithoutStdout();
   const mountpoint = path.resolve(c.mountpoint);
   const storeDir = path.resolve(c.store ?? defaultStorePath());
   const { Store } = loadStore();
@@ -218,8 +220,8 @@ async function cmdUmount(c: Extract<Command, { verb: 'umount' }>): Promise<void>
 }
 
 export async function main(argv: string[]): Promise<number> {
-  // `chunkfs inspect ... | head`: a reader that stops early is not an error of ours.
-  process.stdout.on('error', (err: NodeJS.ErrnoException) => { if (err.code === 'EPIPE') process.exit(0); });
+  // `chunkfs inspect ... | head`: a reader that stops early is not an error of ours (cli/stdio.ts).
+  guardStdio();
   let cmd: Command;
   try {
     cmd = parseArgs(argv);
