@@ -7,7 +7,10 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { Command, HELP, MountCliOptions, UsageError, parseArgs } from './cli-args';
 import { fsnameOption, mountedAt } from './mounts';
+import { chunkfsDevAt, connectionMounts, mountInfoTable } from './mount-info';
+import { guardStdio, keepRunningWithoutStdout } from './stdio';
 import { defaultStorePath } from './target';
+import type { MountedFs } from '../fs/mount';
 
 // The store's shard writes and fsyncs run on libuv's thread pool (4 threads by default); a mount
 // writing several chunks' replicas at once waits on it. Set before the pool's first use.
@@ -86,7 +89,9 @@ async function cmdMkfs(c: Extract<Command, { verb: 'mkfs' }>): Promise<void> {
   process.stdout.write(`chunkfs: created store ${dir} (${n} disks, layout ${c.layout ?? DEFAULT_LAYOUT}, metadata in ${meta})\n`);
 }
 
-async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<void> {
+/** Mounts; true while this process serves the mount, false when the mount is a bind of a live one. */
+async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean> {
+  keepRunningWithoutStdout();
   const mountpoint = path.resolve(c.mountpoint);
   const storeDir = path.resolve(c.store ?? defaultStorePath());
   const { Store } = loadStore();
@@ -98,6 +103,17 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<void> {
     process.stderr.write(`chunkfs: created the default store ${storeDir} (${DEFAULT_DISKS} disks, ${DEFAULT_LAYOUT})\n`);
   }
   await prepareMountpoint(mountpoint);
+  const log = (line: string): void => { process.stderr.write(`chunkfs: ${line}\n`); };
+  // A store a live mount here serves already: this mount point becomes a bind of that mount.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const bind = require('./store-bind') as typeof import('./store-bind');
+  const bound = await bind.bindToLiveMount(storeDir, mountpoint, c.options, log).catch((err: Error) => {
+    throw err instanceof bind.BindRefusedError ? new CliError(err.message) : err;
+  });
+  if (bound !== null) {
+    process.stdout.write(`${bound}\n`);
+    return false;
+  }
   // Heal what reads served around, commit and reclaim in the background (DESIGN §5), on the
   // injectable Io that `chunkfs inject` reaches (issue 11).
   // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -117,8 +133,15 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<void> {
     await store.close();
     throw new CliError(`cannot mount ${storeDir} on ${mountpoint}: ${(err as Error).message}`);
   }
-  const log = (line: string): void => { process.stderr.write(`chunkfs: ${line}\n`); };
-  const live = { faults, mountpoint, pid: process.pid, readOnly: c.options.readOnly === true, flush: () => mounted.core.wb.flushAll(), dropKernelCache: () => mounted.dropKernelCache() };
+  // Every mount point of this mount's FUSE connection: the first and its binds (cli/store-bind.ts).
+  const dev = chunkfsDevAt(mountpoint);
+  if (dev === null) log(`${mountpoint} is not in /proc/self/mountinfo: a bind of it will not keep this mount serving`);
+  const mountpoints = (): string[] => dev === null ? (mountedAt(mountpoint) ? [mountpoint] : []) : connectionMounts(dev, storeDir).map((m) => m.mountpoint);
+  const options = servedOptionTexts(c.options, mounted, metricsPort);
+  const live = {
+    faults, mountpoint, mountpoints, dev, options, pid: process.pid, readOnly: c.options.readOnly === true,
+    flush: () => mounted.core.wb.flushAll(), dropKernelCache: () => mounted.dropKernelCache(),
+  };
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const control = await (require('./mount-control') as typeof import('./mount-control')).startControl(store, live, log)
     .catch((err: Error) => { log(`no control socket (verbs will not reach this mount): ${err.message}`); return null; });
@@ -128,7 +151,8 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<void> {
     stopping = true;
     process.stderr.write(`chunkfs: ${signal}: flushing, unmounting ${mountpoint} and closing the store\n`);
     const closed = Promise.all([control?.close(), metrics?.close()]);
-    closed.then(() => mounted.unmount(signal === 'unmounted')).then(() => store.close()).then(() => process.exit(0), (err) => {
+    closed.then(() => unmountBinds(mountpoint, mountpoints(), log)).then((firstGone) => mounted.unmount(signal === 'unmounted' || firstGone))
+      .then(() => store.close()).then(() => process.exit(0), (err) => {
       process.stderr.write(`chunkfs: unmount failed: ${(err as Error).message}\n`);
       process.exit(1);
     });
@@ -139,10 +163,43 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<void> {
   process.on('uncaughtException', (err) => process.stderr.write(`chunkfs: uncaught: ${err.stack ?? err.message}\n`));
   process.on('unhandledRejection', (err) => process.stderr.write(`chunkfs: unhandled rejection: ${String(err)}\n`));
   // Keeps the process alive (the FUSE thread's handles are unref'd), and notices an unmount from
-  // outside (chunkfs umount, fusermount -u): then flush, close the store and exit.
-  setInterval(() => { if (!stopping && !mountedAt(mountpoint)) stop('unmounted'); }, UNMOUNT_POLL_MS);
+  // outside (chunkfs umount, fusermount -u) of the last mount point of this connection: then flush,
+  // close the store and exit. While a bind remains the kernel keeps the connection (no DESTROY yet).
+  setInterval(() => { if (!stopping && mountpoints().length === 0) stop('unmounted'); }, UNMOUNT_POLL_MS);
   const served = metrics === null ? '' : `, metrics on http://${c.options.metrics!.host.includes(':') ? `[${c.options.metrics!.host}]` : c.options.metrics!.host}:${metricsPort}/metrics`;
   process.stdout.write(`chunkfs: mounted ${storeDir} on ${mountpoint} (pid ${process.pid}, transport ${mounted.transport}${live.readOnly ? ', read-only' : ''}${served})\n`);
+  return true;
+}
+
+/**
+ * The options this mount serves with, each as -o spells it (defaults filled in): a second mount of
+ * the store is a bind of this one only if it names none that differ (cli/bind-options.ts).
+ */
+function servedOptionTexts(o: MountCliOptions, mounted: MountedFs, metricsPort: number): Record<string, string> {
+  const root = process.getuid?.() === 0;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { setIdDefaults } = require('../fs/mount-flags') as typeof import('../fs/mount-flags');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { optionTexts } = require('./bind-options') as typeof import('./bind-options');
+  const core = mounted.core.opts;
+  return optionTexts({
+    ...o, ...setIdDefaults(o, root), transport: mounted.transport, bufferBytesMax: core.bufferBytesMax, flushDelayMs: core.flushDelayMs,
+    allowOther: o.allowOther ?? root, writebackCache: o.writebackCache ?? false, dispatch: o.dispatch ?? 'js', acl: o.acl ?? true,
+    atime: core.atime ?? 'relatime', readOnly: o.readOnly === true,
+    keyFile: o.keyFile === undefined ? undefined : path.resolve(o.keyFile), metrics: o.metrics === undefined ? undefined : { ...o.metrics, port: metricsPort },
+  });
+}
+
+/**
+ * At a stop by signal, the binds of this mount are unmounted too (lazily, as the first mount is):
+ * left behind they would answer ENOTCONN. True when the first mount point is gone already.
+ */
+async function unmountBinds(first: string, all: string[], log: (line: string) => void): Promise<boolean> {
+  for (const mp of all.filter((m) => m !== first)) {
+    const r = await run('fusermount', ['-uz', mp]);
+    if (r.code !== 0) log(`cannot unmount the bind ${mp}: ${r.out.trim()}`);
+  }
+  return !all.includes(first);
 }
 
 function mountOptions(o: MountCliOptions): import('../fs/mount').MountOptions {
@@ -155,14 +212,17 @@ function mountOptions(o: MountCliOptions): import('../fs/mount').MountOptions {
 async function cmdUmount(c: Extract<Command, { verb: 'umount' }>): Promise<void> {
   const mountpoint = path.resolve(c.mountpoint);
   if (!mountedAt(mountpoint)) throw new CliError(`${mountpoint} is not mounted`);
+  const entry = mountInfoTable().filter((m) => m.mountpoint === mountpoint).pop();
   const r = await run('fusermount', [c.lazy ? '-uz' : '-u', mountpoint]);
   if (r.code !== 0) throw new CliError(`cannot unmount ${mountpoint}: ${r.out.trim()}${c.lazy ? '' : ' (busy? try --lazy)'}`);
-  process.stdout.write(`chunkfs: unmounted ${mountpoint}\n`);
+  // The other mount points of its connection (binds, cli/store-bind.ts) keep the mount process serving.
+  const rest = entry === undefined ? [] : connectionMounts(entry.dev, entry.source).map((m) => m.mountpoint);
+  process.stdout.write(`chunkfs: unmounted ${mountpoint}${rest.length > 0 ? ` (${entry!.source} stays mounted on ${rest.join(' and ')})` : ''}\n`);
 }
 
 export async function main(argv: string[]): Promise<number> {
-  // `chunkfs inspect ... | head`: a reader that stops early is not an error of ours.
-  process.stdout.on('error', (err: NodeJS.ErrnoException) => { if (err.code === 'EPIPE') process.exit(0); });
+  // `chunkfs inspect ... | head`: a reader that stops early is not an error of ours (cli/stdio.ts).
+  guardStdio();
   let cmd: Command;
   try {
     cmd = parseArgs(argv);
@@ -175,7 +235,7 @@ export async function main(argv: string[]): Promise<number> {
     switch (cmd.verb) {
       case 'help': process.stdout.write(`${HELP[cmd.topic ?? ''] ?? HELP['']}\n`); return 0;
       case 'mkfs': await cmdMkfs(cmd); return 0;
-      case 'mount': await cmdMount(cmd); return -1; // keeps running until a signal
+      case 'mount': return await cmdMount(cmd) ? -1 : 0; // -1: keeps running until a signal
       case 'umount': await cmdUmount(cmd); return 0;
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       case 'status': return await (require('./verbs/status') as typeof import('./verbs/status')).statusVerb(cmd);

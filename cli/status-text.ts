@@ -84,7 +84,7 @@ export function statusText(report: Json): string {
   const r: Obj = isObj(report) ? report : {};
   const out: string[] = [];
   const mount = r.mount;
-  out.push(`store ${String(r.store ?? '?')}${isObj(mount) ? `, mounted on ${String(mount.mountpoint)} (pid ${String(mount.pid)}${mount.readOnly === true ? ', read-only' : ''})` : ', not mounted'}`);
+  out.push(`store ${String(r.store ?? '?')}${isObj(mount) ? `, mounted on ${Array.isArray(mount.mountpoints) && mount.mountpoints.length > 1 ? mount.mountpoints.map(String).join(' and ') : String(mount.mountpoint)} (pid ${String(mount.pid)}${mount.readOnly === true ? ', read-only' : ''})` : ', not mounted'}`);
   out.push(...diskLines(Array.isArray(r.disks) ? r.disks : []));
   const layouts = Array.isArray(r.layoutsInUse) ? r.layoutsInUse.filter(isObj) : [];
   out.push(`layouts in use: ${layouts.length === 0 ? 'none' : layouts.map((l) => `${String(l.layout)} (${plural(Number(l.files), 'file')})`).join(', ')}`);

@@ -8,7 +8,14 @@ import type { Progress } from '../control/protocol';
 /** What only a live mount has. */
 export interface LiveMount {
   faults: FaultTable;
+  /** Where it was mounted first. */
   mountpoint: string;
+  /** Every mount point of its FUSE connection now: the first mount and its binds (cli/store-bind.ts). */
+  mountpoints(): string[];
+  /** The connection's device number ("major:minor", cli/mount-info.ts); null when it was not found. */
+  dev: string | null;
+  /** The options it serves with, as -o spells them (cli/bind-options.ts). */
+  options: Record<string, string>;
   pid: number;
   readOnly: boolean;
   /** Store every byte buffered in the write-back buffer (inject and fsck look at the shards). */

@@ -2,7 +2,7 @@
 // adds: where it is mounted, by which process, and the faults injected into it.
 import { FaultTable } from '../../store/io/fault-table';
 import type { StatusReport } from '../../store/store';
-import { Action, ActionEnv } from './env';
+import { Action, ActionEnv, LiveMount } from './env';
 
 export interface FaultListing {
   id: number;
@@ -17,8 +17,19 @@ export interface FaultListing {
 
 export interface StatusResult extends StatusReport {
   store: string;
-  mount: { mountpoint: string; pid: number; readOnly: boolean } | null;
+  mount: LiveMountStatus | null;
   faults: FaultListing[];
+}
+
+export interface LiveMountStatus {
+  /** The first of mountpoints (where it was mounted first, while that is mounted). */
+  mountpoint: string;
+  /** Every mount point of the mount's FUSE connection: the first mount and its binds. */
+  mountpoints: string[];
+  pid: number;
+  readOnly: boolean;
+  dev: string | null;
+  options: Record<string, string>;
 }
 
 export function faultListing(faults: FaultTable): FaultListing[] {
@@ -29,6 +40,11 @@ export function faultListing(faults: FaultTable): FaultListing[] {
   });
 }
 
+function liveStatus(live: LiveMount): LiveMountStatus {
+  const mountpoints = live.mountpoints();
+  return { mountpoint: mountpoints[0] ?? live.mountpoint, mountpoints, pid: live.pid, readOnly: live.readOnly, dev: live.dev, options: live.options };
+}
+
 export const statusAction: Action = {
   storeAccess: () => 'read',
   async run(env: ActionEnv): Promise<StatusResult> {
@@ -36,7 +52,7 @@ export const statusAction: Action = {
     const live = env.live;
     return {
       store: env.store.dir,
-      mount: live === null ? null : { mountpoint: live.mountpoint, pid: live.pid, readOnly: live.readOnly },
+      mount: live === null ? null : liveStatus(live),
       ...report,
       faults: live === null ? [] : faultListing(live.faults),
     };

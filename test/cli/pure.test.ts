@@ -5,6 +5,8 @@ import { UsageError, parseArgs, parseMountOptions } from '../../cli/cli-args'
 import { parseHelperArgs } from '../../cli/mount-helper'
 import { remountFlags } from '../../cli/remount'
 import { parseMountTable } from '../../cli/mounts'
+import { connectionMounts, parseMountInfo } from '../../cli/mount-info'
+import { bindConflicts, bindFlags, optionTexts } from '../../cli/bind-options'
 import { progressText } from '../../cli/progress-text'
 import { LOG_WINDOW_MS, LogLimiter } from '../../fs/log-limiter'
 
@@ -90,4 +92,33 @@ test('acl/noacl are mount options; the helper takes a remount and picks its gene
   const r = parseHelperArgs(['s', 'm', '-o', 'ro,nosuid,relatime,remount,user_id=0,group_id=0,default_permissions,allow_other,buffer_mb=64'])
   t.true(r.remount)
   t.deepEqual(remountFlags(r.rawOptions), ['ro', 'nosuid', 'relatime'])
+})
+
+// Issue 24 (generic/732): a second mount of a mounted store is a bind of its mount.
+test('mountinfo: a mount and its binds share a device number; a bind of a subdirectory and another store are not the connection', (t) => {
+  const table = parseMountInfo([
+    '45 26 0:40 / /mnt/a rw,relatime - fuse.chunkfs /srv/s rw,user_id=0,group_id=0,default_permissions,allow_other',
+    '46 26 0:40 / /mnt/my\\040b ro,nosuid,relatime shared:7 - fuse.chunkfs /srv/s rw,user_id=0',
+    '47 26 0:40 /sub /mnt/c rw - fuse.chunkfs /srv/s rw',
+    '48 26 0:41 / /mnt/d rw - fuse.chunkfs /srv/other rw',
+    '49 26 0:40 / /mnt/e rw - ext4 /srv/s rw',
+    'torn line',
+  ].join('\n'))
+  t.is(table.length, 5)
+  t.deepEqual(table[1], { dev: '0:40', root: '/', mountpoint: '/mnt/my b', mountOptions: ['ro', 'nosuid', 'relatime'], fstype: 'fuse.chunkfs', source: '/srv/s' })
+  t.deepEqual(connectionMounts('0:40', '/srv/s', table).map((m) => m.mountpoint), ['/mnt/a', '/mnt/my b'])
+  t.deepEqual(connectionMounts('0:41', '/srv/s', table), [], 'a reused device number with another source is not the connection')
+})
+
+test('a bind takes the served options, refuses differing ones by name, and sets ro/suid/dev per mount point', (t) => {
+  const served = optionTexts({ transport: 'fuse3', bufferBytesMax: 64 << 20, flushDelayMs: 5000, allowOther: true, writebackCache: false, dispatch: 'js', atime: 'relatime', acl: true, readOnly: false, suid: true, dev: true })
+  t.deepEqual(bindConflicts({}, served), [])
+  t.deepEqual(bindConflicts(optionTexts(parseMountOptions('transport=fuse3,buffer_mb=64,ro,nosuid,nodev,relatime')), served), [])
+  t.deepEqual(bindConflicts(optionTexts(parseMountOptions('transport=fuse-native,noatime,debug,rw')), served), [
+    'transport=fuse-native (the live mount runs transport=fuse3)', 'noatime (the live mount runs relatime)', 'debug (the live mount runs without it)',
+  ])
+  t.deepEqual(bindConflicts(optionTexts(parseMountOptions('rw')), { ...served, readOnly: 'ro' }), ['rw (the live mount is served read-only: -o ro)'])
+  t.deepEqual(bindFlags({}, served), ['rw', 'suid', 'dev'])
+  t.deepEqual(bindFlags(optionTexts(parseMountOptions('ro,nosuid')), served), ['ro', 'nosuid', 'dev'])
+  t.deepEqual(bindFlags({}, { ...served, readOnly: 'ro', suid: 'nosuid', dev: 'nodev' }), ['ro', 'nosuid', 'nodev'], 'a read-only server binds read-only')
 })

@@ -25,7 +25,10 @@ test.serial('status by mount point, by store directory and with no target reache
   const byStore = await statusJson([fixture.dir + '/s'])
   for (const r of [byMount, byStore]) {
     t.is(r.store, fixture.dir + '/s')
-    t.deepEqual(r.mount, { mountpoint: fixture.dir + '/m', pid: m.child.pid, readOnly: false })
+    const { dev, options, ...rest } = r.mount
+    t.deepEqual(rest, { mountpoint: fixture.dir + '/m', mountpoints: [fixture.dir + '/m'], pid: m.child.pid, readOnly: false })
+    t.regex(dev, /^[0-9]+:[0-9]+$/)
+    t.is(options.readOnly, 'rw')
     t.deepEqual(r.layoutsInUse, [{ layout: 'replica:3', files: 1 }])
   }
   const text = await cli(['status', fixture.dir + '/m'])

@@ -43,7 +43,7 @@ async function gone (pid: number): Promise<boolean> {
 
 const fixture = storeFixture(test, 'helper', {
   beforeStop: async () => {
-    if (isMounted(fixture.mountpoint)) await run('umount', ['-l', fixture.mountpoint])
+    for (const mnt of [fixture.dir + '/mnt2', fixture.mountpoint]) if (isMounted(mnt)) await run('umount', ['-l', mnt])
     for (const pid of pids) if (alive(pid)) process.kill(pid, 'SIGKILL')
   },
 })
@@ -121,16 +121,28 @@ test.serial('umount then mount at once (mount(8), then chunkfs mount): the new m
   t.true(await gone(last))
 })
 
-test.serial('a store held by a live mount is refused at once, without waiting', async (t) => {
+// Issue 24 (generic/732): mount(8) of a store a live mount serves makes the second mount point a
+// bind of the first (test/mount/second-mount.test.ts tests it through chunkfs mount); what a bind
+// cannot take is refused at once, without waiting for the store.
+test.serial('mount(8) of a mounted store binds the new mount point to the live mount; an option a bind cannot take is refused at once', async (t) => {
   const r = await run('mount', ['-t', 'fuse.chunkfs', fixture.store, fixture.mountpoint], { env })
   t.is(r.code, 0, r.stderr)
   const pid = await mountPid(fixture.mountpoint)
-  await fsp.mkdir(fixture.dir + '/mnt2', { recursive: true })
-  const second = await run(process.execPath, [CLI_JS, 'mount', fixture.store, fixture.dir + '/mnt2'])
-  t.not(second.code, 0)
-  t.regex(second.stderr, new RegExp(`already open read-write by pid ${pid}`))
-  t.notRegex(second.stderr, /waiting/)
+  const mnt2 = fixture.dir + '/mnt2'
+  await fsp.mkdir(mnt2, { recursive: true })
+  const second = await run('mount', ['-t', 'fuse.chunkfs', fixture.store, mnt2, '-o', 'ro'], { env })
+  t.is(second.code, 0, second.stderr)
+  t.regex(await fsp.readFile(fixture.dir + '/store/chunkfs.log', 'utf8'), new RegExp(`mounting ${mnt2} as a bind of ${fixture.mountpoint} \\(one FUSE connection, one writer; ro,`))
+  await shOk(`echo both > ${fixture.mountpoint}/both`)
+  t.is((await shOk(`cat ${mnt2}/both`)).trim(), 'both')
+  t.regex((await sh(`rm ${mnt2}/both`)).stderr, /Read-only file system/)
+  const third = await run('mount', ['-t', 'fuse.chunkfs', fixture.store, fixture.dir + '/mnt3', '-o', 'flush_ms=7'], { env })
+  t.not(third.code, 0)
+  t.regex(third.stderr, new RegExp(`is mounted on ${fixture.mountpoint} and ${mnt2} by pid ${pid}; .* cannot take flush_ms=7 \\(the live mount runs flush_ms=5000\\)`))
+  t.notRegex(third.stderr, /waiting/)
   t.is((await run('umount', [fixture.mountpoint])).code, 0)
+  t.is(await mountPid(mnt2), pid, 'the bind keeps the mount process serving')
+  t.is((await run('umount', [mnt2])).code, 0)
   t.true(await gone(pid))
 })
 
