@@ -12,7 +12,7 @@ export { UsageError, parseSize };
 export type Command =
   | { verb: 'help'; topic?: string }
   | { verb: 'version' }
-  | { verb: 'mkfs'; store: string; disks?: number | string[]; layout?: string; chunkSizeBytes?: number; bitrotBlockBytes?: number; keyFile?: string }
+  | { verb: 'mkfs'; store: string; disks?: number | string[]; layout?: string; chunkSizeBytes?: number; bitrotBlockBytes?: number; keyFile?: string; meta?: string }
   | { verb: 'mount'; store?: string; mountpoint: string; options: MountCliOptions }
   | { verb: 'umount'; mountpoint: string; lazy: boolean }
   | ToolCommand;
@@ -80,6 +80,7 @@ function parseMkfs(args: string[]): Command {
     else if (a === '--chunk-size') { cmd.chunkSizeBytes = parseSize('mkfs', a, takeValue('mkfs', args, i, a)); i++; }
     else if (a === '--bitrot-block') { cmd.bitrotBlockBytes = parseSize('mkfs', a, takeValue('mkfs', args, i, a)); i++; }
     else if (a === '--keyfile') { cmd.keyFile = takeValue('mkfs', args, i, a); i++; }
+    else if (a === '--meta') { cmd.meta = takeValue('mkfs', args, i, a); i++; }
     else if (a.startsWith('-')) throw new UsageError('mkfs', `unknown option '${a}'`);
     else pos.push(a);
   }
@@ -154,7 +155,7 @@ export const HELP: Record<string, string> = {
   '': `usage: chunkfs <command> [options]
 
 commands:
-  mkfs <store> [--disks N | --disk PATH ...] [--layout replica:3|ec:K+M[,zstd|,lz4][,aes256gcm]] [--chunk-size SIZE] [--bitrot-block SIZE] [--keyfile PATH]
+  mkfs <store> [--disks N | --disk PATH ...] [--layout replica:3|ec:K+M[,zstd|,lz4][,aes256gcm]] [--chunk-size SIZE] [--bitrot-block SIZE] [--keyfile PATH] [--meta URI]
   mount [<store>] <mountpoint> [-o opt,...]
   umount <mountpoint>
 ${TOOL_SYNOPSIS}
@@ -162,7 +163,7 @@ ${TOOL_SYNOPSIS}
 TARGET is a store directory, a chunkfs mount point, or nothing (the default store). While the store is
 mounted these commands reach the mount through its control socket, else they open the store.
 Run 'chunkfs <command> --help' for one command; 'chunkfs --version' for the version.`,
-  mkfs: `usage: chunkfs mkfs <store> [--disks N | --disk PATH ...] [--layout replica:3|ec:K+M[,zstd|,lz4][,aes256gcm]] [--chunk-size SIZE] [--bitrot-block SIZE] [--keyfile PATH]
+  mkfs: `usage: chunkfs mkfs <store> [--disks N | --disk PATH ...] [--layout replica:3|ec:K+M[,zstd|,lz4][,aes256gcm]] [--chunk-size SIZE] [--bitrot-block SIZE] [--keyfile PATH] [--meta URI]
 
 Create a chunk store in the directory <store>.
   --disks N          make N disk directories inside the store (default 6)
@@ -172,7 +173,10 @@ Create a chunk store in the directory <store>.
   --keyfile PATH     keep the store key (of encrypted layouts) at PATH, made there if absent, instead of
                      <store>/data.key; then mount with -o keyfile=PATH
   --chunk-size SIZE  chunk size, e.g. 4M (default 4 MiB)
-  --bitrot-block SIZE  bitrot block, a multiple of 4K (default 16K)`,
+  --bitrot-block SIZE  bitrot block, a multiple of 4K (default 16K)
+  --meta URI         keep the metadata in PostgreSQL instead of <store>/meta.db: an empty database named by a
+                     libpq URI, e.g. postgres://user@host/db or postgresql:///db?host=/run/postgresql;
+                     never with a password (give it in PGPASSWORD or ~/.pgpass); recorded in chunkfs.json`,
   mount: `usage: chunkfs mount [<store>] <mountpoint> [-o opt,...]
 
 Mount a store in the foreground; prints one line when ready; Ctrl-C (SIGINT) or SIGTERM flushes and

@@ -28,7 +28,7 @@ interface StoreLike {
 }
 interface StoreModule {
   Store: {
-    create(dir: string, opts: { disks?: number | string[]; layout?: string; chunkSizeBytes?: number; bitrotBlockBytes?: number; ecBlockSizeBytes?: number; keyFile?: string }): Promise<StoreLike>;
+    create(dir: string, opts: { disks?: number | string[]; layout?: string; chunkSizeBytes?: number; bitrotBlockBytes?: number; ecBlockSizeBytes?: number; keyFile?: string; meta?: string }): Promise<StoreLike>;
   };
 }
 
@@ -82,10 +82,11 @@ async function cmdMkfs(c: Extract<Command, { verb: 'mkfs' }>): Promise<void> {
   const disks = c.disks ?? DEFAULT_DISKS;
   // The erasure block (1 MiB by default, spec §10) must divide the chunk: a smaller chunk uses itself.
   const ecBlockSizeBytes = c.chunkSizeBytes !== undefined && c.chunkSizeBytes < EC_BLOCK_DEFAULT_BYTES ? c.chunkSizeBytes : undefined;
-  const store = await Store.create(dir, { disks, layout: c.layout ?? DEFAULT_LAYOUT, chunkSizeBytes: c.chunkSizeBytes, bitrotBlockBytes: c.bitrotBlockBytes, ecBlockSizeBytes, keyFile: c.keyFile });
+  const store = await Store.create(dir, { disks, layout: c.layout ?? DEFAULT_LAYOUT, chunkSizeBytes: c.chunkSizeBytes, bitrotBlockBytes: c.bitrotBlockBytes, ecBlockSizeBytes, keyFile: c.keyFile, meta: c.meta });
   await store.close();
   const n = typeof disks === 'number' ? disks : disks.length;
-  process.stdout.write(`chunkfs: created store ${dir} (${n} disks, layout ${c.layout ?? DEFAULT_LAYOUT})\n`);
+  const meta = c.meta === undefined ? `${dir}/meta.db` : c.meta;
+  process.stdout.write(`chunkfs: created store ${dir} (${n} disks, layout ${c.layout ?? DEFAULT_LAYOUT}, metadata in ${meta})\n`);
 }
 
 /** Mounts; true while this process serves the mount, false when the mount is a bind of a live one. */

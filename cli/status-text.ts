@@ -4,7 +4,7 @@
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type Obj = { [k: string]: Json };
 const LINES_MAX = 10_000;
-const KNOWN = new Set(['store', 'mount', 'disks', 'layoutsInUse', 'transformedChunks', 'healQueueLength', 'openIntents', 'intentBacklog', 'reclaimBacklog', 'metadataFlushes', 'counters', 'faults']);
+const KNOWN = new Set(['store', 'mount', 'disks', 'layoutsInUse', 'transformedChunks', 'healQueueLength', 'openIntents', 'intentBacklog', 'reclaimBacklog', 'metadataFlushes', 'counters', 'faults', 'metadata']);
 
 export function bytesText(n: Json | undefined): string {
   const v = Number(n);
@@ -61,6 +61,17 @@ export function faultText(f: Obj): string {
   return `#${String(f.id)} disk ${String(f.diskId)}: ${what}${ops}, ${plural(Number(f.hits), 'hit')}${left.length > 0 ? `, ${left.join(', ')}` : ', until cleared'}`;
 }
 
+/** DESIGN §9: where the metadata is; on PostgreSQL who holds the store's lease, and for how long. */
+function metadataLine(m: Obj): string {
+  const where = `metadata: ${String(m.engine ?? '?')} ${String(m.location ?? '')}`;
+  if (m.engine !== 'postgres') return where;
+  const l = m.lease;
+  if (!isObj(l)) return `${where}; lease: not held`;
+  const left = Number(l.expiresInMs);
+  return `${where}; lease: ${String(l.host)} pid ${String(l.pid)} (${String(l.note)}), renewed ${(Number(l.heartbeatAgeMs) / 1000).toFixed(1)} s ago, ` +
+    (left > 0 ? `expires in ${(left / 1000).toFixed(1)} s` : `expired ${(-left / 1000).toFixed(1)} s ago`);
+}
+
 /** "compressed 12 chunks (48.0 MiB stored in 11.3 MiB, 4.25x)". */
 function transformedText(t: Obj): string {
   const raw = Number(t.rawBytes);
@@ -81,6 +92,7 @@ export function statusText(report: Json): string {
   if (transformed.length > 0) out.push(`transformed chunks: ${transformed.map(transformedText).join(', ')}`);
   out.push(`heal queue: ${plural(Number(r.healQueueLength ?? 0), 'shard')}; reclaim backlog: ${plural(Number(r.reclaimBacklog ?? 0), 'chunk version')}; open intents: ${String(r.openIntents ?? 0)}; metadata flushes: ${String(r.metadataFlushes ?? 0)}`);
   if (isObj(r.intentBacklog)) out.push(backlogLine(r.intentBacklog));
+  if (isObj(r.metadata)) out.push(metadataLine(r.metadata));
   if (isObj(r.counters)) out.push(`counters: ${Object.entries(r.counters).map(([k, v]) => `${k} ${String(v)}`).join(', ')}`);
   const faults = Array.isArray(r.faults) ? r.faults.filter(isObj) : [];
   if (faults.length > 0) {

@@ -3,10 +3,11 @@
 // the targets interleaved phase by phase, the median reported as operations per second and as a
 // ratio against the first target. Targets: this build's SQLite engine, a baseline build's (A/B of
 // the metadata interface: `--baseline /work/main/dist`), and this build on PostgreSQL (`--pg URL`).
-// Usage: node dist/scripts/bench-meta-store.js [--baseline DIST] [--pg URL]   env: FILES=3000 ROUNDS=5
+// Usage: node dist/scripts/bench-meta-store.js [--baseline DIST] [--pg URL|auto]   env: FILES=3000 ROUNDS=5
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { startPgCluster } from '../test/helpers/pg-cluster';
 
 const FILES = Number(process.env.FILES ?? 3000);
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
@@ -54,15 +55,19 @@ async function main(): Promise<void> {
   // Each build's Store class from its own dist/ (same process, same drivers).
   if (baseline !== undefined) targets.push({ name: 'sqlite-baseline', store: require(path.resolve(baseline, 'store/store')).Store });
   targets.push({ name: 'sqlite', store: require(path.join(here, 'store/store')).Store });
+  // --pg auto: a throwaway cluster on a Unix socket (test/helpers/pg-cluster.ts), one database per store.
   const pg = arg('--pg');
-  if (pg !== undefined) targets.push({ name: 'postgres', store: require(path.join(here, 'store/store')).Store, meta: pg });
+  const cluster = pg === 'auto' ? startPgCluster() : null;
+  let databases = 0;
+  const pgUrl = (): string => (cluster !== null ? cluster.createDatabase(`bench${++databases}`) : pg!);
+  if (pg !== undefined) targets.push({ name: 'postgres', store: require(path.join(here, 'store/store')).Store, meta: 'postgres' });
   const results = new Map<string, number[]>(targets.flatMap((t) => PHASES.map((p) => [`${t.name}/${p}`, [] as number[]])));
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'chunkfs-bench-meta-store-'));
   try {
     for (let round = 0; round < ROUNDS; round++) {
       const open = await Promise.all(targets.map(async (t, i) => {
         const dir = path.join(tmp, `r${round}-${i}`);
-        const store = await t.store.create(dir, { disks: 1, layout: 'replica:1', ...(t.meta === undefined ? {} : { meta: t.meta }) });
+        const store = await t.store.create(dir, { disks: 1, layout: 'replica:1', ...(t.meta === undefined ? {} : { meta: pgUrl() }) });
         return { t, store, inos: [] as number[] };
       }));
       // The order alternates per round: whoever runs second in a phase measured up to 17% apart in an A/A run.
@@ -79,6 +84,7 @@ async function main(): Promise<void> {
     }
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
+    cluster?.stop();
   }
   const base = targets[0].name;
   console.log(`phase\t${targets.map((t) => `${t.name} ops/s\t/${base}`).join('\t')}`);

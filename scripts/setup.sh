@@ -9,10 +9,11 @@ cd "$(dirname "$0")/.."
 # fusermount link libfuse2 uses; fuse3 replaces the old `fuse` package, so that one must not be
 # asked for), libfuse2 for the fuse-native transport, the independent Go decoder and its two
 # libraries, and the real tools the mount tests and benchmarks drive (strace: the order of the
-# mount's syscalls, test/mount/reclaim-order.test.ts and scripts/bench-flushes.sh).
+# mount's syscalls, test/mount/reclaim-order.test.ts and scripts/bench-flushes.sh); PostgreSQL
+# (DESIGN §9): libpq-dev to build the libpq binding, postgresql for the tests' throwaway clusters.
 APT_PACKAGES=(libfuse3-dev fuse3 libfuse2 pkg-config golang-go golang-github-minio-highwayhash-dev
   golang-github-klauspost-reedsolomon-dev golang-github-klauspost-compress-dev golang-github-pierrec-lz4-dev fio sqlite3 git attr acl util-linux
-  bindfs gocryptfs python3 make g++ rsync strace)
+  bindfs gocryptfs python3 make g++ rsync strace postgresql libpq-dev)
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do

@@ -7,6 +7,7 @@ import { BITROT_KEY_BYTES, BitrotKey, parseBitrotKey } from '../src/keying';
 import { Layout, parseLayout, shardCount } from '../src/layout';
 import { writeMarker } from './disk-identity';
 import { refuseSharedDiskDir } from './io/private-modes';
+import { MetaTarget, parseMetaTarget } from './meta-target';
 import { StoreKeyRef, checkKeyRef, createStoreKey, loadStoreKey } from './store-key';
 import { PRIVATE_DIR_MODE, SyncIo, nodeSyncIo } from './io/sync-io';
 
@@ -52,6 +53,8 @@ export interface StoreConfig {
   storeUuid?: string;
   /** The store key of encrypted layouts (store/store-key.ts); absent in stores made before issue 23. */
   storeKey?: StoreKeyRef;
+  /** Metadata on PostgreSQL (DESIGN §9; store/meta-target.ts); absent: SQLite in meta.db. */
+  meta?: MetaTarget;
 }
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -99,6 +102,8 @@ export interface CreateConfigOptions {
   defaults?: Partial<StoreDefaults>;
   /** The store key outside the store directory (mkfs --keyfile); default: data.key inside it. */
   keyFile?: string;
+  /** Metadata on PostgreSQL (mkfs --meta), checked by parseMetaTarget. */
+  meta?: MetaTarget;
 }
 
 /** mkfs: refuses a non-empty target, duplicate disks, a layout needing more disks than exist. */
@@ -146,6 +151,7 @@ export function createConfig(dir: string, opts: CreateConfigOptions, io: SyncIo 
     defaults,
     keyFile: KEY_FILE,
     storeUuid: crypto.randomUUID(),
+    ...(opts.meta === undefined ? {} : { meta: { engine: opts.meta.engine, url: parseMetaTarget(opts.meta.url).url } }),
   };
   io.writeFileDurable(path.join(dir, KEY_FILE), crypto.randomBytes(BITROT_KEY_BYTES));
   config.storeKey = createStoreKey(io, dir, opts.keyFile);
@@ -183,6 +189,19 @@ function checkShape(c: StoreConfig, file: string, dir: string): void {
   if (keyProblem !== null) throw new ConfigError(file, keyProblem);
   if (typeof c.defaults !== 'object' || c.defaults === null) throw new ConfigError(file, 'defaults missing');
   checkDefaults(c.defaults, c.disks.length, file);
+  if (c.meta !== undefined) checkMeta(c.meta, file);
+}
+
+/** The recorded metadata target: a PostgreSQL URI without a password (store/meta-target.ts). */
+function checkMeta(meta: MetaTarget, file: string): void {
+  if (typeof meta !== 'object' || meta === null || meta.engine !== 'postgres' || typeof meta.url !== 'string') {
+    throw new ConfigError(file, `meta ${JSON.stringify(meta)} is not {"engine": "postgres", "url": "postgres://..."}`);
+  }
+  try {
+    parseMetaTarget(meta.url);
+  } catch (err) {
+    throw new ConfigError(file, (err as Error).message);
+  }
 }
 
 export interface OpenedConfig {

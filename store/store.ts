@@ -26,8 +26,9 @@ import { LayoutError, overhead, parseLayout, shardCount } from '../src/layout';
 import { DecodedChunks } from './chunks/chunk-transform';
 import { patchedInPlace } from './chunks/chunk-ref';
 import { FLAG_COMPRESSED, FLAG_ENCRYPTED } from '../src/header';
-import { Db, openDb } from './meta/meta';
-import { openMeta } from './meta/meta-open';
+import { Db } from './meta/meta';
+import { MetaStatus, StoreLease, acquireLease, checkNewMeta, commitPointOf, createMeta, metaStatus, openStoreMeta } from './meta/engine-open';
+import { parseMetaTarget } from './meta-target';
 import { Namespace } from './meta/namespace';
 import { RecoveryReport, emptyRecoveryReport, recover } from './upkeep/recovery';
 import { ShardStore } from './chunks/shard-store';
@@ -81,6 +82,8 @@ export interface StoreOpenOptions {
   lockNote?: string;
   /** The store key file given at mount time (-o keyfile=); default: the one the config names. */
   keyFile?: string;
+  /** Metadata on PostgreSQL: how long the lease lasts unrenewed (store/meta/pg-lease.ts; tests shorten it). */
+  leaseMs?: number;
 }
 
 export interface StoreCreateOptions {
@@ -95,6 +98,8 @@ export interface StoreCreateOptions {
   containerCapacityBytes?: number;
   /** Keep the store key there instead of in the store directory (mkfs --keyfile). */
   keyFile?: string;
+  /** Metadata on PostgreSQL at this libpq URI, without a password (mkfs --meta; DESIGN §9). Default: SQLite. */
+  meta?: string;
   io?: Io;
 }
 
@@ -120,6 +125,8 @@ export interface StatusReport {
   /** Small-file containers (spec §11): by state, with live and dead bytes; backlog = sealed ones due for compaction. */
   containers: { open: number; full: number; sealed: number; liveBytes: number; deadBytes: number; compactionBacklog: number };
   counters: Record<CounterName, number>;
+  /** The metadata engine and where it is; on PostgreSQL the lease's holder (DESIGN §9). */
+  metadata: MetaStatus;
 }
 
 export class Store {
@@ -140,12 +147,14 @@ export class Store {
   private log: (line: string) => void = (line) => process.stderr.write(`${line}\n`);
   /** Held while open read-write (store/store-lock.ts); null when read-only. */
   private lock: StoreLock | null = null;
+  /** Held while open read-write on PostgreSQL (DESIGN §9 lease); null on SQLite and read-only. */
+  private lease: StoreLease | null = null;
 
   private constructor(readonly dir: string, private readonly opened: OpenedConfig, private readonly db: Db, readonly io: Io, readonly syncIo: SyncIo) {
     const { config } = opened;
     const health = new DiskHealth();
     const shards = new ShardStore(io, opened.key, opened.diskPaths, health);
-    const commits = new CommitLog(db, io, nodePath.join(dir, `${META_FILE}-wal`));
+    const commits = new CommitLog(db, commitPointOf(db, io, nodePath.join(dir, `${META_FILE}-wal`)));
     this.env = { db, shards, map: new ChunkMap(db), fileRows: new FileRows(db), counters: new Counters(db), health, commits, reclaim: new ReclaimQueue(db), inflight: new InflightVersions(), backlog: new IntentBacklog(),
       storeKey: opened.storeKey, decoded: new DecodedChunks(opened.storeKey) };
     this.files = new FileIo(this.env, config.disks.map((d) => ({ id: d.id, epoch: d.epoch })), {
@@ -196,10 +205,15 @@ export class Store {
       if (createOpts.defaults![k] === undefined) delete createOpts.defaults![k];
     }
     createOpts.keyFile = opts.keyFile;
+    // A bad connection string or an unreachable database fails here, before anything is written.
+    createOpts.meta = opts.meta === undefined ? undefined : parseMetaTarget(opts.meta);
+    checkNewMeta(createOpts.meta);
     createConfig(dir, createOpts, nodeSyncIo);
-    // Created 0600 before SQLite sees it: SQLite gives meta.db-wal and -shm the mode of the database file.
-    nodeSyncIo.createExclusive(nodePath.join(dir, META_FILE), Buffer.alloc(0));
-    openDb(nodePath.join(dir, META_FILE)).close();
+    if (createOpts.meta === undefined) {
+      // Created 0600 before SQLite sees it: SQLite gives meta.db-wal and -shm the mode of the database file.
+      nodeSyncIo.createExclusive(nodePath.join(dir, META_FILE), Buffer.alloc(0));
+    }
+    createMeta(nodePath.join(dir, META_FILE), createOpts.meta);
     return Store.open(dir, { io: opts.io, keyFile: opts.keyFile });
   }
 
@@ -214,16 +228,21 @@ export class Store {
     const syncIo = opts.syncIo ?? nodeSyncIo;
     const opened = openConfig(dir, syncIo, opts.keyFile);
     const metaPath = nodePath.join(dir, META_FILE);
-    if (syncIo.stat(metaPath) === null) throw new ConfigError(metaPath, 'metadata database missing; refusing to start an empty one');
+    const metaTarget = opened.config.meta; // DESIGN §9: the engine recorded at mkfs
+    if (metaTarget === undefined && syncIo.stat(metaPath) === null) throw new ConfigError(metaPath, 'metadata database missing; refusing to start an empty one');
     const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
     Store.makePrivate(dir, opened, syncIo, log);
     const lock = readOnly ? null : StoreLock.acquire(dir, syncIo, opts.lockNote);
     let db: Db | null = null;
+    let lease: StoreLease | null = null;
     try {
       if (!readOnly) adoptLegacyStore(dir, opened, syncIo);
-      db = openMeta(metaPath, readOnly, syncIo, log); // recovers an unusable -shm, else says what to do
+      db = openStoreMeta(metaPath, metaTarget, readOnly, syncIo, log); // recovers an unusable -shm, else says what to do
+      // Before recovery replays anything: the lease makes this the only writer (DESIGN §9).
+      lease = readOnly ? null : acquireLease(db, opts.lockNote ?? `open ${dir}`, log, opts.leaseMs);
       const store = new Store(dir, opened, db, opts.io ?? new NodeIo(), syncIo);
       store.lock = lock;
+      store.lease = lease;
       if (opts.log !== undefined) store.log = opts.log;
       store.checkDisks(false);
       if (opts.applier === false || readOnly) store.applier.held = true;
@@ -241,6 +260,7 @@ export class Store {
       }
       return store;
     } catch (err) {
+      lease?.release();
       db?.close();
       lock?.release();
       throw err;
@@ -396,6 +416,7 @@ export class Store {
       this.applier.stop();
       await this.env.commits.stop();
       if (this.lock !== null) await this.env.commits.flushIfDirty().catch(() => undefined); // SQLite's close checkpoints too
+      this.lease?.release();
       this.db.close();
       await this.env.decoded.pool.close();
       (this.io as { closeAll?: () => void }).closeAll?.(); // NodeIo, or an Io wrapping one
@@ -526,6 +547,7 @@ export class Store {
       intentBacklog: this.intentBacklog(),
       reclaimBacklog: this.env.reclaim.length, metadataFlushes: this.env.commits.flushCount,
       counters: this.env.counters.all(), containers: this.containerStatus(),
+      metadata: metaStatus(this.db, nodePath.join(this.dir, META_FILE)),
     };
   }
 

@@ -64,14 +64,18 @@ export class ChunkMap {
       live: db.prepare('SELECT * FROM chunks WHERE ino = ? AND version > 0 ORDER BY chunk_index'),
       liveFrom: db.prepare('SELECT * FROM chunks WHERE ino = ? AND version > 0 AND chunk_index >= ? ORDER BY chunk_index'),
       alloc: db.prepare(`INSERT INTO chunks(ino, chunk_index, version, logical_len, max_version) VALUES (?, ?, 0, 0, 1)
-                         ON CONFLICT(ino, chunk_index) DO UPDATE SET max_version = max_version + 1 RETURNING max_version`),
+                         ON CONFLICT(ino, chunk_index) DO UPDATE SET max_version = chunks.max_version + 1 RETURNING max_version`),
       set: db.prepare('UPDATE chunks SET version = ?, logical_len = ?, stored_len = ?, stored_flags = ? WHERE ino = ? AND chunk_index = ? AND max_version >= ?'),
       retire: db.prepare('UPDATE chunks SET version = 0, logical_len = 0, stored_len = NULL, stored_flags = 0 WHERE ino = ? AND chunk_index = ?'),
       storedCounts: db.prepare('SELECT stored_flags AS flags, count(*) AS n, sum(logical_len) AS raw, sum(stored_len) AS stored FROM chunks WHERE version > 0 AND stored_len IS NOT NULL GROUP BY stored_flags'),
       dropInode: db.prepare('DELETE FROM chunks WHERE ino = ?'),
       dropHealOf: db.prepare('DELETE FROM heal_queue WHERE ino = ?'),
       allLive: db.prepare('SELECT ino, chunk_index, version FROM chunks WHERE version > 0'),
-      addIntent: db.prepare('INSERT INTO intents(ino, chunk_index, version, first_block, last_block, created_ns, span) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      // PostgreSQL gives the generated id back by RETURNING (SQLite: lastInsertRowid).
+      addIntent: db.prepare({
+        sqlite: 'INSERT INTO intents(ino, chunk_index, version, first_block, last_block, created_ns, span) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        postgres: 'INSERT INTO intents(ino, chunk_index, version, first_block, last_block, created_ns, span) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id',
+      }),
       dropIntentsOf: db.prepare('DELETE FROM intents WHERE ino = ?'),
       delIntent: db.prepare('DELETE FROM intents WHERE id = ?'),
       dropIntentsOfChunk: db.prepare('DELETE FROM intents WHERE ino = ? AND chunk_index = ?'),

@@ -9,8 +9,12 @@
 //
 // Group commit: callers that ask while a flush runs share the next one (it may have started before
 // their commit), so N concurrent fsyncs cost about two flush latencies, not N.
+//
+// What "a full commit" is depends on the engine (store/meta/commit-point.ts): SQLite's is the WAL's
+// fdatasync above; PostgreSQL's (store/meta/pg-commit-point.ts) one synchronous commit, which flushes
+// the server's WAL up to it and so every asynchronous commit before it.
 import { Db } from './meta';
-import { Io, errnoCode } from '../io/io';
+import { CommitPoint } from './commit-point';
 
 /** A commit becomes durable at most this long after it returns, without any fsync (DESIGN §5). */
 export const FLUSH_DELAY_MS = 5000;
@@ -24,16 +28,13 @@ export class CommitLog {
   private flushedChanges = -1n;
   private firstUnflushedMs = 0;
   private timer: NodeJS.Timeout | null = null;
-  private readonly changes;
   /** Device flushes issued (the WAL fdatasyncs), for status and the flush-count tests. */
   flushCount = 0;
 
-  constructor(private readonly db: Db, private readonly io: Io, private readonly walPath: string) {
-    this.changes = db.prepare('SELECT total_changes() AS n');
-  }
+  constructor(private readonly db: Db, private readonly point: CommitPoint) {}
 
   private totalChanges(): bigint {
-    return BigInt((this.changes.get() as { n: bigint | number }).n);
+    return this.point.mark();
   }
 
   /** Whether some commit is not yet durable. */
@@ -79,20 +80,7 @@ export class CommitLog {
 
   private async syncWal(): Promise<void> {
     this.flushCount++;
-    let f;
-    try {
-      // Read mode: SQLite writes the WAL, we only sync it (fdatasync works on any descriptor).
-      f = await this.io.open(this.walPath, 'read');
-    } catch (err) {
-      if (errnoCode(err) === 'ENOENT') return; // no commit since the last checkpoint removed the WAL
-      throw err;
-    }
-    try {
-      // On the pool: while the WAL syncs, the thread serves requests whose commits join the next flush.
-      await f.fdatasync(false);
-    } finally {
-      await f.close();
-    }
+    await this.point.makeDurable();
   }
 
   /** Background full commit at most FLUSH_DELAY_MS after the first unflushed commit. */

@@ -20,5 +20,8 @@ export function timeColumns(times: CommitTimes | null): [bigint, string | null, 
   return [m.ns, m.far, c.ns];
 }
 
-/** SQL for those three values (see timeColumns). */
-export const SET_TIMES_SQL = 'mtime_ns = ?, mtime_far = ?, ctime_ns = max(ctime_ns, ?)';
+/** SQL for those three values (see timeColumns), per engine (two-argument max is GREATEST in PostgreSQL). */
+export const SET_TIMES_SQL = {
+  sqlite: 'mtime_ns = ?, mtime_far = ?, ctime_ns = max(ctime_ns, ?)',
+  postgres: 'mtime_ns = ?, mtime_far = ?, ctime_ns = GREATEST(ctime_ns, ?)',
+} as const;

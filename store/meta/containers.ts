@@ -40,8 +40,13 @@ export class Containers {
       remove: db.prepare('DELETE FROM containers WHERE id = ?'),
       inState: db.prepare('SELECT * FROM containers WHERE state = ? ORDER BY id'),
       all: db.prepare('SELECT * FROM containers ORDER BY id'),
-      compactable: db.prepare(`SELECT * FROM containers WHERE state = @state AND dead_bytes >= @ratio * used_bytes
-                               AND dead_bytes >= min(@deadMin, @ratio * capacity_bytes) ORDER BY dead_bytes DESC LIMIT @limit`),
+      // PostgreSQL: the ratio is a float (an untyped parameter next to a BIGINT would be read as one).
+      compactable: db.prepare({
+        sqlite: `SELECT * FROM containers WHERE state = @state AND dead_bytes >= @ratio * used_bytes
+          AND dead_bytes >= min(@deadMin, @ratio * capacity_bytes) ORDER BY dead_bytes DESC LIMIT @limit`,
+        postgres: `SELECT * FROM containers WHERE state = @state AND dead_bytes >= CAST(@ratio AS float8) * used_bytes
+          AND dead_bytes >= LEAST(@deadMin, CAST(@ratio AS float8) * capacity_bytes) ORDER BY dead_bytes DESC LIMIT @limit`,
+      }),
     };
   }
   get(id: number): ContainerRow | null {

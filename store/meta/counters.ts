@@ -12,7 +12,7 @@ export class Counters {
   private readonly bumpStmt;
   private readonly allStmt;
   constructor(db: Db) {
-    this.bumpStmt = db.prepare('INSERT INTO counters(name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = value + excluded.value');
+    this.bumpStmt = db.prepare('INSERT INTO counters(name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = counters.value + excluded.value');
     this.allStmt = db.prepare('SELECT name, value FROM counters');
   }
   bump(name: CounterName, by = 1): void {

@@ -36,6 +36,10 @@ const INTERNAL_FILE_MODE = 0o100600;
 
 type Row = Record<string, bigint | string | null>;
 
+const INSERT_INTERNAL_SQL = `INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns,
+  layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch)`;
+const INTERNAL_VALUES_SQL = `'file', @mode, 0, 0, 0, 1, NULL, @t, @t, @t, @t, @layout, @cs, @bb, @eb, @seed, @epoch`;
+
 function fileRowOf(r: Row): FileRow {
   const slice = r.slice_container === null ? null : {
     containerId: BigInt(r.slice_container), offsetBytes: BigInt(r.slice_offset!), lengthBytes: Number(r.slice_length), cookie: Number(r.slice_cookie),
@@ -56,15 +60,23 @@ export class FileRows {
       layout: db.prepare('SELECT layout FROM inodes WHERE ino = ?'),
       size: db.prepare('SELECT size FROM inodes WHERE ino = ?'),
       chunkSize: db.prepare("SELECT chunk_size FROM inodes WHERE ino = ? AND type = 'file'"),
-      grow: db.prepare(`UPDATE inodes SET size = max(size, ?), ${SET_TIMES_SQL} WHERE ino = ? RETURNING size`),
-      setSizeStamped: db.prepare(`UPDATE inodes SET size = ?, ${SET_TIMES_SQL} WHERE ino = ?`),
-      stamp: db.prepare(`UPDATE inodes SET ${SET_TIMES_SQL} WHERE ino = ?`),
+      grow: db.prepare({
+        sqlite: `UPDATE inodes SET size = max(size, ?), ${SET_TIMES_SQL.sqlite} WHERE ino = ? RETURNING size`,
+        postgres: `UPDATE inodes SET size = GREATEST(size, ?), ${SET_TIMES_SQL.postgres} WHERE ino = ? RETURNING size`,
+      }),
+      setSizeStamped: db.prepare({
+        sqlite: `UPDATE inodes SET size = ?, ${SET_TIMES_SQL.sqlite} WHERE ino = ?`,
+        postgres: `UPDATE inodes SET size = ?, ${SET_TIMES_SQL.postgres} WHERE ino = ?`,
+      }),
+      stamp: db.prepare({ sqlite: `UPDATE inodes SET ${SET_TIMES_SQL.sqlite} WHERE ino = ?`, postgres: `UPDATE inodes SET ${SET_TIMES_SQL.postgres} WHERE ino = ?` }),
       setSizeTouched: db.prepare('UPDATE inodes SET size = ?, mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
       setSizeOnly: db.prepare('UPDATE inodes SET size = ? WHERE ino = ?'),
       touch: db.prepare('UPDATE inodes SET mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
-      insertInternal: db.prepare(`INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns,
-        layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch)
-        VALUES (${NEXT_INO_SQL}, 'file', @mode, 0, 0, 0, 1, NULL, @t, @t, @t, @t, @layout, @cs, @bb, @eb, @seed, @epoch)`),
+      // PostgreSQL gives the new number back by RETURNING (SQLite: lastInsertRowid).
+      insertInternal: db.prepare({
+        sqlite: `${INSERT_INTERNAL_SQL} VALUES (${NEXT_INO_SQL.sqlite}, ${INTERNAL_VALUES_SQL})`,
+        postgres: `${INSERT_INTERNAL_SQL} VALUES (${NEXT_INO_SQL.postgres}, ${INTERNAL_VALUES_SQL}) RETURNING ino`,
+      }),
       dropInode: db.prepare('DELETE FROM inodes WHERE ino = ?'),
       dropXattrs: db.prepare('DELETE FROM xattrs WHERE ino = ?'),
       dropOrphan: db.prepare('DELETE FROM orphans WHERE ino = ?'),

@@ -30,6 +30,14 @@ export interface RenameFlags {
   whiteout?: { uid: number; gid: number };
 }
 
+const INSERT_INODE_SQL = `INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns,
+  layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch, symlink_target, rdev)`;
+const INODE_VALUES_SQL = '@type, @mode, @uid, @gid, @size, @nlink, @parent, @t, @t, @t, @t, @layout, @cs, @bb, @eb, @seed, @epoch, @target, @rdev';
+/** dirIno's ancestors after the first row (inheritedLayout). */
+const INHERITED_LAYOUT_REST = `UNION ALL SELECT coalesce(i.parent, ${ROOT_INO}), up.depth + 1 FROM up JOIN inodes i ON i.ino = up.ino
+    WHERE up.ino != ${ROOT_INO} AND up.depth + 1 < @depthMax)
+  SELECT x.value FROM up JOIN xattrs x ON x.ino = up.ino AND x.name = @name ORDER BY up.depth LIMIT 1`;
+
 /** A whiteout is a character device with device number 0 (the kernel's WHITEOUT_DEV). */
 const WHITEOUT_RDEV = 0;
 
@@ -55,9 +63,11 @@ export class Namespace {
         WHERE d.parent = ? AND d.name = ?`).raw(true),
       entries: db.prepare(`SELECT d.name, d.ino, i.type FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? ORDER BY d.name`),
       hasEntries: db.prepare('SELECT 1 FROM dirents WHERE parent = ? LIMIT 1'),
-      insert: db.prepare(`INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns,
-        layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch, symlink_target, rdev)
-        VALUES (${NEXT_INO_SQL}, @type, @mode, @uid, @gid, @size, @nlink, @parent, @t, @t, @t, @t, @layout, @cs, @bb, @eb, @seed, @epoch, @target, @rdev)`),
+      // PostgreSQL gives the new number back by RETURNING (SQLite: lastInsertRowid).
+      insert: db.prepare({
+        sqlite: `${INSERT_INODE_SQL} VALUES (${NEXT_INO_SQL.sqlite}, ${INODE_VALUES_SQL})`,
+        postgres: `${INSERT_INODE_SQL} VALUES (${NEXT_INO_SQL.postgres}, ${INODE_VALUES_SQL}) RETURNING ino`,
+      }),
       addEntry: db.prepare('INSERT INTO dirents(parent, name, ino) VALUES (?, ?, ?)'),
       delEntry: db.prepare('DELETE FROM dirents WHERE parent = ? AND name = ?'),
       nlink: db.prepare('UPDATE inodes SET nlink = nlink + ?, ctime_ns = ? WHERE ino = ?'),
@@ -65,16 +75,21 @@ export class Namespace {
       setParent: db.prepare('UPDATE inodes SET parent = ? WHERE ino = ?'),
       delInode: db.prepare('DELETE FROM inodes WHERE ino = ?'),
       delXattrs: db.prepare('DELETE FROM xattrs WHERE ino = ?'),
-      orphan: db.prepare('INSERT OR IGNORE INTO orphans(ino) VALUES (?)'),
+      orphan: db.prepare('INSERT INTO orphans(ino) VALUES (?) ON CONFLICT DO NOTHING'),
       orphans: db.prepare('SELECT ino FROM orphans ORDER BY ino'),
-      // instr, not LIKE: LIKE folds ASCII case and treats '_' (as in '.fuse_hidden') as a wildcard.
-      byPrefix: db.prepare(`SELECT d.parent, d.name FROM dirents d JOIN inodes i ON i.ino = d.ino
-        WHERE instr(d.name, ?) = 1 AND i.type != 'dir' ORDER BY d.parent, d.name LIMIT ?`),
+      // instr (strpos), not LIKE: LIKE folds ASCII case and treats '_' (as in '.fuse_hidden') as a wildcard.
+      byPrefix: db.prepare({
+        sqlite: `SELECT d.parent, d.name FROM dirents d JOIN inodes i ON i.ino = d.ino
+          WHERE instr(d.name, ?) = 1 AND i.type != 'dir' ORDER BY d.parent, d.name LIMIT ?`,
+        postgres: `SELECT d.parent, d.name FROM dirents d JOIN inodes i ON i.ino = d.ino
+          WHERE strpos(d.name, ?) = 1 AND i.type != 'dir' ORDER BY d.parent, d.name LIMIT ?`,
+      }),
       // dirIno and its ancestors up to the root (whose parent is itself), nearest first, at most depthMax.
-      inheritedLayout: db.prepare(`WITH RECURSIVE up(ino, depth) AS (SELECT @ino, 0
-          UNION ALL SELECT coalesce(i.parent, ${ROOT_INO}), up.depth + 1 FROM up JOIN inodes i ON i.ino = up.ino
-          WHERE up.ino != ${ROOT_INO} AND up.depth + 1 < @depthMax)
-        SELECT x.value FROM up JOIN xattrs x ON x.ino = up.ino AND x.name = @name ORDER BY up.depth LIMIT 1`),
+      // PostgreSQL types the recursive column from its first row: the parameter needs its type named.
+      inheritedLayout: db.prepare({
+        sqlite: `WITH RECURSIVE up(ino, depth) AS (SELECT @ino, 0 ${INHERITED_LAYOUT_REST}`,
+        postgres: `WITH RECURSIVE up(ino, depth) AS (SELECT CAST(@ino AS BIGINT), 0 ${INHERITED_LAYOUT_REST}`,
+      }),
       setattr: db.prepare(`UPDATE inodes SET mode = ?, uid = ?, gid = ?, atime_ns = ?, atime_far = ?, mtime_ns = ?, mtime_far = ?,
         ctime_ns = ?, ctime_far = ? WHERE ino = ?`),
       setAtime: db.prepare('UPDATE inodes SET atime_ns = ?, atime_far = ? WHERE ino = ?'),

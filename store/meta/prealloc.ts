@@ -13,15 +13,38 @@ import { FsError } from '../fs-error';
 /** Chunk rows one fallocate may add (4 TiB of 4 MiB chunks): one row per chunk, written in one transaction. */
 export const PREALLOC_CHUNKS_MAX = 1 << 20;
 
-export const MIGRATION_V7_PREALLOC = `
+export const MIGRATION_V7_PREALLOC = {
+  sqlite: `
   CREATE TABLE prealloc(ino INTEGER NOT NULL, chunk_index INTEGER NOT NULL, length INTEGER NOT NULL,
     PRIMARY KEY(ino, chunk_index)) WITHOUT ROWID;
   CREATE TRIGGER inodes_prealloc AFTER DELETE ON inodes BEGIN
     DELETE FROM prealloc WHERE ino = old.ino;
-  END;`;
+  END;`,
+  postgres: `
+  CREATE TABLE prealloc(ino BIGINT NOT NULL, chunk_index BIGINT NOT NULL, length BIGINT NOT NULL, PRIMARY KEY(ino, chunk_index));
+  CREATE FUNCTION inodes_prealloc() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN DELETE FROM prealloc WHERE ino = OLD.ino; RETURN NULL; END $$;
+  CREATE TRIGGER inodes_prealloc AFTER DELETE ON inodes FOR EACH ROW EXECUTE FUNCTION inodes_prealloc();`,
+};
 
 /** Allocated bytes beyond the stored chunks: inside the size (not yet counted) and past it (KEEP_SIZE). */
 export interface PreallocExtra { insideBytes: number; beyondBytes: number }
+
+/** Per row of a file: what it adds over the chunk's stored length below the size, and what lies past the size. */
+const EXTRA_SQL = {
+  sqlite: `SELECT
+      coalesce(sum(max(0, min(p.length, max(0, @size - p.chunk_index * @cs))
+        - coalesce(c.logical_len, CASE p.chunk_index WHEN 0 THEN @needle ELSE 0 END))), 0) AS inside,
+      coalesce(sum(max(0, p.length - max(0, @size - p.chunk_index * @cs))), 0) AS beyond
+    FROM prealloc p LEFT JOIN chunks c ON c.ino = p.ino AND c.chunk_index = p.chunk_index AND c.version > 0
+    WHERE p.ino = @ino`,
+  postgres: `SELECT
+      coalesce(sum(GREATEST(0, LEAST(p.length, GREATEST(0, @size - p.chunk_index * @cs))
+        - coalesce(c.logical_len, CASE p.chunk_index WHEN 0 THEN @needle ELSE 0 END))), 0) AS inside,
+      coalesce(sum(GREATEST(0, p.length - GREATEST(0, @size - p.chunk_index * @cs))), 0) AS beyond
+    FROM prealloc p LEFT JOIN chunks c ON c.ino = p.ino AND c.chunk_index = p.chunk_index AND c.version > 0
+    WHERE p.ino = @ino`,
+};
 
 export class Preallocated {
   private readonly s: Record<'chunkSize' | 'size' | 'upsert' | 'dropFrom' | 'dropRange' | 'clip' | 'length' | 'from' | 'extra' | 'inos', SqlStatement>;
@@ -32,20 +55,20 @@ export class Preallocated {
     this.s = {
       chunkSize: db.prepare("SELECT chunk_size FROM inodes WHERE ino = ? AND type = 'file'"),
       size: db.prepare('SELECT size FROM inodes WHERE ino = ?'),
-      upsert: db.prepare(`INSERT INTO prealloc(ino, chunk_index, length) VALUES (?, ?, ?)
-        ON CONFLICT(ino, chunk_index) DO UPDATE SET length = max(length, excluded.length)`),
+      upsert: db.prepare({
+        sqlite: 'INSERT INTO prealloc(ino, chunk_index, length) VALUES (?, ?, ?) ON CONFLICT(ino, chunk_index) DO UPDATE SET length = max(length, excluded.length)',
+        postgres: 'INSERT INTO prealloc AS p(ino, chunk_index, length) VALUES (?, ?, ?) ON CONFLICT(ino, chunk_index) DO UPDATE SET length = GREATEST(p.length, excluded.length)',
+      }),
       dropFrom: db.prepare('DELETE FROM prealloc WHERE ino = ? AND chunk_index >= ?'),
       dropRange: db.prepare('DELETE FROM prealloc WHERE ino = ? AND chunk_index >= ? AND chunk_index < ?'),
-      clip: db.prepare('UPDATE prealloc SET length = min(length, ?) WHERE ino = ? AND chunk_index = ?'),
+      clip: db.prepare({
+        sqlite: 'UPDATE prealloc SET length = min(length, ?) WHERE ino = ? AND chunk_index = ?',
+        postgres: 'UPDATE prealloc SET length = LEAST(length, ?) WHERE ino = ? AND chunk_index = ?',
+      }),
       length: db.prepare('SELECT length FROM prealloc WHERE ino = ? AND chunk_index = ?'),
       from: db.prepare('SELECT chunk_index, length FROM prealloc WHERE ino = ? AND chunk_index >= ? ORDER BY chunk_index'),
       // Per row: what it adds over the chunk's stored length below the size, and what lies past the size.
-      extra: db.prepare(`SELECT
-          coalesce(sum(max(0, min(p.length, max(0, @size - p.chunk_index * @cs))
-            - coalesce(c.logical_len, CASE p.chunk_index WHEN 0 THEN @needle ELSE 0 END))), 0) AS inside,
-          coalesce(sum(max(0, p.length - max(0, @size - p.chunk_index * @cs))), 0) AS beyond
-        FROM prealloc p LEFT JOIN chunks c ON c.ino = p.ino AND c.chunk_index = p.chunk_index AND c.version > 0
-        WHERE p.ino = @ino`),
+      extra: db.prepare(EXTRA_SQL),
       inos: db.prepare('SELECT DISTINCT ino FROM prealloc'),
     };
     for (const r of this.s.inos.all() as Array<{ ino: bigint }>) this.inos.add(Number(r.ino));

@@ -5,6 +5,7 @@
 // reclaimer does, and never a live version); power loss keeps namespace changes up to the last full
 // commit and loses the later ones whole.
 import test from 'ava';
+import { sqliteOnlyTest } from '../helpers/pg-meta';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { FaultyIo, IoOp } from '../../store/io/faulty-io';
@@ -50,7 +51,7 @@ async function faulty(layout = 'replica:3', inner: NodeIo = new NodeIo()): Promi
   return { store: await Store.open(dir, { io, log: crashTestLog }), io, dir };
 }
 
-test('metadata operations issue no device flush; sync issues one, and none when nothing changed', async (t) => {
+sqliteOnlyTest('metadata operations issue no device flush; sync issues one, and none when nothing changed', async (t) => {
   const { store, io } = await faulty();
   await store.sync();
   const flushes = counter(io);
@@ -89,7 +90,7 @@ test('group commit: concurrent syncs share flushes', async (t) => {
   await store.close();
 });
 
-test("an fsync'd 4 KiB in-place write: one flush for the intent and none at fsync; the applier then syncs the replicas together", async (t) => {
+sqliteOnlyTest("an fsync'd 4 KiB in-place write: one flush for the intent and none at fsync; the applier then syncs the replicas together", async (t) => {
   const overlap = new SyncOverlap();
   const { store, io } = await faulty('replica:3', overlap);
   const f = store.ns.create(ROOT_INO, 'f', 0o644, 0, 0);
@@ -165,7 +166,7 @@ function countShards(dir: string): number {
  * restoreExternal; SQLite's own checkpoints are off so it never syncs the WAL behind the Io's back).
  * The store is reopened from a copy, as after a reboot.
  */
-test('power loss keeps namespace changes up to the last full commit and loses later ones whole', async (t) => {
+sqliteOnlyTest('power loss keeps namespace changes up to the last full commit and loses later ones whole', async (t) => {
   const { store, dir } = await smallStore('replica:3', 6);
   await store.close();
   const io = new FaultyIo(new NodeIo());
@@ -197,7 +198,7 @@ test('power loss keeps namespace changes up to the last full commit and loses la
   await r.close();
 });
 
-test('the background timer makes a change durable without any fsync', async (t) => {
+sqliteOnlyTest('the background timer makes a change durable without any fsync', async (t) => {
   const { store, io } = await faulty();
   await store.sync();
   const flushes = counter(io);

@@ -7,13 +7,14 @@
 // A third mode runs the reclaimer after the compaction and keeps its shard deletes through the power
 // loss (issue 25): the old container must still be there if the commit that retired it was lost.
 import test from 'ava';
+import { sqliteOnlyTest } from '../helpers/pg-meta';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { FaultyIo } from '../../store/io/faulty-io';
 import { NodeIo } from '../../store/io/io';
 import { Store } from '../../store/store';
 import { openCrashable, reopenAfterCrash } from './crash-harness';
-import { SMALL, prng, randomBytes, tmpDir } from './helpers';
+import { SMALL, prng, randomBytes, tmpDir, copyStore } from './helpers';
 
 const CAPACITY_BYTES = 48_000;
 const FILE_BYTES_MAX = 4000;
@@ -59,12 +60,6 @@ async function pristine(layout: string): Promise<Pristine> {
   return { dir, live, sealedId };
 }
 
-function copyStore(dir: string): string {
-  const to = path.join(tmpDir('chunkfs-ccrash-'), 'store');
-  fs.cpSync(dir, to, { recursive: true });
-  return to;
-}
-
 /** reclaim: the reclaimer runs before the sync (it may delete the old container's shards). */
 async function compactAndSync(s: Store, reclaim: boolean): Promise<void> {
   await s.compact();
@@ -87,7 +82,7 @@ const MODES = [
 for (const layout of ['replica:3', 'ec:4+2']) for (const mode of MODES) {
   const { power, reclaim } = mode;
   if (reclaim && layout !== 'replica:3') continue; // the reclaimer's order does not depend on the layout
-  test(`crash at every mutation of a compaction (${mode.name}): ${layout}`, async (t) => {
+  (power ? sqliteOnlyTest : test)(`crash at every mutation of a compaction (${mode.name}): ${layout}`, async (t) => {
     const p = await pristine(layout);
     const countIo = new FaultyIo(new NodeIo());
     const counting = await Store.open(copyStore(p.dir), { io: countIo });

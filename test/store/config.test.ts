@@ -1,5 +1,6 @@
 // Store creation/open refusals (issue 3) and rendezvous placement (DESIGN §3).
 import test from 'ava';
+import { sqliteOnlyTest } from '../helpers/pg-meta';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -78,7 +79,7 @@ const BAD_CASES: BadCase[] = [
 ];
 
 for (const bad of BAD_CASES) {
-  test(`open refuses ${bad.name}, naming the file and the problem, and changes nothing on disk`, async (t) => {
+  (bad.name === 'missing metadata database' ? sqliteOnlyTest : test)(`open refuses ${bad.name}, naming the file and the problem, and changes nothing on disk`, async (t) => {
     const dir = path.join(tmpDir(), 's');
     await (await Store.create(dir, { disks: 3 })).close();
     const config = JSON.parse(fs.readFileSync(path.join(dir, CFG), 'utf8')) as Record<string, unknown>;

@@ -3,6 +3,7 @@
 // new data, acknowledged data is intact, nothing outside the range changed.
 // Also: ENOSPC mid-write returns an error and the old data stays readable.
 import test from 'ava';
+import { sqliteOnlyTest } from '../helpers/pg-meta';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseBitrotKey } from '../../src/keying';
@@ -12,7 +13,7 @@ import { FaultyIo } from '../../store/io/faulty-io';
 import { NodeIo } from '../../store/io/io';
 import { Store } from '../../store/store';
 import { openCrashable, reopenAfterCrash, crashTestLog } from './crash-harness';
-import { SMALL, prng, randomBytes, smallStore, tmpDir } from './helpers';
+import { SMALL, prng, randomBytes, smallStore, copyStore } from './helpers';
 
 interface Scenario {
   name: string;
@@ -53,12 +54,6 @@ async function pristine(layout: string, text = false): Promise<{ dir: string; in
   return { dir, ino: f.ino, old };
 }
 
-function copyStore(dir: string): string {
-  const to = path.join(tmpDir('chunkfs-crash-'), 'store');
-  fs.cpSync(dir, to, { recursive: true });
-  return to;
-}
-
 /** All replica shard files of each chunk hold identical verified payloads. */
 function replicasAgree(dir: string, replica: boolean): boolean {
   const key = parseBitrotKey(fs.readFileSync(path.join(dir, 'bitrot.key')));
@@ -79,7 +74,7 @@ function replicasAgree(dir: string, replica: boolean): boolean {
 }
 
 for (const sc of SCENARIOS) for (const power of [false, true]) {
-  test(`crash at every mutation (${power ? 'power loss' : 'process kill'}): ${sc.name}`, async (t) => {
+  (power ? sqliteOnlyTest : test)(`crash at every mutation (${power ? 'power loss' : 'process kill'}): ${sc.name}`, async (t) => {
     const { dir, ino, old } = await pristine(sc.layout, sc.text);
     const update = randomBytes(prng(77), sc.length);
     const expectedNew = Buffer.from(old.length >= sc.offset + sc.length ? old : Buffer.concat([old, Buffer.alloc(sc.offset + sc.length - old.length)]));

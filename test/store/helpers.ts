@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { prng } from '../../store/io/faulty-io';
 import { Store, StoreCreateOptions } from '../../store/store';
+import { copyStoreDir, routeNewStoresToTestEngine } from '../helpers/pg-meta';
 
 export const SMALL = { chunkSizeBytes: 256 * 1024, bitrotBlockBytes: 4096, ecBlockSizeBytes: 64 * 1024 };
 
@@ -43,6 +44,13 @@ export function memTmpDir(prefix = 'chunkfs-store-'): string {
   return tmpDir(prefix, base);
 }
 
+/** A copy of a closed store in a fresh temp directory (with its own metadata database on PostgreSQL). */
+export function copyStore(dir: string): string {
+  const to = path.join(tmpDir('chunkfs-crash-'), 'store');
+  copyStoreDir(dir, to);
+  return to;
+}
+
 export async function smallStore(layout: string, disks = 6, extra: Partial<StoreCreateOptions> = {}): Promise<{ store: Store; dir: string }> {
   const dir = path.join(tmpDir(), 'store');
   const store = await Store.create(dir, { disks, layout, ...SMALL, ...extra });
@@ -56,3 +64,6 @@ export function randomBytes(random: () => number, length: number): Buffer {
 }
 
 export { prng };
+
+// CHUNKFS_TEST_META=postgres: the same tests on PostgreSQL metadata (test/helpers/pg-meta.ts).
+routeNewStoresToTestEngine();

@@ -3,6 +3,7 @@
 // ("disk I/O error") is removed by a read-write open (which holds the store lock and keeps its WAL
 // index in memory, issue 20); a read-only open leaves it and says exactly what to do.
 import test from 'ava';
+import { sqliteOnlyTest } from '../helpers/pg-meta';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -48,14 +49,14 @@ async function filesIn(dir: string, readOnly: boolean): Promise<number> {
   }
 }
 
-test('a writer killed with -wal left behind: read-only and read-write opens see every committed file', async (t) => {
+sqliteOnlyTest('a writer killed with -wal left behind: read-only and read-write opens see every committed file', async (t) => {
   const dir = await crashedStore();
   t.true(fs.existsSync(path.join(dir, 'meta.db-wal')), 'the crash left the WAL');
   t.is(await filesIn(dir, true), FILES, 'read-only (chunkfs status) reads the WAL');
   t.is(await filesIn(dir, false), FILES, 'read-write (mount, scrub) recovers');
 });
 
-test('an unusable -shm: a read-only open says what to do and touches nothing; a read-write open removes it', async (t) => {
+sqliteOnlyTest('an unusable -shm: a read-only open says what to do and touches nothing; a read-write open removes it', async (t) => {
   const dir = await crashedStore();
   const meta = path.join(dir, 'meta.db');
   fs.rmSync(`${meta}-shm`, { force: true });
@@ -74,7 +75,7 @@ test('an unusable -shm: a read-only open says what to do and touches nothing; a 
   t.is(await filesIn(dir, true), FILES, 'and read-only opens work again');
 });
 
-test('every other open failure names the files and what to do, and never suggests removing the WAL', (t) => {
+sqliteOnlyTest('every other open failure names the files and what to do, and never suggests removing the WAL', (t) => {
   const meta = '/srv/store/meta.db';
   const cases: Array<[string, RegExp]> = [
     ['SQLITE_BUSY', /another process holds the metadata database \(fuser -v \/srv\/store\/meta\.db\*\)/],

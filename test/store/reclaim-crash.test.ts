@@ -5,6 +5,7 @@
 // crash model keeps every shard-file delete (FaultyIo.unlinksDurable, as a journaling filesystem
 // may on its own) and cuts meta.db-wal back to its last full commit (restoreExternal).
 import test from 'ava';
+import { sqliteOnlyTest } from '../helpers/pg-meta';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { FaultyIo } from '../../store/io/faulty-io';
@@ -12,7 +13,7 @@ import { NodeIo } from '../../store/io/io';
 import { ROOT_INO } from '../../store/meta/meta';
 import { Store } from '../../store/store';
 import { openCrashable, reopenAfterCrash, crashTestLog } from './crash-harness';
-import { SMALL, prng, randomBytes, smallStore, tmpDir } from './helpers';
+import { SMALL, prng, randomBytes, smallStore, copyStore } from './helpers';
 
 const CS = SMALL.chunkSizeBytes;
 
@@ -32,12 +33,6 @@ async function pristine(layout: string, count: number): Promise<{ dir: string; f
   await store.sync();
   await store.close();
   return { dir, files };
-}
-
-function copyStore(dir: string): string {
-  const to = path.join(tmpDir('chunkfs-rcrash-'), 'store');
-  fs.cpSync(dir, to, { recursive: true });
-  return to;
 }
 
 /** rm: unlink, then the inode and its chunks go (the mount does this at the last release). */
@@ -68,7 +63,7 @@ async function clean(t: import('ava').ExecutionContext, r: Store, what: string):
 }
 
 for (const layout of ['replica:3', 'ec:2+1']) {
-  test(`power loss after the reclaimer ran: unlinked, truncated, rewritten and punched files read their bytes (${layout})`, async (t) => {
+  sqliteOnlyTest(`power loss after the reclaimer ran: unlinked, truncated, rewritten and punched files read their bytes (${layout})`, async (t) => {
     const { dir, files } = await pristine(layout, 12);
     const [cow, cut, punched, ...removed] = files;
     const { s, io } = await openCrashable(dir, true, { unlinksDurable: true });
@@ -106,7 +101,7 @@ async function rmAndReclaim(s: Store, files: Made[]): Promise<void> {
   await s.reclaimNow();
 }
 
-test('power loss at every step of rm + reclaim (shard deletes durable at once): files that come back read their bytes', async (t) => {
+sqliteOnlyTest('power loss at every step of rm + reclaim (shard deletes durable at once): files that come back read their bytes', async (t) => {
   const { dir, files } = await pristine('replica:3', 2);
   const countIo = new FaultyIo(new NodeIo());
   const counting = await Store.open(copyStore(dir), { io: countIo });
@@ -131,7 +126,7 @@ test('power loss at every step of rm + reclaim (shard deletes durable at once): 
   }
 });
 
-test('rm of many files costs no flush per unlink; the reclaimer pays one flush per round', async (t) => {
+sqliteOnlyTest('rm of many files costs no flush per unlink; the reclaimer pays one flush per round', async (t) => {
   const { dir, files } = await pristine('replica:3', 40);
   const io = new FaultyIo(new NodeIo());
   const s = await Store.open(dir, { io, log: crashTestLog });
@@ -146,7 +141,7 @@ test('rm of many files costs no flush per unlink; the reclaimer pays one flush p
   await s.close();
 });
 
-test('a failing metadata flush: the reclaimer deletes nothing, and everything stays queued for a later round', async (t) => {
+sqliteOnlyTest('a failing metadata flush: the reclaimer deletes nothing, and everything stays queued for a later round', async (t) => {
   const { dir, files } = await pristine('replica:3', 2);
   const io = new FaultyIo(new NodeIo());
   const s = await Store.open(dir, { io, log: crashTestLog });

@@ -5,13 +5,14 @@
 // recovery: fsync'd small files are intact, every file reads its old or its new bytes (never another
 // file's), an acknowledged batch is wholly there, every shard verifies, nothing leaks.
 import test from 'ava';
+import { sqliteOnlyTest } from '../helpers/pg-meta';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { FaultyIo } from '../../store/io/faulty-io';
 import { NodeIo } from '../../store/io/io';
 import { Store } from '../../store/store';
 import { openCrashable, reopenAfterCrash } from './crash-harness';
-import { SMALL, prng, randomBytes, tmpDir } from './helpers';
+import { SMALL, prng, randomBytes, tmpDir, copyStore } from './helpers';
 
 interface Scenario {
   name: string;
@@ -52,12 +53,6 @@ async function pristine(sc: Scenario): Promise<Pristine> {
   return { dir, pre: pre.slice(1), targets };
 }
 
-function copyStore(dir: string): string {
-  const to = path.join(tmpDir('chunkfs-ncrash-'), 'store');
-  fs.cpSync(dir, to, { recursive: true });
-  return to;
-}
-
 /** One batch: every target written concurrently (one container append), its seal if it filled the container, then fsync. */
 async function batch(s: Store, targets: Pristine['targets']): Promise<void> {
   await Promise.all(targets.map((f) => s.write(f.ino, 0, f.next)));
@@ -67,7 +62,7 @@ async function batch(s: Store, targets: Pristine['targets']): Promise<void> {
 }
 
 for (const sc of SCENARIOS) for (const power of [false, true]) {
-  test(`crash at every mutation of a needle append (${power ? 'power loss' : 'process kill'}): ${sc.name}`, async (t) => {
+  (power ? sqliteOnlyTest : test)(`crash at every mutation of a needle append (${power ? 'power loss' : 'process kill'}): ${sc.name}`, async (t) => {
     const p = await pristine(sc);
     const countIo = new FaultyIo(new NodeIo());
     const counting = await Store.open(copyStore(p.dir), { io: countIo });
@@ -120,7 +115,7 @@ for (const sc of SCENARIOS) for (const power of [false, true]) {
 // DESIGN §5). Its needle is a journaled intent and its slice a commit after it, both unflushed: a
 // power loss then leaves every file with its old bytes or its new ones, and fsync (store.sync) makes
 // both durable with one flush.
-test('small-file writes without sync issue no device flush; power loss keeps old or new bytes; sync makes them durable', async (t) => {
+sqliteOnlyTest('small-file writes without sync issue no device flush; power loss keeps old or new bytes; sync makes them durable', async (t) => {
   const sc = SCENARIOS[0];
   const p = await pristine(sc);
   // 'none': crash before any flush; 'sync': after store.sync; 'applied': after the applier patched

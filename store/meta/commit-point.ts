@@ -1,0 +1,42 @@
+// The engine's full commit (DESIGN §5 "What is durable when"), as store/meta/commit-log.ts uses it:
+// a mark that changes with every commit, and the act that makes every commit so far durable.
+// SQLite's (here): total_changes() and one fdatasync of meta.db-wal through the store's Io (the WAL
+// is appended in commit order, so one sync covers every commit before it). PostgreSQL's:
+// store/meta/pg-commit-point.ts.
+import { Io, errnoCode } from '../io/io';
+import type { SqliteDb } from './sqlite-engine';
+
+export interface CommitPoint {
+  /** Changes whenever a commit lands (compared with the mark at the last full commit). */
+  mark(): bigint;
+  /** Every commit made before the call is durable when this resolves. */
+  makeDurable(): Promise<void>;
+}
+
+export class SqliteWalCommitPoint implements CommitPoint {
+  private readonly changes;
+  constructor(db: SqliteDb, private readonly io: Io, private readonly walPath: string) {
+    this.changes = db.native.prepare('SELECT total_changes() AS n');
+  }
+
+  mark(): bigint {
+    return BigInt((this.changes.get() as { n: bigint | number }).n);
+  }
+
+  async makeDurable(): Promise<void> {
+    let f;
+    try {
+      // Read mode: SQLite writes the WAL, we only sync it (fdatasync works on any descriptor).
+      f = await this.io.open(this.walPath, 'read');
+    } catch (err) {
+      if (errnoCode(err) === 'ENOENT') return; // no commit since the last checkpoint removed the WAL
+      throw err;
+    }
+    try {
+      // On the pool: while the WAL syncs, the thread serves requests whose commits join the next flush.
+      await f.fdatasync(false);
+    } finally {
+      await f.close();
+    }
+  }
+}

@@ -1,0 +1,74 @@
+// The metadata engine a store uses (DESIGN §9), chosen by its config: SQLite in meta.db in the store
+// directory (no `meta` in chunkfs.json), or PostgreSQL at the recorded connection string. The store
+// opens, creates and commits through these, and never names an engine itself.
+import { Io } from '../io/io';
+import { SyncIo } from '../io/sync-io';
+import { ConfigError } from '../config';
+import { Db } from './sql-engine';
+import { openDb } from './meta';
+import { openMeta } from './meta-open';
+import { CommitPoint, SqliteWalCommitPoint } from './commit-point';
+import { PgCommitPoint } from './pg-commit-point';
+import { PgDb } from './pg-engine';
+import { connectPg, openPgMeta } from './pg-open';
+import { SqliteDb } from './sqlite-engine';
+import { MetaTarget, redactedUrl } from '../meta-target';
+import { LEASE_MS, LeaseInfo, PgLease, readLease } from './pg-lease';
+
+/**
+ * mkfs, before anything is written: the target can be reached and holds no chunkfs metadata yet
+ * (a database holding another store's would be shared by two stores). SQLite: nothing to check.
+ */
+export function checkNewMeta(target: MetaTarget | undefined): void {
+  if (target === undefined) return;
+  const probe = connectPg(target.url);
+  let version: number;
+  try {
+    version = probe.schemaVersion();
+  } finally {
+    probe.close();
+  }
+  if (version > 0) {
+    throw new ConfigError(redactedUrl(target.url), `the database already holds chunkfs metadata (schema version ${version}); make a new store on an empty database`);
+  }
+}
+
+/** mkfs: the new store's schema. SQLite: meta.db (created 0600 by the caller). */
+export function createMeta(metaPath: string, target: MetaTarget | undefined): void {
+  if (target === undefined) openDb(metaPath).close();
+  else openPgMeta(target.url, false).close();
+}
+
+/** Open the store's metadata (recovering or explaining a failed open, meta-open.ts / pg-open.ts). */
+export function openStoreMeta(metaPath: string, target: MetaTarget | undefined, readOnly: boolean, syncIo: SyncIo, log: (line: string) => void): Db {
+  return target === undefined ? openMeta(metaPath, readOnly, syncIo, log) : openPgMeta(target.url, readOnly);
+}
+
+/** The engine's full commit for store/meta/commit-log.ts; walPath: SQLite's meta.db-wal. */
+export function commitPointOf(db: Db, io: Io, walPath: string): CommitPoint {
+  if (db instanceof SqliteDb) return new SqliteWalCommitPoint(db, io, walPath);
+  if (db instanceof PgDb) return new PgCommitPoint(db);
+  throw new Error(`no commit point for metadata engine ${db.engine}`);
+}
+
+/** A read-write opener's hold on the store beyond this machine (DESIGN §9). */
+export interface StoreLease { release(): void }
+
+/**
+ * PostgreSQL: take the store's lease (store/meta/pg-lease.ts), or throw LeaseHeldError naming the
+ * holder. SQLite: null, the store lock file is the only one needed (meta.db lives on this machine).
+ */
+export function acquireLease(db: Db, note: string, log: (line: string) => void, leaseMs = LEASE_MS): StoreLease | null {
+  if (!(db instanceof PgDb)) return null;
+  const lease = new PgLease(db, leaseMs, log);
+  lease.acquire(note);
+  return lease;
+}
+
+/** Where the metadata is, and on PostgreSQL who holds the lease (status). */
+export interface MetaStatus { engine: string; location: string; lease: LeaseInfo | null }
+
+export function metaStatus(db: Db, metaPath: string): MetaStatus {
+  if (db instanceof PgDb) return { engine: db.engine, location: db.target, lease: readLease(db) };
+  return { engine: db.engine, location: metaPath, lease: null };
+}

@@ -1,0 +1,33 @@
+// The libpq binding (npm `libpq`: native, built by node-gyp against Debian's libpq-dev): the part of
+// its API the PostgreSQL engine uses, typed here since the package ships no declarations. Its
+// synchronous calls (connectSync, exec, prepare, execPrepared) hold the thread for one round trip
+// (DESIGN §9; docs/postgres-driver.md).
+
+export interface LibpqConnection {
+  connectSync(conninfo: string): void;
+  finish(): void;
+  exec(sql: string): void;
+  prepare(name: string, sql: string, paramCount: number): void;
+  execPrepared(name: string, values: Array<string | null>): void;
+  resultStatus(): string;
+  resultErrorMessage(): string;
+  resultErrorFields(): unknown;
+  errorMessage(): string;
+  ntuples(): number;
+  nfields(): number;
+  fname(column: number): string;
+  ftype(column: number): number;
+  getvalue(row: number, column: number): string;
+  getisnull(row: number, column: number): boolean;
+  cmdTuples(): string;
+  serverVersion(): number;
+}
+
+type LibpqClass = new () => LibpqConnection;
+
+/** A new, unconnected libpq connection. */
+export function newLibpqConnection(): LibpqConnection {
+  // Loaded on first use: a store on SQLite never loads the PostgreSQL client library.
+  const Libpq = require('libpq') as LibpqClass;
+  return new Libpq();
+}

@@ -1,0 +1,242 @@
+// The PostgreSQL engine of the metadata interface (store/meta/sql-engine.ts, DESIGN §9): one libpq
+// connection, synchronous (the store's metadata calls are synchronous, DESIGN §9; the measurement
+// that chose libpq over node-postgres: docs/postgres-driver.md). A synchronous call holds the
+// thread for one round trip to the server.
+//
+// Values go as text and come back as text, decoded by column type: integers (int2/4/8, and the
+// numeric of sum()) as BigInt, as better-sqlite3's safe integers give them; bytea as Buffer; NULL as
+// null. Statements are prepared on the server once per text (ino-path and the surveys prepare per
+// call). Transactions nest as savepoints, as better-sqlite3's do.
+import { Db, EngineSql, RunInfo, SqlParam, SqlStatement, sqlFor } from './sql-engine';
+import { PgText, toPgPlaceholders } from './pg-placeholders';
+import { LibpqConnection } from './libpq';
+
+/** PostgreSQL type OIDs decoded specially (pg_type.dat). */
+const OID_BOOL = 16;
+const OID_BYTEA = 17;
+const OID_INT8 = 20;
+const OID_INT2 = 21;
+const OID_INT4 = 23;
+const OID_OID = 26;
+const OID_FLOAT4 = 700;
+const OID_FLOAT8 = 701;
+const OID_NUMERIC = 1700;
+/** Distinct statement texts one connection prepares (a bound: texts are the code's own). */
+const PREPARED_TEXTS_MAX = 4096;
+/** Savepoints one transaction may nest. */
+const TX_DEPTH_MAX = 64;
+
+/** A failed statement, naming the SQL, the server's message and SQLSTATE (e.g. 23505: unique violation). */
+export class PgError extends Error {
+  constructor(readonly sql: string, message: string, readonly sqlState: string) {
+    super(`PostgreSQL: ${message.trim()} (SQLSTATE ${sqlState}) in: ${sql.slice(0, 200)}`);
+    this.name = 'PgError';
+  }
+}
+
+type Decoder = (text: string) => unknown;
+
+function decoderOf(oid: number): Decoder {
+  switch (oid) {
+    case OID_INT8: case OID_INT2: case OID_INT4: case OID_OID: return (s) => BigInt(s);
+    case OID_NUMERIC: return (s) => (/^-?[0-9]+$/.test(s) ? BigInt(s) : Number(s));
+    case OID_FLOAT4: case OID_FLOAT8: return (s) => Number(s);
+    case OID_BOOL: return (s) => (s === 't' ? 1n : 0n);
+    case OID_BYTEA: return (s) => Buffer.from(s.slice(2), 'hex'); // hex output format: \x0a0b...
+    default: return (s) => s;
+  }
+}
+
+function encode(v: unknown): string | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'bigint' || typeof v === 'number') return String(v);
+  if (typeof v === 'string') return v;
+  if (typeof v === 'boolean') return v ? '1' : '0';
+  if (v instanceof Uint8Array) return `\\x${Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('hex')}`;
+  throw new TypeError(`metadata SQL: cannot bind a ${typeof v}`);
+}
+
+class PgStatement implements SqlStatement {
+  private rawRows = false;
+  private decoders: Decoder[] | null = null;
+  private columns: string[] = [];
+
+  constructor(private readonly db: PgDb, private readonly name: string, private readonly sql: PgText) {}
+
+  raw(toggle = true): this {
+    this.rawRows = toggle;
+    return this;
+  }
+
+  private bind(params: unknown[]): Array<string | null> {
+    if (this.sql.names.length > 0) {
+      const o = params[0] as Record<string, SqlParam> | undefined;
+      if (o === undefined || typeof o !== 'object') throw new TypeError(`metadata SQL: named parameters expected in: ${this.sql.text.slice(0, 200)}`);
+      return this.sql.names.map((n) => {
+        if (!(n in o)) throw new TypeError(`metadata SQL: no value for @${n}`);
+        return encode(o[n]);
+      });
+    }
+    if (params.length !== this.sql.positional) throw new RangeError(`metadata SQL: ${params.length} values for ${this.sql.positional} placeholders in: ${this.sql.text.slice(0, 200)}`);
+    return params.map(encode);
+  }
+
+  private execute(params: unknown[]): LibpqConnection {
+    return this.db.execPrepared(this.name, this.sql.text, this.bind(params));
+  }
+
+  private rows(pq: LibpqConnection): unknown[] {
+    const n = pq.ntuples();
+    if (n === 0) return [];
+    const nf = pq.nfields();
+    if (this.decoders === null) {
+      this.decoders = Array.from({ length: nf }, (_, c) => decoderOf(pq.ftype(c)));
+      this.columns = Array.from({ length: nf }, (_, c) => pq.fname(c));
+    }
+    const out: unknown[] = new Array(n);
+    for (let r = 0; r < n; r++) {
+      if (this.rawRows) {
+        const row: unknown[] = new Array(nf);
+        for (let c = 0; c < nf; c++) row[c] = pq.getisnull(r, c) ? null : this.decoders[c](pq.getvalue(r, c));
+        out[r] = row;
+      } else {
+        const row: Record<string, unknown> = {};
+        for (let c = 0; c < nf; c++) row[this.columns[c]] = pq.getisnull(r, c) ? null : this.decoders[c](pq.getvalue(r, c));
+        out[r] = row;
+      }
+    }
+    return out;
+  }
+
+  run(...params: unknown[]): RunInfo {
+    const pq = this.execute(params);
+    const changes = Number(pq.cmdTuples() || 0);
+    // An INSERT ... RETURNING key gives the new key as the first column (SQLite's lastInsertRowid).
+    const lastInsertRowid = pq.ntuples() > 0 && !pq.getisnull(0, 0) ? BigInt(pq.getvalue(0, 0)) : 0;
+    this.db.noteWrite();
+    return { changes, lastInsertRowid };
+  }
+  get(...params: unknown[]): unknown {
+    return this.rows(this.execute(params))[0];
+  }
+  all(...params: unknown[]): unknown[] {
+    return this.rows(this.execute(params));
+  }
+  iterate(...params: unknown[]): IterableIterator<unknown> {
+    return this.all(...params)[Symbol.iterator]();
+  }
+}
+
+export class PgDb implements Db {
+  readonly engine = 'postgres' as const;
+  private readonly prepared = new Map<string, string>();
+  private depth = 0;
+  /** Transactions committed (and writes outside one) since open: the commit log's mark (DESIGN §5). */
+  commits = 0n;
+
+  /** target: the connection string without a password, for messages. */
+  constructor(private readonly pq: LibpqConnection, readonly target: string) {}
+
+  /** Run a prepared statement (preparing its text on first use); throws PgError. */
+  execPrepared(name: string, text: string, values: Array<string | null>): LibpqConnection {
+    this.pq.execPrepared(name, values);
+    this.check(text);
+    return this.pq;
+  }
+
+  private check(text: string): void {
+    const status = this.pq.resultStatus();
+    if (status === 'PGRES_TUPLES_OK' || status === 'PGRES_COMMAND_OK') return;
+    const fields = this.pq.resultErrorFields() as { sqlState?: string } | undefined;
+    throw new PgError(text, this.pq.resultErrorMessage() || this.pq.errorMessage() || status, fields?.sqlState ?? 'unknown');
+  }
+
+  /** A write outside a transaction commits at once (autocommit). */
+  noteWrite(): void {
+    if (this.depth === 0) this.commits++;
+  }
+
+  prepare(sql: EngineSql): SqlStatement {
+    const pg = toPgPlaceholders(sqlFor(sql, 'postgres'));
+    let name = this.prepared.get(pg.text);
+    if (name === undefined) {
+      if (this.prepared.size >= PREPARED_TEXTS_MAX) throw new Error(`metadata SQL: more than ${PREPARED_TEXTS_MAX} distinct statements`);
+      name = `cfs${this.prepared.size}`;
+      this.pq.prepare(name, pg.text, Math.max(pg.positional, pg.names.length));
+      this.check(pg.text);
+      this.prepared.set(pg.text, name);
+    }
+    return new PgStatement(this, name, pg);
+  }
+
+  exec(sql: EngineSql): void {
+    const text = sqlFor(sql, 'postgres');
+    this.pq.exec(text);
+    this.check(text);
+  }
+
+  transaction<F extends (...args: any[]) => any>(fn: F): (...args: Parameters<F>) => ReturnType<F> {
+    return (...args: Parameters<F>): ReturnType<F> => {
+      if (this.depth >= TX_DEPTH_MAX) throw new Error(`metadata SQL: transactions nested deeper than ${TX_DEPTH_MAX}`);
+      const savepoint = this.depth === 0 ? null : `cfs_sp${this.depth}`;
+      this.exec(savepoint === null ? 'BEGIN' : `SAVEPOINT ${savepoint}`);
+      this.depth++;
+      let result: ReturnType<F>;
+      try {
+        result = fn(...args);
+      } catch (err) {
+        this.depth--;
+        this.rollback(savepoint);
+        throw err;
+      }
+      this.depth--;
+      if (savepoint !== null) {
+        this.exec(`RELEASE SAVEPOINT ${savepoint}`);
+        return result;
+      }
+      try {
+        this.exec('COMMIT');
+      } catch (err) {
+        this.rollback(null);
+        throw err;
+      }
+      this.commits++;
+      return result;
+    };
+  }
+
+  private rollback(savepoint: string | null): void {
+    try {
+      this.exec(savepoint === null ? 'ROLLBACK' : `ROLLBACK TO SAVEPOINT ${savepoint}; RELEASE SAVEPOINT ${savepoint}`);
+    } catch { /* the connection failed: the server rolled back the whole transaction itself */ }
+  }
+
+  get inTransaction(): boolean {
+    return this.depth > 0;
+  }
+
+  /** Table chunkfs_schema holds the schema version (SQLite: PRAGMA user_version). */
+  schemaVersion(): number {
+    const exists = this.prepare("SELECT to_regclass('chunkfs_schema') IS NOT NULL AS e").get() as { e: bigint };
+    if (exists.e === 0n) return 0;
+    const r = this.prepare('SELECT version FROM chunkfs_schema WHERE k = 0').get() as { version: bigint } | undefined;
+    return r === undefined ? 0 : Number(r.version);
+  }
+  setSchemaVersion(version: number): void {
+    this.exec('CREATE TABLE IF NOT EXISTS chunkfs_schema(k INT PRIMARY KEY CHECK (k = 0), version BIGINT NOT NULL)');
+    this.prepare('INSERT INTO chunkfs_schema(k, version) VALUES (0, ?) ON CONFLICT (k) DO UPDATE SET version = excluded.version').run(Math.trunc(version));
+  }
+
+  close(): void {
+    this.pq.finish();
+    // finish() closes libuv's poll handle for the socket, which lives inside the connection object:
+    // the object must outlive that close (one loop turn), or a garbage collection in between frees
+    // the handle under libuv (seen: "uv__finish_close: Assertion" at exit).
+    lingering.add(this.pq);
+    setTimeout(() => lingering.delete(this.pq), LINGER_MS).unref();
+  }
+}
+
+/** Finished connections kept alive until libuv has closed their handles (see PgDb.close). */
+const lingering = new Set<LibpqConnection>();
+const LINGER_MS = 1000;

@@ -1,0 +1,65 @@
+// Opening a store's metadata on PostgreSQL (DESIGN §9): connect with libpq, set the session up for
+// the commit model of DESIGN §5 (store/meta/pg-commit-point.ts), then migrate (read-write) or check
+// the schema (read-only). Every failure is a ConfigError naming the connection string (password
+// hidden) and what to do.
+import { ConfigError } from '../config';
+import { checkReadable, migrate } from './meta';
+import { PgDb } from './pg-engine';
+import { newLibpqConnection } from './libpq';
+import { redactedUrl } from '../meta-target';
+import { COMMIT_POINT_TABLE_SQL } from './pg-commit-point';
+
+/** How long a connect may take before libpq gives up (seconds; its connect_timeout). */
+const CONNECT_TIMEOUT_SECONDS = 10;
+
+/**
+ * Session settings. synchronous_commit off: a commit returns once it is in the server's WAL buffers
+ * (it survives a kill of this process, as SQLite's WAL append does) and is flushed by the server
+ * within a fraction of a second, or at once by the next durable commit point (DESIGN §5: fsync,
+ * syncfs, unmount, the 5 s timer). Notices (e.g. "relation exists") are not errors: not printed.
+ */
+const SESSION_SQL = "SET synchronous_commit = off; SET client_min_messages = warning; SET TIME ZONE 'UTC'";
+
+function connectError(url: string, message: string): ConfigError {
+  const hint = /does not exist/.test(message)
+    ? 'create it first (createdb), or name an existing database'
+    : /password|authentication/i.test(message)
+      ? 'give the password to libpq in PGPASSWORD or ~/.pgpass (never in the connection string)'
+      : 'check the host, port or socket directory, user and database, and that the server is running';
+  return new ConfigError(redactedUrl(url), `cannot connect to the PostgreSQL metadata database: ${message.trim()}; ${hint}`);
+}
+
+/** A connection to the store's database, or a ConfigError naming it. */
+export function connectPg(url: string): PgDb {
+  const pq = newLibpqConnection();
+  try {
+    // connect_timeout as a keyword after the URI: libpq takes the URI's parameters, then this.
+    pq.connectSync(`${url}${url.includes('?') ? '&' : '?'}connect_timeout=${CONNECT_TIMEOUT_SECONDS}`);
+  } catch (err) {
+    throw connectError(url, (err as Error).message);
+  }
+  const db = new PgDb(pq, redactedUrl(url));
+  try {
+    db.exec(SESSION_SQL);
+  } catch (err) {
+    db.close();
+    throw connectError(url, (err as Error).message);
+  }
+  return db;
+}
+
+/** Open and migrate (read-write) or check (read-only) the metadata schema on PostgreSQL. */
+export function openPgMeta(url: string, readOnly: boolean): PgDb {
+  const db = connectPg(url);
+  try {
+    if (readOnly) checkReadable(db);
+    else {
+      migrate(db);
+      db.exec(COMMIT_POINT_TABLE_SQL);
+    }
+  } catch (err) {
+    db.close();
+    throw new ConfigError(redactedUrl(url), `cannot open metadata database: ${(err as Error).message}`);
+  }
+  return db;
+}
