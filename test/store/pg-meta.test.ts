@@ -95,6 +95,8 @@ pgTest('chunkfs mkfs --meta: the CLI makes a store on PostgreSQL, refuses a pass
   t.regex(ok.stdout, /metadata in postgresql:\/\/\/pgmeta/);
   const status = await run(process.execPath, [CLI, 'status', dir, '--json'], { timeout: CLI_TIMEOUT_MS });
   t.is(JSON.parse(status.stdout).openIntents, 0, 'status opens the store through the recorded engine');
+  const text = await run(process.execPath, [CLI, 'status', dir], { timeout: CLI_TIMEOUT_MS });
+  t.regex(text.stdout, /^metadata: postgres postgresql:\/\/\/pgmeta\d+\?host=.*; lease: not held$/m, 'read-only: no lease taken');
   const bad = await t.throwsAsync(run(process.execPath, [CLI, 'mkfs', path.join(tmpDir(), 's'), '--meta', 'postgres://u:pw@localhost/x'], { timeout: CLI_TIMEOUT_MS })) as Error & { stderr: string };
   t.regex(bad.stderr, /postgres:\/\/u:\*\*\*@localhost\/x.*holds a password/);
   const missing = await t.throwsAsync(run(process.execPath, [CLI, 'mkfs', path.join(tmpDir(), 's'), '--meta', cluster!.url('nope')], { timeout: CLI_TIMEOUT_MS })) as Error & { stderr: string };
