@@ -10,6 +10,7 @@
 import { Db, EngineSql, RunInfo, SqlParam, SqlStatement, sqlFor } from './sql-engine';
 import { PgText, toPgPlaceholders } from './pg-placeholders';
 import { LibpqConnection } from './libpq';
+import { redactedUrl } from '../meta-target';
 
 /** PostgreSQL type OIDs decoded specially (pg_type.dat). */
 const OID_BOOL = 16;
@@ -134,8 +135,12 @@ export class PgDb implements Db {
   /** Transactions committed (and writes outside one) since open: the commit log's mark (DESIGN §5). */
   commits = 0n;
 
-  /** target: the connection string without a password, for messages. */
-  constructor(private readonly pq: LibpqConnection, readonly target: string) {}
+  /** The connection string without a password, for messages. */
+  readonly target: string;
+  /** url: the libpq URI connected to (it never holds a password: store/meta-target.ts); a second connection uses it. */
+  constructor(private readonly pq: LibpqConnection, readonly url: string) {
+    this.target = redactedUrl(url);
+  }
 
   /** Run a prepared statement (preparing its text on first use); throws PgError. */
   execPrepared(name: string, text: string, values: Array<string | null>): LibpqConnection {
@@ -227,14 +232,25 @@ export class PgDb implements Db {
     this.prepare('INSERT INTO chunkfs_schema(k, version) VALUES (0, ?) ON CONFLICT (k) DO UPDATE SET version = excluded.version').run(Math.trunc(version));
   }
 
-  close(): void {
-    this.pq.finish();
-    // finish() closes libuv's poll handle for the socket, which lives inside the connection object:
-    // the object must outlive that close (one loop turn), or a garbage collection in between frees
-    // the handle under libuv (seen: "uv__finish_close: Assertion" at exit).
-    lingering.add(this.pq);
-    setTimeout(() => lingering.delete(this.pq), LINGER_MS).unref();
+  /** The connection itself, for a caller that runs it on its own (the commit point's second connection). */
+  detach(): LibpqConnection {
+    return this.pq;
   }
+
+  close(): void {
+    finishLibpq(this.pq);
+  }
+}
+
+/**
+ * finish() closes libuv's poll handle for the socket, which lives inside the connection object: the
+ * object must outlive that close (one loop turn), or a garbage collection in between frees the
+ * handle under libuv (seen: "uv__finish_close: Assertion" at exit).
+ */
+export function finishLibpq(pq: LibpqConnection): void {
+  pq.finish();
+  lingering.add(pq);
+  setTimeout(() => lingering.delete(pq), LINGER_MS).unref();
 }
 
 /** Finished connections kept alive until libuv has closed their handles (see PgDb.close). */
