@@ -9,6 +9,7 @@ import { Command, HELP, MountCliOptions, UsageError, parseArgs } from './cli-arg
 import { fsnameOption, mountedAt } from './mounts';
 import { chunkfsDevAt, connectionMounts, mountInfoTable } from './mount-info';
 import { guardStdio, keepRunningWithoutStdout } from './stdio';
+import type { MountMemory } from './actions/env';
 import { defaultStorePath } from './target';
 import type { MountedFs } from '../fs/mount';
 
@@ -141,6 +142,12 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean
   const live = {
     faults, mountpoint, mountpoints, dev, options, pid: process.pid, readOnly: c.options.readOnly === true,
     flush: () => mounted.core.wb.flushAll(), dropKernelCache: () => mounted.dropKernelCache(),
+    memory: (): MountMemory => {
+      const m = process.memoryUsage();
+      const wb = mounted.core.wb;
+      return { rssBytes: m.rss, heapUsedBytes: m.heapUsed, externalBytes: m.external, writeBufferBytes: wb.bufferedBytes,
+        writeBufferHeldBytes: wb.heldBytes, writeBufferMaxBytes: wb.opts.bufferBytesMax };
+    },
   };
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const control = await (require('./mount-control') as typeof import('./mount-control')).startControl(store, live, log)

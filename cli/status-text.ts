@@ -61,6 +61,12 @@ export function faultText(f: Obj): string {
   return `#${String(f.id)} disk ${String(f.diskId)}: ${what}${ops}, ${plural(Number(f.hits), 'hit')}${left.length > 0 ? `, ${left.join(', ')}` : ', until cleared'}`;
 }
 
+/** The mount process's memory, and how much of it the write-back buffer holds (-o buffer_mb bounds it). */
+function memoryLine(m: Obj): string {
+  return `memory: ${bytesText(m.rssBytes)} resident (JavaScript heap ${bytesText(m.heapUsedBytes)}, outside it ${bytesText(m.externalBytes)}); ` +
+    `write-back buffer ${bytesText(m.writeBufferBytes)} buffered in ${bytesText(m.writeBufferHeldBytes)} held, bound ${bytesText(m.writeBufferMaxBytes)}`;
+}
+
 /** DESIGN §9: where the metadata is; on PostgreSQL who holds the store's lease, and for how long. */
 function metadataLine(m: Obj): string {
   const where = `metadata: ${String(m.engine ?? '?')} ${String(m.location ?? '')}`;
@@ -85,6 +91,7 @@ export function statusText(report: Json): string {
   const out: string[] = [];
   const mount = r.mount;
   out.push(`store ${String(r.store ?? '?')}${isObj(mount) ? `, mounted on ${Array.isArray(mount.mountpoints) && mount.mountpoints.length > 1 ? mount.mountpoints.map(String).join(' and ') : String(mount.mountpoint)} (pid ${String(mount.pid)}${mount.readOnly === true ? ', read-only' : ''})` : ', not mounted'}`);
+  if (isObj(mount) && isObj(mount.memory)) out.push(memoryLine(mount.memory));
   out.push(...diskLines(Array.isArray(r.disks) ? r.disks : []));
   const layouts = Array.isArray(r.layoutsInUse) ? r.layoutsInUse.filter(isObj) : [];
   out.push(`layouts in use: ${layouts.length === 0 ? 'none' : layouts.map((l) => `${String(l.layout)} (${plural(Number(l.files), 'file')})`).join(', ')}`);

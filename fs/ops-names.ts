@@ -43,9 +43,19 @@ export function lookup(core: FsCore, parent: number, name: string): Stat {
     return core.stat(a);
   }
   if (name === '..') return core.stat(core.ns.attr(core.ns.parentOf(parent)));
+  const st = lookupOrMissing(core, parent, name);
+  if (st === null) throw posix('ENOENT', `'${name}' not found in directory ${parent}`);
+  return st;
+}
+
+/**
+ * A name in a directory, or null when the directory has no such name (a transport that can tell
+ * the kernel to cache the miss answers it so: a negative entry). '.' and '..' go through lookup.
+ */
+export function lookupOrMissing(core: FsCore, parent: number, name: string): Stat | null {
+  checkLength(name);
   const a = core.ns.lookup(parent, name);
-  if (a === null) throw posix('ENOENT', `'${name}' not found in directory ${parent}`);
-  return core.stat(a);
+  return a === null ? null : core.stat(a);
 }
 
 /** A directory's listing: '.', '..', then its entries by name (libfuse 2's hidden names left out). */

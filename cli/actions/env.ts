@@ -25,6 +25,21 @@ export interface LiveMount {
    * across opens), so the next read after an injected fault reaches the store and meets it.
    */
   dropKernelCache(): Promise<void>;
+  /** What the mount process holds in memory now (chunkfs status). */
+  memory(): MountMemory;
+}
+
+/** A mount's memory (process.memoryUsage, and the write-back buffer's share), in bytes. */
+export interface MountMemory {
+  rssBytes: number;
+  heapUsedBytes: number;
+  /** Outside the JavaScript heap: buffers, the write-back buffer's slabs, native pools. */
+  externalBytes: number;
+  /** Bytes buffered for writing (accepted, not yet stored). */
+  writeBufferBytes: number;
+  /** Memory those bytes pin (slabs with some live bytes), and the buffer's bound (-o buffer_mb). */
+  writeBufferHeldBytes: number;
+  writeBufferMaxBytes: number;
 }
 
 export interface ActionEnv {

@@ -2,7 +2,7 @@
 // adds: where it is mounted, by which process, and the faults injected into it.
 import { FaultTable } from '../../store/io/fault-table';
 import type { StatusReport } from '../../store/store';
-import { Action, ActionEnv, LiveMount } from './env';
+import { Action, ActionEnv, LiveMount, MountMemory } from './env';
 
 export interface FaultListing {
   id: number;
@@ -29,6 +29,7 @@ export interface LiveMountStatus {
   pid: number;
   readOnly: boolean;
   dev: string | null;
+  memory: MountMemory;
   options: Record<string, string>;
 }
 
@@ -42,7 +43,7 @@ export function faultListing(faults: FaultTable): FaultListing[] {
 
 function liveStatus(live: LiveMount): LiveMountStatus {
   const mountpoints = live.mountpoints();
-  return { mountpoint: mountpoints[0] ?? live.mountpoint, mountpoints, pid: live.pid, readOnly: live.readOnly, dev: live.dev, options: live.options };
+  return { mountpoint: mountpoints[0] ?? live.mountpoint, mountpoints, pid: live.pid, readOnly: live.readOnly, dev: live.dev, options: live.options, memory: live.memory() };
 }
 
 export const statusAction: Action = {

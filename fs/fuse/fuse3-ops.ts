@@ -78,6 +78,11 @@ function entry(x: Ctx, id: number, st: Stat): void {
   if (x.reply.entry(id, st) === 0) x.core.lookups.add(st.ino);
 }
 
+/** A lookup: '.' and '..' answer as lookup says; any other missing name is a cacheable miss (null). */
+function lookupEntry(x: Ctx, parent: number, name: string): Stat | null {
+  return name === '.' || name === '..' ? names.lookup(x.core, parent, name) : names.lookupOrMissing(x.core, parent, name);
+}
+
 /** A handle the kernel never received (its open reply was dropped) is closed here: no release comes. */
 function releaseLost(x: Ctx, fh: number): void {
   file.release(x.core, fh).catch((err: Error) => x.log(`release of an unanswered open: ${err.message}`));
@@ -104,7 +109,10 @@ async function openKilling(x: Ctx, b: Batch, i: number): Promise<number> {
 type Handler = (x: Ctx, b: Batch, i: number) => void;
 
 const HANDLERS: Partial<Record<number, Handler>> = {
-  [OP.lookup]: (x, b, i) => x.run(b, i, () => names.lookup(x.core, inoOf(b, i), nameOf(b, i)), (st) => entry(x, idOf(b, i), st)),
+  [OP.lookup]: (x, b, i) => x.run(b, i, () => lookupEntry(x, inoOf(b, i), nameOf(b, i)), (st) => {
+    if (st === null) x.reply.missing(idOf(b, i));
+    else entry(x, idOf(b, i), st);
+  }),
   [OP.getattr]: (x, b, i) => x.run(b, i, () => attr.getattr(x.core, inoOf(b, i)), (st) => x.reply.attr(idOf(b, i), st)),
   [OP.setattr]: (x, b, i) => x.run(b, i, () => attr.setattr(x.core, inoOf(b, i), changesOf(b, i), callerOf(b, i)), (st) => x.reply.attr(idOf(b, i), st)),
   [OP.readlink]: (x, b, i) => x.run(b, i, () => names.readlink(x.core, inoOf(b, i)), (t) => x.reply.readlink(idOf(b, i), t)),

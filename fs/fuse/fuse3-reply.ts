@@ -83,6 +83,16 @@ export class Replier {
   err(id: number, errno: number): number { return this.answer(id, () => this.native.replyErr(this.session, id, errno)); }
   ok(id: number): number { return this.err(id, 0); }
   entry(id: number, st: Stat): number { this.putStat(0, st); return this.answer(id, () => this.native.replyEntry(this.session, id)); }
+  /**
+   * "No such name", cached by the kernel for the entry timeout (node id 0: a negative dentry, no
+   * lookup count). Safe for as long as positive entries are: every name is made through this kernel.
+   */
+  missing(id: number): number {
+    const r = this.scratch;
+    r.fill(0, 0, ATTR_FIELD_COUNT);
+    r[A.entryTimeout] = this.timeouts.entryS;
+    return this.answer(id, () => this.native.replyEntry(this.session, id));
+  }
   attr(id: number, st: Stat): number { this.putStat(0, st); return this.answer(id, () => this.native.replyAttr(this.session, id)); }
   open(id: number, fh: number, flags: number): number { return this.answer(id, () => this.native.replyOpen(this.session, id, fh, flags)); }
   create(id: number, st: Stat, fh: number, flags: number): number {

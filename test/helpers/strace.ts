@@ -34,3 +34,14 @@ export function straceEvents (file: string): Array<{ t: number, line: string }> 
     return mm === null ? [] : [{ t: Number(mm[1]), line: mm[2] }]
   })
 }
+
+/** Answers the mount process pid wrote to /dev/fuse while fn ran (strace of its writev/write into trace). */
+export async function fuseAnswersDuring (pid: number, trace: string, fn: () => Promise<void>): Promise<number> {
+  const tracer = await straceAttach(pid, trace, 'writev,write')
+  try {
+    await fn()
+  } finally {
+    await straceDetach(tracer)
+  }
+  return straceEvents(trace).filter((e) => /^writev?\(\d+<\/dev\/fuse>/.test(e.line)).length
+}

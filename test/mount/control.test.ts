@@ -3,7 +3,8 @@
 // mount; once unmounted (or killed, leaving the socket file) the verb opens the store itself.
 import test from 'ava'
 import { promises as fsp } from 'node:fs'
-import { storeFixture, CLI_JS, mkfs, run, shOk, startMount } from '../helpers/mount'
+import { spawn } from 'node:child_process'
+import { storeFixture, CLI_JS, mkfs, run, shOk, startMount, PYTHON } from '../helpers/mount'
 
 const fixture = storeFixture(test, 'control', { mkfs: false })
 const cli = (args: string[], env?: NodeJS.ProcessEnv) => run(process.execPath, [CLI_JS, ...args], { timeoutMs: 60_000, env })
@@ -25,7 +26,7 @@ test.serial('status by mount point, by store directory and with no target reache
   const byStore = await statusJson([fixture.dir + '/s'])
   for (const r of [byMount, byStore]) {
     t.is(r.store, fixture.dir + '/s')
-    const { dev, options, ...rest } = r.mount
+    const { dev, options, memory, ...rest } = r.mount
     t.deepEqual(rest, { mountpoint: fixture.dir + '/m', mountpoints: [fixture.dir + '/m'], pid: m.child.pid, readOnly: false })
     t.regex(dev, /^[0-9]+:[0-9]+$/)
     t.is(options.readOnly, 'rw')
@@ -81,4 +82,37 @@ test.serial('a store whose socket path is longer than sun_path (107 bytes) still
   t.is((await statusJson([deep])).mount.pid, m.child.pid)
   await m.stop()
   await t.throwsAsync(fsp.lstat(deep + '/chunkfs.sock'), { code: 'ENOENT' }, 'a clean unmount removes the socket')
+})
+
+const HOLD_OPEN = `
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o644)
+os.write(fd, b'w' * int(sys.argv[2]))
+print('written', flush=True)
+sys.stdin.read()  # open until the test closes our stdin
+os.close(fd)
+`
+
+test.serial('status shows the mount\'s memory: resident, heap, and the bytes the write-back buffer holds against its bound', async (t) => {
+  await mkfs(fixture.dir + '/ms')
+  await fixture.mountAt(fixture.dir + '/ms', fixture.dir + '/mm', ['-o', 'buffer_mb=64,flush_ms=60000'])
+  const bytes = 3 << 20
+  const writer = spawn(PYTHON, ['-c', HOLD_OPEN, fixture.dir + '/mm/held', String(bytes)], { stdio: ['pipe', 'pipe', 'inherit'] })
+  try {
+    await new Promise<void>((resolve, reject) => {
+      writer.stdout!.on('data', (b: Buffer) => { if (b.toString().includes('written')) resolve() })
+      writer.on('exit', (code) => reject(new Error(`writer exited (${code}) before writing`)))
+    })
+    const m = (await statusJson([fixture.dir + '/mm'])).mount.memory
+    t.is(m.writeBufferBytes, bytes, 'the bytes written and not yet stored (flush_ms keeps them)')
+    t.true(m.writeBufferHeldBytes >= m.writeBufferBytes, 'held: at least what is buffered')
+    t.is(m.writeBufferMaxBytes, 64 << 20, '-o buffer_mb')
+    t.true(m.rssBytes > m.writeBufferBytes && m.heapUsedBytes > 0 && m.externalBytes >= m.writeBufferBytes, JSON.stringify(m))
+    t.regex((await cli(['status', fixture.dir + '/mm'])).stdout, /^memory: [\d.]+ MiB resident .*write-back buffer 3\.0 MiB buffered in [\d.]+ MiB held, bound 64\.0 MiB$/m)
+  } finally {
+    writer.stdin!.end()
+    await new Promise((resolve) => writer.on('close', resolve))
+  }
+  await shOk(`sync -f ${fixture.dir}/mm/held`)
+  t.is((await statusJson([fixture.dir + '/mm'])).mount.memory.writeBufferBytes, 0, 'stored at close and sync: nothing buffered')
 })

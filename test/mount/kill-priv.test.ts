@@ -7,7 +7,7 @@ import test from 'ava'
 import * as path from 'node:path'
 import { spawnSync } from 'node:child_process'
 import { sharedMount, run, shOk, PYTHON, TRANSPORT, NOBODY_UID } from '../helpers/mount'
-import { straceAttach, straceDetach, straceEvents } from '../helpers/strace'
+import { fuseAnswersDuring } from '../helpers/strace'
 
 const FUSE3 = TRANSPORT !== 'fuse-native'
 const shared = sharedMount(test, 'killpriv')
@@ -23,14 +23,7 @@ os.close(fd)
 
 /** Answers the mount wrote to /dev/fuse while fn ran. */
 async function fuseAnswers (fn: () => Promise<void>): Promise<number> {
-  const trace = path.join(shared.dir, `answers-${Date.now()}.trace`)
-  const tracer = await straceAttach(shared.mount.child.pid!, trace, 'writev,write')
-  try {
-    await fn()
-  } finally {
-    await straceDetach(tracer)
-  }
-  return straceEvents(trace).filter((e) => /^writev?\(\d+<\/dev\/fuse>/.test(e.line)).length
+  return await fuseAnswersDuring(shared.mount.child.pid!, path.join(shared.dir, `answers-${Date.now()}.trace`), fn)
 }
 
 test.serial(`${WRITES} small writes cost about one FUSE answer each (no security.capability lookup per write)`, async (t) => {
