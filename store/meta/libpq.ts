@@ -21,6 +21,8 @@ export interface LibpqConnection {
   getisnull(row: number, column: number): boolean;
   cmdTuples(): string;
   serverVersion(): number;
+  /** PQTRANS_IDLE 0, ACTIVE 1, INTRANS 2, INERROR 3, UNKNOWN 4 (a bad connection). */
+  transactionStatus(): number;
   // The asynchronous side (store/meta/pg-commit-point.ts): send, then read as the socket turns readable.
   sendQuery(sql: string): boolean;
   startReader(): void;

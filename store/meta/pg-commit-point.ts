@@ -33,12 +33,16 @@ export class PgCommitPoint implements CommitPoint {
   }
 
   async makeDurable(): Promise<void> {
-    const conn = this.connection();
-    try {
-      await runAsync(conn, BUMP_SQL);
-    } catch (err) {
-      this.close(); // a broken connection (server restart): the next commit point connects again
-      throw new Error(`durable commit on ${this.db.target} failed: ${(err as Error).message}`);
+    // A connection the server dropped (a restart) is found by using it: one more try on a new one.
+    // Trying again is harmless: any synchronous commit that succeeds flushes everything before it.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await runAsync(this.connection(), BUMP_SQL);
+        return;
+      } catch (err) {
+        this.close();
+        if (attempt >= COMMIT_POINT_TRIES_MAX) throw new Error(`durable commit on ${this.db.target} failed: ${(err as Error).message}`);
+      }
     }
   }
 
@@ -88,5 +92,7 @@ function runAsync(conn: LibpqConnection, sql: string): Promise<void> {
   });
 }
 
+/** Connections one commit point tries (the kept one, then a new one). */
+const COMMIT_POINT_TRIES_MAX = 2;
 /** Results one statement may give (one, plus libpq's end marker). */
 const RESULTS_MAX = 16;
