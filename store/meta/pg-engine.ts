@@ -183,7 +183,13 @@ export class PgDb implements Db {
     const now = Date.now();
     if (now - this.lastDialMs < RECONNECT_INTERVAL_MS) throw lost(`dialling again at most every ${RECONNECT_INTERVAL_MS} ms`);
     this.lastDialMs = now;
-    const pq = this.dial(); // throws, naming the target, while the server is unreachable
+    let pq: LibpqConnection;
+    try {
+      pq = this.dial();
+    } catch (err) {
+      // A PgError (EIO at the mount), not the dial's ConfigError (EINVAL): the request was fine.
+      throw lost(`dialling again failed: ${(err as Error).message}`);
+    }
     try {
       for (const [text, p] of this.prepared) {
         pq.prepare(p.name, text, p.params);
