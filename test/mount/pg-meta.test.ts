@@ -5,7 +5,7 @@
 import test from 'ava'
 import * as path from 'node:path'
 import { spawn } from 'node:child_process'
-import { storeFixture, mkfs, run, shOk, PYTHON } from '../helpers/mount'
+import { storeFixture, mkfs, run, shOk, chunkfsOk, PYTHON } from '../helpers/mount'
 import { REPO_ROOT } from '../helpers/root'
 import { PgCluster, pgUnavailableReason, startPgCluster } from '../helpers/pg-cluster'
 
@@ -26,6 +26,9 @@ if (unavailable !== null) {
     cluster = startPgCluster()
     await mkfs(fixture.store, ['--disks', '4', '--layout', 'replica:2', '--meta', cluster.createDatabase('mounted')])
     const m = await fixture.mount()
+    // chunkfs status (through the mount's control socket): the engine, and the mount holding the lease.
+    const status = await chunkfsOk(['status', fixture.store])
+    t.regex(status, new RegExp(`metadata: postgres postgresql:///mounted\\?host=.*; lease: \\S+ pid ${m.child.pid} \\(mount `))
     const src = path.join(REPO_ROOT, 'store')
     await shOk(`cp -a ${src} ${m.mountpoint}/cp && mkdir ${m.mountpoint}/tar && tar -C ${src} -cf - . | tar -C ${m.mountpoint}/tar -xf -`)
     await shOk(`diff -r ${src} ${m.mountpoint}/cp && diff -r ${src} ${m.mountpoint}/tar`)
