@@ -417,6 +417,7 @@ export class Store {
       await this.env.commits.stop();
       if (this.lock !== null) await this.env.commits.flushIfDirty().catch(() => undefined); // SQLite's close checkpoints too
       this.lease?.release();
+      this.env.commits.close();
       this.db.close();
       await this.env.decoded.pool.close();
       (this.io as { closeAll?: () => void }).closeAll?.(); // NodeIo, or an Io wrapping one

@@ -100,6 +100,11 @@ export class CommitLog {
     }
   }
 
+  /** After the last flush (store close): the commit point lets go of its connection. */
+  close(): void {
+    this.point.close?.();
+  }
+
   async stop(): Promise<void> {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;

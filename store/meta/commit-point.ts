@@ -11,6 +11,8 @@ export interface CommitPoint {
   mark(): bigint;
   /** Every commit made before the call is durable when this resolves. */
   makeDurable(): Promise<void>;
+  /** Let go of what it holds (PostgreSQL: its connection); at store close. */
+  close?(): void;
 }
 
 export class SqliteWalCommitPoint implements CommitPoint {

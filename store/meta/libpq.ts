@@ -21,6 +21,17 @@ export interface LibpqConnection {
   getisnull(row: number, column: number): boolean;
   cmdTuples(): string;
   serverVersion(): number;
+  /** PQTRANS_IDLE 0, ACTIVE 1, INTRANS 2, INERROR 3, UNKNOWN 4 (a bad connection). */
+  transactionStatus(): number;
+  // The asynchronous side (store/meta/pg-commit-point.ts): send, then read as the socket turns readable.
+  sendQuery(sql: string): boolean;
+  startReader(): void;
+  stopReader(): void;
+  consumeInput(): boolean;
+  isBusy(): boolean;
+  getResult(): boolean;
+  on(event: 'readable', listener: () => void): void;
+  removeListener(event: 'readable', listener: () => void): void;
 }
 
 type LibpqClass = new () => LibpqConnection;

@@ -3,21 +3,29 @@
 // returns, so it survives a kill of the mount at once, and the server flushes it within a fraction
 // of a second. A full commit point (fsync, syncfs, unmount, the 5 s timer, before shards are touched
 // under an intent) is one transaction with synchronous_commit = on that writes one row: PostgreSQL
-// flushes its WAL up to that commit record before answering, and every earlier commit lies before
-// it in the WAL. So an intent is durable before fsync returns, as on SQLite, with one WAL flush per
-// group of fsyncs (commit-log.ts shares flushes between concurrent callers).
+// flushes its WAL up to that commit record before answering, and every earlier commit of any
+// session lies before it in the WAL. So an intent is durable before fsync returns, as on SQLite,
+// with one WAL flush per group of fsyncs (commit-log.ts shares flushes between concurrent callers).
 //
 // Chosen over synchronous_commit = on for every transaction: that costs a WAL flush per metadata
 // operation, which DESIGN §5 rules out (SQLite runs synchronous=NORMAL for the same reason).
-// The call is synchronous (libpq, DESIGN §9): it holds the thread for the flush's round trip.
+// The commit point runs on a second connection of its own, asynchronously (libpq's send and read):
+// while the server flushes, the thread serves requests, as SQLite's WAL fdatasync runs on the pool,
+// and the metadata connection stays free for them (it is synchronous, DESIGN §9).
 import type { CommitPoint } from './commit-point';
 import type { PgDb } from './pg-engine';
+import type { LibpqConnection } from './libpq';
+import { connectPg } from './pg-open';
+import { finishLibpq } from './pg-engine';
 
 /** The row a full commit writes (made by a read-write open, store/meta/pg-open.ts; no part of the shared schema). */
 export const COMMIT_POINT_TABLE_SQL = 'CREATE TABLE IF NOT EXISTS chunkfs_commit_point(k INT PRIMARY KEY CHECK (k = 0), n BIGINT NOT NULL)';
+/** One autocommit statement on the commit point's connection, whose session commits synchronously. */
 const BUMP_SQL = 'INSERT INTO chunkfs_commit_point(k, n) VALUES (0, 1) ON CONFLICT (k) DO UPDATE SET n = chunkfs_commit_point.n + 1';
 
 export class PgCommitPoint implements CommitPoint {
+  private flushConn: LibpqConnection | null = null;
+
   constructor(private readonly db: PgDb) {}
 
   mark(): bigint {
@@ -25,12 +33,66 @@ export class PgCommitPoint implements CommitPoint {
   }
 
   async makeDurable(): Promise<void> {
-    const before = this.db.commits;
-    this.db.transaction(() => {
-      this.db.exec('SET LOCAL synchronous_commit = on');
-      this.db.prepare(BUMP_SQL).run(); // prepared once per connection (PgDb keeps texts)
-    })();
-    // The commit point's own commit needs no later flush: it is durable.
-    if (this.db.commits === before + 1n) this.db.commits = before;
+    // A connection the server dropped (a restart) is found by using it: one more try on a new one.
+    // Trying again is harmless: any synchronous commit that succeeds flushes everything before it.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await runAsync(this.connection(), BUMP_SQL);
+        return;
+      } catch (err) {
+        this.close();
+        if (attempt >= COMMIT_POINT_TRIES_MAX) throw new Error(`durable commit on ${this.db.target} failed: ${(err as Error).message}`);
+      }
+    }
+  }
+
+  private connection(): LibpqConnection {
+    if (this.flushConn !== null) return this.flushConn;
+    const second = connectPg(this.db.url);
+    second.exec('SET synchronous_commit = on');
+    this.flushConn = second.detach();
+    return this.flushConn;
+  }
+
+  close(): void {
+    const conn = this.flushConn;
+    this.flushConn = null;
+    if (conn !== null) finishLibpq(conn);
   }
 }
+
+/** One statement sent and its results read as the socket turns readable; rejects with the server's message. */
+function runAsync(conn: LibpqConnection, sql: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (!conn.sendQuery(sql)) {
+      reject(new Error(conn.errorMessage()));
+      return;
+    }
+    let failure: string | null = null;
+    let results = 0;
+    const onReadable = (): void => {
+      if (!conn.consumeInput()) failure ??= conn.errorMessage();
+      // Read what has arrived; wait for the socket again while libpq would block (isBusy).
+      while (failure === null && !conn.isBusy()) {
+        if (!conn.getResult()) return finish();
+        const status = conn.resultStatus();
+        if (status !== 'PGRES_COMMAND_OK' && status !== 'PGRES_TUPLES_OK') failure = conn.resultErrorMessage() || status;
+        if (++results > RESULTS_MAX) failure ??= `more than ${RESULTS_MAX} results`;
+      }
+      if (failure !== null) finish();
+    };
+    const finish = (): void => {
+      conn.stopReader();
+      conn.removeListener('readable', onReadable);
+      if (failure === null) resolve();
+      else reject(new Error(failure.trim()));
+    };
+    conn.on('readable', onReadable);
+    conn.startReader();
+  });
+}
+
+/** Connections one commit point tries (the kept one, then a new one). */
+const COMMIT_POINT_TRIES_MAX = 2;
+/** Results one statement may give (one, plus libpq's end marker). */
+const RESULTS_MAX = 16;

@@ -10,6 +10,7 @@
 import { Db, EngineSql, RunInfo, SqlParam, SqlStatement, sqlFor } from './sql-engine';
 import { PgText, toPgPlaceholders } from './pg-placeholders';
 import { LibpqConnection } from './libpq';
+import { redactedUrl } from '../meta-target';
 
 /** PostgreSQL type OIDs decoded specially (pg_type.dat). */
 const OID_BOOL = 16;
@@ -25,6 +26,12 @@ const OID_NUMERIC = 1700;
 const PREPARED_TEXTS_MAX = 4096;
 /** Savepoints one transaction may nest. */
 const TX_DEPTH_MAX = 64;
+/** A lost connection is dialled again at most this often (a server that is down is not dialled per request). */
+export const RECONNECT_INTERVAL_MS = 1000;
+/** libpq's PQTRANS_UNKNOWN: the connection is bad. */
+const PQTRANS_UNKNOWN = 4;
+/** SQLSTATE connection_failure (class 08). */
+const SQLSTATE_CONNECTION_FAILURE = '08006';
 
 /** A failed statement, naming the SQL, the server's message and SQLSTATE (e.g. 23505: unique violation). */
 export class PgError extends Error {
@@ -129,16 +136,30 @@ class PgStatement implements SqlStatement {
 
 export class PgDb implements Db {
   readonly engine = 'postgres' as const;
-  private readonly prepared = new Map<string, string>();
+  /** Statement text -> its server-side name and parameter count (prepared again on a new connection). */
+  private readonly prepared = new Map<string, { name: string; params: number }>();
   private depth = 0;
+  /** The connection failed (server restart, network): the next statement outside a transaction dials again. */
+  private broken = false;
+  private lastDialMs = 0;
   /** Transactions committed (and writes outside one) since open: the commit log's mark (DESIGN §5). */
   commits = 0n;
 
-  /** target: the connection string without a password, for messages. */
-  constructor(private readonly pq: LibpqConnection, readonly target: string) {}
+  /** The connection string without a password, for messages. */
+  readonly target: string;
+  /**
+   * url: the libpq URI connected to (it never holds a password: store/meta-target.ts); a second
+   * connection uses it. dial: a new connection set up as this one was (store/meta/pg-open.ts), to
+   * replace one that failed: the operation that saw the failure fails (its transaction is gone with
+   * the connection; DESIGN §5 keeps what was committed), the next one runs on the new connection.
+   */
+  constructor(private pq: LibpqConnection, readonly url: string, private readonly dial: (() => LibpqConnection) | null = null) {
+    this.target = redactedUrl(url);
+  }
 
   /** Run a prepared statement (preparing its text on first use); throws PgError. */
   execPrepared(name: string, text: string, values: Array<string | null>): LibpqConnection {
+    this.usable();
     this.pq.execPrepared(name, values);
     this.check(text);
     return this.pq;
@@ -148,7 +169,39 @@ export class PgDb implements Db {
     const status = this.pq.resultStatus();
     if (status === 'PGRES_TUPLES_OK' || status === 'PGRES_COMMAND_OK') return;
     const fields = this.pq.resultErrorFields() as { sqlState?: string } | undefined;
-    throw new PgError(text, this.pq.resultErrorMessage() || this.pq.errorMessage() || status, fields?.sqlState ?? 'unknown');
+    const lost = this.pq.transactionStatus() === PQTRANS_UNKNOWN;
+    if (lost) this.broken = true;
+    throw new PgError(text, this.pq.resultErrorMessage() || this.pq.errorMessage() || status, fields?.sqlState ?? (lost ? SQLSTATE_CONNECTION_FAILURE : 'unknown'));
+  }
+
+  /** A connection to run on: after a failure, a new one (outside a transaction, at most every RECONNECT_INTERVAL_MS). */
+  private usable(): void {
+    if (!this.broken) return;
+    const lost = (why: string): PgError => new PgError('', `the connection to ${this.target} was lost; ${why}`, SQLSTATE_CONNECTION_FAILURE);
+    if (this.depth > 0) throw lost('this transaction is gone with it');
+    if (this.dial === null) throw lost('this connection is not dialled again');
+    const now = Date.now();
+    if (now - this.lastDialMs < RECONNECT_INTERVAL_MS) throw lost(`dialling again at most every ${RECONNECT_INTERVAL_MS} ms`);
+    this.lastDialMs = now;
+    let pq: LibpqConnection;
+    try {
+      pq = this.dial();
+    } catch (err) {
+      // A PgError (EIO at the mount), not the dial's ConfigError (EINVAL): the request was fine.
+      throw lost(`dialling again failed: ${(err as Error).message}`);
+    }
+    try {
+      for (const [text, p] of this.prepared) {
+        pq.prepare(p.name, text, p.params);
+        if (pq.resultStatus() !== 'PGRES_COMMAND_OK') throw lost(`preparing statements again failed: ${pq.resultErrorMessage()}`);
+      }
+    } catch (err) {
+      finishLibpq(pq);
+      throw err;
+    }
+    finishLibpq(this.pq);
+    this.pq = pq;
+    this.broken = false;
   }
 
   /** A write outside a transaction commits at once (autocommit). */
@@ -158,19 +211,21 @@ export class PgDb implements Db {
 
   prepare(sql: EngineSql): SqlStatement {
     const pg = toPgPlaceholders(sqlFor(sql, 'postgres'));
-    let name = this.prepared.get(pg.text);
-    if (name === undefined) {
+    let p = this.prepared.get(pg.text);
+    if (p === undefined) {
       if (this.prepared.size >= PREPARED_TEXTS_MAX) throw new Error(`metadata SQL: more than ${PREPARED_TEXTS_MAX} distinct statements`);
-      name = `cfs${this.prepared.size}`;
-      this.pq.prepare(name, pg.text, Math.max(pg.positional, pg.names.length));
+      p = { name: `cfs${this.prepared.size}`, params: Math.max(pg.positional, pg.names.length) };
+      this.usable();
+      this.pq.prepare(p.name, pg.text, p.params);
       this.check(pg.text);
-      this.prepared.set(pg.text, name);
+      this.prepared.set(pg.text, p);
     }
-    return new PgStatement(this, name, pg);
+    return new PgStatement(this, p.name, pg);
   }
 
   exec(sql: EngineSql): void {
     const text = sqlFor(sql, 'postgres');
+    this.usable();
     this.pq.exec(text);
     this.check(text);
   }
@@ -206,6 +261,7 @@ export class PgDb implements Db {
   }
 
   private rollback(savepoint: string | null): void {
+    if (this.broken) return; // the server ended the transaction with the connection
     try {
       this.exec(savepoint === null ? 'ROLLBACK' : `ROLLBACK TO SAVEPOINT ${savepoint}; RELEASE SAVEPOINT ${savepoint}`);
     } catch { /* the connection failed: the server rolled back the whole transaction itself */ }
@@ -227,14 +283,25 @@ export class PgDb implements Db {
     this.prepare('INSERT INTO chunkfs_schema(k, version) VALUES (0, ?) ON CONFLICT (k) DO UPDATE SET version = excluded.version').run(Math.trunc(version));
   }
 
-  close(): void {
-    this.pq.finish();
-    // finish() closes libuv's poll handle for the socket, which lives inside the connection object:
-    // the object must outlive that close (one loop turn), or a garbage collection in between frees
-    // the handle under libuv (seen: "uv__finish_close: Assertion" at exit).
-    lingering.add(this.pq);
-    setTimeout(() => lingering.delete(this.pq), LINGER_MS).unref();
+  /** The connection itself, for a caller that runs it on its own (the commit point's second connection). */
+  detach(): LibpqConnection {
+    return this.pq;
   }
+
+  close(): void {
+    finishLibpq(this.pq);
+  }
+}
+
+/**
+ * finish() closes libuv's poll handle for the socket, which lives inside the connection object: the
+ * object must outlive that close (one loop turn), or a garbage collection in between frees the
+ * handle under libuv (seen: "uv__finish_close: Assertion" at exit).
+ */
+export function finishLibpq(pq: LibpqConnection): void {
+  pq.finish();
+  lingering.add(pq);
+  setTimeout(() => lingering.delete(pq), LINGER_MS).unref();
 }
 
 /** Finished connections kept alive until libuv has closed their handles (see PgDb.close). */

@@ -60,11 +60,13 @@ export function readLease(db: PgDb): LeaseInfo | null {
 
 /**
  * The holder ran on this machine and its process is gone (kill -9, crash): its lease need not be
- * waited out, as the store lock file's stale holder is not (store/store-lock.ts). Another
- * machine's holder is judged by expiry alone.
+ * waited out, as the store lock file's stale holder is not (store/store-lock.ts). This process
+ * itself is such a holder too: it abandoned an open without closing it (the store lock refuses two
+ * read-write opens of a store in one process). Another machine's holder is judged by expiry alone.
  */
 function deadOnThisHost(lease: LeaseInfo): boolean {
   if (lease.host !== os.hostname()) return false;
+  if (lease.pid === process.pid) return true;
   try {
     process.kill(lease.pid, 0);
     return false;

@@ -38,7 +38,7 @@ export function connectPg(url: string): PgDb {
   } catch (err) {
     throw connectError(url, (err as Error).message);
   }
-  const db = new PgDb(pq, redactedUrl(url));
+  const db = new PgDb(pq, url, () => connectPg(url).detach());
   try {
     db.exec(SESSION_SQL);
   } catch (err) {

@@ -104,6 +104,15 @@ export function startPgCluster(settings: Record<string, string> = {}): PgCluster
   if (!exitHookSet) {
     exitHookSet = true;
     process.on('exit', () => { for (const c of [...running]) c.stop(); });
+    // A test process killed by a signal (Ctrl-C, a runner's timeout) stops its servers too, then dies of it.
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      const onSignal = (): void => {
+        for (const c of [...running]) c.stop();
+        process.removeListener(signal, onSignal);
+        process.kill(process.pid, signal);
+      };
+      process.on(signal, onSignal);
+    }
   }
   try {
     // C locale: names sort by bytes, as SQLite's BINARY collation does; UTF8 for any file name.

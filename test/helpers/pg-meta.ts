@@ -6,6 +6,10 @@ import test from 'ava';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Store, StoreCreateOptions } from '../../store/store';
+import { openDb } from '../../store/meta/meta';
+import { openPgMeta } from '../../store/meta/pg-open';
+import type { Db } from '../../store/meta/sql-engine';
+import type { MetaTarget } from '../../store/meta-target';
 import { PgCluster, pgUnavailableReason, startPgCluster } from './pg-cluster';
 
 export type TestMetaEngine = 'sqlite' | 'postgres';
@@ -49,6 +53,15 @@ export function copyStoreDir(from: string, to: string, filter?: (p: string) => b
  * commit point instead.
  */
 export const sqliteOnlyTest = testMetaEngine() === 'postgres' ? test.skip : test;
+
+/**
+ * The metadata of a closed store, opened as its config says (meta.db, or its PostgreSQL database),
+ * for tests that read or plant rows directly.
+ */
+export function openStoreMetaOf(dir: string, readOnly = false): Db {
+  const config = JSON.parse(fs.readFileSync(path.join(dir, 'chunkfs.json'), 'utf8')) as { meta?: MetaTarget };
+  return config.meta === undefined ? openDb(path.join(dir, 'meta.db'), readOnly) : openPgMeta(config.meta.url, readOnly);
+}
 
 let patched = false;
 

@@ -1,11 +1,13 @@
 // A mounted store with its metadata on PostgreSQL (issue 22, DESIGN §9), through the same path users
 // take: `chunkfs mkfs --meta`, the mount, cp and tar; then kill -9 of the mount during fsync'd writes
 // and a remount: every fsync-acknowledged record is there (DESIGN §5 on PostgreSQL: the commit point
-// at fsync, store/meta/pg-commit-point.ts). The cluster is a throwaway one (test/helpers/pg-cluster.ts).
+// at fsync, store/meta/pg-commit-point.ts); and fail-over to a second mount process of the same
+// store with its own mount point (DESIGN §9 lease). The cluster is a throwaway one (test/helpers/pg-cluster.ts).
 import test from 'ava'
 import * as path from 'node:path'
 import { spawn } from 'node:child_process'
-import { storeFixture, mkfs, run, shOk, PYTHON } from '../helpers/mount'
+import { storeFixture, mkfs, run, shOk, chunkfsOk, PYTHON, CLI_JS, ChunkfsMount } from '../helpers/mount'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { REPO_ROOT } from '../helpers/root'
 import { PgCluster, pgUnavailableReason, startPgCluster } from '../helpers/pg-cluster'
 
@@ -26,6 +28,9 @@ if (unavailable !== null) {
     cluster = startPgCluster()
     await mkfs(fixture.store, ['--disks', '4', '--layout', 'replica:2', '--meta', cluster.createDatabase('mounted')])
     const m = await fixture.mount()
+    // chunkfs status (through the mount's control socket): the engine, and the mount holding the lease.
+    const status = await chunkfsOk(['status', fixture.store])
+    t.regex(status, new RegExp(`metadata: postgres postgresql:///mounted\\?host=.*; lease: \\S+ pid ${m.child.pid} \\(mount `))
     const src = path.join(REPO_ROOT, 'store')
     await shOk(`cp -a ${src} ${m.mountpoint}/cp && mkdir ${m.mountpoint}/tar && tar -C ${src} -cf - . | tar -C ${m.mountpoint}/tar -xf -`)
     await shOk(`diff -r ${src} ${m.mountpoint}/cp && diff -r ${src} ${m.mountpoint}/tar`)
@@ -41,9 +46,36 @@ if (unavailable !== null) {
 
   test.serial('kill -9 during fsync\'d writes, remount: every acknowledged record is there', async (t) => {
     const m = await fixture.mount()
-    const file = path.join(m.mountpoint, 'log.bin')
-    // Record i is (%08d % i) repeated; "ack i" after its fsync returned.
-    const child = spawn(PYTHON, ['-c', `
+    const acked = await writeUntilKilled(m, path.join(m.mountpoint, 'log.bin'))
+    t.true(acked >= ACKS_BEFORE_KILL, `acks ${acked}`)
+    const again = await fixture.mount()
+    t.is(await badRecords(path.join(again.mountpoint, 'log.bin'), acked), '0 []')
+    await again.stop()
+  })
+
+  test.serial('fail-over (DESIGN §9): a second mount of the store from another store directory is refused naming the holder; after kill -9 of the holder it takes over with every fsync\'d record', async (t) => {
+    // "Another machine that sees the same disk directories": its own store directory (config and keys)
+    // naming the same disks and database, and its own mount point.
+    const other = path.join(fixture.dir, 'other')
+    await shOk(`mkdir -p ${fixture.dir}/mnt2 && mkdir -m 700 ${other} && cp -p ${fixture.store}/chunkfs.json ${fixture.store}/bitrot.key ${fixture.store}/data.key ${other}/`)
+    const config = JSON.parse(readFileSync(path.join(other, 'chunkfs.json'), 'utf8'))
+    for (const d of config.disks) d.path = path.resolve(fixture.store, d.path)
+    writeFileSync(path.join(other, 'chunkfs.json'), JSON.stringify(config, null, 2), { mode: 0o600 })
+    const m = await fixture.mount()
+    const refused = await run(process.execPath, [CLI_JS, 'mount', other, path.join(fixture.dir, 'mnt2')], { timeoutMs: 60_000 })
+    t.not(refused.code, 0)
+    t.regex(refused.stderr, new RegExp(`open read-write by \\S+ pid ${m.child.pid} \\(mount `))
+    const acked = await writeUntilKilled(m, path.join(m.mountpoint, 'failover.bin'))
+    const second = await fixture.mountAt(other, path.join(fixture.dir, 'mnt2'))
+    t.is(await badRecords(path.join(second.mountpoint, 'failover.bin'), acked), '0 []')
+    t.regex(await chunkfsOk(['status', other]), new RegExp(`lease: \\S+ pid ${second.child.pid} \\(mount `))
+    await second.stop()
+  })
+}
+
+/** Record i is (%08d % i) repeated; "ack i" after its fsync returned. Kills m after ACKS_BEFORE_KILL acks; the last ack. */
+async function writeUntilKilled (m: ChunkfsMount, file: string): Promise<number> {
+  const child = spawn(PYTHON, ['-c', `
 import os, sys
 fd = os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY, 0o644)
 for i in range(${RECORDS_MAX}):
@@ -51,25 +83,27 @@ for i in range(${RECORDS_MAX}):
     os.fsync(fd)
     print('ack', i, flush=True)
 `, file], { stdio: ['ignore', 'pipe', 'ignore'] })
-    let acked = -1
-    let killed: Promise<void> | null = null
-    child.stdout.on('data', (b: Buffer) => {
-      for (const mm of b.toString().matchAll(/ack (\d+)/g)) acked = Math.max(acked, Number(mm[1]))
-      if (acked >= ACKS_BEFORE_KILL && killed === null) killed = m.kill9()
-    })
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error('writer did not stop')) }, WRITER_WAIT_MS)
-      child.on('exit', () => { clearTimeout(timer); resolve() })
-    })
-    await killed
-    t.true(acked >= ACKS_BEFORE_KILL, `acks ${acked}`)
-    const again = await fixture.mount()
-    const r = await run(PYTHON, ['-c', `
+  let acked = -1
+  let killed: Promise<void> | null = null
+  child.stdout.on('data', (b: Buffer) => {
+    for (const mm of b.toString().matchAll(/ack (\d+)/g)) acked = Math.max(acked, Number(mm[1]))
+    if (acked >= ACKS_BEFORE_KILL && killed === null) killed = m.kill9()
+  })
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error('writer did not stop')) }, WRITER_WAIT_MS)
+    child.on('exit', () => { clearTimeout(timer); resolve() })
+  })
+  await killed
+  return acked
+}
+
+/** "count [first few]" of the records 0..acked that do not read back. */
+async function badRecords (file: string, acked: number): Promise<string> {
+  const r = await run(PYTHON, ['-c', `
 import sys
 data = open(sys.argv[1], 'rb').read()
 bad = [i for i in range(int(sys.argv[2]) + 1) if data[i*${RECORD_BYTES}:(i+1)*${RECORD_BYTES}] != (b'%08d' % i) * ${RECORD_BYTES / 8}]
 print(len(bad), bad[:5])
-`, path.join(again.mountpoint, 'log.bin'), String(acked)], { timeoutMs: 60_000 })
-    t.is(r.stdout.trim(), '0 []', r.stderr)
-  })
+`, file, String(acked)], { timeoutMs: 60_000 })
+  return r.stdout.trim() + r.stderr
 }

@@ -95,6 +95,8 @@ pgTest('chunkfs mkfs --meta: the CLI makes a store on PostgreSQL, refuses a pass
   t.regex(ok.stdout, /metadata in postgresql:\/\/\/pgmeta/);
   const status = await run(process.execPath, [CLI, 'status', dir, '--json'], { timeout: CLI_TIMEOUT_MS });
   t.is(JSON.parse(status.stdout).openIntents, 0, 'status opens the store through the recorded engine');
+  const text = await run(process.execPath, [CLI, 'status', dir], { timeout: CLI_TIMEOUT_MS });
+  t.regex(text.stdout, /^metadata: postgres postgresql:\/\/\/pgmeta\d+\?host=.*; lease: not held$/m, 'read-only: no lease taken');
   const bad = await t.throwsAsync(run(process.execPath, [CLI, 'mkfs', path.join(tmpDir(), 's'), '--meta', 'postgres://u:pw@localhost/x'], { timeout: CLI_TIMEOUT_MS })) as Error & { stderr: string };
   t.regex(bad.stderr, /postgres:\/\/u:\*\*\*@localhost\/x.*holds a password/);
   const missing = await t.throwsAsync(run(process.execPath, [CLI, 'mkfs', path.join(tmpDir(), 's'), '--meta', cluster!.url('nope')], { timeout: CLI_TIMEOUT_MS })) as Error & { stderr: string };
@@ -194,5 +196,40 @@ pgTest('lease (DESIGN §9): a second read-write opener is refused naming the hol
     await after.close();
   } finally {
     holder.child.kill('SIGKILL');
+  }
+});
+
+/** Operations tried after a server restart until one succeeds (the first may fail with the old connection). */
+const AFTER_RESTART_TRIES_MAX = 20;
+
+pgTest('the server restarted under an open store: an operation may fail, the next ones run on a new connection; nothing committed is lost', async (t) => {
+  const restartable = startPgCluster();
+  try {
+    const store = await Store.create(path.join(tmpDir(), 'store'), { disks: 3, layout: 'replica:2', ...SMALL, meta: restartable.createDatabase('restart') });
+    const before = store.ns.create(ROOT_INO, 'before', 0o644, 0, 0);
+    await store.write(before.ino, 0, Buffer.alloc(50_000, 3));
+    await store.sync();
+    store.ns.mkdir(ROOT_INO, 'committed-not-synced', 0o755, 0, 0); // a fast shutdown flushes it too
+    restartable.restart();
+    let failures = 0;
+    let after = null;
+    for (let i = 0; i < AFTER_RESTART_TRIES_MAX && after === null; i++) {
+      try {
+        after = store.ns.create(ROOT_INO, 'after', 0o644, 0, 0);
+      } catch (err) {
+        failures++;
+        t.regex((err as Error).message, /connection|terminat|server closed/i, 'a connection error, not another one');
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      }
+    }
+    t.not(after, null, `served again after ${failures} failed tries`);
+    await store.write(after!.ino, 0, Buffer.alloc(20_000, 4));
+    await store.sync();
+    t.deepEqual(store.ns.readdir(ROOT_INO).map((e) => e.name), ['after', 'before', 'committed-not-synced']);
+    t.true((await store.read(before.ino, 0, 50_000)).equals(Buffer.alloc(50_000, 3)));
+    t.true((await store.read(after!.ino, 0, 20_000)).equals(Buffer.alloc(20_000, 4)));
+    await store.close();
+  } finally {
+    restartable.stop();
   }
 });

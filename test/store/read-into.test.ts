@@ -3,6 +3,7 @@
 // than the file; a flipped bit served around with the same counters and heal entries as
 // read(); many concurrent reads (no shared scratch); and the scratch pool's bounds.
 import test from 'ava';
+import { copyStoreDir } from '../helpers/pg-meta';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { UnrecoverableError } from '../../src/errors';
@@ -107,7 +108,7 @@ for (const layout of LAYOUTS) {
     b[dataStartBytes(shardDataLenBytes / SMALL.bitrotBlockBytes) + 10] ^= 0x10; // block 0 data: [10, +4096) reads it
     fs.writeFileSync(shard, b);
     const twin = path.join(tmpDir(), 'store');
-    fs.cpSync(dir, twin, { recursive: true }); // the same damage for read() and for readInto()
+    copyStoreDir(dir, twin); // the same damage for read() and for readInto() (and its own metadata)
     const viaRead = await Store.open(dir);
     const viaInto = await Store.open(twin);
     for (const [off, len] of [[10, 4096], [0, CS], [CS - 2000, 5000]]) {

@@ -3,12 +3,13 @@
 // lazyTransaction). These tests prove that losing that lazy commit in a crash is harmless.
 import test from 'ava';
 import * as path from 'node:path';
-import { ROOT_INO, openDb } from '../../store/meta/meta';
+import { ROOT_INO } from '../../store/meta/meta';
+import { openStoreMetaOf } from '../helpers/pg-meta';
 import { Store } from '../../store/store';
 import { SMALL, prng, randomBytes, smallStore } from './helpers';
 
 function openIntents(dir: string): number {
-  const db = openDb(path.join(dir, 'meta.db'));
+  const db = openStoreMetaOf(dir);
   try {
     return Number((db.prepare('SELECT count(*) AS n FROM intents').get() as { n: bigint }).n);
   } finally {
@@ -47,7 +48,7 @@ test('a lost lazy intent removal is resolved at open to the bytes already writte
   patch.copy(data, at);
   await store.close();
   // The state a crash leaves when the lazy commit never reached the disk: the intent is still there.
-  const db = openDb(path.join(dir, 'meta.db'));
+  const db = openStoreMetaOf(dir);
   const version = (db.prepare('SELECT version FROM chunks WHERE ino = ? AND chunk_index = 0').get(f.ino) as { version: bigint }).version;
   const first = Math.floor(at / SMALL.bitrotBlockBytes);
   const last = Math.floor((at + patch.length - 1) / SMALL.bitrotBlockBytes);

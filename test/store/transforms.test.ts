@@ -8,7 +8,8 @@ import * as path from 'node:path';
 import { decodeHeader, FLAG_COMPRESSED, FLAG_ENCRYPTED, HEADER_BYTES } from '../../src/header';
 import { parseLayout } from '../../src/layout';
 import { LAYOUT_XATTR } from '../../store/meta/attr';
-import { ROOT_INO, openDb } from '../../store/meta/meta';
+import { ROOT_INO } from '../../store/meta/meta';
+import { openStoreMetaOf, testMetaEngine } from '../helpers/pg-meta';
 import { Store } from '../../store/store';
 import { SMALL, prng, randomBytes, smallStore, tmpDir } from './helpers';
 
@@ -43,7 +44,7 @@ const ROWS_SQL = 'SELECT chunk_index, version, logical_len, stored_len, stored_f
 /** The chunk rows of a file: through the open store's connection, else meta.db opened read-only. */
 function chunkRows(dir: string, ino: number, open?: Store): ChunkRowDb[] {
   if (open !== undefined) return (open as unknown as { db: import('../../store/meta/sql-engine').Db }).db.prepare(ROWS_SQL).all(ino) as ChunkRowDb[];
-  const db = openDb(path.join(dir, 'meta.db'), true);
+  const db = openStoreMetaOf(dir, true);
   try {
     return db.prepare(ROWS_SQL).all(ino) as ChunkRowDb[];
   } finally {
@@ -156,13 +157,14 @@ test('a wrong or missing store key is refused at open with nothing changed', asy
   const f = store.ns.create(ROOT_INO, 'f', 0o644, 0, 0);
   await store.write(f.ino, 0, compressible(100_000));
   await store.close();
-  const before = fs.readFileSync(path.join(dir, 'meta.db'));
+  const metaFile = path.join(dir, 'meta.db'); // SQLite's; on PostgreSQL the refusals come before any connection
+  const before = testMetaEngine() === 'sqlite' ? fs.readFileSync(metaFile) : null;
   const wrong = path.join(tmpDir(), 'wrong.key');
   fs.writeFileSync(wrong, Buffer.alloc(32, 7), { mode: 0o600 });
   await t.throwsAsync(Store.open(dir, { keyFile: wrong }), { message: /is not the key of store/ });
   fs.renameSync(path.join(dir, 'data.key'), path.join(dir, 'data.key.away'));
   await t.throwsAsync(Store.open(dir), { message: /store key file .*data\.key does not exist/ });
-  t.true(fs.readFileSync(path.join(dir, 'meta.db')).equals(before), 'meta.db untouched');
+  if (before !== null) t.true(fs.readFileSync(metaFile).equals(before), 'meta.db untouched');
   fs.renameSync(path.join(dir, 'data.key.away'), path.join(dir, 'data.key'));
   const again = await Store.open(dir);
   t.is((await again.read(f.ino, 0, 100_000)).length, 100_000);
