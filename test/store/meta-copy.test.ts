@@ -4,11 +4,15 @@
 // value, a missing row or a changed key is found and named. The whole move, both engines and the
 // mount: test/mount/meta-copy.test.ts.
 import test from 'ava';
+import Database from 'better-sqlite3';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Db, ROOT_INO, openDb } from '../../store/meta/meta';
 import { META_TABLES, storeTablesIn } from '../../store/meta/meta-tables';
 import { MetaCopyError, copyTables, verifyTables } from '../../store/meta/table-copy';
-import { tmpDir } from './helpers';
+import { moveStoreMeta } from '../../store/meta-move';
+import { sqliteOnlyTest } from '../helpers/pg-meta';
+import { smallStore, tmpDir } from './helpers';
 
 /** A migrated database with rows in several tables (a text key, a blob, a NULL). */
 function sourceDb(dir: string): Db {
@@ -54,4 +58,17 @@ test('a missing row, or a changed key, is found', (t) => {
   t.throws(() => verifyTables(source, target, 4), { instanceOf: MetaCopyError, message: /table dirents: 25 rows in the source, 24 in the copy/ });
   target.prepare('INSERT INTO dirents(parent, name, ino) VALUES (?, ?, ?)').run(ROOT_INO, 'f3-e', 103);
   t.throws(() => verifyTables(source, target, 4), { instanceOf: MetaCopyError, message: /table dirents: row parent=1, name="f3-é" \(copy: parent=1, name="f3-e"\)/ });
+});
+
+sqliteOnlyTest('a source older than this build is refused before anything is written: open it read-write once', async (t) => {
+  const { store, dir } = await smallStore('replica:3', 6);
+  await store.close();
+  const raw = new Database(path.join(dir, 'meta.db'));
+  const version = Number(raw.pragma('user_version', { simple: true }));
+  raw.pragma(`user_version = ${version - 1}`);
+  raw.close();
+  const config = fs.readFileSync(path.join(dir, 'chunkfs.json'));
+  t.throws(() => moveStoreMeta(dir, 'postgresql:///never?host=/nonexistent'), { message: new RegExp(`schema version ${version - 1} is older than this build's \\(${version}\\); open the store read-write once`) });
+  t.deepEqual(fs.readFileSync(path.join(dir, 'chunkfs.json')), config);
+  t.false(fs.existsSync(path.join(dir, 'chunkfs.lock')), 'the store lock released');
 });
