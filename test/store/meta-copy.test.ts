@@ -1,7 +1,8 @@
 // The tables and the row-for-row comparison of `chunkfs meta copy` (store/meta/table-copy.ts, DESIGN
 // §9), on two SQLite databases: META_TABLES names every table this build's schema has (a table a
 // later migration adds fails here until the copy knows it), a copy compares equal, and a changed
-// value, a missing row or a changed key is found and named. The whole move, both engines and the
+// value, a missing row or a changed key is found and named; a source older than this build is
+// refused before anything is written. The whole move, both engines and the
 // mount: test/mount/meta-copy.test.ts.
 import test from 'ava';
 import Database from 'better-sqlite3';
