@@ -6,6 +6,7 @@ import { UsageError } from './usage-error';
 import { parseSize } from './sizes';
 import { MOUNT_TOOL_OPTIONS_TEXT, MountToolOptions, parseMountToolOption } from './mount-tool-options';
 import { TOOL_HELP, TOOL_SYNOPSIS, TOOL_VERBS, ToolCommand, parseToolVerb } from './tool-args';
+import { META_HELP, META_SYNOPSIS, MetaCommand, parseMetaVerb } from './meta-args';
 
 export { UsageError, parseSize };
 
@@ -15,7 +16,8 @@ export type Command =
   | { verb: 'mkfs'; store: string; disks?: number | string[]; layout?: string; chunkSizeBytes?: number; bitrotBlockBytes?: number; keyFile?: string; meta?: string }
   | { verb: 'mount'; store?: string; mountpoint: string; options: MountCliOptions }
   | { verb: 'umount'; mountpoint: string; lazy: boolean }
-  | ToolCommand;
+  | ToolCommand
+  | MetaCommand;
 
 export type TransportChoice = 'fuse3' | 'fuse-native';
 export interface MountCliOptions extends MountToolOptions {
@@ -34,7 +36,7 @@ export interface MountCliOptions extends MountToolOptions {
 }
 const TRANSPORT_CHOICES: readonly TransportChoice[] = ['fuse3', 'fuse-native'];
 
-export const VERBS = ['mkfs', 'mount', 'umount', ...TOOL_VERBS] as const;
+export const VERBS = ['mkfs', 'mount', 'umount', ...TOOL_VERBS, 'meta'] as const;
 const DISKS_MAX = 256;
 const ARGS_MAX = 1024;
 
@@ -63,6 +65,7 @@ export function parseArgs(argv: string[]): Command {
     case 'mkfs': return parseMkfs(rest);
     case 'mount': return parseMount(rest);
     case 'umount': return parseUmount(rest);
+    case 'meta': return parseMetaVerb(rest);
     default: return parseToolVerb(verb as (typeof TOOL_VERBS)[number], rest);
   }
 }
@@ -159,6 +162,7 @@ commands:
   mount [<store>] <mountpoint> [-o opt,...]
   umount <mountpoint>
 ${TOOL_SYNOPSIS}
+${META_SYNOPSIS}
 
 TARGET is a store directory, a chunkfs mount point, or nothing (the default store). While the store is
 mounted these commands reach the mount through its control socket, else they open the store.
@@ -206,4 +210,5 @@ A live mount answers the other chunkfs commands through <store>/chunkfs.sock.`,
 
 Unmount a chunkfs mount (the mount process flushes and exits). --lazy detaches it even while busy.`,
   ...TOOL_HELP,
+  meta: META_HELP,
 };

@@ -302,3 +302,13 @@ export function adoptLegacyStore(dir: string, opened: OpenedConfig, io: SyncIo =
   io.writeFileDurable(path.join(dir, CONFIG_FILE), configBytes(config));
   return marked;
 }
+
+/**
+ * `chunkfs meta copy` (DESIGN §9): the store's metadata is now at meta (undefined: SQLite in
+ * meta.db), recorded durably (tmp file, fsync, rename, directory fsync): the switch is atomic.
+ */
+export function setMetaTarget(dir: string, opened: OpenedConfig, meta: MetaTarget | undefined, io: SyncIo = nodeSyncIo): void {
+  if (meta === undefined) delete opened.config.meta;
+  else opened.config.meta = { engine: meta.engine, url: parseMetaTarget(meta.url).url };
+  io.writeFileDurable(path.join(dir, CONFIG_FILE), configBytes(opened.config));
+}

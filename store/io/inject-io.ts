@@ -171,4 +171,8 @@ export class InjectSyncIo implements SyncIo {
     this.check('write', 'unlink', path);
     this.inner.remove(path);
   }
+  fsync(path: string): void {
+    this.check('write', 'fsync', path);
+    this.inner.fsync(path);
+  }
 }

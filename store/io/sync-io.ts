@@ -42,6 +42,8 @@ export interface SyncIo {
   link(from: string, to: string): void;
   /** Remove a file; nothing to do when it is gone. */
   remove(path: string): void;
+  /** fsync a file or a directory (its entries) that exists. */
+  fsync(path: string): void;
 }
 
 export function statOf(st: fs.Stats): IoStat {
@@ -117,6 +119,9 @@ export class NodeSyncIo implements SyncIo {
   }
   remove(path: string): void {
     fs.rmSync(path, { force: true });
+  }
+  fsync(path: string): void {
+    fsyncPath(path, fs.constants.O_RDONLY);
   }
 }
 

@@ -1,0 +1,173 @@
+// `chunkfs meta copy` (DESIGN §9, issue 22 item 6): move a store's metadata from one engine to the
+// other (SQLite in <store>/meta.db, or a PostgreSQL database), offline. Order, so that nothing is
+// lost whenever it stops:
+//   1. the store lock (a mount holds it: refused, naming it) and on PostgreSQL the source's lease;
+//   2. the source at this build's schema version (older: refused, open it read-write once);
+//   3. the target empty (one holding a store: refused);
+//   4. in ONE transaction on the target: this build's schema, every row, then every row compared
+//      (store/meta/table-copy.ts). A kill or error before its commit leaves the target empty:
+//      PostgreSQL rolls it back; SQLite's copy is built in meta.db.copy, which only a later
+//      attempt removes (the config never names it), and becomes meta.db by a link once complete;
+//   5. chunkfs.json names the new engine (tmp + fsync + rename + directory fsync): the switch.
+// Until step 5 the config names the old engine, whose metadata is never written (read-only open;
+// PostgreSQL's lease row aside), and afterwards it is left where it was, for the user to drop.
+import * as path from 'node:path';
+import { ChunkfsError } from '../src/errors';
+import { ConfigError, openConfig, setMetaTarget } from './config';
+import { MetaTarget, parseMetaTarget, redactedUrl } from './meta-target';
+import { StoreLock, StoreLockedError } from './store-lock';
+import { SyncIo, nodeSyncIo } from './io/sync-io';
+import { Db, MIGRATIONS } from './meta/meta';
+import { openMeta } from './meta/meta-open';
+import { openPgMeta } from './meta/pg-open';
+import { StoreLease, acquireLease } from './meta/engine-open';
+import { unknownTables } from './meta/meta-tables';
+import { COPY_BATCH_ROWS, COPY_BATCH_ROWS_MAX, TableRows, copyTables, verifyTables } from './meta/table-copy';
+import { CopyResult, CopyStep, copyIntoPg, copyIntoSqlite } from './meta/copy-target';
+import type { EngineName } from './meta/sql-engine';
+
+/** The SQLite metadata file of a store (as store/store.ts names it), and where its copy is built. */
+const META_FILE = 'meta.db';
+const COPY_SUFFIX = '.copy';
+const LOCK_NOTE = 'meta copy';
+
+export interface MetaMoveOptions {
+  /** Rows per batch read, written and compared (default COPY_BATCH_ROWS). */
+  batchRows?: number;
+  /** The store key, when mkfs kept it outside the store. */
+  keyFile?: string;
+  io?: SyncIo;
+  /** One line per step. */
+  log?: (line: string) => void;
+}
+
+export interface MetaPlace { engine: EngineName; location: string }
+
+export interface MetaMoveReport {
+  store: string;
+  from: MetaPlace;
+  to: MetaPlace;
+  tables: TableRows[];
+  /** Rows copied (= rows compared). */
+  rows: number;
+  /** Copy and verification, and the rate over both. */
+  seconds: number;
+  rowsPerSecond: number;
+  /** Where the old metadata stays, untouched, and how to drop it once the new engine serves. */
+  leftBehind: string;
+}
+
+function placeOf(dir: string, meta: MetaTarget | undefined): MetaPlace {
+  return meta === undefined ? { engine: 'sqlite', location: path.join(dir, META_FILE) } : { engine: 'postgres', location: redactedUrl(meta.url) };
+}
+
+/** The store lock, or an error naming who holds it (a mount: its mount point). */
+function takeLock(dir: string, io: SyncIo): StoreLock {
+  try {
+    return StoreLock.acquire(dir, io, LOCK_NOTE);
+  } catch (err) {
+    if (!(err instanceof StoreLockedError)) throw err;
+    const what = err.holderNote === '' ? 'a chunkfs process' : err.holderNote;
+    throw new ChunkfsError(`store ${dir} is in use by pid ${err.holderPid} (${what}): meta copy works on a store nobody has open; ` +
+      'unmount it (chunkfs umount MOUNTPOINT) or wait for it, then retry; nothing was changed', { path: dir });
+  }
+}
+
+interface Source { db: Db; lease: StoreLease | null }
+
+/** The source read-only at this build's schema (an older one is refused by the open itself). */
+function openSource(dir: string, meta: MetaTarget | undefined, io: SyncIo, log: (line: string) => void): Source {
+  const where = placeOf(dir, meta).location;
+  if (meta === undefined && io.stat(where) === null) throw new ConfigError(where, 'metadata database missing; nothing to copy');
+  const db = meta === undefined ? openMeta(where, true, io, log) : openPgMeta(meta.url, true);
+  let lease: StoreLease | null = null;
+  try {
+    lease = acquireLease(db, LOCK_NOTE, log); // PostgreSQL: no mount on another machine either
+    const version = db.schemaVersion();
+    if (version > MIGRATIONS.length) throw new ConfigError(where, `schema version ${version} is newer than this build's (${MIGRATIONS.length}): copy it with the newer build`);
+    const unknown = unknownTables(db);
+    if (unknown.length > 0) throw new ConfigError(where, `holds table(s) ${unknown.join(', ')} that this build's meta copy does not know (store/meta/meta-tables.ts): copy it with the build that made them`);
+  } catch (err) {
+    lease?.release();
+    db.close();
+    throw err;
+  }
+  return { db, lease };
+}
+
+/**
+ * SQLite's meta.db must not exist, nor a WAL that SQLite would replay into a new meta.db (the old
+ * metadata of an earlier copy to PostgreSQL may be there): moved aside by the user, never by us.
+ */
+function refuseSqliteTarget(metaPath: string, io: SyncIo): void {
+  for (const f of [metaPath, `${metaPath}-wal`]) {
+    if (io.stat(f) === null) continue;
+    throw new ConfigError(f, 'exists already and may hold metadata (this store\'s own from before an earlier meta copy to PostgreSQL?); ' +
+      `meta copy will not replace it: move it aside with its companions (for s in "" -wal -shm; do [ ! -e ${metaPath}$s ] || mv ${metaPath}$s ${metaPath}.old$s; done), then retry; nothing was changed`);
+  }
+}
+
+/** SQLite target: built and verified in meta.db.copy, made self-contained, then linked as meta.db. */
+function copyToSqlite(dir: string, io: SyncIo, step: CopyStep): CopyResult {
+  const metaPath = path.join(dir, META_FILE);
+  refuseSqliteTarget(metaPath, io);
+  const copyPath = metaPath + COPY_SUFFIX;
+  for (const s of ['', '-wal', '-shm', '-journal']) io.remove(copyPath + s); // an interrupted copy's: the config never named it
+  io.createExclusive(copyPath, Buffer.alloc(0)); // 0600: SQLite gives its -wal the same mode
+  let result: CopyResult;
+  try {
+    result = copyIntoSqlite(copyPath, step);
+    io.fsync(copyPath);
+    io.link(copyPath, metaPath); // EEXIST if a meta.db appeared meanwhile: never replaced
+  } catch (err) {
+    for (const s of ['', '-wal', '-shm', '-journal']) io.remove(copyPath + s);
+    throw err;
+  }
+  io.remove(copyPath);
+  io.fsync(dir);
+  return result;
+}
+
+function leftBehindText(from: MetaPlace): string {
+  return from.engine === 'sqlite'
+    ? `the old metadata is left untouched in ${from.location} (with its -wal and -shm files); remove them once the store serves well on its new engine (a later meta copy back to SQLite needs them gone)`
+    : `the old metadata is left untouched in the database ${from.location}; drop it (dropdb) once the store serves well on its new engine`;
+}
+
+/** Move the metadata of the store in dir to `to` ('sqlite', or a PostgreSQL URI). */
+export function moveStoreMeta(storeDir: string, to: string, opts: MetaMoveOptions = {}): MetaMoveReport {
+  const dir = path.resolve(storeDir);
+  const io = opts.io ?? nodeSyncIo;
+  const log = opts.log ?? ((): void => undefined);
+  const batchRows = opts.batchRows ?? COPY_BATCH_ROWS;
+  if (!Number.isSafeInteger(batchRows) || batchRows < 1 || batchRows > COPY_BATCH_ROWS_MAX) throw new RangeError(`batch rows ${batchRows}: expected 1..${COPY_BATCH_ROWS_MAX}`);
+  const target = to === 'sqlite' ? undefined : parseMetaTarget(to);
+  const opened = openConfig(dir, io, opts.keyFile);
+  const from = placeOf(dir, opened.config.meta);
+  const dest = placeOf(dir, target);
+  if (from.engine === dest.engine && (target === undefined || target.url === opened.config.meta?.url)) {
+    throw new ConfigError(dir, `its metadata is in ${from.location} already; nothing to copy`);
+  }
+  const lock = takeLock(dir, io);
+  try {
+    const source = openSource(dir, opened.config.meta, io, log);
+    try {
+      const started = process.hrtime.bigint();
+      const step: CopyStep = (db) => {
+        const tables = copyTables(source.db, db, batchRows, (name, rows) => log(`copying ${name}: ${rows} rows`));
+        log(`verifying ${tables.length} tables row for row`);
+        return { tables, rows: verifyTables(source.db, db, batchRows) };
+      };
+      const result = target === undefined ? copyToSqlite(dir, io, step) : copyIntoPg(target, step);
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      setMetaTarget(dir, opened, target, io); // the switch: only after the copy was verified and committed
+      log(`${dir}/chunkfs.json names ${dest.engine} now`);
+      return { store: dir, from, to: dest, ...result, seconds, rowsPerSecond: result.rows / Math.max(seconds, 1e-9), leftBehind: leftBehindText(from) };
+    } finally {
+      source.lease?.release(); // after the switch: no other opener slips in before it
+      source.db.close();
+    }
+  } finally {
+    lock.release();
+  }
+}
