@@ -12,6 +12,7 @@ import * as path from 'node:path'
 import { spawn } from 'node:child_process'
 import { storeFixture, shOk, run, chunkfsCli, chunkfsOk, CLI_JS, PYTHON, TRANSPORT } from '../helpers/mount'
 import { REPO_ROOT } from '../helpers/root'
+import { writeUntilKilled as writeRecordsUntilKilled } from '../helpers/acked-writer'
 import { PgCluster, pgUnavailableReason, startPgCluster } from '../helpers/pg-cluster'
 
 const unavailable = pgUnavailableReason()
@@ -73,8 +74,8 @@ function moveSqliteAside (tag: string): void {
  * (kill -9) after ACKS_BEFORE_KILL: on an EC file the intents gather 5 s before they are applied
  * (store/chunks/applier.ts), so the last ones are still in the log when the mount dies.
  */
-async function writeUntilKilled (m: { kill9: () => Promise<void> }, file: string): Promise<number> {
-  const child = spawn(PYTHON, ['-c', `
+function writeUntilKilled (m: { kill9: () => Promise<void> }, file: string): Promise<number> {
+  return writeRecordsUntilKilled(m, `
 import os, sys
 fd = os.open(sys.argv[1], os.O_WRONLY)
 os.fsync(fd)
@@ -82,19 +83,7 @@ for i in range(100000):
     os.pwrite(fd, (b'%08d' % i) * ${RECORD_BYTES / 8}, (i * 7 % 800) * ${RECORD_BYTES} + 100)
     os.fsync(fd)
     print('ack', i, flush=True)
-`, file], { stdio: ['ignore', 'pipe', 'ignore'] })
-  let acked = -1
-  let killed: Promise<void> | null = null
-  child.stdout.on('data', (b: Buffer) => {
-    for (const mm of b.toString().matchAll(/ack (\d+)/g)) acked = Math.max(acked, Number(mm[1]))
-    if (acked >= ACKS_BEFORE_KILL && killed === null) killed = m.kill9()
-  })
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error('writer did not stop')) }, WRITER_WAIT_MS)
-    child.on('exit', () => { clearTimeout(timer); resolve() })
-  })
-  await killed
-  return acked
+`, file, ACKS_BEFORE_KILL)
 }
 
 const RMW_PATH = 'ec/rmw.bin'

@@ -5,16 +5,15 @@
 // store with its own mount point (DESIGN §9 lease). The cluster is a throwaway one (test/helpers/pg-cluster.ts).
 import test from 'ava'
 import * as path from 'node:path'
-import { spawn } from 'node:child_process'
 import { storeFixture, mkfs, run, shOk, chunkfsOk, PYTHON, CLI_JS, ChunkfsMount } from '../helpers/mount'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { REPO_ROOT } from '../helpers/root'
+import { writeUntilKilled as writeRecordsUntilKilled } from '../helpers/acked-writer'
 import { PgCluster, pgUnavailableReason, startPgCluster } from '../helpers/pg-cluster'
 
 const RECORD_BYTES = 4096
 const RECORDS_MAX = 100_000
 const ACKS_BEFORE_KILL = 60
-const WRITER_WAIT_MS = 120_000
 const unavailable = pgUnavailableReason()
 
 let cluster: PgCluster | null = null
@@ -74,27 +73,15 @@ if (unavailable !== null) {
 }
 
 /** Record i is (%08d % i) repeated; "ack i" after its fsync returned. Kills m after ACKS_BEFORE_KILL acks; the last ack. */
-async function writeUntilKilled (m: ChunkfsMount, file: string): Promise<number> {
-  const child = spawn(PYTHON, ['-c', `
+function writeUntilKilled (m: ChunkfsMount, file: string): Promise<number> {
+  return writeRecordsUntilKilled(m, `
 import os, sys
 fd = os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY, 0o644)
 for i in range(${RECORDS_MAX}):
     os.pwrite(fd, (b'%08d' % i) * ${RECORD_BYTES / 8}, i * ${RECORD_BYTES})
     os.fsync(fd)
     print('ack', i, flush=True)
-`, file], { stdio: ['ignore', 'pipe', 'ignore'] })
-  let acked = -1
-  let killed: Promise<void> | null = null
-  child.stdout.on('data', (b: Buffer) => {
-    for (const mm of b.toString().matchAll(/ack (\d+)/g)) acked = Math.max(acked, Number(mm[1]))
-    if (acked >= ACKS_BEFORE_KILL && killed === null) killed = m.kill9()
-  })
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error('writer did not stop')) }, WRITER_WAIT_MS)
-    child.on('exit', () => { clearTimeout(timer); resolve() })
-  })
-  await killed
-  return acked
+`, file, ACKS_BEFORE_KILL)
 }
 
 /** "count [first few]" of the records 0..acked that do not read back. */
