@@ -35,6 +35,17 @@ export function newOwner(parent: Attr, caller: Caller): { uid: number; gid: numb
  * turns into ESTALE. The kernel checks the generation against the handle's.
  */
 export function lookup(core: FsCore, parent: number, name: string): Stat {
+  const st = lookupOrMissing(core, parent, name);
+  if (st === null) throw posix('ENOENT', `'${name}' not found in directory ${parent}`);
+  return st;
+}
+
+/**
+ * As lookup, but a name the directory does not hold is null, not ENOENT (a transport that can tell
+ * the kernel to cache the miss answers it so: a negative entry). "." of an inode with no name left
+ * still throws ENOENT: that is a stale handle, not a miss to cache.
+ */
+export function lookupOrMissing(core: FsCore, parent: number, name: string): Stat | null {
   checkLength(name);
   if (name === '.') {
     const a = core.ns.attr(parent);
@@ -43,17 +54,6 @@ export function lookup(core: FsCore, parent: number, name: string): Stat {
     return core.stat(a);
   }
   if (name === '..') return core.stat(core.ns.attr(core.ns.parentOf(parent)));
-  const st = lookupOrMissing(core, parent, name);
-  if (st === null) throw posix('ENOENT', `'${name}' not found in directory ${parent}`);
-  return st;
-}
-
-/**
- * A name in a directory, or null when the directory has no such name (a transport that can tell
- * the kernel to cache the miss answers it so: a negative entry). '.' and '..' go through lookup.
- */
-export function lookupOrMissing(core: FsCore, parent: number, name: string): Stat | null {
-  checkLength(name);
   const a = core.ns.lookup(parent, name);
   return a === null ? null : core.stat(a);
 }

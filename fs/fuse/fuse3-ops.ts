@@ -78,11 +78,6 @@ function entry(x: Ctx, id: number, st: Stat): void {
   if (x.reply.entry(id, st) === 0) x.core.lookups.add(st.ino);
 }
 
-/** A lookup: '.' and '..' answer as lookup says; any other missing name is a cacheable miss (null). */
-function lookupEntry(x: Ctx, parent: number, name: string): Stat | null {
-  return name === '.' || name === '..' ? names.lookup(x.core, parent, name) : names.lookupOrMissing(x.core, parent, name);
-}
-
 /** A handle the kernel never received (its open reply was dropped) is closed here: no release comes. */
 function releaseLost(x: Ctx, fh: number): void {
   file.release(x.core, fh).catch((err: Error) => x.log(`release of an unanswered open: ${err.message}`));
@@ -109,7 +104,7 @@ async function openKilling(x: Ctx, b: Batch, i: number): Promise<number> {
 type Handler = (x: Ctx, b: Batch, i: number) => void;
 
 const HANDLERS: Partial<Record<number, Handler>> = {
-  [OP.lookup]: (x, b, i) => x.run(b, i, () => lookupEntry(x, inoOf(b, i), nameOf(b, i)), (st) => {
+  [OP.lookup]: (x, b, i) => x.run(b, i, () => names.lookupOrMissing(x.core, inoOf(b, i), nameOf(b, i)), (st) => {
     if (st === null) x.reply.missing(idOf(b, i));
     else entry(x, idOf(b, i), st);
   }),
