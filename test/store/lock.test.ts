@@ -142,6 +142,7 @@ test('a lock of another host is refused naming that host, even when its pid runs
   const err = await t.throwsAsync(Store.open(dir), { instanceOf: StoreLockedError });
   t.is(err!.holderHost, `not-${self.host}`);
   t.true(err!.message.includes(`pid 1 on host not-${self.host}`) && err!.message.includes('remove'), err!.message);
+  t.false(holderUnmounted(err, dir), 'a mount on another host is not waited for as finishing here');
   t.is(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8'), lockText(1, 'mount /mnt/far', { host: `not-${self.host}`, boot: self.boot }), 'the lock is left as it was');
   // The same lock from a dead pid of that host is refused too: its pid means nothing here.
   const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
