@@ -51,7 +51,9 @@ cleanup() {
   for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
   pg_bench_stop
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+# A signal ends the run (through the EXIT trap): a handler that returned would let the run go on.
+trap 'exit 130' INT TERM
 
 # Wait for a line in a log file (a mount's ready line), up to 60 s.
 wait_line() {
