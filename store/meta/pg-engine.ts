@@ -12,6 +12,7 @@ import { Db, EngineSql, RunInfo, SqlParam, SqlStatement, sqlFor } from './sql-en
 import { PgText, toPgPlaceholders } from './pg-placeholders';
 import { LibpqConnection } from './libpq';
 import { PgCall, PgPipeline, PgResult, runInfoOf } from './pg-pipeline';
+import { CACHED_TABLES, PgRowCache } from './pg-row-cache';
 import { redactedUrl } from '../meta-target';
 
 /** PostgreSQL type OIDs decoded specially (pg_type.dat). */
@@ -140,6 +141,8 @@ export class PgDb implements Db {
   /** Statement text -> its server-side name and parameter count (prepared again on a new connection). */
   private readonly prepared = new Map<string, { name: string; params: number }>();
   private depth = 0;
+  /** Rows this connection read, trusted while it holds the store's lease (pg-row-cache.ts; off until trustRows). */
+  readonly rowCache = new PgRowCache(CACHED_TABLES);
   /** Statements of the open transaction that wait for the next one whose result is read. */
   private readonly pipeline = new PgPipeline();
   /** The connection failed (server restart, network): the next statement outside a transaction dials again. */
@@ -162,16 +165,33 @@ export class PgDb implements Db {
 
   /** Run a prepared statement (preparing its text on first use), after the queued ones; throws PgError. */
   execPrepared(name: string, text: string, values: Array<string | null>): PgResult {
+    const hit = this.rowCache.get(text, values);
+    if (hit !== undefined) return hit;
     this.usable();
-    if (this.pipeline.pending > 0) return this.sendQueue({ name, text, values })!;
-    this.pq.execPrepared(name, values);
-    this.check(text);
-    return this.pq;
+    let result: PgResult;
+    if (this.pipeline.pending > 0) result = this.sendQueue({ name, text, values })!;
+    else {
+      this.pq.execPrepared(name, values);
+      this.check(text);
+      result = this.pq;
+    }
+    this.rowCache.put(text, values, result);
+    this.rowCache.write(text, values);
+    return result;
   }
 
   /** Queue a statement of this transaction (its RunInfo sends the queue when read). */
   enqueue(call: PgCall): RunInfo {
+    this.rowCache.write(call.text, call.values); // the rows it changes, as the transaction will see them
     return this.pipeline.add(call, () => { this.sendQueue(null); });
+  }
+
+  /**
+   * Trust cached rows until untilMs (store/meta/pg-lease.ts: while this opener holds the lease it is
+   * the only writer); 0 drops them.
+   */
+  trustRows(untilMs: number): void {
+    this.rowCache.trustUntil(untilMs);
   }
 
   /** Send the queued statements and last in one round trip; last's result. */
@@ -183,6 +203,7 @@ export class PgDb implements Db {
       if (err instanceof PgError) throw err;
       if (this.pq.transactionStatus() !== PQTRANS_UNKNOWN) throw err;
       this.broken = true;
+      this.rowCache.clear();
       throw new PgError(last?.text ?? '', `the connection to ${this.target} was lost: ${(err as Error).message}`, SQLSTATE_CONNECTION_FAILURE);
     }
   }
@@ -197,7 +218,10 @@ export class PgDb implements Db {
     if (status === 'PGRES_TUPLES_OK' || status === 'PGRES_COMMAND_OK') return;
     const fields = this.pq.resultErrorFields() as { sqlState?: string } | undefined;
     const lost = this.pq.transactionStatus() === PQTRANS_UNKNOWN;
-    if (lost) this.broken = true;
+    if (lost) {
+      this.broken = true;
+      this.rowCache.clear();
+    }
     throw new PgError(text, this.pq.resultErrorMessage() || this.pq.errorMessage() || status, fields?.sqlState ?? (lost ? SQLSTATE_CONNECTION_FAILURE : 'unknown'));
   }
 
@@ -256,6 +280,7 @@ export class PgDb implements Db {
 
   exec(sql: EngineSql): void {
     const text = sqlFor(sql, 'postgres');
+    this.rowCache.clear(); // migrations, locks, ROLLBACK: what it changes is not parsed
     if (this.pipeline.pending > 0) this.sendQueue(null); // in order, after what waits
     this.usable();
     this.pq.exec(text);
@@ -299,6 +324,7 @@ export class PgDb implements Db {
   }
 
   private rollback(savepoint: string | null): void {
+    this.rowCache.clear(); // its reads may have seen its own writes
     if (savepoint === null && this.pipeline.firstName() === this.control('BEGIN').name) {
       this.pipeline.drop(); // BEGIN never went: the server has nothing to roll back
       return;
