@@ -33,7 +33,8 @@ export type RowCacheSchema = Record<string, { uniqueKeys: string[][]; nulledWhen
 type Plan =
   | { kind: 'read'; table: string; keys: string[]; params: number[]; plainColumns: boolean }
   | { kind: 'write'; table: string; where: string[] | null; params: number[]; set: Array<{ col: string; param: number }> | null; setCols: string[] | null; insert: boolean; upsert: boolean }
-  | { kind: 'other' };
+  /** Not a keyed read or a write it can follow: writes says whether it may change rows. */
+  | { kind: 'other'; writes: boolean };
 
 interface Entry {
   key: string;
@@ -109,7 +110,9 @@ export function planOf(text: string): Plan {
     const plainColumns = new RegExp(`^\\s*(\\*|${IDENT}(\\s*,\\s*${IDENT})*)\\s*$`, 'i').test(m[1]) && !/\bAS\b/i.test(m[1]);
     if (new Set(eq.cols).size === eq.cols.length) return { kind: 'read', table: m[2].toLowerCase(), keys: eq.cols, params: eq.params, plainColumns };
   }
-  if (/^\s*(SELECT|WITH)\b/i.test(text) && !/\b(INSERT|UPDATE|DELETE|FOR\s+UPDATE|FOR\s+SHARE)\b/i.test(text)) return { kind: 'other' };
+  // Reads, and transaction control (a rollback clears the cache itself), change no row.
+  if (/^\s*(SELECT|WITH)\b/i.test(text) && !/\b(INSERT|UPDATE|DELETE|TRUNCATE|MERGE)\b/i.test(text)) return { kind: 'other', writes: false };
+  if (/^\s*(BEGIN|COMMIT|SAVEPOINT|RELEASE)\b/i.test(text)) return { kind: 'other', writes: false };
   m = UPDATE_RE.exec(text);
   if (m !== null) {
     const eq = equalities(m[3]);
@@ -127,7 +130,7 @@ export function planOf(text: string): Plan {
   }
   m = TABLE_WRITE_RE.exec(text);
   if (m !== null) return { kind: 'write', table: m[1].toLowerCase(), where: null, params: [], set: null, setCols: null, insert: false, upsert: false };
-  return { kind: 'other' };
+  return { kind: 'other', writes: true };
 }
 
 /** A read's result as the server's text, kept (and patched) by the cache. */
@@ -273,8 +276,7 @@ export class PgRowCache {
     const p = this.plan(text);
     if (p.kind === 'read') return;
     if (p.kind === 'other') {
-      // Reads and transaction control change no row (a rollback clears the cache itself); anything else: cannot tell what it writes.
-      if (!/^\s*(SELECT|WITH|BEGIN|COMMIT|SAVEPOINT|RELEASE)\b/i.test(text)) this.clear();
+      if (p.writes) this.clear(); // cannot tell what it writes
       return;
     }
     const buckets = this.buckets.get(p.table);
