@@ -91,7 +91,8 @@ function releaseLost(x: Ctx, fh: number): void {
  * descriptor that stays open still do not: README).
  */
 function openFlagsOf(x: Ctx): number {
-  return x.core.atime.mode === 'strictatime' ? 0 : OPEN_KEEP_CACHE;
+  // A follower's files change by another process's writes: each open starts with the cache dropped.
+  return x.core.atime.mode === 'strictatime' || x.core.followsWriter ? 0 : OPEN_KEEP_CACHE;
 }
 
 /** An open; one the kernel marked FUSE_OPEN_KILL_SUIDGID (an O_TRUNC open by a caller without CAP_FSETID) drops set-id bits. */
