@@ -5,14 +5,12 @@
 // store with its own mount point (DESIGN §9 lease). The cluster is a throwaway one (test/helpers/pg-cluster.ts).
 import test from 'ava'
 import * as path from 'node:path'
-import { storeFixture, mkfs, run, shOk, chunkfsOk, PYTHON, CLI_JS, ChunkfsMount } from '../helpers/mount'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { storeFixture, mkfs, run, shOk, chunkfsOk, CLI_JS, ChunkfsMount } from '../helpers/mount'
 import { REPO_ROOT } from '../helpers/root'
-import { writeUntilKilled as writeRecordsUntilKilled } from '../helpers/acked-writer'
+import { badRecords, writeRecordsUntilKilled } from '../helpers/acked-writer'
 import { PgCluster, pgUnavailableReason, startPgCluster } from '../helpers/pg-cluster'
+import { otherMachineStoreDir } from '../helpers/other-machine'
 
-const RECORD_BYTES = 4096
-const RECORDS_MAX = 100_000
 const ACKS_BEFORE_KILL = 60
 const unavailable = pgUnavailableReason()
 
@@ -56,10 +54,7 @@ if (unavailable !== null) {
     // "Another machine that sees the same disk directories": its own store directory (config and keys)
     // naming the same disks and database, and its own mount point.
     const other = path.join(fixture.dir, 'other')
-    await shOk(`mkdir -p ${fixture.dir}/mnt2 && mkdir -m 700 ${other} && cp -p ${fixture.store}/chunkfs.json ${fixture.store}/bitrot.key ${fixture.store}/data.key ${other}/`)
-    const config = JSON.parse(readFileSync(path.join(other, 'chunkfs.json'), 'utf8'))
-    for (const d of config.disks) d.path = path.resolve(fixture.store, d.path)
-    writeFileSync(path.join(other, 'chunkfs.json'), JSON.stringify(config, null, 2), { mode: 0o600 })
+    await otherMachineStoreDir(fixture.store, other)
     const m = await fixture.mount()
     const refused = await run(process.execPath, [CLI_JS, 'mount', other, path.join(fixture.dir, 'mnt2')], { timeoutMs: 60_000 })
     t.not(refused.code, 0)
@@ -72,25 +67,6 @@ if (unavailable !== null) {
   })
 }
 
-/** Record i is (%08d % i) repeated; "ack i" after its fsync returned. Kills m after ACKS_BEFORE_KILL acks; the last ack. */
 function writeUntilKilled (m: ChunkfsMount, file: string): Promise<number> {
-  return writeRecordsUntilKilled(m, `
-import os, sys
-fd = os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY, 0o644)
-for i in range(${RECORDS_MAX}):
-    os.pwrite(fd, (b'%08d' % i) * ${RECORD_BYTES / 8}, i * ${RECORD_BYTES})
-    os.fsync(fd)
-    print('ack', i, flush=True)
-`, file, ACKS_BEFORE_KILL)
-}
-
-/** "count [first few]" of the records 0..acked that do not read back. */
-async function badRecords (file: string, acked: number): Promise<string> {
-  const r = await run(PYTHON, ['-c', `
-import sys
-data = open(sys.argv[1], 'rb').read()
-bad = [i for i in range(int(sys.argv[2]) + 1) if data[i*${RECORD_BYTES}:(i+1)*${RECORD_BYTES}] != (b'%08d' % i) * ${RECORD_BYTES / 8}]
-print(len(bad), bad[:5])
-`, file, String(acked)], { timeoutMs: 60_000 })
-  return r.stdout.trim() + r.stderr
+  return writeRecordsUntilKilled(m, file, ACKS_BEFORE_KILL)
 }
