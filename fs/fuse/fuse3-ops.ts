@@ -17,11 +17,10 @@ import type { OpObserver } from './op-observer';
 import type { Replier } from './fuse3-reply';
 import { ReadBuffers } from './read-buffers';
 import { posix } from '../errno';
-import { constants } from 'node:os';
+import { staleIfGone } from './gone-stale';
 
 const NS_PER_S = 1_000_000_000n;
 const ENOSYS = 38;
-const { ENOENT, ESTALE } = constants.errno;
 /** Bytes a directory entry takes at least in a reply (fuse_dirent / fuse_direntplus with a short name). */
 const DIRENT_BYTES_MIN = 32;
 const DIRENTPLUS_BYTES_MIN = 152;
@@ -213,22 +212,12 @@ export function subjectOf(core: FsCore, b: Batch, i: number): () => string {
  * (read-only.ts). observe: told the op's duration and result (bytes for read/write, 0 for other
  * successes, the negative errno of a failure), as fuse-native's observed op table is.
  */
-/**
- * A follower (DESIGN §9): an inode the kernel named by number that is gone was removed by the
- * writer after the kernel looked its name up (a file replaced by rename, say). ESTALE, not ENOENT,
- * so the kernel looks the name up again (open retries its walk with LOOKUP_REVAL) and finds what
- * the name holds now. A lookup that misses stays ENOENT.
- */
-function staleIfGone(core: FsCore, name: string, errno: number): number {
-  return errno === ENOENT && core.followsWriter && name !== 'lookup' ? ESTALE : errno;
-}
-
 export function makeRun(core: FsCore, reply: Replier, log: OpLog, readOnly: boolean, observe?: OpObserver): Ctx['run'] {
   return (b, i, fn, ok) => {
     const name = OP_NAMES[num(b, i, F.op)] ?? 'op';
     const refusal = readOnly ? refusalOf(name, num(b, i, F.flags)) : null;
     const op = refusal === null ? fn : (): never => { throw refusal; };
-    const fail = (neg: number): void => { reply.err(idOf(b, i), staleIfGone(core, name, -neg)); };
+    const fail = (neg: number): void => { reply.err(idOf(b, i), name === 'lookup' ? -neg : staleIfGone(core, -neg)); };
     if (observe === undefined) { guard(log, name, subjectOf(core, b, i), op, ok, fail); return; }
     const startNs = process.hrtime.bigint();
     const seconds = (): number => Number(process.hrtime.bigint() - startNs) / 1e9;
