@@ -135,6 +135,21 @@ if (unavailable !== null) {
     t.true(report.reads >= 3)
   })
 
+  test.serial('the server restarted under the writer and the follower: reads fail with EIO while it is down, then the follower follows again', async (t) => {
+    const w = writer!.mountpoint
+    const f = follower!.mountpoint
+    cluster!.pause()
+    try {
+      const r = await sh(`cmp ${dirs.src} ${f}/d/moved.bin; ls ${f}/d`, { timeoutMs: 120_000 })
+      if (r.code !== 0) t.regex(r.stderr, /Input\/output error/)
+    } finally {
+      cluster!.resume()
+    }
+    const ms = await followerSees(`timeout 60 bash -c 'until echo back > ${w}/back.txt 2>/dev/null; do sleep 0.05; done'`, `[ "$(cat ${f}/back.txt 2>/dev/null)" = back ]`)
+    t.log(`ms from the writer's first change after the restart to the follower showing it: ${ms}`)
+    t.false(follower!.exited())
+  })
+
   test.serial('the follower survives the writer\'s kill -9 and follows a third process that takes the lease over and replays', async (t) => {
     const f = follower!.mountpoint
     const acked = await writeRecordsUntilKilled(writer!, path.join(writer!.mountpoint, 'failover.bin'), ACKS_BEFORE_KILL)
