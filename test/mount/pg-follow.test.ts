@@ -13,7 +13,9 @@ import test from 'ava'
 import * as path from 'node:path'
 import { writeFileSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
-import { storeFixture, mkfs, run, sh, shOk, chunkfsOk, PYTHON, ChunkfsMount } from '../helpers/mount'
+import { storeFixture, mkfs, run, sh, shOk, chunkfsOk, CLI_JS, PYTHON, ChunkfsMount } from '../helpers/mount'
+import { spawn } from 'node:child_process'
+import { REPO_ROOT } from '../helpers/root'
 import { badRecords, badRecordsPy, writeRecordsUntilKilled } from '../helpers/acked-writer'
 import { PgCluster, pgUnavailableReason, startPgCluster } from '../helpers/pg-cluster'
 import { otherMachineStoreDir } from '../helpers/other-machine'
@@ -164,6 +166,25 @@ if (unavailable !== null) {
     await follower!.stop()
   })
 }
+
+test.serial('SQLite: a read-only mount while another process writes the store is refused, saying that only a store on PostgreSQL can be followed', async (t) => {
+  const store = path.join(fixture.dir, 'sqlite-store')
+  await shOk(`${process.execPath} ${CLI_JS} mkfs ${store} --disks 3 --layout replica:2`)
+  // A writer that is no mount here (a tool, or a mount in another mount namespace): it holds the store lock.
+  const holder = spawn(process.execPath, ['-e', `require(${JSON.stringify(path.join(REPO_ROOT, 'dist', 'store', 'store'))}).Store.open(${JSON.stringify(store)}).then(() => { console.log('open'); setInterval(() => undefined, 1000) })`], { stdio: ['ignore', 'pipe', 'inherit'] })
+  try {
+    await new Promise<void>((resolve, reject) => {
+      holder.stdout!.on('data', (b: Buffer) => { if (b.toString().includes('open')) resolve() })
+      holder.on('exit', (code) => reject(new Error(`the holder exited (${code})`)))
+    })
+    const r = await run(process.execPath, [CLI_JS, 'mount', store, path.join(fixture.dir, 'mnt-sqlite'), '-o', 'ro'], { timeoutMs: 60_000 })
+    t.not(r.code, 0)
+    t.regex(r.stderr, new RegExp(`open read-write by pid ${holder.pid}.*cannot follow that writer: this store's metadata is in SQLite`))
+  } finally {
+    holder.kill('SIGKILL')
+    await sh(`fusermount -uz ${fixture.dir}/mnt-sqlite`) // had it mounted after all
+  }
+})
 
 /** Python shared by the writer and the checker: the versions of each file. */
 const STALE_COMMON = `
