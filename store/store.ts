@@ -26,7 +26,7 @@ import { LayoutError, overhead, parseLayout, shardCount } from '../src/layout';
 import { DecodedChunks } from './chunks/chunk-transform';
 import { FLAG_COMPRESSED, FLAG_ENCRYPTED } from '../src/header';
 import { Db } from './meta/meta';
-import { MetaStatus, StoreLease, acquireLease, checkNewMeta, commitPointOf, createMeta, metaStatus, openStoreMeta } from './meta/engine-open';
+import { MetaStatus, StoreLease, acquireLease, awaitWriterAnnouncing, checkNewMeta, commitPointOf, createMeta, metaStatus, openStoreMeta } from './meta/engine-open';
 import { parseMetaTarget } from './meta-target';
 import { Namespace } from './meta/namespace';
 import { RecoveryReport, emptyRecoveryReport, recover } from './upkeep/recovery';
@@ -261,7 +261,7 @@ export class Store {
       if (opts.applier === false || readOnly) store.applier.held = true;
       // A read-only open applies nothing but shows what the log holds (one view, DESIGN §5).
       if (readOnly) store.loadLogForReading();
-      if (opts.follow === true) store.follow(metaTarget!.url);
+      if (opts.follow === true) await store.follow(metaTarget!.url);
       if (!readOnly) {
         store.recoveryReport = await recover(store.env, store.files, store.applier, store.ns.orphans());
         // Half-made sealed copies go; containers left full are sealed now (spec §11.5).
@@ -407,9 +407,15 @@ export class Store {
     this.env.map.recordsNothing = true;
   }
 
-  private follow(url: string): void {
+  private async follow(url: string): Promise<void> {
     this.follower = new Follower(url, this.env, this.files, this.ns, (line) => this.log(line));
     this.follower.start();
+    try {
+      await awaitWriterAnnouncing(this.db, (line) => this.log(line));
+    } catch (err) {
+      this.follower.stop();
+      throw err;
+    }
   }
 
   /** Open read-only following a writer's commits (StoreOpenOptions.follow). */

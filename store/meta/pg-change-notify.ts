@@ -59,3 +59,20 @@ export function parseChanged(payload: string): number[] | 'all' {
   if (payload === ALL_CHANGED || !/^[0-9]+(,[0-9]+)*$/.test(payload)) return 'all';
   return payload.split(',').map(Number);
 }
+
+/** application_name of a follower's listening connection: how the writer counts its followers. */
+export const FOLLOWER_APP_NAME = 'chunkfs follower';
+/** Followers of this database now, and whether the triggers fire ('O': enabled, by the first of them): one query. */
+export const FOLLOWERS_SQL = `SELECT (SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = '${FOLLOWER_APP_NAME}') AS n,
+  (SELECT tgenabled = 'O' FROM pg_trigger WHERE tgname = 'chunkfs_note_insert' AND tgrelid = to_regclass('inodes')) AS on`;
+
+/**
+ * The triggers on or off. They cost the writer's statements time on the server (measured: tens of us
+ * per single-row commit, the NOTIFY queue written even when nobody listens), so they fire only while
+ * a follower listens (store/meta/pg-announce.ts).
+ */
+export function announceSql(on: boolean): string {
+  const tables = [...INO_TABLES, 'dirents'];
+  const triggers = ['insert', 'update', 'delete'].map((e) => `chunkfs_note_${e}`);
+  return tables.flatMap((t) => triggers.map((g) => `ALTER TABLE ${t} ${on ? 'ENABLE' : 'DISABLE'} TRIGGER ${g};`)).join('\n');
+}

@@ -8,7 +8,7 @@
 import type { LibpqConnection } from './libpq';
 import { RECONNECT_INTERVAL_MS, finishLibpq } from './pg-engine';
 import { connectPg } from './pg-open';
-import { CHANGES_CHANNEL, parseChanged } from './pg-change-notify';
+import { CHANGES_CHANNEL, FOLLOWER_APP_NAME, parseChanged } from './pg-change-notify';
 import { redactedUrl } from '../meta-target';
 
 /** Notifications taken from the socket per readable event (the rest wait for the next turn). */
@@ -41,7 +41,8 @@ export class PgListener {
   private listen(): ListeningConnection {
     const db = connectPg(this.url, true);
     try {
-      db.exec(`LISTEN ${CHANGES_CHANNEL}`);
+      // Named so the writer sees a follower and turns its change triggers on (store/meta/pg-announce.ts).
+      db.exec(`SET application_name = '${FOLLOWER_APP_NAME}'; LISTEN ${CHANGES_CHANNEL}`);
     } catch (err) {
       db.close();
       throw err;

@@ -48,6 +48,8 @@ export interface PgCluster {
   pause(): void;
   /** Starts the server paused by pause(). */
   resume(): void;
+  /** The rows of one query on database name, as psql prints them unaligned (fields split by |). */
+  query(name: string, sql: string): string;
   /** Every table of database name: its row count and a digest of its rows as pg_dump writes them (same rows, same text); the sequences. */
   dumpRows(name: string): string;
 }
@@ -112,6 +114,9 @@ export function startPgCluster(settings: Record<string, string> = {}): PgCluster
       started = false;
     },
     resume: () => start(),
+    query(name: string, sql: string): string {
+      return asPostgres([path.join(PG_BIN_DIR, 'psql'), '-h', dir, '-d', name, '-qAt', '-c', sql]);
+    },
     dumpRows(name: string): string {
       const dump = execFileSync('runuser', ['-u', 'postgres', '--', path.join(PG_BIN_DIR, 'pg_dump'), '-h', dir, '-d', name, '--data-only'],
         { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: DUMP_BYTES_MAX });

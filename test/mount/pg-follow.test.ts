@@ -52,6 +52,11 @@ async function storeState (): Promise<{ disks: string, rows: string }> {
   return { disks, rows: cluster!.dumpRows(DATABASE) }
 }
 
+/** Whether the writer's change triggers fire now ('t' or 'f'). */
+function announcing (): string {
+  return cluster!.query(DATABASE, "SELECT tgenabled = 'O' FROM pg_trigger WHERE tgname = 'chunkfs_note_insert' AND tgrelid = 'inodes'::regclass").trim()
+}
+
 /** Runs op (shell) after nothing, then waits until check (shell, run on the follower) passes; ms waited. */
 async function followerSees (op: string, check: string): Promise<number> {
   const r = await sh(`${op} && t0=$(date +%s%N) && timeout ${SEE_WAIT_S} bash -c 'until ${check.replace(/'/g, "'\\''")}; do sleep 0.01; done' && echo $(( ($(date +%s%N) - t0) / 1000000 ))`, { timeoutMs: (SEE_WAIT_S + 30) * 1000 })
@@ -100,7 +105,10 @@ if (unavailable !== null) {
 
   test.serial('the follower shows what the writer writes and closes: new, renamed, removed, appended and overwritten files, modes', async (t) => {
     writer = await fixture.mount() // takes over the killed writer's lease and replays its log
+    // The change triggers fire only while a follower listens (store/meta/pg-announce.ts): they cost the writer.
+    t.is(announcing(), 'f', 'no follower, no announcements')
     follower = await followerMount()
+    t.is(announcing(), 't', 'a follower listens: the writer announces')
     const w = writer.mountpoint
     const f = follower.mountpoint
     await shOk(`ls ${f}/new.bin ${f}/d/small2 || true`) // a lookup that misses: nothing of it may stay cached
