@@ -250,7 +250,7 @@ export class Store {
     let lease: StoreLease | null = null;
     try {
       if (!readOnly) adoptLegacyStore(dir, opened, syncIo);
-      db = openStoreMeta(metaPath, metaTarget, readOnly, syncIo, log); // recovers an unusable -shm, else says what to do
+      db = openStoreMeta(metaPath, metaTarget, readOnly, syncIo, log, opts.follow === true); // recovers an unusable -shm, else says what to do
       // Before recovery replays anything: the lease makes this the only writer (DESIGN §9).
       lease = readOnly ? null : acquireLease(db, opts.lockNote ?? `open ${dir}`, log, opts.leaseMs);
       const store = new Store(dir, opened, db, opts.io ?? new NodeIo(), syncIo);

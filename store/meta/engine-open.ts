@@ -40,9 +40,9 @@ export function createMeta(metaPath: string, target: MetaTarget | undefined): vo
   else openPgMeta(target.url, false).close();
 }
 
-/** Open the store's metadata (recovering or explaining a failed open, meta-open.ts / pg-open.ts). */
-export function openStoreMeta(metaPath: string, target: MetaTarget | undefined, readOnly: boolean, syncIo: SyncIo, log: (line: string) => void): Db {
-  return target === undefined ? openMeta(metaPath, readOnly, syncIo, log) : openPgMeta(target.url, readOnly);
+/** Open the store's metadata (recovering or explaining a failed open, meta-open.ts / pg-open.ts); follower: a session that refuses writes. */
+export function openStoreMeta(metaPath: string, target: MetaTarget | undefined, readOnly: boolean, syncIo: SyncIo, log: (line: string) => void, follower = false): Db {
+  return target === undefined ? openMeta(metaPath, readOnly, syncIo, log) : openPgMeta(target.url, readOnly, follower);
 }
 
 /** The engine's full commit for store/meta/commit-log.ts; walPath: SQLite's meta.db-wal. */

@@ -21,8 +21,8 @@ const CONNECT_TIMEOUT_SECONDS = 10;
  */
 const SESSION_SQL = "SET synchronous_commit = off; SET client_min_messages = warning; SET TIME ZONE 'UTC'";
 /**
- * A read-only opener's session refuses every write (SQLSTATE 25006), as SQLite's read-only handle
- * does: a follower of another machine's writer (DESIGN §9) cannot change the store by mistake.
+ * A follower's session refuses every write (SQLSTATE 25006): a read-only mount following another
+ * machine's writer (DESIGN §9) cannot change the store by mistake.
  */
 const READ_ONLY_SQL = 'SET default_transaction_read_only = on';
 
@@ -35,8 +35,8 @@ function connectError(url: string, message: string): ConfigError {
   return new ConfigError(redactedUrl(url), `cannot connect to the PostgreSQL metadata database: ${message.trim()}; ${hint}`);
 }
 
-/** A connection to the store's database, or a ConfigError naming it; readOnly: it refuses writes (dialled again so too). */
-export function connectPg(url: string, readOnly = false): PgDb {
+/** A connection to the store's database, or a ConfigError naming it; refuseWrites: a follower's session (dialled again so too). */
+export function connectPg(url: string, refuseWrites = false): PgDb {
   const pq = newLibpqConnection();
   try {
     // connect_timeout as a keyword after the URI: libpq takes the URI's parameters, then this.
@@ -44,9 +44,9 @@ export function connectPg(url: string, readOnly = false): PgDb {
   } catch (err) {
     throw connectError(url, (err as Error).message);
   }
-  const db = new PgDb(pq, url, () => connectPg(url, readOnly).detach());
+  const db = new PgDb(pq, url, () => connectPg(url, refuseWrites).detach());
   try {
-    db.exec(readOnly ? `${SESSION_SQL}; ${READ_ONLY_SQL}` : SESSION_SQL);
+    db.exec(refuseWrites ? `${SESSION_SQL}; ${READ_ONLY_SQL}` : SESSION_SQL);
   } catch (err) {
     db.close();
     throw connectError(url, (err as Error).message);
@@ -54,9 +54,12 @@ export function connectPg(url: string, readOnly = false): PgDb {
   return db;
 }
 
-/** Open and migrate (read-write) or check (read-only) the metadata schema on PostgreSQL. */
-export function openPgMeta(url: string, readOnly: boolean): PgDb {
-  const db = connectPg(url, readOnly);
+/**
+ * Open and migrate (read-write) or check (read-only) the metadata schema on PostgreSQL. A read-only
+ * open may still take the lease (meta copy's source); a follower's (DESIGN §9) refuses every write.
+ */
+export function openPgMeta(url: string, readOnly: boolean, follower = false): PgDb {
+  const db = connectPg(url, follower);
   try {
     if (readOnly) checkReadable(db);
     else {
