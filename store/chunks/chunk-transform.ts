@@ -21,8 +21,13 @@ import { DecodePool } from './decode-pool';
 
 /** Decoded chunks kept for small reads: 16 chunks of 4 MiB. */
 const DECODED_BYTES_MAX = 64 << 20;
-/** Files whose last read chunk is remembered (sequential readers, for read-ahead). */
+/** Files whose last read end is remembered (sequential readers, for read-ahead). */
 const READERS_TRACKED_MAX = 1024;
+/**
+ * A read starting this close to the previous read's end is sequential: the kernel's read-ahead
+ * sends a sequential reader's requests concurrently, so they may arrive a little out of order.
+ */
+const SEQUENTIAL_SLACK_BYTES = 256 << 10; // two FUSE requests of 128 KiB
 
 function keyOf(ref: ChunkRef): string {
   return `${ref.ino}/${ref.chunkIndex}/${ref.version}`; // versions are never reused (store/meta/chunk-map.ts)
@@ -39,8 +44,8 @@ export class DecodedChunks {
     dispose: (raw) => setImmediate(() => this.pool.give(raw)),
   });
   private readonly pending = new Map<string, Promise<Buffer>>();
-  /** ino -> the chunk its last read ended in. */
-  private readonly lastChunk = new LRUCache<number, number>({ max: READERS_TRACKED_MAX });
+  /** ino -> the file offset its last read ended at. */
+  private readonly lastEnd = new LRUCache<number, number>({ max: READERS_TRACKED_MAX });
   readonly pool: DecodePool;
   /** Cipher formats of encrypted chunks read by segments (store/chunks/segment-read.ts). */
   readonly segments = new SegmentLayouts();
@@ -49,17 +54,22 @@ export class DecodedChunks {
     this.pool = new DecodePool(storeKey);
   }
 
-  /** A read ending in chunk c of ino: true when the file's previous read ended in c or c - 1 (sequential). */
-  sequential(ino: number, c: number): boolean {
-    const last = this.lastChunk.get(ino);
-    this.lastChunk.set(ino, c);
-    return last === c || last === c - 1;
+  /**
+   * A read of file bytes [offset, end) of ino: true when it starts near where the file's previous
+   * read ended (sequential); records its end. By bytes, not chunks: a random reader of a file of 32
+   * chunks lands in the chunk of its previous read (or the next) one time in 16, and each such read
+   * taken for sequential decoded 4 MiB chunks ahead.
+   */
+  sequential(ino: number, offsetBytes: number, endBytes: number): boolean {
+    const s = this.wouldBeSequential(ino, offsetBytes);
+    this.lastEnd.set(ino, endBytes);
+    return s;
   }
 
-  /** Peek, without recording: a read ending in chunk c of ino would be sequential. */
-  wouldBeSequential(ino: number, c: number): boolean {
-    const last = this.lastChunk.peek(ino);
-    return last === c || last === c - 1;
+  /** Peek, without recording: a read of ino starting at offsetBytes would be sequential. */
+  wouldBeSequential(ino: number, offsetBytes: number): boolean {
+    const last = this.lastEnd.peek(ino);
+    return last !== undefined && Math.abs(offsetBytes - last) <= SEQUENTIAL_SLACK_BYTES;
   }
 
   /** A decode of the chunk is in flight (a read-ahead): a reader waits for it. */
@@ -217,7 +227,7 @@ export function readDecodedInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: numbe
   const whole = (): Promise<void> => env.decoded.load(ref, () => decodeChunk(env, ref, false)).then(copy);
   // A random read of an encrypted, uncompressed chunk decrypts only its segments (cipher format v2);
   // a sequential reader decodes whole chunks ahead on the decode threads (read-ahead, range-read.ts).
-  if (lengthBytes === 0 || !segmentCandidate(env, ref) || env.decoded.decoding(ref) || env.decoded.wouldBeSequential(ref.ino, ref.chunkIndex)) return whole();
+  if (lengthBytes === 0 || !segmentCandidate(env, ref) || env.decoded.decoding(ref) || env.decoded.wouldBeSequential(ref.ino, ref.chunkIndex * ref.fl.chunkSizeBytes + offsetBytes)) return whole();
   return readSegmentsInto(env, ref, keyOf(ref), offsetBytes, lengthBytes, target, targetOffset).then(
     (done) => (done ? undefined : whole()),
     (err: unknown) => {
