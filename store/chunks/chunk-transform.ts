@@ -226,7 +226,9 @@ export function readDecodedInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: numbe
   if (hit !== undefined) return copy(hit);
   const whole = (): Promise<void> => env.decoded.load(ref, () => decodeChunk(env, ref, false)).then(copy);
   // A random read of an encrypted, uncompressed chunk decrypts only its segments (cipher format v2);
-  // a sequential reader decodes whole chunks ahead on the decode threads (read-ahead, range-read.ts).
+  // a sequential reader decodes whole chunks ahead on the decode threads (read-ahead, range-read.ts):
+  // measured in one fio run (4 Dec), sequential reads by segments on the JavaScript thread ran at 84
+  // MiB/s against 121 for whole chunks decoded ahead (replica:3,aes256gcm; random reads the same).
   if (lengthBytes === 0 || !segmentCandidate(env, ref) || env.decoded.decoding(ref) || env.decoded.wouldBeSequential(ref.ino, ref.chunkIndex * ref.fl.chunkSizeBytes + offsetBytes)) return whole();
   return readSegmentsInto(env, ref, keyOf(ref), offsetBytes, lengthBytes, target, targetOffset).then(
     (done) => (done ? undefined : whole()),
