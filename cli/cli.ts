@@ -137,6 +137,8 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean
   // Every mount point of this mount's FUSE connection: the first and its binds (cli/store-bind.ts).
   const dev = chunkfsDevAt(mountpoint);
   if (dev === null) log(`${mountpoint} is not in /proc/self/mountinfo: a bind of it will not keep this mount serving`);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const watchdog = (require('./bind-watchdog') as typeof import('./bind-watchdog')).startBindWatchdog(dev, log);
   const mountpoints = (): string[] => dev === null ? (mountedAt(mountpoint) ? [mountpoint] : []) : connectionMounts(dev, storeDir).map((m) => m.mountpoint);
   const options = servedOptionTexts(c.options, mounted, metricsPort);
   const live = {
@@ -159,7 +161,10 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean
     process.stderr.write(`chunkfs: ${signal}: flushing, unmounting ${mountpoint} and closing the store\n`);
     const closed = Promise.all([control?.close(), metrics?.close()]);
     closed.then(() => unmountBinds(mountpoint, mountpoints(), log)).then((firstGone) => mounted.unmount(signal === 'unmounted' || firstGone))
-      .then(() => store.close()).then(() => process.exit(0), (err) => {
+      .then(() => store.close()).then(() => {
+        watchdog?.standDown(); // every mount point is gone: nothing for it to unmount
+        process.exit(0);
+      }, (err) => {
       process.stderr.write(`chunkfs: unmount failed: ${(err as Error).message}\n`);
       process.exit(1);
     });

@@ -15,9 +15,12 @@ export function mountNote(mountpoint: string): string {
   return `mount ${mountpoint}`;
 }
 
-/** The holder is a mount whose mount the kernel has detached (it is finishing: flush, close). */
+/**
+ * The holder is a mount whose mount the kernel has detached (it is finishing: flush, close). A
+ * holder on another host is never: its mounts are not in this host's /proc/mounts.
+ */
 export function holderUnmounted(err: unknown, storeDir: string): boolean {
-  if (!(err instanceof StoreLockedError) || !err.holderNote.startsWith('mount ')) return false;
+  if (!(err instanceof StoreLockedError) || !err.holderNote.startsWith('mount ') || err.holderHost !== null) return false;
   const mountpoint = err.holderNote.slice('mount '.length);
   return !chunkfsMounts().some((m) => m.mountpoint === mountpoint || m.source === storeDir);
 }

@@ -18,7 +18,11 @@ function arg(name: string, fallback: string): string {
 }
 
 /** The file the writes land in: --file-mib (default 64: 16 chunks of 4 MiB). */
-const FILE_BYTES = Number(arg('file-mib', '64')) << 20;
+const FILE_BYTES = Number(arg('file-mib', '64')) * 2 ** 20; // not << 20: that wraps to negative at 2 GiB
+/** The file is first written in pieces of this size (randomBytes takes at most 2 GiB, and memory stays small). */
+const FILL_PIECE_BYTES = 64 << 20;
+/** Bound on the pieces written (a 64 TiB file). */
+const FILL_PIECES_MAX = 1 << 20;
 const WRITE_BYTES = 4096;
 /** Bound on the fill loop (the backlog's own bound stops it first). */
 const WRITES_MAX = 1_000_000;
@@ -43,7 +47,9 @@ async function round(layout: string): Promise<void> {
   const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'chunkfs-intents-')), 'store');
   const s = await Store.create(dir, { disks: 6, layout });
   const f = s.ns.create(ROOT_INO, 'f', 0o644, 0, 0);
-  await s.write(f.ino, 0, crypto.randomBytes(FILE_BYTES));
+  for (let at = 0, i = 0; at < FILE_BYTES && i < FILL_PIECES_MAX; at += FILL_PIECE_BYTES, i++) {
+    await s.write(f.ino, at, crypto.randomBytes(Math.min(FILL_PIECE_BYTES, FILE_BYTES - at)));
+  }
   await s.close();
   const child = spawnSync(process.execPath, [__filename, '--fill', dir], { encoding: 'utf8' });
   if (child.status !== 0) throw new Error(`fill failed: ${child.stderr}`);

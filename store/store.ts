@@ -15,7 +15,7 @@ import { ChunkMap } from './meta/chunk-map';
 import { CONFIG_FILE, DEFAULT_CONTAINER_CAPACITY_BYTES, ConfigError, CreateConfigOptions, OpenedConfig, adoptLegacyStore, createConfig, keyPath, openConfig, setDiskPath } from './config';
 import { FsckOptions, FsckReport, fsck } from './upkeep/fsck';
 import { diskProblem, offlineReason, writeMarker } from './disk-identity';
-import { StoreLock } from './store-lock';
+import { StoreLock, thisHost } from './store-lock';
 import { CounterName, Counters } from './meta/counters';
 import { FileIo } from './file-io';
 import { FsError } from './fs-error';
@@ -232,7 +232,8 @@ export class Store {
     if (metaTarget === undefined && syncIo.stat(metaPath) === null) throw new ConfigError(metaPath, 'metadata database missing; refusing to start an empty one');
     const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
     Store.makePrivate(dir, opened, syncIo, log);
-    const lock = readOnly ? null : StoreLock.acquire(dir, syncIo, opts.lockNote);
+    // On PostgreSQL the lease, taken below, decides between hosts; the lock file between processes here.
+    const lock = readOnly ? null : StoreLock.acquire(dir, syncIo, opts.lockNote, thisHost(syncIo), metaTarget !== undefined);
     let db: Db | null = null;
     let lease: StoreLease | null = null;
     try {

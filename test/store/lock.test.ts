@@ -6,7 +6,7 @@ import { sqliteOnlyTest, testMetaEngine } from '../helpers/pg-meta';
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { LOCK_FILE, StoreLockedError } from '../../store/store-lock';
+import { LOCK_FILE, StoreLock, StoreLockedError, lockText, thisHost } from '../../store/store-lock';
 import { Store } from '../../store/store';
 import { smallStore } from './helpers';
 import { holderUnmounted } from '../../cli/store-handover';
@@ -52,7 +52,7 @@ async function refusedBesideWriter(t: ExecutionContext, dir: string): Promise<vo
 test('a second read-write open in the same process fails; read-only is refused alongside; close releases', async (t) => {
   const { store, dir } = await smallStore('replica:3', 3);
   const lockPath = path.join(dir, LOCK_FILE);
-  t.is(fs.readFileSync(lockPath, 'utf8'), `${process.pid}\n`);
+  t.is(fs.readFileSync(lockPath, 'utf8'), lockText(process.pid, '', thisHost()));
   const err = await t.throwsAsync(Store.open(dir), { instanceOf: StoreLockedError });
   t.true(err!.message.includes(dir) && err!.message.includes(`pid ${process.pid}`), err!.message);
   await refusedBesideWriter(t, dir);
@@ -75,10 +75,10 @@ test('another process holding the store: open fails naming its pid; after it die
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
   }
-  t.is(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8'), `${child.pid}\n`, 'a killed holder leaves its lock');
+  t.is(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8'), lockText(child.pid!, '', thisHost()), 'a killed holder leaves its lock');
   const s = await Store.open(dir);
   t.is(s.lockTookOverFrom, child.pid!);
-  t.is(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8'), `${process.pid}\n`);
+  t.is(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8'), lockText(process.pid, '', thisHost()));
   await s.close();
 });
 
@@ -114,7 +114,7 @@ test('the lock names what it is held for; a mount holder whose mount is gone cou
   const { store, dir } = await smallStore('replica:3', 3);
   await store.close();
   const s = await Store.open(dir, { lockNote: 'mount /some/where' });
-  t.is(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8'), `${process.pid}\nmount /some/where\n`);
+  t.is(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8'), lockText(process.pid, 'mount /some/where', thisHost()));
   const err = await t.throwsAsync(Store.open(dir), { instanceOf: StoreLockedError });
   t.is(err!.holderPid, process.pid);
   t.is(err!.holderNote, 'mount /some/where');
@@ -122,4 +122,58 @@ test('the lock names what it is held for; a mount holder whose mount is gone cou
   t.false(holderUnmounted(new StoreLockedError(dir, process.pid, ''), dir), 'a holder that is no mount is refused at once');
   await s.close();
   t.false(fs.existsSync(path.join(dir, LOCK_FILE)));
+});
+
+// A store on shared storage: the lock says which host and boot holds it. Pid 1 stands for a holder
+// whose pid is alive here (init always runs).
+test('a lock of another host is refused naming that host, even when its pid runs here (on PostgreSQL the lease decides)', async (t) => {
+  const { store, dir } = await smallStore('replica:3', 3);
+  await store.close();
+  const self = thisHost();
+  if (testMetaEngine() === 'postgres') {
+    // The lease (no live holder: the store was closed) lets this host take the store over.
+    fs.writeFileSync(path.join(dir, LOCK_FILE), lockText(1, 'mount /mnt/far', { host: `not-${self.host}`, boot: self.boot }));
+    const s = await Store.open(dir);
+    t.is(s.lockTookOverFrom, 1);
+    await s.close();
+    return;
+  }
+  fs.writeFileSync(path.join(dir, LOCK_FILE), lockText(1, 'mount /mnt/far', { host: `not-${self.host}`, boot: self.boot }));
+  const err = await t.throwsAsync(Store.open(dir), { instanceOf: StoreLockedError });
+  t.is(err!.holderHost, `not-${self.host}`);
+  t.true(err!.message.includes(`pid 1 on host not-${self.host}`) && err!.message.includes('remove'), err!.message);
+  t.false(holderUnmounted(err, dir), 'a mount on another host is not waited for as finishing here');
+  t.is(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8'), lockText(1, 'mount /mnt/far', { host: `not-${self.host}`, boot: self.boot }), 'the lock is left as it was');
+  // The same lock from a dead pid of that host is refused too: its pid means nothing here.
+  const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+  fs.writeFileSync(path.join(dir, LOCK_FILE), lockText(dead, '', { host: `not-${self.host}`, boot: self.boot }));
+  await t.throwsAsync(Store.open(dir), { instanceOf: StoreLockedError });
+});
+
+test('a lock from an earlier boot of this host is stale even when its pid now names a running process', async (t) => {
+  const { store, dir } = await smallStore('replica:3', 3);
+  await store.close();
+  const self = thisHost();
+  fs.writeFileSync(path.join(dir, LOCK_FILE), lockText(1, 'mount /mnt/x', { host: self.host, boot: `${self.boot}-before` }));
+  const s = await Store.open(dir);
+  t.is(s.lockTookOverFrom, 1);
+  await s.close();
+  // An older build's lock (no host line) with a running pid is still respected.
+  fs.writeFileSync(path.join(dir, LOCK_FILE), '1\n');
+  await t.throwsAsync(Store.open(dir), { instanceOf: StoreLockedError, message: /pid 1 \(lock/ });
+  fs.rmSync(path.join(dir, LOCK_FILE));
+});
+
+test('StoreLock.acquire as another boot of this host takes over the lock of the boot before', (t) => {
+  const dir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'chunkfs-lock-'));
+  const self = thisHost();
+  const first = StoreLock.acquire(dir, undefined, '', { host: self.host, boot: 'boot-a' });
+  t.throws(() => StoreLock.acquire(dir, undefined, '', { host: self.host, boot: 'boot-a' }), { instanceOf: StoreLockedError });
+  t.throws(() => StoreLock.acquire(dir, undefined, '', { host: 'elsewhere', boot: 'boot-a' }), { instanceOf: StoreLockedError, message: /on host /});
+  const second = StoreLock.acquire(dir, undefined, '', { host: self.host, boot: 'boot-b' });
+  t.is(second.tookOverFrom, process.pid);
+  second.release();
+  first.release(); // no longer its lock: nothing removed twice
+  t.false(fs.existsSync(path.join(dir, LOCK_FILE)));
+  fs.rmSync(dir, { recursive: true });
 });
