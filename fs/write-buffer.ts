@@ -273,6 +273,16 @@ export class WriteBack {
   }
 
   /**
+   * A rename is about to put this file over another (fs/ops-names.ts storeBeforeReplace): store what
+   * it has buffered now, its close batch included. A failure is kept for the file's next fsync or
+   * close, as for any background flush; the rename goes on.
+   */
+  async storeBeforeReplace(file: OpenFile): Promise<void> {
+    if (this.closed.has(file)) await this.closedBatch?.promise;
+    await this.flushQuietly(file);
+  }
+
+  /**
    * The last release of a file: wait until everything buffered is stored (its close batch
    * included). A failure is not thrown (the kernel drops release errors) but kept for the file's
    * next fsync or close, here or, once the file state is forgotten, per inode (LATE_ERRORS_MAX).
