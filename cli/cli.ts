@@ -120,7 +120,9 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const metrics = c.options.metrics === undefined ? null : new (require('./metrics') as typeof import('./metrics')).Metrics();
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { store, faults } = await (require('./live-store') as typeof import('./live-store')).openLiveStore(storeDir, mountpoint, metrics === null ? undefined : (s) => metrics.observeFlush(s), c.options.keyFile);
+  const { store, faults } = await (require('./live-store') as typeof import('./live-store')).openLiveStore(storeDir, mountpoint, {
+    onFlush: metrics === null ? undefined : (s) => metrics.observeFlush(s), keyFile: c.options.keyFile, readOnly: c.options.readOnly,
+  });
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { mountFs } = require('../fs/mount') as typeof import('../fs/mount');
   let mounted: Awaited<ReturnType<typeof mountFs>>;
@@ -137,6 +139,8 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean
   // Every mount point of this mount's FUSE connection: the first and its binds (cli/store-bind.ts).
   const dev = chunkfsDevAt(mountpoint);
   if (dev === null) log(`${mountpoint} is not in /proc/self/mountinfo: a bind of it will not keep this mount serving`);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const watchdog = (require('./bind-watchdog') as typeof import('./bind-watchdog')).startBindWatchdog(dev, log);
   const mountpoints = (): string[] => dev === null ? (mountedAt(mountpoint) ? [mountpoint] : []) : connectionMounts(dev, storeDir).map((m) => m.mountpoint);
   const options = servedOptionTexts(c.options, mounted, metricsPort);
   const live = {
@@ -159,7 +163,10 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean
     process.stderr.write(`chunkfs: ${signal}: flushing, unmounting ${mountpoint} and closing the store\n`);
     const closed = Promise.all([control?.close(), metrics?.close()]);
     closed.then(() => unmountBinds(mountpoint, mountpoints(), log)).then((firstGone) => mounted.unmount(signal === 'unmounted' || firstGone))
-      .then(() => store.close()).then(() => process.exit(0), (err) => {
+      .then(() => store.close()).then(() => {
+        watchdog?.standDown(); // every mount point is gone: nothing for it to unmount
+        process.exit(0);
+      }, (err) => {
       process.stderr.write(`chunkfs: unmount failed: ${(err as Error).message}\n`);
       process.exit(1);
     });

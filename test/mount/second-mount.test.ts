@@ -112,3 +112,28 @@ test.serial('a store mounted in another mount namespace is refused at once, not 
   t.false(isMounted(m2()))
   await elsewhere.stop()
 })
+
+/** Whether mountpoint leaves /proc/mounts within waitMs. */
+async function unmountedWithin (mountpoint: string, waitMs: number): Promise<boolean> {
+  for (let i = 0; i * 100 < waitMs && isMounted(mountpoint); i++) await new Promise((resolve) => setTimeout(resolve, 100))
+  return !isMounted(mountpoint)
+}
+
+test.serial('kill -9 of the mount process: its binds go with its first mount point, none is left answering ENOTCONN', async (t) => {
+  const first = await fixture.mountAt(fixture.store, m1())
+  await fixture.mountAt(fixture.store, m2())
+  try {
+    await shOk(`echo before > ${m2()}/killed-file && sync ${m2()}/killed-file`)
+    await first.kill9()
+    // auto_unmount takes the first; the bind watchdog (cli/bind-watchdog.ts) the bind.
+    t.true(await unmountedWithin(m1(), 10_000), 'the first mount point is gone')
+    t.true(await unmountedWithin(m2(), 10_000), 'the bind is gone too')
+    t.notRegex((await sh(`ls ${m2()}`)).stderr, /not connected/)
+  } finally {
+    for (const m of [m2(), m1()]) if (isMounted(m)) await run('umount', ['-l', m])
+  }
+  // The store mounts again and kept what was synced.
+  const again = await fixture.mountAt(fixture.store, m1())
+  t.is((await shOk(`cat ${m1()}/killed-file`)).trim(), 'before')
+  await again.stop()
+})

@@ -1,0 +1,47 @@
+// After a kill -9 of a mount process, every mount point of its FUSE connection must go, not only the
+// first: fusermount3's auto_unmount knows only the mount point it made, and a bind of it (a second
+// mount of the store, cli/store-bind.ts) was left answering ENOTCONN ("Transport endpoint is not
+// connected") until someone ran umount -l on it. The watchdog is a shell in a session of its own
+// (a terminal's Ctrl-C does not reach it) that holds the read end of a pipe whose only writer is the
+// mount process. When the mount process ends without saying "done" on it (killed, crashed), the
+// read sees end of file and the watchdog unmounts, lazily, every mount point still showing that
+// connection's device number. On a clean stop the mount process unmounts its binds itself and says
+// "done" first, so a later mount that reuses the device number is never touched.
+import { ChildProcess, spawn } from 'node:child_process';
+
+/** The shell script; $1 is the connection's device number as /proc/self/mountinfo writes it (0:N). */
+const SCRIPT = [
+  'if IFS= read -r word && [ "$word" = done ]; then exit 0; fi',
+  // Field 3 is the device, field 5 the mount point (spaces and the like as octal escapes, undone by %b).
+  'awk -v dev="$1" \'$3 == dev { for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "fuse.chunkfs") print $5; break } }\' /proc/self/mountinfo |',
+  'while IFS= read -r m; do umount -l "$(printf \'%b\' "$m")" 2>/dev/null; done',
+].join('\n');
+
+export interface BindWatchdog {
+  /** A clean stop: the mount process unmounted everything itself; the watchdog exits. */
+  standDown(): void;
+}
+
+/**
+ * Start the watchdog for the connection with device number dev. Only root makes binds (they need
+ * mount(2)), so only a root mount needs it; null otherwise, or when the shell cannot start.
+ */
+export function startBindWatchdog(dev: string | null, log: (line: string) => void): BindWatchdog | null {
+  if (dev === null || !/^\d+:\d+$/.test(dev) || process.getuid?.() !== 0) return null;
+  let child: ChildProcess;
+  try {
+    child = spawn('/bin/sh', ['-c', SCRIPT, 'chunkfs-bind-watchdog', dev], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+  } catch (err) {
+    log(`no bind watchdog (binds of this mount would stay after a crash): ${(err as Error).message}`);
+    return null;
+  }
+  child.on('error', (err) => log(`no bind watchdog (binds of this mount would stay after a crash): ${err.message}`));
+  child.stdin!.on('error', () => undefined); // the watchdog gone first: nothing to tell it
+  child.unref();
+  (child.stdin as unknown as { unref?: () => void }).unref?.(); // the mount's exit does not wait for the pipe
+  return {
+    standDown: () => {
+      if (child.stdin!.writable) child.stdin!.end('done\n');
+    },
+  };
+}
