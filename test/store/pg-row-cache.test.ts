@@ -31,9 +31,9 @@ test.after.always(() => cluster?.stop());
 const ATTR_SQL = `SELECT ${ATTR_COLUMNS.join(', ')} FROM inodes WHERE ino = ?`;
 const FAR_NS = 10n ** 20n; // past 2262: a far time (store/meta/far-times.ts)
 
-async function openPair(): Promise<{ store: Store; db: PgDb; other: PgDb }> {
+async function openPair(opts: { leaseMs?: number } = {}): Promise<{ store: Store; db: PgDb; other: PgDb }> {
   const url = freshDb();
-  const store = await Store.create(path.join(tmpDir(), 'store'), { disks: 1, layout: 'replica:1', ...SMALL, meta: url });
+  const store = await Store.create(path.join(tmpDir(), 'store'), { disks: 1, layout: 'replica:1', ...SMALL, meta: url, ...opts });
   const db = (store as unknown as { db: PgDb }).db;
   // A second connection: the server's rows as they are, never through the store's cache.
   return { store, db, other: openPgMeta(url, true) };
@@ -102,8 +102,13 @@ pgTest('a transaction that rolls back leaves no patched row behind', async (t) =
   }
 });
 
+/** Polls of the lost-lease test at most (its lease renews every LEASE_MS / 3). */
+const POLLS_MAX = 200;
+const POLL_MS = 50;
+const SHORT_LEASE_MS = 1500;
+
 pgTest('lost lease: nothing cached is trusted; a row another opener changed is read fresh', async (t) => {
-  const { store, db, other } = await openPair();
+  const { store, db, other } = await openPair({ leaseMs: SHORT_LEASE_MS });
   const writer = openPgMeta(cluster!.url(`rowcache${databases}`), false);
   try {
     const ino = store.ns.create(ROOT_INO, 'f', 0o644, 0, 0).ino;
@@ -112,8 +117,9 @@ pgTest('lost lease: nothing cached is trusted; a row another opener changed is r
     // Another opener takes the lease (as after expiry) and changes the row.
     writer.prepare("UPDATE chunkfs_lease SET holder = 'other:1:x' WHERE k = 0").run();
     writer.prepare('UPDATE inodes SET mode = ? WHERE ino = ?').run(0o100600, ino);
-    const lease = (store as unknown as { lease: { renew(): void } }).lease;
-    lease.renew(); // the heartbeat finds the lease taken
+    // The next heartbeat (every SHORT_LEASE_MS / 3) finds the lease taken and drops the cache.
+    for (let i = 0; i < POLLS_MAX && db.rowCache.trusted; i++) await new Promise((r) => setTimeout(r, POLL_MS));
+    t.false(db.rowCache.trusted, 'not trusted');
     t.is(db.rowCache.size, 0, 'dropped');
     t.is(store.ns.getattr(ino)!.mode & 0o7777, 0o600, 'read fresh from the server');
     store.ns.getattr(ino);
