@@ -23,7 +23,7 @@ touch -m -d '2500-01-01 00:00:00' f5; echo more >> f5
 ln f1 d/hard; mv f2 d/e/moved; mv f6 f4; rm f3
 mv d d2 && mv d2 d
 if mv nosuch x 2>/dev/null; then exit 1; fi
-touch -m -d '2001-02-03 04:05:06' f1 f4 d/e/moved; touch -a -d '1500-06-01 00:00:00' f4
+touch -m -d '2001-02-03 04:05:06' f1 f4 d/e/moved; touch -a -d '2400-06-01 00:00:00' f4
 `
 // Names, types, modes, owners, sizes, links, and the times set above (not ctime: it is the clock's; not
 // f5's or the directories' mtime: the write and the entries set it to now; atime of f4 only).
