@@ -121,7 +121,9 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const metrics = c.options.metrics === undefined ? null : new (require('./metrics') as typeof import('./metrics')).Metrics();
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { store, faults } = await (require('./live-store') as typeof import('./live-store')).openLiveStore(storeDir, mountpoint, metrics === null ? undefined : (s) => metrics.observeFlush(s), c.options.keyFile);
+  const { store, faults } = await (require('./live-store') as typeof import('./live-store')).openLiveStore(storeDir, mountpoint, {
+    onFlush: metrics === null ? undefined : (s) => metrics.observeFlush(s), keyFile: c.options.keyFile, readOnly: c.options.readOnly,
+  });
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { mountFs } = require('../fs/mount') as typeof import('../fs/mount');
   let mounted: Awaited<ReturnType<typeof mountFs>>;

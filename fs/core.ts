@@ -68,10 +68,15 @@ export class FsCore {
 
   get ns() { return this.store.ns; }
 
+  /** Read-only, following another process's writes (StorePort.followsWriter). */
+  get followsWriter(): boolean {
+    return this.store.followsWriter === true;
+  }
+
   /** Database attributes with what only the mount knows (buffered size and mtime) laid over. */
   overlay(a: Attr): Attr {
     const f = this.handles.file(a.ino);
-    if (f === undefined) return a;
+    if (f === undefined || this.followsWriter) return a; // a follower's open files hold nothing: the writer's size counts
     // A buffered write moves ctime with mtime; a row's own mtime (utimens: 1901, 2446) never moves ctime.
     const w = f.mtimeNs;
     return { ...a, sizeBytes: f.sizeBytes, mtimeNs: w ?? a.mtimeNs, ctimeNs: w !== null && w > a.ctimeNs ? w : a.ctimeNs };

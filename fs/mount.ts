@@ -74,7 +74,7 @@ export async function mountFs(store: StorePort, mountpoint: string, opts: MountO
     flushDelayMs: opts.flushDelayMs ?? DEFAULT_FLUSH_DELAY_MS,
     log, debug: opts.debug, atime: opts.readOnly === true ? 'noatime' : opts.atime,
   });
-  await deleteOrphans(core, log);
+  if (opts.readOnly !== true) await deleteOrphans(core, log); // read-only: changes nothing (a follower's writer does it)
   const name = opts.transport ?? DEFAULT_TRANSPORT;
   if (opts.acl === true && name !== 'fuse3') throw new Error('-o acl: POSIX ACLs need the fuse3 transport');
   const { suid, dev } = setIdDefaults(opts, process.getuid?.() === 0);
@@ -89,6 +89,8 @@ export async function mountFs(store: StorePort, mountpoint: string, opts: MountO
   else transport = await (await import('./fuse/fuse-native')).mountFuseNative(core, mountpoint, topts);
   if (suid || dev) await applySetIdFlags(mountpoint, { suid, dev }, log);
   let unmounted = false;
+  // A follower (DESIGN §9): the kernel drops what it caches of each inode the writer changed.
+  store.onWriterChange?.((changed) => { if (!unmounted) transport.writerChanged(changed); });
   return {
     core,
     transport: name,

@@ -121,11 +121,26 @@ export async function rename(core: FsCore, parent: number, name: string, newPare
   checkLength(newName);
   if (flags === RENAME_EXCHANGE) { core.ns.exchange(parent, name, newParent, newName); return; }
   if ((flags & ~(RENAME_NOREPLACE | RENAME_WHITEOUT)) !== 0) throw posix('EINVAL', `rename flags ${flags} are not supported`);
+  if ((flags & RENAME_NOREPLACE) === 0 && core.ns.lookup(newParent, newName)?.type === 'file') await storeBeforeReplace(core, parent, name);
   const dst = core.ns.lookup(newParent, newName);
   const whiteout = (flags & RENAME_WHITEOUT) === 0 ? undefined : whiteoutOwner(core, parent, caller);
   const replaced = core.ns.rename(parent, name, newParent, newName, { noReplace: (flags & RENAME_NOREPLACE) !== 0, whiteout });
   if (replaced !== null && dst !== null && dst.type === 'dir') core.removedDir(dst);
   if (replaced !== null) await core.dropped(replaced.ino, replaced.nlink);
+}
+
+/**
+ * A rename over an existing file stores the renamed file's buffered bytes first (ext4's
+ * auto_da_alloc): write a new version, close, rename it over the old one is how editors, package
+ * managers and build tools replace a file, not all of them fsync, and without this a crash right
+ * after the rename left the name empty or short (DESIGN §5 allows a prefix; users expect the old
+ * or the new file). Stored, not durable: the rename commits after the bytes' pointers, so a crash or
+ * a power loss keeps that order.
+ */
+async function storeBeforeReplace(core: FsCore, parent: number, name: string): Promise<void> {
+  const src = core.ns.lookup(parent, name);
+  const file = src === null || src.type !== 'file' ? undefined : core.handles.file(src.ino);
+  if (file !== undefined) await core.wb.storeBeforeReplace(file);
 }
 
 /** A whiteout belongs to whoever renames, as any new inode (vfs_whiteout makes it with the caller's credentials). */

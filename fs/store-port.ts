@@ -43,6 +43,13 @@ export interface StorePort {
   readonly ns: NamespacePort;
   /** Chunk size of new files (the store default), for sizing the write-back buffer's extents. */
   readonly defaultChunkSizeBytes: number;
+  /**
+   * Read-only, following another process's commits (DESIGN §9, store/follower.ts): the mount holds
+   * nothing of its own, every size is the database's, and the kernel keeps nothing across changes.
+   */
+  readonly followsWriter?: boolean;
+  /** A follower: fn hears the inodes each of the writer's commits changed ('all': unknown). */
+  onWriterChange?(fn: (changed: number[] | 'all') => void): void;
   /** Verified read; short at EOF; holes read as zeros. */
   read(ino: number, offsetBytes: number, lengthBytes: number): Promise<Buffer>;
   /**

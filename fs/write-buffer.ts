@@ -185,6 +185,9 @@ export class WriteBack {
 
   /** readInto's work under the file's shared lock (or with the lock idle and no promise taken). */
   private readLocked(file: OpenFile, offsetBytes: number, target: Buffer, lengthBytes: number): number | Promise<number> {
+    // A follower buffers nothing, and its size at open may be the writer's old one: the store's
+    // read stops at the size committed now, and a short read is the end of the file (no zeros).
+    if (this.store.followsWriter === true) return this.store.readInto(file.ino, offsetBytes, target.subarray(0, Math.min(lengthBytes, target.length)));
     const n = Math.max(0, Math.min(lengthBytes, target.length, file.sizeBytes - offsetBytes));
     if (n === 0) return 0;
     const out = target.subarray(0, n);
@@ -267,6 +270,16 @@ export class WriteBack {
       batch?.resolve();
       this.scheduleClosed();
     }
+  }
+
+  /**
+   * A rename is about to put this file over another (fs/ops-names.ts storeBeforeReplace): store what
+   * it has buffered now, its close batch included. A failure is kept for the file's next fsync or
+   * close, as for any background flush; the rename goes on.
+   */
+  async storeBeforeReplace(file: OpenFile): Promise<void> {
+    if (this.closed.has(file)) await this.closedBatch?.promise;
+    await this.flushQuietly(file);
   }
 
   /**

@@ -21,6 +21,7 @@ import { ShardParams, encodeShard, verifyShardBytes } from '../src/shard';
 import { TransformSpec, applyTransform, undoTransform } from '../src/transform';
 import { compress } from '../src/compression';
 import { deriveDataKey, seal, NONCE_BYTES } from '../src/chunk-cipher';
+import { sealSegmented } from '../src/chunk-segments';
 import { decodePayload } from '../src/chunk-codec';
 import { parseTransforms } from '../src/chunk-transforms';
 import { FLAG_COMPRESSED, FLAG_ENCRYPTED } from '../src/header';
@@ -33,8 +34,8 @@ const PLACEMENT_SEED = 0x9e3779b97f4a7c15n;
 const CLUSTER_MAP_EPOCH = 3n;
 const BITROT_BLOCK = 16 * KiB;
 const NEEDLE_ALIGN = 8;
-const SEEDS = { G1: 1, G2: 2, G3: 3, G5: 5, G7: 7, G8: 8, G9: 9, G10: 10, G11: 11, G12: 12, G13: 13 } as const;
-/** The store key of the chunkfs-transform vectors G9..G13 (docs/transforms.md: data keys derive from it). */
+const SEEDS = { G1: 1, G2: 2, G3: 3, G5: 5, G7: 7, G8: 8, G9: 9, G10: 10, G11: 11, G12: 12, G13: 13, G14: 14, G15: 15, G16: 16 } as const;
+/** The store key of the chunkfs-transform vectors G9..G16 (docs/transforms.md: data keys derive from it). */
 const STORE_KEY_HEX = '6b1f0e2d3c4a59687786a5b4c3d2e1f0f1e2d3c4b5a69788796a5b4c3d2e1f00';
 const G5_TRANSFORM: TransformSpec = {
   compression: { algo: 'deflate-raw', level: 6 },
@@ -256,13 +257,18 @@ function g8(key: BitrotKey): Vector {
 /**
  * raw -> stored payload the way a chunkfs layout stores it (src/chunk-codec.ts), with a nonce drawn
  * from the vector's PRNG so the vector is reproducible; checked by decoding it back (pair assertion).
+ * cipher: the encrypted payload's format (docs/transforms.md): G11, G12 keep v1, which chunkfs
+ * wrote before cipher format v2 and still reads; G14..G16 are v2, what it writes now.
  */
-function layoutPayload(name: string, base: Base, t: LayoutTransform, input: Buffer, seed: number): Buffer {
+function layoutPayload(name: string, base: Base, t: LayoutTransform, input: Buffer, seed: number, cipher: 'v1' | 'v2'): Buffer {
   let stored = input;
   if (t.compression !== undefined) stored = compress(t.compression.algo, t.compression.algo === 'zstd' ? t.compression.level : 1, input);
   const id = { fileId: base.fileId, chunkIndex: base.chunkIndex, version: base.version };
   const storeKey = Buffer.from(STORE_KEY_HEX, 'hex');
-  if (t.encryption !== undefined) stored = seal(deriveDataKey(storeKey, id), stored, prngBytes(seed ^ 0x5eed, NONCE_BYTES));
+  if (t.encryption !== undefined) {
+    const nonce = prngBytes(seed ^ 0x5eed, NONCE_BYTES);
+    stored = cipher === 'v1' ? seal(deriveDataKey(storeKey, id), stored, nonce) : sealSegmented(deriveDataKey(storeKey, id), stored, nonce);
+  }
   const names = [t.compression?.algo ?? '', t.encryption !== undefined ? 'aes256gcm' : ''].filter((x) => x !== '');
   const flags = (t.compression !== undefined ? FLAG_COMPRESSED : 0) | (t.encryption !== undefined ? FLAG_ENCRYPTED : 0);
   if (!decodePayload(parseTransforms(names), flags, stored, input.length, id, storeKey).equals(input)) throw new Error(`${name}: payload does not decode`);
@@ -271,22 +277,22 @@ function layoutPayload(name: string, base: Base, t: LayoutTransform, input: Buff
 
 const GCM: LayoutTransform['encryption'] = { algo: 'aes-256-gcm', key_derivation: 'hkdf-sha256 chunkfs data key v1', store_key: STORE_KEY_HEX };
 
-function layoutReplicaVector(key: BitrotKey, name: keyof typeof SEEDS, description: string, base: Base, input: Buffer, t: LayoutTransform): Vector {
-  const stored = layoutPayload(name, base, t, input, SEEDS[name]);
+function layoutReplicaVector(key: BitrotKey, name: keyof typeof SEEDS, description: string, base: Base, input: Buffer, t: LayoutTransform, cipher: 'v1' | 'v2' = 'v1'): Vector {
+  const stored = layoutPayload(name, base, t, input, SEEDS[name], cipher);
   const { file, header } = encodeChecked(key, shardParams(base, stored.length, input.length, t), stored);
   return { dir: name, params: paramsJson(name, description, 'replica', header, t), input, shards: new Map([['expected.shard', file]]) };
 }
 
 /** An EC stripe of a transformed chunk: all k+m shards (a decoder needs the k data shards to undo it). */
-function layoutEcVector(key: BitrotKey, name: keyof typeof SEEDS, description: string, base: Base, input: Buffer, t: LayoutTransform): Vector {
-  const stored = layoutPayload(name, base, t, input, SEEDS[name]);
+function layoutEcVector(key: BitrotKey, name: keyof typeof SEEDS, description: string, base: Base, input: Buffer, t: LayoutTransform, cipher: 'v1' | 'v2' = 'v1'): Vector {
+  const stored = layoutPayload(name, base, t, input, SEEDS[name], cipher);
   const { files, headers } = ecShards(key, base, stored, input.length, t);
   const shards = new Map<string, Buffer>([['expected.shard', files[0]]]);
   files.forEach((f, i) => shards.set(`expected.${i}.shard`, f));
   return { dir: name, params: paramsJson(name, description, 'ec', headers[0], t), input, shards };
 }
 
-/** G9..G13: the transforms of chunkfs layouts (issue 23, docs/transforms.md), on replica and EC shards. */
+/** G9..G16: the transforms of chunkfs layouts (issue 23, docs/transforms.md), on replica and EC shards. */
 function layoutTransformVectors(key: BitrotKey): Vector[] {
   const ecBase = (fileId: bigint): Base => ({ mode: 'ec', fileId, chunkIndex: 1n, version: 4n, shardIndex: 0, k: 4, m: 2, ebBytes: 64 * KiB, chunkSizeBytes: 4 * MiB });
   return [
@@ -300,6 +306,12 @@ function layoutTransformVectors(key: BitrotKey): Vector[] {
       ecBase(0x000000000000c00cn), prngText(SEEDS.G12, 2 * MiB), { compression: { algo: 'zstd', level: 3 }, encryption: GCM }),
     layoutEcVector(key, 'G13', 'EC(4,2) stripe, layout ec:4+2,lz4: one LZ4 block split by §6 over EB 64 KiB, short last erasure block; all 6 shards',
       ecBase(0x000000000000d00dn), prngText(SEEDS.G13, MiB + 777), { compression: { algo: 'lz4' } }),
+    layoutReplicaVector(key, 'G14', 'Replica, layout replica:3,aes256gcm, cipher format v2: "CFSGCMv2" || segment_bytes || nonce_base, then 16 KiB segments each sealed with AES-256-GCM (nonce_base XOR index, AAD plain_len || index || last); short last segment',
+      replicaBase(0x000000000000e00en, 3n, 6n, 1), prngBytes(SEEDS.G14, 100_000), { encryption: GCM }, 'v2'),
+    layoutEcVector(key, 'G15', 'EC(4,2) stripe, layout ec:4+2,aes256gcm, cipher format v2 (16 KiB segments) split by §6 over EB 64 KiB; all 6 shards',
+      ecBase(0x000000000000f00fn), prngBytes(SEEDS.G15, 300 * KiB + 5), { encryption: GCM }, 'v2'),
+    layoutReplicaVector(key, 'G16', 'Replica, layout replica:3,zstd,aes256gcm, cipher format v2: one zstd frame (level 3), then 16 KiB segments sealed with AES-256-GCM',
+      replicaBase(0x0000000000010010n, 0n, 2n, 2), prngText(SEEDS.G16, 400 * KiB), { compression: { algo: 'zstd', level: 3 }, encryption: GCM }, 'v2'),
   ];
 }
 

@@ -2,7 +2,9 @@
 // chunk version. Documented for other decoders in docs/transforms.md:
 //   data_key = HKDF-SHA256(ikm = store key (32 bytes), salt = "chunkfs data key v1",
 //                          info = file_id u64 LE || chunk_index u64 LE || version u64 LE, 32 bytes)
-//   stored   = nonce (12 random bytes) || AES-256-GCM ciphertext || tag (16 bytes), no AAD.
+//   cipher format v1: stored = nonce (12 random bytes) || AES-256-GCM ciphertext || tag (16 bytes),
+//   no AAD. Still read; new payloads are cipher format v2 (src/chunk-segments.ts, 16 KiB segments
+//   sealed on their own under the same data key), src/payload-cipher.ts tells them apart.
 // The nonce is random per encryption, so a version written twice (a write cut by a crash and
 // redone) never reuses a nonce under its key; each key encrypts a handful of payloads at most.
 import * as crypto from 'node:crypto';

@@ -6,7 +6,8 @@ import { ErrorSite, FormatError } from './errors';
 import { FLAG_COMPRESSED, FLAG_ENCRYPTED } from './header';
 import { ChunkTransforms } from './chunk-transforms';
 import { compress, decompressInto } from './compression';
-import { CIPHER_OVERHEAD_BYTES, ChunkIdentity, deriveDataKey, openInto, seal } from './chunk-cipher';
+import { ChunkIdentity, deriveDataKey } from './chunk-cipher';
+import { openPayloadInto, openedLen, sealPayload } from './payload-cipher';
 
 export interface EncodedPayload { stored: Buffer; flags: number }
 
@@ -23,7 +24,7 @@ export function encodePayload(t: ChunkTransforms, raw: Uint8Array, id: ChunkIden
   }
   if (t.encryption !== null) {
     if (storeKey === null) throw new FormatError('aes256gcm', 'the layout encrypts but the store has no key loaded');
-    stored = seal(deriveDataKey(storeKey, id), stored);
+    stored = sealPayload(deriveDataKey(storeKey, id), stored); // cipher format v2 (src/chunk-segments.ts)
     flags |= FLAG_ENCRYPTED;
   }
   return { stored, flags };
@@ -39,7 +40,7 @@ export function decodePayload(t: ChunkTransforms, flags: number, stored: Uint8Ar
 /**
  * stored payload (hashes already verified) -> its raw bytes, exactly target.length (content_len),
  * into target; scratch(n) lends a buffer for the decrypted payload of a chunk also compressed. The
- * tag is checked before target holds anything usable (openInto).
+ * tags are checked before target holds anything usable (openPayloadInto: cipher format v1 or v2).
  */
 export function decodePayloadInto(t: ChunkTransforms, flags: number, stored: Uint8Array, target: Uint8Array, id: ChunkIdentity, storeKey: Uint8Array | null,
   site: ErrorSite, scratch: (lengthBytes: number) => Uint8Array): void {
@@ -50,10 +51,10 @@ export function decodePayloadInto(t: ChunkTransforms, flags: number, stored: Uin
   let plain = stored;
   if (encrypted) {
     if (storeKey === null) throw new FormatError('aes256gcm', 'chunk is encrypted and no store key is loaded', site);
-    const plainLen = stored.length - CIPHER_OVERHEAD_BYTES;
+    const plainLen = openedLen(stored, site);
     if (!compressed && plainLen !== target.length) throw new FormatError('content_len', `decrypted ${plainLen} bytes, content_len is ${target.length}`, site);
     plain = compressed ? scratch(plainLen).subarray(0, plainLen) : target;
-    openInto(deriveDataKey(storeKey, id), stored, plain, site);
+    openPayloadInto(deriveDataKey(storeKey, id), stored, plain, site);
   }
   if (!compressed) return;
   try {

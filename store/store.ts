@@ -24,10 +24,9 @@ import type { HealEntry } from './meta/chunk-map';
 import { Io, NodeIo, StatfsResult } from './io/io';
 import { LayoutError, overhead, parseLayout, shardCount } from '../src/layout';
 import { DecodedChunks } from './chunks/chunk-transform';
-import { patchedInPlace } from './chunks/chunk-ref';
 import { FLAG_COMPRESSED, FLAG_ENCRYPTED } from '../src/header';
 import { Db } from './meta/meta';
-import { MetaStatus, StoreLease, acquireLease, checkNewMeta, commitPointOf, createMeta, metaStatus, openStoreMeta } from './meta/engine-open';
+import { MetaStatus, StoreLease, acquireLease, awaitWriterAnnouncing, checkNewMeta, commitPointOf, createMeta, metaStatus, openStoreMeta } from './meta/engine-open';
 import { parseMetaTarget } from './meta-target';
 import { Namespace } from './meta/namespace';
 import { RecoveryReport, emptyRecoveryReport, recover } from './upkeep/recovery';
@@ -50,6 +49,7 @@ import { Allocated, PendingRange, SeekWhat } from './meta/allocated';
 import { BACKLOG_BYTES_MAX, BACKLOG_INTENTS_MAX, IntentBacklog } from './chunks/intent-backlog';
 import { Applier } from './chunks/applier';
 import { Preallocated } from './meta/prealloc';
+import { Changed, Follower, backlogFromLog } from './follower';
 
 export const META_FILE = 'meta.db';
 
@@ -84,6 +84,11 @@ export interface StoreOpenOptions {
   keyFile?: string;
   /** Metadata on PostgreSQL: how long the lease lasts unrenewed (store/meta/pg-lease.ts; tests shorten it). */
   leaseMs?: number;
+  /**
+   * With readOnly, on PostgreSQL: follow the lease holder's commits (DESIGN §9, store/follower.ts), for
+   * a read-only mount while another process, here or on another machine, writes.
+   */
+  follow?: boolean;
 }
 
 export interface StoreCreateOptions {
@@ -149,6 +154,8 @@ export class Store {
   private lock: StoreLock | null = null;
   /** Held while open read-write on PostgreSQL (DESIGN §9 lease); null on SQLite and read-only. */
   private lease: StoreLease | null = null;
+  /** Open read-only following a writer (DESIGN §9); null otherwise. */
+  private follower: Follower | null = null;
 
   private constructor(readonly dir: string, private readonly opened: OpenedConfig, private readonly db: Db, readonly io: Io, readonly syncIo: SyncIo) {
     const { config } = opened;
@@ -232,13 +239,18 @@ export class Store {
     if (metaTarget === undefined && syncIo.stat(metaPath) === null) throw new ConfigError(metaPath, 'metadata database missing; refusing to start an empty one');
     const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
     Store.makePrivate(dir, opened, syncIo, log);
+    if (opts.follow === true && (!readOnly || metaTarget === undefined)) {
+      throw new ConfigError(dir, readOnly
+        ? 'a read-only mount follows a writer only when the metadata is on PostgreSQL (chunkfs meta copy moves it there); this store keeps it in meta.db on the machine that writes it'
+        : 'following a writer needs a read-only open');
+    }
     // On PostgreSQL the lease, taken below, decides between hosts; the lock file between processes here.
     const lock = readOnly ? null : StoreLock.acquire(dir, syncIo, opts.lockNote, thisHost(syncIo), metaTarget !== undefined);
     let db: Db | null = null;
     let lease: StoreLease | null = null;
     try {
       if (!readOnly) adoptLegacyStore(dir, opened, syncIo);
-      db = openStoreMeta(metaPath, metaTarget, readOnly, syncIo, log); // recovers an unusable -shm, else says what to do
+      db = openStoreMeta(metaPath, metaTarget, readOnly, syncIo, log, opts.follow === true); // recovers an unusable -shm, else says what to do
       // Before recovery replays anything: the lease makes this the only writer (DESIGN §9).
       lease = readOnly ? null : acquireLease(db, opts.lockNote ?? `open ${dir}`, log, opts.leaseMs);
       const store = new Store(dir, opened, db, opts.io ?? new NodeIo(), syncIo);
@@ -249,6 +261,7 @@ export class Store {
       if (opts.applier === false || readOnly) store.applier.held = true;
       // A read-only open applies nothing but shows what the log holds (one view, DESIGN §5).
       if (readOnly) store.loadLogForReading();
+      if (opts.follow === true) await store.follow(metaTarget!.url);
       if (!readOnly) {
         store.recoveryReport = await recover(store.env, store.files, store.applier, store.ns.orphans());
         // Half-made sealed copies go; containers left full are sealed now (spec §11.5).
@@ -388,12 +401,31 @@ export class Store {
 
   /** Read-only: the log's intents into the backlog, so reads overlay them; nothing is written. */
   private loadLogForReading(): void {
-    for (const i of this.env.map.intents()) {
-      if (i.span === null) continue;
-      const ref = this.files.chunkRefIfFile(i.ino, i.chunkIndex);
-      if (ref === null || ref.version !== i.version) continue;
-      this.env.backlog.add({ id: i.id, ino: i.ino, chunkIndex: i.chunkIndex, version: i.version, firstBlock: i.firstBlock, span: i.span, inPlace: patchedInPlace(ref) }, ref.fl.bitrotBlockBytes);
+    backlogFromLog(this.env, this.files, this.env.map.intents());
+    // A read-only opener records no failure (its database refuses writes): reads still fail over.
+    this.env.counters.recordsNothing = true;
+    this.env.map.recordsNothing = true;
+  }
+
+  private async follow(url: string): Promise<void> {
+    this.follower = new Follower(url, this.env, this.files, this.ns, (line) => this.log(line));
+    this.follower.start();
+    try {
+      await awaitWriterAnnouncing(this.db, (line) => this.log(line));
+    } catch (err) {
+      this.follower.stop();
+      throw err;
     }
+  }
+
+  /** Open read-only following a writer's commits (StoreOpenOptions.follow). */
+  get followsWriter(): boolean {
+    return this.follower !== null;
+  }
+
+  /** fn hears the inodes each of the followed writer's commits changed (a follower only). */
+  onWriterChange(fn: (changed: Changed) => void): void {
+    this.follower?.onChange(fn);
   }
 
   /** Write every pending intent into its shards now (DESIGN §5 applier; tests, tools). */
@@ -410,6 +442,7 @@ export class Store {
     if (this.closed) return;
     this.closed = true;
     try {
+      this.follower?.stop();
       await this.healer.stop();
       await this.compactor.stop();
       await this.reclaimer.stop();
@@ -427,8 +460,10 @@ export class Store {
     }
   }
 
-  read(ino: number, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
-    return this.files.read(ino, offsetBytes, lengthBytes);
+  async read(ino: number, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
+    if (this.follower === null) return this.files.read(ino, offsetBytes, lengthBytes);
+    const out = Buffer.alloc(lengthBytes);
+    return out.subarray(0, await this.follower.readInto(ino, offsetBytes, out, 0));
   }
   /**
    * read(ino, offsetBytes, target.length - targetOffset) copied into target[targetOffset..]:
@@ -438,6 +473,8 @@ export class Store {
    * sizeBytes: read up to this size, not the committed one (the write-back's; DESIGN §5 prefix rule).
    */
   readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset = 0, sizeBytes?: number): Maybe<number> {
+    // A follower reads up to the writer's committed size, in an order that never serves stale bytes.
+    if (this.follower !== null) return this.follower.readInto(ino, offsetBytes, target, targetOffset);
     return this.files.readInto(ino, offsetBytes, target, targetOffset, sizeBytes);
   }
   /**

@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { REPO_ROOT, TESTDATA } from './helpers/root';
 
-const VECTORS = ['G1', 'G2', 'G3', 'G4', 'G5', 'G6', 'G7', 'G8', 'G9', 'G10', 'G11', 'G12', 'G13'];
+const VECTORS = ['G1', 'G2', 'G3', 'G4', 'G5', 'G6', 'G7', 'G8', 'G9', 'G10', 'G11', 'G12', 'G13', 'G14', 'G15', 'G16'];
 const INSTALL_HINT =
   'the independent decoder needs Go and four Go libraries from Debian: ' +
   'apt-get install golang-go golang-github-minio-highwayhash-dev golang-github-klauspost-reedsolomon-dev ' +
@@ -60,7 +60,7 @@ test.after.always(() => {
   fs.rmSync(workDir, { recursive: true, force: true });
 });
 
-test.serial('independent Go decoder agrees with every golden vector G1..G13', (t) => {
+test.serial('independent Go decoder agrees with every golden vector G1..G16', (t) => {
   const run = runDecoder(t, path.join(TESTDATA, 'chunk'));
   if (!run) return;
   t.is(run.status, 0, run.out);
@@ -71,6 +71,10 @@ test.serial('independent Go decoder agrees with every golden vector G1..G13', (t
   t.regex(run.out, /^G7 ok \(.*bad slices rejected: \[cookie\]/m);
   t.regex(run.out, /^G12 ok \(.*parity == klauspost .*aes-256-gcm then zstd undone == input\.bin/m);
   t.regex(run.out, /^G13 ok \(.*lz4 undone == input\.bin/m);
+  // Cipher format v2 (16 KiB segments, docs/transforms.md): replica, EC, and compressed then encrypted.
+  t.regex(run.out, /^G14 ok \(.*aes-256-gcm undone == input\.bin/m);
+  t.regex(run.out, /^G15 ok \(.*parity == klauspost .*aes-256-gcm undone == input\.bin/m);
+  t.regex(run.out, /^G16 ok \(.*aes-256-gcm then zstd undone == input\.bin/m);
   t.regex(run.out, /^interop: all \d+ vectors agree/m);
 });
 

@@ -131,7 +131,7 @@ async function run(c: InspectCommand): Promise<InspectResult> {
 /** "decoded: tag ok, 4.0 MiB of content from 1.2 MiB stored (3.41x)", or why not. */
 function decodeText(d: PayloadDecode): string {
   if (!d.ok) return `${d.tagOk === false ? 'GCM TAG FAILS' : 'not decoded'}: ${d.error ?? '?'}`;
-  const tag = d.tagOk === true ? 'GCM tag ok, ' : '';
+  const tag = d.tagOk === true ? `GCM tag ok (cipher ${d.cipher}), ` : '';
   return `decoded: ${tag}${bytesText(d.rawBytes!)} of content from ${bytesText(d.storedBytes)} stored (${d.ratio!.toFixed(2)}x)`;
 }
 

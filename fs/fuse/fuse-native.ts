@@ -22,6 +22,9 @@ export async function mountFuseNative(core: FsCore, mountpoint: string, opts: Tr
     // go stale when another changes (nlink, size): ask every time. '0' as a string: the binding
     // drops a falsy number.
     attrTimeout: '0',
+    // A follower (DESIGN §9): names change by another process's writes, and libfuse 2 cannot tell
+    // the kernel (no notify_inval_entry in fuse-native): no name is cached (the default is 1 s).
+    ...(core.followsWriter ? { entryTimeout: '0' } : {}),
   }, { suid: opts.suid, dev: opts.dev });
   await new Promise<void>((resolve, reject) => fuse.mount((err) => (err ? reject(err) : resolve())));
   return {
@@ -29,6 +32,9 @@ export async function mountFuseNative(core: FsCore, mountpoint: string, opts: Tr
     // libfuse 2 without kernel_cache: the kernel drops a file's pages at each open, and attributes
     // are never cached (attr_timeout 0), so there is nothing to drop.
     dropKernelCache: () => Promise.resolve(),
+    // Nothing to drop but the pages of files held open meanwhile, which fuse-native cannot reach
+    // (no notify_inval_inode): they are dropped at the next open.
+    writerChanged: () => undefined,
     async stop(goneAlready: boolean): Promise<void> {
       // Still called when gone already: it also stops the binding's FUSE thread. Its fusermount
       // then fails with EINVAL, which says nothing new.

@@ -17,6 +17,7 @@ import type { OpObserver } from './op-observer';
 import type { Replier } from './fuse3-reply';
 import { ReadBuffers } from './read-buffers';
 import { posix } from '../errno';
+import { staleIfGone } from './gone-stale';
 
 const NS_PER_S = 1_000_000_000n;
 const ENOSYS = 38;
@@ -91,7 +92,8 @@ function releaseLost(x: Ctx, fh: number): void {
  * descriptor that stays open still do not: README).
  */
 function openFlagsOf(x: Ctx): number {
-  return x.core.atime.mode === 'strictatime' ? 0 : OPEN_KEEP_CACHE;
+  // A follower's files change by another process's writes: each open starts with the cache dropped.
+  return x.core.atime.mode === 'strictatime' || x.core.followsWriter ? 0 : OPEN_KEEP_CACHE;
 }
 
 /** An open; one the kernel marked FUSE_OPEN_KILL_SUIDGID (an O_TRUNC open by a caller without CAP_FSETID) drops set-id bits. */
@@ -215,7 +217,7 @@ export function makeRun(core: FsCore, reply: Replier, log: OpLog, readOnly: bool
     const name = OP_NAMES[num(b, i, F.op)] ?? 'op';
     const refusal = readOnly ? refusalOf(name, num(b, i, F.flags)) : null;
     const op = refusal === null ? fn : (): never => { throw refusal; };
-    const fail = (neg: number): void => { reply.err(idOf(b, i), -neg); };
+    const fail = (neg: number): void => { reply.err(idOf(b, i), name === 'lookup' ? -neg : staleIfGone(core, -neg)); };
     if (observe === undefined) { guard(log, name, subjectOf(core, b, i), op, ok, fail); return; }
     const startNs = process.hrtime.bigint();
     const seconds = (): number => Number(process.hrtime.bigint() - startNs) / 1e9;

@@ -12,6 +12,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import type { FsCore } from '../core';
+import { Invalidations } from './invalidations';
 import type { Transport, TransportOptions } from './transport';
 import { findAddon, fuse3Native, Session } from './fuse3-native';
 import { startUnmountGuard } from './unmount-guard';
@@ -129,20 +130,23 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
     xattrPrefixes: [...STORED_XATTR_PREFIXES, ACL_PREFIX],
   }, onBatch, scratch);
   if (helper !== null) startUnmountGuard(native, session, findAddon(), opts.log);
-  const reply = new Replier(native, session, scratch, { attrS: CACHE_TIMEOUT_S, entryS: CACHE_TIMEOUT_S });
+  // A follower's kernel caches no names and no attributes (another process changes them): every
+  // lookup and stat reaches the store, and notify_inval_inode drops the pages of changed files.
+  const timeoutS = core.followsWriter ? 0 : CACHE_TIMEOUT_S;
+  const reply = new Replier(native, session, scratch, { attrS: timeoutS, entryS: timeoutS });
   x = { core, reply, log: opts.log, readBuffers: new ReadBuffers(), run: makeRun(core, reply, opLog(opts.log, core.opts.debug === true), opts.readOnly, opts.observeOp) };
   // After x is set: the session serves requests from now on (they may come during this await).
   if (opts.writebackCache && process.getuid?.() === 0) await raiseDirtyShare(native.connectionId(session), opts.log);
 
-  let invalidating: Promise<unknown> = Promise.resolve();
+  const invalidations = new Invalidations((inos) => native.invalidate(session, inos), core.lookups);
   return {
     name: 'fuse3',
     dropKernelCache(): Promise<void> {
       // Every inode the kernel knows (its lookup counts); the binding asks on a worker thread.
-      const inos = Float64Array.from(core.lookups.inos());
-      const p = native.invalidate(session, inos);
-      invalidating = p.catch(() => undefined);
-      return p.then(() => undefined);
+      return invalidations.now(core.lookups.inos());
+    },
+    writerChanged(changed: readonly number[] | 'all'): void {
+      invalidations.soon(changed);
     },
     async stop(goneAlready: boolean): Promise<void> {
       // The loop keeps serving during the unmount: the kernel writes cached dirty pages back first.
@@ -159,7 +163,7 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
       if (await Promise.race([reply.whenDrained(), sleep(DRAIN_WAIT_MS)]) === 'timeout') {
         opts.log(`${reply.inFlight} requests still running after ${DRAIN_WAIT_MS} ms: answering EIO`);
       }
-      await invalidating; // its worker thread uses the session
+      await invalidations.stop(); // its worker thread uses the session
       const unanswered = native.destroy(session);
       if (unanswered > 0 || interrupts > 0) opts.log(`teardown: ${unanswered} unanswered requests, ${interrupts} interrupts seen`);
     },

@@ -5,6 +5,7 @@ import type { FsCore } from '../core';
 import type { XattrReply } from '../ops-xattr';
 import * as ops from './path-ops';
 import { Log, guard, isPromise, opLog } from './guard';
+import { staleIfGone } from './gone-stale';
 
 /** What each op does; tests substitute implementations that fail. */
 export const IMPL = {
@@ -61,7 +62,7 @@ export function makeOps(core: FsCore, sink: Log, impl: Impl = IMPL): ChunkfsOps 
   return {
     init: (cb) => call('init', null, cb, () => impl.init()),
     getattr: (p, cb) => call('getattr', p, cb, () => impl.getattr(core, p)),
-    fgetattr: (p, fh, cb) => call('fgetattr', p, cb, () => impl.fgetattr(core, p, fh)),
+    fgetattr: (p, fh, cb) => call('fgetattr', p, (err, v) => (err === 0 ? cb(0, v) : cb(-staleIfGone(core, -err))), () => impl.fgetattr(core, p, fh)),
     statfs: (p, cb) => call('statfs', p, cb, () => impl.statfs(core)),
     chmod: (p, mode, cb, ctx) => call('chmod', p, cb, () => impl.chmod(core, p, mode, ctx)),
     chown: (p, uid, gid, cb) => call('chown', p, cb, () => impl.chown(core, p, uid, gid)),
@@ -81,7 +82,8 @@ export function makeOps(core: FsCore, sink: Log, impl: Impl = IMPL): ChunkfsOps 
 
     create: (p, mode, cb, ctx) => call('create', p, cb, () => impl.create(core, p, mode, ctx)),
     open: (p, flags, cb) => call('open', p, cb, () => impl.open(core, p, flags)),
-    read: (p, fh, buf, len, pos, cb) => callN('read', p, cb, () => impl.read(core, fh, buf, len, pos)),
+    // By handle: an inode a follower's writer removed is ESTALE (fs/fuse/gone-stale.ts).
+    read: (p, fh, buf, len, pos, cb) => callN('read', p, (n) => cb(n < 0 ? -staleIfGone(core, -n) : n), () => impl.read(core, fh, buf, len, pos)),
     write: (p, fh, buf, len, pos, cb) => callN('write', p, cb, () => impl.write(core, fh, buf, len, pos)),
     flush: (p, fh, cb) => call('flush', p, cb, () => impl.flush(core, fh)),
     fsync: (p, datasync, fh, cb) => call('fsync', p, cb, () => impl.fsync(core, fh)),

@@ -49,4 +49,6 @@ export interface Transport {
   stop(goneAlready: boolean): Promise<void>;
   /** The kernel drops the file pages and attributes it caches for this mount. */
   dropKernelCache(): Promise<void>;
+  /** A follower (DESIGN §9): the writer changed these inodes, so the kernel drops what it holds of them, soon. */
+  writerChanged(changed: readonly number[] | 'all'): void;
 }

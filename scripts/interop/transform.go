@@ -4,7 +4,8 @@ package main
 // raw = decompress(decrypt(stored)). Algorithms are named in params (DESIGN §3):
 //   G5: deflate-raw, aes-256-ctr with the key and iv in params;
 //   chunkfs layouts (docs/transforms.md): zstd (one frame), lz4 (one block of content_len
-//   raw bytes), aes-256-gcm with a data key per chunk version, HKDF-SHA256 from the store key.
+//   raw bytes), aes-256-gcm with a data key per chunk version, HKDF-SHA256 from the store key,
+//   in cipher format v1 (one GCM message) or v2 (segments sealed on their own, told by a magic).
 
 import (
 	"bytes"
@@ -29,6 +30,8 @@ const (
 	gcmNonceBytes = 12
 	gcmTagBytes   = 16
 	hkdfSalt      = "chunkfs data key v1"
+	segMagic      = "CFSGCMv2"
+	segHeaderLen  = len(segMagic) + 4 + gcmNonceBytes
 )
 
 func undoTransform(t *transformSpec, stored []byte, p *params) ([]byte, error) {
@@ -110,7 +113,8 @@ func dataKey(storeKey []byte, p *params) []byte {
 	return exp.Sum(nil)
 }
 
-// undoGCM: stored = nonce (12) || ciphertext || tag (16), no additional data.
+// undoGCM: cipher format v2 when the payload starts with its magic (openSegmented), else v1:
+// stored = nonce (12) || ciphertext || tag (16), no additional data.
 func undoGCM(storeKeyHex string, in []byte, p *params) ([]byte, error) {
 	storeKey, err := hex.DecodeString(storeKeyHex)
 	if err != nil || len(storeKey) != 32 {
@@ -127,9 +131,59 @@ func undoGCM(storeKeyHex string, in []byte, p *params) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(in) >= segHeaderLen && string(in[:len(segMagic)]) == segMagic {
+		return openSegmented(aead, in)
+	}
 	plain, err := aead.Open(nil, in[:gcmNonceBytes], in[gcmNonceBytes:], nil)
 	if err != nil {
 		return nil, fmt.Errorf("aes-256-gcm: %v (wrong key, or altered bytes)", err)
+	}
+	return plain, nil
+}
+
+// openSegmented: cipher format v2 (docs/transforms.md).
+//   stored = magic "CFSGCMv2" || segment_bytes u32 LE || nonce_base (12) || segments,
+//   segment i = ciphertext of plaintext [i*S, min((i+1)*S, plain_len)) || tag (16),
+//   nonce i = nonce_base with bytes [4, 12) XOR i (u64 LE),
+//   AAD i = plain_len u64 LE || i u64 LE || last u8 (1 on the last segment).
+// The segment count and plain_len follow from the stored length.
+func openSegmented(aead cipher.AEAD, in []byte) ([]byte, error) {
+	segBytes := int(binary.LittleEndian.Uint32(in[len(segMagic):]))
+	if segBytes < 4096 || segBytes > 1<<20 || segBytes%4096 != 0 {
+		return nil, fmt.Errorf("aes-256-gcm v2: segment_bytes %d is not a multiple of 4096 in [4096, 1 MiB]", segBytes)
+	}
+	base := in[len(segMagic)+4 : segHeaderLen]
+	body := in[segHeaderLen:]
+	count := (len(body) + segBytes + gcmTagBytes - 1) / (segBytes + gcmTagBytes)
+	if count == 0 {
+		count = 1
+	}
+	plainLen := len(body) - count*gcmTagBytes
+	if len(body) < gcmTagBytes || (plainLen != 0 && plainLen-(count-1)*segBytes < 1) {
+		return nil, fmt.Errorf("aes-256-gcm v2: payload of %d bytes does not end in a whole segment", len(in))
+	}
+	plain := make([]byte, 0, plainLen)
+	nonce := make([]byte, gcmNonceBytes)
+	aad := make([]byte, 17)
+	binary.LittleEndian.PutUint64(aad[0:], uint64(plainLen))
+	for i := 0; i < count; i++ {
+		n := segBytes
+		if i == count-1 {
+			n = plainLen - i*segBytes
+		}
+		seg := body[i*(segBytes+gcmTagBytes) : i*(segBytes+gcmTagBytes)+n+gcmTagBytes]
+		copy(nonce, base)
+		binary.LittleEndian.PutUint64(nonce[4:], binary.LittleEndian.Uint64(base[4:])^uint64(i))
+		binary.LittleEndian.PutUint64(aad[8:], uint64(i))
+		aad[16] = 0
+		if i == count-1 {
+			aad[16] = 1
+		}
+		var err error
+		plain, err = aead.Open(plain, nonce, seg, aad)
+		if err != nil {
+			return nil, fmt.Errorf("aes-256-gcm v2 segment %d of %d: %v (wrong key, or altered bytes)", i, count, err)
+		}
 	}
 	return plain, nil
 }

@@ -7,7 +7,7 @@ import { UnrecoverableError, assert } from '../../src/errors';
 import { mapRange, splitChunk } from '../../src/mapping';
 import { rsCodec } from '../../src/rs';
 import { ChunkEnv, noteShardFailure, readOrder } from './chunk-env';
-import { ChunkRef, ecGeometry, shardDataLen, siteOf } from './chunk-ref';
+import { ChunkRef, ecGeometry, payloadLen, shardDataLen, siteOf } from './chunk-ref';
 import { Payload } from './shard-encode';
 import { Maybe, isPromise } from './maybe-async';
 import { settledAll } from '../io/io';
@@ -146,4 +146,23 @@ export function readEcInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, le
 export async function rebuildEcShard(env: ChunkEnv, ref: ChunkRef, shardIndex: number): Promise<Buffer> {
   const [payload] = await reconstructRange(env, ref, 0, shardDataLen(ref), [shardIndex], new Set([shardIndex]));
   return payload;
+}
+
+/**
+ * The whole stored payload of an EC chunk joined from its data shards (spec §6); with `without`,
+ * the data shards rebuilt from the others leaving that shard out (finding the shard that fails an
+ * encrypted payload's tag although its hashes pass: store/upkeep/tag-check.ts, chunk-transform.ts).
+ */
+export async function readEcPayload(env: ChunkEnv, ref: ChunkRef, without?: number): Promise<Buffer> {
+  const out = Buffer.alloc(payloadLen(ref));
+  if (without === undefined) {
+    await readEcInto(env, ref, 0, out.length, out, 0, false);
+    return out;
+  }
+  const { k } = km(ref);
+  const data = await reconstructRange(env, ref, 0, shardDataLen(ref), Array.from({ length: k }, (_, i) => i), new Set([without]));
+  for (const p of mapRange(ecGeometry(ref), 0, out.length)) {
+    data[p.dataShard].copy(out, p.chunkOffsetBytes, p.shardOffsetBytes, p.shardOffsetBytes + p.lengthBytes);
+  }
+  return out;
 }

@@ -54,6 +54,12 @@ export class HashTableCache {
     this.forgets++;
     this.tables.delete(path);
   }
+
+  /** Every table (another process may have patched any shard: a read-only follower, DESIGN §9). */
+  forgetAll(): void {
+    this.forgets++;
+    this.tables.clear();
+  }
 }
 
 /** The plan's entries inside a whole table (a view; possibly short when the table read was short). */

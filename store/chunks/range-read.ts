@@ -34,7 +34,7 @@ export function readRangeInto(
   };
   // The range's own chunks start first, then the read-ahead (it must not queue before them).
   const r = inline ? readChunkPart(indices[0]) : boundedAll(indices, CHUNKS_IN_FLIGHT_MAX, async (c) => readChunkPart(c));
-  readAhead(env, cs, endBytes, liveRef);
+  readAhead(env, cs, offsetBytes, endBytes, liveRef);
   return r;
 }
 
@@ -42,16 +42,16 @@ export function readRangeInto(
 export const READAHEAD_CHUNKS = 4;
 
 /**
- * A sequential read of a transformed chunk (the file's previous read ended in this chunk or the one
- * before) starts decoding the next READAHEAD_CHUNKS (each is decoded whole, DESIGN §10), so the
- * reader finds them decoded; random readers start none. Raw chunks need none (the kernel's
+ * A sequential read of a transformed chunk (it starts near where the file's previous read ended)
+ * starts decoding the next READAHEAD_CHUNKS (each is decoded whole, DESIGN §10), so the reader finds
+ * them decoded; random readers start none. Raw chunks need none (the kernel's
  * readahead asks for their ranges).
  */
-function readAhead(env: ChunkEnv, chunkSizeBytes: number, endBytes: number, liveRef: (chunkIndex: number) => ChunkRef | null): void {
+function readAhead(env: ChunkEnv, chunkSizeBytes: number, offsetBytes: number, endBytes: number, liveRef: (chunkIndex: number) => ChunkRef | null): void {
   if (endBytes <= 0) return;
   const last = Math.floor((endBytes - 1) / chunkSizeBytes);
   const here = liveRef(last);
-  if (here === null || here.stored === null || !env.decoded.sequential(here.ino, last)) return;
+  if (here === null || here.stored === null || !env.decoded.sequential(here.ino, offsetBytes, endBytes)) return;
   for (let c = last + 1; c <= last + READAHEAD_CHUNKS; c++) {
     const next = liveRef(c);
     if (next !== null) prefetchDecoded(env, next);

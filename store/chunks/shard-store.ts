@@ -369,6 +369,12 @@ export class ShardStore {
     this.forgetPath(this.path(ref, shardIndex));
   }
 
+  /** Every cached header and hash table: another process changes the shards (a follower's writer, DESIGN §9). */
+  forgetAll(): void {
+    this.headers.clear();
+    this.tables.forgetAll();
+  }
+
   /** Cached header and hash table of a shard go together: any change of the file drops both. */
   private forgetPath(path: string): void {
     this.headers.delete(path);

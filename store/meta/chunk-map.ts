@@ -55,7 +55,17 @@ function chunkOf(r: Row): ChunkRow {
   return { chunkIndex: Number(r.chunk_index), version: BigInt(r.version), logicalLenBytes: Number(r.logical_len), maxVersion: BigInt(r.max_version), stored };
 }
 
+function intentOf(r: Row): Intent {
+  return {
+    id: Number(r.id), ino: Number(r.ino), chunkIndex: Number(r.chunk_index), version: BigInt(r.version),
+    firstBlock: Number(r.first_block), lastBlock: Number(r.last_block),
+    span: (r.span as unknown as Buffer | null) ?? null,
+  };
+}
+
 export class ChunkMap {
+  /** A read-only opener queues no heal (its database refuses writes); the writer's reads and scrub find the damage. */
+  recordsNothing = false;
   private readonly s;
   private readonly rows = new LRUCache<number, Map<number, ChunkRow | null>>({ max: CACHED_INODES_MAX });
   constructor(readonly db: Db) {
@@ -81,6 +91,7 @@ export class ChunkMap {
       dropIntentsOfChunk: db.prepare('DELETE FROM intents WHERE ino = ? AND chunk_index = ?'),
       rebaseIntents: db.prepare('UPDATE intents SET version = ? WHERE ino = ? AND chunk_index = ?'),
       intents: db.prepare('SELECT * FROM intents ORDER BY id'),
+      intentsOf: db.prepare('SELECT * FROM intents WHERE ino = ? ORDER BY id'),
       intentCount: db.prepare('SELECT count(*) AS n FROM intents'),
       queue: db.prepare(`INSERT INTO heal_queue(ino, chunk_index, version, shard_index, reason, queued_ns) VALUES (?, ?, ?, ?, ?, ?)
                          ON CONFLICT DO NOTHING`),
@@ -112,6 +123,13 @@ export class ChunkMap {
   /** Drop the cached rows of an inode (every change to its chunk rows). */
   private changed(ino: number): void {
     this.rows.delete(ino);
+  }
+  /** A read-only follower: another process changed these rows (DESIGN §9; store/follower.ts). */
+  forget(ino: number): void {
+    this.rows.delete(ino);
+  }
+  forgetAll(): void {
+    this.rows.clear();
   }
   /** Live chunks of a file, or those at index >= fromIndex. */
   live(ino: number, fromIndex = 0): ChunkRow[] {
@@ -172,14 +190,14 @@ export class ChunkMap {
     return Number((this.s.intentCount.get() as { n: bigint | number }).n);
   }
   intents(): Intent[] {
-    return (this.s.intents.all() as Row[]).map((r) => ({
-      id: Number(r.id), ino: Number(r.ino), chunkIndex: Number(r.chunk_index), version: BigInt(r.version),
-      firstBlock: Number(r.first_block), lastBlock: Number(r.last_block),
-      span: (r.span as unknown as Buffer | null) ?? null,
-    }));
+    return (this.s.intents.all() as Row[]).map(intentOf);
   }
-
+  /** One inode's intents in log order (a follower's read, store/follower.ts). */
+  intentsOf(ino: number): Intent[] {
+    return (this.s.intentsOf.all(ino) as Row[]).map(intentOf);
+  }
   queueHeal(ino: number, chunkIndex: number, version: bigint, shardIndex: number, reason: string): void {
+    if (this.recordsNothing) return;
     this.s.queue.run(ino, chunkIndex, version, shardIndex, reason.slice(0, 500), nowNs());
   }
   unqueueHeal(e: { ino: number; chunkIndex: number; version: bigint; shardIndex: number }): void {

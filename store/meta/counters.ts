@@ -9,6 +9,8 @@ export const COUNTER_NAMES = [
 export type CounterName = (typeof COUNTER_NAMES)[number];
 
 export class Counters {
+  /** A read-only opener counts nothing (its database refuses writes). */
+  recordsNothing = false;
   private readonly bumpStmt;
   private readonly allStmt;
   constructor(db: Db) {
@@ -16,6 +18,7 @@ export class Counters {
     this.allStmt = db.prepare('SELECT name, value FROM counters');
   }
   bump(name: CounterName, by = 1): void {
+    if (this.recordsNothing) return;
     this.bumpStmt.run(name, by);
   }
   all(): Record<CounterName, number> {

@@ -14,6 +14,7 @@ import { connectPg, openPgMeta } from './pg-open';
 import { SqliteDb } from './sqlite-engine';
 import { MetaTarget, redactedUrl } from '../meta-target';
 import { LEASE_MS, LeaseInfo, PgLease, readLease } from './pg-lease';
+import { ChangeAnnouncer, awaitAnnouncing } from './pg-announce';
 
 /**
  * mkfs, before anything is written: the target can be reached and holds no chunkfs metadata yet
@@ -39,9 +40,9 @@ export function createMeta(metaPath: string, target: MetaTarget | undefined): vo
   else openPgMeta(target.url, false).close();
 }
 
-/** Open the store's metadata (recovering or explaining a failed open, meta-open.ts / pg-open.ts). */
-export function openStoreMeta(metaPath: string, target: MetaTarget | undefined, readOnly: boolean, syncIo: SyncIo, log: (line: string) => void): Db {
-  return target === undefined ? openMeta(metaPath, readOnly, syncIo, log) : openPgMeta(target.url, readOnly);
+/** Open the store's metadata (recovering or explaining a failed open, meta-open.ts / pg-open.ts); follower: a session that refuses writes. */
+export function openStoreMeta(metaPath: string, target: MetaTarget | undefined, readOnly: boolean, syncIo: SyncIo, log: (line: string) => void, follower = false): Db {
+  return target === undefined ? openMeta(metaPath, readOnly, syncIo, log) : openPgMeta(target.url, readOnly, follower);
 }
 
 /** The engine's full commit for store/meta/commit-log.ts; walPath: SQLite's meta.db-wal. */
@@ -62,7 +63,15 @@ export function acquireLease(db: Db, note: string, log: (line: string) => void, 
   if (!(db instanceof PgDb)) return null;
   const lease = new PgLease(db, leaseMs, log);
   lease.acquire(note);
-  return lease;
+  // The lease holder tells read-only followers what it changes, while there are any (DESIGN §9).
+  const announcer = new ChangeAnnouncer(db, log);
+  announcer.start();
+  return { release: () => { announcer.stop(); lease.release(); } };
+}
+
+/** A read-only follower, listening already, waits until the writer announces its changes (DESIGN §9). */
+export async function awaitWriterAnnouncing(db: Db, log: (line: string) => void): Promise<void> {
+  if (db instanceof PgDb) await awaitAnnouncing(db, log);
 }
 
 /** Where the metadata is, and on PostgreSQL who holds the lease (status). */

@@ -8,6 +8,7 @@ import { PgDb } from './pg-engine';
 import { newLibpqConnection } from './libpq';
 import { redactedUrl } from '../meta-target';
 import { COMMIT_POINT_TABLE_SQL } from './pg-commit-point';
+import { CHANGE_NOTIFY_SQL } from './pg-change-notify';
 
 /** How long a connect may take before libpq gives up (seconds; its connect_timeout). */
 const CONNECT_TIMEOUT_SECONDS = 10;
@@ -19,6 +20,11 @@ const CONNECT_TIMEOUT_SECONDS = 10;
  * syncfs, unmount, the 5 s timer). Notices (e.g. "relation exists") are not errors: not printed.
  */
 const SESSION_SQL = "SET synchronous_commit = off; SET client_min_messages = warning; SET TIME ZONE 'UTC'";
+/**
+ * A follower's session refuses every write (SQLSTATE 25006): a read-only mount following another
+ * machine's writer (DESIGN §9) cannot change the store by mistake.
+ */
+const READ_ONLY_SQL = 'SET default_transaction_read_only = on';
 
 function connectError(url: string, message: string): ConfigError {
   const hint = /does not exist/.test(message)
@@ -29,8 +35,8 @@ function connectError(url: string, message: string): ConfigError {
   return new ConfigError(redactedUrl(url), `cannot connect to the PostgreSQL metadata database: ${message.trim()}; ${hint}`);
 }
 
-/** A connection to the store's database, or a ConfigError naming it. */
-export function connectPg(url: string): PgDb {
+/** A connection to the store's database, or a ConfigError naming it; refuseWrites: a follower's session (dialled again so too). */
+export function connectPg(url: string, refuseWrites = false): PgDb {
   const pq = newLibpqConnection();
   try {
     // connect_timeout as a keyword after the URI: libpq takes the URI's parameters, then this.
@@ -38,9 +44,9 @@ export function connectPg(url: string): PgDb {
   } catch (err) {
     throw connectError(url, (err as Error).message);
   }
-  const db = new PgDb(pq, url, () => connectPg(url).detach());
+  const db = new PgDb(pq, url, () => connectPg(url, refuseWrites).detach());
   try {
-    db.exec(SESSION_SQL);
+    db.exec(refuseWrites ? `${SESSION_SQL}; ${READ_ONLY_SQL}` : SESSION_SQL);
   } catch (err) {
     db.close();
     throw connectError(url, (err as Error).message);
@@ -48,14 +54,18 @@ export function connectPg(url: string): PgDb {
   return db;
 }
 
-/** Open and migrate (read-write) or check (read-only) the metadata schema on PostgreSQL. */
-export function openPgMeta(url: string, readOnly: boolean): PgDb {
-  const db = connectPg(url);
+/**
+ * Open and migrate (read-write) or check (read-only) the metadata schema on PostgreSQL. A read-only
+ * open may still take the lease (meta copy's source); a follower's (DESIGN §9) refuses every write.
+ */
+export function openPgMeta(url: string, readOnly: boolean, follower = false): PgDb {
+  const db = connectPg(url, follower);
   try {
     if (readOnly) checkReadable(db);
     else {
       migrate(db);
       db.exec(COMMIT_POINT_TABLE_SQL);
+      db.exec(CHANGE_NOTIFY_SQL); // the writer tells read-only followers what it changed (DESIGN §9)
     }
   } catch (err) {
     db.close();

@@ -1,11 +1,13 @@
 // `chunkfs inspect` decodes transformed payloads (issue 23, DESIGN §10): with the store key it
-// checks the GCM tag and decompresses, and shows the raw length and the ratio. Only after the
+// checks the GCM tag(s) and decompresses, and shows the raw length and the ratio. Only after the
 // payload's blocks verified (spec §9). The compression algorithm is in the file's layout (spec §3.1
 // "algo in Layout"); a shard inspected without the metadata names it by the payload's first bytes
 // (a Zstandard frame's magic number, else an LZ4 block; the decoded length must be content_len).
 import { ChunkTransforms, CompressionAlgo } from '../../src/chunk-transforms';
 import { decodePayload } from '../../src/chunk-codec';
-import { DecryptError, deriveDataKey, open } from '../../src/chunk-cipher';
+import { DecryptError, deriveDataKey } from '../../src/chunk-cipher';
+import { openPayload } from '../../src/payload-cipher';
+import { isSegmented, parseSegmentHeader } from '../../src/chunk-segments';
 import { FLAG_COMPRESSED, FLAG_ENCRYPTED, ShardHeader } from '../../src/header';
 import { mapRange } from '../../src/mapping';
 
@@ -22,6 +24,19 @@ export interface PayloadDecode {
   tagOk: boolean | null;
   /** Why it did not decode, or why it was not tried (no key). */
   error: string | null;
+  /** Encrypted: the cipher format ('v1', or 'v2, N segments of S bytes'); null when not encrypted. */
+  cipher: string | null;
+}
+
+/** The cipher format of an encrypted payload as inspect names it (docs/transforms.md). */
+function cipherFormat(payload: Uint8Array): string {
+  if (!isSegmented(payload)) return 'v1 (one GCM message)';
+  try {
+    const l = parseSegmentHeader(payload, payload.length);
+    return `v2 (${l.segmentCount} segments of ${l.segmentBytes} bytes)`;
+  } catch (err) {
+    return `v2, bad header: ${(err as Error).message}`;
+  }
 }
 
 const ZSTD_MAGIC = 0xfd2fb528; // RFC 8878 §3.1.1, little-endian
@@ -39,7 +54,7 @@ export function decodeForInspect(h: ShardHeader, payload: Uint8Array, storeKey: 
   const flags = h.flags & (FLAG_COMPRESSED | FLAG_ENCRYPTED);
   if (flags === 0) return null;
   const encrypted = (flags & FLAG_ENCRYPTED) !== 0;
-  const out: PayloadDecode = { ok: false, storedBytes: payload.length, rawBytes: null, ratio: null, tagOk: null, error: null };
+  const out: PayloadDecode = { ok: false, storedBytes: payload.length, rawBytes: null, ratio: null, tagOk: null, error: null, cipher: encrypted ? cipherFormat(payload) : null };
   if (encrypted && storeKey === null) {
     out.error = 'encrypted, and no store key is loaded (give it with CHUNKFS_KEYFILE=PATH): not decoded';
     return out;
@@ -50,7 +65,7 @@ export function decodeForInspect(h: ShardHeader, payload: Uint8Array, storeKey: 
   try {
     if (algo === null && (flags & FLAG_COMPRESSED) !== 0) {
       // Name the algorithm from the plaintext's first bytes (decrypting is the first step anyway).
-      const plain = encrypted ? open(deriveDataKey(storeKey!, id), payload) : payload;
+      const plain = encrypted ? openPayload(deriveDataKey(storeKey!, id), payload) : payload;
       algo = { algo: guessCompression(plain), level: 0 };
     }
     const t: ChunkTransforms = { compression: algo, encryption: encrypted ? 'aes256gcm' : null };

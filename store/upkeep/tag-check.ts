@@ -4,14 +4,14 @@
 // encrypted chunk: a replica whose payload does not authenticate is damaged like one whose hashes
 // fail; an EC chunk's payload spans its data shards, so the damaged shard is the one without which
 // the payload authenticates (found by leaving each out in turn, rare: only when the tag fails).
-import { DecryptError, deriveDataKey, open } from '../../src/chunk-cipher';
+import { DecryptError, deriveDataKey } from '../../src/chunk-cipher';
+import { openPayload } from '../../src/payload-cipher';
 import { FormatError } from '../../src/errors';
 import { FLAG_ENCRYPTED } from '../../src/header';
 import { shardCount } from '../../src/layout';
-import { mapRange } from '../../src/mapping';
 import { ChunkEnv } from '../chunks/chunk-env';
-import { ChunkRef, ecGeometry, payloadLen, shardDataLen } from '../chunks/chunk-ref';
-import { readEcInto, reconstructRange } from '../chunks/ec-chunk';
+import { ChunkRef } from '../chunks/chunk-ref';
+import { readEcPayload } from '../chunks/ec-chunk';
 import { classifyShardError } from '../chunks/shard-encode';
 
 /** The shards whose hashes pass but whose bytes fail the tag; unexplained: the tag fails and no one shard explains it. */
@@ -24,10 +24,10 @@ export function tagCheckable(env: ChunkEnv, ref: ChunkRef): boolean {
   return env.storeKey !== null && ((ref.stored?.flags ?? 0) & FLAG_ENCRYPTED) !== 0;
 }
 
-/** The payload authenticates under the chunk version's data key. */
+/** The payload authenticates under the chunk version's data key (v2: every segment's tag, src/chunk-segments.ts). */
 export function tagOk(env: ChunkEnv, ref: ChunkRef, payload: Uint8Array): boolean {
   try {
-    open(deriveDataKey(env.storeKey!, { fileId: ref.fileId, chunkIndex: BigInt(ref.chunkIndex), version: ref.version }), payload);
+    openPayload(deriveDataKey(env.storeKey!, { fileId: ref.fileId, chunkIndex: BigInt(ref.chunkIndex), version: ref.version }), payload);
     return true;
   } catch (err) {
     if (err instanceof DecryptError || err instanceof FormatError) return false;
@@ -45,26 +45,11 @@ async function replicaPayload(env: ChunkEnv, ref: ChunkRef, i: number): Promise<
   }
 }
 
-/** The EC payload joined from its data shards (spec §6), those rebuilt without shard `without` when given. */
-async function ecPayload(env: ChunkEnv, ref: ChunkRef, without?: number): Promise<Buffer> {
-  const out = Buffer.alloc(payloadLen(ref));
-  if (without === undefined) {
-    await readEcInto(env, ref, 0, out.length, out, 0, false);
-    return out;
-  }
-  const k = ref.fl.layout.kind === 'ec' ? ref.fl.layout.k : 1;
-  const data = await reconstructRange(env, ref, 0, shardDataLen(ref), Array.from({ length: k }, (_, i) => i), new Set([without]));
-  for (const p of mapRange(ecGeometry(ref), 0, out.length)) {
-    data[p.dataShard].copy(out, p.chunkOffsetBytes, p.shardOffsetBytes, p.shardOffsetBytes + p.lengthBytes);
-  }
-  return out;
-}
-
 /** The shard of an EC chunk without which the payload authenticates, or -1. */
 async function ecCulprit(env: ChunkEnv, ref: ChunkRef): Promise<number> {
   for (let j = 0; j < shardCount(ref.fl.layout); j++) {
     try {
-      if (tagOk(env, ref, await ecPayload(env, ref, j))) return j;
+      if (tagOk(env, ref, await readEcPayload(env, ref, j))) return j;
     } catch {
       // not enough other shards verify: j cannot be left out
     }
@@ -85,7 +70,7 @@ export async function tagFailures(env: ChunkEnv, ref: ChunkRef): Promise<TagFail
   }
   let joined: Buffer;
   try {
-    joined = await ecPayload(env, ref);
+    joined = await readEcPayload(env, ref);
   } catch {
     return NONE; // too few shards verify: the hash check reports them
   }

@@ -9,6 +9,7 @@ import * as os from 'node:os'
 import * as path from 'node:path'
 import type { TestFn } from 'ava'
 import { REPO_ROOT } from './root'
+import { testDatabase, testMetaEngine } from './pg-meta'
 
 export const CLI_JS = path.join(REPO_ROOT, 'dist', 'cli', 'cli.js')
 export const NOBODY_UID = 65534
@@ -238,9 +239,13 @@ export async function removeDir (dir: string): Promise<void> {
 
 export interface ChunkfsMount extends MountChild { store: string }
 
-/** mkfs a store (via the CLI, in a child) and return its path. */
+/**
+ * mkfs a store (via the CLI, in a child) and return its path. With CHUNKFS_TEST_META=postgres (npm run
+ * test:pg) its metadata goes to a new database of this process's throwaway cluster (test/helpers/pg-meta.ts).
+ */
 export async function mkfs (store: string, args: string[] = ['--disks', '6', '--layout', 'replica:3']): Promise<void> {
-  const r = await run(process.execPath, [CLI_JS, 'mkfs', store, ...args], { timeoutMs: 60_000 })
+  const meta = testMetaEngine() === 'postgres' && !args.includes('--meta') ? ['--meta', testDatabase()] : []
+  const r = await run(process.execPath, [CLI_JS, 'mkfs', store, ...args, ...meta], { timeoutMs: 60_000 })
   if (r.code !== 0) throw new Error(`mkfs failed: ${r.stderr}${r.stdout}`)
 }
 

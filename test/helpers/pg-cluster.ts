@@ -4,6 +4,7 @@
 // directory only (no TCP). stop() (also run at process exit, so a failing test leaves nothing)
 // stops it and deletes the directory. Connections use the `postgres` role, trusted on the socket.
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -12,6 +13,8 @@ import * as path from 'node:path';
 export const PG_BIN_DIR = process.env.CHUNKFS_PG_BIN ?? '/usr/lib/postgresql/15/bin';
 /** pg_ctl waits at most this long for the server to start or stop. */
 const PG_CTL_WAIT_SECONDS = 60;
+/** The largest pg_dump a test reads (a test store's database is a few MiB). */
+const DUMP_BYTES_MAX = 1 << 30;
 /** Clusters one process may leave running at once (a bound on what exit must clean up). */
 const CLUSTERS_MAX = 8;
 
@@ -41,6 +44,14 @@ export interface PgCluster {
   stop(): void;
   /** Stops the server and starts it again on the same data (a server restart under a client). */
   restart(): void;
+  /** Stops the server (fast: clients are disconnected), keeping its data for start(). */
+  pause(): void;
+  /** Starts the server paused by pause(). */
+  resume(): void;
+  /** The rows of one query on database name, as psql prints them unaligned (fields split by |). */
+  query(name: string, sql: string): string;
+  /** Every table of database name: its row count and a digest of its rows as pg_dump writes them (same rows, same text); the sequences. */
+  dumpRows(name: string): string;
 }
 
 const running = new Set<PgCluster>();
@@ -95,9 +106,24 @@ export function startPgCluster(settings: Record<string, string> = {}): PgCluster
     },
     stop,
     restart(): void {
+      cluster.pause();
+      start();
+    },
+    pause(): void {
       asPostgres([ctl, '-D', data, '-m', 'fast', '-w', '-t', String(PG_CTL_WAIT_SECONDS), 'stop']);
       started = false;
-      start();
+    },
+    resume: () => start(),
+    query(name: string, sql: string): string {
+      return asPostgres([path.join(PG_BIN_DIR, 'psql'), '-h', dir, '-d', name, '-qAt', '-c', sql]);
+    },
+    dumpRows(name: string): string {
+      const dump = execFileSync('runuser', ['-u', 'postgres', '--', path.join(PG_BIN_DIR, 'pg_dump'), '-h', dir, '-d', name, '--data-only'],
+        { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: DUMP_BYTES_MAX });
+      // Per table: rows and a digest (the intents' spans make a whole dump megabytes long); then the sequences.
+      const tables = [...dump.matchAll(/^COPY (\S+) .*FROM stdin;\n([\s\S]*?)^\\\.$/gm)]
+        .map((m) => `${m[1]} ${m[2].split('\n').length - 1} rows ${createHash('sha256').update(m[2]).digest('hex').slice(0, 16)}`);
+      return [...tables, ...dump.split('\n').filter((l) => l.startsWith('SELECT pg_catalog.setval'))].join('\n');
     },
   };
   running.add(cluster);

@@ -12,7 +12,7 @@ import * as path from 'node:path'
 import { spawn } from 'node:child_process'
 import { storeFixture, shOk, run, chunkfsCli, chunkfsOk, CLI_JS, PYTHON, TRANSPORT } from '../helpers/mount'
 import { REPO_ROOT } from '../helpers/root'
-import { writeUntilKilled as writeRecordsUntilKilled } from '../helpers/acked-writer'
+import { badRecords, writeRecordsUntilKilled } from '../helpers/acked-writer'
 import { PgCluster, pgUnavailableReason, startPgCluster } from '../helpers/pg-cluster'
 
 const unavailable = pgUnavailableReason()
@@ -20,7 +20,6 @@ const unavailable = pgUnavailableReason()
 const ACL = TRANSPORT !== 'fuse-native'
 /** Records the pending-intent writer fsyncs before the mount is killed: a few, well within the 5 s an EC chunk's intents gather. */
 const ACKS_BEFORE_KILL = 12
-const RECORD_BYTES = 4096
 const WRITER_WAIT_MS = 120_000
 /** Empty files for the timing and kill tests (~10,000 inodes). */
 const MANY_FILES = 10_000
@@ -69,38 +68,10 @@ function moveSqliteAside (tag: string): void {
   }
 }
 
-/**
- * Overwrite 4 KiB records of FILE (stored first: fsync) with fsync each, until the mount is killed
- * (kill -9) after ACKS_BEFORE_KILL: on an EC file the intents gather 5 s before they are applied
- * (store/chunks/applier.ts), so the last ones are still in the log when the mount dies.
- */
-function writeUntilKilled (m: { kill9: () => Promise<void> }, file: string): Promise<number> {
-  return writeRecordsUntilKilled(m, `
-import os, sys
-fd = os.open(sys.argv[1], os.O_WRONLY)
-os.fsync(fd)
-for i in range(100000):
-    os.pwrite(fd, (b'%08d' % i) * ${RECORD_BYTES / 8}, (i * 7 % 800) * ${RECORD_BYTES} + 100)
-    os.fsync(fd)
-    print('ack', i, flush=True)
-`, file, ACKS_BEFORE_KILL)
-}
-
 const RMW_PATH = 'ec/rmw.bin'
 
 function withoutRmw (entries: unknown[]): unknown[] {
   return entries.filter((e) => (e as unknown[])[0] !== RMW_PATH)
-}
-
-/** Whether records 0..acked of the writer are all in FILE (each at its own offset). */
-async function recordsThere (file: string, acked: number): Promise<string> {
-  const r = await run(PYTHON, ['-c', `
-import sys
-data = open(sys.argv[1], 'rb').read()
-bad = [i for i in range(int(sys.argv[2]) + 1) if data[(i * 7 % 800) * ${RECORD_BYTES} + 100:][:${RECORD_BYTES}] != (b'%08d' % i) * ${RECORD_BYTES / 8}]
-print(len(bad), bad[:5])
-`, file, String(acked)], { timeoutMs: 60_000 })
-  return r.stdout.trim() + r.stderr
 }
 
 /**
@@ -114,7 +85,7 @@ async function checkStore (t: { deepEqual: (a: unknown, b: unknown, m?: string) 
     const status = await chunkfsOk(['status', fixture.store])
     if (!status.includes(`metadata: ${engine}`)) throw new Error(`status does not name ${engine}: ${status}`)
     t.deepEqual(withoutRmw(await manifest(m.mountpoint)), reference, `every file on ${engine} as before`)
-    t.is(await recordsThere(path.join(m.mountpoint, RMW_PATH), acked), '0 []', `every fsync'd record on ${engine}`)
+    t.is(await badRecords(path.join(m.mountpoint, RMW_PATH), acked, 'overwrite'), '0 []', `every fsync'd record on ${engine}`)
     await shOk(`diff -r ${REPO_ROOT}/store ${m.mountpoint}/tree && diff -r ${REPO_ROOT}/docs ${m.mountpoint}/docs && cmp ${bigSource} ${m.mountpoint}/big.bin`)
   } finally {
     await m.stop()
@@ -152,7 +123,7 @@ if (unavailable !== null) {
     // The reference, before the writer: every path but the file it overwrites, checked by its records.
     const reference = withoutRmw(await manifest(mp))
     t.true(reference.length > 100, `${reference.length} paths`)
-    const acked = await writeUntilKilled(m, path.join(mp, RMW_PATH))
+    const acked = await writeRecordsUntilKilled(m, path.join(mp, RMW_PATH), ACKS_BEFORE_KILL, 'overwrite')
     t.true(acked >= ACKS_BEFORE_KILL, `acks ${acked}`)
 
     const url = cluster.createDatabase('roundtrip')

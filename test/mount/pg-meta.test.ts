@@ -3,16 +3,14 @@
 // and a remount: every fsync-acknowledged record is there (DESIGN §5 on PostgreSQL: the commit point
 // at fsync, store/meta/pg-commit-point.ts); and fail-over to a second mount process of the same
 // store with its own mount point (DESIGN §9 lease). The cluster is a throwaway one (test/helpers/pg-cluster.ts).
-import test from 'ava'
+import test, { ExecutionContext } from 'ava'
 import * as path from 'node:path'
-import { storeFixture, mkfs, run, shOk, chunkfsOk, PYTHON, CLI_JS, ChunkfsMount } from '../helpers/mount'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { storeFixture, mkfs, run, sh, shOk, chunkfsOk, CLI_JS, PYTHON, ChunkfsMount } from '../helpers/mount'
 import { REPO_ROOT } from '../helpers/root'
-import { writeUntilKilled as writeRecordsUntilKilled } from '../helpers/acked-writer'
+import { RECORD_BYTES, badRecords, writeRecordsUntilKilled } from '../helpers/acked-writer'
 import { PgCluster, pgUnavailableReason, startPgCluster } from '../helpers/pg-cluster'
+import { otherMachineStoreDir } from '../helpers/other-machine'
 
-const RECORD_BYTES = 4096
-const RECORDS_MAX = 100_000
 const ACKS_BEFORE_KILL = 60
 const unavailable = pgUnavailableReason()
 
@@ -52,14 +50,35 @@ if (unavailable !== null) {
     await again.stop()
   })
 
+  test.serial('the PostgreSQL server stopped under a live mount: operations fail with EIO (or are answered from what the kernel caches), nothing fsync\'d is lost, and the mount carries on once it is back', async (t) => {
+    const m = await fixture.mount()
+    const mp = m.mountpoint
+    const src = path.join(REPO_ROOT, 'package-lock.json')
+    await shOk(`cp ${src} ${mp}/before && sync ${mp}/before`)
+    const acked = await writeRecordsWhileUp(path.join(mp, 'records.bin'))
+    cluster!.pause()
+    try {
+      await opsWhileDown(t, mp, src, m)
+    } finally {
+      cluster!.resume()
+    }
+    const back = await sh(`t0=$(date +%s%N) && timeout 60 bash -c 'until touch ${mp}/after 2>/dev/null && sync ${mp}/after 2>/dev/null; do sleep 0.05; done' && echo $(( ($(date +%s%N) - t0) / 1000000 ))`, { timeoutMs: 90_000 })
+    t.is(back.code, 0, `the mount did not carry on after the server came back:\n${m.output()}`)
+    t.log(`ms from the server accepting connections again to a create and fsync through the mount: ${back.stdout.trim()}`)
+    await shOk(`cmp ${src} ${mp}/before && mkdir ${mp}/d2 && cp ${src} ${mp}/d2/copy && sync ${mp}/d2/copy && cmp ${src} ${mp}/d2/copy`)
+    t.is(await badRecords(path.join(mp, 'records.bin'), acked), '0 []')
+    await m.stop()
+    const again = await fixture.mount()
+    await shOk(`cmp ${src} ${again.mountpoint}/before && cmp ${src} ${again.mountpoint}/d2/copy && [ -e ${again.mountpoint}/after ]`)
+    t.is(await badRecords(path.join(again.mountpoint, 'records.bin'), acked), '0 []')
+    await again.stop()
+  })
+
   test.serial('fail-over (DESIGN §9): a second mount of the store from another store directory is refused naming the holder; after kill -9 of the holder it takes over with every fsync\'d record', async (t) => {
     // "Another machine that sees the same disk directories": its own store directory (config and keys)
     // naming the same disks and database, and its own mount point.
     const other = path.join(fixture.dir, 'other')
-    await shOk(`mkdir -p ${fixture.dir}/mnt2 && mkdir -m 700 ${other} && cp -p ${fixture.store}/chunkfs.json ${fixture.store}/bitrot.key ${fixture.store}/data.key ${other}/`)
-    const config = JSON.parse(readFileSync(path.join(other, 'chunkfs.json'), 'utf8'))
-    for (const d of config.disks) d.path = path.resolve(fixture.store, d.path)
-    writeFileSync(path.join(other, 'chunkfs.json'), JSON.stringify(config, null, 2), { mode: 0o600 })
+    await otherMachineStoreDir(fixture.store, other)
     const m = await fixture.mount()
     const refused = await run(process.execPath, [CLI_JS, 'mount', other, path.join(fixture.dir, 'mnt2')], { timeoutMs: 60_000 })
     t.not(refused.code, 0)
@@ -72,25 +91,35 @@ if (unavailable !== null) {
   })
 }
 
-/** Record i is (%08d % i) repeated; "ack i" after its fsync returned. Kills m after ACKS_BEFORE_KILL acks; the last ack. */
-function writeUntilKilled (m: ChunkfsMount, file: string): Promise<number> {
-  return writeRecordsUntilKilled(m, `
-import os, sys
-fd = os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY, 0o644)
-for i in range(${RECORDS_MAX}):
-    os.pwrite(fd, (b'%08d' % i) * ${RECORD_BYTES / 8}, i * ${RECORD_BYTES})
-    os.fsync(fd)
-    print('ack', i, flush=True)
-`, file, ACKS_BEFORE_KILL)
+/** Through the mount while the server is down: each op ends (no hang) and works or says EIO; the mount stays. */
+async function opsWhileDown (t: ExecutionContext, mp: string, src: string, m: ChunkfsMount): Promise<void> {
+  // Each one ends (no hang), and either works or says EIO; the mount process stays.
+  const whileDown = ['stat M/before', 'ls M', `cmp ${src} M/before`, 'touch M/new', 'echo x > M/new2', 'mkdir M/d', 'sync M/before']
+  const outcomes: string[] = []
+  for (const c of whileDown) {
+    const r = await sh(c.replace(/\bM\//g, `${mp}/`).replace(/ M$/, ` ${mp}`), { timeoutMs: 120_000 })
+    outcomes.push(`${c}: ${r.code === 0 ? 'ok' : r.stderr.trim().split('\n').pop()!.replace(mp, 'M')}`)
+    if (r.code !== 0) t.regex(r.stderr, /Input\/output error/, c)
+  }
+  t.log(`while the server was down: ${outcomes.join('; ')}`)
+  t.regex(outcomes.join('\n'), /touch M\/new: .*Input\/output error/, 'a change fails while the metadata cannot be written')
+  t.false(m.exited(), 'the mount is still serving')
 }
 
-/** "count [first few]" of the records 0..acked that do not read back. */
-async function badRecords (file: string, acked: number): Promise<string> {
+/** fsync'd records appended to file (python) until ACKS_BEFORE_KILL are acknowledged; the last ack. */
+async function writeRecordsWhileUp (file: string): Promise<number> {
   const r = await run(PYTHON, ['-c', `
-import sys
-data = open(sys.argv[1], 'rb').read()
-bad = [i for i in range(int(sys.argv[2]) + 1) if data[i*${RECORD_BYTES}:(i+1)*${RECORD_BYTES}] != (b'%08d' % i) * ${RECORD_BYTES / 8}]
-print(len(bad), bad[:5])
-`, file, String(acked)], { timeoutMs: 60_000 })
-  return r.stdout.trim() + r.stderr
+import os, sys
+fd = os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY, 0o644)
+for i in range(${ACKS_BEFORE_KILL} + 1):
+    os.pwrite(fd, (b'%08d' % i) * ${RECORD_BYTES / 8}, i * ${RECORD_BYTES})
+    os.fsync(fd)
+print(${ACKS_BEFORE_KILL})
+`, file], { timeoutMs: 120_000 })
+  if (r.code !== 0) throw new Error(r.stderr)
+  return Number(r.stdout.trim())
+}
+
+function writeUntilKilled (m: ChunkfsMount, file: string): Promise<number> {
+  return writeRecordsUntilKilled(m, file, ACKS_BEFORE_KILL)
 }

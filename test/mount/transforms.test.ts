@@ -149,7 +149,7 @@ test.serial('inspect decodes transformed chunks with the store key: tag, raw len
   t.is(a3.code, 0, a3.text)
   t.is(a3.shards.length, 3)
   for (const s of a3.shards) t.like(s.decoded, { ok: true, tagOk: true, rawBytes: 4 << 20 }, JSON.stringify(s))
-  t.regex(a3.text, /decoded: GCM tag ok, 4\.0 MiB of content from 4\.0 MiB stored \(1\.00x\)/)
+  t.regex(a3.text, /decoded: GCM tag ok \(cipher v2 \(256 segments of 16384 bytes\)\), 4\.0 MiB of content from 4\.0 MiB stored \(1\.00x\)/)
   const za3 = await inspect([path.join(mnt, 'za3/text')])
   t.is(za3.code, 0, za3.text)
   t.true(za3.shards.every((s) => s.decoded?.ok === true && s.decoded.tagOk === true && s.decoded.ratio! > 2), JSON.stringify(za3.shards.map((s) => s.decoded)))
@@ -159,7 +159,7 @@ test.serial('inspect decodes transformed chunks with the store key: tag, raw len
   t.true(zaec.shards.every((s) => s.decoded === null))
   t.like(zaec.decodedVersions?.[0]?.decoded, { ok: true, tagOk: true, rawBytes: 4 << 20 }, JSON.stringify(zaec.decodedVersions))
   t.true(zaec.decodedVersions![0].decoded.ratio! > 2)
-  t.regex(zaec.text, /version \d+ from its data shards: decoded: GCM tag ok, 4\.0 MiB of content/)
+  t.regex(zaec.text, /version \d+ from its data shards: decoded: GCM tag ok \(cipher v2 \(\d+ segments of 16384 bytes\)\), 4\.0 MiB of content/)
   // One shard file by its path, without the metadata: the compression named from the bytes.
   const z3 = await inspect([await liveShard('z3/text', 0, 2)])
   t.is(z3.code, 0, z3.text)

@@ -19,7 +19,7 @@ import { parseTransforms } from '../../src/chunk-transforms';
 import { TESTDATA } from '../helpers/root';
 
 const CHUNK_DIR = path.join(TESTDATA, 'chunk');
-const NAMES = ['G1', 'G10', 'G11', 'G12', 'G13', 'G2', 'G3', 'G4', 'G5', 'G6', 'G7', 'G8', 'G9'];
+const NAMES = ['G1', 'G10', 'G11', 'G12', 'G13', 'G14', 'G15', 'G16', 'G2', 'G3', 'G4', 'G5', 'G6', 'G7', 'G8', 'G9'];
 
 interface SliceJson { file_id: string; offset: string; length: number; cookie: number; expected_data_shards?: number[] }
 interface Params {
@@ -196,14 +196,14 @@ test('G8 slice reads touch exactly expected_data_shards, never parity', async (t
   }
 });
 
-/** A layout transform's names (docs/transforms.md) from a G9..G13 params.json. */
+/** A layout transform's names (docs/transforms.md) from a G9..G16 params.json. */
 function layoutNames(t: unknown): string[] {
   const x = t as { compression?: { algo: string }; encryption?: { algo: string } };
   return [x.compression?.algo ?? '', x.encryption !== undefined ? 'aes256gcm' : ''].filter((n) => n !== '');
 }
 
-test('G9..G13 (layout transforms): every shard verifies; the payload, joined by §6 for EC, decodes to input.bin', (t) => {
-  for (const v of ['G9', 'G10', 'G11', 'G12', 'G13']) {
+test('G9..G16 (layout transforms; G11, G12 cipher format v1, G14..G16 v2): every shard verifies; the payload, joined by §6 for EC, decodes to input.bin', (t) => {
+  for (const v of ['G9', 'G10', 'G11', 'G12', 'G13', 'G14', 'G15', 'G16']) {
     const p = params(v);
     const key = parseBitrotKey(p.bitrot_key);
     const input = read(v, 'input.bin');

@@ -81,6 +81,30 @@ pgTest('a missing database or an unreachable server is refused before anything i
   t.regex(err2!.message, /no-server.*cannot connect to the PostgreSQL metadata database/);
 });
 
+pgTest('opening a store whose database is gone, or whose config names a bad connection string, is refused naming it (read-write, read-only and following)', async (t) => {
+  const dir = path.join(tmpDir(), 'store');
+  await (await Store.create(dir, { disks: 3, layout: 'replica:2', meta: freshDb() })).close();
+  const configFile = path.join(dir, 'chunkfs.json');
+  const config = JSON.parse(fs.readFileSync(configFile, 'utf8'));
+  const setUrl = (url: string): void => fs.writeFileSync(configFile, JSON.stringify({ ...config, meta: { engine: 'postgres', url } }), { mode: 0o600 });
+  const opens = [{}, { readOnly: true }, { readOnly: true, follow: true }];
+  setUrl(cluster!.url('gone_db'));
+  for (const o of opens) {
+    const err = await t.throwsAsync(Store.open(dir, o));
+    t.regex(err!.message, /gone_db.*does not exist.*create it first/, JSON.stringify(o));
+  }
+  setUrl('postgresql:///x?host=/nonexistent/sockets');
+  for (const o of opens) {
+    const err = await t.throwsAsync(Store.open(dir, o));
+    t.regex(err!.message, /postgresql:\/\/\/x\?host=\/nonexistent\/sockets.*cannot connect/, JSON.stringify(o));
+  }
+  setUrl('mysql://u@h/db');
+  const err = await t.throwsAsync(Store.open(dir, {}));
+  t.regex(err!.message, /'mysql:\/\/u@h\/db'.*scheme 'mysql:'/);
+  const cli = await t.throwsAsync(run(process.execPath, [CLI, 'status', dir], { timeout: CLI_TIMEOUT_MS })) as Error & { stderr: string };
+  t.regex(cli.stderr, /mysql:\/\/u@h\/db/);
+});
+
 pgTest('a database that holds a store already is refused by mkfs', async (t) => {
   const url = freshDb();
   (await Store.create(path.join(tmpDir(), 'store'), { disks: 3, layout: 'replica:2', meta: url })).close();
