@@ -7,6 +7,7 @@ import { parseSize } from './sizes';
 import { MOUNT_TOOL_OPTIONS_TEXT, MountToolOptions, parseMountToolOption } from './mount-tool-options';
 import { TOOL_HELP, TOOL_SYNOPSIS, TOOL_VERBS, ToolCommand, parseToolVerb } from './tool-args';
 import { META_HELP, META_SYNOPSIS, MetaCommand, parseMetaVerb } from './meta-args';
+import { SPIN_US_DEFAULT, SPIN_US_MAX } from '../fs/fuse/transport';
 
 export { UsageError, parseSize };
 
@@ -25,6 +26,8 @@ export interface MountCliOptions extends MountToolOptions {
   transport?: TransportChoice; writebackCache?: boolean;
   /** -o dispatch=js (default) / threads: who reads FUSE requests on libfuse3 (fs/fuse/transport.ts). */
   dispatch?: 'js' | 'threads';
+  /** -o spin_us=N: microseconds the JS thread keeps reading /dev/fuse after answering (fs/fuse/transport.ts). */
+  spinUs?: number;
   /** -o relatime (default) / strictatime / noatime: when reads move atime (fs/atime.ts). */
   atime?: 'relatime' | 'strictatime' | 'noatime';
   /** suid / nosuid, dev / nodev (default: on when mounted by root, fs/mount.ts). */
@@ -44,6 +47,13 @@ function positiveInt(verb: string, flag: string, text: string, max: number): num
   if (!/^[0-9]+$/.test(text)) throw new UsageError(verb, `${flag}: '${text}' is not a whole number`);
   const n = Number(text);
   if (n < 1 || n > max) throw new UsageError(verb, `${flag}: ${n} is out of range 1..${max}`);
+  return n;
+}
+
+function nonNegativeInt(verb: string, flag: string, text: string, max: number): number {
+  if (!/^[0-9]+$/.test(text)) throw new UsageError(verb, `${flag}: '${text}' is not a whole number`);
+  const n = Number(text);
+  if (n > max) throw new UsageError(verb, `${flag}: ${n} is out of range 0..${max}`);
   return n;
 }
 
@@ -112,6 +122,7 @@ export function parseMountOptions(text: string): MountCliOptions {
     else if (key === 'writeback_cache' && value === undefined) o.writebackCache = true;
     else if (key === 'nowriteback_cache' && value === undefined) o.writebackCache = false;
     else if (key === 'dispatch' && (value === 'js' || value === 'threads')) o.dispatch = value;
+    else if (key === 'spin_us') o.spinUs = nonNegativeInt('mount', 'spin_us', value ?? '', SPIN_US_MAX);
     else if ((key === 'relatime' || key === 'strictatime' || key === 'noatime') && value === undefined) o.atime = key;
     else if ((key === 'suid' || key === 'nosuid') && value === undefined) o.suid = key === 'suid';
     else if ((key === 'dev' || key === 'nodev') && value === undefined) o.dev = key === 'dev';
@@ -119,7 +130,7 @@ export function parseMountOptions(text: string): MountCliOptions {
     else if (key === 'keyfile' && value !== undefined && value !== '') o.keyFile = value;
     else if (parseMountToolOption(key, value) !== null) Object.assign(o, parseMountToolOption(key, value));
     // An unknown option must not reach FUSE: it would leave a stale mount behind.
-    else throw new UsageError('mount', `unknown mount option '${item}' (known: buffer_mb=N, flush_ms=N, allow_other, noallow_other, transport=fuse3|fuse-native, writeback_cache, nowriteback_cache, dispatch=js|threads, relatime, strictatime, noatime, suid, nosuid, dev, nodev, acl, noacl, keyfile=PATH, ${MOUNT_TOOL_OPTIONS_TEXT})`);
+    else throw new UsageError('mount', `unknown mount option '${item}' (known: buffer_mb=N, flush_ms=N, allow_other, noallow_other, transport=fuse3|fuse-native, writeback_cache, nowriteback_cache, dispatch=js|threads, spin_us=N, relatime, strictatime, noatime, suid, nosuid, dev, nodev, acl, noacl, keyfile=PATH, ${MOUNT_TOOL_OPTIONS_TEXT})`);
   }
   return o;
 }
@@ -198,6 +209,8 @@ a live one is refused. A store a live mount here serves already is mounted as a 
   -o writeback_cache let the kernel cache written pages (fuse3 only; nowriteback_cache to turn it off)
   -o dispatch=D      fuse3: js (default: the JS thread reads requests itself, no hand-off per request)
                      or threads (libfuse's threads read them and hand them over)
+  -o spin_us=N       fuse3 with dispatch=js: after answering every request of a wake-up, keep reading
+                     for N microseconds before sleeping (default ${SPIN_US_DEFAULT}; 0: sleep at once)
   -o noatime         reads never move atime; -o strictatime: every read does; default relatime (when
                      atime is not after mtime/ctime or is a day old), written in batches once a second
   -o nosuid,nodev    ignore set-id bits, refuse device files (default when not mounted by root;

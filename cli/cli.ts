@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { Command, HELP, MountCliOptions, UsageError, parseArgs } from './cli-args';
 import { fsnameOption, mountedAt } from './mounts';
 import { chunkfsDevAt, connectionMounts, mountInfoTable } from './mount-info';
+import { SPIN_US_DEFAULT } from '../fs/fuse/transport';
 import { guardStdio, keepRunningWithoutStdout } from './stdio';
 import type { MountMemory } from './actions/env';
 import { defaultStorePath } from './target';
@@ -198,7 +199,7 @@ function servedOptionTexts(o: MountCliOptions, mounted: MountedFs, metricsPort: 
   const core = mounted.core.opts;
   return optionTexts({
     ...o, ...setIdDefaults(o, root), transport: mounted.transport, bufferBytesMax: core.bufferBytesMax, flushDelayMs: core.flushDelayMs,
-    allowOther: o.allowOther ?? root, writebackCache: o.writebackCache ?? false, dispatch: o.dispatch ?? 'js', acl: o.acl ?? true,
+    allowOther: o.allowOther ?? root, writebackCache: o.writebackCache ?? false, dispatch: o.dispatch ?? 'js', spinUs: o.spinUs ?? SPIN_US_DEFAULT, acl: o.acl ?? true,
     atime: core.atime ?? 'relatime', readOnly: o.readOnly === true,
     keyFile: o.keyFile === undefined ? undefined : path.resolve(o.keyFile), metrics: o.metrics === undefined ? undefined : { ...o.metrics, port: metricsPort },
   });
@@ -219,7 +220,7 @@ async function unmountBinds(first: string, all: string[], log: (line: string) =>
 function mountOptions(o: MountCliOptions): import('../fs/mount').MountOptions {
   return {
     bufferBytesMax: o.bufferBytesMax, flushDelayMs: o.flushDelayMs, allowOther: o.allowOther, debug: o.debug, readOnly: o.readOnly,
-    transport: o.transport, writebackCache: o.writebackCache, dispatch: o.dispatch, atime: o.atime, suid: o.suid, dev: o.dev, acl: o.acl,
+    transport: o.transport, writebackCache: o.writebackCache, dispatch: o.dispatch, spinUs: o.spinUs, atime: o.atime, suid: o.suid, dev: o.dev, acl: o.acl,
   };
 }
 

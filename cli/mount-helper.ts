@@ -68,7 +68,7 @@ export function parseHelperArgs(argv: string[]): HelperArgs {
   for (const o of rawOptions) {
     if (o.startsWith('log=')) logPath = path.resolve(o.slice(4));
     else if (MOUNT8_OPTIONS.has(o) || o.startsWith('x-') || o.startsWith('comment=')) continue;
-    else if (!sloppy || /^(buffer_mb|flush_ms|metrics)=|^(allow_other|noallow_other|ro|rw|debug|noatime|relatime|strictatime|suid|nosuid|dev|nodev|acl|noacl)$/.test(o)) options.push(o);
+    else if (!sloppy || /^(buffer_mb|flush_ms|metrics|spin_us)=|^(allow_other|noallow_other|ro|rw|debug|noatime|relatime|strictatime|suid|nosuid|dev|nodev|acl|noacl)$/.test(o)) options.push(o);
   }
   return { store, mountpoint: path.resolve(pos[1]), options, logPath, fake, verbose, remount: rawOptions.includes('remount'), rawOptions };
 }

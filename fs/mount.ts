@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import type { StorePort } from './store-port';
 import { FsCore } from './core';
 import { HIDDEN_PREFIX } from './ops-names';
+import { SPIN_US_DEFAULT } from './fuse/transport';
 import type { Transport, TransportName, TransportOptions } from './fuse/transport';
 import type { OpObserver } from './fuse/op-observer';
 import type { AtimeMode } from './atime';
@@ -18,6 +19,8 @@ export interface MountOptions {
   writebackCache?: boolean;
   /** libfuse3 only: js (default) reads requests on the JS thread, threads on libfuse's threads (fs/fuse/transport.ts) */
   dispatch?: 'js' | 'threads';
+  /** libfuse3 with dispatch js: how long the JS thread keeps reading after answering (fs/fuse/transport.ts) */
+  spinUs?: number;
   /** per-op timeout of fuse-native; a store op slower than this answers ETIMEDOUT */
   opTimeoutMs?: number;
   log?: (message: string) => void;
@@ -77,7 +80,7 @@ export async function mountFs(store: StorePort, mountpoint: string, opts: MountO
   const { suid, dev } = setIdDefaults(opts, process.getuid?.() === 0);
   const topts: TransportOptions = {
     allowOther: opts.allowOther ?? process.getuid?.() === 0, opTimeoutMs: opts.opTimeoutMs ?? OP_TIMEOUT_MS,
-    writebackCache: opts.writebackCache ?? false, jsDispatch: opts.dispatch !== 'threads', log, fsname: opts.fsname ?? 'chunkfs',
+    writebackCache: opts.writebackCache ?? false, jsDispatch: opts.dispatch !== 'threads', spinUs: opts.spinUs ?? SPIN_US_DEFAULT, log, fsname: opts.fsname ?? 'chunkfs',
     readOnly: opts.readOnly === true, observeOp: opts.observeOp, suid, dev, posixAcl: opts.acl ?? true,
   };
   // Loaded on demand: each transport's native library is needed only when it is used.

@@ -124,7 +124,7 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
     mountpoint, fsname: opts.fsname, subtype: 'chunkfs', allowOther: opts.allowOther, defaultPermissions: true, readOnly: opts.readOnly,
     suid: opts.suid, dev: opts.dev, posixAcl: opts.posixAcl,
     autoUnmount: helper !== null, writebackCache: opts.writebackCache, readdirplus: true, maxWriteBytes: MAX_WRITE_BYTES,
-    maxBackground: MAX_BACKGROUND, congestionThreshold: CONGESTION_THRESHOLD, jsDispatch: opts.jsDispatch ?? false, maxThreads: THREADS_MAX, idleThreads: THREADS_IDLE,
+    maxBackground: MAX_BACKGROUND, congestionThreshold: CONGESTION_THRESHOLD, jsDispatch: opts.jsDispatch ?? false, spinUs: opts.spinUs ?? 0, maxThreads: THREADS_MAX, idleThreads: THREADS_IDLE,
     // The kernel asks for security.capability before every write (measured: 58,607 of them in the
     // sqlite test's 77,402 writes), each a JS round trip that finds nothing.
     xattrPrefixes: [...STORED_XATTR_PREFIXES, ACL_PREFIX],

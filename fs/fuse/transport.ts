@@ -2,6 +2,10 @@
 // request is left unanswered and the kernel connection is gone.
 export type TransportName = 'fuse3' | 'fuse-native';
 export const TRANSPORTS: readonly TransportName[] = ['fuse3', 'fuse-native'];
+/** -o spin_us default (TransportOptions.spinUs; the measured reason is in docs/benchmarks.md). */
+export const SPIN_US_DEFAULT = 50;
+/** -o spin_us bound: the event loop's timers wait while the thread spins. */
+export const SPIN_US_MAX = 1000;
 
 import type { OpObserver } from './op-observer';
 
@@ -17,6 +21,13 @@ export interface TransportOptions {
    * them. fs/mount.ts decides; undefined here means threads.
    */
   jsDispatch?: boolean;
+  /**
+   * libfuse3 with jsDispatch: after a wake-up whose requests were all answered at once, the JS thread
+   * keeps reading /dev/fuse this many microseconds before it sleeps (native/fuse3/session.cc
+   * ReadRequests): a client waiting for each answer sends its next request within microseconds, and
+   * taking it without sleeping saves a wake-up through another CPU. 0: sleep at once.
+   */
+  spinUs?: number;
   log(message: string): void;
   /** Mount source in /proc/mounts (escaped for libfuse's option parser). */
   fsname: string;

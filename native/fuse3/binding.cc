@@ -80,6 +80,7 @@ napi_value Mount(napi_env env, napi_callback_info info) {
   o.congestionThreshold = Count(a, "congestionThreshold", o.congestionThreshold);
   o.jsDispatch = Flag(a, "jsDispatch", o.jsDispatch);
   o.maxThreads = Count(a, "maxThreads", o.maxThreads);
+  o.spinNs = Count(a, "spinUs", 0) * 1000u;
   o.idleThreads = Count(a, "idleThreads", o.idleThreads);
   napi_value prefixes = a.Prop(0, "xattrPrefixes");
   uint32_t prefixCount = 0;

@@ -188,7 +188,10 @@ bool Session::HasRoom() {
   return freeSlots_.size() >= 2 && writeBytes_ + opts_.maxWriteBytes <= kWriteBytesInFlightMax;
 }
 
-void Session::ReadRequests() {
+// Reads what the kernel has queued (at most kReadsPerWakeMax) and hands it to JS. Returns how many
+// requests it read.
+size_t Session::ReadBatch() {
+  size_t got = 0;
   reading_ = true;
   for (size_t i = 0; i < kReadsPerWakeMax && pollOpen_; i++) {
     if (!HasRoom()) {  // backpressure: the kernel keeps the rest until JS answers some
@@ -204,9 +207,39 @@ void Session::ReadRequests() {
       break;
     }
     fuse_session_process_buf(se_, &buf_);
+    got++;
   }
   reading_ = false;  // before DeliverNow: a request queued by another thread from here on arms
   DeliverNow();
+  return got;
+}
+
+static int64_t MonotonicNs() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<int64_t>(t.tv_sec) * 1000000000LL + t.tv_nsec;
+}
+
+bool Session::AllAnswered() {
+  std::lock_guard<std::mutex> lk(mu_);
+  return freeSlots_.size() == kSlotsMax;
+}
+
+void Session::ReadRequests() {
+  if (ReadBatch() == 0 || opts_.spinNs == 0) return;
+  // Every request of this wake-up answered at once (a cached read, metadata from memory): a client
+  // that waits for each answer sends its next request within microseconds. Reading again for a
+  // short while takes it on this thread, where sleeping would cost a wake-up through another CPU
+  // (kSpinNs, measured reason in session.h). Not while JS still owes an answer: its promise jobs
+  // and I/O callbacks run only when this returns to the event loop.
+  const int64_t first = MonotonicNs();
+  int64_t last = first;  // when the last request came
+  for (size_t round = 0; round < kSpinRoundsMax && pollOpen_ && !pollPaused_ && AllAnswered(); round++) {
+    int64_t now = MonotonicNs();
+    // Timers and other I/O callbacks wait while this spins: at most kSpinTotalNs per wake-up.
+    if (now - last > static_cast<int64_t>(opts_.spinNs) || now - first > kSpinTotalNs) break;
+    if (ReadBatch() > 0) last = now;  // a request came: wait again as long for the next one
+  }
 }
 
 void Session::ResumeIfPaused() {

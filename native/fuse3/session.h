@@ -46,6 +46,9 @@ struct MountOptions {
   // wakes the thread that answers, no hand-off per request. False: libfuse's own threads read them
   // and hand each batch over (the transport before issue 20; -o dispatch=threads).
   bool jsDispatch = false;
+  // JS dispatch: after a wake-up whose requests were all answered at once, keep reading /dev/fuse
+  // for this long before sleeping (0: never). See kSpinRoundsMax.
+  unsigned spinNs = 0;
   unsigned maxThreads = 4;
   unsigned idleThreads = 2;
   // getxattr of a name outside these prefixes is answered ENODATA here, without a JS round trip:
@@ -68,6 +71,11 @@ constexpr size_t kReadsPerWakeMax = 64;
 // JS dispatch: deliveries to make room for the forget notices of one batch forget (each takes a
 // slot until delivered) before the rest are dropped (a lost forget keeps an inode known: no harm).
 constexpr int kForgetRoomRoundsMax = 64;
+// JS dispatch spin (MountOptions::spinNs): a bound on the empty reads of /dev/fuse per wake-up.
+constexpr size_t kSpinRoundsMax = 1u << 16;
+// JS dispatch spin: at most this long per wake-up, however many requests keep coming (the event
+// loop's timers and I/O callbacks run when it returns).
+constexpr int64_t kSpinTotalNs = 2000000;
 
 class Session {
  public:
@@ -125,6 +133,8 @@ class Session {
   bool StartPoll(napi_env env, napi_value onBatch, std::string* error);
   static void OnReadable(uv_poll_t* handle, int status, int events);
   void ReadRequests();
+  size_t ReadBatch();
+  bool AllAnswered();
   bool HasRoom();
   void EndPoll(int result);
   void ClosePoll();

@@ -44,6 +44,12 @@ test('mount options of the tools: ro, debug, metrics', (t) => {
   t.deepEqual(parseMountOptions('strictatime,relatime'), { atime: 'relatime' })
   t.throws(() => parseMountOptions('noatime=1'), { message: /unknown mount option/ })
   t.throws(() => parseMountOptions('lazytime'), { message: /unknown mount option/ })
+  // spin_us (fs/fuse/transport.ts): 0 turns the spin off; a bound on the time timers wait.
+  t.deepEqual(parseMountOptions('spin_us=0'), { spinUs: 0 })
+  t.deepEqual(parseMountOptions('spin_us=200'), { spinUs: 200 })
+  t.throws(() => parseMountOptions('spin_us=5000'), { message: /spin_us: 5000 is out of range 0\.\.1000/ })
+  t.throws(() => parseMountOptions('spin_us=-1'), { message: /spin_us: '-1' is not a whole number/ })
+  t.throws(() => parseMountOptions('spin_us'), { message: /spin_us: '' is not a whole number/ })
   // The mount(8) helper passes them on instead of dropping them as mount(8)'s own.
   t.deepEqual(parseHelperArgs(['/s', '/m', '-o', 'defaults,noatime,_netdev']).options, ['noatime'])
   t.deepEqual(parseHelperArgs(['/s', '/m', '-s', '-o', 'strictatime,nodiratime']).options, ['strictatime'])

@@ -93,10 +93,14 @@ test.serial('a live mount point is refused; umount ends the mount process', asyn
 
 test.serial('a stale mount point (server and auto-unmount helper killed) is recovered', async (t) => {
   const m = await fixture.mountAt(fixture.dir + '/s1', fixture.dir + '/m1')
-  // kill the auto_unmount helper first, then the server: the kernel mount stays, disconnected
-  const helpers = childProcesses(m.child.pid!).filter(([, comm]) => comm === 'fusermount' || comm === 'fusermount3')
+  // kill the auto_unmount helper and the bind watchdog (cli/bind-watchdog.ts, a shell) first, then
+  // the server: the kernel mount stays, disconnected, as after a kill of the whole process group
+  const children = childProcesses(m.child.pid!)
+  const helpers = children.filter(([, comm]) => comm === 'fusermount' || comm === 'fusermount3')
   t.true(helpers.length > 0, 'auto_unmount helper found')
-  for (const [pid] of helpers) process.kill(pid, 'SIGKILL')
+  const watchdogs = children.filter(([, comm]) => comm === 'sh')
+  t.is(watchdogs.length, 1, 'the bind watchdog runs beside the mount')
+  for (const [pid] of [...helpers, ...watchdogs]) process.kill(pid, 'SIGKILL')
   await m.kill9()
   t.true(isMounted(fixture.dir + '/m1'))
   const probe = await run('stat', [fixture.dir + '/m1'])
