@@ -78,4 +78,9 @@ if (targets.includes('cfs-r3') && targets.includes('base-r3')) {
   console.log('cfs-r3 vs base-r3 ops/s: ' + rows.map((w) => `${w} ${(median(vals[w + ' cfs-r3']) / median(vals[w + ' base-r3'])).toFixed(2)}x`).join(', '))
   console.log('cfs-r3 vs base-r3 cpu/op: ' + rows.map((w) => `${w} ${(median(vals['cpu ' + w + ' cfs-r3']) / median(vals['cpu ' + w + ' base-r3'])).toFixed(2)}x`).join(', '))
 }
+// PostgreSQL against SQLite (issue 22 targets: >= 0.7x over the socket, >= 0.3x with 0.5 ms round trips).
+for (const t of targets.filter((x) => /-pg(net)?$/.test(x))) {
+  const s = t.replace(/-pg(net)?$/, '')
+  if (targets.includes(s)) console.log(`${t} vs ${s}: ` + rows.map((w) => `${w} ${(median(vals[w + ' ' + t]) / median(vals[w + ' ' + s])).toFixed(2)}x`).join(', '))
+}
 JS

@@ -84,4 +84,9 @@ for (const [a, b] of [['cfs3-r3', 'cfsn-r3'], ['cfs3-ec42', 'cfsn-ec42']]) {
   if (!targets.includes(a) || !targets.includes(b)) continue
   console.log(`${a} vs ${b}: ` + ['extract', 'read', 'rm'].map((w) => `${w} ${(median(vals[w + ' ' + a]) / median(vals[w + ' ' + b])).toFixed(2)}x`).join(', '))
 }
+// PostgreSQL against SQLite (issue 22 targets: >= 0.7x over the socket, >= 0.3x with 0.5 ms round trips).
+for (const t of targets.filter((x) => /-pg(net)?$/.test(x))) {
+  const s = t.replace(/-pg(net)?$/, '')
+  if (targets.includes(s)) console.log(`${t} vs ${s}: ` + ['extract', 'read', 'rm'].map((w) => `${w} ${(median(vals[w + ' ' + t]) / median(vals[w + ' ' + s])).toFixed(2)}x`).join(', '))
+}
 JS

@@ -17,6 +17,9 @@
 #                           before/after in one run
 #   any chunkfs target + transforms (issue 23): cfs3-r3-zstd, cfs3-ec42-lz4, cfs3-r3-aes, cfs3-ec42-zstd-aes
 #                           (zstd, lz4, aes = aes256gcm, appended to the layout in that order)
+#   any chunkfs target + -pg or -pgnet (issue 22): its metadata in PostgreSQL (scripts/bench-pg.sh: one
+#                           throwaway cluster per run), over a Unix socket (-pg) or over loopback TCP with
+#                           0.5 ms added per round trip (-pgnet); e.g. cfs-r3-pg, cfs-r3-pgnet, base-r3-pg
 # CHUNKFS_MOUNT_OPTS: more -o options for every chunkfs target.
 
 # Tools the targets need (the FUSE ones, and the benchmark's own tool: bench_prepare TOOL:PACKAGE).
@@ -36,6 +39,9 @@ bench_prepare() {
   mkdir -p "$BENCH_DIR"
 }
 
+# shellcheck source=scripts/bench-pg.sh
+source scripts/bench-pg.sh
+
 PIDS=()
 MOUNTS=()
 cleanup() {
@@ -43,8 +49,11 @@ cleanup() {
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   sleep 0.5
   for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  pg_bench_stop
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+# A signal ends the run (through the EXIT trap): a handler that returned would let the run go on.
+trap 'exit 130' INT TERM
 
 # Wait for a line in a log file (a mount's ready line), up to 60 s.
 wait_line() {
@@ -90,15 +99,20 @@ setup_target() {
       [ -x "${PASSTHROUGH_HP:-}" ] || { echo "$BENCH_NAME: pthp needs PASSTHROUGH_HP=/path/to/passthrough_hp" >&2; return 1; }
       mkdir -p "$base/src"; "$PASSTHROUGH_HP" "$base/src" "$base/mnt"; MOUNTS+=("$base/mnt"); DIR[$t]=$base/mnt ;;
     cfs-r3*|cfs-ec42*|cfs3-r3*|cfs3-ec42*|cfs3wb-r3*|cfs3wb-ec42*|cfs3t-r3*|cfs3t-ec42*|cfsn-r3*|cfsn-ec42*|base-r3*|base-ec42*)
-      local rest=${t#*-} layout=replica:3 tr
+      local rest=${t#*-} layout=replica:3 tr meta=()
       [ "${rest%%-*}" = ec42 ] && layout=ec:4+2
       # Transforms after the placement: cfs3-ec42-zstd-aes -> ec:4+2,zstd,aes256gcm.
       if [ "$rest" != "${rest%%-*}" ]; then
-        local IFS_OLD=$IFS; IFS=-
-        for tr in ${rest#*-}; do
-          case $tr in zstd|lz4) layout=$layout,$tr ;; aes) layout=$layout,aes256gcm ;; *) echo "$BENCH_NAME: unknown transform $tr in $t" >&2; IFS=$IFS_OLD; return 1 ;; esac
+        local trs=()
+        IFS=- read -ra trs <<< "${rest#*-}"
+        for tr in "${trs[@]}"; do
+          case $tr in
+            zstd|lz4) layout=$layout,$tr ;;
+            aes) layout=$layout,aes256gcm ;;
+            pg|pgnet) pg_bench_url "$tr" "bench_${t//-/_}" || return 1; meta=(--meta "$PG_URL") ;;
+            *) echo "$BENCH_NAME: unknown transform $tr in $t" >&2; return 1 ;;
+          esac
         done
-        IFS=$IFS_OLD
       fi
       local opts=() cli=dist/cli/cli.js
       case ${t%%-*} in
@@ -111,7 +125,7 @@ setup_target() {
           cli=$BASELINE_REPO/dist/cli/cli.js  # builds before the move to cli/ have dist/src/cli.js
           [ -f "$cli" ] || cli=$BASELINE_REPO/dist/src/cli.js ;;
       esac
-      node "$cli" mkfs "$base/store" --disks 6 --layout "$layout" >/dev/null
+      node "$cli" mkfs "$base/store" --disks 6 --layout "$layout" "${meta[@]}" >/dev/null
       node "$cli" mount "$base/store" "$base/mnt" "${opts[@]}" ${CHUNKFS_MOUNT_OPTS:+-o "$CHUNKFS_MOUNT_OPTS"} >"$base/log" 2>&1 &
       PIDS+=($!); PID[$t]=$!; MOUNTS+=("$base/mnt"); wait_line "$base/log" "chunkfs: mounted" || return 1; DIR[$t]=$base/mnt ;;
     *) echo "$BENCH_NAME: unknown target $t" >&2; exit 1 ;;

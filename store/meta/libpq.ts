@@ -31,6 +31,11 @@ export interface LibpqConnection {
   isBusy(): boolean;
   getResult(): boolean;
   on(event: 'readable', listener: () => void): void;
+  // Pipeline mode (store/meta/pg-pipeline.ts): statements sent together, results read in order, blocking.
+  enterPipelineMode(): boolean;
+  exitPipelineMode(): boolean;
+  pipelineSync(): boolean;
+  sendQueryPrepared(name: string, values: Array<string | null>): boolean;
   removeListener(event: 'readable', listener: () => void): void;
 }
 

@@ -6,10 +6,13 @@
 // Values go as text and come back as text, decoded by column type: integers (int2/4/8, and the
 // numeric of sum()) as BigInt, as better-sqlite3's safe integers give them; bytea as Buffer; NULL as
 // null. Statements are prepared on the server once per text (ino-path and the surveys prepare per
-// call). Transactions nest as savepoints, as better-sqlite3's do.
+// call). Transactions nest as savepoints, as better-sqlite3's do. Inside a transaction, statements
+// whose results are not read yet wait and go together with the next one that is (pg-pipeline.ts).
 import { Db, EngineSql, RunInfo, SqlParam, SqlStatement, sqlFor } from './sql-engine';
 import { PgText, toPgPlaceholders } from './pg-placeholders';
 import { LibpqConnection } from './libpq';
+import { PgCall, PgPipeline, PgResult, runInfoOf } from './pg-pipeline';
+import { CACHED_TABLES, PgRowCache } from './pg-row-cache';
 import { redactedUrl } from '../meta-target';
 
 /** PostgreSQL type OIDs decoded specially (pg_type.dat). */
@@ -88,11 +91,11 @@ class PgStatement implements SqlStatement {
     return params.map(encode);
   }
 
-  private execute(params: unknown[]): LibpqConnection {
+  private execute(params: unknown[]): PgResult {
     return this.db.execPrepared(this.name, this.sql.text, this.bind(params));
   }
 
-  private rows(pq: LibpqConnection): unknown[] {
+  private rows(pq: PgResult): unknown[] {
     const n = pq.ntuples();
     if (n === 0) return [];
     const nf = pq.nfields();
@@ -116,12 +119,11 @@ class PgStatement implements SqlStatement {
   }
 
   run(...params: unknown[]): RunInfo {
-    const pq = this.execute(params);
-    const changes = Number(pq.cmdTuples() || 0);
-    // An INSERT ... RETURNING key gives the new key as the first column (SQLite's lastInsertRowid).
-    const lastInsertRowid = pq.ntuples() > 0 && !pq.getisnull(0, 0) ? BigInt(pq.getvalue(0, 0)) : 0;
+    // In a transaction it waits for the next statement whose result is read (pg-pipeline.ts).
+    if (this.db.inTransaction) return this.db.enqueue({ name: this.name, text: this.sql.text, values: this.bind(params) });
+    const info = runInfoOf(this.execute(params));
     this.db.noteWrite();
-    return { changes, lastInsertRowid };
+    return info;
   }
   get(...params: unknown[]): unknown {
     return this.rows(this.execute(params))[0];
@@ -139,6 +141,10 @@ export class PgDb implements Db {
   /** Statement text -> its server-side name and parameter count (prepared again on a new connection). */
   private readonly prepared = new Map<string, { name: string; params: number }>();
   private depth = 0;
+  /** Rows this connection read, trusted while it holds the store's lease (pg-row-cache.ts; off until trustRows). */
+  readonly rowCache = new PgRowCache(CACHED_TABLES);
+  /** Statements of the open transaction that wait for the next one whose result is read. */
+  private readonly pipeline = new PgPipeline();
   /** The connection failed (server restart, network): the next statement outside a transaction dials again. */
   private broken = false;
   private lastDialMs = 0;
@@ -157,12 +163,54 @@ export class PgDb implements Db {
     this.target = redactedUrl(url);
   }
 
-  /** Run a prepared statement (preparing its text on first use); throws PgError. */
-  execPrepared(name: string, text: string, values: Array<string | null>): LibpqConnection {
+  /** Run a prepared statement (preparing its text on first use), after the queued ones; throws PgError. */
+  execPrepared(name: string, text: string, values: Array<string | null>): PgResult {
+    const hit = this.rowCache.get(text, values);
+    if (hit !== undefined) return hit;
     this.usable();
-    this.pq.execPrepared(name, values);
-    this.check(text);
-    return this.pq;
+    let result: PgResult;
+    if (this.pipeline.pending > 0) result = this.sendQueue({ name, text, values })!;
+    else {
+      this.pq.execPrepared(name, values);
+      this.check(text);
+      result = this.pq;
+    }
+    this.rowCache.put(text, values, result);
+    this.rowCache.write(text, values);
+    return result;
+  }
+
+  /** Queue a statement of this transaction (its RunInfo sends the queue when read). */
+  enqueue(call: PgCall): RunInfo {
+    this.rowCache.write(call.text, call.values); // the rows it changes, as the transaction will see them
+    return this.pipeline.add(call, () => { this.sendQueue(null); });
+  }
+
+  /**
+   * Trust cached rows until untilMs (store/meta/pg-lease.ts: while this opener holds the lease it is
+   * the only writer); 0 drops them.
+   */
+  trustRows(untilMs: number): void {
+    this.rowCache.trustUntil(untilMs);
+  }
+
+  /** Send the queued statements and last in one round trip; last's result. */
+  private sendQueue(last: PgCall | null): PgResult | null {
+    this.usable();
+    try {
+      return this.pipeline.send(this.pq, (text) => this.check(text), last);
+    } catch (err) {
+      if (err instanceof PgError) throw err;
+      if (this.pq.transactionStatus() !== PQTRANS_UNKNOWN) throw err;
+      this.broken = true;
+      this.rowCache.clear();
+      throw new PgError(last?.text ?? '', `the connection to ${this.target} was lost: ${(err as Error).message}`, SQLSTATE_CONNECTION_FAILURE);
+    }
+  }
+
+  /** A transaction-control statement (BEGIN, COMMIT, SAVEPOINT ...), prepared once, as a call. */
+  private control(text: string): PgCall {
+    return { name: this.prepareText(text).name, text, values: [] };
   }
 
   private check(text: string): void {
@@ -170,7 +218,10 @@ export class PgDb implements Db {
     if (status === 'PGRES_TUPLES_OK' || status === 'PGRES_COMMAND_OK') return;
     const fields = this.pq.resultErrorFields() as { sqlState?: string } | undefined;
     const lost = this.pq.transactionStatus() === PQTRANS_UNKNOWN;
-    if (lost) this.broken = true;
+    if (lost) {
+      this.broken = true;
+      this.rowCache.clear();
+    }
     throw new PgError(text, this.pq.resultErrorMessage() || this.pq.errorMessage() || status, fields?.sqlState ?? (lost ? SQLSTATE_CONNECTION_FAILURE : 'unknown'));
   }
 
@@ -211,20 +262,26 @@ export class PgDb implements Db {
 
   prepare(sql: EngineSql): SqlStatement {
     const pg = toPgPlaceholders(sqlFor(sql, 'postgres'));
-    let p = this.prepared.get(pg.text);
+    return new PgStatement(this, this.prepareText(pg.text, Math.max(pg.positional, pg.names.length)).name, pg);
+  }
+
+  private prepareText(text: string, params = 0): { name: string; params: number } {
+    let p = this.prepared.get(text);
     if (p === undefined) {
       if (this.prepared.size >= PREPARED_TEXTS_MAX) throw new Error(`metadata SQL: more than ${PREPARED_TEXTS_MAX} distinct statements`);
-      p = { name: `cfs${this.prepared.size}`, params: Math.max(pg.positional, pg.names.length) };
+      p = { name: `cfs${this.prepared.size}`, params };
       this.usable();
-      this.pq.prepare(p.name, pg.text, p.params);
-      this.check(pg.text);
-      this.prepared.set(pg.text, p);
+      this.pq.prepare(p.name, text, p.params);
+      this.check(text);
+      this.prepared.set(text, p);
     }
-    return new PgStatement(this, p.name, pg);
+    return p;
   }
 
   exec(sql: EngineSql): void {
     const text = sqlFor(sql, 'postgres');
+    this.rowCache.clear(); // migrations, locks, ROLLBACK: what it changes is not parsed
+    if (this.pipeline.pending > 0) this.sendQueue(null); // in order, after what waits
     this.usable();
     this.pq.exec(text);
     this.check(text);
@@ -234,7 +291,8 @@ export class PgDb implements Db {
     return (...args: Parameters<F>): ReturnType<F> => {
       if (this.depth >= TX_DEPTH_MAX) throw new Error(`metadata SQL: transactions nested deeper than ${TX_DEPTH_MAX}`);
       const savepoint = this.depth === 0 ? null : `cfs_sp${this.depth}`;
-      this.exec(savepoint === null ? 'BEGIN' : `SAVEPOINT ${savepoint}`);
+      // Queued: it goes with the transaction's first statement whose result is read (pg-pipeline.ts).
+      this.enqueue(this.control(savepoint === null ? 'BEGIN' : `SAVEPOINT ${savepoint}`));
       this.depth++;
       let result: ReturnType<F>;
       try {
@@ -246,11 +304,16 @@ export class PgDb implements Db {
       }
       this.depth--;
       if (savepoint !== null) {
-        this.exec(`RELEASE SAVEPOINT ${savepoint}`);
+        this.enqueue(this.control(`RELEASE SAVEPOINT ${savepoint}`));
+        return result;
+      }
+      const begin = this.control('BEGIN').name;
+      if (this.pipeline.pending === 1 && this.pipeline.firstName() === begin) {
+        this.pipeline.drop(); // nothing ran in it: nothing to send
         return result;
       }
       try {
-        this.exec('COMMIT');
+        this.execPrepared(this.control('COMMIT').name, 'COMMIT', []);
       } catch (err) {
         this.rollback(null);
         throw err;
@@ -261,6 +324,17 @@ export class PgDb implements Db {
   }
 
   private rollback(savepoint: string | null): void {
+    this.rowCache.clear(); // its reads may have seen its own writes
+    if (savepoint === null && this.pipeline.firstName() === this.control('BEGIN').name) {
+      this.pipeline.drop(); // BEGIN never went: the server has nothing to roll back
+      return;
+    }
+    if (savepoint === null) this.pipeline.drop(); // the whole transaction goes: what waits never has to run
+    else {
+      try {
+        this.sendQueue(null); // the outer transaction's statements must run; the failure being rolled back is the caller's
+      } catch { /* rolled back just below */ }
+    }
     if (this.broken) return; // the server ended the transaction with the connection
     try {
       this.exec(savepoint === null ? 'ROLLBACK' : `ROLLBACK TO SAVEPOINT ${savepoint}; RELEASE SAVEPOINT ${savepoint}`);

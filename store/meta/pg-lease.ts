@@ -86,6 +86,7 @@ export class PgLease {
 
   /** Take the lease, or throw LeaseHeldError naming the live holder. */
   acquire(note: string): void {
+    const startMs = Date.now();
     this.db.exec(LEASE_TABLE_SQL);
     const interval = `${Math.round(this.leaseMs)} milliseconds`;
     this.db.transaction(() => {
@@ -102,25 +103,34 @@ export class PgLease {
           acquired_at = excluded.acquired_at, heartbeat_at = excluded.heartbeat_at, expires_at = excluded.expires_at`)
         .run(this.holder, os.hostname(), process.pid, note, interval);
     })();
+    this.db.trustRows(startMs + this.leaseMs); // the only writer until then (store/meta/pg-row-cache.ts)
     this.timer = setInterval(() => this.renew(), Math.max(1, Math.floor(this.leaseMs / LEASE_RENEWALS_PER_PERIOD)));
     this.timer.unref();
   }
 
   /** Heartbeat: extend the lease if this opener still holds it. */
   renew(): void {
+    const startMs = Date.now();
     try {
       const n = this.db.prepare(`UPDATE chunkfs_lease SET heartbeat_at = now(), expires_at = now() + CAST(? AS interval)
         WHERE k = 0 AND holder = ?`).run(`${Math.round(this.leaseMs)} milliseconds`, this.holder).changes;
-      if (n === 1 || this.lost) return;
+      if (n === 1) {
+        if (!this.lost) this.db.trustRows(startMs + this.leaseMs);
+        return;
+      }
+      this.db.trustRows(0); // another opener may write now: nothing cached is trusted
+      if (this.lost) return;
       this.lost = true;
       this.log(`chunkfs: lost the store's lease on ${this.db.target} (another opener took it after it expired); this mount's later metadata changes may conflict`);
     } catch (err) {
+      this.db.trustRows(0);
       if (!this.lost) this.log(`chunkfs: lease renewal on ${this.db.target} failed: ${(err as Error).message}`);
     }
   }
 
   /** Give the lease back (close): the next opener need not wait for expiry. */
   release(): void {
+    this.db.trustRows(0);
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
     try {

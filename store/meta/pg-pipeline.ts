@@ -1,0 +1,148 @@
+// Statements of one transaction sent together (issue 22: round trips to PostgreSQL). Inside a
+// transaction, a statement whose result nobody has asked for yet (BEGIN, SAVEPOINT, an INSERT or
+// UPDATE run for its effect) waits here, and goes with the next statement whose result is needed (a
+// read, COMMIT) in one libpq pipeline: one round trip for all of them, in order, so a read sees
+// every write before it. A queued statement's result (changes, the RETURNING key) is there once it
+// is read: asking for it sends the queue. A queued statement that fails fails the statement that
+// sent it, so the operation fails and its transaction rolls back, as when it failed at once.
+// Outside a transaction nothing waits: a write in autocommit is committed when it returns (DESIGN §5).
+import { RunInfo } from './sql-engine';
+import { LibpqConnection } from './libpq';
+
+/** Statements one transaction may queue before they are sent anyway (a bound on memory). */
+export const PIPELINE_QUEUE_MAX = 256;
+/** Results read after the sync point before giving up on finding it (the server sends one). */
+const SYNC_RESULTS_MAX = 4;
+
+/** What a statement's result is read through: the connection itself, or a copy of a pipelined one. */
+export interface PgResult {
+  ntuples(): number;
+  nfields(): number;
+  fname(column: number): string;
+  ftype(column: number): number;
+  getvalue(row: number, column: number): string;
+  getisnull(row: number, column: number): boolean;
+  cmdTuples(): string;
+}
+
+export interface PgCall {
+  name: string;
+  text: string;
+  values: Array<string | null>;
+}
+
+/** The connection's current result is good, or it throws (PgDb's check: a PgError naming text). */
+export type ResultCheck = (text: string) => void;
+
+/** A queued statement's RunInfo: reading it sends the queue first. */
+class QueuedRun implements RunInfo {
+  done: RunInfo | null = null;
+  constructor(private readonly send: () => void) {}
+  private result(): RunInfo {
+    if (this.done === null) this.send();
+    if (this.done === null) throw new Error('metadata SQL: a queued statement was sent without its result');
+    return this.done;
+  }
+  get changes(): number {
+    return this.result().changes;
+  }
+  get lastInsertRowid(): number | bigint {
+    return this.result().lastInsertRowid;
+  }
+}
+
+/** A result's rows and columns, copied before the pipeline reads on past it. */
+class CopiedResult implements PgResult {
+  private readonly names: string[];
+  private readonly types: number[];
+  private readonly values: Array<Array<string | null>>;
+  private readonly tuples: string;
+  constructor(pq: LibpqConnection) {
+    const nf = pq.nfields();
+    this.names = Array.from({ length: nf }, (_, c) => pq.fname(c));
+    this.types = Array.from({ length: nf }, (_, c) => pq.ftype(c));
+    this.values = Array.from({ length: pq.ntuples() }, (_, r) => Array.from({ length: nf }, (_, c) => (pq.getisnull(r, c) ? null : pq.getvalue(r, c))));
+    this.tuples = pq.cmdTuples();
+  }
+  ntuples(): number { return this.values.length; }
+  nfields(): number { return this.names.length; }
+  fname(c: number): string { return this.names[c]; }
+  ftype(c: number): number { return this.types[c]; }
+  getvalue(r: number, c: number): string { return this.values[r][c] ?? ''; }
+  getisnull(r: number, c: number): boolean { return this.values[r][c] === null; }
+  cmdTuples(): string { return this.tuples; }
+}
+
+/** What run() gives: the rows changed, and the first column of the first row RETURNING gave (SQLite's lastInsertRowid). */
+export function runInfoOf(pq: PgResult): RunInfo {
+  const changes = Number(pq.cmdTuples() || 0);
+  const lastInsertRowid = pq.ntuples() > 0 && !pq.getisnull(0, 0) ? BigInt(pq.getvalue(0, 0)) : 0;
+  return { changes, lastInsertRowid };
+}
+
+export class PgPipeline {
+  private queue: Array<{ call: PgCall; run: QueuedRun }> = [];
+
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  /** The first queued statement's name (is the transaction's BEGIN still unsent?). */
+  firstName(): string | undefined {
+    return this.queue[0]?.call.name;
+  }
+
+  /** Queue call; send runs the queue (PgDb.flush). */
+  add(call: PgCall, send: () => void): RunInfo {
+    const run = new QueuedRun(send);
+    this.queue.push({ call, run });
+    if (this.queue.length >= PIPELINE_QUEUE_MAX) send();
+    return run;
+  }
+
+  /** Forget the queue (its transaction rolls back: what it held never has to run). */
+  drop(): void {
+    this.queue = [];
+  }
+
+  /**
+   * Send the queue and last (if any) in one pipeline and read every result; last's is returned.
+   * The first failure is thrown once the pipeline is read to its end (the connection is usable).
+   */
+  send(pq: LibpqConnection, check: ResultCheck, last: PgCall | null): PgResult | null {
+    const queue = this.queue;
+    this.queue = [];
+    const calls = last === null ? queue.map((q) => q.call) : [...queue.map((q) => q.call), last];
+    if (!pq.enterPipelineMode()) throw new Error(`metadata SQL: libpq refused pipeline mode: ${pq.errorMessage()}`);
+    let failure: unknown = null;
+    let result: PgResult | null = null;
+    try {
+      for (const c of calls) if (!pq.sendQueryPrepared(c.name, c.values)) throw new Error(`metadata SQL: sending a statement failed: ${pq.errorMessage()}`);
+      if (!pq.pipelineSync()) throw new Error(`metadata SQL: sending the pipeline failed: ${pq.errorMessage()}`);
+      for (let i = 0; i < calls.length; i++) {
+        if (!pq.getResult()) throw new Error(`metadata SQL: no result for a pipelined statement: ${pq.errorMessage()}`);
+        try {
+          check(calls[i].text);
+          if (i < queue.length) queue[i].run.done = runInfoOf(pq);
+          else result = new CopiedResult(pq);
+        } catch (err) {
+          failure ??= err; // the ones after it come back PGRES_PIPELINE_ABORTED
+        }
+        pq.getResult(); // the end of this statement's results (NULL)
+      }
+      this.readSync(pq);
+    } finally {
+      pq.exitPipelineMode();
+    }
+    if (failure !== null) throw failure;
+    return result;
+  }
+
+  private readSync(pq: LibpqConnection): void {
+    for (let i = 0; i < SYNC_RESULTS_MAX; i++) {
+      if (!pq.getResult()) continue;
+      if (pq.resultStatus() === 'PGRES_PIPELINE_SYNC') return;
+    }
+    throw new Error(`metadata SQL: the pipeline's sync point did not come back: ${pq.errorMessage()}`);
+  }
+}

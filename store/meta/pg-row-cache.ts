@@ -1,0 +1,332 @@
+// The mount's cache of the rows it reads from PostgreSQL (issue 22: round trips; DESIGN §9: while a
+// mount holds the store's lease it is the only writer, so what it read stays true unless it writes
+// it itself). It keeps the results of keyed reads — `SELECT ... FROM t WHERE a = $1 [AND b = $2]`,
+// one table, equalities only — and every write this connection makes goes through it first:
+// - UPDATE t SET c = $n, ... WHERE <a unique key> = $k: the cached rows of that key are patched with
+//   the new values (write-through), unless a column a trigger derives would change unseen;
+// - any other write: every cached result it may touch is dropped (by table, narrowed by the
+//   equalities both sides name); a statement it cannot read drops everything.
+// Trusted only until trustedUntilMs (the lease: PgDb.trustRows), and dropped whole when a transaction
+// rolls back (its reads may have seen its own writes) or the connection fails. Values are kept as
+// the server's text, so a hit is decoded exactly as a fresh read is.
+import { PgResult } from './pg-pipeline';
+
+/** Cached results at most (the oldest go first). */
+export const ROW_CACHE_RESULTS_MAX = 65536;
+/** Statement texts classified at most (texts are the code's own: a bound, not a working set). */
+const PLANS_MAX = 4096;
+const OID_INT8 = 20;
+const OID_INT2 = 21;
+const OID_INT4 = 23;
+const OID_TEXT = 25;
+const OID_BYTEA = 17;
+/** Column types a patch writes as the server would print them (others: the rows are dropped). */
+const PATCHABLE_TYPES = new Set([OID_INT8, OID_INT2, OID_INT4, OID_TEXT, OID_BYTEA]);
+
+/**
+ * The tables whose reads are cached, with what their owners declare: unique keys, and columns a
+ * trigger sets to NULL when another column changes (far-times.ts). Only these tables are cached: a
+ * table whose triggers write elsewhere, or that another connection writes, must not be listed.
+ */
+export type RowCacheSchema = Record<string, { uniqueKeys: string[][]; nulledWhenChanged?: Record<string, string[]> }>;
+
+type Plan =
+  | { kind: 'read'; table: string; keys: string[]; params: number[]; plainColumns: boolean }
+  | { kind: 'write'; table: string; where: string[] | null; params: number[]; set: Array<{ col: string; param: number }> | null; setCols: string[] | null; insert: boolean; upsert: boolean }
+  /** Not a keyed read or a write it can follow: writes says whether it may change rows. */
+  | { kind: 'other'; writes: boolean };
+
+interface Entry {
+  key: string;
+  plainColumns: boolean;
+  keyValues: Array<string | null>;
+  result: CachedResult;
+}
+
+/** Results of one table read by one set of key columns, indexed by the first key column's value. */
+interface Bucket {
+  table: string;
+  keys: string[];
+  byFirst: Map<string, Map<string, Entry>>;
+}
+
+const IDENT = '[a-z_][a-z0-9_]*';
+const EQ = `(${IDENT})\\s*=\\s*\\$(\\d+)`;
+const READ_RE = new RegExp(`^\\s*SELECT\\s+([^$;]+?)\\s+FROM\\s+(${IDENT})\\s+WHERE\\s+(${EQ}(?:\\s+AND\\s+${EQ})*)\\s*(?:ORDER\\s+BY\\s+[a-z0-9_,\\s]+)?(?:LIMIT\\s+\\d+)?\\s*$`, 'is');
+const UPDATE_RE = new RegExp(`^\\s*UPDATE\\s+(${IDENT})\\s+SET\\s+(.+?)\\s+WHERE\\s+(${EQ}(?:\\s+AND\\s+${EQ})*)\\s*(?:RETURNING\\s+[a-z0-9_,\\s]+)?$`, 'is');
+const DELETE_RE = new RegExp(`^\\s*DELETE\\s+FROM\\s+(${IDENT})\\s+WHERE\\s+(${EQ}(?:\\s+AND\\s+${EQ})*)\\s*(?:RETURNING\\s+[a-z0-9_,\\s]+)?$`, 'is');
+const INSERT_RE = new RegExp(`^\\s*INSERT\\s+INTO\\s+(${IDENT})\\b`, 'is');
+const TABLE_WRITE_RE = new RegExp(`^\\s*(?:UPDATE|DELETE\\s+FROM)\\s+(${IDENT})\\b`, 'is');
+/** A select list that may not be cached: calls whose value changes by themselves, subqueries. */
+const VOLATILE_RE = /\b(now|nextval|currval|random|clock_timestamp|statement_timestamp|txid_current|pg_\w+|select)\b|\(\s*\)/i;
+
+function equalities(where: string): { cols: string[]; params: number[] } {
+  const cols: string[] = [];
+  const params: number[] = [];
+  for (const m of where.matchAll(new RegExp(EQ, 'gi'))) {
+    cols.push(m[1].toLowerCase());
+    params.push(Number(m[2]) - 1);
+  }
+  return { cols, params };
+}
+
+/** SET list items when each is `col = $n`; null when any is an expression. */
+function plainSets(set: string): Array<{ col: string; param: number }> | null {
+  const out: Array<{ col: string; param: number }> = [];
+  for (const part of set.split(',')) {
+    const m = new RegExp(`^\\s*${EQ}\\s*$`, 'i').exec(part);
+    if (m === null) return null;
+    out.push({ col: m[1].toLowerCase(), param: Number(m[2]) - 1 });
+  }
+  return out;
+}
+
+/** Columns a SET list assigns (expressions included); null when it cannot tell. */
+function setColumns(set: string): string[] | null {
+  const cols: string[] = [];
+  // Split at commas outside parentheses.
+  let depth = 0;
+  let start = 0;
+  const parts: string[] = [];
+  for (let i = 0; i < set.length; i++) {
+    if (set[i] === '(') depth++;
+    else if (set[i] === ')') depth--;
+    else if (set[i] === ',' && depth === 0) { parts.push(set.slice(start, i)); start = i + 1; }
+  }
+  parts.push(set.slice(start));
+  for (const p of parts) {
+    const m = new RegExp(`^\\s*(${IDENT})\\s*=`, 'i').exec(p);
+    if (m === null) return null;
+    cols.push(m[1].toLowerCase());
+  }
+  return cols;
+}
+
+export function planOf(text: string): Plan {
+  let m = READ_RE.exec(text);
+  if (m !== null && !VOLATILE_RE.test(m[1])) {
+    const eq = equalities(m[3]);
+    // Plain columns (`*` or names, no AS, no expressions): a result column is the table's column, which a patch may write.
+    const plainColumns = new RegExp(`^\\s*(\\*|${IDENT}(\\s*,\\s*${IDENT})*)\\s*$`, 'i').test(m[1]) && !/\bAS\b/i.test(m[1]);
+    if (new Set(eq.cols).size === eq.cols.length) return { kind: 'read', table: m[2].toLowerCase(), keys: eq.cols, params: eq.params, plainColumns };
+  }
+  // Reads, and transaction control (a rollback clears the cache itself), change no row.
+  if (/^\s*(SELECT|WITH)\b/i.test(text) && !/\b(INSERT|UPDATE|DELETE|TRUNCATE|MERGE)\b/i.test(text)) return { kind: 'other', writes: false };
+  if (/^\s*(BEGIN|COMMIT|SAVEPOINT|RELEASE)\b/i.test(text)) return { kind: 'other', writes: false };
+  m = UPDATE_RE.exec(text);
+  if (m !== null) {
+    const eq = equalities(m[3]);
+    return { kind: 'write', table: m[1].toLowerCase(), where: eq.cols, params: eq.params, set: plainSets(m[2]), setCols: setColumns(m[2]), insert: false, upsert: false };
+  }
+  m = DELETE_RE.exec(text);
+  if (m !== null) {
+    const eq = equalities(m[2]);
+    return { kind: 'write', table: m[1].toLowerCase(), where: eq.cols, params: eq.params, set: null, setCols: [], insert: false, upsert: false };
+  }
+  m = INSERT_RE.exec(text);
+  if (m !== null) {
+    const upsert = /\bON\s+CONFLICT\b[\s\S]*\bDO\s+UPDATE\b/i.test(text);
+    return { kind: 'write', table: m[1].toLowerCase(), where: null, params: [], set: null, setCols: null, insert: true, upsert };
+  }
+  m = TABLE_WRITE_RE.exec(text);
+  if (m !== null) return { kind: 'write', table: m[1].toLowerCase(), where: null, params: [], set: null, setCols: null, insert: false, upsert: false };
+  return { kind: 'other', writes: true };
+}
+
+/** A read's result as the server's text, kept (and patched) by the cache. */
+export class CachedResult implements PgResult {
+  constructor(
+    readonly names: string[],
+    readonly types: number[],
+    readonly values: Array<Array<string | null>>,
+    private readonly tuples: string,
+  ) {}
+  static of(pq: PgResult): CachedResult {
+    const nf = pq.nfields();
+    return new CachedResult(
+      Array.from({ length: nf }, (_, c) => pq.fname(c)),
+      Array.from({ length: nf }, (_, c) => pq.ftype(c)),
+      Array.from({ length: pq.ntuples() }, (_, r) => Array.from({ length: nf }, (_, c) => (pq.getisnull(r, c) ? null : pq.getvalue(r, c)))),
+      pq.cmdTuples(),
+    );
+  }
+  ntuples(): number { return this.values.length; }
+  nfields(): number { return this.names.length; }
+  fname(c: number): string { return this.names[c]; }
+  ftype(c: number): number { return this.types[c]; }
+  getvalue(r: number, c: number): string { return this.values[r][c] ?? ''; }
+  getisnull(r: number, c: number): boolean { return this.values[r][c] === null; }
+  cmdTuples(): string { return this.tuples; }
+}
+
+/**
+ * What the mount caches: inode rows (namespace.ts, file-rows.ts, attr.ts read them by ino, the
+ * most frequent reads). Its triggers: far-times.ts sets a *_far column to NULL when its *_ns column
+ * changes; meta.ts's inodes_high and prealloc.ts's inodes_prealloc write other tables (not cached).
+ */
+export const CACHED_TABLES: RowCacheSchema = {
+  inodes: {
+    uniqueKeys: [['ino']],
+    nulledWhenChanged: { atime_ns: ['atime_far'], mtime_ns: ['mtime_far'], ctime_ns: ['ctime_far'] },
+  },
+};
+
+const NULL_KEY = '\u0001null';
+const keyPart = (v: string | null): string => (v === null ? NULL_KEY : v);
+
+export class PgRowCache {
+  private readonly plans = new Map<string, Plan>();
+  /** table -> key columns joined -> bucket. */
+  private readonly buckets = new Map<string, Map<string, Bucket>>();
+  /** Every entry by its key, oldest first (the bound). */
+  private readonly entries = new Map<string, { bucket: Bucket; entry: Entry }>();
+  private trustedUntilMs = 0;
+  hits = 0;
+  misses = 0;
+
+  constructor(private readonly schema: RowCacheSchema, private readonly nowMs: () => number = Date.now) {}
+
+  /** Trust cached rows until untilMs (the lease's end as this side sees it); 0 drops them all. */
+  trustUntil(untilMs: number): void {
+    this.trustedUntilMs = untilMs;
+    if (untilMs === 0) this.clear();
+  }
+
+  get trusted(): boolean {
+    if (this.trustedUntilMs === 0) return false;
+    if (this.nowMs() < this.trustedUntilMs) return true;
+    this.trustUntil(0); // the lease may be someone else's now
+    return false;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  clear(): void {
+    this.buckets.clear();
+    this.entries.clear();
+  }
+
+  private plan(text: string): Plan {
+    let p = this.plans.get(text);
+    if (p === undefined) {
+      p = planOf(text);
+      if (this.plans.size < PLANS_MAX) this.plans.set(text, p);
+    }
+    return p;
+  }
+
+  /** A cached result of this read, or undefined. */
+  get(text: string, values: Array<string | null>): PgResult | undefined {
+    if (!this.trusted) return undefined;
+    const p = this.plan(text);
+    if (p.kind !== 'read' || this.schema[p.table] === undefined) return undefined;
+    const found = this.entries.get(`${text}\u0000${values.map(keyPart).join('\u0000')}`);
+    if (found === undefined) this.misses++;
+    else this.hits++;
+    return found?.entry.result;
+  }
+
+  /** A read's fresh result (the server's answer): kept when the read is a keyed one. */
+  put(text: string, values: Array<string | null>, pq: PgResult): void {
+    if (!this.trusted) return;
+    const p = this.plan(text);
+    if (p.kind !== 'read' || this.schema[p.table] === undefined) return;
+    const key = `${text}\u0000${values.map(keyPart).join('\u0000')}`;
+    const keyValues = p.params.map((i) => values[i]);
+    const bucket = this.bucket(p.table, p.keys);
+    const first = keyPart(keyValues[0]);
+    let m = bucket.byFirst.get(first);
+    if (m === undefined) bucket.byFirst.set(first, (m = new Map()));
+    const entry: Entry = { key, plainColumns: p.plainColumns, keyValues, result: CachedResult.of(pq) };
+    this.forget(key);
+    m.set(key, entry);
+    this.entries.set(key, { bucket, entry });
+    if (this.entries.size > ROW_CACHE_RESULTS_MAX) this.forget(this.entries.keys().next().value as string);
+  }
+
+  private bucket(table: string, keys: string[]): Bucket {
+    let t = this.buckets.get(table);
+    if (t === undefined) this.buckets.set(table, (t = new Map()));
+    const id = keys.join(',');
+    let b = t.get(id);
+    if (b === undefined) t.set(id, (b = { table, keys, byFirst: new Map() }));
+    return b;
+  }
+
+  private forget(key: string): void {
+    const found = this.entries.get(key);
+    if (found === undefined) return;
+    this.entries.delete(key);
+    const first = keyPart(found.entry.keyValues[0]);
+    const m = found.bucket.byFirst.get(first);
+    m?.delete(key);
+    if (m !== undefined && m.size === 0) found.bucket.byFirst.delete(first);
+  }
+
+  private dropBucket(b: Bucket): void {
+    for (const m of b.byFirst.values()) for (const key of m.keys()) this.entries.delete(key);
+    b.byFirst.clear();
+  }
+
+  /** A statement this connection is about to run (or has queued): cached rows it changes are patched or dropped. */
+  write(text: string, values: Array<string | null>): void {
+    if (this.entries.size === 0) return;
+    const p = this.plan(text);
+    if (p.kind === 'read') return;
+    if (p.kind === 'other') {
+      if (p.writes) this.clear(); // cannot tell what it writes
+      return;
+    }
+    const buckets = this.buckets.get(p.table);
+    if (buckets === undefined) return;
+    for (const b of buckets.values()) this.writeBucket(b, p, values);
+  }
+
+  private writeBucket(b: Bucket, p: Extract<Plan, { kind: 'write' }>, values: Array<string | null>): void {
+    const unique = this.isUnique(b.table, b.keys);
+    if (p.insert) {
+      // A new row changes no result of a unique key that found a row; every other result may gain it.
+      if (p.upsert || !unique) return this.dropBucket(b);
+      for (const m of b.byFirst.values()) for (const e of [...m.values()]) if (e.result.ntuples() === 0) this.forget(e.key);
+      return;
+    }
+    if (p.where === null || p.setCols === null || p.setCols.some((c) => b.keys.includes(c))) return this.dropBucket(b);
+    const wv = new Map(p.where.map((c, i) => [c, values[p.params[i]]]));
+    const firstValue = wv.get(b.keys[0]);
+    const candidates = firstValue === undefined ? [...b.byFirst.values()].flatMap((m) => [...m.values()]) : [...(b.byFirst.get(keyPart(firstValue))?.values() ?? [])];
+    const patchable = unique && p.set !== null && b.keys.length === p.where.length && b.keys.every((k) => wv.has(k));
+    for (const e of candidates) {
+      // The write may touch e's rows unless a column both name has different values.
+      const apart = b.keys.some((k, i) => wv.has(k) && wv.get(k) !== e.keyValues[i]);
+      if (apart) continue;
+      if (!patchable || !e.plainColumns || !this.patch(e.result, b.table, p.set!, values)) this.forget(e.key);
+    }
+  }
+
+  private isUnique(table: string, keys: string[]): boolean {
+    return (this.schema[table]?.uniqueKeys ?? []).some((u) => u.length === keys.length && u.every((c) => keys.includes(c)));
+  }
+
+  /** Write the SET values into a cached row; false when it cannot be done exactly (the rows are dropped). */
+  private patch(r: CachedResult, table: string, set: Array<{ col: string; param: number }>, values: Array<string | null>): boolean {
+    if (r.values.length === 0) return true; // no row: an UPDATE of it changes nothing
+    const nulled = this.schema[table]?.nulledWhenChanged ?? {};
+    const assigned = new Set(set.map((s) => s.col));
+    for (const s of set) {
+      // A trigger may set d to NULL: exact only when d is NULL already (or not cached, or assigned here too).
+      for (const d of nulled[s.col] ?? []) {
+        const c = r.names.indexOf(d);
+        if (!assigned.has(d) && c >= 0 && r.values.some((row) => row[c] !== null)) return false;
+      }
+      const c = r.names.indexOf(s.col);
+      if (c >= 0 && !PATCHABLE_TYPES.has(r.types[c])) return false;
+    }
+    for (const s of set) {
+      const c = r.names.indexOf(s.col);
+      if (c >= 0) for (const row of r.values) row[c] = values[s.param];
+    }
+    return true;
+  }
+}

@@ -1,0 +1,201 @@
+// The PostgreSQL engine's row cache and pipeline (issue 22: round trips; store/meta/pg-row-cache.ts,
+// store/meta/pg-pipeline.ts) never serve a stale row: every answer the store gives through store.ns
+// (the API the mount uses) is checked against the server's row read on a second connection, after
+// each operation of a mixed sequence (write-through patches, evictions, the far-time trigger), after
+// a transaction that rolled back (its patches are gone), after the lease is lost (nothing cached is
+// trusted, a row another opener changed is read fresh), and when the lease's time runs out
+// unrenewed. Statements whose results are not read wait and go together: counted as round trips.
+import test from 'ava';
+import * as path from 'node:path';
+import { Store } from '../../store/store';
+import { ROOT_INO } from '../../store/meta/meta';
+import { ATTR_COLUMNS, attrOfValues } from '../../store/meta/attr';
+import { PgDb } from '../../store/meta/pg-engine';
+import { openPgMeta } from '../../store/meta/pg-open';
+import { CachedResult, PgRowCache, planOf } from '../../store/meta/pg-row-cache';
+import { PgCluster, pgUnavailableReason, startPgCluster } from '../helpers/pg-cluster';
+import { SMALL, tmpDir } from './helpers';
+
+const unavailable = pgUnavailableReason();
+const pgTest = unavailable === null ? test.serial : test.skip;
+if (unavailable !== null) test('PostgreSQL tests skipped', (t) => { t.log(`skipped: ${unavailable}`); t.pass(); });
+
+let cluster: PgCluster | null = null;
+let databases = 0;
+function freshDb(): string {
+  cluster ??= startPgCluster();
+  return cluster.createDatabase(`rowcache${++databases}`);
+}
+test.after.always(() => cluster?.stop());
+
+const ATTR_SQL = `SELECT ${ATTR_COLUMNS.join(', ')} FROM inodes WHERE ino = ?`;
+const FAR_NS = 10n ** 20n; // past 2262: a far time (store/meta/far-times.ts)
+
+async function openPair(opts: { leaseMs?: number } = {}): Promise<{ store: Store; db: PgDb; other: PgDb }> {
+  const url = freshDb();
+  const store = await Store.create(path.join(tmpDir(), 'store'), { disks: 1, layout: 'replica:1', ...SMALL, meta: url, ...opts });
+  const db = (store as unknown as { db: PgDb }).db;
+  // A second connection: the server's rows as they are, never through the store's cache.
+  return { store, db, other: openPgMeta(url, true) };
+}
+
+/** Every inode's attributes as the store answers them equal the server's rows. */
+function sameAsServer(t: import('ava').ExecutionContext, store: Store, other: PgDb, inos: number[], what: string): void {
+  const fresh = other.prepare(ATTR_SQL).raw(true);
+  for (const ino of inos) {
+    const row = fresh.get(ino) as Array<bigint | string | null> | undefined;
+    t.deepEqual(store.ns.getattr(ino), row === undefined ? null : attrOfValues(row), `${what}: inode ${ino}`);
+  }
+}
+
+pgTest('every answer equals the server row: creates, chmod, times (far ones and the trigger that clears them), links, renames, unlinks, writes', async (t) => {
+  const { store, db, other } = await openPair();
+  try {
+    const dir = store.ns.mkdir(ROOT_INO, 'd', 0o755, 0, 0).ino;
+    const inos = [ROOT_INO, dir];
+    for (let i = 0; i < 6; i++) inos.push(store.ns.create(i % 2 === 0 ? ROOT_INO : dir, `f${i}`, 0o644, 1000, 1000).ino);
+    sameAsServer(t, store, other, inos, 'after creates');
+    t.true(db.rowCache.size > 0, 'rows are cached while the lease is held');
+    store.ns.setattr(inos[2], { mode: 0o600, uid: 7 });
+    store.ns.setattr(inos[3], { mtimeNs: FAR_NS, atimeNs: -FAR_NS });
+    sameAsServer(t, store, other, inos, 'after setattr');
+    // A write stamps mtime and ctime without their *_far columns: the server's trigger clears mtime_far.
+    await store.write(inos[3], 0, Buffer.from('abc'));
+    sameAsServer(t, store, other, inos, 'after a write that clears a far time');
+    t.not(store.ns.getattr(inos[3])!.mtimeNs, FAR_NS, 'the far mtime is gone, as on the server');
+    store.ns.link(inos[4], dir, 'hard');
+    store.ns.rename(ROOT_INO, 'f0', dir, 'moved');
+    store.ns.rename(dir, 'f1', ROOT_INO, 'f4'); // replaces f4: its nlink drops
+    store.ns.unlink(dir, 'hard');
+    store.ns.setxattr(inos[5], 'user.x', Buffer.from('y'));
+    sameAsServer(t, store, other, inos, 'after links, renames, unlinks, xattrs');
+    t.true(db.rowCache.hits > 0, 'the cache answered some reads');
+  } finally {
+    other.close();
+    await store.close();
+  }
+});
+
+pgTest('a transaction that rolls back leaves no patched row behind', async (t) => {
+  const { store, db, other } = await openPair();
+  try {
+    const ino = store.ns.create(ROOT_INO, 'f', 0o644, 0, 0).ino;
+    store.ns.getattr(ino); // cached
+    t.throws(() => db.transaction(() => {
+      store.ns.setattr(ino, { mode: 0o600 }); // patches the cached row, queued on the server
+      t.is(store.ns.getattr(ino)!.mode & 0o7777, 0o600, 'the transaction sees its own change');
+      throw new Error('rolled back');
+    })(), { message: 'rolled back' });
+    t.is(store.ns.getattr(ino)!.mode & 0o7777, 0o644, 'after the rollback: the old mode');
+    sameAsServer(t, store, other, [ROOT_INO, ino], 'after the rollback');
+    // A statement that fails on the server (a duplicate entry) fails its operation and leaves nothing cached from it.
+    t.throws(() => db.transaction(() => {
+      store.ns.setattr(ino, { mode: 0o640 });
+      db.prepare('INSERT INTO dirents(parent, name, ino) VALUES (?, ?, ?)').run(ROOT_INO, 'f', ino);
+      store.ns.readdir(ROOT_INO); // a read: sends what waits, and meets the failure
+    })(), { message: /duplicate key|unique/ });
+    sameAsServer(t, store, other, [ROOT_INO, ino], 'after a failed statement');
+    t.is(store.ns.getattr(ino)!.mode & 0o7777, 0o644);
+  } finally {
+    other.close();
+    await store.close();
+  }
+});
+
+/** Polls of the lost-lease test at most (its lease renews every LEASE_MS / 3). */
+const POLLS_MAX = 200;
+const POLL_MS = 50;
+const SHORT_LEASE_MS = 1500;
+
+pgTest('lost lease: nothing cached is trusted; a row another opener changed is read fresh', async (t) => {
+  const { store, db, other } = await openPair({ leaseMs: SHORT_LEASE_MS });
+  const writer = openPgMeta(cluster!.url(`rowcache${databases}`), false);
+  try {
+    const ino = store.ns.create(ROOT_INO, 'f', 0o644, 0, 0).ino;
+    store.ns.getattr(ino);
+    t.true(db.rowCache.size > 0);
+    // Another opener takes the lease (as after expiry) and changes the row.
+    writer.prepare("UPDATE chunkfs_lease SET holder = 'other:1:x' WHERE k = 0").run();
+    writer.prepare('UPDATE inodes SET mode = ? WHERE ino = ?').run(0o100600, ino);
+    // The next heartbeat (every SHORT_LEASE_MS / 3) finds the lease taken and drops the cache.
+    for (let i = 0; i < POLLS_MAX && db.rowCache.trusted; i++) await new Promise((r) => setTimeout(r, POLL_MS));
+    t.false(db.rowCache.trusted, 'not trusted');
+    t.is(db.rowCache.size, 0, 'dropped');
+    t.is(store.ns.getattr(ino)!.mode & 0o7777, 0o600, 'read fresh from the server');
+    store.ns.getattr(ino);
+    t.is(db.rowCache.size, 0, 'and nothing cached again without the lease');
+    sameAsServer(t, store, other, [ROOT_INO, ino], 'after the lease was lost');
+    writer.prepare("UPDATE chunkfs_lease SET holder = 'x' WHERE k = 0").run(); // let close release nothing of the other's
+  } finally {
+    writer.close();
+    other.close();
+    await store.close();
+  }
+});
+
+pgTest('round trips: a create, chmod, rename and unlink each send their writes and COMMIT together', async (t) => {
+  const { store, db, other } = await openPair();
+  try {
+    const pq = (db as unknown as { pq: Record<string, (...a: unknown[]) => unknown> }).pq;
+    let trips = 0;
+    for (const m of ['execPrepared', 'exec', 'prepare', 'pipelineSync']) {
+      const f = pq[m].bind(pq);
+      pq[m] = (...a: unknown[]) => { trips++; return f(...a); };
+    }
+    const count = (fn: () => void): number => { const before = trips; fn(); return trips - before; };
+    store.ns.create(ROOT_INO, 'warm', 0o644, 0, 0); // statements prepared once
+    store.ns.rename(ROOT_INO, 'warm', ROOT_INO, 'warm2');
+    store.ns.unlink(ROOT_INO, 'warm2');
+    const ino = store.ns.create(ROOT_INO, 'f', 0o644, 0, 0).ino;
+    t.is(count(() => store.ns.getattr(ino)), 1, 'the first read of an inode: one round trip');
+    t.is(count(() => store.ns.getattr(ino)), 0, 'read again: from the cache');
+    t.is(count(() => store.ns.setattr(ino, { mode: 0o600 })), 1, 'chmod of a cached inode: BEGIN, UPDATE and COMMIT in one round trip');
+    t.true(count(() => store.ns.create(ROOT_INO, 'g', 0o644, 0, 0)) <= 4, 'create: at most 4 (was 8)');
+    t.true(count(() => store.ns.rename(ROOT_INO, 'g', ROOT_INO, 'h')) <= 3, 'rename: at most 3 (was 10)');
+    t.true(count(() => store.ns.unlink(ROOT_INO, 'h')) <= 2, 'unlink: at most 2 (was 7)');
+    sameAsServer(t, store, other, [ROOT_INO, ino], 'after them');
+  } finally {
+    other.close();
+    await store.close();
+  }
+});
+
+test('the cache ends with the lease time it was given: unrenewed, nothing is served', (t) => {
+  let now = 1000;
+  const cache = new PgRowCache({ inodes: { uniqueKeys: [['ino']] } }, () => now);
+  const text = 'SELECT ino, mode FROM inodes WHERE ino = $1';
+  const row = new CachedResult(['ino', 'mode'], [20, 20], [['5', '420']], '1');
+  cache.put(text, ['5'], row);
+  t.is(cache.get(text, ['5']), undefined, 'nothing is kept before the lease is held');
+  cache.trustUntil(2000);
+  cache.put(text, ['5'], row);
+  t.is(cache.get(text, ['5'])?.getvalue(0, 1), '420');
+  cache.write('UPDATE inodes SET mode = $1 WHERE ino = $2', ['384', '5']);
+  t.is(cache.get(text, ['5'])?.getvalue(0, 1), '384', 'written through');
+  cache.write('UPDATE inodes SET nlink = nlink + $1 WHERE ino = $2', ['1', '5']);
+  t.is(cache.get(text, ['5']), undefined, 'an expression: dropped');
+  cache.put(text, ['5'], row);
+  cache.write('UPDATE inodes SET mode = $1 WHERE slice_container = $2', ['1', '9']);
+  t.is(cache.get(text, ['5']), undefined, 'another key: whatever it may touch is dropped');
+  cache.put(text, ['5'], row);
+  cache.write('DELETE FROM inodes WHERE ino = $1', ['6']);
+  t.truthy(cache.get(text, ['5']), 'another row of the same key: kept');
+  cache.write('VACUUM', []);
+  t.is(cache.size, 0, 'a statement it cannot read drops everything');
+  cache.put(text, ['5'], row);
+  now = 2000;
+  t.is(cache.get(text, ['5']), undefined, 'the lease time is over');
+  t.is(cache.size, 0);
+});
+
+test('which statements are cached reads, and which writes are patches', (t) => {
+  t.like(planOf('SELECT ino, mode FROM inodes WHERE ino = $1'), { kind: 'read', table: 'inodes', keys: ['ino'], plainColumns: true });
+  t.like(planOf('SELECT size AS n FROM inodes WHERE ino = $1'), { kind: 'read', plainColumns: false });
+  t.like(planOf('SELECT i.* FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = $1 AND d.name = $2'), { kind: 'other', writes: false });
+  t.like(planOf('SELECT now() FROM inodes WHERE ino = $1'), { kind: 'other', writes: false });
+  t.like(planOf('WITH x AS (SELECT 1) UPDATE inodes SET mode = 0'), { kind: 'other', writes: true });
+  t.like(planOf('BEGIN'), { kind: 'other', writes: false });
+  t.like(planOf('UPDATE inodes SET mode = $1, uid = $2 WHERE ino = $3'), { kind: 'write', table: 'inodes', where: ['ino'], set: [{ col: 'mode', param: 0 }, { col: 'uid', param: 1 }] });
+  t.like(planOf('UPDATE inodes SET size = GREATEST(size, $1), mtime_ns = $2 WHERE ino = $3 RETURNING size'), { kind: 'write', set: null, setCols: ['size', 'mtime_ns'] });
+  t.like(planOf('INSERT INTO kv(k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = excluded.v'), { kind: 'write', insert: true, upsert: true });
+});
