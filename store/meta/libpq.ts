@@ -3,7 +3,18 @@
 // synchronous calls (connectSync, exec, prepare, execPrepared) hold the thread for one round trip
 // (DESIGN §9; docs/postgres-driver.md).
 
-export interface LibpqConnection {
+/** What a statement's result is read through: the connection itself, or a copy of a pipelined one (pg-pipeline.ts). */
+export interface PgResult {
+  ntuples(): number;
+  nfields(): number;
+  fname(column: number): string;
+  ftype(column: number): number;
+  getvalue(row: number, column: number): string;
+  getisnull(row: number, column: number): boolean;
+  cmdTuples(): string;
+}
+
+export interface LibpqConnection extends PgResult {
   connectSync(conninfo: string): void;
   finish(): void;
   exec(sql: string): void;
@@ -13,13 +24,6 @@ export interface LibpqConnection {
   resultErrorMessage(): string;
   resultErrorFields(): unknown;
   errorMessage(): string;
-  ntuples(): number;
-  nfields(): number;
-  fname(column: number): string;
-  ftype(column: number): number;
-  getvalue(row: number, column: number): string;
-  getisnull(row: number, column: number): boolean;
-  cmdTuples(): string;
   serverVersion(): number;
   /** PQTRANS_IDLE 0, ACTIVE 1, INTRANS 2, INERROR 3, UNKNOWN 4 (a bad connection). */
   transactionStatus(): number;

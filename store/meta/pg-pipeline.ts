@@ -7,23 +7,14 @@
 // sent it, so the operation fails and its transaction rolls back, as when it failed at once.
 // Outside a transaction nothing waits: a write in autocommit is committed when it returns (DESIGN §5).
 import { RunInfo } from './sql-engine';
-import { LibpqConnection } from './libpq';
+import { LibpqConnection, PgResult } from './libpq';
 
 /** Statements one transaction may queue before they are sent anyway (a bound on memory). */
 export const PIPELINE_QUEUE_MAX = 256;
 /** Results read after the sync point before giving up on finding it (the server sends one). */
 const SYNC_RESULTS_MAX = 4;
 
-/** What a statement's result is read through: the connection itself, or a copy of a pipelined one. */
-export interface PgResult {
-  ntuples(): number;
-  nfields(): number;
-  fname(column: number): string;
-  ftype(column: number): number;
-  getvalue(row: number, column: number): string;
-  getisnull(row: number, column: number): boolean;
-  cmdTuples(): string;
-}
+export type { PgResult } from './libpq';
 
 export interface PgCall {
   name: string;
