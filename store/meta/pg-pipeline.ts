@@ -8,6 +8,7 @@
 // Outside a transaction nothing waits: a write in autocommit is committed when it returns (DESIGN §5).
 import { RunInfo } from './sql-engine';
 import { LibpqConnection, PgResult } from './libpq';
+import { CachedResult } from './pg-result';
 
 /** Statements one transaction may queue before they are sent anyway (a bound on memory). */
 export const PIPELINE_QUEUE_MAX = 256;
@@ -42,27 +43,6 @@ class QueuedRun implements RunInfo {
   }
 }
 
-/** A result's rows and columns, copied before the pipeline reads on past it. */
-class CopiedResult implements PgResult {
-  private readonly names: string[];
-  private readonly types: number[];
-  private readonly values: Array<Array<string | null>>;
-  private readonly tuples: string;
-  constructor(pq: LibpqConnection) {
-    const nf = pq.nfields();
-    this.names = Array.from({ length: nf }, (_, c) => pq.fname(c));
-    this.types = Array.from({ length: nf }, (_, c) => pq.ftype(c));
-    this.values = Array.from({ length: pq.ntuples() }, (_, r) => Array.from({ length: nf }, (_, c) => (pq.getisnull(r, c) ? null : pq.getvalue(r, c))));
-    this.tuples = pq.cmdTuples();
-  }
-  ntuples(): number { return this.values.length; }
-  nfields(): number { return this.names.length; }
-  fname(c: number): string { return this.names[c]; }
-  ftype(c: number): number { return this.types[c]; }
-  getvalue(r: number, c: number): string { return this.values[r][c] ?? ''; }
-  getisnull(r: number, c: number): boolean { return this.values[r][c] === null; }
-  cmdTuples(): string { return this.tuples; }
-}
 
 /** What run() gives: the rows changed, and the first column of the first row RETURNING gave (SQLite's lastInsertRowid). */
 export function runInfoOf(pq: PgResult): RunInfo {
@@ -115,7 +95,7 @@ export class PgPipeline {
         try {
           check(calls[i].text);
           if (i < queue.length) queue[i].run.done = runInfoOf(pq);
-          else result = new CopiedResult(pq);
+          else result = CachedResult.of(pq); // copied before the pipeline reads on past it
         } catch (err) {
           failure ??= err; // the ones after it come back PGRES_PIPELINE_ABORTED
         }

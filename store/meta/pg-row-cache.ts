@@ -9,7 +9,10 @@
 // Trusted only until trustedUntilMs (the lease: PgDb.trustRows), and dropped whole when a transaction
 // rolls back (its reads may have seen its own writes) or the connection fails. Values are kept as
 // the server's text, so a hit is decoded exactly as a fresh read is.
-import { PgResult } from './pg-pipeline';
+import { PgResult } from './libpq';
+import { CachedResult } from './pg-result';
+
+export { CachedResult };
 
 /** Cached results at most (the oldest go first). */
 export const ROW_CACHE_RESULTS_MAX = 65536;
@@ -133,31 +136,6 @@ export function planOf(text: string): Plan {
   return { kind: 'other', writes: true };
 }
 
-/** A read's result as the server's text, kept (and patched) by the cache. */
-export class CachedResult implements PgResult {
-  constructor(
-    readonly names: string[],
-    readonly types: number[],
-    readonly values: Array<Array<string | null>>,
-    private readonly tuples: string,
-  ) {}
-  static of(pq: PgResult): CachedResult {
-    const nf = pq.nfields();
-    return new CachedResult(
-      Array.from({ length: nf }, (_, c) => pq.fname(c)),
-      Array.from({ length: nf }, (_, c) => pq.ftype(c)),
-      Array.from({ length: pq.ntuples() }, (_, r) => Array.from({ length: nf }, (_, c) => (pq.getisnull(r, c) ? null : pq.getvalue(r, c)))),
-      pq.cmdTuples(),
-    );
-  }
-  ntuples(): number { return this.values.length; }
-  nfields(): number { return this.names.length; }
-  fname(c: number): string { return this.names[c]; }
-  ftype(c: number): number { return this.types[c]; }
-  getvalue(r: number, c: number): string { return this.values[r][c] ?? ''; }
-  getisnull(r: number, c: number): boolean { return this.values[r][c] === null; }
-  cmdTuples(): string { return this.tuples; }
-}
 
 /**
  * What the mount caches: inode rows (namespace.ts, file-rows.ts, attr.ts read them by ino, the
