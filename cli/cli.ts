@@ -176,7 +176,7 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean
   process.on('SIGTERM', () => stop('SIGTERM'));
   // A bug in a background task is logged; it must not take the mount down (issue 4).
   process.on('uncaughtException', (err) => process.stderr.write(`chunkfs: uncaught: ${err.stack ?? err.message}\n`));
-  process.on('unhandledRejection', (err) => process.stderr.write(`chunkfs: unhandled rejection: ${String(err)}\n`));
+  process.on('unhandledRejection', (err) => process.stderr.write(`chunkfs: unhandled rejection: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`));
   // Keeps the process alive (the FUSE thread's handles are unref'd), and notices an unmount from
   // outside (chunkfs umount, fusermount -u) of the last mount point of this connection: then flush,
   // close the store and exit. While a bind remains the kernel keeps the connection (no DESTROY yet).

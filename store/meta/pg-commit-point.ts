@@ -61,7 +61,12 @@ export class PgCommitPoint implements CommitPoint {
   }
 }
 
-/** One statement sent and its results read as the socket turns readable; rejects with the server's message. */
+/**
+ * One statement sent and its results read as the socket turns readable; rejects with the server's
+ * message, or when no answer came within COMMIT_POINT_ANSWER_MS (the caller then hangs this
+ * connection up and tries a new one). Unbounded, one lost answer held every later fsync of the mount
+ * behind it (commit-log.ts shares flushes): seen once in CI after a server restart, never since.
+ */
 function runAsync(conn: LibpqConnection, sql: string): Promise<void> {
   return new Promise((resolve, reject) => {
     if (!conn.sendQuery(sql)) {
@@ -70,6 +75,10 @@ function runAsync(conn: LibpqConnection, sql: string): Promise<void> {
     }
     let failure: string | null = null;
     let results = 0;
+    const timer = setTimeout(() => {
+      failure ??= `no answer within ${COMMIT_POINT_ANSWER_MS} ms`;
+      finish();
+    }, COMMIT_POINT_ANSWER_MS);
     const onReadable = (): void => {
       if (!conn.consumeInput()) failure ??= conn.errorMessage();
       // Read what has arrived; wait for the socket again while libpq would block (isBusy).
@@ -82,6 +91,7 @@ function runAsync(conn: LibpqConnection, sql: string): Promise<void> {
       if (failure !== null) finish();
     };
     const finish = (): void => {
+      clearTimeout(timer);
       conn.stopReader();
       conn.removeListener('readable', onReadable);
       if (failure === null) resolve();
@@ -92,6 +102,11 @@ function runAsync(conn: LibpqConnection, sql: string): Promise<void> {
   });
 }
 
+/**
+ * How long a durable commit may wait for the server's answer. It is one WAL flush (milliseconds; a
+ * few seconds on a device shared with heavy writers): past this, the connection is taken for dead.
+ */
+const COMMIT_POINT_ANSWER_MS = 20_000;
 /** Connections one commit point tries (the kept one, then a new one). */
 const COMMIT_POINT_TRIES_MAX = 2;
 /** Results one statement may give (one, plus libpq's end marker). */

@@ -213,9 +213,14 @@ export class Compactor {
     const loop = (pauseMs: number): void => {
       if (this.stopped) return;
       this.timer = setTimeout(() => {
+        // A failed round (the metadata database away, DESIGN §9; a disk error) is tried again after
+        // the pause: unhandled, it was an unhandled rejection and compaction stopped for good.
         this.running = this.runOnce().then((r) => {
           this.running = null;
           loop(ROUND_PAUSE_MS + Math.ceil(r.bytesCopied / (1 << 20)) * PAUSE_PER_MIB_MS);
+        }, () => {
+          this.running = null;
+          loop(ROUND_PAUSE_MS);
         });
       }, pauseMs);
       this.timer.unref();

@@ -191,10 +191,23 @@ export class Healer {
   start(entriesPerSecond = 16): void {
     if (this.timer !== null) return;
     this.timer = setInterval(() => {
-      if (this.running !== null || this.env.map.healQueueLength() === 0) return;
+      if (this.running !== null || this.queueEmpty()) return;
       this.running = this.heal(entriesPerSecond, { honourBackoff: true }).then(() => undefined, () => undefined).finally(() => (this.running = null));
     }, 1000);
     this.timer.unref();
+  }
+
+  /**
+   * Whether the background healer has nothing to do. A metadata database that cannot be read (the
+   * PostgreSQL server restarting, DESIGN §9) counts as empty: the next tick looks again; thrown from
+   * the timer it was an uncaught exception every second while the server was away.
+   */
+  private queueEmpty(): boolean {
+    try {
+      return this.env.map.healQueueLength() === 0;
+    } catch {
+      return true;
+    }
   }
 
   async stop(): Promise<void> {

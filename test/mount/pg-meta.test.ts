@@ -17,6 +17,8 @@ const unavailable = pgUnavailableReason()
 let cluster: PgCluster | null = null
 const fixture = storeFixture(test, 'pgmeta', { mkfs: false })
 test.after.always(() => cluster?.stop())
+// A test that fails halfway leaves no mount for the next one to trip over (each mounts afresh).
+test.serial.afterEach.always(() => fixture.stopAll())
 
 if (unavailable !== null) {
   test('PostgreSQL mount tests skipped', (t) => { t.log(`skipped: ${unavailable}`); t.pass() })
