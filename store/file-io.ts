@@ -22,7 +22,7 @@ import { ChunkWriter } from './chunks/chunk-writer';
 import { PastSize } from './meta/past-size';
 import { repoint, retireChunk } from './chunks/live-version';
 import { LRUCache } from 'lru-cache';
-import * as crypto from 'node:crypto';
+import { randomU64 } from './random-ids';
 import { Slice } from '../src/slice';
 import { Containers, ContainerRow } from './meta/containers';
 import { openLayoutOf } from './small/pack-class';
@@ -119,7 +119,7 @@ export class FileIo implements SmallFilesHost {
   createContainer(packClass: string, state: 'open' | 'sealing', sealedFrom: number | null, usedBytes: number, deadBytes: number): ContainerRow {
     const layout = state === 'open' ? openLayoutOf(packClass) : packClass;
     const c = this.packing.containerChunk;
-    const seed = crypto.randomBytes(8).readBigUInt64LE(0);
+    const seed = randomU64();
     const t = nowNs();
     const id = this.env.fileRows.insertInternal({
       layoutText: layout, chunkSizeBytes: c.chunkSizeBytes, bitrotBlockBytes: c.bitrotBlockBytes, ecBlockSizeBytes: c.ecBlockSizeBytes,

@@ -3,7 +3,7 @@
 // corruption, never a reason to override placement), in-place block patch (§8.2
 // steps 4-5) and deletion. Headers are cached by path; every rewrite through this
 // class invalidates the entry.
-import * as crypto from 'node:crypto';
+import { randomU64 } from '../random-ids';
 import * as nodePath from 'node:path';
 import { LRUCache } from 'lru-cache';
 import { ErrorSite, FormatError, assert } from '../../src/errors';
@@ -108,7 +108,7 @@ export class ShardStore {
     const chunkDir = nodePath.dirname(finalPath);
     const versionDir = nodePath.dirname(chunkDir);
     await this.io.mkdir(chunkDir);
-    const tmp = tempName(finalPath, crypto.randomBytes(8).readBigUInt64LE(0));
+    const tmp = tempName(finalPath, randomU64());
     const f = await this.io.open(tmp, 'create-exclusive');
     try {
       await f.pwrite(parts.head, 0);

@@ -2,7 +2,7 @@
 // directory entries, hard links, rename replace rules, symlinks, and the orphan
 // list (nlink 0 files whose chunks are deleted later, so a crash cannot leak them).
 // Every multi-row change is one transaction. Extended attributes: store/meta/xattrs.ts.
-import * as crypto from 'node:crypto';
+import { randomU64 } from '../random-ids';
 import { Db, NEXT_INO_SQL, ROOT_INO, nowNs, u64ToDb } from './meta';
 import { FsError } from '../fs-error';
 import { SYMLINK_BYTES_MAX, checkName } from './names';
@@ -177,7 +177,7 @@ export class Namespace {
       const text = layout ?? this.inheritedLayout(parentIno);
       this.opts.checkLayout(text);
       const d = this.opts.defaults;
-      const seed = crypto.randomBytes(8).readBigUInt64LE(0);
+      const seed = randomU64();
       const a = this.insertInode({
         type: 'file', mode: S_IFREG | (mode & 0o7777), uid, gid, nlink: 1, layout: text, cs: d.chunkSizeBytes,
         bb: d.bitrotBlockBytes, eb: d.ecBlockSizeBytes, seed: u64ToDb(seed), epoch: this.opts.clusterMapEpoch,

@@ -11,7 +11,7 @@
 //   chunk boundary (DESIGN §3): one that does not fit starts the next chunk, the gap is dead.
 // Needles a crash wrote past the committed append offset are free space: the next append
 // overwrites them, and no slice names them.
-import * as crypto from 'node:crypto';
+import { randomU32 } from '../random-ids';
 import { NEEDLE_ALIGN_DEFAULT, encodeNeedle, needleSpanBytes, NEEDLE_HEADER_BYTES } from '../../src/needle';
 import { Slice, checkNeedle } from '../../src/slice';
 import { SliceError } from '../../src/errors';
@@ -128,7 +128,7 @@ export function placeNeedles(usedBytes: number, chunkSizeBytes: number, spans: n
 
 /** A new u32 cookie (spec §11.2: random, anti-stale). */
 function newCookie(): number {
-  return crypto.randomBytes(4).readUInt32LE(0);
+  return randomU32();
 }
 
 export class NeedleAppender {
