@@ -6,12 +6,16 @@
 import { constants } from 'node:os';
 import { describeError, logKeyOf, toErrno } from '../errno';
 import { LogLimiter } from '../log-limiter';
+import { SlowRequests } from './slow-requests';
 
 const EIO = -constants.errno.EIO;
 
 export type Log = (message: string) => void;
-/** A mount's op log: the sink, its per-chunk rate limit, and whether lines carry whole stacks. */
-export interface OpLog { line: Log; limiter: LogLimiter; debug: boolean }
+/**
+ * A mount's op log: the sink, its per-chunk rate limit, whether lines carry whole stacks, and the
+ * requests still waiting for an answer (named once past SLOW_REQUEST_MS).
+ */
+export interface OpLog { line: Log; limiter: LogLimiter; debug: boolean; slow: SlowRequests }
 
 /** What a log line names: a text, or a function making it only when a line is written. */
 export type Subject = string | null | (() => string);
@@ -24,7 +28,7 @@ function textOf(subject: Subject): string {
 }
 
 export function opLog(line: Log, debug: boolean): OpLog {
-  return { line, limiter: new LogLimiter(), debug };
+  return { line, limiter: new LogLimiter(), debug, slow: new SlowRequests(line) };
 }
 
 export function isPromise<T>(r: T | Promise<T>): r is Promise<T> {
@@ -64,5 +68,12 @@ export function guard<T>(log: OpLog, name: string, subject: Subject, fn: () => T
   let r: T | Promise<T>;
   try { r = fn(); } catch (err) { failed(err); return; }
   if (!isPromise(r)) { deliver(log, name, subject, () => ok(r as T), fail); return; }
-  r.then((v) => deliver(log, name, subject, () => ok(v), fail), failed);
+  const token = log.slow.start(name, () => textOf(subject));
+  r.then((v) => {
+    log.slow.end(token);
+    deliver(log, name, subject, () => ok(v), fail);
+  }, (err: unknown) => {
+    log.slow.end(token);
+    failed(err);
+  });
 }
