@@ -584,8 +584,17 @@ export class WriteBack {
 
   private fail(file: OpenFile, err: unknown): void {
     file.flushError = err instanceof Error ? err : new Error(String(err));
-    const path = this.store.pathOf(file.ino);
-    this.opts.log(`flush of ${path === null ? '' : `${path} `}(file ${file.ino}) failed: ${file.flushError.message}`);
+    this.opts.log(`flush of ${this.pathText(file.ino)}(file ${file.ino}) failed: ${file.flushError.message}`);
+  }
+
+  /** The file's path and a space for a log line, or nothing when the metadata cannot say (its server away). */
+  private pathText(ino: number): string {
+    try {
+      const path = this.store.pathOf(ino);
+      return path === null ? '' : `${path} `;
+    } catch {
+      return '';
+    }
   }
 }
 
