@@ -24,7 +24,7 @@ export interface WriteBackOptions {
 const PRESSURE_ROUNDS_MAX = 10_000;
 /** From this many separate runs in one chunk, rewriting the whole chunk is cheaper than per-run RMW. */
 const MERGE_RUNS_MIN = 8;
-/** At most this many chunks per store.write call (the store writes them concurrently). */
+/** At most this many chunks per store.write call and flush window (the store writes them concurrently). */
 const BATCH_CHUNKS_MAX = 8;
 /** A bound on the windows of one flush (each holds >= 1 run; a buffer holds far fewer runs). */
 const WINDOWS_MAX = 1 << 24;
@@ -110,6 +110,12 @@ export class WriteBack {
   readonly lanes: FlushLanes;
   /** Writers waiting for memory (see waitForMemory): woken when a slab is emptied or a pressure flush ends. */
   private memoryWaiters: Array<() => void> = [];
+  /** Chunks per flush window (BATCH_CHUNKS_MAX unless the bound is small): one lane holds them. */
+  private readonly windowChunks: number;
+  /** Lane memory counted against the bound at most (a one-chunk lane can exceed a tiny bound's share). */
+  private readonly lanesCountedMaxBytes: number;
+  /** Flushes storing bytes now (storeExtents): their windows' ends wake writers waiting for memory. */
+  private storesRunning = 0;
   /** Where the bytes of buffered writes live (reused memory: see fs/slab-pool.ts). */
   readonly slabs: SlabPool;
   /** Closed files waiting for the next close batch (see close). */
@@ -126,9 +132,13 @@ export class WriteBack {
     // Every slab stays in the pool once made (at most the bound's worth): one dropped would stay
     // resident until the garbage collector next ran (issue 20).
     this.slabs = new SlabPool(slabBytes, Math.ceil(opts.bufferBytesMax / slabBytes) + 1, () => this.wakeMemoryWaiters());
-    const laneBytes = opts.chunkSizeBytes * BATCH_CHUNKS_MAX;
-    const lanesMax = Math.max(1, Math.min(FLUSH_LANES_MAX, Math.floor(opts.bufferBytesMax / LANES_SHARE_DIVISOR / laneBytes)));
-    this.lanes = new FlushLanes(laneBytes, lanesMax);
+    // Lanes take at most 1/LANES_SHARE_DIVISOR of the bound: fewer chunks per window under a small
+    // bound (at least one: a merge needs a whole chunk, even past a tiny -o buffer_mb).
+    const lanesShareBytes = Math.floor(opts.bufferBytesMax / LANES_SHARE_DIVISOR);
+    this.windowChunks = Math.max(1, Math.min(BATCH_CHUNKS_MAX, Math.floor(lanesShareBytes / opts.chunkSizeBytes)));
+    const laneBytes = opts.chunkSizeBytes * this.windowChunks;
+    this.lanes = new FlushLanes(laneBytes, Math.max(1, Math.min(FLUSH_LANES_MAX, Math.floor(lanesShareBytes / laneBytes))));
+    this.lanesCountedMaxBytes = lanesShareBytes;
   }
 
   get bufferedBytes(): number { return this.totalBytes; }
@@ -136,7 +146,7 @@ export class WriteBack {
    * Memory the buffer holds, counted against its bound: its bytes (or more when slabs are pinned by
    * a few live pieces; bytes being stored keep their slabs until stored) and the flush lanes.
    */
-  get heldBytes(): number { return Math.max(this.totalBytes, this.slabs.heldBytes) + this.lanes.allocatedBytes; }
+  get heldBytes(): number { return Math.max(this.totalBytes, this.slabs.heldBytes) + Math.min(this.lanes.allocatedBytes, this.lanesCountedMaxBytes); }
 
   /**
    * Buffer a write. src is the binding's buffer, valid until the caller answers: its bytes are
@@ -393,10 +403,13 @@ export class WriteBack {
     const hadExtents = extents.length > 0;
     const times = hadExtents ? this.commitTimes(file) : undefined;
     const progress = { released: 0 };
+    this.storesRunning++;
     try {
       await this.storeWindows(file, extents, runs, times, progress);
     } finally {
+      this.storesRunning--;
       extents.splice(0, progress.released); // released already: flushLocked releases the rest
+      this.wakeMemoryWaiters();
     }
     if (file.buffer.isEmpty) {
       this.dirty.delete(file);
@@ -408,26 +421,25 @@ export class WriteBack {
   }
 
   /**
-   * The runs of one flush, window by window (at most BATCH_CHUNKS_MAX chunks each, in one flush
-   * lane): adjacent pieces go to the store in one call, which writes their chunks concurrently.
+   * The runs of one flush, window by window (at most windowChunks chunks each, in one flush
+   * lane when a window needs one): adjacent pieces go to the store in one call, which writes their chunks concurrently.
    * progress.released: how many of the (offset-ordered) extents were released after their window.
    */
   private async storeWindows(file: OpenFile, extents: Extent[], runs: Run[], times: CommitTimes | undefined, progress: { released: number }): Promise<void> {
     const unstored = new UnstoredRuns(runs);
     for (let i = 0, windows = 0; i < runs.length && windows < WINDOWS_MAX; windows++) {
       const j = this.windowEnd(runs, i);
-      const lane = await this.lanes.acquire();
+      const window = new LaneWindow(this.lanes, runs.slice(i, j), this.opts.chunkSizeBytes);
       try {
-        const window = new LaneWindow(lane, runs.slice(i, j), this.opts.chunkSizeBytes);
         const merged = await this.mergeScattered(file, window);
-        for (const batch of coalesce(merged, this.opts.chunkSizeBytes * BATCH_CHUNKS_MAX)) {
+        for (const batch of coalesce(merged, this.opts.chunkSizeBytes * this.windowChunks)) {
           const endBytes = batch.offsetBytes + batch.lengthBytes;
           const sizeBytes = this.sizeToCommit(file, unstored.firstAtOrAfter(file.storedSizeBytes, endBytes));
           await this.writeBatch(file, batch, sizeBytes, times, window);
           file.storedSizeBytes = Math.max(file.storedSizeBytes, sizeBytes);
         }
       } finally {
-        this.lanes.release(lane);
+        window.release();
       }
       // The extents wholly in this window are stored: their slab memory is free for writers now,
       // not when the whole flush ends (a 128 MiB flush held its writers for all of it).
@@ -461,12 +473,12 @@ export class WriteBack {
    * Reuse is safe because the store keeps no reference to the data once write() settles.
    */
   private async writeBatch(file: OpenFile, batch: Run, sizeBytes: number, times: CommitTimes | undefined, window: LaneWindow): Promise<void> {
-    const capBytes = this.opts.chunkSizeBytes * BATCH_CHUNKS_MAX;
+    const capBytes = this.opts.chunkSizeBytes * this.windowChunks;
     if (batch.parts.length === 1 || batch.lengthBytes > capBytes || batch.lengthBytes <= STAGING_MIN_BYTES) {
       await this.store.write(file.ino, batch.offsetBytes, runBytes(batch), sizeBytes, times);
       return;
     }
-    const joined = window.view(batch.offsetBytes, batch.lengthBytes);
+    const joined = await window.view(batch.offsetBytes, batch.lengthBytes);
     let at = 0;
     for (const part of batch.parts) {
       const inPlace = part.buffer === joined.buffer && part.byteOffset === joined.byteOffset + at;
@@ -496,7 +508,7 @@ export class WriteBack {
       } else {
         const start = chunk * cs;
         const lengthBytes = this.mergedLength(file, chunk, runs[j - 1]);
-        const view = window.view(start, lengthBytes);
+        const view = await window.view(start, lengthBytes);
         const got = await this.store.readInto(file.ino, start, view, 0, file.sizeBytes);
         view.fill(0, got); // past the stored end: zeros (a hole the buffer extends over)
         for (let k = i; k < j; k++) {
@@ -522,7 +534,7 @@ export class WriteBack {
     return Math.min(this.opts.chunkSizeBytes, file.sizeBytes - start, Math.max(stored, runEnd));
   }
 
-  /** End (exclusive) of the run window starting at i: the runs of at most BATCH_CHUNKS_MAX chunks. */
+  /** End (exclusive) of the run window starting at i: the runs of at most windowChunks chunks. */
   private windowEnd(runs: Run[], i: number): number {
     const cs = this.opts.chunkSizeBytes;
     let chunks = 0;
@@ -531,7 +543,7 @@ export class WriteBack {
     for (; j < runs.length; j++) {
       const c = Math.floor(runs[j].offsetBytes / cs);
       if (c !== last) {
-        if (chunks === BATCH_CHUNKS_MAX) break;
+        if (chunks === this.windowChunks) break;
         chunks++;
         last = c;
       }
@@ -594,6 +606,8 @@ export class WriteBack {
           this.pressure = null;
           this.wakeMemoryWaiters();
         });
+      } else if (this.storesRunning === 0) {
+        this.wakeMemoryWaiters(); // nothing buffered, nothing being stored: no wait frees more (a write larger than the bound)
       }
     }
     return woken;
@@ -663,16 +677,26 @@ function unreachable(file: OpenFile): boolean {
  */
 export class LaneWindow {
   private readonly slots = new Map<number, number>();
-  constructor(private readonly lane: FlushLane, readonly runs: Run[], private readonly chunkSizeBytes: number) {
+  private lane: FlushLane | null = null;
+  private acquiring: Promise<FlushLane> | null = null;
+  constructor(private readonly lanes: FlushLanes, readonly runs: Run[], private readonly chunkSizeBytes: number) {
     for (const r of runs) {
       const c = Math.floor(r.offsetBytes / chunkSizeBytes);
       if (!this.slots.has(c)) this.slots.set(c, this.slots.size);
     }
-    assert(this.slots.size * chunkSizeBytes <= lane.bytes, 'write-back: a window fits its lane');
+    assert(this.slots.size * chunkSizeBytes <= lanes.laneBytes, 'write-back: a window fits a lane');
   }
 
-  /** The lane's bytes for file range [offsetBytes, +lengthBytes) (within this window's chunks). */
-  view(offsetBytes: number, lengthBytes: number): Buffer {
+  /**
+   * The lane's bytes for file range [offsetBytes, +lengthBytes) (within this window's chunks). The
+   * lane is taken at the first view: a window of single-part batches (a close batch's small files)
+   * takes none, so such flushes still run CLOSE_BATCH_CONCURRENCY at once.
+   */
+  async view(offsetBytes: number, lengthBytes: number): Promise<Buffer> {
+    if (this.lane === null) {
+      this.acquiring ??= Promise.resolve(this.lanes.acquire());
+      this.lane = await this.acquiring;
+    }
     const cs = this.chunkSizeBytes;
     const c = Math.floor(offsetBytes / cs);
     const slot = this.slots.get(c);
@@ -680,6 +704,12 @@ export class LaneWindow {
     const at = slot * cs + (offsetBytes - c * cs);
     assert(at + lengthBytes <= this.lane.bytes, 'write-back: a batch fits its lane');
     return this.lane.buffer.subarray(at, at + lengthBytes);
+  }
+
+  /** Give the lane back (the window's store writes have settled). */
+  release(): void {
+    if (this.lane !== null) this.lanes.release(this.lane);
+    this.lane = null;
   }
 }
 

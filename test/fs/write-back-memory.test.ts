@@ -76,16 +76,16 @@ function stopTimer (file: OpenFile): void {
 
 test('bytes being stored and the flush lane count against the bound: a writer at the bound waits until a window is stored', async (t) => {
   const store = new StepStore()
-  const wb = newWriteBack(store, 16 * MIB) // 1 MiB slabs, one 8 MiB lane (8 chunks of 1 MiB)
+  const wb = newWriteBack(store, 32 * MIB) // 2 MiB slabs, one 8 MiB lane (8 chunks of 1 MiB: a quarter of the bound)
   const a = new OpenFile(1, 0)
   const b = new OpenFile(2, 0)
-  writeSequential(wb, a, 8 * MIB, 1)
-  t.is(wb.heldBytes, 8 * MIB)
+  writeSequential(wb, a, 24 * MIB, 1)
+  t.is(wb.heldBytes, 24 * MIB)
   store.holding = true
   const flushed = wb.flush(a)
   await until(() => store.pending === 1, 'the flush to reach the store')
   t.is(wb.bufferedBytes, 0, 'the flush took every buffered byte')
-  t.is(wb.heldBytes, 16 * MIB, 'the 8 MiB being stored and the 8 MiB lane they were joined in are still held')
+  t.is(wb.heldBytes, 32 * MIB, 'the 24 MiB being stored and the 8 MiB lane they are joined in are held: the bound')
   const waiting = wb.write(b, 0, pattern(2, WRITE_BYTES), WRITE_BYTES)
   t.true(waiting instanceof Promise, 'a write past the bound waits')
   let accepted = false
@@ -96,8 +96,8 @@ test('bytes being stored and the flush lane count against the bound: a writer at
   await flushed
   await waiting
   t.true(accepted)
-  t.is(wb.heldBytes, 8 * MIB + MIB, 'the lane stays for reuse; one slab holds the new write')
-  t.true(store.files.get(1)!.equals(Buffer.concat(Array.from({ length: 64 }, (_, k) => pattern(1 + k * WRITE_BYTES, WRITE_BYTES)))))
+  t.is(wb.heldBytes, 8 * MIB + 2 * MIB, 'the lane stays for reuse; one slab holds the new write')
+  t.true(store.files.get(1)!.equals(Buffer.concat(Array.from({ length: 192 }, (_, k) => pattern(1 + k * WRITE_BYTES, WRITE_BYTES)))))
   await wb.flush(b)
   stopTimer(a)
   stopTimer(b)
