@@ -61,12 +61,14 @@ const CLOSE_BATCH_CONCURRENCY = 128;
  */
 const LATE_ERRORS_MAX = 4096;
 /**
- * Whole chunks stay in memory (meeting their rewrites there) until the buffer is this full, then
- * stream out as they complete. Half, before issue 20: with the bound at 224 MiB (fs/mount.ts) half
- * made fio's 128 MiB sequential rewrite stream at the store's speed (215 MiB/s, three replicas)
- * instead of meeting its rewrites in memory (~1,000 MiB/s).
+ * Whole chunks stay in memory (meeting their rewrites there) until the buffered bytes fill this share
+ * of the bound left after the flush lanes, then stream out as they complete. Half of the bound, before
+ * issue 20: with the bound at 192 MiB (fs/mount.ts) that made fio's 128 MiB sequential rewrite
+ * stream at the store's speed (215 MiB/s, three replicas) instead of meeting its rewrites in memory
+ * (~1,000 MiB/s); 0.85 of the 160 MiB left is 136 MiB. Below 1, so whole chunks start streaming
+ * before writers meet the bound.
  */
-const STREAM_FULL_CHUNKS_FRACTION = 0.75;
+const STREAM_FULL_CHUNKS_FRACTION = 0.85;
 /** Writers waiting for memory at once (each is one FUSE write request: the transport bounds them far below). */
 const MEMORY_WAITERS_MAX = 1 << 20;
 /**
@@ -114,6 +116,8 @@ export class WriteBack {
   private readonly windowChunks: number;
   /** Lane memory counted against the bound at most (a one-chunk lane can exceed a tiny bound's share). */
   private readonly lanesCountedMaxBytes: number;
+  /** Buffered bytes above which whole chunks stream out as they complete (STREAM_FULL_CHUNKS_FRACTION). */
+  private readonly streamAboveBytes: number;
   /** Flushes storing bytes now (storeExtents): their windows' ends wake writers waiting for memory. */
   private storesRunning = 0;
   /** Where the bytes of buffered writes live (reused memory: see fs/slab-pool.ts). */
@@ -138,7 +142,8 @@ export class WriteBack {
     this.windowChunks = Math.max(1, Math.min(BATCH_CHUNKS_MAX, Math.floor(lanesShareBytes / opts.chunkSizeBytes)));
     const laneBytes = opts.chunkSizeBytes * this.windowChunks;
     this.lanes = new FlushLanes(laneBytes, Math.max(1, Math.min(FLUSH_LANES_MAX, Math.floor(lanesShareBytes / laneBytes))));
-    this.lanesCountedMaxBytes = lanesShareBytes;
+    this.lanesCountedMaxBytes = Math.min(lanesShareBytes, this.lanes.lanesMax * laneBytes);
+    this.streamAboveBytes = Math.floor((opts.bufferBytesMax - this.lanesCountedMaxBytes) * STREAM_FULL_CHUNKS_FRACTION);
   }
 
   get bufferedBytes(): number { return this.totalBytes; }
@@ -553,9 +558,8 @@ export class WriteBack {
 
 
   /**
-   * A write that completed a chunk queues it for a whole-chunk write once the buffer is over
-   * STREAM_FULL_CHUNKS_FRACTION full;
-   * one background task per file takes every chunk completed by then, so a fast sequential writer
+   * A write that completed a chunk queues it for a whole-chunk write once the buffered bytes pass
+   * streamAboveBytes; one background task per file takes every chunk completed by then, so a fast sequential writer
    * hands the store several chunks per call.
    */
   private queueFullChunks(file: OpenFile, offsetBytes: number, lengthBytes: number): void {
@@ -566,7 +570,7 @@ export class WriteBack {
     }
     // Below that share of the limit whole chunks stay in memory, so a file rewritten while it fits meets its
     // rewrites there (like the kernel's background writeback threshold); above it they stream out.
-    if (file.fullChunks.size === 0 || file.fullFlushScheduled || this.totalBytes <= this.opts.bufferBytesMax * STREAM_FULL_CHUNKS_FRACTION) return;
+    if (file.fullChunks.size === 0 || file.fullFlushScheduled || this.totalBytes <= this.streamAboveBytes) return;
     file.fullFlushScheduled = true;
     this.background(file, () => file.lock.exclusive(() => {
       file.fullFlushScheduled = false;
