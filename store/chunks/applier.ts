@@ -26,8 +26,12 @@ const APPLY_CHUNKS_IN_FLIGHT_MAX = 8;
  * runs): every apply costs one fdatasync per replica, so fsync'd writes to the same chunks share them.
  * Measured here (fsync'd random 4 KiB writes to a 64 MiB replica:3 file): applying at once cost 4
  * device flushes per write (the intent's and 3 replicas'), so the device, not chunkfs, bounded the rate.
+ * With 1000 ms, a 256 MiB file (64 chunks, as scripts/bench-fio.sh writes) still cost 1.6-2.6 device
+ * flushes per write (every chunk touched each second, 3 fdatasyncs each). Gathering longer lets the
+ * backlog's half-full mark pace the applier instead: the oldest chunks go as it passes it, each with
+ * a share of the whole backlog (16 MiB of spans) rather than of one second's writes.
  */
-const APPLY_AFTER_MS = 1000;
+const APPLY_AFTER_MS = 5000;
 /**
  * An EC chunk's intents gather longer: each apply rewrites the whole chunk (4 MiB read, encoded and
  * written for any number of intents). Measured: with 250 ms, fsync'd random 4 KiB writes to a 64 MiB
@@ -60,7 +64,8 @@ export function mergeRuns(pending: readonly PendingIntent[], bitrotBlockBytes: n
     if (last !== undefined && last.firstBlock + last.parts.length === b) last.parts.push(blocks.get(b)!);
     else runs.push({ firstBlock: b, parts: [blocks.get(b)!] });
   }
-  return runs.map((r) => ({ firstBlock: r.firstBlock, span: Buffer.concat(r.parts) }));
+  // A run of one block is the intent's own bytes (read only from here on: no copy).
+  return runs.map((r) => ({ firstBlock: r.firstBlock, span: r.parts.length === 1 ? r.parts[0] : Buffer.concat(r.parts) }));
 }
 
 export class Applier {
@@ -88,7 +93,7 @@ export class Applier {
   lastError = '';
 
   constructor(private readonly env: ChunkEnv, private readonly host: ApplierHost, private readonly log: (line: string) => void) {
-    env.backlog.onAdd = () => this.kick();
+    env.backlog.onAdd = () => this.added();
   }
 
   /** Applied span bytes per second since open (status). */
@@ -101,14 +106,13 @@ export class Applier {
     if (this.stopped) return this.settled();
     if (this.loading || (this.held && !this.draining)) return this.settled();
     const now = Date.now();
-    const skip = new Set(this.busy);
-    for (const [key, at] of this.failing) if (at > now) skip.add(key);
-    for (let scanned = 0; this.running < APPLY_CHUNKS_IN_FLIGHT_MAX && scanned < GATHER_SCAN_MAX; scanned++) {
-      const next = this.env.backlog.oldest(skip);
-      if (next === undefined) break;
+    let scanned = 0;
+    for (const next of this.env.backlog.oldestFirst()) {
+      if (this.running >= APPLY_CHUNKS_IN_FLIGHT_MAX || scanned >= GATHER_SCAN_MAX) break;
+      if (this.busy.has(next.key) || (this.failing.get(next.key) ?? 0) > now) continue;
+      scanned++;
       const gatherMs = this.env.backlog.inPlace(next.ino, next.chunkIndex) ? APPLY_AFTER_MS : EC_APPLY_AFTER_MS;
       const waitMs = this.draining || !this.env.backlog.belowHalf ? 0 : next.loggedMs + gatherMs - now;
-      skip.add(next.key);
       if (waitMs > 0) {
         this.wakeIn(waitMs); // still gathering; a younger chunk of the other kind may be due
         continue;
@@ -116,6 +120,18 @@ export class Applier {
       this.start(next.ino, next.chunkIndex, next.key);
     }
     if (this.running === 0) this.settled();
+  }
+
+  /**
+   * A logged intent: kick() unless it would find nothing to start. While the backlog is below half
+   * and no drain runs, a new intent is due no sooner than APPLY_AFTER_MS from now, and the gather
+   * timer, armed already for an earlier moment, will look at every chunk then (chunks that finish
+   * or fail kick() themselves). So an fsync'd write does not scan the waiting chunks each time.
+   */
+  private added(): void {
+    const idle = !this.stopped && !this.loading && !this.draining && this.env.backlog.belowHalf;
+    if (idle && this.gatherTimer !== null && this.gatherAtMs <= Date.now() + APPLY_AFTER_MS) return;
+    this.kick();
   }
 
   private start(ino: number, chunkIndex: number, key: string): void {

@@ -86,12 +86,15 @@ export class IntentBacklog {
     return this.byIno.get(ino)?.has(chunkIndex) ?? false;
   }
 
-  /** The chunk whose intents wait longest, skipping those in skip, with when its first intent came; undefined when none. */
-  oldest(skip: Set<string>): { ino: number; chunkIndex: number; key: string; loggedMs: number } | undefined {
+  /**
+   * The chunks with pending intents, the longest waiting first, with when each one's first intent
+   * came: one pass (the applier looks at every logged intent; a scan restarted per chunk cost it
+   * quadratic time in the chunks waiting).
+   */
+  *oldestFirst(): Generator<{ ino: number; chunkIndex: number; key: string; loggedMs: number }> {
     for (const [key, c] of this.chunkOrder) {
-      if (!skip.has(key)) return { ...c, key, loggedMs: this.byIno.get(c.ino)!.get(c.chunkIndex)![0].loggedMs };
+      yield { ino: c.ino, chunkIndex: c.chunkIndex, key, loggedMs: this.byIno.get(c.ino)!.get(c.chunkIndex)![0].loggedMs };
     }
-    return undefined;
   }
 
   /** Under half of either bound: the applier may let intents gather. */
