@@ -226,7 +226,9 @@ export class PgDb implements Db {
       this.inoEpoch = this.rowCache.epoch;
     }
     const ino = this.inoNext++;
-    if (directory) this.rowCache.names.newDirectory(String(ino)); // a number never used: no entries yet
+    // A number never used: no entries (a directory), no xattrs yet.
+    if (directory) this.rowCache.names.newDirectory(String(ino));
+    this.rowCache.newInode(String(ino));
     return ino;
   }
 

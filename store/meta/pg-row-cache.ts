@@ -86,6 +86,8 @@ const TABLE_WRITE_RE = new RegExp(`^\\s*(?:UPDATE|DELETE\\s+FROM)\\s+(${IDENT})\
 const LOOKUP_RE = new RegExp(`^\\s*SELECT\\s+(i\\.\\*|i\\.${IDENT}(?:\\s*,\\s*i\\.${IDENT})*)\\s+FROM\\s+dirents\\s+d\\s+JOIN\\s+inodes\\s+i\\s+` +
   'ON\\s+i\\.ino\\s*=\\s*d\\.ino\\s+WHERE\\s+d\\.parent\\s*=\\s*\\$(\\d+)\\s+AND\\s+d\\.name\\s*=\\s*\\$(\\d+)\\s*$', 'is');
 /** The one insert of an entry the name cache follows; others (and other writes of dirents) drop what it knows. */
+/** An INSERT's column list and VALUES list (which parameter goes to which column). */
+const INSERT_COLUMNS_RE = new RegExp(`^\\s*INSERT\\s+INTO\\s+${IDENT}\\s*\\(([^)]*)\\)\\s*VALUES\\s*\\(([^)]*)\\)`, 'is');
 const DIRENT_INSERT_RE = /^\s*INSERT\s+INTO\s+dirents\s*\(\s*parent\s*,\s*name\s*,\s*ino\s*\)\s*VALUES\s*\(\s*\$(\d+)\s*,\s*\$(\d+)\s*,\s*\$(\d+)\s*\)\s*$/i;
 /** A select list that may not be cached: calls whose value changes by themselves, subqueries. */
 const VOLATILE_RE = /\b(now|nextval|currval|random|clock_timestamp|statement_timestamp|txid_current|pg_\w+|select)\b|\(\s*\)/i;
@@ -182,15 +184,20 @@ export function planOf(text: string): Plan {
 
 /**
  * What the mount caches: inode rows (namespace.ts, file-rows.ts, attr.ts read them by ino, the
- * most frequent reads). Its triggers: far-times.ts sets a *_far column to NULL when its *_ns column
- * changes; meta.ts's inodes_high and prealloc.ts's inodes_prealloc write other tables (not cached).
+ * most frequent reads), and xattrs (fs/acl.ts reads a directory's default ACL on every create and a
+ * file's access ACL on every chmod; most have none). Their triggers: far-times.ts sets a *_far
+ * column to NULL when its *_ns column changes; meta.ts's inodes_high and prealloc.ts's
+ * inodes_prealloc write other tables (not cached).
  */
 export const CACHED_TABLES: RowCacheSchema = {
   inodes: {
     uniqueKeys: [['ino']],
     nulledWhenChanged: { atime_ns: ['atime_far'], mtime_ns: ['mtime_far'], ctime_ns: ['ctime_far'] },
   },
+  xattrs: { uniqueKeys: [['ino', 'name']] },
 };
+/** New inode numbers remembered as holding no rows outside inodes yet (PgRowCache.newInode), at most. */
+const NEW_INODES_MAX = 65536;
 
 const NULL_KEY = '\u0001null';
 const keyPart = (v: string | null): string => (v === null ? NULL_KEY : v);
@@ -205,6 +212,8 @@ export class PgRowCache {
   readonly names = new PgNameCache();
   /** Results of 'ancestry' reads by text and values, oldest first. */
   private readonly ancestry = new Map<string, CachedResult>();
+  /** Inode numbers this connection just handed out (PgDb.newIno): no table but inodes has rows of them yet. */
+  private readonly newInodes = new Set<string>();
   /** Texts declared 'ancestry' reads (PgDb.prepare, from EngineSql's pgCache). */
   private readonly ancestryTexts = new Set<string>();
   private trustedUntilMs = 0;
@@ -242,6 +251,13 @@ export class PgRowCache {
     this.entries.clear();
     this.names.clear();
     this.ancestry.clear();
+    this.newInodes.clear();
+  }
+
+  /** ino is a number never used before (PgDb.newIno): reads of its rows in other tables find none, until written. */
+  newInode(ino: string): void {
+    this.newInodes.add(ino);
+    if (this.newInodes.size > NEW_INODES_MAX) this.newInodes.delete(this.newInodes.values().next().value as string);
   }
 
   /** text's results depend only on the directory tree (inodes.parent) and on xattrs (EngineSql pgCache). */
@@ -282,6 +298,7 @@ export class PgRowCache {
     const key = `${text}\u0000${values.map(keyPart).join('\u0000')}`;
     const found = this.entries.get(key);
     if (found !== undefined) return found.entry.result;
+    if (p.table !== 'inodes' && p.keys[0] === 'ino' && this.newInodes.has(keyPart(values[p.params[0]]))) return EMPTY_RESULT;
     // Another result of the same row may hold these columns (a unique key of one column).
     if (!p.plainColumns || p.keys.length !== 1 || !this.isUnique(p.table, p.keys)) return undefined;
     const b = this.buckets.get(p.table)?.get(p.keys[0]);
@@ -416,10 +433,25 @@ export class PgRowCache {
     }
     this.writes++;
     if (p.table === 'dirents') this.writeNames(text, p, values);
+    if (p.table !== 'inodes' && this.newInodes.size > 0) this.writeNewInodes(text, p, values);
     if (this.ancestry.size > 0) this.writeAncestry(p, values);
     const buckets = this.buckets.get(p.table);
     if (buckets === undefined) return;
     for (const b of buckets.values()) this.writeBucket(b, p, values);
+  }
+
+  /** A write of rows keyed by ino: that inode may have rows now (any other write: all may). */
+  private writeNewInodes(text: string, p: Extract<Plan, { kind: 'write' }>, values: Array<string | null>): void {
+    let param = -1;
+    if (p.insert) {
+      const m = INSERT_COLUMNS_RE.exec(text);
+      const cols = m === null ? [] : m[1].split(',').map((c) => c.trim().toLowerCase());
+      const vals = m === null ? [] : m[2].split(',').map((v) => /^\s*\$(\d+)\s*$/.exec(v));
+      const at = cols.indexOf('ino');
+      if (at >= 0 && vals[at] != null) param = Number(vals[at]![1]) - 1;
+    } else if (p.where !== null && p.where.includes('ino')) param = p.params[p.where.indexOf('ino')];
+    if (param < 0) this.newInodes.clear();
+    else this.newInodes.delete(keyPart(values[param]));
   }
 
   /** An entry inserted or deleted by (parent, name) is known as written; any other write of dirents drops what is known. */
