@@ -433,7 +433,8 @@ export class PgRowCache {
     }
     this.writes++;
     if (p.table === 'dirents') this.writeNames(text, p, values);
-    if (p.table !== 'inodes' && this.newInodes.size > 0) this.writeNewInodes(text, p, values);
+    // Only the cached tables' rows are answered from newInodes (find): writes of others (dirents' ino) change nothing there.
+    if (p.table !== 'inodes' && this.schema[p.table] !== undefined && this.newInodes.size > 0) this.writeNewInodes(text, p, values);
     if (this.ancestry.size > 0) this.writeAncestry(p, values);
     const buckets = this.buckets.get(p.table);
     if (buckets === undefined) return;
