@@ -37,7 +37,8 @@ export class Allocated {
   constructor(db: Db, private readonly map: ChunkMap, private readonly smallFileMaxBytes: number, private readonly prealloc: Preallocated) {
     this.s = {
       sum: db.prepare('SELECT coalesce(sum(logical_len), 0) AS n FROM chunks WHERE ino = ? AND version > 0'),
-      file: db.prepare("SELECT size, chunk_size, slice_container, slice_length FROM inodes WHERE ino = ? AND type = 'file'"),
+      // Keyed by ino alone (the type checked by fileRow): PostgreSQL's row cache answers it (pg-row-cache.ts).
+      fileRow: db.prepare('SELECT type, size, chunk_size, slice_container, slice_length FROM inodes WHERE ino = ?'),
     };
   }
 
@@ -45,9 +46,15 @@ export class Allocated {
    * Logical bytes of a file's live chunks (or its needle), with the pending ranges as stored.
    * sizeBytes: the size the mount shows (with buffered writes); default: the committed one.
    */
+  /** A regular file's row, or undefined (no such inode, or not a regular file). */
+  private fileRow(ino: number): FileRow | undefined {
+    const f = this.s.fileRow.get(ino) as (FileRow & { type: string }) | undefined;
+    return f === undefined || f.type !== 'file' ? undefined : f;
+  }
+
   bytes(ino: number, pending: readonly PendingRange[] = [], sizeBytes?: number): number {
     if (sizeBytes === 0 && !this.prealloc.has(ino)) return 0; // no query (create, chmod of empty files)
-    const f = this.s.file.get(ino) as FileRow | undefined;
+    const f = this.fileRow(ino);
     if (f === undefined) return 0;
     const size = sizeBytes ?? Number(f.size);
     const extra = this.prealloc.extra(ino, size, Number(f.chunk_size), this.needleAsChunk(f));
@@ -72,7 +79,7 @@ export class Allocated {
 
   /** Chunk c's logical length for a caller outside (fs's whole-chunk merge); 0 for a hole or no file. */
   chunkLength(ino: number, c: number): number {
-    return this.storedLength(ino, this.s.file.get(ino) as FileRow | undefined, c);
+    return this.storedLength(ino, this.fileRow(ino), c);
   }
 
   /**
@@ -82,7 +89,7 @@ export class Allocated {
    */
   seek(ino: number, offsetBytes: number, sizeBytes: number, what: SeekWhat, pending: readonly PendingRange[] = []): number | null {
     if (offsetBytes < 0 || offsetBytes >= sizeBytes) return null;
-    const f = this.s.file.get(ino) as FileRow | undefined;
+    const f = this.fileRow(ino);
     if (f === undefined) return null;
     if (this.wholeIsData(ino, f, pending, sizeBytes)) return what === 'data' ? offsetBytes : sizeBytes;
     const cs = Number(f.chunk_size);

@@ -4,6 +4,7 @@
 // changes, so no module outside meta/ writes SQL (issue 22 item 1). Callers group these with their
 // other changes in one transaction.
 import type { Db } from './meta';
+import type { SqlStatement } from './sql-engine';
 import { NEXT_INO_SQL, dbToU64, u64ToDb } from './meta';
 import { CommitTimes, SET_TIMES_SQL, timeColumns } from './commit-times';
 
@@ -53,7 +54,9 @@ function fileRowOf(r: Row): FileRow {
 
 export class FileRows {
   private readonly s;
-  constructor(db: Db) {
+  /** The INSERT of an internal file numbered by Db.newIno; made on first use. */
+  private insertNumbered: SqlStatement | null = null;
+  constructor(private readonly db: Db) {
     this.s = {
       get: db.prepare(`SELECT type, size, nlink, layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch,
                        slice_container, slice_offset, slice_length, slice_cookie FROM inodes WHERE ino = ?`),
@@ -127,11 +130,16 @@ export class FileRows {
   }
   /** A new internal file (mode 0600, root-owned, no parent); its inode number. */
   insertInternal(f: InternalFile): number {
-    const info = this.s.insertInternal.run({
+    const values = {
       mode: INTERNAL_FILE_MODE, t: f.timeNs, layout: f.layoutText, cs: f.chunkSizeBytes, bb: f.bitrotBlockBytes, eb: f.ecBlockSizeBytes,
       seed: u64ToDb(f.placementSeed), epoch: f.clusterMapEpoch,
-    });
-    return Number(info.lastInsertRowid);
+    };
+    // A number this side chose (PostgreSQL with the lease): every inode INSERT takes it from there then (Db.newIno).
+    const own = this.db.newIno(false);
+    if (own === null) return Number(this.s.insertInternal.run(values).lastInsertRowid);
+    this.insertNumbered ??= this.db.prepare(`${INSERT_INTERNAL_SQL} VALUES (@ino, ${INTERNAL_VALUES_SQL})`);
+    this.insertNumbered.run({ ...values, ino: own });
+    return own;
   }
   /** An internal file's row goes (its chunks are queued for reclaim by the caller). */
   dropInternal(ino: number): void {

@@ -4,6 +4,7 @@
 // Every multi-row change is one transaction. Extended attributes: store/meta/xattrs.ts.
 import { randomU64 } from '../random-ids';
 import { Db, NEXT_INO_SQL, ROOT_INO, nowNs, u64ToDb } from './meta';
+import type { SqlStatement } from './sql-engine';
 import { FsError } from '../fs-error';
 import { SYMLINK_BYTES_MAX, checkName } from './names';
 import { Xattrs } from './xattrs';
@@ -86,15 +87,20 @@ export class Namespace {
       }),
       // dirIno and its ancestors up to the root (whose parent is itself), nearest first, at most depthMax.
       // PostgreSQL types the recursive column from its first row: the parameter needs its type named.
+      // Its answer depends on the tree and xattrs only: cached by the lease holder (pg-row-cache.ts).
       inheritedLayout: db.prepare({
         sqlite: `WITH RECURSIVE up(ino, depth) AS (SELECT @ino, 0 ${INHERITED_LAYOUT_REST}`,
         postgres: `WITH RECURSIVE up(ino, depth) AS (SELECT CAST(@ino AS BIGINT), 0 ${INHERITED_LAYOUT_REST}`,
+        pgCache: 'ancestry',
       }),
       setattr: db.prepare(`UPDATE inodes SET mode = ?, uid = ?, gid = ?, atime_ns = ?, atime_far = ?, mtime_ns = ?, mtime_far = ?,
         ctime_ns = ?, ctime_far = ? WHERE ino = ?`),
       setAtime: db.prepare('UPDATE inodes SET atime_ns = ?, atime_far = ? WHERE ino = ?'),
     };
   }
+
+  /** The INSERT of an inode whose number this side chose (Db.newIno: PostgreSQL with the lease); made on first use. */
+  private insertNumbered: SqlStatement | null = null;
 
   private inTx<T>(fn: () => T): T {
     return this.tx(fn) as T;
@@ -132,9 +138,16 @@ export class Namespace {
   /** The new inode's attributes, as inserted (not read back, issue 20). */
   private insertInode(v: NewInode): Attr {
     const t = nowNs();
-    const ino = Number(this.q.insert.run({
-      size: 0, parent: null, layout: null, cs: null, bb: null, eb: null, seed: null, epoch: null, target: null, rdev: 0, ...v, t,
-    }).lastInsertRowid);
+    const values = { size: 0, parent: null, layout: null, cs: null, bb: null, eb: null, seed: null, epoch: null, target: null, rdev: 0, ...v, t };
+    const own = this.db.newIno(v.type === 'dir');
+    let ino: number;
+    if (own === null) ino = Number(this.q.insert.run(values).lastInsertRowid);
+    else {
+      // Nothing to read back: the INSERT waits for the transaction's COMMIT (one round trip, issue 22).
+      this.insertNumbered ??= this.db.prepare(`${INSERT_INODE_SQL} VALUES (@ino, ${INODE_VALUES_SQL})`);
+      this.insertNumbered.run({ ...values, ino: own });
+      ino = own;
+    }
     return {
       ino, type: v.type, mode: v.mode, uid: v.uid, gid: v.gid, sizeBytes: v.size ?? 0, nlink: v.nlink,
       atimeNs: t, mtimeNs: t, ctimeNs: t, birthtimeNs: t, layout: v.layout ?? '', rdev: v.rdev ?? 0,
@@ -160,6 +173,7 @@ export class Namespace {
       const a = this.insertInode({ type: 'dir', mode: S_IFDIR | (mode & 0o7777), uid, gid, nlink: 2, parent: parentIno });
       this.addEntry(parentIno, name, a.ino);
       this.q.nlink.run(1, nowNs(), parentIno); // the new '..'
+      this.db.prefetch(this.q.lookupValues, parentIno, name); // the lookup that follows, answered from the cache
       return a;
     });
   }
@@ -183,6 +197,7 @@ export class Namespace {
         bb: d.bitrotBlockBytes, eb: d.ecBlockSizeBytes, seed: u64ToDb(seed), epoch: this.opts.clusterMapEpoch,
       });
       this.addEntry(parentIno, name, a.ino);
+      this.db.prefetch(this.q.lookupValues, parentIno, name); // the lookup that follows, answered from the cache
       return a;
     });
   }

@@ -13,7 +13,15 @@ import { PgText, toPgPlaceholders } from './pg-placeholders';
 import { LibpqConnection } from './libpq';
 import { PgCall, PgPipeline, PgResult, runInfoOf } from './pg-pipeline';
 import { CACHED_TABLES, PgRowCache } from './pg-row-cache';
+import { LISTED_ENTRIES_MAX } from './pg-name-cache';
 import { redactedUrl } from '../meta-target';
+import { CachedResult } from './pg-result';
+import { NEXT_INO_SQL } from './meta';
+
+/** A directory's entries, read whole with a lookup in it that missed (pg-name-cache.ts: one more is "large"). */
+const DIRECTORY_LISTING_SQL = `SELECT name, ino FROM dirents WHERE parent = $1 LIMIT ${LISTED_ENTRIES_MAX + 1}`;
+/** The next free inode number (PgDb.newIno): above every number in use or ever deleted. */
+const NEXT_INO_READ_SQL = `SELECT ${NEXT_INO_SQL.postgres} AS next`;
 
 /** PostgreSQL type OIDs decoded specially (pg_type.dat). */
 const OID_BOOL = 16;
@@ -95,6 +103,11 @@ class PgStatement implements SqlStatement {
     return this.db.execPrepared(this.name, this.sql.text, this.bind(params));
   }
 
+  /** This statement with params, as a call to queue (PgDb.prefetch). */
+  call(params: unknown[]): PgCall {
+    return { name: this.name, text: this.sql.text, values: this.bind(params) };
+  }
+
   private rows(pq: PgResult): unknown[] {
     const n = pq.ntuples();
     if (n === 0) return [];
@@ -150,6 +163,11 @@ export class PgDb implements Db {
   private lastDialMs = 0;
   /** Transactions committed (and writes outside one) since open: the commit log's mark (DESIGN §5). */
   commits = 0n;
+  /** Round trips to the server since open (each statement sent alone, each pipeline): what issue 22 counts. */
+  roundTrips = 0;
+  /** The next inode number newIno hands out (0: to be read), and the row cache's trust epoch it was read in. */
+  private inoNext = 0;
+  private inoEpoch = -1;
 
   /** The connection string without a password, for messages. */
   readonly target: string;
@@ -169,8 +187,16 @@ export class PgDb implements Db {
     if (hit !== undefined) return hit;
     this.usable();
     let result: PgResult;
+    // A lookup that missed in a directory not known whole: the directory's entries come along (same round trip).
+    const listing = this.rowCache.listingFor(text, values);
+    if (listing !== null) {
+      const writes = this.rowCache.writes;
+      this.pipeline.add({ name: this.prepareText(DIRECTORY_LISTING_SQL, 1).name, text: DIRECTORY_LISTING_SQL, values: [listing] },
+        () => { this.sendQueue(null); }, (r) => this.rowCache.listed(listing, r, writes));
+    }
     if (this.pipeline.pending > 0) result = this.sendQueue({ name, text, values })!;
     else {
+      this.roundTrips++;
       this.pq.execPrepared(name, values);
       this.check(text);
       result = this.pq;
@@ -187,6 +213,39 @@ export class PgDb implements Db {
   }
 
   /**
+   * While the lease is held this connection is the only writer (DESIGN §9): the next free number is
+   * read once per lease (one round trip), then counted here, so an INSERT needs no RETURNING read.
+   * Every inode INSERT goes through here while it answers (namespace.ts, file-rows.ts): a number the
+   * server chose meanwhile could be one handed out later. Without the lease: null (NEXT_INO_SQL).
+   */
+  newIno(directory: boolean): number | null {
+    if (!this.rowCache.trusted) return null;
+    if (this.inoNext === 0 || this.inoEpoch !== this.rowCache.epoch) {
+      const r = this.prepare(NEXT_INO_READ_SQL).get() as { next: bigint };
+      this.inoNext = Number(r.next);
+      this.inoEpoch = this.rowCache.epoch;
+    }
+    const ino = this.inoNext++;
+    // A number never used: no entries (a directory), no xattrs yet.
+    if (directory) this.rowCache.names.newDirectory(String(ino));
+    this.rowCache.newInode(String(ino));
+    return ino;
+  }
+
+  /**
+   * In a transaction, while rows are trusted: stmt's read goes with the transaction's next round trip
+   * (its COMMIT) and its answer is kept, unless a write came after it (the answer would be older).
+   */
+  prefetch(stmt: SqlStatement, ...params: unknown[]): void {
+    if (this.depth === 0 || !(stmt instanceof PgStatement) || !this.rowCache.trusted) return;
+    const call = stmt.call(params);
+    const writes = this.rowCache.writes;
+    this.pipeline.add(call, () => { this.sendQueue(null); }, (r: CachedResult) => {
+      if (this.rowCache.writes === writes) this.rowCache.put(call.text, call.values, r);
+    });
+  }
+
+  /**
    * Trust cached rows until untilMs (store/meta/pg-lease.ts: while this opener holds the lease it is
    * the only writer); 0 drops them.
    */
@@ -197,6 +256,7 @@ export class PgDb implements Db {
   /** Send the queued statements and last in one round trip; last's result. */
   private sendQueue(last: PgCall | null): PgResult | null {
     this.usable();
+    this.roundTrips++;
     try {
       return this.pipeline.send(this.pq, (text) => this.check(text), last);
     } catch (err) {
@@ -262,6 +322,7 @@ export class PgDb implements Db {
 
   prepare(sql: EngineSql): SqlStatement {
     const pg = toPgPlaceholders(sqlFor(sql, 'postgres'));
+    if (typeof sql !== 'string' && sql.pgCache === 'ancestry') this.rowCache.declareAncestry(pg.text);
     return new PgStatement(this, this.prepareText(pg.text, Math.max(pg.positional, pg.names.length)).name, pg);
   }
 
@@ -271,6 +332,7 @@ export class PgDb implements Db {
       if (this.prepared.size >= PREPARED_TEXTS_MAX) throw new Error(`metadata SQL: more than ${PREPARED_TEXTS_MAX} distinct statements`);
       p = { name: `cfs${this.prepared.size}`, params };
       this.usable();
+      this.roundTrips++;
       this.pq.prepare(p.name, text, p.params);
       this.check(text);
       this.prepared.set(text, p);
@@ -283,6 +345,7 @@ export class PgDb implements Db {
     this.rowCache.clear(); // migrations, locks, ROLLBACK: what it changes is not parsed
     if (this.pipeline.pending > 0) this.sendQueue(null); // in order, after what waits
     this.usable();
+    this.roundTrips++;
     this.pq.exec(text);
     this.check(text);
   }

@@ -51,8 +51,13 @@ export function runInfoOf(pq: PgResult): RunInfo {
   return { changes, lastInsertRowid };
 }
 
+/** What a queued read's answer is handed to (PgDb.prefetch): a copy, readable after the pipeline. */
+export type ResultSink = (result: CachedResult) => void;
+
+const READ_RUN_INFO: RunInfo = { changes: 0, lastInsertRowid: 0 };
+
 export class PgPipeline {
-  private queue: Array<{ call: PgCall; run: QueuedRun }> = [];
+  private queue: Array<{ call: PgCall; run: QueuedRun; sink: ResultSink | null }> = [];
 
   get pending(): number {
     return this.queue.length;
@@ -63,10 +68,10 @@ export class PgPipeline {
     return this.queue[0]?.call.name;
   }
 
-  /** Queue call; send runs the queue (PgDb.flush). */
-  add(call: PgCall, send: () => void): RunInfo {
+  /** Queue call; send runs the queue (PgDb.flush); sink gets its result, when it succeeds. */
+  add(call: PgCall, send: () => void, sink: ResultSink | null = null): RunInfo {
     const run = new QueuedRun(send);
-    this.queue.push({ call, run });
+    this.queue.push({ call, run, sink });
     if (this.queue.length >= PIPELINE_QUEUE_MAX) send();
     return run;
   }
@@ -94,8 +99,12 @@ export class PgPipeline {
         if (!pq.getResult()) throw new Error(`metadata SQL: no result for a pipelined statement: ${pq.errorMessage()}`);
         try {
           check(calls[i].text);
-          if (i < queue.length) queue[i].run.done = runInfoOf(pq);
-          else result = CachedResult.of(pq); // copied before the pipeline reads on past it
+          if (i < queue.length) {
+            const sink = queue[i].sink;
+            // A read queued for its rows (no RunInfo of it is read: its first column need not be a number).
+            queue[i].run.done = sink === null ? runInfoOf(pq) : READ_RUN_INFO;
+            if (failure === null) sink?.(CachedResult.of(pq));
+          } else result = CachedResult.of(pq); // copied before the pipeline reads on past it
         } catch (err) {
           failure ??= err; // the ones after it come back PGRES_PIPELINE_ABORTED
         }

@@ -21,6 +21,10 @@ export class CachedResult implements PgResult {
       pq.cmdTuples(),
     );
   }
+  /** A copy whose rows may be patched apart from this one's. */
+  copy(): CachedResult {
+    return new CachedResult(this.names, this.types, this.values.map((row) => row.slice()), this.tuples);
+  }
   ntuples(): number { return this.values.length; }
   nfields(): number { return this.names.length; }
   fname(c: number): string { return this.names[c]; }

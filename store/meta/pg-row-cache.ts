@@ -6,18 +6,32 @@
 //   the new values (write-through), unless a column a trigger derives would change unseen;
 // - any other write: every cached result it may touch is dropped (by table, narrowed by the
 //   equalities both sides name); a statement it cannot read drops everything.
+// Beyond single-table reads (issue 22: a create, rename or unlink in one round trip):
+// - a lookup of a name (dirents joined with inodes) is answered from what is known of the name
+//   (pg-name-cache.ts: kept from lookups, and from the entries this connection inserts and deletes)
+//   and a cached row of its inode; a known-absent name, or any name of a directory made here, is
+//   absent without asking;
+// - a read of inode columns is answered from another cached result of the same inode that holds
+//   them (a projection), e.g. getattr after a lookup;
+// - a read its owner declares to depend only on the directory tree (inodes.parent) and xattrs
+//   (EngineSql's pgCache: 'ancestry', the inherited layout) is kept until one of those changes;
+// - UPDATE ... SET c = c + $n (link counts) patches the cached value.
 // Trusted only until trustedUntilMs (the lease: PgDb.trustRows), and dropped whole when a transaction
 // rolls back (its reads may have seen its own writes) or the connection fails. Values are kept as
 // the server's text, so a hit is decoded exactly as a fresh read is.
 import { PgResult } from './libpq';
 import { CachedResult } from './pg-result';
+import { PgNameCache } from './pg-name-cache';
+import { DIRENT_INSERT_RE, INSERT_COLUMNS_RE, Plan, PlainSet, planOf } from './pg-row-plans';
 
-export { CachedResult };
+export { CachedResult, planOf };
 
 /** Cached results at most (the oldest go first). */
 export const ROW_CACHE_RESULTS_MAX = 65536;
 /** Statement texts classified at most (texts are the code's own: a bound, not a working set). */
 const PLANS_MAX = 4096;
+/** Results of 'ancestry' reads kept at most (one per directory files are made in). */
+export const ANCESTRY_RESULTS_MAX = 4096;
 const OID_INT8 = 20;
 const OID_INT2 = 21;
 const OID_INT4 = 23;
@@ -25,6 +39,7 @@ const OID_TEXT = 25;
 const OID_BYTEA = 17;
 /** Column types a patch writes as the server would print them (others: the rows are dropped). */
 const PATCHABLE_TYPES = new Set([OID_INT8, OID_INT2, OID_INT4, OID_TEXT, OID_BYTEA]);
+const INTEGER_TYPES = new Set([OID_INT8, OID_INT2, OID_INT4]);
 
 /**
  * The tables whose reads are cached, with what their owners declare: unique keys, and columns a
@@ -33,15 +48,10 @@ const PATCHABLE_TYPES = new Set([OID_INT8, OID_INT2, OID_INT4, OID_TEXT, OID_BYT
  */
 export type RowCacheSchema = Record<string, { uniqueKeys: string[][]; nulledWhenChanged?: Record<string, string[]> }>;
 
-type Plan =
-  | { kind: 'read'; table: string; keys: string[]; params: number[]; plainColumns: boolean }
-  | { kind: 'write'; table: string; where: string[] | null; params: number[]; set: Array<{ col: string; param: number }> | null; setCols: string[] | null; insert: boolean; upsert: boolean }
-  /** Not a keyed read or a write it can follow: writes says whether it may change rows. */
-  | { kind: 'other'; writes: boolean };
-
 interface Entry {
   key: string;
   plainColumns: boolean;
+  columns: string[] | '*';
   keyValues: Array<string | null>;
   result: CachedResult;
 }
@@ -53,101 +63,24 @@ interface Bucket {
   byFirst: Map<string, Map<string, Entry>>;
 }
 
-const IDENT = '[a-z_][a-z0-9_]*';
-const EQ = `(${IDENT})\\s*=\\s*\\$(\\d+)`;
-const READ_RE = new RegExp(`^\\s*SELECT\\s+([^$;]+?)\\s+FROM\\s+(${IDENT})\\s+WHERE\\s+(${EQ}(?:\\s+AND\\s+${EQ})*)\\s*(?:ORDER\\s+BY\\s+[a-z0-9_,\\s]+)?(?:LIMIT\\s+\\d+)?\\s*$`, 'is');
-const UPDATE_RE = new RegExp(`^\\s*UPDATE\\s+(${IDENT})\\s+SET\\s+(.+?)\\s+WHERE\\s+(${EQ}(?:\\s+AND\\s+${EQ})*)\\s*(?:RETURNING\\s+[a-z0-9_,\\s]+)?$`, 'is');
-const DELETE_RE = new RegExp(`^\\s*DELETE\\s+FROM\\s+(${IDENT})\\s+WHERE\\s+(${EQ}(?:\\s+AND\\s+${EQ})*)\\s*(?:RETURNING\\s+[a-z0-9_,\\s]+)?$`, 'is');
-const INSERT_RE = new RegExp(`^\\s*INSERT\\s+INTO\\s+(${IDENT})\\b`, 'is');
-const TABLE_WRITE_RE = new RegExp(`^\\s*(?:UPDATE|DELETE\\s+FROM)\\s+(${IDENT})\\b`, 'is');
-/** A select list that may not be cached: calls whose value changes by themselves, subqueries. */
-const VOLATILE_RE = /\b(now|nextval|currval|random|clock_timestamp|statement_timestamp|txid_current|pg_\w+|select)\b|\(\s*\)/i;
-
-function equalities(where: string): { cols: string[]; params: number[] } {
-  const cols: string[] = [];
-  const params: number[] = [];
-  for (const m of where.matchAll(new RegExp(EQ, 'gi'))) {
-    cols.push(m[1].toLowerCase());
-    params.push(Number(m[2]) - 1);
-  }
-  return { cols, params };
-}
-
-/** SET list items when each is `col = $n`; null when any is an expression. */
-function plainSets(set: string): Array<{ col: string; param: number }> | null {
-  const out: Array<{ col: string; param: number }> = [];
-  for (const part of set.split(',')) {
-    const m = new RegExp(`^\\s*${EQ}\\s*$`, 'i').exec(part);
-    if (m === null) return null;
-    out.push({ col: m[1].toLowerCase(), param: Number(m[2]) - 1 });
-  }
-  return out;
-}
-
-/** Columns a SET list assigns (expressions included); null when it cannot tell. */
-function setColumns(set: string): string[] | null {
-  const cols: string[] = [];
-  // Split at commas outside parentheses.
-  let depth = 0;
-  let start = 0;
-  const parts: string[] = [];
-  for (let i = 0; i < set.length; i++) {
-    if (set[i] === '(') depth++;
-    else if (set[i] === ')') depth--;
-    else if (set[i] === ',' && depth === 0) { parts.push(set.slice(start, i)); start = i + 1; }
-  }
-  parts.push(set.slice(start));
-  for (const p of parts) {
-    const m = new RegExp(`^\\s*(${IDENT})\\s*=`, 'i').exec(p);
-    if (m === null) return null;
-    cols.push(m[1].toLowerCase());
-  }
-  return cols;
-}
-
-export function planOf(text: string): Plan {
-  let m = READ_RE.exec(text);
-  if (m !== null && !VOLATILE_RE.test(m[1])) {
-    const eq = equalities(m[3]);
-    // Plain columns (`*` or names, no AS, no expressions): a result column is the table's column, which a patch may write.
-    const plainColumns = new RegExp(`^\\s*(\\*|${IDENT}(\\s*,\\s*${IDENT})*)\\s*$`, 'i').test(m[1]) && !/\bAS\b/i.test(m[1]);
-    if (new Set(eq.cols).size === eq.cols.length) return { kind: 'read', table: m[2].toLowerCase(), keys: eq.cols, params: eq.params, plainColumns };
-  }
-  // Reads, and transaction control (a rollback clears the cache itself), change no row.
-  if (/^\s*(SELECT|WITH)\b/i.test(text) && !/\b(INSERT|UPDATE|DELETE|TRUNCATE|MERGE)\b/i.test(text)) return { kind: 'other', writes: false };
-  if (/^\s*(BEGIN|COMMIT|SAVEPOINT|RELEASE)\b/i.test(text)) return { kind: 'other', writes: false };
-  m = UPDATE_RE.exec(text);
-  if (m !== null) {
-    const eq = equalities(m[3]);
-    return { kind: 'write', table: m[1].toLowerCase(), where: eq.cols, params: eq.params, set: plainSets(m[2]), setCols: setColumns(m[2]), insert: false, upsert: false };
-  }
-  m = DELETE_RE.exec(text);
-  if (m !== null) {
-    const eq = equalities(m[2]);
-    return { kind: 'write', table: m[1].toLowerCase(), where: eq.cols, params: eq.params, set: null, setCols: [], insert: false, upsert: false };
-  }
-  m = INSERT_RE.exec(text);
-  if (m !== null) {
-    const upsert = /\bON\s+CONFLICT\b[\s\S]*\bDO\s+UPDATE\b/i.test(text);
-    return { kind: 'write', table: m[1].toLowerCase(), where: null, params: [], set: null, setCols: null, insert: true, upsert };
-  }
-  m = TABLE_WRITE_RE.exec(text);
-  if (m !== null) return { kind: 'write', table: m[1].toLowerCase(), where: null, params: [], set: null, setCols: null, insert: false, upsert: false };
-  return { kind: 'other', writes: true };
-}
 
 
 /**
  * What the mount caches: inode rows (namespace.ts, file-rows.ts, attr.ts read them by ino, the
- * most frequent reads). Its triggers: far-times.ts sets a *_far column to NULL when its *_ns column
- * changes; meta.ts's inodes_high and prealloc.ts's inodes_prealloc write other tables (not cached).
+ * most frequent reads), and xattrs (fs/acl.ts reads a directory's default ACL on every create and a
+ * file's access ACL on every chmod; most have none). Their triggers: far-times.ts sets a *_far
+ * column to NULL when its *_ns column changes; meta.ts's inodes_high and prealloc.ts's
+ * inodes_prealloc write other tables (not cached).
  */
 export const CACHED_TABLES: RowCacheSchema = {
   inodes: {
     uniqueKeys: [['ino']],
     nulledWhenChanged: { atime_ns: ['atime_far'], mtime_ns: ['mtime_far'], ctime_ns: ['ctime_far'] },
   },
+  xattrs: { uniqueKeys: [['ino', 'name']] },
 };
+/** New inode numbers remembered as holding no rows outside inodes yet (PgRowCache.newInode), at most. */
+const NEW_INODES_MAX = 65536;
 
 const NULL_KEY = '\u0001null';
 const keyPart = (v: string | null): string => (v === null ? NULL_KEY : v);
@@ -158,7 +91,19 @@ export class PgRowCache {
   private readonly buckets = new Map<string, Map<string, Bucket>>();
   /** Every entry by its key, oldest first (the bound). */
   private readonly entries = new Map<string, { bucket: Bucket; entry: Entry }>();
+  /** What is known of directory entries (lookups). */
+  readonly names = new PgNameCache();
+  /** Results of 'ancestry' reads by text and values, oldest first. */
+  private readonly ancestry = new Map<string, CachedResult>();
+  /** Inode numbers this connection just handed out (PgDb.newIno): no table but inodes has rows of them yet. */
+  private readonly newInodes = new Set<string>();
+  /** Texts declared 'ancestry' reads (PgDb.prepare, from EngineSql's pgCache). */
+  private readonly ancestryTexts = new Set<string>();
   private trustedUntilMs = 0;
+  /** Counts the times trust ended: what was decided under an older epoch (inode numbers, PgDb.newIno) is decided again. */
+  epoch = 0;
+  /** Writes seen: a read queued before a write is not kept when its answer comes (PgDb.prefetch). */
+  writes = 0;
   hits = 0;
   misses = 0;
 
@@ -167,7 +112,10 @@ export class PgRowCache {
   /** Trust cached rows until untilMs (the lease's end as this side sees it); 0 drops them all. */
   trustUntil(untilMs: number): void {
     this.trustedUntilMs = untilMs;
-    if (untilMs === 0) this.clear();
+    if (untilMs === 0) {
+      this.epoch++;
+      this.clear();
+    }
   }
 
   get trusted(): boolean {
@@ -184,12 +132,27 @@ export class PgRowCache {
   clear(): void {
     this.buckets.clear();
     this.entries.clear();
+    this.names.clear();
+    this.ancestry.clear();
+    this.newInodes.clear();
+  }
+
+  /** ino is a number never used before (PgDb.newIno): reads of its rows in other tables find none, until written. */
+  newInode(ino: string): void {
+    this.newInodes.add(ino);
+    if (this.newInodes.size > NEW_INODES_MAX) this.newInodes.delete(this.newInodes.values().next().value as string);
+  }
+
+  /** text's results depend only on the directory tree (inodes.parent) and on xattrs (EngineSql pgCache). */
+  declareAncestry(text: string): void {
+    if (this.ancestryTexts.size < PLANS_MAX) this.ancestryTexts.add(text);
+    this.plans.delete(text);
   }
 
   private plan(text: string): Plan {
     let p = this.plans.get(text);
     if (p === undefined) {
-      p = planOf(text);
+      p = this.ancestryTexts.has(text) ? { kind: 'ancestry' } : planOf(text);
       if (this.plans.size < PLANS_MAX) this.plans.set(text, p);
     }
     return p;
@@ -199,26 +162,118 @@ export class PgRowCache {
   get(text: string, values: Array<string | null>): PgResult | undefined {
     if (!this.trusted) return undefined;
     const p = this.plan(text);
+    const found = this.find(text, p, values);
+    if (found === undefined) {
+      if (p.kind === 'read' || p.kind === 'lookup' || p.kind === 'ancestry') this.misses++;
+    } else this.hits++;
+    return found;
+  }
+
+  private find(text: string, p: Plan, values: Array<string | null>): PgResult | undefined {
+    if (p.kind === 'ancestry') return this.ancestry.get(`${text}\u0000${values.map(keyPart).join('\u0000')}`);
+    if (p.kind === 'lookup') {
+      const ino = this.names.get(keyPart(values[p.parent]), keyPart(values[p.name]));
+      if (ino === null) return EMPTY_RESULT;
+      if (ino === undefined) return undefined;
+      return this.projected(`${text}\u0000#${ino}`, ino, p.columns);
+    }
     if (p.kind !== 'read' || this.schema[p.table] === undefined) return undefined;
-    const found = this.entries.get(`${text}\u0000${values.map(keyPart).join('\u0000')}`);
-    if (found === undefined) this.misses++;
-    else this.hits++;
-    return found?.entry.result;
+    const key = `${text}\u0000${values.map(keyPart).join('\u0000')}`;
+    const found = this.entries.get(key);
+    if (found !== undefined) return found.entry.result;
+    if (p.table !== 'inodes' && p.keys[0] === 'ino' && this.newInodes.has(keyPart(values[p.params[0]]))) return EMPTY_RESULT;
+    // Another result of the same row may hold these columns (a unique key of one column).
+    if (!p.plainColumns || p.keys.length !== 1 || !this.isUnique(p.table, p.keys)) return undefined;
+    const b = this.buckets.get(p.table)?.get(p.keys[0]);
+    if (b === undefined) return undefined;
+    const value = values[p.params[0]];
+    const r = this.projectFrom(b, keyPart(value), p.columns);
+    if (r !== undefined) this.keep(b, key, [value], true, p.columns, r);
+    return r;
+  }
+
+  /** An inode row under key, else projected from another cached result of ino (kept under key). */
+  private projected(key: string, ino: string, columns: string[] | '*'): PgResult | undefined {
+    const found = this.entries.get(key);
+    if (found !== undefined) return found.entry.result;
+    const b = this.buckets.get('inodes')?.get('ino');
+    if (b === undefined) return undefined;
+    const r = this.projectFrom(b, ino, columns);
+    if (r !== undefined) this.keep(b, key, [ino], true, columns, r);
+    return r;
+  }
+
+  /** columns of the row keyed first by first, from a cached result of plain columns that holds them all. */
+  private projectFrom(b: Bucket, first: string, columns: string[] | '*'): CachedResult | undefined {
+    for (const e of b.byFirst.get(first)?.values() ?? []) {
+      if (!e.plainColumns) continue;
+      if (columns === '*') {
+        if (e.columns === '*') return e.result.copy();
+        continue;
+      }
+      const at = columns.map((c) => e.result.names.indexOf(c));
+      if (at.some((i) => i < 0)) continue;
+      const r = e.result;
+      return new CachedResult(columns.slice(), at.map((i) => r.types[i]), r.values.map((row) => at.map((i) => row[i])), r.cmdTuples());
+    }
+    return undefined;
+  }
+
+  /**
+   * The directory a lookup that missed looks in, when it is worth reading whole along with it
+   * (PgDb: DIRECTORY_LISTING_SQL, answered through listed), else null.
+   */
+  listingFor(text: string, values: Array<string | null>): string | null {
+    if (!this.trusted) return null;
+    const p = this.plan(text);
+    if (p.kind !== 'lookup') return null;
+    const parent = keyPart(values[p.parent]);
+    return this.names.wantsListing(parent) ? parent : null;
+  }
+
+  /** A directory's entries as listed (name, ino columns); ignored when a write came since writesBefore. */
+  listed(parent: string, r: PgResult, writesBefore: number): void {
+    if (!this.trusted || this.writes !== writesBefore) return;
+    const entries: Array<[string, string]> = [];
+    for (let i = 0; i < r.ntuples(); i++) entries.push([r.getvalue(i, 0), r.getvalue(i, 1)]);
+    this.names.listed(parent, entries);
   }
 
   /** A read's fresh result (the server's answer): kept when the read is a keyed one. */
   put(text: string, values: Array<string | null>, pq: PgResult): void {
     if (!this.trusted) return;
     const p = this.plan(text);
+    if (p.kind === 'ancestry') {
+      this.ancestry.set(`${text}\u0000${values.map(keyPart).join('\u0000')}`, CachedResult.of(pq));
+      if (this.ancestry.size > ANCESTRY_RESULTS_MAX) this.ancestry.delete(this.ancestry.keys().next().value as string);
+      return;
+    }
+    if (p.kind === 'lookup') return this.putLookup(text, p, values, pq);
     if (p.kind !== 'read' || this.schema[p.table] === undefined) return;
     const key = `${text}\u0000${values.map(keyPart).join('\u0000')}`;
     const keyValues = p.params.map((i) => values[i]);
-    const bucket = this.bucket(p.table, p.keys);
+    this.keep(this.bucket(p.table, p.keys), key, keyValues, p.plainColumns, p.columns, CachedResult.of(pq));
+  }
+
+  /** A lookup's answer: what the name holds, and its inode's row (kept as a row of inodes by ino). */
+  private putLookup(text: string, p: Extract<Plan, { kind: 'lookup' }>, values: Array<string | null>, pq: PgResult): void {
+    const parent = keyPart(values[p.parent]);
+    const name = keyPart(values[p.name]);
+    if (pq.ntuples() === 0) return this.names.set(parent, name, null);
+    const r = CachedResult.of(pq);
+    const c = r.names.indexOf('ino');
+    if (c < 0 || r.values.length !== 1 || r.values[0][c] === null) return;
+    const ino = r.values[0][c]!;
+    this.names.set(parent, name, ino);
+    this.keep(this.bucket('inodes', ['ino']), `${text}\u0000#${ino}`, [ino], true, p.columns, r);
+  }
+
+  private keep(bucket: Bucket, key: string, keyValues: Array<string | null>, plainColumns: boolean, columns: string[] | '*', result: CachedResult): void {
     const first = keyPart(keyValues[0]);
+    this.forget(key);
     let m = bucket.byFirst.get(first);
     if (m === undefined) bucket.byFirst.set(first, (m = new Map()));
-    const entry: Entry = { key, plainColumns: p.plainColumns, keyValues, result: CachedResult.of(pq) };
-    this.forget(key);
+    const entry: Entry = { key, plainColumns, columns, keyValues, result };
     m.set(key, entry);
     this.entries.set(key, { bucket, entry });
     if (this.entries.size > ROW_CACHE_RESULTS_MAX) this.forget(this.entries.keys().next().value as string);
@@ -250,16 +305,71 @@ export class PgRowCache {
 
   /** A statement this connection is about to run (or has queued): cached rows it changes are patched or dropped. */
   write(text: string, values: Array<string | null>): void {
-    if (this.entries.size === 0) return;
     const p = this.plan(text);
-    if (p.kind === 'read') return;
+    if (p.kind === 'read' || p.kind === 'lookup' || p.kind === 'ancestry') return;
     if (p.kind === 'other') {
-      if (p.writes) this.clear(); // cannot tell what it writes
+      if (p.writes) {
+        this.writes++;
+        this.clear(); // cannot tell what it writes
+      }
       return;
     }
+    this.writes++;
+    if (p.table === 'dirents') this.writeNames(text, p, values);
+    // Only the cached tables' rows are answered from newInodes (find): writes of others (dirents' ino) change nothing there.
+    if (p.table !== 'inodes' && this.schema[p.table] !== undefined && this.newInodes.size > 0) this.writeNewInodes(text, p, values);
+    if (this.ancestry.size > 0) this.writeAncestry(p, values);
     const buckets = this.buckets.get(p.table);
     if (buckets === undefined) return;
     for (const b of buckets.values()) this.writeBucket(b, p, values);
+  }
+
+  /** A write of rows keyed by ino: that inode may have rows now (any other write: all may). */
+  private writeNewInodes(text: string, p: Extract<Plan, { kind: 'write' }>, values: Array<string | null>): void {
+    let param = -1;
+    if (p.insert) {
+      const m = INSERT_COLUMNS_RE.exec(text);
+      const cols = m === null ? [] : m[1].split(',').map((c) => c.trim().toLowerCase());
+      const vals = m === null ? [] : m[2].split(',').map((v) => /^\s*\$(\d+)\s*$/.exec(v));
+      const at = cols.indexOf('ino');
+      if (at >= 0 && vals[at] != null) param = Number(vals[at]![1]) - 1;
+    } else if (p.where !== null && p.where.includes('ino')) param = p.params[p.where.indexOf('ino')];
+    if (param < 0) this.newInodes.clear();
+    else this.newInodes.delete(keyPart(values[param]));
+  }
+
+  /** An entry inserted or deleted by (parent, name) is known as written; any other write of dirents drops what is known. */
+  private writeNames(text: string, p: Extract<Plan, { kind: 'write' }>, values: Array<string | null>): void {
+    const ins = DIRENT_INSERT_RE.exec(text);
+    if (ins !== null) return this.names.set(keyPart(values[Number(ins[1]) - 1]), keyPart(values[Number(ins[2]) - 1]), values[Number(ins[3]) - 1]);
+    const w = p.where ?? [];
+    const parent = w.indexOf('parent');
+    const name = w.indexOf('name');
+    if (!p.insert && p.setCols !== null && p.setCols.length === 0 && w.length === 2 && parent >= 0 && name >= 0) {
+      return this.names.set(keyPart(values[p.params[parent]]), keyPart(values[p.params[name]]), null); // DELETE of one name
+    }
+    if (parent >= 0 && !p.insert && p.setCols !== null && !p.setCols.includes('parent')) {
+      return this.names.forgetDirectory(keyPart(values[p.params[parent]]));
+    }
+    this.names.clear();
+  }
+
+  /**
+   * An 'ancestry' result changes when an xattr does, a directory moves (inodes.parent) or an inode
+   * goes. A new inode has a number never used before (ino_high), so no cached walk passes it.
+   */
+  private writeAncestry(p: Extract<Plan, { kind: 'write' }>, values: Array<string | null>): void {
+    if (p.table === 'xattrs') return this.ancestry.clear();
+    if (p.table !== 'inodes' || p.insert) return;
+    if (p.setCols === null) return this.ancestry.clear();
+    if (p.setCols.length > 0) {
+      if (p.setCols.includes('parent')) this.ancestry.clear();
+      return;
+    }
+    // A DELETE: drop the walks that name one of its values (the deleted inode's).
+    const gone = new Set(p.where === null ? [] : p.params.map((i) => keyPart(values[i])));
+    if (gone.size === 0) return this.ancestry.clear();
+    for (const k of [...this.ancestry.keys()]) if (k.split('\u0000').slice(1).some((v) => gone.has(v))) this.ancestry.delete(k);
   }
 
   private writeBucket(b: Bucket, p: Extract<Plan, { kind: 'write' }>, values: Array<string | null>): void {
@@ -288,7 +398,7 @@ export class PgRowCache {
   }
 
   /** Write the SET values into a cached row; false when it cannot be done exactly (the rows are dropped). */
-  private patch(r: CachedResult, table: string, set: Array<{ col: string; param: number }>, values: Array<string | null>): boolean {
+  private patch(r: CachedResult, table: string, set: PlainSet[], values: Array<string | null>): boolean {
     if (r.values.length === 0) return true; // no row: an UPDATE of it changes nothing
     const nulled = this.schema[table]?.nulledWhenChanged ?? {};
     const assigned = new Set(set.map((s) => s.col));
@@ -300,11 +410,17 @@ export class PgRowCache {
       }
       const c = r.names.indexOf(s.col);
       if (c >= 0 && !PATCHABLE_TYPES.has(r.types[c])) return false;
+      // An addition: integers only, onto a value that is there.
+      if (s.add && c >= 0 && (!INTEGER_TYPES.has(r.types[c]) || values[s.param] === null || !/^-?[0-9]+$/.test(values[s.param]!) || r.values.some((row) => row[c] === null))) return false;
     }
     for (const s of set) {
       const c = r.names.indexOf(s.col);
-      if (c >= 0) for (const row of r.values) row[c] = values[s.param];
+      if (c < 0) continue;
+      for (const row of r.values) row[c] = s.add ? String(BigInt(row[c]!) + BigInt(values[s.param]!)) : values[s.param];
     }
     return true;
   }
 }
+
+/** The answer of a lookup of a name known absent: no row. */
+const EMPTY_RESULT = new CachedResult([], [], [], '0');

@@ -14,9 +14,11 @@ export type SqlParam = bigint | number | string | Buffer | Uint8Array | null;
 /**
  * SQL text: one text both engines run, or one per engine where they must differ (functions such
  * as max(a, b) -> GREATEST(a, b), RETURNING for a generated key, casts of untyped parameters). Both
- * texts stay next to each other in the file that owns the table.
+ * texts stay next to each other in the file that owns the table. pgCache 'ancestry': the read's
+ * results depend only on the directory tree (inodes.parent) and on xattrs, so PostgreSQL's row
+ * cache may keep them while it holds the lease (store/meta/pg-row-cache.ts).
  */
-export type EngineSql = string | { readonly sqlite: string; readonly postgres: string };
+export type EngineSql = string | { readonly sqlite: string; readonly postgres: string; readonly pgCache?: 'ancestry' };
 
 /** The text of sql for engine. */
 export function sqlFor(sql: EngineSql, engine: EngineName): string {
@@ -51,6 +53,17 @@ export interface Db {
    */
   transaction<F extends (...args: any[]) => any>(fn: F): (...args: Parameters<F>) => ReturnType<F>;
   readonly inTransaction: boolean;
+  /**
+   * A number for a new inode chosen by this side (above every number used or deleted), or null: the
+   * INSERT takes the next one itself (NEXT_INO_SQL). PostgreSQL, while it holds the lease: saves the
+   * round trip that reads the number back. directory: the new inode is a directory (it has no entries).
+   */
+  newIno(directory: boolean): number | null;
+  /**
+   * Read stmt with params along with the transaction's next round trip, to keep its answer (a row the
+   * next operation reads); no effect where nothing is cached (SQLite).
+   */
+  prefetch(stmt: SqlStatement, ...params: any[]): void;
   /** The schema version the database holds (0: empty), and setting it within a migration. */
   schemaVersion(): number;
   setSchemaVersion(version: number): void;

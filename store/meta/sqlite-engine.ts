@@ -22,6 +22,12 @@ export class SqliteDb implements Db {
   get inTransaction(): boolean {
     return this.native.inTransaction;
   }
+  /** The INSERT takes the next number itself (one process, one statement: nothing to save). */
+  newIno(): number | null {
+    return null;
+  }
+  /** Nothing is cached: reads are local. */
+  prefetch(): void {}
   /** PRAGMA user_version holds the schema version (store/meta/meta.ts MIGRATIONS). */
   schemaVersion(): number {
     return Number(this.native.pragma('user_version', { simple: true }));

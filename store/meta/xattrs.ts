@@ -13,6 +13,8 @@ export const XATTR_REPLACE = 2;
 const XATTR_NAME_BYTES_MAX = 255;
 const XATTR_VALUE_BYTES_MAX = 64 * 1024;
 
+interface FindRow { type: string; layout: string | null; value: Buffer | null }
+
 export class Xattrs {
   private readonly q;
   constructor(private readonly db: Db, private readonly attr: (ino: number) => Attr, private readonly checkLayout: (text: string) => void,
@@ -21,6 +23,8 @@ export class Xattrs {
       get: db.prepare('SELECT value FROM xattrs WHERE ino = ? AND name = ?'),
       // The inode (ENOENT, a file's layout) and the value in one statement (issue 20: ACL reads on chmod, create).
       find: db.prepare('SELECT i.type, i.layout, x.value FROM inodes i LEFT JOIN xattrs x ON x.ino = i.ino AND x.name = @name WHERE i.ino = @ino'),
+      // PostgreSQL: the same in two keyed reads, each answered from the lease holder's row cache (pg-row-cache.ts).
+      typeLayout: db.prepare('SELECT type, layout FROM inodes WHERE ino = ?'),
       list: db.prepare('SELECT name FROM xattrs WHERE ino = ? ORDER BY name'),
       put: db.prepare('INSERT INTO xattrs(ino, name, value) VALUES (?, ?, ?) ON CONFLICT(ino, name) DO UPDATE SET value = excluded.value'),
       del: db.prepare('DELETE FROM xattrs WHERE ino = ? AND name = ?'),
@@ -44,10 +48,18 @@ export class Xattrs {
   /** get, with null for a name the inode does not have. */
   find(ino: number, name: string): Buffer | null {
     this.checkXattrName(name);
-    const r = this.q.find.get({ ino, name }) as { type: string; layout: string | null; value: Buffer | null } | undefined;
+    const r = this.db.engine === 'postgres' ? this.findApart(ino, name) : this.q.find.get({ ino, name }) as FindRow | undefined;
     if (r === undefined) throw new FsError('ENOENT', `no inode ${ino}`);
     if (name === LAYOUT_XATTR && r.type === 'file') return Buffer.from(r.layout ?? '', 'utf8');
     return r.value === null ? null : Buffer.from(r.value);
+  }
+
+  /** find's row from two cached reads (PostgreSQL: no round trip for an inode the mount knows). */
+  private findApart(ino: number, name: string): FindRow | undefined {
+    const i = this.q.typeLayout.get(ino) as { type: string; layout: string | null } | undefined;
+    if (i === undefined) return undefined;
+    const x = this.q.get.get(ino, name) as { value: Buffer } | undefined;
+    return { type: i.type, layout: i.layout, value: x === undefined ? null : x.value };
   }
 
   set(ino: number, name: string, value: Uint8Array, flags = 0): void {

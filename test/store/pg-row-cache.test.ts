@@ -9,7 +9,7 @@ import test from 'ava';
 import * as path from 'node:path';
 import { Store } from '../../store/store';
 import { ROOT_INO } from '../../store/meta/meta';
-import { ATTR_COLUMNS, attrOfValues } from '../../store/meta/attr';
+import { ATTR_COLUMNS, LAYOUT_XATTR, attrOfValues } from '../../store/meta/attr';
 import { PgDb } from '../../store/meta/pg-engine';
 import { openPgMeta } from '../../store/meta/pg-open';
 import { CachedResult, PgRowCache, planOf } from '../../store/meta/pg-row-cache';
@@ -31,12 +31,21 @@ test.after.always(() => cluster?.stop());
 const ATTR_SQL = `SELECT ${ATTR_COLUMNS.join(', ')} FROM inodes WHERE ino = ?`;
 const FAR_NS = 10n ** 20n; // past 2262: a far time (store/meta/far-times.ts)
 
-async function openPair(opts: { leaseMs?: number } = {}): Promise<{ store: Store; db: PgDb; other: PgDb }> {
+async function openPair(opts: { leaseMs?: number; disks?: number } = {}): Promise<{ store: Store; db: PgDb; other: PgDb }> {
   const url = freshDb();
   const store = await Store.create(path.join(tmpDir(), 'store'), { disks: 1, layout: 'replica:1', ...SMALL, meta: url, ...opts });
   const db = (store as unknown as { db: PgDb }).db;
   // A second connection: the server's rows as they are, never through the store's cache.
   return { store, db, other: openPgMeta(url, true) };
+}
+
+/** Each name's lookup as the store answers it equals the server's entry. */
+function namesAsServer(t: import('ava').ExecutionContext, store: Store, other: PgDb, names: Array<[number, string]>, what: string): void {
+  const fresh = other.prepare('SELECT ino FROM dirents WHERE parent = ? AND name = ?');
+  for (const [parent, name] of names) {
+    const row = fresh.get(parent, name) as { ino: bigint } | undefined;
+    t.is(store.ns.lookup(parent, name)?.ino ?? null, row === undefined ? null : Number(row.ino), `${what}: ${parent}/${name}`);
+  }
 }
 
 /** Every inode's attributes as the store answers them equal the server's rows. */
@@ -133,28 +142,68 @@ pgTest('lost lease: nothing cached is trusted; a row another opener changed is r
   }
 });
 
-pgTest('round trips: a create, chmod, rename and unlink each send their writes and COMMIT together', async (t) => {
+pgTest('round trips (the engine counts them): a create, rename and unlink each take one, their reads answered from the cache, writes sent with COMMIT', async (t) => {
   const { store, db, other } = await openPair();
   try {
-    const pq = (db as unknown as { pq: Record<string, (...a: unknown[]) => unknown> }).pq;
-    let trips = 0;
-    for (const m of ['execPrepared', 'exec', 'prepare', 'pipelineSync']) {
-      const f = pq[m].bind(pq);
-      pq[m] = (...a: unknown[]) => { trips++; return f(...a); };
-    }
-    const count = (fn: () => void): number => { const before = trips; fn(); return trips - before; };
-    store.ns.create(ROOT_INO, 'warm', 0o644, 0, 0); // statements prepared once
+    const count = (fn: () => void): number => { const before = db.roundTrips; fn(); return db.roundTrips - before; };
+    store.ns.create(ROOT_INO, 'warm', 0o644, 0, 0); // statements prepared once, the root read whole, the inode numbers read
     store.ns.rename(ROOT_INO, 'warm', ROOT_INO, 'warm2');
     store.ns.unlink(ROOT_INO, 'warm2');
-    const ino = store.ns.create(ROOT_INO, 'f', 0o644, 0, 0).ino;
-    t.is(count(() => store.ns.getattr(ino)), 1, 'the first read of an inode: one round trip');
-    t.is(count(() => store.ns.getattr(ino)), 0, 'read again: from the cache');
-    t.is(count(() => store.ns.setattr(ino, { mode: 0o600 })), 1, 'chmod of a cached inode: BEGIN, UPDATE and COMMIT in one round trip');
-    t.true(count(() => store.ns.create(ROOT_INO, 'g', 0o644, 0, 0)) <= 4, 'create: at most 4 (was 8)');
-    t.true(count(() => store.ns.rename(ROOT_INO, 'g', ROOT_INO, 'h')) <= 3, 'rename: at most 3 (was 10)');
-    t.true(count(() => store.ns.unlink(ROOT_INO, 'h')) <= 2, 'unlink: at most 2 (was 7)');
-    sameAsServer(t, store, other, [ROOT_INO, ino], 'after them');
+    const d = store.ns.mkdir(ROOT_INO, 'warmdir', 0o755, 0, 0).ino;
+    store.ns.create(d, 'warm', 0o644, 0, 0);
+    store.ns.getattr(d);
+    let ino = 0;
+    t.is(count(() => { ino = store.ns.create(ROOT_INO, 'f', 0o644, 0, 0).ino; }), 1, 'create: its statements and COMMIT in one round trip');
+    t.is(count(() => store.ns.lookup(ROOT_INO, 'f')), 0, 'the lookup after a create: from the cache');
+    t.is(count(() => store.ns.getattr(ino)), 0, 'getattr after a create: from the cache');
+    t.is(count(() => store.ns.lookup(ROOT_INO, 'nothing')), 0, 'a name the directory does not hold: from the cache');
+    t.is(count(() => store.ns.setattr(ino, { mode: 0o600 })), 1, 'chmod: BEGIN, UPDATE and COMMIT in one round trip');
+    t.is(count(() => store.ns.create(ROOT_INO, 'g', 0o644, 0, 0)), 1, 'create');
+    t.is(count(() => store.ns.rename(ROOT_INO, 'g', ROOT_INO, 'h')), 1, 'rename to a new name');
+    t.is(count(() => store.ns.rename(ROOT_INO, 'f', ROOT_INO, 'h')), 2, 'rename over a name: the replaced inode read (a row not cached whole), then one');
+    t.is(count(() => store.ns.unlink(ROOT_INO, 'h')), 1, 'unlink');
+    t.is(count(() => store.ns.create(d, 'x', 0o644, 0, 0)), 1, 'create in a directory made here');
+    t.is(count(() => store.ns.mkdir(d, 'sub', 0o755, 0, 0)), 1, 'mkdir');
+    t.is(count(() => store.ns.rename(d, 'x', ROOT_INO, 'x')), 1, 'rename across directories');
+    t.is(count(() => store.ns.unlink(ROOT_INO, 'x')), 1, 'unlink');
+    sameAsServer(t, store, other, [ROOT_INO, d, ino], 'after them');
+    namesAsServer(t, store, other, [[ROOT_INO, 'f'], [ROOT_INO, 'g'], [ROOT_INO, 'h'], [ROOT_INO, 'x'], [d, 'x'], [d, 'sub'], [d, 'warm']], 'after them');
   } finally {
+    other.close();
+    await store.close();
+  }
+});
+
+pgTest('lost lease: names, the inherited layout and inode numbers are asked of the server again, as another opener left them', async (t) => {
+  const { store, db, other } = await openPair({ leaseMs: SHORT_LEASE_MS, disks: 2 });
+  const writer = openPgMeta(cluster!.url(`rowcache${databases}`), false);
+  try {
+    const d = store.ns.mkdir(ROOT_INO, 'd', 0o755, 0, 0).ino;
+    const f = store.ns.create(d, 'f', 0o644, 0, 0).ino;
+    t.is(store.ns.lookup(d, 'x'), null, 'absent, known from the cache');
+    t.true(db.rowCache.names.size > 0);
+    // Another opener takes the lease (as after expiry): a new inode named x in d, a layout on d.
+    writer.prepare("UPDATE chunkfs_lease SET holder = 'other:1:x' WHERE k = 0").run();
+    const taken = writer.prepare('SELECT max(ino) + 1 AS n FROM inodes').get() as { n: bigint };
+    writer.prepare(`INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, atime_ns, mtime_ns, ctime_ns, birth_ns)
+      VALUES (?, 'file', ?, 0, 0, 0, 1, 0, 0, 0, 0)`).run(taken.n, 0o100644);
+    writer.prepare('INSERT INTO dirents(parent, name, ino) VALUES (?, ?, ?)').run(d, 'x', taken.n);
+    writer.prepare('INSERT INTO xattrs(ino, name, value) VALUES (?, ?, ?)').run(d, LAYOUT_XATTR, Buffer.from('replica:2'));
+    writer.prepare('DELETE FROM dirents WHERE parent = ? AND name = ?').run(d, 'f');
+    for (let i = 0; i < POLLS_MAX && db.rowCache.trusted; i++) await new Promise((r) => setTimeout(r, POLL_MS));
+    t.false(db.rowCache.trusted, 'not trusted');
+    t.is(db.rowCache.names.size, 0, 'names dropped');
+    t.is(store.ns.lookup(d, 'x')?.ino, Number(taken.n), 'the other opener\'s name is seen');
+    t.is(store.ns.lookup(d, 'f'), null, 'and the name it removed is gone');
+    const y = store.ns.create(d, 'y', 0o644, 0, 0);
+    t.true(y.ino > Number(taken.n), 'a new inode number above the other opener\'s');
+    t.is(y.layout, 'replica:2', 'the layout the other opener set is inherited');
+    t.true(f > 0);
+    sameAsServer(t, store, other, [ROOT_INO, d, y.ino, Number(taken.n)], 'after the lease was lost');
+    namesAsServer(t, store, other, [[d, 'x'], [d, 'y'], [d, 'f']], 'after the lease was lost');
+    writer.prepare("UPDATE chunkfs_lease SET holder = 'x' WHERE k = 0").run(); // let close release nothing of the other's
+  } finally {
+    writer.close();
     other.close();
     await store.close();
   }
@@ -172,7 +221,12 @@ test('the cache ends with the lease time it was given: unrenewed, nothing is ser
   t.is(cache.get(text, ['5'])?.getvalue(0, 1), '420');
   cache.write('UPDATE inodes SET mode = $1 WHERE ino = $2', ['384', '5']);
   t.is(cache.get(text, ['5'])?.getvalue(0, 1), '384', 'written through');
-  cache.write('UPDATE inodes SET nlink = nlink + $1 WHERE ino = $2', ['1', '5']);
+  const counted = 'SELECT ino, nlink FROM inodes WHERE ino = $1';
+  cache.put(counted, ['5'], new CachedResult(['ino', 'nlink'], [20, 20], [['5', '2']], '1'));
+  cache.write('UPDATE inodes SET nlink = nlink + $1 WHERE ino = $2', ['-1', '5']);
+  t.is(cache.get(counted, ['5'])?.getvalue(0, 1), '1', 'an addition to the column itself: written through');
+  t.is(cache.get('SELECT nlink FROM inodes WHERE ino = $1', ['5'])?.getvalue(0, 0), '1', 'columns another result of the row holds: projected');
+  cache.write('UPDATE inodes SET mode = GREATEST(mode, $1) WHERE ino = $2', ['1', '5']);
   t.is(cache.get(text, ['5']), undefined, 'an expression: dropped');
   cache.put(text, ['5'], row);
   cache.write('UPDATE inodes SET mode = $1 WHERE slice_container = $2', ['1', '9']);
@@ -191,11 +245,59 @@ test('the cache ends with the lease time it was given: unrenewed, nothing is ser
 test('which statements are cached reads, and which writes are patches', (t) => {
   t.like(planOf('SELECT ino, mode FROM inodes WHERE ino = $1'), { kind: 'read', table: 'inodes', keys: ['ino'], plainColumns: true });
   t.like(planOf('SELECT size AS n FROM inodes WHERE ino = $1'), { kind: 'read', plainColumns: false });
-  t.like(planOf('SELECT i.* FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = $1 AND d.name = $2'), { kind: 'other', writes: false });
+  t.like(planOf('SELECT i.* FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = $1 AND d.name = $2'), { kind: 'lookup', parent: 0, name: 1, columns: '*' });
+  t.like(planOf('SELECT i.ino, i.mode FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = $2 AND d.name = $1'), { kind: 'lookup', parent: 1, name: 0, columns: ['ino', 'mode'] });
+  t.like(planOf('SELECT d.name FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = $1 AND d.name = $2'), { kind: 'other', writes: false });
+  t.like(planOf('UPDATE inodes SET nlink = nlink + $1, ctime_ns = $2 WHERE ino = $3'), { kind: 'write', set: [{ col: 'nlink', param: 0, add: true }, { col: 'ctime_ns', param: 1, add: false }] });
+  t.like(planOf('UPDATE inodes SET nlink = mode + $1 WHERE ino = $2'), { kind: 'write', set: null });
   t.like(planOf('SELECT now() FROM inodes WHERE ino = $1'), { kind: 'other', writes: false });
   t.like(planOf('WITH x AS (SELECT 1) UPDATE inodes SET mode = 0'), { kind: 'other', writes: true });
   t.like(planOf('BEGIN'), { kind: 'other', writes: false });
   t.like(planOf('UPDATE inodes SET mode = $1, uid = $2 WHERE ino = $3'), { kind: 'write', table: 'inodes', where: ['ino'], set: [{ col: 'mode', param: 0 }, { col: 'uid', param: 1 }] });
   t.like(planOf('UPDATE inodes SET size = GREATEST(size, $1), mtime_ns = $2 WHERE ino = $3 RETURNING size'), { kind: 'write', set: null, setCols: ['size', 'mtime_ns'] });
   t.like(planOf('INSERT INTO kv(k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = excluded.v'), { kind: 'write', insert: true, upsert: true });
+});
+
+test('names: what lookups read and entries written tell, what a listing makes whole, and which writes drop them', (t) => {
+  const cache = new PgRowCache({ inodes: { uniqueKeys: [['ino']] } }, () => 0);
+  cache.trustUntil(1);
+  const lookup = 'SELECT i.ino, i.mode FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = $1 AND d.name = $2';
+  const row = (ino: string): CachedResult => new CachedResult(['ino', 'mode'], [20, 20], [[ino, '420']], '1');
+  t.is(cache.get(lookup, ['1', 'a']), undefined, 'unknown');
+  cache.put(lookup, ['1', 'a'], row('5'));
+  t.is(cache.get(lookup, ['1', 'a'])?.getvalue(0, 0), '5', 'a name read');
+  t.is(cache.get('SELECT mode FROM inodes WHERE ino = $1', ['5'])?.getvalue(0, 0), '420', 'its inode row, projected');
+  cache.put(lookup, ['1', 'b'], new CachedResult([], [], [], '0'));
+  t.is(cache.get(lookup, ['1', 'b'])?.ntuples(), 0, 'a name read absent');
+  cache.write('INSERT INTO dirents(parent, name, ino) VALUES ($1, $2, $3)', ['1', 'b', '5']);
+  t.is(cache.get(lookup, ['1', 'b'])?.getvalue(0, 0), '5', 'an entry written: known, its row from the cache');
+  cache.write('DELETE FROM dirents WHERE parent = $1 AND name = $2', ['1', 'a']);
+  t.is(cache.get(lookup, ['1', 'a'])?.ntuples(), 0, 'an entry deleted: known absent');
+  cache.write('DELETE FROM inodes WHERE ino = $1', ['5']);
+  t.is(cache.get(lookup, ['1', 'b']), undefined, 'the inode row gone: asked again');
+  t.is(cache.listingFor(lookup, ['1', 'zz']), '1', 'a directory not known whole is worth reading whole');
+  cache.listed('1', new CachedResult(['name', 'ino'], [25, 20], [['b', '5'], ['c', '6']], '2'), cache.writes);
+  t.is(cache.listingFor(lookup, ['1', 'zz']), null, 'read whole');
+  t.is(cache.get(lookup, ['1', 'zz'])?.ntuples(), 0, 'any other name of a directory read whole: absent');
+  cache.write('DELETE FROM dirents WHERE ino = $1', ['6']);
+  t.is(cache.get(lookup, ['1', 'zz']), undefined, 'a write of entries it cannot follow: nothing known');
+  const w = cache.writes;
+  cache.write('UPDATE inodes SET mode = $1 WHERE ino = $2', ['1', '7']);
+  cache.listed('1', new CachedResult(['name', 'ino'], [25, 20], [], '0'), w);
+  t.is(cache.get(lookup, ['1', 'zz']), undefined, 'a listing older than a write is not kept');
+  const walk = 'WITH RECURSIVE up(ino) AS (SELECT $1) SELECT 1';
+  cache.declareAncestry(walk);
+  const one = new CachedResult(['v'], [25], [['replica:1']], '1');
+  cache.put(walk, ['9'], one);
+  cache.write('UPDATE inodes SET mode = $1 WHERE ino = $2', ['1', '9']);
+  cache.write('INSERT INTO inodes(ino) VALUES ($1)', ['10']);
+  t.truthy(cache.get(walk, ['9']), 'an inode written or made: the walk stands');
+  cache.write('UPDATE inodes SET parent = $1 WHERE ino = $2', ['1', '3']);
+  t.is(cache.get(walk, ['9']), undefined, 'a directory moved: walks dropped');
+  cache.put(walk, ['9'], one);
+  cache.write('INSERT INTO xattrs(ino, name, value) VALUES ($1, $2, $3)', ['4', 'user.x', '\\x00']);
+  t.is(cache.get(walk, ['9']), undefined, 'an xattr written: walks dropped');
+  cache.put(walk, ['9'], one);
+  cache.write('DELETE FROM inodes WHERE ino = $1', ['9']);
+  t.is(cache.get(walk, ['9']), undefined, 'the inode it starts from deleted: dropped');
 });
