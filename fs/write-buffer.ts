@@ -571,7 +571,14 @@ export class WriteBack {
    * file unlinked within its close batch costs no container append).
    */
   private async discard(file: OpenFile): Promise<void> {
-    await file.lock.exclusive(async () => releaseExtents(this.takeAll(file)));
+    await file.lock.exclusive(async () => {
+      const extents = this.takeAll(file);
+      // Out of the count as a store write takes them out (storeExtents): left in, the count only
+      // grew, and past the bound every write relieved pressure first (seen: 19-41 MiB counted as
+      // buffered after a stress of temporary files, all of them gone).
+      for (const e of extents) this.totalBytes -= e.data.length;
+      releaseExtents(extents);
+    });
   }
 
   private async flushQuietly(file: OpenFile): Promise<void> {
