@@ -42,16 +42,16 @@ export class Allocated {
     };
   }
 
-  /**
-   * Logical bytes of a file's live chunks (or its needle), with the pending ranges as stored.
-   * sizeBytes: the size the mount shows (with buffered writes); default: the committed one.
-   */
   /** A regular file's row, or undefined (no such inode, or not a regular file). */
   private fileRow(ino: number): FileRow | undefined {
     const f = this.s.fileRow.get(ino) as (FileRow & { type: string }) | undefined;
     return f === undefined || f.type !== 'file' ? undefined : f;
   }
 
+  /**
+   * Logical bytes of a file's live chunks (or its needle), with the pending ranges as stored.
+   * sizeBytes: the size the mount shows (with buffered writes); default: the committed one.
+   */
   bytes(ino: number, pending: readonly PendingRange[] = [], sizeBytes?: number): number {
     if (sizeBytes === 0 && !this.prealloc.has(ino)) return 0; // no query (create, chmod of empty files)
     const f = this.fileRow(ino);
