@@ -23,6 +23,8 @@ const BLKSIZE_BYTES = 128 * 1024;
  * chunks above this (an operator's --chunk-size) have holes coarser than st_blksize.
  */
 const FILE_BLKSIZE_BYTES_MAX = 64 * 1024 * 1024;
+/** Waits at a last release for flushes queued on the file to end (each finds its buffer empty). */
+const RELEASE_IDLE_WAITS_MAX = 1000;
 const GENERATION_MODULUS = 2n ** 53n;
 /** st_blocks counts 512-byte units whatever the block size (stat(2)). */
 const BLOCK_BYTES = 512;
@@ -120,10 +122,17 @@ export class FsCore {
     await this.deleteData(ino);
   }
 
-  /** Called after the last handle of a file closed and its buffer was flushed. */
+  /**
+   * Called after the last handle of a file closed and its buffer was flushed. A flush that queued
+   * on the file meanwhile (its timer, memory pressure, the whole-chunk stream, a rename over another
+   * file) finds nothing left to store, and without a handle nothing queues more: the state is
+   * forgotten once it ends. Forgotten here or never: a state kept without handles made a later unlink
+   * only mark it, and that file's chunks stayed on the disks until the next mount (seen: 15-30 MiB
+   * after a 15 s stress, with a 192 MiB buffer's more frequent pressure flushes).
+   */
   async lastRelease(f: OpenFile): Promise<void> {
-    this.handles.forget(f);
-    if (!f.unlinked || this.handles.file(f.ino) !== undefined) return;
+    for (let round = 0; round < RELEASE_IDLE_WAITS_MAX && f.handles === 0 && !f.lock.idle; round++) await f.lock.whenIdle();
+    if (!this.handles.forget(f) || !f.unlinked) return; // still open (reopened meanwhile), or named
     if (this.lookups.known(f.ino)) { this.unlinkedKnown.add(f.ino); return; }
     await this.deleteData(f.ino);
   }

@@ -119,8 +119,11 @@ export class Handles {
    * Forget an inode's state once it has no handles, nothing buffered and no flush running: a flush
    * in flight (a close batch or the timer, fs/write-buffer.ts) holds bytes the store has not
    * committed yet, and until it has, this state is what getattr must answer (its size), not the row.
+   * True when this call forgot it.
    */
-  forget(file: OpenFile): void {
-    if (file.handles === 0 && file.buffer.isEmpty && file.lock.idle && this.files.get(file.ino) === file) this.files.delete(file.ino);
+  forget(file: OpenFile): boolean {
+    if (file.handles !== 0 || !file.buffer.isEmpty || !file.lock.idle || this.files.get(file.ino) !== file) return false;
+    this.files.delete(file.ino);
+    return true;
   }
 }

@@ -55,12 +55,23 @@ export interface MountedFs {
 }
 
 /**
- * 5% of RAM, from 64 MiB to 1 GiB: like the kernel's dirty page cache (dirty_background_ratio is 10%
- * of RAM), so rewrites of hot data meet in memory instead of each costing a chunk rewrite. With
- * 64 MiB, random 4 KiB writes over a 256 MiB file stalled on memory pressure every few seconds.
+ * The default bound's ceiling (issue 20: mount peak RSS <= 350 MiB over the fio run). With 1 GiB the
+ * mount peaked at 499 MiB on fio's 128 MiB files and 647 MiB on 256 MiB ones; the process needs
+ * about 120 MiB besides the buffer (V8 heap up to ~80 MiB, code, threads), so 224 MiB of buffer and
+ * flush lanes keep it near 350 MiB while a 128 MiB file rewritten in place still meets its rewrites
+ * in memory (fs/write-buffer.ts STREAM_FULL_CHUNKS_FRACTION). -o buffer_mb raises it.
+ */
+export const DEFAULT_BUFFER_BYTES_MAX = 192 << 20;
+/** The default bound's floor: with 64 MiB, random 4 KiB writes over a 256 MiB file stalled on memory pressure every few seconds. */
+const DEFAULT_BUFFER_BYTES_MIN = 64 << 20;
+
+/**
+ * 5% of RAM, from DEFAULT_BUFFER_BYTES_MIN to DEFAULT_BUFFER_BYTES_MAX: like the kernel's dirty page
+ * cache (dirty_background_ratio is 10% of RAM), so rewrites of hot data meet in memory instead of
+ * each costing a chunk rewrite.
  */
 export function defaultBufferBytes(totalMemBytes = os.totalmem()): number {
-  return Math.min(1 << 30, Math.max(64 << 20, Math.floor(totalMemBytes / 20 / (1 << 20)) << 20));
+  return Math.min(DEFAULT_BUFFER_BYTES_MAX, Math.max(DEFAULT_BUFFER_BYTES_MIN, Math.floor(totalMemBytes / 20 / (1 << 20)) << 20));
 }
 // Like the kernel's 5 s writeback interval: a shorter timer rewrites the chunks under scattered random
 // writes again and again (measured: random 4 KiB writes, 4 jobs, 3.4x faster than with 1 s).

@@ -8,6 +8,7 @@ export class RwLock {
   private readers = 0;
   private writer = false;
   private readonly queue: Array<{ exclusive: boolean; grant: () => void }> = [];
+  private idleWaiters: Array<() => void> = [];
 
   async shared<T>(fn: () => Promise<T>): Promise<T> {
     await this.acquire(false);
@@ -33,6 +34,13 @@ export class RwLock {
 
   get idle(): boolean {
     return this.readers === 0 && !this.writer && this.queue.length === 0;
+  }
+
+  /** Resolves once nothing holds the lock or waits for it (at once when idle now). */
+  whenIdle(): Promise<void> {
+    if (this.idle) return Promise.resolve();
+    if (this.idleWaiters.length >= WAITERS_MAX) throw new Error('rwlock: too many idle waiters');
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   private acquire(exclusive: boolean): Promise<void> {
@@ -61,6 +69,11 @@ export class RwLock {
       this.take(next.exclusive);
       next.grant();
       if (next.exclusive) break;
+    }
+    if (this.idle && this.idleWaiters.length > 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const w of waiters) w();
     }
   }
 }

@@ -34,7 +34,8 @@ export class SlabPool {
   /** Slabs allocated and not on the free list (memory the buffered bytes pin). */
   private heldCount = 0;
 
-  constructor(readonly slabBytes = SLAB_BYTES_DEFAULT, private readonly freeSlabsMax = FREE_SLABS_MAX_DEFAULT) {
+  /** onEmptied: a held slab was emptied (its memory is free for new pieces: writers waiting for memory may go on). */
+  constructor(readonly slabBytes = SLAB_BYTES_DEFAULT, private readonly freeSlabsMax = FREE_SLABS_MAX_DEFAULT, private readonly onEmptied?: () => void) {
     assert(slabBytes > 0 && freeSlabsMax >= 0, 'slab pool: bad sizes');
   }
 
@@ -97,5 +98,6 @@ export class SlabPool {
     this.heldCount--;
     assert(this.heldCount >= 0, 'slab pool: held count below zero');
     if (this.free.length < this.freeSlabsMax) this.free.push(slab);
+    this.onEmptied?.();
   }
 }

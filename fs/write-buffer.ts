@@ -7,7 +7,7 @@
 import { OpenFile } from './handles';
 import { Extent, Run, pushRange, releaseExtents, runBytes, toRuns } from './extent-map';
 import { SLAB_BYTES_DEFAULT, SlabPool } from './slab-pool';
-import { allocLarge } from '../src/huge-buffer';
+import { FLUSH_LANES_MAX, FlushLane, FlushLanes } from './flush-lanes';
 import type { CommitTimes, StorePort } from './store-port';
 import { nowNs } from '../store/meta/meta';
 import { assert } from '../src/errors';
@@ -24,15 +24,13 @@ export interface WriteBackOptions {
 const PRESSURE_ROUNDS_MAX = 10_000;
 /** From this many separate runs in one chunk, rewriting the whole chunk is cheaper than per-run RMW. */
 const MERGE_RUNS_MIN = 8;
-/** At most this many chunks per store.write call (the store writes them concurrently). */
+/** At most this many chunks per store.write call and flush window (the store writes them concurrently). */
 const BATCH_CHUNKS_MAX = 8;
 /** A bound on the windows of one flush (each holds >= 1 run; a buffer holds far fewer runs). */
 const WINDOWS_MAX = 1 << 24;
-/** Staging buffers kept for reuse between flushes (each chunkSize * BATCH_CHUNKS_MAX bytes). */
-const STAGING_KEPT_MAX = 2;
 /**
  * A batch up to this size is joined into a buffer of its own size: a close batch flushes many small
- * files at once, and each taking a fresh staging buffer (32 MiB) cost more than the files' bytes.
+ * files at once, and each taking a flush lane (32 MiB) cost more than the files' bytes.
  */
 const STAGING_MIN_BYTES = 256 * 1024;
 /**
@@ -62,6 +60,22 @@ const CLOSE_BATCH_CONCURRENCY = 128;
  * Past the bound the oldest is dropped; every one was logged when it happened.
  */
 const LATE_ERRORS_MAX = 4096;
+/**
+ * Whole chunks stay in memory (meeting their rewrites there) until the buffered bytes fill this share
+ * of the bound left after the flush lanes, then stream out as they complete. Half of the bound, before
+ * issue 20: with the bound at 192 MiB (fs/mount.ts) that made fio's 128 MiB sequential rewrite
+ * stream at the store's speed (215 MiB/s, three replicas) instead of meeting its rewrites in memory
+ * (~1,000 MiB/s); 0.85 of the 160 MiB left is 136 MiB. Below 1, so whole chunks start streaming
+ * before writers meet the bound.
+ */
+const STREAM_FULL_CHUNKS_FRACTION = 0.85;
+/** Writers waiting for memory at once (each is one FUSE write request: the transport bounds them far below). */
+const MEMORY_WAITERS_MAX = 1 << 20;
+/**
+ * The flush lanes' memory is at most this share of the bound (fewer lanes under a small -o buffer_mb):
+ * lanes are kept once made, so with more they could hold the whole bound and leave writers none.
+ */
+const LANES_SHARE_DIVISOR = 4;
 
 /** Join offset-ordered, touching runs into calls of at most batchBytesMax (still uncopied). */
 export function coalesce(runs: Run[], batchBytesMax: number): Run[] {
@@ -94,10 +108,18 @@ export class WriteBack {
   /** Files with buffered bytes. */
   private readonly dirty = new Set<OpenFile>();
   private pressure: Promise<void> | null = null;
-  /** Reused chunk-sized buffers scattered runs are merged into (see mergeScattered). */
-  private readonly chunkBuffers: Buffer[] = [];
-  /** Reused buffers a multi-part batch is copied into before store.write (see writeBatch). */
-  private readonly staging: Buffer[] = [];
+  /** The flush windows' buffers: scattered runs are merged and multi-part batches joined there (fs/flush-lanes.ts). */
+  readonly lanes: FlushLanes;
+  /** Writers waiting for memory (see waitForMemory): woken when a slab is emptied or a pressure flush ends. */
+  private memoryWaiters: Array<() => void> = [];
+  /** Chunks per flush window (BATCH_CHUNKS_MAX unless the bound is small): one lane holds them. */
+  private readonly windowChunks: number;
+  /** Lane memory counted against the bound at most (a one-chunk lane can exceed a tiny bound's share). */
+  private readonly lanesCountedMaxBytes: number;
+  /** Buffered bytes above which whole chunks stream out as they complete (STREAM_FULL_CHUNKS_FRACTION). */
+  private readonly streamAboveBytes: number;
+  /** Flushes storing bytes now (storeExtents): their windows' ends wake writers waiting for memory. */
+  private storesRunning = 0;
   /** Where the bytes of buffered writes live (reused memory: see fs/slab-pool.ts). */
   readonly slabs: SlabPool;
   /** Closed files waiting for the next close batch (see close). */
@@ -110,12 +132,26 @@ export class WriteBack {
   private readonly lateErrors = new Map<number, Error>();
 
   constructor(private readonly store: StorePort, readonly opts: WriteBackOptions) {
-    this.slabs = new SlabPool(slabBytesFor(opts.bufferBytesMax));
+    const slabBytes = slabBytesFor(opts.bufferBytesMax);
+    // Every slab stays in the pool once made (at most the bound's worth): one dropped would stay
+    // resident until the garbage collector next ran (issue 20).
+    this.slabs = new SlabPool(slabBytes, Math.ceil(opts.bufferBytesMax / slabBytes) + 1, () => this.wakeMemoryWaiters());
+    // Lanes take at most 1/LANES_SHARE_DIVISOR of the bound: fewer chunks per window under a small
+    // bound (at least one: a merge needs a whole chunk, even past a tiny -o buffer_mb).
+    const lanesShareBytes = Math.floor(opts.bufferBytesMax / LANES_SHARE_DIVISOR);
+    this.windowChunks = Math.max(1, Math.min(BATCH_CHUNKS_MAX, Math.floor(lanesShareBytes / opts.chunkSizeBytes)));
+    const laneBytes = opts.chunkSizeBytes * this.windowChunks;
+    this.lanes = new FlushLanes(laneBytes, Math.max(1, Math.min(FLUSH_LANES_MAX, Math.floor(lanesShareBytes / laneBytes))));
+    this.lanesCountedMaxBytes = Math.min(lanesShareBytes, this.lanes.lanesMax * laneBytes);
+    this.streamAboveBytes = Math.floor((opts.bufferBytesMax - this.lanesCountedMaxBytes) * STREAM_FULL_CHUNKS_FRACTION);
   }
 
   get bufferedBytes(): number { return this.totalBytes; }
-  /** Memory the buffer holds: its bytes, or more when slabs are pinned by a few live pieces. */
-  get heldBytes(): number { return Math.max(this.totalBytes, this.slabs.heldBytes); }
+  /**
+   * Memory the buffer holds, counted against its bound: its bytes (or more when slabs are pinned by
+   * a few live pieces; bytes being stored keep their slabs until stored) and the flush lanes.
+   */
+  get heldBytes(): number { return Math.max(this.totalBytes, this.slabs.heldBytes) + Math.min(this.lanes.allocatedBytes, this.lanesCountedMaxBytes); }
 
   /**
    * Buffer a write. src is the binding's buffer, valid until the caller answers: its bytes are
@@ -131,7 +167,7 @@ export class WriteBack {
 
   private async writeUnderPressure(file: OpenFile, offsetBytes: number, src: Buffer, lengthBytes: number): Promise<void> {
     for (let round = 0; this.heldBytes + lengthBytes > this.opts.bufferBytesMax && round < PRESSURE_ROUNDS_MAX; round++) {
-      await this.relievePressure();
+      await this.waitForMemory();
     }
     this.accept(file, offsetBytes, src, lengthBytes);
   }
@@ -368,27 +404,17 @@ export class WriteBack {
     let bytes = 0;
     for (const e of extents) bytes += e.data.length;
     this.totalBytes -= bytes;
-    // Windows of at most BATCH_CHUNKS_MAX chunks: the buffers scattered chunks are merged into are
-    // reused and bounded. Adjacent pieces go to the store in one call, which writes their chunks
-    // concurrently.
     const runs = toRuns(extents, this.opts.chunkSizeBytes);
-    const unstored = new UnstoredRuns(runs);
-    const times = extents.length > 0 ? this.commitTimes(file) : undefined;
-    for (let i = 0, windows = 0; i < runs.length && windows < WINDOWS_MAX; windows++) {
-      const j = this.windowEnd(runs, i);
-      const wholes: Buffer[] = [];
-      try {
-        const merged = await this.mergeScattered(file, runs.slice(i, j), wholes);
-        for (const batch of coalesce(merged, this.opts.chunkSizeBytes * BATCH_CHUNKS_MAX)) {
-          const endBytes = batch.offsetBytes + batch.lengthBytes;
-          const sizeBytes = this.sizeToCommit(file, unstored.firstAtOrAfter(file.storedSizeBytes, endBytes));
-          await this.writeBatch(file, batch, sizeBytes, times);
-          file.storedSizeBytes = Math.max(file.storedSizeBytes, sizeBytes);
-        }
-      } finally {
-        for (const w of wholes) if (this.chunkBuffers.length < BATCH_CHUNKS_MAX) this.chunkBuffers.push(w);
-      }
-      i = j;
+    const hadExtents = extents.length > 0;
+    const times = hadExtents ? this.commitTimes(file) : undefined;
+    const progress = { released: 0 };
+    this.storesRunning++;
+    try {
+      await this.storeWindows(file, extents, runs, times, progress);
+    } finally {
+      this.storesRunning--;
+      extents.splice(0, progress.released); // released already: flushLocked releases the rest
+      this.wakeMemoryWaiters();
     }
     if (file.buffer.isEmpty) {
       this.dirty.delete(file);
@@ -396,7 +422,39 @@ export class WriteBack {
     }
     // The store's commit stamped the times the mount showed: the row answers now. Writes that
     // arrived meanwhile keep theirs.
-    if (extents.length > 0 && file.mtimeNs === mtimeBefore) file.mtimeNs = null;
+    if (hadExtents && file.mtimeNs === mtimeBefore) file.mtimeNs = null;
+  }
+
+  /**
+   * The runs of one flush, window by window (at most windowChunks chunks each, in one flush
+   * lane when a window needs one): adjacent pieces go to the store in one call, which writes their chunks concurrently.
+   * progress.released: how many of the (offset-ordered) extents were released after their window.
+   */
+  private async storeWindows(file: OpenFile, extents: Extent[], runs: Run[], times: CommitTimes | undefined, progress: { released: number }): Promise<void> {
+    const unstored = new UnstoredRuns(runs);
+    for (let i = 0, windows = 0; i < runs.length && windows < WINDOWS_MAX; windows++) {
+      const j = this.windowEnd(runs, i);
+      const window = new LaneWindow(this.lanes, runs.slice(i, j), this.opts.chunkSizeBytes);
+      try {
+        const merged = await this.mergeScattered(file, window);
+        for (const batch of coalesce(merged, this.opts.chunkSizeBytes * this.windowChunks)) {
+          const endBytes = batch.offsetBytes + batch.lengthBytes;
+          const sizeBytes = this.sizeToCommit(file, unstored.firstAtOrAfter(file.storedSizeBytes, endBytes));
+          await this.writeBatch(file, batch, sizeBytes, times, window);
+          file.storedSizeBytes = Math.max(file.storedSizeBytes, sizeBytes);
+        }
+      } finally {
+        window.release();
+      }
+      // The extents wholly in this window are stored: their slab memory is free for writers now,
+      // not when the whole flush ends (a 128 MiB flush held its writers for all of it).
+      const windowEndBytes = runs[j - 1].offsetBytes + runs[j - 1].lengthBytes;
+      while (progress.released < extents.length && extents[progress.released].offsetBytes + extents[progress.released].data.length <= windowEndBytes) {
+        extents[progress.released].slab?.release(extents[progress.released].data.length);
+        progress.released++;
+      }
+      i = j;
+    }
   }
 
   /**
@@ -413,35 +471,38 @@ export class WriteBack {
   }
 
   /**
-   * One store.write of a batch. Its parts (32 writes of 128 KiB per chunk) are copied into a reused
-   * staging buffer, not a fresh Buffer.concat: first-touch page faults on fresh memory made the concat
-   * the mount's largest CPU cost (measured in this VM: 143 ms fresh vs 12 ms reused per 32 MiB).
+   * One store.write of a batch. Its parts (32 writes of 128 KiB per chunk) are joined in the window's
+   * lane buffer (fs/flush-lanes.ts), not a fresh Buffer.concat: first-touch page faults on fresh
+   * memory made the concat the mount's largest CPU cost (measured in this VM: 143 ms fresh vs 12 ms
+   * reused per 32 MiB). A part merged there already (mergeScattered) is in its place and not copied.
    * Reuse is safe because the store keeps no reference to the data once write() settles.
    */
-  private async writeBatch(file: OpenFile, batch: Run, sizeBytes: number, times: CommitTimes | undefined): Promise<void> {
-    const capBytes = this.opts.chunkSizeBytes * BATCH_CHUNKS_MAX;
+  private async writeBatch(file: OpenFile, batch: Run, sizeBytes: number, times: CommitTimes | undefined, window: LaneWindow): Promise<void> {
+    const capBytes = this.opts.chunkSizeBytes * this.windowChunks;
     if (batch.parts.length === 1 || batch.lengthBytes > capBytes || batch.lengthBytes <= STAGING_MIN_BYTES) {
       await this.store.write(file.ino, batch.offsetBytes, runBytes(batch), sizeBytes, times);
       return;
     }
-    const buf = this.staging.pop() ?? allocLarge(capBytes);
-    try {
-      let at = 0;
-      for (const part of batch.parts) { part.copy(buf, at); at += part.length; }
-      assert(at === batch.lengthBytes, 'write-back: batch parts add up to its length');
-      await this.store.write(file.ino, batch.offsetBytes, buf.subarray(0, at), sizeBytes, times);
-    } finally {
-      if (this.staging.length < STAGING_KEPT_MAX) this.staging.push(buf);
+    const joined = await window.view(batch.offsetBytes, batch.lengthBytes);
+    let at = 0;
+    for (const part of batch.parts) {
+      const inPlace = part.buffer === joined.buffer && part.byteOffset === joined.byteOffset + at;
+      if (!inPlace) part.copy(joined, at);
+      at += part.length;
     }
+    assert(at === batch.lengthBytes, 'write-back: batch parts add up to its length');
+    await this.store.write(file.ino, batch.offsetBytes, joined, sizeBytes, times);
   }
 
   /**
    * Many small runs in one chunk (random writes) become one whole-chunk write: the chunk is read,
    * the runs laid over it, and the store writes it whole (spec §8.1) instead of one read-modify-write
-   * per run (§8.2).
+   * per run (§8.2). The chunk is read into its place in the window's lane buffer (a reused buffer:
+   * two fresh 4 MiB buffers per merged chunk cost ~30 ms of page faults on this VM).
    */
-  private async mergeScattered(file: OpenFile, runs: Run[], wholes: Buffer[]): Promise<Run[]> {
+  private async mergeScattered(file: OpenFile, window: LaneWindow): Promise<Run[]> {
     const cs = this.opts.chunkSizeBytes;
+    const runs = window.runs;
     const out: Run[] = [];
     for (let i = 0; i < runs.length;) {
       const chunk = Math.floor(runs[i].offsetBytes / cs);
@@ -452,11 +513,7 @@ export class WriteBack {
       } else {
         const start = chunk * cs;
         const lengthBytes = this.mergedLength(file, chunk, runs[j - 1]);
-        // A reused chunk buffer, filled by the store directly: two fresh 4 MiB buffers per merged
-        // chunk cost ~30 ms of page faults on this VM.
-        const whole = this.chunkBuffers.pop() ?? allocLarge(cs);
-        wholes.push(whole);
-        const view = whole.subarray(0, lengthBytes);
+        const view = await window.view(start, lengthBytes);
         const got = await this.store.readInto(file.ino, start, view, 0, file.sizeBytes);
         view.fill(0, got); // past the stored end: zeros (a hole the buffer extends over)
         for (let k = i; k < j; k++) {
@@ -482,7 +539,7 @@ export class WriteBack {
     return Math.min(this.opts.chunkSizeBytes, file.sizeBytes - start, Math.max(stored, runEnd));
   }
 
-  /** End (exclusive) of the run window starting at i: the runs of at most BATCH_CHUNKS_MAX chunks. */
+  /** End (exclusive) of the run window starting at i: the runs of at most windowChunks chunks. */
   private windowEnd(runs: Run[], i: number): number {
     const cs = this.opts.chunkSizeBytes;
     let chunks = 0;
@@ -491,7 +548,7 @@ export class WriteBack {
     for (; j < runs.length; j++) {
       const c = Math.floor(runs[j].offsetBytes / cs);
       if (c !== last) {
-        if (chunks === BATCH_CHUNKS_MAX) break;
+        if (chunks === this.windowChunks) break;
         chunks++;
         last = c;
       }
@@ -501,8 +558,8 @@ export class WriteBack {
 
 
   /**
-   * A write that completed a chunk queues it for a whole-chunk write once the buffer is over half full;
-   * one background task per file takes every chunk completed by then, so a fast sequential writer
+   * A write that completed a chunk queues it for a whole-chunk write once the buffered bytes pass
+   * streamAboveBytes; one background task per file takes every chunk completed by then, so a fast sequential writer
    * hands the store several chunks per call.
    */
   private queueFullChunks(file: OpenFile, offsetBytes: number, lengthBytes: number): void {
@@ -511,9 +568,9 @@ export class WriteBack {
     for (let c = Math.floor(offsetBytes / cs); (c + 1) * cs <= end; c++) {
       if (this.chunkComplete(file, c)) file.fullChunks.add(c);
     }
-    // Below half the limit whole chunks stay in memory, so a file rewritten while it fits meets its
+    // Below that share of the limit whole chunks stay in memory, so a file rewritten while it fits meets its
     // rewrites there (like the kernel's background writeback threshold); above it they stream out.
-    if (file.fullChunks.size === 0 || file.fullFlushScheduled || this.totalBytes <= this.opts.bufferBytesMax / 2) return;
+    if (file.fullChunks.size === 0 || file.fullFlushScheduled || this.totalBytes <= this.streamAboveBytes) return;
     file.fullFlushScheduled = true;
     this.background(file, () => file.lock.exclusive(() => {
       file.fullFlushScheduled = false;
@@ -538,14 +595,33 @@ export class WriteBack {
     return file.buffer.coverage(from, end) === end - from;
   }
 
-  private relievePressure(): Promise<void> {
+  /**
+   * Wait until some memory may be free: a slab emptied (a flush window stored, possibly of a flush
+   * already running: no waiting for its end) or the pressure flush of the largest buffer ended.
+   * With no file to flush every held byte is being stored, and its window's end wakes the writer.
+   */
+  private waitForMemory(): Promise<void> {
+    assert(this.memoryWaiters.length < MEMORY_WAITERS_MAX, 'write-back: too many writers waiting for memory');
+    const woken = new Promise<void>((resolve) => this.memoryWaiters.push(resolve));
     if (this.pressure === null) {
-      this.pressure = (async () => {
-        const biggest = this.largest();
-        if (biggest !== undefined) await this.flushQuietly(biggest);
-      })().finally(() => { this.pressure = null; });
+      const biggest = this.largest();
+      if (biggest !== undefined) {
+        this.pressure = this.flushQuietly(biggest).finally(() => {
+          this.pressure = null;
+          this.wakeMemoryWaiters();
+        });
+      } else if (this.storesRunning === 0) {
+        this.wakeMemoryWaiters(); // nothing buffered, nothing being stored: no wait frees more (a write larger than the bound)
+      }
     }
-    return this.pressure;
+    return woken;
+  }
+
+  private wakeMemoryWaiters(): void {
+    const waiters = this.memoryWaiters;
+    if (waiters.length === 0) return;
+    this.memoryWaiters = [];
+    for (const w of waiters) w();
   }
 
   private largest(): OpenFile | undefined {
@@ -612,6 +688,49 @@ export class WriteBack {
  */
 function unreachable(file: OpenFile): boolean {
   return file.unlinked && file.handles === 0;
+}
+
+/**
+ * One flush window's place in its lane buffer: the window's k-th chunk (in offset order) has the
+ * k-th chunk-sized slot, so the bytes of adjacent chunks are adjacent there too, and a batch
+ * (coalesced from touching runs, so from adjacent chunks) is one contiguous view of it.
+ */
+export class LaneWindow {
+  private readonly slots = new Map<number, number>();
+  private lane: FlushLane | null = null;
+  private acquiring: Promise<FlushLane> | null = null;
+  constructor(private readonly lanes: FlushLanes, readonly runs: Run[], private readonly chunkSizeBytes: number) {
+    for (const r of runs) {
+      const c = Math.floor(r.offsetBytes / chunkSizeBytes);
+      if (!this.slots.has(c)) this.slots.set(c, this.slots.size);
+    }
+    assert(this.slots.size * chunkSizeBytes <= lanes.laneBytes, 'write-back: a window fits a lane');
+  }
+
+  /**
+   * The lane's bytes for file range [offsetBytes, +lengthBytes) (within this window's chunks). The
+   * lane is taken at the first view: a window of single-part batches (a close batch's small files)
+   * takes none, so such flushes still run CLOSE_BATCH_CONCURRENCY at once.
+   */
+  async view(offsetBytes: number, lengthBytes: number): Promise<Buffer> {
+    if (this.lane === null) {
+      this.acquiring ??= Promise.resolve(this.lanes.acquire());
+      this.lane = await this.acquiring;
+    }
+    const cs = this.chunkSizeBytes;
+    const c = Math.floor(offsetBytes / cs);
+    const slot = this.slots.get(c);
+    assert(slot !== undefined, `write-back: chunk ${c} is in the flush window`);
+    const at = slot * cs + (offsetBytes - c * cs);
+    assert(at + lengthBytes <= this.lane.bytes, 'write-back: a batch fits its lane');
+    return this.lane.buffer.subarray(at, at + lengthBytes);
+  }
+
+  /** Give the lane back (the window's store writes have settled). */
+  release(): void {
+    if (this.lane !== null) this.lanes.release(this.lane);
+    this.lane = null;
+  }
 }
 
 /**

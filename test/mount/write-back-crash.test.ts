@@ -17,7 +17,10 @@ const WRITER = path.join(REPO_ROOT, 'test', 'helpers', 'paced-writer.py')
 const MIB = 1 << 20
 /** fsync'd: a chunk and a half (4 MiB chunks), so the second chunk is half stored. */
 const FIRST_BYTES = 6 * MIB
-/** The rest stays under the 64 MiB buffer (no memory-pressure flush of everything) but over half of it (whole chunks stream out). */
+/**
+ * The rest stays under the 64 MiB buffer with its 16 MiB flush lane (no memory-pressure flush of
+ * everything) but over 0.85 of the 48 MiB left (whole chunks stream out: fs/write-buffer.ts).
+ */
 const TOTAL_BYTES = 48 * MIB
 /** Whole chunks after the half-stored one are committed once the size reaches this. */
 const STREAMED_BYTES = 16 * MIB
