@@ -185,6 +185,13 @@ export class PgDb implements Db {
   execPrepared(name: string, text: string, values: Array<string | null>): PgResult {
     const hit = this.rowCache.get(text, values);
     if (hit !== undefined) return hit;
+    // Some columns of an inode: its whole row is read and kept, and these are projected from it.
+    const wide = this.rowCache.widened(text, values);
+    if (wide !== null) {
+      this.execPrepared(this.prepareText(wide.text, wide.values.length).name, wide.text, wide.values);
+      const projected = this.rowCache.get(text, values);
+      if (projected !== undefined) return projected;
+    }
     this.usable();
     let result: PgResult;
     // A lookup that missed in a directory not known whole: the directory's entries come along (same round trip).
@@ -238,7 +245,9 @@ export class PgDb implements Db {
    */
   prefetch(stmt: SqlStatement, ...params: unknown[]): void {
     if (this.depth === 0 || !(stmt instanceof PgStatement) || !this.rowCache.trusted) return;
-    const call = stmt.call(params);
+    const asked = stmt.call(params);
+    const wide = this.rowCache.widened(asked.text, asked.values); // the whole row, as execPrepared reads it
+    const call = wide === null ? asked : { name: this.prepareText(wide.text, wide.values.length).name, ...wide };
     const writes = this.rowCache.writes;
     this.pipeline.add(call, () => { this.sendQueue(null); }, (r: CachedResult) => {
       if (this.rowCache.writes === writes) this.rowCache.put(call.text, call.values, r);
