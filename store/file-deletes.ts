@@ -40,10 +40,7 @@ export class DeleteBatcher {
     return new Promise<void>((resolve, reject) => {
       this.pending.push({ ino, resolve, reject });
       if (this.pending.length >= DELETE_BATCH_MAX) void this.drain();
-      else if (this.timer === null) {
-        this.timer = setTimeout(() => void this.drain(), DELETE_BATCH_MS);
-        this.timer.unref(); // close() drains what waits
-      }
+      else if (this.timer === null) this.timer = setTimeout(() => void this.drain(), DELETE_BATCH_MS); // kept referenced: its callers wait for it
     });
   }
 

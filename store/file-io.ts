@@ -105,11 +105,11 @@ export class FileIo implements SmallFilesHost {
   }
 
   /** ContainerHost: a container write through the chunk write path, under the container's lock. */
-  async writeInternal(ino: number, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>, durable = true): Promise<void> {
+  async writeInternal(ino: number, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>, durable = true, withIntents?: () => void): Promise<boolean> {
     await this.env.backlog.room(); // never under an inode lock: the applier needs those locks to make room
     return this.locks.run(ino, async () => {
       try {
-        await this.writer.writePieces(ino, this.fileInfo(ino).fl, pieces, null, undefined, null, durable);
+        return await this.writer.writePieces(ino, this.fileInfo(ino).fl, pieces, null, undefined, null, durable, withIntents);
       } finally {
         this.forget(ino);
       }
