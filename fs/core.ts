@@ -12,6 +12,16 @@ import { AtimeMode, AtimeUpdates } from './atime';
 import { GoneDirs } from './gone-dirs';
 import { nowNs } from '../store/meta/meta';
 
+/** Deletions started together, so the store may commit them in one transaction (store/file-deletes.ts). */
+const DELETES_AT_ONCE = 64;
+
+/** del each inode, DELETES_AT_ONCE at a time; a failure goes to failed (with the inode's index) and does not stop the others. */
+export async function deleteEach(inos: readonly number[], del: (ino: number) => Promise<void>, failed: (index: number, err: unknown) => void): Promise<void> {
+  for (let at = 0; at < inos.length; at += DELETES_AT_ONCE) {
+    await Promise.all(inos.slice(at, at + DELETES_AT_ONCE).map((ino, i) => del(ino).catch((err: unknown) => failed(at + i, err))));
+  }
+}
+
 // st_blksize of what is not a regular file. Tools size their I/O by st_blksize; a FUSE write moves up
 // to 1 MiB with libfuse3 (128 KiB with fuse-native).
 const BLKSIZE_BYTES = 128 * 1024;
@@ -150,11 +160,11 @@ export class FsCore {
   /** At unmount the kernel forgets everything at once: delete what only it still held. */
   async forgetAll(): Promise<void> {
     this.goneDirs.clear();
-    for (const ino of [...this.unlinkedKnown]) {
-      if (this.handles.file(ino) !== undefined) continue;
-      this.unlinkedKnown.delete(ino);
-      await this.deleteData(ino);
-    }
+    const inos = [...this.unlinkedKnown].filter((ino) => this.handles.file(ino) === undefined);
+    for (const ino of inos) this.unlinkedKnown.delete(ino);
+    let first: unknown = null;
+    await deleteEach(inos, (ino) => this.deleteData(ino), (_, err) => { first ??= err; });
+    if (first !== null) throw first;
   }
 
   private async deleteData(ino: number): Promise<void> {

@@ -2,7 +2,7 @@
 // libfuse3 low-level (our binding, native/fuse3/) or fuse-native (libfuse 2, path-based).
 import * as os from 'node:os';
 import type { StorePort } from './store-port';
-import { FsCore } from './core';
+import { FsCore, deleteEach } from './core';
 import { HIDDEN_PREFIX } from './ops-names';
 import { SPIN_US_DEFAULT } from './fuse/transport';
 import type { Transport, TransportName, TransportOptions } from './fuse/transport';
@@ -123,13 +123,11 @@ export async function mountFs(store: StorePort, mountpoint: string, opts: MountO
 async function deleteOrphans(core: FsCore, log: (m: string) => void): Promise<void> {
   let hidden: ReturnType<FsCore['ns']['unlinkByPrefix']> = [];
   try { hidden = core.ns.unlinkByPrefix(HIDDEN_PREFIX, HIDDEN_ENTRIES_MAX); } catch (err) { log(`hidden names: ${(err as Error).message}`); }
-  for (const e of hidden) {
-    if (e.nlink !== 0) continue; // another name still links it
-    try { await core.store.deleteFile(e.ino); } catch (err) { log(`hidden ${e.name}: ${(err as Error).message}`); }
-  }
-  for (const ino of core.ns.orphans()) {
-    try { await core.store.deleteFile(ino); } catch (err) { log(`orphan ${ino}: ${(err as Error).message}`); }
-  }
+  const unlinked = hidden.filter((e) => e.nlink === 0); // others: another name still links them
+  await deleteEach(unlinked.map((e) => e.ino), (ino) => core.store.deleteFile(ino), (i, err) => log(`hidden ${unlinked[i].name}: ${(err as Error).message}`));
+  const orphans = core.ns.orphans();
+  await deleteEach(orphans, (ino) => core.store.deleteFile(ino), (i, err) => log(`orphan ${orphans[i]}: ${(err as Error).message}`));
 }
+
 
 const HIDDEN_ENTRIES_MAX = 1_000_000;

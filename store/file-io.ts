@@ -29,6 +29,7 @@ import { openLayoutOf } from './small/pack-class';
 import { NeedleAppender } from './small/needle-io';
 import { SliceRows } from './meta/slice-rows';
 import { SmallFiles, SmallFilesHost } from './small/small-files';
+import { DeleteBatcher } from './file-deletes';
 
 export const FILE_BYTES_MAX = 2 ** 50;
 
@@ -64,6 +65,8 @@ export class FileIo implements SmallFilesHost {
   readonly slices: SliceRows;
   readonly appender: NeedleAppender;
   private readonly small: SmallFiles;
+  /** PostgreSQL: deleted files' rows go in batches (store/file-deletes.ts); SQLite deletes each at once. */
+  private readonly deletes: DeleteBatcher | null;
 
   constructor(private readonly env: ChunkEnv, private readonly disks: PlacementDisk[], private readonly packing: PackingOptions) {
     const db = env.db;
@@ -73,6 +76,7 @@ export class FileIo implements SmallFilesHost {
     this.slices = new SliceRows(db);
     this.appender = new NeedleAppender(env, this, this.containers, () => packing.containerCapacityBytes);
     this.small = new SmallFiles(env, this, this.appender, this.slices, this.containers, packing.smallFileMaxBytes);
+    this.deletes = db.engine !== 'postgres' ? null : new DeleteBatcher(this.locks, { one: (ino) => this.deleteOne(ino), many: (inos) => this.deleteMany(inos) });
   }
 
   /** Every cached file row (a seal or compaction repointed many slices at once). */
@@ -101,11 +105,11 @@ export class FileIo implements SmallFilesHost {
   }
 
   /** ContainerHost: a container write through the chunk write path, under the container's lock. */
-  async writeInternal(ino: number, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>, durable = true): Promise<void> {
+  async writeInternal(ino: number, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>, durable = true, withIntents?: () => void): Promise<boolean> {
     await this.env.backlog.room(); // never under an inode lock: the applier needs those locks to make room
     return this.locks.run(ino, async () => {
       try {
-        await this.writer.writePieces(ino, this.fileInfo(ino).fl, pieces, null, undefined, null, durable);
+        return await this.writer.writePieces(ino, this.fileInfo(ino).fl, pieces, null, undefined, null, durable, withIntents);
       } finally {
         this.forget(ino);
       }
@@ -405,20 +409,59 @@ export class FileIo implements SmallFilesHost {
    * queue in the same transaction (DESIGN §5: `rm -rf` never waits on shard deletion).
    */
   deleteFile(ino: number): Promise<void> {
+    return this.deletes === null ? this.deleteOne(ino) : this.deletes.add(ino);
+  }
+
+  /** Run the deletions that wait for a batch (reclaim, close). */
+  deletesNow(): Promise<void> {
+    return this.deletes?.drain() ?? Promise.resolve();
+  }
+
+  private deleteOne(ino: number): Promise<void> {
     return this.locks.run(ino, async () => {
       this.forget(ino);
       const info = this.loadInfo(ino);
       if (info.nlink > 0) throw new FsError('EBUSY', `inode ${ino} still has ${info.nlink} links`);
-      this.env.db.transaction(() => {
-        for (const r of this.env.map.live(ino)) this.env.reclaim.add(ino, r.chunkIndex, r.version, info.fl);
-        this.small.retire(ino); // its needle turns dead (spec §11.5 Delete)
-        this.env.map.dropInode(ino);
-        this.env.map.dropIntentsOf(ino);
-        this.pastSize.clear(ino);
-        this.env.fileRows.dropFile(ino);
-      })();
+      this.env.db.transaction(() => this.dropRows(ino, info))();
       this.env.backlog.dropInode(ino);
     });
+  }
+
+  /** Unlinked files' rows in one transaction (their locks free); the inodes left out (linked, gone, not files) are returned. */
+  private deleteMany(inos: number[]): number[] {
+    const left: number[] = [];
+    const done: number[] = [];
+    this.env.db.transaction(() => {
+      for (const ino of inos) {
+        this.forget(ino);
+        let info: FileInfo;
+        try {
+          info = this.loadInfo(ino);
+        } catch (err) {
+          if (!(err instanceof FsError)) throw err;
+          left.push(ino);
+          continue;
+        }
+        if (info.nlink > 0) {
+          left.push(ino);
+          continue;
+        }
+        this.dropRows(ino, info);
+        done.push(ino);
+      }
+    })();
+    for (const ino of done) this.env.backlog.dropInode(ino);
+    return left;
+  }
+
+  /** A deleted file's rows, in the caller's transaction: its chunk versions to the reclaim queue. */
+  private dropRows(ino: number, info: FileInfo): void {
+    for (const r of this.env.map.live(ino)) this.env.reclaim.add(ino, r.chunkIndex, r.version, info.fl);
+    this.small.retire(ino); // its needle turns dead (spec §11.5 Delete)
+    this.env.map.dropInode(ino);
+    this.env.map.dropIntentsOf(ino);
+    this.pastSize.clear(ino);
+    this.env.fileRows.dropFile(ino);
   }
 
 

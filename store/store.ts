@@ -436,7 +436,8 @@ export class Store {
   }
 
   /** Delete the shards of every queued chunk version that may go (tests, tools). */
-  reclaimNow(): Promise<ReclaimReport> {
+  async reclaimNow(): Promise<ReclaimReport> {
+    await this.files.deletesNow(); // deleted files' chunks join the queue first
     return this.reclaimer.drain();
   }
 
@@ -445,6 +446,7 @@ export class Store {
     this.closed = true;
     try {
       this.follower?.stop();
+      await this.files.deletesNow().catch(() => undefined); // what is left is an orphan: deleted at the next mount
       await this.healer.stop();
       await this.compactor.stop();
       await this.reclaimer.stop();

@@ -43,7 +43,8 @@ interface Plan {
   /** The reserved version of a whole write; 0n for a journaled intent. */
   version: bigint;
   /** Journaled intent: the first block and the new bytes of its whole block span. */
-  patch: { firstBlock: number; span: Buffer; intentId: number } | null;
+  /** intentId: read once the reservation's transaction is sent (ChunkMap.addIntent). */
+  patch: { firstBlock: number; span: Buffer; intentId: () => number } | null;
 }
 
 type Commit = WholeWrite;
@@ -70,12 +71,16 @@ export class ChunkWriter {
    * sizeBytes: the size to commit (DESIGN §5 prefix rule: the caller's first byte still held only
    * in memory); null: the end of the pieces. The size never grows past a piece that failed.
    * times: the mtime and ctime to commit (what the mount showed while these bytes were buffered); null: now.
+   * withIntents: run in the transaction that logs the intents when the write is intents only and
+   * durable is false (a container append's slices); resolves to whether it ran there.
    */
-  async writePieces(ino: number, fl: FileLayout, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>, sizeBytes: number | null, alsoInCommit?: () => void, times: CommitTimes | null = null, durable = true): Promise<void> {
+  async writePieces(ino: number, fl: FileLayout, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>, sizeBytes: number | null, alsoInCommit?: () => void, times: CommitTimes | null = null, durable = true, withIntents?: () => void): Promise<boolean> {
     assert(new Set(pieces.map((p) => p.c)).size === pieces.length, 'one piece per chunk in a write');
     const plans: Plan[] = pieces.map((p) => ({ ...p, old: this.host.liveRef(ino, fl, this.env.map.get(ino, p.c)), version: 0n, patch: null }));
     const spans = await this.readSpans(plans);
-    this.reserve(ino, fl, plans, spans, times);
+    // Intents only, none waited for: withIntents commits with them (store/small/needle-io.ts).
+    const joined = withIntents !== undefined && !durable && plans.every((p) => spans.has(p)) ? withIntents : undefined;
+    this.reserve(ino, fl, plans, spans, times, joined);
     const commits: Commit[] = [];
     const at = (p: { c: number; offIn: number }): number => p.c * fl.chunkSizeBytes + p.offIn;
     let sizeTo = sizeBytes ?? plans.reduce((end, p) => Math.max(end, at(p) + p.bytes.length), 0);
@@ -102,6 +107,7 @@ export class ChunkWriter {
       for (const p of plans) if (p.version > 0n) this.env.inflight.delete(ino, p.c, p.version);
     }
     if (firstError !== null) throw firstError;
+    return joined !== undefined;
   }
 
   /** Step 2 done: the durable intents go to the backlog, where reads see them and the applier takes them. */
@@ -109,7 +115,7 @@ export class ChunkWriter {
     for (const p of plans) {
       if (p.patch === null) continue;
       const { firstBlock, span, intentId } = p.patch;
-      this.env.backlog.add({ id: intentId, ino, chunkIndex: p.c, version: p.old!.version, firstBlock, span, inPlace: patchedInPlace(p.old!), unflushed }, fl.bitrotBlockBytes);
+      this.env.backlog.add({ id: intentId(), ino, chunkIndex: p.c, version: p.old!.version, firstBlock, span, inPlace: patchedInPlace(p.old!), unflushed }, fl.bitrotBlockBytes);
     }
   }
 
@@ -124,7 +130,7 @@ export class ChunkWriter {
   }
 
   /** Step 2: versions (queued for reclaim until committed) and journaled intents, one transaction. */
-  private reserve(ino: number, fl: FileLayout, plans: Plan[], spans: Map<Plan, { firstBlock: number; span: Buffer }>, times: CommitTimes | null): void {
+  private reserve(ino: number, fl: FileLayout, plans: Plan[], spans: Map<Plan, { firstBlock: number; span: Buffer }>, times: CommitTimes | null, withIntents?: () => void): void {
     this.env.db.transaction(() => {
       for (const p of plans) {
         const s = spans.get(p);
@@ -140,6 +146,7 @@ export class ChunkWriter {
         // Committed with the intents: the write they log is durable with its mtime.
         this.env.fileRows.stamp(ino, times);
       }
+      withIntents?.();
     })();
   }
 

@@ -167,8 +167,13 @@ export class ChunkMap {
     return out;
   }
 
-  addIntent(ino: number, chunkIndex: number, version: bigint, firstBlock: number, lastBlock: number, span: Buffer): number {
-    return Number(this.s.addIntent.run(ino, chunkIndex, version, firstBlock, lastBlock, nowNs(), span).lastInsertRowid);
+  /**
+   * The intent's id is read when asked for: on PostgreSQL it comes back with the transaction's next
+   * round trip (its COMMIT, store/meta/pg-pipeline.ts), so ask after the transaction (issue 22).
+   */
+  addIntent(ino: number, chunkIndex: number, version: bigint, firstBlock: number, lastBlock: number, span: Buffer): () => number {
+    const info = this.s.addIntent.run(ino, chunkIndex, version, firstBlock, lastBlock, nowNs(), span);
+    return () => Number(info.lastInsertRowid);
   }
   /** Every intent of a deleted inode (its chunks are gone: nothing to replay). */
   dropIntentsOf(ino: number): void {

@@ -154,6 +154,12 @@ export class PgDb implements Db {
   /** Statement text -> its server-side name and parameter count (prepared again on a new connection). */
   private readonly prepared = new Map<string, { name: string; params: number }>();
   private depth = 0;
+  /**
+   * The open transaction's BEGIN waits for its first write (while rows are trusted: this connection
+   * is the only writer, so a read before it sees what it would see inside): a transaction that only
+   * reads sends no BEGIN and no COMMIT (issue 22: round trips).
+   */
+  private beginDeferred = false;
   /** Rows this connection read, trusted while it holds the store's lease (pg-row-cache.ts; off until trustRows). */
   readonly rowCache = new PgRowCache(CACHED_TABLES);
   /** Statements of the open transaction that wait for the next one whose result is read. */
@@ -185,6 +191,13 @@ export class PgDb implements Db {
   execPrepared(name: string, text: string, values: Array<string | null>): PgResult {
     const hit = this.rowCache.get(text, values);
     if (hit !== undefined) return hit;
+    // Some columns of an inode: its whole row is read and kept, and these are projected from it.
+    const wide = this.rowCache.widened(text, values);
+    if (wide !== null) {
+      this.execPrepared(this.prepareText(wide.text, wide.values.length).name, wide.text, wide.values);
+      const projected = this.rowCache.get(text, values);
+      if (projected !== undefined) return projected;
+    }
     this.usable();
     let result: PgResult;
     // A lookup that missed in a directory not known whole: the directory's entries come along (same round trip).
@@ -208,6 +221,7 @@ export class PgDb implements Db {
 
   /** Queue a statement of this transaction (its RunInfo sends the queue when read). */
   enqueue(call: PgCall): RunInfo {
+    this.beginNow();
     this.rowCache.write(call.text, call.values); // the rows it changes, as the transaction will see them
     return this.pipeline.add(call, () => { this.sendQueue(null); });
   }
@@ -238,7 +252,9 @@ export class PgDb implements Db {
    */
   prefetch(stmt: SqlStatement, ...params: unknown[]): void {
     if (this.depth === 0 || !(stmt instanceof PgStatement) || !this.rowCache.trusted) return;
-    const call = stmt.call(params);
+    const asked = stmt.call(params);
+    const wide = this.rowCache.widened(asked.text, asked.values); // the whole row, as execPrepared reads it
+    const call = wide === null ? asked : { name: this.prepareText(wide.text, wide.values.length).name, ...wide };
     const writes = this.rowCache.writes;
     this.pipeline.add(call, () => { this.sendQueue(null); }, (r: CachedResult) => {
       if (this.rowCache.writes === writes) this.rowCache.put(call.text, call.values, r);
@@ -340,8 +356,16 @@ export class PgDb implements Db {
     return p;
   }
 
+  /** The deferred BEGIN goes first in the queue: a write (or a savepoint, a statement exec runs) comes. */
+  private beginNow(): void {
+    if (!this.beginDeferred) return;
+    this.beginDeferred = false;
+    this.pipeline.add(this.control('BEGIN'), () => { this.sendQueue(null); });
+  }
+
   exec(sql: EngineSql): void {
     const text = sqlFor(sql, 'postgres');
+    this.beginNow();
     this.rowCache.clear(); // migrations, locks, ROLLBACK: what it changes is not parsed
     if (this.pipeline.pending > 0) this.sendQueue(null); // in order, after what waits
     this.usable();
@@ -354,8 +378,10 @@ export class PgDb implements Db {
     return (...args: Parameters<F>): ReturnType<F> => {
       if (this.depth >= TX_DEPTH_MAX) throw new Error(`metadata SQL: transactions nested deeper than ${TX_DEPTH_MAX}`);
       const savepoint = this.depth === 0 ? null : `cfs_sp${this.depth}`;
-      // Queued: it goes with the transaction's first statement whose result is read (pg-pipeline.ts).
-      this.enqueue(this.control(savepoint === null ? 'BEGIN' : `SAVEPOINT ${savepoint}`));
+      // Queued: it goes with the transaction's first statement whose result is read (pg-pipeline.ts);
+      // while rows are trusted, BEGIN waits for the first write (beginDeferred).
+      if (savepoint === null && this.rowCache.trusted && this.pipeline.pending === 0) this.beginDeferred = true;
+      else this.enqueue(this.control(savepoint === null ? 'BEGIN' : `SAVEPOINT ${savepoint}`));
       this.depth++;
       let result: ReturnType<F>;
       try {
@@ -368,6 +394,11 @@ export class PgDb implements Db {
       this.depth--;
       if (savepoint !== null) {
         this.enqueue(this.control(`RELEASE SAVEPOINT ${savepoint}`));
+        return result;
+      }
+      if (this.beginDeferred) {
+        this.beginDeferred = false;
+        this.pipeline.drop(); // only reads ran (prefetches may wait: dropped, as they are only kept answers)
         return result;
       }
       const begin = this.control('BEGIN').name;
@@ -388,6 +419,11 @@ export class PgDb implements Db {
 
   private rollback(savepoint: string | null): void {
     this.rowCache.clear(); // its reads may have seen its own writes
+    if (savepoint === null && this.beginDeferred) {
+      this.beginDeferred = false;
+      this.pipeline.drop(); // nothing was written: the server has nothing to roll back
+      return;
+    }
     if (savepoint === null && this.pipeline.firstName() === this.control('BEGIN').name) {
       this.pipeline.drop(); // BEGIN never went: the server has nothing to roll back
       return;

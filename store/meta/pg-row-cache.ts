@@ -79,6 +79,13 @@ export const CACHED_TABLES: RowCacheSchema = {
   },
   xattrs: { uniqueKeys: [['ino', 'name']] },
 };
+/**
+ * Tables not cached whose rows are keyed by ino: a read of a new inode's rows there (PgRowCache.newInode)
+ * is answered empty without asking, until this connection writes rows of it (a write it cannot tie
+ * to one inode forgets every new inode). chunks: a file's first write and its deletion ask whether it
+ * has chunks (store/file-io.ts). (Not intents: they are deleted by id.)
+ */
+export const NEW_INODE_TABLES: ReadonlySet<string> = new Set(['chunks']);
 /** New inode numbers remembered as holding no rows outside inodes yet (PgRowCache.newInode), at most. */
 const NEW_INODES_MAX = 65536;
 
@@ -164,13 +171,38 @@ export class PgRowCache {
     const p = this.plan(text);
     const found = this.find(text, p, values);
     if (found === undefined) {
-      if (p.kind === 'read' || p.kind === 'lookup' || p.kind === 'ancestry') this.misses++;
+      if (p.kind === 'read' || p.kind === 'lookup' || p.kind === 'ancestry' || p.kind === 'ofInode') this.misses++;
     } else this.hits++;
     return found;
   }
 
+  /**
+   * The whole-row read to send instead of a read of some of an inode's columns that missed (by ino,
+   * or a lookup of a name): its answer is kept whole, so the other column sets the mount reads of
+   * the same inode (attributes, the file row, the size) are projected from it without asking
+   * (issue 22: an open, write and close of a small file read three). Null: send the read as it is.
+   */
+  widened(text: string, values: Array<string | null>): { text: string; values: Array<string | null> } | null {
+    if (!this.trusted) return null;
+    const p = this.plan(text);
+    if (p.kind === 'lookup' && p.columns !== '*') return { text: WHOLE_LOOKUP_SQL, values: [values[p.parent], values[p.name]] };
+    if (p.kind === 'read' && p.table === 'inodes' && p.plainColumns && p.columns !== '*' && p.keys.length === 1 && p.keys[0] === 'ino') {
+      return { text: WHOLE_INODE_SQL, values: [values[p.params[0]]] };
+    }
+    return null;
+  }
+
+  /** Rows of table are answered empty for a new inode (a table cached, or one of NEW_INODE_TABLES). */
+  private emptyWhileNew(table: string): boolean {
+    return table !== 'inodes' && (this.schema[table] !== undefined || NEW_INODE_TABLES.has(table));
+  }
+
   private find(text: string, p: Plan, values: Array<string | null>): PgResult | undefined {
     if (p.kind === 'ancestry') return this.ancestry.get(`${text}\u0000${values.map(keyPart).join('\u0000')}`);
+    if (p.kind === 'ofInode') return this.emptyWhileNew(p.table) && this.newInodes.has(keyPart(values[p.param])) ? EMPTY_RESULT : undefined;
+    if (p.kind === 'read' && this.schema[p.table] === undefined && NEW_INODE_TABLES.has(p.table) && p.keys[0] === 'ino') {
+      return this.newInodes.has(keyPart(values[p.params[0]])) ? EMPTY_RESULT : undefined;
+    }
     if (p.kind === 'lookup') {
       const ino = this.names.get(keyPart(values[p.parent]), keyPart(values[p.name]));
       if (ino === null) return EMPTY_RESULT;
@@ -306,7 +338,7 @@ export class PgRowCache {
   /** A statement this connection is about to run (or has queued): cached rows it changes are patched or dropped. */
   write(text: string, values: Array<string | null>): void {
     const p = this.plan(text);
-    if (p.kind === 'read' || p.kind === 'lookup' || p.kind === 'ancestry') return;
+    if (p.kind === 'read' || p.kind === 'lookup' || p.kind === 'ancestry' || p.kind === 'ofInode') return;
     if (p.kind === 'other') {
       if (p.writes) {
         this.writes++;
@@ -317,7 +349,7 @@ export class PgRowCache {
     this.writes++;
     if (p.table === 'dirents') this.writeNames(text, p, values);
     // Only the cached tables' rows are answered from newInodes (find): writes of others (dirents' ino) change nothing there.
-    if (p.table !== 'inodes' && this.schema[p.table] !== undefined && this.newInodes.size > 0) this.writeNewInodes(text, p, values);
+    if (this.emptyWhileNew(p.table) && this.newInodes.size > 0) this.writeNewInodes(text, p, values);
     if (this.ancestry.size > 0) this.writeAncestry(p, values);
     const buckets = this.buckets.get(p.table);
     if (buckets === undefined) return;
@@ -334,6 +366,7 @@ export class PgRowCache {
       const at = cols.indexOf('ino');
       if (at >= 0 && vals[at] != null) param = Number(vals[at]![1]) - 1;
     } else if (p.where !== null && p.where.includes('ino')) param = p.params[p.where.indexOf('ino')];
+    else if (p.inoParam !== undefined) param = p.inoParam;
     if (param < 0) this.newInodes.clear();
     else this.newInodes.delete(keyPart(values[param]));
   }
@@ -410,17 +443,27 @@ export class PgRowCache {
       }
       const c = r.names.indexOf(s.col);
       if (c >= 0 && !PATCHABLE_TYPES.has(r.types[c])) return false;
-      // An addition: integers only, onto a value that is there.
-      if (s.add && c >= 0 && (!INTEGER_TYPES.has(r.types[c]) || values[s.param] === null || !/^-?[0-9]+$/.test(values[s.param]!) || r.values.some((row) => row[c] === null))) return false;
+      // An addition or a maximum: integers only, with a value that is there (GREATEST skips NULLs: not followed).
+      if ((s.add || s.max === true) && c >= 0 && (!INTEGER_TYPES.has(r.types[c]) || values[s.param] === null || !/^-?[0-9]+$/.test(values[s.param]!) || r.values.some((row) => row[c] === null))) return false;
     }
     for (const s of set) {
       const c = r.names.indexOf(s.col);
       if (c < 0) continue;
-      for (const row of r.values) row[c] = s.add ? String(BigInt(row[c]!) + BigInt(values[s.param]!)) : values[s.param];
+      for (const row of r.values) row[c] = s.add ? String(BigInt(row[c]!) + BigInt(values[s.param]!)) : s.max === true ? maxText(row[c]!, values[s.param]!) : values[s.param];
     }
     return true;
   }
 }
+
+/** The larger of two integers as the server prints them. */
+function maxText(a: string, b: string): string {
+  return BigInt(a) >= BigInt(b) ? a : String(BigInt(b));
+}
+
+/** An inode's whole row (PgRowCache.widened). */
+const WHOLE_INODE_SQL = 'SELECT * FROM inodes WHERE ino = $1';
+/** A name's entry with its inode's whole row (PgRowCache.widened; a 'lookup' plan). */
+const WHOLE_LOOKUP_SQL = 'SELECT i.* FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = $1 AND d.name = $2';
 
 /** The answer of a lookup of a name known absent: no row. */
 const EMPTY_RESULT = new CachedResult([], [], [], '0');

@@ -3,8 +3,8 @@
 // with inodes), and writes whose rows it can tell (UPDATE/DELETE by equalities, INSERT by table).
 // The texts are the code's own (store/meta/*.ts), written in the shapes these patterns read.
 
-/** A SET item the cache can follow: `col = $n`, or `col = col + $n` (add). */
-export interface PlainSet { col: string; param: number; add: boolean }
+/** A SET item the cache can follow: `col = $n`, `col = col + $n` (add), or `col = GREATEST(col, $n)` (max). */
+export interface PlainSet { col: string; param: number; add: boolean; max?: boolean }
 
 export type Plan =
   /** columns: the select list when plainColumns ('*' for all). */
@@ -13,7 +13,10 @@ export type Plan =
   | { kind: 'lookup'; parent: number; name: number; columns: string[] | '*' }
   /** A read declared to depend on the directory tree and xattrs only (EngineSql pgCache). */
   | { kind: 'ancestry' }
-  | { kind: 'write'; table: string; where: string[] | null; params: number[]; set: PlainSet[] | null; setCols: string[] | null; insert: boolean; upsert: boolean }
+  /** A read of one table's rows of one inode (`WHERE ino = $n AND ...`, other conditions too): none while the inode is new. */
+  | { kind: 'ofInode'; table: string; param: number }
+  /** inoParam: a write whose rows are all of one inode (`WHERE ino = $n AND ...`), when where cannot say it. */
+  | { kind: 'write'; table: string; where: string[] | null; params: number[]; set: PlainSet[] | null; setCols: string[] | null; insert: boolean; upsert: boolean; inoParam?: number }
   /** Not a keyed read or a write it can follow: writes says whether it may change rows. */
   | { kind: 'other'; writes: boolean };
 
@@ -22,6 +25,13 @@ const EQ = `(${IDENT})\\s*=\\s*\\$(\\d+)`;
 const READ_RE = new RegExp(`^\\s*SELECT\\s+([^$;]+?)\\s+FROM\\s+(${IDENT})\\s+WHERE\\s+(${EQ}(?:\\s+AND\\s+${EQ})*)\\s*(?:ORDER\\s+BY\\s+[a-z0-9_,\\s]+)?(?:LIMIT\\s+\\d+)?\\s*$`, 'is');
 const UPDATE_RE = new RegExp(`^\\s*UPDATE\\s+(${IDENT})\\s+SET\\s+(.+?)\\s+WHERE\\s+(${EQ}(?:\\s+AND\\s+${EQ})*)\\s*(?:RETURNING\\s+[a-z0-9_,\\s]+)?$`, 'is');
 const DELETE_RE = new RegExp(`^\\s*DELETE\\s+FROM\\s+(${IDENT})\\s+WHERE\\s+(${EQ}(?:\\s+AND\\s+${EQ})*)\\s*(?:RETURNING\\s+[a-z0-9_,\\s]+)?$`, 'is');
+/**
+ * Rows of one table (plain columns: no aggregate, whose one row would be there anyway), `WHERE ino = $n`
+ * first, then more conditions joined by AND (planOf refuses OR, joins and subqueries).
+ */
+const OF_INODE_RE = new RegExp(`^\\s*SELECT\\s+(?:\\*|${IDENT}(?:\\s*,\\s*${IDENT})*)\\s+FROM\\s+(${IDENT})\\s+WHERE\\s+ino\\s*=\\s*\\$(\\d+)(?:\\s+AND\\s+[^;]*)?$`, 'is');
+/** An UPDATE or DELETE's WHERE that keeps to one inode: `ino = $n` first, more conditions by AND (planOf refuses OR). */
+const ONE_INODE_WHERE_RE = /\bWHERE\s+ino\s*=\s*\$(\d+)(?:\s+AND\s+[^;]*)?$/is;
 const INSERT_RE = new RegExp(`^\\s*INSERT\\s+INTO\\s+(${IDENT})\\b`, 'is');
 const TABLE_WRITE_RE = new RegExp(`^\\s*(?:UPDATE|DELETE\\s+FROM)\\s+(${IDENT})\\b`, 'is');
 const LOOKUP_RE = new RegExp(`^\\s*SELECT\\s+(i\\.\\*|i\\.${IDENT}(?:\\s*,\\s*i\\.${IDENT})*)\\s+FROM\\s+dirents\\s+d\\s+JOIN\\s+inodes\\s+i\\s+` +
@@ -43,13 +53,19 @@ function equalities(where: string): { cols: string[]; params: number[] } {
   return { cols, params };
 }
 
-/** SET list items when each is `col = $n` or `col = col + $n`; null when any is another expression. */
+/** SET list items when each is `col = $n`, `col = col + $n` or `col = GREATEST(col, $n)`; null when any is another expression. */
 function plainSets(set: string): PlainSet[] | null {
   const out: PlainSet[] = [];
-  for (const part of set.split(',')) {
+  for (const part of setItems(set)) {
     const m = new RegExp(`^\\s*${EQ}\\s*$`, 'i').exec(part);
     if (m !== null) {
       out.push({ col: m[1].toLowerCase(), param: Number(m[2]) - 1, add: false });
+      continue;
+    }
+    const g = new RegExp(`^\\s*(${IDENT})\\s*=\\s*GREATEST\\s*\\(\\s*(${IDENT})\\s*,\\s*\\$(\\d+)\\s*\\)\\s*$`, 'i').exec(part);
+    if (g !== null) {
+      if (g[1].toLowerCase() !== g[2].toLowerCase()) return null;
+      out.push({ col: g[1].toLowerCase(), param: Number(g[3]) - 1, add: false, max: true });
       continue;
     }
     const a = new RegExp(`^\\s*(${IDENT})\\s*=\\s*(${IDENT})\\s*\\+\\s*\\$(\\d+)\\s*$`, 'i').exec(part);
@@ -66,10 +82,8 @@ function columnsOf(list: string): string[] | '*' {
   return t.split(',').map((c) => c.trim().replace(/^i\./i, '').toLowerCase());
 }
 
-/** Columns a SET list assigns (expressions included); null when it cannot tell. */
-function setColumns(set: string): string[] | null {
-  const cols: string[] = [];
-  // Split at commas outside parentheses.
+/** A SET list's items: split at commas outside parentheses. */
+function setItems(set: string): string[] {
   let depth = 0;
   let start = 0;
   const parts: string[] = [];
@@ -79,7 +93,13 @@ function setColumns(set: string): string[] | null {
     else if (set[i] === ',' && depth === 0) { parts.push(set.slice(start, i)); start = i + 1; }
   }
   parts.push(set.slice(start));
-  for (const p of parts) {
+  return parts;
+}
+
+/** Columns a SET list assigns (expressions included); null when it cannot tell. */
+function setColumns(set: string): string[] | null {
+  const cols: string[] = [];
+  for (const p of setItems(set)) {
     const m = new RegExp(`^\\s*(${IDENT})\\s*=`, 'i').exec(p);
     if (m === null) return null;
     cols.push(m[1].toLowerCase());
@@ -99,6 +119,10 @@ export function planOf(text: string): Plan {
   }
   m = LOOKUP_RE.exec(text);
   if (m !== null) return { kind: 'lookup', parent: Number(m[2]) - 1, name: Number(m[3]) - 1, columns: columnsOf(m[1]) };
+  m = OF_INODE_RE.exec(text);
+  if (m !== null && !/\b(OR|JOIN|UNION|INSERT|UPDATE|DELETE|GROUP|HAVING)\b/i.test(text) && (text.match(/\bSELECT\b/gi) ?? []).length === 1) {
+    return { kind: 'ofInode', table: m[1].toLowerCase(), param: Number(m[2]) - 1 };
+  }
   // Reads, and transaction control (a rollback clears the cache itself), change no row.
   if (/^\s*(SELECT|WITH)\b/i.test(text) && !/\b(INSERT|UPDATE|DELETE|TRUNCATE|MERGE)\b/i.test(text)) return { kind: 'other', writes: false };
   if (/^\s*(BEGIN|COMMIT|SAVEPOINT|RELEASE)\b/i.test(text)) return { kind: 'other', writes: false };
@@ -118,6 +142,10 @@ export function planOf(text: string): Plan {
     return { kind: 'write', table: m[1].toLowerCase(), where: null, params: [], set: null, setCols: null, insert: true, upsert };
   }
   m = TABLE_WRITE_RE.exec(text);
-  if (m !== null) return { kind: 'write', table: m[1].toLowerCase(), where: null, params: [], set: null, setCols: null, insert: false, upsert: false };
+  if (m !== null) {
+    const one = ONE_INODE_WHERE_RE.exec(text);
+    const inoParam = one !== null && !/\b(OR|FROM\s+\w+\s*,|USING|SELECT)\b/i.test(text.slice(one.index)) ? Number(one[1]) - 1 : undefined;
+    return { kind: 'write', table: m[1].toLowerCase(), where: null, params: [], set: null, setCols: null, insert: false, upsert: false, inoParam };
+  }
   return { kind: 'other', writes: true };
 }

@@ -39,7 +39,8 @@ export interface ContainerHost {
    * Pieces written through the chunk write path under the container's lock; durable on return, or
    * with durable false, patches in place (journaled intents) at the next full commit.
    */
-  writeInternal(ino: number, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>, durable?: boolean): Promise<void>;
+  /** withIntents: see ChunkWriter.writePieces; resolves to whether it ran. */
+  writeInternal(ino: number, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>, durable?: boolean, withIntents?: () => void): Promise<boolean>;
   /** A new container inode (no directory entry) for packClass; in the caller's transaction. */
   createContainer(packClass: string, state: 'open' | 'sealing', sealedFrom: number | null, usedBytes: number, deadBytes: number): ContainerRow;
 }
@@ -207,14 +208,14 @@ export class NeedleAppender {
     // intents that hold their needles, and the WAL keeps a prefix of the commits, so a power cut
     // leaves a file's old needle or its new one, never a slice without its bytes; fsync (store.sync)
     // makes both durable with one flush, and the applier flushes before it patches the container.
-    await this.host.writeInternal(container.id, this.pieces(container, cs, needles, offsets, endBytes), false);
     const slices = batch.map((p, i): Slice => ({ containerId: BigInt(container.id), offsetBytes: BigInt(offsets[i]), lengthBytes: p.data.length, cookie: needles[i].readUInt32LE(20) }));
     const errors = new Map<Pending, unknown>();
     const full = endBytes >= this.capacityBytes();
     // Each file's commit is a savepoint of its own: one that fails halfway (deleted meanwhile, a bad
     // value) leaves no half-done change and fails that file alone, not the others of the batch.
     const commitOne = this.env.db.transaction((p: Pending, slice: Slice) => p.commit(slice));
-    this.env.db.transaction(() => {
+    const commitSlices = (): void => {
+      errors.clear();
       this.containers.setUsed(container.id, endBytes, gapBytes);
       if (full) this.containers.setState(container.id, 'full');
       batch.forEach((p, i) => {
@@ -225,7 +226,13 @@ export class NeedleAppender {
           this.containers.addDead(container.id, needles[i].length);
         }
       });
-    })();
+    };
+    // PostgreSQL: when the container write is journaled intents only, the slices commit in the
+    // transaction that logs them (one round trip, issue 22): atomic with the needles' bytes, so no
+    // slice is ever without them (data first, DESIGN §5). Otherwise, and on SQLite, after it.
+    const withIntents = this.env.db.engine === 'postgres' ? commitSlices : undefined;
+    const pieces = this.pieces(container, cs, needles, offsets, endBytes);
+    if (!(await this.host.writeInternal(container.id, pieces, false, withIntents))) this.env.db.transaction(commitSlices)();
     batch.forEach((p, i) => (errors.has(p) ? p.reject(errors.get(p)) : p.resolve(slices[i])));
     if (full) await this.onFull(container.id);
   }

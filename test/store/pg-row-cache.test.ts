@@ -160,7 +160,7 @@ pgTest('round trips (the engine counts them): a create, rename and unlink each t
     t.is(count(() => store.ns.setattr(ino, { mode: 0o600 })), 1, 'chmod: BEGIN, UPDATE and COMMIT in one round trip');
     t.is(count(() => store.ns.create(ROOT_INO, 'g', 0o644, 0, 0)), 1, 'create');
     t.is(count(() => store.ns.rename(ROOT_INO, 'g', ROOT_INO, 'h')), 1, 'rename to a new name');
-    t.is(count(() => store.ns.rename(ROOT_INO, 'f', ROOT_INO, 'h')), 2, 'rename over a name: the replaced inode read (a row not cached whole), then one');
+    t.is(count(() => store.ns.rename(ROOT_INO, 'f', ROOT_INO, 'h')), 1, 'rename over a name: the replaced inode\'s columns projected from its whole row (read with its create)');
     t.is(count(() => store.ns.unlink(ROOT_INO, 'h')), 1, 'unlink');
     t.is(count(() => store.ns.create(d, 'x', 0o644, 0, 0)), 1, 'create in a directory made here');
     t.is(count(() => store.ns.mkdir(d, 'sub', 0o755, 0, 0)), 1, 'mkdir');
@@ -227,6 +227,10 @@ test('the cache ends with the lease time it was given: unrenewed, nothing is ser
   t.is(cache.get(counted, ['5'])?.getvalue(0, 1), '1', 'an addition to the column itself: written through');
   t.is(cache.get('SELECT nlink FROM inodes WHERE ino = $1', ['5'])?.getvalue(0, 0), '1', 'columns another result of the row holds: projected');
   cache.write('UPDATE inodes SET mode = GREATEST(mode, $1) WHERE ino = $2', ['1', '5']);
+  t.is(cache.get(text, ['5'])?.getvalue(0, 1), '384', 'GREATEST with a smaller value: written through, unchanged');
+  cache.write('UPDATE inodes SET mode = GREATEST(mode, $1) WHERE ino = $2', ['500', '5']);
+  t.is(cache.get(text, ['5'])?.getvalue(0, 1), '500', 'GREATEST with a larger value: written through');
+  cache.write('UPDATE inodes SET mode = LEAST(mode, $1) WHERE ino = $2', ['1', '5']);
   t.is(cache.get(text, ['5']), undefined, 'an expression: dropped');
   cache.put(text, ['5'], row);
   cache.write('UPDATE inodes SET mode = $1 WHERE slice_container = $2', ['1', '9']);
@@ -254,8 +258,37 @@ test('which statements are cached reads, and which writes are patches', (t) => {
   t.like(planOf('WITH x AS (SELECT 1) UPDATE inodes SET mode = 0'), { kind: 'other', writes: true });
   t.like(planOf('BEGIN'), { kind: 'other', writes: false });
   t.like(planOf('UPDATE inodes SET mode = $1, uid = $2 WHERE ino = $3'), { kind: 'write', table: 'inodes', where: ['ino'], set: [{ col: 'mode', param: 0 }, { col: 'uid', param: 1 }] });
-  t.like(planOf('UPDATE inodes SET size = GREATEST(size, $1), mtime_ns = $2 WHERE ino = $3 RETURNING size'), { kind: 'write', set: null, setCols: ['size', 'mtime_ns'] });
+  t.like(planOf('UPDATE inodes SET size = GREATEST(size, $1), mtime_ns = $2 WHERE ino = $3 RETURNING size'),
+    { kind: 'write', set: [{ col: 'size', param: 0, max: true }, { col: 'mtime_ns', param: 1 }], setCols: ['size', 'mtime_ns'] });
+  t.like(planOf('UPDATE inodes SET size = GREATEST(mode, $1) WHERE ino = $2'), { kind: 'write', set: null, setCols: ['size'] });
+  // Reads of one inode's rows with other conditions: answered empty for a new inode only.
+  t.like(planOf('SELECT * FROM chunks WHERE ino = $1 AND version > 0 AND chunk_index >= $2 ORDER BY chunk_index'), { kind: 'ofInode', table: 'chunks', param: 0 });
+  t.like(planOf('SELECT * FROM chunks WHERE ino = $1 AND version > 0 OR chunk_index = $2'), { kind: 'other', writes: false });
+  t.like(planOf('SELECT count(*) AS n FROM chunks WHERE ino = $1 AND version > 0'), { kind: 'other', writes: false });
+  // A write it cannot key whole, but whose rows are all one inode's.
+  t.like(planOf('UPDATE chunks SET version = $1 WHERE ino = $2 AND chunk_index = $3 AND max_version >= $4'), { kind: 'write', table: 'chunks', where: null, inoParam: 1 });
+  t.like(planOf('UPDATE chunks SET version = $1 WHERE ino = $2 OR chunk_index = $3'), { kind: 'write', table: 'chunks', where: null, inoParam: undefined });
   t.like(planOf('INSERT INTO kv(k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = excluded.v'), { kind: 'write', insert: true, upsert: true });
+});
+
+test('a new inode has no chunks until this connection writes some of them; a write of chunks it cannot tie to an inode forgets every new inode', (t) => {
+  const cache = new PgRowCache({ inodes: { uniqueKeys: [['ino']] } }, () => 0);
+  cache.trustUntil(1);
+  const live = 'SELECT * FROM chunks WHERE ino = $1 AND version > 0 AND chunk_index >= $2 ORDER BY chunk_index';
+  const one = 'SELECT * FROM chunks WHERE ino = $1 AND chunk_index = $2';
+  t.is(cache.get(live, ['7', '0']), undefined, 'an inode not made here: asked');
+  cache.newInode('7');
+  cache.newInode('8');
+  t.is(cache.get(live, ['7', '0'])?.ntuples(), 0, 'a new inode: no chunks, without asking');
+  t.is(cache.get(one, ['7', '3'])?.ntuples(), 0, 'nor one chunk of it');
+  cache.write('UPDATE chunks SET version = $1, logical_len = $2 WHERE ino = $3 AND chunk_index = $4 AND max_version >= $5', ['1', '9', '7', '0', '1']);
+  t.is(cache.get(live, ['7', '0']), undefined, 'chunks of it written: asked');
+  t.is(cache.get(live, ['8', '0'])?.ntuples(), 0, 'another new inode: still known');
+  cache.write('INSERT INTO chunks(ino, chunk_index, version, logical_len, max_version) VALUES ($1, $2, 0, 0, 1)', ['8', '0']);
+  t.is(cache.get(one, ['8', '0']), undefined, 'a chunk inserted: asked');
+  cache.newInode('9');
+  cache.write('DELETE FROM chunks WHERE version = $1', ['0']);
+  t.is(cache.get(live, ['9', '0']), undefined, 'a write not tied to one inode: every new inode forgotten');
 });
 
 test('names: what lookups read and entries written tell, what a listing makes whole, and which writes drop them', (t) => {
@@ -300,4 +333,37 @@ test('names: what lookups read and entries written tell, what a listing makes wh
   cache.put(walk, ['9'], one);
   cache.write('DELETE FROM inodes WHERE ino = $1', ['9']);
   t.is(cache.get(walk, ['9']), undefined, 'the inode it starts from deleted: dropped');
+});
+
+pgTest('round trips of a small file (issue 22): the write of a new file reads nothing, a read after it asks nothing, deletions share one transaction', async (t) => {
+  const { store, db, other } = await openPair();
+  try {
+    const count = async (fn: () => unknown): Promise<number> => { const before = db.roundTrips; await fn(); return db.roundTrips - before; };
+    const payload = Buffer.alloc(100, 0x6d);
+    // Warm: statements prepared, the open container made, the root read whole.
+    const warm = store.ns.create(ROOT_INO, 'warm', 0o644, 0, 0).ino;
+    await store.write(warm, 0, payload);
+    await store.read(warm, 0, 200);
+    store.ns.unlink(ROOT_INO, 'warm');
+    await store.deleteFile(warm);
+    const inos: number[] = [];
+    for (let i = 0; i < 10; i++) inos.push(store.ns.create(ROOT_INO, `f${i}`, 0o644, 0, 0).ino);
+    const trips: number[] = [];
+    for (const ino of inos) trips.push(await count(() => store.write(ino, 0, payload)));
+    // The open container's row, then the container's intent, the needle's slice and the file's size in one pipeline
+    // with COMMIT; no read of the file's row or of its chunks (a new inode has none), no BEGIN/COMMIT of a read-only transaction.
+    t.deepEqual(trips, inos.map(() => 2), 'a new file\'s 100-byte write: the open container read, then one commit');
+    t.is(await count(() => { for (const ino of inos) store.ns.getattr(ino); }), 0, 'attributes after the writes (GREATEST patched into the cached row)');
+    t.is(await count(async () => { for (const ino of inos) t.deepEqual(await store.read(ino, 0, 200), payload); }), 0, 'reads: the file rows projected from the whole row');
+    sameAsServer(t, store, other, [ROOT_INO, ...inos], 'after writes and reads');
+    for (let i = 0; i < inos.length; i++) store.ns.unlink(ROOT_INO, `f${i}`);
+    t.is(await count(() => Promise.all(inos.map((ino) => store.deleteFile(ino)))), 1, 'ten deletions: one transaction, the chunks of new inodes not asked for');
+    const rowsOf = other.prepare('SELECT count(*) AS n FROM inodes WHERE ino = ?');
+    for (const ino of inos) t.is((rowsOf.get(ino) as { n: bigint }).n, 0n, `inode ${ino} gone on the server`);
+    const dead = other.prepare('SELECT sum(dead_bytes) AS d FROM containers').get() as { d: bigint };
+    t.true(dead.d > 0n, 'the needles turned dead');
+  } finally {
+    other.close();
+    await store.close();
+  }
 });
