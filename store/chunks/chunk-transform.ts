@@ -118,7 +118,7 @@ function readPayloadInto(env: ChunkEnv, ref: ChunkRef, out: Buffer): Promise<voi
   return boundedAll(starts, PAYLOAD_PIECES_IN_FLIGHT_MAX, async (at) => {
     const n = Math.min(PAYLOAD_PIECE_BYTES, out.length - at);
     await (ref.fl.layout.kind === 'replica'
-      ? readReplicaInto(env, ref, at, n, out, at, false)
+      ? readReplicaInto(env, ref, at, n, out, at, false, true) // straight into out: no reader sees it before it verified and decoded
       : readEcInto(env, ref, at, n, out, at, false));
   });
 }
