@@ -110,9 +110,16 @@ function writeHeader(out: Buffer, plainLenBytes: number, nonceBase: Uint8Array, 
  */
 export function sealSegmented(dataKey: Uint8Array, plain: Uint8Array, nonceBase: Uint8Array = crypto.randomBytes(NONCE_BYTES), segmentBytes = SEGMENT_BYTES): Buffer {
   const out = Buffer.allocUnsafe(segmentedLen(plain.length, segmentBytes));
-  const l = writeHeader(out, plain.length, nonceBase, segmentBytes);
-  nativeSealSegments(dataKey, l, plain, out.subarray(SEG_HEADER_BYTES));
+  sealSegmentedInto(dataKey, plain, out, nonceBase, segmentBytes);
   return out;
+}
+
+/** sealSegmented into out, exactly segmentedLen(plain.length) bytes (a buffer the caller reuses). */
+export function sealSegmentedInto(dataKey: Uint8Array, plain: Uint8Array, out: Uint8Array, nonceBase: Uint8Array = crypto.randomBytes(NONCE_BYTES), segmentBytes = SEGMENT_BYTES): void {
+  assert(out.length === segmentedLen(plain.length, segmentBytes), 'v2 payload buffer is the sealed length');
+  const b = Buffer.from(out.buffer, out.byteOffset, out.byteLength);
+  const l = writeHeader(b, plain.length, nonceBase, segmentBytes);
+  nativeSealSegments(dataKey, l, plain, b.subarray(SEG_HEADER_BYTES));
 }
 
 /** sealSegmented with Node's crypto (the reference the native path is tested against). */
