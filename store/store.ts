@@ -156,6 +156,8 @@ export class Store {
   private lease: StoreLease | null = null;
   /** Open read-only following a writer (DESIGN §9); null otherwise. */
   private follower: Follower | null = null;
+  /** st_dev of each disk directory by path (statfs counts a filesystem once). */
+  private readonly diskDevs = new Map<string, number>();
 
   private constructor(readonly dir: string, private readonly opened: OpenedConfig, private readonly db: Db, readonly io: Io, readonly syncIo: SyncIo) {
     const { config } = opened;
@@ -611,22 +613,40 @@ export class Store {
     return out;
   }
 
-  /** Usable space: raw space of all disks divided by the default layout's overhead. */
+  /**
+   * Usable space: raw space of all disks divided by the default layout's overhead. Each disk's
+   * filesystem is asked at once (df and every fallocate ask: one after the other, 6 disks cost 12
+   * thread-pool round trips, 2,200 statfs/s through the mount against 30,000 on passthrough_hp), and
+   * the device of a disk directory is learnt once (disks on one filesystem count once).
+   */
   async statfs(): Promise<StatfsResult> {
     const factor = overhead(parseLayout(this.opened.config.defaults.layout));
+    // Offline disks: their space is not usable.
+    const online = [...this.opened.diskPaths].filter(([id]) => this.env.health.unavailable(id) === undefined);
+    const devs = await Promise.all(online.map(([, path]) => this.diskDevOf(path)));
     const seen = new Set<number>();
+    const counted = online.filter((_, i) => {
+      if (seen.has(devs[i])) return false;
+      seen.add(devs[i]);
+      return true;
+    });
+    const stats = await Promise.all(counted.map(([, path]) => this.io.statfs(path)));
     const sum = { totalBytes: 0, freeBytes: 0, availBytes: 0 };
-    for (const [id, path] of this.opened.diskPaths) {
-      if (this.env.health.unavailable(id) !== undefined) continue; // offline: its space is not usable
-      const dev = (await this.io.stat(path))?.dev ?? -1; // disks on one filesystem count once
-      if (seen.has(dev)) continue;
-      seen.add(dev);
-      const s = await this.io.statfs(path);
+    for (const s of stats) {
       sum.totalBytes += s.totalBytes;
       sum.freeBytes += s.freeBytes;
       sum.availBytes += s.availBytes;
     }
     return { totalBytes: Math.floor(sum.totalBytes / factor), freeBytes: Math.floor(sum.freeBytes / factor), availBytes: Math.floor(sum.availBytes / factor) };
+  }
+
+  /** st_dev of a disk directory, learnt once per path (replace-disk moves a disk to a new path; -1, not kept, when it cannot be statted). */
+  private async diskDevOf(path: string): Promise<number> {
+    const known = this.diskDevs.get(path);
+    if (known !== undefined) return known;
+    const dev = (await this.io.stat(path))?.dev ?? -1;
+    if (dev !== -1) this.diskDevs.set(path, dev);
+    return dev;
   }
 
   /** Shard file path of (ino, chunk, shard) for the live version: tools and fault-injection tests. */

@@ -39,6 +39,8 @@ export const S = {
 export const OPEN_KEEP_CACHE = 1;
 export const OPEN_DIRECT_IO = 2;
 export const OPEN_CACHE_DIR = 4;
+/** FOPEN_NOFLUSH (linux/fuse.h, kernel 5.16): close(2) of the descriptor sends no FLUSH request. */
+export const OPEN_NOFLUSH = 8;
 
 /** setattr to_set bits (fuse_lowlevel.h FUSE_SET_ATTR_*). */
 export const SET = {

@@ -10,7 +10,7 @@ import * as dir from '../ops-dir';
 import * as xattr from '../ops-xattr';
 import { fallocate } from '../ops-fallocate';
 import { lseek } from '../ops-seek';
-import { F, FIELD_COUNT, OP, OP_NAMES, OPEN_KEEP_CACHE, SET } from './fuse3-abi';
+import { F, FIELD_COUNT, OP, OP_NAMES, OPEN_KEEP_CACHE, OPEN_NOFLUSH, SET } from './fuse3-abi';
 import { Log, OpLog, guard } from './guard';
 import { refusalOf } from './read-only';
 import type { OpObserver } from './op-observer';
@@ -18,6 +18,10 @@ import type { Replier } from './fuse3-reply';
 import { ReadBuffers } from './read-buffers';
 import { posix } from '../errno';
 import { staleIfGone } from './gone-stale';
+
+/** open(2)'s access-mode bits, and read-only among them (fcntl.h). */
+const O_ACCMODE = 0o3;
+const O_RDONLY = 0;
 
 const NS_PER_S = 1_000_000_000n;
 const ENOSYS = 38;
@@ -96,6 +100,17 @@ function openFlagsOf(x: Ctx): number {
   return x.core.atime.mode === 'strictatime' || x.core.followsWriter ? 0 : OPEN_KEEP_CACHE;
 }
 
+/**
+ * A read-only descriptor's close needs no FLUSH: it buffered nothing to store or report (a writer's
+ * own close or fsync does that: WriteBack.close), and the kernel keeps POSIX and flock locks itself
+ * (lowlevel_ops.cc), so a FLUSH would only cost a round trip (one of 4 requests of a cold
+ * open-read-close, issue 20 item 4). Writable descriptors keep it: close reports a failed
+ * background flush and stores a file larger than a chunk before it returns.
+ */
+function noFlushOf(openFlags: number): number {
+  return (openFlags & O_ACCMODE) === O_RDONLY ? OPEN_NOFLUSH : 0;
+}
+
 /** An open; one the kernel marked FUSE_OPEN_KILL_SUIDGID (an O_TRUNC open by a caller without CAP_FSETID) drops set-id bits. */
 async function openKilling(x: Ctx, b: Batch, i: number): Promise<number> {
   const fh = await file.open(x.core, inoOf(b, i), num(b, i, F.flags));
@@ -126,7 +141,7 @@ const HANDLERS: Partial<Record<number, Handler>> = {
   [OP.link]: (x, b, i) => x.run(b, i, () => names.link(x.core, inoOf(b, i), num(b, i, F.ino2), name2Of(b, i)), (st) => entry(x, idOf(b, i), st)),
 
   [OP.open]: (x, b, i) => x.run(b, i, () => openKilling(x, b, i), (fh) => {
-    if (x.reply.open(idOf(b, i), fh, openFlagsOf(x)) !== 0) releaseLost(x, fh);
+    if (x.reply.open(idOf(b, i), fh, openFlagsOf(x) | noFlushOf(num(b, i, F.flags))) !== 0) releaseLost(x, fh);
   }),
   [OP.create]: (x, b, i) => x.run(b, i, () => file.create(x.core, inoOf(b, i), nameOf(b, i), num(b, i, F.mode), num(b, i, F.flags), callerOf(b, i)),
     ({ stat, fh }) => {

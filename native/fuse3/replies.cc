@@ -53,6 +53,7 @@ fuse_file_info FileInfo(double fh, double flags) {
   fi.keep_cache = (bits & 1) != 0;
   fi.direct_io = (bits & 2) != 0;
   fi.cache_readdir = (bits & 4) != 0;
+  fi.noflush = (bits & 8) != 0;
   return fi;
 }
 

@@ -5,6 +5,7 @@
 // store/meta/pg-commit-point.ts.
 import { Io, errnoCode } from '../io/io';
 import type { SqliteDb } from './sqlite-engine';
+import { WalWarmer } from './wal-warmer';
 
 export interface CommitPoint {
   /** Changes whenever a commit lands (compared with the mark at the last full commit). */
@@ -17,8 +18,12 @@ export interface CommitPoint {
 
 export class SqliteWalCommitPoint implements CommitPoint {
   private readonly changes;
+  /** Reads the WAL back into the page cache when commits show it was dropped (wal-warmer.ts). */
+  readonly warmer: WalWarmer;
   constructor(db: SqliteDb, private readonly io: Io, private readonly walPath: string) {
     this.changes = db.native.prepare('SELECT total_changes() AS n');
+    this.warmer = new WalWarmer(io, walPath);
+    db.commitObserver = this.warmer.observe;
   }
 
   mark(): bigint {

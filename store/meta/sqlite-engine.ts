@@ -16,8 +16,20 @@ export class SqliteDb implements Db {
   exec(sql: EngineSql): void {
     this.native.exec(sqlFor(sql, 'sqlite'));
   }
+  /** Told how long each outermost transaction took, commit included (store/meta/wal-warmer.ts); null: untimed. */
+  commitObserver: ((elapsedNs: bigint) => void) | null = null;
+
   transaction<F extends (...args: any[]) => any>(fn: F): (...args: Parameters<F>) => ReturnType<F> {
-    return this.native.transaction(fn) as unknown as (...args: Parameters<F>) => ReturnType<F>;
+    const tx = this.native.transaction(fn) as unknown as (...args: Parameters<F>) => ReturnType<F>;
+    return (...args: Parameters<F>): ReturnType<F> => {
+      const observe = this.commitObserver;
+      // A nested call is a savepoint: its commit is the outer transaction's.
+      if (observe === null || this.native.inTransaction) return tx(...args);
+      const startNs = process.hrtime.bigint();
+      const result = tx(...args);
+      observe(process.hrtime.bigint() - startNs);
+      return result;
+    };
   }
   get inTransaction(): boolean {
     return this.native.inTransaction;

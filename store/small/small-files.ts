@@ -65,8 +65,6 @@ export class SmallFiles {
    */
   async write(ino: number, info: SmallFileInfo, offsetBytes: number, data: Uint8Array, sizeBytes: number | null, hasChunks: boolean, times: CommitTimes | null = null): Promise<boolean> {
     if (this.smallFileMaxBytes === 0 || (info.slice === null && (info.sizeBytes > 0 || hasChunks))) return false;
-    // An open container is stored raw until it is sealed: files of encrypting layouts are never packed (DESIGN §10).
-    if (info.slice === null && info.fl.layout.transforms.encryption !== null) return false;
     const end = offsetBytes + data.length;
     const newLen = Math.max(info.sizeBytes, end, sizeBytes ?? 0);
     const prefixOk = (sizeBytes ?? end) >= Math.max(info.sizeBytes, end);

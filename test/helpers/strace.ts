@@ -6,8 +6,8 @@ import { ChildProcess, spawn } from 'node:child_process'
 const ATTACH_WAIT_MS = 30_000
 
 /** strace -f -ttt -y of every thread of pid, tracing syscalls (strace's -e trace= list), into out; resolves once attached. */
-export function straceAttach (pid: number, out: string, syscalls: string): Promise<ChildProcess> {
-  const child = spawn('strace', ['-f', '-ttt', '-y', '-e', `trace=${syscalls}`, '-o', out, '-p', String(pid)], { stdio: ['ignore', 'ignore', 'pipe'] })
+export function straceAttach (pid: number, out: string, syscalls: string, extraArgs: string[] = []): Promise<ChildProcess> {
+  const child = spawn('strace', ['-f', '-ttt', '-y', ...extraArgs, '-e', `trace=${syscalls}`, '-o', out, '-p', String(pid)], { stdio: ['ignore', 'ignore', 'pipe'] })
   let err = ''
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => { child.kill('SIGINT'); reject(new Error(`strace did not attach: ${err}`)) }, ATTACH_WAIT_MS)
@@ -44,4 +44,32 @@ export async function fuseAnswersDuring (pid: number, trace: string, fn: () => P
     await straceDetach(tracer)
   }
   return straceEvents(trace).filter((e) => /^writev?\(\d+<\/dev\/fuse>/.test(e.line)).length
+}
+
+/** A read of /dev/fuse under -xx, which prints the descriptor's path in hex too. */
+const DEV_FUSE_READ = new RegExp(`^read\\(\\d+<${[...'/dev/fuse'].map((c) => '\\\\x' + c.charCodeAt(0).toString(16)).join('')}>, "((?:\\\\x[0-9a-f]{2}){8})`)
+
+/** linux/fuse.h opcodes the tests count. */
+export const FUSE_OPCODE = { getattr: 3, setattr: 4, open: 14, read: 15, release: 18, flush: 25 } as const
+
+/**
+ * Requests the mount process pid read from /dev/fuse while fn ran, counted by opcode: strace prints
+ * each read's first 8 bytes in hex (-xx -s 8), the fuse_in_header's len and opcode.
+ */
+export async function fuseRequestsDuring (pid: number, trace: string, fn: () => Promise<void>): Promise<Map<number, number>> {
+  const tracer = await straceAttach(pid, trace, 'read', ['-xx', '-s', '8'])
+  try {
+    await fn()
+  } finally {
+    await straceDetach(tracer)
+  }
+  const counts = new Map<number, number>()
+  for (const e of straceEvents(trace)) {
+    const mm = DEV_FUSE_READ.exec(e.line)
+    if (mm === null) continue
+    const bytes = Buffer.from(mm[1].replace(/\\x/g, ''), 'hex')
+    const opcode = bytes.readUInt32LE(4)
+    counts.set(opcode, (counts.get(opcode) ?? 0) + 1)
+  }
+  return counts
 }

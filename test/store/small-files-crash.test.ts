@@ -27,6 +27,9 @@ const SCENARIOS: Scenario[] = [
   { name: 'tail chunk patched in place (replica:3)', layout: 'replica:3', preBytes: 40_000, capacityBytes: 1 << 20, newFiles: 5 },
   { name: 'needles start a new container chunk (replica:3)', layout: 'replica:3', preBytes: SMALL.chunkSizeBytes - 9000, capacityBytes: 1 << 20, newFiles: 3 },
   { name: 'append fills the container, seal rewrites it as ec:4+2', layout: 'ec:4+2', preBytes: 40_000, capacityBytes: 56_000, newFiles: 4 },
+  // Issue 23: an encrypted open container's tail chunk is rewritten as a new version per append.
+  { name: 'encrypted tail chunk rewritten as a new version (replica:3,aes256gcm)', layout: 'replica:3,aes256gcm', preBytes: 40_000, capacityBytes: 1 << 20, newFiles: 5 },
+  { name: 'encrypted append fills the container, seal rewrites it as ec:4+2,zstd,aes256gcm', layout: 'ec:4+2,zstd,aes256gcm', preBytes: 40_000, capacityBytes: 56_000, newFiles: 4 },
 ];
 const FILE_BYTES = 4000;
 

@@ -232,18 +232,37 @@ test('tools on transformed chunks: a sealed ec:4+2,zstd container is stored comp
   await store.close();
 });
 
-test('files of encrypting layouts are never packed into (raw, open) containers', async (t) => {
+test('files of encrypting layouts are packed into encrypted containers; each append is a new version of the tail chunk', async (t) => {
   const { store, dir } = await smallStore('replica:3,aes256gcm', 6, { smallFileMaxBytes: 8 * 1024 });
-  const f = store.ns.create(ROOT_INO, 'small', 0o644, 0, 0);
-  const data = compressible(3000);
-  await store.write(f.ino, 0, data);
-  await store.sync();
-  t.true((await store.read(f.ino, 0, data.length)).equals(data));
-  const rows = chunkRows(dir, f.ino, store);
-  t.is(rows.length, 1, 'a chunk of its own');
-  t.is(Number(rows[0].stored_flags), FLAG_ENCRYPTED);
-  await store.close();
-  for (const p of shardFiles(dir)) t.false(fs.readFileSync(p).includes(data.subarray(0, 40)), 'no plaintext on the disks');
+  const files: Array<{ ino: number; data: Buffer }> = [];
+  // Three appends (one per sync): the second and third patch the container's tail chunk, which is
+  // encrypted, so each becomes a new version of it (DESIGN §10), never bytes in the clear.
+  for (let i = 0; i < 3; i++) {
+    const f = store.ns.create(ROOT_INO, `small${i}`, 0o644, 0, 0);
+    const data = compressible(3000, i + 1);
+    await store.write(f.ino, 0, data);
+    await store.sync();
+    files.push({ ino: f.ino, data });
+    t.is(chunkRows(dir, f.ino, store).length, 0, 'no chunk of its own: a needle in a container');
+  }
+  for (const f of files) t.true((await store.read(f.ino, 0, f.data.length)).equals(f.data), 'read back before the applier ran');
+  const containers = store.ns.db.prepare('SELECT id, pack_class FROM containers').all() as Array<{ id: bigint; pack_class: string }>;
+  t.is(containers.length, 1);
+  t.is(containers[0].pack_class, 'replica:3,aes256gcm');
+  await store.close(); // applies every intent
+  for (const p of shardFiles(dir)) {
+    for (const f of files) t.false(fs.readFileSync(p).includes(f.data.subarray(0, 40)), 'no plaintext on the disks');
+  }
+  const rows = chunkRows(dir, Number(containers[0].id));
+  t.is(rows.length, 1, 'one container chunk');
+  t.is(Number(rows[0].stored_flags), FLAG_ENCRYPTED, 'the open container is stored encrypted');
+  t.true(Number(rows[0].version) > 1, `appends wrote new versions (version ${rows[0].version})`);
+  const again = await Store.open(dir);
+  for (const f of files) t.true((await again.read(f.ino, 0, f.data.length)).equals(f.data), 'read back after reopen');
+  const scrub = await again.scrub();
+  t.is(scrub.badCount, 0);
+  t.deepEqual(scrub.leaks.paths, [], 'old versions of the tail chunk are reclaimed');
+  await again.close();
 });
 
 test('a whole-chunk decode whose stored bytes fail their hashes on two replicas is served by the third (payload read straight into the decode buffer), counted and queued', async (t) => {
