@@ -11,7 +11,8 @@
         "native/highway/highwayhash.cc",
         "native/highway/highwayhash_avx2.cc",
         "native/highway/highwayhash_scalar.cc",
-        "native/memory/huge_alloc.cc"
+        "native/memory/huge_alloc.cc",
+        "native/cipher/aes_gcm.cc"
       ],
       "cflags_cc": ["-O3", "-std=c++17", "-Wall", "-Wextra", "-Wno-maybe-uninitialized"],
       "cflags_cc!": ["-fno-exceptions"],

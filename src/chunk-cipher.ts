@@ -9,6 +9,7 @@
 // redone) never reuses a nonce under its key; each key encrypts a handful of payloads at most.
 import * as crypto from 'node:crypto';
 import { ErrorSite, FormatError, assert } from './errors';
+import { nativeOpenMessage } from './gcm-native';
 
 export const STORE_KEY_BYTES = 32;
 export const NONCE_BYTES = 12;
@@ -20,8 +21,12 @@ const HKDF_SALT = Buffer.from('chunkfs data key v1', 'ascii');
 
 /** The stored payload does not authenticate under its data key: a wrong key or forged bytes. */
 export class DecryptError extends FormatError {
-  constructor(site: ErrorSite) {
-    super('aes256gcm', 'authentication tag mismatch: wrong store key, or the stored payload was altered after it was hashed', site);
+  /** The cipher format v2 segment whose tag failed; undefined for a v1 payload (one message). */
+  readonly segment: number | undefined;
+  constructor(site: ErrorSite, segment?: number) {
+    const where = segment === undefined ? '' : ` in segment ${segment}`;
+    super('aes256gcm', `authentication tag mismatch${where}: wrong store key, or the stored payload was altered after it was hashed`, site);
+    this.segment = segment;
   }
 }
 
@@ -59,15 +64,29 @@ export function open(dataKey: Uint8Array, stored: Uint8Array, site: ErrorSite = 
 
 /**
  * The plaintext into target (stored.length - nonce - tag bytes), only usable after this returns:
- * when the tag does not check, target is zeroed and DecryptError thrown. Fed to the cipher in
- * slices: for each update Node allocates a fresh buffer one byte longer than its input and copies
- * the result into another of the exact length; on a whole 4 MiB chunk that is two fresh 4 MiB
- * buffers (page faults) and a 4 MiB copy out of cache, on a slice both stay small and in cache.
+ * when the tag does not check, target is zeroed and DecryptError thrown. Decrypted by the native
+ * binding straight into target (src/gcm-native.ts); openIntoNode is the reference.
  */
 export function openInto(dataKey: Uint8Array, stored: Uint8Array, target: Uint8Array, site: ErrorSite = {}): void {
+  const body = bodyOf(stored, target, site);
+  if (!nativeOpenMessage(dataKey, stored.subarray(0, NONCE_BYTES), body, stored.subarray(stored.length - TAG_BYTES), target)) throw new DecryptError(site);
+}
+
+function bodyOf(stored: Uint8Array, target: Uint8Array, site: ErrorSite): Uint8Array {
   if (stored.length < CIPHER_OVERHEAD_BYTES) throw new FormatError('aes256gcm', `payload of ${stored.length} bytes is shorter than nonce + tag`, site);
   const body = stored.subarray(NONCE_BYTES, stored.length - TAG_BYTES);
   if (target.length !== body.length) throw new FormatError('aes256gcm', `plaintext of ${body.length} bytes into a buffer of ${target.length}`, site);
+  return body;
+}
+
+/**
+ * openInto with Node's crypto (the reference the native path is tested against). Fed to the cipher
+ * in slices: for each update Node allocates a fresh buffer one byte longer than its input and
+ * copies the result into another of the exact length; on a whole 4 MiB chunk that is two fresh 4
+ * MiB buffers (page faults) and a 4 MiB copy out of cache, on a slice both stay small and in cache.
+ */
+export function openIntoNode(dataKey: Uint8Array, stored: Uint8Array, target: Uint8Array, site: ErrorSite = {}): void {
+  const body = bodyOf(stored, target, site);
   const d = crypto.createDecipheriv('aes-256-gcm', dataKey, stored.subarray(0, NONCE_BYTES));
   d.setAuthTag(stored.subarray(stored.length - TAG_BYTES));
   const out = Buffer.from(target.buffer, target.byteOffset, target.byteLength);

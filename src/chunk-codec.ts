@@ -11,8 +11,12 @@ import { openPayloadInto, openedLen, sealPayload } from './payload-cipher';
 
 export interface EncodedPayload { stored: Buffer; flags: number }
 
-/** raw -> stored payload and its transform flags (bits 1, 2). storeKey: needed when the layout encrypts. */
-export function encodePayload(t: ChunkTransforms, raw: Uint8Array, id: ChunkIdentity, storeKey: Uint8Array | null): EncodedPayload {
+/**
+ * raw -> stored payload and its transform flags (bits 1, 2). storeKey: needed when the layout
+ * encrypts; alloc: the buffer an encrypted payload is sealed into (exactly its length).
+ */
+export function encodePayload(t: ChunkTransforms, raw: Uint8Array, id: ChunkIdentity, storeKey: Uint8Array | null,
+  alloc: (lengthBytes: number) => Buffer = (n) => Buffer.allocUnsafe(n)): EncodedPayload {
   let stored = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
   let flags = 0;
   if (t.compression !== null) {
@@ -24,7 +28,7 @@ export function encodePayload(t: ChunkTransforms, raw: Uint8Array, id: ChunkIden
   }
   if (t.encryption !== null) {
     if (storeKey === null) throw new FormatError('aes256gcm', 'the layout encrypts but the store has no key loaded');
-    stored = sealPayload(deriveDataKey(storeKey, id), stored); // cipher format v2 (src/chunk-segments.ts)
+    stored = sealPayload(deriveDataKey(storeKey, id), stored, alloc); // cipher format v2 (src/chunk-segments.ts)
     flags |= FLAG_ENCRYPTED;
   }
   return { stored, flags };

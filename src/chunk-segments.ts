@@ -12,6 +12,7 @@
 import * as crypto from 'node:crypto';
 import { DecryptError, NONCE_BYTES, TAG_BYTES } from './chunk-cipher';
 import { ErrorSite, FormatError, assert } from './errors';
+import { nativeOpenSegments, nativeSealSegments } from './gcm-native';
 
 export const SEG_MAGIC = Buffer.from('CFSGCMv2', 'ascii');
 export const SEG_HEADER_BYTES = SEG_MAGIC.length + 4 + NONCE_BYTES;
@@ -92,15 +93,39 @@ function aadOf(l: SegmentLayout, i: number): Buffer {
   return a;
 }
 
-/** header || segments: each segment of plain sealed on its own (see the header comment). */
-export function sealSegmented(dataKey: Uint8Array, plain: Uint8Array, nonceBase: Uint8Array = crypto.randomBytes(NONCE_BYTES), segmentBytes = SEGMENT_BYTES): Buffer {
+/** A v2 header for plain into out[0, SEG_HEADER_BYTES), and the layout it describes. */
+function writeHeader(out: Buffer, plainLenBytes: number, nonceBase: Uint8Array, segmentBytes: number): SegmentLayout {
   assert(nonceBase.length === NONCE_BYTES, 'v2 nonce base is 12 bytes');
-  const out = Buffer.allocUnsafe(segmentedLen(plain.length, segmentBytes));
   SEG_MAGIC.copy(out, 0);
   out.writeUInt32LE(segmentBytes, SEG_MAGIC.length);
   out.set(nonceBase, SEG_MAGIC.length + 4);
   const l = parseSegmentHeader(out, out.length);
-  assert(l.plainLenBytes === plain.length && l.segmentBytes === segmentBytes, 'v2 header describes the payload it heads');
+  assert(l.plainLenBytes === plainLenBytes && l.segmentBytes === segmentBytes, 'v2 header describes the payload it heads');
+  return l;
+}
+
+/**
+ * header || segments: each segment of plain sealed on its own (see the header comment), by the
+ * native binding in one call (src/gcm-native.ts); sealSegmentedNode is the reference.
+ */
+export function sealSegmented(dataKey: Uint8Array, plain: Uint8Array, nonceBase: Uint8Array = crypto.randomBytes(NONCE_BYTES), segmentBytes = SEGMENT_BYTES): Buffer {
+  const out = Buffer.allocUnsafe(segmentedLen(plain.length, segmentBytes));
+  sealSegmentedInto(dataKey, plain, out, nonceBase, segmentBytes);
+  return out;
+}
+
+/** sealSegmented into out, exactly segmentedLen(plain.length) bytes (a buffer the caller reuses). */
+export function sealSegmentedInto(dataKey: Uint8Array, plain: Uint8Array, out: Uint8Array, nonceBase: Uint8Array = crypto.randomBytes(NONCE_BYTES), segmentBytes = SEGMENT_BYTES): void {
+  assert(out.length === segmentedLen(plain.length, segmentBytes), 'v2 payload buffer is the sealed length');
+  const b = Buffer.from(out.buffer, out.byteOffset, out.byteLength);
+  const l = writeHeader(b, plain.length, nonceBase, segmentBytes);
+  nativeSealSegments(dataKey, l, plain, b.subarray(SEG_HEADER_BYTES));
+}
+
+/** sealSegmented with Node's crypto (the reference the native path is tested against). */
+export function sealSegmentedNode(dataKey: Uint8Array, plain: Uint8Array, nonceBase: Uint8Array = crypto.randomBytes(NONCE_BYTES), segmentBytes = SEGMENT_BYTES): Buffer {
+  const out = Buffer.allocUnsafe(segmentedLen(plain.length, segmentBytes));
+  const l = writeHeader(out, plain.length, nonceBase, segmentBytes);
   for (let i = 0; i < l.segmentCount; i++) {
     const [lo, hi] = segmentPlainRange(l, i);
     const c = crypto.createCipheriv('aes-256-gcm', dataKey, nonceOf(l, i));
@@ -116,18 +141,31 @@ export function sealSegmented(dataKey: Uint8Array, plain: Uint8Array, nonceBase:
   return out;
 }
 
+/** The stored and plaintext byte counts of segments [first, last] match the buffers given. */
+function checkSegments(l: SegmentLayout, first: number, last: number, segments: Uint8Array, target: Uint8Array, site: ErrorSite): void {
+  assert(first >= 0 && first <= last && last < l.segmentCount, 'segments inside the payload');
+  const plainBytes = segmentPlainRange(l, last)[1] - segmentPlainRange(l, first)[0];
+  if (segments.length !== plainBytes + (last - first + 1) * TAG_BYTES) throw new FormatError('aes256gcm', `${segments.length} stored bytes for segments ${first}..${last}`, site);
+  if (target.length !== plainBytes) throw new FormatError('aes256gcm', `plaintext of ${plainBytes} bytes into a buffer of ${target.length}`, site);
+}
+
 /**
  * Segments [first, last] from `segments` (their stored bytes, starting at segment first's stored
- * offset) into target (exactly their plaintext). When a tag does not check, target is zeroed and
- * DecryptError thrown: no byte of a segment that failed, or of the others, is usable.
+ * offset) into target (exactly their plaintext), in one native call with no allocation
+ * (src/gcm-native.ts). When a tag does not check, target is zeroed and DecryptError (naming the
+ * segment) thrown: no byte of a segment that failed, or of the others, is usable.
  */
 export function openSegmentsInto(dataKey: Uint8Array, l: SegmentLayout, first: number, last: number, segments: Uint8Array, target: Uint8Array, site: ErrorSite = {}): void {
-  assert(first >= 0 && first <= last && last < l.segmentCount, 'segments inside the payload');
+  checkSegments(l, first, last, segments, target, site);
+  const failed = nativeOpenSegments(dataKey, l, first, last, segments, target);
+  if (failed >= 0) throw new DecryptError(site, failed);
+}
+
+/** openSegmentsInto with Node's crypto (the reference the native path is tested against). */
+export function openSegmentsIntoNode(dataKey: Uint8Array, l: SegmentLayout, first: number, last: number, segments: Uint8Array, target: Uint8Array, site: ErrorSite = {}): void {
+  checkSegments(l, first, last, segments, target, site);
   const plainLo = segmentPlainRange(l, first)[0];
-  const plainHi = segmentPlainRange(l, last)[1];
   const base = segmentStoredOffset(l, first);
-  if (segments.length !== plainHi - plainLo + (last - first + 1) * TAG_BYTES) throw new FormatError('aes256gcm', `${segments.length} stored bytes for segments ${first}..${last}`, site);
-  if (target.length !== plainHi - plainLo) throw new FormatError('aes256gcm', `plaintext of ${plainHi - plainLo} bytes into a buffer of ${target.length}`, site);
   const out = Buffer.from(target.buffer, target.byteOffset, target.byteLength);
   for (let i = first; i <= last; i++) {
     const [lo, hi] = segmentPlainRange(l, i);
@@ -142,7 +180,7 @@ export function openSegmentsInto(dataKey: Uint8Array, l: SegmentLayout, first: n
       d.final();
     } catch {
       out.fill(0);
-      throw new DecryptError(site);
+      throw new DecryptError(site, i);
     }
   }
 }

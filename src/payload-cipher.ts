@@ -2,12 +2,14 @@
 // src/chunk-segments.ts) when it starts with the v2 magic, else v1 (one AES-256-GCM message,
 // src/chunk-cipher.ts). New payloads are v2; v1 payloads written before stay readable.
 import { CIPHER_OVERHEAD_BYTES, openInto } from './chunk-cipher';
-import { isSegmented, openSegmentedInto, sealSegmented, segmentedPlainLen } from './chunk-segments';
+import { isSegmented, openSegmentedInto, sealSegmentedInto, segmentedLen, segmentedPlainLen } from './chunk-segments';
 import { ErrorSite } from './errors';
 
-/** The payload of plain as new writes store it (v2). */
-export function sealPayload(dataKey: Uint8Array, plain: Uint8Array): Buffer {
-  return sealSegmented(dataKey, plain);
+/** The payload of plain as new writes store it (v2), in a buffer from alloc (exactly its length). */
+export function sealPayload(dataKey: Uint8Array, plain: Uint8Array, alloc: (lengthBytes: number) => Buffer = (n) => Buffer.allocUnsafe(n)): Buffer {
+  const out = alloc(segmentedLen(plain.length));
+  sealSegmentedInto(dataKey, plain, out);
+  return out;
 }
 
 /** Plaintext length of an encrypted payload (either format). */

@@ -14,6 +14,7 @@
 #include "gf_kernels.h"
 #include "../highway/binding_highway.h"
 #include "../memory/huge_alloc.h"
+#include "../cipher/aes_gcm.h"
 #include "../napi_bytes.h"
 
 namespace {
@@ -122,6 +123,7 @@ napi_value Init(napi_env env, napi_value exports) {
   napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
   hh::RegisterExports(env, exports);  // HighwayHash-256 shares this addon
   mem::RegisterExports(env, exports);  // so do huge-page buffers
+  gcm::RegisterExports(env, exports);  // and AES-256-GCM into our own buffers
   return exports;
 }
 

@@ -95,12 +95,15 @@ export class DecodedChunks {
   }
 }
 
-/** The stored payload of a whole write and the ref that describes it (stored form set when transformed). */
-export function encodeChunk(env: ChunkEnv, ref: ChunkRef, content: Uint8Array): { ref: ChunkRef; payload: Uint8Array } {
+/**
+ * The stored payload of a whole write and the ref that describes it (stored form set when
+ * transformed). alloc: the buffer an encrypted payload is sealed into.
+ */
+export function encodeChunk(env: ChunkEnv, ref: ChunkRef, content: Uint8Array, alloc?: (lengthBytes: number) => Buffer): { ref: ChunkRef; payload: Uint8Array } {
   const t = ref.fl.layout.transforms;
   if (!hasTransforms(t)) return { ref, payload: content };
   const id = { fileId: ref.fileId, chunkIndex: BigInt(ref.chunkIndex), version: ref.version };
-  const { stored, flags } = encodePayload(t, content, id, env.storeKey);
+  const { stored, flags } = encodePayload(t, content, id, env.storeKey, alloc);
   if (flags === 0) return { ref: { ...ref, stored: null }, payload: content }; // incompressible: raw, flags clear
   return { ref: { ...ref, stored: { lenBytes: stored.length, flags } }, payload: stored };
 }
@@ -118,7 +121,7 @@ function readPayloadInto(env: ChunkEnv, ref: ChunkRef, out: Buffer): Promise<voi
   return boundedAll(starts, PAYLOAD_PIECES_IN_FLIGHT_MAX, async (at) => {
     const n = Math.min(PAYLOAD_PIECE_BYTES, out.length - at);
     await (ref.fl.layout.kind === 'replica'
-      ? readReplicaInto(env, ref, at, n, out, at, false)
+      ? readReplicaInto(env, ref, at, n, out, at, false, true) // straight into out: no reader sees it before it verified and decoded
       : readEcInto(env, ref, at, n, out, at, false));
   });
 }

@@ -46,7 +46,7 @@ class DecodeThread {
     assert(p !== undefined, 'decode reply for a job in flight');
     this.pending.delete(r.jobId);
     if (r.error === null) p.resolve();
-    else p.reject(r.error.decrypt ? new DecryptError(p.site) : new FormatError(r.error.field, r.error.detail, p.site));
+    else p.reject(r.error.decrypt ? new DecryptError(p.site, r.error.segment) : new FormatError(r.error.field, r.error.detail, p.site));
   }
   failAll(err: Error): void {
     for (const p of this.pending.values()) p.reject(err);

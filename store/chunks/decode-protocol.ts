@@ -20,4 +20,4 @@ export interface DecodeJob {
 /** Done (raw holds the bytes), or what decodePayloadInto threw, to be rethrown with its site. */
 export type DecodeReply =
   | { jobId: number; error: null }
-  | { jobId: number; error: { decrypt: boolean; field: string; detail: string } };
+  | { jobId: number; error: { decrypt: boolean; field: string; detail: string; segment?: number } };

@@ -25,7 +25,7 @@ function run(job: DecodeJob): DecodeReply {
     decodePayloadInto(job.transforms, job.flags, stored, Buffer.from(job.raw, 0, job.contentLenBytes), job.id, storeKey, {}, scratchOf);
     return { jobId: job.jobId, error: null };
   } catch (err) {
-    if (err instanceof DecryptError) return { jobId: job.jobId, error: { decrypt: true, field: err.field, detail: '' } };
+    if (err instanceof DecryptError) return { jobId: job.jobId, error: { decrypt: true, field: err.field, detail: '', segment: err.segment } };
     if (err instanceof FormatError) return { jobId: job.jobId, error: { decrypt: false, field: err.field, detail: err.message.slice(err.field.length + 2) } };
     return { jobId: job.jobId, error: { decrypt: false, field: 'decode', detail: err instanceof Error ? err.message : String(err) } };
   }

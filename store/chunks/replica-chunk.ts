@@ -13,9 +13,12 @@ import { Maybe, isPromise } from './maybe-async';
  * read order, each one verified §9 read (store/chunks/shard-store.ts readVerifiedWith), until one
  * verifies. The failover happens here, where the failure is seen: a replica that failed is counted
  * and queued for heal once (noteShardFailure) and never read again for this request. Synchronous
- * while every read it needs is (cached data: no promise). inline: as for readVerifiedWith.
+ * while every read it needs is (cached data: no promise). inline: as for readVerifiedWith. direct:
+ * read into target and verified there (shard-store.ts readVerifiedInto: a replica that fails leaves
+ * unverified bytes in the range until the next one overwrites it), for buffers no reader sees
+ * until this resolves.
  */
-export function readReplicaInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number, inline = true): Maybe<void> {
+export function readReplicaInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number, inline = true, direct = false): Maybe<void> {
   assert(ref.fl.layout.kind === 'replica', 'replica read on a replica layout');
   assert(targetOffset >= 0 && targetOffset + lengthBytes <= target.length, 'replica read: target holds the range');
   const order = readOrder(env, ref, ref.diskIds.map((_, i) => i));
@@ -38,7 +41,9 @@ export function readReplicaInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: numbe
       const i = order[k];
       let r: Maybe<void>;
       try {
-        r = env.shards.readVerifiedWith(ref, i, offsetBytes, lengthBytes, copy, inline);
+        r = direct
+          ? env.shards.readVerifiedInto(ref, i, offsetBytes, lengthBytes, target, targetOffset)
+          : env.shards.readVerifiedWith(ref, i, offsetBytes, lengthBytes, copy, inline);
       } catch (err) {
         fail(i, err);
         continue;

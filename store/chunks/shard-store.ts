@@ -172,6 +172,13 @@ export class ShardStore {
     return spanPlan({ dataLenBytes: shardDataLen(ref), bitrotBlockBytes: ref.fl.bitrotBlockBytes }, offsetBytes, lengthBytes, site);
   }
 
+  /** A pooled scratch for a plan's hash entries alone, its data span read into direct (give the scratch back after). */
+  private entriesScratchFor(plan: SpanPlan, direct: Buffer): { scratch: Buffer; entries: Buffer; data: Buffer } {
+    assert(direct.length === plan.dataLen, 'a direct read covers the data span exactly');
+    const scratch = this.scratch.take(plan.entriesLen);
+    return { scratch, entries: scratch.subarray(0, plan.entriesLen), data: direct };
+  }
+
   /** A pooled scratch for a plan, cut into its hash entries and its data span (give it back after). */
   private scratchFor(plan: SpanPlan): { scratch: Buffer; entries: Buffer; data: Buffer } {
     const scratch = this.scratch.take(plan.entriesLen + plan.dataLen);
@@ -215,11 +222,35 @@ export class ShardStore {
     }
   }
 
-  /** readVerifiedWith on the I/O pool: header, entries and data read together, all settled before the scratch is reused. */
-  private readVerifiedPooled(ref: ChunkRef, shardIndex: number, path: string, plan: SpanPlan, site: ErrorSite, use: (bytes: Buffer) => void): Promise<void> {
+  /**
+   * A verified read (spec §9) of shard range [offset, +length) into target[targetOffset..], on the
+   * pool. When the range is whole bitrot blocks (or ends at the shard's end) the data is read
+   * straight into target and verified there: no scratch, no copy. Then a failure leaves unverified
+   * bytes in target's range: only for buffers no reader sees before this resolves (a stored payload
+   * read for decoding, store/chunks/chunk-transform.ts), which a failover overwrites or the caller
+   * drops. Other ranges are read through the scratch and copied (readVerifiedWith).
+   */
+  async readVerifiedInto(ref: ChunkRef, shardIndex: number, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number): Promise<void> {
+    assert(targetOffset >= 0 && targetOffset + lengthBytes <= target.length, 'readVerifiedInto: target holds the range');
+    const path = this.usablePath(ref, shardIndex);
+    const site: ErrorSite = { ...siteOf(ref, shardIndex), path };
+    const plan = this.spanOf(ref, offsetBytes, lengthBytes, site);
+    if (plan === null) return;
+    if (plan.skip !== 0 || plan.dataLen !== lengthBytes) {
+      await this.readVerifiedPooled(ref, shardIndex, path, plan, site, (bytes) => { bytes.copy(target, targetOffset); });
+      return;
+    }
+    await this.readVerifiedPooled(ref, shardIndex, path, plan, site, () => undefined, target.subarray(targetOffset, targetOffset + lengthBytes));
+  }
+
+  /**
+   * readVerifiedWith on the I/O pool: header, entries and data read together, all settled before the
+   * scratch is reused. direct: the data span's buffer (exactly plan.dataLen), instead of the scratch.
+   */
+  private readVerifiedPooled(ref: ChunkRef, shardIndex: number, path: string, plan: SpanPlan, site: ErrorSite, use: (bytes: Buffer) => void, direct?: Buffer): Promise<void> {
     return this.withShardFile(ref, shardIndex, path, async (f) => {
       const src = this.tables.source(path, shardBlockCount(ref), plan);
-      const { scratch, entries, data } = this.scratchFor(plan);
+      const { scratch, entries, data } = direct === undefined ? this.scratchFor(plan) : this.entriesScratchFor(plan, direct);
       try {
         const [h, e, dataGot] = await settledAll<ShardHeader | ReadEntries | number>([
           this.header(ref, shardIndex, f, path),

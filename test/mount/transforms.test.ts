@@ -7,7 +7,7 @@
 import test from 'ava'
 import * as path from 'node:path'
 import { promises as fsp } from 'node:fs'
-import { sharedMount, CLI_JS, run, shOk, transportArgs } from '../helpers/mount'
+import { sharedMount, CLI_JS, PYTHON, run, shOk, transportArgs } from '../helpers/mount'
 import { openConfig } from '../../store/config'
 import { encodeShard, verifyShardBytes } from '../../src/shard'
 import { FLAG_COMPRESSED, FLAG_ENCRYPTED } from '../../src/header'
@@ -204,6 +204,60 @@ test.serial('a shard whose hashes pass but whose GCM tag fails: inspect and scru
   await shared.remount() // fresh decoded cache: the reads below decode the mended shards
   for (const d of ['a3', 'aec']) t.is((await same(`${d}/noise`, `${shared.dir}/ref/noise`)).code, 0, d)
   t.is((await inspect([path.join(mnt, 'a3/noise')])).code, 0)
+})
+
+/** O_DIRECT reads of FILE at (offset, length) pairs compared with REF in a child process; prints the mismatches. */
+const DIRECT_READS_PY = `
+import json, mmap, os, sys
+file, ref, reads = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+fd = os.open(file, os.O_RDONLY | os.O_DIRECT)
+bad = []
+with open(ref, 'rb') as r:
+    for off, n in reads:
+        buf = mmap.mmap(-1, n)
+        try:
+            got = os.preadv(fd, [buf], off)
+        except OSError as e:
+            bad.append([off, n, str(e)])
+            continue
+        r.seek(off)
+        if buf[:got] != r.read(n): bad.append([off, n, got])
+print(json.dumps(bad))
+`
+
+test.serial('an EC chunk whose shard passes its hashes but fails the GCM tag: reads rebuild it leaving out one shard at a time, serve it, count a failover and queue the shard for heal', async (t) => {
+  const SEGMENT = 16384
+  // aec/text chunk 1 (read by segments: 4 KiB reads more than 256 KiB apart are random reads) and
+  // aec/noise chunk 1 (decoded whole: a sequential read, its chunk 1 decoded ahead).
+  const segmentCase = await liveShard('aec/text', 1, 1)
+  const wholeCase = await liveShard('aec/noise', 1, 3)
+  await shared.mount.stop()
+  await forgeShard(segmentCase)
+  await forgeShard(wholeCase)
+  await shared.remount()
+  const before = (await status()).counters
+  const reads: Array<[number, number]> = []
+  for (let j = 0; j < 32; j++) for (let i = 0; i < 8; i++) reads.push([(4 << 20) + (i * 32 + j) * SEGMENT, 4096])
+  const r = await run(PYTHON, ['-c', DIRECT_READS_PY, path.join(shared.mount.mountpoint, 'aec/text'), `${shared.dir}/ref/text`, JSON.stringify(reads)], { timeoutMs: 120_000 })
+  t.is(r.code, 0, r.stderr)
+  t.deepEqual(JSON.parse(r.stdout), [], 'every segment of the forged chunk read back right')
+  const mid = (await status()).counters
+  t.true(mid.failovers > before.failovers, `segment reads failed over: ${JSON.stringify(mid)}`)
+  // Counted as a bad shard (a tag failure is a FormatError: header_mismatches) in the transaction that queues its heal.
+  t.true(mid.header_mismatches > before.header_mismatches, JSON.stringify(mid))
+  t.is((await same('aec/noise', `${shared.dir}/ref/noise`)).code, 0, 'the sequential read of the other forged chunk')
+  const after = (await status()).counters
+  t.true(after.failovers > mid.failovers, `the whole decode failed over: ${JSON.stringify(after)}`)
+  t.true(after.header_mismatches > mid.header_mismatches, JSON.stringify(after))
+  t.is(after.unrecoverable_reads, 0)
+  // Queued for heal where the read saw it: mended by the mount's healer or by scrub --repair.
+  const fixed = await run(process.execPath, [CLI_JS, 'scrub', shared.mount.mountpoint, '--repair'], { timeoutMs: 120_000 })
+  t.regex(fixed.stdout, / 0 unrecoverable/, fixed.stdout + fixed.stderr)
+  const clean = await run(process.execPath, [CLI_JS, 'scrub', shared.mount.mountpoint], { timeoutMs: 120_000 })
+  t.is(clean.code, 0, clean.stdout + clean.stderr)
+  t.regex(clean.stdout, / 0 bad or missing/)
+  await shared.remount()
+  for (const d of ['text', 'noise']) t.is((await same(`aec/${d}`, `${shared.dir}/ref/${d}`)).code, 0, `aec/${d} after heal`)
 })
 
 test.serial('a wrong or missing store key is refused at mount, with nothing changed', async (t) => {

@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { decodeHeader, FLAG_COMPRESSED, FLAG_ENCRYPTED, HEADER_BYTES } from '../../src/header';
 import { parseLayout } from '../../src/layout';
+import { dataStartBytes } from '../../src/region';
 import { LAYOUT_XATTR } from '../../store/meta/attr';
 import { ROOT_INO } from '../../store/meta/meta';
 import { openStoreMetaOf, testMetaEngine } from '../helpers/pg-meta';
@@ -261,5 +262,31 @@ test('files of encrypting layouts are packed into encrypted containers; each app
   const scrub = await again.scrub();
   t.is(scrub.badCount, 0);
   t.deepEqual(scrub.leaks.paths, [], 'old versions of the tail chunk are reclaimed');
+  await again.close();
+});
+
+test('a whole-chunk decode whose stored bytes fail their hashes on two replicas is served by the third (payload read straight into the decode buffer), counted and queued', async (t) => {
+  const { store, dir } = await smallStore('replica:3,zstd,aes256gcm', 6, { smallFileMaxBytes: 0 });
+  const f = store.ns.create(ROOT_INO, 'f', 0o644, 0, 0);
+  const data = compressible(2 * SMALL.chunkSizeBytes, 3); // compressed: decoded whole, never by segments
+  await store.write(f.ino, 0, data);
+  await store.close();
+  const chunk0 = shardFiles(dir).filter((p) => {
+    const h = decodeHeader(fs.readFileSync(p).subarray(0, HEADER_BYTES));
+    return h.chunkIndex === 0n && h.shardIndex < 2;
+  });
+  t.is(chunk0.length, 2);
+  for (const p of chunk0) {
+    const b = fs.readFileSync(p);
+    b[dataStartBytes(decodeHeader(b.subarray(0, HEADER_BYTES)).blockCount) + 100] ^= 0x20; // the payload's first bitrot block
+    fs.writeFileSync(p, b);
+  }
+  const again = await Store.open(dir);
+  t.true((await again.read(f.ino, 0, data.length)).equals(data), 'the third replica served the chunk');
+  const s = await again.status();
+  t.true(s.counters.bitrot_errors >= 2, JSON.stringify(s.counters));
+  t.true(s.counters.failovers >= 1, JSON.stringify(s.counters));
+  t.true(s.healQueueLength >= 2, 'both damaged replicas queued');
+  t.is(s.counters.unrecoverable_reads, 0);
   await again.close();
 });
