@@ -5,7 +5,8 @@
 // around (another replica, or reconstruction) and healed by scrub --repair.
 import test from 'ava'
 import * as path from 'node:path'
-import { sharedMount, CLI_JS, PYTHON, run, shOk } from '../helpers/mount'
+import { sharedMount, CLI_JS, run, shOk } from '../helpers/mount'
+import { directReadMismatches } from '../helpers/direct-reads'
 
 const DIRS: Record<string, string> = { a3: 'replica:3,aes256gcm', aec: 'ec:4+2,aes256gcm' }
 const REF_BYTES = (12 << 20) + 5000 // three chunks and a short fourth
@@ -28,29 +29,8 @@ async function status (): Promise<Status> {
   return JSON.parse(r.stdout) as Status
 }
 
-/**
- * O_DIRECT reads of FILE at the given (offset, length) pairs (4 KiB aligned) compared with REF, in a
- * child process (a synchronous read of our own mount from the test process could deadlock).
- * Prints the mismatches.
- */
-const DIRECT_READS_PY = `
-import json, mmap, os, sys
-file, ref, reads = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-fd = os.open(file, os.O_RDONLY | os.O_DIRECT)
-bad = []
-with open(ref, 'rb') as r:
-    for off, n in reads:
-        buf = mmap.mmap(-1, n)
-        got = os.preadv(fd, [buf], off)
-        r.seek(off)
-        want = r.read(n)
-        if buf[:got] != want: bad.append([off, n, got])
-print(json.dumps(bad))
-`
 async function directReads (rel: string, reads: Array<[number, number]>): Promise<unknown[]> {
-  const r = await run(PYTHON, ['-c', DIRECT_READS_PY, path.join(shared.mount.mountpoint, rel), `${shared.dir}/ref`, JSON.stringify(reads)], { timeoutMs: 120_000 })
-  if (r.code !== 0) throw new Error(`direct reads failed: ${r.stderr}`)
-  return JSON.parse(r.stdout) as unknown[]
+  return await directReadMismatches(path.join(shared.mount.mountpoint, rel), `${shared.dir}/ref`, reads)
 }
 
 /** Deterministic random 4 KiB-aligned reads of 4..64 KiB inside the reference. */
