@@ -192,7 +192,15 @@ export function overlaySpans(pending: readonly PendingIntent[], version: bigint,
  */
 export function uncoveredParts(pending: readonly PendingIntent[], version: bigint, offsetBytes: number, lengthBytes: number): Array<[number, number]> {
   const end = offsetBytes + lengthBytes;
-  const spans = pending.filter((i) => i.version === version).map((i): [number, number] => [i.offsetBytes, i.offsetBytes + i.span.length]).sort((a, b) => a[0] - b[0]);
+  // Only the spans that overlap the range are sorted: a chunk under fsync'd random writes holds
+  // hundreds of pending intents, and sorting them all cost each read of it 28 us (issue 21).
+  const spans: Array<[number, number]> = [];
+  for (const i of pending) {
+    const lo = i.offsetBytes;
+    const hi = lo + i.span.length;
+    if (i.version === version && hi > offsetBytes && lo < end) spans.push([lo, hi]);
+  }
+  if (spans.length > 1) spans.sort((a, b) => a[0] - b[0]);
   const out: Array<[number, number]> = [];
   let at = offsetBytes;
   for (const [lo, hi] of spans) {

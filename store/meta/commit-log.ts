@@ -23,6 +23,8 @@ const TIMER_TICK_MS = 1000;
 
 export class CommitLog {
   private flushing: Promise<void> | null = null;
+  /** Whether the running flush has taken its mark (commits after that wait for the next one). */
+  private syncStarted = false;
   private queued: Promise<void> | null = null;
   /** total_changes() when the last flush started: commits up to it are durable once it ends. */
   private flushedChanges = -1n;
@@ -56,6 +58,8 @@ export class CommitLog {
   /** Every commit made before this call is durable when it resolves (group commit). */
   flush(): Promise<void> {
     if (this.flushing === null) return this.startFlush();
+    // Not started yet (see startFlush): it covers our commit.
+    if (!this.syncStarted) return this.flushing;
     // The running flush may have started before our commit: share the next one.
     this.queued ??= this.flushing.catch(() => undefined).then(() => {
       this.queued = null;
@@ -69,11 +73,20 @@ export class CommitLog {
     return this.dirty || this.flushing !== null ? this.flush() : Promise.resolve();
   }
 
+  /**
+   * The sync starts at the end of this event-loop turn, not at once: the fsyncs of one wake-up's
+   * batch of requests log their intents first and share it. The WAL's sync may then run on this
+   * thread (store/meta/commit-point.ts), which takes no new request until it returns.
+   */
   private startFlush(): Promise<void> {
-    const upTo = this.totalChanges();
-    this.flushing = this.syncWal().then(() => {
-      this.flushedChanges = upTo;
-      this.firstUnflushedMs = 0;
+    this.syncStarted = false;
+    this.flushing = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      this.syncStarted = true;
+      const upTo = this.totalChanges();
+      return this.syncWal().then(() => {
+        this.flushedChanges = upTo;
+        this.firstUnflushedMs = 0;
+      });
     }).finally(() => { this.flushing = null; });
     return this.flushing;
   }

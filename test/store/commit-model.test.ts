@@ -90,6 +90,22 @@ test('group commit: concurrent syncs share flushes', async (t) => {
   await store.close();
 });
 
+test('group commit: syncs asked in one turn of the event loop (one batch of requests) share one flush', async (t) => {
+  const { store, io } = await faulty();
+  await store.sync();
+  const flushes = counter(io);
+  const syncs: Array<Promise<void>> = [];
+  for (let i = 0; i < 4; i++) {
+    store.ns.create(ROOT_INO, `f${i}`, 0o644, 0, 0);
+    syncs.push(store.sync()); // the first starts a flush; the rest, in the same turn, join it
+  }
+  await Promise.all(syncs);
+  t.is(flushes().fdatasync, 1, 'one flush for four syncs of one turn');
+  await store.sync();
+  t.is(flushes().fdatasync, 1, 'and it covered the last of them: nothing left to flush');
+  await store.close();
+});
+
 sqliteOnlyTest("an fsync'd 4 KiB in-place write: one flush for the intent and none at fsync; the applier then syncs the replicas together", async (t) => {
   const overlap = new SyncOverlap();
   const { store, io } = await faulty('replica:3', overlap);
