@@ -132,7 +132,9 @@ class Session {
  private:
   bool StartPoll(napi_env env, napi_value onBatch, std::string* error);
   static void OnReadable(uv_poll_t* handle, int status, int events);
+  static void OnPrepare(uv_prepare_t* handle);
   void ReadRequests();
+  void Spin();
   size_t ReadBatch();
   bool AllAnswered();
   bool HasRoom();
@@ -161,6 +163,11 @@ class Session {
   napi_ref onBatchRef_ = nullptr;
   napi_async_context asyncCtx_ = nullptr;
   uv_poll_t poll_{};
+  // Runs once right before the event loop would sleep, after an answer given later than its
+  // wake-up (a disk wait, an fsync) left nothing owed: the spin of ReadRequests then (see Take).
+  uv_prepare_t prepare_{};
+  bool prepareClosed_ = true;
+  bool spinWanted_ = false;
   fuse_buf buf_{};
   bool pollOpen_ = false;
   bool pollPaused_ = false;
