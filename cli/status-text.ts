@@ -49,7 +49,7 @@ function diskLines(disks: Json[]): string[] {
 function backlogLine(b: Obj): string {
   const err = String(b.lastError ?? '') === '' ? '' : `; last error: ${String(b.lastError)}`;
   return `intent log: ${plural(Number(b.intents ?? 0), 'intent')} (${bytesText(b.bytes)}) waiting to be applied, bound ${String(b.intentsMax ?? '?')} intents / ${bytesText(b.bytesMax)}; ` +
-    `applied ${String(b.appliedIntents ?? 0)} (${bytesText(b.appliedBytes)}) since open, ${bytesText(b.rateBytesPerSec)}/s${err}`;
+    `applied ${String(b.appliedIntents ?? 0)} (${bytesText(b.appliedBytes)}) in ${plural(Number(b.appliedChunks ?? 0), 'chunk write')} since open, ${bytesText(b.rateBytesPerSec)}/s${err}`;
 }
 
 export function faultText(f: Obj): string {

@@ -122,7 +122,7 @@ export interface StatusReport {
    * Intents durable in the log and not yet in the shards (DESIGN §5): count and span bytes against
    * their bounds, what the applier wrote since open and its mean rate, its last error.
    */
-  intentBacklog: { intents: number; bytes: number; intentsMax: number; bytesMax: number; appliedIntents: number; appliedBytes: number; rateBytesPerSec: number; lastError: string };
+  intentBacklog: { intents: number; bytes: number; intentsMax: number; bytesMax: number; appliedIntents: number; appliedBytes: number; appliedChunks: number; rateBytesPerSec: number; lastError: string };
   /** Chunk versions waiting for background deletion (DESIGN §5 reclaim queue). */
   reclaimBacklog: number;
   /** Full commits (WAL flushes) since open. */
@@ -598,7 +598,7 @@ export class Store {
     const b = this.env.backlog;
     return {
       intents: b.lengthIntents, bytes: b.lengthBytes, intentsMax: BACKLOG_INTENTS_MAX, bytesMax: BACKLOG_BYTES_MAX,
-      appliedIntents: b.appliedIntents, appliedBytes: b.appliedBytes, rateBytesPerSec: Math.round(this.applier.rateBytesPerSec), lastError: this.applier.lastError,
+      appliedIntents: b.appliedIntents, appliedBytes: b.appliedBytes, appliedChunks: b.appliedChunks, rateBytesPerSec: Math.round(this.applier.rateBytesPerSec), lastError: this.applier.lastError,
     };
   }
 

@@ -36,8 +36,20 @@ const APPLY_AFTER_MS = 5000;
  * An EC chunk's intents gather longer: each apply rewrites the whole chunk (4 MiB read, encoded and
  * written for any number of intents). Measured: with 250 ms, fsync'd random 4 KiB writes to a 64 MiB
  * ec:4+2 file ran at 30/s, the machine busy rewriting chunks (replica:3 in the same run: 117/s).
+ * With 5 s, writes at 250/s over a 256 MiB file (64 chunks) rewrote every chunk every 5 s for ~20
+ * intents each; at 15 s any rate over ~100/s fills the log to REWRITE_MARK first, and the mark,
+ * not the clock, paces the rewrites (the most intents per rewrite the bounds allow).
  */
-const EC_APPLY_AFTER_MS = 5000;
+const EC_APPLY_AFTER_MS = 15_000;
+/**
+ * Chunks rewritten whole (EC, transformed, or a replica whose patch failed) wait until the backlog
+ * passes this fraction of its bounds, not half: a rewrite costs the whole chunk (read, encode and
+ * write 4 MiB + parity, one fdatasync per shard) for any number of intents, so the fuller the log,
+ * the fewer rewrites per write. Measured (fio fsync'd random 4 KiB writes to a 256 MiB ec:4+2
+ * file, 64 chunks): at half, 16 KiB spans filled half of the 32 MiB bound at ~1,000 intents, so
+ * each rewrite took ~16-23 intents. The bounds themselves (and recovery at the bound) are unchanged.
+ */
+const REWRITE_MARK = 0.75;
 /** Chunks kick() looks at per call (it runs at every logged intent). */
 const GATHER_SCAN_MAX = 64;
 /** A chunk whose apply failed is tried again this much later (its disk may come back). */
@@ -72,6 +84,10 @@ export class Applier {
   private running = 0;
   /** Chunks being applied now (key ino/chunk). */
   private readonly busy = new Set<string>();
+  /** Pending bytes and intents of the chunks being rewritten now, when each started (gone once done). */
+  private readonly rewriting = new Map<string, { bytes: number; intents: number }>();
+  private rewritingBytes = 0;
+  private rewritingIntents = 0;
   /** Chunks whose last apply failed: key -> when to try again (ms). */
   private readonly failing = new Map<string, number>();
   private idleWaiters: Array<() => void> = [];
@@ -111,8 +127,12 @@ export class Applier {
       if (this.running >= APPLY_CHUNKS_IN_FLIGHT_MAX || scanned >= GATHER_SCAN_MAX) break;
       if (this.busy.has(next.key) || (this.failing.get(next.key) ?? 0) > now) continue;
       scanned++;
-      const gatherMs = this.env.backlog.inPlace(next.ino, next.chunkIndex) ? APPLY_AFTER_MS : EC_APPLY_AFTER_MS;
-      const waitMs = this.draining || !this.env.backlog.belowHalf ? 0 : next.loggedMs + gatherMs - now;
+      const patch = this.patches(next.ino, next.chunkIndex, next.key);
+      const gatherMs = patch ? APPLY_AFTER_MS : EC_APPLY_AFTER_MS;
+      // A rewrite starts only while the backlog would stay over its mark without the rewrites already
+      // running: each one then takes as many intents as the log holds for its chunk.
+      const full = patch ? !this.env.backlog.belowHalf : !this.env.backlog.belowMark(REWRITE_MARK, this.rewritingBytes, this.rewritingIntents);
+      const waitMs = this.draining || full ? 0 : next.loggedMs + gatherMs - now;
       if (waitMs > 0) {
         this.wakeIn(waitMs); // still gathering; a younger chunk of the other kind may be due
         continue;
@@ -129,7 +149,9 @@ export class Applier {
    * or fail kick() themselves). So an fsync'd write does not scan the waiting chunks each time.
    */
   private added(): void {
-    const idle = !this.stopped && !this.loading && !this.draining && this.env.backlog.belowHalf;
+    // Patches are due at half the bounds, rewrites at REWRITE_MARK (a log of rewrites only may be fuller).
+    const b = this.env.backlog;
+    const idle = !this.stopped && !this.loading && !this.draining && (b.belowHalf || (b.inPlaceChunks === 0 && b.belowMark(REWRITE_MARK, this.rewritingBytes, this.rewritingIntents)));
     if (idle && this.gatherTimer !== null && this.gatherAtMs <= Date.now() + APPLY_AFTER_MS) return;
     this.kick();
   }
@@ -139,7 +161,8 @@ export class Applier {
     this.busy.add(key);
     // A patch in place holds the inode's lock but lets readers go on (they read the patched blocks
     // from the backlog); a new version holds it only to snapshot and to commit (store/chunks/intent-rewrite.ts).
-    const patch = this.env.backlog.inPlace(ino, chunkIndex) && !this.rewrites.has(key);
+    const patch = this.patches(ino, chunkIndex, key);
+    if (!patch) this.noteRewriting(key, ino, chunkIndex);
     const apply = (ref: ChunkRef | null): Promise<void> => this.patchChunk(ino, chunkIndex, ref);
     (patch ? this.host.withChunkApplying(ino, chunkIndex, apply) : rewriteWithIntents(this.env, this.host, ino, chunkIndex)).then(
       () => {
@@ -162,8 +185,30 @@ export class Applier {
     ).finally(() => {
       this.running--;
       this.busy.delete(key);
+      this.doneRewriting(key);
       this.kick();
     });
+  }
+
+  /** Whether chunk c's intents are patched in place (a replica whose last patch failed is rewritten). */
+  private patches(ino: number, chunkIndex: number, key: string): boolean {
+    return this.env.backlog.inPlace(ino, chunkIndex) && !this.rewrites.has(key);
+  }
+
+  private noteRewriting(key: string, ino: number, chunkIndex: number): void {
+    const pending = this.env.backlog.of(ino, chunkIndex);
+    const r = { bytes: pending.reduce((n, i) => n + i.span.length, 0), intents: pending.length };
+    this.rewriting.set(key, r);
+    this.rewritingBytes += r.bytes;
+    this.rewritingIntents += r.intents;
+  }
+
+  private doneRewriting(key: string): void {
+    const r = this.rewriting.get(key);
+    if (r === undefined) return;
+    this.rewriting.delete(key);
+    this.rewritingBytes -= r.bytes;
+    this.rewritingIntents -= r.intents;
   }
 
   /** kick() again in ms (one timer: the earliest wins). */

@@ -68,10 +68,10 @@ export function readStoredInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number
     : readEcInto(env, ref, offsetBytes, lengthBytes, target, targetOffset, inline);
 }
 
-/** Shard payloads of a chunk: R copies, or the §6 split plus parity. */
-export function shardPayloads(ref: ChunkRef, content: Uint8Array): Payload[] {
+/** Shard payloads of a chunk: R copies, or the §6 split plus parity (parity buffers from alloc). */
+export function shardPayloads(ref: ChunkRef, content: Uint8Array, alloc?: (lengthBytes: number) => Buffer): Payload[] {
   if (ref.fl.layout.kind === 'replica') return ref.diskIds.map(() => content);
-  return encodeEcShards(ref, content);
+  return encodeEcShards(ref, content, alloc);
 }
 
 /** A write that could not make enough shards durable; old data is untouched. */
@@ -94,22 +94,24 @@ export interface WrittenChunk { failed: number[]; stored: StoredForm | null }
 export async function writeWholeChunk(env: ChunkEnv, plain: ChunkRef, content: Uint8Array): Promise<WrittenChunk> {
   // An encrypted payload is sealed into a pooled buffer, given back once every shard write settled:
   // on this VM a fresh 4 MiB buffer's page faults cost ~10x the sealing (docs/transforms.md).
+  // EC parity shards too (issue 21: an ec:4+2 chunk rewritten per gathered intents took two fresh
+  // 1 MiB buffers each time, their page faults and GC on the mount's thread).
   const pool = env.decoded.pool;
   const taken: Buffer[] = [];
-  const { ref, payload } = encodeChunk(env, plain, content, (n) => {
+  const alloc = (n: number): Buffer => {
     const b = pool.takePayload(n);
     taken.push(b);
     return b;
-  });
+  };
   try {
-    return await writeShards(env, ref, payload);
+    const { ref, payload } = encodeChunk(env, plain, content, alloc);
+    return await writeShards(env, ref, shardPayloads(ref, payload, alloc));
   } finally {
     for (const b of taken) pool.give(b);
   }
 }
 
-async function writeShards(env: ChunkEnv, ref: ChunkRef, payload: Uint8Array): Promise<WrittenChunk> {
-  const payloads = shardPayloads(ref, payload);
+async function writeShards(env: ChunkEnv, ref: ChunkRef, payloads: Payload[]): Promise<WrittenChunk> {
   const count = shardCount(ref.fl.layout);
   const errors: unknown[] = [];
   const failed: number[] = [];

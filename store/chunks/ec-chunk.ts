@@ -21,9 +21,9 @@ function km(ref: ChunkRef): { k: number; m: number } {
 /**
  * The k+m shard payloads of a chunk (spec §6 split, then RS parity). When every
  * erasure block is full and its fragments are whole bitrot blocks, data shards are
- * views into the chunk (no copy) and parity is encoded per erasure block.
+ * views into the chunk (no copy) and parity is encoded per erasure block, into buffers from alloc.
  */
-export function encodeEcShards(ref: ChunkRef, content: Uint8Array): Payload[] {
+export function encodeEcShards(ref: ChunkRef, content: Uint8Array, alloc: (lengthBytes: number) => Buffer = (n) => Buffer.allocUnsafe(n)): Payload[] {
   const { k, m } = km(ref);
   const g = ecGeometry(ref);
   const eb = g.ecBlockSizeBytes;
@@ -36,7 +36,8 @@ export function encodeEcShards(ref: ChunkRef, content: Uint8Array): Payload[] {
     return [...data, ...parity];
   }
   const ebCount = content.length / eb;
-  const parity = Array.from({ length: m }, () => Buffer.allocUnsafe(ebCount * frag));
+  // alloc: the whole-chunk writer's pooled buffers (a fresh 1 MiB parity shard costs page faults and GC).
+  const parity = Array.from({ length: m }, () => alloc(ebCount * frag));
   const data: Uint8Array[][] = Array.from({ length: k }, () => []);
   const codec = rsCodec(k, m);
   for (let e = 0; e < ebCount; e++) {

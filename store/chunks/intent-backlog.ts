@@ -47,10 +47,14 @@ export class IntentBacklog {
   private waiters: Array<{ resolve: () => void; reject: (err: Error) => void }> = [];
   private bytes = 0;
   private count = 0;
+  /** Keys of the chunks whose list began with an intent patched in place. */
+  private readonly patched = new Set<string>();
   /** Called when an intent is added (the applier starts). */
   onAdd: () => void = () => undefined;
   appliedIntents = 0;
   appliedBytes = 0;
+  /** Applies (a chunk's patch or rewrite) that wrote intents: appliedIntents / appliedChunks is how well they gathered. */
+  appliedChunks = 0;
 
   get lengthIntents(): number { return this.count; }
   get lengthBytes(): number { return this.bytes; }
@@ -63,6 +67,7 @@ export class IntentBacklog {
     if (list === undefined) {
       chunks.set(i.chunkIndex, (list = []));
       this.chunkOrder.set(`${i.ino}/${i.chunkIndex}`, { ino: i.ino, chunkIndex: i.chunkIndex });
+      if (i.inPlace) this.patched.add(`${i.ino}/${i.chunkIndex}`);
     }
     assert(list.every((x) => x.version === i.version), 'every pending intent of a chunk names the same version');
     list.push(intent);
@@ -99,7 +104,20 @@ export class IntentBacklog {
 
   /** Under half of either bound: the applier may let intents gather. */
   get belowHalf(): boolean {
-    return this.bytes < BACKLOG_BYTES_MAX / 2 && this.count < BACKLOG_INTENTS_MAX / 2;
+    return this.belowMark(0.5, 0, 0);
+  }
+
+  /**
+   * Under fraction of both bounds once the intents being applied now (applyingBytes, applyingIntents)
+   * are gone: the applier lets chunks that are rewritten whole gather up to a higher mark than patches.
+   */
+  belowMark(fraction: number, applyingBytes: number, applyingIntents: number): boolean {
+    return this.bytes - applyingBytes < BACKLOG_BYTES_MAX * fraction && this.count - applyingIntents < BACKLOG_INTENTS_MAX * fraction;
+  }
+
+  /** Chunks whose pending intents are patched in place (replica) now. */
+  get inPlaceChunks(): number {
+    return this.patched.size;
   }
 
   /** Forget these intents of a chunk (applied, or superseded by a new version); wakes writers. */
@@ -108,6 +126,7 @@ export class IntentBacklog {
     const list = chunks?.get(chunkIndex);
     if (chunks === undefined || list === undefined) return;
     const kept = list.filter((i) => !ids.has(i.id));
+    if (applied && kept.length < list.length) this.appliedChunks++;
     for (const i of list) {
       if (!ids.has(i.id)) continue;
       this.bytes -= i.span.length;
@@ -119,6 +138,7 @@ export class IntentBacklog {
     }
     if (kept.length > 0) chunks.set(chunkIndex, kept);
     else {
+      this.patched.delete(`${ino}/${chunkIndex}`);
       chunks.delete(chunkIndex);
       this.chunkOrder.delete(`${ino}/${chunkIndex}`);
       if (chunks.size === 0) this.byIno.delete(ino);

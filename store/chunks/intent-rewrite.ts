@@ -14,6 +14,11 @@ import { ChunkRef } from './chunk-ref';
 import { ChunkRefs } from './chunk-writer';
 import { overlaySpans } from './intent-backlog';
 
+/** The stored chunk is read in pieces this long: an EC piece's shard reads (256 KiB each for ec:4+2) fit the pooled scratch. */
+const REWRITE_PIECE_BYTES = 512 << 10;
+/** Pieces read at once (their device waits overlap). */
+const REWRITE_PIECES_IN_FLIGHT_MAX = 4;
+
 export interface RewriteHost extends ChunkRefs {
   /** fn under the inode's lock with chunk c's live ref (null: a hole, or the file is gone). */
   withChunk<T>(ino: number, chunkIndex: number, fn: (ref: ChunkRef | null) => Promise<T>): Promise<T>;
@@ -27,9 +32,45 @@ export async function rewriteWithIntents(env: ChunkEnv, host: RewriteHost, ino: 
   const ids = new Set(pending.map((i) => i.id));
   if (ref === null || pending.some((i) => i.version !== ref.version)) return dropStale(env, host, ino, c, ids);
   for (const i of pending) assert(crc32c(i.span) === i.spanCrc, `intent ${i.id} span changed in memory since it was logged`);
-  const content = Buffer.alloc(ref.logicalLenBytes);
-  await readStoredInto(env, ref, 0, ref.logicalLenBytes, content, 0, false);
-  overlaySpans(pending, ref.version, 0, ref.logicalLenBytes, content, 0);
+  // A pooled buffer, given back once the shards are written: a fresh 4 MiB per rewrite cost the
+  // mount's thread its page faults and GC (issue 21, measured under fsync'd random writes to ec:4+2).
+  const content = env.decoded.pool.takeRaw(ref.logicalLenBytes);
+  try {
+    await readStoredPieces(env, ref, content);
+    overlaySpans(pending, ref.version, 0, ref.logicalLenBytes, content, 0);
+    await writeVersion(env, host, ino, c, ref, ids, content);
+  } finally {
+    env.decoded.pool.give(content);
+  }
+}
+
+/**
+ * Stored bytes read in pieces whose shard reads fit the shard store's pooled scratch
+ * (store/chunks/scratch-pool.ts). Every piece settles before this does, failed or not: content
+ * goes back to the pool after, and no read may still be writing into it then.
+ */
+async function readStoredPieces(env: ChunkEnv, ref: ChunkRef, content: Buffer): Promise<void> {
+  // A transformed chunk is decoded whole (store/chunks/chunk-transform.ts).
+  if (ref.stored !== null) return readStoredInto(env, ref, 0, content.length, content, 0, false);
+  const pieces = Math.ceil(content.length / REWRITE_PIECE_BYTES);
+  let next = 0;
+  let firstError: unknown = null;
+  const worker = async (): Promise<void> => {
+    while (next < pieces && firstError === null) {
+      const at = REWRITE_PIECE_BYTES * next++;
+      try {
+        await readStoredInto(env, ref, at, Math.min(REWRITE_PIECE_BYTES, content.length - at), content, at, false);
+      } catch (err) {
+        firstError ??= err;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(REWRITE_PIECES_IN_FLIGHT_MAX, pieces) }, worker));
+  if (firstError !== null) throw firstError;
+}
+
+/** The new version of content (the stored bytes with the snapshot's intents over them), reserved durably, written, committed. */
+async function writeVersion(env: ChunkEnv, host: RewriteHost, ino: number, c: number, ref: ChunkRef, ids: ReadonlySet<number>, content: Buffer): Promise<void> {
   const version = env.db.transaction(() => {
     const v = env.map.allocVersion(ino, c);
     env.reclaim.add(ino, c, v, ref.fl);

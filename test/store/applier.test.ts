@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { parseBitrotKey } from '../../src/keying';
 import { verifyShardBytes } from '../../src/shard';
 import { mergeRuns } from '../../store/chunks/applier';
-import { BACKLOG_INTENTS_MAX, PendingIntent } from '../../store/chunks/intent-backlog';
+import { BACKLOG_BYTES_MAX, BACKLOG_INTENTS_MAX, IntentBacklog, PendingIntent } from '../../store/chunks/intent-backlog';
 import { Store } from '../../store/store';
 import { SMALL, prng, randomBytes, smallStore } from './helpers';
 
@@ -32,6 +32,23 @@ test('mergeRuns: later intents win, consecutive blocks make one run, a short las
   const intent = (id: number, firstBlock: number, span: Buffer): PendingIntent => ({ id, ino: 1, chunkIndex: 0, version: 1n, firstBlock, offsetBytes: firstBlock * 4, span, inPlace: true, spanCrc: 0, loggedMs: 0, unflushed: false });
   const runs = mergeRuns([intent(1, 0, Buffer.from('aaaabbbb')), intent(2, 1, Buffer.from('BBBBcc')), intent(3, 5, Buffer.from('zzzz'))], 4);
   t.deepEqual(runs.map((r) => [r.firstBlock, r.span.toString()]), [[0, 'aaaaBBBBcc'], [5, 'zzzz']]);
+});
+
+test('backlog marks: the intents of rewrites running count as gone; pending in-place chunks and applies are counted', (t) => {
+  const b = new IntentBacklog();
+  const spanBytes = 1 << 20; // large spans: the bytes bound is the one reached
+  const span = Buffer.alloc(spanBytes);
+  for (let c = 0; c < 3; c++) b.add({ id: c + 1, ino: 1, chunkIndex: c, version: 1n, firstBlock: 0, span, inPlace: c === 0 }, BB);
+  t.is(b.inPlaceChunks, 1);
+  const mark = (3 * spanBytes) / BACKLOG_BYTES_MAX; // exactly the bytes pending
+  t.true(3 < BACKLOG_INTENTS_MAX * mark, 'the intents bound is not the one at its mark');
+  t.false(b.belowMark(mark, 0, 0), 'at the mark');
+  t.true(b.belowMark(mark, spanBytes, 1), 'below it once one chunk being rewritten is left out');
+  b.remove(1, 0, new Set([1]), true);
+  b.remove(1, 1, new Set([2]), false);
+  t.is(b.inPlaceChunks, 0);
+  t.is(b.appliedChunks, 1, 'a drop is no apply');
+  t.true(b.belowMark(mark, 0, 0));
 });
 
 test('replica:3: an fsync\'d partial write is read back from the log before the shards have it, then patched in place', async (t) => {
@@ -97,6 +114,7 @@ test('ec:4+2: 40 small fsync\'d writes to one chunk cost one rewrite, and read b
   t.is(maxVersion(s, ino), version, 'nothing rewritten by the writes themselves');
   await s.applyNow();
   t.is(maxVersion(s, ino), version + 1n, 'one new version for all 40 intents');
+  t.like((await s.status()).intentBacklog, { appliedIntents: 40, appliedChunks: 1 }, 'status: 40 intents in one chunk write');
   t.true((await s.read(ino, 0, CS)).equals(data), 'after the applier');
   await s.close();
   const r = await Store.open(dir);
