@@ -13,6 +13,7 @@ import { readStoredInto, writeWholeChunk } from './chunk-io';
 import { ChunkRef } from './chunk-ref';
 import { ChunkRefs } from './chunk-writer';
 import { overlaySpans } from './intent-backlog';
+import { boundedAll } from './bounded';
 
 /** The stored chunk is read in pieces this long: an EC piece's shard reads (256 KiB each for ec:4+2) fit the pooled scratch. */
 const REWRITE_PIECE_BYTES = 512 << 10;
@@ -52,21 +53,11 @@ export async function rewriteWithIntents(env: ChunkEnv, host: RewriteHost, ino: 
 async function readStoredPieces(env: ChunkEnv, ref: ChunkRef, content: Buffer): Promise<void> {
   // A transformed chunk is decoded whole (store/chunks/chunk-transform.ts).
   if (ref.stored !== null) return readStoredInto(env, ref, 0, content.length, content, 0, false);
-  const pieces = Math.ceil(content.length / REWRITE_PIECE_BYTES);
-  let next = 0;
-  let firstError: unknown = null;
-  const worker = async (): Promise<void> => {
-    while (next < pieces && firstError === null) {
-      const at = REWRITE_PIECE_BYTES * next++;
-      try {
-        await readStoredInto(env, ref, at, Math.min(REWRITE_PIECE_BYTES, content.length - at), content, at, false);
-      } catch (err) {
-        firstError ??= err;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(REWRITE_PIECES_IN_FLIGHT_MAX, pieces) }, worker));
-  if (firstError !== null) throw firstError;
+  const starts: number[] = [];
+  for (let at = 0; at < content.length; at += REWRITE_PIECE_BYTES) starts.push(at);
+  await boundedAll(starts, REWRITE_PIECES_IN_FLIGHT_MAX, async (at) => {
+    await readStoredInto(env, ref, at, Math.min(REWRITE_PIECE_BYTES, content.length - at), content, at, false);
+  });
 }
 
 /** The new version of content (the stored bytes with the snapshot's intents over them), reserved durably, written, committed. */
