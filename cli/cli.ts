@@ -94,6 +94,8 @@ async function cmdMkfs(c: Extract<Command, { verb: 'mkfs' }>): Promise<void> {
 /** Mounts; true while this process serves the mount, false when the mount is a bind of a live one. */
 async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean> {
   keepRunningWithoutStdout();
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  (require('./mount-memory') as typeof import('./mount-memory')).limitHeapGrowth();
   const mountpoint = path.resolve(c.mountpoint);
   const storeDir = path.resolve(c.store ?? defaultStorePath());
   const { Store } = loadStore();

@@ -11,6 +11,7 @@ import { dataStartBytes } from '../../src/region';
 import { FsError } from '../../store/fs-error';
 import { NodeIo } from '../../store/io/io';
 import { SCRATCH_BUFFER_BYTES_MIN, ScratchPool } from '../../store/chunks/scratch-pool';
+import { HUGE_PAGE_BYTES } from '../../src/huge-buffer';
 import { Store } from '../../store/store';
 import { SMALL, prng, randomBytes, smallStore, tmpDir } from './helpers';
 
@@ -159,9 +160,35 @@ test('scratch pool: reuse, no sharing while taken, bounded count and size', (t) 
   t.is(pool.freeCount, 2, 'count bound holds');
   t.is(pool.take(100_000), c, 'the larger buffer was kept');
   const huge = pool.take(300_000);
-  t.is(huge.length, 300_000, 'over the size bound: a plain allocation');
+  t.is(huge.length, HUGE_PAGE_BYTES, 'over the size bound: a large buffer, whole huge pages');
   pool.give(huge);
-  t.is(pool.freeCount, 1, 'an oversize buffer is not pooled');
+  t.is(pool.freeCount, 1, 'a large buffer is not in the small tier');
+  t.is(pool.largeFreeCount, 1, 'a large buffer is kept in its tier');
   const d = pool.take(10);
   t.throws(() => { pool.give(d); pool.give(d); }, undefined, 'giving back twice is a bug');
+});
+
+test('scratch pool: whole-shard reads reuse large buffers, within the tier\'s bounds', (t) => {
+  const pool = new ScratchPool(2, 256 * 1024, 2 * HUGE_PAGE_BYTES, 3 * HUGE_PAGE_BYTES);
+  const a = pool.take(HUGE_PAGE_BYTES + 1);
+  const b = pool.take(300_000);
+  t.is(a.length, 2 * HUGE_PAGE_BYTES);
+  t.is(b.length, HUGE_PAGE_BYTES);
+  t.not(a, b, 'two takers never share a buffer');
+  pool.give(a);
+  pool.give(b); // 3 huge pages together: within the tier's bound
+  t.is(pool.largeFreeCount, 2);
+  t.is(pool.take(400_000), b, 'the smallest large buffer that fits is reused');
+  t.is(pool.take(400_000).length, 2 * HUGE_PAGE_BYTES, 'then the larger one');
+  const c = pool.take(HUGE_PAGE_BYTES);
+  const e = pool.take(HUGE_PAGE_BYTES);
+  pool.give(c);
+  pool.give(e);
+  pool.give(a); // 4 huge pages together: over the tier's bound, dropped
+  t.is(pool.largeFreeCount, 2, 'the tier holds at most its bound in bytes');
+  const over = pool.take(2 * HUGE_PAGE_BYTES + 1);
+  t.is(over.length, 2 * HUGE_PAGE_BYTES + 1, 'over the large size bound: a plain allocation');
+  pool.give(over);
+  t.is(pool.largeFreeCount, 2, 'an oversize buffer is not pooled');
+  t.throws(() => { const f = pool.take(HUGE_PAGE_BYTES); pool.give(f); pool.give(f); }, undefined, 'giving back twice is a bug');
 });
