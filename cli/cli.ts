@@ -10,6 +10,7 @@ import { fsnameOption, mountedAt } from './mounts';
 import { chunkfsDevAt, connectionMounts, mountInfoTable } from './mount-info';
 import { SPIN_US_DEFAULT } from '../fs/fuse/transport';
 import { guardStdio, keepRunningWithoutStdout } from './stdio';
+import { limitHeapGrowth } from './mount-memory';
 import type { MountMemory } from './actions/env';
 import { defaultStorePath } from './target';
 import type { MountedFs } from '../fs/mount';
@@ -94,8 +95,7 @@ async function cmdMkfs(c: Extract<Command, { verb: 'mkfs' }>): Promise<void> {
 /** Mounts; true while this process serves the mount, false when the mount is a bind of a live one. */
 async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean> {
   keepRunningWithoutStdout();
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  (require('./mount-memory') as typeof import('./mount-memory')).limitHeapGrowth();
+  limitHeapGrowth(); // before the mount serves requests (cli/mount-memory.ts)
   const mountpoint = path.resolve(c.mountpoint);
   const storeDir = path.resolve(c.store ?? defaultStorePath());
   const { Store } = loadStore();
