@@ -143,7 +143,7 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean
   const dev = chunkfsDevAt(mountpoint);
   if (dev === null) log(`${mountpoint} is not in /proc/self/mountinfo: a bind of it will not keep this mount serving`);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const watchdog = (require('./bind-watchdog') as typeof import('./bind-watchdog')).startBindWatchdog(dev, log);
+  const watchdog = (require('./bind-watchdog') as typeof import('./bind-watchdog')).startBindWatchdog(dev, storeDir, log);
   const mountpoints = (): string[] => dev === null ? (mountedAt(mountpoint) ? [mountpoint] : []) : connectionMounts(dev, storeDir).map((m) => m.mountpoint);
   const options = servedOptionTexts(c.options, mounted, metricsPort);
   const live = {

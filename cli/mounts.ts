@@ -20,6 +20,11 @@ export function unescapeMountField(field: string): string {
   return field.replace(/\\([0-7]{3})/g, (_m, oct: string) => String.fromCharCode(parseInt(oct, 8)));
 }
 
+/** The inverse of unescapeMountField: a path as the kernel writes it in /proc/self/mount{s,info}. */
+export function escapeMountField(field: string): string {
+  return field.replace(/[ \t\n\\]/g, (c) => '\\' + c.charCodeAt(0).toString(8).padStart(3, '0'));
+}
+
 export function parseMountTable(text: string): MountEntry[] {
   const out: MountEntry[] = [];
   for (const line of text.split('\n').slice(0, MOUNT_LINES_MAX)) {

@@ -35,7 +35,8 @@ export interface Fuse3Native {
   readonly requestFieldCount?: number;
   mount(options: Fuse3MountOptions, onBatch: OnBatch, attrScratch: Float64Array): Session;
   loopEnded(s: Session): boolean;
-  connectionId(s: Session): number;
+  /** The kernel's connection number, or null once the connection ended (the number may be another mount's then). */
+  connectionId(s: Session): number | null;
   /** Answers EIO to whatever JS left unanswered (returns how many), frees the libfuse session. */
   destroy(s: Session): number;
   /** Drops the kernel's cached pages and attributes of these inodes (on a worker thread); resolves to how many it held. */

@@ -136,7 +136,8 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
   const reply = new Replier(native, session, scratch, { attrS: timeoutS, entryS: timeoutS });
   x = { core, reply, log: opts.log, readBuffers: new ReadBuffers(), run: makeRun(core, reply, opLog(opts.log, core.opts.debug === true), opts.readOnly, opts.observeOp) };
   // After x is set: the session serves requests from now on (they may come during this await).
-  if (opts.writebackCache && process.getuid?.() === 0) await raiseDirtyShare(native.connectionId(session), opts.log);
+  const connId = native.connectionId(session);
+  if (opts.writebackCache && process.getuid?.() === 0 && connId !== null) await raiseDirtyShare(connId, opts.log);
 
   const invalidations = new Invalidations((inos) => native.invalidate(session, inos), core.lookups);
   return {
@@ -155,9 +156,12 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
         if (err !== null) opts.log(`unmount: ${err}`);
       }
       if (await Promise.race([endedP, sleep(END_WAIT_MS)]) === 'timeout') {
+        // Asked now, not at mount: once the kernel ended it, its number may name another mount's connection.
         const id = native.connectionId(session);
-        opts.log(`open files keep ${mountpoint} alive: aborting FUSE connection ${id}`);
-        await abortConnection(id, opts.log);
+        if (id !== null) {
+          opts.log(`open files keep ${mountpoint} alive: aborting FUSE connection ${id}`);
+          await abortConnection(id, opts.log);
+        }
         await endedP;
       }
       if (await Promise.race([reply.whenDrained(), sleep(DRAIN_WAIT_MS)]) === 'timeout') {

@@ -1,7 +1,8 @@
 // The chunkfs_fuse3 addon: mount a libfuse3 low-level session whose requests reach JS in batches
 // (session.h), and answer them (replies.h). Used only by fs/fuse/fuse3.ts.
 //   mount(options, onBatch, attrScratch) -> session
-//   loopEnded(session) -> boolean                        connectionId(session) -> number
+//   loopEnded(session) -> boolean
+//   connectionId(session) -> number, or null once the connection ended
 //   destroy(session) -> requests answered EIO because JS had not answered them
 //   invalidate(session, inos: Float64Array) -> Promise<number of inodes the kernel dropped>
 //   unmountGuardFds(session) -> [pidfd of this process, fusermount3 socket] | string (why not)
@@ -137,7 +138,13 @@ napi_value LoopEnded(napi_env env, napi_callback_info info) {
 napi_value ConnectionId(napi_env env, napi_callback_info info) {
   Args a(env, info);
   Session* s = a.Live(0);
-  return s == nullptr ? nullptr : Int(env, s->connectionId());
+  if (s == nullptr) return nullptr;
+  if (!s->ConnectionLive()) {  // ended: its number may already name another mount's connection
+    napi_value null;
+    napi_get_null(env, &null);
+    return null;
+  }
+  return Int(env, s->connectionId());
 }
 
 napi_value Destroy(napi_env env, napi_callback_info info) {

@@ -7,6 +7,7 @@
 #include "session.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 
 #include <cerrno>
@@ -435,6 +436,15 @@ Request* Session::Take(uint64_t id) {
     uv_prepare_start(&prepare_, OnPrepare);
   }
   return r;
+}
+
+// The kernel's poll of /dev/fuse reports POLLERR once the connection is gone (fuse_dev_poll). The
+// superblock gives up its device number only after that, so a live answer means the id is still ours.
+bool Session::ConnectionLive() const {
+  if (se_ == nullptr || destroyed_) return false;
+  pollfd p{fuse_session_fd(se_), POLLIN, 0};
+  if (poll(&p, 1, 0) < 0) return false;
+  return (p.revents & (POLLERR | POLLHUP | POLLNVAL)) == 0;
 }
 
 void Session::MaybeDelete() {

@@ -98,6 +98,8 @@ class Session {
   size_t attrRows() const { return attrRows_; }
   // Kernel connection id (minor device number of the mount), for /sys/fs/fuse/connections/<id>.
   unsigned connectionId() const { return connId_; }
+  // False once the kernel ended the connection (unmounted or aborted): its id may be another mount's.
+  bool ConnectionLive() const;
   // This end of fusermount3's auto_unmount socket (fusermount_socket.h), or -1 (none, or not found).
   int fusermountSocket() const { return fusermountSocket_; }
   // After the loop ended and every request was answered: unmount leftovers, free libfuse's session.

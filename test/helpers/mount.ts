@@ -183,7 +183,9 @@ export function startMount (opts: StartOptions): Promise<MountChild> {
   const append = (b: Buffer): void => { out = (out + b.toString()).slice(-OUTPUT_KEEP_BYTES) }
   const exitPromise = new Promise<void>((resolve) => child.on('exit', () => { exitedFlag = true; resolve() }))
 
+  let stopAsked = false
   const stop = async (): Promise<void> => {
+    stopAsked = true
     if (!exitedFlag) {
       child.kill('SIGTERM')
       const timer = new Promise<void>((resolve) => setTimeout(resolve, STOP_TIMEOUT_MS).unref())
@@ -194,6 +196,7 @@ export function startMount (opts: StartOptions): Promise<MountChild> {
     live.delete(entry)
   }
   const kill9 = async (): Promise<void> => {
+    stopAsked = true
     if (!exitedFlag) { child.kill('SIGKILL'); await exitPromise }
   }
 
@@ -214,6 +217,9 @@ export function startMount (opts: StartOptions): Promise<MountChild> {
     child.stdout!.on('data', onData)
     child.stderr!.on('data', (b: Buffer) => append(b))
     child.on('exit', (code, signal) => {
+      // A mount that ends unasked fails the tests after it with "not a mount": say why, once, here.
+      const bindHelper = /\(a bind of /.test(out) // it ends once the bind is made, by design
+      if (resolved && !stopAsked && !bindHelper) process.stderr.write(`mount of ${entry.mountpoint} exited unasked (code ${code}, signal ${signal}); its output:\n${out}\n`)
       if (resolved) return
       clearTimeout(timer)
       void stop().then(() => reject(new Error(`mount exited (code ${code}, signal ${signal}) before ready:\n${out}`)))

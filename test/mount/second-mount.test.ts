@@ -5,6 +5,10 @@
 // Both transports (the bind is the kernel's; the mount process is the same on either).
 import test from 'ava'
 import { existsSync, promises as fsp } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { WATCHDOG_SCRIPT } from '../../cli/bind-watchdog'
+import { chunkfsDevAt } from '../../cli/mount-info'
+import { escapeMountField } from '../../cli/mounts'
 import { storeFixture, CLI_JS, TRANSPORT, chunkfsCli, isMounted, run, sh, shOk, startMount, transportArgs } from '../helpers/mount'
 
 const fixture = storeFixture(test, 'second-mount')
@@ -136,4 +140,24 @@ test.serial('kill -9 of the mount process: its binds go with its first mount poi
   const again = await fixture.mountAt(fixture.store, m1())
   t.is((await shOk(`cat ${m1()}/killed-file`)).trim(), 'before')
   await again.stop()
+})
+
+// The device number of a dead connection goes to the next FUSE mount; a watchdog that woke late
+// unmounted that live mount (another test's, in a CI run). It takes only mount points that fail a stat.
+test.serial('the bind watchdog of an ended mount process leaves a live mount with its device number and store alone', async (t) => {
+  const live = await fixture.mountAt(fixture.store, m1())
+  try {
+    await shOk(`echo kept > ${m1()}/live-file`)
+    const dev = chunkfsDevAt(m1())
+    t.not(dev, null)
+    // The watchdog as a mount process starts it, then that process ends without saying "done".
+    const dog = spawn('/bin/sh', ['-c', WATCHDOG_SCRIPT, 'chunkfs-bind-watchdog', dev!, escapeMountField(fixture.store)], { stdio: ['pipe', 'ignore', 'ignore'] })
+    const exited = new Promise<number | null>((resolve) => dog.on('exit', (code) => resolve(code)))
+    dog.stdin.end()
+    t.is(await exited, 0)
+    t.true(isMounted(m1()), 'the live mount is still mounted')
+    t.is((await shOk(`cat ${m1()}/live-file`)).trim(), 'kept')
+  } finally {
+    await live.stop()
+  }
 })
