@@ -33,7 +33,7 @@ export function readChunkInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number,
   // Only what no pending span covers is read from the shards: the applier may be patching those
   // spans' blocks right now (it does not hold readers back), and the spans hold their bytes anyway.
   // One snapshot for both steps: the applier may drop the intents before the reads end.
-  const pending = env.backlog.of(ref.ino, ref.chunkIndex);
+  const pending = env.backlog.overlapping(ref.ino, ref.chunkIndex, offsetBytes, lengthBytes);
   const parts = uncoveredParts(pending, ref.version, offsetBytes, lengthBytes);
   const reads = parts.map(([lo, hi]) => readStoredInto(env, ref, lo, hi - lo, target, targetOffset + lo - offsetBytes, inline));
   const overlay = (): void => overlaySpans(pending, ref.version, offsetBytes, lengthBytes, target, targetOffset);
@@ -48,7 +48,7 @@ export function readChunkInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number,
 export async function readReplicaView(env: ChunkEnv, ref: ChunkRef, replica: number, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
   assert(ref.stored === null, 'a replica view is of raw replicas (a transformed chunk is decoded whole)');
   if (!env.backlog.has(ref.ino, ref.chunkIndex)) return env.shards.readVerified(ref, replica, offsetBytes, lengthBytes);
-  const pending = env.backlog.of(ref.ino, ref.chunkIndex); // one snapshot, as in readChunkInto
+  const pending = env.backlog.overlapping(ref.ino, ref.chunkIndex, offsetBytes, lengthBytes); // one snapshot, as in readChunkInto
   const out = Buffer.alloc(lengthBytes);
   for (const [lo, hi] of uncoveredParts(pending, ref.version, offsetBytes, lengthBytes)) {
     (await env.shards.readVerified(ref, replica, lo, hi - lo)).copy(out, lo - offsetBytes);

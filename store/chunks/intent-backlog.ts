@@ -81,6 +81,23 @@ export class IntentBacklog {
     return this.byIno.get(ino)?.get(chunkIndex)?.slice() ?? [];
   }
 
+  /**
+   * The chunk's pending intents that overlap chunk range [offsetBytes, +lengthBytes), in log order:
+   * a reader's snapshot (a new array). One pass over numbers: under fsync'd random writes a chunk
+   * holds hundreds of intents, and copying them all for every read of it, then scanning the copy
+   * twice, cost 27 us of each fsync'd 4 KiB write (CPU profile, issue 21).
+   */
+  overlapping(ino: number, chunkIndex: number, offsetBytes: number, lengthBytes: number): PendingIntent[] {
+    const list = this.byIno.get(ino)?.get(chunkIndex);
+    const out: PendingIntent[] = [];
+    if (list === undefined) return out;
+    const end = offsetBytes + lengthBytes;
+    for (const i of list) {
+      if (i.offsetBytes < end && i.offsetBytes + i.span.length > offsetBytes) out.push(i);
+    }
+    return out;
+  }
+
   /** Whether the chunk's intents are patched in place (replica), from its oldest intent. */
   inPlace(ino: number, chunkIndex: number): boolean {
     return this.byIno.get(ino)?.get(chunkIndex)?.[0]?.inPlace ?? false;

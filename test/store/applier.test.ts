@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { parseBitrotKey } from '../../src/keying';
 import { verifyShardBytes } from '../../src/shard';
 import { mergeRuns } from '../../store/chunks/applier';
-import { BACKLOG_BYTES_MAX, BACKLOG_INTENTS_MAX, IntentBacklog, PendingIntent } from '../../store/chunks/intent-backlog';
+import { BACKLOG_BYTES_MAX, BACKLOG_INTENTS_MAX, IntentBacklog, PendingIntent, overlaySpans, uncoveredParts } from '../../store/chunks/intent-backlog';
 import { Store } from '../../store/store';
 import { SMALL, prng, randomBytes, smallStore } from './helpers';
 
@@ -32,6 +32,31 @@ test('mergeRuns: later intents win, consecutive blocks make one run, a short las
   const intent = (id: number, firstBlock: number, span: Buffer): PendingIntent => ({ id, ino: 1, chunkIndex: 0, version: 1n, firstBlock, offsetBytes: firstBlock * 4, span, inPlace: true, spanCrc: 0, loggedMs: 0, unflushed: false });
   const runs = mergeRuns([intent(1, 0, Buffer.from('aaaabbbb')), intent(2, 1, Buffer.from('BBBBcc')), intent(3, 5, Buffer.from('zzzz'))], 4);
   t.deepEqual(runs.map((r) => [r.firstBlock, r.span.toString()]), [[0, 'aaaaBBBBcc'], [5, 'zzzz']]);
+});
+
+test('a read overlays only the intents overlapping its range, in log order: the same bytes as overlaying them all', (t) => {
+  const b = new IntentBacklog();
+  const rnd = prng(21);
+  const blocks = 32;
+  for (let id = 1; id <= 300; id++) {
+    const firstBlock = Math.floor(rnd() * blocks);
+    const n = 1 + Math.floor(rnd() * Math.min(3, blocks - firstBlock));
+    b.add({ id, ino: 7, chunkIndex: 2, version: 1n, firstBlock, span: Buffer.alloc(n * BB, id % 251), inPlace: true }, BB);
+  }
+  const view = (pending: readonly PendingIntent[], offsetBytes: number, lengthBytes: number): { parts: Array<[number, number]>; bytes: Buffer } => {
+    const bytes = Buffer.alloc(lengthBytes, 0xee); // what "the shards" hold where no span is
+    overlaySpans(pending, 1n, offsetBytes, lengthBytes, bytes, 0);
+    return { parts: uncoveredParts(pending, 1n, offsetBytes, lengthBytes), bytes };
+  };
+  for (let r = 0; r < 200; r++) {
+    const offsetBytes = Math.floor(rnd() * blocks * BB);
+    const lengthBytes = 1 + Math.floor(rnd() * Math.min(3 * BB, blocks * BB - offsetBytes));
+    const some = b.overlapping(7, 2, offsetBytes, lengthBytes);
+    t.true(some.every((i) => i.offsetBytes < offsetBytes + lengthBytes && i.offsetBytes + i.span.length > offsetBytes), 'only overlapping intents');
+    t.deepEqual(some.map((i) => i.id), [...some.map((i) => i.id)].sort((x, y) => x - y), 'in log order');
+    t.deepEqual(view(some, offsetBytes, lengthBytes), view(b.of(7, 2), offsetBytes, lengthBytes));
+  }
+  t.deepEqual(b.overlapping(7, 3, 0, BB), [], 'a chunk without intents');
 });
 
 test('backlog marks: the intents of rewrites running count as gone; pending in-place chunks and applies are counted', (t) => {
