@@ -219,7 +219,7 @@ export function startMount (opts: StartOptions): Promise<MountChild> {
     child.on('exit', (code, signal) => {
       // A mount that ends unasked fails the tests after it with "not a mount": say why, once, here.
       const bindHelper = /\(a bind of /.test(out) // it ends once the bind is made, by design
-      if (resolved && !stopAsked && !bindHelper) process.stderr.write(`mount of ${entry.mountpoint} exited unasked (code ${code}, signal ${signal}); its output:\n${out}\n`)
+      if (resolved && !stopAsked && !bindHelper) process.stderr.write(`mount of ${entry.mountpoint} ended without stop() (code ${code}, signal ${signal}; an unmount from outside, or a crash); its last output:\n${out.slice(-2000)}\n`)
       if (resolved) return
       clearTimeout(timer)
       void stop().then(() => reject(new Error(`mount exited (code ${code}, signal ${signal}) before ready:\n${out}`)))
