@@ -4,7 +4,7 @@ import test from 'ava'
 import { UsageError, parseArgs, parseMountOptions } from '../../cli/cli-args'
 import { parseHelperArgs } from '../../cli/mount-helper'
 import { remountFlags } from '../../cli/remount'
-import { parseMountTable } from '../../cli/mounts'
+import { escapeMountField, parseMountTable, unescapeMountField } from '../../cli/mounts'
 import { connectionMounts, parseMountInfo } from '../../cli/mount-info'
 import { bindConflicts, bindFlags, optionTexts } from '../../cli/bind-options'
 import { progressText } from '../../cli/progress-text'
@@ -69,6 +69,9 @@ test('mount options suid, nosuid, dev, nodev (issue 15 item 13); unset: the moun
 test('the mount table: octal escapes in sources and mount points', (t) => {
   const [e] = parseMountTable('/srv/my\\040store /mnt/a\\134b fuse.chunkfs rw,nosuid 0 0\n')
   t.deepEqual(e, { source: '/srv/my store', mountpoint: '/mnt/a\\b', fstype: 'fuse.chunkfs', options: ['rw', 'nosuid'] })
+  // The bind watchdog compares the kernel's escaped text (cli/bind-watchdog.ts).
+  t.is(escapeMountField('/srv/my store\ta\\b\nc'), '/srv/my\\040store\\011a\\134b\\012c')
+  t.is(unescapeMountField(escapeMountField('/x y\\z')), '/x y\\z')
 })
 
 test('progress text: by bytes with rate and ETA, by items without a size', (t) => {
