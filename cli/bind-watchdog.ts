@@ -1,7 +1,7 @@
 // After a kill -9 of a mount process, every mount point of its FUSE connection must go, not only the
 // first: fusermount3's auto_unmount knows only the mount point it made, and a bind of it (a second
 // mount of the store, cli/store-bind.ts) was left answering ENOTCONN ("Transport endpoint is not
-// connected") until someone ran umount -l on it. The watchdog is a shell in a session of its own
+// connected") until someone ran umount -l on it. The watchdog is a shell (bash) in a session of its own
 // (a terminal's Ctrl-C does not reach it) that holds the read end of a pipe whose only writer is the
 // mount process. When the mount process ends without saying "done" on it (killed, crashed), the
 // read sees end of file and the watchdog unmounts, lazily, every mount point of that connection
@@ -24,6 +24,10 @@ const STAT_TIMEOUT_S = 10;
  * $2 the store directory as mountinfo writes the source (octal escapes).
  */
 export const WATCHDOG_SCRIPT = [
+  // First let go of whatever the mount process left inheritable (fuse-native's /dev/fuse descriptor
+  // among them): while the watchdog held it, the dead mount's connection stayed up, and a stat of its
+  // mount point hung instead of failing (bash: dash cannot close descriptors above 9).
+  'for f in /proc/$$/fd/*; do n=${f##*/}; if [ "$n" -gt 2 ]; then exec {n}>&- 2>/dev/null; fi; done',
   'if IFS= read -r word && [ "$word" = done ]; then exit 0; fi',
   // Field 3 is the device, field 5 the mount point (spaces and the like as octal escapes, undone by %b).
   // The source through the environment: awk -v would undo its octal escapes.
@@ -49,7 +53,7 @@ export function startBindWatchdog(dev: string | null, storeDir: string, log: (li
   if (dev === null || !/^\d+:\d+$/.test(dev) || process.getuid?.() !== 0) return null;
   let child: ChildProcess;
   try {
-    child = spawn('/bin/sh', ['-c', WATCHDOG_SCRIPT, 'chunkfs-bind-watchdog', dev, escapeMountField(storeDir)], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+    child = spawn('/bin/bash', ['-c', WATCHDOG_SCRIPT, 'chunkfs-bind-watchdog', dev, escapeMountField(storeDir)], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
   } catch (err) {
     log(`no bind watchdog (binds of this mount would stay after a crash): ${(err as Error).message}`);
     return null;

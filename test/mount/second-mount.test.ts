@@ -151,7 +151,7 @@ test.serial('the bind watchdog of an ended mount process leaves a live mount wit
     const dev = chunkfsDevAt(m1())
     t.not(dev, null)
     // The watchdog as a mount process starts it, then that process ends without saying "done".
-    const dog = spawn('/bin/sh', ['-c', WATCHDOG_SCRIPT, 'chunkfs-bind-watchdog', dev!, escapeMountField(fixture.store)], { stdio: ['pipe', 'ignore', 'ignore'] })
+    const dog = spawn('/bin/bash', ['-c', WATCHDOG_SCRIPT, 'chunkfs-bind-watchdog', dev!, escapeMountField(fixture.store)], { stdio: ['pipe', 'ignore', 'ignore'] })
     const exited = new Promise<number | null>((resolve) => dog.on('exit', (code) => resolve(code)))
     dog.stdin.end()
     t.is(await exited, 0)
