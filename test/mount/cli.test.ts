@@ -93,12 +93,12 @@ test.serial('a live mount point is refused; umount ends the mount process', asyn
 
 test.serial('a stale mount point (server and auto-unmount helper killed) is recovered', async (t) => {
   const m = await fixture.mountAt(fixture.dir + '/s1', fixture.dir + '/m1')
-  // kill the auto_unmount helper and the bind watchdog (cli/bind-watchdog.ts, a shell) first, then
+  // kill the auto_unmount helper and the bind watchdog (cli/bind-watchdog.ts, bash) first, then
   // the server: the kernel mount stays, disconnected, as after a kill of the whole process group
   const children = childProcesses(m.child.pid!)
   const helpers = children.filter(([, comm]) => comm === 'fusermount' || comm === 'fusermount3')
   t.true(helpers.length > 0, 'auto_unmount helper found')
-  const watchdogs = children.filter(([, comm]) => comm === 'sh')
+  const watchdogs = children.filter(([, comm]) => comm === 'bash')
   t.is(watchdogs.length, 1, 'the bind watchdog runs beside the mount')
   for (const [pid] of [...helpers, ...watchdogs]) process.kill(pid, 'SIGKILL')
   await m.kill9()
