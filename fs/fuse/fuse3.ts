@@ -7,6 +7,7 @@
 // JS is answered and the session is freed. A crash
 // is cleaned up by auto_unmount (libfuse's fusermount3 helper unmounts when this process dies,
 // told so by our guard process once this one has wholly exited: unmount-guard.ts).
+import { ReadGrants } from './read-grants';
 import { raiseDirtyShare } from './dirty-share';
 import { execFile } from 'node:child_process';
 import { existsSync, promises as fsp } from 'node:fs';
@@ -134,7 +135,8 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
   // lookup and stat reaches the store, and notify_inval_inode drops the pages of changed files.
   const timeoutS = core.followsWriter ? 0 : CACHE_TIMEOUT_S;
   const reply = new Replier(native, session, scratch, { attrS: timeoutS, entryS: timeoutS });
-  x = { core, reply, log: opts.log, readBuffers: new ReadBuffers(), run: makeRun(core, reply, opLog(opts.log, core.opts.debug === true), opts.readOnly, opts.observeOp) };
+  const grants = ReadGrants.possible(core, opts.jsDispatch ?? false) ? new ReadGrants(native, session, core) : null;
+  x = { core, reply, log: opts.log, readBuffers: new ReadBuffers(), grants, run: makeRun(core, reply, opLog(opts.log, core.opts.debug === true), opts.readOnly, opts.observeOp) };
   // After x is set: the session serves requests from now on (they may come during this await).
   const connId = native.connectionId(session);
   if (opts.writebackCache && process.getuid?.() === 0 && connId !== null) await raiseDirtyShare(connId, opts.log);

@@ -1,0 +1,69 @@
+// Read grants (issue 20 item 2, DESIGN §6): after JS served a read of a clean replica chunk, the
+// transport lets native/fuse3/read_grant.cc answer the next reads of that chunk in C, on the thread
+// that read them, each block still verified against its hash (spec §9). A grant is offered only
+// when the mount holds nothing the store does not (no buffered bytes, no flush or truncate under
+// way) and the store finds nothing laid over the stored bytes (store/chunks/read-grant.ts). It ends
+// when any request that may change a file arrives or is answered (native, request.h
+// MayChangeData), when the store changes anything a read shows (Store.onReadChange), after
+// GRANT_TTL_MS, and when a read through it fails (then JS reads again: failover, counting and heal
+// stay in the one read pipeline).
+import type { FsCore } from '../core';
+import type { Fuse3Native, Session } from './fuse3-native';
+
+/**
+ * A grant's lifetime: relatime moves atime on the first read a day after the last move, and a
+ * granted read does not tell JS; re-granting costs one JS read per chunk per second.
+ */
+export const GRANT_TTL_MS = 1000;
+/** Chunks offered in the current epoch (refused ones are not asked again until something changes). */
+const OFFERS_PER_EPOCH_MAX = 4096;
+
+export class ReadGrants {
+  private epoch = -1;
+  private readonly offered = new Set<string>();
+  private readonly nums = new Float64Array(9);
+
+  constructor(private readonly native: Fuse3Native, private readonly session: Session, private readonly core: FsCore) {
+    core.store.onReadChange?.(() => this.native.grantsBump(this.session));
+  }
+
+  /** Grants are possible at all on this mount. */
+  static possible(core: FsCore, jsDispatch: boolean): boolean {
+    return jsDispatch && !core.followsWriter && core.atime.mode !== 'strictatime' && core.store.readGrant !== undefined;
+  }
+
+  /** JS answered a read of fh at offsetBytes: grant its chunk when nothing could make a grant wrong. */
+  offer(fh: number, offsetBytes: number): void {
+    try {
+      this.offerChunk(fh, offsetBytes);
+    } catch (err) {
+      // A grant is an optimisation: the read was answered already; say why, keep serving through JS.
+      this.core.opts.log(`read grant of handle ${fh} at ${offsetBytes}: ${(err as Error).message}`);
+    }
+  }
+
+  private offerChunk(fh: number, offsetBytes: number): void {
+    const f = this.core.handles.fileIfOpen(fh);
+    if (f === undefined || !f.buffer.isEmpty || !f.lock.idle || offsetBytes >= f.sizeBytes) return;
+    const epoch = this.native.grantEpoch(this.session);
+    if (epoch !== this.epoch) {
+      this.epoch = epoch;
+      this.offered.clear();
+    }
+    const key = `${f.ino}/${Math.floor(offsetBytes / this.core.store.defaultChunkSizeBytes)}`;
+    if (this.offered.has(key) || this.offered.size >= OFFERS_PER_EPOCH_MAX) return;
+    this.offered.add(key);
+    const g = this.core.store.readGrant!(f.ino, offsetBytes);
+    if (g === null) return;
+    const n = this.nums;
+    n[0] = f.ino; n[1] = g.chunkIndex; n[2] = g.chunkSizeBytes; n[3] = f.sizeBytes; n[4] = g.dataAtBytes;
+    n[5] = g.blockBytes; n[6] = g.shardDataLenBytes; n[7] = g.logicalLenBytes; n[8] = GRANT_TTL_MS;
+    // A refusal (the epoch moved during this call, the shard vanished) only means JS keeps serving it.
+    this.native.grantRead(this.session, epoch, g.path, n, g.table, g.key);
+  }
+
+  /** [reads answered in C, grants dropped because a read through them failed, chunks granted now]. */
+  stats(): [number, number, number] {
+    return this.native.grantStats(this.session);
+  }
+}
