@@ -14,7 +14,7 @@ import { existsSync, promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import type { FsCore } from '../core';
 import { Invalidations } from './invalidations';
-import type { Transport, TransportOptions } from './transport';
+import type { ReadGrantStats, Transport, TransportOptions } from './transport';
 import { findAddon, fuse3Native, Session } from './fuse3-native';
 import { startUnmountGuard } from './unmount-guard';
 import { ATTR_FIELD_COUNT, DIR_ENTRIES_PER_REPLY_MAX, F, FIELD_COUNT, OP } from './fuse3-abi';
@@ -141,6 +141,7 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
   const connId = native.connectionId(session);
   if (opts.writebackCache && process.getuid?.() === 0 && connId !== null) await raiseDirtyShare(connId, opts.log);
 
+  let stopping = false;
   const invalidations = new Invalidations((inos) => native.invalidate(session, inos), core.lookups);
   return {
     name: 'fuse3',
@@ -151,7 +152,11 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
     writerChanged(changed: readonly number[] | 'all'): void {
       invalidations.soon(changed);
     },
+    readGrantStats(): ReadGrantStats | null {
+      return grants === null || stopping ? null : grants.stats();
+    },
     async stop(goneAlready: boolean): Promise<void> {
+      stopping = true; // the session goes at the end: no more questions to it
       // The loop keeps serving during the unmount: the kernel writes cached dirty pages back first.
       if (!goneAlready) {
         const err = await runQuietly(unmounter, ['-u', '-z', mountpoint]);

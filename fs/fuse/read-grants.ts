@@ -9,6 +9,7 @@
 // stay in the one read pipeline).
 import type { FsCore } from '../core';
 import type { Fuse3Native, Session } from './fuse3-native';
+import type { ReadGrantStats } from './transport';
 
 /**
  * A grant's lifetime: relatime moves atime on the first read a day after the last move, and a
@@ -62,8 +63,8 @@ export class ReadGrants {
     this.native.grantRead(this.session, epoch, g.path, n, g.table, g.key);
   }
 
-  /** [reads answered in C, grants dropped because a read through them failed, chunks granted now]. */
-  stats(): [number, number, number] {
-    return this.native.grantStats(this.session);
+  stats(): ReadGrantStats {
+    const [servedReads, failedReads, grantedChunks] = this.native.grantStats(this.session);
+    return { servedReads, failedReads, grantedChunks };
   }
 }

@@ -104,7 +104,7 @@ napi_value GrantStats(napi_env env, napi_callback_info info) {
   napi_set_element(env, out, 0, v);
   napi_create_double(env, static_cast<double>(g->declined()), &v);
   napi_set_element(env, out, 1, v);
-  napi_create_double(env, static_cast<double>(g->size()), &v);
+  napi_create_double(env, static_cast<double>(g->live()), &v);
   napi_set_element(env, out, 2, v);
   return out;
 }

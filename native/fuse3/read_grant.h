@@ -59,7 +59,12 @@ class ReadGrants {
   bool Serve(fuse_req_t req, uint64_t ino, size_t size, off_t off);
   uint64_t served() const { return served_; }
   uint64_t declined() const { return declined_; }
-  size_t size() const { return grants_.size(); }
+  // Grants of the current epoch (older ones are void, closed at the next Add or Serve of theirs).
+  size_t live() const {
+    size_t n = 0;
+    for (const auto& [k, g] : grants_) n += g.epoch == epoch() ? 1 : 0;
+    return n;
+  }
 
  private:
   struct Grant {
