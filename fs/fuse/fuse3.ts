@@ -175,6 +175,7 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
         opts.log(`${reply.inFlight} requests still running after ${DRAIN_WAIT_MS} ms: answering EIO`);
       }
       await invalidations.stop(); // its worker thread uses the session
+      grants?.end();
       const unanswered = native.destroy(session);
       if (unanswered > 0 || interrupts > 0) opts.log(`teardown: ${unanswered} unanswered requests, ${interrupts} interrupts seen`);
     },

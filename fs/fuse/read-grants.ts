@@ -16,16 +16,23 @@ import type { ReadGrantStats } from './transport';
  * granted read does not tell JS; re-granting costs one JS read per chunk per second.
  */
 export const GRANT_TTL_MS = 1000;
-/** Chunks offered in the current epoch (refused ones are not asked again until something changes). */
-const OFFERS_PER_EPOCH_MAX = 4096;
+/**
+ * Chunks refused in the current epoch, not asked again until something changes (a granted chunk
+ * reaches JS again only when its grant lapsed or could not answer a read: it is offered again).
+ */
+const REFUSALS_PER_EPOCH_MAX = 4096;
 
 export class ReadGrants {
   private epoch = -1;
-  private readonly offered = new Set<string>();
+  /** The session is going: the store's late changes (its flush at unmount) must not reach it. */
+  private ended = false;
+  private readonly refused = new Set<string>();
   private readonly nums = new Float64Array(9);
 
   constructor(private readonly native: Fuse3Native, private readonly session: Session, private readonly core: FsCore) {
-    core.store.onReadChange?.(() => this.native.grantsBump(this.session));
+    core.store.onReadChange?.(() => {
+      if (!this.ended) this.native.grantsBump(this.session);
+    });
   }
 
   /** Grants are possible at all on this mount. */
@@ -34,7 +41,13 @@ export class ReadGrants {
   }
 
   /** JS answered a read of fh at offsetBytes: grant its chunk when nothing could make a grant wrong. */
+  /** Before the session is destroyed: no grant is made or bumped after. */
+  end(): void {
+    this.ended = true;
+  }
+
   offer(fh: number, offsetBytes: number): void {
+    if (this.ended) return;
     try {
       this.offerChunk(fh, offsetBytes);
     } catch (err) {
@@ -49,18 +62,20 @@ export class ReadGrants {
     const epoch = this.native.grantEpoch(this.session);
     if (epoch !== this.epoch) {
       this.epoch = epoch;
-      this.offered.clear();
+      this.refused.clear();
     }
     const key = `${f.ino}/${Math.floor(offsetBytes / this.core.store.defaultChunkSizeBytes)}`;
-    if (this.offered.has(key) || this.offered.size >= OFFERS_PER_EPOCH_MAX) return;
-    this.offered.add(key);
+    if (this.refused.has(key) || this.refused.size >= REFUSALS_PER_EPOCH_MAX) return;
     const g = this.core.store.readGrant!(f.ino, offsetBytes);
-    if (g === null) return;
+    if (g === null) {
+      this.refused.add(key);
+      return;
+    }
     const n = this.nums;
     n[0] = f.ino; n[1] = g.chunkIndex; n[2] = g.chunkSizeBytes; n[3] = f.sizeBytes; n[4] = g.dataAtBytes;
     n[5] = g.blockBytes; n[6] = g.shardDataLenBytes; n[7] = g.logicalLenBytes; n[8] = GRANT_TTL_MS;
     // A refusal (the epoch moved during this call, the shard vanished) only means JS keeps serving it.
-    this.native.grantRead(this.session, epoch, g.path, n, g.table, g.key);
+    if (this.native.grantRead(this.session, epoch, g.path, n, g.table, g.key) !== true) this.refused.add(key);
   }
 
   stats(): ReadGrantStats {

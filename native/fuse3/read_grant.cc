@@ -63,14 +63,21 @@ bool ReadGrants::Add(uint64_t epoch, GrantSpec spec, std::string* why) {
     Drop(it);
     it = next;
   }
+  const uint64_t k = Key(spec.ino, spec.chunkIndex);
+  auto old = grants_.find(k);
+  if (old != grants_.end() && old->second.epoch == epoch && old->second.spec.path == spec.path &&
+      old->second.spec.ino == spec.ino && old->second.spec.chunkIndex == spec.chunkIndex &&
+      old->second.spec.fileSizeBytes == spec.fileSizeBytes && old->second.spec.logicalLenBytes == spec.logicalLenBytes) {
+    // The same shard in the same epoch (a grant that lapsed, asked again): a new lifetime, same descriptor.
+    old->second.expiresNs = MonotonicNs() + static_cast<int64_t>(spec.ttlMs) * 1000000LL;
+    return true;
+  }
+  if (old != grants_.end()) Drop(old);
   int fd = open(spec.path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     *why = std::string("open ") + spec.path + ": " + std::strerror(errno);
     return false;
   }
-  const uint64_t k = Key(spec.ino, spec.chunkIndex);
-  auto old = grants_.find(k);
-  if (old != grants_.end()) Drop(old);
   Grant g;
   g.fd = fd;
   g.epoch = epoch;
@@ -91,10 +98,11 @@ bool ReadGrants::Serve(fuse_req_t req, uint64_t ino, size_t size, off_t off) {
   auto it = grants_.find(Key(ino, chunk));
   if (it == grants_.end() || it->second.spec.ino != ino || it->second.spec.chunkIndex != chunk) return false;
   Grant& g = it->second;
-  if (g.epoch != epoch() || MonotonicNs() > g.expiresNs) {
+  if (g.epoch != epoch()) {
     Drop(it);
     return false;
   }
+  if (MonotonicNs() > g.expiresNs) return false;  // lapsed: JS reads it and renews the grant (Add)
   const uint64_t chunkStart = chunk * g.spec.chunkSizeBytes;
   uint64_t end = offBytes + size;
   if (end > g.spec.fileSizeBytes) end = g.spec.fileSizeBytes;
