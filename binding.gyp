@@ -23,12 +23,17 @@
       "sources": [
         "native/fuse3/binding.cc",
         "native/fuse3/fusermount_socket.cc",
+        "native/fuse3/grant_binding.cc",
         "native/fuse3/kill_priv.cc",
         "native/fuse3/lowlevel_ops.cc",
+        "native/fuse3/read_grant.cc",
         "native/fuse3/replies.cc",
         "native/fuse3/session.cc",
         "native/fuse3/to_js.cc",
-        "native/fuse3/write_pool.cc"
+        "native/fuse3/write_pool.cc",
+        "native/highway/highwayhash.cc",
+        "native/highway/highwayhash_avx2.cc",
+        "native/highway/highwayhash_scalar.cc"
       ],
       "include_dirs": ["<!@(pkg-config --cflags-only-I fuse3 | sed s/-I//g)"],
       "libraries": ["<!@(pkg-config --libs fuse3)"],

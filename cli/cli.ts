@@ -148,7 +148,7 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean
   const options = servedOptionTexts(c.options, mounted, metricsPort);
   const live = {
     faults, mountpoint, mountpoints, dev, options, pid: process.pid, readOnly: c.options.readOnly === true,
-    flush: () => mounted.core.wb.flushAll(), dropKernelCache: () => mounted.dropKernelCache(),
+    flush: () => mounted.core.wb.flushAll(), dropKernelCache: () => mounted.dropKernelCache(), readGrants: () => mounted.readGrantStats(),
     memory: (): MountMemory => {
       const m = process.memoryUsage();
       const wb = mounted.core.wb;

@@ -36,6 +36,7 @@ export async function openLiveStore(storeDir: string, mountpoint: string, o: Liv
     const store = await openAfterHandover(storeDir, () => Store.open(storeDir, {
       healer: true, background: true, log, lockNote: mountNote(mountpoint), keyFile: o.keyFile, io, syncIo,
     }), log);
+    faults.onAdd = () => store.readsChanged(); // a read grant reads outside the Io: none may outlive a new fault
     return { store, faults };
   } catch (err) {
     if (o.readOnly !== true || !(err instanceof StoreLockedError)) throw err;

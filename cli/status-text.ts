@@ -61,6 +61,12 @@ export function faultText(f: Obj): string {
   return `#${String(f.id)} disk ${String(f.diskId)}: ${what}${ops}, ${plural(Number(f.hits), 'hit')}${left.length > 0 ? `, ${left.join(', ')}` : ', until cleared'}`;
 }
 
+/** Reads the transport answered in C from read grants (fs/fuse/read-grants.ts). */
+function grantLine(g: Obj): string {
+  return `read grants: ${plural(Number(g.servedReads), 'read')} answered without JavaScript, ${plural(Number(g.failedReads), 'failed read')} handed back, ` +
+    `${plural(Number(g.grantedChunks), 'chunk')} granted now`;
+}
+
 /** The mount process's memory, and how much of it the write-back buffer holds (-o buffer_mb bounds it). */
 function memoryLine(m: Obj): string {
   return `memory: ${bytesText(m.rssBytes)} resident (JavaScript heap ${bytesText(m.heapUsedBytes)}, outside it ${bytesText(m.externalBytes)}); ` +
@@ -92,6 +98,7 @@ export function statusText(report: Json): string {
   const mount = r.mount;
   out.push(`store ${String(r.store ?? '?')}${isObj(mount) ? `, mounted on ${Array.isArray(mount.mountpoints) && mount.mountpoints.length > 1 ? mount.mountpoints.map(String).join(' and ') : String(mount.mountpoint)} (pid ${String(mount.pid)}${mount.readOnly === true ? ', read-only' : ''})` : ', not mounted'}`);
   if (isObj(mount) && isObj(mount.memory)) out.push(memoryLine(mount.memory));
+  if (isObj(mount) && isObj(mount.readGrants)) out.push(grantLine(mount.readGrants));
   out.push(...diskLines(Array.isArray(r.disks) ? r.disks : []));
   const layouts = Array.isArray(r.layoutsInUse) ? r.layoutsInUse.filter(isObj) : [];
   out.push(`layouts in use: ${layouts.length === 0 ? 'none' : layouts.map((l) => `${String(l.layout)} (${plural(Number(l.files), 'file')})`).join(', ')}`);

@@ -97,6 +97,12 @@ export class Handles {
     return f;
   }
 
+  /** fileOf, or undefined when fh is not open (no throw). */
+  fileIfOpen(fh: number): OpenFile | undefined {
+    const h = this.byFh.get(fh);
+    return h === undefined ? undefined : this.files.get(h.ino);
+  }
+
   file(ino: number): OpenFile | undefined {
     return this.files.get(ino);
   }

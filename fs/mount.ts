@@ -5,7 +5,7 @@ import type { StorePort } from './store-port';
 import { FsCore, deleteEach } from './core';
 import { HIDDEN_PREFIX } from './ops-names';
 import { SPIN_US_DEFAULT } from './fuse/transport';
-import type { Transport, TransportName, TransportOptions } from './fuse/transport';
+import type { ReadGrantStats, Transport, TransportName, TransportOptions } from './fuse/transport';
 import type { OpObserver } from './fuse/op-observer';
 import type { AtimeMode } from './atime';
 import { applySetIdFlags, setIdDefaults } from './mount-flags';
@@ -52,6 +52,8 @@ export interface MountedFs {
   unmount(goneAlready?: boolean): Promise<void>;
   /** The kernel drops what it caches of this mount's files, so the next reads reach the store. */
   dropKernelCache(): Promise<void>;
+  /** Reads answered by read grants so far (fs/fuse/read-grants.ts); null: none on this mount. */
+  readGrantStats(): ReadGrantStats | null;
 }
 
 /**
@@ -108,6 +110,7 @@ export async function mountFs(store: StorePort, mountpoint: string, opts: MountO
     async dropKernelCache(): Promise<void> {
       if (!unmounted) await transport.dropKernelCache();
     },
+    readGrantStats: () => (unmounted ? null : transport.readGrantStats()),
     async unmount(goneAlready = false): Promise<void> {
       if (unmounted) return;
       unmounted = true;

@@ -3,6 +3,7 @@
 import type { Attr, InodeType, SpecialType } from '../store/meta/attr';
 import type { PendingRange } from '../store/meta/allocated';
 import type { CommitTimes } from '../store/meta/commit-times';
+import type { ReadGrantInfo } from '../store/chunks/read-grant';
 export type { PendingRange, CommitTimes };
 
 /** The POSIX namespace the core works on (inodes, names, links, xattrs); failures are FsErrors. */
@@ -50,6 +51,10 @@ export interface StorePort {
   readonly followsWriter?: boolean;
   /** A follower: fn hears the inodes each of the writer's commits changed ('all': unknown). */
   onWriterChange?(fn: (changed: number[] | 'all') => void): void;
+  /** fn hears of every change a read could show (fs/fuse/read-grants.ts: grants end then). Absent: no grants. */
+  onReadChange?(fn: () => void): void;
+  /** A read grant of ino's chunk holding offsetBytes (store/chunks/read-grant.ts), or null. */
+  readGrant?(ino: number, offsetBytes: number): ReadGrantInfo | null;
   /** Verified read; short at EOF; holes read as zeros. */
   read(ino: number, offsetBytes: number, lengthBytes: number): Promise<Buffer>;
   /**

@@ -18,6 +18,7 @@ import { nowNs } from './meta/meta';
 import { PlacementDisk, placeChunk } from './chunks/placement';
 import { validRange } from './chunks/bounded';
 import { readRangeInto } from './chunks/range-read';
+import { ReadGrantInfo, readGrantOf } from './chunks/read-grant';
 import { ChunkWriter } from './chunks/chunk-writer';
 import { PastSize } from './meta/past-size';
 import { repoint, retireChunk } from './chunks/live-version';
@@ -242,6 +243,26 @@ export class FileIo implements SmallFilesHost {
       }
       return fn(this.liveRef(ino, fl, this.env.map.get(ino, c)));
     });
+  }
+
+  /**
+   * A read grant of the chunk holding offsetBytes (store/chunks/read-grant.ts), or null: only while
+   * nothing holds or waits for the inode's lock (a writer, truncate or applier may be changing it),
+   * for a file with chunks of its own (a needle is read through its container).
+   */
+  readGrant(ino: number, offsetBytes: number): ReadGrantInfo | null {
+    if (this.env.db.inTransaction || this.locks.holders(ino) > 0 || this.applying.has(ino)) return null;
+    let info: FileInfo;
+    try {
+      info = this.fileInfo(ino);
+    } catch (err) {
+      if (err instanceof FsError) return null;
+      throw err;
+    }
+    if (info.slice !== null) return null;
+    const c = Math.floor(offsetBytes / info.fl.chunkSizeBytes);
+    const ref = this.liveRef(ino, info.fl, this.env.map.get(ino, c));
+    return ref === null ? null : readGrantOf(this.env, ref);
   }
 
   /** readInto into a fresh buffer of the bytes there are (short at EOF). */

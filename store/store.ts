@@ -18,6 +18,8 @@ import { diskProblem, offlineReason, writeMarker } from './disk-identity';
 import { StoreLock, thisHost } from './store-lock';
 import { CounterName, Counters } from './meta/counters';
 import { FileIo } from './file-io';
+import { ReadGrantInfo } from './chunks/read-grant';
+import { assert } from '../src/errors';
 import { FsError } from './fs-error';
 import { HealOptions, HealReport, Healer } from './upkeep/heal';
 import type { HealEntry } from './meta/chunk-map';
@@ -52,6 +54,8 @@ import { Preallocated } from './meta/prealloc';
 import { Changed, Follower, backlogFromLog } from './follower';
 
 export const META_FILE = 'meta.db';
+/** Transports of one store in one process (a mount has one). */
+const READ_CHANGE_LISTENERS_MAX = 4;
 
 /** Scrub's report: the shards (HealReport) and the paths whose mode lets other users in (issue 12). */
 export interface ScrubReport extends HealReport {
@@ -171,6 +175,11 @@ export class Store {
       containerCapacityBytes: config.defaults.containerCapacityBytes ?? DEFAULT_CONTAINER_CAPACITY_BYTES,
       containerChunk: { ...config.defaults, clusterMapEpoch: config.clusterMapEpoch },
     });
+    const changed = (): void => this.readsChanged();
+    this.env.map.onChange = changed;
+    shards.onChange = changed;
+    health.onChange = changed;
+    this.env.backlog.onChange = changed;
     this.applier = new Applier(this.env, this.files, (line) => this.log(line));
     this.compactor = new Compactor(this.env, this.files);
     this.prealloc = new Preallocated(db);
@@ -423,6 +432,30 @@ export class Store {
   /** Open read-only following a writer's commits (StoreOpenOptions.follow). */
   get followsWriter(): boolean {
     return this.follower !== null;
+  }
+
+  /** Listeners of readsChanged (bounded: one per transport of this process). */
+  private readonly readChangeListeners: Array<() => void> = [];
+
+  /** fn hears of every change a read could show (read grants end then: fs/fuse/read-grants.ts). */
+  onReadChange(fn: () => void): void {
+    assert(this.readChangeListeners.length < READ_CHANGE_LISTENERS_MAX, 'read change listeners are one per transport');
+    this.readChangeListeners.push(fn);
+  }
+
+  /**
+   * Something a read could show changed: chunk rows, intents, shard files, disk health, and from
+   * outside the store, injected faults (cli/live-store.ts). Synchronous: a grant must end before
+   * the change can be read.
+   */
+  readsChanged(): void {
+    for (const fn of this.readChangeListeners) fn();
+  }
+
+  /** A read grant of the chunk of ino holding offsetBytes (store/chunks/read-grant.ts), or null; never on a follower. */
+  readGrant(ino: number, offsetBytes: number): ReadGrantInfo | null {
+    if (this.follower !== null || this.closed) return null;
+    return this.files.readGrant(ino, offsetBytes);
   }
 
   /** fn hears the inodes each of the followed writer's commits changed (a follower only). */

@@ -4,6 +4,7 @@
 import type { Store } from '../../store/store';
 import type { FaultTable } from '../../store/io/fault-table';
 import type { Progress } from '../control/protocol';
+import type { ReadGrantStats } from '../../fs/fuse/transport';
 
 /** What only a live mount has. */
 export interface LiveMount {
@@ -27,6 +28,8 @@ export interface LiveMount {
   dropKernelCache(): Promise<void>;
   /** What the mount process holds in memory now (chunkfs status). */
   memory(): MountMemory;
+  /** Reads answered by read grants (fs/fuse/read-grants.ts); null: the mount has none. */
+  readGrants(): ReadGrantStats | null;
 }
 
 /** A mount's memory (process.memoryUsage, and the write-back buffer's share), in bytes. */

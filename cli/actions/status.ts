@@ -3,6 +3,7 @@
 import { FaultTable } from '../../store/io/fault-table';
 import type { StatusReport } from '../../store/store';
 import { Action, ActionEnv, LiveMount, MountMemory } from './env';
+import type { ReadGrantStats } from '../../fs/fuse/transport';
 
 export interface FaultListing {
   id: number;
@@ -31,6 +32,7 @@ export interface LiveMountStatus {
   dev: string | null;
   memory: MountMemory;
   options: Record<string, string>;
+  readGrants: ReadGrantStats | null;
 }
 
 export function faultListing(faults: FaultTable): FaultListing[] {
@@ -43,7 +45,7 @@ export function faultListing(faults: FaultTable): FaultListing[] {
 
 function liveStatus(live: LiveMount): LiveMountStatus {
   const mountpoints = live.mountpoints();
-  return { mountpoint: mountpoints[0] ?? live.mountpoint, mountpoints, pid: live.pid, readOnly: live.readOnly, dev: live.dev, options: live.options, memory: live.memory() };
+  return { mountpoint: mountpoints[0] ?? live.mountpoint, mountpoints, pid: live.pid, readOnly: live.readOnly, dev: live.dev, options: live.options, memory: live.memory(), readGrants: live.readGrants() };
 }
 
 export const statusAction: Action = {

@@ -35,6 +35,7 @@ export async function mountFuseNative(core: FsCore, mountpoint: string, opts: Tr
     // Nothing to drop but the pages of files held open meanwhile, which fuse-native cannot reach
     // (no notify_inval_inode): they are dropped at the next open.
     writerChanged: () => undefined,
+    readGrantStats: () => null,
     async stop(goneAlready: boolean): Promise<void> {
       // Still called when gone already: it also stops the binding's FUSE thread. Its fusermount
       // then fails with EINVAL, which says nothing new.

@@ -55,6 +55,14 @@ export interface Fuse3Native {
   replyStatfs(s: Session, id: number): number;
   /** Packs entries 0..count-1 (scratch rows) into at most sizeBytes; returns how many fit, or a negative errno. */
   replyDir(s: Session, id: number, plus: boolean, sizeBytes: number, names: string[], count: number): number;
+  /** Read grants (native/fuse3/read_grant.h, fs/fuse/read-grants.ts): the epoch a grant made now carries. */
+  grantEpoch(s: Session): number;
+  /** Every grant is void. */
+  grantsBump(s: Session): void;
+  /** nums: [ino, chunk, chunkSize, fileSize, dataAt, blockBytes, shardDataLen, logicalLen, ttlMs]; true, or why not. */
+  grantRead(s: Session, epoch: number, path: string, nums: Float64Array, table: Buffer, key: Buffer): true | string;
+  /** [reads answered natively, grants dropped after a failed read, chunks granted now]. */
+  grantStats(s: Session): [number, number, number];
   /** The offset lseek(SEEK_DATA / SEEK_HOLE) found. */
   replyLseek(s: Session, id: number, offsetBytes: number): number;
 }

@@ -1,6 +1,7 @@
 // One handler per libfuse3 request kind: the request row's fields -> an inode-based core call ->
 // the reply (fuse3-reply.ts). Every handler answers exactly once (guard.ts). Entries handed to the
 // kernel count as lookups (lookups.ts) only when the kernel took them (the reply returned 0).
+import type { ReadGrants } from './read-grants';
 import type { FsCore } from '../core';
 import type { AttrChanges, Caller, Stat, TimeArg } from '../types';
 import * as attr from '../ops-attr';
@@ -37,6 +38,8 @@ export interface Ctx {
   reply: Replier;
   log: Log;
   readBuffers: ReadBuffers;
+  /** Read grants (fs/fuse/read-grants.ts), or null when the mount cannot have them. */
+  grants: ReadGrants | null;
   /** Guards an op whose success answer is ok; a failure answers its errno. */
   run<T>(b: Batch, i: number, fn: () => T | Promise<T>, ok: (v: T) => void): void;
 }
@@ -153,6 +156,7 @@ const HANDLERS: Partial<Record<number, Handler>> = {
     const buf = x.readBuffers.take(size);
     x.run(b, i, () => file.read(x.core, fhOf(b, i), buf, size, num(b, i, F.off)), (n) => {
       try { x.reply.buf(idOf(b, i), buf, n); } finally { x.readBuffers.give(buf); }
+      if (n > 0) x.grants?.offer(fhOf(b, i), num(b, i, F.off));
     });
   },
   [OP.write]: (x, b, i) => {

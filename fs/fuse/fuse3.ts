@@ -7,13 +7,14 @@
 // JS is answered and the session is freed. A crash
 // is cleaned up by auto_unmount (libfuse's fusermount3 helper unmounts when this process dies,
 // told so by our guard process once this one has wholly exited: unmount-guard.ts).
+import { ReadGrants } from './read-grants';
 import { raiseDirtyShare } from './dirty-share';
 import { execFile } from 'node:child_process';
 import { existsSync, promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import type { FsCore } from '../core';
 import { Invalidations } from './invalidations';
-import type { Transport, TransportOptions } from './transport';
+import type { ReadGrantStats, Transport, TransportOptions } from './transport';
 import { findAddon, fuse3Native, Session } from './fuse3-native';
 import { startUnmountGuard } from './unmount-guard';
 import { ATTR_FIELD_COUNT, DIR_ENTRIES_PER_REPLY_MAX, F, FIELD_COUNT, OP } from './fuse3-abi';
@@ -134,11 +135,13 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
   // lookup and stat reaches the store, and notify_inval_inode drops the pages of changed files.
   const timeoutS = core.followsWriter ? 0 : CACHE_TIMEOUT_S;
   const reply = new Replier(native, session, scratch, { attrS: timeoutS, entryS: timeoutS });
-  x = { core, reply, log: opts.log, readBuffers: new ReadBuffers(), run: makeRun(core, reply, opLog(opts.log, core.opts.debug === true), opts.readOnly, opts.observeOp) };
+  const grants = ReadGrants.possible(core, opts.jsDispatch ?? false) ? new ReadGrants(native, session, core) : null;
+  x = { core, reply, log: opts.log, readBuffers: new ReadBuffers(), grants, run: makeRun(core, reply, opLog(opts.log, core.opts.debug === true), opts.readOnly, opts.observeOp) };
   // After x is set: the session serves requests from now on (they may come during this await).
   const connId = native.connectionId(session);
   if (opts.writebackCache && process.getuid?.() === 0 && connId !== null) await raiseDirtyShare(connId, opts.log);
 
+  let stopping = false;
   const invalidations = new Invalidations((inos) => native.invalidate(session, inos), core.lookups);
   return {
     name: 'fuse3',
@@ -149,7 +152,11 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
     writerChanged(changed: readonly number[] | 'all'): void {
       invalidations.soon(changed);
     },
+    readGrantStats(): ReadGrantStats | null {
+      return grants === null || stopping ? null : grants.stats();
+    },
     async stop(goneAlready: boolean): Promise<void> {
+      stopping = true; // the session goes at the end: no more questions to it
       // The loop keeps serving during the unmount: the kernel writes cached dirty pages back first.
       if (!goneAlready) {
         const err = await runQuietly(unmounter, ['-u', '-z', mountpoint]);
@@ -168,6 +175,7 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
         opts.log(`${reply.inFlight} requests still running after ${DRAIN_WAIT_MS} ms: answering EIO`);
       }
       await invalidations.stop(); // its worker thread uses the session
+      grants?.end();
       const unanswered = native.destroy(session);
       if (unanswered > 0 || interrupts > 0) opts.log(`teardown: ${unanswered} unanswered requests, ${interrupts} interrupts seen`);
     },

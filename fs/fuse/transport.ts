@@ -51,4 +51,16 @@ export interface Transport {
   dropKernelCache(): Promise<void>;
   /** A follower (DESIGN §9): the writer changed these inodes, so the kernel drops what it holds of them, soon. */
   writerChanged(changed: readonly number[] | 'all'): void;
+  /** Reads answered by read grants (fs/fuse/read-grants.ts); null when this mount has none. */
+  readGrantStats(): ReadGrantStats | null;
+}
+
+/** What read grants did since the mount (chunkfs status). */
+export interface ReadGrantStats {
+  /** Reads answered in C, verified, without JavaScript. */
+  servedReads: number;
+  /** Grants dropped because a read through them failed (JS read it again: failover, heal). */
+  failedReads: number;
+  /** Chunks granted now. */
+  grantedChunks: number;
 }

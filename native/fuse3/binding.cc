@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "fusermount_socket.h"
+#include "grant_binding.h"
 #include "napi_args.h"
 #include "replies.h"
 #include "reply_layout.h"
@@ -248,6 +249,7 @@ napi_value Init(napi_env env, napi_value exports) {
   napi_create_uint32(env, kFieldCount, &fieldCount);
   napi_set_named_property(env, exports, "requestFieldCount", fieldCount);
   DefineReplies(env, exports);
+  DefineGrants(env, exports);
   return exports;
 }
 

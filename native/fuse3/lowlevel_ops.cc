@@ -3,6 +3,8 @@
 // kernel keeps them locally unless the file system asks for them), ioctl, poll, bmap.
 #include "lowlevel_ops.h"
 
+#include <fcntl.h>
+
 #include <cstring>
 
 #include "kill_priv.h"
@@ -27,6 +29,7 @@ Request* New(fuse_req_t req, Op op, fuse_ino_t ino) {
   r->nums[kFUmask] = c->umask;
   r->nums[kFFh] = kNoFh;
   r->nums[kFKillSuidgid] = RequestKillsSuidgid() ? 1 : 0;  // read on this thread just before
+  if (MayChangeData(op)) Of(req)->grants()->Bump();  // before any later read can be served (read_grant.h)
   return r;
 }
 
@@ -165,10 +168,14 @@ void Link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newParent, const char* newN
 void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Request* r = New(req, Op::kOpen, ino);
   r->nums[kFFlags] = fi->flags;
+  if (fi->flags & O_TRUNC) Of(req)->grants()->Bump();  // truncates: as a setattr of the size
   Queue(r);
 }
 
 void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  Session* s = Of(req);
+  // JS dispatch: this is the JS thread, which alone makes and voids grants (read_grant.h).
+  if (s->options().jsDispatch && s->grants()->Serve(req, ino, size, off)) return;
   Request* r = New(req, Op::kRead, ino);
   WithFile(r, fi);
   r->nums[kFSize] = static_cast<double>(size);

@@ -33,6 +33,22 @@ enum Field : int {
   kFAttrGid, kFKillSuidgid, kFieldCount,
 };
 
+// Requests that may change what a read of some file shows (read_grant.h: each one voids every read
+// grant when it arrives and again when it is answered). Open counts only with O_TRUNC (checked by
+// the op itself); flush, fsync and release store what writes buffered, and the store's commit of
+// it voids the grants (fs/fuse/read-grants.ts).
+inline bool MayChangeData(Op op) {
+  switch (op) {
+    case Op::kLookup: case Op::kForget: case Op::kGetattr: case Op::kReadlink: case Op::kOpen:
+    case Op::kRead: case Op::kFlush: case Op::kRelease: case Op::kFsync: case Op::kOpendir:
+    case Op::kReaddir: case Op::kReaddirplus: case Op::kReleasedir: case Op::kFsyncdir: case Op::kStatfs:
+    case Op::kGetxattr: case Op::kListxattr: case Op::kInterrupt: case Op::kLseek:
+      return false;
+    default:
+      return true;
+  }
+}
+
 // No file handle was given (getattr/setattr without an open file).
 constexpr double kNoFh = -1;
 

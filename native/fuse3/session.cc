@@ -429,6 +429,8 @@ Request* Session::Take(uint64_t id) {
   Request* r = slots_[slot];
   if (r == nullptr || r->id != id || !delivered_[slot] || r->req == nullptr) return nullptr;
   if (r->op == Op::kWrite) writeBytes_ -= r->dataBytes;
+  // Answered: what it changed is in place now, and a grant made while it was in flight may predate it.
+  if (MayChangeData(r->op) || (r->op == Op::kOpen && (static_cast<int>(r->nums[kFFlags]) & O_TRUNC))) grants_.Bump();
   Release(slot);
   // Answered after its wake-up (not inside DeliverNow) and nothing else owed: spin before sleeping.
   if (pollOpen_ && !delivering_ && !spinWanted_ && opts_.spinNs != 0 && freeSlots_.size() == kSlotsMax) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kill_priv.h"
+#include "read_grant.h"
 #include "request.h"
 #include "write_pool.h"
 
@@ -89,6 +90,7 @@ class Session {
   const MountOptions& options() const { return opts_; }
   WritePool* writePool() { return &writePool_; }
   KillPrivState* killPriv() { return &killPriv_; }
+  ReadGrants* grants() { return &grants_; }
 
   // The JS thread.
   Request* Take(uint64_t id);
@@ -148,6 +150,7 @@ class Session {
   MountOptions opts_;
   WritePool writePool_;
   KillPrivState killPriv_;
+  ReadGrants grants_;
   fuse_session* se_ = nullptr;
   napi_threadsafe_function tsfn_ = nullptr;
   std::thread loop_;

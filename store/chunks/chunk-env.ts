@@ -22,7 +22,11 @@ export class DiskHealth {
   /** An offline disk is probed again after this long (so a disk that comes back is used again). */
   static readonly PROBE_AFTER_MS = 5_000;
 
+  /** Told when a disk fails a call or goes offline or comes back: read grants end (fs/fuse/read-grants.ts). */
+  onChange: () => void = () => undefined;
+
   fail(diskId: number, what: string): void {
+    this.onChange();
     const e = this.errors.get(diskId) ?? { consecutive: 0, total: 0, last: '', lastMs: 0 };
     e.consecutive++;
     e.total++;
@@ -37,9 +41,11 @@ export class DiskHealth {
   /** Offline until its identity checks again; every shard operation on it is refused. */
   setUnavailable(diskId: number, reason: string): void {
     this.unavailableReasons.set(diskId, reason);
+    this.onChange();
   }
   setAvailable(diskId: number): void {
     this.unavailableReasons.delete(diskId);
+    this.onChange();
     this.ok(diskId);
   }
   /** Why the disk is unavailable, or undefined when it may be used. */

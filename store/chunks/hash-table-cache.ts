@@ -50,6 +50,11 @@ export class HashTableCache {
     if (bytesRead === table.length && source.forgets === this.forgets) this.tables.set(path, table);
   }
 
+  /** A cached table as it is (a read grant copies it), or undefined. */
+  peek(path: string): Buffer | undefined {
+    return this.tables.get(path);
+  }
+
   forget(path: string): void {
     this.forgets++;
     this.tables.delete(path);

@@ -59,7 +59,11 @@ export class IntentBacklog {
   get lengthIntents(): number { return this.count; }
   get lengthBytes(): number { return this.bytes; }
 
+  /** Told when an intent enters: read grants of its chunk end (fs/fuse/read-grants.ts). */
+  onChange: () => void = () => undefined;
+
   add(i: Omit<PendingIntent, 'spanCrc' | 'offsetBytes' | 'loggedMs' | 'unflushed'> & { unflushed?: boolean }, bitrotBlockBytes: number): void {
+    this.onChange();
     const intent: PendingIntent = { ...i, offsetBytes: i.firstBlock * bitrotBlockBytes, spanCrc: crc32c(i.span), loggedMs: Date.now(), unflushed: i.unflushed ?? false };
     let chunks = this.byIno.get(i.ino);
     if (chunks === undefined) this.byIno.set(i.ino, (chunks = new Map()));

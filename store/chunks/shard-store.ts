@@ -53,6 +53,9 @@ export class ShardStore {
   /** Scratch for readVerifiedWith (bounded in count and size). */
   readonly scratch = new ScratchPool();
 
+  /** Told whenever a shard's cached header or table goes (a patch, rewrite, delete, damage, failed read): read grants end. */
+  onChange: () => void = () => undefined;
+
   /** Disk roots as prefixes of shard paths: absolute, normalized, no trailing slash (path() joins with one). */
   private readonly pathRoots = new Map<number, string>();
 
@@ -427,12 +430,27 @@ export class ShardStore {
   forgetAll(): void {
     this.headers.clear();
     this.tables.forgetAll();
+    this.onChange();
   }
 
   /** Cached header and hash table of a shard go together: any change of the file drops both. */
   private forgetPath(path: string): void {
     this.headers.delete(path);
     this.tables.forget(path);
+    this.onChange();
+  }
+
+  /**
+   * What a read grant of one replica shard needs (fs/fuse/read-grants.ts): its path and the hash table
+   * a read verified against, cached with its cross-checked header; null when either is not cached, the
+   * disk is unavailable or a fault is injected (a grant reads outside the Io: it must see the same).
+   */
+  grantSource(ref: ChunkRef, shardIndex: number): { path: string; table: Buffer } | null {
+    if (this.io.passThrough?.() !== true || this.gate.unavailable(ref.diskIds[shardIndex]) !== undefined) return null;
+    const path = this.path(ref, shardIndex);
+    if (!this.headers.has(path)) return null;
+    const table = this.tables.peek(path);
+    return table === undefined ? null : { path, table };
   }
 }
 

@@ -59,6 +59,8 @@ export class FaultTable {
   private nextId = 1;
   /** False when no fault is set: the Io wrappers then cost one property read per call. */
   armed = false;
+  /** Told when a fault is set: reads made outside the Io (read grants) must stop at once (cli/live-store.ts). */
+  onAdd: () => void = () => undefined;
 
   add(spec: FaultSpec, nowMs = Date.now()): Fault {
     this.prune(nowMs);
@@ -70,6 +72,7 @@ export class FaultTable {
     const fault: Fault = { ...spec, id: this.nextId++, addedMs: nowMs, hits: 0 };
     this.faults.push(fault);
     this.armed = true;
+    this.onAdd();
     return { ...fault };
   }
 

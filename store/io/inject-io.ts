@@ -68,6 +68,8 @@ export class InjectIo implements Io {
     return new InjectFile(await this.inner.open(path, mode), path, this.faults);
   }
   /** The synchronous fast path only while no fault is set: a faulty read must take the gated path. */
+  passThrough(): boolean { return !this.faults.armed && this.inner.passThrough?.() === true; }
+
   openNow(path: string): IoFile | null {
     if (this.faults.armed || this.inner.openNow === undefined) return null;
     return this.inner.openNow(path);

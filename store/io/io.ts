@@ -58,6 +58,12 @@ export interface Io {
    * small read may run inline now (see InlineGate), else null. Close it like any other.
    */
   openNow?(path: string): IoFile | null;
+  /**
+   * True when nothing injected stands between this Io and the disks, so a read made outside it (a
+   * read grant, fs/fuse/read-grants.ts) sees what a read through it would. Absent: never (the
+   * crash-model twin, store/io/faulty-io.ts).
+   */
+  passThrough?(): boolean;
 }
 
 const DESCRIPTORS_MAX_DEFAULT = 256;
@@ -304,6 +310,8 @@ export class NodeIo implements Io {
     d.refs++;
     return new NodeFile(d, this.gate);
   }
+
+  passThrough(): boolean { return true; }
 
   openNow(path: string): IoFile | null {
     if (!this.gate.enabled || this.gate.inFlight > 0) return null;

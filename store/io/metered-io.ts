@@ -31,6 +31,7 @@ export class MeteredIo implements Io {
     return new MeteredFile(await this.inner.open(path, mode), this.observe);
   }
   openNow(path: string): IoFile | null { return this.inner.openNow?.(path) ?? null; }
+  passThrough(): boolean { return this.inner.passThrough?.() === true; }
   rename(from: string, to: string): Promise<void> { return this.inner.rename(from, to); }
   unlink(path: string): Promise<void> { return this.inner.unlink(path); }
   rmdir(path: string): Promise<void> { return this.inner.rmdir(path); }

@@ -120,16 +120,21 @@ export class ChunkMap {
     }
     rows.set(chunkIndex, row);
   }
+  /** Told of every change of a chunk row or intent: read grants of the mount end (fs/fuse/read-grants.ts). */
+  onChange: () => void = () => undefined;
   /** Drop the cached rows of an inode (every change to its chunk rows). */
   private changed(ino: number): void {
     this.rows.delete(ino);
+    this.onChange();
   }
   /** A read-only follower: another process changed these rows (DESIGN §9; store/follower.ts). */
   forget(ino: number): void {
     this.rows.delete(ino);
+    this.onChange();
   }
   forgetAll(): void {
     this.rows.clear();
+    this.onChange();
   }
   /** Live chunks of a file, or those at index >= fromIndex. */
   live(ino: number, fromIndex = 0): ChunkRow[] {
@@ -172,19 +177,23 @@ export class ChunkMap {
    * round trip (its COMMIT, store/meta/pg-pipeline.ts), so ask after the transaction (issue 22).
    */
   addIntent(ino: number, chunkIndex: number, version: bigint, firstBlock: number, lastBlock: number, span: Buffer): () => number {
+    this.onChange();
     const info = this.s.addIntent.run(ino, chunkIndex, version, firstBlock, lastBlock, nowNs(), span);
     return () => Number(info.lastInsertRowid);
   }
   /** Every intent of a deleted inode (its chunks are gone: nothing to replay). */
   dropIntentsOf(ino: number): void {
+    this.onChange();
     this.s.dropIntentsOf.run(ino);
   }
   /** Every intent of one chunk (its version was replaced by one that holds their bytes, or dropped). */
   dropIntentsOfChunk(ino: number, chunkIndex: number): void {
+    this.onChange();
     this.s.dropIntentsOfChunk.run(ino, chunkIndex);
   }
   /** The chunk's intents now go over version (a rewrite made it from the old one; their spans still apply). */
   rebaseIntents(ino: number, chunkIndex: number, version: bigint): void {
+    this.onChange();
     this.s.rebaseIntents.run(version, ino, chunkIndex);
   }
   removeIntent(id: number): void {

@@ -26,8 +26,10 @@ test.serial('status by mount point, by store directory and with no target reache
   const byStore = await statusJson([fixture.dir + '/s'])
   for (const r of [byMount, byStore]) {
     t.is(r.store, fixture.dir + '/s')
-    const { dev, options, memory, ...rest } = r.mount
+    const { dev, options, memory, readGrants, ...rest } = r.mount
     t.deepEqual(rest, { mountpoint: fixture.dir + '/m', mountpoints: [fixture.dir + '/m'], pid: m.child.pid, readOnly: false })
+    // fs/fuse/read-grants.ts: counted on the libfuse3 transport, none on fuse-native.
+    if (readGrants !== null) t.deepEqual(Object.keys(readGrants).sort(), ['failedReads', 'grantedChunks', 'servedReads'])
     t.regex(dev, /^[0-9]+:[0-9]+$/)
     t.is(options.readOnly, 'rw')
     t.deepEqual(r.layoutsInUse, [{ layout: 'replica:3', files: 1 }])
@@ -36,6 +38,7 @@ test.serial('status by mount point, by store directory and with no target reache
   t.regex(text.stdout, new RegExp(`^store ${fixture.dir}/s, mounted on ${fixture.dir}/m \\(pid ${m.child.pid}\\)`))
   t.regex(text.stdout, /layouts in use: replica:3 \(1 file\)/)
   t.notRegex(text.stdout, /[{}]/, 'no raw JSON in the text')
+  if (byMount.mount.readGrants !== null) t.regex(text.stdout, /read grants: \d+ reads? answered without JavaScript/)
 
   // The default store ($XDG_DATA_HOME/chunkfs/default), mounted without naming it.
   const env = { ...process.env, XDG_DATA_HOME: fixture.dir + '/xdg' }

@@ -1,0 +1,182 @@
+// Read grants (issue 20 item 2; fs/fuse/read-grants.ts, native/fuse3/read_grant.cc): reads of clean
+// replica chunks answered in C are right, are never answered from a grant after a write, truncate or
+// punched hole, and a damaged block under a grant (flipped on disk behind the store's back, or an
+// injected fault) is served around, counted and healed by the one JavaScript read pipeline.
+// Reads use O_DIRECT in a child process, so each one reaches the mount (not the kernel's page cache).
+import test from 'ava'
+import * as fs from 'node:fs'
+import * as path from 'node:path'
+import { sharedMount, CLI_JS, TRANSPORT, PYTHON, healDrained, run, shOk } from '../helpers/mount'
+import { dataStartBytes } from '../../src/region'
+
+const shared = sharedMount(test, 'grants') // replica:3 on 6 disks
+// Grants are a libfuse3 transport feature; fuse-native keeps serving every read in JavaScript.
+const serial = TRANSPORT === 'fuse-native' ? test.serial.skip : test.serial
+const MB = 1 << 20
+const CHUNK_BYTES = 4 * MB
+const BLOCK_BYTES = 16 << 10
+const FILE_BYTES = 3 * CHUNK_BYTES - 777 // a short last chunk: reads past its end are short
+
+const cli = async (args: string[]): Promise<string> => {
+  const r = await run(process.execPath, [CLI_JS, ...args], { timeoutMs: 60_000 })
+  if (r.code !== 0) throw new Error(`chunkfs ${args.join(' ')}: ${r.stderr}${r.stdout}`)
+  return r.stdout
+}
+const status = async (): Promise<any> => JSON.parse(await cli(['status', shared.mount.mountpoint, '--json']))
+const grants = async (): Promise<{ servedReads: number, failedReads: number, grantedChunks: number }> => (await status()).mount.readGrants
+
+/**
+ * Runs a Python program in a child process with the file's path, the reference copy's path and
+ * a seed; it prints one JSON line.
+ */
+async function py (program: string, args: string[]): Promise<any> {
+  const r = await run(PYTHON, ['-c', program, ...args], { timeoutMs: 120_000 })
+  if (r.code !== 0) throw new Error(`python failed (${r.code}): ${r.stderr}`)
+  return JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}')
+}
+
+// Random O_DIRECT preads over the file (inside chunks, across chunk boundaries, past the end),
+// each compared with the reference; twice over the same offsets (the second pass meets the grants).
+const READS = `
+import os, sys, json, random
+f, ref, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
+want = open(ref, 'rb').read()
+fd = os.open(f, os.O_RDONLY | os.O_DIRECT)
+r = random.Random(seed)
+ops = [(r.randrange(0, len(want) + 8192), r.choice([1, 100, 4096, 16384, 65536, 131072])) for _ in range(400)]
+ops += [(4 * 1048576 - 5000, 10000), (8 * 1048576 - 1, 2), (len(want) - 10, 4096)]
+bad = 0
+for _ in range(2):
+    for off, n in ops:
+        if os.pread(fd, n, off) != want[off:off + n]: bad += 1
+print(json.dumps({'bad': bad, 'reads': 2 * len(ops)}))
+`
+
+// A model run on one file: random writes, truncates and punched holes through one descriptor, each
+// followed by O_DIRECT reads of what it touched and of random ranges, compared with the model.
+const MODEL = `
+import os, sys, json, random, ctypes
+f, ref, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
+model = bytearray(open(ref, 'rb').read())
+libc = ctypes.CDLL(None, use_errno=True)
+libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long]
+w = os.open(f, os.O_RDWR)
+rd = os.open(f, os.O_RDONLY | os.O_DIRECT)
+r = random.Random(seed)
+bad = []
+def check(off, n, what):
+    got = os.pread(rd, n, off)
+    if got != bytes(model[off:off + n]): bad.append(what)
+for step in range(300):
+    size = len(model)
+    for _ in range(3):
+        o = r.randrange(0, size + 1); check(o, r.choice([512, 4096, 20000]), 'before %d' % step)
+    k = r.random()
+    if k < 0.6:
+        off = r.randrange(0, size + 1); data = os.urandom(r.choice([1, 700, 4096, 30000]))
+        os.pwrite(w, data, off)
+        if off + len(data) > len(model): model.extend(b'\\0' * (off + len(data) - len(model)))
+        model[off:off + len(data)] = data
+        check(off, len(data), 'write %d' % step)
+    elif k < 0.75:
+        n = max(0, size - r.randrange(0, 200000))
+        os.ftruncate(w, n); del model[n:]
+        check(max(0, n - 3000), 6000, 'truncate %d' % step)
+    elif k < 0.9 and size > 0:
+        off = r.randrange(0, size); n = r.randrange(1, 100000)
+        if libc.fallocate(w, 3, off, n) != 0: raise OSError(ctypes.get_errno(), 'punch hole')
+        end = min(size, off + n); model[off:end] = b'\\0' * (end - off)
+        check(off, n, 'punch %d' % step)
+    else:
+        os.fsync(w)
+for off in range(0, len(model), 65536): check(off, 65536, 'final')
+print(json.dumps({'bad': bad[:10], 'badCount': len(bad), 'size': len(model)}))
+`
+
+test.serial.before(async () => {
+  await shOk(`head -c ${FILE_BYTES} /dev/urandom > ${shared.dir}/ref && cp ${shared.dir}/ref ${shared.path('f')} && sync`)
+})
+
+serial('reads of a clean file are answered from grants, verified and right', async (t) => {
+  const before = await grants()
+  const r = await py(READS, [shared.path('f'), `${shared.dir}/ref`, '1'])
+  t.is(r.bad, 0, `${r.bad} of ${r.reads} reads differ`)
+  const after = await grants()
+  t.true(after.servedReads - before.servedReads > r.reads / 4, `only ${after.servedReads - before.servedReads} of ${r.reads} reads answered from grants`)
+  t.is(after.failedReads, before.failedReads)
+})
+
+serial('a block flipped on disk under a grant: the read is served from another replica, counted and healed', async (t) => {
+  await py(READS, [shared.path('f'), `${shared.dir}/ref`, '2']) // chunk 1 is granted now
+  const shard = (await shOk(`find ${shared.dir}/store/disks -path '*/c1/0.shard'`)).trim().split('\n')
+  t.is(shard.length, 1, `one replica 0 of chunk 1: ${shard.join(', ')}`)
+  // Flip a byte of block 3's data behind the store's back: only the hash check can see it.
+  const at = dataStartBytes(CHUNK_BYTES / BLOCK_BYTES) + 3 * BLOCK_BYTES + 100
+  const fd = fs.openSync(shard[0], 'r+')
+  try {
+    const b = Buffer.alloc(1)
+    fs.readSync(fd, b, 0, 1, at)
+    b[0] ^= 0x10
+    fs.writeSync(fd, b, 0, 1, at)
+  } finally {
+    fs.closeSync(fd)
+  }
+  const before = await status()
+  const r = await py(`
+import os, sys, json
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
+want = open(sys.argv[2], 'rb').read()
+c1 = 4 * 1048576
+# Block 0 of chunk 1 first (it verifies: JavaScript grants the chunk again if the grant of the
+# pass before has lapsed), then the flipped block 3 right after, within the grant's second.
+first = os.pread(fd, 4096, c1) == want[c1:c1 + 4096] and os.pread(fd, 4096, c1) == want[c1:c1 + 4096]
+off = c1 + 3 * 16384
+print(json.dumps({'same': first and os.pread(fd, 4096, off) == want[off:off + 4096]}))
+`, [shared.path('f'), `${shared.dir}/ref`])
+  t.true(r.same, 'the flipped block reads right')
+  const after = await status()
+  t.true(after.mount.readGrants.failedReads > before.mount.readGrants.failedReads, 'the grant handed the read back')
+  t.true(after.counters.bitrot_errors > before.counters.bitrot_errors, 'the bad block is counted')
+  t.is(await healDrained(shared.mount.mountpoint), 0, 'and healed')
+  t.is((await py(READS, [shared.path('f'), `${shared.dir}/ref`, '3'])).bad, 0)
+})
+
+serial('an injected read fault ends every grant: reads fail over in JavaScript until it is cleared', async (t) => {
+  await py(READS, [shared.path('f'), `${shared.dir}/ref`, '4'])
+  const set = JSON.parse(await cli(['inject', 'eio', '0', '--ops', 'read', shared.mount.mountpoint, '--json']))
+  t.regex(set.message, /fault #\d+: disk 0/)
+  try {
+    const before = await grants()
+    t.is(before.grantedChunks, 0, 'no grant outlives the fault')
+    t.is((await py(READS, [shared.path('f'), `${shared.dir}/ref`, '4'])).bad, 0)
+    t.is((await grants()).servedReads, before.servedReads, 'no read answered outside the Io while a fault is set')
+  } finally {
+    await cli(['inject', '--clear', shared.mount.mountpoint])
+  }
+  const cleared = await grants()
+  t.is((await py(READS, [shared.path('f'), `${shared.dir}/ref`, '5'])).bad, 0)
+  t.true((await grants()).servedReads > cleared.servedReads, 'grants again once the fault is gone')
+})
+
+serial('writes, truncates and punched holes: no read is ever answered from a grant made before them', async (t) => {
+  await shOk(`cp ${shared.dir}/ref ${shared.path('m')} && sync`)
+  await py(READS, [shared.path('m'), `${shared.dir}/ref`, '6']) // grants of m's chunks
+  const r = await py(MODEL, [shared.path('m'), `${shared.dir}/ref`, '7'])
+  t.is(r.badCount, 0, `stale reads: ${r.bad.join(', ')}`)
+  t.true((await grants()).servedReads > 0)
+})
+
+serial('4 writers verifying their own blocks as they go (fio verify_backlog, O_DIRECT): every block verifies', async (t) => {
+  const dir = shared.path('fio')
+  fs.mkdirSync(dir)
+  const r = await run('fio', ['--name=v', `--directory=${dir}`, '--rw=randwrite', '--bs=4k', '--size=6M', '--numjobs=4', '--direct=1',
+    '--ioengine=psync', '--verify_state_save=0', '--verify=crc32c', '--verify_backlog=64', '--verify_fatal=1', '--do_verify=1', '--group_reporting'], { timeoutMs: 300_000 })
+  t.is(r.code, 0, `fio: ${r.stderr.slice(-2000)}`)
+  t.notRegex(r.stdout + r.stderr, /verify: bad/)
+  // And read again once stored and granted.
+  await shOk(`sync ${dir}`)
+  const again = await run('fio', ['--name=v', `--directory=${dir}`, '--rw=randwrite', '--bs=4k', '--size=6M', '--numjobs=4', '--direct=1',
+    '--ioengine=psync', '--verify_state_load=0', '--verify=crc32c', '--verify_only', '--verify_fatal=1', '--group_reporting'], { timeoutMs: 300_000 })
+  t.is(again.code, 0, `fio verify_only: ${again.stderr.slice(-2000)}`)
+  t.true(path.isAbsolute(dir))
+})
