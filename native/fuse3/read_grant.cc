@@ -103,6 +103,8 @@ bool ReadGrants::Serve(fuse_req_t req, uint64_t ino, size_t size, off_t off) {
     return false;
   }
   if (MonotonicNs() > g.expiresNs) return false;  // lapsed: JS reads it and renews the grant (Add)
+  // The chunk size remembered for ino may be an earlier file's of the same number: the grant's own decides.
+  if (offBytes / g.spec.chunkSizeBytes != chunk) return false;
   const uint64_t chunkStart = chunk * g.spec.chunkSizeBytes;
   uint64_t end = offBytes + size;
   if (end > g.spec.fileSizeBytes) end = g.spec.fileSizeBytes;
