@@ -40,12 +40,12 @@ export class ReadGrants {
     return jsDispatch && !core.followsWriter && core.atime.mode !== 'strictatime' && core.store.readGrant !== undefined;
   }
 
-  /** JS answered a read of fh at offsetBytes: grant its chunk when nothing could make a grant wrong. */
   /** Before the session is destroyed: no grant is made or bumped after. */
   end(): void {
     this.ended = true;
   }
 
+  /** JS answered a read of fh at offsetBytes: grant its chunk when nothing could make a grant wrong. */
   offer(fh: number, offsetBytes: number): void {
     if (this.ended) return;
     try {
