@@ -1,6 +1,6 @@
 // The read-grant functions JS calls (read_grant.h; fs/fuse/read-grants.ts):
 //   grantEpoch(session) -> number: the epoch a grant made now must carry
-//   grantsBump(session): every grant is void (the store changed something a read shows)
+//   grantsBump(session): every grant is void and closed (the store changed something a read shows)
 //   grantRead(session, epoch, path, nums: Float64Array, table: Buffer, key: Buffer) -> true | string (why not)
 //     nums: [ino, chunkIndex, chunkSizeBytes, fileSizeBytes, dataAtBytes, blockBytes,
 //            shardDataLenBytes, logicalLenBytes, ttlMs]; key: block 0's 32 key bytes (spec §4.1)
@@ -30,7 +30,7 @@ napi_value GrantsBump(napi_env env, napi_callback_info info) {
   Args a(env, info);
   Session* s = a.Live(0);
   if (!a.ok) return nullptr;
-  s->grants()->Bump();
+  s->grants()->Revoke();  // JS calls this on its own thread (read_grant.h)
   return nullptr;
 }
 

@@ -51,6 +51,12 @@ class ReadGrants {
   ~ReadGrants() { Clear(); }
   // Any thread: every grant made so far is void.
   void Bump() { epoch_.fetch_add(1, std::memory_order_acq_rel); }
+  // The JS thread: Bump, and close every grant's descriptor now, so a shard the store deletes next
+  // (a freed version, a deleted file) gives its space back at once, not at the next grant.
+  void Revoke() {
+    Bump();
+    Clear();
+  }
   uint64_t epoch() const { return epoch_.load(std::memory_order_acquire); }
   // The JS thread. False (nothing kept) when the epoch moved since JS read it, or the spec is bad.
   bool Add(uint64_t epoch, GrantSpec spec, std::string* why);

@@ -6,7 +6,7 @@
 import test from 'ava'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
-import { sharedMount, CLI_JS, TRANSPORT, PYTHON, healDrained, run, shOk } from '../helpers/mount'
+import { sharedMount, CLI_JS, TRANSPORT, PYTHON, healDrained, reclaimDrained, run, shOk } from '../helpers/mount'
 import { dataStartBytes } from '../../src/region'
 
 const shared = sharedMount(test, 'grants') // replica:3 on 6 disks
@@ -179,4 +179,15 @@ serial('4 writers verifying their own blocks as they go (fio verify_backlog, O_D
     '--ioengine=psync', '--verify_state_load=0', '--verify=crc32c', '--verify_only', '--verify_fatal=1', '--group_reporting'], { timeoutMs: 300_000 })
   t.is(again.code, 0, `fio verify_only: ${again.stderr.slice(-2000)}`)
   t.true(path.isAbsolute(dir))
+})
+
+serial('a granted file removed: its shards are deleted and no descriptor of the mount holds them', async (t) => {
+  await shOk(`cp ${shared.dir}/ref ${shared.path('gone')} && sync`)
+  await py(READS, [shared.path('gone'), `${shared.dir}/ref`, '8'])
+  t.true((await grants()).grantedChunks > 0, 'its chunks are granted')
+  await shOk(`rm ${shared.path('gone')} && sync`)
+  t.is(await reclaimDrained(shared.mount.mountpoint), 0)
+  // A deleted shard file still open would keep its space until the descriptor closes.
+  const held = await shOk(`ls -l /proc/${shared.mount.child.pid}/fd | grep '\\.shard (deleted)' || true`)
+  t.is(held.trim(), '', 'descriptors of deleted shard files')
 })
