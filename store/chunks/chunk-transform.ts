@@ -10,10 +10,10 @@ import { ChunkIdentity, DecryptError } from '../../src/chunk-cipher';
 import { hasTransforms } from '../../src/chunk-transforms';
 import { assert } from '../../src/errors';
 import { ChunkEnv, noteShardFailure, readOrder } from './chunk-env';
-import { ChunkRef, payloadLen, siteOf } from './chunk-ref';
+import { ChunkRef, payloadLen, siteOf, versionKeyOf } from './chunk-ref';
 import { readEcInto, readEcPayload } from './ec-chunk';
 import { shardCount } from '../../src/layout';
-import { readSegmentsInto, segmentCandidate, SegmentLayouts } from './segment-read';
+import { learnLayout, readSegmentsInto, segmentCandidate, SegmentLayouts } from './segment-read';
 import { Maybe, isPromise } from './maybe-async';
 import { boundedAll } from './bounded';
 import { readReplicaInto } from './replica-chunk';
@@ -28,10 +28,6 @@ const READERS_TRACKED_MAX = 1024;
  * sends a sequential reader's requests concurrently, so they may arrive a little out of order.
  */
 const SEQUENTIAL_SLACK_BYTES = 256 << 10; // two FUSE requests of 128 KiB
-
-function keyOf(ref: ChunkRef): string {
-  return `${ref.ino}/${ref.chunkIndex}/${ref.version}`; // versions are never reused (store/meta/chunk-map.ts)
-}
 
 /** The decoded chunks, and the decodes in flight (concurrent readers of one chunk share one). */
 export class DecodedChunks {
@@ -74,15 +70,15 @@ export class DecodedChunks {
 
   /** A decode of the chunk is in flight (a read-ahead): a reader waits for it. */
   decoding(ref: ChunkRef): boolean {
-    return this.pending.has(keyOf(ref));
+    return this.pending.has(versionKeyOf(ref));
   }
 
   get(ref: ChunkRef): Buffer | undefined {
-    return this.done.get(keyOf(ref));
+    return this.done.get(versionKeyOf(ref));
   }
   /** The chunk's raw bytes: cached, or decoded once by decode(). */
   load(ref: ChunkRef, decode: () => Promise<Buffer>): Promise<Buffer> {
-    const key = keyOf(ref);
+    const key = versionKeyOf(ref);
     let p = this.pending.get(key);
     if (p === undefined) {
       p = decode().then((raw) => {
@@ -150,6 +146,9 @@ async function decodeFromReplicas(env: ChunkEnv, ref: ChunkRef, raw: Buffer, fir
     } catch (err) {
       if (!(err instanceof DecryptError)) throw err;
       noteShardFailure(env, ref, i, err);
+      // Its hashes pass: without this a read grant could be made on it again (its header and table
+      // cached) and fail the tag in C on every read until heal rewrites it (fs/fuse/read-grants.ts).
+      env.shards.forgetHeader(ref, i);
     }
   }
   throw first;
@@ -195,6 +194,7 @@ async function decodeChunk(env: ChunkEnv, ref: ChunkRef, ahead: boolean): Promis
     await readPayloadInto(env, ref, stored);
     try {
       await pool.decode(ref.fl.layout.transforms, ref.stored!.flags, stored, raw, identityOf(ref), siteOf(ref), ahead);
+      if (segmentCandidate(env, ref)) learnLayout(env, ref, stored); // its tags checked: a read grant may open its segments
     } catch (err) {
       if (!(err instanceof DecryptError)) throw err;
       await (ref.fl.layout.kind === 'replica' ? decodeFromReplicas(env, ref, raw, err) : decodeFromEcShards(env, ref, raw, err));
@@ -233,7 +233,7 @@ export function readDecodedInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: numbe
   // measured in one fio run (4 Dec), sequential reads by segments on the JavaScript thread ran at 84
   // MiB/s against 121 for whole chunks decoded ahead (replica:3,aes256gcm; random reads the same).
   if (lengthBytes === 0 || !segmentCandidate(env, ref) || env.decoded.decoding(ref) || env.decoded.wouldBeSequential(ref.ino, ref.chunkIndex * ref.fl.chunkSizeBytes + offsetBytes)) return whole();
-  return readSegmentsInto(env, ref, keyOf(ref), offsetBytes, lengthBytes, target, targetOffset).then(
+  return readSegmentsInto(env, ref, versionKeyOf(ref), offsetBytes, lengthBytes, target, targetOffset).then(
     (done) => (done ? undefined : whole()),
     (err: unknown) => {
       if (!(err instanceof DecryptError)) throw err;

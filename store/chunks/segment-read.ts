@@ -12,7 +12,7 @@ import {
   SEG_HEADER_BYTES, SegmentLayout, isSegmented, openSegmentsInto, parseSegmentHeader, segmentPlainRange, segmentStoredOffset,
 } from '../../src/chunk-segments';
 import { ChunkEnv } from './chunk-env';
-import { ChunkRef, payloadLen, siteOf } from './chunk-ref';
+import { ChunkRef, payloadLen, siteOf, versionKeyOf } from './chunk-ref';
 import { readEcInto } from './ec-chunk';
 import { readReplicaInto } from './replica-chunk';
 
@@ -43,6 +43,26 @@ export function segmentCandidate(env: ChunkEnv, ref: ChunkRef): boolean {
   return env.storeKey !== null && ref.stored !== null && ref.stored.flags === FLAG_ENCRYPTED;
 }
 
+/** What a read grant of an encrypted chunk needs to open its segments in C (store/chunks/read-grant.ts). */
+export interface SegmentGrant {
+  segmentBytes: number;
+  nonceBase: Buffer;
+  dataKey: Buffer;
+}
+
+/**
+ * The cipher of a segment candidate whose v2 header a verified read already learnt, or null (not
+ * learnt yet, or a v1 payload, which is one GCM message and decoded whole).
+ */
+export function segmentGrantOf(env: ChunkEnv, ref: ChunkRef): SegmentGrant | null {
+  if (!segmentCandidate(env, ref)) return null;
+  const key = versionKeyOf(ref);
+  const l = env.decoded.segments.get(key);
+  if (l === undefined || l === 'v1') return null;
+  const dataKey = env.decoded.segments.dataKey(key, () => deriveDataKey(env.storeKey!, { fileId: ref.fileId, chunkIndex: BigInt(ref.chunkIndex), version: ref.version }));
+  return { segmentBytes: l.segmentBytes, nonceBase: l.nonceBase, dataKey };
+}
+
 /** Verified stored payload bytes [offset, +length) into target, by layout (failover and reconstruction inside). */
 async function readStoredRange(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer): Promise<void> {
   await (ref.fl.layout.kind === 'replica'
@@ -53,16 +73,24 @@ async function readStoredRange(env: ChunkEnv, ref: ChunkRef, offsetBytes: number
 async function layoutOf(env: ChunkEnv, ref: ChunkRef, key: string): Promise<SegmentLayout | 'v1'> {
   const known = env.decoded.segments.get(key);
   if (known !== undefined) return known;
-  const storedLen = payloadLen(ref);
-  if (storedLen < SEG_HEADER_BYTES) return 'v1';
+  if (payloadLen(ref) < SEG_HEADER_BYTES) return 'v1';
   const head = Buffer.allocUnsafe(SEG_HEADER_BYTES);
   await readStoredRange(env, ref, 0, SEG_HEADER_BYTES, head);
+  return learnLayout(env, ref, head);
+}
+
+/**
+ * The cipher format of a segment candidate from its verified first stored bytes (at least
+ * SEG_HEADER_BYTES of them), remembered: by a segment read, and by a whole decode (so a chunk a
+ * sequential reader decoded ahead can be granted too).
+ */
+export function learnLayout(env: ChunkEnv, ref: ChunkRef, head: Uint8Array): SegmentLayout | 'v1' {
   let l: SegmentLayout | 'v1' = 'v1';
   if (isSegmented(head)) {
-    l = parseSegmentHeader(head, storedLen, siteOf(ref));
+    l = parseSegmentHeader(head, payloadLen(ref), siteOf(ref));
     if (l.plainLenBytes !== ref.logicalLenBytes) throw new FormatError('aes256gcm', `v2 payload holds ${l.plainLenBytes} bytes, content_len is ${ref.logicalLenBytes}`, siteOf(ref));
   }
-  env.decoded.segments.set(key, l);
+  env.decoded.segments.set(versionKeyOf(ref), l);
   return l;
 }
 
