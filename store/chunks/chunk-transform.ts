@@ -45,6 +45,8 @@ export class DecodedChunks {
   readonly pool: DecodePool;
   /** Cipher formats of encrypted chunks read by segments (store/chunks/segment-read.ts). */
   readonly segments = new SegmentLayouts();
+  /** The transport asked for read grants (store/chunks/read-grant.ts): it answers granted chunks in C. */
+  grantsAsked = false;
 
   constructor(storeKey: Buffer | null) {
     this.pool = new DecodePool(storeKey);
@@ -214,8 +216,18 @@ async function decodeChunk(env: ChunkEnv, ref: ChunkRef, ahead: boolean): Promis
  * chunk: it reads again, fails over and reports as usual.
  */
 export function prefetchDecoded(env: ChunkEnv, ref: ChunkRef): void {
-  if (ref.stored === null || env.decoded.get(ref) !== undefined) return;
+  if (ref.stored === null || grantable(env, ref) || env.decoded.get(ref) !== undefined) return;
   env.decoded.load(ref, () => decodeChunk(env, ref, true)).catch(() => undefined);
+}
+
+/**
+ * The transport answers this chunk's reads in C once it is granted (an encrypted replica chunk,
+ * store/chunks/read-grant.ts), opening only the segments each read covers: a sequential reader reads
+ * it by segments like a random one, as a raw chunk is read (the kernel's read-ahead asks for its
+ * ranges). Decoding it whole ahead would verify and decrypt it twice, once for nobody.
+ */
+function grantable(env: ChunkEnv, ref: ChunkRef): boolean {
+  return env.decoded.grantsAsked && ref.fl.layout.kind === 'replica' && segmentCandidate(env, ref);
 }
 
 /** Raw chunk range of a transformed chunk into target: from the decoded cache when it holds the chunk. */
@@ -232,7 +244,8 @@ export function readDecodedInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: numbe
   // a sequential reader decodes whole chunks ahead on the decode threads (read-ahead, range-read.ts):
   // measured in one fio run (4 Dec), sequential reads by segments on the JavaScript thread ran at 84
   // MiB/s against 121 for whole chunks decoded ahead (replica:3,aes256gcm; random reads the same).
-  if (lengthBytes === 0 || !segmentCandidate(env, ref) || env.decoded.decoding(ref) || env.decoded.wouldBeSequential(ref.ino, ref.chunkIndex * ref.fl.chunkSizeBytes + offsetBytes)) return whole();
+  const sequential = !grantable(env, ref) && env.decoded.wouldBeSequential(ref.ino, ref.chunkIndex * ref.fl.chunkSizeBytes + offsetBytes);
+  if (lengthBytes === 0 || !segmentCandidate(env, ref) || env.decoded.decoding(ref) || sequential) return whole();
   return readSegmentsInto(env, ref, versionKeyOf(ref), offsetBytes, lengthBytes, target, targetOffset).then(
     (done) => (done ? undefined : whole()),
     (err: unknown) => {
