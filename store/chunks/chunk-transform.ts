@@ -13,7 +13,7 @@ import { ChunkEnv, noteShardFailure, readOrder } from './chunk-env';
 import { ChunkRef, payloadLen, siteOf, versionKeyOf } from './chunk-ref';
 import { readEcInto, readEcPayload } from './ec-chunk';
 import { shardCount } from '../../src/layout';
-import { learnLayout, readSegmentsInto, segmentCandidate, SegmentLayouts } from './segment-read';
+import { readSegmentsInto, segmentCandidate, SegmentLayouts } from './segment-read';
 import { Maybe, isPromise } from './maybe-async';
 import { boundedAll } from './bounded';
 import { readReplicaInto } from './replica-chunk';
@@ -196,7 +196,6 @@ async function decodeChunk(env: ChunkEnv, ref: ChunkRef, ahead: boolean): Promis
     await readPayloadInto(env, ref, stored);
     try {
       await pool.decode(ref.fl.layout.transforms, ref.stored!.flags, stored, raw, identityOf(ref), siteOf(ref), ahead);
-      if (segmentCandidate(env, ref)) learnLayout(env, ref, stored); // its tags checked: a read grant may open its segments
     } catch (err) {
       if (!(err instanceof DecryptError)) throw err;
       await (ref.fl.layout.kind === 'replica' ? decodeFromReplicas(env, ref, raw, err) : decodeFromEcShards(env, ref, raw, err));

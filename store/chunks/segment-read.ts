@@ -95,21 +95,12 @@ async function layoutOf(env: ChunkEnv, ref: ChunkRef, key: string): Promise<Segm
   if (payloadLen(ref) < SEG_HEADER_BYTES) return 'v1';
   const head = Buffer.allocUnsafe(SEG_HEADER_BYTES);
   await readStoredRange(env, ref, 0, SEG_HEADER_BYTES, head);
-  return learnLayout(env, ref, head);
-}
-
-/**
- * The cipher format of a segment candidate from its verified first stored bytes (at least
- * SEG_HEADER_BYTES of them), remembered: by a segment read, and by a whole decode (so a chunk a
- * sequential reader decoded ahead can be granted too).
- */
-export function learnLayout(env: ChunkEnv, ref: ChunkRef, head: Uint8Array): SegmentLayout | 'v1' {
   let l: SegmentLayout | 'v1' = 'v1';
   if (isSegmented(head)) {
     l = parseSegmentHeader(head, payloadLen(ref), siteOf(ref));
     if (l.plainLenBytes !== ref.logicalLenBytes) throw new FormatError('aes256gcm', `v2 payload holds ${l.plainLenBytes} bytes, content_len is ${ref.logicalLenBytes}`, siteOf(ref));
   }
-  env.decoded.segments.set(versionKeyOf(ref), l);
+  env.decoded.segments.set(key, l);
   return l;
 }
 
