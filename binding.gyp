@@ -12,7 +12,8 @@
         "native/highway/highwayhash_avx2.cc",
         "native/highway/highwayhash_scalar.cc",
         "native/memory/huge_alloc.cc",
-        "native/cipher/aes_gcm.cc"
+        "native/cipher/aes_gcm.cc",
+        "native/cipher/gcm_segments.cc"
       ],
       "cflags_cc": ["-O3", "-std=c++17", "-Wall", "-Wextra", "-Wno-maybe-uninitialized"],
       "cflags_cc!": ["-fno-exceptions"],
@@ -31,6 +32,7 @@
         "native/fuse3/session.cc",
         "native/fuse3/to_js.cc",
         "native/fuse3/write_pool.cc",
+        "native/cipher/gcm_segments.cc",
         "native/highway/highwayhash.cc",
         "native/highway/highwayhash_avx2.cc",
         "native/highway/highwayhash_scalar.cc"

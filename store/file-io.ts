@@ -251,6 +251,7 @@ export class FileIo implements SmallFilesHost {
    * for a file with chunks of its own (a needle is read through its container).
    */
   readGrant(ino: number, offsetBytes: number): ReadGrantInfo | null {
+    this.env.decoded.grantsAsked = true;
     if (this.env.db.inTransaction || this.locks.holders(ino) > 0 || this.applying.has(ino)) return null;
     let info: FileInfo;
     try {

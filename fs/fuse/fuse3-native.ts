@@ -59,8 +59,11 @@ export interface Fuse3Native {
   grantEpoch(s: Session): number;
   /** Every grant is void. */
   grantsBump(s: Session): void;
-  /** nums: [ino, chunk, chunkSize, fileSize, dataAt, blockBytes, shardDataLen, logicalLen, ttlMs]; true, or why not. */
-  grantRead(s: Session, epoch: number, path: string, nums: Float64Array, table: Buffer, key: Buffer): true | string;
+  /**
+   * nums: [ino, chunk, chunkSize, fileSize, dataAt, blockBytes, shardDataLen, logicalLen, ttlMs, segmentBytes];
+   * cipher: empty, or an encrypted chunk's nonce base (12) || data key (32) with segmentBytes > 0. True, or why not.
+   */
+  grantRead(s: Session, epoch: number, path: string, nums: Float64Array, table: Buffer, key: Buffer, cipher: Buffer): true | string;
   /** [reads answered natively, grants dropped after a failed read, chunks granted now]. */
   grantStats(s: Session): [number, number, number];
   /** The offset lseek(SEEK_DATA / SEEK_HOLE) found. */

@@ -22,12 +22,14 @@ export const GRANT_TTL_MS = 1000;
  */
 const REFUSALS_PER_EPOCH_MAX = 4096;
 
+const NO_CIPHER = Buffer.alloc(0);
+
 export class ReadGrants {
   private epoch = -1;
   /** The session is going: the store's late changes (its flush at unmount) must not reach it. */
   private ended = false;
   private readonly refused = new Set<string>();
-  private readonly nums = new Float64Array(9);
+  private readonly nums = new Float64Array(10);
 
   constructor(private readonly native: Fuse3Native, private readonly session: Session, private readonly core: FsCore) {
     core.store.onReadChange?.(() => {
@@ -74,8 +76,10 @@ export class ReadGrants {
     const n = this.nums;
     n[0] = f.ino; n[1] = g.chunkIndex; n[2] = g.chunkSizeBytes; n[3] = f.sizeBytes; n[4] = g.dataAtBytes;
     n[5] = g.blockBytes; n[6] = g.shardDataLenBytes; n[7] = g.logicalLenBytes; n[8] = GRANT_TTL_MS;
+    n[9] = g.cipher?.segmentBytes ?? 0;
+    const cipher = g.cipher === null ? NO_CIPHER : Buffer.concat([g.cipher.nonceBase, g.cipher.dataKey]);
     // A refusal (the epoch moved during this call, the shard vanished) only means JS keeps serving it.
-    if (this.native.grantRead(this.session, epoch, g.path, n, g.table, g.key) !== true) this.refused.add(key);
+    if (this.native.grantRead(this.session, epoch, g.path, n, g.table, g.key, cipher) !== true) this.refused.add(key);
   }
 
   stats(): ReadGrantStats {

@@ -19,14 +19,11 @@
 #include <cstring>
 
 #include "../napi_bytes.h"
+#include "gcm_segments.h"
 
 namespace gcm {
 namespace {
 
-constexpr size_t kKeyBytes = 32;
-constexpr size_t kNonceBytes = 12;
-constexpr size_t kTagBytes = 16;
-constexpr size_t kAadBytes = 17;
 constexpr int64_t kSegmentBytesMin = 4096;
 constexpr int64_t kSegmentBytesMax = INT64_C(1) << 20;
 constexpr int64_t kPlainBytesMax = INT64_C(1) << 40;  // far above any chunk; keeps products in range
@@ -53,52 +50,6 @@ bool Overlaps(const uint8_t* a, size_t aLength, const uint8_t* b, size_t bLength
   return aLength > 0 && bLength > 0 && a < b + bLength && b < a + aLength;
 }
 
-// AES-256-GCM fetched once from the default provider (an implicit fetch per init would take a lock
-// and a name lookup every time). Shared by all threads: a fetched EVP_CIPHER is immutable.
-const EVP_CIPHER* Aes256Gcm() {
-  static const EVP_CIPHER* cipher = EVP_CIPHER_fetch(nullptr, "AES-256-GCM", nullptr);
-  return cipher;
-}
-
-// One cipher context for one call, freed (and its key schedule cleansed) on every path out.
-class Context {
- public:
-  Context() : ctx_(EVP_CIPHER_CTX_new()) {}
-  ~Context() { EVP_CIPHER_CTX_free(ctx_); }
-  Context(const Context&) = delete;
-  Context& operator=(const Context&) = delete;
-  EVP_CIPHER_CTX* get() const { return ctx_; }
-
- private:
-  EVP_CIPHER_CTX* ctx_;
-};
-
-void StoreU64Le(uint8_t* p, uint64_t v) {
-  for (int b = 0; b < 8; b++) p[b] = static_cast<uint8_t>(v >> (8 * b));
-}
-
-void SegmentNonce(const uint8_t* base, uint64_t i, uint8_t* nonce) {
-  std::memcpy(nonce, base, kNonceBytes);
-  for (int b = 0; b < 8; b++) nonce[4 + b] ^= static_cast<uint8_t>(i >> (8 * b));
-}
-
-void SegmentAad(uint64_t plainLen, uint64_t i, bool last, uint8_t* aad) {
-  StoreU64Le(aad, plainLen);
-  StoreU64Le(aad + 8, i);
-  aad[16] = last ? 1 : 0;
-}
-
-// The v2 geometry both directions share: (key, nonceBase, plainLen, segmentBytes).
-struct Geometry {
-  const uint8_t* key;
-  const uint8_t* nonceBase;
-  uint64_t plainLen;
-  uint64_t segmentBytes;
-  uint64_t segmentCount;
-  uint64_t PlainLo(uint64_t i) const { return i * segmentBytes; }
-  uint64_t PlainHi(uint64_t i) const { return i + 1 == segmentCount ? plainLen : (i + 1) * segmentBytes; }
-};
-
 const char* ParseGeometry(napi_env env, napi_value* argv, Geometry* g) {
   uint8_t* bytes = nullptr;
   size_t length = 0;
@@ -111,7 +62,7 @@ const char* ParseGeometry(napi_env env, napi_value* argv, Geometry* g) {
   if (!GetInt(env, argv[3], kSegmentBytesMin, kSegmentBytesMax, &segmentBytes)) return "segment_bytes out of range";
   g->plainLen = static_cast<uint64_t>(plainLen);
   g->segmentBytes = static_cast<uint64_t>(segmentBytes);
-  g->segmentCount = g->plainLen == 0 ? 1 : (g->plainLen + g->segmentBytes - 1) / g->segmentBytes;
+  g->segmentCount = SegmentCountOf(g->plainLen, g->segmentBytes);
   return nullptr;
 }
 
@@ -140,33 +91,8 @@ napi_value OpenSegmentsJs(napi_env env, napi_callback_info info) {
   if (inLength != plainBytes + count * kTagBytes) return Fail(env, "gcmOpenSegments: stored bytes do not match the segments");
   if (outLength != plainBytes) return Fail(env, "gcmOpenSegments: target is not the segments' plaintext length");
   if (Overlaps(in, inLength, out, outLength)) return Fail(env, "gcmOpenSegments: target overlaps the stored bytes");
-  const EVP_CIPHER* cipher = Aes256Gcm();
-  Context c;
-  if (cipher == nullptr || c.get() == nullptr || EVP_DecryptInit_ex(c.get(), cipher, nullptr, g.key, nullptr) != 1) {
-    return Fail(env, "gcmOpenSegments: OpenSSL has no AES-256-GCM");
-  }
-  int64_t failed = -1;
-  const uint8_t* src = in;
-  uint8_t* dst = out;
-  for (uint64_t i = static_cast<uint64_t>(first); i <= static_cast<uint64_t>(last); i++) {
-    const size_t n = static_cast<size_t>(g.PlainHi(i) - g.PlainLo(i));
-    uint8_t nonce[kNonceBytes], aad[kAadBytes];
-    SegmentNonce(g.nonceBase, i, nonce);
-    SegmentAad(g.plainLen, i, i + 1 == g.segmentCount, aad);
-    int outl = 0;
-    bool ok = EVP_DecryptInit_ex(c.get(), nullptr, nullptr, nullptr, nonce) == 1
-        && EVP_DecryptUpdate(c.get(), nullptr, &outl, aad, static_cast<int>(kAadBytes)) == 1
-        && (n == 0 || EVP_DecryptUpdate(c.get(), dst, &outl, src, static_cast<int>(n)) == 1)
-        && EVP_CIPHER_CTX_ctrl(c.get(), EVP_CTRL_AEAD_SET_TAG, static_cast<int>(kTagBytes), const_cast<uint8_t*>(src + n)) == 1
-        && EVP_DecryptFinal_ex(c.get(), dst + n, &outl) == 1;
-    if (!ok) {
-      failed = static_cast<int64_t>(i);
-      break;
-    }
-    src += n + kTagBytes;
-    dst += n;
-  }
-  if (failed >= 0) std::memset(out, 0, outLength);
+  const int64_t failed = OpenSegments(g, static_cast<uint64_t>(first), static_cast<uint64_t>(last), in, out);
+  if (failed == -2) return Fail(env, "gcmOpenSegments: OpenSSL has no AES-256-GCM");
   napi_value result;
   napi_create_int64(env, failed, &result);
   return result;

@@ -1,12 +1,16 @@
 // The read-grant functions JS calls (read_grant.h; fs/fuse/read-grants.ts):
 //   grantEpoch(session) -> number: the epoch a grant made now must carry
 //   grantsBump(session): every grant is void and closed (the store changed something a read shows)
-//   grantRead(session, epoch, path, nums: Float64Array, table: Buffer, key: Buffer) -> true | string (why not)
+//   grantRead(session, epoch, path, nums: Float64Array, table: Buffer, key: Buffer, cipher: Buffer)
+//       -> true | string (why not)
 //     nums: [ino, chunkIndex, chunkSizeBytes, fileSizeBytes, dataAtBytes, blockBytes,
-//            shardDataLenBytes, logicalLenBytes, ttlMs]; key: block 0's 32 key bytes (spec §4.1)
+//            shardDataLenBytes, logicalLenBytes, ttlMs, segmentBytes]; key: block 0's 32 key bytes
+//     (spec §4.1); cipher: empty for a raw chunk, else nonce_base (12) || data key (32) of an
+//     encrypted chunk's cipher format v2 payload, segmentBytes > 0 (read_grant.h)
 //   grantStats(session) -> [served, declined, granted now]
 #include "grant_binding.h"
 
+#include <cstring>
 #include <string>
 
 #include "napi_args.h"
@@ -15,7 +19,7 @@
 namespace fuse3 {
 namespace {
 
-constexpr size_t kGrantNums = 9;
+constexpr size_t kGrantNums = 10;
 
 napi_value GrantEpoch(napi_env env, napi_callback_info info) {
   Args a(env, info);
@@ -41,7 +45,7 @@ bool GetNums(Args& a, size_t i, double out[kGrantNums]) {
   size_t length = 0;
   void* data = nullptr;
   napi_get_typedarray_info(a.env, a.At(i), &type, &length, &data, nullptr, nullptr);
-  if (type != napi_float64_array || length != kGrantNums) return a.Fail("nums: expected a Float64Array of 9");
+  if (type != napi_float64_array || length != kGrantNums) return a.Fail("nums: expected a Float64Array of 10");
   const double* d = static_cast<const double*>(data);
   for (size_t k = 0; k < kGrantNums; k++) {
     // Whole, non-negative and below 2^53 (lengths, offsets, inode numbers of this file system).
@@ -67,6 +71,11 @@ napi_value GrantRead(napi_env env, napi_callback_info info) {
   size_t keyBytes = 0;
   a.Bytes(5, "key: expected a Buffer", &key, &keyBytes);
   if (a.ok && keyBytes != hh::kKeyBytes) a.Fail("key: expected 32 bytes");
+  char* cipher = nullptr;
+  size_t cipherBytes = 0;
+  a.Bytes(6, "cipher: expected a Buffer", &cipher, &cipherBytes);
+  const bool encrypted = nums[9] > 0;
+  if (a.ok && cipherBytes != (encrypted ? gcm::kNonceBytes + gcm::kKeyBytes : 0)) a.Fail("cipher: expected 44 bytes with a segment size, none without");
   if (!a.ok) return nullptr;
   GrantSpec g;
   g.ino = static_cast<uint64_t>(nums[0]);
@@ -78,6 +87,11 @@ napi_value GrantRead(napi_env env, napi_callback_info info) {
   g.shardDataLenBytes = static_cast<uint64_t>(nums[6]);
   g.logicalLenBytes = static_cast<uint64_t>(nums[7]);
   g.ttlMs = static_cast<uint64_t>(nums[8]);
+  g.segmentBytes = static_cast<uint64_t>(nums[9]);
+  if (encrypted) {
+    std::memcpy(g.nonceBase, cipher, gcm::kNonceBytes);
+    std::memcpy(g.dataKey, cipher + gcm::kNonceBytes, gcm::kKeyBytes);
+  }
   g.path = std::move(path);
   for (int w = 0; w < 4; w++) {
     uint64_t x = 0;

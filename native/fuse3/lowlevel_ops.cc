@@ -168,7 +168,7 @@ void Link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newParent, const char* newN
 void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Request* r = New(req, Op::kOpen, ino);
   r->nums[kFFlags] = fi->flags;
-  if (fi->flags & O_TRUNC) Of(req)->grants()->Bump();  // truncates: as a setattr of the size
+  if (ChangesData(Op::kOpen, fi->flags)) Of(req)->grants()->Bump();  // with O_TRUNC (request.h)
   Queue(r);
 }
 

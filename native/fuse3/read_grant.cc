@@ -6,15 +6,22 @@
 
 #include <cerrno>
 #include <cstring>
-#include <ctime>
+
+#include "clock.h"
 
 namespace fuse3 {
 namespace {
 
-int64_t MonotonicNs() {
-  timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<int64_t>(t.tv_sec) * 1000000000LL + t.tv_nsec;
+// Cipher format v2 segment sizes a grant takes (src/chunk-segments.ts checks the header the same way).
+constexpr uint64_t kSegmentBytesMin = 4096;
+constexpr uint64_t kSegmentBytesMax = uint64_t{1} << 20;
+
+// An encrypted grant's payload is exactly header || segments of logicalLenBytes plain bytes.
+const char* CheckCipher(const GrantSpec& s) {
+  if (s.segmentBytes < kSegmentBytesMin || s.segmentBytes > kSegmentBytesMax || s.segmentBytes % 4096 != 0) return "segment size out of range";
+  const uint64_t segments = gcm::SegmentCountOf(s.logicalLenBytes, s.segmentBytes);
+  if (s.shardDataLenBytes != gcm::kHeaderBytes + s.logicalLenBytes + segments * gcm::kTagBytes) return "shard data is not a v2 payload of the logical length";
+  return nullptr;
 }
 
 // The spec's geometry holds together (pair assertion with fs/fuse/read-grants.ts): a bad grant is
@@ -28,7 +35,7 @@ const char* CheckSpec(const GrantSpec& s) {
   if (s.table.size() > kGrantTableBytesMax) return "hash table too large";
   if (blocks > 0xffffffffu) return "more blocks than a u32 block index";
   if (s.path.empty()) return "no shard path";
-  return nullptr;
+  return s.segmentBytes > 0 ? CheckCipher(s) : nullptr;
 }
 
 }  // namespace
@@ -119,35 +126,75 @@ bool ReadGrants::Serve(fuse_req_t req, uint64_t ino, size_t size, off_t off) {
   return true;
 }
 
+// Shard data [lo, hi) (lo < hi <= shardDataLenBytes): the blocks under it read into scratch_ and
+// each verified against its entry (spec §4.1, §9). spanStart: shard data offset of scratch_[0].
+bool ReadGrants::ReadVerified(const Grant& g, uint64_t lo, uint64_t hi, uint64_t* spanStart) {
+  const GrantSpec& s = g.spec;
+  const uint64_t bb = s.blockBytes;
+  const uint64_t first = lo / bb;
+  const uint64_t last = (hi - 1) / bb;
+  const uint64_t start = first * bb;
+  const uint64_t end = (last + 1) * bb < s.shardDataLenBytes ? (last + 1) * bb : s.shardDataLenBytes;
+  const size_t spanLen = static_cast<size_t>(end - start);
+  if (scratch_.size() < spanLen) scratch_.resize(spanLen);
+  ssize_t got = pread(g.fd, scratch_.data(), spanLen, static_cast<off_t>(s.dataAtBytes + start));
+  if (got != static_cast<ssize_t>(spanLen)) return false;
+  const uint8_t* entries = s.table.data() + first * hh::kDigestBytes;
+  if (hh::VerifyBlocks(g.key, static_cast<uint32_t>(first), scratch_.data(), spanLen, bb, entries) != -1) return false;
+  *spanStart = start;
+  return true;
+}
+
 // Chunk range [lo, hi): the stored blocks under [lo, min(hi, logical)) read and verified, zeros
 // after (a hole past the logical length), then answered. False before anything was answered.
 bool ReadGrants::Answer(fuse_req_t req, const Grant& g, uint64_t lo, uint64_t hi) {
-  const GrantSpec& s = g.spec;
-  const uint64_t dataHi = hi < s.logicalLenBytes ? hi : s.logicalLenBytes;
-  const uint64_t bb = s.blockBytes;
-  uint64_t first = 0, spanStart = 0, spanLen = 0;
-  if (lo < dataHi) {
-    first = lo / bb;
-    const uint64_t last = (dataHi - 1) / bb;
-    spanStart = first * bb;
-    const uint64_t spanEnd = (last + 1) * bb < s.shardDataLenBytes ? (last + 1) * bb : s.shardDataLenBytes;
-    spanLen = spanEnd - spanStart;
-  }
-  const uint64_t skip = spanLen > 0 ? lo - spanStart : 0;
+  if (g.spec.segmentBytes > 0) return AnswerEncrypted(req, g, lo, hi);
+  const uint64_t dataHi = hi < g.spec.logicalLenBytes ? hi : g.spec.logicalLenBytes;
   const uint64_t outLen = hi - lo;
-  const size_t need = static_cast<size_t>(spanLen > skip + outLen ? spanLen : skip + outLen);
-  if (scratch_.size() < need) scratch_.resize(need);
-  uint8_t* buf = scratch_.data();
-  if (spanLen > 0) {
-    ssize_t got = pread(g.fd, buf, spanLen, static_cast<off_t>(s.dataAtBytes + spanStart));
-    if (got != static_cast<ssize_t>(spanLen)) return false;
-    const uint8_t* entries = s.table.data() + first * hh::kDigestBytes;
-    if (hh::VerifyBlocks(g.key, static_cast<uint32_t>(first), buf, spanLen, bb, entries) != -1) return false;
+  uint64_t skip = 0;
+  if (lo < dataHi) {
+    uint64_t spanStart = 0;
+    if (!ReadVerified(g, lo, dataHi, &spanStart)) return false;
+    skip = lo - spanStart;
   }
+  if (scratch_.size() < skip + outLen) scratch_.resize(skip + outLen);
+  uint8_t* out = scratch_.data() + skip;
   // Past the logical length the chunk reads as zeros (a file extended over a short chunk).
   const uint64_t dataOut = dataHi > lo ? dataHi - lo : 0;
-  if (dataOut < outLen) std::memset(buf + skip + dataOut, 0, outLen - dataOut);
-  fuse_reply_buf(req, reinterpret_cast<const char*>(buf + skip), outLen);
+  if (dataOut < outLen) std::memset(out + dataOut, 0, outLen - dataOut);
+  fuse_reply_buf(req, reinterpret_cast<const char*>(out), outLen);
+  return true;
+}
+
+// Answer of an encrypted chunk: the segments under [lo, min(hi, logical)) read and verified as
+// stored bytes (hashes first, spec §9), then opened (each tag checked: gcm_segments.h) into plain_;
+// the range copied out of them, zeros past the logical length.
+bool ReadGrants::AnswerEncrypted(fuse_req_t req, const Grant& g, uint64_t lo, uint64_t hi) {
+  const GrantSpec& s = g.spec;
+  const uint64_t dataHi = hi < s.logicalLenBytes ? hi : s.logicalLenBytes;
+  const uint64_t outLen = hi - lo;
+  uint64_t skip = 0;
+  if (lo < dataHi) {
+    const gcm::Geometry geo{s.dataKey, s.nonceBase, s.logicalLenBytes, s.segmentBytes, gcm::SegmentCountOf(s.logicalLenBytes, s.segmentBytes)};
+    const uint64_t first = lo / s.segmentBytes;
+    const uint64_t last = (dataHi - 1) / s.segmentBytes;
+    // Segment i's ciphertext starts after the header and i earlier segments with their tags.
+    const uint64_t storedLo = gcm::kHeaderBytes + first * (s.segmentBytes + gcm::kTagBytes);
+    const uint64_t storedHi = gcm::kHeaderBytes + last * (s.segmentBytes + gcm::kTagBytes) + (geo.PlainHi(last) - geo.PlainLo(last)) + gcm::kTagBytes;
+    uint64_t spanStart = 0;
+    if (!ReadVerified(g, storedLo, storedHi, &spanStart)) return false;
+    const size_t plainBytes = static_cast<size_t>(geo.PlainHi(last) - geo.PlainLo(first));
+    skip = lo - geo.PlainLo(first);
+    const size_t need = static_cast<size_t>(plainBytes > skip + outLen ? plainBytes : skip + outLen);
+    if (plain_.size() < need) plain_.resize(need);
+    if (gcm::OpenSegments(geo, first, last, scratch_.data() + (storedLo - spanStart), plain_.data()) != -1) return false;
+  } else if (plain_.size() < outLen) {
+    plain_.resize(outLen);
+  }
+  uint8_t* out = plain_.data() + skip;
+  const uint64_t dataOut = dataHi > lo ? dataHi - lo : 0;
+  if (dataOut < outLen) std::memset(out + dataOut, 0, outLen - dataOut);
+  fuse_reply_buf(req, reinterpret_cast<const char*>(out), outLen);
   return true;
 }
 

@@ -7,6 +7,8 @@
 
 #include <node_api.h>
 
+#include <fcntl.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -34,8 +36,8 @@ enum Field : int {
 };
 
 // Requests that may change what a read of some file shows (read_grant.h: each one voids every read
-// grant when it arrives and again when it is answered). Open counts only with O_TRUNC (checked by
-// the op itself); flush, fsync and release store what writes buffered, and the store's commit of
+// grant when it arrives and again when it is answered). Open counts only with O_TRUNC
+// (ChangesData); flush, fsync and release store what writes buffered, and the store's commit of
 // it voids the grants (fs/fuse/read-grants.ts).
 inline bool MayChangeData(Op op) {
   switch (op) {
@@ -47,6 +49,11 @@ inline bool MayChangeData(Op op) {
     default:
       return true;
   }
+}
+
+// MayChangeData with the open flags: an open with O_TRUNC truncates, as a setattr of the size does.
+inline bool ChangesData(Op op, int openFlags) {
+  return MayChangeData(op) || (op == Op::kOpen && (openFlags & O_TRUNC) != 0);
 }
 
 // No file handle was given (getattr/setattr without an open file).

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "clock.h"
 #include "fusermount_socket.h"
 #include "lowlevel_ops.h"
 #include "to_js.h"
@@ -217,12 +218,6 @@ size_t Session::ReadBatch() {
   reading_ = false;  // before DeliverNow: a request queued by another thread from here on arms
   DeliverNow();
   return got;
-}
-
-static int64_t MonotonicNs() {
-  timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<int64_t>(t.tv_sec) * 1000000000LL + t.tv_nsec;
 }
 
 bool Session::AllAnswered() {
@@ -430,7 +425,7 @@ Request* Session::Take(uint64_t id) {
   if (r == nullptr || r->id != id || !delivered_[slot] || r->req == nullptr) return nullptr;
   if (r->op == Op::kWrite) writeBytes_ -= r->dataBytes;
   // Answered: what it changed is in place now, and a grant made while it was in flight may predate it.
-  if (MayChangeData(r->op) || (r->op == Op::kOpen && (static_cast<int>(r->nums[kFFlags]) & O_TRUNC))) grants_.Bump();
+  if (ChangesData(r->op, static_cast<int>(r->nums[kFFlags]))) grants_.Bump();
   Release(slot);
   // Answered after its wake-up (not inside DeliverNow) and nothing else owed: spin before sleeping.
   if (pollOpen_ && !delivering_ && !spinWanted_ && opts_.spinNs != 0 && freeSlots_.size() == kSlotsMax) {

@@ -29,6 +29,11 @@ export interface ChunkRef {
   diskIds: readonly number[]; // disk of shard i (store/chunks/placement.ts); shared, never mutated
 }
 
+/** The chunk version's key in caches of its decoded bytes and cipher layout (versions are never reused: store/meta/chunk-map.ts). */
+export function versionKeyOf(ref: ChunkRef): string {
+  return `${ref.ino}/${ref.chunkIndex}/${ref.version}`;
+}
+
 /** chunk_logical_len: the payload split into shards (post-transform, DESIGN §3). */
 export function payloadLen(ref: ChunkRef): number {
   return ref.stored?.lenBytes ?? ref.logicalLenBytes;

@@ -10,7 +10,7 @@ import { ChunkIdentity, DecryptError } from '../../src/chunk-cipher';
 import { hasTransforms } from '../../src/chunk-transforms';
 import { assert } from '../../src/errors';
 import { ChunkEnv, noteShardFailure, readOrder } from './chunk-env';
-import { ChunkRef, payloadLen, siteOf } from './chunk-ref';
+import { ChunkRef, payloadLen, siteOf, versionKeyOf } from './chunk-ref';
 import { readEcInto, readEcPayload } from './ec-chunk';
 import { shardCount } from '../../src/layout';
 import { readSegmentsInto, segmentCandidate, SegmentLayouts } from './segment-read';
@@ -29,10 +29,6 @@ const READERS_TRACKED_MAX = 1024;
  */
 const SEQUENTIAL_SLACK_BYTES = 256 << 10; // two FUSE requests of 128 KiB
 
-function keyOf(ref: ChunkRef): string {
-  return `${ref.ino}/${ref.chunkIndex}/${ref.version}`; // versions are never reused (store/meta/chunk-map.ts)
-}
-
 /** The decoded chunks, and the decodes in flight (concurrent readers of one chunk share one). */
 export class DecodedChunks {
   /**
@@ -49,6 +45,8 @@ export class DecodedChunks {
   readonly pool: DecodePool;
   /** Cipher formats of encrypted chunks read by segments (store/chunks/segment-read.ts). */
   readonly segments = new SegmentLayouts();
+  /** The transport asked for read grants (store/chunks/read-grant.ts): it answers granted chunks in C. */
+  grantsAsked = false;
 
   constructor(storeKey: Buffer | null) {
     this.pool = new DecodePool(storeKey);
@@ -74,15 +72,15 @@ export class DecodedChunks {
 
   /** A decode of the chunk is in flight (a read-ahead): a reader waits for it. */
   decoding(ref: ChunkRef): boolean {
-    return this.pending.has(keyOf(ref));
+    return this.pending.has(versionKeyOf(ref));
   }
 
   get(ref: ChunkRef): Buffer | undefined {
-    return this.done.get(keyOf(ref));
+    return this.done.get(versionKeyOf(ref));
   }
   /** The chunk's raw bytes: cached, or decoded once by decode(). */
   load(ref: ChunkRef, decode: () => Promise<Buffer>): Promise<Buffer> {
-    const key = keyOf(ref);
+    const key = versionKeyOf(ref);
     let p = this.pending.get(key);
     if (p === undefined) {
       p = decode().then((raw) => {
@@ -150,6 +148,9 @@ async function decodeFromReplicas(env: ChunkEnv, ref: ChunkRef, raw: Buffer, fir
     } catch (err) {
       if (!(err instanceof DecryptError)) throw err;
       noteShardFailure(env, ref, i, err);
+      // Its hashes pass: without this a read grant could be made on it again (its header and table
+      // cached) and fail the tag in C on every read until heal rewrites it (fs/fuse/read-grants.ts).
+      env.shards.forgetHeader(ref, i);
     }
   }
   throw first;
@@ -214,8 +215,18 @@ async function decodeChunk(env: ChunkEnv, ref: ChunkRef, ahead: boolean): Promis
  * chunk: it reads again, fails over and reports as usual.
  */
 export function prefetchDecoded(env: ChunkEnv, ref: ChunkRef): void {
-  if (ref.stored === null || env.decoded.get(ref) !== undefined) return;
+  if (ref.stored === null || grantable(env, ref) || env.decoded.get(ref) !== undefined) return;
   env.decoded.load(ref, () => decodeChunk(env, ref, true)).catch(() => undefined);
+}
+
+/**
+ * The transport answers this chunk's reads in C once it is granted (an encrypted replica chunk,
+ * store/chunks/read-grant.ts), opening only the segments each read covers: a sequential reader reads
+ * it by segments like a random one, as a raw chunk is read (the kernel's read-ahead asks for its
+ * ranges). Decoding it whole ahead would verify and decrypt it twice, once for nobody.
+ */
+function grantable(env: ChunkEnv, ref: ChunkRef): boolean {
+  return env.decoded.grantsAsked && ref.fl.layout.kind === 'replica' && segmentCandidate(env, ref);
 }
 
 /** Raw chunk range of a transformed chunk into target: from the decoded cache when it holds the chunk. */
@@ -232,8 +243,9 @@ export function readDecodedInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: numbe
   // a sequential reader decodes whole chunks ahead on the decode threads (read-ahead, range-read.ts):
   // measured in one fio run (4 Dec), sequential reads by segments on the JavaScript thread ran at 84
   // MiB/s against 121 for whole chunks decoded ahead (replica:3,aes256gcm; random reads the same).
-  if (lengthBytes === 0 || !segmentCandidate(env, ref) || env.decoded.decoding(ref) || env.decoded.wouldBeSequential(ref.ino, ref.chunkIndex * ref.fl.chunkSizeBytes + offsetBytes)) return whole();
-  return readSegmentsInto(env, ref, keyOf(ref), offsetBytes, lengthBytes, target, targetOffset).then(
+  const sequential = !grantable(env, ref) && env.decoded.wouldBeSequential(ref.ino, ref.chunkIndex * ref.fl.chunkSizeBytes + offsetBytes);
+  if (lengthBytes === 0 || !segmentCandidate(env, ref) || env.decoded.decoding(ref) || sequential) return whole();
+  return readSegmentsInto(env, ref, versionKeyOf(ref), offsetBytes, lengthBytes, target, targetOffset).then(
     (done) => (done ? undefined : whole()),
     (err: unknown) => {
       if (!(err instanceof DecryptError)) throw err;

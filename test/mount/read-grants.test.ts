@@ -1,13 +1,18 @@
 // Read grants (issue 20 item 2; fs/fuse/read-grants.ts, native/fuse3/read_grant.cc): reads of clean
 // replica chunks answered in C are right, are never answered from a grant after a write, truncate or
 // punched hole, and a damaged block under a grant (flipped on disk behind the store's back, or an
-// injected fault) is served around, counted and healed by the one JavaScript read pipeline.
+// injected fault) is served around, counted and healed by the one JavaScript read pipeline. Encrypted
+// replica chunks (issue 23, cipher format v2) are granted too: C verifies the stored segments, then
+// opens them; a segment whose tag fails (forged with fresh hashes) goes back to JavaScript.
 // Reads use O_DIRECT in a child process, so each one reaches the mount (not the kernel's page cache).
 import test from 'ava'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { sharedMount, CLI_JS, TRANSPORT, PYTHON, healDrained, reclaimDrained, run, shOk } from '../helpers/mount'
 import { dataStartBytes } from '../../src/region'
+import { openConfig } from '../../store/config'
+import { encodeShard, verifyShardBytes } from '../../src/shard'
+import { FLAG_COMPRESSED, FLAG_ENCRYPTED } from '../../src/header'
 
 const shared = sharedMount(test, 'grants') // replica:3 on 6 disks
 // Grants are a libfuse3 transport feature; fuse-native keeps serving every read in JavaScript.
@@ -190,4 +195,59 @@ serial('a granted file removed: its shards are deleted and no descriptor of the 
   // A deleted shard file still open would keep its space until the descriptor closes.
   const held = await shOk(`ls -l /proc/${shared.mount.child.pid}/fd | grep '\\.shard (deleted)' || true`)
   t.is(held.trim(), '', 'descriptors of deleted shard files')
+})
+
+/** Replica i's shard file of chunk c of a file in the store (one version: the file was written once). */
+async function shardOf (name: string, c: number, i: number): Promise<string> {
+  const ino = fs.statSync(shared.path(name)).ino
+  const found = (await shOk(`find ${shared.dir}/store/disks -path '*/${ino.toString(16).padStart(16, '0')}.v*/c${c}/${i}.shard' || true`)).trim().split('\n').filter(Boolean)
+  if (found.length !== 1) throw new Error(`replica ${i} of chunk ${c} of ${name}: ${found.join(', ') || 'none'}`)
+  return found[0]
+}
+
+serial('an encrypted file (replica:3,aes256gcm): reads answered from grants, segments verified and opened in C, right', async (t) => {
+  fs.mkdirSync(shared.path('enc'))
+  await shOk(`setfattr -n user.chunkfs.layout -v replica:3,aes256gcm ${shared.path('enc')} && cp ${shared.dir}/ref ${shared.path('enc/f')} && sync`)
+  t.is((await shOk(`getfattr --only-values -n user.chunkfs.layout ${shared.path('enc/f')}`)).trim(), 'replica:3,aes256gcm')
+  const before = await grants()
+  const r = await py(READS, [shared.path('enc/f'), `${shared.dir}/ref`, '9'])
+  t.is(r.bad, 0, `${r.bad} of ${r.reads} reads differ`)
+  const after = await grants()
+  t.true(after.servedReads - before.servedReads > r.reads / 4, `only ${after.servedReads - before.servedReads} of ${r.reads} reads answered from grants`)
+  t.is(after.failedReads, before.failedReads)
+  // Writes, truncates and holes on an encrypted file: each makes a new version; no read meets an old grant.
+  await shOk(`cp ${shared.dir}/ref ${shared.path('enc/m')} && sync`)
+  await py(READS, [shared.path('enc/m'), `${shared.dir}/ref`, '10'])
+  const m = await py(MODEL, [shared.path('enc/m'), `${shared.dir}/ref`, '11'])
+  t.is(m.badCount, 0, `stale reads: ${m.bad.join(', ')}`)
+})
+
+serial('encrypted: a segment forged with fresh hashes fails its tag in C; served around in JavaScript, counted, healed', async (t) => {
+  await shOk(`cp ${shared.dir}/ref ${shared.path('enc/g')} && sync`)
+  // Replica 0 of chunk 1 re-encoded with one byte of segment 5 flipped and fresh hashes: only the GCM tag can tell.
+  const file = await shardOf('enc/g', 1, 0)
+  const { key } = openConfig(shared.dir + '/store')
+  const { header, payload } = verifyShardBytes(fs.readFileSync(file), key)
+  t.true((header.flags & FLAG_ENCRYPTED) !== 0)
+  payload[24 + 5 * (16384 + 16) + 100] ^= 0x5a // v2: the 24-byte header, then ciphertext || tag per segment
+  fs.writeFileSync(file, encodeShard({ ...header, compressed: (header.flags & FLAG_COMPRESSED) !== 0, encrypted: true }, payload, key))
+  await shared.remount() // nothing of the old shard cached: the first read verifies the forged file's fresh hashes
+  const before = await status()
+  // Segment 0 first (read by JavaScript from replica 0, its tag checks: the chunk is granted on
+  // replica 0), again (from the grant), then the forged segment 5 within the grant's second.
+  const r = await py(`
+import os, sys, json
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
+want = open(sys.argv[2], 'rb').read()
+c1 = 4 * 1048576
+offs = [c1, c1, c1 + 5 * 16384 + 4096] + [c1 + k * 16384 for k in range(16)]
+print(json.dumps({'bad': sum(1 for off in offs if os.pread(fd, 4096, off) != want[off:off + 4096])}))
+`, [shared.path('enc/g'), `${shared.dir}/ref`])
+  t.is(r.bad, 0, 'every read of the forged chunk is right')
+  const after = await status()
+  t.true(after.mount.readGrants.servedReads > before.mount.readGrants.servedReads, 'the chunk was granted')
+  t.true(after.mount.readGrants.failedReads > before.mount.readGrants.failedReads, 'the grant handed the forged segment back')
+  t.true(after.counters.header_mismatches > before.counters.header_mismatches, `the forged replica is counted: ${JSON.stringify(after.counters)}`)
+  t.is(await healDrained(shared.mount.mountpoint), 0, 'and healed')
+  t.is((await py(READS, [shared.path('enc/g'), `${shared.dir}/ref`, '13'])).bad, 0)
 })
