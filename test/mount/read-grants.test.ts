@@ -146,6 +146,44 @@ print(json.dumps({'same': first and os.pread(fd, 4096, off) == want[off:off + 40
   t.is((await py(READS, [shared.path('f'), `${shared.dir}/ref`, '3'])).bad, 0)
 })
 
+serial('128 KiB reads over a flipped block: the grant hands the read back to JavaScript, served from another replica, counted, healed', async (t) => {
+  await py(READS, [shared.path('f'), `${shared.dir}/ref`, '14'])
+  const shard = (await shOk(`find ${shared.dir}/store/disks -path '*/c2/0.shard'`)).trim().split('\n')
+  t.is(shard.length, 1, `one replica 0 of chunk 2: ${shard.join(', ')}`)
+  const at = dataStartBytes(Math.ceil((CHUNK_BYTES - 777) / BLOCK_BYTES)) + 20 * BLOCK_BYTES + 5
+  const fd = fs.openSync(shard[0], 'r+')
+  try {
+    const b = Buffer.alloc(1)
+    fs.readSync(fd, b, 0, 1, at)
+    b[0] ^= 0x01
+    fs.writeSync(fd, b, 0, 1, at)
+  } finally {
+    fs.closeSync(fd)
+  }
+  const before = await status()
+  // 128 KiB reads (a sequential reader's size): the first (JavaScript) grants chunk 2 again if its
+  // grant lapsed; the third covers the flipped block 20 (bytes [320 KiB, 336 KiB)).
+  const r = await py(`
+import os, sys, json, mmap
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
+want = open(sys.argv[2], 'rb').read()
+buf = mmap.mmap(-1, 131072)
+c2 = 8 * 1048576
+bad = 0
+for k in [0, 1, 2, 3, 2, 0]:
+    off = c2 + k * 131072
+    n = os.preadv(fd, [buf], off)
+    if buf[:n] != want[off:off + 131072]: bad += 1
+print(json.dumps({'bad': bad}))
+`, [shared.path('f'), `${shared.dir}/ref`])
+  t.is(r.bad, 0, 'every read is right')
+  const after = await status()
+  t.true(after.mount.readGrants.failedReads > before.mount.readGrants.failedReads, 'the grant handed the read back')
+  t.true(after.counters.bitrot_errors > before.counters.bitrot_errors, 'the bad block is counted')
+  t.is(await healDrained(shared.mount.mountpoint), 0, 'and healed')
+  t.is((await py(READS, [shared.path('f'), `${shared.dir}/ref`, '15'])).bad, 0)
+})
+
 serial('an injected read fault ends every grant: reads fail over in JavaScript until it is cleared', async (t) => {
   await py(READS, [shared.path('f'), `${shared.dir}/ref`, '4'])
   const set = JSON.parse(await cli(['inject', 'eio', '0', '--ops', 'read', shared.mount.mountpoint, '--json']))
