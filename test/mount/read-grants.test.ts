@@ -5,7 +5,7 @@
 // replica chunks (issue 23, cipher format v2) are granted too: C verifies the stored segments, then
 // opens them; a segment whose tag fails (forged with fresh hashes) goes back to JavaScript.
 // Reads use O_DIRECT in a child process, so each one reaches the mount (not the kernel's page cache).
-import test from 'ava'
+import test, { ExecutionContext } from 'ava'
 import * as fs from 'node:fs'
 import * as path from 'node:path'
 import { sharedMount, CLI_JS, TRANSPORT, PYTHON, healDrained, reclaimDrained, run, shOk } from '../helpers/mount'
@@ -38,6 +38,27 @@ async function py (program: string, args: string[]): Promise<any> {
   const r = await run(PYTHON, ['-c', program, ...args], { timeoutMs: 120_000 })
   if (r.code !== 0) throw new Error(`python failed (${r.code}): ${r.stderr}`)
   return JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}')
+}
+
+/** Replica i's shard file of chunk c of a file in the store (one version: the file was written once). */
+async function shardOf (name: string, c: number, i: number): Promise<string> {
+  const ino = fs.statSync(shared.path(name)).ino
+  const found = (await shOk(`find ${shared.dir}/store/disks -path '*/${ino.toString(16).padStart(16, '0')}.v*/c${c}/${i}.shard' || true`)).trim().split('\n').filter(Boolean)
+  if (found.length !== 1) throw new Error(`replica ${i} of chunk ${c} of ${name}: ${found.join(', ') || 'none'}`)
+  return found[0]
+}
+
+/** XOR one byte of replica 0 of chunk c of a file at shard file offset atBytes, behind the store's back. */
+async function flipStoredByte (name: string, c: number, atBytes: number, mask: number): Promise<void> {
+  const fd = fs.openSync(await shardOf(name, c, 0), 'r+')
+  try {
+    const b = Buffer.alloc(1)
+    fs.readSync(fd, b, 0, 1, atBytes)
+    b[0] ^= mask
+    fs.writeSync(fd, b, 0, 1, atBytes)
+  } finally {
+    fs.closeSync(fd)
+  }
 }
 
 // Random O_DIRECT preads over the file (inside chunks, across chunk boundaries, past the end),
@@ -98,34 +119,28 @@ for off in range(0, len(model), 65536): check(off, 65536, 'final')
 print(json.dumps({'bad': bad[:10], 'badCount': len(bad), 'size': len(model)}))
 `
 
+/** READS over a file: every read right, most answered from grants, none handed back. */
+async function readsRightFromGrants (t: ExecutionContext, name: string, seed: string): Promise<void> {
+  const before = await grants()
+  const r = await py(READS, [shared.path(name), `${shared.dir}/ref`, seed])
+  t.is(r.bad, 0, `${r.bad} of ${r.reads} reads differ`)
+  const after = await grants()
+  t.true(after.servedReads - before.servedReads > r.reads / 4, `only ${after.servedReads - before.servedReads} of ${r.reads} reads answered from grants`)
+  t.is(after.failedReads, before.failedReads)
+}
+
 test.serial.before(async () => {
   await shOk(`head -c ${FILE_BYTES} /dev/urandom > ${shared.dir}/ref && cp ${shared.dir}/ref ${shared.path('f')} && sync`)
 })
 
 serial('reads of a clean file are answered from grants, verified and right', async (t) => {
-  const before = await grants()
-  const r = await py(READS, [shared.path('f'), `${shared.dir}/ref`, '1'])
-  t.is(r.bad, 0, `${r.bad} of ${r.reads} reads differ`)
-  const after = await grants()
-  t.true(after.servedReads - before.servedReads > r.reads / 4, `only ${after.servedReads - before.servedReads} of ${r.reads} reads answered from grants`)
-  t.is(after.failedReads, before.failedReads)
+  await readsRightFromGrants(t, 'f', '1')
 })
 
 serial('a block flipped on disk under a grant: the read is served from another replica, counted and healed', async (t) => {
   await py(READS, [shared.path('f'), `${shared.dir}/ref`, '2']) // chunk 1 is granted now
-  const shard = (await shOk(`find ${shared.dir}/store/disks -path '*/c1/0.shard'`)).trim().split('\n')
-  t.is(shard.length, 1, `one replica 0 of chunk 1: ${shard.join(', ')}`)
   // Flip a byte of block 3's data behind the store's back: only the hash check can see it.
-  const at = dataStartBytes(CHUNK_BYTES / BLOCK_BYTES) + 3 * BLOCK_BYTES + 100
-  const fd = fs.openSync(shard[0], 'r+')
-  try {
-    const b = Buffer.alloc(1)
-    fs.readSync(fd, b, 0, 1, at)
-    b[0] ^= 0x10
-    fs.writeSync(fd, b, 0, 1, at)
-  } finally {
-    fs.closeSync(fd)
-  }
+  await flipStoredByte('f', 1, dataStartBytes(CHUNK_BYTES / BLOCK_BYTES) + 3 * BLOCK_BYTES + 100, 0x10)
   const before = await status()
   const r = await py(`
 import os, sys, json
@@ -148,18 +163,7 @@ print(json.dumps({'same': first and os.pread(fd, 4096, off) == want[off:off + 40
 
 serial('128 KiB reads over a flipped block: the grant hands the read back to JavaScript, served from another replica, counted, healed', async (t) => {
   await py(READS, [shared.path('f'), `${shared.dir}/ref`, '14'])
-  const shard = (await shOk(`find ${shared.dir}/store/disks -path '*/c2/0.shard'`)).trim().split('\n')
-  t.is(shard.length, 1, `one replica 0 of chunk 2: ${shard.join(', ')}`)
-  const at = dataStartBytes(Math.ceil((CHUNK_BYTES - 777) / BLOCK_BYTES)) + 20 * BLOCK_BYTES + 5
-  const fd = fs.openSync(shard[0], 'r+')
-  try {
-    const b = Buffer.alloc(1)
-    fs.readSync(fd, b, 0, 1, at)
-    b[0] ^= 0x01
-    fs.writeSync(fd, b, 0, 1, at)
-  } finally {
-    fs.closeSync(fd)
-  }
+  await flipStoredByte('f', 2, dataStartBytes(Math.ceil((CHUNK_BYTES - 777) / BLOCK_BYTES)) + 20 * BLOCK_BYTES + 5, 0x01)
   const before = await status()
   // 128 KiB reads (a sequential reader's size): the first (JavaScript) grants chunk 2 again if its
   // grant lapsed; the third covers the flipped block 20 (bytes [320 KiB, 336 KiB)).
@@ -235,24 +239,11 @@ serial('a granted file removed: its shards are deleted and no descriptor of the 
   t.is(held.trim(), '', 'descriptors of deleted shard files')
 })
 
-/** Replica i's shard file of chunk c of a file in the store (one version: the file was written once). */
-async function shardOf (name: string, c: number, i: number): Promise<string> {
-  const ino = fs.statSync(shared.path(name)).ino
-  const found = (await shOk(`find ${shared.dir}/store/disks -path '*/${ino.toString(16).padStart(16, '0')}.v*/c${c}/${i}.shard' || true`)).trim().split('\n').filter(Boolean)
-  if (found.length !== 1) throw new Error(`replica ${i} of chunk ${c} of ${name}: ${found.join(', ') || 'none'}`)
-  return found[0]
-}
-
 serial('an encrypted file (replica:3,aes256gcm): reads answered from grants, segments verified and opened in C, right', async (t) => {
   fs.mkdirSync(shared.path('enc'))
   await shOk(`setfattr -n user.chunkfs.layout -v replica:3,aes256gcm ${shared.path('enc')} && cp ${shared.dir}/ref ${shared.path('enc/f')} && sync`)
   t.is((await shOk(`getfattr --only-values -n user.chunkfs.layout ${shared.path('enc/f')}`)).trim(), 'replica:3,aes256gcm')
-  const before = await grants()
-  const r = await py(READS, [shared.path('enc/f'), `${shared.dir}/ref`, '9'])
-  t.is(r.bad, 0, `${r.bad} of ${r.reads} reads differ`)
-  const after = await grants()
-  t.true(after.servedReads - before.servedReads > r.reads / 4, `only ${after.servedReads - before.servedReads} of ${r.reads} reads answered from grants`)
-  t.is(after.failedReads, before.failedReads)
+  await readsRightFromGrants(t, 'enc/f', '9')
   // Writes, truncates and holes on an encrypted file: each makes a new version; no read meets an old grant.
   await shOk(`cp ${shared.dir}/ref ${shared.path('enc/m')} && sync`)
   await py(READS, [shared.path('enc/m'), `${shared.dir}/ref`, '10'])
