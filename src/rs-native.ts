@@ -19,6 +19,8 @@ export interface RsNative {
   setSimdLevel(level: string): string;
   /** A Buffer in 2 MiB-aligned, MADV_HUGEPAGE memory (native/memory/huge_alloc.cc). */
   allocHuge(lengthBytes: number): Buffer;
+  /** MADV_DONTNEED over an allocHuge buffer: its pages go back to the kernel, its bytes read as zeros (false: not done). */
+  releasePages(buf: Buffer): boolean;
 }
 
 const ADDON_NAME = 'chunkfs_rs.node';
