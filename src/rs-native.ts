@@ -21,6 +21,10 @@ export interface RsNative {
   allocHuge(lengthBytes: number): Buffer;
   /** MADV_DONTNEED over an allocHuge buffer: its pages go back to the kernel, its bytes read as zeros (false: not done). */
   releasePages(buf: Buffer): boolean;
+  /** malloc_trim(0): free pages inside glibc's arenas go back to the kernel (true: some did). */
+  trimMalloc(): boolean;
+  /** Bytes glibc's malloc has handed out and not got back (mallinfo2: uordblks + hblkhd). */
+  mallocInUseBytes(): number;
 }
 
 const ADDON_NAME = 'chunkfs_rs.node';
