@@ -57,6 +57,7 @@ export const MALLOC_TRIM_FREED_BYTES_MIN = 8 << 20;
 /** Trims the malloc arenas when much was freed (a timer, unref'd: it never keeps the mount alive). */
 export function trimMallocWhenFreed(): void {
   const native = rsNative();
+  if (typeof native.trimMalloc !== 'function' || typeof native.mallocInUseBytes !== 'function') return; // an addon built before them
   let highBytes = native.mallocInUseBytes();
   setInterval(() => {
     const inUseBytes = native.mallocInUseBytes();

@@ -24,5 +24,7 @@ export function allocLarge(lengthBytes: number): Buffer {
  * read as zeros and the next touch faults them in again. False when buf is not whole huge pages.
  */
 export function releaseHugePages(buf: Buffer): boolean {
-  return buf.length % HUGE_PAGE_BYTES === 0 && rsNative().releasePages(buf);
+  const native = rsNative();
+  // An addon built before releasePages existed keeps the pages (a stale build/ must not crash a mount).
+  return buf.length % HUGE_PAGE_BYTES === 0 && typeof native.releasePages === 'function' && native.releasePages(buf);
 }
