@@ -18,3 +18,13 @@ export function allocHuge(lengthBytes: number): Buffer {
 export function allocLarge(lengthBytes: number): Buffer {
   return lengthBytes > 0 && lengthBytes % HUGE_PAGE_BYTES === 0 ? allocHuge(lengthBytes) : Buffer.allocUnsafeSlow(lengthBytes);
 }
+
+/**
+ * Gives the pages of buf (from allocHuge) back to the kernel; the Buffer stays usable, its bytes
+ * read as zeros and the next touch faults them in again. False when buf is not whole huge pages.
+ */
+export function releaseHugePages(buf: Buffer): boolean {
+  const native = rsNative();
+  // An addon built before releasePages existed keeps the pages (a stale build/ must not crash a mount).
+  return buf.length % HUGE_PAGE_BYTES === 0 && typeof native.releasePages === 'function' && native.releasePages(buf);
+}

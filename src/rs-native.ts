@@ -19,6 +19,12 @@ export interface RsNative {
   setSimdLevel(level: string): string;
   /** A Buffer in 2 MiB-aligned, MADV_HUGEPAGE memory (native/memory/huge_alloc.cc). */
   allocHuge(lengthBytes: number): Buffer;
+  /** MADV_DONTNEED over an allocHuge buffer: its pages go back to the kernel, its bytes read as zeros (false: not done). */
+  releasePages(buf: Buffer): boolean;
+  /** malloc_trim(0): free pages inside glibc's arenas go back to the kernel (true: some did). */
+  trimMalloc(): boolean;
+  /** Bytes glibc's malloc has handed out and not got back (mallinfo2: uordblks + hblkhd). */
+  mallocInUseBytes(): number;
 }
 
 const ADDON_NAME = 'chunkfs_rs.node';

@@ -1,11 +1,15 @@
 // allocHuge(bytes): a Buffer of `bytes` (a multiple of 2 MiB) in 2 MiB-aligned memory advised
-// MADV_HUGEPAGE. Why: on this kind of VM every first touch of a 4 KiB page costs ~15 us (measured:
+// MADV_HUGEPAGE. releasePages(buffer): gives such a buffer's pages back to the kernel (the mapping
+// stays; the next touch faults in zeroed pages), for pooled buffers left idle (issue 20).
+// trimMalloc(): malloc_trim(0), glibc's return of free pages inside its arenas to the kernel;
+// mallocInUseBytes(): the bytes glibc's arenas have handed out and not got back (mallinfo2). Why: on this kind of VM every first touch of a 4 KiB page costs ~15 us (measured:
 // 256 MiB touched page by page, 14-15 us/page with 4 KiB pages, 0.4 us/page as huge pages), and the
 // mount's write-back slabs, staging and read scratch are touched page by page. Where the kernel
 // gives no huge page the memory is ordinary; nothing depends on it. Freed when the Buffer is
 // collected; the size is reported to V8 so collection keeps pace.
 #include "huge_alloc.h"
 
+#include <malloc.h>
 #include <sys/mman.h>
 
 #include <cstdint>
@@ -67,11 +71,50 @@ napi_value AllocHuge(napi_env env, napi_callback_info info) {
   return buffer;
 }
 
+// releasePages(buffer) -> bool: MADV_DONTNEED over the buffer (an allocHuge buffer: whole 2 MiB
+// pages, so no neighbour shares them). Its bytes read as zeros afterwards. False when the buffer is
+// not page-aligned or the kernel refused.
+napi_value ReleasePages(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  void* data = nullptr;
+  size_t bytes = 0;
+  if (argc != 1 || napi_get_buffer_info(env, argv[0], &data, &bytes) != napi_ok) return Fail(env, "releasePages: expected a Buffer");
+  bool done = false;
+  if (bytes > 0 && reinterpret_cast<uintptr_t>(data) % kHugeBytes == 0 && bytes % kHugeBytes == 0) {
+    done = madvise(data, bytes, MADV_DONTNEED) == 0;
+  }
+  napi_value result;
+  napi_get_boolean(env, done, &result);
+  return result;
+}
+
+// trimMalloc() -> bool: glibc frees only the top of an arena by itself; pages wholly inside free
+// chunks stay resident until malloc_trim. True when some memory went back.
+napi_value TrimMalloc(napi_env env, napi_callback_info info) {
+  napi_value result;
+  napi_get_boolean(env, malloc_trim(0) == 1, &result);
+  return result;
+}
+
+// mallocInUseBytes() -> number: mallinfo2's uordblks + hblkhd (arena chunks and mmapped chunks in
+// use). It walks the arenas' bins without a system call: much cheaper than a trim.
+napi_value MallocInUseBytes(napi_env env, napi_callback_info info) {
+  struct mallinfo2 m = mallinfo2();
+  napi_value result;
+  napi_create_double(env, static_cast<double>(m.uordblks + m.hblkhd), &result);
+  return result;
+}
+
 }  // namespace
 
 napi_status RegisterExports(napi_env env, napi_value exports) {
   const napi_property_descriptor props[] = {
       {"allocHuge", nullptr, AllocHuge, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
+      {"releasePages", nullptr, ReleasePages, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
+      {"trimMalloc", nullptr, TrimMalloc, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
+      {"mallocInUseBytes", nullptr, MallocInUseBytes, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
   };
   return napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
 }

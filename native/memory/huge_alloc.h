@@ -1,4 +1,4 @@
-// N-API export of allocHuge: buffers backed by transparent huge pages, registered by the one addon
+// N-API exports of allocHuge, releasePages, trimMalloc and mallocInUseBytes: buffers backed by transparent huge pages, registered by the one addon
 // (native/rs/binding.cc Init).
 #pragma once
 #ifndef NAPI_VERSION
@@ -7,6 +7,7 @@
 #include <node_api.h>
 
 namespace mem {
-// Adds allocHuge(bytes) -> Buffer to exports.
+// Adds allocHuge(bytes) -> Buffer, releasePages(buffer) -> bool, trimMalloc() -> bool and
+// mallocInUseBytes() -> number to exports.
 napi_status RegisterExports(napi_env env, napi_value exports);
 }  // namespace mem
