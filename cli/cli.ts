@@ -10,7 +10,7 @@ import { fsnameOption, mountedAt } from './mounts';
 import { chunkfsDevAt, connectionMounts, mountInfoTable } from './mount-info';
 import { SPIN_US_DEFAULT } from '../fs/fuse/transport';
 import { guardStdio, keepRunningWithoutStdout } from './stdio';
-import { limitHeapGrowth, trimMallocWhenFreed } from './mount-memory';
+import { limitHeapGrowth } from './mount-memory';
 import type { MountMemory } from './actions/env';
 import { defaultStorePath } from './target';
 import type { MountedFs } from '../fs/mount';
@@ -96,7 +96,7 @@ async function cmdMkfs(c: Extract<Command, { verb: 'mkfs' }>): Promise<void> {
 async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean> {
   keepRunningWithoutStdout();
   limitHeapGrowth(); // before the mount serves requests (cli/mount-memory.ts)
-  trimMallocWhenFreed();
+
   const mountpoint = path.resolve(c.mountpoint);
   const storeDir = path.resolve(c.store ?? defaultStorePath());
   const { Store } = loadStore();
