@@ -48,7 +48,8 @@ remove() { rm -rf "$1/pkg" && sync; }
 
 : > "$RESULTS"
 for round in $(seq 1 "$ROUNDS"); do
-  for t in "${ACTIVE[@]}"; do
+  round_order "$round"
+  for t in "${ORDER[@]}"; do
     d=${DIR[$t]}
     drop_caches; x=$(seconds extract "$d")
     if [ "${t#cfs}" != "$t" ] || [ "${t#base}" != "$t" ]; then
