@@ -79,7 +79,7 @@ for (const w of ['extract', 'read', 'rm']) {
   const g = median(vals[w + ' gocryptfs'])
   out += pad(w, 16) + targets.map((t) => { const v = median(vals[w + ' ' + t]); return pad(isNaN(g) ? String(v) : `${v} (${(v / g).toFixed(2)}x)`, 22) }).join('') + '\n'
 }
-out += pad('disk B/B', 16) + targets.map((t) => pad(String(median(vals['bytes-per-byte ' + t]) || '-'), 22)).join('') + '\n'
+out += pad('disk B/B', 16) + targets.map((t) => pad(median(vals['bytes-per-byte ' + t]) ? median(vals['bytes-per-byte ' + t]).toFixed(2) : '-', 22)).join('') + '\n'
 console.log(`\nsmall files, median of rounds; (x) = ratio to gocryptfs\n${out}`)
 for (const [a, b] of [['cfs3-r3', 'cfsn-r3'], ['cfs3-ec42', 'cfsn-ec42']]) {
   if (!targets.includes(a) || !targets.includes(b)) continue

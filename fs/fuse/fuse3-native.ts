@@ -65,7 +65,7 @@ export interface Fuse3Native {
    */
   grantRead(s: Session, epoch: number, path: string, nums: Float64Array, table: Buffer, key: Buffer, cipher: Buffer): true | string;
   /** [reads answered natively, grants dropped after a failed read, chunks granted now]. */
-  grantStats(s: Session): [number, number, number];
+  grantStats(s: Session): [number, number, number, number];
   /** The offset lseek(SEEK_DATA / SEEK_HOLE) found. */
   replyLseek(s: Session, id: number, offsetBytes: number): number;
 }
