@@ -4,10 +4,11 @@
 // payload (the worker reads a copy).
 import test from 'ava';
 import * as crypto from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { decodePayload, encodePayload } from '../../src/chunk-codec';
 import { parseTransforms } from '../../src/chunk-transforms';
 import { FLAG_COMPRESSED, FLAG_ENCRYPTED } from '../../src/header';
-import { CodecPool, DECODE_INLINE_BELOW_BYTES } from '../../store/chunks/codec-pool';
+import { CodecPool, DECODE_INLINE_BELOW_BYTES, ENCODES_IN_FLIGHT_MAX } from '../../store/chunks/codec-pool';
 
 const KEY = crypto.randomBytes(32);
 const ID = { fileId: 7n, chunkIndex: 3n, version: 2n };
@@ -80,6 +81,25 @@ test('an encrypting layout with no store key is refused by the codec thread with
     const off = pool.encode(parseTransforms(['aes256gcm']), compressible(1 << 20), ID, { path: '/f', fileId: 7n }, poolWithAlloc(pool).alloc)!;
     const err = await t.throwsAsync(off, { message: /the layout encrypts but the store has no key loaded/ });
     t.regex(err!.message, /\/f/, 'the error names the file');
+  } finally {
+    await pool.close();
+  }
+});
+
+test('at most ENCODES_IN_FLIGHT_MAX encodes on the codec threads at once: the next is left inline (memory stays bounded)', async (t) => {
+  const pool = new CodecPool(KEY);
+  try {
+    const tr = parseTransforms(['zstd']);
+    const content = compressible(1 << 20);
+    const running = [];
+    const slots = Math.min(ENCODES_IN_FLIGHT_MAX, availableParallelism()) // one thread per core, at most
+    for (let i = 0; i < slots; i++) running.push(pool.encode(tr, content, ID, {}, poolWithAlloc(pool).alloc));
+    t.true(running.every((p) => p !== null));
+    t.is(pool.encode(tr, content, ID, {}, poolWithAlloc(pool).alloc), null);
+    await Promise.all(running);
+    const again = pool.encode(tr, content, ID, {}, poolWithAlloc(pool).alloc);
+    t.not(again, null, 'a slot is free again once an encode settled');
+    await again;
   } finally {
     await pool.close();
   }
