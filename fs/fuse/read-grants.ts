@@ -90,7 +90,7 @@ export class ReadGrants {
   }
 
   stats(): ReadGrantStats {
-    const [servedReads, failedReads, grantedChunks] = this.native.grantStats(this.session);
-    return { servedReads, failedReads, grantedChunks };
+    const [servedReads, failedReads, grantedChunks, servedBytes] = this.native.grantStats(this.session);
+    return { servedReads, failedReads, grantedChunks, servedBytes };
   }
 }

@@ -10,7 +10,7 @@
 //     not granted); keys: each shard's block 0 key, 32 bytes (spec §4.1); cipher: empty for a raw
 //     chunk, else nonce_base (12) || data key (32) of an encrypted chunk's cipher format v2
 //     payload, segmentBytes > 0 (read_grant.h)
-//   grantStats(session) -> [served, declined, granted now]
+//   grantStats(session) -> [served, declined, granted now, bytes served]
 #include "grant_binding.h"
 
 #include <cstring>
@@ -145,7 +145,7 @@ napi_value GrantStats(napi_env env, napi_callback_info info) {
   if (!a.ok) return nullptr;
   const ReadGrants* g = s->grants();
   napi_value out;
-  napi_create_array_with_length(env, 3, &out);
+  napi_create_array_with_length(env, 4, &out);
   napi_value v;
   napi_create_double(env, static_cast<double>(g->served()), &v);
   napi_set_element(env, out, 0, v);
@@ -153,6 +153,8 @@ napi_value GrantStats(napi_env env, napi_callback_info info) {
   napi_set_element(env, out, 1, v);
   napi_create_double(env, static_cast<double>(g->live()), &v);
   napi_set_element(env, out, 2, v);
+  napi_create_double(env, static_cast<double>(g->servedBytes()), &v);
+  napi_set_element(env, out, 3, v);
   return out;
 }
 

@@ -174,6 +174,7 @@ bool ReadGrants::Serve(fuse_req_t req, uint64_t ino, size_t size, off_t off) {
     return false;
   }
   served_++;
+  servedBytes_ += end - offBytes;  // what the reply carried: the metrics' bytes read count it (cli/metrics.ts)
   return true;
 }
 

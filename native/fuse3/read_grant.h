@@ -91,6 +91,7 @@ class ReadGrants {
   bool Serve(fuse_req_t req, uint64_t ino, size_t size, off_t off);
   uint64_t served() const { return served_; }
   uint64_t declined() const { return declined_; }
+  uint64_t servedBytes() const { return servedBytes_; }
   // Grants of the current epoch (older ones are void, closed at the next Add or Serve of theirs).
   size_t live() const {
     size_t n = 0;
@@ -132,6 +133,7 @@ class ReadGrants {
   std::vector<uint8_t> plain_;   // decrypted segments of an encrypted grant's answer, or a padded one
   uint64_t served_ = 0;
   uint64_t declined_ = 0;
+  uint64_t servedBytes_ = 0;
 };
 
 }  // namespace fuse3
