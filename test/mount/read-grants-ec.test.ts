@@ -1,14 +1,15 @@
 // Read grants of EC chunks (issue 20 item 2, issue 23; native/fuse3/read_grant.cc, ec_pieces.h):
 // reads of ec:4+2 chunks, raw or encrypted (cipher format v2), answered in C from the data shards'
 // pieces (spec §6) are right, including reads across fragment and erasure-block boundaries and in a
-// short last erasure block; a block flipped in a data shard hands the read back to JavaScript, which
-// reconstructs it, counts it and heals; and no read after a write, truncate or punched hole is
-// answered from a grant made before it.
+// short last erasure block; a block flipped in a data shard (raw or encrypted) hands the read back
+// to JavaScript, which reconstructs it, counts it and heals; and no read after a write, truncate or
+// punched hole is answered from a grant made before it.
 import test from 'ava'
 import * as fs from 'node:fs'
 import { sharedMount, TRANSPORT, healDrained, shOk } from '../helpers/mount'
 import { MODEL, READS, grantHelpers, py } from '../helpers/grant-reads'
 import { dataStartBytes } from '../../src/region'
+import { shardDataLenBytes } from '../../src/mapping'
 
 const shared = sharedMount(test, 'grantsec') // 6 disks: ec:4+2 places one shard on each
 // Grants are a libfuse3 transport feature; fuse-native keeps serving every read in JavaScript.
@@ -86,6 +87,36 @@ print(json.dumps({'same': first and os.pread(fd, 4096, off) == want[off:off + 40
   t.true(after.counters.reconstructions > before.counters.reconstructions, 'and rebuilt from the other shards')
   t.is(await healDrained(shared.mount.mountpoint), 0, 'and healed')
   t.is((await py(READS, [shared.path('ec/g'), `${shared.dir}/ref`, '4'])).bad, 0)
+})
+
+serial('ec:4+2,aes256gcm: a block flipped in a data shard fails its hash in C; reconstructed in JavaScript, counted, healed', async (t) => {
+  await shOk(`cp ${shared.dir}/ref ${shared.path('enc/g')} && sync`)
+  await py(READS, [shared.path('enc/g'), `${shared.dir}/ref`, '7'])
+  // Chunk 1's v2 payload: a 24-byte header, then 256 segments of 16 KiB + a 16-byte tag (spec §6 maps it).
+  const payloadBytes = 24 + CHUNK_BYTES + (CHUNK_BYTES / (16 * KB)) * 16
+  const shardBytes = shardDataLenBytes({ k: 4, m: 2, ecBlockSizeBytes: EB_BYTES, chunkLogicalLenBytes: payloadBytes })
+  // Data shard 2 holds payload [512 KiB, 768 KiB) of erasure block 0: flip a byte of its block 3.
+  const flippedAt = 3 * BLOCK_BYTES + 100
+  await flipStoredByte('enc/g', 1, dataStartBytes(Math.ceil(shardBytes / BLOCK_BYTES)) + flippedAt, 0x04, 2)
+  const segment = Math.floor((2 * FRAGMENT_BYTES + flippedAt - 24) / (16 * KB + 16)) // the segment holding it
+  const before = await status()
+  const r = await py(`
+import os, sys, json
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
+want = open(sys.argv[2], 'rb').read()
+c1 = 4 * 1048576
+# Data shard 2's first blocks (they verify: the chunk is granted again with shard 2), again (from
+# the grant), then the segment over the flipped block within the grant's second.
+offs = [c1 + 532480, c1 + 532480, c1 + int(sys.argv[3]) * 16384]
+print(json.dumps({'bad': sum(1 for off in offs if os.pread(fd, 4096, off) != want[off:off + 4096])}))
+`, [shared.path('enc/g'), `${shared.dir}/ref`, String(segment)])
+  t.is(r.bad, 0, 'every read of the damaged chunk is right')
+  const after = await status()
+  t.true(after.mount.readGrants.failedReads > before.mount.readGrants.failedReads, 'the grant handed the read back')
+  t.true(after.counters.bitrot_errors > before.counters.bitrot_errors, 'the bad block is counted')
+  t.true(after.counters.reconstructions > before.counters.reconstructions, 'and rebuilt from the other shards')
+  t.is(await healDrained(shared.mount.mountpoint), 0, 'and healed')
+  t.is((await py(READS, [shared.path('enc/g'), `${shared.dir}/ref`, '8'])).bad, 0)
 })
 
 serial('ec:4+2: writes, truncates and punched holes: no read is ever answered from a grant made before them', async (t) => {
