@@ -32,10 +32,11 @@ inline uint64_t EcShardDataLen(const EcGeometry& g) {
   return (n - 1) * ((g.ebBytes + g.k - 1) / g.k) + (lastLen + g.k - 1) / g.k;
 }
 
-// Pieces of payload range [lo, hi) (hi <= payloadLenBytes, k and EB > 0) in payload order into out
-// (cleared first). False when more than piecesMax would be needed: the caller declines.
+// Pieces of payload range [lo, hi) in payload order into out (cleared first). False when more than
+// piecesMax would be needed or the range is outside the payload: the caller declines.
 inline bool EcPiecesOf(const EcGeometry& g, uint64_t lo, uint64_t hi, size_t piecesMax, std::vector<EcPiece>* out) {
   out->clear();
+  if (hi > g.payloadLenBytes || g.k == 0 || g.ebBytes == 0) return false;
   const uint64_t fullFragment = (g.ebBytes + g.k - 1) / g.k;
   for (uint64_t c = lo; c < hi;) {
     if (out->size() >= piecesMax) return false;
