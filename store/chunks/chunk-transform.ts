@@ -238,13 +238,13 @@ export function prefetchDecoded(env: ChunkEnv, ref: ChunkRef): void {
 }
 
 /**
- * The transport answers this chunk's reads in C once it is granted (an encrypted replica chunk,
- * store/chunks/read-grant.ts), opening only the segments each read covers: a sequential reader reads
+ * The transport answers this chunk's reads in C once it is granted (an encrypted chunk, replica or
+ * EC, store/chunks/read-grant.ts), opening only the segments each read covers: a sequential reader reads
  * it by segments like a random one, as a raw chunk is read (the kernel's read-ahead asks for its
  * ranges). Decoding it whole ahead would verify and decrypt it twice, once for nobody.
  */
 function grantable(env: ChunkEnv, ref: ChunkRef): boolean {
-  return env.decoded.grantsAsked && ref.fl.layout.kind === 'replica' && segmentCandidate(env, ref);
+  return env.decoded.grantsAsked && segmentCandidate(env, ref);
 }
 
 /** Raw chunk range of a transformed chunk into target: from the decoded cache when it holds the chunk. */
