@@ -135,6 +135,8 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean
     if (metrics !== null) metricsPort = await metrics.listen(c.options.metrics!.host, c.options.metrics!.port, store, faults);
     const observeOp = metrics === null ? undefined : (op: string, s: number, r: unknown) => metrics.observeOp(op, s, r);
     mounted = await mountFs(store, mountpoint, { ...mountOptions(c.options), fsname: fsnameOption(storeDir), observeOp });
+    const m = mounted;
+    metrics?.watchGrants(() => m.readGrantStats());
   } catch (err) {
     await metrics?.close();
     await store.close();

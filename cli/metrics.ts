@@ -2,11 +2,14 @@
 // the store's counters (bitrot errors, failovers, reconstructions, heals, heal failures, unrecoverable
 // reads, ...), bytes read and written through the mount, histograms of FUSE op and device flush
 // latency, heal/reclaim queue lengths, per-disk state and injected faults. Store numbers are read at
-// scrape time (Store.status), so an idle mount does no metrics work.
+// scrape time (Store.status), so an idle mount does no metrics work. Reads answered in C from read
+// grants (issue 20) never reach the op hooks: their count and bytes are read from the transport at
+// scrape time and added to the bytes read, so that total stays every byte read through the mount.
 import * as http from 'node:http';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Store } from '../store/store';
 import type { FaultTable } from '../store/io/fault-table';
+import type { ReadGrantStats } from '../fs/fuse/transport';
 import { COUNTER_NAMES } from '../store/meta/counters';
 
 const OP_BUCKETS_S = [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30];
@@ -19,6 +22,7 @@ export class Metrics {
   readonly registry = new Registry();
   private store: Store | null = null;
   private faults: FaultTable | null = null;
+  private grants: (() => ReadGrantStats | null) | null = null;
   private server: http.Server | null = null;
   private readonly opSeconds: Histogram<'op'>;
   private readonly flushSeconds: Histogram;
@@ -29,9 +33,39 @@ export class Metrics {
     const registers = [this.registry];
     this.opSeconds = new Histogram({ name: 'chunkfs_fuse_op_duration_seconds', help: 'FUSE request to reply, by op', labelNames: ['op'], buckets: OP_BUCKETS_S, registers });
     this.flushSeconds = new Histogram({ name: 'chunkfs_device_flush_duration_seconds', help: 'fsync/fdatasync of shard files, directories and the metadata WAL', buckets: FLUSH_BUCKETS_S, registers });
-    this.readBytes = new Counter({ name: 'chunkfs_read_bytes_total', help: 'Bytes read through the mount', registers });
+    const self = this;
+    let grantBytesSeen = 0;
+    this.readBytes = new Counter({
+      name: 'chunkfs_read_bytes_total', help: 'Bytes read through the mount', registers,
+      collect() {
+        const g = self.grants?.() ?? null;
+        if (g !== null && g.servedBytes > grantBytesSeen) { this.inc(g.servedBytes - grantBytesSeen); grantBytesSeen = g.servedBytes; }
+      },
+    });
     this.writtenBytes = new Counter({ name: 'chunkfs_written_bytes_total', help: 'Bytes written through the mount', registers });
     this.storeMetrics();
+    this.grantMetrics();
+  }
+
+  /** The mount's read grants once mounted (an unmounted or fuse-native mount has none: nothing is added). */
+  watchGrants(stats: () => ReadGrantStats | null): void {
+    this.grants = stats;
+  }
+
+  /** Read grants' own counters, read at scrape time (they count in C, not through observeOp). */
+  private grantMetrics(): void {
+    const registers = [this.registry];
+    const self = this;
+    const counter = (name: string, help: string, pick: (g: ReadGrantStats) => number): void => {
+      let seen = 0;
+      new Counter({
+        name, help, registers,
+        collect() { const g = self.grants?.() ?? null; if (g !== null && pick(g) > seen) { this.inc(pick(g) - seen); seen = pick(g); } },
+      });
+    };
+    counter('chunkfs_read_grant_reads_total', 'Reads answered in C from read grants, verified, not in the FUSE op histogram', (g) => g.servedReads);
+    counter('chunkfs_read_grant_handed_back_total', 'Reads a grant could not answer (handed to the read pipeline: failover, heal)', (g) => g.failedReads);
+    new Gauge({ name: 'chunkfs_read_grant_chunks', help: 'Chunks granted now', registers, collect() { this.set(self.grants?.()?.grantedChunks ?? 0); } });
   }
 
   /** The store's persistent counters as Prometheus counters, and its queues and disks as gauges. */

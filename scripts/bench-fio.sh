@@ -52,8 +52,9 @@ done
 
 : > "$RESULTS"
 for round in $(seq 1 "$ROUNDS"); do
+  round_order "$round"
   for w in $WORKLOADS; do
-    for t in "${ACTIVE[@]}"; do
+    for t in "${ORDER[@]}"; do
       drop_caches
       # shellcheck disable=SC2046
       json=$(cd "${DIR[$t]}" && fio --name="$w" $(fio_args "$w") 2>/dev/null) || { echo "bench-fio: fio $w on $t failed" >&2; continue; }

@@ -35,10 +35,11 @@ done
 cpu_s() { [ -n "${PID[$1]:-}" ] && awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/${PID[$1]}/stat" 2>/dev/null || true; }
 # Targets interleaved phase by phase (the machine is shared: load drifts), each in its own directory.
 for round in $(seq 1 "$ROUNDS"); do
+  round_order "$round"
   for j in $JOBS; do
     for p in $PHASES; do
       line="round $round jobs $j $p:"
-      for t in "${ACTIVE[@]}"; do
+      for t in "${ORDER[@]}"; do
         drop_caches
         c0=$(cpu_s "$t")
         v=$(python3 scripts/meta-ops.py "$p" "${DIR[$t]}" "$FILES" "$j")

@@ -48,7 +48,8 @@ remove() { rm -rf "$1/pkg" && sync; }
 
 : > "$RESULTS"
 for round in $(seq 1 "$ROUNDS"); do
-  for t in "${ACTIVE[@]}"; do
+  round_order "$round"
+  for t in "${ORDER[@]}"; do
     d=${DIR[$t]}
     drop_caches; x=$(seconds extract "$d")
     if [ "${t#cfs}" != "$t" ] || [ "${t#base}" != "$t" ]; then
@@ -78,7 +79,7 @@ for (const w of ['extract', 'read', 'rm']) {
   const g = median(vals[w + ' gocryptfs'])
   out += pad(w, 16) + targets.map((t) => { const v = median(vals[w + ' ' + t]); return pad(isNaN(g) ? String(v) : `${v} (${(v / g).toFixed(2)}x)`, 22) }).join('') + '\n'
 }
-out += pad('disk B/B', 16) + targets.map((t) => pad(String(median(vals['bytes-per-byte ' + t]) || '-'), 22)).join('') + '\n'
+out += pad('disk B/B', 16) + targets.map((t) => pad(median(vals['bytes-per-byte ' + t]) ? median(vals['bytes-per-byte ' + t]).toFixed(2) : '-', 22)).join('') + '\n'
 console.log(`\nsmall files, median of rounds; (x) = ratio to gocryptfs\n${out}`)
 for (const [a, b] of [['cfs3-r3', 'cfsn-r3'], ['cfs3-ec42', 'cfsn-ec42']]) {
   if (!targets.includes(a) || !targets.includes(b)) continue

@@ -70,6 +70,14 @@ drop_caches() {
   if [ -w /proc/sys/vm/drop_caches ]; then echo 3 > /proc/sys/vm/drop_caches; fi
 }
 
+# The targets in the order round $1 runs them: as given on odd rounds, reversed on even ones, so that an
+# A/B does not always give one target the same place in the sequence (the load a round meets drifts, and
+# what ran just before leaves the disk and the page cache busy). Sets ORDER.
+round_order() {
+  ORDER=("${ACTIVE[@]}")
+  if (( $1 % 2 == 0 )); then mapfile -t ORDER < <(printf '%s\n' "${ACTIVE[@]}" | tac); fi
+}
+
 declare -A DIR
 # The serving process of targets this script starts (node mounts, passthrough_hp), for CPU time.
 declare -A PID

@@ -60,12 +60,15 @@ export interface Fuse3Native {
   /** Every grant is void. */
   grantsBump(s: Session): void;
   /**
-   * nums: [ino, chunk, chunkSize, fileSize, dataAt, blockBytes, shardDataLen, logicalLen, ttlMs, segmentBytes];
-   * cipher: empty, or an encrypted chunk's nonce base (12) || data key (32) with segmentBytes > 0. True, or why not.
+   * paths: the granted shards (replica: 1; EC: the k data shards, '' where not granted); nums: [ino,
+   * chunk, chunkSize, fileSize, dataAt, blockBytes, shardDataLen, logicalLen, ttlMs, segmentBytes,
+   * payloadLen, ecK (0: replica), ecBlockBytes]; tables: each shard's table in turn, one size (zeros
+   * where not granted); keys: each shard's block 0 key (32 bytes); cipher: empty, or an encrypted
+   * chunk's nonce base (12) || data key (32) with segmentBytes > 0. True, or why not.
    */
-  grantRead(s: Session, epoch: number, path: string, nums: Float64Array, table: Buffer, key: Buffer, cipher: Buffer): true | string;
+  grantRead(s: Session, epoch: number, paths: string[], nums: Float64Array, tables: Buffer, keys: Buffer, cipher: Buffer): true | string;
   /** [reads answered natively, grants dropped after a failed read, chunks granted now]. */
-  grantStats(s: Session): [number, number, number];
+  grantStats(s: Session): [number, number, number, number];
   /** The offset lseek(SEEK_DATA / SEEK_HOLE) found. */
   replyLseek(s: Session, id: number, offsetBytes: number): number;
 }

@@ -1,4 +1,4 @@
-// Read grants (issue 20 item 2, DESIGN §6): after JS served a read of a clean replica chunk, the
+// Read grants (issue 20 item 2, DESIGN §6): after JS served a read of a clean chunk (replica or EC), the
 // transport lets native/fuse3/read_grant.cc answer the next reads of that chunk in C, on the thread
 // that read them, each block still verified against its hash (spec §9). A grant is offered only
 // when the mount holds nothing the store does not (no buffered bytes, no flush or truncate under
@@ -23,13 +23,15 @@ export const GRANT_TTL_MS = 1000;
 const REFUSALS_PER_EPOCH_MAX = 4096;
 
 const NO_CIPHER = Buffer.alloc(0);
+/** The key slot of an EC data shard not granted (read_grant.h: never used). */
+const NO_KEY = Buffer.alloc(32);
 
 export class ReadGrants {
   private epoch = -1;
   /** The session is going: the store's late changes (its flush at unmount) must not reach it. */
   private ended = false;
   private readonly refused = new Set<string>();
-  private readonly nums = new Float64Array(10);
+  private readonly nums = new Float64Array(13);
 
   constructor(private readonly native: Fuse3Native, private readonly session: Session, private readonly core: FsCore) {
     core.store.onReadChange?.(() => {
@@ -76,14 +78,19 @@ export class ReadGrants {
     const n = this.nums;
     n[0] = f.ino; n[1] = g.chunkIndex; n[2] = g.chunkSizeBytes; n[3] = f.sizeBytes; n[4] = g.dataAtBytes;
     n[5] = g.blockBytes; n[6] = g.shardDataLenBytes; n[7] = g.logicalLenBytes; n[8] = GRANT_TTL_MS;
-    n[9] = g.cipher?.segmentBytes ?? 0;
+    n[9] = g.cipher?.segmentBytes ?? 0; n[10] = g.payloadLenBytes; n[11] = g.ec?.k ?? 0; n[12] = g.ec?.ecBlockSizeBytes ?? 0;
     const cipher = g.cipher === null ? NO_CIPHER : Buffer.concat([g.cipher.nonceBase, g.cipher.dataKey]);
+    // Every shard's table has one size (one entry per block of shard_data_len); a shard not granted: zeros.
+    const tableBytes = g.shards.find((s) => s !== null)!.table.length;
+    const paths = g.shards.map((s) => s?.path ?? '');
+    const tables = Buffer.concat(g.shards.map((s) => s?.table ?? Buffer.alloc(tableBytes)));
+    const keys = Buffer.concat(g.shards.map((s) => s?.key ?? NO_KEY));
     // A refusal (the epoch moved during this call, the shard vanished) only means JS keeps serving it.
-    if (this.native.grantRead(this.session, epoch, g.path, n, g.table, g.key, cipher) !== true) this.refused.add(key);
+    if (this.native.grantRead(this.session, epoch, paths, n, tables, keys, cipher) !== true) this.refused.add(key);
   }
 
   stats(): ReadGrantStats {
-    const [servedReads, failedReads, grantedChunks] = this.native.grantStats(this.session);
-    return { servedReads, failedReads, grantedChunks };
+    const [servedReads, failedReads, grantedChunks, servedBytes] = this.native.grantStats(this.session);
+    return { servedReads, failedReads, grantedChunks, servedBytes };
   }
 }

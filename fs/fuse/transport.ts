@@ -63,4 +63,6 @@ export interface ReadGrantStats {
   failedReads: number;
   /** Chunks granted now. */
   grantedChunks: number;
+  /** Bytes the served reads answered (none of them passed through JS: the metrics add them). */
+  servedBytes: number;
 }

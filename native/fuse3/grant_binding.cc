@@ -1,17 +1,21 @@
 // The read-grant functions JS calls (read_grant.h; fs/fuse/read-grants.ts):
 //   grantEpoch(session) -> number: the epoch a grant made now must carry
 //   grantsBump(session): every grant is void and closed (the store changed something a read shows)
-//   grantRead(session, epoch, path, nums: Float64Array, table: Buffer, key: Buffer, cipher: Buffer)
-//       -> true | string (why not)
+//   grantRead(session, epoch, paths: string[], nums: Float64Array, tables: Buffer, keys: Buffer,
+//             cipher: Buffer) -> true | string (why not)
+//     paths: the granted shards (replica: 1; EC: the k data shards, '' where not granted);
 //     nums: [ino, chunkIndex, chunkSizeBytes, fileSizeBytes, dataAtBytes, blockBytes,
-//            shardDataLenBytes, logicalLenBytes, ttlMs, segmentBytes]; key: block 0's 32 key bytes
-//     (spec §4.1); cipher: empty for a raw chunk, else nonce_base (12) || data key (32) of an
-//     encrypted chunk's cipher format v2 payload, segmentBytes > 0 (read_grant.h)
-//   grantStats(session) -> [served, declined, granted now]
+//            shardDataLenBytes, logicalLenBytes, ttlMs, segmentBytes, payloadLenBytes, ecK,
+//            ecBlockBytes]; tables: each shard's hash table in turn, all of one size (zeros where
+//     not granted); keys: each shard's block 0 key, 32 bytes (spec §4.1); cipher: empty for a raw
+//     chunk, else nonce_base (12) || data key (32) of an encrypted chunk's cipher format v2
+//     payload, segmentBytes > 0 (read_grant.h)
+//   grantStats(session) -> [served, declined, granted now, bytes served]
 #include "grant_binding.h"
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "napi_args.h"
 #include "session.h"
@@ -19,7 +23,7 @@
 namespace fuse3 {
 namespace {
 
-constexpr size_t kGrantNums = 10;
+constexpr size_t kGrantNums = 13;
 
 napi_value GrantEpoch(napi_env env, napi_callback_info info) {
   Args a(env, info);
@@ -45,7 +49,7 @@ bool GetNums(Args& a, size_t i, double out[kGrantNums]) {
   size_t length = 0;
   void* data = nullptr;
   napi_get_typedarray_info(a.env, a.At(i), &type, &length, &data, nullptr, nullptr);
-  if (type != napi_float64_array || length != kGrantNums) return a.Fail("nums: expected a Float64Array of 10");
+  if (type != napi_float64_array || length != kGrantNums) return a.Fail("nums: expected a Float64Array of 13");
   const double* d = static_cast<const double*>(data);
   for (size_t k = 0; k < kGrantNums; k++) {
     // Whole, non-negative and below 2^53 (lengths, offsets, inode numbers of this file system).
@@ -57,20 +61,40 @@ bool GetNums(Args& a, size_t i, double out[kGrantNums]) {
   return true;
 }
 
+// The shard paths (an array of strings, at most kGrantDataShardsMax).
+bool GetPaths(Args& a, size_t i, std::vector<std::string>* out) {
+  bool isArray = false;
+  uint32_t n = 0;
+  if (!a.ok || napi_is_array(a.env, a.At(i), &isArray) != napi_ok || !isArray) return a.Fail("paths: expected an array");
+  napi_get_array_length(a.env, a.At(i), &n);
+  if (n == 0 || n > kGrantDataShardsMax) return a.Fail("paths: expected 1 to 32 paths");
+  for (uint32_t k = 0; k < n; k++) {
+    napi_value v;
+    size_t len = 0;
+    if (napi_get_element(a.env, a.At(i), k, &v) != napi_ok || napi_get_value_string_utf8(a.env, v, nullptr, 0, &len) != napi_ok) return a.Fail("paths: expected strings");
+    std::string s(len, '\0');
+    napi_get_value_string_utf8(a.env, v, s.data(), len + 1, &len);
+    out->push_back(std::move(s));
+  }
+  return true;
+}
+
 napi_value GrantRead(napi_env env, napi_callback_info info) {
   Args a(env, info);
   Session* s = a.Live(0);
   double epoch = a.Number(1, "epoch: expected a number");
-  std::string path = a.String(2, "path: expected a string");
+  std::vector<std::string> paths;
+  GetPaths(a, 2, &paths);
   double nums[kGrantNums] = {};
   GetNums(a, 3, nums);
-  char* table = nullptr;
-  size_t tableBytes = 0;
-  a.Bytes(4, "table: expected a Buffer", &table, &tableBytes);
-  char* key = nullptr;
-  size_t keyBytes = 0;
-  a.Bytes(5, "key: expected a Buffer", &key, &keyBytes);
-  if (a.ok && keyBytes != hh::kKeyBytes) a.Fail("key: expected 32 bytes");
+  char* tables = nullptr;
+  size_t tablesBytes = 0;
+  a.Bytes(4, "tables: expected a Buffer", &tables, &tablesBytes);
+  char* keys = nullptr;
+  size_t keysBytes = 0;
+  a.Bytes(5, "keys: expected a Buffer", &keys, &keysBytes);
+  if (a.ok && keysBytes != hh::kKeyBytes * paths.size()) a.Fail("keys: expected 32 bytes per path");
+  if (a.ok && tablesBytes % paths.size() != 0) a.Fail("tables: expected one table of one size per path");
   char* cipher = nullptr;
   size_t cipherBytes = 0;
   a.Bytes(6, "cipher: expected a Buffer", &cipher, &cipherBytes);
@@ -88,17 +112,26 @@ napi_value GrantRead(napi_env env, napi_callback_info info) {
   g.logicalLenBytes = static_cast<uint64_t>(nums[7]);
   g.ttlMs = static_cast<uint64_t>(nums[8]);
   g.segmentBytes = static_cast<uint64_t>(nums[9]);
+  g.payloadLenBytes = static_cast<uint64_t>(nums[10]);
+  g.ecK = static_cast<uint64_t>(nums[11]);
+  g.ecBlockBytes = static_cast<uint64_t>(nums[12]);
   if (encrypted) {
     std::memcpy(g.nonceBase, cipher, gcm::kNonceBytes);
     std::memcpy(g.dataKey, cipher + gcm::kNonceBytes, gcm::kKeyBytes);
   }
-  g.path = std::move(path);
-  for (int w = 0; w < 4; w++) {
-    uint64_t x = 0;
-    for (int b = 7; b >= 0; b--) x = (x << 8) | static_cast<uint8_t>(key[8 * w + b]);  // DESIGN §3: little-endian words
-    g.keyWords[w] = x;
+  const size_t tableBytes = tablesBytes / paths.size();
+  g.shards.resize(paths.size());
+  for (size_t i = 0; i < paths.size(); i++) {
+    GrantShard& sh = g.shards[i];
+    sh.path = std::move(paths[i]);
+    const char* key = keys + hh::kKeyBytes * i;
+    for (int w = 0; w < 4; w++) {
+      uint64_t x = 0;
+      for (int b = 7; b >= 0; b--) x = (x << 8) | static_cast<uint8_t>(key[8 * w + b]);  // DESIGN §3: little-endian words
+      sh.keyWords[w] = x;
+    }
+    if (!sh.path.empty()) sh.table.assign(tables + tableBytes * i, tables + tableBytes * (i + 1));
   }
-  g.table.assign(table, table + tableBytes);
   std::string why;
   napi_value out;
   if (s->grants()->Add(static_cast<uint64_t>(epoch), std::move(g), &why)) napi_get_boolean(env, true, &out);
@@ -112,7 +145,7 @@ napi_value GrantStats(napi_env env, napi_callback_info info) {
   if (!a.ok) return nullptr;
   const ReadGrants* g = s->grants();
   napi_value out;
-  napi_create_array_with_length(env, 3, &out);
+  napi_create_array_with_length(env, 4, &out);
   napi_value v;
   napi_create_double(env, static_cast<double>(g->served()), &v);
   napi_set_element(env, out, 0, v);
@@ -120,6 +153,8 @@ napi_value GrantStats(napi_env env, napi_callback_info info) {
   napi_set_element(env, out, 1, v);
   napi_create_double(env, static_cast<double>(g->live()), &v);
   napi_set_element(env, out, 2, v);
+  napi_create_double(env, static_cast<double>(g->servedBytes()), &v);
+  napi_set_element(env, out, 3, v);
   return out;
 }
 

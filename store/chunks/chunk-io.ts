@@ -12,7 +12,7 @@ import { readReplicaInto } from './replica-chunk';
 import { Maybe, isPromise } from './maybe-async';
 import { Payload } from './shard-encode';
 import { overlaySpans, uncoveredParts } from './intent-backlog';
-import { encodeChunk, readDecodedInto } from './chunk-transform';
+import { encodeChunkOffThread, readDecodedInto } from './chunk-transform';
 import { StoredForm } from '../meta/chunk-map';
 
 /** readChunkInto into a fresh buffer (truncate's tail rewrite, FileIo.read). */
@@ -104,7 +104,7 @@ export async function writeWholeChunk(env: ChunkEnv, plain: ChunkRef, content: U
     return b;
   };
   try {
-    const { ref, payload } = encodeChunk(env, plain, content, alloc);
+    const { ref, payload } = await encodeChunkOffThread(env, plain, content, alloc);
     return await writeShards(env, ref, shardPayloads(ref, payload, alloc));
   } finally {
     for (const b of taken) pool.give(b);

@@ -5,6 +5,7 @@
 // a byte is copied out. A compressed chunk is one compressed stream and is decoded whole
 // (chunk-transform.ts), as are v1 payloads (one GCM message).
 import { LRUCache } from 'lru-cache';
+import { BufferPool } from '../../src/buffer-pool';
 import { TAG_BYTES, deriveDataKey } from '../../src/chunk-cipher';
 import { FormatError, assert } from '../../src/errors';
 import { FLAG_ENCRYPTED } from '../../src/header';
@@ -22,10 +23,9 @@ const LAYOUTS_MAX = 4096;
 const DATA_KEYS_MAX = 1024;
 
 /**
- * A segment read's stored bytes go into a pooled buffer of this size: a read of up to max_read (1
- * MiB) and the partial segments at its ends, with every tag. A fresh buffer per read cost page
- * faults on every read (this VM's are slow): 16% of the mount's CPU in sequential reads of an
- * encrypted file (perf, 5 Dec), where read grants leave JavaScript the first reads of each chunk.
+ * A segment read's stored bytes go into a pooled buffer (src/buffer-pool.ts) of this size: a read of
+ * up to max_read (1 MiB) and the partial segments at its ends, with every tag. Read grants leave
+ * JavaScript the first reads of each chunk of an encrypted file, each of which needs one.
  */
 const STORED_BUFFER_BYTES = (1 << 20) + 2 * SEGMENT_BYTES + ((1 << 20) / SEGMENT_BYTES + 2) * TAG_BYTES;
 /** Kept between reads: as many as reads usually run at once (the kernel's async reads of one reader). */
@@ -35,15 +35,8 @@ const STORED_BUFFERS_KEPT_MAX = 8;
 export class SegmentLayouts {
   private readonly layouts = new LRUCache<string, SegmentLayout | 'v1'>({ max: LAYOUTS_MAX });
   private readonly keys = new LRUCache<string, Buffer>({ max: DATA_KEYS_MAX });
-  private readonly freeStored: Buffer[] = [];
-  /** A buffer of at least lengthBytes for a read's stored bytes (fresh when larger than the pooled size). */
-  takeStored(lengthBytes: number): Buffer {
-    if (lengthBytes > STORED_BUFFER_BYTES) return Buffer.allocUnsafe(lengthBytes);
-    return this.freeStored.pop() ?? Buffer.allocUnsafe(STORED_BUFFER_BYTES);
-  }
-  giveStored(b: Buffer): void {
-    if (b.length === STORED_BUFFER_BYTES && this.freeStored.length < STORED_BUFFERS_KEPT_MAX) this.freeStored.push(b);
-  }
+  /** Buffers for a read's stored bytes. */
+  readonly stored = new BufferPool(STORED_BUFFER_BYTES, STORED_BUFFERS_KEPT_MAX);
   get(key: string): SegmentLayout | 'v1' | undefined {
     return this.layouts.get(key);
   }
@@ -120,7 +113,7 @@ export async function readSegmentsInto(env: ChunkEnv, ref: ChunkRef, key: string
   const plainHi = segmentPlainRange(l, last)[1];
   const storedLo = segmentStoredOffset(l, first);
   const storedHi = segmentStoredOffset(l, last) + plainHi - last * l.segmentBytes + TAG_BYTES; // segment last's ciphertext and tag
-  const pooled = env.decoded.segments.takeStored(storedHi - storedLo);
+  const pooled = env.decoded.segments.stored.take(storedHi - storedLo);
   try {
     const stored = pooled.subarray(0, storedHi - storedLo);
     await readStoredRange(env, ref, storedLo, stored.length, stored);
@@ -131,6 +124,6 @@ export async function readSegmentsInto(env: ChunkEnv, ref: ChunkRef, key: string
     if (!whole) plain.copy(target, targetOffset, offsetBytes - plainLo, offsetBytes - plainLo + lengthBytes);
     return true;
   } finally {
-    env.decoded.segments.giveStored(pooled);
+    env.decoded.segments.stored.give(pooled);
   }
 }

@@ -29,7 +29,7 @@ test.serial('status by mount point, by store directory and with no target reache
     const { dev, options, memory, readGrants, ...rest } = r.mount
     t.deepEqual(rest, { mountpoint: fixture.dir + '/m', mountpoints: [fixture.dir + '/m'], pid: m.child.pid, readOnly: false })
     // fs/fuse/read-grants.ts: counted on the libfuse3 transport, none on fuse-native.
-    if (readGrants !== null) t.deepEqual(Object.keys(readGrants).sort(), ['failedReads', 'grantedChunks', 'servedReads'])
+    if (readGrants !== null) t.deepEqual(Object.keys(readGrants).sort(), ['failedReads', 'grantedChunks', 'servedBytes', 'servedReads'])
     t.regex(dev, /^[0-9]+:[0-9]+$/)
     t.is(options.readOnly, 'rw')
     t.deepEqual(r.layoutsInUse, [{ layout: 'replica:3', files: 1 }])

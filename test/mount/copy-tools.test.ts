@@ -36,6 +36,25 @@ for (const settle of [false, true]) {
   })
 }
 
+// EC and encrypted layouts: their reads take other paths (data-shard pieces, segments opened with
+// AES-256-GCM; read grants answer them in C once a chunk was read), so the chain runs there too,
+// right after the write and once stored.
+for (const layout of ['ec:4+2', 'ec:4+2,aes256gcm', 'replica:3,aes256gcm']) {
+  test.serial(`the chain of copies in a ${layout} directory reads back every byte, right after the write and once stored`, async (t) => {
+    const top = P(`chain-${layout.replace(/[:+,]/g, '-')}`)
+    const mk = await fsClient([['mkdir', top], ['setxattr', top, 'user.chunkfs.layout', layout]])
+    t.deepEqual(mk.map((m: { err?: string }) => m.err), [undefined, undefined])
+    for (const settle of [false, true]) {
+      for (const [i, size] of SIZES.entries()) {
+        const dir = `${top}/${settle ? 's' : 'n'}-${size}`
+        t.is((await fsClient([['mkdir', dir]]))[0].err, undefined)
+        const r = await copyCheck(['chain', dir, String(size), String(100 + i), settle ? '1' : '0'])
+        for (const c of r.copies) t.true(c.ok, `${layout}, ${size} bytes: the copy by ${c.tool} differs from what was written`)
+      }
+    }
+  })
+}
+
 interface St { size: number; blocks: number; mtime_ns: number; ctime_ns: number }
 const shown = (s: St): string => JSON.stringify({ size: s.size, blocks: s.blocks, mtime: String(s.mtime_ns), ctime: String(s.ctime_ns) })
 

@@ -36,6 +36,23 @@ test.serial.before(() => {
   port = Number(/metrics on http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(shared.mount.readyLine)![1])
 })
 
+test.serial('reads answered from read grants count in the bytes read, and have counters of their own', async (t) => {
+  const f = `${shared.dir}/mnt/granted`
+  const sizeBytes = (2 << 20) + 8192
+  await shOk(`head -c ${sizeBytes} /dev/urandom > ${shared.dir}/granted.ref && dd if=${shared.dir}/granted.ref of=${f} bs=1M conv=fsync status=none`)
+  const before = await scrape()
+  // O_DIRECT: every read reaches the mount. The first pass is read in JavaScript and grants each
+  // chunk after its first read; the rest of it and the whole second pass are answered from grants.
+  for (let pass = 0; pass < 2; pass++) await shOk(`dd if=${f} of=/dev/null bs=4k iflag=direct status=none`)
+  const after = await scrape()
+  const delta = (name: string): number => (after.get(name) ?? 0) - (before.get(name) ?? 0)
+  t.true(delta('chunkfs_read_grant_reads_total') > sizeBytes / 4096, `grants answered ${delta('chunkfs_read_grant_reads_total')} reads`)
+  t.is(delta('chunkfs_read_bytes_total'), 2 * sizeBytes, 'every byte read is counted once, however it was answered')
+  t.is(delta('chunkfs_read_grant_handed_back_total'), 0)
+  t.true(after.get('chunkfs_read_grant_chunks')! >= 1)
+  t.true(delta('chunkfs_fuse_op_duration_seconds_count{op="read"}') < 2 * sizeBytes / 4096, 'granted reads are not in the op histogram')
+})
+
 test.serial('a scrape parses and moves with what the mount does', async (t) => {
   const first = await get('/metrics')
   t.is(first.status, 200)

@@ -1,6 +1,6 @@
 // Real tools on a chunkfs mount (each run as a child process with a timeout): fio random writes with
 // crc32c verification, a tar round trip keeping mtimes and modes, cp -a, git, and SQLite under random
-// inserts and updates with PRAGMA integrity_check.
+// inserts and updates with PRAGMA integrity_check; git and SQLite also in an ec:4+2,aes256gcm directory.
 import test from 'ava'
 import * as path from 'node:path'
 import { sharedMount, sh, shOk } from '../helpers/mount'
@@ -55,37 +55,51 @@ test('cp -a keeps everything, to the nanosecond', async (t) => {
   t.true(a.startsWith('2 '))
 })
 
-test('git init, add, commit, log, fsck', async (t) => {
-  const g = `git -c user.name=t -c user.email=t@example.com -c init.defaultBranch=main`
-  await shOk(`cp -a ${shared.dir}/src ${P('repo')} && cd ${P('repo')} && ${g} init -q && ${g} add -A && ${g} commit -qm first`, { timeoutMs: 120_000 })
-  await shOk(`cd ${P('repo')} && echo change >> small.txt && ${g} commit -qam second && ${g} gc -q`, { timeoutMs: 120_000 })
-  t.is((await shOk(`cd ${P('repo')} && git log --oneline | wc -l`)).trim(), '2')
-  const fsck = await sh(`cd ${P('repo')} && git fsck --full --strict`, { timeoutMs: 120_000 })
-  t.is(fsck.code, 0, fsck.stderr)
-  t.is((await shOk(`cd ${P('repo')} && git status --porcelain`)).trim(), '')
+// Each on the default layout and in an ec:4+2,aes256gcm directory: EC pieces, AES-GCM segments,
+// partial overwrites of encrypted EC chunks (new versions through the intent log) and read grants of
+// both, through the tools' own access patterns.
+const LAYOUT_DIRS: Array<[string, string]> = [['default', ''], ['ec:4+2,aes256gcm', 'ecaes/']]
+test.serial.before(async () => {
+  await shOk(`mkdir ${P('ecaes')} && setfattr -n user.chunkfs.layout -v ec:4+2,aes256gcm ${P('ecaes')}`)
 })
 
-test('sqlite3: random inserts and updates, then PRAGMA integrity_check', async (t) => {
-  const db = P('test.db')
-  const sql = [
-    'PRAGMA journal_mode=WAL;',
-    'CREATE TABLE kv(k INTEGER PRIMARY KEY, v TEXT, n INTEGER);',
-    'CREATE INDEX kv_n ON kv(n);',
-    'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 20000)',
-    '  INSERT INTO kv SELECT x, hex(randomblob(40)), abs(random()) % 1000 FROM c;',
-  ]
-  for (let i = 0; i < 20; i++) {
-    sql.push('BEGIN;', `UPDATE kv SET v = hex(randomblob(60)), n = n + 1 WHERE k % 20 = ${i};`,
-      `INSERT INTO kv(v, n) SELECT hex(randomblob(100)), ${i} FROM kv WHERE k % 97 = ${i};`,
-      `DELETE FROM kv WHERE k % 101 = ${i};`, 'COMMIT;')
-  }
-  sql.push("PRAGMA journal_mode=DELETE;", 'VACUUM;')
-  await shOk(`sqlite3 ${db}`, { input: sql.join('\n'), timeoutMs: 180_000 })
-  const check = await shOk(`sqlite3 ${db} 'PRAGMA integrity_check;' 'SELECT count(*) > 15000 FROM kv;'`)
-  t.is(check.trim(), 'ok\n1')
-  // the same statements on a plain directory give the same row count
-  await shOk(`sqlite3 ${shared.dir}/plain.db`, { input: sql.join('\n').replace(/randomblob\(\d+\)/g, 'randomblob(1)') })
-  const a = await shOk(`sqlite3 ${db} 'SELECT count(*), sum(n) FROM kv;'`)
-  const b = await shOk(`sqlite3 ${shared.dir}/plain.db 'SELECT count(*), sum(n) FROM kv;'`)
-  t.is(a.split('|')[0], b.split('|')[0])
-})
+for (const [layout, sub] of LAYOUT_DIRS) {
+  test(`git init, add, commit, log, fsck (${layout})`, async (t) => {
+    const repo = P(`${sub}repo`)
+    const g = `git -c user.name=t -c user.email=t@example.com -c init.defaultBranch=main`
+    await shOk(`cp -a ${shared.dir}/src ${repo} && cd ${repo} && ${g} init -q && ${g} add -A && ${g} commit -qm first`, { timeoutMs: 120_000 })
+    await shOk(`cd ${repo} && echo change >> small.txt && ${g} commit -qam second && ${g} gc -q`, { timeoutMs: 120_000 })
+    t.is((await shOk(`cd ${repo} && git log --oneline | wc -l`)).trim(), '2')
+    const fsck = await sh(`cd ${repo} && git fsck --full --strict`, { timeoutMs: 120_000 })
+    t.is(fsck.code, 0, fsck.stderr)
+    t.is((await shOk(`cd ${repo} && git status --porcelain`)).trim(), '')
+  })
+}
+
+for (const [layout, sub] of LAYOUT_DIRS) {
+  test(`sqlite3: random inserts and updates, then PRAGMA integrity_check (${layout})`, async (t) => {
+    const db = P(`${sub}test.db`)
+    const plain = `${shared.dir}/plain-${sub === '' ? 'default' : 'ecaes'}.db`
+    const sql = [
+      'PRAGMA journal_mode=WAL;',
+      'CREATE TABLE kv(k INTEGER PRIMARY KEY, v TEXT, n INTEGER);',
+      'CREATE INDEX kv_n ON kv(n);',
+      'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 20000)',
+      '  INSERT INTO kv SELECT x, hex(randomblob(40)), abs(random()) % 1000 FROM c;',
+    ]
+    for (let i = 0; i < 20; i++) {
+      sql.push('BEGIN;', `UPDATE kv SET v = hex(randomblob(60)), n = n + 1 WHERE k % 20 = ${i};`,
+        `INSERT INTO kv(v, n) SELECT hex(randomblob(100)), ${i} FROM kv WHERE k % 97 = ${i};`,
+        `DELETE FROM kv WHERE k % 101 = ${i};`, 'COMMIT;')
+    }
+    sql.push("PRAGMA journal_mode=DELETE;", 'VACUUM;')
+    await shOk(`sqlite3 ${db}`, { input: sql.join('\n'), timeoutMs: 180_000 })
+    const check = await shOk(`sqlite3 ${db} 'PRAGMA integrity_check;' 'SELECT count(*) > 15000 FROM kv;'`)
+    t.is(check.trim(), 'ok\n1')
+    // the same statements on a plain directory give the same row count
+    await shOk(`sqlite3 ${plain}`, { input: sql.join('\n').replace(/randomblob\(\d+\)/g, 'randomblob(1)') })
+    const a = await shOk(`sqlite3 ${db} 'SELECT count(*), sum(n) FROM kv;'`)
+    const b = await shOk(`sqlite3 ${plain} 'SELECT count(*), sum(n) FROM kv;'`)
+    t.is(a.split('|')[0], b.split('|')[0])
+  })
+}
