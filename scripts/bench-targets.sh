@@ -50,6 +50,11 @@ cleanup() {
   sleep 0.5
   for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
   pg_bench_stop
+  # The targets' files and stores (GiBs after a fio run; a day of runs filled this machine's disk):
+  # gone unless BENCH_KEEP=1. results.tsv stays.
+  if [ "${BENCH_KEEP:-0}" != 1 ]; then
+    for t in "${!DIR[@]}"; do rm -rf --one-file-system "${BENCH_DIR:?}/$t" 2>/dev/null || true; done
+  fi
 }
 trap cleanup EXIT
 # A signal ends the run (through the EXIT trap): a handler that returned would let the run go on.
