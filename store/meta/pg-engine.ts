@@ -39,6 +39,8 @@ const PREPARED_TEXTS_MAX = 4096;
 const TX_DEPTH_MAX = 64;
 /** A lost connection is dialled again at most this often (a server that is down is not dialled per request). */
 export const RECONNECT_INTERVAL_MS = 1000;
+/** libpq's PQTRANS_IDLE: no transaction open on the server. */
+const PQTRANS_IDLE = 0;
 /** libpq's PQTRANS_UNKNOWN: the connection is bad. */
 const PQTRANS_UNKNOWN = 4;
 /** SQLSTATE connection_failure (class 08). */
@@ -407,7 +409,10 @@ export class PgDb implements Db {
         return result;
       }
       try {
-        this.execPrepared(this.control('COMMIT').name, 'COMMIT', []);
+        // Every statement of it is still queued: they go without BEGIN and COMMIT, as one implicit
+        // transaction that the pipeline's sync point commits (or rolls back whole on a failure).
+        if (this.pipeline.dropLeadingBegin(begin)) this.sendQueue(null);
+        else this.execPrepared(this.control('COMMIT').name, 'COMMIT', []);
       } catch (err) {
         this.rollback(null);
         throw err;
@@ -435,6 +440,7 @@ export class PgDb implements Db {
       } catch { /* rolled back just below */ }
     }
     if (this.broken) return; // the server ended the transaction with the connection
+    if (this.pq.transactionStatus() === PQTRANS_IDLE) return; // none is open (an implicit one rolled back whole)
     try {
       this.exec(savepoint === null ? 'ROLLBACK' : `ROLLBACK TO SAVEPOINT ${savepoint}; RELEASE SAVEPOINT ${savepoint}`);
     } catch { /* the connection failed: the server rolled back the whole transaction itself */ }

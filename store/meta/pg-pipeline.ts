@@ -6,12 +6,18 @@
 // is read: asking for it sends the queue. A queued statement that fails fails the statement that
 // sent it, so the operation fails and its transaction rolls back, as when it failed at once.
 // Outside a transaction nothing waits: a write in autocommit is committed when it returns (DESIGN §5).
+// A transaction none of whose statements was sent before its end goes without BEGIN and COMMIT: the
+// statements up to a pipeline's sync point run as one implicit transaction, which the sync point
+// commits, or rolls back whole when one fails (PostgreSQL's extended protocol): the server runs a
+// third of the statements for an operation of one write (PgDb.transaction, dropLeadingBegin).
 import { RunInfo } from './sql-engine';
 import { LibpqConnection, PgResult } from './libpq';
 import { CachedResult } from './pg-result';
 
 /** Statements one transaction may queue before they are sent anyway (a bound on memory). */
 export const PIPELINE_QUEUE_MAX = 256;
+/** Transaction control that needs an explicit transaction block. */
+const SAVEPOINT_TEXT = /^(SAVEPOINT|RELEASE SAVEPOINT|ROLLBACK TO SAVEPOINT) /;
 /** Results read after the sync point before giving up on finding it (the server sends one). */
 const SYNC_RESULTS_MAX = 4;
 
@@ -76,6 +82,18 @@ export class PgPipeline {
     return run;
   }
 
+  /**
+   * The queue starts with its transaction's BEGIN (nothing of it was sent yet) and holds no
+   * savepoint (those need a transaction block): drop that BEGIN and say so. The queue then runs as
+   * one implicit transaction up to the sync point, which commits it (PostgreSQL's extended protocol).
+   */
+  dropLeadingBegin(beginName: string): boolean {
+    if (this.queue.length < 2 || this.queue[0].call.name !== beginName) return false;
+    if (this.queue.some((q) => SAVEPOINT_TEXT.test(q.call.text))) return false;
+    this.queue.shift();
+    return true;
+  }
+
   /** Forget the queue (its transaction rolls back: what it held never has to run). */
   drop(): void {
     this.queue = [];
@@ -110,7 +128,12 @@ export class PgPipeline {
         }
         pq.getResult(); // the end of this statement's results (NULL)
       }
-      this.readSync(pq);
+      // An implicit transaction (dropLeadingBegin) commits at the sync point: a failure there comes before it.
+      try {
+        this.readSync(pq, check);
+      } catch (err) {
+        failure ??= err;
+      }
     } finally {
       pq.exitPipelineMode();
     }
@@ -118,11 +141,21 @@ export class PgPipeline {
     return result;
   }
 
-  private readSync(pq: LibpqConnection): void {
+  /** Read up to the sync point; an error before it (the implicit commit's) is thrown once the sync point is read. */
+  private readSync(pq: LibpqConnection, check: ResultCheck): void {
+    let failure: unknown = null;
     for (let i = 0; i < SYNC_RESULTS_MAX; i++) {
       if (!pq.getResult()) continue;
-      if (pq.resultStatus() === 'PGRES_PIPELINE_SYNC') return;
+      if (pq.resultStatus() === 'PGRES_PIPELINE_SYNC') {
+        if (failure !== null) throw failure;
+        return;
+      }
+      try {
+        check('COMMIT (at the pipeline\'s sync point)');
+      } catch (err) {
+        failure ??= err;
+      }
     }
-    throw new Error(`metadata SQL: the pipeline's sync point did not come back: ${pq.errorMessage()}`);
+    throw failure ?? new Error(`metadata SQL: the pipeline's sync point did not come back: ${pq.errorMessage()}`);
   }
 }

@@ -61,6 +61,8 @@ interface Bucket {
   table: string;
   keys: string[];
   byFirst: Map<string, Map<string, Entry>>;
+  /** Keys of its entries that found no row: the only ones an INSERT of a unique key can change (writeBucket). */
+  empty: Set<string>;
 }
 
 
@@ -307,6 +309,7 @@ export class PgRowCache {
     if (m === undefined) bucket.byFirst.set(first, (m = new Map()));
     const entry: Entry = { key, plainColumns, columns, keyValues, result };
     m.set(key, entry);
+    if (result.ntuples() === 0) bucket.empty.add(key);
     this.entries.set(key, { bucket, entry });
     if (this.entries.size > ROW_CACHE_RESULTS_MAX) this.forget(this.entries.keys().next().value as string);
   }
@@ -316,7 +319,7 @@ export class PgRowCache {
     if (t === undefined) this.buckets.set(table, (t = new Map()));
     const id = keys.join(',');
     let b = t.get(id);
-    if (b === undefined) t.set(id, (b = { table, keys, byFirst: new Map() }));
+    if (b === undefined) t.set(id, (b = { table, keys, byFirst: new Map(), empty: new Set() }));
     return b;
   }
 
@@ -324,6 +327,7 @@ export class PgRowCache {
     const found = this.entries.get(key);
     if (found === undefined) return;
     this.entries.delete(key);
+    found.bucket.empty.delete(key);
     const first = keyPart(found.entry.keyValues[0]);
     const m = found.bucket.byFirst.get(first);
     m?.delete(key);
@@ -333,6 +337,7 @@ export class PgRowCache {
   private dropBucket(b: Bucket): void {
     for (const m of b.byFirst.values()) for (const key of m.keys()) this.entries.delete(key);
     b.byFirst.clear();
+    b.empty.clear();
   }
 
   /** A statement this connection is about to run (or has queued): cached rows it changes are patched or dropped. */
@@ -410,7 +415,8 @@ export class PgRowCache {
     if (p.insert) {
       // A new row changes no result of a unique key that found a row; every other result may gain it.
       if (p.upsert || !unique) return this.dropBucket(b);
-      for (const m of b.byFirst.values()) for (const e of [...m.values()]) if (e.result.ntuples() === 0) this.forget(e.key);
+      // Those are kept apart (Bucket.empty): a scan of the whole bucket per INSERT grew with the cache (issue 22).
+      for (const key of [...b.empty]) this.forget(key);
       return;
     }
     if (p.where === null || p.setCols === null || p.setCols.some((c) => b.keys.includes(c))) return this.dropBucket(b);

@@ -12,6 +12,7 @@ import { Store } from '../../store/store';
 import { ROOT_INO } from '../../store/meta/meta';
 import type { Db } from '../../store/meta/sql-engine';
 import { parseMetaTarget } from '../../store/meta-target';
+import { connectPg } from '../../store/meta/pg-open';
 import { PgCluster, pgUnavailableReason, startPgCluster } from '../helpers/pg-cluster';
 import { REPO_ROOT } from '../helpers/root';
 import { SMALL, tmpDir } from './helpers';
@@ -255,5 +256,29 @@ pgTest('the server restarted under an open store: an operation may fail, the nex
     await store.close();
   } finally {
     restartable.stop();
+  }
+});
+
+pgTest('a new store\'s keyed statements keep index plans as its tables grow: the session turns sequential scans and JIT off', async (t) => {
+  const url = freshDb();
+  const store = await Store.create(path.join(tmpDir(), 'store'), { disks: 1, layout: 'replica:1', ...SMALL, meta: url });
+  await store.close();
+  const db = connectPg(url);
+  try {
+    const setting = (name: string): string => (db.prepare(`SELECT current_setting('${name}') AS v`).get() as { v: string }).v;
+    t.is(setting('enable_seqscan'), 'off');
+    t.is(setting('jit'), 'off');
+    // The plan a prepared statement keeps (generic), made while inodes fits in one page.
+    db.exec('SET plan_cache_mode = force_generic_plan');
+    db.exec('PREPARE touch_ino(bigint, bigint) AS UPDATE inodes SET mtime_ns = $1 WHERE ino = $2');
+    const plan = (db.prepare('EXPLAIN EXECUTE touch_ino(1, 1)').all() as Array<Record<string, string>>).map((r) => Object.values(r)[0]).join('\n');
+    t.regex(plan, /Index Scan using inodes_pkey/, plan);
+    t.notRegex(plan, /Seq Scan/);
+    // A read of a whole table (no index serves it) still runs, without JIT compiling.
+    const all = (db.prepare('EXPLAIN SELECT * FROM reclaim ORDER BY queued_ns LIMIT 10').all() as Array<Record<string, string>>).map((r) => Object.values(r)[0]).join('\n');
+    t.regex(all, /Seq Scan on reclaim/);
+    t.notRegex(all, /JIT/);
+  } finally {
+    db.close();
   }
 });

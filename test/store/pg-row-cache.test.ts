@@ -246,6 +246,29 @@ test('the cache ends with the lease time it was given: unrenewed, nothing is ser
   t.is(cache.size, 0);
 });
 
+test('an INSERT of a unique key forgets the answers that found no row, and only those (kept apart: no scan of the cache)', (t) => {
+  const cache = new PgRowCache({ inodes: { uniqueKeys: [['ino']] } }, () => 0);
+  cache.trustUntil(1);
+  const text = 'SELECT ino, mode FROM inodes WHERE ino = $1';
+  const none = new CachedResult(['ino', 'mode'], [20, 20], [], '0');
+  for (let ino = 1; ino <= 50; ino++) cache.put(text, [String(ino)], new CachedResult(['ino', 'mode'], [20, 20], [[String(ino), '420']], '1'));
+  cache.put(text, ['60'], none);
+  cache.put(text, ['61'], none);
+  t.is(cache.get(text, ['60'])?.ntuples(), 0, 'an answer without a row is kept');
+  cache.write('INSERT INTO inodes(ino, mode) VALUES ($1, $2)', ['61', '420']);
+  t.is(cache.get(text, ['61']), undefined, 'the inserted key: asked again');
+  t.is(cache.get(text, ['60']), undefined, 'every answer without a row: asked again (the INSERT may give it one)');
+  t.is(cache.get(text, ['7'])?.getvalue(0, 1), '420', 'answers that found their row: kept');
+  t.is(cache.size, 50);
+  cache.put(text, ['62'], none);
+  cache.write('UPDATE inodes SET mode = $1 WHERE ino = $2', ['384', '62']);
+  cache.write('DELETE FROM inodes WHERE ino = $1', ['62']);
+  cache.put(text, ['62'], none);
+  cache.write('INSERT INTO inodes(ino, mode) VALUES ($1, $2)', ['62', '420']);
+  t.is(cache.get(text, ['62']), undefined, 'one kept again after it was forgotten: forgotten by the next INSERT');
+  t.is(cache.size, 50);
+});
+
 test('which statements are cached reads, and which writes are patches', (t) => {
   t.like(planOf('SELECT ino, mode FROM inodes WHERE ino = $1'), { kind: 'read', table: 'inodes', keys: ['ino'], plainColumns: true });
   t.like(planOf('SELECT size AS n FROM inodes WHERE ino = $1'), { kind: 'read', plainColumns: false });
