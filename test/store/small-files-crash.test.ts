@@ -80,7 +80,10 @@ for (const sc of SCENARIOS) for (const power of [false, true]) {
     for (let n = 1; n <= steps + 1; n++) {
       const baseDir = copyStore(p.dir);
       const { s, io } = await openCrashable(baseDir, power);
-      io.crashBeforeMutation(io.mutationCount + n, { torn: n % 2 === 0, seed: n });
+      // The last run crashes nowhere: a batch may take a step or two more than the counting run (the seal
+      // and the applier run in the background, and their order with the fsync varies with load: two CI
+      // dry runs on 5 Dec saw "not acknowledged" there), and the uncrashed batch must be acknowledged.
+      if (n <= steps) io.crashBeforeMutation(io.mutationCount + n, { torn: n % 2 === 0, seed: n });
       let acknowledged = true;
       try {
         await batch(s, p.targets);
