@@ -3,6 +3,7 @@
 // `postgres` user (initdb refuses root), run as that user; it listens on a Unix socket in that
 // directory only (no TCP). stop() (also run at process exit, so a failing test leaves nothing)
 // stops it and deletes the directory. Connections use the `postgres` role, trusted on the socket.
+import type { TestFn } from 'ava';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -149,4 +150,20 @@ export function startPgCluster(settings: Record<string, string> = {}): PgCluster
     throw err;
   }
   return cluster;
+}
+
+/**
+ * The usual frame of a PostgreSQL test file: pgTest (serial, or skipped with a logged reason when
+ * the server binaries are missing), freshDb() (a new database named prefix + a number on one
+ * cluster started on first use), and the cluster stopped after the file's tests.
+ */
+export function pgTestFile(test: TestFn, prefix: string): { pgTest: TestFn['serial'] | TestFn['skip']; freshDb: () => string; cluster: () => PgCluster } {
+  const unavailable = pgUnavailableReason();
+  const pgTest: TestFn['serial'] | TestFn['skip'] = unavailable === null ? test.serial : test.skip;
+  if (unavailable !== null) test('PostgreSQL tests skipped', (t) => { t.log(`skipped: ${unavailable}`); t.pass(); });
+  let cluster: PgCluster | null = null;
+  let databases = 0;
+  test.after.always(() => cluster?.stop());
+  const started = (): PgCluster => (cluster ??= startPgCluster());
+  return { pgTest, freshDb: () => started().createDatabase(`${prefix}${++databases}`), cluster: started };
 }

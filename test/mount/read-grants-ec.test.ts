@@ -4,7 +4,7 @@
 // short last erasure block; a block flipped in a data shard (raw or encrypted) hands the read back
 // to JavaScript, which reconstructs it, counts it and heals; and no read after a write, truncate or
 // punched hole is answered from a grant made before it.
-import test from 'ava'
+import test, { ExecutionContext } from 'ava'
 import * as fs from 'node:fs'
 import { sharedMount, TRANSPORT, healDrained, shOk } from '../helpers/mount'
 import { MODEL, READS, grantHelpers, py } from '../helpers/grant-reads'
@@ -81,13 +81,18 @@ off = c1 + 3 * 16384
 print(json.dumps({'same': first and os.pread(fd, 4096, off) == want[off:off + 4096]}))
 `, [shared.path('ec/g'), `${shared.dir}/ref`])
   t.true(r.same, 'the flipped block reads right')
+  await handedBackRebuiltHealed(t, before, 'ec/g', '4')
+})
+
+/** After a read over a flipped block: the grant handed it back, the block was counted, rebuilt and healed, and file reads right. */
+async function handedBackRebuiltHealed (t: ExecutionContext, before: any, file: string, seed: string): Promise<void> {
   const after = await status()
   t.true(after.mount.readGrants.failedReads > before.mount.readGrants.failedReads, 'the grant handed the read back')
   t.true(after.counters.bitrot_errors > before.counters.bitrot_errors, 'the bad block is counted')
   t.true(after.counters.reconstructions > before.counters.reconstructions, 'and rebuilt from the other shards')
   t.is(await healDrained(shared.mount.mountpoint), 0, 'and healed')
-  t.is((await py(READS, [shared.path('ec/g'), `${shared.dir}/ref`, '4'])).bad, 0)
-})
+  t.is((await py(READS, [shared.path(file), `${shared.dir}/ref`, seed])).bad, 0)
+}
 
 serial('ec:4+2,aes256gcm: a block flipped in a data shard fails its hash in C; reconstructed in JavaScript, counted, healed', async (t) => {
   await shOk(`cp ${shared.dir}/ref ${shared.path('enc/g')} && sync`)
@@ -111,12 +116,7 @@ offs = [c1 + 532480, c1 + 532480, c1 + int(sys.argv[3]) * 16384]
 print(json.dumps({'bad': sum(1 for off in offs if os.pread(fd, 4096, off) != want[off:off + 4096])}))
 `, [shared.path('enc/g'), `${shared.dir}/ref`, String(segment)])
   t.is(r.bad, 0, 'every read of the damaged chunk is right')
-  const after = await status()
-  t.true(after.mount.readGrants.failedReads > before.mount.readGrants.failedReads, 'the grant handed the read back')
-  t.true(after.counters.bitrot_errors > before.counters.bitrot_errors, 'the bad block is counted')
-  t.true(after.counters.reconstructions > before.counters.reconstructions, 'and rebuilt from the other shards')
-  t.is(await healDrained(shared.mount.mountpoint), 0, 'and healed')
-  t.is((await py(READS, [shared.path('enc/g'), `${shared.dir}/ref`, '8'])).bad, 0)
+  await handedBackRebuiltHealed(t, before, 'enc/g', '8')
 })
 
 serial('ec:4+2: writes, truncates and punched holes: no read is ever answered from a grant made before them', async (t) => {

@@ -13,24 +13,14 @@ import { ROOT_INO } from '../../store/meta/meta';
 import type { Db } from '../../store/meta/sql-engine';
 import { parseMetaTarget } from '../../store/meta-target';
 import { connectPg } from '../../store/meta/pg-open';
-import { PgCluster, pgUnavailableReason, startPgCluster } from '../helpers/pg-cluster';
+import { pgTestFile, startPgCluster } from '../helpers/pg-cluster';
 import { REPO_ROOT } from '../helpers/root';
 import { SMALL, tmpDir } from './helpers';
 
 const run = promisify(execFile);
 const CLI = path.join(REPO_ROOT, 'dist', 'cli', 'cli.js');
 const CLI_TIMEOUT_MS = 60_000;
-const unavailable = pgUnavailableReason();
-const pgTest = unavailable === null ? test.serial : test.skip;
-if (unavailable !== null) test('PostgreSQL tests skipped', (t) => { t.log(`skipped: ${unavailable}`); t.pass(); });
-
-let cluster: PgCluster | null = null;
-let databases = 0;
-function freshDb(): string {
-  cluster ??= startPgCluster();
-  return cluster.createDatabase(`pgmeta${++databases}`);
-}
-test.after.always(() => cluster?.stop());
+const { pgTest, freshDb, cluster } = pgTestFile(test, 'pgmeta');
 
 test('a connection string with a password, another scheme or no database is refused, naming it', (t) => {
   t.throws(() => parseMetaTarget('postgres://u:secret@db.example/meta'), { message: /holds a password.*PGPASSWORD or ~\/\.pgpass/ });
@@ -71,7 +61,7 @@ pgTest('mkfs records the engine and URI; open reads them; names, bytes, u64 seed
 
 pgTest('a missing database or an unreachable server is refused before anything is written, naming it', async (t) => {
   freshDb(); // the cluster runs
-  const missing = cluster!.url('no_such_db');
+  const missing = cluster().url('no_such_db');
   const dir = path.join(tmpDir(), 'store');
   const err = await t.throwsAsync(Store.create(dir, { disks: 3, layout: 'replica:2', meta: missing }));
   t.regex(err!.message, /no_such_db/);
@@ -89,7 +79,7 @@ pgTest('opening a store whose database is gone, or whose config names a bad conn
   const config = JSON.parse(fs.readFileSync(configFile, 'utf8'));
   const setUrl = (url: string): void => fs.writeFileSync(configFile, JSON.stringify({ ...config, meta: { engine: 'postgres', url } }), { mode: 0o600 });
   const opens = [{}, { readOnly: true }, { readOnly: true, follow: true }];
-  setUrl(cluster!.url('gone_db'));
+  setUrl(cluster().url('gone_db'));
   for (const o of opens) {
     const err = await t.throwsAsync(Store.open(dir, o));
     t.regex(err!.message, /gone_db.*does not exist.*create it first/, JSON.stringify(o));
@@ -124,7 +114,7 @@ pgTest('chunkfs mkfs --meta: the CLI makes a store on PostgreSQL, refuses a pass
   t.regex(text.stdout, /^metadata: postgres postgresql:\/\/\/pgmeta\d+\?host=.*; lease: not held$/m, 'read-only: no lease taken');
   const bad = await t.throwsAsync(run(process.execPath, [CLI, 'mkfs', path.join(tmpDir(), 's'), '--meta', 'postgres://u:pw@localhost/x'], { timeout: CLI_TIMEOUT_MS })) as Error & { stderr: string };
   t.regex(bad.stderr, /postgres:\/\/u:\*\*\*@localhost\/x.*holds a password/);
-  const missing = await t.throwsAsync(run(process.execPath, [CLI, 'mkfs', path.join(tmpDir(), 's'), '--meta', cluster!.url('nope')], { timeout: CLI_TIMEOUT_MS })) as Error & { stderr: string };
+  const missing = await t.throwsAsync(run(process.execPath, [CLI, 'mkfs', path.join(tmpDir(), 's'), '--meta', cluster().url('nope')], { timeout: CLI_TIMEOUT_MS })) as Error & { stderr: string };
   t.regex(missing.stderr, /nope.*does not exist/);
 });
 

@@ -7,19 +7,9 @@
 import test from 'ava';
 import { connectPg } from '../../store/meta/pg-open';
 import { PgDb, PgError } from '../../store/meta/pg-engine';
-import { PgCluster, pgUnavailableReason, startPgCluster } from '../helpers/pg-cluster';
+import { pgTestFile } from '../helpers/pg-cluster';
 
-const unavailable = pgUnavailableReason();
-const pgTest = unavailable === null ? test.serial : test.skip;
-if (unavailable !== null) test('PostgreSQL tests skipped', (t) => { t.log(`skipped: ${unavailable}`); t.pass(); });
-
-let cluster: PgCluster | null = null;
-let databases = 0;
-function freshDb(): string {
-  cluster ??= startPgCluster();
-  return cluster.createDatabase(`pipeline${++databases}`);
-}
-test.after.always(() => cluster?.stop());
+const { pgTest, freshDb } = pgTestFile(test, 'pipeline');
 
 /** libpq's PQTRANS_IDLE. */
 const PQTRANS_IDLE = 0;

@@ -13,30 +13,20 @@ import { ATTR_COLUMNS, LAYOUT_XATTR, attrOfValues } from '../../store/meta/attr'
 import { PgDb } from '../../store/meta/pg-engine';
 import { openPgMeta } from '../../store/meta/pg-open';
 import { CachedResult, PgRowCache, planOf } from '../../store/meta/pg-row-cache';
-import { PgCluster, pgUnavailableReason, startPgCluster } from '../helpers/pg-cluster';
+import { pgTestFile } from '../helpers/pg-cluster';
 import { SMALL, tmpDir } from './helpers';
 
-const unavailable = pgUnavailableReason();
-const pgTest = unavailable === null ? test.serial : test.skip;
-if (unavailable !== null) test('PostgreSQL tests skipped', (t) => { t.log(`skipped: ${unavailable}`); t.pass(); });
-
-let cluster: PgCluster | null = null;
-let databases = 0;
-function freshDb(): string {
-  cluster ??= startPgCluster();
-  return cluster.createDatabase(`rowcache${++databases}`);
-}
-test.after.always(() => cluster?.stop());
+const { pgTest, freshDb } = pgTestFile(test, 'rowcache');
 
 const ATTR_SQL = `SELECT ${ATTR_COLUMNS.join(', ')} FROM inodes WHERE ino = ?`;
 const FAR_NS = 10n ** 20n; // past 2262: a far time (store/meta/far-times.ts)
 
-async function openPair(opts: { leaseMs?: number; disks?: number } = {}): Promise<{ store: Store; db: PgDb; other: PgDb }> {
+async function openPair(opts: { leaseMs?: number; disks?: number } = {}): Promise<{ store: Store; db: PgDb; other: PgDb; url: string }> {
   const url = freshDb();
   const store = await Store.create(path.join(tmpDir(), 'store'), { disks: 1, layout: 'replica:1', ...SMALL, meta: url, ...opts });
   const db = (store as unknown as { db: PgDb }).db;
   // A second connection: the server's rows as they are, never through the store's cache.
-  return { store, db, other: openPgMeta(url, true) };
+  return { store, db, other: openPgMeta(url, true), url };
 }
 
 /** Each name's lookup as the store answers it equals the server's entry. */
@@ -117,8 +107,8 @@ const POLL_MS = 50;
 const SHORT_LEASE_MS = 1500;
 
 pgTest('lost lease: nothing cached is trusted; a row another opener changed is read fresh', async (t) => {
-  const { store, db, other } = await openPair({ leaseMs: SHORT_LEASE_MS });
-  const writer = openPgMeta(cluster!.url(`rowcache${databases}`), false);
+  const { store, db, other, url } = await openPair({ leaseMs: SHORT_LEASE_MS });
+  const writer = openPgMeta(url, false);
   try {
     const ino = store.ns.create(ROOT_INO, 'f', 0o644, 0, 0).ino;
     store.ns.getattr(ino);
@@ -175,8 +165,8 @@ pgTest('round trips (the engine counts them): a create, rename and unlink each t
 });
 
 pgTest('lost lease: names, the inherited layout and inode numbers are asked of the server again, as another opener left them', async (t) => {
-  const { store, db, other } = await openPair({ leaseMs: SHORT_LEASE_MS, disks: 2 });
-  const writer = openPgMeta(cluster!.url(`rowcache${databases}`), false);
+  const { store, db, other, url } = await openPair({ leaseMs: SHORT_LEASE_MS, disks: 2 });
+  const writer = openPgMeta(url, false);
   try {
     const d = store.ns.mkdir(ROOT_INO, 'd', 0o755, 0, 0).ino;
     const f = store.ns.create(d, 'f', 0o644, 0, 0).ino;
