@@ -160,6 +160,8 @@ export class Store {
   private lease: StoreLease | null = null;
   /** Open read-only following a writer (DESIGN §9); null otherwise. */
   private follower: Follower | null = null;
+  /** Why this read-write opener lost the store's lease (DESIGN §9 "Lease and fencing"); null while it holds it. */
+  leaseLost: string | null = null;
   /** st_dev of each disk directory by path (statfs counts a filesystem once). */
   private readonly diskDevs = new Map<string, number>();
 
@@ -266,7 +268,7 @@ export class Store {
       lease = readOnly ? null : acquireLease(db, opts.lockNote ?? `open ${dir}`, log, opts.leaseMs);
       const store = new Store(dir, opened, db, opts.io ?? new NodeIo(), syncIo);
       store.lock = lock;
-      store.lease = lease;
+      if (lease !== null) store.holdLease(lease);
       if (opts.log !== undefined) store.log = opts.log;
       store.checkDisks(false);
       if (opts.applier === false || readOnly) store.applier.held = true;
@@ -429,6 +431,32 @@ export class Store {
     }
   }
 
+  /**
+   * DESIGN §9 "Lease and fencing": shards are written or removed only while the lease is held, and
+   * when it is found lost the store turns read-only (every change EROFS: the database refuses its
+   * writes, the shard gate its shard writes), stops its background work and drops every cache, and
+   * the kernel is told to drop what it caches. It does not follow the new holder's later changes.
+   */
+  private holdLease(lease: StoreLease): void {
+    this.lease = lease;
+    this.env.shards.writeGate = () => lease.checkHeld();
+    lease.onLost((why) => this.loseLease(why));
+  }
+
+  private loseLease(why: string): void {
+    this.leaseLost = why;
+    this.applier.held = true;
+    this.applier.stop();
+    const stopped = (what: string) => (err: unknown): void => this.log(`chunkfs: stopping the ${what}: ${(err as Error).message}`);
+    void this.healer.stop().catch(stopped('healer'));
+    void this.compactor.stop().catch(stopped('compactor'));
+    void this.reclaimer.stop().catch(stopped('reclaimer'));
+    this.env.map.forgetAll();
+    this.files.forgetAll();
+    this.env.shards.forgetAll();
+    for (const fn of this.writerChangeListeners) fn('all');
+  }
+
   /** Open read-only following a writer's commits (StoreOpenOptions.follow). */
   get followsWriter(): boolean {
     return this.follower !== null;
@@ -458,8 +486,16 @@ export class Store {
     return this.files.readGrant(ino, offsetBytes);
   }
 
-  /** fn hears the inodes each of the followed writer's commits changed (a follower only). */
+  /** Who hears of changes made by another writer (the mount: one per transport of this process). */
+  private readonly writerChangeListeners: Array<(changed: Changed) => void> = [];
+
+  /**
+   * fn hears the inodes each of the followed writer's commits changed (a follower), and 'all' when
+   * this opener lost the lease to another writer (DESIGN §9).
+   */
   onWriterChange(fn: (changed: Changed) => void): void {
+    assert(this.writerChangeListeners.length < READ_CHANGE_LISTENERS_MAX, 'writer change listeners are one per transport');
+    this.writerChangeListeners.push(fn);
     this.follower?.onChange(fn);
   }
 
@@ -483,7 +519,8 @@ export class Store {
       await this.healer.stop();
       await this.compactor.stop();
       await this.reclaimer.stop();
-      if (this.lock !== null) await this.applier.drain(); // unmount applies everything it can (the rest stays in the log)
+      // Unmount applies everything it can (the rest stays in the log); without the lease, nothing.
+      if (this.lock !== null && this.leaseLost === null) await this.applier.drain();
       this.applier.stop();
       await this.env.commits.stop();
       if (this.lock !== null) await this.env.commits.flushIfDirty().catch(() => undefined); // SQLite's close checkpoints too

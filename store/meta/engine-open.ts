@@ -53,7 +53,13 @@ export function commitPointOf(db: Db, io: Io, walPath: string): CommitPoint {
 }
 
 /** A read-write opener's hold on the store beyond this machine (DESIGN §9). */
-export interface StoreLease { release(): void }
+export interface StoreLease {
+  release(): void;
+  /** Before shards are written or deleted: throws (EROFS) once the lease is lost (DESIGN §9 "Lease and fencing"). */
+  checkHeld(): void;
+  /** fn hears why, once, when the lease is found lost (a refused write, a renewal that found it taken). */
+  onLost(fn: (why: string) => void): void;
+}
 
 /**
  * PostgreSQL: take the store's lease (store/meta/pg-lease.ts), or throw LeaseHeldError naming the
@@ -66,7 +72,12 @@ export function acquireLease(db: Db, note: string, log: (line: string) => void, 
   // The lease holder tells read-only followers what it changes, while there are any (DESIGN §9).
   const announcer = new ChangeAnnouncer(db, log);
   announcer.start();
-  return { release: () => { announcer.stop(); lease.release(); } };
+  db.onFence(() => announcer.stop()); // the new holder announces its own changes
+  return {
+    release: () => { announcer.stop(); lease.release(); },
+    checkHeld: () => lease.checkHeld(),
+    onLost: (fn) => db.onFence(fn),
+  };
 }
 
 /** A read-only follower, listening already, waits until the writer announces its changes (DESIGN §9). */
@@ -74,10 +85,13 @@ export async function awaitWriterAnnouncing(db: Db, log: (line: string) => void)
   if (db instanceof PgDb) await awaitAnnouncing(db, log);
 }
 
-/** Where the metadata is, and on PostgreSQL who holds the lease (status). */
-export interface MetaStatus { engine: string; location: string; lease: LeaseInfo | null }
+/**
+ * Where the metadata is, and on PostgreSQL who holds the lease (status); leaseLost: why this
+ * opener lost it (DESIGN §9 "Lease and fencing"), null while it has not.
+ */
+export interface MetaStatus { engine: string; location: string; lease: LeaseInfo | null; leaseLost: string | null }
 
 export function metaStatus(db: Db, metaPath: string): MetaStatus {
-  if (db instanceof PgDb) return { engine: db.engine, location: db.target, lease: readLease(db) };
-  return { engine: db.engine, location: metaPath, lease: null };
+  if (db instanceof PgDb) return { engine: db.engine, location: db.target, lease: readLease(db), leaseLost: db.fencedBy };
+  return { engine: db.engine, location: metaPath, lease: null, leaseLost: null };
 }

@@ -74,6 +74,7 @@ async function checkEntry(env: ChunkEnv, rel: string, path: string, accounted: S
   else report.leakedShards++;
   if (report.paths.length < LEAKS_LISTED_MAX) report.paths.push(path);
   if (!repair) return;
+  env.shards.writeGate(); // an opener that lost the lease removes nothing (DESIGN §9 "Lease and fencing")
   await env.shards.io.unlink(path);
   report.removed++;
 }
