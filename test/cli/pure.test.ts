@@ -66,6 +66,13 @@ test('mount options suid, nosuid, dev, nodev (issue 15 item 13); unset: the moun
   t.throws(() => parseMountOptions('suid=1'), { message: /unknown mount option 'suid=1'/ })
 })
 
+test('mount option lease_ms=N: the PostgreSQL lease\'s length, bounded, named when refused', (t) => {
+  t.deepEqual(parseMountOptions('lease_ms=2000'), { leaseMs: 2000 })
+  t.throws(() => parseMountOptions('lease_ms=10'), { message: /lease_ms: 10 is below 1000/ })
+  t.throws(() => parseMountOptions('lease_ms=9999999'), { message: /lease_ms/ })
+  t.throws(() => parseMountOptions('lease_ms'), { message: /lease_ms/ })
+})
+
 test('the mount table: octal escapes in sources and mount points', (t) => {
   const [e] = parseMountTable('/srv/my\\040store /mnt/a\\134b fuse.chunkfs rw,nosuid 0 0\n')
   t.deepEqual(e, { source: '/srv/my store', mountpoint: '/mnt/a\\b', fstype: 'fuse.chunkfs', options: ['rw', 'nosuid'] })
