@@ -29,7 +29,7 @@ import { DecodedChunks } from './chunks/chunk-transform';
 import { FLAG_COMPRESSED, FLAG_ENCRYPTED } from '../src/header';
 import { Db } from './meta/meta';
 import { MetaStatus, StoreLease, acquireLease, awaitWriterAnnouncing, checkNewMeta, commitPointOf, createMeta, metaStatus, openStoreMeta } from './meta/engine-open';
-import { parseMetaTarget } from './meta-target';
+import { parseMetaTarget, redactedUrl } from './meta-target';
 import { Namespace } from './meta/namespace';
 import { RecoveryReport, emptyRecoveryReport, recover } from './upkeep/recovery';
 import { ShardStore } from './chunks/shard-store';
@@ -268,7 +268,7 @@ export class Store {
       lease = readOnly ? null : acquireLease(db, opts.lockNote ?? `open ${dir}`, log, opts.leaseMs);
       const store = new Store(dir, opened, db, opts.io ?? new NodeIo(), syncIo);
       store.lock = lock;
-      if (lease !== null) store.holdLease(lease);
+      if (lease !== null) store.holdLease(lease, metaTarget!.url);
       if (opts.log !== undefined) store.log = opts.log;
       store.checkDisks(false);
       if (opts.applier === false || readOnly) store.applier.held = true;
@@ -422,6 +422,7 @@ export class Store {
 
   private async follow(url: string): Promise<void> {
     this.follower = new Follower(url, this.env, this.files, this.ns, (line) => this.log(line));
+    for (const fn of this.writerChangeListeners) this.follower.onChange(fn);
     this.follower.start();
     try {
       await awaitWriterAnnouncing(this.db, (line) => this.log(line));
@@ -434,16 +435,17 @@ export class Store {
   /**
    * DESIGN §9 "Lease and fencing": shards are written or removed only while the lease is held, and
    * when it is found lost the store turns read-only (every change EROFS: the database refuses its
-   * writes, the shard gate its shard writes), stops its background work and drops every cache, and
-   * the kernel is told to drop what it caches. It does not follow the new holder's later changes.
+   * writes, the shard gate its shard writes), stops its background work and drops every cache, the
+   * kernel is told to drop what it caches, and it follows the new holder's commits from then on, as
+   * a read-only mount does (store/follower.ts).
    */
-  private holdLease(lease: StoreLease): void {
+  private holdLease(lease: StoreLease, url: string): void {
     this.lease = lease;
     this.env.shards.writeGate = () => lease.checkHeld();
-    lease.onLost((why) => this.loseLease(why));
+    lease.onLost((why) => this.loseLease(why, url));
   }
 
-  private loseLease(why: string): void {
+  private loseLease(why: string, url: string): void {
     this.leaseLost = why;
     this.applier.held = true;
     this.applier.stop();
@@ -454,7 +456,19 @@ export class Store {
     this.env.map.forgetAll();
     this.files.forgetAll();
     this.env.shards.forgetAll();
+    this.readsChanged(); // read grants end
+    // Reads record no failure (the database refuses its writes), as a read-only opener's.
+    this.env.counters.recordsNothing = true;
+    this.env.map.recordsNothing = true;
     for (const fn of this.writerChangeListeners) fn('all');
+    // After the statement that found the loss (it may be inside a pipeline: nothing else is sent then).
+    setImmediate(() => {
+      if (this.closed) return;
+      this.follow(url).catch((err) => {
+        this.follower = null;
+        this.log(`chunkfs: cannot follow the new lease holder's changes on ${redactedUrl(url)}: ${(err as Error).message}; reads may show this mount's last view`);
+      });
+    });
   }
 
   /** Open read-only following a writer's commits (StoreOpenOptions.follow). */
