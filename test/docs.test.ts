@@ -16,7 +16,8 @@ function anchors (markdown: string): Set<string> {
   return out
 }
 
-const FILES = ['README.md', ...fs.readdirSync(path.join(REPO_ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)]
+const FILES = ['README.md', ...fs.readdirSync(path.join(REPO_ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`),
+  ...fs.readdirSync(path.join(REPO_ROOT, 'scripts'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.md')).map((f) => `scripts/${f}`)]
 
 test('relative links in README.md and docs/ resolve to files and headings', (t) => {
   let links = 0
