@@ -449,7 +449,9 @@ export class Store {
     this.leaseLost = why;
     this.applier.held = true;
     this.applier.stop();
-    const stopped = (what: string) => (err: unknown): void => this.log(`chunkfs: stopping the ${what}: ${(err as Error).message}`);
+    const stopped = (what: string) => (err: unknown): void => {
+      this.log(`chunkfs: stopping the ${what}: ${(err as Error).message}`);
+    };
     void this.healer.stop().catch(stopped('healer'));
     void this.compactor.stop().catch(stopped('compactor'));
     void this.reclaimer.stop().catch(stopped('reclaimer'));
@@ -466,7 +468,8 @@ export class Store {
       if (this.closed) return;
       this.follow(url).catch((err) => {
         this.follower = null;
-        this.log(`chunkfs: cannot follow the new lease holder's changes on ${redactedUrl(url)}: ${(err as Error).message}; reads may show this mount's last view`);
+        this.log(`chunkfs: cannot follow the new lease holder's changes on ${redactedUrl(url)}: ${(err as Error).message}; ` +
+          'reads may show this mount\'s last view');
       });
     });
   }
@@ -508,7 +511,7 @@ export class Store {
    * this opener lost the lease to another writer (DESIGN §9).
    */
   onWriterChange(fn: (changed: Changed) => void): void {
-    assert(this.writerChangeListeners.length < READ_CHANGE_LISTENERS_MAX, 'writer change listeners are one per transport');
+    assert(this.writerChangeListeners.length < READ_CHANGE_LISTENERS_MAX, 'writer change listeners: one per transport');
     this.writerChangeListeners.push(fn);
     this.follower?.onChange(fn);
   }

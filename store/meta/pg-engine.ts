@@ -18,6 +18,7 @@ import { redactedUrl } from '../meta-target';
 import { CachedResult } from './pg-result';
 import { NEXT_INO_SQL } from './meta';
 import { FENCED_SQLSTATE, LeaseLostError } from './pg-fence';
+import { assert } from '../../src/errors';
 
 /** A directory's entries, read whole with a lookup in it that missed (pg-name-cache.ts: one more is "large"). */
 const DIRECTORY_LISTING_SQL = `SELECT name, ino FROM dirents WHERE parent = $1 LIMIT ${LISTED_ENTRIES_MAX + 1}`;
@@ -309,7 +310,7 @@ export class PgDb implements Db {
 
   /** fn hears why, when the lease is found lost (bounded: the lease and the store listen). */
   onFence(fn: (why: string) => void): void {
-    if (this.fenceListeners.length >= FENCE_LISTENERS_MAX) throw new Error(`more than ${FENCE_LISTENERS_MAX} listeners to the lease's loss`);
+    assert(this.fenceListeners.length < FENCE_LISTENERS_MAX, 'listeners to the lease\'s loss are the lease\'s and the store\'s');
     this.fenceListeners.push(fn);
   }
 
@@ -349,7 +350,8 @@ export class PgDb implements Db {
     }
     // A session that never held the lease (a migration before the take) gets the server's PgError.
     if (fields?.sqlState === FENCED_SQLSTATE && this.holderSession !== null) {
-      const why = (this.pq.resultErrorMessage() || status).split('\n')[0].replace(/^ERROR:\s*/, '').trim(); // without CONTEXT
+      // The server's first line, without its CONTEXT.
+      const why = (this.pq.resultErrorMessage() || status).split('\n')[0].replace(/^ERROR:\s*/, '').trim();
       this.fence(why);
       throw new LeaseLostError(this.target, why);
     }
@@ -379,7 +381,8 @@ export class PgDb implements Db {
       }
       if (this.holderSession !== null) {
         pq.exec(this.holderSession);
-        if (pq.resultStatus() !== 'PGRES_TUPLES_OK' && pq.resultStatus() !== 'PGRES_COMMAND_OK') throw lost(`setting the lease's session up again failed: ${pq.resultErrorMessage()}`);
+        const ok = pq.resultStatus() === 'PGRES_TUPLES_OK' || pq.resultStatus() === 'PGRES_COMMAND_OK';
+        if (!ok) throw lost(`setting the lease's session up again failed: ${pq.resultErrorMessage()}`);
       }
     } catch (err) {
       finishLibpq(pq);

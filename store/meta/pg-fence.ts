@@ -52,8 +52,8 @@ BEGIN
   SELECT epoch, host, pid, expires_at > now() AS live INTO l FROM chunkfs_lease WHERE k = 0;
   IF coalesce(mine, '') = '' THEN
     IF FOUND AND l.live THEN
-      RAISE EXCEPTION 'the store''s lease is held by % pid % (epoch %) and this session holds none', l.host, l.pid, l.epoch
-        USING ERRCODE = '${FENCED_SQLSTATE}';
+      RAISE EXCEPTION 'the store''s lease is held by % pid % (epoch %) and this session holds none',
+        l.host, l.pid, l.epoch USING ERRCODE = '${FENCED_SQLSTATE}';
     END IF;
   ELSIF NOT FOUND OR l.epoch::text <> mine THEN
     RAISE EXCEPTION 'this session''s lease (epoch %) was taken over by % pid % (epoch %)', mine,
@@ -78,9 +78,10 @@ ${META_TABLES.map((t) => triggerSql(t.name)).join('\n')}
 END $$`;
 
 /** Whether FENCE_SQL must run: 1 when every existing metadata table has this version's trigger. */
+const TABLE_NAMES_SQL = `ARRAY[${META_TABLES.map((t) => `'${t.name}'`).join(', ')}]`;
 export const FENCE_INSTALLED_SQL = `SELECT (SELECT count(*) FROM pg_trigger g JOIN pg_proc p ON p.oid = g.tgfoid
     WHERE g.tgname = '${TRIGGER_NAME}' AND p.proname = '${FUNCTION_NAME}')
-  = (SELECT count(*) FROM unnest(ARRAY[${META_TABLES.map((t) => `'${t.name}'`).join(', ')}]) t WHERE to_regclass(t) IS NOT NULL) AS ok`;
+  = (SELECT count(*) FROM unnest(${TABLE_NAMES_SQL}) t WHERE to_regclass(t) IS NOT NULL) AS ok`;
 
 /** The session's epoch (a take, and every connection dialled again for the holder). */
 export function epochSettingSql(epoch: bigint): string {
@@ -102,8 +103,8 @@ export class LeaseLostError extends FsError {
 /** A shard write while the lease cannot be confirmed (the server unreachable past a lease): tried again later. */
 export class LeaseUnconfirmedError extends FsError {
   constructor(readonly target: string) {
-    super('EIO', `${target}: the store's lease could not be renewed for longer than it lasts (metadata server unreachable?); ` +
-      'shards are not written until it is', { path: target });
+    super('EIO', `${target}: the store's lease could not be renewed for longer than it lasts ` +
+      '(metadata server unreachable?); shards are not written until it is', { path: target });
     this.name = 'LeaseUnconfirmedError';
   }
 }

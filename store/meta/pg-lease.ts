@@ -10,7 +10,9 @@
 import * as os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { PgDb } from './pg-engine';
-import { EPOCH_SQL, FENCE_INSTALLED_SQL, FENCE_SQL, HAS_EPOCH_SQL, LeaseLostError, LeaseUnconfirmedError, NEXT_EPOCH_SQL, epochSettingSql } from './pg-fence';
+import {
+  EPOCH_SQL, FENCE_INSTALLED_SQL, FENCE_SQL, HAS_EPOCH_SQL, LeaseLostError, LeaseUnconfirmedError, NEXT_EPOCH_SQL, epochSettingSql,
+} from './pg-fence';
 
 /** A holder that stops renewing loses the lease after this long (fail-over waits at most this). */
 export const LEASE_MS = 15_000;
@@ -111,7 +113,8 @@ export class PgLease {
   constructor(private readonly db: PgDb, private readonly leaseMs: number, private readonly log: (line: string) => void) {
     db.onFence((why) => {
       this.stopRenewing();
-      this.log(`chunkfs: this mount lost the store's lease on ${db.target} (${why}); every change is refused (EROFS) from now on: unmount it`);
+      this.log(`chunkfs: this mount lost the store's lease on ${db.target} (${why}); every change is refused (EROFS) ` +
+        'from now on, and it follows the new holder read-only: unmount it');
     });
   }
 
@@ -142,7 +145,8 @@ export class PgLease {
       if ((this.db.prepare(FENCE_INSTALLED_SQL).get() as { ok: bigint }).ok !== 1n) this.db.exec(FENCE_SQL);
       // A transaction left open by a paused holder would hold the next take's lock: the server ends
       // it after a lease's time (the holder's transactions never wait on it for longer).
-      this.db.holdLease(`${epochSettingSql(epoch)}; SET idle_in_transaction_session_timeout = ${Math.round(this.leaseMs)}`);
+      const idle = `SET idle_in_transaction_session_timeout = ${Math.round(this.leaseMs)}`;
+      this.db.holdLease(`${epochSettingSql(epoch)}; ${idle}`);
       this.epoch = epoch;
     })();
     this.renewedAtMs = sentMs;
@@ -158,7 +162,8 @@ export class PgLease {
     const sentMs = performance.now();
     try {
       const n = this.db.prepare(`UPDATE chunkfs_lease SET heartbeat_at = now(), expires_at = now() + CAST(? AS interval)
-        WHERE k = 0 AND holder = ? AND epoch = ?`).run(`${Math.round(this.leaseMs)} milliseconds`, this.holder, this.epoch).changes;
+        WHERE k = 0 AND holder = ? AND epoch = ?`).run(`${Math.round(this.leaseMs)} milliseconds`, this.holder, this.epoch)
+        .changes;
       this.toldFailure = false;
       if (n === 1) {
         this.renewedAtMs = sentMs;
@@ -168,7 +173,8 @@ export class PgLease {
       const now = readLease(this.db);
       this.db.fence(now === null
         ? `its lease row (epoch ${this.epoch}) is gone`
-        : `another opener, ${now.host} pid ${now.pid} (${now.note || 'no note'}), took it over at epoch ${now.epoch} after this one's (${this.epoch}) expired`);
+        : `another opener, ${now.host} pid ${now.pid} (${now.note || 'no note'}), took it over at epoch ${now.epoch} ` +
+          `after this one's (${this.epoch}) expired`);
     } catch (err) {
       this.db.trustRows(0); // another opener may write now: nothing cached is trusted
       if (err instanceof LeaseLostError) return;
@@ -203,7 +209,8 @@ export class PgLease {
     this.stopRenewing();
     if (this.db.fencedBy !== null) return; // the row is another opener's
     try {
-      this.db.prepare('DELETE FROM chunkfs_lease WHERE k = 0 AND holder = ? AND epoch = ?').run(this.holder, this.epoch);
+      this.db.prepare('DELETE FROM chunkfs_lease WHERE k = 0 AND holder = ? AND epoch = ?')
+        .run(this.holder, this.epoch);
     } catch { /* the server is gone: the lease expires by itself */ }
   }
 }

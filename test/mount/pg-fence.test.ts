@@ -4,9 +4,11 @@
 // lease (-o lease_ms). A is paused past its lease (kill -STOP, as a paused VM or heavy swapping),
 // or its connection to the server is cut (a proxy killed, then started again); B mounts read-write
 // and writes and fsyncs files; then A, running again, is asked to remove one of B's files, create
-// and fsync another and chmod: each fails with EROFS (or EIO while the server is unreachable), A's
-// log and `chunkfs status` say it lost the lease, and B's files are intact byte for byte, through
-// B and after B mounts again. The cluster is a throwaway one (test/helpers/pg-cluster.ts).
+// and fsync another, chmod, mkdir, rename: each fails with EROFS, A's log (once) and `chunkfs status`
+// say it lost the lease, bytes A held unsynced when paused are never committed, fsck finds every
+// shard of B's files, A serves B's files and follows B's later change read-only, and B's files are
+// intact byte for byte, through B and after B mounts again. The cluster is a throwaway one
+// (test/helpers/pg-cluster.ts).
 import test, { ExecutionContext } from 'ava'
 import * as path from 'node:path'
 import { readFileSync, writeFileSync } from 'node:fs'
