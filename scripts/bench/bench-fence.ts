@@ -2,7 +2,8 @@
 // the holder's session runs single-statement transactions (an UPDATE of one row, as chmod) and
 // transactions of STATEMENTS_PER_TX updates, with the fence trigger on and off (ALTER TABLE ...
 // DISABLE TRIGGER), rounds alternated; reported: the median microseconds per transaction of each,
-// and the server's own time in the trigger (EXPLAIN ANALYZE's "Trigger chunkfs_fence" line).
+// in wall clock and in the server process's CPU time (/proc/PID/schedstat: steady on a loaded
+// machine), and the server's own time in the trigger (EXPLAIN ANALYZE's "Trigger chunkfs_fence").
 // Usage: npm run build:bench; node dist/scripts/bench/bench-fence.js   env: OPS=3000 ROUNDS=7 (a throwaway cluster is started)
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -23,10 +24,17 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)];
 }
 
-function usPerOp(fn: () => void): number {
+/** Nanoseconds the process pid has run on a CPU (the kernel's scheduler statistics). */
+function cpuNs(pid: number): bigint {
+  return BigInt(fs.readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
+}
+
+/** Wall-clock and server-CPU microseconds per call of fn. */
+function usPerOp(fn: () => void, serverPid: number): { wall: number; cpu: number } {
   const t0 = process.hrtime.bigint();
+  const c0 = cpuNs(serverPid);
   for (let i = 0; i < OPS; i++) fn();
-  return Number(process.hrtime.bigint() - t0) / 1000 / OPS;
+  return { wall: Number(process.hrtime.bigint() - t0) / 1000 / OPS, cpu: Number(cpuNs(serverPid) - c0) / 1000 / OPS };
 }
 
 function triggers(db: PgDb, on: boolean): void {
@@ -65,21 +73,29 @@ async function main(): Promise<void> {
     db.prepare("INSERT INTO counters(name, value) VALUES ('bench', 0)").run();
     const one = db.prepare("UPDATE counters SET value = value + 1 WHERE name = 'bench'");
     const tx = db.transaction(() => { for (let i = 0; i < STATEMENTS_PER_TX; i++) one.run(); });
-    const r: Record<string, number[]> = { single_on: [], single_off: [], tx_on: [], tx_off: [] };
+    const serverPid = Number((db.prepare('SELECT pg_backend_pid() AS p').get() as { p: bigint }).p);
+    const r: Record<string, number[]> = {};
+    const note = (key: string, v: { wall: number; cpu: number }): void => {
+      (r[`${key}_wall`] ??= []).push(v.wall);
+      (r[`${key}_cpu`] ??= []).push(v.cpu);
+    };
     for (let round = 0; round < ROUNDS; round++) {
       for (const on of round % 2 === 0 ? [true, false] : [false, true]) {
         triggers(admin, on);
-        r[`single_${on ? 'on' : 'off'}`].push(usPerOp(() => one.run()));
-        r[`tx_${on ? 'on' : 'off'}`].push(usPerOp(() => tx()));
+        note(`single_${on ? 'on' : 'off'}`, usPerOp(() => one.run(), serverPid));
+        note(`tx_${on ? 'on' : 'off'}`, usPerOp(() => tx(), serverPid));
       }
     }
     triggers(admin, true);
     const inTrigger = triggerUs(db, false);
     const inTriggerLater = triggerUs(db, true);
     const m = (k: string): string => median(r[k]).toFixed(1);
-    process.stdout.write(`per transaction, median of ${ROUNDS} rounds of ${OPS} (us): ` +
-      `1 UPDATE: fenced ${m('single_on')}, unfenced ${m('single_off')}; ` +
-      `${STATEMENTS_PER_TX} UPDATEs: fenced ${m('tx_on')}, unfenced ${m('tx_off')}\n`);
+    for (const what of ['wall', 'cpu']) {
+      const clock = what === 'wall' ? 'wall clock' : 'server CPU';
+      process.stdout.write(`per transaction, ${clock}, median of ${ROUNDS} rounds of ${OPS} (us): ` +
+        `1 UPDATE: fenced ${m(`single_on_${what}`)}, unfenced ${m(`single_off_${what}`)}; ` +
+        `${STATEMENTS_PER_TX} UPDATEs: fenced ${m(`tx_on_${what}`)}, unfenced ${m(`tx_off_${what}`)}\n`);
+    }
     process.stdout.write(`server time in the trigger (EXPLAIN ANALYZE, median of ${EXPLAINS}): a transaction's first write ` +
       `${inTrigger.toFixed(1)} us, a later one ${inTriggerLater.toFixed(1)} us\n`);
     process.stdout.write(`rounds: ${JSON.stringify(Object.fromEntries(Object.entries(r).map(([k, v]) => [k, v.map((x) => Math.round(x))])))}\n`);
