@@ -28,7 +28,7 @@ import { LayoutError, overhead, parseLayout, shardCount } from '../src/layout';
 import { DecodedChunks } from './chunks/chunk-transform';
 import { FLAG_COMPRESSED, FLAG_ENCRYPTED } from '../src/header';
 import { Db } from './meta/meta';
-import { MetaStatus, StoreLease, acquireLease, awaitWriterAnnouncing, checkNewMeta, commitPointOf, createMeta, metaStatus, openStoreMeta } from './meta/engine-open';
+import { MetaStatus, StoreLease, acquireLease, awaitWriterAnnouncing, checkNewMeta, commitPointOf, createMeta, metaStatus, openStoreMeta, upgradeStoreMeta } from './meta/engine-open';
 import { parseMetaTarget } from './meta-target';
 import { Namespace } from './meta/namespace';
 import { RecoveryReport, emptyRecoveryReport, recover } from './upkeep/recovery';
@@ -226,12 +226,12 @@ export class Store {
     // A bad connection string or an unreachable database fails here, before anything is written.
     createOpts.meta = opts.meta === undefined ? undefined : parseMetaTarget(opts.meta);
     checkNewMeta(createOpts.meta);
-    createConfig(dir, createOpts, nodeSyncIo);
+    const config = createConfig(dir, createOpts, nodeSyncIo);
     if (createOpts.meta === undefined) {
       // Created 0600 before SQLite sees it: SQLite gives meta.db-wal and -shm the mode of the database file.
       nodeSyncIo.createExclusive(nodePath.join(dir, META_FILE), Buffer.alloc(0));
     }
-    createMeta(nodePath.join(dir, META_FILE), createOpts.meta);
+    createMeta(nodePath.join(dir, META_FILE), createOpts.meta, config.storeUuid!);
     return Store.open(dir, { io: opts.io, keyFile: opts.keyFile });
   }
 
@@ -260,8 +260,12 @@ export class Store {
     let db: Db | null = null;
     let lease: StoreLease | null = null;
     try {
-      if (!readOnly) adoptLegacyStore(dir, opened, syncIo);
-      db = openStoreMeta(metaPath, metaTarget, readOnly, syncIo, log, opts.follow === true); // recovers an unusable -shm, else says what to do
+      // Before anything changes: the metadata is this store's (DESIGN §4 "Identity"). Recovers an unusable -shm, else says what to do.
+      db = openStoreMeta(metaPath, metaTarget, readOnly, syncIo, log, opened.config.storeUuid, opts.follow === true);
+      if (!readOnly) {
+        adoptLegacyStore(dir, opened, syncIo);
+        upgradeStoreMeta(db, opened.config.storeUuid!);
+      }
       // Before recovery replays anything: the lease makes this the only writer (DESIGN §9).
       lease = readOnly ? null : acquireLease(db, opts.lockNote ?? `open ${dir}`, log, opts.leaseMs);
       const store = new Store(dir, opened, db, opts.io ?? new NodeIo(), syncIo);

@@ -60,7 +60,12 @@ export const sqliteOnlyTest = testMetaEngine() === 'postgres' ? test.skip : test
  */
 export function openStoreMetaOf(dir: string, readOnly = false): Db {
   const config = JSON.parse(fs.readFileSync(path.join(dir, 'chunkfs.json'), 'utf8')) as { meta?: MetaTarget };
-  return config.meta === undefined ? openDb(path.join(dir, 'meta.db'), readOnly) : openPgMeta(config.meta.url, readOnly);
+  return config.meta === undefined ? openDb(path.join(dir, 'meta.db'), readOnly) : openPgMeta(config.meta.url, readOnly, false, storeUuidOf(dir));
+}
+
+/** The store id chunkfs.json of the store in dir names (DESIGN §4 "Identity"). */
+export function storeUuidOf(dir: string): string {
+  return (JSON.parse(fs.readFileSync(path.join(dir, 'chunkfs.json'), 'utf8')) as { storeUuid: string }).storeUuid;
 }
 
 let patched = false;
