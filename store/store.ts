@@ -35,6 +35,7 @@ import { RecoveryReport, emptyRecoveryReport, recover } from './upkeep/recovery'
 import { ShardStore } from './chunks/shard-store';
 import { CommitLog } from './meta/commit-log';
 import { LeakReport, emptyLeakReport, scanLeaks } from './upkeep/leak-scan';
+import { graceMsOf } from './upkeep/quarantine';
 import { ScrubOptions, scrubChunks } from './upkeep/scrub';
 import { NeedleScrubReport, emptyNeedleScrubReport, scrubNeedles } from './upkeep/scrub-needles';
 import { ReclaimReport, Reclaimer } from './upkeep/reclaim';
@@ -389,7 +390,13 @@ export class Store {
       env: this.env, files: this.files, healer: this.healer,
       onlineRoots: () => this.opened.config.disks.filter((d) => this.env.health.unavailable(d.id) === undefined).map((d) => this.opened.diskPaths.get(d.id)!),
       orphans: () => this.ns.orphans(), deleteFile: (ino) => this.deleteFile(ino), reclaimNow: () => this.reclaimNow(),
+      quarantineGraceMs: this.quarantineGraceMs,
     }, opts);
+  }
+
+  /** How long the leak scan's quarantine keeps what it removed (store tunable quarantineGraceDays, DESIGN §4). */
+  private get quarantineGraceMs(): number {
+    return graceMsOf(this.opened.config.defaults.quarantineGraceDays);
   }
 
   /** Check every disk's identity now (a disk taken offline or brought back, issue 11 inject). */
@@ -588,7 +595,7 @@ export class Store {
     const needles = opts.onlyDisk === undefined ? await scrubNeedles(this.env, this.files, this.files.slices, opts.signal) : emptyNeedleScrubReport();
     if (opts.signal?.aborted === true) return { ...shards, cancelled: true, needles, leaks: emptyLeakReport(), looseModes: { count: 0, paths: [], fixed: 0 } };
     const roots = this.opened.config.disks.filter((d) => this.env.health.unavailable(d.id) === undefined).map((d) => this.opened.diskPaths.get(d.id)!);
-    const leaks = await scanLeaks(this.env, roots, repair);
+    const leaks = await scanLeaks(this.env, roots, { repair, force: opts.force, graceMs: this.quarantineGraceMs });
     return { ...shards, needles, leaks, looseModes: await findLooseModes(this.io, roots, repair) };
   }
   startHealer(entriesPerSecond?: number): void {
