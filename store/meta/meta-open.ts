@@ -64,14 +64,8 @@ export function sqlitePlace(path: string): MetaPlace {
 export function openMeta(path: string, readOnly: boolean, io: SyncIo, log: (line: string) => void, storeUuid: string | undefined): Db {
   let db: Db;
   try {
-    db = openDb(path, readOnly);
+    db = openDb(path, readOnly, (opened) => checkStoreDb(opened, sqlitePlace(path), storeUuid, readOnly));
   } catch (err) {
-    throw metaOpenError(path, err, sqliteCode(err), readOnly);
-  }
-  try {
-    checkStoreDb(db, sqlitePlace(path), storeUuid, readOnly);
-  } catch (err) {
-    db.close();
     throw err instanceof MetaIdentityError ? err : metaOpenError(path, err, sqliteCode(err), readOnly);
   }
   if (!readOnly) removeLeftoverShm(path, io, log);

@@ -165,18 +165,19 @@ const READER_BUSY_WAIT_MS = 500;
 const WRITER_BUSY_WAIT_MS = 5000;
 
 /**
- * Open meta.db as it is: no schema is made or changed here (DESIGN §4 "Identity": openStoreDb checks
- * the store's id first; only createSchema, for mkfs and meta copy, makes one).
+ * Open meta.db as it is: no schema is made or changed here (DESIGN §4 "Identity"). check: run on the
+ * first access, before the open sets WAL mode (which writes meta.db's header when it is not a WAL
+ * database, e.g. an empty file): store/meta/meta-open.ts checks that it is this store's metadata.
  */
-export function openDb(file: string, readOnly = false): SqliteDb {
-  return openSqlite(file, readOnly, true);
+export function openDb(file: string, readOnly = false, check?: (db: SqliteDb) => void): SqliteDb {
+  return openSqlite(file, readOnly, true, check);
 }
 
-function openSqlite(file: string, readOnly: boolean, mustExist: boolean): SqliteDb {
+function openSqlite(file: string, readOnly: boolean, mustExist: boolean, check?: (db: SqliteDb) => void): SqliteDb {
   const native = new Database(file, { readonly: readOnly, fileMustExist: mustExist, timeout: readOnly ? READER_BUSY_WAIT_MS : WRITER_BUSY_WAIT_MS });
   const db = new SqliteDb(native);
   try {
-    setUp(native, readOnly);
+    setUp(native, readOnly, () => check?.(db));
   } catch (err) {
     db.close(); // a failed open leaves nothing open (store/meta/meta-open.ts may retry)
     throw err;
@@ -199,15 +200,17 @@ export function createDb(file: string, storeUuid: string): SqliteDb {
 /** WAL pages past which a commit checkpoints (see setUp). */
 const WAL_CHECKPOINT_PAGES = 4096;
 
-function setUp(db: Database.Database, readOnly: boolean): void {
+function setUp(db: Database.Database, readOnly: boolean, firstAccess: () => void): void {
   db.defaultSafeIntegers(true);
-  if (!readOnly) {
+  if (readOnly) firstAccess();
+  else {
     // Before the first access (issue 20): the writer holds meta.db's lock for as long as it has it
     // open, so a transaction takes no file locks (SQLite took and released ~20 fcntl locks each), and
     // WAL mode keeps its index in this process's memory, never in meta.db-shm. A read-write open holds
     // the store lock, so nothing else writes; readers (chunkfs inspect, status) of a mounted store go
     // through the mount's control socket (cli/control), and an offline reader makes this open wait.
     db.pragma('locking_mode = EXCLUSIVE');
+    firstAccess();
     db.pragma('journal_mode = WAL');
     // DESIGN §5: no device flush per metadata operation; store/meta/commit-log.ts flushes the WAL.
     db.pragma('synchronous = NORMAL');
