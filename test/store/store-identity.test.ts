@@ -15,49 +15,9 @@ import { STORE_ID_VERSION, openDb } from '../../store/meta/meta';
 import { metaStoreId } from '../../store/meta/store-identity';
 import { QUARANTINE_DIR } from '../../store/upkeep/quarantine';
 import { shardRelPath } from '../../src/path';
-import { copyStoreDir, forgetStoreId, openStoreMetaOf, storeUuidOf, testDatabase } from '../helpers/pg-meta';
+import { copyStoreDir, forgetStoreId, openStoreMetaOf, storeUuidOf } from '../helpers/pg-meta';
+import { configOf, shardFiles, useMetaOf, writeConfig } from '../helpers/meta-swap';
 import { SMALL, prng, randomBytes, smallStore, tmpDir } from './helpers';
-
-interface StoreConfigFile { storeUuid: string; meta?: { engine: string; url: string }; defaults: Record<string, unknown> }
-
-function configOf(dir: string): StoreConfigFile {
-  return JSON.parse(fs.readFileSync(path.join(dir, 'chunkfs.json'), 'utf8')) as StoreConfigFile;
-}
-
-function writeConfig(dir: string, config: StoreConfigFile): void {
-  fs.writeFileSync(path.join(dir, 'chunkfs.json'), JSON.stringify(config, null, 2) + '\n', { mode: 0o600 });
-}
-
-const META_FILES = ['meta.db', 'meta.db-wal', 'meta.db-shm'];
-
-/** The store in dir uses the metadata of the closed store `from`, or empty metadata (a fresh database, an empty meta.db). */
-function useMetaOf(dir: string, from: string | 'empty'): void {
-  const config = configOf(dir);
-  if (config.meta !== undefined) {
-    config.meta.url = from === 'empty' ? testDatabase() : configOf(from).meta!.url;
-    writeConfig(dir, config);
-    return;
-  }
-  for (const f of META_FILES) fs.rmSync(path.join(dir, f), { force: true });
-  if (from === 'empty') fs.writeFileSync(path.join(dir, 'meta.db'), '', { mode: 0o600 });
-  else for (const f of META_FILES) if (fs.existsSync(path.join(from, f))) fs.copyFileSync(path.join(from, f), path.join(dir, f));
-}
-
-/** Every file under the disks' .chunks trees (shards, temps), by path. */
-function shardFiles(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string): void => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      if (e.isDirectory()) walk(path.join(d, e.name));
-      else out.push(path.join(d, e.name));
-    }
-  };
-  for (const disk of fs.readdirSync(path.join(dir, 'disks'))) {
-    const chunks = path.join(dir, 'disks', disk, '.chunks');
-    if (fs.existsSync(chunks)) walk(chunks);
-  }
-  return out.sort();
-}
 
 /** What the metadata holds now: an empty meta.db, or every table's rows (meta.db or the database). */
 function metaState(dir: string): string {
