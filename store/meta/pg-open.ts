@@ -4,10 +4,10 @@
 // the schema (read-only). Only mkfs and meta copy make a schema (createPgSchema). Every failure is a ConfigError naming the connection string (password
 // hidden) and what to do.
 import { ConfigError } from '../config';
-import { checkStoreDb, createSchema, migrate } from './meta';
-import { MetaIdentityError, MetaPlace } from './store-identity';
+import { STORE_ID_VERSION, checkStoreDb, createSchema, migrate } from './meta';
+import { MetaIdentityError, MetaPlace, checkStoreIdentity } from './store-identity';
 import { PgDb } from './pg-engine';
-import { newLibpqConnection } from './libpq';
+import { LibpqConnection, newLibpqConnection } from './libpq';
 import { redactedUrl } from '../meta-target';
 import { COMMIT_POINT_TABLE_SQL } from './pg-commit-point';
 import { CHANGE_NOTIFY_SQL } from './pg-change-notify';
@@ -44,8 +44,12 @@ function connectError(url: string, message: string): ConfigError {
   return new ConfigError(redactedUrl(url), `cannot connect to the PostgreSQL metadata database: ${message.trim()}; ${hint}`);
 }
 
-/** A connection to the store's database, or a ConfigError naming it; refuseWrites: a follower's session (dialled again so too). */
-export function connectPg(url: string, refuseWrites = false): PgDb {
+/**
+ * A connection to the store's database, or a ConfigError naming it; refuseWrites: a follower's session
+ * (dialled again so too). storeUuid: a connection dialled again after a failure must reach this store's
+ * metadata still (DESIGN §4 "Identity": the name may now lead to another database or server).
+ */
+export function connectPg(url: string, refuseWrites = false, storeUuid?: string): PgDb {
   const pq = newLibpqConnection();
   try {
     // connect_timeout as a keyword after the URI: libpq takes the URI's parameters, then this.
@@ -53,7 +57,7 @@ export function connectPg(url: string, refuseWrites = false): PgDb {
   } catch (err) {
     throw connectError(url, (err as Error).message);
   }
-  const db = new PgDb(pq, url, () => connectPg(url, refuseWrites).detach());
+  const db = new PgDb(pq, url, () => redial(url, refuseWrites, storeUuid));
   try {
     db.exec(refuseWrites ? `${SESSION_SQL}; ${READ_ONLY_SQL}` : SESSION_SQL);
   } catch (err) {
@@ -72,6 +76,21 @@ export function pgPlace(url: string): MetaPlace {
   };
 }
 
+/** A new connection to replace a failed one: refused (ConfigError) unless it names store storeUuid. */
+function redial(url: string, refuseWrites: boolean, storeUuid: string | undefined): LibpqConnection {
+  const db = connectPg(url, refuseWrites, storeUuid);
+  try {
+    if (storeUuid !== undefined && checkStoreIdentity(db, pgPlace(url), storeUuid, STORE_ID_VERSION)) {
+      throw new MetaIdentityError(redactedUrl(url), `names no store (schema older than v${STORE_ID_VERSION}), expected store ${storeUuid}: ${pgPlace(url).check}`);
+    }
+    db.exec('DEALLOCATE ALL'); // the check's statements: the connection it replaces prepares its own, by the same names
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  return db.detach();
+}
+
 /**
  * Open the store's metadata on PostgreSQL: checked to be this store's (storeUuid: the config's) before
  * anything changes, and read-only: at this build's schema. A read-only open may still take the lease
@@ -79,7 +98,7 @@ export function pgPlace(url: string): MetaPlace {
  * upgradePgMeta.
  */
 export function openPgMeta(url: string, readOnly: boolean, follower: boolean, storeUuid: string | undefined): PgDb {
-  const db = connectPg(url, follower);
+  const db = connectPg(url, follower, storeUuid);
   try {
     checkStoreDb(db, pgPlace(url), storeUuid, readOnly);
   } catch (err) {

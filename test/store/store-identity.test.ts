@@ -12,11 +12,12 @@ import { Store } from '../../store/store';
 import { moveStoreMeta } from '../../store/meta-move';
 import { connectPg } from '../../store/meta/pg-open';
 import { storeTablesIn } from '../../store/meta/meta-tables';
-import { STORE_ID_VERSION, openDb } from '../../store/meta/meta';
+import { Db, STORE_ID_VERSION, openDb } from '../../store/meta/meta';
 import { metaStoreId } from '../../store/meta/store-identity';
 import { QUARANTINE_DIR } from '../../store/upkeep/quarantine';
 import { shardRelPath } from '../../src/path';
-import { copyStoreDir, forgetStoreId, openStoreMetaOf, storeUuidOf } from '../helpers/pg-meta';
+import { copyStoreDir, forgetStoreId, openStoreMetaOf, storeUuidOf, testMetaEngine } from '../helpers/pg-meta';
+import { RECONNECT_INTERVAL_MS } from '../../store/meta/pg-engine';
 import { configOf, shardFiles, useMetaOf, writeConfig } from '../helpers/meta-swap';
 import { SMALL, prng, randomBytes, smallStore, tmpDir } from './helpers';
 
@@ -199,4 +200,40 @@ test('a share of freed shards past 5% is refused without force, naming it; nothi
   t.true(fs.existsSync(freed));
   t.false(fs.existsSync(path.join(disk, QUARANTINE_DIR)));
   await store.close();
+});
+
+/** A test of PostgreSQL's connection handling: skipped on SQLite metadata. Dials tried at most (one per interval). */
+const DIAL_TRIES_MAX = 10;
+const pgOnlyTest = testMetaEngine() === 'postgres' ? test : test.skip;
+
+pgOnlyTest('a lost connection is dialled again only to this store\'s metadata: another store\'s id there fails each request, its own serves again', async (t) => {
+  const { store, dir } = await smallStore('replica:2', 3);
+  const url = configOf(dir).meta!.url;
+  const other = connectPg(url);
+  try {
+    const swapId = (uuid: string): void => { other.prepare('UPDATE store_id SET uuid = ? WHERE k = 0').run(uuid); };
+    const foreign = '00000000-0000-4000-8000-000000000000';
+    swapId(foreign); // as if the name now led to another store's database
+    other.prepare('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()').all();
+    // A statement outside a transaction: the one that dials a lost connection again (store/meta/pg-engine.ts).
+    const db = (store as unknown as { db: Db }).db;
+    const read = (): unknown => db.prepare('SELECT count(*) AS n FROM inodes').get();
+    const failures: string[] = [];
+    for (let i = 0; i < DIAL_TRIES_MAX && failures.every((m) => !/dialling again failed/.test(m)); i++) {
+      await new Promise((resolve) => setTimeout(resolve, RECONNECT_INTERVAL_MS));
+      try {
+        read();
+      } catch (err) {
+        failures.push((err as Error).message);
+      }
+    }
+    t.regex(failures.at(-1) ?? '', new RegExp(`dialling again failed: .*holds the metadata of store ${foreign}, and chunkfs.json names store ${storeUuidOf(dir)}`));
+    swapId(storeUuidOf(dir));
+    await new Promise((resolve) => setTimeout(resolve, RECONNECT_INTERVAL_MS));
+    t.notThrows(read, 'its own metadata: served again');
+    t.notThrows(() => store.ns.create(1, 'back', 0o644, 0, 0));
+  } finally {
+    other.close();
+    await store.close().catch(() => undefined);
+  }
 });
