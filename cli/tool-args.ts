@@ -34,7 +34,8 @@ function parseScrub(args: string[]): ToolCommand {
   const s = splitArgs('scrub', args, { '--repair': 'bool', '--force': 'bool', '--json': 'bool', '--rate': 'value' });
   const rate = flagValue(s, '--rate');
   return {
-    verb: 'scrub', target: optionalTarget('scrub', s.positionals), repair: s.flags.has('--repair'), force: s.flags.has('--force'), json: s.flags.has('--json'),
+    verb: 'scrub', target: optionalTarget('scrub', s.positionals), repair: s.flags.has('--repair'), force: s.flags.has('--force'),
+    json: s.flags.has('--json'),
     rateBytesPerSec: rate === undefined ? undefined : parseSize('scrub', '--rate', rate.replace(/\/s$/, '')),
   };
 }
@@ -46,7 +47,10 @@ function parseHeal(args: string[]): ToolCommand {
 
 function parseFsck(args: string[]): ToolCommand {
   const s = splitArgs('fsck', args, { '--repair': 'bool', '--force': 'bool', '--json': 'bool' });
-  return { verb: 'fsck', target: optionalTarget('fsck', s.positionals), repair: s.flags.has('--repair'), force: s.flags.has('--force'), json: s.flags.has('--json') };
+  return {
+    verb: 'fsck', target: optionalTarget('fsck', s.positionals), repair: s.flags.has('--repair'), force: s.flags.has('--force'),
+    json: s.flags.has('--json'),
+  };
 }
 
 /** inspect SHARD [TARGET] | inspect FILE [--chunk N] | inspect --ino N [--chunk N] [TARGET] */
@@ -180,8 +184,8 @@ Verify every shard of every live chunk, mounted (through the mount) or not. Bad 
 queued for heal; --repair rebuilds them from the good ones and verifies the result. Also reports shard
 or temp files nothing accounts for, and store paths other users could access (--repair fixes the modes,
 and moves the files the metadata proves freed to each disk's .chunks-quarantine/, deleted after the
-store's quarantineGraceDays; files it cannot prove freed are reported, never removed). Progress (bytes done of total, rate, ETA) goes to stderr: a bar on a terminal, plain lines
-otherwise.
+store's quarantineGraceDays; files it cannot prove freed are reported, never removed). Progress
+(bytes done of total, rate, ETA) goes to stderr: a bar on a terminal, plain lines otherwise.
   --repair           rebuild bad or missing shards
   --force            with --repair: quarantine freed files even when they are more than 5% of the store
   --rate SIZE/s      read at most this many shard bytes per second, e.g. 50M/s

@@ -99,8 +99,9 @@ export function checkDefaults(d: StoreDefaults, diskCount: number, file: string)
   if (d.containerCapacityBytes !== undefined && !int(d.containerCapacityBytes)) {
     throw new ConfigError(file, `container_capacity ${d.containerCapacityBytes} must be a positive integer`);
   }
-  if (d.quarantineGraceDays !== undefined && (!Number.isSafeInteger(d.quarantineGraceDays) || d.quarantineGraceDays < 0 || d.quarantineGraceDays > QUARANTINE_GRACE_DAYS_MAX)) {
-    throw new ConfigError(file, `quarantineGraceDays ${d.quarantineGraceDays} must be a whole number of days, 0..${QUARANTINE_GRACE_DAYS_MAX}`);
+  const grace = d.quarantineGraceDays;
+  if (grace !== undefined && (!Number.isSafeInteger(grace) || grace < 0 || grace > QUARANTINE_GRACE_DAYS_MAX)) {
+    throw new ConfigError(file, `quarantineGraceDays ${grace} must be a whole number of days, 0..${QUARANTINE_GRACE_DAYS_MAX}`);
   }
   if (shardCount(layout) > diskCount) {
     throw new ConfigError(file, `layout ${d.layout} needs ${shardCount(layout)} disks, only ${diskCount} exist`);

@@ -5,7 +5,8 @@
 //   2. the source this store's (DESIGN §4 "Identity") at this build's schema version (older: refused,
 //      open it read-write once);
 //   3. the target empty (one holding a store: refused);
-//   4. in ONE transaction on the target: this build's schema (naming the store, DESIGN §4), every row, then every row compared
+//   4. in ONE transaction on the target: this build's schema (naming the store, DESIGN §4), every row,
+//      then every row compared
 //      (store/meta/table-copy.ts). A kill or error before its commit leaves the target empty:
 //      PostgreSQL rolls it back; SQLite's copy is built in meta.db.copy, which only a later
 //      attempt removes (the config never names it), and becomes meta.db by a link once complete;
@@ -77,11 +78,14 @@ function takeLock(dir: string, io: SyncIo): StoreLock {
 interface Source { db: Db; lease: StoreLease | null }
 
 /** The source read-only, this store's, at this build's schema (an older one is refused by the open itself). */
-function openSource(dir: string, meta: MetaTarget | undefined, storeUuid: string | undefined, io: SyncIo, log: (line: string) => void): Source {
+function openSource(dir: string, meta: MetaTarget | undefined, storeUuid: string | undefined, io: SyncIo,
+  log: (line: string) => void): Source {
   const where = placeOf(dir, meta).location;
   if (meta === undefined && io.stat(where) === null) throw new ConfigError(where, 'metadata database missing; nothing to copy');
   // This store's own metadata (DESIGN §4 "Identity"): another store's would be copied under this store's name.
-  const db = meta === undefined ? openMeta(where, true, io, log, storeUuid) : openPgMeta(meta.url, true, false, storeUuid);
+  const db = meta === undefined
+    ? openMeta(where, true, io, log, storeUuid)
+    : openPgMeta(meta.url, true, false, storeUuid);
   let lease: StoreLease | null = null;
   try {
     lease = acquireLease(db, LOCK_NOTE, log); // PostgreSQL: no mount on another machine either
@@ -161,7 +165,9 @@ export function moveStoreMeta(storeDir: string, to: string, opts: MetaMoveOption
         log(`verifying ${tables.length} tables row for row`);
         return { tables, rows: verifyTables(source.db, db, batchRows) };
       };
-      const result = target === undefined ? copyToSqlite(dir, io, step, storeUuid) : copyIntoPg(target, step, storeUuid);
+      const result = target === undefined
+        ? copyToSqlite(dir, io, step, storeUuid)
+        : copyIntoPg(target, step, storeUuid);
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       setMetaTarget(dir, opened, target, io); // the switch: only after the copy was verified and committed
       log(`${dir}/chunkfs.json names ${dest.engine} now`);

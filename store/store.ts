@@ -261,7 +261,8 @@ export class Store {
     let db: Db | null = null;
     let lease: StoreLease | null = null;
     try {
-      // Before anything changes: the metadata is this store's (DESIGN §4 "Identity"). Recovers an unusable -shm, else says what to do.
+      // Before anything changes: the metadata is this store's (DESIGN §4 "Identity"). Recovers an
+      // unusable -shm, else says what to do.
       db = openStoreMeta(metaPath, metaTarget, readOnly, syncIo, log, opened.config.storeUuid, opts.follow === true);
       if (!readOnly) {
         adoptLegacyStore(dir, opened, syncIo);

@@ -17,7 +17,10 @@ export const fsckAction: Action = {
   storeAccess: () => 'write', // problems found are queued for heal
   async run(env: ActionEnv, args: unknown): Promise<FsckResult> {
     const { repair, force } = args as FsckArgs;
-    const r = await env.store.fsck({ repair, force: force === true, offline: env.live === null, signal: env.signal, onProgress: (p) => env.progress({ phase: 'fsck', doneBytes: 0, totalBytes: 0, ...p }) });
+    const r = await env.store.fsck({
+      repair, force: force === true, offline: env.live === null, signal: env.signal,
+      onProgress: (p) => env.progress({ phase: 'fsck', doneBytes: 0, totalBytes: 0, ...p }),
+    });
     return { ...r, store: env.store.dir, online: env.live !== null, repair, problems: r.problems.map((p) => ({ ...p, file: env.store.pathOf(p.ino) })) };
   },
 };

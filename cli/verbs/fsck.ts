@@ -11,10 +11,14 @@ import { leakLines, leaksUnresolved } from '../leak-text';
 
 function summary(r: FsckResult): string {
   const leaks = r.leaks;
-  const fixed = r.repair ? ` (rebuilt ${r.rebuilt}, ${r.rebuildFailed} failed; moved ${leaks.removed} leaked file(s) to quarantine; deleted ${r.orphansDeleted} unlinked inode(s); reclaimed ${r.reclaimed} version(s))` : '';
+  const fixed = r.repair
+    ? ` (rebuilt ${r.rebuilt}, ${r.rebuildFailed} failed; moved ${leaks.removed} leaked file(s) to quarantine; ` +
+      `deleted ${r.orphansDeleted} unlinked inode(s); reclaimed ${r.reclaimed} version(s))`
+    : '';
   return `chunkfs fsck: ${r.store}${r.online ? ' (mounted)' : ''}: ${r.chunks} chunks, ${r.shardsChecked} shards checked` +
     `${r.shardsOnOfflineDisks > 0 ? ` (${r.shardsOnOfflineDisks} on offline disks not checked)` : ''}: ${r.missing} missing, ${r.badHeaders} bad headers, ` +
-    `${r.ioErrors} unreadable, ${leaks.leakedShards} leaked shard file(s), ${leaks.leakedTemps} leaked temp file(s), ${leaks.unknown} unknown file(s), ${r.orphanInodes} unlinked inode(s), ` +
+    `${r.ioErrors} unreadable, ${leaks.leakedShards} leaked shard file(s), ${leaks.leakedTemps} leaked temp file(s), ` +
+    `${leaks.unknown} unknown file(s), ${r.orphanInodes} unlinked inode(s), ` +
     `${r.unaccountedInodes.length} unaccounted inode(s), ${r.containerRowsWithoutInode.length} container row(s) without an inode; ` +
     `reclaim backlog ${r.reclaimBacklog}, open intents ${r.openIntents}, heal queue ${r.healQueueLength}${fixed}${r.cancelled ? ' (cancelled before the end)' : ''}\n`;
 }
@@ -32,7 +36,8 @@ export async function fsckVerb(c: Extract<ToolCommand, { verb: 'fsck' }>): Promi
   const view = progressView('chunkfs fsck');
   let r: FsckResult;
   try {
-    r = (await runAction(resolveTarget(c.target), 'fsck', { repair: c.repair, force: c.force }, (p) => view.update(p))).result as FsckResult;
+    const args = { repair: c.repair, force: c.force };
+    r = (await runAction(resolveTarget(c.target), 'fsck', args, (p) => view.update(p))).result as FsckResult;
   } finally {
     view.stop();
   }

@@ -35,7 +35,8 @@ export async function scrubVerb(c: Extract<ToolCommand, { verb: 'scrub' }>): Pro
   const view = progressView('chunkfs scrub');
   let r: ScrubSummary;
   try {
-    r = (await runAction(resolveTarget(c.target), 'scrub', { repair: c.repair, force: c.force, rateBytesPerSec: c.rateBytesPerSec }, (p) => view.update(p))).result as ScrubSummary;
+    const args = { repair: c.repair, force: c.force, rateBytesPerSec: c.rateBytesPerSec };
+    r = (await runAction(resolveTarget(c.target), 'scrub', args, (p) => view.update(p))).result as ScrubSummary;
   } finally {
     view.stop();
   }
@@ -44,10 +45,12 @@ export async function scrubVerb(c: Extract<ToolCommand, { verb: 'scrub' }>): Pro
   else {
     process.stdout.write(`chunkfs scrub: ${r.store}${r.online ? ' (mounted)' : ''}: ${r.shardsChecked} shards checked, ${r.badFound} bad or missing, ` +
       `${r.repaired} repaired, ${r.unrecoverable.length} unrecoverable, ${r.looseModes.count} path(s) with loose modes, ` +
-      `${leaked} leaked file(s)${c.repair ? ` (${r.leaks.removed} moved to quarantine)` : ''}, ${r.leaks.unknown} unknown, ${r.needles.checked} needle(s) checked, ${r.needles.badCount} bad` +
+      `${leaked} leaked file(s)${c.repair ? ` (${r.leaks.removed} moved to quarantine)` : ''}, ${r.leaks.unknown} unknown, ` +
+      `${r.needles.checked} needle(s) checked, ${r.needles.badCount} bad` +
       `${r.cancelled ? ' (cancelled before the end)' : ''}\n`);
   }
   for (const line of problems(c, r)) process.stderr.write(`chunkfs scrub: ${line}\n`);
-  if (r.unrecoverable.length > 0 || r.needles.badCount > 0 || r.cancelled || leaksUnresolved(r.leaks, c.repair)) return 1;
+  if (r.unrecoverable.length > 0 || r.needles.badCount > 0 || r.cancelled) return 1;
+  if (leaksUnresolved(r.leaks, c.repair)) return 1;
   return !c.repair && (r.badFound > 0 || r.looseModes.count > 0) ? 1 : 0;
 }

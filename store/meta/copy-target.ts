@@ -37,7 +37,10 @@ function checkCounts(db: Db, tables: TableRows[]): void {
   }
 }
 
-/** PostgreSQL: schema (naming storeUuid, DESIGN §4), rows and comparison in one transaction, committed to the server's disk. */
+/**
+ * PostgreSQL: schema (naming storeUuid, DESIGN §4), rows and comparison in one transaction, committed
+ * to the server's disk.
+ */
 export function copyIntoPg(meta: MetaTarget, step: CopyStep, storeUuid: string): CopyResult {
   const db = openPgTarget(meta);
   try {

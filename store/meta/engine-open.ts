@@ -48,9 +48,11 @@ export function createMeta(metaPath: string, target: MetaTarget | undefined, sto
  * check, before anything changes, that it is this store's: storeUuid is the config's (DESIGN §4
  * "Identity"). follower: a session that refuses writes. A read-write opener then calls upgradeStoreMeta.
  */
-export function openStoreMeta(metaPath: string, target: MetaTarget | undefined, readOnly: boolean, syncIo: SyncIo, log: (line: string) => void,
-  storeUuid: string | undefined, follower = false): Db {
-  return target === undefined ? openMeta(metaPath, readOnly, syncIo, log, storeUuid) : openPgMeta(target.url, readOnly, follower, storeUuid);
+export function openStoreMeta(metaPath: string, target: MetaTarget | undefined, readOnly: boolean, syncIo: SyncIo,
+  log: (line: string) => void, storeUuid: string | undefined, follower = false): Db {
+  return target === undefined
+    ? openMeta(metaPath, readOnly, syncIo, log, storeUuid)
+    : openPgMeta(target.url, readOnly, follower, storeUuid);
 }
 
 /**
@@ -62,7 +64,8 @@ export function upgradeStoreMeta(db: Db, storeUuid: string): void {
   try {
     migrate(db, storeUuid);
   } catch (err) {
-    throw new ConfigError(db instanceof SqliteDb ? db.native.name : db.engine, `cannot upgrade metadata database: ${(err as Error).message}`);
+    const where = db instanceof SqliteDb ? db.native.name : db.engine;
+    throw new ConfigError(where, `cannot upgrade metadata database: ${(err as Error).message}`);
   }
 }
 

@@ -61,7 +61,8 @@ export function sqlitePlace(path: string): MetaPlace {
  * -shm was not a plain file (it made read-only opens fail). The schema is not migrated here
  * (store/meta/engine-open.ts upgradeStoreMeta).
  */
-export function openMeta(path: string, readOnly: boolean, io: SyncIo, log: (line: string) => void, storeUuid: string | undefined): Db {
+export function openMeta(path: string, readOnly: boolean, io: SyncIo, log: (line: string) => void,
+  storeUuid: string | undefined): Db {
   let db: Db;
   try {
     db = openDb(path, readOnly, (opened) => checkStoreDb(opened, sqlitePlace(path), storeUuid, readOnly));

@@ -174,7 +174,8 @@ export function openDb(file: string, readOnly = false, check?: (db: SqliteDb) =>
 }
 
 function openSqlite(file: string, readOnly: boolean, mustExist: boolean, check?: (db: SqliteDb) => void): SqliteDb {
-  const native = new Database(file, { readonly: readOnly, fileMustExist: mustExist, timeout: readOnly ? READER_BUSY_WAIT_MS : WRITER_BUSY_WAIT_MS });
+  const timeout = readOnly ? READER_BUSY_WAIT_MS : WRITER_BUSY_WAIT_MS;
+  const native = new Database(file, { readonly: readOnly, fileMustExist: mustExist, timeout });
   const db = new SqliteDb(native);
   try {
     setUp(native, readOnly, () => check?.(db));
@@ -242,14 +243,17 @@ export function checkReadable(db: Db): void {
 export function checkStoreDb(db: Db, place: MetaPlace, configUuid: string | undefined, readOnly: boolean): boolean {
   const legacy = checkStoreIdentity(db, place, configUuid, STORE_ID_VERSION);
   const version = db.schemaVersion();
-  if (version > MIGRATIONS.length) throw new Error(`schema version ${version} is newer than this build's (${MIGRATIONS.length}): open it with the newer build`);
+  if (version > MIGRATIONS.length) {
+    throw new Error(`schema version ${version} is newer than this build's (${MIGRATIONS.length}): open it with the newer build`);
+  }
   if (readOnly) checkReadable(db);
   return legacy;
 }
 
 /** mkfs and meta copy, on an empty database: this build's whole schema, the root directory and the store's id. */
 export function createSchema(db: Db, storeUuid: string): void {
-  assert(db.schemaVersion() === 0, `a new store's metadata must start empty, found schema version ${db.schemaVersion()}`);
+  const version = db.schemaVersion();
+  assert(version === 0, `a new store's metadata must start empty, found schema version ${version}`);
   migrate(db, storeUuid);
 }
 

@@ -1,8 +1,8 @@
 // Opening a store's metadata on PostgreSQL (DESIGN §9): connect with libpq, set the session up for
 // the commit model of DESIGN §5 (store/meta/pg-commit-point.ts), check that the database holds this
 // store's metadata (DESIGN §4 "Identity") before anything changes, then migrate (read-write) or check
-// the schema (read-only). Only mkfs and meta copy make a schema (createPgSchema). Every failure is a ConfigError naming the connection string (password
-// hidden) and what to do.
+// the schema (read-only). Only mkfs and meta copy make a schema (createPgSchema). Every failure is a
+// ConfigError naming the connection string (password hidden) and what to do.
 import { ConfigError } from '../config';
 import { STORE_ID_VERSION, checkStoreDb, createSchema, migrate } from './meta';
 import { MetaIdentityError, MetaPlace, checkStoreIdentity } from './store-identity';
@@ -81,7 +81,8 @@ function redial(url: string, refuseWrites: boolean, storeUuid: string | undefine
   const db = connectPg(url, refuseWrites, storeUuid);
   try {
     if (storeUuid !== undefined && checkStoreIdentity(db, pgPlace(url), storeUuid, STORE_ID_VERSION)) {
-      throw new MetaIdentityError(redactedUrl(url), `names no store (schema older than v${STORE_ID_VERSION}), expected store ${storeUuid}: ${pgPlace(url).check}`);
+      const problem = `names no store (schema older than v${STORE_ID_VERSION}), expected store ${storeUuid}`;
+      throw new MetaIdentityError(redactedUrl(url), `${problem}: ${pgPlace(url).check}`);
     }
     db.exec('DEALLOCATE ALL'); // the check's statements: the connection it replaces prepares its own, by the same names
   } catch (err) {

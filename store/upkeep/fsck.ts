@@ -161,7 +161,8 @@ export async function fsck(host: FsckHost, opts: FsckOptions = {}): Promise<Fsck
       report.rebuildFailed += h.failed.length;
     }
   }
-  report.leaks = await scanLeaks(env, host.onlineRoots(), { repair, force: opts.force, graceMs: host.quarantineGraceMs });
+  const leakOpts = { repair, force: opts.force, graceMs: host.quarantineGraceMs };
+  report.leaks = await scanLeaks(env, host.onlineRoots(), leakOpts);
   const orphans = host.orphans();
   report.orphanInodes = orphans.length;
   if (repair && opts.offline === true) {

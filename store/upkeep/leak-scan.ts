@@ -59,7 +59,10 @@ export interface LeakReport {
 }
 
 export function emptyLeakReport(): LeakReport {
-  return { leakedShards: 0, leakedTemps: 0, unknown: 0, removed: 0, paths: [], unknownPaths: [], shardFiles: 0, refused: null, quarantine: null, quarantineEmptied: 0 };
+  return {
+    leakedShards: 0, leakedTemps: 0, unknown: 0, removed: 0, paths: [], unknownPaths: [], shardFiles: 0,
+    refused: null, quarantine: null, quarantineEmptied: 0,
+  };
 }
 
 async function listDir(env: ChunkEnv, dir: string): Promise<string[]> {
@@ -145,13 +148,14 @@ async function removeFreed(scan: Scan, force: boolean, nowMs: number): Promise<v
   if (leaked === 0) return;
   const share = leaked / report.shardFiles;
   if (scan.removable.length < leaked) {
-    report.refused = `${leaked} freed files are more than this scan holds (${REMOVABLE_HELD_MAX}); run it again after this one`;
+    report.refused = `${leaked} freed files are more than this scan holds (${REMOVABLE_HELD_MAX}); ` +
+      'nothing was removed: report this (the scan would need to run in parts)';
     return;
   }
   if (share > LEAK_SHARE_MAX && !force) {
-    report.refused = `would remove ${leaked} of ${report.shardFiles} shard files (${(share * 100).toFixed(1)}%), more than ` +
-      `${LEAK_SHARE_MAX * 100}%: check that the metadata is this store's and current (not an older copy), then rerun with --force ` +
-      'to move them to the quarantine; nothing was removed';
+    report.refused = `would remove ${leaked} of ${report.shardFiles} shard files (${(share * 100).toFixed(1)}%), ` +
+      `more than ${LEAK_SHARE_MAX * 100}%: check that the metadata is this store's and current (not an older copy), ` +
+      'then rerun with --force to move them to the quarantine; nothing was removed';
     return;
   }
   const quarantine = new Quarantine(scan.env.shards.io, nowMs);
