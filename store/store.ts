@@ -35,7 +35,7 @@ import { RecoveryReport, emptyRecoveryReport, recover } from './upkeep/recovery'
 import { ShardStore } from './chunks/shard-store';
 import { CommitLog } from './meta/commit-log';
 import { LeakReport, emptyLeakReport, scanLeaks } from './upkeep/leak-scan';
-import { graceMsOf } from './upkeep/quarantine';
+import { QuarantineSweeper, graceMsOf } from './upkeep/quarantine';
 import { ScrubOptions, scrubChunks } from './upkeep/scrub';
 import { NeedleScrubReport, emptyNeedleScrubReport, scrubNeedles } from './upkeep/scrub-needles';
 import { ReclaimReport, Reclaimer } from './upkeep/reclaim';
@@ -159,6 +159,8 @@ export class Store {
   private lock: StoreLock | null = null;
   /** Held while open read-write on PostgreSQL (DESIGN §9 lease); null on SQLite and read-only. */
   private lease: StoreLease | null = null;
+  /** A live mount's deletion of quarantine folders past their grace period (DESIGN §4); null otherwise. */
+  private sweeper: QuarantineSweeper | null = null;
   /** Open read-only following a writer (DESIGN §9); null otherwise. */
   private follower: Follower | null = null;
   /** st_dev of each disk directory by path (statfs counts a filesystem once). */
@@ -395,6 +397,12 @@ export class Store {
     }, opts);
   }
 
+  /** Disk directories of the disks that are online. */
+  private onlineRoots(): string[] {
+    const online = this.opened.config.disks.filter((d) => this.env.health.unavailable(d.id) === undefined);
+    return online.map((d) => this.opened.diskPaths.get(d.id)!);
+  }
+
   /** How long the leak scan's quarantine keeps what it removed (store tunable quarantineGraceDays, DESIGN §4). */
   private get quarantineGraceMs(): number {
     return graceMsOf(this.opened.config.defaults.quarantineGraceDays);
@@ -410,6 +418,8 @@ export class Store {
     this.env.commits.start();
     this.reclaimer.start();
     this.compactor.start();
+    this.sweeper = new QuarantineSweeper(this.io, () => this.onlineRoots(), this.quarantineGraceMs, (line) => this.log(line));
+    this.sweeper.start();
   }
 
   /** Every commit so far durable (fsync, fsyncdir, syncfs; group-committed). DESIGN §5. */
@@ -495,6 +505,7 @@ export class Store {
       await this.healer.stop();
       await this.compactor.stop();
       await this.reclaimer.stop();
+      await this.sweeper?.stop();
       if (this.lock !== null) await this.applier.drain(); // unmount applies everything it can (the rest stays in the log)
       this.applier.stop();
       await this.env.commits.stop();
@@ -595,7 +606,7 @@ export class Store {
     // After the chunk pass: with repair, a replica holding a bad needle was rebuilt from a good one.
     const needles = opts.onlyDisk === undefined ? await scrubNeedles(this.env, this.files, this.files.slices, opts.signal) : emptyNeedleScrubReport();
     if (opts.signal?.aborted === true) return { ...shards, cancelled: true, needles, leaks: emptyLeakReport(), looseModes: { count: 0, paths: [], fixed: 0 } };
-    const roots = this.opened.config.disks.filter((d) => this.env.health.unavailable(d.id) === undefined).map((d) => this.opened.diskPaths.get(d.id)!);
+    const roots = this.onlineRoots();
     const leaks = await scanLeaks(this.env, roots, { repair, force: opts.force, graceMs: this.quarantineGraceMs });
     return { ...shards, needles, leaks, looseModes: await findLooseModes(this.io, roots, repair) };
   }

@@ -1,7 +1,8 @@
 // The quarantine of the leak scan (DESIGN §4 "Identity"): a shard file the scan removes is moved, not
 // deleted, to <disk>/.chunks-quarantine/<stamp>/ under its path below the disk (.chunks/p0/p1/...), on
 // the same disk (a rename: no copy, and the same filesystem). A run's folder is deleted once it is
-// older than the store's grace period, by a later `scrub --repair` or `fsck --repair`; until then
+// older than the store's grace period, by a later `scrub --repair` or `fsck --repair`, or by a
+// read-write mount (QuarantineSweeper: at start, then hourly); until then
 // a mistake is undone by moving the folder's .chunks tree back (README, docs/operations.md).
 import * as nodePath from 'node:path';
 import { Io, errnoCode } from '../io/io';
@@ -96,4 +97,41 @@ export async function emptyExpiredQuarantine(io: Io, roots: string[], nowMs: num
     }
   }
   return files;
+}
+
+/** How often a live mount deletes quarantine folders past their grace period (and once when it starts). */
+export const QUARANTINE_SWEEP_MS = 3_600_000;
+
+/** A live mount's part in emptying the quarantine, beside scrub and fsck (DESIGN §4): at start, then hourly. */
+export class QuarantineSweeper {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> = Promise.resolve();
+  /** Files deleted by this sweeper so far. */
+  emptied = 0;
+
+  constructor(private readonly io: Io, private readonly roots: () => string[], private readonly graceMs: number,
+    private readonly log: (line: string) => void) {}
+
+  start(): void {
+    this.sweep();
+    this.timer = setInterval(() => this.sweep(), QUARANTINE_SWEEP_MS);
+    this.timer.unref();
+  }
+
+  private sweep(): void {
+    this.running = this.running.then(async () => {
+      try {
+        this.emptied += await emptyExpiredQuarantine(this.io, this.roots(), Date.now(), this.graceMs);
+      } catch (err) {
+        this.log(`chunkfs: emptying the quarantine failed (tried again in an hour): ${(err as Error).message}`);
+      }
+    });
+  }
+
+  /** No sweep after this returns. */
+  async stop(): Promise<void> {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+    await this.running;
+  }
 }

@@ -14,7 +14,7 @@ import { connectPg } from '../../store/meta/pg-open';
 import { storeTablesIn } from '../../store/meta/meta-tables';
 import { Db, STORE_ID_VERSION, openDb } from '../../store/meta/meta';
 import { metaStoreId } from '../../store/meta/store-identity';
-import { QUARANTINE_DIR } from '../../store/upkeep/quarantine';
+import { QUARANTINE_DIR, quarantineStamp } from '../../store/upkeep/quarantine';
 import { shardRelPath } from '../../src/path';
 import { copyStoreDir, forgetStoreId, openStoreMetaOf, storeUuidOf, testMetaEngine } from '../helpers/pg-meta';
 import { RECONNECT_INTERVAL_MS } from '../../store/meta/pg-engine';
@@ -181,6 +181,22 @@ test('the quarantine: freed shards are moved there, and a run folder is deleted 
   t.is(next.leaks.quarantineEmptied, 1);
   t.false(fs.existsSync(kept));
   await again.close();
+});
+
+test('a live mount (background work) empties quarantine folders past their grace period when it starts', async (t) => {
+  const { store, dir } = await smallStore('replica:2', 3);
+  const disk = [...store.diskPaths().values()][1];
+  await store.close();
+  const expired = path.join(disk, QUARANTINE_DIR, '20200101T000000Z', '.chunks', 'x');
+  const fresh = path.join(disk, QUARANTINE_DIR, quarantineStamp(Date.now()), '.chunks', 'y');
+  for (const f of [expired, fresh]) {
+    fs.mkdirSync(path.dirname(f), { recursive: true });
+    fs.writeFileSync(f, 'quarantined');
+  }
+  const live = await Store.open(dir, { background: true });
+  await live.close(); // waits for the sweep its start began
+  t.false(fs.existsSync(path.dirname(path.dirname(expired))), 'past the 7 days: deleted');
+  t.true(fs.existsSync(fresh), 'within them: kept');
 });
 
 test('a share of freed shards past 5% is refused without force, naming it; nothing moves', async (t) => {
