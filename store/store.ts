@@ -28,13 +28,14 @@ import { LayoutError, overhead, parseLayout, shardCount } from '../src/layout';
 import { DecodedChunks } from './chunks/chunk-transform';
 import { FLAG_COMPRESSED, FLAG_ENCRYPTED } from '../src/header';
 import { Db } from './meta/meta';
-import { MetaStatus, StoreLease, acquireLease, awaitWriterAnnouncing, checkNewMeta, commitPointOf, createMeta, metaStatus, openStoreMeta } from './meta/engine-open';
+import { MetaStatus, StoreLease, acquireLease, awaitWriterAnnouncing, checkNewMeta, commitPointOf, createMeta, metaStatus, openStoreMeta, upgradeStoreMeta } from './meta/engine-open';
 import { parseMetaTarget, redactedUrl } from './meta-target';
 import { Namespace } from './meta/namespace';
 import { RecoveryReport, emptyRecoveryReport, recover } from './upkeep/recovery';
 import { ShardStore } from './chunks/shard-store';
 import { CommitLog } from './meta/commit-log';
 import { LeakReport, emptyLeakReport, scanLeaks } from './upkeep/leak-scan';
+import { QuarantineSweeper, graceMsOf } from './upkeep/quarantine';
 import { ScrubOptions, scrubChunks } from './upkeep/scrub';
 import { NeedleScrubReport, emptyNeedleScrubReport, scrubNeedles } from './upkeep/scrub-needles';
 import { ReclaimReport, Reclaimer } from './upkeep/reclaim';
@@ -158,6 +159,8 @@ export class Store {
   private lock: StoreLock | null = null;
   /** Held while open read-write on PostgreSQL (DESIGN §9 lease); null on SQLite and read-only. */
   private lease: StoreLease | null = null;
+  /** A live mount's deletion of quarantine folders past their grace period (DESIGN §4); null otherwise. */
+  private sweeper: QuarantineSweeper | null = null;
   /** Open read-only following a writer (DESIGN §9); null otherwise. */
   private follower: Follower | null = null;
   /** Why this read-write opener lost the store's lease (DESIGN §9 "Lease and fencing"); null while it holds it. */
@@ -228,12 +231,12 @@ export class Store {
     // A bad connection string or an unreachable database fails here, before anything is written.
     createOpts.meta = opts.meta === undefined ? undefined : parseMetaTarget(opts.meta);
     checkNewMeta(createOpts.meta);
-    createConfig(dir, createOpts, nodeSyncIo);
+    const config = createConfig(dir, createOpts, nodeSyncIo);
     if (createOpts.meta === undefined) {
       // Created 0600 before SQLite sees it: SQLite gives meta.db-wal and -shm the mode of the database file.
       nodeSyncIo.createExclusive(nodePath.join(dir, META_FILE), Buffer.alloc(0));
     }
-    createMeta(nodePath.join(dir, META_FILE), createOpts.meta);
+    createMeta(nodePath.join(dir, META_FILE), createOpts.meta, config.storeUuid!);
     return Store.open(dir, { io: opts.io, keyFile: opts.keyFile });
   }
 
@@ -262,8 +265,13 @@ export class Store {
     let db: Db | null = null;
     let lease: StoreLease | null = null;
     try {
-      if (!readOnly) adoptLegacyStore(dir, opened, syncIo);
-      db = openStoreMeta(metaPath, metaTarget, readOnly, syncIo, log, opts.follow === true); // recovers an unusable -shm, else says what to do
+      // Before anything changes: the metadata is this store's (DESIGN §4 "Identity"). Recovers an
+      // unusable -shm, else says what to do.
+      db = openStoreMeta(metaPath, metaTarget, readOnly, syncIo, log, opened.config.storeUuid, opts.follow === true);
+      if (!readOnly) {
+        adoptLegacyStore(dir, opened, syncIo);
+        upgradeStoreMeta(db, opened.config.storeUuid!);
+      }
       // Before recovery replays anything: the lease makes this the only writer (DESIGN §9).
       lease = readOnly ? null : acquireLease(db, opts.lockNote ?? `open ${dir}`, log, opts.leaseMs);
       const store = new Store(dir, opened, db, opts.io ?? new NodeIo(), syncIo);
@@ -387,7 +395,19 @@ export class Store {
       env: this.env, files: this.files, healer: this.healer,
       onlineRoots: () => this.opened.config.disks.filter((d) => this.env.health.unavailable(d.id) === undefined).map((d) => this.opened.diskPaths.get(d.id)!),
       orphans: () => this.ns.orphans(), deleteFile: (ino) => this.deleteFile(ino), reclaimNow: () => this.reclaimNow(),
+      quarantineGraceMs: this.quarantineGraceMs,
     }, opts);
+  }
+
+  /** Disk directories of the disks that are online. */
+  private onlineRoots(): string[] {
+    const online = this.opened.config.disks.filter((d) => this.env.health.unavailable(d.id) === undefined);
+    return online.map((d) => this.opened.diskPaths.get(d.id)!);
+  }
+
+  /** How long the leak scan's quarantine keeps what it removed (store tunable quarantineGraceDays, DESIGN §4). */
+  private get quarantineGraceMs(): number {
+    return graceMsOf(this.opened.config.defaults.quarantineGraceDays);
   }
 
   /** Check every disk's identity now (a disk taken offline or brought back, issue 11 inject). */
@@ -400,6 +420,8 @@ export class Store {
     this.env.commits.start();
     this.reclaimer.start();
     this.compactor.start();
+    this.sweeper = new QuarantineSweeper(this.io, () => this.onlineRoots(), this.quarantineGraceMs, (line) => this.log(line));
+    this.sweeper.start();
   }
 
   /** Every commit so far durable (fsync, fsyncdir, syncfs; group-committed). DESIGN §5. */
@@ -536,6 +558,7 @@ export class Store {
       await this.healer.stop();
       await this.compactor.stop();
       await this.reclaimer.stop();
+      await this.sweeper?.stop();
       // Unmount applies everything it can (the rest stays in the log); without the lease, nothing.
       if (this.lock !== null && this.leaseLost === null) await this.applier.drain();
       this.applier.stop();
@@ -637,8 +660,8 @@ export class Store {
     // After the chunk pass: with repair, a replica holding a bad needle was rebuilt from a good one.
     const needles = opts.onlyDisk === undefined ? await scrubNeedles(this.env, this.files, this.files.slices, opts.signal) : emptyNeedleScrubReport();
     if (opts.signal?.aborted === true) return { ...shards, cancelled: true, needles, leaks: emptyLeakReport(), looseModes: { count: 0, paths: [], fixed: 0 } };
-    const roots = this.opened.config.disks.filter((d) => this.env.health.unavailable(d.id) === undefined).map((d) => this.opened.diskPaths.get(d.id)!);
-    const leaks = await scanLeaks(this.env, roots, repair);
+    const roots = this.onlineRoots();
+    const leaks = await scanLeaks(this.env, roots, { repair, force: opts.force, graceMs: this.quarantineGraceMs });
     return { ...shards, needles, leaks, looseModes: await findLooseModes(this.io, roots, repair) };
   }
   startHealer(entriesPerSecond?: number): void {

@@ -33,7 +33,9 @@ test('inject arguments: actions, flags, durations and the trailing target', (t) 
     [['heal', 'a', 'b'], /unexpected argument 'b'/],
   ]
   for (const [args, msg] of bad) t.throws(() => parseArgs(args), { instanceOf: UsageError, message: msg }, args.join(' '))
-  t.deepEqual(parseArgs(['scrub', '--rate', '50M/s', '--repair']), { verb: 'scrub', target: undefined, repair: true, json: false, rateBytesPerSec: 50 << 20 })
+  t.deepEqual(parseArgs(['scrub', '--rate', '50M/s', '--repair']), { verb: 'scrub', target: undefined, repair: true, force: false, json: false, rateBytesPerSec: 50 << 20 })
+  t.deepEqual(parseArgs(['scrub', '/s', '--repair', '--force']), { verb: 'scrub', target: '/s', repair: true, force: true, json: false, rateBytesPerSec: undefined })
+  t.deepEqual(parseArgs(['fsck', '--repair', '--force']), { verb: 'fsck', target: undefined, repair: true, force: true, json: false })
 })
 
 test('mount options of the tools: ro, debug, metrics', (t) => {

@@ -16,6 +16,7 @@ import { epochSettingSql } from '../../store/meta/pg-fence';
 import { CachedResult, PgRowCache, planOf } from '../../store/meta/pg-row-cache';
 import { pgTestFile } from '../helpers/pg-cluster';
 import { SMALL, tmpDir } from './helpers';
+import { storeUuidOf } from '../helpers/pg-meta';
 
 const { pgTest, freshDb } = pgTestFile(test, 'rowcache');
 
@@ -27,7 +28,7 @@ async function openPair(opts: { leaseMs?: number; disks?: number } = {}): Promis
   const store = await Store.create(path.join(tmpDir(), 'store'), { disks: 1, layout: 'replica:1', ...SMALL, meta: url, ...opts });
   const db = (store as unknown as { db: PgDb }).db;
   // A second connection: the server's rows as they are, never through the store's cache.
-  return { store, db, other: openPgMeta(url, true), url };
+  return { store, db, other: openPgMeta(url, true, false, storeUuidOf(store.dir)), url };
 }
 
 /** Each name's lookup as the store answers it equals the server's entry. */
@@ -118,7 +119,7 @@ function takeLease(writer: PgDb): void {
 
 pgTest('lost lease: nothing cached is trusted; a row another opener changed is read fresh', async (t) => {
   const { store, db, other, url } = await openPair({ leaseMs: SHORT_LEASE_MS });
-  const writer = openPgMeta(url, false);
+  const writer = openPgMeta(url, false, false, storeUuidOf(store.dir));
   try {
     const ino = store.ns.create(ROOT_INO, 'f', 0o644, 0, 0).ino;
     store.ns.getattr(ino);
@@ -176,7 +177,7 @@ pgTest('round trips (the engine counts them): a create, rename and unlink each t
 
 pgTest('lost lease: names and the inherited layout are asked of the server again, as another opener left them; nothing is created', async (t) => {
   const { store, db, other, url } = await openPair({ leaseMs: SHORT_LEASE_MS, disks: 2 });
-  const writer = openPgMeta(url, false);
+  const writer = openPgMeta(url, false, false, storeUuidOf(store.dir));
   try {
     const d = store.ns.mkdir(ROOT_INO, 'd', 0o755, 0, 0).ino;
     const f = store.ns.create(d, 'f', 0o644, 0, 0).ino;
