@@ -40,6 +40,8 @@ export interface StoreDefaults {
   smallFileMaxBytes?: number;
   /** Container capacity (spec §11.6 tunable); absent: DEFAULT_CONTAINER_CAPACITY_BYTES. */
   containerCapacityBytes?: number;
+  /** A transaction group's dirty-byte bound (DESIGN §5; writers wait there); absent: min(1 GiB, 10% of RAM). */
+  groupDirtyBytesMax?: number;
 }
 
 export interface StoreConfig {
@@ -90,6 +92,9 @@ export function checkDefaults(d: StoreDefaults, diskCount: number, file: string)
   }
   if (d.containerCapacityBytes !== undefined && !int(d.containerCapacityBytes)) {
     throw new ConfigError(file, `container_capacity ${d.containerCapacityBytes} must be a positive integer`);
+  }
+  if (d.groupDirtyBytesMax !== undefined && !int(d.groupDirtyBytesMax)) {
+    throw new ConfigError(file, `groupDirtyBytesMax ${d.groupDirtyBytesMax} must be a positive integer (bytes)`);
   }
   if (shardCount(layout) > diskCount) {
     throw new ConfigError(file, `layout ${d.layout} needs ${shardCount(layout)} disks, only ${diskCount} exist`);
