@@ -407,6 +407,14 @@ export class Store {
     this.compactor.start();
   }
 
+  /**
+   * Whole-chunk writes join transaction groups (DESIGN §5) closed only at the dirty-byte bound, sync
+   * and close (startBackground adds the timer): the crash tests step through a group's close.
+   */
+  startGroups(): void {
+    this.env.groups.start(null);
+  }
+
   /** Every commit so far durable (fsync, fsyncdir, syncfs; group-committed). DESIGN §5. */
   async sync(): Promise<void> {
     await this.env.groups.sync();

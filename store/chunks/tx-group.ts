@@ -84,6 +84,7 @@ export class TxGroups {
   /** Closes run one after another (a later group may replace what an earlier one wrote). */
   private chain: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
+  private started = false;
   /** Errors of closes that no caller awaited (the timer's), reported by the next sync. */
   private lateErrors: Error[] = [];
   private readonly pastSize: PastSize;
@@ -147,7 +148,7 @@ export class TxGroups {
 
   /** Whether whole writes join groups (a live mount, Store.startBackground); else each write is durable on its own. */
   get running(): boolean {
-    return this.timer !== null;
+    return this.started;
   }
 
   /** At the dirty-byte bound writers wait for the group to close (as under ZFS's dirty-data throttle). */
@@ -173,8 +174,10 @@ export class TxGroups {
     if (late.length > 0) throw late[0];
   }
 
-  start(intervalMs = GROUP_INTERVAL_MS): void {
-    if (this.timer !== null) return;
+  /** Whole writes join groups from now on; intervalMs null: no timer (closed at the bound, sync and close only). */
+  start(intervalMs: number | null = GROUP_INTERVAL_MS): void {
+    this.started = true;
+    if (this.timer !== null || intervalMs === null) return;
     this.timer = setInterval(() => {
       if (this.open.files.size > 0 && Date.now() - this.open.firstWriteMs >= intervalMs) {
         this.close().catch((err: Error) => this.lateErrors.push(err));
@@ -184,6 +187,7 @@ export class TxGroups {
   }
 
   stop(): void {
+    this.started = false;
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
   }
