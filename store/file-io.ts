@@ -324,7 +324,8 @@ export class FileIo implements SmallFilesHost {
   }
 
   /**
-   * Durable when it resolves: in shards, or as intents in the log (DESIGN §5). sizeBytes: the size to commit with it, for a caller that stores
+   * Durable when it resolves: in shards, or as intents in the log (DESIGN §5); on a live mount whole
+   * chunks at the close of their transaction group (store/chunks/tx-group.ts). sizeBytes: the size to commit with it, for a caller that stores
    * out of order (DESIGN §5 prefix rule: its first byte still held only in memory); default: the data's end.
    * times: the mtime and ctime to commit with it (what the mount showed while the bytes were buffered); default: now.
    */

@@ -133,6 +133,8 @@ export interface StatusReport {
   reclaimBacklog: number;
   /** Full commits (WAL flushes) since open. */
   metadataFlushes: number;
+  /** Transaction groups closed since open (DESIGN §5). */
+  groupsClosed: number;
   /** Small-file containers (spec §11): by state, with live and dead bytes; backlog = sealed ones due for compaction. */
   containers: { open: number; full: number; sealed: number; liveBytes: number; deadBytes: number; compactionBacklog: number };
   counters: Record<CounterName, number>;
@@ -640,7 +642,7 @@ export class Store {
     return {
       disks, layoutsInUse, transformedChunks: this.transformedChunks(), healQueueLength: this.env.map.healQueueLength(), openIntents: this.env.map.intentCount(),
       intentBacklog: this.intentBacklog(),
-      reclaimBacklog: this.env.reclaim.length, metadataFlushes: this.env.commits.flushCount,
+      reclaimBacklog: this.env.reclaim.length, metadataFlushes: this.env.commits.flushCount, groupsClosed: this.env.groups.closeCount,
       counters: this.env.counters.all(), containers: this.containerStatus(),
       metadata: metaStatus(this.db, nodePath.join(this.dir, META_FILE)),
     };

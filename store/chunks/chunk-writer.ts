@@ -12,6 +12,8 @@
 //   4. the chunk map commit, without a flush (data first: the shards it names are durable); it drops
 //      the pending intents of every chunk it replaces (the new version holds their bytes) and
 //      queues the replaced versions for background reclaim (store/upkeep/reclaim.ts).
+// On a live mount a write of whole chunks only joins the open transaction group instead
+// (store/chunks/tx-group.ts, DESIGN §5): step 3 without a flush, step 4 at the group's close.
 // Runs under the inode's lock, taken by store/file-io.ts.
 import type { CommitTimes } from '../meta/commit-times';
 import { assert } from '../../src/errors';
@@ -82,8 +84,8 @@ export class ChunkWriter {
     const groups = this.env.groups;
     // Whole writes of the mount's write-back join the open transaction group (DESIGN §5). Any other
     // commit of this file waits for the group's: it must not pass the rows the group holds.
-    const grouped = groups.running && durable && alsoInCommit === undefined && withIntents === undefined && spans.size === 0
-      && plans.every((p) => !this.env.backlog.has(ino, p.c));
+    const plain = durable && alsoInCommit === undefined && withIntents === undefined;
+    const grouped = groups.running && plain && spans.size === 0 && plans.every((p) => !this.env.backlog.has(ino, p.c));
     if (!grouped && groups.holds(ino)) await groups.close();
     if (grouped) return this.writeGrouped(ino, fl, plans, sizeBytes, times);
     // Intents only, none waited for: withIntents commits with them (store/small/needle-io.ts).
@@ -124,7 +126,8 @@ export class ChunkWriter {
    * the times stamped now; the rows and the size wait for the group's commit, after its flush. Reads
    * see the rows at once (ChunkMap.pending). At the group's dirty-byte bound the writer waits.
    */
-  private async writeGrouped(ino: number, fl: FileLayout, plans: Plan[], sizeBytes: number | null, times: CommitTimes | null): Promise<boolean> {
+  private async writeGrouped(ino: number, fl: FileLayout, plans: Plan[], sizeBytes: number | null,
+    times: CommitTimes | null): Promise<boolean> {
     this.reserve(ino, fl, plans, new Map(), times);
     const at = (p: { c: number; offIn: number }): number => p.c * fl.chunkSizeBytes + p.offIn;
     let sizeTo = sizeBytes ?? plans.reduce((end, p) => Math.max(end, at(p) + p.bytes.length), 0);

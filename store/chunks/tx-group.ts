@@ -38,7 +38,11 @@ export class WriteSyncs {
   readonly dirs = new Set<string>();
   readonly after: Array<() => void> = [];
   forShard(shardIndex: number): ShardSyncs {
-    return { file: (p) => this.files.set(shardIndex, p), dir: (p) => this.dirs.add(p), afterDurable: (fn) => this.after.push(fn) };
+    return {
+      file: (p) => this.files.set(shardIndex, p),
+      dir: (p) => this.dirs.add(p),
+      afterDurable: (fn) => this.after.push(fn),
+    };
   }
 }
 
@@ -64,7 +68,10 @@ class Group {
   readonly files = new Map<number, GroupFile>();
   readonly dirs = new Set<string>();
   readonly afterDurable: Array<() => void> = [];
-  /** Versions a later write of the same chunk in this group replaced: never flushed nor named, queued for reclaim since their reservation. */
+  /**
+   * Versions a later write of the same chunk in this group replaced: never flushed nor named
+   * (queued for reclaim since their reservation).
+   */
   readonly superseded: Array<{ ino: number; chunkIndex: number; version: bigint }> = [];
   /** Bytes the group's flush will write (superseded writes not counted: they are deleted, not flushed). */
   dirtyBytes = 0;
@@ -73,7 +80,13 @@ class Group {
   row(ino: number, chunkIndex: number): ChunkRow | undefined {
     const w = this.files.get(ino)?.writes.get(chunkIndex);
     if (w === undefined) return undefined;
-    return { chunkIndex, version: w.version, logicalLenBytes: w.logicalLenBytes, maxVersion: w.version, stored: w.stored };
+    const { version, logicalLenBytes, stored } = w;
+    return { chunkIndex, version, logicalLenBytes, maxVersion: version, stored };
+  }
+
+  /** Every write the group names, with its inode. */
+  *writes(): Iterable<[number, GroupWrite]> {
+    for (const [ino, f] of this.files) for (const w of f.writes.values()) yield [ino, w];
   }
 }
 
@@ -97,7 +110,8 @@ export class TxGroups {
   }
 
   /** The open group takes a whole write whose shards are written (not flushed); its row is visible at once. */
-  add(ino: number, fl: FileLayout, diskIds: readonly number[], w: WholeWrite, syncs: WriteSyncs, sizeBytes: number, bytes: number): void {
+  add(ino: number, fl: FileLayout, diskIds: readonly number[], w: WholeWrite, syncs: WriteSyncs,
+    sizeBytes: number, bytes: number): void {
     const g = this.open;
     for (const d of syncs.dirs) g.dirs.add(d);
     g.afterDurable.push(...syncs.after);
@@ -209,7 +223,7 @@ export class TxGroups {
       if (err !== null) throw err;
     } finally {
       this.closing = null;
-      for (const [ino, f] of g.files) for (const w of f.writes.values()) this.env.inflight.delete(ino, w.chunkIndex, w.version);
+      for (const [ino, w] of g.writes()) this.env.inflight.delete(ino, w.chunkIndex, w.version);
       for (const v of g.superseded) this.env.inflight.delete(v.ino, v.chunkIndex, v.version);
       this.env.map.onChange();
     }
@@ -218,7 +232,7 @@ export class TxGroups {
   /** fdatasync of every shard file; the shards that failed, by write. */
   private async flushFiles(g: Group): Promise<Map<GroupWrite, Set<number>>> {
     const jobs: Array<{ w: GroupWrite; i: number; path: string }> = [];
-    for (const f of g.files.values()) for (const w of f.writes.values()) for (const [i, path] of w.files) jobs.push({ w, i, path });
+    for (const [, w] of g.writes()) for (const [i, path] of w.files) jobs.push({ w, i, path });
     const failed = new Map<GroupWrite, Set<number>>();
     await boundedAll(jobs, SYNCS_IN_FLIGHT_MAX, async ({ w, i, path }) => {
       try {
@@ -259,7 +273,7 @@ export class TxGroups {
         this.pastSize.note(ino, f.fl.chunkSizeBytes, sizeBytes);
       }
     })();
-    for (const [ino, f] of g.files) for (const w of f.writes.values()) if (w.old !== null) this.env.backlog.dropChunk(ino, w.chunkIndex);
+    for (const [ino, w] of g.writes()) if (w.old !== null) this.env.backlog.dropChunk(ino, w.chunkIndex);
     return firstError;
   }
 }
