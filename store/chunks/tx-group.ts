@@ -21,6 +21,12 @@ export const GROUP_INTERVAL_MS = 5000;
 /** The default dirty-byte bound: min(1 GiB, RAM / GROUP_RAM_DIVISOR). */
 export const GROUP_DIRTY_BYTES_DEFAULT_MAX = 1 << 30;
 export const GROUP_RAM_DIVISOR = 10;
+/**
+ * A group also closes, with no writer waiting, once it holds this share of the bound while no close
+ * runs (as ZFS's zfs_dirty_data_sync): under sustained writes the disks flush one group while the
+ * next fills, instead of idling until the bound.
+ */
+const GROUP_EARLY_CLOSE_DIVISOR = 4;
 /** Files and directories flushed at once by a closing group (bounded descriptors). */
 const SYNCS_IN_FLIGHT_MAX = 64;
 
@@ -98,6 +104,8 @@ export class TxGroups {
   private chain: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
   private started = false;
+  /** Closes asked for and not finished. */
+  private closesRunning = 0;
   /** Errors of closes that no caller awaited (the timer's), reported by the next sync. */
   private lateErrors: Error[] = [];
   private readonly pastSize: PastSize;
@@ -134,6 +142,9 @@ export class TxGroups {
     f.sizeBytes = Math.max(f.sizeBytes, sizeBytes);
     g.dirtyBytes += bytes;
     this.env.map.onChange();
+    if (this.closesRunning === 0 && g.dirtyBytes >= this.dirtyBytesMax / GROUP_EARLY_CLOSE_DIVISOR) {
+      this.close().catch((err: Error) => this.lateErrors.push(err)); // reported by the next sync
+    }
   }
 
   /** The row a group has made live and not yet committed, newest first. */
@@ -165,9 +176,16 @@ export class TxGroups {
     return this.started;
   }
 
-  /** At the dirty-byte bound writers wait for the group to close (as under ZFS's dirty-data throttle). */
+  /**
+   * At the dirty-byte bound the open group starts closing and the writer waits for the closes that
+   * were already running (as under ZFS's dirty-data throttle): one group fills while the one before
+   * it flushes, so at most two bounds' worth of unflushed shard bytes wait in the page cache.
+   */
   async throttle(): Promise<void> {
-    if (this.open.dirtyBytes >= this.dirtyBytesMax) await this.close();
+    if (this.open.dirtyBytes < this.dirtyBytesMax) return;
+    const running = this.chain;
+    this.close().catch((err: Error) => this.lateErrors.push(err)); // reported by the next sync
+    await running;
   }
 
   /** Close the open group (and wait for the one closing): every write so far committed, data first. */
@@ -175,7 +193,8 @@ export class TxGroups {
     const g = this.open;
     if (g.files.size === 0) return this.chain;
     this.open = new Group();
-    const run = this.chain.then(() => this.closeGroup(g));
+    this.closesRunning++;
+    const run = this.chain.then(() => this.closeGroup(g)).finally(() => this.closesRunning--);
     this.chain = run.catch(() => undefined);
     return run;
   }
