@@ -200,6 +200,7 @@ export class Store {
       layoutChanged: (ino) => this.files.forget(ino),
     });
     this.ns.pendingSize = (ino) => this.env.groups.pendingSize(ino);
+    this.env.groups.onCommitted = (ino) => this.files.forget(ino);
   }
 
   /** A layout this store can hold, else FsError EINVAL. */

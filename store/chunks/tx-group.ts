@@ -111,6 +111,8 @@ export class TxGroups {
   private readonly pastSize: PastSize;
   /** Closes so far (status, tests). */
   closeCount = 0;
+  /** Told of every file a group's commit changed (cached file rows drop: a size may end lower than shown). */
+  onCommitted: (ino: number) => void = () => undefined;
 
   constructor(private readonly env: ChunkEnv, readonly dirtyBytesMax: number) {
     assert(dirtyBytesMax > 0, 'a group needs a positive dirty-byte bound');
@@ -244,6 +246,7 @@ export class TxGroups {
       this.closing = null;
       for (const [ino, w] of g.writes()) this.env.inflight.delete(ino, w.chunkIndex, w.version);
       for (const v of g.superseded) this.env.inflight.delete(v.ino, v.chunkIndex, v.version);
+      for (const ino of g.files.keys()) this.onCommitted(ino);
       this.env.map.onChange();
     }
   }
