@@ -8,6 +8,7 @@
 // group's rows are an overlay that every chunk-map and size question sees (ChunkMap.pending,
 // Namespace.pendingSize), so storing changes no answer (DESIGN §5 one view).
 import { assert } from '../../src/errors';
+import { FsError } from '../fs-error';
 import type { ChunkEnv } from './chunk-env';
 import type { FileLayout } from './chunk-ref';
 import type { ChunkRow } from '../meta/chunk-map';
@@ -275,8 +276,8 @@ export class TxGroups {
   }
 
   /** The group's one metadata commit (not flushed here: the caller flushes it). */
-  private commit(g: Group, failedFlush: Map<GroupWrite, Set<number>>): Error | null {
-    let firstError: Error | null = null;
+  private commit(g: Group, failedFlush: Map<GroupWrite, Set<number>>): FsError | null {
+    let firstError: FsError | null = null;
     this.env.db.transaction(() => {
       for (const [ino, f] of g.files) {
         // A file deleted, or whose layout changed, meanwhile: its versions stay queued for reclaim.
@@ -284,9 +285,13 @@ export class TxGroups {
         let sizeTo = f.sizeBytes;
         for (const w of f.writes.values()) {
           const failed = [...new Set([...w.failed, ...(failedFlush.get(w) ?? [])])].sort((a, b) => a - b);
-          if (shardCount(f.fl.layout) - failed.length < writeQuorum(f.fl.layout)) {
+          const flushed = shardCount(f.fl.layout) - failed.length;
+          if (flushed < writeQuorum(f.fl.layout)) {
             sizeTo = Math.min(sizeTo, w.chunkIndex * f.fl.chunkSizeBytes);
-            firstError ??= new Error(`inode ${ino} chunk ${w.chunkIndex}: too few shards flushed`);
+            const quorum = writeQuorum(f.fl.layout);
+            const what = `only ${flushed} of ${quorum} required shards flushed; the file now ends before it`;
+            const site = { fileId: BigInt(ino), chunkIndex: BigInt(w.chunkIndex), version: w.version };
+            firstError ??= new FsError('EIO', what, site);
             continue;
           }
           repoint(this.env, ino, f.fl, { ...w, failed });

@@ -117,3 +117,31 @@ test('a group holds its rows in memory until it closes: reads, size and blocks s
     await s.close();
   }
 });
+
+test('a group whose shard flushes fail: its chunks are not committed, the file ends before them, sync reports EIO', async (t) => {
+  const { dir, ino, old } = await pristine('replica:3');
+  const io = new FaultyIo(new NodeIo());
+  const s = await Store.open(dir, { io });
+  try {
+    s.startGroups();
+    await s.write(ino, 2 * CS, randomBytes(prng(14), 2 * CS)); // stored in the page cache: no flush yet
+    io.addFault({ op: 'fdatasync', path: `${path.sep}disks${path.sep}`, error: 'EIO' });
+    const err = await t.throwsAsync(s.sync());
+    t.regex(err!.message, /required shards flushed/);
+    io.clearFaults();
+    t.is(s.ns.getattr(ino)!.sizeBytes, old.length, 'the size stops before the chunks that are not durable (prefix rule)');
+    t.true((await s.read(ino, 0, 4 * CS)).equals(old), 'the file reads its old bytes');
+  } finally {
+    await s.close();
+  }
+  const again = await Store.open(dir);
+  try {
+    t.is(again.ns.getattr(ino)!.sizeBytes, old.length, 'nothing of the failed group was committed');
+    await again.reclaimNow();
+    const scrub = await again.scrub();
+    t.is(scrub.badCount, 0, 'every live shard verifies');
+    t.deepEqual(scrub.leaks.paths, [], 'the failed group\'s shards were reclaimed');
+  } finally {
+    await again.close();
+  }
+});
