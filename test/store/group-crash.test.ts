@@ -11,8 +11,7 @@ import { FaultyIo } from '../../store/io/faulty-io';
 import { NodeIo } from '../../store/io/io';
 import { Store } from '../../store/store';
 import { openCrashable, reopenAfterCrash } from './crash-harness';
-import { SMALL, prng, randomBytes, smallStore, copyStore, tmpDir } from './helpers';
-import * as fs from 'node:fs';
+import { SMALL, prng, randomBytes, smallStore, copyStore } from './helpers';
 import * as path from 'node:path';
 
 const CS = SMALL.chunkSizeBytes;
@@ -88,35 +87,6 @@ for (const layout of ['replica:3', 'ec:2+1']) for (const power of [false, true])
     }
   });
 }
-
-test('a group holds its rows in memory until it closes: reads, size and blocks see them at once, the database after sync', async (t) => {
-  const { dir, ino, old } = await pristine('replica:3');
-  const s = await Store.open(dir);
-  try {
-    s.startGroups();
-    const tail = randomBytes(prng(13), CS);
-    await s.write(ino, 2 * CS, tail);
-    t.is(s.ns.getattr(ino)!.sizeBytes, 3 * CS, 'getattr shows the group\'s size before it closes');
-    t.true((await s.read(ino, 2 * CS, CS)).equals(tail), 'reads see the group\'s chunk before it closes');
-    t.is(s.allocatedBytes(ino), 3 * CS, 'st_blocks counts the group\'s chunk');
-    // What another opener (or a restart after a process kill) finds: a copy of the store now.
-    const committedSize = async (): Promise<number> => {
-      const to = path.join(tmpDir('chunkfs-group-'), 'store');
-      fs.cpSync(dir, to, { recursive: true, filter: (p) => !p.endsWith('-shm') && !p.endsWith('chunkfs.lock') });
-      const copy = await Store.open(to);
-      try {
-        return copy.ns.getattr(ino)!.sizeBytes;
-      } finally {
-        await copy.close();
-      }
-    };
-    t.is(await committedSize(), old.length, 'not committed before the group closes (data first)');
-    await s.sync();
-    t.is(await committedSize(), 3 * CS, 'committed by the close');
-  } finally {
-    await s.close();
-  }
-});
 
 test('a group whose shard flushes fail: its chunks are not committed, the file ends before them, sync reports EIO', async (t) => {
   const { dir, ino, old } = await pristine('replica:3');
