@@ -226,6 +226,8 @@ pgOnlyTest('a lost connection is dialled again only to this store\'s metadata: a
   const { store, dir } = await smallStore('replica:2', 3);
   const url = configOf(dir).meta!.url;
   const other = connectPg(url);
+  // The swap stands for another database, not a writer of this one: past the lease's fence (triggers off).
+  other.exec('SET session_replication_role = replica');
   try {
     const swapId = (uuid: string): void => { other.prepare('UPDATE store_id SET uuid = ? WHERE k = 0').run(uuid); };
     const foreign = '00000000-0000-4000-8000-000000000000';

@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Store } from '../../store/store';
 import { SMALL, prng, randomBytes, smallStore, tmpDir } from './helpers';
+import { testMetaEngine } from '../helpers/pg-meta';
 
 const CS = SMALL.chunkSizeBytes;
 
@@ -36,7 +37,16 @@ test('a group holds its rows in memory until it closes: reads, size and blocks s
     t.true((await s.read(ino, 2 * CS, CS)).equals(tail), 'reads see the group\'s chunk before it closes');
     t.is(s.allocatedBytes(ino), 3 * CS, 'st_blocks counts the group\'s chunk');
     // What another opener (or a restart after a process kill) finds: a copy of the store now.
+    // On PostgreSQL a read-only opener of the same database (a copy would take the lease: DESIGN §9).
     const committedSize = async (): Promise<number> => {
+      if (testMetaEngine() === 'postgres') {
+        const reader = await Store.open(dir, { readOnly: true });
+        try {
+          return reader.ns.getattr(ino)!.sizeBytes;
+        } finally {
+          await reader.close();
+        }
+      }
       const to = path.join(tmpDir('chunkfs-group-'), 'store');
       fs.cpSync(dir, to, { recursive: true, filter: (p) => !p.endsWith('-shm') && !p.endsWith('chunkfs.lock') });
       const copy = await Store.open(to);
