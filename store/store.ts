@@ -30,6 +30,8 @@ import { FLAG_COMPRESSED, FLAG_ENCRYPTED } from '../src/header';
 import { Db } from './meta/meta';
 import { MetaStatus, StoreLease, acquireLease, awaitWriterAnnouncing, checkNewMeta, commitPointOf, createMeta, metaStatus, openStoreMeta } from './meta/engine-open';
 import { parseMetaTarget } from './meta-target';
+import { MkfsStaging } from './mkfs-staging';
+import { checkKeyFileTarget } from './store-key';
 import { Namespace } from './meta/namespace';
 import { RecoveryReport, emptyRecoveryReport, recover } from './upkeep/recovery';
 import { ShardStore } from './chunks/shard-store';
@@ -223,15 +225,24 @@ export class Store {
       if (createOpts.defaults![k] === undefined) delete createOpts.defaults![k];
     }
     createOpts.keyFile = opts.keyFile;
-    // A bad connection string or an unreachable database fails here, before anything is written.
+    // A bad connection string, an unreachable or non-empty database, a key file in a missing
+    // directory: each fails here, before anything is written.
     createOpts.meta = opts.meta === undefined ? undefined : parseMetaTarget(opts.meta);
     checkNewMeta(createOpts.meta);
-    createConfig(dir, createOpts, nodeSyncIo);
-    if (createOpts.meta === undefined) {
+    if (opts.keyFile !== undefined) checkKeyFileTarget(nodeSyncIo, opts.keyFile);
+    // Built beside dir and moved there at the end: a failed mkfs leaves nothing (docs/design.md §4).
+    const staging = MkfsStaging.begin(nodeSyncIo, nodePath.resolve(dir));
+    try {
+      createConfig(staging, createOpts);
+      const metaPath = nodePath.join(staging.dir, META_FILE);
       // Created 0600 before SQLite sees it: SQLite gives meta.db-wal and -shm the mode of the database file.
-      nodeSyncIo.createExclusive(nodePath.join(dir, META_FILE), Buffer.alloc(0));
+      if (createOpts.meta === undefined) nodeSyncIo.createExclusive(metaPath, Buffer.alloc(0));
+      createMeta(metaPath, createOpts.meta);
+      staging.commit();
+    } catch (err) {
+      staging.abandon();
+      throw err;
     }
-    createMeta(nodePath.join(dir, META_FILE), createOpts.meta);
     return Store.open(dir, { io: opts.io, keyFile: opts.keyFile });
   }
 

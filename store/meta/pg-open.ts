@@ -7,6 +7,7 @@ import { checkReadable, migrate } from './meta';
 import { PgDb } from './pg-engine';
 import { newLibpqConnection } from './libpq';
 import { redactedUrl } from '../meta-target';
+import { withKeyword } from '../pg-conninfo';
 import { COMMIT_POINT_TABLE_SQL } from './pg-commit-point';
 import { CHANGE_NOTIFY_SQL } from './pg-change-notify';
 
@@ -46,8 +47,8 @@ function connectError(url: string, message: string): ConfigError {
 export function connectPg(url: string, refuseWrites = false): PgDb {
   const pq = newLibpqConnection();
   try {
-    // connect_timeout as a keyword after the URI: libpq takes the URI's parameters, then this.
-    pq.connectSync(`${url}${url.includes('?') ? '&' : '?'}connect_timeout=${CONNECT_TIMEOUT_SECONDS}`);
+    // connect_timeout after the string's own parameters: libpq takes the last of a keyword given twice.
+    pq.connectSync(withKeyword(url, 'connect_timeout', String(CONNECT_TIMEOUT_SECONDS)));
   } catch (err) {
     throw connectError(url, (err as Error).message);
   }
@@ -79,4 +80,24 @@ export function openPgMeta(url: string, readOnly: boolean, follower = false): Pg
     throw new ConfigError(redactedUrl(url), `cannot open metadata database: ${(err as Error).message}`);
   }
   return db;
+}
+
+/**
+ * mkfs: the new store's schema in ONE transaction, flushed by the server before the store's config
+ * names the database: a failure leaves the database as mkfs found it, empty, for the next try.
+ */
+export function createPgMeta(url: string): void {
+  const db = connectPg(url);
+  try {
+    db.transaction(() => {
+      db.exec('SET LOCAL synchronous_commit = on');
+      migrate(db);
+      db.exec(COMMIT_POINT_TABLE_SQL);
+      db.exec(CHANGE_NOTIFY_SQL);
+    })();
+  } catch (err) {
+    throw new ConfigError(redactedUrl(url), `cannot create the metadata tables: ${(err as Error).message}`);
+  } finally {
+    db.close();
+  }
 }
