@@ -189,9 +189,10 @@ Create a chunk store in the directory <store>.
                      <store>/data.key; then mount with -o keyfile=PATH
   --chunk-size SIZE  chunk size, e.g. 4M (default 4 MiB)
   --bitrot-block SIZE  bitrot block, a multiple of 4K (default 16K)
-  --meta URI         keep the metadata in PostgreSQL instead of <store>/meta.db: an empty database named by a
-                     libpq URI, e.g. postgres://user@host/db or postgresql:///db?host=/run/postgresql;
-                     never with a password (give it in PGPASSWORD or ~/.pgpass); recorded in chunkfs.json`,
+  --meta CONNINFO    keep the metadata in PostgreSQL instead of <store>/meta.db: an empty database named by a
+                     libpq connection string, e.g. postgres://user@host/db, postgresql://user@/db?host=/run/postgresql
+                     or 'host=/run/postgresql dbname=db'; never with a password (give it in PGPASSWORD or
+                     ~/.pgpass); recorded in chunkfs.json`,
   mount: `usage: chunkfs mount [<store>] <mountpoint> [-o opt,...]
 
 Mount a store in the foreground; prints one line when ready; Ctrl-C (SIGINT) or SIGTERM flushes and
