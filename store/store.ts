@@ -497,6 +497,9 @@ export class Store {
       if (this.lock !== null) await this.applier.drain(); // unmount applies everything it can (the rest stays in the log)
       this.applier.stop();
       await this.env.commits.stop();
+      try {
+        this.env.counters.flush();
+      } catch { /* the batched counts of the last second: not worth failing the close for */ }
       if (this.lock !== null) await this.env.commits.flushIfDirty().catch(() => undefined); // SQLite's close checkpoints too
       this.lease?.release();
       this.env.commits.close();
