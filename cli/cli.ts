@@ -233,10 +233,19 @@ async function cmdUmount(c: Extract<Command, { verb: 'umount' }>): Promise<void>
   const mountpoint = path.resolve(c.mountpoint);
   if (!mountedAt(mountpoint)) throw new CliError(`${mountpoint} is not mounted`);
   const entry = mountInfoTable().filter((m) => m.mountpoint === mountpoint).pop();
+  // Read before the unmount: the mount process that holds the store, if this is its last mount point.
+  const served = entry === undefined ? [] : connectionMounts(entry.dev, entry.source).map((m) => m.mountpoint);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const closing = require('./umount-wait') as typeof import('./umount-wait');
+  const holder = entry === undefined || c.lazy ? null : closing.mountHolderOf(entry.source, served);
   const r = await run('fusermount', [c.lazy ? '-uz' : '-u', mountpoint]);
   if (r.code !== 0) throw new CliError(`cannot unmount ${mountpoint}: ${r.out.trim()}${c.lazy ? '' : ' (busy? try --lazy)'}`);
   // The other mount points of its connection (binds, cli/store-bind.ts) keep the mount process serving.
   const rest = entry === undefined ? [] : connectionMounts(entry.dev, entry.source).map((m) => m.mountpoint);
+  if (rest.length === 0 && holder !== null && !(await closing.waitForClose(holder))) {
+    throw new CliError(`unmounted ${mountpoint}, but its mount process (pid ${holder.pid}) has not closed the store ${holder.storeDir} ` +
+      `after ${closing.UMOUNT_CLOSE_WAIT_MS / 1000} s (still flushing? see its log); the store stays locked until it does`);
+  }
   process.stdout.write(`chunkfs: unmounted ${mountpoint}${rest.length > 0 ? ` (${entry!.source} stays mounted on ${rest.join(' and ')})` : ''}\n`);
 }
 
