@@ -179,9 +179,12 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
-  // A bug in a background task is logged; it must not take the mount down (issue 4).
-  process.on('uncaughtException', (err) => process.stderr.write(`chunkfs: uncaught: ${err.stack ?? err.message}\n`));
-  process.on('unhandledRejection', (err) => process.stderr.write(`chunkfs: unhandled rejection: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`));
+  // A bug in a background task is logged; it must not take the mount down (issue 4). In words and
+  // the frame that threw; the whole stack with -o debug (DESIGN §7 logs).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { describeError } = require('../fs/errno') as typeof import('../fs/errno');
+  process.on('uncaughtException', (err) => log(`uncaught: ${describeError(err, c.options.debug === true)}`));
+  process.on('unhandledRejection', (err) => log(`unhandled rejection: ${describeError(err, c.options.debug === true)}`));
   // Keeps the process alive (the FUSE thread's handles are unref'd), and notices an unmount from
   // outside (chunkfs umount, fusermount -u) of the last mount point of this connection: then flush,
   // close the store and exit. While a bind remains the kernel keeps the connection (no DESTROY yet).

@@ -155,7 +155,7 @@ export class Store {
   private readonly prealloc: Preallocated;
   private closed = false;
   /** One line per event worth telling the operator (StoreOpenOptions.log). */
-  private log: (line: string) => void = (line) => process.stderr.write(`${line}\n`);
+  private log: (line: string) => void = (line) => process.stderr.write(`chunkfs: ${line}\n`);
   /** Held while open read-write (store/store-lock.ts); null when read-only. */
   private lock: StoreLock | null = null;
   /** Held while open read-write on PostgreSQL (DESIGN §9 lease); null on SQLite and read-only. */
@@ -259,7 +259,7 @@ export class Store {
     const metaPath = nodePath.join(dir, META_FILE);
     const metaTarget = opened.config.meta; // DESIGN §9: the engine recorded at mkfs
     if (metaTarget === undefined && syncIo.stat(metaPath) === null) throw new ConfigError(metaPath, 'metadata database missing; refusing to start an empty one');
-    const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+    const log = opts.log ?? ((line: string) => process.stderr.write(`chunkfs: ${line}\n`));
     Store.makePrivate(dir, opened, syncIo, log);
     if (opts.follow === true && (!readOnly || metaTarget === undefined)) {
       throw new ConfigError(dir, readOnly

@@ -95,7 +95,7 @@ export class PgLease {
       if (r !== undefined && Number(r.left_ms) > 0 && r.holder !== this.holder) {
         const held = infoOf(r);
         if (!deadOnThisHost(held)) throw new LeaseHeldError(this.db.target, held);
-        this.log(`chunkfs: took over the lease of ${held.host} pid ${held.pid} on ${this.db.target}, which is no longer running`);
+        this.log(`took over the lease of ${held.host} pid ${held.pid} on ${this.db.target}, which is no longer running`);
       }
       this.db.prepare(`INSERT INTO chunkfs_lease(k, holder, host, pid, note, acquired_at, heartbeat_at, expires_at)
           VALUES (0, ?, ?, ?, ?, now(), now(), now() + CAST(? AS interval))
@@ -121,10 +121,10 @@ export class PgLease {
       this.db.trustRows(0); // another opener may write now: nothing cached is trusted
       if (this.lost) return;
       this.lost = true;
-      this.log(`chunkfs: lost the store's lease on ${this.db.target} (another opener took it after it expired); this mount's later metadata changes may conflict`);
+      this.log(`lost the store's lease on ${this.db.target} (another opener took it after it expired); this mount's later metadata changes may conflict`);
     } catch (err) {
       this.db.trustRows(0);
-      if (!this.lost) this.log(`chunkfs: lease renewal on ${this.db.target} failed: ${(err as Error).message}`);
+      if (!this.lost) this.log(`lease renewal on ${this.db.target} failed: ${(err as Error).message}`);
     }
   }
 

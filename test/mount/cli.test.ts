@@ -79,7 +79,10 @@ test.serial('mount without <store> creates the embedded default store (6 disks, 
 
 test.serial('a live mount point is refused; umount ends the mount process', async (t) => {
   await mkfs(fixture.dir + '/s1')
+  await fsp.chmod(fixture.dir + '/s1', 0o755) // made owner-only at the mount, which logs it
   const m = await fixture.mountAt(fixture.dir + '/s1', fixture.dir + '/m1')
+  t.regex(m.output(), /^chunkfs: store \S+\/s1 was readable or writable by other users; made 1 path\(s\) owner-only/m, 'one prefix')
+  t.notRegex(m.output(), /chunkfs: chunkfs:/)
   const second = await cli(['mount', fixture.dir + '/s1', fixture.dir + '/m1'])
   t.is(second.code, 1)
   t.regex(second.stderr, /already mounted \(a live mount\)/)
