@@ -222,7 +222,8 @@ a live one is refused. A store a live mount here serves already is mounted as a 
 A live mount answers the other chunkfs commands through <store>/chunkfs.sock.`,
   umount: `usage: chunkfs umount <mountpoint> [--lazy]
 
-Unmount a chunkfs mount (the mount process flushes and exits). --lazy detaches it even while busy.`,
+Unmount a chunkfs mount and wait (up to 60 s) until its mount process has flushed and closed the store.
+--lazy detaches it even while busy, and does not wait.`,
   ...TOOL_HELP,
   meta: META_HELP,
 };

@@ -183,8 +183,9 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean
   // the frame that threw; the whole stack with -o debug (DESIGN §7 logs).
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { describeError } = require('../fs/errno') as typeof import('../fs/errno');
-  process.on('uncaughtException', (err) => log(`uncaught: ${describeError(err, c.options.debug === true)}`));
-  process.on('unhandledRejection', (err) => log(`unhandled rejection: ${describeError(err, c.options.debug === true)}`));
+  const debug = c.options.debug === true;
+  process.on('uncaughtException', (err) => log(`uncaught: ${describeError(err, debug)}`));
+  process.on('unhandledRejection', (err) => log(`unhandled rejection: ${describeError(err, debug)}`));
   // Keeps the process alive (the FUSE thread's handles are unref'd), and notices an unmount from
   // outside (chunkfs umount, fusermount -u) of the last mount point of this connection: then flush,
   // close the store and exit. While a bind remains the kernel keeps the connection (no DESTROY yet).
@@ -246,8 +247,9 @@ async function cmdUmount(c: Extract<Command, { verb: 'umount' }>): Promise<void>
   // The other mount points of its connection (binds, cli/store-bind.ts) keep the mount process serving.
   const rest = entry === undefined ? [] : connectionMounts(entry.dev, entry.source).map((m) => m.mountpoint);
   if (rest.length === 0 && holder !== null && !(await closing.waitForClose(holder))) {
-    throw new CliError(`unmounted ${mountpoint}, but its mount process (pid ${holder.pid}) has not closed the store ${holder.storeDir} ` +
-      `after ${closing.UMOUNT_CLOSE_WAIT_MS / 1000} s (still flushing? see its log); the store stays locked until it does`);
+    throw new CliError(`unmounted ${mountpoint}, but its mount process (pid ${holder.pid}) has not closed the store ` +
+      `${holder.storeDir} after ${closing.UMOUNT_CLOSE_WAIT_MS / 1000} s (still flushing? see its log); ` +
+      'the store stays locked until it does');
   }
   process.stdout.write(`chunkfs: unmounted ${mountpoint}${rest.length > 0 ? ` (${entry!.source} stays mounted on ${rest.join(' and ')})` : ''}\n`);
 }

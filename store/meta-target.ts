@@ -24,7 +24,8 @@ export class MetaTargetError extends Error {
 /** A connection string longer than this is a mistake (libpq has no such limit; a config line does). */
 const URL_CHARS_MAX = 2048;
 /** What a connection string looks like, for a message about one that is not. */
-const FORMS_TEXT = "expected postgres://user@host/database, postgresql://user@/database?host=/socket/dir or 'host=/socket/dir dbname=database'";
+const FORMS_TEXT = 'expected postgres://user@host/database, postgresql://user@/database?host=/socket/dir ' +
+  "or 'host=/socket/dir dbname=database'";
 
 /** The connection string with any password hidden, for messages. */
 export function redactedUrl(url: string): string {
@@ -40,9 +41,12 @@ export function parseMetaTarget(text: string): MetaTarget {
   if (text.length === 0 || text.length > URL_CHARS_MAX) throw new MetaTargetError(text.slice(0, 80), `expected 1..${URL_CHARS_MAX} characters`);
   const scheme = /^([a-z][a-z0-9+.-]*:)\/\//i.exec(text);
   if (scheme !== null && !isUri(text)) {
-    throw new MetaTargetError(text, `scheme '${scheme[1]}' is not postgres: or postgresql: (SQLite, the default, needs no --meta)`);
+    throw new MetaTargetError(text, `scheme '${scheme[1]}' is not postgres: or postgresql: ` +
+      '(SQLite, the default, needs no --meta)');
   }
-  if (!isUri(text) && !text.includes('=')) throw new MetaTargetError(text, `not a PostgreSQL connection string; ${FORMS_TEXT}`);
+  if (!isUri(text) && !text.includes('=')) {
+    throw new MetaTargetError(text, `not a PostgreSQL connection string; ${FORMS_TEXT}`);
+  }
   let info: Conninfo;
   try {
     info = parseConninfo(text);
@@ -55,7 +59,7 @@ export function parseMetaTarget(text: string): MetaTarget {
       'leave it out and give it to libpq in PGPASSWORD or ~/.pgpass instead');
   }
   if ((info.values.get('dbname') ?? '') === '' && !info.values.has('service')) {
-    throw new MetaTargetError(text, info.form === 'uri' ? 'names no database (postgres://user@host/DATABASE)' : 'names no database (dbname=DATABASE)');
+    throw new MetaTargetError(text, `names no database (${info.form === 'uri' ? 'postgres://user@host/DATABASE' : 'dbname=DATABASE'})`);
   }
   return { engine: 'postgres', url: text };
 }

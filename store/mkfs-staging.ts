@@ -22,13 +22,17 @@ export class MkfsStaging {
   private readonly made: string[] = [];
   private done = false;
 
-  private constructor(readonly io: SyncIo, readonly target: string, readonly dir: string, private readonly targetExisted: boolean) {}
+  private constructor(
+    readonly io: SyncIo, readonly target: string, readonly dir: string, private readonly targetExisted: boolean,
+  ) {}
 
   /** Refuses a target that is not an empty directory; makes the staging directory beside it. */
   static begin(io: SyncIo, target: string): MkfsStaging {
     const st = io.stat(target);
     if (st !== null && st.kind !== 'dir') throw new ConfigError(target, 'is not a directory; refusing to create a store there');
-    if (st !== null && io.readdir(target).length > 0) throw new ConfigError(target, 'target directory is not empty; refusing to create a store there');
+    if (st !== null && io.readdir(target).length > 0) {
+      throw new ConfigError(target, 'target directory is not empty; refusing to create a store there');
+    }
     const parent = path.dirname(target);
     const missingTop = MkfsStaging.topMissing(io, parent);
     const name = `.${path.basename(target)}.mkfs-${crypto.randomBytes(STAGING_NAME_RANDOM_BYTES).toString('hex')}`;
@@ -67,7 +71,8 @@ export class MkfsStaging {
       if (top !== null) this.made.push(top);
       this.io.chmod(build, PRIVATE_DIR_MODE);
     } catch (err) {
-      throw new ConfigError(path.resolve(this.target, finalPath), `cannot make it a private disk directory (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+      throw new ConfigError(path.resolve(this.target, finalPath), `cannot make it a private disk directory (${why})`);
     }
     return build;
   }

@@ -6,6 +6,8 @@
 // Only the syntax is checked here: libpq checks the names and values when it connects.
 
 export const URI_PREFIXES = ['postgresql://', 'postgres://'];
+/** Characters of a malformed pair shown in its error. */
+const KEYWORD_SHOWN_CHARS = 20;
 
 /** The parts of a connection string; keywords as libpq names them (host, port, user, password, dbname, ...). */
 export interface Conninfo {
@@ -66,7 +68,9 @@ function parseHostList(list: string, values: Map<string, string>): void {
   const ports: string[] = [];
   for (const spec of list.split(',')) {
     const m = /^(\[[^\]]*\]|[^:[\]]*)(?::([^:]*))?$/.exec(spec);
-    if (m === null) throw new ConninfoSyntaxError(`invalid host '${spec}' (host, host:port, [IPv6]:port, or a percent-encoded socket directory)`);
+    if (m === null) {
+      throw new ConninfoSyntaxError(`invalid host '${spec}' (host, host:port, [IPv6]:port, or a percent-encoded socket directory)`);
+    }
     hosts.push(decode(m[1].replace(/^\[(.*)\]$/, '$1'), 'host'));
     const port = m[2] ?? '';
     if (port !== '' && !/^[0-9]+$/.test(port)) throw new ConninfoSyntaxError(`invalid port '${port}' of host '${m[1]}'`);
@@ -95,7 +99,9 @@ function parseKeywords(text: string): Map<string, string> {
     while (i < text.length && text[i] !== '=' && !/\s/.test(text[i])) i++;
     const keyword = text.slice(start, i);
     skipSpace();
-    if (keyword === '' || text[i] !== '=') throw new ConninfoSyntaxError(`missing "=" after '${keyword || text.slice(start, start + 20)}'`);
+    if (keyword === '' || text[i] !== '=') {
+      throw new ConninfoSyntaxError(`missing "=" after '${keyword || text.slice(start, start + KEYWORD_SHOWN_CHARS)}'`);
+    }
     i++;
     skipSpace();
     let value = '';

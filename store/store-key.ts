@@ -44,7 +44,10 @@ export function checkKeyFileTarget(io: SyncIo, externalFile: string): void {
   }
   const parent = path.dirname(file);
   const st = io.stat(parent);
-  if (st === null) throw new StoreKeyError(`store key file ${file}: directory ${parent} does not exist; create it first, or give --keyfile a path in an existing directory`);
+  if (st === null) {
+    throw new StoreKeyError(`store key file ${file}: directory ${parent} does not exist; ` +
+      'create it first, or give --keyfile a path in an existing directory');
+  }
   if (st.kind !== 'dir') throw new StoreKeyError(`store key file ${file}: ${parent} is not a directory`);
 }
 

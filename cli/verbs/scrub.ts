@@ -32,7 +32,9 @@ function problems(c: Extract<ToolCommand, { verb: 'scrub' }>, r: ScrubSummary): 
   // Shards of a chunk beyond its redundancy are listed as unrecoverable above: --repair cannot help them.
   const lost = new Set(r.unrecoverable.map((f) => `${f.ino}/${f.chunkIndex}`));
   const healable = (r.bad ?? []).filter((b) => !lost.has(`${b.ino}/${b.chunkIndex}`));
-  if (!c.repair && healable.length > 0) out.push(`bad or missing (queued for heal; run with --repair): ${shardList(healable)}`);
+  if (!c.repair && healable.length > 0) {
+    out.push(`bad or missing (queued for heal; run with --repair): ${shardList(healable)}`);
+  }
   return out;
 }
 

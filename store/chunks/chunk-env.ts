@@ -103,7 +103,8 @@ const FAILURE_COUNTER: Record<ShardFailure, CounterName> = {
  */
 export function queueDamagedShard(env: ChunkEnv, ref: ChunkRef, shardIndex: number, kind: ShardFailure, reason: string): void {
   env.db.transaction(() => {
-    if (env.map.queueHeal(ref.ino, ref.chunkIndex, ref.version, shardIndex, reason)) env.counters.bump(FAILURE_COUNTER[kind]);
+    const isNew = env.map.queueHeal(ref.ino, ref.chunkIndex, ref.version, shardIndex, reason);
+    if (isNew) env.counters.bump(FAILURE_COUNTER[kind]);
   })();
 }
 

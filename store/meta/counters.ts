@@ -28,7 +28,7 @@ export class Counters {
     if (this.recordsNothing) return;
     this.bumpStmt.run(name, by);
   }
-  /** bump for events of the read path: counted here, written by the next flush (at most BATCH_FLUSH_MS later, or at close). */
+  /** bump for events of the read path: counted here, written by a later flush (BATCH_FLUSH_MS at most, or close). */
   bumpBatched(name: CounterName): void {
     if (this.recordsNothing) return;
     this.pending.set(name, (this.pending.get(name) ?? 0) + 1);

@@ -43,9 +43,12 @@ export function checkNewMeta(target: MetaTarget | undefined): void {
     probe.close();
   }
   const url = redactedUrl(target.url);
-  if (where.schema === null) throw new ConfigError(url, `database ${where.db} has no schema in the search_path to create tables in; create one or set search_path`);
+  if (where.schema === null) {
+    throw new ConfigError(url, `database ${where.db} has no schema in the search_path to create tables in; create one or set search_path`);
+  }
   if (version > 0) {
-    throw new ConfigError(url, `database ${where.db} already holds chunkfs metadata (schema version ${version}); make a new store on an empty database`);
+    throw new ConfigError(url, `database ${where.db} already holds chunkfs metadata (schema version ${version}); ` +
+      'make a new store on an empty database');
   }
   if (names.length > 0) {
     const more = names.length > LISTED_RELATIONS_MAX ? ` and ${names.length - LISTED_RELATIONS_MAX} more` : '';

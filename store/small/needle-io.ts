@@ -97,7 +97,8 @@ async function readReplicaNeedle(env: ChunkEnv, ref: ChunkRef, ino: number, slic
       if (err instanceof SliceError) {
         problems.push(`replica ${i}: ${err.message}`);
         env.db.transaction(() => {
-          if (env.map.queueHeal(ref.ino, ref.chunkIndex, ref.version, i, `needle of inode ${ino}: ${err.message}`)) env.counters.bump('needle_mismatches');
+          const isNew = env.map.queueHeal(ref.ino, ref.chunkIndex, ref.version, i, `needle of inode ${ino}: ${err.message}`);
+          if (isNew) env.counters.bump('needle_mismatches'); // a damaged needle copy counts once
         })();
         continue;
       }

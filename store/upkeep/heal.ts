@@ -52,7 +52,8 @@ function beyondRedundancy(layout: Layout, badShards: number[]): string {
   const n = shardCount(layout);
   return layout.kind === 'replica'
     ? `no replica verifies (all ${n} bad or missing): the chunk is lost unless a disk comes back`
-    : `${badShards.length} of ${n} shards bad or missing, more than the ${n - dataShardCount(layout)} parity shards rebuild: the chunk is lost unless a disk comes back`;
+    : `${badShards.length} of ${n} shards bad or missing, more than the ${n - dataShardCount(layout)} parity shards rebuild: ` +
+      'the chunk is lost unless a disk comes back';
 }
 
 export function emptyHealReport(): HealReport {
@@ -200,7 +201,9 @@ export class Healer {
       const good = shardCount(ref.fl.layout) - badShards.length;
       if (!repair && onlyDisk === undefined && !tagBad.unexplained && good < dataShardCount(ref.fl.layout)) {
         const error = beyondRedundancy(ref.fl.layout, badShards);
-        for (const i of badShards) if (report.failed.length < FAILED_LISTED_MAX) report.failed.push({ ino, chunkIndex, shardIndex: i, error });
+        for (const i of badShards.slice(0, Math.max(0, FAILED_LISTED_MAX - report.failed.length))) {
+          report.failed.push({ ino, chunkIndex, shardIndex: i, error });
+        }
       }
     });
     return report;
