@@ -183,7 +183,7 @@ export const HELP: Record<string, string> = {
   '': `usage: chunkfs <command> [options]
 
 commands:
-  mkfs <store> [--disks N | --disk PATH ...] [--layout replica:3|ec:K+M[,zstd|,lz4][,aes256gcm]] [--chunk-size SIZE] [--bitrot-block SIZE] [--keyfile PATH] [--meta URI]
+  mkfs <store> [--disks N | --disk PATH ...] [--layout replica:3|ec:K+M[,zstd|,lz4][,aes256gcm]] [--chunk-size SIZE] [--bitrot-block SIZE] [--keyfile PATH] [--meta CONNINFO]
   mount [<store>] <mountpoint> [-o opt,...]
   umount <mountpoint>
 ${TOOL_SYNOPSIS}
@@ -192,7 +192,7 @@ ${META_SYNOPSIS}
 TARGET is a store directory, a chunkfs mount point, or nothing (the default store). While the store is
 mounted these commands reach the mount through its control socket, else they open the store.
 Run 'chunkfs <command> --help' for one command; 'chunkfs --version' for the version.`,
-  mkfs: `usage: chunkfs mkfs <store> [--disks N | --disk PATH ...] [--layout replica:3|ec:K+M[,zstd|,lz4][,aes256gcm]] [--chunk-size SIZE] [--bitrot-block SIZE] [--keyfile PATH] [--meta URI]
+  mkfs: `usage: chunkfs mkfs <store> [--disks N | --disk PATH ...] [--layout replica:3|ec:K+M[,zstd|,lz4][,aes256gcm]] [--chunk-size SIZE] [--bitrot-block SIZE] [--keyfile PATH] [--meta CONNINFO]
 
 Create a chunk store in the directory <store>.
   --disks N          make N disk directories inside the store (default 6)

@@ -127,7 +127,7 @@ test.serial('SIGINT flushes buffered writes and unmounts cleanly', async (t) => 
 
 test.serial('scrub: runs through a live mount; clean exits 0; a flipped byte is reported, repaired by --repair', async (t) => {
   const top = await cli(['--help'])
-  t.regex(top.stdout, /scrub \[TARGET\] \[--repair\] \[--rate SIZE\/s\] \[--json\]/)
+  t.regex(top.stdout, /scrub \[TARGET\] \[--repair \[--force\]\] \[--rate SIZE\/s\] \[--json\]/)
   await mkfs(fixture.dir + '/sc') // replica:3
   const m = await fixture.mountAt(fixture.dir + '/sc', fixture.dir + '/msc')
   await shOk(`head -c 300000 /dev/urandom > ${fixture.dir}/sc.bin && cp ${fixture.dir}/sc.bin ${fixture.dir}/msc/f.bin && sync`)
