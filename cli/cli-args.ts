@@ -183,7 +183,7 @@ export const HELP: Record<string, string> = {
   '': `usage: chunkfs <command> [options]
 
 commands:
-  mkfs <store> [--disks N | --disk PATH ...] [--layout replica:3|ec:K+M[,zstd|,lz4][,aes256gcm]] [--chunk-size SIZE] [--bitrot-block SIZE] [--keyfile PATH] [--meta URI]
+  mkfs <store> [--disks N | --disk PATH ...] [--layout replica:3|ec:K+M[,zstd|,lz4][,aes256gcm]] [--chunk-size SIZE] [--bitrot-block SIZE] [--keyfile PATH] [--meta CONNINFO]
   mount [<store>] <mountpoint> [-o opt,...]
   umount <mountpoint>
 ${TOOL_SYNOPSIS}
@@ -192,7 +192,7 @@ ${META_SYNOPSIS}
 TARGET is a store directory, a chunkfs mount point, or nothing (the default store). While the store is
 mounted these commands reach the mount through its control socket, else they open the store.
 Run 'chunkfs <command> --help' for one command; 'chunkfs --version' for the version.`,
-  mkfs: `usage: chunkfs mkfs <store> [--disks N | --disk PATH ...] [--layout replica:3|ec:K+M[,zstd|,lz4][,aes256gcm]] [--chunk-size SIZE] [--bitrot-block SIZE] [--keyfile PATH] [--meta URI]
+  mkfs: `usage: chunkfs mkfs <store> [--disks N | --disk PATH ...] [--layout replica:3|ec:K+M[,zstd|,lz4][,aes256gcm]] [--chunk-size SIZE] [--bitrot-block SIZE] [--keyfile PATH] [--meta CONNINFO]
 
 Create a chunk store in the directory <store>.
   --disks N          make N disk directories inside the store (default 6)
@@ -203,9 +203,10 @@ Create a chunk store in the directory <store>.
                      <store>/data.key; then mount with -o keyfile=PATH
   --chunk-size SIZE  chunk size, e.g. 4M (default 4 MiB)
   --bitrot-block SIZE  bitrot block, a multiple of 4K (default 16K)
-  --meta URI         keep the metadata in PostgreSQL instead of <store>/meta.db: an empty database named by a
-                     libpq URI, e.g. postgres://user@host/db or postgresql:///db?host=/run/postgresql;
-                     never with a password (give it in PGPASSWORD or ~/.pgpass); recorded in chunkfs.json`,
+  --meta CONNINFO    keep the metadata in PostgreSQL instead of <store>/meta.db: an empty database named by a
+                     libpq connection string, e.g. postgres://user@host/db, postgresql://user@/db?host=/run/postgresql
+                     or 'host=/run/postgresql dbname=db'; never with a password (give it in PGPASSWORD or
+                     ~/.pgpass); recorded in chunkfs.json`,
   mount: `usage: chunkfs mount [<store>] <mountpoint> [-o opt,...]
 
 Mount a store in the foreground; prints one line when ready; Ctrl-C (SIGINT) or SIGTERM flushes and
@@ -238,7 +239,8 @@ a live one is refused. A store a live mount here serves already is mounted as a 
 A live mount answers the other chunkfs commands through <store>/chunkfs.sock.`,
   umount: `usage: chunkfs umount <mountpoint> [--lazy]
 
-Unmount a chunkfs mount (the mount process flushes and exits). --lazy detaches it even while busy.`,
+Unmount a chunkfs mount and wait (up to 60 s) until its mount process has flushed and closed the store.
+--lazy detaches it even while busy, and does not wait.`,
   ...TOOL_HELP,
   meta: META_HELP,
 };

@@ -180,9 +180,13 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
-  // A bug in a background task is logged; it must not take the mount down (issue 4).
-  process.on('uncaughtException', (err) => process.stderr.write(`chunkfs: uncaught: ${err.stack ?? err.message}\n`));
-  process.on('unhandledRejection', (err) => process.stderr.write(`chunkfs: unhandled rejection: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`));
+  // A bug in a background task is logged; it must not take the mount down (issue 4). In words and
+  // the frame that threw; the whole stack with -o debug (DESIGN §7 logs).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { describeError } = require('../fs/errno') as typeof import('../fs/errno');
+  const debug = c.options.debug === true;
+  process.on('uncaughtException', (err) => log(`uncaught: ${describeError(err, debug)}`));
+  process.on('unhandledRejection', (err) => log(`unhandled rejection: ${describeError(err, debug)}`));
   // Keeps the process alive (the FUSE thread's handles are unref'd), and notices an unmount from
   // outside (chunkfs umount, fusermount -u) of the last mount point of this connection: then flush,
   // close the store and exit. While a bind remains the kernel keeps the connection (no DESTROY yet).
@@ -234,10 +238,20 @@ async function cmdUmount(c: Extract<Command, { verb: 'umount' }>): Promise<void>
   const mountpoint = path.resolve(c.mountpoint);
   if (!mountedAt(mountpoint)) throw new CliError(`${mountpoint} is not mounted`);
   const entry = mountInfoTable().filter((m) => m.mountpoint === mountpoint).pop();
+  // Read before the unmount: the mount process that holds the store, if this is its last mount point.
+  const served = entry === undefined ? [] : connectionMounts(entry.dev, entry.source).map((m) => m.mountpoint);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const closing = require('./umount-wait') as typeof import('./umount-wait');
+  const holder = entry === undefined || c.lazy ? null : closing.mountHolderOf(entry.source, served);
   const r = await run('fusermount', [c.lazy ? '-uz' : '-u', mountpoint]);
   if (r.code !== 0) throw new CliError(`cannot unmount ${mountpoint}: ${r.out.trim()}${c.lazy ? '' : ' (busy? try --lazy)'}`);
   // The other mount points of its connection (binds, cli/store-bind.ts) keep the mount process serving.
   const rest = entry === undefined ? [] : connectionMounts(entry.dev, entry.source).map((m) => m.mountpoint);
+  if (rest.length === 0 && holder !== null && !(await closing.waitForClose(holder))) {
+    throw new CliError(`unmounted ${mountpoint}, but its mount process (pid ${holder.pid}) has not closed the store ` +
+      `${holder.storeDir} after ${closing.UMOUNT_CLOSE_WAIT_MS / 1000} s (still flushing? see its log); ` +
+      'the store stays locked until it does');
+  }
   process.stdout.write(`chunkfs: unmounted ${mountpoint}${rest.length > 0 ? ` (${entry!.source} stays mounted on ${rest.join(' and ')})` : ''}\n`);
 }
 

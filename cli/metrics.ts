@@ -10,11 +10,20 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Store } from '../store/store';
 import type { FaultTable } from '../store/io/fault-table';
 import type { ReadGrantStats } from '../fs/fuse/transport';
-import { COUNTER_NAMES } from '../store/meta/counters';
+import { COUNTER_NAMES, CounterName } from '../store/meta/counters';
 
 const OP_BUCKETS_S = [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30];
 const FLUSH_BUCKETS_S = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1, 5];
 const DISK_STATES = ['ok', 'degraded', 'offline'] as const;
+
+/** What a counter counts, where its name does not say it (docs/operations.md "Metrics"). */
+const COUNTER_HELP: Partial<Record<CounterName, string>> = {
+  bitrot_errors: 'Shards found bitrotten, each once (when queued for heal)',
+  missing_shards: 'Shards found missing, each once (when queued for heal)',
+  header_mismatches: 'Shards whose header disagrees with the metadata, each once (when queued for heal)',
+  io_errors: 'Shards a disk failed to read, each once (when queued for heal)',
+  reads_served_around: 'Reads served without a shard they would read first (it failed, or its disk is offline or failing)',
+};
 
 export class MetricsError extends Error {}
 
@@ -75,7 +84,7 @@ export class Metrics {
     const seen = new Map<string, number>();
     for (const name of COUNTER_NAMES) {
       new Counter({
-        name: `chunkfs_${name}_total`, help: `Store counter ${name} (persistent across mounts)`, registers,
+        name: `chunkfs_${name}_total`, help: `${COUNTER_HELP[name] ?? `Store counter ${name}`} (persistent across mounts)`, registers,
         async collect() {
           const v = (await self.status())?.counters[name] ?? 0;
           const delta = v - (seen.get(name) ?? 0);

@@ -5,11 +5,12 @@ import * as path from 'node:path';
 import { ChunkfsError } from '../src/errors';
 import { BITROT_KEY_BYTES, BitrotKey, parseBitrotKey } from '../src/keying';
 import { Layout, parseLayout, shardCount } from '../src/layout';
-import { writeMarker } from './disk-identity';
+import { markerPath, writeMarker } from './disk-identity';
+import type { MkfsStaging } from './mkfs-staging';
 import { refuseSharedDiskDir } from './io/private-modes';
 import { MetaTarget, parseMetaTarget } from './meta-target';
 import { StoreKeyRef, checkKeyRef, createStoreKey, loadStoreKey } from './store-key';
-import { PRIVATE_DIR_MODE, SyncIo, nodeSyncIo } from './io/sync-io';
+import { SyncIo, nodeSyncIo } from './io/sync-io';
 
 export const CONFIG_FILE = 'chunkfs.json';
 export const KEY_FILE = 'bitrot.key';
@@ -123,11 +124,12 @@ export interface CreateConfigOptions {
   meta?: MetaTarget;
 }
 
-/** mkfs: refuses a non-empty target, duplicate disks, a layout needing more disks than exist. */
-export function createConfig(dir: string, opts: CreateConfigOptions, io: SyncIo = nodeSyncIo): StoreConfig {
-  if (io.stat(dir) !== null && io.readdir(dir).length > 0) {
-    throw new ConfigError(dir, 'target directory is not empty; refusing to create a store there');
-  }
+/**
+ * mkfs: refuses duplicate disks, a non-empty disk, a layout needing more disks than exist. Builds in
+ * staging (store/mkfs-staging.ts), which refused a non-empty target and undoes all this on failure.
+ */
+export function createConfig(staging: MkfsStaging, opts: CreateConfigOptions): StoreConfig {
+  const { io, target: dir } = staging;
   const diskOpt = opts.disks ?? 3;
   const diskPaths: string[] = typeof diskOpt === 'number'
     ? Array.from({ length: diskOpt }, (_, i) => `disks/d${i}`)
@@ -155,11 +157,6 @@ export function createConfig(dir: string, opts: CreateConfigOptions, io: SyncIo 
     if (io.stat(r) !== null && io.readdir(r).length > 0) throw new ConfigError(r, 'disk directory is not empty');
     refuseSharedDiskDir(io, r);
   }
-  // Private to the owner (issue 12): an existing empty directory keeps no wider mode.
-  for (const d of [dir, ...resolved]) {
-    io.mkdirPrivate(d);
-    io.chmod(d, PRIVATE_DIR_MODE);
-  }
   const config: StoreConfig = {
     format: STORE_FORMAT,
     formatVersion: STORE_FORMAT_VERSION,
@@ -170,11 +167,16 @@ export function createConfig(dir: string, opts: CreateConfigOptions, io: SyncIo 
     storeUuid: crypto.randomUUID(),
     ...(opts.meta === undefined ? {} : { meta: { engine: opts.meta.engine, url: parseMetaTarget(opts.meta.url).url } }),
   };
-  io.writeFileDurable(path.join(dir, KEY_FILE), crypto.randomBytes(BITROT_KEY_BYTES));
-  config.storeKey = createStoreKey(io, dir, opts.keyFile);
-  config.disks.forEach((d, i) => writeMarker(io, resolved[i], config.storeUuid!, d.id));
+  io.writeFileDurable(path.join(staging.dir, KEY_FILE), crypto.randomBytes(BITROT_KEY_BYTES));
+  config.storeKey = createStoreKey(io, staging.dir, opts.keyFile, (file) => staging.recordMade(file));
+  config.disks.forEach((d, i) => {
+    // Private to the owner (issue 12): an existing empty directory keeps no wider mode.
+    const root = staging.makeDir(resolved[i]);
+    writeMarker(io, root, config.storeUuid!, d.id);
+    staging.recordMade(markerPath(root));
+  });
   // The config last: an interrupted mkfs leaves no store that could be opened.
-  io.writeFileDurable(path.join(dir, CONFIG_FILE), configBytes(config));
+  io.writeFileDurable(path.join(staging.dir, CONFIG_FILE), configBytes(config));
   return config;
 }
 

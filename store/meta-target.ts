@@ -1,13 +1,15 @@
 // Where a store keeps its metadata (DESIGN §9): SQLite in meta.db in the store directory (the
-// default: a config without `meta`), or a PostgreSQL database named by a libpq connection URI,
-// recorded in chunkfs.json at mkfs. The URI never holds a password: the config is a plain file
+// default: a config without `meta`), or a PostgreSQL database named by a libpq connection string,
+// recorded in chunkfs.json at mkfs. The string never holds a password: the config is a plain file
 // that backups and bug reports copy, and libpq's usual places carry it (PGPASSWORD,
 // ~/.pgpass, PGPASSFILE, a service file).
+
+import { Conninfo, ConninfoSyntaxError, isUri, parseConninfo } from './pg-conninfo';
 
 /** What chunkfs.json records under `meta` for a store on PostgreSQL. */
 export interface MetaTarget {
   engine: 'postgres';
-  /** libpq connection URI (postgres:// or postgresql://), without a password. */
+  /** libpq connection string (a postgres:// or postgresql:// URI, or keyword=value pairs), without a password. */
   url: string;
 }
 
@@ -19,34 +21,45 @@ export class MetaTargetError extends Error {
   }
 }
 
-const URI_SCHEMES = ['postgres:', 'postgresql:'];
 /** A connection string longer than this is a mistake (libpq has no such limit; a config line does). */
 const URL_CHARS_MAX = 2048;
+/** What a connection string looks like, for a message about one that is not. */
+const FORMS_TEXT = 'expected postgres://user@host/database, postgresql://user@/database?host=/socket/dir ' +
+  "or 'host=/socket/dir dbname=database'";
 
 /** The connection string with any password hidden, for messages. */
 export function redactedUrl(url: string): string {
+  if (!isUri(url)) return url.replace(/(^|\s)(password\s*=\s*)('(\\.|[^'])*'|\S*)/gi, '$1$2***');
   return url.replace(/(\/\/[^:/@?]*):[^@/?]*@/, '$1:***@').replace(/([?&]password=)[^&]*/gi, '$1***');
 }
 
-/** Checks a `--meta` value: a PostgreSQL URI without a password; the MetaTarget to record. */
+/**
+ * Checks a `--meta` value: a connection string libpq parses (a URI or keyword=value pairs), naming a
+ * database and holding no password; the MetaTarget to record.
+ */
 export function parseMetaTarget(text: string): MetaTarget {
   if (text.length === 0 || text.length > URL_CHARS_MAX) throw new MetaTargetError(text.slice(0, 80), `expected 1..${URL_CHARS_MAX} characters`);
-  let u: URL;
+  const scheme = /^([a-z][a-z0-9+.-]*:)\/\//i.exec(text);
+  if (scheme !== null && !isUri(text)) {
+    throw new MetaTargetError(text, `scheme '${scheme[1]}' is not postgres: or postgresql: ` +
+      '(SQLite, the default, needs no --meta)');
+  }
+  if (!isUri(text) && !text.includes('=')) {
+    throw new MetaTargetError(text, `not a PostgreSQL connection string; ${FORMS_TEXT}`);
+  }
+  let info: Conninfo;
   try {
-    u = new URL(text);
-  } catch {
-    throw new MetaTargetError(text, 'not a URI; expected postgres://user@host/database or postgresql:///database?host=/socket/dir');
+    info = parseConninfo(text);
+  } catch (err) {
+    if (!(err instanceof ConninfoSyntaxError)) throw err;
+    throw new MetaTargetError(redactedUrl(text), `${err.message}; ${FORMS_TEXT}`);
   }
-  if (!URI_SCHEMES.includes(u.protocol)) {
-    throw new MetaTargetError(text, `scheme '${u.protocol}' is not postgres: or postgresql: (SQLite, the default, needs no --meta)`);
-  }
-  if (u.password !== '' || [...u.searchParams.keys()].some((k) => k.toLowerCase() === 'password')) {
+  if (info.values.has('password')) {
     throw new MetaTargetError(redactedUrl(text), 'holds a password, which chunkfs would record in chunkfs.json; ' +
       'leave it out and give it to libpq in PGPASSWORD or ~/.pgpass instead');
   }
-  const database = decodeURIComponent(u.pathname.replace(/^\//, ''));
-  if (database.length === 0 && !u.searchParams.has('dbname')) {
-    throw new MetaTargetError(text, 'names no database (postgres://user@host/DATABASE)');
+  if ((info.values.get('dbname') ?? '') === '' && !info.values.has('service')) {
+    throw new MetaTargetError(text, `names no database (${info.form === 'uri' ? 'postgres://user@host/DATABASE' : 'dbname=DATABASE'})`);
   }
   return { engine: 'postgres', url: text };
 }

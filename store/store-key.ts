@@ -32,11 +32,36 @@ function readKeyFile(io: SyncIo, file: string): Buffer {
   return key;
 }
 
-/** mkfs: a new key in the store directory, or at externalFile (an existing one there is used). */
-export function createStoreKey(io: SyncIo, dir: string, externalFile?: string): StoreKeyRef {
+/**
+ * mkfs, before anything is made: an external key file is an existing key, or goes in an existing
+ * directory (a missing one is a typo more often than a wish for new directories).
+ */
+export function checkKeyFileTarget(io: SyncIo, externalFile: string): void {
+  const file = path.resolve(externalFile);
+  if (io.stat(file) !== null) {
+    readKeyFile(io, file);
+    return;
+  }
+  const parent = path.dirname(file);
+  const st = io.stat(parent);
+  if (st === null) {
+    throw new StoreKeyError(`store key file ${file}: directory ${parent} does not exist; ` +
+      'create it first, or give --keyfile a path in an existing directory');
+  }
+  if (st.kind !== 'dir') throw new StoreKeyError(`store key file ${file}: ${parent} is not a directory`);
+}
+
+/**
+ * mkfs: a new key in the store directory, or at externalFile (an existing one there is used);
+ * made(file): told of an external key file this call created (a failed mkfs removes it).
+ */
+export function createStoreKey(io: SyncIo, dir: string, externalFile?: string, made?: (file: string) => void): StoreKeyRef {
   if (externalFile !== undefined) {
     const file = path.resolve(externalFile);
-    if (io.stat(file) === null) io.createExclusive(file, crypto.randomBytes(STORE_KEY_BYTES));
+    if (io.stat(file) === null) {
+      io.createExclusive(file, crypto.randomBytes(STORE_KEY_BYTES));
+      made?.(file);
+    }
     return { check: keyCheck(readKeyFile(io, file)) };
   }
   const key = crypto.randomBytes(STORE_KEY_BYTES);

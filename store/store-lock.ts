@@ -107,6 +107,18 @@ function readLock(io: SyncIo, file: string): LockContent | null | undefined {
   return null;
 }
 
+export interface LockHolder { pid: number; note: string; host: string | null }
+
+/**
+ * Who holds store dir read-write now, as its lock file says: pid, note and host (host null: a lock
+ * of an older build); null when the store is not locked (or the lock names nobody yet).
+ */
+export function lockHolder(dir: string, io: SyncIo = nodeSyncIo): LockHolder | null {
+  const lock = readLock(io, path.join(dir, LOCK_FILE));
+  if (lock === undefined || lock === null) return null;
+  return { pid: lock.pid, note: lock.note, host: lock.holder?.host ?? null };
+}
+
 export class StoreLock {
   private released = false;
 

@@ -30,6 +30,8 @@ import { FLAG_COMPRESSED, FLAG_ENCRYPTED } from '../src/header';
 import { Db } from './meta/meta';
 import { MetaStatus, StoreLease, acquireLease, awaitWriterAnnouncing, checkNewMeta, commitPointOf, createMeta, metaStatus, openStoreMeta, upgradeStoreMeta } from './meta/engine-open';
 import { parseMetaTarget, redactedUrl } from './meta-target';
+import { MkfsStaging } from './mkfs-staging';
+import { checkKeyFileTarget } from './store-key';
 import { Namespace } from './meta/namespace';
 import { RecoveryReport, emptyRecoveryReport, recover } from './upkeep/recovery';
 import { ShardStore } from './chunks/shard-store';
@@ -158,7 +160,7 @@ export class Store {
   private readonly prealloc: Preallocated;
   private closed = false;
   /** One line per event worth telling the operator (StoreOpenOptions.log). */
-  private log: (line: string) => void = (line) => process.stderr.write(`${line}\n`);
+  private log: (line: string) => void = (line) => process.stderr.write(`chunkfs: ${line}\n`);
   /** Held while open read-write (store/store-lock.ts); null when read-only. */
   private lock: StoreLock | null = null;
   /** Held while open read-write on PostgreSQL (DESIGN §9 lease); null on SQLite and read-only. */
@@ -237,15 +239,24 @@ export class Store {
       if (createOpts.defaults![k] === undefined) delete createOpts.defaults![k];
     }
     createOpts.keyFile = opts.keyFile;
-    // A bad connection string or an unreachable database fails here, before anything is written.
+    // A bad connection string, an unreachable or non-empty database, a key file in a missing
+    // directory: each fails here, before anything is written.
     createOpts.meta = opts.meta === undefined ? undefined : parseMetaTarget(opts.meta);
     checkNewMeta(createOpts.meta);
-    const config = createConfig(dir, createOpts, nodeSyncIo);
-    if (createOpts.meta === undefined) {
+    if (opts.keyFile !== undefined) checkKeyFileTarget(nodeSyncIo, opts.keyFile);
+    // Built beside dir and moved there at the end: a failed mkfs leaves nothing (docs/design.md §4).
+    const staging = MkfsStaging.begin(nodeSyncIo, nodePath.resolve(dir));
+    try {
+      const config = createConfig(staging, createOpts);
+      const metaPath = nodePath.join(staging.dir, META_FILE);
       // Created 0600 before SQLite sees it: SQLite gives meta.db-wal and -shm the mode of the database file.
-      nodeSyncIo.createExclusive(nodePath.join(dir, META_FILE), Buffer.alloc(0));
+      if (createOpts.meta === undefined) nodeSyncIo.createExclusive(metaPath, Buffer.alloc(0));
+      createMeta(metaPath, createOpts.meta, config.storeUuid!);
+      staging.commit();
+    } catch (err) {
+      staging.abandon();
+      throw err;
     }
-    createMeta(nodePath.join(dir, META_FILE), createOpts.meta, config.storeUuid!);
     return Store.open(dir, { io: opts.io, keyFile: opts.keyFile });
   }
 
@@ -262,7 +273,7 @@ export class Store {
     const metaPath = nodePath.join(dir, META_FILE);
     const metaTarget = opened.config.meta; // DESIGN §9: the engine recorded at mkfs
     if (metaTarget === undefined && syncIo.stat(metaPath) === null) throw new ConfigError(metaPath, 'metadata database missing; refusing to start an empty one');
-    const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+    const log = opts.log ?? ((line: string) => process.stderr.write(`chunkfs: ${line}\n`));
     Store.makePrivate(dir, opened, syncIo, log);
     if (opts.follow === true && (!readOnly || metaTarget === undefined)) {
       throw new ConfigError(dir, readOnly
@@ -491,7 +502,7 @@ export class Store {
     this.applier.held = true;
     this.applier.stop();
     const stopped = (what: string) => (err: unknown): void => {
-      this.log(`chunkfs: stopping the ${what}: ${(err as Error).message}`);
+      this.log(`stopping the ${what}: ${(err as Error).message}`);
     };
     void this.healer.stop().catch(stopped('healer'));
     void this.compactor.stop().catch(stopped('compactor'));
@@ -509,7 +520,7 @@ export class Store {
       if (this.closed) return;
       this.follow(url).catch((err) => {
         this.follower = null;
-        this.log(`chunkfs: cannot follow the new lease holder's changes on ${redactedUrl(url)}: ${(err as Error).message}; ` +
+        this.log(`cannot follow the new lease holder's changes on ${redactedUrl(url)}: ${(err as Error).message}; ` +
           'reads may show this mount\'s last view');
       });
     });
@@ -584,6 +595,9 @@ export class Store {
       if (this.lock !== null && this.leaseLost === null) await this.applier.drain();
       this.applier.stop();
       await this.env.commits.stop();
+      try {
+        this.env.counters.flush();
+      } catch { /* the batched counts of the last second: not worth failing the close for */ }
       if (this.lock !== null) await this.env.commits.flushIfDirty().catch(() => undefined); // SQLite's close checkpoints too
       this.lease?.release();
       this.env.commits.close();

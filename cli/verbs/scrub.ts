@@ -13,7 +13,7 @@ import { leakLines, leaksUnresolved } from '../leak-text';
 function problems(c: Extract<ToolCommand, { verb: 'scrub' }>, r: ScrubSummary): string[] {
   const out: string[] = [];
   if (r.unrecoverable.length > 0) {
-    out.push(`unrecoverable: ${r.unrecoverable.map((f) => `${shardList([f])}: ${f.error}`).join('; ')}`);
+    out.push(`unrecoverable: ${unrecoverableList(r.unrecoverable)}`);
   }
   const loose = r.looseModes;
   if (loose.count > 0) {
@@ -27,8 +27,23 @@ function problems(c: Extract<ToolCommand, { verb: 'scrub' }>, r: ScrubSummary): 
   if (r.needles.badCount > 0) {
     out.push(`${r.needles.badCount} small file(s) whose needle no replica holds intact: ${r.needles.bad.map((b) => `${b.path ?? `inode ${b.ino}`}: ${b.error}`).join('; ')}`);
   }
-  if (!c.repair && (r.bad?.length ?? 0) > 0) out.push(`bad or missing (queued for heal; run with --repair): ${shardList(r.bad!)}`);
+  // Shards of a chunk beyond its redundancy are listed as unrecoverable above: --repair cannot help them.
+  const lost = new Set(r.unrecoverable.map((f) => `${f.ino}/${f.chunkIndex}`));
+  const healable = (r.bad ?? []).filter((b) => !lost.has(`${b.ino}/${b.chunkIndex}`));
+  if (!c.repair && healable.length > 0) {
+    out.push(`bad or missing (queued for heal; run with --repair): ${shardList(healable)}`);
+  }
   return out;
+}
+
+/** Failures grouped by chunk and error: "/g (file 5) chunk 0 shards 0,1,2: no replica verifies ...". */
+function unrecoverableList(failed: ScrubSummary['unrecoverable']): string {
+  const groups = new Map<string, ScrubSummary['unrecoverable']>();
+  for (const f of failed) {
+    const k = `${f.ino}/${f.chunkIndex}/${f.error}`;
+    groups.set(k, [...(groups.get(k) ?? []), f]);
+  }
+  return [...groups.values()].map((g) => `${shardList(g)}: ${g[0].error}`).join('; ');
 }
 
 export async function scrubVerb(c: Extract<ToolCommand, { verb: 'scrub' }>): Promise<number> {

@@ -100,17 +100,30 @@ const FAILURE_COUNTER: Record<ShardFailure, CounterName> = {
   bitrot: 'bitrot_errors', missing: 'missing_shards', header: 'header_mismatches', io: 'io_errors',
 };
 
+/**
+ * Queue a damaged shard for heal; its kind's counter counts it once, when it is newly queued (not
+ * at every read that meets it again before the healer has rebuilt it).
+ */
+export function queueDamagedShard(env: ChunkEnv, ref: ChunkRef, shardIndex: number, kind: ShardFailure, reason: string): void {
+  env.db.transaction(() => {
+    const isNew = env.map.queueHeal(ref.ino, ref.chunkIndex, ref.version, shardIndex, reason);
+    if (isNew) env.counters.bump(FAILURE_COUNTER[kind]);
+  })();
+}
+
 /** Record a shard that failed a read; rethrows errors that are not about the shard (bugs). */
 export function noteShardFailure(env: ChunkEnv, ref: ChunkRef, shardIndex: number, err: unknown): ShardFailure {
   const kind = classifyShardError(err);
   if (kind === null) throw err;
   const message = err instanceof Error ? err.message : String(err);
   if (kind === 'io') env.health.fail(ref.diskIds[shardIndex], message);
-  env.db.transaction(() => {
-    env.counters.bump(FAILURE_COUNTER[kind]);
-    env.map.queueHeal(ref.ino, ref.chunkIndex, ref.version, shardIndex, `${kind}: ${message}`);
-  })();
+  queueDamagedShard(env, ref, shardIndex, kind, `${kind}: ${message}`);
   return kind;
+}
+
+/** A read served without one of the shards it would read first (failed, or on a disk offline or suspect). */
+export function noteServedAround(env: ChunkEnv): void {
+  env.counters.bumpBatched('reads_served_around');
 }
 
 /** Replica/shard order for reads: the placement order, suspect disks last. */

@@ -9,7 +9,7 @@ import { EncodedPayload, decodePayloadInto, encodePayload } from '../../src/chun
 import { ChunkIdentity, DecryptError } from '../../src/chunk-cipher';
 import { hasTransforms } from '../../src/chunk-transforms';
 import { assert } from '../../src/errors';
-import { ChunkEnv, noteShardFailure, readOrder } from './chunk-env';
+import { ChunkEnv, noteServedAround, noteShardFailure, readOrder } from './chunk-env';
 import { ChunkRef, payloadLen, siteOf, versionKeyOf } from './chunk-ref';
 import { readEcInto, readEcPayload } from './ec-chunk';
 import { shardCount } from '../../src/layout';
@@ -162,6 +162,7 @@ async function decodeFromReplicas(env: ChunkEnv, ref: ChunkRef, raw: Buffer, fir
     }
     try {
       decodePayloadInto(ref.fl.layout.transforms, ref.stored!.flags, payload, raw, identityOf(ref), env.storeKey, siteOf(ref, i), (n) => Buffer.allocUnsafe(n));
+      noteServedAround(env); // the first decode (of the replica read first) failed its tag
       return;
     } catch (err) {
       if (!(err instanceof DecryptError)) throw err;
@@ -196,6 +197,7 @@ async function decodeFromEcShards(env: ChunkEnv, ref: ChunkRef, raw: Buffer, fir
     }
     noteShardFailure(env, ref, j, first);
     env.counters.bump('failovers');
+    noteServedAround(env);
     return;
   }
   throw first;

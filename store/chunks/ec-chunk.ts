@@ -6,7 +6,7 @@
 import { UnrecoverableError, assert } from '../../src/errors';
 import { mapRange, splitChunk } from '../../src/mapping';
 import { rsCodec } from '../../src/rs';
-import { ChunkEnv, noteShardFailure, readOrder } from './chunk-env';
+import { ChunkEnv, noteServedAround, noteShardFailure, readOrder } from './chunk-env';
 import { ChunkRef, ecGeometry, payloadLen, shardDataLen, siteOf } from './chunk-ref';
 import { Payload } from './shard-encode';
 import { Maybe, isPromise } from './maybe-async';
@@ -80,6 +80,7 @@ export async function reconstructRange(
   assert(have.size >= k, 'reconstruct: k shards gathered');
   const shards = all.map((i) => have.get(i) ?? null);
   env.counters.bump('reconstructions');
+  noteServedAround(env);
   return rsCodec(k, m).reconstructSome(shards, wanted);
 }
 

@@ -4,7 +4,7 @@
 // DESIGN §5 protocol: a durable journaled intent holding the new span, then, from the
 // applier (store/chunks/applier.ts), all replicas patched in parallel.
 import { UnrecoverableError, assert } from '../../src/errors';
-import { ChunkEnv, noteShardFailure, readOrder } from './chunk-env';
+import { ChunkEnv, noteServedAround, noteShardFailure, readOrder } from './chunk-env';
 import { ChunkRef, siteOf } from './chunk-ref';
 import { Maybe, isPromise } from './maybe-async';
 
@@ -31,6 +31,7 @@ export function readReplicaInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: numbe
   const served = (i: number): void => {
     env.health.ok(ref.diskIds[i]);
     if (failed.length > 0) env.counters.bump('failovers');
+    if (i !== 0) noteServedAround(env); // replica 0 is read first unless it failed or its disk is suspect
   };
   const fail = (i: number, err: unknown): void => {
     why.push(`${i} ${noteShardFailure(env, ref, i, err)}`);

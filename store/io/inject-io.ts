@@ -173,6 +173,10 @@ export class InjectSyncIo implements SyncIo {
     this.check('write', 'unlink', path);
     this.inner.remove(path);
   }
+  removeTree(path: string): void {
+    this.check('write', 'unlink', path);
+    this.inner.removeTree(path);
+  }
   fsync(path: string): void {
     this.check('write', 'fsync', path);
     this.inner.fsync(path);

@@ -57,7 +57,7 @@ export function tightenStoreModes(io: SyncIo, paths: string[]): ModeChange[] {
 /** The one log line for changes made at open. */
 export function describeModeChanges(dir: string, changes: ModeChange[]): string {
   const list = changes.map((c) => `${nodePath.relative(dir, c.path) || '.'} ${octal(c.fromBits)}->${octal(c.toBits)}`).join(', ');
-  return `chunkfs: store ${dir} was readable or writable by other users; made ${changes.length} path(s) owner-only: ${list}`;
+  return `store ${dir} was readable or writable by other users; made ${changes.length} path(s) owner-only: ${list}`;
 }
 
 /** mkfs: a disk directory others can write to is shared (like /tmp), and never becomes a disk. */

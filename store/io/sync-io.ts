@@ -42,6 +42,8 @@ export interface SyncIo {
   link(from: string, to: string): void;
   /** Remove a file; nothing to do when it is gone. */
   remove(path: string): void;
+  /** Remove a directory and all beneath it; nothing to do when it is gone (mkfs undoing what it made). */
+  removeTree(path: string): void;
   /** fsync a file or a directory (its entries) that exists. */
   fsync(path: string): void;
 }
@@ -81,8 +83,13 @@ export class NodeSyncIo implements SyncIo {
   writeFileDurable(path: string, data: Buffer): void {
     const tmp = `${path}.tmp`;
     fs.rmSync(tmp, { force: true }); // left by an interrupted write; never holds the only copy
-    this.createExclusive(tmp, data);
-    fs.renameSync(tmp, path);
+    try {
+      this.createExclusive(tmp, data);
+      fs.renameSync(tmp, path);
+    } catch (err) {
+      fs.rmSync(tmp, { force: true }); // a failed write leaves no temp file beside path
+      throw err;
+    }
     fsyncPath(nodePath.dirname(path), fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
   }
   createExclusive(path: string, data: Buffer): void {
@@ -119,6 +126,9 @@ export class NodeSyncIo implements SyncIo {
   }
   remove(path: string): void {
     fs.rmSync(path, { force: true });
+  }
+  removeTree(path: string): void {
+    fs.rmSync(path, { recursive: true, force: true });
   }
   fsync(path: string): void {
     fsyncPath(path, fs.constants.O_RDONLY);

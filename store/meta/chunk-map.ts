@@ -242,9 +242,10 @@ export class ChunkMap {
   intentsOf(ino: number): Intent[] {
     return (this.s.intentsOf.all(ino) as Row[]).map(intentOf);
   }
-  queueHeal(ino: number, chunkIndex: number, version: bigint, shardIndex: number, reason: string): void {
-    if (this.recordsNothing) return;
-    this.s.queue.run(ino, chunkIndex, version, shardIndex, reason.slice(0, 500), nowNs());
+  /** True when the shard was not queued already: a damage seen for the first time (counted once by the caller). */
+  queueHeal(ino: number, chunkIndex: number, version: bigint, shardIndex: number, reason: string): boolean {
+    if (this.recordsNothing) return false;
+    return this.s.queue.run(ino, chunkIndex, version, shardIndex, reason.slice(0, 500), nowNs()).changes > 0;
   }
   unqueueHeal(e: { ino: number; chunkIndex: number; version: bigint; shardIndex: number }): void {
     this.s.unqueue.run(e.ino, e.chunkIndex, e.version, e.shardIndex);

@@ -16,21 +16,44 @@ import { MetaTarget, redactedUrl } from '../meta-target';
 import { LEASE_MS, LeaseInfo, PgLease, readLease } from './pg-lease';
 import { ChangeAnnouncer, awaitAnnouncing } from './pg-announce';
 
+/** Relations named in a listing of what a database holds; the rest are counted. */
+const LISTED_RELATIONS_MAX = 10;
+/** Where a new store's tables would go: the database and the first schema of the search path. */
+const TARGET_SCHEMA_SQL = 'SELECT current_database() AS db, current_schema() AS schema';
+/** Everything there whose name a table of ours could take: tables, views, sequences, foreign tables. */
+const SCHEMA_RELATIONS_SQL = `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+  WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S') ORDER BY c.relname`;
+
 /**
- * mkfs, before anything is written: the target can be reached and holds no chunkfs metadata yet
- * (a database holding another store's would be shared by two stores). SQLite: nothing to check.
+ * mkfs, before anything is written: the target can be reached and its schema is empty. A database
+ * holding another store's metadata would be shared by two stores; one holding anything else would
+ * mix our tables with another program's (or collide with one named like ours). SQLite: nothing to check.
  */
 export function checkNewMeta(target: MetaTarget | undefined): void {
   if (target === undefined) return;
   const probe = connectPg(target.url);
+  let where: { db: string; schema: string | null };
+  let names: string[];
   let version: number;
   try {
-    version = probe.schemaVersion();
+    where = probe.prepare(TARGET_SCHEMA_SQL).get() as { db: string; schema: string | null };
+    names = (probe.prepare(SCHEMA_RELATIONS_SQL).all() as Array<{ name: string }>).map((r) => r.name);
+    version = names.includes('chunkfs_schema') ? probe.schemaVersion() : 0;
   } finally {
     probe.close();
   }
+  const url = redactedUrl(target.url);
+  if (where.schema === null) {
+    throw new ConfigError(url, `database ${where.db} has no schema in the search_path to create tables in; create one or set search_path`);
+  }
   if (version > 0) {
-    throw new ConfigError(redactedUrl(target.url), `the database already holds chunkfs metadata (schema version ${version}); make a new store on an empty database`);
+    throw new ConfigError(url, `database ${where.db} already holds chunkfs metadata (schema version ${version}); ` +
+      'make a new store on an empty database');
+  }
+  if (names.length > 0) {
+    const more = names.length > LISTED_RELATIONS_MAX ? ` and ${names.length - LISTED_RELATIONS_MAX} more` : '';
+    throw new ConfigError(url, `database ${where.db} holds tables ${names.slice(0, LISTED_RELATIONS_MAX).join(', ')}${more} ` +
+      `(schema ${where.schema}): make a new store on an empty database`);
   }
 }
 

@@ -78,7 +78,7 @@ function removeLeftoverShm(path: string, io: SyncIo, log: (line: string) => void
   const st = io.stat(shm);
   if (st === null) return;
   io.remove(shm);
-  if (st.kind !== 'file') log(`chunkfs: ${shm} was not a plain file (read-only opens could not use it); removed it, SQLite rebuilds it from ${path}-wal`);
+  if (st.kind !== 'file') log(`${shm} was not a plain file (read-only opens could not use it); removed it, SQLite rebuilds it from ${path}-wal`);
 }
 
 function metaOpenError(path: string, err: unknown, code: string, readOnly: boolean): ConfigError {

@@ -18,7 +18,7 @@ import { redactedUrl } from '../meta-target';
 import { CachedResult } from './pg-result';
 import { NEXT_INO_SQL } from './meta';
 import { FENCED_SQLSTATE, LeaseLostError } from './pg-fence';
-import { assert } from '../../src/errors';
+import { ChunkfsError, assert } from '../../src/errors';
 
 /** A directory's entries, read whole with a lookup in it that missed (pg-name-cache.ts: one more is "large"). */
 const DIRECTORY_LISTING_SQL = `SELECT name, ino FROM dirents WHERE parent = $1 LIMIT ${LISTED_ENTRIES_MAX + 1}`;
@@ -51,10 +51,20 @@ const PQTRANS_UNKNOWN = 4;
 const SQLSTATE_CONNECTION_FAILURE = '08006';
 
 /** A failed statement, naming the SQL, the server's message and SQLSTATE (e.g. 23505: unique violation). */
-export class PgError extends Error {
+/** Words of a statement named in an error: its kind and table ("INSERT INTO inodes"), not its text. */
+const STATEMENT_HEAD_WORDS = 3;
+
+/**
+ * A statement the metadata database refused or could not run, said in words for a log line (issue
+ * 11 logs: no stack, no internal names): the server's message and SQLSTATE, and the kind of
+ * statement. The whole text stays in sql (tests, -o debug stacks).
+ */
+export class PgError extends ChunkfsError {
   constructor(readonly sql: string, message: string, readonly sqlState: string) {
-    super(`PostgreSQL: ${message.trim()} (SQLSTATE ${sqlState}) in: ${sql.slice(0, 200)}`);
-    this.name = 'PgError';
+    const head = sql.trim().split(/[\s(]+/).slice(0, STATEMENT_HEAD_WORDS).join(' ');
+    super(`metadata database (PostgreSQL): ${message.replace(/^\s*ERROR:\s*/, '').replace(/\s+/g, ' ').trim()} ` +
+      `(SQLSTATE ${sqlState}${head === '' ? '' : `; statement ${head}`})`);
+    this.name = 'MetadataError';
   }
 }
 

@@ -113,7 +113,7 @@ export class PgLease {
   constructor(private readonly db: PgDb, private readonly leaseMs: number, private readonly log: (line: string) => void) {
     db.onFence((why) => {
       this.stopRenewing();
-      this.log(`chunkfs: this mount lost the store's lease on ${db.target} (${why}); every change is refused (EROFS) ` +
+      this.log(`this mount lost the store's lease on ${db.target} (${why}); every change is refused (EROFS) ` +
         'from now on, and it follows the new holder read-only: unmount it');
     });
   }
@@ -132,7 +132,7 @@ export class PgLease {
       if (r !== undefined && Number(r.left_ms) > 0 && r.holder !== this.holder) {
         const held = infoOf(r);
         if (!deadOnThisHost(held)) throw new LeaseHeldError(this.db.target, held);
-        this.log(`chunkfs: took over the lease of ${held.host} pid ${held.pid} on ${this.db.target}, which is no longer running`);
+        this.log(`took over the lease of ${held.host} pid ${held.pid} on ${this.db.target}, which is no longer running`);
       }
       const epoch = BigInt((this.db.prepare(NEXT_EPOCH_SQL).get() as { epoch: bigint }).epoch);
       this.db.prepare(`INSERT INTO chunkfs_lease(k, holder, host, pid, note, acquired_at, heartbeat_at, expires_at, epoch)
@@ -178,7 +178,7 @@ export class PgLease {
     } catch (err) {
       this.db.trustRows(0); // another opener may write now: nothing cached is trusted
       if (err instanceof LeaseLostError) return;
-      if (!this.toldFailure) this.log(`chunkfs: lease renewal on ${this.db.target} failed: ${(err as Error).message}`);
+      if (!this.toldFailure) this.log(`lease renewal on ${this.db.target} failed: ${(err as Error).message}`);
       this.toldFailure = true;
     }
   }

@@ -9,6 +9,7 @@ import { MetaIdentityError, MetaPlace, checkStoreIdentity } from './store-identi
 import { PgDb } from './pg-engine';
 import { LibpqConnection, newLibpqConnection } from './libpq';
 import { redactedUrl } from '../meta-target';
+import { withKeyword } from '../pg-conninfo';
 import { COMMIT_POINT_TABLE_SQL } from './pg-commit-point';
 import { CHANGE_NOTIFY_SQL } from './pg-change-notify';
 
@@ -52,8 +53,8 @@ function connectError(url: string, message: string): ConfigError {
 export function connectPg(url: string, refuseWrites = false, storeUuid?: string): PgDb {
   const pq = newLibpqConnection();
   try {
-    // connect_timeout as a keyword after the URI: libpq takes the URI's parameters, then this.
-    pq.connectSync(`${url}${url.includes('?') ? '&' : '?'}connect_timeout=${CONNECT_TIMEOUT_SECONDS}`);
+    // connect_timeout after the string's own parameters: libpq takes the last of a keyword given twice.
+    pq.connectSync(withKeyword(url, 'connect_timeout', String(CONNECT_TIMEOUT_SECONDS)));
   } catch (err) {
     throw connectError(url, (err as Error).message);
   }
@@ -121,12 +122,19 @@ export function upgradePgMeta(db: PgDb, storeUuid: string): void {
   }
 }
 
-/** mkfs: this build's schema naming storeUuid on an empty database (checkNewMeta found it so). */
+/**
+ * mkfs: this build's schema naming storeUuid on an empty database (checkNewMeta found it so), in ONE
+ * transaction flushed by the server before the store's config names the database: a failure leaves
+ * the database as mkfs found it, empty, for the next try (docs/design.md §4 "mkfs").
+ */
 export function createPgSchema(url: string, storeUuid: string): void {
   const db = connectPg(url);
   try {
-    db.transaction(() => createSchema(db, storeUuid))();
-    upgradePgMeta(db, storeUuid);
+    db.transaction(() => {
+      db.exec('SET LOCAL synchronous_commit = on');
+      createSchema(db, storeUuid);
+      upgradePgMeta(db, storeUuid);
+    })();
   } finally {
     db.close();
   }

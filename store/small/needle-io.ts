@@ -15,7 +15,7 @@ import { randomU32 } from '../random-ids';
 import { NEEDLE_ALIGN_DEFAULT, encodeNeedle, needleSpanBytes, NEEDLE_HEADER_BYTES } from '../../src/needle';
 import { Slice, checkNeedle } from '../../src/slice';
 import { SliceError } from '../../src/errors';
-import { ChunkEnv, noteShardFailure, readOrder } from '../chunks/chunk-env';
+import { ChunkEnv, noteServedAround, noteShardFailure, readOrder } from '../chunks/chunk-env';
 import { ChunkRef, FileLayout, siteOf } from '../chunks/chunk-ref';
 import { readChunk, readReplicaView } from '../chunks/chunk-io';
 import { classifyShardError } from '../chunks/shard-encode';
@@ -90,14 +90,15 @@ async function readReplicaNeedle(env: ChunkEnv, ref: ChunkRef, ino: number, slic
       const bytes = await readReplicaView(env, ref, i, offIn, spanBytes); // one view (DESIGN §5)
       const data = checkNeedle(slice, BigInt(ino), bytes);
       if (problems.length > 0) env.counters.bump('failovers');
+      if (i !== 0) noteServedAround(env);
       env.health.ok(ref.diskIds[i]);
       return data;
     } catch (err) {
       if (err instanceof SliceError) {
         problems.push(`replica ${i}: ${err.message}`);
         env.db.transaction(() => {
-          env.counters.bump('needle_mismatches');
-          env.map.queueHeal(ref.ino, ref.chunkIndex, ref.version, i, `needle of inode ${ino}: ${err.message}`);
+          const isNew = env.map.queueHeal(ref.ino, ref.chunkIndex, ref.version, i, `needle of inode ${ino}: ${err.message}`);
+          if (isNew) env.counters.bump('needle_mismatches'); // a damaged needle copy counts once
         })();
         continue;
       }

@@ -3,15 +3,15 @@
 // The persistent heal queue is drained directly (heal(), `chunkfs heal`) or by a background
 // healer at a bounded rate, which backs off per shard (store/upkeep/heal-backoff.ts). Scrub
 // (store/upkeep/scrub.ts) verifies every shard of every live chunk through healChunk.
-import { ChunkEnv } from '../chunks/chunk-env';
+import { ChunkEnv, queueDamagedShard } from '../chunks/chunk-env';
 import { HealBackoff } from './heal-backoff';
 import { pathOfIno } from '../meta/ino-path';
 import { ChunkRef } from '../chunks/chunk-ref';
 import { rebuildPayload } from '../chunks/chunk-io';
 import { HealEntry } from '../meta/chunk-map';
 import { FileIo } from '../file-io';
-import { shardCount } from '../../src/layout';
-import { classifyShardError } from '../chunks/shard-encode';
+import { Layout, dataShardCount, shardCount } from '../../src/layout';
+import { ShardFailure, classifyShardError } from '../chunks/shard-encode';
 import { TagFailures, tagCheckable, tagFailures, tagOk } from './tag-check';
 
 export interface HealReport {
@@ -47,6 +47,15 @@ const HEAL_BATCH = 64;
 /** Queue entries one pass looks at, tried or deferred: a queue of backed-off entries costs bounded reads per pass. */
 const HEAL_CONSIDERED_MAX = 4_096;
 
+/** Why a chunk with these bad shards cannot be read or rebuilt, in words. */
+function beyondRedundancy(layout: Layout, badShards: number[]): string {
+  const n = shardCount(layout);
+  return layout.kind === 'replica'
+    ? `no replica verifies (all ${n} bad or missing): the chunk is lost unless a disk comes back`
+    : `${badShards.length} of ${n} shards bad or missing, more than the ${n - dataShardCount(layout)} parity shards rebuild: ` +
+      'the chunk is lost unless a disk comes back';
+}
+
 export function emptyHealReport(): HealReport {
   return { examined: 0, healed: 0, dropped: 0, failed: [], badCount: 0, bad: [], deferred: 0, cancelled: false };
 }
@@ -78,12 +87,18 @@ export class Healer {
    * tagBad (the shards of an encrypted chunk whose bytes fail the GCM tag, store/upkeep/tag-check.ts).
    */
   private async verifies(ref: ChunkRef, i: number, tagBad: TagFailures): Promise<boolean> {
+    return (await this.damage(ref, i, tagBad)) === null;
+  }
+
+  /** How shard i fails to verify (a GCM tag failure counts as bitrot), or null when it verifies. */
+  private async damage(ref: ChunkRef, i: number, tagBad: TagFailures): Promise<ShardFailure | null> {
     try {
       await this.env.shards.readWhole(ref, i);
-      return !tagBad.shards.has(i);
+      return tagBad.shards.has(i) ? 'bitrot' : null;
     } catch (err) {
-      if (classifyShardError(err) === null) throw err;
-      return false;
+      const kind = classifyShardError(err);
+      if (kind === null) throw err;
+      return kind;
     }
   }
 
@@ -161,13 +176,16 @@ export class Healer {
       if (tagBad.unexplained) {
         this.noteFailure(report, { ino, chunkIndex, shardIndex: -1, error: 'the payload fails its GCM tag and no single shard explains it (more shards damaged than parity, or a wrong key)' });
       }
+      const badShards: number[] = [];
       for (let i = 0; i < shardCount(ref.fl.layout); i++) {
         if (onlyDisk !== undefined && ref.diskIds[i] !== onlyDisk) continue;
         report.examined++;
-        if (await this.verifies(ref, i, tagBad)) continue;
-        const why = tagBad.shards.has(i) ? 'scrub: hashes pass but the GCM tag fails' : 'scrub: shard does not verify';
-        this.env.map.queueHeal(ino, chunkIndex, ref.version, i, why);
+        const kind = await this.damage(ref, i, tagBad);
+        if (kind === null) continue;
+        const why = tagBad.shards.has(i) ? 'scrub: hashes pass but the GCM tag fails' : `scrub: ${kind}: shard does not verify`;
+        queueDamagedShard(this.env, ref, i, kind, why);
         report.badCount++;
+        badShards.push(i);
         if (report.bad.length < BAD_LISTED_MAX) report.bad.push({ ino, chunkIndex, shardIndex: i });
         if (!repair) continue;
         try {
@@ -176,6 +194,15 @@ export class Healer {
           report.healed++;
         } catch (err) {
           this.noteFailure(report, { ino, chunkIndex, shardIndex: i, error: (err as Error).message });
+        }
+      }
+      // A verify-only scrub tries no rebuild, yet a chunk with fewer good shards than a read needs
+      // is lost now: said so, shard by shard as a repair would (DESIGN §7 scrub).
+      const good = shardCount(ref.fl.layout) - badShards.length;
+      if (!repair && onlyDisk === undefined && !tagBad.unexplained && good < dataShardCount(ref.fl.layout)) {
+        const error = beyondRedundancy(ref.fl.layout, badShards);
+        for (const i of badShards.slice(0, Math.max(0, FAILED_LISTED_MAX - report.failed.length))) {
+          report.failed.push({ ino, chunkIndex, shardIndex: i, error });
         }
       }
     });

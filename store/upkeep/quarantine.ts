@@ -123,7 +123,7 @@ export class QuarantineSweeper {
       try {
         this.emptied += await emptyExpiredQuarantine(this.io, this.roots(), Date.now(), this.graceMs);
       } catch (err) {
-        this.log(`chunkfs: emptying the quarantine failed (tried again in an hour): ${(err as Error).message}`);
+        this.log(`emptying the quarantine failed (tried again in an hour): ${(err as Error).message}`);
       }
     });
   }

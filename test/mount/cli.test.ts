@@ -79,7 +79,10 @@ test.serial('mount without <store> creates the embedded default store (6 disks, 
 
 test.serial('a live mount point is refused; umount ends the mount process', async (t) => {
   await mkfs(fixture.dir + '/s1')
+  await fsp.chmod(fixture.dir + '/s1', 0o755) // made owner-only at the mount, which logs it
   const m = await fixture.mountAt(fixture.dir + '/s1', fixture.dir + '/m1')
+  t.regex(m.output(), /^chunkfs: store \S+\/s1 was readable or writable by other users; made 1 path\(s\) owner-only/m, 'one prefix')
+  t.notRegex(m.output(), /chunkfs: chunkfs:/)
   const second = await cli(['mount', fixture.dir + '/s1', fixture.dir + '/m1'])
   t.is(second.code, 1)
   t.regex(second.stderr, /already mounted \(a live mount\)/)
@@ -124,7 +127,7 @@ test.serial('SIGINT flushes buffered writes and unmounts cleanly', async (t) => 
 
 test.serial('scrub: runs through a live mount; clean exits 0; a flipped byte is reported, repaired by --repair', async (t) => {
   const top = await cli(['--help'])
-  t.regex(top.stdout, /scrub \[TARGET\] \[--repair\] \[--rate SIZE\/s\] \[--json\]/)
+  t.regex(top.stdout, /scrub \[TARGET\] \[--repair \[--force\]\] \[--rate SIZE\/s\] \[--json\]/)
   await mkfs(fixture.dir + '/sc') // replica:3
   const m = await fixture.mountAt(fixture.dir + '/sc', fixture.dir + '/msc')
   await shOk(`head -c 300000 /dev/urandom > ${fixture.dir}/sc.bin && cp ${fixture.dir}/sc.bin ${fixture.dir}/msc/f.bin && sync`)

@@ -88,6 +88,17 @@ test.serial('corrupt a data block, a hash entry, the header; drop a shard: reads
   }
 })
 
+test.serial('a dropped shard is counted once however often it is read; the reads served around it are counted apart', async (t) => {
+  t.is(await healDrained(shared.mount.mountpoint), 0)
+  const before = await counters()
+  await injectJson(['drop', `${shared.dir}/mnt/f`, '--chunk', '1'])
+  // Each read of the file sends the chunk to the store in several requests: each one meets the lost shard.
+  for (let i = 0; i < 4; i++) t.true(await readsBack('f'))
+  const after = await counters()
+  t.is(after.missing_shards - before.missing_shards, 1, 'one damaged shard')
+  t.true(after.reads_served_around - before.reads_served_around >= 1, JSON.stringify(after))
+})
+
 test.serial('EIO on a disk for N operations: reads fail over and count io_errors; the fault ends after its count', async (t) => {
   // Shard 2 is read last; the EIO goes to the disk a read of chunk 0 tries first.
   const r = await injectJson(['corrupt', `${shared.dir}/mnt/f`, '--chunk', '0', '--shard', '2'])
@@ -140,8 +151,10 @@ test.serial('offline and online: status names the offline disk and why; reads ar
   const d = s.disks.find((x: any) => x.id === disk)
   t.is(d.state, 'offline')
   t.regex(d.lastError, new RegExp(`disk ${disk} at .* is offline: its directory cannot be examined \\(ENODEV\\)`))
+  const before = await counters()
   t.true(await readsBack('g'))
   t.true(await readsBack('f'))
+  t.true((await counters()).reads_served_around > before.reads_served_around, 'reads around the offline disk are counted')
   const back = await injectJson(['online', String(disk), shared.mount.mountpoint])
   t.regex(back.message, new RegExp(`disk ${disk} is back \\(state ok\\)`))
   t.is((await status()).disks.find((x: any) => x.id === disk).state, 'ok')

@@ -148,3 +148,17 @@ test.serial('replace-disk: a lost disk (its directory gone) is replaced by a new
   t.is((await json(['status', shared.mount.mountpoint])).disks.find((x: any) => x.id === 3).state, 'ok', 'the new path is in the config')
   t.true(await readsBack())
 })
+
+test.serial('chunkfs umount returns once the mount process has closed the store: no lock, no meta.db-wal; fsck runs at once', async (t) => {
+  const store = `${shared.dir}/store`
+  await shOk(`head -c ${3 * MB} /dev/urandom > ${shared.mount.mountpoint}/g && sync ${shared.mount.mountpoint}/g`)
+  const sqlite = JSON.parse(await fsp.readFile(`${store}/chunkfs.json`, 'utf8')).meta === undefined
+  t.true(await fsp.access(`${store}/chunkfs.lock`).then(() => true, () => false), 'the mount holds the store')
+  await ok(['umount', shared.mount.mountpoint])
+  await t.throwsAsync(fsp.access(`${store}/chunkfs.lock`), undefined, 'the lock is gone when umount returns')
+  if (sqlite) await t.throwsAsync(fsp.access(`${store}/meta.db-wal`), undefined, 'meta.db is closed (its WAL checkpointed and removed)')
+  // Opened here read-write at once (what the earlier tests left to heal does not matter here).
+  const r = await cli(['fsck', store, '--json'])
+  t.notRegex(r.stderr, /already open read-write|still held/, r.stderr)
+  t.false(JSON.parse(r.stdout).online)
+})

@@ -89,6 +89,8 @@ if (unavailable !== null) {
     const second = await fixture.mountAt(other, path.join(fixture.dir, 'mnt2'))
     t.is(await badRecords(path.join(second.mountpoint, 'failover.bin'), acked), '0 []')
     t.regex(await chunkfsOk(['status', other]), new RegExp(`lease: \\S+ pid ${second.child.pid} \\(mount `))
+    t.regex(second.output(), /^chunkfs: took over the lease of /m, 'one prefix')
+    t.notRegex(second.output(), /chunkfs: chunkfs:/)
     await second.stop()
   })
 }
@@ -106,6 +108,10 @@ async function opsWhileDown (t: ExecutionContext, mp: string, src: string, m: Ch
   t.log(`while the server was down: ${outcomes.join('; ')}`)
   t.regex(outcomes.join('\n'), /touch M\/new: .*Input\/output error/, 'a change fails while the metadata cannot be written')
   t.false(m.exited(), 'the mount is still serving')
+  // Its log says what failed in words: one prefix, no stack frame, no internal names (DESIGN §7 logs).
+  const log = m.output()
+  t.regex(log, /^chunkfs: \w+ \/\S*: MetadataError: metadata database \(PostgreSQL\): the connection to \S+ was lost/m, log)
+  t.notRegex(log, /chunkfs: chunkfs:|\(at |^\s+at |PgDb|PgError/m, log)
 }
 
 /** fsync'd records appended to file (python) until ACKS_BEFORE_KILL are acknowledged; the last ack. */

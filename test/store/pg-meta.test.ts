@@ -12,6 +12,7 @@ import { Store } from '../../store/store';
 import { ROOT_INO } from '../../store/meta/meta';
 import type { Db } from '../../store/meta/sql-engine';
 import { parseMetaTarget } from '../../store/meta-target';
+import { parseConninfo, withKeyword } from '../../store/pg-conninfo';
 import { connectPg } from '../../store/meta/pg-open';
 import { pgTestFile, startPgCluster } from '../helpers/pg-cluster';
 import { REPO_ROOT } from '../helpers/root';
@@ -28,8 +29,29 @@ test('a connection string with a password, another scheme or no database is refu
   t.throws(() => parseMetaTarget('postgresql:///meta?host=/run/postgresql&password=secret'), { message: /holds a password/ });
   t.throws(() => parseMetaTarget('mysql://u@h/db'), { message: /'mysql:\/\/u@h\/db'.*scheme 'mysql:'/ });
   t.throws(() => parseMetaTarget('postgres://u@h/'), { message: /names no database/ });
-  t.throws(() => parseMetaTarget('not a uri'), { message: /'not a uri': not a URI/ });
+  t.throws(() => parseMetaTarget('not a uri'), { message: /'not a uri': not a PostgreSQL connection string/ });
+  t.throws(() => parseMetaTarget("host=/run/postgresql password='a b' dbname=x"), { message: /password=\*\*\* dbname=x'?: holds a password/ });
+  t.throws(() => parseMetaTarget('postgres://u:@h/meta'), { message: /holds a password/ }, 'an empty one too');
+  t.throws(() => parseMetaTarget('host=/run/postgresql user=u'), { message: /names no database \(dbname=DATABASE\)/ });
+  t.throws(() => parseMetaTarget('postgresql://h:port/db'), { message: /invalid port 'port'/ });
+  t.throws(() => parseMetaTarget("dbname='x"), { message: /unterminated quoted value/ });
   t.is(parseMetaTarget('postgresql:///meta?host=/run/postgresql').url, 'postgresql:///meta?host=/run/postgresql');
+});
+
+test('the connection string forms libpq takes parse as libpq parses them', (t) => {
+  const parsed = (s: string): Record<string, string> => Object.fromEntries(parseConninfo(s).values);
+  t.deepEqual(parsed('postgres://u@/db?host=/socket/dir'), { user: 'u', dbname: 'db', host: '/socket/dir' });
+  t.deepEqual(parsed('postgresql://%2Fvar%2Frun%2Fpostgresql/db'), { host: '/var/run/postgresql', dbname: 'db' });
+  t.deepEqual(parsed('postgresql://h1:5432,h2:5433/db?target_session_attrs=read-write'),
+    { host: 'h1,h2', port: '5432,5433', dbname: 'db', target_session_attrs: 'read-write' });
+  t.deepEqual(parsed('postgresql://[::1]:5433/d%20b'), { host: '::1', port: '5433', dbname: 'd b' });
+  t.deepEqual(parsed("host=/tmp dbname = 'my \\'db\\'' user=x"), { host: '/tmp', dbname: "my 'db'", user: 'x' });
+  t.is(withKeyword('postgresql:///db', 'connect_timeout', '10'), 'postgresql:///db?connect_timeout=10');
+  t.is(withKeyword('postgresql:///db?host=/tmp', 'connect_timeout', '10'), 'postgresql:///db?host=/tmp&connect_timeout=10');
+  t.is(withKeyword('dbname=db', 'connect_timeout', '10'), 'dbname=db connect_timeout=10');
+  for (const s of ['postgres://u@/db?host=/socket/dir', 'host=/run/postgresql dbname=meta', 'postgresql://h1:5432,h2:5433/db?target_session_attrs=any']) {
+    t.is(parseMetaTarget(s).url, s);
+  }
 });
 
 pgTest('mkfs records the engine and URI; open reads them; names, bytes, u64 seeds, xattr blobs and far times round-trip', async (t) => {

@@ -26,6 +26,13 @@ test('status reports disks, layouts in use, heal queue and counters; background 
   t.is(before.counters.missing_shards, 2);
   t.is(before.counters.failovers, 1);
   t.is(before.counters.reconstructions, 1);
+  t.is(before.counters.reads_served_around, 2);
+  // Read again before any heal: the same damaged shards are not counted again; the reads around them are.
+  t.true((await s.read(a.ino, 0, data.length)).equals(data));
+  t.true((await s.read(b.ino, 0, data.length)).equals(data));
+  const again = (await s.status()).counters;
+  t.is(again.missing_shards, 2);
+  t.is(again.reads_served_around, 4);
   s.startHealer(100);
   // Wait (bounded) for the healer's one-second ticks to drain the queue.
   for (let i = 0; i < 100 && (await s.status()).healQueueLength > 0; i++) await new Promise((r) => setTimeout(r, 200));
@@ -36,5 +43,23 @@ test('status reports disks, layouts in use, heal queue and counters; background 
   t.true(fs.existsSync(paths[0]) && fs.existsSync(paths[1]), 'lost shards rebuilt');
   const statfs = await s.statfs();
   t.true(statfs.totalBytes > 0 && statfs.totalBytes < before.disks[0].totalBytes, 'usable = raw / 3 for replica:3');
+  await s.close();
+});
+
+test('scrub without repair names a chunk beyond its redundancy unrecoverable, shard by shard; one within it is not', async (t) => {
+  const { store, dir } = await smallStore('ec:4+2');
+  const f = store.ns.create(ROOT_INO, 'f', 0o644, 0, 0);
+  const data = randomBytes(prng(5), 2 * SMALL.chunkSizeBytes);
+  await store.write(f.ino, 0, data);
+  const lost = await Promise.all([0, 1, 2].map((i) => store.shardPath(f.ino, 0, i)));
+  const within = await Promise.all([3, 4].map((i) => store.shardPath(f.ino, 1, i)));
+  await store.close();
+  for (const p of [...lost, ...within]) fs.rmSync(p!);
+  const s = await Store.open(dir);
+  const r = await s.scrub({ repair: false });
+  t.is(r.badCount, 5);
+  t.deepEqual(r.failed.map((x) => [x.chunkIndex, x.shardIndex]), [[0, 0], [0, 1], [0, 2]]);
+  t.regex(r.failed[0].error, /3 of 6 shards bad or missing, more than the 2 parity shards rebuild/);
+  t.is((await s.status()).counters.missing_shards, 5, 'each found shard counted once');
   await s.close();
 });
