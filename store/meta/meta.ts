@@ -8,6 +8,7 @@ import { Db, EngineSql } from './sql-engine';
 import { SqliteDb } from './sqlite-engine';
 import { MIGRATION_V5_SPECIAL_FILES } from './migration-v5';
 import { MIGRATION_V8_CHUNK_TRANSFORMS } from './migration-v8';
+import { MIGRATION_V9_SEALED_SPANS } from './migration-v9';
 import { MIGRATION_V7_PREALLOC } from './prealloc';
 import { MIGRATION_V6_FAR_TIMES } from './far-times';
 
@@ -126,6 +127,8 @@ export const MIGRATIONS: EngineSql[] = [
   MIGRATION_V7_PREALLOC,
   // v8 (issue 23): a transformed chunk's stored length and flags (store/meta/chunk-map.ts).
   MIGRATION_V8_CHUNK_TRANSFORMS,
+  // v9: whether an intent's span is a sealed log record (store/meta/migration-v9.ts).
+  MIGRATION_V9_SEALED_SPANS,
 ];
 
 /** SQL for a new inode number: above every number in use or ever deleted (see ino_high, v4). */

@@ -1,0 +1,165 @@
+// Sealed log records (DESIGN §10 "log records"; src/log-record-cipher.ts, store/log-record-keys.ts):
+// the intent spans of chunks whose layout encrypts are written sealed, open only with the store key,
+// unaltered and at their place (file, chunk, version, first block); a store replays them at open, and
+// refuses one altered or moved, naming it; rows of older builds (plain spans) still replay; a rebase
+// seals a chunk's records again for the new version.
+import test from 'ava';
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { deriveDataKey } from '../../src/chunk-cipher';
+import { LOG_RECORD_OVERHEAD_BYTES, LogRecordError, LogRecordPosition, deriveLogKey } from '../../src/log-record-cipher';
+import { LogRecordKeyError, LogRecordKeys } from '../../store/log-record-keys';
+import { ChunkMap, IntentRecordError } from '../../store/meta/chunk-map';
+import { ROOT_INO, openDb } from '../../store/meta/meta';
+import { Store } from '../../store/store';
+import { openStoreMetaOf } from '../helpers/pg-meta';
+import { SMALL, prng, randomBytes, smallStore, tmpDir } from './helpers';
+
+const BB = SMALL.bitrotBlockBytes;
+const POS: LogRecordPosition = { fileId: 12n, chunkIndex: 3n, version: 7n, firstBlock: 5 };
+
+interface IntentRow { id: bigint; ino: bigint; chunk_index: bigint; version: bigint; first_block: bigint; last_block: bigint; span: Buffer; span_sealed: bigint }
+
+function flipped(b: Buffer, at: number): Buffer {
+  const out = Buffer.from(b);
+  out[at] ^= 0x01;
+  return out;
+}
+
+test('a record opens only with its key, unaltered and at its place; every seal has its own nonce', (t) => {
+  const keys = new LogRecordKeys(crypto.randomBytes(32));
+  const plain = Buffer.from('a span of a partial write '.repeat(200));
+  const rec = keys.seal(POS, plain);
+  t.is(rec.length, plain.length + LOG_RECORD_OVERHEAD_BYTES);
+  t.true(keys.open(POS, rec).equals(plain));
+  t.is(rec.indexOf('a span'), -1, 'no plaintext in the record');
+  const again = keys.seal(POS, plain);
+  t.false(again.subarray(1, 13).equals(rec.subarray(1, 13)), 'a fresh nonce');
+  t.true(keys.open(POS, again).equals(plain));
+  t.throws(() => new LogRecordKeys(crypto.randomBytes(32)).open(POS, rec), { instanceOf: LogRecordError, message: /tag mismatch.*\(file 12, chunk 3, version 7, block 5\)/ });
+  for (const at of [1, 12, 13, 500, rec.length - 1]) t.throws(() => keys.open(POS, flipped(rec, at)), { instanceOf: LogRecordError }, `byte ${at} altered`);
+  t.throws(() => keys.open(POS, flipped(rec, 0)), { instanceOf: LogRecordError, message: /format 0 is not one this build reads/ });
+  t.throws(() => keys.open(POS, rec.subarray(0, rec.length - 1)), { instanceOf: LogRecordError }, 'cut short');
+  t.throws(() => keys.open(POS, rec.subarray(0, 20)), { instanceOf: LogRecordError, message: /shorter than format \+ nonce \+ tag/ });
+  for (const moved of [{ fileId: 13n }, { chunkIndex: 4n }, { version: 8n }, { firstBlock: 6 }]) {
+    t.throws(() => keys.open({ ...POS, ...moved }, rec), { instanceOf: LogRecordError }, `moved: ${JSON.stringify(moved, (_k, v: unknown) => typeof v === 'bigint' ? String(v) : v)}`);
+  }
+  t.throws(() => new LogRecordKeys(null).open(POS, rec), { instanceOf: LogRecordKeyError, message: /without the store key/ });
+});
+
+test('a log key is never the data key of the same chunk version', (t) => {
+  const storeKey = crypto.randomBytes(32);
+  t.false(deriveLogKey(storeKey, POS).equals(deriveDataKey(storeKey, POS)));
+  t.false(deriveLogKey(storeKey, POS).equals(deriveLogKey(storeKey, { ...POS, version: 8n })));
+});
+
+test('a rebase seals the chunk\'s records again for the new version; rows of other chunks and plain rows stay as they were', (t) => {
+  const db = openDb(path.join(tmpDir(), 'meta.db'));
+  const keys = new LogRecordKeys(crypto.randomBytes(32));
+  const map = new ChunkMap(db, keys);
+  const a = Buffer.alloc(BB, 0x61);
+  const b = Buffer.alloc(2 * BB, 0x62);
+  db.transaction(() => {
+    map.addIntent(5, 0, 3n, 2, 2, a, true);
+    map.addIntent(5, 0, 3n, 4, 5, b, true);
+    map.addIntent(5, 1, 3n, 0, 0, a, true);
+    map.addIntent(6, 0, 1n, 0, 0, b, false);
+  })();
+  const raw = (): IntentRow[] => db.prepare('SELECT * FROM intents ORDER BY id').all() as IntentRow[];
+  const before = raw();
+  t.deepEqual(before.map((r) => Number(r.span_sealed)), [1, 1, 1, 0]);
+  t.is(before[0].span.indexOf(a.subarray(0, 64)), -1, 'sealed in the row');
+  t.true(before[3].span.equals(b), 'a chunk that does not encrypt: the bytes as they are');
+  db.transaction(() => map.rebaseIntents(5, 0, 9n, true))();
+  const after = raw();
+  t.deepEqual(after.map((r) => r.version), [9n, 9n, 3n, 1n]);
+  t.true(after[2].span.equals(before[2].span) && after[3].span.equals(before[3].span), 'other chunks untouched');
+  t.throws(() => keys.open({ fileId: 5n, chunkIndex: 0n, version: 3n, firstBlock: 2 }, after[0].span), { instanceOf: LogRecordError }, 'no longer opens at the old version');
+  const opened = map.intents();
+  t.deepEqual(opened.map((i) => [i.ino, i.chunkIndex, i.version, i.firstBlock]), [[5, 0, 9n, 2], [5, 0, 9n, 4], [5, 1, 3n, 0], [6, 0, 1n, 0]]);
+  t.true(opened[0].span!.equals(a) && opened[1].span!.equals(b) && opened[2].span!.equals(a) && opened[3].span!.equals(b));
+  db.close();
+});
+
+/** A closed replica:3,aes256gcm store with one file of one chunk; its store key; the chunk's live version. */
+async function encryptedFile(): Promise<{ dir: string; ino: number; data: Buffer; storeKey: Buffer; version: bigint }> {
+  const { store, dir } = await smallStore('replica:3,aes256gcm', 6, { smallFileMaxBytes: 0 });
+  const ino = store.ns.create(ROOT_INO, 'f', 0o644, 0, 0).ino;
+  const data = randomBytes(prng(31), SMALL.chunkSizeBytes);
+  await store.write(ino, 0, data);
+  await store.close();
+  const db = openStoreMetaOf(dir);
+  const version = (db.prepare('SELECT version FROM chunks WHERE ino = ? AND chunk_index = 0').get(ino) as { version: bigint }).version;
+  db.close();
+  return { dir, ino, data, storeKey: fs.readFileSync(path.join(dir, 'data.key')), version };
+}
+
+/** Plant an intent row as a build writes it (sealed, or plain as older builds did). */
+function plant(dir: string, ino: number, version: bigint, firstBlock: number, span: Buffer, sealed: 0 | 1): void {
+  const db = openStoreMetaOf(dir);
+  db.prepare('INSERT INTO intents(ino, chunk_index, version, first_block, last_block, created_ns, span, span_sealed) VALUES (?, 0, ?, ?, ?, 0, ?, ?)')
+    .run(ino, version, firstBlock, firstBlock + Math.ceil(span.length / BB) - 1, span, sealed);
+  db.close();
+}
+
+test('partial writes to an encrypting layout are logged sealed, never in the clear; they read back at once and after the applier', async (t) => {
+  const { dir, ino, data, storeKey } = await encryptedFile();
+  const s = await Store.open(dir, { applier: false });
+  const marker = Buffer.from('MARKER-of-a-partial-write');
+  for (let i = 0; i < 5; i++) {
+    const at = 1000 + i * 3 * BB;
+    await s.write(ino, at, marker);
+    marker.copy(data, at);
+  }
+  const rows = s.ns.db.prepare('SELECT * FROM intents ORDER BY id').all() as IntentRow[];
+  t.is(rows.length, 5);
+  const keys = new LogRecordKeys(storeKey);
+  for (const r of rows) {
+    t.is(Number(r.span_sealed), 1);
+    t.is(r.span.indexOf(marker), -1, 'the row holds no plaintext');
+    const pos = { fileId: r.ino, chunkIndex: r.chunk_index, version: r.version, firstBlock: Number(r.first_block) };
+    const at = Number(r.first_block) * BB;
+    t.true(keys.open(pos, r.span).equals(data.subarray(at, at + BB)), 'the record opens to the block as the file shows it');
+  }
+  t.true((await s.read(ino, 0, data.length)).equals(data), 'reads overlay the records');
+  await s.applyNow();
+  await s.close();
+  const again = await Store.open(dir);
+  t.true((await again.read(ino, 0, data.length)).equals(data));
+  await again.close();
+});
+
+test('a store replays sealed records and plain rows of older builds at open; it refuses a record altered or moved, naming it', async (t) => {
+  const { dir, ino, data, storeKey, version } = await encryptedFile();
+  const keys = new LogRecordKeys(storeKey);
+  const span = (fill: number): Buffer => Buffer.alloc(BB, fill);
+  plant(dir, ino, version, 2, keys.seal({ fileId: BigInt(ino), chunkIndex: 0n, version, firstBlock: 2 }, span(0x11)), 1);
+  plant(dir, ino, version, 6, span(0x22), 0); // an older build's row: the span as it is
+  const s = await Store.open(dir);
+  t.is(s.recoveryReport.intentsResolved, 2);
+  span(0x11).copy(data, 2 * BB);
+  span(0x22).copy(data, 6 * BB);
+  t.true((await s.read(ino, 0, data.length)).equals(data), 'both replayed');
+  await s.close();
+
+  const meta = openStoreMetaOf(dir);
+  const now = (meta.prepare('SELECT version FROM chunks WHERE ino = ? AND chunk_index = 0').get(ino) as { version: bigint }).version;
+  meta.close();
+  const good = keys.seal({ fileId: BigInt(ino), chunkIndex: 0n, version: now, firstBlock: 3 }, span(0x33));
+  const cases: Array<[string, number, Buffer]> = [
+    ['altered', 3, flipped(good, 40)],
+    ['moved to another block', 4, good],
+  ];
+  for (const [what, firstBlock, record] of cases) {
+    plant(dir, ino, now, firstBlock, record, 1);
+    const site = `\\(file ${ino}, chunk 0, version ${now}, block ${firstBlock}\\)`;
+    await t.throwsAsync(Store.open(dir), { instanceOf: IntentRecordError, message: new RegExp(`^intent \\d+ of the metadata does not open: .*tag mismatch.*${site}; restore the metadata`) }, what);
+    const db = openStoreMetaOf(dir);
+    db.prepare('DELETE FROM intents').run();
+    db.close();
+  }
+  const clean = await Store.open(dir);
+  t.true((await clean.read(ino, 0, data.length)).equals(data), 'nothing of a refused record was applied');
+  await clean.close();
+});
