@@ -220,7 +220,7 @@ export class ChunkMap {
     if (sealed) {
       for (const r of this.s.sealedOfChunk.all(ino, chunkIndex) as Row[]) {
         const firstBlock = Number(r.first_block);
-        const plain = this.records.open(positionOf(ino, chunkIndex, BigInt(r.version), firstBlock), r.span as unknown as Buffer);
+        const plain = this.openRecord(Number(r.id), positionOf(ino, chunkIndex, BigInt(r.version), firstBlock), r.span as unknown as Buffer);
         this.s.reseal.run(this.records.seal(positionOf(ino, chunkIndex, version, firstBlock), plain), r.id);
       }
     }
@@ -233,7 +233,7 @@ export class ChunkMap {
   intentCount(): number {
     return Number((this.s.intentCount.get() as { n: bigint | number }).n);
   }
-  /** Every intent in log order, sealed spans opened (a record that does not open throws LogRecordError). */
+  /** Every intent in log order, sealed spans opened (a record that does not open throws IntentRecordError). */
   intents(): Intent[] {
     return (this.s.intents.all() as Row[]).map((r) => this.intentOf(r));
   }
@@ -247,14 +247,16 @@ export class ChunkMap {
       firstBlock: Number(r.first_block), lastBlock: Number(r.last_block),
       span: (r.span as unknown as Buffer | null) ?? null,
     };
-    if (i.span === null || Number(r.span_sealed) !== SPAN_SEALED) return i;
+    if (i.span !== null && Number(r.span_sealed) === SPAN_SEALED) i.span = this.openRecord(i.id, positionOf(i.ino, i.chunkIndex, i.version, i.firstBlock), i.span);
+    return i;
+  }
+  private openRecord(id: number, pos: LogRecordPosition, record: Buffer): Buffer {
     try {
-      i.span = this.records.open(positionOf(i.ino, i.chunkIndex, i.version, i.firstBlock), i.span);
+      return this.records.open(pos, record);
     } catch (err) {
-      if (err instanceof LogRecordError) throw new IntentRecordError(i.id, err);
+      if (err instanceof LogRecordError) throw new IntentRecordError(id, err);
       throw err;
     }
-    return i;
   }
   queueHeal(ino: number, chunkIndex: number, version: bigint, shardIndex: number, reason: string): void {
     if (this.recordsNothing) return;

@@ -12,9 +12,10 @@ import { LOG_RECORD_OVERHEAD_BYTES, LogRecordError, LogRecordPosition, deriveLog
 import { LogRecordKeyError, LogRecordKeys } from '../../store/log-record-keys';
 import { ChunkMap, IntentRecordError } from '../../store/meta/chunk-map';
 import { ROOT_INO, openDb } from '../../store/meta/meta';
+import { NodeIo } from '../../store/io/io';
 import { Store } from '../../store/store';
 import { openStoreMetaOf } from '../helpers/pg-meta';
-import { SMALL, prng, randomBytes, smallStore, tmpDir } from './helpers';
+import { SMALL, copyStore, prng, randomBytes, smallStore, tmpDir } from './helpers';
 
 const BB = SMALL.bitrotBlockBytes;
 const POS: LogRecordPosition = { fileId: 12n, chunkIndex: 3n, version: 7n, firstBlock: 5 };
@@ -162,4 +163,71 @@ test('a store replays sealed records and plain rows of older builds at open; it 
   const clean = await Store.open(dir);
   t.true((await clean.read(ino, 0, data.length)).equals(data), 'nothing of a refused record was applied');
   await clean.close();
+});
+
+/** Holds the renames (a shard file's last step) of chunk versions from a given one: a rewrite stops before its shards exist. */
+class HeldRenames extends NodeIo {
+  private fromVersion: bigint | null = null;
+  private held: Promise<void> = Promise.resolve();
+  private release: () => void = () => undefined;
+  private reachedNow: () => void = () => undefined;
+  /** Resolves when a rename is held (after arm). */
+  reached: Promise<void> = Promise.resolve();
+  /** Hold renames of versions >= fromVersion from now on; those held before go on. */
+  arm(fromVersion: bigint): void {
+    const release = this.release;
+    this.fromVersion = fromVersion;
+    this.reached = new Promise((resolve) => { this.reachedNow = resolve; });
+    this.held = new Promise((resolve) => { this.release = resolve; });
+    release();
+  }
+  letGo(): void {
+    this.fromVersion = null;
+    this.release();
+  }
+  override async rename(from: string, to: string): Promise<void> {
+    const v = /\.v(\d+)\/c\d+\//.exec(to);
+    if (this.fromVersion !== null && v !== null && BigInt(v[1]) >= this.fromVersion) {
+      this.reachedNow();
+      await this.held;
+    }
+    return super.rename(from, to);
+  }
+}
+
+test('an intent logged while its chunk is rewritten moves to the new version sealed again for it, and replays there', async (t) => {
+  const { dir, ino, data, storeKey, version } = await encryptedFile();
+  const io = new HeldRenames();
+  const s = await Store.open(dir, { applier: false, io });
+  const first = Buffer.alloc(100, 0x41);
+  await s.write(ino, 2 * BB + 10, first);
+  first.copy(data, 2 * BB + 10);
+  io.arm(version + 1n);
+  const applying = s.applyNow(); // rewrites the chunk with the first intent, held before its shards are renamed
+  await io.reached;
+  const second = Buffer.alloc(100, 0x42);
+  await s.write(ino, 5 * BB + 20, second); // logged over the old version meanwhile
+  second.copy(data, 5 * BB + 20);
+  io.arm(version + 2n); // the first rewrite goes on and commits; the next one (of the second intent) is held
+  await io.reached;
+  const rows = s.ns.db.prepare('SELECT * FROM intents ORDER BY id').all() as IntentRow[];
+  const now = (s.ns.db.prepare('SELECT version FROM chunks WHERE ino = ? AND chunk_index = 0').get(ino) as { version: bigint }).version;
+  t.true(now > version, 'the rewrite made a new version');
+  t.is(rows.length, 1, 'the second intent is pending');
+  t.is(rows[0].version, now, 'moved to the new version');
+  const keys = new LogRecordKeys(storeKey);
+  const pos = { fileId: BigInt(ino), chunkIndex: 0n, version: now, firstBlock: 5 };
+  t.true(keys.open(pos, rows[0].span).equals(data.subarray(5 * BB, 6 * BB)), 'sealed again for the new version');
+  t.throws(() => keys.open({ ...pos, version }, rows[0].span), { instanceOf: LogRecordError });
+  t.true((await s.read(ino, 0, data.length)).equals(data));
+  // The state a crash leaves: the intent still in the log (a copy of the store as it is now).
+  const crashed = copyStore(dir);
+  fs.rmSync(path.join(crashed, 'chunkfs.lock')); // held by this live process; a crashed one's is taken over
+  io.letGo();
+  await applying;
+  await s.close();
+  const again = await Store.open(crashed);
+  t.is(again.recoveryReport.intentsResolved, 1, 'replayed at the new version');
+  t.true((await again.read(ino, 0, data.length)).equals(data));
+  await again.close();
 });
