@@ -5,8 +5,9 @@
 // is cut by kill -9 before the applier took it (intents pending in meta.db-wal), an offline `chunkfs
 // status` reads them from the log, the remount replays them and every byte reads back as written.
 // Then every file under the test directory (store, meta.db, meta.db-wal, every disk) is searched for
-// the marker; on PostgreSQL also pg_dumps of the database (bytea as hex) and the cluster's files, the
-// pending records having gone to SQLite by `chunkfs meta copy` (sealed, as they are) before the replay.
+// the marker; on PostgreSQL also pg_dumps of the database (bytea as hex) and the cluster's files, a
+// read-only mount shows the pending writes from the log, and the pending records go to SQLite by
+// `chunkfs meta copy` (sealed, as they are) before the replay.
 import test, { ExecutionContext } from 'ava'
 import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -151,6 +152,10 @@ pg.pgTest('the same on PostgreSQL, moved to SQLite by meta copy after the kill: 
     const intents = /^COPY public\.intents .*FROM stdin;\n([\s\S]*?)^\\\.$/m.exec(dump)
     t.true(intents !== null && intents[1].length > 0, 'the dump after kill -9 holds pending intents')
     noMarkerIn(dump, marker, 'after kill -9')
+    // A read-only mount serves the pending writes from the log: it opens the sealed records.
+    const ro = await pgFixture.mountAt(pgFixture.store, path.join(pgFixture.dir, 'mnt-ro'), ['-o', 'ro'])
+    t.is(await client(ro.mountpoint, marker, 'check', 2), 'done', 'a read-only mount shows the logged writes')
+    await ro.stop()
     // The pending records move to SQLite as they are (sealed); the remount there replays them.
     const copy = JSON.parse(await chunkfsOk(['meta', 'copy', pgFixture.store, '--to', 'sqlite', '--json'])) as { tables: Array<{ name: string, rows: number }> }
     t.true(copy.tables.find((x) => x.name === 'intents')!.rows > 0, 'pending intents copied')
