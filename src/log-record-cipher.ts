@@ -40,7 +40,9 @@ export class LogRecordError extends FormatError {
 
 /** The log key of one chunk version (HKDF-SHA256, see the header comment). */
 export function deriveLogKey(storeKey: Uint8Array, id: ChunkIdentity): Buffer {
-  if (storeKey.length !== STORE_KEY_BYTES) throw new FormatError('store key', `must be ${STORE_KEY_BYTES} bytes, got ${storeKey.length}`);
+  if (storeKey.length !== STORE_KEY_BYTES) {
+    throw new FormatError('store key', `must be ${STORE_KEY_BYTES} bytes, got ${storeKey.length}`);
+  }
   const info = Buffer.alloc(24);
   info.writeBigUInt64LE(id.fileId, 0);
   info.writeBigUInt64LE(id.chunkIndex, 8);
@@ -49,7 +51,9 @@ export function deriveLogKey(storeKey: Uint8Array, id: ChunkIdentity): Buffer {
 }
 
 function aadOf(pos: LogRecordPosition): Buffer {
-  if (!Number.isSafeInteger(pos.firstBlock) || pos.firstBlock < 0) throw new FormatError('log record', `first block ${pos.firstBlock} is not a block index`);
+  if (!Number.isSafeInteger(pos.firstBlock) || pos.firstBlock < 0) {
+    throw new FormatError('log record', `first block ${pos.firstBlock} is not a block index`);
+  }
   const aad = Buffer.alloc(AAD_BYTES);
   aad.writeUInt8(LOG_RECORD_FORMAT, 0);
   aad.writeBigUInt64LE(pos.fileId, 1);
@@ -60,8 +64,12 @@ function aadOf(pos: LogRecordPosition): Buffer {
 }
 
 /** The sealed record of plain at pos (LOG_RECORD_OVERHEAD_BYTES longer than plain). */
-export function sealLogRecord(logKey: Uint8Array, pos: LogRecordPosition, plain: Uint8Array, nonce: Uint8Array = crypto.randomBytes(NONCE_BYTES)): Buffer {
-  if (nonce.length !== NONCE_BYTES) throw new FormatError('log record', `nonce of ${nonce.length} bytes, not ${NONCE_BYTES}`);
+export function sealLogRecord(
+  logKey: Uint8Array, pos: LogRecordPosition, plain: Uint8Array, nonce: Uint8Array = crypto.randomBytes(NONCE_BYTES),
+): Buffer {
+  if (nonce.length !== NONCE_BYTES) {
+    throw new FormatError('log record', `nonce of ${nonce.length} bytes, not ${NONCE_BYTES}`);
+  }
   const c = crypto.createCipheriv('aes-256-gcm', logKey, nonce);
   c.setAAD(aadOf(pos));
   const out = Buffer.allocUnsafe(LOG_RECORD_OVERHEAD_BYTES + plain.length);
@@ -77,8 +85,12 @@ export function sealLogRecord(logKey: Uint8Array, pos: LogRecordPosition, plain:
 
 /** The plaintext of a record sealed at pos, only after its tag checked (LogRecordError otherwise). */
 export function openLogRecord(logKey: Uint8Array, pos: LogRecordPosition, record: Uint8Array): Buffer {
-  if (record.length < LOG_RECORD_OVERHEAD_BYTES) throw new LogRecordError(`${record.length} bytes, shorter than format + nonce + tag`, pos);
-  if (record[0] !== LOG_RECORD_FORMAT) throw new LogRecordError(`format ${record[0]} is not one this build reads (${LOG_RECORD_FORMAT})`, pos);
+  if (record.length < LOG_RECORD_OVERHEAD_BYTES) {
+    throw new LogRecordError(`${record.length} bytes, shorter than format + nonce + tag`, pos);
+  }
+  if (record[0] !== LOG_RECORD_FORMAT) {
+    throw new LogRecordError(`format ${record[0]} is not one this build reads (${LOG_RECORD_FORMAT})`, pos);
+  }
   const d = crypto.createDecipheriv('aes-256-gcm', logKey, record.subarray(FORMAT_BYTES, FORMAT_BYTES + NONCE_BYTES));
   d.setAAD(aadOf(pos));
   d.setAuthTag(record.subarray(record.length - TAG_BYTES));
@@ -87,7 +99,8 @@ export function openLogRecord(logKey: Uint8Array, pos: LogRecordPosition, record
     d.final();
   } catch {
     body.fill(0); // nothing of a record that does not authenticate is kept
-    throw new LogRecordError('authentication tag mismatch: wrong store key, a record moved to another place, or altered bytes', pos);
+    const why = 'wrong store key, a record moved to another place, or altered bytes';
+    throw new LogRecordError(`authentication tag mismatch: ${why}`, pos);
   }
   return body;
 }

@@ -31,7 +31,9 @@ export class LogRecordKeys {
 
   private keyOf(pos: LogRecordPosition, verb: string): Buffer {
     if (this.storeKey === null) {
-      throw new LogRecordKeyError(`a log record of an encrypting layout cannot be ${verb} without the store key: give it with -o keyfile=PATH (or CHUNKFS_KEYFILE=PATH)`, { fileId: pos.fileId, chunkIndex: pos.chunkIndex, version: pos.version });
+      const what = `a log record of an encrypting layout cannot be ${verb} without the store key`;
+      const site = { fileId: pos.fileId, chunkIndex: pos.chunkIndex, version: pos.version };
+      throw new LogRecordKeyError(`${what}: give it with -o keyfile=PATH (or CHUNKFS_KEYFILE=PATH)`, site);
     }
     const name = `${pos.fileId}/${pos.chunkIndex}/${pos.version}`;
     let key = this.keys.get(name);

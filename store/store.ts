@@ -169,7 +169,8 @@ export class Store {
     const health = new DiskHealth();
     const shards = new ShardStore(io, opened.key, opened.diskPaths, health);
     const commits = new CommitLog(db, commitPointOf(db, io, nodePath.join(dir, `${META_FILE}-wal`)));
-    this.env = { db, shards, map: new ChunkMap(db, new LogRecordKeys(opened.storeKey)), fileRows: new FileRows(db), counters: new Counters(db), health, commits, reclaim: new ReclaimQueue(db), inflight: new InflightVersions(), backlog: new IntentBacklog(),
+    const map = new ChunkMap(db, new LogRecordKeys(opened.storeKey));
+    this.env = { db, shards, map, fileRows: new FileRows(db), counters: new Counters(db), health, commits, reclaim: new ReclaimQueue(db), inflight: new InflightVersions(), backlog: new IntentBacklog(),
       storeKey: opened.storeKey, decoded: new DecodedChunks(opened.storeKey) };
     this.files = new FileIo(this.env, config.disks.map((d) => ({ id: d.id, epoch: d.epoch })), {
       smallFileMaxBytes: config.defaults.smallFileMaxBytes ?? 0, // stores made before issue 9: no packing

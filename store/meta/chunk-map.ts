@@ -69,12 +69,15 @@ function positionOf(ino: number, chunkIndex: number, version: bigint, firstBlock
 /** An intent row whose sealed span does not open: the metadata was altered, or is not this store's. */
 export class IntentRecordError extends ChunkfsError {
   constructor(id: number, cause: LogRecordError) {
-    super(`intent ${id} of the metadata does not open: ${cause.message}; restore the metadata from a copy of this store's, or delete that intent row (its write is lost)`);
+    const todo = "restore the metadata from a copy of this store's, or delete that intent row (its write is lost)";
+    super(`intent ${id} of the metadata does not open: ${cause.message}; ${todo}`);
   }
 }
 
 /** span_sealed: the row's span is a sealed log record (schema v9); 0 (the default) for every row of older builds. */
 const SPAN_SEALED = 1;
+const INSERT_INTENT_SQL = 'INSERT INTO intents(ino, chunk_index, version, first_block, last_block, created_ns, span, ' +
+  'span_sealed) VALUES (?, ?, ?, ?, ?, ?, ?, ?)';
 
 export class ChunkMap {
   /** A read-only opener queues no heal (its database refuses writes); the writer's reads and scrub find the damage. */
@@ -97,14 +100,15 @@ export class ChunkMap {
       allLive: db.prepare('SELECT ino, chunk_index, version FROM chunks WHERE version > 0'),
       // PostgreSQL gives the generated id back by RETURNING (SQLite: lastInsertRowid).
       addIntent: db.prepare({
-        sqlite: 'INSERT INTO intents(ino, chunk_index, version, first_block, last_block, created_ns, span, span_sealed) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-        postgres: 'INSERT INTO intents(ino, chunk_index, version, first_block, last_block, created_ns, span, span_sealed) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id',
+        sqlite: `${INSERT_INTENT_SQL}`,
+        postgres: `${INSERT_INTENT_SQL} RETURNING id`,
       }),
       dropIntentsOf: db.prepare('DELETE FROM intents WHERE ino = ?'),
       delIntent: db.prepare('DELETE FROM intents WHERE id = ?'),
       dropIntentsOfChunk: db.prepare('DELETE FROM intents WHERE ino = ? AND chunk_index = ?'),
       rebaseIntents: db.prepare('UPDATE intents SET version = ? WHERE ino = ? AND chunk_index = ?'),
-      sealedOfChunk: db.prepare(`SELECT id, version, first_block, span FROM intents WHERE ino = ? AND chunk_index = ? AND span_sealed = ${SPAN_SEALED}`),
+      sealedOfChunk: db.prepare('SELECT id, version, first_block, span FROM intents ' +
+        `WHERE ino = ? AND chunk_index = ? AND span_sealed = ${SPAN_SEALED}`),
       reseal: db.prepare('UPDATE intents SET span = ? WHERE id = ?'),
       intents: db.prepare('SELECT * FROM intents ORDER BY id'),
       intentsOf: db.prepare('SELECT * FROM intents WHERE ino = ? ORDER BY id'),
@@ -194,10 +198,14 @@ export class ChunkMap {
    * sealed: the chunk's layout encrypts, so the span is written as a sealed log record (DESIGN §10):
    * its bytes never reach the database, its WAL or its free pages in the clear.
    */
-  addIntent(ino: number, chunkIndex: number, version: bigint, firstBlock: number, lastBlock: number, span: Buffer, sealed: boolean): () => number {
+  addIntent(
+    ino: number, chunkIndex: number, version: bigint, firstBlock: number, lastBlock: number,
+    span: Buffer, sealed: boolean,
+  ): () => number {
     this.onChange();
     const stored = sealed ? this.records.seal(positionOf(ino, chunkIndex, version, firstBlock), span) : span;
-    const info = this.s.addIntent.run(ino, chunkIndex, version, firstBlock, lastBlock, nowNs(), stored, sealed ? SPAN_SEALED : 0);
+    const form = sealed ? SPAN_SEALED : 0;
+    const info = this.s.addIntent.run(ino, chunkIndex, version, firstBlock, lastBlock, nowNs(), stored, form);
     return () => Number(info.lastInsertRowid);
   }
   /** Every intent of a deleted inode (its chunks are gone: nothing to replay). */
@@ -220,7 +228,8 @@ export class ChunkMap {
     if (sealed) {
       for (const r of this.s.sealedOfChunk.all(ino, chunkIndex) as Row[]) {
         const firstBlock = Number(r.first_block);
-        const plain = this.openRecord(Number(r.id), positionOf(ino, chunkIndex, BigInt(r.version), firstBlock), r.span as unknown as Buffer);
+        const was = positionOf(ino, chunkIndex, BigInt(r.version), firstBlock);
+        const plain = this.openRecord(Number(r.id), was, r.span as unknown as Buffer);
         this.s.reseal.run(this.records.seal(positionOf(ino, chunkIndex, version, firstBlock), plain), r.id);
       }
     }
@@ -247,7 +256,9 @@ export class ChunkMap {
       firstBlock: Number(r.first_block), lastBlock: Number(r.last_block),
       span: (r.span as unknown as Buffer | null) ?? null,
     };
-    if (i.span !== null && Number(r.span_sealed) === SPAN_SEALED) i.span = this.openRecord(i.id, positionOf(i.ino, i.chunkIndex, i.version, i.firstBlock), i.span);
+    if (i.span !== null && Number(r.span_sealed) === SPAN_SEALED) {
+      i.span = this.openRecord(i.id, positionOf(i.ino, i.chunkIndex, i.version, i.firstBlock), i.span);
+    }
     return i;
   }
   private openRecord(id: number, pos: LogRecordPosition, record: Buffer): Buffer {

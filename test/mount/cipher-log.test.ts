@@ -93,15 +93,19 @@ async function filesWithMarker (dirs: string[], marker: string): Promise<string[
   return r.stdout.split('\n').filter((l) => l !== '')
 }
 
+interface StatusJson { intentBacklog: { intents: number } }
+
 function counter (statusJson: string, name: string): number {
   return Number((JSON.parse(statusJson) as { counters: Record<string, number> }).counters[name])
 }
 
 /** The whole run on the fixture's store (made by the caller); returns the marker for further searches. */
-async function writeKillReplay (t: ExecutionContext, fixture: StoreFixture, afterKill: (marker: string) => Promise<void> = async () => undefined): Promise<string> {
+type AfterKill = (marker: string) => Promise<void>
+async function writeKillReplay (t: ExecutionContext, fixture: StoreFixture, afterKill?: AfterKill): Promise<string> {
   const marker = `CFSMARK${randomBytes(8).toString('hex')}`
   let m = await fixture.mount()
-  await shOk(DIRS.map((d, i) => `mkdir ${m.mountpoint}/${d} && setfattr -n user.chunkfs.layout -v ${LAYOUTS[i]} ${m.mountpoint}/${d}`).join(' && '))
+  const dirs = DIRS.map((d, i) => `mkdir ${d} && setfattr -n user.chunkfs.layout -v ${LAYOUTS[i]} ${d}`)
+  await shOk(`cd ${m.mountpoint} && ${dirs.join(' && ')}`)
   t.is(await client(m.mountpoint, marker, 'write', 1), 'done')
   await m.stop() // applies every intent: their rows are deleted
   m = await fixture.mount()
@@ -109,9 +113,9 @@ async function writeKillReplay (t: ExecutionContext, fixture: StoreFixture, afte
   t.is(await client(m.mountpoint, marker, 'write', 2), 'done')
   await m.kill9() // encrypted chunks' intents gather 15 s before a rewrite: round 2's are still in the log
   await m.stop()
-  await afterKill(marker)
+  await afterKill?.(marker)
   // Offline (read-only): the log's records are opened to be overlaid on reads.
-  const offline = JSON.parse(await chunkfsOk(['status', fixture.store, '--json'])) as { intentBacklog: { intents: number } }
+  const offline = JSON.parse(await chunkfsOk(['status', fixture.store, '--json'])) as StatusJson
   t.true(offline.intentBacklog.intents > 0, `intents pending after kill -9 (${offline.intentBacklog.intents})`)
   m = await fixture.mount()
   const resolved = counter(await chunkfsOk(['status', fixture.store, '--json']), 'intents_resolved')
@@ -136,7 +140,8 @@ test.serial.afterEach.always(() => pgFixture.stopAll())
 
 function pgDump (cluster: PgCluster, url: string): string {
   const name = new URL(url).pathname.replace(/^\//, '')
-  return execFileSync('runuser', ['-u', 'postgres', '--', path.join(PG_BIN_DIR, 'pg_dump'), '-h', cluster.socketDir, '-d', name],
+  const pgDumpArgs = [path.join(PG_BIN_DIR, 'pg_dump'), '-h', cluster.socketDir, '-d', name]
+  return execFileSync('runuser', ['-u', 'postgres', '--', ...pgDumpArgs],
     { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: DUMP_BYTES_MAX })
 }
 
@@ -157,9 +162,11 @@ pg.pgTest('the same on PostgreSQL, moved to SQLite by meta copy after the kill: 
     t.is(await client(ro.mountpoint, marker, 'check', 2), 'done', 'a read-only mount shows the logged writes')
     await ro.stop()
     // The pending records move to SQLite as they are (sealed); the remount there replays them.
-    const copy = JSON.parse(await chunkfsOk(['meta', 'copy', pgFixture.store, '--to', 'sqlite', '--json'])) as { tables: Array<{ name: string, rows: number }> }
+    const copied = await chunkfsOk(['meta', 'copy', pgFixture.store, '--to', 'sqlite', '--json'])
+    const copy = JSON.parse(copied) as { tables: Array<{ name: string, rows: number }> }
     t.true(copy.tables.find((x) => x.name === 'intents')!.rows > 0, 'pending intents copied')
   })
   noMarkerIn(pgDump(pg.cluster(), url), marker, 'left behind by the copy')
-  t.deepEqual(await filesWithMarker([path.join(pg.cluster().socketDir, 'data')], marker), [], 'nor in the cluster\'s files')
+  const clusterFiles = path.join(pg.cluster().socketDir, 'data')
+  t.deepEqual(await filesWithMarker([clusterFiles], marker), [], 'nor in the cluster\'s files')
 })

@@ -8,19 +8,33 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { deriveDataKey } from '../../src/chunk-cipher';
-import { LOG_RECORD_OVERHEAD_BYTES, LogRecordError, LogRecordPosition, deriveLogKey } from '../../src/log-record-cipher';
+import {
+  LOG_RECORD_OVERHEAD_BYTES, LogRecordError, LogRecordPosition, deriveLogKey,
+} from '../../src/log-record-cipher';
 import { LogRecordKeyError, LogRecordKeys } from '../../store/log-record-keys';
 import { ChunkMap, IntentRecordError } from '../../store/meta/chunk-map';
 import { ROOT_INO, openDb } from '../../store/meta/meta';
 import { NodeIo } from '../../store/io/io';
 import { Store } from '../../store/store';
+import type { Db } from '../../store/meta/sql-engine';
 import { openStoreMetaOf } from '../helpers/pg-meta';
 import { SMALL, copyStore, prng, randomBytes, smallStore, tmpDir } from './helpers';
 
 const BB = SMALL.bitrotBlockBytes;
 const POS: LogRecordPosition = { fileId: 12n, chunkIndex: 3n, version: 7n, firstBlock: 5 };
 
-interface IntentRow { id: bigint; ino: bigint; chunk_index: bigint; version: bigint; first_block: bigint; last_block: bigint; span: Buffer; span_sealed: bigint }
+interface IntentRow {
+  id: bigint; ino: bigint; chunk_index: bigint; version: bigint; first_block: bigint; last_block: bigint;
+  span: Buffer; span_sealed: bigint;
+}
+
+/** The live version of a file's chunk 0. */
+function chunkVersion(db: Db, ino: number): bigint {
+  const row = db.prepare('SELECT version FROM chunks WHERE ino = ? AND chunk_index = 0').get(ino) as { version: bigint };
+  return row.version;
+}
+
+const bigints = (_k: string, v: unknown): unknown => typeof v === 'bigint' ? String(v) : v;
 
 function flipped(b: Buffer, at: number): Buffer {
   const out = Buffer.from(b);
@@ -38,15 +52,21 @@ test('a record opens only with its key, unaltered and at its place; every seal h
   const again = keys.seal(POS, plain);
   t.false(again.subarray(1, 13).equals(rec.subarray(1, 13)), 'a fresh nonce');
   t.true(keys.open(POS, again).equals(plain));
-  t.throws(() => new LogRecordKeys(crypto.randomBytes(32)).open(POS, rec), { instanceOf: LogRecordError, message: /tag mismatch.*\(file 12, chunk 3, version 7, block 5\)/ });
-  for (const at of [1, 12, 13, 500, rec.length - 1]) t.throws(() => keys.open(POS, flipped(rec, at)), { instanceOf: LogRecordError }, `byte ${at} altered`);
-  t.throws(() => keys.open(POS, flipped(rec, 0)), { instanceOf: LogRecordError, message: /format 0 is not one this build reads/ });
-  t.throws(() => keys.open(POS, rec.subarray(0, rec.length - 1)), { instanceOf: LogRecordError }, 'cut short');
-  t.throws(() => keys.open(POS, rec.subarray(0, 20)), { instanceOf: LogRecordError, message: /shorter than format \+ nonce \+ tag/ });
-  for (const moved of [{ fileId: 13n }, { chunkIndex: 4n }, { version: 8n }, { firstBlock: 6 }]) {
-    t.throws(() => keys.open({ ...POS, ...moved }, rec), { instanceOf: LogRecordError }, `moved: ${JSON.stringify(moved, (_k, v: unknown) => typeof v === 'bigint' ? String(v) : v)}`);
+  const refused = (message?: RegExp): { instanceOf: typeof LogRecordError; message?: RegExp } =>
+    message === undefined ? { instanceOf: LogRecordError } : { instanceOf: LogRecordError, message };
+  const other = new LogRecordKeys(crypto.randomBytes(32));
+  t.throws(() => other.open(POS, rec), refused(/tag mismatch.*\(file 12, chunk 3, version 7, block 5\)/), 'another key');
+  for (const at of [1, 12, 13, 500, rec.length - 1]) {
+    t.throws(() => keys.open(POS, flipped(rec, at)), refused(), `byte ${at} altered`);
   }
-  t.throws(() => new LogRecordKeys(null).open(POS, rec), { instanceOf: LogRecordKeyError, message: /without the store key/ });
+  t.throws(() => keys.open(POS, flipped(rec, 0)), refused(/format 0 is not one this build reads/));
+  t.throws(() => keys.open(POS, rec.subarray(0, rec.length - 1)), refused(), 'cut short');
+  t.throws(() => keys.open(POS, rec.subarray(0, 20)), refused(/shorter than format \+ nonce \+ tag/));
+  for (const moved of [{ fileId: 13n }, { chunkIndex: 4n }, { version: 8n }, { firstBlock: 6 }]) {
+    t.throws(() => keys.open({ ...POS, ...moved }, rec), refused(), `moved: ${JSON.stringify(moved, bigints)}`);
+  }
+  const keyless = new LogRecordKeys(null);
+  t.throws(() => keyless.open(POS, rec), { instanceOf: LogRecordKeyError, message: /without the store key/ });
 });
 
 test('a log key is never the data key of the same chunk version', (t) => {
@@ -76,10 +96,12 @@ test('a rebase seals the chunk\'s records again for the new version; rows of oth
   const after = raw();
   t.deepEqual(after.map((r) => r.version), [9n, 9n, 3n, 1n]);
   t.true(after[2].span.equals(before[2].span) && after[3].span.equals(before[3].span), 'other chunks untouched');
-  t.throws(() => keys.open({ fileId: 5n, chunkIndex: 0n, version: 3n, firstBlock: 2 }, after[0].span), { instanceOf: LogRecordError }, 'no longer opens at the old version');
+  const old = { fileId: 5n, chunkIndex: 0n, version: 3n, firstBlock: 2 };
+  t.throws(() => keys.open(old, after[0].span), { instanceOf: LogRecordError }, 'no longer opens at the old version');
   const opened = map.intents();
-  t.deepEqual(opened.map((i) => [i.ino, i.chunkIndex, i.version, i.firstBlock]), [[5, 0, 9n, 2], [5, 0, 9n, 4], [5, 1, 3n, 0], [6, 0, 1n, 0]]);
-  t.true(opened[0].span!.equals(a) && opened[1].span!.equals(b) && opened[2].span!.equals(a) && opened[3].span!.equals(b));
+  const where = opened.map((i) => [i.ino, i.chunkIndex, i.version, i.firstBlock]);
+  t.deepEqual(where, [[5, 0, 9n, 2], [5, 0, 9n, 4], [5, 1, 3n, 0], [6, 0, 1n, 0]]);
+  t.deepEqual(opened.map((i) => i.span), [a, b, a, b]);
   db.close();
 });
 
@@ -91,7 +113,7 @@ async function encryptedFile(): Promise<{ dir: string; ino: number; data: Buffer
   await store.write(ino, 0, data);
   await store.close();
   const db = openStoreMetaOf(dir);
-  const version = (db.prepare('SELECT version FROM chunks WHERE ino = ? AND chunk_index = 0').get(ino) as { version: bigint }).version;
+  const version = chunkVersion(db, ino);
   db.close();
   return { dir, ino, data, storeKey: fs.readFileSync(path.join(dir, 'data.key')), version };
 }
@@ -99,8 +121,8 @@ async function encryptedFile(): Promise<{ dir: string; ino: number; data: Buffer
 /** Plant an intent row as a build writes it (sealed, or plain as older builds did). */
 function plant(dir: string, ino: number, version: bigint, firstBlock: number, span: Buffer, sealed: 0 | 1): void {
   const db = openStoreMetaOf(dir);
-  db.prepare('INSERT INTO intents(ino, chunk_index, version, first_block, last_block, created_ns, span, span_sealed) VALUES (?, 0, ?, ?, ?, 0, ?, ?)')
-    .run(ino, version, firstBlock, firstBlock + Math.ceil(span.length / BB) - 1, span, sealed);
+  db.prepare('INSERT INTO intents(ino, chunk_index, version, first_block, last_block, created_ns, span, span_sealed) ' +
+    'VALUES (?, 0, ?, ?, ?, 0, ?, ?)').run(ino, version, firstBlock, firstBlock + span.length / BB - 1, span, sealed);
   db.close();
 }
 
@@ -121,7 +143,7 @@ test('partial writes to an encrypting layout are logged sealed, never in the cle
     t.is(r.span.indexOf(marker), -1, 'the row holds no plaintext');
     const pos = { fileId: r.ino, chunkIndex: r.chunk_index, version: r.version, firstBlock: Number(r.first_block) };
     const at = Number(r.first_block) * BB;
-    t.true(keys.open(pos, r.span).equals(data.subarray(at, at + BB)), 'the record opens to the block as the file shows it');
+    t.deepEqual(keys.open(pos, r.span), data.subarray(at, at + BB), 'the record opens to the block the file shows');
   }
   t.true((await s.read(ino, 0, data.length)).equals(data), 'reads overlay the records');
   await s.applyNow();
@@ -135,7 +157,8 @@ test('a store replays sealed records and plain rows of older builds at open; it 
   const { dir, ino, data, storeKey, version } = await encryptedFile();
   const keys = new LogRecordKeys(storeKey);
   const span = (fill: number): Buffer => Buffer.alloc(BB, fill);
-  plant(dir, ino, version, 2, keys.seal({ fileId: BigInt(ino), chunkIndex: 0n, version, firstBlock: 2 }, span(0x11)), 1);
+  const at2 = { fileId: BigInt(ino), chunkIndex: 0n, version, firstBlock: 2 };
+  plant(dir, ino, version, 2, keys.seal(at2, span(0x11)), 1);
   plant(dir, ino, version, 6, span(0x22), 0); // an older build's row: the span as it is
   const s = await Store.open(dir);
   t.is(s.recoveryReport.intentsResolved, 2);
@@ -145,7 +168,7 @@ test('a store replays sealed records and plain rows of older builds at open; it 
   await s.close();
 
   const meta = openStoreMetaOf(dir);
-  const now = (meta.prepare('SELECT version FROM chunks WHERE ino = ? AND chunk_index = 0').get(ino) as { version: bigint }).version;
+  const now = chunkVersion(meta, ino);
   meta.close();
   const good = keys.seal({ fileId: BigInt(ino), chunkIndex: 0n, version: now, firstBlock: 3 }, span(0x33));
   const cases: Array<[string, number, Buffer]> = [
@@ -155,7 +178,8 @@ test('a store replays sealed records and plain rows of older builds at open; it 
   for (const [what, firstBlock, record] of cases) {
     plant(dir, ino, now, firstBlock, record, 1);
     const site = `\\(file ${ino}, chunk 0, version ${now}, block ${firstBlock}\\)`;
-    await t.throwsAsync(Store.open(dir), { instanceOf: IntentRecordError, message: new RegExp(`^intent \\d+ of the metadata does not open: .*tag mismatch.*${site}; restore the metadata`) }, what);
+    const message = new RegExp(`^intent \\d+ of the metadata does not open: .*tag mismatch.*${site}; restore`);
+    await t.throwsAsync(Store.open(dir), { instanceOf: IntentRecordError, message }, what);
     const db = openStoreMetaOf(dir);
     db.prepare('DELETE FROM intents').run();
     db.close();
@@ -165,7 +189,7 @@ test('a store replays sealed records and plain rows of older builds at open; it 
   await clean.close();
 });
 
-/** Holds the renames (a shard file's last step) of chunk versions from a given one: a rewrite stops before its shards exist. */
+/** Holds the renames (a shard file's last step) of chunk versions from a given one: a rewrite waits there. */
 class HeldRenames extends NodeIo {
   private fromVersion: bigint | null = null;
   private held: Promise<void> = Promise.resolve();
@@ -211,7 +235,7 @@ test('an intent logged while its chunk is rewritten moves to the new version sea
   io.arm(version + 2n); // the first rewrite goes on and commits; the next one (of the second intent) is held
   await io.reached;
   const rows = s.ns.db.prepare('SELECT * FROM intents ORDER BY id').all() as IntentRow[];
-  const now = (s.ns.db.prepare('SELECT version FROM chunks WHERE ino = ? AND chunk_index = 0').get(ino) as { version: bigint }).version;
+  const now = chunkVersion(s.ns.db, ino);
   t.true(now > version, 'the rewrite made a new version');
   t.is(rows.length, 1, 'the second intent is pending');
   t.is(rows[0].version, now, 'moved to the new version');
