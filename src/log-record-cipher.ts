@@ -9,9 +9,10 @@
 // never a chunk version's data key and no (key, nonce) pair of a shard payload is ever a log
 // record's. The AAD binds a record to its place: moved to another file, chunk, version or block, its
 // tag fails. The nonce is random per record: a chunk version's log key seals only the records logged
-// over that version (rewritten into a new version within seconds), far below the 2^32 messages per
-// key that random 96-bit nonces allow (NIST SP 800-38D §8.3); a counter would repeat after a crash,
-// since records of the live version are logged again after the restart under the same key.
+// over that version until the applier rewrites the chunk into a new one (a few thousand at most), far
+// below the 2^32 messages per key that random 96-bit nonces allow (NIST SP 800-38D §8.3); a counter
+// would repeat after a crash, since records of the live version are logged again after the restart
+// under the same key.
 import * as crypto from 'node:crypto';
 import { ChunkIdentity, NONCE_BYTES, STORE_KEY_BYTES, TAG_BYTES } from './chunk-cipher';
 import { ErrorSite, FormatError } from './errors';
