@@ -77,10 +77,15 @@ function memoryLine(m: Obj): string {
 function metadataLine(m: Obj): string {
   const where = `metadata: ${String(m.engine ?? '?')} ${String(m.location ?? '')}`;
   if (m.engine !== 'postgres') return where;
+  // A mount that lost the lease says so first: it changes nothing more (DESIGN §9 "Lease and fencing").
+  const lost = typeof m.leaseLost === 'string'
+    ? `; THIS MOUNT LOST THE LEASE (${m.leaseLost}): read-only, every change refused (EROFS); unmount it` : '';
   const l = m.lease;
-  if (!isObj(l)) return `${where}; lease: not held`;
+  if (!isObj(l)) return `${where}${lost}; lease: not held`;
   const left = Number(l.expiresInMs);
-  return `${where}; lease: ${String(l.host)} pid ${String(l.pid)} (${String(l.note)}), renewed ${(Number(l.heartbeatAgeMs) / 1000).toFixed(1)} s ago, ` +
+  return `${where}${lost}; lease: ${String(l.host)} pid ${String(l.pid)} (${String(l.note)}), ` +
+    `epoch ${String(l.epoch ?? 0)}, ` +
+    `renewed ${(Number(l.heartbeatAgeMs) / 1000).toFixed(1)} s ago, ` +
     (left > 0 ? `expires in ${(left / 1000).toFixed(1)} s` : `expired ${(-left / 1000).toFixed(1)} s ago`);
 }
 

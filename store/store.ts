@@ -29,13 +29,14 @@ import { LayoutError, overhead, parseLayout, shardCount } from '../src/layout';
 import { DecodedChunks } from './chunks/chunk-transform';
 import { FLAG_COMPRESSED, FLAG_ENCRYPTED } from '../src/header';
 import { Db } from './meta/meta';
-import { MetaStatus, StoreLease, acquireLease, awaitWriterAnnouncing, checkNewMeta, commitPointOf, createMeta, metaStatus, openStoreMeta } from './meta/engine-open';
-import { parseMetaTarget } from './meta-target';
+import { MetaStatus, StoreLease, acquireLease, awaitWriterAnnouncing, checkNewMeta, commitPointOf, createMeta, metaStatus, openStoreMeta, upgradeStoreMeta } from './meta/engine-open';
+import { parseMetaTarget, redactedUrl } from './meta-target';
 import { Namespace } from './meta/namespace';
 import { RecoveryReport, emptyRecoveryReport, recover } from './upkeep/recovery';
 import { ShardStore } from './chunks/shard-store';
 import { CommitLog } from './meta/commit-log';
 import { LeakReport, emptyLeakReport, scanLeaks } from './upkeep/leak-scan';
+import { QuarantineSweeper, graceMsOf } from './upkeep/quarantine';
 import { ScrubOptions, scrubChunks } from './upkeep/scrub';
 import { NeedleScrubReport, emptyNeedleScrubReport, scrubNeedles } from './upkeep/scrub-needles';
 import { ReclaimReport, Reclaimer } from './upkeep/reclaim';
@@ -159,8 +160,12 @@ export class Store {
   private lock: StoreLock | null = null;
   /** Held while open read-write on PostgreSQL (DESIGN §9 lease); null on SQLite and read-only. */
   private lease: StoreLease | null = null;
+  /** A live mount's deletion of quarantine folders past their grace period (DESIGN §4); null otherwise. */
+  private sweeper: QuarantineSweeper | null = null;
   /** Open read-only following a writer (DESIGN §9); null otherwise. */
   private follower: Follower | null = null;
+  /** Why this read-write opener lost the store's lease (DESIGN §9 "Lease and fencing"); null while it holds it. */
+  leaseLost: string | null = null;
   /** st_dev of each disk directory by path (statfs counts a filesystem once). */
   private readonly diskDevs = new Map<string, number>();
 
@@ -228,12 +233,12 @@ export class Store {
     // A bad connection string or an unreachable database fails here, before anything is written.
     createOpts.meta = opts.meta === undefined ? undefined : parseMetaTarget(opts.meta);
     checkNewMeta(createOpts.meta);
-    createConfig(dir, createOpts, nodeSyncIo);
+    const config = createConfig(dir, createOpts, nodeSyncIo);
     if (createOpts.meta === undefined) {
       // Created 0600 before SQLite sees it: SQLite gives meta.db-wal and -shm the mode of the database file.
       nodeSyncIo.createExclusive(nodePath.join(dir, META_FILE), Buffer.alloc(0));
     }
-    createMeta(nodePath.join(dir, META_FILE), createOpts.meta);
+    createMeta(nodePath.join(dir, META_FILE), createOpts.meta, config.storeUuid!);
     return Store.open(dir, { io: opts.io, keyFile: opts.keyFile });
   }
 
@@ -262,13 +267,18 @@ export class Store {
     let db: Db | null = null;
     let lease: StoreLease | null = null;
     try {
-      if (!readOnly) adoptLegacyStore(dir, opened, syncIo);
-      db = openStoreMeta(metaPath, metaTarget, readOnly, syncIo, log, opts.follow === true); // recovers an unusable -shm, else says what to do
+      // Before anything changes: the metadata is this store's (DESIGN §4 "Identity"). Recovers an
+      // unusable -shm, else says what to do.
+      db = openStoreMeta(metaPath, metaTarget, readOnly, syncIo, log, opened.config.storeUuid, opts.follow === true);
+      if (!readOnly) {
+        adoptLegacyStore(dir, opened, syncIo);
+        upgradeStoreMeta(db, opened.config.storeUuid!);
+      }
       // Before recovery replays anything: the lease makes this the only writer (DESIGN §9).
       lease = readOnly ? null : acquireLease(db, opts.lockNote ?? `open ${dir}`, log, opts.leaseMs);
       const store = new Store(dir, opened, db, opts.io ?? new NodeIo(), syncIo);
       store.lock = lock;
-      store.lease = lease;
+      if (lease !== null) store.holdLease(lease, metaTarget!.url);
       if (opts.log !== undefined) store.log = opts.log;
       store.checkDisks(false);
       if (opts.applier === false || readOnly) store.applier.held = true;
@@ -387,7 +397,19 @@ export class Store {
       env: this.env, files: this.files, healer: this.healer,
       onlineRoots: () => this.opened.config.disks.filter((d) => this.env.health.unavailable(d.id) === undefined).map((d) => this.opened.diskPaths.get(d.id)!),
       orphans: () => this.ns.orphans(), deleteFile: (ino) => this.deleteFile(ino), reclaimNow: () => this.reclaimNow(),
+      quarantineGraceMs: this.quarantineGraceMs,
     }, opts);
+  }
+
+  /** Disk directories of the disks that are online. */
+  private onlineRoots(): string[] {
+    const online = this.opened.config.disks.filter((d) => this.env.health.unavailable(d.id) === undefined);
+    return online.map((d) => this.opened.diskPaths.get(d.id)!);
+  }
+
+  /** How long the leak scan's quarantine keeps what it removed (store tunable quarantineGraceDays, DESIGN §4). */
+  private get quarantineGraceMs(): number {
+    return graceMsOf(this.opened.config.defaults.quarantineGraceDays);
   }
 
   /** Check every disk's identity now (a disk taken offline or brought back, issue 11 inject). */
@@ -400,6 +422,8 @@ export class Store {
     this.env.commits.start();
     this.reclaimer.start();
     this.compactor.start();
+    this.sweeper = new QuarantineSweeper(this.io, () => this.onlineRoots(), this.quarantineGraceMs, (line) => this.log(line));
+    this.sweeper.start();
   }
 
   /** Every commit so far durable (fsync, fsyncdir, syncfs; group-committed). DESIGN §5. */
@@ -422,6 +446,7 @@ export class Store {
 
   private async follow(url: string): Promise<void> {
     this.follower = new Follower(url, this.env, this.files, this.ns, (line) => this.log(line));
+    for (const fn of this.writerChangeListeners) this.follower.onChange(fn);
     this.follower.start();
     try {
       await awaitWriterAnnouncing(this.db, (line) => this.log(line));
@@ -429,6 +454,48 @@ export class Store {
       this.follower.stop();
       throw err;
     }
+  }
+
+  /**
+   * DESIGN §9 "Lease and fencing": shards are written or removed only while the lease is held, and
+   * when it is found lost the store turns read-only (every change EROFS: the database refuses its
+   * writes, the shard gate its shard writes), stops its background work and drops every cache, the
+   * kernel is told to drop what it caches, and it follows the new holder's commits from then on, as
+   * a read-only mount does (store/follower.ts).
+   */
+  private holdLease(lease: StoreLease, url: string): void {
+    this.lease = lease;
+    this.env.shards.writeGate = () => lease.checkHeld();
+    lease.onLost((why) => this.loseLease(why, url));
+  }
+
+  private loseLease(why: string, url: string): void {
+    this.leaseLost = why;
+    this.applier.held = true;
+    this.applier.stop();
+    const stopped = (what: string) => (err: unknown): void => {
+      this.log(`chunkfs: stopping the ${what}: ${(err as Error).message}`);
+    };
+    void this.healer.stop().catch(stopped('healer'));
+    void this.compactor.stop().catch(stopped('compactor'));
+    void this.reclaimer.stop().catch(stopped('reclaimer'));
+    this.env.map.forgetAll();
+    this.files.forgetAll();
+    this.env.shards.forgetAll();
+    this.readsChanged(); // read grants end
+    // Reads record no failure (the database refuses its writes), as a read-only opener's.
+    this.env.counters.recordsNothing = true;
+    this.env.map.recordsNothing = true;
+    for (const fn of this.writerChangeListeners) fn('all');
+    // After the statement that found the loss (it may be inside a pipeline: nothing else is sent then).
+    setImmediate(() => {
+      if (this.closed) return;
+      this.follow(url).catch((err) => {
+        this.follower = null;
+        this.log(`chunkfs: cannot follow the new lease holder's changes on ${redactedUrl(url)}: ${(err as Error).message}; ` +
+          'reads may show this mount\'s last view');
+      });
+    });
   }
 
   /** Open read-only following a writer's commits (StoreOpenOptions.follow). */
@@ -460,8 +527,16 @@ export class Store {
     return this.files.readGrant(ino, offsetBytes);
   }
 
-  /** fn hears the inodes each of the followed writer's commits changed (a follower only). */
+  /** Who hears of changes made by another writer (the mount: one per transport of this process). */
+  private readonly writerChangeListeners: Array<(changed: Changed) => void> = [];
+
+  /**
+   * fn hears the inodes each of the followed writer's commits changed (a follower), and 'all' when
+   * this opener lost the lease to another writer (DESIGN §9).
+   */
   onWriterChange(fn: (changed: Changed) => void): void {
+    assert(this.writerChangeListeners.length < READ_CHANGE_LISTENERS_MAX, 'writer change listeners: one per transport');
+    this.writerChangeListeners.push(fn);
     this.follower?.onChange(fn);
   }
 
@@ -485,7 +560,9 @@ export class Store {
       await this.healer.stop();
       await this.compactor.stop();
       await this.reclaimer.stop();
-      if (this.lock !== null) await this.applier.drain(); // unmount applies everything it can (the rest stays in the log)
+      await this.sweeper?.stop();
+      // Unmount applies everything it can (the rest stays in the log); without the lease, nothing.
+      if (this.lock !== null && this.leaseLost === null) await this.applier.drain();
       this.applier.stop();
       await this.env.commits.stop();
       if (this.lock !== null) await this.env.commits.flushIfDirty().catch(() => undefined); // SQLite's close checkpoints too
@@ -585,8 +662,8 @@ export class Store {
     // After the chunk pass: with repair, a replica holding a bad needle was rebuilt from a good one.
     const needles = opts.onlyDisk === undefined ? await scrubNeedles(this.env, this.files, this.files.slices, opts.signal) : emptyNeedleScrubReport();
     if (opts.signal?.aborted === true) return { ...shards, cancelled: true, needles, leaks: emptyLeakReport(), looseModes: { count: 0, paths: [], fixed: 0 } };
-    const roots = this.opened.config.disks.filter((d) => this.env.health.unavailable(d.id) === undefined).map((d) => this.opened.diskPaths.get(d.id)!);
-    const leaks = await scanLeaks(this.env, roots, repair);
+    const roots = this.onlineRoots();
+    const leaks = await scanLeaks(this.env, roots, { repair, force: opts.force, graceMs: this.quarantineGraceMs });
     return { ...shards, needles, leaks, looseModes: await findLooseModes(this.io, roots, repair) };
   }
   startHealer(entriesPerSecond?: number): void {

@@ -59,6 +59,12 @@ export class ShardStore {
   /** Disk roots as prefixes of shard paths: absolute, normalized, no trailing slash (path() joins with one). */
   private readonly pathRoots = new Map<number, string>();
 
+  /**
+   * Called right before every shard file is written or removed: throws when this opener may not
+   * change shards (it lost the store's lease, DESIGN §9 "Lease and fencing"). Synchronous and cheap.
+   */
+  writeGate: () => void = () => undefined;
+
   constructor(readonly io: Io, readonly key: BitrotKey, private readonly diskRoots: ReadonlyMap<number, string>, private readonly gate: DiskGate) {
     for (const [id, root] of diskRoots) this.pathRoots.set(id, nodePath.resolve(root).replace(/\/$/, ''));
   }
@@ -112,6 +118,7 @@ export class ShardStore {
     const versionDir = nodePath.dirname(chunkDir);
     await this.io.mkdir(chunkDir);
     const tmp = tempName(finalPath, randomU64());
+    this.writeGate();
     const f = await this.io.open(tmp, 'create-exclusive');
     try {
       await f.pwrite(parts.head, 0);
@@ -330,6 +337,7 @@ export class ShardStore {
     // The patched blocks get new hash entries: no read may check them against the cached old ones,
     // neither during the patch nor after it (a read racing the patch may have cached the table again).
     this.tables.forget(path);
+    this.writeGate();
     const f = await this.io.open(path, 'readwrite');
     try {
       for (const { firstBlock, span } of runs) assert(firstBlock * bb + span.length <= dataLen, 'patch inside shard_data_len');
@@ -374,6 +382,7 @@ export class ShardStore {
   async deleteShard(ref: ShardSite, shardIndex: number): Promise<void> {
     const path = this.usablePath(ref, shardIndex);
     this.forgetPath(path);
+    this.writeGate();
     try {
       await this.io.unlink(path);
     } catch (err) {

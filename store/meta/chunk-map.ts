@@ -74,7 +74,7 @@ export class IntentRecordError extends ChunkfsError {
   }
 }
 
-/** span_sealed: the row's span is a sealed log record (schema v9); 0 (the default) for every row of older builds. */
+/** span_sealed: the row's span is a sealed log record (schema v10); 0 (the default) for every row of older builds. */
 const SPAN_SEALED = 1;
 const INSERT_INTENT_SQL = 'INSERT INTO intents(ino, chunk_index, version, first_block, last_block, created_ns, span, ' +
   'span_sealed) VALUES (?, ?, ?, ?, ?, ?, ?, ?)';

@@ -13,7 +13,7 @@ import {
 } from '../../src/log-record-cipher';
 import { LogRecordKeyError, LogRecordKeys } from '../../store/log-record-keys';
 import { ChunkMap, IntentRecordError } from '../../store/meta/chunk-map';
-import { ROOT_INO, openDb } from '../../store/meta/meta';
+import { ROOT_INO, createDb } from '../../store/meta/meta';
 import { NodeIo } from '../../store/io/io';
 import { Store } from '../../store/store';
 import type { Db } from '../../store/meta/sql-engine';
@@ -76,7 +76,7 @@ test('a log key is never the data key of the same chunk version', (t) => {
 });
 
 test('a rebase seals the chunk\'s records again for the new version; rows of other chunks and plain rows stay as they were', (t) => {
-  const db = openDb(path.join(tmpDir(), 'meta.db'));
+  const db = createDb(path.join(tmpDir(), 'meta.db'), crypto.randomUUID());
   const keys = new LogRecordKeys(crypto.randomBytes(32));
   const map = new ChunkMap(db, keys);
   const a = Buffer.alloc(BB, 0x61);
