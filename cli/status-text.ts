@@ -4,7 +4,7 @@
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type Obj = { [k: string]: Json };
 const LINES_MAX = 10_000;
-const KNOWN = new Set(['store', 'mount', 'disks', 'layoutsInUse', 'transformedChunks', 'healQueueLength', 'openIntents', 'intentBacklog', 'reclaimBacklog', 'metadataFlushes', 'counters', 'faults', 'metadata']);
+const KNOWN = new Set(['store', 'mount', 'disks', 'layoutsInUse', 'transformedChunks', 'healQueueLength', 'openIntents', 'intentBacklog', 'reclaimBacklog', 'metadataFlushes', 'groupsClosed', 'counters', 'faults', 'metadata']);
 
 export function bytesText(n: Json | undefined): string {
   const v = Number(n);
@@ -109,7 +109,7 @@ export function statusText(report: Json): string {
   out.push(`layouts in use: ${layouts.length === 0 ? 'none' : layouts.map((l) => `${String(l.layout)} (${plural(Number(l.files), 'file')})`).join(', ')}`);
   const transformed = Array.isArray(r.transformedChunks) ? r.transformedChunks.filter(isObj) : [];
   if (transformed.length > 0) out.push(`transformed chunks: ${transformed.map(transformedText).join(', ')}`);
-  out.push(`heal queue: ${plural(Number(r.healQueueLength ?? 0), 'shard')}; reclaim backlog: ${plural(Number(r.reclaimBacklog ?? 0), 'chunk version')}; open intents: ${String(r.openIntents ?? 0)}; metadata flushes: ${String(r.metadataFlushes ?? 0)}`);
+  out.push(`heal queue: ${plural(Number(r.healQueueLength ?? 0), 'shard')}; reclaim backlog: ${plural(Number(r.reclaimBacklog ?? 0), 'chunk version')}; open intents: ${String(r.openIntents ?? 0)}; metadata flushes: ${String(r.metadataFlushes ?? 0)}; transaction groups closed: ${String(r.groupsClosed ?? 0)}`);
   if (isObj(r.intentBacklog)) out.push(backlogLine(r.intentBacklog));
   if (isObj(r.metadata)) out.push(metadataLine(r.metadata));
   if (isObj(r.counters)) out.push(`counters: ${Object.entries(r.counters).map(([k, v]) => `${k} ${String(v)}`).join(', ')}`);

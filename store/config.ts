@@ -45,6 +45,8 @@ export interface StoreDefaults {
    * (DESIGN §4 "Identity", store/upkeep/quarantine.ts); absent: QUARANTINE_GRACE_DAYS_DEFAULT (7).
    */
   quarantineGraceDays?: number;
+  /** A transaction group's dirty-byte bound (DESIGN §5; writers wait there); absent: min(1 GiB, 10% of RAM). */
+  groupDirtyBytesMax?: number;
 }
 
 export interface StoreConfig {
@@ -102,6 +104,9 @@ export function checkDefaults(d: StoreDefaults, diskCount: number, file: string)
   const grace = d.quarantineGraceDays;
   if (grace !== undefined && (!Number.isSafeInteger(grace) || grace < 0 || grace > QUARANTINE_GRACE_DAYS_MAX)) {
     throw new ConfigError(file, `quarantineGraceDays ${grace} must be a whole number of days, 0..${QUARANTINE_GRACE_DAYS_MAX}`);
+  }
+  if (d.groupDirtyBytesMax !== undefined && !int(d.groupDirtyBytesMax)) {
+    throw new ConfigError(file, `groupDirtyBytesMax ${d.groupDirtyBytesMax} must be a positive integer (bytes)`);
   }
   if (shardCount(layout) > diskCount) {
     throw new ConfigError(file, `layout ${d.layout} needs ${shardCount(layout)} disks, only ${diskCount} exist`);

@@ -42,6 +42,8 @@ import { NeedleScrubReport, emptyNeedleScrubReport, scrubNeedles } from './upkee
 import { ReclaimReport, Reclaimer } from './upkeep/reclaim';
 import { ReclaimQueue } from './meta/reclaim-queue';
 import { InflightVersions } from './chunks/inflight-versions';
+import { GROUP_DIRTY_BYTES_DEFAULT_MAX, GROUP_RAM_DIVISOR, TxGroups } from './chunks/tx-group';
+import * as os from 'node:os';
 import { DamageKind, DamageReport, damageShard, shardByteOf } from './upkeep/shard-damage';
 import { NEEDLE_HEADER_BYTES } from '../src/needle';
 import type { Slice } from '../src/slice';
@@ -133,6 +135,8 @@ export interface StatusReport {
   reclaimBacklog: number;
   /** Full commits (WAL flushes) since open. */
   metadataFlushes: number;
+  /** Transaction groups closed since open (DESIGN §5). */
+  groupsClosed: number;
   /** Small-file containers (spec §11): by state, with live and dead bytes; backlog = sealed ones due for compaction. */
   containers: { open: number; full: number; sealed: number; liveBytes: number; deadBytes: number; compactionBacklog: number };
   counters: Record<CounterName, number>;
@@ -175,8 +179,11 @@ export class Store {
     const shards = new ShardStore(io, opened.key, opened.diskPaths, health);
     const commits = new CommitLog(db, commitPointOf(db, io, nodePath.join(dir, `${META_FILE}-wal`)));
     const map = new ChunkMap(db, new LogRecordKeys(opened.storeKey));
-    this.env = { db, shards, map, fileRows: new FileRows(db), counters: new Counters(db), health, commits, reclaim: new ReclaimQueue(db), inflight: new InflightVersions(), backlog: new IntentBacklog(),
+    const env: Omit<ChunkEnv, 'groups'> & { groups?: TxGroups } = { db, shards, map, fileRows: new FileRows(db), counters: new Counters(db), health, commits, reclaim: new ReclaimQueue(db), inflight: new InflightVersions(), backlog: new IntentBacklog(),
       storeKey: opened.storeKey, decoded: new DecodedChunks(opened.storeKey) };
+    env.groups = new TxGroups(env as ChunkEnv, config.defaults.groupDirtyBytesMax ?? groupDirtyBytesDefault());
+    this.env = env as ChunkEnv;
+    this.env.map.pending = this.env.groups;
     this.files = new FileIo(this.env, config.disks.map((d) => ({ id: d.id, epoch: d.epoch })), {
       smallFileMaxBytes: config.defaults.smallFileMaxBytes ?? 0, // stores made before issue 9: no packing
       containerCapacityBytes: config.defaults.containerCapacityBytes ?? DEFAULT_CONTAINER_CAPACITY_BYTES,
@@ -199,6 +206,8 @@ export class Store {
       checkLayout: (text) => this.checkLayout(text),
       layoutChanged: (ino) => this.files.forget(ino),
     });
+    this.ns.pendingSize = (ino) => this.env.groups.pendingSize(ino);
+    this.env.groups.onCommitted = (ino) => this.files.forget(ino);
   }
 
   /** A layout this store can hold, else FsError EINVAL. */
@@ -420,14 +429,24 @@ export class Store {
   /** The commit timer and the reclaimer (a live mount). */
   startBackground(): void {
     this.env.commits.start();
+    this.env.groups.start();
     this.reclaimer.start();
     this.compactor.start();
     this.sweeper = new QuarantineSweeper(this.io, () => this.onlineRoots(), this.quarantineGraceMs, (line) => this.log(line));
     this.sweeper.start();
   }
 
+  /**
+   * Whole-chunk writes join transaction groups (DESIGN §5) closed only at the dirty-byte bound, sync
+   * and close (startBackground adds the timer): the crash tests step through a group's close.
+   */
+  startGroups(): void {
+    this.env.groups.start(null);
+  }
+
   /** Every commit so far durable (fsync, fsyncdir, syncfs; group-committed). DESIGN §5. */
-  sync(): Promise<void> {
+  async sync(): Promise<void> {
+    await this.env.groups.sync();
     return this.env.commits.flushIfDirty();
   }
 
@@ -556,6 +575,8 @@ export class Store {
     this.closed = true;
     try {
       this.follower?.stop();
+      this.env.groups.stop();
+      if (this.lock !== null) await this.env.groups.close().catch((err: Error) => this.log(`chunkfs: storing the last transaction group failed: ${err.message}`));
       await this.files.deletesNow().catch(() => undefined); // what is left is an orphan: deleted at the next mount
       await this.healer.stop();
       await this.compactor.stop();
@@ -594,7 +615,8 @@ export class Store {
     return this.files.readInto(ino, offsetBytes, target, targetOffset, sizeBytes);
   }
   /**
-   * Durable when it resolves; sizeBytes: the size to commit with it (DESIGN §5 prefix rule), else the
+   * Durable when it resolves, or, on a live mount, whole chunks at the close of their transaction
+   * group (DESIGN §5; sync closes it); sizeBytes: the size to commit with it (DESIGN §5 prefix rule), else the
    * data's end; times: the mtime and ctime to commit with it (store/meta/commit-times.ts), else now.
    */
   write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number, times?: CommitTimes): Promise<void> {
@@ -700,7 +722,7 @@ export class Store {
     return {
       disks, layoutsInUse, transformedChunks: this.transformedChunks(), healQueueLength: this.env.map.healQueueLength(), openIntents: this.env.map.intentCount(),
       intentBacklog: this.intentBacklog(),
-      reclaimBacklog: this.env.reclaim.length, metadataFlushes: this.env.commits.flushCount,
+      reclaimBacklog: this.env.reclaim.length, metadataFlushes: this.env.commits.flushCount, groupsClosed: this.env.groups.closeCount,
       counters: this.env.counters.all(), containers: this.containerStatus(),
       metadata: metaStatus(this.db, nodePath.join(this.dir, META_FILE)),
     };
@@ -817,4 +839,9 @@ export class Store {
       return { ...r, needle: { containerIno: cid, offsetBytes: slice.offsetBytes.toString() } };
     });
   }
+}
+
+/** The default dirty-byte bound of a transaction group: min(1 GiB, 10% of RAM) (DESIGN §5). */
+function groupDirtyBytesDefault(): number {
+  return Math.min(GROUP_DIRTY_BYTES_DEFAULT_MAX, Math.floor(os.totalmem() / GROUP_RAM_DIVISOR));
 }

@@ -4,6 +4,7 @@
 // steps 4-5) and deletion. Headers are cached by path; every rewrite through this
 // class invalidates the entry.
 import { randomU64 } from '../random-ids';
+import type { ShardSyncs } from './tx-group';
 import * as nodePath from 'node:path';
 import { LRUCache } from 'lru-cache';
 import { ErrorSite, FormatError, assert } from '../../src/errors';
@@ -107,8 +108,12 @@ export class ShardStore {
     throw new DiskUnavailableError(diskId, reason);
   }
 
-  /** Spec §8.1: tmp, fsync, rename, fsync dir (and the new directories' parents). */
-  async writeShard(ref: ChunkRef, shardIndex: number, payload: Payload): Promise<void> {
+  /**
+   * Spec §8.1: tmp, fsync, rename, fsync dir (and the new directories' parents). With syncs (a
+   * transaction group, DESIGN §5) nothing is flushed here: the file and directories to flush are
+   * handed to the group, which flushes them all before its commit names the shard.
+   */
+  async writeShard(ref: ChunkRef, shardIndex: number, payload: Payload, syncs?: ShardSyncs): Promise<void> {
     const length = payloadLength(payload);
     assert(length === shardDataLen(ref), 'whole-shard write: payload length is shard_data_len');
     const finalPath = this.usablePath(ref, shardIndex);
@@ -128,7 +133,7 @@ export class ShardStore {
         at += slice.length;
       }
       if (parts.padBytes > 0) await f.pwrite(Buffer.alloc(parts.padBytes), at);
-      await f.fdatasync(false); // the size is data too for fdatasync; the pool keeps shards concurrent
+      if (syncs === undefined) await f.fdatasync(false); // the size is data too for fdatasync; the pool keeps shards concurrent
     } finally {
       await f.close();
     }
@@ -136,10 +141,20 @@ export class ShardStore {
     await this.io.rename(tmp, finalPath);
     // The rename, the chunk dir entry and the version dir entry must all be durable;
     // a version dir already made durable (chunks of one version share it) needs no parent fsync.
-    const syncs = [this.io.fsyncDir(chunkDir), this.io.fsyncDir(versionDir)];
     const knownDurable = this.durableDirs.has(versionDir);
-    if (!knownDurable) syncs.push(this.io.fsyncDir(nodePath.dirname(versionDir)));
-    await Promise.all(syncs);
+    if (syncs !== undefined) {
+      syncs.file(finalPath);
+      syncs.dir(chunkDir);
+      syncs.dir(versionDir);
+      if (!knownDurable) {
+        syncs.dir(nodePath.dirname(versionDir));
+        syncs.afterDurable(() => this.durableDirs.set(versionDir, true));
+      }
+      return;
+    }
+    const dirSyncs = [this.io.fsyncDir(chunkDir), this.io.fsyncDir(versionDir)];
+    if (!knownDurable) dirSyncs.push(this.io.fsyncDir(nodePath.dirname(versionDir)));
+    await Promise.all(dirSyncs);
     if (!knownDurable) this.durableDirs.set(versionDir, true);
   }
 
