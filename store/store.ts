@@ -12,6 +12,7 @@ import { ChunkEnv, DiskHealth } from './chunks/chunk-env';
 import { FileRows } from './meta/file-rows';
 import { layoutsInUse as surveyLayouts } from './meta/surveys';
 import { ChunkMap } from './meta/chunk-map';
+import { LogRecordKeys } from './log-record-keys';
 import { CONFIG_FILE, DEFAULT_CONTAINER_CAPACITY_BYTES, ConfigError, CreateConfigOptions, OpenedConfig, adoptLegacyStore, createConfig, keyPath, openConfig, setDiskPath } from './config';
 import { FsckOptions, FsckReport, fsck } from './upkeep/fsck';
 import { diskProblem, offlineReason, writeMarker } from './disk-identity';
@@ -179,7 +180,8 @@ export class Store {
     const health = new DiskHealth();
     const shards = new ShardStore(io, opened.key, opened.diskPaths, health);
     const commits = new CommitLog(db, commitPointOf(db, io, nodePath.join(dir, `${META_FILE}-wal`)));
-    const env: Omit<ChunkEnv, 'groups'> & { groups?: TxGroups } = { db, shards, map: new ChunkMap(db), fileRows: new FileRows(db), counters: new Counters(db), health, commits, reclaim: new ReclaimQueue(db), inflight: new InflightVersions(), backlog: new IntentBacklog(),
+    const map = new ChunkMap(db, new LogRecordKeys(opened.storeKey));
+    const env: Omit<ChunkEnv, 'groups'> & { groups?: TxGroups } = { db, shards, map, fileRows: new FileRows(db), counters: new Counters(db), health, commits, reclaim: new ReclaimQueue(db), inflight: new InflightVersions(), backlog: new IntentBacklog(),
       storeKey: opened.storeKey, decoded: new DecodedChunks(opened.storeKey) };
     env.groups = new TxGroups(env as ChunkEnv, config.defaults.groupDirtyBytesMax ?? groupDirtyBytesDefault());
     this.env = env as ChunkEnv;
@@ -357,7 +359,7 @@ export class Store {
         : diskProblem(this.syncIo, root, config.storeUuid, d.id);
       // An intent left open by recovery may mean a replica on this disk holds old blocks that
       // still verify: an offline disk comes back only at an open, whose recovery resolves the intent first.
-      if (problem === null && health.unavailable(d.id) !== undefined && this.env.map.intents().length > 0) continue;
+      if (problem === null && health.unavailable(d.id) !== undefined && this.env.map.intentCount() > 0) continue;
       if (problem === null) health.setAvailable(d.id);
       else health.setUnavailable(d.id, offlineReason(d.id, root, problem));
     }

@@ -192,7 +192,8 @@ export class ChunkWriter {
           continue;
         }
         const lastBlock = s.firstBlock + Math.ceil(s.span.length / fl.bitrotBlockBytes) - 1;
-        const intentId = this.env.map.addIntent(ino, p.c, p.old!.version, s.firstBlock, lastBlock, s.span);
+        const sealed = fl.layout.transforms.encryption !== null; // DESIGN §10 log records
+        const intentId = this.env.map.addIntent(ino, p.c, p.old!.version, s.firstBlock, lastBlock, s.span, sealed);
         p.patch = { ...s, intentId };
       }
       if (spans.size > 0) {

@@ -78,7 +78,8 @@ async function writeVersion(env: ChunkEnv, host: RewriteHost, ino: number, c: nu
         env.reclaim.remove(ino, c, version);
         env.reclaim.add(ino, c, ref.version, ref.fl);
         for (const id of ids) env.map.removeIntent(id);
-        env.map.rebaseIntents(ino, c, version); // the ones logged meanwhile go over the new version
+        // The ones logged meanwhile go over the new version (sealed again for it, DESIGN §10 log records).
+        env.map.rebaseIntents(ino, c, version, ref.fl.layout.transforms.encryption !== null);
         for (const i of failed) env.map.queueHeal(ino, c, version, i, 'write failed on this shard');
       })();
       env.backlog.remove(ino, c, ids, true);

@@ -3,6 +3,9 @@
 // wrappers over prepared statements; callers group them in transactions.
 import { LRUCache } from 'lru-cache';
 import { Db, nowNs } from './meta';
+import type { LogRecordKeys } from '../log-record-keys';
+import { LogRecordError, LogRecordPosition } from '../../src/log-record-cipher';
+import { ChunkfsError } from '../../src/errors';
 
 /**
  * How a transformed chunk version is stored (spec §3.1, DESIGN §10): its payload length
@@ -26,7 +29,10 @@ export interface Intent {
   version: bigint;
   firstBlock: number;
   lastBlock: number;
-  /** The new bytes of blocks firstBlock..lastBlock (DESIGN §5 journaled intent); null in intents of older builds. */
+  /**
+   * The new bytes of blocks firstBlock..lastBlock (DESIGN §5 journaled intent), opened when the row
+   * holds them sealed (DESIGN §10 log records); null in intents of older builds.
+   */
   span: Buffer | null;
 }
 
@@ -55,13 +61,23 @@ function chunkOf(r: Row): ChunkRow {
   return { chunkIndex: Number(r.chunk_index), version: BigInt(r.version), logicalLenBytes: Number(r.logical_len), maxVersion: BigInt(r.max_version), stored };
 }
 
-function intentOf(r: Row): Intent {
-  return {
-    id: Number(r.id), ino: Number(r.ino), chunkIndex: Number(r.chunk_index), version: BigInt(r.version),
-    firstBlock: Number(r.first_block), lastBlock: Number(r.last_block),
-    span: (r.span as unknown as Buffer | null) ?? null,
-  };
+/** Where an intent's record goes: the chunk version it was logged over and its first block. */
+function positionOf(ino: number, chunkIndex: number, version: bigint, firstBlock: number): LogRecordPosition {
+  return { fileId: BigInt(ino), chunkIndex: BigInt(chunkIndex), version, firstBlock };
 }
+
+/** An intent row whose sealed span does not open: the metadata was altered, or is not this store's. */
+export class IntentRecordError extends ChunkfsError {
+  constructor(id: number, cause: LogRecordError) {
+    const todo = "restore the metadata from a copy of this store's, or delete that intent row (its write is lost)";
+    super(`intent ${id} of the metadata does not open: ${cause.message}; ${todo}`);
+  }
+}
+
+/** span_sealed: the row's span is a sealed log record (schema v10); 0 (the default) for every row of older builds. */
+const SPAN_SEALED = 1;
+const INSERT_INTENT_SQL = 'INSERT INTO intents(ino, chunk_index, version, first_block, last_block, created_ns, span, ' +
+  'span_sealed) VALUES (?, ?, ?, ?, ?, ?, ?, ?)';
 
 /** Rows and sizes a transaction group made live and has not committed yet (store/chunks/tx-group.ts, DESIGN §5). */
 export interface PendingRows {
@@ -77,7 +93,8 @@ export class ChunkMap {
   recordsNothing = false;
   private readonly s;
   private readonly rows = new LRUCache<number, Map<number, ChunkRow | null>>({ max: CACHED_INODES_MAX });
-  constructor(readonly db: Db) {
+  /** records: seals the spans of chunks whose layout encrypts, and opens them (DESIGN §10 log records). */
+  constructor(readonly db: Db, private readonly records: LogRecordKeys) {
     this.s = {
       get: db.prepare('SELECT * FROM chunks WHERE ino = ? AND chunk_index = ?'),
       live: db.prepare('SELECT * FROM chunks WHERE ino = ? AND version > 0 ORDER BY chunk_index'),
@@ -92,13 +109,16 @@ export class ChunkMap {
       allLive: db.prepare('SELECT ino, chunk_index, version FROM chunks WHERE version > 0'),
       // PostgreSQL gives the generated id back by RETURNING (SQLite: lastInsertRowid).
       addIntent: db.prepare({
-        sqlite: 'INSERT INTO intents(ino, chunk_index, version, first_block, last_block, created_ns, span) VALUES (?, ?, ?, ?, ?, ?, ?)',
-        postgres: 'INSERT INTO intents(ino, chunk_index, version, first_block, last_block, created_ns, span) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id',
+        sqlite: `${INSERT_INTENT_SQL}`,
+        postgres: `${INSERT_INTENT_SQL} RETURNING id`,
       }),
       dropIntentsOf: db.prepare('DELETE FROM intents WHERE ino = ?'),
       delIntent: db.prepare('DELETE FROM intents WHERE id = ?'),
       dropIntentsOfChunk: db.prepare('DELETE FROM intents WHERE ino = ? AND chunk_index = ?'),
       rebaseIntents: db.prepare('UPDATE intents SET version = ? WHERE ino = ? AND chunk_index = ?'),
+      sealedOfChunk: db.prepare('SELECT id, version, first_block, span FROM intents ' +
+        `WHERE ino = ? AND chunk_index = ? AND span_sealed = ${SPAN_SEALED}`),
+      reseal: db.prepare('UPDATE intents SET span = ? WHERE id = ?'),
       intents: db.prepare('SELECT * FROM intents ORDER BY id'),
       intentsOf: db.prepare('SELECT * FROM intents WHERE ino = ? ORDER BY id'),
       intentCount: db.prepare('SELECT count(*) AS n FROM intents'),
@@ -207,10 +227,17 @@ export class ChunkMap {
   /**
    * The intent's id is read when asked for: on PostgreSQL it comes back with the transaction's next
    * round trip (its COMMIT, store/meta/pg-pipeline.ts), so ask after the transaction (issue 22).
+   * sealed: the chunk's layout encrypts, so the span is written as a sealed log record (DESIGN §10):
+   * its bytes never reach the database, its WAL or its free pages in the clear.
    */
-  addIntent(ino: number, chunkIndex: number, version: bigint, firstBlock: number, lastBlock: number, span: Buffer): () => number {
+  addIntent(
+    ino: number, chunkIndex: number, version: bigint, firstBlock: number, lastBlock: number,
+    span: Buffer, sealed: boolean,
+  ): () => number {
     this.onChange();
-    const info = this.s.addIntent.run(ino, chunkIndex, version, firstBlock, lastBlock, nowNs(), span);
+    const stored = sealed ? this.records.seal(positionOf(ino, chunkIndex, version, firstBlock), span) : span;
+    const form = sealed ? SPAN_SEALED : 0;
+    const info = this.s.addIntent.run(ino, chunkIndex, version, firstBlock, lastBlock, nowNs(), stored, form);
     return () => Number(info.lastInsertRowid);
   }
   /** Every intent of a deleted inode (its chunks are gone: nothing to replay). */
@@ -223,9 +250,21 @@ export class ChunkMap {
     this.onChange();
     this.s.dropIntentsOfChunk.run(ino, chunkIndex);
   }
-  /** The chunk's intents now go over version (a rewrite made it from the old one; their spans still apply). */
-  rebaseIntents(ino: number, chunkIndex: number, version: bigint): void {
+  /**
+   * The chunk's intents now go over version (a rewrite made it from the old one; their spans still
+   * apply). sealed: the chunk's layout encrypts; its sealed records are sealed again for their new
+   * place, since a record opens only at the version it names (DESIGN §10 log records).
+   */
+  rebaseIntents(ino: number, chunkIndex: number, version: bigint, sealed: boolean): void {
     this.onChange();
+    if (sealed) {
+      for (const r of this.s.sealedOfChunk.all(ino, chunkIndex) as Row[]) {
+        const firstBlock = Number(r.first_block);
+        const was = positionOf(ino, chunkIndex, BigInt(r.version), firstBlock);
+        const plain = this.openRecord(Number(r.id), was, r.span as unknown as Buffer);
+        this.s.reseal.run(this.records.seal(positionOf(ino, chunkIndex, version, firstBlock), plain), r.id);
+      }
+    }
     this.s.rebaseIntents.run(version, ino, chunkIndex);
   }
   removeIntent(id: number): void {
@@ -235,12 +274,32 @@ export class ChunkMap {
   intentCount(): number {
     return Number((this.s.intentCount.get() as { n: bigint | number }).n);
   }
+  /** Every intent in log order, sealed spans opened (a record that does not open throws IntentRecordError). */
   intents(): Intent[] {
-    return (this.s.intents.all() as Row[]).map(intentOf);
+    return (this.s.intents.all() as Row[]).map((r) => this.intentOf(r));
   }
   /** One inode's intents in log order (a follower's read, store/follower.ts). */
   intentsOf(ino: number): Intent[] {
-    return (this.s.intentsOf.all(ino) as Row[]).map(intentOf);
+    return (this.s.intentsOf.all(ino) as Row[]).map((r) => this.intentOf(r));
+  }
+  private intentOf(r: Row): Intent {
+    const i: Intent = {
+      id: Number(r.id), ino: Number(r.ino), chunkIndex: Number(r.chunk_index), version: BigInt(r.version),
+      firstBlock: Number(r.first_block), lastBlock: Number(r.last_block),
+      span: (r.span as unknown as Buffer | null) ?? null,
+    };
+    if (i.span !== null && Number(r.span_sealed) === SPAN_SEALED) {
+      i.span = this.openRecord(i.id, positionOf(i.ino, i.chunkIndex, i.version, i.firstBlock), i.span);
+    }
+    return i;
+  }
+  private openRecord(id: number, pos: LogRecordPosition, record: Buffer): Buffer {
+    try {
+      return this.records.open(pos, record);
+    } catch (err) {
+      if (err instanceof LogRecordError) throw new IntentRecordError(id, err);
+      throw err;
+    }
   }
   /** True when the shard was not queued already: a damage seen for the first time (counted once by the caller). */
   queueHeal(ino: number, chunkIndex: number, version: bigint, shardIndex: number, reason: string): boolean {

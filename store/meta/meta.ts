@@ -8,6 +8,7 @@ import { Db, EngineSql } from './sql-engine';
 import { SqliteDb } from './sqlite-engine';
 import { MIGRATION_V5_SPECIAL_FILES } from './migration-v5';
 import { MIGRATION_V8_CHUNK_TRANSFORMS } from './migration-v8';
+import { MIGRATION_V10_SEALED_SPANS } from './migration-v10';
 import { MIGRATION_V7_PREALLOC } from './prealloc';
 import { MIGRATION_V6_FAR_TIMES } from './far-times';
 import { MIGRATION_STORE_ID, MetaPlace, checkStoreIdentity, recordStoreId } from './store-identity';
@@ -129,6 +130,8 @@ export const MIGRATIONS: EngineSql[] = [
   MIGRATION_V8_CHUNK_TRANSFORMS,
   // v9: the store's id (store/meta/store-identity.ts, DESIGN §4 "Identity").
   MIGRATION_STORE_ID,
+  // v10: whether an intent's span is a sealed log record (store/meta/migration-v10.ts).
+  MIGRATION_V10_SEALED_SPANS,
 ];
 
 /** The first schema version that names its store (table store_id). */

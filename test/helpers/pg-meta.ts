@@ -70,12 +70,14 @@ export function storeUuidOf(dir: string): string {
 
 /**
  * Make the metadata of the closed store in dir as a build before store ids left it (DESIGN §4
- * "Identity"): no table store_id, schema version one below the one that made it.
+ * "Identity"): no table store_id, nor what later migrations added (the sealed-spans flag of
+ * intents, DESIGN §10), schema version one below the one that made it.
  */
 export function forgetStoreId(dir: string): void {
   const db = openStoreMetaOf(dir);
   try {
     db.transaction(() => {
+      db.exec('ALTER TABLE intents DROP COLUMN span_sealed');
       db.exec('DROP TABLE store_id');
       db.setSchemaVersion(STORE_ID_VERSION - 1);
     })();

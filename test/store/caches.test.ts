@@ -5,6 +5,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ChunkMap } from '../../store/meta/chunk-map';
+import { LogRecordKeys } from '../../store/log-record-keys';
 import { InlineGate, NodeIo } from '../../store/io/io';
 import { ROOT_INO, createDb } from '../../store/meta/meta';
 import { Store } from '../../store/store';
@@ -49,7 +50,7 @@ test('size and chunk rows seen by reads follow every write and truncate', async 
 
 test('chunk rows changed in a rolled-back transaction are never cached', (t) => {
   const db = createDb(path.join(tmpDir(), 'meta.db'), crypto.randomUUID());
-  const map = new ChunkMap(db);
+  const map = new ChunkMap(db, new LogRecordKeys(null));
   const v = map.allocVersion(5, 0);
   t.is(map.get(5, 0)!.version, 0n);
   t.throws(() => db.transaction(() => {
