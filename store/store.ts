@@ -412,7 +412,9 @@ export class Store {
   }
 
   /** Metadata against shards (store/upkeep/fsck.ts). */
-  fsck(opts: FsckOptions = {}): Promise<FsckReport> {
+  async fsck(opts: FsckOptions = {}): Promise<FsckReport> {
+    // Judge committed state only: the open transaction group is closed first (DESIGN §5).
+    if (this.lock !== null) await this.env.groups.close();
     return fsck({
       env: this.env, files: this.files, healer: this.healer,
       onlineRoots: () => this.opened.config.disks.filter((d) => this.env.health.unavailable(d.id) === undefined).map((d) => this.opened.diskPaths.get(d.id)!),
@@ -693,6 +695,8 @@ export class Store {
    */
   async scrub(opts: ScrubOptions = {}): Promise<ScrubReport> {
     const repair = opts.repair ?? false;
+    // Verify and judge committed state only: the open transaction group is closed first (DESIGN §5).
+    if (this.lock !== null) await this.env.groups.close();
     const shards = await scrubChunks(this.env, this.healer, opts);
     if (shards.cancelled) return { ...shards, needles: emptyNeedleScrubReport(), leaks: emptyLeakReport(), looseModes: { count: 0, paths: [], fixed: 0 } };
     // After the chunk pass: with repair, a replica holding a bad needle was rebuilt from a good one.
