@@ -31,7 +31,10 @@ import { Db } from './meta/meta';
 import { MetaStatus, StoreLease, acquireLease, awaitWriterAnnouncing, checkNewMeta, commitPointOf, createMeta, metaStatus, openStoreMeta } from './meta/engine-open';
 import { parseMetaTarget } from './meta-target';
 import { Namespace } from './meta/namespace';
-import { RecoveryReport, emptyRecoveryReport, recover } from './upkeep/recovery';
+import { RecoveryReport, emptyRecoveryReport, loadLogRecords, recover } from './upkeep/recovery';
+import { INTENT_LOG_BYTES_DEFAULT, IntentLog } from './chunks/intent-log';
+import { IntentLogTail } from './meta/intent-log-tail';
+import type { LogRecord } from '../src/intent-record';
 import { ShardStore } from './chunks/shard-store';
 import { CommitLog } from './meta/commit-log';
 import { LeakReport, emptyLeakReport, scanLeaks } from './upkeep/leak-scan';
@@ -168,7 +171,7 @@ export class Store {
     const health = new DiskHealth();
     const shards = new ShardStore(io, opened.key, opened.diskPaths, health);
     const commits = new CommitLog(db, commitPointOf(db, io, nodePath.join(dir, `${META_FILE}-wal`)));
-    this.env = { db, shards, map: new ChunkMap(db), fileRows: new FileRows(db), counters: new Counters(db), health, commits, reclaim: new ReclaimQueue(db), inflight: new InflightVersions(), backlog: new IntentBacklog(),
+    this.env = { db, shards, map: new ChunkMap(db), fileRows: new FileRows(db), counters: new Counters(db), health, commits, reclaim: new ReclaimQueue(db), inflight: new InflightVersions(), backlog: new IntentBacklog(), intentLog: null,
       storeKey: opened.storeKey, decoded: new DecodedChunks(opened.storeKey) };
     this.files = new FileIo(this.env, config.disks.map((d) => ({ id: d.id, epoch: d.epoch })), {
       smallFileMaxBytes: config.defaults.smallFileMaxBytes ?? 0, // stores made before issue 9: no packing
@@ -273,8 +276,9 @@ export class Store {
       // A read-only open applies nothing but shows what the log holds (one view, DESIGN §5).
       if (readOnly) store.loadLogForReading();
       if (opts.follow === true) await store.follow(metaTarget!.url);
+      const logRecords = metaTarget === undefined ? await store.openIntentLog(readOnly) : [];
       if (!readOnly) {
-        store.recoveryReport = await recover(store.env, store.files, store.applier, store.ns.orphans());
+        store.recoveryReport = await recover(store.env, store.files, store.applier, store.ns.orphans(), logRecords);
         // Half-made sealed copies go; containers left full are sealed now (spec §11.5).
         store.compactor.dropUnfinishedSeals();
         for (const r of store.files.containers.inState('full')) {
@@ -290,6 +294,24 @@ export class Store {
       lock?.release();
       throw err;
     }
+  }
+
+  /**
+   * SQLite stores: the intent log file (DESIGN §5), its records to replay; a read-only opener
+   * overlays them at once (one view) and writes nothing.
+   */
+  private async openIntentLog(readOnly: boolean): Promise<LogRecord[]> {
+    const { config } = this.opened;
+    if (config.storeUuid === undefined) return []; // a store made before markers keeps intents in rows
+    const opened = await IntentLog.open(this.io, this.dir, config.storeUuid, config.defaults.intentLogBytes ?? INTENT_LOG_BYTES_DEFAULT,
+      new IntentLogTail(this.db), this.env.commits, readOnly);
+    if (opened === null) return [];
+    const log = opened.log;
+    this.env.intentLog = log;
+    this.env.backlog.onLogRecordsGone = (seqs) => log.release(seqs);
+    log.onFull = () => this.applier.drain();
+    if (readOnly) await loadLogRecords(this.env, this.files, opened.replay, emptyRecoveryReport(), true);
+    return opened.replay;
   }
 
   /**
@@ -327,7 +349,7 @@ export class Store {
         : diskProblem(this.syncIo, root, config.storeUuid, d.id);
       // An intent left open by recovery may mean a replica on this disk holds old blocks that
       // still verify: an offline disk comes back only at an open, whose recovery resolves the intent first.
-      if (problem === null && health.unavailable(d.id) !== undefined && this.env.map.intents().length > 0) continue;
+      if (problem === null && health.unavailable(d.id) !== undefined && this.openIntents() > 0) continue;
       if (problem === null) health.setAvailable(d.id);
       else health.setUnavailable(d.id, offlineReason(d.id, root, problem));
     }
@@ -398,6 +420,11 @@ export class Store {
     this.env.commits.start();
     this.reclaimer.start();
     this.compactor.start();
+  }
+
+  /** Intents not yet in the shards: metadata rows and intent log records. */
+  private openIntents(): number {
+    return this.env.map.intentCount() + (this.env.intentLog?.liveRecords ?? 0);
   }
 
   /** Every commit so far durable (fsync, fsyncdir, syncfs; group-committed). DESIGN §5. */
@@ -490,6 +517,7 @@ export class Store {
       this.lease?.release();
       this.env.commits.close();
       this.db.close();
+      await this.env.intentLog?.close().catch(() => undefined);
       await this.env.decoded.pool.close();
       (this.io as { closeAll?: () => void }).closeAll?.(); // NodeIo, or an Io wrapping one
     } finally {
@@ -619,7 +647,7 @@ export class Store {
     }
     const layoutsInUse = surveyLayouts(this.db);
     return {
-      disks, layoutsInUse, transformedChunks: this.transformedChunks(), healQueueLength: this.env.map.healQueueLength(), openIntents: this.env.map.intentCount(),
+      disks, layoutsInUse, transformedChunks: this.transformedChunks(), healQueueLength: this.env.map.healQueueLength(), openIntents: this.openIntents(),
       intentBacklog: this.intentBacklog(),
       reclaimBacklog: this.env.reclaim.length, metadataFlushes: this.env.commits.flushCount,
       counters: this.env.counters.all(), containers: this.containerStatus(),

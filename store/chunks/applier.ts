@@ -13,7 +13,7 @@ import { assert } from '../../src/errors';
 import { crc32c } from '../../src/crc32c';
 import { ChunkEnv } from './chunk-env';
 import { ChunkRef } from './chunk-ref';
-import { RewriteHost, rewriteWithIntents } from './intent-rewrite';
+import { RewriteHost, removeRows, rewriteWithIntents } from './intent-rewrite';
 import { PendingIntent } from './intent-backlog';
 import { FsError } from '../fs-error';
 import { errnoCode } from '../io/io';
@@ -281,7 +281,7 @@ export class Applier {
     const ids = new Set(pending.map((i) => i.id));
     if (ref === null || pending.some((i) => i.version !== ref.version)) {
       // The file is gone or the chunk was replaced by a version that holds these bytes: nothing to apply.
-      this.env.commits.harmless(() => { for (const id of ids) this.env.map.removeIntent(id); });
+      removeRows(this.env, ids);
       this.env.backlog.remove(ino, chunkIndex, ids, false);
       return;
     }
@@ -298,7 +298,7 @@ export class Applier {
       if (err instanceof RmwFailed) this.rewrites.add(`${ino}/${chunkIndex}`);
       throw err;
     }
-    this.env.commits.harmless(() => { for (const id of ids) this.env.map.removeIntent(id); });
-    this.env.backlog.remove(ino, chunkIndex, ids, true);
+    removeRows(this.env, ids);
+    this.env.backlog.remove(ino, chunkIndex, ids, true); // log records: their space goes once the tail is durable
   }
 }

@@ -16,7 +16,13 @@ export const BACKLOG_INTENTS_MAX = 4096;
 /** Writers waiting for room at once (each holds its data in memory). */
 const WAITERS_MAX = 100_000;
 
+/** Backlog ids of intent log records are their negated sequence numbers (row ids are positive). */
+export function logRecordId(seq: bigint): number {
+  return -Number(seq);
+}
+
 export interface PendingIntent {
+  /** A row of the intents table (> 0), or a record of the intent log file (logRecordId, < 0). */
   id: number;
   ino: number;
   chunkIndex: number;
@@ -49,6 +55,8 @@ export class IntentBacklog {
   private count = 0;
   /** Keys of the chunks whose list began with an intent patched in place. */
   private readonly patched = new Set<string>();
+  /** Told of the intent log records that leave (applied or superseded): their log space may go. */
+  onLogRecordsGone: (seqs: bigint[]) => void = () => undefined;
   /** Called when an intent is added (the applier starts). */
   onAdd: () => void = () => undefined;
   appliedIntents = 0;
@@ -148,8 +156,10 @@ export class IntentBacklog {
     if (chunks === undefined || list === undefined) return;
     const kept = list.filter((i) => !ids.has(i.id));
     if (applied && kept.length < list.length) this.appliedChunks++;
+    const gone: bigint[] = [];
     for (const i of list) {
       if (!ids.has(i.id)) continue;
+      if (i.id < 0) gone.push(BigInt(-i.id));
       this.bytes -= i.span.length;
       this.count--;
       if (applied) {
@@ -164,6 +174,7 @@ export class IntentBacklog {
       this.chunkOrder.delete(`${ino}/${chunkIndex}`);
       if (chunks.size === 0) this.byIno.delete(ino);
     }
+    if (gone.length > 0) this.onLogRecordsGone(gone);
     this.wake();
   }
 
