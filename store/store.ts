@@ -127,9 +127,13 @@ export interface StatusReport {
   openIntents: number;
   /**
    * Intents durable in the log and not yet in the shards (DESIGN §5): count and span bytes against
-   * their bounds, what the applier wrote since open and its mean rate, its last error.
+   * their bounds, what the applier wrote since open and its mean rate, its last error; SQLite stores:
+   * the intent log file's commits (device flushes) and bytes written since open.
    */
-  intentBacklog: { intents: number; bytes: number; intentsMax: number; bytesMax: number; appliedIntents: number; appliedBytes: number; appliedChunks: number; rateBytesPerSec: number; lastError: string };
+  intentBacklog: {
+    intents: number; bytes: number; intentsMax: number; bytesMax: number; appliedIntents: number; appliedBytes: number; appliedChunks: number;
+    rateBytesPerSec: number; lastError: string; logFlushes: number; logBytesWritten: number;
+  };
   /** Chunk versions waiting for background deletion (DESIGN §5 reclaim queue). */
   reclaimBacklog: number;
   /** Full commits (WAL flushes) since open. */
@@ -660,6 +664,7 @@ export class Store {
     return {
       intents: b.lengthIntents, bytes: b.lengthBytes, intentsMax: BACKLOG_INTENTS_MAX, bytesMax: BACKLOG_BYTES_MAX,
       appliedIntents: b.appliedIntents, appliedBytes: b.appliedBytes, appliedChunks: b.appliedChunks, rateBytesPerSec: Math.round(this.applier.rateBytesPerSec), lastError: this.applier.lastError,
+      logFlushes: this.env.intentLog?.flushCount ?? 0, logBytesWritten: this.env.intentLog?.bytesWritten ?? 0,
     };
   }
 
