@@ -308,7 +308,7 @@ export class Store {
     const { config } = this.opened;
     if (config.storeUuid === undefined) return []; // a store made before markers keeps intents in rows
     const opened = await IntentLog.open(this.io, this.dir, config.storeUuid, config.defaults.intentLogBytes ?? INTENT_LOG_BYTES_DEFAULT,
-      new IntentLogTail(this.db), this.env.commits, readOnly);
+      new IntentLogTail(this.db), this.env.commits, readOnly, (line) => this.log(line));
     if (opened === null) return [];
     const log = opened.log;
     this.env.intentLog = log;
@@ -516,6 +516,7 @@ export class Store {
       await this.reclaimer.stop();
       if (this.lock !== null) await this.applier.drain(); // unmount applies everything it can (the rest stays in the log)
       this.applier.stop();
+      if (this.lock !== null) this.env.intentLog?.commitTailNow();
       await this.env.commits.stop();
       if (this.lock !== null) await this.env.commits.flushIfDirty().catch(() => undefined); // SQLite's close checkpoints too
       this.lease?.release();

@@ -17,6 +17,7 @@ import { ConfigError } from '../config';
 import { FsError } from '../fs-error';
 import { randomU64 } from '../random-ids';
 import { Io, IoFile, errnoCode } from '../io/io';
+import { SyncIo } from '../io/sync-io';
 import { CommitLog } from '../meta/commit-log';
 import { IntentLogTail } from '../meta/intent-log-tail';
 
@@ -86,52 +87,83 @@ export class IntentLog {
   }
 
   /**
-   * Open (or, when the metadata names no log yet, create) the log of a store; returns it with the
-   * records replay must apply, in order. readOnly: nothing is written (the epoch stays); null when
-   * a read-only opener finds no log.
+   * Open the log the metadata names, or make one when it names none; returns it with the records
+   * replay must apply, in order. readOnly: nothing is written (the epoch stays); null when a
+   * read-only opener finds no log the metadata names.
    */
-  static async open(io: Io, storeDir: string, storeUuid: string, sizeBytes: number, tail: IntentLogTail, commits: CommitLog, readOnly: boolean): Promise<{ log: IntentLog; replay: LogRecord[] } | null> {
+  static async open(io: Io, storeDir: string, storeUuid: string, sizeBytes: number, tail: IntentLogTail, commits: CommitLog, readOnly: boolean, log: (line: string) => void): Promise<{ log: IntentLog; replay: LogRecord[] } | null> {
     const path = nodePath.join(storeDir, INTENT_LOG_FILE);
-    const start = tail.get() ?? { seq: 1n, offsetBytes: LOG_BLOCK_BYTES };
-    let f: IoFile;
+    const boundId = tail.logId();
+    let f: IoFile | null = null;
     try {
       f = await io.open(path, readOnly ? 'read' : 'readwrite');
     } catch (err) {
       if (errnoCode(err) !== 'ENOENT') throw err;
-      if (tail.get() !== null) throw new ConfigError(path, 'the intent log is missing but meta.db names its tail: restore the file (fsync\'d writes may be in it)');
+      if (boundId !== null) throw new ConfigError(path, 'the intent log is missing but meta.db names it: restore the file (fsync\'d writes may be in it)');
+    }
+    if (f !== null && boundId === null) {
+      // No record is appended before the metadata names its file, so this one holds none it needs
+      // (made by an open that crashed before binding it, or the log of metadata copied elsewhere).
+      await f.close();
       if (readOnly) return null;
-      f = await IntentLog.create(io, storeDir, path, storeUuid, sizeBytes);
+      const aside = `${path}.unbound-${Date.now()}`;
+      await io.rename(path, aside);
+      log(`chunkfs: ${path} was not the log this store's metadata names; moved to ${aside}`);
+      f = null;
+    }
+    if (f === null) {
+      if (readOnly) return null;
+      f = await IntentLog.create(io, storeDir, path, storeUuid, sizeBytes, tail, commits);
     }
     try {
-      const fileBytes = await f.sizeBytes();
-      const header = decodeLogHeader(await f.pread(LOG_BLOCK_BYTES, 0));
-      if (typeof header === 'string') throw new ConfigError(path, `${header}: not an intent log of this store`);
-      if (header.storeUuid !== storeUuid) throw new ConfigError(path, `the intent log belongs to store ${header.storeUuid}, not ${storeUuid}`);
-      const bytes = await f.pread(Math.min(fileBytes, header.sizeBytes), 0);
-      const walked = walkChain(bytes, header.logId, header.epoch, start);
-      const log = new IntentLog(path, f, header, fileBytes, tail, commits, walked.next);
-      log.committedTail = start;
-      log.durableTail = start;
-      for (const { record, offsetBytes } of walked.records) log.track(record.seq, offsetBytes);
-      if (!readOnly) {
-        // A new epoch before any record of this open: leftovers of a torn commit past the head never join the chain.
-        header.epoch++;
-        await f.pwrite(encodeLogHeader(header), 0);
-        await f.fdatasync();
-      }
-      return { log, replay: walked.records.map((r) => r.record) };
+      return await IntentLog.load(f, path, storeUuid, tail, commits, readOnly);
     } catch (err) {
       await f.close();
       throw err;
     }
   }
 
-  private static async create(io: Io, storeDir: string, path: string, storeUuid: string, sizeBytes: number): Promise<IoFile> {
+  private static async load(f: IoFile, path: string, storeUuid: string, tail: IntentLogTail, commits: CommitLog, readOnly: boolean): Promise<{ log: IntentLog; replay: LogRecord[] }> {
+    const fileBytes = await f.sizeBytes();
+    const header = decodeLogHeader(await f.pread(LOG_BLOCK_BYTES, 0));
+    if (typeof header === 'string') throw new ConfigError(path, `${header}: not an intent log of this store`);
+    if (header.logId !== tail.logId()) {
+      const other = header.storeUuid === storeUuid ? '' : ` of store ${header.storeUuid}`;
+      throw new ConfigError(path, `this is intent log ${header.logId.toString(16)}${other}, meta.db names ${tail.logId()?.toString(16)}: restore the right file`);
+    }
+    // The metadata names this log: a store uuid given to a store made before uuids (config.ts) is taken over.
+    header.storeUuid = storeUuid;
+    const start = tail.get() ?? { seq: 1n, offsetBytes: LOG_BLOCK_BYTES };
+    const bytes = await f.pread(Math.min(fileBytes, header.sizeBytes), 0);
+    const walked = walkChain(bytes, header.logId, header.epoch, start);
+    const log = new IntentLog(path, f, header, fileBytes, tail, commits, walked.next);
+    log.committedTail = start;
+    log.durableTail = start;
+    for (const { record, offsetBytes } of walked.records) log.track(record.seq, offsetBytes);
+    if (!readOnly) {
+      // A new epoch before any record of this open: leftovers of a torn commit past the head never join the chain.
+      header.epoch++;
+      await f.pwrite(encodeLogHeader(header), 0);
+      await f.fdatasync();
+    }
+    return { log, replay: walked.records.map((r) => r.record) };
+  }
+
+  /** A new log file, durable, then named in the metadata (durable too) before any record goes in. */
+  private static async create(io: Io, storeDir: string, path: string, storeUuid: string, sizeBytes: number, tail: IntentLogTail, commits: CommitLog): Promise<IoFile> {
     assert(sizeBytes % LOG_BLOCK_BYTES === 0 && sizeBytes >= 4 * COMMIT_BYTES_MAX, 'intent log size: whole blocks, room for commits');
+    const logId = randomU64();
     const f = await io.open(path, 'create-exclusive');
-    await f.pwrite(encodeLogHeader({ storeUuid, logId: randomU64(), epoch: 1, sizeBytes }), 0);
-    await f.fdatasync();
-    await io.fsyncDir(storeDir);
+    try {
+      await f.pwrite(encodeLogHeader({ storeUuid, logId, epoch: 1, sizeBytes }), 0);
+      await f.fdatasync();
+      await io.fsyncDir(storeDir);
+      tail.bind(logId, { seq: 1n, offsetBytes: LOG_BLOCK_BYTES });
+      await commits.flush();
+    } catch (err) {
+      await f.close();
+      throw err;
+    }
     return f;
   }
 
@@ -183,6 +215,11 @@ export class IntentLog {
   private currentTail(): ChainPoint {
     const oldest = this.live[0];
     return oldest === undefined ? { ...this.head } : { seq: oldest.seq, offsetBytes: oldest.offsetBytes };
+  }
+
+  /** The tail committed now (store close: the next open replays only what is left). */
+  commitTailNow(): void {
+    this.commitTail();
   }
 
   /** A lost tail commit only makes replay start earlier: it needs no flush of its own. */
@@ -294,4 +331,19 @@ export class IntentLog {
     }
     return h + lengthBytes <= d.offsetBytes ? h : null;
   }
+}
+
+/**
+ * How many records the store's log holds past its tail, read without opening the store (meta copy:
+ * records not yet in the shards would be left behind by metadata that moves to PostgreSQL).
+ */
+export function pendingLogRecords(storeDir: string, tail: IntentLogTail, io: SyncIo): number {
+  const logId = tail.logId();
+  const path = nodePath.join(storeDir, INTENT_LOG_FILE);
+  if (logId === null || io.stat(path) === null) return 0;
+  const bytes = io.readFile(path);
+  const header = decodeLogHeader(bytes.subarray(0, LOG_BLOCK_BYTES));
+  if (typeof header === 'string') throw new ConfigError(path, `${header}: not an intent log of this store`);
+  if (header.logId !== logId) return 0; // not this metadata's log: the open says so
+  return walkChain(bytes, logId, header.epoch, tail.get() ?? { seq: 1n, offsetBytes: LOG_BLOCK_BYTES }).records.length;
 }
