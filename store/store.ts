@@ -108,6 +108,8 @@ export interface StoreCreateOptions {
   smallFileMaxBytes?: number;
   /** Container capacity (spec §11.6; tests use small ones). */
   containerCapacityBytes?: number;
+  /** The intent log file's size (SQLite stores, DESIGN §5; tests use small ones). Default 64 MiB. */
+  intentLogBytes?: number;
   /** Keep the store key there instead of in the store directory (mkfs --keyfile). */
   keyFile?: string;
   /** Metadata on PostgreSQL at this libpq URI, without a password (mkfs --meta; DESIGN §9). Default: SQLite. */
@@ -223,7 +225,7 @@ export class Store {
       disks: opts.disks,
       defaults: {
         layout: opts.layout, chunkSizeBytes: opts.chunkSizeBytes, bitrotBlockBytes: opts.bitrotBlockBytes, ecBlockSizeBytes: opts.ecBlockSizeBytes,
-        smallFileMaxBytes: opts.smallFileMaxBytes, containerCapacityBytes: opts.containerCapacityBytes,
+        smallFileMaxBytes: opts.smallFileMaxBytes, containerCapacityBytes: opts.containerCapacityBytes, intentLogBytes: opts.intentLogBytes,
       },
     };
     for (const k of Object.keys(createOpts.defaults!) as Array<keyof typeof createOpts.defaults>) {
