@@ -315,7 +315,7 @@ export class Store {
     const log = opened.log;
     this.env.intentLog = log;
     this.env.backlog.onLogRecordsGone = (seqs) => log.release(seqs);
-    log.onFull = () => this.applier.drain();
+    log.onFull = () => void this.applier.drain();
     if (readOnly) await loadLogRecords(this.env, this.files, opened.replay, emptyRecoveryReport(), true);
     return opened.replay;
   }

@@ -30,8 +30,9 @@ const PREFILL_STEP_BYTES = 1 << 20;
 const COMMIT_BYTES_MAX = 4 << 20;
 /** A log sync slower than this sends the next one to the libuv pool (as the WAL's: store/meta/commit-point.ts). */
 const INLINE_SYNC_MS_MAX = 2;
-/** Times a commit that finds the log full waits for the applier and a durable tail before it fails. */
-const FULL_RETRIES_MAX = 3;
+/** A commit that finds the log full looks again this often, this many times, before it fails (about 2 s). */
+const FULL_WAIT_MS = 20;
+const FULL_WAITS_MAX = 100;
 
 /** One write to log: exactly the bytes written to a chunk version. */
 export interface LoggedWrite {
@@ -75,7 +76,7 @@ export class IntentLog {
   /** Bytes written to the log file (benchmarks: bytes per fsync'd write). */
   bytesWritten = 0;
   /** Called when a commit finds the log full: the applier should fold what it holds now. */
-  onFull: () => Promise<void> = async () => undefined;
+  onFull: () => void = () => undefined;
 
   private constructor(
     readonly path: string, private readonly f: IoFile, private readonly header: LogHeader, private fileBytes: number,
@@ -303,18 +304,21 @@ export class IntentLog {
     });
   }
 
-  /** Where a commit of lengthBytes goes: at the head, or wrapped to the first block; waits while the log is full. */
+  /**
+   * Where a commit of lengthBytes goes: at the head, or wrapped to the first block. A full log
+   * asks the applier to fold what it holds (not awaited: this commit's writer may hold the lock of
+   * the inode the applier needs next), commits the tail, makes it durable, and looks again.
+   */
   private async place(lengthBytes: number): Promise<number> {
     assert(lengthBytes <= this.header.sizeBytes - LOG_BLOCK_BYTES, 'a commit fits the log');
-    for (let attempt = 0; ; attempt++) {
+    for (let attempt = 0; attempt < FULL_WAITS_MAX; attempt++) {
       if (this.commits.lastFlushDone >= this.committedTailFlushNo) this.durableTail = this.committedTail;
       const at = this.freeAt(lengthBytes);
       if (at !== null) return at;
-      if (attempt >= FULL_RETRIES_MAX) break;
-      // Full: the applier folds what it holds, its tail is committed, one metadata flush makes it durable.
-      await this.onFull();
+      if (attempt === 0) this.onFull();
       this.commitTail();
       if (this.committedTail.seq !== this.durableTail.seq) await this.commits.flush();
+      else await new Promise((resolve) => setTimeout(resolve, FULL_WAIT_MS));
     }
     throw new FsError('ENOSPC', `intent log ${this.path} is full: ${this.liveRecords} record(s) wait for the applier (see status)`);
   }
