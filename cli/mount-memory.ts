@@ -40,7 +40,7 @@ export function limitHeapGrowth(): void {
 
 /**
  * How often the mount looks at glibc's arenas. glibc returns only an arena's top to the kernel by
- * itself: measured over scripts/bench-fio.sh (replica:3), the fsync'd-write job's intent spans (16 KiB
+ * itself: measured over scripts/bench/bench-fio.sh (replica:3), the fsync'd-write job's intent spans (16 KiB
  * each, up to half the 32 MiB backlog) grew the main arena from 9 to 44-58 MiB, and it stayed so
  * after the backlog drained, under the next round's write-back buffer (that round's peak RSS: 349 MiB
  * against 313 in the first; trimmed: 317-322).

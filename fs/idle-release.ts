@@ -1,7 +1,7 @@
 // Pooled buffers that sit unused give their pages back (issue 20: the mount's peak RSS). The
 // write-back slabs and flush lanes are kept for reuse (fresh memory costs a page fault per page on
 // this VM: fs/slab-pool.ts), but once filled they stayed resident for the mount's life: measured over
-// scripts/bench-fio.sh (replica:3, 256 MiB files), 166 MiB of free slabs and 32 MiB of lanes from the
+// scripts/bench/bench-fio.sh (replica:3, 256 MiB files), 166 MiB of free slabs and 32 MiB of lanes from the
 // random-write jobs were still resident through the read and fsync'd-write jobs, whose own memory
 // (the intent backlog's spans among it) came on top and made the run's peak. A buffer parked on a
 // free list and not taken again for IDLE_RELEASE_MS is released (MADV_DONTNEED: the mapping stays,
@@ -10,7 +10,7 @@ import { assert } from '../src/errors';
 import { releaseHugePages } from '../src/huge-buffer';
 
 /**
- * How long a parked buffer stays resident unused. At 1 s, 4-job random writes (scripts/bench-fio.sh,
+ * How long a parked buffer stays resident unused. At 1 s, 4-job random writes (scripts/bench/bench-fio.sh,
  * interleaved with main, busy machine) ran at 0.87x and 0.90x of main over 5 and 11 rounds, against
  * 1.06x with no release: slabs freed between flush bursts were released and faulted in again within
  * the job. At 5 s: 0.99x (4 rounds). The fio jobs' gaps (a job of another target, a cache drop) are

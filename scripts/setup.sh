@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
-# One-step setup on a fresh Debian 12 machine: system packages, npm packages, build.
-# Idempotent: each step runs only when something is missing, so `npm test` and
-# `npm start` can call it every time. Needs root for apt-get (as on CI).
+# Setup for mounting, on a fresh Debian 12 machine: the Debian packages the build and a mount need,
+# npm packages, the native and TypeScript builds. `npm start` runs it; scripts/setup-test.sh runs it
+# and then installs what the tests and benchmarks drive (`npm test`, .ci/run).
+# Idempotent: each step runs only when something is missing, so it can run every time.
+# Needs root for apt-get (as on CI). Extra packages to install with these: SETUP_EXTRA_PACKAGES.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian packages: FUSE (libfuse3 + its headers for our binding, fuse3 for fusermount3 and the
-# fusermount link libfuse2 uses; fuse3 replaces the old `fuse` package, so that one must not be
-# asked for), libfuse2 for the fuse-native transport, the independent Go decoder and its two
-# libraries, and the real tools the mount tests and benchmarks drive (strace: the order of the
-# mount's syscalls, test/mount/reclaim-order.test.ts and scripts/bench-flushes.sh); PostgreSQL
-# (DESIGN §9): libpq-dev to build the libpq binding, postgresql for the tests' throwaway clusters.
-APT_PACKAGES=(libfuse3-dev fuse3 libfuse2 pkg-config golang-go golang-github-minio-highwayhash-dev
-  golang-github-klauspost-reedsolomon-dev golang-github-klauspost-compress-dev golang-github-pierrec-lz4-dev fio sqlite3 git attr acl util-linux
-  bindfs gocryptfs python3 make g++ rsync strace postgresql libpq-dev)
+# Debian packages a mount needs: FUSE (libfuse3 + its headers for our binding, fuse3 for
+# fusermount3 and the fusermount link libfuse2 uses; fuse3 replaces the old `fuse` package, so that
+# one must not be asked for), libfuse2 for the fuse-native transport (built by npm ci's postinstall),
+# the native build's tools (pkg-config, python3, make, g++: node-gyp), and libpq-dev: npm ci builds
+# the libpq binding against its pg_config and headers even for a store on SQLite (DESIGN §9).
+APT_PACKAGES=(libfuse3-dev fuse3 libfuse2 pkg-config python3 make g++ libpq-dev)
+read -r -a extra <<< "${SETUP_EXTRA_PACKAGES:-}"
+APT_PACKAGES+=("${extra[@]}")
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do

@@ -2,7 +2,6 @@
 // compression and at most one encryption, written after the placement part of the layout
 // text: 'replica:3,zstd', 'ec:4+2,lz4', 'ec:4+2,zstd,aes256gcm', 'replica:2,zstd:9'.
 // Canonical text: compression first, then encryption (stored = encrypt(compress(raw))).
-import { FLAG_COMPRESSED, FLAG_ENCRYPTED } from './header';
 
 export type CompressionAlgo = 'zstd' | 'lz4';
 export type EncryptionAlgo = 'aes256gcm';
@@ -68,9 +67,4 @@ export function transformNames(t: ChunkTransforms): string[] {
 
 export function hasTransforms(t: ChunkTransforms): boolean {
   return t.compression !== null || t.encryption !== null;
-}
-
-/** Header flag bits (spec §3.1) a payload stored with these transforms may carry. */
-export function possibleFlags(t: ChunkTransforms): number {
-  return (t.compression !== null ? FLAG_COMPRESSED : 0) | (t.encryption !== null ? FLAG_ENCRYPTED : 0);
 }

@@ -2,7 +2,7 @@
 // zstd = one Zstandard frame (RFC 8878) with the content size in its header;
 // lz4 = one LZ4 block (the LZ4 block format, no frame), whose raw length is the shard
 // header's content_len. Both libraries build from bundled C sources (node-gyp): zstd-napi
-// and lz4; chosen by measurement (README "Transforms").
+// and lz4; chosen by measurement (docs/transforms.md).
 import { FormatError } from './errors';
 import { CompressionAlgo } from './chunk-transforms';
 

@@ -39,12 +39,3 @@ export function gfPow(a: number, n: number): number {
   if (a === 0) return 0;
   return EXP[(LOG[a] * n) % 255];
 }
-
-/** Full 256x256 product table (64 KiB): row a is "multiply by a". */
-export function gfMulTable(): Uint8Array {
-  const table = new Uint8Array(256 * 256);
-  for (let a = 0; a < 256; a++) {
-    for (let b = 0; b < 256; b++) table[a * 256 + b] = gfMul(a, b);
-  }
-  return table;
-}

@@ -20,7 +20,3 @@ export class FsError extends ChunkfsError {
     this.errno = (constants.errno as Record<string, number>)[code] ?? constants.errno.EIO;
   }
 }
-
-export function isFsError(err: unknown, code?: FsErrorCode): err is FsError {
-  return err instanceof FsError && (code === undefined || err.code === code);
-}

@@ -1,5 +1,5 @@
 // Spec §13/§14: "All golden vectors G1–G8 pass in two independent decoders". Builds the
-// Go decoder in scripts/interop (Debian packages only, offline) and runs it on
+// Go decoder in test/interop (Debian packages only, offline) and runs it on
 // testdata/chunk. Without Go this FAILS with what to install; it never skips.
 import test from 'ava';
 import type { ExecutionContext } from 'ava';
@@ -35,11 +35,11 @@ function buildDecoder(): { bin?: string; error?: string } {
     return built;
   }
   const bin = path.join(workDir, 'interop');
-  const build = spawnSync('go', ['build', '-o', bin, './scripts/interop'], {
+  const build = spawnSync('go', ['build', '-o', bin, './test/interop'], {
     cwd: REPO_ROOT, env: goEnv(), encoding: 'utf8', maxBuffer: OUTPUT_BYTES_MAX,
   });
   if (build.status !== 0) {
-    built = { error: `go build ./scripts/interop failed:\n${build.stdout}${build.stderr}\n(if a package is missing: ${INSTALL_HINT})` };
+    built = { error: `go build ./test/interop failed:\n${build.stdout}${build.stderr}\n(if a package is missing: ${INSTALL_HINT})` };
     return built;
   }
   built = { bin };

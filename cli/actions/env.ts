@@ -62,7 +62,3 @@ export interface Action {
   needsLiveMount?(args: unknown): string | null;
   run(env: ActionEnv, args: unknown): Promise<unknown>;
 }
-
-export function throwIfAborted(signal: AbortSignal): void {
-  if (signal.aborted) throw new ActionError('cancelled: the client went away');
-}

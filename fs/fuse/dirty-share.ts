@@ -1,6 +1,6 @@
 // The kernel's dirty-page share for this mount (issue 20 item 5). A FUSE device gets 1% of the
 // dirty-page budget with a strict limit, so with -o writeback_cache writers were throttled to
-// write-back speed (README: slower than no cache at all). Root may raise it per device, as here:
+// write-back speed (docs/filesystem.md: slower than no cache at all). Root may raise it per device, as here:
 // /sys/class/bdi/0:<connection id>/max_ratio. Measured on this VM (one noisy run, load 10-14,
 // replica:3, 128 MiB file): random 4 KiB writes 4 jobs 11,215-12,172 IOPS at 1% and 23,775-23,987
 // at 40% without the strict limit; 1 job 6,973-12,870 and 10,416-13,744.

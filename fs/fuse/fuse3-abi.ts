@@ -17,8 +17,6 @@ export const F = {
   attrGid: 22, killSuidgid: 23,
 } as const;
 export const FIELD_COUNT = 24;
-/** fh of a request that came without an open file. */
-export const NO_FH = -1;
 
 /** Fields of one reply scratch row (an inode's attributes; one row per directory entry). */
 export const A = {
@@ -35,10 +33,8 @@ export const S = {
   bsize: 0, frsize: 1, blocks: 2, bfree: 3, bavail: 4, files: 5, ffree: 6, favail: 7, fsid: 8, flag: 9, namemax: 10,
 } as const;
 
-/** open/create reply flags. */
+/** open/create reply flags (native/fuse3/replies.cc also reads 2: direct_io, 4: cache_readdir; unused). */
 export const OPEN_KEEP_CACHE = 1;
-export const OPEN_DIRECT_IO = 2;
-export const OPEN_CACHE_DIR = 4;
 /** FOPEN_NOFLUSH (linux/fuse.h, kernel 5.16): close(2) of the descriptor sends no FLUSH request. */
 export const OPEN_NOFLUSH = 8;
 

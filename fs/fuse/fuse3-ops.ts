@@ -96,7 +96,7 @@ function releaseLost(x: Ctx, fh: number): void {
  * are kept across opens. Not under strictatime: the kernel leaves atime to us (FUSE inodes are
  * S_NOATIME) and a read it answers from its cache never reaches us, so each open starts with the
  * cache dropped and its first read moves atime (xfstests generic/003; reads from cache through a
- * descriptor that stays open still do not: README).
+ * descriptor that stays open still do not: docs/filesystem.md).
  */
 function openFlagsOf(x: Ctx): number {
   // A follower's files change by another process's writes: each open starts with the cache dropped.

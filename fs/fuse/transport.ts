@@ -1,7 +1,6 @@
 // What fs/mount.ts needs from a transport: mounted on start, and a stop that returns once no
 // request is left unanswered and the kernel connection is gone.
 export type TransportName = 'fuse3' | 'fuse-native';
-export const TRANSPORTS: readonly TransportName[] = ['fuse3', 'fuse-native'];
 /** -o spin_us default (TransportOptions.spinUs; the measured reason is in docs/benchmarks.md). */
 export const SPIN_US_DEFAULT = 50;
 /** -o spin_us bound: the event loop's timers wait while the thread spins. */

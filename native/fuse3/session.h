@@ -1,9 +1,13 @@
-// A mounted libfuse3 low-level session: libfuse's own threads read requests (fuse_session_loop_mt
-// on a thread of ours), each op copies its request into a slot and queues it; the JS thread takes
-// queued requests in batches (one thread-safe call per batch, re-armed while more are queued) and
-// answers each one later with fuse_reply_* through Take(). No libfuse thread ever waits for JS,
-// except when every slot is taken (backpressure: kSlotsMax requests or kWriteBytesInFlightMax
-// bytes of write data in flight).
+// A mounted libfuse3 low-level session, in one of two dispatch modes (MountOptions::jsDispatch):
+// - js (the default, -o dispatch=js; jsDispatch is set by the transport): the JS thread reads
+//   requests from /dev/fuse itself when libuv polls it readable, up to kReadsPerWakeMax per
+//   wake-up, copies each into a slot, hands them to JS together and answers each one later with
+//   fuse_reply_* through Take(); no request crosses a thread.
+// - threads (-o dispatch=threads): libfuse's own threads read requests (fuse_session_loop_mt on a
+//   thread of ours), each op copies its request into a slot and queues it; the JS thread takes
+//   queued requests in batches (one thread-safe call per batch, re-armed while more are queued).
+//   No libfuse thread ever waits for JS, except when every slot is taken (backpressure: kSlotsMax
+//   requests or kWriteBytesInFlightMax bytes of write data in flight).
 #pragma once
 #include <node_api.h>
 #include <uv.h>
@@ -45,7 +49,8 @@ struct MountOptions {
   unsigned congestionThreshold = 48;
   // Requests are read from /dev/fuse by the JS thread itself, polled by libuv (issue 20): the kernel
   // wakes the thread that answers, no hand-off per request. False: libfuse's own threads read them
-  // and hand each batch over (the transport before issue 20; -o dispatch=threads).
+  // and hand each batch over (the transport before issue 20; -o dispatch=threads). The mount's
+  // default is true (fs/fuse/transport.ts); false here only so a bare MountOptions means threads.
   bool jsDispatch = false;
   // JS dispatch: after a wake-up whose requests were all answered at once, keep reading /dev/fuse
   // for this long before sleeping (0: never). See kSpinRoundsMax.

@@ -1,5 +1,5 @@
 // Reused buffers for copied write data. A fresh 1 MiB malloc per write is a fresh mmap, and every
-// first touch of a 4 KiB page costs ~15 us on this VM (README: huge pages): 256 faults per 1 MiB
+// first touch of a 4 KiB page costs ~15 us on this VM (docs/benchmarks.md: huge pages): 256 faults per 1 MiB
 // write capped sequential writes near 80 MiB/s (bench-fio, seq 1 MiB write, cfs3-r3). A buffer goes
 // back to the pool when its request is answered; JS's view of it is detached first (replies.cc).
 #pragma once

@@ -26,7 +26,7 @@ const APPLY_CHUNKS_IN_FLIGHT_MAX = 8;
  * runs): every apply costs one fdatasync per replica, so fsync'd writes to the same chunks share them.
  * Measured here (fsync'd random 4 KiB writes to a 64 MiB replica:3 file): applying at once cost 4
  * device flushes per write (the intent's and 3 replicas'), so the device, not chunkfs, bounded the rate.
- * With 1000 ms, a 256 MiB file (64 chunks, as scripts/bench-fio.sh writes) still cost 1.6-2.6 device
+ * With 1000 ms, a 256 MiB file (64 chunks, as scripts/bench/bench-fio.sh writes) still cost 1.6-2.6 device
  * flushes per write (every chunk touched each second, 3 fdatasyncs each). Gathering longer lets the
  * backlog's half-full mark pace the applier instead: the oldest chunks go as it passes it, each with
  * a share of the whole backlog (16 MiB of spans) rather than of one second's writes.

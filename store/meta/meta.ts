@@ -190,7 +190,7 @@ function setUp(db: Database.Database, readOnly: boolean): void {
     // A checkpoint costs two device flushes (the WAL before, meta.db after). At SQLite's default of
     // 1,000 pages (4 MiB) a small-file workload without any fsync checkpointed every ~250 namespace
     // operations: 300 files created, written, renamed and unlinked cost 13 of the mount's 35 flushes
-    // (scripts/bench-small-flushes.sh). 4,096 pages (16 MiB of WAL) checkpoint four times less often.
+    // (scripts/bench/bench-small-flushes.sh). 4,096 pages (16 MiB of WAL) checkpoint four times less often.
     db.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`);
     db.pragma('foreign_keys = OFF');
     // SQLite's page cache stays better-sqlite3's 16 MiB: at 4 MiB (less RSS after fsync'd writes,

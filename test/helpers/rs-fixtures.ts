@@ -1,5 +1,5 @@
 // Fixtures for the Reed-Solomon tests: the klauspost/reedsolomon known-answer
-// file (testdata/rs/kat.json, made by scripts/rs-kat/main.go) and a seeded PRNG.
+// file (testdata/rs/kat.json, made by scripts/tools/rs-kat/main.go) and a seeded PRNG.
 import { mulberry32Float } from '../../src/prng';
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -1,5 +1,5 @@
 // strace attached to a running mount process, for tests that count what the mount did (system
-// calls, FUSE answers). strace is installed by scripts/setup.sh and .ci/run.
+// calls, FUSE answers). strace is installed by scripts/setup-test.sh (npm test, .ci/run).
 import * as fs from 'node:fs'
 import { ChildProcess, spawn } from 'node:child_process'
 

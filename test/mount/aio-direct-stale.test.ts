@@ -1,6 +1,6 @@
 // Issue 24 item 2 (xfstests generic/451): a buffered read that races an asynchronous (AIO) O_DIRECT
 // write of the same range must not leave old bytes in the kernel's page cache once the write has
-// completed. scripts/aio-dio-cycle.py writes a whole file with io_submit (a new byte each round)
+// completed. scripts/test/aio-dio-cycle.py writes a whole file with io_submit (a new byte each round)
 // while two processes re-read it buffered, and after each write reads it through a new descriptor.
 // Before the fix it read stale bytes within 15 to 132 rounds on fuse3. fuse3 turns the kernel's
 // async_dio off (native/fuse3/lowlevel_ops.cc); fuse-native's libfuse 2 never asks for it, so the
@@ -10,7 +10,7 @@ import * as path from 'node:path'
 import { sharedMount, run, PYTHON } from '../helpers/mount'
 import { REPO_ROOT } from '../helpers/root'
 
-const CYCLE = path.join(REPO_ROOT, 'scripts', 'aio-dio-cycle.py')
+const CYCLE = path.join(REPO_ROOT, 'scripts', 'test', 'aio-dio-cycle.py')
 const FILE_BYTES = 655360 // generic/451's file size
 const ROUNDS = 400
 const READERS = 2

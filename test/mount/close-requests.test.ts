@@ -35,7 +35,7 @@ async function requestsOpening (mode: 'r' | 'rw', files: string[]): Promise<Map<
 
 test.serial('closing a read-only descriptor sends no FLUSH; closing a writable one does', async (t) => {
   if (!FUSE3) { t.pass('fuse-native: libfuse 2 cannot set FOPEN_NOFLUSH'); return }
-  t.is(spawnSync('strace', ['-V']).status, 0, 'strace is needed (scripts/setup.sh installs it)')
+  t.is(spawnSync('strace', ['-V']).status, 0, 'strace is needed (scripts/setup-test.sh installs it)')
   const names = Array.from({ length: FILES }, (_, i) => `f${i}`)
   await shOk(`cd ${shared.mount.mountpoint} && for f in ${names.join(' ')}; do echo "$f" > "$f"; done && sync`)
   const files = names.map((n) => shared.path(n))

@@ -28,7 +28,7 @@ async function fuseAnswers (fn: () => Promise<void>): Promise<number> {
 
 test.serial(`${WRITES} small writes cost about one FUSE answer each (no security.capability lookup per write)`, async (t) => {
   if (!FUSE3) { t.pass('fuse-native: libfuse 2 cannot ask for FUSE_HANDLE_KILLPRIV_V2'); return }
-  t.is(spawnSync('strace', ['-V']).status, 0, 'strace is needed (scripts/setup.sh installs it)')
+  t.is(spawnSync('strace', ['-V']).status, 0, 'strace is needed (scripts/setup-test.sh installs it)')
   const f = shared.path('appends.txt')
   const answers = await fuseAnswers(async () => {
     const r = await run(PYTHON, ['-c', WRITE_MANY, f, String(WRITES)])

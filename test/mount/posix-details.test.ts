@@ -65,7 +65,7 @@ test.serial('item 3: readdir d_ino is the inode number stat returns (readdir and
 test.serial('item 4: seekdir back to telldir positions while names are created and unlinked: nothing that stayed is missed or read twice', async (t) => {
   // Seeking to 0 is a rewind: the listing is read again, and the later seek to 120 must still land
   // where telldir said. fuse-native cannot: libfuse 2 hands out byte offsets into the listing it
-  // re-reads at a rewind, which no longer match once names were removed (README: unsupported).
+  // re-reads at a rewind, which no longer match once names were removed (docs/filesystem.md: unsupported).
   const seeks = FUSE3 ? [350, 200, 3, 0, 120, 401] : [350, 200, 3, 120, 401]
   const r = await check('seekdir_stable', P('many'), 400, seeks) as {
     read: number, report: Array<{ k: number, first: string | null, expected_first: string, missed: string[], twice: string[] }>

@@ -33,7 +33,7 @@ for i in range(int(sys.argv[2])):
 `
 
 test.serial('rm -rf: no shard of an unlinked file is deleted before a WAL flush that follows the unlink (strace)', async (t) => {
-  t.is(spawnSync('strace', ['-V']).status, 0, 'strace is needed (scripts/setup.sh installs it)')
+  t.is(spawnSync('strace', ['-V']).status, 0, 'strace is needed (scripts/setup-test.sh installs it)')
   const store = fixture.store
   const m = await fixture.mount()
   const tree = path.join(m.mountpoint, 'tree')

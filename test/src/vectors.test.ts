@@ -4,7 +4,7 @@ import test from 'ava';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { generateVectors } from '../../scripts/gen-vectors';
+import { generateVectors } from '../../scripts/tools/gen-vectors';
 import { BitrotError, SliceError } from '../../src/errors';
 import { FLAG_LAST_BLOCK_SHORT, ShardHeader } from '../../src/header';
 import { loadHighway } from '../../src/highway';
