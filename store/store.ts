@@ -31,7 +31,8 @@ import { Db } from './meta/meta';
 import { MetaStatus, StoreLease, acquireLease, awaitWriterAnnouncing, checkNewMeta, commitPointOf, createMeta, metaStatus, openStoreMeta } from './meta/engine-open';
 import { parseMetaTarget } from './meta-target';
 import { Namespace } from './meta/namespace';
-import { RecoveryReport, emptyRecoveryReport, loadLogRecords, recover } from './upkeep/recovery';
+import { RecoveryReport, emptyRecoveryReport, recover } from './upkeep/recovery';
+import { replayLog } from './upkeep/log-replay';
 import { INTENT_LOG_BYTES_DEFAULT, IntentLog } from './chunks/intent-log';
 import { IntentLogTail } from './meta/intent-log-tail';
 import type { LogRecord } from '../src/intent-record';
@@ -316,7 +317,7 @@ export class Store {
     this.env.intentLog = log;
     this.env.backlog.onLogRecordsGone = (seqs) => log.release(seqs);
     log.onFull = () => void this.applier.drain();
-    if (readOnly) await loadLogRecords(this.env, this.files, opened.replay, emptyRecoveryReport(), true);
+    if (readOnly) await replayLog(this.env, this.files, opened.replay, emptyRecoveryReport(), true);
     return opened.replay;
   }
 

@@ -1,7 +1,8 @@
 // Recovery at open (DESIGN §5): its work is proportional to what was in flight, never to the
 // store's size. It applies every journaled write intent the log holds (onto every replica, or into
-// a new EC version: the intent holds the new bytes of its block span, so any number of torn
-// replicas are repaired), drops the metadata of orphaned inodes (their chunks go on the reclaim
+// a new EC version: an intent row holds the new bytes of its block span, so any number of torn
+// replicas are repaired; an intent log file record holds the bytes written, laid over the block
+// read from a replica that verifies, store/upkeep/log-replay.ts), drops the metadata of orphaned inodes (their chunks go on the reclaim
 // queue), and trims chunk bytes stored past a file's committed size (prefix rule, store/meta/past-size.ts). Shards a crash left behind are found through the reclaim queue (store/upkeep/reclaim.ts), not
 // by walking the disks; scrub's leak scan (store/upkeep/leak-scan.ts) checks that nothing escaped it.
 import { ChunkEnv } from '../chunks/chunk-env';
@@ -11,9 +12,8 @@ import { Applier } from '../chunks/applier';
 import { Intent } from '../meta/chunk-map';
 import { FileIo } from '../file-io';
 import { classifyShardError } from '../chunks/shard-encode';
-import { logRecordId } from '../chunks/intent-backlog';
-import { mergedSpan } from '../chunks/intent-span';
-import { LogRecord, RECORD_FLAG_SEALED, RECORD_FLAG_TIMES } from '../../src/intent-record';
+import { LogRecord } from '../../src/intent-record';
+import { replayLog } from './log-replay';
 
 export interface RecoveryReport {
   intentsResolved: number;
@@ -103,45 +103,9 @@ async function loadIntents(env: ChunkEnv, files: FileIo, intents: Intent[], repo
 }
 
 /**
- * The intent log file's records (DESIGN §5), in order, into the backlog: each one's bytes laid over
- * its blocks as the file shows them (read from a replica that verifies, with the records before it
- * over them), which the applier then writes to every replica. A record whose chunk was rewritten
- * since, or is gone, holds nothing to replay. forReading: a read-only opener only overlays them.
- */
-export async function loadLogRecords(env: ChunkEnv, files: FileIo, records: readonly LogRecord[], report: RecoveryReport, forReading = false): Promise<void> {
-  const gone: bigint[] = [];
-  for (const r of records) {
-    await files.withChunk(r.ino, r.chunkIndex, async (ref) => {
-      const stale = ref === null || ref.version !== r.version || !patchedInPlace(ref) || r.offsetBytes + r.lengthBytes > ref.logicalLenBytes;
-      if (stale || (r.flags & RECORD_FLAG_SEALED) !== 0) {
-        // A sealed record is written by no build yet (encrypting layouts keep metadata rows).
-        if (!stale) report.errors.push(`intent log record ${r.seq}: sealed payloads are not supported by this build; skipped`);
-        gone.push(r.seq);
-        report.intentsResolved++;
-        return;
-      }
-      let merged;
-      try {
-        merged = await mergedSpan(env, ref, r.offsetBytes, r.payload, true);
-      } catch (err) {
-        // Kept in the log (its tail stays there): the next open tries again.
-        report.errors.push(`intent log record ${r.seq} (ino ${r.ino} chunk ${r.chunkIndex}): ${(err as Error).message}; kept in the log`);
-        report.intentsKeptOpen++;
-        return;
-      }
-      const { firstBlock, span } = merged;
-      env.backlog.add({ id: logRecordId(r.seq), ino: r.ino, chunkIndex: r.chunkIndex, version: r.version, firstBlock, span, inPlace: true }, ref.fl.bitrotBlockBytes);
-      if ((r.flags & RECORD_FLAG_TIMES) !== 0 && !forReading) env.db.transaction(() => env.fileRows.stampIfNewer(r.ino, { mtimeNs: r.mtimeNs, ctimeNs: r.ctimeNs }))();
-      report.blocksRepaired += Math.ceil(span.length / ref.fl.bitrotBlockBytes);
-    });
-  }
-  if (!forReading) env.intentLog?.release(gone);
-}
-
-/**
  * Every intent the log holds goes back into the backlog and the applier drains it (DESIGN §5):
- * each replica patched with every pending span of its chunk (any number of torn replicas are
- * repaired: the spans are whole blocks), or one new version per EC chunk. An intent whose chunk was
+ * rows first, then the intent log file's records in order; each replica patched with every pending
+ * span of its chunk, or one new version per EC chunk. An intent whose chunk was
  * rewritten since, or is gone, holds nothing to replay. What cannot be applied now (a disk failing)
  * stays in the log for the next open.
  */
@@ -155,7 +119,7 @@ async function resolveIntents(env: ChunkEnv, files: FileIo, applier: Applier, lo
   applier.loading = true; // each chunk applied once, with all its intents
   try {
     await loadIntents(env, files, intents, report);
-    await loadLogRecords(env, files, logRecords, report);
+    await replayLog(env, files, logRecords, report);
   } finally {
     applier.loading = false;
   }
