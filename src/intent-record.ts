@@ -58,7 +58,8 @@ export function timesFit(mtimeNs: bigint, ctimeNs: bigint): boolean {
 
 export function encodeLogHeader(h: LogHeader): Buffer {
   assert(h.storeUuid.length === UUID_BYTES, 'log header: a store uuid is 36 characters');
-  assert(h.sizeBytes % LOG_BLOCK_BYTES === 0 && h.sizeBytes > LOG_BLOCK_BYTES, 'log header: size is whole blocks past the header');
+  const wholeBlocks = h.sizeBytes % LOG_BLOCK_BYTES === 0 && h.sizeBytes > LOG_BLOCK_BYTES;
+  assert(wholeBlocks, 'log header: size is whole blocks past the header');
   const b = Buffer.alloc(LOG_BLOCK_BYTES);
   b.writeUInt32LE(LOG_HEADER_MAGIC, 0);
   b.writeUInt32LE(LOG_FORMAT_VERSION, 8);
@@ -76,7 +77,8 @@ export function decodeLogHeader(b: Uint8Array): LogHeader | string {
   const v = Buffer.from(b.buffer, b.byteOffset, HEADER_FIELDS_BYTES);
   if (v.readUInt32LE(0) !== LOG_HEADER_MAGIC) return 'no intent log header (bad magic)';
   if (v.readUInt32LE(4) !== crc32c(v.subarray(8))) return 'intent log header checksum mismatch';
-  if (v.readUInt32LE(8) !== LOG_FORMAT_VERSION) return `intent log format ${v.readUInt32LE(8)} is not ${LOG_FORMAT_VERSION}`;
+  const format = v.readUInt32LE(8);
+  if (format !== LOG_FORMAT_VERSION) return `intent log format ${format} is not ${LOG_FORMAT_VERSION}`;
   return {
     storeUuid: v.toString('latin1', 12, 12 + UUID_BYTES), logId: v.readBigUInt64LE(48), epoch: v.readUInt32LE(56),
     sizeBytes: Number(v.readBigUInt64LE(60)),
@@ -87,7 +89,8 @@ export function decodeLogHeader(b: Uint8Array): LogHeader | string {
 export function encodeRecord(r: LogRecord): Buffer {
   assert(r.payload.length <= RECORD_PAYLOAD_BYTES_MAX, 'log record: payload within bounds');
   assert(r.lengthBytes > 0 && r.offsetBytes >= 0, 'log record: a non-empty write');
-  assert((r.flags & RECORD_FLAG_SEALED) !== 0 || r.payload.length === r.lengthBytes, 'log record: a plain payload is the bytes written');
+  const sealed = (r.flags & RECORD_FLAG_SEALED) !== 0;
+  assert(sealed || r.payload.length === r.lengthBytes, 'log record: a plain payload is the bytes written');
   const b = Buffer.allocUnsafe(RECORD_HEADER_BYTES + r.payload.length);
   b.writeUInt32LE(LOG_RECORD_MAGIC, 0);
   b.writeUInt32LE(b.length, 8);

@@ -33,6 +33,7 @@ const INLINE_SYNC_MS_MAX = 2;
 /** A commit that finds the log full looks again this often, this many times, before it fails (about 2 s). */
 const FULL_WAIT_MS = 20;
 const FULL_WAITS_MAX = 100;
+const MISSING_LOG = 'the intent log is missing but meta.db names it: restore the file (fsync\'d writes may be in it)';
 
 /** One write to log: exactly the bytes written to a chunk version. */
 export interface LoggedWrite {
@@ -49,6 +50,12 @@ interface Queued {
   write: LoggedWrite;
   resolve: (seq: bigint) => void;
   reject: (err: unknown) => void;
+}
+
+interface Opened {
+  log: IntentLog;
+  /** The records replay must apply, in order. */
+  replay: LogRecord[];
 }
 
 interface Live {
@@ -92,7 +99,10 @@ export class IntentLog {
    * replay must apply, in order. readOnly: nothing is written (the epoch stays); null when a
    * read-only opener finds no log the metadata names.
    */
-  static async open(io: Io, storeDir: string, storeUuid: string, sizeBytes: number, tail: IntentLogTail, commits: CommitLog, readOnly: boolean, log: (line: string) => void): Promise<{ log: IntentLog; replay: LogRecord[] } | null> {
+  static async open(
+    io: Io, storeDir: string, storeUuid: string, sizeBytes: number, tail: IntentLogTail, commits: CommitLog,
+    readOnly: boolean, log: (line: string) => void,
+  ): Promise<Opened | null> {
     const path = nodePath.join(storeDir, INTENT_LOG_FILE);
     const boundId = tail.logId();
     let f: IoFile | null = null;
@@ -100,7 +110,9 @@ export class IntentLog {
       f = await io.open(path, readOnly ? 'read' : 'readwrite');
     } catch (err) {
       if (errnoCode(err) !== 'ENOENT') throw err;
-      if (boundId !== null) throw new ConfigError(path, 'the intent log is missing but meta.db names it: restore the file (fsync\'d writes may be in it)');
+      if (boundId !== null) {
+        throw new ConfigError(path, MISSING_LOG);
+      }
     }
     if (f !== null && boundId === null) {
       // No record is appended before the metadata names its file, so this one holds none it needs
@@ -124,13 +136,17 @@ export class IntentLog {
     }
   }
 
-  private static async load(f: IoFile, path: string, storeUuid: string, tail: IntentLogTail, commits: CommitLog, readOnly: boolean): Promise<{ log: IntentLog; replay: LogRecord[] }> {
+  private static async load(
+    f: IoFile, path: string, storeUuid: string, tail: IntentLogTail, commits: CommitLog, readOnly: boolean,
+  ): Promise<Opened> {
     const fileBytes = await f.sizeBytes();
     const header = decodeLogHeader(await f.pread(LOG_BLOCK_BYTES, 0));
     if (typeof header === 'string') throw new ConfigError(path, `${header}: not an intent log of this store`);
     if (header.logId !== tail.logId()) {
       const other = header.storeUuid === storeUuid ? '' : ` of store ${header.storeUuid}`;
-      throw new ConfigError(path, `this is intent log ${header.logId.toString(16)}${other}, meta.db names ${tail.logId()?.toString(16)}: restore the right file`);
+      const named = tail.logId()?.toString(16);
+      const which = `this is intent log ${header.logId.toString(16)}${other}, meta.db names ${named}`;
+      throw new ConfigError(path, `${which}: restore the right file`);
     }
     // The metadata names this log: a store uuid given to a store made before uuids (config.ts) is taken over.
     header.storeUuid = storeUuid;
@@ -151,8 +167,12 @@ export class IntentLog {
   }
 
   /** A new log file, durable, then named in the metadata (durable too) before any record goes in. */
-  private static async create(io: Io, storeDir: string, path: string, storeUuid: string, sizeBytes: number, tail: IntentLogTail, commits: CommitLog): Promise<IoFile> {
-    assert(sizeBytes % LOG_BLOCK_BYTES === 0 && sizeBytes >= 4 * COMMIT_BYTES_MAX, 'intent log size: whole blocks, room for commits');
+  private static async create(
+    io: Io, storeDir: string, path: string, storeUuid: string, sizeBytes: number, tail: IntentLogTail,
+    commits: CommitLog,
+  ): Promise<IoFile> {
+    const fits = sizeBytes % LOG_BLOCK_BYTES === 0 && sizeBytes >= 4 * COMMIT_BYTES_MAX;
+    assert(fits, 'intent log size: whole blocks, room for commits');
     const logId = randomU64();
     const f = await io.open(path, 'create-exclusive');
     try {
@@ -258,7 +278,8 @@ export class IntentLog {
   private takeBatch(): Queued[] {
     let bytes = 0;
     let n = 0;
-    while (n < this.queued.length && (n === 0 || bytes + this.queued[n].write.bytes.length < COMMIT_BYTES_MAX)) bytes += this.queued[n++].write.bytes.length;
+    const fits = (q: Queued): boolean => bytes + q.write.bytes.length < COMMIT_BYTES_MAX;
+    while (n < this.queued.length && (n === 0 || fits(this.queued[n]))) bytes += this.queued[n++].write.bytes.length;
     return this.queued.splice(0, n);
   }
 
@@ -270,7 +291,8 @@ export class IntentLog {
       const at = await this.place(alignUp(used));
       const end = at + alignUp(used);
       // Zeros up to the next step past the file's end: the next commits overwrite allocated blocks.
-      const grow = end > this.fileBytes ? Math.min(this.header.sizeBytes, Math.ceil(end / PREFILL_STEP_BYTES) * PREFILL_STEP_BYTES) : end;
+      const step = Math.ceil(end / PREFILL_STEP_BYTES) * PREFILL_STEP_BYTES;
+      const grow = end > this.fileBytes ? Math.min(this.header.sizeBytes, step) : end;
       const buf = Buffer.alloc(Math.max(end, grow) - at);
       let o = 0;
       for (const r of records) o += r.copy(buf, o);
@@ -320,7 +342,8 @@ export class IntentLog {
       if (this.committedTail.seq !== this.durableTail.seq) await this.commits.flush();
       else await new Promise((resolve) => setTimeout(resolve, FULL_WAIT_MS));
     }
-    throw new FsError('ENOSPC', `intent log ${this.path} is full: ${this.liveRecords} record(s) wait for the applier (see status)`);
+    const waiting = `${this.liveRecords} record(s) wait for the applier (see status)`;
+    throw new FsError('ENOSPC', `intent log ${this.path} is full: ${waiting}`);
   }
 
   /** The offset a commit of lengthBytes may take without touching a record behind the durable tail, or null. */
@@ -328,7 +351,8 @@ export class IntentLog {
     const size = this.header.sizeBytes;
     const h = this.head.offsetBytes;
     const d = this.durableTail;
-    if (d.seq === this.head.seq) return h + lengthBytes <= size ? h : LOG_BLOCK_BYTES; // nothing live behind the durable tail
+    // Nothing live behind the durable tail: anywhere.
+    if (d.seq === this.head.seq) return h + lengthBytes <= size ? h : LOG_BLOCK_BYTES;
     if (h > d.offsetBytes) {
       if (h + lengthBytes <= size) return h;
       return LOG_BLOCK_BYTES + lengthBytes <= d.offsetBytes ? LOG_BLOCK_BYTES : null;

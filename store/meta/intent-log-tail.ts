@@ -16,7 +16,8 @@ export class IntentLogTail {
     this.s = {
       get: db.prepare('SELECT name, value FROM counters WHERE name IN (?, ?)'),
       id: db.prepare('SELECT value FROM counters WHERE name = ?'),
-      set: db.prepare('INSERT INTO counters(name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value'),
+      set: db.prepare(`INSERT INTO counters(name, value) VALUES (?, ?)
+                       ON CONFLICT(name) DO UPDATE SET value = excluded.value`),
     };
   }
 

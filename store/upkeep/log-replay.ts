@@ -30,8 +30,31 @@ async function refsOf(files: FileIo, records: readonly LogRecord[]): Promise<Map
   return refs;
 }
 
+interface Live { r: LogRecord; ref: ChunkRef }
+interface Sorted { live: Live[]; gone: bigint[] }
+
+/** The records to replay, and those that hold nothing to replay (their chunk was rewritten or is gone). */
+async function sortOut(files: FileIo, records: readonly LogRecord[], report: RecoveryReport): Promise<Sorted> {
+  const refs = await refsOf(files, records);
+  const gone: bigint[] = [];
+  const live: Live[] = [];
+  for (const r of records) {
+    const ref = refs.get(`${r.ino}/${r.chunkIndex}`) ?? null;
+    const inside = ref !== null && r.offsetBytes + r.lengthBytes <= ref.logicalLenBytes;
+    const stale = ref === null || ref.version !== r.version || !patchedInPlace(ref) || !inside;
+    const sealed = (r.flags & RECORD_FLAG_SEALED) !== 0;
+    // A sealed record is written by no build yet (encrypting layouts keep metadata rows).
+    if (!stale && sealed) report.errors.push(`intent log record ${r.seq}: this build reads no sealed payload; skipped`);
+    if (stale || sealed) {
+      gone.push(r.seq);
+      report.intentsResolved++;
+    } else live.push({ r, ref });
+  }
+  return { live, gone };
+}
+
 /** Every block the records touch, as the file shows it before them; a block that cannot be read is missing. */
-async function readBlocks(env: ChunkEnv, live: Array<{ r: LogRecord; ref: ChunkRef }>, report: RecoveryReport): Promise<Map<string, Buffer>> {
+async function readBlocks(env: ChunkEnv, live: Live[], report: RecoveryReport): Promise<Map<string, Buffer>> {
   const wanted = new Map<string, { ref: ChunkRef; block: number }>();
   for (const { r, ref } of live) {
     const s = blockSpan(ref, r.offsetBytes, r.lengthBytes);
@@ -45,7 +68,8 @@ async function readBlocks(env: ChunkEnv, live: Array<{ r: LogRecord; ref: ChunkR
       await readChunkInto(env, ref, block * bb, buf.length, buf, 0, false);
       blocks.set(blockKey(ref, block), buf);
     } catch (err) {
-      report.errors.push(`intent log replay: ino ${ref.ino} chunk ${ref.chunkIndex} block ${block}: ${(err as Error).message}`);
+      const where = `ino ${ref.ino} chunk ${ref.chunkIndex} block ${block}`;
+      report.errors.push(`intent log replay: ${where}: ${(err as Error).message}`);
     }
   });
   return blocks;
@@ -55,20 +79,10 @@ async function readBlocks(env: ChunkEnv, live: Array<{ r: LogRecord; ref: ChunkR
  * The records into the backlog (forReading: a read-only opener only overlays them). A record whose
  * blocks cannot be read stays in the log (its tail stays there): the next open tries again.
  */
-export async function replayLog(env: ChunkEnv, files: FileIo, records: readonly LogRecord[], report: RecoveryReport, forReading = false): Promise<void> {
-  const refs = await refsOf(files, records);
-  const gone: bigint[] = [];
-  const live: Array<{ r: LogRecord; ref: ChunkRef }> = [];
-  for (const r of records) {
-    const ref = refs.get(`${r.ino}/${r.chunkIndex}`) ?? null;
-    const stale = ref === null || ref.version !== r.version || !patchedInPlace(ref) || r.offsetBytes + r.lengthBytes > ref.logicalLenBytes;
-    // A sealed record is written by no build yet (encrypting layouts keep metadata rows).
-    if (!stale && (r.flags & RECORD_FLAG_SEALED) !== 0) report.errors.push(`intent log record ${r.seq}: sealed payloads are not supported by this build; skipped`);
-    if (stale || (r.flags & RECORD_FLAG_SEALED) !== 0) {
-      gone.push(r.seq);
-      report.intentsResolved++;
-    } else live.push({ r, ref });
-  }
+export async function replayLog(
+  env: ChunkEnv, files: FileIo, records: readonly LogRecord[], report: RecoveryReport, forReading = false,
+): Promise<void> {
+  const { live, gone } = await sortOut(files, records, report);
   const blocks = await readBlocks(env, live, report);
   const times = new Map<number, { mtimeNs: bigint; ctimeNs: bigint }>(); // each file's last record's
   for (const { r, ref } of live) {
@@ -87,8 +101,12 @@ export async function replayLog(env: ChunkEnv, files: FileIo, records: readonly 
     }
     span.set(r.payload, r.offsetBytes - s.start);
     // Later records go over this one's bytes (a new buffer each: no earlier span changes).
-    for (let b = s.first; b <= s.last; b++) blocks.set(blockKey(ref, b), span.subarray((b - s.first) * bb, Math.min((b - s.first + 1) * bb, span.length)));
-    env.backlog.add({ id: logRecordId(r.seq), ino: r.ino, chunkIndex: r.chunkIndex, version: r.version, firstBlock: s.first, span, inPlace: true }, bb);
+    for (let b = s.first; b <= s.last; b++) {
+      const at = (b - s.first) * bb;
+      blocks.set(blockKey(ref, b), span.subarray(at, Math.min(at + bb, span.length)));
+    }
+    const { ino, chunkIndex, version } = r;
+    env.backlog.add({ id: logRecordId(r.seq), ino, chunkIndex, version, firstBlock: s.first, span, inPlace: true }, bb);
     if ((r.flags & RECORD_FLAG_TIMES) !== 0) times.set(r.ino, { mtimeNs: r.mtimeNs, ctimeNs: r.ctimeNs });
     report.blocksRepaired += s.last - s.first + 1;
   }

@@ -53,7 +53,10 @@ test('replay walks records in sequence: within a commit, to the next block, and 
   const c = record(12n, 3);
   const stale = record(13n - 10n, 4); // an earlier lap's record where the next one would be
   const next = alignUp(LOG_BLOCK_BYTES + 2 * aLen);
-  const log = logWith(1 << 20, [[LOG_BLOCK_BYTES, a], [LOG_BLOCK_BYTES + aLen, b], [next, c], [alignUp(next + aLen), stale]]);
+  const placed: Array<[number, LogRecord]> = [
+    [LOG_BLOCK_BYTES, a], [LOG_BLOCK_BYTES + aLen, b], [next, c], [alignUp(next + aLen), stale],
+  ];
+  const log = logWith(1 << 20, placed);
   const w = walkChain(log, LOG_ID, 1, { seq: 10n, offsetBytes: LOG_BLOCK_BYTES });
   t.deepEqual(w.records.map((r) => r.record.seq), [10n, 11n, 12n]);
   t.deepEqual(w.next, { seq: 13n, offsetBytes: alignUp(next + aLen) });
@@ -63,7 +66,12 @@ test('replay refuses another log\'s record, an older epoch after a newer one, an
   const first = record(1n, 1, 2);
   const len = encodeRecord(first).length;
   const at2 = alignUp(LOG_BLOCK_BYTES + len);
-  for (const [second, why] of [[record(2n, 2, 2, LOG_ID + 1n), 'another log'], [record(2n, 2, 1), 'an older epoch (a torn commit of an earlier open)'], [record(2n, 2, 3), 'an epoch newer than the header']] as const) {
+  const seconds: Array<[LogRecord, string]> = [
+    [record(2n, 2, 2, LOG_ID + 1n), 'another log'],
+    [record(2n, 2, 1), 'an older epoch (a torn commit of an earlier open)'],
+    [record(2n, 2, 3), 'an epoch newer than the header'],
+  ];
+  for (const [second, why] of seconds) {
     const log = logWith(1 << 20, [[LOG_BLOCK_BYTES, first], [at2, second]]);
     const w = walkChain(log, LOG_ID, 2, { seq: 1n, offsetBytes: LOG_BLOCK_BYTES });
     t.deepEqual(w.records.map((r) => r.record.seq), [1n], why);
@@ -82,5 +90,6 @@ test('replay follows a commit that wrapped to the first block, and stops at a to
   const w = walkChain(log, LOG_ID, 1, { seq: 40n, offsetBytes: nearEnd });
   t.deepEqual(w.records.map((r) => [r.record.seq, r.offsetBytes]), [[40n, nearEnd], [41n, LOG_BLOCK_BYTES]]);
   t.deepEqual(w.next, { seq: 42n, offsetBytes: tornAt });
-  t.deepEqual(walkChain(log, LOG_ID, 1, { seq: 45n, offsetBytes: nearEnd }).records, [], 'nothing from a tail with no record');
+  const none = walkChain(log, LOG_ID, 1, { seq: 45n, offsetBytes: nearEnd });
+  t.deepEqual(none.records, [], 'nothing from a tail with no record');
 });

@@ -23,7 +23,8 @@ function kill(s: Store): void {
   (s as unknown as { lock: { release(): void } }).lock.release();
 }
 
-sqliteOnlyTest('fsync\'d writes wrap around a small log several times; a kill keeps every byte; the file keeps its size', async (t) => {
+const WRAP = 'fsync\'d writes wrap around a small log several times; a kill keeps every byte; the file keeps its size';
+sqliteOnlyTest(WRAP, async (t) => {
   const { store, dir } = await smallStore('replica:3', 6, { intentLogBytes: INTENT_LOG_BYTES_MIN });
   const f = store.ns.create(ROOT_INO, 'f', 0o644, 0, 0);
   const chunks = 8;
@@ -40,8 +41,10 @@ sqliteOnlyTest('fsync\'d writes wrap around a small log several times; a kill ke
     if (i % 40 === 39) await store.applyNow(); // the applier folds, the tail moves on, space is reused
   }
   const status = await store.status();
-  t.true(status.intentBacklog.logBytesWritten > LAPS * INTENT_LOG_BYTES_MIN * 0.9, `${status.intentBacklog.logBytesWritten} bytes went through the log`);
-  t.is(fs.statSync(path.join(dir, INTENT_LOG_FILE)).size, INTENT_LOG_BYTES_MIN, 'circular: the file never grows past its size');
+  const logged = status.intentBacklog.logBytesWritten;
+  t.true(logged > LAPS * INTENT_LOG_BYTES_MIN * 0.9, `${logged} bytes went through the log`);
+  const size = fs.statSync(path.join(dir, INTENT_LOG_FILE)).size;
+  t.is(size, INTENT_LOG_BYTES_MIN, 'circular: the file never grows past its size');
   t.true(status.openIntents > 0, 'records are pending at the kill');
   kill(store);
   const r = await Store.open(dir);
@@ -54,7 +57,8 @@ sqliteOnlyTest('fsync\'d writes wrap around a small log several times; a kill ke
   await r.close();
 });
 
-sqliteOnlyTest('a log file the metadata does not name: moved aside when it names none, refused when it names another', async (t) => {
+const UNBOUND = 'a log file the metadata does not name: moved aside when it names none, refused when it names another';
+sqliteOnlyTest(UNBOUND, async (t) => {
   const a = await smallStore('replica:3');
   const b = await smallStore('replica:3');
   await a.store.close();
@@ -80,7 +84,8 @@ sqliteOnlyTest('meta copy refuses a store whose intent log holds writes not yet 
   await store.write(f.ino, 100, Buffer.alloc(5000, 9));
   await store.sync();
   kill(store);
-  t.throws(() => moveStoreMeta(dir, 'postgresql://nobody@127.0.0.1:1/none'), { message: /intent log holds 1 fsync'd write\(s\) not yet in the shards; mount and unmount/ });
+  const refused = /intent log holds 1 fsync'd write\(s\) not yet in the shards; mount and unmount/;
+  t.throws(() => moveStoreMeta(dir, 'postgresql://nobody@127.0.0.1:1/none'), { message: refused });
   const again = await Store.open(dir); // applies it
   t.true((await again.read(f.ino, 100, 5000)).equals(Buffer.alloc(5000, 9)));
   await again.close();
