@@ -48,8 +48,11 @@ interface Plan {
   /** Journaled intent: the first block and the new bytes of its whole block span. */
   /** intentId: read once the reservation's transaction is sent (ChunkMap.addIntent). */
   /** logged: a record of the intent log file (DESIGN §5 "The log is a file of its own"), else an intents row. */
-  patch: { firstBlock: number; span: Buffer; intentId: () => number; logged: boolean } | null;
+  patch: { firstBlock: number; span: Buffer; offsetBytes?: number; intentId: () => number; logged: boolean } | null;
 }
+
+/** A journaled piece's bytes: its whole block span, or (offsetBytes set) exactly the bytes written. */
+interface Span { firstBlock: number; span: Buffer; offsetBytes?: number }
 
 type Commit = WholeWrite;
 
@@ -83,11 +86,11 @@ export class ChunkWriter {
   async writePieces(ino: number, fl: FileLayout, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>, sizeBytes: number | null, alsoInCommit?: () => void, times: CommitTimes | null = null, durable = true, withIntents?: () => void, rowsOnly = false): Promise<boolean> {
     assert(new Set(pieces.map((p) => p.c)).size === pieces.length, 'one piece per chunk in a write');
     const plans: Plan[] = pieces.map((p) => ({ ...p, old: this.host.liveRef(ino, fl, this.env.map.get(ino, p.c)), version: 0n, patch: null }));
-    const spans = await this.readSpans(plans);
-    // Intents only, none waited for: withIntents commits with them (store/small/needle-io.ts).
-    const joined = withIntents !== undefined && !durable && plans.every((p) => spans.has(p)) ? withIntents : undefined;
     // Replica patches of an fsync'd or stored write go to the log file: exactly the bytes written.
     const viaLog = this.env.intentLog !== null && durable && withIntents === undefined && !rowsOnly;
+    const spans = await this.readSpans(plans, viaLog);
+    // Intents only, none waited for: withIntents commits with them (store/small/needle-io.ts).
+    const joined = withIntents !== undefined && !durable && plans.every((p) => spans.has(p)) ? withIntents : undefined;
     const stampTimes = times ?? { mtimeNs: nowNs(), ctimeNs: nowNs() };
     const covered = this.reserve(ino, fl, plans, spans, stampTimes, joined, viaLog);
     const commits: Commit[] = [];
@@ -133,15 +136,27 @@ export class ChunkWriter {
   private handOver(ino: number, fl: FileLayout, plans: Plan[], unflushed: boolean): void {
     for (const p of plans) {
       if (p.patch === null) continue;
-      const { firstBlock, span, intentId, logged } = p.patch;
-      this.env.backlog.add({ id: intentId(), ino, chunkIndex: p.c, version: p.old!.version, firstBlock, span, inPlace: patchedInPlace(p.old!), unflushed: unflushed && !logged }, fl.bitrotBlockBytes);
+      const { firstBlock, span, intentId, logged, offsetBytes } = p.patch;
+      const inPlace = patchedInPlace(p.old!);
+      const i = { id: intentId(), ino, chunkIndex: p.c, version: p.old!.version, firstBlock, span, inPlace, unflushed: unflushed && !logged };
+      this.env.backlog.add(offsetBytes === undefined ? i : { ...i, offsetBytes }, fl.bitrotBlockBytes);
     }
   }
 
   /** Step 1: each journaled piece's whole block span, as the file shows it, with the new bytes in. */
-  private async readSpans(plans: Plan[]): Promise<Map<Plan, { firstBlock: number; span: Buffer }>> {
-    const out = new Map<Plan, { firstBlock: number; span: Buffer }>();
-    const rmw = plans.filter((p) => this.journaled(p.old, p.offIn, p.offIn + p.bytes.length));
+  /**
+   * viaLog: a replica patch that goes to the intent log file holds exactly the bytes written (read
+   * nothing: the applier reads the blocks when it folds them in, DESIGN §5); offsetBytes is theirs.
+   */
+  private async readSpans(plans: Plan[], viaLog: boolean): Promise<Map<Plan, Span>> {
+    const out = new Map<Plan, Span>();
+    const journaled = plans.filter((p) => this.journaled(p.old, p.offIn, p.offIn + p.bytes.length));
+    for (const p of journaled) {
+      if (!viaLog || !patchedInPlace(p.old!)) continue;
+      const first = Math.floor(p.offIn / p.old!.fl.bitrotBlockBytes);
+      out.set(p, { firstBlock: first, span: Buffer.from(p.bytes), offsetBytes: p.offIn });
+    }
+    const rmw = journaled.filter((p) => !out.has(p));
     // A lone span (an fsync'd small write) is read on this thread when the Io allows it: no pool
     // round trip on the fsync's path (measured: readSpans 220 us -> see docs/benchmarks.md).
     const inline = rmw.length === 1;
@@ -157,7 +172,7 @@ export class ChunkWriter {
    * whether the commit is covered by the log: it holds only the times stamped for logged writes,
    * which their records hold too (replay stamps them again), so it needs no flush of its own.
    */
-  private reserve(ino: number, fl: FileLayout, plans: Plan[], spans: Map<Plan, { firstBlock: number; span: Buffer }>, times: CommitTimes, withIntents: (() => void) | undefined, viaLog: boolean): boolean {
+  private reserve(ino: number, fl: FileLayout, plans: Plan[], spans: Map<Plan, Span>, times: CommitTimes, withIntents: (() => void) | undefined, viaLog: boolean): boolean {
     const tx = (): void => {
       for (const p of plans) {
         const s = spans.get(p);

@@ -29,7 +29,10 @@ export interface PendingIntent {
   /** The chunk version the span applies to (the live one when the intent was logged). */
   version: bigint;
   firstBlock: number;
-  /** Chunk offset of the span: firstBlock × bitrot block size. */
+  /**
+   * Chunk offset of the span: firstBlock × bitrot block size (whole blocks: an intents row), or
+   * exactly where the bytes were written (an intent log record: span holds exactly those bytes).
+   */
   offsetBytes: number;
   span: Buffer;
   /** Replica chunk: patched in place, readers go on meanwhile; else (EC) a new version is written. */
@@ -70,9 +73,11 @@ export class IntentBacklog {
   /** Told when an intent enters: read grants of its chunk end (fs/fuse/read-grants.ts). */
   onChange: () => void = () => undefined;
 
-  add(i: Omit<PendingIntent, 'spanCrc' | 'offsetBytes' | 'loggedMs' | 'unflushed'> & { unflushed?: boolean }, bitrotBlockBytes: number): void {
+  /** offsetBytes: where the span starts in the chunk (an intent log record's: the bytes written); default its first block's start. */
+  add(i: Omit<PendingIntent, 'spanCrc' | 'offsetBytes' | 'loggedMs' | 'unflushed'> & { unflushed?: boolean; offsetBytes?: number }, bitrotBlockBytes: number): void {
     this.onChange();
-    const intent: PendingIntent = { ...i, offsetBytes: i.firstBlock * bitrotBlockBytes, spanCrc: crc32c(i.span), loggedMs: Date.now(), unflushed: i.unflushed ?? false };
+    const offsetBytes = i.offsetBytes ?? i.firstBlock * bitrotBlockBytes;
+    const intent: PendingIntent = { ...i, offsetBytes, spanCrc: crc32c(i.span), loggedMs: Date.now(), unflushed: i.unflushed ?? false };
     let chunks = this.byIno.get(i.ino);
     if (chunks === undefined) this.byIno.set(i.ino, (chunks = new Map()));
     let list = chunks.get(i.chunkIndex);
