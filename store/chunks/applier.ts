@@ -12,13 +12,13 @@
 import { assert } from '../../src/errors';
 import { crc32c } from '../../src/crc32c';
 import { ChunkEnv } from './chunk-env';
-import { ChunkRef } from './chunk-ref';
+import { ChunkRef, patchedInPlace } from './chunk-ref';
 import { RewriteHost, removeRows, rewriteWithIntents } from './intent-rewrite';
 import { PendingIntent } from './intent-backlog';
 import { FsError } from '../fs-error';
 import { errnoCode } from '../io/io';
 import { RmwFailed, patchReplicas } from './replica-chunk';
-import { foldRuns } from './fold-runs';
+import { foldRuns, readStoredBlocks } from './fold-runs';
 
 /** Chunks applied at once: their fdatasyncs overlap (the disks share a device here, its journal groups them). */
 const APPLY_CHUNKS_IN_FLIGHT_MAX = 8;
@@ -150,7 +150,9 @@ export class Applier {
     const logged = this.env.backlog.of(ino, chunkIndex).some((i) => i.id < 0);
     if (!patch) this.noteRewriting(key, ino, chunkIndex);
     const apply = (ref: ChunkRef | null): Promise<void> => this.patchChunk(ino, chunkIndex, ref);
-    const patching = (): Promise<void> => (logged ? this.host.withChunk(ino, chunkIndex, apply) : this.host.withChunkApplying(ino, chunkIndex, apply));
+    const patching = (): Promise<void> => (logged
+      ? this.foldLogged(ino, chunkIndex)
+      : this.host.withChunkApplying(ino, chunkIndex, apply));
     (patch ? patching() : rewriteWithIntents(this.env, this.host, ino, chunkIndex)).then(
       () => {
         this.failing.delete(key);
@@ -261,8 +263,23 @@ export class Applier {
     this.gatherTimer = null;
   }
 
-  /** Every pending span of a replica chunk patched into every replica (under the inode's lock, readers let through). */
-  private async patchChunk(ino: number, chunkIndex: number, ref: ChunkRef | null): Promise<void> {
+  /**
+   * A chunk holding intent log records: the stored blocks they touch are read first, without the
+   * inode's lock (writers go on); then, under the lock (readers wait: they would read the rest of
+   * those blocks from the shards being patched), the fold of every record pending by then.
+   */
+  private async foldLogged(ino: number, chunkIndex: number): Promise<void> {
+    const take = async (ref: ChunkRef | null): Promise<{ ref: ChunkRef | null; pending: readonly PendingIntent[] }> =>
+      ({ ref, pending: this.env.backlog.of(ino, chunkIndex) });
+    const snap = await this.host.withChunk(ino, chunkIndex, take);
+    const ref = snap.ref;
+    const stored = ref === null || !patchedInPlace(ref) ? undefined : await readStoredBlocks(this.env, ref, snap.pending);
+    const fold = (now: ChunkRef | null): Promise<void> => this.patchChunk(ino, chunkIndex, now, now?.version === ref?.version ? stored : undefined);
+    await this.host.withChunk(ino, chunkIndex, fold);
+  }
+
+  /** Every pending span of a replica chunk patched into every replica (under the inode's lock). stored: blocks read before. */
+  private async patchChunk(ino: number, chunkIndex: number, ref: ChunkRef | null, stored?: ReadonlyMap<number, Buffer>): Promise<void> {
     const pending = [...this.env.backlog.of(ino, chunkIndex)];
     if (pending.length === 0) return;
     const ids = new Set(pending.map((i) => i.id));
@@ -278,7 +295,7 @@ export class Applier {
     // (writers of this inode wait on its lock meanwhile: no unflushed intent joins the snapshot).
     if (pending.some((i) => i.unflushed)) await this.env.commits.flush();
     try {
-      await patchReplicas(this.env, ref, await foldRuns(this.env, ref, pending));
+      await patchReplicas(this.env, ref, await foldRuns(this.env, ref, pending, stored));
     } catch (err) {
       // Replicas now differ (some new, some old or torn): a fresh version supersedes them all, made
       // at the retry, under the lock that holds readers back (a drain retries at once).
