@@ -273,13 +273,17 @@ export class Applier {
       ({ ref, pending: this.env.backlog.of(ino, chunkIndex) });
     const snap = await this.host.withChunk(ino, chunkIndex, take);
     const ref = snap.ref;
-    const stored = ref === null || !patchedInPlace(ref) ? undefined : await readStoredBlocks(this.env, ref, snap.pending);
-    const fold = (now: ChunkRef | null): Promise<void> => this.patchChunk(ino, chunkIndex, now, now?.version === ref?.version ? stored : undefined);
+    const inPlace = ref !== null && patchedInPlace(ref);
+    const stored = inPlace ? await readStoredBlocks(this.env, ref, snap.pending) : undefined;
+    const fold = (now: ChunkRef | null): Promise<void> =>
+      this.patchChunk(ino, chunkIndex, now, now?.version === ref?.version ? stored : undefined);
     await this.host.withChunk(ino, chunkIndex, fold);
   }
 
-  /** Every pending span of a replica chunk patched into every replica (under the inode's lock). stored: blocks read before. */
-  private async patchChunk(ino: number, chunkIndex: number, ref: ChunkRef | null, stored?: ReadonlyMap<number, Buffer>): Promise<void> {
+  /** Every pending span of a replica chunk patched into every replica (inode locked); stored: blocks read before. */
+  private async patchChunk(
+    ino: number, chunkIndex: number, ref: ChunkRef | null, stored?: ReadonlyMap<number, Buffer>,
+  ): Promise<void> {
     const pending = [...this.env.backlog.of(ino, chunkIndex)];
     if (pending.length === 0) return;
     const ids = new Set(pending.map((i) => i.id));
