@@ -48,7 +48,12 @@ export interface StoreDefaults {
   quarantineGraceDays?: number;
   /** A transaction group's dirty-byte bound (DESIGN §5; writers wait there); absent: min(1 GiB, 10% of RAM). */
   groupDirtyBytesMax?: number;
+  /** The intent log file's size (SQLite stores, DESIGN §5); absent: INTENT_LOG_BYTES_DEFAULT (store/chunks/intent-log.ts). */
+  intentLogBytes?: number;
 }
+
+/** The smallest intent log: room for a few of its largest commits (16 MiB: four 4 MiB commits). */
+export const INTENT_LOG_BYTES_MIN = 16 << 20;
 
 export interface StoreConfig {
   format: string;
@@ -109,6 +114,9 @@ export function checkDefaults(d: StoreDefaults, diskCount: number, file: string)
   if (d.groupDirtyBytesMax !== undefined && !int(d.groupDirtyBytesMax)) {
     throw new ConfigError(file, `groupDirtyBytesMax ${d.groupDirtyBytesMax} must be a positive integer (bytes)`);
   }
+  if (d.intentLogBytes !== undefined && (!int(d.intentLogBytes) || d.intentLogBytes % 4096 !== 0 || d.intentLogBytes < INTENT_LOG_BYTES_MIN)) {
+    throw new ConfigError(file, `intent_log_bytes ${d.intentLogBytes} must be a multiple of 4096, at least ${INTENT_LOG_BYTES_MIN}`);
+  }
   if (shardCount(layout) > diskCount) {
     throw new ConfigError(file, `layout ${d.layout} needs ${shardCount(layout)} disks, only ${diskCount} exist`);
   }
@@ -151,6 +159,7 @@ export function createConfig(staging: MkfsStaging, opts: CreateConfigOptions): S
     // Default: 64 KiB, or half a chunk for stores with tiny chunks (a needle must fit in one, DESIGN §3).
     smallFileMaxBytes: opts.defaults?.smallFileMaxBytes ?? Math.min(DEFAULT_SMALL_FILE_MAX_BYTES, (opts.defaults?.chunkSizeBytes ?? DEFAULT_CHUNK_BYTES) / 2),
     containerCapacityBytes: opts.defaults?.containerCapacityBytes ?? DEFAULT_CONTAINER_CAPACITY_BYTES,
+    ...(opts.defaults?.intentLogBytes !== undefined ? { intentLogBytes: opts.defaults.intentLogBytes } : {}),
   };
   checkDefaults(defaults, diskPaths.length, path.join(dir, CONFIG_FILE));
   for (const r of resolved) {

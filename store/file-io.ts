@@ -110,7 +110,7 @@ export class FileIo implements SmallFilesHost {
     await this.env.backlog.room(); // never under an inode lock: the applier needs those locks to make room
     return this.locks.run(ino, async () => {
       try {
-        return await this.writer.writePieces(ino, this.fileInfo(ino).fl, pieces, null, undefined, null, durable, withIntents);
+        return await this.writer.writePieces(ino, this.fileInfo(ino).fl, pieces, null, undefined, null, durable, withIntents, true);
       } finally {
         this.forget(ino);
       }

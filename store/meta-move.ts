@@ -27,6 +27,8 @@ import { unknownTables } from './meta/meta-tables';
 import { COPY_BATCH_ROWS, COPY_BATCH_ROWS_MAX, TableRows, copyTables, verifyTables } from './meta/table-copy';
 import { CopyResult, CopyStep, copyIntoPg, copyIntoSqlite } from './meta/copy-target';
 import type { EngineName } from './meta/sql-engine';
+import { IntentLogTail } from './meta/intent-log-tail';
+import { pendingLogRecords } from './chunks/intent-log';
 
 /** The SQLite metadata file of a store (as store/store.ts names it), and where its copy is built. */
 const META_FILE = 'meta.db';
@@ -113,6 +115,14 @@ function refuseSqliteTarget(metaPath: string, io: SyncIo): void {
   }
 }
 
+/** The intent log file of a SQLite store must be folded into the shards first: PostgreSQL keeps intents as rows (DESIGN §5). */
+function refusePendingLog(dir: string, db: Db, io: SyncIo): void {
+  const n = pendingLogRecords(dir, new IntentLogTail(db), io);
+  if (n === 0) return;
+  throw new ChunkfsError(`store ${dir}: its intent log holds ${n} fsync'd write(s) not yet in the shards; mount and unmount the store once ` +
+    '(that applies them), then retry; nothing was changed', { path: dir });
+}
+
 /** SQLite target: built and verified in meta.db.copy, made self-contained, then linked as meta.db. */
 function copyToSqlite(dir: string, io: SyncIo, step: CopyStep, storeUuid: string): CopyResult {
   const metaPath = path.join(dir, META_FILE);
@@ -159,6 +169,7 @@ export function moveStoreMeta(storeDir: string, to: string, opts: MetaMoveOption
     const source = openSource(dir, opened.config.meta, opened.config.storeUuid, io, log);
     const storeUuid = opened.config.storeUuid!; // the source names it: openSource checked
     try {
+      if (from.engine === 'sqlite') refusePendingLog(dir, source.db, io);
       const started = process.hrtime.bigint();
       const step: CopyStep = (db) => {
         const tables = copyTables(source.db, db, batchRows, (name, rows) => log(`copying ${name}: ${rows} rows`));

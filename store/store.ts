@@ -35,6 +35,10 @@ import { MkfsStaging } from './mkfs-staging';
 import { checkKeyFileTarget } from './store-key';
 import { Namespace } from './meta/namespace';
 import { RecoveryReport, emptyRecoveryReport, recover } from './upkeep/recovery';
+import { replayLog } from './upkeep/log-replay';
+import { INTENT_LOG_BYTES_DEFAULT, IntentLog } from './chunks/intent-log';
+import { IntentLogTail } from './meta/intent-log-tail';
+import type { LogRecord } from '../src/intent-record';
 import { ShardStore } from './chunks/shard-store';
 import { CommitLog } from './meta/commit-log';
 import { LeakReport, emptyLeakReport, scanLeaks } from './upkeep/leak-scan';
@@ -111,6 +115,8 @@ export interface StoreCreateOptions {
   smallFileMaxBytes?: number;
   /** Container capacity (spec §11.6; tests use small ones). */
   containerCapacityBytes?: number;
+  /** The intent log file's size (SQLite stores, DESIGN §5; tests use small ones). Default 64 MiB. */
+  intentLogBytes?: number;
   /** Keep the store key there instead of in the store directory (mkfs --keyfile). */
   keyFile?: string;
   /** Metadata on PostgreSQL at this libpq URI, without a password (mkfs --meta; DESIGN §9). Default: SQLite. */
@@ -130,9 +136,13 @@ export interface StatusReport {
   openIntents: number;
   /**
    * Intents durable in the log and not yet in the shards (DESIGN §5): count and span bytes against
-   * their bounds, what the applier wrote since open and its mean rate, its last error.
+   * their bounds, what the applier wrote since open and its mean rate, its last error; SQLite stores:
+   * the intent log file's commits (device flushes) and bytes written since open.
    */
-  intentBacklog: { intents: number; bytes: number; intentsMax: number; bytesMax: number; appliedIntents: number; appliedBytes: number; appliedChunks: number; rateBytesPerSec: number; lastError: string };
+  intentBacklog: {
+    intents: number; bytes: number; intentsMax: number; bytesMax: number; appliedIntents: number; appliedBytes: number; appliedChunks: number;
+    rateBytesPerSec: number; lastError: string; logFlushes: number; logBytesWritten: number;
+  };
   /** Chunk versions waiting for background deletion (DESIGN §5 reclaim queue). */
   reclaimBacklog: number;
   /** Full commits (WAL flushes) since open. */
@@ -181,7 +191,7 @@ export class Store {
     const shards = new ShardStore(io, opened.key, opened.diskPaths, health);
     const commits = new CommitLog(db, commitPointOf(db, io, nodePath.join(dir, `${META_FILE}-wal`)));
     const map = new ChunkMap(db, new LogRecordKeys(opened.storeKey));
-    const env: Omit<ChunkEnv, 'groups'> & { groups?: TxGroups } = { db, shards, map, fileRows: new FileRows(db), counters: new Counters(db), health, commits, reclaim: new ReclaimQueue(db), inflight: new InflightVersions(), backlog: new IntentBacklog(),
+    const env: Omit<ChunkEnv, 'groups'> & { groups?: TxGroups } = { db, shards, map, fileRows: new FileRows(db), counters: new Counters(db), health, commits, reclaim: new ReclaimQueue(db), inflight: new InflightVersions(), backlog: new IntentBacklog(), intentLog: null,
       storeKey: opened.storeKey, decoded: new DecodedChunks(opened.storeKey) };
     env.groups = new TxGroups(env as ChunkEnv, config.defaults.groupDirtyBytesMax ?? groupDirtyBytesDefault());
     this.env = env as ChunkEnv;
@@ -234,7 +244,7 @@ export class Store {
       disks: opts.disks,
       defaults: {
         layout: opts.layout, chunkSizeBytes: opts.chunkSizeBytes, bitrotBlockBytes: opts.bitrotBlockBytes, ecBlockSizeBytes: opts.ecBlockSizeBytes,
-        smallFileMaxBytes: opts.smallFileMaxBytes, containerCapacityBytes: opts.containerCapacityBytes,
+        smallFileMaxBytes: opts.smallFileMaxBytes, containerCapacityBytes: opts.containerCapacityBytes, intentLogBytes: opts.intentLogBytes,
       },
     };
     for (const k of Object.keys(createOpts.defaults!) as Array<keyof typeof createOpts.defaults>) {
@@ -305,8 +315,9 @@ export class Store {
       // A read-only open applies nothing but shows what the log holds (one view, DESIGN §5).
       if (readOnly) store.loadLogForReading();
       if (opts.follow === true) await store.follow(metaTarget!.url);
+      const logRecords = metaTarget === undefined ? await store.openIntentLog(readOnly) : [];
       if (!readOnly) {
-        store.recoveryReport = await recover(store.env, store.files, store.applier, store.ns.orphans());
+        store.recoveryReport = await recover(store.env, store.files, store.applier, store.ns.orphans(), logRecords);
         // Half-made sealed copies go; containers left full are sealed now (spec §11.5).
         store.compactor.dropUnfinishedSeals();
         for (const r of store.files.containers.inState('full')) {
@@ -322,6 +333,24 @@ export class Store {
       lock?.release();
       throw err;
     }
+  }
+
+  /**
+   * SQLite stores: the intent log file (DESIGN §5), its records to replay; a read-only opener
+   * overlays them at once (one view) and writes nothing.
+   */
+  private async openIntentLog(readOnly: boolean): Promise<LogRecord[]> {
+    const { config } = this.opened;
+    if (config.storeUuid === undefined) return []; // a store made before markers keeps intents in rows
+    const opened = await IntentLog.open(this.io, this.dir, config.storeUuid, config.defaults.intentLogBytes ?? INTENT_LOG_BYTES_DEFAULT,
+      new IntentLogTail(this.db), this.env.commits, readOnly, (line) => this.log(line));
+    if (opened === null) return [];
+    const log = opened.log;
+    this.env.intentLog = log;
+    this.env.backlog.onLogRecordsGone = (seqs) => log.release(seqs);
+    log.onFull = () => void this.applier.drain();
+    if (readOnly) await replayLog(this.env, this.files, opened.replay, emptyRecoveryReport(), true);
+    return opened.replay;
   }
 
   /**
@@ -359,7 +388,7 @@ export class Store {
         : diskProblem(this.syncIo, root, config.storeUuid, d.id);
       // An intent left open by recovery may mean a replica on this disk holds old blocks that
       // still verify: an offline disk comes back only at an open, whose recovery resolves the intent first.
-      if (problem === null && health.unavailable(d.id) !== undefined && this.env.map.intentCount() > 0) continue;
+      if (problem === null && health.unavailable(d.id) !== undefined && this.openIntents() > 0) continue;
       if (problem === null) health.setAvailable(d.id);
       else health.setUnavailable(d.id, offlineReason(d.id, root, problem));
     }
@@ -455,6 +484,11 @@ export class Store {
    */
   startGroups(): void {
     this.env.groups.start(null);
+  }
+
+  /** Intents not yet in the shards: metadata rows and intent log records. */
+  private openIntents(): number {
+    return this.env.map.intentCount() + (this.env.intentLog?.liveRecords ?? 0);
   }
 
   /** Every commit so far durable (fsync, fsyncdir, syncfs; group-committed). DESIGN §5. */
@@ -598,6 +632,7 @@ export class Store {
       // Unmount applies everything it can (the rest stays in the log); without the lease, nothing.
       if (this.lock !== null && this.leaseLost === null) await this.applier.drain();
       this.applier.stop();
+      if (this.lock !== null) this.env.intentLog?.commitTailNow();
       await this.env.commits.stop();
       try {
         this.env.counters.flush();
@@ -606,6 +641,7 @@ export class Store {
       this.lease?.release();
       this.env.commits.close();
       this.db.close();
+      await this.env.intentLog?.close().catch(() => undefined);
       await this.env.decoded.pool.close();
       (this.io as { closeAll?: () => void }).closeAll?.(); // NodeIo, or an Io wrapping one
     } finally {
@@ -738,7 +774,7 @@ export class Store {
     }
     const layoutsInUse = surveyLayouts(this.db);
     return {
-      disks, layoutsInUse, transformedChunks: this.transformedChunks(), healQueueLength: this.env.map.healQueueLength(), openIntents: this.env.map.intentCount(),
+      disks, layoutsInUse, transformedChunks: this.transformedChunks(), healQueueLength: this.env.map.healQueueLength(), openIntents: this.openIntents(),
       intentBacklog: this.intentBacklog(),
       reclaimBacklog: this.env.reclaim.length, metadataFlushes: this.env.commits.flushCount, groupsClosed: this.env.groups.closeCount,
       counters: this.env.counters.all(), containers: this.containerStatus(),
@@ -751,6 +787,7 @@ export class Store {
     return {
       intents: b.lengthIntents, bytes: b.lengthBytes, intentsMax: BACKLOG_INTENTS_MAX, bytesMax: BACKLOG_BYTES_MAX,
       appliedIntents: b.appliedIntents, appliedBytes: b.appliedBytes, appliedChunks: b.appliedChunks, rateBytesPerSec: Math.round(this.applier.rateBytesPerSec), lastError: this.applier.lastError,
+      logFlushes: this.env.intentLog?.flushCount ?? 0, logBytesWritten: this.env.intentLog?.bytesWritten ?? 0,
     };
   }
 

@@ -3,8 +3,9 @@
 # fsync'd 4 KiB write reported (log + apply)"), through the mount with fio, on each layout. strace
 # records every write system call of the mount process with the file it went to, from the first
 # write to the end of unmount (unmount drains the intent log, so every write's apply is counted):
-# - log:   the metadata database and its WAL (meta.db*): the intent log, its group commits and the
-#          checkpoints that copy WAL pages into meta.db (DESIGN §5);
+# - log:   the intent log file (intent.log, SQLite stores' replica patches) and the metadata database
+#          and its WAL (meta.db*: intents as rows, commits, checkpoints that copy WAL pages into meta.db)
+#          (DESIGN §5);
 # - apply: shard files (disks/*/.chunks): the applier's patches (replica) or new EC versions;
 # - other: anything else (the mount's own log, eventfd and pipe wake-ups between its threads at 8 and 1
 #          bytes a call); answers on /dev/fuse are not counted.
@@ -57,7 +58,7 @@ classify() {
     / = [0-9]+$/ {
       n = $NF
       if ($0 ~ /<\/dev\/fuse>/) next # answers to the kernel, not device bytes
-      if ($0 ~ /<[^>]*\/meta\.db[^>]*>/) logb += n
+      if ($0 ~ /<[^>]*\/(meta\.db|intent\.log)[^>]*>/) logb += n
       else if ($0 ~ /<[^>]*\/disks\/[^>]*\/\.chunks\/[^>]*>/) applyb += n
       else otherb += n
     }

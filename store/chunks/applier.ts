@@ -12,12 +12,13 @@
 import { assert } from '../../src/errors';
 import { crc32c } from '../../src/crc32c';
 import { ChunkEnv } from './chunk-env';
-import { ChunkRef } from './chunk-ref';
-import { RewriteHost, rewriteWithIntents } from './intent-rewrite';
+import { ChunkRef, patchedInPlace } from './chunk-ref';
+import { RewriteHost, removeRows, rewriteWithIntents } from './intent-rewrite';
 import { PendingIntent } from './intent-backlog';
 import { FsError } from '../fs-error';
 import { errnoCode } from '../io/io';
 import { RmwFailed, patchReplicas } from './replica-chunk';
+import { foldRuns, readStoredBlocks } from './fold-runs';
 
 /** Chunks applied at once: their fdatasyncs overlap (the disks share a device here, its journal groups them). */
 const APPLY_CHUNKS_IN_FLIGHT_MAX = 8;
@@ -60,24 +61,6 @@ const DRAIN_ROUNDS_MAX = 1_000_000;
 export interface ApplierHost extends RewriteHost {
   /** fn under the inode's lock with chunk c's live ref (null: a hole, or the file is gone); readers may run meanwhile. */
   withChunkApplying<T>(ino: number, chunkIndex: number, fn: (ref: ChunkRef | null) => Promise<T>): Promise<T>;
-}
-
-/** The pending spans of one chunk as runs of consecutive blocks, later intents winning (log order). */
-export function mergeRuns(pending: readonly PendingIntent[], bitrotBlockBytes: number): Array<{ firstBlock: number; span: Buffer }> {
-  const bb = bitrotBlockBytes;
-  const blocks = new Map<number, Buffer>();
-  for (const i of pending) {
-    for (let at = 0; at < i.span.length; at += bb) blocks.set(i.firstBlock + at / bb, i.span.subarray(at, Math.min(at + bb, i.span.length)));
-  }
-  const order = [...blocks.keys()].sort((a, b) => a - b);
-  const runs: Array<{ firstBlock: number; parts: Buffer[] }> = [];
-  for (const b of order) {
-    const last = runs[runs.length - 1];
-    if (last !== undefined && last.firstBlock + last.parts.length === b) last.parts.push(blocks.get(b)!);
-    else runs.push({ firstBlock: b, parts: [blocks.get(b)!] });
-  }
-  // A run of one block is the intent's own bytes (read only from here on: no copy).
-  return runs.map((r) => ({ firstBlock: r.firstBlock, span: r.parts.length === 1 ? r.parts[0] : Buffer.concat(r.parts) }));
 }
 
 export class Applier {
@@ -160,11 +143,17 @@ export class Applier {
     this.running++;
     this.busy.add(key);
     // A patch in place holds the inode's lock but lets readers go on (they read the patched blocks
-    // from the backlog); a new version holds it only to snapshot and to commit (store/chunks/intent-rewrite.ts).
+    // from the backlog) when its intents cover whole blocks (rows); intent log records hold only the
+    // bytes written, so readers, who would read the rest of those blocks from the shards, wait. A
+    // new version holds the lock only to snapshot and to commit (store/chunks/intent-rewrite.ts).
     const patch = this.patches(ino, chunkIndex, key);
+    const logged = this.env.backlog.of(ino, chunkIndex).some((i) => i.id < 0);
     if (!patch) this.noteRewriting(key, ino, chunkIndex);
     const apply = (ref: ChunkRef | null): Promise<void> => this.patchChunk(ino, chunkIndex, ref);
-    (patch ? this.host.withChunkApplying(ino, chunkIndex, apply) : rewriteWithIntents(this.env, this.host, ino, chunkIndex)).then(
+    const patching = (): Promise<void> => (logged
+      ? this.foldLogged(ino, chunkIndex)
+      : this.host.withChunkApplying(ino, chunkIndex, apply));
+    (patch ? patching() : rewriteWithIntents(this.env, this.host, ino, chunkIndex)).then(
       () => {
         this.failing.delete(key);
         this.logged.delete(key);
@@ -274,14 +263,33 @@ export class Applier {
     this.gatherTimer = null;
   }
 
-  /** Every pending span of a replica chunk patched into every replica (under the inode's lock, readers let through). */
-  private async patchChunk(ino: number, chunkIndex: number, ref: ChunkRef | null): Promise<void> {
+  /**
+   * A chunk holding intent log records: the stored blocks they touch are read first, without the
+   * inode's lock (writers go on); then, under the lock (readers wait: they would read the rest of
+   * those blocks from the shards being patched), the fold of every record pending by then.
+   */
+  private async foldLogged(ino: number, chunkIndex: number): Promise<void> {
+    const take = async (ref: ChunkRef | null): Promise<{ ref: ChunkRef | null; pending: readonly PendingIntent[] }> =>
+      ({ ref, pending: this.env.backlog.of(ino, chunkIndex) });
+    const snap = await this.host.withChunk(ino, chunkIndex, take);
+    const ref = snap.ref;
+    const inPlace = ref !== null && patchedInPlace(ref);
+    const stored = inPlace ? await readStoredBlocks(this.env, ref, snap.pending) : undefined;
+    const fold = (now: ChunkRef | null): Promise<void> =>
+      this.patchChunk(ino, chunkIndex, now, now?.version === ref?.version ? stored : undefined);
+    await this.host.withChunk(ino, chunkIndex, fold);
+  }
+
+  /** Every pending span of a replica chunk patched into every replica (inode locked); stored: blocks read before. */
+  private async patchChunk(
+    ino: number, chunkIndex: number, ref: ChunkRef | null, stored?: ReadonlyMap<number, Buffer>,
+  ): Promise<void> {
     const pending = [...this.env.backlog.of(ino, chunkIndex)];
     if (pending.length === 0) return;
     const ids = new Set(pending.map((i) => i.id));
     if (ref === null || pending.some((i) => i.version !== ref.version)) {
       // The file is gone or the chunk was replaced by a version that holds these bytes: nothing to apply.
-      this.env.commits.harmless(() => { for (const id of ids) this.env.map.removeIntent(id); });
+      removeRows(this.env, ids);
       this.env.backlog.remove(ino, chunkIndex, ids, false);
       return;
     }
@@ -291,14 +299,14 @@ export class Applier {
     // (writers of this inode wait on its lock meanwhile: no unflushed intent joins the snapshot).
     if (pending.some((i) => i.unflushed)) await this.env.commits.flush();
     try {
-      await patchReplicas(this.env, ref, mergeRuns(pending, ref.fl.bitrotBlockBytes));
+      await patchReplicas(this.env, ref, await foldRuns(this.env, ref, pending, stored));
     } catch (err) {
       // Replicas now differ (some new, some old or torn): a fresh version supersedes them all, made
       // at the retry, under the lock that holds readers back (a drain retries at once).
       if (err instanceof RmwFailed) this.rewrites.add(`${ino}/${chunkIndex}`);
       throw err;
     }
-    this.env.commits.harmless(() => { for (const id of ids) this.env.map.removeIntent(id); });
-    this.env.backlog.remove(ino, chunkIndex, ids, true);
+    removeRows(this.env, ids);
+    this.env.backlog.remove(ino, chunkIndex, ids, true); // log records: their space goes once the tail is durable
   }
 }

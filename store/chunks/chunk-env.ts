@@ -9,6 +9,7 @@ import { InflightVersions } from './inflight-versions';
 import type { TxGroups } from './tx-group';
 import { ChunkRef } from './chunk-ref';
 import { IntentBacklog } from './intent-backlog';
+import type { IntentLog } from './intent-log';
 import { CounterName, Counters } from '../meta/counters';
 import { Db } from '../meta/meta';
 import { ShardStore } from './shard-store';
@@ -88,6 +89,8 @@ export interface ChunkEnv {
   inflight: InflightVersions;
   /** Intents durable in the log and not yet in the shards; every chunk read overlays them (DESIGN §5). */
   backlog: IntentBacklog;
+  /** SQLite stores: the intent log file that fsync'd replica patches go to (null: intents are metadata rows). */
+  intentLog: IntentLog | null;
   /** The key of encrypted layouts (store/store-key.ts); null when the store has none. */
   storeKey: Buffer | null;
   /** Transaction groups of whole-chunk writes (DESIGN §5). */

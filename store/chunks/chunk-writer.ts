@@ -28,6 +28,9 @@ import { INTENT_SPAN_BYTES_MAX, blockSpan, mergedSpan } from './intent-span';
 import { PastSize } from '../meta/past-size';
 import { WholeWrite, repoint } from './live-version';
 import { WriteSyncs } from './tx-group';
+import { logRecordId } from './intent-backlog';
+import { nowNs } from '../meta/meta';
+import { timesFit } from '../../src/intent-record';
 
 
 /** What the writer needs of store/file-io.ts: chunk refs with their placement. */
@@ -47,8 +50,12 @@ interface Plan {
   version: bigint;
   /** Journaled intent: the first block and the new bytes of its whole block span. */
   /** intentId: read once the reservation's transaction is sent (ChunkMap.addIntent). */
-  patch: { firstBlock: number; span: Buffer; intentId: () => number } | null;
+  /** logged: a record of the intent log file (DESIGN §5 "The log is a file of its own"), else an intents row. */
+  patch: { firstBlock: number; span: Buffer; offsetBytes?: number; intentId: () => number; logged: boolean } | null;
 }
+
+/** A journaled piece's bytes: its whole block span, or (offsetBytes set) exactly the bytes written. */
+interface Span { firstBlock: number; span: Buffer; offsetBytes?: number }
 
 type Commit = WholeWrite;
 
@@ -76,11 +83,15 @@ export class ChunkWriter {
    * times: the mtime and ctime to commit (what the mount showed while these bytes were buffered); null: now.
    * withIntents: run in the transaction that logs the intents when the write is intents only and
    * durable is false (a container append's slices); resolves to whether it ran there.
+   * rowsOnly: intents go to metadata rows even on a store with an intent log file (containers:
+   * their appends commit atomically with the slices that point at them).
    */
-  async writePieces(ino: number, fl: FileLayout, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>, sizeBytes: number | null, alsoInCommit?: () => void, times: CommitTimes | null = null, durable = true, withIntents?: () => void): Promise<boolean> {
+  async writePieces(ino: number, fl: FileLayout, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>, sizeBytes: number | null, alsoInCommit?: () => void, times: CommitTimes | null = null, durable = true, withIntents?: () => void, rowsOnly = false): Promise<boolean> {
     assert(new Set(pieces.map((p) => p.c)).size === pieces.length, 'one piece per chunk in a write');
     const plans: Plan[] = pieces.map((p) => ({ ...p, old: this.host.liveRef(ino, fl, this.env.map.get(ino, p.c)), version: 0n, patch: null }));
-    const spans = await this.readSpans(plans);
+    // Replica patches of an fsync'd or stored write go to the log file: exactly the bytes written.
+    const viaLog = this.env.intentLog !== null && durable && withIntents === undefined && !rowsOnly;
+    const spans = await this.readSpans(plans, viaLog);
     const groups = this.env.groups;
     // Whole writes of the mount's write-back join the open transaction group (DESIGN §5). Any other
     // commit of this file waits for the group's: it must not pass the rows the group holds.
@@ -90,7 +101,8 @@ export class ChunkWriter {
     if (grouped) return this.writeGrouped(ino, fl, plans, sizeBytes, times);
     // Intents only, none waited for: withIntents commits with them (store/small/needle-io.ts).
     const joined = withIntents !== undefined && !durable && plans.every((p) => spans.has(p)) ? withIntents : undefined;
-    this.reserve(ino, fl, plans, spans, times, joined);
+    const stampTimes = times ?? { mtimeNs: nowNs(), ctimeNs: nowNs() };
+    const covered = this.reserve(ino, fl, plans, spans, stampTimes, joined, viaLog);
     const commits: Commit[] = [];
     const at = (p: { c: number; offIn: number }): number => p.c * fl.chunkSizeBytes + p.offIn;
     let sizeTo = sizeBytes ?? plans.reduce((end, p) => Math.max(end, at(p) + p.bytes.length), 0);
@@ -100,8 +112,18 @@ export class ChunkWriter {
       // that no fsync waits for (a container append) skips it: its rows and the commit that follows
       // them are durable together at the next full commit (the WAL keeps a prefix of the commits),
       // and the applier flushes before it patches a shard under such an intent.
-      const flushed = durable || plans.some((p) => p.patch === null);
-      if (flushed) await this.env.commits.flush();
+      // Logged records need no metadata flush when their commit stamped only times the records hold.
+      const versions = plans.some((p) => p.patch === null);
+      const flushed = versions || (durable && !covered);
+      const toLog = plans.filter((p) => p.patch?.logged === true);
+      const recordTimes = timesFit(stampTimes.mtimeNs, stampTimes.ctimeNs) ? stampTimes : null;
+      await Promise.all([
+        flushed ? this.env.commits.flush() : null,
+        ...toLog.map(async (p) => {
+          const seq = await this.env.intentLog!.append({ ino, chunkIndex: p.c, version: p.old!.version, offsetBytes: p.offIn, bytes: p.bytes, times: recordTimes });
+          p.patch!.intentId = () => logRecordId(seq);
+        }),
+      ]);
       this.handOver(ino, fl, plans, !flushed);
       await boundedAll(plans.filter((p) => p.patch === null), CHUNKS_IN_FLIGHT_MAX, async (p) => {
         try {
@@ -128,7 +150,7 @@ export class ChunkWriter {
    */
   private async writeGrouped(ino: number, fl: FileLayout, plans: Plan[], sizeBytes: number | null,
     times: CommitTimes | null): Promise<boolean> {
-    this.reserve(ino, fl, plans, new Map(), times);
+    this.reserve(ino, fl, plans, new Map(), times ?? { mtimeNs: nowNs(), ctimeNs: nowNs() }, undefined, false);
     const at = (p: { c: number; offIn: number }): number => p.c * fl.chunkSizeBytes + p.offIn;
     let sizeTo = sizeBytes ?? plans.reduce((end, p) => Math.max(end, at(p) + p.bytes.length), 0);
     let firstError: unknown = null;
@@ -164,15 +186,27 @@ export class ChunkWriter {
   private handOver(ino: number, fl: FileLayout, plans: Plan[], unflushed: boolean): void {
     for (const p of plans) {
       if (p.patch === null) continue;
-      const { firstBlock, span, intentId } = p.patch;
-      this.env.backlog.add({ id: intentId(), ino, chunkIndex: p.c, version: p.old!.version, firstBlock, span, inPlace: patchedInPlace(p.old!), unflushed }, fl.bitrotBlockBytes);
+      const { firstBlock, span, intentId, logged, offsetBytes } = p.patch;
+      const inPlace = patchedInPlace(p.old!);
+      const i = { id: intentId(), ino, chunkIndex: p.c, version: p.old!.version, firstBlock, span, inPlace, unflushed: unflushed && !logged };
+      this.env.backlog.add(offsetBytes === undefined ? i : { ...i, offsetBytes }, fl.bitrotBlockBytes);
     }
   }
 
   /** Step 1: each journaled piece's whole block span, as the file shows it, with the new bytes in. */
-  private async readSpans(plans: Plan[]): Promise<Map<Plan, { firstBlock: number; span: Buffer }>> {
-    const out = new Map<Plan, { firstBlock: number; span: Buffer }>();
-    const rmw = plans.filter((p) => this.journaled(p.old, p.offIn, p.offIn + p.bytes.length));
+  /**
+   * viaLog: a replica patch that goes to the intent log file holds exactly the bytes written (read
+   * nothing: the applier reads the blocks when it folds them in, DESIGN §5); offsetBytes is theirs.
+   */
+  private async readSpans(plans: Plan[], viaLog: boolean): Promise<Map<Plan, Span>> {
+    const out = new Map<Plan, Span>();
+    const journaled = plans.filter((p) => this.journaled(p.old, p.offIn, p.offIn + p.bytes.length));
+    for (const p of journaled) {
+      if (!viaLog || !patchedInPlace(p.old!)) continue;
+      const first = Math.floor(p.offIn / p.old!.fl.bitrotBlockBytes);
+      out.set(p, { firstBlock: first, span: Buffer.from(p.bytes), offsetBytes: p.offIn });
+    }
+    const rmw = journaled.filter((p) => !out.has(p));
     // A lone span (an fsync'd small write) is read on this thread when the Io allows it: no pool
     // round trip on the fsync's path (measured: readSpans 220 us -> see docs/benchmarks.md).
     const inline = rmw.length === 1;
@@ -182,26 +216,39 @@ export class ChunkWriter {
     return out;
   }
 
-  /** Step 2: versions (queued for reclaim until committed) and journaled intents, one transaction. */
-  private reserve(ino: number, fl: FileLayout, plans: Plan[], spans: Map<Plan, { firstBlock: number; span: Buffer }>, times: CommitTimes | null, withIntents?: () => void): void {
-    this.env.db.transaction(() => {
+  /**
+   * Step 2: versions (queued for reclaim until committed) and journaled intents, one transaction.
+   * viaLog: replica patches become intent log records (appended by the caller), not rows. Returns
+   * whether the commit is covered by the log: it holds only the times stamped for logged writes,
+   * which their records hold too (replay stamps them again), so it needs no flush of its own.
+   */
+  private reserve(ino: number, fl: FileLayout, plans: Plan[], spans: Map<Plan, Span>, times: CommitTimes, withIntents: (() => void) | undefined, viaLog: boolean): boolean {
+    const tx = (): void => {
       for (const p of plans) {
         const s = spans.get(p);
         if (s === undefined) {
           p.version = this.reserveVersion(ino, fl, p.c);
           continue;
         }
+        if (viaLog && patchedInPlace(p.old!)) {
+          p.patch = { ...s, intentId: () => 0, logged: true }; // its id once the record is durable
+          continue;
+        }
         const lastBlock = s.firstBlock + Math.ceil(s.span.length / fl.bitrotBlockBytes) - 1;
         const sealed = fl.layout.transforms.encryption !== null; // DESIGN §10 log records
         const intentId = this.env.map.addIntent(ino, p.c, p.old!.version, s.firstBlock, lastBlock, s.span, sealed);
-        p.patch = { ...s, intentId };
+        p.patch = { ...s, intentId, logged: false };
       }
       if (spans.size > 0) {
         // Committed with the intents: the write they log is durable with its mtime.
         this.env.fileRows.stamp(ino, times);
       }
       withIntents?.();
-    })();
+    };
+    const covered = viaLog && withIntents === undefined && timesFit(times.mtimeNs, times.ctimeNs) && plans.every((p) => spans.has(p) && patchedInPlace(p.old!));
+    if (covered) this.env.commits.harmless(tx);
+    else this.env.db.transaction(tx)();
+    return covered;
   }
 
   /** A never-used version, queued for reclaim until the commit that makes it live (call in a transaction). */

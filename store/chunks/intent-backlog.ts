@@ -16,14 +16,23 @@ export const BACKLOG_INTENTS_MAX = 4096;
 /** Writers waiting for room at once (each holds its data in memory). */
 const WAITERS_MAX = 100_000;
 
+/** Backlog ids of intent log records are their negated sequence numbers (row ids are positive). */
+export function logRecordId(seq: bigint): number {
+  return -Number(seq);
+}
+
 export interface PendingIntent {
+  /** A row of the intents table (> 0), or a record of the intent log file (logRecordId, < 0). */
   id: number;
   ino: number;
   chunkIndex: number;
   /** The chunk version the span applies to (the live one when the intent was logged). */
   version: bigint;
   firstBlock: number;
-  /** Chunk offset of the span: firstBlock × bitrot block size. */
+  /**
+   * Chunk offset of the span: firstBlock × bitrot block size (whole blocks: an intents row), or
+   * exactly where the bytes were written (an intent log record: span holds exactly those bytes).
+   */
   offsetBytes: number;
   span: Buffer;
   /** Replica chunk: patched in place, readers go on meanwhile; else (EC) a new version is written. */
@@ -49,6 +58,8 @@ export class IntentBacklog {
   private count = 0;
   /** Keys of the chunks whose list began with an intent patched in place. */
   private readonly patched = new Set<string>();
+  /** Told of the intent log records that leave (applied or superseded): their log space may go. */
+  onLogRecordsGone: (seqs: bigint[]) => void = () => undefined;
   /** Called when an intent is added (the applier starts). */
   onAdd: () => void = () => undefined;
   appliedIntents = 0;
@@ -62,9 +73,11 @@ export class IntentBacklog {
   /** Told when an intent enters: read grants of its chunk end (fs/fuse/read-grants.ts). */
   onChange: () => void = () => undefined;
 
-  add(i: Omit<PendingIntent, 'spanCrc' | 'offsetBytes' | 'loggedMs' | 'unflushed'> & { unflushed?: boolean }, bitrotBlockBytes: number): void {
+  /** offsetBytes: where the span starts in the chunk (an intent log record's: the bytes written); default its first block's start. */
+  add(i: Omit<PendingIntent, 'spanCrc' | 'offsetBytes' | 'loggedMs' | 'unflushed'> & { unflushed?: boolean; offsetBytes?: number }, bitrotBlockBytes: number): void {
     this.onChange();
-    const intent: PendingIntent = { ...i, offsetBytes: i.firstBlock * bitrotBlockBytes, spanCrc: crc32c(i.span), loggedMs: Date.now(), unflushed: i.unflushed ?? false };
+    const offsetBytes = i.offsetBytes ?? i.firstBlock * bitrotBlockBytes;
+    const intent: PendingIntent = { ...i, offsetBytes, spanCrc: crc32c(i.span), loggedMs: Date.now(), unflushed: i.unflushed ?? false };
     let chunks = this.byIno.get(i.ino);
     if (chunks === undefined) this.byIno.set(i.ino, (chunks = new Map()));
     let list = chunks.get(i.chunkIndex);
@@ -148,8 +161,10 @@ export class IntentBacklog {
     if (chunks === undefined || list === undefined) return;
     const kept = list.filter((i) => !ids.has(i.id));
     if (applied && kept.length < list.length) this.appliedChunks++;
+    const gone: bigint[] = [];
     for (const i of list) {
       if (!ids.has(i.id)) continue;
+      if (i.id < 0) gone.push(BigInt(-i.id));
       this.bytes -= i.span.length;
       this.count--;
       if (applied) {
@@ -164,6 +179,7 @@ export class IntentBacklog {
       this.chunkOrder.delete(`${ino}/${chunkIndex}`);
       if (chunks.size === 0) this.byIno.delete(ino);
     }
+    if (gone.length > 0) this.onLogRecordsGone(gone);
     this.wake();
   }
 

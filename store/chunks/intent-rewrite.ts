@@ -73,6 +73,9 @@ async function writeVersion(env: ChunkEnv, host: RewriteHost, ino: number, c: nu
     const { failed, stored } = await writeWholeChunk(env, host.ref(ino, ref.fl, c, version, content.length), content);
     await host.withChunk(ino, c, async (now) => {
       if (now === null || now.version !== ref.version) return; // replaced or dropped meanwhile: ours stays queued for reclaim
+      // Log records name the version they were logged over and cannot be rebased: the rewrite is
+      // made again from a snapshot that holds them (only a replica whose patch failed gets here).
+      if (env.backlog.of(ino, c).some((i) => !ids.has(i.id) && i.id < 0)) throw new Error('intent log records came during the rewrite: made again');
       env.db.transaction(() => {
         env.map.setLive(ino, c, version, content.length, stored); // data first: its shards are durable
         env.reclaim.remove(ino, c, version);
@@ -93,7 +96,12 @@ async function writeVersion(env: ChunkEnv, host: RewriteHost, ino: number, c: nu
 /** The file is gone or the chunk was replaced by a version that holds these bytes: nothing to apply. */
 function dropStale(env: ChunkEnv, host: RewriteHost, ino: number, c: number, ids: ReadonlySet<number>): Promise<void> {
   return host.withChunk(ino, c, async () => {
-    env.commits.harmless(() => { for (const id of ids) env.map.removeIntent(id); });
+    removeRows(env, ids);
     env.backlog.remove(ino, c, ids, false);
   });
+}
+/** The intents rows among ids go, in a harmless commit (replaying an applied intent is idempotent); log records are released by the backlog. */
+export function removeRows(env: ChunkEnv, ids: ReadonlySet<number>): void {
+  const rows = [...ids].filter((id) => id > 0);
+  if (rows.length > 0) env.commits.harmless(() => { for (const id of rows) env.map.removeIntent(id); });
 }

@@ -1,8 +1,8 @@
 // Replica chunk I/O. Reads: replicas in order, each a verified §9 read; a failure
 // is counted and queued for heal and the next replica is tried (DESIGN §6).
 // Partial writes: §8.2 read-modify-write at bitrot-block granularity under the
-// DESIGN §5 protocol: a durable journaled intent holding the new span, then, from the
-// applier (store/chunks/applier.ts), all replicas patched in parallel.
+// DESIGN §5 protocol: a durable journaled intent holding the new bytes, then, from the
+// applier (store/chunks/applier.ts), the first replica patched, then the others in parallel.
 import { UnrecoverableError, assert } from '../../src/errors';
 import { ChunkEnv, noteServedAround, noteShardFailure, readOrder } from './chunk-env';
 import { ChunkRef, siteOf } from './chunk-ref';
@@ -70,14 +70,22 @@ export class RmwFailed extends Error {
 }
 
 /**
- * §8.2 steps 3-5 on every replica at once, each fdatasync'd (DESIGN §5: the journaled intent
- * is durable, so any number of replicas may be torn by a crash and recovery replays it onto
- * all). Resolves when all are durable; else RmwFailed naming the ones that failed.
+ * §8.2 steps 3-5: the first replica alone, fdatasync'd, then every other one at once (DESIGN §5:
+ * for every block at least one replica verifies as old or new at every instant, so recovery can
+ * read it back and lay the log's bytes, exactly the bytes written, over it; the intent log holds
+ * no whole blocks). Resolves when all are durable; else RmwFailed naming the ones that failed.
  */
 export async function patchReplicas(env: ChunkEnv, ref: ChunkRef, runs: ReadonlyArray<{ firstBlock: number; span: Uint8Array }>): Promise<void> {
-  const results = await Promise.allSettled(ref.diskIds.map((_, i) => env.shards.patchBlocks(ref, i, runs)));
+  const patch = (i: number): Promise<void> => env.shards.patchBlocks(ref, i, runs);
+  const first = await Promise.allSettled([patch(0)]);
+  const rest = first[0].status === 'fulfilled' ? await Promise.allSettled(ref.diskIds.slice(1).map((_, k) => patch(k + 1))) : [];
+  const results = [...first, ...rest];
   const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [i] : []));
+  if (first[0].status === 'rejected') for (let i = 1; i < ref.diskIds.length; i++) failed.push(i); // not tried: rewritten with the rest
   if (failed.length === 0) return;
-  for (const i of failed) env.health.fail(ref.diskIds[i], String((results[i] as PromiseRejectedResult).reason));
+  for (const i of failed) {
+    const r = results[i];
+    if (r?.status === 'rejected') env.health.fail(ref.diskIds[i], String(r.reason));
+  }
   throw new RmwFailed((results[failed[0]] as PromiseRejectedResult).reason, failed);
 }

@@ -32,6 +32,8 @@ export class CommitLog {
   private timer: NodeJS.Timeout | null = null;
   /** Device flushes issued (the WAL fdatasyncs), for status and the flush-count tests. */
   flushCount = 0;
+  /** The number (flushCount) of the last flush that succeeded: one that started as number n made every commit before its start durable. */
+  lastFlushDone = 0;
 
   constructor(private readonly db: Db, private readonly point: CommitPoint) {}
 
@@ -92,8 +94,9 @@ export class CommitLog {
   }
 
   private async syncWal(): Promise<void> {
-    this.flushCount++;
+    const no = ++this.flushCount;
     await this.point.makeDurable();
+    this.lastFlushDone = Math.max(this.lastFlushDone, no);
   }
 
   /** Background full commit at most FLUSH_DELAY_MS after the first unflushed commit. */

@@ -75,6 +75,10 @@ export class FileRows {
         sqlite: `UPDATE inodes SET size = ?, ${SET_TIMES_SQL.sqlite} WHERE ino = ?`,
         postgres: `UPDATE inodes SET size = ?, ${SET_TIMES_SQL.postgres} WHERE ino = ?`,
       }),
+      stampIfNewer: db.prepare({
+        sqlite: `UPDATE inodes SET ${SET_TIMES_SQL.sqlite} WHERE ino = ? AND ctime_ns < ?`,
+        postgres: `UPDATE inodes SET ${SET_TIMES_SQL.postgres} WHERE ino = ? AND ctime_ns < ?`,
+      }),
       stamp: db.prepare({ sqlite: `UPDATE inodes SET ${SET_TIMES_SQL.sqlite} WHERE ino = ?`, postgres: `UPDATE inodes SET ${SET_TIMES_SQL.postgres} WHERE ino = ?` }),
       setSizeTouched: db.prepare('UPDATE inodes SET size = ?, mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
       setSizeOnly: db.prepare('UPDATE inodes SET size = ? WHERE ino = ?'),
@@ -127,6 +131,10 @@ export class FileRows {
   /** A data commit that changes no size: the times stamped as grow(). */
   stamp(ino: number, times: CommitTimes | null): void {
     this.s.stamp.run(...timeColumns(times), ino);
+  }
+  /** Replay of a logged write (DESIGN §5): its times, unless a later change of the inode committed newer ones. */
+  stampIfNewer(ino: number, times: CommitTimes): void {
+    this.s.stampIfNewer.run(...timeColumns(times), ino, times.ctimeNs);
   }
   /** truncate: the new size, with mtime and ctime set to tNs, or (tNs null) the size alone. */
   setSize(ino: number, sizeBytes: number, tNs: bigint | null): void {

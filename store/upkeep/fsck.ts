@@ -174,7 +174,7 @@ export async function fsck(host: FsckHost, opts: FsckOptions = {}): Promise<Fsck
   if (repair) report.reclaimed = (await host.reclaimNow()).versionsDeleted;
   checkInodes(env, report);
   report.reclaimBacklog = env.reclaim.length;
-  report.openIntents = env.map.intentCount();
+  report.openIntents = env.map.intentCount() + (env.intentLog?.liveRecords ?? 0);
   report.healQueueLength = env.map.healQueueLength();
   return report;
 }

@@ -1,7 +1,8 @@
 // Recovery at open (DESIGN §5): its work is proportional to what was in flight, never to the
 // store's size. It applies every journaled write intent the log holds (onto every replica, or into
-// a new EC version: the intent holds the new bytes of its block span, so any number of torn
-// replicas are repaired), drops the metadata of orphaned inodes (their chunks go on the reclaim
+// a new EC version: an intent row holds the new bytes of its block span, so any number of torn
+// replicas are repaired; an intent log file record holds the bytes written, laid over the block
+// read from a replica that verifies, store/upkeep/log-replay.ts), drops the metadata of orphaned inodes (their chunks go on the reclaim
 // queue), and trims chunk bytes stored past a file's committed size (prefix rule, store/meta/past-size.ts). Shards a crash left behind are found through the reclaim queue (store/upkeep/reclaim.ts), not
 // by walking the disks; scrub's leak scan (store/upkeep/leak-scan.ts) checks that nothing escaped it.
 import { ChunkEnv } from '../chunks/chunk-env';
@@ -11,6 +12,8 @@ import { Applier } from '../chunks/applier';
 import { Intent } from '../meta/chunk-map';
 import { FileIo } from '../file-io';
 import { classifyShardError } from '../chunks/shard-encode';
+import { LogRecord } from '../../src/intent-record';
+import { replayLog } from './log-replay';
 
 export interface RecoveryReport {
   intentsResolved: number;
@@ -101,12 +104,12 @@ async function loadIntents(env: ChunkEnv, files: FileIo, intents: Intent[], repo
 
 /**
  * Every intent the log holds goes back into the backlog and the applier drains it (DESIGN §5):
- * each replica patched with every pending span of its chunk (any number of torn replicas are
- * repaired: the spans are whole blocks), or one new version per EC chunk. An intent whose chunk was
+ * rows first, then the intent log file's records in order; each replica patched with every pending
+ * span of its chunk, or one new version per EC chunk. An intent whose chunk was
  * rewritten since, or is gone, holds nothing to replay. What cannot be applied now (a disk failing)
  * stays in the log for the next open.
  */
-async function resolveIntents(env: ChunkEnv, files: FileIo, applier: Applier, report: RecoveryReport): Promise<void> {
+async function resolveIntents(env: ChunkEnv, files: FileIo, applier: Applier, logRecords: readonly LogRecord[], report: RecoveryReport): Promise<void> {
   const intents = env.map.intents();
   // Free last (DESIGN §5): a process kill can leave an intent committed but not yet flushed (its
   // writer died before its flush); it is made durable before its bytes overwrite the replicas, so
@@ -116,6 +119,7 @@ async function resolveIntents(env: ChunkEnv, files: FileIo, applier: Applier, re
   applier.loading = true; // each chunk applied once, with all its intents
   try {
     await loadIntents(env, files, intents, report);
+    await replayLog(env, files, logRecords, report);
   } finally {
     applier.loading = false;
   }
@@ -127,9 +131,10 @@ async function resolveIntents(env: ChunkEnv, files: FileIo, applier: Applier, re
   if (env.backlog.lengthIntents > 0) report.errors.push(`${env.backlog.lengthIntents} intent(s) could not be applied now (${applier.lastError}); kept in the log`);
 }
 
-export async function recover(env: ChunkEnv, files: FileIo, applier: Applier, orphans: number[]): Promise<RecoveryReport> {
+/** logRecords: what replay of the intent log file found (store/chunks/intent-log.ts), in order. */
+export async function recover(env: ChunkEnv, files: FileIo, applier: Applier, orphans: number[], logRecords: readonly LogRecord[] = []): Promise<RecoveryReport> {
   const report = emptyRecoveryReport();
-  await resolveIntents(env, files, applier, report);
+  await resolveIntents(env, files, applier, logRecords, report);
   for (const ino of orphans) {
     try {
       await files.deleteFile(ino);

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseBitrotKey } from '../../src/keying';
 import { verifyShardBytes } from '../../src/shard';
-import { mergeRuns } from '../../store/chunks/applier';
+import { blockRuns } from '../../store/chunks/fold-runs';
 import { BACKLOG_BYTES_MAX, BACKLOG_INTENTS_MAX, IntentBacklog, PendingIntent, overlaySpans, uncoveredParts } from '../../store/chunks/intent-backlog';
 import { Store } from '../../store/store';
 import { SMALL, prng, randomBytes, smallStore } from './helpers';
@@ -28,10 +28,9 @@ function maxVersion(s: Store, ino: number): bigint {
   return (s.ns.db.prepare('SELECT max_version AS v FROM chunks WHERE ino = ? AND chunk_index = 0').get(ino) as { v: bigint }).v;
 }
 
-test('mergeRuns: later intents win, consecutive blocks make one run, a short last block stays short', (t) => {
-  const intent = (id: number, firstBlock: number, span: Buffer): PendingIntent => ({ id, ino: 1, chunkIndex: 0, version: 1n, firstBlock, offsetBytes: firstBlock * 4, span, inPlace: true, spanCrc: 0, loggedMs: 0, unflushed: false });
-  const runs = mergeRuns([intent(1, 0, Buffer.from('aaaabbbb')), intent(2, 1, Buffer.from('BBBBcc')), intent(3, 5, Buffer.from('zzzz'))], 4);
-  t.deepEqual(runs.map((r) => [r.firstBlock, r.span.toString()]), [[0, 'aaaaBBBBcc'], [5, 'zzzz']]);
+test('blockRuns: consecutive blocks make one run, in block order; a short last block stays short', (t) => {
+  const runs = blockRuns(new Map([[5, Buffer.from('zz')], [1, Buffer.from('BBBB')], [0, Buffer.from('aaaa')], [2, Buffer.from('cc')]]));
+  t.deepEqual(runs.map((r) => [r.firstBlock, r.span.toString()]), [[0, 'aaaaBBBBcc'], [5, 'zz']]);
 });
 
 test('a read overlays only the intents overlapping its range, in log order: the same bytes as overlaying them all', (t) => {

@@ -29,7 +29,8 @@ interface Scenario {
 const BB = SMALL.bitrotBlockBytes;
 const CS = SMALL.chunkSizeBytes;
 const SCENARIOS: Scenario[] = [
-  { name: 'replica RMW across blocks', layout: 'replica:3', offset: 3 * BB - 100, length: 2 * BB + 300, newFromStep: 2 },
+  // The intent log's commit is two steps (pwrite, fdatasync): durable from the third on.
+  { name: 'replica RMW across blocks', layout: 'replica:3', offset: 3 * BB - 100, length: 2 * BB + 300, newFromStep: 3 },
   { name: 'replica write across a chunk boundary (RMW + new tail)', layout: 'replica:3', offset: CS - 5000, length: 10_000 },
   { name: 'EC partial write (intent, then a new version)', layout: 'ec:2+1', offset: 70_000, length: 9_000, newFromStep: 2 },
   // Transformed chunks (DESIGN §10): a partial write is an intent, then a new version of the chunk.
