@@ -89,7 +89,7 @@ async function main(): Promise<void> {
   if (pg !== undefined) countRoundTrips();
   const results = new Map<string, number[]>(targets.flatMap((t) => PHASES.map((p) => [`${t.name}/${p}`, [] as number[]])));
   // This process's CPU time per operation (user + system): steadier than ops/s on a shared machine.
-  const cpuUs = new Map<string, number[]>(targets.flatMap((t) => PHASES.map((p) => [`${t.name}/${p}`, [] as number[]])));
+  const cpuUs = new Map<string, number[]>([...results.keys()].map((k) => [k, [] as number[]]));
   const trips = new Map<string, number>();
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'chunkfs-bench-meta-store-'));
   try {
@@ -127,7 +127,8 @@ async function main(): Promise<void> {
     console.log(`${p}\t${targets.map((t) => { const m = median(results.get(`${t.name}/${p}`)!); return `${Math.round(m)}\t${(m / b).toFixed(3)}`; }).join('\t')}`);
   }
   console.log(`\nCPU microseconds per operation (user + system, median)\nphase\t${targets.map((t) => t.name).join('\t')}`);
-  for (const p of PHASES) console.log(`${p}\t${targets.map((t) => median(cpuUs.get(`${t.name}/${p}`)!).toFixed(1)).join('\t')}`);
+  const cpuOf = (t: Target, p: Phase): string => median(cpuUs.get(`${t.name}/${p}`)!).toFixed(1);
+  for (const p of PHASES) console.log(`${p}\t${targets.map((t) => cpuOf(t, p)).join('\t')}`);
   const pgTargets = targets.filter((t) => t.meta !== undefined);
   if (pgTargets.length > 0) {
     console.log(`\nround trips to PostgreSQL per operation (last round)\nphase\t${pgTargets.map((t) => t.name).join('\t')}`);

@@ -126,7 +126,7 @@ test('rename: replace rules, directories, cycles', async (t) => {
   await store.close();
 });
 
-test('a rename within one directory touches the directory once; across two, each (rows changed per rename)', async (t) => {
+test('a rename in one directory touches it once; across two, each (rows changed per rename)', async (t) => {
   const { store } = await smallStore('replica:3');
   const ns = store.ns;
   const f = ns.create(ROOT_INO, 'a', 0o644, 0, 0);
