@@ -10,7 +10,8 @@ import { SYMLINK_BYTES_MAX, checkName } from './names';
 import { Xattrs } from './xattrs';
 import { toColumns } from './far-times';
 import {
-  Attr, InodeType, LAYOUT_XATTR, Row, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, SpecialType, TREE_DEPTH_MAX, ATTR_COLUMNS, attrOfValues, typeBits,
+  Attr, InodeType, LAYOUT_XATTR, Row, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, SpecialType, TREE_DEPTH_MAX, ATTR_COLUMNS,
+  attrOfValues, typeBits,
 } from './attr';
 
 export { Attr, InodeType, LAYOUT_XATTR, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, SpecialType };
