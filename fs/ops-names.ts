@@ -121,8 +121,11 @@ export async function rename(core: FsCore, parent: number, name: string, newPare
   checkLength(newName);
   if (flags === RENAME_EXCHANGE) { core.ns.exchange(parent, name, newParent, newName); return; }
   if ((flags & ~(RENAME_NOREPLACE | RENAME_WHITEOUT)) !== 0) throw posix('EINVAL', `rename flags ${flags} are not supported`);
-  if ((flags & RENAME_NOREPLACE) === 0 && core.ns.lookup(newParent, newName)?.type === 'file') await storeBeforeReplace(core, parent, name);
-  const dst = core.ns.lookup(newParent, newName);
+  let dst = core.ns.lookup(newParent, newName);
+  if ((flags & RENAME_NOREPLACE) === 0 && dst?.type === 'file') {
+    await storeBeforeReplace(core, parent, name);
+    dst = core.ns.lookup(newParent, newName); // the names may have changed while it stored
+  }
   const whiteout = (flags & RENAME_WHITEOUT) === 0 ? undefined : whiteoutOwner(core, parent, caller);
   const replaced = core.ns.rename(parent, name, newParent, newName, { noReplace: (flags & RENAME_NOREPLACE) !== 0, whiteout });
   if (replaced !== null && dst !== null && dst.type === 'dir') core.removedDir(dst);

@@ -1,9 +1,10 @@
 // Metadata engine benchmark at the store level (issue 22): create, getattr, chmod, rename and
 // unlink of FILES files through store.ns (no FUSE, no kernel), each phase timed, ROUNDS rounds with
-// the targets interleaved phase by phase, the median reported as operations per second and as a
-// ratio against the first target. Targets: this build's SQLite engine, a baseline build's (A/B of
-// the metadata interface: `--baseline /work/main/dist`), and this build on PostgreSQL (`--pg URL`;
-// with --baseline, the baseline build on PostgreSQL too).
+// the targets interleaved phase by phase, the median reported as operations per second, as a ratio
+// against the first target, and as this process's CPU time (user + system) per operation. Targets:
+// this build's SQLite engine, a baseline build's (A/B of the metadata interface: `--baseline
+// /work/main/dist`), and this build on PostgreSQL (`--pg URL`; with --baseline, the baseline build
+// on PostgreSQL too).
 // Usage: node dist/scripts/bench/bench-meta-store.js [--baseline DIST] [--pg URL|auto]   env: FILES=3000 ROUNDS=5
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -87,6 +88,8 @@ async function main(): Promise<void> {
   }
   if (pg !== undefined) countRoundTrips();
   const results = new Map<string, number[]>(targets.flatMap((t) => PHASES.map((p) => [`${t.name}/${p}`, [] as number[]])));
+  // This process's CPU time per operation (user + system): steadier than ops/s on a shared machine.
+  const cpuUs = new Map<string, number[]>([...results.keys()].map((k) => [k, [] as number[]]));
   const trips = new Map<string, number>();
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'chunkfs-bench-meta-store-'));
   try {
@@ -102,9 +105,12 @@ async function main(): Promise<void> {
         for (const o of order) {
           const trips0 = roundTrips;
           const start = process.hrtime.bigint();
+          const cpu0 = process.cpuUsage();
           await phaseOps(o.store.ns, phase, o.inos);
+          const cpu = process.cpuUsage(cpu0);
           const seconds = Number(process.hrtime.bigint() - start) / 1e9;
           results.get(`${o.t.name}/${phase}`)!.push(FILES / seconds);
+          cpuUs.get(`${o.t.name}/${phase}`)!.push((cpu.user + cpu.system) / FILES);
           trips.set(`${o.t.name}/${phase}`, (roundTrips - trips0) / FILES);
         }
       }
@@ -120,6 +126,9 @@ async function main(): Promise<void> {
     const b = median(results.get(`${base}/${p}`)!);
     console.log(`${p}\t${targets.map((t) => { const m = median(results.get(`${t.name}/${p}`)!); return `${Math.round(m)}\t${(m / b).toFixed(3)}`; }).join('\t')}`);
   }
+  console.log(`\nCPU microseconds per operation (user + system, median)\nphase\t${targets.map((t) => t.name).join('\t')}`);
+  const cpuOf = (t: Target, p: Phase): string => median(cpuUs.get(`${t.name}/${p}`)!).toFixed(1);
+  for (const p of PHASES) console.log(`${p}\t${targets.map((t) => cpuOf(t, p)).join('\t')}`);
   const pgTargets = targets.filter((t) => t.meta !== undefined);
   if (pgTargets.length > 0) {
     console.log(`\nround trips to PostgreSQL per operation (last round)\nphase\t${pgTargets.map((t) => t.name).join('\t')}`);

@@ -7,6 +7,7 @@
 # baseline build when base-r3 runs); also the serving process's CPU time per operation where this
 # script started it (chunkfs, passthrough_hp): steadier than ops/s on a shared machine.
 # Usage (as root): scripts/bench/bench-meta.sh   env: ROUNDS=3 FILES=2000 JOBS="1 4"
+#                  PHASES="create chmod rename" (a subset, in this order; create first)
 #                  TARGETS="plain gocryptfs pthp cfs-r3"
 #                  PASSTHROUGH_HP=/path/to/passthrough_hp (libfuse's example, target pthp; skipped when unset)
 #                  BASELINE_REPO=<older checkout with dist/ built> adds base-r3 (before/after in one run)
@@ -18,7 +19,7 @@ FILES=${FILES:-2000}
 JOBS=${JOBS:-"1 4"}
 BENCH_DIR=${BENCH_DIR:-/var/tmp/chunkfs-bench-meta}
 TARGETS=${TARGETS:-"plain gocryptfs pthp cfs-r3${BASELINE_REPO:+ base-r3}"}
-PHASES="create stat chmod write read rename unlink"
+PHASES=${PHASES:-"create stat chmod write read rename unlink"}
 RESULTS=$BENCH_DIR/results.tsv
 BENCH_NAME=bench-meta
 # shellcheck source=scripts/bench/bench-targets.sh

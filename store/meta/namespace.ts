@@ -9,7 +9,10 @@ import { FsError } from '../fs-error';
 import { SYMLINK_BYTES_MAX, checkName } from './names';
 import { Xattrs } from './xattrs';
 import { toColumns } from './far-times';
-import { Attr, InodeType, LAYOUT_XATTR, Row, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, SpecialType, TREE_DEPTH_MAX, ATTR_COLUMNS, attrOf, attrOfValues, typeBits } from './attr';
+import {
+  Attr, InodeType, LAYOUT_XATTR, Row, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, SpecialType, TREE_DEPTH_MAX, ATTR_COLUMNS,
+  attrOfValues, typeBits,
+} from './attr';
 
 export { Attr, InodeType, LAYOUT_XATTR, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, SpecialType };
 
@@ -317,9 +320,10 @@ export class Namespace {
       checkName(newName);
       const src = this.lookup(oldParent, oldName);
       if (src === null) throw new FsError('ENOENT', `'${oldName}' not found in directory ${oldParent}`);
-      this.dir(newParent);
-      const dstRow = this.q.lookup.get(newParent, newName) as Row | undefined; // newParent checked just above
-      const dst = dstRow === undefined ? null : attrOf(dstRow);
+      // Only a directory has entries: found src proves oldParent is one, so newParent needs its check when it differs.
+      if (newParent !== oldParent) this.dir(newParent);
+      const dstValues = this.q.lookupValues.get(newParent, newName) as Array<bigint | string | null> | undefined;
+      const dst = dstValues === undefined ? null : attrOfValues(dstValues);
       if (dst !== null && flags.noReplace === true) throw new FsError('EEXIST', `'${newName}' exists`);
       if (dst !== null && dst.ino === src.ino) return null; // two links to one inode: POSIX says do nothing
       if (src.type === 'dir' && this.isWithin(newParent, src.ino)) throw new FsError('EINVAL', 'cannot move a directory beneath itself');
@@ -347,11 +351,16 @@ export class Namespace {
         this.q.nlink.run(1, nowNs(), newParent);
       }
       const t = nowNs();
-      this.q.touchDir.run(t, t, oldParent);
-      this.q.touchDir.run(t, t, newParent);
+      this.touchDirs(t, oldParent, newParent);
       this.q.nlink.run(0, t, src.ino); // ctime changes on rename (Linux)
       return replaced;
     });
+  }
+
+  /** mtime and ctime of both parents of a rename: one UPDATE when they are one directory. */
+  private touchDirs(t: bigint, oldParent: number, newParent: number): void {
+    this.q.touchDir.run(t, t, oldParent);
+    if (newParent !== oldParent) this.q.touchDir.run(t, t, newParent);
   }
 
   /**
@@ -393,8 +402,7 @@ export class Namespace {
           this.q.nlink.run(dirsMoved, t, newParent);
         }
       }
-      this.q.touchDir.run(t, t, oldParent);
-      this.q.touchDir.run(t, t, newParent);
+      this.touchDirs(t, oldParent, newParent);
       this.q.nlink.run(0, t, a.ino); // ctime of both changes, as on rename
       this.q.nlink.run(0, t, b.ino);
     });

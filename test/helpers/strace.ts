@@ -50,7 +50,9 @@ export async function fuseAnswersDuring (pid: number, trace: string, fn: () => P
 const DEV_FUSE_READ = new RegExp(`^read\\(\\d+<${[...'/dev/fuse'].map((c) => '\\\\x' + c.charCodeAt(0).toString(16)).join('')}>, "((?:\\\\x[0-9a-f]{2}){8})`)
 
 /** linux/fuse.h opcodes the tests count. */
-export const FUSE_OPCODE = { getattr: 3, setattr: 4, open: 14, read: 15, release: 18, flush: 25 } as const
+export const FUSE_OPCODE = {
+  lookup: 1, forget: 2, getattr: 3, setattr: 4, rename: 12, open: 14, read: 15, release: 18, flush: 25, batchForget: 42,
+} as const
 
 /**
  * Requests the mount process pid read from /dev/fuse while fn ran, counted by opcode: strace prints

@@ -126,6 +126,34 @@ test('rename: replace rules, directories, cycles', async (t) => {
   await store.close();
 });
 
+test('a rename in one directory touches it once; across two, each (rows changed per rename)', async (t) => {
+  const { store } = await smallStore('replica:3');
+  const ns = store.ns;
+  const f = ns.create(ROOT_INO, 'a', 0o644, 0, 0);
+  const d = ns.mkdir(ROOT_INO, 'd', 0o755, 0, 0);
+  // total_changes(): rows SQLite inserted, updated or deleted (PostgreSQL has no such count).
+  const changed = ns.db.engine === 'sqlite' ? ns.db.prepare('SELECT total_changes() AS n') : null;
+  const rowsBy = (fn: () => void): number | null => {
+    const before = changed === null ? 0n : (changed.get() as Row).n as bigint;
+    fn();
+    return changed === null ? null : Number((changed.get() as Row).n as bigint - before);
+  };
+  const sameDir = rowsBy(() => ns.rename(ROOT_INO, 'a', ROOT_INO, 'b'));
+  const root = ns.getattr(ROOT_INO)!;
+  const file = ns.getattr(f.ino)!;
+  // One time for all three (DESIGN §5: one transaction), as the two UPDATEs of one directory gave.
+  t.is(root.mtimeNs, file.ctimeNs);
+  t.is(root.ctimeNs, file.ctimeNs);
+  const crossDir = rowsBy(() => ns.rename(ROOT_INO, 'b', d.ino, 'c'));
+  t.is(ns.getattr(d.ino)!.mtimeNs, ns.getattr(f.ino)!.ctimeNs);
+  t.is(ns.getattr(ROOT_INO)!.mtimeNs, ns.getattr(f.ino)!.ctimeNs);
+  if (changed !== null) {
+    t.is(sameDir, 4, 'entry out, entry in, the directory\'s times, the file\'s ctime');
+    t.is(crossDir, 5, 'and the second directory\'s times');
+  }
+  await store.close();
+});
+
 test('layout xattr: inheritance, validation, file view; xattr flags', async (t) => {
   const { store } = await smallStore('replica:3');
   const ns = store.ns;
