@@ -1,4 +1,4 @@
-// The chunkfs command line (DESIGN §7, issues 4 and 11): mkfs, mount, umount here; the verbs that
+// The chunkfs command line (DESIGN §7): mkfs, mount, umount here; the verbs that
 // work on a store (status, scrub, heal, fsck, inspect, replace-disk, inject) in cli/verbs/. Parsing
 // is pure (cli/cli-args.ts, cli/tool-args.ts); store/ and fs/ are loaded lazily, at the point of use,
 // so --help and usage errors start fast (dependencies flow cli/ -> fs/ -> store/ -> src/).
@@ -102,7 +102,7 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean
   const { Store } = loadStore();
   if (!(await isStore(storeDir))) {
     if (c.store !== undefined) throw new CliError(`${storeDir} is not a chunkfs store (run 'chunkfs mkfs ${c.store}' first)`);
-    await fsp.mkdir(path.dirname(storeDir), { recursive: true, mode: 0o700 }); // issue 12: private
+    await fsp.mkdir(path.dirname(storeDir), { recursive: true, mode: 0o700 }); // private (DESIGN §4)
     const created = await Store.create(storeDir, { disks: DEFAULT_DISKS, layout: DEFAULT_LAYOUT });
     await created.close();
     process.stderr.write(`chunkfs: created the default store ${storeDir} (${DEFAULT_DISKS} disks, ${DEFAULT_LAYOUT})\n`);
@@ -120,7 +120,7 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean
     return false;
   }
   // Heal what reads served around, commit and reclaim in the background (DESIGN §5), on the
-  // injectable Io that `chunkfs inject` reaches (issue 11).
+  // injectable Io that `chunkfs inject` reaches.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const metrics = c.options.metrics === undefined ? null : new (require('./metrics') as typeof import('./metrics')).Metrics();
   // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -180,7 +180,7 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
-  // A bug in a background task is logged; it must not take the mount down (issue 4). In words and
+  // A bug in a background task is logged; it must not take the mount down. In words and
   // the frame that threw; the whole stack with -o debug (DESIGN §7 logs).
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { describeError } = require('../fs/errno') as typeof import('../fs/errno');

@@ -1,4 +1,4 @@
-// `chunkfs meta copy <store> --to URI|sqlite` (issue 22 item 6, DESIGN §9): parsing and help. Pure:
+// `chunkfs meta copy <store> --to URI|sqlite` (DESIGN §9): parsing and help. Pure:
 // strings in, a typed command out; every problem is a UsageError naming it.
 import { UsageError } from './usage-error';
 import { flagValue, splitArgs, wholeNumber } from './verb-args';

@@ -1,9 +1,9 @@
-// -o metrics=HOST:PORT (issue 11, DESIGN §7: Prometheus text on an opt-in local HTTP port, prom-client):
+// -o metrics=HOST:PORT (DESIGN §7: Prometheus text on an opt-in local HTTP port, prom-client):
 // the store's counters (bitrot errors, failovers, reconstructions, heals, heal failures, unrecoverable
 // reads, ...), bytes read and written through the mount, histograms of FUSE op and device flush
 // latency, heal/reclaim queue lengths, per-disk state and injected faults. Store numbers are read at
 // scrape time (Store.status), so an idle mount does no metrics work. Reads answered in C from read
-// grants (issue 20) never reach the op hooks: their count and bytes are read from the transport at
+// grants never reach the op hooks: their count and bytes are read from the transport at
 // scrape time and added to the bytes read, so that total stays every byte read through the mount.
 import * as http from 'node:http';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';

@@ -1,4 +1,4 @@
-// The live mount's control socket (issue 11): every action of cli/actions/ served on the mount's own
+// The live mount's control socket: every action of cli/actions/ served on the mount's own
 // store, with what only the mount has (its fault table, its write-back buffer).
 import { ControlServer, Handler } from './control/server';
 import { ACTIONS } from './actions/index';

@@ -1,4 +1,4 @@
-// The mount(8) helper (issue 11, DESIGN §7): `mount -t fuse.chunkfs STORE MNT -o ...` and fstab lines
+// The mount(8) helper (DESIGN §7): `mount -t fuse.chunkfs STORE MNT -o ...` and fstab lines
 // of type fuse.chunkfs run /sbin/mount.fuse.chunkfs STORE MNT [-sfnv] [-o OPTIONS] (installed by
 // scripts/install-mount-helper.sh). It drops the options that are mount(8)'s own, starts
 // `chunkfs mount` in the background with its log in <store>/chunkfs.log (or -o log=PATH), waits until

@@ -1,4 +1,4 @@
-// The mount process's own memory settings (issue 20: the mount's peak RSS during the fio run). The
+// The mount process's own memory settings (the mount's peak RSS during the fio run). The
 // mount is one process, started as `node dist/cli/cli.js`: V8 flags fixed when its heap is made
 // (--max-semi-space-size, --max-old-space-size) cannot be set here; the two used here are read as
 // the heap grows, so setting them before the mount serves requests is enough.

@@ -1,4 +1,4 @@
-// Mount options of the operating tools (issue 11): -o debug (whole stacks in log lines), -o ro (the
+// Mount options of the operating tools: -o debug (whole stacks in log lines), -o ro (the
 // filesystem refuses every change; the store still heals), -o metrics=HOST:PORT (Prometheus text on
 // that local HTTP port, off by default). Pure; cli/cli-args.ts asks here before calling an option unknown.
 import { UsageError } from './usage-error';

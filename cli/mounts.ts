@@ -1,6 +1,6 @@
 // The kernel's mount table (/proc/self/mounts), read without touching any mount point (a hung or
 // stale FUSE mount must not hang the CLI). A chunkfs mount names its store as the mount source
-// (fsname, set by `chunkfs mount`), so a mount point leads to its store (issue 11: every verb
+// (fsname, set by `chunkfs mount`), so a mount point leads to its store (every verb
 // accepts a store path, a mount point, or nothing).
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';

@@ -1,4 +1,4 @@
-// Progress of a long verb on stderr (issue 11): a bar with done/total, rate and ETA on a terminal
+// Progress of a long verb on stderr: a bar with done/total, rate and ETA on a terminal
 // (cli-progress), else a plain line now and then and one at the end, so logs and pipes stay readable.
 import { SingleBar } from 'cli-progress';
 import type { Progress } from './control/protocol';

@@ -1,4 +1,4 @@
-// `mount -o remount,ro MNT` (and back to rw) through the mount(8) helper (issue 24 item 9). For
+// `mount -o remount,ro MNT` (and back to rw) through the mount(8) helper. For
 // FUSE a remount is the kernel's business: it changes the generic flags of the mount (ro/rw,
 // nosuid, noexec, ...) without asking the file system, and refuses FUSE's own options
 // (user_id=, allow_other, ...) on a remount. mount(8) runs the helper with the options of the

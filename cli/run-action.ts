@@ -1,4 +1,4 @@
-// Runs a verb's action where the store is (issue 11): through the live mount's control socket when
+// Runs a verb's action where the store is: through the live mount's control socket when
 // one serves the store, else on the store opened here (read-only, or read-write with its lock).
 import type { Progress } from './control/protocol';
 import { connectMount, request } from './control/client';

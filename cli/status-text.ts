@@ -1,4 +1,4 @@
-// Human-readable `chunkfs status` (issue 11: no raw JSON in the text): pure formatting of the status
+// Human-readable `chunkfs status` (no raw JSON in the text): pure formatting of the status
 // report (cli/actions/status.ts, as JSON values). Fields it does not know are still printed, one
 // line each, so a newer report never hides information.
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };

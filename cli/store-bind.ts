@@ -1,4 +1,4 @@
-// A second mount of a store that a live chunkfs mount on this machine already serves (issue 24,
+// A second mount of a store that a live chunkfs mount on this machine already serves (as
 // xfstests generic/732). A kernel file system mounted twice from one device shows one superblock at
 // both mount points; chunkfs does the same: the second mount point becomes a bind mount of the first
 // (mount --bind), so it is the same FUSE connection, both see every change at once, and the one
@@ -7,7 +7,7 @@
 //
 // The live mount is asked through its control socket (its mount points, device number and options);
 // the bind is made only from a mount point this mount namespace sees with that device number. A mount
-// process whose mounts are all gone (finishing, issue 24 item 8) is left to the store lock's wait; one
+// process whose mounts are all gone (finishing) is left to the store lock's wait; one
 // whose mounts this namespace does not see (another namespace) is refused.
 import { execFile } from 'node:child_process';
 import type { MountCliOptions } from './cli-args';
@@ -45,7 +45,7 @@ async function liveMountStatus(storeDir: string): Promise<LiveMountStatus | null
     status = await request(socket, 'status', {}, () => undefined) as StatusResult;
   } catch (err) {
     // A mount just unmounted closes its socket as it starts to finish (or it hangs): the store lock
-    // then waits for it, or refuses it, as for any holder (issue 24 item 8).
+    // then waits for it, or refuses it, as for any holder.
     if (err instanceof MountReplyError) return null;
     throw err;
   }

@@ -1,4 +1,4 @@
-// A mount right after an unmount of the same store (issue 24 item 8): umount(8) returns as soon
+// A mount right after an unmount of the same store: umount(8) returns as soon
 // as the kernel detaches the mount, while the old mount process still flushes and holds the store
 // lock (store/store-lock.ts) for a second or two. A new mount waits for such a holder: one whose
 // lock says it is a mount, and whose mount is gone from the mount table. A store held by a live

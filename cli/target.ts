@@ -1,4 +1,4 @@
-// Which store a verb works on (issue 11): a store directory, a chunkfs mount point (its mount
+// Which store a verb works on: a store directory, a chunkfs mount point (its mount
 // source names the store, cli/mounts.ts), or nothing (the default store). Resolved from the
 // mount table and the store's config file only, so a hung mount never hangs the CLI.
 import { accessSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Parsing of the verbs that work on a store, mounted or not (issue 11): each takes an optional
+// Parsing of the verbs that work on a store, mounted or not: each takes an optional
 // TARGET (store directory, mount point, or nothing for the default store). Pure.
 import { UsageError } from './usage-error';
 import { SplitArgs, flagValue, optionalTarget, parseDuration, splitArgs, wholeNumber } from './verb-args';

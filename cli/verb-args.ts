@@ -1,4 +1,4 @@
-// Argument parsing shared by the verbs that work on a store (issue 11): flags with or without a
+// Argument parsing shared by the verbs that work on a store: flags with or without a
 // value, positionals, and the optional TARGET (store directory, mount point, or nothing for the
 // default store). Pure: strings in, values out; every problem is a UsageError naming it.
 import { UsageError } from './usage-error';

@@ -1,4 +1,4 @@
-// POSIX ACLs (issue 15 item 12): system.posix_acl_access and system.posix_acl_default stored as
+// POSIX ACLs: system.posix_acl_access and system.posix_acl_default stored as
 // xattrs, in the kernel's binary form (version 2, then 8-byte entries: u16 tag, u16 perm, u32 id).
 // With libfuse3's FUSE_CAP_POSIX_ACL the kernel caches the ACLs and enforces them; the file system
 // keeps the mode in step with the access ACL, updates the ACL on chmod, and makes a new inode inherit

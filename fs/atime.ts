@@ -1,4 +1,4 @@
-// Access times (issue 15 item 7): relatime by default, like Linux mounts: a read or a directory
+// Access times: relatime by default, like Linux mounts: a read or a directory
 // listing moves atime to now when atime is not after mtime or ctime, or is a day old; -o
 // strictatime moves it on every access, -o noatime never (nor on a read-only mount). Updates are
 // kept in memory and written in one transaction per ATIME_FLUSH_MS, not one SQLite commit per read

@@ -26,7 +26,7 @@ export async function deleteEach(inos: readonly number[], del: (ino: number) => 
 // to 1 MiB with libfuse3 (128 KiB with fuse-native).
 const BLKSIZE_BYTES = 128 * 1024;
 /**
- * A regular file's st_blksize is its chunk size (issue 24 item 4): holes come in whole chunks
+ * A regular file's st_blksize is its chunk size: holes come in whole chunks
  * (store/meta/allocated.ts; the format stores every byte of a chunk from its start, spec §8), and
  * tools take st_blksize as the allocation unit (xfstests' seek_sanity_test, cp --sparse=always's
  * hole size). Bounded because cp and Python allocate a buffer of st_blksize per copy or open file:
@@ -48,7 +48,7 @@ export interface CoreOptions {
   bufferBytesMax: number;
   flushDelayMs: number;
   log(message: string): void;
-  /** -o debug: log lines carry whole stacks (issue 11: none otherwise). */
+  /** -o debug: log lines carry whole stacks (none otherwise). */
   debug?: boolean;
   /** When reads move atime (fs/atime.ts); default relatime. */
   atime?: AtimeMode;
@@ -105,9 +105,9 @@ export class FsCore {
   }
 
   /**
-   * st_blocks (512-byte units) of what the inode allocates (issue 15 item 12): for a regular file the
+   * st_blocks (512-byte units) of what the inode allocates: for a regular file the
    * logical bytes of its live chunks, with what the mount still holds in memory counted as it will be
-   * stored (issue 19: the same answer before and after the bytes reach the disks), at most its size
+   * stored (the same answer before and after the bytes reach the disks), at most its size
    * plus what fallocate allocated past it, so a sparse file shows fewer blocks (du, cp --sparse);
    * other types count their size.
    */

@@ -1,7 +1,7 @@
 // Open directories of the inode-based transports: a listing is read once at opendir (and again
 // on a rewind to offset 0), so the offsets handed to the kernel stay valid while it pages through
 // it, whatever is created or removed meanwhile (as a snapshot, which POSIX allows for readdir).
-// Offsets are cookies a name keeps for the life of its handle (issue 15: seekdir to a telldir
+// Offsets are cookies a name keeps for the life of its handle (seekdir to a telldir
 // position after a rewind re-read the listing skipped names): a re-read keeps every known name's
 // cookie and gives new names higher ones, so resuming after cookie c returns every name that
 // stayed, once.

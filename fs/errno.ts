@@ -12,7 +12,7 @@ export function posix(code: FsErrorCode, message: string): FsError {
 }
 
 /**
- * One log line for an error (issue 11: no stack traces unless -o debug): its name and message; a
+ * One log line for an error (no stack traces unless -o debug): its name and message; a
  * store error names its own site (file, chunk, shard), anything else (a bug) adds the frame that
  * threw. debug: the whole stack, on the lines after.
  */

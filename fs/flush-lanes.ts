@@ -1,4 +1,4 @@
-// The flush path's own memory (issue 20: mount peak RSS). A flush window (up to BATCH_CHUNKS_MAX
+// The flush path's own memory (mount peak RSS). A flush window (up to BATCH_CHUNKS_MAX
 // chunks of one file, fs/write-buffer.ts) needs one buffer of that many chunks: scattered runs are
 // merged into it chunk by chunk, and a multi-part batch is joined in it before store.write. Before
 // this, every flushing file took its own staging buffer (32 MiB) and chunk buffers (4 MiB each), and

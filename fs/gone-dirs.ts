@@ -1,6 +1,6 @@
 // Directories removed (rmdir, or replaced by a rename) while the kernel still holds them: an open
 // descriptor of one must still fstat, with nlink 0, as on Linux file systems (xfstests
-// generic/035, issue 24 item 7). The store deletes a directory's row at once (it holds no data),
+// generic/035). The store deletes a directory's row at once (it holds no data),
 // so the mount keeps its last attributes here until the kernel forgets the inode. fuse-native
 // (libfuse 2 high-level) asks by path, which is gone: there it stays ENOENT.
 import type { Stat } from './types';

@@ -1,6 +1,6 @@
 // File handles (the fh FUSE passes back on read/write/flush/release) and the per-inode open state
 // they share. An inode's state lives while a handle is open or buffered bytes remain, so an open,
-// unlinked file keeps working until its last release (DESIGN §5; issue 4).
+// unlinked file keeps working until its last release (DESIGN §5).
 import { ExtentMap, pushRange } from './extent-map';
 import { RwLock } from './rwlock';
 import { posix } from './errno';
@@ -36,7 +36,7 @@ export class OpenFile {
   fullFlushScheduled = false;
   /**
    * Ranges taken out of the buffer by the flush now running, until the store has committed them:
-   * still data to st_blocks and SEEK_DATA (DESIGN §5 "One view"; issue 19: cp saw a hole here).
+   * still data to st_blocks and SEEK_DATA (DESIGN §5 "One view": cp saw a hole here).
    */
   storing: Array<{ offsetBytes: number; endBytes: number }> = [];
   /** A background flush failed: reported (EIO) by the next fsync/flush, as the kernel does. */

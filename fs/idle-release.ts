@@ -1,4 +1,4 @@
-// Pooled buffers that sit unused give their pages back (issue 20: the mount's peak RSS). The
+// Pooled buffers that sit unused give their pages back (the mount's peak RSS). The
 // write-back slabs and flush lanes are kept for reuse (fresh memory costs a page fault per page on
 // this VM: fs/slab-pool.ts), but once filled they stayed resident for the mount's life: measured over
 // scripts/bench/bench-fio.sh (replica:3, 256 MiB files), 166 MiB of free slabs and 32 MiB of lanes from the

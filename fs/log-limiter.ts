@@ -1,4 +1,4 @@
-// One log line per event, at most one per key (a chunk, or one kind of error) per window (issue 11:
+// One log line per event, at most one per key (a chunk, or one kind of error) per window (DESIGN §7:
 // one unrecoverable chunk was logged 9 times by the reads that met it). Later events of a key within
 // the window are counted and the count rides on its next line.
 import { LRUCache } from 'lru-cache';

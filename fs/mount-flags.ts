@@ -1,4 +1,4 @@
-// The set-id and device mount flags (issue 15 item 13). Mounted by root, chunkfs behaves like other
+// The set-id and device mount flags. Mounted by root, chunkfs behaves like other
 // root mounts (ext4, xfs): set-id binaries run and device files can be opened, unless -o nosuid /
 // nodev says otherwise. Mounted by another user, the kernel (through fusermount3) allows neither.
 //

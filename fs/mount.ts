@@ -24,7 +24,7 @@ export interface MountOptions {
   /** per-op timeout of fuse-native; a store op slower than this answers ETIMEDOUT */
   opTimeoutMs?: number;
   log?: (message: string) => void;
-  /** Mount source shown in /proc/mounts: the store directory, so a mount point leads to its store (issue 11). */
+  /** Mount source shown in /proc/mounts: the store directory, so a mount point leads to its store. */
   fsname?: string;
   /** Log whole stacks (-o debug). */
   debug?: boolean;
@@ -57,7 +57,7 @@ export interface MountedFs {
 }
 
 /**
- * The default bound's ceiling (issue 20: mount peak RSS <= 350 MiB over the fio run). With 1 GiB the
+ * The default bound's ceiling (mount peak RSS <= 350 MiB over the fio run). With 1 GiB the
  * mount peaked at 499 MiB on fio's 128 MiB files and 647 MiB on 256 MiB ones; the process needs
  * about 120 MiB besides the buffer (V8 heap up to ~80 MiB, code, threads), so 224 MiB of buffer and
  * flush lanes keep it near 350 MiB while a 128 MiB file rewritten in place still meets its rewrites

@@ -1,7 +1,7 @@
 // fallocate(2) by handle: allocate (mode 0: the size grows to cover the range) and KEEP_SIZE alone
 // (the size stays): the store writes sparsely, so no space is reserved, but the range is the file's
 // from then on (store/meta/prealloc.ts: st_blocks counts it, as on ext4, SEEK_DATA sees it as data, it
-// reads zeros; issue 24 item 5). PUNCH_HOLE and ZERO_RANGE: the range reads as zeros; whole chunks
+// reads zeros). PUNCH_HOLE and ZERO_RANGE: the range reads as zeros; whole chunks
 // inside it are freed in the store (store/chunks/punch.ts) and allocated no more, and the partly covered
 // chunks get zeros written through the write-back buffer. COLLAPSE_RANGE and
 // INSERT_RANGE never arrive: the kernel's FUSE module answers EOPNOTSUPP for every other mode
@@ -31,7 +31,7 @@ async function writeZeros(core: FsCore, fh: number, offsetBytes: number, lengthB
 
 /**
  * fallocate(2) promises the space: a range the disks could not hold is refused with ENOSPC, as
- * local file systems do (issue 24 item 5, generic/213), before the size changes. The store writes
+ * local file systems do (generic/213), before the size changes. The store writes
  * sparsely, so nothing is reserved: what is checked is the range past the file's end (bytes inside
  * it are data or holes the file already has) against the usable free space (statfs: raw free
  * space over the default layout's overhead).

@@ -144,6 +144,8 @@ async function storeBeforeReplace(core: FsCore, parent: number, name: string): P
   const src = core.ns.lookup(parent, name);
   const file = src === null || src.type !== 'file' ? undefined : core.handles.file(src.ino);
   if (file !== undefined) await core.wb.storeBeforeReplace(file);
+  // Stored chunks wait in the open transaction group: committed first, so the rename follows them.
+  if (src !== null && src.type === 'file') await core.store.commitStored(src.ino);
 }
 
 /** A whiteout belongs to whoever renames, as any new inode (vfs_whiteout makes it with the caller's credentials). */

@@ -1,7 +1,7 @@
-// lseek(2) SEEK_DATA and SEEK_HOLE by handle (issue 15 item 12), answered from the chunk map: a chunk
+// lseek(2) SEEK_DATA and SEEK_HOLE by handle, answered from the chunk map: a chunk
 // with no live version is a hole (store/meta/allocated.ts). Bytes the mount still holds (buffered, in a
 // close batch, being stored) are data too, counted as they will be stored (DESIGN §5 "One view";
-// issue 19: cp copied zeros when a just-written file answered ENXIO). SEEK_SET/CUR/END never reach
+// Before this, cp copied zeros when a just-written file answered ENXIO). SEEK_SET/CUR/END never reach
 // a file system (the kernel moves the offset itself).
 import type { FsCore } from './core';
 import { posix } from './errno';

@@ -1,5 +1,5 @@
 // Set-user-ID and set-group-ID bits across changes by users (Linux rules; xfstests generic/375,
-// 683-685, issue 24 item 3). The kernel clears them itself only in part: without
+// 683-685). The kernel clears them itself only in part: without
 // FUSE_HANDLE_KILLPRIV (libfuse 3.14 has no KILLPRIV_V2) a write, truncate or fallocate by a
 // caller without CAP_FSETID makes it send a setattr that drops set-user-ID and set-group-ID with
 // group-execute, or an empty setattr when only a set-group-ID it would drop for a writer outside

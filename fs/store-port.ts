@@ -74,6 +74,11 @@ export interface StorePort {
   write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number, times?: CommitTimes): Promise<void>;
   /** One full commit: every metadata change so far durable (fsync, fsyncdir, syncfs; DESIGN §5). */
   sync(): Promise<void>;
+  /**
+   * The file's stored chunks committed (its open transaction group closed, DESIGN §5), not flushed:
+   * a rename over another file must not commit before the renamed file's bytes (ext4's auto_da_alloc).
+   */
+  commitStored(ino: number): Promise<void>;
   truncate(ino: number, sizeBytes: number): Promise<void>;
   /** Whole chunks in the range become holes (their space freed); resolves to the partly covered parts. */
   punchHole(ino: number, offsetBytes: number, lengthBytes: number): Promise<Array<{ offsetBytes: number; lengthBytes: number }>>;

@@ -1,4 +1,4 @@
-// Per-file write-back buffer (DESIGN §5, issue 4): writes land in memory, are visible to reads at
+// Per-file write-back buffer (DESIGN §5): writes land in memory, are visible to reads at
 // once, and reach the store on fsync, flush/close, memory pressure, a short timer, and as soon as a
 // whole chunk is buffered (so sequential writes stream as whole-chunk writes, spec §8.1).
 // Memory is bounded: past the limit a write waits until the largest buffer has been flushed.
@@ -63,7 +63,7 @@ const LATE_ERRORS_MAX = 4096;
 /**
  * Whole chunks stay in memory (meeting their rewrites there) until the buffered bytes fill this share
  * of the bound left after the flush lanes, then stream out as they complete. Half of the bound, before
- * issue 20: with the bound at 192 MiB (fs/mount.ts) that made fio's 128 MiB sequential rewrite
+ * Measured: with the bound at 192 MiB (fs/mount.ts) that made fio's 128 MiB sequential rewrite
  * stream at the store's speed (215 MiB/s, three replicas) instead of meeting its rewrites in memory
  * (~1,000 MiB/s); 0.85 of the 160 MiB left is 136 MiB. Below 1, so whole chunks start streaming
  * before writers meet the bound.
@@ -134,7 +134,7 @@ export class WriteBack {
   constructor(private readonly store: StorePort, readonly opts: WriteBackOptions) {
     const slabBytes = slabBytesFor(opts.bufferBytesMax);
     // Every slab stays in the pool once made (at most the bound's worth): one dropped would stay
-    // resident until the garbage collector next ran (issue 20).
+    // resident until the garbage collector next ran.
     this.slabs = new SlabPool(slabBytes, Math.ceil(opts.bufferBytesMax / slabBytes) + 1, () => this.wakeMemoryWaiters());
     // Lanes take at most 1/LANES_SHARE_DIVISOR of the bound: fewer chunks per window under a small
     // bound (at least one: a merge needs a whole chunk, even past a tiny -o buffer_mb).
@@ -193,7 +193,7 @@ export class WriteBack {
   /**
    * A write right after a buffered extent whose bytes end where the slab's free space starts (a log
    * writer's appends): copied there and the extent grown, so a run of tiny appends holds one extent
-   * and costs its bytes (issue 15: 3 million 4-byte appends). False: not such a write.
+   * and costs its bytes (3 million 4-byte appends). False: not such a write.
    */
   private append(file: OpenFile, offsetBytes: number, src: Buffer, lengthBytes: number): boolean {
     const e = file.buffer.endingAt(offsetBytes, lengthBytes);
@@ -387,7 +387,7 @@ export class WriteBack {
 
   /**
    * The mtime and ctime the mount shows now (fs/core.ts overlay), committed with the bytes so that
-   * storing them never moves the file's times (DESIGN §5 "One view"; issue 19: rsync and make saw a
+   * storing them never moves the file's times (DESIGN §5 "One view": rsync and make saw a
    * change 0.1 s after close). Undefined: the inode is gone (the store write fails on its own).
    */
   private commitTimes(file: OpenFile): CommitTimes | undefined {
@@ -530,7 +530,7 @@ export class WriteBack {
   /**
    * How far a merged whole-chunk write of chunk c reaches: its stored length or the end of its last
    * run, whichever is further, within the file. Not to the file's size: a chunk's tail past both is
-   * a hole and stays one, as allocation answers predicted it (store/meta/allocated.ts, issue 19).
+   * a hole and stays one, as allocation answers predicted it (store/meta/allocated.ts).
    */
   private mergedLength(file: OpenFile, c: number, lastRun: Run): number {
     const start = c * this.opts.chunkSizeBytes;
@@ -643,7 +643,7 @@ export class WriteBack {
 
   /**
    * Drop what is buffered for a file no one can reach any more (see unreachable): as the kernel drops
-   * the dirty pages of a deleted file, its bytes never reach the store (issue 21 item 5: a temporary
+   * the dirty pages of a deleted file, its bytes never reach the store (a temporary
    * file unlinked within its close batch costs no container append).
    */
   private async discard(file: OpenFile): Promise<void> {

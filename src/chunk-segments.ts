@@ -1,4 +1,4 @@
-// Cipher format v2 of encrypted chunk payloads (spec §3.1 bit 2, DESIGN §10, issue 23): the
+// Cipher format v2 of encrypted chunk payloads (spec §3.1 bit 2, DESIGN §10): the
 // plaintext (the raw or compressed chunk) cut into fixed segments, each its own AES-256-GCM message
 // under the chunk version's data key, so a small read fetches, verifies (spec §9) and decrypts only
 // the segments it covers, as gocryptfs does per 4 KiB block. Documented in docs/transforms.md:

@@ -15,7 +15,7 @@ export interface ErrorSite {
 
 /**
  * " (file 12, chunk 0, ...)": file ids in decimal, the inode number that stat and every report
- * show (issue 11: one notation); a path already in the message is not repeated.
+ * show (one notation); a path already in the message is not repeated.
  */
 function describeSite(site: ErrorSite, message: string): string {
   const parts: string[] = [];

@@ -2,7 +2,7 @@
 // Reed-Solomon kernels; OpenSSL's EVP functions come from the Node binary). The point is memory:
 // Node's Decipher.update allocates and copies its output on every call and needs a context per
 // segment; these calls open or seal every segment of a range in one call, straight into a buffer
-// the caller owns (issue 23, docs/transforms.md). Node's crypto (src/chunk-segments.ts,
+// the caller owns (docs/transforms.md). Node's crypto (src/chunk-segments.ts,
 // src/chunk-cipher.ts *Node functions) stays as the independent reference in tests.
 import { assert } from './errors';
 import { rsNative } from './rs-native';

@@ -1,5 +1,5 @@
-// Per-file storage policy strings (issue 3): 'replica:R' or 'ec:K+M', then the chunk
-// transforms, comma-separated (issue 23, DESIGN §10): 'replica:3,zstd', 'ec:4+2,zstd,aes256gcm'.
+// Per-file storage policy strings: 'replica:R' or 'ec:K+M', then the chunk
+// transforms, comma-separated (DESIGN §10): 'replica:3,zstd', 'ec:4+2,zstd,aes256gcm'.
 // The parsed form carries the header echo fields (spec §3: ec_k, ec_m, ec_algo) so a
 // Replica layout is k=1, m=0, algo=0 in shard headers (DESIGN §3).
 import { EC_ALGO_NONE, EC_ALGO_RS_VANDERMONDE } from './header';

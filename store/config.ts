@@ -1,4 +1,4 @@
-// Store config chunkfs.json and the bitrot key file (DESIGN §3, §4; issue 3).
+// Store config chunkfs.json and the bitrot key file (DESIGN §3, §4).
 // The key file holds the 32 raw random bytes of the cluster bitrot key K, mode 0600.
 import * as crypto from 'node:crypto';
 import * as path from 'node:path';
@@ -37,7 +37,7 @@ export interface StoreDefaults {
   chunkSizeBytes: number;
   bitrotBlockBytes: number;
   ecBlockSizeBytes: number;
-  /** Needle packing threshold (spec §11); absent in stores made before issue 9: 0, no packing. */
+  /** Needle packing threshold (spec §11); absent in stores made before small-file packing: 0, no packing. */
   smallFileMaxBytes?: number;
   /** Container capacity (spec §11.6 tunable); absent: DEFAULT_CONTAINER_CAPACITY_BYTES. */
   containerCapacityBytes?: number;
@@ -64,7 +64,7 @@ export interface StoreConfig {
   keyFile: string;
   /** Names the store in every disk's identity marker (store/disk-identity.ts); absent in stores made before markers. */
   storeUuid?: string;
-  /** The store key of encrypted layouts (store/store-key.ts); absent in stores made before issue 23. */
+  /** The store key of encrypted layouts (store/store-key.ts); absent in stores made before transforms. */
   storeKey?: StoreKeyRef;
   /** Metadata on PostgreSQL (DESIGN §9; store/meta-target.ts); absent: SQLite in meta.db. */
   meta?: MetaTarget;
@@ -179,7 +179,7 @@ export function createConfig(staging: MkfsStaging, opts: CreateConfigOptions): S
   io.writeFileDurable(path.join(staging.dir, KEY_FILE), crypto.randomBytes(BITROT_KEY_BYTES));
   config.storeKey = createStoreKey(io, staging.dir, opts.keyFile, (file) => staging.recordMade(file));
   config.disks.forEach((d, i) => {
-    // Private to the owner (issue 12): an existing empty directory keeps no wider mode.
+    // Private to the owner: an existing empty directory keeps no wider mode.
     const root = staging.makeDir(resolved[i]);
     writeMarker(io, root, config.storeUuid!, d.id);
     staging.recordMade(markerPath(root));
@@ -295,7 +295,7 @@ function readKey(io: SyncIo, keyPath: string): Buffer {
 }
 
 /**
- * replace-disk onto another directory (issue 11): the disk keeps its id, so its placement slot
+ * replace-disk onto another directory: the disk keeps its id, so its placement slot
  * (DESIGN §3), and only its path changes, durably in the config and at once in opened.diskPaths.
  */
 export function setDiskPath(dir: string, opened: OpenedConfig, diskId: number, newPath: string, io: SyncIo = nodeSyncIo): void {

@@ -1,4 +1,4 @@
-// Deleting unlinked files' rows in batches (issue 22: round trips to PostgreSQL; DESIGN §5: unlink
+// Deleting unlinked files' rows in batches (round trips to PostgreSQL; DESIGN §5: unlink
 // and truncate only change metadata, freeing is a background job). On PostgreSQL a file's deletion
 // (when the kernel forgets it) is a transaction the FUSE thread waits for, one round trip after the
 // unlink's own: the deletions that come within DELETE_BATCH_MS go in one transaction instead.

@@ -1,4 +1,4 @@
-// File byte ranges -> chunks (issue 3 "Chunk I/O"). Holes (no live chunk, or past a
+// File byte ranges -> chunks (DESIGN §2 "Chunk I/O"). Holes (no live chunk, or past a
 // chunk's logical length) read as zeros. Writes follow DESIGN §5: a new or fully
 // overwritten chunk, and every EC partial write, is a whole-shard write of a fresh
 // version (copy-on-write) committed in the chunk map after the shards are durable,

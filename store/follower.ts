@@ -1,4 +1,4 @@
-// A read-only store that follows another process's writes (DESIGN §9, issue 22 item 5): a `-o ro`
+// A read-only store that follows another process's writes (DESIGN §9): a `-o ro`
 // mount of a PostgreSQL store while the lease holder (on another machine that sees the same disk
 // directories) writes. It takes no lock and no lease, replays nothing and writes nothing (its
 // session refuses writes, store/meta/pg-open.ts). The writer's commits arrive by LISTEN

@@ -1,4 +1,4 @@
-// `chunkfs meta copy` (DESIGN §9, issue 22 item 6): move a store's metadata from one engine to the
+// `chunkfs meta copy` (DESIGN §9): move a store's metadata from one engine to the
 // other (SQLite in <store>/meta.db, or a PostgreSQL database), offline. Order, so that nothing is
 // lost whenever it stops:
 //   1. the store lock (a mount holds it: refused, naming it) and on PostgreSQL the source's lease;

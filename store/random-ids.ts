@@ -1,7 +1,7 @@
 // Random ids that must not repeat by chance: placement seeds (spec §5), needle cookies (spec §11.2),
 // names of temporary shard files. Drawn from one block of crypto.randomBytes at a time: in this VM a
 // call costs ~14 us whatever its size (measured: randomBytes(8) in a loop, 4 Dec), a seventh of a
-// create's database transaction (issue 20). Encryption nonces do not come from here (src/ draws
+// create's database transaction. Encryption nonces do not come from here (src/ draws
 // its own per chunk).
 import * as crypto from 'node:crypto';
 

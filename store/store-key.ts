@@ -1,4 +1,4 @@
-// The store key of encrypted layouts (issue 23, DESIGN §10): 32 random bytes, made at mkfs,
+// The store key of encrypted layouts (DESIGN §10): 32 random bytes, made at mkfs,
 // kept in the store directory (data.key, 0600) or outside it (mkfs --keyfile, mount -o keyfile=).
 // The config keeps a check value, never the key: a wrong or missing key is refused when the
 // store opens, before anything changes, instead of failing every read.
@@ -72,7 +72,7 @@ export function createStoreKey(io: SyncIo, dir: string, externalFile?: string, m
 /**
  * The key at open: keyFile (given at mount time) or the one the config names; refused when
  * missing or when it is not the key the store was made with. null: a store without a key
- * (made before issue 23), which holds no encrypted chunk.
+ * (made before transforms), which holds no encrypted chunk.
  */
 export function loadStoreKey(io: SyncIo, dir: string, ref: StoreKeyRef | undefined, keyFile?: string): Buffer | null {
   if (ref === undefined) {

@@ -67,7 +67,7 @@ export const META_FILE = 'meta.db';
 /** Transports of one store in one process (a mount has one). */
 const READ_CHANGE_LISTENERS_MAX = 4;
 
-/** Scrub's report: the shards (HealReport) and the paths whose mode lets other users in (issue 12). */
+/** Scrub's report: the shards (HealReport) and the paths whose mode lets other users in. */
 export interface ScrubReport extends HealReport {
   /** With repair, looseModes.fixed of them were made owner-only. */
   looseModes: LooseModes;
@@ -197,7 +197,7 @@ export class Store {
     this.env = env as ChunkEnv;
     this.env.map.pending = this.env.groups;
     this.files = new FileIo(this.env, config.disks.map((d) => ({ id: d.id, epoch: d.epoch })), {
-      smallFileMaxBytes: config.defaults.smallFileMaxBytes ?? 0, // stores made before issue 9: no packing
+      smallFileMaxBytes: config.defaults.smallFileMaxBytes ?? 0, // stores made before small-file packing: no packing
       containerCapacityBytes: config.defaults.containerCapacityBytes ?? DEFAULT_CONTAINER_CAPACITY_BYTES,
       containerChunk: { ...config.defaults, clusterMapEpoch: config.clusterMapEpoch },
     });
@@ -229,7 +229,7 @@ export class Store {
       const disks = this.opened.config.disks.filter((d) => d.epoch <= this.opened.config.clusterMapEpoch).length;
       if (shardCount(l) > disks) throw new FsError('EINVAL', `layout ${text} needs ${shardCount(l)} disks, the store has ${disks}`);
       if (l.transforms.encryption !== null && this.opened.storeKey === null) {
-        throw new FsError('EINVAL', `layout ${text} encrypts, and this store was made without a store key (issue 23): make a new store for encrypted files`);
+        throw new FsError('EINVAL', `layout ${text} encrypts, and this store was made without a store key: make a new store for encrypted files`);
       }
     } catch (err) {
       if (err instanceof LayoutError) throw new FsError('EINVAL', err.message);
@@ -354,7 +354,7 @@ export class Store {
   }
 
   /**
-   * Stores made before issue 12 were world-readable: clear group/other bits on the store's top
+   * Stores made before private modes were world-readable: clear group/other bits on the store's top
    * paths (disk directories guard every shard beneath them) and log one line, or refuse.
    */
   private static makePrivate(dir: string, opened: OpenedConfig, io: SyncIo, log: (line: string) => void): void {
@@ -417,7 +417,7 @@ export class Store {
   }
 
   /**
-   * replace-disk (issue 11): adopt newPath (an empty or new directory) for offline disk diskId, which
+   * replace-disk: adopt newPath (an empty or new directory) for offline disk diskId, which
    * keeps its id and so its placement slot (DESIGN §3); the config names the new path from now on.
    * Then rebuild every shard placed on it (scrub --repair of that disk only), with progress.
    */
@@ -463,7 +463,7 @@ export class Store {
     return graceMsOf(this.opened.config.defaults.quarantineGraceDays);
   }
 
-  /** Check every disk's identity now (a disk taken offline or brought back, issue 11 inject). */
+  /** Check every disk's identity now (a disk taken offline or brought back, chunkfs inject). */
   refreshDisks(): void {
     this.checkDisks(false);
   }
@@ -489,6 +489,11 @@ export class Store {
   /** Intents not yet in the shards: metadata rows and intent log records. */
   private openIntents(): number {
     return this.env.map.intentCount() + (this.env.intentLog?.liveRecords ?? 0);
+  }
+
+  /** The file's rows out of the open transaction group: the group closed when it holds them (DESIGN §5). */
+  async commitStored(ino: number): Promise<void> {
+    if (this.env.groups.holds(ino)) await this.env.groups.close();
   }
 
   /** Every commit so far durable (fsync, fsyncdir, syncfs; group-committed). DESIGN §5. */

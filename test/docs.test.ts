@@ -98,3 +98,23 @@ test('every docs/*.md the code cites exists', (t) => {
   }
   t.true(cited >= 10, `found ${cited} citations`)
 })
+
+/** Production code: what a reader of the product meets (tests and scripts may keep their history). */
+const PRODUCT_DIRS = ['bin', 'cli', 'fs', 'store', 'src', 'native']
+
+/** "issue N" in text: a reference a reader of the repository cannot follow (no issue text is here). */
+function issueCitations (text: string): number[] {
+  const out: number[] = []
+  text.split('\n').forEach((line, i) => { if (/\bissues? \d+/i.test(line)) out.push(i + 1) })
+  return out
+}
+
+test('production code cites design sections, never issue numbers', (t) => {
+  t.deepEqual(issueCitations('a\n// fixed (issue 12)\n// DESIGN §5\n'), [2], 'the check sees one')
+  for (const file of PRODUCT_DIRS.flatMap((d) => codeFiles(path.join(REPO_ROOT, d)))) {
+    for (const line of issueCitations(fs.readFileSync(file, 'utf8'))) {
+      t.fail(`${path.relative(REPO_ROOT, file)}:${line} cites an issue number: cite the design section instead`)
+    }
+  }
+  t.pass()
+})

@@ -1,4 +1,4 @@
-// `chunkfs compact` (issue 11, DESIGN §5 "Small files"): seal full containers and compact the sealed
+// `chunkfs compact` (DESIGN §5 "Small files"): seal full containers and compact the sealed
 // ones whose dead bytes reached the ratio, now, instead of waiting for the background compactor.
 import type { CompactReport } from '../../store/small/compactor';
 import { Action, ActionEnv } from './env';

@@ -1,4 +1,4 @@
-// What a verb's action runs against (issue 11): the store, opened by the CLI when the store is not
+// What a verb's action runs against: the store, opened by the CLI when the store is not
 // mounted, or the live mount's own store when the request came through the control socket. One
 // implementation per verb serves both, so online and offline answers are the same reports.
 import type { Store } from '../../store/store';

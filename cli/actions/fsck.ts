@@ -1,4 +1,4 @@
-// `chunkfs fsck` (issue 11): the metadata against the shards (store/upkeep/fsck.ts), on the live mount's
+// `chunkfs fsck`: the metadata against the shards (store/upkeep/fsck.ts), on the live mount's
 // store or offline, with progress in chunks; repair rebuilds, removes leaked files, drains the
 // reclaim queue and (offline only) deletes unlinked inodes.
 import type { FsckReport } from '../../store/upkeep/fsck';

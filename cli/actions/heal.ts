@@ -1,4 +1,4 @@
-// `chunkfs heal` (issue 11, DESIGN §7 "heal (queue, progress)"): list the persistent heal queue, or
+// `chunkfs heal` (DESIGN §7 "heal (queue, progress)"): list the persistent heal queue, or
 // drain it now (every entry, whatever its backoff) with progress; on the live mount or offline.
 import type { HealQueueEntry } from '../../store/store';
 import { Action, ActionEnv } from './env';

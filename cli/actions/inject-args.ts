@@ -1,4 +1,4 @@
-// What `chunkfs inject` asks for (issue 11), as parsed by cli/tool-args.ts and sent to the mount.
+// What `chunkfs inject` asks for, as parsed by cli/tool-args.ts and sent to the mount.
 export type CorruptWhat = 'data' | 'hash' | 'header';
 export type IoFaultKind = 'eio' | 'enospc' | 'latency';
 export type FaultOpsArg = 'read' | 'write' | 'all';

@@ -1,4 +1,4 @@
-// `chunkfs inject` (issue 11, DESIGN §7, like zinject): damage a shard (corrupt a data block, a hash
+// `chunkfs inject` (DESIGN §7, like zinject): damage a shard (corrupt a data block, a hash
 // entry or the header; drop the file), or set a fault in the live mount's Io (store/io/fault-table.ts):
 // a disk offline, EIO, ENOSPC or added latency for N operations or a duration. Every answer says
 // what was done, in words, so a user can follow what a read will meet next.

@@ -1,4 +1,4 @@
-// What the metadata says of one inode (issue 20): its committed size and, for a small file, where
+// What the metadata says of one inode: its committed size and, for a small file, where
 // its needle is. Through the live mount's control socket when the store is mounted (the mount holds
 // meta.db exclusively: store/meta/meta.ts), else from a read-only open. Used by `chunkfs inspect` and tests.
 import { Action, ActionEnv, ActionError } from './env';

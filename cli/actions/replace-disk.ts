@@ -1,4 +1,4 @@
-// `chunkfs replace-disk` (issue 11, DESIGN §3): a new directory takes over a lost disk's id and so
+// `chunkfs replace-disk` (DESIGN §3): a new directory takes over a lost disk's id and so
 // its placement slot; every shard placed there is rebuilt onto it at once, with progress.
 import { Action, ActionEnv, ActionError } from './env';
 

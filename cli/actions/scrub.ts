@@ -1,4 +1,4 @@
-// `chunkfs scrub` (issue 11): verify every shard on the live mount's store or on the store opened
+// `chunkfs scrub`: verify every shard on the live mount's store or on the store opened
 // here, with progress in shard bytes and an optional rate limit; the report names each damaged
 // file by its path as well as its inode.
 import type { Store } from '../../store/store';

@@ -1,4 +1,4 @@
-// The control socket of a live mount (issue 11, DESIGN §7): a unix socket in the store directory,
+// The control socket of a live mount (DESIGN §7): a unix socket in the store directory,
 // mode 0600 inside the 0700 store (only the store's owner reaches it). One request per connection,
 // one JSON object per line: the client sends {v, verb, args}; the mount answers with any number of
 // progress lines, then one result or error line, and closes. See docs/operations.md, "The control socket".

@@ -1,4 +1,4 @@
-// `chunkfs compact [TARGET] [--json]` (issue 11): what was sealed and compacted, and the containers now.
+// `chunkfs compact [TARGET] [--json]`: what was sealed and compacted, and the containers now.
 import type { ToolCommand } from '../tool-args';
 import type { CompactResult } from '../actions/compact';
 import { runAction } from '../run-action';

@@ -1,4 +1,4 @@
-// `chunkfs fsck [TARGET] [--repair] [--json]` (issue 11): a summary line, one line per problem, exit 1
+// `chunkfs fsck [TARGET] [--repair] [--json]`: a summary line, one line per problem, exit 1
 // unless consistent (or everything was repaired).
 import type { ToolCommand } from '../tool-args';
 import type { FsckResult } from '../actions/fsck';

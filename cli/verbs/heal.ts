@@ -1,4 +1,4 @@
-// `chunkfs heal [TARGET] [--list] [--json]` (issue 11): show the heal queue, or drain it now with
+// `chunkfs heal [TARGET] [--list] [--json]`: show the heal queue, or drain it now with
 // progress. Exit 1 when a shard could not be rebuilt.
 import type { ToolCommand } from '../tool-args';
 import type { HealListResult, HealRunResult } from '../actions/heal';

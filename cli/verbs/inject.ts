@@ -1,4 +1,4 @@
-// `chunkfs inject ...` (issue 11): resolve where the fault goes (FILE names its mount, else TARGET),
+// `chunkfs inject ...`: resolve where the fault goes (FILE names its mount, else TARGET),
 // run the inject action there, and say what was done.
 import type { ToolCommand } from '../tool-args';
 import type { InjectResult } from '../actions/inject';

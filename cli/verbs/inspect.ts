@@ -1,4 +1,4 @@
-// `chunkfs inspect` (issue 11, DESIGN §7): decode and verify shard files without the metadata, in
+// `chunkfs inspect` (DESIGN §7): decode and verify shard files without the metadata, in
 // this process (reading shard files needs no mount: only the store's config and bitrot key).
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
@@ -102,7 +102,7 @@ async function inspectChunk(target: Target, ino: number, chunkIndex: number, sho
 /**
  * The file's bytes still in the mount's memory (write-back, close batch) have no shard yet: fsync it
  * through the mount first (this is a client process of the mount, never its server), so the shards
- * inspected hold what a read of the file returns (issue 19 item 2).
+ * inspected hold what a read of the file returns.
  */
 async function storeNow(abs: string): Promise<void> {
   const fh = await fsp.open(abs, 'r');

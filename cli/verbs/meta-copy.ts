@@ -1,4 +1,4 @@
-// `chunkfs meta copy <store> --to URI|sqlite` (issue 22 item 6, DESIGN §9): the move itself is
+// `chunkfs meta copy <store> --to URI|sqlite` (DESIGN §9): the move itself is
 // store/meta-move.ts; here, a mount of the store on this machine is refused first (a read-only one
 // takes no store lock, yet would keep serving the old engine), then one line per step on stderr
 // and the report on stdout.

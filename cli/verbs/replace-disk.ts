@@ -1,4 +1,4 @@
-// `chunkfs replace-disk DISK NEW_PATH [TARGET] [--json]` (issue 11): adopt the new directory, rebuild
+// `chunkfs replace-disk DISK NEW_PATH [TARGET] [--json]`: adopt the new directory, rebuild
 // onto it with progress, and say what was rebuilt.
 import * as path from 'node:path';
 import type { ToolCommand } from '../tool-args';

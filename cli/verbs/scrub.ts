@@ -1,4 +1,4 @@
-// `chunkfs scrub [TARGET] [--repair [--force]] [--rate SIZE/s] [--json]` (issue 11): online through the
+// `chunkfs scrub [TARGET] [--repair [--force]] [--rate SIZE/s] [--json]`: online through the
 // mount, else on the store opened here; progress on stderr; exit 1 when anything is unrecoverable, the
 // leak scan left files (unknown, or a removal refused: DESIGN §4), or (without --repair) anything is bad.
 import type { ToolCommand } from '../tool-args';

@@ -1,4 +1,4 @@
-// `chunkfs status [TARGET] [--json]` (issue 11): asks the live mount when the store is mounted (so it
+// `chunkfs status [TARGET] [--json]`: asks the live mount when the store is mounted (so it
 // sees live disk health and injected faults), else opens the store read-only.
 import type { ToolCommand } from '../tool-args';
 import { runAction } from '../run-action';

@@ -1,4 +1,4 @@
-// The kernel's dirty-page share for this mount (issue 20 item 5). A FUSE device gets 1% of the
+// The kernel's dirty-page share for this mount. A FUSE device gets 1% of the
 // dirty-page budget with a strict limit, so with -o writeback_cache writers were throttled to
 // write-back speed (docs/filesystem.md: slower than no cache at all). Root may raise it per device, as here:
 // /sys/class/bdi/0:<connection id>/max_ratio. Measured on this VM (one noisy run, load 10-14,

@@ -107,7 +107,7 @@ function openFlagsOf(x: Ctx): number {
  * A read-only descriptor's close needs no FLUSH: it buffered nothing to store or report (a writer's
  * own close or fsync does that: WriteBack.close), and the kernel keeps POSIX and flock locks itself
  * (lowlevel_ops.cc), so a FLUSH would only cost a round trip (one of 4 requests of a cold
- * open-read-close, issue 20 item 4). Writable descriptors keep it: close reports a failed
+ * open-read-close). Writable descriptors keep it: close reports a failed
  * background flush and stores a file larger than a chunk before it returns.
  */
 function noFlushOf(openFlags: number): number {

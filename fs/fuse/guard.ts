@@ -2,7 +2,7 @@
 // rejection its errno (EIO for anything untyped, logged in one line naming the op and its subject).
 // A transport reply that throws while delivering a result (a conversion bug) answers EIO instead,
 // so no request is ever left waiting. Failure lines are rate-limited per chunk (log-limiter.ts) and
-// carry whole stacks only with -o debug (issue 11).
+// carry whole stacks only with -o debug.
 import { constants } from 'node:os';
 import { describeError, logKeyOf, toErrno } from '../errno';
 import { LogLimiter } from '../log-limiter';

@@ -1,4 +1,4 @@
-// Every FUSE op's duration and result, for the mount's metrics (issue 11: histograms of FUSE op
+// Every FUSE op's duration and result, for the mount's metrics (histograms of FUSE op
 // latency, bytes read and written). Wraps an op table only when an observer is given: each op's
 // reply callback (its first function argument) is timed from the request to the reply.
 import type { ChunkfsOps } from './ops-table';

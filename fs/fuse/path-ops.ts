@@ -18,7 +18,7 @@ const STATFS_BLOCKS_MAX = 2 ** 32;
 const FRSIZE_DOUBLINGS_MAX = 32;
 
 /**
- * fuse-native's binding carries stat times as unsigned milliseconds since 1970 (issue 15): a time
+ * fuse-native's binding carries stat times as unsigned milliseconds since 1970: a time
  * before 1970 (which the libfuse3 transport stores and shows) is shown as 1970-01-01 here, and
  * setting one is refused (utimens, EINVAL) rather than read back wrapped to a year past 500 million.
  */
@@ -71,7 +71,7 @@ export async function ftruncate(core: FsCore, p: string | null, fh: number, size
 
 /**
  * Names with their attributes: with use_ino, libfuse 2 takes each entry's d_ino from the stat
- * given here (without one every d_ino was 4294967295, issue 15). An entry removed since the listing
+ * given here (without one every d_ino was 4294967295). An entry removed since the listing
  * was read gets the type and inode number from the listing.
  */
 export function readdir(core: FsCore, p: string): { names: string[]; stats: Fuse.Stat[] } {

@@ -1,4 +1,4 @@
-// Read grants (issue 20 item 2, DESIGN §6): after JS served a read of a clean chunk (replica or EC), the
+// Read grants (DESIGN §6): after JS served a read of a clean chunk (replica or EC), the
 // transport lets native/fuse3/read_grant.cc answer the next reads of that chunk in C, on the thread
 // that read them, each block still verified against its hash (spec §9). A grant is offered only
 // when the mount holds nothing the store does not (no buffered bytes, no flush or truncate under

@@ -1,4 +1,4 @@
-// mount -o ro (issue 11): every op that would change the filesystem answers EROFS, and files open
+// mount -o ro: every op that would change the filesystem answers EROFS, and files open
 // for reading only. The store underneath still heals what reads find (a repair, not a change).
 // One list of refusals for both transports: fuse-native's path-based op table (readOnlyImpl) and the
 // libfuse3 request handlers (refusalOf, by op name). The libfuse3 mount is also "ro" in the kernel.

@@ -16,7 +16,7 @@ export interface TransportOptions {
   writebackCache: boolean;
   /**
    * libfuse3: the JS thread reads requests from /dev/fuse itself (-o dispatch=js, the default;
-   * issue 20: no thread hand-off per request); false (-o dispatch=threads): libfuse's threads read
+   * no thread hand-off per request, DESIGN §6); false (-o dispatch=threads): libfuse's threads read
    * them. fs/mount.ts decides; undefined here means threads.
    */
   jsDispatch?: boolean;

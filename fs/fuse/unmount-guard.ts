@@ -1,4 +1,4 @@
-// The auto_unmount guard (issue 20): a small process (native/fuse3/unmount_guard.cc) that holds this
+// The auto_unmount guard: a small process (native/fuse3/unmount_guard.cc) that holds this
 // mount's end of fusermount3's socket until this process has wholly exited. fusermount3 unmounts a
 // dead mount when that socket closes, but only if open() of the mount point then fails ENOTCONN.
 // Killed with SIGKILL, this process released the socket before /dev/fuse, and under load

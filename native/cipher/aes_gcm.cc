@@ -1,4 +1,4 @@
-// AES-256-GCM straight into the caller's buffers (issue 23, docs/transforms.md "Cipher format v2").
+// AES-256-GCM straight into the caller's buffers (docs/transforms.md "Cipher format v2").
 // Node's Decipher.update allocates a fresh output buffer per call and copies it again (and a
 // context per segment costs ~3 us); here one call opens or seals many segments with one cipher
 // context (key schedule set once, only the nonce reset per segment), writing into memory we own.

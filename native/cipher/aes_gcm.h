@@ -1,5 +1,5 @@
 // N-API exports of AES-256-GCM over buffers the caller owns (cipher formats v1 and v2 of encrypted
-// chunk payloads, docs/transforms.md; issue 23), registered by the one addon (native/rs/binding.cc
+// chunk payloads, docs/transforms.md), registered by the one addon (native/rs/binding.cc
 // Init). OpenSSL's EVP functions come from the Node binary that loads the addon (it exports them;
 // headers in $(npm config get nodedir)/include/node/openssl): no library of our own to build.
 #pragma once

@@ -1,4 +1,4 @@
-// FUSE_HANDLE_KILLPRIV_V2 on libfuse 3.14, which cannot ask for it (issue 20 item 3). Without it the
+// FUSE_HANDLE_KILLPRIV_V2 on libfuse 3.14, which cannot ask for it. Without it the
 // kernel asks for security.capability (a GETXATTR round trip) before every write, and fetches the
 // attributes (a GETATTR) before every chown. With it the kernel marks the super block SB_NOSEC: an
 // inode without set-id bits is checked once, and the file system drops set-id bits itself, told so

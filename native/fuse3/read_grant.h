@@ -1,11 +1,11 @@
-// Read grants (issue 20 item 2, DESIGN §6): verified reads of clean replica and EC chunks answered
+// Read grants (DESIGN §6): verified reads of clean replica and EC chunks answered
 // in C on the thread that read the request (JS dispatch), without a JS round trip. JS grants a chunk after
 // it served a read of it and found nothing that the grant could miss (no buffered or logged bytes,
 // no compression, no fault set: fs/fuse/read-grants.ts); every byte served here is still checked
 // against its position-bound HighwayHash-256 entry (spec §4.1, §9) before it is used. An encrypted
 // chunk (spec §3.1 bit 2, cipher format v2: native/cipher/gcm_segments.h) is served by segments:
 // the stored segments under the range read and verified, then opened, each tag checked before a
-// byte is sent (issue 23). An EC(k,m) chunk is served from its data shards alone (spec §6,
+// byte is sent. An EC(k,m) chunk is served from its data shards alone (spec §6,
 // ec_pieces.h): each piece's blocks read and verified in its shard, the pieces joined; a data
 // shard JS has not yet read (its header and table not cached) is not granted: a read needing it
 // goes to JS without a failure. Nothing is ever reconstructed here. Anything else (another chunk, a failed pread, a block that does not

@@ -155,7 +155,7 @@ void Session::RunLoop() {
   Arm();
 }
 
-// ---- JS dispatch: the JS thread reads /dev/fuse itself (issue 20) ----
+// ---- JS dispatch: the JS thread reads /dev/fuse itself ----
 
 bool Session::StartPoll(napi_env env, napi_value onBatch, std::string* error) {
   int fd = fuse_session_fd(se_);

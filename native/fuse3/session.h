@@ -47,9 +47,9 @@ struct MountOptions {
   unsigned maxWriteBytes = 1u << 20;
   unsigned maxBackground = 64;
   unsigned congestionThreshold = 48;
-  // Requests are read from /dev/fuse by the JS thread itself, polled by libuv (issue 20): the kernel
+  // Requests are read from /dev/fuse by the JS thread itself, polled by libuv: the kernel
   // wakes the thread that answers, no hand-off per request. False: libfuse's own threads read them
-  // and hand each batch over (the transport before issue 20; -o dispatch=threads). The mount's
+  // and hand each batch over (the older transport; -o dispatch=threads). The mount's
   // default is true (fs/fuse/transport.ts); false here only so a bare MountOptions means threads.
   bool jsDispatch = false;
   // JS dispatch: after a wake-up whose requests were all answered at once, keep reading /dev/fuse

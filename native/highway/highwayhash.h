@@ -1,6 +1,6 @@
 // HighwayHash-256 (spec §4, csum_algo = 1) with position-bound keys (spec §4.1),
 // batched over the bitrot blocks of one shard range so the JS side makes one
-// call per range instead of one per 16 KiB block (issue 2 hash throughput).
+// call per range instead of one per 16 KiB block.
 // Digest = the four u64 result words, each little-endian (DESIGN.md §3).
 #pragma once
 #include <cstddef>

@@ -1,6 +1,6 @@
 // allocHuge(bytes): a Buffer of `bytes` (a multiple of 2 MiB) in 2 MiB-aligned memory advised
 // MADV_HUGEPAGE. releasePages(buffer): gives such a buffer's pages back to the kernel (the mapping
-// stays; the next touch faults in zeroed pages), for pooled buffers left idle (issue 20).
+// stays; the next touch faults in zeroed pages), for pooled buffers left idle.
 // trimMalloc(): malloc_trim(0), glibc's return of free pages inside its arenas to the kernel;
 // mallocInUseBytes(): the bytes glibc's arenas have handed out and not got back (mallinfo2). Why: on this kind of VM every first touch of a 4 KiB page costs ~15 us (measured:
 // 256 MiB touched page by page, 14-15 us/page with 4 KiB pages, 0.4 us/page as huge pages), and the

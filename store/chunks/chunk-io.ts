@@ -95,7 +95,7 @@ export interface WrittenChunk { failed: number[]; stored: StoredForm | null }
 export async function writeWholeChunk(env: ChunkEnv, plain: ChunkRef, content: Uint8Array, syncs?: WriteSyncs): Promise<WrittenChunk> {
   // An encrypted payload is sealed into a pooled buffer, given back once every shard write settled:
   // on this VM a fresh 4 MiB buffer's page faults cost ~10x the sealing (docs/transforms.md).
-  // EC parity shards too (issue 21: an ec:4+2 chunk rewritten per gathered intents took two fresh
+  // EC parity shards too (an ec:4+2 chunk rewritten per gathered intents took two fresh
   // 1 MiB buffers each time, their page faults and GC on the mount's thread).
   const pool = env.decoded.pool;
   const taken: Buffer[] = [];

@@ -1,6 +1,6 @@
 // Hash tables (spec §2 region 2, §4) of recently read shards, by shard path. A verified read (§9)
 // of a shard whose table is cached reads only its data span: one pread instead of two, which is a
-// FUSE read's cheapest saving once its disk pages are cached (issue 20: ~17 us per pread measured
+// FUSE read's cheapest saving once its disk pages are cached (~17 us per pread measured
 // with strace on random 4 KiB reads). Every data byte is still read and checked against its
 // entry each time; the entries are what the disk held when the table was first read by a read
 // that verified. ShardStore drops a path's table wherever it drops its cached header: a rewrite, an

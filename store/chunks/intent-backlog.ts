@@ -42,7 +42,7 @@ export interface PendingIntent {
   /** crc32c of span when logged, checked again right before it is applied (pair assertion). */
   spanCrc: number;
   /**
-   * Logged without a full commit (a small-file append no fsync asked for, issue 21 item 5): the row
+   * Logged without a full commit (a small-file append no fsync asked for): the row
    * may still be lost in a power cut, so the applier makes the log durable before it touches a shard
    * in place (a torn in-place patch is repaired only by replaying a durable intent, spec §8.2).
    */
@@ -102,7 +102,7 @@ export class IntentBacklog {
    * The chunk's pending intents that overlap chunk range [offsetBytes, +lengthBytes), in log order:
    * a reader's snapshot (a new array). One pass over numbers: under fsync'd random writes a chunk
    * holds hundreds of intents, and copying them all for every read of it, then scanning the copy
-   * twice, cost 27 us of each fsync'd 4 KiB write (CPU profile, issue 21).
+   * twice, cost 27 us of each fsync'd 4 KiB write (CPU profile).
    */
   overlapping(ino: number, chunkIndex: number, offsetBytes: number, lengthBytes: number): PendingIntent[] {
     const list = this.byIno.get(ino)?.get(chunkIndex);
@@ -250,7 +250,7 @@ export function overlaySpans(pending: readonly PendingIntent[], version: bigint,
 export function uncoveredParts(pending: readonly PendingIntent[], version: bigint, offsetBytes: number, lengthBytes: number): Array<[number, number]> {
   const end = offsetBytes + lengthBytes;
   // Only the spans that overlap the range are sorted: a chunk under fsync'd random writes holds
-  // hundreds of pending intents, and sorting them all cost each read of it 28 us (issue 21).
+  // hundreds of pending intents, and sorting them all cost each read of it 28 us.
   const spans: Array<[number, number]> = [];
   for (const i of pending) {
     const lo = i.offsetBytes;

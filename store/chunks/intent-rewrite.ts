@@ -34,7 +34,7 @@ export async function rewriteWithIntents(env: ChunkEnv, host: RewriteHost, ino: 
   if (ref === null || pending.some((i) => i.version !== ref.version)) return dropStale(env, host, ino, c, ids);
   for (const i of pending) assert(crc32c(i.span) === i.spanCrc, `intent ${i.id} span changed in memory since it was logged`);
   // A pooled buffer, given back once the shards are written: a fresh 4 MiB per rewrite cost the
-  // mount's thread its page faults and GC (issue 21, measured under fsync'd random writes to ec:4+2).
+  // mount's thread its page faults and GC (measured under fsync'd random writes to ec:4+2).
   const content = env.decoded.pool.takeRaw(ref.logicalLenBytes);
   try {
     await readStoredPieces(env, ref, content);

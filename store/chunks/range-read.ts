@@ -1,5 +1,5 @@
-// A file byte range read chunk by chunk straight into a caller's buffer (issue 3
-// "Chunk I/O"): every byte of the range is written, holes (no live chunk, or past a
+// A file byte range read chunk by chunk straight into a caller's buffer
+// (DESIGN §2 "Chunk I/O"): every byte of the range is written, holes (no live chunk, or past a
 // chunk's logical length) as zeros. Chunks run with bounded concurrency.
 import { assert } from '../../src/errors';
 import { ChunkEnv } from './chunk-env';

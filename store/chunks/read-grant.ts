@@ -1,8 +1,8 @@
-// What a read grant of one chunk carries (issue 20 item 2, DESIGN §6; native/fuse3/read_grant.h):
+// What a read grant of one chunk carries (DESIGN §6; native/fuse3/read_grant.h):
 // enough for the transport to answer reads of a clean chunk in C, each block still verified
 // against its position-bound hash (spec §4.1, §9). Made only for what a read through the store
 // would answer from the same shards with nothing laid over them: chunks stored raw or encrypted
-// alone in cipher format v2 (issue 23: then the grant carries the segment size, nonce base and data
+// alone in cipher format v2 (then the grant carries the segment size, nonce base and data
 // key, and C opens the segments, each tag checked; compressed chunks are read in JS), no pending
 // intent, no fault injected, each granted shard's header and hash table cached by a read that
 // verified them. A replica chunk is granted on the first replica in read order; an EC chunk on its

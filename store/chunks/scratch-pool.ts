@@ -4,7 +4,7 @@
 // by one taker until it is given back, so two reads in flight never share one.
 // Whole-shard reads (a random-write flush reads each chunk it merges whole: fs/write-buffer.ts
 // mergeScattered) are kept too, in a few large buffers: fresh, each was 4 MiB of garbage that
-// stayed resident until a collection (issue 20: up to 60 MiB of the mount's peak RSS).
+// stayed resident until a collection (up to 60 MiB of the mount's peak RSS).
 import { assert } from '../../src/errors';
 import { HUGE_PAGE_BYTES, allocLarge } from '../../src/huge-buffer';
 

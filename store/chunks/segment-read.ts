@@ -1,5 +1,5 @@
 // Small reads of an encrypted, uncompressed chunk in cipher format v2 (src/chunk-segments.ts,
-// issue 23): only the stored bytes of the segments covering the range are read, each a verified
+// DESIGN §10): only the stored bytes of the segments covering the range are read, each a verified
 // §9 read (hashes before decryption; a bad block is served around by the layout's failover or
 // reconstruction as for any read), and only those segments are decrypted, each tag checked before
 // a byte is copied out. A compressed chunk is one compressed stream and is decoded whole

@@ -47,7 +47,7 @@ export class HeaderMismatchError extends FormatError {}
 export class ShardStore {
   private readonly headers = new LRUCache<string, ShardHeader>({ max: HEADER_CACHE_ENTRIES_MAX });
   private readonly tables = new HashTableCache();
-  /** fileRelPrefix per file: its xxh3 fan-out and hex were ~4 us of every FUSE read (issue 20 profile). */
+  /** fileRelPrefix per file: its xxh3 fan-out and hex were ~4 us of every FUSE read (a profile of the mount). */
   private readonly filePrefixes = new LRUCache<bigint, string>({ max: FILE_PREFIXES_MAX });
   /** Version directories whose own entry is known durable (their parent was fsynced after creation). */
   private readonly durableDirs = new LRUCache<string, true>({ max: HEADER_CACHE_ENTRIES_MAX });

@@ -1,4 +1,4 @@
-// Faults injected into a live store's disks (issue 11, `chunkfs inject`; DESIGN §7: "make a disk
+// Faults injected into a live store's disks (`chunkfs inject`; DESIGN §7: "make a disk
 // return EIO / ENOSPC / latency for N operations", "take a disk offline"). The table is consulted by
 // store/io/inject-io.ts on every Io and SyncIo call while at least one fault is set; with none set,
 // `armed` is false and those wrappers call straight through. Faults end after a count of matching

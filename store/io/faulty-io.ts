@@ -1,4 +1,4 @@
-// A fault-injecting Io for tests (issue 3): fail chosen calls with EIO or ENOSPC,
+// A fault-injecting Io for tests: fail chosen calls with EIO or ENOSPC,
 // add latency, and simulate a crash (power loss) by putting the disk back into
 // its last durable state. The durability model, per file and per directory entry:
 //   - file bytes become durable at fsync/fdatasync of that file;
@@ -75,7 +75,7 @@ export class FaultyIo implements Io {
   /**
    * Unlinks durable at once, without an fsync of the directory: a power loss keeps them (as a
    * journaling filesystem may, having committed its journal on its own timer). With restoreExternal,
-   * the case of issue 25: shard files deleted for good while the commit that freed them is lost.
+   * the case seen once: shard files deleted for good while the commit that freed them is lost.
    */
   unlinksDurable = false;
   private readonly externalDurable = new Map<string, Buffer>();

@@ -1,5 +1,5 @@
 // The production Io of a live mount: NodeIo (or any Io) behind store/io/fault-table.ts, so
-// `chunkfs inject` can make a disk fail, fill up, stall or vanish while the mount runs (issue 11;
+// `chunkfs inject` can make a disk fail, fill up, stall or vanish while the mount runs (
 // DESIGN §2: every disk call of store/ goes through one I/O interface so faults can be injected
 // anywhere). With no fault set every call goes straight to the inner Io, files are not wrapped and
 // the synchronous fast path stays open: the only cost is one property read per call.

@@ -1,5 +1,5 @@
 // The one small I/O interface every disk access of the store goes through
-// (issue 3: tests substitute store/io/faulty-io.ts to inject EIO/ENOSPC, latency
+// (tests substitute store/io/faulty-io.ts to inject EIO/ENOSPC, latency
 // and crashes). NodeIo is the production implementation: it keeps a bounded
 // LRU cache of open descriptors so hot shard files are not reopened per read.
 import * as fs from 'node:fs';
@@ -34,12 +34,12 @@ export interface StatfsResult {
 }
 
 export interface Io {
-  /** 'create-exclusive' creates the file 0600 (issue 12: the store is private to its owner). */
+  /** 'create-exclusive' creates the file 0600 (the store is private to its owner). */
   open(path: string, mode: OpenMode): Promise<IoFile>;
   rename(from: string, to: string): Promise<void>;
   unlink(path: string): Promise<void>;
   rmdir(path: string): Promise<void>;
-  /** Recursive; succeeds if the directory exists. Directories it creates are 0700 (issue 12). */
+  /** Recursive; succeeds if the directory exists. Directories it creates are 0700. */
   mkdir(path: string): Promise<void>;
   /** stat, or null when nothing is at path (the scrub's walk for loose modes). */
   stat(path: string): Promise<IoStat | null>;
@@ -153,7 +153,7 @@ const PARALLEL_PIECE_BYTES = 1 << 19;
 /**
  * A large read as concurrent 1 MiB preads into one buffer: a single big pread of a
  * cold file is served by the kernel as a series of small readahead-sized requests;
- * concurrent pieces keep the device busy (verified sequential reads, issue 3).
+ * concurrent pieces keep the device busy (verified sequential reads).
  */
 export async function preadParallel(f: IoFile, lengthBytes: number, positionBytes: number): Promise<Buffer> {
   if (lengthBytes <= PARALLEL_PIECE_BYTES) return f.pread(lengthBytes, positionBytes);

@@ -1,5 +1,5 @@
 // An Io that times every device flush (fsync, fdatasync, directory fsync) for the mount's metrics
-// (issue 11: "histograms of ... device flush latency"). Used only with -o metrics: then every file
+// ("histograms of ... device flush latency"). Used only with -o metrics: then every file
 // opened for writing is wrapped; reads done inline (Io.openNow) are never wrapped.
 import { Io, IoFile, IoStat, OpenMode, StatfsResult } from './io';
 

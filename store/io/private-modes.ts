@@ -1,4 +1,4 @@
-// The store is private to its owner (issue 12): every directory 0700, every file 0600, so no other
+// The store is private to its owner: every directory 0700, every file 0600, so no other
 // local user reads shard bytes, names, owners or xattrs around the mount's own permission checks
 // (ZFS and ext4 keep their devices root-only for the same reason). New paths get these modes at
 // creation (store/io/io.ts, store/io/sync-io.ts); this file checks stores made before that rule:

@@ -2,7 +2,7 @@
 // the store's few small files (config, bitrot key, disk identity markers, the lock) and the modes
 // of what the store owns. They are read and written at open/mkfs, before any event loop work, so
 // synchronous calls keep those paths simple. Everything created here is private to the store's
-// owner (issue 12): files 0600, directories 0700, set explicitly at creation; the umask can only
+// owner: files 0600, directories 0700, set explicitly at creation; the umask can only
 // narrow that further, never widen it.
 import * as fs from 'node:fs';
 import * as nodePath from 'node:path';

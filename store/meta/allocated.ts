@@ -1,4 +1,4 @@
-// What a file holds, by logical bytes (issue 15 item 12; issue 19): st_blocks and SEEK_DATA /
+// What a file holds, by logical bytes (DESIGN §5 "One view"): st_blocks and SEEK_DATA /
 // SEEK_HOLE answer from the chunk map, where a chunk with version 0 (or no row) is a hole (DESIGN §4),
 // and a live chunk holds [c x chunk size, + its logical length). A small file packed as a needle
 // (spec §11.3) holds its whole length. Shard bytes (replicas, parity, headers) are not counted:
@@ -10,7 +10,7 @@
 // [chunk start, max(its old length, b)) afterwards (store/chunks/chunk-writer.ts writes the hole before a
 // as zeros), and a file that is or becomes a needle holds its whole size.
 //
-// So holes come in whole chunks, from a chunk's stored length to its end (issue 24 item 4): the
+// So holes come in whole chunks, from a chunk's stored length to its end: the
 // format keeps every byte of a chunk from its start (spec §8), so a sub-chunk hole would be zeros
 // the disks hold. st_blksize is the chunk size to match (fs/core.ts).
 //

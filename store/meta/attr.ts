@@ -62,7 +62,7 @@ export function attrOf(r: Row): Attr {
 /**
  * The inode columns an Attr is made of, in attrOfValues' order. Read as a raw row (an array, no
  * object with a property per column): 5 us per statement against 10-12 us for `SELECT *` of the
- * 27-column inodes row as an object (better-sqlite3, measured on a mount's meta.db; issue 20).
+ * 27-column inodes row as an object (better-sqlite3, measured on a mount's meta.db).
  */
 export const ATTR_COLUMNS = [
   'ino', 'type', 'mode', 'uid', 'gid', 'size', 'nlink', 'atime_ns', 'atime_far', 'mtime_ns', 'mtime_far',

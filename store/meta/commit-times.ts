@@ -1,4 +1,4 @@
-// The times a data commit stamps on its inode (DESIGN §5 "One view", issue 19): the mount shows a
+// The times a data commit stamps on its inode (DESIGN §5 "One view"): the mount shows a
 // file's mtime and ctime from its buffered writes at once, and storing the bytes later (close batch,
 // timer, memory pressure, fsync, unmount) must commit exactly those, never the time of the flush.
 // Callers without buffered times (tools, tests, the store's own writes) get "now".

@@ -84,7 +84,7 @@ export class Containers {
    * Containers in this state with dead/used >= ratio and at least deadBytesMin (or, for small test
    * containers, ratio x capacity) dead (spec §11.5),
    * most dead first. By used bytes, not capacity: a container retired before it filled (its dead
-   * bytes held space, issue 15 item 10) counts what it holds.
+   * bytes held space) counts what it holds.
    */
   compactable(state: ContainerState, ratio: number, deadBytesMin: number, limit: number): ContainerRow[] {
     return (this.s.compactable.all({ state, ratio, deadMin: deadBytesMin, limit }) as Row[]).map(rowOf);

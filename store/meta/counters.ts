@@ -1,4 +1,4 @@
-// Persistent counters (issue 3: status() reports bitrot errors, failovers,
+// Persistent counters (status() reports bitrot errors, failovers,
 // reconstructions, heals). Bumps are cheap single-row upserts. A damaged shard is counted once, when
 // it is newly queued for heal (store/chunks/chunk-env.ts); the reads served around it are counted
 // apart, in memory and written at most once a second (with a disk offline that is every read).

@@ -1,5 +1,5 @@
 // Inode times outside what a signed 64-bit nanosecond count holds (before 1677-09-21 or after
-// 2262-04-11; issue 15: `touch -d 2500-01-01` gave EIO). The kernel passes signed 64-bit seconds
+// 2262-04-11: `touch -d 2500-01-01` gave EIO). The kernel passes signed 64-bit seconds
 // plus nanoseconds, so a time may be far outside that range. Schema v6 adds atime_far, mtime_far
 // and ctime_far: for such a time, the decimal nanoseconds since the epoch; NULL for every other
 // time, which stays in the *_ns column alone. A far time leaves its *_ns column at a clamp (the

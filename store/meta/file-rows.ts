@@ -1,7 +1,7 @@
 // The data path's view of an inode row (DESIGN §4): a regular file's layout, chunk parameters, size,
 // slice and times, as the chunk writer, truncate, punch and small files read and commit them. The
 // namespace (./namespace.ts) owns creating, linking and attributes; this owns what storing bytes
-// changes, so no module outside meta/ writes SQL (issue 22 item 1). Callers group these with their
+// changes, so no module outside meta/ writes SQL. Callers group these with their
 // other changes in one transaction.
 import type { Db } from './meta';
 import type { SqlStatement } from './sql-engine';
@@ -32,7 +32,7 @@ export interface InternalFile extends StoredLayout {
   timeNs: bigint;
 }
 
-/** Internal files (containers) are regular files private to the store's owner (issue 12). */
+/** Internal files (containers) are regular files private to the store's owner. */
 const INTERNAL_FILE_MODE = 0o100600;
 
 type Row = Record<string, bigint | string | null>;

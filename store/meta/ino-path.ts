@@ -1,4 +1,4 @@
-// An inode's path in the namespace, for reports and log lines that name files (issue 11: "naming the
+// An inode's path in the namespace, for reports and log lines that name files ("naming the
 // file path"): one of its names (a hard-linked file has several), walked up to the root.
 import { Db, ROOT_INO } from './meta';
 

@@ -1,6 +1,6 @@
-// Opening meta.db after a crash (DESIGN §4/§5, issue 14 item 6). A crashed writer leaves meta.db-wal
+// Opening meta.db after a crash (DESIGN §4/§5). A crashed writer leaves meta.db-wal
 // (committed transactions: never to be removed), and a crashed reader or a writer of a build before
-// issue 20 meta.db-shm (an index of the WAL that SQLite rebuilds from it when nobody has the database
+// earlier build meta.db-shm (an index of the WAL that SQLite rebuilds from it when nobody has the database
 // open). SQLite recovers both by itself on open, torn or stale ones included. A read-write open keeps
 // the WAL index in memory (locking_mode EXCLUSIVE, store/meta/meta.ts) and never uses a -shm; once it
 // holds the database it removes a -shm left behind, since a read-only open after it cannot get past

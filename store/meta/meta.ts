@@ -85,10 +85,10 @@ export const MIGRATIONS: EngineSql[] = [
    CREATE TABLE reclaim(ino BIGINT NOT NULL, chunk_index BIGINT NOT NULL, version BIGINT NOT NULL,
      layout TEXT NOT NULL, placement_seed BIGINT NOT NULL, cluster_map_epoch BIGINT NOT NULL,
      queued_ns BIGINT NOT NULL, PRIMARY KEY(ino, chunk_index, version));` },
-  // v3 (DESIGN §5 prefix rule, issue 14): files whose chunk map may hold bytes stored past their
+  // v3 (DESIGN §5 prefix rule): files whose chunk map may hold bytes stored past their
   // committed size (write-back stores chunks out of order); recovery trims exactly these files.
   { sqlite: `CREATE TABLE past_size(ino INTEGER PRIMARY KEY);`, postgres: `CREATE TABLE past_size(ino BIGINT PRIMARY KEY);` },
-  // v4 (spec §11, DESIGN §5 "Small files", issue 9): a small file's inode holds its Slice pointer
+  // v4 (spec §11, DESIGN §5 "Small files"): a small file's inode holds its Slice pointer
   // (container_id, offset, length, cookie; no data); containers (internal inodes without a name)
   // and their state, owned by store/meta/containers.ts.
   { sqlite: `ALTER TABLE inodes ADD COLUMN slice_container INTEGER;
@@ -120,13 +120,13 @@ export const MIGRATIONS: EngineSql[] = [
    CREATE FUNCTION inodes_high() RETURNS trigger LANGUAGE plpgsql AS $$
      BEGIN UPDATE ino_high SET ino = GREATEST(ino, OLD.ino) WHERE k = 0; RETURN NULL; END $$;
    CREATE TRIGGER inodes_high AFTER DELETE ON inodes FOR EACH ROW EXECUTE FUNCTION inodes_high();` },
-  // v5 (issue 10): FIFOs, sockets and devices (store/meta/migration-v5.ts).
+  // v5: FIFOs, sockets and devices (store/meta/migration-v5.ts).
   MIGRATION_V5_SPECIAL_FILES,
-  // v6 (issue 15): times outside signed 64-bit nanoseconds (store/meta/far-times.ts).
+  // v6: times outside signed 64-bit nanoseconds (store/meta/far-times.ts).
   MIGRATION_V6_FAR_TIMES,
-  // v7 (issue 24 item 5): what fallocate allocated, per chunk (store/meta/prealloc.ts).
+  // v7: what fallocate allocated, per chunk (store/meta/prealloc.ts).
   MIGRATION_V7_PREALLOC,
-  // v8 (issue 23): a transformed chunk's stored length and flags (store/meta/chunk-map.ts).
+  // v8: a transformed chunk's stored length and flags (store/meta/chunk-map.ts).
   MIGRATION_V8_CHUNK_TRANSFORMS,
   // v9: the store's id (store/meta/store-identity.ts, DESIGN §4 "Identity").
   MIGRATION_STORE_ID,
@@ -208,7 +208,7 @@ function setUp(db: Database.Database, readOnly: boolean, firstAccess: () => void
   db.defaultSafeIntegers(true);
   if (readOnly) firstAccess();
   else {
-    // Before the first access (issue 20): the writer holds meta.db's lock for as long as it has it
+    // Before the first access: the writer holds meta.db's lock for as long as it has it
     // open, so a transaction takes no file locks (SQLite took and released ~20 fcntl locks each), and
     // WAL mode keeps its index in this process's memory, never in meta.db-shm. A read-write open holds
     // the store lock, so nothing else writes; readers (chunkfs inspect, status) of a mounted store go

@@ -1,4 +1,4 @@
-// Schema v5 (issue 10): FIFOs, sockets and character/block devices are inodes of their own types,
+// Schema v5: FIFOs, sockets and character/block devices are inodes of their own types,
 // and devices keep their device number (rdev). SQLite cannot change a CHECK constraint in place, so
 // the inodes table is rebuilt with the same columns plus rdev (rowids, i.e. inode numbers, kept).
 // The v4 index and trigger on inodes go with the old table, so they are made again here; the

@@ -1,4 +1,4 @@
-// POSIX namespace over the metadata database (issue 3, store-api.md): inodes,
+// POSIX namespace over the metadata database (store-api.md): inodes,
 // directory entries, hard links, rename replace rules, symlinks, and the orphan
 // list (nlink 0 files whose chunks are deleted later, so a crash cannot leak them).
 // Every multi-row change is one transaction. Extended attributes: store/meta/xattrs.ts.
@@ -146,7 +146,7 @@ export class Namespace {
     return a;
   }
 
-  /** The new inode's attributes, as inserted (not read back, issue 20). */
+  /** The new inode's attributes, as inserted (not read back). */
   private insertInode(v: NewInode): Attr {
     const t = nowNs();
     const values = { size: 0, parent: null, layout: null, cs: null, bb: null, eb: null, seed: null, epoch: null, target: null, rdev: 0, ...v, t };
@@ -154,7 +154,7 @@ export class Namespace {
     let ino: number;
     if (own === null) ino = Number(this.q.insert.run(values).lastInsertRowid);
     else {
-      // Nothing to read back: the INSERT waits for the transaction's COMMIT (one round trip, issue 22).
+      // Nothing to read back: the INSERT waits for the transaction's COMMIT (one round trip).
       this.insertNumbered ??= this.db.prepare(`${INSERT_INODE_SQL} VALUES (@ino, ${INODE_VALUES_SQL})`);
       this.insertNumbered.run({ ...values, ino: own });
       ino = own;
@@ -191,7 +191,7 @@ export class Namespace {
 
   /** Layout text a new file under dirIno gets: nearest ancestor's xattr, else the store default. */
   inheritedLayout(dirIno: number): string {
-    // One statement for the whole walk up (issue 20: it was two per ancestor, on every create).
+    // One statement for the whole walk up (it was two per ancestor, on every create).
     const r = this.q.inheritedLayout.get({ ino: dirIno, name: LAYOUT_XATTR, depthMax: TREE_DEPTH_MAX }) as { value: Buffer } | undefined;
     return r !== undefined ? r.value.toString('utf8') : this.opts.defaults.layout;
   }

@@ -1,4 +1,4 @@
-// What the writer tells read-only followers (DESIGN §9, issue 22 item 5): after each transaction
+// What the writer tells read-only followers (DESIGN §9): after each transaction
 // that changed the namespace, a file's rows, its chunk map or the intent log, the followers LISTENing
 // on CHANGES_CHANNEL get the inode numbers it touched (PostgreSQL delivers a NOTIFY at commit, and
 // only if the transaction commits, in commit order). Statement triggers send them, so every writer

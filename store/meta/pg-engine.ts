@@ -174,7 +174,7 @@ export class PgDb implements Db {
   /**
    * The open transaction's BEGIN waits for its first write (while rows are trusted: this connection
    * is the only writer, so a read before it sees what it would see inside): a transaction that only
-   * reads sends no BEGIN and no COMMIT (issue 22: round trips).
+   * reads sends no BEGIN and no COMMIT (round trips).
    */
   private beginDeferred = false;
   /** Rows this connection read, trusted while it holds the store's lease (pg-row-cache.ts; off until trustRows). */
@@ -186,7 +186,7 @@ export class PgDb implements Db {
   private lastDialMs = 0;
   /** Transactions committed (and writes outside one) since open: the commit log's mark (DESIGN §5). */
   commits = 0n;
-  /** Round trips to the server since open (each statement sent alone, each pipeline): what issue 22 counts. */
+  /** Round trips to the server since open (each statement sent alone, each pipeline): what the benchmarks count. */
   roundTrips = 0;
   /** The next inode number newIno hands out (0: to be read), and the row cache's trust epoch it was read in. */
   private inoNext = 0;

@@ -1,4 +1,4 @@
-// The store's lease on PostgreSQL (DESIGN §9, issue 22 item 4): one read-write opener at a time
+// The store's lease on PostgreSQL (DESIGN §9): one read-write opener at a time
 // for a store whose metadata outlives its machine. On SQLite the store lock file does this (one
 // machine holds meta.db); on PostgreSQL another machine that sees the same disk directories could
 // open the store too, so the database itself holds a lease row: who holds it (host, pid, what for),

@@ -1,4 +1,4 @@
-// A read-only follower's ear on the writer (DESIGN §9, issue 22 item 5): a connection of its own
+// A read-only follower's ear on the writer (DESIGN §9): a connection of its own
 // that LISTENs on the changes channel (store/meta/pg-change-notify.ts) and hands each batch of
 // notifications to onChange, read asynchronously as the socket turns readable (libpq's reader), so
 // the thread never waits for the writer. A lost connection (the server restarted, the network) is

@@ -1,4 +1,4 @@
-// What the lease holder knows of directory entries (issue 22: round trips; DESIGN §9: while it holds
+// What the lease holder knows of directory entries (round trips; DESIGN §9: while it holds
 // the store's lease the mount is the only writer, so an entry it read or wrote stays as it knows it).
 // Per directory: names known to hold an inode number, names known to be absent, and whether the
 // whole directory is known (a directory this mount made, whose inode number is new: empty), so that

@@ -24,7 +24,7 @@ const CONNECT_TIMEOUT_SECONDS = 10;
  * enable_seqscan off: statements are prepared once per connection (pg-engine.ts) and soon run on
  * a generic plan, made while a new store's tables fit in a page, where a sequential scan is the
  * cheaper plan; it stays, and reads every row once the table has grown, until the server's next
- * ANALYZE of it (issue 22: a tar -x of 1,000 files into a new store made 11,052 sequential scans
+ * ANALYZE of it (a tar -x of 1,000 files into a new store made 11,052 sequential scans
  * of inodes, 8.9 M rows read, and 21 index scans). Metadata statements are keyed by an index; one
  * that reads a whole table has no other plan and still scans it. jit off: such a plan's cost (the
  * planner's penalty for the scan) passes jit_above_cost, and compiling it took 5-50 ms a statement.

@@ -1,4 +1,4 @@
-// Statements of one transaction sent together (issue 22: round trips to PostgreSQL). Inside a
+// Statements of one transaction sent together (round trips to PostgreSQL). Inside a
 // transaction, a statement whose result nobody has asked for yet (BEGIN, SAVEPOINT, an INSERT or
 // UPDATE run for its effect) waits here, and goes with the next statement whose result is needed (a
 // read, COMMIT) in one libpq pipeline: one round trip for all of them, in order, so a read sees

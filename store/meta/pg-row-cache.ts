@@ -1,4 +1,4 @@
-// The mount's cache of the rows it reads from PostgreSQL (issue 22: round trips; DESIGN §9: while a
+// The mount's cache of the rows it reads from PostgreSQL (round trips; DESIGN §9: while a
 // mount holds the store's lease it is the only writer, so what it read stays true unless it writes
 // it itself). It keeps the results of keyed reads — `SELECT ... FROM t WHERE a = $1 [AND b = $2]`,
 // one table, equalities only — and every write this connection makes goes through it first:
@@ -6,7 +6,7 @@
 //   the new values (write-through), unless a column a trigger derives would change unseen;
 // - any other write: every cached result it may touch is dropped (by table, narrowed by the
 //   equalities both sides name); a statement it cannot read drops everything.
-// Beyond single-table reads (issue 22: a create, rename or unlink in one round trip):
+// Beyond single-table reads (a create, rename or unlink in one round trip):
 // - a lookup of a name (dirents joined with inodes) is answered from what is known of the name
 //   (pg-name-cache.ts: kept from lookups, and from the entries this connection inserts and deletes)
 //   and a cached row of its inode; a known-absent name, or any name of a directory made here, is
@@ -182,7 +182,7 @@ export class PgRowCache {
    * The whole-row read to send instead of a read of some of an inode's columns that missed (by ino,
    * or a lookup of a name): its answer is kept whole, so the other column sets the mount reads of
    * the same inode (attributes, the file row, the size) are projected from it without asking
-   * (issue 22: an open, write and close of a small file read three). Null: send the read as it is.
+   * (an open, write and close of a small file read three). Null: send the read as it is.
    */
   widened(text: string, values: Array<string | null>): { text: string; values: Array<string | null> } | null {
     if (!this.trusted) return null;
@@ -415,7 +415,7 @@ export class PgRowCache {
     if (p.insert) {
       // A new row changes no result of a unique key that found a row; every other result may gain it.
       if (p.upsert || !unique) return this.dropBucket(b);
-      // Those are kept apart (Bucket.empty): a scan of the whole bucket per INSERT grew with the cache (issue 22).
+      // Those are kept apart (Bucket.empty): a scan of the whole bucket per INSERT grew with the cache.
       for (const key of [...b.empty]) this.forget(key);
       return;
     }

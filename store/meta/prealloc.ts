@@ -1,4 +1,4 @@
-// fallocate's allocations (issue 24 item 5; schema v7): the store writes sparsely, so fallocate
+// fallocate's allocations (schema v7): the store writes sparsely, so fallocate
 // (mode 0 or KEEP_SIZE) stores no bytes, but the space it allocated is part of what the file holds
 // (st_blocks, as on ext4: writing into it later does not grow the file's blocks). It is kept per
 // chunk in the same terms as data (store/meta/allocated.ts, DESIGN §5 "One view"): a chunk touched by a

@@ -1,4 +1,4 @@
-// The one metadata SQL interface (DESIGN §9, issue 22 item 2): what store/meta/ asks of a database,
+// The one metadata SQL interface (DESIGN §9): what store/meta/ asks of a database,
 // and nothing more. Two engines implement it: SQLite (store/meta/sqlite-engine.ts, the embedded
 // default) and PostgreSQL (store/meta/pg-engine.ts). It is the subset of better-sqlite3's synchronous
 // API that meta/ uses (the store and fs/ are written around synchronous metadata calls; DESIGN §9),

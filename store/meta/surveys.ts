@@ -1,5 +1,5 @@
 // Whole-store walks of the metadata for scrub, fsck and status (DESIGN §7): read-only queries across
-// tables, kept here so that no module outside meta/ writes SQL (issue 22 item 1). Each is a pass over
+// tables, kept here so that no module outside meta/ writes SQL. Each is a pass over
 // a table, not a per-request path, so the statements are prepared per call.
 import { Db, ROOT_INO } from './meta';
 

@@ -1,4 +1,4 @@
-// Keeps meta.db-wal in the page cache (issue 20: the metadata database's own cost per operation).
+// Keeps meta.db-wal in the page cache (the metadata database's own cost per operation).
 // SQLite appends each page it commits to the WAL as a 24-byte frame header and the 4,096-byte page,
 // and after each checkpoint writes the WAL again from its start, so every write covers part of a
 // file page. When the kernel has dropped those pages (memory pressure from large file I/O, or

@@ -2,7 +2,7 @@
 // directory it is stored and inherited by files created beneath (validated, EINVAL
 // if this store cannot hold it); on a file it shows the file's own Layout and may
 // be changed only while the file holds no data. listxattr names it only where it was
-// set explicitly (a row here; issue 15: cp --preserve=xattr, rsync -X and xattr
+// set explicitly (a row here: cp --preserve=xattr, rsync -X and xattr
 // comparisons must not see an attribute nobody set); getxattr answers it on every file.
 import { Db, nowNs } from './meta';
 import { FsError } from '../fs-error';
@@ -21,7 +21,7 @@ export class Xattrs {
     private readonly layoutChanged: (ino: number) => void = () => undefined) {
     this.q = {
       get: db.prepare('SELECT value FROM xattrs WHERE ino = ? AND name = ?'),
-      // The inode (ENOENT, a file's layout) and the value in one statement (issue 20: ACL reads on chmod, create).
+      // The inode (ENOENT, a file's layout) and the value in one statement (ACL reads on chmod, create).
       find: db.prepare('SELECT i.type, i.layout, x.value FROM inodes i LEFT JOIN xattrs x ON x.ino = i.ino AND x.name = @name WHERE i.ino = @ino'),
       // PostgreSQL: the same in two keyed reads, each answered from the lease holder's row cache (pg-row-cache.ts).
       typeLayout: db.prepare('SELECT type, layout FROM inodes WHERE ino = ?'),

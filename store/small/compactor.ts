@@ -26,7 +26,7 @@ export const COMPACT_DEAD_RATIO = 0.4;
 /**
  * Dead bytes below this stay where they are: moving a container's live needles to free less would
  * cost more writes than the space is worth. Also a bound on the space dead needles hold: at most
- * this much per open container, or the dead ratio of a sealed one (issue 15 item 10).
+ * this much per open container, or the dead ratio of a sealed one.
  */
 export const COMPACT_DEAD_BYTES_MIN = 4 << 20;
 /** Containers one compaction round takes. */
@@ -91,7 +91,7 @@ export class Compactor {
    * Retire open containers past the dead ratio (appends move on to a new one), seal every full
    * container, then compact those past the dead ratio. An open container that is mostly dead would
    * otherwise hold its dead needles until it filled (256 MiB): under small-file churn that was most
-   * of a store's space (issue 15 item 10: 27 MB of dead needles, 81 MB stored, for 8 MB live).
+   * of a store's space (27 MB of dead needles, 81 MB stored, for 8 MB live).
    */
   async runOnce(report = emptyCompactReport()): Promise<CompactReport> {
     await Promise.all([...this.sealing]); // a seal an append started finishes first

@@ -183,7 +183,7 @@ export class NeedleAppender {
 
   /**
    * Stop appending to open container id (state 'full'), so it can be sealed and compacted although
-   * it never filled: its dead needles hold space (issue 15 item 10). Only between batches: a batch
+   * it never filled: its dead needles hold space. Only between batches: a batch
    * in flight writes at the offset it read. false when it is not open, or appends never paused.
    */
   async retire(id: number): Promise<boolean> {
@@ -205,7 +205,7 @@ export class NeedleAppender {
     const cs = fl.chunkSizeBytes;
     const needles = batch.map((p) => encodeNeedle(BigInt(p.ino), newCookie(), p.data, NEEDLE_ALIGN_DEFAULT));
     const { offsets, endBytes, gapBytes } = placeNeedles(container.usedBytes, cs, needles.map((n) => n.length));
-    // Not flushed here (issue 21 item 5): close is not fsync (DESIGN §5). The slices commit after the
+    // Not flushed here: close is not fsync (DESIGN §5). The slices commit after the
     // intents that hold their needles, and the WAL keeps a prefix of the commits, so a power cut
     // leaves a file's old needle or its new one, never a slice without its bytes; fsync (store.sync)
     // makes both durable with one flush, and the applier flushes before it patches the container.
@@ -229,7 +229,7 @@ export class NeedleAppender {
       });
     };
     // PostgreSQL: when the container write is journaled intents only, the slices commit in the
-    // transaction that logs them (one round trip, issue 22): atomic with the needles' bytes, so no
+    // transaction that logs them (one round trip): atomic with the needles' bytes, so no
     // slice is ever without them (data first, DESIGN §5). Otherwise, and on SQLite, after it.
     const withIntents = this.env.db.engine === 'postgres' ? commitSlices : undefined;
     const pieces = this.pieces(container, cs, needles, offsets, endBytes);

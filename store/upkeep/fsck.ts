@@ -1,4 +1,4 @@
-// fsck (issue 11, DESIGN §7): the metadata against the shards, fast (a header read per shard, no
+// fsck (DESIGN §7): the metadata against the shards, fast (a header read per shard, no
 // data verified: that is scrub). Finds shards of live chunks that are missing or whose header
 // disagrees with the inode Layout and chunk map (spec §1: a corruption signal), shard and temp files
 // nothing accounts for (orphans, stale versions: store/upkeep/leak-scan.ts), inodes left unlinked, the

@@ -1,4 +1,4 @@
-// Per-shard exponential backoff of the background healer (issue 11: a chunk beyond repair was retried
+// Per-shard exponential backoff of the background healer (a chunk beyond repair was retried
 // 132-138 times in 20 s and never logged). A shard whose rebuild fails is retried after 2 s, 4 s, ...
 // up to an hour; its first failure is logged once, with what was tried and why it failed, and a
 // later success says how many attempts it took. Kept in memory: after a restart each queued shard is

@@ -1,4 +1,4 @@
-// Heal (issue 3): rebuild a chunk's bad or missing shards from the good ones through
+// Heal: rebuild a chunk's bad or missing shards from the good ones through
 // the same whole-shard write (spec §8.1), then verify the result by reading it back.
 // The persistent heal queue is drained directly (heal(), `chunkfs heal`) or by a background
 // healer at a bounded rate, which backs off per shard (store/upkeep/heal-backoff.ts). Scrub

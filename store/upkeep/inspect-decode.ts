@@ -1,4 +1,4 @@
-// `chunkfs inspect` decodes transformed payloads (issue 23, DESIGN §10): with the store key it
+// `chunkfs inspect` decodes transformed payloads (DESIGN §10): with the store key it
 // checks the GCM tag(s) and decompresses, and shows the raw length and the ratio. Only after the
 // payload's blocks verified (spec §9). The compression algorithm is in the file's layout (spec §3.1
 // "algo in Layout"); a shard inspected without the metadata names it by the payload's first bytes

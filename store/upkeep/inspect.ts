@@ -1,4 +1,4 @@
-// Inspect shard files without the metadata (issue 11, DESIGN §7 "the self-describing property"):
+// Inspect shard files without the metadata (DESIGN §7 "the self-describing property"):
 // decode the header (spec §3, its CRC), check that the §7 path agrees with it, and verify every block
 // against its hash entry (spec §4, §9). Only the store's config (disk directories) and bitrot key
 // are read; a chunk's shards are found from its file id by the path scheme alone, every version

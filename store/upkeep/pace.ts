@@ -1,4 +1,4 @@
-// A byte-rate limit for background passes over the store (scrub --rate, issue 11): after each unit
+// A byte-rate limit for background passes over the store (scrub --rate): after each unit
 // of work, wait until the bytes done so far fit the rate since the start. Waits in short slices so
 // a cancelled pass stops promptly.
 export const PACE_SLICE_MS = 250;

@@ -12,7 +12,7 @@
 // Free last, the mirror of data first (DESIGN §5): shards are deleted only once the commit that
 // freed them is durable. Unlink, truncate and copy-on-write commit without a flush (synchronous=NORMAL),
 // so until the next full commit a power loss can bring the old version back; each round therefore
-// starts with one group-committed flush (issue 25: files that came back without their shards).
+// starts with one group-committed flush (files that came back without their shards).
 import { ChunkEnv } from '../chunks/chunk-env';
 import { parseLayout, shardCount } from '../../src/layout';
 import { RECLAIM_BATCH_MAX, ReclaimEntry } from '../meta/reclaim-queue';
@@ -30,7 +30,7 @@ const RECLAIM_PAUSE_MS = 100;
  * Backlog (queued versions) past which the reclaimer stops pausing between rounds: each queued
  * version holds up to a chunk per shard (12 MiB for replica:3 and 4 MiB chunks), so 256 of them are
  * ~3 GiB of disk. Under a multi-process stress the writes free versions faster than 320 a second
- * (issue 15 item 10); below this the 100 ms pause keeps the disks for foreground requests.
+ *; below this the 100 ms pause keeps the disks for foreground requests.
  */
 export const RECLAIM_BACKLOG_HURRY = 256;
 /** Rounds of one drain() call (a bound on the loop; the queue is finite anyway). */

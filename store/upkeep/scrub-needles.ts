@@ -1,4 +1,4 @@
-// Scrub's walk of the needles (spec §11.4; issue 9 item 8): every small file's slice is read back
+// Scrub's walk of the needles (spec §11.4): every small file's slice is read back
 // through the needle read path (container range -> verified chunk read -> magic, file_id, cookie,
 // data_crc32c). The chunk pass before it verified each container's shards block by block; this
 // checks what those hashes cannot: that every slice names a needle of its own file that checks. A

@@ -1,4 +1,4 @@
-// Scrub (DESIGN §7, issue 11): verify, and with repair rebuild, every shard of every live chunk,
+// Scrub (DESIGN §7): verify, and with repair rebuild, every shard of every live chunk,
 // online (the mount's store, chunk by chunk under each inode's lock) or offline. Reports progress in
 // shard bytes (done of total, so a caller can show a rate and an ETA) and can be held to a byte
 // rate and cancelled.

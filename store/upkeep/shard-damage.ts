@@ -1,4 +1,4 @@
-// Damage one shard of a live chunk on purpose (issue 11, `chunkfs inject corrupt|drop`; DESIGN §7:
+// Damage one shard of a live chunk on purpose (`chunkfs inject corrupt|drop`; DESIGN §7:
 // "corrupt a block, drop a shard", like zinject): flip one byte of a data block, of a block's hash
 // entry (spec §4) or of the header's CRC-covered bytes (spec §3), or remove the shard file. Through
 // the store's Io like every disk call, and the header cache entry is dropped so the next read sees

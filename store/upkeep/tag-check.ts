@@ -1,4 +1,4 @@
-// Scrub's check of the GCM tag of encrypted chunks (issue 23, DESIGN §10). The §9 hashes cover the
+// Scrub's check of the GCM tag of encrypted chunks (DESIGN §10). The §9 hashes cover the
 // stored bytes, so a shard rewritten with fresh hashes (a bad write, or a forgery by someone without
 // the key) passes them; only the tag shows it. With the store key, scrub and heal decrypt each
 // encrypted chunk: a replica whose payload does not authenticate is damaged like one whose hashes

@@ -132,6 +132,7 @@ class KillableStore implements StorePort {
   }
   statfs(): Promise<StatfsBytes> { return this.call(() => this.inner.statfs(), false); }
   sync(): Promise<void> { return this.call(() => this.inner.sync(), false); }
+  commitStored(ino: number): Promise<void> { return this.call(() => this.inner.commitStored(ino), false); }
   close(): Promise<void> { return this.inner.close(); }
 }
 
