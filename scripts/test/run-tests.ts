@@ -57,6 +57,16 @@ function startSharedCluster(): PgCluster | null {
   return privateCluster({ max_connections: String(SHARED_CONNECTIONS_MAX) }, false);
 }
 
+/** The databases and bytes a cluster holds (the tests' databases stay until the end: pg-cluster.ts). */
+function clusterHeld(cluster: PgCluster): string {
+  try {
+    const [n, size] = cluster.query('postgres', 'SELECT count(*), pg_size_pretty(sum(pg_database_size(datname))) FROM pg_database').trim().split('|');
+    return `${n} databases, ${size}`;
+  } catch (err) {
+    return `? (${(err as Error).message.split('\n')[0]})`;
+  }
+}
+
 async function main(): Promise<number> {
   const wanted = process.argv.slice(2);
   const unknown = wanted.filter((n) => !PASSES.some((p) => p.name === n));
@@ -78,6 +88,7 @@ async function main(): Promise<number> {
       if (code !== 0) break;
     }
   } finally {
+    if (cluster !== null) console.log(`run-tests: the shared PostgreSQL cluster held ${clusterHeld(cluster)}`);
     cluster?.stop();
   }
   for (const line of took) console.log(`run-tests: ${line}`);
