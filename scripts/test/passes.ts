@@ -24,7 +24,9 @@ export interface TestPass {
  * KILLPRIV_V2). A file that checks what the kernel and the FUSE binding carry (operations, errnos,
  * attributes, times, xattrs and ACLs, caches, kernel mount flags, fsync and close through the
  * transport, kill -9 and remount on its mount point, real tools) runs on both; so does any file not
- * listed here, new ones included, until someone reads it and lists it.
+ * listed here, new ones included, until someone reads it and lists it. Within a file that runs on
+ * both, repeats of a check on other layouts and transforms (the store's) skip themselves on
+ * fuse-native (copy-tools, tools).
  */
 export const TRANSPORT_INDEPENDENT_MOUNT_FILES = [
   'cli', 'close-requests', 'commit', 'control', 'dispatch', 'fuse-patch', 'fuse3', 'heal', 'inject-ec', 'inject',

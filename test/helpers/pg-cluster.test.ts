@@ -1,7 +1,7 @@
 // The tests' PostgreSQL clusters (test/helpers/pg-cluster.ts): with a run's shared cluster named in
 // CHUNKFS_TEST_PG_SOCKET (scripts/test/run-tests.ts), startPgCluster() gives views of it whose
-// databases never meet (the same name in two views is two databases), whose stop() leaves the
-// server running, and which refuse to restart, pause or resume the server the other test processes use;
+// databases never meet (the same name in two views is two databases), whose stop() drops only their
+// own, and which refuse to restart, pause or resume the server the other test processes use;
 // settings, or privateCluster(), still give a cluster of one's own.
 import test from 'ava';
 import { SHARED_CLUSTER_ENV, pgTestFile, privateCluster, startPgCluster } from './pg-cluster';
@@ -10,7 +10,7 @@ const { pgTest } = pgTestFile(test, 'unused');
 
 const nameOf = (url: string): string => new URL(url).pathname.slice(1);
 
-pgTest('views of a shared cluster keep their databases apart and leave the server alone', (t) => {
+pgTest('views of a shared cluster keep their databases apart, drop their own, and leave the server alone', (t) => {
   const run = privateCluster();
   const saved = process.env[SHARED_CLUSTER_ENV];
   process.env[SHARED_CLUSTER_ENV] = run.socketDir;
@@ -27,8 +27,10 @@ pgTest('views of a shared cluster keep their databases apart and leave the serve
     t.is(nameOf(a.copyDatabase(nameOf(inA), 'copy')), nameOf(a.url('copy')));
     for (const call of [() => a.restart(), () => a.pause(), () => a.resume()]) t.throws(call, { message: /shared PostgreSQL cluster.*privateCluster\(\)/ });
     a.stop();
-    t.is(run.query('postgres', 'SELECT 1').trim(), '1', 'the server runs on');
-    t.is(b.query('same', 'SELECT 1').trim(), '1', 'and serves the other view');
+    const left = run.query('postgres', 'SELECT datname FROM pg_database').split('\n');
+    t.false(left.includes(nameOf(inA)) || left.includes(nameOf(a.url('copy'))), 'the stopped view\'s databases are dropped');
+    t.true(left.includes(nameOf(inB)), 'the other view\'s database stays');
+    t.is(b.query('same', 'SELECT 1').trim(), '1', 'the server runs on, serving the other view');
     const own = startPgCluster({ autovacuum: 'off' });
     try {
       t.not(own.socketDir, run.socketDir, 'settings: a cluster of its own');
