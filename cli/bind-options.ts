@@ -24,6 +24,7 @@ export function optionTexts(o: MountCliOptions): OptionTexts {
   if (o.atime !== undefined) t.atime = o.atime;
   if (o.acl !== undefined) t.acl = o.acl ? 'acl' : 'noacl';
   if (o.keyFile !== undefined) t.keyFile = `keyfile=${o.keyFile}`;
+  if (o.leaseMs !== undefined) t.leaseMs = `lease_ms=${o.leaseMs}`;
   if (o.debug === true) t.debug = 'debug';
   if (o.metrics !== undefined) t.metrics = `metrics=${o.metrics.host}:${o.metrics.port}`;
   if (o.readOnly !== undefined) t.readOnly = o.readOnly ? 'ro' : 'rw';

@@ -36,6 +36,8 @@ export interface MountCliOptions extends MountToolOptions {
   acl?: boolean;
   /** -o keyfile=PATH: the store key of encrypted layouts (store/store-key.ts). */
   keyFile?: string;
+  /** -o lease_ms=N: how long the store's lease on PostgreSQL lasts unrenewed (DESIGN §9 "Lease and fencing"). */
+  leaseMs?: number;
 }
 const TRANSPORT_CHOICES: readonly TransportChoice[] = ['fuse3', 'fuse-native'];
 
@@ -128,11 +130,23 @@ export function parseMountOptions(text: string): MountCliOptions {
     else if ((key === 'dev' || key === 'nodev') && value === undefined) o.dev = key === 'dev';
     else if ((key === 'acl' || key === 'noacl') && value === undefined) o.acl = key === 'acl';
     else if (key === 'keyfile' && value !== undefined && value !== '') o.keyFile = value;
+    else if (key === 'lease_ms') o.leaseMs = leaseMsOf(value ?? '');
     else if (parseMountToolOption(key, value) !== null) Object.assign(o, parseMountToolOption(key, value));
     // An unknown option must not reach FUSE: it would leave a stale mount behind.
-    else throw new UsageError('mount', `unknown mount option '${item}' (known: buffer_mb=N, flush_ms=N, allow_other, noallow_other, transport=fuse3|fuse-native, writeback_cache, nowriteback_cache, dispatch=js|threads, spin_us=N, relatime, strictatime, noatime, suid, nosuid, dev, nodev, acl, noacl, keyfile=PATH, ${MOUNT_TOOL_OPTIONS_TEXT})`);
+    else throw new UsageError('mount', `unknown mount option '${item}' (known: buffer_mb=N, flush_ms=N, allow_other, noallow_other, transport=fuse3|fuse-native, writeback_cache, nowriteback_cache, dispatch=js|threads, spin_us=N, relatime, strictatime, noatime, suid, nosuid, dev, nodev, acl, noacl, keyfile=PATH, lease_ms=N, ${MOUNT_TOOL_OPTIONS_TEXT})`);
   }
   return o;
+}
+
+/** The shortest lease -o lease_ms takes: renewals run every third of it, each a round trip. */
+const LEASE_MS_MIN = 1000;
+/** The longest: a fail-over waits this long for a holder that is gone. */
+const LEASE_MS_MAX = 600_000;
+
+function leaseMsOf(text: string): number {
+  const ms = positiveInt('mount', 'lease_ms', text, LEASE_MS_MAX);
+  if (ms < LEASE_MS_MIN) throw new UsageError('mount', `lease_ms: ${ms} is below ${LEASE_MS_MIN}`);
+  return ms;
 }
 
 function transportChoice(text: string): TransportChoice {
@@ -218,6 +232,9 @@ a live one is refused. A store a live mount here serves already is mounted as a 
   -o noacl           no POSIX ACLs (setfacl answers EOPNOTSUPP); default acl (fuse3 only)
   -o keyfile=PATH    the store key, when mkfs kept it outside the store (--keyfile); a wrong or missing
                      key is refused before anything changes
+  -o lease_ms=N      metadata on PostgreSQL: the store's lease lasts N ms unrenewed (default 15000,
+                     ${LEASE_MS_MIN}..${LEASE_MS_MAX}): a fail-over mount waits this long for a holder that is
+                     gone; a holder paused longer loses the lease and turns read-only (EROFS)
 A live mount answers the other chunkfs commands through <store>/chunkfs.sock.`,
   umount: `usage: chunkfs umount <mountpoint> [--lazy]
 

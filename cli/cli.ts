@@ -126,6 +126,7 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { store, faults } = await (require('./live-store') as typeof import('./live-store')).openLiveStore(storeDir, mountpoint, {
     onFlush: metrics === null ? undefined : (s) => metrics.observeFlush(s), keyFile: c.options.keyFile, readOnly: c.options.readOnly,
+    leaseMs: c.options.leaseMs,
   });
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { mountFs } = require('../fs/mount') as typeof import('../fs/mount');

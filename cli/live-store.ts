@@ -19,6 +19,8 @@ export interface LiveStoreOptions {
   keyFile?: string;
   /** -o ro. */
   readOnly?: boolean;
+  /** -o lease_ms (DESIGN §9 "Lease and fencing"); default store/meta/pg-lease.ts LEASE_MS. */
+  leaseMs?: number;
 }
 
 /** A store still held by a mount just unmounted is waited for (cli/store-handover.ts). */
@@ -34,7 +36,7 @@ export async function openLiveStore(storeDir: string, mountpoint: string, o: Liv
   }
   try {
     const store = await openAfterHandover(storeDir, () => Store.open(storeDir, {
-      healer: true, background: true, log, lockNote: mountNote(mountpoint), keyFile: o.keyFile, io, syncIo,
+      healer: true, background: true, log, lockNote: mountNote(mountpoint), keyFile: o.keyFile, io, syncIo, leaseMs: o.leaseMs,
     }), log);
     faults.onAdd = () => store.readsChanged(); // a read grant reads outside the Io: none may outlive a new fault
     return { store, faults };

@@ -4,7 +4,7 @@
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type Obj = { [k: string]: Json };
 const LINES_MAX = 10_000;
-const KNOWN = new Set(['store', 'mount', 'disks', 'layoutsInUse', 'transformedChunks', 'healQueueLength', 'openIntents', 'intentBacklog', 'reclaimBacklog', 'metadataFlushes', 'counters', 'faults', 'metadata']);
+const KNOWN = new Set(['store', 'mount', 'disks', 'layoutsInUse', 'transformedChunks', 'healQueueLength', 'openIntents', 'intentBacklog', 'reclaimBacklog', 'metadataFlushes', 'groupsClosed', 'counters', 'faults', 'metadata']);
 
 export function bytesText(n: Json | undefined): string {
   const v = Number(n);
@@ -77,10 +77,15 @@ function memoryLine(m: Obj): string {
 function metadataLine(m: Obj): string {
   const where = `metadata: ${String(m.engine ?? '?')} ${String(m.location ?? '')}`;
   if (m.engine !== 'postgres') return where;
+  // A mount that lost the lease says so first: it changes nothing more (DESIGN §9 "Lease and fencing").
+  const lost = typeof m.leaseLost === 'string'
+    ? `; THIS MOUNT LOST THE LEASE (${m.leaseLost}): read-only, every change refused (EROFS); unmount it` : '';
   const l = m.lease;
-  if (!isObj(l)) return `${where}; lease: not held`;
+  if (!isObj(l)) return `${where}${lost}; lease: not held`;
   const left = Number(l.expiresInMs);
-  return `${where}; lease: ${String(l.host)} pid ${String(l.pid)} (${String(l.note)}), renewed ${(Number(l.heartbeatAgeMs) / 1000).toFixed(1)} s ago, ` +
+  return `${where}${lost}; lease: ${String(l.host)} pid ${String(l.pid)} (${String(l.note)}), ` +
+    `epoch ${String(l.epoch ?? 0)}, ` +
+    `renewed ${(Number(l.heartbeatAgeMs) / 1000).toFixed(1)} s ago, ` +
     (left > 0 ? `expires in ${(left / 1000).toFixed(1)} s` : `expired ${(-left / 1000).toFixed(1)} s ago`);
 }
 
@@ -104,7 +109,7 @@ export function statusText(report: Json): string {
   out.push(`layouts in use: ${layouts.length === 0 ? 'none' : layouts.map((l) => `${String(l.layout)} (${plural(Number(l.files), 'file')})`).join(', ')}`);
   const transformed = Array.isArray(r.transformedChunks) ? r.transformedChunks.filter(isObj) : [];
   if (transformed.length > 0) out.push(`transformed chunks: ${transformed.map(transformedText).join(', ')}`);
-  out.push(`heal queue: ${plural(Number(r.healQueueLength ?? 0), 'shard')}; reclaim backlog: ${plural(Number(r.reclaimBacklog ?? 0), 'chunk version')}; open intents: ${String(r.openIntents ?? 0)}; metadata flushes: ${String(r.metadataFlushes ?? 0)}`);
+  out.push(`heal queue: ${plural(Number(r.healQueueLength ?? 0), 'shard')}; reclaim backlog: ${plural(Number(r.reclaimBacklog ?? 0), 'chunk version')}; open intents: ${String(r.openIntents ?? 0)}; metadata flushes: ${String(r.metadataFlushes ?? 0)}; transaction groups closed: ${String(r.groupsClosed ?? 0)}`);
   if (isObj(r.intentBacklog)) out.push(backlogLine(r.intentBacklog));
   if (isObj(r.metadata)) out.push(metadataLine(r.metadata));
   if (isObj(r.counters)) out.push(`counters: ${Object.entries(r.counters).map(([k, v]) => `${k} ${String(v)}`).join(', ')}`);

@@ -10,9 +10,9 @@ export type ToolVerb = (typeof TOOL_VERBS)[number];
 
 export type ToolCommand =
   | { verb: 'status'; target?: string; json: boolean }
-  | { verb: 'scrub'; target?: string; repair: boolean; json: boolean; rateBytesPerSec?: number }
+  | { verb: 'scrub'; target?: string; repair: boolean; force: boolean; json: boolean; rateBytesPerSec?: number }
   | { verb: 'heal'; target?: string; list: boolean; json: boolean }
-  | { verb: 'fsck'; target?: string; repair: boolean; json: boolean }
+  | { verb: 'fsck'; target?: string; repair: boolean; force: boolean; json: boolean }
   | { verb: 'compact'; target?: string; json: boolean }
   /** path: a shard file, or a file in a chunkfs mount; or ino with the target's store. */
   | { verb: 'inspect'; target?: string; path?: string; ino?: number; chunk: number; json: boolean }
@@ -31,10 +31,11 @@ function parseStatus(args: string[]): ToolCommand {
 }
 
 function parseScrub(args: string[]): ToolCommand {
-  const s = splitArgs('scrub', args, { '--repair': 'bool', '--json': 'bool', '--rate': 'value' });
+  const s = splitArgs('scrub', args, { '--repair': 'bool', '--force': 'bool', '--json': 'bool', '--rate': 'value' });
   const rate = flagValue(s, '--rate');
   return {
-    verb: 'scrub', target: optionalTarget('scrub', s.positionals), repair: s.flags.has('--repair'), json: s.flags.has('--json'),
+    verb: 'scrub', target: optionalTarget('scrub', s.positionals), repair: s.flags.has('--repair'), force: s.flags.has('--force'),
+    json: s.flags.has('--json'),
     rateBytesPerSec: rate === undefined ? undefined : parseSize('scrub', '--rate', rate.replace(/\/s$/, '')),
   };
 }
@@ -45,8 +46,11 @@ function parseHeal(args: string[]): ToolCommand {
 }
 
 function parseFsck(args: string[]): ToolCommand {
-  const s = splitArgs('fsck', args, { '--repair': 'bool', '--json': 'bool' });
-  return { verb: 'fsck', target: optionalTarget('fsck', s.positionals), repair: s.flags.has('--repair'), json: s.flags.has('--json') };
+  const s = splitArgs('fsck', args, { '--repair': 'bool', '--force': 'bool', '--json': 'bool' });
+  return {
+    verb: 'fsck', target: optionalTarget('fsck', s.positionals), repair: s.flags.has('--repair'), force: s.flags.has('--force'),
+    json: s.flags.has('--json'),
+  };
 }
 
 /** inspect SHARD [TARGET] | inspect FILE [--chunk N] | inspect --ino N [--chunk N] [TARGET] */
@@ -157,9 +161,9 @@ export function parseToolVerb(verb: ToolVerb, args: string[]): ToolCommand {
 }
 
 export const TOOL_SYNOPSIS = `  status [TARGET] [--json]
-  scrub [TARGET] [--repair] [--rate SIZE/s] [--json]
+  scrub [TARGET] [--repair [--force]] [--rate SIZE/s] [--json]
   heal [TARGET] [--list] [--json]
-  fsck [TARGET] [--repair] [--json]
+  fsck [TARGET] [--repair [--force]] [--json]
   inspect SHARD_FILE [TARGET] | FILE [--chunk N] | --ino N [--chunk N] [TARGET]   [--json]
   compact [TARGET] [--json]
   replace-disk DISK NEW_PATH [TARGET] [--json]
@@ -174,14 +178,16 @@ counters (bitrot errors, failovers, reconstructions, heals, ...). TARGET is a st
 chunkfs mount point, or nothing (the default store). On a mounted store it asks the mount, which
 also lists the faults injected into it (chunkfs inject).
   --json             print the report as JSON`,
-  scrub: `usage: chunkfs scrub [TARGET] [--repair] [--rate SIZE/s] [--json]
+  scrub: `usage: chunkfs scrub [TARGET] [--repair [--force]] [--rate SIZE/s] [--json]
 
 Verify every shard of every live chunk, mounted (through the mount) or not. Bad or missing shards are
 queued for heal; --repair rebuilds them from the good ones and verifies the result. Also reports shard
-or temp files nothing accounts for, and store paths other users could access (--repair removes and
-fixes them). Progress (bytes done of total, rate, ETA) goes to stderr: a bar on a terminal, plain lines
-otherwise.
+or temp files nothing accounts for, and store paths other users could access (--repair fixes the modes,
+and moves the files the metadata proves freed to each disk's .chunks-quarantine/, deleted after the
+store's quarantineGraceDays; files it cannot prove freed are reported, never removed). Progress
+(bytes done of total, rate, ETA) goes to stderr: a bar on a terminal, plain lines otherwise.
   --repair           rebuild bad or missing shards
+  --force            with --repair: quarantine freed files even when they are more than 5% of the store
   --rate SIZE/s      read at most this many shard bytes per second, e.g. 50M/s
   --json             print the report as JSON
 Exit status: 0 when clean (or, with --repair, everything was repaired); 1 when a shard is unrecoverable,
@@ -194,14 +200,15 @@ backs off per shard). Progress goes to stderr. On a mounted store it runs in the
   --list             show the queue instead: each shard's file, attempts, next try and why it is queued
   --json             print the result as JSON
 Exit status: 0 when every tried shard was rebuilt or found good; 1 when one could not be rebuilt.`,
-  fsck: `usage: chunkfs fsck [TARGET] [--repair] [--json]
+  fsck: `usage: chunkfs fsck [TARGET] [--repair [--force]] [--json]
 
 Check the metadata against the shards, quickly (one header read per shard; scrub verifies the data):
 shards of live chunks that are missing or whose header disagrees with the metadata, shard and temp
 files nothing accounts for, inodes left unlinked, the reclaim backlog and open intents. What it finds
 is queued for heal. On a mounted store it runs in the mount. Progress goes to stderr.
-  --repair           rebuild those shards, remove the leaked files, drain the reclaim queue, and
-                     (unmounted only) delete the unlinked inodes
+  --repair           rebuild those shards, quarantine the leaked files (as scrub), drain the reclaim
+                     queue, and (unmounted only) delete the unlinked inodes
+  --force            with --repair: quarantine leaked files even when they are more than 5% of the store
   --json             print the report as JSON
 Exit status: 0 when consistent (or, with --repair, everything was repaired); 1 otherwise.`,
   inspect: `usage: chunkfs inspect SHARD_FILE [TARGET] [--json]

@@ -71,9 +71,10 @@ export async function flush(core: FsCore, fh: number): Promise<void> {
 }
 
 /**
- * The file's buffered bytes go to the store (their shards durable when store.write resolves), then
- * one full commit makes its size, times and every namespace change so far durable (DESIGN §5:
- * metadata operations are not flushed one by one; concurrent fsyncs share a flush).
+ * The file's buffered bytes go to the store, then store.sync closes the transaction group holding
+ * its whole chunks (one flush of the group's shard files, one commit) and one full commit makes its
+ * size, times and every namespace change so far durable (DESIGN §5: metadata operations are not
+ * flushed one by one; concurrent fsyncs share a flush).
  */
 export async function fsync(core: FsCore, fh: number): Promise<void> {
   await core.wb.flush(core.handles.fileOf(fh));

@@ -49,6 +49,8 @@ export interface StorePort {
    * nothing of its own, every size is the database's, and the kernel keeps nothing across changes.
    */
   readonly followsWriter?: boolean;
+  /** Why every change answers EROFS: the store lost its lease to another writer (DESIGN §9); null or absent: it did not. */
+  readonly leaseLost?: string | null;
   /** A follower: fn hears the inodes each of the writer's commits changed ('all': unknown). */
   onWriterChange?(fn: (changed: number[] | 'all') => void): void;
   /** fn hears of every change a read could show (fs/fuse/read-grants.ts: grants end then). Absent: no grants. */

@@ -40,6 +40,13 @@ export interface StoreDefaults {
   smallFileMaxBytes?: number;
   /** Container capacity (spec §11.6 tunable); absent: DEFAULT_CONTAINER_CAPACITY_BYTES. */
   containerCapacityBytes?: number;
+  /**
+   * Days the leak scan keeps the shard files it removed in each disk's quarantine before deleting them
+   * (DESIGN §4 "Identity", store/upkeep/quarantine.ts); absent: QUARANTINE_GRACE_DAYS_DEFAULT (7).
+   */
+  quarantineGraceDays?: number;
+  /** A transaction group's dirty-byte bound (DESIGN §5; writers wait there); absent: min(1 GiB, 10% of RAM). */
+  groupDirtyBytesMax?: number;
 }
 
 export interface StoreConfig {
@@ -56,6 +63,9 @@ export interface StoreConfig {
   /** Metadata on PostgreSQL (DESIGN §9; store/meta-target.ts); absent: SQLite in meta.db. */
   meta?: MetaTarget;
 }
+
+/** Longest quarantine grace (days) a config may ask for: ten years. */
+const QUARANTINE_GRACE_DAYS_MAX = 3650;
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -90,6 +100,13 @@ export function checkDefaults(d: StoreDefaults, diskCount: number, file: string)
   }
   if (d.containerCapacityBytes !== undefined && !int(d.containerCapacityBytes)) {
     throw new ConfigError(file, `container_capacity ${d.containerCapacityBytes} must be a positive integer`);
+  }
+  const grace = d.quarantineGraceDays;
+  if (grace !== undefined && (!Number.isSafeInteger(grace) || grace < 0 || grace > QUARANTINE_GRACE_DAYS_MAX)) {
+    throw new ConfigError(file, `quarantineGraceDays ${grace} must be a whole number of days, 0..${QUARANTINE_GRACE_DAYS_MAX}`);
+  }
+  if (d.groupDirtyBytesMax !== undefined && !int(d.groupDirtyBytesMax)) {
+    throw new ConfigError(file, `groupDirtyBytesMax ${d.groupDirtyBytesMax} must be a positive integer (bytes)`);
   }
   if (shardCount(layout) > diskCount) {
     throw new ConfigError(file, `layout ${d.layout} needs ${shardCount(layout)} disks, only ${diskCount} exist`);

@@ -138,7 +138,7 @@ export class FileIo implements SmallFilesHost {
   /** The rows of an internal file that goes (a replaced container): its chunks to the reclaim queue. In a transaction. */
   dropInternal(ino: number): void {
     const fl = this.loadInfo(ino).fl;
-    for (const r of this.env.map.live(ino)) this.env.reclaim.add(ino, r.chunkIndex, r.version, fl);
+    for (const r of this.env.map.liveStored(ino)) this.env.reclaim.add(ino, r.chunkIndex, r.version, fl);
     this.env.map.dropInode(ino);
     this.env.map.dropIntentsOf(ino);
     this.env.backlog.dropInode(ino); // in the caller's transaction: the container goes with it
@@ -166,6 +166,15 @@ export class FileIo implements SmallFilesHost {
     return pieces;
   }
 
+  /**
+   * Before a commit that changes ino's chunk rows or size outside a transaction group (truncate,
+   * punch, delete): the group holding its rows commits first (DESIGN §5), so no later group commits
+   * rows or a size over what this one changed.
+   */
+  async settle(ino: number): Promise<void> {
+    if (this.env.groups.holds(ino)) await this.env.groups.close();
+  }
+
   /** Another part of the store changed this inode's layout or row: drop what is cached. */
   forget(ino: number): void {
     this.infos.delete(ino);
@@ -190,7 +199,9 @@ export class FileIo implements SmallFilesHost {
       layout: parseLayout(r.layoutText), chunkSizeBytes: r.chunkSizeBytes, bitrotBlockBytes: r.bitrotBlockBytes,
       ecBlockSizeBytes: r.ecBlockSizeBytes, placementSeed: r.placementSeed, clusterMapEpoch: r.clusterMapEpoch,
     };
-    return { fl, sizeBytes: r.sizeBytes, nlink: r.nlink, slice: r.slice };
+    // A transaction group's size shows at once (DESIGN §5 one view).
+    const sizeBytes = Math.max(r.sizeBytes, this.env.groups.pendingSize(ino) ?? 0);
+    return { fl, sizeBytes, nlink: r.nlink, slice: r.slice };
   }
 
   ref(ino: number, fl: FileLayout, chunkIndex: number, version: bigint, logicalLenBytes: number, stored: StoredForm | null = null): ChunkRef {
@@ -313,7 +324,8 @@ export class FileIo implements SmallFilesHost {
   }
 
   /**
-   * Durable when it resolves: in shards, or as intents in the log (DESIGN §5). sizeBytes: the size to commit with it, for a caller that stores
+   * Durable when it resolves: in shards, or as intents in the log (DESIGN §5); on a live mount whole
+   * chunks at the close of their transaction group (store/chunks/tx-group.ts). sizeBytes: the size to commit with it, for a caller that stores
    * out of order (DESIGN §5 prefix rule: its first byte still held only in memory); default: the data's end.
    * times: the mtime and ctime to commit with it (what the mount showed while the bytes were buffered); default: now.
    */
@@ -358,6 +370,7 @@ export class FileIo implements SmallFilesHost {
    * inside a size set here, and a grown range reads as a hole.
    */
   private async truncateLocked(ino: number, sizeBytes: number): Promise<void> {
+    await this.settle(ino);
     if (await this.small.truncate(ino, this.loadInfo(ino), sizeBytes)) return;
     await this.cutLocked(ino, sizeBytes, true);
   }
@@ -430,7 +443,8 @@ export class FileIo implements SmallFilesHost {
    * Delete an unlinked (nlink 0) file: its rows go, and its chunk versions go on the reclaim
    * queue in the same transaction (DESIGN §5: `rm -rf` never waits on shard deletion).
    */
-  deleteFile(ino: number): Promise<void> {
+  async deleteFile(ino: number): Promise<void> {
+    await this.settle(ino); // a group's rows of a deleted file must not outlive it (its number may come back)
     return this.deletes === null ? this.deleteOne(ino) : this.deletes.add(ino);
   }
 
@@ -478,7 +492,7 @@ export class FileIo implements SmallFilesHost {
 
   /** A deleted file's rows, in the caller's transaction: its chunk versions to the reclaim queue. */
   private dropRows(ino: number, info: FileInfo): void {
-    for (const r of this.env.map.live(ino)) this.env.reclaim.add(ino, r.chunkIndex, r.version, info.fl);
+    for (const r of this.env.map.liveStored(ino)) this.env.reclaim.add(ino, r.chunkIndex, r.version, info.fl);
     this.small.retire(ino); // its needle turns dead (spec §11.5 Delete)
     this.env.map.dropInode(ino);
     this.env.map.dropIntentsOf(ino);

@@ -2,9 +2,11 @@
 // other (SQLite in <store>/meta.db, or a PostgreSQL database), offline. Order, so that nothing is
 // lost whenever it stops:
 //   1. the store lock (a mount holds it: refused, naming it) and on PostgreSQL the source's lease;
-//   2. the source at this build's schema version (older: refused, open it read-write once);
+//   2. the source this store's (DESIGN §4 "Identity") at this build's schema version (older: refused,
+//      open it read-write once);
 //   3. the target empty (one holding a store: refused);
-//   4. in ONE transaction on the target: this build's schema, every row, then every row compared
+//   4. in ONE transaction on the target: this build's schema (naming the store, DESIGN §4), every row,
+//      then every row compared
 //      (store/meta/table-copy.ts). A kill or error before its commit leaves the target empty:
 //      PostgreSQL rolls it back; SQLite's copy is built in meta.db.copy, which only a later
 //      attempt removes (the config never names it), and becomes meta.db by a link once complete;
@@ -75,11 +77,15 @@ function takeLock(dir: string, io: SyncIo): StoreLock {
 
 interface Source { db: Db; lease: StoreLease | null }
 
-/** The source read-only at this build's schema (an older one is refused by the open itself). */
-function openSource(dir: string, meta: MetaTarget | undefined, io: SyncIo, log: (line: string) => void): Source {
+/** The source read-only, this store's, at this build's schema (an older one is refused by the open itself). */
+function openSource(dir: string, meta: MetaTarget | undefined, storeUuid: string | undefined, io: SyncIo,
+  log: (line: string) => void): Source {
   const where = placeOf(dir, meta).location;
   if (meta === undefined && io.stat(where) === null) throw new ConfigError(where, 'metadata database missing; nothing to copy');
-  const db = meta === undefined ? openMeta(where, true, io, log) : openPgMeta(meta.url, true);
+  // This store's own metadata (DESIGN §4 "Identity"): another store's would be copied under this store's name.
+  const db = meta === undefined
+    ? openMeta(where, true, io, log, storeUuid)
+    : openPgMeta(meta.url, true, false, storeUuid);
   let lease: StoreLease | null = null;
   try {
     lease = acquireLease(db, LOCK_NOTE, log); // PostgreSQL: no mount on another machine either
@@ -108,7 +114,7 @@ function refuseSqliteTarget(metaPath: string, io: SyncIo): void {
 }
 
 /** SQLite target: built and verified in meta.db.copy, made self-contained, then linked as meta.db. */
-function copyToSqlite(dir: string, io: SyncIo, step: CopyStep): CopyResult {
+function copyToSqlite(dir: string, io: SyncIo, step: CopyStep, storeUuid: string): CopyResult {
   const metaPath = path.join(dir, META_FILE);
   refuseSqliteTarget(metaPath, io);
   const copyPath = metaPath + COPY_SUFFIX;
@@ -116,7 +122,7 @@ function copyToSqlite(dir: string, io: SyncIo, step: CopyStep): CopyResult {
   io.createExclusive(copyPath, Buffer.alloc(0)); // 0600: SQLite gives its -wal the same mode
   let result: CopyResult;
   try {
-    result = copyIntoSqlite(copyPath, step);
+    result = copyIntoSqlite(copyPath, step, storeUuid);
     io.fsync(copyPath);
     io.link(copyPath, metaPath); // EEXIST if a meta.db appeared meanwhile: never replaced
   } catch (err) {
@@ -150,7 +156,8 @@ export function moveStoreMeta(storeDir: string, to: string, opts: MetaMoveOption
   }
   const lock = takeLock(dir, io);
   try {
-    const source = openSource(dir, opened.config.meta, io, log);
+    const source = openSource(dir, opened.config.meta, opened.config.storeUuid, io, log);
+    const storeUuid = opened.config.storeUuid!; // the source names it: openSource checked
     try {
       const started = process.hrtime.bigint();
       const step: CopyStep = (db) => {
@@ -158,7 +165,9 @@ export function moveStoreMeta(storeDir: string, to: string, opts: MetaMoveOption
         log(`verifying ${tables.length} tables row for row`);
         return { tables, rows: verifyTables(source.db, db, batchRows) };
       };
-      const result = target === undefined ? copyToSqlite(dir, io, step) : copyIntoPg(target, step);
+      const result = target === undefined
+        ? copyToSqlite(dir, io, step, storeUuid)
+        : copyIntoPg(target, step, storeUuid);
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       setMetaTarget(dir, opened, target, io); // the switch: only after the copy was verified and committed
       log(`${dir}/chunkfs.json names ${dest.engine} now`);

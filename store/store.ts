@@ -28,18 +28,21 @@ import { LayoutError, overhead, parseLayout, shardCount } from '../src/layout';
 import { DecodedChunks } from './chunks/chunk-transform';
 import { FLAG_COMPRESSED, FLAG_ENCRYPTED } from '../src/header';
 import { Db } from './meta/meta';
-import { MetaStatus, StoreLease, acquireLease, awaitWriterAnnouncing, checkNewMeta, commitPointOf, createMeta, metaStatus, openStoreMeta } from './meta/engine-open';
-import { parseMetaTarget } from './meta-target';
+import { MetaStatus, StoreLease, acquireLease, awaitWriterAnnouncing, checkNewMeta, commitPointOf, createMeta, metaStatus, openStoreMeta, upgradeStoreMeta } from './meta/engine-open';
+import { parseMetaTarget, redactedUrl } from './meta-target';
 import { Namespace } from './meta/namespace';
 import { RecoveryReport, emptyRecoveryReport, recover } from './upkeep/recovery';
 import { ShardStore } from './chunks/shard-store';
 import { CommitLog } from './meta/commit-log';
 import { LeakReport, emptyLeakReport, scanLeaks } from './upkeep/leak-scan';
+import { QuarantineSweeper, graceMsOf } from './upkeep/quarantine';
 import { ScrubOptions, scrubChunks } from './upkeep/scrub';
 import { NeedleScrubReport, emptyNeedleScrubReport, scrubNeedles } from './upkeep/scrub-needles';
 import { ReclaimReport, Reclaimer } from './upkeep/reclaim';
 import { ReclaimQueue } from './meta/reclaim-queue';
 import { InflightVersions } from './chunks/inflight-versions';
+import { GROUP_DIRTY_BYTES_DEFAULT_MAX, GROUP_RAM_DIVISOR, TxGroups } from './chunks/tx-group';
+import * as os from 'node:os';
 import { DamageKind, DamageReport, damageShard, shardByteOf } from './upkeep/shard-damage';
 import { NEEDLE_HEADER_BYTES } from '../src/needle';
 import type { Slice } from '../src/slice';
@@ -131,6 +134,8 @@ export interface StatusReport {
   reclaimBacklog: number;
   /** Full commits (WAL flushes) since open. */
   metadataFlushes: number;
+  /** Transaction groups closed since open (DESIGN §5). */
+  groupsClosed: number;
   /** Small-file containers (spec §11): by state, with live and dead bytes; backlog = sealed ones due for compaction. */
   containers: { open: number; full: number; sealed: number; liveBytes: number; deadBytes: number; compactionBacklog: number };
   counters: Record<CounterName, number>;
@@ -158,8 +163,12 @@ export class Store {
   private lock: StoreLock | null = null;
   /** Held while open read-write on PostgreSQL (DESIGN §9 lease); null on SQLite and read-only. */
   private lease: StoreLease | null = null;
+  /** A live mount's deletion of quarantine folders past their grace period (DESIGN §4); null otherwise. */
+  private sweeper: QuarantineSweeper | null = null;
   /** Open read-only following a writer (DESIGN §9); null otherwise. */
   private follower: Follower | null = null;
+  /** Why this read-write opener lost the store's lease (DESIGN §9 "Lease and fencing"); null while it holds it. */
+  leaseLost: string | null = null;
   /** st_dev of each disk directory by path (statfs counts a filesystem once). */
   private readonly diskDevs = new Map<string, number>();
 
@@ -168,8 +177,11 @@ export class Store {
     const health = new DiskHealth();
     const shards = new ShardStore(io, opened.key, opened.diskPaths, health);
     const commits = new CommitLog(db, commitPointOf(db, io, nodePath.join(dir, `${META_FILE}-wal`)));
-    this.env = { db, shards, map: new ChunkMap(db), fileRows: new FileRows(db), counters: new Counters(db), health, commits, reclaim: new ReclaimQueue(db), inflight: new InflightVersions(), backlog: new IntentBacklog(),
+    const env: Omit<ChunkEnv, 'groups'> & { groups?: TxGroups } = { db, shards, map: new ChunkMap(db), fileRows: new FileRows(db), counters: new Counters(db), health, commits, reclaim: new ReclaimQueue(db), inflight: new InflightVersions(), backlog: new IntentBacklog(),
       storeKey: opened.storeKey, decoded: new DecodedChunks(opened.storeKey) };
+    env.groups = new TxGroups(env as ChunkEnv, config.defaults.groupDirtyBytesMax ?? groupDirtyBytesDefault());
+    this.env = env as ChunkEnv;
+    this.env.map.pending = this.env.groups;
     this.files = new FileIo(this.env, config.disks.map((d) => ({ id: d.id, epoch: d.epoch })), {
       smallFileMaxBytes: config.defaults.smallFileMaxBytes ?? 0, // stores made before issue 9: no packing
       containerCapacityBytes: config.defaults.containerCapacityBytes ?? DEFAULT_CONTAINER_CAPACITY_BYTES,
@@ -192,6 +204,8 @@ export class Store {
       checkLayout: (text) => this.checkLayout(text),
       layoutChanged: (ino) => this.files.forget(ino),
     });
+    this.ns.pendingSize = (ino) => this.env.groups.pendingSize(ino);
+    this.env.groups.onCommitted = (ino) => this.files.forget(ino);
   }
 
   /** A layout this store can hold, else FsError EINVAL. */
@@ -226,12 +240,12 @@ export class Store {
     // A bad connection string or an unreachable database fails here, before anything is written.
     createOpts.meta = opts.meta === undefined ? undefined : parseMetaTarget(opts.meta);
     checkNewMeta(createOpts.meta);
-    createConfig(dir, createOpts, nodeSyncIo);
+    const config = createConfig(dir, createOpts, nodeSyncIo);
     if (createOpts.meta === undefined) {
       // Created 0600 before SQLite sees it: SQLite gives meta.db-wal and -shm the mode of the database file.
       nodeSyncIo.createExclusive(nodePath.join(dir, META_FILE), Buffer.alloc(0));
     }
-    createMeta(nodePath.join(dir, META_FILE), createOpts.meta);
+    createMeta(nodePath.join(dir, META_FILE), createOpts.meta, config.storeUuid!);
     return Store.open(dir, { io: opts.io, keyFile: opts.keyFile });
   }
 
@@ -260,13 +274,18 @@ export class Store {
     let db: Db | null = null;
     let lease: StoreLease | null = null;
     try {
-      if (!readOnly) adoptLegacyStore(dir, opened, syncIo);
-      db = openStoreMeta(metaPath, metaTarget, readOnly, syncIo, log, opts.follow === true); // recovers an unusable -shm, else says what to do
+      // Before anything changes: the metadata is this store's (DESIGN §4 "Identity"). Recovers an
+      // unusable -shm, else says what to do.
+      db = openStoreMeta(metaPath, metaTarget, readOnly, syncIo, log, opened.config.storeUuid, opts.follow === true);
+      if (!readOnly) {
+        adoptLegacyStore(dir, opened, syncIo);
+        upgradeStoreMeta(db, opened.config.storeUuid!);
+      }
       // Before recovery replays anything: the lease makes this the only writer (DESIGN §9).
       lease = readOnly ? null : acquireLease(db, opts.lockNote ?? `open ${dir}`, log, opts.leaseMs);
       const store = new Store(dir, opened, db, opts.io ?? new NodeIo(), syncIo);
       store.lock = lock;
-      store.lease = lease;
+      if (lease !== null) store.holdLease(lease, metaTarget!.url);
       if (opts.log !== undefined) store.log = opts.log;
       store.checkDisks(false);
       if (opts.applier === false || readOnly) store.applier.held = true;
@@ -385,7 +404,19 @@ export class Store {
       env: this.env, files: this.files, healer: this.healer,
       onlineRoots: () => this.opened.config.disks.filter((d) => this.env.health.unavailable(d.id) === undefined).map((d) => this.opened.diskPaths.get(d.id)!),
       orphans: () => this.ns.orphans(), deleteFile: (ino) => this.deleteFile(ino), reclaimNow: () => this.reclaimNow(),
+      quarantineGraceMs: this.quarantineGraceMs,
     }, opts);
+  }
+
+  /** Disk directories of the disks that are online. */
+  private onlineRoots(): string[] {
+    const online = this.opened.config.disks.filter((d) => this.env.health.unavailable(d.id) === undefined);
+    return online.map((d) => this.opened.diskPaths.get(d.id)!);
+  }
+
+  /** How long the leak scan's quarantine keeps what it removed (store tunable quarantineGraceDays, DESIGN §4). */
+  private get quarantineGraceMs(): number {
+    return graceMsOf(this.opened.config.defaults.quarantineGraceDays);
   }
 
   /** Check every disk's identity now (a disk taken offline or brought back, issue 11 inject). */
@@ -396,12 +427,24 @@ export class Store {
   /** The commit timer and the reclaimer (a live mount). */
   startBackground(): void {
     this.env.commits.start();
+    this.env.groups.start();
     this.reclaimer.start();
     this.compactor.start();
+    this.sweeper = new QuarantineSweeper(this.io, () => this.onlineRoots(), this.quarantineGraceMs, (line) => this.log(line));
+    this.sweeper.start();
+  }
+
+  /**
+   * Whole-chunk writes join transaction groups (DESIGN §5) closed only at the dirty-byte bound, sync
+   * and close (startBackground adds the timer): the crash tests step through a group's close.
+   */
+  startGroups(): void {
+    this.env.groups.start(null);
   }
 
   /** Every commit so far durable (fsync, fsyncdir, syncfs; group-committed). DESIGN §5. */
-  sync(): Promise<void> {
+  async sync(): Promise<void> {
+    await this.env.groups.sync();
     return this.env.commits.flushIfDirty();
   }
 
@@ -420,6 +463,7 @@ export class Store {
 
   private async follow(url: string): Promise<void> {
     this.follower = new Follower(url, this.env, this.files, this.ns, (line) => this.log(line));
+    for (const fn of this.writerChangeListeners) this.follower.onChange(fn);
     this.follower.start();
     try {
       await awaitWriterAnnouncing(this.db, (line) => this.log(line));
@@ -427,6 +471,48 @@ export class Store {
       this.follower.stop();
       throw err;
     }
+  }
+
+  /**
+   * DESIGN §9 "Lease and fencing": shards are written or removed only while the lease is held, and
+   * when it is found lost the store turns read-only (every change EROFS: the database refuses its
+   * writes, the shard gate its shard writes), stops its background work and drops every cache, the
+   * kernel is told to drop what it caches, and it follows the new holder's commits from then on, as
+   * a read-only mount does (store/follower.ts).
+   */
+  private holdLease(lease: StoreLease, url: string): void {
+    this.lease = lease;
+    this.env.shards.writeGate = () => lease.checkHeld();
+    lease.onLost((why) => this.loseLease(why, url));
+  }
+
+  private loseLease(why: string, url: string): void {
+    this.leaseLost = why;
+    this.applier.held = true;
+    this.applier.stop();
+    const stopped = (what: string) => (err: unknown): void => {
+      this.log(`chunkfs: stopping the ${what}: ${(err as Error).message}`);
+    };
+    void this.healer.stop().catch(stopped('healer'));
+    void this.compactor.stop().catch(stopped('compactor'));
+    void this.reclaimer.stop().catch(stopped('reclaimer'));
+    this.env.map.forgetAll();
+    this.files.forgetAll();
+    this.env.shards.forgetAll();
+    this.readsChanged(); // read grants end
+    // Reads record no failure (the database refuses its writes), as a read-only opener's.
+    this.env.counters.recordsNothing = true;
+    this.env.map.recordsNothing = true;
+    for (const fn of this.writerChangeListeners) fn('all');
+    // After the statement that found the loss (it may be inside a pipeline: nothing else is sent then).
+    setImmediate(() => {
+      if (this.closed) return;
+      this.follow(url).catch((err) => {
+        this.follower = null;
+        this.log(`chunkfs: cannot follow the new lease holder's changes on ${redactedUrl(url)}: ${(err as Error).message}; ` +
+          'reads may show this mount\'s last view');
+      });
+    });
   }
 
   /** Open read-only following a writer's commits (StoreOpenOptions.follow). */
@@ -458,8 +544,16 @@ export class Store {
     return this.files.readGrant(ino, offsetBytes);
   }
 
-  /** fn hears the inodes each of the followed writer's commits changed (a follower only). */
+  /** Who hears of changes made by another writer (the mount: one per transport of this process). */
+  private readonly writerChangeListeners: Array<(changed: Changed) => void> = [];
+
+  /**
+   * fn hears the inodes each of the followed writer's commits changed (a follower), and 'all' when
+   * this opener lost the lease to another writer (DESIGN §9).
+   */
   onWriterChange(fn: (changed: Changed) => void): void {
+    assert(this.writerChangeListeners.length < READ_CHANGE_LISTENERS_MAX, 'writer change listeners: one per transport');
+    this.writerChangeListeners.push(fn);
     this.follower?.onChange(fn);
   }
 
@@ -479,11 +573,15 @@ export class Store {
     this.closed = true;
     try {
       this.follower?.stop();
+      this.env.groups.stop();
+      if (this.lock !== null) await this.env.groups.close().catch((err: Error) => this.log(`chunkfs: storing the last transaction group failed: ${err.message}`));
       await this.files.deletesNow().catch(() => undefined); // what is left is an orphan: deleted at the next mount
       await this.healer.stop();
       await this.compactor.stop();
       await this.reclaimer.stop();
-      if (this.lock !== null) await this.applier.drain(); // unmount applies everything it can (the rest stays in the log)
+      await this.sweeper?.stop();
+      // Unmount applies everything it can (the rest stays in the log); without the lease, nothing.
+      if (this.lock !== null && this.leaseLost === null) await this.applier.drain();
       this.applier.stop();
       await this.env.commits.stop();
       if (this.lock !== null) await this.env.commits.flushIfDirty().catch(() => undefined); // SQLite's close checkpoints too
@@ -515,7 +613,8 @@ export class Store {
     return this.files.readInto(ino, offsetBytes, target, targetOffset, sizeBytes);
   }
   /**
-   * Durable when it resolves; sizeBytes: the size to commit with it (DESIGN §5 prefix rule), else the
+   * Durable when it resolves, or, on a live mount, whole chunks at the close of their transaction
+   * group (DESIGN §5; sync closes it); sizeBytes: the size to commit with it (DESIGN §5 prefix rule), else the
    * data's end; times: the mtime and ctime to commit with it (store/meta/commit-times.ts), else now.
    */
   write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number, times?: CommitTimes): Promise<void> {
@@ -583,8 +682,8 @@ export class Store {
     // After the chunk pass: with repair, a replica holding a bad needle was rebuilt from a good one.
     const needles = opts.onlyDisk === undefined ? await scrubNeedles(this.env, this.files, this.files.slices, opts.signal) : emptyNeedleScrubReport();
     if (opts.signal?.aborted === true) return { ...shards, cancelled: true, needles, leaks: emptyLeakReport(), looseModes: { count: 0, paths: [], fixed: 0 } };
-    const roots = this.opened.config.disks.filter((d) => this.env.health.unavailable(d.id) === undefined).map((d) => this.opened.diskPaths.get(d.id)!);
-    const leaks = await scanLeaks(this.env, roots, repair);
+    const roots = this.onlineRoots();
+    const leaks = await scanLeaks(this.env, roots, { repair, force: opts.force, graceMs: this.quarantineGraceMs });
     return { ...shards, needles, leaks, looseModes: await findLooseModes(this.io, roots, repair) };
   }
   startHealer(entriesPerSecond?: number): void {
@@ -621,7 +720,7 @@ export class Store {
     return {
       disks, layoutsInUse, transformedChunks: this.transformedChunks(), healQueueLength: this.env.map.healQueueLength(), openIntents: this.env.map.intentCount(),
       intentBacklog: this.intentBacklog(),
-      reclaimBacklog: this.env.reclaim.length, metadataFlushes: this.env.commits.flushCount,
+      reclaimBacklog: this.env.reclaim.length, metadataFlushes: this.env.commits.flushCount, groupsClosed: this.env.groups.closeCount,
       counters: this.env.counters.all(), containers: this.containerStatus(),
       metadata: metaStatus(this.db, nodePath.join(this.dir, META_FILE)),
     };
@@ -738,4 +837,9 @@ export class Store {
       return { ...r, needle: { containerIno: cid, offsetBytes: slice.offsetBytes.toString() } };
     });
   }
+}
+
+/** The default dirty-byte bound of a transaction group: min(1 GiB, 10% of RAM) (DESIGN §5). */
+function groupDirtyBytesDefault(): number {
+  return Math.min(GROUP_DIRTY_BYTES_DEFAULT_MAX, Math.floor(os.totalmem() / GROUP_RAM_DIVISOR));
 }

@@ -4,7 +4,7 @@
 import type { FsckReport } from '../../store/upkeep/fsck';
 import { Action, ActionEnv } from './env';
 
-export interface FsckArgs { repair: boolean }
+export interface FsckArgs { repair: boolean; force?: boolean }
 
 export interface FsckResult extends Omit<FsckReport, 'problems'> {
   store: string;
@@ -16,8 +16,11 @@ export interface FsckResult extends Omit<FsckReport, 'problems'> {
 export const fsckAction: Action = {
   storeAccess: () => 'write', // problems found are queued for heal
   async run(env: ActionEnv, args: unknown): Promise<FsckResult> {
-    const repair = (args as FsckArgs).repair;
-    const r = await env.store.fsck({ repair, offline: env.live === null, signal: env.signal, onProgress: (p) => env.progress({ phase: 'fsck', doneBytes: 0, totalBytes: 0, ...p }) });
+    const { repair, force } = args as FsckArgs;
+    const r = await env.store.fsck({
+      repair, force: force === true, offline: env.live === null, signal: env.signal,
+      onProgress: (p) => env.progress({ phase: 'fsck', doneBytes: 0, totalBytes: 0, ...p }),
+    });
     return { ...r, store: env.store.dir, online: env.live !== null, repair, problems: r.problems.map((p) => ({ ...p, file: env.store.pathOf(p.ino) })) };
   },
 };

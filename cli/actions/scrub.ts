@@ -2,9 +2,10 @@
 // here, with progress in shard bytes and an optional rate limit; the report names each damaged
 // file by its path as well as its inode.
 import type { Store } from '../../store/store';
+import type { LeakReport } from '../../store/upkeep/leak-scan';
 import { Action, ActionEnv } from './env';
 
-export interface ScrubArgs { repair: boolean; rateBytesPerSec?: number }
+export interface ScrubArgs { repair: boolean; force?: boolean; rateBytesPerSec?: number }
 
 export interface ShardAt { ino: number; path: string | null; chunkIndex: number; shardIndex: number }
 
@@ -19,7 +20,7 @@ export interface ScrubSummary {
   unrecoverable: Array<ShardAt & { error: string }>;
   /** Without --repair: the bad shards (bounded; badFound is exact). */
   bad?: ShardAt[];
-  leaks: { leakedShards: number; leakedTemps: number; removed: number; paths: string[] };
+  leaks: LeakReport;
   /** Small files' needles read back and checked (magic, file_id, cookie, crc); bad: the first of them. */
   needles: { checked: number; badCount: number; bad: Array<{ ino: number; path: string | null; error: string }> };
   looseModes: { count: number; fixed: number; paths: Array<{ path: string; mode: string }> };
@@ -34,7 +35,7 @@ export const scrubAction: Action = {
   async run(env: ActionEnv, args: unknown): Promise<ScrubSummary> {
     const a = args as ScrubArgs;
     const report = await env.store.scrub({
-      repair: a.repair, rateBytesPerSec: a.rateBytesPerSec, signal: env.signal,
+      repair: a.repair, force: a.force === true, rateBytesPerSec: a.rateBytesPerSec, signal: env.signal,
       onProgress: (p) => env.progress({ phase: 'verify', ...p }),
     });
     const loose = report.looseModes;

@@ -7,13 +7,18 @@ import { resolveTarget } from '../target';
 import { jsonText } from '../output';
 import { progressView } from '../progress';
 import { shardList } from '../shard-list';
+import { leakLines, leaksUnresolved } from '../leak-text';
 
 function summary(r: FsckResult): string {
   const leaks = r.leaks;
-  const fixed = r.repair ? ` (rebuilt ${r.rebuilt}, ${r.rebuildFailed} failed; removed ${leaks.removed} leaked file(s); deleted ${r.orphansDeleted} unlinked inode(s); reclaimed ${r.reclaimed} version(s))` : '';
+  const fixed = r.repair
+    ? ` (rebuilt ${r.rebuilt}, ${r.rebuildFailed} failed; moved ${leaks.removed} leaked file(s) to quarantine; ` +
+      `deleted ${r.orphansDeleted} unlinked inode(s); reclaimed ${r.reclaimed} version(s))`
+    : '';
   return `chunkfs fsck: ${r.store}${r.online ? ' (mounted)' : ''}: ${r.chunks} chunks, ${r.shardsChecked} shards checked` +
     `${r.shardsOnOfflineDisks > 0 ? ` (${r.shardsOnOfflineDisks} on offline disks not checked)` : ''}: ${r.missing} missing, ${r.badHeaders} bad headers, ` +
-    `${r.ioErrors} unreadable, ${leaks.leakedShards} leaked shard file(s), ${leaks.leakedTemps} leaked temp file(s), ${r.orphanInodes} unlinked inode(s), ` +
+    `${r.ioErrors} unreadable, ${leaks.leakedShards} leaked shard file(s), ${leaks.leakedTemps} leaked temp file(s), ` +
+    `${leaks.unknown} unknown file(s), ${r.orphanInodes} unlinked inode(s), ` +
     `${r.unaccountedInodes.length} unaccounted inode(s), ${r.containerRowsWithoutInode.length} container row(s) without an inode; ` +
     `reclaim backlog ${r.reclaimBacklog}, open intents ${r.openIntents}, heal queue ${r.healQueueLength}${fixed}${r.cancelled ? ' (cancelled before the end)' : ''}\n`;
 }
@@ -21,17 +26,18 @@ function summary(r: FsckResult): string {
 /** Anything left that needs attention. */
 function unresolved(r: FsckResult): boolean {
   const shardProblems = r.missing + r.badHeaders + r.ioErrors;
-  const leaked = r.leaks.leakedShards + r.leaks.leakedTemps;
   if (r.unaccountedInodes.length > 0 || r.containerRowsWithoutInode.length > 0) return true; // never repaired here
-  if (!r.repair) return shardProblems > 0 || leaked > 0 || (r.orphanInodes > 0 && !r.online) || r.cancelled;
-  return r.rebuilt < shardProblems || r.rebuildFailed > 0 || r.leaks.removed < leaked || r.cancelled;
+  if (leaksUnresolved(r.leaks, r.repair)) return true;
+  if (!r.repair) return shardProblems > 0 || (r.orphanInodes > 0 && !r.online) || r.cancelled;
+  return r.rebuilt < shardProblems || r.rebuildFailed > 0 || r.cancelled;
 }
 
 export async function fsckVerb(c: Extract<ToolCommand, { verb: 'fsck' }>): Promise<number> {
   const view = progressView('chunkfs fsck');
   let r: FsckResult;
   try {
-    r = (await runAction(resolveTarget(c.target), 'fsck', { repair: c.repair }, (p) => view.update(p))).result as FsckResult;
+    const args = { repair: c.repair, force: c.force };
+    r = (await runAction(resolveTarget(c.target), 'fsck', args, (p) => view.update(p))).result as FsckResult;
   } finally {
     view.stop();
   }
@@ -40,6 +46,6 @@ export async function fsckVerb(c: Extract<ToolCommand, { verb: 'fsck' }>): Promi
   for (const p of r.problems) process.stderr.write(`chunkfs fsck: ${p.kind}: ${shardList([{ ...p, path: p.file }])} (disk ${p.diskId}, ${p.path}): ${p.detail}\n`);
   if (r.unaccountedInodes.length > 0) process.stderr.write(`chunkfs fsck: inodes with no name, orphan entry or container row (left as they are): ${r.unaccountedInodes.join(', ')}\n`);
   if (r.containerRowsWithoutInode.length > 0) process.stderr.write(`chunkfs fsck: container rows whose inode is gone (left as they are): ${r.containerRowsWithoutInode.join(', ')}\n`);
-  if (!c.repair && r.leaks.paths.length > 0) process.stderr.write(`chunkfs fsck: leaked (run with --repair to remove): ${r.leaks.paths.join(', ')}\n`);
+  for (const line of leakLines(r.leaks, c.repair)) process.stderr.write(`chunkfs fsck: ${line}\n`);
   return unresolved(r) ? 1 : 0;
 }

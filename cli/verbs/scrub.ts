@@ -1,6 +1,6 @@
-// `chunkfs scrub [TARGET] [--repair] [--rate SIZE/s] [--json]` (issue 11): online through the mount,
-// else on the store opened here; progress on stderr; exit 1 when anything is unrecoverable, or
-// (without --repair) when anything is bad.
+// `chunkfs scrub [TARGET] [--repair [--force]] [--rate SIZE/s] [--json]` (issue 11): online through the
+// mount, else on the store opened here; progress on stderr; exit 1 when anything is unrecoverable, the
+// leak scan left files (unknown, or a removal refused: DESIGN §4), or (without --repair) anything is bad.
 import type { ToolCommand } from '../tool-args';
 import type { ScrubSummary } from '../actions/scrub';
 import { runAction } from '../run-action';
@@ -8,6 +8,7 @@ import { resolveTarget } from '../target';
 import { jsonText } from '../output';
 import { progressView } from '../progress';
 import { shardList } from '../shard-list';
+import { leakLines, leaksUnresolved } from '../leak-text';
 
 function problems(c: Extract<ToolCommand, { verb: 'scrub' }>, r: ScrubSummary): string[] {
   const out: string[] = [];
@@ -22,10 +23,7 @@ function problems(c: Extract<ToolCommand, { verb: 'scrub' }>, r: ScrubSummary): 
       ? `made ${loose.fixed} path(s) owner-only that other users could access: ${listed}${more}`
       : `${loose.count} path(s) in the store are accessible to other users (run with --repair to make them owner-only): ${listed}${more}`);
   }
-  const leaked = r.leaks.leakedShards + r.leaks.leakedTemps;
-  if (leaked > 0 && !c.repair) {
-    out.push(`${leaked} shard or temp file(s) that no chunk or reclaim entry accounts for (run with --repair to remove them): ${r.leaks.paths.join(', ')}`);
-  }
+  out.push(...leakLines(r.leaks, c.repair));
   if (r.needles.badCount > 0) {
     out.push(`${r.needles.badCount} small file(s) whose needle no replica holds intact: ${r.needles.bad.map((b) => `${b.path ?? `inode ${b.ino}`}: ${b.error}`).join('; ')}`);
   }
@@ -37,7 +35,8 @@ export async function scrubVerb(c: Extract<ToolCommand, { verb: 'scrub' }>): Pro
   const view = progressView('chunkfs scrub');
   let r: ScrubSummary;
   try {
-    r = (await runAction(resolveTarget(c.target), 'scrub', { repair: c.repair, rateBytesPerSec: c.rateBytesPerSec }, (p) => view.update(p))).result as ScrubSummary;
+    const args = { repair: c.repair, force: c.force, rateBytesPerSec: c.rateBytesPerSec };
+    r = (await runAction(resolveTarget(c.target), 'scrub', args, (p) => view.update(p))).result as ScrubSummary;
   } finally {
     view.stop();
   }
@@ -46,10 +45,12 @@ export async function scrubVerb(c: Extract<ToolCommand, { verb: 'scrub' }>): Pro
   else {
     process.stdout.write(`chunkfs scrub: ${r.store}${r.online ? ' (mounted)' : ''}: ${r.shardsChecked} shards checked, ${r.badFound} bad or missing, ` +
       `${r.repaired} repaired, ${r.unrecoverable.length} unrecoverable, ${r.looseModes.count} path(s) with loose modes, ` +
-      `${leaked} leaked file(s)${c.repair ? ` (${r.leaks.removed} removed)` : ''}, ${r.needles.checked} needle(s) checked, ${r.needles.badCount} bad` +
+      `${leaked} leaked file(s)${c.repair ? ` (${r.leaks.removed} moved to quarantine)` : ''}, ${r.leaks.unknown} unknown, ` +
+      `${r.needles.checked} needle(s) checked, ${r.needles.badCount} bad` +
       `${r.cancelled ? ' (cancelled before the end)' : ''}\n`);
   }
   for (const line of problems(c, r)) process.stderr.write(`chunkfs scrub: ${line}\n`);
   if (r.unrecoverable.length > 0 || r.needles.badCount > 0 || r.cancelled) return 1;
-  return !c.repair && (r.badFound > 0 || r.looseModes.count > 0 || leaked > 0) ? 1 : 0;
+  if (leaksUnresolved(r.leaks, c.repair)) return 1;
+  return !c.repair && (r.badFound > 0 || r.looseModes.count > 0) ? 1 : 0;
 }

@@ -9,12 +9,12 @@
 import Fuse = require('fuse-native');
 import type { FsCore } from '../core';
 import { IMPL, makeOps, ChunkfsOps } from './ops-table';
-import { readOnlyImpl } from './read-only';
+import { leaseGuardImpl, readOnlyImpl } from './read-only';
 import { observeOps } from './op-observer';
 import type { Transport, TransportOptions } from './transport';
 
 export async function mountFuseNative(core: FsCore, mountpoint: string, opts: TransportOptions): Promise<Transport> {
-  const ops = makeOps(core, opts.log, opts.readOnly ? readOnlyImpl(IMPL) : IMPL);
+  const ops = makeOps(core, opts.log, opts.readOnly ? readOnlyImpl(IMPL) : leaseGuardImpl(IMPL));
   const fuse = new SizedXattrFuse(mountpoint, opts.observeOp === undefined ? ops : observeOps(ops, opts.observeOp), {
     allowOther: opts.allowOther, defaultPermissions: true, autoUnmount: true, bigWrites: true, useIno: true,
     fsname: opts.fsname, subtype: 'chunkfs', timeout: opts.opTimeoutMs,

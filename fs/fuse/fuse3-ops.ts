@@ -13,7 +13,7 @@ import { fallocate } from '../ops-fallocate';
 import { lseek } from '../ops-seek';
 import { F, FIELD_COUNT, OP, OP_NAMES, OPEN_KEEP_CACHE, OPEN_NOFLUSH, SET } from './fuse3-abi';
 import { Log, OpLog, guard } from './guard';
-import { refusalOf } from './read-only';
+import { leaseLostRefusal, refusalOf } from './read-only';
 import type { OpObserver } from './op-observer';
 import type { Replier } from './fuse3-reply';
 import { ReadBuffers } from './read-buffers';
@@ -234,7 +234,7 @@ export function subjectOf(core: FsCore, b: Batch, i: number): () => string {
 export function makeRun(core: FsCore, reply: Replier, log: OpLog, readOnly: boolean, observe?: OpObserver): Ctx['run'] {
   return (b, i, fn, ok) => {
     const name = OP_NAMES[num(b, i, F.op)] ?? 'op';
-    const refusal = readOnly ? refusalOf(name, num(b, i, F.flags)) : null;
+    const refusal = readOnly ? refusalOf(name, num(b, i, F.flags)) : leaseLostRefusal(core, name, num(b, i, F.flags));
     const op = refusal === null ? fn : (): never => { throw refusal; };
     const fail = (neg: number): void => { reply.err(idOf(b, i), name === 'lookup' ? -neg : staleIfGone(core, -neg)); };
     if (observe === undefined) { guard(log, name, subjectOf(core, b, i), op, ok, fail); return; }

@@ -5,6 +5,7 @@
 import type { Impl } from './ops-table';
 import { posix } from '../errno';
 import type { FsError } from '../../store/fs-error';
+import type { FsCore } from '../core';
 
 const O_ACCMODE = 0o3;
 const O_RDONLY = 0;
@@ -18,6 +19,42 @@ const MUTATING_LOWLEVEL = new Set(['setattr', 'mknod', 'mkdir', 'unlink', 'rmdir
 
 function refuse(name: string): () => never {
   return () => { throw posix('EROFS', `${name}: mounted read-only`); };
+}
+
+/** Why every change answers EROFS now (the store lost its lease, DESIGN §9 "Lease and fencing"), or null. */
+function leaseLostOf(core: FsCore): string | null {
+  return core.store.leaseLost ?? null;
+}
+
+function lostRefusal(name: string, why: string): FsError {
+  return posix('EROFS', `${name}: this mount lost the store's lease (${why}); unmount it`);
+}
+
+/** fuse-native: impl, with every change refused (EROFS) once the store lost its lease. */
+export function leaseGuardImpl(impl: Impl): Impl {
+  const guarded: Record<string, unknown> = { ...impl };
+  for (const name of MUTATING) {
+    const op = impl[name] as (core: FsCore, ...args: unknown[]) => unknown;
+    guarded[name] = (core: FsCore, ...args: unknown[]) => {
+      const why = leaseLostOf(core);
+      if (why !== null) throw lostRefusal(name, why);
+      return op(core, ...args);
+    };
+  }
+  const open = impl.open;
+  guarded.open = (core: Parameters<Impl['open']>[0], path: string, flags: number) => {
+    const why = leaseLostOf(core);
+    if (why !== null && (flags & O_ACCMODE) !== O_RDONLY) throw lostRefusal(`open ${path} for writing`, why);
+    return open(core, path, flags);
+  };
+  return guarded as Impl;
+}
+
+/** libfuse3: the refusal of a request once the store lost its lease, or null. */
+export function leaseLostRefusal(core: FsCore, opName: string, flags: number): FsError | null {
+  const why = leaseLostOf(core);
+  if (why === null || refusalOf(opName, flags) === null) return null;
+  return lostRefusal(opName, why);
 }
 
 export function readOnlyImpl(impl: Impl): Impl {

@@ -6,6 +6,7 @@ import { CommitLog } from '../meta/commit-log';
 import { FileRows } from '../meta/file-rows';
 import { ReclaimQueue } from '../meta/reclaim-queue';
 import { InflightVersions } from './inflight-versions';
+import type { TxGroups } from './tx-group';
 import { ChunkRef } from './chunk-ref';
 import { IntentBacklog } from './intent-backlog';
 import { CounterName, Counters } from '../meta/counters';
@@ -89,6 +90,8 @@ export interface ChunkEnv {
   backlog: IntentBacklog;
   /** The key of encrypted layouts (store/store-key.ts); null when the store has none. */
   storeKey: Buffer | null;
+  /** Transaction groups of whole-chunk writes (DESIGN §5). */
+  groups: TxGroups;
   /** Decoded transformed chunks, for small reads (store/chunks/chunk-transform.ts). */
   decoded: DecodedChunks;
 }

@@ -14,6 +14,7 @@ import { Payload } from './shard-encode';
 import { overlaySpans, uncoveredParts } from './intent-backlog';
 import { encodeChunkOffThread, readDecodedInto } from './chunk-transform';
 import { StoredForm } from '../meta/chunk-map';
+import type { WriteSyncs } from './tx-group';
 
 /** readChunkInto into a fresh buffer (truncate's tail rewrite, FileIo.read). */
 export async function readChunk(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
@@ -91,7 +92,7 @@ export interface WrittenChunk { failed: number[]; stored: StoredForm | null }
  * durable; returns the shard indices that failed (the caller queues them for heal when it commits
  * the version) and how it was stored (the caller commits that with the version).
  */
-export async function writeWholeChunk(env: ChunkEnv, plain: ChunkRef, content: Uint8Array): Promise<WrittenChunk> {
+export async function writeWholeChunk(env: ChunkEnv, plain: ChunkRef, content: Uint8Array, syncs?: WriteSyncs): Promise<WrittenChunk> {
   // An encrypted payload is sealed into a pooled buffer, given back once every shard write settled:
   // on this VM a fresh 4 MiB buffer's page faults cost ~10x the sealing (docs/transforms.md).
   // EC parity shards too (issue 21: an ec:4+2 chunk rewritten per gathered intents took two fresh
@@ -105,19 +106,20 @@ export async function writeWholeChunk(env: ChunkEnv, plain: ChunkRef, content: U
   };
   try {
     const { ref, payload } = await encodeChunkOffThread(env, plain, content, alloc);
-    return await writeShards(env, ref, shardPayloads(ref, payload, alloc));
+    return await writeShards(env, ref, shardPayloads(ref, payload, alloc), syncs);
   } finally {
     for (const b of taken) pool.give(b);
   }
 }
 
-async function writeShards(env: ChunkEnv, ref: ChunkRef, payloads: Payload[]): Promise<WrittenChunk> {
+/** syncs: a transaction group's write (DESIGN §5): the shards are written, not flushed; the group flushes them. */
+async function writeShards(env: ChunkEnv, ref: ChunkRef, payloads: Payload[], syncs?: WriteSyncs): Promise<WrittenChunk> {
   const count = shardCount(ref.fl.layout);
   const errors: unknown[] = [];
   const failed: number[] = [];
   await Promise.all(payloads.map(async (payload, i) => {
     try {
-      await env.shards.writeShard(ref, i, payload);
+      await env.shards.writeShard(ref, i, payload, syncs?.forShard(i));
       env.health.ok(ref.diskIds[i]);
     } catch (err) {
       errors.push(err);

@@ -12,6 +12,8 @@
 //   4. the chunk map commit, without a flush (data first: the shards it names are durable); it drops
 //      the pending intents of every chunk it replaces (the new version holds their bytes) and
 //      queues the replaced versions for background reclaim (store/upkeep/reclaim.ts).
+// On a live mount a write of whole chunks only joins the open transaction group instead
+// (store/chunks/tx-group.ts, DESIGN §5): step 3 without a flush, step 4 at the group's close.
 // Runs under the inode's lock, taken by store/file-io.ts.
 import type { CommitTimes } from '../meta/commit-times';
 import { assert } from '../../src/errors';
@@ -25,6 +27,7 @@ import { CHUNKS_IN_FLIGHT_MAX } from './range-read';
 import { INTENT_SPAN_BYTES_MAX, blockSpan, mergedSpan } from './intent-span';
 import { PastSize } from '../meta/past-size';
 import { WholeWrite, repoint } from './live-version';
+import { WriteSyncs } from './tx-group';
 
 
 /** What the writer needs of store/file-io.ts: chunk refs with their placement. */
@@ -78,6 +81,13 @@ export class ChunkWriter {
     assert(new Set(pieces.map((p) => p.c)).size === pieces.length, 'one piece per chunk in a write');
     const plans: Plan[] = pieces.map((p) => ({ ...p, old: this.host.liveRef(ino, fl, this.env.map.get(ino, p.c)), version: 0n, patch: null }));
     const spans = await this.readSpans(plans);
+    const groups = this.env.groups;
+    // Whole writes of the mount's write-back join the open transaction group (DESIGN §5). Any other
+    // commit of this file waits for the group's: it must not pass the rows the group holds.
+    const plain = durable && alsoInCommit === undefined && withIntents === undefined;
+    const grouped = groups.running && plain && spans.size === 0 && plans.every((p) => !this.env.backlog.has(ino, p.c));
+    if (!grouped && groups.holds(ino)) await groups.close();
+    if (grouped) return this.writeGrouped(ino, fl, plans, sizeBytes, times);
     // Intents only, none waited for: withIntents commits with them (store/small/needle-io.ts).
     const joined = withIntents !== undefined && !durable && plans.every((p) => spans.has(p)) ? withIntents : undefined;
     this.reserve(ino, fl, plans, spans, times, joined);
@@ -108,6 +118,46 @@ export class ChunkWriter {
     }
     if (firstError !== null) throw firstError;
     return joined !== undefined;
+  }
+
+  /**
+   * A write of whole chunks in the open transaction group (DESIGN §5): versions reserved durably
+   * (a crash leaves no unaccounted shards), shards written through the page cache with no flush,
+   * the times stamped now; the rows and the size wait for the group's commit, after its flush. Reads
+   * see the rows at once (ChunkMap.pending). At the group's dirty-byte bound the writer waits.
+   */
+  private async writeGrouped(ino: number, fl: FileLayout, plans: Plan[], sizeBytes: number | null,
+    times: CommitTimes | null): Promise<boolean> {
+    this.reserve(ino, fl, plans, new Map(), times);
+    const at = (p: { c: number; offIn: number }): number => p.c * fl.chunkSizeBytes + p.offIn;
+    let sizeTo = sizeBytes ?? plans.reduce((end, p) => Math.max(end, at(p) + p.bytes.length), 0);
+    let firstError: unknown = null;
+    const done: Array<{ p: Plan; w: Commit; syncs: WriteSyncs }> = [];
+    try {
+      await this.env.commits.flush();
+      await boundedAll(plans, CHUNKS_IN_FLIGHT_MAX, async (p) => {
+        const syncs = new WriteSyncs();
+        try {
+          done.push({ p, w: await this.writePiece(ino, fl, p, syncs), syncs });
+        } catch (err) {
+          firstError ??= err;
+          sizeTo = Math.min(sizeTo, at(p)); // a prefix: never over bytes that were not stored
+        }
+      });
+    } catch (err) {
+      for (const p of plans) this.env.inflight.delete(ino, p.c, p.version);
+      throw err;
+    }
+    // Versions not stored are released now; the group releases the others after its commit.
+    for (const p of plans) if (!done.some((d) => d.p === p)) this.env.inflight.delete(ino, p.c, p.version);
+    this.env.db.transaction(() => this.env.fileRows.stamp(ino, times))();
+    for (const { p, w, syncs } of done) {
+      const diskIds = this.host.ref(ino, fl, p.c, w.version, w.logicalLenBytes).diskIds;
+      this.env.groups.add(ino, fl, diskIds, w, syncs, sizeTo, w.logicalLenBytes * diskIds.length);
+    }
+    if (firstError !== null) throw firstError;
+    await this.env.groups.throttle();
+    return false;
   }
 
   /** Step 2 done: the durable intents go to the backlog, where reads see them and the applier takes them. */
@@ -186,33 +236,33 @@ export class ChunkWriter {
     return this.env.fileRows.sizeBytes(ino);
   }
 
-  private async writePiece(ino: number, fl: FileLayout, p: Plan): Promise<Commit> {
+  private async writePiece(ino: number, fl: FileLayout, p: Plan, syncs?: WriteSyncs): Promise<Commit> {
     const { c, offIn, bytes, old } = p;
     const endIn = offIn + bytes.length;
     assert(p.patch === null, 'a journaled piece is applied by the applier');
     if (old === null) {
-      if (offIn === 0) return this.writeVersion(ino, fl, c, p.version, null, bytes); // no copy: the common sequential write
+      if (offIn === 0) return this.writeVersion(ino, fl, c, p.version, null, bytes, syncs); // no copy: the common sequential write
       const content = Buffer.alloc(endIn); // the hole before offIn reads as zeros
       content.set(bytes, offIn);
-      return this.writeVersion(ino, fl, c, p.version, null, content);
+      return this.writeVersion(ino, fl, c, p.version, null, content, syncs);
     }
-    if (offIn === 0 && endIn >= old.logicalLenBytes) return this.writeVersion(ino, fl, c, p.version, old, bytes);
-    return this.cow(ino, fl, c, p.version, old, offIn, bytes);
+    if (offIn === 0 && endIn >= old.logicalLenBytes) return this.writeVersion(ino, fl, c, p.version, old, bytes, syncs);
+    return this.cow(ino, fl, c, p.version, old, offIn, bytes, syncs);
   }
 
   /** Copy-on-write: old chunk bytes (as the file shows them, pending intents in) + the new ones, as a fresh version (DESIGN §5). */
-  private async cow(ino: number, fl: FileLayout, c: number, version: bigint, old: ChunkRef, offIn: number, bytes: Uint8Array): Promise<Commit> {
+  private async cow(ino: number, fl: FileLayout, c: number, version: bigint, old: ChunkRef, offIn: number, bytes: Uint8Array, syncs?: WriteSyncs): Promise<Commit> {
     const endIn = offIn + bytes.length;
     const content = Buffer.alloc(Math.max(old.logicalLenBytes, endIn));
     (await readChunk(this.env, old, 0, old.logicalLenBytes)).copy(content);
     content.set(bytes, offIn);
-    return this.writeVersion(ino, fl, c, version, old, content);
+    return this.writeVersion(ino, fl, c, version, old, content, syncs);
   }
 
   /** Whole-shard write of a reserved, never-used version (committed by the caller). */
-  private async writeVersion(ino: number, fl: FileLayout, c: number, version: bigint, old: ChunkRef | null, content: Uint8Array): Promise<Commit> {
+  private async writeVersion(ino: number, fl: FileLayout, c: number, version: bigint, old: ChunkRef | null, content: Uint8Array, syncs?: WriteSyncs): Promise<Commit> {
     assert(version > 0n, 'a whole-chunk write needs a reserved version');
-    const { failed, stored } = await writeWholeChunk(this.env, this.host.ref(ino, fl, c, version, content.length), content);
+    const { failed, stored } = await writeWholeChunk(this.env, this.host.ref(ino, fl, c, version, content.length), content, syncs);
     return { chunkIndex: c, version, logicalLenBytes: content.length, failed, stored, old };
   }
 }

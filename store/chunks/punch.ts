@@ -16,6 +16,8 @@ export interface ByteRange { offsetBytes: number; lengthBytes: number }
 export interface ChunkLocks {
   withChunk<T>(ino: number, c: number, fn: (ref: ChunkRef | null) => Promise<T>): Promise<T>;
   forget(ino: number): void;
+  /** A transaction group holding ino's rows commits first (DESIGN §5). */
+  settle(ino: number): Promise<void>;
 }
 
 export async function punchHole(env: ChunkEnv, files: ChunkLocks, ino: number, offsetBytes: number, lengthBytes: number): Promise<ByteRange[]> {
@@ -25,6 +27,7 @@ export async function punchHole(env: ChunkEnv, files: ChunkLocks, ino: number, o
   const first = Math.ceil(offsetBytes / cs);
   const last = Math.floor(end / cs); // exclusive
   if (last <= first) return lengthBytes > 0 ? [{ offsetBytes, lengthBytes }] : [];
+  await files.settle(ino);
   // Only live chunks are visited (a punch over a huge sparse range costs its live chunks, not its length).
   const live = env.map.live(ino, first).filter((r) => r.chunkIndex < last).map((r) => r.chunkIndex);
   for (const c of live) {

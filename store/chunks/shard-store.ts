@@ -4,6 +4,7 @@
 // steps 4-5) and deletion. Headers are cached by path; every rewrite through this
 // class invalidates the entry.
 import { randomU64 } from '../random-ids';
+import type { ShardSyncs } from './tx-group';
 import * as nodePath from 'node:path';
 import { LRUCache } from 'lru-cache';
 import { ErrorSite, FormatError, assert } from '../../src/errors';
@@ -59,6 +60,12 @@ export class ShardStore {
   /** Disk roots as prefixes of shard paths: absolute, normalized, no trailing slash (path() joins with one). */
   private readonly pathRoots = new Map<number, string>();
 
+  /**
+   * Called right before every shard file is written or removed: throws when this opener may not
+   * change shards (it lost the store's lease, DESIGN §9 "Lease and fencing"). Synchronous and cheap.
+   */
+  writeGate: () => void = () => undefined;
+
   constructor(readonly io: Io, readonly key: BitrotKey, private readonly diskRoots: ReadonlyMap<number, string>, private readonly gate: DiskGate) {
     for (const [id, root] of diskRoots) this.pathRoots.set(id, nodePath.resolve(root).replace(/\/$/, ''));
   }
@@ -101,8 +108,12 @@ export class ShardStore {
     throw new DiskUnavailableError(diskId, reason);
   }
 
-  /** Spec §8.1: tmp, fsync, rename, fsync dir (and the new directories' parents). */
-  async writeShard(ref: ChunkRef, shardIndex: number, payload: Payload): Promise<void> {
+  /**
+   * Spec §8.1: tmp, fsync, rename, fsync dir (and the new directories' parents). With syncs (a
+   * transaction group, DESIGN §5) nothing is flushed here: the file and directories to flush are
+   * handed to the group, which flushes them all before its commit names the shard.
+   */
+  async writeShard(ref: ChunkRef, shardIndex: number, payload: Payload, syncs?: ShardSyncs): Promise<void> {
     const length = payloadLength(payload);
     assert(length === shardDataLen(ref), 'whole-shard write: payload length is shard_data_len');
     const finalPath = this.usablePath(ref, shardIndex);
@@ -112,6 +123,7 @@ export class ShardStore {
     const versionDir = nodePath.dirname(chunkDir);
     await this.io.mkdir(chunkDir);
     const tmp = tempName(finalPath, randomU64());
+    this.writeGate();
     const f = await this.io.open(tmp, 'create-exclusive');
     try {
       await f.pwrite(parts.head, 0);
@@ -121,7 +133,7 @@ export class ShardStore {
         at += slice.length;
       }
       if (parts.padBytes > 0) await f.pwrite(Buffer.alloc(parts.padBytes), at);
-      await f.fdatasync(false); // the size is data too for fdatasync; the pool keeps shards concurrent
+      if (syncs === undefined) await f.fdatasync(false); // the size is data too for fdatasync; the pool keeps shards concurrent
     } finally {
       await f.close();
     }
@@ -129,10 +141,20 @@ export class ShardStore {
     await this.io.rename(tmp, finalPath);
     // The rename, the chunk dir entry and the version dir entry must all be durable;
     // a version dir already made durable (chunks of one version share it) needs no parent fsync.
-    const syncs = [this.io.fsyncDir(chunkDir), this.io.fsyncDir(versionDir)];
     const knownDurable = this.durableDirs.has(versionDir);
-    if (!knownDurable) syncs.push(this.io.fsyncDir(nodePath.dirname(versionDir)));
-    await Promise.all(syncs);
+    if (syncs !== undefined) {
+      syncs.file(finalPath);
+      syncs.dir(chunkDir);
+      syncs.dir(versionDir);
+      if (!knownDurable) {
+        syncs.dir(nodePath.dirname(versionDir));
+        syncs.afterDurable(() => this.durableDirs.set(versionDir, true));
+      }
+      return;
+    }
+    const dirSyncs = [this.io.fsyncDir(chunkDir), this.io.fsyncDir(versionDir)];
+    if (!knownDurable) dirSyncs.push(this.io.fsyncDir(nodePath.dirname(versionDir)));
+    await Promise.all(dirSyncs);
     if (!knownDurable) this.durableDirs.set(versionDir, true);
   }
 
@@ -330,6 +352,7 @@ export class ShardStore {
     // The patched blocks get new hash entries: no read may check them against the cached old ones,
     // neither during the patch nor after it (a read racing the patch may have cached the table again).
     this.tables.forget(path);
+    this.writeGate();
     const f = await this.io.open(path, 'readwrite');
     try {
       for (const { firstBlock, span } of runs) assert(firstBlock * bb + span.length <= dataLen, 'patch inside shard_data_len');
@@ -374,6 +397,7 @@ export class ShardStore {
   async deleteShard(ref: ShardSite, shardIndex: number): Promise<void> {
     const path = this.usablePath(ref, shardIndex);
     this.forgetPath(path);
+    this.writeGate();
     try {
       await this.io.unlink(path);
     } catch (err) {

@@ -56,12 +56,18 @@ export class Allocated {
     if (sizeBytes === 0 && !this.prealloc.has(ino)) return 0; // no query (create, chmod of empty files)
     const f = this.fileRow(ino);
     if (f === undefined) return 0;
-    const size = sizeBytes ?? Number(f.size);
+    const size = sizeBytes ?? Math.max(Number(f.size), this.map.pendingSize(ino) ?? 0);
     const extra = this.prealloc.extra(ino, size, Number(f.chunk_size), this.needleAsChunk(f));
     if (this.wholeIsData(ino, f, pending, size)) return size + extra.beyondBytes;
-    let n = Number((this.s.sum.get(ino) as { n: bigint }).n) + this.needleAsChunk(f) + extra.insideBytes;
+    let n = this.liveBytes(ino) + this.needleAsChunk(f) + extra.insideBytes;
     for (const [c, lengthBytes] of this.pendingChunks(f, pending)) n += Math.max(0, lengthBytes - this.heldLength(ino, f, c, size));
     return Math.min(size, n) + extra.beyondBytes; // chunks stored past the size are not the file's (DESIGN §5)
+  }
+
+  /** The live chunks' logical bytes, a transaction group's rows over the committed ones (DESIGN §5). */
+  private liveBytes(ino: number): number {
+    if (this.map.hasPending(ino)) return this.map.live(ino).reduce((n, r) => n + r.logicalLenBytes, 0);
+    return Number((this.s.sum.get(ino) as { n: bigint }).n);
   }
 
   /** What chunk c holds below sizeBytes without the pending ranges: stored or allocated. */

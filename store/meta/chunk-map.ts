@@ -63,7 +63,16 @@ function intentOf(r: Row): Intent {
   };
 }
 
+/** Rows and sizes a transaction group made live and has not committed yet (store/chunks/tx-group.ts, DESIGN §5). */
+export interface PendingRows {
+  pendingRow(ino: number, chunkIndex: number): ChunkRow | undefined;
+  pendingChunks(ino: number): number[];
+  pendingSize(ino: number): number | undefined;
+}
+
 export class ChunkMap {
+  /** The open and closing groups' rows: every question about a chunk sees them (DESIGN §5 one view). */
+  pending: PendingRows | null = null;
   /** A read-only opener queues no heal (its database refuses writes); the writer's reads and scrub find the damage. */
   recordsNothing = false;
   private readonly s;
@@ -103,6 +112,12 @@ export class ChunkMap {
   }
 
   get(ino: number, chunkIndex: number): ChunkRow | null {
+    const p = this.pending?.pendingRow(ino, chunkIndex);
+    if (p !== undefined) return { ...p };
+    return this.getStored(ino, chunkIndex);
+  }
+  /** The committed row only (no group's). */
+  getStored(ino: number, chunkIndex: number): ChunkRow | null {
     const cacheable = !this.db.inTransaction;
     const rows = cacheable ? this.rows.get(ino) : undefined;
     const hit = rows?.get(chunkIndex);
@@ -138,7 +153,24 @@ export class ChunkMap {
   }
   /** Live chunks of a file, or those at index >= fromIndex. */
   live(ino: number, fromIndex = 0): ChunkRow[] {
+    const rows = this.liveStored(ino, fromIndex);
+    const chunks = this.pending?.pendingChunks(ino).filter((c) => c >= fromIndex) ?? [];
+    if (chunks.length === 0) return rows;
+    const by = new Map(rows.map((r) => [r.chunkIndex, r]));
+    for (const c of chunks) by.set(c, this.pending!.pendingRow(ino, c)!);
+    return [...by.values()].sort((a, b) => a.chunkIndex - b.chunkIndex);
+  }
+  /** Committed live chunks only: what a deleted file's commit queues for reclaim (a group's versions are queued already). */
+  liveStored(ino: number, fromIndex = 0): ChunkRow[] {
     return (this.s.liveFrom.all(ino, fromIndex) as Row[]).map(chunkOf);
+  }
+  /** Whether a group holds chunks of ino not yet committed. */
+  hasPending(ino: number): boolean {
+    return (this.pending?.pendingChunks(ino).length ?? 0) > 0;
+  }
+  /** The size a group will commit for ino, if any. */
+  pendingSize(ino: number): number | undefined {
+    return this.pending?.pendingSize(ino);
   }
   /** Reserve a never-used version for a chunk; call in its own committed transaction before writing shards. */
   allocVersion(ino: number, chunkIndex: number): bigint {

@@ -5,7 +5,7 @@
 import { ChunkfsError } from '../../src/errors';
 import { ConfigError } from '../config';
 import { MetaTarget, redactedUrl } from '../meta-target';
-import { Db, migrate, openDb } from './meta';
+import { Db, createDb, createSchema } from './meta';
 import { connectPg } from './pg-open';
 import { META_TABLES, storeTablesIn } from './meta-tables';
 import { MetaCopyError, TableRows } from './table-copy';
@@ -37,13 +37,16 @@ function checkCounts(db: Db, tables: TableRows[]): void {
   }
 }
 
-/** PostgreSQL: schema, rows and comparison in one transaction, committed to the server's disk. */
-export function copyIntoPg(meta: MetaTarget, step: CopyStep): CopyResult {
+/**
+ * PostgreSQL: schema (naming storeUuid, DESIGN §4), rows and comparison in one transaction, committed
+ * to the server's disk.
+ */
+export function copyIntoPg(meta: MetaTarget, step: CopyStep, storeUuid: string): CopyResult {
   const db = openPgTarget(meta);
   try {
     const result = db.transaction(() => {
       db.exec('SET LOCAL synchronous_commit = on'); // flushed by the server before the config names it
-      migrate(db);
+      createSchema(db, storeUuid);
       return step(db);
     })();
     checkCounts(db, result.tables);
@@ -57,8 +60,8 @@ export function copyIntoPg(meta: MetaTarget, step: CopyStep): CopyResult {
  * SQLite: into file, a new empty file (the caller made it, 0600). Committed with a device flush,
  * then out of WAL mode: every page in the file itself, no -wal beside it to lose when it is linked.
  */
-export function copyIntoSqlite(file: string, step: CopyStep): CopyResult {
-  const db = openDb(file); // this build's schema
+export function copyIntoSqlite(file: string, step: CopyStep, storeUuid: string): CopyResult {
+  const db = createDb(file, storeUuid); // this build's schema
   try {
     db.native.pragma('synchronous = FULL');
     const result = db.transaction(() => step(db))();

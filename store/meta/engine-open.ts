@@ -5,12 +5,12 @@ import { Io } from '../io/io';
 import { SyncIo } from '../io/sync-io';
 import { ConfigError } from '../config';
 import { Db } from './sql-engine';
-import { openDb } from './meta';
+import { createDb, migrate } from './meta';
 import { openMeta } from './meta-open';
 import { CommitPoint, SqliteWalCommitPoint } from './commit-point';
 import { PgCommitPoint } from './pg-commit-point';
 import { PgDb } from './pg-engine';
-import { connectPg, openPgMeta } from './pg-open';
+import { connectPg, createPgSchema, openPgMeta, upgradePgMeta } from './pg-open';
 import { SqliteDb } from './sqlite-engine';
 import { MetaTarget, redactedUrl } from '../meta-target';
 import { LEASE_MS, LeaseInfo, PgLease, readLease } from './pg-lease';
@@ -34,15 +34,39 @@ export function checkNewMeta(target: MetaTarget | undefined): void {
   }
 }
 
-/** mkfs: the new store's schema. SQLite: meta.db (created 0600 by the caller). */
-export function createMeta(metaPath: string, target: MetaTarget | undefined): void {
-  if (target === undefined) openDb(metaPath).close();
-  else openPgMeta(target.url, false).close();
+/**
+ * mkfs: the new store's schema, naming its id (DESIGN §4 "Identity"); with meta copy, the only maker
+ * of a schema. SQLite: meta.db (created 0600 by the caller).
+ */
+export function createMeta(metaPath: string, target: MetaTarget | undefined, storeUuid: string): void {
+  if (target === undefined) createDb(metaPath, storeUuid).close();
+  else createPgSchema(target.url, storeUuid);
 }
 
-/** Open the store's metadata (recovering or explaining a failed open, meta-open.ts / pg-open.ts); follower: a session that refuses writes. */
-export function openStoreMeta(metaPath: string, target: MetaTarget | undefined, readOnly: boolean, syncIo: SyncIo, log: (line: string) => void, follower = false): Db {
-  return target === undefined ? openMeta(metaPath, readOnly, syncIo, log) : openPgMeta(target.url, readOnly, follower);
+/**
+ * Open the store's metadata (recovering or explaining a failed open, meta-open.ts / pg-open.ts) and
+ * check, before anything changes, that it is this store's: storeUuid is the config's (DESIGN §4
+ * "Identity"). follower: a session that refuses writes. A read-write opener then calls upgradeStoreMeta.
+ */
+export function openStoreMeta(metaPath: string, target: MetaTarget | undefined, readOnly: boolean, syncIo: SyncIo,
+  log: (line: string) => void, storeUuid: string | undefined, follower = false): Db {
+  return target === undefined
+    ? openMeta(metaPath, readOnly, syncIo, log, storeUuid)
+    : openPgMeta(target.url, readOnly, follower, storeUuid);
+}
+
+/**
+ * A read-write open, once openStoreMeta found the metadata this store's: the migrations it lacks (a
+ * store made before ids gets storeUuid recorded), and PostgreSQL's engine tables.
+ */
+export function upgradeStoreMeta(db: Db, storeUuid: string): void {
+  if (db instanceof PgDb) return upgradePgMeta(db, storeUuid);
+  try {
+    migrate(db, storeUuid);
+  } catch (err) {
+    const where = db instanceof SqliteDb ? db.native.name : db.engine;
+    throw new ConfigError(where, `cannot upgrade metadata database: ${(err as Error).message}`);
+  }
 }
 
 /** The engine's full commit for store/meta/commit-log.ts; walPath: SQLite's meta.db-wal. */
@@ -53,7 +77,13 @@ export function commitPointOf(db: Db, io: Io, walPath: string): CommitPoint {
 }
 
 /** A read-write opener's hold on the store beyond this machine (DESIGN §9). */
-export interface StoreLease { release(): void }
+export interface StoreLease {
+  release(): void;
+  /** Before shards are written or deleted: throws (EROFS) once the lease is lost (DESIGN §9 "Lease and fencing"). */
+  checkHeld(): void;
+  /** fn hears why, once, when the lease is found lost (a refused write, a renewal that found it taken). */
+  onLost(fn: (why: string) => void): void;
+}
 
 /**
  * PostgreSQL: take the store's lease (store/meta/pg-lease.ts), or throw LeaseHeldError naming the
@@ -66,7 +96,12 @@ export function acquireLease(db: Db, note: string, log: (line: string) => void, 
   // The lease holder tells read-only followers what it changes, while there are any (DESIGN §9).
   const announcer = new ChangeAnnouncer(db, log);
   announcer.start();
-  return { release: () => { announcer.stop(); lease.release(); } };
+  db.onFence(() => announcer.stop()); // the new holder announces its own changes
+  return {
+    release: () => { announcer.stop(); lease.release(); },
+    checkHeld: () => lease.checkHeld(),
+    onLost: (fn) => db.onFence(fn),
+  };
 }
 
 /** A read-only follower, listening already, waits until the writer announces its changes (DESIGN §9). */
@@ -74,10 +109,13 @@ export async function awaitWriterAnnouncing(db: Db, log: (line: string) => void)
   if (db instanceof PgDb) await awaitAnnouncing(db, log);
 }
 
-/** Where the metadata is, and on PostgreSQL who holds the lease (status). */
-export interface MetaStatus { engine: string; location: string; lease: LeaseInfo | null }
+/**
+ * Where the metadata is, and on PostgreSQL who holds the lease (status); leaseLost: why this
+ * opener lost it (DESIGN §9 "Lease and fencing"), null while it has not.
+ */
+export interface MetaStatus { engine: string; location: string; lease: LeaseInfo | null; leaseLost: string | null }
 
 export function metaStatus(db: Db, metaPath: string): MetaStatus {
-  if (db instanceof PgDb) return { engine: db.engine, location: db.target, lease: readLease(db) };
-  return { engine: db.engine, location: metaPath, lease: null };
+  if (db instanceof PgDb) return { engine: db.engine, location: db.target, lease: readLease(db), leaseLost: db.fencedBy };
+  return { engine: db.engine, location: metaPath, lease: null, leaseLost: null };
 }

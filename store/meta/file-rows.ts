@@ -67,6 +67,10 @@ export class FileRows {
         sqlite: `UPDATE inodes SET size = max(size, ?), ${SET_TIMES_SQL.sqlite} WHERE ino = ? RETURNING size`,
         postgres: `UPDATE inodes SET size = GREATEST(size, ?), ${SET_TIMES_SQL.postgres} WHERE ino = ? RETURNING size`,
       }),
+      growSize: db.prepare({
+        sqlite: 'UPDATE inodes SET size = max(size, ?) WHERE ino = ? RETURNING size',
+        postgres: 'UPDATE inodes SET size = GREATEST(size, ?) WHERE ino = ? RETURNING size',
+      }),
       setSizeStamped: db.prepare({
         sqlite: `UPDATE inodes SET size = ?, ${SET_TIMES_SQL.sqlite} WHERE ino = ?`,
         postgres: `UPDATE inodes SET size = ?, ${SET_TIMES_SQL.postgres} WHERE ino = ?`,
@@ -109,6 +113,11 @@ export class FileRows {
   /** A data commit: the size grows to at least sizeBytes, the times stamped (commit-times.ts); the size after. */
   grow(ino: number, sizeBytes: number, times: CommitTimes | null): number {
     const r = this.s.grow.get(sizeBytes, ...timeColumns(times), ino) as { size: bigint };
+    return Number(r.size);
+  }
+  /** A transaction group's commit: the size grows to at least sizeBytes (its times were stamped at the write); the size after. */
+  growSize(ino: number, sizeBytes: number): number {
+    const r = this.s.growSize.get(sizeBytes, ino) as { size: bigint };
     return Number(r.size);
   }
   /** A data commit that sets the size (a small file's rewrite), times stamped as grow(). */

@@ -8,7 +8,8 @@
 // crashed FUSE layer under the store left as something other than a plain file. Every failure of
 // an open ends in a message that says what happened and what to do.
 import { ConfigError } from '../config';
-import { Db, openDb } from './meta';
+import { Db, checkStoreDb, openDb } from './meta';
+import { MetaIdentityError, MetaPlace } from './store-identity';
 import { SyncIo } from '../io/sync-io';
 
 /** SQLITE_IOERR_SHMOPEN, _SHMSIZE, _SHMLOCK, _SHMMAP: the -shm index, rebuildable from the WAL. */
@@ -44,17 +45,29 @@ export function metaOpenAdvice(path: string, code: string, readOnly: boolean): s
     `chunkfs; fix that and retry; ${keepWal}`;
 }
 
+/** What an operator checks when meta.db at path is not this store's (DESIGN §4 "Identity"). */
+export function sqlitePlace(path: string): MetaPlace {
+  return {
+    where: path,
+    check: `check that ${path} is this store's metadata (not an empty file, nor one copied or restored from another store; ` +
+      'a backup of this store\'s own meta.db opens)',
+  };
+}
+
 /**
- * openDb, with a ConfigError naming what to do when it fails. A read-write open (which holds the
- * store lock, and now meta.db's own) removes a leftover -shm; log: one line when that -shm was not a
- * plain file (it made read-only opens fail).
+ * openDb, with a ConfigError naming what to do when it fails, then checked to be this store's metadata
+ * (storeUuid: the config's; store/meta/store-identity.ts) before anything changes. A read-write open
+ * (which holds the store lock, and now meta.db's own) removes a leftover -shm; log: one line when that
+ * -shm was not a plain file (it made read-only opens fail). The schema is not migrated here
+ * (store/meta/engine-open.ts upgradeStoreMeta).
  */
-export function openMeta(path: string, readOnly: boolean, io: SyncIo, log: (line: string) => void): Db {
+export function openMeta(path: string, readOnly: boolean, io: SyncIo, log: (line: string) => void,
+  storeUuid: string | undefined): Db {
   let db: Db;
   try {
-    db = openDb(path, readOnly);
+    db = openDb(path, readOnly, (opened) => checkStoreDb(opened, sqlitePlace(path), storeUuid, readOnly));
   } catch (err) {
-    throw metaOpenError(path, err, sqliteCode(err), readOnly);
+    throw err instanceof MetaIdentityError ? err : metaOpenError(path, err, sqliteCode(err), readOnly);
   }
   if (!readOnly) removeLeftoverShm(path, io, log);
   return db;

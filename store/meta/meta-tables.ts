@@ -32,6 +32,8 @@ export const META_TABLES: readonly MetaTable[] = [
   { name: 'containers', key: ['id'] },
   { name: 'ino_high', key: ['k'] },
   { name: 'prealloc', key: ['ino', 'chunk_index'] },
+  // The store's id (DESIGN §4 "Identity"): the copy names the same store.
+  { name: 'store_id', key: ['k'] },
 ];
 
 /** The engines' own tables (see above). */

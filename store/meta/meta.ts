@@ -10,6 +10,7 @@ import { MIGRATION_V5_SPECIAL_FILES } from './migration-v5';
 import { MIGRATION_V8_CHUNK_TRANSFORMS } from './migration-v8';
 import { MIGRATION_V7_PREALLOC } from './prealloc';
 import { MIGRATION_V6_FAR_TIMES } from './far-times';
+import { MIGRATION_STORE_ID, MetaPlace, checkStoreIdentity, recordStoreId } from './store-identity';
 
 export type { Db } from './sql-engine';
 
@@ -126,7 +127,12 @@ export const MIGRATIONS: EngineSql[] = [
   MIGRATION_V7_PREALLOC,
   // v8 (issue 23): a transformed chunk's stored length and flags (store/meta/chunk-map.ts).
   MIGRATION_V8_CHUNK_TRANSFORMS,
+  // v9: the store's id (store/meta/store-identity.ts, DESIGN §4 "Identity").
+  MIGRATION_STORE_ID,
 ];
+
+/** The first schema version that names its store (table store_id). */
+export const STORE_ID_VERSION = MIGRATIONS.indexOf(MIGRATION_STORE_ID) + 1;
 
 /** SQL for a new inode number: above every number in use or ever deleted (see ino_high, v4). */
 export const NEXT_INO_SQL = {
@@ -158,15 +164,35 @@ export function dbToU64(v: bigint | number): bigint {
 const READER_BUSY_WAIT_MS = 500;
 const WRITER_BUSY_WAIT_MS = 5000;
 
-export function openDb(file: string, readOnly = false): SqliteDb {
-  const native = new Database(file, { readonly: readOnly, fileMustExist: readOnly, timeout: readOnly ? READER_BUSY_WAIT_MS : WRITER_BUSY_WAIT_MS });
+/**
+ * Open meta.db as it is: no schema is made or changed here (DESIGN §4 "Identity"). check: run on the
+ * first access, before the open sets WAL mode (which writes meta.db's header when it is not a WAL
+ * database, e.g. an empty file): store/meta/meta-open.ts checks that it is this store's metadata.
+ */
+export function openDb(file: string, readOnly = false, check?: (db: SqliteDb) => void): SqliteDb {
+  return openSqlite(file, readOnly, true, check);
+}
+
+function openSqlite(file: string, readOnly: boolean, mustExist: boolean, check?: (db: SqliteDb) => void): SqliteDb {
+  const timeout = readOnly ? READER_BUSY_WAIT_MS : WRITER_BUSY_WAIT_MS;
+  const native = new Database(file, { readonly: readOnly, fileMustExist: mustExist, timeout });
   const db = new SqliteDb(native);
   try {
-    setUp(native, readOnly);
-    if (!readOnly) migrate(db);
-    else checkReadable(db);
+    setUp(native, readOnly, () => check?.(db));
   } catch (err) {
     db.close(); // a failed open leaves nothing open (store/meta/meta-open.ts may retry)
+    throw err;
+  }
+  return db;
+}
+
+/** mkfs and meta copy: a new SQLite database at file (empty or missing) with this build's schema naming storeUuid. */
+export function createDb(file: string, storeUuid: string): SqliteDb {
+  const db = openSqlite(file, false, false);
+  try {
+    createSchema(db, storeUuid);
+  } catch (err) {
+    db.close();
     throw err;
   }
   return db;
@@ -175,15 +201,17 @@ export function openDb(file: string, readOnly = false): SqliteDb {
 /** WAL pages past which a commit checkpoints (see setUp). */
 const WAL_CHECKPOINT_PAGES = 4096;
 
-function setUp(db: Database.Database, readOnly: boolean): void {
+function setUp(db: Database.Database, readOnly: boolean, firstAccess: () => void): void {
   db.defaultSafeIntegers(true);
-  if (!readOnly) {
+  if (readOnly) firstAccess();
+  else {
     // Before the first access (issue 20): the writer holds meta.db's lock for as long as it has it
     // open, so a transaction takes no file locks (SQLite took and released ~20 fcntl locks each), and
     // WAL mode keeps its index in this process's memory, never in meta.db-shm. A read-write open holds
     // the store lock, so nothing else writes; readers (chunkfs inspect, status) of a mounted store go
     // through the mount's control socket (cli/control), and an offline reader makes this open wait.
     db.pragma('locking_mode = EXCLUSIVE');
+    firstAccess();
     db.pragma('journal_mode = WAL');
     // DESIGN §5: no device flush per metadata operation; store/meta/commit-log.ts flushes the WAL.
     db.pragma('synchronous = NORMAL');
@@ -207,14 +235,41 @@ export function checkReadable(db: Db): void {
   }
 }
 
-/** Every migration this database lacks, each in its own transaction with its version. */
-export function migrate(db: Db): void {
+/**
+ * An opener's check before anything changes (DESIGN §4 "Identity"): db holds this store's metadata
+ * (store/meta/store-identity.ts), and a read-only open finds this build's schema. True: it predates
+ * store ids, and a read-write open's migrate records configUuid.
+ */
+export function checkStoreDb(db: Db, place: MetaPlace, configUuid: string | undefined, readOnly: boolean): boolean {
+  const legacy = checkStoreIdentity(db, place, configUuid, STORE_ID_VERSION);
+  const version = db.schemaVersion();
+  if (version > MIGRATIONS.length) {
+    throw new Error(`schema version ${version} is newer than this build's (${MIGRATIONS.length}): open it with the newer build`);
+  }
+  if (readOnly) checkReadable(db);
+  return legacy;
+}
+
+/** mkfs and meta copy, on an empty database: this build's whole schema, the root directory and the store's id. */
+export function createSchema(db: Db, storeUuid: string): void {
+  const version = db.schemaVersion();
+  assert(version === 0, `a new store's metadata must start empty, found schema version ${version}`);
+  migrate(db, storeUuid);
+}
+
+/**
+ * Every migration this database lacks, each in its own transaction with its version. Never run on an
+ * empty database but by createSchema; storeUuid: recorded when table store_id is made (mkfs, or the
+ * first read-write open of a store made before ids, whose metadata names none: checkStoreDb).
+ */
+export function migrate(db: Db, storeUuid: string): void {
   const version = db.schemaVersion();
   assert(version <= MIGRATIONS.length, `meta.db schema version ${version} is newer than this build (${MIGRATIONS.length})`);
   for (let v = version; v < MIGRATIONS.length; v++) {
     db.transaction(() => {
       db.exec(MIGRATIONS[v]);
       if (v === 0) createRoot(db);
+      if (v + 1 === STORE_ID_VERSION) recordStoreId(db, storeUuid);
       db.setSchemaVersion(v + 1);
     })();
   }

@@ -106,9 +106,17 @@ export class Namespace {
     return this.tx(fn) as T;
   }
 
+  /** The size a transaction group will commit for ino (store/chunks/tx-group.ts): getattr shows it already (DESIGN §5 one view). */
+  pendingSize: (ino: number) => number | undefined = () => undefined;
+  private withPending(a: Attr): Attr {
+    const p = this.pendingSize(a.ino);
+    if (p !== undefined && p > a.sizeBytes) a.sizeBytes = p;
+    return a;
+  }
+
   getattr(ino: number): Attr | null {
     const v = this.q.attrValues.get(ino) as Array<bigint | string | null> | undefined;
-    return v === undefined ? null : attrOfValues(v);
+    return v === undefined ? null : this.withPending(attrOfValues(v));
   }
   /** getattr that throws ENOENT. */
   attr(ino: number): Attr {
@@ -118,7 +126,7 @@ export class Namespace {
   }
   lookup(parentIno: number, name: string): Attr | null {
     const v = this.q.lookupValues.get(parentIno, name) as Array<bigint | string | null> | undefined;
-    if (v !== undefined) return attrOfValues(v); // only a directory has entries: its check is needed on a miss only
+    if (v !== undefined) return this.withPending(attrOfValues(v)); // only a directory has entries: its check is needed on a miss only
     this.dir(parentIno);
     return null;
   }

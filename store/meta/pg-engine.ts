@@ -17,6 +17,8 @@ import { LISTED_ENTRIES_MAX } from './pg-name-cache';
 import { redactedUrl } from '../meta-target';
 import { CachedResult } from './pg-result';
 import { NEXT_INO_SQL } from './meta';
+import { FENCED_SQLSTATE, LeaseLostError } from './pg-fence';
+import { assert } from '../../src/errors';
 
 /** A directory's entries, read whole with a lookup in it that missed (pg-name-cache.ts: one more is "large"). */
 const DIRECTORY_LISTING_SQL = `SELECT name, ino FROM dirents WHERE parent = $1 LIMIT ${LISTED_ENTRIES_MAX + 1}`;
@@ -39,6 +41,8 @@ const PREPARED_TEXTS_MAX = 4096;
 const TX_DEPTH_MAX = 64;
 /** A lost connection is dialled again at most this often (a server that is down is not dialled per request). */
 export const RECONNECT_INTERVAL_MS = 1000;
+/** Who hears of the lease's loss (PgDb.onFence). */
+const FENCE_LISTENERS_MAX = 4;
 /** libpq's PQTRANS_IDLE: no transaction open on the server. */
 const PQTRANS_IDLE = 0;
 /** libpq's PQTRANS_UNKNOWN: the connection is bad. */
@@ -136,6 +140,7 @@ class PgStatement implements SqlStatement {
   run(...params: unknown[]): RunInfo {
     // In a transaction it waits for the next statement whose result is read (pg-pipeline.ts).
     if (this.db.inTransaction) return this.db.enqueue({ name: this.name, text: this.sql.text, values: this.bind(params) });
+    this.db.refuseIfFenced();
     const info = runInfoOf(this.execute(params));
     this.db.noteWrite();
     return info;
@@ -176,6 +181,15 @@ export class PgDb implements Db {
   /** The next inode number newIno hands out (0: to be read), and the row cache's trust epoch it was read in. */
   private inoNext = 0;
   private inoEpoch = -1;
+  /**
+   * Settings of the lease holder's session (its epoch, store/meta/pg-fence.ts), made again on a
+   * connection dialled after a failure: the new session writes as the holder, or is refused.
+   */
+  private holderSession: string | null = null;
+  /** Why this opener lost the store's lease (DESIGN §9 "Lease and fencing"); null while it has not. */
+  fencedBy: string | null = null;
+  /** Told once, when the lease is found lost. */
+  private readonly fenceListeners: Array<(why: string) => void> = [];
 
   /** The connection string without a password, for messages. */
   readonly target: string;
@@ -223,6 +237,7 @@ export class PgDb implements Db {
 
   /** Queue a statement of this transaction (its RunInfo sends the queue when read). */
   enqueue(call: PgCall): RunInfo {
+    this.refuseIfFenced();
     this.beginNow();
     this.rowCache.write(call.text, call.values); // the rows it changes, as the transaction will see them
     return this.pipeline.add(call, () => { this.sendQueue(null); });
@@ -271,6 +286,39 @@ export class PgDb implements Db {
     this.rowCache.trustUntil(untilMs);
   }
 
+  /**
+   * The session writes as the lease holder: sql (its epoch, store/meta/pg-fence.ts) runs now and on
+   * every connection dialled again.
+   */
+  holdLease(sql: string): void {
+    this.exec(sql);
+    this.holderSession = sql;
+  }
+
+  /**
+   * The lease is lost (DESIGN §9 "Lease and fencing"): nothing cached is trusted, every later write
+   * is refused here (the database refuses it too), and the listeners hear why, once.
+   */
+  fence(why: string): void {
+    this.trustRows(0);
+    this.rowCache.clear();
+    this.inoNext = 0;
+    if (this.fencedBy !== null) return;
+    this.fencedBy = why;
+    for (const fn of this.fenceListeners) fn(why);
+  }
+
+  /** fn hears why, when the lease is found lost (bounded: the lease and the store listen). */
+  onFence(fn: (why: string) => void): void {
+    assert(this.fenceListeners.length < FENCE_LISTENERS_MAX, 'listeners to the lease\'s loss are the lease\'s and the store\'s');
+    this.fenceListeners.push(fn);
+  }
+
+  /** A write of an opener that lost the lease: refused before it is sent. */
+  refuseIfFenced(): void {
+    if (this.fencedBy !== null) throw new LeaseLostError(this.target, this.fencedBy);
+  }
+
   /** Send the queued statements and last in one round trip; last's result. */
   private sendQueue(last: PgCall | null): PgResult | null {
     this.usable();
@@ -300,6 +348,13 @@ export class PgDb implements Db {
       this.broken = true;
       this.rowCache.clear();
     }
+    // A session that never held the lease (a migration before the take) gets the server's PgError.
+    if (fields?.sqlState === FENCED_SQLSTATE && this.holderSession !== null) {
+      // The server's first line, without its CONTEXT.
+      const why = (this.pq.resultErrorMessage() || status).split('\n')[0].replace(/^ERROR:\s*/, '').trim();
+      this.fence(why);
+      throw new LeaseLostError(this.target, why);
+    }
     throw new PgError(text, this.pq.resultErrorMessage() || this.pq.errorMessage() || status, fields?.sqlState ?? (lost ? SQLSTATE_CONNECTION_FAILURE : 'unknown'));
   }
 
@@ -323,6 +378,11 @@ export class PgDb implements Db {
       for (const [text, p] of this.prepared) {
         pq.prepare(p.name, text, p.params);
         if (pq.resultStatus() !== 'PGRES_COMMAND_OK') throw lost(`preparing statements again failed: ${pq.resultErrorMessage()}`);
+      }
+      if (this.holderSession !== null) {
+        pq.exec(this.holderSession);
+        const ok = pq.resultStatus() === 'PGRES_TUPLES_OK' || pq.resultStatus() === 'PGRES_COMMAND_OK';
+        if (!ok) throw lost(`setting the lease's session up again failed: ${pq.resultErrorMessage()}`);
       }
     } catch (err) {
       finishLibpq(pq);

@@ -1,11 +1,13 @@
 // Opening a store's metadata on PostgreSQL (DESIGN §9): connect with libpq, set the session up for
-// the commit model of DESIGN §5 (store/meta/pg-commit-point.ts), then migrate (read-write) or check
-// the schema (read-only). Every failure is a ConfigError naming the connection string (password
-// hidden) and what to do.
+// the commit model of DESIGN §5 (store/meta/pg-commit-point.ts), check that the database holds this
+// store's metadata (DESIGN §4 "Identity") before anything changes, then migrate (read-write) or check
+// the schema (read-only). Only mkfs and meta copy make a schema (createPgSchema). Every failure is a
+// ConfigError naming the connection string (password hidden) and what to do.
 import { ConfigError } from '../config';
-import { checkReadable, migrate } from './meta';
+import { STORE_ID_VERSION, checkStoreDb, createSchema, migrate } from './meta';
+import { MetaIdentityError, MetaPlace, checkStoreIdentity } from './store-identity';
 import { PgDb } from './pg-engine';
-import { newLibpqConnection } from './libpq';
+import { LibpqConnection, newLibpqConnection } from './libpq';
 import { redactedUrl } from '../meta-target';
 import { COMMIT_POINT_TABLE_SQL } from './pg-commit-point';
 import { CHANGE_NOTIFY_SQL } from './pg-change-notify';
@@ -42,8 +44,12 @@ function connectError(url: string, message: string): ConfigError {
   return new ConfigError(redactedUrl(url), `cannot connect to the PostgreSQL metadata database: ${message.trim()}; ${hint}`);
 }
 
-/** A connection to the store's database, or a ConfigError naming it; refuseWrites: a follower's session (dialled again so too). */
-export function connectPg(url: string, refuseWrites = false): PgDb {
+/**
+ * A connection to the store's database, or a ConfigError naming it; refuseWrites: a follower's session
+ * (dialled again so too). storeUuid: a connection dialled again after a failure must reach this store's
+ * metadata still (DESIGN §4 "Identity": the name may now lead to another database or server).
+ */
+export function connectPg(url: string, refuseWrites = false, storeUuid?: string): PgDb {
   const pq = newLibpqConnection();
   try {
     // connect_timeout as a keyword after the URI: libpq takes the URI's parameters, then this.
@@ -51,7 +57,7 @@ export function connectPg(url: string, refuseWrites = false): PgDb {
   } catch (err) {
     throw connectError(url, (err as Error).message);
   }
-  const db = new PgDb(pq, url, () => connectPg(url, refuseWrites).detach());
+  const db = new PgDb(pq, url, () => redial(url, refuseWrites, storeUuid));
   try {
     db.exec(refuseWrites ? `${SESSION_SQL}; ${READ_ONLY_SQL}` : SESSION_SQL);
   } catch (err) {
@@ -61,22 +67,67 @@ export function connectPg(url: string, refuseWrites = false): PgDb {
   return db;
 }
 
-/**
- * Open and migrate (read-write) or check (read-only) the metadata schema on PostgreSQL. A read-only
- * open may still take the lease (meta copy's source); a follower's (DESIGN §9) refuses every write.
- */
-export function openPgMeta(url: string, readOnly: boolean, follower = false): PgDb {
-  const db = connectPg(url, follower);
+/** What an operator checks when the database at url is not this store's (DESIGN §4 "Identity"). */
+export function pgPlace(url: string): MetaPlace {
+  return {
+    where: redactedUrl(url),
+    check: 'check the connection string in chunkfs.json (meta.url: host, port, database name) and that the database is this ' +
+      'store\'s (not one dropped and made again, nor another store\'s; a restore of this store\'s own opens)',
+  };
+}
+
+/** A new connection to replace a failed one: refused (ConfigError) unless it names store storeUuid. */
+function redial(url: string, refuseWrites: boolean, storeUuid: string | undefined): LibpqConnection {
+  const db = connectPg(url, refuseWrites, storeUuid);
   try {
-    if (readOnly) checkReadable(db);
-    else {
-      migrate(db);
-      db.exec(COMMIT_POINT_TABLE_SQL);
-      db.exec(CHANGE_NOTIFY_SQL); // the writer tells read-only followers what it changed (DESIGN §9)
+    if (storeUuid !== undefined && checkStoreIdentity(db, pgPlace(url), storeUuid, STORE_ID_VERSION)) {
+      const problem = `names no store (schema older than v${STORE_ID_VERSION}), expected store ${storeUuid}`;
+      throw new MetaIdentityError(redactedUrl(url), `${problem}: ${pgPlace(url).check}`);
     }
+    db.exec('DEALLOCATE ALL'); // the check's statements: the connection it replaces prepares its own, by the same names
   } catch (err) {
     db.close();
+    throw err;
+  }
+  return db.detach();
+}
+
+/**
+ * Open the store's metadata on PostgreSQL: checked to be this store's (storeUuid: the config's) before
+ * anything changes, and read-only: at this build's schema. A read-only open may still take the lease
+ * (meta copy's source); a follower's (DESIGN §9) refuses every write. A read-write opener then calls
+ * upgradePgMeta.
+ */
+export function openPgMeta(url: string, readOnly: boolean, follower: boolean, storeUuid: string | undefined): PgDb {
+  const db = connectPg(url, follower, storeUuid);
+  try {
+    checkStoreDb(db, pgPlace(url), storeUuid, readOnly);
+  } catch (err) {
+    db.close();
+    if (err instanceof MetaIdentityError) throw err;
     throw new ConfigError(redactedUrl(url), `cannot open metadata database: ${(err as Error).message}`);
   }
   return db;
+}
+
+/** A read-write open of this store's metadata (checked by openPgMeta): migrations, and the engine's own tables. */
+export function upgradePgMeta(db: PgDb, storeUuid: string): void {
+  try {
+    migrate(db, storeUuid);
+    db.exec(COMMIT_POINT_TABLE_SQL);
+    db.exec(CHANGE_NOTIFY_SQL); // the writer tells read-only followers what it changed (DESIGN §9)
+  } catch (err) {
+    throw new ConfigError(db.target, `cannot upgrade metadata database: ${(err as Error).message}`);
+  }
+}
+
+/** mkfs: this build's schema naming storeUuid on an empty database (checkNewMeta found it so). */
+export function createPgSchema(url: string, storeUuid: string): void {
+  const db = connectPg(url);
+  try {
+    db.transaction(() => createSchema(db, storeUuid))();
+    upgradePgMeta(db, storeUuid);
+  } finally {
+    db.close();
+  }
 }

@@ -11,7 +11,7 @@ import { ChunkRef } from '../chunks/chunk-ref';
 import { FileIo } from '../file-io';
 import { Healer } from './heal';
 import { errnoCode } from '../io/io';
-import { LeakReport, scanLeaks } from './leak-scan';
+import { LeakReport, emptyLeakReport, scanLeaks } from './leak-scan';
 import { shardCount } from '../../src/layout';
 import { CHECKED_FIELDS } from '../chunks/shard-store';
 import { containerRowsWithoutInode, liveChunks, unaccountedInodes } from '../meta/surveys';
@@ -25,6 +25,8 @@ export interface FsckOptions {
   offline?: boolean;
   onProgress?(p: { doneItems: number; totalItems: number }): void;
   signal?: AbortSignal;
+  /** With repair: the leak scan removes freed files even past its share limit (store/upkeep/leak-scan.ts). */
+  force?: boolean;
 }
 
 export type ShardProblemKind = 'missing' | 'header' | 'io';
@@ -71,6 +73,8 @@ export interface FsckHost {
   orphans(): number[];
   deleteFile(ino: number): Promise<void>;
   reclaimNow(): Promise<{ versionsDeleted: number }>;
+  /** How long the leak scan's quarantine keeps what it removed (store/upkeep/quarantine.ts). */
+  quarantineGraceMs: number;
 }
 
 /** What is wrong with shard i's file, or null when it is there and its header agrees (spec §3, §1). */
@@ -101,7 +105,7 @@ async function shardProblem(env: ChunkEnv, ref: ChunkRef, i: number, path: strin
 function emptyReport(): FsckReport {
   return {
     chunks: 0, shardsChecked: 0, shardsOnOfflineDisks: 0, missing: 0, badHeaders: 0, ioErrors: 0, problems: [], rebuilt: 0, rebuildFailed: 0,
-    leaks: { leakedShards: 0, leakedTemps: 0, removed: 0, paths: [] }, orphanInodes: 0, orphansDeleted: 0,
+    leaks: emptyLeakReport(), orphanInodes: 0, orphansDeleted: 0,
     unaccountedInodes: [], containerRowsWithoutInode: [], reclaimBacklog: 0, reclaimed: 0,
     openIntents: 0, healQueueLength: 0, cancelled: false,
   };
@@ -157,7 +161,8 @@ export async function fsck(host: FsckHost, opts: FsckOptions = {}): Promise<Fsck
       report.rebuildFailed += h.failed.length;
     }
   }
-  report.leaks = await scanLeaks(env, host.onlineRoots(), repair);
+  const leakOpts = { repair, force: opts.force, graceMs: host.quarantineGraceMs };
+  report.leaks = await scanLeaks(env, host.onlineRoots(), leakOpts);
   const orphans = host.orphans();
   report.orphanInodes = orphans.length;
   if (repair && opts.offline === true) {

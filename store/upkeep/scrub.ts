@@ -18,6 +18,8 @@ export interface ScrubOptions {
   signal?: AbortSignal;
   /** Only the shards placed on this disk (replace-disk). */
   onlyDisk?: number;
+  /** With repair: the leak scan removes freed files even past its share limit (store/upkeep/leak-scan.ts). */
+  force?: boolean;
 }
 
 

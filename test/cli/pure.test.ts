@@ -33,7 +33,9 @@ test('inject arguments: actions, flags, durations and the trailing target', (t) 
     [['heal', 'a', 'b'], /unexpected argument 'b'/],
   ]
   for (const [args, msg] of bad) t.throws(() => parseArgs(args), { instanceOf: UsageError, message: msg }, args.join(' '))
-  t.deepEqual(parseArgs(['scrub', '--rate', '50M/s', '--repair']), { verb: 'scrub', target: undefined, repair: true, json: false, rateBytesPerSec: 50 << 20 })
+  t.deepEqual(parseArgs(['scrub', '--rate', '50M/s', '--repair']), { verb: 'scrub', target: undefined, repair: true, force: false, json: false, rateBytesPerSec: 50 << 20 })
+  t.deepEqual(parseArgs(['scrub', '/s', '--repair', '--force']), { verb: 'scrub', target: '/s', repair: true, force: true, json: false, rateBytesPerSec: undefined })
+  t.deepEqual(parseArgs(['fsck', '--repair', '--force']), { verb: 'fsck', target: undefined, repair: true, force: true, json: false })
 })
 
 test('mount options of the tools: ro, debug, metrics', (t) => {
@@ -64,6 +66,13 @@ test('mount options suid, nosuid, dev, nodev (issue 15 item 13); unset: the moun
   t.deepEqual(parseMountOptions('nosuid,suid'), { suid: true })
   t.deepEqual(parseMountOptions('ro'), { readOnly: true })
   t.throws(() => parseMountOptions('suid=1'), { message: /unknown mount option 'suid=1'/ })
+})
+
+test('mount option lease_ms=N: the PostgreSQL lease\'s length, bounded, named when refused', (t) => {
+  t.deepEqual(parseMountOptions('lease_ms=2000'), { leaseMs: 2000 })
+  t.throws(() => parseMountOptions('lease_ms=10'), { message: /lease_ms: 10 is below 1000/ })
+  t.throws(() => parseMountOptions('lease_ms=9999999'), { message: /lease_ms/ })
+  t.throws(() => parseMountOptions('lease_ms'), { message: /lease_ms/ })
 })
 
 test('the mount table: octal escapes in sources and mount points', (t) => {

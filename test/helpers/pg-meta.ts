@@ -7,7 +7,7 @@ import test from 'ava';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Store, StoreCreateOptions } from '../../store/store';
-import { openDb } from '../../store/meta/meta';
+import { STORE_ID_VERSION, openDb } from '../../store/meta/meta';
 import { openPgMeta } from '../../store/meta/pg-open';
 import type { Db } from '../../store/meta/sql-engine';
 import type { MetaTarget } from '../../store/meta-target';
@@ -61,7 +61,28 @@ export const sqliteOnlyTest = testMetaEngine() === 'postgres' ? test.skip : test
  */
 export function openStoreMetaOf(dir: string, readOnly = false): Db {
   const config = JSON.parse(fs.readFileSync(path.join(dir, 'chunkfs.json'), 'utf8')) as { meta?: MetaTarget };
-  return config.meta === undefined ? openDb(path.join(dir, 'meta.db'), readOnly) : openPgMeta(config.meta.url, readOnly);
+  return config.meta === undefined ? openDb(path.join(dir, 'meta.db'), readOnly) : openPgMeta(config.meta.url, readOnly, false, storeUuidOf(dir));
+}
+
+/** The store id chunkfs.json of the store in dir names (DESIGN §4 "Identity"). */
+export function storeUuidOf(dir: string): string {
+  return (JSON.parse(fs.readFileSync(path.join(dir, 'chunkfs.json'), 'utf8')) as { storeUuid: string }).storeUuid;
+}
+
+/**
+ * Make the metadata of the closed store in dir as a build before store ids left it (DESIGN §4
+ * "Identity"): no table store_id, schema version one below the one that made it.
+ */
+export function forgetStoreId(dir: string): void {
+  const db = openStoreMetaOf(dir);
+  try {
+    db.transaction(() => {
+      db.exec('DROP TABLE store_id');
+      db.setSchemaVersion(STORE_ID_VERSION - 1);
+    })();
+  } finally {
+    db.close();
+  }
 }
 
 let patched = false;

@@ -85,8 +85,8 @@ test.serial('fsck: clean; a missing shard (its disk refusing writes, so not heal
   t.true(await readsBack())
   await shared.mount.stop()
 
-  // A shard of a file the metadata never heard of, at its canonical path.
-  const leaked = path.join(shared.dir, 'store/disks/d0', shardRelPath(999n, 1n, 0n, 0))
+  // A shard of a version of f older than the live one (the metadata proves it freed), at its canonical path.
+  const leaked = path.join(shared.dir, 'store/disks/d0', shardRelPath(BigInt(d.damage.ino), 0n, 1n, 0))
   await fsp.mkdir(path.dirname(leaked), { recursive: true, mode: 0o700 })
   await fsp.writeFile(leaked, 'junk', { mode: 0o600 })
   const offline = await cli(['fsck', shared.dir + '/store', '--json'])
@@ -96,9 +96,16 @@ test.serial('fsck: clean; a missing shard (its disk refusing writes, so not heal
   t.is(r.missing, 1)
   t.is(r.leaks.leakedShards, 1)
   t.deepEqual(r.leaks.paths, [leaked])
-  const repaired = await cli(['fsck', shared.dir + '/store', '--repair'])
+  // 1 of 10 shard files: past the 5% one scan removes unasked (DESIGN §4 "Identity").
+  const refused = await cli(['fsck', shared.dir + '/store', '--repair'])
+  t.is(refused.code, 1, refused.stderr + refused.stdout)
+  t.regex(refused.stderr, /would remove 1 of 10 shard files \(10\.0%\), more than 5%.*--force/)
+  t.regex(refused.stdout, /rebuilt 1, 0 failed; moved 0 leaked file\(s\) to quarantine/)
+  await fsp.access(leaked)
+  const repaired = await cli(['fsck', shared.dir + '/store', '--repair', '--force'])
   t.is(repaired.code, 0, repaired.stderr + repaired.stdout)
-  t.regex(repaired.stdout, /rebuilt 1, 0 failed; removed 1 leaked file\(s\)/)
+  t.regex(repaired.stdout, /moved 1 leaked file\(s\) to quarantine/)
+  t.regex(repaired.stderr, /moved 1 freed file\(s\) into \.chunks-quarantine\/\d{8}T\d{6}Z\/ on their disks/)
   await t.throwsAsync(fsp.access(leaked))
   t.regex(await ok(['fsck', shared.dir + '/store']), /0 missing, 0 bad headers, 0 unreadable, 0 leaked shard file\(s\)/)
   await shared.remount()

@@ -1,11 +1,12 @@
 // The read-path caches (chunk rows in chunk-map.ts, file layout and size in file-io.ts) and the
 // inline I/O gate (io.ts): each must never serve something other than the committed truth.
 import test from 'ava';
+import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ChunkMap } from '../../store/meta/chunk-map';
 import { InlineGate, NodeIo } from '../../store/io/io';
-import { ROOT_INO, openDb } from '../../store/meta/meta';
+import { ROOT_INO, createDb } from '../../store/meta/meta';
 import { Store } from '../../store/store';
 import { SMALL, prng, randomBytes, smallStore, tmpDir } from './helpers';
 
@@ -47,7 +48,7 @@ test('size and chunk rows seen by reads follow every write and truncate', async 
 });
 
 test('chunk rows changed in a rolled-back transaction are never cached', (t) => {
-  const db = openDb(path.join(tmpDir(), 'meta.db'));
+  const db = createDb(path.join(tmpDir(), 'meta.db'), crypto.randomUUID());
   const map = new ChunkMap(db);
   const v = map.allocVersion(5, 0);
   t.is(map.get(5, 0)!.version, 0n);

@@ -13,6 +13,9 @@ import { FaultyIo } from '../../store/io/faulty-io';
 import { NodeIo } from '../../store/io/io';
 import { Store } from '../../store/store';
 import { SMALL, prng, randomBytes, smallStore } from './helpers';
+import { forgetStoreId, openStoreMetaOf } from '../helpers/pg-meta';
+import { STORE_ID_VERSION } from '../../store/meta/meta';
+import { metaStoreId } from '../../store/meta/store-identity';
 
 const DISKS = 4;
 /** New chunks written while disk 1 is offline: each lands a shard on it with p = 3/4, so some always do. */
@@ -175,12 +178,11 @@ test('a store made before markers gets a uuid and markers on its first read-writ
   const { dir, ino, data } = await populated();
   const cfgPath = path.join(dir, CONFIG_FILE);
   const cfg = JSON.parse(fs.readFileSync(cfgPath, 'utf8')) as { storeUuid?: string; disks: Array<{ path: string }> };
+  forgetStoreId(dir); // its metadata names no store either (DESIGN §4 "Identity")
   delete cfg.storeUuid;
   fs.writeFileSync(cfgPath, JSON.stringify(cfg));
   for (const d of cfg.disks) fs.rmSync(path.join(dir, d.path, DISK_MARKER_FILE));
-  const ro = await Store.open(dir, { readOnly: true });
-  t.true((await ro.status()).disks.every((d) => d.state === 'ok'), 'read-only open of a legacy store works');
-  await ro.close();
+  await t.throwsAsync(Store.open(dir, { readOnly: true }), { message: /older than this build's.*open the store read-write once/ }, 'read-only: its schema is older');
   t.false(fs.existsSync(path.join(dir, cfg.disks[0].path, DISK_MARKER_FILE)), 'read-only open writes nothing');
   const s = await Store.open(dir);
   t.true((await s.status()).disks.every((d) => d.state === 'ok'));
@@ -188,6 +190,12 @@ test('a store made before markers gets a uuid and markers on its first read-writ
   await s.close();
   const uuid = (JSON.parse(fs.readFileSync(cfgPath, 'utf8')) as { storeUuid: string }).storeUuid;
   for (const d of cfg.disks) t.is((JSON.parse(fs.readFileSync(path.join(dir, d.path, DISK_MARKER_FILE), 'utf8')) as { storeUuid: string }).storeUuid, uuid);
+  const db = openStoreMetaOf(dir, true);
+  t.is(metaStoreId(db, STORE_ID_VERSION), uuid, 'the metadata names the same store');
+  db.close();
+  const ro = await Store.open(dir, { readOnly: true });
+  t.true((await ro.read(ino, 0, data.length)).equals(data), 'read-only opens now');
+  await ro.close();
 });
 
 test('crash mid-apply, reopened with a replica\'s disk offline: recovery writes a new version on the disks it has, and heal brings the third replica back', async (t) => {

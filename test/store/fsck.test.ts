@@ -1,5 +1,6 @@
 // fsck at the store level (store/upkeep/fsck.ts): missing shards and bad headers found from one header read
-// each and rebuilt with repair; leaked shard files removed; inodes and container rows that nothing
+// each and rebuilt with repair; leaked shard files the metadata proves freed moved to the quarantine,
+// others (a file id it never handed out) reported and left (DESIGN §4 "Identity"); inodes and container rows that nothing
 // accounts for listed (and left alone).
 import test from 'ava'
 import * as fs from 'node:fs'
@@ -23,10 +24,14 @@ test('fsck finds missing shards, bad headers, leaked files and unaccounted inode
     const bytes = fs.readFileSync(header)
     bytes[100] ^= 0xff // inside header_crc32c's range (DESIGN §3)
     fs.writeFileSync(header, bytes)
-    const leaked = path.join(store.diskPaths().get(0)!, shardRelPath(4242n, 1n, 0n, 0))
-    fs.mkdirSync(path.dirname(leaked), { recursive: true })
-    fs.writeFileSync(leaked, 'junk')
     store.ns.db.prepare(`INSERT INTO inodes(ino, type, mode, uid, gid, nlink, atime_ns, mtime_ns, ctime_ns, birth_ns) VALUES (900, 'file', 33188, 0, 0, 1, 0, 0, 0, 0)`).run()
+    // Inode 899 is below the allocation watermark (900) and gone: its shard was freed. 4242 was never handed out.
+    const leaked = path.join(store.diskPaths().get(0)!, shardRelPath(899n, 1n, 0n, 0))
+    const unknown = path.join(store.diskPaths().get(0)!, shardRelPath(4242n, 1n, 0n, 0))
+    for (const f of [leaked, unknown]) {
+      fs.mkdirSync(path.dirname(f), { recursive: true })
+      fs.writeFileSync(f, 'junk')
+    }
     store.ns.db.prepare(`INSERT INTO containers(id, pack_class, state, used_bytes, dead_bytes, capacity_bytes, sealed_from) VALUES (901, 'replica:3', 'sealed', 0, 0, 1048576, NULL)`).run()
 
     const found = await store.fsck()
@@ -34,18 +39,27 @@ test('fsck finds missing shards, bad headers, leaked files and unaccounted inode
     t.is(found.badHeaders, 1)
     t.deepEqual(found.problems.map((p) => [p.kind, p.chunkIndex, p.shardIndex]), [['missing', 0, 1], ['header', 2, 0]])
     t.regex(found.problems[1].detail, /header_crc32c/)
-    t.deepEqual(found.leaks.paths, [leaked])
+    t.deepEqual(found.leaks.paths.sort(), [leaked, unknown].sort())
+    t.deepEqual(found.leaks.unknownPaths, [unknown])
+    t.is(found.leaks.leakedShards, 1)
     t.deepEqual(found.unaccountedInodes, [900])
     t.deepEqual(found.containerRowsWithoutInode, [901])
     t.true(found.healQueueLength >= 2, 'what fsck found is queued for heal')
 
-    const fixed = await store.fsck({ repair: true, offline: true })
-    t.is(fixed.rebuilt, 2)
-    t.is(fixed.rebuildFailed, 0)
+    // 1 freed of 11 shard files is past the 5% a scan removes unasked: --force.
+    const refused = await store.fsck({ repair: true, offline: true })
+    t.regex(refused.leaks.refused ?? '', /would remove 1 of 11 shard files \(9\.1%\), more than 5%.*--force/)
+    t.is(refused.leaks.removed, 0)
+    t.is(refused.rebuilt, 2)
+    t.is(refused.rebuildFailed, 0)
+    t.true(fs.existsSync(leaked))
+    const fixed = await store.fsck({ repair: true, offline: true, force: true })
     t.is(fixed.leaks.removed, 1)
     t.false(fs.existsSync(leaked))
+    t.true(fs.existsSync(path.join(store.diskPaths().get(0)!, fixed.leaks.quarantine!, shardRelPath(899n, 1n, 0n, 0))), 'kept in the quarantine')
+    t.true(fs.existsSync(unknown), 'a file the metadata does not prove freed stays')
     const after = await store.fsck()
-    t.deepEqual([after.missing, after.badHeaders, after.leaks.leakedShards], [0, 0, 0])
+    t.deepEqual([after.missing, after.badHeaders, after.leaks.leakedShards, after.leaks.unknown], [0, 0, 0, 1])
     t.deepEqual(after.unaccountedInodes, [900], 'left for the operator')
     t.true((await store.read(a.ino, 0, data.length)).equals(data))
   } finally {

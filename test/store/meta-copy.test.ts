@@ -5,10 +5,11 @@
 // refused before anything is written. The whole move, both engines and the
 // mount: test/mount/meta-copy.test.ts.
 import test from 'ava';
+import * as crypto from 'node:crypto';
 import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Db, ROOT_INO, openDb } from '../../store/meta/meta';
+import { Db, ROOT_INO, createDb } from '../../store/meta/meta';
 import { META_TABLES, storeTablesIn } from '../../store/meta/meta-tables';
 import { MetaCopyError, copyTables, verifyTables } from '../../store/meta/table-copy';
 import { moveStoreMeta } from '../../store/meta-move';
@@ -17,7 +18,7 @@ import { smallStore, tmpDir } from './helpers';
 
 /** A migrated database with rows in several tables (a text key, a blob, a NULL). */
 function sourceDb(dir: string): Db {
-  const db = openDb(path.join(dir, 'source.db'));
+  const db = createDb(path.join(dir, 'source.db'), crypto.randomUUID());
   for (let i = 0; i < 25; i++) {
     db.prepare(`INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns)
       VALUES (?, 'file', 33188, 0, 0, ?, 1, NULL, 1, 2, 3, 4)`).run(100 + i, i * 10);
@@ -29,13 +30,13 @@ function sourceDb(dir: string): Db {
 
 function copied(dir: string): { source: Db; target: Db } {
   const source = sourceDb(dir);
-  const target = openDb(path.join(dir, 'target.db'));
+  const target = createDb(path.join(dir, 'target.db'), crypto.randomUUID());
   target.transaction(() => copyTables(source, target, 7, () => undefined))();
   return { source, target };
 }
 
 test('META_TABLES names every table of this build\'s schema', (t) => {
-  const db = openDb(path.join(tmpDir(), 'meta.db'));
+  const db = createDb(path.join(tmpDir(), 'meta.db'), crypto.randomUUID());
   t.deepEqual(storeTablesIn(db).sort(), META_TABLES.map((x) => x.name).sort());
   db.close();
 });

@@ -46,10 +46,13 @@ function pickLength(random: () => number): number {
   return SMALL.chunkSizeBytes + Math.floor(random() * SMALL.chunkSizeBytes); // whole-chunk overwrite
 }
 
-for (const [layout, seed] of [['replica:3', 1], ['ec:4+2', 2], ['ec:2+1', 3]] as const) {
-  test(`random ops vs model: ${layout} seed ${seed}`, async (t) => {
+// grouped: whole-chunk writes join transaction groups (DESIGN §5), closed by a random sync now and
+// then, so truncates, partial writes and reads meet rows that only a group holds.
+for (const [layout, seed, grouped] of [['replica:3', 1, false], ['ec:4+2', 2, false], ['ec:2+1', 3, false], ['replica:3', 4, true], ['ec:2+1', 5, true]] as const) {
+  test(`random ops vs model: ${layout} seed ${seed}${grouped ? ', transaction groups' : ''}`, async (t) => {
     const created = await smallStore(layout);
     let store = created.store;
+    if (grouped) store.startGroups();
     const random = prng(seed);
     const f = store.ns.create(1, 'model', 0o644, 0, 0);
     t.is(f.layout, layout);
@@ -58,7 +61,9 @@ for (const [layout, seed] of [['replica:3', 1], ['ec:4+2', 2], ['ec:2+1', 3]] as
       if (op === OPS / 2) {
         await store.close(); // everything so far must survive a close and reopen
         store = await Store.open(created.dir);
+        if (grouped) store.startGroups();
       }
+      if (grouped && random() < 0.1) await store.sync();
       const r = random();
       if (r < 0.55) {
         const off = pickOffset(random, FILE_BYTES_MAX);
@@ -81,6 +86,7 @@ for (const [layout, seed] of [['replica:3', 1], ['ec:4+2', 2], ['ec:2+1', 3]] as
     t.true(whole.equals(model.bytes), 'whole file equals the model');
     const s = await store.status();
     t.is(s.healQueueLength, 0, 'no failures without faults');
+    if (grouped) t.true(s.groupsClosed > 0, 'whole-chunk writes went through transaction groups');
     t.is(s.counters.bitrot_errors + s.counters.missing_shards + s.counters.header_mismatches, 0);
     t.is((await store.scrub()).failed.length, 0);
     await store.close();

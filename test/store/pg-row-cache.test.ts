@@ -12,11 +12,13 @@ import { ROOT_INO } from '../../store/meta/meta';
 import { ATTR_COLUMNS, LAYOUT_XATTR, attrOfValues } from '../../store/meta/attr';
 import { PgDb } from '../../store/meta/pg-engine';
 import { openPgMeta } from '../../store/meta/pg-open';
+import { epochSettingSql } from '../../store/meta/pg-fence';
 import { CachedResult, PgRowCache, planOf } from '../../store/meta/pg-row-cache';
 import { PgLease } from '../../store/meta/pg-lease';
 import { ChangeAnnouncer } from '../../store/meta/pg-announce';
 import { pgTestFile } from '../helpers/pg-cluster';
 import { SMALL, tmpDir } from './helpers';
+import { storeUuidOf } from '../helpers/pg-meta';
 
 const { pgTest, freshDb } = pgTestFile(test, 'rowcache');
 
@@ -49,7 +51,7 @@ async function openPair(opts: { leaseMs?: number; disks?: number } = {}): Promis
   const store = await Store.create(path.join(tmpDir(), 'store'), { disks: 1, layout: 'replica:1', ...SMALL, meta: url, ...opts });
   const db = (store as unknown as { db: PgDb }).db;
   // A second connection: the server's rows as they are, never through the store's cache.
-  return { store, db, other: openPgMeta(url, true), url };
+  return { store, db, other: openPgMeta(url, true, false, storeUuidOf(store.dir)), url };
 }
 
 /** Each name's lookup as the store answers it equals the server's entry. */
@@ -129,15 +131,24 @@ const POLLS_MAX = 200;
 const POLL_MS = 50;
 const SHORT_LEASE_MS = 1500;
 
+/** Another opener takes the lease (as after expiry), with a new epoch its session writes under (store/meta/pg-fence.ts). */
+function takeLease(writer: PgDb): void {
+  writer.transaction(() => {
+    writer.exec('LOCK TABLE chunkfs_lease IN EXCLUSIVE MODE');
+    const r = writer.prepare("UPDATE chunkfs_lease SET holder = 'other:1:x', epoch = nextval('chunkfs_lease_epoch') WHERE k = 0 RETURNING epoch").get() as { epoch: bigint };
+    writer.exec(epochSettingSql(r.epoch));
+  })();
+}
+
 pgTest('lost lease: nothing cached is trusted; a row another opener changed is read fresh', async (t) => {
   const { store, db, other, url } = await openPair({ leaseMs: SHORT_LEASE_MS });
-  const writer = openPgMeta(url, false);
+  const writer = openPgMeta(url, false, false, storeUuidOf(store.dir));
   try {
     const ino = store.ns.create(ROOT_INO, 'f', 0o644, 0, 0).ino;
     store.ns.getattr(ino);
     t.true(db.rowCache.size > 0);
     // Another opener takes the lease (as after expiry) and changes the row.
-    writer.prepare("UPDATE chunkfs_lease SET holder = 'other:1:x' WHERE k = 0").run();
+    takeLease(writer);
     writer.prepare('UPDATE inodes SET mode = ? WHERE ino = ?').run(0o100600, ino);
     // The next heartbeat (every SHORT_LEASE_MS / 3) finds the lease taken and drops the cache.
     for (let i = 0; i < POLLS_MAX && db.rowCache.trusted; i++) await new Promise((r) => setTimeout(r, POLL_MS));
@@ -187,16 +198,16 @@ pgTest('round trips (the engine counts them): a create, rename and unlink each t
   }
 });
 
-pgTest('lost lease: names, the inherited layout and inode numbers are asked of the server again, as another opener left them', async (t) => {
+pgTest('lost lease: names and the inherited layout are asked of the server again, as another opener left them; nothing is created', async (t) => {
   const { store, db, other, url } = await openPair({ leaseMs: SHORT_LEASE_MS, disks: 2 });
-  const writer = openPgMeta(url, false);
+  const writer = openPgMeta(url, false, false, storeUuidOf(store.dir));
   try {
     const d = store.ns.mkdir(ROOT_INO, 'd', 0o755, 0, 0).ino;
     const f = store.ns.create(d, 'f', 0o644, 0, 0).ino;
     t.is(store.ns.lookup(d, 'x'), null, 'absent, known from the cache');
     t.true(db.rowCache.names.size > 0);
     // Another opener takes the lease (as after expiry): a new inode named x in d, a layout on d.
-    writer.prepare("UPDATE chunkfs_lease SET holder = 'other:1:x' WHERE k = 0").run();
+    takeLease(writer);
     const taken = writer.prepare('SELECT max(ino) + 1 AS n FROM inodes').get() as { n: bigint };
     writer.prepare(`INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, atime_ns, mtime_ns, ctime_ns, birth_ns)
       VALUES (?, 'file', ?, 0, 0, 0, 1, 0, 0, 0, 0)`).run(taken.n, 0o100644);
@@ -208,11 +219,10 @@ pgTest('lost lease: names, the inherited layout and inode numbers are asked of t
     t.is(db.rowCache.names.size, 0, 'names dropped');
     t.is(store.ns.lookup(d, 'x')?.ino, Number(taken.n), 'the other opener\'s name is seen');
     t.is(store.ns.lookup(d, 'f'), null, 'and the name it removed is gone');
-    const y = store.ns.create(d, 'y', 0o644, 0, 0);
-    t.true(y.ino > Number(taken.n), 'a new inode number above the other opener\'s');
-    t.is(y.layout, 'replica:2', 'the layout the other opener set is inherited');
+    t.is(store.ns.inheritedLayout(d), 'replica:2', 'the layout the other opener set is inherited');
+    t.throws(() => store.ns.create(d, 'y', 0o644, 0, 0), { code: 'EROFS' }, 'and it changes nothing more (DESIGN §9 "Lease and fencing")');
     t.true(f > 0);
-    sameAsServer(t, store, other, [ROOT_INO, d, y.ino, Number(taken.n)], 'after the lease was lost');
+    sameAsServer(t, store, other, [ROOT_INO, d, Number(taken.n)], 'after the lease was lost');
     namesAsServer(t, store, other, [[d, 'x'], [d, 'y'], [d, 'f']], 'after the lease was lost');
     writer.prepare("UPDATE chunkfs_lease SET holder = 'x' WHERE k = 0").run(); // let close release nothing of the other's
   } finally {

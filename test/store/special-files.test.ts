@@ -6,7 +6,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promises as fsp } from 'node:fs';
 import { FsError } from '../../store/fs-error';
-import { MIGRATIONS, ROOT_INO, openDb } from '../../store/meta/meta';
+import { MIGRATIONS, ROOT_INO, migrate, openDb } from '../../store/meta/meta';
+import * as crypto from 'node:crypto';
 import { sqlFor } from '../../store/meta/sql-engine';
 import { smallStore } from './helpers';
 
@@ -71,6 +72,7 @@ test('a v1 meta.db migrates to the latest schema: inodes, numbers and the next n
   v1.pragma('user_version = 1');
   v1.close();
   const db = openDb(file);
+  migrate(db, crypto.randomUUID());
   t.is(db.schemaVersion(), MIGRATIONS.length);
   const row = db.prepare('SELECT ino, type, uid, size, rdev FROM inodes WHERE ino = 5').get() as Record<string, bigint | string>;
   t.deepEqual({ ...row }, { ino: 5n, type: 'file', uid: 3n, size: 10n, rdev: 0n });

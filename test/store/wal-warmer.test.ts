@@ -1,12 +1,13 @@
 // store/meta/wal-warmer.ts: a slow commit reads meta.db-wal back into the page cache, at most once
 // per interval; fast commits read nothing; the SQLite engine times outermost transactions only.
 import test from 'ava';
+import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { NodeIo } from '../../store/io/io';
 import { WalWarmer } from '../../store/meta/wal-warmer';
-import { openDb } from '../../store/meta/meta';
+import { createDb } from '../../store/meta/meta';
 import { SqliteWalCommitPoint } from '../../store/meta/commit-point';
 
 const SLOW_NS = 10_000_000n;
@@ -55,7 +56,7 @@ test('a missing WAL (no commit since a checkpoint removed it) is no error', asyn
 test('the SQLite engine reports each outermost transaction to the commit point\'s warmer, savepoints not', async (t) => {
   const dir = tempDir(t);
   const file = path.join(dir, 'meta.db');
-  const db = openDb(file);
+  const db = createDb(file, crypto.randomUUID());
   t.teardown(() => db.close());
   const point = new SqliteWalCommitPoint(db, new NodeIo(), `${file}-wal`);
   t.is(db.commitObserver, point.warmer.observe, 'the commit point watches the engine\'s commits');

@@ -1,0 +1,117 @@
+// Crash at every step of a transaction group (DESIGN §5), through FaultyIo, as a process kill and
+// as a power loss: whole-chunk writes (a chunk rewritten, two appended) join a group, and sync
+// closes it (flush of every shard file and directory, one commit, one metadata flush), then the
+// reclaimer frees the replaced version. After recovery: what sync acknowledged is there; the file
+// is its old content or its new one, never a size over bytes that were not stored (prefix rule);
+// the rewritten chunk is old or new; every live shard verifies (no shard that a committed group
+// names is missing) and nothing is left that the reclaim queue does not account for.
+import test from 'ava';
+import { sqliteOnlyTest } from '../helpers/pg-meta';
+import { FaultyIo } from '../../store/io/faulty-io';
+import { NodeIo } from '../../store/io/io';
+import { Store } from '../../store/store';
+import { openCrashable, reopenAfterCrash } from './crash-harness';
+import { SMALL, prng, randomBytes, smallStore, copyStore } from './helpers';
+import * as path from 'node:path';
+
+const CS = SMALL.chunkSizeBytes;
+
+async function pristine(layout: string): Promise<{ dir: string; ino: number; old: Buffer }> {
+  const { store, dir } = await smallStore(layout, 6);
+  const f = store.ns.create(1, 'f', 0o644, 0, 0);
+  const old = randomBytes(prng(5), 2 * CS);
+  await store.write(f.ino, 0, old);
+  await store.close();
+  return { dir, ino: f.ino, old };
+}
+
+/** The group's writes: chunk 0 rewritten whole, chunks 2 and 3 appended; then sync closes the group. */
+async function groupWrites(s: Store, ino: number, chunk0: Buffer, tail: Buffer): Promise<void> {
+  s.startGroups();
+  await s.write(ino, 0, chunk0);
+  await s.write(ino, 2 * CS, tail);
+}
+
+for (const layout of ['replica:3', 'ec:2+1']) for (const power of [false, true]) {
+  (power ? sqliteOnlyTest : test)(`crash at every step of a group close (${power ? 'power loss' : 'process kill'}), ${layout}`, async (t) => {
+    const { dir, ino, old } = await pristine(layout);
+    const chunk0 = randomBytes(prng(11), CS);
+    const tail = randomBytes(prng(12), 2 * CS);
+    const expectedNew = Buffer.concat([chunk0, old.subarray(CS), tail]);
+    // Count the mutating calls of the uninterrupted run: the writes, the close, the reclaim.
+    const countIo = new FaultyIo(new NodeIo());
+    const counting = await Store.open(copyStore(dir), { io: countIo });
+    const base = countIo.mutationCount;
+    await groupWrites(counting, ino, chunk0, tail);
+    const beforeSync = countIo.mutationCount;
+    await counting.sync();
+    const syncSteps = countIo.mutationCount - beforeSync;
+    await counting.reclaimNow();
+    const steps = countIo.mutationCount - base;
+    t.is((await counting.read(ino, 0, expectedNew.length)).compare(expectedNew), 0, 'the uncrashed run reads the new content');
+    await counting.close();
+    // The close flushes the group's shard files and directories: more than a handful of syncs.
+    t.true(syncSteps > 6, `the group's close has steps (${syncSteps})`);
+
+    for (let n = 1; n <= steps + 1; n++) {
+      const copy0 = copyStore(dir);
+      const { s, io } = await openCrashable(copy0, power);
+      io.crashBeforeMutation(io.mutationCount + n, { torn: n % 2 === 0, seed: n });
+      let acknowledged = true;
+      try {
+        await groupWrites(s, ino, chunk0, tail);
+        await s.sync(); // fsync: acknowledged means durable, under power loss too
+      } catch {
+        acknowledged = false;
+      }
+      await s.reclaimNow().catch(() => undefined);
+      if (n > steps) t.true(acknowledged, 'the run without a crash is acknowledged');
+      await io.whenRestored();
+      const { r } = await reopenAfterCrash(s, copy0, power);
+      try {
+        const size = r.ns.getattr(ino)!.sizeBytes;
+        t.true(size === old.length || size === expectedNew.length, `step ${n}: size old or new, never a prefix over unstored bytes (${size})`);
+        const got = await r.read(ino, 0, size);
+        if (acknowledged) t.true(got.equals(expectedNew), `step ${n}: acknowledged writes intact`);
+        const first = got.subarray(0, CS);
+        t.true(first.equals(old.subarray(0, CS)) || first.equals(chunk0), `step ${n}: the rewritten chunk is old or new`);
+        t.true(got.subarray(CS, 2 * CS).equals(old.subarray(CS)), `step ${n}: the untouched chunk is unchanged`);
+        if (size === expectedNew.length) t.true(got.subarray(2 * CS).equals(tail), `step ${n}: the appended chunks are whole`);
+        await r.reclaimNow();
+        const scrub = await r.scrub();
+        t.is(scrub.badCount, 0, `step ${n}: every live shard verifies (none a committed group names is missing)`);
+        t.deepEqual(scrub.leaks.paths, [], `step ${n}: no shard left that nothing accounts for`);
+      } finally {
+        await r.close();
+      }
+    }
+  });
+}
+
+test('a group whose shard flushes fail: its chunks are not committed, the file ends before them, sync reports EIO', async (t) => {
+  const { dir, ino, old } = await pristine('replica:3');
+  const io = new FaultyIo(new NodeIo());
+  const s = await Store.open(dir, { io });
+  try {
+    s.startGroups();
+    await s.write(ino, 2 * CS, randomBytes(prng(14), 2 * CS)); // stored in the page cache: no flush yet
+    io.addFault({ op: 'fdatasync', path: `${path.sep}disks${path.sep}`, error: 'EIO' });
+    const err = await t.throwsAsync(s.sync());
+    t.regex(err!.message, /required shards flushed/);
+    io.clearFaults();
+    t.is(s.ns.getattr(ino)!.sizeBytes, old.length, 'the size stops before the chunks that are not durable (prefix rule)');
+    t.true((await s.read(ino, 0, 4 * CS)).equals(old), 'the file reads its old bytes');
+  } finally {
+    await s.close();
+  }
+  const again = await Store.open(dir);
+  try {
+    t.is(again.ns.getattr(ino)!.sizeBytes, old.length, 'nothing of the failed group was committed');
+    await again.reclaimNow();
+    const scrub = await again.scrub();
+    t.is(scrub.badCount, 0, 'every live shard verifies');
+    t.deepEqual(scrub.leaks.paths, [], 'the failed group\'s shards were reclaimed');
+  } finally {
+    await again.close();
+  }
+});
