@@ -8,7 +8,10 @@ export interface TestPass {
   name: string;
   /** What the pass sets (on top of the caller's environment). */
   env: Record<string, string>;
-  /** Test files, or directories meaning every *.test.js under them (relative to the repository root); empty: every test file (package.json's "ava.files"). */
+  /**
+   * Test files, or directories meaning every *.test.js under them (relative to the repository
+   * root); empty: every test file (package.json's "ava.files").
+   */
   files: string[];
   /** Files of `files` left out. */
   skip: string[];
@@ -29,10 +32,11 @@ export interface TestPass {
  * fuse-native (copy-tools, tools).
  */
 export const TRANSPORT_INDEPENDENT_MOUNT_FILES = [
-  'cli', 'close-requests', 'commit', 'control', 'dispatch', 'fuse-patch', 'fuse3', 'heal', 'inject-ec', 'inject',
-  'inspect-fsck', 'intent-log', 'kill-priv', 'meta-copy', 'mount-helper', 'pg-cache', 'pg-follow', 'pg-meta',
-  'privacy', 'read-grants-ec', 'read-grants', 'reclaim-order', 'scrub-heal', 'segmented-cipher',
-  'small-files-tools', 'small-files', 'space-bound', 'stdio-gone', 'transforms', 'write-back-crash',
+  'cli', 'close-requests', 'commit', 'control', 'dispatch', 'fuse-patch', 'fuse3', 'heal', 'identity', 'inject-ec',
+  'inject', 'inspect-fsck', 'intent-log', 'kill-priv', 'meta-copy', 'mount-helper', 'pg-cache', 'pg-fence',
+  'pg-follow', 'pg-meta', 'privacy', 'read-grants-ec', 'read-grants', 'reclaim-order', 'scrub-heal',
+  'segmented-cipher', 'small-files-tools', 'small-files', 'space-bound', 'stdio-gone', 'transforms',
+  'write-back-crash',
 ].map((name) => `dist/test/mount/${name}.test.js`);
 
 /**
@@ -45,6 +49,7 @@ const POSTGRES_FILES = ['dist/test/store', 'dist/test/mount/inspect-fsck.test.js
 
 export const PASSES: readonly TestPass[] = [
   { name: 'all', env: {}, files: [], skip: [] },
-  { name: 'fuse-native', env: { CHUNKFS_TRANSPORT: 'fuse-native' }, files: ['dist/test/mount'], skip: TRANSPORT_INDEPENDENT_MOUNT_FILES },
+  { name: 'fuse-native', env: { CHUNKFS_TRANSPORT: 'fuse-native' }, files: ['dist/test/mount'],
+    skip: TRANSPORT_INDEPENDENT_MOUNT_FILES },
   { name: 'postgres', env: { CHUNKFS_TEST_META: 'postgres' }, files: POSTGRES_FILES, skip: [] },
 ];

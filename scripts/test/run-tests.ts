@@ -32,7 +32,9 @@ function testFilesUnder(dir: string): string[] {
 /** ava's file arguments of a pass: its files with directories expanded and skipped files left out. */
 function avaFiles(pass: TestPass): string[] {
   for (const f of [...pass.files, ...pass.skip]) {
-    if (!fs.existsSync(path.join(REPO_ROOT, f))) throw new Error(`scripts/test/passes.ts, pass '${pass.name}': ${f} does not exist (build first: npm run build)`);
+    if (!fs.existsSync(path.join(REPO_ROOT, f))) {
+      throw new Error(`scripts/test/passes.ts, pass '${pass.name}': ${f} does not exist (build first: npm run build)`);
+    }
   }
   const skip = new Set(pass.skip);
   return pass.files.flatMap((f) => (f.endsWith('.test.js') ? [f] : testFilesUnder(f))).filter((f) => !skip.has(f));
@@ -43,7 +45,8 @@ let interrupted: NodeJS.Signals | null = null;
 
 function runAva(pass: TestPass, files: string[]): Promise<number> {
   return new Promise((resolve, reject) => {
-    child = spawn(process.execPath, [AVA_CLI, ...files], { cwd: REPO_ROOT, stdio: 'inherit', env: { ...process.env, ...pass.env } });
+    const env = { ...process.env, ...pass.env };
+    child = spawn(process.execPath, [AVA_CLI, ...files], { cwd: REPO_ROOT, stdio: 'inherit', env });
     child.on('error', reject);
     child.on('exit', (code, signal) => {
       child = null;
@@ -52,7 +55,7 @@ function runAva(pass: TestPass, files: string[]): Promise<number> {
   });
 }
 
-/** The shared cluster, or null (and why) when PostgreSQL is missing: the PostgreSQL tests then report themselves skipped. */
+/** The shared cluster, or null (saying why) without PostgreSQL: its tests then report themselves skipped. */
 function startSharedCluster(): PgCluster | null {
   const reason = pgUnavailableReason();
   if (reason !== null) {
@@ -65,7 +68,8 @@ function startSharedCluster(): PgCluster | null {
 /** The databases and bytes a cluster holds at the end (what test files left: each drops its own as it ends). */
 function clusterHeld(cluster: PgCluster): string {
   try {
-    const [n, size] = cluster.query('postgres', 'SELECT count(*), pg_size_pretty(sum(pg_database_size(datname))) FROM pg_database').trim().split('|');
+    const sql = 'SELECT count(*), pg_size_pretty(sum(pg_database_size(datname))) FROM pg_database';
+    const [n, size] = cluster.query('postgres', sql).trim().split('|');
     return `${n} databases, ${size}`;
   } catch (err) {
     return `? (${(err as Error).message.split('\n')[0]})`;
@@ -75,7 +79,9 @@ function clusterHeld(cluster: PgCluster): string {
 async function main(): Promise<number> {
   const wanted = process.argv.slice(2);
   const unknown = wanted.filter((n) => !PASSES.some((p) => p.name === n));
-  if (unknown.length > 0) throw new Error(`run-tests: no pass named ${unknown.join(', ')} (passes: ${PASSES.map((p) => p.name).join(', ')})`);
+  if (unknown.length > 0) {
+    throw new Error(`run-tests: no pass named ${unknown.join(', ')} (passes: ${PASSES.map((p) => p.name).join(', ')})`);
+  }
   const passes = PASSES.filter((p) => wanted.length === 0 || wanted.includes(p.name));
   const files = passes.map(avaFiles); // every listed file checked before anything starts
   const cluster = startSharedCluster();
@@ -87,9 +93,11 @@ async function main(): Promise<number> {
     for (const [i, pass] of passes.entries()) {
       if (interrupted !== null) break;
       const startMs = Date.now();
-      console.log(`run-tests: pass '${pass.name}' ${JSON.stringify(pass.env)}: ${files[i].length === 0 ? 'every test file' : `${files[i].length} arguments`}`);
+      const what = files[i].length === 0 ? 'every test file' : `${files[i].length} files`;
+      console.log(`run-tests: pass '${pass.name}' ${JSON.stringify(pass.env)}: ${what}`);
       code = await runAva(pass, files[i]);
-      took.push(`pass '${pass.name}': ${Math.round((Date.now() - startMs) / 1000)} s${code === 0 ? '' : `, failed (exit ${code})`}`);
+      const outcome = code === 0 ? '' : `, failed (exit ${code})`;
+      took.push(`pass '${pass.name}': ${Math.round((Date.now() - startMs) / 1000)} s${outcome}`);
       if (code !== 0) break;
     }
   } finally {
@@ -103,7 +111,8 @@ async function main(): Promise<number> {
 for (const signal of SIGNALS) {
   process.on(signal, () => {
     interrupted = signal;
-    child?.kill('SIGINT'); // ava's own interrupt: it ends its test processes (they unmount); main() then stops the cluster
+    // ava's own interrupt: it ends its test processes (they unmount); main() then stops the cluster.
+    child?.kill('SIGINT');
   });
 }
 

@@ -168,12 +168,13 @@ export function privateCluster(settings: Record<string, string> = {}, stopAtExit
  */
 function sharedCluster(socketDir: string): PgCluster {
   if (!fs.existsSync(path.join(socketDir, SOCKET_FILE))) {
-    throw new Error(`${SHARED_CLUSTER_ENV}=${socketDir}: no PostgreSQL server listens there (unset it to start a cluster per test file)`);
+    const what = `${SHARED_CLUSTER_ENV}=${socketDir}`;
+    throw new Error(`${what}: no PostgreSQL server listens there (unset it to start a cluster per test file)`);
   }
   const suffix = `_p${process.pid}v${++sharedViews}`;
   const own = (name: string): string => checkedName(name.endsWith(suffix) ? name : name + suffix);
   const refuse = (what: string) => (): never => {
-    throw new Error(`${what} on the run's shared PostgreSQL cluster, which other tests use: take privateCluster() for this test`);
+    throw new Error(`${what} on the run's shared PostgreSQL cluster, which other tests use: take privateCluster() for it`);
   };
   const made = new Set<string>();
   const cluster: PgCluster = {
@@ -213,7 +214,9 @@ function sharedCluster(socketDir: string): PgCluster {
 let sharedViews = 0;
 
 function checkedName(name: string): string {
-  if (!DB_NAME_RE.test(name)) throw new Error(`test database name '${name}': lower case letters, digits and _, at most 63`);
+  if (!DB_NAME_RE.test(name)) {
+    throw new Error(`test database name '${name}': lower case letters, digits and _, at most 63`);
+  }
   return name;
 }
 

@@ -25,9 +25,10 @@ const { pgTest, freshDb } = pgTestFile(test, 'rowcache');
 const ATTR_SQL = `SELECT ${ATTR_COLUMNS.join(', ')} FROM inodes WHERE ino = ?`;
 
 /**
- * Round trips the store's timers made on its connection (the lease's renewals, the checks for
- * followers every second): counted apart, so an operation's count is its own however long it takes
- * (on a loaded machine a check fell inside a write's await and made it 3, not 2).
+ * Round trips the store's timers made on its connection (the lease's renewals, by its timer or
+ * before a shard write when the last one is old; the checks for followers every second): counted
+ * apart, so an operation's count is its own however long it takes (on a loaded machine a check fell
+ * inside a write's await and made it 3, not 2).
  */
 let timerTrips = 0;
 for (const [proto, method] of [[PgLease.prototype, 'renew'], [ChangeAnnouncer.prototype, 'check']] as const) {
