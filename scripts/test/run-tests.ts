@@ -2,8 +2,8 @@
 // throwaway PostgreSQL cluster (test/helpers/pg-cluster.ts) instead of one per test process: it is
 // started first, its socket directory named to the test processes in CHUNKFS_TEST_PG_SOCKET, and
 // stopped and deleted at the end, also when a pass fails or the run is interrupted (a signal is
-// passed on to the running ava as SIGINT, which ends its test processes; the cluster goes once it has
-// exited).
+// passed on as SIGINT to the running ava's process group: ava, its test processes and their mounts;
+// the cluster goes once ava has exited).
 // Arguments: pass names to run only those (e.g. `postgres`: `npm run test:pg`); default: all.
 // Prints each pass's duration at the end.
 import { spawn } from 'node:child_process';
@@ -46,7 +46,8 @@ let interrupted: NodeJS.Signals | null = null;
 function runAva(pass: TestPass, files: string[]): Promise<number> {
   return new Promise((resolve, reject) => {
     const env = { ...process.env, ...pass.env };
-    child = spawn(process.execPath, [AVA_CLI, ...files], { cwd: REPO_ROOT, stdio: 'inherit', env });
+    // Its own process group, so a signal reaches its test processes and their mounts too (below).
+    child = spawn(process.execPath, [AVA_CLI, ...files], { cwd: REPO_ROOT, stdio: 'inherit', env, detached: true });
     child.on('error', reject);
     child.on('exit', (code, signal) => {
       child = null;
@@ -111,8 +112,9 @@ async function main(): Promise<number> {
 for (const signal of SIGNALS) {
   process.on(signal, () => {
     interrupted = signal;
-    // ava's own interrupt: it ends its test processes (they unmount); main() then stops the cluster.
-    child?.kill('SIGINT');
+    // As a terminal's Ctrl-C to the whole group: ava ends its test processes, mounts flush and
+    // unmount (their SIGINT); main() then stops the cluster.
+    if (child?.pid !== undefined) process.kill(-child.pid, 'SIGINT');
   });
 }
 
