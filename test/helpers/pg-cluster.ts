@@ -3,6 +3,12 @@
 // `postgres` user (initdb refuses root), run as that user; it listens on a Unix socket in that
 // directory only (no TCP). stop() (also run at process exit, so a failing test leaves nothing)
 // stops it and deletes the directory. Connections use the `postgres` role, trusted on the socket.
+//
+// One cluster per test run: `npm test` (scripts/test/run-tests.ts) starts one and names its socket
+// directory in CHUNKFS_TEST_PG_SOCKET; startPgCluster() then hands each caller a view of it (its
+// databases named apart per view, dropped by stop()) instead of starting a server per test process
+// (one or two seconds each). A test that stops, restarts or pauses the server takes its own with
+// privateCluster(): those calls throw on a shared view, which other test processes are using.
 import type { TestFn } from 'ava';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -18,6 +24,12 @@ const PG_CTL_WAIT_SECONDS = 60;
 const DUMP_BYTES_MAX = 1 << 30;
 /** Clusters one process may leave running at once (a bound on what exit must clean up). */
 const CLUSTERS_MAX = 8;
+/** Names the socket directory of the run's shared cluster (set by scripts/test/run-tests.ts). */
+export const SHARED_CLUSTER_ENV = 'CHUNKFS_TEST_PG_SOCKET';
+/** The socket file of a server listening in a directory (port 5432, the default). */
+const SOCKET_FILE = '.s.PGSQL.5432';
+/** A database name PostgreSQL keeps whole (NAMEDATALEN - 1 bytes), shared views' suffixes included. */
+const DB_NAME_RE = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** Why PostgreSQL tests cannot run here, or null when they can. */
 export function pgUnavailableReason(): string | null {
@@ -55,18 +67,37 @@ export interface PgCluster {
   dumpRows(name: string): string;
 }
 
+/** What this process's exit stops: private clusters and shared views. */
 const running = new Set<PgCluster>();
+/** Servers this process started and has not stopped yet. */
+const servers = new Set<PgCluster>();
 let exitHookSet = false;
 
 function asPostgres(args: string[]): string {
   return execFileSync('runuser', ['-u', 'postgres', '--', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-/** settings: server settings for this cluster (name -> value), e.g. { wal_writer_delay: '10s' }. */
+/**
+ * A cluster for the caller: a view of the run's shared cluster when there is one ($CHUNKFS_TEST_PG_SOCKET)
+ * and no settings are asked for, else a private one (privateCluster). A shared view's restart(),
+ * pause() and resume() throw: a test that needs them calls privateCluster().
+ * settings: server settings (name -> value), e.g. { wal_writer_delay: '10s' }: a private cluster.
+ */
 export function startPgCluster(settings: Record<string, string> = {}): PgCluster {
+  const shared = process.env[SHARED_CLUSTER_ENV];
+  if (shared !== undefined && shared !== '' && Object.keys(settings).length === 0) return sharedCluster(shared);
+  return privateCluster(settings);
+}
+
+/**
+ * A new cluster of the caller's own, whatever the run shares: what a test that stops, restarts or
+ * pauses the server needs. stopAtExit false: the caller stops it (scripts/test/run-tests.ts, which
+ * waits for its test processes on a signal before stopping the cluster they use).
+ */
+export function privateCluster(settings: Record<string, string> = {}, stopAtExit = true): PgCluster {
   const reason = pgUnavailableReason();
   if (reason !== null) throw new Error(`PostgreSQL unavailable: ${reason}`);
-  if (running.size >= CLUSTERS_MAX) throw new Error(`more than ${CLUSTERS_MAX} test clusters at once`);
+  if (servers.size >= CLUSTERS_MAX) throw new Error(`more than ${CLUSTERS_MAX} test clusters at once`);
   // Short: a Unix socket path must fit in 107 bytes.
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cfspg-'));
   execFileSync('chown', ['postgres:postgres', dir]);
@@ -76,6 +107,7 @@ export function startPgCluster(settings: Record<string, string> = {}): PgCluster
   let started = false;
   const stop = (): void => {
     running.delete(cluster);
+    servers.delete(cluster);
     if (started) {
       try {
         asPostgres([ctl, '-D', data, '-m', 'immediate', '-w', '-t', String(PG_CTL_WAIT_SECONDS), 'stop']);
@@ -91,18 +123,16 @@ export function startPgCluster(settings: Record<string, string> = {}): PgCluster
     asPostgres([ctl, '-D', data, '-o', opts, '-l', path.join(dir, 'server.log'), '-w', '-t', String(PG_CTL_WAIT_SECONDS), 'start']);
     started = true;
   };
-  const url = (name: string): string => `postgresql:///${name}?host=${encodeURIComponent(dir)}&user=postgres`;
+  const url = (name: string): string => clusterUrl(dir, checkedName(name));
   const cluster: PgCluster = {
     socketDir: dir,
     url,
     createDatabase(name: string): string {
-      if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`test database name '${name}': lower case letters, digits and _`);
-      asPostgres([path.join(PG_BIN_DIR, 'psql'), '-h', dir, '-d', 'postgres', '-q', '-c', `CREATE DATABASE ${name}`]);
+      asPostgres(psqlArgs(dir, 'postgres', `CREATE DATABASE ${checkedName(name)}`));
       return url(name);
     },
     copyDatabase(from: string, name: string): string {
-      for (const n of [from, name]) if (!/^[a-z_][a-z0-9_]{0,62}$/.test(n)) throw new Error(`test database name '${n}': lower case letters, digits and _`);
-      asPostgres([path.join(PG_BIN_DIR, 'psql'), '-h', dir, '-d', 'postgres', '-q', '-c', `CREATE DATABASE ${name} TEMPLATE ${from}`]);
+      asPostgres(psqlArgs(dir, 'postgres', `CREATE DATABASE ${checkedName(name)} TEMPLATE ${checkedName(from)}`));
       return url(name);
     },
     stop,
@@ -115,18 +145,104 @@ export function startPgCluster(settings: Record<string, string> = {}): PgCluster
       started = false;
     },
     resume: () => start(),
-    query(name: string, sql: string): string {
-      return asPostgres([path.join(PG_BIN_DIR, 'psql'), '-h', dir, '-d', name, '-qAt', '-c', sql]);
-    },
-    dumpRows(name: string): string {
-      const dump = execFileSync('runuser', ['-u', 'postgres', '--', path.join(PG_BIN_DIR, 'pg_dump'), '-h', dir, '-d', name, '--data-only'],
-        { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: DUMP_BYTES_MAX });
-      // Per table: rows and a digest (the intents' spans make a whole dump megabytes long); then the sequences.
-      const tables = [...dump.matchAll(/^COPY (\S+) .*FROM stdin;\n([\s\S]*?)^\\\.$/gm)]
-        .map((m) => `${m[1]} ${m[2].split('\n').length - 1} rows ${createHash('sha256').update(m[2]).digest('hex').slice(0, 16)}`);
-      return [...tables, ...dump.split('\n').filter((l) => l.startsWith('SELECT pg_catalog.setval'))].join('\n');
-    },
+    query: (name: string, sql: string): string => query(dir, name, sql),
+    dumpRows: (name: string): string => dumpRows(dir, name),
   };
+  servers.add(cluster);
+  if (stopAtExit) stopAtProcessExit(cluster);
+  try {
+    // C locale: names sort by bytes, as SQLite's BINARY collation does; UTF8 for any file name.
+    asPostgres([path.join(PG_BIN_DIR, 'initdb'), '-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '--locale=C', '--encoding=UTF8']);
+    start();
+  } catch (err) {
+    stop();
+    throw err;
+  }
+  return cluster;
+}
+
+/**
+ * A view of the run's shared cluster listening in socketDir: the names of its databases end with a
+ * suffix of this view's (process id and a count), so test processes never meet (a name that has it,
+ * read back from a URL the view gave, is kept). stop() drops the databases it made; the server runs on.
+ */
+function sharedCluster(socketDir: string): PgCluster {
+  if (!fs.existsSync(path.join(socketDir, SOCKET_FILE))) {
+    const what = `${SHARED_CLUSTER_ENV}=${socketDir}`;
+    throw new Error(`${what}: no PostgreSQL server listens there (unset it to start a cluster per test file)`);
+  }
+  const suffix = `_p${process.pid}v${++sharedViews}`;
+  const own = (name: string): string => checkedName(name.endsWith(suffix) ? name : name + suffix);
+  const refuse = (what: string) => (): never => {
+    throw new Error(`${what} on the run's shared PostgreSQL cluster, which other tests use: take privateCluster() for it`);
+  };
+  const made = new Set<string>();
+  const cluster: PgCluster = {
+    socketDir,
+    url: (name: string): string => clusterUrl(socketDir, own(name)),
+    createDatabase(name: string): string {
+      asPostgres(psqlArgs(socketDir, 'postgres', `CREATE DATABASE ${own(name)}`));
+      made.add(own(name));
+      return cluster.url(name);
+    },
+    copyDatabase(from: string, name: string): string {
+      asPostgres(psqlArgs(socketDir, 'postgres', `CREATE DATABASE ${own(name)} TEMPLATE ${own(from)}`));
+      made.add(own(name));
+      return cluster.url(name);
+    },
+    stop(): void {
+      running.delete(cluster);
+      // All in one psql (a run makes some 600 databases, 5 GB if kept). FORCE: a test that failed
+      // may have left a connection open; its database goes all the same.
+      const drops = [...made].flatMap((name) => ['-c', `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`]);
+      made.clear();
+      if (drops.length === 0) return;
+      try {
+        asPostgres([path.join(PG_BIN_DIR, 'psql'), '-h', socketDir, '-d', 'postgres', '-q', ...drops]);
+      } catch { /* the run's cluster is gone: nothing to drop */ }
+    },
+    restart: refuse('restart()'),
+    pause: refuse('pause()'),
+    resume: refuse('resume()'),
+    query: (name: string, sql: string): string => query(socketDir, own(name), sql),
+    dumpRows: (name: string): string => dumpRows(socketDir, own(name)),
+  };
+  stopAtProcessExit(cluster);
+  return cluster;
+}
+
+let sharedViews = 0;
+
+function checkedName(name: string): string {
+  if (!DB_NAME_RE.test(name)) {
+    throw new Error(`test database name '${name}': lower case letters, digits and _, at most 63`);
+  }
+  return name;
+}
+
+function clusterUrl(socketDir: string, name: string): string {
+  return `postgresql:///${name}?host=${encodeURIComponent(socketDir)}&user=postgres`;
+}
+
+function psqlArgs(socketDir: string, database: string, sql: string): string[] {
+  return [path.join(PG_BIN_DIR, 'psql'), '-h', socketDir, '-d', database, '-q', '-c', sql];
+}
+
+function query(socketDir: string, name: string, sql: string): string {
+  return asPostgres([path.join(PG_BIN_DIR, 'psql'), '-h', socketDir, '-d', name, '-qAt', '-c', sql]);
+}
+
+function dumpRows(socketDir: string, name: string): string {
+  const dump = execFileSync('runuser', ['-u', 'postgres', '--', path.join(PG_BIN_DIR, 'pg_dump'), '-h', socketDir, '-d', name, '--data-only'],
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: DUMP_BYTES_MAX });
+  // Per table: rows and a digest (the intents' spans make a whole dump megabytes long); then the sequences.
+  const tables = [...dump.matchAll(/^COPY (\S+) .*FROM stdin;\n([\s\S]*?)^\\\.$/gm)]
+    .map((m) => `${m[1]} ${m[2].split('\n').length - 1} rows ${createHash('sha256').update(m[2]).digest('hex').slice(0, 16)}`);
+  return [...tables, ...dump.split('\n').filter((l) => l.startsWith('SELECT pg_catalog.setval'))].join('\n');
+}
+
+/** Stopped at this process's exit, or when a signal (Ctrl-C, a runner's timeout) kills it. */
+function stopAtProcessExit(cluster: PgCluster): void {
   running.add(cluster);
   if (!exitHookSet) {
     exitHookSet = true;
@@ -141,21 +257,12 @@ export function startPgCluster(settings: Record<string, string> = {}): PgCluster
       process.on(signal, onSignal);
     }
   }
-  try {
-    // C locale: names sort by bytes, as SQLite's BINARY collation does; UTF8 for any file name.
-    asPostgres([path.join(PG_BIN_DIR, 'initdb'), '-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '--locale=C', '--encoding=UTF8']);
-    start();
-  } catch (err) {
-    stop();
-    throw err;
-  }
-  return cluster;
 }
 
 /**
  * The usual frame of a PostgreSQL test file: pgTest (serial, or skipped with a logged reason when
  * the server binaries are missing), freshDb() (a new database named prefix + a number on one
- * cluster started on first use), and the cluster stopped after the file's tests.
+ * cluster taken on first use: startPgCluster's), and the cluster stopped after the file's tests.
  */
 export function pgTestFile(test: TestFn, prefix: string): { pgTest: TestFn['serial'] | TestFn['skip']; freshDb: () => string; cluster: () => PgCluster } {
   const unavailable = pgUnavailableReason();

@@ -1,7 +1,8 @@
 // The store-level suites on PostgreSQL (issue 22): with CHUNKFS_TEST_META=postgres, every store a
-// test file makes with Store.create gets its metadata in a fresh database of one throwaway cluster
-// per test process (test/helpers/pg-cluster.ts), stopped and deleted when the file ends, pass or
-// fail. Without it (the default) stores use SQLite, as users' do.
+// test file makes with Store.create gets its metadata in a fresh database of the run's shared
+// cluster (npm test), else of a throwaway cluster of this test process (test/helpers/pg-cluster.ts
+// startPgCluster), dropped or deleted when the file ends, pass or fail. Without it (the default)
+// stores use SQLite, as users' do.
 import test from 'ava';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -24,7 +25,7 @@ export function testMetaEngine(): TestMetaEngine {
 let cluster: PgCluster | null = null;
 let databases = 0;
 
-/** A new empty database on this process's test cluster (started on first use); its URI. */
+/** A new empty database on this process's test cluster (taken on first use); its URI. */
 export function testDatabase(): string {
   cluster ??= startPgCluster(); // stopped by the hook below, or at process exit (pg-cluster.ts)
   return cluster.createDatabase(`store${++databases}`);

@@ -17,7 +17,7 @@ import { storeFixture, mkfs, run, sh, shOk, chunkfsOk, CLI_JS, PYTHON, ChunkfsMo
 import { spawn } from 'node:child_process'
 import { REPO_ROOT } from '../helpers/root'
 import { badRecords, badRecordsPy, writeRecordsUntilKilled } from '../helpers/acked-writer'
-import { PgCluster, pgUnavailableReason, startPgCluster } from '../helpers/pg-cluster'
+import { PgCluster, pgUnavailableReason, privateCluster } from '../helpers/pg-cluster'
 import { otherMachineStoreDir } from '../helpers/other-machine'
 
 const DATABASE = 'follow'
@@ -68,7 +68,7 @@ if (unavailable !== null) {
   test('follower tests skipped', (t) => { t.log(`skipped: ${unavailable}`); t.pass() })
 } else {
   test.serial.before(async () => {
-    cluster = startPgCluster()
+    cluster = privateCluster() // paused and resumed below: not the run's shared cluster
     // ec:2+1 on 4 disks: partial writes of large files go through the log and are applied as new
     // EC versions (the old one reclaimed); small files (up to 64 KiB) are needles in replica containers.
     await mkfs(fixture.store, ['--disks', '4', '--layout', 'ec:2+1', '--meta', cluster.createDatabase(DATABASE)])

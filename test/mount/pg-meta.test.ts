@@ -8,7 +8,7 @@ import * as path from 'node:path'
 import { storeFixture, mkfs, run, sh, shOk, chunkfsOk, CLI_JS, PYTHON, ChunkfsMount } from '../helpers/mount'
 import { REPO_ROOT } from '../helpers/root'
 import { RECORD_BYTES, badRecords, writeRecordsUntilKilled } from '../helpers/acked-writer'
-import { PgCluster, pgUnavailableReason, startPgCluster } from '../helpers/pg-cluster'
+import { PgCluster, pgUnavailableReason, privateCluster } from '../helpers/pg-cluster'
 import { otherMachineStoreDir } from '../helpers/other-machine'
 
 const ACKS_BEFORE_KILL = 60
@@ -24,7 +24,7 @@ if (unavailable !== null) {
   test('PostgreSQL mount tests skipped', (t) => { t.log(`skipped: ${unavailable}`); t.pass() })
 } else {
   test.serial('cp and tar round trip on a store whose metadata is on PostgreSQL', async (t) => {
-    cluster = startPgCluster()
+    cluster = privateCluster() // paused and resumed below: not the run's shared cluster
     await mkfs(fixture.store, ['--disks', '4', '--layout', 'replica:2', '--meta', cluster.createDatabase('mounted')])
     const m = await fixture.mount()
     // chunkfs status (through the mount's control socket): the engine, and the mount holding the lease.

@@ -14,7 +14,7 @@ import type { Db } from '../../store/meta/sql-engine';
 import { parseMetaTarget } from '../../store/meta-target';
 import { parseConninfo, withKeyword } from '../../store/pg-conninfo';
 import { connectPg } from '../../store/meta/pg-open';
-import { pgTestFile, startPgCluster } from '../helpers/pg-cluster';
+import { pgTestFile, privateCluster, startPgCluster } from '../helpers/pg-cluster';
 import { REPO_ROOT } from '../helpers/root';
 import { SMALL, tmpDir } from './helpers';
 
@@ -133,7 +133,7 @@ pgTest('chunkfs mkfs --meta: the CLI makes a store on PostgreSQL, refuses a pass
   const status = await run(process.execPath, [CLI, 'status', dir, '--json'], { timeout: CLI_TIMEOUT_MS });
   t.is(JSON.parse(status.stdout).openIntents, 0, 'status opens the store through the recorded engine');
   const text = await run(process.execPath, [CLI, 'status', dir], { timeout: CLI_TIMEOUT_MS });
-  t.regex(text.stdout, /^metadata: postgres postgresql:\/\/\/pgmeta\d+\?host=.*; lease: not held$/m, 'read-only: no lease taken');
+  t.regex(text.stdout, /^metadata: postgres postgresql:\/\/\/pgmeta\d+(_p\d+v\d+)?\?host=.*; lease: not held$/m, 'read-only: no lease taken');
   const bad = await t.throwsAsync(run(process.execPath, [CLI, 'mkfs', path.join(tmpDir(), 's'), '--meta', 'postgres://u:pw@localhost/x'], { timeout: CLI_TIMEOUT_MS })) as Error & { stderr: string };
   t.regex(bad.stderr, /postgres:\/\/u:\*\*\*@localhost\/x.*holds a password/);
   const missing = await t.throwsAsync(run(process.execPath, [CLI, 'mkfs', path.join(tmpDir(), 's'), '--meta', cluster().url('nope')], { timeout: CLI_TIMEOUT_MS })) as Error & { stderr: string };
@@ -240,7 +240,7 @@ pgTest('lease (DESIGN §9): a second read-write opener is refused naming the hol
 const AFTER_RESTART_TRIES_MAX = 20;
 
 pgTest('the server restarted under an open store: an operation may fail, the next ones run on a new connection; nothing committed is lost', async (t) => {
-  const restartable = startPgCluster();
+  const restartable = privateCluster(); // restarted: not the run's shared cluster
   try {
     const store = await Store.create(path.join(tmpDir(), 'store'), { disks: 3, layout: 'replica:2', ...SMALL, meta: restartable.createDatabase('restart') });
     const before = store.ns.create(ROOT_INO, 'before', 0o644, 0, 0);

@@ -1,0 +1,55 @@
+// The passes of `npm test` (scripts/test/run-tests.ts): which test files run in which setting. The
+// suite covers both FUSE transports and both metadata engines without running every file four
+// times: the first pass runs every file (libfuse3 transport, SQLite), the others run again only the
+// files whose result can differ in their setting.
+
+export interface TestPass {
+  /** Its name on the command line (`node dist/scripts/test/run-tests.js fuse-native`) and in the summary. */
+  name: string;
+  /** What the pass sets (on top of the caller's environment). */
+  env: Record<string, string>;
+  /**
+   * Test files, or directories meaning every *.test.js under them (relative to the repository
+   * root); empty: every test file (package.json's "ava.files").
+   */
+  files: string[];
+  /** Files of `files` left out. */
+  skip: string[];
+}
+
+/**
+ * Mount files whose result does not depend on the transport, so the fuse-native pass leaves them out.
+ * The rule: a file runs on both transports unless what it checks is the store's or the CLI's (the
+ * mount only carries bytes in: scrub, heal, inject, inspect, status, metadata engines, transforms,
+ * the store's crash and space rules), or it picks its transport itself whatever the pass (fuse3,
+ * fuse-patch's own fuse-native mount, the mount(8) helper's default), or it tests a libfuse3 feature
+ * and skips or passes with no check on fuse-native (dispatch, read grants, FOPEN_NOFLUSH,
+ * KILLPRIV_V2). A file that checks what the kernel and the FUSE binding carry (operations, errnos,
+ * attributes, times, xattrs and ACLs, caches, kernel mount flags, fsync and close through the
+ * transport, kill -9 and remount on its mount point, real tools) runs on both; so does any file not
+ * listed here, new ones included, until someone reads it and lists it. Within a file that runs on
+ * both, repeats of a check on other layouts and transforms (the store's) skip themselves on
+ * fuse-native (copy-tools, tools).
+ */
+export const TRANSPORT_INDEPENDENT_MOUNT_FILES = [
+  'cli', 'close-requests', 'commit', 'control', 'dispatch', 'fuse-patch', 'fuse3', 'heal', 'identity', 'inject-ec',
+  'inject', 'inspect-fsck', 'intent-log', 'kill-priv', 'meta-copy', 'mount-helper', 'pg-cache', 'pg-fence',
+  'pg-follow', 'pg-meta', 'privacy', 'read-grants-ec', 'read-grants', 'reclaim-order', 'scrub-heal',
+  'segmented-cipher', 'small-files-tools', 'small-files', 'space-bound', 'stdio-gone', 'transforms',
+  'write-back-crash',
+].map((name) => `dist/test/mount/${name}.test.js`);
+
+/**
+ * On PostgreSQL: the store files (model-based, fault and crash tests of everything the metadata
+ * holds; SQLite-only ones skip themselves) and the mount files whose tools read the metadata offline
+ * (inspect, fsck, scrub). Mount files of the engine itself (pg-*) pick PostgreSQL themselves.
+ */
+const POSTGRES_FILES = ['dist/test/store', 'dist/test/mount/inspect-fsck.test.js',
+  'dist/test/mount/scrub-heal.test.js', 'dist/test/mount/small-files-tools.test.js'];
+
+export const PASSES: readonly TestPass[] = [
+  { name: 'all', env: {}, files: [], skip: [] },
+  { name: 'fuse-native', env: { CHUNKFS_TRANSPORT: 'fuse-native' }, files: ['dist/test/mount'],
+    skip: TRANSPORT_INDEPENDENT_MOUNT_FILES },
+  { name: 'postgres', env: { CHUNKFS_TEST_META: 'postgres' }, files: POSTGRES_FILES, skip: [] },
+];
