@@ -54,5 +54,9 @@ export function bindConflicts(asked: OptionTexts, served: OptionTexts): string[]
 
 /** The per-mount flags of the bind: as asked, else as the first mount has them. */
 export function bindFlags(asked: OptionTexts, served: OptionTexts): string[] {
-  return [asked.readOnly ?? served.readOnly ?? 'rw', asked.suid ?? served.suid ?? 'nosuid', asked.dev ?? served.dev ?? 'nodev'];
+  return [
+    asked.readOnly ?? served.readOnly ?? 'rw',
+    asked.suid ?? served.suid ?? 'nosuid',
+    asked.dev ?? served.dev ?? 'nodev',
+  ];
 }

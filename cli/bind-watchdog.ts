@@ -49,11 +49,18 @@ export interface BindWatchdog {
  * Start the watchdog for the connection with device number dev. Only root makes binds (they need
  * mount(2)), so only a root mount needs it; null otherwise, or when the shell cannot start.
  */
-export function startBindWatchdog(dev: string | null, storeDir: string, log: (line: string) => void): BindWatchdog | null {
+export function startBindWatchdog(
+  dev: string | null,
+  storeDir: string,
+  log: (line: string) => void,
+): BindWatchdog | null {
   if (dev === null || !/^\d+:\d+$/.test(dev) || process.getuid?.() !== 0) return null;
   let child: ChildProcess;
   try {
-    child = spawn('/bin/bash', ['-c', WATCHDOG_SCRIPT, 'chunkfs-bind-watchdog', dev, escapeMountField(storeDir)], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+    child = spawn('/bin/bash', ['-c', WATCHDOG_SCRIPT, 'chunkfs-bind-watchdog', dev, escapeMountField(storeDir)], {
+      stdio: ['pipe', 'ignore', 'ignore'],
+      detached: true,
+    });
   } catch (err) {
     log(`no bind watchdog (binds of this mount would stay after a crash): ${(err as Error).message}`);
     return null;

@@ -14,7 +14,16 @@ export { UsageError, parseSize };
 export type Command =
   | { verb: 'help'; topic?: string }
   | { verb: 'version' }
-  | { verb: 'mkfs'; store: string; disks?: number | string[]; layout?: string; chunkSizeBytes?: number; bitrotBlockBytes?: number; keyFile?: string; meta?: string }
+  | {
+      verb: 'mkfs';
+      store: string;
+      disks?: number | string[];
+      layout?: string;
+      chunkSizeBytes?: number;
+      bitrotBlockBytes?: number;
+      keyFile?: string;
+      meta?: string;
+    }
   | { verb: 'mount'; store?: string; mountpoint: string; options: MountCliOptions }
   | { verb: 'umount'; mountpoint: string; lazy: boolean }
   | ToolCommand
@@ -22,8 +31,11 @@ export type Command =
 
 export type TransportChoice = 'fuse3' | 'fuse-native';
 export interface MountCliOptions extends MountToolOptions {
-  bufferBytesMax?: number; flushDelayMs?: number; allowOther?: boolean;
-  transport?: TransportChoice; writebackCache?: boolean;
+  bufferBytesMax?: number;
+  flushDelayMs?: number;
+  allowOther?: boolean;
+  transport?: TransportChoice;
+  writebackCache?: boolean;
   /** -o dispatch=js (default) / threads: who reads FUSE requests on libfuse3 (fs/fuse/transport.ts). */
   dispatch?: 'js' | 'threads';
   /** -o spin_us=N: microseconds the JS thread keeps reading /dev/fuse after answering (fs/fuse/transport.ts). */
@@ -31,7 +43,8 @@ export interface MountCliOptions extends MountToolOptions {
   /** -o relatime (default) / strictatime / noatime: when reads move atime (fs/atime.ts). */
   atime?: 'relatime' | 'strictatime' | 'noatime';
   /** suid / nosuid, dev / nodev (default: on when mounted by root, fs/mount.ts). */
-  suid?: boolean; dev?: boolean;
+  suid?: boolean;
+  dev?: boolean;
   /** acl (default) / noacl: POSIX ACLs (fuse3 only; fs/acl.ts). */
   acl?: boolean;
   /** -o keyfile=PATH: the store key of encrypted layouts (store/store-key.ts). */
@@ -69,16 +82,23 @@ function takeValue(verb: string, args: string[], i: number, flag: string): strin
 export function parseArgs(argv: string[]): Command {
   if (argv.length > ARGS_MAX) throw new UsageError('', 'too many arguments');
   const [verb, ...rest] = argv;
-  if (verb === undefined || verb === '--help' || verb === '-h' || verb === 'help') return { verb: 'help', topic: rest[0] };
+  if (verb === undefined || verb === '--help' || verb === '-h' || verb === 'help')
+    return { verb: 'help', topic: rest[0] };
   if (verb === '--version' || verb === '-V' || verb === 'version') return { verb: 'version' };
-  if (!(VERBS as readonly string[]).includes(verb)) throw new UsageError('', `unknown command '${verb}' (expected one of: ${VERBS.join(', ')})`);
+  if (!(VERBS as readonly string[]).includes(verb))
+    throw new UsageError('', `unknown command '${verb}' (expected one of: ${VERBS.join(', ')})`);
   if (rest.includes('--help') || rest.includes('-h')) return { verb: 'help', topic: verb };
   switch (verb) {
-    case 'mkfs': return parseMkfs(rest);
-    case 'mount': return parseMount(rest);
-    case 'umount': return parseUmount(rest);
-    case 'meta': return parseMetaVerb(rest);
-    default: return parseToolVerb(verb as (typeof TOOL_VERBS)[number], rest);
+    case 'mkfs':
+      return parseMkfs(rest);
+    case 'mount':
+      return parseMount(rest);
+    case 'umount':
+      return parseUmount(rest);
+    case 'meta':
+      return parseMetaVerb(rest);
+    default:
+      return parseToolVerb(verb as (typeof TOOL_VERBS)[number], rest);
   }
 }
 
@@ -89,21 +109,40 @@ function parseMkfs(args: string[]): Command {
   const cmd: Extract<Command, { verb: 'mkfs' }> = { verb: 'mkfs', store: '' };
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
-    if (a === '--disks') { diskCount = positiveInt('mkfs', a, takeValue('mkfs', args, i, a), DISKS_MAX); i++; }
-    else if (a === '--disk') { disks.push(takeValue('mkfs', args, i, a)); i++; }
-    else if (a === '--layout') { cmd.layout = takeValue('mkfs', args, i, a); i++; }
-    else if (a === '--chunk-size') { cmd.chunkSizeBytes = parseSize('mkfs', a, takeValue('mkfs', args, i, a)); i++; }
-    else if (a === '--bitrot-block') { cmd.bitrotBlockBytes = parseSize('mkfs', a, takeValue('mkfs', args, i, a)); i++; }
-    else if (a === '--keyfile') { cmd.keyFile = takeValue('mkfs', args, i, a); i++; }
-    else if (a === '--meta') { cmd.meta = takeValue('mkfs', args, i, a); i++; }
-    else if (a.startsWith('-')) throw new UsageError('mkfs', `unknown option '${a}'`);
+    if (a === '--disks') {
+      diskCount = positiveInt('mkfs', a, takeValue('mkfs', args, i, a), DISKS_MAX);
+      i++;
+    } else if (a === '--disk') {
+      disks.push(takeValue('mkfs', args, i, a));
+      i++;
+    } else if (a === '--layout') {
+      cmd.layout = takeValue('mkfs', args, i, a);
+      i++;
+    } else if (a === '--chunk-size') {
+      cmd.chunkSizeBytes = parseSize('mkfs', a, takeValue('mkfs', args, i, a));
+      i++;
+    } else if (a === '--bitrot-block') {
+      cmd.bitrotBlockBytes = parseSize('mkfs', a, takeValue('mkfs', args, i, a));
+      i++;
+    } else if (a === '--keyfile') {
+      cmd.keyFile = takeValue('mkfs', args, i, a);
+      i++;
+    } else if (a === '--meta') {
+      cmd.meta = takeValue('mkfs', args, i, a);
+      i++;
+    } else if (a.startsWith('-')) throw new UsageError('mkfs', `unknown option '${a}'`);
     else pos.push(a);
   }
-  if (pos.length !== 1) throw new UsageError('mkfs', pos.length === 0 ? 'missing <store> directory' : `unexpected argument '${pos[1]}'`);
-  if (diskCount !== undefined && disks.length > 0) throw new UsageError('mkfs', 'use either --disks N or --disk PATH, not both');
+  if (pos.length !== 1)
+    throw new UsageError('mkfs', pos.length === 0 ? 'missing <store> directory' : `unexpected argument '${pos[1]}'`);
+  if (diskCount !== undefined && disks.length > 0)
+    throw new UsageError('mkfs', 'use either --disks N or --disk PATH, not both');
   if (disks.length > DISKS_MAX) throw new UsageError('mkfs', `at most ${DISKS_MAX} disks`);
   if (cmd.layout !== undefined && !/^(replica:[0-9]+|ec:[0-9]+\+[0-9]+)(,[a-z0-9:]+)*$/.test(cmd.layout)) {
-    throw new UsageError('mkfs', `--layout: '${cmd.layout}' is not replica:R or ec:K+M, then transforms (,zstd ,lz4 ,aes256gcm)`);
+    throw new UsageError(
+      'mkfs',
+      `--layout: '${cmd.layout}' is not replica:R or ec:K+M, then transforms (,zstd ,lz4 ,aes256gcm)`,
+    );
   }
   cmd.store = pos[0];
   if (disks.length > 0) cmd.disks = disks;
@@ -114,7 +153,10 @@ function parseMkfs(args: string[]): Command {
 /** -o buffer_mb=N,flush_ms=N,allow_other,noallow_other */
 export function parseMountOptions(text: string): MountCliOptions {
   const o: MountCliOptions = {};
-  for (const item of text.split(',').map((s) => s.trim()).filter((s) => s.length > 0)) {
+  for (const item of text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0)) {
     const [key, value] = item.split('=', 2);
     if (key === 'buffer_mb') o.bufferBytesMax = positiveInt('mount', 'buffer_mb', value ?? '', 1 << 16) << 20;
     else if (key === 'flush_ms') o.flushDelayMs = positiveInt('mount', 'flush_ms', value ?? '', 3_600_000);
@@ -133,7 +175,11 @@ export function parseMountOptions(text: string): MountCliOptions {
     else if (key === 'lease_ms') o.leaseMs = leaseMsOf(value ?? '');
     else if (parseMountToolOption(key, value) !== null) Object.assign(o, parseMountToolOption(key, value));
     // An unknown option must not reach FUSE: it would leave a stale mount behind.
-    else throw new UsageError('mount', `unknown mount option '${item}' (known: buffer_mb=N, flush_ms=N, allow_other, noallow_other, transport=fuse3|fuse-native, writeback_cache, nowriteback_cache, dispatch=js|threads, spin_us=N, relatime, strictatime, noatime, suid, nosuid, dev, nodev, acl, noacl, keyfile=PATH, lease_ms=N, ${MOUNT_TOOL_OPTIONS_TEXT})`);
+    else
+      throw new UsageError(
+        'mount',
+        `unknown mount option '${item}' (known: buffer_mb=N, flush_ms=N, allow_other, noallow_other, transport=fuse3|fuse-native, writeback_cache, nowriteback_cache, dispatch=js|threads, spin_us=N, relatime, strictatime, noatime, suid, nosuid, dev, nodev, acl, noacl, keyfile=PATH, lease_ms=N, ${MOUNT_TOOL_OPTIONS_TEXT})`,
+      );
   }
   return o;
 }
@@ -151,7 +197,8 @@ function leaseMsOf(text: string): number {
 
 function transportChoice(text: string): TransportChoice {
   const t = TRANSPORT_CHOICES.find((c) => c === text);
-  if (t === undefined) throw new UsageError('mount', `transport: '${text}' is not one of ${TRANSPORT_CHOICES.join(', ')}`);
+  if (t === undefined)
+    throw new UsageError('mount', `transport: '${text}' is not one of ${TRANSPORT_CHOICES.join(', ')}`);
   return t;
 }
 
@@ -160,14 +207,18 @@ function parseMount(args: string[]): Command {
   let options: MountCliOptions = {};
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
-    if (a === '-o') { options = { ...options, ...parseMountOptions(takeValue('mount', args, i, a)) }; i++; }
-    else if (a.startsWith('-o') && a.length > 2) options = { ...options, ...parseMountOptions(a.slice(2)) };
+    if (a === '-o') {
+      options = { ...options, ...parseMountOptions(takeValue('mount', args, i, a)) };
+      i++;
+    } else if (a.startsWith('-o') && a.length > 2) options = { ...options, ...parseMountOptions(a.slice(2)) };
     else if (a.startsWith('-')) throw new UsageError('mount', `unknown option '${a}'`);
     else pos.push(a);
   }
   if (pos.length === 0) throw new UsageError('mount', 'missing <mountpoint>');
   if (pos.length > 2) throw new UsageError('mount', `unexpected argument '${pos[2]}'`);
-  return pos.length === 2 ? { verb: 'mount', store: pos[0], mountpoint: pos[1], options } : { verb: 'mount', mountpoint: pos[0], options };
+  return pos.length === 2
+    ? { verb: 'mount', store: pos[0], mountpoint: pos[1], options }
+    : { verb: 'mount', mountpoint: pos[0], options };
 }
 
 function parseUmount(args: string[]): Command {
@@ -175,7 +226,8 @@ function parseUmount(args: string[]): Command {
   const pos = args.filter((a) => a !== '--lazy' && a !== '-z');
   const bad = pos.find((a) => a.startsWith('-'));
   if (bad !== undefined) throw new UsageError('umount', `unknown option '${bad}'`);
-  if (pos.length !== 1) throw new UsageError('umount', pos.length === 0 ? 'missing <mountpoint>' : `unexpected argument '${pos[1]}'`);
+  if (pos.length !== 1)
+    throw new UsageError('umount', pos.length === 0 ? 'missing <mountpoint>' : `unexpected argument '${pos[1]}'`);
   return { verb: 'umount', mountpoint: pos[0], lazy };
 }
 

@@ -31,7 +31,18 @@ interface StoreLike {
 }
 interface StoreModule {
   Store: {
-    create(dir: string, opts: { disks?: number | string[]; layout?: string; chunkSizeBytes?: number; bitrotBlockBytes?: number; ecBlockSizeBytes?: number; keyFile?: string; meta?: string }): Promise<StoreLike>;
+    create(
+      dir: string,
+      opts: {
+        disks?: number | string[];
+        layout?: string;
+        chunkSizeBytes?: number;
+        bitrotBlockBytes?: number;
+        ecBlockSizeBytes?: number;
+        keyFile?: string;
+        meta?: string;
+      },
+    ): Promise<StoreLike>;
   };
 }
 
@@ -47,7 +58,8 @@ export { defaultStorePath };
 function run(file: string, args: string[]): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
     execFile(file, args, { timeout: PROBE_TIMEOUT_MS, killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
-      const code = err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1;
+      const code =
+        err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1;
       resolve({ code, out: `${stdout}${stderr}` });
     });
   });
@@ -60,22 +72,36 @@ async function prepareMountpoint(mountpoint: string): Promise<void> {
     // a stat can be answered from attributes the kernel still caches (1 s) after the server died.
     const probe = await run('sh', ['-c', ': < "$1"', 'sh', mountpoint]);
     if (probe.code === 0) throw new CliError(`${mountpoint} is already mounted (a live mount); unmount it first`);
-    process.stderr.write(`chunkfs: ${mountpoint} is a stale mount (${probe.out.trim()}); recovering with fusermount -uz\n`);
+    process.stderr.write(
+      `chunkfs: ${mountpoint} is a stale mount (${probe.out.trim()}); recovering with fusermount -uz\n`,
+    );
     const r = await run('fusermount', ['-uz', mountpoint]);
-    if (r.code !== 0 || mountedAt(mountpoint)) throw new CliError(`cannot recover stale mount ${mountpoint}: ${r.out.trim()}`);
+    if (r.code !== 0 || mountedAt(mountpoint))
+      throw new CliError(`cannot recover stale mount ${mountpoint}: ${r.out.trim()}`);
   }
-  if (!(await fsp.stat(mountpoint).then(() => true, () => false))) {
+  if (
+    !(await fsp.stat(mountpoint).then(
+      () => true,
+      () => false,
+    ))
+  ) {
     await fsp.mkdir(mountpoint, { recursive: true });
     process.stderr.write(`chunkfs: created the mount point ${mountpoint}\n`);
   }
   const st = await fsp.stat(mountpoint);
   if (!st.isDirectory()) throw new CliError(`${mountpoint} is not a directory`);
   // libfuse 2 refuses a non-empty mount point; say so before the store is opened.
-  if ((await fsp.readdir(mountpoint)).length > 0) throw new CliError(`${mountpoint} is not empty (mount on an empty directory)`);
+  if ((await fsp.readdir(mountpoint)).length > 0)
+    throw new CliError(`${mountpoint} is not empty (mount on an empty directory)`);
 }
 
 async function isStore(dir: string): Promise<boolean> {
-  try { await fsp.access(path.join(dir, 'chunkfs.json')); return true; } catch { return false; }
+  try {
+    await fsp.access(path.join(dir, 'chunkfs.json'));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function cmdMkfs(c: Extract<Command, { verb: 'mkfs' }>): Promise<void> {
@@ -84,12 +110,23 @@ async function cmdMkfs(c: Extract<Command, { verb: 'mkfs' }>): Promise<void> {
   const { Store } = loadStore();
   const disks = c.disks ?? DEFAULT_DISKS;
   // The erasure block (1 MiB by default, spec §10) must divide the chunk: a smaller chunk uses itself.
-  const ecBlockSizeBytes = c.chunkSizeBytes !== undefined && c.chunkSizeBytes < EC_BLOCK_DEFAULT_BYTES ? c.chunkSizeBytes : undefined;
-  const store = await Store.create(dir, { disks, layout: c.layout ?? DEFAULT_LAYOUT, chunkSizeBytes: c.chunkSizeBytes, bitrotBlockBytes: c.bitrotBlockBytes, ecBlockSizeBytes, keyFile: c.keyFile, meta: c.meta });
+  const ecBlockSizeBytes =
+    c.chunkSizeBytes !== undefined && c.chunkSizeBytes < EC_BLOCK_DEFAULT_BYTES ? c.chunkSizeBytes : undefined;
+  const store = await Store.create(dir, {
+    disks,
+    layout: c.layout ?? DEFAULT_LAYOUT,
+    chunkSizeBytes: c.chunkSizeBytes,
+    bitrotBlockBytes: c.bitrotBlockBytes,
+    ecBlockSizeBytes,
+    keyFile: c.keyFile,
+    meta: c.meta,
+  });
   await store.close();
   const n = typeof disks === 'number' ? disks : disks.length;
   const meta = c.meta === undefined ? `${dir}/meta.db` : c.meta;
-  process.stdout.write(`chunkfs: created store ${dir} (${n} disks, layout ${c.layout ?? DEFAULT_LAYOUT}, metadata in ${meta})\n`);
+  process.stdout.write(
+    `chunkfs: created store ${dir} (${n} disks, layout ${c.layout ?? DEFAULT_LAYOUT}, metadata in ${meta})\n`,
+  );
 }
 
 /** Mounts; true while this process serves the mount, false when the mount is a bind of a live one. */
@@ -101,14 +138,19 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean
   const storeDir = path.resolve(c.store ?? defaultStorePath());
   const { Store } = loadStore();
   if (!(await isStore(storeDir))) {
-    if (c.store !== undefined) throw new CliError(`${storeDir} is not a chunkfs store (run 'chunkfs mkfs ${c.store}' first)`);
+    if (c.store !== undefined)
+      throw new CliError(`${storeDir} is not a chunkfs store (run 'chunkfs mkfs ${c.store}' first)`);
     await fsp.mkdir(path.dirname(storeDir), { recursive: true, mode: 0o700 }); // private (DESIGN §4)
     const created = await Store.create(storeDir, { disks: DEFAULT_DISKS, layout: DEFAULT_LAYOUT });
     await created.close();
-    process.stderr.write(`chunkfs: created the default store ${storeDir} (${DEFAULT_DISKS} disks, ${DEFAULT_LAYOUT})\n`);
+    process.stderr.write(
+      `chunkfs: created the default store ${storeDir} (${DEFAULT_DISKS} disks, ${DEFAULT_LAYOUT})\n`,
+    );
   }
   await prepareMountpoint(mountpoint);
-  const log = (line: string): void => { process.stderr.write(`chunkfs: ${line}\n`); };
+  const log = (line: string): void => {
+    process.stderr.write(`chunkfs: ${line}\n`);
+  };
   // A store a live mount here serves already: this mount point becomes a bind of that mount.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const bind = require('./store-bind') as typeof import('./store-bind');
@@ -122,20 +164,32 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean
   // Heal what reads served around, commit and reclaim in the background (DESIGN §5), on the
   // injectable Io that `chunkfs inject` reaches.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const metrics = c.options.metrics === undefined ? null : new (require('./metrics') as typeof import('./metrics')).Metrics();
+  const metrics =
+    c.options.metrics === undefined ? null : new (require('./metrics') as typeof import('./metrics')).Metrics();
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { store, faults } = await (require('./live-store') as typeof import('./live-store')).openLiveStore(storeDir, mountpoint, {
-    onFlush: metrics === null ? undefined : (s) => metrics.observeFlush(s), keyFile: c.options.keyFile, readOnly: c.options.readOnly,
-    leaseMs: c.options.leaseMs,
-  });
+  const { store, faults } = await (require('./live-store') as typeof import('./live-store')).openLiveStore(
+    storeDir,
+    mountpoint,
+    {
+      onFlush: metrics === null ? undefined : (s) => metrics.observeFlush(s),
+      keyFile: c.options.keyFile,
+      readOnly: c.options.readOnly,
+      leaseMs: c.options.leaseMs,
+    },
+  );
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { mountFs } = require('../fs/mount') as typeof import('../fs/mount');
   let mounted: Awaited<ReturnType<typeof mountFs>>;
   let metricsPort = 0;
   try {
-    if (metrics !== null) metricsPort = await metrics.listen(c.options.metrics!.host, c.options.metrics!.port, store, faults);
+    if (metrics !== null)
+      metricsPort = await metrics.listen(c.options.metrics!.host, c.options.metrics!.port, store, faults);
     const observeOp = metrics === null ? undefined : (op: string, s: number, r: unknown) => metrics.observeOp(op, s, r);
-    mounted = await mountFs(store, mountpoint, { ...mountOptions(c.options), fsname: fsnameOption(storeDir), observeOp });
+    mounted = await mountFs(store, mountpoint, {
+      ...mountOptions(c.options),
+      fsname: fsnameOption(storeDir),
+      observeOp,
+    });
     const m = mounted;
     metrics?.watchGrants(() => m.readGrantStats());
   } catch (err) {
@@ -147,36 +201,69 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean
   const dev = chunkfsDevAt(mountpoint);
   if (dev === null) log(`${mountpoint} is not in /proc/self/mountinfo: a bind of it will not keep this mount serving`);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const watchdog = (require('./bind-watchdog') as typeof import('./bind-watchdog')).startBindWatchdog(dev, storeDir, log);
-  const mountpoints = (): string[] => dev === null ? (mountedAt(mountpoint) ? [mountpoint] : []) : connectionMounts(dev, storeDir).map((m) => m.mountpoint);
+  const watchdog = (require('./bind-watchdog') as typeof import('./bind-watchdog')).startBindWatchdog(
+    dev,
+    storeDir,
+    log,
+  );
+  const mountpoints = (): string[] =>
+    dev === null
+      ? mountedAt(mountpoint)
+        ? [mountpoint]
+        : []
+      : connectionMounts(dev, storeDir).map((m) => m.mountpoint);
   const options = servedOptionTexts(c.options, mounted, metricsPort);
   const live = {
-    faults, mountpoint, mountpoints, dev, options, pid: process.pid, readOnly: c.options.readOnly === true,
-    flush: () => mounted.core.wb.flushAll(), dropKernelCache: () => mounted.dropKernelCache(), readGrants: () => mounted.readGrantStats(),
+    faults,
+    mountpoint,
+    mountpoints,
+    dev,
+    options,
+    pid: process.pid,
+    readOnly: c.options.readOnly === true,
+    flush: () => mounted.core.wb.flushAll(),
+    dropKernelCache: () => mounted.dropKernelCache(),
+    readGrants: () => mounted.readGrantStats(),
     memory: (): MountMemory => {
       const m = process.memoryUsage();
       const wb = mounted.core.wb;
-      return { rssBytes: m.rss, heapUsedBytes: m.heapUsed, externalBytes: m.external, writeBufferBytes: wb.bufferedBytes,
-        writeBufferHeldBytes: wb.heldBytes, writeBufferMaxBytes: wb.opts.bufferBytesMax };
+      return {
+        rssBytes: m.rss,
+        heapUsedBytes: m.heapUsed,
+        externalBytes: m.external,
+        writeBufferBytes: wb.bufferedBytes,
+        writeBufferHeldBytes: wb.heldBytes,
+        writeBufferMaxBytes: wb.opts.bufferBytesMax,
+      };
     },
   };
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const control = await (require('./mount-control') as typeof import('./mount-control')).startControl(store, live, log)
-    .catch((err: Error) => { log(`no control socket (verbs will not reach this mount): ${err.message}`); return null; });
+  const control = await (require('./mount-control') as typeof import('./mount-control'))
+    .startControl(store, live, log)
+    .catch((err: Error) => {
+      log(`no control socket (verbs will not reach this mount): ${err.message}`);
+      return null;
+    });
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
     process.stderr.write(`chunkfs: ${signal}: flushing, unmounting ${mountpoint} and closing the store\n`);
     const closed = Promise.all([control?.close(), metrics?.close()]);
-    closed.then(() => unmountBinds(mountpoint, mountpoints(), log)).then((firstGone) => mounted.unmount(signal === 'unmounted' || firstGone))
-      .then(() => store.close()).then(() => {
-        watchdog?.standDown(); // every mount point is gone: nothing for it to unmount
-        process.exit(0);
-      }, (err) => {
-      process.stderr.write(`chunkfs: unmount failed: ${(err as Error).message}\n`);
-      process.exit(1);
-    });
+    closed
+      .then(() => unmountBinds(mountpoint, mountpoints(), log))
+      .then((firstGone) => mounted.unmount(signal === 'unmounted' || firstGone))
+      .then(() => store.close())
+      .then(
+        () => {
+          watchdog?.standDown(); // every mount point is gone: nothing for it to unmount
+          process.exit(0);
+        },
+        (err) => {
+          process.stderr.write(`chunkfs: unmount failed: ${(err as Error).message}\n`);
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
@@ -190,9 +277,16 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean
   // Keeps the process alive (the FUSE thread's handles are unref'd), and notices an unmount from
   // outside (chunkfs umount, fusermount -u) of the last mount point of this connection: then flush,
   // close the store and exit. While a bind remains the kernel keeps the connection (no DESTROY yet).
-  setInterval(() => { if (!stopping && mountpoints().length === 0) stop('unmounted'); }, UNMOUNT_POLL_MS);
-  const served = metrics === null ? '' : `, metrics on http://${c.options.metrics!.host.includes(':') ? `[${c.options.metrics!.host}]` : c.options.metrics!.host}:${metricsPort}/metrics`;
-  process.stdout.write(`chunkfs: mounted ${storeDir} on ${mountpoint} (pid ${process.pid}, transport ${mounted.transport}${live.readOnly ? ', read-only' : ''}${served})\n`);
+  setInterval(() => {
+    if (!stopping && mountpoints().length === 0) stop('unmounted');
+  }, UNMOUNT_POLL_MS);
+  const served =
+    metrics === null
+      ? ''
+      : `, metrics on http://${c.options.metrics!.host.includes(':') ? `[${c.options.metrics!.host}]` : c.options.metrics!.host}:${metricsPort}/metrics`;
+  process.stdout.write(
+    `chunkfs: mounted ${storeDir} on ${mountpoint} (pid ${process.pid}, transport ${mounted.transport}${live.readOnly ? ', read-only' : ''}${served})\n`,
+  );
   return true;
 }
 
@@ -208,10 +302,20 @@ function servedOptionTexts(o: MountCliOptions, mounted: MountedFs, metricsPort: 
   const { optionTexts } = require('./bind-options') as typeof import('./bind-options');
   const core = mounted.core.opts;
   return optionTexts({
-    ...o, ...setIdDefaults(o, root), transport: mounted.transport, bufferBytesMax: core.bufferBytesMax, flushDelayMs: core.flushDelayMs,
-    allowOther: o.allowOther ?? root, writebackCache: o.writebackCache ?? false, dispatch: o.dispatch ?? 'js', spinUs: o.spinUs ?? SPIN_US_DEFAULT, acl: o.acl ?? true,
-    atime: core.atime ?? 'relatime', readOnly: o.readOnly === true,
-    keyFile: o.keyFile === undefined ? undefined : path.resolve(o.keyFile), metrics: o.metrics === undefined ? undefined : { ...o.metrics, port: metricsPort },
+    ...o,
+    ...setIdDefaults(o, root),
+    transport: mounted.transport,
+    bufferBytesMax: core.bufferBytesMax,
+    flushDelayMs: core.flushDelayMs,
+    allowOther: o.allowOther ?? root,
+    writebackCache: o.writebackCache ?? false,
+    dispatch: o.dispatch ?? 'js',
+    spinUs: o.spinUs ?? SPIN_US_DEFAULT,
+    acl: o.acl ?? true,
+    atime: core.atime ?? 'relatime',
+    readOnly: o.readOnly === true,
+    keyFile: o.keyFile === undefined ? undefined : path.resolve(o.keyFile),
+    metrics: o.metrics === undefined ? undefined : { ...o.metrics, port: metricsPort },
   });
 }
 
@@ -229,30 +333,48 @@ async function unmountBinds(first: string, all: string[], log: (line: string) =>
 
 function mountOptions(o: MountCliOptions): import('../fs/mount').MountOptions {
   return {
-    bufferBytesMax: o.bufferBytesMax, flushDelayMs: o.flushDelayMs, allowOther: o.allowOther, debug: o.debug, readOnly: o.readOnly,
-    transport: o.transport, writebackCache: o.writebackCache, dispatch: o.dispatch, spinUs: o.spinUs, atime: o.atime, suid: o.suid, dev: o.dev, acl: o.acl,
+    bufferBytesMax: o.bufferBytesMax,
+    flushDelayMs: o.flushDelayMs,
+    allowOther: o.allowOther,
+    debug: o.debug,
+    readOnly: o.readOnly,
+    transport: o.transport,
+    writebackCache: o.writebackCache,
+    dispatch: o.dispatch,
+    spinUs: o.spinUs,
+    atime: o.atime,
+    suid: o.suid,
+    dev: o.dev,
+    acl: o.acl,
   };
 }
 
 async function cmdUmount(c: Extract<Command, { verb: 'umount' }>): Promise<void> {
   const mountpoint = path.resolve(c.mountpoint);
   if (!mountedAt(mountpoint)) throw new CliError(`${mountpoint} is not mounted`);
-  const entry = mountInfoTable().filter((m) => m.mountpoint === mountpoint).pop();
+  const entry = mountInfoTable()
+    .filter((m) => m.mountpoint === mountpoint)
+    .pop();
   // Read before the unmount: the mount process that holds the store, if this is its last mount point.
   const served = entry === undefined ? [] : connectionMounts(entry.dev, entry.source).map((m) => m.mountpoint);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const closing = require('./umount-wait') as typeof import('./umount-wait');
   const holder = entry === undefined || c.lazy ? null : closing.mountHolderOf(entry.source, served);
   const r = await run('fusermount', [c.lazy ? '-uz' : '-u', mountpoint]);
-  if (r.code !== 0) throw new CliError(`cannot unmount ${mountpoint}: ${r.out.trim()}${c.lazy ? '' : ' (busy? try --lazy)'}`);
+  if (r.code !== 0)
+    throw new CliError(`cannot unmount ${mountpoint}: ${r.out.trim()}${c.lazy ? '' : ' (busy? try --lazy)'}`);
   // The other mount points of its connection (binds, cli/store-bind.ts) keep the mount process serving.
   const rest = entry === undefined ? [] : connectionMounts(entry.dev, entry.source).map((m) => m.mountpoint);
   if (rest.length === 0 && holder !== null && !(await closing.waitForClose(holder))) {
-    throw new CliError(`unmounted ${mountpoint}, but its mount process (pid ${holder.pid}) has not closed the store ` +
-      `${holder.storeDir} after ${closing.UMOUNT_CLOSE_WAIT_MS / 1000} s (still flushing? see its log); ` +
-      'the store stays locked until it does');
+    throw new CliError(
+      `unmounted ${mountpoint}, but its mount process (pid ${holder.pid}) has not closed the store ` +
+        `${holder.storeDir} after ${closing.UMOUNT_CLOSE_WAIT_MS / 1000} s (still flushing? see its log); ` +
+        'the store stays locked until it does',
+    );
   }
-  process.stdout.write(`chunkfs: unmounted ${mountpoint}${rest.length > 0 ? ` (${entry!.source} stays mounted on ${rest.join(' and ')})` : ''}\n`);
+  process.stdout.write(
+    `chunkfs: unmounted ${mountpoint}${rest.length > 0 ? ` (${entry!.source} stays mounted on ${rest.join(' and ')})` : ''}\n`,
+  );
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -268,30 +390,48 @@ export async function main(argv: string[]): Promise<number> {
   }
   try {
     switch (cmd.verb) {
-      case 'help': process.stdout.write(`${HELP[cmd.topic ?? ''] ?? HELP['']}\n`); return 0;
-      case 'mkfs': await cmdMkfs(cmd); return 0;
-      case 'mount': return await cmdMount(cmd) ? -1 : 0; // -1: keeps running until a signal
-      case 'umount': await cmdUmount(cmd); return 0;
+      case 'help':
+        process.stdout.write(`${HELP[cmd.topic ?? ''] ?? HELP['']}\n`);
+        return 0;
+      case 'mkfs':
+        await cmdMkfs(cmd);
+        return 0;
+      case 'mount':
+        return (await cmdMount(cmd)) ? -1 : 0; // -1: keeps running until a signal
+      case 'umount':
+        await cmdUmount(cmd);
+        return 0;
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      case 'status': return await (require('./verbs/status') as typeof import('./verbs/status')).statusVerb(cmd);
+      case 'status':
+        return await (require('./verbs/status') as typeof import('./verbs/status')).statusVerb(cmd);
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      case 'scrub': return await (require('./verbs/scrub') as typeof import('./verbs/scrub')).scrubVerb(cmd);
+      case 'scrub':
+        return await (require('./verbs/scrub') as typeof import('./verbs/scrub')).scrubVerb(cmd);
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      case 'heal': return await (require('./verbs/heal') as typeof import('./verbs/heal')).healVerb(cmd);
+      case 'heal':
+        return await (require('./verbs/heal') as typeof import('./verbs/heal')).healVerb(cmd);
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      case 'fsck': return await (require('./verbs/fsck') as typeof import('./verbs/fsck')).fsckVerb(cmd);
+      case 'fsck':
+        return await (require('./verbs/fsck') as typeof import('./verbs/fsck')).fsckVerb(cmd);
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      case 'replace-disk': return await (require('./verbs/replace-disk') as typeof import('./verbs/replace-disk')).replaceDiskVerb(cmd);
+      case 'replace-disk':
+        return await (require('./verbs/replace-disk') as typeof import('./verbs/replace-disk')).replaceDiskVerb(cmd);
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      case 'compact': return await (require('./verbs/compact') as typeof import('./verbs/compact')).compactVerb(cmd);
+      case 'compact':
+        return await (require('./verbs/compact') as typeof import('./verbs/compact')).compactVerb(cmd);
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      case 'inspect': return await (require('./verbs/inspect') as typeof import('./verbs/inspect')).inspectVerb(cmd);
+      case 'inspect':
+        return await (require('./verbs/inspect') as typeof import('./verbs/inspect')).inspectVerb(cmd);
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      case 'version': process.stdout.write((require('./verbs/version') as typeof import('./verbs/version')).versionText()); return 0;
+      case 'version':
+        process.stdout.write((require('./verbs/version') as typeof import('./verbs/version')).versionText());
+        return 0;
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      case 'inject': return await (require('./verbs/inject') as typeof import('./verbs/inject')).injectVerb(cmd);
+      case 'inject':
+        return await (require('./verbs/inject') as typeof import('./verbs/inject')).injectVerb(cmd);
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      case 'meta': return (require('./verbs/meta-copy') as typeof import('./verbs/meta-copy')).metaCopyVerb(cmd);
+      case 'meta':
+        return (require('./verbs/meta-copy') as typeof import('./verbs/meta-copy')).metaCopyVerb(cmd);
     }
   } catch (err) {
     const msg = err instanceof CliError ? err.message : err instanceof Error ? err.message : String(err);
@@ -301,8 +441,13 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 if (require.main === module) {
-  main(process.argv.slice(2)).then((code) => { if (code >= 0) process.exitCode = code; }, (err) => {
-    process.stderr.write(`chunkfs: ${(err as Error).stack ?? String(err)}\n`);
-    process.exit(1);
-  });
+  main(process.argv.slice(2)).then(
+    (code) => {
+      if (code >= 0) process.exitCode = code;
+    },
+    (err) => {
+      process.stderr.write(`chunkfs: ${(err as Error).stack ?? String(err)}\n`);
+      process.exit(1);
+    },
+  );
 }

@@ -8,18 +8,24 @@ export function leakLines(r: LeakReport, repair: boolean): string[] {
   const leaked = r.leakedShards + r.leakedTemps;
   if (r.refused !== null) out.push(`leak scan: ${r.refused}`);
   if (r.unknown > 0) {
-    out.push(`${r.unknown} shard or temp file(s) that the metadata neither names nor proves freed, left in place ` +
-      `(is the metadata older than the disks, or not this store's?): ${r.unknownPaths.join(', ')}`);
+    out.push(
+      `${r.unknown} shard or temp file(s) that the metadata neither names nor proves freed, left in place ` +
+        `(is the metadata older than the disks, or not this store's?): ${r.unknownPaths.join(', ')}`,
+    );
   }
   const unknown = new Set(r.unknownPaths);
   const freed = r.paths.filter((p) => !unknown.has(p));
   if (leaked > 0 && !repair) {
-    out.push(`${leaked} file(s) the metadata proves freed (run with --repair to move them to each disk's quarantine): ` +
-      freed.join(', '));
+    out.push(
+      `${leaked} file(s) the metadata proves freed (run with --repair to move them to each disk's quarantine): ` +
+        freed.join(', '),
+    );
   }
   if (r.removed > 0) {
-    out.push(`moved ${r.removed} freed file(s) into ${r.quarantine}/ on their disks; to undo, move that folder's .chunks ` +
-      'tree back (docs/operations.md, "Quarantine"); it is deleted once past the store\'s quarantineGraceDays');
+    out.push(
+      `moved ${r.removed} freed file(s) into ${r.quarantine}/ on their disks; to undo, move that folder's .chunks ` +
+        'tree back (docs/operations.md, "Quarantine"); it is deleted once past the store\'s quarantineGraceDays',
+    );
   }
   if (r.quarantineEmptied > 0) {
     out.push(`deleted ${r.quarantineEmptied} file(s) from quarantine folders past their grace period`);

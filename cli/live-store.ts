@@ -24,10 +24,16 @@ export interface LiveStoreOptions {
 }
 
 /** A store still held by a mount just unmounted is waited for (cli/store-handover.ts). */
-export async function openLiveStore(storeDir: string, mountpoint: string, o: LiveStoreOptions = {}): Promise<{ store: Store; faults: FaultTable }> {
+export async function openLiveStore(
+  storeDir: string,
+  mountpoint: string,
+  o: LiveStoreOptions = {},
+): Promise<{ store: Store; faults: FaultTable }> {
   const faults = new FaultTable();
   const node = new NodeIo();
-  const log = (line: string): void => { process.stderr.write(`chunkfs: ${line}\n`); };
+  const log = (line: string): void => {
+    process.stderr.write(`chunkfs: ${line}\n`);
+  };
   const io = new InjectIo(o.onFlush === undefined ? node : new MeteredIo(node, o.onFlush), faults);
   const syncIo = new InjectSyncIo(nodeSyncIo, faults);
   if (o.readOnly === true && openConfig(storeDir, nodeSyncIo, o.keyFile).config.meta !== undefined) {
@@ -35,14 +41,29 @@ export async function openLiveStore(storeDir: string, mountpoint: string, o: Liv
     return { store, faults };
   }
   try {
-    const store = await openAfterHandover(storeDir, () => Store.open(storeDir, {
-      healer: true, background: true, log, lockNote: mountNote(mountpoint), keyFile: o.keyFile, io, syncIo, leaseMs: o.leaseMs,
-    }), log);
+    const store = await openAfterHandover(
+      storeDir,
+      () =>
+        Store.open(storeDir, {
+          healer: true,
+          background: true,
+          log,
+          lockNote: mountNote(mountpoint),
+          keyFile: o.keyFile,
+          io,
+          syncIo,
+          leaseMs: o.leaseMs,
+        }),
+      log,
+    );
     faults.onAdd = () => store.readsChanged(); // a read grant reads outside the Io: none may outlive a new fault
     return { store, faults };
   } catch (err) {
     if (o.readOnly !== true || !(err instanceof StoreLockedError)) throw err;
-    throw new ChunkfsError(`${err.message}. A read-only mount (-o ro) cannot follow that writer: this store's metadata is in SQLite ` +
-      '(meta.db), which one process writes and replays; only a store whose metadata is on PostgreSQL can be followed (chunkfs meta copy moves it there)', { path: storeDir });
+    throw new ChunkfsError(
+      `${err.message}. A read-only mount (-o ro) cannot follow that writer: this store's metadata is in SQLite ` +
+        '(meta.db), which one process writes and replays; only a store whose metadata is on PostgreSQL can be followed (chunkfs meta copy moves it there)',
+      { path: storeDir },
+    );
   }
 }

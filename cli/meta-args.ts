@@ -18,20 +18,38 @@ export interface MetaCommand {
 
 export function parseMetaVerb(args: string[]): MetaCommand {
   const [action, ...rest] = args;
-  if (action !== 'copy') throw new UsageError('meta', action === undefined ? 'missing action (copy)' : `unknown action '${action}' (expected copy)`);
-  const s = splitArgs('meta', rest, { '--to': 'value', '--batch-rows': 'value', '--keyfile': 'value', '--json': 'bool' });
-  if (s.positionals.length !== 1) throw new UsageError('meta', s.positionals.length === 0 ? 'missing <store> directory' : `unexpected argument '${s.positionals[1]}'`);
+  if (action !== 'copy')
+    throw new UsageError(
+      'meta',
+      action === undefined ? 'missing action (copy)' : `unknown action '${action}' (expected copy)`,
+    );
+  const s = splitArgs('meta', rest, {
+    '--to': 'value',
+    '--batch-rows': 'value',
+    '--keyfile': 'value',
+    '--json': 'bool',
+  });
+  if (s.positionals.length !== 1)
+    throw new UsageError(
+      'meta',
+      s.positionals.length === 0 ? 'missing <store> directory' : `unexpected argument '${s.positionals[1]}'`,
+    );
   const to = flagValue(s, '--to');
   if (to === undefined) throw new UsageError('meta', 'missing --to (sqlite, or postgres://user@host/database)');
   const batch = flagValue(s, '--batch-rows');
   return {
-    verb: 'meta', action: 'copy', store: s.positionals[0], to, json: s.flags.has('--json'),
+    verb: 'meta',
+    action: 'copy',
+    store: s.positionals[0],
+    to,
+    json: s.flags.has('--json'),
     ...(batch === undefined ? {} : { batchRows: wholeNumber('meta', '--batch-rows', batch, 1, COPY_BATCH_ROWS_MAX) }),
     ...(flagValue(s, '--keyfile') === undefined ? {} : { keyFile: flagValue(s, '--keyfile') }),
   };
 }
 
-export const META_SYNOPSIS = '  meta copy <store> --to postgres://user@host/db|sqlite [--batch-rows N] [--keyfile PATH] [--json]';
+export const META_SYNOPSIS =
+  '  meta copy <store> --to postgres://user@host/db|sqlite [--batch-rows N] [--keyfile PATH] [--json]';
 
 export const META_HELP = `usage: chunkfs meta copy <store> --to postgres://user@host/db|sqlite [--batch-rows N] [--keyfile PATH] [--json]
 

@@ -22,7 +22,8 @@ const COUNTER_HELP: Partial<Record<CounterName, string>> = {
   missing_shards: 'Shards found missing, each once (when queued for heal)',
   header_mismatches: 'Shards whose header disagrees with the metadata, each once (when queued for heal)',
   io_errors: 'Shards a disk failed to read, each once (when queued for heal)',
-  reads_served_around: 'Reads served without a shard they would read first (it failed, or its disk is offline or failing)',
+  reads_served_around:
+    'Reads served without a shard they would read first (it failed, or its disk is offline or failing)',
 };
 
 export class MetricsError extends Error {}
@@ -40,18 +41,38 @@ export class Metrics {
 
   constructor() {
     const registers = [this.registry];
-    this.opSeconds = new Histogram({ name: 'chunkfs_fuse_op_duration_seconds', help: 'FUSE request to reply, by op', labelNames: ['op'], buckets: OP_BUCKETS_S, registers });
-    this.flushSeconds = new Histogram({ name: 'chunkfs_device_flush_duration_seconds', help: 'fsync/fdatasync of shard files, directories and the metadata WAL', buckets: FLUSH_BUCKETS_S, registers });
+    this.opSeconds = new Histogram({
+      name: 'chunkfs_fuse_op_duration_seconds',
+      help: 'FUSE request to reply, by op',
+      labelNames: ['op'],
+      buckets: OP_BUCKETS_S,
+      registers,
+    });
+    this.flushSeconds = new Histogram({
+      name: 'chunkfs_device_flush_duration_seconds',
+      help: 'fsync/fdatasync of shard files, directories and the metadata WAL',
+      buckets: FLUSH_BUCKETS_S,
+      registers,
+    });
     const self = this;
     let grantBytesSeen = 0;
     this.readBytes = new Counter({
-      name: 'chunkfs_read_bytes_total', help: 'Bytes read through the mount', registers,
+      name: 'chunkfs_read_bytes_total',
+      help: 'Bytes read through the mount',
+      registers,
       collect() {
         const g = self.grants?.() ?? null;
-        if (g !== null && g.servedBytes > grantBytesSeen) { this.inc(g.servedBytes - grantBytesSeen); grantBytesSeen = g.servedBytes; }
+        if (g !== null && g.servedBytes > grantBytesSeen) {
+          this.inc(g.servedBytes - grantBytesSeen);
+          grantBytesSeen = g.servedBytes;
+        }
       },
     });
-    this.writtenBytes = new Counter({ name: 'chunkfs_written_bytes_total', help: 'Bytes written through the mount', registers });
+    this.writtenBytes = new Counter({
+      name: 'chunkfs_written_bytes_total',
+      help: 'Bytes written through the mount',
+      registers,
+    });
     this.storeMetrics();
     this.grantMetrics();
   }
@@ -68,13 +89,36 @@ export class Metrics {
     const counter = (name: string, help: string, pick: (g: ReadGrantStats) => number): void => {
       let seen = 0;
       new Counter({
-        name, help, registers,
-        collect() { const g = self.grants?.() ?? null; if (g !== null && pick(g) > seen) { this.inc(pick(g) - seen); seen = pick(g); } },
+        name,
+        help,
+        registers,
+        collect() {
+          const g = self.grants?.() ?? null;
+          if (g !== null && pick(g) > seen) {
+            this.inc(pick(g) - seen);
+            seen = pick(g);
+          }
+        },
       });
     };
-    counter('chunkfs_read_grant_reads_total', 'Reads answered in C from read grants, verified, not in the FUSE op histogram', (g) => g.servedReads);
-    counter('chunkfs_read_grant_handed_back_total', 'Reads a grant could not answer (handed to the read pipeline: failover, heal)', (g) => g.failedReads);
-    new Gauge({ name: 'chunkfs_read_grant_chunks', help: 'Chunks granted now', registers, collect() { this.set(self.grants?.()?.grantedChunks ?? 0); } });
+    counter(
+      'chunkfs_read_grant_reads_total',
+      'Reads answered in C from read grants, verified, not in the FUSE op histogram',
+      (g) => g.servedReads,
+    );
+    counter(
+      'chunkfs_read_grant_handed_back_total',
+      'Reads a grant could not answer (handed to the read pipeline: failover, heal)',
+      (g) => g.failedReads,
+    );
+    new Gauge({
+      name: 'chunkfs_read_grant_chunks',
+      help: 'Chunks granted now',
+      registers,
+      collect() {
+        this.set(self.grants?.()?.grantedChunks ?? 0);
+      },
+    });
   }
 
   /** The store's persistent counters as Prometheus counters, and its queues and disks as gauges. */
@@ -84,33 +128,66 @@ export class Metrics {
     const seen = new Map<string, number>();
     for (const name of COUNTER_NAMES) {
       new Counter({
-        name: `chunkfs_${name}_total`, help: `${COUNTER_HELP[name] ?? `Store counter ${name}`} (persistent across mounts)`, registers,
+        name: `chunkfs_${name}_total`,
+        help: `${COUNTER_HELP[name] ?? `Store counter ${name}`} (persistent across mounts)`,
+        registers,
         async collect() {
           const v = (await self.status())?.counters[name] ?? 0;
           const delta = v - (seen.get(name) ?? 0);
-          if (delta > 0) { this.inc(delta); seen.set(name, v); }
+          if (delta > 0) {
+            this.inc(delta);
+            seen.set(name, v);
+          }
         },
       });
     }
     const gauge = (name: string, help: string, pick: (s: Awaited<ReturnType<Store['status']>>) => number): void => {
-      new Gauge({ name, help, registers, async collect() { const s = await self.status(); if (s !== null) this.set(pick(s)); } });
+      new Gauge({
+        name,
+        help,
+        registers,
+        async collect() {
+          const s = await self.status();
+          if (s !== null) this.set(pick(s));
+        },
+      });
     };
     gauge('chunkfs_heal_queue_length', 'Shards queued for heal', (s) => s.healQueueLength);
     gauge('chunkfs_reclaim_backlog', 'Chunk versions waiting for background deletion', (s) => s.reclaimBacklog);
     gauge('chunkfs_open_intents', 'Journaled write intents not yet resolved', (s) => s.openIntents);
-    gauge('chunkfs_intent_backlog_bytes', 'Span bytes durable in the intent log, not yet applied to the shards', (s) => s.intentBacklog.bytes);
+    gauge(
+      'chunkfs_intent_backlog_bytes',
+      'Span bytes durable in the intent log, not yet applied to the shards',
+      (s) => s.intentBacklog.bytes,
+    );
     new Gauge({
-      name: 'chunkfs_disk_state', help: '1 for the state each disk is in (ok, degraded, offline)', labelNames: ['disk', 'state'], registers,
+      name: 'chunkfs_disk_state',
+      help: '1 for the state each disk is in (ok, degraded, offline)',
+      labelNames: ['disk', 'state'],
+      registers,
       async collect() {
         const s = await self.status();
-        for (const d of s?.disks ?? []) for (const state of DISK_STATES) this.set({ disk: String(d.id), state }, d.state === state ? 1 : 0);
+        for (const d of s?.disks ?? [])
+          for (const state of DISK_STATES) this.set({ disk: String(d.id), state }, d.state === state ? 1 : 0);
       },
     });
     new Gauge({
-      name: 'chunkfs_disk_errors', help: 'I/O errors seen on each disk since the mount started', labelNames: ['disk'], registers,
-      async collect() { for (const d of (await self.status())?.disks ?? []) this.set({ disk: String(d.id) }, d.errors); },
+      name: 'chunkfs_disk_errors',
+      help: 'I/O errors seen on each disk since the mount started',
+      labelNames: ['disk'],
+      registers,
+      async collect() {
+        for (const d of (await self.status())?.disks ?? []) this.set({ disk: String(d.id) }, d.errors);
+      },
     });
-    new Gauge({ name: 'chunkfs_injected_faults', help: 'Faults set by chunkfs inject', registers, collect() { this.set(self.faults?.list().length ?? 0); } });
+    new Gauge({
+      name: 'chunkfs_injected_faults',
+      help: 'Faults set by chunkfs inject',
+      registers,
+      collect() {
+        this.set(self.faults?.list().length ?? 0);
+      },
+    });
   }
 
   /** One status per scrape, shared by every collector of that scrape. */
@@ -119,7 +196,11 @@ export class Metrics {
     if (this.store === null) return Promise.resolve(null);
     if (this.pending === null) {
       this.pending = this.store.status().catch(() => null);
-      void this.pending.finally(() => setImmediate(() => { this.pending = null; }));
+      void this.pending.finally(() =>
+        setImmediate(() => {
+          this.pending = null;
+        }),
+      );
     }
     return this.pending;
   }
@@ -145,11 +226,15 @@ export class Metrics {
         res.writeHead(404, { 'content-type': 'text/plain' }).end('chunkfs serves GET /metrics\n');
         return;
       }
-      this.registry.metrics().then((text) => res.writeHead(200, { 'content-type': this.registry.contentType }).end(text),
-        (err: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`${err.message}\n`));
+      this.registry.metrics().then(
+        (text) => res.writeHead(200, { 'content-type': this.registry.contentType }).end(text),
+        (err: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`${err.message}\n`),
+      );
     });
     await new Promise<void>((resolve, reject) => {
-      server.once('error', (err: NodeJS.ErrnoException) => reject(new MetricsError(`cannot serve metrics on ${host}:${port}: ${err.code ?? err.message}`)));
+      server.once('error', (err: NodeJS.ErrnoException) =>
+        reject(new MetricsError(`cannot serve metrics on ${host}:${port}: ${err.code ?? err.message}`)),
+      );
       server.listen(port, host, () => resolve());
     });
     this.server = server;

@@ -14,9 +14,34 @@ import { remount } from './remount';
  * noatime, relatime and strictatime go on to chunkfs, which keeps atime itself (fs/atime.ts);
  * suid/nosuid and dev/nodev go to chunkfs mount, which sets them (fs/mount-flags.ts).
  */
-const MOUNT8_OPTIONS = new Set(['defaults', 'auto', 'noauto', 'user', 'nouser', 'users', 'owner', 'group', '_netdev', 'nofail',
-  'exec', 'noexec', 'atime', 'nodiratime', 'diratime',
-  'sync', 'async', 'dirsync', 'lazytime', 'nolazytime', 'silent', 'loud', 'iversion', 'noiversion', 'mand', 'nomand']);
+const MOUNT8_OPTIONS = new Set([
+  'defaults',
+  'auto',
+  'noauto',
+  'user',
+  'nouser',
+  'users',
+  'owner',
+  'group',
+  '_netdev',
+  'nofail',
+  'exec',
+  'noexec',
+  'atime',
+  'nodiratime',
+  'diratime',
+  'sync',
+  'async',
+  'dirsync',
+  'lazytime',
+  'nolazytime',
+  'silent',
+  'loud',
+  'iversion',
+  'noiversion',
+  'mand',
+  'nomand',
+]);
 export const READY_TIMEOUT_MS = 60_000;
 const READY_POLL_MS = 100;
 const LOG_TAIL_BYTES = 4096;
@@ -49,11 +74,22 @@ export function parseHelperArgs(argv: string[]): HelperArgs {
   let verbose = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
-    if (a === '-o') { opts.push(...(argv[++i] ?? '').split(',')); continue; }
-    if (a.startsWith('-o') && a.length > 2) { opts.push(...a.slice(2).split(',')); continue; }
-    if (a === '-t' || a === '-N') { i++; continue; }
+    if (a === '-o') {
+      opts.push(...(argv[++i] ?? '').split(','));
+      continue;
+    }
+    if (a.startsWith('-o') && a.length > 2) {
+      opts.push(...a.slice(2).split(','));
+      continue;
+    }
+    if (a === '-t' || a === '-N') {
+      i++;
+      continue;
+    }
     if (/^-[sfnvr]+$/.test(a)) {
-      sloppy ||= a.includes('s'); fake ||= a.includes('f'); verbose ||= a.includes('v');
+      sloppy ||= a.includes('s');
+      fake ||= a.includes('f');
+      verbose ||= a.includes('v');
       if (a.includes('r')) opts.push('ro');
       continue;
     }
@@ -68,9 +104,24 @@ export function parseHelperArgs(argv: string[]): HelperArgs {
   for (const o of rawOptions) {
     if (o.startsWith('log=')) logPath = path.resolve(o.slice(4));
     else if (MOUNT8_OPTIONS.has(o) || o.startsWith('x-') || o.startsWith('comment=')) continue;
-    else if (!sloppy || /^(buffer_mb|flush_ms|metrics|spin_us)=|^(allow_other|noallow_other|ro|rw|debug|noatime|relatime|strictatime|suid|nosuid|dev|nodev|acl|noacl)$/.test(o)) options.push(o);
+    else if (
+      !sloppy ||
+      /^(buffer_mb|flush_ms|metrics|spin_us)=|^(allow_other|noallow_other|ro|rw|debug|noatime|relatime|strictatime|suid|nosuid|dev|nodev|acl|noacl)$/.test(
+        o,
+      )
+    )
+      options.push(o);
   }
-  return { store, mountpoint: path.resolve(pos[1]), options, logPath, fake, verbose, remount: rawOptions.includes('remount'), rawOptions };
+  return {
+    store,
+    mountpoint: path.resolve(pos[1]),
+    options,
+    logPath,
+    fake,
+    verbose,
+    remount: rawOptions.includes('remount'),
+    rawOptions,
+  };
 }
 
 function tail(file: string, fromBytes: number): string {
@@ -90,15 +141,20 @@ export async function startBackgroundMount(a: HelperArgs): Promise<string> {
   const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', fd, fd] });
   fs.closeSync(fd);
   let exited: number | null = null;
-  child.on('exit', (code, signal) => { exited = code ?? (signal !== null ? 128 : 1); });
+  child.on('exit', (code, signal) => {
+    exited = code ?? (signal !== null ? 128 : 1);
+  });
   for (let waited = 0; waited < READY_TIMEOUT_MS; waited += READY_POLL_MS) {
-    const ready = tail(a.logPath, from).split('\n').find((l) => l.startsWith('chunkfs: mounted '));
+    const ready = tail(a.logPath, from)
+      .split('\n')
+      .find((l) => l.startsWith('chunkfs: mounted '));
     if (ready !== undefined) {
       child.unref();
       return ready;
     }
     // The error, without the usage text that follows a usage error.
-    if (exited !== null) throw new Error(`chunkfs mount failed (exit ${exited}): ${tail(a.logPath, from).split('\nusage:')[0].trim()}`);
+    if (exited !== null)
+      throw new Error(`chunkfs mount failed (exit ${exited}): ${tail(a.logPath, from).split('\nusage:')[0].trim()}`);
     await new Promise((resolve) => setTimeout(resolve, READY_POLL_MS));
   }
   child.kill('SIGTERM');
@@ -138,8 +194,11 @@ export async function helperMain(argv: string[]): Promise<number> {
 }
 
 if (require.main === module) {
-  helperMain(process.argv.slice(2)).then((code) => process.exit(code), (err) => {
-    process.stderr.write(`mount.fuse.chunkfs: ${(err as Error).message}\n`);
-    process.exit(1);
-  });
+  helperMain(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err) => {
+      process.stderr.write(`mount.fuse.chunkfs: ${(err as Error).message}\n`);
+      process.exit(1);
+    },
+  );
 }

@@ -27,8 +27,12 @@ export function parseMountInfo(text: string): MountInfo[] {
     const dash = f.indexOf('-', 6);
     if (f.length < 10 || dash < 0 || dash + 2 >= f.length) continue;
     out.push({
-      dev: f[2], root: unescapeMountField(f[3]), mountpoint: unescapeMountField(f[4]), mountOptions: f[5].split(','),
-      fstype: f[dash + 1], source: unescapeMountField(f[dash + 2]),
+      dev: f[2],
+      root: unescapeMountField(f[3]),
+      mountpoint: unescapeMountField(f[4]),
+      mountOptions: f[5].split(','),
+      fstype: f[dash + 1],
+      source: unescapeMountField(f[dash + 2]),
     });
   }
   return out;

@@ -24,7 +24,9 @@ export function limitHeapGrowth(): void {
   v8.setFlagsFromString(`--heap-growing-percent=${OLD_GENERATION_GROWTH_PERCENT}`);
   // Only the growth factor is read after start-up: once a collection shows the cap reached, the
   // young generation keeps its size (it may still grow once more before this runs).
-  const youngAtCap = (): boolean => (v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0) >= 2 * SEMI_SPACE_BYTES_MAX;
+  const youngAtCap = (): boolean =>
+    (v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0) >=
+    2 * SEMI_SPACE_BYTES_MAX;
   const stopGrowing = (): void => v8.setFlagsFromString('--semi-space-growth-factor=1');
   if (youngAtCap()) {
     stopGrowing();

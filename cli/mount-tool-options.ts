@@ -15,7 +15,8 @@ function metricsAddress(value: string | undefined): { host: string; port: number
   const m = value === undefined ? null : /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):([0-9]{1,5})$/.exec(value);
   const port = m === null ? NaN : Number(m[2]);
   // Port 0: any free port (the ready line names it).
-  if (m === null || port > 65535) throw new UsageError('mount', `metrics=${value ?? ''}: give HOST:PORT, e.g. metrics=127.0.0.1:9464`);
+  if (m === null || port > 65535)
+    throw new UsageError('mount', `metrics=${value ?? ''}: give HOST:PORT, e.g. metrics=127.0.0.1:9464`);
   return { host: m[1].replace(/^\[|\]$/g, ''), port };
 }
 

@@ -30,7 +30,12 @@ export function parseMountTable(text: string): MountEntry[] {
   for (const line of text.split('\n').slice(0, MOUNT_LINES_MAX)) {
     const f = line.split(' ');
     if (f.length < 4) continue;
-    out.push({ source: unescapeMountField(f[0]), mountpoint: unescapeMountField(f[1]), fstype: f[2], options: f[3].split(',') });
+    out.push({
+      source: unescapeMountField(f[0]),
+      mountpoint: unescapeMountField(f[1]),
+      fstype: f[2],
+      options: f[3].split(','),
+    });
   }
   return out;
 }

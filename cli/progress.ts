@@ -19,16 +19,30 @@ export function progressView(label: string, stream: NodeJS.WriteStream = process
 
 function barView(label: string, stream: NodeJS.WriteStream): ProgressView {
   const startMs = Date.now();
-  const bar = new SingleBar({ stream, format: `${label} [{bar}] {text}`, barsize: 30, hideCursor: true, clearOnComplete: false });
+  const bar = new SingleBar({
+    stream,
+    format: `${label} [{bar}] {text}`,
+    barsize: 30,
+    hideCursor: true,
+    clearOnComplete: false,
+  });
   let started = false;
   return {
     update(p) {
       const total = p.totalBytes > 0 ? p.totalBytes : p.totalItems;
       const done = p.totalBytes > 0 ? p.doneBytes : p.doneItems;
       const text = progressText(p, Date.now() - startMs);
-      if (!started) { bar.start(Math.max(total, 1), done, { text }); started = true; } else { bar.setTotal(Math.max(total, 1)); bar.update(done, { text }); }
+      if (!started) {
+        bar.start(Math.max(total, 1), done, { text });
+        started = true;
+      } else {
+        bar.setTotal(Math.max(total, 1));
+        bar.update(done, { text });
+      }
     },
-    stop() { if (started) bar.stop(); },
+    stop() {
+      if (started) bar.stop();
+    },
   };
 }
 
@@ -47,6 +61,8 @@ function plainView(label: string, stream: NodeJS.WriteStream): ProgressView {
       last = p;
       if (Date.now() - lastMs >= PLAIN_LINE_INTERVAL_MS) print(p);
     },
-    stop() { if (last !== null && last !== printed) print(last); },
+    stop() {
+      if (last !== null && last !== printed) print(last);
+    },
   };
 }

@@ -10,9 +10,31 @@ import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 
 /** The generic flags of a mount, as mount(8) names them: what a remount can change. */
-const GENERIC_FLAGS = new Set(['ro', 'rw', 'suid', 'nosuid', 'dev', 'nodev', 'exec', 'noexec', 'atime', 'noatime',
-  'relatime', 'norelatime', 'strictatime', 'nostrictatime', 'diratime', 'nodiratime', 'sync', 'async', 'dirsync',
-  'lazytime', 'nolazytime', 'silent', 'loud']);
+const GENERIC_FLAGS = new Set([
+  'ro',
+  'rw',
+  'suid',
+  'nosuid',
+  'dev',
+  'nodev',
+  'exec',
+  'noexec',
+  'atime',
+  'noatime',
+  'relatime',
+  'norelatime',
+  'strictatime',
+  'nostrictatime',
+  'diratime',
+  'nodiratime',
+  'sync',
+  'async',
+  'dirsync',
+  'lazytime',
+  'nolazytime',
+  'silent',
+  'loud',
+]);
 const CHILD_TIMEOUT_MS = 30_000;
 const CLI_JS = path.join(__dirname, 'cli.js');
 
@@ -24,7 +46,8 @@ export function remountFlags(options: string[]): string[] {
 function runChild(file: string, args: string[]): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
     execFile(file, args, { timeout: CHILD_TIMEOUT_MS, encoding: 'utf8' }, (err, stdout, stderr) => {
-      const code = err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1;
+      const code =
+        err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1;
       resolve({ code, out: `${stdout}${stderr}`.trim() });
     });
   });
@@ -44,8 +67,10 @@ async function servedReadOnly(mountpoint: string): Promise<boolean> {
 export async function remount(mountpoint: string, options: string[]): Promise<void> {
   const flags = remountFlags(options);
   const rw = flags.filter((f) => f === 'ro' || f === 'rw').pop() === 'rw';
-  if (rw && await servedReadOnly(mountpoint)) {
-    throw new Error(`${mountpoint} was mounted with -o ro, which chunkfs serves read-only itself: unmount it and mount it again without ro`);
+  if (rw && (await servedReadOnly(mountpoint))) {
+    throw new Error(
+      `${mountpoint} was mounted with -o ro, which chunkfs serves read-only itself: unmount it and mount it again without ro`,
+    );
   }
   const r = await runChild('mount', ['-i', '-o', ['remount', ...flags].join(','), mountpoint]);
   if (r.code !== 0) throw new Error(`remount of ${mountpoint} failed: ${r.out}`);

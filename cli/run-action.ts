@@ -7,9 +7,17 @@ import { ACTIONS } from './actions/index';
 import { Target } from './target';
 import { assert } from '../src/errors';
 
-export interface RunResult { result: unknown; online: boolean }
+export interface RunResult {
+  result: unknown;
+  online: boolean;
+}
 
-export async function runAction(target: Target, verb: string, args: unknown, progress: (p: Progress) => void): Promise<RunResult> {
+export async function runAction(
+  target: Target,
+  verb: string,
+  args: unknown,
+  progress: (p: Progress) => void,
+): Promise<RunResult> {
   const action = ACTIONS.get(verb);
   assert(action !== undefined, `no action for verb ${verb}`);
   const socket = await connectMount(target.storeDir);

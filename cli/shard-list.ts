@@ -7,5 +7,7 @@ export function shardList(refs: ShardAt[]): string {
     const k = `${r.path === null ? '' : `${r.path} (`}file ${r.ino}${r.path === null ? '' : ')'} chunk ${r.chunkIndex}`;
     byChunk.set(k, [...(byChunk.get(k) ?? []), r.shardIndex]);
   }
-  return [...byChunk].map(([k, v]) => `${k} shard${v.length > 1 ? 's' : ''} ${v.sort((a, b) => a - b).join(',')}`).join('; ');
+  return [...byChunk]
+    .map(([k, v]) => `${k} shard${v.length > 1 ? 's' : ''} ${v.sort((a, b) => a - b).join(',')}`)
+    .join('; ');
 }

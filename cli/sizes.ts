@@ -2,7 +2,18 @@
 import { UsageError } from './usage-error';
 
 const SIZE_RE = /^([0-9]+)\s*(b|k|kb|kib|m|mb|mib|g|gb|gib)?$/i;
-const SIZE_UNIT: Record<string, number> = { b: 1, k: 1024, kb: 1024, kib: 1024, m: 1 << 20, mb: 1 << 20, mib: 1 << 20, g: 1 << 30, gb: 1 << 30, gib: 1 << 30 };
+const SIZE_UNIT: Record<string, number> = {
+  b: 1,
+  k: 1024,
+  kb: 1024,
+  kib: 1024,
+  m: 1 << 20,
+  mb: 1 << 20,
+  mib: 1 << 20,
+  g: 1 << 30,
+  gb: 1 << 30,
+  gib: 1 << 30,
+};
 
 /** "4M", "16KiB", "4194304" -> bytes (binary units). */
 export function parseSize(verb: string, flag: string, text: string): number {

@@ -4,7 +4,22 @@
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type Obj = { [k: string]: Json };
 const LINES_MAX = 10_000;
-const KNOWN = new Set(['store', 'mount', 'disks', 'layoutsInUse', 'transformedChunks', 'healQueueLength', 'openIntents', 'intentBacklog', 'reclaimBacklog', 'metadataFlushes', 'groupsClosed', 'counters', 'faults', 'metadata']);
+const KNOWN = new Set([
+  'store',
+  'mount',
+  'disks',
+  'layoutsInUse',
+  'transformedChunks',
+  'healQueueLength',
+  'openIntents',
+  'intentBacklog',
+  'reclaimBacklog',
+  'metadataFlushes',
+  'groupsClosed',
+  'counters',
+  'faults',
+  'metadata',
+]);
 
 export function bytesText(n: Json | undefined): string {
   const v = Number(n);
@@ -12,7 +27,10 @@ export function bytesText(n: Json | undefined): string {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
   let x = v;
   let u = 0;
-  while (x >= 1024 && u < units.length - 1) { x /= 1024; u++; }
+  while (x >= 1024 && u < units.length - 1) {
+    x /= 1024;
+    u++;
+  }
   return `${u === 0 ? x : x.toFixed(1)} ${units[u]}`;
 }
 
@@ -21,8 +39,20 @@ function isObj(v: Json | undefined): v is Obj {
 }
 
 function scalar(v: Json): string {
-  if (Array.isArray(v)) return v.map((x) => (isObj(x) ? Object.entries(x).map(([k, y]) => `${k}=${scalar(y)}`).join(' ') : scalar(x))).join(', ');
-  if (isObj(v)) return Object.entries(v).map(([k, y]) => `${k} ${scalar(y)}`).join(', ');
+  if (Array.isArray(v))
+    return v
+      .map((x) =>
+        isObj(x)
+          ? Object.entries(x)
+              .map(([k, y]) => `${k}=${scalar(y)}`)
+              .join(' ')
+          : scalar(x),
+      )
+      .join(', ');
+  if (isObj(v))
+    return Object.entries(v)
+      .map(([k, y]) => `${k} ${scalar(y)}`)
+      .join(', ');
   return String(v);
 }
 
@@ -38,9 +68,12 @@ function diskLines(disks: Json[]): string[] {
     const errors = Number(d.errors) > 0 ? `  ${plural(Number(d.errors), 'error')}` : '';
     // An offline disk's space is not looked at (its path may be an empty mount point elsewhere).
     const space = Number(d.totalBytes) > 0 ? `${bytesText(used)} used of ${bytesText(d.totalBytes)}` : 'space unknown';
-    out.push(`  ${String(d.id ?? '?').padStart(3)}  ${String(d.state ?? '?').padEnd(8)} ${space}  ${String(d.path ?? '')}${errors}`);
+    out.push(
+      `  ${String(d.id ?? '?').padStart(3)}  ${String(d.state ?? '?').padEnd(8)} ${space}  ${String(d.path ?? '')}${errors}`,
+    );
     // Why a disk is not ok (offline: missing directory, no or foreign identity marker, injected).
-    if ((d.state ?? 'ok') !== 'ok' && typeof d.lastError === 'string' && d.lastError !== '') out.push(`       ${d.lastError}`);
+    if ((d.state ?? 'ok') !== 'ok' && typeof d.lastError === 'string' && d.lastError !== '')
+      out.push(`       ${d.lastError}`);
   }
   return out;
 }
@@ -48,12 +81,19 @@ function diskLines(disks: Json[]): string[] {
 /** DESIGN §5: what the log holds that the shards do not yet, against its bounds, and the applier's pace. */
 function backlogLine(b: Obj): string {
   const err = String(b.lastError ?? '') === '' ? '' : `; last error: ${String(b.lastError)}`;
-  return `intent log: ${plural(Number(b.intents ?? 0), 'intent')} (${bytesText(b.bytes)}) waiting to be applied, bound ${String(b.intentsMax ?? '?')} intents / ${bytesText(b.bytesMax)}; ` +
-    `applied ${String(b.appliedIntents ?? 0)} (${bytesText(b.appliedBytes)}) in ${plural(Number(b.appliedChunks ?? 0), 'chunk write')} since open, ${bytesText(b.rateBytesPerSec)}/s${err}`;
+  return (
+    `intent log: ${plural(Number(b.intents ?? 0), 'intent')} (${bytesText(b.bytes)}) waiting to be applied, bound ${String(b.intentsMax ?? '?')} intents / ${bytesText(b.bytesMax)}; ` +
+    `applied ${String(b.appliedIntents ?? 0)} (${bytesText(b.appliedBytes)}) in ${plural(Number(b.appliedChunks ?? 0), 'chunk write')} since open, ${bytesText(b.rateBytesPerSec)}/s${err}`
+  );
 }
 
 export function faultText(f: Obj): string {
-  const what = f.kind === 'latency' ? `latency +${String(f.latencyMs)} ms` : f.kind === 'offline' ? 'offline' : String(f.kind).toUpperCase();
+  const what =
+    f.kind === 'latency'
+      ? `latency +${String(f.latencyMs)} ms`
+      : f.kind === 'offline'
+        ? 'offline'
+        : String(f.kind).toUpperCase();
   const left: string[] = [];
   if (typeof f.remainingCount === 'number') left.push(`${f.remainingCount} op(s) left`);
   if (typeof f.remainingMs === 'number') left.push(`${Math.ceil(f.remainingMs / 1000)} s left`);
@@ -63,14 +103,18 @@ export function faultText(f: Obj): string {
 
 /** Reads the transport answered in C from read grants (fs/fuse/read-grants.ts). */
 function grantLine(g: Obj): string {
-  return `read grants: ${plural(Number(g.servedReads), 'read')} answered without JavaScript, ${plural(Number(g.failedReads), 'failed read')} handed back, ` +
-    `${plural(Number(g.grantedChunks), 'chunk')} granted now`;
+  return (
+    `read grants: ${plural(Number(g.servedReads), 'read')} answered without JavaScript, ${plural(Number(g.failedReads), 'failed read')} handed back, ` +
+    `${plural(Number(g.grantedChunks), 'chunk')} granted now`
+  );
 }
 
 /** The mount process's memory, and how much of it the write-back buffer holds (-o buffer_mb bounds it). */
 function memoryLine(m: Obj): string {
-  return `memory: ${bytesText(m.rssBytes)} resident (JavaScript heap ${bytesText(m.heapUsedBytes)}, outside it ${bytesText(m.externalBytes)}); ` +
-    `write-back buffer ${bytesText(m.writeBufferBytes)} buffered in ${bytesText(m.writeBufferHeldBytes)} held, bound ${bytesText(m.writeBufferMaxBytes)}`;
+  return (
+    `memory: ${bytesText(m.rssBytes)} resident (JavaScript heap ${bytesText(m.heapUsedBytes)}, outside it ${bytesText(m.externalBytes)}); ` +
+    `write-back buffer ${bytesText(m.writeBufferBytes)} buffered in ${bytesText(m.writeBufferHeldBytes)} held, bound ${bytesText(m.writeBufferMaxBytes)}`
+  );
 }
 
 /** DESIGN §9: where the metadata is; on PostgreSQL who holds the store's lease, and for how long. */
@@ -78,15 +122,19 @@ function metadataLine(m: Obj): string {
   const where = `metadata: ${String(m.engine ?? '?')} ${String(m.location ?? '')}`;
   if (m.engine !== 'postgres') return where;
   // A mount that lost the lease says so first: it changes nothing more (DESIGN §9 "Lease and fencing").
-  const lost = typeof m.leaseLost === 'string'
-    ? `; THIS MOUNT LOST THE LEASE (${m.leaseLost}): read-only, every change refused (EROFS); unmount it` : '';
+  const lost =
+    typeof m.leaseLost === 'string'
+      ? `; THIS MOUNT LOST THE LEASE (${m.leaseLost}): read-only, every change refused (EROFS); unmount it`
+      : '';
   const l = m.lease;
   if (!isObj(l)) return `${where}${lost}; lease: not held`;
   const left = Number(l.expiresInMs);
-  return `${where}${lost}; lease: ${String(l.host)} pid ${String(l.pid)} (${String(l.note)}), ` +
+  return (
+    `${where}${lost}; lease: ${String(l.host)} pid ${String(l.pid)} (${String(l.note)}), ` +
     `epoch ${String(l.epoch ?? 0)}, ` +
     `renewed ${(Number(l.heartbeatAgeMs) / 1000).toFixed(1)} s ago, ` +
-    (left > 0 ? `expires in ${(left / 1000).toFixed(1)} s` : `expired ${(-left / 1000).toFixed(1)} s ago`);
+    (left > 0 ? `expires in ${(left / 1000).toFixed(1)} s` : `expired ${(-left / 1000).toFixed(1)} s ago`)
+  );
 }
 
 /** "compressed 12 chunks (48.0 MiB stored in 11.3 MiB, 4.25x)". */
@@ -101,18 +149,29 @@ export function statusText(report: Json): string {
   const r: Obj = isObj(report) ? report : {};
   const out: string[] = [];
   const mount = r.mount;
-  out.push(`store ${String(r.store ?? '?')}${isObj(mount) ? `, mounted on ${Array.isArray(mount.mountpoints) && mount.mountpoints.length > 1 ? mount.mountpoints.map(String).join(' and ') : String(mount.mountpoint)} (pid ${String(mount.pid)}${mount.readOnly === true ? ', read-only' : ''})` : ', not mounted'}`);
+  out.push(
+    `store ${String(r.store ?? '?')}${isObj(mount) ? `, mounted on ${Array.isArray(mount.mountpoints) && mount.mountpoints.length > 1 ? mount.mountpoints.map(String).join(' and ') : String(mount.mountpoint)} (pid ${String(mount.pid)}${mount.readOnly === true ? ', read-only' : ''})` : ', not mounted'}`,
+  );
   if (isObj(mount) && isObj(mount.memory)) out.push(memoryLine(mount.memory));
   if (isObj(mount) && isObj(mount.readGrants)) out.push(grantLine(mount.readGrants));
   out.push(...diskLines(Array.isArray(r.disks) ? r.disks : []));
   const layouts = Array.isArray(r.layoutsInUse) ? r.layoutsInUse.filter(isObj) : [];
-  out.push(`layouts in use: ${layouts.length === 0 ? 'none' : layouts.map((l) => `${String(l.layout)} (${plural(Number(l.files), 'file')})`).join(', ')}`);
+  out.push(
+    `layouts in use: ${layouts.length === 0 ? 'none' : layouts.map((l) => `${String(l.layout)} (${plural(Number(l.files), 'file')})`).join(', ')}`,
+  );
   const transformed = Array.isArray(r.transformedChunks) ? r.transformedChunks.filter(isObj) : [];
   if (transformed.length > 0) out.push(`transformed chunks: ${transformed.map(transformedText).join(', ')}`);
-  out.push(`heal queue: ${plural(Number(r.healQueueLength ?? 0), 'shard')}; reclaim backlog: ${plural(Number(r.reclaimBacklog ?? 0), 'chunk version')}; open intents: ${String(r.openIntents ?? 0)}; metadata flushes: ${String(r.metadataFlushes ?? 0)}; transaction groups closed: ${String(r.groupsClosed ?? 0)}`);
+  out.push(
+    `heal queue: ${plural(Number(r.healQueueLength ?? 0), 'shard')}; reclaim backlog: ${plural(Number(r.reclaimBacklog ?? 0), 'chunk version')}; open intents: ${String(r.openIntents ?? 0)}; metadata flushes: ${String(r.metadataFlushes ?? 0)}; transaction groups closed: ${String(r.groupsClosed ?? 0)}`,
+  );
   if (isObj(r.intentBacklog)) out.push(backlogLine(r.intentBacklog));
   if (isObj(r.metadata)) out.push(metadataLine(r.metadata));
-  if (isObj(r.counters)) out.push(`counters: ${Object.entries(r.counters).map(([k, v]) => `${k} ${String(v)}`).join(', ')}`);
+  if (isObj(r.counters))
+    out.push(
+      `counters: ${Object.entries(r.counters)
+        .map(([k, v]) => `${k} ${String(v)}`)
+        .join(', ')}`,
+    );
   const faults = Array.isArray(r.faults) ? r.faults.filter(isObj) : [];
   if (faults.length > 0) {
     out.push(`injected faults: ${faults.length}`);

@@ -42,7 +42,7 @@ async function liveMountStatus(storeDir: string): Promise<LiveMountStatus | null
   try {
     const socket = await connectMount(storeDir);
     if (socket === null) return null;
-    status = await request(socket, 'status', {}, () => undefined) as StatusResult;
+    status = (await request(socket, 'status', {}, () => undefined)) as StatusResult;
   } catch (err) {
     // A mount just unmounted closes its socket as it starts to finish (or it hangs): the store lock
     // then waits for it, or refuses it, as for any holder.
@@ -50,7 +50,9 @@ async function liveMountStatus(storeDir: string): Promise<LiveMountStatus | null
     throw err;
   }
   // A mount of a build without binds reports no device number: it keeps refusing by its lock.
-  return status.mount === null || typeof status.mount.dev !== 'string' || !Array.isArray(status.mount.mountpoints) ? null : status.mount;
+  return status.mount === null || typeof status.mount.dev !== 'string' || !Array.isArray(status.mount.mountpoints)
+    ? null
+    : status.mount;
 }
 
 /**
@@ -58,24 +60,37 @@ async function liveMountStatus(storeDir: string): Promise<LiveMountStatus | null
  * line, or null when no live mount serves the store here (then it is mounted as usual, and its lock
  * refuses or waits as before). Throws BindRefusedError when the options cannot be a bind's.
  */
-export async function bindToLiveMount(storeDir: string, mountpoint: string, asked: MountCliOptions, log: (line: string) => void): Promise<string | null> {
+export async function bindToLiveMount(
+  storeDir: string,
+  mountpoint: string,
+  asked: MountCliOptions,
+  log: (line: string) => void,
+): Promise<string | null> {
   const live = await liveMountStatus(storeDir);
   if (live === null || live.mountpoints.length === 0) return null; // finishing: the lock waits for it
   const source = connectionMounts(live.dev!, storeDir)[0];
   const where = `store ${storeDir} is mounted on ${live.mountpoints.join(' and ')} by pid ${live.pid}`;
   if (source === undefined) {
-    throw new BindRefusedError(`${where}, in another mount namespace: a store is served by one mount process, and that one's mounts are not visible here; unmount it there first`);
+    throw new BindRefusedError(
+      `${where}, in another mount namespace: a store is served by one mount process, and that one's mounts are not visible here; unmount it there first`,
+    );
   }
   const askedTexts = optionTexts(asked);
   const conflicts = bindConflicts(askedTexts, live.options);
   if (conflicts.length > 0) {
-    throw new BindRefusedError(`${where}; a second mount of it is a bind of that mount and shares its mount process, so it cannot take ${conflicts.join(', ')}: mount it with the same options (or none), or unmount ${source.mountpoint} first`);
+    throw new BindRefusedError(
+      `${where}; a second mount of it is a bind of that mount and shares its mount process, so it cannot take ${conflicts.join(', ')}: mount it with the same options (or none), or unmount ${source.mountpoint} first`,
+    );
   }
   if (process.getuid?.() !== 0) {
-    throw new BindRefusedError(`${where}; a second mount point of it is a bind mount, which needs root (mount --bind ${source.mountpoint} ${mountpoint})`);
+    throw new BindRefusedError(
+      `${where}; a second mount point of it is a bind mount, which needs root (mount --bind ${source.mountpoint} ${mountpoint})`,
+    );
   }
   const flags = bindFlags(askedTexts, live.options);
-  log(`${where}: mounting ${mountpoint} as a bind of ${source.mountpoint} (one FUSE connection, one writer; ${flags.join(',')})`);
+  log(
+    `${where}: mounting ${mountpoint} as a bind of ${source.mountpoint} (one FUSE connection, one writer; ${flags.join(',')})`,
+  );
   try {
     await mount8(['-i', '--bind', source.mountpoint, mountpoint]);
     // The source may have been unmounted between the question and the bind: then the bind shows the

@@ -20,7 +20,8 @@ export function mountNote(mountpoint: string): string {
  * holder on another host is never: its mounts are not in this host's /proc/mounts.
  */
 export function holderUnmounted(err: unknown, storeDir: string): boolean {
-  if (!(err instanceof StoreLockedError) || !err.holderNote.startsWith('mount ') || err.holderHost !== null) return false;
+  if (!(err instanceof StoreLockedError) || !err.holderNote.startsWith('mount ') || err.holderHost !== null)
+    return false;
   const mountpoint = err.holderNote.slice('mount '.length);
   return !chunkfsMounts().some((m) => m.mountpoint === mountpoint || m.source === storeDir);
 }
@@ -29,7 +30,11 @@ export function holderUnmounted(err: unknown, storeDir: string): boolean {
  * open(), retried while the store is held by an unmounted mount that is still finishing, for at
  * most HANDOVER_WAIT_MS (one log line); any other failure, and a holder still there then, is thrown.
  */
-export async function openAfterHandover<T>(storeDir: string, open: () => Promise<T>, log: (line: string) => void): Promise<T> {
+export async function openAfterHandover<T>(
+  storeDir: string,
+  open: () => Promise<T>,
+  log: (line: string) => void,
+): Promise<T> {
   let told = false;
   for (let waitedMs = 0; ; waitedMs += HANDOVER_POLL_MS) {
     try {
@@ -38,7 +43,9 @@ export async function openAfterHandover<T>(storeDir: string, open: () => Promise
       if (waitedMs >= HANDOVER_WAIT_MS || !holderUnmounted(err, storeDir)) throw err;
       if (!told) {
         const e = err as StoreLockedError;
-        log(`store ${storeDir} is still held by pid ${e.holderPid}, unmounted from ${e.holderNote.slice('mount '.length)} and finishing; waiting up to ${HANDOVER_WAIT_MS / 1000} s`);
+        log(
+          `store ${storeDir} is still held by pid ${e.holderPid}, unmounted from ${e.holderNote.slice('mount '.length)} and finishing; waiting up to ${HANDOVER_WAIT_MS / 1000} s`,
+        );
         told = true;
       }
     }

@@ -16,7 +16,10 @@ export interface Target {
 
 /** $XDG_DATA_HOME/chunkfs/default, else ~/.local/share/chunkfs/default. */
 export function defaultStorePath(env: NodeJS.ProcessEnv = process.env): string {
-  const base = env.XDG_DATA_HOME !== undefined && env.XDG_DATA_HOME !== '' ? env.XDG_DATA_HOME : path.join(os.homedir(), '.local', 'share');
+  const base =
+    env.XDG_DATA_HOME !== undefined && env.XDG_DATA_HOME !== ''
+      ? env.XDG_DATA_HOME
+      : path.join(os.homedir(), '.local', 'share');
   return path.join(base, 'chunkfs', 'default');
 }
 
@@ -32,25 +35,37 @@ export function isStoreDir(dir: string): boolean {
 /** The store a chunkfs mount serves; mounts of builds that did not name their store cannot say. */
 function storeOfMount(m: MountEntry): string {
   if (path.isAbsolute(m.source) && isStoreDir(m.source)) return m.source;
-  throw new TargetError(`${m.mountpoint} is a chunkfs mount whose source '${m.source}' is not a store directory ` +
-    '(mounted by an older chunkfs?); give the store directory instead');
+  throw new TargetError(
+    `${m.mountpoint} is a chunkfs mount whose source '${m.source}' is not a store directory ` +
+      '(mounted by an older chunkfs?); give the store directory instead',
+  );
 }
 
 function mountOf(storeDir: string): string | null {
-  return chunkfsMounts().reverse().find((m) => m.source === storeDir)?.mountpoint ?? null;
+  return (
+    chunkfsMounts()
+      .reverse()
+      .find((m) => m.source === storeDir)?.mountpoint ?? null
+  );
 }
 
 /** arg: a store directory, a chunkfs mount point, or undefined for the default store. */
 export function resolveTarget(arg: string | undefined, env: NodeJS.ProcessEnv = process.env): Target {
   if (arg === undefined) {
     const storeDir = defaultStorePath(env);
-    if (!isStoreDir(storeDir)) throw new TargetError(`no store given and the default store ${storeDir} does not exist (chunkfs mount creates it)`);
+    if (!isStoreDir(storeDir))
+      throw new TargetError(
+        `no store given and the default store ${storeDir} does not exist (chunkfs mount creates it)`,
+      );
     return { storeDir, mountpoint: mountOf(storeDir) };
   }
   const abs = path.resolve(arg);
   const m = chunkfsMountContaining(abs);
   if (m !== null && m.mountpoint === abs) return { storeDir: storeOfMount(m), mountpoint: abs };
-  if (m !== null) throw new TargetError(`${abs} is inside the chunkfs mount ${m.mountpoint}; give the mount point or the store directory`);
+  if (m !== null)
+    throw new TargetError(
+      `${abs} is inside the chunkfs mount ${m.mountpoint}; give the mount point or the store directory`,
+    );
   if (isStoreDir(abs)) return { storeDir: abs, mountpoint: mountOf(abs) };
   throw new TargetError(`${abs} is neither a chunkfs store nor a chunkfs mount point`);
 }
@@ -60,19 +75,26 @@ export function resolveTarget(arg: string | undefined, env: NodeJS.ProcessEnv = 
  * and the path relative to its root; any other path is taken as a path inside the filesystem of
  * the store named by storeArg (or the default store), e.g. /dir/file.
  */
-export function resolveFile(fileArg: string, storeArg: string | undefined, env: NodeJS.ProcessEnv = process.env): { target: Target; relPath: string } {
+export function resolveFile(
+  fileArg: string,
+  storeArg: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): { target: Target; relPath: string } {
   const abs = path.resolve(fileArg);
   const m = chunkfsMountContaining(abs);
   if (m !== null) {
     const target: Target = { storeDir: storeOfMount(m), mountpoint: m.mountpoint };
     if (storeArg !== undefined) {
       const given = resolveTarget(storeArg, env);
-      if (given.storeDir !== target.storeDir) throw new TargetError(`${abs} is in the mount of ${target.storeDir}, not of ${given.storeDir}`);
+      if (given.storeDir !== target.storeDir)
+        throw new TargetError(`${abs} is in the mount of ${target.storeDir}, not of ${given.storeDir}`);
     }
     return { target, relPath: path.relative(m.mountpoint, abs) };
   }
   if (!fileArg.startsWith('/')) {
-    throw new TargetError(`${fileArg} is not inside a chunkfs mount; name a file by its path in a mount, or as /path/in/the/filesystem with the store`);
+    throw new TargetError(
+      `${fileArg} is not inside a chunkfs mount; name a file by its path in a mount, or as /path/in/the/filesystem with the store`,
+    );
   }
   return { target: resolveTarget(storeArg, env), relPath: path.posix.normalize(fileArg).replace(/^\/+/, '') };
 }

@@ -34,7 +34,10 @@ function parseScrub(args: string[]): ToolCommand {
   const s = splitArgs('scrub', args, { '--repair': 'bool', '--force': 'bool', '--json': 'bool', '--rate': 'value' });
   const rate = flagValue(s, '--rate');
   return {
-    verb: 'scrub', target: optionalTarget('scrub', s.positionals), repair: s.flags.has('--repair'), force: s.flags.has('--force'),
+    verb: 'scrub',
+    target: optionalTarget('scrub', s.positionals),
+    repair: s.flags.has('--repair'),
+    force: s.flags.has('--force'),
     json: s.flags.has('--json'),
     rateBytesPerSec: rate === undefined ? undefined : parseSize('scrub', '--rate', rate.replace(/\/s$/, '')),
   };
@@ -42,13 +45,21 @@ function parseScrub(args: string[]): ToolCommand {
 
 function parseHeal(args: string[]): ToolCommand {
   const s = splitArgs('heal', args, { '--list': 'bool', '--json': 'bool' });
-  return { verb: 'heal', target: optionalTarget('heal', s.positionals), list: s.flags.has('--list'), json: s.flags.has('--json') };
+  return {
+    verb: 'heal',
+    target: optionalTarget('heal', s.positionals),
+    list: s.flags.has('--list'),
+    json: s.flags.has('--json'),
+  };
 }
 
 function parseFsck(args: string[]): ToolCommand {
   const s = splitArgs('fsck', args, { '--repair': 'bool', '--force': 'bool', '--json': 'bool' });
   return {
-    verb: 'fsck', target: optionalTarget('fsck', s.positionals), repair: s.flags.has('--repair'), force: s.flags.has('--force'),
+    verb: 'fsck',
+    target: optionalTarget('fsck', s.positionals),
+    repair: s.flags.has('--repair'),
+    force: s.flags.has('--force'),
     json: s.flags.has('--json'),
   };
 }
@@ -61,7 +72,13 @@ function parseInspect(args: string[]): ToolCommand {
   const inoText = flagValue(s, '--ino');
   const json = s.flags.has('--json');
   if (inoText !== undefined) {
-    return { verb: 'inspect', ino: wholeNumber('inspect', '--ino', inoText, 1, Number.MAX_SAFE_INTEGER), chunk, json, target: optionalTarget('inspect', s.positionals) };
+    return {
+      verb: 'inspect',
+      ino: wholeNumber('inspect', '--ino', inoText, 1, Number.MAX_SAFE_INTEGER),
+      chunk,
+      json,
+      target: optionalTarget('inspect', s.positionals),
+    };
   }
   const [path, ...rest] = s.positionals;
   if (path === undefined) throw new UsageError('inspect', 'name a shard file, a file in a chunkfs mount, or --ino N');
@@ -71,21 +88,36 @@ function parseInspect(args: string[]): ToolCommand {
 function parseReplaceDisk(args: string[]): ToolCommand {
   const s = splitArgs('replace-disk', args, { '--json': 'bool' });
   const [id, newPath, ...rest] = s.positionals;
-  if (id === undefined || newPath === undefined) throw new UsageError('replace-disk', 'give the old DISK id and the NEW_PATH of its replacement');
-  return { verb: 'replace-disk', diskId: wholeNumber('replace-disk', 'DISK', id, 0, DISK_ID_MAX), newPath, json: s.flags.has('--json'), target: optionalTarget('replace-disk', rest) };
+  if (id === undefined || newPath === undefined)
+    throw new UsageError('replace-disk', 'give the old DISK id and the NEW_PATH of its replacement');
+  return {
+    verb: 'replace-disk',
+    diskId: wholeNumber('replace-disk', 'DISK', id, 0, DISK_ID_MAX),
+    newPath,
+    json: s.flags.has('--json'),
+    target: optionalTarget('replace-disk', rest),
+  };
 }
 
 function injectFlagsFor(action: string): Record<string, 'bool' | 'value'> {
   const common = { '--json': 'bool' } as const;
   switch (action) {
-    case 'corrupt': return { ...common, '--chunk': 'value', '--shard': 'value', '--block': 'value', '--what': 'value' };
-    case 'drop': return { ...common, '--chunk': 'value', '--shard': 'value' };
-    case 'eio': return { ...common, '--ops': 'value', '--count': 'value', '--for': 'value' };
-    case 'enospc': return { ...common, '--count': 'value', '--for': 'value' };
-    case 'latency': return { ...common, '--ms': 'value', '--ops': 'value', '--count': 'value', '--for': 'value' };
-    case '--clear': return { ...common, '--clear': 'bool', '--id': 'value' };
-    case '--list': return { ...common, '--list': 'bool' };
-    default: return common;
+    case 'corrupt':
+      return { ...common, '--chunk': 'value', '--shard': 'value', '--block': 'value', '--what': 'value' };
+    case 'drop':
+      return { ...common, '--chunk': 'value', '--shard': 'value' };
+    case 'eio':
+      return { ...common, '--ops': 'value', '--count': 'value', '--for': 'value' };
+    case 'enospc':
+      return { ...common, '--count': 'value', '--for': 'value' };
+    case 'latency':
+      return { ...common, '--ms': 'value', '--ops': 'value', '--count': 'value', '--for': 'value' };
+    case '--clear':
+      return { ...common, '--clear': 'bool', '--id': 'value' };
+    case '--list':
+      return { ...common, '--list': 'bool' };
+    default:
+      return common;
   }
 }
 
@@ -103,9 +135,14 @@ function injectDisk(s: SplitArgs, action: string): { disk: number; rest: string[
 function injectFaultArgs(action: 'eio' | 'enospc' | 'latency', s: SplitArgs): { args: InjectArgs; rest: string[] } {
   const { disk, rest } = injectDisk(s, action);
   const ops = flagValue(s, '--ops') ?? 'all';
-  if (ops !== 'read' && ops !== 'write' && ops !== 'all') throw new UsageError('inject', `--ops: '${ops}' is not read, write or all`);
-  const count = flagValue(s, '--count') === undefined ? undefined : wholeNumber('inject', '--count', flagValue(s, '--count')!, 1, FAULT_COUNT_MAX);
-  const durationMs = flagValue(s, '--for') === undefined ? undefined : parseDuration('inject', '--for', flagValue(s, '--for')!);
+  if (ops !== 'read' && ops !== 'write' && ops !== 'all')
+    throw new UsageError('inject', `--ops: '${ops}' is not read, write or all`);
+  const count =
+    flagValue(s, '--count') === undefined
+      ? undefined
+      : wholeNumber('inject', '--count', flagValue(s, '--count')!, 1, FAULT_COUNT_MAX);
+  const durationMs =
+    flagValue(s, '--for') === undefined ? undefined : parseDuration('inject', '--for', flagValue(s, '--for')!);
   let latencyMs: number | undefined;
   if (action === 'latency') {
     const ms = flagValue(s, '--ms');
@@ -122,40 +159,69 @@ function injectShardArgs(action: 'corrupt' | 'drop', s: SplitArgs): { args: Inje
   const shard = num(s, '--shard', INDEX_MAX);
   if (action === 'drop') return { args: { action, file, chunk, shard }, rest, file };
   const what = flagValue(s, '--what') ?? 'data';
-  if (what !== 'data' && what !== 'hash' && what !== 'header') throw new UsageError('inject', `--what: '${what}' is not data, hash or header`);
-  if (what === 'header' && s.flags.has('--block')) throw new UsageError('inject', '--block does not apply to --what header');
+  if (what !== 'data' && what !== 'hash' && what !== 'header')
+    throw new UsageError('inject', `--what: '${what}' is not data, hash or header`);
+  if (what === 'header' && s.flags.has('--block'))
+    throw new UsageError('inject', '--block does not apply to --what header');
   return { args: { action, file, chunk, shard, block: num(s, '--block', INDEX_MAX) ?? 0, what }, rest, file };
 }
 
 /** chunkfs inject ACTION ... [TARGET] | --list [TARGET] | --clear [--id N] [TARGET] */
 function parseInject(args: string[]): ToolCommand {
   const first = args[0] ?? '';
-  const action = (INJECT_ACTIONS as readonly string[]).includes(first) ? first : ['--list', '--clear'].find((f) => args.includes(f));
-  if (action === undefined) throw new UsageError('inject', `name what to inject first (${INJECT_ACTIONS.join(', ')}), or --list / --clear`);
-  if (args.includes('--list') && args.includes('--clear')) throw new UsageError('inject', 'use either --list or --clear');
+  const action = (INJECT_ACTIONS as readonly string[]).includes(first)
+    ? first
+    : ['--list', '--clear'].find((f) => args.includes(f));
+  if (action === undefined)
+    throw new UsageError('inject', `name what to inject first (${INJECT_ACTIONS.join(', ')}), or --list / --clear`);
+  if (args.includes('--list') && args.includes('--clear'))
+    throw new UsageError('inject', 'use either --list or --clear');
   const s = splitArgs('inject', action.startsWith('--') ? args : args.slice(1), injectFlagsFor(action));
   const json = s.flags.has('--json');
   let parsed: { args: InjectArgs; rest: string[]; file?: string };
   switch (action) {
-    case '--list': parsed = { args: { action: 'list' }, rest: s.positionals }; break;
-    case '--clear': parsed = { args: { action: 'clear', id: num(s, '--id', FAULT_COUNT_MAX) }, rest: s.positionals }; break;
-    case 'corrupt': case 'drop': parsed = injectShardArgs(action, s); break;
-    case 'offline': case 'online': { const d = injectDisk(s, action); parsed = { args: { action, disk: d.disk }, rest: d.rest }; break; }
-    default: parsed = injectFaultArgs(action as 'eio' | 'enospc' | 'latency', s);
+    case '--list':
+      parsed = { args: { action: 'list' }, rest: s.positionals };
+      break;
+    case '--clear':
+      parsed = { args: { action: 'clear', id: num(s, '--id', FAULT_COUNT_MAX) }, rest: s.positionals };
+      break;
+    case 'corrupt':
+    case 'drop':
+      parsed = injectShardArgs(action, s);
+      break;
+    case 'offline':
+    case 'online': {
+      const d = injectDisk(s, action);
+      parsed = { args: { action, disk: d.disk }, rest: d.rest };
+      break;
+    }
+    default:
+      parsed = injectFaultArgs(action as 'eio' | 'enospc' | 'latency', s);
   }
   return { verb: 'inject', target: optionalTarget('inject', parsed.rest), json, args: parsed.args, file: parsed.file };
 }
 
 export function parseToolVerb(verb: ToolVerb, args: string[]): ToolCommand {
   switch (verb) {
-    case 'status': return parseStatus(args);
-    case 'scrub': return parseScrub(args);
-    case 'heal': return parseHeal(args);
-    case 'fsck': return parseFsck(args);
-    case 'compact': { const s = splitArgs('compact', args, { '--json': 'bool' }); return { verb: 'compact', target: optionalTarget('compact', s.positionals), json: s.flags.has('--json') }; }
-    case 'inspect': return parseInspect(args);
-    case 'replace-disk': return parseReplaceDisk(args);
-    case 'inject': return parseInject(args);
+    case 'status':
+      return parseStatus(args);
+    case 'scrub':
+      return parseScrub(args);
+    case 'heal':
+      return parseHeal(args);
+    case 'fsck':
+      return parseFsck(args);
+    case 'compact': {
+      const s = splitArgs('compact', args, { '--json': 'bool' });
+      return { verb: 'compact', target: optionalTarget('compact', s.positionals), json: s.flags.has('--json') };
+    }
+    case 'inspect':
+      return parseInspect(args);
+    case 'replace-disk':
+      return parseReplaceDisk(args);
+    case 'inject':
+      return parseInject(args);
   }
   throw new UsageError('', `unknown command '${String(verb)}'`);
 }

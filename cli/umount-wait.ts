@@ -12,7 +12,10 @@ export const UMOUNT_CLOSE_WAIT_MS = 60_000;
 const UMOUNT_POLL_MS = 50;
 
 /** The mount process holding a store read-write. */
-export interface MountHolder { storeDir: string; pid: number }
+export interface MountHolder {
+  storeDir: string;
+  pid: number;
+}
 
 function alive(pid: number): boolean {
   try {

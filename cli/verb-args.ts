@@ -16,7 +16,10 @@ export function splitArgs(verb: string, args: string[], spec: FlagSpec): SplitAr
   const positionals: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
-    if (!a.startsWith('-') || a === '-') { positionals.push(a); continue; }
+    if (!a.startsWith('-') || a === '-') {
+      positionals.push(a);
+      continue;
+    }
     const eq = a.indexOf('=');
     const name = eq > 0 ? a.slice(0, eq) : a;
     const kind = spec[name];
@@ -43,7 +46,8 @@ export function flagValue(s: SplitArgs, name: string): string | undefined {
 export function wholeNumber(verb: string, what: string, text: string, min: number, max: number): number {
   if (!/^[0-9]+$/.test(text)) throw new UsageError(verb, `${what}: '${text}' is not a whole number`);
   const n = Number(text);
-  if (!Number.isSafeInteger(n) || n < min || n > max) throw new UsageError(verb, `${what}: ${text} is out of range ${min}..${max}`);
+  if (!Number.isSafeInteger(n) || n < min || n > max)
+    throw new UsageError(verb, `${what}: ${text} is out of range ${min}..${max}`);
   return n;
 }
 
@@ -56,7 +60,8 @@ export function parseDuration(verb: string, flag: string, text: string): number 
   const m = DURATION_RE.exec(text);
   if (m === null) throw new UsageError(verb, `${flag}: '${text}' is not a duration (e.g. 500ms, 30s, 5m, 2h)`);
   const ms = Number(m[1]) * DURATION_UNIT_MS[m[2]];
-  if (!Number.isSafeInteger(ms) || ms < 1 || ms > DURATION_MS_MAX) throw new UsageError(verb, `${flag}: '${text}' is out of range (1ms..7 days)`);
+  if (!Number.isSafeInteger(ms) || ms < 1 || ms > DURATION_MS_MAX)
+    throw new UsageError(verb, `${flag}: '${text}' is out of range (1ms..7 days)`);
   return ms;
 }
 

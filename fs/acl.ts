@@ -24,7 +24,11 @@ const VALID_TAGS = new Set<number>(Object.values(TAG));
 const PERMS = 0o7;
 const XATTR_CREATE = 1;
 
-export interface AclEntry { tag: number; perm: number; id: number }
+export interface AclEntry {
+  tag: number;
+  perm: number;
+  id: number;
+}
 
 export function isAclName(name: string): boolean {
   return name === ACL_ACCESS || name === ACL_DEFAULT;
@@ -32,7 +36,8 @@ export function isAclName(name: string): boolean {
 
 /** The entries of an ACL xattr value; EINVAL for anything the kernel would not have sent. */
 export function parseAcl(value: Buffer): AclEntry[] {
-  if (value.length < HEADER_BYTES || (value.length - HEADER_BYTES) % ENTRY_BYTES !== 0) throw posix('EINVAL', `ACL of ${value.length} bytes`);
+  if (value.length < HEADER_BYTES || (value.length - HEADER_BYTES) % ENTRY_BYTES !== 0)
+    throw posix('EINVAL', `ACL of ${value.length} bytes`);
   if (value.readUInt32LE(0) !== ACL_VERSION) throw posix('EINVAL', `ACL version ${value.readUInt32LE(0)}`);
   const count = (value.length - HEADER_BYTES) / ENTRY_BYTES;
   if (count > ENTRIES_MAX) throw posix('EINVAL', `ACL of ${count} entries`);
@@ -40,11 +45,13 @@ export function parseAcl(value: Buffer): AclEntry[] {
   for (let i = 0; i < count; i++) {
     const at = HEADER_BYTES + i * ENTRY_BYTES;
     const e = { tag: value.readUInt16LE(at), perm: value.readUInt16LE(at + 2), id: value.readUInt32LE(at + 4) };
-    if (!VALID_TAGS.has(e.tag) || (e.perm & ~PERMS) !== 0) throw posix('EINVAL', `ACL entry ${i}: tag ${e.tag} perm ${e.perm}`);
+    if (!VALID_TAGS.has(e.tag) || (e.perm & ~PERMS) !== 0)
+      throw posix('EINVAL', `ACL entry ${i}: tag ${e.tag} perm ${e.perm}`);
     out.push(e);
   }
   for (const tag of [TAG.userObj, TAG.groupObj, TAG.other]) {
-    if (out.filter((e) => e.tag === tag).length !== 1) throw posix('EINVAL', `ACL without exactly one entry of tag ${tag}`);
+    if (out.filter((e) => e.tag === tag).length !== 1)
+      throw posix('EINVAL', `ACL without exactly one entry of tag ${tag}`);
   }
   return out;
 }
@@ -137,7 +144,11 @@ export function chmodAcl(core: FsCore, ino: number, mode: number): void {
 }
 
 /** What a new inode under parent gets: its mode, and the ACLs to store on it (applyInherited). */
-export interface Inherited { mode: number; access: AclEntry[] | null; dflt: AclEntry[] | null }
+export interface Inherited {
+  mode: number;
+  access: AclEntry[] | null;
+  dflt: AclEntry[] | null;
+}
 
 /**
  * The mode and ACLs of a new inode (POSIX.1e): with a default ACL on the parent, the new access ACL
@@ -156,7 +167,11 @@ export function inherit(core: FsCore, parent: number, mode: number, umask: numbe
     if (e.tag === TAG.other) return { ...e, perm: e.perm & mode };
     return e;
   });
-  return { mode: (mode & ~0o777) | permBitsOf(access), access: isMinimal(access) ? null : access, dflt: isDir ? d : null };
+  return {
+    mode: (mode & ~0o777) | permBitsOf(access),
+    access: isMinimal(access) ? null : access,
+    dflt: isDir ? d : null,
+  };
 }
 
 /** Store the inherited ACLs on the new inode. */

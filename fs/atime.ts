@@ -26,7 +26,11 @@ export class AtimeUpdates {
   private readonly pending = new Map<number, bigint | null>();
   private timer: NodeJS.Timeout | null = null;
 
-  constructor(private readonly ns: NamespacePort, readonly mode: AtimeMode, private readonly log: (m: string) => void) {}
+  constructor(
+    private readonly ns: NamespacePort,
+    readonly mode: AtimeMode,
+    private readonly log: (m: string) => void,
+  ) {}
 
   /** ino was read (file data or a directory listing). */
   accessed(ino: number): void {
@@ -60,7 +64,10 @@ export class AtimeUpdates {
 
   /** Writes every pending atime (timer, a full window, unmount). */
   flush(): void {
-    if (this.timer !== null) { clearTimeout(this.timer); this.timer = null; }
+    if (this.timer !== null) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
     const due: Array<[number, bigint]> = [];
     for (const [ino, t] of this.pending) if (t !== null) due.push([ino, t]);
     this.pending.clear();

@@ -16,9 +16,15 @@ import { nowNs } from '../store/meta/meta';
 const DELETES_AT_ONCE = 64;
 
 /** del each inode, DELETES_AT_ONCE at a time; a failure goes to failed (with the inode's index) and does not stop the others. */
-export async function deleteEach(inos: readonly number[], del: (ino: number) => Promise<void>, failed: (index: number, err: unknown) => void): Promise<void> {
+export async function deleteEach(
+  inos: readonly number[],
+  del: (ino: number) => Promise<void>,
+  failed: (index: number, err: unknown) => void,
+): Promise<void> {
   for (let at = 0; at < inos.length; at += DELETES_AT_ONCE) {
-    await Promise.all(inos.slice(at, at + DELETES_AT_ONCE).map((ino, i) => del(ino).catch((err: unknown) => failed(at + i, err))));
+    await Promise.all(
+      inos.slice(at, at + DELETES_AT_ONCE).map((ino, i) => del(ino).catch((err: unknown) => failed(at + i, err))),
+    );
   }
 }
 
@@ -70,15 +76,22 @@ export class FsCore {
   /** Files with no name left whose data waits until the kernel forgets them (see lookups.ts). */
   private readonly unlinkedKnown = new Set<number>();
 
-  constructor(readonly store: StorePort, readonly opts: CoreOptions) {
+  constructor(
+    readonly store: StorePort,
+    readonly opts: CoreOptions,
+  ) {
     this.wb = new WriteBack(store, {
-      bufferBytesMax: opts.bufferBytesMax, flushDelayMs: opts.flushDelayMs,
-      chunkSizeBytes: store.defaultChunkSizeBytes, log: opts.log,
+      bufferBytesMax: opts.bufferBytesMax,
+      flushDelayMs: opts.flushDelayMs,
+      chunkSizeBytes: store.defaultChunkSizeBytes,
+      log: opts.log,
     });
     this.atime = new AtimeUpdates(store.ns, opts.atime ?? 'relatime', opts.log);
   }
 
-  get ns() { return this.store.ns; }
+  get ns() {
+    return this.store.ns;
+  }
 
   /** Read-only, following another process's writes (StorePort.followsWriter). */
   get followsWriter(): boolean {
@@ -91,16 +104,31 @@ export class FsCore {
     if (f === undefined || this.followsWriter) return a; // a follower's open files hold nothing: the writer's size counts
     // A buffered write moves ctime with mtime; a row's own mtime (utimens: 1901, 2446) never moves ctime.
     const w = f.mtimeNs;
-    return { ...a, sizeBytes: f.sizeBytes, mtimeNs: w ?? a.mtimeNs, ctimeNs: w !== null && w > a.ctimeNs ? w : a.ctimeNs };
+    return {
+      ...a,
+      sizeBytes: f.sizeBytes,
+      mtimeNs: w ?? a.mtimeNs,
+      ctimeNs: w !== null && w > a.ctimeNs ? w : a.ctimeNs,
+    };
   }
 
   stat(a: Attr): Stat {
     const o = this.overlay(a);
     const atimeNs = this.atime.pendingOf(a.ino) ?? o.atimeNs;
     return {
-      ino: o.ino, generation: Number(o.birthtimeNs % GENERATION_MODULUS), mode: o.mode, nlink: o.nlink,
-      uid: o.uid, gid: o.gid, rdev: o.rdev, sizeBytes: o.sizeBytes, blocks: this.blocksOf(o),
-      blksizeBytes: blksizeOf(o), atimeNs, mtimeNs: o.mtimeNs, ctimeNs: o.ctimeNs,
+      ino: o.ino,
+      generation: Number(o.birthtimeNs % GENERATION_MODULUS),
+      mode: o.mode,
+      nlink: o.nlink,
+      uid: o.uid,
+      gid: o.gid,
+      rdev: o.rdev,
+      sizeBytes: o.sizeBytes,
+      blocks: this.blocksOf(o),
+      blksizeBytes: blksizeOf(o),
+      atimeNs,
+      mtimeNs: o.mtimeNs,
+      ctimeNs: o.ctimeNs,
     };
   }
 
@@ -127,8 +155,14 @@ export class FsCore {
   async dropped(ino: number, nlink: number): Promise<void> {
     if (nlink > 0) return;
     const f = this.handles.file(ino);
-    if (f !== undefined) { f.unlinked = true; return; }
-    if (this.lookups.known(ino)) { this.unlinkedKnown.add(ino); return; }
+    if (f !== undefined) {
+      f.unlinked = true;
+      return;
+    }
+    if (this.lookups.known(ino)) {
+      this.unlinkedKnown.add(ino);
+      return;
+    }
     await this.deleteData(ino);
   }
 
@@ -141,9 +175,13 @@ export class FsCore {
    * after a 15 s stress, with a 192 MiB buffer's more frequent pressure flushes).
    */
   async lastRelease(f: OpenFile): Promise<void> {
-    for (let round = 0; round < RELEASE_IDLE_WAITS_MAX && f.handles === 0 && !f.lock.idle; round++) await f.lock.whenIdle();
+    for (let round = 0; round < RELEASE_IDLE_WAITS_MAX && f.handles === 0 && !f.lock.idle; round++)
+      await f.lock.whenIdle();
     if (!this.handles.forget(f) || !f.unlinked) return; // still open (reopened meanwhile), or named
-    if (this.lookups.known(f.ino)) { this.unlinkedKnown.add(f.ino); return; }
+    if (this.lookups.known(f.ino)) {
+      this.unlinkedKnown.add(f.ino);
+      return;
+    }
     await this.deleteData(f.ino);
   }
 
@@ -163,7 +201,13 @@ export class FsCore {
     const inos = [...this.unlinkedKnown].filter((ino) => this.handles.file(ino) === undefined);
     for (const ino of inos) this.unlinkedKnown.delete(ino);
     let first: unknown = null;
-    await deleteEach(inos, (ino) => this.deleteData(ino), (_, err) => { first ??= err; });
+    await deleteEach(
+      inos,
+      (ino) => this.deleteData(ino),
+      (_, err) => {
+        first ??= err;
+      },
+    );
     if (first !== null) throw first;
   }
 

@@ -11,7 +11,8 @@ import { posix } from './errno';
 export const DIR_HANDLES_MAX = 1 << 16;
 
 export interface DirHandle {
-  fh: number; ino: number;
+  fh: number;
+  ino: number;
   /** The listing in cookie order; each entry's offset is its cookie. */
   entries: DirEntry[] | null;
   /** Name -> cookie, for every name this handle has listed. */

@@ -21,13 +21,17 @@ export function describeError(err: unknown, debug = false): string {
   const text = `${err.name}: ${err.message}`.replace(/\s+/g, ' ');
   if (debug && err.stack !== undefined) return `${text}\n${err.stack.split('\n').slice(1).join('\n')}`;
   if (err instanceof ChunkfsError) return text;
-  const site = err.stack?.split('\n').find((l) => l.trimStart().startsWith('at '))?.trim();
+  const site = err.stack
+    ?.split('\n')
+    .find((l) => l.trimStart().startsWith('at '))
+    ?.trim();
   return site === undefined ? text : `${text} (${site})`;
 }
 
 /** What a log line is about, for rate limiting (fs/log-limiter.ts): the chunk, else the error itself. */
 export function logKeyOf(err: unknown): string {
-  if (err instanceof ChunkfsError && err.site.fileId !== undefined) return `file ${err.site.fileId} chunk ${err.site.chunkIndex ?? '-'}`;
+  if (err instanceof ChunkfsError && err.site.fileId !== undefined)
+    return `file ${err.site.fileId} chunk ${err.site.chunkIndex ?? '-'}`;
   return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }
 

@@ -6,7 +6,11 @@
 import { assert } from '../src/errors';
 import type { Slab } from './slab-pool';
 
-export interface Extent { offsetBytes: number; data: Buffer; slab?: Slab | null }
+export interface Extent {
+  offsetBytes: number;
+  data: Buffer;
+  slab?: Slab | null;
+}
 
 const EXTENTS_MAX = 1 << 22; // 4 Mi extents: far above any buffer limit at 4 KiB granularity
 /**
@@ -27,9 +31,15 @@ export class ExtentMap {
     assert(bucketBytes > 0, 'extent map: bad bucket size');
   }
 
-  get bytes(): number { return this.totalBytes; }
-  get count(): number { return this.extentCount; }
-  get isEmpty(): boolean { return this.extentCount === 0; }
+  get bytes(): number {
+    return this.totalBytes;
+  }
+  get count(): number {
+    return this.extentCount;
+  }
+  get isEmpty(): boolean {
+    return this.extentCount === 0;
+  }
   /** End of the last extent (0 when empty). */
   get endBytes(): number {
     if (this.keys.length === 0) return 0;
@@ -63,7 +73,11 @@ export class ExtentMap {
   /** The extent arrays of the buckets that [startBytes, endBytes) touches, ascending. */
   private *bucketsIn(startBytes: number, endBytes: number): Generator<[number, Extent[]]> {
     const lastBucket = Math.floor((endBytes - 1) / this.bucketBytes);
-    for (let k = this.keyAtOrAfter(Math.floor(startBytes / this.bucketBytes)); k < this.keys.length && this.keys[k] <= lastBucket; k++) {
+    for (
+      let k = this.keyAtOrAfter(Math.floor(startBytes / this.bucketBytes));
+      k < this.keys.length && this.keys[k] <= lastBucket;
+      k++
+    ) {
       yield [this.keys[k], this.buckets.get(this.keys[k])!];
     }
   }
@@ -89,7 +103,12 @@ export class ExtentMap {
     const list = this.buckets.get(Math.floor(offsetBytes / this.bucketBytes));
     if (list === undefined) return false;
     const first = list[firstEndingAfter(list, offsetBytes)];
-    if (first === undefined || first.offsetBytes > offsetBytes || first.offsetBytes + first.data.length < offsetBytes + lengthBytes) return false;
+    if (
+      first === undefined ||
+      first.offsetBytes > offsetBytes ||
+      first.offsetBytes + first.data.length < offsetBytes + lengthBytes
+    )
+      return false;
     src.copy(first.data, offsetBytes - first.offsetBytes, 0, lengthBytes);
     return true;
   }
@@ -127,7 +146,7 @@ export class ExtentMap {
       return;
     }
     // Pieces cut at bucket edges are views of the same slab bytes: the slab's count is unchanged.
-    for (let at = 0; at < data.length;) {
+    for (let at = 0; at < data.length; ) {
       const off = offsetBytes + at;
       const b = Math.floor(off / this.bucketBytes);
       const len = Math.min(data.length - at, (b + 1) * this.bucketBytes - off);
@@ -160,8 +179,10 @@ export class ExtentMap {
       j++;
     }
     const added: Extent = { offsetBytes, data, slab };
-    const replacement = keep.length === 0 ? [added]
-      : [...keep.filter((k) => k.offsetBytes < offsetBytes), added, ...keep.filter((k) => k.offsetBytes >= end)];
+    const replacement =
+      keep.length === 0
+        ? [added]
+        : [...keep.filter((k) => k.offsetBytes < offsetBytes), added, ...keep.filter((k) => k.offsetBytes >= end)];
     for (const r of replacement) this.totalBytes += r.data.length;
     this.extentCount += replacement.length - (j - i);
     list.splice(i, j - i, ...replacement);
@@ -228,7 +249,8 @@ export class ExtentMap {
       const eEnd = e.offsetBytes + e.data.length;
       const from = Math.max(e.offsetBytes, startBytes);
       const to = Math.min(eEnd, endBytes);
-      if (e.offsetBytes < from) keep.push({ offsetBytes: e.offsetBytes, data: e.data.subarray(0, from - e.offsetBytes), slab: e.slab });
+      if (e.offsetBytes < from)
+        keep.push({ offsetBytes: e.offsetBytes, data: e.data.subarray(0, from - e.offsetBytes), slab: e.slab });
       taken.push({ offsetBytes: from, data: e.data.subarray(from - e.offsetBytes, to - e.offsetBytes), slab: e.slab });
       if (eEnd > to) keep.push({ offsetBytes: to, data: e.data.subarray(to - e.offsetBytes), slab: e.slab });
       this.totalBytes -= to - from;
@@ -256,7 +278,11 @@ export class ExtentMap {
 }
 
 /** Append [offsetBytes, endBytes) to ascending ranges, joined with the last one when they touch. */
-export function pushRange(out: Array<{ offsetBytes: number; endBytes: number }>, offsetBytes: number, endBytes: number): void {
+export function pushRange(
+  out: Array<{ offsetBytes: number; endBytes: number }>,
+  offsetBytes: number,
+  endBytes: number,
+): void {
   const last = out[out.length - 1];
   if (last !== undefined && last.endBytes >= offsetBytes) last.endBytes = Math.max(last.endBytes, endBytes);
   else out.push({ offsetBytes, endBytes });
@@ -281,7 +307,11 @@ export function releaseExtents(extents: Extent[]): void {
 }
 
 /** Contiguous bytes as a list of parts (views, not yet copied into one buffer). */
-export interface Run { offsetBytes: number; lengthBytes: number; parts: Buffer[] }
+export interface Run {
+  offsetBytes: number;
+  lengthBytes: number;
+  parts: Buffer[];
+}
 
 /** One buffer of a run's bytes (copies only when it has several parts). */
 export function runBytes(run: Run): Buffer {
@@ -298,8 +328,14 @@ export function toRuns(extents: Extent[], chunkSizeBytes: number): Run[] {
     while (data.length > 0) {
       const chunk = Math.floor(off / chunkSizeBytes);
       const piece = data.subarray(0, Math.min(data.length, (chunk + 1) * chunkSizeBytes - off));
-      const joins = cur !== null && cur.offsetBytes + cur.lengthBytes === off && Math.floor(cur.offsetBytes / chunkSizeBytes) === chunk;
-      if (!joins) { cur = { offsetBytes: off, lengthBytes: 0, parts: [] }; runs.push(cur); }
+      const joins =
+        cur !== null &&
+        cur.offsetBytes + cur.lengthBytes === off &&
+        Math.floor(cur.offsetBytes / chunkSizeBytes) === chunk;
+      if (!joins) {
+        cur = { offsetBytes: off, lengthBytes: 0, parts: [] };
+        runs.push(cur);
+      }
       cur!.parts.push(piece);
       cur!.lengthBytes += piece.length;
       off += piece.length;

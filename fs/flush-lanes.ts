@@ -25,7 +25,10 @@ const LANE_WAITERS_MAX = 1 << 20;
 /** One window's buffer; lent out by FlushLanes.acquire until release. */
 export class FlushLane {
   private buf: Buffer | null = null;
-  constructor(readonly bytes: number, private readonly lanes: FlushLanes) {}
+  constructor(
+    readonly bytes: number,
+    private readonly lanes: FlushLanes,
+  ) {}
 
   /** The lane's buffer (allocated at its first use: a window of whole single-part runs never needs it). */
   get buffer(): Buffer {
@@ -37,7 +40,9 @@ export class FlushLane {
   }
 
   /** The buffer if allocated (not allocating it). */
-  get allocated(): Buffer | null { return this.buf; }
+  get allocated(): Buffer | null {
+    return this.buf;
+  }
 }
 
 export class FlushLanes {
@@ -47,7 +52,11 @@ export class FlushLanes {
   private created = 0;
   private readonly waiters: Array<(lane: FlushLane) => void> = [];
 
-  constructor(readonly laneBytes: number, readonly lanesMax = FLUSH_LANES_MAX, readonly idle = new IdleRelease()) {
+  constructor(
+    readonly laneBytes: number,
+    readonly lanesMax = FLUSH_LANES_MAX,
+    readonly idle = new IdleRelease(),
+  ) {
     assert(laneBytes > 0 && lanesMax > 0, 'flush lanes: bad sizes');
   }
 

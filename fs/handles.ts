@@ -7,7 +7,11 @@ import { posix } from './errno';
 
 export const HANDLES_MAX = 1 << 20;
 
-export interface Handle { fh: number; ino: number; flags: number }
+export interface Handle {
+  fh: number;
+  ino: number;
+  flags: number;
+}
 
 /** What the mount knows about an open regular file beyond the database row. */
 export class OpenFile {
@@ -41,7 +45,10 @@ export class OpenFile {
   storing: Array<{ offsetBytes: number; endBytes: number }> = [];
   /** A background flush failed: reported (EIO) by the next fsync/flush, as the kernel does. */
   flushError: Error | null = null;
-  constructor(readonly ino: number, sizeBytes: number) {
+  constructor(
+    readonly ino: number,
+    sizeBytes: number,
+  ) {
     this.sizeBytes = sizeBytes;
     this.storedSizeBytes = sizeBytes;
   }
@@ -75,7 +82,7 @@ export class Handles {
     return { handle, file };
   }
 
-  private allocFh (): number {
+  private allocFh(): number {
     // fh travels as u32 through the binding; skip 0 (fuse-native treats 0 as "no fh").
     for (let tries = 0; tries < HANDLES_MAX + 1; tries++) {
       const fh = this.nextFh;
@@ -128,7 +135,8 @@ export class Handles {
    * True when this call forgot it.
    */
   forget(file: OpenFile): boolean {
-    if (file.handles !== 0 || !file.buffer.isEmpty || !file.lock.idle || this.files.get(file.ino) !== file) return false;
+    if (file.handles !== 0 || !file.buffer.isEmpty || !file.lock.idle || this.files.get(file.ino) !== file)
+      return false;
     this.files.delete(file.ino);
     return true;
   }

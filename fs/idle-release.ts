@@ -47,7 +47,9 @@ export class IdleRelease {
     assert(this.idleMs > 0, 'idle release: idle time must be positive');
   }
 
-  get parkedCount(): number { return this.parked.size; }
+  get parkedCount(): number {
+    return this.parked.size;
+  }
 
   /** buf went onto a free list: release it if nobody takes it within the idle time. */
   park(buf: Buffer): void {
@@ -65,7 +67,8 @@ export class IdleRelease {
   /** Releases every buffer parked for the idle time or longer. */
   sweep(): void {
     const now = this.now();
-    for (const [buf, at] of this.parked) { // oldest first: stop at the first one still fresh
+    for (const [buf, at] of this.parked) {
+      // oldest first: stop at the first one still fresh
       if (now - at < this.idleMs) break;
       this.parked.delete(buf);
       if (this.release(buf)) this.releasedBytes += buf.length;

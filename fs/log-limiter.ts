@@ -18,6 +18,8 @@ export class LogLimiter {
       return null;
     }
     this.keys.set(key, { sinceMs: nowMs, suppressed: 0 });
-    return k === undefined || k.suppressed === 0 ? text : `${text} (and ${k.suppressed} more like it since the last line)`;
+    return k === undefined || k.suppressed === 0
+      ? text
+      : `${text} (and ${k.suppressed} more like it since the last line)`;
   }
 }

@@ -12,21 +12,33 @@ export class LookupCounts {
 
   add(ino: number, n = 1): void {
     const now = this.counts.get(ino);
-    if (now === undefined && this.counts.size >= LOOKUP_INODES_MAX) throw posix('ENFILE', 'too many inodes known to the kernel');
+    if (now === undefined && this.counts.size >= LOOKUP_INODES_MAX)
+      throw posix('ENFILE', 'too many inodes known to the kernel');
     this.counts.set(ino, (now ?? 0) + n);
   }
 
   /** Takes n back; true when the kernel no longer knows the inode. */
   forget(ino: number, n: number): boolean {
     const left = (this.counts.get(ino) ?? 0) - n;
-    if (left > 0) { this.counts.set(ino, left); return false; }
+    if (left > 0) {
+      this.counts.set(ino, left);
+      return false;
+    }
     this.counts.delete(ino);
     return true;
   }
 
-  known(ino: number): boolean { return this.counts.has(ino); }
+  known(ino: number): boolean {
+    return this.counts.has(ino);
+  }
   /** Every inode the kernel knows now. */
-  inos(): IterableIterator<number> { return this.counts.keys(); }
-  count(ino: number): number { return this.counts.get(ino) ?? 0; }
-  get size(): number { return this.counts.size; }
+  inos(): IterableIterator<number> {
+    return this.counts.keys();
+  }
+  count(ino: number): number {
+    return this.counts.get(ino) ?? 0;
+  }
+  get size(): number {
+    return this.counts.size;
+  }
 }

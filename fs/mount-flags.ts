@@ -11,13 +11,17 @@ import { execFile } from 'node:child_process';
 /** mount(8) answers at once; a stuck one must not hold the mount's start forever. */
 const REMOUNT_TIMEOUT_MS = 10_000;
 
-export interface SetIdFlags { suid: boolean; dev: boolean }
+export interface SetIdFlags {
+  suid: boolean;
+  dev: boolean;
+}
 
 /** The flags a mount gets: as asked, else on for root and off for anyone else. */
 export function setIdDefaults(asked: Partial<SetIdFlags>, root: boolean): SetIdFlags {
   const suid = asked.suid ?? root;
   const dev = asked.dev ?? root;
-  if (!root && (suid || dev)) throw new Error(`-o ${suid ? 'suid' : 'dev'} needs root (a mount by another user is always nosuid,nodev)`);
+  if (!root && (suid || dev))
+    throw new Error(`-o ${suid ? 'suid' : 'dev'} needs root (a mount by another user is always nosuid,nodev)`);
   return { suid, dev };
 }
 
@@ -34,7 +38,10 @@ export function remountOptions(f: SetIdFlags): string {
 export function applySetIdFlags(mountpoint: string, f: SetIdFlags, log: (m: string) => void): Promise<void> {
   return new Promise((resolve) => {
     execFile('mount', ['-o', remountOptions(f), mountpoint], { timeout: REMOUNT_TIMEOUT_MS }, (err, _out, stderr) => {
-      if (err !== null) log(`${mountpoint} stays nosuid,nodev: mount -o ${remountOptions(f)} failed: ${String(stderr).trim() || err.message}`);
+      if (err !== null)
+        log(
+          `${mountpoint} stays nosuid,nodev: mount -o ${remountOptions(f)} failed: ${String(stderr).trim() || err.message}`,
+        );
       resolve();
     });
   });

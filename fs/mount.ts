@@ -73,7 +73,10 @@ const DEFAULT_BUFFER_BYTES_MIN = 64 << 20;
  * each costing a chunk rewrite.
  */
 export function defaultBufferBytes(totalMemBytes = os.totalmem()): number {
-  return Math.min(DEFAULT_BUFFER_BYTES_MAX, Math.max(DEFAULT_BUFFER_BYTES_MIN, Math.floor(totalMemBytes / 20 / (1 << 20)) << 20));
+  return Math.min(
+    DEFAULT_BUFFER_BYTES_MAX,
+    Math.max(DEFAULT_BUFFER_BYTES_MIN, Math.floor(totalMemBytes / 20 / (1 << 20)) << 20),
+  );
 }
 // Like the kernel's 5 s writeback interval: a shorter timer rewrites the chunks under scattered random
 // writes again and again (measured: random 4 KiB writes, 4 jobs, 3.4x faster than with 1 s).
@@ -85,16 +88,27 @@ export async function mountFs(store: StorePort, mountpoint: string, opts: MountO
   const core = new FsCore(store, {
     bufferBytesMax: opts.bufferBytesMax ?? defaultBufferBytes(),
     flushDelayMs: opts.flushDelayMs ?? DEFAULT_FLUSH_DELAY_MS,
-    log, debug: opts.debug, atime: opts.readOnly === true ? 'noatime' : opts.atime,
+    log,
+    debug: opts.debug,
+    atime: opts.readOnly === true ? 'noatime' : opts.atime,
   });
   if (opts.readOnly !== true) await deleteOrphans(core, log); // read-only: changes nothing (a follower's writer does it)
   const name = opts.transport ?? DEFAULT_TRANSPORT;
   if (opts.acl === true && name !== 'fuse3') throw new Error('-o acl: POSIX ACLs need the fuse3 transport');
   const { suid, dev } = setIdDefaults(opts, process.getuid?.() === 0);
   const topts: TransportOptions = {
-    allowOther: opts.allowOther ?? process.getuid?.() === 0, opTimeoutMs: opts.opTimeoutMs ?? OP_TIMEOUT_MS,
-    writebackCache: opts.writebackCache ?? false, jsDispatch: opts.dispatch !== 'threads', spinUs: opts.spinUs ?? SPIN_US_DEFAULT, log, fsname: opts.fsname ?? 'chunkfs',
-    readOnly: opts.readOnly === true, observeOp: opts.observeOp, suid, dev, posixAcl: opts.acl ?? true,
+    allowOther: opts.allowOther ?? process.getuid?.() === 0,
+    opTimeoutMs: opts.opTimeoutMs ?? OP_TIMEOUT_MS,
+    writebackCache: opts.writebackCache ?? false,
+    jsDispatch: opts.dispatch !== 'threads',
+    spinUs: opts.spinUs ?? SPIN_US_DEFAULT,
+    log,
+    fsname: opts.fsname ?? 'chunkfs',
+    readOnly: opts.readOnly === true,
+    observeOp: opts.observeOp,
+    suid,
+    dev,
+    posixAcl: opts.acl ?? true,
   };
   // Loaded on demand: each transport's native library is needed only when it is used.
   let transport: Transport;
@@ -103,7 +117,9 @@ export async function mountFs(store: StorePort, mountpoint: string, opts: MountO
   if (suid || dev) await applySetIdFlags(mountpoint, { suid, dev }, log);
   let unmounted = false;
   // A follower (DESIGN §9): the kernel drops what it caches of each inode the writer changed.
-  store.onWriterChange?.((changed) => { if (!unmounted) transport.writerChanged(changed); });
+  store.onWriterChange?.((changed) => {
+    if (!unmounted) transport.writerChanged(changed);
+  });
   return {
     core,
     transport: name,
@@ -125,12 +141,23 @@ export async function mountFs(store: StorePort, mountpoint: string, opts: MountO
 /** Files unlinked while open when the last mount ended (crash): nothing holds them now. */
 async function deleteOrphans(core: FsCore, log: (m: string) => void): Promise<void> {
   let hidden: ReturnType<FsCore['ns']['unlinkByPrefix']> = [];
-  try { hidden = core.ns.unlinkByPrefix(HIDDEN_PREFIX, HIDDEN_ENTRIES_MAX); } catch (err) { log(`hidden names: ${(err as Error).message}`); }
+  try {
+    hidden = core.ns.unlinkByPrefix(HIDDEN_PREFIX, HIDDEN_ENTRIES_MAX);
+  } catch (err) {
+    log(`hidden names: ${(err as Error).message}`);
+  }
   const unlinked = hidden.filter((e) => e.nlink === 0); // others: another name still links them
-  await deleteEach(unlinked.map((e) => e.ino), (ino) => core.store.deleteFile(ino), (i, err) => log(`hidden ${unlinked[i].name}: ${(err as Error).message}`));
+  await deleteEach(
+    unlinked.map((e) => e.ino),
+    (ino) => core.store.deleteFile(ino),
+    (i, err) => log(`hidden ${unlinked[i].name}: ${(err as Error).message}`),
+  );
   const orphans = core.ns.orphans();
-  await deleteEach(orphans, (ino) => core.store.deleteFile(ino), (i, err) => log(`orphan ${orphans[i]}: ${(err as Error).message}`));
+  await deleteEach(
+    orphans,
+    (ino) => core.store.deleteFile(ino),
+    (i, err) => log(`orphan ${orphans[i]}: ${(err as Error).message}`),
+  );
 }
-
 
 const HIDDEN_ENTRIES_MAX = 1_000_000;

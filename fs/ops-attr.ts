@@ -9,7 +9,6 @@ import { FILE_BYTES_MAX } from '../store/file-io';
 import { chmodAcl } from './acl';
 import { modeAfterChown, modeAfterWrite, modeSetBy, SET_ID_BITS } from './set-id';
 
-
 // Inodes are SQLite rows (64-bit ids): the store has no fixed inode table to report.
 const FILES_REPORTED = 2 ** 30;
 
@@ -27,7 +26,8 @@ function timeOf(t: TimeArg | undefined, now: bigint): bigint | undefined {
 async function truncateIno(core: FsCore, ino: number, sizeBytes: number): Promise<void> {
   // Past the store's limit is EFBIG, as the kernel answers past s_maxbytes (xfstests generic/525);
   // sizes beyond 2^53 arrive rounded, so this test comes before the exact-integer one.
-  if (sizeBytes > FILE_BYTES_MAX) throw posix('EFBIG', `truncate to ${sizeBytes} past the maximum file size ${FILE_BYTES_MAX}`);
+  if (sizeBytes > FILE_BYTES_MAX)
+    throw posix('EFBIG', `truncate to ${sizeBytes} past the maximum file size ${FILE_BYTES_MAX}`);
   if (sizeBytes < 0 || !Number.isSafeInteger(sizeBytes)) throw posix('EINVAL', `bad size ${sizeBytes}`);
   const a = core.ns.attr(ino);
   if (a.type === 'dir') throw posix('EISDIR', 'cannot truncate a directory');

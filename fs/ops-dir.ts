@@ -25,7 +25,12 @@ export function readdir(core: FsCore, fh: number, offset: number, countMax: numb
 }
 
 /** Entries with their attributes; an entry removed since the listing was read is left out. */
-export function readdirplus(core: FsCore, fh: number, offset: number, countMax: number): Array<{ entry: DirEntry; stat: Stat }> {
+export function readdirplus(
+  core: FsCore,
+  fh: number,
+  offset: number,
+  countMax: number,
+): Array<{ entry: DirEntry; stat: Stat }> {
   const out: Array<{ entry: DirEntry; stat: Stat }> = [];
   for (const entry of readdir(core, fh, offset, countMax)) {
     const a = core.ns.getattr(entry.ino);

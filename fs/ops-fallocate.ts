@@ -36,16 +36,31 @@ async function writeZeros(core: FsCore, fh: number, offsetBytes: number, lengthB
  * it are data or holes the file already has) against the usable free space (statfs: raw free
  * space over the default layout's overhead).
  */
-async function checkRoom(core: FsCore, ino: number, offsetBytes: number, lengthBytes: number, sizeBytes: number): Promise<void> {
+async function checkRoom(
+  core: FsCore,
+  ino: number,
+  offsetBytes: number,
+  lengthBytes: number,
+  sizeBytes: number,
+): Promise<void> {
   const newBytes = Math.max(0, offsetBytes + lengthBytes - Math.max(offsetBytes, sizeBytes));
   if (newBytes === 0) return;
   const { availBytes } = await core.store.statfs();
-  if (newBytes > availBytes) throw posix('ENOSPC', `fallocate of ${newBytes} new bytes on inode ${ino}: ${availBytes} bytes are free`);
+  if (newBytes > availBytes)
+    throw posix('ENOSPC', `fallocate of ${newBytes} new bytes on inode ${ino}: ${availBytes} bytes are free`);
 }
 
-export async function fallocate(core: FsCore, fh: number, mode: number, offsetBytes: number, lengthBytes: number): Promise<void> {
-  if (offsetBytes < 0 || lengthBytes <= 0 || !Number.isSafeInteger(offsetBytes + lengthBytes)) throw posix('EINVAL', 'bad fallocate range');
-  if (offsetBytes + lengthBytes > FILE_BYTES_MAX) throw posix('EFBIG', `fallocate past the maximum file size ${FILE_BYTES_MAX}`);
+export async function fallocate(
+  core: FsCore,
+  fh: number,
+  mode: number,
+  offsetBytes: number,
+  lengthBytes: number,
+): Promise<void> {
+  if (offsetBytes < 0 || lengthBytes <= 0 || !Number.isSafeInteger(offsetBytes + lengthBytes))
+    throw posix('EINVAL', 'bad fallocate range');
+  if (offsetBytes + lengthBytes > FILE_BYTES_MAX)
+    throw posix('EFBIG', `fallocate past the maximum file size ${FILE_BYTES_MAX}`);
   if ((mode & ~SUPPORTED) !== 0) throw posix('EOPNOTSUPP', `fallocate mode ${mode.toString(16)} is not supported`);
   const punch = (mode & FALLOC_FL_PUNCH_HOLE) !== 0;
   const zero = (mode & FALLOC_FL_ZERO_RANGE) !== 0;

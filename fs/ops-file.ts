@@ -13,7 +13,14 @@ const O_ACCMODE = 0o3;
 const O_TRUNC = 0o1000;
 
 /** A new regular file, opened: its attributes and handle. */
-export function create(core: FsCore, parent: number, name: string, mode: number, flags: number, caller: Caller): { stat: Stat; fh: number } {
+export function create(
+  core: FsCore,
+  parent: number,
+  name: string,
+  mode: number,
+  flags: number,
+  caller: Caller,
+): { stat: Stat; fh: number } {
   checkLength(name);
   const p = core.ns.attr(parent);
   const o = newOwner(p, caller);
@@ -48,18 +55,31 @@ export async function open(core: FsCore, ino: number, flags: number): Promise<nu
   return handle.fh;
 }
 
-export function read(core: FsCore, fh: number, buf: Buffer, lengthBytes: number, positionBytes: number): number | Promise<number> {
+export function read(
+  core: FsCore,
+  fh: number,
+  buf: Buffer,
+  lengthBytes: number,
+  positionBytes: number,
+): number | Promise<number> {
   const f = core.handles.fileOf(fh);
   core.atime.accessed(f.ino);
   // One pipeline: cached data answers at once (a number, no promise chain); failures fail over inside the store.
   return core.wb.readInto(f, positionBytes, buf, lengthBytes);
 }
 
-export function write(core: FsCore, fh: number, buf: Buffer, lengthBytes: number, positionBytes: number): number | Promise<number> {
+export function write(
+  core: FsCore,
+  fh: number,
+  buf: Buffer,
+  lengthBytes: number,
+  positionBytes: number,
+): number | Promise<number> {
   const f = core.handles.fileOf(fh);
   // Refused now, not at the flush: a write the store cannot hold must fail for its writer, never
   // be accepted into the buffer and lost later (xfstests generic/564 wrote near 2^63).
-  if (positionBytes + lengthBytes > FILE_BYTES_MAX) throw posix('EFBIG', `write of [${positionBytes}, +${lengthBytes}) past the maximum file size ${FILE_BYTES_MAX}`);
+  if (positionBytes + lengthBytes > FILE_BYTES_MAX)
+    throw posix('EFBIG', `write of [${positionBytes}, +${lengthBytes}) past the maximum file size ${FILE_BYTES_MAX}`);
   // The transport's buffer may die when we answer: the write-back buffer copies what it keeps.
   const waiting = core.wb.write(f, positionBytes, buf, lengthBytes);
   return waiting === undefined ? lengthBytes : waiting.then(() => lengthBytes);

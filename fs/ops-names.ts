@@ -19,7 +19,8 @@ export const HIDDEN_PREFIX = '.fuse_hidden';
 
 /** ENAMETOOLONG before anything else looks at the name (a lookup would say ENOENT). */
 export function checkLength(name: string): void {
-  if (Buffer.byteLength(name, 'utf8') > NAME_BYTES_MAX) throw posix('ENAMETOOLONG', `name longer than ${NAME_BYTES_MAX} bytes`);
+  if (Buffer.byteLength(name, 'utf8') > NAME_BYTES_MAX)
+    throw posix('ENAMETOOLONG', `name longer than ${NAME_BYTES_MAX} bytes`);
 }
 
 /** Owner of a new inode under parent: the caller, with the parent's group when it is set-group-ID. */
@@ -99,7 +100,9 @@ export function mknod(core: FsCore, parent: number, name: string, mode: number, 
   const regular = (mode & S_IFMT) === S_IFREG || (mode & S_IFMT) === 0;
   if (!regular && type === null) throw posix('EINVAL', `mknod cannot make mode ${mode.toString(8)}`);
   const h = inherit(core, parent, mode & 0o7777, caller.umask, false);
-  const a = regular ? core.ns.create(parent, name, h.mode, o.uid, o.gid) : core.ns.mknod(parent, name, type!, h.mode, rdev, o.uid, o.gid);
+  const a = regular
+    ? core.ns.create(parent, name, h.mode, o.uid, o.gid)
+    : core.ns.mknod(parent, name, type!, h.mode, rdev, o.uid, o.gid);
   applyInherited(core, a.ino, h);
   return core.stat(a);
 }
@@ -116,18 +119,33 @@ export const RENAME_EXCHANGE = 2;
 /** overlayfs' whiteouts (an upper directory on chunkfs): the old name becomes a 0/0 character device. */
 export const RENAME_WHITEOUT = 4;
 
-export async function rename(core: FsCore, parent: number, name: string, newParent: number, newName: string, flags: number, caller?: Caller): Promise<void> {
+export async function rename(
+  core: FsCore,
+  parent: number,
+  name: string,
+  newParent: number,
+  newName: string,
+  flags: number,
+  caller?: Caller,
+): Promise<void> {
   checkLength(name);
   checkLength(newName);
-  if (flags === RENAME_EXCHANGE) { core.ns.exchange(parent, name, newParent, newName); return; }
-  if ((flags & ~(RENAME_NOREPLACE | RENAME_WHITEOUT)) !== 0) throw posix('EINVAL', `rename flags ${flags} are not supported`);
+  if (flags === RENAME_EXCHANGE) {
+    core.ns.exchange(parent, name, newParent, newName);
+    return;
+  }
+  if ((flags & ~(RENAME_NOREPLACE | RENAME_WHITEOUT)) !== 0)
+    throw posix('EINVAL', `rename flags ${flags} are not supported`);
   let dst = core.ns.lookup(newParent, newName);
   if ((flags & RENAME_NOREPLACE) === 0 && dst?.type === 'file') {
     await storeBeforeReplace(core, parent, name);
     dst = core.ns.lookup(newParent, newName); // the names may have changed while it stored
   }
   const whiteout = (flags & RENAME_WHITEOUT) === 0 ? undefined : whiteoutOwner(core, parent, caller);
-  const replaced = core.ns.rename(parent, name, newParent, newName, { noReplace: (flags & RENAME_NOREPLACE) !== 0, whiteout });
+  const replaced = core.ns.rename(parent, name, newParent, newName, {
+    noReplace: (flags & RENAME_NOREPLACE) !== 0,
+    whiteout,
+  });
   if (replaced !== null && dst !== null && dst.type === 'dir') core.removedDir(dst);
   if (replaced !== null) await core.dropped(replaced.ino, replaced.nlink);
 }

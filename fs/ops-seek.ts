@@ -14,7 +14,8 @@ export function lseek(core: FsCore, fh: number, offsetBytes: number, whence: num
   if (whence !== SEEK_DATA && whence !== SEEK_HOLE) throw posix('EINVAL', `lseek whence ${whence} is the kernel's`);
   const f = core.handles.fileOf(fh);
   const what = whence === SEEK_DATA ? 'data' : 'hole';
-  if (offsetBytes < 0 || offsetBytes >= f.sizeBytes) throw posix('ENXIO', `lseek ${what} at ${offsetBytes}: at or past the end (${f.sizeBytes})`);
+  if (offsetBytes < 0 || offsetBytes >= f.sizeBytes)
+    throw posix('ENXIO', `lseek ${what} at ${offsetBytes}: at or past the end (${f.sizeBytes})`);
   if (core.store.seekData === undefined) return what === 'data' ? offsetBytes : f.sizeBytes; // no map: all data
   const at = core.store.seekData(f.ino, offsetBytes, f.sizeBytes, what, pendingRanges(f));
   if (at === null) throw posix('ENXIO', `lseek: no data at or after ${offsetBytes}`);

@@ -25,7 +25,8 @@ function fit(bytes: Buffer, sizeBytes: number, what: string): XattrReply {
 }
 
 function checkName(name: string): void {
-  if (Buffer.byteLength(name, 'utf8') > XATTR_NAME_BYTES_MAX) throw posix('ERANGE', `attribute name longer than ${XATTR_NAME_BYTES_MAX} bytes`);
+  if (Buffer.byteLength(name, 'utf8') > XATTR_NAME_BYTES_MAX)
+    throw posix('ERANGE', `attribute name longer than ${XATTR_NAME_BYTES_MAX} bytes`);
 }
 
 export function getxattr(core: FsCore, ino: number, name: string, sizeBytes: number): XattrReply {
@@ -37,7 +38,10 @@ export function getxattr(core: FsCore, ino: number, name: string, sizeBytes: num
 
 export function setxattr(core: FsCore, ino: number, name: string, value: Buffer, flags: number, caller?: Caller): void {
   checkName(name);
-  if (isAclName(name)) { setAcl(core, ino, name, value, flags, caller); return; }
+  if (isAclName(name)) {
+    setAcl(core, ino, name, value, flags, caller);
+    return;
+  }
   if (!name.startsWith(USER_PREFIX)) throw posix('EOPNOTSUPP', `${name}: only user.* attributes are supported`);
   if (value.length > XATTR_VALUE_BYTES_MAX) throw posix('E2BIG', `${name}: value too large`);
   core.ns.setxattr(ino, name, Buffer.from(value), flags);
@@ -51,7 +55,10 @@ export function listxattr(core: FsCore, ino: number, sizeBytes: number): XattrRe
 
 export function removexattr(core: FsCore, ino: number, name: string): void {
   checkName(name);
-  if (isAclName(name)) { removeAcl(core, ino, name); return; }
+  if (isAclName(name)) {
+    removeAcl(core, ino, name);
+    return;
+  }
   if (!name.startsWith(USER_PREFIX)) throw posix('EOPNOTSUPP', `${name}: only user.* attributes are supported`);
   core.ns.removexattr(ino, name);
 }

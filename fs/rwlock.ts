@@ -12,7 +12,11 @@ export class RwLock {
 
   async shared<T>(fn: () => Promise<T>): Promise<T> {
     await this.acquire(false);
-    try { return await fn(); } finally { this.release(false); }
+    try {
+      return await fn();
+    } finally {
+      this.release(false);
+    }
   }
 
   /**
@@ -29,7 +33,11 @@ export class RwLock {
 
   async exclusive<T>(fn: () => Promise<T>): Promise<T> {
     await this.acquire(true);
-    try { return await fn(); } finally { this.release(true); }
+    try {
+      return await fn();
+    } finally {
+      this.release(true);
+    }
   }
 
   get idle(): boolean {

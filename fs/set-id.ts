@@ -30,8 +30,17 @@ export function modeAfterChown(mode: number): number {
 function groupsOf(pid: number): number[] {
   if (!(pid > 0)) return [];
   try {
-    const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('Groups:'));
-    return line === undefined ? [] : line.slice('Groups:'.length).trim().split(/\s+/).filter((s) => s !== '').map(Number);
+    const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('Groups:'));
+    return line === undefined
+      ? []
+      : line
+          .slice('Groups:'.length)
+          .trim()
+          .split(/\s+/)
+          .filter((s) => s !== '')
+          .map(Number);
   } catch {
     return []; // exited meanwhile: treated as outside the group (the bit goes, the safe side)
   }

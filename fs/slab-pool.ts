@@ -17,7 +17,10 @@ export class Slab {
   usedBytes = 0;
   liveBytes = 0;
   sealed = false;
-  constructor(readonly buf: Buffer, private readonly pool: SlabPool) {}
+  constructor(
+    readonly buf: Buffer,
+    private readonly pool: SlabPool,
+  ) {}
 
   /** Bytes of pieces of this slab that are no longer needed (flushed, overwritten, truncated). */
   release(bytes: number): void {
@@ -27,7 +30,10 @@ export class Slab {
   }
 }
 
-export interface Piece { data: Buffer; slab: Slab | null }
+export interface Piece {
+  data: Buffer;
+  slab: Slab | null;
+}
 
 export class SlabPool {
   private current: Slab | null = null;
@@ -37,15 +43,21 @@ export class SlabPool {
 
   /** onEmptied: a held slab was emptied (its memory is free for new pieces: writers waiting for memory may go on). */
   constructor(
-    readonly slabBytes = SLAB_BYTES_DEFAULT, private readonly freeSlabsMax = FREE_SLABS_MAX_DEFAULT, private readonly onEmptied?: () => void,
+    readonly slabBytes = SLAB_BYTES_DEFAULT,
+    private readonly freeSlabsMax = FREE_SLABS_MAX_DEFAULT,
+    private readonly onEmptied?: () => void,
     readonly idle = new IdleRelease(),
   ) {
     assert(slabBytes > 0 && freeSlabsMax >= 0, 'slab pool: bad sizes');
   }
 
   /** Memory pinned by live pieces, in bytes (at least the live bytes; more when slabs are fragmented). */
-  get heldBytes(): number { return this.heldCount * this.slabBytes; }
-  get freeCount(): number { return this.free.length; }
+  get heldBytes(): number {
+    return this.heldCount * this.slabBytes;
+  }
+  get freeCount(): number {
+    return this.free.length;
+  }
 
   /** A copy of src[0, lengthBytes) in pooled memory (a plain Buffer when larger than a slab). */
   copy(src: Buffer, lengthBytes: number): Piece {
@@ -69,7 +81,8 @@ export class SlabPool {
    * its bytes, not a new piece. Null otherwise (the caller copies a new piece).
    */
   extend(data: Buffer, slab: Slab | null | undefined, src: Buffer, lengthBytes: number): Buffer | null {
-    if (slab === null || slab === undefined || slab !== this.current || slab.usedBytes + lengthBytes > this.slabBytes) return null;
+    if (slab === null || slab === undefined || slab !== this.current || slab.usedBytes + lengthBytes > this.slabBytes)
+      return null;
     const start = data.byteOffset - slab.buf.byteOffset;
     if (data.buffer !== slab.buf.buffer || start + data.length !== slab.usedBytes) return null;
     src.copy(slab.buf, slab.usedBytes, 0, lengthBytes);

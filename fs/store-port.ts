@@ -22,10 +22,19 @@ export interface NamespacePort {
   unlink(parentIno: number, name: string): { ino: number; nlink: number };
   rmdir(parentIno: number, name: string): void;
   /** The replaced inode (its nlink now), or null when nothing was replaced. */
-  rename(oldParent: number, oldName: string, newParent: number, newName: string, flags?: { noReplace?: boolean; whiteout?: { uid: number; gid: number } }): { ino: number; nlink: number } | null;
+  rename(
+    oldParent: number,
+    oldName: string,
+    newParent: number,
+    newName: string,
+    flags?: { noReplace?: boolean; whiteout?: { uid: number; gid: number } },
+  ): { ino: number; nlink: number } | null;
   exchange(oldParent: number, oldName: string, newParent: number, newName: string): void;
   readdir(ino: number): Array<{ name: string; ino: number; type: InodeType }>;
-  setattr(ino: number, v: { mode?: number; uid?: number; gid?: number; atimeNs?: bigint; mtimeNs?: bigint; ctimeNs?: bigint }): Attr;
+  setattr(
+    ino: number,
+    v: { mode?: number; uid?: number; gid?: number; atimeNs?: bigint; mtimeNs?: bigint; ctimeNs?: bigint },
+  ): Attr;
   /** Access times of many inodes in one transaction (fs/atime.ts). */
   setAtimes(times: Array<[number, bigint]>): void;
   unlinkByPrefix(prefix: string, countMax: number): Array<{ parent: number; name: string; ino: number; nlink: number }>;
@@ -38,7 +47,11 @@ export interface NamespacePort {
   removexattr(ino: number, name: string): void;
 }
 
-export interface StatfsBytes { totalBytes: number; freeBytes: number; availBytes: number }
+export interface StatfsBytes {
+  totalBytes: number;
+  freeBytes: number;
+  availBytes: number;
+}
 
 export interface StorePort {
   readonly ns: NamespacePort;
@@ -64,7 +77,13 @@ export interface StorePort {
    * is cached (no promise), else a promise; errors always reject. sizeBytes: read up to this size
    * instead of the committed one (the mount's, which covers chunks it stored past the committed size).
    */
-  readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset?: number, sizeBytes?: number): number | Promise<number>;
+  readInto(
+    ino: number,
+    offsetBytes: number,
+    target: Buffer,
+    targetOffset?: number,
+    sizeBytes?: number,
+  ): number | Promise<number>;
   /**
    * The shards are durable when it resolves; the metadata commit is not flushed (see sync).
    * sizeBytes: the size to commit with it, no further than the first byte still held only in memory
@@ -81,7 +100,11 @@ export interface StorePort {
   commitStored(ino: number): Promise<void>;
   truncate(ino: number, sizeBytes: number): Promise<void>;
   /** Whole chunks in the range become holes (their space freed); resolves to the partly covered parts. */
-  punchHole(ino: number, offsetBytes: number, lengthBytes: number): Promise<Array<{ offsetBytes: number; lengthBytes: number }>>;
+  punchHole(
+    ino: number,
+    offsetBytes: number,
+    lengthBytes: number,
+  ): Promise<Array<{ offsetBytes: number; lengthBytes: number }>>;
   /** fallocate (mode 0, KEEP_SIZE): the range is the file's (st_blocks, SEEK_DATA), reading zeros; absent: nothing is kept. */
   preallocate?(ino: number, offsetBytes: number, lengthBytes: number): void;
   /** PUNCH_HOLE, ZERO_RANGE: whole chunks inside the range are allocated no more. */
@@ -93,7 +116,13 @@ export interface StorePort {
    */
   allocatedBytes?(ino: number, pending?: readonly PendingRange[], sizeBytes?: number): number;
   /** SEEK_DATA / SEEK_HOLE over what is stored and pending (null: ENXIO); absent: the whole file is data. */
-  seekData?(ino: number, offsetBytes: number, sizeBytes: number, what: 'data' | 'hole', pending?: readonly PendingRange[]): number | null;
+  seekData?(
+    ino: number,
+    offsetBytes: number,
+    sizeBytes: number,
+    what: 'data' | 'hole',
+    pending?: readonly PendingRange[],
+  ): number | null;
   /** Chunk c's logical length now (0: a hole); absent: chunks reach the file's size. */
   chunkLengthBytes?(ino: number, chunkIndex: number): number;
   /** Delete the data of an nlink-0 inode (from the orphan list). */

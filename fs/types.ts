@@ -3,21 +3,31 @@
 // library type appears here; each transport converts to its own.
 
 /** The process a request comes from (every transport passes it; new inodes belong to it). */
-export interface Caller { uid: number; gid: number; pid: number; umask: number }
+export interface Caller {
+  uid: number;
+  gid: number;
+  pid: number;
+  umask: number;
+}
 
 /** stat(2) of an inode, with the write-back buffer's size and mtime laid over the database row. */
 export interface Stat {
   ino: number;
   /** Differs between inodes that reuse one number (SQLite reuses the highest deleted rowid). */
   generation: number;
-  mode: number; nlink: number; uid: number; gid: number;
+  mode: number;
+  nlink: number;
+  uid: number;
+  gid: number;
   /** Device number of a character or block device node (0 otherwise), as the kernel encodes it. */
   rdev: number;
   sizeBytes: number;
   /** 512-byte units, as st_blocks. */
   blocks: number;
   blksizeBytes: number;
-  atimeNs: bigint; mtimeNs: bigint; ctimeNs: bigint;
+  atimeNs: bigint;
+  mtimeNs: bigint;
+  ctimeNs: bigint;
 }
 
 /** A time to set: nanoseconds since the epoch, or the current time (UTIME_NOW). */
@@ -41,10 +51,18 @@ export interface AttrChanges {
 
 /** statfs(2) in bytes and counts; each transport picks its block size. */
 export interface FsCounts {
-  totalBytes: number; freeBytes: number; availBytes: number;
-  files: number; filesFree: number;
+  totalBytes: number;
+  freeBytes: number;
+  availBytes: number;
+  files: number;
+  filesFree: number;
   nameBytesMax: number;
 }
 
 /** One directory entry of a listing; offset is where the entry after it starts (readdir cookie). */
-export interface DirEntry { name: string; ino: number; mode: number; offset: number }
+export interface DirEntry {
+  name: string;
+  ino: number;
+  mode: number;
+  offset: number;
+}

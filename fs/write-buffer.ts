@@ -82,7 +82,11 @@ export function coalesce(runs: Run[], batchBytesMax: number): Run[] {
   const out: Run[] = [];
   let cur: Run | null = null;
   for (const r of runs) {
-    if (cur !== null && cur.offsetBytes + cur.lengthBytes === r.offsetBytes && cur.lengthBytes + r.lengthBytes <= batchBytesMax) {
+    if (
+      cur !== null &&
+      cur.offsetBytes + cur.lengthBytes === r.offsetBytes &&
+      cur.lengthBytes + r.lengthBytes <= batchBytesMax
+    ) {
       cur.parts.push(...r.parts);
       cur.lengthBytes += r.lengthBytes;
     } else {
@@ -131,27 +135,41 @@ export class WriteBack {
   private closeTimer: NodeJS.Timeout | null = null;
   private readonly lateErrors = new Map<number, Error>();
 
-  constructor(private readonly store: StorePort, readonly opts: WriteBackOptions) {
+  constructor(
+    private readonly store: StorePort,
+    readonly opts: WriteBackOptions,
+  ) {
     const slabBytes = slabBytesFor(opts.bufferBytesMax);
     // Every slab stays in the pool once made (at most the bound's worth): one dropped would stay
     // resident until the garbage collector next ran.
-    this.slabs = new SlabPool(slabBytes, Math.ceil(opts.bufferBytesMax / slabBytes) + 1, () => this.wakeMemoryWaiters());
+    this.slabs = new SlabPool(slabBytes, Math.ceil(opts.bufferBytesMax / slabBytes) + 1, () =>
+      this.wakeMemoryWaiters(),
+    );
     // Lanes take at most 1/LANES_SHARE_DIVISOR of the bound: fewer chunks per window under a small
     // bound (at least one: a merge needs a whole chunk, even past a tiny -o buffer_mb).
     const lanesShareBytes = Math.floor(opts.bufferBytesMax / LANES_SHARE_DIVISOR);
     this.windowChunks = Math.max(1, Math.min(BATCH_CHUNKS_MAX, Math.floor(lanesShareBytes / opts.chunkSizeBytes)));
     const laneBytes = opts.chunkSizeBytes * this.windowChunks;
-    this.lanes = new FlushLanes(laneBytes, Math.max(1, Math.min(FLUSH_LANES_MAX, Math.floor(lanesShareBytes / laneBytes))));
+    this.lanes = new FlushLanes(
+      laneBytes,
+      Math.max(1, Math.min(FLUSH_LANES_MAX, Math.floor(lanesShareBytes / laneBytes))),
+    );
     this.lanesCountedMaxBytes = Math.min(lanesShareBytes, this.lanes.lanesMax * laneBytes);
     this.streamAboveBytes = Math.floor((opts.bufferBytesMax - this.lanesCountedMaxBytes) * STREAM_FULL_CHUNKS_FRACTION);
   }
 
-  get bufferedBytes(): number { return this.totalBytes; }
+  get bufferedBytes(): number {
+    return this.totalBytes;
+  }
   /**
    * Memory the buffer holds, counted against its bound: its bytes (or more when slabs are pinned by
    * a few live pieces; bytes being stored keep their slabs until stored) and the flush lanes.
    */
-  get heldBytes(): number { return Math.max(this.totalBytes, this.slabs.heldBytes) + Math.min(this.lanes.allocatedBytes, this.lanesCountedMaxBytes); }
+  get heldBytes(): number {
+    return (
+      Math.max(this.totalBytes, this.slabs.heldBytes) + Math.min(this.lanes.allocatedBytes, this.lanesCountedMaxBytes)
+    );
+  }
 
   /**
    * Buffer a write. src is the binding's buffer, valid until the caller answers: its bytes are
@@ -160,13 +178,23 @@ export class WriteBack {
    * accepted, not durable. No promise per write on the common path: it is the mount's hottest call.
    */
   write(file: OpenFile, offsetBytes: number, src: Buffer, lengthBytes: number): Promise<void> | undefined {
-    if (this.heldBytes + lengthBytes > this.opts.bufferBytesMax) return this.writeUnderPressure(file, offsetBytes, src, lengthBytes);
+    if (this.heldBytes + lengthBytes > this.opts.bufferBytesMax)
+      return this.writeUnderPressure(file, offsetBytes, src, lengthBytes);
     this.accept(file, offsetBytes, src, lengthBytes);
     return undefined;
   }
 
-  private async writeUnderPressure(file: OpenFile, offsetBytes: number, src: Buffer, lengthBytes: number): Promise<void> {
-    for (let round = 0; this.heldBytes + lengthBytes > this.opts.bufferBytesMax && round < PRESSURE_ROUNDS_MAX; round++) {
+  private async writeUnderPressure(
+    file: OpenFile,
+    offsetBytes: number,
+    src: Buffer,
+    lengthBytes: number,
+  ): Promise<void> {
+    for (
+      let round = 0;
+      this.heldBytes + lengthBytes > this.opts.bufferBytesMax && round < PRESSURE_ROUNDS_MAX;
+      round++
+    ) {
       await this.waitForMemory();
     }
     this.accept(file, offsetBytes, src, lengthBytes);
@@ -185,7 +213,10 @@ export class WriteBack {
     file.mtimeSetNs = null; // a write after utimens: the flush's "now" is right again
     this.queueFullChunks(file, offsetBytes, lengthBytes);
     if (file.timer === null) {
-      file.timer = setTimeout(() => { file.timer = null; this.background(file, () => this.flush(file)); }, this.opts.flushDelayMs);
+      file.timer = setTimeout(() => {
+        file.timer = null;
+        this.background(file, () => this.flush(file));
+      }, this.opts.flushDelayMs);
       file.timer.unref();
     }
   }
@@ -220,10 +251,16 @@ export class WriteBack {
   }
 
   /** readInto's work under the file's shared lock (or with the lock idle and no promise taken). */
-  private readLocked(file: OpenFile, offsetBytes: number, target: Buffer, lengthBytes: number): number | Promise<number> {
+  private readLocked(
+    file: OpenFile,
+    offsetBytes: number,
+    target: Buffer,
+    lengthBytes: number,
+  ): number | Promise<number> {
     // A follower buffers nothing, and its size at open may be the writer's old one: the store's
     // read stops at the size committed now, and a short read is the end of the file (no zeros).
-    if (this.store.followsWriter === true) return this.store.readInto(file.ino, offsetBytes, target.subarray(0, Math.min(lengthBytes, target.length)));
+    if (this.store.followsWriter === true)
+      return this.store.readInto(file.ino, offsetBytes, target.subarray(0, Math.min(lengthBytes, target.length)));
     const n = Math.max(0, Math.min(lengthBytes, target.length, file.sizeBytes - offsetBytes));
     if (n === 0) return 0;
     const out = target.subarray(0, n);
@@ -272,7 +309,9 @@ export class WriteBack {
     this.closed.add(file);
     if (this.closedBatch === null) {
       let resolve!: () => void;
-      const promise = new Promise<void>((r) => { resolve = r; });
+      const promise = new Promise<void>((r) => {
+        resolve = r;
+      });
       this.closedBatch = { promise, resolve };
     }
     this.scheduleClosed();
@@ -281,7 +320,10 @@ export class WriteBack {
   /** One close batch at a time, CLOSE_BATCH_DELAY_MS after the first file of the next one closed. */
   private scheduleClosed(): void {
     if (this.closeTimer !== null || this.closedInFlight > 0 || this.closed.size === 0) return;
-    this.closeTimer = setTimeout(() => { this.closeTimer = null; void this.flushClosed(); }, CLOSE_BATCH_DELAY_MS);
+    this.closeTimer = setTimeout(() => {
+      this.closeTimer = null;
+      void this.flushClosed();
+    }, CLOSE_BATCH_DELAY_MS);
     this.closeTimer.unref();
   }
 
@@ -400,7 +442,10 @@ export class WriteBack {
 
   private async storeExtents(file: OpenFile, extents: Extent[]): Promise<void> {
     const mtimeBefore = file.mtimeNs;
-    if (file.timer !== null && file.buffer.isEmpty) { clearTimeout(file.timer); file.timer = null; }
+    if (file.timer !== null && file.buffer.isEmpty) {
+      clearTimeout(file.timer);
+      file.timer = null;
+    }
     let bytes = 0;
     for (const e of extents) bytes += e.data.length;
     this.totalBytes -= bytes;
@@ -430,7 +475,13 @@ export class WriteBack {
    * lane when a window needs one): adjacent pieces go to the store in one call, which writes their chunks concurrently.
    * progress.released: how many of the (offset-ordered) extents were released after their window.
    */
-  private async storeWindows(file: OpenFile, extents: Extent[], runs: Run[], times: CommitTimes | undefined, progress: { released: number }): Promise<void> {
+  private async storeWindows(
+    file: OpenFile,
+    extents: Extent[],
+    runs: Run[],
+    times: CommitTimes | undefined,
+    progress: { released: number },
+  ): Promise<void> {
     const unstored = new UnstoredRuns(runs);
     for (let i = 0, windows = 0; i < runs.length && windows < WINDOWS_MAX; windows++) {
       const j = this.windowEnd(runs, i);
@@ -449,7 +500,10 @@ export class WriteBack {
       // The extents wholly in this window are stored: their slab memory is free for writers now,
       // not when the whole flush ends (a 128 MiB flush held its writers for all of it).
       const windowEndBytes = runs[j - 1].offsetBytes + runs[j - 1].lengthBytes;
-      while (progress.released < extents.length && extents[progress.released].offsetBytes + extents[progress.released].data.length <= windowEndBytes) {
+      while (
+        progress.released < extents.length &&
+        extents[progress.released].offsetBytes + extents[progress.released].data.length <= windowEndBytes
+      ) {
         extents[progress.released].slab?.release(extents[progress.released].data.length);
         progress.released++;
       }
@@ -477,7 +531,13 @@ export class WriteBack {
    * reused per 32 MiB). A part merged there already (mergeScattered) is in its place and not copied.
    * Reuse is safe because the store keeps no reference to the data once write() settles.
    */
-  private async writeBatch(file: OpenFile, batch: Run, sizeBytes: number, times: CommitTimes | undefined, window: LaneWindow): Promise<void> {
+  private async writeBatch(
+    file: OpenFile,
+    batch: Run,
+    sizeBytes: number,
+    times: CommitTimes | undefined,
+    window: LaneWindow,
+  ): Promise<void> {
     const capBytes = this.opts.chunkSizeBytes * this.windowChunks;
     if (batch.parts.length === 1 || batch.lengthBytes > capBytes || batch.lengthBytes <= STAGING_MIN_BYTES) {
       await this.store.write(file.ino, batch.offsetBytes, runBytes(batch), sizeBytes, times);
@@ -504,7 +564,7 @@ export class WriteBack {
     const cs = this.opts.chunkSizeBytes;
     const runs = window.runs;
     const out: Run[] = [];
-    for (let i = 0; i < runs.length;) {
+    for (let i = 0; i < runs.length; ) {
       const chunk = Math.floor(runs[i].offsetBytes / cs);
       let j = i;
       while (j < runs.length && Math.floor(runs[j].offsetBytes / cs) === chunk) j++;
@@ -518,7 +578,10 @@ export class WriteBack {
         view.fill(0, got); // past the stored end: zeros (a hole the buffer extends over)
         for (let k = i; k < j; k++) {
           let at = runs[k].offsetBytes - start;
-          for (const part of runs[k].parts) { part.copy(view, at); at += part.length; }
+          for (const part of runs[k].parts) {
+            part.copy(view, at);
+            at += part.length;
+          }
         }
         out.push({ offsetBytes: start, lengthBytes, parts: [view] });
       }
@@ -556,7 +619,6 @@ export class WriteBack {
     return j;
   }
 
-
   /**
    * A write that completed a chunk queues it for a whole-chunk write once the buffered bytes pass
    * streamAboveBytes; one background task per file takes every chunk completed by then, so a fast sequential writer
@@ -572,14 +634,16 @@ export class WriteBack {
     // rewrites there (like the kernel's background writeback threshold); above it they stream out.
     if (file.fullChunks.size === 0 || file.fullFlushScheduled || this.totalBytes <= this.streamAboveBytes) return;
     file.fullFlushScheduled = true;
-    this.background(file, () => file.lock.exclusive(() => {
-      file.fullFlushScheduled = false;
-      const chunks = [...file.fullChunks].sort((a, b) => a - b);
-      file.fullChunks.clear();
-      const extents: Extent[] = [];
-      for (const c of chunks) extents.push(...file.buffer.take(c * cs, (c + 1) * cs));
-      return this.flushLocked(file, extents);
-    }));
+    this.background(file, () =>
+      file.lock.exclusive(() => {
+        file.fullFlushScheduled = false;
+        const chunks = [...file.fullChunks].sort((a, b) => a - b);
+        file.fullChunks.clear();
+        const extents: Extent[] = [];
+        for (const c of chunks) extents.push(...file.buffer.take(c * cs, (c + 1) * cs));
+        return this.flushLocked(file, extents);
+      }),
+    );
   }
 
   /**
@@ -630,13 +694,19 @@ export class WriteBack {
     return best !== undefined && best.buffer.bytes > 0 ? best : undefined;
   }
 
-  private files(): OpenFile[] { return [...this.dirty]; }
+  private files(): OpenFile[] {
+    return [...this.dirty];
+  }
 
   /** Flush every file (unmount, statfs-consistent shutdown); one failure does not skip the others. */
   async flushAll(): Promise<void> {
     let first: unknown = null;
     for (const f of this.files()) {
-      try { await this.flush(f); } catch (err) { first ??= err; }
+      try {
+        await this.flush(f);
+      } catch (err) {
+        first ??= err;
+      }
     }
     if (first !== null) throw first;
   }
@@ -658,7 +728,11 @@ export class WriteBack {
   }
 
   private async flushQuietly(file: OpenFile): Promise<void> {
-    try { await file.lock.exclusive(() => this.flushLocked(file, this.takeAll(file))); } catch (err) { this.fail(file, err); }
+    try {
+      await file.lock.exclusive(() => this.flushLocked(file, this.takeAll(file)));
+    } catch (err) {
+      this.fail(file, err);
+    }
   }
 
   private background(file: OpenFile, fn: () => Promise<void>): void {
@@ -699,7 +773,11 @@ export class LaneWindow {
   private readonly slots = new Map<number, number>();
   private lane: FlushLane | null = null;
   private acquiring: Promise<FlushLane> | null = null;
-  constructor(private readonly lanes: FlushLanes, readonly runs: Run[], private readonly chunkSizeBytes: number) {
+  constructor(
+    private readonly lanes: FlushLanes,
+    readonly runs: Run[],
+    private readonly chunkSizeBytes: number,
+  ) {
     for (const r of runs) {
       const c = Math.floor(r.offsetBytes / chunkSizeBytes);
       if (!this.slots.has(c)) this.slots.set(c, this.slots.size);
@@ -745,7 +823,12 @@ export class UnstoredRuns {
   /** The first byte at or after fromBytes of the runs starting at or after storedEndBytes (Infinity: none). */
   firstAtOrAfter(fromBytes: number, storedEndBytes: number): number {
     const runs = this.runs;
-    while (this.next < runs.length && (runs[this.next].offsetBytes < storedEndBytes || runs[this.next].offsetBytes + runs[this.next].lengthBytes <= fromBytes)) this.next++;
+    while (
+      this.next < runs.length &&
+      (runs[this.next].offsetBytes < storedEndBytes ||
+        runs[this.next].offsetBytes + runs[this.next].lengthBytes <= fromBytes)
+    )
+      this.next++;
     return this.next < runs.length ? Math.max(runs[this.next].offsetBytes, fromBytes) : Infinity;
   }
 }

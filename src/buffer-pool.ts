@@ -8,7 +8,10 @@ export class BufferPool {
   private readonly free: Buffer[] = [];
 
   /** keptMax: buffers kept between uses, as many as usually are in use at once. */
-  constructor(readonly bufferBytes: number, readonly keptMax: number) {
+  constructor(
+    readonly bufferBytes: number,
+    readonly keptMax: number,
+  ) {
     assert(bufferBytes > 0 && keptMax > 0, `buffer pool: ${keptMax} buffers of ${bufferBytes} bytes`);
   }
 

@@ -25,16 +25,25 @@ export class DecryptError extends FormatError {
   readonly segment: number | undefined;
   constructor(site: ErrorSite, segment?: number) {
     const where = segment === undefined ? '' : ` in segment ${segment}`;
-    super('aes256gcm', `authentication tag mismatch${where}: wrong store key, or the stored payload was altered after it was hashed`, site);
+    super(
+      'aes256gcm',
+      `authentication tag mismatch${where}: wrong store key, or the stored payload was altered after it was hashed`,
+      site,
+    );
     this.segment = segment;
   }
 }
 
-export interface ChunkIdentity { fileId: bigint; chunkIndex: bigint; version: bigint }
+export interface ChunkIdentity {
+  fileId: bigint;
+  chunkIndex: bigint;
+  version: bigint;
+}
 
 /** The data key of one chunk version (HKDF-SHA256, see the header comment). */
 export function deriveDataKey(storeKey: Uint8Array, id: ChunkIdentity): Buffer {
-  if (storeKey.length !== STORE_KEY_BYTES) throw new FormatError('store key', `must be ${STORE_KEY_BYTES} bytes, got ${storeKey.length}`);
+  if (storeKey.length !== STORE_KEY_BYTES)
+    throw new FormatError('store key', `must be ${STORE_KEY_BYTES} bytes, got ${storeKey.length}`);
   const info = Buffer.alloc(24);
   info.writeBigUInt64LE(id.fileId, 0);
   info.writeBigUInt64LE(id.chunkIndex, 8);
@@ -43,7 +52,11 @@ export function deriveDataKey(storeKey: Uint8Array, id: ChunkIdentity): Buffer {
 }
 
 /** nonce || ciphertext || tag. */
-export function seal(dataKey: Uint8Array, plain: Uint8Array, nonce: Uint8Array = crypto.randomBytes(NONCE_BYTES)): Buffer {
+export function seal(
+  dataKey: Uint8Array,
+  plain: Uint8Array,
+  nonce: Uint8Array = crypto.randomBytes(NONCE_BYTES),
+): Buffer {
   const c = crypto.createCipheriv('aes-256-gcm', dataKey, nonce);
   const out = Buffer.allocUnsafe(NONCE_BYTES + plain.length + TAG_BYTES);
   out.set(nonce, 0);
@@ -69,13 +82,24 @@ export function open(dataKey: Uint8Array, stored: Uint8Array, site: ErrorSite = 
  */
 export function openInto(dataKey: Uint8Array, stored: Uint8Array, target: Uint8Array, site: ErrorSite = {}): void {
   const body = bodyOf(stored, target, site);
-  if (!nativeOpenMessage(dataKey, stored.subarray(0, NONCE_BYTES), body, stored.subarray(stored.length - TAG_BYTES), target)) throw new DecryptError(site);
+  if (
+    !nativeOpenMessage(
+      dataKey,
+      stored.subarray(0, NONCE_BYTES),
+      body,
+      stored.subarray(stored.length - TAG_BYTES),
+      target,
+    )
+  )
+    throw new DecryptError(site);
 }
 
 function bodyOf(stored: Uint8Array, target: Uint8Array, site: ErrorSite): Uint8Array {
-  if (stored.length < CIPHER_OVERHEAD_BYTES) throw new FormatError('aes256gcm', `payload of ${stored.length} bytes is shorter than nonce + tag`, site);
+  if (stored.length < CIPHER_OVERHEAD_BYTES)
+    throw new FormatError('aes256gcm', `payload of ${stored.length} bytes is shorter than nonce + tag`, site);
   const body = stored.subarray(NONCE_BYTES, stored.length - TAG_BYTES);
-  if (target.length !== body.length) throw new FormatError('aes256gcm', `plaintext of ${body.length} bytes into a buffer of ${target.length}`, site);
+  if (target.length !== body.length)
+    throw new FormatError('aes256gcm', `plaintext of ${body.length} bytes into a buffer of ${target.length}`, site);
   return body;
 }
 
@@ -92,7 +116,10 @@ export function openIntoNode(dataKey: Uint8Array, stored: Uint8Array, target: Ui
   const out = Buffer.from(target.buffer, target.byteOffset, target.byteLength);
   for (let at = 0; at < body.length; at += CIPHER_SLICE_BYTES) {
     const piece = d.update(body.subarray(at, Math.min(body.length, at + CIPHER_SLICE_BYTES)));
-    assert(piece.length === Math.min(CIPHER_SLICE_BYTES, body.length - at), 'GCM is a stream cipher: each slice out as long as in');
+    assert(
+      piece.length === Math.min(CIPHER_SLICE_BYTES, body.length - at),
+      'GCM is a stream cipher: each slice out as long as in',
+    );
     piece.copy(out, at);
   }
   try {

@@ -57,7 +57,11 @@ export function parseSegmentHeader(header: Uint8Array, storedLenBytes: number, s
   const b = Buffer.from(header.buffer, header.byteOffset, SEG_HEADER_BYTES);
   const segmentBytes = b.readUInt32LE(SEG_MAGIC.length);
   if (segmentBytes < SEGMENT_BYTES_MIN || segmentBytes > SEGMENT_BYTES_MAX || segmentBytes % 4096 !== 0) {
-    throw new FormatError('aes256gcm', `segment_bytes ${segmentBytes} is not a multiple of 4096 in [${SEGMENT_BYTES_MIN}, ${SEGMENT_BYTES_MAX}]`, site);
+    throw new FormatError(
+      'aes256gcm',
+      `segment_bytes ${segmentBytes} is not a multiple of 4096 in [${SEGMENT_BYTES_MIN}, ${SEGMENT_BYTES_MAX}]`,
+      site,
+    );
   }
   const body = storedLenBytes - SEG_HEADER_BYTES;
   const segmentCount = Math.max(1, Math.ceil(body / (segmentBytes + TAG_BYTES)));
@@ -100,7 +104,10 @@ function writeHeader(out: Buffer, plainLenBytes: number, nonceBase: Uint8Array, 
   out.writeUInt32LE(segmentBytes, SEG_MAGIC.length);
   out.set(nonceBase, SEG_MAGIC.length + 4);
   const l = parseSegmentHeader(out, out.length);
-  assert(l.plainLenBytes === plainLenBytes && l.segmentBytes === segmentBytes, 'v2 header describes the payload it heads');
+  assert(
+    l.plainLenBytes === plainLenBytes && l.segmentBytes === segmentBytes,
+    'v2 header describes the payload it heads',
+  );
   return l;
 }
 
@@ -108,14 +115,25 @@ function writeHeader(out: Buffer, plainLenBytes: number, nonceBase: Uint8Array, 
  * header || segments: each segment of plain sealed on its own (see the header comment), by the
  * native binding in one call (src/gcm-native.ts); sealSegmentedNode is the reference.
  */
-export function sealSegmented(dataKey: Uint8Array, plain: Uint8Array, nonceBase: Uint8Array = crypto.randomBytes(NONCE_BYTES), segmentBytes = SEGMENT_BYTES): Buffer {
+export function sealSegmented(
+  dataKey: Uint8Array,
+  plain: Uint8Array,
+  nonceBase: Uint8Array = crypto.randomBytes(NONCE_BYTES),
+  segmentBytes = SEGMENT_BYTES,
+): Buffer {
   const out = Buffer.allocUnsafe(segmentedLen(plain.length, segmentBytes));
   sealSegmentedInto(dataKey, plain, out, nonceBase, segmentBytes);
   return out;
 }
 
 /** sealSegmented into out, exactly segmentedLen(plain.length) bytes (a buffer the caller reuses). */
-export function sealSegmentedInto(dataKey: Uint8Array, plain: Uint8Array, out: Uint8Array, nonceBase: Uint8Array = crypto.randomBytes(NONCE_BYTES), segmentBytes = SEGMENT_BYTES): void {
+export function sealSegmentedInto(
+  dataKey: Uint8Array,
+  plain: Uint8Array,
+  out: Uint8Array,
+  nonceBase: Uint8Array = crypto.randomBytes(NONCE_BYTES),
+  segmentBytes = SEGMENT_BYTES,
+): void {
   assert(out.length === segmentedLen(plain.length, segmentBytes), 'v2 payload buffer is the sealed length');
   const b = Buffer.from(out.buffer, out.byteOffset, out.byteLength);
   const l = writeHeader(b, plain.length, nonceBase, segmentBytes);
@@ -123,7 +141,12 @@ export function sealSegmentedInto(dataKey: Uint8Array, plain: Uint8Array, out: U
 }
 
 /** sealSegmented with Node's crypto (the reference the native path is tested against). */
-export function sealSegmentedNode(dataKey: Uint8Array, plain: Uint8Array, nonceBase: Uint8Array = crypto.randomBytes(NONCE_BYTES), segmentBytes = SEGMENT_BYTES): Buffer {
+export function sealSegmentedNode(
+  dataKey: Uint8Array,
+  plain: Uint8Array,
+  nonceBase: Uint8Array = crypto.randomBytes(NONCE_BYTES),
+  segmentBytes = SEGMENT_BYTES,
+): Buffer {
   const out = Buffer.allocUnsafe(segmentedLen(plain.length, segmentBytes));
   const l = writeHeader(out, plain.length, nonceBase, segmentBytes);
   for (let i = 0; i < l.segmentCount; i++) {
@@ -142,11 +165,20 @@ export function sealSegmentedNode(dataKey: Uint8Array, plain: Uint8Array, nonceB
 }
 
 /** The stored and plaintext byte counts of segments [first, last] match the buffers given. */
-function checkSegments(l: SegmentLayout, first: number, last: number, segments: Uint8Array, target: Uint8Array, site: ErrorSite): void {
+function checkSegments(
+  l: SegmentLayout,
+  first: number,
+  last: number,
+  segments: Uint8Array,
+  target: Uint8Array,
+  site: ErrorSite,
+): void {
   assert(first >= 0 && first <= last && last < l.segmentCount, 'segments inside the payload');
   const plainBytes = segmentPlainRange(l, last)[1] - segmentPlainRange(l, first)[0];
-  if (segments.length !== plainBytes + (last - first + 1) * TAG_BYTES) throw new FormatError('aes256gcm', `${segments.length} stored bytes for segments ${first}..${last}`, site);
-  if (target.length !== plainBytes) throw new FormatError('aes256gcm', `plaintext of ${plainBytes} bytes into a buffer of ${target.length}`, site);
+  if (segments.length !== plainBytes + (last - first + 1) * TAG_BYTES)
+    throw new FormatError('aes256gcm', `${segments.length} stored bytes for segments ${first}..${last}`, site);
+  if (target.length !== plainBytes)
+    throw new FormatError('aes256gcm', `plaintext of ${plainBytes} bytes into a buffer of ${target.length}`, site);
 }
 
 /**
@@ -155,14 +187,30 @@ function checkSegments(l: SegmentLayout, first: number, last: number, segments: 
  * (src/gcm-native.ts). When a tag does not check, target is zeroed and DecryptError (naming the
  * segment) thrown: no byte of a segment that failed, or of the others, is usable.
  */
-export function openSegmentsInto(dataKey: Uint8Array, l: SegmentLayout, first: number, last: number, segments: Uint8Array, target: Uint8Array, site: ErrorSite = {}): void {
+export function openSegmentsInto(
+  dataKey: Uint8Array,
+  l: SegmentLayout,
+  first: number,
+  last: number,
+  segments: Uint8Array,
+  target: Uint8Array,
+  site: ErrorSite = {},
+): void {
   checkSegments(l, first, last, segments, target, site);
   const failed = nativeOpenSegments(dataKey, l, first, last, segments, target);
   if (failed >= 0) throw new DecryptError(site, failed);
 }
 
 /** openSegmentsInto with Node's crypto (the reference the native path is tested against). */
-export function openSegmentsIntoNode(dataKey: Uint8Array, l: SegmentLayout, first: number, last: number, segments: Uint8Array, target: Uint8Array, site: ErrorSite = {}): void {
+export function openSegmentsIntoNode(
+  dataKey: Uint8Array,
+  l: SegmentLayout,
+  first: number,
+  last: number,
+  segments: Uint8Array,
+  target: Uint8Array,
+  site: ErrorSite = {},
+): void {
   checkSegments(l, first, last, segments, target, site);
   const plainLo = segmentPlainRange(l, first)[0];
   const base = segmentStoredOffset(l, first);
@@ -186,7 +234,12 @@ export function openSegmentsIntoNode(dataKey: Uint8Array, l: SegmentLayout, firs
 }
 
 /** A whole v2 payload into target (its plaintext, exactly); every segment's tag checked. */
-export function openSegmentedInto(dataKey: Uint8Array, stored: Uint8Array, target: Uint8Array, site: ErrorSite = {}): void {
+export function openSegmentedInto(
+  dataKey: Uint8Array,
+  stored: Uint8Array,
+  target: Uint8Array,
+  site: ErrorSite = {},
+): void {
   const l = parseSegmentHeader(stored, stored.length, site);
   openSegmentsInto(dataKey, l, 0, l.segmentCount - 1, stored.subarray(SEG_HEADER_BYTES), target, site);
 }

@@ -19,8 +19,13 @@ export const LZ4_LEVEL = 1; // LZ4 block, fast mode (the lz4 CLI's default -1)
 /** A transform name that does not parse: says which and what is allowed. */
 export class TransformNameError extends Error {
   readonly code = 'EINVAL';
-  constructor(readonly transformName: string, reason: string) {
-    super(`transform '${transformName}': ${reason} (known: zstd, zstd:1..${ZSTD_LEVEL_MAX}, lz4, aes256gcm; compression before encryption)`);
+  constructor(
+    readonly transformName: string,
+    reason: string,
+  ) {
+    super(
+      `transform '${transformName}': ${reason} (known: zstd, zstd:1..${ZSTD_LEVEL_MAX}, lz4, aes256gcm; compression before encryption)`,
+    );
   }
 }
 
@@ -30,7 +35,8 @@ function parseCompression(name: string): ChunkTransforms['compression'] | undefi
   const m = /^zstd:([0-9]{1,2})$/.exec(name);
   if (m === null) return undefined;
   const level = Number(m[1]);
-  if (level < 1 || level > ZSTD_LEVEL_MAX) throw new TransformNameError(name, `zstd level must be 1..${ZSTD_LEVEL_MAX}`);
+  if (level < 1 || level > ZSTD_LEVEL_MAX)
+    throw new TransformNameError(name, `zstd level must be 1..${ZSTD_LEVEL_MAX}`);
   return { algo: 'zstd', level };
 }
 
@@ -42,7 +48,8 @@ export function parseTransforms(names: readonly string[]): ChunkTransforms {
     const c = parseCompression(name);
     if (c !== undefined) {
       if (compression !== null) throw new TransformNameError(name, 'a layout has at most one compression');
-      if (encryption !== null) throw new TransformNameError(name, 'compression comes before encryption (stored = encrypt(compress(raw)))');
+      if (encryption !== null)
+        throw new TransformNameError(name, 'compression comes before encryption (stored = encrypt(compress(raw)))');
       compression = c;
     } else if (name === 'aes256gcm') {
       if (encryption !== null) throw new TransformNameError(name, 'a layout has at most one encryption');

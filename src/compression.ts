@@ -10,7 +10,9 @@ import { CompressionAlgo } from './chunk-transforms';
 const zstd = require('zstd-napi') as { compress(b: Uint8Array, p?: { compressionLevel?: number }): Buffer };
 // Its native context, to decompress into a buffer of ours (ZSTD_decompressDCtx).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const zstdBinding = require('zstd-napi/binding') as { DCtx: new () => { decompress(dst: Uint8Array, src: Uint8Array): number } };
+const zstdBinding = require('zstd-napi/binding') as {
+  DCtx: new () => { decompress(dst: Uint8Array, src: Uint8Array): number };
+};
 // The native block codec of the lz4 package (LZ4_compress_default / LZ4_decompress_safe).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const lz4 = require('lz4/lib/utils').bindings as {

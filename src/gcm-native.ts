@@ -8,11 +8,31 @@ import { assert } from './errors';
 import { rsNative } from './rs-native';
 
 interface GcmAddon {
-  gcmOpenSegments(dataKey: Uint8Array, nonceBase: Uint8Array, plainLenBytes: number, segmentBytes: number,
-    first: number, last: number, segments: Uint8Array, target: Uint8Array): number;
-  gcmSealSegments(dataKey: Uint8Array, nonceBase: Uint8Array, plainLenBytes: number, segmentBytes: number,
-    plain: Uint8Array, out: Uint8Array): void;
-  gcmOpenMessage(dataKey: Uint8Array, nonce: Uint8Array, body: Uint8Array, tag: Uint8Array, target: Uint8Array): boolean;
+  gcmOpenSegments(
+    dataKey: Uint8Array,
+    nonceBase: Uint8Array,
+    plainLenBytes: number,
+    segmentBytes: number,
+    first: number,
+    last: number,
+    segments: Uint8Array,
+    target: Uint8Array,
+  ): number;
+  gcmSealSegments(
+    dataKey: Uint8Array,
+    nonceBase: Uint8Array,
+    plainLenBytes: number,
+    segmentBytes: number,
+    plain: Uint8Array,
+    out: Uint8Array,
+  ): void;
+  gcmOpenMessage(
+    dataKey: Uint8Array,
+    nonce: Uint8Array,
+    body: Uint8Array,
+    tag: Uint8Array,
+    target: Uint8Array,
+  ): boolean;
 }
 
 // The same module object rs-native.ts loads; it also carries the cipher exports.
@@ -21,16 +41,39 @@ function addon(): GcmAddon {
 }
 
 /** A v2 payload's geometry, as the native calls take it (src/chunk-segments.ts SegmentLayout). */
-export interface GcmGeometry { nonceBase: Uint8Array; plainLenBytes: number; segmentBytes: number }
+export interface GcmGeometry {
+  nonceBase: Uint8Array;
+  plainLenBytes: number;
+  segmentBytes: number;
+}
 
 /**
  * Segments [first, last] (their stored bytes from segment first's offset) into target, exactly
  * their plaintext. Returns -1, or the index of the first segment whose tag fails: target is zeroed
  * then, and nothing of it may be used.
  */
-export function nativeOpenSegments(dataKey: Uint8Array, g: GcmGeometry, first: number, last: number, segments: Uint8Array, target: Uint8Array): number {
-  const failed = addon().gcmOpenSegments(dataKey, g.nonceBase, g.plainLenBytes, g.segmentBytes, first, last, segments, target);
-  assert(failed === -1 || (Number.isInteger(failed) && failed >= first && failed <= last), 'gcmOpenSegments returns -1 or a segment in range');
+export function nativeOpenSegments(
+  dataKey: Uint8Array,
+  g: GcmGeometry,
+  first: number,
+  last: number,
+  segments: Uint8Array,
+  target: Uint8Array,
+): number {
+  const failed = addon().gcmOpenSegments(
+    dataKey,
+    g.nonceBase,
+    g.plainLenBytes,
+    g.segmentBytes,
+    first,
+    last,
+    segments,
+    target,
+  );
+  assert(
+    failed === -1 || (Number.isInteger(failed) && failed >= first && failed <= last),
+    'gcmOpenSegments returns -1 or a segment in range',
+  );
   return failed;
 }
 
@@ -41,6 +84,12 @@ export function nativeSealSegments(dataKey: Uint8Array, g: GcmGeometry, plain: U
 }
 
 /** One message without AAD (cipher format v1) into target; false when its tag fails (target zeroed). */
-export function nativeOpenMessage(dataKey: Uint8Array, nonce: Uint8Array, body: Uint8Array, tag: Uint8Array, target: Uint8Array): boolean {
+export function nativeOpenMessage(
+  dataKey: Uint8Array,
+  nonce: Uint8Array,
+  body: Uint8Array,
+  tag: Uint8Array,
+  target: Uint8Array,
+): boolean {
   return addon().gcmOpenMessage(dataKey, nonce, body, tag, target);
 }

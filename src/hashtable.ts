@@ -19,8 +19,13 @@ export function hashBlocks(key: BitrotKey, pos: BlockPosition, data: Uint8Array,
  * out at outOffsetBytes: the allocation-free core used by encodeShard and the store.
  */
 export function writeHashEntries(
-  out: Buffer, outOffsetBytes: number, key: BitrotKey, pos: BlockPosition,
-  data: Uint8Array, bitrotBlockBytes: number, firstBlockIndex: number,
+  out: Buffer,
+  outOffsetBytes: number,
+  key: BitrotKey,
+  pos: BlockPosition,
+  data: Uint8Array,
+  bitrotBlockBytes: number,
+  firstBlockIndex: number,
 ): void {
   const blockCount = blockCountFor(data.length, bitrotBlockBytes);
   assert(outOffsetBytes + blockCount * HASH_ENTRY_BYTES <= out.length, 'hash entries overflow the table');
@@ -34,7 +39,12 @@ export function writeHashEntries(
  * the table) of the first block that fails, or -1 when all pass.
  */
 export function verifyBlockRange(
-  key: BitrotKey, pos: BlockPosition, firstBlockIndex: number, data: Uint8Array, entries: Uint8Array, bitrotBlockBytes: number,
+  key: BitrotKey,
+  pos: BlockPosition,
+  firstBlockIndex: number,
+  data: Uint8Array,
+  entries: Uint8Array,
+  bitrotBlockBytes: number,
 ): number {
   const bad = firstBadBlock(key, pos, firstBlockIndex, data, entries, bitrotBlockBytes);
   return bad < 0 ? -1 : firstBlockIndex + bad;
@@ -48,7 +58,13 @@ export function hashEntry(table: Uint8Array, blockIndex: number): Buffer {
 }
 
 /** True when block's position-keyed digest equals entry (spec §9). */
-export function verifyBlock(key: BitrotKey, pos: BlockPosition, blockIndex: number, block: Uint8Array, entry: Uint8Array): boolean {
+export function verifyBlock(
+  key: BitrotKey,
+  pos: BlockPosition,
+  blockIndex: number,
+  block: Uint8Array,
+  entry: Uint8Array,
+): boolean {
   return verifyWith(new ShardKeyer(key, pos), blockIndex, block, entry);
 }
 

@@ -29,10 +29,28 @@ const MAGIC_BYTES = Buffer.from(SHARD_MAGIC, 'ascii');
 
 // Field offsets (spec §3 table).
 const OFF = {
-  magic: 0, formatVersion: 8, flags: 10, crc: 12, fileId: 16, chunkIndex: 24, version: 32,
-  shardIndex: 40, ecK: 42, ecM: 44, ecAlgo: 46, csumAlgo: 47, bitrotBlock: 48, shardDataLen: 52,
-  chunkLogicalLen: 60, blockCount: 68, created: 72, ecBlockSize: 80, placementSeed: 88,
-  clusterMapEpoch: 96, chunkSize: 104, contentLen: 112,
+  magic: 0,
+  formatVersion: 8,
+  flags: 10,
+  crc: 12,
+  fileId: 16,
+  chunkIndex: 24,
+  version: 32,
+  shardIndex: 40,
+  ecK: 42,
+  ecM: 44,
+  ecAlgo: 46,
+  csumAlgo: 47,
+  bitrotBlock: 48,
+  shardDataLen: 52,
+  chunkLogicalLen: 60,
+  blockCount: 68,
+  created: 72,
+  ecBlockSize: 80,
+  placementSeed: 88,
+  clusterMapEpoch: 96,
+  chunkSize: 104,
+  contentLen: 112,
 } as const;
 
 export interface ShardHeader {
@@ -99,7 +117,11 @@ export function decodeHeader(bytes: Uint8Array, site: ErrorSite = {}): ShardHead
   // spec §12: the version gates all parsing, so it is checked before the CRC.
   const formatVersion = b.readUInt16LE(OFF.formatVersion);
   if (formatVersion !== FORMAT_VERSION) {
-    throw new FormatError('format_version', `unknown format_version ${formatVersion} (this reader understands ${FORMAT_VERSION})`, site);
+    throw new FormatError(
+      'format_version',
+      `unknown format_version ${formatVersion} (this reader understands ${FORMAT_VERSION})`,
+      site,
+    );
   }
   const stored = b.readUInt32LE(OFF.crc);
   const computed = crc32c(b.subarray(CRC_START));
@@ -147,7 +169,10 @@ export function validateHeader(h: ShardHeader, site: ErrorSite = {}): void {
   if (h.shardDataLenBytes > SAFE) fail('shard_data_len', 'too large');
   const expectedBlocks = blockCountFor(h.shardDataLenBytes, h.bitrotBlockBytes);
   if (h.blockCount !== expectedBlocks) {
-    fail('block_count', `${h.blockCount} != ceil(shard_data_len ${h.shardDataLenBytes} / bitrot_block ${h.bitrotBlockBytes}) = ${expectedBlocks}`);
+    fail(
+      'block_count',
+      `${h.blockCount} != ceil(shard_data_len ${h.shardDataLenBytes} / bitrot_block ${h.bitrotBlockBytes}) = ${expectedBlocks}`,
+    );
   }
   const short = h.shardDataLenBytes % BigInt(h.bitrotBlockBytes) !== 0n;
   if (((h.flags & FLAG_LAST_BLOCK_SHORT) !== 0) !== short) {
@@ -168,7 +193,8 @@ function validateErasure(h: ShardHeader, fail: (field: string, msg: string) => n
     if (h.ecM !== 0) fail('ec_m', `replica shard must have ec_m=0, got ${h.ecM}`);
     if (h.ecAlgo !== EC_ALGO_NONE) fail('ec_algo', `replica shard must have ec_algo=0, got ${h.ecAlgo}`);
     if (parity) fail('flags', 'parity_shard set on a replica shard');
-    if (h.shardDataLenBytes !== h.chunkLogicalLenBytes) fail('shard_data_len', 'replica shard_data_len != chunk_logical_len');
+    if (h.shardDataLenBytes !== h.chunkLogicalLenBytes)
+      fail('shard_data_len', 'replica shard_data_len != chunk_logical_len');
     return;
   }
   if (h.ecK < 1) fail('ec_k', `ec_k ${h.ecK} out of range (>= 1)`);
@@ -176,14 +202,22 @@ function validateErasure(h: ShardHeader, fail: (field: string, msg: string) => n
   if (h.ecK + h.ecM > EC_SHARDS_MAX) fail('ec_m', `ec_k+ec_m ${h.ecK + h.ecM} > ${EC_SHARDS_MAX}`);
   if (h.ecAlgo !== EC_ALGO_RS_VANDERMONDE) fail('ec_algo', `EC shard must have ec_algo=1, got ${h.ecAlgo}`);
   if (h.shardIndex >= h.ecK + h.ecM) fail('shard_index', `${h.shardIndex} >= ec_k+ec_m ${h.ecK + h.ecM}`);
-  if (parity !== h.shardIndex >= h.ecK) fail('flags', `parity_shard must be ${parity ? 0 : 1} for shard_index ${h.shardIndex}`);
-  if (h.ecBlockSizeBytes === 0n || h.ecBlockSizeBytes > SAFE) fail('ec_block_size', `${h.ecBlockSizeBytes} out of range for EC`);
+  if (parity !== h.shardIndex >= h.ecK)
+    fail('flags', `parity_shard must be ${parity ? 0 : 1} for shard_index ${h.shardIndex}`);
+  if (h.ecBlockSizeBytes === 0n || h.ecBlockSizeBytes > SAFE)
+    fail('ec_block_size', `${h.ecBlockSizeBytes} out of range for EC`);
   if (h.chunkLogicalLenBytes > SAFE) fail('chunk_logical_len', 'too large');
   const expected = shardDataLenBytes({
-    k: h.ecK, m: h.ecM, ecBlockSizeBytes: Number(h.ecBlockSizeBytes), chunkLogicalLenBytes: Number(h.chunkLogicalLenBytes),
+    k: h.ecK,
+    m: h.ecM,
+    ecBlockSizeBytes: Number(h.ecBlockSizeBytes),
+    chunkLogicalLenBytes: Number(h.chunkLogicalLenBytes),
   });
   if (h.shardDataLenBytes !== BigInt(expected)) {
-    fail('shard_data_len', `${h.shardDataLenBytes} != ${expected} from chunk_logical_len, ec_block_size and ec_k (spec §6)`);
+    fail(
+      'shard_data_len',
+      `${h.shardDataLenBytes} != ${expected} from chunk_logical_len, ec_block_size and ec_k (spec §6)`,
+    );
   }
 }
 
@@ -194,14 +228,26 @@ function checkRanges(h: ShardHeader, fail: (field: string, msg: string) => never
   const u64 = (field: string, v: bigint): void => {
     if (typeof v !== 'bigint' || v < 0n || v >= 1n << 64n) fail(field, `${String(v)} is not a u64`);
   };
-  u('format_version', h.formatVersion, 16); u('flags', h.flags, 16); u('shard_index', h.shardIndex, 16);
-  u('ec_k', h.ecK, 16); u('ec_m', h.ecM, 16); u('ec_algo', h.ecAlgo, 8); u('csum_algo', h.csumAlgo, 8);
-  u('bitrot_block', h.bitrotBlockBytes, 32); u('block_count', h.blockCount, 32);
-  u64('file_id', h.fileId); u64('chunk_index', h.chunkIndex); u64('version', h.version);
-  u64('shard_data_len', h.shardDataLenBytes); u64('chunk_logical_len', h.chunkLogicalLenBytes);
-  u64('created_unix_nanos', h.createdUnixNanos); u64('ec_block_size', h.ecBlockSizeBytes);
-  u64('placement_seed', h.placementSeed); u64('cluster_map_epoch', h.clusterMapEpoch);
-  u64('chunk_size', h.chunkSizeBytes); u64('content_len', h.contentLenBytes);
+  u('format_version', h.formatVersion, 16);
+  u('flags', h.flags, 16);
+  u('shard_index', h.shardIndex, 16);
+  u('ec_k', h.ecK, 16);
+  u('ec_m', h.ecM, 16);
+  u('ec_algo', h.ecAlgo, 8);
+  u('csum_algo', h.csumAlgo, 8);
+  u('bitrot_block', h.bitrotBlockBytes, 32);
+  u('block_count', h.blockCount, 32);
+  u64('file_id', h.fileId);
+  u64('chunk_index', h.chunkIndex);
+  u64('version', h.version);
+  u64('shard_data_len', h.shardDataLenBytes);
+  u64('chunk_logical_len', h.chunkLogicalLenBytes);
+  u64('created_unix_nanos', h.createdUnixNanos);
+  u64('ec_block_size', h.ecBlockSizeBytes);
+  u64('placement_seed', h.placementSeed);
+  u64('cluster_map_epoch', h.clusterMapEpoch);
+  u64('chunk_size', h.chunkSizeBytes);
+  u64('content_len', h.contentLenBytes);
 }
 
 function hex32(v: number): string {

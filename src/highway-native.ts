@@ -12,10 +12,28 @@ export type HighwayKernel = 'scalar' | 'avx2';
 
 interface HighwayAddon {
   hash256(key: Uint8Array, data: Uint8Array, out: Uint8Array): void;
-  hashBlocks(key: Uint8Array, fileId: bigint, chunkIndex: bigint, shardIndex: number, version: bigint,
-    firstBlock: number, data: Uint8Array, blockBytes: number, out: Uint8Array): void;
-  verifyBlocks(key: Uint8Array, fileId: bigint, chunkIndex: bigint, shardIndex: number, version: bigint,
-    firstBlock: number, data: Uint8Array, blockBytes: number, entries: Uint8Array): number;
+  hashBlocks(
+    key: Uint8Array,
+    fileId: bigint,
+    chunkIndex: bigint,
+    shardIndex: number,
+    version: bigint,
+    firstBlock: number,
+    data: Uint8Array,
+    blockBytes: number,
+    out: Uint8Array,
+  ): void;
+  verifyBlocks(
+    key: Uint8Array,
+    fileId: bigint,
+    chunkIndex: bigint,
+    shardIndex: number,
+    version: bigint,
+    firstBlock: number,
+    data: Uint8Array,
+    blockBytes: number,
+    entries: Uint8Array,
+  ): number;
   highwayKernel(): string;
   detectedHighwayKernel(): string;
   setHighwayKernel(name: string): string;
@@ -48,8 +66,12 @@ function checkRange(pos: BlockPosition, firstBlockIndex: number, dataBytes: numb
   assert(Number.isInteger(pos.shardIndex) && pos.shardIndex >= 0 && pos.shardIndex <= 0xffff, 'shard_index is u16');
   assert(Number.isInteger(bitrotBlockBytes) && bitrotBlockBytes > 0, 'bitrot_block is positive');
   const blockCount = blockCountFor(dataBytes, bitrotBlockBytes);
-  assert(Number.isInteger(firstBlockIndex) && firstBlockIndex >= 0
-    && firstBlockIndex + Math.max(blockCount - 1, 0) <= U32_MAX, 'block_index is u32');
+  assert(
+    Number.isInteger(firstBlockIndex) &&
+      firstBlockIndex >= 0 &&
+      firstBlockIndex + Math.max(blockCount - 1, 0) <= U32_MAX,
+    'block_index is u32',
+  );
   return blockCount;
 }
 
@@ -58,12 +80,26 @@ function checkRange(pos: BlockPosition, firstBlockIndex: number, dataBytes: numb
  * into out, 32 bytes each (spec §4), in one native call.
  */
 export function hashBlocksInto(
-  out: Uint8Array, key: BitrotKey, pos: BlockPosition, data: Uint8Array, bitrotBlockBytes: number, firstBlockIndex: number,
+  out: Uint8Array,
+  key: BitrotKey,
+  pos: BlockPosition,
+  data: Uint8Array,
+  bitrotBlockBytes: number,
+  firstBlockIndex: number,
 ): void {
   const blockCount = checkRange(pos, firstBlockIndex, data.length, bitrotBlockBytes);
   assert(out.length >= blockCount * HASH_ENTRY_BYTES, 'one 32-byte entry per block');
-  addon().hashBlocks(keyBytesOf(key), pos.fileId, pos.chunkIndex, pos.shardIndex, pos.version,
-    firstBlockIndex, data, bitrotBlockBytes, out);
+  addon().hashBlocks(
+    keyBytesOf(key),
+    pos.fileId,
+    pos.chunkIndex,
+    pos.shardIndex,
+    pos.version,
+    firstBlockIndex,
+    data,
+    bitrotBlockBytes,
+    out,
+  );
 }
 
 /**
@@ -71,12 +107,26 @@ export function hashBlocksInto(
  * (spec §9). Returns the range-relative index of the first bad block, or -1.
  */
 export function firstBadBlock(
-  key: BitrotKey, pos: BlockPosition, firstBlockIndex: number, data: Uint8Array, entries: Uint8Array, bitrotBlockBytes: number,
+  key: BitrotKey,
+  pos: BlockPosition,
+  firstBlockIndex: number,
+  data: Uint8Array,
+  entries: Uint8Array,
+  bitrotBlockBytes: number,
 ): number {
   const blockCount = checkRange(pos, firstBlockIndex, data.length, bitrotBlockBytes);
   assert(entries.length >= blockCount * HASH_ENTRY_BYTES, 'one 32-byte entry per block');
-  const bad = addon().verifyBlocks(keyBytesOf(key), pos.fileId, pos.chunkIndex, pos.shardIndex, pos.version,
-    firstBlockIndex, data, bitrotBlockBytes, entries);
+  const bad = addon().verifyBlocks(
+    keyBytesOf(key),
+    pos.fileId,
+    pos.chunkIndex,
+    pos.shardIndex,
+    pos.version,
+    firstBlockIndex,
+    data,
+    bitrotBlockBytes,
+    entries,
+  );
   assert(Number.isInteger(bad) && bad >= -1 && bad < blockCount, 'verifyBlocks returns -1 or a block in range');
   return bad;
 }

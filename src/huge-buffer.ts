@@ -8,7 +8,10 @@ export const HUGE_PAGE_BYTES = 2 << 20;
 
 /** A Buffer of exactly lengthBytes, a multiple of 2 MiB, in huge-page-advised memory. */
 export function allocHuge(lengthBytes: number): Buffer {
-  assert(Number.isSafeInteger(lengthBytes) && lengthBytes > 0 && lengthBytes % HUGE_PAGE_BYTES === 0, `allocHuge: ${lengthBytes} is not a positive multiple of 2 MiB`);
+  assert(
+    Number.isSafeInteger(lengthBytes) && lengthBytes > 0 && lengthBytes % HUGE_PAGE_BYTES === 0,
+    `allocHuge: ${lengthBytes} is not a positive multiple of 2 MiB`,
+  );
   const buf = rsNative().allocHuge(lengthBytes);
   assert(buf.length === lengthBytes, 'allocHuge: the addon returned the size asked for');
   return buf;
@@ -16,7 +19,9 @@ export function allocHuge(lengthBytes: number): Buffer {
 
 /** allocHuge when the size allows it, else an ordinary unpooled buffer. */
 export function allocLarge(lengthBytes: number): Buffer {
-  return lengthBytes > 0 && lengthBytes % HUGE_PAGE_BYTES === 0 ? allocHuge(lengthBytes) : Buffer.allocUnsafeSlow(lengthBytes);
+  return lengthBytes > 0 && lengthBytes % HUGE_PAGE_BYTES === 0
+    ? allocHuge(lengthBytes)
+    : Buffer.allocUnsafeSlow(lengthBytes);
 }
 
 /**

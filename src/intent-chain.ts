@@ -34,7 +34,8 @@ export function walkChain(log: Uint8Array, logId: bigint, headerEpoch: number, s
   let epoch = 0;
   const stepsMax = Math.floor(log.length / 8) + 1; // a record is far longer than 8 bytes
   for (let step = 0; step < stepsMax; step++) {
-    const found = candidates(at).map((o) => ({ o, r: o < log.length ? decodeRecord(log.subarray(o)) : null }))
+    const found = candidates(at)
+      .map((o) => ({ o, r: o < log.length ? decodeRecord(log.subarray(o)) : null }))
       .find(({ r }) => r !== null && r.logId === logId && r.seq === seq && r.epoch >= epoch && r.epoch <= headerEpoch);
     if (found === undefined) break;
     const r = found.r!;

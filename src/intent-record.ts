@@ -80,7 +80,9 @@ export function decodeLogHeader(b: Uint8Array): LogHeader | string {
   const format = v.readUInt32LE(8);
   if (format !== LOG_FORMAT_VERSION) return `intent log format ${format} is not ${LOG_FORMAT_VERSION}`;
   return {
-    storeUuid: v.toString('latin1', 12, 12 + UUID_BYTES), logId: v.readBigUInt64LE(48), epoch: v.readUInt32LE(56),
+    storeUuid: v.toString('latin1', 12, 12 + UUID_BYTES),
+    logId: v.readBigUInt64LE(48),
+    epoch: v.readUInt32LE(56),
     sizeBytes: Number(v.readBigUInt64LE(60)),
   };
 }
@@ -136,10 +138,18 @@ export function decodeRecord(b: Uint8Array): LogRecord | null {
   const payloadLen = v.readUInt32LE(84);
   if (RECORD_HEADER_BYTES + payloadLen !== len) return null;
   return {
-    flags: v.readUInt16LE(12), logId: v.readBigUInt64LE(16), epoch: v.readUInt32LE(24), seq: v.readBigUInt64LE(32),
-    ino: Number(v.readBigUInt64LE(40)), chunkIndex: v.readUInt32LE(48), offsetBytes: v.readUInt32LE(52),
-    version: v.readBigUInt64LE(56), mtimeNs: v.readBigInt64LE(64), ctimeNs: v.readBigInt64LE(72),
-    lengthBytes: v.readUInt32LE(80), payload: v.subarray(RECORD_HEADER_BYTES),
+    flags: v.readUInt16LE(12),
+    logId: v.readBigUInt64LE(16),
+    epoch: v.readUInt32LE(24),
+    seq: v.readBigUInt64LE(32),
+    ino: Number(v.readBigUInt64LE(40)),
+    chunkIndex: v.readUInt32LE(48),
+    offsetBytes: v.readUInt32LE(52),
+    version: v.readBigUInt64LE(56),
+    mtimeNs: v.readBigInt64LE(64),
+    ctimeNs: v.readBigInt64LE(72),
+    lengthBytes: v.readUInt32LE(80),
+    payload: v.subarray(RECORD_HEADER_BYTES),
   };
 }
 

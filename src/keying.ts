@@ -6,10 +6,20 @@ import { ErrorSite, FormatError, assert } from './errors';
 
 export const BITROT_KEY_BYTES = 32;
 
-export interface BitrotKey { k0: bigint; k1: bigint; k2: bigint; k3: bigint }
+export interface BitrotKey {
+  k0: bigint;
+  k1: bigint;
+  k2: bigint;
+  k3: bigint;
+}
 
 /** Where a shard block lives; binds its hash to (file, chunk, shard, version). */
-export interface BlockPosition { fileId: bigint; chunkIndex: bigint; shardIndex: number; version: bigint }
+export interface BlockPosition {
+  fileId: bigint;
+  chunkIndex: bigint;
+  shardIndex: number;
+  version: bigint;
+}
 
 /** Parse the cluster key: 64 hex chars or 32 bytes, K0..K3 each 8 little-endian bytes. */
 export function parseBitrotKey(hex64: string | Uint8Array, site: ErrorSite = {}): BitrotKey {
@@ -24,16 +34,20 @@ export function parseBitrotKey(hex64: string | Uint8Array, site: ErrorSite = {})
     throw new FormatError('bitrot_key', `must be ${BITROT_KEY_BYTES} bytes, got ${bytes.length}`, site);
   }
   return {
-    k0: bytes.readBigUInt64LE(0), k1: bytes.readBigUInt64LE(8),
-    k2: bytes.readBigUInt64LE(16), k3: bytes.readBigUInt64LE(24),
+    k0: bytes.readBigUInt64LE(0),
+    k1: bytes.readBigUInt64LE(8),
+    k2: bytes.readBigUInt64LE(16),
+    k3: bytes.readBigUInt64LE(24),
   };
 }
 
 /** The 32 key bytes (inverse of parseBitrotKey). */
 export function bitrotKeyBytes(key: BitrotKey): Buffer {
   const out = Buffer.alloc(BITROT_KEY_BYTES);
-  out.writeBigUInt64LE(key.k0, 0); out.writeBigUInt64LE(key.k1, 8);
-  out.writeBigUInt64LE(key.k2, 16); out.writeBigUInt64LE(key.k3, 24);
+  out.writeBigUInt64LE(key.k0, 0);
+  out.writeBigUInt64LE(key.k1, 8);
+  out.writeBigUInt64LE(key.k2, 16);
+  out.writeBigUInt64LE(key.k3, 24);
   return out;
 }
 

@@ -3,7 +3,13 @@
 // The parsed form carries the header echo fields (spec §3: ec_k, ec_m, ec_algo) so a
 // Replica layout is k=1, m=0, algo=0 in shard headers (DESIGN §3).
 import { EC_ALGO_NONE, EC_ALGO_RS_VANDERMONDE } from './header';
-import { ChunkTransforms, NO_TRANSFORMS, TransformNameError, parseTransforms, transformNames } from './chunk-transforms';
+import {
+  ChunkTransforms,
+  NO_TRANSFORMS,
+  TransformNameError,
+  parseTransforms,
+  transformNames,
+} from './chunk-transforms';
 
 export const REPLICAS_MAX = 16; // more copies than this is a typo, not a policy
 export const EC_SHARDS_MAX = 256; // GF(2^8) Reed-Solomon: k+m <= 256
@@ -14,8 +20,13 @@ export type Layout =
 
 export class LayoutError extends Error {
   readonly code = 'EINVAL';
-  constructor(readonly layoutText: string, reason: string) {
-    super(`invalid layout '${layoutText}': ${reason} (expected 'replica:R' or 'ec:K+M', then transforms: ',zstd', ',lz4', ',aes256gcm')`);
+  constructor(
+    readonly layoutText: string,
+    reason: string,
+  ) {
+    super(
+      `invalid layout '${layoutText}': ${reason} (expected 'replica:R' or 'ec:K+M', then transforms: ',zstd', ',lz4', ',aes256gcm')`,
+    );
   }
 }
 

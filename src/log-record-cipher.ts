@@ -26,7 +26,9 @@ const LOG_KEY_BYTES = 32;
 const AAD_BYTES = 1 + 4 * 8;
 
 /** Where a record's bytes go: a chunk version and the first bitrot block they cover. */
-export interface LogRecordPosition extends ChunkIdentity { firstBlock: number }
+export interface LogRecordPosition extends ChunkIdentity {
+  firstBlock: number;
+}
 
 function siteOf(pos: LogRecordPosition): ErrorSite {
   return { fileId: pos.fileId, chunkIndex: pos.chunkIndex, version: pos.version, blockIndex: pos.firstBlock };
@@ -66,7 +68,10 @@ function aadOf(pos: LogRecordPosition): Buffer {
 
 /** The sealed record of plain at pos (LOG_RECORD_OVERHEAD_BYTES longer than plain). */
 export function sealLogRecord(
-  logKey: Uint8Array, pos: LogRecordPosition, plain: Uint8Array, nonce: Uint8Array = crypto.randomBytes(NONCE_BYTES),
+  logKey: Uint8Array,
+  pos: LogRecordPosition,
+  plain: Uint8Array,
+  nonce: Uint8Array = crypto.randomBytes(NONCE_BYTES),
 ): Buffer {
   if (nonce.length !== NONCE_BYTES) {
     throw new FormatError('log record', `nonce of ${nonce.length} bytes, not ${NONCE_BYTES}`);

@@ -5,12 +5,26 @@
 // With k=1 the mapping is the identity, which is Replica mode (spec §6 last line).
 import { FormatError, assert } from './errors';
 
-export interface EcGeometry { k: number; m: number; ecBlockSizeBytes: number; chunkLogicalLenBytes: number }
+export interface EcGeometry {
+  k: number;
+  m: number;
+  ecBlockSizeBytes: number;
+  chunkLogicalLenBytes: number;
+}
 
-export interface Location { ebIndex: number; dataShard: number; shardOffsetBytes: number; fragmentBytes: number }
+export interface Location {
+  ebIndex: number;
+  dataShard: number;
+  shardOffsetBytes: number;
+  fragmentBytes: number;
+}
 
 export interface ShardPiece {
-  dataShard: number; shardOffsetBytes: number; lengthBytes: number; chunkOffsetBytes: number; ebIndex: number;
+  dataShard: number;
+  shardOffsetBytes: number;
+  lengthBytes: number;
+  chunkOffsetBytes: number;
+  ebIndex: number;
 }
 
 const PIECES_MAX = 1 << 20; // loop bound: far above any chunk's k * erasure blocks
@@ -20,7 +34,8 @@ function checkGeometry(g: EcGeometry): void {
   if (!ok(g.k, 1)) throw new FormatError('ec_k', `${g.k} out of range`);
   if (!ok(g.m, 0)) throw new FormatError('ec_m', `${g.m} out of range`);
   if (!ok(g.ecBlockSizeBytes, 1)) throw new FormatError('ec_block_size', `${g.ecBlockSizeBytes} must be > 0`);
-  if (!ok(g.chunkLogicalLenBytes, 0)) throw new FormatError('chunk_logical_len', `${g.chunkLogicalLenBytes} out of range`);
+  if (!ok(g.chunkLogicalLenBytes, 0))
+    throw new FormatError('chunk_logical_len', `${g.chunkLogicalLenBytes} out of range`);
 }
 
 /** ceil(EB/k): the fragment size of every full erasure block. */
@@ -53,8 +68,10 @@ export function shardDataLenBytes(g: EcGeometry): number {
 /** Where chunk byte C lives (spec §6). */
 export function locate(g: EcGeometry, chunkOffsetBytes: number): Location {
   checkGeometry(g);
-  assert(Number.isSafeInteger(chunkOffsetBytes) && chunkOffsetBytes >= 0 && chunkOffsetBytes < g.chunkLogicalLenBytes,
-    `chunk offset ${chunkOffsetBytes} outside chunk of ${g.chunkLogicalLenBytes}`);
+  assert(
+    Number.isSafeInteger(chunkOffsetBytes) && chunkOffsetBytes >= 0 && chunkOffsetBytes < g.chunkLogicalLenBytes,
+    `chunk offset ${chunkOffsetBytes} outside chunk of ${g.chunkLogicalLenBytes}`,
+  );
   const ebIndex = Math.floor(chunkOffsetBytes / g.ecBlockSizeBytes);
   const offInEb = chunkOffsetBytes % g.ecBlockSizeBytes;
   const fragmentBytes = fragmentBytesOf(g, ebIndex);
@@ -68,8 +85,10 @@ export function locate(g: EcGeometry, chunkOffsetBytes: number): Location {
 export function mapRange(g: EcGeometry, chunkOffsetBytes: number, lengthBytes: number): ShardPiece[] {
   checkGeometry(g);
   assert(Number.isSafeInteger(lengthBytes) && lengthBytes >= 0, 'mapRange: bad length');
-  assert(chunkOffsetBytes >= 0 && chunkOffsetBytes + lengthBytes <= g.chunkLogicalLenBytes,
-    `range [${chunkOffsetBytes}, +${lengthBytes}) outside chunk of ${g.chunkLogicalLenBytes}`);
+  assert(
+    chunkOffsetBytes >= 0 && chunkOffsetBytes + lengthBytes <= g.chunkLogicalLenBytes,
+    `range [${chunkOffsetBytes}, +${lengthBytes}) outside chunk of ${g.chunkLogicalLenBytes}`,
+  );
   const pieces: ShardPiece[] = [];
   let c = chunkOffsetBytes;
   const end = chunkOffsetBytes + lengthBytes;
@@ -81,7 +100,13 @@ export function mapRange(g: EcGeometry, chunkOffsetBytes: number, lengthBytes: n
     const ebEnd = loc.ebIndex * g.ecBlockSizeBytes + ebLengthBytes(g, loc.ebIndex);
     const len = Math.min(end - c, loc.fragmentBytes - offInFragment, ebEnd - c);
     assert(len > 0, 'mapRange: progress');
-    pieces.push({ dataShard: loc.dataShard, shardOffsetBytes: loc.shardOffsetBytes, lengthBytes: len, chunkOffsetBytes: c, ebIndex: loc.ebIndex });
+    pieces.push({
+      dataShard: loc.dataShard,
+      shardOffsetBytes: loc.shardOffsetBytes,
+      lengthBytes: len,
+      chunkOffsetBytes: c,
+      ebIndex: loc.ebIndex,
+    });
     c += len;
   }
   return pieces;

@@ -13,7 +13,13 @@ export const NEEDLE_FLAG_ENCRYPTED = 4;
 const NEEDLE_FLAGS_KNOWN = 7;
 const U32_MAX = 0xffffffff;
 
-export interface NeedleHeader { flags: number; fileId: bigint; dataLenBytes: number; cookie: number; dataCrc32c: number }
+export interface NeedleHeader {
+  flags: number;
+  fileId: bigint;
+  dataLenBytes: number;
+  cookie: number;
+  dataCrc32c: number;
+}
 
 /** Bytes a needle of dataLen occupies in the container stream (header + data + pad). */
 export function needleSpanBytes(dataLenBytes: number, alignBytes = NEEDLE_ALIGN_DEFAULT): number {
@@ -23,9 +29,15 @@ export function needleSpanBytes(dataLenBytes: number, alignBytes = NEEDLE_ALIGN_
 }
 
 /** Encode one needle (flags 0: this version writes no compressed/encrypted needles). */
-export function encodeNeedle(fileId: bigint, cookie: number, data: Uint8Array, alignBytes = NEEDLE_ALIGN_DEFAULT): Buffer {
+export function encodeNeedle(
+  fileId: bigint,
+  cookie: number,
+  data: Uint8Array,
+  alignBytes = NEEDLE_ALIGN_DEFAULT,
+): Buffer {
   if (data.length > U32_MAX) throw new FormatError('data_len', `${data.length} exceeds u32`);
-  if (!Number.isInteger(cookie) || cookie < 0 || cookie > U32_MAX) throw new FormatError('cookie', `${cookie} is not a u32`);
+  if (!Number.isInteger(cookie) || cookie < 0 || cookie > U32_MAX)
+    throw new FormatError('cookie', `${cookie} is not a u32`);
   if (fileId < 0n || fileId >= 1n << 64n) throw new FormatError('file_id', `${fileId} is not a u64`);
   const out = Buffer.alloc(needleSpanBytes(data.length, alignBytes)); // zero => pad and reserved are 0
   NEEDLE_MAGIC.copy(out, 0);
@@ -49,7 +61,8 @@ export function decodeNeedleHeader(bytes: Uint8Array, site: ErrorSite = {}): Nee
     throw new FormatError('magic', `expected "RFND", got ${b.subarray(0, 4).toString('hex')}`, site);
   }
   const flags = b.readUInt32LE(4);
-  if ((flags & ~NEEDLE_FLAGS_KNOWN) !== 0) throw new FormatError('flags', `unknown needle flags 0x${flags.toString(16)}`, site);
+  if ((flags & ~NEEDLE_FLAGS_KNOWN) !== 0)
+    throw new FormatError('flags', `unknown needle flags 0x${flags.toString(16)}`, site);
   return {
     flags,
     fileId: b.readBigUInt64LE(8),

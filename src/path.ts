@@ -58,10 +58,13 @@ export function isTempName(name: string): boolean {
   return TEMP_RE.test(name);
 }
 
-const SHARD_RE = /^\.chunks\/([0-9a-f]{2})\/([0-9a-f]{2})\/([0-9a-f]{16})\.v(0|[1-9][0-9]*)\/c(0|[1-9][0-9]*)\/(0|[1-9][0-9]*)\.shard$/;
+const SHARD_RE =
+  /^\.chunks\/([0-9a-f]{2})\/([0-9a-f]{2})\/([0-9a-f]{16})\.v(0|[1-9][0-9]*)\/c(0|[1-9][0-9]*)\/(0|[1-9][0-9]*)\.shard$/;
 
 /** Inverse of shardRelPath; null for anything that is not a canonical shard path. */
-export function parseShardRelPath(rel: string): { fileId: bigint; version: bigint; chunkIndex: bigint; shardIndex: number } | null {
+export function parseShardRelPath(
+  rel: string,
+): { fileId: bigint; version: bigint; chunkIndex: bigint; shardIndex: number } | null {
   const m = SHARD_RE.exec(rel);
   if (m === null) return null;
   const fileId = BigInt('0x' + m[3]);

@@ -6,7 +6,11 @@ import { isSegmented, openSegmentedInto, sealSegmentedInto, segmentedLen, segmen
 import { ErrorSite } from './errors';
 
 /** The payload of plain as new writes store it (v2), in a buffer from alloc (exactly its length). */
-export function sealPayload(dataKey: Uint8Array, plain: Uint8Array, alloc: (lengthBytes: number) => Buffer = (n) => Buffer.allocUnsafe(n)): Buffer {
+export function sealPayload(
+  dataKey: Uint8Array,
+  plain: Uint8Array,
+  alloc: (lengthBytes: number) => Buffer = (n) => Buffer.allocUnsafe(n),
+): Buffer {
   const out = alloc(segmentedLen(plain.length));
   sealSegmentedInto(dataKey, plain, out);
   return out;
@@ -18,7 +22,12 @@ export function openedLen(stored: Uint8Array, site: ErrorSite = {}): number {
 }
 
 /** The plaintext into target (openedLen bytes), every tag checked first (DecryptError, target zeroed, when one fails). */
-export function openPayloadInto(dataKey: Uint8Array, stored: Uint8Array, target: Uint8Array, site: ErrorSite = {}): void {
+export function openPayloadInto(
+  dataKey: Uint8Array,
+  stored: Uint8Array,
+  target: Uint8Array,
+  site: ErrorSite = {},
+): void {
   if (isSegmented(stored)) openSegmentedInto(dataKey, stored, target, site);
   else openInto(dataKey, stored, target, site);
 }

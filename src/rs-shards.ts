@@ -45,7 +45,11 @@ export function checkShardSet(k: number, m: number, shards: readonly (Uint8Array
     present.push(i);
   }
   if (missing.length > m) {
-    throw new UnrecoverableError(`reed-solomon: ${missing.length} of ${k + m} shards missing, at most ${m} can be rebuilt`, {}, missing);
+    throw new UnrecoverableError(
+      `reed-solomon: ${missing.length} of ${k + m} shards missing, at most ${m} can be rebuilt`,
+      {},
+      missing,
+    );
   }
   return { lengthBytes, present, missing };
 }
@@ -56,11 +60,16 @@ export function checkWanted(k: number, m: number, wanted: readonly number[]): vo
       throw new FormatError('shard_index', `wanted shard ${w} is outside 0..${k + m - 1}`);
     }
   }
-  if (new Set(wanted).size !== wanted.length) throw new FormatError('shard_index', `wanted shards repeat: [${wanted.join(', ')}]`);
+  if (new Set(wanted).size !== wanted.length)
+    throw new FormatError('shard_index', `wanted shards repeat: [${wanted.join(', ')}]`);
 }
 
 /** Caller output buffers must not share bytes with the inputs (the kernel reads while it writes). */
-export function checkNoOverlap(outputs: readonly Uint8Array[], inputs: readonly Uint8Array[], lengthBytes: number): void {
+export function checkNoOverlap(
+  outputs: readonly Uint8Array[],
+  inputs: readonly Uint8Array[],
+  lengthBytes: number,
+): void {
   for (let i = 0; i < outputs.length; i++) {
     const o = outputs[i];
     for (let j = 0; j < inputs.length + i; j++) {

@@ -145,7 +145,8 @@ class FastCodec implements RsFastCodec {
 }
 
 function checkOutputs(outputs: readonly Uint8Array[], count: number, lengthBytes: number): void {
-  if (outputs.length !== count) throw new FormatError('shard_count', `expected ${count} output buffers, got ${outputs.length}`);
+  if (outputs.length !== count)
+    throw new FormatError('shard_count', `expected ${count} output buffers, got ${outputs.length}`);
   outputs.forEach((o, i) => {
     if (o.length < lengthBytes) {
       throw new FormatError('shard_length', `output buffer ${i} has ${o.length} bytes, needs ${lengthBytes}`);

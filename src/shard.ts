@@ -2,8 +2,18 @@
 // read over an abstract reader (spec §9). No disk I/O here: store/ supplies readers.
 import { BitrotError, ErrorSite, FormatError, assert } from './errors';
 import {
-  CSUM_ALGO_HIGHWAY256, EC_ALGO_NONE, FLAG_COMPRESSED, FLAG_ENCRYPTED, FLAG_LAST_BLOCK_SHORT, FLAG_MODE_EC,
-  FLAG_PARITY_SHARD, FORMAT_VERSION, HEADER_BYTES, ShardHeader, decodeHeader, encodeHeader,
+  CSUM_ALGO_HIGHWAY256,
+  EC_ALGO_NONE,
+  FLAG_COMPRESSED,
+  FLAG_ENCRYPTED,
+  FLAG_LAST_BLOCK_SHORT,
+  FLAG_MODE_EC,
+  FLAG_PARITY_SHARD,
+  FORMAT_VERSION,
+  HEADER_BYTES,
+  ShardHeader,
+  decodeHeader,
+  encodeHeader,
 } from './header';
 import { verifyBlockRange, writeHashEntries } from './hashtable';
 import { BitrotKey, BlockPosition } from './keying';
@@ -11,15 +21,30 @@ import { HASH_ENTRY_BYTES, blockCountFor, dataStartBytes, hashTableBytes, shardF
 
 /** Header fields the caller chooses; flags, block_count and shard_data_len are derived. */
 export interface ShardParams {
-  fileId: bigint; chunkIndex: bigint; version: bigint; shardIndex: number;
-  ecK: number; ecM: number; ecAlgo: number; csumAlgo?: number; bitrotBlockBytes: number;
-  chunkLogicalLenBytes: bigint; createdUnixNanos: bigint; ecBlockSizeBytes: bigint;
-  placementSeed: bigint; clusterMapEpoch: bigint; chunkSizeBytes: bigint; contentLenBytes: bigint;
-  compressed?: boolean; encrypted?: boolean; // spec §3.1 bits 1, 2 (the payload is post-transform)
+  fileId: bigint;
+  chunkIndex: bigint;
+  version: bigint;
+  shardIndex: number;
+  ecK: number;
+  ecM: number;
+  ecAlgo: number;
+  csumAlgo?: number;
+  bitrotBlockBytes: number;
+  chunkLogicalLenBytes: bigint;
+  createdUnixNanos: bigint;
+  ecBlockSizeBytes: bigint;
+  placementSeed: bigint;
+  clusterMapEpoch: bigint;
+  chunkSizeBytes: bigint;
+  contentLenBytes: bigint;
+  compressed?: boolean;
+  encrypted?: boolean; // spec §3.1 bits 1, 2 (the payload is post-transform)
 }
 
 /** Reads shard file bytes; may return fewer bytes than asked at EOF. */
-export interface ShardReader { read(offsetBytes: number, lengthBytes: number): Promise<Buffer> }
+export interface ShardReader {
+  read(offsetBytes: number, lengthBytes: number): Promise<Buffer>;
+}
 
 /** The full header for a payload of shardDataLenBytes under params (flags per spec §3.1). */
 export function shardHeaderFor(params: ShardParams, shardDataLenBytes: number): ShardHeader {
@@ -31,14 +56,26 @@ export function shardHeaderFor(params: ShardParams, shardDataLenBytes: number): 
   if (shardDataLenBytes % params.bitrotBlockBytes !== 0) flags |= FLAG_LAST_BLOCK_SHORT;
   if (ec && params.shardIndex >= params.ecK) flags |= FLAG_PARITY_SHARD;
   return {
-    formatVersion: FORMAT_VERSION, flags,
-    fileId: params.fileId, chunkIndex: params.chunkIndex, version: params.version, shardIndex: params.shardIndex,
-    ecK: params.ecK, ecM: params.ecM, ecAlgo: params.ecAlgo, csumAlgo: params.csumAlgo ?? CSUM_ALGO_HIGHWAY256,
-    bitrotBlockBytes: params.bitrotBlockBytes, shardDataLenBytes: BigInt(shardDataLenBytes),
-    chunkLogicalLenBytes: params.chunkLogicalLenBytes, blockCount: blockCountFor(shardDataLenBytes, params.bitrotBlockBytes),
-    createdUnixNanos: params.createdUnixNanos, ecBlockSizeBytes: params.ecBlockSizeBytes,
-    placementSeed: params.placementSeed, clusterMapEpoch: params.clusterMapEpoch,
-    chunkSizeBytes: params.chunkSizeBytes, contentLenBytes: params.contentLenBytes,
+    formatVersion: FORMAT_VERSION,
+    flags,
+    fileId: params.fileId,
+    chunkIndex: params.chunkIndex,
+    version: params.version,
+    shardIndex: params.shardIndex,
+    ecK: params.ecK,
+    ecM: params.ecM,
+    ecAlgo: params.ecAlgo,
+    csumAlgo: params.csumAlgo ?? CSUM_ALGO_HIGHWAY256,
+    bitrotBlockBytes: params.bitrotBlockBytes,
+    shardDataLenBytes: BigInt(shardDataLenBytes),
+    chunkLogicalLenBytes: params.chunkLogicalLenBytes,
+    blockCount: blockCountFor(shardDataLenBytes, params.bitrotBlockBytes),
+    createdUnixNanos: params.createdUnixNanos,
+    ecBlockSizeBytes: params.ecBlockSizeBytes,
+    placementSeed: params.placementSeed,
+    clusterMapEpoch: params.clusterMapEpoch,
+    chunkSizeBytes: params.chunkSizeBytes,
+    contentLenBytes: params.contentLenBytes,
   };
 }
 
@@ -58,7 +95,11 @@ export function encodeShard(params: ShardParams, shardPayload: Uint8Array, key: 
  * Zero-copy variant for writers using writev: the file is head | payload | padBytes zeros.
  * head = header + hash table (data_start bytes); the payload is not copied.
  */
-export function encodeShardHead(params: ShardParams, shardPayload: Uint8Array, key: BitrotKey): { head: Buffer; padBytes: number } {
+export function encodeShardHead(
+  params: ShardParams,
+  shardPayload: Uint8Array,
+  key: BitrotKey,
+): { head: Buffer; padBytes: number } {
   const header = shardHeaderFor(params, shardPayload.length);
   const head = Buffer.allocUnsafe(dataStartBytes(header.blockCount));
   writeHead(head, header, shardPayload, key);
@@ -96,21 +137,40 @@ export async function readShardHeader(r: ShardReader, site: ErrorSite = {}): Pro
  * dataAt/entriesAt are file offsets; skip is where the range starts inside the span.
  */
 export interface SpanPlan {
-  first: number; entriesAt: number; entriesLen: number; dataAt: number; dataLen: number; skip: number; lengthBytes: number;
+  first: number;
+  entriesAt: number;
+  entriesLen: number;
+  dataAt: number;
+  dataLen: number;
+  skip: number;
+  lengthBytes: number;
 }
 
 /** What a plan needs of a shard: shard_data_len and bitrot_block (spec §3); block_count follows. */
-export interface ShardGeometry { dataLenBytes: number; bitrotBlockBytes: number }
+export interface ShardGeometry {
+  dataLenBytes: number;
+  bitrotBlockBytes: number;
+}
 
 export function geometryOf(header: ShardHeader): ShardGeometry {
   return { dataLenBytes: Number(header.shardDataLenBytes), bitrotBlockBytes: header.bitrotBlockBytes };
 }
 
 /** The plan for a range, or null for an empty one; FormatError if it leaves shard_data_len. */
-export function spanPlan(g: ShardGeometry, offsetBytes: number, lengthBytes: number, site: ErrorSite = {}): SpanPlan | null {
+export function spanPlan(
+  g: ShardGeometry,
+  offsetBytes: number,
+  lengthBytes: number,
+  site: ErrorSite = {},
+): SpanPlan | null {
   const dataLen = g.dataLenBytes;
-  if (!Number.isSafeInteger(offsetBytes) || !Number.isSafeInteger(lengthBytes) || offsetBytes < 0 || lengthBytes < 0
-    || offsetBytes + lengthBytes > dataLen) {
+  if (
+    !Number.isSafeInteger(offsetBytes) ||
+    !Number.isSafeInteger(lengthBytes) ||
+    offsetBytes < 0 ||
+    lengthBytes < 0 ||
+    offsetBytes + lengthBytes > dataLen
+  ) {
     throw new FormatError('range', `[${offsetBytes}, +${lengthBytes}) outside shard_data_len ${dataLen}`, site);
   }
   if (lengthBytes === 0) return null;
@@ -119,9 +179,13 @@ export function spanPlan(g: ShardGeometry, offsetBytes: number, lengthBytes: num
   const last = Math.floor((offsetBytes + lengthBytes - 1) / bb);
   const spanStart = first * bb;
   return {
-    first, entriesAt: HEADER_BYTES + first * HASH_ENTRY_BYTES, entriesLen: (last - first + 1) * HASH_ENTRY_BYTES,
-    dataAt: dataStartBytes(blockCountFor(dataLen, bb)) + spanStart, dataLen: Math.min((last + 1) * bb, dataLen) - spanStart,
-    skip: offsetBytes - spanStart, lengthBytes,
+    first,
+    entriesAt: HEADER_BYTES + first * HASH_ENTRY_BYTES,
+    entriesLen: (last - first + 1) * HASH_ENTRY_BYTES,
+    dataAt: dataStartBytes(blockCountFor(dataLen, bb)) + spanStart,
+    dataLen: Math.min((last + 1) * bb, dataLen) - spanStart,
+    skip: offsetBytes - spanStart,
+    lengthBytes,
   };
 }
 
@@ -130,11 +194,28 @@ export function spanPlan(g: ShardGeometry, offsetBytes: number, lengthBytes: num
  * short at EOF) and return the view of the requested range inside data. Every block
  * of the span is verified before any byte is handed out (spec §9).
  */
-export function verifySpan(header: ShardHeader, key: BitrotKey, plan: SpanPlan, entries: Buffer, data: Buffer, site: ErrorSite = {}): Buffer {
+export function verifySpan(
+  header: ShardHeader,
+  key: BitrotKey,
+  plan: SpanPlan,
+  entries: Buffer,
+  data: Buffer,
+  site: ErrorSite = {},
+): Buffer {
   const s = siteOf(header, site);
-  if (entries.length < plan.entriesLen) throw new FormatError('hash_table', `truncated: read ${entries.length} of ${plan.entriesLen} bytes`, s);
-  if (data.length < plan.dataLen) throw new FormatError('data', `truncated: read ${data.length} of ${plan.dataLen} bytes`, s);
-  verifyBlocks(key, posOf(header), plan.first, data.subarray(0, plan.dataLen), entries.subarray(0, plan.entriesLen), header.bitrotBlockBytes, s);
+  if (entries.length < plan.entriesLen)
+    throw new FormatError('hash_table', `truncated: read ${entries.length} of ${plan.entriesLen} bytes`, s);
+  if (data.length < plan.dataLen)
+    throw new FormatError('data', `truncated: read ${data.length} of ${plan.dataLen} bytes`, s);
+  verifyBlocks(
+    key,
+    posOf(header),
+    plan.first,
+    data.subarray(0, plan.dataLen),
+    entries.subarray(0, plan.entriesLen),
+    header.bitrotBlockBytes,
+    s,
+  );
   return data.subarray(plan.skip, plan.skip + plan.lengthBytes);
 }
 
@@ -144,7 +225,12 @@ export function verifySpan(header: ShardHeader, key: BitrotKey, plan: SpanPlan, 
  * checked; BitrotError(i) on the first mismatch, FormatError if the file is short.
  */
 export async function verifiedRead(
-  r: ShardReader, header: ShardHeader, key: BitrotKey, offsetBytes: number, lengthBytes: number, site: ErrorSite = {},
+  r: ShardReader,
+  header: ShardHeader,
+  key: BitrotKey,
+  offsetBytes: number,
+  lengthBytes: number,
+  site: ErrorSite = {},
 ): Promise<Buffer> {
   const plan = spanPlan(geometryOf(header), offsetBytes, lengthBytes, siteOf(header, site));
   if (plan === null) return Buffer.alloc(0);
@@ -156,7 +242,13 @@ export async function verifiedRead(
 // span = blocks first.. contiguously; entries = their hash entries in order.
 // One native call checks the whole span (spec §9); BitrotError names the first bad block.
 function verifyBlocks(
-  key: BitrotKey, pos: BlockPosition, first: number, span: Buffer, entries: Buffer, bb: number, site: ErrorSite,
+  key: BitrotKey,
+  pos: BlockPosition,
+  first: number,
+  span: Buffer,
+  entries: Buffer,
+  bb: number,
+  site: ErrorSite,
 ): void {
   const count = Math.ceil(span.length / bb);
   assert(entries.length >= count * HASH_ENTRY_BYTES, 'one entry per block');
@@ -165,17 +257,29 @@ function verifyBlocks(
 }
 
 /** Decode and verify a whole shard file held in memory (scrub, inspect, vectors). */
-export function verifyShardBytes(bytes: Uint8Array, key: BitrotKey, site: ErrorSite = {}): { header: ShardHeader; payload: Buffer } {
+export function verifyShardBytes(
+  bytes: Uint8Array,
+  key: BitrotKey,
+  site: ErrorSite = {},
+): { header: ShardHeader; payload: Buffer } {
   const header = decodeHeader(bytes, site);
   const s = siteOf(header, site);
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const tableEnd = HEADER_BYTES + hashTableBytes(header.blockCount);
   if (buf.length < tableEnd) {
-    throw new FormatError('hash_table', `truncated: file has ${buf.length - HEADER_BYTES} bytes after the header, table needs ${tableEnd - HEADER_BYTES}`, s);
+    throw new FormatError(
+      'hash_table',
+      `truncated: file has ${buf.length - HEADER_BYTES} bytes after the header, table needs ${tableEnd - HEADER_BYTES}`,
+      s,
+    );
   }
   const dataLen = Number(header.shardDataLenBytes);
   if (buf.length < tableEnd + dataLen) {
-    throw new FormatError('data', `truncated: file has ${buf.length - tableEnd} data bytes, shard_data_len is ${dataLen}`, s);
+    throw new FormatError(
+      'data',
+      `truncated: file has ${buf.length - tableEnd} data bytes, shard_data_len is ${dataLen}`,
+      s,
+    );
   }
   const payload = buf.subarray(tableEnd, tableEnd + dataLen);
   verifyBlocks(key, posOf(header), 0, payload, buf.subarray(HEADER_BYTES, tableEnd), header.bitrotBlockBytes, s);

@@ -4,9 +4,20 @@
 import { crc32c } from './crc32c';
 import { ErrorSite, FormatError, SliceError, UnsupportedError } from './errors';
 import { mapRange } from './mapping';
-import { NEEDLE_FLAG_COMPRESSED, NEEDLE_FLAG_DELETED, NEEDLE_FLAG_ENCRYPTED, NEEDLE_HEADER_BYTES, decodeNeedleHeader } from './needle';
+import {
+  NEEDLE_FLAG_COMPRESSED,
+  NEEDLE_FLAG_DELETED,
+  NEEDLE_FLAG_ENCRYPTED,
+  NEEDLE_HEADER_BYTES,
+  decodeNeedleHeader,
+} from './needle';
 
-export interface Slice { containerId: bigint; offsetBytes: bigint; lengthBytes: number; cookie: number }
+export interface Slice {
+  containerId: bigint;
+  offsetBytes: bigint;
+  lengthBytes: number;
+  cookie: number;
+}
 
 export interface ContainerLayout {
   mode: 'replica' | 'ec';
@@ -18,7 +29,12 @@ export interface ContainerLayout {
   chunkLogicalLenBytes?: (chunkIndex: bigint) => number;
 }
 
-export interface SliceReadPiece { chunkIndex: bigint; shardIndex: number; shardOffsetBytes: number; lengthBytes: number }
+export interface SliceReadPiece {
+  chunkIndex: bigint;
+  shardIndex: number;
+  shardOffsetBytes: number;
+  lengthBytes: number;
+}
 
 function sliceSite(slice: Slice): ErrorSite {
   return { fileId: slice.containerId };
@@ -43,19 +59,37 @@ export function planSliceRead(slice: Slice, container: ContainerLayout): SliceRe
   const spanBytes = NEEDLE_HEADER_BYTES + slice.lengthBytes;
   const chunkLen = container.chunkLogicalLenBytes?.(chunkIndex) ?? container.chunkSizeBytes;
   if (slice.offsetBytes < 0n || offInChunk + spanBytes > chunkLen) {
-    throw new SliceError('offset', `needle [${slice.offsetBytes}, +${spanBytes}) does not fit container chunk ${chunkIndex} of ${chunkLen} bytes`, site);
+    throw new SliceError(
+      'offset',
+      `needle [${slice.offsetBytes}, +${spanBytes}) does not fit container chunk ${chunkIndex} of ${chunkLen} bytes`,
+      site,
+    );
   }
   if (container.mode === 'replica') {
     return [{ chunkIndex, shardIndex: 0, shardOffsetBytes: offInChunk, lengthBytes: spanBytes }];
   }
-  const g = { k: container.k, m: container.m, ecBlockSizeBytes: container.ecBlockSizeBytes, chunkLogicalLenBytes: chunkLen };
+  const g = {
+    k: container.k,
+    m: container.m,
+    ecBlockSizeBytes: container.ecBlockSizeBytes,
+    chunkLogicalLenBytes: chunkLen,
+  };
   const pieces: SliceReadPiece[] = [];
   for (const p of mapRange(g, offInChunk, spanBytes)) {
     const prev = pieces[pieces.length - 1];
-    if (prev !== undefined && prev.shardIndex === p.dataShard && prev.shardOffsetBytes + prev.lengthBytes === p.shardOffsetBytes) {
+    if (
+      prev !== undefined &&
+      prev.shardIndex === p.dataShard &&
+      prev.shardOffsetBytes + prev.lengthBytes === p.shardOffsetBytes
+    ) {
       prev.lengthBytes += p.lengthBytes; // contiguous in the same shard: one read
     } else {
-      pieces.push({ chunkIndex, shardIndex: p.dataShard, shardOffsetBytes: p.shardOffsetBytes, lengthBytes: p.lengthBytes });
+      pieces.push({
+        chunkIndex,
+        shardIndex: p.dataShard,
+        shardOffsetBytes: p.shardOffsetBytes,
+        lengthBytes: p.lengthBytes,
+      });
     }
   }
   return pieces;
@@ -74,19 +108,30 @@ export function checkNeedle(slice: Slice, inodeFileId: bigint, headerAndData: Ui
     if (e instanceof FormatError) throw new SliceError(e.field, e.message, site);
     throw e;
   }
-  if (header.fileId !== inodeFileId) throw new SliceError('file_id', `needle belongs to ${header.fileId}, not inode ${inodeFileId}`, site);
-  if (header.cookie !== slice.cookie) throw new SliceError('cookie', `needle cookie ${header.cookie} != slice cookie ${slice.cookie}`, site);
-  if (header.dataLenBytes !== slice.lengthBytes) throw new SliceError('length', `needle data_len ${header.dataLenBytes} != slice length ${slice.lengthBytes}`, site);
+  if (header.fileId !== inodeFileId)
+    throw new SliceError('file_id', `needle belongs to ${header.fileId}, not inode ${inodeFileId}`, site);
+  if (header.cookie !== slice.cookie)
+    throw new SliceError('cookie', `needle cookie ${header.cookie} != slice cookie ${slice.cookie}`, site);
+  if (header.dataLenBytes !== slice.lengthBytes)
+    throw new SliceError('length', `needle data_len ${header.dataLenBytes} != slice length ${slice.lengthBytes}`, site);
   if ((header.flags & NEEDLE_FLAG_DELETED) !== 0) throw new SliceError('flags', 'needle is marked deleted', site);
   if ((header.flags & (NEEDLE_FLAG_COMPRESSED | NEEDLE_FLAG_ENCRYPTED)) !== 0) {
-    throw new UnsupportedError(`compressed/encrypted needles are not supported (flags 0x${header.flags.toString(16)})`, site);
+    throw new UnsupportedError(
+      `compressed/encrypted needles are not supported (flags 0x${header.flags.toString(16)})`,
+      site,
+    );
   }
   if (headerAndData.length < NEEDLE_HEADER_BYTES + header.dataLenBytes) {
-    throw new SliceError('data', `truncated: ${headerAndData.length - NEEDLE_HEADER_BYTES} of ${header.dataLenBytes} data bytes`, site);
+    throw new SliceError(
+      'data',
+      `truncated: ${headerAndData.length - NEEDLE_HEADER_BYTES} of ${header.dataLenBytes} data bytes`,
+      site,
+    );
   }
   const b = Buffer.from(headerAndData.buffer, headerAndData.byteOffset, headerAndData.byteLength);
   const data = b.subarray(NEEDLE_HEADER_BYTES, NEEDLE_HEADER_BYTES + header.dataLenBytes);
   const crc = crc32c(data);
-  if (crc !== header.dataCrc32c) throw new SliceError('data_crc32c', `stored ${header.dataCrc32c} != computed ${crc}`, site);
+  if (crc !== header.dataCrc32c)
+    throw new SliceError('data_crc32c', `stored ${header.dataCrc32c} != computed ${crc}`, site);
   return data;
 }

@@ -8,19 +8,28 @@ import * as zlib from 'node:zlib';
 import { FormatError } from './errors';
 import { FLAG_COMPRESSED, FLAG_ENCRYPTED } from './header';
 
-export interface CompressionSpec { algo: 'deflate-raw'; level: number }
-export interface EncryptionSpec { algo: 'aes-256-ctr'; key: string; iv: string }
+export interface CompressionSpec {
+  algo: 'deflate-raw';
+  level: number;
+}
+export interface EncryptionSpec {
+  algo: 'aes-256-ctr';
+  key: string;
+  iv: string;
+}
 export type TransformSpec = 'none' | { compression?: CompressionSpec; encryption?: EncryptionSpec };
 
 const INFLATE_BYTES_MAX = 1 << 30; // bound on a decompressed chunk
 
 function checkSpec(spec: TransformSpec): void {
   if (spec === 'none') return;
-  if (typeof spec !== 'object' || spec === null) throw new FormatError('transform', `unknown transform ${JSON.stringify(spec)}`);
+  if (typeof spec !== 'object' || spec === null)
+    throw new FormatError('transform', `unknown transform ${JSON.stringify(spec)}`);
   const c = spec.compression;
   if (c !== undefined) {
     if (c.algo !== 'deflate-raw') throw new FormatError('transform.compression.algo', `unknown ${String(c.algo)}`);
-    if (!Number.isInteger(c.level) || c.level < 0 || c.level > 9) throw new FormatError('transform.compression.level', `${c.level}`);
+    if (!Number.isInteger(c.level) || c.level < 0 || c.level > 9)
+      throw new FormatError('transform.compression.level', `${c.level}`);
   }
   const e = spec.encryption;
   if (e !== undefined) {

@@ -98,24 +98,44 @@ export function checkDefaults(d: StoreDefaults, diskCount: number, file: string)
     throw new ConfigError(file, `chunk_size ${d.chunkSizeBytes} must be a positive multiple of 4096, at most 1 GiB`);
   }
   if (!int(d.ecBlockSizeBytes) || d.chunkSizeBytes % d.ecBlockSizeBytes !== 0) {
-    throw new ConfigError(file, `chunk_size ${d.chunkSizeBytes} must be a multiple of ec_block_size ${d.ecBlockSizeBytes} (spec §10)`);
+    throw new ConfigError(
+      file,
+      `chunk_size ${d.chunkSizeBytes} must be a multiple of ec_block_size ${d.ecBlockSizeBytes} (spec §10)`,
+    );
   }
   // A needle (32-byte header + data + pad) never crosses a container chunk (DESIGN §3): it must fit in one.
-  if (d.smallFileMaxBytes !== undefined && (!Number.isSafeInteger(d.smallFileMaxBytes) || d.smallFileMaxBytes < 0 || d.smallFileMaxBytes + 64 > d.chunkSizeBytes)) {
-    throw new ConfigError(file, `small_file_max ${d.smallFileMaxBytes} must be >= 0 and leave room for a needle header in a ${d.chunkSizeBytes}-byte chunk`);
+  if (
+    d.smallFileMaxBytes !== undefined &&
+    (!Number.isSafeInteger(d.smallFileMaxBytes) ||
+      d.smallFileMaxBytes < 0 ||
+      d.smallFileMaxBytes + 64 > d.chunkSizeBytes)
+  ) {
+    throw new ConfigError(
+      file,
+      `small_file_max ${d.smallFileMaxBytes} must be >= 0 and leave room for a needle header in a ${d.chunkSizeBytes}-byte chunk`,
+    );
   }
   if (d.containerCapacityBytes !== undefined && !int(d.containerCapacityBytes)) {
     throw new ConfigError(file, `container_capacity ${d.containerCapacityBytes} must be a positive integer`);
   }
   const grace = d.quarantineGraceDays;
   if (grace !== undefined && (!Number.isSafeInteger(grace) || grace < 0 || grace > QUARANTINE_GRACE_DAYS_MAX)) {
-    throw new ConfigError(file, `quarantineGraceDays ${grace} must be a whole number of days, 0..${QUARANTINE_GRACE_DAYS_MAX}`);
+    throw new ConfigError(
+      file,
+      `quarantineGraceDays ${grace} must be a whole number of days, 0..${QUARANTINE_GRACE_DAYS_MAX}`,
+    );
   }
   if (d.groupDirtyBytesMax !== undefined && !int(d.groupDirtyBytesMax)) {
     throw new ConfigError(file, `groupDirtyBytesMax ${d.groupDirtyBytesMax} must be a positive integer (bytes)`);
   }
-  if (d.intentLogBytes !== undefined && (!int(d.intentLogBytes) || d.intentLogBytes % 4096 !== 0 || d.intentLogBytes < INTENT_LOG_BYTES_MIN)) {
-    throw new ConfigError(file, `intent_log_bytes ${d.intentLogBytes} must be a multiple of 4096, at least ${INTENT_LOG_BYTES_MIN}`);
+  if (
+    d.intentLogBytes !== undefined &&
+    (!int(d.intentLogBytes) || d.intentLogBytes % 4096 !== 0 || d.intentLogBytes < INTENT_LOG_BYTES_MIN)
+  ) {
+    throw new ConfigError(
+      file,
+      `intent_log_bytes ${d.intentLogBytes} must be a multiple of 4096, at least ${INTENT_LOG_BYTES_MIN}`,
+    );
   }
   if (shardCount(layout) > diskCount) {
     throw new ConfigError(file, `layout ${d.layout} needs ${shardCount(layout)} disks, only ${diskCount} exist`);
@@ -139,9 +159,8 @@ export interface CreateConfigOptions {
 export function createConfig(staging: MkfsStaging, opts: CreateConfigOptions): StoreConfig {
   const { io, target: dir } = staging;
   const diskOpt = opts.disks ?? 3;
-  const diskPaths: string[] = typeof diskOpt === 'number'
-    ? Array.from({ length: diskOpt }, (_, i) => `disks/d${i}`)
-    : diskOpt;
+  const diskPaths: string[] =
+    typeof diskOpt === 'number' ? Array.from({ length: diskOpt }, (_, i) => `disks/d${i}`) : diskOpt;
   if (diskPaths.length === 0 || diskPaths.length > DISKS_MAX) {
     throw new ConfigError(dir, `need 1..${DISKS_MAX} disks, got ${diskPaths.length}`);
   }
@@ -157,7 +176,9 @@ export function createConfig(staging: MkfsStaging, opts: CreateConfigOptions): S
     bitrotBlockBytes: opts.defaults?.bitrotBlockBytes ?? DEFAULT_BITROT_BYTES,
     ecBlockSizeBytes: opts.defaults?.ecBlockSizeBytes ?? DEFAULT_EC_BLOCK_BYTES,
     // Default: 64 KiB, or half a chunk for stores with tiny chunks (a needle must fit in one, DESIGN §3).
-    smallFileMaxBytes: opts.defaults?.smallFileMaxBytes ?? Math.min(DEFAULT_SMALL_FILE_MAX_BYTES, (opts.defaults?.chunkSizeBytes ?? DEFAULT_CHUNK_BYTES) / 2),
+    smallFileMaxBytes:
+      opts.defaults?.smallFileMaxBytes ??
+      Math.min(DEFAULT_SMALL_FILE_MAX_BYTES, (opts.defaults?.chunkSizeBytes ?? DEFAULT_CHUNK_BYTES) / 2),
     containerCapacityBytes: opts.defaults?.containerCapacityBytes ?? DEFAULT_CONTAINER_CAPACITY_BYTES,
     ...(opts.defaults?.intentLogBytes !== undefined ? { intentLogBytes: opts.defaults.intentLogBytes } : {}),
   };
@@ -190,23 +211,30 @@ export function createConfig(staging: MkfsStaging, opts: CreateConfigOptions): S
 }
 
 function checkShape(c: StoreConfig, file: string, dir: string): void {
-  if (c.format !== STORE_FORMAT) throw new ConfigError(file, `format is '${String(c.format)}', expected '${STORE_FORMAT}'`);
+  if (c.format !== STORE_FORMAT)
+    throw new ConfigError(file, `format is '${String(c.format)}', expected '${STORE_FORMAT}'`);
   if (c.formatVersion !== STORE_FORMAT_VERSION) {
-    throw new ConfigError(file, `unknown formatVersion ${String(c.formatVersion)} (this build reads ${STORE_FORMAT_VERSION})`);
+    throw new ConfigError(
+      file,
+      `unknown formatVersion ${String(c.formatVersion)} (this build reads ${STORE_FORMAT_VERSION})`,
+    );
   }
-  if (!Number.isSafeInteger(c.clusterMapEpoch) || c.clusterMapEpoch < 1) throw new ConfigError(file, 'clusterMapEpoch must be an integer >= 1');
+  if (!Number.isSafeInteger(c.clusterMapEpoch) || c.clusterMapEpoch < 1)
+    throw new ConfigError(file, 'clusterMapEpoch must be an integer >= 1');
   if (!Array.isArray(c.disks) || c.disks.length === 0) throw new ConfigError(file, 'disks must be a non-empty list');
   if (c.disks.length > DISKS_MAX) throw new ConfigError(file, `at most ${DISKS_MAX} disks, found ${c.disks.length}`);
   const ids = new Set<number>();
   const paths = new Map<string, number>();
   for (const d of c.disks) {
-    if (!Number.isSafeInteger(d?.id) || d.id < 0 || ids.has(d.id)) throw new ConfigError(file, `bad or duplicate disk id ${String(d?.id)}`);
+    if (!Number.isSafeInteger(d?.id) || d.id < 0 || ids.has(d.id))
+      throw new ConfigError(file, `bad or duplicate disk id ${String(d?.id)}`);
     if (typeof d.path !== 'string' || d.path === '') throw new ConfigError(file, `disk ${d.id} has no path`);
     const resolved = path.resolve(dir, d.path);
     const other = paths.get(resolved);
     if (other !== undefined) throw new ConfigError(file, `disks ${other} and ${d.id} name the same path ${resolved}`);
     paths.set(resolved, d.id);
-    if (!Number.isSafeInteger(d.epoch) || d.epoch < 1 || d.epoch > c.clusterMapEpoch) throw new ConfigError(file, `disk ${d.id} has bad epoch ${String(d.epoch)}`);
+    if (!Number.isSafeInteger(d.epoch) || d.epoch < 1 || d.epoch > c.clusterMapEpoch)
+      throw new ConfigError(file, `disk ${d.id} has bad epoch ${String(d.epoch)}`);
     ids.add(d.id);
   }
   if (typeof c.keyFile !== 'string' || c.keyFile === '') throw new ConfigError(file, 'keyFile missing');
@@ -259,7 +287,8 @@ export function openConfig(dir: string, io: SyncIo = nodeSyncIo, storeKeyFile?: 
   } catch (err) {
     throw new ConfigError(file, `corrupt config, not valid JSON: ${(err as Error).message}`);
   }
-  if (typeof config !== 'object' || config === null || Array.isArray(config)) throw new ConfigError(file, 'corrupt config, not a JSON object');
+  if (typeof config !== 'object' || config === null || Array.isArray(config))
+    throw new ConfigError(file, 'corrupt config, not a JSON object');
   checkShape(config, file, dir);
   const keyBytes = readKey(io, keyPath(dir, config));
   const diskPaths = new Map(config.disks.map((d) => [d.id, path.resolve(dir, d.path)]));
@@ -290,7 +319,8 @@ function readKey(io: SyncIo, keyPath: string): Buffer {
   } catch (err) {
     throw new ConfigError(keyPath, `bitrot key file missing or unreadable: ${(err as Error).message}`);
   }
-  if (keyBytes.length !== BITROT_KEY_BYTES) throw new ConfigError(keyPath, `bitrot key must be ${BITROT_KEY_BYTES} bytes, found ${keyBytes.length}`);
+  if (keyBytes.length !== BITROT_KEY_BYTES)
+    throw new ConfigError(keyPath, `bitrot key must be ${BITROT_KEY_BYTES} bytes, found ${keyBytes.length}`);
   return keyBytes;
 }
 
@@ -298,7 +328,13 @@ function readKey(io: SyncIo, keyPath: string): Buffer {
  * replace-disk onto another directory: the disk keeps its id, so its placement slot
  * (DESIGN §3), and only its path changes, durably in the config and at once in opened.diskPaths.
  */
-export function setDiskPath(dir: string, opened: OpenedConfig, diskId: number, newPath: string, io: SyncIo = nodeSyncIo): void {
+export function setDiskPath(
+  dir: string,
+  opened: OpenedConfig,
+  diskId: number,
+  newPath: string,
+  io: SyncIo = nodeSyncIo,
+): void {
   const disk = opened.config.disks.find((d) => d.id === diskId);
   if (disk === undefined) throw new ConfigError(path.join(dir, CONFIG_FILE), `no disk ${diskId}`);
   const resolved = path.resolve(dir, newPath);
@@ -335,7 +371,12 @@ export function adoptLegacyStore(dir: string, opened: OpenedConfig, io: SyncIo =
  * `chunkfs meta copy` (DESIGN §9): the store's metadata is now at meta (undefined: SQLite in
  * meta.db), recorded durably (tmp file, fsync, rename, directory fsync): the switch is atomic.
  */
-export function setMetaTarget(dir: string, opened: OpenedConfig, meta: MetaTarget | undefined, io: SyncIo = nodeSyncIo): void {
+export function setMetaTarget(
+  dir: string,
+  opened: OpenedConfig,
+  meta: MetaTarget | undefined,
+  io: SyncIo = nodeSyncIo,
+): void {
   if (meta === undefined) delete opened.config.meta;
   else opened.config.meta = { engine: meta.engine, url: parseMetaTarget(meta.url).url };
   io.writeFileDurable(path.join(dir, CONFIG_FILE), configBytes(opened.config));

@@ -22,7 +22,10 @@ export interface DiskMarker {
 /** A shard operation refused because its disk is offline (missing, foreign or vanished). */
 export class DiskUnavailableError extends ChunkfsError {
   readonly code = 'ENODEV'; // classified as an I/O failure of that disk (store/chunks/shard-store.ts)
-  constructor(diskId: number, readonly reason: string) {
+  constructor(
+    diskId: number,
+    readonly reason: string,
+  ) {
     super(reason, { diskId: String(diskId) });
   }
 }
@@ -74,8 +77,10 @@ export function diskProblem(io: SyncIo, root: string, storeUuid: string, diskId:
   } catch {
     return `identity marker ${markerPath(root)} is corrupt (not JSON)`;
   }
-  if (typeof m !== 'object' || m === null || m.format !== DISK_MARKER_FORMAT) return `identity marker ${markerPath(root)} has the wrong format`;
-  if (m.formatVersion !== DISK_MARKER_VERSION) return `identity marker ${markerPath(root)} has unknown formatVersion ${String(m.formatVersion)}`;
+  if (typeof m !== 'object' || m === null || m.format !== DISK_MARKER_FORMAT)
+    return `identity marker ${markerPath(root)} has the wrong format`;
+  if (m.formatVersion !== DISK_MARKER_VERSION)
+    return `identity marker ${markerPath(root)} has unknown formatVersion ${String(m.formatVersion)}`;
   if (m.storeUuid !== storeUuid || m.diskId !== diskId) {
     return `foreign disk: its marker names store ${String(m.storeUuid)} disk ${String(m.diskId)}, expected store ${storeUuid} disk ${diskId}`;
   }

@@ -29,7 +29,10 @@ export class DeleteBatcher {
   private pending: Pending[] = [];
   private timer: NodeJS.Timeout | null = null;
 
-  constructor(private readonly locks: KeyedMutex, private readonly rows: DeleteRows) {}
+  constructor(
+    private readonly locks: KeyedMutex,
+    private readonly rows: DeleteRows,
+  ) {}
 
   get waiting(): number {
     return this.pending.length;
@@ -70,6 +73,8 @@ export class DeleteBatcher {
         else p.resolve();
       }
     }
-    return Promise.all(alone.map((p) => this.rows.one(p.ino).then(p.resolve, (err: unknown) => p.reject(err)))).then(() => undefined);
+    return Promise.all(alone.map((p) => this.rows.one(p.ino).then(p.resolve, (err: unknown) => p.reject(err)))).then(
+      () => undefined,
+    );
   }
 }

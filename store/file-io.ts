@@ -34,14 +34,24 @@ import { DeleteBatcher } from './file-deletes';
 
 export const FILE_BYTES_MAX = 2 ** 50;
 
-interface FileInfo { fl: FileLayout; sizeBytes: number; nlink: number; slice: Slice | null }
+interface FileInfo {
+  fl: FileLayout;
+  sizeBytes: number;
+  nlink: number;
+  slice: Slice | null;
+}
 
 /** Small-file packing (DESIGN §5 "Small files"): the mkfs threshold and the container parameters. */
 export interface PackingOptions {
   smallFileMaxBytes: number;
   containerCapacityBytes: number;
   /** Chunk parameters of new container inodes (the store defaults). */
-  containerChunk: { chunkSizeBytes: number; bitrotBlockBytes: number; ecBlockSizeBytes: number; clusterMapEpoch: number };
+  containerChunk: {
+    chunkSizeBytes: number;
+    bitrotBlockBytes: number;
+    ecBlockSizeBytes: number;
+    clusterMapEpoch: number;
+  };
 }
 /**
  * Layout and size of recently used files, so a FUSE read costs no SQLite statement for them
@@ -52,7 +62,6 @@ export interface PackingOptions {
 const CACHED_FILES_MAX = 4096;
 /** Chunk placements (6 xxh3 hashes and a sort each): ~15% of a cached random 4 KiB read before caching. */
 const CACHED_PLACEMENTS_MAX = 16_384;
-
 
 export class FileIo implements SmallFilesHost {
   private readonly locks = new KeyedMutex();
@@ -69,7 +78,11 @@ export class FileIo implements SmallFilesHost {
   /** PostgreSQL: deleted files' rows go in batches (store/file-deletes.ts); SQLite deletes each at once. */
   private readonly deletes: DeleteBatcher | null;
 
-  constructor(private readonly env: ChunkEnv, private readonly disks: PlacementDisk[], private readonly packing: PackingOptions) {
+  constructor(
+    private readonly env: ChunkEnv,
+    private readonly disks: PlacementDisk[],
+    private readonly packing: PackingOptions,
+  ) {
     const db = env.db;
     this.writer = new ChunkWriter(env, this);
     this.pastSize = new PastSize(env.db);
@@ -77,7 +90,10 @@ export class FileIo implements SmallFilesHost {
     this.slices = new SliceRows(db);
     this.appender = new NeedleAppender(env, this, this.containers, () => packing.containerCapacityBytes);
     this.small = new SmallFiles(env, this, this.appender, this.slices, this.containers, packing.smallFileMaxBytes);
-    this.deletes = db.engine !== 'postgres' ? null : new DeleteBatcher(this.locks, { one: (ino) => this.deleteOne(ino), many: (inos) => this.deleteMany(inos) });
+    this.deletes =
+      db.engine !== 'postgres'
+        ? null
+        : new DeleteBatcher(this.locks, { one: (ino) => this.deleteOne(ino), many: (inos) => this.deleteMany(inos) });
   }
 
   /** Every cached file row (a seal or compaction repointed many slices at once). */
@@ -106,11 +122,26 @@ export class FileIo implements SmallFilesHost {
   }
 
   /** ContainerHost: a container write through the chunk write path, under the container's lock. */
-  async writeInternal(ino: number, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>, durable = true, withIntents?: () => void): Promise<boolean> {
+  async writeInternal(
+    ino: number,
+    pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>,
+    durable = true,
+    withIntents?: () => void,
+  ): Promise<boolean> {
     await this.env.backlog.room(); // never under an inode lock: the applier needs those locks to make room
     return this.locks.run(ino, async () => {
       try {
-        return await this.writer.writePieces(ino, this.fileInfo(ino).fl, pieces, null, undefined, null, durable, withIntents, true);
+        return await this.writer.writePieces(
+          ino,
+          this.fileInfo(ino).fl,
+          pieces,
+          null,
+          undefined,
+          null,
+          durable,
+          withIntents,
+          true,
+        );
       } finally {
         this.forget(ino);
       }
@@ -121,16 +152,35 @@ export class FileIo implements SmallFilesHost {
    * ContainerHost: a container inode (spec §11.1: its own file_id; no directory entry, so no listing
    * shows it) and its row; call in a transaction. Open: Replica with the target's fault tolerance.
    */
-  createContainer(packClass: string, state: 'open' | 'sealing', sealedFrom: number | null, usedBytes: number, deadBytes: number): ContainerRow {
+  createContainer(
+    packClass: string,
+    state: 'open' | 'sealing',
+    sealedFrom: number | null,
+    usedBytes: number,
+    deadBytes: number,
+  ): ContainerRow {
     const layout = state === 'open' ? openLayoutOf(packClass) : packClass;
     const c = this.packing.containerChunk;
     const seed = randomU64();
     const t = nowNs();
     const id = this.env.fileRows.insertInternal({
-      layoutText: layout, chunkSizeBytes: c.chunkSizeBytes, bitrotBlockBytes: c.bitrotBlockBytes, ecBlockSizeBytes: c.ecBlockSizeBytes,
-      placementSeed: seed, clusterMapEpoch: c.clusterMapEpoch, timeNs: t,
+      layoutText: layout,
+      chunkSizeBytes: c.chunkSizeBytes,
+      bitrotBlockBytes: c.bitrotBlockBytes,
+      ecBlockSizeBytes: c.ecBlockSizeBytes,
+      placementSeed: seed,
+      clusterMapEpoch: c.clusterMapEpoch,
+      timeNs: t,
     });
-    const row: ContainerRow = { id, packClass, state, usedBytes, deadBytes, capacityBytes: this.packing.containerCapacityBytes, sealedFrom };
+    const row: ContainerRow = {
+      id,
+      packClass,
+      state,
+      usedBytes,
+      deadBytes,
+      capacityBytes: this.packing.containerCapacityBytes,
+      sealedFrom,
+    };
     this.containers.add(row);
     return row;
   }
@@ -147,17 +197,36 @@ export class FileIo implements SmallFilesHost {
   }
 
   /** SmallFilesHost: data at offsetBytes through the chunk writer; alsoInCommit runs in its commit transaction. */
-  async writeChunks(ino: number, fl: FileLayout, offsetBytes: number, data: Uint8Array, sizeBytes: number | null, alsoInCommit: () => void, times: CommitTimes | null): Promise<void> {
+  async writeChunks(
+    ino: number,
+    fl: FileLayout,
+    offsetBytes: number,
+    data: Uint8Array,
+    sizeBytes: number | null,
+    alsoInCommit: () => void,
+    times: CommitTimes | null,
+  ): Promise<void> {
     if (data.length === 0) {
       this.env.db.transaction(alsoInCommit)();
       return;
     }
-    await this.writer.writePieces(ino, fl, this.piecesOf(fl.chunkSizeBytes, offsetBytes, data), sizeBytes, alsoInCommit, times);
+    await this.writer.writePieces(
+      ino,
+      fl,
+      this.piecesOf(fl.chunkSizeBytes, offsetBytes, data),
+      sizeBytes,
+      alsoInCommit,
+      times,
+    );
   }
 
-  private piecesOf(cs: number, offsetBytes: number, data: Uint8Array): Array<{ c: number; offIn: number; bytes: Uint8Array }> {
+  private piecesOf(
+    cs: number,
+    offsetBytes: number,
+    data: Uint8Array,
+  ): Array<{ c: number; offIn: number; bytes: Uint8Array }> {
     const pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }> = [];
-    for (let at = offsetBytes; at < offsetBytes + data.length;) {
+    for (let at = offsetBytes; at < offsetBytes + data.length; ) {
       const c = Math.floor(at / cs);
       const len = Math.min(cs - (at - c * cs), offsetBytes + data.length - at);
       pieces.push({ c, offIn: at - c * cs, bytes: data.subarray(at - offsetBytes, at - offsetBytes + len) });
@@ -196,15 +265,26 @@ export class FileIo implements SmallFilesHost {
     if (r.type === 'dir') throw new FsError('EISDIR', `inode ${ino} is a directory`);
     if (r.type !== 'file') throw new FsError('EINVAL', `inode ${ino} is not a regular file`);
     const fl: FileLayout = {
-      layout: parseLayout(r.layoutText), chunkSizeBytes: r.chunkSizeBytes, bitrotBlockBytes: r.bitrotBlockBytes,
-      ecBlockSizeBytes: r.ecBlockSizeBytes, placementSeed: r.placementSeed, clusterMapEpoch: r.clusterMapEpoch,
+      layout: parseLayout(r.layoutText),
+      chunkSizeBytes: r.chunkSizeBytes,
+      bitrotBlockBytes: r.bitrotBlockBytes,
+      ecBlockSizeBytes: r.ecBlockSizeBytes,
+      placementSeed: r.placementSeed,
+      clusterMapEpoch: r.clusterMapEpoch,
     };
     // A transaction group's size shows at once (DESIGN §5 one view).
     const sizeBytes = Math.max(r.sizeBytes, this.env.groups.pendingSize(ino) ?? 0);
     return { fl, sizeBytes, nlink: r.nlink, slice: r.slice };
   }
 
-  ref(ino: number, fl: FileLayout, chunkIndex: number, version: bigint, logicalLenBytes: number, stored: StoredForm | null = null): ChunkRef {
+  ref(
+    ino: number,
+    fl: FileLayout,
+    chunkIndex: number,
+    version: bigint,
+    logicalLenBytes: number,
+    stored: StoredForm | null = null,
+  ): ChunkRef {
     const diskIds = this.placement(fl.placementSeed, fl.clusterMapEpoch, chunkIndex, shardCount(fl.layout));
     return { ino, fileId: BigInt(ino), chunkIndex, version, logicalLenBytes, stored, fl, diskIds };
   }
@@ -279,7 +359,8 @@ export class FileIo implements SmallFilesHost {
 
   /** readInto into a fresh buffer of the bytes there are (short at EOF). */
   async read(ino: number, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
-    if (!validRange(offsetBytes, lengthBytes)) throw new FsError('EINVAL', `read: bad range [${offsetBytes}, +${lengthBytes})`);
+    if (!validRange(offsetBytes, lengthBytes))
+      throw new FsError('EINVAL', `read: bad range [${offsetBytes}, +${lengthBytes})`);
     const out = Buffer.allocUnsafe(lengthBytes);
     const n = await this.readInto(ino, offsetBytes, out);
     return n === lengthBytes ? out : out.subarray(0, n);
@@ -297,11 +378,15 @@ export class FileIo implements SmallFilesHost {
    */
   readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset = 0, sizeBytes?: number): Maybe<number> {
     if (!Number.isSafeInteger(targetOffset) || targetOffset < 0 || targetOffset > target.length) {
-      return Promise.reject(new FsError('EINVAL', `readInto: target offset ${targetOffset} outside a ${target.length}-byte buffer`));
+      return Promise.reject(
+        new FsError('EINVAL', `readInto: target offset ${targetOffset} outside a ${target.length}-byte buffer`),
+      );
     }
     const lengthBytes = target.length - targetOffset;
-    if (!validRange(offsetBytes, lengthBytes)) return Promise.reject(new FsError('EINVAL', `read: bad range [${offsetBytes}, +${lengthBytes})`));
-    if (sizeBytes !== undefined && !validRange(sizeBytes, 0)) return Promise.reject(new FsError('EINVAL', `read: bad size ${sizeBytes}`));
+    if (!validRange(offsetBytes, lengthBytes))
+      return Promise.reject(new FsError('EINVAL', `read: bad range [${offsetBytes}, +${lengthBytes})`));
+    if (sizeBytes !== undefined && !validRange(sizeBytes, 0))
+      return Promise.reject(new FsError('EINVAL', `read: bad size ${sizeBytes}`));
     const locked = (): Maybe<number> => this.readLocked(ino, offsetBytes, lengthBytes, target, targetOffset, sizeBytes);
     return noThrow(() => {
       if (this.env.db.inTransaction) return this.locks.run(ino, async () => locked());
@@ -313,14 +398,33 @@ export class FileIo implements SmallFilesHost {
   }
 
   /** readInto's work, under the inode lock (or with the lock free and no promise taken). */
-  private readLocked(ino: number, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number, sizeBytes?: number): Maybe<number> {
+  private readLocked(
+    ino: number,
+    offsetBytes: number,
+    lengthBytes: number,
+    target: Buffer,
+    targetOffset: number,
+    sizeBytes?: number,
+  ): Maybe<number> {
     const info = this.fileInfo(ino);
     const end = Math.min(offsetBytes + lengthBytes, sizeBytes ?? info.sizeBytes);
     if (offsetBytes >= end) return 0;
     const n = end - offsetBytes;
-    if (info.slice !== null) return this.small.readInto(ino, info.slice, offsetBytes, end, target, targetOffset).then(() => n); // a needle (spec §11.4)
+    if (info.slice !== null)
+      return this.small.readInto(ino, info.slice, offsetBytes, end, target, targetOffset).then(() => n); // a needle (spec §11.4)
     const { fl } = info;
-    return andThen(readRangeInto(this.env, fl.chunkSizeBytes, offsetBytes, end, (c) => this.liveRef(ino, fl, this.env.map.get(ino, c)), target, targetOffset), () => n);
+    return andThen(
+      readRangeInto(
+        this.env,
+        fl.chunkSizeBytes,
+        offsetBytes,
+        end,
+        (c) => this.liveRef(ino, fl, this.env.map.get(ino, c)),
+        target,
+        targetOffset,
+      ),
+      () => n,
+    );
   }
 
   /**
@@ -330,26 +434,36 @@ export class FileIo implements SmallFilesHost {
    * times: the mtime and ctime to commit with it (what the mount showed while the bytes were buffered); default: now.
    */
   write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number, times?: CommitTimes): Promise<void> {
-    if (!validRange(offsetBytes, data.length)) return Promise.reject(new FsError('EINVAL', `write: bad offset ${offsetBytes}`));
-    if (offsetBytes + data.length > FILE_BYTES_MAX) return Promise.reject(new FsError('EFBIG', 'write past the maximum file size'));
-    if (sizeBytes !== undefined && (!validRange(sizeBytes, 0) || sizeBytes > FILE_BYTES_MAX)) return Promise.reject(new FsError('EINVAL', `write: bad size ${sizeBytes}`));
+    if (!validRange(offsetBytes, data.length))
+      return Promise.reject(new FsError('EINVAL', `write: bad offset ${offsetBytes}`));
+    if (offsetBytes + data.length > FILE_BYTES_MAX)
+      return Promise.reject(new FsError('EFBIG', 'write past the maximum file size'));
+    if (sizeBytes !== undefined && (!validRange(sizeBytes, 0) || sizeBytes > FILE_BYTES_MAX))
+      return Promise.reject(new FsError('EINVAL', `write: bad size ${sizeBytes}`));
     if (data.length === 0) return Promise.resolve();
     // Room first, never under an inode lock (the applier needs those locks to make room); at once
     // when there is room, so a read issued after this write queues behind it.
-    const locked = (): Promise<void> => this.locks.run(ino, async () => {
-      const info = this.fileInfo(ino);
-      const { fl } = info;
-      try {
-        const hasChunks = info.slice === null && info.sizeBytes === 0 && this.env.map.live(ino).length > 0;
-        if (await this.small.write(ino, info, offsetBytes, data, sizeBytes ?? null, hasChunks, times ?? null)) return;
-        await this.writer.writePieces(ino, fl, this.piecesOf(fl.chunkSizeBytes, offsetBytes, data), sizeBytes ?? null, undefined, times ?? null);
-      } finally {
-        this.forget(ino);
-      }
-    });
+    const locked = (): Promise<void> =>
+      this.locks.run(ino, async () => {
+        const info = this.fileInfo(ino);
+        const { fl } = info;
+        try {
+          const hasChunks = info.slice === null && info.sizeBytes === 0 && this.env.map.live(ino).length > 0;
+          if (await this.small.write(ino, info, offsetBytes, data, sizeBytes ?? null, hasChunks, times ?? null)) return;
+          await this.writer.writePieces(
+            ino,
+            fl,
+            this.piecesOf(fl.chunkSizeBytes, offsetBytes, data),
+            sizeBytes ?? null,
+            undefined,
+            times ?? null,
+          );
+        } finally {
+          this.forget(ino);
+        }
+      });
     return this.env.backlog.hasRoom() ? locked() : this.env.backlog.room().then(locked);
   }
-
 
   truncate(ino: number, sizeBytes: number): Promise<void> {
     if (!validRange(sizeBytes, 0)) return Promise.reject(new FsError('EINVAL', `truncate: bad size ${sizeBytes}`));
@@ -383,11 +497,20 @@ export class FileIo implements SmallFilesHost {
     const dropped = this.env.map.live(ino, lastKept + 1).map((r) => this.liveRef(ino, fl, r)!);
     const tail = lastKept >= 0 ? this.liveRef(ino, fl, this.env.map.get(ino, lastKept)) : null;
     const tailLen = sizeBytes - lastKept * cs;
-    const shortened = tail !== null && tail.logicalLenBytes > tailLen ? await this.shortenTail(ino, fl, tail, tailLen) : null;
+    const shortened =
+      tail !== null && tail.logicalLenBytes > tailLen ? await this.shortenTail(ino, fl, tail, tailLen) : null;
     const t = nowNs();
     this.env.db.transaction(() => {
       // Data first: the shortened tail's shards are durable.
-      if (shortened !== null) repoint(this.env, ino, fl, { chunkIndex: lastKept, version: shortened.version, logicalLenBytes: tailLen, failed: shortened.failed, stored: shortened.stored, old: tail });
+      if (shortened !== null)
+        repoint(this.env, ino, fl, {
+          chunkIndex: lastKept,
+          version: shortened.version,
+          logicalLenBytes: tailLen,
+          failed: shortened.failed,
+          stored: shortened.stored,
+          old: tail,
+        });
       for (const r of dropped) retireChunk(this.env, ino, r.chunkIndex, r.version, fl);
       this.env.fileRows.setSize(ino, sizeBytes, touch ? t : null);
       this.pastSize.clear(ino);
@@ -414,7 +537,8 @@ export class FileIo implements SmallFilesHost {
         });
         trimmed++;
       } catch (err) {
-        if (err instanceof FsError && err.code === 'ENOENT') this.pastSize.clear(ino); // the file is gone: nothing to trim
+        if (err instanceof FsError && err.code === 'ENOENT')
+          this.pastSize.clear(ino); // the file is gone: nothing to trim
         else errors.push(`ino ${ino}: trimming chunk bytes past its size: ${(err as Error).message}`);
       }
     }
@@ -422,7 +546,12 @@ export class FileIo implements SmallFilesHost {
   }
 
   /** The tail chunk's first tailLen bytes as a fresh version, reserved durably first (store/chunks/chunk-writer.ts). */
-  private async shortenTail(ino: number, fl: FileLayout, tail: ChunkRef, tailLen: number): Promise<WrittenChunk & { version: bigint }> {
+  private async shortenTail(
+    ino: number,
+    fl: FileLayout,
+    tail: ChunkRef,
+    tailLen: number,
+  ): Promise<WrittenChunk & { version: bigint }> {
     const content = await readChunk(this.env, tail, 0, tailLen);
     const version = this.env.db.transaction(() => {
       const v = this.env.map.allocVersion(ino, tail.chunkIndex);
@@ -499,6 +628,4 @@ export class FileIo implements SmallFilesHost {
     this.pastSize.clear(ino);
     this.env.fileRows.dropFile(ino);
   }
-
-
 }

@@ -34,7 +34,18 @@ export function backlogFromLog(env: ChunkEnv, files: FileIo, intents: readonly I
     if (i.span === null) continue;
     const ref = files.chunkRefIfFile(i.ino, i.chunkIndex);
     if (ref === null || ref.version !== i.version) continue;
-    env.backlog.add({ id: i.id, ino: i.ino, chunkIndex: i.chunkIndex, version: i.version, firstBlock: i.firstBlock, span: i.span, inPlace: patchedInPlace(ref) }, ref.fl.bitrotBlockBytes);
+    env.backlog.add(
+      {
+        id: i.id,
+        ino: i.ino,
+        chunkIndex: i.chunkIndex,
+        version: i.version,
+        firstBlock: i.firstBlock,
+        span: i.span,
+        inPlace: patchedInPlace(ref),
+      },
+      ref.fl.bitrotBlockBytes,
+    );
   }
 }
 
@@ -42,7 +53,13 @@ export class Follower {
   private readonly listener: PgListener;
   private readonly listeners: Array<(changed: Changed) => void> = [];
 
-  constructor(url: string, private readonly env: ChunkEnv, private readonly files: FileIo, private readonly ns: Namespace, log: (line: string) => void) {
+  constructor(
+    url: string,
+    private readonly env: ChunkEnv,
+    private readonly files: FileIo,
+    private readonly ns: Namespace,
+    log: (line: string) => void,
+  ) {
     this.listener = new PgListener(url, (changed) => this.changed(changed), log);
   }
 
@@ -57,7 +74,8 @@ export class Follower {
 
   /** fn hears the inodes each of the writer's commits changed ('all': unknown, e.g. after an outage). */
   onChange(fn: (changed: Changed) => void): void {
-    if (this.listeners.length >= CHANGE_LISTENERS_MAX) throw new Error(`more than ${CHANGE_LISTENERS_MAX} listeners to the writer's changes`);
+    if (this.listeners.length >= CHANGE_LISTENERS_MAX)
+      throw new Error(`more than ${CHANGE_LISTENERS_MAX} listeners to the writer's changes`);
     this.listeners.push(fn);
   }
 
@@ -72,7 +90,11 @@ export class Follower {
   async readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset: number): Promise<number> {
     for (let attempt = 1; ; attempt++) {
       // Not following (the server is unreachable): the writer's changes are unknown, nothing is served.
-      if (!this.listener.connected) throw new FsError('EIO', `inode ${ino}: not following the writer's commits now (metadata server unreachable); try again`);
+      if (!this.listener.connected)
+        throw new FsError(
+          'EIO',
+          `inode ${ino}: not following the writer's commits now (metadata server unreachable); try again`,
+        );
       try {
         return await this.readOnce(ino, offsetBytes, target, targetOffset);
       } catch (err) {

@@ -5,10 +5,36 @@ import { constants } from 'node:os';
 import { ChunkfsError, ErrorSite } from '../src/errors';
 
 export type FsErrorCode =
-  | 'ENOENT' | 'EEXIST' | 'ENOTEMPTY' | 'ENOTDIR' | 'EISDIR' | 'EINVAL' | 'ENODATA' | 'ENAMETOOLONG'
-  | 'EXDEV' | 'EPERM' | 'EIO' | 'ENOSPC' | 'ERANGE' | 'EBUSY' | 'EMLINK' | 'EFBIG' | 'EROFS' | 'ENOTSUP'
-  | 'EACCES' | 'EBADF' | 'ENFILE' | 'EOPNOTSUPP' | 'EOVERFLOW' | 'ESTALE' | 'ENOSYS' | 'ENXIO' | 'E2BIG' | 'ELOOP'
-  | 'EAGAIN' | 'EMFILE';
+  | 'ENOENT'
+  | 'EEXIST'
+  | 'ENOTEMPTY'
+  | 'ENOTDIR'
+  | 'EISDIR'
+  | 'EINVAL'
+  | 'ENODATA'
+  | 'ENAMETOOLONG'
+  | 'EXDEV'
+  | 'EPERM'
+  | 'EIO'
+  | 'ENOSPC'
+  | 'ERANGE'
+  | 'EBUSY'
+  | 'EMLINK'
+  | 'EFBIG'
+  | 'EROFS'
+  | 'ENOTSUP'
+  | 'EACCES'
+  | 'EBADF'
+  | 'ENFILE'
+  | 'EOPNOTSUPP'
+  | 'EOVERFLOW'
+  | 'ESTALE'
+  | 'ENOSYS'
+  | 'ENXIO'
+  | 'E2BIG'
+  | 'ELOOP'
+  | 'EAGAIN'
+  | 'EMFILE';
 
 export class FsError extends ChunkfsError {
   readonly code: FsErrorCode;

@@ -45,7 +45,10 @@ export interface MetaMoveOptions {
   log?: (line: string) => void;
 }
 
-export interface MetaPlace { engine: EngineName; location: string }
+export interface MetaPlace {
+  engine: EngineName;
+  location: string;
+}
 
 export interface MetaMoveReport {
   store: string;
@@ -62,7 +65,9 @@ export interface MetaMoveReport {
 }
 
 function placeOf(dir: string, meta: MetaTarget | undefined): MetaPlace {
-  return meta === undefined ? { engine: 'sqlite', location: path.join(dir, META_FILE) } : { engine: 'postgres', location: redactedUrl(meta.url) };
+  return meta === undefined
+    ? { engine: 'sqlite', location: path.join(dir, META_FILE) }
+    : { engine: 'postgres', location: redactedUrl(meta.url) };
 }
 
 /** The store lock, or an error naming who holds it (a mount: its mount point). */
@@ -72,29 +77,48 @@ function takeLock(dir: string, io: SyncIo): StoreLock {
   } catch (err) {
     if (!(err instanceof StoreLockedError)) throw err;
     const what = err.holderNote === '' ? 'a chunkfs process' : err.holderNote;
-    throw new ChunkfsError(`store ${dir} is in use by pid ${err.holderPid} (${what}): meta copy works on a store nobody has open; ` +
-      'unmount it (chunkfs umount MOUNTPOINT) or wait for it, then retry; nothing was changed', { path: dir });
+    throw new ChunkfsError(
+      `store ${dir} is in use by pid ${err.holderPid} (${what}): meta copy works on a store nobody has open; ` +
+        'unmount it (chunkfs umount MOUNTPOINT) or wait for it, then retry; nothing was changed',
+      { path: dir },
+    );
   }
 }
 
-interface Source { db: Db; lease: StoreLease | null }
+interface Source {
+  db: Db;
+  lease: StoreLease | null;
+}
 
 /** The source read-only, this store's, at this build's schema (an older one is refused by the open itself). */
-function openSource(dir: string, meta: MetaTarget | undefined, storeUuid: string | undefined, io: SyncIo,
-  log: (line: string) => void): Source {
+function openSource(
+  dir: string,
+  meta: MetaTarget | undefined,
+  storeUuid: string | undefined,
+  io: SyncIo,
+  log: (line: string) => void,
+): Source {
   const where = placeOf(dir, meta).location;
-  if (meta === undefined && io.stat(where) === null) throw new ConfigError(where, 'metadata database missing; nothing to copy');
+  if (meta === undefined && io.stat(where) === null)
+    throw new ConfigError(where, 'metadata database missing; nothing to copy');
   // This store's own metadata (DESIGN §4 "Identity"): another store's would be copied under this store's name.
-  const db = meta === undefined
-    ? openMeta(where, true, io, log, storeUuid)
-    : openPgMeta(meta.url, true, false, storeUuid);
+  const db =
+    meta === undefined ? openMeta(where, true, io, log, storeUuid) : openPgMeta(meta.url, true, false, storeUuid);
   let lease: StoreLease | null = null;
   try {
     lease = acquireLease(db, LOCK_NOTE, log); // PostgreSQL: no mount on another machine either
     const version = db.schemaVersion();
-    if (version > MIGRATIONS.length) throw new ConfigError(where, `schema version ${version} is newer than this build's (${MIGRATIONS.length}): copy it with the newer build`);
+    if (version > MIGRATIONS.length)
+      throw new ConfigError(
+        where,
+        `schema version ${version} is newer than this build's (${MIGRATIONS.length}): copy it with the newer build`,
+      );
     const unknown = unknownTables(db);
-    if (unknown.length > 0) throw new ConfigError(where, `holds table(s) ${unknown.join(', ')} that this build's meta copy does not know (store/meta/meta-tables.ts): copy it with the build that made them`);
+    if (unknown.length > 0)
+      throw new ConfigError(
+        where,
+        `holds table(s) ${unknown.join(', ')} that this build's meta copy does not know (store/meta/meta-tables.ts): copy it with the build that made them`,
+      );
   } catch (err) {
     lease?.release();
     db.close();
@@ -110,8 +134,11 @@ function openSource(dir: string, meta: MetaTarget | undefined, storeUuid: string
 function refuseSqliteTarget(metaPath: string, io: SyncIo): void {
   for (const f of [metaPath, `${metaPath}-wal`]) {
     if (io.stat(f) === null) continue;
-    throw new ConfigError(f, 'exists already and may hold metadata (this store\'s own from before an earlier meta copy to PostgreSQL?); ' +
-      `meta copy will not replace it: move it aside with its companions (for s in "" -wal -shm; do [ ! -e ${metaPath}$s ] || mv ${metaPath}$s ${metaPath}.old$s; done), then retry; nothing was changed`);
+    throw new ConfigError(
+      f,
+      "exists already and may hold metadata (this store's own from before an earlier meta copy to PostgreSQL?); " +
+        `meta copy will not replace it: move it aside with its companions (for s in "" -wal -shm; do [ ! -e ${metaPath}$s ] || mv ${metaPath}$s ${metaPath}.old$s; done), then retry; nothing was changed`,
+    );
   }
 }
 
@@ -119,8 +146,11 @@ function refuseSqliteTarget(metaPath: string, io: SyncIo): void {
 function refusePendingLog(dir: string, db: Db, io: SyncIo): void {
   const n = pendingLogRecords(dir, new IntentLogTail(db), io);
   if (n === 0) return;
-  throw new ChunkfsError(`store ${dir}: its intent log holds ${n} fsync'd write(s) not yet in the shards; mount and unmount the store once ` +
-    '(that applies them), then retry; nothing was changed', { path: dir });
+  throw new ChunkfsError(
+    `store ${dir}: its intent log holds ${n} fsync'd write(s) not yet in the shards; mount and unmount the store once ` +
+      '(that applies them), then retry; nothing was changed',
+    { path: dir },
+  );
 }
 
 /** SQLite target: built and verified in meta.db.copy, made self-contained, then linked as meta.db. */
@@ -156,7 +186,8 @@ export function moveStoreMeta(storeDir: string, to: string, opts: MetaMoveOption
   const io = opts.io ?? nodeSyncIo;
   const log = opts.log ?? ((): void => undefined);
   const batchRows = opts.batchRows ?? COPY_BATCH_ROWS;
-  if (!Number.isSafeInteger(batchRows) || batchRows < 1 || batchRows > COPY_BATCH_ROWS_MAX) throw new RangeError(`batch rows ${batchRows}: expected 1..${COPY_BATCH_ROWS_MAX}`);
+  if (!Number.isSafeInteger(batchRows) || batchRows < 1 || batchRows > COPY_BATCH_ROWS_MAX)
+    throw new RangeError(`batch rows ${batchRows}: expected 1..${COPY_BATCH_ROWS_MAX}`);
   const target = to === 'sqlite' ? undefined : parseMetaTarget(to);
   const opened = openConfig(dir, io, opts.keyFile);
   const from = placeOf(dir, opened.config.meta);
@@ -176,13 +207,20 @@ export function moveStoreMeta(storeDir: string, to: string, opts: MetaMoveOption
         log(`verifying ${tables.length} tables row for row`);
         return { tables, rows: verifyTables(source.db, db, batchRows) };
       };
-      const result = target === undefined
-        ? copyToSqlite(dir, io, step, storeUuid)
-        : copyIntoPg(target, step, storeUuid);
+      const result =
+        target === undefined ? copyToSqlite(dir, io, step, storeUuid) : copyIntoPg(target, step, storeUuid);
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       setMetaTarget(dir, opened, target, io); // the switch: only after the copy was verified and committed
       log(`${dir}/chunkfs.json names ${dest.engine} now`);
-      return { store: dir, from, to: dest, ...result, seconds, rowsPerSecond: result.rows / Math.max(seconds, 1e-9), leftBehind: leftBehindText(from) };
+      return {
+        store: dir,
+        from,
+        to: dest,
+        ...result,
+        seconds,
+        rowsPerSecond: result.rows / Math.max(seconds, 1e-9),
+        leftBehind: leftBehindText(from),
+      };
     } finally {
       source.lease?.release(); // after the switch: no other opener slips in before it
       source.db.close();

@@ -15,7 +15,10 @@ export interface MetaTarget {
 
 /** A connection string chunkfs will not record (names it and says why). */
 export class MetaTargetError extends Error {
-  constructor(readonly target: string, problem: string) {
+  constructor(
+    readonly target: string,
+    problem: string,
+  ) {
     super(`metadata connection string '${target}': ${problem}`);
     this.name = 'MetaTargetError';
   }
@@ -24,7 +27,8 @@ export class MetaTargetError extends Error {
 /** A connection string longer than this is a mistake (libpq has no such limit; a config line does). */
 const URL_CHARS_MAX = 2048;
 /** What a connection string looks like, for a message about one that is not. */
-const FORMS_TEXT = 'expected postgres://user@host/database, postgresql://user@/database?host=/socket/dir ' +
+const FORMS_TEXT =
+  'expected postgres://user@host/database, postgresql://user@/database?host=/socket/dir ' +
   "or 'host=/socket/dir dbname=database'";
 
 /** The connection string with any password hidden, for messages. */
@@ -38,11 +42,14 @@ export function redactedUrl(url: string): string {
  * database and holding no password; the MetaTarget to record.
  */
 export function parseMetaTarget(text: string): MetaTarget {
-  if (text.length === 0 || text.length > URL_CHARS_MAX) throw new MetaTargetError(text.slice(0, 80), `expected 1..${URL_CHARS_MAX} characters`);
+  if (text.length === 0 || text.length > URL_CHARS_MAX)
+    throw new MetaTargetError(text.slice(0, 80), `expected 1..${URL_CHARS_MAX} characters`);
   const scheme = /^([a-z][a-z0-9+.-]*:)\/\//i.exec(text);
   if (scheme !== null && !isUri(text)) {
-    throw new MetaTargetError(text, `scheme '${scheme[1]}' is not postgres: or postgresql: ` +
-      '(SQLite, the default, needs no --meta)');
+    throw new MetaTargetError(
+      text,
+      `scheme '${scheme[1]}' is not postgres: or postgresql: ` + '(SQLite, the default, needs no --meta)',
+    );
   }
   if (!isUri(text) && !text.includes('=')) {
     throw new MetaTargetError(text, `not a PostgreSQL connection string; ${FORMS_TEXT}`);
@@ -55,11 +62,17 @@ export function parseMetaTarget(text: string): MetaTarget {
     throw new MetaTargetError(redactedUrl(text), `${err.message}; ${FORMS_TEXT}`);
   }
   if (info.values.has('password')) {
-    throw new MetaTargetError(redactedUrl(text), 'holds a password, which chunkfs would record in chunkfs.json; ' +
-      'leave it out and give it to libpq in PGPASSWORD or ~/.pgpass instead');
+    throw new MetaTargetError(
+      redactedUrl(text),
+      'holds a password, which chunkfs would record in chunkfs.json; ' +
+        'leave it out and give it to libpq in PGPASSWORD or ~/.pgpass instead',
+    );
   }
   if ((info.values.get('dbname') ?? '') === '' && !info.values.has('service')) {
-    throw new MetaTargetError(text, `names no database (${info.form === 'uri' ? 'postgres://user@host/DATABASE' : 'dbname=DATABASE'})`);
+    throw new MetaTargetError(
+      text,
+      `names no database (${info.form === 'uri' ? 'postgres://user@host/DATABASE' : 'dbname=DATABASE'})`,
+    );
   }
   return { engine: 'postgres', url: text };
 }

@@ -23,13 +23,17 @@ export class MkfsStaging {
   private done = false;
 
   private constructor(
-    readonly io: SyncIo, readonly target: string, readonly dir: string, private readonly targetExisted: boolean,
+    readonly io: SyncIo,
+    readonly target: string,
+    readonly dir: string,
+    private readonly targetExisted: boolean,
   ) {}
 
   /** Refuses a target that is not an empty directory; makes the staging directory beside it. */
   static begin(io: SyncIo, target: string): MkfsStaging {
     const st = io.stat(target);
-    if (st !== null && st.kind !== 'dir') throw new ConfigError(target, 'is not a directory; refusing to create a store there');
+    if (st !== null && st.kind !== 'dir')
+      throw new ConfigError(target, 'is not a directory; refusing to create a store there');
     if (st !== null && io.readdir(target).length > 0) {
       throw new ConfigError(target, 'target directory is not empty; refusing to create a store there');
     }

@@ -69,11 +69,14 @@ function parseHostList(list: string, values: Map<string, string>): void {
   for (const spec of list.split(',')) {
     const m = /^(\[[^\]]*\]|[^:[\]]*)(?::([^:]*))?$/.exec(spec);
     if (m === null) {
-      throw new ConninfoSyntaxError(`invalid host '${spec}' (host, host:port, [IPv6]:port, or a percent-encoded socket directory)`);
+      throw new ConninfoSyntaxError(
+        `invalid host '${spec}' (host, host:port, [IPv6]:port, or a percent-encoded socket directory)`,
+      );
     }
     hosts.push(decode(m[1].replace(/^\[(.*)\]$/, '$1'), 'host'));
     const port = m[2] ?? '';
-    if (port !== '' && !/^[0-9]+$/.test(port)) throw new ConninfoSyntaxError(`invalid port '${port}' of host '${m[1]}'`);
+    if (port !== '' && !/^[0-9]+$/.test(port))
+      throw new ConninfoSyntaxError(`invalid port '${port}' of host '${m[1]}'`);
     ports.push(port);
   }
   if (hosts.some((h) => h !== '')) values.set('host', hosts.join(','));
@@ -93,7 +96,9 @@ function parseQuery(query: string, values: Map<string, string>): void {
 function parseKeywords(text: string): Map<string, string> {
   const values = new Map<string, string>();
   let i = 0;
-  const skipSpace = (): void => { while (i < text.length && /\s/.test(text[i])) i++; };
+  const skipSpace = (): void => {
+    while (i < text.length && /\s/.test(text[i])) i++;
+  };
   for (skipSpace(); i < text.length; skipSpace()) {
     const start = i;
     while (i < text.length && text[i] !== '=' && !/\s/.test(text[i])) i++;

@@ -12,7 +12,10 @@ export const STORE_KEY_FILE = 'data.key';
 const CHECK_LABEL = 'chunkfs store key check v1';
 
 /** What the config records: where the key is (absent: only outside the store) and its check value. */
-export interface StoreKeyRef { file?: string; check: string }
+export interface StoreKeyRef {
+  file?: string;
+  check: string;
+}
 
 export class StoreKeyError extends ChunkfsError {
   readonly code = 'EINVAL';
@@ -28,7 +31,8 @@ function readKeyFile(io: SyncIo, file: string): Buffer {
   if (st === null) throw new StoreKeyError(`store key file ${file} does not exist`);
   if (st.kind !== 'file') throw new StoreKeyError(`store key file ${file} is not a regular file`);
   const key = io.readFile(file);
-  if (key.length !== STORE_KEY_BYTES) throw new StoreKeyError(`store key file ${file} must hold ${STORE_KEY_BYTES} bytes, it holds ${key.length}`);
+  if (key.length !== STORE_KEY_BYTES)
+    throw new StoreKeyError(`store key file ${file} must hold ${STORE_KEY_BYTES} bytes, it holds ${key.length}`);
   return key;
 }
 
@@ -45,8 +49,10 @@ export function checkKeyFileTarget(io: SyncIo, externalFile: string): void {
   const parent = path.dirname(file);
   const st = io.stat(parent);
   if (st === null) {
-    throw new StoreKeyError(`store key file ${file}: directory ${parent} does not exist; ` +
-      'create it first, or give --keyfile a path in an existing directory');
+    throw new StoreKeyError(
+      `store key file ${file}: directory ${parent} does not exist; ` +
+        'create it first, or give --keyfile a path in an existing directory',
+    );
   }
   if (st.kind !== 'dir') throw new StoreKeyError(`store key file ${file}: ${parent} is not a directory`);
 }
@@ -55,7 +61,12 @@ export function checkKeyFileTarget(io: SyncIo, externalFile: string): void {
  * mkfs: a new key in the store directory, or at externalFile (an existing one there is used);
  * made(file): told of an external key file this call created (a failed mkfs removes it).
  */
-export function createStoreKey(io: SyncIo, dir: string, externalFile?: string, made?: (file: string) => void): StoreKeyRef {
+export function createStoreKey(
+  io: SyncIo,
+  dir: string,
+  externalFile?: string,
+  made?: (file: string) => void,
+): StoreKeyRef {
   if (externalFile !== undefined) {
     const file = path.resolve(externalFile);
     if (io.stat(file) === null) {
@@ -76,15 +87,19 @@ export function createStoreKey(io: SyncIo, dir: string, externalFile?: string, m
  */
 export function loadStoreKey(io: SyncIo, dir: string, ref: StoreKeyRef | undefined, keyFile?: string): Buffer | null {
   if (ref === undefined) {
-    if (keyFile !== undefined) throw new StoreKeyError(`store ${dir} was made without a store key; keyfile=${keyFile} cannot apply`);
+    if (keyFile !== undefined)
+      throw new StoreKeyError(`store ${dir} was made without a store key; keyfile=${keyFile} cannot apply`);
     return null;
   }
   if (keyFile === undefined && ref.file === undefined) {
-    throw new StoreKeyError(`store ${dir} keeps its key outside the store: give it with -o keyfile=PATH (or CHUNKFS_KEYFILE=PATH)`);
+    throw new StoreKeyError(
+      `store ${dir} keeps its key outside the store: give it with -o keyfile=PATH (or CHUNKFS_KEYFILE=PATH)`,
+    );
   }
   const file = keyFile !== undefined ? path.resolve(keyFile) : path.resolve(dir, ref.file!);
   const key = readKeyFile(io, file);
-  if (keyCheck(key) !== ref.check) throw new StoreKeyError(`${file} is not the key of store ${dir} (its check value differs); nothing was changed`);
+  if (keyCheck(key) !== ref.check)
+    throw new StoreKeyError(`${file} is not the key of store ${dir} (its check value differs); nothing was changed`);
   return key;
 }
 
@@ -92,7 +107,9 @@ export function loadStoreKey(io: SyncIo, dir: string, ref: StoreKeyRef | undefin
 export function checkKeyRef(v: unknown): string | null {
   if (v === undefined) return null;
   const r = v as StoreKeyRef;
-  if (typeof r !== 'object' || r === null || typeof r.check !== 'string' || !/^[0-9a-f]{32}$/.test(r.check)) return 'storeKey.check must be 32 hex digits';
-  if (r.file !== undefined && (typeof r.file !== 'string' || r.file === '')) return 'storeKey.file must be a non-empty path';
+  if (typeof r !== 'object' || r === null || typeof r.check !== 'string' || !/^[0-9a-f]{32}$/.test(r.check))
+    return 'storeKey.check must be 32 hex digits';
+  if (r.file !== undefined && (typeof r.file !== 'string' || r.file === ''))
+    return 'storeKey.file must be a non-empty path';
   return null;
 }

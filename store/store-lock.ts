@@ -22,7 +22,10 @@ const EMPTY_LOCK_WAIT_MS = 10;
 const BOOT_ID_FILE = '/proc/sys/kernel/random/boot_id';
 
 /** Where a lock holder runs: the host's name and the id of its current boot. */
-export interface HostIdentity { host: string; boot: string }
+export interface HostIdentity {
+  host: string;
+  boot: string;
+}
 
 /** This process's host identity ('unknown' boot when the kernel does not say). */
 export function thisHost(io: SyncIo = nodeSyncIo): HostIdentity {
@@ -40,21 +43,35 @@ export function lockText(pid: number, note: string, self: HostIdentity): string 
   return `${pid}\n${note}\nhost ${self.host} boot ${self.boot}\n`;
 }
 
-interface LockContent { pid: number; note: string; holder: HostIdentity | null }
+interface LockContent {
+  pid: number;
+  note: string;
+  holder: HostIdentity | null;
+}
 
 export class StoreLockedError extends ChunkfsError {
   readonly code = 'EBUSY';
   /** holderNote: the holder's second line (e.g. "mount /mnt/x"), '' when it wrote none. */
   /** holderHost: the holder's host when it is not this one (its pid cannot be checked from here). */
-  constructor(dir: string, readonly holderPid: number, readonly holderNote = '', readonly holderHost: string | null = null) {
+  constructor(
+    dir: string,
+    readonly holderPid: number,
+    readonly holderNote = '',
+    readonly holderHost: string | null = null,
+  ) {
     const file = path.join(dir, LOCK_FILE);
-    const who = holderHost !== null ? `pid ${holderPid} on host ${holderHost}`
-      : holderPid === process.pid ? `this process (pid ${holderPid})` : `pid ${holderPid}`;
+    const who =
+      holderHost !== null
+        ? `pid ${holderPid} on host ${holderHost}`
+        : holderPid === process.pid
+          ? `this process (pid ${holderPid})`
+          : `pid ${holderPid}`;
     // chunkfs commands reach a live mount through its control socket; this is met when another
     // command (or a mount of an older build) holds the store.
-    const what = holderHost !== null
-      ? `unmount it there; if that host is down for good, remove ${file} by hand`
-      : 'wait for it to finish, or unmount it';
+    const what =
+      holderHost !== null
+        ? `unmount it there; if that host is down for good, remove ${file} by hand`
+        : 'wait for it to finish, or unmount it';
     super(`store ${dir} is already open read-write by ${who} (lock ${file}); ${what}`, { path: dir });
   }
 }
@@ -101,13 +118,18 @@ function readLock(io: SyncIo, file: string): LockContent | null | undefined {
       throw err;
     }
     const m = /^(\d+)\n(?:([^\n]*)\n(?:host (\S+) boot (\S+)\n)?)?/.exec(text);
-    if (m !== null) return { pid: Number(m[1]), note: m[2] ?? '', holder: m[3] === undefined ? null : { host: m[3], boot: m[4] } };
+    if (m !== null)
+      return { pid: Number(m[1]), note: m[2] ?? '', holder: m[3] === undefined ? null : { host: m[3], boot: m[4] } };
     sleepSync(EMPTY_LOCK_WAIT_MS);
   }
   return null;
 }
 
-export interface LockHolder { pid: number; note: string; host: string | null }
+export interface LockHolder {
+  pid: number;
+  note: string;
+  host: string | null;
+}
 
 /**
  * Who holds store dir read-write now, as its lock file says: pid, note and host (host null: a lock
@@ -123,7 +145,11 @@ export class StoreLock {
   private released = false;
 
   /** tookOverFrom: the dead holder's pid when a stale lock was taken over (0: it named none). */
-  private constructor(private readonly io: SyncIo, readonly file: string, readonly tookOverFrom: number | null) {}
+  private constructor(
+    private readonly io: SyncIo,
+    readonly file: string,
+    readonly tookOverFrom: number | null,
+  ) {}
 
   /**
    * Take the lock or throw StoreLockedError naming the holder; a dead holder's lock is taken over.
@@ -131,7 +157,13 @@ export class StoreLock {
    * self: this host (a parameter so tests can stand in for another host or boot).
    * otherHostsByLease: another host's lock is left to the metadata lease (PostgreSQL stores).
    */
-  static acquire(dir: string, io: SyncIo = nodeSyncIo, note = '', self: HostIdentity = thisHost(io), otherHostsByLease = false): StoreLock {
+  static acquire(
+    dir: string,
+    io: SyncIo = nodeSyncIo,
+    note = '',
+    self: HostIdentity = thisHost(io),
+    otherHostsByLease = false,
+  ): StoreLock {
     if (note.includes('\n')) throw new ChunkfsError(`store lock note '${note}' has a newline`, { path: dir });
     const file = path.join(dir, LOCK_FILE);
     let tookOverFrom: number | null = null;
@@ -139,7 +171,10 @@ export class StoreLock {
       try {
         io.createExclusive(file, Buffer.from(lockText(process.pid, note, self), 'utf8'));
         if (tookOverFrom !== null) {
-          const whose = tookOverFrom === 0 ? 'that names no pid' : `of pid ${tookOverFrom}, which is no longer running (or ran in an earlier boot)`;
+          const whose =
+            tookOverFrom === 0
+              ? 'that names no pid'
+              : `of pid ${tookOverFrom}, which is no longer running (or ran in an earlier boot)`;
           process.stderr.write(`chunkfs: took over the stale lock ${file} ${whose}\n`);
         }
         return new StoreLock(io, file, tookOverFrom);
@@ -163,7 +198,13 @@ export class StoreLock {
    * Move the stale lock aside under a unique name, then check it is the one judged
    * stale: a second process taking over at the same time may already have replaced it.
    */
-  private static removeStale(io: SyncIo, file: string, stalePid: number | null, self: HostIdentity, otherHostsByLease: boolean): void {
+  private static removeStale(
+    io: SyncIo,
+    file: string,
+    stalePid: number | null,
+    self: HostIdentity,
+    otherHostsByLease: boolean,
+  ): void {
     const aside = `${file}.stale.${process.pid}`;
     try {
       io.rename(file, aside);
@@ -172,7 +213,12 @@ export class StoreLock {
       throw err;
     }
     const moved = readLock(io, aside);
-    if (moved !== undefined && moved !== null && moved.pid !== stalePid && holderMayRun(moved, self, otherHostsByLease)) {
+    if (
+      moved !== undefined &&
+      moved !== null &&
+      moved.pid !== stalePid &&
+      holderMayRun(moved, self, otherHostsByLease)
+    ) {
       // We moved a live holder's fresh lock: put it back (fails only if yet another took the name).
       try {
         io.link(aside, file);

@@ -5,7 +5,13 @@
 import { Maybe } from './chunks/maybe-async';
 import * as nodePath from 'node:path';
 import { LOCK_FILE } from './store-lock';
-import { LooseModes, describeModeChanges, findLooseModes, refuseSharedDiskDir, tightenStoreModes } from './io/private-modes';
+import {
+  LooseModes,
+  describeModeChanges,
+  findLooseModes,
+  refuseSharedDiskDir,
+  tightenStoreModes,
+} from './io/private-modes';
 import { PRIVATE_DIR_MODE, SyncIo, nodeSyncIo } from './io/sync-io';
 import { loadHighway } from '../src/highway';
 import { ChunkEnv, DiskHealth } from './chunks/chunk-env';
@@ -13,7 +19,18 @@ import { FileRows } from './meta/file-rows';
 import { layoutsInUse as surveyLayouts } from './meta/surveys';
 import { ChunkMap } from './meta/chunk-map';
 import { LogRecordKeys } from './log-record-keys';
-import { CONFIG_FILE, DEFAULT_CONTAINER_CAPACITY_BYTES, ConfigError, CreateConfigOptions, OpenedConfig, adoptLegacyStore, createConfig, keyPath, openConfig, setDiskPath } from './config';
+import {
+  CONFIG_FILE,
+  DEFAULT_CONTAINER_CAPACITY_BYTES,
+  ConfigError,
+  CreateConfigOptions,
+  OpenedConfig,
+  adoptLegacyStore,
+  createConfig,
+  keyPath,
+  openConfig,
+  setDiskPath,
+} from './config';
 import { FsckOptions, FsckReport, fsck } from './upkeep/fsck';
 import { diskProblem, offlineReason, writeMarker } from './disk-identity';
 import { StoreLock, thisHost } from './store-lock';
@@ -29,7 +46,18 @@ import { LayoutError, overhead, parseLayout, shardCount } from '../src/layout';
 import { DecodedChunks } from './chunks/chunk-transform';
 import { FLAG_COMPRESSED, FLAG_ENCRYPTED } from '../src/header';
 import { Db } from './meta/meta';
-import { MetaStatus, StoreLease, acquireLease, awaitWriterAnnouncing, checkNewMeta, commitPointOf, createMeta, metaStatus, openStoreMeta, upgradeStoreMeta } from './meta/engine-open';
+import {
+  MetaStatus,
+  StoreLease,
+  acquireLease,
+  awaitWriterAnnouncing,
+  checkNewMeta,
+  commitPointOf,
+  createMeta,
+  metaStatus,
+  openStoreMeta,
+  upgradeStoreMeta,
+} from './meta/engine-open';
 import { parseMetaTarget, redactedUrl } from './meta-target';
 import { MkfsStaging } from './mkfs-staging';
 import { checkKeyFileTarget } from './store-key';
@@ -125,10 +153,24 @@ export interface StoreCreateOptions {
 }
 
 /** chunkfs heal --list: a queued shard, where its file is, and when the background healer tries it next. */
-export type HealQueueEntry = Omit<HealEntry, 'version'> & { version: string; path: string | null; nextTryMs: number | null };
+export type HealQueueEntry = Omit<HealEntry, 'version'> & {
+  version: string;
+  path: string | null;
+  nextTryMs: number | null;
+};
 
 export interface StatusReport {
-  disks: Array<{ id: number; path: string; epoch: number; totalBytes: number; freeBytes: number; availBytes: number; state: string; errors: number; lastError: string }>;
+  disks: Array<{
+    id: number;
+    path: string;
+    epoch: number;
+    totalBytes: number;
+    freeBytes: number;
+    availBytes: number;
+    state: string;
+    errors: number;
+    lastError: string;
+  }>;
   layoutsInUse: Array<{ layout: string; files: number }>;
   /** Live chunks stored transformed (spec §3.1 bits 1, 2), by what was applied: count, raw and stored bytes. */
   transformedChunks: Array<{ transforms: string; chunks: number; rawBytes: number; storedBytes: number }>;
@@ -140,8 +182,17 @@ export interface StatusReport {
    * the intent log file's commits (device flushes) and bytes written since open.
    */
   intentBacklog: {
-    intents: number; bytes: number; intentsMax: number; bytesMax: number; appliedIntents: number; appliedBytes: number; appliedChunks: number;
-    rateBytesPerSec: number; lastError: string; logFlushes: number; logBytesWritten: number;
+    intents: number;
+    bytes: number;
+    intentsMax: number;
+    bytesMax: number;
+    appliedIntents: number;
+    appliedBytes: number;
+    appliedChunks: number;
+    rateBytesPerSec: number;
+    lastError: string;
+    logFlushes: number;
+    logBytesWritten: number;
   };
   /** Chunk versions waiting for background deletion (DESIGN §5 reclaim queue). */
   reclaimBacklog: number;
@@ -150,7 +201,14 @@ export interface StatusReport {
   /** Transaction groups closed since open (DESIGN §5). */
   groupsClosed: number;
   /** Small-file containers (spec §11): by state, with live and dead bytes; backlog = sealed ones due for compaction. */
-  containers: { open: number; full: number; sealed: number; liveBytes: number; deadBytes: number; compactionBacklog: number };
+  containers: {
+    open: number;
+    full: number;
+    sealed: number;
+    liveBytes: number;
+    deadBytes: number;
+    compactionBacklog: number;
+  };
   counters: Record<CounterName, number>;
   /** The metadata engine and where it is; on PostgreSQL the lease's holder (DESIGN §9). */
   metadata: MetaStatus;
@@ -159,7 +217,9 @@ export interface StatusReport {
 export class Store {
   readonly ns: Namespace;
   /** Chunk size of new files (the store default; fs/store-port.ts). */
-  get defaultChunkSizeBytes(): number { return this.ns.opts.defaults.chunkSizeBytes; }
+  get defaultChunkSizeBytes(): number {
+    return this.ns.opts.defaults.chunkSizeBytes;
+  }
   recoveryReport: RecoveryReport = emptyRecoveryReport();
   private readonly env: ChunkEnv;
   private readonly files: FileIo;
@@ -185,22 +245,45 @@ export class Store {
   /** st_dev of each disk directory by path (statfs counts a filesystem once). */
   private readonly diskDevs = new Map<string, number>();
 
-  private constructor(readonly dir: string, private readonly opened: OpenedConfig, private readonly db: Db, readonly io: Io, readonly syncIo: SyncIo) {
+  private constructor(
+    readonly dir: string,
+    private readonly opened: OpenedConfig,
+    private readonly db: Db,
+    readonly io: Io,
+    readonly syncIo: SyncIo,
+  ) {
     const { config } = opened;
     const health = new DiskHealth();
     const shards = new ShardStore(io, opened.key, opened.diskPaths, health);
     const commits = new CommitLog(db, commitPointOf(db, io, nodePath.join(dir, `${META_FILE}-wal`)));
     const map = new ChunkMap(db, new LogRecordKeys(opened.storeKey));
-    const env: Omit<ChunkEnv, 'groups'> & { groups?: TxGroups } = { db, shards, map, fileRows: new FileRows(db), counters: new Counters(db), health, commits, reclaim: new ReclaimQueue(db), inflight: new InflightVersions(), backlog: new IntentBacklog(), intentLog: null,
-      storeKey: opened.storeKey, decoded: new DecodedChunks(opened.storeKey) };
+    const env: Omit<ChunkEnv, 'groups'> & { groups?: TxGroups } = {
+      db,
+      shards,
+      map,
+      fileRows: new FileRows(db),
+      counters: new Counters(db),
+      health,
+      commits,
+      reclaim: new ReclaimQueue(db),
+      inflight: new InflightVersions(),
+      backlog: new IntentBacklog(),
+      intentLog: null,
+      storeKey: opened.storeKey,
+      decoded: new DecodedChunks(opened.storeKey),
+    };
     env.groups = new TxGroups(env as ChunkEnv, config.defaults.groupDirtyBytesMax ?? groupDirtyBytesDefault());
     this.env = env as ChunkEnv;
     this.env.map.pending = this.env.groups;
-    this.files = new FileIo(this.env, config.disks.map((d) => ({ id: d.id, epoch: d.epoch })), {
-      smallFileMaxBytes: config.defaults.smallFileMaxBytes ?? 0, // stores made before small-file packing: no packing
-      containerCapacityBytes: config.defaults.containerCapacityBytes ?? DEFAULT_CONTAINER_CAPACITY_BYTES,
-      containerChunk: { ...config.defaults, clusterMapEpoch: config.clusterMapEpoch },
-    });
+    this.files = new FileIo(
+      this.env,
+      config.disks.map((d) => ({ id: d.id, epoch: d.epoch })),
+      {
+        smallFileMaxBytes: config.defaults.smallFileMaxBytes ?? 0, // stores made before small-file packing: no packing
+        containerCapacityBytes: config.defaults.containerCapacityBytes ?? DEFAULT_CONTAINER_CAPACITY_BYTES,
+        containerChunk: { ...config.defaults, clusterMapEpoch: config.clusterMapEpoch },
+      },
+    );
     const changed = (): void => this.readsChanged();
     this.env.map.onChange = changed;
     shards.onChange = changed;
@@ -211,7 +294,12 @@ export class Store {
     this.prealloc = new Preallocated(db);
     this.allocated = new Allocated(this.env.db, this.env.map, config.defaults.smallFileMaxBytes ?? 0, this.prealloc);
     this.reclaimer = new Reclaimer(this.env, (seed, epoch, c, count) => this.files.placement(seed, epoch, c, count));
-    this.healer = new Healer(this.env, this.files, () => this.checkDisks(true), (line) => this.log(line));
+    this.healer = new Healer(
+      this.env,
+      this.files,
+      () => this.checkDisks(true),
+      (line) => this.log(line),
+    );
     this.ns = new Namespace(db, {
       defaults: config.defaults,
       clusterMapEpoch: config.clusterMapEpoch,
@@ -227,9 +315,13 @@ export class Store {
     try {
       const l = parseLayout(text);
       const disks = this.opened.config.disks.filter((d) => d.epoch <= this.opened.config.clusterMapEpoch).length;
-      if (shardCount(l) > disks) throw new FsError('EINVAL', `layout ${text} needs ${shardCount(l)} disks, the store has ${disks}`);
+      if (shardCount(l) > disks)
+        throw new FsError('EINVAL', `layout ${text} needs ${shardCount(l)} disks, the store has ${disks}`);
       if (l.transforms.encryption !== null && this.opened.storeKey === null) {
-        throw new FsError('EINVAL', `layout ${text} encrypts, and this store was made without a store key: make a new store for encrypted files`);
+        throw new FsError(
+          'EINVAL',
+          `layout ${text} encrypts, and this store was made without a store key: make a new store for encrypted files`,
+        );
       }
     } catch (err) {
       if (err instanceof LayoutError) throw new FsError('EINVAL', err.message);
@@ -243,8 +335,13 @@ export class Store {
     const createOpts: CreateConfigOptions = {
       disks: opts.disks,
       defaults: {
-        layout: opts.layout, chunkSizeBytes: opts.chunkSizeBytes, bitrotBlockBytes: opts.bitrotBlockBytes, ecBlockSizeBytes: opts.ecBlockSizeBytes,
-        smallFileMaxBytes: opts.smallFileMaxBytes, containerCapacityBytes: opts.containerCapacityBytes, intentLogBytes: opts.intentLogBytes,
+        layout: opts.layout,
+        chunkSizeBytes: opts.chunkSizeBytes,
+        bitrotBlockBytes: opts.bitrotBlockBytes,
+        ecBlockSizeBytes: opts.ecBlockSizeBytes,
+        smallFileMaxBytes: opts.smallFileMaxBytes,
+        containerCapacityBytes: opts.containerCapacityBytes,
+        intentLogBytes: opts.intentLogBytes,
       },
     };
     for (const k of Object.keys(createOpts.defaults!) as Array<keyof typeof createOpts.defaults>) {
@@ -284,16 +381,22 @@ export class Store {
     const opened = openConfig(dir, syncIo, opts.keyFile);
     const metaPath = nodePath.join(dir, META_FILE);
     const metaTarget = opened.config.meta; // DESIGN §9: the engine recorded at mkfs
-    if (metaTarget === undefined && syncIo.stat(metaPath) === null) throw new ConfigError(metaPath, 'metadata database missing; refusing to start an empty one');
+    if (metaTarget === undefined && syncIo.stat(metaPath) === null)
+      throw new ConfigError(metaPath, 'metadata database missing; refusing to start an empty one');
     const log = opts.log ?? ((line: string) => process.stderr.write(`chunkfs: ${line}\n`));
     Store.makePrivate(dir, opened, syncIo, log);
     if (opts.follow === true && (!readOnly || metaTarget === undefined)) {
-      throw new ConfigError(dir, readOnly
-        ? 'a read-only mount follows a writer only when the metadata is on PostgreSQL (chunkfs meta copy moves it there); this store keeps it in meta.db on the machine that writes it'
-        : 'following a writer needs a read-only open');
+      throw new ConfigError(
+        dir,
+        readOnly
+          ? 'a read-only mount follows a writer only when the metadata is on PostgreSQL (chunkfs meta copy moves it there); this store keeps it in meta.db on the machine that writes it'
+          : 'following a writer needs a read-only open',
+      );
     }
     // On PostgreSQL the lease, taken below, decides between hosts; the lock file between processes here.
-    const lock = readOnly ? null : StoreLock.acquire(dir, syncIo, opts.lockNote, thisHost(syncIo), metaTarget !== undefined);
+    const lock = readOnly
+      ? null
+      : StoreLock.acquire(dir, syncIo, opts.lockNote, thisHost(syncIo), metaTarget !== undefined);
     let db: Db | null = null;
     let lease: StoreLease | null = null;
     try {
@@ -321,7 +424,9 @@ export class Store {
         // Half-made sealed copies go; containers left full are sealed now (spec §11.5).
         store.compactor.dropUnfinishedSeals();
         for (const r of store.files.containers.inState('full')) {
-          await store.compactor.seal(r.id, store.recoveryReport.containers).catch((err) => store.recoveryReport.errors.push(`seal container ${r.id}: ${(err as Error).message}`));
+          await store.compactor
+            .seal(r.id, store.recoveryReport.containers)
+            .catch((err) => store.recoveryReport.errors.push(`seal container ${r.id}: ${(err as Error).message}`));
         }
         if (opts.healer === true) store.healer.start();
         if (opts.background === true) store.startBackground();
@@ -342,8 +447,16 @@ export class Store {
   private async openIntentLog(readOnly: boolean): Promise<LogRecord[]> {
     const { config } = this.opened;
     if (config.storeUuid === undefined) return []; // a store made before markers keeps intents in rows
-    const opened = await IntentLog.open(this.io, this.dir, config.storeUuid, config.defaults.intentLogBytes ?? INTENT_LOG_BYTES_DEFAULT,
-      new IntentLogTail(this.db), this.env.commits, readOnly, (line) => this.log(line));
+    const opened = await IntentLog.open(
+      this.io,
+      this.dir,
+      config.storeUuid,
+      config.defaults.intentLogBytes ?? INTENT_LOG_BYTES_DEFAULT,
+      new IntentLogTail(this.db),
+      this.env.commits,
+      readOnly,
+      (line) => this.log(line),
+    );
     if (opened === null) return [];
     const log = opened.log;
     this.env.intentLog = log;
@@ -383,9 +496,12 @@ export class Store {
       if (onlyOffline && health.unavailable(d.id) === undefined) continue;
       const root = this.opened.diskPaths.get(d.id)!;
       // A store made before markers, opened read-only, has no uuid to check against.
-      const problem = config.storeUuid === undefined
-        ? (this.syncIo.stat(root) !== null ? null : `directory ${root} is missing (device not mounted?)`)
-        : diskProblem(this.syncIo, root, config.storeUuid, d.id);
+      const problem =
+        config.storeUuid === undefined
+          ? this.syncIo.stat(root) !== null
+            ? null
+            : `directory ${root} is missing (device not mounted?)`
+          : diskProblem(this.syncIo, root, config.storeUuid, d.id);
       // An intent left open by recovery may mean a replica on this disk holds old blocks that
       // still verify: an offline disk comes back only at an open, whose recovery resolves the intent first.
       if (problem === null && health.unavailable(d.id) !== undefined && this.openIntents() > 0) continue;
@@ -404,14 +520,19 @@ export class Store {
     if (root === undefined) throw new FsError('EINVAL', `no disk ${diskId} in this store`);
     if (this.lock === null) throw new FsError('EROFS', 'replaceDisk needs the store open read-write');
     const uuid = this.opened.config.storeUuid!;
-    if (diskProblem(this.syncIo, root, uuid, diskId) === null) throw new FsError('EINVAL', `disk ${diskId} (${root}) is not offline; nothing to replace`);
+    if (diskProblem(this.syncIo, root, uuid, diskId) === null)
+      throw new FsError('EINVAL', `disk ${diskId} (${root}) is not offline; nothing to replace`);
     let entries: string[];
     try {
       entries = this.syncIo.readdir(root);
     } catch (err) {
-      throw new ConfigError(root, `replacement disk directory must exist (mount the new device there): ${(err as Error).message}`);
+      throw new ConfigError(
+        root,
+        `replacement disk directory must exist (mount the new device there): ${(err as Error).message}`,
+      );
     }
-    if (entries.length > 0) throw new ConfigError(root, `replacement disk directory must be empty, it holds ${entries.length} entries`);
+    if (entries.length > 0)
+      throw new ConfigError(root, `replacement disk directory must be empty, it holds ${entries.length} entries`);
     writeMarker(this.syncIo, root, uuid, diskId);
     this.env.health.setAvailable(diskId);
   }
@@ -421,9 +542,17 @@ export class Store {
    * keeps its id and so its placement slot (DESIGN §3); the config names the new path from now on.
    * Then rebuild every shard placed on it (scrub --repair of that disk only), with progress.
    */
-  async replaceDiskWith(diskId: number, newPath: string, opts: Omit<ScrubOptions, 'repair' | 'onlyDisk'> = {}): Promise<HealReport> {
+  async replaceDiskWith(
+    diskId: number,
+    newPath: string,
+    opts: Omit<ScrubOptions, 'repair' | 'onlyDisk'> = {},
+  ): Promise<HealReport> {
     const root = this.opened.diskPaths.get(diskId);
-    if (root === undefined) throw new FsError('EINVAL', `no disk ${diskId} in this store (disks: ${[...this.opened.diskPaths.keys()].join(', ')})`);
+    if (root === undefined)
+      throw new FsError(
+        'EINVAL',
+        `no disk ${diskId} in this store (disks: ${[...this.opened.diskPaths.keys()].join(', ')})`,
+      );
     if (this.lock === null) throw new FsError('EROFS', 'replace-disk needs the store open read-write');
     const resolved = nodePath.resolve(this.dir, newPath);
     if (resolved !== root) {
@@ -433,7 +562,8 @@ export class Store {
       this.syncIo.mkdirPrivate(resolved);
       this.syncIo.chmod(resolved, PRIVATE_DIR_MODE);
       const entries = this.syncIo.readdir(resolved);
-      if (entries.length > 0) throw new ConfigError(resolved, `replacement disk directory must be empty, it holds ${entries.length} entries`);
+      if (entries.length > 0)
+        throw new ConfigError(resolved, `replacement disk directory must be empty, it holds ${entries.length} entries`);
       setDiskPath(this.dir, this.opened, diskId, resolved, this.syncIo);
     }
     this.replaceDisk(diskId);
@@ -444,12 +574,22 @@ export class Store {
   async fsck(opts: FsckOptions = {}): Promise<FsckReport> {
     // Judge committed state only: the open transaction group is closed first (DESIGN §5).
     if (this.lock !== null) await this.env.groups.close();
-    return fsck({
-      env: this.env, files: this.files, healer: this.healer,
-      onlineRoots: () => this.opened.config.disks.filter((d) => this.env.health.unavailable(d.id) === undefined).map((d) => this.opened.diskPaths.get(d.id)!),
-      orphans: () => this.ns.orphans(), deleteFile: (ino) => this.deleteFile(ino), reclaimNow: () => this.reclaimNow(),
-      quarantineGraceMs: this.quarantineGraceMs,
-    }, opts);
+    return fsck(
+      {
+        env: this.env,
+        files: this.files,
+        healer: this.healer,
+        onlineRoots: () =>
+          this.opened.config.disks
+            .filter((d) => this.env.health.unavailable(d.id) === undefined)
+            .map((d) => this.opened.diskPaths.get(d.id)!),
+        orphans: () => this.ns.orphans(),
+        deleteFile: (ino) => this.deleteFile(ino),
+        reclaimNow: () => this.reclaimNow(),
+        quarantineGraceMs: this.quarantineGraceMs,
+      },
+      opts,
+    );
   }
 
   /** Disk directories of the disks that are online. */
@@ -474,7 +614,12 @@ export class Store {
     this.env.groups.start();
     this.reclaimer.start();
     this.compactor.start();
-    this.sweeper = new QuarantineSweeper(this.io, () => this.onlineRoots(), this.quarantineGraceMs, (line) => this.log(line));
+    this.sweeper = new QuarantineSweeper(
+      this.io,
+      () => this.onlineRoots(),
+      this.quarantineGraceMs,
+      (line) => this.log(line),
+    );
     this.sweeper.start();
   }
 
@@ -544,9 +689,11 @@ export class Store {
     this.leaseLost = why;
     this.applier.held = true;
     this.applier.stop();
-    const stopped = (what: string) => (err: unknown): void => {
-      this.log(`stopping the ${what}: ${(err as Error).message}`);
-    };
+    const stopped =
+      (what: string) =>
+      (err: unknown): void => {
+        this.log(`stopping the ${what}: ${(err as Error).message}`);
+      };
     void this.healer.stop().catch(stopped('healer'));
     void this.compactor.stop().catch(stopped('compactor'));
     void this.reclaimer.stop().catch(stopped('reclaimer'));
@@ -563,8 +710,10 @@ export class Store {
       if (this.closed) return;
       this.follow(url).catch((err) => {
         this.follower = null;
-        this.log(`cannot follow the new lease holder's changes on ${redactedUrl(url)}: ${(err as Error).message}; ` +
-          'reads may show this mount\'s last view');
+        this.log(
+          `cannot follow the new lease holder's changes on ${redactedUrl(url)}: ${(err as Error).message}; ` +
+            "reads may show this mount's last view",
+        );
       });
     });
   }
@@ -628,7 +777,10 @@ export class Store {
     try {
       this.follower?.stop();
       this.env.groups.stop();
-      if (this.lock !== null) await this.env.groups.close().catch((err: Error) => this.log(`chunkfs: storing the last transaction group failed: ${err.message}`));
+      if (this.lock !== null)
+        await this.env.groups
+          .close()
+          .catch((err: Error) => this.log(`chunkfs: storing the last transaction group failed: ${err.message}`));
       await this.files.deletesNow().catch(() => undefined); // what is left is an orphan: deleted at the next mount
       await this.healer.stop();
       await this.compactor.stop();
@@ -641,7 +793,9 @@ export class Store {
       await this.env.commits.stop();
       try {
         this.env.counters.flush();
-      } catch { /* the batched counts of the last second: not worth failing the close for */ }
+      } catch {
+        /* the batched counts of the last second: not worth failing the close for */
+      }
       if (this.lock !== null) await this.env.commits.flushIfDirty().catch(() => undefined); // SQLite's close checkpoints too
       this.lease?.release();
       this.env.commits.close();
@@ -704,7 +858,13 @@ export class Store {
     return this.allocated.bytes(ino, pending, sizeBytes);
   }
   /** SEEK_DATA / SEEK_HOLE from the chunk map and the pending ranges; null: ENXIO (store/meta/allocated.ts). */
-  seekData(ino: number, offsetBytes: number, sizeBytes: number, what: SeekWhat, pending?: readonly PendingRange[]): number | null {
+  seekData(
+    ino: number,
+    offsetBytes: number,
+    sizeBytes: number,
+    what: SeekWhat,
+    pending?: readonly PendingRange[],
+  ): number | null {
     return this.allocated.seek(ino, offsetBytes, sizeBytes, what, pending);
   }
   /** Chunk c's logical length (0: a hole): how far a whole-chunk rewrite must reach to keep its data. */
@@ -739,10 +899,26 @@ export class Store {
     // Verify and judge committed state only: the open transaction group is closed first (DESIGN §5).
     if (this.lock !== null) await this.env.groups.close();
     const shards = await scrubChunks(this.env, this.healer, opts);
-    if (shards.cancelled) return { ...shards, needles: emptyNeedleScrubReport(), leaks: emptyLeakReport(), looseModes: { count: 0, paths: [], fixed: 0 } };
+    if (shards.cancelled)
+      return {
+        ...shards,
+        needles: emptyNeedleScrubReport(),
+        leaks: emptyLeakReport(),
+        looseModes: { count: 0, paths: [], fixed: 0 },
+      };
     // After the chunk pass: with repair, a replica holding a bad needle was rebuilt from a good one.
-    const needles = opts.onlyDisk === undefined ? await scrubNeedles(this.env, this.files, this.files.slices, opts.signal) : emptyNeedleScrubReport();
-    if (opts.signal?.aborted === true) return { ...shards, cancelled: true, needles, leaks: emptyLeakReport(), looseModes: { count: 0, paths: [], fixed: 0 } };
+    const needles =
+      opts.onlyDisk === undefined
+        ? await scrubNeedles(this.env, this.files, this.files.slices, opts.signal)
+        : emptyNeedleScrubReport();
+    if (opts.signal?.aborted === true)
+      return {
+        ...shards,
+        cancelled: true,
+        needles,
+        leaks: emptyLeakReport(),
+        looseModes: { count: 0, paths: [], fixed: 0 },
+      };
     const roots = this.onlineRoots();
     const leaks = await scanLeaks(this.env, roots, { repair, force: opts.force, graceMs: this.quarantineGraceMs });
     return { ...shards, needles, leaks, looseModes: await findLooseModes(this.io, roots, repair) };
@@ -757,8 +933,15 @@ export class Store {
   /** status: live transformed chunks by flag bits (a chunk of a compressing layout that did not shrink is stored raw, not counted). */
   private transformedChunks(): StatusReport['transformedChunks'] {
     return this.env.map.storedCounts().map((c) => ({
-      transforms: [(c.flags & FLAG_COMPRESSED) !== 0 ? 'compressed' : '', (c.flags & FLAG_ENCRYPTED) !== 0 ? 'encrypted' : ''].filter((x) => x !== '').join('+'),
-      chunks: c.chunks, rawBytes: c.rawBytes, storedBytes: c.storedBytes,
+      transforms: [
+        (c.flags & FLAG_COMPRESSED) !== 0 ? 'compressed' : '',
+        (c.flags & FLAG_ENCRYPTED) !== 0 ? 'encrypted' : '',
+      ]
+        .filter((x) => x !== '')
+        .join('+'),
+      chunks: c.chunks,
+      rawBytes: c.rawBytes,
+      storedBytes: c.storedBytes,
     }));
   }
 
@@ -775,14 +958,29 @@ export class Store {
         this.env.health.fail(d.id, (err as Error).message);
       }
       const h = this.env.health.report(d.id);
-      disks.push({ id: d.id, path, epoch: d.epoch, ...fsinfo, state: h.state, errors: h.errors, lastError: h.lastError });
+      disks.push({
+        id: d.id,
+        path,
+        epoch: d.epoch,
+        ...fsinfo,
+        state: h.state,
+        errors: h.errors,
+        lastError: h.lastError,
+      });
     }
     const layoutsInUse = surveyLayouts(this.db);
     return {
-      disks, layoutsInUse, transformedChunks: this.transformedChunks(), healQueueLength: this.env.map.healQueueLength(), openIntents: this.openIntents(),
+      disks,
+      layoutsInUse,
+      transformedChunks: this.transformedChunks(),
+      healQueueLength: this.env.map.healQueueLength(),
+      openIntents: this.openIntents(),
       intentBacklog: this.intentBacklog(),
-      reclaimBacklog: this.env.reclaim.length, metadataFlushes: this.env.commits.flushCount, groupsClosed: this.env.groups.closeCount,
-      counters: this.env.counters.all(), containers: this.containerStatus(),
+      reclaimBacklog: this.env.reclaim.length,
+      metadataFlushes: this.env.commits.flushCount,
+      groupsClosed: this.env.groups.closeCount,
+      counters: this.env.counters.all(),
+      containers: this.containerStatus(),
       metadata: metaStatus(this.db, nodePath.join(this.dir, META_FILE)),
     };
   }
@@ -790,9 +988,17 @@ export class Store {
   private intentBacklog(): StatusReport['intentBacklog'] {
     const b = this.env.backlog;
     return {
-      intents: b.lengthIntents, bytes: b.lengthBytes, intentsMax: BACKLOG_INTENTS_MAX, bytesMax: BACKLOG_BYTES_MAX,
-      appliedIntents: b.appliedIntents, appliedBytes: b.appliedBytes, appliedChunks: b.appliedChunks, rateBytesPerSec: Math.round(this.applier.rateBytesPerSec), lastError: this.applier.lastError,
-      logFlushes: this.env.intentLog?.flushCount ?? 0, logBytesWritten: this.env.intentLog?.bytesWritten ?? 0,
+      intents: b.lengthIntents,
+      bytes: b.lengthBytes,
+      intentsMax: BACKLOG_INTENTS_MAX,
+      bytesMax: BACKLOG_BYTES_MAX,
+      appliedIntents: b.appliedIntents,
+      appliedBytes: b.appliedBytes,
+      appliedChunks: b.appliedChunks,
+      rateBytesPerSec: Math.round(this.applier.rateBytesPerSec),
+      lastError: this.applier.lastError,
+      logFlushes: this.env.intentLog?.flushCount ?? 0,
+      logBytesWritten: this.env.intentLog?.bytesWritten ?? 0,
     };
   }
 
@@ -803,7 +1009,9 @@ export class Store {
       out.liveBytes += this.files.slices.liveBytesIn(r.id);
       out.deadBytes += r.deadBytes;
       const ratio = this.compactor.deadRatio;
-      const due = r.deadBytes >= ratio * r.usedBytes && r.deadBytes >= Math.min(this.compactor.deadBytesMin, ratio * r.capacityBytes);
+      const due =
+        r.deadBytes >= ratio * r.usedBytes &&
+        r.deadBytes >= Math.min(this.compactor.deadBytesMin, ratio * r.capacityBytes);
       if ((r.state === 'sealed' || r.state === 'open') && due) out.compactionBacklog++;
     }
     return out;
@@ -833,7 +1041,11 @@ export class Store {
       sum.freeBytes += s.freeBytes;
       sum.availBytes += s.availBytes;
     }
-    return { totalBytes: Math.floor(sum.totalBytes / factor), freeBytes: Math.floor(sum.freeBytes / factor), availBytes: Math.floor(sum.availBytes / factor) };
+    return {
+      totalBytes: Math.floor(sum.totalBytes / factor),
+      freeBytes: Math.floor(sum.freeBytes / factor),
+      availBytes: Math.floor(sum.availBytes / factor),
+    };
   }
 
   /** st_dev of a disk directory, learnt once per path (replace-disk moves a disk to a new path; -1, not kept, when it cannot be statted). */
@@ -847,7 +1059,9 @@ export class Store {
 
   /** Shard file path of (ino, chunk, shard) for the live version: tools and fault-injection tests. */
   shardPath(ino: number, chunkIndex: number, shardIndex: number): Promise<string | null> {
-    return this.files.withChunk(ino, chunkIndex, async (ref) => (ref === null ? null : this.env.shards.path(ref, shardIndex)));
+    return this.files.withChunk(ino, chunkIndex, async (ref) =>
+      ref === null ? null : this.env.shards.path(ref, shardIndex),
+    );
   }
   /** Disk directories by id. */
   diskPaths(): ReadonlyMap<number, string> {
@@ -863,14 +1077,24 @@ export class Store {
    * Damage one shard of a stored chunk on purpose (chunkfs inject, store/upkeep/shard-damage.ts); shardIndex
    * undefined: the shard a read tries first.
    */
-  async damageShard(ino: number, chunkIndex: number, shardIndex: number | undefined, kind: DamageKind, blockIndex = 0): Promise<DamageReport> {
+  async damageShard(
+    ino: number,
+    chunkIndex: number,
+    shardIndex: number | undefined,
+    kind: DamageKind,
+    blockIndex = 0,
+  ): Promise<DamageReport> {
     // The intent log first (DESIGN §5): damage goes into the stored bytes a read will meet, not into
     // blocks a pending intent still covers (and the needle is then in its container's shards for inspect).
     await this.applier.drain();
     const slice = this.files.slices.get(ino);
     if (slice !== null) return this.damageNeedle(ino, slice, chunkIndex, shardIndex, kind);
     return this.files.withChunk(ino, chunkIndex, async (ref) => {
-      if (ref === null) throw new FsError('ENOENT', `file ${ino} has no stored chunk ${chunkIndex} (a hole, past its end, or not a regular file)`);
+      if (ref === null)
+        throw new FsError(
+          'ENOENT',
+          `file ${ino} has no stored chunk ${chunkIndex} (a hole, past its end, or not a regular file)`,
+        );
       return damageShard(this.env, ref, shardIndex, kind, blockIndex);
     });
   }
@@ -881,21 +1105,46 @@ export class Store {
     if (slice === null) return null;
     const cid = Number(slice.containerId);
     const cs = BigInt(this.files.layoutOf(cid).chunkSizeBytes);
-    return { containerIno: cid, chunkIndex: Number(slice.offsetBytes / cs), offsetBytes: slice.offsetBytes.toString(), lengthBytes: slice.lengthBytes };
+    return {
+      containerIno: cid,
+      chunkIndex: Number(slice.offsetBytes / cs),
+      offsetBytes: slice.offsetBytes.toString(),
+      lengthBytes: slice.lengthBytes,
+    };
   }
 
   /** A small file packed as a needle (spec §11): the container chunk holding it, at the middle of its data. */
-  private damageNeedle(ino: number, slice: Slice, chunkIndex: number, shardIndex: number | undefined, kind: DamageKind): Promise<DamageReport> {
-    if (chunkIndex !== 0) throw new FsError('EINVAL', `file ${ino} is packed as a needle (${slice.lengthBytes} bytes): it has only chunk 0`);
+  private damageNeedle(
+    ino: number,
+    slice: Slice,
+    chunkIndex: number,
+    shardIndex: number | undefined,
+    kind: DamageKind,
+  ): Promise<DamageReport> {
+    if (chunkIndex !== 0)
+      throw new FsError(
+        'EINVAL',
+        `file ${ino} is packed as a needle (${slice.lengthBytes} bytes): it has only chunk 0`,
+      );
     const cid = Number(slice.containerId);
     const cs = BigInt(this.files.layoutOf(cid).chunkSizeBytes);
     const c = Number(slice.offsetBytes / cs);
     // The first byte of the needle's data, so a read of the file meets it (spec §11.2: data follows the needle header).
-    const offIn = Number(slice.offsetBytes % cs) + NEEDLE_HEADER_BYTES + (slice.lengthBytes > 0 ? Math.floor(slice.lengthBytes / 2) : 0);
+    const offIn =
+      Number(slice.offsetBytes % cs) +
+      NEEDLE_HEADER_BYTES +
+      (slice.lengthBytes > 0 ? Math.floor(slice.lengthBytes / 2) : 0);
     return this.files.withChunk(cid, c, async (ref) => {
       if (ref === null) throw new FsError('EIO', `file ${ino}: its container ${cid} has no stored chunk ${c}`);
       const at = shardByteOf(ref, offIn, shardIndex);
-      const r = await damageShard(this.env, ref, at.shardIndex, kind, 0, kind === 'data' || kind === 'hash' ? at.shardOffsetBytes : undefined);
+      const r = await damageShard(
+        this.env,
+        ref,
+        at.shardIndex,
+        kind,
+        0,
+        kind === 'data' || kind === 'hash' ? at.shardOffsetBytes : undefined,
+      );
       return { ...r, needle: { containerIno: cid, offsetBytes: slice.offsetBytes.toString() } };
     });
   }

@@ -36,10 +36,15 @@ function buildDecoder(): { bin?: string; error?: string } {
   }
   const bin = path.join(workDir, 'interop');
   const build = spawnSync('go', ['build', '-o', bin, './test/interop'], {
-    cwd: REPO_ROOT, env: goEnv(), encoding: 'utf8', maxBuffer: OUTPUT_BYTES_MAX,
+    cwd: REPO_ROOT,
+    env: goEnv(),
+    encoding: 'utf8',
+    maxBuffer: OUTPUT_BYTES_MAX,
   });
   if (build.status !== 0) {
-    built = { error: `go build ./test/interop failed:\n${build.stdout}${build.stderr}\n(if a package is missing: ${INSTALL_HINT})` };
+    built = {
+      error: `go build ./test/interop failed:\n${build.stdout}${build.stderr}\n(if a package is missing: ${INSTALL_HINT})`,
+    };
     return built;
   }
   built = { bin };
@@ -108,18 +113,24 @@ test.serial('independent Go decoder rejects corrupted vectors', (t) => {
 // Issue 23: the decoder reads what a live store wrote, given the layout's algorithms and the
 // store key (as a user recovering disks would): a chunk of an ec:4+2,zstd,aes256gcm file (all six
 // shards) and of a replica:3,lz4 file, next to the required G1..G8.
-test.serial('independent Go decoder reads a live store\'s transformed shards with the store key', async (t) => {
+test.serial("independent Go decoder reads a live store's transformed shards with the store key", async (t) => {
   const { Store } = await import('../store/store');
   const { ROOT_INO } = await import('../store/meta/meta');
   const { decodeHeader, HEADER_BYTES } = await import('../src/header');
   const dir = path.join(workDir, 'live');
   const storeDir = path.join(dir, 'store');
-  const text = Buffer.from(Array.from({ length: 40_000 }, (_, i) => `record ${i}: a line the store compresses\n`).join('')).subarray(0, 1_000_000);
+  const text = Buffer.from(
+    Array.from({ length: 40_000 }, (_, i) => `record ${i}: a line the store compresses\n`).join(''),
+  ).subarray(0, 1_000_000);
   const store = await Store.create(storeDir, { disks: 6, layout: 'replica:3' });
   const files: Array<{ name: string; layout: string; transform: unknown; ino: number }> = [];
   const storeKey = fs.readFileSync(path.join(storeDir, 'data.key')).toString('hex');
   for (const [name, layout, transform] of [
-    ['G90', 'ec:4+2,zstd,aes256gcm', { compression: { algo: 'zstd', level: 3 }, encryption: { algo: 'aes-256-gcm', store_key: storeKey } }],
+    [
+      'G90',
+      'ec:4+2,zstd,aes256gcm',
+      { compression: { algo: 'zstd', level: 3 }, encryption: { algo: 'aes-256-gcm', store_key: storeKey } },
+    ],
     ['G91', 'replica:3,lz4', { compression: { algo: 'lz4' } }],
   ] as const) {
     const f = store.ns.create(ROOT_INO, name, 0o644, 0, 0, layout);
@@ -129,11 +140,14 @@ test.serial('independent Go decoder reads a live store\'s transformed shards wit
   await store.close();
   const bitrotKey = fs.readFileSync(path.join(storeDir, 'bitrot.key')).toString('hex');
   const out = path.join(dir, 'vectors');
-  for (const v of VECTORS.slice(0, 8)) fs.cpSync(path.join(TESTDATA, 'chunk', v), path.join(out, v), { recursive: true });
+  for (const v of VECTORS.slice(0, 8))
+    fs.cpSync(path.join(TESTDATA, 'chunk', v), path.join(out, v), { recursive: true });
   for (const f of files) {
     const fileId = f.ino.toString(16).padStart(16, '0');
-    const shards = fs.readdirSync(path.join(storeDir, 'disks'), { recursive: true, encoding: 'utf8' })
-      .filter((p) => p.includes(`${fileId}.v`) && p.endsWith('.shard')).map((p) => path.join(storeDir, 'disks', p));
+    const shards = fs
+      .readdirSync(path.join(storeDir, 'disks'), { recursive: true, encoding: 'utf8' })
+      .filter((p) => p.includes(`${fileId}.v`) && p.endsWith('.shard'))
+      .map((p) => path.join(storeDir, 'disks', p));
     const vdir = path.join(out, f.name);
     fs.mkdirSync(vdir, { recursive: true });
     fs.writeFileSync(path.join(vdir, 'input.bin'), text);
@@ -141,15 +155,40 @@ test.serial('independent Go decoder reads a live store\'s transformed shards wit
       const h = decodeHeader(fs.readFileSync(p).subarray(0, HEADER_BYTES));
       if (h.shardIndex === 0) {
         fs.copyFileSync(p, path.join(vdir, 'expected.shard'));
-        fs.writeFileSync(path.join(vdir, 'params.json'), JSON.stringify({
-          vector: f.name, description: `live store, layout ${f.layout}`, mode: f.layout.startsWith('ec') ? 'ec' : 'replica',
-          file_id: h.fileId.toString(), chunk_index: h.chunkIndex.toString(), version: h.version.toString(), shard_index: 0,
-          ec_k: h.ecK, ec_m: h.ecM, ec_algo: h.ecAlgo, csum_algo: h.csumAlgo, bitrot_block: h.bitrotBlockBytes,
-          ec_block_size: h.ecBlockSizeBytes.toString(), chunk_size: h.chunkSizeBytes.toString(), created_unix_nanos: h.createdUnixNanos.toString(),
-          placement_seed: h.placementSeed.toString(), cluster_map_epoch: h.clusterMapEpoch.toString(), flags: h.flags,
-          shard_data_len: h.shardDataLenBytes.toString(), chunk_logical_len: h.chunkLogicalLenBytes.toString(), content_len: h.contentLenBytes.toString(),
-          block_count: h.blockCount, bitrot_key: bitrotKey, transform: f.transform, expect: 'valid',
-        }, null, 2));
+        fs.writeFileSync(
+          path.join(vdir, 'params.json'),
+          JSON.stringify(
+            {
+              vector: f.name,
+              description: `live store, layout ${f.layout}`,
+              mode: f.layout.startsWith('ec') ? 'ec' : 'replica',
+              file_id: h.fileId.toString(),
+              chunk_index: h.chunkIndex.toString(),
+              version: h.version.toString(),
+              shard_index: 0,
+              ec_k: h.ecK,
+              ec_m: h.ecM,
+              ec_algo: h.ecAlgo,
+              csum_algo: h.csumAlgo,
+              bitrot_block: h.bitrotBlockBytes,
+              ec_block_size: h.ecBlockSizeBytes.toString(),
+              chunk_size: h.chunkSizeBytes.toString(),
+              created_unix_nanos: h.createdUnixNanos.toString(),
+              placement_seed: h.placementSeed.toString(),
+              cluster_map_epoch: h.clusterMapEpoch.toString(),
+              flags: h.flags,
+              shard_data_len: h.shardDataLenBytes.toString(),
+              chunk_logical_len: h.chunkLogicalLenBytes.toString(),
+              content_len: h.contentLenBytes.toString(),
+              block_count: h.blockCount,
+              bitrot_key: bitrotKey,
+              transform: f.transform,
+              expect: 'valid',
+            },
+            null,
+            2,
+          ),
+        );
       }
       if (f.layout.startsWith('ec')) fs.copyFileSync(p, path.join(vdir, `expected.${h.shardIndex}.shard`));
     }
@@ -157,6 +196,9 @@ test.serial('independent Go decoder reads a live store\'s transformed shards wit
   const run = runDecoder(t, out);
   if (!run) return;
   t.is(run.status, 0, run.out);
-  t.regex(run.out, /^G90 ok \(ec shard 0: .*§6 join of 4 data shards, parity == klauspost .*aes-256-gcm then zstd undone == input\.bin \(1000000 bytes\)/m);
+  t.regex(
+    run.out,
+    /^G90 ok \(ec shard 0: .*§6 join of 4 data shards, parity == klauspost .*aes-256-gcm then zstd undone == input\.bin \(1000000 bytes\)/m,
+  );
   t.regex(run.out, /^G91 ok \(replica shard 0: .*lz4 undone == input\.bin \(1000000 bytes\)/m);
 });

@@ -6,7 +6,14 @@ import { Action, ActionEnv } from './env';
 export interface CompactResult extends CompactReport {
   store: string;
   online: boolean;
-  containers: { open: number; full: number; sealed: number; liveBytes: number; deadBytes: number; compactionBacklog: number };
+  containers: {
+    open: number;
+    full: number;
+    sealed: number;
+    liveBytes: number;
+    deadBytes: number;
+    compactionBacklog: number;
+  };
 }
 
 export const compactAction: Action = {

@@ -18,6 +18,7 @@ export function regularFileIno(store: Store, relPath: string): number {
     if (next === null) throw new ActionError(`${shown}: no such file in the store`);
     a = next;
   }
-  if (a.type !== 'file') throw new ActionError(`${shown} is a ${a.type === 'dir' ? 'directory' : a.type}, not a regular file`);
+  if (a.type !== 'file')
+    throw new ActionError(`${shown} is a ${a.type === 'dir' ? 'directory' : a.type}, not a regular file`);
   return a.ino;
 }

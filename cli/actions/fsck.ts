@@ -4,7 +4,10 @@
 import type { FsckReport } from '../../store/upkeep/fsck';
 import { Action, ActionEnv } from './env';
 
-export interface FsckArgs { repair: boolean; force?: boolean }
+export interface FsckArgs {
+  repair: boolean;
+  force?: boolean;
+}
 
 export interface FsckResult extends Omit<FsckReport, 'problems'> {
   store: string;
@@ -18,9 +21,18 @@ export const fsckAction: Action = {
   async run(env: ActionEnv, args: unknown): Promise<FsckResult> {
     const { repair, force } = args as FsckArgs;
     const r = await env.store.fsck({
-      repair, force: force === true, offline: env.live === null, signal: env.signal,
+      repair,
+      force: force === true,
+      offline: env.live === null,
+      signal: env.signal,
       onProgress: (p) => env.progress({ phase: 'fsck', doneBytes: 0, totalBytes: 0, ...p }),
     });
-    return { ...r, store: env.store.dir, online: env.live !== null, repair, problems: r.problems.map((p) => ({ ...p, file: env.store.pathOf(p.ino) })) };
+    return {
+      ...r,
+      store: env.store.dir,
+      online: env.live !== null,
+      repair,
+      problems: r.problems.map((p) => ({ ...p, file: env.store.pathOf(p.ino) })),
+    };
   },
 };

@@ -4,12 +4,19 @@ import type { HealQueueEntry } from '../../store/store';
 import { Action, ActionEnv } from './env';
 import { ShardAt } from './scrub';
 
-export interface HealArgs { list: boolean }
+export interface HealArgs {
+  list: boolean;
+}
 
 /** Queue entries listed by --list; the length is exact. */
 export const HEAL_LISTED_MAX = 1_000;
 
-export interface HealListResult { store: string; online: boolean; queueLength: number; entries: HealQueueEntry[] }
+export interface HealListResult {
+  store: string;
+  online: boolean;
+  queueLength: number;
+  entries: HealQueueEntry[];
+}
 
 export interface HealRunResult {
   store: string;
@@ -28,16 +35,32 @@ export const healAction: Action = {
     const store = env.store;
     const online = env.live !== null;
     if ((args as HealArgs).list) {
-      return { store: store.dir, online, queueLength: (await store.status()).healQueueLength, entries: store.healQueue(HEAL_LISTED_MAX) };
+      return {
+        store: store.dir,
+        online,
+        queueLength: (await store.status()).healQueueLength,
+        entries: store.healQueue(HEAL_LISTED_MAX),
+      };
     }
     const report = await store.heal(undefined, {
       signal: env.signal,
       onProgress: (p) => env.progress({ phase: 'heal', doneBytes: 0, totalBytes: 0, ...p }),
     });
     return {
-      store: store.dir, online, tried: report.examined, healed: report.healed, alreadyGood: report.dropped,
-      failed: report.failed.map((f) => ({ ino: f.ino, path: store.pathOf(f.ino), chunkIndex: f.chunkIndex, shardIndex: f.shardIndex, error: f.error })),
-      cancelled: report.cancelled, queueLength: (await store.status()).healQueueLength,
+      store: store.dir,
+      online,
+      tried: report.examined,
+      healed: report.healed,
+      alreadyGood: report.dropped,
+      failed: report.failed.map((f) => ({
+        ino: f.ino,
+        path: store.pathOf(f.ino),
+        chunkIndex: f.chunkIndex,
+        shardIndex: f.shardIndex,
+        error: f.error,
+      })),
+      cancelled: report.cancelled,
+      queueLength: (await store.status()).healQueueLength,
     };
   },
 };

@@ -20,7 +20,8 @@ export interface InjectResult {
 
 function diskRoot(env: ActionEnv, diskId: number): string {
   const root = env.store.diskPaths().get(diskId);
-  if (root === undefined) throw new ActionError(`no disk ${diskId} in this store (disks: ${[...env.store.diskPaths().keys()].join(', ')})`);
+  if (root === undefined)
+    throw new ActionError(`no disk ${diskId} in this store (disks: ${[...env.store.diskPaths().keys()].join(', ')})`);
   return root;
 }
 
@@ -30,14 +31,24 @@ function live(env: ActionEnv): LiveMount {
 }
 
 function listingOf(faults: FaultTable, f: Fault): FaultListing {
-  return faultListing(faults).find((l) => l.id === f.id) ?? { id: f.id, kind: f.kind, diskId: f.diskId, ops: f.ops, hits: f.hits };
+  return (
+    faultListing(faults).find((l) => l.id === f.id) ?? {
+      id: f.id,
+      kind: f.kind,
+      diskId: f.diskId,
+      ops: f.ops,
+      hits: f.hits,
+    }
+  );
 }
 
 function untilText(count: number | undefined, durationMs: number | undefined): string {
   const parts: string[] = [];
   if (count !== undefined) parts.push(`the next ${count} operation(s)`);
   if (durationMs !== undefined) parts.push(`${durationMs} ms`);
-  return parts.length === 0 ? 'until cleared (chunkfs inject --clear)' : `for ${parts.join(' or ')}, whichever ends first`;
+  return parts.length === 0
+    ? 'until cleared (chunkfs inject --clear)'
+    : `for ${parts.join(' or ')}, whichever ends first`;
 }
 
 async function damage(env: ActionEnv, a: Extract<InjectArgs, { action: 'corrupt' | 'drop' }>): Promise<InjectResult> {
@@ -46,14 +57,21 @@ async function damage(env: ActionEnv, a: Extract<InjectArgs, { action: 'corrupt'
   const kind = a.action === 'drop' ? 'drop' : a.what;
   const r = await env.store.damageShard(ino, a.chunk, a.shard, kind, a.action === 'corrupt' ? a.block : 0);
   const file = '/' + a.file;
-  const where = r.needle === undefined
-    ? `shard ${r.shardIndex} of ${file} (file ${r.ino}) chunk ${r.chunkIndex} on disk ${r.diskId}`
-    : `shard ${r.shardIndex} of container ${r.ino} chunk ${r.chunkIndex} on disk ${r.diskId}, which holds the needle of the small file ${file} (file ${ino})`;
-  const what = kind === 'drop' ? `dropped ${where}: removed ${r.path}${r.needle === undefined ? '' : ' (every needle in that chunk loses this copy)'}`
-    : kind === 'header' ? `corrupted the header of ${where}: flipped byte ${r.offsetBytes} of ${r.path}`
-      : `corrupted the ${kind === 'hash' ? 'hash entry' : 'data'} of block ${r.blockIndex} of ${where}: flipped byte ${r.offsetBytes} of ${r.path}`;
+  const where =
+    r.needle === undefined
+      ? `shard ${r.shardIndex} of ${file} (file ${r.ino}) chunk ${r.chunkIndex} on disk ${r.diskId}`
+      : `shard ${r.shardIndex} of container ${r.ino} chunk ${r.chunkIndex} on disk ${r.diskId}, which holds the needle of the small file ${file} (file ${ino})`;
+  const what =
+    kind === 'drop'
+      ? `dropped ${where}: removed ${r.path}${r.needle === undefined ? '' : ' (every needle in that chunk loses this copy)'}`
+      : kind === 'header'
+        ? `corrupted the header of ${where}: flipped byte ${r.offsetBytes} of ${r.path}`
+        : `corrupted the ${kind === 'hash' ? 'hash entry' : 'data'} of block ${r.blockIndex} of ${where}: flipped byte ${r.offsetBytes} of ${r.path}`;
   // r.ino is the container for a packed file; the report names the file the user gave.
-  const first = r.readOrder[0] === r.shardIndex ? 'a read tries this shard first' : `a read tries shard ${r.readOrder[0]} first, so only a scrub or a failover meets this one`;
+  const first =
+    r.readOrder[0] === r.shardIndex
+      ? 'a read tries this shard first'
+      : `a read tries shard ${r.readOrder[0]} first, so only a scrub or a failover meets this one`;
   return { message: `${what}; ${first}`, damage: { ...r, file } };
 }
 
@@ -61,9 +79,20 @@ function ioFault(env: ActionEnv, a: Extract<InjectArgs, { action: 'eio' | 'enosp
   const faults = live(env).faults;
   const root = diskRoot(env, a.disk);
   const ops = a.action === 'enospc' ? 'write' : a.ops;
-  const f = faults.add({ kind: a.action, diskId: a.disk, root, ops, count: a.count, durationMs: a.durationMs, latencyMs: a.latencyMs });
+  const f = faults.add({
+    kind: a.action,
+    diskId: a.disk,
+    root,
+    ops,
+    count: a.count,
+    durationMs: a.durationMs,
+    latencyMs: a.latencyMs,
+  });
   const what = a.action === 'latency' ? `adds ${a.latencyMs} ms to` : `fails with ${a.action.toUpperCase()}`;
-  return { message: `fault #${f.id}: disk ${a.disk} (${root}) ${what} ${ops === 'all' ? 'every' : `each ${ops}`} operation ${untilText(a.count, a.durationMs)}`, fault: listingOf(faults, f) };
+  return {
+    message: `fault #${f.id}: disk ${a.disk} (${root}) ${what} ${ops === 'all' ? 'every' : `each ${ops}`} operation ${untilText(a.count, a.durationMs)}`,
+    fault: listingOf(faults, f),
+  };
 }
 
 function offline(env: ActionEnv, disk: number): InjectResult {
@@ -72,7 +101,10 @@ function offline(env: ActionEnv, disk: number): InjectResult {
   if (faults.offline(disk)) throw new ActionError(`disk ${disk} is already held offline (chunkfs inject --list)`);
   const f = faults.add({ kind: 'offline', diskId: disk, root, ops: 'all' });
   env.store.refreshDisks(); // its identity check now fails: offline at once, served around, never written
-  return { message: `fault #${f.id}: disk ${disk} (${root}) is offline: every operation on it fails with ENODEV until 'chunkfs inject online ${disk}'`, fault: listingOf(faults, f) };
+  return {
+    message: `fault #${f.id}: disk ${disk} (${root}) is offline: every operation on it fails with ENODEV until 'chunkfs inject online ${disk}'`,
+    fault: listingOf(faults, f),
+  };
 }
 
 async function online(env: ActionEnv, disk: number): Promise<InjectResult> {
@@ -100,23 +132,42 @@ async function run(env: ActionEnv, a: InjectArgs): Promise<InjectResult> {
 
 async function runOne(env: ActionEnv, a: InjectArgs): Promise<InjectResult> {
   switch (a.action) {
-    case 'corrupt': case 'drop': return damage(env, a);
-    case 'eio': case 'enospc': case 'latency': return ioFault(env, a);
-    case 'offline': return offline(env, a.disk);
-    case 'online': return online(env, a.disk);
-    case 'list': { const faults = faultListing(live(env).faults); return { message: `${faults.length} fault(s) set`, faults }; }
-    case 'clear': return clear(env, a.id);
+    case 'corrupt':
+    case 'drop':
+      return damage(env, a);
+    case 'eio':
+    case 'enospc':
+    case 'latency':
+      return ioFault(env, a);
+    case 'offline':
+      return offline(env, a.disk);
+    case 'online':
+      return online(env, a.disk);
+    case 'list': {
+      const faults = faultListing(live(env).faults);
+      return { message: `${faults.length} fault(s) set`, faults };
+    }
+    case 'clear':
+      return clear(env, a.id);
   }
 }
 
 export const injectAction: Action = {
   storeAccess: () => 'write',
-  needsLiveMount: (args) => ((args as InjectArgs).action === 'corrupt' || (args as InjectArgs).action === 'drop' ? null : 'faults are injected into a live mount; mount the store first'),
+  needsLiveMount: (args) =>
+    (args as InjectArgs).action === 'corrupt' || (args as InjectArgs).action === 'drop'
+      ? null
+      : 'faults are injected into a live mount; mount the store first',
   async run(env, args) {
     try {
       return await run(env, args as InjectArgs);
     } catch (err) {
-      if (err instanceof FaultTableError || (err as { code?: string }).code === 'EINVAL' || (err as { code?: string }).code === 'ENOENT') throw new ActionError((err as Error).message.replace(/^E[A-Z]+: /, ''));
+      if (
+        err instanceof FaultTableError ||
+        (err as { code?: string }).code === 'EINVAL' ||
+        (err as { code?: string }).code === 'ENOENT'
+      )
+        throw new ActionError((err as Error).message.replace(/^E[A-Z]+: /, ''));
       throw err;
     }
   },

@@ -5,7 +5,10 @@ import { Action, ActionEnv, ActionError } from './env';
 import { regularFileIno } from './file-path';
 
 /** ino, or path: a regular file by its path inside the filesystem (cli/actions/file-path.ts). */
-export interface InodeArgs { ino?: number; path?: string }
+export interface InodeArgs {
+  ino?: number;
+  path?: string;
+}
 
 export interface InodeResult {
   ino: number;
@@ -25,6 +28,11 @@ export const inodeAction: Action = {
     if (typeof ino !== 'number' || !Number.isSafeInteger(ino)) throw new ActionError('name an inode number or a path');
     const attr = env.store.ns.getattr(ino);
     if (attr === null) return null;
-    return { ino, committedSizeBytes: attr.sizeBytes, needle: attr.type === 'file' ? env.store.needleOf(ino) : null, layout: attr.layout };
+    return {
+      ino,
+      committedSizeBytes: attr.sizeBytes,
+      needle: attr.type === 'file' ? env.store.needleOf(ino) : null,
+      layout: attr.layout,
+    };
   },
 };

@@ -2,7 +2,10 @@
 // its placement slot; every shard placed there is rebuilt onto it at once, with progress.
 import { Action, ActionEnv, ActionError } from './env';
 
-export interface ReplaceDiskArgs { diskId: number; newPath: string }
+export interface ReplaceDiskArgs {
+  diskId: number;
+  newPath: string;
+}
 
 export interface ReplaceDiskResult {
   store: string;
@@ -21,14 +24,23 @@ export const replaceDiskAction: Action = {
     const a = args as ReplaceDiskArgs;
     let r;
     try {
-      r = await env.store.replaceDiskWith(a.diskId, a.newPath, { signal: env.signal, onProgress: (p) => env.progress({ phase: 'rebuild', ...p }) });
+      r = await env.store.replaceDiskWith(a.diskId, a.newPath, {
+        signal: env.signal,
+        onProgress: (p) => env.progress({ phase: 'rebuild', ...p }),
+      });
     } catch (err) {
-      if ((err as { code?: string }).code === 'EINVAL' || (err as { code?: string }).code === 'EPERM') throw new ActionError((err as Error).message.replace(/^E[A-Z]+: /, ''));
+      if ((err as { code?: string }).code === 'EINVAL' || (err as { code?: string }).code === 'EPERM')
+        throw new ActionError((err as Error).message.replace(/^E[A-Z]+: /, ''));
       throw err;
     }
     return {
-      store: env.store.dir, online: env.live !== null, diskId: a.diskId, path: env.store.diskPaths().get(a.diskId)!,
-      shardsChecked: r.examined, rebuilt: r.healed, cancelled: r.cancelled,
+      store: env.store.dir,
+      online: env.live !== null,
+      diskId: a.diskId,
+      path: env.store.diskPaths().get(a.diskId)!,
+      shardsChecked: r.examined,
+      rebuilt: r.healed,
+      cancelled: r.cancelled,
       failed: r.failed.map((f) => ({ ...f, path: env.store.pathOf(f.ino) })),
     };
   },

@@ -5,9 +5,18 @@ import type { Store } from '../../store/store';
 import type { LeakReport } from '../../store/upkeep/leak-scan';
 import { Action, ActionEnv } from './env';
 
-export interface ScrubArgs { repair: boolean; force?: boolean; rateBytesPerSec?: number }
+export interface ScrubArgs {
+  repair: boolean;
+  force?: boolean;
+  rateBytesPerSec?: number;
+}
 
-export interface ShardAt { ino: number; path: string | null; chunkIndex: number; shardIndex: number }
+export interface ShardAt {
+  ino: number;
+  path: string | null;
+  chunkIndex: number;
+  shardIndex: number;
+}
 
 export interface ScrubSummary {
   store: string;
@@ -35,18 +44,34 @@ export const scrubAction: Action = {
   async run(env: ActionEnv, args: unknown): Promise<ScrubSummary> {
     const a = args as ScrubArgs;
     const report = await env.store.scrub({
-      repair: a.repair, force: a.force === true, rateBytesPerSec: a.rateBytesPerSec, signal: env.signal,
+      repair: a.repair,
+      force: a.force === true,
+      rateBytesPerSec: a.rateBytesPerSec,
+      signal: env.signal,
       onProgress: (p) => env.progress({ phase: 'verify', ...p }),
     });
     const loose = report.looseModes;
     return {
-      store: env.store.dir, online: env.live !== null, repair: a.repair, cancelled: report.cancelled,
-      shardsChecked: report.examined, badFound: report.badCount, repaired: report.healed,
+      store: env.store.dir,
+      online: env.live !== null,
+      repair: a.repair,
+      cancelled: report.cancelled,
+      shardsChecked: report.examined,
+      badFound: report.badCount,
+      repaired: report.healed,
       unrecoverable: report.failed.map((f) => ({ ...at(env.store, f), error: f.error })),
       bad: a.repair ? undefined : report.bad.map((b) => at(env.store, b)),
       leaks: report.leaks,
-      needles: { checked: report.needles.checked, badCount: report.needles.badCount, bad: report.needles.bad.map((b) => ({ ...b, path: env.store.pathOf(b.ino) })) },
-      looseModes: { count: loose.count, fixed: loose.fixed, paths: loose.paths.map((p) => ({ path: p.path, mode: `0${p.permBits.toString(8)}` })) },
+      needles: {
+        checked: report.needles.checked,
+        badCount: report.needles.badCount,
+        bad: report.needles.bad.map((b) => ({ ...b, path: env.store.pathOf(b.ino) })),
+      },
+      looseModes: {
+        count: loose.count,
+        fixed: loose.fixed,
+        paths: loose.paths.map((p) => ({ path: p.path, mode: `0${p.permBits.toString(8)}` })),
+      },
     };
   },
 };

@@ -39,13 +39,31 @@ export function faultListing(faults: FaultTable): FaultListing[] {
   const now = Date.now();
   return faults.list(now).map((f) => {
     const left = FaultTable.remaining(f, now);
-    return { id: f.id, kind: f.kind, diskId: f.diskId, ops: f.ops, latencyMs: f.latencyMs, hits: f.hits, remainingCount: left.count, remainingMs: left.ms };
+    return {
+      id: f.id,
+      kind: f.kind,
+      diskId: f.diskId,
+      ops: f.ops,
+      latencyMs: f.latencyMs,
+      hits: f.hits,
+      remainingCount: left.count,
+      remainingMs: left.ms,
+    };
   });
 }
 
 function liveStatus(live: LiveMount): LiveMountStatus {
   const mountpoints = live.mountpoints();
-  return { mountpoint: mountpoints[0] ?? live.mountpoint, mountpoints, pid: live.pid, readOnly: live.readOnly, dev: live.dev, options: live.options, memory: live.memory(), readGrants: live.readGrants() };
+  return {
+    mountpoint: mountpoints[0] ?? live.mountpoint,
+    mountpoints,
+    pid: live.pid,
+    readOnly: live.readOnly,
+    dev: live.dev,
+    options: live.options,
+    memory: live.memory(),
+    readGrants: live.readGrants(),
+  };
 }
 
 export const statusAction: Action = {

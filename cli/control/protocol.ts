@@ -53,7 +53,8 @@ export async function withSocketAddress<T>(file: string, fn: (address: string) =
   const fd = fs.openSync(path.dirname(file), fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
   try {
     const address = `/proc/self/fd/${fd}/${path.basename(file)}`;
-    if (Buffer.byteLength(address) > SOCKET_PATH_BYTES_MAX) throw new Error(`socket name ${path.basename(file)} too long`);
+    if (Buffer.byteLength(address) > SOCKET_PATH_BYTES_MAX)
+      throw new Error(`socket name ${path.basename(file)} too long`);
     return await fn(address);
   } finally {
     fs.closeSync(fd);

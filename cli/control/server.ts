@@ -3,7 +3,18 @@
 // A client that goes away aborts its action (a Ctrl-C'd `chunkfs scrub` stops the scrub).
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import { CONNECTIONS_MAX, PROGRESS_INTERVAL_MS, PROTOCOL_VERSION, Progress, REQUEST_BYTES_MAX, Reply, Request, encodeLine, socketPath, withSocketAddress } from './protocol';
+import {
+  CONNECTIONS_MAX,
+  PROGRESS_INTERVAL_MS,
+  PROTOCOL_VERSION,
+  Progress,
+  REQUEST_BYTES_MAX,
+  Reply,
+  Request,
+  encodeLine,
+  socketPath,
+  withSocketAddress,
+} from './protocol';
 
 /** What a verb does on the live store; throws to answer an error. */
 export type Handler = (args: unknown, ctx: { progress(p: Progress): void; signal: AbortSignal }) => Promise<unknown>;
@@ -17,7 +28,12 @@ export class ControlServer {
   /** Actions in progress: close() waits for them (aborted, each stops at its next step) before the store closes. */
   private readonly running = new Set<Promise<void>>();
 
-  private constructor(private readonly server: net.Server, readonly path: string, private readonly handlers: ReadonlyMap<string, Handler>, private readonly log: (line: string) => void) {
+  private constructor(
+    private readonly server: net.Server,
+    readonly path: string,
+    private readonly handlers: ReadonlyMap<string, Handler>,
+    private readonly log: (line: string) => void,
+  ) {
     server.on('connection', (c) => this.accept(c));
   }
 
@@ -25,7 +41,11 @@ export class ControlServer {
    * Listen on <store>/chunkfs.sock. A socket file left by a crashed mount is removed first (the
    * caller holds the store lock, so no other mount serves this store).
    */
-  static async start(storeDir: string, handlers: ReadonlyMap<string, Handler>, log: (line: string) => void): Promise<ControlServer> {
+  static async start(
+    storeDir: string,
+    handlers: ReadonlyMap<string, Handler>,
+    log: (line: string) => void,
+  ): Promise<ControlServer> {
     const file = socketPath(storeDir);
     const st = fs.lstatSync(file, { throwIfNoEntry: false });
     if (st !== undefined) {
@@ -36,10 +56,17 @@ export class ControlServer {
     // bind() creates the socket file with the umask applied: owner-only from its first moment.
     const umask = process.umask(0o177);
     try {
-      await withSocketAddress(file, (address) => new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(address, () => { server.off('error', reject); resolve(); });
-      }));
+      await withSocketAddress(
+        file,
+        (address) =>
+          new Promise<void>((resolve, reject) => {
+            server.once('error', reject);
+            server.listen(address, () => {
+              server.off('error', reject);
+              resolve();
+            });
+          }),
+      );
     } finally {
       process.umask(umask);
     }
@@ -49,12 +76,20 @@ export class ControlServer {
 
   private accept(c: net.Socket): void {
     if (this.conns.size >= CONNECTIONS_MAX) {
-      c.end(encodeLine({ type: 'error', message: `the mount is serving ${CONNECTIONS_MAX} control connections already; try again` } satisfies Reply));
+      c.end(
+        encodeLine({
+          type: 'error',
+          message: `the mount is serving ${CONNECTIONS_MAX} control connections already; try again`,
+        } satisfies Reply),
+      );
       return;
     }
     this.conns.add(c);
     const abort = new AbortController();
-    c.on('close', () => { this.conns.delete(c); abort.abort(); });
+    c.on('close', () => {
+      this.conns.delete(c);
+      abort.abort();
+    });
     c.on('error', () => undefined); // a client gone mid-reply: 'close' follows
     let buf = '';
     let started = false;
@@ -84,10 +119,14 @@ export class ControlServer {
       return this.reply(c, { type: 'error', message: 'request is not JSON' });
     }
     if (req === null || typeof req !== 'object' || req.v !== PROTOCOL_VERSION) {
-      return this.reply(c, { type: 'error', message: `unsupported control protocol version ${String(req?.v)} (the mount speaks ${PROTOCOL_VERSION}); restart the mount with this chunkfs` });
+      return this.reply(c, {
+        type: 'error',
+        message: `unsupported control protocol version ${String(req?.v)} (the mount speaks ${PROTOCOL_VERSION}); restart the mount with this chunkfs`,
+      });
     }
     const handler = this.handlers.get(String(req.verb));
-    if (handler === undefined) return this.reply(c, { type: 'error', message: `the mount does not serve '${String(req.verb)}'` });
+    if (handler === undefined)
+      return this.reply(c, { type: 'error', message: `the mount does not serve '${String(req.verb)}'` });
     let lastSentMs = 0;
     let pending: Progress | null = null;
     const progress = (p: Progress): void => {
@@ -100,7 +139,8 @@ export class ControlServer {
     };
     try {
       const result = await handler(req.args, { progress, signal });
-      if (pending !== null && !c.destroyed) c.write(encodeLine({ type: 'progress', progress: pending } satisfies Reply));
+      if (pending !== null && !c.destroyed)
+        c.write(encodeLine({ type: 'progress', progress: pending } satisfies Reply));
       this.reply(c, { type: 'result', result });
     } catch (err) {
       if (!signal.aborted) this.log(`control: ${String(req.verb)}: ${(err as Error).message}`);

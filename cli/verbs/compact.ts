@@ -11,9 +11,11 @@ export async function compactVerb(c: Extract<ToolCommand, { verb: 'compact' }>):
   if (c.json) process.stdout.write(jsonText(r));
   else {
     const k = r.containers;
-    process.stdout.write(`chunkfs compact: ${r.store}${r.online ? ' (mounted)' : ''}: sealed ${r.sealed}, compacted ${r.compacted} container(s), ` +
-      `moved ${r.needlesMoved} needle(s) (${bytesText(r.bytesCopied)}); containers now: ${k.open} open, ${k.full} full, ${k.sealed} sealed, ` +
-      `${bytesText(k.liveBytes)} live, ${bytesText(k.deadBytes)} dead, ${k.compactionBacklog} due for compaction\n`);
+    process.stdout.write(
+      `chunkfs compact: ${r.store}${r.online ? ' (mounted)' : ''}: sealed ${r.sealed}, compacted ${r.compacted} container(s), ` +
+        `moved ${r.needlesMoved} needle(s) (${bytesText(r.bytesCopied)}); containers now: ${k.open} open, ${k.full} full, ${k.sealed} sealed, ` +
+        `${bytesText(k.liveBytes)} live, ${bytesText(k.deadBytes)} dead, ${k.compactionBacklog} due for compaction\n`,
+    );
   }
   for (const e of r.errors) process.stderr.write(`chunkfs compact: ${e}\n`);
   return r.errors.length > 0 ? 1 : 0;

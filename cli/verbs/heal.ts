@@ -13,7 +13,12 @@ function listText(r: HealListResult): string {
   const lines = [`heal queue of ${r.store}${r.online ? ' (mounted)' : ''}: ${r.queueLength} shard(s)`];
   const now = Date.now();
   for (const e of r.entries) {
-    const next = e.nextTryMs === null ? '' : e.nextTryMs > now ? `, next try in ${durationText((e.nextTryMs - now) / 1000)}` : ', next try now';
+    const next =
+      e.nextTryMs === null
+        ? ''
+        : e.nextTryMs > now
+          ? `, next try in ${durationText((e.nextTryMs - now) / 1000)}`
+          : ', next try now';
     lines.push(`  ${shardList([e])}: ${e.attempts} failed attempt(s)${next}; queued for: ${e.reason}`);
   }
   if (r.queueLength > r.entries.length) lines.push(`  ... and ${r.queueLength - r.entries.length} more`);
@@ -36,8 +41,10 @@ export async function healVerb(c: Extract<ToolCommand, { verb: 'heal' }>): Promi
   }
   if (c.json) process.stdout.write(jsonText(r));
   else {
-    process.stdout.write(`chunkfs heal: ${r.store}${r.online ? ' (mounted)' : ''}: ${r.tried} queued shard(s) tried, ${r.healed} rebuilt, ` +
-      `${r.alreadyGood} verified good already, ${r.failed.length} failed; ${r.queueLength} left in the queue${r.cancelled ? ' (cancelled before the end)' : ''}\n`);
+    process.stdout.write(
+      `chunkfs heal: ${r.store}${r.online ? ' (mounted)' : ''}: ${r.tried} queued shard(s) tried, ${r.healed} rebuilt, ` +
+        `${r.alreadyGood} verified good already, ${r.failed.length} failed; ${r.queueLength} left in the queue${r.cancelled ? ' (cancelled before the end)' : ''}\n`,
+    );
   }
   for (const f of r.failed) process.stderr.write(`chunkfs heal: cannot rebuild ${shardList([f])}: ${f.error}\n`);
   return r.failed.length > 0 || r.cancelled ? 1 : 0;

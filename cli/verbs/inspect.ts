@@ -12,7 +12,15 @@ import { nodeSyncIo } from '../../store/io/sync-io';
 import { NodeIo } from '../../store/io/io';
 import { runAction } from '../run-action';
 import type { InodeArgs, InodeResult } from '../actions/inode';
-import { InspectKeys, ShardInspection, VersionDecode, decodeEcVersions, diskOf, findChunkShards, inspectShardFile } from '../../store/upkeep/inspect';
+import {
+  InspectKeys,
+  ShardInspection,
+  VersionDecode,
+  decodeEcVersions,
+  diskOf,
+  findChunkShards,
+  inspectShardFile,
+} from '../../store/upkeep/inspect';
 import { PayloadDecode } from '../../store/upkeep/inspect-decode';
 import { parseLayout } from '../../src/layout';
 
@@ -69,29 +77,42 @@ async function inspectShard(c: InspectCommand, abs: string): Promise<InspectResu
   const target = storeOfShard(abs, c.target);
   const opened = openConfig(target.storeDir, nodeSyncIo, process.env.CHUNKFS_KEYFILE);
   const disk = diskOf(opened.diskPaths, abs);
-  if (disk === null) throw new TargetError(`${abs} is not under a disk of the store ${target.storeDir}; name its store`);
+  if (disk === null)
+    throw new TargetError(`${abs} is not under a disk of the store ${target.storeDir}; name its store`);
   const io = new NodeIo();
   try {
-    return { store: target.storeDir, shards: [await inspectShardFile(io, opened.key, abs, disk.root, { storeKey: opened.storeKey })] };
+    return {
+      store: target.storeDir,
+      shards: [await inspectShardFile(io, opened.key, abs, disk.root, { storeKey: opened.storeKey })],
+    };
   } finally {
     io.closeAll();
   }
 }
 
-async function inspectChunk(target: Target, ino: number, chunkIndex: number, shownPath: string | null): Promise<InspectResult> {
+async function inspectChunk(
+  target: Target,
+  ino: number,
+  chunkIndex: number,
+  shownPath: string | null,
+): Promise<InspectResult> {
   const opened = openConfig(target.storeDir, nodeSyncIo, process.env.CHUNKFS_KEYFILE);
   const io = new NodeIo();
   try {
     let found = await findChunkShards(io, opened.diskPaths, BigInt(ino), chunkIndex);
     const inode = await inodeOf(target, ino);
-    const needle = found.length === 0 && chunkIndex === 0 ? inode?.needle ?? null : null;
-    if (needle !== null) found = await findChunkShards(io, opened.diskPaths, BigInt(needle.containerIno), needle.chunkIndex);
+    const needle = found.length === 0 && chunkIndex === 0 ? (inode?.needle ?? null) : null;
+    if (needle !== null)
+      found = await findChunkShards(io, opened.diskPaths, BigInt(needle.containerIno), needle.chunkIndex);
     const keys: InspectKeys = { storeKey: opened.storeKey, compression: compressionOf(inode?.layout) };
     const shards: ShardInspection[] = [];
     for (const f of found) shards.push(await inspectShardFile(io, opened.key, f.path, f.diskRoot, keys));
     const decodedVersions = await decodeEcVersions(io, opened.key, found, keys);
     return {
-      store: target.storeDir, file: { ino, path: shownPath, chunkIndex }, ...(needle === null ? {} : { needle }), shards,
+      store: target.storeDir,
+      file: { ino, path: shownPath, chunkIndex },
+      ...(needle === null ? {} : { needle }),
+      shards,
       ...(decodedVersions.length === 0 ? {} : { decodedVersions }),
     };
   } finally {
@@ -118,13 +139,15 @@ async function run(c: InspectCommand): Promise<InspectResult> {
   const abs = path.resolve(c.path!);
   const m = chunkfsMountContaining(abs);
   if (m !== null) {
-    if (c.target !== undefined) throw new TargetError(`${abs} is in a chunkfs mount, which names its store; drop '${c.target}'`);
+    if (c.target !== undefined)
+      throw new TargetError(`${abs} is in a chunkfs mount, which names its store; drop '${c.target}'`);
     const st = await fsp.stat(abs);
     if (!st.isFile()) throw new TargetError(`${abs} is not a regular file`);
     await storeNow(abs);
     return inspectChunk(resolveTarget(m.mountpoint), st.ino, c.chunk, '/' + path.relative(m.mountpoint, abs));
   }
-  if (!SHARD_NAME_RE.test(abs)) throw new TargetError(`${abs} is neither a shard file (*.shard) nor a file in a chunkfs mount`);
+  if (!SHARD_NAME_RE.test(abs))
+    throw new TargetError(`${abs} is neither a shard file (*.shard) nor a file in a chunkfs mount`);
   return inspectShard(c, abs);
 }
 
@@ -146,22 +169,38 @@ function shardText(s: ShardInspection, mine?: string): string {
   }
   const h = s.header;
   const created = new Date(Number(BigInt(h.createdUnixNanos) / 1_000_000n)).toISOString();
-  lines.push(`  file ${h.fileId} chunk ${h.chunkIndex} version ${h.version} shard ${h.shardIndex}, ${s.layout}, ` +
-    `${bytesText(h.shardDataLenBytes)} of data in ${s.blockCount} block(s) of ${bytesText(h.bitrotBlockBytes)}, chunk ${bytesText(h.chunkLogicalLenBytes)}, written ${created}`);
-  if (s.transforms.length > 0) lines.push(`  payload ${s.transforms.join(' and ')} (spec §3.1; algorithms in the file's layout): ${bytesText(h.chunkLogicalLenBytes)} stored for ${bytesText(h.contentLenBytes)} of content`);
-  const pathNote = s.pathAgrees === null ? 'not a canonical shard path' : s.pathAgrees ? 'agrees with its path' : 'DISAGREES with its path (file id, version, chunk or shard)';
-  const blocks = s.dataError !== null ? s.dataError
-    : s.badBlockCount === 0 ? `all ${s.blockCount} block(s) verify`
-      : `${s.badBlockCount} of ${s.blockCount} block(s) do not verify: ${s.badBlocks.join(', ')}${s.badBlockCount > s.badBlocks.length ? ', ...' : ''}`;
+  lines.push(
+    `  file ${h.fileId} chunk ${h.chunkIndex} version ${h.version} shard ${h.shardIndex}, ${s.layout}, ` +
+      `${bytesText(h.shardDataLenBytes)} of data in ${s.blockCount} block(s) of ${bytesText(h.bitrotBlockBytes)}, chunk ${bytesText(h.chunkLogicalLenBytes)}, written ${created}`,
+  );
+  if (s.transforms.length > 0)
+    lines.push(
+      `  payload ${s.transforms.join(' and ')} (spec §3.1; algorithms in the file's layout): ${bytesText(h.chunkLogicalLenBytes)} stored for ${bytesText(h.contentLenBytes)} of content`,
+    );
+  const pathNote =
+    s.pathAgrees === null
+      ? 'not a canonical shard path'
+      : s.pathAgrees
+        ? 'agrees with its path'
+        : 'DISAGREES with its path (file id, version, chunk or shard)';
+  const blocks =
+    s.dataError !== null
+      ? s.dataError
+      : s.badBlockCount === 0
+        ? `all ${s.blockCount} block(s) verify`
+        : `${s.badBlockCount} of ${s.blockCount} block(s) do not verify: ${s.badBlocks.join(', ')}${s.badBlockCount > s.badBlocks.length ? ', ...' : ''}`;
   lines.push(`  header CRC ok, ${pathNote}; ${blocks}`);
   if (s.decoded !== null) lines.push(`  ${decodeText(s.decoded)}`);
   if (s.needles !== null) {
     lines.push(`  container chunk: ${s.needles.count} needle(s) (live or dead: only the metadata knows)`);
     for (const n of s.needles.listed.slice(0, NEEDLES_SHOWN_MAX)) {
       const mark = mine !== undefined && n.containerOffsetBytes === mine ? '   <- this file' : '';
-      lines.push(`    at ${n.containerOffsetBytes}: file ${n.fileId}, ${n.dataLenBytes} bytes, cookie ${n.cookie}, crc ${n.crcOk ? 'ok' : 'BAD'}${mark}`);
+      lines.push(
+        `    at ${n.containerOffsetBytes}: file ${n.fileId}, ${n.dataLenBytes} bytes, cookie ${n.cookie}, crc ${n.crcOk ? 'ok' : 'BAD'}${mark}`,
+      );
     }
-    if (s.needles.count > NEEDLES_SHOWN_MAX) lines.push(`    ... and ${s.needles.count - NEEDLES_SHOWN_MAX} more (--json lists them)`);
+    if (s.needles.count > NEEDLES_SHOWN_MAX)
+      lines.push(`    ... and ${s.needles.count - NEEDLES_SHOWN_MAX} more (--json lists them)`);
   }
   return lines.join('\n');
 }
@@ -171,16 +210,23 @@ export async function inspectVerb(c: InspectCommand): Promise<number> {
   if (c.json) process.stdout.write(jsonText(r));
   else {
     if (r.needle !== undefined) {
-      process.stdout.write(`${r.file!.path ?? `file ${r.file!.ino}`} (file ${r.file!.ino}) is a small file packed as a needle of ${r.needle.lengthBytes} bytes ` +
-        `in container ${r.needle.containerIno} at offset ${r.needle.offsetBytes} (chunk ${r.needle.chunkIndex}): ${r.shards.length} shard file(s) on disk\n`);
+      process.stdout.write(
+        `${r.file!.path ?? `file ${r.file!.ino}`} (file ${r.file!.ino}) is a small file packed as a needle of ${r.needle.lengthBytes} bytes ` +
+          `in container ${r.needle.containerIno} at offset ${r.needle.offsetBytes} (chunk ${r.needle.chunkIndex}): ${r.shards.length} shard file(s) on disk\n`,
+      );
     } else if (r.file !== undefined) {
-      process.stdout.write(`${r.file.path ?? `file ${r.file.ino}`} (file ${r.file.ino}) chunk ${r.file.chunkIndex} in ${r.store}: ${r.shards.length} shard file(s) on disk\n`);
+      process.stdout.write(
+        `${r.file.path ?? `file ${r.file.ino}`} (file ${r.file.ino}) chunk ${r.file.chunkIndex} in ${r.store}: ${r.shards.length} shard file(s) on disk\n`,
+      );
     }
     for (const s of r.shards) process.stdout.write(shardText(s, r.needle?.offsetBytes) + '\n');
-    for (const v of r.decodedVersions ?? []) process.stdout.write(`version ${v.version} from its data shards: ${decodeText(v.decoded)}\n`);
+    for (const v of r.decodedVersions ?? [])
+      process.stdout.write(`version ${v.version} from its data shards: ${decodeText(v.decoded)}\n`);
   }
   if (r.shards.length === 0) {
-    process.stderr.write(`chunkfs inspect: no shard files of file ${r.file!.ino} chunk ${r.file!.chunkIndex} on any disk (a hole, past the end, or still in the write-back buffer)\n`);
+    process.stderr.write(
+      `chunkfs inspect: no shard files of file ${r.file!.ino} chunk ${r.file!.chunkIndex} on any disk (a hole, past the end, or still in the write-back buffer)\n`,
+    );
     return 1;
   }
   return r.shards.every((s) => s.ok) && (r.decodedVersions ?? []).every((v) => v.decoded.tagOk !== false) ? 0 : 1;

@@ -12,16 +12,20 @@ function refuseMounted(storeDir: string): void {
   const mounts = chunkfsMounts().filter((m) => m.source === storeDir);
   if (mounts.length === 0) return;
   const where = mounts.map((m) => `${m.mountpoint}${m.options.includes('ro') ? ' (read-only)' : ''}`).join(', ');
-  throw new Error(`store ${storeDir} is mounted on ${where}: meta copy works on a store nobody has open; ` +
-    `unmount it first (chunkfs umount ${mounts[0].mountpoint}); nothing was changed`);
+  throw new Error(
+    `store ${storeDir} is mounted on ${where}: meta copy works on a store nobody has open; ` +
+      `unmount it first (chunkfs umount ${mounts[0].mountpoint}); nothing was changed`,
+  );
 }
 
 function reportText(r: MetaMoveReport): string {
   const tables = r.tables.map((t) => `${t.name} ${t.rows}`).join(', ');
-  return `chunkfs meta copy: ${r.store}: metadata moved from ${r.from.engine} (${r.from.location}) to ${r.to.engine} (${r.to.location}): ` +
+  return (
+    `chunkfs meta copy: ${r.store}: metadata moved from ${r.from.engine} (${r.from.location}) to ${r.to.engine} (${r.to.location}): ` +
     `${r.rows} rows in ${r.tables.length} tables (${tables}), copied and verified row for row in ${r.seconds.toFixed(2)} s ` +
     `(${Math.round(r.rowsPerSecond)} rows/s); chunkfs.json names ${r.to.engine} now.\n` +
-    `chunkfs meta copy: ${r.leftBehind}\n`;
+    `chunkfs meta copy: ${r.leftBehind}\n`
+  );
 }
 
 export function metaCopyVerb(c: MetaCommand): number {
@@ -29,7 +33,9 @@ export function metaCopyVerb(c: MetaCommand): number {
   refuseMounted(storeDir);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { moveStoreMeta } = require('../../store/meta-move') as typeof import('../../store/meta-move');
-  const log = (line: string): void => { process.stderr.write(`chunkfs meta copy: ${line}\n`); };
+  const log = (line: string): void => {
+    process.stderr.write(`chunkfs meta copy: ${line}\n`);
+  };
   const r = moveStoreMeta(storeDir, c.to, { batchRows: c.batchRows, keyFile: c.keyFile, log });
   process.stdout.write(c.json ? jsonText(r) : reportText(r));
   return 0;

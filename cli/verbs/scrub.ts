@@ -19,13 +19,17 @@ function problems(c: Extract<ToolCommand, { verb: 'scrub' }>, r: ScrubSummary): 
   if (loose.count > 0) {
     const listed = loose.paths.map((p) => `${p.path} (${p.mode})`).join(', ');
     const more = loose.count > loose.paths.length ? ` and ${loose.count - loose.paths.length} more` : '';
-    out.push(c.repair
-      ? `made ${loose.fixed} path(s) owner-only that other users could access: ${listed}${more}`
-      : `${loose.count} path(s) in the store are accessible to other users (run with --repair to make them owner-only): ${listed}${more}`);
+    out.push(
+      c.repair
+        ? `made ${loose.fixed} path(s) owner-only that other users could access: ${listed}${more}`
+        : `${loose.count} path(s) in the store are accessible to other users (run with --repair to make them owner-only): ${listed}${more}`,
+    );
   }
   out.push(...leakLines(r.leaks, c.repair));
   if (r.needles.badCount > 0) {
-    out.push(`${r.needles.badCount} small file(s) whose needle no replica holds intact: ${r.needles.bad.map((b) => `${b.path ?? `inode ${b.ino}`}: ${b.error}`).join('; ')}`);
+    out.push(
+      `${r.needles.badCount} small file(s) whose needle no replica holds intact: ${r.needles.bad.map((b) => `${b.path ?? `inode ${b.ino}`}: ${b.error}`).join('; ')}`,
+    );
   }
   // Shards of a chunk beyond its redundancy are listed as unrecoverable above: --repair cannot help them.
   const lost = new Set(r.unrecoverable.map((f) => `${f.ino}/${f.chunkIndex}`));
@@ -58,11 +62,13 @@ export async function scrubVerb(c: Extract<ToolCommand, { verb: 'scrub' }>): Pro
   const leaked = r.leaks.leakedShards + r.leaks.leakedTemps;
   if (c.json) process.stdout.write(jsonText(r));
   else {
-    process.stdout.write(`chunkfs scrub: ${r.store}${r.online ? ' (mounted)' : ''}: ${r.shardsChecked} shards checked, ${r.badFound} bad or missing, ` +
-      `${r.repaired} repaired, ${r.unrecoverable.length} unrecoverable, ${r.looseModes.count} path(s) with loose modes, ` +
-      `${leaked} leaked file(s)${c.repair ? ` (${r.leaks.removed} moved to quarantine)` : ''}, ${r.leaks.unknown} unknown, ` +
-      `${r.needles.checked} needle(s) checked, ${r.needles.badCount} bad` +
-      `${r.cancelled ? ' (cancelled before the end)' : ''}\n`);
+    process.stdout.write(
+      `chunkfs scrub: ${r.store}${r.online ? ' (mounted)' : ''}: ${r.shardsChecked} shards checked, ${r.badFound} bad or missing, ` +
+        `${r.repaired} repaired, ${r.unrecoverable.length} unrecoverable, ${r.looseModes.count} path(s) with loose modes, ` +
+        `${leaked} leaked file(s)${c.repair ? ` (${r.leaks.removed} moved to quarantine)` : ''}, ${r.leaks.unknown} unknown, ` +
+        `${r.needles.checked} needle(s) checked, ${r.needles.badCount} bad` +
+        `${r.cancelled ? ' (cancelled before the end)' : ''}\n`,
+    );
   }
   for (const line of problems(c, r)) process.stderr.write(`chunkfs scrub: ${line}\n`);
   if (r.unrecoverable.length > 0 || r.needles.badCount > 0 || r.cancelled) return 1;

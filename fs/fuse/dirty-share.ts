@@ -16,6 +16,8 @@ export async function raiseDirtyShare(connId: number, log: (m: string) => void):
     await fsp.writeFile(`${bdi}/max_ratio`, String(DIRTY_MAX_RATIO_PERCENT));
     await fsp.writeFile(`${bdi}/strict_limit`, '0').catch(() => undefined); // kernels before 6.2 have no such file
   } catch (err) {
-    log(`writeback_cache: could not raise the dirty-page share of ${bdi} (${(err as Error).message}): writers are throttled at 1%`);
+    log(
+      `writeback_cache: could not raise the dirty-page share of ${bdi} (${(err as Error).message}): writers are throttled at 1%`,
+    );
   }
 }

@@ -15,17 +15,28 @@ import type { Transport, TransportOptions } from './transport';
 
 export async function mountFuseNative(core: FsCore, mountpoint: string, opts: TransportOptions): Promise<Transport> {
   const ops = makeOps(core, opts.log, opts.readOnly ? readOnlyImpl(IMPL) : leaseGuardImpl(IMPL));
-  const fuse = new SizedXattrFuse(mountpoint, opts.observeOp === undefined ? ops : observeOps(ops, opts.observeOp), {
-    allowOther: opts.allowOther, defaultPermissions: true, autoUnmount: true, bigWrites: true, useIno: true,
-    fsname: opts.fsname, subtype: 'chunkfs', timeout: opts.opTimeoutMs,
-    // High-level libfuse gives each hard link its own kernel inode, so cached attributes of one name
-    // go stale when another changes (nlink, size): ask every time. '0' as a string: the binding
-    // drops a falsy number.
-    attrTimeout: '0',
-    // A follower (DESIGN §9): names change by another process's writes, and libfuse 2 cannot tell
-    // the kernel (no notify_inval_entry in fuse-native): no name is cached (the default is 1 s).
-    ...(core.followsWriter ? { entryTimeout: '0' } : {}),
-  }, { suid: opts.suid, dev: opts.dev });
+  const fuse = new SizedXattrFuse(
+    mountpoint,
+    opts.observeOp === undefined ? ops : observeOps(ops, opts.observeOp),
+    {
+      allowOther: opts.allowOther,
+      defaultPermissions: true,
+      autoUnmount: true,
+      bigWrites: true,
+      useIno: true,
+      fsname: opts.fsname,
+      subtype: 'chunkfs',
+      timeout: opts.opTimeoutMs,
+      // High-level libfuse gives each hard link its own kernel inode, so cached attributes of one name
+      // go stale when another changes (nlink, size): ask every time. '0' as a string: the binding
+      // drops a falsy number.
+      attrTimeout: '0',
+      // A follower (DESIGN §9): names change by another process's writes, and libfuse 2 cannot tell
+      // the kernel (no notify_inval_entry in fuse-native): no name is cached (the default is 1 s).
+      ...(core.followsWriter ? { entryTimeout: '0' } : {}),
+    },
+    { suid: opts.suid, dev: opts.dev },
+  );
   await new Promise<void>((resolve, reject) => fuse.mount((err) => (err ? reject(err) : resolve())));
   return {
     name: 'fuse-native',
@@ -39,10 +50,12 @@ export async function mountFuseNative(core: FsCore, mountpoint: string, opts: Tr
     async stop(goneAlready: boolean): Promise<void> {
       // Still called when gone already: it also stops the binding's FUSE thread. Its fusermount
       // then fails with EINVAL, which says nothing new.
-      await new Promise<void>((resolve) => fuse.unmount((err) => {
-        if (err && !goneAlready) opts.log(`unmount: ${err.message}`);
-        resolve();
-      }));
+      await new Promise<void>((resolve) =>
+        fuse.unmount((err) => {
+          if (err && !goneAlready) opts.log(`unmount: ${err.message}`);
+          resolve();
+        }),
+      );
     },
   };
 }
@@ -55,7 +68,12 @@ type Signal = (res: number, detach?: ArrayBuffer) => void;
  * every answer, so it is always passed back.
  */
 class SizedXattrFuse extends Fuse {
-  constructor(mountpoint: string, private readonly sized: ChunkfsOps, opts: Fuse.Options, private readonly setId: { suid: boolean; dev: boolean }) {
+  constructor(
+    mountpoint: string,
+    private readonly sized: ChunkfsOps,
+    opts: Fuse.Options,
+    private readonly setId: { suid: boolean; dev: boolean },
+  ) {
     // The binding only checks which ops exist; the two sized ones are called by the overrides below.
     super(mountpoint, sized as unknown as Fuse.Ops, opts);
   }

@@ -10,25 +10,42 @@ import { FIELD_COUNT } from './fuse3-abi';
 export type Session = { readonly __fuse3Session: unique symbol };
 
 export interface Fuse3MountOptions {
-  mountpoint: string; fsname: string; subtype: string;
-  allowOther: boolean; defaultPermissions: boolean; autoUnmount: boolean; readOnly: boolean;
-  writebackCache: boolean; readdirplus: boolean;
+  mountpoint: string;
+  fsname: string;
+  subtype: string;
+  allowOther: boolean;
+  defaultPermissions: boolean;
+  autoUnmount: boolean;
+  readOnly: boolean;
+  writebackCache: boolean;
+  readdirplus: boolean;
   /** Set-id bits and device files take effect (no nosuid / nodev mount flag); root only. */
-  suid: boolean; dev: boolean;
+  suid: boolean;
+  dev: boolean;
   /** Ask for kernel-enforced POSIX ACLs (with the umask left to the file system). */
   posixAcl: boolean;
-  maxWriteBytes: number; maxBackground: number; congestionThreshold: number;
+  maxWriteBytes: number;
+  maxBackground: number;
+  congestionThreshold: number;
   /** The JS thread reads /dev/fuse itself (native/fuse3/session.h); false: libfuse's threads do. */
   jsDispatch: boolean;
   /** With jsDispatch: microseconds to keep reading after answering every request of a wake-up. */
   spinUs: number;
-  maxThreads: number; idleThreads: number;
+  maxThreads: number;
+  idleThreads: number;
   /** getxattr of other names is answered ENODATA by the binding (no JS round trip); empty: none is */
   xattrPrefixes: readonly string[];
 }
 
 /** (rows, count, names, buffers, ended, loopResult): see native/fuse3/to_js.h. */
-export type OnBatch = (rows: Float64Array, count: number, names: Array<string | undefined>, bufs: Array<Buffer | undefined>, ended: boolean, loopResult: number) => void;
+export type OnBatch = (
+  rows: Float64Array,
+  count: number,
+  names: Array<string | undefined>,
+  bufs: Array<Buffer | undefined>,
+  ended: boolean,
+  loopResult: number,
+) => void;
 
 export interface Fuse3Native {
   /** Fields per request row of the build (native/fuse3/request.h); absent in builds before it was exported. */
@@ -66,7 +83,15 @@ export interface Fuse3Native {
    * where not granted); keys: each shard's block 0 key (32 bytes); cipher: empty, or an encrypted
    * chunk's nonce base (12) || data key (32) with segmentBytes > 0. True, or why not.
    */
-  grantRead(s: Session, epoch: number, paths: string[], nums: Float64Array, tables: Buffer, keys: Buffer, cipher: Buffer): true | string;
+  grantRead(
+    s: Session,
+    epoch: number,
+    paths: string[],
+    nums: Float64Array,
+    tables: Buffer,
+    keys: Buffer,
+    cipher: Buffer,
+  ): true | string;
   /** [reads answered natively, grants dropped after a failed read, chunks granted now]. */
   grantStats(s: Session): [number, number, number, number];
   /** The offset lseek(SEEK_DATA / SEEK_HOLE) found. */
@@ -93,14 +118,18 @@ export function fuse3Native(): Fuse3Native {
   if (loaded !== undefined) return loaded;
   const addonPath = findAddon();
   if (!fs.existsSync(addonPath)) {
-    throw new UnsupportedError(`libfuse3 binding missing at ${addonPath}: run \`npm run setup\` (needs libfuse3-dev, g++, python3)`);
+    throw new UnsupportedError(
+      `libfuse3 binding missing at ${addonPath}: run \`npm run setup\` (needs libfuse3-dev, g++, python3)`,
+    );
   }
   // eslint-disable-next-line @typescript-eslint/no-var-requires
   const addon = require(addonPath) as Fuse3Native;
   // An addon built before a change of the request layout would hand JS misaligned rows.
   if (addon.requestFieldCount !== FIELD_COUNT) {
-    throw new UnsupportedError(`libfuse3 binding at ${addonPath} was built from other sources (request rows of ` +
-      `${addon.requestFieldCount ?? 'an older layout'} fields, this build reads ${FIELD_COUNT}): run \`npm run setup\` to rebuild it`);
+    throw new UnsupportedError(
+      `libfuse3 binding at ${addonPath} was built from other sources (request rows of ` +
+        `${addon.requestFieldCount ?? 'an older layout'} fields, this build reads ${FIELD_COUNT}): run \`npm run setup\` to rebuild it`,
+    );
   }
   loaded = addon;
   return loaded;

@@ -31,7 +31,11 @@ const DIRENT_BYTES_MIN = 32;
 const DIRENTPLUS_BYTES_MIN = 152;
 
 /** One delivered batch: request i's fields are rows[i * FIELD_COUNT + F.*]. */
-export interface Batch { rows: Float64Array; names: Array<string | undefined>; bufs: Array<Buffer | undefined> }
+export interface Batch {
+  rows: Float64Array;
+  names: Array<string | undefined>;
+  bufs: Array<Buffer | undefined>;
+}
 
 export interface Ctx {
   core: FsCore;
@@ -63,7 +67,8 @@ function callerOf(b: Batch, i: number): Caller {
 function timeOf(b: Batch, i: number, s: number, ns: number): bigint {
   const sec = num(b, i, s);
   const nsec = num(b, i, ns);
-  if (!Number.isInteger(sec) || !Number.isInteger(nsec)) throw posix('EINVAL', `time of ${sec} s ${nsec} ns is not whole`);
+  if (!Number.isInteger(sec) || !Number.isInteger(nsec))
+    throw posix('EINVAL', `time of ${sec} s ${nsec} ns is not whole`);
   return BigInt(sec) * NS_PER_S + BigInt(nsec);
 }
 
@@ -75,8 +80,10 @@ export function changesOf(b: Batch, i: number): AttrChanges {
   if (set & SET.uid) c.uid = num(b, i, F.attrUid);
   if (set & SET.gid) c.gid = num(b, i, F.attrGid);
   if (set & SET.size) c.sizeBytes = num(b, i, F.size);
-  if (set & (SET.atime | SET.atimeNow)) c.atime = (set & SET.atimeNow) ? 'now' : timeOf(b, i, F.atimeS, F.atimeNs) as TimeArg;
-  if (set & (SET.mtime | SET.mtimeNow)) c.mtime = (set & SET.mtimeNow) ? 'now' : timeOf(b, i, F.mtimeS, F.mtimeNs) as TimeArg;
+  if (set & (SET.atime | SET.atimeNow))
+    c.atime = set & SET.atimeNow ? 'now' : (timeOf(b, i, F.atimeS, F.atimeNs) as TimeArg);
+  if (set & (SET.mtime | SET.mtimeNow))
+    c.mtime = set & SET.mtimeNow ? 'now' : (timeOf(b, i, F.mtimeS, F.mtimeNs) as TimeArg);
   if (set & SET.ctime) c.ctimeNs = timeOf(b, i, F.ctimeS, F.ctimeNs);
   return c;
 }
@@ -124,90 +131,284 @@ async function openKilling(x: Ctx, b: Batch, i: number): Promise<number> {
 type Handler = (x: Ctx, b: Batch, i: number) => void;
 
 const HANDLERS: Partial<Record<number, Handler>> = {
-  [OP.lookup]: (x, b, i) => x.run(b, i, () => names.lookupOrMissing(x.core, inoOf(b, i), nameOf(b, i)), (st) => {
-    if (st === null) x.reply.missing(idOf(b, i));
-    else entry(x, idOf(b, i), st);
-  }),
-  [OP.getattr]: (x, b, i) => x.run(b, i, () => attr.getattr(x.core, inoOf(b, i)), (st) => x.reply.attr(idOf(b, i), st)),
-  [OP.setattr]: (x, b, i) => x.run(b, i, () => attr.setattr(x.core, inoOf(b, i), changesOf(b, i), callerOf(b, i)), (st) => x.reply.attr(idOf(b, i), st)),
-  [OP.readlink]: (x, b, i) => x.run(b, i, () => names.readlink(x.core, inoOf(b, i)), (t) => x.reply.readlink(idOf(b, i), t)),
-  [OP.mknod]: (x, b, i) => x.run(b, i, () => names.mknod(x.core, inoOf(b, i), nameOf(b, i), num(b, i, F.mode), num(b, i, F.rdev), callerOf(b, i)),
-    (st) => entry(x, idOf(b, i), st)),
-  [OP.mkdir]: (x, b, i) => x.run(b, i, () => names.mkdir(x.core, inoOf(b, i), nameOf(b, i), num(b, i, F.mode), callerOf(b, i)),
-    (st) => entry(x, idOf(b, i), st)),
-  [OP.unlink]: (x, b, i) => x.run(b, i, () => names.unlink(x.core, inoOf(b, i), nameOf(b, i)), () => x.reply.ok(idOf(b, i))),
-  [OP.rmdir]: (x, b, i) => x.run(b, i, () => names.rmdir(x.core, inoOf(b, i), nameOf(b, i)), () => x.reply.ok(idOf(b, i))),
-  [OP.symlink]: (x, b, i) => x.run(b, i, () => names.symlink(x.core, inoOf(b, i), nameOf(b, i), name2Of(b, i), callerOf(b, i)),
-    (st) => entry(x, idOf(b, i), st)),
-  [OP.rename]: (x, b, i) => x.run(b, i, () => names.rename(x.core, inoOf(b, i), nameOf(b, i), num(b, i, F.ino2), name2Of(b, i), num(b, i, F.flags), callerOf(b, i)),
-    () => x.reply.ok(idOf(b, i))),
-  [OP.link]: (x, b, i) => x.run(b, i, () => names.link(x.core, inoOf(b, i), num(b, i, F.ino2), name2Of(b, i)), (st) => entry(x, idOf(b, i), st)),
+  [OP.lookup]: (x, b, i) =>
+    x.run(
+      b,
+      i,
+      () => names.lookupOrMissing(x.core, inoOf(b, i), nameOf(b, i)),
+      (st) => {
+        if (st === null) x.reply.missing(idOf(b, i));
+        else entry(x, idOf(b, i), st);
+      },
+    ),
+  [OP.getattr]: (x, b, i) =>
+    x.run(
+      b,
+      i,
+      () => attr.getattr(x.core, inoOf(b, i)),
+      (st) => x.reply.attr(idOf(b, i), st),
+    ),
+  [OP.setattr]: (x, b, i) =>
+    x.run(
+      b,
+      i,
+      () => attr.setattr(x.core, inoOf(b, i), changesOf(b, i), callerOf(b, i)),
+      (st) => x.reply.attr(idOf(b, i), st),
+    ),
+  [OP.readlink]: (x, b, i) =>
+    x.run(
+      b,
+      i,
+      () => names.readlink(x.core, inoOf(b, i)),
+      (t) => x.reply.readlink(idOf(b, i), t),
+    ),
+  [OP.mknod]: (x, b, i) =>
+    x.run(
+      b,
+      i,
+      () => names.mknod(x.core, inoOf(b, i), nameOf(b, i), num(b, i, F.mode), num(b, i, F.rdev), callerOf(b, i)),
+      (st) => entry(x, idOf(b, i), st),
+    ),
+  [OP.mkdir]: (x, b, i) =>
+    x.run(
+      b,
+      i,
+      () => names.mkdir(x.core, inoOf(b, i), nameOf(b, i), num(b, i, F.mode), callerOf(b, i)),
+      (st) => entry(x, idOf(b, i), st),
+    ),
+  [OP.unlink]: (x, b, i) =>
+    x.run(
+      b,
+      i,
+      () => names.unlink(x.core, inoOf(b, i), nameOf(b, i)),
+      () => x.reply.ok(idOf(b, i)),
+    ),
+  [OP.rmdir]: (x, b, i) =>
+    x.run(
+      b,
+      i,
+      () => names.rmdir(x.core, inoOf(b, i), nameOf(b, i)),
+      () => x.reply.ok(idOf(b, i)),
+    ),
+  [OP.symlink]: (x, b, i) =>
+    x.run(
+      b,
+      i,
+      () => names.symlink(x.core, inoOf(b, i), nameOf(b, i), name2Of(b, i), callerOf(b, i)),
+      (st) => entry(x, idOf(b, i), st),
+    ),
+  [OP.rename]: (x, b, i) =>
+    x.run(
+      b,
+      i,
+      () =>
+        names.rename(
+          x.core,
+          inoOf(b, i),
+          nameOf(b, i),
+          num(b, i, F.ino2),
+          name2Of(b, i),
+          num(b, i, F.flags),
+          callerOf(b, i),
+        ),
+      () => x.reply.ok(idOf(b, i)),
+    ),
+  [OP.link]: (x, b, i) =>
+    x.run(
+      b,
+      i,
+      () => names.link(x.core, inoOf(b, i), num(b, i, F.ino2), name2Of(b, i)),
+      (st) => entry(x, idOf(b, i), st),
+    ),
 
-  [OP.open]: (x, b, i) => x.run(b, i, () => openKilling(x, b, i), (fh) => {
-    if (x.reply.open(idOf(b, i), fh, openFlagsOf(x) | noFlushOf(num(b, i, F.flags))) !== 0) releaseLost(x, fh);
-  }),
-  [OP.create]: (x, b, i) => x.run(b, i, () => file.create(x.core, inoOf(b, i), nameOf(b, i), num(b, i, F.mode), num(b, i, F.flags), callerOf(b, i)),
-    ({ stat, fh }) => {
-      if (x.reply.create(idOf(b, i), stat, fh, openFlagsOf(x)) === 0) x.core.lookups.add(stat.ino);
-      else releaseLost(x, fh);
-    }),
+  [OP.open]: (x, b, i) =>
+    x.run(
+      b,
+      i,
+      () => openKilling(x, b, i),
+      (fh) => {
+        if (x.reply.open(idOf(b, i), fh, openFlagsOf(x) | noFlushOf(num(b, i, F.flags))) !== 0) releaseLost(x, fh);
+      },
+    ),
+  [OP.create]: (x, b, i) =>
+    x.run(
+      b,
+      i,
+      () => file.create(x.core, inoOf(b, i), nameOf(b, i), num(b, i, F.mode), num(b, i, F.flags), callerOf(b, i)),
+      ({ stat, fh }) => {
+        if (x.reply.create(idOf(b, i), stat, fh, openFlagsOf(x)) === 0) x.core.lookups.add(stat.ino);
+        else releaseLost(x, fh);
+      },
+    ),
   [OP.read]: (x, b, i) => {
     const size = num(b, i, F.size);
     const buf = x.readBuffers.take(size);
-    x.run(b, i, () => file.read(x.core, fhOf(b, i), buf, size, num(b, i, F.off)), (n) => {
-      try { x.reply.buf(idOf(b, i), buf, n); } finally { x.readBuffers.give(buf); }
-      if (n > 0) x.grants?.offer(fhOf(b, i), num(b, i, F.off));
-    });
+    x.run(
+      b,
+      i,
+      () => file.read(x.core, fhOf(b, i), buf, size, num(b, i, F.off)),
+      (n) => {
+        try {
+          x.reply.buf(idOf(b, i), buf, n);
+        } finally {
+          x.readBuffers.give(buf);
+        }
+        if (n > 0) x.grants?.offer(fhOf(b, i), num(b, i, F.off));
+      },
+    );
   },
   [OP.write]: (x, b, i) => {
     const data = b.bufs[i] ?? Buffer.alloc(0);
-    x.run(b, i, () => {
-      if (num(b, i, F.killSuidgid) === 1) attr.dropSetIdAfterWrite(x.core, x.core.handles.fileOf(fhOf(b, i)).ino, callerOf(b, i));
-      return file.write(x.core, fhOf(b, i), data, data.length, num(b, i, F.off));
-    }, (n) => x.reply.write(idOf(b, i), n));
+    x.run(
+      b,
+      i,
+      () => {
+        if (num(b, i, F.killSuidgid) === 1)
+          attr.dropSetIdAfterWrite(x.core, x.core.handles.fileOf(fhOf(b, i)).ino, callerOf(b, i));
+        return file.write(x.core, fhOf(b, i), data, data.length, num(b, i, F.off));
+      },
+      (n) => x.reply.write(idOf(b, i), n),
+    );
   },
-  [OP.flush]: (x, b, i) => x.run(b, i, () => file.flush(x.core, fhOf(b, i)), () => x.reply.ok(idOf(b, i))),
-  [OP.release]: (x, b, i) => x.run(b, i, () => file.release(x.core, fhOf(b, i)), () => x.reply.ok(idOf(b, i))),
-  [OP.fsync]: (x, b, i) => x.run(b, i, () => file.fsync(x.core, fhOf(b, i)), () => x.reply.ok(idOf(b, i))),
-  [OP.fallocate]: (x, b, i) => x.run(b, i, () => fallocate(x.core, fhOf(b, i), num(b, i, F.flags), num(b, i, F.off), num(b, i, F.size)),
-    () => x.reply.ok(idOf(b, i))),
-  [OP.lseek]: (x, b, i) => x.run(b, i, () => lseek(x.core, fhOf(b, i), num(b, i, F.off), num(b, i, F.flags)), (off) => x.reply.lseek(idOf(b, i), off)),
+  [OP.flush]: (x, b, i) =>
+    x.run(
+      b,
+      i,
+      () => file.flush(x.core, fhOf(b, i)),
+      () => x.reply.ok(idOf(b, i)),
+    ),
+  [OP.release]: (x, b, i) =>
+    x.run(
+      b,
+      i,
+      () => file.release(x.core, fhOf(b, i)),
+      () => x.reply.ok(idOf(b, i)),
+    ),
+  [OP.fsync]: (x, b, i) =>
+    x.run(
+      b,
+      i,
+      () => file.fsync(x.core, fhOf(b, i)),
+      () => x.reply.ok(idOf(b, i)),
+    ),
+  [OP.fallocate]: (x, b, i) =>
+    x.run(
+      b,
+      i,
+      () => fallocate(x.core, fhOf(b, i), num(b, i, F.flags), num(b, i, F.off), num(b, i, F.size)),
+      () => x.reply.ok(idOf(b, i)),
+    ),
+  [OP.lseek]: (x, b, i) =>
+    x.run(
+      b,
+      i,
+      () => lseek(x.core, fhOf(b, i), num(b, i, F.off), num(b, i, F.flags)),
+      (off) => x.reply.lseek(idOf(b, i), off),
+    ),
 
-  [OP.opendir]: (x, b, i) => x.run(b, i, () => dir.opendir(x.core, inoOf(b, i)), (fh) => {
-    if (x.reply.open(idOf(b, i), fh, 0) !== 0) dir.releasedir(x.core, fh);
-  }),
+  [OP.opendir]: (x, b, i) =>
+    x.run(
+      b,
+      i,
+      () => dir.opendir(x.core, inoOf(b, i)),
+      (fh) => {
+        if (x.reply.open(idOf(b, i), fh, 0) !== 0) dir.releasedir(x.core, fh);
+      },
+    ),
   [OP.readdir]: (x, b, i) => {
     const size = num(b, i, F.size);
-    x.run(b, i, () => dir.readdir(x.core, fhOf(b, i), num(b, i, F.off), Math.ceil(size / DIRENT_BYTES_MIN)).map((e) => ({ entry: e })),
-      (page) => x.reply.dir(idOf(b, i), size, page));
+    x.run(
+      b,
+      i,
+      () =>
+        dir
+          .readdir(x.core, fhOf(b, i), num(b, i, F.off), Math.ceil(size / DIRENT_BYTES_MIN))
+          .map((e) => ({ entry: e })),
+      (page) => x.reply.dir(idOf(b, i), size, page),
+    );
   },
   [OP.readdirplus]: (x, b, i) => {
     const size = num(b, i, F.size);
-    x.run(b, i, () => dir.readdirplus(x.core, fhOf(b, i), num(b, i, F.off), Math.ceil(size / DIRENTPLUS_BYTES_MIN)), (page) => {
-      const sent = x.reply.dir(idOf(b, i), size, page);
-      for (let k = 0; k < sent; k++) {
-        const e = page[k].entry;
-        if (e.name !== '.' && e.name !== '..') x.core.lookups.add(e.ino);
-      }
-    });
+    x.run(
+      b,
+      i,
+      () => dir.readdirplus(x.core, fhOf(b, i), num(b, i, F.off), Math.ceil(size / DIRENTPLUS_BYTES_MIN)),
+      (page) => {
+        const sent = x.reply.dir(idOf(b, i), size, page);
+        for (let k = 0; k < sent; k++) {
+          const e = page[k].entry;
+          if (e.name !== '.' && e.name !== '..') x.core.lookups.add(e.ino);
+        }
+      },
+    );
   },
-  [OP.releasedir]: (x, b, i) => x.run(b, i, () => dir.releasedir(x.core, fhOf(b, i)), () => x.reply.ok(idOf(b, i))),
-  [OP.fsyncdir]: (x, b, i) => x.run(b, i, () => file.fsyncdir(x.core), () => x.reply.ok(idOf(b, i))),
-  [OP.statfs]: (x, b, i) => x.run(b, i, () => attr.statfs(x.core), (c) => x.reply.statfs(idOf(b, i), c)),
+  [OP.releasedir]: (x, b, i) =>
+    x.run(
+      b,
+      i,
+      () => dir.releasedir(x.core, fhOf(b, i)),
+      () => x.reply.ok(idOf(b, i)),
+    ),
+  [OP.fsyncdir]: (x, b, i) =>
+    x.run(
+      b,
+      i,
+      () => file.fsyncdir(x.core),
+      () => x.reply.ok(idOf(b, i)),
+    ),
+  [OP.statfs]: (x, b, i) =>
+    x.run(
+      b,
+      i,
+      () => attr.statfs(x.core),
+      (c) => x.reply.statfs(idOf(b, i), c),
+    ),
 
-  [OP.setxattr]: (x, b, i) => x.run(b, i, () => xattr.setxattr(x.core, inoOf(b, i), nameOf(b, i), b.bufs[i] ?? Buffer.alloc(0), num(b, i, F.flags), callerOf(b, i)),
-    () => x.reply.ok(idOf(b, i))),
-  [OP.getxattr]: (x, b, i) => x.run(b, i, () => xattr.getxattr(x.core, inoOf(b, i), nameOf(b, i), num(b, i, F.size)),
-    (r) => (typeof r === 'number' ? x.reply.xattrSize(idOf(b, i), r) : x.reply.buf(idOf(b, i), r, r.length))),
-  [OP.listxattr]: (x, b, i) => x.run(b, i, () => xattr.listxattr(x.core, inoOf(b, i), num(b, i, F.size)),
-    (r) => (typeof r === 'number' ? x.reply.xattrSize(idOf(b, i), r) : x.reply.buf(idOf(b, i), r, r.length))),
-  [OP.removexattr]: (x, b, i) => x.run(b, i, () => xattr.removexattr(x.core, inoOf(b, i), nameOf(b, i)), () => x.reply.ok(idOf(b, i))),
+  [OP.setxattr]: (x, b, i) =>
+    x.run(
+      b,
+      i,
+      () =>
+        xattr.setxattr(
+          x.core,
+          inoOf(b, i),
+          nameOf(b, i),
+          b.bufs[i] ?? Buffer.alloc(0),
+          num(b, i, F.flags),
+          callerOf(b, i),
+        ),
+      () => x.reply.ok(idOf(b, i)),
+    ),
+  [OP.getxattr]: (x, b, i) =>
+    x.run(
+      b,
+      i,
+      () => xattr.getxattr(x.core, inoOf(b, i), nameOf(b, i), num(b, i, F.size)),
+      (r) => (typeof r === 'number' ? x.reply.xattrSize(idOf(b, i), r) : x.reply.buf(idOf(b, i), r, r.length)),
+    ),
+  [OP.listxattr]: (x, b, i) =>
+    x.run(
+      b,
+      i,
+      () => xattr.listxattr(x.core, inoOf(b, i), num(b, i, F.size)),
+      (r) => (typeof r === 'number' ? x.reply.xattrSize(idOf(b, i), r) : x.reply.buf(idOf(b, i), r, r.length)),
+    ),
+  [OP.removexattr]: (x, b, i) =>
+    x.run(
+      b,
+      i,
+      () => xattr.removexattr(x.core, inoOf(b, i), nameOf(b, i)),
+      () => x.reply.ok(idOf(b, i)),
+    ),
 };
 
 /** Answers request i of a batch (forget and interrupt notices are handled by the caller). */
 export function handle(x: Ctx, b: Batch, i: number): void {
   const h = HANDLERS[num(b, i, F.op)];
-  if (h === undefined) { x.reply.err(idOf(b, i), ENOSYS); return; }
+  if (h === undefined) {
+    x.reply.err(idOf(b, i), ENOSYS);
+    return;
+  }
   h(x, b, i);
 }
 
@@ -235,14 +436,35 @@ export function makeRun(core: FsCore, reply: Replier, log: OpLog, readOnly: bool
   return (b, i, fn, ok) => {
     const name = OP_NAMES[num(b, i, F.op)] ?? 'op';
     const refusal = readOnly ? refusalOf(name, num(b, i, F.flags)) : leaseLostRefusal(core, name, num(b, i, F.flags));
-    const op = refusal === null ? fn : (): never => { throw refusal; };
-    const fail = (neg: number): void => { reply.err(idOf(b, i), name === 'lookup' ? -neg : staleIfGone(core, -neg)); };
-    if (observe === undefined) { guard(log, name, subjectOf(core, b, i), op, ok, fail); return; }
+    const op =
+      refusal === null
+        ? fn
+        : (): never => {
+            throw refusal;
+          };
+    const fail = (neg: number): void => {
+      reply.err(idOf(b, i), name === 'lookup' ? -neg : staleIfGone(core, -neg));
+    };
+    if (observe === undefined) {
+      guard(log, name, subjectOf(core, b, i), op, ok, fail);
+      return;
+    }
     const startNs = process.hrtime.bigint();
     const seconds = (): number => Number(process.hrtime.bigint() - startNs) / 1e9;
     const counts = name === 'read' || name === 'write';
-    guard(log, name, subjectOf(core, b, i), op,
-      (v) => { observe(name, seconds(), counts && typeof v === 'number' ? v : 0); ok(v); },
-      (neg) => { observe(name, seconds(), neg); fail(neg); });
+    guard(
+      log,
+      name,
+      subjectOf(core, b, i),
+      op,
+      (v) => {
+        observe(name, seconds(), counts && typeof v === 'number' ? v : 0);
+        ok(v);
+      },
+      (neg) => {
+        observe(name, seconds(), neg);
+        fail(neg);
+      },
+    );
   };
 }

@@ -18,7 +18,10 @@ export interface CacheTimeouts {
 function putTime(row: Float64Array, base: number, sField: number, nsField: number, t: bigint): void {
   let s = t / NS_PER_S;
   let ns = t % NS_PER_S;
-  if (ns < 0n) { s -= 1n; ns += NS_PER_S; } // times before 1970: seconds down, nanoseconds positive
+  if (ns < 0n) {
+    s -= 1n;
+    ns += NS_PER_S;
+  } // times before 1970: seconds down, nanoseconds positive
   // Beyond 2^53 s the double rounds: the seconds it lost ride in the nanoseconds field
   // (native/fuse3/time_split.h), whose largest seconds value is the largest double below 2^63.
   const sent = Math.min(Number(s), SECONDS_SENT_MAX);
@@ -34,9 +37,16 @@ export class Replier {
   private readonly pending = new Set<number>();
   private drained: (() => void) | null = null;
 
-  constructor(readonly native: Fuse3Native, readonly session: Session, readonly scratch: Float64Array, readonly timeouts: CacheTimeouts) {}
+  constructor(
+    readonly native: Fuse3Native,
+    readonly session: Session,
+    readonly scratch: Float64Array,
+    readonly timeouts: CacheTimeouts,
+  ) {}
 
-  get inFlight(): number { return this.pending.size; }
+  get inFlight(): number {
+    return this.pending.size;
+  }
 
   /** A request was handed to JS: it is in flight until answered. */
   delivered(id: number): void {
@@ -47,7 +57,9 @@ export class Replier {
   /** Resolves when nothing is in flight. */
   whenDrained(): Promise<void> {
     if (this.pending.size === 0) return Promise.resolve();
-    return new Promise((resolve) => { this.drained = resolve; });
+    return new Promise((resolve) => {
+      this.drained = resolve;
+    });
   }
 
   /**
@@ -69,9 +81,16 @@ export class Replier {
   private putStat(row: number, st: Stat): void {
     const r = this.scratch;
     const b = row * ATTR_FIELD_COUNT;
-    r[b + A.ino] = st.ino; r[b + A.generation] = st.generation; r[b + A.mode] = st.mode; r[b + A.nlink] = st.nlink;
-    r[b + A.uid] = st.uid; r[b + A.gid] = st.gid; r[b + A.rdev] = st.rdev; r[b + A.size] = st.sizeBytes;
-    r[b + A.blocks] = st.blocks; r[b + A.blksize] = st.blksizeBytes;
+    r[b + A.ino] = st.ino;
+    r[b + A.generation] = st.generation;
+    r[b + A.mode] = st.mode;
+    r[b + A.nlink] = st.nlink;
+    r[b + A.uid] = st.uid;
+    r[b + A.gid] = st.gid;
+    r[b + A.rdev] = st.rdev;
+    r[b + A.size] = st.sizeBytes;
+    r[b + A.blocks] = st.blocks;
+    r[b + A.blksize] = st.blksizeBytes;
     putTime(r, b, A.atimeS, A.atimeNs, st.atimeNs);
     putTime(r, b, A.mtimeS, A.mtimeNs, st.mtimeNs);
     putTime(r, b, A.ctimeS, A.ctimeNs, st.ctimeNs);
@@ -80,9 +99,16 @@ export class Replier {
   }
 
   /** errno > 0 fails the request; 0 answers success for ops without data. */
-  err(id: number, errno: number): number { return this.answer(id, () => this.native.replyErr(this.session, id, errno)); }
-  ok(id: number): number { return this.err(id, 0); }
-  entry(id: number, st: Stat): number { this.putStat(0, st); return this.answer(id, () => this.native.replyEntry(this.session, id)); }
+  err(id: number, errno: number): number {
+    return this.answer(id, () => this.native.replyErr(this.session, id, errno));
+  }
+  ok(id: number): number {
+    return this.err(id, 0);
+  }
+  entry(id: number, st: Stat): number {
+    this.putStat(0, st);
+    return this.answer(id, () => this.native.replyEntry(this.session, id));
+  }
   /**
    * "No such name", cached by the kernel for the entry timeout (node id 0: a negative dentry, no
    * lookup count). Safe for as long as positive entries are: every name is made through this kernel.
@@ -93,25 +119,47 @@ export class Replier {
     r[A.entryTimeout] = this.timeouts.entryS;
     return this.answer(id, () => this.native.replyEntry(this.session, id));
   }
-  attr(id: number, st: Stat): number { this.putStat(0, st); return this.answer(id, () => this.native.replyAttr(this.session, id)); }
-  open(id: number, fh: number, flags: number): number { return this.answer(id, () => this.native.replyOpen(this.session, id, fh, flags)); }
+  attr(id: number, st: Stat): number {
+    this.putStat(0, st);
+    return this.answer(id, () => this.native.replyAttr(this.session, id));
+  }
+  open(id: number, fh: number, flags: number): number {
+    return this.answer(id, () => this.native.replyOpen(this.session, id, fh, flags));
+  }
   create(id: number, st: Stat, fh: number, flags: number): number {
     this.putStat(0, st);
     return this.answer(id, () => this.native.replyCreate(this.session, id, fh, flags));
   }
-  write(id: number, count: number): number { return this.answer(id, () => this.native.replyWrite(this.session, id, count)); }
-  buf(id: number, data: Buffer, lengthBytes: number): number { return this.answer(id, () => this.native.replyBuf(this.session, id, data, lengthBytes)); }
-  readlink(id: number, target: string): number { return this.answer(id, () => this.native.replyReadlink(this.session, id, target)); }
-  lseek(id: number, offsetBytes: number): number { return this.answer(id, () => this.native.replyLseek(this.session, id, offsetBytes)); }
-  xattrSize(id: number, sizeBytes: number): number { return this.answer(id, () => this.native.replyXattrSize(this.session, id, sizeBytes)); }
+  write(id: number, count: number): number {
+    return this.answer(id, () => this.native.replyWrite(this.session, id, count));
+  }
+  buf(id: number, data: Buffer, lengthBytes: number): number {
+    return this.answer(id, () => this.native.replyBuf(this.session, id, data, lengthBytes));
+  }
+  readlink(id: number, target: string): number {
+    return this.answer(id, () => this.native.replyReadlink(this.session, id, target));
+  }
+  lseek(id: number, offsetBytes: number): number {
+    return this.answer(id, () => this.native.replyLseek(this.session, id, offsetBytes));
+  }
+  xattrSize(id: number, sizeBytes: number): number {
+    return this.answer(id, () => this.native.replyXattrSize(this.session, id, sizeBytes));
+  }
 
   statfs(id: number, c: FsCounts): number {
     const r = this.scratch;
     const blocks = (n: number): number => Math.max(0, Math.floor(n / STATFS_BLOCK_BYTES));
-    r[S.bsize] = STATFS_BLOCK_BYTES; r[S.frsize] = STATFS_BLOCK_BYTES;
-    r[S.blocks] = blocks(c.totalBytes); r[S.bfree] = blocks(c.freeBytes); r[S.bavail] = blocks(c.availBytes);
-    r[S.files] = c.files; r[S.ffree] = c.filesFree; r[S.favail] = c.filesFree;
-    r[S.fsid] = 0; r[S.flag] = 0; r[S.namemax] = c.nameBytesMax;
+    r[S.bsize] = STATFS_BLOCK_BYTES;
+    r[S.frsize] = STATFS_BLOCK_BYTES;
+    r[S.blocks] = blocks(c.totalBytes);
+    r[S.bfree] = blocks(c.freeBytes);
+    r[S.bavail] = blocks(c.availBytes);
+    r[S.files] = c.files;
+    r[S.ffree] = c.filesFree;
+    r[S.favail] = c.filesFree;
+    r[S.fsid] = 0;
+    r[S.flag] = 0;
+    r[S.namemax] = c.nameBytesMax;
     return this.answer(id, () => this.native.replyStatfs(this.session, id));
   }
 
@@ -126,7 +174,10 @@ export class Replier {
       const { entry, stat } = page[i];
       const b = i * ATTR_FIELD_COUNT;
       if (stat !== undefined) this.putStat(i, stat);
-      else { this.scratch[b + A.ino] = entry.ino; this.scratch[b + A.mode] = entry.mode; }
+      else {
+        this.scratch[b + A.ino] = entry.ino;
+        this.scratch[b + A.mode] = entry.mode;
+      }
       this.scratch[b + A.dirOff] = entry.offset;
       names.push(entry.name);
     }

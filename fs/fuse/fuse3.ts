@@ -79,11 +79,15 @@ function onPath(...names: string[]): string | null {
  */
 async function abortConnection(id: number, log: (m: string) => void): Promise<void> {
   const file = `${FUSECTL_DIR}/${id}/abort`;
-  try { await fsp.access(file); } catch {
+  try {
+    await fsp.access(file);
+  } catch {
     const err = await runQuietly('mount', ['-t', 'fusectl', 'fusectl', FUSECTL_DIR]);
     if (err !== null) log(`mounting fusectl: ${err}`);
   }
-  await fsp.writeFile(file, '1').catch((e: Error) => log(`abort: ${e.message} (the mount ends when its last open file closes)`));
+  await fsp
+    .writeFile(file, '1')
+    .catch((e: Error) => log(`abort: ${e.message} (the mount ends when its last open file closes)`));
 }
 
 export async function mountFuse3(core: FsCore, mountpoint: string, opts: TransportOptions): Promise<Transport> {
@@ -95,16 +99,25 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
   const unmounter = helper ?? onPath('fusermount') ?? 'fusermount3';
   const scratch = new Float64Array(ATTR_FIELD_COUNT * DIR_ENTRIES_PER_REPLY_MAX);
   let ended: () => void = () => undefined;
-  const endedP = new Promise<void>((resolve) => { ended = resolve; });
+  const endedP = new Promise<void>((resolve) => {
+    ended = resolve;
+  });
   let x: Ctx | null = null;
   let interrupts = 0;
 
-  const onBatch = (rows: Float64Array, count: number, names: Array<string | undefined>, bufs: Array<Buffer | undefined>, end: boolean): void => {
+  const onBatch = (
+    rows: Float64Array,
+    count: number,
+    names: Array<string | undefined>,
+    bufs: Array<Buffer | undefined>,
+    end: boolean,
+  ): void => {
     const b: Batch = { rows, names, bufs };
     for (let i = 0; i < count; i++) {
       const op = rows[i * FIELD_COUNT + F.op];
       if (op === OP.forget) {
-        core.forget(rows[i * FIELD_COUNT + F.ino], rows[i * FIELD_COUNT + F.size])
+        core
+          .forget(rows[i * FIELD_COUNT + F.ino], rows[i * FIELD_COUNT + F.size])
           .catch((err: Error) => opts.log(`forget: ${err.message}`));
       } else if (op === OP.interrupt) {
         // Every op here finishes on its own (store I/O, no unbounded waits): the kernel gets the
@@ -121,22 +134,48 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
   // Every kernel since 4.9 grants POSIX ACLs; one that does not refuses the ACL names itself.
   // Without them (-o noacl) the kernel refuses the ACL names (EOPNOTSUPP) and checks the mode alone.
   core.posixAcl = opts.posixAcl;
-  const session: Session = native.mount({
-    mountpoint, fsname: opts.fsname, subtype: 'chunkfs', allowOther: opts.allowOther, defaultPermissions: true, readOnly: opts.readOnly,
-    suid: opts.suid, dev: opts.dev, posixAcl: opts.posixAcl,
-    autoUnmount: helper !== null, writebackCache: opts.writebackCache, readdirplus: true, maxWriteBytes: MAX_WRITE_BYTES,
-    maxBackground: MAX_BACKGROUND, congestionThreshold: CONGESTION_THRESHOLD, jsDispatch: opts.jsDispatch ?? false, spinUs: opts.spinUs ?? 0, maxThreads: THREADS_MAX, idleThreads: THREADS_IDLE,
-    // The kernel asks for security.capability before every write (measured: 58,607 of them in the
-    // sqlite test's 77,402 writes), each a JS round trip that finds nothing.
-    xattrPrefixes: [...STORED_XATTR_PREFIXES, ACL_PREFIX],
-  }, onBatch, scratch);
+  const session: Session = native.mount(
+    {
+      mountpoint,
+      fsname: opts.fsname,
+      subtype: 'chunkfs',
+      allowOther: opts.allowOther,
+      defaultPermissions: true,
+      readOnly: opts.readOnly,
+      suid: opts.suid,
+      dev: opts.dev,
+      posixAcl: opts.posixAcl,
+      autoUnmount: helper !== null,
+      writebackCache: opts.writebackCache,
+      readdirplus: true,
+      maxWriteBytes: MAX_WRITE_BYTES,
+      maxBackground: MAX_BACKGROUND,
+      congestionThreshold: CONGESTION_THRESHOLD,
+      jsDispatch: opts.jsDispatch ?? false,
+      spinUs: opts.spinUs ?? 0,
+      maxThreads: THREADS_MAX,
+      idleThreads: THREADS_IDLE,
+      // The kernel asks for security.capability before every write (measured: 58,607 of them in the
+      // sqlite test's 77,402 writes), each a JS round trip that finds nothing.
+      xattrPrefixes: [...STORED_XATTR_PREFIXES, ACL_PREFIX],
+    },
+    onBatch,
+    scratch,
+  );
   if (helper !== null) startUnmountGuard(native, session, findAddon(), opts.log);
   // A follower's kernel caches no names and no attributes (another process changes them): every
   // lookup and stat reaches the store, and notify_inval_inode drops the pages of changed files.
   const timeoutS = core.followsWriter ? 0 : CACHE_TIMEOUT_S;
   const reply = new Replier(native, session, scratch, { attrS: timeoutS, entryS: timeoutS });
   const grants = ReadGrants.possible(core, opts.jsDispatch ?? false) ? new ReadGrants(native, session, core) : null;
-  x = { core, reply, log: opts.log, readBuffers: new ReadBuffers(), grants, run: makeRun(core, reply, opLog(opts.log, core.opts.debug === true), opts.readOnly, opts.observeOp) };
+  x = {
+    core,
+    reply,
+    log: opts.log,
+    readBuffers: new ReadBuffers(),
+    grants,
+    run: makeRun(core, reply, opLog(opts.log, core.opts.debug === true), opts.readOnly, opts.observeOp),
+  };
   // After x is set: the session serves requests from now on (they may come during this await).
   const connId = native.connectionId(session);
   if (opts.writebackCache && process.getuid?.() === 0 && connId !== null) await raiseDirtyShare(connId, opts.log);
@@ -162,7 +201,7 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
         const err = await runQuietly(unmounter, ['-u', '-z', mountpoint]);
         if (err !== null) opts.log(`unmount: ${err}`);
       }
-      if (await Promise.race([endedP, sleep(END_WAIT_MS)]) === 'timeout') {
+      if ((await Promise.race([endedP, sleep(END_WAIT_MS)])) === 'timeout') {
         // Asked now, not at mount: once the kernel ended it, its number may name another mount's connection.
         const id = native.connectionId(session);
         if (id !== null) {
@@ -171,13 +210,14 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
         }
         await endedP;
       }
-      if (await Promise.race([reply.whenDrained(), sleep(DRAIN_WAIT_MS)]) === 'timeout') {
+      if ((await Promise.race([reply.whenDrained(), sleep(DRAIN_WAIT_MS)])) === 'timeout') {
         opts.log(`${reply.inFlight} requests still running after ${DRAIN_WAIT_MS} ms: answering EIO`);
       }
       await invalidations.stop(); // its worker thread uses the session
       grants?.end();
       const unanswered = native.destroy(session);
-      if (unanswered > 0 || interrupts > 0) opts.log(`teardown: ${unanswered} unanswered requests, ${interrupts} interrupts seen`);
+      if (unanswered > 0 || interrupts > 0)
+        opts.log(`teardown: ${unanswered} unanswered requests, ${interrupts} interrupts seen`);
     },
   };
 }

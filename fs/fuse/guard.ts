@@ -15,14 +15,23 @@ export type Log = (message: string) => void;
  * A mount's op log: the sink, its per-chunk rate limit, whether lines carry whole stacks, and the
  * requests still waiting for an answer (named once past SLOW_REQUEST_MS).
  */
-export interface OpLog { line: Log; limiter: LogLimiter; debug: boolean; slow: SlowRequests }
+export interface OpLog {
+  line: Log;
+  limiter: LogLimiter;
+  debug: boolean;
+  slow: SlowRequests;
+}
 
 /** What a log line names: a text, or a function making it only when a line is written. */
 export type Subject = string | null | (() => string);
 
 function textOf(subject: Subject): string {
   if (typeof subject === 'function') {
-    try { return subject(); } catch { return '?'; }
+    try {
+      return subject();
+    } catch {
+      return '?';
+    }
   }
   return subject ?? '-';
 }
@@ -57,23 +66,55 @@ function deliver(log: OpLog, name: string, subject: Subject, send: () => void, f
   try {
     send();
   } catch (err) {
-    try { log.line(`${name} ${textOf(subject)}: reply failed: ${describeError(err, log.debug)}`); } catch { /* answer regardless */ }
-    try { fail(EIO); } catch { /* the transport cannot answer at all; nothing is left to try */ }
+    try {
+      log.line(`${name} ${textOf(subject)}: reply failed: ${describeError(err, log.debug)}`);
+    } catch {
+      /* answer regardless */
+    }
+    try {
+      fail(EIO);
+    } catch {
+      /* the transport cannot answer at all; nothing is left to try */
+    }
   }
 }
 
 /** Runs one op and answers exactly once: ok(its result), or fail(negative errno) for a throw or rejection. */
-export function guard<T>(log: OpLog, name: string, subject: Subject, fn: () => T | Promise<T>, ok: (v: T) => void, fail: (errno: number) => void): void {
-  const failed = (err: unknown): void => { try { fail(errnoOf(log, name, subject, err)); } catch { /* as in deliver */ } };
+export function guard<T>(
+  log: OpLog,
+  name: string,
+  subject: Subject,
+  fn: () => T | Promise<T>,
+  ok: (v: T) => void,
+  fail: (errno: number) => void,
+): void {
+  const failed = (err: unknown): void => {
+    try {
+      fail(errnoOf(log, name, subject, err));
+    } catch {
+      /* as in deliver */
+    }
+  };
   let r: T | Promise<T>;
-  try { r = fn(); } catch (err) { failed(err); return; }
-  if (!isPromise(r)) { deliver(log, name, subject, () => ok(r as T), fail); return; }
-  const token = log.slow.start(name, () => textOf(subject));
-  r.then((v) => {
-    log.slow.end(token);
-    deliver(log, name, subject, () => ok(v), fail);
-  }, (err: unknown) => {
-    log.slow.end(token);
+  try {
+    r = fn();
+  } catch (err) {
     failed(err);
-  });
+    return;
+  }
+  if (!isPromise(r)) {
+    deliver(log, name, subject, () => ok(r as T), fail);
+    return;
+  }
+  const token = log.slow.start(name, () => textOf(subject));
+  r.then(
+    (v) => {
+      log.slow.end(token);
+      deliver(log, name, subject, () => ok(v), fail);
+    },
+    (err: unknown) => {
+      log.slow.end(token);
+      failed(err);
+    },
+  );
 }

@@ -12,7 +12,10 @@ export class Invalidations {
   private scheduled = false;
   private stopped = false;
 
-  constructor(private readonly invalidate: (inos: Float64Array) => Promise<number>, private readonly lookups: LookupCounts) {}
+  constructor(
+    private readonly invalidate: (inos: Float64Array) => Promise<number>,
+    private readonly lookups: LookupCounts,
+  ) {}
 
   /** Drop these now (after the call running); resolves when the kernel has. */
   now(inos: Iterable<number>): Promise<void> {
@@ -24,16 +27,21 @@ export class Invalidations {
 
   /** Drop what the kernel knows of these inodes soon, merged with others ('all': every inode it knows). */
   soon(changed: readonly number[] | 'all'): void {
-    const known = changed === 'all' ? [ROOT_INO, ...this.lookups.inos()] : changed.filter((i) => i === ROOT_INO || this.lookups.known(i));
+    const known =
+      changed === 'all'
+        ? [ROOT_INO, ...this.lookups.inos()]
+        : changed.filter((i) => i === ROOT_INO || this.lookups.known(i));
     for (const ino of known) this.waiting.add(ino);
     if (this.scheduled || this.waiting.size === 0) return;
     this.scheduled = true;
-    this.running = this.running.then(() => {
-      this.scheduled = false;
-      const batch = Float64Array.from(this.waiting);
-      this.waiting.clear();
-      return this.stopped ? 0 : this.invalidate(batch);
-    }).catch(() => undefined);
+    this.running = this.running
+      .then(() => {
+        this.scheduled = false;
+        const batch = Float64Array.from(this.waiting);
+        this.waiting.clear();
+        return this.stopped ? 0 : this.invalidate(batch);
+      })
+      .catch(() => undefined);
   }
 
   /** No call after this; resolves when the last one has ended (its worker thread uses the session). */

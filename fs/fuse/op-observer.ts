@@ -11,7 +11,10 @@ type AnyFn = (...args: unknown[]) => unknown;
 export function observeOps(ops: ChunkfsOps, observe: OpObserver): ChunkfsOps {
   const out: Record<string, unknown> = {};
   for (const [name, fn] of Object.entries(ops)) {
-    if (typeof fn !== 'function') { out[name] = fn; continue; }
+    if (typeof fn !== 'function') {
+      out[name] = fn;
+      continue;
+    }
     out[name] = (...args: unknown[]) => {
       const start = process.hrtime.bigint();
       const at = args.findIndex((a) => typeof a === 'function');

@@ -28,8 +28,19 @@ function unsignedTime(t: bigint): bigint {
 
 export function toFuseStat(s: Stat): Fuse.Stat {
   return {
-    mode: s.mode, uid: s.uid, gid: s.gid, size: s.sizeBytes, nlink: s.nlink, ino: s.ino, dev: 0, rdev: s.rdev,
-    blksize: s.blksizeBytes, blocks: s.blocks, atime: unsignedTime(s.atimeNs), mtime: unsignedTime(s.mtimeNs), ctime: unsignedTime(s.ctimeNs),
+    mode: s.mode,
+    uid: s.uid,
+    gid: s.gid,
+    size: s.sizeBytes,
+    nlink: s.nlink,
+    ino: s.ino,
+    dev: 0,
+    rdev: s.rdev,
+    blksize: s.blksizeBytes,
+    blocks: s.blocks,
+    atime: unsignedTime(s.atimeNs),
+    mtime: unsignedTime(s.mtimeNs),
+    ctime: unsignedTime(s.ctimeNs),
   };
 }
 
@@ -42,30 +53,54 @@ export function toFuseStatfs(s: FsCounts): Fuse.Statfs {
   for (let i = 0; i < FRSIZE_DOUBLINGS_MAX && s.totalBytes / frsize >= STATFS_BLOCKS_MAX; i++) frsize *= 2;
   const blocks = (n: number): number => Math.min(STATFS_BLOCKS_MAX - 1, Math.max(0, Math.floor(n / frsize)));
   return {
-    bsize: STATFS_BLOCK_BYTES, frsize, blocks: blocks(s.totalBytes), bfree: blocks(s.freeBytes), bavail: blocks(s.availBytes),
-    files: s.files, ffree: s.filesFree, favail: s.filesFree, fsid: 0, flag: 0, namemax: s.nameBytesMax,
+    bsize: STATFS_BLOCK_BYTES,
+    frsize,
+    blocks: blocks(s.totalBytes),
+    bfree: blocks(s.freeBytes),
+    bavail: blocks(s.availBytes),
+    files: s.files,
+    ffree: s.filesFree,
+    favail: s.filesFree,
+    fsid: 0,
+    flag: 0,
+    namemax: s.nameBytesMax,
   };
 }
 
 function timeArg(t: Fuse.UtimeArg): TimeArg | undefined {
-  if (typeof t === 'bigint' && t < 0n) throw posix('EINVAL', 'times before 1970 are not supported by the fuse-native transport (use the default, fuse3)');
+  if (typeof t === 'bigint' && t < 0n)
+    throw posix('EINVAL', 'times before 1970 are not supported by the fuse-native transport (use the default, fuse3)');
   return t === 'omit' ? undefined : t;
 }
 
 const ino = (core: FsCore, path: string): number => resolve(core, path).ino;
 
 export const getattr = (core: FsCore, p: string): Fuse.Stat => toFuseStat(attr.getattr(core, ino(core, p)));
-export const fgetattr = (core: FsCore, p: string | null, fh: number): Fuse.Stat => toFuseStat(attr.getattr(core, core.handles.get(fh).ino));
+export const fgetattr = (core: FsCore, p: string | null, fh: number): Fuse.Stat =>
+  toFuseStat(attr.getattr(core, core.handles.get(fh).ino));
 export const statfs = async (core: FsCore): Promise<Fuse.Statfs> => toFuseStatfs(await attr.statfs(core));
-export async function chmod(core: FsCore, p: string, mode: number, ctx?: Caller): Promise<void> { await attr.setattr(core, ino(core, p), { mode }, ctx); }
+export async function chmod(core: FsCore, p: string, mode: number, ctx?: Caller): Promise<void> {
+  await attr.setattr(core, ino(core, p), { mode }, ctx);
+}
 export async function chown(core: FsCore, p: string, uid: number, gid: number): Promise<void> {
-  await attr.setattr(core, ino(core, p), { uid: uid === UID_UNCHANGED ? undefined : uid, gid: gid === UID_UNCHANGED ? undefined : gid });
+  await attr.setattr(core, ino(core, p), {
+    uid: uid === UID_UNCHANGED ? undefined : uid,
+    gid: gid === UID_UNCHANGED ? undefined : gid,
+  });
 }
 export async function utimens(core: FsCore, p: string, atime: Fuse.UtimeArg, mtime: Fuse.UtimeArg): Promise<void> {
   await attr.setattr(core, ino(core, p), { atime: timeArg(atime), mtime: timeArg(mtime) });
 }
-export async function truncate(core: FsCore, p: string, sizeBytes: number, ctx?: Caller): Promise<void> { await attr.setattr(core, ino(core, p), { sizeBytes }, ctx); }
-export async function ftruncate(core: FsCore, p: string | null, fh: number, sizeBytes: number, ctx?: Caller): Promise<void> {
+export async function truncate(core: FsCore, p: string, sizeBytes: number, ctx?: Caller): Promise<void> {
+  await attr.setattr(core, ino(core, p), { sizeBytes }, ctx);
+}
+export async function ftruncate(
+  core: FsCore,
+  p: string | null,
+  fh: number,
+  sizeBytes: number,
+  ctx?: Caller,
+): Promise<void> {
   await attr.setattr(core, core.handles.get(fh).ino, { sizeBytes }, ctx);
 }
 
@@ -81,7 +116,21 @@ export function readdir(core: FsCore, p: string): { names: string[]; stats: Fuse
   const stats = entries.map((e) => {
     const a = core.ns.getattr(e.ino);
     if (a !== null) return toFuseStat(core.stat(a));
-    return { mode: e.mode, uid: 0, gid: 0, size: 0, nlink: 0, ino: e.ino, dev: 0, rdev: 0, blksize: 0, blocks: 0, atime: 0n, mtime: 0n, ctime: 0n };
+    return {
+      mode: e.mode,
+      uid: 0,
+      gid: 0,
+      size: 0,
+      nlink: 0,
+      ino: e.ino,
+      dev: 0,
+      rdev: 0,
+      blksize: 0,
+      blocks: 0,
+      atime: 0n,
+      mtime: 0n,
+      ctime: 0n,
+    };
   });
   return { names: entries.map((e) => e.name), stats };
 }
@@ -129,7 +178,10 @@ export const fsync = file.fsync;
 export const fsyncdir = file.fsyncdir;
 export const release = file.release;
 
-export const getxattr = (core: FsCore, p: string, name: string, sizeBytes: number): xattr.XattrReply => xattr.getxattr(core, ino(core, p), name, sizeBytes);
-export const setxattr = (core: FsCore, p: string, name: string, value: Buffer, flags: number): void => xattr.setxattr(core, ino(core, p), name, value, flags);
-export const listxattr = (core: FsCore, p: string, sizeBytes: number): xattr.XattrReply => xattr.listxattr(core, ino(core, p), sizeBytes);
+export const getxattr = (core: FsCore, p: string, name: string, sizeBytes: number): xattr.XattrReply =>
+  xattr.getxattr(core, ino(core, p), name, sizeBytes);
+export const setxattr = (core: FsCore, p: string, name: string, value: Buffer, flags: number): void =>
+  xattr.setxattr(core, ino(core, p), name, value, flags);
+export const listxattr = (core: FsCore, p: string, sizeBytes: number): xattr.XattrReply =>
+  xattr.listxattr(core, ino(core, p), sizeBytes);
 export const removexattr = (core: FsCore, p: string, name: string): void => xattr.removexattr(core, ino(core, p), name);

@@ -33,7 +33,11 @@ export class ReadGrants {
   private readonly refused = new Set<string>();
   private readonly nums = new Float64Array(13);
 
-  constructor(private readonly native: Fuse3Native, private readonly session: Session, private readonly core: FsCore) {
+  constructor(
+    private readonly native: Fuse3Native,
+    private readonly session: Session,
+    private readonly core: FsCore,
+  ) {
     core.store.onReadChange?.(() => {
       if (!this.ended) this.native.grantsBump(this.session);
     });
@@ -76,9 +80,19 @@ export class ReadGrants {
       return;
     }
     const n = this.nums;
-    n[0] = f.ino; n[1] = g.chunkIndex; n[2] = g.chunkSizeBytes; n[3] = f.sizeBytes; n[4] = g.dataAtBytes;
-    n[5] = g.blockBytes; n[6] = g.shardDataLenBytes; n[7] = g.logicalLenBytes; n[8] = GRANT_TTL_MS;
-    n[9] = g.cipher?.segmentBytes ?? 0; n[10] = g.payloadLenBytes; n[11] = g.ec?.k ?? 0; n[12] = g.ec?.ecBlockSizeBytes ?? 0;
+    n[0] = f.ino;
+    n[1] = g.chunkIndex;
+    n[2] = g.chunkSizeBytes;
+    n[3] = f.sizeBytes;
+    n[4] = g.dataAtBytes;
+    n[5] = g.blockBytes;
+    n[6] = g.shardDataLenBytes;
+    n[7] = g.logicalLenBytes;
+    n[8] = GRANT_TTL_MS;
+    n[9] = g.cipher?.segmentBytes ?? 0;
+    n[10] = g.payloadLenBytes;
+    n[11] = g.ec?.k ?? 0;
+    n[12] = g.ec?.ecBlockSizeBytes ?? 0;
     const cipher = g.cipher === null ? NO_CIPHER : Buffer.concat([g.cipher.nonceBase, g.cipher.dataKey]);
     // Every shard's table has one size (one entry per block of shard_data_len); a shard not granted: zeros.
     const tableBytes = g.shards.find((s) => s !== null)!.table.length;

@@ -11,14 +11,45 @@ const O_ACCMODE = 0o3;
 const O_RDONLY = 0;
 
 /** fuse-native's ops that change the namespace, attributes, xattrs or data. */
-const MUTATING = ['chmod', 'chown', 'utimens', 'truncate', 'ftruncate', 'mkdir', 'rmdir', 'mknod', 'unlink', 'rename',
-  'link', 'symlink', 'create', 'write', 'setxattr', 'removexattr'] as const;
+const MUTATING = [
+  'chmod',
+  'chown',
+  'utimens',
+  'truncate',
+  'ftruncate',
+  'mkdir',
+  'rmdir',
+  'mknod',
+  'unlink',
+  'rename',
+  'link',
+  'symlink',
+  'create',
+  'write',
+  'setxattr',
+  'removexattr',
+] as const;
 /** The same for libfuse3's low-level requests (fuse3-abi.ts OP names). */
-const MUTATING_LOWLEVEL = new Set(['setattr', 'mknod', 'mkdir', 'unlink', 'rmdir', 'symlink', 'rename', 'link', 'create',
-  'write', 'fallocate', 'setxattr', 'removexattr']);
+const MUTATING_LOWLEVEL = new Set([
+  'setattr',
+  'mknod',
+  'mkdir',
+  'unlink',
+  'rmdir',
+  'symlink',
+  'rename',
+  'link',
+  'create',
+  'write',
+  'fallocate',
+  'setxattr',
+  'removexattr',
+]);
 
 function refuse(name: string): () => never {
-  return () => { throw posix('EROFS', `${name}: mounted read-only`); };
+  return () => {
+    throw posix('EROFS', `${name}: mounted read-only`);
+  };
 }
 
 /** Why every change answers EROFS now (the store lost its lease, DESIGN §9 "Lease and fencing"), or null. */
@@ -71,6 +102,7 @@ export function readOnlyImpl(impl: Impl): Impl {
 /** The refusal of a libfuse3 request on a read-only mount, or null when it may run. */
 export function refusalOf(opName: string, flags: number): FsError | null {
   if (MUTATING_LOWLEVEL.has(opName)) return posix('EROFS', `${opName}: mounted read-only`);
-  if (opName === 'open' && (flags & O_ACCMODE) !== O_RDONLY) return posix('EROFS', 'open for writing: mounted read-only');
+  if (opName === 'open' && (flags & O_ACCMODE) !== O_RDONLY)
+    return posix('EROFS', 'open for writing: mounted read-only');
   return null;
 }

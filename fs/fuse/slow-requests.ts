@@ -14,14 +14,22 @@ const TRACKED_MAX = 65_536;
 /** Slow requests named per check: the rest are counted in one line. */
 const NAMED_PER_CHECK_MAX = 8;
 
-interface Waiting { name: string; subject: () => string; startMs: number; told: boolean }
+interface Waiting {
+  name: string;
+  subject: () => string;
+  startMs: number;
+  told: boolean;
+}
 
 export class SlowRequests {
   private readonly waiting = new Map<number, Waiting>();
   private next = 1;
   private timer: NodeJS.Timeout | null = null;
 
-  constructor(private readonly log: Log, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly log: Log,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** A request starts waiting; the token ends it. 0: not tracked (too many waiting). */
   start(name: string, subject: () => string): number {
@@ -50,7 +58,10 @@ export class SlowRequests {
     for (const w of slow.slice(0, NAMED_PER_CHECK_MAX)) {
       this.log(`${w.name} ${w.subject()}: no answer after ${Math.round((nowMs - w.startMs) / 1000)} s (still waiting)`);
     }
-    if (slow.length > NAMED_PER_CHECK_MAX) this.log(`${slow.length - NAMED_PER_CHECK_MAX} more requests without an answer after ${SLOW_REQUEST_MS / 1000} s`);
+    if (slow.length > NAMED_PER_CHECK_MAX)
+      this.log(
+        `${slow.length - NAMED_PER_CHECK_MAX} more requests without an answer after ${SLOW_REQUEST_MS / 1000} s`,
+      );
     for (const w of slow) w.told = true;
     return slow.length;
   }

@@ -14,11 +14,22 @@ import type { Fuse3Native, Session } from './fuse3-native';
 const GUARD_NAME = 'chunkfs_unmount_guard';
 
 /** Starts the guard beside addonPath's build; says why not through log (the mount then works as before). */
-export function startUnmountGuard(native: Fuse3Native, session: Session, addonPath: string, log: (m: string) => void): void {
+export function startUnmountGuard(
+  native: Fuse3Native,
+  session: Session,
+  addonPath: string,
+  log: (m: string) => void,
+): void {
   const guard = path.join(path.dirname(addonPath), GUARD_NAME);
-  if (!existsSync(guard)) { log(`${guard} missing (run \`npm run setup\`): a crash may leave the mount to be unmounted by hand`); return; }
+  if (!existsSync(guard)) {
+    log(`${guard} missing (run \`npm run setup\`): a crash may leave the mount to be unmounted by hand`);
+    return;
+  }
   const fds = native.unmountGuardFds(session);
-  if (typeof fds === 'string') { log(`no auto_unmount guard: ${fds}`); return; }
+  if (typeof fds === 'string') {
+    log(`no auto_unmount guard: ${fds}`);
+    return;
+  }
   const [pidfd, socket] = fds;
   try {
     // Descriptor 3: the pidfd, 4: the socket (the guard's contract); its own session, so a

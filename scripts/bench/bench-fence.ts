@@ -43,7 +43,9 @@ function triggers(db: PgDb, on: boolean): void {
 
 /** The server's time in the trigger for one statement, from EXPLAIN ANALYZE (ms -> us). */
 function explainedUs(db: PgDb): number {
-  const rows = db.prepare("EXPLAIN (ANALYZE, FORMAT TEXT) UPDATE counters SET value = value + 1 WHERE name = 'bench'").all() as Array<Record<string, string>>;
+  const rows = db
+    .prepare("EXPLAIN (ANALYZE, FORMAT TEXT) UPDATE counters SET value = value + 1 WHERE name = 'bench'")
+    .all() as Array<Record<string, string>>;
   const line = rows.map((r) => Object.values(r)[0]).find((l) => /Trigger chunkfs_fence/.test(l));
   const m = line === undefined ? null : /time=([0-9.]+)/.exec(line);
   return m === null ? NaN : Number(m[1]) * 1000;
@@ -55,7 +57,11 @@ function triggerUs(db: PgDb, later: boolean): number {
   const one = db.prepare("UPDATE counters SET value = value + 1 WHERE name = 'bench'");
   for (let i = 0; i < EXPLAINS; i++) {
     if (!later) times.push(explainedUs(db));
-    else db.transaction(() => { one.run(); times.push(explainedUs(db)); })();
+    else
+      db.transaction(() => {
+        one.run();
+        times.push(explainedUs(db));
+      })();
   }
   return median(times);
 }
@@ -72,7 +78,9 @@ async function main(): Promise<void> {
     db.holdLease(epochSettingSql(epoch)); // writes as the holder
     db.prepare("INSERT INTO counters(name, value) VALUES ('bench', 0)").run();
     const one = db.prepare("UPDATE counters SET value = value + 1 WHERE name = 'bench'");
-    const tx = db.transaction(() => { for (let i = 0; i < STATEMENTS_PER_TX; i++) one.run(); });
+    const tx = db.transaction(() => {
+      for (let i = 0; i < STATEMENTS_PER_TX; i++) one.run();
+    });
     const serverPid = Number((db.prepare('SELECT pg_backend_pid() AS p').get() as { p: bigint }).p);
     const r: Record<string, number[]> = {};
     const note = (key: string, v: { wall: number; cpu: number }): void => {
@@ -82,8 +90,14 @@ async function main(): Promise<void> {
     for (let round = 0; round < ROUNDS; round++) {
       for (const on of round % 2 === 0 ? [true, false] : [false, true]) {
         triggers(admin, on);
-        note(`single_${on ? 'on' : 'off'}`, usPerOp(() => one.run(), serverPid));
-        note(`tx_${on ? 'on' : 'off'}`, usPerOp(() => tx(), serverPid));
+        note(
+          `single_${on ? 'on' : 'off'}`,
+          usPerOp(() => one.run(), serverPid),
+        );
+        note(
+          `tx_${on ? 'on' : 'off'}`,
+          usPerOp(() => tx(), serverPid),
+        );
       }
     }
     triggers(admin, true);
@@ -92,13 +106,19 @@ async function main(): Promise<void> {
     const m = (k: string): string => median(r[k]).toFixed(1);
     for (const what of ['wall', 'cpu']) {
       const clock = what === 'wall' ? 'wall clock' : 'server CPU';
-      process.stdout.write(`per transaction, ${clock}, median of ${ROUNDS} rounds of ${OPS} (us): ` +
-        `1 UPDATE: fenced ${m(`single_on_${what}`)}, unfenced ${m(`single_off_${what}`)}; ` +
-        `${STATEMENTS_PER_TX} UPDATEs: fenced ${m(`tx_on_${what}`)}, unfenced ${m(`tx_off_${what}`)}\n`);
+      process.stdout.write(
+        `per transaction, ${clock}, median of ${ROUNDS} rounds of ${OPS} (us): ` +
+          `1 UPDATE: fenced ${m(`single_on_${what}`)}, unfenced ${m(`single_off_${what}`)}; ` +
+          `${STATEMENTS_PER_TX} UPDATEs: fenced ${m(`tx_on_${what}`)}, unfenced ${m(`tx_off_${what}`)}\n`,
+      );
     }
-    process.stdout.write(`server time in the trigger (EXPLAIN ANALYZE, median of ${EXPLAINS}): a transaction's first write ` +
-      `${inTrigger.toFixed(1)} us, a later one ${inTriggerLater.toFixed(1)} us\n`);
-    process.stdout.write(`rounds: ${JSON.stringify(Object.fromEntries(Object.entries(r).map(([k, v]) => [k, v.map((x) => Math.round(x))])))}\n`);
+    process.stdout.write(
+      `server time in the trigger (EXPLAIN ANALYZE, median of ${EXPLAINS}): a transaction's first write ` +
+        `${inTrigger.toFixed(1)} us, a later one ${inTriggerLater.toFixed(1)} us\n`,
+    );
+    process.stdout.write(
+      `rounds: ${JSON.stringify(Object.fromEntries(Object.entries(r).map(([k, v]) => [k, v.map((x) => Math.round(x))])))}\n`,
+    );
     db.close();
     admin.close();
     await store.close();

@@ -49,42 +49,80 @@ async function main(): Promise<void> {
   const blocks: Buffer[] = [];
   for (let o = 0; o < PAYLOAD_BYTES; o += BLOCK_BYTES) blocks.push(payload.subarray(o, o + BLOCK_BYTES));
   const params = {
-    fileId: pos.fileId, chunkIndex: pos.chunkIndex, version: pos.version, shardIndex: 0, ecK: 1, ecM: 0, ecAlgo: 0,
-    bitrotBlockBytes: BLOCK_BYTES, chunkLogicalLenBytes: BigInt(PAYLOAD_BYTES), createdUnixNanos: 0n,
-    ecBlockSizeBytes: 0n, placementSeed: 0n, clusterMapEpoch: 0n, chunkSizeBytes: BigInt(PAYLOAD_BYTES),
+    fileId: pos.fileId,
+    chunkIndex: pos.chunkIndex,
+    version: pos.version,
+    shardIndex: 0,
+    ecK: 1,
+    ecM: 0,
+    ecAlgo: 0,
+    bitrotBlockBytes: BLOCK_BYTES,
+    chunkLogicalLenBytes: BigInt(PAYLOAD_BYTES),
+    createdUnixNanos: 0n,
+    ecBlockSizeBytes: 0n,
+    placementSeed: 0n,
+    clusterMapEpoch: 0n,
+    chunkSizeBytes: BigInt(PAYLOAD_BYTES),
     contentLenBytes: BigInt(PAYLOAD_BYTES),
   };
   const file = encodeShard(params, payload, key);
-  const reader: ShardReader = { async read(o, l) { return file.subarray(o, Math.min(o + l, file.length)); } };
+  const reader: ShardReader = {
+    async read(o, l) {
+      return file.subarray(o, Math.min(o + l, file.length));
+    },
+  };
   const header = await readShardHeader(reader);
 
   const keyer = new ShardKeyer(key, pos);
   const best: HighwayKernel = detectedHighwayKernel();
-  const withKernel = (k: HighwayKernel, op: Op): Op => () => { setHighwayKernel(k); try { return op(); } finally { setHighwayKernel(best); } };
+  const withKernel =
+    (k: HighwayKernel, op: Op): Op =>
+    () => {
+      setHighwayKernel(k);
+      try {
+        return op();
+      } finally {
+        setHighwayKernel(best);
+      }
+    };
   const ops: Record<string, Op> = {
-    'raw highway256 x256': () => { for (const b of blocks) highway256(keyBytes, b); },
-    'keyed highwayhasher': () => { blocks.forEach((b, i) => highway256(keyer.keyFor(i), b)); }, // the pre-native loop
+    'raw highway256 x256': () => {
+      for (const b of blocks) highway256(keyBytes, b);
+    },
+    'keyed highwayhasher': () => {
+      blocks.forEach((b, i) => highway256(keyer.keyFor(i), b));
+    }, // the pre-native loop
     'hashBlocks (keyed)': () => hashBlocks(key, pos, payload, BLOCK_BYTES),
     'hashBlocks scalar': withKernel('scalar', () => hashBlocks(key, pos, payload, BLOCK_BYTES)),
-    'encodeShard': () => encodeShard(params, payload, key),
-    'encodeShardHead': () => encodeShardHead(params, payload, key),
+    encodeShard: () => encodeShard(params, payload, key),
+    encodeShardHead: () => encodeShardHead(params, payload, key),
     'verifiedRead (all)': () => verifiedRead(reader, header, key, 0, PAYLOAD_BYTES),
   };
   const results: Record<string, number[]> = {};
-  for (const name of Object.keys(ops)) { results[name] = []; await trial(ops[name]); } // warm up
+  for (const name of Object.keys(ops)) {
+    results[name] = [];
+    await trial(ops[name]);
+  } // warm up
   for (let t = 0; t < TRIALS; t++) {
     for (const name of Object.keys(ops)) results[name].push(await trial(ops[name]));
   }
   const raw = median(results['raw highway256 x256']);
-  console.log(`HighwayHash-256, 4 MiB as 256 x 16 KiB blocks, median of ${TRIALS} interleaved trials (GB/s of payload)`);
+  console.log(
+    `HighwayHash-256, 4 MiB as 256 x 16 KiB blocks, median of ${TRIALS} interleaved trials (GB/s of payload)`,
+  );
   console.log(`native kernel: ${best}; baseline 'raw' = highwayhasher, one call per block`);
   for (const name of Object.keys(ops)) {
     const gbs = median(results[name]);
     const best = Math.max(...results[name]);
-    console.log(`  ${name.padEnd(24)} ${gbs.toFixed(2).padStart(6)} GB/s (best ${best.toFixed(2)})   ratio vs raw ${(gbs / raw).toFixed(2)}`);
+    console.log(
+      `  ${name.padEnd(24)} ${gbs.toFixed(2).padStart(6)} GB/s (best ${best.toFixed(2)})   ratio vs raw ${(gbs / raw).toFixed(2)}`,
+    );
   }
   const keyed = median(results['hashBlocks (keyed)']);
   console.log(`hashBlocks target >= 3 GB/s: ${keyed >= 3 ? 'met' : 'NOT met'} (${keyed.toFixed(2)} GB/s)`);
 }
 
-main().catch((e) => { console.error(e); process.exit(1); });
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

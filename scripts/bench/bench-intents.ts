@@ -33,7 +33,8 @@ async function fill(dir: string): Promise<void> {
   let n = 0;
   for (; n < WRITES_MAX; n++) {
     const st = await s.status();
-    if (st.intentBacklog.bytes >= st.intentBacklog.bytesMax || st.intentBacklog.intents >= st.intentBacklog.intentsMax) break;
+    if (st.intentBacklog.bytes >= st.intentBacklog.bytesMax || st.intentBacklog.intents >= st.intentBacklog.intentsMax)
+      break;
     const at = crypto.randomInt(0, FILE_BYTES / WRITE_BYTES) * WRITE_BYTES;
     await s.write(ino, at, crypto.randomBytes(WRITE_BYTES));
   }
@@ -61,13 +62,16 @@ async function round(layout: string): Promise<void> {
   const left = (await r.status()).openIntents;
   await r.close();
   fs.rmSync(path.dirname(dir), { recursive: true, force: true });
-  console.log(`${layout}\tintents ${filled.intents}\tspan bytes ${filled.bytes}\topen ${openMs.toFixed(0)} ms\tresolved ${rep.intentsResolved}\tleft ${left}\terrors ${rep.errors.length}`);
+  console.log(
+    `${layout}\tintents ${filled.intents}\tspan bytes ${filled.bytes}\topen ${openMs.toFixed(0)} ms\tresolved ${rep.intentsResolved}\tleft ${left}\terrors ${rep.errors.length}`,
+  );
 }
 
 async function main(): Promise<void> {
   if (process.argv.includes('--fill')) return fill(arg('fill', ''));
   const rounds = Math.max(1, Number(arg('rounds', '3')));
-  for (const layout of arg('layout', 'replica:3,ec:4+2').split(',')) for (let i = 0; i < rounds; i++) await round(layout);
+  for (const layout of arg('layout', 'replica:3,ec:4+2').split(','))
+    for (let i = 0; i < rounds; i++) await round(layout);
 }
 
 main().catch((err) => {

@@ -24,9 +24,18 @@ interface Ns {
   rename(op: number, on: string, np: number, nn: string): unknown;
   unlink(p: number, n: string): unknown;
 }
-interface StoreLike { ns: Ns; close(): Promise<void> }
-interface StoreClass { create(dir: string, opts: Record<string, unknown>): Promise<StoreLike> }
-interface Target { name: string; store: StoreClass; meta?: string }
+interface StoreLike {
+  ns: Ns;
+  close(): Promise<void>;
+}
+interface StoreClass {
+  create(dir: string, opts: Record<string, unknown>): Promise<StoreLike>;
+}
+interface Target {
+  name: string;
+  store: StoreClass;
+  meta?: string;
+}
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);
@@ -40,11 +49,21 @@ async function phaseOps(ns: Ns, phase: Phase, inos: number[]): Promise<void> {
   for (let i = 0; i < FILES; i++) {
     if (i % OPS_PER_TURN === 0) await new Promise(setImmediate);
     switch (phase) {
-      case 'create': inos[i] = ns.create(ROOT_INO, `f${i}`, 0o644, 0, 0).ino; break;
-      case 'getattr': ns.getattr(inos[i]); break;
-      case 'chmod': ns.setattr(inos[i], { mode: 0o600 }); break;
-      case 'rename': ns.rename(ROOT_INO, `f${i}`, ROOT_INO, `g${i}`); break;
-      case 'unlink': ns.unlink(ROOT_INO, `g${i}`); break;
+      case 'create':
+        inos[i] = ns.create(ROOT_INO, `f${i}`, 0o644, 0, 0).ino;
+        break;
+      case 'getattr':
+        ns.getattr(inos[i]);
+        break;
+      case 'chmod':
+        ns.setattr(inos[i], { mode: 0o600 });
+        break;
+      case 'rename':
+        ns.rename(ROOT_INO, `f${i}`, ROOT_INO, `g${i}`);
+        break;
+      case 'unlink':
+        ns.unlink(ROOT_INO, `g${i}`);
+        break;
     }
   }
 }
@@ -60,7 +79,10 @@ function countRoundTrips(): void {
   for (const m of ['execPrepared', 'exec', 'prepare', 'pipelineSync']) {
     const f = proto[m];
     if (typeof f !== 'function') continue;
-    proto[m] = function (this: unknown, ...a: unknown[]) { roundTrips++; return f.apply(this, a); };
+    proto[m] = function (this: unknown, ...a: unknown[]) {
+      roundTrips++;
+      return f.apply(this, a);
+    };
   }
 }
 
@@ -74,7 +96,8 @@ async function main(): Promise<void> {
   const targets: Target[] = [];
   const baseline = arg('--baseline');
   // Each build's Store class from its own dist/ (same process, same drivers).
-  if (baseline !== undefined) targets.push({ name: 'sqlite-baseline', store: require(path.resolve(baseline, 'store/store')).Store });
+  if (baseline !== undefined)
+    targets.push({ name: 'sqlite-baseline', store: require(path.resolve(baseline, 'store/store')).Store });
   targets.push({ name: 'sqlite', store: require(path.join(here, 'store/store')).Store });
   // --pg auto: a throwaway cluster on a Unix socket (test/helpers/pg-cluster.ts), one database per store.
   const pg = arg('--pg');
@@ -83,22 +106,35 @@ async function main(): Promise<void> {
   const pgUrl = (): string => (cluster !== null ? cluster.createDatabase(`bench${++databases}`) : pg!);
   if (pg !== undefined) {
     // The baseline build on PostgreSQL too (before/after of the PostgreSQL engine in one run).
-    if (baseline !== undefined) targets.push({ name: 'postgres-baseline', store: require(path.resolve(baseline, 'store/store')).Store, meta: 'postgres' });
+    if (baseline !== undefined)
+      targets.push({
+        name: 'postgres-baseline',
+        store: require(path.resolve(baseline, 'store/store')).Store,
+        meta: 'postgres',
+      });
     targets.push({ name: 'postgres', store: require(path.join(here, 'store/store')).Store, meta: 'postgres' });
   }
   if (pg !== undefined) countRoundTrips();
-  const results = new Map<string, number[]>(targets.flatMap((t) => PHASES.map((p) => [`${t.name}/${p}`, [] as number[]])));
+  const results = new Map<string, number[]>(
+    targets.flatMap((t) => PHASES.map((p) => [`${t.name}/${p}`, [] as number[]])),
+  );
   // This process's CPU time per operation (user + system): steadier than ops/s on a shared machine.
   const cpuUs = new Map<string, number[]>([...results.keys()].map((k) => [k, [] as number[]]));
   const trips = new Map<string, number>();
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'chunkfs-bench-meta-store-'));
   try {
     for (let round = 0; round < ROUNDS; round++) {
-      const open = await Promise.all(targets.map(async (t, i) => {
-        const dir = path.join(tmp, `r${round}-${i}`);
-        const store = await t.store.create(dir, { disks: 1, layout: 'replica:1', ...(t.meta === undefined ? {} : { meta: pgUrl() }) });
-        return { t, store, inos: [] as number[] };
-      }));
+      const open = await Promise.all(
+        targets.map(async (t, i) => {
+          const dir = path.join(tmp, `r${round}-${i}`);
+          const store = await t.store.create(dir, {
+            disks: 1,
+            layout: 'replica:1',
+            ...(t.meta === undefined ? {} : { meta: pgUrl() }),
+          });
+          return { t, store, inos: [] as number[] };
+        }),
+      );
       // The order alternates per round: whoever runs second in a phase measured up to 17% apart in an A/A run.
       const order = round % 2 === 0 ? open : [...open].reverse();
       for (const phase of PHASES) {
@@ -124,16 +160,31 @@ async function main(): Promise<void> {
   console.log(`phase\t${targets.map((t) => `${t.name} ops/s\t/${base}`).join('\t')}`);
   for (const p of PHASES) {
     const b = median(results.get(`${base}/${p}`)!);
-    console.log(`${p}\t${targets.map((t) => { const m = median(results.get(`${t.name}/${p}`)!); return `${Math.round(m)}\t${(m / b).toFixed(3)}`; }).join('\t')}`);
+    console.log(
+      `${p}\t${targets
+        .map((t) => {
+          const m = median(results.get(`${t.name}/${p}`)!);
+          return `${Math.round(m)}\t${(m / b).toFixed(3)}`;
+        })
+        .join('\t')}`,
+    );
   }
-  console.log(`\nCPU microseconds per operation (user + system, median)\nphase\t${targets.map((t) => t.name).join('\t')}`);
+  console.log(
+    `\nCPU microseconds per operation (user + system, median)\nphase\t${targets.map((t) => t.name).join('\t')}`,
+  );
   const cpuOf = (t: Target, p: Phase): string => median(cpuUs.get(`${t.name}/${p}`)!).toFixed(1);
   for (const p of PHASES) console.log(`${p}\t${targets.map((t) => cpuOf(t, p)).join('\t')}`);
   const pgTargets = targets.filter((t) => t.meta !== undefined);
   if (pgTargets.length > 0) {
-    console.log(`\nround trips to PostgreSQL per operation (last round)\nphase\t${pgTargets.map((t) => t.name).join('\t')}`);
-    for (const p of PHASES) console.log(`${p}\t${pgTargets.map((t) => trips.get(`${t.name}/${p}`)!.toFixed(2)).join('\t')}`);
+    console.log(
+      `\nround trips to PostgreSQL per operation (last round)\nphase\t${pgTargets.map((t) => t.name).join('\t')}`,
+    );
+    for (const p of PHASES)
+      console.log(`${p}\t${pgTargets.map((t) => trips.get(`${t.name}/${p}`)!.toFixed(2)).join('\t')}`);
   }
 }
 
-main().catch((err) => { console.error(err); process.exit(1); });
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -53,7 +53,8 @@ async function main(): Promise<void> {
       },
       'pg, all queued (async)': async () => {
         const all = [];
-        for (let i = 0; i < QUERIES; i++) all.push(client.query({ name: 'q', text: 'SELECT $1::bigint + 1 AS n', values: [i] }));
+        for (let i = 0; i < QUERIES; i++)
+          all.push(client.query({ name: 'q', text: 'SELECT $1::bigint + 1 AS n', values: [i] }));
         const rows = await Promise.all(all);
         check(String(rows[QUERIES - 1].rows[0].n) === String(QUERIES), 'pg answer');
       },
@@ -86,4 +87,7 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => { console.error(err); process.exit(1); });
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

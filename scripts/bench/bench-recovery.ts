@@ -62,7 +62,9 @@ async function build(): Promise<void> {
     await store.write(f.ino, 0, small);
   }
   await store.close();
-  process.stdout.write(`built ${DIR}: ${bigFiles} x ${BIG_FILE_MIB} MiB + ${SMALL_FILES} x ${SMALL_FILE_BYTES} B, ${LAYOUT}\n`);
+  process.stdout.write(
+    `built ${DIR}: ${bigFiles} x ${BIG_FILE_MIB} MiB + ${SMALL_FILES} x ${SMALL_FILE_BYTES} B, ${LAYOUT}\n`,
+  );
 }
 
 /** The child: rewrite one file in multi-chunk writes until killed. */
@@ -76,7 +78,9 @@ async function writer(round: number): Promise<void> {
 
 /** A writer killed with SIGKILL in the middle of its writes. */
 async function crashWriter(round: number): Promise<void> {
-  const child = spawn(process.execPath, [__filename, '--child', String(round), '--dir', DIR], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [__filename, '--child', String(round), '--dir', DIR], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
   await new Promise((resolve) => setTimeout(resolve, KILL_AFTER_MS));
@@ -105,9 +109,11 @@ async function main(): Promise<void> {
     const cold = await timedOpen();
     const warm = await timedOpen();
     const rep = cold.report;
-    process.stdout.write(`round ${r + 1}: open after a crash ${cold.ms.toFixed(0)} ms cold${dropsWork ? '' : ' (caches not dropped: not root)'}, ` +
-      `${warm.ms.toFixed(0)} ms warm (clean); recovery: ${rep.intentsResolved} intents, ${rep.orphansDeleted} orphans, ` +
-      `${rep.filesTrimmed} files trimmed past their size; ${cold.reclaimBacklog} chunk versions queued for the background reclaimer\n`);
+    process.stdout.write(
+      `round ${r + 1}: open after a crash ${cold.ms.toFixed(0)} ms cold${dropsWork ? '' : ' (caches not dropped: not root)'}, ` +
+        `${warm.ms.toFixed(0)} ms warm (clean); recovery: ${rep.intentsResolved} intents, ${rep.orphansDeleted} orphans, ` +
+        `${rep.filesTrimmed} files trimmed past their size; ${cold.reclaimBacklog} chunk versions queued for the background reclaimer\n`,
+    );
   }
   if (!KEEP) fs.rmSync(path.dirname(DIR), { recursive: true, force: true });
 }

@@ -18,9 +18,15 @@ const ITERATIONS_MAX = 100_000;
 interface Ronomon {
   create(k: number, m: number): unknown;
   encode(
-    context: unknown, sources: number, targets: number,
-    buffer: Buffer, bufferOffset: number, bufferSize: number,
-    parity: Buffer, parityOffset: number, paritySize: number,
+    context: unknown,
+    sources: number,
+    targets: number,
+    buffer: Buffer,
+    bufferOffset: number,
+    bufferSize: number,
+    parity: Buffer,
+    parityOffset: number,
+    paritySize: number,
     callback: (error?: Error) => void,
   ): void;
 }
@@ -29,9 +35,11 @@ const ronomon = require('@ronomon/reed-solomon') as Ronomon;
 
 /** One call runs `count` operations back to back (async ones chained by callback). */
 type Op = (count: number) => void | Promise<void>;
-const syncOp = (fn: () => void): Op => (count) => {
-  for (let i = 0; i < count; i++) fn();
-};
+const syncOp =
+  (fn: () => void): Op =>
+  (count) => {
+    for (let i = 0; i < count; i++) fn();
+  };
 const BATCH_OPS = 8;
 
 /** Runs op until TRIAL_SECONDS_MIN has passed; returns GB/s of data bytes. */
@@ -124,7 +132,9 @@ async function main(): Promise<void> {
   }
 
   const level = rsDetectedSimdLevel();
-  console.log(`Reed-Solomon ${K}+${M}, ${SHARD_BYTES / 1024} KiB shards, GB/s of data bytes (median of ${TRIALS}); SIMD level ${level}`);
+  console.log(
+    `Reed-Solomon ${K}+${M}, ${SHARD_BYTES / 1024} KiB shards, GB/s of data bytes (median of ${TRIALS}); SIMD level ${level}`,
+  );
   console.log('scenario         ours    ronomon  reference  ours/ronomon  ours/reference');
   for (const s of scenarios) {
     const [ours, theirs, ref] = await race(['ours', 'ronomon', 'reference'], s.ops);

@@ -25,7 +25,7 @@ function arg(name: string, fallback: string): string {
 
 const MIB = 1 << 20;
 const TOTAL_MIB = Number(arg('mib', '1024'));
-const WRITE_MIB = Number(arg("write-mib", "16")); // bytes per store.write call (the mount's write-back buffer flushes whole chunks)
+const WRITE_MIB = Number(arg('write-mib', '16')); // bytes per store.write call (the mount's write-back buffer flushes whole chunks)
 const READ_MIB = 4; // bytes per store.read call: one default chunk, as the mount's readahead would ask
 const ROOT = arg('dir', fs.mkdtempSync(path.join(os.tmpdir(), 'chunkfs-bench-')));
 const RANDOM_OPS = Number(arg('random-ops', '2000'));
@@ -52,14 +52,16 @@ function median(values: number[]): number {
 }
 
 /** Median cold (after dropCaches) and cached rates of ROUNDS x (open, pass, pass). */
-async function readRounds(open: () => Promise<{ pass(): Promise<void>; close(): Promise<void> }>): Promise<{ read: number; warm: number }> {
+async function readRounds(
+  open: () => Promise<{ pass(): Promise<void>; close(): Promise<void> }>,
+): Promise<{ read: number; warm: number }> {
   const cold: number[] = [];
   const warm: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
     dropCaches();
     const h = await open();
-    cold.push((TOTAL_MIB * MIB) / await timed(() => h.pass()));
-    warm.push((TOTAL_MIB * MIB) / await timed(() => h.pass()));
+    cold.push((TOTAL_MIB * MIB) / (await timed(() => h.pass())));
+    warm.push((TOTAL_MIB * MIB) / (await timed(() => h.pass())));
     await h.close();
   }
   return { read: median(cold), warm: median(warm) };
@@ -161,7 +163,11 @@ async function randomOverwrites(): Promise<number> {
   return RANDOM_OPS / secs;
 }
 
-interface ReadCosts { plainUs: number; readUs: number; intoUs: number }
+interface ReadCosts {
+  plainUs: number;
+  readUs: number;
+  intoUs: number;
+}
 
 /** Median per-op microseconds of RANDOM_READS seeded random 4 KiB reads: plain pread, store.read, store.readInto. */
 async function randomReads(layout: string): Promise<ReadCosts> {
@@ -176,7 +182,10 @@ async function randomReads(layout: string): Promise<ReadCosts> {
     await s.write(f.ino, off, buf);
     fs.writeSync(fd, buf, 0, buf.length, off);
   }
-  const offsets = Array.from({ length: RANDOM_READS }, (_, i) => ((i * 2654435761) >>> 0) % (fileBytes / 4096) * 4096);
+  const offsets = Array.from(
+    { length: RANDOM_READS },
+    (_, i) => (((i * 2654435761) >>> 0) % (fileBytes / 4096)) * 4096,
+  );
   const target = Buffer.allocUnsafe(4096);
   let check = 0;
   const perOp = async (fn: (off: number) => Promise<void> | void): Promise<number> => {
@@ -188,11 +197,24 @@ async function randomReads(layout: string): Promise<ReadCosts> {
   const plainUs: number[] = [];
   const readUs: number[] = [];
   const intoUs: number[] = [];
-  for (let r = 0; r <= ROUNDS; r++) { // round 0 warms the page cache and the store's caches
-    const p = await perOp((off) => { fs.readSync(fd, target, 0, 4096, off); check ^= target[4095]; });
-    const a = await perOp(async (off) => { check ^= (await s.read(f.ino, off, 4096))[4095]; });
-    const b = await perOp(async (off) => { await s.readInto(f.ino, off, target); check ^= target[4095]; });
-    if (r > 0) { plainUs.push(p); readUs.push(a); intoUs.push(b); }
+  for (let r = 0; r <= ROUNDS; r++) {
+    // round 0 warms the page cache and the store's caches
+    const p = await perOp((off) => {
+      fs.readSync(fd, target, 0, 4096, off);
+      check ^= target[4095];
+    });
+    const a = await perOp(async (off) => {
+      check ^= (await s.read(f.ino, off, 4096))[4095];
+    });
+    const b = await perOp(async (off) => {
+      await s.readInto(f.ino, off, target);
+      check ^= target[4095];
+    });
+    if (r > 0) {
+      plainUs.push(p);
+      readUs.push(a);
+      intoUs.push(b);
+    }
   }
   if (check === 0.5) console.log(check); // keep the reads observable
   fs.closeSync(fd);
@@ -205,9 +227,12 @@ async function randomReads(layout: string): Promise<ReadCosts> {
 async function randomReadLines(): Promise<void> {
   for (const layout of ['replica:3', 'ec:4+2']) {
     const c = await randomReads(layout);
-    const line = (name: string, us: number): string => `${name} ${us.toFixed(1)} us/op ${(1e6 / us).toFixed(0)} ops/s (${(c.plainUs / us).toFixed(2)}x plain ops/s)`;
-    console.log(`${layout.padEnd(14)}  random 4 KiB reads, cached, median of ${ROUNDS}: plain pread ${c.plainUs.toFixed(1)} us/op ${(1e6 / c.plainUs).toFixed(0)} ops/s  ` +
-      `${line('store.read', c.readUs)}  ${line('store.readInto', c.intoUs)}`);
+    const line = (name: string, us: number): string =>
+      `${name} ${us.toFixed(1)} us/op ${(1e6 / us).toFixed(0)} ops/s (${(c.plainUs / us).toFixed(2)}x plain ops/s)`;
+    console.log(
+      `${layout.padEnd(14)}  random 4 KiB reads, cached, median of ${ROUNDS}: plain pread ${c.plainUs.toFixed(1)} us/op ${(1e6 / c.plainUs).toFixed(0)} ops/s  ` +
+        `${line('store.read', c.readUs)}  ${line('store.readInto', c.intoUs)}`,
+    );
   }
 }
 
@@ -219,17 +244,30 @@ async function main(): Promise<void> {
     fs.rmSync(ROOT, { recursive: true, force: true });
     return;
   }
-  console.log(`bench:store  ${TOTAL_MIB} MiB sequential, ${WRITE_MIB} MiB per call, reads ${READ_MIB} MiB per call, median of ${ROUNDS} rounds, root ${ROOT}`);
+  console.log(
+    `bench:store  ${TOTAL_MIB} MiB sequential, ${WRITE_MIB} MiB per call, reads ${READ_MIB} MiB per call, median of ${ROUNDS} rounds, root ${ROOT}`,
+  );
   const base = await plain(buf);
   if (!dropsWork) console.log('cannot drop the page cache (not root?): "read" is cached too');
-  console.log(`plain file      write ${mbs(base.write)}  read ${mbs(base.read)}  read cached ${mbs(base.warm)}  (one reused buffer)`);
-  console.log(`plain file      read ${mbs(base.freshRead)}  read cached ${mbs(base.freshWarm)}  (fresh buffer per read, like the store API)`);
-  for (const [layout, target] of [['replica:3', 0.3], ['ec:4+2', 0.5]] as const) {
+  console.log(
+    `plain file      write ${mbs(base.write)}  read ${mbs(base.read)}  read cached ${mbs(base.warm)}  (one reused buffer)`,
+  );
+  console.log(
+    `plain file      read ${mbs(base.freshRead)}  read cached ${mbs(base.freshWarm)}  (fresh buffer per read, like the store API)`,
+  );
+  for (const [layout, target] of [
+    ['replica:3', 0.3],
+    ['ec:4+2', 0.5],
+  ] as const) {
     const r = await store(layout, buf);
-    console.log(`${layout.padEnd(14)}  write ${mbs(r.write)} (${(r.write / base.write).toFixed(2)}x plain, target ${target}x)  ` +
-      `read ${mbs(r.read)} (${(r.read / base.read).toFixed(2)}x plain, target 0.7x)  ` +
-      `read cached ${mbs(r.warm)} (${(r.warm / base.warm).toFixed(2)}x plain cached)`);
-    console.log(`${''.padEnd(14)}  vs plain with a fresh buffer per read: read ${(r.read / base.freshRead).toFixed(2)}x, read cached ${(r.warm / base.freshWarm).toFixed(2)}x`);
+    console.log(
+      `${layout.padEnd(14)}  write ${mbs(r.write)} (${(r.write / base.write).toFixed(2)}x plain, target ${target}x)  ` +
+        `read ${mbs(r.read)} (${(r.read / base.read).toFixed(2)}x plain, target 0.7x)  ` +
+        `read cached ${mbs(r.warm)} (${(r.warm / base.warm).toFixed(2)}x plain cached)`,
+    );
+    console.log(
+      `${''.padEnd(14)}  vs plain with a fresh buffer per read: read ${(r.read / base.freshRead).toFixed(2)}x, read cached ${(r.warm / base.freshWarm).toFixed(2)}x`,
+    );
   }
   await randomReadLines();
   console.log(`replica:3 random 4 KiB overwrites: ${(await randomOverwrites()).toFixed(0)} /s (each durable)`);

@@ -32,10 +32,37 @@ export interface TestPass {
  * fuse-native (copy-tools, tools).
  */
 export const TRANSPORT_INDEPENDENT_MOUNT_FILES = [
-  'cli', 'close-requests', 'commit', 'control', 'dispatch', 'fuse-patch', 'fuse3', 'heal', 'identity', 'inject-ec',
-  'inject', 'inspect-fsck', 'intent-log', 'kill-priv', 'meta-copy', 'mount-helper', 'pg-cache', 'pg-fence',
-  'pg-follow', 'pg-meta', 'privacy', 'read-grants-ec', 'read-grants', 'reclaim-order', 'scrub-heal',
-  'segmented-cipher', 'small-files-tools', 'small-files', 'space-bound', 'stdio-gone', 'transforms',
+  'cli',
+  'close-requests',
+  'commit',
+  'control',
+  'dispatch',
+  'fuse-patch',
+  'fuse3',
+  'heal',
+  'identity',
+  'inject-ec',
+  'inject',
+  'inspect-fsck',
+  'intent-log',
+  'kill-priv',
+  'meta-copy',
+  'mount-helper',
+  'pg-cache',
+  'pg-fence',
+  'pg-follow',
+  'pg-meta',
+  'privacy',
+  'read-grants-ec',
+  'read-grants',
+  'reclaim-order',
+  'scrub-heal',
+  'segmented-cipher',
+  'small-files-tools',
+  'small-files',
+  'space-bound',
+  'stdio-gone',
+  'transforms',
   'write-back-crash',
 ].map((name) => `dist/test/mount/${name}.test.js`);
 
@@ -44,14 +71,23 @@ export const TRANSPORT_INDEPENDENT_MOUNT_FILES = [
  * holds; SQLite-only ones skip themselves) and the mount files whose tools read the metadata offline
  * (inspect, fsck, scrub). Mount files of the engine itself (pg-*) pick PostgreSQL themselves.
  */
-const POSTGRES_FILES = ['dist/test/store', 'dist/test/mount/inspect-fsck.test.js',
-  'dist/test/mount/scrub-heal.test.js', 'dist/test/mount/small-files-tools.test.js',
+const POSTGRES_FILES = [
+  'dist/test/store',
+  'dist/test/mount/inspect-fsck.test.js',
+  'dist/test/mount/scrub-heal.test.js',
+  'dist/test/mount/small-files-tools.test.js',
   // A store on metadata that is not its own, and no plaintext in the database (DESIGN §4, §10).
-  'dist/test/mount/identity.test.js', 'dist/test/mount/cipher-log.test.js'];
+  'dist/test/mount/identity.test.js',
+  'dist/test/mount/cipher-log.test.js',
+];
 
 export const PASSES: readonly TestPass[] = [
   { name: 'all', env: {}, files: [], skip: [] },
-  { name: 'fuse-native', env: { CHUNKFS_TRANSPORT: 'fuse-native' }, files: ['dist/test/mount'],
-    skip: TRANSPORT_INDEPENDENT_MOUNT_FILES },
+  {
+    name: 'fuse-native',
+    env: { CHUNKFS_TRANSPORT: 'fuse-native' },
+    files: ['dist/test/mount'],
+    skip: TRANSPORT_INDEPENDENT_MOUNT_FILES,
+  },
   { name: 'postgres', env: { CHUNKFS_TEST_META: 'postgres' }, files: POSTGRES_FILES, skip: [] },
 ];

@@ -25,8 +25,11 @@ const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 /** Every *.test.js under dir (relative to the repository root), sorted. */
 function testFilesUnder(dir: string): string[] {
-  return fs.readdirSync(path.join(REPO_ROOT, dir), { recursive: true, encoding: 'utf8' })
-    .filter((f) => f.endsWith('.test.js')).map((f) => path.posix.join(dir, f)).sort();
+  return fs
+    .readdirSync(path.join(REPO_ROOT, dir), { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.test.js'))
+    .map((f) => path.posix.join(dir, f))
+    .sort();
 }
 
 /** ava's file arguments of a pass: its files with directories expanded and skipped files left out. */
@@ -118,14 +121,17 @@ for (const signal of SIGNALS) {
   });
 }
 
-main().then((code) => {
-  if (interrupted !== null) {
-    for (const s of SIGNALS) process.removeAllListeners(s);
-    process.kill(process.pid, interrupted);
-    return;
-  }
-  process.exitCode = code;
-}, (err: unknown) => {
-  console.error(err instanceof Error ? err.message : String(err));
-  process.exitCode = 1;
-});
+main().then(
+  (code) => {
+    if (interrupted !== null) {
+      for (const s of SIGNALS) process.removeAllListeners(s);
+      process.kill(process.pid, interrupted);
+      return;
+    }
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    console.error(err instanceof Error ? err.message : String(err));
+    process.exitCode = 1;
+  },
+);

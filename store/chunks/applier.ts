@@ -91,7 +91,11 @@ export class Applier {
   /** The last error, for status. */
   lastError = '';
 
-  constructor(private readonly env: ChunkEnv, private readonly host: ApplierHost, private readonly log: (line: string) => void) {
+  constructor(
+    private readonly env: ChunkEnv,
+    private readonly host: ApplierHost,
+    private readonly log: (line: string) => void,
+  ) {
     env.backlog.onAdd = () => this.added();
   }
 
@@ -114,7 +118,9 @@ export class Applier {
       const gatherMs = patch ? APPLY_AFTER_MS : EC_APPLY_AFTER_MS;
       // A rewrite starts only while the backlog would stay over its mark without the rewrites already
       // running: each one then takes as many intents as the log holds for its chunk.
-      const full = patch ? !this.env.backlog.belowHalf : !this.env.backlog.belowMark(REWRITE_MARK, this.rewritingBytes, this.rewritingIntents);
+      const full = patch
+        ? !this.env.backlog.belowHalf
+        : !this.env.backlog.belowMark(REWRITE_MARK, this.rewritingBytes, this.rewritingIntents);
       const waitMs = this.draining || full ? 0 : next.loggedMs + gatherMs - now;
       if (waitMs > 0) {
         this.wakeIn(waitMs); // still gathering; a younger chunk of the other kind may be due
@@ -134,7 +140,11 @@ export class Applier {
   private added(): void {
     // Patches are due at half the bounds, rewrites at REWRITE_MARK (a log of rewrites only may be fuller).
     const b = this.env.backlog;
-    const idle = !this.stopped && !this.loading && !this.draining && (b.belowHalf || (b.inPlaceChunks === 0 && b.belowMark(REWRITE_MARK, this.rewritingBytes, this.rewritingIntents)));
+    const idle =
+      !this.stopped &&
+      !this.loading &&
+      !this.draining &&
+      (b.belowHalf || (b.inPlaceChunks === 0 && b.belowMark(REWRITE_MARK, this.rewritingBytes, this.rewritingIntents)));
     if (idle && this.gatherTimer !== null && this.gatherAtMs <= Date.now() + APPLY_AFTER_MS) return;
     this.kick();
   }
@@ -150,33 +160,40 @@ export class Applier {
     const logged = this.env.backlog.of(ino, chunkIndex).some((i) => i.id < 0);
     if (!patch) this.noteRewriting(key, ino, chunkIndex);
     const apply = (ref: ChunkRef | null): Promise<void> => this.patchChunk(ino, chunkIndex, ref);
-    const patching = (): Promise<void> => (logged
-      ? this.foldLogged(ino, chunkIndex)
-      : this.host.withChunkApplying(ino, chunkIndex, apply));
-    (patch ? patching() : rewriteWithIntents(this.env, this.host, ino, chunkIndex)).then(
-      () => {
-        this.failing.delete(key);
-        this.logged.delete(key);
-        this.rewrites.delete(key);
-      },
-      (err: unknown) => {
-        this.lastError = `ino ${ino} chunk ${chunkIndex}: ${err instanceof Error ? err.message : String(err)}`;
-        if (!this.logged.has(key)) this.log(`applier: ${this.lastError} (kept in the intent log, tried again)`);
-        this.logged.add(key);
-        this.failing.set(key, Date.now() + RETRY_AFTER_MS);
-        // Nothing else is being applied and the log is full: the writers waiting for room get the
-        // error (ENOSPC for a full disk) instead of waiting for a disk that may never come back.
-        if (this.running === 1 && !this.env.backlog.hasRoom()) {
-          const code = errnoCode(err) === 'ENOSPC' || (err instanceof FsError && err.code === 'ENOSPC') ? 'ENOSPC' : 'EIO';
-          this.env.backlog.failWaiters(new FsError(code, `the intent log is full and the applier cannot write it into the shards: ${this.lastError}`));
-        }
-      },
-    ).finally(() => {
-      this.running--;
-      this.busy.delete(key);
-      this.doneRewriting(key);
-      this.kick();
-    });
+    const patching = (): Promise<void> =>
+      logged ? this.foldLogged(ino, chunkIndex) : this.host.withChunkApplying(ino, chunkIndex, apply);
+    (patch ? patching() : rewriteWithIntents(this.env, this.host, ino, chunkIndex))
+      .then(
+        () => {
+          this.failing.delete(key);
+          this.logged.delete(key);
+          this.rewrites.delete(key);
+        },
+        (err: unknown) => {
+          this.lastError = `ino ${ino} chunk ${chunkIndex}: ${err instanceof Error ? err.message : String(err)}`;
+          if (!this.logged.has(key)) this.log(`applier: ${this.lastError} (kept in the intent log, tried again)`);
+          this.logged.add(key);
+          this.failing.set(key, Date.now() + RETRY_AFTER_MS);
+          // Nothing else is being applied and the log is full: the writers waiting for room get the
+          // error (ENOSPC for a full disk) instead of waiting for a disk that may never come back.
+          if (this.running === 1 && !this.env.backlog.hasRoom()) {
+            const code =
+              errnoCode(err) === 'ENOSPC' || (err instanceof FsError && err.code === 'ENOSPC') ? 'ENOSPC' : 'EIO';
+            this.env.backlog.failWaiters(
+              new FsError(
+                code,
+                `the intent log is full and the applier cannot write it into the shards: ${this.lastError}`,
+              ),
+            );
+          }
+        },
+      )
+      .finally(() => {
+        this.running--;
+        this.busy.delete(key);
+        this.doneRewriting(key);
+        this.kick();
+      });
   }
 
   /** Whether chunk c's intents are patched in place (a replica whose last patch failed is rewritten). */
@@ -269,8 +286,12 @@ export class Applier {
    * those blocks from the shards being patched), the fold of every record pending by then.
    */
   private async foldLogged(ino: number, chunkIndex: number): Promise<void> {
-    const take = async (ref: ChunkRef | null): Promise<{ ref: ChunkRef | null; pending: readonly PendingIntent[] }> =>
-      ({ ref, pending: this.env.backlog.of(ino, chunkIndex) });
+    const take = async (
+      ref: ChunkRef | null,
+    ): Promise<{ ref: ChunkRef | null; pending: readonly PendingIntent[] }> => ({
+      ref,
+      pending: this.env.backlog.of(ino, chunkIndex),
+    });
     const snap = await this.host.withChunk(ino, chunkIndex, take);
     const ref = snap.ref;
     const inPlace = ref !== null && patchedInPlace(ref);
@@ -282,7 +303,10 @@ export class Applier {
 
   /** Every pending span of a replica chunk patched into every replica (inode locked); stored: blocks read before. */
   private async patchChunk(
-    ino: number, chunkIndex: number, ref: ChunkRef | null, stored?: ReadonlyMap<number, Buffer>,
+    ino: number,
+    chunkIndex: number,
+    ref: ChunkRef | null,
+    stored?: ReadonlyMap<number, Buffer>,
   ): Promise<void> {
     const pending = [...this.env.backlog.of(ino, chunkIndex)];
     if (pending.length === 0) return;
@@ -293,7 +317,8 @@ export class Applier {
       this.env.backlog.remove(ino, chunkIndex, ids, false);
       return;
     }
-    for (const i of pending) assert(crc32c(i.span) === i.spanCrc, `intent ${i.id} span changed in memory since it was logged`);
+    for (const i of pending)
+      assert(crc32c(i.span) === i.spanCrc, `intent ${i.id} span changed in memory since it was logged`);
     assert(ref.fl.layout.kind === 'replica', 'only replica chunks are patched in place');
     // The rows were committed before they entered the backlog, so one full commit makes them durable
     // (writers of this inode wait on its lock meanwhile: no unflushed intent joins the snapshot).

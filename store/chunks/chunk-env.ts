@@ -100,14 +100,23 @@ export interface ChunkEnv {
 }
 
 const FAILURE_COUNTER: Record<ShardFailure, CounterName> = {
-  bitrot: 'bitrot_errors', missing: 'missing_shards', header: 'header_mismatches', io: 'io_errors',
+  bitrot: 'bitrot_errors',
+  missing: 'missing_shards',
+  header: 'header_mismatches',
+  io: 'io_errors',
 };
 
 /**
  * Queue a damaged shard for heal; its kind's counter counts it once, when it is newly queued (not
  * at every read that meets it again before the healer has rebuilt it).
  */
-export function queueDamagedShard(env: ChunkEnv, ref: ChunkRef, shardIndex: number, kind: ShardFailure, reason: string): void {
+export function queueDamagedShard(
+  env: ChunkEnv,
+  ref: ChunkRef,
+  shardIndex: number,
+  kind: ShardFailure,
+  reason: string,
+): void {
   env.db.transaction(() => {
     const isNew = env.map.queueHeal(ref.ino, ref.chunkIndex, ref.version, shardIndex, reason);
     if (isNew) env.counters.bump(FAILURE_COUNTER[kind]);

@@ -17,7 +17,12 @@ import { StoredForm } from '../meta/chunk-map';
 import type { WriteSyncs } from './tx-group';
 
 /** readChunkInto into a fresh buffer (truncate's tail rewrite, FileIo.read). */
-export async function readChunk(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
+export async function readChunk(
+  env: ChunkEnv,
+  ref: ChunkRef,
+  offsetBytes: number,
+  lengthBytes: number,
+): Promise<Buffer> {
   const out = Buffer.allocUnsafe(lengthBytes);
   await readChunkInto(env, ref, offsetBytes, lengthBytes, out, 0);
   return out;
@@ -28,15 +33,26 @@ export async function readChunk(env: ChunkEnv, ref: ChunkRef, offsetBytes: numbe
  * layout, with the spans of intents the applier has not yet written over it. Synchronous when
  * cached (store/chunks/maybe-async.ts). inline false: every shard read on the pool (store/chunks/shard-store.ts).
  */
-export function readChunkInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number, inline = true): Maybe<void> {
+export function readChunkInto(
+  env: ChunkEnv,
+  ref: ChunkRef,
+  offsetBytes: number,
+  lengthBytes: number,
+  target: Buffer,
+  targetOffset: number,
+  inline = true,
+): Maybe<void> {
   if (lengthBytes === 0) return;
-  if (!env.backlog.has(ref.ino, ref.chunkIndex)) return readStoredInto(env, ref, offsetBytes, lengthBytes, target, targetOffset, inline);
+  if (!env.backlog.has(ref.ino, ref.chunkIndex))
+    return readStoredInto(env, ref, offsetBytes, lengthBytes, target, targetOffset, inline);
   // Only what no pending span covers is read from the shards: the applier may be patching those
   // spans' blocks right now (it does not hold readers back), and the spans hold their bytes anyway.
   // One snapshot for both steps: the applier may drop the intents before the reads end.
   const pending = env.backlog.overlapping(ref.ino, ref.chunkIndex, offsetBytes, lengthBytes);
   const parts = uncoveredParts(pending, ref.version, offsetBytes, lengthBytes);
-  const reads = parts.map(([lo, hi]) => readStoredInto(env, ref, lo, hi - lo, target, targetOffset + lo - offsetBytes, inline));
+  const reads = parts.map(([lo, hi]) =>
+    readStoredInto(env, ref, lo, hi - lo, target, targetOffset + lo - offsetBytes, inline),
+  );
   const overlay = (): void => overlaySpans(pending, ref.version, offsetBytes, lengthBytes, target, targetOffset);
   return reads.some(isPromise) ? Promise.all(reads).then(overlay) : overlay();
 }
@@ -46,7 +62,13 @@ export function readChunkInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number,
  * stored bytes; the spans' blocks are not read: the applier may be patching them). For readers that
  * must check each replica on its own (needles, spec §11.4).
  */
-export async function readReplicaView(env: ChunkEnv, ref: ChunkRef, replica: number, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
+export async function readReplicaView(
+  env: ChunkEnv,
+  ref: ChunkRef,
+  replica: number,
+  offsetBytes: number,
+  lengthBytes: number,
+): Promise<Buffer> {
   assert(ref.stored === null, 'a replica view is of raw replicas (a transformed chunk is decoded whole)');
   if (!env.backlog.has(ref.ino, ref.chunkIndex)) return env.shards.readVerified(ref, replica, offsetBytes, lengthBytes);
   const pending = env.backlog.overlapping(ref.ino, ref.chunkIndex, offsetBytes, lengthBytes); // one snapshot, as in readChunkInto
@@ -62,7 +84,15 @@ export async function readReplicaView(env: ChunkEnv, ref: ChunkRef, replica: num
  * The verified stored range only, by layout (what the shards hold, without pending intents); a
  * transformed chunk's range is decoded from its whole verified payload (DESIGN §10).
  */
-export function readStoredInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number, inline = true): Maybe<void> {
+export function readStoredInto(
+  env: ChunkEnv,
+  ref: ChunkRef,
+  offsetBytes: number,
+  lengthBytes: number,
+  target: Buffer,
+  targetOffset: number,
+  inline = true,
+): Maybe<void> {
   if (ref.stored !== null) return readDecodedInto(env, ref, offsetBytes, lengthBytes, target, targetOffset);
   return ref.fl.layout.kind === 'replica'
     ? readReplicaInto(env, ref, offsetBytes, lengthBytes, target, targetOffset, inline)
@@ -80,11 +110,18 @@ function writeError(ref: ChunkRef, errors: unknown[], written: number, quorum: n
   const noSpace = errors.some((e) => errnoCode(e) === 'ENOSPC');
   const site: ErrorSite = siteOf(ref);
   const first = errors[0] instanceof Error ? (errors[0] as Error).message : String(errors[0]);
-  return new FsError(noSpace ? 'ENOSPC' : 'EIO', `only ${written} of ${quorum} required shards written (${first})`, site);
+  return new FsError(
+    noSpace ? 'ENOSPC' : 'EIO',
+    `only ${written} of ${quorum} required shards written (${first})`,
+    site,
+  );
 }
 
 /** A whole write's shards are durable: the ones that failed (heal them) and its stored form (commit it). */
-export interface WrittenChunk { failed: number[]; stored: StoredForm | null }
+export interface WrittenChunk {
+  failed: number[];
+  stored: StoredForm | null;
+}
 
 /**
  * Whole-shard write of every shard of ref (a fresh, never-committed version), its content encoded
@@ -92,7 +129,12 @@ export interface WrittenChunk { failed: number[]; stored: StoredForm | null }
  * durable; returns the shard indices that failed (the caller queues them for heal when it commits
  * the version) and how it was stored (the caller commits that with the version).
  */
-export async function writeWholeChunk(env: ChunkEnv, plain: ChunkRef, content: Uint8Array, syncs?: WriteSyncs): Promise<WrittenChunk> {
+export async function writeWholeChunk(
+  env: ChunkEnv,
+  plain: ChunkRef,
+  content: Uint8Array,
+  syncs?: WriteSyncs,
+): Promise<WrittenChunk> {
   // An encrypted payload is sealed into a pooled buffer, given back once every shard write settled:
   // on this VM a fresh 4 MiB buffer's page faults cost ~10x the sealing (docs/transforms.md).
   // EC parity shards too (an ec:4+2 chunk rewritten per gathered intents took two fresh
@@ -113,20 +155,27 @@ export async function writeWholeChunk(env: ChunkEnv, plain: ChunkRef, content: U
 }
 
 /** syncs: a transaction group's write (DESIGN §5): the shards are written, not flushed; the group flushes them. */
-async function writeShards(env: ChunkEnv, ref: ChunkRef, payloads: Payload[], syncs?: WriteSyncs): Promise<WrittenChunk> {
+async function writeShards(
+  env: ChunkEnv,
+  ref: ChunkRef,
+  payloads: Payload[],
+  syncs?: WriteSyncs,
+): Promise<WrittenChunk> {
   const count = shardCount(ref.fl.layout);
   const errors: unknown[] = [];
   const failed: number[] = [];
-  await Promise.all(payloads.map(async (payload, i) => {
-    try {
-      await env.shards.writeShard(ref, i, payload, syncs?.forShard(i));
-      env.health.ok(ref.diskIds[i]);
-    } catch (err) {
-      errors.push(err);
-      failed.push(i);
-      env.health.fail(ref.diskIds[i], err instanceof Error ? err.message : String(err));
-    }
-  }));
+  await Promise.all(
+    payloads.map(async (payload, i) => {
+      try {
+        await env.shards.writeShard(ref, i, payload, syncs?.forShard(i));
+        env.health.ok(ref.diskIds[i]);
+      } catch (err) {
+        errors.push(err);
+        failed.push(i);
+        env.health.fail(ref.diskIds[i], err instanceof Error ? err.message : String(err));
+      }
+    }),
+  );
   const quorum = writeQuorum(ref.fl.layout);
   if (count - failed.length < quorum) {
     await env.shards.deleteChunk(ref, count).catch(() => undefined); // never committed: garbage
@@ -140,7 +189,12 @@ async function writeShards(env: ChunkEnv, ref: ChunkRef, payloads: Payload[], sy
  * The whole payload of one shard, rebuilt from the others (heal). accept: a replica's payload must
  * also pass it (an encrypted chunk's GCM tag, store/upkeep/tag-check.ts) to be copied.
  */
-export async function rebuildPayload(env: ChunkEnv, ref: ChunkRef, shardIndex: number, accept?: (payload: Buffer) => boolean): Promise<Buffer> {
+export async function rebuildPayload(
+  env: ChunkEnv,
+  ref: ChunkRef,
+  shardIndex: number,
+  accept?: (payload: Buffer) => boolean,
+): Promise<Buffer> {
   if (ref.fl.layout.kind === 'ec') {
     return rebuildEcShard(env, ref, shardIndex);
   }

@@ -62,13 +62,23 @@ export function patchedInPlace(ref: ChunkRef): boolean {
 export function shardParams(ref: ChunkRef, shardIndex: number, createdUnixNanos: bigint): ShardParams {
   const ec = headerEcFields(ref.fl.layout);
   return {
-    fileId: ref.fileId, chunkIndex: BigInt(ref.chunkIndex), version: ref.version, shardIndex,
-    ecK: ec.ecK, ecM: ec.ecM, ecAlgo: ec.ecAlgo, bitrotBlockBytes: ref.fl.bitrotBlockBytes,
-    chunkLogicalLenBytes: BigInt(payloadLen(ref)), createdUnixNanos,
+    fileId: ref.fileId,
+    chunkIndex: BigInt(ref.chunkIndex),
+    version: ref.version,
+    shardIndex,
+    ecK: ec.ecK,
+    ecM: ec.ecM,
+    ecAlgo: ec.ecAlgo,
+    bitrotBlockBytes: ref.fl.bitrotBlockBytes,
+    chunkLogicalLenBytes: BigInt(payloadLen(ref)),
+    createdUnixNanos,
     ecBlockSizeBytes: ref.fl.layout.kind === 'ec' ? BigInt(ref.fl.ecBlockSizeBytes) : 0n,
-    placementSeed: ref.fl.placementSeed, clusterMapEpoch: BigInt(ref.fl.clusterMapEpoch),
-    chunkSizeBytes: BigInt(ref.fl.chunkSizeBytes), contentLenBytes: BigInt(ref.logicalLenBytes),
-    compressed: ((ref.stored?.flags ?? 0) & FLAG_COMPRESSED) !== 0, encrypted: ((ref.stored?.flags ?? 0) & FLAG_ENCRYPTED) !== 0,
+    placementSeed: ref.fl.placementSeed,
+    clusterMapEpoch: BigInt(ref.fl.clusterMapEpoch),
+    chunkSizeBytes: BigInt(ref.fl.chunkSizeBytes),
+    contentLenBytes: BigInt(ref.logicalLenBytes),
+    compressed: ((ref.stored?.flags ?? 0) & FLAG_COMPRESSED) !== 0,
+    encrypted: ((ref.stored?.flags ?? 0) & FLAG_ENCRYPTED) !== 0,
   };
 }
 

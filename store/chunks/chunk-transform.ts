@@ -36,7 +36,8 @@ export class DecodedChunks {
    * that got it from load() copy from it in the microtasks of the turn it was decoded in.
    */
   private readonly done = new LRUCache<string, Buffer>({
-    maxSize: DECODED_BYTES_MAX, sizeCalculation: (b) => Math.max(1, b.length),
+    maxSize: DECODED_BYTES_MAX,
+    sizeCalculation: (b) => Math.max(1, b.length),
     dispose: (raw) => setImmediate(() => this.pool.give(raw)),
   });
   private readonly pending = new Map<string, Promise<Buffer>>();
@@ -83,10 +84,12 @@ export class DecodedChunks {
     const key = versionKeyOf(ref);
     let p = this.pending.get(key);
     if (p === undefined) {
-      p = decode().then((raw) => {
-        if (raw.length <= DECODED_BYTES_MAX / 4) this.done.set(key, raw);
-        return raw;
-      }).finally(() => this.pending.delete(key));
+      p = decode()
+        .then((raw) => {
+          if (raw.length <= DECODED_BYTES_MAX / 4) this.done.set(key, raw);
+          return raw;
+        })
+        .finally(() => this.pending.delete(key));
       this.pending.set(key, p);
     }
     return p;
@@ -97,7 +100,12 @@ export class DecodedChunks {
  * The stored payload of a whole write and the ref that describes it (stored form set when
  * transformed). alloc: the buffer an encrypted payload is sealed into.
  */
-export function encodeChunk(env: ChunkEnv, ref: ChunkRef, content: Uint8Array, alloc?: (lengthBytes: number) => Buffer): { ref: ChunkRef; payload: Uint8Array } {
+export function encodeChunk(
+  env: ChunkEnv,
+  ref: ChunkRef,
+  content: Uint8Array,
+  alloc?: (lengthBytes: number) => Buffer,
+): { ref: ChunkRef; payload: Uint8Array } {
   const t = ref.fl.layout.transforms;
   if (!hasTransforms(t)) return { ref, payload: content };
   return encodedRef(ref, content, encodePayload(t, content, identityOf(ref), env.storeKey, alloc));
@@ -110,10 +118,16 @@ export function encodeChunk(env: ChunkEnv, ref: ChunkRef, content: Uint8Array, a
  * codec thread sequential writes of `replica:3,aes256gcm` ran 0.64x (fio, 4 rounds, 5 Dec).
  * alloc must give pooled shared memory (CodecPool.takePayload) for the payload to be made there.
  */
-export async function encodeChunkOffThread(env: ChunkEnv, ref: ChunkRef, content: Uint8Array, alloc: (lengthBytes: number) => Buffer): Promise<{ ref: ChunkRef; payload: Uint8Array }> {
+export async function encodeChunkOffThread(
+  env: ChunkEnv,
+  ref: ChunkRef,
+  content: Uint8Array,
+  alloc: (lengthBytes: number) => Buffer,
+): Promise<{ ref: ChunkRef; payload: Uint8Array }> {
   const t = ref.fl.layout.transforms;
   if (!hasTransforms(t)) return { ref, payload: content };
-  if (t.compression === null || (t.encryption !== null && env.storeKey === null)) return encodeChunk(env, ref, content, alloc); // the latter throws the FormatError naming the key
+  if (t.compression === null || (t.encryption !== null && env.storeKey === null))
+    return encodeChunk(env, ref, content, alloc); // the latter throws the FormatError naming the key
   const off = env.decoded.pool.encode(t, content, identityOf(ref), siteOf(ref), alloc);
   if (off === null) return encodeChunk(env, ref, content, alloc);
   return encodedRef(ref, content, await off);
@@ -152,7 +166,11 @@ function identityOf(ref: ChunkRef): ChunkIdentity {
  * whose tag checks decoded into raw, the others counted and queued for heal. Rare: fresh buffers.
  */
 async function decodeFromReplicas(env: ChunkEnv, ref: ChunkRef, raw: Buffer, first: DecryptError): Promise<void> {
-  for (const i of readOrder(env, ref, ref.diskIds.map((_, j) => j))) {
+  for (const i of readOrder(
+    env,
+    ref,
+    ref.diskIds.map((_, j) => j),
+  )) {
     let payload: Buffer;
     try {
       payload = await env.shards.readVerified(ref, i, 0, payloadLen(ref));
@@ -161,7 +179,16 @@ async function decodeFromReplicas(env: ChunkEnv, ref: ChunkRef, raw: Buffer, fir
       continue;
     }
     try {
-      decodePayloadInto(ref.fl.layout.transforms, ref.stored!.flags, payload, raw, identityOf(ref), env.storeKey, siteOf(ref, i), (n) => Buffer.allocUnsafe(n));
+      decodePayloadInto(
+        ref.fl.layout.transforms,
+        ref.stored!.flags,
+        payload,
+        raw,
+        identityOf(ref),
+        env.storeKey,
+        siteOf(ref, i),
+        (n) => Buffer.allocUnsafe(n),
+      );
       noteServedAround(env); // the first decode (of the replica read first) failed its tag
       return;
     } catch (err) {
@@ -190,7 +217,16 @@ async function decodeFromEcShards(env: ChunkEnv, ref: ChunkRef, raw: Buffer, fir
       continue; // not enough other shards verify: j cannot be left out
     }
     try {
-      decodePayloadInto(ref.fl.layout.transforms, ref.stored!.flags, payload, raw, identityOf(ref), env.storeKey, siteOf(ref, j), (n) => Buffer.allocUnsafe(n));
+      decodePayloadInto(
+        ref.fl.layout.transforms,
+        ref.stored!.flags,
+        payload,
+        raw,
+        identityOf(ref),
+        env.storeKey,
+        siteOf(ref, j),
+        (n) => Buffer.allocUnsafe(n),
+      );
     } catch (err) {
       if (!(err instanceof DecryptError)) throw err;
       continue;
@@ -218,7 +254,9 @@ async function decodeChunk(env: ChunkEnv, ref: ChunkRef, ahead: boolean): Promis
       await pool.decode(ref.fl.layout.transforms, ref.stored!.flags, stored, raw, identityOf(ref), siteOf(ref), ahead);
     } catch (err) {
       if (!(err instanceof DecryptError)) throw err;
-      await (ref.fl.layout.kind === 'replica' ? decodeFromReplicas(env, ref, raw, err) : decodeFromEcShards(env, ref, raw, err));
+      await (ref.fl.layout.kind === 'replica'
+        ? decodeFromReplicas(env, ref, raw, err)
+        : decodeFromEcShards(env, ref, raw, err));
     }
     return raw;
   } catch (err) {
@@ -250,7 +288,14 @@ function grantable(env: ChunkEnv, ref: ChunkRef): boolean {
 }
 
 /** Raw chunk range of a transformed chunk into target: from the decoded cache when it holds the chunk. */
-export function readDecodedInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number): Maybe<void> {
+export function readDecodedInto(
+  env: ChunkEnv,
+  ref: ChunkRef,
+  offsetBytes: number,
+  lengthBytes: number,
+  target: Buffer,
+  targetOffset: number,
+): Maybe<void> {
   assert(ref.stored !== null, 'a decoded read of a transformed chunk');
   assert(offsetBytes + lengthBytes <= ref.logicalLenBytes, 'decoded read inside the chunk content');
   const copy = (raw: Buffer): void => {
@@ -263,7 +308,9 @@ export function readDecodedInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: numbe
   // a sequential reader decodes whole chunks ahead on the decode threads (read-ahead, range-read.ts):
   // measured in one fio run (4 Dec), sequential reads by segments on the JavaScript thread ran at 84
   // MiB/s against 121 for whole chunks decoded ahead (replica:3,aes256gcm; random reads the same).
-  const sequential = !grantable(env, ref) && env.decoded.wouldBeSequential(ref.ino, ref.chunkIndex * ref.fl.chunkSizeBytes + offsetBytes);
+  const sequential =
+    !grantable(env, ref) &&
+    env.decoded.wouldBeSequential(ref.ino, ref.chunkIndex * ref.fl.chunkSizeBytes + offsetBytes);
   if (lengthBytes === 0 || !segmentCandidate(env, ref) || env.decoded.decoding(ref) || sequential) return whole();
   return readSegmentsInto(env, ref, versionKeyOf(ref), offsetBytes, lengthBytes, target, targetOffset).then(
     (done) => (done ? undefined : whole()),

@@ -32,11 +32,17 @@ import { logRecordId } from './intent-backlog';
 import { nowNs } from '../meta/meta';
 import { timesFit } from '../../src/intent-record';
 
-
 /** What the writer needs of store/file-io.ts: chunk refs with their placement. */
 export interface ChunkRefs {
   /** stored: the chunk's stored form (chunk map); a version about to be written has none yet. */
-  ref(ino: number, fl: FileLayout, chunkIndex: number, version: bigint, logicalLenBytes: number, stored?: StoredForm | null): ChunkRef;
+  ref(
+    ino: number,
+    fl: FileLayout,
+    chunkIndex: number,
+    version: bigint,
+    logicalLenBytes: number,
+    stored?: StoredForm | null,
+  ): ChunkRef;
   liveRef(ino: number, fl: FileLayout, row: ChunkRow | null): ChunkRef | null;
 }
 
@@ -55,14 +61,21 @@ interface Plan {
 }
 
 /** A journaled piece's bytes: its whole block span, or (offsetBytes set) exactly the bytes written. */
-interface Span { firstBlock: number; span: Buffer; offsetBytes?: number }
+interface Span {
+  firstBlock: number;
+  span: Buffer;
+  offsetBytes?: number;
+}
 
 type Commit = WholeWrite;
 
 export class ChunkWriter {
   private readonly pastSize: PastSize;
 
-  constructor(private readonly env: ChunkEnv, private readonly host: ChunkRefs) {
+  constructor(
+    private readonly env: ChunkEnv,
+    private readonly host: ChunkRefs,
+  ) {
     this.pastSize = new PastSize(env.db);
   }
 
@@ -86,9 +99,24 @@ export class ChunkWriter {
    * rowsOnly: intents go to metadata rows even on a store with an intent log file (containers:
    * their appends commit atomically with the slices that point at them).
    */
-  async writePieces(ino: number, fl: FileLayout, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>, sizeBytes: number | null, alsoInCommit?: () => void, times: CommitTimes | null = null, durable = true, withIntents?: () => void, rowsOnly = false): Promise<boolean> {
+  async writePieces(
+    ino: number,
+    fl: FileLayout,
+    pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>,
+    sizeBytes: number | null,
+    alsoInCommit?: () => void,
+    times: CommitTimes | null = null,
+    durable = true,
+    withIntents?: () => void,
+    rowsOnly = false,
+  ): Promise<boolean> {
     assert(new Set(pieces.map((p) => p.c)).size === pieces.length, 'one piece per chunk in a write');
-    const plans: Plan[] = pieces.map((p) => ({ ...p, old: this.host.liveRef(ino, fl, this.env.map.get(ino, p.c)), version: 0n, patch: null }));
+    const plans: Plan[] = pieces.map((p) => ({
+      ...p,
+      old: this.host.liveRef(ino, fl, this.env.map.get(ino, p.c)),
+      version: 0n,
+      patch: null,
+    }));
     // Replica patches of an fsync'd or stored write go to the log file: exactly the bytes written.
     const viaLog = this.env.intentLog !== null && durable && withIntents === undefined && !rowsOnly;
     const spans = await this.readSpans(plans, viaLog);
@@ -120,19 +148,30 @@ export class ChunkWriter {
       await Promise.all([
         flushed ? this.env.commits.flush() : null,
         ...toLog.map(async (p) => {
-          const seq = await this.env.intentLog!.append({ ino, chunkIndex: p.c, version: p.old!.version, offsetBytes: p.offIn, bytes: p.bytes, times: recordTimes });
+          const seq = await this.env.intentLog!.append({
+            ino,
+            chunkIndex: p.c,
+            version: p.old!.version,
+            offsetBytes: p.offIn,
+            bytes: p.bytes,
+            times: recordTimes,
+          });
           p.patch!.intentId = () => logRecordId(seq);
         }),
       ]);
       this.handOver(ino, fl, plans, !flushed);
-      await boundedAll(plans.filter((p) => p.patch === null), CHUNKS_IN_FLIGHT_MAX, async (p) => {
-        try {
-          commits.push(await this.writePiece(ino, fl, p));
-        } catch (err) {
-          firstError ??= err;
-          sizeTo = Math.min(sizeTo, at(p)); // a prefix: never over bytes that were not stored
-        }
-      });
+      await boundedAll(
+        plans.filter((p) => p.patch === null),
+        CHUNKS_IN_FLIGHT_MAX,
+        async (p) => {
+          try {
+            commits.push(await this.writePiece(ino, fl, p));
+          } catch (err) {
+            firstError ??= err;
+            sizeTo = Math.min(sizeTo, at(p)); // a prefix: never over bytes that were not stored
+          }
+        },
+      );
       const logged = plans.some((p) => p.patch !== null);
       this.commit(ino, fl, commits, logged, sizeTo, firstError === null ? alsoInCommit : undefined, times);
     } finally {
@@ -148,8 +187,13 @@ export class ChunkWriter {
    * the times stamped now; the rows and the size wait for the group's commit, after its flush. Reads
    * see the rows at once (ChunkMap.pending). At the group's dirty-byte bound the writer waits.
    */
-  private async writeGrouped(ino: number, fl: FileLayout, plans: Plan[], sizeBytes: number | null,
-    times: CommitTimes | null): Promise<boolean> {
+  private async writeGrouped(
+    ino: number,
+    fl: FileLayout,
+    plans: Plan[],
+    sizeBytes: number | null,
+    times: CommitTimes | null,
+  ): Promise<boolean> {
     this.reserve(ino, fl, plans, new Map(), times ?? { mtimeNs: nowNs(), ctimeNs: nowNs() }, undefined, false);
     const at = (p: { c: number; offIn: number }): number => p.c * fl.chunkSizeBytes + p.offIn;
     let sizeTo = sizeBytes ?? plans.reduce((end, p) => Math.max(end, at(p) + p.bytes.length), 0);
@@ -188,7 +232,16 @@ export class ChunkWriter {
       if (p.patch === null) continue;
       const { firstBlock, span, intentId, logged, offsetBytes } = p.patch;
       const inPlace = patchedInPlace(p.old!);
-      const i = { id: intentId(), ino, chunkIndex: p.c, version: p.old!.version, firstBlock, span, inPlace, unflushed: unflushed && !logged };
+      const i = {
+        id: intentId(),
+        ino,
+        chunkIndex: p.c,
+        version: p.old!.version,
+        firstBlock,
+        span,
+        inPlace,
+        unflushed: unflushed && !logged,
+      };
       this.env.backlog.add(offsetBytes === undefined ? i : { ...i, offsetBytes }, fl.bitrotBlockBytes);
     }
   }
@@ -222,7 +275,15 @@ export class ChunkWriter {
    * whether the commit is covered by the log: it holds only the times stamped for logged writes,
    * which their records hold too (replay stamps them again), so it needs no flush of its own.
    */
-  private reserve(ino: number, fl: FileLayout, plans: Plan[], spans: Map<Plan, Span>, times: CommitTimes, withIntents: (() => void) | undefined, viaLog: boolean): boolean {
+  private reserve(
+    ino: number,
+    fl: FileLayout,
+    plans: Plan[],
+    spans: Map<Plan, Span>,
+    times: CommitTimes,
+    withIntents: (() => void) | undefined,
+    viaLog: boolean,
+  ): boolean {
     const tx = (): void => {
       for (const p of plans) {
         const s = spans.get(p);
@@ -245,7 +306,11 @@ export class ChunkWriter {
       }
       withIntents?.();
     };
-    const covered = viaLog && withIntents === undefined && timesFit(times.mtimeNs, times.ctimeNs) && plans.every((p) => spans.has(p) && patchedInPlace(p.old!));
+    const covered =
+      viaLog &&
+      withIntents === undefined &&
+      timesFit(times.mtimeNs, times.ctimeNs) &&
+      plans.every((p) => spans.has(p) && patchedInPlace(p.old!));
     if (covered) this.env.commits.harmless(tx);
     else this.env.db.transaction(tx)();
     return covered;
@@ -266,12 +331,21 @@ export class ChunkWriter {
    * left past it are noted for recovery (store/meta/past-size.ts, DESIGN §5 prefix rule). A write made
    * of intents only commits nothing more unless the size grows or the caller adds to the commit.
    */
-  private commit(ino: number, fl: FileLayout, commits: Commit[], logged: boolean, sizeTo: number, alsoInCommit: (() => void) | undefined, times: CommitTimes | null): void {
+  private commit(
+    ino: number,
+    fl: FileLayout,
+    commits: Commit[],
+    logged: boolean,
+    sizeTo: number,
+    alsoInCommit: (() => void) | undefined,
+    times: CommitTimes | null,
+  ): void {
     if (commits.length === 0 && (!logged || (alsoInCommit === undefined && sizeTo <= this.sizeOf(ino)))) return;
     this.env.db.transaction(() => {
       // The layout may change only while a file holds no data (store/meta/xattrs.ts); a
       // change that raced this first write would leave shards under the old layout.
-      if (this.env.fileRows.layoutText(ino) !== fl.layout.text) throw new FsError('EBUSY', `inode ${ino} changed layout during a write`);
+      if (this.env.fileRows.layoutText(ino) !== fl.layout.text)
+        throw new FsError('EBUSY', `inode ${ino} changed layout during a write`);
       for (const c of commits) repoint(this.env, ino, fl, c);
       alsoInCommit?.(); // e.g. a small file's slice dropped with the chunks that now hold its bytes
       const sizeBytes = this.env.fileRows.grow(ino, sizeTo, times);
@@ -299,7 +373,16 @@ export class ChunkWriter {
   }
 
   /** Copy-on-write: old chunk bytes (as the file shows them, pending intents in) + the new ones, as a fresh version (DESIGN §5). */
-  private async cow(ino: number, fl: FileLayout, c: number, version: bigint, old: ChunkRef, offIn: number, bytes: Uint8Array, syncs?: WriteSyncs): Promise<Commit> {
+  private async cow(
+    ino: number,
+    fl: FileLayout,
+    c: number,
+    version: bigint,
+    old: ChunkRef,
+    offIn: number,
+    bytes: Uint8Array,
+    syncs?: WriteSyncs,
+  ): Promise<Commit> {
     const endIn = offIn + bytes.length;
     const content = Buffer.alloc(Math.max(old.logicalLenBytes, endIn));
     (await readChunk(this.env, old, 0, old.logicalLenBytes)).copy(content);
@@ -308,9 +391,22 @@ export class ChunkWriter {
   }
 
   /** Whole-shard write of a reserved, never-used version (committed by the caller). */
-  private async writeVersion(ino: number, fl: FileLayout, c: number, version: bigint, old: ChunkRef | null, content: Uint8Array, syncs?: WriteSyncs): Promise<Commit> {
+  private async writeVersion(
+    ino: number,
+    fl: FileLayout,
+    c: number,
+    version: bigint,
+    old: ChunkRef | null,
+    content: Uint8Array,
+    syncs?: WriteSyncs,
+  ): Promise<Commit> {
     assert(version > 0n, 'a whole-chunk write needs a reserved version');
-    const { failed, stored } = await writeWholeChunk(this.env, this.host.ref(ino, fl, c, version, content.length), content, syncs);
+    const { failed, stored } = await writeWholeChunk(
+      this.env,
+      this.host.ref(ino, fl, c, version, content.length),
+      content,
+      syncs,
+    );
     return { chunkIndex: c, version, logicalLenBytes: content.length, failed, stored, old };
   }
 }

@@ -29,7 +29,11 @@ export const DECODE_JOBS_MAX = 64;
  */
 export const ENCODES_IN_FLIGHT_MAX = DECODE_WORKERS_MAX;
 
-interface Pending { resolve: (encoded: Encoded | null) => void; reject: (err: Error) => void; site: ErrorSite }
+interface Pending {
+  resolve: (encoded: Encoded | null) => void;
+  reject: (err: Error) => void;
+  site: ErrorSite;
+}
 
 /** A buffer of the pool's (shared memory): a decode thread may use it. */
 function isShared(b: Buffer): boolean {
@@ -55,7 +59,12 @@ class DecodeThread {
     assert(p !== undefined, 'codec reply for a job in flight');
     this.pending.delete(r.jobId);
     if (r.error === null) p.resolve(r.encoded);
-    else p.reject(r.error.decrypt ? new DecryptError(p.site, r.error.segment) : new FormatError(r.error.field, r.error.detail, p.site));
+    else
+      p.reject(
+        r.error.decrypt
+          ? new DecryptError(p.site, r.error.segment)
+          : new FormatError(r.error.field, r.error.detail, p.site),
+      );
   }
   failAll(err: Error): void {
     for (const p of this.pending.values()) p.reject(err);
@@ -85,8 +94,23 @@ export class CodecPool {
    * before they are usable). Payloads and targets in shared memory (takePayload, takeRaw) go to a
    * worker when onWorker; both are the caller's again when this settles.
    */
-  decode(t: ChunkTransforms, flags: number, stored: Buffer, target: Buffer, id: ChunkIdentity, site: ErrorSite, onWorker: boolean): Promise<void> {
-    if (!onWorker || !isShared(stored) || !isShared(target) || stored.length < DECODE_INLINE_BELOW_BYTES || this.closed || this.jobs() >= DECODE_JOBS_MAX) {
+  decode(
+    t: ChunkTransforms,
+    flags: number,
+    stored: Buffer,
+    target: Buffer,
+    id: ChunkIdentity,
+    site: ErrorSite,
+    onWorker: boolean,
+  ): Promise<void> {
+    if (
+      !onWorker ||
+      !isShared(stored) ||
+      !isShared(target) ||
+      stored.length < DECODE_INLINE_BELOW_BYTES ||
+      this.closed ||
+      this.jobs() >= DECODE_JOBS_MAX
+    ) {
       try {
         decodePayloadInto(t, flags, stored, target, id, this.storeKey, site, (n) => this.inlineScratch(n));
         return Promise.resolve();
@@ -98,8 +122,15 @@ export class CodecPool {
     const thread = this.leastBusy();
     const jobId = this.nextJobId++;
     const job: DecodeJob = {
-      kind: 'decode', jobId, transforms: t, flags, stored: stored.buffer as SharedArrayBuffer, storedLenBytes: stored.length,
-      raw: target.buffer as SharedArrayBuffer, contentLenBytes: target.length, id,
+      kind: 'decode',
+      jobId,
+      transforms: t,
+      flags,
+      stored: stored.buffer as SharedArrayBuffer,
+      storedLenBytes: stored.length,
+      raw: target.buffer as SharedArrayBuffer,
+      contentLenBytes: target.length,
+      id,
     };
     return new Promise<void>((resolve, reject) => thread.post(job, { resolve: () => resolve(), reject, site }));
   }
@@ -110,8 +141,20 @@ export class CodecPool {
    * busy or closed). Resolves to the payload (flags 0: store content raw, no transform paid); the
    * content is copied into shared memory first, so the caller's buffer is never read off-thread.
    */
-  encode(t: ChunkTransforms, content: Uint8Array, id: ChunkIdentity, site: ErrorSite, alloc: (lengthBytes: number) => Buffer): Promise<EncodedPayload> | null {
-    if (content.length < DECODE_INLINE_BELOW_BYTES || this.closed || this.encodes >= Math.min(ENCODES_IN_FLIGHT_MAX, this.size) || this.jobs() >= DECODE_JOBS_MAX) return null;
+  encode(
+    t: ChunkTransforms,
+    content: Uint8Array,
+    id: ChunkIdentity,
+    site: ErrorSite,
+    alloc: (lengthBytes: number) => Buffer,
+  ): Promise<EncodedPayload> | null {
+    if (
+      content.length < DECODE_INLINE_BELOW_BYTES ||
+      this.closed ||
+      this.encodes >= Math.min(ENCODES_IN_FLIGHT_MAX, this.size) ||
+      this.jobs() >= DECODE_JOBS_MAX
+    )
+      return null;
     const capacityBytes = t.encryption === null ? content.length : segmentedLen(content.length);
     const raw = this.takeRaw(content.length);
     const out = alloc(capacityBytes);
@@ -123,17 +166,30 @@ export class CodecPool {
     this.encodes++;
     const thread = this.leastBusy();
     const job: EncodeJob = {
-      kind: 'encode', jobId: this.nextJobId++, transforms: t, raw: raw.buffer as SharedArrayBuffer, contentLenBytes: content.length,
-      out: out.buffer as SharedArrayBuffer, outCapacityBytes: capacityBytes, id,
+      kind: 'encode',
+      jobId: this.nextJobId++,
+      transforms: t,
+      raw: raw.buffer as SharedArrayBuffer,
+      contentLenBytes: content.length,
+      out: out.buffer as SharedArrayBuffer,
+      outCapacityBytes: capacityBytes,
+      id,
     };
-    return new Promise<Encoded | null>((resolve, reject) => thread.post(job, { resolve, reject, site })).then((e) => {
-      // Pair assertion with codec-worker.ts encode: a transformed payload fits out; flags 0 is raw.
-      assert(e !== null && e.storedLenBytes <= capacityBytes && (e.flags === 0) === (e.storedLenBytes === 0), 'codec encode reply fits its payload buffer');
-      return e.flags === 0 ? { stored: Buffer.from(content.buffer, content.byteOffset, content.byteLength), flags: 0 } : { stored: out.subarray(0, e.storedLenBytes), flags: e.flags };
-    }).finally(() => {
-      this.encodes--;
-      this.give(raw);
-    });
+    return new Promise<Encoded | null>((resolve, reject) => thread.post(job, { resolve, reject, site }))
+      .then((e) => {
+        // Pair assertion with codec-worker.ts encode: a transformed payload fits out; flags 0 is raw.
+        assert(
+          e !== null && e.storedLenBytes <= capacityBytes && (e.flags === 0) === (e.storedLenBytes === 0),
+          'codec encode reply fits its payload buffer',
+        );
+        return e.flags === 0
+          ? { stored: Buffer.from(content.buffer, content.byteOffset, content.byteLength), flags: 0 }
+          : { stored: out.subarray(0, e.storedLenBytes), flags: e.flags };
+      })
+      .finally(() => {
+        this.encodes--;
+        this.give(raw);
+      });
   }
 
   /** A buffer for a stored payload of lengthBytes (exactly), to decode(), then give(). */

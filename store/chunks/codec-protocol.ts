@@ -37,7 +37,10 @@ export interface EncodeJob {
 export type CodecJob = DecodeJob | EncodeJob;
 
 /** How an encode came out: flags 0 means no transform paid (stored raw, out unused). */
-export interface Encoded { storedLenBytes: number; flags: number }
+export interface Encoded {
+  storedLenBytes: number;
+  flags: number;
+}
 
 /** Done (raw holds the bytes; or out holds the encoded payload), or what the codec threw, to be rethrown with its site. */
 export type CodecReply =

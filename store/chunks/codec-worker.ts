@@ -11,8 +11,10 @@ import { DecryptError } from '../../src/chunk-cipher';
 import { FormatError, assert } from '../../src/errors';
 import { CodecJob, CodecReply, EncodeJob, Encoded } from './codec-protocol';
 
-const storeKey: Buffer | null = (workerData as { storeKey: Uint8Array | null }).storeKey === null
-  ? null : Buffer.from((workerData as { storeKey: Uint8Array }).storeKey);
+const storeKey: Buffer | null =
+  (workerData as { storeKey: Uint8Array | null }).storeKey === null
+    ? null
+    : Buffer.from((workerData as { storeKey: Uint8Array }).storeKey);
 
 let scratch = Buffer.alloc(0);
 function scratchOf(lengthBytes: number): Buffer {
@@ -41,12 +43,29 @@ function run(job: CodecJob): CodecReply {
   try {
     if (job.kind === 'encode') return { jobId: job.jobId, error: null, encoded: encode(job) };
     const stored = Buffer.from(job.stored, 0, job.storedLenBytes);
-    decodePayloadInto(job.transforms, job.flags, stored, Buffer.from(job.raw, 0, job.contentLenBytes), job.id, storeKey, {}, scratchOf);
+    decodePayloadInto(
+      job.transforms,
+      job.flags,
+      stored,
+      Buffer.from(job.raw, 0, job.contentLenBytes),
+      job.id,
+      storeKey,
+      {},
+      scratchOf,
+    );
     return { jobId: job.jobId, error: null, encoded: null };
   } catch (err) {
-    if (err instanceof DecryptError) return { jobId: job.jobId, error: { decrypt: true, field: err.field, detail: '', segment: err.segment } };
-    if (err instanceof FormatError) return { jobId: job.jobId, error: { decrypt: false, field: err.field, detail: err.message.slice(err.field.length + 2) } };
-    return { jobId: job.jobId, error: { decrypt: false, field: 'codec', detail: err instanceof Error ? err.message : String(err) } };
+    if (err instanceof DecryptError)
+      return { jobId: job.jobId, error: { decrypt: true, field: err.field, detail: '', segment: err.segment } };
+    if (err instanceof FormatError)
+      return {
+        jobId: job.jobId,
+        error: { decrypt: false, field: err.field, detail: err.message.slice(err.field.length + 2) },
+      };
+    return {
+      jobId: job.jobId,
+      error: { decrypt: false, field: 'codec', detail: err instanceof Error ? err.message : String(err) },
+    };
   }
 }
 

@@ -23,12 +23,17 @@ function km(ref: ChunkRef): { k: number; m: number } {
  * erasure block is full and its fragments are whole bitrot blocks, data shards are
  * views into the chunk (no copy) and parity is encoded per erasure block, into buffers from alloc.
  */
-export function encodeEcShards(ref: ChunkRef, content: Uint8Array, alloc: (lengthBytes: number) => Buffer = (n) => Buffer.allocUnsafe(n)): Payload[] {
+export function encodeEcShards(
+  ref: ChunkRef,
+  content: Uint8Array,
+  alloc: (lengthBytes: number) => Buffer = (n) => Buffer.allocUnsafe(n),
+): Payload[] {
   const { k, m } = km(ref);
   const g = ecGeometry(ref);
   const eb = g.ecBlockSizeBytes;
   const frag = eb / k;
-  const zeroCopy = Number.isInteger(frag) && frag % ref.fl.bitrotBlockBytes === 0 && content.length % eb === 0 && content.length > 0;
+  const zeroCopy =
+    Number.isInteger(frag) && frag % ref.fl.bitrotBlockBytes === 0 && content.length % eb === 0 && content.length > 0;
   if (!zeroCopy) {
     const data = splitChunk(g, content);
     const parity = rsCodec(k, m).encode(data);
@@ -43,7 +48,10 @@ export function encodeEcShards(ref: ChunkRef, content: Uint8Array, alloc: (lengt
   for (let e = 0; e < ebCount; e++) {
     const slices = Array.from({ length: k }, (_, i) => content.subarray(e * eb + i * frag, e * eb + (i + 1) * frag));
     slices.forEach((s, i) => data[i].push(s)); // spec §6: shard i holds fragment i of every erasure block
-    codec.encodeInto(slices, parity.map((p) => p.subarray(e * frag, (e + 1) * frag)));
+    codec.encodeInto(
+      slices,
+      parity.map((p) => p.subarray(e * frag, (e + 1) * frag)),
+    );
   }
   return [...data, ...parity];
 }
@@ -53,11 +61,20 @@ export function encodeEcShards(ref: ChunkRef, content: Uint8Array, alloc: (lengt
  * verify, skipping those in `bad` (which grows as more fail).
  */
 export async function reconstructRange(
-  env: ChunkEnv, ref: ChunkRef, start: number, end: number, wanted: number[], bad: Set<number>,
+  env: ChunkEnv,
+  ref: ChunkRef,
+  start: number,
+  end: number,
+  wanted: number[],
+  bad: Set<number>,
 ): Promise<Buffer[]> {
   const { k, m } = km(ref);
   const all = Array.from({ length: k + m }, (_, i) => i);
-  const candidates = readOrder(env, ref, all.filter((i) => !bad.has(i)));
+  const candidates = readOrder(
+    env,
+    ref,
+    all.filter((i) => !bad.has(i)),
+  );
   const have = new Map<number, Buffer>();
   let next = 0;
   for (let round = 0; round <= k + m && have.size < k; round++) {
@@ -65,17 +82,23 @@ export async function reconstructRange(
     next += batch.length;
     if (batch.length < k - have.size) {
       env.counters.bump('unrecoverable_reads');
-      throw new UnrecoverableError(`only ${have.size + batch.length} of the ${k} shards needed verify`, siteOf(ref), [...bad].sort((a, b) => a - b));
+      throw new UnrecoverableError(
+        `only ${have.size + batch.length} of the ${k} shards needed verify`,
+        siteOf(ref),
+        [...bad].sort((a, b) => a - b),
+      );
     }
-    await Promise.all(batch.map(async (i) => {
-      try {
-        have.set(i, await env.shards.readVerified(ref, i, start, end - start));
-        env.health.ok(ref.diskIds[i]);
-      } catch (err) {
-        noteShardFailure(env, ref, i, err);
-        bad.add(i);
-      }
-    }));
+    await Promise.all(
+      batch.map(async (i) => {
+        try {
+          have.set(i, await env.shards.readVerified(ref, i, start, end - start));
+          env.health.ok(ref.diskIds[i]);
+        } catch (err) {
+          noteShardFailure(env, ref, i, err);
+          bad.add(i);
+        }
+      }),
+    );
   }
   assert(have.size >= k, 'reconstruct: k shards gathered');
   const shards = all.map((i) => have.get(i) ?? null);
@@ -91,7 +114,15 @@ export async function reconstructRange(
  * fail are counted and queued for heal once, where the failure is seen, and only their range is
  * rebuilt from the others (DESIGN §6), which never reads a failed shard again.
  */
-export function readEcInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number, inline = true): Maybe<void> {
+export function readEcInto(
+  env: ChunkEnv,
+  ref: ChunkRef,
+  offsetBytes: number,
+  lengthBytes: number,
+  target: Buffer,
+  targetOffset: number,
+  inline = true,
+): Maybe<void> {
   assert(targetOffset >= 0 && targetOffset + lengthBytes <= target.length, 'readEcInto: target holds the range');
   if (lengthBytes === 0) return;
   const pieces = mapRange(ecGeometry(ref), offsetBytes, lengthBytes);
@@ -126,20 +157,35 @@ export function readEcInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, le
     }
     let read: Maybe<void>;
     try {
-      read = env.shards.readVerifiedWith(ref, shard, r.start, r.end - r.start, (bytes) => place(shard, r.start, bytes), oneAtOnce);
+      read = env.shards.readVerifiedWith(
+        ref,
+        shard,
+        r.start,
+        r.end - r.start,
+        (bytes) => place(shard, r.start, bytes),
+        oneAtOnce,
+      );
     } catch (err) {
       fail(shard, err);
       continue;
     }
     if (!isPromise(read)) env.health.ok(ref.diskIds[shard]);
-    else waiting.push(read.then(() => env.health.ok(ref.diskIds[shard]), (err: unknown) => fail(shard, err)));
+    else
+      waiting.push(
+        read.then(
+          () => env.health.ok(ref.diskIds[shard]),
+          (err: unknown) => fail(shard, err),
+        ),
+      );
   }
   const rebuild = (): Maybe<void> => {
     if (bad.size === 0) return;
     const failed = [...bad].sort((a, b) => a - b);
     const start = Math.min(...failed.map((s) => ranges.get(s)!.start));
     const end = Math.max(...failed.map((s) => ranges.get(s)!.end));
-    return reconstructRange(env, ref, start, end, failed, bad).then((rebuilt) => failed.forEach((s, i) => place(s, start, rebuilt[i])));
+    return reconstructRange(env, ref, start, end, failed, bad).then((rebuilt) =>
+      failed.forEach((s, i) => place(s, start, rebuilt[i])),
+    );
   };
   return waiting.length === 0 ? rebuild() : settledAll(waiting).then(rebuild);
 }
@@ -162,7 +208,14 @@ export async function readEcPayload(env: ChunkEnv, ref: ChunkRef, without?: numb
     return out;
   }
   const { k } = km(ref);
-  const data = await reconstructRange(env, ref, 0, shardDataLen(ref), Array.from({ length: k }, (_, i) => i), new Set([without]));
+  const data = await reconstructRange(
+    env,
+    ref,
+    0,
+    shardDataLen(ref),
+    Array.from({ length: k }, (_, i) => i),
+    new Set([without]),
+  );
   for (const p of mapRange(ecGeometry(ref), 0, out.length)) {
     data[p.dataShard].copy(out, p.chunkOffsetBytes, p.shardOffsetBytes, p.shardOffsetBytes + p.lengthBytes);
   }

@@ -46,7 +46,9 @@ function touchedBlocks(ref: ChunkRef, pending: readonly PendingIntent[]): number
  * so they may be read before the fold takes the inode's lock: writers are not held up meanwhile.
  */
 export async function readStoredBlocks(
-  env: ChunkEnv, ref: ChunkRef, pending: readonly PendingIntent[],
+  env: ChunkEnv,
+  ref: ChunkRef,
+  pending: readonly PendingIntent[],
 ): Promise<Map<number, Buffer>> {
   const bb = ref.fl.bitrotBlockBytes;
   const stored = new Map<number, Buffer>();
@@ -65,7 +67,10 @@ export async function readStoredBlocks(
  * stored, read before, or read now) with the intents over it in log order.
  */
 export async function foldRuns(
-  env: ChunkEnv, ref: ChunkRef, pending: readonly PendingIntent[], stored?: ReadonlyMap<number, Buffer>,
+  env: ChunkEnv,
+  ref: ChunkRef,
+  pending: readonly PendingIntent[],
+  stored?: ReadonlyMap<number, Buffer>,
 ): Promise<BlockRun[]> {
   const bb = ref.fl.bitrotBlockBytes;
   const blocks = new Map<number, Buffer>();

@@ -24,7 +24,10 @@ export const HASH_TABLE_CACHED_BYTES_MAX = 64 << 10;
 export type EntriesSource = { cached: Buffer } | { tableBytes: number; forgets: number } | null;
 
 export class HashTableCache {
-  private readonly tables = new LRUCache<string, Buffer>({ maxSize: HASH_TABLE_CACHE_BYTES_MAX, sizeCalculation: (b) => b.length });
+  private readonly tables = new LRUCache<string, Buffer>({
+    maxSize: HASH_TABLE_CACHE_BYTES_MAX,
+    sizeCalculation: (b) => b.length,
+  });
   /** Forgets so far: a read on the pool that overlapped one (a patch of its shard, say) keeps nothing. */
   private forgets = 0;
 
@@ -32,7 +35,10 @@ export class HashTableCache {
   source(path: string, blockCount: number, plan: SpanPlan): EntriesSource {
     const table = this.tables.get(path);
     if (table !== undefined) {
-      assert(table.length === blockCount * HASH_ENTRY_BYTES, `hash table cache: ${path} holds ${table.length} bytes, its layout ${blockCount} entries`);
+      assert(
+        table.length === blockCount * HASH_ENTRY_BYTES,
+        `hash table cache: ${path} holds ${table.length} bytes, its layout ${blockCount} entries`,
+      );
       return { cached: entriesOf(table, plan) };
     }
     const tableBytes = blockCount * HASH_ENTRY_BYTES;

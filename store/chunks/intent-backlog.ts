@@ -67,17 +67,33 @@ export class IntentBacklog {
   /** Applies (a chunk's patch or rewrite) that wrote intents: appliedIntents / appliedChunks is how well they gathered. */
   appliedChunks = 0;
 
-  get lengthIntents(): number { return this.count; }
-  get lengthBytes(): number { return this.bytes; }
+  get lengthIntents(): number {
+    return this.count;
+  }
+  get lengthBytes(): number {
+    return this.bytes;
+  }
 
   /** Told when an intent enters: read grants of its chunk end (fs/fuse/read-grants.ts). */
   onChange: () => void = () => undefined;
 
   /** offsetBytes: where the span starts in the chunk (an intent log record's: the bytes written); default its first block's start. */
-  add(i: Omit<PendingIntent, 'spanCrc' | 'offsetBytes' | 'loggedMs' | 'unflushed'> & { unflushed?: boolean; offsetBytes?: number }, bitrotBlockBytes: number): void {
+  add(
+    i: Omit<PendingIntent, 'spanCrc' | 'offsetBytes' | 'loggedMs' | 'unflushed'> & {
+      unflushed?: boolean;
+      offsetBytes?: number;
+    },
+    bitrotBlockBytes: number,
+  ): void {
     this.onChange();
     const offsetBytes = i.offsetBytes ?? i.firstBlock * bitrotBlockBytes;
-    const intent: PendingIntent = { ...i, offsetBytes, spanCrc: crc32c(i.span), loggedMs: Date.now(), unflushed: i.unflushed ?? false };
+    const intent: PendingIntent = {
+      ...i,
+      offsetBytes,
+      spanCrc: crc32c(i.span),
+      loggedMs: Date.now(),
+      unflushed: i.unflushed ?? false,
+    };
     let chunks = this.byIno.get(i.ino);
     if (chunks === undefined) this.byIno.set(i.ino, (chunks = new Map()));
     let list = chunks.get(i.chunkIndex);
@@ -86,7 +102,10 @@ export class IntentBacklog {
       this.chunkOrder.set(`${i.ino}/${i.chunkIndex}`, { ino: i.ino, chunkIndex: i.chunkIndex });
       if (i.inPlace) this.patched.add(`${i.ino}/${i.chunkIndex}`);
     }
-    assert(list.every((x) => x.version === i.version), 'every pending intent of a chunk names the same version');
+    assert(
+      list.every((x) => x.version === i.version),
+      'every pending intent of a chunk names the same version',
+    );
     list.push(intent);
     this.bytes += i.span.length;
     this.count++;
@@ -132,7 +151,12 @@ export class IntentBacklog {
    */
   *oldestFirst(): Generator<{ ino: number; chunkIndex: number; key: string; loggedMs: number }> {
     for (const [key, c] of this.chunkOrder) {
-      yield { ino: c.ino, chunkIndex: c.chunkIndex, key, loggedMs: this.byIno.get(c.ino)!.get(c.chunkIndex)![0].loggedMs };
+      yield {
+        ino: c.ino,
+        chunkIndex: c.chunkIndex,
+        key,
+        loggedMs: this.byIno.get(c.ino)!.get(c.chunkIndex)![0].loggedMs,
+      };
     }
   }
 
@@ -146,7 +170,10 @@ export class IntentBacklog {
    * are gone: the applier lets chunks that are rewritten whole gather up to a higher mark than patches.
    */
   belowMark(fraction: number, applyingBytes: number, applyingIntents: number): boolean {
-    return this.bytes - applyingBytes < BACKLOG_BYTES_MAX * fraction && this.count - applyingIntents < BACKLOG_INTENTS_MAX * fraction;
+    return (
+      this.bytes - applyingBytes < BACKLOG_BYTES_MAX * fraction &&
+      this.count - applyingIntents < BACKLOG_INTENTS_MAX * fraction
+    );
   }
 
   /** Chunks whose pending intents are patched in place (replica) now. */
@@ -187,7 +214,11 @@ export class IntentBacklog {
   rebase(ino: number, chunkIndex: number, version: bigint): void {
     const chunks = this.byIno.get(ino);
     const list = chunks?.get(chunkIndex);
-    if (chunks !== undefined && list !== undefined) chunks.set(chunkIndex, list.map((i) => ({ ...i, version })));
+    if (chunks !== undefined && list !== undefined)
+      chunks.set(
+        chunkIndex,
+        list.map((i) => ({ ...i, version })),
+      );
   }
 
   /** Every pending intent of a chunk goes (its version was replaced or dropped). */
@@ -233,7 +264,14 @@ export class IntentBacklog {
  * intent wins). A reader takes one snapshot for planning its reads and for this overlay: the
  * applier may drop the intents meanwhile, and their blocks were not read from the shards.
  */
-export function overlaySpans(pending: readonly PendingIntent[], version: bigint, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number): void {
+export function overlaySpans(
+  pending: readonly PendingIntent[],
+  version: bigint,
+  offsetBytes: number,
+  lengthBytes: number,
+  target: Buffer,
+  targetOffset: number,
+): void {
   const end = offsetBytes + lengthBytes;
   for (const i of pending) {
     if (i.version !== version) continue;
@@ -247,7 +285,12 @@ export function overlaySpans(pending: readonly PendingIntent[], version: bigint,
  * The parts of chunk range [offsetBytes, +lengthBytes) that no span of version in pending covers,
  * in order: only those are read from the shards (a span's blocks may be being patched right now).
  */
-export function uncoveredParts(pending: readonly PendingIntent[], version: bigint, offsetBytes: number, lengthBytes: number): Array<[number, number]> {
+export function uncoveredParts(
+  pending: readonly PendingIntent[],
+  version: bigint,
+  offsetBytes: number,
+  lengthBytes: number,
+): Array<[number, number]> {
   const end = offsetBytes + lengthBytes;
   // Only the spans that overlap the range are sorted: a chunk under fsync'd random writes holds
   // hundreds of pending intents, and sorting them all cost each read of it 28 us.

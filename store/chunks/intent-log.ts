@@ -10,7 +10,14 @@
 import * as nodePath from 'node:path';
 import { ChainPoint, walkChain } from '../../src/intent-chain';
 import {
-  LOG_BLOCK_BYTES, LogHeader, LogRecord, RECORD_FLAG_TIMES, alignUp, decodeLogHeader, encodeLogHeader, encodeRecord,
+  LOG_BLOCK_BYTES,
+  LogHeader,
+  LogRecord,
+  RECORD_FLAG_TIMES,
+  alignUp,
+  decodeLogHeader,
+  encodeLogHeader,
+  encodeRecord,
 } from '../../src/intent-record';
 import { assert } from '../../src/errors';
 import { ConfigError } from '../config';
@@ -33,7 +40,7 @@ const INLINE_SYNC_MS_MAX = 2;
 /** A commit that finds the log full looks again this often, this many times, before it fails (about 2 s). */
 const FULL_WAIT_MS = 20;
 const FULL_WAITS_MAX = 100;
-const MISSING_LOG = 'the intent log is missing but meta.db names it: restore the file (fsync\'d writes may be in it)';
+const MISSING_LOG = "the intent log is missing but meta.db names it: restore the file (fsync'd writes may be in it)";
 
 /** One write to log: exactly the bytes written to a chunk version. */
 export interface LoggedWrite {
@@ -86,8 +93,13 @@ export class IntentLog {
   onFull: () => void = () => undefined;
 
   private constructor(
-    readonly path: string, private readonly f: IoFile, private readonly header: LogHeader, private fileBytes: number,
-    private readonly tail: IntentLogTail, private readonly commits: CommitLog, start: ChainPoint,
+    readonly path: string,
+    private readonly f: IoFile,
+    private readonly header: LogHeader,
+    private fileBytes: number,
+    private readonly tail: IntentLogTail,
+    private readonly commits: CommitLog,
+    start: ChainPoint,
   ) {
     this.head = start;
     this.committedTail = start;
@@ -100,8 +112,14 @@ export class IntentLog {
    * read-only opener finds no log the metadata names.
    */
   static async open(
-    io: Io, storeDir: string, storeUuid: string, sizeBytes: number, tail: IntentLogTail, commits: CommitLog,
-    readOnly: boolean, log: (line: string) => void,
+    io: Io,
+    storeDir: string,
+    storeUuid: string,
+    sizeBytes: number,
+    tail: IntentLogTail,
+    commits: CommitLog,
+    readOnly: boolean,
+    log: (line: string) => void,
   ): Promise<Opened | null> {
     const path = nodePath.join(storeDir, INTENT_LOG_FILE);
     const boundId = tail.logId();
@@ -137,7 +155,12 @@ export class IntentLog {
   }
 
   private static async load(
-    f: IoFile, path: string, storeUuid: string, tail: IntentLogTail, commits: CommitLog, readOnly: boolean,
+    f: IoFile,
+    path: string,
+    storeUuid: string,
+    tail: IntentLogTail,
+    commits: CommitLog,
+    readOnly: boolean,
   ): Promise<Opened> {
     const fileBytes = await f.sizeBytes();
     const header = decodeLogHeader(await f.pread(LOG_BLOCK_BYTES, 0));
@@ -168,7 +191,12 @@ export class IntentLog {
 
   /** A new log file, durable, then named in the metadata (durable too) before any record goes in. */
   private static async create(
-    io: Io, storeDir: string, path: string, storeUuid: string, sizeBytes: number, tail: IntentLogTail,
+    io: Io,
+    storeDir: string,
+    path: string,
+    storeUuid: string,
+    sizeBytes: number,
+    tail: IntentLogTail,
     commits: CommitLog,
   ): Promise<IoFile> {
     const fits = sizeBytes % LOG_BLOCK_BYTES === 0 && sizeBytes >= 4 * COMMIT_BYTES_MAX;
@@ -320,9 +348,18 @@ export class IntentLog {
 
   private encode(w: LoggedWrite, seq: bigint): Buffer {
     return encodeRecord({
-      seq, logId: this.header.logId, epoch: this.header.epoch, flags: w.times === null ? 0 : RECORD_FLAG_TIMES,
-      ino: w.ino, chunkIndex: w.chunkIndex, version: w.version, offsetBytes: w.offsetBytes, lengthBytes: w.bytes.length,
-      mtimeNs: w.times?.mtimeNs ?? 0n, ctimeNs: w.times?.ctimeNs ?? 0n, payload: w.bytes,
+      seq,
+      logId: this.header.logId,
+      epoch: this.header.epoch,
+      flags: w.times === null ? 0 : RECORD_FLAG_TIMES,
+      ino: w.ino,
+      chunkIndex: w.chunkIndex,
+      version: w.version,
+      offsetBytes: w.offsetBytes,
+      lengthBytes: w.bytes.length,
+      mtimeNs: w.times?.mtimeNs ?? 0n,
+      ctimeNs: w.times?.ctimeNs ?? 0n,
+      payload: w.bytes,
     });
   }
 

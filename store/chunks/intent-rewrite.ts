@@ -32,7 +32,8 @@ export async function rewriteWithIntents(env: ChunkEnv, host: RewriteHost, ino: 
   if (pending.length === 0) return;
   const ids = new Set(pending.map((i) => i.id));
   if (ref === null || pending.some((i) => i.version !== ref.version)) return dropStale(env, host, ino, c, ids);
-  for (const i of pending) assert(crc32c(i.span) === i.spanCrc, `intent ${i.id} span changed in memory since it was logged`);
+  for (const i of pending)
+    assert(crc32c(i.span) === i.spanCrc, `intent ${i.id} span changed in memory since it was logged`);
   // A pooled buffer, given back once the shards are written: a fresh 4 MiB per rewrite cost the
   // mount's thread its page faults and GC (measured under fsync'd random writes to ec:4+2).
   const content = env.decoded.pool.takeRaw(ref.logicalLenBytes);
@@ -61,7 +62,15 @@ async function readStoredPieces(env: ChunkEnv, ref: ChunkRef, content: Buffer): 
 }
 
 /** The new version of content (the stored bytes with the snapshot's intents over them), reserved durably, written, committed. */
-async function writeVersion(env: ChunkEnv, host: RewriteHost, ino: number, c: number, ref: ChunkRef, ids: ReadonlySet<number>, content: Buffer): Promise<void> {
+async function writeVersion(
+  env: ChunkEnv,
+  host: RewriteHost,
+  ino: number,
+  c: number,
+  ref: ChunkRef,
+  ids: ReadonlySet<number>,
+  content: Buffer,
+): Promise<void> {
   const version = env.db.transaction(() => {
     const v = env.map.allocVersion(ino, c);
     env.reclaim.add(ino, c, v, ref.fl);
@@ -75,7 +84,8 @@ async function writeVersion(env: ChunkEnv, host: RewriteHost, ino: number, c: nu
       if (now === null || now.version !== ref.version) return; // replaced or dropped meanwhile: ours stays queued for reclaim
       // Log records name the version they were logged over and cannot be rebased: the rewrite is
       // made again from a snapshot that holds them (only a replica whose patch failed gets here).
-      if (env.backlog.of(ino, c).some((i) => !ids.has(i.id) && i.id < 0)) throw new Error('intent log records came during the rewrite: made again');
+      if (env.backlog.of(ino, c).some((i) => !ids.has(i.id) && i.id < 0))
+        throw new Error('intent log records came during the rewrite: made again');
       env.db.transaction(() => {
         env.map.setLive(ino, c, version, content.length, stored); // data first: its shards are durable
         env.reclaim.remove(ino, c, version);
@@ -103,5 +113,8 @@ function dropStale(env: ChunkEnv, host: RewriteHost, ino: number, c: number, ids
 /** The intents rows among ids go, in a harmless commit (replaying an applied intent is idempotent); log records are released by the backlog. */
 export function removeRows(env: ChunkEnv, ids: ReadonlySet<number>): void {
   const rows = [...ids].filter((id) => id > 0);
-  if (rows.length > 0) env.commits.harmless(() => { for (const id of rows) env.map.removeIntent(id); });
+  if (rows.length > 0)
+    env.commits.harmless(() => {
+      for (const id of rows) env.map.removeIntent(id);
+    });
 }

@@ -12,7 +12,11 @@ import { ChunkRef } from './chunk-ref';
 export const INTENT_SPAN_BYTES_MAX = 1 << 20;
 
 /** Block-aligned span [first*bb, min((last+1)*bb, L)) that a chunk range touches. */
-export function blockSpan(ref: ChunkRef, offsetBytes: number, lengthBytes: number): { first: number; last: number; start: number; end: number } {
+export function blockSpan(
+  ref: ChunkRef,
+  offsetBytes: number,
+  lengthBytes: number,
+): { first: number; last: number; start: number; end: number } {
   const bb = ref.fl.bitrotBlockBytes;
   const first = Math.floor(offsetBytes / bb);
   const last = Math.floor((offsetBytes + lengthBytes - 1) / bb);
@@ -21,12 +25,22 @@ export function blockSpan(ref: ChunkRef, offsetBytes: number, lengthBytes: numbe
 
 /** §8.2 steps 1-2: the span's current bytes (verified, with failover, one view) with data merged in. */
 /** inline: as for readChunkInto (a lone span may be read on this thread; several go to the pool together). */
-export async function mergedSpan(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, data: Uint8Array, inline: boolean): Promise<{ firstBlock: number; span: Buffer }> {
-  assert(data.length > 0 && offsetBytes + data.length <= ref.logicalLenBytes, 'a journaled span stays inside the chunk');
+export async function mergedSpan(
+  env: ChunkEnv,
+  ref: ChunkRef,
+  offsetBytes: number,
+  data: Uint8Array,
+  inline: boolean,
+): Promise<{ firstBlock: number; span: Buffer }> {
+  assert(
+    data.length > 0 && offsetBytes + data.length <= ref.logicalLenBytes,
+    'a journaled span stays inside the chunk',
+  );
   const s = blockSpan(ref, offsetBytes, data.length);
   const span = Buffer.allocUnsafe(s.end - s.start);
   // A span wholly overwritten needs no read (the common aligned write).
-  if (offsetBytes !== s.start || offsetBytes + data.length !== s.end) await readChunkInto(env, ref, s.start, s.end - s.start, span, 0, inline);
+  if (offsetBytes !== s.start || offsetBytes + data.length !== s.end)
+    await readChunkInto(env, ref, s.start, s.end - s.start, span, 0, inline);
   span.set(data, offsetBytes - s.start);
   return { firstBlock: s.first, span };
 }

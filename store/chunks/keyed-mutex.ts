@@ -34,7 +34,10 @@ export class KeyedMutex {
       entry.waiters--;
       if (entry.waiters === 0 && this.tails.get(key) === entry) this.tails.delete(key);
     });
-    entry.tail = done.then(() => undefined, () => undefined);
+    entry.tail = done.then(
+      () => undefined,
+      () => undefined,
+    );
     this.tails.set(key, entry);
     return done;
   }

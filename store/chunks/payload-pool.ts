@@ -24,21 +24,27 @@ export class PayloadPool {
       const len = this.free[i].byteLength;
       if (len >= lengthBytes && (best < 0 || len < this.free[best].byteLength)) best = i;
     }
-    const sab = best >= 0 ? this.free.splice(best, 1)[0]
-      : new SharedArrayBuffer(Math.ceil(Math.max(1, lengthBytes) / PAYLOAD_ROUND_BYTES) * PAYLOAD_ROUND_BYTES);
+    const sab =
+      best >= 0
+        ? this.free.splice(best, 1)[0]
+        : new SharedArrayBuffer(Math.ceil(Math.max(1, lengthBytes) / PAYLOAD_ROUND_BYTES) * PAYLOAD_ROUND_BYTES);
     return Buffer.from(sab, 0, lengthBytes);
   }
 
   /** A view from take() back; its buffer is kept while the pool has room (a larger one replaces the smallest). */
   give(view: Buffer): void {
     const sab = view.buffer as SharedArrayBuffer;
-    assert(sab instanceof SharedArrayBuffer && !this.free.includes(sab), 'payload pool: a buffer of the pool, given back once');
+    assert(
+      sab instanceof SharedArrayBuffer && !this.free.includes(sab),
+      'payload pool: a buffer of the pool, given back once',
+    );
     if (this.free.length < this.buffersMax) {
       this.free.push(sab);
       return;
     }
     let smallest = 0;
-    for (let i = 1; i < this.free.length; i++) if (this.free[i].byteLength < this.free[smallest].byteLength) smallest = i;
+    for (let i = 1; i < this.free.length; i++)
+      if (this.free[i].byteLength < this.free[smallest].byteLength) smallest = i;
     if (this.free[smallest].byteLength < sab.byteLength) this.free[smallest] = sab;
   }
 }

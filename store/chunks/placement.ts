@@ -25,11 +25,17 @@ export function placementScore(placementSeed: bigint, chunkIndex: bigint, diskId
 
 /** Disk id of shard 0..shardCount-1 for one chunk; all distinct. */
 export function placeChunk(
-  disks: readonly PlacementDisk[], placementSeed: bigint, clusterMapEpoch: number, chunkIndex: bigint, shardCount: number,
+  disks: readonly PlacementDisk[],
+  placementSeed: bigint,
+  clusterMapEpoch: number,
+  chunkIndex: bigint,
+  shardCount: number,
 ): number[] {
   const eligible = disks.filter((d) => d.epoch <= clusterMapEpoch);
   if (eligible.length < shardCount) {
-    throw new PlacementError(`layout needs ${shardCount} disks, only ${eligible.length} exist at cluster_map_epoch ${clusterMapEpoch}`);
+    throw new PlacementError(
+      `layout needs ${shardCount} disks, only ${eligible.length} exist at cluster_map_epoch ${clusterMapEpoch}`,
+    );
   }
   const scored = eligible.map((d) => ({ id: d.id, score: placementScore(placementSeed, chunkIndex, d.id) }));
   // Highest score first; equal scores (2^-64 odds) fall back to the lower id so the order is total.

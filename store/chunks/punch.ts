@@ -10,7 +10,10 @@ import { retireChunk } from './live-version';
 import { FsError } from '../fs-error';
 import { nowNs } from '../meta/meta';
 
-export interface ByteRange { offsetBytes: number; lengthBytes: number }
+export interface ByteRange {
+  offsetBytes: number;
+  lengthBytes: number;
+}
 
 /** What a punch needs of the file layer (store/file-io.ts): a chunk under its inode lock, and cache drops. */
 export interface ChunkLocks {
@@ -20,7 +23,13 @@ export interface ChunkLocks {
   settle(ino: number): Promise<void>;
 }
 
-export async function punchHole(env: ChunkEnv, files: ChunkLocks, ino: number, offsetBytes: number, lengthBytes: number): Promise<ByteRange[]> {
+export async function punchHole(
+  env: ChunkEnv,
+  files: ChunkLocks,
+  ino: number,
+  offsetBytes: number,
+  lengthBytes: number,
+): Promise<ByteRange[]> {
   const cs = env.fileRows.chunkSizeBytes(ino);
   if (cs === undefined) throw new FsError('EINVAL', `inode ${ino} is not a regular file`);
   const end = offsetBytes + lengthBytes;
@@ -29,7 +38,10 @@ export async function punchHole(env: ChunkEnv, files: ChunkLocks, ino: number, o
   if (last <= first) return lengthBytes > 0 ? [{ offsetBytes, lengthBytes }] : [];
   await files.settle(ino);
   // Only live chunks are visited (a punch over a huge sparse range costs its live chunks, not its length).
-  const live = env.map.live(ino, first).filter((r) => r.chunkIndex < last).map((r) => r.chunkIndex);
+  const live = env.map
+    .live(ino, first)
+    .filter((r) => r.chunkIndex < last)
+    .map((r) => r.chunkIndex);
   for (const c of live) {
     await files.withChunk(ino, c, async (ref) => {
       if (ref === null) return; // a hole already, or the file went meanwhile

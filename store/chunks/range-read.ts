@@ -13,10 +13,18 @@ export const CHUNKS_IN_FLIGHT_MAX = 8; // bounded concurrency per call: throughp
 
 /** File bytes [offsetBytes, endBytes) into target[targetOffset..]; liveRef(c) is chunk c's ref or null (hole). */
 export function readRangeInto(
-  env: ChunkEnv, chunkSizeBytes: number, offsetBytes: number, endBytes: number,
-  liveRef: (chunkIndex: number) => ChunkRef | null, target: Buffer, targetOffset: number,
+  env: ChunkEnv,
+  chunkSizeBytes: number,
+  offsetBytes: number,
+  endBytes: number,
+  liveRef: (chunkIndex: number) => ChunkRef | null,
+  target: Buffer,
+  targetOffset: number,
 ): Maybe<void> {
-  assert(offsetBytes <= endBytes && targetOffset >= 0 && targetOffset + (endBytes - offsetBytes) <= target.length, 'range read: target holds the range');
+  assert(
+    offsetBytes <= endBytes && targetOffset >= 0 && targetOffset + (endBytes - offsetBytes) <= target.length,
+    'range read: target holds the range',
+  );
   const cs = chunkSizeBytes;
   const indices: number[] = [];
   for (let c = Math.floor(offsetBytes / cs); c * cs < endBytes; c++) indices.push(c);
@@ -33,7 +41,9 @@ export function readRangeInto(
     if (ref !== null && b > lo) return readChunkInto(env, ref, lo, b - lo, target, at + lo, inline);
   };
   // The range's own chunks start first, then the read-ahead (it must not queue before them).
-  const r = inline ? readChunkPart(indices[0]) : boundedAll(indices, CHUNKS_IN_FLIGHT_MAX, async (c) => readChunkPart(c));
+  const r = inline
+    ? readChunkPart(indices[0])
+    : boundedAll(indices, CHUNKS_IN_FLIGHT_MAX, async (c) => readChunkPart(c));
   readAhead(env, cs, offsetBytes, endBytes, liveRef);
   return r;
 }
@@ -47,7 +57,13 @@ export const READAHEAD_CHUNKS = 4;
  * them decoded; random readers start none. Raw chunks need none (the kernel's
  * readahead asks for their ranges).
  */
-function readAhead(env: ChunkEnv, chunkSizeBytes: number, offsetBytes: number, endBytes: number, liveRef: (chunkIndex: number) => ChunkRef | null): void {
+function readAhead(
+  env: ChunkEnv,
+  chunkSizeBytes: number,
+  offsetBytes: number,
+  endBytes: number,
+  liveRef: (chunkIndex: number) => ChunkRef | null,
+): void {
   if (endBytes <= 0) return;
   const last = Math.floor((endBytes - 1) / chunkSizeBytes);
   const here = liveRef(last);

@@ -51,8 +51,16 @@ function grantShardOf(env: ChunkEnv, ref: ChunkRef, shardIndex: number, blockCou
   const src = env.shards.grantSource(ref, shardIndex);
   if (src === null) return null;
   // Pair assertion with the native side (read_grant.cc CheckSpec): one entry per block.
-  assert(src.table.length === blockCount * HASH_ENTRY_BYTES, `read grant: ${src.path} table of ${src.table.length} bytes for ${blockCount} blocks`);
-  const keyer = new ShardKeyer(env.shards.key, { fileId: ref.fileId, chunkIndex: BigInt(ref.chunkIndex), shardIndex, version: ref.version });
+  assert(
+    src.table.length === blockCount * HASH_ENTRY_BYTES,
+    `read grant: ${src.path} table of ${src.table.length} bytes for ${blockCount} blocks`,
+  );
+  const keyer = new ShardKeyer(env.shards.key, {
+    fileId: ref.fileId,
+    chunkIndex: BigInt(ref.chunkIndex),
+    shardIndex,
+    version: ref.version,
+  });
   return { path: src.path, key: Buffer.from(keyer.keyFor(0)), table: src.table };
 }
 
@@ -67,7 +75,16 @@ export function readGrantOf(env: ChunkEnv, ref: ChunkRef): ReadGrantInfo | null 
   const l = ref.fl.layout;
   let shards: Array<GrantShard | null>;
   if (l.kind === 'replica') {
-    const one = grantShardOf(env, ref, readOrder(env, ref, ref.diskIds.map((_, i) => i))[0], blockCount);
+    const one = grantShardOf(
+      env,
+      ref,
+      readOrder(
+        env,
+        ref,
+        ref.diskIds.map((_, i) => i),
+      )[0],
+      blockCount,
+    );
     if (one === null) return null;
     shards = [one];
   } else {
@@ -77,8 +94,15 @@ export function readGrantOf(env: ChunkEnv, ref: ChunkRef): ReadGrantInfo | null 
     if (shards.every((s) => s === null)) return null;
   }
   return {
-    chunkIndex: ref.chunkIndex, chunkSizeBytes: ref.fl.chunkSizeBytes, dataAtBytes: dataStartBytes(blockCount), blockBytes: bb,
-    shardDataLenBytes: dataLen, logicalLenBytes: ref.logicalLenBytes, payloadLenBytes: payloadLen(ref),
-    ec: l.kind === 'ec' ? { k: l.k, ecBlockSizeBytes: ref.fl.ecBlockSizeBytes } : null, shards, cipher,
+    chunkIndex: ref.chunkIndex,
+    chunkSizeBytes: ref.fl.chunkSizeBytes,
+    dataAtBytes: dataStartBytes(blockCount),
+    blockBytes: bb,
+    shardDataLenBytes: dataLen,
+    logicalLenBytes: ref.logicalLenBytes,
+    payloadLenBytes: payloadLen(ref),
+    ec: l.kind === 'ec' ? { k: l.k, ecBlockSizeBytes: ref.fl.ecBlockSizeBytes } : null,
+    shards,
+    cipher,
   };
 }

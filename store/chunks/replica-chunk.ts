@@ -18,10 +18,23 @@ import { Maybe, isPromise } from './maybe-async';
  * unverified bytes in the range until the next one overwrites it), for buffers no reader sees
  * until this resolves.
  */
-export function readReplicaInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number, inline = true, direct = false): Maybe<void> {
+export function readReplicaInto(
+  env: ChunkEnv,
+  ref: ChunkRef,
+  offsetBytes: number,
+  lengthBytes: number,
+  target: Buffer,
+  targetOffset: number,
+  inline = true,
+  direct = false,
+): Maybe<void> {
   assert(ref.fl.layout.kind === 'replica', 'replica read on a replica layout');
   assert(targetOffset >= 0 && targetOffset + lengthBytes <= target.length, 'replica read: target holds the range');
-  const order = readOrder(env, ref, ref.diskIds.map((_, i) => i));
+  const order = readOrder(
+    env,
+    ref,
+    ref.diskIds.map((_, i) => i),
+  );
   const failed: number[] = [];
   const why: string[] = [];
   const copy = (bytes: Buffer): void => {
@@ -51,21 +64,33 @@ export function readReplicaInto(env: ChunkEnv, ref: ChunkRef, offsetBytes: numbe
       }
       if (!isPromise(r)) return served(i);
       const next = k + 1;
-      return r.then(() => served(i), (err: unknown) => {
-        fail(i, err);
-        return tryFrom(next);
-      });
+      return r.then(
+        () => served(i),
+        (err: unknown) => {
+          fail(i, err);
+          return tryFrom(next);
+        },
+      );
     }
     env.counters.bump('unrecoverable_reads');
-    throw new UnrecoverableError(`no replica of [${offsetBytes}, +${lengthBytes}) verifies (shard ${why.join(', ')})`, siteOf(ref), failed);
+    throw new UnrecoverableError(
+      `no replica of [${offsetBytes}, +${lengthBytes}) verifies (shard ${why.join(', ')})`,
+      siteOf(ref),
+      failed,
+    );
   };
   return tryFrom(0);
 }
 
 /** The replicas that could not be patched; the caller rewrites the chunk copy-on-write instead. */
 export class RmwFailed extends Error {
-  constructor(readonly reason: unknown, readonly failedReplicas: number[]) {
-    super(`replica patch failed on replica(s) ${failedReplicas.join(',')}: ${reason instanceof Error ? reason.message : String(reason)}`);
+  constructor(
+    readonly reason: unknown,
+    readonly failedReplicas: number[],
+  ) {
+    super(
+      `replica patch failed on replica(s) ${failedReplicas.join(',')}: ${reason instanceof Error ? reason.message : String(reason)}`,
+    );
   }
 }
 
@@ -75,10 +100,15 @@ export class RmwFailed extends Error {
  * read it back and lay the log's bytes, exactly the bytes written, over it; the intent log holds
  * no whole blocks). Resolves when all are durable; else RmwFailed naming the ones that failed.
  */
-export async function patchReplicas(env: ChunkEnv, ref: ChunkRef, runs: ReadonlyArray<{ firstBlock: number; span: Uint8Array }>): Promise<void> {
+export async function patchReplicas(
+  env: ChunkEnv,
+  ref: ChunkRef,
+  runs: ReadonlyArray<{ firstBlock: number; span: Uint8Array }>,
+): Promise<void> {
   const patch = (i: number): Promise<void> => env.shards.patchBlocks(ref, i, runs);
   const first = await Promise.allSettled([patch(0)]);
-  const rest = first[0].status === 'fulfilled' ? await Promise.allSettled(ref.diskIds.slice(1).map((_, k) => patch(k + 1))) : [];
+  const rest =
+    first[0].status === 'fulfilled' ? await Promise.allSettled(ref.diskIds.slice(1).map((_, k) => patch(k + 1))) : [];
   const results = [...first, ...rest];
   const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [i] : []));
   if (first[0].status === 'rejected') for (let i = 1; i < ref.diskIds.length; i++) failed.push(i); // not tried: rewritten with the rest

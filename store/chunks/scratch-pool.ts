@@ -46,10 +46,15 @@ export class ScratchPool {
   private largeFreeBytes = 0;
 
   constructor(
-    readonly buffersMax = SCRATCH_BUFFERS_MAX, readonly bufferBytesMax = SCRATCH_BUFFER_BYTES_MAX,
-    readonly largeBytesMax = LARGE_BUFFER_BYTES_MAX, readonly largePoolBytesMax = LARGE_POOL_BYTES_MAX,
+    readonly buffersMax = SCRATCH_BUFFERS_MAX,
+    readonly bufferBytesMax = SCRATCH_BUFFER_BYTES_MAX,
+    readonly largeBytesMax = LARGE_BUFFER_BYTES_MAX,
+    readonly largePoolBytesMax = LARGE_POOL_BYTES_MAX,
   ) {
-    assert(buffersMax >= 0 && bufferBytesMax >= 0 && largeBytesMax >= 0 && largePoolBytesMax >= 0, 'scratch pool bounds are non-negative');
+    assert(
+      buffersMax >= 0 && bufferBytesMax >= 0 && largeBytesMax >= 0 && largePoolBytesMax >= 0,
+      'scratch pool bounds are non-negative',
+    );
   }
 
   /** Free buffers held (for tests and status). */
@@ -67,7 +72,10 @@ export class ScratchPool {
     assert(Number.isSafeInteger(minBytes) && minBytes >= 0, 'scratch: bad size');
     if (minBytes > this.bufferBytesMax) return this.takeLarge(minBytes);
     const best = bestFit(this.free, minBytes);
-    const buf = best >= 0 ? this.free.splice(best, 1)[0] : Buffer.allocUnsafeSlow(Math.min(pooledSize(minBytes), this.bufferBytesMax));
+    const buf =
+      best >= 0
+        ? this.free.splice(best, 1)[0]
+        : Buffer.allocUnsafeSlow(Math.min(pooledSize(minBytes), this.bufferBytesMax));
     assert(buf.length >= minBytes && !this.free.includes(buf), 'scratch: the buffer is big enough and no longer free');
     return buf;
   }

@@ -10,7 +10,14 @@ import { TAG_BYTES, deriveDataKey } from '../../src/chunk-cipher';
 import { FormatError, assert } from '../../src/errors';
 import { FLAG_ENCRYPTED } from '../../src/header';
 import {
-  SEG_HEADER_BYTES, SEGMENT_BYTES, SegmentLayout, isSegmented, openSegmentsInto, parseSegmentHeader, segmentPlainRange, segmentStoredOffset,
+  SEG_HEADER_BYTES,
+  SEGMENT_BYTES,
+  SegmentLayout,
+  isSegmented,
+  openSegmentsInto,
+  parseSegmentHeader,
+  segmentPlainRange,
+  segmentStoredOffset,
 } from '../../src/chunk-segments';
 import { ChunkEnv } from './chunk-env';
 import { ChunkRef, payloadLen, siteOf, versionKeyOf } from './chunk-ref';
@@ -71,12 +78,20 @@ export function segmentGrantOf(env: ChunkEnv, ref: ChunkRef): SegmentGrant | nul
   const key = versionKeyOf(ref);
   const l = env.decoded.segments.get(key);
   if (l === undefined || l === 'v1') return null;
-  const dataKey = env.decoded.segments.dataKey(key, () => deriveDataKey(env.storeKey!, { fileId: ref.fileId, chunkIndex: BigInt(ref.chunkIndex), version: ref.version }));
+  const dataKey = env.decoded.segments.dataKey(key, () =>
+    deriveDataKey(env.storeKey!, { fileId: ref.fileId, chunkIndex: BigInt(ref.chunkIndex), version: ref.version }),
+  );
   return { segmentBytes: l.segmentBytes, nonceBase: l.nonceBase, dataKey };
 }
 
 /** Verified stored payload bytes [offset, +length) into target, by layout (failover and reconstruction inside). */
-async function readStoredRange(env: ChunkEnv, ref: ChunkRef, offsetBytes: number, lengthBytes: number, target: Buffer): Promise<void> {
+async function readStoredRange(
+  env: ChunkEnv,
+  ref: ChunkRef,
+  offsetBytes: number,
+  lengthBytes: number,
+  target: Buffer,
+): Promise<void> {
   await (ref.fl.layout.kind === 'replica'
     ? readReplicaInto(env, ref, offsetBytes, lengthBytes, target, 0, true)
     : readEcInto(env, ref, offsetBytes, lengthBytes, target, 0, true));
@@ -91,7 +106,12 @@ async function layoutOf(env: ChunkEnv, ref: ChunkRef, key: string): Promise<Segm
   let l: SegmentLayout | 'v1' = 'v1';
   if (isSegmented(head)) {
     l = parseSegmentHeader(head, payloadLen(ref), siteOf(ref));
-    if (l.plainLenBytes !== ref.logicalLenBytes) throw new FormatError('aes256gcm', `v2 payload holds ${l.plainLenBytes} bytes, content_len is ${ref.logicalLenBytes}`, siteOf(ref));
+    if (l.plainLenBytes !== ref.logicalLenBytes)
+      throw new FormatError(
+        'aes256gcm',
+        `v2 payload holds ${l.plainLenBytes} bytes, content_len is ${ref.logicalLenBytes}`,
+        siteOf(ref),
+      );
   }
   env.decoded.segments.set(key, l);
   return l;
@@ -103,7 +123,15 @@ async function layoutOf(env: ChunkEnv, ref: ChunkRef, key: string): Promise<Segm
  * when a segment's tag fails (target's range zeroed): the caller decodes the chunk whole, which
  * fails over to other replicas or rebuilds the EC shard that is wrong.
  */
-export async function readSegmentsInto(env: ChunkEnv, ref: ChunkRef, key: string, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number): Promise<boolean> {
+export async function readSegmentsInto(
+  env: ChunkEnv,
+  ref: ChunkRef,
+  key: string,
+  offsetBytes: number,
+  lengthBytes: number,
+  target: Buffer,
+  targetOffset: number,
+): Promise<boolean> {
   assert(lengthBytes > 0 && offsetBytes + lengthBytes <= ref.logicalLenBytes, 'segment read inside the chunk content');
   const l = await layoutOf(env, ref, key);
   if (l === 'v1') return false;
@@ -118,8 +146,12 @@ export async function readSegmentsInto(env: ChunkEnv, ref: ChunkRef, key: string
     const stored = pooled.subarray(0, storedHi - storedLo);
     await readStoredRange(env, ref, storedLo, stored.length, stored);
     const whole = plainLo === offsetBytes && plainHi === offsetBytes + lengthBytes; // aligned: decrypt straight into target
-    const plain = whole ? target.subarray(targetOffset, targetOffset + lengthBytes) : Buffer.allocUnsafe(plainHi - plainLo);
-    const dataKey = env.decoded.segments.dataKey(key, () => deriveDataKey(env.storeKey!, { fileId: ref.fileId, chunkIndex: BigInt(ref.chunkIndex), version: ref.version }));
+    const plain = whole
+      ? target.subarray(targetOffset, targetOffset + lengthBytes)
+      : Buffer.allocUnsafe(plainHi - plainLo);
+    const dataKey = env.decoded.segments.dataKey(key, () =>
+      deriveDataKey(env.storeKey!, { fileId: ref.fileId, chunkIndex: BigInt(ref.chunkIndex), version: ref.version }),
+    );
     openSegmentsInto(dataKey, l, first, last, stored, plain, siteOf(ref));
     if (!whole) plain.copy(target, targetOffset, offsetBytes - plainLo, offsetBytes - plainLo + lengthBytes);
     return true;

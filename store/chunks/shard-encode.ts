@@ -14,14 +14,23 @@ import { errnoCode } from '../io/io';
  * buffer (spec §2: header | table | data | zero pad to 4 KiB). test/store/shard-store
  * checks the result equals encodeShard byte for byte.
  */
-export function encodeShardParts(params: ShardParams, payload: Payload, key: BitrotKey): { head: Buffer; dataStart: number; padBytes: number } {
+export function encodeShardParts(
+  params: ShardParams,
+  payload: Payload,
+  key: BitrotKey,
+): { head: Buffer; dataStart: number; padBytes: number } {
   const slices = Array.isArray(payload) ? payload : [payload];
   const length = payloadLength(payload);
   const header = shardHeaderFor(params, length);
   const dataStart = dataStartBytes(header.blockCount);
   const head = Buffer.alloc(dataStart); // zero: hash table padding (spec §4)
   encodeHeader(header).copy(head, 0);
-  const pos = { fileId: header.fileId, chunkIndex: header.chunkIndex, shardIndex: header.shardIndex, version: header.version };
+  const pos = {
+    fileId: header.fileId,
+    chunkIndex: header.chunkIndex,
+    shardIndex: header.shardIndex,
+    version: header.version,
+  };
   const bb = header.bitrotBlockBytes;
   let at = 0;
   for (const slice of slices) {

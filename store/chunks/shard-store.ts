@@ -36,9 +36,25 @@ const HEADER_CACHE_ENTRIES_MAX = 16_384;
 const FILE_PREFIXES_MAX = 16_384;
 /** Header fields that must equal the inode Layout's expectation (created time may differ). */
 export const CHECKED_FIELDS = [
-  'formatVersion', 'flags', 'fileId', 'chunkIndex', 'version', 'shardIndex', 'ecK', 'ecM', 'ecAlgo', 'csumAlgo',
-  'bitrotBlockBytes', 'shardDataLenBytes', 'chunkLogicalLenBytes', 'blockCount', 'ecBlockSizeBytes', 'placementSeed',
-  'clusterMapEpoch', 'chunkSizeBytes', 'contentLenBytes',
+  'formatVersion',
+  'flags',
+  'fileId',
+  'chunkIndex',
+  'version',
+  'shardIndex',
+  'ecK',
+  'ecM',
+  'ecAlgo',
+  'csumAlgo',
+  'bitrotBlockBytes',
+  'shardDataLenBytes',
+  'chunkLogicalLenBytes',
+  'blockCount',
+  'ecBlockSizeBytes',
+  'placementSeed',
+  'clusterMapEpoch',
+  'chunkSizeBytes',
+  'contentLenBytes',
 ] as const;
 
 /** The shard header disagrees with the inode Layout / chunk map (spec §1). */
@@ -66,7 +82,12 @@ export class ShardStore {
    */
   writeGate: () => void = () => undefined;
 
-  constructor(readonly io: Io, readonly key: BitrotKey, private readonly diskRoots: ReadonlyMap<number, string>, private readonly gate: DiskGate) {
+  constructor(
+    readonly io: Io,
+    readonly key: BitrotKey,
+    private readonly diskRoots: ReadonlyMap<number, string>,
+    private readonly gate: DiskGate,
+  ) {
     for (const [id, root] of diskRoots) this.pathRoots.set(id, nodePath.resolve(root).replace(/\/$/, ''));
   }
 
@@ -103,7 +124,11 @@ export class ShardStore {
   private async checkMarker(diskId: number): Promise<void> {
     const root = this.diskRoot(diskId);
     if (await this.io.exists(markerPath(root))) return;
-    const reason = offlineReason(diskId, root, `identity marker ${markerPath(root)} vanished while the store was open (device unmounted?); nothing is written there`);
+    const reason = offlineReason(
+      diskId,
+      root,
+      `identity marker ${markerPath(root)} vanished while the store was open (device unmounted?); nothing is written there`,
+    );
     this.gate.setUnavailable(diskId, reason);
     throw new DiskUnavailableError(diskId, reason);
   }
@@ -167,7 +192,10 @@ export class ShardStore {
     const want = this.expectedHeader(ref, shardIndex);
     for (const f of CHECKED_FIELDS) {
       if (h[f] !== want[f]) {
-        throw new HeaderMismatchError(f, `header has ${String(h[f])}, inode Layout expects ${String(want[f])}`, { ...siteOf(ref, shardIndex), path });
+        throw new HeaderMismatchError(f, `header has ${String(h[f])}, inode Layout expects ${String(want[f])}`, {
+          ...siteOf(ref, shardIndex),
+          path,
+        });
       }
     }
   }
@@ -194,7 +222,12 @@ export class ShardStore {
 
   /** The §9 span plan of a shard range; the layout gives the geometry (the header is cross-checked against it). */
   private spanOf(ref: ChunkRef, offsetBytes: number, lengthBytes: number, site: ErrorSite = {}): SpanPlan | null {
-    return spanPlan({ dataLenBytes: shardDataLen(ref), bitrotBlockBytes: ref.fl.bitrotBlockBytes }, offsetBytes, lengthBytes, site);
+    return spanPlan(
+      { dataLenBytes: shardDataLen(ref), bitrotBlockBytes: ref.fl.bitrotBlockBytes },
+      offsetBytes,
+      lengthBytes,
+      site,
+    );
   }
 
   /** A pooled scratch for a plan's hash entries alone, its data span read into direct (give the scratch back after). */
@@ -207,7 +240,11 @@ export class ShardStore {
   /** A pooled scratch for a plan, cut into its hash entries and its data span (give it back after). */
   private scratchFor(plan: SpanPlan): { scratch: Buffer; entries: Buffer; data: Buffer } {
     const scratch = this.scratch.take(plan.entriesLen + plan.dataLen);
-    return { scratch, entries: scratch.subarray(0, plan.entriesLen), data: scratch.subarray(plan.entriesLen, plan.entriesLen + plan.dataLen) };
+    return {
+      scratch,
+      entries: scratch.subarray(0, plan.entriesLen),
+      data: scratch.subarray(plan.entriesLen, plan.entriesLen + plan.dataLen),
+    };
   }
 
   /**
@@ -221,15 +258,24 @@ export class ShardStore {
    * inline false: always the pool, for a caller that issues several shard reads at once (their
    * device waits overlap there; inline they would queue one behind the other).
    */
-  readVerifiedWith(ref: ChunkRef, shardIndex: number, offsetBytes: number, lengthBytes: number, use: (bytes: Buffer) => void, inline = true): Maybe<void> {
+  readVerifiedWith(
+    ref: ChunkRef,
+    shardIndex: number,
+    offsetBytes: number,
+    lengthBytes: number,
+    use: (bytes: Buffer) => void,
+    inline = true,
+  ): Maybe<void> {
     const path = this.usablePath(ref, shardIndex);
     const site: ErrorSite = { ...siteOf(ref, shardIndex), path };
     // The layout gives the geometry; the header is cross-checked against the same layout.
     const plan = this.spanOf(ref, offsetBytes, lengthBytes, site);
     if (plan === null) return use(Buffer.alloc(0));
     const h = inline ? this.headers.get(path) : undefined;
-    const f = h !== undefined && plan.entriesLen + plan.dataLen <= INLINE_BYTES_MAX ? this.io.openNow?.(path) ?? null : null;
-    if (f === null || f.preadIntoNow === undefined) return this.readVerifiedPooled(ref, shardIndex, path, plan, site, use);
+    const f =
+      h !== undefined && plan.entriesLen + plan.dataLen <= INLINE_BYTES_MAX ? (this.io.openNow?.(path) ?? null) : null;
+    if (f === null || f.preadIntoNow === undefined)
+      return this.readVerifiedPooled(ref, shardIndex, path, plan, site, use);
     const src = this.tables.source(path, shardBlockCount(ref), plan);
     const { scratch, entries, data } = this.scratchFor(plan);
     try {
@@ -255,27 +301,56 @@ export class ShardStore {
    * read for decoding, store/chunks/chunk-transform.ts), which a failover overwrites or the caller
    * drops. Other ranges are read through the scratch and copied (readVerifiedWith).
    */
-  async readVerifiedInto(ref: ChunkRef, shardIndex: number, offsetBytes: number, lengthBytes: number, target: Buffer, targetOffset: number): Promise<void> {
-    assert(targetOffset >= 0 && targetOffset + lengthBytes <= target.length, 'readVerifiedInto: target holds the range');
+  async readVerifiedInto(
+    ref: ChunkRef,
+    shardIndex: number,
+    offsetBytes: number,
+    lengthBytes: number,
+    target: Buffer,
+    targetOffset: number,
+  ): Promise<void> {
+    assert(
+      targetOffset >= 0 && targetOffset + lengthBytes <= target.length,
+      'readVerifiedInto: target holds the range',
+    );
     const path = this.usablePath(ref, shardIndex);
     const site: ErrorSite = { ...siteOf(ref, shardIndex), path };
     const plan = this.spanOf(ref, offsetBytes, lengthBytes, site);
     if (plan === null) return;
     if (plan.skip !== 0 || plan.dataLen !== lengthBytes) {
-      await this.readVerifiedPooled(ref, shardIndex, path, plan, site, (bytes) => { bytes.copy(target, targetOffset); });
+      await this.readVerifiedPooled(ref, shardIndex, path, plan, site, (bytes) => {
+        bytes.copy(target, targetOffset);
+      });
       return;
     }
-    await this.readVerifiedPooled(ref, shardIndex, path, plan, site, () => undefined, target.subarray(targetOffset, targetOffset + lengthBytes));
+    await this.readVerifiedPooled(
+      ref,
+      shardIndex,
+      path,
+      plan,
+      site,
+      () => undefined,
+      target.subarray(targetOffset, targetOffset + lengthBytes),
+    );
   }
 
   /**
    * readVerifiedWith on the I/O pool: header, entries and data read together, all settled before the
    * scratch is reused. direct: the data span's buffer (exactly plan.dataLen), instead of the scratch.
    */
-  private readVerifiedPooled(ref: ChunkRef, shardIndex: number, path: string, plan: SpanPlan, site: ErrorSite, use: (bytes: Buffer) => void, direct?: Buffer): Promise<void> {
+  private readVerifiedPooled(
+    ref: ChunkRef,
+    shardIndex: number,
+    path: string,
+    plan: SpanPlan,
+    site: ErrorSite,
+    use: (bytes: Buffer) => void,
+    direct?: Buffer,
+  ): Promise<void> {
     return this.withShardFile(ref, shardIndex, path, async (f) => {
       const src = this.tables.source(path, shardBlockCount(ref), plan);
-      const { scratch, entries, data } = direct === undefined ? this.scratchFor(plan) : this.entriesScratchFor(plan, direct);
+      const { scratch, entries, data } =
+        direct === undefined ? this.scratchFor(plan) : this.entriesScratchFor(plan, direct);
       try {
         const [h, e, dataGot] = await settledAll<ShardHeader | ReadEntries | number>([
           this.header(ref, shardIndex, f, path),
@@ -303,7 +378,12 @@ export class ShardStore {
   }
 
   /** Open the shard for reading and run fn; on failure the header cache and descriptor are dropped. */
-  private async withShardFile<T>(ref: ChunkRef, shardIndex: number, path: string, fn: (f: IoFile) => Promise<T>): Promise<T> {
+  private async withShardFile<T>(
+    ref: ChunkRef,
+    shardIndex: number,
+    path: string,
+    fn: (f: IoFile) => Promise<T>,
+  ): Promise<T> {
     try {
       const f = await this.io.open(path, 'read');
       try {
@@ -343,7 +423,11 @@ export class ShardStore {
    * at its start) and their hash entries, then one fdatasync for all runs (the applier patches every
    * pending span of a chunk at once).
    */
-  async patchBlocks(ref: ChunkRef, shardIndex: number, runs: ReadonlyArray<{ firstBlock: number; span: Uint8Array }>): Promise<void> {
+  async patchBlocks(
+    ref: ChunkRef,
+    shardIndex: number,
+    runs: ReadonlyArray<{ firstBlock: number; span: Uint8Array }>,
+  ): Promise<void> {
     const bb = ref.fl.bitrotBlockBytes;
     const dataLen = shardDataLen(ref);
     const blockCount = Math.ceil(dataLen / bb);
@@ -355,7 +439,8 @@ export class ShardStore {
     this.writeGate();
     const f = await this.io.open(path, 'readwrite');
     try {
-      for (const { firstBlock, span } of runs) assert(firstBlock * bb + span.length <= dataLen, 'patch inside shard_data_len');
+      for (const { firstBlock, span } of runs)
+        assert(firstBlock * bb + span.length <= dataLen, 'patch inside shard_data_len');
       const entries = await this.patchedEntries(f, pos, { ...siteOf(ref, shardIndex), path }, bb, runs);
       // All runs' writes at once on the pool (recovery at the backlog bound patches ~128 runs per chunk).
       await Promise.all([
@@ -377,7 +462,13 @@ export class ShardStore {
    * patched at many places costs one table write per replica, not one per run (the applier patches
    * ~20 scattered blocks per chunk under fsync'd random writes).
    */
-  private async patchedEntries(f: IoFile, pos: BlockPosition, site: ErrorSite, bb: number, runs: ReadonlyArray<{ firstBlock: number; span: Uint8Array }>): Promise<Array<{ firstBlock: number; bytes: Buffer }>> {
+  private async patchedEntries(
+    f: IoFile,
+    pos: BlockPosition,
+    site: ErrorSite,
+    bb: number,
+    runs: ReadonlyArray<{ firstBlock: number; span: Uint8Array }>,
+  ): Promise<Array<{ firstBlock: number; bytes: Buffer }>> {
     const one = (r: { firstBlock: number; span: Uint8Array }): { firstBlock: number; bytes: Buffer } => {
       const bytes = Buffer.alloc(Math.ceil(r.span.length / bb) * HASH_ENTRY_BYTES);
       writeHashEntries(bytes, 0, this.key, pos, r.span, bb, r.firstBlock);
@@ -388,8 +479,10 @@ export class ShardStore {
     const end = Math.max(...runs.map((r) => r.firstBlock + Math.ceil(r.span.length / bb)));
     const bytes = Buffer.alloc((end - first) * HASH_ENTRY_BYTES);
     const got = await f.preadInto(bytes, 0, bytes.length, HEADER_BYTES + first * HASH_ENTRY_BYTES);
-    if (got !== bytes.length) throw new FormatError('hash_table', `too short for the entries of blocks ${first}..${end - 1}`, site);
-    for (const r of runs) writeHashEntries(bytes, (r.firstBlock - first) * HASH_ENTRY_BYTES, this.key, pos, r.span, bb, r.firstBlock);
+    if (got !== bytes.length)
+      throw new FormatError('hash_table', `too short for the entries of blocks ${first}..${end - 1}`, site);
+    for (const r of runs)
+      writeHashEntries(bytes, (r.firstBlock - first) * HASH_ENTRY_BYTES, this.key, pos, r.span, bb, r.firstBlock);
     return [{ firstBlock: first, bytes }];
   }
 
@@ -411,17 +504,22 @@ export class ShardStore {
    */
   async deleteChunk(ref: ShardSite, shardCount: number): Promise<number> {
     let failures = 0;
-    await Promise.all(Array.from({ length: shardCount }, async (_, i) => {
-      try {
-        await this.deleteShard(ref, i);
-        const chunkDir = nodePath.join(this.diskRoot(ref.diskIds[i]), chunkDirRelPath(ref.fileId, ref.version, BigInt(ref.chunkIndex)));
-        if (!(await this.removeEmptyDir(chunkDir))) await this.removeTemps(chunkDir);
-        this.durableDirs.delete(nodePath.dirname(chunkDir));
-        await this.removeEmptyDir(nodePath.dirname(chunkDir));
-      } catch {
-        failures++; // garbage is collected by recovery at the next open (DESIGN §5)
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: shardCount }, async (_, i) => {
+        try {
+          await this.deleteShard(ref, i);
+          const chunkDir = nodePath.join(
+            this.diskRoot(ref.diskIds[i]),
+            chunkDirRelPath(ref.fileId, ref.version, BigInt(ref.chunkIndex)),
+          );
+          if (!(await this.removeEmptyDir(chunkDir))) await this.removeTemps(chunkDir);
+          this.durableDirs.delete(nodePath.dirname(chunkDir));
+          await this.removeEmptyDir(nodePath.dirname(chunkDir));
+        } catch {
+          failures++; // garbage is collected by recovery at the next open (DESIGN §5)
+        }
+      }),
+    );
     return failures;
   }
 
@@ -484,7 +582,11 @@ function shardBlockCount(ref: ChunkRef): number {
 }
 
 /** A read's hash entries; table: the whole table read to be kept once the read verifies. */
-interface ReadEntries { entries: Buffer; table: Buffer | null; tableGot: number }
+interface ReadEntries {
+  entries: Buffer;
+  table: Buffer | null;
+  tableGot: number;
+}
 
 /** The plan's entries now (on the calling thread): cached, the whole table, or just the span's. */
 function readEntriesNow(f: IoFile, src: EntriesSource, scratch: Buffer, plan: SpanPlan): ReadEntries {
@@ -494,7 +596,11 @@ function readEntriesNow(f: IoFile, src: EntriesSource, scratch: Buffer, plan: Sp
     const tableGot = f.preadIntoNow!(table, 0, table.length, HEADER_BYTES);
     return { entries: entriesOf(table.subarray(0, tableGot), plan), table, tableGot };
   }
-  return { entries: scratch.subarray(0, f.preadIntoNow!(scratch, 0, plan.entriesLen, plan.entriesAt)), table: null, tableGot: 0 };
+  return {
+    entries: scratch.subarray(0, f.preadIntoNow!(scratch, 0, plan.entriesLen, plan.entriesAt)),
+    table: null,
+    tableGot: 0,
+  };
 }
 
 /** readEntriesNow on the I/O pool. */
@@ -505,5 +611,9 @@ async function readEntries(f: IoFile, src: EntriesSource, scratch: Buffer, plan:
     const tableGot = await f.preadInto(table, 0, table.length, HEADER_BYTES);
     return { entries: entriesOf(table.subarray(0, tableGot), plan), table, tableGot };
   }
-  return { entries: scratch.subarray(0, await f.preadInto(scratch, 0, plan.entriesLen, plan.entriesAt)), table: null, tableGot: 0 };
+  return {
+    entries: scratch.subarray(0, await f.preadInto(scratch, 0, plan.entriesLen, plan.entriesAt)),
+    table: null,
+    tableGot: 0,
+  };
 }

@@ -115,14 +115,24 @@ export class TxGroups {
   /** Told of every file a group's commit changed (cached file rows drop: a size may end lower than shown). */
   onCommitted: (ino: number) => void = () => undefined;
 
-  constructor(private readonly env: ChunkEnv, readonly dirtyBytesMax: number) {
+  constructor(
+    private readonly env: ChunkEnv,
+    readonly dirtyBytesMax: number,
+  ) {
     assert(dirtyBytesMax > 0, 'a group needs a positive dirty-byte bound');
     this.pastSize = new PastSize(env.db);
   }
 
   /** The open group takes a whole write whose shards are written (not flushed); its row is visible at once. */
-  add(ino: number, fl: FileLayout, diskIds: readonly number[], w: WholeWrite, syncs: WriteSyncs,
-    sizeBytes: number, bytes: number): void {
+  add(
+    ino: number,
+    fl: FileLayout,
+    diskIds: readonly number[],
+    w: WholeWrite,
+    syncs: WriteSyncs,
+    sizeBytes: number,
+    bytes: number,
+  ): void {
     const g = this.open;
     for (const d of syncs.dirs) g.dirs.add(d);
     g.afterDurable.push(...syncs.after);
@@ -214,11 +224,14 @@ export class TxGroups {
   start(intervalMs: number | null = GROUP_INTERVAL_MS): void {
     this.started = true;
     if (this.timer !== null || intervalMs === null) return;
-    this.timer = setInterval(() => {
-      if (this.open.files.size > 0 && Date.now() - this.open.firstWriteMs >= intervalMs) {
-        this.close().catch((err: Error) => this.lateErrors.push(err));
-      }
-    }, Math.max(1, Math.floor(intervalMs / 5)));
+    this.timer = setInterval(
+      () => {
+        if (this.open.files.size > 0 && Date.now() - this.open.firstWriteMs >= intervalMs) {
+          this.close().catch((err: Error) => this.lateErrors.push(err));
+        }
+      },
+      Math.max(1, Math.floor(intervalMs / 5)),
+    );
     this.timer.unref();
   }
 

@@ -42,4 +42,3 @@ export function tear(t: Tracked, random: () => number): Buffer {
   }
   return out;
 }
-

@@ -37,13 +37,32 @@ export const FAULTS_MAX = 64;
 export const FAULT_LATENCY_MS_MAX = 60_000;
 
 /** Operations that can run out of space; ENOSPC never hits a read, an unlink or a chmod. */
-const ALLOCATING_OPS: ReadonlySet<string> = new Set(['create', 'pwrite', 'write', 'mkdir', 'rename', 'link', 'ftruncate', 'fsync', 'fdatasync']);
+const ALLOCATING_OPS: ReadonlySet<string> = new Set([
+  'create',
+  'pwrite',
+  'write',
+  'mkdir',
+  'rename',
+  'link',
+  'ftruncate',
+  'fsync',
+  'fdatasync',
+]);
 
-const ERROR_CODE: Record<Exclude<FaultKind, 'latency'>, 'EIO' | 'ENOSPC' | 'ENODEV'> = { eio: 'EIO', enospc: 'ENOSPC', offline: 'ENODEV' };
+const ERROR_CODE: Record<Exclude<FaultKind, 'latency'>, 'EIO' | 'ENOSPC' | 'ENODEV'> = {
+  eio: 'EIO',
+  enospc: 'ENOSPC',
+  offline: 'ENODEV',
+};
 
 /** The error an injected fault makes an operation fail with; code is the errno name, like a Node system error. */
 export class InjectedFaultError extends ChunkfsError {
-  constructor(readonly code: 'EIO' | 'ENOSPC' | 'ENODEV', readonly faultId: number, op: string, diskId: number) {
+  constructor(
+    readonly code: 'EIO' | 'ENOSPC' | 'ENODEV',
+    readonly faultId: number,
+    op: string,
+    diskId: number,
+  ) {
     super(`${code}: injected fault #${faultId} on ${op}`, { diskId: String(diskId) });
   }
 }
@@ -51,7 +70,7 @@ export class InjectedFaultError extends ChunkfsError {
 export class FaultTableError extends ChunkfsError {}
 
 function under(root: string, path: string): boolean {
-  return path === root || (path.startsWith(root) && path.charCodeAt(root.length) === 47 /* '/' */);
+  return path === root || (path.startsWith(root) && path.charCodeAt(root.length) === 47) /* '/' */;
 }
 
 export class FaultTable {
@@ -64,9 +83,14 @@ export class FaultTable {
 
   add(spec: FaultSpec, nowMs = Date.now()): Fault {
     this.prune(nowMs);
-    if (this.faults.length >= FAULTS_MAX) throw new FaultTableError(`at most ${FAULTS_MAX} faults at once; clear some first`);
-    if (spec.count !== undefined && (!Number.isSafeInteger(spec.count) || spec.count < 1)) throw new FaultTableError(`count ${spec.count} must be a whole number >= 1`);
-    if (spec.kind === 'latency' && !(Number.isSafeInteger(spec.latencyMs) && spec.latencyMs! >= 1 && spec.latencyMs! <= FAULT_LATENCY_MS_MAX)) {
+    if (this.faults.length >= FAULTS_MAX)
+      throw new FaultTableError(`at most ${FAULTS_MAX} faults at once; clear some first`);
+    if (spec.count !== undefined && (!Number.isSafeInteger(spec.count) || spec.count < 1))
+      throw new FaultTableError(`count ${spec.count} must be a whole number >= 1`);
+    if (
+      spec.kind === 'latency' &&
+      !(Number.isSafeInteger(spec.latencyMs) && spec.latencyMs! >= 1 && spec.latencyMs! <= FAULT_LATENCY_MS_MAX)
+    ) {
       throw new FaultTableError(`latency must be 1..${FAULT_LATENCY_MS_MAX} ms`);
     }
     const fault: Fault = { ...spec, id: this.nextId++, addedMs: nowMs, hits: 0 };
@@ -79,8 +103,14 @@ export class FaultTable {
   /** Remove faults: one by id, every fault of a kind on a disk, or (no filter) all. Returns how many. */
   clear(filter: { id?: number; diskId?: number; kind?: FaultKind } = {}): number {
     const before = this.faults.length;
-    this.faults = this.faults.filter((f) => !((filter.id === undefined || f.id === filter.id) &&
-      (filter.diskId === undefined || f.diskId === filter.diskId) && (filter.kind === undefined || f.kind === filter.kind)));
+    this.faults = this.faults.filter(
+      (f) =>
+        !(
+          (filter.id === undefined || f.id === filter.id) &&
+          (filter.diskId === undefined || f.diskId === filter.diskId) &&
+          (filter.kind === undefined || f.kind === filter.kind)
+        ),
+    );
     this.armed = this.faults.length > 0;
     return before - this.faults.length;
   }
@@ -106,7 +136,10 @@ export class FaultTable {
   }
 
   private prune(nowMs: number): void {
-    const kept = this.faults.filter((f) => (f.durationMs === undefined || nowMs < f.addedMs + f.durationMs) && (f.count === undefined || f.hits < f.count));
+    const kept = this.faults.filter(
+      (f) =>
+        (f.durationMs === undefined || nowMs < f.addedMs + f.durationMs) && (f.count === undefined || f.hits < f.count),
+    );
     if (kept.length !== this.faults.length) this.faults = kept;
     this.armed = this.faults.length > 0;
   }
@@ -116,7 +149,13 @@ export class FaultTable {
    * counts the operation as a hit). ENOSPC only ever hits writes that allocate (ALLOCATING_OPS). offlineOnly: only 'offline' faults
    * apply (the small files' SyncIo: a disk's identity check must not eat an EIO fault's count).
    */
-  check(opClass: OpClass, op: string, path: string, nowMs = Date.now(), offlineOnly = false): { delayMs: number; error: InjectedFaultError | null } {
+  check(
+    opClass: OpClass,
+    op: string,
+    path: string,
+    nowMs = Date.now(),
+    offlineOnly = false,
+  ): { delayMs: number; error: InjectedFaultError | null } {
     let delayMs = 0;
     let error: InjectedFaultError | null = null;
     let spent = false;
@@ -125,8 +164,14 @@ export class FaultTable {
       if (offlineOnly && f.kind !== 'offline') continue;
       if (f.kind === 'enospc' && (opClass !== 'write' || !ALLOCATING_OPS.has(op))) continue;
       if (!under(f.root, path)) continue;
-      if (f.durationMs !== undefined && nowMs >= f.addedMs + f.durationMs) { spent = true; continue; }
-      if (f.count !== undefined && f.hits >= f.count) { spent = true; continue; }
+      if (f.durationMs !== undefined && nowMs >= f.addedMs + f.durationMs) {
+        spent = true;
+        continue;
+      }
+      if (f.count !== undefined && f.hits >= f.count) {
+        spent = true;
+        continue;
+      }
       if (f.kind === 'latency') {
         f.hits++;
         delayMs += f.latencyMs ?? 0;

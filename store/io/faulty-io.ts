@@ -19,10 +19,36 @@ import { Tracked, prng, tear } from './crash-model';
 import { FaultyFile } from './faulty-file';
 
 export type IoOp =
-  | 'open' | 'pread' | 'pwrite' | 'fsync' | 'fdatasync' | 'size' | 'truncate' | 'close'
-  | 'rename' | 'unlink' | 'rmdir' | 'mkdir' | 'readdir' | 'fsyncDir' | 'statfs' | 'exists' | 'stat' | 'chmod';
+  | 'open'
+  | 'pread'
+  | 'pwrite'
+  | 'fsync'
+  | 'fdatasync'
+  | 'size'
+  | 'truncate'
+  | 'close'
+  | 'rename'
+  | 'unlink'
+  | 'rmdir'
+  | 'mkdir'
+  | 'readdir'
+  | 'fsyncDir'
+  | 'statfs'
+  | 'exists'
+  | 'stat'
+  | 'chmod';
 
-const MUTATING: ReadonlySet<IoOp> = new Set<IoOp>(['pwrite', 'fsync', 'fdatasync', 'truncate', 'rename', 'unlink', 'rmdir', 'mkdir', 'fsyncDir']);
+const MUTATING: ReadonlySet<IoOp> = new Set<IoOp>([
+  'pwrite',
+  'fsync',
+  'fdatasync',
+  'truncate',
+  'rename',
+  'unlink',
+  'rmdir',
+  'mkdir',
+  'fsyncDir',
+]);
 /** The calls that change what a power loss leaves: the crash points of a power-loss sweep. */
 const SYNCS: ReadonlySet<IoOp> = new Set<IoOp>(['fsync', 'fdatasync', 'fsyncDir']);
 const TRACKED_FILES_MAX = 100_000;
@@ -39,7 +65,11 @@ export interface FaultRule {
 }
 
 export class InjectedIoError extends Error {
-  constructor(readonly code: string, op: IoOp, path: string) {
+  constructor(
+    readonly code: string,
+    op: IoOp,
+    path: string,
+  ) {
     super(`${code}: injected fault on ${op} ${path}`);
   }
 }
@@ -124,7 +154,10 @@ export class FaultyIo implements Io {
     if (MUTATING.has(op)) {
       this.mutations++;
       if (SYNCS.has(op)) this.syncs++;
-      if ((this.crashAtMutation > 0 && this.mutations >= this.crashAtMutation) || (this.crashAtSync > 0 && this.syncs >= this.crashAtSync)) {
+      if (
+        (this.crashAtMutation > 0 && this.mutations >= this.crashAtMutation) ||
+        (this.crashAtSync > 0 && this.syncs >= this.crashAtSync)
+      ) {
         this.crash({ torn: this.crashTorn, seed: this.crashSeed });
         throw new CrashedError(op);
       }
@@ -314,4 +347,3 @@ export class FaultyIo implements Io {
     this.markRestored();
   }
 }
-

@@ -21,7 +21,11 @@ async function gate(faults: FaultTable, opClass: OpClass, op: string, path: stri
 
 /** A file opened while a fault was set: every call passes the table. */
 class InjectFile implements IoFile {
-  constructor(private readonly f: IoFile, private readonly path: string, private readonly faults: FaultTable) {}
+  constructor(
+    private readonly f: IoFile,
+    private readonly path: string,
+    private readonly faults: FaultTable,
+  ) {}
   async pread(lengthBytes: number, positionBytes: number): Promise<Buffer> {
     await gate(this.faults, 'read', 'pread', this.path);
     return this.f.pread(lengthBytes, positionBytes);
@@ -57,18 +61,28 @@ class InjectFile implements IoFile {
 }
 
 export class InjectIo implements Io {
-  constructor(readonly inner: Io, readonly faults: FaultTable) {}
+  constructor(
+    readonly inner: Io,
+    readonly faults: FaultTable,
+  ) {}
 
   open(path: string, mode: OpenMode): Promise<IoFile> {
     return this.faults.armed ? this.openGated(path, mode) : this.inner.open(path, mode);
   }
   private async openGated(path: string, mode: OpenMode): Promise<IoFile> {
     // Opening an existing file writes nothing (its pwrites do); creating one does.
-    await gate(this.faults, mode === 'create-exclusive' ? 'write' : 'read', mode === 'create-exclusive' ? 'create' : 'open', path);
+    await gate(
+      this.faults,
+      mode === 'create-exclusive' ? 'write' : 'read',
+      mode === 'create-exclusive' ? 'create' : 'open',
+      path,
+    );
     return new InjectFile(await this.inner.open(path, mode), path, this.faults);
   }
   /** The synchronous fast path only while no fault is set: a faulty read must take the gated path. */
-  passThrough(): boolean { return !this.faults.armed && this.inner.passThrough?.() === true; }
+  passThrough(): boolean {
+    return !this.faults.armed && this.inner.passThrough?.() === true;
+  }
 
   openNow(path: string): IoFile | null {
     if (this.faults.armed || this.inner.openNow === undefined) return null;
@@ -81,34 +95,52 @@ export class InjectIo implements Io {
   }
   rename(from: string, to: string): Promise<void> {
     // The source decides: a rename within one disk (tmp -> shard) is that disk's operation.
-    return this.faults.armed ? this.gated('write', 'rename', from, () => this.inner.rename(from, to)) : this.inner.rename(from, to);
+    return this.faults.armed
+      ? this.gated('write', 'rename', from, () => this.inner.rename(from, to))
+      : this.inner.rename(from, to);
   }
   unlink(path: string): Promise<void> {
-    return this.faults.armed ? this.gated('write', 'unlink', path, () => this.inner.unlink(path)) : this.inner.unlink(path);
+    return this.faults.armed
+      ? this.gated('write', 'unlink', path, () => this.inner.unlink(path))
+      : this.inner.unlink(path);
   }
   rmdir(path: string): Promise<void> {
-    return this.faults.armed ? this.gated('write', 'rmdir', path, () => this.inner.rmdir(path)) : this.inner.rmdir(path);
+    return this.faults.armed
+      ? this.gated('write', 'rmdir', path, () => this.inner.rmdir(path))
+      : this.inner.rmdir(path);
   }
   mkdir(path: string): Promise<void> {
-    return this.faults.armed ? this.gated('write', 'mkdir', path, () => this.inner.mkdir(path)) : this.inner.mkdir(path);
+    return this.faults.armed
+      ? this.gated('write', 'mkdir', path, () => this.inner.mkdir(path))
+      : this.inner.mkdir(path);
   }
   stat(path: string): Promise<IoStat | null> {
     return this.faults.armed ? this.gated('read', 'stat', path, () => this.inner.stat(path)) : this.inner.stat(path);
   }
   chmod(path: string, mode: number): Promise<void> {
-    return this.faults.armed ? this.gated('write', 'chmod', path, () => this.inner.chmod(path, mode)) : this.inner.chmod(path, mode);
+    return this.faults.armed
+      ? this.gated('write', 'chmod', path, () => this.inner.chmod(path, mode))
+      : this.inner.chmod(path, mode);
   }
   readdir(path: string): Promise<string[]> {
-    return this.faults.armed ? this.gated('read', 'readdir', path, () => this.inner.readdir(path)) : this.inner.readdir(path);
+    return this.faults.armed
+      ? this.gated('read', 'readdir', path, () => this.inner.readdir(path))
+      : this.inner.readdir(path);
   }
   fsyncDir(path: string): Promise<void> {
-    return this.faults.armed ? this.gated('write', 'fsync', path, () => this.inner.fsyncDir(path)) : this.inner.fsyncDir(path);
+    return this.faults.armed
+      ? this.gated('write', 'fsync', path, () => this.inner.fsyncDir(path))
+      : this.inner.fsyncDir(path);
   }
   statfs(path: string): Promise<StatfsResult> {
-    return this.faults.armed ? this.gated('read', 'statfs', path, () => this.inner.statfs(path)) : this.inner.statfs(path);
+    return this.faults.armed
+      ? this.gated('read', 'statfs', path, () => this.inner.statfs(path))
+      : this.inner.statfs(path);
   }
   exists(path: string): Promise<boolean> {
-    return this.faults.armed ? this.gated('read', 'access', path, () => this.inner.exists(path)) : this.inner.exists(path);
+    return this.faults.armed
+      ? this.gated('read', 'access', path, () => this.inner.exists(path))
+      : this.inner.exists(path);
   }
   /** Cache upkeep, not a disk operation of the store's: never faulted. */
   revalidate(path: string): Promise<void> {
@@ -126,7 +158,10 @@ export class InjectIo implements Io {
  * shard I/O a user drives through the mount, and the calls here are synchronous.
  */
 export class InjectSyncIo implements SyncIo {
-  constructor(readonly inner: SyncIo, readonly faults: FaultTable) {}
+  constructor(
+    readonly inner: SyncIo,
+    readonly faults: FaultTable,
+  ) {}
 
   private check(opClass: OpClass, op: string, path: string): void {
     if (!this.faults.armed) return;

@@ -93,11 +93,19 @@ export class InlineGate {
       }
     }
     this.inFlight++;
-    return pooled().finally(() => { this.inFlight--; });
+    return pooled().finally(() => {
+      this.inFlight--;
+    });
   }
 }
 
-function preadIntoSync(fd: number, target: Buffer, targetOffset: number, lengthBytes: number, positionBytes: number): number {
+function preadIntoSync(
+  fd: number,
+  target: Buffer,
+  targetOffset: number,
+  lengthBytes: number,
+  positionBytes: number,
+): number {
   let done = 0;
   for (let loop = 0; loop < PREAD_LOOPS_MAX && done < lengthBytes; loop++) {
     const n = fs.readSync(fd, target, targetOffset + done, lengthBytes - done, positionBytes + done);
@@ -131,7 +139,13 @@ function fdCall(fn: (fd: number, cb: (err: NodeJS.ErrnoException | null) => void
   return new Promise((resolve, reject) => fn(fd, (err) => (err ? reject(err) : resolve())));
 }
 
-export async function preadIntoFd(fd: number, target: Buffer, targetOffset: number, lengthBytes: number, positionBytes: number): Promise<number> {
+export async function preadIntoFd(
+  fd: number,
+  target: Buffer,
+  targetOffset: number,
+  lengthBytes: number,
+  positionBytes: number,
+): Promise<number> {
   assert(lengthBytes >= 0 && positionBytes >= 0 && targetOffset + lengthBytes <= target.length, 'pread: bad range');
   let done = 0;
   for (let loop = 0; loop < PREAD_LOOPS_MAX && done < lengthBytes; loop++) {
@@ -163,11 +177,19 @@ export async function preadParallel(f: IoFile, lengthBytes: number, positionByte
 }
 
 /** preadParallel into target[targetOffset..]; returns the bytes read (short only at EOF). */
-export async function preadIntoParallel(f: IoFile, target: Buffer, targetOffset: number, lengthBytes: number, positionBytes: number): Promise<number> {
+export async function preadIntoParallel(
+  f: IoFile,
+  target: Buffer,
+  targetOffset: number,
+  lengthBytes: number,
+  positionBytes: number,
+): Promise<number> {
   if (lengthBytes <= PARALLEL_PIECE_BYTES) return f.preadInto(target, targetOffset, lengthBytes, positionBytes);
   const pieces: Promise<number>[] = [];
   for (let at = 0; at < lengthBytes; at += PARALLEL_PIECE_BYTES) {
-    pieces.push(f.preadInto(target, targetOffset + at, Math.min(PARALLEL_PIECE_BYTES, lengthBytes - at), positionBytes + at));
+    pieces.push(
+      f.preadInto(target, targetOffset + at, Math.min(PARALLEL_PIECE_BYTES, lengthBytes - at), positionBytes + at),
+    );
   }
   const got = await settledAll(pieces); // every piece done before the caller may reuse target
   // Short pieces only at EOF: the bytes read are the full pieces before the first short one.
@@ -199,7 +221,10 @@ export async function pwriteFd(fd: number, data: Uint8Array, positionBytes: numb
 class Descriptor {
   refs = 0;
   evicted = false;
-  constructor(readonly fd: number, readonly writable: boolean) {}
+  constructor(
+    readonly fd: number,
+    readonly writable: boolean,
+  ) {}
   release(): Promise<void> {
     this.refs--;
     assert(this.refs >= 0, 'descriptor released twice');
@@ -209,26 +234,39 @@ class Descriptor {
 
 class NodeFile implements IoFile {
   private closed = false;
-  constructor(private readonly d: Descriptor, private readonly gate: InlineGate) {}
+  constructor(
+    private readonly d: Descriptor,
+    private readonly gate: InlineGate,
+  ) {}
   pread(lengthBytes: number, positionBytes: number): Promise<Buffer> {
     const fd = this.d.fd;
-    const inline = lengthBytes <= INLINE_BYTES_MAX
-      ? () => {
-        const buf = Buffer.allocUnsafe(lengthBytes);
-        const done = preadIntoSync(fd, buf, 0, lengthBytes, positionBytes);
-        return done === lengthBytes ? buf : buf.subarray(0, done);
-      }
-      : null;
+    const inline =
+      lengthBytes <= INLINE_BYTES_MAX
+        ? () => {
+            const buf = Buffer.allocUnsafe(lengthBytes);
+            const done = preadIntoSync(fd, buf, 0, lengthBytes, positionBytes);
+            return done === lengthBytes ? buf : buf.subarray(0, done);
+          }
+        : null;
     return this.gate.run(inline, () => preadFd(fd, lengthBytes, positionBytes));
   }
   preadIntoNow(target: Buffer, targetOffset: number, lengthBytes: number, positionBytes: number): number {
-    assert(lengthBytes >= 0 && lengthBytes <= INLINE_BYTES_MAX && positionBytes >= 0 && targetOffset + lengthBytes <= target.length, 'pread now: bad range');
+    assert(
+      lengthBytes >= 0 &&
+        lengthBytes <= INLINE_BYTES_MAX &&
+        positionBytes >= 0 &&
+        targetOffset + lengthBytes <= target.length,
+      'pread now: bad range',
+    );
     return preadIntoSync(this.d.fd, target, targetOffset, lengthBytes, positionBytes);
   }
   preadInto(target: Buffer, targetOffset: number, lengthBytes: number, positionBytes: number): Promise<number> {
     assert(lengthBytes >= 0 && positionBytes >= 0 && targetOffset + lengthBytes <= target.length, 'pread: bad range');
     const fd = this.d.fd;
-    const inline = lengthBytes <= INLINE_BYTES_MAX ? () => preadIntoSync(fd, target, targetOffset, lengthBytes, positionBytes) : null;
+    const inline =
+      lengthBytes <= INLINE_BYTES_MAX
+        ? () => preadIntoSync(fd, target, targetOffset, lengthBytes, positionBytes)
+        : null;
     return this.gate.run(inline, () => preadIntoFd(fd, target, targetOffset, lengthBytes, positionBytes));
   }
   pwrite(data: Uint8Array, positionBytes: number): Promise<void> {
@@ -250,7 +288,9 @@ class NodeFile implements IoFile {
     return new Promise((resolve, reject) => fs.fstat(this.d.fd, (err, st) => (err ? reject(err) : resolve(st.size))));
   }
   truncate(lengthBytes: number): Promise<void> {
-    return new Promise((resolve, reject) => fs.ftruncate(this.d.fd, lengthBytes, (err) => (err ? reject(err) : resolve())));
+    return new Promise((resolve, reject) =>
+      fs.ftruncate(this.d.fd, lengthBytes, (err) => (err ? reject(err) : resolve())),
+    );
   }
   close(): Promise<void> {
     if (this.closed) return Promise.resolve();
@@ -264,7 +304,9 @@ function fdStat(fd: number): Promise<fs.Stats> {
 }
 
 function openFd(path: string, flags: string | number): Promise<number> {
-  return new Promise((resolve, reject) => fs.open(path, flags, PRIVATE_FILE_MODE, (err, fd) => (err ? reject(err) : resolve(fd))));
+  return new Promise((resolve, reject) =>
+    fs.open(path, flags, PRIVATE_FILE_MODE, (err, fd) => (err ? reject(err) : resolve(fd))),
+  );
 }
 
 export interface NodeIoOptions {
@@ -311,7 +353,9 @@ export class NodeIo implements Io {
     return new NodeFile(d, this.gate);
   }
 
-  passThrough(): boolean { return true; }
+  passThrough(): boolean {
+    return true;
+  }
 
   openNow(path: string): IoFile | null {
     if (!this.gate.enabled || this.gate.inFlight > 0) return null;

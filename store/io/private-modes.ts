@@ -17,7 +17,10 @@ export const LOOSE_LISTED_MAX = 100;
 export class ModeError extends ChunkfsError {
   readonly code = 'EACCES';
   /** path leads the message, so it is not repeated as a site suffix. */
-  constructor(readonly path: string, problem: string) {
+  constructor(
+    readonly path: string,
+    problem: string,
+  ) {
     super(`${path}: ${problem}`);
   }
 }
@@ -46,8 +49,11 @@ export function tightenStoreModes(io: SyncIo, paths: string[]): ModeChange[] {
     try {
       io.chmod(path, toBits);
     } catch (err) {
-      throw new ModeError(path, `group or others can access it (mode ${octal(st.permBits)}) and it cannot be made private: ` +
-        `${(err as Error).message}; run chmod go-rwx ${path} as its owner (uid ${st.uid})`);
+      throw new ModeError(
+        path,
+        `group or others can access it (mode ${octal(st.permBits)}) and it cannot be made private: ` +
+          `${(err as Error).message}; run chmod go-rwx ${path} as its owner (uid ${st.uid})`,
+      );
     }
     changes.push({ path, fromBits: st.permBits, toBits });
   }
@@ -56,7 +62,9 @@ export function tightenStoreModes(io: SyncIo, paths: string[]): ModeChange[] {
 
 /** The one log line for changes made at open. */
 export function describeModeChanges(dir: string, changes: ModeChange[]): string {
-  const list = changes.map((c) => `${nodePath.relative(dir, c.path) || '.'} ${octal(c.fromBits)}->${octal(c.toBits)}`).join(', ');
+  const list = changes
+    .map((c) => `${nodePath.relative(dir, c.path) || '.'} ${octal(c.fromBits)}->${octal(c.toBits)}`)
+    .join(', ');
   return `store ${dir} was readable or writable by other users; made ${changes.length} path(s) owner-only: ${list}`;
 }
 
@@ -66,8 +74,11 @@ export function refuseSharedDiskDir(io: SyncIo, root: string): void {
   if (st === null) return;
   if (st.kind !== 'dir') throw new ModeError(root, 'disk path is not a directory');
   if ((st.permBits & 0o022) !== 0) {
-    throw new ModeError(root, `disk directory is writable by group or others (mode ${octal(st.permBits)}); ` +
-      `use a directory only its owner can write (chmod go-w ${root}, or pick another)`);
+    throw new ModeError(
+      root,
+      `disk directory is writable by group or others (mode ${octal(st.permBits)}); ` +
+        `use a directory only its owner can write (chmod go-w ${root}, or pick another)`,
+    );
   }
 }
 

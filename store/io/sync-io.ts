@@ -64,7 +64,8 @@ function fsyncPath(path: string, flags: number): void {
 
 function writeAllSync(fd: number, data: Buffer): void {
   let done = 0;
-  for (let loop = 0; loop < 1024 && done < data.length; loop++) done += fs.writeSync(fd, data, done, data.length - done);
+  for (let loop = 0; loop < 1024 && done < data.length; loop++)
+    done += fs.writeSync(fd, data, done, data.length - done);
   assert(done === data.length, 'small file: short write');
 }
 
@@ -73,7 +74,8 @@ export class NodeSyncIo implements SyncIo {
     const fd = fs.openSync(path, 'r');
     try {
       const size = fs.fstatSync(fd).size;
-      if (size > SMALL_FILE_BYTES_MAX) throw new Error(`${path} is ${size} bytes, larger than any store file (${SMALL_FILE_BYTES_MAX})`);
+      if (size > SMALL_FILE_BYTES_MAX)
+        throw new Error(`${path} is ${size} bytes, larger than any store file (${SMALL_FILE_BYTES_MAX})`);
       const buf = Buffer.alloc(size);
       return buf.subarray(0, fs.readSync(fd, buf, 0, size, 0));
     } finally {

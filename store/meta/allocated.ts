@@ -23,18 +23,31 @@ import type { Preallocated } from './prealloc';
 export type SeekWhat = 'data' | 'hole';
 
 /** A byte range the mount holds in memory, not yet committed to the chunk map: [offsetBytes, endBytes). */
-export interface PendingRange { offsetBytes: number; endBytes: number }
+export interface PendingRange {
+  offsetBytes: number;
+  endBytes: number;
+}
 
 /** Chunks one answer may visit for pending ranges: a bound on the loop (1 GiB of 4 MiB chunks is 256). */
 const PENDING_CHUNKS_MAX = 1 << 20;
 
-interface FileRow { size: bigint; chunk_size: bigint; slice_container: bigint | null; slice_length: bigint | null }
+interface FileRow {
+  size: bigint;
+  chunk_size: bigint;
+  slice_container: bigint | null;
+  slice_length: bigint | null;
+}
 /** chunk index -> logical length after the pending bytes are stored. */
 type ChunkLengths = Map<number, number>;
 
 export class Allocated {
   private readonly s;
-  constructor(db: Db, private readonly map: ChunkMap, private readonly smallFileMaxBytes: number, private readonly prealloc: Preallocated) {
+  constructor(
+    db: Db,
+    private readonly map: ChunkMap,
+    private readonly smallFileMaxBytes: number,
+    private readonly prealloc: Preallocated,
+  ) {
     this.s = {
       sum: db.prepare('SELECT coalesce(sum(logical_len), 0) AS n FROM chunks WHERE ino = ? AND version > 0'),
       // Keyed by ino alone (the type checked by fileRow): PostgreSQL's row cache answers it (pg-row-cache.ts).
@@ -60,7 +73,8 @@ export class Allocated {
     const extra = this.prealloc.extra(ino, size, Number(f.chunk_size), this.needleAsChunk(f));
     if (this.wholeIsData(ino, f, pending, size)) return size + extra.beyondBytes;
     let n = this.liveBytes(ino) + this.needleAsChunk(f) + extra.insideBytes;
-    for (const [c, lengthBytes] of this.pendingChunks(f, pending)) n += Math.max(0, lengthBytes - this.heldLength(ino, f, c, size));
+    for (const [c, lengthBytes] of this.pendingChunks(f, pending))
+      n += Math.max(0, lengthBytes - this.heldLength(ino, f, c, size));
     return Math.min(size, n) + extra.beyondBytes; // chunks stored past the size are not the file's (DESIGN §5)
   }
 
@@ -93,7 +107,13 @@ export class Allocated {
    * of a hole) at or after it; the end of the file is a hole. null: none (ENXIO, as lseek(2) says
    * for an offset at or past the end, or no data after it).
    */
-  seek(ino: number, offsetBytes: number, sizeBytes: number, what: SeekWhat, pending: readonly PendingRange[] = []): number | null {
+  seek(
+    ino: number,
+    offsetBytes: number,
+    sizeBytes: number,
+    what: SeekWhat,
+    pending: readonly PendingRange[] = [],
+  ): number | null {
     if (offsetBytes < 0 || offsetBytes >= sizeBytes) return null;
     const f = this.fileRow(ino);
     if (f === undefined) return null;
@@ -136,7 +156,11 @@ export class Allocated {
     const out: ChunkLengths = new Map();
     let visited = 0;
     for (const r of pending) {
-      for (let c = Math.floor(r.offsetBytes / cs); c * cs < r.endBytes && visited < PENDING_CHUNKS_MAX; c++, visited++) {
+      for (
+        let c = Math.floor(r.offsetBytes / cs);
+        c * cs < r.endBytes && visited < PENDING_CHUNKS_MAX;
+        c++, visited++
+      ) {
         out.set(c, Math.max(out.get(c) ?? 0, Math.min(cs, r.endBytes - c * cs)));
       }
     }
@@ -144,7 +168,12 @@ export class Allocated {
   }
 
   /** [chunk index, logical length] of every chunk holding data from fromChunk on, stored, pending or allocated, ascending. */
-  private dataChunks(ino: number, f: FileRow, pending: readonly PendingRange[], fromChunk: number): Array<[number, number]> {
+  private dataChunks(
+    ino: number,
+    f: FileRow,
+    pending: readonly PendingRange[],
+    fromChunk: number,
+  ): Array<[number, number]> {
     const lengths: ChunkLengths = new Map();
     for (const r of this.map.live(ino, fromChunk)) lengths.set(r.chunkIndex, r.logicalLenBytes);
     const needle = this.needleAsChunk(f);
@@ -152,7 +181,8 @@ export class Allocated {
     for (const [c, lengthBytes] of this.pendingChunks(f, pending)) {
       if (c >= fromChunk) lengths.set(c, Math.max(lengths.get(c) ?? 0, lengthBytes));
     }
-    for (const [c, lengthBytes] of this.prealloc.from(ino, fromChunk)) lengths.set(c, Math.max(lengths.get(c) ?? 0, lengthBytes));
+    for (const [c, lengthBytes] of this.prealloc.from(ino, fromChunk))
+      lengths.set(c, Math.max(lengths.get(c) ?? 0, lengthBytes));
     return [...lengths].sort((a, b) => a[0] - b[0]);
   }
 }

@@ -11,7 +11,10 @@ import { ChunkfsError } from '../../src/errors';
  * How a transformed chunk version is stored (spec §3.1, DESIGN §10): its payload length
  * (chunk_logical_len) and flag bits 1, 2. null: stored raw (the payload is the content).
  */
-export interface StoredForm { lenBytes: number; flags: number }
+export interface StoredForm {
+  lenBytes: number;
+  flags: number;
+}
 
 export interface ChunkRow {
   chunkIndex: number;
@@ -20,7 +23,6 @@ export interface ChunkRow {
   maxVersion: bigint;
   stored: StoredForm | null;
 }
-
 
 export interface Intent {
   id: number;
@@ -57,8 +59,17 @@ const CACHED_INODES_MAX = 1024;
 const CACHED_ROWS_PER_INODE_MAX = 4096;
 
 function chunkOf(r: Row): ChunkRow {
-  const stored = r.stored_len === null || r.stored_len === undefined ? null : { lenBytes: Number(r.stored_len), flags: Number(r.stored_flags) };
-  return { chunkIndex: Number(r.chunk_index), version: BigInt(r.version), logicalLenBytes: Number(r.logical_len), maxVersion: BigInt(r.max_version), stored };
+  const stored =
+    r.stored_len === null || r.stored_len === undefined
+      ? null
+      : { lenBytes: Number(r.stored_len), flags: Number(r.stored_flags) };
+  return {
+    chunkIndex: Number(r.chunk_index),
+    version: BigInt(r.version),
+    logicalLenBytes: Number(r.logical_len),
+    maxVersion: BigInt(r.max_version),
+    stored,
+  };
 }
 
 /** Where an intent's record goes: the chunk version it was logged over and its first block. */
@@ -76,7 +87,8 @@ export class IntentRecordError extends ChunkfsError {
 
 /** span_sealed: the row's span is a sealed log record (schema v10); 0 (the default) for every row of older builds. */
 const SPAN_SEALED = 1;
-const INSERT_INTENT_SQL = 'INSERT INTO intents(ino, chunk_index, version, first_block, last_block, created_ns, span, ' +
+const INSERT_INTENT_SQL =
+  'INSERT INTO intents(ino, chunk_index, version, first_block, last_block, created_ns, span, ' +
   'span_sealed) VALUES (?, ?, ?, ?, ?, ?, ?, ?)';
 
 /** Rows and sizes a transaction group made live and has not committed yet (store/chunks/tx-group.ts, DESIGN §5). */
@@ -94,16 +106,27 @@ export class ChunkMap {
   private readonly s;
   private readonly rows = new LRUCache<number, Map<number, ChunkRow | null>>({ max: CACHED_INODES_MAX });
   /** records: seals the spans of chunks whose layout encrypts, and opens them (DESIGN §10 log records). */
-  constructor(readonly db: Db, private readonly records: LogRecordKeys) {
+  constructor(
+    readonly db: Db,
+    private readonly records: LogRecordKeys,
+  ) {
     this.s = {
       get: db.prepare('SELECT * FROM chunks WHERE ino = ? AND chunk_index = ?'),
       live: db.prepare('SELECT * FROM chunks WHERE ino = ? AND version > 0 ORDER BY chunk_index'),
-      liveFrom: db.prepare('SELECT * FROM chunks WHERE ino = ? AND version > 0 AND chunk_index >= ? ORDER BY chunk_index'),
+      liveFrom: db.prepare(
+        'SELECT * FROM chunks WHERE ino = ? AND version > 0 AND chunk_index >= ? ORDER BY chunk_index',
+      ),
       alloc: db.prepare(`INSERT INTO chunks(ino, chunk_index, version, logical_len, max_version) VALUES (?, ?, 0, 0, 1)
                          ON CONFLICT(ino, chunk_index) DO UPDATE SET max_version = chunks.max_version + 1 RETURNING max_version`),
-      set: db.prepare('UPDATE chunks SET version = ?, logical_len = ?, stored_len = ?, stored_flags = ? WHERE ino = ? AND chunk_index = ? AND max_version >= ?'),
-      retire: db.prepare('UPDATE chunks SET version = 0, logical_len = 0, stored_len = NULL, stored_flags = 0 WHERE ino = ? AND chunk_index = ?'),
-      storedCounts: db.prepare('SELECT stored_flags AS flags, count(*) AS n, sum(logical_len) AS raw, sum(stored_len) AS stored FROM chunks WHERE version > 0 AND stored_len IS NOT NULL GROUP BY stored_flags'),
+      set: db.prepare(
+        'UPDATE chunks SET version = ?, logical_len = ?, stored_len = ?, stored_flags = ? WHERE ino = ? AND chunk_index = ? AND max_version >= ?',
+      ),
+      retire: db.prepare(
+        'UPDATE chunks SET version = 0, logical_len = 0, stored_len = NULL, stored_flags = 0 WHERE ino = ? AND chunk_index = ?',
+      ),
+      storedCounts: db.prepare(
+        'SELECT stored_flags AS flags, count(*) AS n, sum(logical_len) AS raw, sum(stored_len) AS stored FROM chunks WHERE version > 0 AND stored_len IS NOT NULL GROUP BY stored_flags',
+      ),
       dropInode: db.prepare('DELETE FROM chunks WHERE ino = ?'),
       dropHealOf: db.prepare('DELETE FROM heal_queue WHERE ino = ?'),
       allLive: db.prepare('SELECT ino, chunk_index, version FROM chunks WHERE version > 0'),
@@ -116,16 +139,23 @@ export class ChunkMap {
       delIntent: db.prepare('DELETE FROM intents WHERE id = ?'),
       dropIntentsOfChunk: db.prepare('DELETE FROM intents WHERE ino = ? AND chunk_index = ?'),
       rebaseIntents: db.prepare('UPDATE intents SET version = ? WHERE ino = ? AND chunk_index = ?'),
-      sealedOfChunk: db.prepare('SELECT id, version, first_block, span FROM intents ' +
-        `WHERE ino = ? AND chunk_index = ? AND span_sealed = ${SPAN_SEALED}`),
+      sealedOfChunk: db.prepare(
+        'SELECT id, version, first_block, span FROM intents ' +
+          `WHERE ino = ? AND chunk_index = ? AND span_sealed = ${SPAN_SEALED}`,
+      ),
       reseal: db.prepare('UPDATE intents SET span = ? WHERE id = ?'),
       intents: db.prepare('SELECT * FROM intents ORDER BY id'),
       intentsOf: db.prepare('SELECT * FROM intents WHERE ino = ? ORDER BY id'),
       intentCount: db.prepare('SELECT count(*) AS n FROM intents'),
-      queue: db.prepare(`INSERT INTO heal_queue(ino, chunk_index, version, shard_index, reason, queued_ns) VALUES (?, ?, ?, ?, ?, ?)
+      queue:
+        db.prepare(`INSERT INTO heal_queue(ino, chunk_index, version, shard_index, reason, queued_ns) VALUES (?, ?, ?, ?, ?, ?)
                          ON CONFLICT DO NOTHING`),
-      unqueue: db.prepare('DELETE FROM heal_queue WHERE ino = ? AND chunk_index = ? AND version = ? AND shard_index = ?'),
-      attempt: db.prepare('UPDATE heal_queue SET attempts = attempts + 1 WHERE ino = ? AND chunk_index = ? AND version = ? AND shard_index = ?'),
+      unqueue: db.prepare(
+        'DELETE FROM heal_queue WHERE ino = ? AND chunk_index = ? AND version = ? AND shard_index = ?',
+      ),
+      attempt: db.prepare(
+        'UPDATE heal_queue SET attempts = attempts + 1 WHERE ino = ? AND chunk_index = ? AND version = ? AND shard_index = ?',
+      ),
       healBatch: db.prepare('SELECT * FROM heal_queue ORDER BY attempts, queued_ns LIMIT ?'),
       healCount: db.prepare('SELECT count(*) AS n FROM heal_queue'),
     };
@@ -198,10 +228,25 @@ export class ChunkMap {
     const r = this.s.alloc.get(ino, chunkIndex) as { max_version: bigint };
     return BigInt(r.max_version);
   }
-  setLive(ino: number, chunkIndex: number, version: bigint, logicalLenBytes: number, stored: StoredForm | null = null): void {
+  setLive(
+    ino: number,
+    chunkIndex: number,
+    version: bigint,
+    logicalLenBytes: number,
+    stored: StoredForm | null = null,
+  ): void {
     this.changed(ino);
-    const info = this.s.set.run(version, logicalLenBytes, stored?.lenBytes ?? null, stored?.flags ?? 0, ino, chunkIndex, version);
-    if (info.changes !== 1) throw new Error(`chunk map: version ${version} of ino ${ino} chunk ${chunkIndex} was never allocated`);
+    const info = this.s.set.run(
+      version,
+      logicalLenBytes,
+      stored?.lenBytes ?? null,
+      stored?.flags ?? 0,
+      ino,
+      chunkIndex,
+      version,
+    );
+    if (info.changes !== 1)
+      throw new Error(`chunk map: version ${version} of ino ${ino} chunk ${chunkIndex} was never allocated`);
   }
   retire(ino: number, chunkIndex: number): void {
     this.changed(ino);
@@ -215,7 +260,12 @@ export class ChunkMap {
   }
   /** Live transformed chunks by flag bits (status): count, raw and stored bytes. */
   storedCounts(): Array<{ flags: number; chunks: number; rawBytes: number; storedBytes: number }> {
-    return (this.s.storedCounts.all() as Row[]).map((r) => ({ flags: Number(r.flags), chunks: Number(r.n), rawBytes: Number(r.raw), storedBytes: Number(r.stored) }));
+    return (this.s.storedCounts.all() as Row[]).map((r) => ({
+      flags: Number(r.flags),
+      chunks: Number(r.n),
+      rawBytes: Number(r.raw),
+      storedBytes: Number(r.stored),
+    }));
   }
   /** Every live (ino, chunk, version), keyed "ino/chunk/version" (recovery garbage scan). */
   liveKeys(): Set<string> {
@@ -231,8 +281,13 @@ export class ChunkMap {
    * its bytes never reach the database, its WAL or its free pages in the clear.
    */
   addIntent(
-    ino: number, chunkIndex: number, version: bigint, firstBlock: number, lastBlock: number,
-    span: Buffer, sealed: boolean,
+    ino: number,
+    chunkIndex: number,
+    version: bigint,
+    firstBlock: number,
+    lastBlock: number,
+    span: Buffer,
+    sealed: boolean,
   ): () => number {
     this.onChange();
     const stored = sealed ? this.records.seal(positionOf(ino, chunkIndex, version, firstBlock), span) : span;
@@ -284,8 +339,12 @@ export class ChunkMap {
   }
   private intentOf(r: Row): Intent {
     const i: Intent = {
-      id: Number(r.id), ino: Number(r.ino), chunkIndex: Number(r.chunk_index), version: BigInt(r.version),
-      firstBlock: Number(r.first_block), lastBlock: Number(r.last_block),
+      id: Number(r.id),
+      ino: Number(r.ino),
+      chunkIndex: Number(r.chunk_index),
+      version: BigInt(r.version),
+      firstBlock: Number(r.first_block),
+      lastBlock: Number(r.last_block),
       span: (r.span as unknown as Buffer | null) ?? null,
     };
     if (i.span !== null && Number(r.span_sealed) === SPAN_SEALED) {
@@ -314,8 +373,12 @@ export class ChunkMap {
   }
   healBatch(limit: number): HealEntry[] {
     return (this.s.healBatch.all(Math.min(limit, HEAL_BATCH_MAX)) as Row[]).map((r) => ({
-      ino: Number(r.ino), chunkIndex: Number(r.chunk_index), version: BigInt(r.version), shardIndex: Number(r.shard_index),
-      reason: String(r.reason), attempts: Number(r.attempts),
+      ino: Number(r.ino),
+      chunkIndex: Number(r.chunk_index),
+      version: BigInt(r.version),
+      shardIndex: Number(r.shard_index),
+      reason: String(r.reason),
+      attempts: Number(r.attempts),
     }));
   }
   healQueueLength(): number {

@@ -35,7 +35,10 @@ export class CommitLog {
   /** The number (flushCount) of the last flush that succeeded: one that started as number n made every commit before its start durable. */
   lastFlushDone = 0;
 
-  constructor(private readonly db: Db, private readonly point: CommitPoint) {}
+  constructor(
+    private readonly db: Db,
+    private readonly point: CommitPoint,
+  ) {}
 
   private totalChanges(): bigint {
     return this.point.mark();
@@ -63,10 +66,12 @@ export class CommitLog {
     // Not started yet (see startFlush): it covers our commit.
     if (!this.syncStarted) return this.flushing;
     // The running flush may have started before our commit: share the next one.
-    this.queued ??= this.flushing.catch(() => undefined).then(() => {
-      this.queued = null;
-      return this.flushing ?? this.startFlush();
-    });
+    this.queued ??= this.flushing
+      .catch(() => undefined)
+      .then(() => {
+        this.queued = null;
+        return this.flushing ?? this.startFlush();
+      });
     return this.queued;
   }
 
@@ -82,14 +87,18 @@ export class CommitLog {
    */
   private startFlush(): Promise<void> {
     this.syncStarted = false;
-    this.flushing = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
-      this.syncStarted = true;
-      const upTo = this.totalChanges();
-      return this.syncWal().then(() => {
-        this.flushedChanges = upTo;
-        this.firstUnflushedMs = 0;
+    this.flushing = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => {
+        this.syncStarted = true;
+        const upTo = this.totalChanges();
+        return this.syncWal().then(() => {
+          this.flushedChanges = upTo;
+          this.firstUnflushedMs = 0;
+        });
+      })
+      .finally(() => {
+        this.flushing = null;
       });
-    }).finally(() => { this.flushing = null; });
     return this.flushing;
   }
 

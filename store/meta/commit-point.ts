@@ -24,7 +24,11 @@ export class SqliteWalCommitPoint implements CommitPoint {
   private lastSyncMs = 0;
   /** Reads the WAL back into the page cache when commits show it was dropped (wal-warmer.ts). */
   readonly warmer: WalWarmer;
-  constructor(db: SqliteDb, private readonly io: Io, private readonly walPath: string) {
+  constructor(
+    db: SqliteDb,
+    private readonly io: Io,
+    private readonly walPath: string,
+  ) {
     this.changes = db.native.prepare('SELECT total_changes() AS n');
     this.warmer = new WalWarmer(io, walPath);
     db.commitObserver = this.warmer.observe;

@@ -21,8 +21,13 @@ type Row = Record<string, bigint | string | null>;
 
 function rowOf(r: Row): ContainerRow {
   return {
-    id: Number(r.id), packClass: String(r.pack_class), state: r.state as ContainerState, usedBytes: Number(r.used_bytes),
-    deadBytes: Number(r.dead_bytes), capacityBytes: Number(r.capacity_bytes), sealedFrom: r.sealed_from === null ? null : Number(r.sealed_from),
+    id: Number(r.id),
+    packClass: String(r.pack_class),
+    state: r.state as ContainerState,
+    usedBytes: Number(r.used_bytes),
+    deadBytes: Number(r.dead_bytes),
+    capacityBytes: Number(r.capacity_bytes),
+    sealedFrom: r.sealed_from === null ? null : Number(r.sealed_from),
   };
 }
 
@@ -33,7 +38,9 @@ export class Containers {
     this.s = {
       get: db.prepare('SELECT * FROM containers WHERE id = ?'),
       open: db.prepare(`SELECT * FROM containers WHERE pack_class = ? AND state = 'open' ORDER BY id LIMIT 1`),
-      insert: db.prepare('INSERT INTO containers(id, pack_class, state, used_bytes, dead_bytes, capacity_bytes, sealed_from) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      insert: db.prepare(
+        'INSERT INTO containers(id, pack_class, state, used_bytes, dead_bytes, capacity_bytes, sealed_from) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      ),
       used: db.prepare('UPDATE containers SET used_bytes = ?, dead_bytes = dead_bytes + ? WHERE id = ?'),
       dead: db.prepare('UPDATE containers SET dead_bytes = dead_bytes + ? WHERE id = ?'),
       state: db.prepare('UPDATE containers SET state = ? WHERE id = ?'),
@@ -58,7 +65,15 @@ export class Containers {
     return r === undefined ? null : rowOf(r);
   }
   add(row: ContainerRow): void {
-    this.s.insert.run(row.id, row.packClass, row.state, row.usedBytes, row.deadBytes, row.capacityBytes, row.sealedFrom);
+    this.s.insert.run(
+      row.id,
+      row.packClass,
+      row.state,
+      row.usedBytes,
+      row.deadBytes,
+      row.capacityBytes,
+      row.sealedFrom,
+    );
   }
   /** An append committed: the new append offset; gapBytes (chunk-boundary padding, DESIGN §3) are dead at once. */
   setUsed(id: number, usedBytes: number, gapBytes: number): void {

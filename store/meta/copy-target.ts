@@ -10,7 +10,10 @@ import { connectPg } from './pg-open';
 import { META_TABLES, storeTablesIn } from './meta-tables';
 import { MetaCopyError, TableRows } from './table-copy';
 
-export interface CopyResult { tables: TableRows[]; rows: number }
+export interface CopyResult {
+  tables: TableRows[];
+  rows: number;
+}
 /** Copy and verify into target (inside the transaction this file opens). */
 export type CopyStep = (target: Db) => CopyResult;
 
@@ -22,9 +25,15 @@ function openPgTarget(meta: MetaTarget): Db {
   const present = storeTablesIn(db).filter((n) => known.has(n));
   if (version > 0 || present.length > 0) {
     db.close();
-    const holds = version > 0 ? `chunkfs metadata (schema version ${version}: another store's, or a copy made already)` : `chunkfs tables (${present.join(', ')})`;
-    throw new ConfigError(redactedUrl(meta.url), `the database already holds ${holds}; meta copy needs an empty database: ` +
-      'name a new one (createdb), or empty this one (DROP SCHEMA public CASCADE; CREATE SCHEMA public) if nothing needs it; nothing was changed');
+    const holds =
+      version > 0
+        ? `chunkfs metadata (schema version ${version}: another store's, or a copy made already)`
+        : `chunkfs tables (${present.join(', ')})`;
+    throw new ConfigError(
+      redactedUrl(meta.url),
+      `the database already holds ${holds}; meta copy needs an empty database: ` +
+        'name a new one (createdb), or empty this one (DROP SCHEMA public CASCADE; CREATE SCHEMA public) if nothing needs it; nothing was changed',
+    );
   }
   return db;
 }
@@ -66,7 +75,8 @@ export function copyIntoSqlite(file: string, step: CopyStep, storeUuid: string):
     db.native.pragma('synchronous = FULL');
     const result = db.transaction(() => step(db))();
     const mode = String(db.native.pragma('journal_mode = DELETE', { simple: true }));
-    if (mode !== 'delete') throw new ChunkfsError(`${file}: could not leave WAL mode (journal_mode ${mode})`, { path: file });
+    if (mode !== 'delete')
+      throw new ChunkfsError(`${file}: could not leave WAL mode (journal_mode ${mode})`, { path: file });
     return result;
   } finally {
     db.close();

@@ -5,8 +5,18 @@
 import { Db } from './meta';
 
 export const COUNTER_NAMES = [
-  'bitrot_errors', 'missing_shards', 'header_mismatches', 'io_errors', 'failovers', 'reconstructions',
-  'heals', 'heal_failures', 'unrecoverable_reads', 'intents_resolved', 'degraded_writes', 'needle_mismatches',
+  'bitrot_errors',
+  'missing_shards',
+  'header_mismatches',
+  'io_errors',
+  'failovers',
+  'reconstructions',
+  'heals',
+  'heal_failures',
+  'unrecoverable_reads',
+  'intents_resolved',
+  'degraded_writes',
+  'needle_mismatches',
   'reads_served_around',
 ] as const;
 /** Batched counts reach the database at most this often (and at close). */
@@ -19,7 +29,9 @@ export class Counters {
   private readonly bumpStmt;
   private readonly allStmt;
   constructor(db: Db) {
-    this.bumpStmt = db.prepare('INSERT INTO counters(name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = counters.value + excluded.value');
+    this.bumpStmt = db.prepare(
+      'INSERT INTO counters(name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = counters.value + excluded.value',
+    );
     this.allStmt = db.prepare('SELECT name, value FROM counters');
   }
   private readonly pending = new Map<CounterName, number>();

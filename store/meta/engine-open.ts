@@ -44,16 +44,25 @@ export function checkNewMeta(target: MetaTarget | undefined): void {
   }
   const url = redactedUrl(target.url);
   if (where.schema === null) {
-    throw new ConfigError(url, `database ${where.db} has no schema in the search_path to create tables in; create one or set search_path`);
+    throw new ConfigError(
+      url,
+      `database ${where.db} has no schema in the search_path to create tables in; create one or set search_path`,
+    );
   }
   if (version > 0) {
-    throw new ConfigError(url, `database ${where.db} already holds chunkfs metadata (schema version ${version}); ` +
-      'make a new store on an empty database');
+    throw new ConfigError(
+      url,
+      `database ${where.db} already holds chunkfs metadata (schema version ${version}); ` +
+        'make a new store on an empty database',
+    );
   }
   if (names.length > 0) {
     const more = names.length > LISTED_RELATIONS_MAX ? ` and ${names.length - LISTED_RELATIONS_MAX} more` : '';
-    throw new ConfigError(url, `database ${where.db} holds tables ${names.slice(0, LISTED_RELATIONS_MAX).join(', ')}${more} ` +
-      `(schema ${where.schema}): make a new store on an empty database`);
+    throw new ConfigError(
+      url,
+      `database ${where.db} holds tables ${names.slice(0, LISTED_RELATIONS_MAX).join(', ')}${more} ` +
+        `(schema ${where.schema}): make a new store on an empty database`,
+    );
   }
 }
 
@@ -71,8 +80,15 @@ export function createMeta(metaPath: string, target: MetaTarget | undefined, sto
  * check, before anything changes, that it is this store's: storeUuid is the config's (DESIGN §4
  * "Identity"). follower: a session that refuses writes. A read-write opener then calls upgradeStoreMeta.
  */
-export function openStoreMeta(metaPath: string, target: MetaTarget | undefined, readOnly: boolean, syncIo: SyncIo,
-  log: (line: string) => void, storeUuid: string | undefined, follower = false): Db {
+export function openStoreMeta(
+  metaPath: string,
+  target: MetaTarget | undefined,
+  readOnly: boolean,
+  syncIo: SyncIo,
+  log: (line: string) => void,
+  storeUuid: string | undefined,
+  follower = false,
+): Db {
   return target === undefined
     ? openMeta(metaPath, readOnly, syncIo, log, storeUuid)
     : openPgMeta(target.url, readOnly, follower, storeUuid);
@@ -121,7 +137,10 @@ export function acquireLease(db: Db, note: string, log: (line: string) => void, 
   announcer.start();
   db.onFence(() => announcer.stop()); // the new holder announces its own changes
   return {
-    release: () => { announcer.stop(); lease.release(); },
+    release: () => {
+      announcer.stop();
+      lease.release();
+    },
     checkHeld: () => lease.checkHeld(),
     onLost: (fn) => db.onFence(fn),
   };
@@ -136,9 +155,15 @@ export async function awaitWriterAnnouncing(db: Db, log: (line: string) => void)
  * Where the metadata is, and on PostgreSQL who holds the lease (status); leaseLost: why this
  * opener lost it (DESIGN §9 "Lease and fencing"), null while it has not.
  */
-export interface MetaStatus { engine: string; location: string; lease: LeaseInfo | null; leaseLost: string | null }
+export interface MetaStatus {
+  engine: string;
+  location: string;
+  lease: LeaseInfo | null;
+  leaseLost: string | null;
+}
 
 export function metaStatus(db: Db, metaPath: string): MetaStatus {
-  if (db instanceof PgDb) return { engine: db.engine, location: db.target, lease: readLease(db), leaseLost: db.fencedBy };
+  if (db instanceof PgDb)
+    return { engine: db.engine, location: db.target, lease: readLease(db), leaseLost: db.fencedBy };
   return { engine: db.engine, location: metaPath, lease: null, leaseLost: null };
 }

@@ -13,20 +13,24 @@ export const NEAR_NS_MAX = 2n ** 63n - 1n;
 const TIME_COLUMNS = ['atime', 'mtime', 'ctime'] as const;
 
 export const MIGRATION_V6_FAR_TIMES = {
-  sqlite: TIME_COLUMNS.map((c) => `
+  sqlite: TIME_COLUMNS.map(
+    (c) => `
   ALTER TABLE inodes ADD COLUMN ${c}_far TEXT;
   CREATE TRIGGER inodes_${c}_near AFTER UPDATE OF ${c}_ns ON inodes
     WHEN new.${c}_far IS NOT NULL AND new.${c}_ns NOT IN (${NEAR_NS_MIN}, ${NEAR_NS_MAX})
   BEGIN
     UPDATE inodes SET ${c}_far = NULL WHERE ino = new.ino;
-  END;`).join('\n'),
+  END;`,
+  ).join('\n'),
   // The same rule as a BEFORE row trigger: the update itself clears the far column.
-  postgres: TIME_COLUMNS.map((c) => `
+  postgres: TIME_COLUMNS.map(
+    (c) => `
   ALTER TABLE inodes ADD COLUMN ${c}_far TEXT;
   CREATE FUNCTION inodes_${c}_near() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.${c}_far := NULL; RETURN NEW; END $$;
   CREATE TRIGGER inodes_${c}_near BEFORE UPDATE OF ${c}_ns ON inodes FOR EACH ROW
     WHEN (NEW.${c}_far IS NOT NULL AND NEW.${c}_ns NOT IN (${NEAR_NS_MIN}, ${NEAR_NS_MAX}))
-    EXECUTE FUNCTION inodes_${c}_near();`).join('\n'),
+    EXECUTE FUNCTION inodes_${c}_near();`,
+  ).join('\n'),
 };
 
 /** A time as its two columns: the *_ns value and the *_far text (null when *_ns holds it). */

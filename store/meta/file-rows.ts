@@ -42,13 +42,26 @@ const INSERT_INTERNAL_SQL = `INSERT INTO inodes(ino, type, mode, uid, gid, size,
 const INTERNAL_VALUES_SQL = `'file', @mode, 0, 0, 0, 1, NULL, @t, @t, @t, @t, @layout, @cs, @bb, @eb, @seed, @epoch`;
 
 function fileRowOf(r: Row): FileRow {
-  const slice = r.slice_container === null ? null : {
-    containerId: BigInt(r.slice_container), offsetBytes: BigInt(r.slice_offset!), lengthBytes: Number(r.slice_length), cookie: Number(r.slice_cookie),
-  };
+  const slice =
+    r.slice_container === null
+      ? null
+      : {
+          containerId: BigInt(r.slice_container),
+          offsetBytes: BigInt(r.slice_offset!),
+          lengthBytes: Number(r.slice_length),
+          cookie: Number(r.slice_cookie),
+        };
   return {
-    type: String(r.type), sizeBytes: Number(r.size), nlink: Number(r.nlink), layoutText: String(r.layout),
-    chunkSizeBytes: Number(r.chunk_size), bitrotBlockBytes: Number(r.bitrot_block), ecBlockSizeBytes: Number(r.ec_block_size),
-    placementSeed: dbToU64(r.placement_seed as bigint), clusterMapEpoch: Number(r.cluster_map_epoch), slice,
+    type: String(r.type),
+    sizeBytes: Number(r.size),
+    nlink: Number(r.nlink),
+    layoutText: String(r.layout),
+    chunkSizeBytes: Number(r.chunk_size),
+    bitrotBlockBytes: Number(r.bitrot_block),
+    ecBlockSizeBytes: Number(r.ec_block_size),
+    placementSeed: dbToU64(r.placement_seed as bigint),
+    clusterMapEpoch: Number(r.cluster_map_epoch),
+    slice,
   };
 }
 
@@ -79,7 +92,10 @@ export class FileRows {
         sqlite: `UPDATE inodes SET ${SET_TIMES_SQL.sqlite} WHERE ino = ? AND ctime_ns < ?`,
         postgres: `UPDATE inodes SET ${SET_TIMES_SQL.postgres} WHERE ino = ? AND ctime_ns < ?`,
       }),
-      stamp: db.prepare({ sqlite: `UPDATE inodes SET ${SET_TIMES_SQL.sqlite} WHERE ino = ?`, postgres: `UPDATE inodes SET ${SET_TIMES_SQL.postgres} WHERE ino = ?` }),
+      stamp: db.prepare({
+        sqlite: `UPDATE inodes SET ${SET_TIMES_SQL.sqlite} WHERE ino = ?`,
+        postgres: `UPDATE inodes SET ${SET_TIMES_SQL.postgres} WHERE ino = ?`,
+      }),
       setSizeTouched: db.prepare('UPDATE inodes SET size = ?, mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
       setSizeOnly: db.prepare('UPDATE inodes SET size = ? WHERE ino = ?'),
       touch: db.prepare('UPDATE inodes SET mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
@@ -148,8 +164,14 @@ export class FileRows {
   /** A new internal file (mode 0600, root-owned, no parent); its inode number. */
   insertInternal(f: InternalFile): number {
     const values = {
-      mode: INTERNAL_FILE_MODE, t: f.timeNs, layout: f.layoutText, cs: f.chunkSizeBytes, bb: f.bitrotBlockBytes, eb: f.ecBlockSizeBytes,
-      seed: u64ToDb(f.placementSeed), epoch: f.clusterMapEpoch,
+      mode: INTERNAL_FILE_MODE,
+      t: f.timeNs,
+      layout: f.layoutText,
+      cs: f.chunkSizeBytes,
+      bb: f.bitrotBlockBytes,
+      eb: f.ecBlockSizeBytes,
+      seed: u64ToDb(f.placementSeed),
+      epoch: f.clusterMapEpoch,
     };
     // A number this side chose (PostgreSQL with the lease): every inode INSERT takes it from there then (Db.newIno).
     const own = this.db.newIno(false);

@@ -26,31 +26,38 @@ export function metaOpenAdvice(path: string, code: string, readOnly: boolean): s
   if (SHM_ERROR_RE.test(code)) {
     return readOnly
       ? `${path}-shm, SQLite's index of ${path}-wal, cannot be used (left by a crash?). Open the store read-write once ` +
-        `(chunkfs mount or chunkfs scrub), which rebuilds it, or with nothing using the store remove ${path}-shm; ${keepWal}`
+          `(chunkfs mount or chunkfs scrub), which rebuilds it, or with nothing using the store remove ${path}-shm; ${keepWal}`
       : `${path}-shm cannot be used even after it was removed and rebuilt: check the filesystem holding the store ` +
-        `(dmesg, df -h, mount options); ${keepWal}`;
+          `(dmesg, df -h, mount options); ${keepWal}`;
   }
   if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
     return `another process holds the metadata database (fuser -v ${path}*): stop it, or wait for it, then retry; ${keepWal}`;
   }
   if (code.startsWith('SQLITE_READONLY') || code === 'SQLITE_CANTOPEN' || code === 'SQLITE_PERM') {
-    return `check that ${path}, ${path}-wal and ${path}-shm are plain files you may read and write, and that the ` +
-      `filesystem holding the store is mounted read-write; ${keepWal}`;
+    return (
+      `check that ${path}, ${path}-wal and ${path}-shm are plain files you may read and write, and that the ` +
+      `filesystem holding the store is mounted read-write; ${keepWal}`
+    );
   }
   if (code === 'SQLITE_CORRUPT' || code === 'SQLITE_NOTADB') {
-    return `the metadata database is damaged: copy ${path}, ${path}-wal and ${path}-shm aside, then look at it with ` +
-      `sqlite3 ${path} 'PRAGMA integrity_check'; ${keepWal}`;
+    return (
+      `the metadata database is damaged: copy ${path}, ${path}-wal and ${path}-shm aside, then look at it with ` +
+      `sqlite3 ${path} 'PRAGMA integrity_check'; ${keepWal}`
+    );
   }
-  return `the device holding the store failed a read or write (dmesg, df -h), or the store directory changed under ` +
-    `chunkfs; fix that and retry; ${keepWal}`;
+  return (
+    `the device holding the store failed a read or write (dmesg, df -h), or the store directory changed under ` +
+    `chunkfs; fix that and retry; ${keepWal}`
+  );
 }
 
 /** What an operator checks when meta.db at path is not this store's (DESIGN §4 "Identity"). */
 export function sqlitePlace(path: string): MetaPlace {
   return {
     where: path,
-    check: `check that ${path} is this store's metadata (not an empty file, nor one copied or restored from another store; ` +
-      'a backup of this store\'s own meta.db opens)',
+    check:
+      `check that ${path} is this store's metadata (not an empty file, nor one copied or restored from another store; ` +
+      "a backup of this store's own meta.db opens)",
   };
 }
 
@@ -61,8 +68,13 @@ export function sqlitePlace(path: string): MetaPlace {
  * -shm was not a plain file (it made read-only opens fail). The schema is not migrated here
  * (store/meta/engine-open.ts upgradeStoreMeta).
  */
-export function openMeta(path: string, readOnly: boolean, io: SyncIo, log: (line: string) => void,
-  storeUuid: string | undefined): Db {
+export function openMeta(
+  path: string,
+  readOnly: boolean,
+  io: SyncIo,
+  log: (line: string) => void,
+  storeUuid: string | undefined,
+): Db {
   let db: Db;
   try {
     db = openDb(path, readOnly, (opened) => checkStoreDb(opened, sqlitePlace(path), storeUuid, readOnly));
@@ -78,12 +90,18 @@ function removeLeftoverShm(path: string, io: SyncIo, log: (line: string) => void
   const st = io.stat(shm);
   if (st === null) return;
   io.remove(shm);
-  if (st.kind !== 'file') log(`${shm} was not a plain file (read-only opens could not use it); removed it, SQLite rebuilds it from ${path}-wal`);
+  if (st.kind !== 'file')
+    log(
+      `${shm} was not a plain file (read-only opens could not use it); removed it, SQLite rebuilds it from ${path}-wal`,
+    );
 }
 
 function metaOpenError(path: string, err: unknown, code: string, readOnly: boolean): ConfigError {
   const message = (err as Error).message;
   // Not SQLite's (a schema from a newer build, one to upgrade): its message says what to do.
   if (!code.startsWith('SQLITE_')) return new ConfigError(path, `cannot open metadata database: ${message}`);
-  return new ConfigError(path, `cannot open metadata database: ${message} (${code}). ${metaOpenAdvice(path, code, readOnly)}`);
+  return new ConfigError(
+    path,
+    `cannot open metadata database: ${message} (${code}). ${metaOpenAdvice(path, code, readOnly)}`,
+  );
 }

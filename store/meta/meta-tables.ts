@@ -20,10 +20,14 @@ export const META_TABLES: readonly MetaTable[] = [
   { name: 'xattrs', key: ['ino', 'name'], textKey: 'name' },
   { name: 'chunks', key: ['ino', 'chunk_index'] },
   // PostgreSQL generates intent ids (v1): its generator continues after the highest copied id.
-  { name: 'intents', key: ['id'], afterCopy: {
-    sqlite: '',
-    postgres: "SELECT setval(pg_get_serial_sequence('intents', 'id'), coalesce(max(id), 0) + 1, false) FROM intents",
-  } },
+  {
+    name: 'intents',
+    key: ['id'],
+    afterCopy: {
+      sqlite: '',
+      postgres: "SELECT setval(pg_get_serial_sequence('intents', 'id'), coalesce(max(id), 0) + 1, false) FROM intents",
+    },
+  },
   { name: 'heal_queue', key: ['ino', 'chunk_index', 'version', 'shard_index'] },
   { name: 'counters', key: ['name'], textKey: 'name' },
   { name: 'orphans', key: ['ino'] },
@@ -40,8 +44,10 @@ export const META_TABLES: readonly MetaTable[] = [
 const ENGINE_TABLES = new Set(['chunkfs_schema', 'chunkfs_lease', 'chunkfs_commit_point']);
 
 const TABLE_NAMES_SQL: EngineSql = {
-  sqlite: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
-  postgres: "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name",
+  sqlite:
+    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
+  postgres:
+    "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name",
 };
 
 /** The store tables the database holds (engine tables left out). */

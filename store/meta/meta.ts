@@ -20,7 +20,8 @@ export const ROOT_INO = 1;
 
 export const MIGRATIONS: EngineSql[] = [
   // v1: the whole initial schema.
-  { sqlite: `CREATE TABLE inodes(
+  {
+    sqlite: `CREATE TABLE inodes(
      ino INTEGER PRIMARY KEY,
      type TEXT NOT NULL CHECK (type IN ('file','dir','symlink')),
      mode INTEGER NOT NULL, uid INTEGER NOT NULL, gid INTEGER NOT NULL,
@@ -48,10 +49,10 @@ export const MIGRATIONS: EngineSql[] = [
      PRIMARY KEY(ino, chunk_index, version, shard_index)) WITHOUT ROWID;
    CREATE TABLE counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
    CREATE TABLE orphans(ino INTEGER PRIMARY KEY);  -- nlink 0, data not yet deleted`,
-  // PostgreSQL: BIGINT for every i64 (placement_seed holds the u64 seed as signed, u64ToDb), BYTEA for
-  // blobs, names in the "C" collation (bytewise order, as SQLite's BINARY), intent ids generated
-  // (INSERT ... RETURNING id gives them back); WITHOUT ROWID has no counterpart (every table is a heap).
-  postgres: `CREATE TABLE inodes(
+    // PostgreSQL: BIGINT for every i64 (placement_seed holds the u64 seed as signed, u64ToDb), BYTEA for
+    // blobs, names in the "C" collation (bytewise order, as SQLite's BINARY), intent ids generated
+    // (INSERT ... RETURNING id gives them back); WITHOUT ROWID has no counterpart (every table is a heap).
+    postgres: `CREATE TABLE inodes(
      ino BIGINT PRIMARY KEY,
      type TEXT NOT NULL CONSTRAINT inodes_type_check CHECK (type IN ('file','dir','symlink')),
      mode BIGINT NOT NULL, uid BIGINT NOT NULL, gid BIGINT NOT NULL,
@@ -73,25 +74,32 @@ export const MIGRATIONS: EngineSql[] = [
      shard_index BIGINT NOT NULL, reason TEXT NOT NULL, queued_ns BIGINT NOT NULL, attempts BIGINT NOT NULL DEFAULT 0,
      PRIMARY KEY(ino, chunk_index, version, shard_index));
    CREATE TABLE counters(name TEXT COLLATE "C" PRIMARY KEY, value BIGINT NOT NULL);
-   CREATE TABLE orphans(ino BIGINT PRIMARY KEY);` },
+   CREATE TABLE orphans(ino BIGINT PRIMARY KEY);`,
+  },
   // v2 (DESIGN §5 commit model v2): journaled write intents carry the new bytes of their block span
   // (NULL in intents of older builds, resolved the old way); the reclaim queue holds chunk versions
   // whose shards are to be deleted in the background, with what their paths need once the inode is gone.
-  { sqlite: `ALTER TABLE intents ADD COLUMN span BLOB;
+  {
+    sqlite: `ALTER TABLE intents ADD COLUMN span BLOB;
    CREATE TABLE reclaim(ino INTEGER NOT NULL, chunk_index INTEGER NOT NULL, version INTEGER NOT NULL,
      layout TEXT NOT NULL, placement_seed INTEGER NOT NULL, cluster_map_epoch INTEGER NOT NULL,
      queued_ns INTEGER NOT NULL, PRIMARY KEY(ino, chunk_index, version)) WITHOUT ROWID;`,
-  postgres: `ALTER TABLE intents ADD COLUMN span BYTEA;
+    postgres: `ALTER TABLE intents ADD COLUMN span BYTEA;
    CREATE TABLE reclaim(ino BIGINT NOT NULL, chunk_index BIGINT NOT NULL, version BIGINT NOT NULL,
      layout TEXT NOT NULL, placement_seed BIGINT NOT NULL, cluster_map_epoch BIGINT NOT NULL,
-     queued_ns BIGINT NOT NULL, PRIMARY KEY(ino, chunk_index, version));` },
+     queued_ns BIGINT NOT NULL, PRIMARY KEY(ino, chunk_index, version));`,
+  },
   // v3 (DESIGN §5 prefix rule): files whose chunk map may hold bytes stored past their
   // committed size (write-back stores chunks out of order); recovery trims exactly these files.
-  { sqlite: `CREATE TABLE past_size(ino INTEGER PRIMARY KEY);`, postgres: `CREATE TABLE past_size(ino BIGINT PRIMARY KEY);` },
+  {
+    sqlite: `CREATE TABLE past_size(ino INTEGER PRIMARY KEY);`,
+    postgres: `CREATE TABLE past_size(ino BIGINT PRIMARY KEY);`,
+  },
   // v4 (spec §11, DESIGN §5 "Small files"): a small file's inode holds its Slice pointer
   // (container_id, offset, length, cookie; no data); containers (internal inodes without a name)
   // and their state, owned by store/meta/containers.ts.
-  { sqlite: `ALTER TABLE inodes ADD COLUMN slice_container INTEGER;
+  {
+    sqlite: `ALTER TABLE inodes ADD COLUMN slice_container INTEGER;
    ALTER TABLE inodes ADD COLUMN slice_offset INTEGER;
    ALTER TABLE inodes ADD COLUMN slice_length INTEGER;
    ALTER TABLE inodes ADD COLUMN slice_cookie INTEGER;
@@ -107,8 +115,8 @@ export const MIGRATIONS: EngineSql[] = [
    CREATE TRIGGER inodes_high AFTER DELETE ON inodes BEGIN
      UPDATE ino_high SET ino = max(ino, old.ino) WHERE k = 0;
    END;`,
-  // The same trigger in plpgsql (a row trigger: one deleted inode at a time, as SQLite's).
-  postgres: `ALTER TABLE inodes ADD COLUMN slice_container BIGINT, ADD COLUMN slice_offset BIGINT,
+    // The same trigger in plpgsql (a row trigger: one deleted inode at a time, as SQLite's).
+    postgres: `ALTER TABLE inodes ADD COLUMN slice_container BIGINT, ADD COLUMN slice_offset BIGINT,
      ADD COLUMN slice_length BIGINT, ADD COLUMN slice_cookie BIGINT;
    CREATE INDEX inodes_by_slice ON inodes(slice_container, slice_offset) WHERE slice_container IS NOT NULL;
    CREATE TABLE containers(id BIGINT PRIMARY KEY, pack_class TEXT NOT NULL,
@@ -119,7 +127,8 @@ export const MIGRATIONS: EngineSql[] = [
    INSERT INTO ino_high(k, ino) SELECT 0, coalesce(max(ino), 1) FROM inodes;
    CREATE FUNCTION inodes_high() RETURNS trigger LANGUAGE plpgsql AS $$
      BEGIN UPDATE ino_high SET ino = GREATEST(ino, OLD.ino) WHERE k = 0; RETURN NULL; END $$;
-   CREATE TRIGGER inodes_high AFTER DELETE ON inodes FOR EACH ROW EXECUTE FUNCTION inodes_high();` },
+   CREATE TRIGGER inodes_high AFTER DELETE ON inodes FOR EACH ROW EXECUTE FUNCTION inodes_high();`,
+  },
   // v5: FIFOs, sockets and devices (store/meta/migration-v5.ts).
   MIGRATION_V5_SPECIAL_FILES,
   // v6: times outside signed 64-bit nanoseconds (store/meta/far-times.ts).
@@ -233,8 +242,10 @@ function setUp(db: Database.Database, readOnly: boolean, firstAccess: () => void
 export function checkReadable(db: Db): void {
   const version = db.schemaVersion();
   if (version < MIGRATIONS.length) {
-    throw new Error(`schema version ${version} is older than this build's (${MIGRATIONS.length}); ` +
-      'open the store read-write once (chunkfs mount or chunkfs scrub) to upgrade it');
+    throw new Error(
+      `schema version ${version} is older than this build's (${MIGRATIONS.length}); ` +
+        'open the store read-write once (chunkfs mount or chunkfs scrub) to upgrade it',
+    );
   }
 }
 
@@ -247,7 +258,9 @@ export function checkStoreDb(db: Db, place: MetaPlace, configUuid: string | unde
   const legacy = checkStoreIdentity(db, place, configUuid, STORE_ID_VERSION);
   const version = db.schemaVersion();
   if (version > MIGRATIONS.length) {
-    throw new Error(`schema version ${version} is newer than this build's (${MIGRATIONS.length}): open it with the newer build`);
+    throw new Error(
+      `schema version ${version} is newer than this build's (${MIGRATIONS.length}): open it with the newer build`,
+    );
   }
   if (readOnly) checkReadable(db);
   return legacy;
@@ -267,7 +280,10 @@ export function createSchema(db: Db, storeUuid: string): void {
  */
 export function migrate(db: Db, storeUuid: string): void {
   const version = db.schemaVersion();
-  assert(version <= MIGRATIONS.length, `meta.db schema version ${version} is newer than this build (${MIGRATIONS.length})`);
+  assert(
+    version <= MIGRATIONS.length,
+    `meta.db schema version ${version} is newer than this build (${MIGRATIONS.length})`,
+  );
   for (let v = version; v < MIGRATIONS.length; v++) {
     db.transaction(() => {
       db.exec(MIGRATIONS[v]);
@@ -280,6 +296,8 @@ export function migrate(db: Db, storeUuid: string): void {
 
 function createRoot(db: Db): void {
   const t = nowNs();
-  db.prepare(`INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns)
-              VALUES (?, 'dir', ?, 0, 0, 0, 2, ?, ?, ?, ?, ?)`).run(ROOT_INO, S_IFDIR | 0o755, ROOT_INO, t, t, t, t);
+  db.prepare(
+    `INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns)
+              VALUES (?, 'dir', ?, 0, 0, 0, 2, ?, ?, ?, ?, ?)`,
+  ).run(ROOT_INO, S_IFDIR | 0o755, ROOT_INO, t, t, t, t);
 }

@@ -3,7 +3,8 @@
 // the inodes table is rebuilt with the same columns plus rdev (rowids, i.e. inode numbers, kept).
 // The v4 index and trigger on inodes go with the old table, so they are made again here; the
 // trigger is dropped first so the copy's DROP TABLE cannot touch ino_high.
-export const MIGRATION_V5_SPECIAL_FILES = { sqlite: `
+export const MIGRATION_V5_SPECIAL_FILES = {
+  sqlite: `
   DROP TRIGGER inodes_high;
   CREATE TABLE inodes_v5(
     ino INTEGER PRIMARY KEY,
@@ -33,4 +34,5 @@ export const MIGRATION_V5_SPECIAL_FILES = { sqlite: `
   // PostgreSQL changes a CHECK constraint in place; rows, index and trigger stay.
   postgres: `ALTER TABLE inodes DROP CONSTRAINT inodes_type_check,
     ADD CONSTRAINT inodes_type_check CHECK (type IN ('file','dir','symlink','fifo','socket','chardev','blockdev')),
-    ADD COLUMN rdev BIGINT NOT NULL DEFAULT 0;` };
+    ADD COLUMN rdev BIGINT NOT NULL DEFAULT 0;`,
+};

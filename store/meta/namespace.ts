@@ -10,8 +10,19 @@ import { SYMLINK_BYTES_MAX, checkName } from './names';
 import { Xattrs } from './xattrs';
 import { toColumns } from './far-times';
 import {
-  Attr, InodeType, LAYOUT_XATTR, Row, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, SpecialType, TREE_DEPTH_MAX, ATTR_COLUMNS,
-  attrOfValues, typeBits,
+  Attr,
+  InodeType,
+  LAYOUT_XATTR,
+  Row,
+  S_IFDIR,
+  S_IFLNK,
+  S_IFMT,
+  S_IFREG,
+  SpecialType,
+  TREE_DEPTH_MAX,
+  ATTR_COLUMNS,
+  attrOfValues,
+  typeBits,
 } from './attr';
 
 export { Attr, InodeType, LAYOUT_XATTR, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, SpecialType };
@@ -36,7 +47,8 @@ export interface RenameFlags {
 
 const INSERT_INODE_SQL = `INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns,
   layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch, symlink_target, rdev)`;
-const INODE_VALUES_SQL = '@type, @mode, @uid, @gid, @size, @nlink, @parent, @t, @t, @t, @t, @layout, @cs, @bb, @eb, @seed, @epoch, @target, @rdev';
+const INODE_VALUES_SQL =
+  '@type, @mode, @uid, @gid, @size, @nlink, @parent, @t, @t, @t, @t, @layout, @cs, @bb, @eb, @seed, @epoch, @target, @rdev';
 /** dirIno's ancestors after the first row (inheritedLayout). */
 const INHERITED_LAYOUT_REST = `UNION ALL SELECT coalesce(i.parent, ${ROOT_INO}), up.depth + 1 FROM up JOIN inodes i ON i.ino = up.ino
     WHERE up.ino != ${ROOT_INO} AND up.depth + 1 < @depthMax)
@@ -46,8 +58,21 @@ const INHERITED_LAYOUT_REST = `UNION ALL SELECT coalesce(i.parent, ${ROOT_INO}),
 const WHITEOUT_RDEV = 0;
 
 interface NewInode {
-  type: InodeType; mode: number; uid: number; gid: number; nlink: number; size?: number; parent?: number;
-  layout?: string; cs?: number; bb?: number; eb?: number; seed?: bigint; epoch?: number; target?: string; rdev?: number;
+  type: InodeType;
+  mode: number;
+  uid: number;
+  gid: number;
+  nlink: number;
+  size?: number;
+  parent?: number;
+  layout?: string;
+  cs?: number;
+  bb?: number;
+  eb?: number;
+  seed?: bigint;
+  epoch?: number;
+  target?: string;
+  rdev?: number;
 }
 
 export class Namespace {
@@ -55,17 +80,31 @@ export class Namespace {
   private readonly xattrs: Xattrs;
   /** One transaction wrapper, made once (db.transaction builds a new one per call); nested calls are savepoints. */
   private readonly tx;
-  constructor(readonly db: Db, readonly opts: NamespaceOptions) {
+  constructor(
+    readonly db: Db,
+    readonly opts: NamespaceOptions,
+  ) {
     this.tx = db.transaction((fn: () => unknown) => fn());
-    this.xattrs = new Xattrs(db, (ino) => this.attr(ino), (text) => opts.checkLayout(text), (ino) => opts.layoutChanged?.(ino));
+    this.xattrs = new Xattrs(
+      db,
+      (ino) => this.attr(ino),
+      (text) => opts.checkLayout(text),
+      (ino) => opts.layoutChanged?.(ino),
+    );
     this.q = {
       get: db.prepare('SELECT * FROM inodes WHERE ino = ?'),
       lookup: db.prepare('SELECT i.* FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? AND d.name = ?'),
       // getattr and lookup, the most frequent requests, as raw rows of ATTR_COLUMNS (store/meta/attr.ts).
       attrValues: db.prepare(`SELECT ${ATTR_COLUMNS.join(', ')} FROM inodes WHERE ino = ?`).raw(true),
-      lookupValues: db.prepare(`SELECT ${ATTR_COLUMNS.map((c) => `i.${c}`).join(', ')} FROM dirents d JOIN inodes i ON i.ino = d.ino
-        WHERE d.parent = ? AND d.name = ?`).raw(true),
-      entries: db.prepare(`SELECT d.name, d.ino, i.type FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? ORDER BY d.name`),
+      lookupValues: db
+        .prepare(
+          `SELECT ${ATTR_COLUMNS.map((c) => `i.${c}`).join(', ')} FROM dirents d JOIN inodes i ON i.ino = d.ino
+        WHERE d.parent = ? AND d.name = ?`,
+        )
+        .raw(true),
+      entries: db.prepare(
+        `SELECT d.name, d.ino, i.type FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? ORDER BY d.name`,
+      ),
       hasEntries: db.prepare('SELECT 1 FROM dirents WHERE parent = ? LIMIT 1'),
       // PostgreSQL gives the new number back by RETURNING (SQLite: lastInsertRowid).
       insert: db.prepare({
@@ -96,7 +135,8 @@ export class Namespace {
         postgres: `WITH RECURSIVE up(ino, depth) AS (SELECT CAST(@ino AS BIGINT), 0 ${INHERITED_LAYOUT_REST}`,
         pgCache: 'ancestry',
       }),
-      setattr: db.prepare(`UPDATE inodes SET mode = ?, uid = ?, gid = ?, atime_ns = ?, atime_far = ?, mtime_ns = ?, mtime_far = ?,
+      setattr:
+        db.prepare(`UPDATE inodes SET mode = ?, uid = ?, gid = ?, atime_ns = ?, atime_far = ?, mtime_ns = ?, mtime_far = ?,
         ctime_ns = ?, ctime_far = ? WHERE ino = ?`),
       setAtime: db.prepare('UPDATE inodes SET atime_ns = ?, atime_far = ? WHERE ino = ?'),
     };
@@ -149,7 +189,20 @@ export class Namespace {
   /** The new inode's attributes, as inserted (not read back). */
   private insertInode(v: NewInode): Attr {
     const t = nowNs();
-    const values = { size: 0, parent: null, layout: null, cs: null, bb: null, eb: null, seed: null, epoch: null, target: null, rdev: 0, ...v, t };
+    const values = {
+      size: 0,
+      parent: null,
+      layout: null,
+      cs: null,
+      bb: null,
+      eb: null,
+      seed: null,
+      epoch: null,
+      target: null,
+      rdev: 0,
+      ...v,
+      t,
+    };
     const own = this.db.newIno(v.type === 'dir');
     let ino: number;
     if (own === null) ino = Number(this.q.insert.run(values).lastInsertRowid);
@@ -160,8 +213,19 @@ export class Namespace {
       ino = own;
     }
     return {
-      ino, type: v.type, mode: v.mode, uid: v.uid, gid: v.gid, sizeBytes: v.size ?? 0, nlink: v.nlink,
-      atimeNs: t, mtimeNs: t, ctimeNs: t, birthtimeNs: t, layout: v.layout ?? '', rdev: v.rdev ?? 0,
+      ino,
+      type: v.type,
+      mode: v.mode,
+      uid: v.uid,
+      gid: v.gid,
+      sizeBytes: v.size ?? 0,
+      nlink: v.nlink,
+      atimeNs: t,
+      mtimeNs: t,
+      ctimeNs: t,
+      birthtimeNs: t,
+      layout: v.layout ?? '',
+      rdev: v.rdev ?? 0,
       chunkSizeBytes: v.cs ?? 0,
     };
   }
@@ -175,13 +239,21 @@ export class Namespace {
   private checkNew(parentIno: number, name: string): void {
     checkName(name);
     this.dir(parentIno);
-    if (this.q.lookup.get(parentIno, name) !== undefined) throw new FsError('EEXIST', `'${name}' exists in directory ${parentIno}`);
+    if (this.q.lookup.get(parentIno, name) !== undefined)
+      throw new FsError('EEXIST', `'${name}' exists in directory ${parentIno}`);
   }
 
   mkdir(parentIno: number, name: string, mode: number, uid: number, gid: number): Attr {
     return this.inTx(() => {
       this.checkNew(parentIno, name);
-      const a = this.insertInode({ type: 'dir', mode: S_IFDIR | (mode & 0o7777), uid, gid, nlink: 2, parent: parentIno });
+      const a = this.insertInode({
+        type: 'dir',
+        mode: S_IFDIR | (mode & 0o7777),
+        uid,
+        gid,
+        nlink: 2,
+        parent: parentIno,
+      });
       this.addEntry(parentIno, name, a.ino);
       this.q.nlink.run(1, nowNs(), parentIno); // the new '..'
       this.db.prefetch(this.q.lookupValues, parentIno, name); // the lookup that follows, answered from the cache
@@ -192,7 +264,9 @@ export class Namespace {
   /** Layout text a new file under dirIno gets: nearest ancestor's xattr, else the store default. */
   inheritedLayout(dirIno: number): string {
     // One statement for the whole walk up (it was two per ancestor, on every create).
-    const r = this.q.inheritedLayout.get({ ino: dirIno, name: LAYOUT_XATTR, depthMax: TREE_DEPTH_MAX }) as { value: Buffer } | undefined;
+    const r = this.q.inheritedLayout.get({ ino: dirIno, name: LAYOUT_XATTR, depthMax: TREE_DEPTH_MAX }) as
+      | { value: Buffer }
+      | undefined;
     return r !== undefined ? r.value.toString('utf8') : this.opts.defaults.layout;
   }
 
@@ -204,8 +278,17 @@ export class Namespace {
       const d = this.opts.defaults;
       const seed = randomU64();
       const a = this.insertInode({
-        type: 'file', mode: S_IFREG | (mode & 0o7777), uid, gid, nlink: 1, layout: text, cs: d.chunkSizeBytes,
-        bb: d.bitrotBlockBytes, eb: d.ecBlockSizeBytes, seed: u64ToDb(seed), epoch: this.opts.clusterMapEpoch,
+        type: 'file',
+        mode: S_IFREG | (mode & 0o7777),
+        uid,
+        gid,
+        nlink: 1,
+        layout: text,
+        cs: d.chunkSizeBytes,
+        bb: d.bitrotBlockBytes,
+        eb: d.ecBlockSizeBytes,
+        seed: u64ToDb(seed),
+        epoch: this.opts.clusterMapEpoch,
       });
       this.addEntry(parentIno, name, a.ino);
       this.db.prefetch(this.q.lookupValues, parentIno, name); // the lookup that follows, answered from the cache
@@ -215,7 +298,8 @@ export class Namespace {
 
   symlink(parentIno: number, name: string, target: string, uid: number, gid: number): Attr {
     const size = Buffer.byteLength(target, 'utf8');
-    if (size === 0 || size > SYMLINK_BYTES_MAX) throw new FsError(size === 0 ? 'ENOENT' : 'ENAMETOOLONG', 'bad symlink target length');
+    if (size === 0 || size > SYMLINK_BYTES_MAX)
+      throw new FsError(size === 0 ? 'ENOENT' : 'ENAMETOOLONG', 'bad symlink target length');
     return this.inTx(() => {
       this.checkNew(parentIno, name);
       const a = this.insertInode({ type: 'symlink', mode: S_IFLNK | 0o777, uid, gid, nlink: 1, size, target });
@@ -225,7 +309,15 @@ export class Namespace {
   }
 
   /** A FIFO, socket or device node (no data of its own); rdev is the device number of devices. */
-  mknod(parentIno: number, name: string, type: SpecialType, mode: number, rdev: number, uid: number, gid: number): Attr {
+  mknod(
+    parentIno: number,
+    name: string,
+    type: SpecialType,
+    mode: number,
+    rdev: number,
+    uid: number,
+    gid: number,
+  ): Attr {
     return this.inTx(() => {
       this.checkNew(parentIno, name);
       const dev = type === 'chardev' || type === 'blockdev' ? rdev : 0;
@@ -258,7 +350,8 @@ export class Namespace {
     this.q.nlink.run(-1, nowNs(), a.ino);
     const nlink = a.nlink - 1;
     if (nlink > 0) return nlink;
-    if (a.type === 'file') this.q.orphan.run(a.ino); // data deleted by Store.deleteFile
+    if (a.type === 'file')
+      this.q.orphan.run(a.ino); // data deleted by Store.deleteFile
     else this.removeInodeRow(a.ino);
     return 0;
   }
@@ -290,7 +383,8 @@ export class Namespace {
       const a = this.lookup(parentIno, name);
       if (a === null) throw new FsError('ENOENT', `'${name}' not found in directory ${parentIno}`);
       if (a.type !== 'dir') throw new FsError('ENOTDIR', `'${name}' is not a directory`);
-      if (this.q.hasEntries.get(a.ino) !== undefined) throw new FsError('ENOTEMPTY', `directory '${name}' is not empty`);
+      if (this.q.hasEntries.get(a.ino) !== undefined)
+        throw new FsError('ENOTEMPTY', `directory '${name}' is not empty`);
       this.q.delEntry.run(parentIno, name);
       this.removeInodeRow(a.ino);
       this.q.nlink.run(-1, nowNs(), parentIno);
@@ -314,7 +408,13 @@ export class Namespace {
    * rename(2) with replace semantics. Returns the inode that lost a name by being
    * replaced (nlink 0 => caller deletes its data when unused), or null.
    */
-  rename(oldParent: number, oldName: string, newParent: number, newName: string, flags: RenameFlags = {}): { ino: number; nlink: number } | null {
+  rename(
+    oldParent: number,
+    oldName: string,
+    newParent: number,
+    newName: string,
+    flags: RenameFlags = {},
+  ): { ino: number; nlink: number } | null {
     return this.inTx(() => {
       checkName(oldName);
       checkName(newName);
@@ -326,13 +426,15 @@ export class Namespace {
       const dst = dstValues === undefined ? null : attrOfValues(dstValues);
       if (dst !== null && flags.noReplace === true) throw new FsError('EEXIST', `'${newName}' exists`);
       if (dst !== null && dst.ino === src.ino) return null; // two links to one inode: POSIX says do nothing
-      if (src.type === 'dir' && this.isWithin(newParent, src.ino)) throw new FsError('EINVAL', 'cannot move a directory beneath itself');
+      if (src.type === 'dir' && this.isWithin(newParent, src.ino))
+        throw new FsError('EINVAL', 'cannot move a directory beneath itself');
       let replaced: { ino: number; nlink: number } | null = null;
       if (dst !== null) {
         if (src.type === 'dir' && dst.type !== 'dir') throw new FsError('ENOTDIR', `'${newName}' is not a directory`);
         if (src.type !== 'dir' && dst.type === 'dir') throw new FsError('EISDIR', `'${newName}' is a directory`);
         if (dst.type === 'dir') {
-          if (this.q.hasEntries.get(dst.ino) !== undefined) throw new FsError('ENOTEMPTY', `directory '${newName}' is not empty`);
+          if (this.q.hasEntries.get(dst.ino) !== undefined)
+            throw new FsError('ENOTEMPTY', `directory '${newName}' is not empty`);
           this.q.delEntry.run(newParent, newName);
           this.removeInodeRow(dst.ino);
           this.q.nlink.run(-1, nowNs(), newParent);
@@ -369,7 +471,14 @@ export class Namespace {
    * rename's own transaction, so no one sees the name missing or the source in two places.
    */
   private addWhiteout(parentIno: number, name: string, owner: { uid: number; gid: number }): void {
-    const a = this.insertInode({ type: 'chardev', mode: typeBits('chardev'), uid: owner.uid, gid: owner.gid, nlink: 1, rdev: WHITEOUT_RDEV });
+    const a = this.insertInode({
+      type: 'chardev',
+      mode: typeBits('chardev'),
+      uid: owner.uid,
+      gid: owner.gid,
+      nlink: 1,
+      rdev: WHITEOUT_RDEV,
+    });
     this.q.addEntry.run(parentIno, name, a.ino);
   }
 
@@ -386,8 +495,10 @@ export class Namespace {
       if (a === null) throw new FsError('ENOENT', `'${oldName}' not found in directory ${oldParent}`);
       if (b === null) throw new FsError('ENOENT', `'${newName}' not found in directory ${newParent}`);
       if (a.ino === b.ino) return;
-      if (a.type === 'dir' && this.isWithin(newParent, a.ino)) throw new FsError('EINVAL', 'cannot move a directory beneath itself');
-      if (b.type === 'dir' && this.isWithin(oldParent, b.ino)) throw new FsError('EINVAL', 'cannot move a directory beneath itself');
+      if (a.type === 'dir' && this.isWithin(newParent, a.ino))
+        throw new FsError('EINVAL', 'cannot move a directory beneath itself');
+      if (b.type === 'dir' && this.isWithin(oldParent, b.ino))
+        throw new FsError('EINVAL', 'cannot move a directory beneath itself');
       this.q.delEntry.run(oldParent, oldName);
       this.q.delEntry.run(newParent, newName);
       this.q.addEntry.run(oldParent, oldName, b.ino);
@@ -411,10 +522,17 @@ export class Namespace {
   /** Entries of a directory, without '.' and '..' (the mount adds those). */
   readdir(ino: number): Array<{ name: string; ino: number; type: InodeType }> {
     this.dir(ino);
-    return (this.q.entries.all(ino) as Row[]).map((r) => ({ name: String(r.name), ino: Number(r.ino), type: r.type as InodeType }));
+    return (this.q.entries.all(ino) as Row[]).map((r) => ({
+      name: String(r.name),
+      ino: Number(r.ino),
+      type: r.type as InodeType,
+    }));
   }
 
-  setattr(ino: number, v: { mode?: number; uid?: number; gid?: number; atimeNs?: bigint; mtimeNs?: bigint; ctimeNs?: bigint }): Attr {
+  setattr(
+    ino: number,
+    v: { mode?: number; uid?: number; gid?: number; atimeNs?: bigint; mtimeNs?: bigint; ctimeNs?: bigint },
+  ): Attr {
     return this.inTx(() => {
       const a = this.attr(ino);
       const mode = v.mode === undefined ? a.mode : (a.mode & S_IFMT) | (v.mode & 0o7777);
@@ -426,7 +544,15 @@ export class Namespace {
       const gid = v.gid ?? a.gid;
       this.q.setattr.run(mode, uid, gid, at.ns, at.far, mt.ns, mt.far, ct.ns, ct.far, ino);
       // What was just written (far-times.ts stores these exactly), not read back.
-      return { ...a, mode, uid, gid, atimeNs: v.atimeNs ?? a.atimeNs, mtimeNs: v.mtimeNs ?? a.mtimeNs, ctimeNs: v.ctimeNs ?? t };
+      return {
+        ...a,
+        mode,
+        uid,
+        gid,
+        atimeNs: v.atimeNs ?? a.atimeNs,
+        mtimeNs: v.mtimeNs ?? a.mtimeNs,
+        ctimeNs: v.ctimeNs ?? t,
+      };
     });
   }
 
@@ -448,7 +574,10 @@ export class Namespace {
    * unlinked while open, left by a crash), at most countMax, in one transaction. nlink 0 => the caller
    * deletes the data (Store.deleteFile), as after unlink.
    */
-  unlinkByPrefix(prefix: string, countMax: number): Array<{ parent: number; name: string; ino: number; nlink: number }> {
+  unlinkByPrefix(
+    prefix: string,
+    countMax: number,
+  ): Array<{ parent: number; name: string; ino: number; nlink: number }> {
     if (prefix.length === 0) throw new FsError('EINVAL', 'an empty prefix would unlink every name');
     return this.inTx(() => {
       const rows = this.q.byPrefix.all(prefix, countMax) as Row[];

@@ -12,7 +12,9 @@ export class PastSize {
   private readonly s;
   constructor(db: Db) {
     this.s = {
-      lastLive: db.prepare('SELECT chunk_index, logical_len FROM chunks WHERE ino = ? AND version > 0 ORDER BY chunk_index DESC LIMIT 1'),
+      lastLive: db.prepare(
+        'SELECT chunk_index, logical_len FROM chunks WHERE ino = ? AND version > 0 ORDER BY chunk_index DESC LIMIT 1',
+      ),
       mark: db.prepare('INSERT INTO past_size(ino) VALUES (?) ON CONFLICT DO NOTHING'),
       clear: db.prepare('DELETE FROM past_size WHERE ino = ?'),
       all: db.prepare('SELECT ino FROM past_size ORDER BY ino'),

@@ -15,7 +15,10 @@ export class ChangeAnnouncer {
   private timer: NodeJS.Timeout | null = null;
   private toldFailure = false;
 
-  constructor(private readonly db: PgDb, private readonly log: (line: string) => void) {}
+  constructor(
+    private readonly db: PgDb,
+    private readonly log: (line: string) => void,
+  ) {}
 
   start(): void {
     this.check();
@@ -33,7 +36,8 @@ export class ChangeAnnouncer {
       this.db.exec(announceSql(want));
     } catch (err) {
       // The server is away (restarting): looked at again at the next check.
-      if (!this.toldFailure) this.log(`cannot check for read-only followers on ${this.db.target}: ${(err as Error).message}`);
+      if (!this.toldFailure)
+        this.log(`cannot check for read-only followers on ${this.db.target}: ${(err as Error).message}`);
       this.toldFailure = true;
     }
   }
@@ -60,5 +64,7 @@ export async function awaitAnnouncing(db: PgDb, log: (line: string) => void): Pr
     if (r.on === 1n || lease === null || lease.expiresInMs <= 0) return;
     await new Promise((resolve) => setTimeout(resolve, ANNOUNCE_POLL_MS));
   }
-  log(`the writer of ${db.target} does not announce its changes (a build before read-only followers?): this mount shows them at the next lookup or open`);
+  log(
+    `the writer of ${db.target} does not announce its changes (a build before read-only followers?): this mount shows them at the next lookup or open`,
+  );
 }

@@ -35,11 +35,13 @@ function noteFunction(name: string, inoExpr: string): string {
 
 /** Insert, update and delete triggers on one table; each event needs its own (transition tables). */
 function triggersOn(table: string, fn: string): string {
-  return (['INSERT', 'UPDATE', 'DELETE'] as const).map((event) => {
-    const rows = event === 'DELETE' ? 'OLD' : 'NEW';
-    return `CREATE OR REPLACE TRIGGER chunkfs_note_${event.toLowerCase()} AFTER ${event} ON ${table}
+  return (['INSERT', 'UPDATE', 'DELETE'] as const)
+    .map((event) => {
+      const rows = event === 'DELETE' ? 'OLD' : 'NEW';
+      return `CREATE OR REPLACE TRIGGER chunkfs_note_${event.toLowerCase()} AFTER ${event} ON ${table}
       REFERENCING ${rows} TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION ${fn}();`;
-  }).join('\n');
+    })
+    .join('\n');
 }
 
 /**
@@ -74,5 +76,7 @@ export const FOLLOWERS_SQL = `SELECT (SELECT count(*) FROM pg_stat_activity WHER
 export function announceSql(on: boolean): string {
   const tables = [...INO_TABLES, 'dirents'];
   const triggers = ['insert', 'update', 'delete'].map((e) => `chunkfs_note_${e}`);
-  return tables.flatMap((t) => triggers.map((g) => `ALTER TABLE ${t} ${on ? 'ENABLE' : 'DISABLE'} TRIGGER ${g};`)).join('\n');
+  return tables
+    .flatMap((t) => triggers.map((g) => `ALTER TABLE ${t} ${on ? 'ENABLE' : 'DISABLE'} TRIGGER ${g};`))
+    .join('\n');
 }

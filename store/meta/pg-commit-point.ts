@@ -19,9 +19,11 @@ import { connectPg } from './pg-open';
 import { finishLibpq } from './pg-engine';
 
 /** The row a full commit writes (made by a read-write open, store/meta/pg-open.ts; no part of the shared schema). */
-export const COMMIT_POINT_TABLE_SQL = 'CREATE TABLE IF NOT EXISTS chunkfs_commit_point(k INT PRIMARY KEY CHECK (k = 0), n BIGINT NOT NULL)';
+export const COMMIT_POINT_TABLE_SQL =
+  'CREATE TABLE IF NOT EXISTS chunkfs_commit_point(k INT PRIMARY KEY CHECK (k = 0), n BIGINT NOT NULL)';
 /** One autocommit statement on the commit point's connection, whose session commits synchronously. */
-const BUMP_SQL = 'INSERT INTO chunkfs_commit_point(k, n) VALUES (0, 1) ON CONFLICT (k) DO UPDATE SET n = chunkfs_commit_point.n + 1';
+const BUMP_SQL =
+  'INSERT INTO chunkfs_commit_point(k, n) VALUES (0, 1) ON CONFLICT (k) DO UPDATE SET n = chunkfs_commit_point.n + 1';
 
 export class PgCommitPoint implements CommitPoint {
   private flushConn: LibpqConnection | null = null;
@@ -41,7 +43,8 @@ export class PgCommitPoint implements CommitPoint {
         return;
       } catch (err) {
         this.close();
-        if (attempt >= COMMIT_POINT_TRIES_MAX) throw new Error(`durable commit on ${this.db.target} failed: ${(err as Error).message}`);
+        if (attempt >= COMMIT_POINT_TRIES_MAX)
+          throw new Error(`durable commit on ${this.db.target} failed: ${(err as Error).message}`);
       }
     }
   }
@@ -85,7 +88,8 @@ function runAsync(conn: LibpqConnection, sql: string): Promise<void> {
       while (failure === null && !conn.isBusy()) {
         if (!conn.getResult()) return finish();
         const status = conn.resultStatus();
-        if (status !== 'PGRES_COMMAND_OK' && status !== 'PGRES_TUPLES_OK') failure = conn.resultErrorMessage() || status;
+        if (status !== 'PGRES_COMMAND_OK' && status !== 'PGRES_TUPLES_OK')
+          failure = conn.resultErrorMessage() || status;
         if (++results > RESULTS_MAX) failure ??= `more than ${RESULTS_MAX} results`;
       }
       if (failure !== null) finish();

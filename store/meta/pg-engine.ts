@@ -60,10 +60,22 @@ const STATEMENT_HEAD_WORDS = 3;
  * statement. The whole text stays in sql (tests, -o debug stacks).
  */
 export class PgError extends ChunkfsError {
-  constructor(readonly sql: string, message: string, readonly sqlState: string) {
-    const head = sql.trim().split(/[\s(]+/).slice(0, STATEMENT_HEAD_WORDS).join(' ');
-    super(`metadata database (PostgreSQL): ${message.replace(/^\s*ERROR:\s*/, '').replace(/\s+/g, ' ').trim()} ` +
-      `(SQLSTATE ${sqlState}${head === '' ? '' : `; statement ${head}`})`);
+  constructor(
+    readonly sql: string,
+    message: string,
+    readonly sqlState: string,
+  ) {
+    const head = sql
+      .trim()
+      .split(/[\s(]+/)
+      .slice(0, STATEMENT_HEAD_WORDS)
+      .join(' ');
+    super(
+      `metadata database (PostgreSQL): ${message
+        .replace(/^\s*ERROR:\s*/, '')
+        .replace(/\s+/g, ' ')
+        .trim()} ` + `(SQLSTATE ${sqlState}${head === '' ? '' : `; statement ${head}`})`,
+    );
     this.name = 'MetadataError';
   }
 }
@@ -72,12 +84,22 @@ type Decoder = (text: string) => unknown;
 
 function decoderOf(oid: number): Decoder {
   switch (oid) {
-    case OID_INT8: case OID_INT2: case OID_INT4: case OID_OID: return (s) => BigInt(s);
-    case OID_NUMERIC: return (s) => (/^-?[0-9]+$/.test(s) ? BigInt(s) : Number(s));
-    case OID_FLOAT4: case OID_FLOAT8: return (s) => Number(s);
-    case OID_BOOL: return (s) => (s === 't' ? 1n : 0n);
-    case OID_BYTEA: return (s) => Buffer.from(s.slice(2), 'hex'); // hex output format: \x0a0b...
-    default: return (s) => s;
+    case OID_INT8:
+    case OID_INT2:
+    case OID_INT4:
+    case OID_OID:
+      return (s) => BigInt(s);
+    case OID_NUMERIC:
+      return (s) => (/^-?[0-9]+$/.test(s) ? BigInt(s) : Number(s));
+    case OID_FLOAT4:
+    case OID_FLOAT8:
+      return (s) => Number(s);
+    case OID_BOOL:
+      return (s) => (s === 't' ? 1n : 0n);
+    case OID_BYTEA:
+      return (s) => Buffer.from(s.slice(2), 'hex'); // hex output format: \x0a0b...
+    default:
+      return (s) => s;
   }
 }
 
@@ -95,7 +117,11 @@ class PgStatement implements SqlStatement {
   private decoders: Decoder[] | null = null;
   private columns: string[] = [];
 
-  constructor(private readonly db: PgDb, private readonly name: string, private readonly sql: PgText) {}
+  constructor(
+    private readonly db: PgDb,
+    private readonly name: string,
+    private readonly sql: PgText,
+  ) {}
 
   raw(toggle = true): this {
     this.rawRows = toggle;
@@ -105,13 +131,17 @@ class PgStatement implements SqlStatement {
   private bind(params: unknown[]): Array<string | null> {
     if (this.sql.names.length > 0) {
       const o = params[0] as Record<string, SqlParam> | undefined;
-      if (o === undefined || typeof o !== 'object') throw new TypeError(`metadata SQL: named parameters expected in: ${this.sql.text.slice(0, 200)}`);
+      if (o === undefined || typeof o !== 'object')
+        throw new TypeError(`metadata SQL: named parameters expected in: ${this.sql.text.slice(0, 200)}`);
       return this.sql.names.map((n) => {
         if (!(n in o)) throw new TypeError(`metadata SQL: no value for @${n}`);
         return encode(o[n]);
       });
     }
-    if (params.length !== this.sql.positional) throw new RangeError(`metadata SQL: ${params.length} values for ${this.sql.positional} placeholders in: ${this.sql.text.slice(0, 200)}`);
+    if (params.length !== this.sql.positional)
+      throw new RangeError(
+        `metadata SQL: ${params.length} values for ${this.sql.positional} placeholders in: ${this.sql.text.slice(0, 200)}`,
+      );
     return params.map(encode);
   }
 
@@ -140,7 +170,8 @@ class PgStatement implements SqlStatement {
         out[r] = row;
       } else {
         const row: Record<string, unknown> = {};
-        for (let c = 0; c < nf; c++) row[this.columns[c]] = pq.getisnull(r, c) ? null : this.decoders[c](pq.getvalue(r, c));
+        for (let c = 0; c < nf; c++)
+          row[this.columns[c]] = pq.getisnull(r, c) ? null : this.decoders[c](pq.getvalue(r, c));
         out[r] = row;
       }
     }
@@ -149,7 +180,8 @@ class PgStatement implements SqlStatement {
 
   run(...params: unknown[]): RunInfo {
     // In a transaction it waits for the next statement whose result is read (pg-pipeline.ts).
-    if (this.db.inTransaction) return this.db.enqueue({ name: this.name, text: this.sql.text, values: this.bind(params) });
+    if (this.db.inTransaction)
+      return this.db.enqueue({ name: this.name, text: this.sql.text, values: this.bind(params) });
     this.db.refuseIfFenced();
     const info = runInfoOf(this.execute(params));
     this.db.noteWrite();
@@ -209,7 +241,11 @@ export class PgDb implements Db {
    * replace one that failed: the operation that saw the failure fails (its transaction is gone with
    * the connection; DESIGN §5 keeps what was committed), the next one runs on the new connection.
    */
-  constructor(private pq: LibpqConnection, readonly url: string, private readonly dial: (() => LibpqConnection) | null = null) {
+  constructor(
+    private pq: LibpqConnection,
+    readonly url: string,
+    private readonly dial: (() => LibpqConnection) | null = null,
+  ) {
     this.target = redactedUrl(url);
   }
 
@@ -230,8 +266,13 @@ export class PgDb implements Db {
     const listing = this.rowCache.listingFor(text, values);
     if (listing !== null) {
       const writes = this.rowCache.writes;
-      this.pipeline.add({ name: this.prepareText(DIRECTORY_LISTING_SQL, 1).name, text: DIRECTORY_LISTING_SQL, values: [listing] },
-        () => { this.sendQueue(null); }, (r) => this.rowCache.listed(listing, r, writes));
+      this.pipeline.add(
+        { name: this.prepareText(DIRECTORY_LISTING_SQL, 1).name, text: DIRECTORY_LISTING_SQL, values: [listing] },
+        () => {
+          this.sendQueue(null);
+        },
+        (r) => this.rowCache.listed(listing, r, writes),
+      );
     }
     if (this.pipeline.pending > 0) result = this.sendQueue({ name, text, values })!;
     else {
@@ -250,7 +291,9 @@ export class PgDb implements Db {
     this.refuseIfFenced();
     this.beginNow();
     this.rowCache.write(call.text, call.values); // the rows it changes, as the transaction will see them
-    return this.pipeline.add(call, () => { this.sendQueue(null); });
+    return this.pipeline.add(call, () => {
+      this.sendQueue(null);
+    });
   }
 
   /**
@@ -283,9 +326,15 @@ export class PgDb implements Db {
     const wide = this.rowCache.widened(asked.text, asked.values); // the whole row, as execPrepared reads it
     const call = wide === null ? asked : { name: this.prepareText(wide.text, wide.values.length).name, ...wide };
     const writes = this.rowCache.writes;
-    this.pipeline.add(call, () => { this.sendQueue(null); }, (r: CachedResult) => {
-      if (this.rowCache.writes === writes) this.rowCache.put(call.text, call.values, r);
-    });
+    this.pipeline.add(
+      call,
+      () => {
+        this.sendQueue(null);
+      },
+      (r: CachedResult) => {
+        if (this.rowCache.writes === writes) this.rowCache.put(call.text, call.values, r);
+      },
+    );
   }
 
   /**
@@ -320,7 +369,10 @@ export class PgDb implements Db {
 
   /** fn hears why, when the lease is found lost (bounded: the lease and the store listen). */
   onFence(fn: (why: string) => void): void {
-    assert(this.fenceListeners.length < FENCE_LISTENERS_MAX, 'listeners to the lease\'s loss are the lease\'s and the store\'s');
+    assert(
+      this.fenceListeners.length < FENCE_LISTENERS_MAX,
+      "listeners to the lease's loss are the lease's and the store's",
+    );
     this.fenceListeners.push(fn);
   }
 
@@ -340,7 +392,11 @@ export class PgDb implements Db {
       if (this.pq.transactionStatus() !== PQTRANS_UNKNOWN) throw err;
       this.broken = true;
       this.rowCache.clear();
-      throw new PgError(last?.text ?? '', `the connection to ${this.target} was lost: ${(err as Error).message}`, SQLSTATE_CONNECTION_FAILURE);
+      throw new PgError(
+        last?.text ?? '',
+        `the connection to ${this.target} was lost: ${(err as Error).message}`,
+        SQLSTATE_CONNECTION_FAILURE,
+      );
     }
   }
 
@@ -361,21 +417,30 @@ export class PgDb implements Db {
     // A session that never held the lease (a migration before the take) gets the server's PgError.
     if (fields?.sqlState === FENCED_SQLSTATE && this.holderSession !== null) {
       // The server's first line, without its CONTEXT.
-      const why = (this.pq.resultErrorMessage() || status).split('\n')[0].replace(/^ERROR:\s*/, '').trim();
+      const why = (this.pq.resultErrorMessage() || status)
+        .split('\n')[0]
+        .replace(/^ERROR:\s*/, '')
+        .trim();
       this.fence(why);
       throw new LeaseLostError(this.target, why);
     }
-    throw new PgError(text, this.pq.resultErrorMessage() || this.pq.errorMessage() || status, fields?.sqlState ?? (lost ? SQLSTATE_CONNECTION_FAILURE : 'unknown'));
+    throw new PgError(
+      text,
+      this.pq.resultErrorMessage() || this.pq.errorMessage() || status,
+      fields?.sqlState ?? (lost ? SQLSTATE_CONNECTION_FAILURE : 'unknown'),
+    );
   }
 
   /** A connection to run on: after a failure, a new one (outside a transaction, at most every RECONNECT_INTERVAL_MS). */
   private usable(): void {
     if (!this.broken) return;
-    const lost = (why: string): PgError => new PgError('', `the connection to ${this.target} was lost; ${why}`, SQLSTATE_CONNECTION_FAILURE);
+    const lost = (why: string): PgError =>
+      new PgError('', `the connection to ${this.target} was lost; ${why}`, SQLSTATE_CONNECTION_FAILURE);
     if (this.depth > 0) throw lost('this transaction is gone with it');
     if (this.dial === null) throw lost('this connection is not dialled again');
     const now = Date.now();
-    if (now - this.lastDialMs < RECONNECT_INTERVAL_MS) throw lost(`dialling again at most every ${RECONNECT_INTERVAL_MS} ms`);
+    if (now - this.lastDialMs < RECONNECT_INTERVAL_MS)
+      throw lost(`dialling again at most every ${RECONNECT_INTERVAL_MS} ms`);
     this.lastDialMs = now;
     let pq: LibpqConnection;
     try {
@@ -387,7 +452,8 @@ export class PgDb implements Db {
     try {
       for (const [text, p] of this.prepared) {
         pq.prepare(p.name, text, p.params);
-        if (pq.resultStatus() !== 'PGRES_COMMAND_OK') throw lost(`preparing statements again failed: ${pq.resultErrorMessage()}`);
+        if (pq.resultStatus() !== 'PGRES_COMMAND_OK')
+          throw lost(`preparing statements again failed: ${pq.resultErrorMessage()}`);
       }
       if (this.holderSession !== null) {
         pq.exec(this.holderSession);
@@ -417,7 +483,8 @@ export class PgDb implements Db {
   private prepareText(text: string, params = 0): { name: string; params: number } {
     let p = this.prepared.get(text);
     if (p === undefined) {
-      if (this.prepared.size >= PREPARED_TEXTS_MAX) throw new Error(`metadata SQL: more than ${PREPARED_TEXTS_MAX} distinct statements`);
+      if (this.prepared.size >= PREPARED_TEXTS_MAX)
+        throw new Error(`metadata SQL: more than ${PREPARED_TEXTS_MAX} distinct statements`);
       p = { name: `cfs${this.prepared.size}`, params };
       this.usable();
       this.roundTrips++;
@@ -432,7 +499,9 @@ export class PgDb implements Db {
   private beginNow(): void {
     if (!this.beginDeferred) return;
     this.beginDeferred = false;
-    this.pipeline.add(this.control('BEGIN'), () => { this.sendQueue(null); });
+    this.pipeline.add(this.control('BEGIN'), () => {
+      this.sendQueue(null);
+    });
   }
 
   exec(sql: EngineSql): void {
@@ -503,17 +572,22 @@ export class PgDb implements Db {
       this.pipeline.drop(); // BEGIN never went: the server has nothing to roll back
       return;
     }
-    if (savepoint === null) this.pipeline.drop(); // the whole transaction goes: what waits never has to run
+    if (savepoint === null)
+      this.pipeline.drop(); // the whole transaction goes: what waits never has to run
     else {
       try {
         this.sendQueue(null); // the outer transaction's statements must run; the failure being rolled back is the caller's
-      } catch { /* rolled back just below */ }
+      } catch {
+        /* rolled back just below */
+      }
     }
     if (this.broken) return; // the server ended the transaction with the connection
     if (this.pq.transactionStatus() === PQTRANS_IDLE) return; // none is open (an implicit one rolled back whole)
     try {
       this.exec(savepoint === null ? 'ROLLBACK' : `ROLLBACK TO SAVEPOINT ${savepoint}; RELEASE SAVEPOINT ${savepoint}`);
-    } catch { /* the connection failed: the server rolled back the whole transaction itself */ }
+    } catch {
+      /* the connection failed: the server rolled back the whole transaction itself */
+    }
   }
 
   get inTransaction(): boolean {
@@ -529,7 +603,9 @@ export class PgDb implements Db {
   }
   setSchemaVersion(version: number): void {
     this.exec('CREATE TABLE IF NOT EXISTS chunkfs_schema(k INT PRIMARY KEY CHECK (k = 0), version BIGINT NOT NULL)');
-    this.prepare('INSERT INTO chunkfs_schema(k, version) VALUES (0, ?) ON CONFLICT (k) DO UPDATE SET version = excluded.version').run(Math.trunc(version));
+    this.prepare(
+      'INSERT INTO chunkfs_schema(k, version) VALUES (0, ?) ON CONFLICT (k) DO UPDATE SET version = excluded.version',
+    ).run(Math.trunc(version));
   }
 
   /** The connection itself, for a caller that runs it on its own (the commit point's second connection). */

@@ -93,9 +93,16 @@ export function epochSettingSql(epoch: bigint): string {
  * taken): every change from now on is refused with EROFS (DESIGN §9 "Lease and fencing").
  */
 export class LeaseLostError extends FsError {
-  constructor(readonly target: string, readonly why: string) {
-    super('EROFS', `${target}: this mount lost the store's lease (${why}); it changes nothing more: unmount it, ` +
-      'and mount again (read-only with -o ro while the other holder writes)', { path: target });
+  constructor(
+    readonly target: string,
+    readonly why: string,
+  ) {
+    super(
+      'EROFS',
+      `${target}: this mount lost the store's lease (${why}); it changes nothing more: unmount it, ` +
+        'and mount again (read-only with -o ro while the other holder writes)',
+      { path: target },
+    );
     this.name = 'LeaseLostError';
   }
 }
@@ -103,8 +110,12 @@ export class LeaseLostError extends FsError {
 /** A shard write while the lease cannot be confirmed (the server unreachable past a lease): tried again later. */
 export class LeaseUnconfirmedError extends FsError {
   constructor(readonly target: string) {
-    super('EIO', `${target}: the store's lease could not be renewed for longer than it lasts ` +
-      '(metadata server unreachable?); shards are not written until it is', { path: target });
+    super(
+      'EIO',
+      `${target}: the store's lease could not be renewed for longer than it lasts ` +
+        '(metadata server unreachable?); shards are not written until it is',
+      { path: target },
+    );
     this.name = 'LeaseUnconfirmedError';
   }
 }

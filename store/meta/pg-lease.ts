@@ -11,7 +11,14 @@ import * as os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { PgDb } from './pg-engine';
 import {
-  EPOCH_SQL, FENCE_INSTALLED_SQL, FENCE_SQL, HAS_EPOCH_SQL, LeaseLostError, LeaseUnconfirmedError, NEXT_EPOCH_SQL, epochSettingSql,
+  EPOCH_SQL,
+  FENCE_INSTALLED_SQL,
+  FENCE_SQL,
+  HAS_EPOCH_SQL,
+  LeaseLostError,
+  LeaseUnconfirmedError,
+  NEXT_EPOCH_SQL,
+  epochSettingSql,
 } from './pg-fence';
 
 /** A holder that stops renewing loses the lease after this long (fail-over waits at most this). */
@@ -40,10 +47,15 @@ export interface LeaseInfo {
 
 /** Another opener holds the lease: names it, and when it expires. */
 export class LeaseHeldError extends Error {
-  constructor(readonly target: string, readonly lease: LeaseInfo) {
-    super(`${target}: the store is open read-write by ${lease.host} pid ${lease.pid} (${lease.note || 'no note'}), ` +
-      `lease renewed ${Math.round(lease.heartbeatAgeMs / 1000)} s ago, expires in ${Math.max(0, Math.round(lease.expiresInMs / 1000))} s ` +
-      'unless renewed; stop it there, or mount read-only (-o ro), or wait for the lease to expire if that machine is gone');
+  constructor(
+    readonly target: string,
+    readonly lease: LeaseInfo,
+  ) {
+    super(
+      `${target}: the store is open read-write by ${lease.host} pid ${lease.pid} (${lease.note || 'no note'}), ` +
+        `lease renewed ${Math.round(lease.heartbeatAgeMs / 1000)} s ago, expires in ${Math.max(0, Math.round(lease.expiresInMs / 1000))} s ` +
+        'unless renewed; stop it there, or mount read-only (-o ro), or wait for the lease to expire if that machine is gone',
+    );
     this.name = 'LeaseHeldError';
   }
 }
@@ -54,14 +66,20 @@ const SELECT_SQL = `SELECT holder, host, pid, note, epoch,
 
 function infoOf(r: Record<string, unknown>): LeaseInfo {
   return {
-    holder: String(r.holder), epoch: Number(r.epoch), host: String(r.host), pid: Number(r.pid), note: String(r.note),
-    heartbeatAgeMs: Number(r.age_ms), expiresInMs: Number(r.left_ms),
+    holder: String(r.holder),
+    epoch: Number(r.epoch),
+    host: String(r.host),
+    pid: Number(r.pid),
+    note: String(r.note),
+    heartbeatAgeMs: Number(r.age_ms),
+    expiresInMs: Number(r.left_ms),
   };
 }
 
 /** The lease row, or null when nobody holds one (read-only: status). */
 export function readLease(db: PgDb): LeaseInfo | null {
-  const exists = db.prepare(`SELECT to_regclass('chunkfs_lease') IS NOT NULL AS e, ${HAS_EPOCH_SQL} AS epoch`)
+  const exists = db
+    .prepare(`SELECT to_regclass('chunkfs_lease') IS NOT NULL AS e, ${HAS_EPOCH_SQL} AS epoch`)
     .get() as { e: bigint; epoch: bigint };
   if (exists.e === 0n) return null;
   // A lease table of a build before fencing (read-only openers add nothing to it).
@@ -71,7 +89,9 @@ export function readLease(db: PgDb): LeaseInfo | null {
 }
 
 function readOldLease(db: PgDb): LeaseInfo | null {
-  const r = db.prepare(SELECT_SQL.replace('note, epoch,', 'note, 0 AS epoch,')).get() as Record<string, unknown> | undefined;
+  const r = db.prepare(SELECT_SQL.replace('note, epoch,', 'note, 0 AS epoch,')).get() as
+    | Record<string, unknown>
+    | undefined;
   return r === undefined ? null : infoOf(r);
 }
 
@@ -110,11 +130,17 @@ export class PgLease {
   /** A renewal failed (the server away): the log line says so once per outage. */
   private toldFailure = false;
 
-  constructor(private readonly db: PgDb, private readonly leaseMs: number, private readonly log: (line: string) => void) {
+  constructor(
+    private readonly db: PgDb,
+    private readonly leaseMs: number,
+    private readonly log: (line: string) => void,
+  ) {
     db.onFence((why) => {
       this.stopRenewing();
-      this.log(`this mount lost the store's lease on ${db.target} (${why}); every change is refused (EROFS) ` +
-        'from now on, and it follows the new holder read-only: unmount it');
+      this.log(
+        `this mount lost the store's lease on ${db.target} (${why}); every change is refused (EROFS) ` +
+          'from now on, and it follows the new holder read-only: unmount it',
+      );
     });
   }
 
@@ -132,14 +158,19 @@ export class PgLease {
       if (r !== undefined && Number(r.left_ms) > 0 && r.holder !== this.holder) {
         const held = infoOf(r);
         if (!deadOnThisHost(held)) throw new LeaseHeldError(this.db.target, held);
-        this.log(`took over the lease of ${held.host} pid ${held.pid} on ${this.db.target}, which is no longer running`);
+        this.log(
+          `took over the lease of ${held.host} pid ${held.pid} on ${this.db.target}, which is no longer running`,
+        );
       }
       const epoch = BigInt((this.db.prepare(NEXT_EPOCH_SQL).get() as { epoch: bigint }).epoch);
-      this.db.prepare(`INSERT INTO chunkfs_lease(k, holder, host, pid, note, acquired_at, heartbeat_at, expires_at, epoch)
+      this.db
+        .prepare(
+          `INSERT INTO chunkfs_lease(k, holder, host, pid, note, acquired_at, heartbeat_at, expires_at, epoch)
           VALUES (0, ?, ?, ?, ?, now(), now(), now() + CAST(? AS interval), ?)
         ON CONFLICT (k) DO UPDATE SET holder = excluded.holder, host = excluded.host, pid = excluded.pid, note = excluded.note,
           acquired_at = excluded.acquired_at, heartbeat_at = excluded.heartbeat_at, expires_at = excluded.expires_at,
-          epoch = excluded.epoch`)
+          epoch = excluded.epoch`,
+        )
         .run(this.holder, os.hostname(), process.pid, note, interval, epoch);
       // Installed by the first take of a build that fences (a store made before it has none yet).
       if ((this.db.prepare(FENCE_INSTALLED_SQL).get() as { ok: bigint }).ok !== 1n) this.db.exec(FENCE_SQL);
@@ -161,9 +192,12 @@ export class PgLease {
     const startMs = Date.now();
     const sentMs = performance.now();
     try {
-      const n = this.db.prepare(`UPDATE chunkfs_lease SET heartbeat_at = now(), expires_at = now() + CAST(? AS interval)
-        WHERE k = 0 AND holder = ? AND epoch = ?`).run(`${Math.round(this.leaseMs)} milliseconds`, this.holder, this.epoch)
-        .changes;
+      const n = this.db
+        .prepare(
+          `UPDATE chunkfs_lease SET heartbeat_at = now(), expires_at = now() + CAST(? AS interval)
+        WHERE k = 0 AND holder = ? AND epoch = ?`,
+        )
+        .run(`${Math.round(this.leaseMs)} milliseconds`, this.holder, this.epoch).changes;
       this.toldFailure = false;
       if (n === 1) {
         this.renewedAtMs = sentMs;
@@ -171,10 +205,12 @@ export class PgLease {
         return;
       }
       const now = readLease(this.db);
-      this.db.fence(now === null
-        ? `its lease row (epoch ${this.epoch}) is gone`
-        : `another opener, ${now.host} pid ${now.pid} (${now.note || 'no note'}), took it over at epoch ${now.epoch} ` +
-          `after this one's (${this.epoch}) expired`);
+      this.db.fence(
+        now === null
+          ? `its lease row (epoch ${this.epoch}) is gone`
+          : `another opener, ${now.host} pid ${now.pid} (${now.note || 'no note'}), took it over at epoch ${now.epoch} ` +
+              `after this one's (${this.epoch}) expired`,
+      );
     } catch (err) {
       this.db.trustRows(0); // another opener may write now: nothing cached is trusted
       if (err instanceof LeaseLostError) return;
@@ -209,8 +245,11 @@ export class PgLease {
     this.stopRenewing();
     if (this.db.fencedBy !== null) return; // the row is another opener's
     try {
-      this.db.prepare('DELETE FROM chunkfs_lease WHERE k = 0 AND holder = ? AND epoch = ?')
+      this.db
+        .prepare('DELETE FROM chunkfs_lease WHERE k = 0 AND holder = ? AND epoch = ?')
         .run(this.holder, this.epoch);
-    } catch { /* the server is gone: the lease expires by itself */ }
+    } catch {
+      /* the server is gone: the lease expires by itself */
+    }
   }
 }

@@ -16,7 +16,10 @@ const NOTIFIES_PER_TURN_MAX = 10_000;
 
 export type Changed = number[] | 'all';
 
-interface Notify { relname: string; extra: string }
+interface Notify {
+  relname: string;
+  extra: string;
+}
 type ListeningConnection = LibpqConnection & { notifies(): Notify | undefined };
 
 export class PgListener {
@@ -26,7 +29,11 @@ export class PgListener {
   /** Said once per outage. */
   private toldLost = false;
 
-  constructor(private readonly url: string, private readonly onChange: (changed: Changed) => void, private readonly log: (line: string) => void) {}
+  constructor(
+    private readonly url: string,
+    private readonly onChange: (changed: Changed) => void,
+    private readonly log: (line: string) => void,
+  ) {}
 
   /** Connected and listening: every commit of the writer from now on reaches onChange. */
   get connected(): boolean {
@@ -76,7 +83,10 @@ export class PgListener {
 
   private lost(why: string): void {
     this.hangUp();
-    if (!this.toldLost) this.log(`lost the connection that follows the writer on ${redactedUrl(this.url)} (${why.trim() || 'closed'}); dialling again every ${RECONNECT_INTERVAL_MS} ms`);
+    if (!this.toldLost)
+      this.log(
+        `lost the connection that follows the writer on ${redactedUrl(this.url)} (${why.trim() || 'closed'}); dialling again every ${RECONNECT_INTERVAL_MS} ms`,
+      );
     this.toldLost = true;
     this.onChange('all');
     this.scheduleRetry();

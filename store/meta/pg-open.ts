@@ -29,7 +29,8 @@ const CONNECT_TIMEOUT_SECONDS = 10;
  * that reads a whole table has no other plan and still scans it. jit off: such a plan's cost (the
  * planner's penalty for the scan) passes jit_above_cost, and compiling it took 5-50 ms a statement.
  */
-const SESSION_SQL = "SET synchronous_commit = off; SET client_min_messages = warning; SET TIME ZONE 'UTC'; SET enable_seqscan = off; SET jit = off";
+const SESSION_SQL =
+  "SET synchronous_commit = off; SET client_min_messages = warning; SET TIME ZONE 'UTC'; SET enable_seqscan = off; SET jit = off";
 /**
  * A follower's session refuses every write (SQLSTATE 25006): a read-only mount following another
  * machine's writer (DESIGN §9) cannot change the store by mistake.
@@ -42,7 +43,10 @@ function connectError(url: string, message: string): ConfigError {
     : /password|authentication/i.test(message)
       ? 'give the password to libpq in PGPASSWORD or ~/.pgpass (never in the connection string)'
       : 'check the host, port or socket directory, user and database, and that the server is running';
-  return new ConfigError(redactedUrl(url), `cannot connect to the PostgreSQL metadata database: ${message.trim()}; ${hint}`);
+  return new ConfigError(
+    redactedUrl(url),
+    `cannot connect to the PostgreSQL metadata database: ${message.trim()}; ${hint}`,
+  );
 }
 
 /**
@@ -72,8 +76,9 @@ export function connectPg(url: string, refuseWrites = false, storeUuid?: string)
 export function pgPlace(url: string): MetaPlace {
   return {
     where: redactedUrl(url),
-    check: 'check the connection string in chunkfs.json (meta.url: host, port, database name) and that the database is this ' +
-      'store\'s (not one dropped and made again, nor another store\'s; a restore of this store\'s own opens)',
+    check:
+      'check the connection string in chunkfs.json (meta.url: host, port, database name) and that the database is this ' +
+      "store's (not one dropped and made again, nor another store's; a restore of this store's own opens)",
   };
 }
 

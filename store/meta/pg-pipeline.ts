@@ -49,7 +49,6 @@ class QueuedRun implements RunInfo {
   }
 }
 
-
 /** What run() gives: the rows changed, and the first column of the first row RETURNING gave (SQLite's lastInsertRowid). */
 export function runInfoOf(pq: PgResult): RunInfo {
   const changes = Number(pq.cmdTuples() || 0);
@@ -111,7 +110,9 @@ export class PgPipeline {
     let failure: unknown = null;
     let result: PgResult | null = null;
     try {
-      for (const c of calls) if (!pq.sendQueryPrepared(c.name, c.values)) throw new Error(`metadata SQL: sending a statement failed: ${pq.errorMessage()}`);
+      for (const c of calls)
+        if (!pq.sendQueryPrepared(c.name, c.values))
+          throw new Error(`metadata SQL: sending a statement failed: ${pq.errorMessage()}`);
       if (!pq.pipelineSync()) throw new Error(`metadata SQL: sending the pipeline failed: ${pq.errorMessage()}`);
       for (let i = 0; i < calls.length; i++) {
         if (!pq.getResult()) throw new Error(`metadata SQL: no result for a pipelined statement: ${pq.errorMessage()}`);
@@ -151,7 +152,7 @@ export class PgPipeline {
         return;
       }
       try {
-        check('COMMIT (at the pipeline\'s sync point)');
+        check("COMMIT (at the pipeline's sync point)");
       } catch (err) {
         failure ??= err;
       }

@@ -16,7 +16,10 @@ export interface PgText {
 const PARAMS_MAX = 65535;
 
 export class PlaceholderError extends Error {
-  constructor(readonly sql: string, what: string) {
+  constructor(
+    readonly sql: string,
+    what: string,
+  ) {
     super(`metadata SQL: ${what} in: ${sql.slice(0, 200)}`);
     this.name = 'PlaceholderError';
   }
@@ -30,7 +33,10 @@ function isNameChar(c: string): boolean {
 function quotedEnd(sql: string, i: number, q: string): number {
   for (let j = i + 1; j < sql.length; j++) {
     if (sql[j] !== q) continue;
-    if (sql[j + 1] === q) { j++; continue; }
+    if (sql[j + 1] === q) {
+      j++;
+      continue;
+    }
     return j + 1;
   }
   throw new PlaceholderError(sql, `unterminated ${q} quote`);
@@ -49,7 +55,7 @@ export function toPgPlaceholders(sql: string): PgText {
   let out = '';
   let positional = 0;
   const names: string[] = [];
-  for (let i = 0; i < sql.length;) {
+  for (let i = 0; i < sql.length; ) {
     const c = sql[i];
     let end = i + 1;
     if (c === "'" || c === '"') end = quotedEnd(sql, i, c);
@@ -72,6 +78,7 @@ export function toPgPlaceholders(sql: string): PgText {
     i = end;
   }
   if (positional > 0 && names.length > 0) throw new PlaceholderError(sql, 'both ? and @name placeholders');
-  if (positional > PARAMS_MAX || names.length > PARAMS_MAX) throw new PlaceholderError(sql, `more than ${PARAMS_MAX} placeholders`);
+  if (positional > PARAMS_MAX || names.length > PARAMS_MAX)
+    throw new PlaceholderError(sql, `more than ${PARAMS_MAX} placeholders`);
   return { text: out, positional, names };
 }

@@ -17,19 +17,40 @@ export class CachedResult implements PgResult {
     return new CachedResult(
       Array.from({ length: nf }, (_, c) => pq.fname(c)),
       Array.from({ length: nf }, (_, c) => pq.ftype(c)),
-      Array.from({ length: pq.ntuples() }, (_, r) => Array.from({ length: nf }, (_, c) => (pq.getisnull(r, c) ? null : pq.getvalue(r, c)))),
+      Array.from({ length: pq.ntuples() }, (_, r) =>
+        Array.from({ length: nf }, (_, c) => (pq.getisnull(r, c) ? null : pq.getvalue(r, c))),
+      ),
       pq.cmdTuples(),
     );
   }
   /** A copy whose rows may be patched apart from this one's. */
   copy(): CachedResult {
-    return new CachedResult(this.names, this.types, this.values.map((row) => row.slice()), this.tuples);
+    return new CachedResult(
+      this.names,
+      this.types,
+      this.values.map((row) => row.slice()),
+      this.tuples,
+    );
   }
-  ntuples(): number { return this.values.length; }
-  nfields(): number { return this.names.length; }
-  fname(c: number): string { return this.names[c]; }
-  ftype(c: number): number { return this.types[c]; }
-  getvalue(r: number, c: number): string { return this.values[r][c] ?? ''; }
-  getisnull(r: number, c: number): boolean { return this.values[r][c] === null; }
-  cmdTuples(): string { return this.tuples; }
+  ntuples(): number {
+    return this.values.length;
+  }
+  nfields(): number {
+    return this.names.length;
+  }
+  fname(c: number): string {
+    return this.names[c];
+  }
+  ftype(c: number): number {
+    return this.types[c];
+  }
+  getvalue(r: number, c: number): string {
+    return this.values[r][c] ?? '';
+  }
+  getisnull(r: number, c: number): boolean {
+    return this.values[r][c] === null;
+  }
+  cmdTuples(): string {
+    return this.tuples;
+  }
 }

@@ -65,8 +65,6 @@ interface Bucket {
   empty: Set<string>;
 }
 
-
-
 /**
  * What the mount caches: inode rows (namespace.ts, file-rows.ts, attr.ts read them by ino, the
  * most frequent reads), and xattrs (fs/acl.ts reads a directory's default ACL on every create and a
@@ -116,7 +114,10 @@ export class PgRowCache {
   hits = 0;
   misses = 0;
 
-  constructor(private readonly schema: RowCacheSchema, private readonly nowMs: () => number = Date.now) {}
+  constructor(
+    private readonly schema: RowCacheSchema,
+    private readonly nowMs: () => number = Date.now,
+  ) {}
 
   /** Trust cached rows until untilMs (the lease's end as this side sees it); 0 drops them all. */
   trustUntil(untilMs: number): void {
@@ -187,8 +188,16 @@ export class PgRowCache {
   widened(text: string, values: Array<string | null>): { text: string; values: Array<string | null> } | null {
     if (!this.trusted) return null;
     const p = this.plan(text);
-    if (p.kind === 'lookup' && p.columns !== '*') return { text: WHOLE_LOOKUP_SQL, values: [values[p.parent], values[p.name]] };
-    if (p.kind === 'read' && p.table === 'inodes' && p.plainColumns && p.columns !== '*' && p.keys.length === 1 && p.keys[0] === 'ino') {
+    if (p.kind === 'lookup' && p.columns !== '*')
+      return { text: WHOLE_LOOKUP_SQL, values: [values[p.parent], values[p.name]] };
+    if (
+      p.kind === 'read' &&
+      p.table === 'inodes' &&
+      p.plainColumns &&
+      p.columns !== '*' &&
+      p.keys.length === 1 &&
+      p.keys[0] === 'ino'
+    ) {
       return { text: WHOLE_INODE_SQL, values: [values[p.params[0]]] };
     }
     return null;
@@ -201,8 +210,14 @@ export class PgRowCache {
 
   private find(text: string, p: Plan, values: Array<string | null>): PgResult | undefined {
     if (p.kind === 'ancestry') return this.ancestry.get(`${text}\u0000${values.map(keyPart).join('\u0000')}`);
-    if (p.kind === 'ofInode') return this.emptyWhileNew(p.table) && this.newInodes.has(keyPart(values[p.param])) ? EMPTY_RESULT : undefined;
-    if (p.kind === 'read' && this.schema[p.table] === undefined && NEW_INODE_TABLES.has(p.table) && p.keys[0] === 'ino') {
+    if (p.kind === 'ofInode')
+      return this.emptyWhileNew(p.table) && this.newInodes.has(keyPart(values[p.param])) ? EMPTY_RESULT : undefined;
+    if (
+      p.kind === 'read' &&
+      this.schema[p.table] === undefined &&
+      NEW_INODE_TABLES.has(p.table) &&
+      p.keys[0] === 'ino'
+    ) {
       return this.newInodes.has(keyPart(values[p.params[0]])) ? EMPTY_RESULT : undefined;
     }
     if (p.kind === 'lookup') {
@@ -215,7 +230,8 @@ export class PgRowCache {
     const key = `${text}\u0000${values.map(keyPart).join('\u0000')}`;
     const found = this.entries.get(key);
     if (found !== undefined) return found.entry.result;
-    if (p.table !== 'inodes' && p.keys[0] === 'ino' && this.newInodes.has(keyPart(values[p.params[0]]))) return EMPTY_RESULT;
+    if (p.table !== 'inodes' && p.keys[0] === 'ino' && this.newInodes.has(keyPart(values[p.params[0]])))
+      return EMPTY_RESULT;
     // Another result of the same row may hold these columns (a unique key of one column).
     if (!p.plainColumns || p.keys.length !== 1 || !this.isUnique(p.table, p.keys)) return undefined;
     const b = this.buckets.get(p.table)?.get(p.keys[0]);
@@ -248,7 +264,12 @@ export class PgRowCache {
       const at = columns.map((c) => e.result.names.indexOf(c));
       if (at.some((i) => i < 0)) continue;
       const r = e.result;
-      return new CachedResult(columns.slice(), at.map((i) => r.types[i]), r.values.map((row) => at.map((i) => row[i])), r.cmdTuples());
+      return new CachedResult(
+        columns.slice(),
+        at.map((i) => r.types[i]),
+        r.values.map((row) => at.map((i) => row[i])),
+        r.cmdTuples(),
+      );
     }
     return undefined;
   }
@@ -290,7 +311,12 @@ export class PgRowCache {
   }
 
   /** A lookup's answer: what the name holds, and its inode's row (kept as a row of inodes by ino). */
-  private putLookup(text: string, p: Extract<Plan, { kind: 'lookup' }>, values: Array<string | null>, pq: PgResult): void {
+  private putLookup(
+    text: string,
+    p: Extract<Plan, { kind: 'lookup' }>,
+    values: Array<string | null>,
+    pq: PgResult,
+  ): void {
     const parent = keyPart(values[p.parent]);
     const name = keyPart(values[p.name]);
     if (pq.ntuples() === 0) return this.names.set(parent, name, null);
@@ -302,7 +328,14 @@ export class PgRowCache {
     this.keep(this.bucket('inodes', ['ino']), `${text}\u0000#${ino}`, [ino], true, p.columns, r);
   }
 
-  private keep(bucket: Bucket, key: string, keyValues: Array<string | null>, plainColumns: boolean, columns: string[] | '*', result: CachedResult): void {
+  private keep(
+    bucket: Bucket,
+    key: string,
+    keyValues: Array<string | null>,
+    plainColumns: boolean,
+    columns: string[] | '*',
+    result: CachedResult,
+  ): void {
     const first = keyPart(keyValues[0]);
     this.forget(key);
     let m = bucket.byFirst.get(first);
@@ -379,7 +412,12 @@ export class PgRowCache {
   /** An entry inserted or deleted by (parent, name) is known as written; any other write of dirents drops what is known. */
   private writeNames(text: string, p: Extract<Plan, { kind: 'write' }>, values: Array<string | null>): void {
     const ins = DIRENT_INSERT_RE.exec(text);
-    if (ins !== null) return this.names.set(keyPart(values[Number(ins[1]) - 1]), keyPart(values[Number(ins[2]) - 1]), values[Number(ins[3]) - 1]);
+    if (ins !== null)
+      return this.names.set(
+        keyPart(values[Number(ins[1]) - 1]),
+        keyPart(values[Number(ins[2]) - 1]),
+        values[Number(ins[3]) - 1],
+      );
     const w = p.where ?? [];
     const parent = w.indexOf('parent');
     const name = w.indexOf('name');
@@ -407,7 +445,14 @@ export class PgRowCache {
     // A DELETE: drop the walks that name one of its values (the deleted inode's).
     const gone = new Set(p.where === null ? [] : p.params.map((i) => keyPart(values[i])));
     if (gone.size === 0) return this.ancestry.clear();
-    for (const k of [...this.ancestry.keys()]) if (k.split('\u0000').slice(1).some((v) => gone.has(v))) this.ancestry.delete(k);
+    for (const k of [...this.ancestry.keys()])
+      if (
+        k
+          .split('\u0000')
+          .slice(1)
+          .some((v) => gone.has(v))
+      )
+        this.ancestry.delete(k);
   }
 
   private writeBucket(b: Bucket, p: Extract<Plan, { kind: 'write' }>, values: Array<string | null>): void {
@@ -422,7 +467,10 @@ export class PgRowCache {
     if (p.where === null || p.setCols === null || p.setCols.some((c) => b.keys.includes(c))) return this.dropBucket(b);
     const wv = new Map(p.where.map((c, i) => [c, values[p.params[i]]]));
     const firstValue = wv.get(b.keys[0]);
-    const candidates = firstValue === undefined ? [...b.byFirst.values()].flatMap((m) => [...m.values()]) : [...(b.byFirst.get(keyPart(firstValue))?.values() ?? [])];
+    const candidates =
+      firstValue === undefined
+        ? [...b.byFirst.values()].flatMap((m) => [...m.values()])
+        : [...(b.byFirst.get(keyPart(firstValue))?.values() ?? [])];
     const patchable = unique && p.set !== null && b.keys.length === p.where.length && b.keys.every((k) => wv.has(k));
     for (const e of candidates) {
       // The write may touch e's rows unless a column both name has different values.
@@ -433,7 +481,9 @@ export class PgRowCache {
   }
 
   private isUnique(table: string, keys: string[]): boolean {
-    return (this.schema[table]?.uniqueKeys ?? []).some((u) => u.length === keys.length && u.every((c) => keys.includes(c)));
+    return (this.schema[table]?.uniqueKeys ?? []).some(
+      (u) => u.length === keys.length && u.every((c) => keys.includes(c)),
+    );
   }
 
   /** Write the SET values into a cached row; false when it cannot be done exactly (the rows are dropped). */
@@ -450,12 +500,25 @@ export class PgRowCache {
       const c = r.names.indexOf(s.col);
       if (c >= 0 && !PATCHABLE_TYPES.has(r.types[c])) return false;
       // An addition or a maximum: integers only, with a value that is there (GREATEST skips NULLs: not followed).
-      if ((s.add || s.max === true) && c >= 0 && (!INTEGER_TYPES.has(r.types[c]) || values[s.param] === null || !/^-?[0-9]+$/.test(values[s.param]!) || r.values.some((row) => row[c] === null))) return false;
+      if (
+        (s.add || s.max === true) &&
+        c >= 0 &&
+        (!INTEGER_TYPES.has(r.types[c]) ||
+          values[s.param] === null ||
+          !/^-?[0-9]+$/.test(values[s.param]!) ||
+          r.values.some((row) => row[c] === null))
+      )
+        return false;
     }
     for (const s of set) {
       const c = r.names.indexOf(s.col);
       if (c < 0) continue;
-      for (const row of r.values) row[c] = s.add ? String(BigInt(row[c]!) + BigInt(values[s.param]!)) : s.max === true ? maxText(row[c]!, values[s.param]!) : values[s.param];
+      for (const row of r.values)
+        row[c] = s.add
+          ? String(BigInt(row[c]!) + BigInt(values[s.param]!))
+          : s.max === true
+            ? maxText(row[c]!, values[s.param]!)
+            : values[s.param];
     }
     return true;
   }

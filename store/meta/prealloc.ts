@@ -28,7 +28,10 @@ export const MIGRATION_V7_PREALLOC = {
 };
 
 /** Allocated bytes beyond the stored chunks: inside the size (not yet counted) and past it (KEEP_SIZE). */
-export interface PreallocExtra { insideBytes: number; beyondBytes: number }
+export interface PreallocExtra {
+  insideBytes: number;
+  beyondBytes: number;
+}
 
 /** Per row of a file: what it adds over the chunk's stored length below the size, and what lies past the size. */
 const EXTRA_SQL = {
@@ -47,7 +50,10 @@ const EXTRA_SQL = {
 };
 
 export class Preallocated {
-  private readonly s: Record<'chunkSize' | 'size' | 'upsert' | 'dropFrom' | 'dropRange' | 'clip' | 'length' | 'from' | 'extra' | 'inos', SqlStatement>;
+  private readonly s: Record<
+    'chunkSize' | 'size' | 'upsert' | 'dropFrom' | 'dropRange' | 'clip' | 'length' | 'from' | 'extra' | 'inos',
+    SqlStatement
+  >;
   /** Inodes that may have rows (a superset: rows of a deleted inode go by trigger), so most files cost no query. */
   private readonly inos = new Set<number>();
 
@@ -56,8 +62,10 @@ export class Preallocated {
       chunkSize: db.prepare("SELECT chunk_size FROM inodes WHERE ino = ? AND type = 'file'"),
       size: db.prepare('SELECT size FROM inodes WHERE ino = ?'),
       upsert: db.prepare({
-        sqlite: 'INSERT INTO prealloc(ino, chunk_index, length) VALUES (?, ?, ?) ON CONFLICT(ino, chunk_index) DO UPDATE SET length = max(length, excluded.length)',
-        postgres: 'INSERT INTO prealloc AS p(ino, chunk_index, length) VALUES (?, ?, ?) ON CONFLICT(ino, chunk_index) DO UPDATE SET length = GREATEST(p.length, excluded.length)',
+        sqlite:
+          'INSERT INTO prealloc(ino, chunk_index, length) VALUES (?, ?, ?) ON CONFLICT(ino, chunk_index) DO UPDATE SET length = max(length, excluded.length)',
+        postgres:
+          'INSERT INTO prealloc AS p(ino, chunk_index, length) VALUES (?, ?, ?) ON CONFLICT(ino, chunk_index) DO UPDATE SET length = GREATEST(p.length, excluded.length)',
       }),
       dropFrom: db.prepare('DELETE FROM prealloc WHERE ino = ? AND chunk_index >= ?'),
       dropRange: db.prepare('DELETE FROM prealloc WHERE ino = ? AND chunk_index >= ? AND chunk_index < ?'),
@@ -66,7 +74,9 @@ export class Preallocated {
         postgres: 'UPDATE prealloc SET length = LEAST(length, ?) WHERE ino = ? AND chunk_index = ?',
       }),
       length: db.prepare('SELECT length FROM prealloc WHERE ino = ? AND chunk_index = ?'),
-      from: db.prepare('SELECT chunk_index, length FROM prealloc WHERE ino = ? AND chunk_index >= ? ORDER BY chunk_index'),
+      from: db.prepare(
+        'SELECT chunk_index, length FROM prealloc WHERE ino = ? AND chunk_index >= ? ORDER BY chunk_index',
+      ),
       // Per row: what it adds over the chunk's stored length below the size, and what lies past the size.
       extra: db.prepare(EXTRA_SQL),
       inos: db.prepare('SELECT DISTINCT ino FROM prealloc'),
@@ -84,7 +94,10 @@ export class Preallocated {
     const first = Math.floor(offsetBytes / cs);
     const last = Math.ceil(endBytes / cs); // exclusive
     if (last - first > PREALLOC_CHUNKS_MAX) {
-      throw new FsError('ENOSPC', `fallocate of ${last - first} chunks of inode ${ino}: at most ${PREALLOC_CHUNKS_MAX} per call`);
+      throw new FsError(
+        'ENOSPC',
+        `fallocate of ${last - first} chunks of inode ${ino}: at most ${PREALLOC_CHUNKS_MAX} per call`,
+      );
     }
     this.db.transaction(() => {
       for (let c = first; c < last; c++) this.s.upsert.run(ino, c, Math.min(cs, endBytes - c * cs));
@@ -129,7 +142,10 @@ export class Preallocated {
   /** [chunk index, allocated length] from fromChunk on, ascending. */
   from(ino: number, fromChunk: number): Array<[number, number]> {
     if (!this.inos.has(ino)) return [];
-    return (this.s.from.all(ino, fromChunk) as Array<{ chunk_index: bigint; length: bigint }>).map((r) => [Number(r.chunk_index), Number(r.length)]);
+    return (this.s.from.all(ino, fromChunk) as Array<{ chunk_index: bigint; length: bigint }>).map((r) => [
+      Number(r.chunk_index),
+      Number(r.length),
+    ]);
   }
 
   /**

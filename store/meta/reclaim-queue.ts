@@ -27,8 +27,12 @@ type Row = Record<string, bigint | string>;
 
 function entryOf(r: Row): ReclaimEntry {
   return {
-    ino: Number(r.ino), chunkIndex: Number(r.chunk_index), version: BigInt(r.version), layout: String(r.layout),
-    placementSeed: dbToU64(r.placement_seed as bigint), clusterMapEpoch: Number(r.cluster_map_epoch),
+    ino: Number(r.ino),
+    chunkIndex: Number(r.chunk_index),
+    version: BigInt(r.version),
+    layout: String(r.layout),
+    placementSeed: dbToU64(r.placement_seed as bigint),
+    clusterMapEpoch: Number(r.cluster_map_epoch),
   };
 }
 
@@ -67,4 +71,3 @@ export class ReclaimQueue {
     return Number((this.s.count.get() as { n: bigint }).n);
   }
 }
-

@@ -10,7 +10,9 @@ export class SliceRows {
   constructor(db: Db) {
     this.s = {
       get: db.prepare('SELECT slice_container, slice_offset, slice_length, slice_cookie FROM inodes WHERE ino = ?'),
-      set: db.prepare('UPDATE inodes SET slice_container = ?, slice_offset = ?, slice_length = ?, slice_cookie = ? WHERE ino = ?'),
+      set: db.prepare(
+        'UPDATE inodes SET slice_container = ?, slice_offset = ?, slice_length = ?, slice_cookie = ? WHERE ino = ?',
+      ),
       setIf: db.prepare(`UPDATE inodes SET slice_container = ?, slice_offset = ?, slice_length = ?, slice_cookie = ?
                          WHERE ino = ? AND slice_container = ? AND slice_offset = ? AND slice_cookie = ?`),
       move: db.prepare('UPDATE inodes SET slice_container = ? WHERE slice_container = ?'),
@@ -21,7 +23,12 @@ export class SliceRows {
   get(ino: number): Slice | null {
     const r = this.s.get.get(ino) as Row | undefined;
     if (r === undefined || r.slice_container === null) return null;
-    return { containerId: BigInt(r.slice_container), offsetBytes: BigInt(r.slice_offset!), lengthBytes: Number(r.slice_length), cookie: Number(r.slice_cookie) };
+    return {
+      containerId: BigInt(r.slice_container),
+      offsetBytes: BigInt(r.slice_offset!),
+      lengthBytes: Number(r.slice_length),
+      cookie: Number(r.slice_cookie),
+    };
   }
   /** null: the file holds no needle (empty, or stored in chunks of its own). */
   set(ino: number, slice: Slice | null): void {
@@ -30,7 +37,18 @@ export class SliceRows {
   }
   /** Repoint ino to `to` only if it still points at `from` (compaction's liveness rule, spec §11.5). */
   setIf(ino: number, from: Slice, to: Slice): boolean {
-    return this.s.setIf.run(to.containerId, to.offsetBytes, to.lengthBytes, to.cookie, ino, from.containerId, from.offsetBytes, from.cookie).changes === 1;
+    return (
+      this.s.setIf.run(
+        to.containerId,
+        to.offsetBytes,
+        to.lengthBytes,
+        to.cookie,
+        ino,
+        from.containerId,
+        from.offsetBytes,
+        from.cookie,
+      ).changes === 1
+    );
   }
   /** Every slice of container `from` now names `to` (a seal's rewrite keeps offsets). */
   moveAll(from: number, to: number): number {

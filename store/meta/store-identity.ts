@@ -16,7 +16,10 @@ export const MIGRATION_STORE_ID: EngineSql = {
 
 /** Metadata that does not belong to the store opening it, or holds none: names both and what to check. */
 export class MetaIdentityError extends ConfigError {
-  constructor(readonly where: string, problem: string) {
+  constructor(
+    readonly where: string,
+    problem: string,
+  ) {
     super(where, problem);
   }
 }
@@ -47,23 +50,36 @@ export function recordStoreId(db: Db, storeUuid: string): void {
  * Returns true when the metadata predates store ids (schema below storeIdVersion): a read-write open
  * records the config's id in its upgrade (DESIGN §4), the only time an id is written into existing metadata.
  */
-export function checkStoreIdentity(db: Db, place: MetaPlace, configUuid: string | undefined,
-  storeIdVersion: number): boolean {
+export function checkStoreIdentity(
+  db: Db,
+  place: MetaPlace,
+  configUuid: string | undefined,
+  storeIdVersion: number,
+): boolean {
   const version = db.schemaVersion();
   const own = configUuid ?? 'without an id';
   if (version === 0) {
-    throw new MetaIdentityError(place.where, `holds no chunkfs metadata (no schema), so it is not this store's (store ${own}); ` +
-      `refusing to open it: ${place.check}. Only chunkfs mkfs and chunkfs meta copy make metadata; nothing was changed`);
+    throw new MetaIdentityError(
+      place.where,
+      `holds no chunkfs metadata (no schema), so it is not this store's (store ${own}); ` +
+        `refusing to open it: ${place.check}. Only chunkfs mkfs and chunkfs meta copy make metadata; nothing was changed`,
+    );
   }
   const recorded = metaStoreId(db, storeIdVersion);
   if (recorded === null) return true;
   if (recorded === '') {
-    throw new MetaIdentityError(place.where, `its table store_id names no store (damaged metadata?), so it cannot be shown ` +
-      `to be store ${own}'s; refusing to open it: ${place.check}; nothing was changed`);
+    throw new MetaIdentityError(
+      place.where,
+      `its table store_id names no store (damaged metadata?), so it cannot be shown ` +
+        `to be store ${own}'s; refusing to open it: ${place.check}; nothing was changed`,
+    );
   }
   if (recorded !== configUuid) {
-    throw new MetaIdentityError(place.where, `holds the metadata of store ${recorded}, and chunkfs.json names store ` +
-      `${configUuid ?? '(none)'}; refusing to open another store's metadata: ${place.check}; nothing was changed`);
+    throw new MetaIdentityError(
+      place.where,
+      `holds the metadata of store ${recorded}, and chunkfs.json names store ` +
+        `${configUuid ?? '(none)'}; refusing to open another store's metadata: ${place.check}; nothing was changed`,
+    );
   }
   return false;
 }

@@ -16,12 +16,18 @@ type Row = Record<string, unknown>;
 
 /** A copy that differs from its source, or a source that changed under the copy: names the table and row. */
 export class MetaCopyError extends ChunkfsError {
-  constructor(readonly table: string, problem: string) {
+  constructor(
+    readonly table: string,
+    problem: string,
+  ) {
     super(`metadata copy, table ${table}: ${problem}`);
   }
 }
 
-export interface TableRows { name: string; rows: number }
+export interface TableRows {
+  name: string;
+  rows: number;
+}
 
 function countRows(db: Db, table: string): number {
   return Number((db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: bigint }).n);
@@ -36,10 +42,16 @@ function batchesFor(rows: number, batchRows: number): number {
 function* rowBatches(db: Db, t: MetaTable, batchRows: number, batchesMax: number): Generator<Row[]> {
   const order = t.key.map((c) => keyColumn(t, c, db.engine)).join(', ');
   const first = db.prepare(`SELECT * FROM ${t.name} ORDER BY ${order} LIMIT ${batchRows}`);
-  const after = db.prepare(`SELECT * FROM ${t.name} WHERE (${order}) > (${t.key.map(() => '?').join(', ')}) ORDER BY ${order} LIMIT ${batchRows}`);
+  const after = db.prepare(
+    `SELECT * FROM ${t.name} WHERE (${order}) > (${t.key.map(() => '?').join(', ')}) ORDER BY ${order} LIMIT ${batchRows}`,
+  );
   let rows = first.all() as Row[];
   for (let n = 0; rows.length > 0; n++) {
-    if (n >= batchesMax) throw new MetaCopyError(t.name, `more rows than the ${(batchesMax - 1) * batchRows} counted (did the store change during the copy?)`);
+    if (n >= batchesMax)
+      throw new MetaCopyError(
+        t.name,
+        `more rows than the ${(batchesMax - 1) * batchRows} counted (did the store change during the copy?)`,
+      );
     yield rows;
     if (rows.length < batchRows) return;
     const last = rows[rows.length - 1];
@@ -53,8 +65,9 @@ function insertRows(db: Db, table: string, rows: Row[]): void {
   const tuple = `(${columns.map(() => '?').join(', ')})`;
   for (let i = 0; i < rows.length; i += perStatement) {
     const part = rows.slice(i, i + perStatement);
-    db.prepare(`INSERT INTO ${table}(${columns.join(', ')}) VALUES ${part.map(() => tuple).join(', ')}`)
-      .run(...part.flatMap((r) => columns.map((c) => r[c])));
+    db.prepare(`INSERT INTO ${table}(${columns.join(', ')}) VALUES ${part.map(() => tuple).join(', ')}`).run(
+      ...part.flatMap((r) => columns.map((c) => r[c])),
+    );
   }
 }
 
@@ -62,7 +75,12 @@ function insertRows(db: Db, table: string, rows: Row[]): void {
  * Empty every store table of target (its migration made a root inode and counters), then copy
  * every row of source; onTable is told each table and its row count before its rows go.
  */
-export function copyTables(source: Db, target: Db, batchRows: number, onTable: (name: string, rows: number) => void): TableRows[] {
+export function copyTables(
+  source: Db,
+  target: Db,
+  batchRows: number,
+  onTable: (name: string, rows: number) => void,
+): TableRows[] {
   for (const t of META_TABLES) target.prepare(`DELETE FROM ${t.name}`).run();
   const out: TableRows[] = [];
   for (const t of META_TABLES) {
@@ -73,7 +91,8 @@ export function copyTables(source: Db, target: Db, batchRows: number, onTable: (
       insertRows(target, t.name, batch);
       copied += batch.length;
     }
-    if (copied !== rows) throw new MetaCopyError(t.name, `counted ${rows} rows, copied ${copied} (did the store change during the copy?)`);
+    if (copied !== rows)
+      throw new MetaCopyError(t.name, `counted ${rows} rows, copied ${copied} (did the store change during the copy?)`);
     const after = t.afterCopy === undefined ? '' : sqlFor(t.afterCopy, target.engine);
     if (after !== '') target.prepare(after).get();
     out.push({ name: t.name, rows });
@@ -98,11 +117,16 @@ function keyText(t: MetaTable, row: Row): string {
 function compareRows(t: MetaTable, a: Row, b: Row): void {
   const ca = Object.keys(a).sort();
   const cb = Object.keys(b).sort();
-  if (ca.join(',') !== cb.join(',')) throw new MetaCopyError(t.name, `columns differ: source (${ca.join(', ')}), copy (${cb.join(', ')})`);
+  if (ca.join(',') !== cb.join(','))
+    throw new MetaCopyError(t.name, `columns differ: source (${ca.join(', ')}), copy (${cb.join(', ')})`);
   for (const c of ca) {
     const x = canonical(a[c]);
     const y = canonical(b[c]);
-    if (x !== y) throw new MetaCopyError(t.name, `row ${keyText(t, a)}${keyText(t, a) === keyText(t, b) ? '' : ` (copy: ${keyText(t, b)})`}: column ${c} is ${x.slice(0, 200)} in the source, ${y.slice(0, 200)} in the copy`);
+    if (x !== y)
+      throw new MetaCopyError(
+        t.name,
+        `row ${keyText(t, a)}${keyText(t, a) === keyText(t, b) ? '' : ` (copy: ${keyText(t, b)})`}: column ${c} is ${x.slice(0, 200)} in the source, ${y.slice(0, 200)} in the copy`,
+      );
   }
 }
 
@@ -124,10 +148,18 @@ export function verifyTables(source: Db, target: Db, batchRows: number): number 
       const x = a.next();
       const y = b.next();
       if (x.done === true || y.done === true) {
-        if (x.done !== y.done) throw new MetaCopyError(t.name, `the ${x.done === true ? 'source' : 'copy'} ends first, after ${compared} rows`);
+        if (x.done !== y.done)
+          throw new MetaCopyError(
+            t.name,
+            `the ${x.done === true ? 'source' : 'copy'} ends first, after ${compared} rows`,
+          );
         break;
       }
-      if (x.value.length !== y.value.length) throw new MetaCopyError(t.name, `a batch of ${x.value.length} rows in the source, ${y.value.length} in the copy`);
+      if (x.value.length !== y.value.length)
+        throw new MetaCopyError(
+          t.name,
+          `a batch of ${x.value.length} rows in the source, ${y.value.length} in the copy`,
+        );
       for (let r = 0; r < x.value.length; r++) compareRows(t, x.value[r], y.value[r]);
       compared += x.value.length;
     }

@@ -41,7 +41,11 @@ export class WalWarmer {
   private readonly warmIntervalMs: number;
   private readonly now: () => number;
 
-  constructor(private readonly io: Io, private readonly walPath: string, opts: WalWarmerOptions = {}) {
+  constructor(
+    private readonly io: Io,
+    private readonly walPath: string,
+    opts: WalWarmerOptions = {},
+  ) {
     this.coldCommitNs = opts.coldCommitNs ?? COLD_COMMIT_NS;
     this.warmIntervalMs = opts.warmIntervalMs ?? WARM_INTERVAL_MS;
     this.now = opts.now ?? Date.now;
@@ -55,7 +59,11 @@ export class WalWarmer {
     this.lastWarmMs = nowMs;
     this.warmCount++;
     // Advice only: a failed read changes nothing (a missing WAL: no commit since a checkpoint removed it).
-    this.running = this.readThrough().catch(() => undefined).finally(() => { this.running = null; });
+    this.running = this.readThrough()
+      .catch(() => undefined)
+      .finally(() => {
+        this.running = null;
+      });
   };
 
   /** The warm-up read now in flight, if any (tests and close wait for it). */

@@ -13,23 +13,37 @@ export const XATTR_REPLACE = 2;
 const XATTR_NAME_BYTES_MAX = 255;
 const XATTR_VALUE_BYTES_MAX = 64 * 1024;
 
-interface FindRow { type: string; layout: string | null; value: Buffer | null }
+interface FindRow {
+  type: string;
+  layout: string | null;
+  value: Buffer | null;
+}
 
 export class Xattrs {
   private readonly q;
-  constructor(private readonly db: Db, private readonly attr: (ino: number) => Attr, private readonly checkLayout: (text: string) => void,
-    private readonly layoutChanged: (ino: number) => void = () => undefined) {
+  constructor(
+    private readonly db: Db,
+    private readonly attr: (ino: number) => Attr,
+    private readonly checkLayout: (text: string) => void,
+    private readonly layoutChanged: (ino: number) => void = () => undefined,
+  ) {
     this.q = {
       get: db.prepare('SELECT value FROM xattrs WHERE ino = ? AND name = ?'),
       // The inode (ENOENT, a file's layout) and the value in one statement (ACL reads on chmod, create).
-      find: db.prepare('SELECT i.type, i.layout, x.value FROM inodes i LEFT JOIN xattrs x ON x.ino = i.ino AND x.name = @name WHERE i.ino = @ino'),
+      find: db.prepare(
+        'SELECT i.type, i.layout, x.value FROM inodes i LEFT JOIN xattrs x ON x.ino = i.ino AND x.name = @name WHERE i.ino = @ino',
+      ),
       // PostgreSQL: the same in two keyed reads, each answered from the lease holder's row cache (pg-row-cache.ts).
       typeLayout: db.prepare('SELECT type, layout FROM inodes WHERE ino = ?'),
       list: db.prepare('SELECT name FROM xattrs WHERE ino = ? ORDER BY name'),
-      put: db.prepare('INSERT INTO xattrs(ino, name, value) VALUES (?, ?, ?) ON CONFLICT(ino, name) DO UPDATE SET value = excluded.value'),
+      put: db.prepare(
+        'INSERT INTO xattrs(ino, name, value) VALUES (?, ?, ?) ON CONFLICT(ino, name) DO UPDATE SET value = excluded.value',
+      ),
       del: db.prepare('DELETE FROM xattrs WHERE ino = ? AND name = ?'),
       ctime: db.prepare('UPDATE inodes SET ctime_ns = ? WHERE ino = ?'),
-      hasData: db.prepare('SELECT 1 FROM chunks WHERE ino = @ino AND version > 0 UNION ALL SELECT 1 FROM inodes WHERE ino = @ino AND slice_container IS NOT NULL LIMIT 1'), // chunks or a needle (spec §11)
+      hasData: db.prepare(
+        'SELECT 1 FROM chunks WHERE ino = @ino AND version > 0 UNION ALL SELECT 1 FROM inodes WHERE ino = @ino AND slice_container IS NOT NULL LIMIT 1',
+      ), // chunks or a needle (spec §11)
       setLayout: db.prepare('UPDATE inodes SET layout = ? WHERE ino = ?'),
     };
   }
@@ -48,7 +62,10 @@ export class Xattrs {
   /** get, with null for a name the inode does not have. */
   find(ino: number, name: string): Buffer | null {
     this.checkXattrName(name);
-    const r = this.db.engine === 'postgres' ? this.findApart(ino, name) : this.q.find.get({ ino, name }) as FindRow | undefined;
+    const r =
+      this.db.engine === 'postgres'
+        ? this.findApart(ino, name)
+        : (this.q.find.get({ ino, name }) as FindRow | undefined);
     if (r === undefined) throw new FsError('ENOENT', `no inode ${ino}`);
     if (name === LAYOUT_XATTR && r.type === 'file') return Buffer.from(r.layout ?? '', 'utf8');
     return r.value === null ? null : Buffer.from(r.value);
@@ -77,7 +94,8 @@ export class Xattrs {
           const explicit = this.q.get.get(ino, name) !== undefined;
           if (text === a.layout && explicit) return;
           if (text !== a.layout) {
-            if (this.q.hasData.get({ ino }) !== undefined) throw new FsError('EBUSY', 'the layout of a file that holds data cannot change');
+            if (this.q.hasData.get({ ino }) !== undefined)
+              throw new FsError('EBUSY', 'the layout of a file that holds data cannot change');
             this.q.setLayout.run(text, ino);
             this.layoutChanged(ino);
           }

@@ -39,7 +39,13 @@ const PAUSE_PER_MIB_MS = 20;
 /** Needles walked in one container (a bound on the scan loop: capacity / smallest needle). */
 const NEEDLES_PER_CONTAINER_MAX = 1 << 26;
 
-export interface CompactReport { sealed: number; compacted: number; needlesMoved: number; bytesCopied: number; errors: string[] }
+export interface CompactReport {
+  sealed: number;
+  compacted: number;
+  needlesMoved: number;
+  bytesCopied: number;
+  errors: string[];
+}
 
 export function emptyCompactReport(): CompactReport {
   return { sealed: 0, compacted: 0, needlesMoved: 0, bytesCopied: 0, errors: [] };
@@ -65,7 +71,12 @@ export class Compactor {
   /** Seals started by appends that filled their container (awaited by stop()). */
   private readonly sealing = new Set<Promise<unknown>>();
 
-  constructor(private readonly env: ChunkEnv, private readonly files: CompactorHost, readonly deadRatio = COMPACT_DEAD_RATIO, readonly deadBytesMin = COMPACT_DEAD_BYTES_MIN) {
+  constructor(
+    private readonly env: ChunkEnv,
+    private readonly files: CompactorHost,
+    readonly deadRatio = COMPACT_DEAD_RATIO,
+    readonly deadBytesMin = COMPACT_DEAD_BYTES_MIN,
+  ) {
     // A full container is sealed in the background: appends go on into a new open container meanwhile.
     files.appender.onFull = (id) => {
       const run = this.seal(id, emptyCompactReport()).catch(() => undefined); // stays 'full': the next round seals it
@@ -95,11 +106,24 @@ export class Compactor {
    */
   async runOnce(report = emptyCompactReport()): Promise<CompactReport> {
     await Promise.all([...this.sealing]); // a seal an append started finishes first
-    for (const r of this.files.containers.compactable('open', this.deadRatio, this.deadBytesMin, CONTAINERS_PER_ROUND_MAX)) {
-      await this.files.appender.retire(r.id).catch((err) => report.errors.push(`retire ${r.id}: ${(err as Error).message}`));
+    for (const r of this.files.containers.compactable(
+      'open',
+      this.deadRatio,
+      this.deadBytesMin,
+      CONTAINERS_PER_ROUND_MAX,
+    )) {
+      await this.files.appender
+        .retire(r.id)
+        .catch((err) => report.errors.push(`retire ${r.id}: ${(err as Error).message}`));
     }
-    for (const r of this.files.containers.inState('full')) await this.seal(r.id, report).catch((err) => report.errors.push(`seal ${r.id}: ${(err as Error).message}`));
-    for (const r of this.files.containers.compactable('sealed', this.deadRatio, this.deadBytesMin, CONTAINERS_PER_ROUND_MAX)) {
+    for (const r of this.files.containers.inState('full'))
+      await this.seal(r.id, report).catch((err) => report.errors.push(`seal ${r.id}: ${(err as Error).message}`));
+    for (const r of this.files.containers.compactable(
+      'sealed',
+      this.deadRatio,
+      this.deadBytesMin,
+      CONTAINERS_PER_ROUND_MAX,
+    )) {
       await this.compact(r, report).catch((err) => report.errors.push(`compact ${r.id}: ${(err as Error).message}`));
     }
     return report;
@@ -123,7 +147,9 @@ export class Compactor {
       report.sealed++;
       return;
     }
-    const copy = this.env.db.transaction(() => this.files.createContainer(row.packClass, 'sealing', id, row.usedBytes, row.deadBytes))();
+    const copy = this.env.db.transaction(() =>
+      this.files.createContainer(row.packClass, 'sealing', id, row.usedBytes, row.deadBytes),
+    )();
     await this.copyChunks(row, copy.id, report);
     this.env.db.transaction(() => {
       this.files.slices.moveAll(id, copy.id);
@@ -165,14 +191,25 @@ export class Compactor {
 
   private async compactFree(row: ContainerRow, report: CompactReport): Promise<void> {
     const live = await this.liveNeedles(row);
-    await Promise.all(live.map(async (n) => {
-      await this.files.appender.append({
-        ino: n.ino, packClass: row.packClass, data: n.data,
-        commit: (slice) => {
-          if (!this.files.slices.setIf(n.ino, n.slice, slice)) throw new Error('rewritten meanwhile'); // the copy is dead at once
-        },
-      }).then(() => { report.needlesMoved++; }, () => undefined);
-    }));
+    await Promise.all(
+      live.map(async (n) => {
+        await this.files.appender
+          .append({
+            ino: n.ino,
+            packClass: row.packClass,
+            data: n.data,
+            commit: (slice) => {
+              if (!this.files.slices.setIf(n.ino, n.slice, slice)) throw new Error('rewritten meanwhile'); // the copy is dead at once
+            },
+          })
+          .then(
+            () => {
+              report.needlesMoved++;
+            },
+            () => undefined,
+          );
+      }),
+    );
     const dropped = this.env.db.transaction(() => {
       if (this.files.slices.countIn(row.id) > 0) return false; // a slice still names it: keep it for a later round
       this.files.dropInternal(row.id);
@@ -197,8 +234,17 @@ export class Compactor {
         const h = decodeNeedleHeader(bytes.subarray(at));
         const offset = BigInt(c * cs + at);
         const cur = this.files.slices.get(Number(h.fileId));
-        if (cur !== null && cur.containerId === BigInt(row.id) && cur.offsetBytes === offset && cur.cookie === h.cookie) {
-          out.push({ ino: Number(h.fileId), slice: cur, data: Buffer.from(bytes.subarray(at + NEEDLE_HEADER_BYTES, at + NEEDLE_HEADER_BYTES + h.dataLenBytes)) });
+        if (
+          cur !== null &&
+          cur.containerId === BigInt(row.id) &&
+          cur.offsetBytes === offset &&
+          cur.cookie === h.cookie
+        ) {
+          out.push({
+            ino: Number(h.fileId),
+            slice: cur,
+            data: Buffer.from(bytes.subarray(at + NEEDLE_HEADER_BYTES, at + NEEDLE_HEADER_BYTES + h.dataLenBytes)),
+          });
         }
         at += needleSpanBytes(h.dataLenBytes);
       }
@@ -215,13 +261,16 @@ export class Compactor {
       this.timer = setTimeout(() => {
         // A failed round (the metadata database away, DESIGN §9; a disk error) is tried again after
         // the pause: unhandled, it was an unhandled rejection and compaction stopped for good.
-        this.running = this.runOnce().then((r) => {
-          this.running = null;
-          loop(ROUND_PAUSE_MS + Math.ceil(r.bytesCopied / (1 << 20)) * PAUSE_PER_MIB_MS);
-        }, () => {
-          this.running = null;
-          loop(ROUND_PAUSE_MS);
-        });
+        this.running = this.runOnce().then(
+          (r) => {
+            this.running = null;
+            loop(ROUND_PAUSE_MS + Math.ceil(r.bytesCopied / (1 << 20)) * PAUSE_PER_MIB_MS);
+          },
+          () => {
+            this.running = null;
+            loop(ROUND_PAUSE_MS);
+          },
+        );
       }, pauseMs);
       this.timer.unref();
     };

@@ -40,9 +40,20 @@ export interface ContainerHost {
    * with durable false, patches in place (journaled intents) at the next full commit.
    */
   /** withIntents: see ChunkWriter.writePieces; resolves to whether it ran. */
-  writeInternal(ino: number, pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>, durable?: boolean, withIntents?: () => void): Promise<boolean>;
+  writeInternal(
+    ino: number,
+    pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>,
+    durable?: boolean,
+    withIntents?: () => void,
+  ): Promise<boolean>;
   /** A new container inode (no directory entry) for packClass; in the caller's transaction. */
-  createContainer(packClass: string, state: 'open' | 'sealing', sealedFrom: number | null, usedBytes: number, deadBytes: number): ContainerRow;
+  createContainer(
+    packClass: string,
+    state: 'open' | 'sealing',
+    sealedFrom: number | null,
+    usedBytes: number,
+    deadBytes: number,
+  ): ContainerRow;
 }
 
 export interface NeedleRequest {
@@ -68,9 +79,14 @@ export async function readNeedle(env: ChunkEnv, host: ContainerHost, ino: number
   const spanBytes = NEEDLE_HEADER_BYTES + slice.lengthBytes;
   const ref = host.chunkRef(cid, c);
   if (ref === null || offIn + spanBytes > ref.logicalLenBytes) {
-    throw new FsError('EIO', `inode ${ino}: slice [${slice.offsetBytes}, +${spanBytes}) lies outside container ${cid} chunk ${c}`, { fileId: BigInt(cid), chunkIndex: BigInt(c) });
+    throw new FsError(
+      'EIO',
+      `inode ${ino}: slice [${slice.offsetBytes}, +${spanBytes}) lies outside container ${cid} chunk ${c}`,
+      { fileId: BigInt(cid), chunkIndex: BigInt(c) },
+    );
   }
-  if (fl.layout.kind === 'replica' && ref.stored === null) return readReplicaNeedle(env, ref, ino, slice, offIn, spanBytes);
+  if (fl.layout.kind === 'replica' && ref.stored === null)
+    return readReplicaNeedle(env, ref, ino, slice, offIn, spanBytes);
   // EC: data shards only unless one fails (§6); a transformed (sealed) container chunk is decoded whole (DESIGN §10).
   const bytes = await readChunk(env, ref, offIn, spanBytes);
   try {
@@ -78,14 +94,29 @@ export async function readNeedle(env: ChunkEnv, host: ContainerHost, ino: number
   } catch (err) {
     if (!(err instanceof SliceError)) throw err;
     env.counters.bump('needle_mismatches');
-    throw new FsError('EIO', `inode ${ino}: needle in container ${cid} chunk ${c} at ${slice.offsetBytes}: ${err.message}`, siteOf(ref));
+    throw new FsError(
+      'EIO',
+      `inode ${ino}: needle in container ${cid} chunk ${c} at ${slice.offsetBytes}: ${err.message}`,
+      siteOf(ref),
+    );
   }
 }
 
 /** Each replica in read order until one holds a needle that checks (a mismatch fails over like bitrot). */
-async function readReplicaNeedle(env: ChunkEnv, ref: ChunkRef, ino: number, slice: Slice, offIn: number, spanBytes: number): Promise<Buffer> {
+async function readReplicaNeedle(
+  env: ChunkEnv,
+  ref: ChunkRef,
+  ino: number,
+  slice: Slice,
+  offIn: number,
+  spanBytes: number,
+): Promise<Buffer> {
   const problems: string[] = [];
-  for (const i of readOrder(env, ref, ref.diskIds.map((_, j) => j))) {
+  for (const i of readOrder(
+    env,
+    ref,
+    ref.diskIds.map((_, j) => j),
+  )) {
     try {
       const bytes = await readReplicaView(env, ref, i, offIn, spanBytes); // one view (DESIGN §5)
       const data = checkNeedle(slice, BigInt(ino), bytes);
@@ -97,7 +128,13 @@ async function readReplicaNeedle(env: ChunkEnv, ref: ChunkRef, ino: number, slic
       if (err instanceof SliceError) {
         problems.push(`replica ${i}: ${err.message}`);
         env.db.transaction(() => {
-          const isNew = env.map.queueHeal(ref.ino, ref.chunkIndex, ref.version, i, `needle of inode ${ino}: ${err.message}`);
+          const isNew = env.map.queueHeal(
+            ref.ino,
+            ref.chunkIndex,
+            ref.version,
+            i,
+            `needle of inode ${ino}: ${err.message}`,
+          );
           if (isNew) env.counters.bump('needle_mismatches'); // a damaged needle copy counts once
         })();
         continue;
@@ -108,11 +145,19 @@ async function readReplicaNeedle(env: ChunkEnv, ref: ChunkRef, ino: number, slic
     }
   }
   env.counters.bump('unrecoverable_reads');
-  throw new FsError('EIO', `inode ${ino}: no replica of container ${ref.ino} chunk ${ref.chunkIndex} holds its needle (${problems.join('; ')})`, siteOf(ref));
+  throw new FsError(
+    'EIO',
+    `inode ${ino}: no replica of container ${ref.ino} chunk ${ref.chunkIndex} holds its needle (${problems.join('; ')})`,
+    siteOf(ref),
+  );
 }
 
 /** Where each needle of a batch goes: offsets from the append offset, skipping to the next chunk when one would cross it. */
-export function placeNeedles(usedBytes: number, chunkSizeBytes: number, spans: number[]): { offsets: number[]; endBytes: number; gapBytes: number } {
+export function placeNeedles(
+  usedBytes: number,
+  chunkSizeBytes: number,
+  spans: number[],
+): { offsets: number[]; endBytes: number; gapBytes: number } {
   const offsets: number[] = [];
   let at = usedBytes;
   let gapBytes = 0;
@@ -139,13 +184,21 @@ export class NeedleAppender {
   /** Called after an append filled its container (state 'full'): start its seal (store/small/compactor.ts); must not throw. */
   onFull: (containerId: number) => Promise<void> = async () => undefined;
 
-  constructor(private readonly env: ChunkEnv, private readonly host: ContainerHost, private readonly containers: Containers, private readonly capacityBytes: () => number) {}
+  constructor(
+    private readonly env: ChunkEnv,
+    private readonly host: ContainerHost,
+    private readonly containers: Containers,
+    private readonly capacityBytes: () => number,
+  ) {}
 
   /** The needle's slice once it is durable and committed (group-appended with concurrent calls). */
   append(req: NeedleRequest): Promise<Slice> {
-    if (this.pending.length >= PENDING_NEEDLES_MAX) return Promise.reject(new FsError('EBUSY', 'needle append queue full'));
+    if (this.pending.length >= PENDING_NEEDLES_MAX)
+      return Promise.reject(new FsError('EBUSY', 'needle append queue full'));
     const p = new Promise<Slice>((resolve, reject) => this.pending.push({ ...req, resolve, reject }));
-    this.running ??= this.drain().finally(() => { this.running = null; });
+    this.running ??= this.drain().finally(() => {
+      this.running = null;
+    });
     return p;
   }
 
@@ -167,7 +220,7 @@ export class NeedleAppender {
     const cls = this.pending[0].packClass;
     const batch: Pending[] = [];
     let bytes = 0;
-    for (let i = 0; i < this.pending.length && batch.length < NEEDLES_PER_APPEND_MAX;) {
+    for (let i = 0; i < this.pending.length && batch.length < NEEDLES_PER_APPEND_MAX; ) {
       const p = this.pending[i];
       const span = needleSpanBytes(p.data.length);
       if (p.packClass !== cls || (batch.length > 0 && bytes + span > APPEND_BYTES_MAX)) {
@@ -187,7 +240,8 @@ export class NeedleAppender {
    * in flight writes at the offset it read. false when it is not open, or appends never paused.
    */
   async retire(id: number): Promise<boolean> {
-    for (let tries = 0; tries < RETIRE_WAITS_MAX && this.running !== null; tries++) await this.running.catch(() => undefined);
+    for (let tries = 0; tries < RETIRE_WAITS_MAX && this.running !== null; tries++)
+      await this.running.catch(() => undefined);
     if (this.running !== null) return false; // appends kept coming: a later round tries again
     const row = this.containers.get(id);
     if (row === null || row.state !== 'open') return false;
@@ -196,7 +250,9 @@ export class NeedleAppender {
   }
 
   private openContainer(packClass: string): ContainerRow {
-    return this.env.db.transaction(() => this.containers.openOf(packClass) ?? this.host.createContainer(packClass, 'open', null, 0, 0))();
+    return this.env.db.transaction(
+      () => this.containers.openOf(packClass) ?? this.host.createContainer(packClass, 'open', null, 0, 0),
+    )();
   }
 
   private async appendBatch(batch: Pending[]): Promise<void> {
@@ -204,12 +260,23 @@ export class NeedleAppender {
     const fl = this.host.layoutOf(container.id);
     const cs = fl.chunkSizeBytes;
     const needles = batch.map((p) => encodeNeedle(BigInt(p.ino), newCookie(), p.data, NEEDLE_ALIGN_DEFAULT));
-    const { offsets, endBytes, gapBytes } = placeNeedles(container.usedBytes, cs, needles.map((n) => n.length));
+    const { offsets, endBytes, gapBytes } = placeNeedles(
+      container.usedBytes,
+      cs,
+      needles.map((n) => n.length),
+    );
     // Not flushed here: close is not fsync (DESIGN §5). The slices commit after the
     // intents that hold their needles, and the WAL keeps a prefix of the commits, so a power cut
     // leaves a file's old needle or its new one, never a slice without its bytes; fsync (store.sync)
     // makes both durable with one flush, and the applier flushes before it patches the container.
-    const slices = batch.map((p, i): Slice => ({ containerId: BigInt(container.id), offsetBytes: BigInt(offsets[i]), lengthBytes: p.data.length, cookie: needles[i].readUInt32LE(20) }));
+    const slices = batch.map(
+      (p, i): Slice => ({
+        containerId: BigInt(container.id),
+        offsetBytes: BigInt(offsets[i]),
+        lengthBytes: p.data.length,
+        cookie: needles[i].readUInt32LE(20),
+      }),
+    );
     const errors = new Map<Pending, unknown>();
     const full = endBytes >= this.capacityBytes();
     // Each file's commit is a savepoint of its own: one that fails halfway (deleted meanwhile, a bad
@@ -233,7 +300,8 @@ export class NeedleAppender {
     // slice is ever without them (data first, DESIGN §5). Otherwise, and on SQLite, after it.
     const withIntents = this.env.db.engine === 'postgres' ? commitSlices : undefined;
     const pieces = this.pieces(container, cs, needles, offsets, endBytes);
-    if (!(await this.host.writeInternal(container.id, pieces, false, withIntents))) this.env.db.transaction(commitSlices)();
+    if (!(await this.host.writeInternal(container.id, pieces, false, withIntents)))
+      this.env.db.transaction(commitSlices)();
     batch.forEach((p, i) => (errors.has(p) ? p.reject(errors.get(p)) : p.resolve(slices[i])));
     if (full) await this.onFull(container.id);
   }
@@ -242,7 +310,13 @@ export class NeedleAppender {
    * The container write: each touched chunk that holds no data yet is written whole (zero-padded to
    * the chunk size); a chunk that exists gets just the new bytes (an in-place journaled patch).
    */
-  private pieces(container: ContainerRow, cs: number, needles: Buffer[], offsets: number[], endBytes: number): Array<{ c: number; offIn: number; bytes: Uint8Array }> {
+  private pieces(
+    container: ContainerRow,
+    cs: number,
+    needles: Buffer[],
+    offsets: number[],
+    endBytes: number,
+  ): Array<{ c: number; offIn: number; bytes: Uint8Array }> {
     const out: Array<{ c: number; offIn: number; bytes: Uint8Array }> = [];
     const start = container.usedBytes;
     for (let c = Math.floor(start / cs); c * cs < endBytes; c++) {
@@ -260,4 +334,3 @@ export class NeedleAppender {
     return out;
   }
 }
-

@@ -13,17 +13,33 @@ import { Containers } from '../meta/containers';
 import { NeedleAppender, ContainerHost, readNeedle } from './needle-io';
 import { SliceRows } from '../meta/slice-rows';
 
-export interface SmallFileInfo { fl: FileLayout; sizeBytes: number; slice: Slice | null }
+export interface SmallFileInfo {
+  fl: FileLayout;
+  sizeBytes: number;
+  slice: Slice | null;
+}
 
 /** What this needs of store/file-io.ts: the chunk write path, with work for its commit transaction. */
 export interface SmallFilesHost extends ContainerHost {
-  writeChunks(ino: number, fl: FileLayout, offsetBytes: number, data: Uint8Array, sizeBytes: number | null, alsoInCommit: () => void, times: CommitTimes | null): Promise<void>;
+  writeChunks(
+    ino: number,
+    fl: FileLayout,
+    offsetBytes: number,
+    data: Uint8Array,
+    sizeBytes: number | null,
+    alsoInCommit: () => void,
+    times: CommitTimes | null,
+  ): Promise<void>;
 }
 
 export class SmallFiles {
   constructor(
-    private readonly env: ChunkEnv, private readonly host: SmallFilesHost, private readonly appender: NeedleAppender,
-    readonly slices: SliceRows, private readonly containers: Containers, private readonly smallFileMaxBytes: number,
+    private readonly env: ChunkEnv,
+    private readonly host: SmallFilesHost,
+    private readonly appender: NeedleAppender,
+    readonly slices: SliceRows,
+    private readonly containers: Containers,
+    private readonly smallFileMaxBytes: number,
   ) {}
 
   /** The slice goes (its needle turns dead); in the caller's transaction. */
@@ -49,7 +65,9 @@ export class SmallFiles {
       return;
     }
     await this.appender.append({
-      ino, packClass: info.fl.layout.text, data: content,
+      ino,
+      packClass: info.fl.layout.text,
+      data: content,
       commit: (slice) => {
         this.retire(ino);
         this.slices.set(ino, slice);
@@ -63,7 +81,15 @@ export class SmallFiles {
    * needle path needs the committed size to cover the write (DESIGN §5 prefix rule: a needle holds
    * exactly the file's bytes), else the file moves to chunks. times: the mtime and ctime to commit; null: now.
    */
-  async write(ino: number, info: SmallFileInfo, offsetBytes: number, data: Uint8Array, sizeBytes: number | null, hasChunks: boolean, times: CommitTimes | null = null): Promise<boolean> {
+  async write(
+    ino: number,
+    info: SmallFileInfo,
+    offsetBytes: number,
+    data: Uint8Array,
+    sizeBytes: number | null,
+    hasChunks: boolean,
+    times: CommitTimes | null = null,
+  ): Promise<boolean> {
     if (this.smallFileMaxBytes === 0 || (info.slice === null && (info.sizeBytes > 0 || hasChunks))) return false;
     const end = offsetBytes + data.length;
     const newLen = Math.max(info.sizeBytes, end, sizeBytes ?? 0);
@@ -81,7 +107,14 @@ export class SmallFiles {
   }
 
   /** Growing past small_file_max: the old bytes with the new ones as chunks; the slice goes in their commit. */
-  private async moveToChunks(ino: number, info: SmallFileInfo, offsetBytes: number, data: Uint8Array, sizeBytes: number | null, times: CommitTimes | null): Promise<void> {
+  private async moveToChunks(
+    ino: number,
+    info: SmallFileInfo,
+    offsetBytes: number,
+    data: Uint8Array,
+    sizeBytes: number | null,
+    times: CommitTimes | null,
+  ): Promise<void> {
     const old = await this.content(ino, info);
     const end = offsetBytes + data.length;
     if (offsetBytes <= old.length) {
@@ -116,13 +149,24 @@ export class SmallFiles {
       return await readNeedle(this.env, this.host, ino, slice);
     } catch (err) {
       const now = this.slices.get(ino);
-      if (now === null || (now.containerId === slice.containerId && now.offsetBytes === slice.offsetBytes && now.cookie === slice.cookie)) throw err;
+      if (
+        now === null ||
+        (now.containerId === slice.containerId && now.offsetBytes === slice.offsetBytes && now.cookie === slice.cookie)
+      )
+        throw err;
       return readNeedle(this.env, this.host, ino, now);
     }
   }
 
   /** File bytes [offsetBytes, endBytes) of a needle file into target[targetOffset..]; past the needle: zeros. */
-  async readInto(ino: number, slice: Slice, offsetBytes: number, endBytes: number, target: Buffer, targetOffset: number): Promise<void> {
+  async readInto(
+    ino: number,
+    slice: Slice,
+    offsetBytes: number,
+    endBytes: number,
+    target: Buffer,
+    targetOffset: number,
+  ): Promise<void> {
     const data = await this.readCurrent(ino, slice);
     const n = Math.max(0, Math.min(endBytes, data.length) - offsetBytes);
     if (n > 0) data.copy(target, targetOffset, offsetBytes, offsetBytes + n);

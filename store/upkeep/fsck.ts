@@ -32,8 +32,14 @@ export interface FsckOptions {
 export type ShardProblemKind = 'missing' | 'header' | 'io';
 
 export interface ShardProblem {
-  ino: number; chunkIndex: number; version: string; shardIndex: number; diskId: number; path: string;
-  kind: ShardProblemKind; detail: string;
+  ino: number;
+  chunkIndex: number;
+  version: string;
+  shardIndex: number;
+  diskId: number;
+  path: string;
+  kind: ShardProblemKind;
+  detail: string;
 }
 
 export interface FsckReport {
@@ -78,7 +84,12 @@ export interface FsckHost {
 }
 
 /** What is wrong with shard i's file, or null when it is there and its header agrees (spec §3, §1). */
-async function shardProblem(env: ChunkEnv, ref: ChunkRef, i: number, path: string): Promise<{ kind: ShardProblemKind; detail: string } | null> {
+async function shardProblem(
+  env: ChunkEnv,
+  ref: ChunkRef,
+  i: number,
+  path: string,
+): Promise<{ kind: ShardProblemKind; detail: string } | null> {
   let bytes: Buffer;
   try {
     // A cached descriptor of a file removed or replaced from outside would hide it (as in readWhole).
@@ -90,13 +101,17 @@ async function shardProblem(env: ChunkEnv, ref: ChunkRef, i: number, path: strin
       await f.close();
     }
   } catch (err) {
-    return errnoCode(err) === 'ENOENT' ? { kind: 'missing', detail: 'no shard file' } : { kind: 'io', detail: (err as Error).message };
+    return errnoCode(err) === 'ENOENT'
+      ? { kind: 'missing', detail: 'no shard file' }
+      : { kind: 'io', detail: (err as Error).message };
   }
   try {
     const h = decodeHeader(bytes);
     const want = env.shards.expectedHeader(ref, i);
     const wrong = CHECKED_FIELDS.find((f) => h[f] !== want[f]);
-    return wrong === undefined ? null : { kind: 'header', detail: `header ${wrong} is ${String(h[wrong])}, the metadata says ${String(want[wrong])}` };
+    return wrong === undefined
+      ? null
+      : { kind: 'header', detail: `header ${wrong} is ${String(h[wrong])}, the metadata says ${String(want[wrong])}` };
   } catch (err) {
     return { kind: 'header', detail: (err as Error).message };
   }
@@ -104,10 +119,25 @@ async function shardProblem(env: ChunkEnv, ref: ChunkRef, i: number, path: strin
 
 function emptyReport(): FsckReport {
   return {
-    chunks: 0, shardsChecked: 0, shardsOnOfflineDisks: 0, missing: 0, badHeaders: 0, ioErrors: 0, problems: [], rebuilt: 0, rebuildFailed: 0,
-    leaks: emptyLeakReport(), orphanInodes: 0, orphansDeleted: 0,
-    unaccountedInodes: [], containerRowsWithoutInode: [], reclaimBacklog: 0, reclaimed: 0,
-    openIntents: 0, healQueueLength: 0, cancelled: false,
+    chunks: 0,
+    shardsChecked: 0,
+    shardsOnOfflineDisks: 0,
+    missing: 0,
+    badHeaders: 0,
+    ioErrors: 0,
+    problems: [],
+    rebuilt: 0,
+    rebuildFailed: 0,
+    leaks: emptyLeakReport(),
+    orphanInodes: 0,
+    orphansDeleted: 0,
+    unaccountedInodes: [],
+    containerRowsWithoutInode: [],
+    reclaimBacklog: 0,
+    reclaimed: 0,
+    openIntents: 0,
+    healQueueLength: 0,
+    cancelled: false,
   };
 }
 
@@ -118,7 +148,10 @@ async function checkChunk(host: FsckHost, ino: number, chunkIndex: number, repor
     if (ref === null) return false;
     let bad = false;
     for (let i = 0; i < shardCount(ref.fl.layout); i++) {
-      if (env.health.unavailable(ref.diskIds[i]) !== undefined) { report.shardsOnOfflineDisks++; continue; }
+      if (env.health.unavailable(ref.diskIds[i]) !== undefined) {
+        report.shardsOnOfflineDisks++;
+        continue;
+      }
       report.shardsChecked++;
       const path = env.shards.path(ref, i);
       const p = await shardProblem(env, ref, i, path);
@@ -129,7 +162,15 @@ async function checkChunk(host: FsckHost, ino: number, chunkIndex: number, repor
       else report.ioErrors++;
       env.map.queueHeal(ino, chunkIndex, ref.version, i, `fsck: ${p.kind}: ${p.detail}`);
       if (report.problems.length < FSCK_LISTED_MAX) {
-        report.problems.push({ ino, chunkIndex, version: ref.version.toString(), shardIndex: i, diskId: ref.diskIds[i], path, ...p });
+        report.problems.push({
+          ino,
+          chunkIndex,
+          version: ref.version.toString(),
+          shardIndex: i,
+          diskId: ref.diskIds[i],
+          path,
+          ...p,
+        });
       }
     }
     return bad;

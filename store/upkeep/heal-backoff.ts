@@ -10,9 +10,17 @@ export const HEAL_BACKOFF_MAX_MS = 3_600_000;
 /** Shards with a backoff state; the least recently failed are forgotten first (then retried at once). */
 export const HEAL_BACKOFF_ENTRIES_MAX = 100_000;
 
-export interface HealKey { ino: number; chunkIndex: number; version: bigint; shardIndex: number }
+export interface HealKey {
+  ino: number;
+  chunkIndex: number;
+  version: bigint;
+  shardIndex: number;
+}
 
-interface State { failures: number; nextMs: number }
+interface State {
+  failures: number;
+  nextMs: number;
+}
 
 export class HealBackoff {
   private readonly states = new LRUCache<string, State>({ max: HEAL_BACKOFF_ENTRIES_MAX });
@@ -41,8 +49,10 @@ export class HealBackoff {
     s.nextMs = nowMs + Math.min(HEAL_BACKOFF_BASE_MS * 2 ** Math.min(s.failures - 1, 31), HEAL_BACKOFF_MAX_MS);
     this.states.set(key, s);
     if (s.failures === 1) {
-      this.log(`heal: cannot rebuild ${what}: ${reason}; retrying after ${HEAL_BACKOFF_BASE_MS / 1000} s, doubling up to ` +
-        `${HEAL_BACKOFF_MAX_MS / 60_000} min (not logged again; chunkfs heal --list shows it)`);
+      this.log(
+        `heal: cannot rebuild ${what}: ${reason}; retrying after ${HEAL_BACKOFF_BASE_MS / 1000} s, doubling up to ` +
+          `${HEAL_BACKOFF_MAX_MS / 60_000} min (not logged again; chunkfs heal --list shows it)`,
+      );
     }
   }
 

@@ -28,7 +28,10 @@ export interface HealReport {
 }
 
 /** Heal queue entries done of those there were (chunkfs heal's progress). */
-export interface HealProgress { doneItems: number; totalItems: number }
+export interface HealProgress {
+  doneItems: number;
+  totalItems: number;
+}
 
 export interface HealOptions {
   onProgress?(p: HealProgress): void;
@@ -53,7 +56,7 @@ function beyondRedundancy(layout: Layout, badShards: number[]): string {
   return layout.kind === 'replica'
     ? `no replica verifies (all ${n} bad or missing): the chunk is lost unless a disk comes back`
     : `${badShards.length} of ${n} shards bad or missing, more than the ${n - dataShardCount(layout)} parity shards rebuild: ` +
-      'the chunk is lost unless a disk comes back';
+        'the chunk is lost unless a disk comes back';
 }
 
 export function emptyHealReport(): HealReport {
@@ -66,8 +69,12 @@ export class Healer {
   readonly backoff: HealBackoff;
 
   /** refreshDisks: recheck offline disks' identity first, so a disk brought back is healed onto. */
-  constructor(private readonly env: ChunkEnv, private readonly files: FileIo, private readonly refreshDisks: () => void = () => undefined,
-    log: (line: string) => void = () => undefined) {
+  constructor(
+    private readonly env: ChunkEnv,
+    private readonly files: FileIo,
+    private readonly refreshDisks: () => void = () => undefined,
+    log: (line: string) => void = () => undefined,
+  ) {
     this.backoff = new HealBackoff(log);
   }
 
@@ -77,7 +84,10 @@ export class Healer {
     return `file ${e.ino}${path === null ? '' : ` (${path})`} chunk ${e.chunkIndex} shard ${e.shardIndex}`;
   }
 
-  private noteFailure(report: HealReport, f: { ino: number; chunkIndex: number; shardIndex: number; error: string }): void {
+  private noteFailure(
+    report: HealReport,
+    f: { ino: number; chunkIndex: number; shardIndex: number; error: string },
+  ): void {
     this.env.counters.bump('heal_failures');
     if (report.failed.length < FAILED_LISTED_MAX) report.failed.push(f);
   }
@@ -145,8 +155,13 @@ export class Healer {
     const report = emptyHealReport();
     const tried = new Set<string>();
     const totalItems = Math.min(entriesMax, this.env.map.healQueueLength());
-    for (let round = 0; round < HEAL_ROUNDS_MAX && report.examined < entriesMax && tried.size < HEAL_CONSIDERED_MAX; round++) {
-      const batch = this.env.map.healBatch(HEAL_BATCH + tried.size)
+    for (
+      let round = 0;
+      round < HEAL_ROUNDS_MAX && report.examined < entriesMax && tried.size < HEAL_CONSIDERED_MAX;
+      round++
+    ) {
+      const batch = this.env.map
+        .healBatch(HEAL_BATCH + tried.size)
         .filter((e) => !tried.has(`${e.ino}/${e.chunkIndex}/${e.version}/${e.shardIndex}`))
         .slice(0, Math.min(HEAL_BATCH, entriesMax - report.examined));
       if (batch.length === 0) break;
@@ -174,7 +189,13 @@ export class Healer {
       if (ref === null) return;
       const tagBad = await tagFailures(this.env, ref);
       if (tagBad.unexplained) {
-        this.noteFailure(report, { ino, chunkIndex, shardIndex: -1, error: 'the payload fails its GCM tag and no single shard explains it (more shards damaged than parity, or a wrong key)' });
+        this.noteFailure(report, {
+          ino,
+          chunkIndex,
+          shardIndex: -1,
+          error:
+            'the payload fails its GCM tag and no single shard explains it (more shards damaged than parity, or a wrong key)',
+        });
       }
       const badShards: number[] = [];
       for (let i = 0; i < shardCount(ref.fl.layout); i++) {
@@ -182,7 +203,9 @@ export class Healer {
         report.examined++;
         const kind = await this.damage(ref, i, tagBad);
         if (kind === null) continue;
-        const why = tagBad.shards.has(i) ? 'scrub: hashes pass but the GCM tag fails' : `scrub: ${kind}: shard does not verify`;
+        const why = tagBad.shards.has(i)
+          ? 'scrub: hashes pass but the GCM tag fails'
+          : `scrub: ${kind}: shard does not verify`;
         queueDamagedShard(this.env, ref, i, kind, why);
         report.badCount++;
         badShards.push(i);
@@ -219,7 +242,12 @@ export class Healer {
     if (this.timer !== null) return;
     this.timer = setInterval(() => {
       if (this.running !== null || this.queueEmpty()) return;
-      this.running = this.heal(entriesPerSecond, { honourBackoff: true }).then(() => undefined, () => undefined).finally(() => (this.running = null));
+      this.running = this.heal(entriesPerSecond, { honourBackoff: true })
+        .then(
+          () => undefined,
+          () => undefined,
+        )
+        .finally(() => (this.running = null));
     }, 1000);
     this.timer.unref();
   }

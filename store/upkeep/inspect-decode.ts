@@ -43,18 +43,33 @@ const ZSTD_MAGIC = 0xfd2fb528; // RFC 8878 §3.1.1, little-endian
 
 /** The compression of a payload whose layout is not known: zstd by its frame magic, else lz4. */
 function guessCompression(plain: Uint8Array): CompressionAlgo {
-  return plain.length >= 4 && Buffer.from(plain.buffer, plain.byteOffset, 4).readUInt32LE(0) === ZSTD_MAGIC ? 'zstd' : 'lz4';
+  return plain.length >= 4 && Buffer.from(plain.buffer, plain.byteOffset, 4).readUInt32LE(0) === ZSTD_MAGIC
+    ? 'zstd'
+    : 'lz4';
 }
 
 /**
  * Decode a verified stored payload of header h (flags bits 1, 2). compression: the layout's, or
  * undefined to name it from the bytes. null when the payload is not transformed.
  */
-export function decodeForInspect(h: ShardHeader, payload: Uint8Array, storeKey: Buffer | null, compression?: ChunkTransforms['compression']): PayloadDecode | null {
+export function decodeForInspect(
+  h: ShardHeader,
+  payload: Uint8Array,
+  storeKey: Buffer | null,
+  compression?: ChunkTransforms['compression'],
+): PayloadDecode | null {
   const flags = h.flags & (FLAG_COMPRESSED | FLAG_ENCRYPTED);
   if (flags === 0) return null;
   const encrypted = (flags & FLAG_ENCRYPTED) !== 0;
-  const out: PayloadDecode = { ok: false, storedBytes: payload.length, rawBytes: null, ratio: null, tagOk: null, error: null, cipher: encrypted ? cipherFormat(payload) : null };
+  const out: PayloadDecode = {
+    ok: false,
+    storedBytes: payload.length,
+    rawBytes: null,
+    ratio: null,
+    tagOk: null,
+    error: null,
+    cipher: encrypted ? cipherFormat(payload) : null,
+  };
   if (encrypted && storeKey === null) {
     out.error = 'encrypted, and no store key is loaded (give it with CHUNKFS_KEYFILE=PATH): not decoded';
     return out;
@@ -70,7 +85,12 @@ export function decodeForInspect(h: ShardHeader, payload: Uint8Array, storeKey: 
     }
     const t: ChunkTransforms = { compression: algo, encryption: encrypted ? 'aes256gcm' : null };
     const raw = decodePayload(t, flags, payload, contentLen, id, storeKey);
-    Object.assign(out, { ok: true, rawBytes: raw.length, ratio: payload.length > 0 ? raw.length / payload.length : null, tagOk: encrypted ? true : null });
+    Object.assign(out, {
+      ok: true,
+      rawBytes: raw.length,
+      ratio: payload.length > 0 ? raw.length / payload.length : null,
+      tagOk: encrypted ? true : null,
+    });
   } catch (err) {
     if (err instanceof DecryptError) out.tagOk = false;
     out.error = (err as Error).message;
@@ -80,11 +100,19 @@ export function decodeForInspect(h: ShardHeader, payload: Uint8Array, storeKey: 
 
 /** An EC chunk's stored payload joined from its k data shards' verified payloads (spec §6), by shard index. */
 export function joinEcPayload(h: ShardHeader, dataShards: ReadonlyArray<Uint8Array>): Buffer {
-  const g = { k: h.ecK, m: h.ecM, ecBlockSizeBytes: Number(h.ecBlockSizeBytes), chunkLogicalLenBytes: Number(h.chunkLogicalLenBytes) };
+  const g = {
+    k: h.ecK,
+    m: h.ecM,
+    ecBlockSizeBytes: Number(h.ecBlockSizeBytes),
+    chunkLogicalLenBytes: Number(h.chunkLogicalLenBytes),
+  };
   const out = Buffer.alloc(g.chunkLogicalLenBytes);
   for (const p of mapRange(g, 0, out.length)) {
-    Buffer.from(dataShards[p.dataShard].buffer, dataShards[p.dataShard].byteOffset, dataShards[p.dataShard].byteLength)
-      .copy(out, p.chunkOffsetBytes, p.shardOffsetBytes, p.shardOffsetBytes + p.lengthBytes);
+    Buffer.from(
+      dataShards[p.dataShard].buffer,
+      dataShards[p.dataShard].byteOffset,
+      dataShards[p.dataShard].byteLength,
+    ).copy(out, p.chunkOffsetBytes, p.shardOffsetBytes, p.shardOffsetBytes + p.lengthBytes);
   }
   return out;
 }

@@ -4,7 +4,14 @@
 // are read; a chunk's shards are found from its file id by the path scheme alone, every version
 // present. Shard files are read through the store's Io.
 import * as nodePath from 'node:path';
-import { HEADER_BYTES, FLAG_COMPRESSED, FLAG_ENCRYPTED, FLAG_MODE_EC, ShardHeader, decodeHeader } from '../../src/header';
+import {
+  HEADER_BYTES,
+  FLAG_COMPRESSED,
+  FLAG_ENCRYPTED,
+  FLAG_MODE_EC,
+  ShardHeader,
+  decodeHeader,
+} from '../../src/header';
 import { verifyBlockRange } from '../../src/hashtable';
 import { BitrotKey } from '../../src/keying';
 import { CHUNKS_DIR, chunkDirRelPath, fanoutRelPath, parseShardRelPath } from '../../src/path';
@@ -51,7 +58,10 @@ export interface ShardInspection {
 }
 
 /** What inspect decodes with: the store key (null: none loaded) and the layout's compression (undefined: named from the bytes). */
-export interface InspectKeys { storeKey: Buffer | null; compression?: ChunkTransforms['compression'] }
+export interface InspectKeys {
+  storeKey: Buffer | null;
+  compression?: ChunkTransforms['compression'];
+}
 
 export interface NeedleListing {
   /** Offset in the container file (chunk * chunk_size + offset in the chunk). */
@@ -72,7 +82,7 @@ function needlesOf(h: ShardHeader, payload: Buffer): { count: number; listed: Ne
   if (payload.length < NEEDLE_HEADER_BYTES || !payload.subarray(0, 4).equals(NEEDLE_MAGIC)) return null;
   const base = h.chunkIndex * h.chunkSizeBytes;
   const out = { count: 0, listed: [] as NeedleListing[] };
-  for (let at = 0; at + NEEDLE_HEADER_BYTES <= payload.length && out.count < payload.length / NEEDLE_HEADER_BYTES;) {
+  for (let at = 0; at + NEEDLE_HEADER_BYTES <= payload.length && out.count < payload.length / NEEDLE_HEADER_BYTES; ) {
     let n;
     try {
       n = decodeNeedleHeader(payload.subarray(at));
@@ -85,8 +95,12 @@ function needlesOf(h: ShardHeader, payload: Buffer): { count: number; listed: Ne
     out.count++;
     if (out.listed.length < NEEDLES_LISTED_MAX) {
       out.listed.push({
-        containerOffsetBytes: (base + BigInt(at)).toString(), fileId: n.fileId.toString(), dataLenBytes: n.dataLenBytes,
-        cookie: n.cookie, flags: n.flags, crcOk: crc32c(data) === n.dataCrc32c,
+        containerOffsetBytes: (base + BigInt(at)).toString(),
+        fileId: n.fileId.toString(),
+        dataLenBytes: n.dataLenBytes,
+        cookie: n.cookie,
+        flags: n.flags,
+        crcOk: crc32c(data) === n.dataCrc32c,
       });
     }
     at += span;
@@ -104,8 +118,15 @@ function badBlocksOf(key: BitrotKey, h: ShardHeader, table: Buffer, data: Buffer
   const bb = h.bitrotBlockBytes;
   const listed: number[] = [];
   let count = 0;
-  for (let from = 0; from < h.blockCount;) {
-    const bad = verifyBlockRange(key, pos, from, data.subarray(from * bb), table.subarray(from * HASH_ENTRY_BYTES, h.blockCount * HASH_ENTRY_BYTES), bb);
+  for (let from = 0; from < h.blockCount; ) {
+    const bad = verifyBlockRange(
+      key,
+      pos,
+      from,
+      data.subarray(from * bb),
+      table.subarray(from * HASH_ENTRY_BYTES, h.blockCount * HASH_ENTRY_BYTES),
+      bb,
+    );
     if (bad < 0) break;
     count++;
     if (listed.length < BAD_BLOCKS_LISTED_MAX) listed.push(bad);
@@ -118,7 +139,9 @@ function pathAgrees(path: string, diskRoot: string | undefined, h: ShardHeader):
   if (diskRoot === undefined) return null;
   const p = parseShardRelPath(nodePath.relative(diskRoot, path).split(nodePath.sep).join('/'));
   if (p === null) return null;
-  return p.fileId === h.fileId && p.version === h.version && p.chunkIndex === h.chunkIndex && p.shardIndex === h.shardIndex;
+  return (
+    p.fileId === h.fileId && p.version === h.version && p.chunkIndex === h.chunkIndex && p.shardIndex === h.shardIndex
+  );
 }
 
 async function readAll(io: Io, path: string): Promise<Buffer> {
@@ -133,9 +156,28 @@ async function readAll(io: Io, path: string): Promise<Buffer> {
 }
 
 /** Decode and verify one shard file; diskRoot (when known) lets the path be checked against the header. */
-export async function inspectShardFile(io: Io, key: BitrotKey, path: string, diskRoot?: string, keys?: InspectKeys): Promise<ShardInspection> {
+export async function inspectShardFile(
+  io: Io,
+  key: BitrotKey,
+  path: string,
+  diskRoot?: string,
+  keys?: InspectKeys,
+): Promise<ShardInspection> {
   const out: ShardInspection = {
-    path, sizeBytes: 0, header: null, layout: null, transforms: [], headerError: null, pathAgrees: null, blockCount: 0, badBlockCount: 0, badBlocks: [], dataError: null, needles: null, decoded: null, ok: false,
+    path,
+    sizeBytes: 0,
+    header: null,
+    layout: null,
+    transforms: [],
+    headerError: null,
+    pathAgrees: null,
+    blockCount: 0,
+    badBlockCount: 0,
+    badBlocks: [],
+    dataError: null,
+    needles: null,
+    decoded: null,
+    ok: false,
   };
   let bytes: Buffer;
   try {
@@ -154,7 +196,10 @@ export async function inspectShardFile(io: Io, key: BitrotKey, path: string, dis
   }
   out.header = headerFields(h);
   out.layout = (h.flags & FLAG_MODE_EC) !== 0 ? `ec:${h.ecK}+${h.ecM}` : 'replica';
-  out.transforms = [(h.flags & FLAG_COMPRESSED) !== 0 ? 'compressed' : '', (h.flags & FLAG_ENCRYPTED) !== 0 ? 'encrypted' : ''].filter((x) => x !== '');
+  out.transforms = [
+    (h.flags & FLAG_COMPRESSED) !== 0 ? 'compressed' : '',
+    (h.flags & FLAG_ENCRYPTED) !== 0 ? 'encrypted' : '',
+  ].filter((x) => x !== '');
   out.pathAgrees = pathAgrees(path, diskRoot, h);
   out.blockCount = h.blockCount;
   const tableEnd = HEADER_BYTES + hashTableBytes(h.blockCount);
@@ -168,7 +213,8 @@ export async function inspectShardFile(io: Io, key: BitrotKey, path: string, dis
   // Only a replica shard holds the chunk's bytes in order; an EC shard holds fragments (spec §6).
   if ((h.flags & FLAG_MODE_EC) === 0) out.needles = needlesOf(h, payload);
   // A replica's payload is the whole stored payload: decode it once its blocks verified (spec §9 first).
-  if ((h.flags & FLAG_MODE_EC) === 0 && bad.count === 0 && keys !== undefined) out.decoded = decodeForInspect(h, payload, keys.storeKey, keys.compression);
+  if ((h.flags & FLAG_MODE_EC) === 0 && bad.count === 0 && keys !== undefined)
+    out.decoded = decodeForInspect(h, payload, keys.storeKey, keys.compression);
   out.badBlockCount = bad.count;
   out.badBlocks = bad.listed;
   out.ok = bad.count === 0 && out.pathAgrees !== false && out.decoded?.tagOk !== false;
@@ -176,10 +222,17 @@ export async function inspectShardFile(io: Io, key: BitrotKey, path: string, dis
 }
 
 /** A version's stored payload decoded (EC: joined from its data shards). */
-export interface VersionDecode { version: string; decoded: PayloadDecode }
+export interface VersionDecode {
+  version: string;
+  decoded: PayloadDecode;
+}
 
 /** A shard file's verified header and payload, or null when it does not verify. */
-async function verifiedShard(io: Io, key: BitrotKey, path: string): Promise<{ header: ShardHeader; payload: Buffer } | null> {
+async function verifiedShard(
+  io: Io,
+  key: BitrotKey,
+  path: string,
+): Promise<{ header: ShardHeader; payload: Buffer } | null> {
   try {
     return verifyShardBytes(await readAll(io, path), key);
   } catch {
@@ -191,18 +244,29 @@ async function verifiedShard(io: Io, key: BitrotKey, path: string): Promise<{ he
  * Each EC version of a chunk decoded from its k data shards (they must all verify: inspect reads,
  * it does not reconstruct). Versions missing a data shard, and untransformed ones, are left out.
  */
-export async function decodeEcVersions(io: Io, key: BitrotKey, found: FoundShard[], keys: InspectKeys): Promise<VersionDecode[]> {
+export async function decodeEcVersions(
+  io: Io,
+  key: BitrotKey,
+  found: FoundShard[],
+  keys: InspectKeys,
+): Promise<VersionDecode[]> {
   const out: VersionDecode[] = [];
   for (const version of [...new Set(found.map((f) => f.version))]) {
     const data = new Map<number, { header: ShardHeader; payload: Buffer }>();
     for (const f of found.filter((x) => x.version === version)) {
       const v = await verifiedShard(io, key, f.path);
-      if (v !== null && (v.header.flags & FLAG_MODE_EC) !== 0 && v.header.shardIndex < v.header.ecK) data.set(v.header.shardIndex, v);
+      if (v !== null && (v.header.flags & FLAG_MODE_EC) !== 0 && v.header.shardIndex < v.header.ecK)
+        data.set(v.header.shardIndex, v);
     }
     const first = data.values().next().value;
     if (first === undefined || data.size < first.header.ecK) continue;
     const shards = Array.from({ length: first.header.ecK }, (_, i) => data.get(i)!.payload);
-    const decoded = decodeForInspect(first.header, joinEcPayload(first.header, shards), keys.storeKey, keys.compression);
+    const decoded = decodeForInspect(
+      first.header,
+      joinEcPayload(first.header, shards),
+      keys.storeKey,
+      keys.compression,
+    );
     if (decoded !== null) out.push({ version: version.toString(), decoded });
   }
   return out;
@@ -217,21 +281,34 @@ async function listDir(io: Io, dir: string): Promise<string[]> {
   }
 }
 
-export interface FoundShard { diskId: number; diskRoot: string; version: bigint; shardIndex: number; path: string }
+export interface FoundShard {
+  diskId: number;
+  diskRoot: string;
+  version: bigint;
+  shardIndex: number;
+  path: string;
+}
 
 /** Every shard file of chunk chunkIndex of fileId on the given disks, every version present (spec §7 paths). */
-export async function findChunkShards(io: Io, diskRoots: ReadonlyMap<number, string>, fileId: bigint, chunkIndex: number): Promise<FoundShard[]> {
+export async function findChunkShards(
+  io: Io,
+  diskRoots: ReadonlyMap<number, string>,
+  fileId: bigint,
+  chunkIndex: number,
+): Promise<FoundShard[]> {
   const prefix = `${fileId.toString(16).padStart(16, '0')}.v`;
   const out: FoundShard[] = [];
   for (const [diskId, root] of diskRoots) {
     const versions = (await listDir(io, nodePath.join(root, fanoutRelPath(fileId))))
-      .filter((n) => n.startsWith(prefix) && /^[0-9]+$/.test(n.slice(prefix.length))).slice(0, VERSIONS_MAX);
+      .filter((n) => n.startsWith(prefix) && /^[0-9]+$/.test(n.slice(prefix.length)))
+      .slice(0, VERSIONS_MAX);
     for (const v of versions) {
       const version = BigInt(v.slice(prefix.length));
       const dir = nodePath.join(root, chunkDirRelPath(fileId, version, BigInt(chunkIndex)));
       for (const name of await listDir(io, dir)) {
         const m = /^(0|[1-9][0-9]*)\.shard$/.exec(name);
-        if (m !== null) out.push({ diskId, diskRoot: root, version, shardIndex: Number(m[1]), path: nodePath.join(dir, name) });
+        if (m !== null)
+          out.push({ diskId, diskRoot: root, version, shardIndex: Number(m[1]), path: nodePath.join(dir, name) });
       }
     }
   }

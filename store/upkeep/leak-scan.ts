@@ -60,8 +60,16 @@ export interface LeakReport {
 
 export function emptyLeakReport(): LeakReport {
   return {
-    leakedShards: 0, leakedTemps: 0, unknown: 0, removed: 0, paths: [], unknownPaths: [], shardFiles: 0,
-    refused: null, quarantine: null, quarantineEmptied: 0,
+    leakedShards: 0,
+    leakedTemps: 0,
+    unknown: 0,
+    removed: 0,
+    paths: [],
+    unknownPaths: [],
+    shardFiles: 0,
+    refused: null,
+    quarantine: null,
+    quarantineEmptied: 0,
   };
 }
 
@@ -81,7 +89,10 @@ function accountedKeys(env: ChunkEnv): Set<string> {
   return keys;
 }
 
-interface Removable { root: string; rel: string }
+interface Removable {
+  root: string;
+  rel: string;
+}
 
 interface Scan {
   env: ChunkEnv;
@@ -123,7 +134,8 @@ function checkEntry(scan: Scan, root: string, rel: string): void {
   if (parsed === null) return; // not ours to judge
   report.shardFiles++;
   // The snapshot is from the scan's start: on a live mount a version written since is live now.
-  const known = scan.accounted.has(`${parsed.fileId}/${parsed.chunkIndex}/${parsed.version}`) || accountedNow(env, parsed);
+  const known =
+    scan.accounted.has(`${parsed.fileId}/${parsed.chunkIndex}/${parsed.version}`) || accountedNow(env, parsed);
   if (!temp && known) return;
   if (temp && env.inflight.has(Number(parsed.fileId), Number(parsed.chunkIndex), parsed.version)) return; // being written now
   if (temp && known && !isLiveVersion(env, parsed)) return; // in a queued version: the reclaimer takes it
@@ -148,12 +160,14 @@ async function removeFreed(scan: Scan, force: boolean, nowMs: number): Promise<v
   if (leaked === 0) return;
   const share = leaked / report.shardFiles;
   if (scan.removable.length < leaked) {
-    report.refused = `${leaked} freed files are more than this scan holds (${REMOVABLE_HELD_MAX}); ` +
+    report.refused =
+      `${leaked} freed files are more than this scan holds (${REMOVABLE_HELD_MAX}); ` +
       'nothing was removed: report this (the scan would need to run in parts)';
     return;
   }
   if (share > LEAK_SHARE_MAX && !force) {
-    report.refused = `would remove ${leaked} of ${report.shardFiles} shard files (${(share * 100).toFixed(1)}%), ` +
+    report.refused =
+      `would remove ${leaked} of ${report.shardFiles} shard files (${(share * 100).toFixed(1)}%), ` +
       `more than ${LEAK_SHARE_MAX * 100}%: check that the metadata is this store's and current (not an older copy), ` +
       'then rerun with --force to move them to the quarantine; nothing was removed';
     return;

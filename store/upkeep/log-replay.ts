@@ -21,8 +21,14 @@ async function refsOf(files: FileIo, records: readonly LogRecord[]): Promise<Map
   return refs;
 }
 
-interface Live { r: LogRecord; ref: ChunkRef }
-interface Sorted { live: Live[]; gone: bigint[] }
+interface Live {
+  r: LogRecord;
+  ref: ChunkRef;
+}
+interface Sorted {
+  live: Live[];
+  gone: bigint[];
+}
 
 /** The records to replay, and those that hold nothing to replay (their chunk was rewritten or is gone). */
 async function sortOut(files: FileIo, records: readonly LogRecord[], report: RecoveryReport): Promise<Sorted> {
@@ -46,7 +52,11 @@ async function sortOut(files: FileIo, records: readonly LogRecord[], report: Rec
 
 /** The records into the backlog (forReading: a read-only opener only overlays them). */
 export async function replayLog(
-  env: ChunkEnv, files: FileIo, records: readonly LogRecord[], report: RecoveryReport, forReading = false,
+  env: ChunkEnv,
+  files: FileIo,
+  records: readonly LogRecord[],
+  report: RecoveryReport,
+  forReading = false,
 ): Promise<void> {
   const { live, gone } = await sortOut(files, records, report);
   const times = new Map<number, { mtimeNs: bigint; ctimeNs: bigint }>(); // each file's last record's
@@ -61,6 +71,8 @@ export async function replayLog(
     report.blocksRepaired += s.last - s.first + 1;
   }
   if (forReading) return;
-  env.db.transaction(() => { for (const [ino, t] of times) env.fileRows.stampIfNewer(ino, t); })();
+  env.db.transaction(() => {
+    for (const [ino, t] of times) env.fileRows.stampIfNewer(ino, t);
+  })();
   env.intentLog?.release(gone);
 }

@@ -22,7 +22,10 @@ export function graceMsOf(days: number | undefined): number {
 
 /** The folder name of a run started at nowMs. */
 export function quarantineStamp(nowMs: number): string {
-  return new Date(nowMs).toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/[-:]/g, '');
+  return new Date(nowMs)
+    .toISOString()
+    .replace(/\.\d{3}Z$/, 'Z')
+    .replace(/[-:]/g, '');
 }
 
 function stampMs(name: string): number | null {
@@ -37,7 +40,10 @@ export class Quarantine {
   readonly stamp: string;
   private readonly made = new Set<string>();
 
-  constructor(private readonly io: Io, nowMs: number) {
+  constructor(
+    private readonly io: Io,
+    nowMs: number,
+  ) {
     this.stamp = quarantineStamp(nowMs);
   }
 
@@ -109,8 +115,12 @@ export class QuarantineSweeper {
   /** Files deleted by this sweeper so far. */
   emptied = 0;
 
-  constructor(private readonly io: Io, private readonly roots: () => string[], private readonly graceMs: number,
-    private readonly log: (line: string) => void) {}
+  constructor(
+    private readonly io: Io,
+    private readonly roots: () => string[],
+    private readonly graceMs: number,
+    private readonly log: (line: string) => void,
+  ) {}
 
   start(): void {
     this.sweep();

@@ -51,7 +51,10 @@ export class Reclaimer {
   private running: Promise<unknown> | null = null;
   private stopped = false;
 
-  constructor(private readonly env: ChunkEnv, private readonly placement: Placement) {}
+  constructor(
+    private readonly env: ChunkEnv,
+    private readonly placement: Placement,
+  ) {}
 
   /**
    * One round: at most RECLAIM_BATCH_MAX entries. Free last (DESIGN §5): an entry may have been
@@ -70,7 +73,7 @@ export class Reclaimer {
     const freed = entries.filter((e) => !live.includes(e));
     report.keptLive += live.length; // committed after all: never delete what the chunk map points at
     const done: ReclaimEntry[] = [...live];
-    const durable = freed.length > 0 && await this.flushed();
+    const durable = freed.length > 0 && (await this.flushed());
     if (!durable) report.failures += freed.length; // the metadata device failing: all stay queued
     await boundedAll(durable ? freed : [], RECLAIM_CONCURRENCY, async (e) => {
       if (!(await this.deleteShards(e))) {
@@ -81,7 +84,10 @@ export class Reclaimer {
       done.push(e);
     });
     // Losing this commit is harmless: the entries come back and deleting again finds nothing.
-    if (done.length > 0) this.env.commits.harmless(() => { for (const e of done) reclaim.remove(e.ino, e.chunkIndex, e.version); });
+    if (done.length > 0)
+      this.env.commits.harmless(() => {
+        for (const e of done) reclaim.remove(e.ino, e.chunkIndex, e.version);
+      });
     return entries.length;
   }
 
@@ -120,13 +126,15 @@ export class Reclaimer {
     const loop = (): void => {
       if (this.stopped) return;
       const report: ReclaimReport = { versionsDeleted: 0, keptLive: 0, failures: 0 };
-      this.running = this.round(report).catch(() => 0).then((taken) => {
-        this.running = null;
-        if (this.stopped) return;
-        const busy = taken > 0 && report.failures < taken;
-        this.timer = setTimeout(loop, busy ? this.pauseMs() : RECLAIM_IDLE_MS);
-        this.timer.unref();
-      });
+      this.running = this.round(report)
+        .catch(() => 0)
+        .then((taken) => {
+          this.running = null;
+          if (this.stopped) return;
+          const busy = taken > 0 && report.failures < taken;
+          this.timer = setTimeout(loop, busy ? this.pauseMs() : RECLAIM_IDLE_MS);
+          this.timer.unref();
+        });
     };
     this.timer = setTimeout(loop, RECLAIM_PAUSE_MS);
     this.timer.unref();

@@ -30,7 +30,16 @@ export interface RecoveryReport {
 }
 
 export function emptyRecoveryReport(): RecoveryReport {
-  return { intentsResolved: 0, intentsKeptOpen: 0, blocksRepaired: 0, blocksUnresolved: 0, orphansDeleted: 0, filesTrimmed: 0, containers: emptyCompactReport(), errors: [] };
+  return {
+    intentsResolved: 0,
+    intentsKeptOpen: 0,
+    blocksRepaired: 0,
+    blocksUnresolved: 0,
+    orphansDeleted: 0,
+    filesTrimmed: 0,
+    containers: emptyCompactReport(),
+    errors: [],
+  };
 }
 
 async function readBlock(env: ChunkEnv, ref: ChunkRef, i: number, start: number, len: number): Promise<Buffer | null> {
@@ -46,7 +55,13 @@ async function readBlock(env: ChunkEnv, ref: ChunkRef, i: number, start: number,
  * An intent of an older build holds no bytes: make blocks first..last identical on all replicas,
  * the first verifying replica wins (that build patched replicas in order, each durable first).
  */
-export async function resolveLegacyIntent(env: ChunkEnv, ref: ChunkRef, first: number, last: number, report: RecoveryReport): Promise<boolean> {
+export async function resolveLegacyIntent(
+  env: ChunkEnv,
+  ref: ChunkRef,
+  first: number,
+  last: number,
+  report: RecoveryReport,
+): Promise<boolean> {
   let complete = true;
   const bb = ref.fl.bitrotBlockBytes;
   const replicas = ref.diskIds.length;
@@ -60,7 +75,8 @@ export async function resolveLegacyIntent(env: ChunkEnv, ref: ChunkRef, first: n
     if (winner === null) {
       report.blocksUnresolved++;
       report.errors.push(`ino ${ref.ino} chunk ${ref.chunkIndex} block ${b}: no replica verifies`);
-      for (let i = 0; i < replicas; i++) env.map.queueHeal(ref.ino, ref.chunkIndex, ref.version, i, 'recovery: block verifies nowhere');
+      for (let i = 0; i < replicas; i++)
+        env.map.queueHeal(ref.ino, ref.chunkIndex, ref.version, i, 'recovery: block verifies nowhere');
       continue;
     }
     for (let i = 0; i < replicas; i++) {
@@ -88,11 +104,22 @@ async function loadIntents(env: ChunkEnv, files: FileIo, intents: Intent[], repo
         return;
       }
       if (intent.span !== null) {
-        env.backlog.add({ id: intent.id, ino: intent.ino, chunkIndex: intent.chunkIndex, version: intent.version, firstBlock: intent.firstBlock, span: intent.span, inPlace: patchedInPlace(ref) }, ref.fl.bitrotBlockBytes);
+        env.backlog.add(
+          {
+            id: intent.id,
+            ino: intent.ino,
+            chunkIndex: intent.chunkIndex,
+            version: intent.version,
+            firstBlock: intent.firstBlock,
+            span: intent.span,
+            inPlace: patchedInPlace(ref),
+          },
+          ref.fl.bitrotBlockBytes,
+        );
         report.blocksRepaired += intent.lastBlock - intent.firstBlock + 1;
         return;
       }
-      if (patchedInPlace(ref) && !await resolveLegacyIntent(env, ref, intent.firstBlock, intent.lastBlock, report)) {
+      if (patchedInPlace(ref) && !(await resolveLegacyIntent(env, ref, intent.firstBlock, intent.lastBlock, report))) {
         report.intentsKeptOpen++;
         return;
       }
@@ -109,7 +136,13 @@ async function loadIntents(env: ChunkEnv, files: FileIo, intents: Intent[], repo
  * rewritten since, or is gone, holds nothing to replay. What cannot be applied now (a disk failing)
  * stays in the log for the next open.
  */
-async function resolveIntents(env: ChunkEnv, files: FileIo, applier: Applier, logRecords: readonly LogRecord[], report: RecoveryReport): Promise<void> {
+async function resolveIntents(
+  env: ChunkEnv,
+  files: FileIo,
+  applier: Applier,
+  logRecords: readonly LogRecord[],
+  report: RecoveryReport,
+): Promise<void> {
   const intents = env.map.intents();
   // Free last (DESIGN §5): a process kill can leave an intent committed but not yet flushed (its
   // writer died before its flush); it is made durable before its bytes overwrite the replicas, so
@@ -128,11 +161,20 @@ async function resolveIntents(env: ChunkEnv, files: FileIo, applier: Applier, lo
   env.counters.bump('intents_resolved', applied);
   report.intentsResolved += applied;
   report.intentsKeptOpen += env.backlog.lengthIntents;
-  if (env.backlog.lengthIntents > 0) report.errors.push(`${env.backlog.lengthIntents} intent(s) could not be applied now (${applier.lastError}); kept in the log`);
+  if (env.backlog.lengthIntents > 0)
+    report.errors.push(
+      `${env.backlog.lengthIntents} intent(s) could not be applied now (${applier.lastError}); kept in the log`,
+    );
 }
 
 /** logRecords: what replay of the intent log file found (store/chunks/intent-log.ts), in order. */
-export async function recover(env: ChunkEnv, files: FileIo, applier: Applier, orphans: number[], logRecords: readonly LogRecord[] = []): Promise<RecoveryReport> {
+export async function recover(
+  env: ChunkEnv,
+  files: FileIo,
+  applier: Applier,
+  orphans: number[],
+  logRecords: readonly LogRecord[] = [],
+): Promise<RecoveryReport> {
   const report = emptyRecoveryReport();
   await resolveIntents(env, files, applier, logRecords, report);
   for (const ino of orphans) {

@@ -31,7 +31,12 @@ function same(a: Slice | null, b: Slice): boolean {
  * Read every slice's needle. Online, a file may be rewritten or compacted meanwhile: a failed read
  * whose slice changed since is not a finding (the new needle is checked by its own reads).
  */
-export async function scrubNeedles(env: ChunkEnv, host: ContainerHost, slices: SliceRows, signal?: AbortSignal): Promise<NeedleScrubReport> {
+export async function scrubNeedles(
+  env: ChunkEnv,
+  host: ContainerHost,
+  slices: SliceRows,
+  signal?: AbortSignal,
+): Promise<NeedleScrubReport> {
   const report = emptyNeedleScrubReport();
   const inos = packedInodes(env.db);
   for (const ino of inos) {

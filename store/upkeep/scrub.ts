@@ -8,7 +8,12 @@ import { Layout, parseLayout, shardCount } from '../../src/layout';
 import { Pacer } from './pace';
 import { LiveChunk, liveChunks } from '../meta/surveys';
 
-export interface ScrubProgress { doneBytes: number; totalBytes: number; doneItems: number; totalItems: number }
+export interface ScrubProgress {
+  doneBytes: number;
+  totalBytes: number;
+  doneItems: number;
+  totalItems: number;
+}
 
 export interface ScrubOptions {
   repair?: boolean;
@@ -21,7 +26,6 @@ export interface ScrubOptions {
   /** With repair: the leak scan removes freed files even past its share limit (store/upkeep/leak-scan.ts). */
   force?: boolean;
 }
-
 
 /** Shard bytes a chunk occupies: R copies, or K+M fragments of ceil(len/K) (DESIGN §3). */
 function shardBytes(layout: Layout, logicalLenBytes: number): number {

@@ -38,11 +38,18 @@ export interface DamageReport {
 }
 
 /** A byte in a chunk (a needle's): the shard that holds it and where (spec §6 for EC; a replica holds it in every shard at the same offset). */
-export function shardByteOf(ref: ChunkRef, chunkOffsetBytes: number, shardIndex: number | undefined): { shardIndex: number | undefined; shardOffsetBytes: number } {
+export function shardByteOf(
+  ref: ChunkRef,
+  chunkOffsetBytes: number,
+  shardIndex: number | undefined,
+): { shardIndex: number | undefined; shardOffsetBytes: number } {
   if (ref.fl.layout.kind === 'replica') return { shardIndex, shardOffsetBytes: chunkOffsetBytes };
   const [piece] = mapRange(ecGeometry(ref), chunkOffsetBytes, 1);
   if (shardIndex !== undefined && shardIndex !== piece.dataShard) {
-    throw new FsError('EINVAL', `that byte is in data shard ${piece.dataShard} of layout ${ref.fl.layout.text}, not shard ${shardIndex}`);
+    throw new FsError(
+      'EINVAL',
+      `that byte is in data shard ${piece.dataShard} of layout ${ref.fl.layout.text}, not shard ${shardIndex}`,
+    );
   }
   return { shardIndex: piece.dataShard, shardOffsetBytes: piece.shardOffsetBytes };
 }
@@ -51,12 +58,20 @@ export function shardByteOf(ref: ChunkRef, chunkOffsetBytes: number, shardIndex:
  * Which byte to flip: the middle of a data block (or, given, one data byte of the shard), the first
  * byte of a hash entry, or a header byte.
  */
-function flipOffset(ref: ChunkRef, kind: Exclude<DamageKind, 'drop'>, blockIndex: number, atShardOffsetBytes?: number): number {
+function flipOffset(
+  ref: ChunkRef,
+  kind: Exclude<DamageKind, 'drop'>,
+  blockIndex: number,
+  atShardOffsetBytes?: number,
+): number {
   if (kind === 'header') return HEADER_FLIP_OFFSET_BYTES;
   const dataLen = shardDataLen(ref);
   const blockCount = blockCountFor(dataLen, ref.fl.bitrotBlockBytes);
   if (!Number.isSafeInteger(blockIndex) || blockIndex < 0 || blockIndex >= blockCount) {
-    throw new FsError('EINVAL', `block ${blockIndex} is out of range: the shard has ${blockCount} block(s) (0..${blockCount - 1})`);
+    throw new FsError(
+      'EINVAL',
+      `block ${blockIndex} is out of range: the shard has ${blockCount} block(s) (0..${blockCount - 1})`,
+    );
   }
   if (kind === 'hash') return HEADER_BYTES + blockIndex * HASH_ENTRY_BYTES;
   if (atShardOffsetBytes !== undefined) return dataStartBytes(blockCount) + atShardOffsetBytes;
@@ -82,20 +97,41 @@ async function flipByte(env: ChunkEnv, path: string, offsetBytes: number): Promi
  * ref, the live version of a chunk. atShardOffsetBytes: the data byte to flip (a needle's), which
  * also names the block. Call under the inode's lock (FileIo.withChunk).
  */
-export async function damageShard(env: ChunkEnv, ref: ChunkRef, shardIndex: number | undefined, kind: DamageKind, blockIndex: number, atShardOffsetBytes?: number): Promise<DamageReport> {
+export async function damageShard(
+  env: ChunkEnv,
+  ref: ChunkRef,
+  shardIndex: number | undefined,
+  kind: DamageKind,
+  blockIndex: number,
+  atShardOffsetBytes?: number,
+): Promise<DamageReport> {
   const n = shardCount(ref.fl.layout);
-  const order = readOrder(env, ref, Array.from({ length: n }, (_, i) => i));
+  const order = readOrder(
+    env,
+    ref,
+    Array.from({ length: n }, (_, i) => i),
+  );
   const i = shardIndex ?? order[0];
-  if (!Number.isSafeInteger(i) || i < 0 || i >= n) throw new FsError('EINVAL', `shard ${i} is out of range: layout ${ref.fl.layout.text} has shards 0..${n - 1}`);
+  if (!Number.isSafeInteger(i) || i < 0 || i >= n)
+    throw new FsError('EINVAL', `shard ${i} is out of range: layout ${ref.fl.layout.text} has shards 0..${n - 1}`);
   const path = env.shards.path(ref, i);
   const report: DamageReport = {
-    ino: ref.ino, chunkIndex: ref.chunkIndex, version: ref.version.toString(), shardIndex: i, shards: n,
-    diskId: ref.diskIds[i], diskIds: [...ref.diskIds], path, kind, readOrder: order,
+    ino: ref.ino,
+    chunkIndex: ref.chunkIndex,
+    version: ref.version.toString(),
+    shardIndex: i,
+    shards: n,
+    diskId: ref.diskIds[i],
+    diskIds: [...ref.diskIds],
+    path,
+    kind,
+    readOrder: order,
   };
   if (kind === 'drop') {
     await env.shards.io.unlink(path);
   } else {
-    const block = atShardOffsetBytes === undefined ? blockIndex : Math.floor(atShardOffsetBytes / ref.fl.bitrotBlockBytes);
+    const block =
+      atShardOffsetBytes === undefined ? blockIndex : Math.floor(atShardOffsetBytes / ref.fl.bitrotBlockBytes);
     report.offsetBytes = flipOffset(ref, kind, block, atShardOffsetBytes);
     blockIndex = block;
     if (kind !== 'header') report.blockIndex = blockIndex;

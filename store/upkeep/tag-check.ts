@@ -15,7 +15,10 @@ import { readEcPayload } from '../chunks/ec-chunk';
 import { classifyShardError } from '../chunks/shard-encode';
 
 /** The shards whose hashes pass but whose bytes fail the tag; unexplained: the tag fails and no one shard explains it. */
-export interface TagFailures { shards: Set<number>; unexplained: boolean }
+export interface TagFailures {
+  shards: Set<number>;
+  unexplained: boolean;
+}
 
 const NONE: TagFailures = Object.freeze({ shards: new Set<number>(), unexplained: false });
 
@@ -27,7 +30,10 @@ export function tagCheckable(env: ChunkEnv, ref: ChunkRef): boolean {
 /** The payload authenticates under the chunk version's data key (v2: every segment's tag, src/chunk-segments.ts). */
 export function tagOk(env: ChunkEnv, ref: ChunkRef, payload: Uint8Array): boolean {
   try {
-    openPayload(deriveDataKey(env.storeKey!, { fileId: ref.fileId, chunkIndex: BigInt(ref.chunkIndex), version: ref.version }), payload);
+    openPayload(
+      deriveDataKey(env.storeKey!, { fileId: ref.fileId, chunkIndex: BigInt(ref.chunkIndex), version: ref.version }),
+      payload,
+    );
     return true;
   } catch (err) {
     if (err instanceof DecryptError || err instanceof FormatError) return false;

@@ -2,129 +2,172 @@
 // missing directory, a disk it cannot make, a PostgreSQL database that is not empty; each a one-line
 // error naming the thing, no store directory, no disk directory or key file it made, and the rerun
 // works. And `--meta` takes the connection strings libpq takes (store/pg-conninfo.ts).
-import test from 'ava'
-import * as fs from 'node:fs'
-import * as path from 'node:path'
-import { NOBODY_UID, chunkfsCli, chunkfsOk, removeDir, tempDir } from '../helpers/mount'
-import { pgTestFile } from '../helpers/pg-cluster'
+import test from 'ava';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { NOBODY_UID, chunkfsCli, chunkfsOk, removeDir, tempDir } from '../helpers/mount';
+import { pgTestFile } from '../helpers/pg-cluster';
 
-let dir = ''
-test.before(async () => { dir = await tempDir('mkfs') })
-test.after.always(async () => { if (dir !== '') await removeDir(dir) })
-const { pgTest, freshDb, cluster } = pgTestFile(test, 'mkfs')
+let dir = '';
+test.before(async () => {
+  dir = await tempDir('mkfs');
+});
+test.after.always(async () => {
+  if (dir !== '') await removeDir(dir);
+});
+const { pgTest, freshDb, cluster } = pgTestFile(test, 'mkfs');
 
 /** Every path under root (relative, sorted): what a failed mkfs must not have changed. */
-function tree (root: string): string[] {
-  return fs.readdirSync(root, { recursive: true, encoding: 'utf8' }).sort()
+function tree(root: string): string[] {
+  return fs.readdirSync(root, { recursive: true, encoding: 'utf8' }).sort();
 }
 
 /** One line on stderr, no stack, no raw error class. */
-function oneLine (t: import('ava').ExecutionContext, stderr: string): void {
-  t.is(stderr.trim().split('\n').length, 1, stderr)
-  t.notRegex(stderr, /\n\s+at |PgError|Error:/, stderr)
+function oneLine(t: import('ava').ExecutionContext, stderr: string): void {
+  t.is(stderr.trim().split('\n').length, 1, stderr);
+  t.notRegex(stderr, /\n\s+at |PgError|Error:/, stderr);
 }
 
 test.serial('--keyfile in a missing directory: one line naming it, nothing made, the rerun works', async (t) => {
-  const base = path.join(dir, 'key')
-  fs.mkdirSync(base)
-  const r = await chunkfsCli(['mkfs', `${base}/store`, '--keyfile', `${base}/nodir/store.key`])
-  t.is(r.code, 1)
-  t.regex(r.stderr, new RegExp(`${base}/nodir/store.key: directory ${base}/nodir does not exist`))
-  oneLine(t, r.stderr)
-  t.deepEqual(tree(base), [])
-  fs.mkdirSync(`${base}/nodir`)
-  await chunkfsOk(['mkfs', `${base}/store`, '--keyfile', `${base}/nodir/store.key`])
-  t.true(fs.existsSync(`${base}/store/chunkfs.json`))
-  t.is(fs.statSync(`${base}/nodir/store.key`).size, 32)
-  await chunkfsOk(['fsck', `${base}/store`], { env: { ...process.env, CHUNKFS_KEYFILE: `${base}/nodir/store.key` } })
-})
+  const base = path.join(dir, 'key');
+  fs.mkdirSync(base);
+  const r = await chunkfsCli(['mkfs', `${base}/store`, '--keyfile', `${base}/nodir/store.key`]);
+  t.is(r.code, 1);
+  t.regex(r.stderr, new RegExp(`${base}/nodir/store.key: directory ${base}/nodir does not exist`));
+  oneLine(t, r.stderr);
+  t.deepEqual(tree(base), []);
+  fs.mkdirSync(`${base}/nodir`);
+  await chunkfsOk(['mkfs', `${base}/store`, '--keyfile', `${base}/nodir/store.key`]);
+  t.true(fs.existsSync(`${base}/store/chunkfs.json`));
+  t.is(fs.statSync(`${base}/nodir/store.key`).size, 32);
+  await chunkfsOk(['fsck', `${base}/store`], { env: { ...process.env, CHUNKFS_KEYFILE: `${base}/nodir/store.key` } });
+});
 
-test.serial('a disk it cannot make: the store, the disks and the key file it made are gone; a disk that existed stays', async (t) => {
-  // As nobody, so that a directory of root's refuses the last disk after the others were made.
-  const base = path.join(dir, 'disk')
-  fs.mkdirSync(`${base}/own/empty`, { recursive: true })
-  fs.mkdirSync(`${base}/rootonly`)
-  fs.chmodSync(`${base}/own/empty`, 0o700)
-  for (const p of ['own', 'own/empty']) fs.chownSync(`${base}/${p}`, NOBODY_UID, NOBODY_UID)
-  const args = ['mkfs', `${base}/own/store`, '--disk', `${base}/own/new/a/d0`, '--disk', `${base}/own/empty`, '--disk', 'd2',
-    '--disk', `${base}/rootonly/d3`, '--keyfile', `${base}/own/store.key`]
-  const before = tree(base)
-  const r = await chunkfsCli(args, { asUid: NOBODY_UID })
-  t.is(r.code, 1)
-  t.regex(r.stderr, new RegExp(`${base}/rootonly/d3: cannot make it a private disk directory \\(EACCES\\)`))
-  oneLine(t, r.stderr)
-  t.deepEqual(tree(base), before, 'nothing left: no store, no staging directory, no d0, no key file, no marker')
-  fs.chownSync(`${base}/rootonly`, NOBODY_UID, NOBODY_UID)
-  await chunkfsOk(args, { asUid: NOBODY_UID })
-  t.true(fs.existsSync(`${base}/own/store/chunkfs.json`))
-  t.deepEqual(fs.readdirSync(`${base}/own/store`).filter((n) => n.startsWith('.')), [], 'no staging directory inside')
-  t.deepEqual(fs.readdirSync(`${base}/own`).filter((n) => n.includes('mkfs')), [], 'none beside it')
-  t.true(fs.existsSync(`${base}/own/store/d2/chunkfs-disk.json`), 'a disk inside the store moved with it')
-  t.true(fs.existsSync(`${base}/own/empty/chunkfs-disk.json`))
-})
+test.serial(
+  'a disk it cannot make: the store, the disks and the key file it made are gone; a disk that existed stays',
+  async (t) => {
+    // As nobody, so that a directory of root's refuses the last disk after the others were made.
+    const base = path.join(dir, 'disk');
+    fs.mkdirSync(`${base}/own/empty`, { recursive: true });
+    fs.mkdirSync(`${base}/rootonly`);
+    fs.chmodSync(`${base}/own/empty`, 0o700);
+    for (const p of ['own', 'own/empty']) fs.chownSync(`${base}/${p}`, NOBODY_UID, NOBODY_UID);
+    const args = [
+      'mkfs',
+      `${base}/own/store`,
+      '--disk',
+      `${base}/own/new/a/d0`,
+      '--disk',
+      `${base}/own/empty`,
+      '--disk',
+      'd2',
+      '--disk',
+      `${base}/rootonly/d3`,
+      '--keyfile',
+      `${base}/own/store.key`,
+    ];
+    const before = tree(base);
+    const r = await chunkfsCli(args, { asUid: NOBODY_UID });
+    t.is(r.code, 1);
+    t.regex(r.stderr, new RegExp(`${base}/rootonly/d3: cannot make it a private disk directory \\(EACCES\\)`));
+    oneLine(t, r.stderr);
+    t.deepEqual(tree(base), before, 'nothing left: no store, no staging directory, no d0, no key file, no marker');
+    fs.chownSync(`${base}/rootonly`, NOBODY_UID, NOBODY_UID);
+    await chunkfsOk(args, { asUid: NOBODY_UID });
+    t.true(fs.existsSync(`${base}/own/store/chunkfs.json`));
+    t.deepEqual(
+      fs.readdirSync(`${base}/own/store`).filter((n) => n.startsWith('.')),
+      [],
+      'no staging directory inside',
+    );
+    t.deepEqual(
+      fs.readdirSync(`${base}/own`).filter((n) => n.includes('mkfs')),
+      [],
+      'none beside it',
+    );
+    t.true(fs.existsSync(`${base}/own/store/d2/chunkfs-disk.json`), 'a disk inside the store moved with it');
+    t.true(fs.existsSync(`${base}/own/empty/chunkfs-disk.json`));
+  },
+);
 
 test.serial('mkfs into an existing empty directory fills it; a failed one leaves it empty', async (t) => {
-  const target = path.join(dir, 'existing')
-  fs.mkdirSync(target, { mode: 0o755 })
-  const bad = await chunkfsCli(['mkfs', target, '--keyfile', `${dir}/none/k`])
-  t.is(bad.code, 1)
-  t.deepEqual(fs.readdirSync(target), [])
-  await chunkfsOk(['mkfs', target, '--disks', '3'])
-  t.is(fs.statSync(target).mode & 0o777, 0o700)
-  t.deepEqual(fs.readdirSync(target).sort(), ['bitrot.key', 'chunkfs.json', 'data.key', 'disks', 'meta.db'])
-  await chunkfsOk(['fsck', target])
-})
+  const target = path.join(dir, 'existing');
+  fs.mkdirSync(target, { mode: 0o755 });
+  const bad = await chunkfsCli(['mkfs', target, '--keyfile', `${dir}/none/k`]);
+  t.is(bad.code, 1);
+  t.deepEqual(fs.readdirSync(target), []);
+  await chunkfsOk(['mkfs', target, '--disks', '3']);
+  t.is(fs.statSync(target).mode & 0o777, 0o700);
+  t.deepEqual(fs.readdirSync(target).sort(), ['bitrot.key', 'chunkfs.json', 'data.key', 'disks', 'meta.db']);
+  await chunkfsOk(['fsck', target]);
+});
 
-pgTest('a database that is not empty is refused, naming what it holds; nothing is made; an empty one works', async (t) => {
-  const url = freshDb()
-  const name = new URL(url).pathname.slice(1)
-  for (const [sql, found] of [['CREATE TABLE foo(x int)', 'foo'], ['CREATE TABLE inodes(x text)', 'foo, inodes']] as const) {
-    cluster().query(name, sql)
-    const r = await chunkfsCli(['mkfs', `${dir}/pgstore`, '--meta', url])
-    t.is(r.code, 1)
-    t.regex(r.stderr, new RegExp(`database ${name} holds tables ${found} \\(schema public\\): make a new store on an empty database`))
-    oneLine(t, r.stderr)
-    t.false(fs.existsSync(`${dir}/pgstore`))
-    t.deepEqual(fs.readdirSync(dir).filter((n) => n.includes('pgstore')), [])
-  }
-  t.is(cluster().query(name, 'SELECT count(*) FROM inodes').trim(), '0', 'the unrelated table is untouched')
-  const empty = freshDb()
-  await chunkfsOk(['mkfs', `${dir}/pgstore`, '--disks', '3', '--meta', empty])
-  const again = await chunkfsCli(['mkfs', `${dir}/pgstore2`, '--disks', '3', '--meta', empty])
-  t.is(again.code, 1)
-  t.regex(again.stderr, /already holds chunkfs metadata \(schema version \d+\); make a new store on an empty database/)
-  t.false(fs.existsSync(`${dir}/pgstore2`))
-})
+pgTest(
+  'a database that is not empty is refused, naming what it holds; nothing is made; an empty one works',
+  async (t) => {
+    const url = freshDb();
+    const name = new URL(url).pathname.slice(1);
+    for (const [sql, found] of [
+      ['CREATE TABLE foo(x int)', 'foo'],
+      ['CREATE TABLE inodes(x text)', 'foo, inodes'],
+    ] as const) {
+      cluster().query(name, sql);
+      const r = await chunkfsCli(['mkfs', `${dir}/pgstore`, '--meta', url]);
+      t.is(r.code, 1);
+      t.regex(
+        r.stderr,
+        new RegExp(`database ${name} holds tables ${found} \\(schema public\\): make a new store on an empty database`),
+      );
+      oneLine(t, r.stderr);
+      t.false(fs.existsSync(`${dir}/pgstore`));
+      t.deepEqual(
+        fs.readdirSync(dir).filter((n) => n.includes('pgstore')),
+        [],
+      );
+    }
+    t.is(cluster().query(name, 'SELECT count(*) FROM inodes').trim(), '0', 'the unrelated table is untouched');
+    const empty = freshDb();
+    await chunkfsOk(['mkfs', `${dir}/pgstore`, '--disks', '3', '--meta', empty]);
+    const again = await chunkfsCli(['mkfs', `${dir}/pgstore2`, '--disks', '3', '--meta', empty]);
+    t.is(again.code, 1);
+    t.regex(
+      again.stderr,
+      /already holds chunkfs metadata \(schema version \d+\); make a new store on an empty database/,
+    );
+    t.false(fs.existsSync(`${dir}/pgstore2`));
+  },
+);
 
 pgTest('a failed mkfs on PostgreSQL leaves the database empty: the rerun on it works', async (t) => {
-  const url = freshDb()
-  const r = await chunkfsCli(['mkfs', `${dir}/pgfail`, '--disks', '3', '--keyfile', `${dir}/none/k`, '--meta', url])
-  t.is(r.code, 1)
-  await chunkfsOk(['mkfs', `${dir}/pgfail`, '--disks', '3', '--meta', url])
-  await chunkfsOk(['fsck', `${dir}/pgfail`])
-})
+  const url = freshDb();
+  const r = await chunkfsCli(['mkfs', `${dir}/pgfail`, '--disks', '3', '--keyfile', `${dir}/none/k`, '--meta', url]);
+  t.is(r.code, 1);
+  await chunkfsOk(['mkfs', `${dir}/pgfail`, '--disks', '3', '--meta', url]);
+  await chunkfsOk(['fsck', `${dir}/pgfail`]);
+});
 
 pgTest('--meta takes the connection strings libpq takes; never a password', async (t) => {
-  const socket = cluster().socketDir
+  const socket = cluster().socketDir;
   const forms: Array<(db: string) => string> = [
     (db) => `postgres://postgres@/${db}?host=${socket}`, // empty host, socket directory in the query
     (db) => `postgresql://postgres@${encodeURIComponent(socket)}/${db}`, // percent-encoded socket as the host
-    (db) => `postgresql://postgres@${encodeURIComponent(socket)}:5432,${encodeURIComponent(socket)}:5432/${db}?target_session_attrs=any`,
+    (db) =>
+      `postgresql://postgres@${encodeURIComponent(socket)}:5432,${encodeURIComponent(socket)}:5432/${db}?target_session_attrs=any`,
     (db) => `host=${socket} dbname=${db} user=postgres`, // keyword=value pairs
     (db) => `host='${socket}' port = 5432 dbname='${db}' user=postgres application_name='chunkfs test'`,
-  ]
+  ];
   for (const [i, form] of forms.entries()) {
-    const db = new URL(freshDb()).pathname.slice(1)
-    const store = `${dir}/forms${i}`
-    await chunkfsOk(['mkfs', store, '--disks', '3', '--meta', form(db)])
-    t.is(JSON.parse(fs.readFileSync(`${store}/chunkfs.json`, 'utf8')).meta.url, form(db), 'recorded as given')
-    t.regex(await chunkfsOk(['status', store]), /metadata: postgres /)
+    const db = new URL(freshDb()).pathname.slice(1);
+    const store = `${dir}/forms${i}`;
+    await chunkfsOk(['mkfs', store, '--disks', '3', '--meta', form(db)]);
+    t.is(JSON.parse(fs.readFileSync(`${store}/chunkfs.json`, 'utf8')).meta.url, form(db), 'recorded as given');
+    t.regex(await chunkfsOk(['status', store]), /metadata: postgres /);
   }
   for (const bad of [`postgres://postgres:secret@/x?host=${socket}`, `host=${socket} dbname=x password='se cret'`]) {
-    const r = await chunkfsCli(['mkfs', `${dir}/pw`, '--meta', bad])
-    t.is(r.code, 1)
-    t.regex(r.stderr, /holds a password/)
-    t.notRegex(r.stderr, /secret|se cret/)
-    t.false(fs.existsSync(`${dir}/pw`))
+    const r = await chunkfsCli(['mkfs', `${dir}/pw`, '--meta', bad]);
+    t.is(r.code, 1);
+    t.regex(r.stderr, /holds a password/);
+    t.notRegex(r.stderr, /secret|se cret/);
+    t.false(fs.existsSync(`${dir}/pw`));
   }
-})
+});

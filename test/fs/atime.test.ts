@@ -17,24 +17,39 @@ function fakeNs(rows: Map<number, { atimeNs: bigint; mtimeNs: bigint; ctimeNs: b
   const writes: Array<Array<[number, bigint]>> = [];
   let reads = 0;
   const ns = {
-    getattr: (ino: number) => { reads++; return rows.get(ino) ?? null; },
-    setAtimes: (times: Array<[number, bigint]>) => { writes.push(times); for (const [ino, v] of times) rows.get(ino)!.atimeNs = v; },
+    getattr: (ino: number) => {
+      reads++;
+      return rows.get(ino) ?? null;
+    },
+    setAtimes: (times: Array<[number, bigint]>) => {
+      writes.push(times);
+      for (const [ino, v] of times) rows.get(ino)!.atimeNs = v;
+    },
   } as unknown as Namespace;
   return { ns, writes, reads: () => reads };
 }
 
 test('relatime: many reads of one inode cost one row read and one batched write', (t) => {
-  const rows = new Map([[7, { atimeNs: 1n, mtimeNs: 2n, ctimeNs: 2n }], [8, { atimeNs: 2n ** 62n, mtimeNs: 1n, ctimeNs: 1n }]]);
+  const rows = new Map([
+    [7, { atimeNs: 1n, mtimeNs: 2n, ctimeNs: 2n }],
+    [8, { atimeNs: 2n ** 62n, mtimeNs: 1n, ctimeNs: 1n }],
+  ]);
   const f = fakeNs(rows);
   const u = new AtimeUpdates(f.ns, 'relatime', () => undefined);
-  for (let i = 0; i < 1000; i++) { u.accessed(7); u.accessed(8); }
+  for (let i = 0; i < 1000; i++) {
+    u.accessed(7);
+    u.accessed(8);
+  }
   t.is(f.reads(), 2);
   t.true(u.pendingOf(7)! > 2n);
   t.is(u.pendingOf(8), null); // atime after mtime and ctime, and recent (in the future here): not due
   t.deepEqual(f.writes, []);
   u.flush();
   t.is(f.writes.length, 1);
-  t.deepEqual(f.writes[0].map(([ino]) => ino), [7]);
+  t.deepEqual(
+    f.writes[0].map(([ino]) => ino),
+    [7],
+  );
   t.is(u.pendingOf(7), null);
   u.flush();
   t.is(f.writes.length, 1); // nothing pending: no write

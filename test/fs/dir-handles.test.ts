@@ -5,8 +5,11 @@ import { DirHandles, relist, resumeIndex } from '../../fs/dir-handles';
 import type { DirEntry } from '../../fs/types';
 
 function listing(names: string[]): DirEntry[] {
-  return [{ name: '.', ino: 1, mode: 0o040000, offset: 1 }, { name: '..', ino: 1, mode: 0o040000, offset: 2 },
-    ...names.map((name, i) => ({ name, ino: 10 + i, mode: 0o100000, offset: i + 3 }))];
+  return [
+    { name: '.', ino: 1, mode: 0o040000, offset: 1 },
+    { name: '..', ino: 1, mode: 0o040000, offset: 2 },
+    ...names.map((name, i) => ({ name, ino: 10 + i, mode: 0o100000, offset: i + 3 })),
+  ];
 }
 
 test('a re-read keeps cookies of known names; new names come after; resuming skips none that stayed', (t) => {
@@ -17,9 +20,15 @@ test('a re-read keeps cookies of known names; new names come after; resuming ski
   const second = relist(h, listing(['a', 'aa', 'c', 'e', 'z'])); // b and d gone, aa and z new
   t.is(second.find((e) => e.name === 'c')!.offset, cookieOf('c'));
   const rest = second.slice(resumeIndex(second, afterB)).map((e) => e.name);
-  t.deepEqual(rest.filter((n) => ['c', 'e'].includes(n)), ['c', 'e']);
+  t.deepEqual(
+    rest.filter((n) => ['c', 'e'].includes(n)),
+    ['c', 'e'],
+  );
   t.is(new Set(rest).size, rest.length);
-  t.deepEqual(second.slice(0, 2).map((e) => e.offset), [1, 2]);
+  t.deepEqual(
+    second.slice(0, 2).map((e) => e.offset),
+    [1, 2],
+  );
   t.true(second.every((e, i) => i === 0 || e.offset > second[i - 1].offset));
 });
 

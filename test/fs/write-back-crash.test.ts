@@ -58,7 +58,11 @@ function stridedWriter(): Op[] {
   const ops: Op[] = [];
   for (let window = 0; window < 3; window++) {
     for (const [i, slot] of [0, 2, 4, 6, 1, 3, 5, 7].entries()) {
-      ops.push({ kind: 'write', offsetBytes: (window * 8 + slot) * recordBytes, data: randomBytes(random, recordBytes) });
+      ops.push({
+        kind: 'write',
+        offsetBytes: (window * 8 + slot) * recordBytes,
+        data: randomBytes(random, recordBytes),
+      });
       if (window === 1 && i === 1) ops.push({ kind: 'timer' });
     }
   }
@@ -69,7 +73,9 @@ function stridedWriter(): Op[] {
 function seekingWriter(): Op[] {
   const random = prng(13);
   const ops: Op[] = [];
-  const piece = (offsetBytes: number, len: number): void => { ops.push({ kind: 'write', offsetBytes, data: randomBytes(random, len) }); };
+  const piece = (offsetBytes: number, len: number): void => {
+    ops.push({ kind: 'write', offsetBytes, data: randomBytes(random, len) });
+  };
   for (let at = 0; at < 100 * 1024; at += 10 * 1024) piece(at, 10 * 1024);
   ops.push({ kind: 'timer' });
   for (let at = 3 * CS + 3000; at < 5 * CS; at += 16 * 1024) piece(at, 16 * 1024);
@@ -79,7 +85,11 @@ function seekingWriter(): Op[] {
   return ops;
 }
 
-const WRITERS: Array<[string, () => Op[]]> = [['sequential', sequentialWriter], ['strided', stridedWriter], ['seeking past the end', seekingWriter]];
+const WRITERS: Array<[string, () => Op[]]> = [
+  ['sequential', sequentialWriter],
+  ['strided', stridedWriter],
+  ['seeking past the end', seekingWriter],
+];
 
 /**
  * The store as the write-back sees it, cut off like a killed process after `killAfter` store writes
@@ -92,12 +102,23 @@ class KillableStore implements StorePort {
   readonly log: Array<{ offsetBytes: number; sizeBytes: number | undefined }> = [];
   private killed = false;
   private readonly inflight = new Set<Promise<unknown>>();
-  constructor(private readonly inner: Store, private readonly killAfter: number) {}
+  constructor(
+    private readonly inner: Store,
+    private readonly killAfter: number,
+  ) {}
 
-  get ns() { return this.inner.ns; }
-  get defaultChunkSizeBytes() { return this.inner.defaultChunkSizeBytes; }
-  get dead(): boolean { return this.killed; }
-  get dir(): string { return this.inner.dir; }
+  get ns() {
+    return this.inner.ns;
+  }
+  get defaultChunkSizeBytes() {
+    return this.inner.defaultChunkSizeBytes;
+  }
+  get dead(): boolean {
+    return this.killed;
+  }
+  get dir(): string {
+    return this.inner.dir;
+  }
 
   private call<T>(fn: () => Promise<T>, mutates: boolean): Promise<T> {
     if (this.killed) return Promise.reject(new Error('the process was killed'));
@@ -106,7 +127,9 @@ class KillableStore implements StorePort {
       return v;
     });
     this.inflight.add(p);
-    const done = (): void => { this.inflight.delete(p); };
+    const done = (): void => {
+      this.inflight.delete(p);
+    };
     p.then(done, done);
     return p;
   }
@@ -116,29 +139,66 @@ class KillableStore implements StorePort {
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
   }
 
-  read(ino: number, offsetBytes: number, lengthBytes: number): Promise<Buffer> { return this.call(() => this.inner.read(ino, offsetBytes, lengthBytes), false); }
-  readInto(ino: number, offsetBytes: number, target: Buffer, targetOffset?: number, sizeBytes?: number): Promise<number> {
+  read(ino: number, offsetBytes: number, lengthBytes: number): Promise<Buffer> {
+    return this.call(() => this.inner.read(ino, offsetBytes, lengthBytes), false);
+  }
+  readInto(
+    ino: number,
+    offsetBytes: number,
+    target: Buffer,
+    targetOffset?: number,
+    sizeBytes?: number,
+  ): Promise<number> {
     return this.call(async () => this.inner.readInto(ino, offsetBytes, target, targetOffset, sizeBytes), false);
   }
   write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number): Promise<void> {
     this.log.push({ offsetBytes, sizeBytes });
     return this.call(() => this.inner.write(ino, offsetBytes, data, sizeBytes), true);
   }
-  truncate(ino: number, sizeBytes: number): Promise<void> { return this.call(() => this.inner.truncate(ino, sizeBytes), true); }
-  deleteFile(ino: number): Promise<void> { return this.call(() => this.inner.deleteFile(ino), true); }
-  pathOf(ino: number): string | null { return this.inner.pathOf(ino); }
-  punchHole(ino: number, offsetBytes: number, lengthBytes: number): Promise<Array<{ offsetBytes: number; lengthBytes: number }>> {
+  truncate(ino: number, sizeBytes: number): Promise<void> {
+    return this.call(() => this.inner.truncate(ino, sizeBytes), true);
+  }
+  deleteFile(ino: number): Promise<void> {
+    return this.call(() => this.inner.deleteFile(ino), true);
+  }
+  pathOf(ino: number): string | null {
+    return this.inner.pathOf(ino);
+  }
+  punchHole(
+    ino: number,
+    offsetBytes: number,
+    lengthBytes: number,
+  ): Promise<Array<{ offsetBytes: number; lengthBytes: number }>> {
     return this.call(() => this.inner.punchHole(ino, offsetBytes, lengthBytes), true);
   }
-  statfs(): Promise<StatfsBytes> { return this.call(() => this.inner.statfs(), false); }
-  sync(): Promise<void> { return this.call(() => this.inner.sync(), false); }
-  commitStored(ino: number): Promise<void> { return this.call(() => this.inner.commitStored(ino), false); }
-  close(): Promise<void> { return this.inner.close(); }
+  statfs(): Promise<StatfsBytes> {
+    return this.call(() => this.inner.statfs(), false);
+  }
+  sync(): Promise<void> {
+    return this.call(() => this.inner.sync(), false);
+  }
+  commitStored(ino: number): Promise<void> {
+    return this.call(() => this.inner.commitStored(ino), false);
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
 }
 
 /** Drive a write-back buffer through the ops; the oracle learns every write it accepted. Returns at the end or at the kill. */
-async function drive(port: KillableStore, ino: number, ops: Op[], oracle: PrefixOracle, oldBytes: number): Promise<void> {
-  const wb = new WriteBack(port, { bufferBytesMax: BUFFER_BYTES, flushDelayMs: NO_TIMER_MS, chunkSizeBytes: CS, log: () => undefined });
+async function drive(
+  port: KillableStore,
+  ino: number,
+  ops: Op[],
+  oracle: PrefixOracle,
+  oldBytes: number,
+): Promise<void> {
+  const wb = new WriteBack(port, {
+    bufferBytesMax: BUFFER_BYTES,
+    flushDelayMs: NO_TIMER_MS,
+    chunkSizeBytes: CS,
+    log: () => undefined,
+  });
   const file = new OpenFile(ino, oldBytes);
   for (const op of ops) {
     if (port.dead) break;
@@ -183,7 +243,9 @@ function copyStore(dir: string): string {
 async function openForPowerLoss(dir: string, io: FaultyIo): Promise<Store> {
   io.restoreExternal = true;
   const s = await Store.open(dir, { io, log: crashTestLog });
-  (s as unknown as { db: import('../../store/meta/sqlite-engine').SqliteDb }).db.native.pragma('wal_autocheckpoint = 0');
+  (s as unknown as { db: import('../../store/meta/sqlite-engine').SqliteDb }).db.native.pragma(
+    'wal_autocheckpoint = 0',
+  );
   return s;
 }
 
@@ -194,7 +256,8 @@ async function problems(dir: string, ino: number, oracle: PrefixOracle): Promise
     const size = s.ns.getattr(ino)!.sizeBytes;
     if (size > oracle.maxSizeBytes) return `size ${size} > ${oracle.maxSizeBytes} written`;
     const bad = oracle.unexplained(await s.read(ino, 0, size));
-    if (bad.length > 0) return `size ${size}: ${bad.length} blocks neither old nor new, first at ${bad.slice(0, 4).join(', ')}`;
+    if (bad.length > 0)
+      return `size ${size}: ${bad.length} blocks neither old nor new, first at ${bad.slice(0, 4).join(', ')}`;
     // Growing the file now must show zeros, never chunk bytes stored past its size.
     const grownBytes = oracle.maxSizeBytes + CS;
     await s.truncate(ino, grownBytes);
@@ -218,7 +281,10 @@ for (const layout of ['replica:3', 'ec:4+2']) {
       await counting.close();
       t.true(counting.writes >= 4, `the writer causes several store writes (${counting.writes})`);
       const whole = await Store.open(counting.dir);
-      t.true((await whole.read(ino, 0, full.maxSizeBytes + 1)).equals(full.current), 'without a crash, everything is stored');
+      t.true(
+        (await whole.read(ino, 0, full.maxSizeBytes + 1)).equals(full.current),
+        'without a crash, everything is stored',
+      );
       await whole.close();
       for (let k = 1; k <= counting.writes; k++) {
         const copy = copyStore(dir);

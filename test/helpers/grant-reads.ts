@@ -1,20 +1,24 @@
 // Helpers of the read-grant mount tests (test/mount/read-grants*.test.ts): status and grant
 // counters of a shared mount, Python programs of O_DIRECT reads (each one reaches the mount, not
 // the kernel's page cache) compared with a reference copy, and damage behind the store's back.
-import { ExecutionContext } from 'ava'
-import * as fs from 'node:fs'
-import { SharedMount, CLI_JS, PYTHON, run, shOk } from './mount'
+import { ExecutionContext } from 'ava';
+import * as fs from 'node:fs';
+import { SharedMount, CLI_JS, PYTHON, run, shOk } from './mount';
 
-export interface GrantCounters { servedReads: number, failedReads: number, grantedChunks: number }
+export interface GrantCounters {
+  servedReads: number;
+  failedReads: number;
+  grantedChunks: number;
+}
 
 /**
  * Runs a Python program in a child process with the file's path, the reference copy's path and
  * a seed; it prints one JSON line.
  */
-export async function py (program: string, args: string[]): Promise<any> {
-  const r = await run(PYTHON, ['-c', program, ...args], { timeoutMs: 120_000 })
-  if (r.code !== 0) throw new Error(`python failed (${r.code}): ${r.stderr}`)
-  return JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}')
+export async function py(program: string, args: string[]): Promise<any> {
+  const r = await run(PYTHON, ['-c', program, ...args], { timeoutMs: 120_000 });
+  if (r.code !== 0) throw new Error(`python failed (${r.code}): ${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}');
 }
 
 // Random O_DIRECT preads over the file (inside chunks, across chunk boundaries, past the end),
@@ -34,7 +38,7 @@ for _ in range(2):
     for off, n in ops:
         if os.pread(fd, n, off) != want[off:off + n]: bad += 1
 print(json.dumps({'bad': bad, 'reads': 2 * len(ops)}))
-`
+`;
 
 // A model run on one file: random writes, truncates and punched holes through one descriptor, each
 // followed by O_DIRECT reads of what it touched and of random ranges, compared with the model.
@@ -75,48 +79,63 @@ for step in range(300):
         os.fsync(w)
 for off in range(0, len(model), 65536): check(off, 65536, 'final')
 print(json.dumps({'bad': bad[:10], 'badCount': len(bad), 'size': len(model)}))
-`
+`;
 
 /** What the read-grant tests ask of a shared mount. */
-export function grantHelpers (shared: SharedMount) {
+export function grantHelpers(shared: SharedMount) {
   const cli = async (args: string[]): Promise<string> => {
-    const r = await run(process.execPath, [CLI_JS, ...args], { timeoutMs: 60_000 })
-    if (r.code !== 0) throw new Error(`chunkfs ${args.join(' ')}: ${r.stderr}${r.stdout}`)
-    return r.stdout
-  }
-  const status = async (): Promise<any> => JSON.parse(await cli(['status', shared.mount.mountpoint, '--json']))
-  const grants = async (): Promise<GrantCounters> => (await status()).mount.readGrants
+    const r = await run(process.execPath, [CLI_JS, ...args], { timeoutMs: 60_000 });
+    if (r.code !== 0) throw new Error(`chunkfs ${args.join(' ')}: ${r.stderr}${r.stdout}`);
+    return r.stdout;
+  };
+  const status = async (): Promise<any> => JSON.parse(await cli(['status', shared.mount.mountpoint, '--json']));
+  const grants = async (): Promise<GrantCounters> => (await status()).mount.readGrants;
 
   /** Shard i's file of chunk c of a file in the store (one version: the file was written once). */
-  async function shardOf (name: string, c: number, i: number): Promise<string> {
-    const ino = fs.statSync(shared.path(name)).ino
-    const found = (await shOk(`find ${shared.dir}/store/disks -path '*/${ino.toString(16).padStart(16, '0')}.v*/c${c}/${i}.shard' || true`)).trim().split('\n').filter(Boolean)
-    if (found.length !== 1) throw new Error(`shard ${i} of chunk ${c} of ${name}: ${found.join(', ') || 'none'}`)
-    return found[0]
+  async function shardOf(name: string, c: number, i: number): Promise<string> {
+    const ino = fs.statSync(shared.path(name)).ino;
+    const found = (
+      await shOk(
+        `find ${shared.dir}/store/disks -path '*/${ino.toString(16).padStart(16, '0')}.v*/c${c}/${i}.shard' || true`,
+      )
+    )
+      .trim()
+      .split('\n')
+      .filter(Boolean);
+    if (found.length !== 1) throw new Error(`shard ${i} of chunk ${c} of ${name}: ${found.join(', ') || 'none'}`);
+    return found[0];
   }
 
   /** XOR one byte of shard i (default 0) of chunk c of a file at shard file offset atBytes, behind the store's back. */
-  async function flipStoredByte (name: string, c: number, atBytes: number, mask: number, i = 0): Promise<void> {
-    const fd = fs.openSync(await shardOf(name, c, i), 'r+')
+  async function flipStoredByte(name: string, c: number, atBytes: number, mask: number, i = 0): Promise<void> {
+    const fd = fs.openSync(await shardOf(name, c, i), 'r+');
     try {
-      const b = Buffer.alloc(1)
-      fs.readSync(fd, b, 0, 1, atBytes)
-      b[0] ^= mask
-      fs.writeSync(fd, b, 0, 1, atBytes)
+      const b = Buffer.alloc(1);
+      fs.readSync(fd, b, 0, 1, atBytes);
+      b[0] ^= mask;
+      fs.writeSync(fd, b, 0, 1, atBytes);
     } finally {
-      fs.closeSync(fd)
+      fs.closeSync(fd);
     }
   }
 
   /** READS over a file (extra: more [offset, length] reads): every read right, most answered from grants, none handed back. */
-  async function readsRightFromGrants (t: ExecutionContext, name: string, seed: string, extra: Array<[number, number]> = []): Promise<void> {
-    const before = await grants()
-    const r = await py(READS, [shared.path(name), `${shared.dir}/ref`, seed, JSON.stringify(extra)])
-    t.is(r.bad, 0, `${r.bad} of ${r.reads} reads differ`)
-    const after = await grants()
-    t.true(after.servedReads - before.servedReads > r.reads / 4, `only ${after.servedReads - before.servedReads} of ${r.reads} reads answered from grants`)
-    t.is(after.failedReads, before.failedReads)
+  async function readsRightFromGrants(
+    t: ExecutionContext,
+    name: string,
+    seed: string,
+    extra: Array<[number, number]> = [],
+  ): Promise<void> {
+    const before = await grants();
+    const r = await py(READS, [shared.path(name), `${shared.dir}/ref`, seed, JSON.stringify(extra)]);
+    t.is(r.bad, 0, `${r.bad} of ${r.reads} reads differ`);
+    const after = await grants();
+    t.true(
+      after.servedReads - before.servedReads > r.reads / 4,
+      `only ${after.servedReads - before.servedReads} of ${r.reads} reads answered from grants`,
+    );
+    t.is(after.failedReads, before.failedReads);
   }
 
-  return { cli, status, grants, shardOf, flipStoredByte, readsRightFromGrants }
+  return { cli, status, grants, shardOf, flipStoredByte, readsRightFromGrants };
 }

@@ -17,7 +17,7 @@ pgTest('views of a shared cluster keep their databases apart, drop their own, an
   try {
     const a = startPgCluster();
     const b = startPgCluster();
-    t.is(a.socketDir, run.socketDir, 'a view of the run\'s cluster, no server of its own');
+    t.is(a.socketDir, run.socketDir, "a view of the run's cluster, no server of its own");
     const inA = a.createDatabase('same');
     const inB = b.createDatabase('same');
     t.not(nameOf(inA), nameOf(inB), 'one name, two databases');
@@ -32,7 +32,7 @@ pgTest('views of a shared cluster keep their databases apart, drop their own, an
     const left = run.query('postgres', 'SELECT datname FROM pg_database').split('\n');
     const dropped = !left.includes(nameOf(inA)) && !left.includes(nameOf(a.url('copy')));
     t.true(dropped, "the stopped view's databases are dropped");
-    t.true(left.includes(nameOf(inB)), 'the other view\'s database stays');
+    t.true(left.includes(nameOf(inB)), "the other view's database stays");
     t.is(b.query('same', 'SELECT 1').trim(), '1', 'the server runs on, serving the other view');
     const own = startPgCluster({ autovacuum: 'off' });
     try {

@@ -34,7 +34,8 @@ const DB_NAME_RE = /^[a-z_][a-z0-9_]{0,62}$/;
 /** Why PostgreSQL tests cannot run here, or null when they can. */
 export function pgUnavailableReason(): string | null {
   for (const bin of ['initdb', 'pg_ctl']) {
-    if (!fs.existsSync(path.join(PG_BIN_DIR, bin))) return `${path.join(PG_BIN_DIR, bin)} is missing (apt-get install postgresql)`;
+    if (!fs.existsSync(path.join(PG_BIN_DIR, bin)))
+      return `${path.join(PG_BIN_DIR, bin)} is missing (apt-get install postgresql)`;
   }
   try {
     execFileSync('id', ['-u', 'postgres'], { stdio: 'ignore' });
@@ -74,7 +75,10 @@ const servers = new Set<PgCluster>();
 let exitHookSet = false;
 
 function asPostgres(args: string[]): string {
-  return execFileSync('runuser', ['-u', 'postgres', '--', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  return execFileSync('runuser', ['-u', 'postgres', '--', ...args], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
 /**
@@ -111,16 +115,32 @@ export function privateCluster(settings: Record<string, string> = {}, stopAtExit
     if (started) {
       try {
         asPostgres([ctl, '-D', data, '-m', 'immediate', '-w', '-t', String(PG_CTL_WAIT_SECONDS), 'stop']);
-      } catch { /* already stopped */ }
+      } catch {
+        /* already stopped */
+      }
       started = false;
     }
     fs.rmSync(dir, { recursive: true, force: true });
   };
   const start = (): void => {
     // listen_addresses '' = no TCP; the socket lives in dir (0700: root and postgres only).
-    const extra = Object.entries(settings).map(([k, v]) => ` -c ${k}=${v}`).join('');
+    const extra = Object.entries(settings)
+      .map(([k, v]) => ` -c ${k}=${v}`)
+      .join('');
     const opts = `-c listen_addresses='' -c unix_socket_directories='${dir}' -c max_connections=40 -c shared_buffers=32MB${extra}`;
-    asPostgres([ctl, '-D', data, '-o', opts, '-l', path.join(dir, 'server.log'), '-w', '-t', String(PG_CTL_WAIT_SECONDS), 'start']);
+    asPostgres([
+      ctl,
+      '-D',
+      data,
+      '-o',
+      opts,
+      '-l',
+      path.join(dir, 'server.log'),
+      '-w',
+      '-t',
+      String(PG_CTL_WAIT_SECONDS),
+      'start',
+    ]);
     started = true;
   };
   const url = (name: string): string => clusterUrl(dir, checkedName(name));
@@ -152,7 +172,18 @@ export function privateCluster(settings: Record<string, string> = {}, stopAtExit
   if (stopAtExit) stopAtProcessExit(cluster);
   try {
     // C locale: names sort by bytes, as SQLite's BINARY collation does; UTF8 for any file name.
-    asPostgres([path.join(PG_BIN_DIR, 'initdb'), '-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '--locale=C', '--encoding=UTF8']);
+    asPostgres([
+      path.join(PG_BIN_DIR, 'initdb'),
+      '-D',
+      data,
+      '-A',
+      'trust',
+      '-U',
+      'postgres',
+      '--no-sync',
+      '--locale=C',
+      '--encoding=UTF8',
+    ]);
     start();
   } catch (err) {
     stop();
@@ -174,7 +205,9 @@ function sharedCluster(socketDir: string): PgCluster {
   const suffix = `_p${process.pid}v${++sharedViews}`;
   const own = (name: string): string => checkedName(name.endsWith(suffix) ? name : name + suffix);
   const refuse = (what: string) => (): never => {
-    throw new Error(`${what} on the run's shared PostgreSQL cluster, which other tests use: take privateCluster() for it`);
+    throw new Error(
+      `${what} on the run's shared PostgreSQL cluster, which other tests use: take privateCluster() for it`,
+    );
   };
   const made = new Set<string>();
   const cluster: PgCluster = {
@@ -199,7 +232,9 @@ function sharedCluster(socketDir: string): PgCluster {
       if (drops.length === 0) return;
       try {
         asPostgres([path.join(PG_BIN_DIR, 'psql'), '-h', socketDir, '-d', 'postgres', '-q', ...drops]);
-      } catch { /* the run's cluster is gone: nothing to drop */ }
+      } catch {
+        /* the run's cluster is gone: nothing to drop */
+      }
     },
     restart: refuse('restart()'),
     pause: refuse('pause()'),
@@ -233,11 +268,16 @@ function query(socketDir: string, name: string, sql: string): string {
 }
 
 function dumpRows(socketDir: string, name: string): string {
-  const dump = execFileSync('runuser', ['-u', 'postgres', '--', path.join(PG_BIN_DIR, 'pg_dump'), '-h', socketDir, '-d', name, '--data-only'],
-    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: DUMP_BYTES_MAX });
+  const dump = execFileSync(
+    'runuser',
+    ['-u', 'postgres', '--', path.join(PG_BIN_DIR, 'pg_dump'), '-h', socketDir, '-d', name, '--data-only'],
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: DUMP_BYTES_MAX },
+  );
   // Per table: rows and a digest (the intents' spans make a whole dump megabytes long); then the sequences.
-  const tables = [...dump.matchAll(/^COPY (\S+) .*FROM stdin;\n([\s\S]*?)^\\\.$/gm)]
-    .map((m) => `${m[1]} ${m[2].split('\n').length - 1} rows ${createHash('sha256').update(m[2]).digest('hex').slice(0, 16)}`);
+  const tables = [...dump.matchAll(/^COPY (\S+) .*FROM stdin;\n([\s\S]*?)^\\\.$/gm)].map(
+    (m) =>
+      `${m[1]} ${m[2].split('\n').length - 1} rows ${createHash('sha256').update(m[2]).digest('hex').slice(0, 16)}`,
+  );
   return [...tables, ...dump.split('\n').filter((l) => l.startsWith('SELECT pg_catalog.setval'))].join('\n');
 }
 
@@ -246,7 +286,9 @@ function stopAtProcessExit(cluster: PgCluster): void {
   running.add(cluster);
   if (!exitHookSet) {
     exitHookSet = true;
-    process.on('exit', () => { for (const c of [...running]) c.stop(); });
+    process.on('exit', () => {
+      for (const c of [...running]) c.stop();
+    });
     // A test process killed by a signal (Ctrl-C, a runner's timeout) stops its servers too, then dies of it.
     for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       const onSignal = (): void => {
@@ -264,10 +306,17 @@ function stopAtProcessExit(cluster: PgCluster): void {
  * the server binaries are missing), freshDb() (a new database named prefix + a number on one
  * cluster taken on first use: startPgCluster's), and the cluster stopped after the file's tests.
  */
-export function pgTestFile(test: TestFn, prefix: string): { pgTest: TestFn['serial'] | TestFn['skip']; freshDb: () => string; cluster: () => PgCluster } {
+export function pgTestFile(
+  test: TestFn,
+  prefix: string,
+): { pgTest: TestFn['serial'] | TestFn['skip']; freshDb: () => string; cluster: () => PgCluster } {
   const unavailable = pgUnavailableReason();
   const pgTest: TestFn['serial'] | TestFn['skip'] = unavailable === null ? test.serial : test.skip;
-  if (unavailable !== null) test('PostgreSQL tests skipped', (t) => { t.log(`skipped: ${unavailable}`); t.pass(); });
+  if (unavailable !== null)
+    test('PostgreSQL tests skipped', (t) => {
+      t.log(`skipped: ${unavailable}`);
+      t.pass();
+    });
   let cluster: PgCluster | null = null;
   let databases = 0;
   test.after.always(() => cluster?.stop());

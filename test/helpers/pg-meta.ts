@@ -61,7 +61,9 @@ export const sqliteOnlyTest = testMetaEngine() === 'postgres' ? test.skip : test
  */
 export function openStoreMetaOf(dir: string, readOnly = false): Db {
   const config = JSON.parse(fs.readFileSync(path.join(dir, 'chunkfs.json'), 'utf8')) as { meta?: MetaTarget };
-  return config.meta === undefined ? openDb(path.join(dir, 'meta.db'), readOnly) : openPgMeta(config.meta.url, readOnly, false, storeUuidOf(dir));
+  return config.meta === undefined
+    ? openDb(path.join(dir, 'meta.db'), readOnly)
+    : openPgMeta(config.meta.url, readOnly, false, storeUuidOf(dir));
 }
 
 /** The store id chunkfs.json of the store in dir names (DESIGN §4 "Identity"). */
@@ -96,7 +98,11 @@ export function routeNewStoresToTestEngine(): void {
   if (reason !== null) throw new Error(`CHUNKFS_TEST_META=postgres, but ${reason}`);
   patched = true;
   // Registered now (at load): ava takes hooks only before the tests start.
-  test.after.always(() => { cluster?.stop(); cluster = null; });
+  test.after.always(() => {
+    cluster?.stop();
+    cluster = null;
+  });
   const create = Store.create.bind(Store);
-  Store.create = (dir: string, opts: StoreCreateOptions = {}) => create(dir, { ...opts, meta: opts.meta ?? testDatabase() });
+  Store.create = (dir: string, opts: StoreCreateOptions = {}) =>
+    create(dir, { ...opts, meta: opts.meta ?? testDatabase() });
 }

@@ -18,7 +18,10 @@ export class PrefixOracle {
   private readonly blocks: Entry[][] = [];
   maxSizeBytes: number;
 
-  constructor(private readonly blockBytes: number, old: Buffer) {
+  constructor(
+    private readonly blockBytes: number,
+    old: Buffer,
+  ) {
     this.content = Buffer.from(old);
     this.sizeBytes = old.length;
     this.maxSizeBytes = old.length;

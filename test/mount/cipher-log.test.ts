@@ -8,17 +8,17 @@
 // the marker; on PostgreSQL also pg_dumps of the database (bytea as hex) and the cluster's files, a
 // read-only mount shows the pending writes from the log, and the pending records go to SQLite by
 // `chunkfs meta copy` (sealed, as they are) before the replay.
-import test, { ExecutionContext } from 'ava'
-import { execFileSync } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
-import * as path from 'node:path'
-import { storeFixture, mkfs, run, shOk, sh, chunkfsOk, PYTHON, StoreFixture } from '../helpers/mount'
-import { PG_BIN_DIR, pgTestFile, PgCluster } from '../helpers/pg-cluster'
+import test, { ExecutionContext } from 'ava';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as path from 'node:path';
+import { storeFixture, mkfs, run, shOk, sh, chunkfsOk, PYTHON, StoreFixture } from '../helpers/mount';
+import { PG_BIN_DIR, pgTestFile, PgCluster } from '../helpers/pg-cluster';
 
-const LAYOUTS = ['replica:3,aes256gcm', 'ec:4+2,aes256gcm', 'replica:3,zstd,aes256gcm', 'ec:4+2,zstd,aes256gcm']
-const DIRS = LAYOUTS.map((l, i) => `d${i}`)
+const LAYOUTS = ['replica:3,aes256gcm', 'ec:4+2,aes256gcm', 'replica:3,zstd,aes256gcm', 'ec:4+2,zstd,aes256gcm'];
+const DIRS = LAYOUTS.map((l, i) => `d${i}`);
 /** A pg_dump of a test store's database is a few MiB. */
-const DUMP_BYTES_MAX = 1 << 30
+const DUMP_BYTES_MAX = 1 << 30;
 
 // phase 1: a whole 6 MiB file, 8 small files, 40 fsync'd partial writes; phase 2: a whole 5 MiB file,
 // 5 small files, one small file rewritten, 40 more partial writes; check N: every file as after phase N.
@@ -78,95 +78,106 @@ for d in dirs:
                 at = next((i for i in range(min(len(got), len(data))) if got[i] != data[i]), min(len(got), len(data)))
                 print('differs %s/%s at %d (%d bytes, %d expected)' % (d, name, at, len(got), len(data)))
 print('done')
-`
+`;
 
-async function client (mnt: string, marker: string, mode: 'write' | 'check', phase: number): Promise<string> {
-  const r = await run(PYTHON, ['-c', CLIENT, mnt, marker, mode, String(phase), ...DIRS], { timeoutMs: 300_000 })
-  if (r.code !== 0) throw new Error(`client ${mode} ${phase}: exit ${r.code}: ${r.stderr}${r.stdout}`)
-  return r.stdout.trim()
+async function client(mnt: string, marker: string, mode: 'write' | 'check', phase: number): Promise<string> {
+  const r = await run(PYTHON, ['-c', CLIENT, mnt, marker, mode, String(phase), ...DIRS], { timeoutMs: 300_000 });
+  if (r.code !== 0) throw new Error(`client ${mode} ${phase}: exit ${r.code}: ${r.stderr}${r.stdout}`);
+  return r.stdout.trim();
 }
 
 /** Files under dirs holding the marker (grep -a: binary files too; exit 1 = none). */
-async function filesWithMarker (dirs: string[], marker: string): Promise<string[]> {
-  const r = await sh(`grep -rlaF -- ${marker} ${dirs.join(' ')} || test $? -eq 1`, { timeoutMs: 300_000 })
-  if (r.code !== 0) throw new Error(`grep failed: ${r.stderr}`)
-  return r.stdout.split('\n').filter((l) => l !== '')
+async function filesWithMarker(dirs: string[], marker: string): Promise<string[]> {
+  const r = await sh(`grep -rlaF -- ${marker} ${dirs.join(' ')} || test $? -eq 1`, { timeoutMs: 300_000 });
+  if (r.code !== 0) throw new Error(`grep failed: ${r.stderr}`);
+  return r.stdout.split('\n').filter((l) => l !== '');
 }
 
-interface StatusJson { intentBacklog: { intents: number } }
+interface StatusJson {
+  intentBacklog: { intents: number };
+}
 
-function counter (statusJson: string, name: string): number {
-  return Number((JSON.parse(statusJson) as { counters: Record<string, number> }).counters[name])
+function counter(statusJson: string, name: string): number {
+  return Number((JSON.parse(statusJson) as { counters: Record<string, number> }).counters[name]);
 }
 
 /** The whole run on the fixture's store (made by the caller); returns the marker for further searches. */
-type AfterKill = (marker: string) => Promise<void>
-async function writeKillReplay (t: ExecutionContext, fixture: StoreFixture, afterKill?: AfterKill): Promise<string> {
-  const marker = `CFSMARK${randomBytes(8).toString('hex')}`
-  let m = await fixture.mount()
-  const dirs = DIRS.map((d, i) => `mkdir ${d} && setfattr -n user.chunkfs.layout -v ${LAYOUTS[i]} ${d}`)
-  await shOk(`cd ${m.mountpoint} && ${dirs.join(' && ')}`)
-  t.is(await client(m.mountpoint, marker, 'write', 1), 'done')
-  await m.stop() // applies every intent: their rows are deleted
-  m = await fixture.mount()
-  t.is(await client(m.mountpoint, marker, 'check', 1), 'done', 'every file as written in round 1')
-  t.is(await client(m.mountpoint, marker, 'write', 2), 'done')
-  await m.kill9() // encrypted chunks' intents gather 15 s before a rewrite: round 2's are still in the log
-  await m.stop()
-  await afterKill?.(marker)
+type AfterKill = (marker: string) => Promise<void>;
+async function writeKillReplay(t: ExecutionContext, fixture: StoreFixture, afterKill?: AfterKill): Promise<string> {
+  const marker = `CFSMARK${randomBytes(8).toString('hex')}`;
+  let m = await fixture.mount();
+  const dirs = DIRS.map((d, i) => `mkdir ${d} && setfattr -n user.chunkfs.layout -v ${LAYOUTS[i]} ${d}`);
+  await shOk(`cd ${m.mountpoint} && ${dirs.join(' && ')}`);
+  t.is(await client(m.mountpoint, marker, 'write', 1), 'done');
+  await m.stop(); // applies every intent: their rows are deleted
+  m = await fixture.mount();
+  t.is(await client(m.mountpoint, marker, 'check', 1), 'done', 'every file as written in round 1');
+  t.is(await client(m.mountpoint, marker, 'write', 2), 'done');
+  await m.kill9(); // encrypted chunks' intents gather 15 s before a rewrite: round 2's are still in the log
+  await m.stop();
+  await afterKill?.(marker);
   // Offline (read-only): the log's records are opened to be overlaid on reads.
-  const offline = JSON.parse(await chunkfsOk(['status', fixture.store, '--json'])) as StatusJson
-  t.true(offline.intentBacklog.intents > 0, `intents pending after kill -9 (${offline.intentBacklog.intents})`)
-  m = await fixture.mount()
-  const resolved = counter(await chunkfsOk(['status', fixture.store, '--json']), 'intents_resolved')
-  t.true(resolved > 0, `recovery replayed the pending intents (${resolved})`)
-  t.is(await client(m.mountpoint, marker, 'check', 2), 'done', 'every file as written, replayed intents included')
-  await m.stop()
-  t.deepEqual(await filesWithMarker([fixture.dir], marker), [], 'no file of the store or its disks holds the marker')
-  return marker
+  const offline = JSON.parse(await chunkfsOk(['status', fixture.store, '--json'])) as StatusJson;
+  t.true(offline.intentBacklog.intents > 0, `intents pending after kill -9 (${offline.intentBacklog.intents})`);
+  m = await fixture.mount();
+  const resolved = counter(await chunkfsOk(['status', fixture.store, '--json']), 'intents_resolved');
+  t.true(resolved > 0, `recovery replayed the pending intents (${resolved})`);
+  t.is(await client(m.mountpoint, marker, 'check', 2), 'done', 'every file as written, replayed intents included');
+  await m.stop();
+  t.deepEqual(await filesWithMarker([fixture.dir], marker), [], 'no file of the store or its disks holds the marker');
+  return marker;
 }
 
-const fixture = storeFixture(test, 'cipherlog', { mkfs: false })
-test.serial.afterEach.always(() => fixture.stopAll())
+const fixture = storeFixture(test, 'cipherlog', { mkfs: false });
+test.serial.afterEach.always(() => fixture.stopAll());
 
-test.serial('whole files, small files and fsync\'d partial writes of every encrypting layout, kill -9, replay: no marker in any file of the store', async (t) => {
-  await mkfs(fixture.store) // on PostgreSQL with CHUNKFS_TEST_META=postgres
-  await writeKillReplay(t, fixture)
-})
+test.serial(
+  "whole files, small files and fsync'd partial writes of every encrypting layout, kill -9, replay: no marker in any file of the store",
+  async (t) => {
+    await mkfs(fixture.store); // on PostgreSQL with CHUNKFS_TEST_META=postgres
+    await writeKillReplay(t, fixture);
+  },
+);
 
-const pg = pgTestFile(test, 'cipherlog')
-const pgFixture = storeFixture(test, 'cipherlogpg', { mkfs: false })
-test.serial.afterEach.always(() => pgFixture.stopAll())
+const pg = pgTestFile(test, 'cipherlog');
+const pgFixture = storeFixture(test, 'cipherlogpg', { mkfs: false });
+test.serial.afterEach.always(() => pgFixture.stopAll());
 
-function pgDump (cluster: PgCluster, url: string): string {
-  const name = new URL(url).pathname.replace(/^\//, '')
-  const pgDumpArgs = [path.join(PG_BIN_DIR, 'pg_dump'), '-h', cluster.socketDir, '-d', name]
-  return execFileSync('runuser', ['-u', 'postgres', '--', ...pgDumpArgs],
-    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: DUMP_BYTES_MAX })
+function pgDump(cluster: PgCluster, url: string): string {
+  const name = new URL(url).pathname.replace(/^\//, '');
+  const pgDumpArgs = [path.join(PG_BIN_DIR, 'pg_dump'), '-h', cluster.socketDir, '-d', name];
+  return execFileSync('runuser', ['-u', 'postgres', '--', ...pgDumpArgs], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    maxBuffer: DUMP_BYTES_MAX,
+  });
 }
 
-pg.pgTest('the same on PostgreSQL, moved to SQLite by meta copy after the kill: no marker in the store, in a pg_dump of its database (bytea as hex) or in the cluster\'s files', async (t) => {
-  const url = pg.freshDb()
-  await mkfs(pgFixture.store, ['--disks', '6', '--layout', 'replica:3', '--meta', url])
-  const noMarkerIn = (dump: string, marker: string, when: string): void => {
-    t.false(dump.includes(marker), `the marker is not in the dump ${when}`)
-    t.false(dump.includes(Buffer.from(marker).toString('hex')), `nor its bytes as hex (bytea) ${when}`)
-  }
-  const marker = await writeKillReplay(t, pgFixture, async (marker) => {
-    const dump = pgDump(pg.cluster(), url)
-    const intents = /^COPY public\.intents .*FROM stdin;\n([\s\S]*?)^\\\.$/m.exec(dump)
-    t.true(intents !== null && intents[1].length > 0, 'the dump after kill -9 holds pending intents')
-    noMarkerIn(dump, marker, 'after kill -9')
-    // A read-only mount serves the pending writes from the log: it opens the sealed records.
-    const ro = await pgFixture.mountAt(pgFixture.store, path.join(pgFixture.dir, 'mnt-ro'), ['-o', 'ro'])
-    t.is(await client(ro.mountpoint, marker, 'check', 2), 'done', 'a read-only mount shows the logged writes')
-    await ro.stop()
-    // The pending records move to SQLite as they are (sealed); the remount there replays them.
-    const copied = await chunkfsOk(['meta', 'copy', pgFixture.store, '--to', 'sqlite', '--json'])
-    const copy = JSON.parse(copied) as { tables: Array<{ name: string, rows: number }> }
-    t.true(copy.tables.find((x) => x.name === 'intents')!.rows > 0, 'pending intents copied')
-  })
-  noMarkerIn(pgDump(pg.cluster(), url), marker, 'left behind by the copy')
-  const clusterFiles = path.join(pg.cluster().socketDir, 'data')
-  t.deepEqual(await filesWithMarker([clusterFiles], marker), [], 'nor in the cluster\'s files')
-})
+pg.pgTest(
+  "the same on PostgreSQL, moved to SQLite by meta copy after the kill: no marker in the store, in a pg_dump of its database (bytea as hex) or in the cluster's files",
+  async (t) => {
+    const url = pg.freshDb();
+    await mkfs(pgFixture.store, ['--disks', '6', '--layout', 'replica:3', '--meta', url]);
+    const noMarkerIn = (dump: string, marker: string, when: string): void => {
+      t.false(dump.includes(marker), `the marker is not in the dump ${when}`);
+      t.false(dump.includes(Buffer.from(marker).toString('hex')), `nor its bytes as hex (bytea) ${when}`);
+    };
+    const marker = await writeKillReplay(t, pgFixture, async (marker) => {
+      const dump = pgDump(pg.cluster(), url);
+      const intents = /^COPY public\.intents .*FROM stdin;\n([\s\S]*?)^\\\.$/m.exec(dump);
+      t.true(intents !== null && intents[1].length > 0, 'the dump after kill -9 holds pending intents');
+      noMarkerIn(dump, marker, 'after kill -9');
+      // A read-only mount serves the pending writes from the log: it opens the sealed records.
+      const ro = await pgFixture.mountAt(pgFixture.store, path.join(pgFixture.dir, 'mnt-ro'), ['-o', 'ro']);
+      t.is(await client(ro.mountpoint, marker, 'check', 2), 'done', 'a read-only mount shows the logged writes');
+      await ro.stop();
+      // The pending records move to SQLite as they are (sealed); the remount there replays them.
+      const copied = await chunkfsOk(['meta', 'copy', pgFixture.store, '--to', 'sqlite', '--json']);
+      const copy = JSON.parse(copied) as { tables: Array<{ name: string; rows: number }> };
+      t.true(copy.tables.find((x) => x.name === 'intents')!.rows > 0, 'pending intents copied');
+    });
+    noMarkerIn(pgDump(pg.cluster(), url), marker, 'left behind by the copy');
+    const clusterFiles = path.join(pg.cluster().socketDir, 'data');
+    t.deepEqual(await filesWithMarker([clusterFiles], marker), [], "nor in the cluster's files");
+  },
+);

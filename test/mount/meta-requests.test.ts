@@ -5,54 +5,67 @@
 // the directory, whose attributes the kernel drops after any change to it and must have before the
 // next permission check (default_permissions). Counted from the requests the mount reads from
 // /dev/fuse (strace of the mount process); fuse-native (libfuse 2) reads them by splice, uncounted.
-import test from 'ava'
-import * as path from 'node:path'
-import { spawnSync } from 'node:child_process'
-import { sharedMount, run, shOk, PYTHON, TRANSPORT } from '../helpers/mount'
-import { FUSE_OPCODE, fuseRequestsDuring } from '../helpers/strace'
+import test from 'ava';
+import * as path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { sharedMount, run, shOk, PYTHON, TRANSPORT } from '../helpers/mount';
+import { FUSE_OPCODE, fuseRequestsDuring } from '../helpers/strace';
 
-const FUSE3 = TRANSPORT !== 'fuse-native'
-const shared = sharedMount(test, 'metareq')
-const FILES = 60
+const FUSE3 = TRANSPORT !== 'fuse-native';
+const shared = sharedMount(test, 'metareq');
+const FILES = 60;
 /** Notices the kernel sends when it evicts inodes (another process may drop caches): not asked by the client. */
-const FORGETS = [FUSE_OPCODE.forget, FUSE_OPCODE.batchForget]
+const FORGETS = [FUSE_OPCODE.forget, FUSE_OPCODE.batchForget];
 
 /** Runs a python statement on each of the files (p). */
-async function runOver (code: string, files: string[]): Promise<void> {
-  const r = await run(PYTHON, ['-c', `import os, sys\nfor p in sys.argv[1:]:\n    ${code}`, ...files])
-  if (r.code !== 0) throw new Error(`client failed: ${r.stderr}`)
+async function runOver(code: string, files: string[]): Promise<void> {
+  const r = await run(PYTHON, ['-c', `import os, sys\nfor p in sys.argv[1:]:\n    ${code}`, ...files]);
+  if (r.code !== 0) throw new Error(`client failed: ${r.stderr}`);
 }
 
 /** runOver with the mount's requests counted by opcode (forget notices left out). */
-async function requestsDuring (code: string, files: string[]): Promise<Map<number, number>> {
-  const trace = path.join(shared.dir, `meta-requests-${Date.now()}.trace`)
-  const counts = await fuseRequestsDuring(shared.mount.child.pid!, trace, async () => { await runOver(code, files) })
-  for (const op of FORGETS) counts.delete(op)
-  return counts
+async function requestsDuring(code: string, files: string[]): Promise<Map<number, number>> {
+  const trace = path.join(shared.dir, `meta-requests-${Date.now()}.trace`);
+  const counts = await fuseRequestsDuring(shared.mount.child.pid!, trace, async () => {
+    await runOver(code, files);
+  });
+  for (const op of FORGETS) counts.delete(op);
+  return counts;
 }
 
-test.serial('a chmod is one SETATTR; a rename in one directory a LOOKUP, a RENAME, one GETATTR of the directory', async (t) => {
-  if (FUSE3) t.is(spawnSync('strace', ['-V']).status, 0, 'strace is needed (scripts/setup-test.sh installs it)')
-  // The stat: the creates changed the directory, so the kernel asks its attributes once more.
-  const make = `for i in $(seq ${FILES}); do : > f$i; done && stat . >/dev/null`
-  await shOk(`mkdir ${shared.path('d')} && cd ${shared.path('d')} && ${make}`)
-  const files = Array.from({ length: FILES }, (_, i) => shared.path(`d/f${i + 1}`))
-  // fuse-native: libfuse 2 reads /dev/fuse by splice, which the trace cannot count; the client runs the same.
-  const counted = FUSE3 ? requestsDuring : async (code: string, f: string[]) => { await runOver(code, f); return null };
-  const chmods = await counted('os.chmod(p, 0o600)', files)
-  if (chmods !== null) t.deepEqual([...chmods], [[FUSE_OPCODE.setattr, FILES]], 'nothing but one SETATTR per chmod')
-  const renames = await counted("os.rename(p, p + '.r')", files)
-  if (renames !== null) {
-    t.is(renames.get(FUSE_OPCODE.rename), FILES, `requests of the renames: ${JSON.stringify([...renames])}`)
-    t.is(renames.get(FUSE_OPCODE.lookup), FILES, 'one LOOKUP of each new name')
-    // The directory's, before each rename after the first (the first may find it still valid).
-    t.true((renames.get(FUSE_OPCODE.getattr) ?? 0) <= FILES, `at most one GETATTR per rename: ${JSON.stringify([...renames])}`)
-    const kinds = [...renames.keys()].sort((a, b) => a - b)
-    t.deepEqual(kinds, [FUSE_OPCODE.lookup, FUSE_OPCODE.getattr, FUSE_OPCODE.rename], 'nothing else')
-  }
-  // What the requests did: every file has its new mode under its new name, here and after a remount.
-  const check = `cd ${shared.path('d')} && stat -c '%a %n' f*.r | sort | uniq -c -w 4 | awk '{print $1, $2}'`
-  t.is(await shOk(check), `${FILES} 600\n`)
-  await shared.remount()
-  t.is(await shOk(check), `${FILES} 600\n`)
-})
+test.serial(
+  'a chmod is one SETATTR; a rename in one directory a LOOKUP, a RENAME, one GETATTR of the directory',
+  async (t) => {
+    if (FUSE3) t.is(spawnSync('strace', ['-V']).status, 0, 'strace is needed (scripts/setup-test.sh installs it)');
+    // The stat: the creates changed the directory, so the kernel asks its attributes once more.
+    const make = `for i in $(seq ${FILES}); do : > f$i; done && stat . >/dev/null`;
+    await shOk(`mkdir ${shared.path('d')} && cd ${shared.path('d')} && ${make}`);
+    const files = Array.from({ length: FILES }, (_, i) => shared.path(`d/f${i + 1}`));
+    // fuse-native: libfuse 2 reads /dev/fuse by splice, which the trace cannot count; the client runs the same.
+    const counted = FUSE3
+      ? requestsDuring
+      : async (code: string, f: string[]) => {
+          await runOver(code, f);
+          return null;
+        };
+    const chmods = await counted('os.chmod(p, 0o600)', files);
+    if (chmods !== null) t.deepEqual([...chmods], [[FUSE_OPCODE.setattr, FILES]], 'nothing but one SETATTR per chmod');
+    const renames = await counted("os.rename(p, p + '.r')", files);
+    if (renames !== null) {
+      t.is(renames.get(FUSE_OPCODE.rename), FILES, `requests of the renames: ${JSON.stringify([...renames])}`);
+      t.is(renames.get(FUSE_OPCODE.lookup), FILES, 'one LOOKUP of each new name');
+      // The directory's, before each rename after the first (the first may find it still valid).
+      t.true(
+        (renames.get(FUSE_OPCODE.getattr) ?? 0) <= FILES,
+        `at most one GETATTR per rename: ${JSON.stringify([...renames])}`,
+      );
+      const kinds = [...renames.keys()].sort((a, b) => a - b);
+      t.deepEqual(kinds, [FUSE_OPCODE.lookup, FUSE_OPCODE.getattr, FUSE_OPCODE.rename], 'nothing else');
+    }
+    // What the requests did: every file has its new mode under its new name, here and after a remount.
+    const check = `cd ${shared.path('d')} && stat -c '%a %n' f*.r | sort | uniq -c -w 4 | awk '{print $1, $2}'`;
+    t.is(await shOk(check), `${FILES} 600\n`);
+    await shared.remount();
+    t.is(await shOk(check), `${FILES} 600\n`);
+  },
+);

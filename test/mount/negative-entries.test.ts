@@ -3,36 +3,39 @@
 // for files that are not there costs one request per name, not one per ask. Every name is made
 // through this kernel, which replaces its cached miss: a name made right after a miss is there.
 // fuse-native (libfuse 2, path based) caches no entries at all: there every ask reaches the mount.
-import test from 'ava'
-import * as path from 'node:path'
-import { sharedMount, shOk, TRANSPORT } from '../helpers/mount'
-import { fuseAnswersDuring } from '../helpers/strace'
+import test from 'ava';
+import * as path from 'node:path';
+import { sharedMount, shOk, TRANSPORT } from '../helpers/mount';
+import { fuseAnswersDuring } from '../helpers/strace';
 
-const FUSE3 = TRANSPORT !== 'fuse-native'
-const shared = sharedMount(test, 'negative')
-const ASKS = 100
+const FUSE3 = TRANSPORT !== 'fuse-native';
+const shared = sharedMount(test, 'negative');
+const ASKS = 100;
 
-async function answers (fn: () => Promise<void>): Promise<number> {
-  return await fuseAnswersDuring(shared.mount.child.pid!, path.join(shared.dir, `answers-${Date.now()}.trace`), fn)
+async function answers(fn: () => Promise<void>): Promise<number> {
+  return await fuseAnswersDuring(shared.mount.child.pid!, path.join(shared.dir, `answers-${Date.now()}.trace`), fn);
 }
 
 test.serial(`${ASKS} stats of one missing name cost one request`, async (t) => {
-  if (!FUSE3) { t.pass('fuse-native: libfuse 2 caches no entries'); return }
+  if (!FUSE3) {
+    t.pass('fuse-native: libfuse 2 caches no entries');
+    return;
+  }
   // d's own entry and attributes cached first, and the releases of this shell's requests answered
   // (the kernel sends them after close returns), so the count is about the missing name.
-  await shOk(`mkdir -p ${shared.path('d')} && stat ${shared.path('d')} >/dev/null && sleep 0.3`)
-  const missing = shared.path('d/not-there.h')
+  await shOk(`mkdir -p ${shared.path('d')} && stat ${shared.path('d')} >/dev/null && sleep 0.3`);
+  const missing = shared.path('d/not-there.h');
   const n = await answers(async () => {
-    await shOk(`for i in $(seq ${ASKS}); do stat ${missing} 2>/dev/null && exit 1; done; true`)
-  })
+    await shOk(`for i in $(seq ${ASKS}); do stat ${missing} 2>/dev/null && exit 1; done; true`);
+  });
   // One lookup; a few answers more on a loaded machine (a CI run counted 4: requests of other
   // processes answered in the window). Without the cached miss every stat would cost one.
-  t.true(n >= 1 && n <= 5, `${n} answers for ${ASKS} stats of a missing name`)
-})
+  t.true(n >= 1 && n <= 5, `${n} answers for ${ASKS} stats of a missing name`);
+});
 
 test.serial('a name made right after it was looked up missing is there, by every way of making one', async (t) => {
-  const d = shared.path('made')
-  await shOk(`mkdir -p ${d}`)
+  const d = shared.path('made');
+  await shOk(`mkdir -p ${d}`);
   const ways: Array<[string, string]> = [
     ['file', `echo hi > ${d}/file`],
     ['dir', `mkdir ${d}/dir`],
@@ -40,14 +43,14 @@ test.serial('a name made right after it was looked up missing is there, by every
     ['hardlink', `ln ${d}/file ${d}/hardlink`],
     ['renamed', `echo moved > ${d}/src && mv ${d}/src ${d}/renamed`],
     ['fifo', `mkfifo ${d}/fifo`],
-  ]
+  ];
   for (const [name, make] of ways) {
-    await shOk(`! stat ${d}/${name} 2>/dev/null`) // the miss is cached now
-    await shOk(make)
-    t.is((await shOk(`ls ${d} | grep -x ${name} || true`)).trim(), name, `${name} is listed`)
-    await shOk(`stat ${d}/${name} >/dev/null`)
+    await shOk(`! stat ${d}/${name} 2>/dev/null`); // the miss is cached now
+    await shOk(make);
+    t.is((await shOk(`ls ${d} | grep -x ${name} || true`)).trim(), name, `${name} is listed`);
+    await shOk(`stat ${d}/${name} >/dev/null`);
   }
-  t.is((await shOk(`cat ${d}/hardlink ${d}/renamed`)), 'hi\nmoved\n')
-  await shOk(`rm ${d}/file && ! stat ${d}/file 2>/dev/null && echo again > ${d}/file`)
-  t.is(await shOk(`cat ${d}/file`), 'again\n', 'removed, missing, made again')
-})
+  t.is(await shOk(`cat ${d}/hardlink ${d}/renamed`), 'hi\nmoved\n');
+  await shOk(`rm ${d}/file && ! stat ${d}/file 2>/dev/null && echo again > ${d}/file`);
+  t.is(await shOk(`cat ${d}/file`), 'again\n', 'removed, missing, made again');
+});

@@ -4,34 +4,39 @@
 // to leave the name empty: the rename committed at once, the closed file's bytes 20 ms later with
 // its close batch. Now the rename stores them first, so after a kill -9 each name holds its new
 // bytes. Small files (needles) and files with chunks of their own, on both transports.
-import test from 'ava'
-import { promises as fsp } from 'node:fs'
-import { storeFixture, sh, shOk } from '../helpers/mount'
+import test from 'ava';
+import { promises as fsp } from 'node:fs';
+import { storeFixture, sh, shOk } from '../helpers/mount';
 
-const fixture = storeFixture(test, 'rename-replace')
-const FILES = 24
+const fixture = storeFixture(test, 'rename-replace');
+const FILES = 24;
 
 /** The new version of file i: small (a needle) for even i, 200 KB (chunks of its own) for odd. */
-function newBytes (i: number): Buffer {
-  const size = i % 2 === 0 ? 3000 + i : 200_000 + i
-  return Buffer.alloc(size, `new version ${i};`)
+function newBytes(i: number): Buffer {
+  const size = i % 2 === 0 ? 3000 + i : 200_000 + i;
+  return Buffer.alloc(size, `new version ${i};`);
 }
 
-test.serial('a file renamed over another right after close holds its new bytes after a kill -9 of the mount', async (t) => {
-  const mnt = fixture.mountpoint
-  const m = await fixture.mount()
-  await shOk(`for i in $(seq 0 ${FILES - 1}); do echo old $i > ${mnt}/f$i; done && sync -f ${mnt}/f0`)
-  const local = fixture.dir + '/versions'
-  await fsp.mkdir(local)
-  for (let i = 0; i < FILES; i++) await fsp.writeFile(`${local}/f${i}`, newBytes(i))
-  // cp then mv, back to back, as a replacing tool does; the mount is killed as soon as the last mv returns.
-  await shOk(`for i in $(seq 0 ${FILES - 1}); do cp ${local}/f$i ${mnt}/.f$i.tmp && mv ${mnt}/.f$i.tmp ${mnt}/f$i; done`)
-  await m.kill9()
-  const again = await fixture.mount()
-  for (let i = 0; i < FILES; i++) {
-    const r = await sh(`cmp ${local}/f${i} ${mnt}/f${i}`)
-    t.is(r.code, 0, `f${i}: ${r.stdout}${r.stderr}`)
-  }
-  t.is((await shOk(`ls -a ${mnt} | grep -c tmp || true`)).trim(), '0', 'no temporary name is left')
-  await again.stop()
-})
+test.serial(
+  'a file renamed over another right after close holds its new bytes after a kill -9 of the mount',
+  async (t) => {
+    const mnt = fixture.mountpoint;
+    const m = await fixture.mount();
+    await shOk(`for i in $(seq 0 ${FILES - 1}); do echo old $i > ${mnt}/f$i; done && sync -f ${mnt}/f0`);
+    const local = fixture.dir + '/versions';
+    await fsp.mkdir(local);
+    for (let i = 0; i < FILES; i++) await fsp.writeFile(`${local}/f${i}`, newBytes(i));
+    // cp then mv, back to back, as a replacing tool does; the mount is killed as soon as the last mv returns.
+    await shOk(
+      `for i in $(seq 0 ${FILES - 1}); do cp ${local}/f$i ${mnt}/.f$i.tmp && mv ${mnt}/.f$i.tmp ${mnt}/f$i; done`,
+    );
+    await m.kill9();
+    const again = await fixture.mount();
+    for (let i = 0; i < FILES; i++) {
+      const r = await sh(`cmp ${local}/f${i} ${mnt}/f${i}`);
+      t.is(r.code, 0, `f${i}: ${r.stdout}${r.stderr}`);
+    }
+    t.is((await shOk(`ls -a ${mnt} | grep -c tmp || true`)).trim(), '0', 'no temporary name is left');
+    await again.stop();
+  },
+);

@@ -1,11 +1,11 @@
 // Issue 24 item 6: a file that cannot be stored (every disk refuses writes) is still removable:
 // the failure goes to the writer (fsync, or the next close), while `rm` of the file succeeds and
 // leaves nothing behind. Store faults are injected into the live mount (chunkfs inject).
-import test from 'ava'
-import { sharedMount, run, sh, CLI_JS, PYTHON } from '../helpers/mount'
+import test from 'ava';
+import { sharedMount, run, sh, CLI_JS, PYTHON } from '../helpers/mount';
 
-const shared = sharedMount(test, 'unstorable')
-const P = shared.path
+const shared = sharedMount(test, 'unstorable');
+const P = shared.path;
 
 const WRITER = `
 import os, sys
@@ -16,21 +16,32 @@ try:
 except OSError as e:
     print('fsync', os.strerror(e.errno))
 os.close(fd)
-`
+`;
 
 test.serial('after a failed flush the writer gets the error and rm still removes the file', async (t) => {
   for (let disk = 0; disk < 6; disk++) {
-    const r = await run(process.execPath, [CLI_JS, 'inject', 'eio', String(disk), '--ops', 'write', shared.mount.mountpoint])
-    t.is(r.code, 0, r.stderr)
+    const r = await run(process.execPath, [
+      CLI_JS,
+      'inject',
+      'eio',
+      String(disk),
+      '--ops',
+      'write',
+      shared.mount.mountpoint,
+    ]);
+    t.is(r.code, 0, r.stderr);
   }
-  for (const [name, size] of [['small', 1000], ['big', 5 << 20]] as Array<[string, number]>) {
-    const w = await run(PYTHON, ['-c', WRITER, P(name), String(size)])
-    t.is(w.stdout.trim(), 'fsync Input/output error', `${name}: ${w.stderr}`)
-    await sh(`echo more > ${P(name + '-closed')}`) // stored in the background after close: fails there
+  for (const [name, size] of [
+    ['small', 1000],
+    ['big', 5 << 20],
+  ] as Array<[string, number]>) {
+    const w = await run(PYTHON, ['-c', WRITER, P(name), String(size)]);
+    t.is(w.stdout.trim(), 'fsync Input/output error', `${name}: ${w.stderr}`);
+    await sh(`echo more > ${P(name + '-closed')}`); // stored in the background after close: fails there
   }
-  const rm = await sh(`sleep 0.5; rm ${P('small')} ${P('big')} ${P('small-closed')} ${P('big-closed')}`)
-  t.is(rm.code, 0, rm.stderr)
-  t.is((await sh(`ls -A ${shared.mount.mountpoint}`)).stdout.trim(), '')
-  const cleared = await run(process.execPath, [CLI_JS, 'inject', '--clear', shared.mount.mountpoint])
-  t.is(cleared.code, 0, cleared.stderr)
-})
+  const rm = await sh(`sleep 0.5; rm ${P('small')} ${P('big')} ${P('small-closed')} ${P('big-closed')}`);
+  t.is(rm.code, 0, rm.stderr);
+  t.is((await sh(`ls -A ${shared.mount.mountpoint}`)).stdout.trim(), '');
+  const cleared = await run(process.execPath, [CLI_JS, 'inject', '--clear', shared.mount.mountpoint]);
+  t.is(cleared.code, 0, cleared.stderr);
+});

@@ -7,7 +7,13 @@ import { BitrotError } from '../../src/errors';
 import { hashBlocks, verifyBlockRange } from '../../src/hashtable';
 import { highway256, loadHighway } from '../../src/highway';
 import {
-  HighwayKernel, detectedHighwayKernel, firstBadBlock, hashBlocksInto, highwayKernel, nativeHighway256, setHighwayKernel,
+  HighwayKernel,
+  detectedHighwayKernel,
+  firstBadBlock,
+  hashBlocksInto,
+  highwayKernel,
+  nativeHighway256,
+  setHighwayKernel,
 } from '../../src/highway-native';
 import { BitrotKey, BlockPosition, blockKey, parseBitrotKey } from '../../src/keying';
 import { rsNative } from '../../src/rs-native';
@@ -44,7 +50,10 @@ function referenceEntries(key: BitrotKey, pos: BlockPosition, data: Buffer, bb: 
   const count = Math.ceil(data.length / bb);
   const out = Buffer.alloc(count * 32);
   for (let i = 0; i < count; i++) {
-    highway256(blockKey(key, pos, first + i), data.subarray(i * bb, Math.min((i + 1) * bb, data.length))).copy(out, i * 32);
+    highway256(blockKey(key, pos, first + i), data.subarray(i * bb, Math.min((i + 1) * bb, data.length))).copy(
+      out,
+      i * 32,
+    );
   }
   return out;
 }
@@ -58,7 +67,8 @@ test.serial('the scalar kernel can be forced and the detected one restored', (t)
 
 test.serial("native HighwayHash-256 matches Google's published golden values", (t) => {
   forEachKernel((kernel) => {
-    for (const [n, expected] of EXPECTED_256) t.deepEqual(words(nativeHighway256(KEY, input(n))), expected, `${kernel} size ${n}`);
+    for (const [n, expected] of EXPECTED_256)
+      t.deepEqual(words(nativeHighway256(KEY, input(n))), expected, `${kernel} size ${n}`);
   });
 });
 
@@ -83,8 +93,10 @@ test.serial('hashBlocksInto equals per-block highwayhasher with position-bound k
       const bb = [1, 31, 32, 33, 64, 100, 4096, 16384][trial % 8];
       const len = trial === 0 ? 0 : rand() % (bb * 9 + 1);
       const pos: BlockPosition = {
-        fileId: (BigInt(rand()) << 32n) | BigInt(rand()), chunkIndex: BigInt(rand()),
-        shardIndex: trial % 5 === 0 ? 0xffff : rand() % 12, version: trial % 7 === 0 ? (1n << 64n) - 1n : BigInt(1 + (rand() % 9)),
+        fileId: (BigInt(rand()) << 32n) | BigInt(rand()),
+        chunkIndex: BigInt(rand()),
+        shardIndex: trial % 5 === 0 ? 0xffff : rand() % 12,
+        version: trial % 7 === 0 ? (1n << 64n) - 1n : BigInt(1 + (rand() % 9)),
       };
       const first = trial % 6 === 0 ? 0xffffffff - Math.max(Math.ceil(len / bb), 1) + 1 : rand() % 1000; // up to the last u32 index
       const data = randomBytes(rand, len);
@@ -107,7 +119,7 @@ test.serial('firstBadBlock finds the first corrupt block, wrong position or wron
     t.is(verifyBlockRange(key, pos, 5, data, entries, bb), -1);
     for (const j of [0, 3, 6]) {
       const bad = Buffer.from(data);
-      bad[j * bb + (rand() % Math.min(bb, data.length - j * bb))] ^= 1 << (rand() % 8);
+      bad[j * bb + (rand() % Math.min(bb, data.length - j * bb))] ^= 1 << rand() % 8;
       t.is(firstBadBlock(key, pos, 5, bad, entries, bb), j, `${kernel} flip in block ${j}`);
       t.is(verifyBlockRange(key, pos, 5, bad, entries, bb), 5 + j, 'absolute index');
     }
@@ -126,12 +138,25 @@ test.serial('firstBadBlock finds the first corrupt block, wrong position or wron
 
 test.serial('shard encode and verify agree with highwayhasher and report the bad block', (t) => {
   const payload = randomBytes(prng(41), 16384 * 3 + 5);
-  const params = replicaParams({ bitrotBlockBytes: 16384, chunkLogicalLenBytes: BigInt(payload.length), contentLenBytes: BigInt(payload.length) });
-  const pos: BlockPosition = { fileId: params.fileId, chunkIndex: params.chunkIndex, shardIndex: params.shardIndex, version: params.version };
+  const params = replicaParams({
+    bitrotBlockBytes: 16384,
+    chunkLogicalLenBytes: BigInt(payload.length),
+    contentLenBytes: BigInt(payload.length),
+  });
+  const pos: BlockPosition = {
+    fileId: params.fileId,
+    chunkIndex: params.chunkIndex,
+    shardIndex: params.shardIndex,
+    version: params.version,
+  };
   forEachKernel((kernel) => {
     const file = encodeShard(params, payload, BITROT_KEY);
     t.true(file.subarray(4096, 4096 + 4 * 32).equals(referenceEntries(BITROT_KEY, pos, payload, 16384, 0)), kernel);
-    t.true(hashBlocks(BITROT_KEY, pos, payload, 16384).subarray(0, 128).equals(file.subarray(4096, 4096 + 128)));
+    t.true(
+      hashBlocks(BITROT_KEY, pos, payload, 16384)
+        .subarray(0, 128)
+        .equals(file.subarray(4096, 4096 + 128)),
+    );
     const dataStart = 8192;
     file[dataStart + 2 * 16384 + 7] ^= 1;
     const err = t.throws(() => verifyShardBytes(file, BITROT_KEY), { instanceOf: BitrotError });
@@ -150,14 +175,31 @@ test('native argument checks throw instead of reading or writing out of bounds',
   };
   t.notThrows(() => addon.hashBlocks(...args({})));
   t.throws(() => addon.hashBlocks(...args({ 8: Buffer.alloc(3 * 32) })), { instanceOf: RangeError }, 'short output');
-  t.throws(() => addon.verifyBlocks(...args({ 8: Buffer.alloc(3 * 32 + 31) })), { instanceOf: RangeError }, 'short entries');
+  t.throws(
+    () => addon.verifyBlocks(...args({ 8: Buffer.alloc(3 * 32 + 31) })),
+    { instanceOf: RangeError },
+    'short entries',
+  );
   t.throws(() => addon.hashBlocks(...args({ 0: Buffer.alloc(31) })), { instanceOf: RangeError }, 'short key');
   t.throws(() => addon.hashBlocks(...args({ 1: -1n })), { instanceOf: RangeError }, 'negative file_id');
   t.throws(() => addon.hashBlocks(...args({ 4: 1n << 64n })), { instanceOf: RangeError }, 'version past u64');
   t.throws(() => addon.hashBlocks(...args({ 3: 0x10000 })), { instanceOf: RangeError }, 'shard_index past u16');
   t.throws(() => addon.hashBlocks(...args({ 5: 0xffffffff })), { instanceOf: RangeError }, 'block index past u32');
   t.throws(() => addon.hashBlocks(...args({ 7: 0 })), { instanceOf: RangeError }, 'zero bitrot_block');
-  t.throws(() => addon.hashBlocks(...args({ 8: data.subarray(0, 4 * 32) })), { instanceOf: RangeError }, 'output overlaps data');
+  t.throws(
+    () => addon.hashBlocks(...args({ 8: data.subarray(0, 4 * 32) })),
+    { instanceOf: RangeError },
+    'output overlaps data',
+  );
   t.throws(() => addon.hash256(key, data, Buffer.alloc(16)), { instanceOf: RangeError }, 'short digest');
-  t.throws(() => hashBlocksInto(Buffer.alloc(3 * 32), BITROT_KEY, { fileId: 1n, chunkIndex: 2n, shardIndex: 3, version: 4n }, data, 32, 0));
+  t.throws(() =>
+    hashBlocksInto(
+      Buffer.alloc(3 * 32),
+      BITROT_KEY,
+      { fileId: 1n, chunkIndex: 2n, shardIndex: 3, version: 4n },
+      data,
+      32,
+      0,
+    ),
+  );
 });

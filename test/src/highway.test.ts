@@ -11,7 +11,11 @@ const googleHighway = require('highwayhash') as { asString(key: Buffer, data: Bu
 test.before(async () => loadHighway());
 
 // kExpected64[n] from the same file.
-const EXPECTED_64: Array<[number, string]> = [[0, '907A56DE22C26E53'], [1, '7EAB43AAC7CDDD78'], [64, '75542C5D4CD2A6FF']];
+const EXPECTED_64: Array<[number, string]> = [
+  [0, '907A56DE22C26E53'],
+  [1, '7EAB43AAC7CDDD78'],
+  [64, '75542C5D4CD2A6FF'],
+];
 
 function digestWords(d: Buffer): string[] {
   return [0, 8, 16, 24].map((o) => d.readBigUInt64LE(o).toString(16).toUpperCase().padStart(16, '0'));

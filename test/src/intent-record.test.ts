@@ -3,7 +3,14 @@
 import test from 'ava';
 import { walkChain } from '../../src/intent-chain';
 import {
-  LOG_BLOCK_BYTES, LogRecord, RECORD_FLAG_TIMES, alignUp, decodeLogHeader, decodeRecord, encodeLogHeader, encodeRecord,
+  LOG_BLOCK_BYTES,
+  LogRecord,
+  RECORD_FLAG_TIMES,
+  alignUp,
+  decodeLogHeader,
+  decodeRecord,
+  encodeLogHeader,
+  encodeRecord,
 } from '../../src/intent-record';
 
 const LOG_ID = 0x1234_5678_9abc_def0n;
@@ -11,8 +18,18 @@ const UUID = '0b7e6c1e-2f3a-4d5b-8c9d-0e1f2a3b4c5d';
 
 function record(seq: bigint, fill: number, epoch = 1, logId = LOG_ID): LogRecord {
   return {
-    seq, logId, epoch, flags: RECORD_FLAG_TIMES, ino: 7, chunkIndex: 3, version: 9n, offsetBytes: 4096 + Number(seq),
-    lengthBytes: 100, mtimeNs: 1_700_000_000_000_000_000n, ctimeNs: -5n, payload: Buffer.alloc(100, fill),
+    seq,
+    logId,
+    epoch,
+    flags: RECORD_FLAG_TIMES,
+    ino: 7,
+    chunkIndex: 3,
+    version: 9n,
+    offsetBytes: 4096 + Number(seq),
+    lengthBytes: 100,
+    mtimeNs: 1_700_000_000_000_000_000n,
+    ctimeNs: -5n,
+    payload: Buffer.alloc(100, fill),
   };
 }
 
@@ -54,15 +71,21 @@ test('replay walks records in sequence: within a commit, to the next block, and 
   const stale = record(13n - 10n, 4); // an earlier lap's record where the next one would be
   const next = alignUp(LOG_BLOCK_BYTES + 2 * aLen);
   const placed: Array<[number, LogRecord]> = [
-    [LOG_BLOCK_BYTES, a], [LOG_BLOCK_BYTES + aLen, b], [next, c], [alignUp(next + aLen), stale],
+    [LOG_BLOCK_BYTES, a],
+    [LOG_BLOCK_BYTES + aLen, b],
+    [next, c],
+    [alignUp(next + aLen), stale],
   ];
   const log = logWith(1 << 20, placed);
   const w = walkChain(log, LOG_ID, 1, { seq: 10n, offsetBytes: LOG_BLOCK_BYTES });
-  t.deepEqual(w.records.map((r) => r.record.seq), [10n, 11n, 12n]);
+  t.deepEqual(
+    w.records.map((r) => r.record.seq),
+    [10n, 11n, 12n],
+  );
   t.deepEqual(w.next, { seq: 13n, offsetBytes: alignUp(next + aLen) });
 });
 
-test('replay refuses another log\'s record, an older epoch after a newer one, and an epoch past the header', (t) => {
+test("replay refuses another log's record, an older epoch after a newer one, and an epoch past the header", (t) => {
   const first = record(1n, 1, 2);
   const len = encodeRecord(first).length;
   const at2 = alignUp(LOG_BLOCK_BYTES + len);
@@ -72,9 +95,16 @@ test('replay refuses another log\'s record, an older epoch after a newer one, an
     [record(2n, 2, 3), 'an epoch newer than the header'],
   ];
   for (const [second, why] of seconds) {
-    const log = logWith(1 << 20, [[LOG_BLOCK_BYTES, first], [at2, second]]);
+    const log = logWith(1 << 20, [
+      [LOG_BLOCK_BYTES, first],
+      [at2, second],
+    ]);
     const w = walkChain(log, LOG_ID, 2, { seq: 1n, offsetBytes: LOG_BLOCK_BYTES });
-    t.deepEqual(w.records.map((r) => r.record.seq), [1n], why);
+    t.deepEqual(
+      w.records.map((r) => r.record.seq),
+      [1n],
+      why,
+    );
   }
 });
 
@@ -84,11 +114,20 @@ test('replay follows a commit that wrapped to the first block, and stops at a to
   const nearEnd = size - 2 * LOG_BLOCK_BYTES;
   const wrapped = record(41n, 2);
   const torn = encodeRecord(record(42n, 3));
-  const log = logWith(size, [[nearEnd, last], [LOG_BLOCK_BYTES, wrapped]]);
+  const log = logWith(size, [
+    [nearEnd, last],
+    [LOG_BLOCK_BYTES, wrapped],
+  ]);
   const tornAt = alignUp(LOG_BLOCK_BYTES + encodeRecord(wrapped).length);
   torn.subarray(0, torn.length - 10).copy(log, tornAt);
   const w = walkChain(log, LOG_ID, 1, { seq: 40n, offsetBytes: nearEnd });
-  t.deepEqual(w.records.map((r) => [r.record.seq, r.offsetBytes]), [[40n, nearEnd], [41n, LOG_BLOCK_BYTES]]);
+  t.deepEqual(
+    w.records.map((r) => [r.record.seq, r.offsetBytes]),
+    [
+      [40n, nearEnd],
+      [41n, LOG_BLOCK_BYTES],
+    ],
+  );
   t.deepEqual(w.next, { seq: 42n, offsetBytes: tornAt });
   const none = walkChain(log, LOG_ID, 1, { seq: 45n, offsetBytes: nearEnd });
   t.deepEqual(none.records, [], 'nothing from a tail with no record');

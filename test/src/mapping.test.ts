@@ -31,11 +31,26 @@ test('short last erasure block uses ceil(L/k) (DESIGN §3)', (t) => {
 });
 
 test('a small range inside one fragment touches one data shard; straddling touches two', (t) => {
-  t.deepEqual(mapRange(g4, 1000, 2000).map((p) => p.dataShard), [0]);
+  t.deepEqual(
+    mapRange(g4, 1000, 2000).map((p) => p.dataShard),
+    [0],
+  );
   const s = mapRange(g4, 262144 - 10, 30);
-  t.deepEqual(s.map((p) => [p.dataShard, p.shardOffsetBytes, p.lengthBytes]), [[0, 262134, 10], [1, 0, 20]]);
+  t.deepEqual(
+    s.map((p) => [p.dataShard, p.shardOffsetBytes, p.lengthBytes]),
+    [
+      [0, 262134, 10],
+      [1, 0, 20],
+    ],
+  );
   const across = mapRange(g4, MiB - 4, 8);
-  t.deepEqual(across.map((p) => [p.dataShard, p.ebIndex, p.shardOffsetBytes]), [[3, 0, 262140], [0, 1, 262144]]);
+  t.deepEqual(
+    across.map((p) => [p.dataShard, p.ebIndex, p.shardOffsetBytes]),
+    [
+      [3, 0, 262140],
+      [0, 1, 262144],
+    ],
+  );
 });
 
 test('mapRange agrees with a byte model over random geometries', (t) => {
@@ -53,7 +68,8 @@ test('mapRange agrees with a byte model over random geometries', (t) => {
       t.is(p.chunkOffsetBytes, at);
       for (let j = 0; j < p.lengthBytes; j++) {
         const [shard, off] = modelLocate(g, at + j);
-        if (shard !== p.dataShard || off !== p.shardOffsetBytes + j) t.fail(`mismatch at ${at + j} in ${JSON.stringify(g)}`);
+        if (shard !== p.dataShard || off !== p.shardOffsetBytes + j)
+          t.fail(`mismatch at ${at + j} in ${JSON.stringify(g)}`);
       }
       at += p.lengthBytes;
     }
@@ -63,7 +79,11 @@ test('mapRange agrees with a byte model over random geometries', (t) => {
 
 test('splitChunk / joinChunk round trip with zero padding', (t) => {
   const rand = prng(9);
-  for (const g of [g4, { k: 3, m: 2, ecBlockSizeBytes: 1000, chunkLogicalLenBytes: 2501 }, { k: 1, m: 0, ecBlockSizeBytes: 64, chunkLogicalLenBytes: 100 }]) {
+  for (const g of [
+    g4,
+    { k: 3, m: 2, ecBlockSizeBytes: 1000, chunkLogicalLenBytes: 2501 },
+    { k: 1, m: 0, ecBlockSizeBytes: 64, chunkLogicalLenBytes: 100 },
+  ]) {
     const chunk = randomBytes(rand, g.chunkLogicalLenBytes);
     const shards = splitChunk(g, chunk);
     t.is(shards.length, g.k);

@@ -16,8 +16,17 @@ test('needle bytes follow spec §11.2', (t) => {
   t.is(n.readUInt32LE(24), crc32c(data));
   t.is(n.readUInt32LE(28), 0);
   t.true(n.subarray(32, 45).equals(data));
-  t.true(n.subarray(45).every((x) => x === 0), 'pad is zero');
-  t.deepEqual(decodeNeedleHeader(n), { flags: 0, fileId: 0x0102030405060708n, dataLenBytes: 13, cookie: 0xcafebabe, dataCrc32c: crc32c(data) });
+  t.true(
+    n.subarray(45).every((x) => x === 0),
+    'pad is zero',
+  );
+  t.deepEqual(decodeNeedleHeader(n), {
+    flags: 0,
+    fileId: 0x0102030405060708n,
+    dataLenBytes: 13,
+    cookie: 0xcafebabe,
+    dataCrc32c: crc32c(data),
+  });
 });
 
 test('span and alignment', (t) => {
@@ -31,9 +40,11 @@ test('span and alignment', (t) => {
 test('malformed needle headers are FormatErrors naming the field', (t) => {
   const n = encodeNeedle(9n, 7, Buffer.alloc(10, 1));
   t.is(t.throws(() => decodeNeedleHeader(n.subarray(0, 31)), { instanceOf: FormatError }).field, 'needle_header');
-  const badMagic = Buffer.from(n); badMagic[3] = 0x45;
+  const badMagic = Buffer.from(n);
+  badMagic[3] = 0x45;
   t.is(t.throws(() => decodeNeedleHeader(badMagic), { instanceOf: FormatError }).field, 'magic');
-  const badFlags = Buffer.from(n); badFlags.writeUInt32LE(8, 4);
+  const badFlags = Buffer.from(n);
+  badFlags.writeUInt32LE(8, 4);
   t.is(t.throws(() => decodeNeedleHeader(badFlags), { instanceOf: FormatError }).field, 'flags');
   t.is(t.throws(() => encodeNeedle(1n, -1, Buffer.alloc(1)), { instanceOf: FormatError }).field, 'cookie');
   t.is(t.throws(() => encodeNeedle(1n << 64n, 1, Buffer.alloc(1)), { instanceOf: FormatError }).field, 'file_id');
@@ -46,7 +57,9 @@ test('fuzz: decodeNeedleHeader only throws ChunkfsError', (t) => {
   for (let i = 0; i < 3000; i++) {
     const b = i % 2 === 0 ? randomBytes(rand, rand() % 64) : Buffer.from(valid);
     if (i % 2 === 1) b[rand() % NEEDLE_HEADER_BYTES] = rand() & 0xff;
-    try { decodeNeedleHeader(b); } catch (e) {
+    try {
+      decodeNeedleHeader(b);
+    } catch (e) {
       rejected++;
       if (!(e instanceof ChunkfsError)) t.fail(`untyped throw: ${String(e)}`);
     }

@@ -5,8 +5,12 @@ import { u64le, xxh3_64 } from '../../src/xxh3';
 test('shard path layout (spec §7, DESIGN §3)', (t) => {
   const fileId = 0x00000000000000abn;
   const h = xxh3_64(u64le(fileId));
-  const p0 = Number(h & 0xffn).toString(16).padStart(2, '0');
-  const p1 = Number((h >> 8n) & 0xffn).toString(16).padStart(2, '0');
+  const p0 = Number(h & 0xffn)
+    .toString(16)
+    .padStart(2, '0');
+  const p1 = Number((h >> 8n) & 0xffn)
+    .toString(16)
+    .padStart(2, '0');
   const rel = shardRelPath(fileId, 3n, 12n, 5);
   t.is(rel, `.chunks/${p0}/${p1}/00000000000000ab.v3/c12/5.shard`);
   t.is(chunkDirRelPath(fileId, 3n, 12n), `.chunks/${p0}/${p1}/00000000000000ab.v3/c12`);
@@ -24,7 +28,12 @@ test('fan-out keys on file_id only', (t) => {
 
 test('temp names and parsing', (t) => {
   const rel = shardRelPath(0xffffffffffffffffn, 18446744073709551615n, 0n, 65535);
-  t.deepEqual(parseShardRelPath(rel), { fileId: 0xffffffffffffffffn, version: 18446744073709551615n, chunkIndex: 0n, shardIndex: 65535 });
+  t.deepEqual(parseShardRelPath(rel), {
+    fileId: 0xffffffffffffffffn,
+    version: 18446744073709551615n,
+    chunkIndex: 0n,
+    shardIndex: 65535,
+  });
   const tmp = tempName(rel, 0x1an);
   t.is(tmp, rel + '.tmp.000000000000001a');
   t.true(isTempName(tmp));

@@ -1,5 +1,12 @@
 import test from 'ava';
-import { alignUp, blockCountFor, blockLengthBytes, dataStartBytes, hashTableBytes, shardFileBytes } from '../../src/region';
+import {
+  alignUp,
+  blockCountFor,
+  blockLengthBytes,
+  dataStartBytes,
+  hashTableBytes,
+  shardFileBytes,
+} from '../../src/region';
 
 test('hash table is align_up(block_count*32, 4096) (spec §2)', (t) => {
   t.is(hashTableBytes(0), 0);

@@ -33,7 +33,9 @@ test('coding matrix 4+2: identity on top, parity rows 1b 1c 12 14 / 1c 1b 14 12'
 
 test('coding matrix parity rows equal klauspost/reedsolomon for every fixture (k, m)', (t) => {
   for (const v of loadKat()) {
-    const parityRows = codingMatrix(v.k, v.m).slice(v.k).map((row) => Array.from(row));
+    const parityRows = codingMatrix(v.k, v.m)
+      .slice(v.k)
+      .map((row) => Array.from(row));
     t.deepEqual(parityRows, v.parity_rows, `k=${v.k} m=${v.m}`);
   }
 });
@@ -44,7 +46,11 @@ test('encode is byte-identical to klauspost/reedsolomon', (t) => {
     const codec = rsReferenceCodec(v.k, v.m);
     for (const c of v.cases) {
       const parity = codec.encode(c.data.map(hexBytes));
-      t.deepEqual(parity.map((p) => p.toString('hex')), c.parity, `k=${v.k} m=${v.m} size=${c.shard_bytes}`);
+      t.deepEqual(
+        parity.map((p) => p.toString('hex')),
+        c.parity,
+        `k=${v.k} m=${v.m} size=${c.shard_bytes}`,
+      );
       checked++;
     }
   }
@@ -59,7 +65,11 @@ test('reconstruct rebuilds every erasure set of up to m shards', (t) => {
     for (const lost of subsetsUpTo(v.k + v.m, v.m)) {
       const shards = all.map((s, i) => (lost.includes(i) ? null : Buffer.from(s)));
       const rebuilt = codec.reconstruct(shards);
-      t.deepEqual(rebuilt.map((s) => s.toString('hex')), all.map((s) => s.toString('hex')), `k=${v.k} m=${v.m} lost=${lost}`);
+      t.deepEqual(
+        rebuilt.map((s) => s.toString('hex')),
+        all.map((s) => s.toString('hex')),
+        `k=${v.k} m=${v.m} lost=${lost}`,
+      );
     }
   }
 });
@@ -87,7 +97,13 @@ test('unequal lengths and wrong shard counts are FormatErrors', (t) => {
 test('zero-length shards encode and reconstruct to zero-length shards', (t) => {
   const codec = rsReferenceCodec(2, 2);
   const parity = codec.encode([Buffer.alloc(0), Buffer.alloc(0)]);
-  t.deepEqual(parity.map((p) => p.length), [0, 0]);
+  t.deepEqual(
+    parity.map((p) => p.length),
+    [0, 0],
+  );
   const rebuilt = codec.reconstruct([null, Buffer.alloc(0), null, Buffer.alloc(0)]);
-  t.deepEqual(rebuilt.map((p) => p.length), [0, 0, 0, 0]);
+  t.deepEqual(
+    rebuilt.map((p) => p.length),
+    [0, 0, 0, 0],
+  );
 });

@@ -80,7 +80,10 @@ test.serial('property: fast codec equals the reference over random k, m, sizes a
       const m = randomInt(rand, 1, 4);
       const size = SIZES[randomInt(rand, 0, SIZES.length - 1)];
       const where = `${level} seed=${seed.toString(16)} k=${k} m=${m} size=${size}`;
-      const data = unaligned(Array.from({ length: k }, () => randomBytes(rand, size)), rand);
+      const data = unaligned(
+        Array.from({ length: k }, () => randomBytes(rand, size)),
+        rand,
+      );
       const parity = rsCodec(k, m).encode(data);
       t.deepEqual(parity, rsReferenceCodec(k, m).encode(data), `encode ${where}`);
       const all = [...data, ...parity];
@@ -91,8 +94,15 @@ test.serial('property: fast codec equals the reference over random k, m, sizes a
       const wanted = randomSubset(rand, k + m, randomInt(rand, 1, k + m)).sort(() => rand() - 0.5);
       const outputs = wanted.map(() => Buffer.alloc(size + 3, 0xee));
       const some = rsCodec(k, m).reconstructSome(shards, wanted, outputs);
-      t.deepEqual(some, wanted.map((w) => all[w]), `reconstructSome ${where} lost=${lost} wanted=${wanted}`);
-      t.true(outputs.every((o) => o.subarray(size).equals(Buffer.alloc(3, 0xee))), `no write past the shard ${where}`);
+      t.deepEqual(
+        some,
+        wanted.map((w) => all[w]),
+        `reconstructSome ${where} lost=${lost} wanted=${wanted}`,
+      );
+      t.true(
+        outputs.every((o) => o.subarray(size).equals(Buffer.alloc(3, 0xee))),
+        `no write past the shard ${where}`,
+      );
     }
   });
 });
@@ -100,13 +110,20 @@ test.serial('property: fast codec equals the reference over random k, m, sizes a
 test.serial('rebuilding every erasure set of up to m for 4+2, 6+3 and 10+4 matches the originals', (t) => {
   const rand = prng(42);
   atEveryLevel((level) => {
-    for (const [k, m] of [[4, 2], [6, 3], [10, 4]]) {
+    for (const [k, m] of [
+      [4, 2],
+      [6, 3],
+      [10, 4],
+    ]) {
       const data = Array.from({ length: k }, () => randomBytes(rand, 333));
       const all = [...data, ...rsCodec(k, m).encode(data)];
       for (let mask = 0; mask < 1 << (k + m); mask++) {
         const lost = all.map((_, i) => i).filter((i) => mask & (1 << i));
         if (lost.length > m || lost.length === 0) continue;
-        const rebuilt = rsCodec(k, m).reconstructSome(all.map((s, i) => (lost.includes(i) ? null : s)), lost);
+        const rebuilt = rsCodec(k, m).reconstructSome(
+          all.map((s, i) => (lost.includes(i) ? null : s)),
+          lost,
+        );
         if (!rebuilt.every((r, i) => r.equals(all[lost[i]]))) t.fail(`${level} ${k}+${m} lost=${lost}`);
       }
     }
@@ -128,18 +145,48 @@ test('bad arguments are FormatErrors naming the field', (t) => {
   const field = (fn: () => unknown) => t.throws(fn, { instanceOf: FormatError })?.field;
   const data = [Buffer.alloc(8, 1), Buffer.alloc(8, 2), Buffer.alloc(8, 3)];
   const all = [...data, ...codec.encode(data)];
-  t.is(field(() => codec.encode([Buffer.alloc(8), Buffer.alloc(8), Buffer.alloc(9)])), 'shard_length');
-  t.is(field(() => codec.encode(data.slice(1))), 'shard_count');
-  t.is(field(() => codec.reconstruct([null, ...all.slice(1, 4), Buffer.alloc(7)])), 'shard_length');
-  t.is(field(() => codec.reconstructSome(all, [5])), 'shard_index');
-  t.is(field(() => codec.reconstructSome(all, [1, 1])), 'shard_index');
-  t.is(field(() => codec.encodeInto(data, [Buffer.alloc(8)])), 'shard_count');
-  t.is(field(() => codec.encodeInto(data, [Buffer.alloc(8), Buffer.alloc(7)])), 'shard_length');
-  t.is(field(() => codec.encodeInto(data, [data[0], Buffer.alloc(8)])), 'output_buffer');
+  t.is(
+    field(() => codec.encode([Buffer.alloc(8), Buffer.alloc(8), Buffer.alloc(9)])),
+    'shard_length',
+  );
+  t.is(
+    field(() => codec.encode(data.slice(1))),
+    'shard_count',
+  );
+  t.is(
+    field(() => codec.reconstruct([null, ...all.slice(1, 4), Buffer.alloc(7)])),
+    'shard_length',
+  );
+  t.is(
+    field(() => codec.reconstructSome(all, [5])),
+    'shard_index',
+  );
+  t.is(
+    field(() => codec.reconstructSome(all, [1, 1])),
+    'shard_index',
+  );
+  t.is(
+    field(() => codec.encodeInto(data, [Buffer.alloc(8)])),
+    'shard_count',
+  );
+  t.is(
+    field(() => codec.encodeInto(data, [Buffer.alloc(8), Buffer.alloc(7)])),
+    'shard_length',
+  );
+  t.is(
+    field(() => codec.encodeInto(data, [data[0], Buffer.alloc(8)])),
+    'output_buffer',
+  );
   const slab = Buffer.alloc(32);
   const overlapping = [slab.subarray(0, 8), slab.subarray(4, 12)];
-  t.is(field(() => codec.encodeInto(data, overlapping)), 'output_buffer');
-  t.is(field(() => codec.reconstructSome([null, ...all.slice(1)], [0], [all[1]])), 'output_buffer');
+  t.is(
+    field(() => codec.encodeInto(data, overlapping)),
+    'output_buffer',
+  );
+  t.is(
+    field(() => codec.reconstructSome([null, ...all.slice(1)], [0], [all[1]])),
+    'output_buffer',
+  );
   t.throws(() => rsCodec(0, 1), { instanceOf: FormatError });
 });
 

@@ -1,10 +1,23 @@
 import test from 'ava';
 import { BitrotError, ChunkfsError, FormatError } from '../../src/errors';
 import { hashEntry, verifyBlock } from '../../src/hashtable';
-import { FLAG_COMPRESSED, FLAG_LAST_BLOCK_SHORT, FLAG_MODE_EC, FLAG_PARITY_SHARD, decodeHeader } from '../../src/header';
+import {
+  FLAG_COMPRESSED,
+  FLAG_LAST_BLOCK_SHORT,
+  FLAG_MODE_EC,
+  FLAG_PARITY_SHARD,
+  decodeHeader,
+} from '../../src/header';
 import { loadHighway } from '../../src/highway';
 import { dataStartBytes } from '../../src/region';
-import { ShardReader, encodeShard, encodeShardHead, readShardHeader, verifiedRead, verifyShardBytes } from '../../src/shard';
+import {
+  ShardReader,
+  encodeShard,
+  encodeShardHead,
+  readShardHeader,
+  verifiedRead,
+  verifyShardBytes,
+} from '../../src/shard';
 import { KEY, prng, randomBytes, replicaParams } from './fixtures';
 
 test.before(async () => loadHighway());
@@ -30,8 +43,14 @@ test('encodeShard lays out header | table | data | pad (spec §2)', (t) => {
   t.is(h.flags, FLAG_LAST_BLOCK_SHORT);
   t.is(file.length, 8192 + Math.ceil(payload.length / 4096) * 4096);
   t.true(file.subarray(8192, 8192 + payload.length).equals(payload));
-  t.true(file.subarray(8192 + payload.length).every((x) => x === 0), 'EOF pad is zero');
-  t.true(file.subarray(4096 + 4 * 32, 8192).every((x) => x === 0), 'table pad is zero');
+  t.true(
+    file.subarray(8192 + payload.length).every((x) => x === 0),
+    'EOF pad is zero',
+  );
+  t.true(
+    file.subarray(4096 + 4 * 32, 8192).every((x) => x === 0),
+    'table pad is zero',
+  );
   const pos = { fileId: params.fileId, chunkIndex: params.chunkIndex, shardIndex: 0, version: params.version };
   t.true(verifyBlock(KEY, pos, 3, payload.subarray(3 * 16384), hashEntry(file.subarray(4096), 3)));
 });
@@ -46,10 +65,26 @@ test('encodeShardHead + payload + pad equals encodeShard (writev path)', (t) => 
 });
 
 test('derived flags: EC parity, compressed', (t) => {
-  const ec = encodeShard({ ...params, ecK: 4, ecM: 2, ecAlgo: 1, shardIndex: 5, ecBlockSizeBytes: 65536n,
-    chunkLogicalLenBytes: 4n * 16384n, contentLenBytes: 4n * 16384n }, Buffer.alloc(16384, 1), KEY);
+  const ec = encodeShard(
+    {
+      ...params,
+      ecK: 4,
+      ecM: 2,
+      ecAlgo: 1,
+      shardIndex: 5,
+      ecBlockSizeBytes: 65536n,
+      chunkLogicalLenBytes: 4n * 16384n,
+      contentLenBytes: 4n * 16384n,
+    },
+    Buffer.alloc(16384, 1),
+    KEY,
+  );
   t.is(decodeHeader(ec).flags, FLAG_MODE_EC | FLAG_PARITY_SHARD);
-  const c = encodeShard({ ...params, compressed: true, contentLenBytes: 1n << 20n, chunkLogicalLenBytes: 16384n }, Buffer.alloc(16384), KEY);
+  const c = encodeShard(
+    { ...params, compressed: true, contentLenBytes: 1n << 20n, chunkLogicalLenBytes: 16384n },
+    Buffer.alloc(16384),
+    KEY,
+  );
   t.is(decodeHeader(c).flags, FLAG_COMPRESSED);
   t.throws(() => encodeShard({ ...params, bitrotBlockBytes: 1000 }, payload, KEY), { instanceOf: FormatError });
 });
@@ -76,14 +111,25 @@ test('verifiedRead: bit flip is BitrotError at that block; truncation is FormatE
   const start = dataStartBytes(4);
   file[start + 2 * 16384 + 77] ^= 0x10;
   const h = decodeHeader(file);
-  const err = await t.throwsAsync(verifiedRead(memReader(file), h, KEY, 16384, 2 * 16384 + 100), { instanceOf: BitrotError });
+  const err = await t.throwsAsync(verifiedRead(memReader(file), h, KEY, 16384, 2 * 16384 + 100), {
+    instanceOf: BitrotError,
+  });
   t.is(err.blockIndex, 2);
   t.is(err.site.fileId, params.fileId);
-  t.true((await verifiedRead(memReader(file), h, KEY, 0, 2 * 16384)).equals(payload.subarray(0, 2 * 16384)), 'other blocks still read');
+  t.true(
+    (await verifiedRead(memReader(file), h, KEY, 0, 2 * 16384)).equals(payload.subarray(0, 2 * 16384)),
+    'other blocks still read',
+  );
   const short = file.subarray(0, start + 3 * 16384 + 10);
-  t.is((await t.throwsAsync(verifiedRead(memReader(short), h, KEY, 3 * 16384, 100), { instanceOf: FormatError })).field, 'data');
+  t.is(
+    (await t.throwsAsync(verifiedRead(memReader(short), h, KEY, 3 * 16384, 100), { instanceOf: FormatError })).field,
+    'data',
+  );
   const noTable = file.subarray(0, 4096 + 40);
-  t.is((await t.throwsAsync(verifiedRead(memReader(noTable), h, KEY, 3 * 16384, 100), { instanceOf: FormatError })).field, 'hash_table');
+  t.is(
+    (await t.throwsAsync(verifiedRead(memReader(noTable), h, KEY, 3 * 16384, 100), { instanceOf: FormatError })).field,
+    'hash_table',
+  );
   await t.throwsAsync(readShardHeader(memReader(file.subarray(0, 100))), { instanceOf: FormatError });
 });
 
@@ -114,14 +160,18 @@ test('verifyShardBytes decodes a whole file and names truncation', (t) => {
 test('fuzz: verifyShardBytes on random and mutated files only throws ChunkfsError', (t) => {
   const rand = prng(99);
   const small = randomBytes(rand, 9000);
-  const valid = encodeShard({ ...params, bitrotBlockBytes: 4096, chunkLogicalLenBytes: 9000n, contentLenBytes: 9000n }, small, KEY);
+  const valid = encodeShard(
+    { ...params, bitrotBlockBytes: 4096, chunkLogicalLenBytes: 9000n, contentLenBytes: 9000n },
+    small,
+    KEY,
+  );
   let failures = 0;
   for (let i = 0; i < 1500; i++) {
     let b: Buffer;
     if (i % 4 === 0) b = randomBytes(rand, rand() % 20000);
     else {
       b = Buffer.from(valid);
-      for (let f = 0; f < 1 + (rand() % 3); f++) b[rand() % b.length] ^= 1 << (rand() % 8);
+      for (let f = 0; f < 1 + (rand() % 3); f++) b[rand() % b.length] ^= 1 << rand() % 8;
       if (i % 4 === 1) b = b.subarray(0, rand() % b.length);
     }
     try {

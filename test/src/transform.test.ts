@@ -14,7 +14,10 @@ test('stored = encrypt(compress(raw)) and undo restores raw (spec §3.1)', (t) =
   t.true(stored.length < raw.length / 5, 'compressed');
   const compressedOnly = applyTransform({ compression: both.compression }, raw);
   const decipher = crypto.createDecipheriv('aes-256-ctr', Buffer.alloc(32, 0x11), Buffer.alloc(16, 0x22));
-  t.true(Buffer.concat([decipher.update(stored), decipher.final()]).equals(compressedOnly), 'encryption is the outer layer');
+  t.true(
+    Buffer.concat([decipher.update(stored), decipher.final()]).equals(compressedOnly),
+    'encryption is the outer layer',
+  );
   t.true(undoTransform(both, stored).equals(raw));
   t.is(transformFlags(both), 6);
   t.is(transformFlags('none'), 0);
@@ -27,6 +30,13 @@ test('bad specs and corrupt stored bytes are FormatErrors', (t) => {
   const badKey = { encryption: { algo: 'aes-256-ctr', key: 'ab', iv: '22'.repeat(16) } } as TransformSpec;
   t.is(t.throws(() => transformFlags(badKey), { instanceOf: FormatError }).field, 'transform.encryption.key');
   const stored = applyTransform({ compression: { algo: 'deflate-raw', level: 6 } }, raw);
-  const corrupt = Buffer.from(stored); corrupt[0] = 0xff; corrupt[1] = 0xff;
-  t.is(t.throws(() => undoTransform({ compression: { algo: 'deflate-raw', level: 6 } }, corrupt), { instanceOf: FormatError }).field, 'transform.compression');
+  const corrupt = Buffer.from(stored);
+  corrupt[0] = 0xff;
+  corrupt[1] = 0xff;
+  t.is(
+    t.throws(() => undoTransform({ compression: { algo: 'deflate-raw', level: 6 } }, corrupt), {
+      instanceOf: FormatError,
+    }).field,
+    'transform.compression',
+  );
 });

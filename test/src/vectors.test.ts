@@ -21,37 +21,111 @@ import { TESTDATA } from '../helpers/root';
 const CHUNK_DIR = path.join(TESTDATA, 'chunk');
 const NAMES = ['G1', 'G10', 'G11', 'G12', 'G13', 'G14', 'G15', 'G16', 'G2', 'G3', 'G4', 'G5', 'G6', 'G7', 'G8', 'G9'];
 
-interface SliceJson { file_id: string; offset: string; length: number; cookie: number; expected_data_shards?: number[] }
+interface SliceJson {
+  file_id: string;
+  offset: string;
+  length: number;
+  cookie: number;
+  expected_data_shards?: number[];
+}
 interface Params {
-  vector: string; mode: 'replica' | 'ec'; file_id: string; chunk_index: string; version: string; shard_index: number;
-  ec_k: number; ec_m: number; ec_algo: number; csum_algo: number; bitrot_block: number; ec_block_size: string;
-  chunk_size: string; created_unix_nanos: string; placement_seed: string; cluster_map_epoch: string; flags: number;
-  shard_data_len: string; chunk_logical_len: string; content_len: string; block_count: number; bitrot_key: string;
-  transform: TransformSpec; expect: 'valid' | 'invalid'; expect_error?: { kind: string; block_index: number };
-  swapped_blocks?: number[]; needles?: SliceJson[]; bad_slices?: (SliceJson & { reason: string })[];
+  vector: string;
+  mode: 'replica' | 'ec';
+  file_id: string;
+  chunk_index: string;
+  version: string;
+  shard_index: number;
+  ec_k: number;
+  ec_m: number;
+  ec_algo: number;
+  csum_algo: number;
+  bitrot_block: number;
+  ec_block_size: string;
+  chunk_size: string;
+  created_unix_nanos: string;
+  placement_seed: string;
+  cluster_map_epoch: string;
+  flags: number;
+  shard_data_len: string;
+  chunk_logical_len: string;
+  content_len: string;
+  block_count: number;
+  bitrot_key: string;
+  transform: TransformSpec;
+  expect: 'valid' | 'invalid';
+  expect_error?: { kind: string; block_index: number };
+  swapped_blocks?: number[];
+  needles?: SliceJson[];
+  bad_slices?: (SliceJson & { reason: string })[];
 }
 
 const read = (v: string, f: string): Buffer => fs.readFileSync(path.join(CHUNK_DIR, v, f));
 const params = (v: string): Params => JSON.parse(read(v, 'params.json').toString('utf8')) as Params;
 
 function memReader(bytes: Buffer): ShardReader {
-  return { async read(o: number, l: number) { return bytes.subarray(o, Math.min(o + l, bytes.length)); } };
+  return {
+    async read(o: number, l: number) {
+      return bytes.subarray(o, Math.min(o + l, bytes.length));
+    },
+  };
 }
 
 /** Every header field equals its params.json value (u64 as decimal strings). */
 function checkHeader(t: any, p: Params, h: ShardHeader): void {
   t.deepEqual(
-    [h.fileId, h.chunkIndex, h.version, h.shardIndex, h.ecK, h.ecM, h.ecAlgo, h.csumAlgo, h.bitrotBlockBytes,
-      h.ecBlockSizeBytes, h.chunkSizeBytes, h.createdUnixNanos, h.placementSeed, h.clusterMapEpoch, h.flags,
-      h.shardDataLenBytes, h.chunkLogicalLenBytes, h.contentLenBytes, h.blockCount],
-    [BigInt(p.file_id), BigInt(p.chunk_index), BigInt(p.version), p.shard_index, p.ec_k, p.ec_m, p.ec_algo, p.csum_algo,
-      p.bitrot_block, BigInt(p.ec_block_size), BigInt(p.chunk_size), BigInt(p.created_unix_nanos), BigInt(p.placement_seed),
-      BigInt(p.cluster_map_epoch), p.flags, BigInt(p.shard_data_len), BigInt(p.chunk_logical_len), BigInt(p.content_len), p.block_count],
-    `${p.vector} header matches params.json`);
+    [
+      h.fileId,
+      h.chunkIndex,
+      h.version,
+      h.shardIndex,
+      h.ecK,
+      h.ecM,
+      h.ecAlgo,
+      h.csumAlgo,
+      h.bitrotBlockBytes,
+      h.ecBlockSizeBytes,
+      h.chunkSizeBytes,
+      h.createdUnixNanos,
+      h.placementSeed,
+      h.clusterMapEpoch,
+      h.flags,
+      h.shardDataLenBytes,
+      h.chunkLogicalLenBytes,
+      h.contentLenBytes,
+      h.blockCount,
+    ],
+    [
+      BigInt(p.file_id),
+      BigInt(p.chunk_index),
+      BigInt(p.version),
+      p.shard_index,
+      p.ec_k,
+      p.ec_m,
+      p.ec_algo,
+      p.csum_algo,
+      p.bitrot_block,
+      BigInt(p.ec_block_size),
+      BigInt(p.chunk_size),
+      BigInt(p.created_unix_nanos),
+      BigInt(p.placement_seed),
+      BigInt(p.cluster_map_epoch),
+      p.flags,
+      BigInt(p.shard_data_len),
+      BigInt(p.chunk_logical_len),
+      BigInt(p.content_len),
+      p.block_count,
+    ],
+    `${p.vector} header matches params.json`,
+  );
 }
 
 function geometry(p: Params) {
-  return { k: p.ec_k, m: p.ec_m, ecBlockSizeBytes: Number(p.ec_block_size), chunkLogicalLenBytes: Number(p.chunk_logical_len) };
+  return {
+    k: p.ec_k,
+    m: p.ec_m,
+    ecBlockSizeBytes: Number(p.ec_block_size),
+    chunkLogicalLenBytes: Number(p.chunk_logical_len),
+  };
 }
 
 test.before(async () => loadHighway());
@@ -120,14 +194,33 @@ test('G6 fails with BitrotError at the first swapped block', async (t) => {
   const b = p.swapped_blocks![1];
   const e2 = await t.throwsAsync(verifiedRead(r, h, key, b * p.bitrot_block, 10), { instanceOf: BitrotError });
   t.is(e2.blockIndex, b);
-  t.true((await verifiedRead(r, h, key, 0, p.bitrot_block * 5)).equals(read('G3', 'input.bin').subarray(0, p.bitrot_block * 5)), 'blocks before a are fine');
+  t.true(
+    (await verifiedRead(r, h, key, 0, p.bitrot_block * 5)).equals(
+      read('G3', 'input.bin').subarray(0, p.bitrot_block * 5),
+    ),
+    'blocks before a are fine',
+  );
 });
 
 /** Serve a slice read plan from the committed shard files of a container vector. */
-async function readSlice(v: string, p: Params, s: SliceJson, shardFile: (i: number) => Buffer): Promise<{ bytes: Buffer; shards: number[] }> {
-  const layout: ContainerLayout = { mode: p.mode, k: p.ec_k, m: p.ec_m, chunkSizeBytes: Number(p.chunk_size),
-    ecBlockSizeBytes: Number(p.ec_block_size), chunkLogicalLenBytes: () => Number(p.chunk_logical_len) };
-  const plan = planSliceRead({ containerId: BigInt(p.file_id), offsetBytes: BigInt(s.offset), lengthBytes: s.length, cookie: s.cookie }, layout);
+async function readSlice(
+  v: string,
+  p: Params,
+  s: SliceJson,
+  shardFile: (i: number) => Buffer,
+): Promise<{ bytes: Buffer; shards: number[] }> {
+  const layout: ContainerLayout = {
+    mode: p.mode,
+    k: p.ec_k,
+    m: p.ec_m,
+    chunkSizeBytes: Number(p.chunk_size),
+    ecBlockSizeBytes: Number(p.ec_block_size),
+    chunkLogicalLenBytes: () => Number(p.chunk_logical_len),
+  };
+  const plan = planSliceRead(
+    { containerId: BigInt(p.file_id), offsetBytes: BigInt(s.offset), lengthBytes: s.length, cookie: s.cookie },
+    layout,
+  );
   const key = parseBitrotKey(p.bitrot_key);
   const parts: Buffer[] = [];
   for (const piece of plan) {
@@ -148,13 +241,23 @@ test('G7 needles read back via planSliceRead + checkNeedle; the bad slice is rej
   t.is(p.needles!.length, 3);
   for (const s of p.needles!) {
     const { bytes } = await readSlice('G7', p, s, () => read('G7', 'expected.shard'));
-    const slice = { containerId: BigInt(p.file_id), offsetBytes: BigInt(s.offset), lengthBytes: s.length, cookie: s.cookie };
+    const slice = {
+      containerId: BigInt(p.file_id),
+      offsetBytes: BigInt(s.offset),
+      lengthBytes: s.length,
+      cookie: s.cookie,
+    };
     t.true(checkNeedle(slice, BigInt(s.file_id), bytes).equals(needleBytes(input, s)));
   }
   t.is(p.bad_slices!.length, 1);
   for (const s of p.bad_slices!) {
     const { bytes } = await readSlice('G7', p, s, () => read('G7', 'expected.shard'));
-    const slice = { containerId: BigInt(p.file_id), offsetBytes: BigInt(s.offset), lengthBytes: s.length, cookie: s.cookie };
+    const slice = {
+      containerId: BigInt(p.file_id),
+      offsetBytes: BigInt(s.offset),
+      lengthBytes: s.length,
+      cookie: s.cookie,
+    };
     const err = t.throws(() => checkNeedle(slice, BigInt(s.file_id), bytes), { instanceOf: SliceError });
     t.is(err.field, s.reason);
   }
@@ -175,7 +278,8 @@ test('G8 slice reads touch exactly expected_data_shards, never parity', async (t
   // DESIGN §3 short last erasure block and a short last bitrot block on every shard.
   t.not(Number(p.chunk_logical_len) % Number(p.ec_block_size), 0, 'G8 last erasure block is short');
   t.not(Number(p.chunk_logical_len) % p.ec_k, 0, 'G8 last fragment is zero padded');
-  for (const { header } of verified) t.is(header.flags & FLAG_LAST_BLOCK_SHORT, FLAG_LAST_BLOCK_SHORT, 'G8 last_block_short');
+  for (const { header } of verified)
+    t.is(header.flags & FLAG_LAST_BLOCK_SHORT, FLAG_LAST_BLOCK_SHORT, 'G8 last_block_short');
   const counts = new Set<number>();
   const shortEbCounts = new Set<number>();
   for (const s of p.needles!) {
@@ -184,14 +288,24 @@ test('G8 slice reads touch exactly expected_data_shards, never parity', async (t
     t.deepEqual(touched, s.expected_data_shards!, `needle at ${s.offset}`);
     if (Number(s.offset) >= Number(p.ec_block_size)) shortEbCounts.add(touched.length);
     counts.add(touched.length);
-    const slice = { containerId: BigInt(p.file_id), offsetBytes: BigInt(s.offset), lengthBytes: s.length, cookie: s.cookie };
+    const slice = {
+      containerId: BigInt(p.file_id),
+      offsetBytes: BigInt(s.offset),
+      lengthBytes: s.length,
+      cookie: s.cookie,
+    };
     t.true(checkNeedle(slice, BigInt(s.file_id), bytes).equals(needleBytes(input, s)));
   }
   t.true(counts.has(1) && counts.has(2), 'one inside a fragment, one straddling');
   t.true(shortEbCounts.has(1) && shortEbCounts.has(2), 'the same inside the short last erasure block');
   for (const s of p.bad_slices ?? []) {
     const { bytes } = await readSlice('G8', p, s, (i) => files[i]);
-    const slice = { containerId: BigInt(p.file_id), offsetBytes: BigInt(s.offset), lengthBytes: s.length, cookie: s.cookie };
+    const slice = {
+      containerId: BigInt(p.file_id),
+      offsetBytes: BigInt(s.offset),
+      lengthBytes: s.length,
+      cookie: s.cookie,
+    };
     t.is(t.throws(() => checkNeedle(slice, BigInt(s.file_id), bytes), { instanceOf: SliceError }).field, s.reason);
   }
 });
@@ -207,13 +321,26 @@ test('G9..G16 (layout transforms; G11, G12 cipher format v1, G14..G16 v2): every
     const p = params(v);
     const key = parseBitrotKey(p.bitrot_key);
     const input = read(v, 'input.bin');
-    const files = p.mode === 'ec' ? Array.from({ length: p.ec_k + p.ec_m }, (_, i) => read(v, `expected.${i}.shard`)) : [read(v, 'expected.shard')];
+    const files =
+      p.mode === 'ec'
+        ? Array.from({ length: p.ec_k + p.ec_m }, (_, i) => read(v, `expected.${i}.shard`))
+        : [read(v, 'expected.shard')];
     const payloads = files.map((f) => verifyShardBytes(f, key).payload);
-    const stored = p.mode === 'ec' ? joinChunk({ ...geometry(p), chunkLogicalLenBytes: Number(p.chunk_logical_len) }, payloads.slice(0, p.ec_k)) : payloads[0];
+    const stored =
+      p.mode === 'ec'
+        ? joinChunk({ ...geometry(p), chunkLogicalLenBytes: Number(p.chunk_logical_len) }, payloads.slice(0, p.ec_k))
+        : payloads[0];
     t.is(stored.length, Number(p.chunk_logical_len), `${v} stored length`);
     const enc = (p.transform as unknown as { encryption?: { store_key: string } }).encryption;
     const id = { fileId: BigInt(p.file_id), chunkIndex: BigInt(p.chunk_index), version: BigInt(p.version) };
-    const raw = decodePayload(parseTransforms(layoutNames(p.transform)), p.flags & 6, stored, Number(p.content_len), id, enc === undefined ? null : Buffer.from(enc.store_key, 'hex'));
+    const raw = decodePayload(
+      parseTransforms(layoutNames(p.transform)),
+      p.flags & 6,
+      stored,
+      Number(p.content_len),
+      id,
+      enc === undefined ? null : Buffer.from(enc.store_key, 'hex'),
+    );
     t.true(raw.equals(input), `${v} decoded = input.bin`);
   }
 });

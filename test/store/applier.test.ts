@@ -8,7 +8,14 @@ import * as path from 'node:path';
 import { parseBitrotKey } from '../../src/keying';
 import { verifyShardBytes } from '../../src/shard';
 import { blockRuns } from '../../store/chunks/fold-runs';
-import { BACKLOG_BYTES_MAX, BACKLOG_INTENTS_MAX, IntentBacklog, PendingIntent, overlaySpans, uncoveredParts } from '../../store/chunks/intent-backlog';
+import {
+  BACKLOG_BYTES_MAX,
+  BACKLOG_INTENTS_MAX,
+  IntentBacklog,
+  PendingIntent,
+  overlaySpans,
+  uncoveredParts,
+} from '../../store/chunks/intent-backlog';
 import { Store } from '../../store/store';
 import { SMALL, prng, randomBytes, smallStore } from './helpers';
 
@@ -25,12 +32,27 @@ async function heldStore(layout: string): Promise<{ s: Store; dir: string; ino: 
 }
 
 function maxVersion(s: Store, ino: number): bigint {
-  return (s.ns.db.prepare('SELECT max_version AS v FROM chunks WHERE ino = ? AND chunk_index = 0').get(ino) as { v: bigint }).v;
+  return (
+    s.ns.db.prepare('SELECT max_version AS v FROM chunks WHERE ino = ? AND chunk_index = 0').get(ino) as { v: bigint }
+  ).v;
 }
 
 test('blockRuns: consecutive blocks make one run, in block order; a short last block stays short', (t) => {
-  const runs = blockRuns(new Map([[5, Buffer.from('zz')], [1, Buffer.from('BBBB')], [0, Buffer.from('aaaa')], [2, Buffer.from('cc')]]));
-  t.deepEqual(runs.map((r) => [r.firstBlock, r.span.toString()]), [[0, 'aaaaBBBBcc'], [5, 'zz']]);
+  const runs = blockRuns(
+    new Map([
+      [5, Buffer.from('zz')],
+      [1, Buffer.from('BBBB')],
+      [0, Buffer.from('aaaa')],
+      [2, Buffer.from('cc')],
+    ]),
+  );
+  t.deepEqual(
+    runs.map((r) => [r.firstBlock, r.span.toString()]),
+    [
+      [0, 'aaaaBBBBcc'],
+      [5, 'zz'],
+    ],
+  );
 });
 
 test('a read overlays only the intents overlapping its range, in log order: the same bytes as overlaying them all', (t) => {
@@ -40,9 +62,16 @@ test('a read overlays only the intents overlapping its range, in log order: the 
   for (let id = 1; id <= 300; id++) {
     const firstBlock = Math.floor(rnd() * blocks);
     const n = 1 + Math.floor(rnd() * Math.min(3, blocks - firstBlock));
-    b.add({ id, ino: 7, chunkIndex: 2, version: 1n, firstBlock, span: Buffer.alloc(n * BB, id % 251), inPlace: true }, BB);
+    b.add(
+      { id, ino: 7, chunkIndex: 2, version: 1n, firstBlock, span: Buffer.alloc(n * BB, id % 251), inPlace: true },
+      BB,
+    );
   }
-  const view = (pending: readonly PendingIntent[], offsetBytes: number, lengthBytes: number): { parts: Array<[number, number]>; bytes: Buffer } => {
+  const view = (
+    pending: readonly PendingIntent[],
+    offsetBytes: number,
+    lengthBytes: number,
+  ): { parts: Array<[number, number]>; bytes: Buffer } => {
     const bytes = Buffer.alloc(lengthBytes, 0xee); // what "the shards" hold where no span is
     overlaySpans(pending, 1n, offsetBytes, lengthBytes, bytes, 0);
     return { parts: uncoveredParts(pending, 1n, offsetBytes, lengthBytes), bytes };
@@ -51,8 +80,15 @@ test('a read overlays only the intents overlapping its range, in log order: the 
     const offsetBytes = Math.floor(rnd() * blocks * BB);
     const lengthBytes = 1 + Math.floor(rnd() * Math.min(3 * BB, blocks * BB - offsetBytes));
     const some = b.overlapping(7, 2, offsetBytes, lengthBytes);
-    t.true(some.every((i) => i.offsetBytes < offsetBytes + lengthBytes && i.offsetBytes + i.span.length > offsetBytes), 'only overlapping intents');
-    t.deepEqual(some.map((i) => i.id), [...some.map((i) => i.id)].sort((x, y) => x - y), 'in log order');
+    t.true(
+      some.every((i) => i.offsetBytes < offsetBytes + lengthBytes && i.offsetBytes + i.span.length > offsetBytes),
+      'only overlapping intents',
+    );
+    t.deepEqual(
+      some.map((i) => i.id),
+      [...some.map((i) => i.id)].sort((x, y) => x - y),
+      'in log order',
+    );
     t.deepEqual(view(some, offsetBytes, lengthBytes), view(b.of(7, 2), offsetBytes, lengthBytes));
   }
   t.deepEqual(b.overlapping(7, 3, 0, BB), [], 'a chunk without intents');
@@ -62,7 +98,8 @@ test('backlog marks: the intents of rewrites running count as gone; pending in-p
   const b = new IntentBacklog();
   const spanBytes = 1 << 20; // large spans: the bytes bound is the one reached
   const span = Buffer.alloc(spanBytes);
-  for (let c = 0; c < 3; c++) b.add({ id: c + 1, ino: 1, chunkIndex: c, version: 1n, firstBlock: 0, span, inPlace: c === 0 }, BB);
+  for (let c = 0; c < 3; c++)
+    b.add({ id: c + 1, ino: 1, chunkIndex: c, version: 1n, firstBlock: 0, span, inPlace: c === 0 }, BB);
   t.is(b.inPlaceChunks, 1);
   const mark = (3 * spanBytes) / BACKLOG_BYTES_MAX; // exactly the bytes pending
   t.true(3 < BACKLOG_INTENTS_MAX * mark, 'the intents bound is not the one at its mark');
@@ -75,7 +112,7 @@ test('backlog marks: the intents of rewrites running count as gone; pending in-p
   t.true(b.belowMark(mark, 0, 0));
 });
 
-test('replica:3: an fsync\'d partial write is read back from the log before the shards have it, then patched in place', async (t) => {
+test("replica:3: an fsync'd partial write is read back from the log before the shards have it, then patched in place", async (t) => {
   const { s, dir, ino, data } = await heldStore('replica:3');
   const update = randomBytes(prng(4), 3000);
   await s.write(ino, 5000, update);
@@ -84,11 +121,13 @@ test('replica:3: an fsync\'d partial write is read back from the log before the 
   t.true((await s.read(ino, 0, CS)).equals(data), 'the file shows the logged bytes at once');
   const key = parseBitrotKey(fs.readFileSync(path.join(dir, 'bitrot.key')));
   const paths = await Promise.all([0, 1, 2].map((i) => s.shardPath(ino, 0, i)));
-  for (const p of paths) t.false(verifyShardBytes(fs.readFileSync(p!), key).payload.equals(data), 'not yet in the shards');
+  for (const p of paths)
+    t.false(verifyShardBytes(fs.readFileSync(p!), key).payload.equals(data), 'not yet in the shards');
   t.is((await s.status()).intentBacklog.intents, 1);
   const version = maxVersion(s, ino);
   await s.applyNow();
-  for (const p of paths) t.true(verifyShardBytes(fs.readFileSync(p!), key).payload.equals(data), `${p}: patched in place`);
+  for (const p of paths)
+    t.true(verifyShardBytes(fs.readFileSync(p!), key).payload.equals(data), `${p}: patched in place`);
   t.is(maxVersion(s, ino), version, 'no new version for a replica patch');
   const st = await s.status();
   t.is(st.intentBacklog.intents, 0);
@@ -96,10 +135,15 @@ test('replica:3: an fsync\'d partial write is read back from the log before the 
   await s.close();
 });
 
-test('replica:3: fsync\'d writes scattered over one chunk are patched in one go; every replica\'s hash table covers old and new blocks', async (t) => {
+test("replica:3: fsync'd writes scattered over one chunk are patched in one go; every replica's hash table covers old and new blocks", async (t) => {
   const { s, dir, ino, data } = await heldStore('replica:3');
   // Runs at blocks 2, 9-10, 40 and the last block: the table range between them is rewritten as read.
-  const writes: Array<[number, number]> = [[2 * BB + 10, 100], [9 * BB + 4000, 500], [40 * BB, BB], [CS - 300, 300]];
+  const writes: Array<[number, number]> = [
+    [2 * BB + 10, 100],
+    [9 * BB + 4000, 500],
+    [40 * BB, BB],
+    [CS - 300, 300],
+  ];
   const random = prng(11);
   for (const [at, n] of writes) {
     const bytes = randomBytes(random, n);
@@ -115,7 +159,10 @@ test('replica:3: fsync\'d writes scattered over one chunk are patched in one go;
     const p = (await s.shardPath(ino, 0, i))!;
     // verifyShardBytes checks every block against its entry: a patched entry at the wrong place, or
     // an untouched one between the runs not written back as it was, fails here.
-    t.true(verifyShardBytes(fs.readFileSync(p), key).payload.equals(data), `${p}: every block verifies and holds the new bytes`);
+    t.true(
+      verifyShardBytes(fs.readFileSync(p), key).payload.equals(data),
+      `${p}: every block verifies and holds the new bytes`,
+    );
   }
   await s.close();
   const r = await Store.open(dir);
@@ -124,7 +171,7 @@ test('replica:3: fsync\'d writes scattered over one chunk are patched in one go;
   await r.close();
 });
 
-test('ec:4+2: 40 small fsync\'d writes to one chunk cost one rewrite, and read back exactly before and after', async (t) => {
+test("ec:4+2: 40 small fsync'd writes to one chunk cost one rewrite, and read back exactly before and after", async (t) => {
   const { s, dir, ino, data } = await heldStore('ec:4+2');
   const random = prng(9);
   const version = maxVersion(s, ino);
@@ -138,7 +185,11 @@ test('ec:4+2: 40 small fsync\'d writes to one chunk cost one rewrite, and read b
   t.is(maxVersion(s, ino), version, 'nothing rewritten by the writes themselves');
   await s.applyNow();
   t.is(maxVersion(s, ino), version + 1n, 'one new version for all 40 intents');
-  t.like((await s.status()).intentBacklog, { appliedIntents: 40, appliedChunks: 1 }, 'status: 40 intents in one chunk write');
+  t.like(
+    (await s.status()).intentBacklog,
+    { appliedIntents: 40, appliedChunks: 1 },
+    'status: 40 intents in one chunk write',
+  );
   t.true((await s.read(ino, 0, CS)).equals(data), 'after the applier');
   await s.close();
   const r = await Store.open(dir);
@@ -182,7 +233,9 @@ test('the backlog is bounded: a writer waits for room, and goes on once the appl
   }
   let done = false;
   const last = Buffer.alloc(BB, 0xab);
-  const waiting = s.write(ino, 0, last).then(() => { done = true; });
+  const waiting = s.write(ino, 0, last).then(() => {
+    done = true;
+  });
   last.copy(data, 0);
   await new Promise((resolve) => setTimeout(resolve, 300));
   t.false(done, 'the writer waits at the bound');

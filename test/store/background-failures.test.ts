@@ -16,7 +16,9 @@ async function until(done: () => boolean): Promise<boolean> {
 test.serial('a compaction round that fails is tried again, and nothing escapes the timers', async (t) => {
   const { store } = await smallStore('replica:3');
   const escaped: unknown[] = [];
-  const onEscape = (err: unknown): void => { escaped.push(err); };
+  const onEscape = (err: unknown): void => {
+    escaped.push(err);
+  };
   process.on('unhandledRejection', onEscape);
   process.on('uncaughtException', onEscape);
   try {
@@ -38,7 +40,10 @@ test.serial('a compaction round that fails is tried again, and nothing escapes t
     };
     store.startBackground();
     store.startHealer();
-    t.true(await until(() => compactCalls >= 4 && healChecks >= 3), `compaction rounds ${compactCalls}, heal checks ${healChecks}`);
+    t.true(
+      await until(() => compactCalls >= 4 && healChecks >= 3),
+      `compaction rounds ${compactCalls}, heal checks ${healChecks}`,
+    );
     await store.stopHealer();
     t.deepEqual(escaped.map(String), []);
   } finally {

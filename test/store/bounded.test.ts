@@ -8,12 +8,14 @@ const tick = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(
 test('a failure waits for the items in flight and starts no new one', async (t) => {
   const settled: number[] = [];
   const started: number[] = [];
-  const err = await t.throwsAsync(boundedAll([0, 1, 2, 3, 4, 5], 3, async (i) => {
-    started.push(i);
-    if (i === 0) throw new Error('piece 0 failed');
-    await tick(20 * i);
-    settled.push(i);
-  }));
+  const err = await t.throwsAsync(
+    boundedAll([0, 1, 2, 3, 4, 5], 3, async (i) => {
+      started.push(i);
+      if (i === 0) throw new Error('piece 0 failed');
+      await tick(20 * i);
+      settled.push(i);
+    }),
+  );
   t.is(err?.message, 'piece 0 failed');
   t.deepEqual(settled.sort(), [1, 2], 'the two pieces in flight settled before the rejection');
   t.deepEqual(started.sort(), [0, 1, 2], 'no piece started after the failure');

@@ -53,11 +53,15 @@ test('chunk rows changed in a rolled-back transaction are never cached', (t) => 
   const map = new ChunkMap(db, new LogRecordKeys(null));
   const v = map.allocVersion(5, 0);
   t.is(map.get(5, 0)!.version, 0n);
-  t.throws(() => db.transaction(() => {
-    map.setLive(5, 0, v, 123);
-    t.is(map.get(5, 0)!.version, v, 'inside the transaction the change is visible');
-    throw new Error('roll back');
-  })(), { message: 'roll back' });
+  t.throws(
+    () =>
+      db.transaction(() => {
+        map.setLive(5, 0, v, 123);
+        t.is(map.get(5, 0)!.version, v, 'inside the transaction the change is visible');
+        throw new Error('roll back');
+      })(),
+    { message: 'roll back' },
+  );
   t.is(map.get(5, 0)!.version, 0n, 'after the rollback: the committed row');
   map.setLive(5, 0, v, 123);
   t.is(map.get(5, 0)!.logicalLenBytes, 123);
@@ -70,17 +74,50 @@ test('chunk rows changed in a rolled-back transaction are never cached', (t) => 
 test('inline gate: a lone call runs inline, a call while another is pooled goes to the pool; errors reject', async (t) => {
   const gate = new InlineGate(true);
   let release!: () => void;
-  const slow = gate.run(null, () => new Promise<number>((resolve) => { release = () => resolve(1); }));
+  const slow = gate.run(
+    null,
+    () =>
+      new Promise<number>((resolve) => {
+        release = () => resolve(1);
+      }),
+  );
   t.is(gate.inFlight, 1);
   let inlineRan = false;
-  const second = gate.run(() => { inlineRan = true; return 2; }, () => Promise.resolve(3));
+  const second = gate.run(
+    () => {
+      inlineRan = true;
+      return 2;
+    },
+    () => Promise.resolve(3),
+  );
   t.false(inlineRan, 'not inline while a pooled call is in flight');
   release();
   t.deepEqual(await Promise.all([slow, second]), [1, 3]);
   t.is(gate.inFlight, 0);
-  t.is(await gate.run(() => 4, () => Promise.resolve(5)), 4);
-  await t.throwsAsync(gate.run(() => { throw new Error('inline failure'); }, () => Promise.resolve(0)), { message: 'inline failure' });
-  t.is(await new InlineGate(false).run(() => 6, () => Promise.resolve(7)), 7, 'disabled: always pooled');
+  t.is(
+    await gate.run(
+      () => 4,
+      () => Promise.resolve(5),
+    ),
+    4,
+  );
+  await t.throwsAsync(
+    gate.run(
+      () => {
+        throw new Error('inline failure');
+      },
+      () => Promise.resolve(0),
+    ),
+    { message: 'inline failure' },
+  );
+  t.is(
+    await new InlineGate(false).run(
+      () => 6,
+      () => Promise.resolve(7),
+    ),
+    7,
+    'disabled: always pooled',
+  );
 });
 
 test('NodeIo gives the same bytes and errors inline and pooled', async (t) => {

@@ -17,13 +17,24 @@ function compressible(lengthBytes: number): Buffer {
   const words = ['alpha ', 'beta ', 'gamma ', 'delta ', 'chunk ', 'shard '];
   const parts: string[] = [];
   let n = 0;
-  for (let i = 0; n < lengthBytes; i++) { const w = words[(i * 7 + (i >> 3)) % words.length]; parts.push(w); n += w.length; }
+  for (let i = 0; n < lengthBytes; i++) {
+    const w = words[(i * 7 + (i >> 3)) % words.length];
+    parts.push(w);
+    n += w.length;
+  }
   return Buffer.from(parts.join('')).subarray(0, lengthBytes);
 }
 
 function poolWithAlloc(pool: CodecPool): { alloc: (n: number) => Buffer; taken: Buffer[] } {
   const taken: Buffer[] = [];
-  return { taken, alloc: (n) => { const b = pool.takePayload(n); taken.push(b); return b; } };
+  return {
+    taken,
+    alloc: (n) => {
+      const b = pool.takePayload(n);
+      taken.push(b);
+      return b;
+    },
+  };
 }
 
 for (const names of [['zstd'], ['lz4'], ['aes256gcm'], ['zstd', 'aes256gcm']]) {
@@ -40,8 +51,11 @@ for (const names of [['zstd'], ['lz4'], ['aes256gcm'], ['zstd', 'aes256gcm']]) {
       t.is(e.flags, inline.flags);
       t.is(e.flags & FLAG_COMPRESSED, names.includes('zstd') || names.includes('lz4') ? FLAG_COMPRESSED : 0);
       t.is(e.flags & FLAG_ENCRYPTED, names.includes('aes256gcm') ? FLAG_ENCRYPTED : 0);
-      t.true(decodePayload(tr, e.flags, e.stored, content.length, ID, KEY).equals(content))
-      t.true(taken.some((b) => b.buffer === e.stored.buffer), 'the payload is in a buffer the caller allocated (and gives back)');
+      t.true(decodePayload(tr, e.flags, e.stored, content.length, ID, KEY).equals(content));
+      t.true(
+        taken.some((b) => b.buffer === e.stored.buffer),
+        'the payload is in a buffer the caller allocated (and gives back)',
+      );
     } finally {
       await pool.close();
     }
@@ -78,7 +92,13 @@ test('the content may change once encode returned: the worker encodes the bytes 
 test('an encrypting layout with no store key is refused by the codec thread with the inline error', async (t) => {
   const pool = new CodecPool(null);
   try {
-    const off = pool.encode(parseTransforms(['aes256gcm']), compressible(1 << 20), ID, { path: '/f', fileId: 7n }, poolWithAlloc(pool).alloc)!;
+    const off = pool.encode(
+      parseTransforms(['aes256gcm']),
+      compressible(1 << 20),
+      ID,
+      { path: '/f', fileId: 7n },
+      poolWithAlloc(pool).alloc,
+    )!;
     const err = await t.throwsAsync(off, { message: /the layout encrypts but the store has no key loaded/ });
     t.regex(err!.message, /\/f/, 'the error names the file');
   } finally {
@@ -92,7 +112,7 @@ test('at most ENCODES_IN_FLIGHT_MAX encodes on the codec threads at once: the ne
     const tr = parseTransforms(['zstd']);
     const content = compressible(1 << 20);
     const running = [];
-    const slots = Math.min(ENCODES_IN_FLIGHT_MAX, availableParallelism()) // one thread per core, at most
+    const slots = Math.min(ENCODES_IN_FLIGHT_MAX, availableParallelism()); // one thread per core, at most
     for (let i = 0; i < slots; i++) running.push(pool.encode(tr, content, ID, {}, poolWithAlloc(pool).alloc));
     t.true(running.every((p) => p !== null));
     t.is(pool.encode(tr, content, ID, {}, poolWithAlloc(pool).alloc), null);

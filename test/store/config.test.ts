@@ -15,8 +15,12 @@ test('create refuses non-empty target, duplicate disks, too few disks; key file 
   const busy = tmpDir();
   fs.writeFileSync(path.join(busy, 'x'), 'x');
   await t.throwsAsync(Store.create(busy), { instanceOf: ConfigError, message: /not empty/ });
-  await t.throwsAsync(Store.create(path.join(tmpDir(), 's'), { disks: ['a', 'b', 'a'] }), { message: /duplicate disk/ });
-  await t.throwsAsync(Store.create(path.join(tmpDir(), 's'), { disks: 5, layout: 'ec:4+2' }), { message: /needs 6 disks, only 5/ });
+  await t.throwsAsync(Store.create(path.join(tmpDir(), 's'), { disks: ['a', 'b', 'a'] }), {
+    message: /duplicate disk/,
+  });
+  await t.throwsAsync(Store.create(path.join(tmpDir(), 's'), { disks: 5, layout: 'ec:4+2' }), {
+    message: /needs 6 disks, only 5/,
+  });
   const dir = path.join(tmpDir(), 's');
   const s = await Store.create(dir, { disks: 3 });
   await s.close();
@@ -55,41 +59,88 @@ interface BadCase {
 const CFG = 'chunkfs.json';
 const writeCfg = (dir: string, c: unknown): void => fs.writeFileSync(path.join(dir, CFG), JSON.stringify(c, null, 2));
 const BAD_CASES: BadCase[] = [
-  { name: 'garbage config', damage: (d) => fs.writeFileSync(path.join(d, CFG), '\u0000\u0001 not json {{'), message: /chunkfs\.json: corrupt config, not valid JSON/ },
-  { name: 'truncated config', damage: (d) => fs.writeFileSync(path.join(d, CFG), fs.readFileSync(path.join(d, CFG), 'utf8').slice(0, 40)), message: /chunkfs\.json: corrupt config/ },
-  { name: 'config that is a JSON array', damage: (d) => fs.writeFileSync(path.join(d, CFG), '[1, 2]'), message: /chunkfs\.json: corrupt config, not a JSON object/ },
-  { name: 'unknown format version', damage: (d, c) => writeCfg(d, { ...c, formatVersion: 7 }), message: /chunkfs\.json: unknown formatVersion 7/ },
-  { name: 'a disk path named twice', damage: (d, c) => {
-    const disks = (c.disks as Array<{ path: string }>).map((x) => ({ ...x }));
-    disks[2].path = `./${disks[0].path}/`; // spelled differently, the same directory
-    writeCfg(d, { ...c, disks });
-  }, message: /chunkfs\.json: disks 0 and 2 name the same path .*disks\/d0/ },
-  { name: 'a bad store uuid', damage: (d, c) => writeCfg(d, { ...c, storeUuid: 'nope' }), message: /chunkfs\.json: storeUuid "nope" is not a lowercase uuid/ },
-  { name: 'missing key file', damage: (d) => fs.rmSync(path.join(d, 'bitrot.key')), message: /bitrot\.key: bitrot key file missing/ },
-  { name: 'short key file', damage: (d) => {
-    const k = path.join(d, 'bitrot.key');
-    fs.writeFileSync(k, fs.readFileSync(k).subarray(0, 31));
-  }, message: /bitrot\.key: bitrot key must be 32 bytes, found 31/ },
-  { name: 'long key file', damage: (d) => fs.appendFileSync(path.join(d, 'bitrot.key'), 'x'), message: /bitrot\.key: bitrot key must be 32 bytes, found 33/ },
-  { name: 'key file is a directory', damage: (d) => {
-    fs.rmSync(path.join(d, 'bitrot.key'));
-    fs.mkdirSync(path.join(d, 'bitrot.key'), { mode: 0o700 });
-  }, message: /bitrot\.key: bitrot key file is not a regular file/ },
-  { name: 'missing metadata database', damage: (d) => fs.rmSync(path.join(d, 'meta.db')), message: /meta\.db: metadata database missing/ },
+  {
+    name: 'garbage config',
+    damage: (d) => fs.writeFileSync(path.join(d, CFG), '\u0000\u0001 not json {{'),
+    message: /chunkfs\.json: corrupt config, not valid JSON/,
+  },
+  {
+    name: 'truncated config',
+    damage: (d) => fs.writeFileSync(path.join(d, CFG), fs.readFileSync(path.join(d, CFG), 'utf8').slice(0, 40)),
+    message: /chunkfs\.json: corrupt config/,
+  },
+  {
+    name: 'config that is a JSON array',
+    damage: (d) => fs.writeFileSync(path.join(d, CFG), '[1, 2]'),
+    message: /chunkfs\.json: corrupt config, not a JSON object/,
+  },
+  {
+    name: 'unknown format version',
+    damage: (d, c) => writeCfg(d, { ...c, formatVersion: 7 }),
+    message: /chunkfs\.json: unknown formatVersion 7/,
+  },
+  {
+    name: 'a disk path named twice',
+    damage: (d, c) => {
+      const disks = (c.disks as Array<{ path: string }>).map((x) => ({ ...x }));
+      disks[2].path = `./${disks[0].path}/`; // spelled differently, the same directory
+      writeCfg(d, { ...c, disks });
+    },
+    message: /chunkfs\.json: disks 0 and 2 name the same path .*disks\/d0/,
+  },
+  {
+    name: 'a bad store uuid',
+    damage: (d, c) => writeCfg(d, { ...c, storeUuid: 'nope' }),
+    message: /chunkfs\.json: storeUuid "nope" is not a lowercase uuid/,
+  },
+  {
+    name: 'missing key file',
+    damage: (d) => fs.rmSync(path.join(d, 'bitrot.key')),
+    message: /bitrot\.key: bitrot key file missing/,
+  },
+  {
+    name: 'short key file',
+    damage: (d) => {
+      const k = path.join(d, 'bitrot.key');
+      fs.writeFileSync(k, fs.readFileSync(k).subarray(0, 31));
+    },
+    message: /bitrot\.key: bitrot key must be 32 bytes, found 31/,
+  },
+  {
+    name: 'long key file',
+    damage: (d) => fs.appendFileSync(path.join(d, 'bitrot.key'), 'x'),
+    message: /bitrot\.key: bitrot key must be 32 bytes, found 33/,
+  },
+  {
+    name: 'key file is a directory',
+    damage: (d) => {
+      fs.rmSync(path.join(d, 'bitrot.key'));
+      fs.mkdirSync(path.join(d, 'bitrot.key'), { mode: 0o700 });
+    },
+    message: /bitrot\.key: bitrot key file is not a regular file/,
+  },
+  {
+    name: 'missing metadata database',
+    damage: (d) => fs.rmSync(path.join(d, 'meta.db')),
+    message: /meta\.db: metadata database missing/,
+  },
 ];
 
 for (const bad of BAD_CASES) {
-  (bad.name === 'missing metadata database' ? sqliteOnlyTest : test)(`open refuses ${bad.name}, naming the file and the problem, and changes nothing on disk`, async (t) => {
-    const dir = path.join(tmpDir(), 's');
-    await (await Store.create(dir, { disks: 3 })).close();
-    const config = JSON.parse(fs.readFileSync(path.join(dir, CFG), 'utf8')) as Record<string, unknown>;
-    bad.damage(dir, config);
-    const before = snapshot(dir);
-    for (const readOnly of [false, true]) {
-      await t.throwsAsync(Store.open(dir, { readOnly }), { instanceOf: ConfigError, message: bad.message });
-      t.deepEqual(snapshot(dir), before, `nothing changed (readOnly ${readOnly})`);
-    }
-  });
+  (bad.name === 'missing metadata database' ? sqliteOnlyTest : test)(
+    `open refuses ${bad.name}, naming the file and the problem, and changes nothing on disk`,
+    async (t) => {
+      const dir = path.join(tmpDir(), 's');
+      await (await Store.create(dir, { disks: 3 })).close();
+      const config = JSON.parse(fs.readFileSync(path.join(dir, CFG), 'utf8')) as Record<string, unknown>;
+      bad.damage(dir, config);
+      const before = snapshot(dir);
+      for (const readOnly of [false, true]) {
+        await t.throwsAsync(Store.open(dir, { readOnly }), { instanceOf: ConfigError, message: bad.message });
+        t.deepEqual(snapshot(dir), before, `nothing changed (readOnly ${readOnly})`);
+      }
+    },
+  );
 }
 
 test('the untouched store of the cases above opens (the refusals come from the damage)', async (t) => {
@@ -101,9 +152,21 @@ test('the untouched store of the cases above opens (the refusals come from the d
 });
 
 test('layouts parse and validate', (t) => {
-  t.deepEqual(parseLayout('replica:3'), { kind: 'replica', replicas: 3, text: 'replica:3', transforms: { compression: null, encryption: null } });
-  t.deepEqual(parseLayout('ec:4+2'), { kind: 'ec', k: 4, m: 2, text: 'ec:4+2', transforms: { compression: null, encryption: null } });
-  for (const bad of ['replica:0', 'ec:4', 'ec:0+2', 'ec:4+0', 'ec:200+100', 'mirror', 'replica:3 ']) t.throws(() => parseLayout(bad));
+  t.deepEqual(parseLayout('replica:3'), {
+    kind: 'replica',
+    replicas: 3,
+    text: 'replica:3',
+    transforms: { compression: null, encryption: null },
+  });
+  t.deepEqual(parseLayout('ec:4+2'), {
+    kind: 'ec',
+    k: 4,
+    m: 2,
+    text: 'ec:4+2',
+    transforms: { compression: null, encryption: null },
+  });
+  for (const bad of ['replica:0', 'ec:4', 'ec:0+2', 'ec:4+0', 'ec:200+100', 'mirror', 'replica:3 '])
+    t.throws(() => parseLayout(bad));
   t.is(writeQuorum(parseLayout('replica:3')), 2);
   t.is(writeQuorum(parseLayout('ec:4+2')), 4);
   t.is(writeQuorum(parseLayout('ec:2+1')), 2);

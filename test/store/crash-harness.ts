@@ -12,12 +12,19 @@ import { tmpDir } from './helpers';
  * unlinksDurable: shard-file deletes survive the power loss although no directory fsync followed
  * them, while the metadata WAL goes back to its last full commit (issue 25).
  */
-export async function openCrashable(dir: string, power: boolean, opts: { unlinksDurable?: boolean } = {}): Promise<{ s: Store; io: FaultyIo }> {
+export async function openCrashable(
+  dir: string,
+  power: boolean,
+  opts: { unlinksDurable?: boolean } = {},
+): Promise<{ s: Store; io: FaultyIo }> {
   const io = new FaultyIo(new NodeIo());
   io.restoreExternal = power;
   io.unlinksDurable = opts.unlinksDurable ?? false;
   const s = await Store.open(dir, { io, log: crashTestLog });
-  if (power) (s as unknown as { db: import('../../store/meta/sqlite-engine').SqliteDb }).db.native.pragma('wal_autocheckpoint = 0');
+  if (power)
+    (s as unknown as { db: import('../../store/meta/sqlite-engine').SqliteDb }).db.native.pragma(
+      'wal_autocheckpoint = 0',
+    );
   return { s, io };
 }
 
@@ -43,6 +50,10 @@ export async function reopenAfterCrash(s: Store, dir: string, power: boolean): P
  * expected there by the hundred, so they are dropped; every other line is printed.
  */
 export function crashTestLog(line: string): void {
-  if (line.includes('io crashed') || (line.startsWith('applier: ') && line.endsWith('(kept in the intent log, tried again)'))) return;
+  if (
+    line.includes('io crashed') ||
+    (line.startsWith('applier: ') && line.endsWith('(kept in the intent log, tried again)'))
+  )
+    return;
   process.stderr.write(`${line}\n`);
 }

@@ -63,7 +63,10 @@ async function exerciseAround(t: import('ava').ExecutionContext, s: Store, ino: 
 test('mkfs writes an identity marker naming the store and the disk in every disk directory', async (t) => {
   const { store, dir } = await smallStore('replica:3', DISKS);
   await store.close();
-  const config = JSON.parse(fs.readFileSync(path.join(dir, CONFIG_FILE), 'utf8')) as { storeUuid: string; disks: Array<{ id: number; path: string }> };
+  const config = JSON.parse(fs.readFileSync(path.join(dir, CONFIG_FILE), 'utf8')) as {
+    storeUuid: string;
+    disks: Array<{ id: number; path: string }>;
+  };
   t.regex(config.storeUuid, /^[0-9a-f-]{36}$/);
   for (const d of config.disks) {
     const m = JSON.parse(fs.readFileSync(path.join(dir, d.path, DISK_MARKER_FILE), 'utf8')) as Record<string, unknown>;
@@ -106,14 +109,14 @@ test('an empty mount point (no marker) is offline and nothing is written into it
   const d1 = (await s.status()).disks.find((d) => d.id === 1)!;
   t.is(d1.state, 'offline');
   t.regex(d1.lastError, /disk 1 .*no identity marker/);
-  t.is(d1.totalBytes, 0, 'no space reported from the mount point\'s filesystem');
+  t.is(d1.totalBytes, 0, "no space reported from the mount point's filesystem");
   await exerciseAround(t, s, ino, data);
   await s.scrub({ repair: true });
   await s.close();
   t.deepEqual(fs.readdirSync(disk1), [], 'nothing written into the empty mount point');
 });
 
-test('a foreign disk (another store\'s marker) is offline and left untouched', async (t) => {
+test("a foreign disk (another store's marker) is offline and left untouched", async (t) => {
   const { dir, ino, data, disk1 } = await populated();
   const other = await smallStore('replica:3', DISKS);
   const o = other.store.ns.create(1, 'o', 0o644, 0, 0);
@@ -182,14 +185,23 @@ test('a store made before markers gets a uuid and markers on its first read-writ
   delete cfg.storeUuid;
   fs.writeFileSync(cfgPath, JSON.stringify(cfg));
   for (const d of cfg.disks) fs.rmSync(path.join(dir, d.path, DISK_MARKER_FILE));
-  await t.throwsAsync(Store.open(dir, { readOnly: true }), { message: /older than this build's.*open the store read-write once/ }, 'read-only: its schema is older');
+  await t.throwsAsync(
+    Store.open(dir, { readOnly: true }),
+    { message: /older than this build's.*open the store read-write once/ },
+    'read-only: its schema is older',
+  );
   t.false(fs.existsSync(path.join(dir, cfg.disks[0].path, DISK_MARKER_FILE)), 'read-only open writes nothing');
   const s = await Store.open(dir);
   t.true((await s.status()).disks.every((d) => d.state === 'ok'));
   t.true((await s.read(ino, 0, data.length)).equals(data));
   await s.close();
   const uuid = (JSON.parse(fs.readFileSync(cfgPath, 'utf8')) as { storeUuid: string }).storeUuid;
-  for (const d of cfg.disks) t.is((JSON.parse(fs.readFileSync(path.join(dir, d.path, DISK_MARKER_FILE), 'utf8')) as { storeUuid: string }).storeUuid, uuid);
+  for (const d of cfg.disks)
+    t.is(
+      (JSON.parse(fs.readFileSync(path.join(dir, d.path, DISK_MARKER_FILE), 'utf8')) as { storeUuid: string })
+        .storeUuid,
+      uuid,
+    );
   const db = openStoreMetaOf(dir, true);
   t.is(metaStoreId(db, STORE_ID_VERSION), uuid, 'the metadata names the same store');
   db.close();
@@ -198,7 +210,7 @@ test('a store made before markers gets a uuid and markers on its first read-writ
   await ro.close();
 });
 
-test('crash mid-apply, reopened with a replica\'s disk offline: recovery writes a new version on the disks it has, and heal brings the third replica back', async (t) => {
+test("crash mid-apply, reopened with a replica's disk offline: recovery writes a new version on the disks it has, and heal brings the third replica back", async (t) => {
   const { store, dir } = await smallStore('replica:3', 3);
   const f = store.ns.create(1, 'f', 0o644, 0, 0);
   const data = randomBytes(prng(41), SMALL.chunkSizeBytes);
@@ -230,5 +242,6 @@ test('crash mid-apply, reopened with a replica\'s disk offline: recovery writes 
   const now = await Promise.all([0, 1, 2].map((i) => s2.shardPath(f.ino, 0, i)));
   await s2.close();
   const key = parseBitrotKey(fs.readFileSync(path.join(dir, 'bitrot.key')));
-  for (const p of now) t.true(verifyShardBytes(fs.readFileSync(p!), key).payload.equals(data), `${p} holds the new data`);
+  for (const p of now)
+    t.true(verifyShardBytes(fs.readFileSync(p!), key).payload.equals(data), `${p} holds the new data`);
 });

@@ -11,7 +11,18 @@ const Y2500 = 16725225600n * NS_PER_S + 7n;
 const Y1000 = -30610224000n * NS_PER_S + 999_999_999n;
 
 test('toColumns/fromColumns round trip near and far times; the ends of the range are far', (t) => {
-  for (const v of [0n, -1n, 1n, Y2500, Y1000, NEAR_NS_MIN, NEAR_NS_MAX, NEAR_NS_MIN + 1n, NEAR_NS_MAX - 1n, -(2n ** 63n) * NS_PER_S]) {
+  for (const v of [
+    0n,
+    -1n,
+    1n,
+    Y2500,
+    Y1000,
+    NEAR_NS_MIN,
+    NEAR_NS_MAX,
+    NEAR_NS_MIN + 1n,
+    NEAR_NS_MAX - 1n,
+    -(2n ** 63n) * NS_PER_S,
+  ]) {
     const c = toColumns(v);
     t.is(fromColumns(c.ns, c.far), v, String(v));
     t.true(c.ns >= NEAR_NS_MIN && c.ns <= NEAR_NS_MAX);

@@ -36,7 +36,11 @@ function listShards(dir: string): string[] {
 }
 
 /** Independent check: every file under the disks is a shard that decodes and verifies. */
-function assertAllShardsVerify(t: { true(v: boolean, m?: string): void; is(a: unknown, b: unknown, m?: string): void }, dir: string, expected: number): void {
+function assertAllShardsVerify(
+  t: { true(v: boolean, m?: string): void; is(a: unknown, b: unknown, m?: string): void },
+  dir: string,
+  expected: number,
+): void {
   const key = parseBitrotKey(fs.readFileSync(path.join(dir, 'bitrot.key')));
   const files = listShards(path.join(dir, 'disks'));
   t.is(files.length, expected, 'shard file count');

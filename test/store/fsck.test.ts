@@ -2,67 +2,84 @@
 // each and rebuilt with repair; leaked shard files the metadata proves freed moved to the quarantine,
 // others (a file id it never handed out) reported and left (DESIGN §4 "Identity"); inodes and container rows that nothing
 // accounts for listed (and left alone).
-import test from 'ava'
-import * as fs from 'node:fs'
-import * as path from 'node:path'
-import { shardRelPath } from '../../src/path'
-import { prng, randomBytes, smallStore } from './helpers'
+import test from 'ava';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { shardRelPath } from '../../src/path';
+import { prng, randomBytes, smallStore } from './helpers';
 
 test('fsck finds missing shards, bad headers, leaked files and unaccounted inodes; repair mends what it may', async (t) => {
-  const { store } = await smallStore('replica:3')
+  const { store } = await smallStore('replica:3');
   try {
-    const a = store.ns.create(1, 'f', 0o644, 0, 0)
-    const data = randomBytes(prng(11), 256 * 1024 * 2 + 5000) // 3 chunks of 256 KiB, no packing
-    await store.write(a.ino, 0, data)
-    const clean = await store.fsck()
-    t.is(clean.chunks, 3)
-    t.is(clean.shardsChecked, 9)
-    t.deepEqual([clean.missing, clean.badHeaders, clean.ioErrors, clean.leaks.leakedShards], [0, 0, 0, 0])
+    const a = store.ns.create(1, 'f', 0o644, 0, 0);
+    const data = randomBytes(prng(11), 256 * 1024 * 2 + 5000); // 3 chunks of 256 KiB, no packing
+    await store.write(a.ino, 0, data);
+    const clean = await store.fsck();
+    t.is(clean.chunks, 3);
+    t.is(clean.shardsChecked, 9);
+    t.deepEqual([clean.missing, clean.badHeaders, clean.ioErrors, clean.leaks.leakedShards], [0, 0, 0, 0]);
 
-    fs.rmSync((await store.shardPath(a.ino, 0, 1))!)
-    const header = (await store.shardPath(a.ino, 2, 0))!
-    const bytes = fs.readFileSync(header)
-    bytes[100] ^= 0xff // inside header_crc32c's range (DESIGN §3)
-    fs.writeFileSync(header, bytes)
-    store.ns.db.prepare(`INSERT INTO inodes(ino, type, mode, uid, gid, nlink, atime_ns, mtime_ns, ctime_ns, birth_ns) VALUES (900, 'file', 33188, 0, 0, 1, 0, 0, 0, 0)`).run()
+    fs.rmSync((await store.shardPath(a.ino, 0, 1))!);
+    const header = (await store.shardPath(a.ino, 2, 0))!;
+    const bytes = fs.readFileSync(header);
+    bytes[100] ^= 0xff; // inside header_crc32c's range (DESIGN §3)
+    fs.writeFileSync(header, bytes);
+    store.ns.db
+      .prepare(
+        `INSERT INTO inodes(ino, type, mode, uid, gid, nlink, atime_ns, mtime_ns, ctime_ns, birth_ns) VALUES (900, 'file', 33188, 0, 0, 1, 0, 0, 0, 0)`,
+      )
+      .run();
     // Inode 899 is below the allocation watermark (900) and gone: its shard was freed. 4242 was never handed out.
-    const leaked = path.join(store.diskPaths().get(0)!, shardRelPath(899n, 1n, 0n, 0))
-    const unknown = path.join(store.diskPaths().get(0)!, shardRelPath(4242n, 1n, 0n, 0))
+    const leaked = path.join(store.diskPaths().get(0)!, shardRelPath(899n, 1n, 0n, 0));
+    const unknown = path.join(store.diskPaths().get(0)!, shardRelPath(4242n, 1n, 0n, 0));
     for (const f of [leaked, unknown]) {
-      fs.mkdirSync(path.dirname(f), { recursive: true })
-      fs.writeFileSync(f, 'junk')
+      fs.mkdirSync(path.dirname(f), { recursive: true });
+      fs.writeFileSync(f, 'junk');
     }
-    store.ns.db.prepare(`INSERT INTO containers(id, pack_class, state, used_bytes, dead_bytes, capacity_bytes, sealed_from) VALUES (901, 'replica:3', 'sealed', 0, 0, 1048576, NULL)`).run()
+    store.ns.db
+      .prepare(
+        `INSERT INTO containers(id, pack_class, state, used_bytes, dead_bytes, capacity_bytes, sealed_from) VALUES (901, 'replica:3', 'sealed', 0, 0, 1048576, NULL)`,
+      )
+      .run();
 
-    const found = await store.fsck()
-    t.is(found.missing, 1)
-    t.is(found.badHeaders, 1)
-    t.deepEqual(found.problems.map((p) => [p.kind, p.chunkIndex, p.shardIndex]), [['missing', 0, 1], ['header', 2, 0]])
-    t.regex(found.problems[1].detail, /header_crc32c/)
-    t.deepEqual(found.leaks.paths.sort(), [leaked, unknown].sort())
-    t.deepEqual(found.leaks.unknownPaths, [unknown])
-    t.is(found.leaks.leakedShards, 1)
-    t.deepEqual(found.unaccountedInodes, [900])
-    t.deepEqual(found.containerRowsWithoutInode, [901])
-    t.true(found.healQueueLength >= 2, 'what fsck found is queued for heal')
+    const found = await store.fsck();
+    t.is(found.missing, 1);
+    t.is(found.badHeaders, 1);
+    t.deepEqual(
+      found.problems.map((p) => [p.kind, p.chunkIndex, p.shardIndex]),
+      [
+        ['missing', 0, 1],
+        ['header', 2, 0],
+      ],
+    );
+    t.regex(found.problems[1].detail, /header_crc32c/);
+    t.deepEqual(found.leaks.paths.sort(), [leaked, unknown].sort());
+    t.deepEqual(found.leaks.unknownPaths, [unknown]);
+    t.is(found.leaks.leakedShards, 1);
+    t.deepEqual(found.unaccountedInodes, [900]);
+    t.deepEqual(found.containerRowsWithoutInode, [901]);
+    t.true(found.healQueueLength >= 2, 'what fsck found is queued for heal');
 
     // 1 freed of 11 shard files is past the 5% a scan removes unasked: --force.
-    const refused = await store.fsck({ repair: true, offline: true })
-    t.regex(refused.leaks.refused ?? '', /would remove 1 of 11 shard files \(9\.1%\), more than 5%.*--force/)
-    t.is(refused.leaks.removed, 0)
-    t.is(refused.rebuilt, 2)
-    t.is(refused.rebuildFailed, 0)
-    t.true(fs.existsSync(leaked))
-    const fixed = await store.fsck({ repair: true, offline: true, force: true })
-    t.is(fixed.leaks.removed, 1)
-    t.false(fs.existsSync(leaked))
-    t.true(fs.existsSync(path.join(store.diskPaths().get(0)!, fixed.leaks.quarantine!, shardRelPath(899n, 1n, 0n, 0))), 'kept in the quarantine')
-    t.true(fs.existsSync(unknown), 'a file the metadata does not prove freed stays')
-    const after = await store.fsck()
-    t.deepEqual([after.missing, after.badHeaders, after.leaks.leakedShards, after.leaks.unknown], [0, 0, 0, 1])
-    t.deepEqual(after.unaccountedInodes, [900], 'left for the operator')
-    t.true((await store.read(a.ino, 0, data.length)).equals(data))
+    const refused = await store.fsck({ repair: true, offline: true });
+    t.regex(refused.leaks.refused ?? '', /would remove 1 of 11 shard files \(9\.1%\), more than 5%.*--force/);
+    t.is(refused.leaks.removed, 0);
+    t.is(refused.rebuilt, 2);
+    t.is(refused.rebuildFailed, 0);
+    t.true(fs.existsSync(leaked));
+    const fixed = await store.fsck({ repair: true, offline: true, force: true });
+    t.is(fixed.leaks.removed, 1);
+    t.false(fs.existsSync(leaked));
+    t.true(
+      fs.existsSync(path.join(store.diskPaths().get(0)!, fixed.leaks.quarantine!, shardRelPath(899n, 1n, 0n, 0))),
+      'kept in the quarantine',
+    );
+    t.true(fs.existsSync(unknown), 'a file the metadata does not prove freed stays');
+    const after = await store.fsck();
+    t.deepEqual([after.missing, after.badHeaders, after.leaks.leakedShards, after.leaks.unknown], [0, 0, 0, 1]);
+    t.deepEqual(after.unaccountedInodes, [900], 'left for the operator');
+    t.true((await store.read(a.ino, 0, data.length)).equals(data));
   } finally {
-    await store.close()
+    await store.close();
   }
-})
+});

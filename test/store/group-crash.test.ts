@@ -32,61 +32,76 @@ async function groupWrites(s: Store, ino: number, chunk0: Buffer, tail: Buffer):
   await s.write(ino, 2 * CS, tail);
 }
 
-for (const layout of ['replica:3', 'ec:2+1']) for (const power of [false, true]) {
-  (power ? sqliteOnlyTest : test)(`crash at every step of a group close (${power ? 'power loss' : 'process kill'}), ${layout}`, async (t) => {
-    const { dir, ino, old } = await pristine(layout);
-    const chunk0 = randomBytes(prng(11), CS);
-    const tail = randomBytes(prng(12), 2 * CS);
-    const expectedNew = Buffer.concat([chunk0, old.subarray(CS), tail]);
-    // Count the mutating calls of the uninterrupted run: the writes, the close, the reclaim.
-    const countIo = new FaultyIo(new NodeIo());
-    const counting = await Store.open(copyStore(dir), { io: countIo });
-    const base = countIo.mutationCount;
-    await groupWrites(counting, ino, chunk0, tail);
-    const beforeSync = countIo.mutationCount;
-    await counting.sync();
-    const syncSteps = countIo.mutationCount - beforeSync;
-    await counting.reclaimNow();
-    const steps = countIo.mutationCount - base;
-    t.is((await counting.read(ino, 0, expectedNew.length)).compare(expectedNew), 0, 'the uncrashed run reads the new content');
-    await counting.close();
-    // The close flushes the group's shard files and directories: more than a handful of syncs.
-    t.true(syncSteps > 6, `the group's close has steps (${syncSteps})`);
+for (const layout of ['replica:3', 'ec:2+1'])
+  for (const power of [false, true]) {
+    (power ? sqliteOnlyTest : test)(
+      `crash at every step of a group close (${power ? 'power loss' : 'process kill'}), ${layout}`,
+      async (t) => {
+        const { dir, ino, old } = await pristine(layout);
+        const chunk0 = randomBytes(prng(11), CS);
+        const tail = randomBytes(prng(12), 2 * CS);
+        const expectedNew = Buffer.concat([chunk0, old.subarray(CS), tail]);
+        // Count the mutating calls of the uninterrupted run: the writes, the close, the reclaim.
+        const countIo = new FaultyIo(new NodeIo());
+        const counting = await Store.open(copyStore(dir), { io: countIo });
+        const base = countIo.mutationCount;
+        await groupWrites(counting, ino, chunk0, tail);
+        const beforeSync = countIo.mutationCount;
+        await counting.sync();
+        const syncSteps = countIo.mutationCount - beforeSync;
+        await counting.reclaimNow();
+        const steps = countIo.mutationCount - base;
+        t.is(
+          (await counting.read(ino, 0, expectedNew.length)).compare(expectedNew),
+          0,
+          'the uncrashed run reads the new content',
+        );
+        await counting.close();
+        // The close flushes the group's shard files and directories: more than a handful of syncs.
+        t.true(syncSteps > 6, `the group's close has steps (${syncSteps})`);
 
-    for (let n = 1; n <= steps + 1; n++) {
-      const copy0 = copyStore(dir);
-      const { s, io } = await openCrashable(copy0, power);
-      io.crashBeforeMutation(io.mutationCount + n, { torn: n % 2 === 0, seed: n });
-      let acknowledged = true;
-      try {
-        await groupWrites(s, ino, chunk0, tail);
-        await s.sync(); // fsync: acknowledged means durable, under power loss too
-      } catch {
-        acknowledged = false;
-      }
-      await s.reclaimNow().catch(() => undefined);
-      if (n > steps) t.true(acknowledged, 'the run without a crash is acknowledged');
-      await io.whenRestored();
-      const { r } = await reopenAfterCrash(s, copy0, power);
-      try {
-        const size = r.ns.getattr(ino)!.sizeBytes;
-        t.true(size === old.length || size === expectedNew.length, `step ${n}: size old or new, never a prefix over unstored bytes (${size})`);
-        const got = await r.read(ino, 0, size);
-        if (acknowledged) t.true(got.equals(expectedNew), `step ${n}: acknowledged writes intact`);
-        const first = got.subarray(0, CS);
-        t.true(first.equals(old.subarray(0, CS)) || first.equals(chunk0), `step ${n}: the rewritten chunk is old or new`);
-        t.true(got.subarray(CS, 2 * CS).equals(old.subarray(CS)), `step ${n}: the untouched chunk is unchanged`);
-        if (size === expectedNew.length) t.true(got.subarray(2 * CS).equals(tail), `step ${n}: the appended chunks are whole`);
-        await r.reclaimNow();
-        const scrub = await r.scrub();
-        t.is(scrub.badCount, 0, `step ${n}: every live shard verifies (none a committed group names is missing)`);
-        t.deepEqual(scrub.leaks.paths, [], `step ${n}: no shard left that nothing accounts for`);
-      } finally {
-        await r.close();
-      }
-    }
-  });
-}
+        for (let n = 1; n <= steps + 1; n++) {
+          const copy0 = copyStore(dir);
+          const { s, io } = await openCrashable(copy0, power);
+          io.crashBeforeMutation(io.mutationCount + n, { torn: n % 2 === 0, seed: n });
+          let acknowledged = true;
+          try {
+            await groupWrites(s, ino, chunk0, tail);
+            await s.sync(); // fsync: acknowledged means durable, under power loss too
+          } catch {
+            acknowledged = false;
+          }
+          await s.reclaimNow().catch(() => undefined);
+          if (n > steps) t.true(acknowledged, 'the run without a crash is acknowledged');
+          await io.whenRestored();
+          const { r } = await reopenAfterCrash(s, copy0, power);
+          try {
+            const size = r.ns.getattr(ino)!.sizeBytes;
+            t.true(
+              size === old.length || size === expectedNew.length,
+              `step ${n}: size old or new, never a prefix over unstored bytes (${size})`,
+            );
+            const got = await r.read(ino, 0, size);
+            if (acknowledged) t.true(got.equals(expectedNew), `step ${n}: acknowledged writes intact`);
+            const first = got.subarray(0, CS);
+            t.true(
+              first.equals(old.subarray(0, CS)) || first.equals(chunk0),
+              `step ${n}: the rewritten chunk is old or new`,
+            );
+            t.true(got.subarray(CS, 2 * CS).equals(old.subarray(CS)), `step ${n}: the untouched chunk is unchanged`);
+            if (size === expectedNew.length)
+              t.true(got.subarray(2 * CS).equals(tail), `step ${n}: the appended chunks are whole`);
+            await r.reclaimNow();
+            const scrub = await r.scrub();
+            t.is(scrub.badCount, 0, `step ${n}: every live shard verifies (none a committed group names is missing)`);
+            t.deepEqual(scrub.leaks.paths, [], `step ${n}: no shard left that nothing accounts for`);
+          } finally {
+            await r.close();
+          }
+        }
+      },
+    );
+  }
 
 test('a group whose shard flushes fail: its chunks are not committed, the file ends before them, sync reports EIO', async (t) => {
   const { dir, ino, old } = await pristine('replica:3');
@@ -99,7 +114,11 @@ test('a group whose shard flushes fail: its chunks are not committed, the file e
     const err = await t.throwsAsync(s.sync());
     t.regex(err!.message, /required shards flushed/);
     io.clearFaults();
-    t.is(s.ns.getattr(ino)!.sizeBytes, old.length, 'the size stops before the chunks that are not durable (prefix rule)');
+    t.is(
+      s.ns.getattr(ino)!.sizeBytes,
+      old.length,
+      'the size stops before the chunks that are not durable (prefix rule)',
+    );
     t.true((await s.read(ino, 0, 4 * CS)).equals(old), 'the file reads its old bytes');
   } finally {
     await s.close();
@@ -110,7 +129,7 @@ test('a group whose shard flushes fail: its chunks are not committed, the file e
     await again.reclaimNow();
     const scrub = await again.scrub();
     t.is(scrub.badCount, 0, 'every live shard verifies');
-    t.deepEqual(scrub.leaks.paths, [], 'the failed group\'s shards were reclaimed');
+    t.deepEqual(scrub.leaks.paths, [], "the failed group's shards were reclaimed");
   } finally {
     await again.close();
   }

@@ -6,10 +6,14 @@ import { HashTableCache } from '../../store/chunks/hash-table-cache';
 
 const BLOCKS = 256;
 const BLOCK_BYTES = 16 * 1024;
-const plan = spanPlan({ dataLenBytes: BLOCKS * BLOCK_BYTES, bitrotBlockBytes: BLOCK_BYTES }, 5 * BLOCK_BYTES + 100, 4096)!;
+const plan = spanPlan(
+  { dataLenBytes: BLOCKS * BLOCK_BYTES, bitrotBlockBytes: BLOCK_BYTES },
+  5 * BLOCK_BYTES + 100,
+  4096,
+)!;
 const table = (): Buffer => Buffer.alloc(BLOCKS * HASH_ENTRY_BYTES, 7);
 
-test('a table read whole is kept and serves the plan\'s entries; a short read is not kept; forget drops it', (t) => {
+test("a table read whole is kept and serves the plan's entries; a short read is not kept; forget drops it", (t) => {
   const c = new HashTableCache();
   const first = c.source('/d/a', BLOCKS, plan);
   t.true(first !== null && 'tableBytes' in first && first.tableBytes === BLOCKS * HASH_ENTRY_BYTES);
@@ -18,7 +22,10 @@ test('a table read whole is kept and serves the plan\'s entries; a short read is
   const second = c.source('/d/a', BLOCKS, plan) as { forgets: number };
   c.keep('/d/a', table(), BLOCKS * HASH_ENTRY_BYTES, second);
   const cached = c.source('/d/a', BLOCKS, plan);
-  t.true(cached !== null && 'cached' in cached && cached.cached.length === plan.entriesLen, 'the plan\'s entries from the cache');
+  t.true(
+    cached !== null && 'cached' in cached && cached.cached.length === plan.entriesLen,
+    "the plan's entries from the cache",
+  );
   c.forget('/d/a');
   t.true('tableBytes' in (c.source('/d/a', BLOCKS, plan) ?? {}), 'forgotten');
 });

@@ -40,7 +40,9 @@ export function memTmpDir(prefix = 'chunkfs-store-'): string {
   try {
     fs.accessSync(MEMORY_FS, fs.constants.W_OK);
     base = MEMORY_FS;
-  } catch { /* no tmpfs here: the ordinary temp directory */ }
+  } catch {
+    /* no tmpfs here: the ordinary temp directory */
+  }
   return tmpDir(prefix, base);
 }
 
@@ -51,7 +53,11 @@ export function copyStore(dir: string): string {
   return to;
 }
 
-export async function smallStore(layout: string, disks = 6, extra: Partial<StoreCreateOptions> = {}): Promise<{ store: Store; dir: string }> {
+export async function smallStore(
+  layout: string,
+  disks = 6,
+  extra: Partial<StoreCreateOptions> = {},
+): Promise<{ store: Store; dir: string }> {
   const dir = path.join(tmpDir(), 'store');
   const store = await Store.create(dir, { disks, layout, ...SMALL, ...extra });
   return { store, dir };

@@ -83,10 +83,16 @@ test('a duration ends a fault at its time; latency is counted per operation; the
   const later = faults.check('read', 'pread', '/d1/x', 6_000);
   t.is(later.delayMs, 7);
   t.is(later.error, null, 'the EIO fault ended after 1000 ms');
-  t.deepEqual(faults.list(6_000).map((f) => [f.kind, f.hits]), [['latency', 2]]);
-  for (let i = faults.list().length; i < FAULTS_MAX; i++) faults.add({ kind: 'latency', diskId: 2, root: '/d2', ops: 'all', latencyMs: 1 });
+  t.deepEqual(
+    faults.list(6_000).map((f) => [f.kind, f.hits]),
+    [['latency', 2]],
+  );
+  for (let i = faults.list().length; i < FAULTS_MAX; i++)
+    faults.add({ kind: 'latency', diskId: 2, root: '/d2', ops: 'all', latencyMs: 1 });
   t.throws(() => faults.add({ kind: 'eio', diskId: 2, root: '/d2', ops: 'all' }), { message: /at most 64 faults/ });
-  t.throws(() => new FaultTable().add({ kind: 'latency', diskId: 2, root: '/d2', ops: 'all', latencyMs: 0 }), { message: /latency must be/ });
+  t.throws(() => new FaultTable().add({ kind: 'latency', diskId: 2, root: '/d2', ops: 'all', latencyMs: 0 }), {
+    message: /latency must be/,
+  });
 });
 
 test('the small files see only a disk taken offline, never an EIO or latency fault', (t) => {
@@ -104,7 +110,10 @@ test('a store on the injectable Io: EIO on a replica disk is served around, coun
   const dir = path.join(tmpDir(), 'store');
   await (await Store.create(dir, { disks: 6, layout: 'replica:3', ...SMALL })).close();
   const faults = new FaultTable();
-  const store = await Store.open(dir, { io: new InjectIo(new NodeIo(), faults), syncIo: new InjectSyncIo(nodeSyncIo, faults) });
+  const store = await Store.open(dir, {
+    io: new InjectIo(new NodeIo(), faults),
+    syncIo: new InjectSyncIo(nodeSyncIo, faults),
+  });
   try {
     const a = store.ns.create(1, 'f', 0o644, 0, 0);
     const data = randomBytes(prng(7), 300_000);

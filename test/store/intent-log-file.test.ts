@@ -23,7 +23,7 @@ function kill(s: Store): void {
   (s as unknown as { lock: { release(): void } }).lock.release();
 }
 
-const WRAP = 'fsync\'d writes wrap around a small log several times; a kill keeps every byte; the file keeps its size';
+const WRAP = "fsync'd writes wrap around a small log several times; a kill keeps every byte; the file keeps its size";
 sqliteOnlyTest(WRAP, async (t) => {
   const { store, dir } = await smallStore('replica:3', 6, { intentLogBytes: INTENT_LOG_BYTES_MIN });
   const f = store.ns.create(ROOT_INO, 'f', 0o644, 0, 0);
@@ -51,7 +51,7 @@ sqliteOnlyTest(WRAP, async (t) => {
   t.deepEqual(r.recoveryReport.errors, []);
   t.true(r.recoveryReport.intentsResolved > 0, 'replayed at open');
   t.is((await r.status()).openIntents, 0);
-  t.true((await r.read(f.ino, 0, data.length)).equals(data), 'every fsync\'d byte');
+  t.true((await r.read(f.ino, 0, data.length)).equals(data), "every fsync'd byte");
   const scrub = await r.scrub();
   t.is(scrub.badCount, 0);
   await r.close();
@@ -72,8 +72,14 @@ sqliteOnlyTest(UNBOUND, async (t) => {
   db.prepare("DELETE FROM counters WHERE name LIKE 'intent_log_%'").run();
   db.close();
   const s = await Store.open(a.dir, { log: (line) => lines.push(line) });
-  t.true(lines.some((l) => l.includes('moved to') && l.includes('.unbound-')), lines.join('\n'));
-  t.true(fs.readdirSync(a.dir).some((n) => n.startsWith(`${INTENT_LOG_FILE}.unbound-`)), 'kept, not deleted');
+  t.true(
+    lines.some((l) => l.includes('moved to') && l.includes('.unbound-')),
+    lines.join('\n'),
+  );
+  t.true(
+    fs.readdirSync(a.dir).some((n) => n.startsWith(`${INTENT_LOG_FILE}.unbound-`)),
+    'kept, not deleted',
+  );
   await s.close();
 });
 

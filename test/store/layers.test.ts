@@ -1,80 +1,103 @@
 // The shape DESIGN §2 gives the code, checked on the sources: imports point one way
 // (cli -> fs -> store -> src), store/'s folders are layers (io < meta < chunks < small < upkeep,
 // store.ts wiring them), and no module outside store/meta/ writes SQL (issue 22 item 1).
-import test from 'ava'
-import * as fs from 'node:fs'
-import * as path from 'node:path'
-import { REPO_ROOT } from '../helpers/root'
+import test from 'ava';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { REPO_ROOT } from '../helpers/root';
 
-const TOP = ['src', 'store', 'fs', 'cli'] // each may import only those before it
+const TOP = ['src', 'store', 'fs', 'cli']; // each may import only those before it
 /** store/ folders by layer; a folder imports its own layer and lower ones. */
-const STORE_LAYER: Record<string, number> = { io: 0, meta: 1, chunks: 2, small: 3, upkeep: 5 }
+const STORE_LAYER: Record<string, number> = { io: 0, meta: 1, chunks: 2, small: 3, upkeep: 5 };
 /** Files at store/'s root, with the lowest layer that may import each: the base ones anywhere. */
-const STORE_ROOT_LAYER: Record<string, number> = { 'fs-error': 0, 'random-ids': 0, config: 0, 'meta-target': 0, 'pg-conninfo': 0, 'mkfs-staging': 0, 'store-key': 0, 'log-record-keys': 0, 'disk-identity': 0, 'file-deletes': 4, 'file-io': 4, follower: 5, 'store-lock': 6, store: 6, 'meta-move': 6 }
-const SOURCES_MAX = 2000 // a bound on the walk
+const STORE_ROOT_LAYER: Record<string, number> = {
+  'fs-error': 0,
+  'random-ids': 0,
+  config: 0,
+  'meta-target': 0,
+  'pg-conninfo': 0,
+  'mkfs-staging': 0,
+  'store-key': 0,
+  'log-record-keys': 0,
+  'disk-identity': 0,
+  'file-deletes': 4,
+  'file-io': 4,
+  follower: 5,
+  'store-lock': 6,
+  store: 6,
+  'meta-move': 6,
+};
+const SOURCES_MAX = 2000; // a bound on the walk
 
-function sources (dir: string, out: string[] = []): string[] {
+function sources(dir: string, out: string[] = []): string[] {
   for (const e of fs.readdirSync(path.join(REPO_ROOT, dir), { withFileTypes: true })) {
-    const rel = path.join(dir, e.name)
-    if (e.isDirectory()) sources(rel, out)
-    else if (e.name.endsWith('.ts')) out.push(rel)
-    if (out.length > SOURCES_MAX) throw new Error(`more than ${SOURCES_MAX} sources under ${dir}`)
+    const rel = path.join(dir, e.name);
+    if (e.isDirectory()) sources(rel, out);
+    else if (e.name.endsWith('.ts')) out.push(rel);
+    if (out.length > SOURCES_MAX) throw new Error(`more than ${SOURCES_MAX} sources under ${dir}`);
   }
-  return out
+  return out;
 }
 
-function imports (file: string): string[] {
-  const text = fs.readFileSync(path.join(REPO_ROOT, file), 'utf8')
-  const out: string[] = []
-  for (const m of text.matchAll(/(?:from\s+|import\s*\(\s*|require\(\s*)'(\.{1,2}\/[^']+)'/g)) out.push(path.normalize(path.join(path.dirname(file), m[1])))
-  return out
+function imports(file: string): string[] {
+  const text = fs.readFileSync(path.join(REPO_ROOT, file), 'utf8');
+  const out: string[] = [];
+  for (const m of text.matchAll(/(?:from\s+|import\s*\(\s*|require\(\s*)'(\.{1,2}\/[^']+)'/g))
+    out.push(path.normalize(path.join(path.dirname(file), m[1])));
+  return out;
 }
 
 /** The layer of a store/ module: its folder's, or a root file's. */
-function storeLayer (mod: string): number {
-  const parts = mod.split(path.sep)
-  if (parts.length > 2) return STORE_LAYER[parts[1]] ?? -1
-  return STORE_ROOT_LAYER[parts[1].replace(/\.ts$/, '')] ?? -1
+function storeLayer(mod: string): number {
+  const parts = mod.split(path.sep);
+  if (parts.length > 2) return STORE_LAYER[parts[1]] ?? -1;
+  return STORE_ROOT_LAYER[parts[1].replace(/\.ts$/, '')] ?? -1;
 }
 
-const ALL = TOP.flatMap((d) => sources(d))
+const ALL = TOP.flatMap((d) => sources(d));
 
 test('imports point one way: cli -> fs -> store -> src', (t) => {
-  const bad: string[] = []
+  const bad: string[] = [];
   for (const file of ALL) {
-    const mine = TOP.indexOf(file.split(path.sep)[0])
+    const mine = TOP.indexOf(file.split(path.sep)[0]);
     for (const target of imports(file)) {
-      const theirs = TOP.indexOf(target.split(path.sep)[0])
-      if (theirs > mine) bad.push(`${file} imports ${target}`)
+      const theirs = TOP.indexOf(target.split(path.sep)[0]);
+      if (theirs > mine) bad.push(`${file} imports ${target}`);
     }
   }
-  t.deepEqual(bad, [])
-})
+  t.deepEqual(bad, []);
+});
 
 test("store/'s folders are layers: io < meta < chunks < small < file-io < upkeep < store.ts", (t) => {
-  const bad: string[] = []
-  const storeFiles = ALL.filter((f) => f.startsWith(`store${path.sep}`))
+  const bad: string[] = [];
+  const storeFiles = ALL.filter((f) => f.startsWith(`store${path.sep}`));
   for (const file of storeFiles) {
-    const mine = storeLayer(file)
-    if (mine < 0) bad.push(`${file}: in no layer (add it to STORE_LAYER or STORE_ROOT_LAYER)`)
+    const mine = storeLayer(file);
+    if (mine < 0) bad.push(`${file}: in no layer (add it to STORE_LAYER or STORE_ROOT_LAYER)`);
     for (const target of imports(file).filter((m) => m.startsWith(`store${path.sep}`))) {
-      if (storeLayer(target) > mine) bad.push(`${file} (layer ${mine}) imports ${target} (layer ${storeLayer(target)})`)
+      if (storeLayer(target) > mine)
+        bad.push(`${file} (layer ${mine}) imports ${target} (layer ${storeLayer(target)})`);
     }
   }
-  t.deepEqual(bad, [])
-  t.true(storeFiles.length > 50, `found ${storeFiles.length} store sources`)
-})
+  t.deepEqual(bad, []);
+  t.true(storeFiles.length > 50, `found ${storeFiles.length} store sources`);
+});
 
 test('no SQL outside store/meta/', (t) => {
-  const sql = /\.prepare\(|\.pragma\(|\b(SELECT|INSERT INTO|UPDATE|DELETE FROM)\b[^'`]*\b(FROM|SET|VALUES|WHERE)\b/
-  const bad = ALL.filter((f) => !f.startsWith(path.join('store', 'meta') + path.sep))
-    .filter((f) => fs.readFileSync(path.join(REPO_ROOT, f), 'utf8').split('\n').some((line) => !line.trim().startsWith('//') && !line.trim().startsWith('*') && sql.test(line)))
-  t.deepEqual(bad, [])
-})
+  const sql = /\.prepare\(|\.pragma\(|\b(SELECT|INSERT INTO|UPDATE|DELETE FROM)\b[^'`]*\b(FROM|SET|VALUES|WHERE)\b/;
+  const bad = ALL.filter((f) => !f.startsWith(path.join('store', 'meta') + path.sep)).filter((f) =>
+    fs
+      .readFileSync(path.join(REPO_ROOT, f), 'utf8')
+      .split('\n')
+      .some((line) => !line.trim().startsWith('//') && !line.trim().startsWith('*') && sql.test(line)),
+  );
+  t.deepEqual(bad, []);
+});
 
 test('no database driver outside store/meta/: the rest of the store sees the metadata interface only', (t) => {
-  const driver = /(?:from\s+|import\s*\(\s*|require\(\s*)'(better-sqlite3|libpq)'/
-  const bad = ALL.filter((f) => !f.startsWith(path.join('store', 'meta') + path.sep))
-    .filter((f) => driver.test(fs.readFileSync(path.join(REPO_ROOT, f), 'utf8')))
-  t.deepEqual(bad, [])
-})
+  const driver = /(?:from\s+|import\s*\(\s*|require\(\s*)'(better-sqlite3|libpq)'/;
+  const bad = ALL.filter((f) => !f.startsWith(path.join('store', 'meta') + path.sep)).filter((f) =>
+    driver.test(fs.readFileSync(path.join(REPO_ROOT, f), 'utf8')),
+  );
+  t.deepEqual(bad, []);
+});

@@ -16,11 +16,19 @@ const CHILD_READY_WAITS_MAX = 600; // x 50 ms
 
 /** A child process holding the store open read-write until killed; stderrText() is what it said. */
 async function holder(dir: string): Promise<ChildProcess & { stderrText: () => string }> {
-  const child = spawn(process.execPath, ['-e', `
+  const child = spawn(
+    process.execPath,
+    [
+      '-e',
+      `
     require(${JSON.stringify(STORE_JS)}).Store.open(process.argv[1]).then(
       () => process.stdout.write('ready\\n'), (e) => { process.stderr.write(e.message); process.exit(3) });
     setInterval(() => undefined, 1000);
-  `, dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  `,
+      dir,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let out = '';
   let err = '';
   child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
@@ -56,7 +64,7 @@ test('a second read-write open in the same process fails; read-only is refused a
   const err = await t.throwsAsync(Store.open(dir), { instanceOf: StoreLockedError });
   t.true(err!.message.includes(dir) && err!.message.includes(`pid ${process.pid}`), err!.message);
   await refusedBesideWriter(t, dir);
-  t.true(fs.existsSync(lockPath), 'a refused read-only open leaves the writer\'s lock');
+  t.true(fs.existsSync(lockPath), "a refused read-only open leaves the writer's lock");
   await store.close();
   t.false(fs.existsSync(lockPath), 'close releases the lock');
   const again = await Store.open(dir);
@@ -79,7 +87,11 @@ test('another process holding the store: open fails naming its pid; after it die
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
   }
-  t.is(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8'), lockText(child.pid!, '', thisHost()), 'a killed holder leaves its lock');
+  t.is(
+    fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8'),
+    lockText(child.pid!, '', thisHost()),
+    'a killed holder leaves its lock',
+  );
   const s = await Store.open(dir);
   t.is(s.lockTookOverFrom, child.pid!);
   t.is(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8'), lockText(process.pid, '', thisHost()));
@@ -123,7 +135,10 @@ test('the lock names what it is held for; a mount holder whose mount is gone cou
   t.is(err!.holderPid, process.pid);
   t.is(err!.holderNote, 'mount /some/where');
   t.true(holderUnmounted(err, dir), '/some/where is not mounted');
-  t.false(holderUnmounted(new StoreLockedError(dir, process.pid, ''), dir), 'a holder that is no mount is refused at once');
+  t.false(
+    holderUnmounted(new StoreLockedError(dir, process.pid, ''), dir),
+    'a holder that is no mount is refused at once',
+  );
   await s.close();
   t.false(fs.existsSync(path.join(dir, LOCK_FILE)));
 });
@@ -136,18 +151,28 @@ test('a lock of another host is refused naming that host, even when its pid runs
   const self = thisHost();
   if (testMetaEngine() === 'postgres') {
     // The lease (no live holder: the store was closed) lets this host take the store over.
-    fs.writeFileSync(path.join(dir, LOCK_FILE), lockText(1, 'mount /mnt/far', { host: `not-${self.host}`, boot: self.boot }));
+    fs.writeFileSync(
+      path.join(dir, LOCK_FILE),
+      lockText(1, 'mount /mnt/far', { host: `not-${self.host}`, boot: self.boot }),
+    );
     const s = await Store.open(dir);
     t.is(s.lockTookOverFrom, 1);
     await s.close();
     return;
   }
-  fs.writeFileSync(path.join(dir, LOCK_FILE), lockText(1, 'mount /mnt/far', { host: `not-${self.host}`, boot: self.boot }));
+  fs.writeFileSync(
+    path.join(dir, LOCK_FILE),
+    lockText(1, 'mount /mnt/far', { host: `not-${self.host}`, boot: self.boot }),
+  );
   const err = await t.throwsAsync(Store.open(dir), { instanceOf: StoreLockedError });
   t.is(err!.holderHost, `not-${self.host}`);
   t.true(err!.message.includes(`pid 1 on host not-${self.host}`) && err!.message.includes('remove'), err!.message);
   t.false(holderUnmounted(err, dir), 'a mount on another host is not waited for as finishing here');
-  t.is(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8'), lockText(1, 'mount /mnt/far', { host: `not-${self.host}`, boot: self.boot }), 'the lock is left as it was');
+  t.is(
+    fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8'),
+    lockText(1, 'mount /mnt/far', { host: `not-${self.host}`, boot: self.boot }),
+    'the lock is left as it was',
+  );
   // The same lock from a dead pid of that host is refused too: its pid means nothing here.
   const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
   fs.writeFileSync(path.join(dir, LOCK_FILE), lockText(dead, '', { host: `not-${self.host}`, boot: self.boot }));
@@ -158,7 +183,10 @@ test('a lock from an earlier boot of this host is stale even when its pid now na
   const { store, dir } = await smallStore('replica:3', 3);
   await store.close();
   const self = thisHost();
-  fs.writeFileSync(path.join(dir, LOCK_FILE), lockText(1, 'mount /mnt/x', { host: self.host, boot: `${self.boot}-before` }));
+  fs.writeFileSync(
+    path.join(dir, LOCK_FILE),
+    lockText(1, 'mount /mnt/x', { host: self.host, boot: `${self.boot}-before` }),
+  );
   const s = await Store.open(dir);
   t.is(s.lockTookOverFrom, 1);
   await s.close();
@@ -172,8 +200,13 @@ test('StoreLock.acquire as another boot of this host takes over the lock of the 
   const dir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'chunkfs-lock-'));
   const self = thisHost();
   const first = StoreLock.acquire(dir, undefined, '', { host: self.host, boot: 'boot-a' });
-  t.throws(() => StoreLock.acquire(dir, undefined, '', { host: self.host, boot: 'boot-a' }), { instanceOf: StoreLockedError });
-  t.throws(() => StoreLock.acquire(dir, undefined, '', { host: 'elsewhere', boot: 'boot-a' }), { instanceOf: StoreLockedError, message: /on host /});
+  t.throws(() => StoreLock.acquire(dir, undefined, '', { host: self.host, boot: 'boot-a' }), {
+    instanceOf: StoreLockedError,
+  });
+  t.throws(() => StoreLock.acquire(dir, undefined, '', { host: 'elsewhere', boot: 'boot-a' }), {
+    instanceOf: StoreLockedError,
+    message: /on host /,
+  });
   const second = StoreLock.acquire(dir, undefined, '', { host: self.host, boot: 'boot-b' });
   t.is(second.tookOverFrom, process.pid);
   second.release();

@@ -9,7 +9,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { deriveDataKey } from '../../src/chunk-cipher';
 import {
-  LOG_RECORD_OVERHEAD_BYTES, LogRecordError, LogRecordPosition, deriveLogKey,
+  LOG_RECORD_OVERHEAD_BYTES,
+  LogRecordError,
+  LogRecordPosition,
+  deriveLogKey,
 } from '../../src/log-record-cipher';
 import { LogRecordKeyError, LogRecordKeys } from '../../store/log-record-keys';
 import { ChunkMap, IntentRecordError } from '../../store/meta/chunk-map';
@@ -24,17 +27,25 @@ const BB = SMALL.bitrotBlockBytes;
 const POS: LogRecordPosition = { fileId: 12n, chunkIndex: 3n, version: 7n, firstBlock: 5 };
 
 interface IntentRow {
-  id: bigint; ino: bigint; chunk_index: bigint; version: bigint; first_block: bigint; last_block: bigint;
-  span: Buffer; span_sealed: bigint;
+  id: bigint;
+  ino: bigint;
+  chunk_index: bigint;
+  version: bigint;
+  first_block: bigint;
+  last_block: bigint;
+  span: Buffer;
+  span_sealed: bigint;
 }
 
 /** The live version of a file's chunk 0. */
 function chunkVersion(db: Db, ino: number): bigint {
-  const row = db.prepare('SELECT version FROM chunks WHERE ino = ? AND chunk_index = 0').get(ino) as { version: bigint };
+  const row = db.prepare('SELECT version FROM chunks WHERE ino = ? AND chunk_index = 0').get(ino) as {
+    version: bigint;
+  };
   return row.version;
 }
 
-const bigints = (_k: string, v: unknown): unknown => typeof v === 'bigint' ? String(v) : v;
+const bigints = (_k: string, v: unknown): unknown => (typeof v === 'bigint' ? String(v) : v);
 
 function flipped(b: Buffer, at: number): Buffer {
   const out = Buffer.from(b);
@@ -55,7 +66,11 @@ test('a record opens only with its key, unaltered and at its place; every seal h
   const refused = (message?: RegExp): { instanceOf: typeof LogRecordError; message?: RegExp } =>
     message === undefined ? { instanceOf: LogRecordError } : { instanceOf: LogRecordError, message };
   const other = new LogRecordKeys(crypto.randomBytes(32));
-  t.throws(() => other.open(POS, rec), refused(/tag mismatch.*\(file 12, chunk 3, version 7, block 5\)/), 'another key');
+  t.throws(
+    () => other.open(POS, rec),
+    refused(/tag mismatch.*\(file 12, chunk 3, version 7, block 5\)/),
+    'another key',
+  );
   for (const at of [1, 12, 13, 500, rec.length - 1]) {
     t.throws(() => keys.open(POS, flipped(rec, at)), refused(), `byte ${at} altered`);
   }
@@ -75,7 +90,7 @@ test('a log key is never the data key of the same chunk version', (t) => {
   t.false(deriveLogKey(storeKey, POS).equals(deriveLogKey(storeKey, { ...POS, version: 8n })));
 });
 
-test('a rebase seals the chunk\'s records again for the new version; rows of other chunks and plain rows stay as they were', (t) => {
+test("a rebase seals the chunk's records again for the new version; rows of other chunks and plain rows stay as they were", (t) => {
   const db = createDb(path.join(tmpDir(), 'meta.db'), crypto.randomUUID());
   const keys = new LogRecordKeys(crypto.randomBytes(32));
   const map = new ChunkMap(db, keys);
@@ -89,19 +104,33 @@ test('a rebase seals the chunk\'s records again for the new version; rows of oth
   })();
   const raw = (): IntentRow[] => db.prepare('SELECT * FROM intents ORDER BY id').all() as IntentRow[];
   const before = raw();
-  t.deepEqual(before.map((r) => Number(r.span_sealed)), [1, 1, 1, 0]);
+  t.deepEqual(
+    before.map((r) => Number(r.span_sealed)),
+    [1, 1, 1, 0],
+  );
   t.is(before[0].span.indexOf(a.subarray(0, 64)), -1, 'sealed in the row');
   t.true(before[3].span.equals(b), 'a chunk that does not encrypt: the bytes as they are');
   db.transaction(() => map.rebaseIntents(5, 0, 9n, true))();
   const after = raw();
-  t.deepEqual(after.map((r) => r.version), [9n, 9n, 3n, 1n]);
+  t.deepEqual(
+    after.map((r) => r.version),
+    [9n, 9n, 3n, 1n],
+  );
   t.true(after[2].span.equals(before[2].span) && after[3].span.equals(before[3].span), 'other chunks untouched');
   const old = { fileId: 5n, chunkIndex: 0n, version: 3n, firstBlock: 2 };
   t.throws(() => keys.open(old, after[0].span), { instanceOf: LogRecordError }, 'no longer opens at the old version');
   const opened = map.intents();
   const where = opened.map((i) => [i.ino, i.chunkIndex, i.version, i.firstBlock]);
-  t.deepEqual(where, [[5, 0, 9n, 2], [5, 0, 9n, 4], [5, 1, 3n, 0], [6, 0, 1n, 0]]);
-  t.deepEqual(opened.map((i) => i.span), [a, b, a, b]);
+  t.deepEqual(where, [
+    [5, 0, 9n, 2],
+    [5, 0, 9n, 4],
+    [5, 1, 3n, 0],
+    [6, 0, 1n, 0],
+  ]);
+  t.deepEqual(
+    opened.map((i) => i.span),
+    [a, b, a, b],
+  );
   db.close();
 });
 
@@ -121,8 +150,10 @@ async function encryptedFile(): Promise<{ dir: string; ino: number; data: Buffer
 /** Plant a one-block intent row of chunk 0 as a build writes it (sealed, or plain as older builds did). */
 function plant(dir: string, ino: number, version: bigint, block: number, span: Buffer, sealed: 0 | 1): void {
   const db = openStoreMetaOf(dir);
-  db.prepare('INSERT INTO intents(ino, chunk_index, version, first_block, last_block, created_ns, span, span_sealed) ' +
-    'VALUES (?, 0, ?, ?, ?, 0, ?, ?)').run(ino, version, block, block, span, sealed);
+  db.prepare(
+    'INSERT INTO intents(ino, chunk_index, version, first_block, last_block, created_ns, span, span_sealed) ' +
+      'VALUES (?, 0, ?, ?, ?, 0, ?, ?)',
+  ).run(ino, version, block, block, span, sealed);
   db.close();
 }
 
@@ -201,8 +232,12 @@ class HeldRenames extends NodeIo {
   arm(fromVersion: bigint): void {
     const release = this.release;
     this.fromVersion = fromVersion;
-    this.reached = new Promise((resolve) => { this.reachedNow = resolve; });
-    this.held = new Promise((resolve) => { this.release = resolve; });
+    this.reached = new Promise((resolve) => {
+      this.reachedNow = resolve;
+    });
+    this.held = new Promise((resolve) => {
+      this.release = resolve;
+    });
     release();
   }
   letGo(): void {

@@ -20,10 +20,16 @@ import { smallStore, tmpDir } from './helpers';
 function sourceDb(dir: string): Db {
   const db = createDb(path.join(dir, 'source.db'), crypto.randomUUID());
   for (let i = 0; i < 25; i++) {
-    db.prepare(`INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns)
-      VALUES (?, 'file', 33188, 0, 0, ?, 1, NULL, 1, 2, 3, 4)`).run(100 + i, i * 10);
+    db.prepare(
+      `INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns)
+      VALUES (?, 'file', 33188, 0, 0, ?, 1, NULL, 1, 2, 3, 4)`,
+    ).run(100 + i, i * 10);
     db.prepare('INSERT INTO dirents(parent, name, ino) VALUES (?, ?, ?)').run(ROOT_INO, `f${i}-é`, 100 + i);
-    db.prepare('INSERT INTO xattrs(ino, name, value) VALUES (?, ?, ?)').run(100 + i, 'user.k', Buffer.from([i, 0, 255]));
+    db.prepare('INSERT INTO xattrs(ino, name, value) VALUES (?, ?, ?)').run(
+      100 + i,
+      'user.k',
+      Buffer.from([i, 0, 255]),
+    );
   }
   return db;
 }
@@ -35,7 +41,7 @@ function copied(dir: string): { source: Db; target: Db } {
   return { source, target };
 }
 
-test('META_TABLES names every table of this build\'s schema', (t) => {
+test("META_TABLES names every table of this build's schema", (t) => {
   const db = createDb(path.join(tmpDir(), 'meta.db'), crypto.randomUUID());
   t.deepEqual(storeTablesIn(db).sort(), META_TABLES.map((x) => x.name).sort());
   db.close();
@@ -51,26 +57,42 @@ test('a changed value is found and named: table, row key, column, both values', 
   const { source, target } = copied(tmpDir());
   target.prepare('UPDATE xattrs SET value = ? WHERE ino = 117').run(Buffer.from([1]));
   const err = t.throws(() => verifyTables(source, target, 4), { instanceOf: MetaCopyError });
-  t.regex(err!.message, /table xattrs: row ino=117, name="user\.k": column value is blob x'1100ff' in the source, blob x'01' in the copy/);
+  t.regex(
+    err!.message,
+    /table xattrs: row ino=117, name="user\.k": column value is blob x'1100ff' in the source, blob x'01' in the copy/,
+  );
 });
 
 test('a missing row, or a changed key, is found', (t) => {
   const { source, target } = copied(tmpDir());
   target.prepare('DELETE FROM dirents WHERE name = ?').run('f3-é');
-  t.throws(() => verifyTables(source, target, 4), { instanceOf: MetaCopyError, message: /table dirents: 25 rows in the source, 24 in the copy/ });
+  t.throws(() => verifyTables(source, target, 4), {
+    instanceOf: MetaCopyError,
+    message: /table dirents: 25 rows in the source, 24 in the copy/,
+  });
   target.prepare('INSERT INTO dirents(parent, name, ino) VALUES (?, ?, ?)').run(ROOT_INO, 'f3-e', 103);
-  t.throws(() => verifyTables(source, target, 4), { instanceOf: MetaCopyError, message: /table dirents: row parent=1, name="f3-é" \(copy: parent=1, name="f3-e"\)/ });
+  t.throws(() => verifyTables(source, target, 4), {
+    instanceOf: MetaCopyError,
+    message: /table dirents: row parent=1, name="f3-é" \(copy: parent=1, name="f3-e"\)/,
+  });
 });
 
-sqliteOnlyTest('a source older than this build is refused before anything is written: open it read-write once', async (t) => {
-  const { store, dir } = await smallStore('replica:3', 6);
-  await store.close();
-  const raw = new Database(path.join(dir, 'meta.db'));
-  const version = Number(raw.pragma('user_version', { simple: true }));
-  raw.pragma(`user_version = ${version - 1}`);
-  raw.close();
-  const config = fs.readFileSync(path.join(dir, 'chunkfs.json'));
-  t.throws(() => moveStoreMeta(dir, 'postgresql:///never?host=/nonexistent'), { message: new RegExp(`schema version ${version - 1} is older than this build's \\(${version}\\); open the store read-write once`) });
-  t.deepEqual(fs.readFileSync(path.join(dir, 'chunkfs.json')), config);
-  t.false(fs.existsSync(path.join(dir, 'chunkfs.lock')), 'the store lock released');
-});
+sqliteOnlyTest(
+  'a source older than this build is refused before anything is written: open it read-write once',
+  async (t) => {
+    const { store, dir } = await smallStore('replica:3', 6);
+    await store.close();
+    const raw = new Database(path.join(dir, 'meta.db'));
+    const version = Number(raw.pragma('user_version', { simple: true }));
+    raw.pragma(`user_version = ${version - 1}`);
+    raw.close();
+    const config = fs.readFileSync(path.join(dir, 'chunkfs.json'));
+    t.throws(() => moveStoreMeta(dir, 'postgresql:///never?host=/nonexistent'), {
+      message: new RegExp(
+        `schema version ${version - 1} is older than this build's \\(${version}\\); open the store read-write once`,
+      ),
+    });
+    t.deepEqual(fs.readFileSync(path.join(dir, 'chunkfs.json')), config);
+    t.false(fs.existsSync(path.join(dir, 'chunkfs.lock')), 'the store lock released');
+  },
+);

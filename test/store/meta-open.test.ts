@@ -49,31 +49,37 @@ async function filesIn(dir: string, readOnly: boolean): Promise<number> {
   }
 }
 
-sqliteOnlyTest('a writer killed with -wal left behind: read-only and read-write opens see every committed file', async (t) => {
-  const dir = await crashedStore();
-  t.true(fs.existsSync(path.join(dir, 'meta.db-wal')), 'the crash left the WAL');
-  t.is(await filesIn(dir, true), FILES, 'read-only (chunkfs status) reads the WAL');
-  t.is(await filesIn(dir, false), FILES, 'read-write (mount, scrub) recovers');
-});
+sqliteOnlyTest(
+  'a writer killed with -wal left behind: read-only and read-write opens see every committed file',
+  async (t) => {
+    const dir = await crashedStore();
+    t.true(fs.existsSync(path.join(dir, 'meta.db-wal')), 'the crash left the WAL');
+    t.is(await filesIn(dir, true), FILES, 'read-only (chunkfs status) reads the WAL');
+    t.is(await filesIn(dir, false), FILES, 'read-write (mount, scrub) recovers');
+  },
+);
 
-sqliteOnlyTest('an unusable -shm: a read-only open says what to do and touches nothing; a read-write open removes it', async (t) => {
-  const dir = await crashedStore();
-  const meta = path.join(dir, 'meta.db');
-  fs.rmSync(`${meta}-shm`, { force: true });
-  execFileSync('mkfifo', [`${meta}-shm`]); // SQLite cannot map it: SQLITE_IOERR_SHMOPEN, "disk I/O error"
-  const err = await t.throwsAsync(Store.open(dir, { readOnly: true }));
-  t.regex(err!.message, /cannot open metadata database: disk I\/O error \(SQLITE_IOERR_SHMOPEN\)/);
-  t.regex(err!.message, /Open the store read-write once/);
-  t.regex(err!.message, /never remove .*meta\.db-wal/);
-  t.true(fs.lstatSync(`${meta}-shm`).isFIFO(), 'a read-only open leaves the -shm alone');
-  const lines: string[] = [];
-  const s = await Store.open(dir, { log: (line) => lines.push(line) });
-  t.is(s.ns.readdir(ROOT_INO).length, FILES, 'every committed file is there');
-  await s.close();
-  t.is(lines.filter((l) => /meta\.db-shm was not a plain file/.test(l)).length, 1, lines.join('\n'));
-  t.false(fs.existsSync(`${meta}-shm`) && fs.lstatSync(`${meta}-shm`).isFIFO(), 'the FIFO is gone');
-  t.is(await filesIn(dir, true), FILES, 'and read-only opens work again');
-});
+sqliteOnlyTest(
+  'an unusable -shm: a read-only open says what to do and touches nothing; a read-write open removes it',
+  async (t) => {
+    const dir = await crashedStore();
+    const meta = path.join(dir, 'meta.db');
+    fs.rmSync(`${meta}-shm`, { force: true });
+    execFileSync('mkfifo', [`${meta}-shm`]); // SQLite cannot map it: SQLITE_IOERR_SHMOPEN, "disk I/O error"
+    const err = await t.throwsAsync(Store.open(dir, { readOnly: true }));
+    t.regex(err!.message, /cannot open metadata database: disk I\/O error \(SQLITE_IOERR_SHMOPEN\)/);
+    t.regex(err!.message, /Open the store read-write once/);
+    t.regex(err!.message, /never remove .*meta\.db-wal/);
+    t.true(fs.lstatSync(`${meta}-shm`).isFIFO(), 'a read-only open leaves the -shm alone');
+    const lines: string[] = [];
+    const s = await Store.open(dir, { log: (line) => lines.push(line) });
+    t.is(s.ns.readdir(ROOT_INO).length, FILES, 'every committed file is there');
+    await s.close();
+    t.is(lines.filter((l) => /meta\.db-shm was not a plain file/.test(l)).length, 1, lines.join('\n'));
+    t.false(fs.existsSync(`${meta}-shm`) && fs.lstatSync(`${meta}-shm`).isFIFO(), 'the FIFO is gone');
+    t.is(await filesIn(dir, true), FILES, 'and read-only opens work again');
+  },
+);
 
 sqliteOnlyTest('every other open failure names the files and what to do, and never suggests removing the WAL', (t) => {
   const meta = '/srv/store/meta.db';

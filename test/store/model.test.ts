@@ -31,7 +31,9 @@ class ModelFile {
 function pickOffset(random: () => number, limit: number): number {
   const r = random();
   if (r < 0.3) {
-    const unit = [SMALL.chunkSizeBytes, SMALL.bitrotBlockBytes, SMALL.ecBlockSizeBytes / 4, SMALL.ecBlockSizeBytes][Math.floor(random() * 4)];
+    const unit = [SMALL.chunkSizeBytes, SMALL.bitrotBlockBytes, SMALL.ecBlockSizeBytes / 4, SMALL.ecBlockSizeBytes][
+      Math.floor(random() * 4)
+    ];
     const base = Math.floor(random() * Math.max(1, Math.floor(limit / unit))) * unit;
     return Math.max(0, base + Math.floor(random() * 9) - 4);
   }
@@ -48,7 +50,13 @@ function pickLength(random: () => number): number {
 
 // grouped: whole-chunk writes join transaction groups (DESIGN §5), closed by a random sync now and
 // then, so truncates, partial writes and reads meet rows that only a group holds.
-for (const [layout, seed, grouped] of [['replica:3', 1, false], ['ec:4+2', 2, false], ['ec:2+1', 3, false], ['replica:3', 4, true], ['ec:2+1', 5, true]] as const) {
+for (const [layout, seed, grouped] of [
+  ['replica:3', 1, false],
+  ['ec:4+2', 2, false],
+  ['ec:2+1', 3, false],
+  ['replica:3', 4, true],
+  ['ec:2+1', 5, true],
+] as const) {
   test(`random ops vs model: ${layout} seed ${seed}${grouped ? ', transaction groups' : ''}`, async (t) => {
     const created = await smallStore(layout);
     let store = created.store;

@@ -31,7 +31,10 @@ test('create, lookup, mkdir, readdir, errors', async (t) => {
   code(t, () => ns.unlink(ROOT_INO, 'd'), 'EISDIR');
   code(t, () => ns.rmdir(d.ino, 'f'), 'ENOTDIR');
   code(t, () => ns.unlink(ROOT_INO, 'missing'), 'ENOENT');
-  t.deepEqual(ns.readdir(d.ino).map((e) => e.name), ['f']);
+  t.deepEqual(
+    ns.readdir(d.ino).map((e) => e.name),
+    ['f'],
+  );
   const l = ns.symlink(d.ino, 'l', '../target', 0, 0);
   t.is(ns.readlink(l.ino), '../target');
   t.is(l.sizeBytes, 9);
@@ -80,16 +83,28 @@ test('unlinkByPrefix: exact, case-sensitive prefix; skips directories; keeps lin
   ns.link(h2.ino, ROOT_INO, 'kept'); // still linked elsewhere: only the hidden name goes
   ns.symlink(d.ino, '.fuse_hiddenL', 'x', 0, 0);
   ns.mkdir(ROOT_INO, '.fuse_hiddenDir', 0o755, 0, 0); // a directory is never unlinked
-  for (const other of ['.fuseXhidden1', '.FUSE_HIDDEN1', 'a.fuse_hidden1', '.fuse_hidde']) ns.create(ROOT_INO, other, 0o644, 0, 0);
+  for (const other of ['.fuseXhidden1', '.FUSE_HIDDEN1', 'a.fuse_hidden1', '.fuse_hidde'])
+    ns.create(ROOT_INO, other, 0o644, 0, 0);
   code(t, () => ns.unlinkByPrefix('', 10), 'EINVAL');
   t.deepEqual(ns.unlinkByPrefix('.fuse_hidden', 0), []);
   const first = ns.unlinkByPrefix('.fuse_hidden', 1);
   t.deepEqual(first, [{ parent: ROOT_INO, name: '.fuse_hidden0001', ino: h1.ino, nlink: 0 }]);
   const rest = ns.unlinkByPrefix('.fuse_hidden', 10);
-  t.deepEqual(rest.map((e) => [e.parent, e.name, e.nlink]), [[d.ino, '.fuse_hidden0002', 1], [d.ino, '.fuse_hiddenL', 0]]);
+  t.deepEqual(
+    rest.map((e) => [e.parent, e.name, e.nlink]),
+    [
+      [d.ino, '.fuse_hidden0002', 1],
+      [d.ino, '.fuse_hiddenL', 0],
+    ],
+  );
   t.deepEqual(ns.unlinkByPrefix('.fuse_hidden', 10), []);
-  t.deepEqual(ns.readdir(ROOT_INO).map((e) => e.name).sort(),
-    ['.FUSE_HIDDEN1', '.fuseXhidden1', '.fuse_hidde', '.fuse_hiddenDir', 'a.fuse_hidden1', 'd', 'kept']);
+  t.deepEqual(
+    ns
+      .readdir(ROOT_INO)
+      .map((e) => e.name)
+      .sort(),
+    ['.FUSE_HIDDEN1', '.fuseXhidden1', '.fuse_hidde', '.fuse_hiddenDir', 'a.fuse_hidden1', 'd', 'kept'],
+  );
   t.deepEqual(ns.readdir(d.ino), []);
   t.is(ns.getattr(h2.ino)!.nlink, 1);
   t.deepEqual(ns.orphans(), [h1.ino]); // the file's data waits for Store.deleteFile
@@ -134,9 +149,9 @@ test('a rename in one directory touches it once; across two, each (rows changed 
   // total_changes(): rows SQLite inserted, updated or deleted (PostgreSQL has no such count).
   const changed = ns.db.engine === 'sqlite' ? ns.db.prepare('SELECT total_changes() AS n') : null;
   const rowsBy = (fn: () => void): number | null => {
-    const before = changed === null ? 0n : (changed.get() as Row).n as bigint;
+    const before = changed === null ? 0n : ((changed.get() as Row).n as bigint);
     fn();
-    return changed === null ? null : Number((changed.get() as Row).n as bigint - before);
+    return changed === null ? null : Number(((changed.get() as Row).n as bigint) - before);
   };
   const sameDir = rowsBy(() => ns.rename(ROOT_INO, 'a', ROOT_INO, 'b'));
   const root = ns.getattr(ROOT_INO)!;
@@ -148,8 +163,8 @@ test('a rename in one directory touches it once; across two, each (rows changed 
   t.is(ns.getattr(d.ino)!.mtimeNs, ns.getattr(f.ino)!.ctimeNs);
   t.is(ns.getattr(ROOT_INO)!.mtimeNs, ns.getattr(f.ino)!.ctimeNs);
   if (changed !== null) {
-    t.is(sameDir, 4, 'entry out, entry in, the directory\'s times, the file\'s ctime');
-    t.is(crossDir, 5, 'and the second directory\'s times');
+    t.is(sameDir, 4, "entry out, entry in, the directory's times, the file's ctime");
+    t.is(crossDir, 5, "and the second directory's times");
   }
   await store.close();
 });
@@ -199,12 +214,26 @@ test('attributes returned by create, mkdir, symlink, mknod and setattr are what 
   t.deepEqual(l, ns.getattr(l.ino));
   const c = ns.mknod(d.ino, 'c', 'chardev', 0o600, 0x0103, 7, 8);
   t.deepEqual(c, ns.getattr(c.ino));
-  for (const v of [{ mode: 0o4755 }, { uid: 9, gid: 10 }, { atimeNs: -5n, mtimeNs: 2n ** 70n }, { ctimeNs: 123n }, {}]) {
-    t.deepEqual(ns.setattr(f.ino, v), ns.getattr(f.ino), JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x)));
+  for (const v of [
+    { mode: 0o4755 },
+    { uid: 9, gid: 10 },
+    { atimeNs: -5n, mtimeNs: 2n ** 70n },
+    { ctimeNs: 123n },
+    {},
+  ]) {
+    t.deepEqual(
+      ns.setattr(f.ino, v),
+      ns.getattr(f.ino),
+      JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x)),
+    );
   }
   // getattr and lookup read raw rows of ATTR_COLUMNS; they must equal the whole row's attrOf (far times included).
   const whole = ns.db.prepare('SELECT * FROM inodes WHERE ino = ?');
-  for (const [name, a] of [['f', f], ['l', l], ['c', c]] as const) {
+  for (const [name, a] of [
+    ['f', f],
+    ['l', l],
+    ['c', c],
+  ] as const) {
     const fromRow = attrOf(whole.get(a.ino) as Row);
     t.deepEqual(ns.getattr(a.ino), fromRow, `getattr of ${name}`);
     t.deepEqual(ns.lookup(d.ino, name), fromRow, `lookup of ${name}`);
@@ -213,19 +242,19 @@ test('attributes returned by create, mkdir, symlink, mknod and setattr are what 
   await store.close();
 });
 
-test('a new file takes the nearest ancestor\'s layout, up to the root; findxattr is null where getxattr says ENODATA', async (t) => {
+test("a new file takes the nearest ancestor's layout, up to the root; findxattr is null where getxattr says ENODATA", async (t) => {
   const { store } = await smallStore('replica:3');
   const ns = store.ns;
   let dir = ROOT_INO;
   const dirs: number[] = [];
-  for (let i = 0; i < 6; i++) dirs.push(dir = ns.mkdir(dir, `d${i}`, 0o755, 0, 0).ino);
+  for (let i = 0; i < 6; i++) dirs.push((dir = ns.mkdir(dir, `d${i}`, 0o755, 0, 0).ino));
   t.is(ns.create(dir, 'a', 0o644, 0, 0).layout, 'replica:3', 'no ancestor sets one: the store default');
   ns.setxattr(ROOT_INO, 'user.chunkfs.layout', Buffer.from('replica:2'));
-  t.is(ns.create(dir, 'b', 0o644, 0, 0).layout, 'replica:2', 'the root\'s');
+  t.is(ns.create(dir, 'b', 0o644, 0, 0).layout, 'replica:2', "the root's");
   ns.setxattr(dirs[1], 'user.chunkfs.layout', Buffer.from('ec:2+1'));
-  t.is(ns.create(dir, 'c', 0o644, 0, 0).layout, 'ec:2+1', 'the nearest ancestor\'s, not the root\'s');
+  t.is(ns.create(dir, 'c', 0o644, 0, 0).layout, 'ec:2+1', "the nearest ancestor's, not the root's");
   ns.setxattr(dir, 'user.chunkfs.layout', Buffer.from('replica:3'));
-  t.is(ns.create(dir, 'e', 0o644, 0, 0).layout, 'replica:3', 'the parent\'s own');
+  t.is(ns.create(dir, 'e', 0o644, 0, 0).layout, 'replica:3', "the parent's own");
   t.is(ns.findxattr(dir, 'user.nothing'), null);
   code(t, () => ns.getxattr(dir, 'user.nothing'), 'ENODATA');
   code(t, () => ns.findxattr(999_999, 'user.nothing'), 'ENOENT');

@@ -31,7 +31,10 @@ const ATTR_SQL = `SELECT ${ATTR_COLUMNS.join(', ')} FROM inodes WHERE ino = ?`;
  * inside a write's await and made it 3, not 2).
  */
 let timerTrips = 0;
-for (const [proto, method] of [[PgLease.prototype, 'renew'], [ChangeAnnouncer.prototype, 'check']] as const) {
+for (const [proto, method] of [
+  [PgLease.prototype, 'renew'],
+  [ChangeAnnouncer.prototype, 'check'],
+] as const) {
   const timers = proto as unknown as Record<string, (this: { db: PgDb }) => void>;
   const original = timers[method];
   timers[method] = function (this: { db: PgDb }): void {
@@ -47,25 +50,49 @@ for (const [proto, method] of [[PgLease.prototype, 'renew'], [ChangeAnnouncer.pr
 const ownTrips = (db: PgDb): number => db.roundTrips - timerTrips;
 const FAR_NS = 10n ** 20n; // past 2262: a far time (store/meta/far-times.ts)
 
-async function openPair(opts: { leaseMs?: number; disks?: number } = {}): Promise<{ store: Store; db: PgDb; other: PgDb; url: string }> {
+async function openPair(
+  opts: { leaseMs?: number; disks?: number } = {},
+): Promise<{ store: Store; db: PgDb; other: PgDb; url: string }> {
   const url = freshDb();
-  const store = await Store.create(path.join(tmpDir(), 'store'), { disks: 1, layout: 'replica:1', ...SMALL, meta: url, ...opts });
+  const store = await Store.create(path.join(tmpDir(), 'store'), {
+    disks: 1,
+    layout: 'replica:1',
+    ...SMALL,
+    meta: url,
+    ...opts,
+  });
   const db = (store as unknown as { db: PgDb }).db;
   // A second connection: the server's rows as they are, never through the store's cache.
   return { store, db, other: openPgMeta(url, true, false, storeUuidOf(store.dir)), url };
 }
 
 /** Each name's lookup as the store answers it equals the server's entry. */
-function namesAsServer(t: import('ava').ExecutionContext, store: Store, other: PgDb, names: Array<[number, string]>, what: string): void {
+function namesAsServer(
+  t: import('ava').ExecutionContext,
+  store: Store,
+  other: PgDb,
+  names: Array<[number, string]>,
+  what: string,
+): void {
   const fresh = other.prepare('SELECT ino FROM dirents WHERE parent = ? AND name = ?');
   for (const [parent, name] of names) {
     const row = fresh.get(parent, name) as { ino: bigint } | undefined;
-    t.is(store.ns.lookup(parent, name)?.ino ?? null, row === undefined ? null : Number(row.ino), `${what}: ${parent}/${name}`);
+    t.is(
+      store.ns.lookup(parent, name)?.ino ?? null,
+      row === undefined ? null : Number(row.ino),
+      `${what}: ${parent}/${name}`,
+    );
   }
 }
 
 /** Every inode's attributes as the store answers them equal the server's rows. */
-function sameAsServer(t: import('ava').ExecutionContext, store: Store, other: PgDb, inos: number[], what: string): void {
+function sameAsServer(
+  t: import('ava').ExecutionContext,
+  store: Store,
+  other: PgDb,
+  inos: number[],
+  what: string,
+): void {
   const fresh = other.prepare(ATTR_SQL).raw(true);
   for (const ino of inos) {
     const row = fresh.get(ino) as Array<bigint | string | null> | undefined;
@@ -73,52 +100,64 @@ function sameAsServer(t: import('ava').ExecutionContext, store: Store, other: Pg
   }
 }
 
-pgTest('every answer equals the server row: creates, chmod, times (far ones and the trigger that clears them), links, renames, unlinks, writes', async (t) => {
-  const { store, db, other } = await openPair();
-  try {
-    const dir = store.ns.mkdir(ROOT_INO, 'd', 0o755, 0, 0).ino;
-    const inos = [ROOT_INO, dir];
-    for (let i = 0; i < 6; i++) inos.push(store.ns.create(i % 2 === 0 ? ROOT_INO : dir, `f${i}`, 0o644, 1000, 1000).ino);
-    sameAsServer(t, store, other, inos, 'after creates');
-    t.true(db.rowCache.size > 0, 'rows are cached while the lease is held');
-    store.ns.setattr(inos[2], { mode: 0o600, uid: 7 });
-    store.ns.setattr(inos[3], { mtimeNs: FAR_NS, atimeNs: -FAR_NS });
-    sameAsServer(t, store, other, inos, 'after setattr');
-    // A write stamps mtime and ctime without their *_far columns: the server's trigger clears mtime_far.
-    await store.write(inos[3], 0, Buffer.from('abc'));
-    sameAsServer(t, store, other, inos, 'after a write that clears a far time');
-    t.not(store.ns.getattr(inos[3])!.mtimeNs, FAR_NS, 'the far mtime is gone, as on the server');
-    store.ns.link(inos[4], dir, 'hard');
-    store.ns.rename(ROOT_INO, 'f0', dir, 'moved');
-    store.ns.rename(dir, 'f1', ROOT_INO, 'f4'); // replaces f4: its nlink drops
-    store.ns.unlink(dir, 'hard');
-    store.ns.setxattr(inos[5], 'user.x', Buffer.from('y'));
-    sameAsServer(t, store, other, inos, 'after links, renames, unlinks, xattrs');
-    t.true(db.rowCache.hits > 0, 'the cache answered some reads');
-  } finally {
-    other.close();
-    await store.close();
-  }
-});
+pgTest(
+  'every answer equals the server row: creates, chmod, times (far ones and the trigger that clears them), links, renames, unlinks, writes',
+  async (t) => {
+    const { store, db, other } = await openPair();
+    try {
+      const dir = store.ns.mkdir(ROOT_INO, 'd', 0o755, 0, 0).ino;
+      const inos = [ROOT_INO, dir];
+      for (let i = 0; i < 6; i++)
+        inos.push(store.ns.create(i % 2 === 0 ? ROOT_INO : dir, `f${i}`, 0o644, 1000, 1000).ino);
+      sameAsServer(t, store, other, inos, 'after creates');
+      t.true(db.rowCache.size > 0, 'rows are cached while the lease is held');
+      store.ns.setattr(inos[2], { mode: 0o600, uid: 7 });
+      store.ns.setattr(inos[3], { mtimeNs: FAR_NS, atimeNs: -FAR_NS });
+      sameAsServer(t, store, other, inos, 'after setattr');
+      // A write stamps mtime and ctime without their *_far columns: the server's trigger clears mtime_far.
+      await store.write(inos[3], 0, Buffer.from('abc'));
+      sameAsServer(t, store, other, inos, 'after a write that clears a far time');
+      t.not(store.ns.getattr(inos[3])!.mtimeNs, FAR_NS, 'the far mtime is gone, as on the server');
+      store.ns.link(inos[4], dir, 'hard');
+      store.ns.rename(ROOT_INO, 'f0', dir, 'moved');
+      store.ns.rename(dir, 'f1', ROOT_INO, 'f4'); // replaces f4: its nlink drops
+      store.ns.unlink(dir, 'hard');
+      store.ns.setxattr(inos[5], 'user.x', Buffer.from('y'));
+      sameAsServer(t, store, other, inos, 'after links, renames, unlinks, xattrs');
+      t.true(db.rowCache.hits > 0, 'the cache answered some reads');
+    } finally {
+      other.close();
+      await store.close();
+    }
+  },
+);
 
 pgTest('a transaction that rolls back leaves no patched row behind', async (t) => {
   const { store, db, other } = await openPair();
   try {
     const ino = store.ns.create(ROOT_INO, 'f', 0o644, 0, 0).ino;
     store.ns.getattr(ino); // cached
-    t.throws(() => db.transaction(() => {
-      store.ns.setattr(ino, { mode: 0o600 }); // patches the cached row, queued on the server
-      t.is(store.ns.getattr(ino)!.mode & 0o7777, 0o600, 'the transaction sees its own change');
-      throw new Error('rolled back');
-    })(), { message: 'rolled back' });
+    t.throws(
+      () =>
+        db.transaction(() => {
+          store.ns.setattr(ino, { mode: 0o600 }); // patches the cached row, queued on the server
+          t.is(store.ns.getattr(ino)!.mode & 0o7777, 0o600, 'the transaction sees its own change');
+          throw new Error('rolled back');
+        })(),
+      { message: 'rolled back' },
+    );
     t.is(store.ns.getattr(ino)!.mode & 0o7777, 0o644, 'after the rollback: the old mode');
     sameAsServer(t, store, other, [ROOT_INO, ino], 'after the rollback');
     // A statement that fails on the server (a duplicate entry) fails its operation and leaves nothing cached from it.
-    t.throws(() => db.transaction(() => {
-      store.ns.setattr(ino, { mode: 0o640 });
-      db.prepare('INSERT INTO dirents(parent, name, ino) VALUES (?, ?, ?)').run(ROOT_INO, 'f', ino);
-      store.ns.readdir(ROOT_INO); // a read: sends what waits, and meets the failure
-    })(), { message: /duplicate key|unique/ });
+    t.throws(
+      () =>
+        db.transaction(() => {
+          store.ns.setattr(ino, { mode: 0o640 });
+          db.prepare('INSERT INTO dirents(parent, name, ino) VALUES (?, ?, ?)').run(ROOT_INO, 'f', ino);
+          store.ns.readdir(ROOT_INO); // a read: sends what waits, and meets the failure
+        })(),
+      { message: /duplicate key|unique/ },
+    );
     sameAsServer(t, store, other, [ROOT_INO, ino], 'after a failed statement');
     t.is(store.ns.getattr(ino)!.mode & 0o7777, 0o644);
   } finally {
@@ -136,7 +175,11 @@ const SHORT_LEASE_MS = 1500;
 function takeLease(writer: PgDb): void {
   writer.transaction(() => {
     writer.exec('LOCK TABLE chunkfs_lease IN EXCLUSIVE MODE');
-    const r = writer.prepare("UPDATE chunkfs_lease SET holder = 'other:1:x', epoch = nextval('chunkfs_lease_epoch') WHERE k = 0 RETURNING epoch").get() as { epoch: bigint };
+    const r = writer
+      .prepare(
+        "UPDATE chunkfs_lease SET holder = 'other:1:x', epoch = nextval('chunkfs_lease_epoch') WHERE k = 0 RETURNING epoch",
+      )
+      .get() as { epoch: bigint };
     writer.exec(epochSettingSql(r.epoch));
   })();
 }
@@ -167,71 +210,169 @@ pgTest('lost lease: nothing cached is trusted; a row another opener changed is r
   }
 });
 
-pgTest('round trips (the engine counts them): a create, rename and unlink each take one, their reads answered from the cache, writes sent with COMMIT', async (t) => {
-  const { store, db, other } = await openPair();
-  try {
-    const count = (fn: () => void): number => { const before = db.roundTrips; fn(); return db.roundTrips - before; };
-    store.ns.create(ROOT_INO, 'warm', 0o644, 0, 0); // statements prepared once, the root read whole, the inode numbers read
-    store.ns.rename(ROOT_INO, 'warm', ROOT_INO, 'warm2');
-    store.ns.unlink(ROOT_INO, 'warm2');
-    const d = store.ns.mkdir(ROOT_INO, 'warmdir', 0o755, 0, 0).ino;
-    store.ns.create(d, 'warm', 0o644, 0, 0);
-    store.ns.getattr(d);
-    let ino = 0;
-    t.is(count(() => { ino = store.ns.create(ROOT_INO, 'f', 0o644, 0, 0).ino; }), 1, 'create: its statements and COMMIT in one round trip');
-    t.is(count(() => store.ns.lookup(ROOT_INO, 'f')), 0, 'the lookup after a create: from the cache');
-    t.is(count(() => store.ns.getattr(ino)), 0, 'getattr after a create: from the cache');
-    t.is(count(() => store.ns.lookup(ROOT_INO, 'nothing')), 0, 'a name the directory does not hold: from the cache');
-    t.is(count(() => store.ns.setattr(ino, { mode: 0o600 })), 1, 'chmod: BEGIN, UPDATE and COMMIT in one round trip');
-    t.is(count(() => store.ns.create(ROOT_INO, 'g', 0o644, 0, 0)), 1, 'create');
-    t.is(count(() => store.ns.rename(ROOT_INO, 'g', ROOT_INO, 'h')), 1, 'rename to a new name');
-    t.is(count(() => store.ns.rename(ROOT_INO, 'f', ROOT_INO, 'h')), 1, 'rename over a name: the replaced inode\'s columns projected from its whole row (read with its create)');
-    t.is(count(() => store.ns.unlink(ROOT_INO, 'h')), 1, 'unlink');
-    t.is(count(() => store.ns.create(d, 'x', 0o644, 0, 0)), 1, 'create in a directory made here');
-    t.is(count(() => store.ns.mkdir(d, 'sub', 0o755, 0, 0)), 1, 'mkdir');
-    t.is(count(() => store.ns.rename(d, 'x', ROOT_INO, 'x')), 1, 'rename across directories');
-    t.is(count(() => store.ns.unlink(ROOT_INO, 'x')), 1, 'unlink');
-    sameAsServer(t, store, other, [ROOT_INO, d, ino], 'after them');
-    namesAsServer(t, store, other, [[ROOT_INO, 'f'], [ROOT_INO, 'g'], [ROOT_INO, 'h'], [ROOT_INO, 'x'], [d, 'x'], [d, 'sub'], [d, 'warm']], 'after them');
-  } finally {
-    other.close();
-    await store.close();
-  }
-});
+pgTest(
+  'round trips (the engine counts them): a create, rename and unlink each take one, their reads answered from the cache, writes sent with COMMIT',
+  async (t) => {
+    const { store, db, other } = await openPair();
+    try {
+      const count = (fn: () => void): number => {
+        const before = db.roundTrips;
+        fn();
+        return db.roundTrips - before;
+      };
+      store.ns.create(ROOT_INO, 'warm', 0o644, 0, 0); // statements prepared once, the root read whole, the inode numbers read
+      store.ns.rename(ROOT_INO, 'warm', ROOT_INO, 'warm2');
+      store.ns.unlink(ROOT_INO, 'warm2');
+      const d = store.ns.mkdir(ROOT_INO, 'warmdir', 0o755, 0, 0).ino;
+      store.ns.create(d, 'warm', 0o644, 0, 0);
+      store.ns.getattr(d);
+      let ino = 0;
+      t.is(
+        count(() => {
+          ino = store.ns.create(ROOT_INO, 'f', 0o644, 0, 0).ino;
+        }),
+        1,
+        'create: its statements and COMMIT in one round trip',
+      );
+      t.is(
+        count(() => store.ns.lookup(ROOT_INO, 'f')),
+        0,
+        'the lookup after a create: from the cache',
+      );
+      t.is(
+        count(() => store.ns.getattr(ino)),
+        0,
+        'getattr after a create: from the cache',
+      );
+      t.is(
+        count(() => store.ns.lookup(ROOT_INO, 'nothing')),
+        0,
+        'a name the directory does not hold: from the cache',
+      );
+      t.is(
+        count(() => store.ns.setattr(ino, { mode: 0o600 })),
+        1,
+        'chmod: BEGIN, UPDATE and COMMIT in one round trip',
+      );
+      t.is(
+        count(() => store.ns.create(ROOT_INO, 'g', 0o644, 0, 0)),
+        1,
+        'create',
+      );
+      t.is(
+        count(() => store.ns.rename(ROOT_INO, 'g', ROOT_INO, 'h')),
+        1,
+        'rename to a new name',
+      );
+      t.is(
+        count(() => store.ns.rename(ROOT_INO, 'f', ROOT_INO, 'h')),
+        1,
+        "rename over a name: the replaced inode's columns projected from its whole row (read with its create)",
+      );
+      t.is(
+        count(() => store.ns.unlink(ROOT_INO, 'h')),
+        1,
+        'unlink',
+      );
+      t.is(
+        count(() => store.ns.create(d, 'x', 0o644, 0, 0)),
+        1,
+        'create in a directory made here',
+      );
+      t.is(
+        count(() => store.ns.mkdir(d, 'sub', 0o755, 0, 0)),
+        1,
+        'mkdir',
+      );
+      t.is(
+        count(() => store.ns.rename(d, 'x', ROOT_INO, 'x')),
+        1,
+        'rename across directories',
+      );
+      t.is(
+        count(() => store.ns.unlink(ROOT_INO, 'x')),
+        1,
+        'unlink',
+      );
+      sameAsServer(t, store, other, [ROOT_INO, d, ino], 'after them');
+      namesAsServer(
+        t,
+        store,
+        other,
+        [
+          [ROOT_INO, 'f'],
+          [ROOT_INO, 'g'],
+          [ROOT_INO, 'h'],
+          [ROOT_INO, 'x'],
+          [d, 'x'],
+          [d, 'sub'],
+          [d, 'warm'],
+        ],
+        'after them',
+      );
+    } finally {
+      other.close();
+      await store.close();
+    }
+  },
+);
 
-pgTest('lost lease: names and the inherited layout are asked of the server again, as another opener left them; nothing is created', async (t) => {
-  const { store, db, other, url } = await openPair({ leaseMs: SHORT_LEASE_MS, disks: 2 });
-  const writer = openPgMeta(url, false, false, storeUuidOf(store.dir));
-  try {
-    const d = store.ns.mkdir(ROOT_INO, 'd', 0o755, 0, 0).ino;
-    const f = store.ns.create(d, 'f', 0o644, 0, 0).ino;
-    t.is(store.ns.lookup(d, 'x'), null, 'absent, known from the cache');
-    t.true(db.rowCache.names.size > 0);
-    // Another opener takes the lease (as after expiry): a new inode named x in d, a layout on d.
-    takeLease(writer);
-    const taken = writer.prepare('SELECT max(ino) + 1 AS n FROM inodes').get() as { n: bigint };
-    writer.prepare(`INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, atime_ns, mtime_ns, ctime_ns, birth_ns)
-      VALUES (?, 'file', ?, 0, 0, 0, 1, 0, 0, 0, 0)`).run(taken.n, 0o100644);
-    writer.prepare('INSERT INTO dirents(parent, name, ino) VALUES (?, ?, ?)').run(d, 'x', taken.n);
-    writer.prepare('INSERT INTO xattrs(ino, name, value) VALUES (?, ?, ?)').run(d, LAYOUT_XATTR, Buffer.from('replica:2'));
-    writer.prepare('DELETE FROM dirents WHERE parent = ? AND name = ?').run(d, 'f');
-    for (let i = 0; i < POLLS_MAX && db.rowCache.trusted; i++) await new Promise((r) => setTimeout(r, POLL_MS));
-    t.false(db.rowCache.trusted, 'not trusted');
-    t.is(db.rowCache.names.size, 0, 'names dropped');
-    t.is(store.ns.lookup(d, 'x')?.ino, Number(taken.n), 'the other opener\'s name is seen');
-    t.is(store.ns.lookup(d, 'f'), null, 'and the name it removed is gone');
-    t.is(store.ns.inheritedLayout(d), 'replica:2', 'the layout the other opener set is inherited');
-    t.throws(() => store.ns.create(d, 'y', 0o644, 0, 0), { code: 'EROFS' }, 'and it changes nothing more (DESIGN §9 "Lease and fencing")');
-    t.true(f > 0);
-    sameAsServer(t, store, other, [ROOT_INO, d, Number(taken.n)], 'after the lease was lost');
-    namesAsServer(t, store, other, [[d, 'x'], [d, 'y'], [d, 'f']], 'after the lease was lost');
-    writer.prepare("UPDATE chunkfs_lease SET holder = 'x' WHERE k = 0").run(); // let close release nothing of the other's
-  } finally {
-    writer.close();
-    other.close();
-    await store.close();
-  }
-});
+pgTest(
+  'lost lease: names and the inherited layout are asked of the server again, as another opener left them; nothing is created',
+  async (t) => {
+    const { store, db, other, url } = await openPair({ leaseMs: SHORT_LEASE_MS, disks: 2 });
+    const writer = openPgMeta(url, false, false, storeUuidOf(store.dir));
+    try {
+      const d = store.ns.mkdir(ROOT_INO, 'd', 0o755, 0, 0).ino;
+      const f = store.ns.create(d, 'f', 0o644, 0, 0).ino;
+      t.is(store.ns.lookup(d, 'x'), null, 'absent, known from the cache');
+      t.true(db.rowCache.names.size > 0);
+      // Another opener takes the lease (as after expiry): a new inode named x in d, a layout on d.
+      takeLease(writer);
+      const taken = writer.prepare('SELECT max(ino) + 1 AS n FROM inodes').get() as { n: bigint };
+      writer
+        .prepare(
+          `INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, atime_ns, mtime_ns, ctime_ns, birth_ns)
+      VALUES (?, 'file', ?, 0, 0, 0, 1, 0, 0, 0, 0)`,
+        )
+        .run(taken.n, 0o100644);
+      writer.prepare('INSERT INTO dirents(parent, name, ino) VALUES (?, ?, ?)').run(d, 'x', taken.n);
+      writer
+        .prepare('INSERT INTO xattrs(ino, name, value) VALUES (?, ?, ?)')
+        .run(d, LAYOUT_XATTR, Buffer.from('replica:2'));
+      writer.prepare('DELETE FROM dirents WHERE parent = ? AND name = ?').run(d, 'f');
+      for (let i = 0; i < POLLS_MAX && db.rowCache.trusted; i++) await new Promise((r) => setTimeout(r, POLL_MS));
+      t.false(db.rowCache.trusted, 'not trusted');
+      t.is(db.rowCache.names.size, 0, 'names dropped');
+      t.is(store.ns.lookup(d, 'x')?.ino, Number(taken.n), "the other opener's name is seen");
+      t.is(store.ns.lookup(d, 'f'), null, 'and the name it removed is gone');
+      t.is(store.ns.inheritedLayout(d), 'replica:2', 'the layout the other opener set is inherited');
+      t.throws(
+        () => store.ns.create(d, 'y', 0o644, 0, 0),
+        { code: 'EROFS' },
+        'and it changes nothing more (DESIGN §9 "Lease and fencing")',
+      );
+      t.true(f > 0);
+      sameAsServer(t, store, other, [ROOT_INO, d, Number(taken.n)], 'after the lease was lost');
+      namesAsServer(
+        t,
+        store,
+        other,
+        [
+          [d, 'x'],
+          [d, 'y'],
+          [d, 'f'],
+        ],
+        'after the lease was lost',
+      );
+      writer.prepare("UPDATE chunkfs_lease SET holder = 'x' WHERE k = 0").run(); // let close release nothing of the other's
+    } finally {
+      writer.close();
+      other.close();
+      await store.close();
+    }
+  },
+);
 
 test('the cache ends with the lease time it was given: unrenewed, nothing is served', (t) => {
   let now = 1000;
@@ -249,7 +390,11 @@ test('the cache ends with the lease time it was given: unrenewed, nothing is ser
   cache.put(counted, ['5'], new CachedResult(['ino', 'nlink'], [20, 20], [['5', '2']], '1'));
   cache.write('UPDATE inodes SET nlink = nlink + $1 WHERE ino = $2', ['-1', '5']);
   t.is(cache.get(counted, ['5'])?.getvalue(0, 1), '1', 'an addition to the column itself: written through');
-  t.is(cache.get('SELECT nlink FROM inodes WHERE ino = $1', ['5'])?.getvalue(0, 0), '1', 'columns another result of the row holds: projected');
+  t.is(
+    cache.get('SELECT nlink FROM inodes WHERE ino = $1', ['5'])?.getvalue(0, 0),
+    '1',
+    'columns another result of the row holds: projected',
+  );
   cache.write('UPDATE inodes SET mode = GREATEST(mode, $1) WHERE ino = $2', ['1', '5']);
   t.is(cache.get(text, ['5'])?.getvalue(0, 1), '384', 'GREATEST with a smaller value: written through, unchanged');
   cache.write('UPDATE inodes SET mode = GREATEST(mode, $1) WHERE ino = $2', ['500', '5']);
@@ -275,7 +420,8 @@ test('an INSERT of a unique key forgets the answers that found no row, and only 
   cache.trustUntil(1);
   const text = 'SELECT ino, mode FROM inodes WHERE ino = $1';
   const none = new CachedResult(['ino', 'mode'], [20, 20], [], '0');
-  for (let ino = 1; ino <= 50; ino++) cache.put(text, [String(ino)], new CachedResult(['ino', 'mode'], [20, 20], [[String(ino), '420']], '1'));
+  for (let ino = 1; ino <= 50; ino++)
+    cache.put(text, [String(ino)], new CachedResult(['ino', 'mode'], [20, 20], [[String(ino), '420']], '1'));
   cache.put(text, ['60'], none);
   cache.put(text, ['61'], none);
   t.is(cache.get(text, ['60'])?.ntuples(), 0, 'an answer without a row is kept');
@@ -294,28 +440,89 @@ test('an INSERT of a unique key forgets the answers that found no row, and only 
 });
 
 test('which statements are cached reads, and which writes are patches', (t) => {
-  t.like(planOf('SELECT ino, mode FROM inodes WHERE ino = $1'), { kind: 'read', table: 'inodes', keys: ['ino'], plainColumns: true });
+  t.like(planOf('SELECT ino, mode FROM inodes WHERE ino = $1'), {
+    kind: 'read',
+    table: 'inodes',
+    keys: ['ino'],
+    plainColumns: true,
+  });
   t.like(planOf('SELECT size AS n FROM inodes WHERE ino = $1'), { kind: 'read', plainColumns: false });
-  t.like(planOf('SELECT i.* FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = $1 AND d.name = $2'), { kind: 'lookup', parent: 0, name: 1, columns: '*' });
-  t.like(planOf('SELECT i.ino, i.mode FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = $2 AND d.name = $1'), { kind: 'lookup', parent: 1, name: 0, columns: ['ino', 'mode'] });
-  t.like(planOf('SELECT d.name FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = $1 AND d.name = $2'), { kind: 'other', writes: false });
-  t.like(planOf('UPDATE inodes SET nlink = nlink + $1, ctime_ns = $2 WHERE ino = $3'), { kind: 'write', set: [{ col: 'nlink', param: 0, add: true }, { col: 'ctime_ns', param: 1, add: false }] });
+  t.like(planOf('SELECT i.* FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = $1 AND d.name = $2'), {
+    kind: 'lookup',
+    parent: 0,
+    name: 1,
+    columns: '*',
+  });
+  t.like(
+    planOf('SELECT i.ino, i.mode FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = $2 AND d.name = $1'),
+    { kind: 'lookup', parent: 1, name: 0, columns: ['ino', 'mode'] },
+  );
+  t.like(planOf('SELECT d.name FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = $1 AND d.name = $2'), {
+    kind: 'other',
+    writes: false,
+  });
+  t.like(planOf('UPDATE inodes SET nlink = nlink + $1, ctime_ns = $2 WHERE ino = $3'), {
+    kind: 'write',
+    set: [
+      { col: 'nlink', param: 0, add: true },
+      { col: 'ctime_ns', param: 1, add: false },
+    ],
+  });
   t.like(planOf('UPDATE inodes SET nlink = mode + $1 WHERE ino = $2'), { kind: 'write', set: null });
   t.like(planOf('SELECT now() FROM inodes WHERE ino = $1'), { kind: 'other', writes: false });
   t.like(planOf('WITH x AS (SELECT 1) UPDATE inodes SET mode = 0'), { kind: 'other', writes: true });
   t.like(planOf('BEGIN'), { kind: 'other', writes: false });
-  t.like(planOf('UPDATE inodes SET mode = $1, uid = $2 WHERE ino = $3'), { kind: 'write', table: 'inodes', where: ['ino'], set: [{ col: 'mode', param: 0 }, { col: 'uid', param: 1 }] });
-  t.like(planOf('UPDATE inodes SET size = GREATEST(size, $1), mtime_ns = $2 WHERE ino = $3 RETURNING size'),
-    { kind: 'write', set: [{ col: 'size', param: 0, max: true }, { col: 'mtime_ns', param: 1 }], setCols: ['size', 'mtime_ns'] });
-  t.like(planOf('UPDATE inodes SET size = GREATEST(mode, $1) WHERE ino = $2'), { kind: 'write', set: null, setCols: ['size'] });
+  t.like(planOf('UPDATE inodes SET mode = $1, uid = $2 WHERE ino = $3'), {
+    kind: 'write',
+    table: 'inodes',
+    where: ['ino'],
+    set: [
+      { col: 'mode', param: 0 },
+      { col: 'uid', param: 1 },
+    ],
+  });
+  t.like(planOf('UPDATE inodes SET size = GREATEST(size, $1), mtime_ns = $2 WHERE ino = $3 RETURNING size'), {
+    kind: 'write',
+    set: [
+      { col: 'size', param: 0, max: true },
+      { col: 'mtime_ns', param: 1 },
+    ],
+    setCols: ['size', 'mtime_ns'],
+  });
+  t.like(planOf('UPDATE inodes SET size = GREATEST(mode, $1) WHERE ino = $2'), {
+    kind: 'write',
+    set: null,
+    setCols: ['size'],
+  });
   // Reads of one inode's rows with other conditions: answered empty for a new inode only.
-  t.like(planOf('SELECT * FROM chunks WHERE ino = $1 AND version > 0 AND chunk_index >= $2 ORDER BY chunk_index'), { kind: 'ofInode', table: 'chunks', param: 0 });
-  t.like(planOf('SELECT * FROM chunks WHERE ino = $1 AND version > 0 OR chunk_index = $2'), { kind: 'other', writes: false });
+  t.like(planOf('SELECT * FROM chunks WHERE ino = $1 AND version > 0 AND chunk_index >= $2 ORDER BY chunk_index'), {
+    kind: 'ofInode',
+    table: 'chunks',
+    param: 0,
+  });
+  t.like(planOf('SELECT * FROM chunks WHERE ino = $1 AND version > 0 OR chunk_index = $2'), {
+    kind: 'other',
+    writes: false,
+  });
   t.like(planOf('SELECT count(*) AS n FROM chunks WHERE ino = $1 AND version > 0'), { kind: 'other', writes: false });
   // A write it cannot key whole, but whose rows are all one inode's.
-  t.like(planOf('UPDATE chunks SET version = $1 WHERE ino = $2 AND chunk_index = $3 AND max_version >= $4'), { kind: 'write', table: 'chunks', where: null, inoParam: 1 });
-  t.like(planOf('UPDATE chunks SET version = $1 WHERE ino = $2 OR chunk_index = $3'), { kind: 'write', table: 'chunks', where: null, inoParam: undefined });
-  t.like(planOf('INSERT INTO kv(k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = excluded.v'), { kind: 'write', insert: true, upsert: true });
+  t.like(planOf('UPDATE chunks SET version = $1 WHERE ino = $2 AND chunk_index = $3 AND max_version >= $4'), {
+    kind: 'write',
+    table: 'chunks',
+    where: null,
+    inoParam: 1,
+  });
+  t.like(planOf('UPDATE chunks SET version = $1 WHERE ino = $2 OR chunk_index = $3'), {
+    kind: 'write',
+    table: 'chunks',
+    where: null,
+    inoParam: undefined,
+  });
+  t.like(planOf('INSERT INTO kv(k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = excluded.v'), {
+    kind: 'write',
+    insert: true,
+    upsert: true,
+  });
 });
 
 test('a new inode has no chunks until this connection writes some of them; a write of chunks it cannot tie to an inode forgets every new inode', (t) => {
@@ -328,10 +535,16 @@ test('a new inode has no chunks until this connection writes some of them; a wri
   cache.newInode('8');
   t.is(cache.get(live, ['7', '0'])?.ntuples(), 0, 'a new inode: no chunks, without asking');
   t.is(cache.get(one, ['7', '3'])?.ntuples(), 0, 'nor one chunk of it');
-  cache.write('UPDATE chunks SET version = $1, logical_len = $2 WHERE ino = $3 AND chunk_index = $4 AND max_version >= $5', ['1', '9', '7', '0', '1']);
+  cache.write(
+    'UPDATE chunks SET version = $1, logical_len = $2 WHERE ino = $3 AND chunk_index = $4 AND max_version >= $5',
+    ['1', '9', '7', '0', '1'],
+  );
   t.is(cache.get(live, ['7', '0']), undefined, 'chunks of it written: asked');
   t.is(cache.get(live, ['8', '0'])?.ntuples(), 0, 'another new inode: still known');
-  cache.write('INSERT INTO chunks(ino, chunk_index, version, logical_len, max_version) VALUES ($1, $2, 0, 0, 1)', ['8', '0']);
+  cache.write('INSERT INTO chunks(ino, chunk_index, version, logical_len, max_version) VALUES ($1, $2, 0, 0, 1)', [
+    '8',
+    '0',
+  ]);
   t.is(cache.get(one, ['8', '0']), undefined, 'a chunk inserted: asked');
   cache.newInode('9');
   cache.write('DELETE FROM chunks WHERE version = $1', ['0']);
@@ -341,7 +554,8 @@ test('a new inode has no chunks until this connection writes some of them; a wri
 test('names: what lookups read and entries written tell, what a listing makes whole, and which writes drop them', (t) => {
   const cache = new PgRowCache({ inodes: { uniqueKeys: [['ino']] } }, () => 0);
   cache.trustUntil(1);
-  const lookup = 'SELECT i.ino, i.mode FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = $1 AND d.name = $2';
+  const lookup =
+    'SELECT i.ino, i.mode FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = $1 AND d.name = $2';
   const row = (ino: string): CachedResult => new CachedResult(['ino', 'mode'], [20, 20], [[ino, '420']], '1');
   t.is(cache.get(lookup, ['1', 'a']), undefined, 'unknown');
   cache.put(lookup, ['1', 'a'], row('5'));
@@ -356,7 +570,19 @@ test('names: what lookups read and entries written tell, what a listing makes wh
   cache.write('DELETE FROM inodes WHERE ino = $1', ['5']);
   t.is(cache.get(lookup, ['1', 'b']), undefined, 'the inode row gone: asked again');
   t.is(cache.listingFor(lookup, ['1', 'zz']), '1', 'a directory not known whole is worth reading whole');
-  cache.listed('1', new CachedResult(['name', 'ino'], [25, 20], [['b', '5'], ['c', '6']], '2'), cache.writes);
+  cache.listed(
+    '1',
+    new CachedResult(
+      ['name', 'ino'],
+      [25, 20],
+      [
+        ['b', '5'],
+        ['c', '6'],
+      ],
+      '2',
+    ),
+    cache.writes,
+  );
   t.is(cache.listingFor(lookup, ['1', 'zz']), null, 'read whole');
   t.is(cache.get(lookup, ['1', 'zz'])?.ntuples(), 0, 'any other name of a directory read whole: absent');
   cache.write('DELETE FROM dirents WHERE ino = $1', ['6']);
@@ -382,38 +608,61 @@ test('names: what lookups read and entries written tell, what a listing makes wh
   t.is(cache.get(walk, ['9']), undefined, 'the inode it starts from deleted: dropped');
 });
 
-pgTest('round trips of a small file (issue 22): the write of a new file reads nothing, a read after it asks nothing, deletions share one transaction', async (t) => {
-  const { store, db, other } = await openPair();
-  try {
-    const count = async (fn: () => unknown): Promise<number> => { const before = ownTrips(db); await fn(); return ownTrips(db) - before; };
-    const payload = Buffer.alloc(100, 0x6d);
-    // Warm: statements prepared, the open container made, the root read whole.
-    const warm = store.ns.create(ROOT_INO, 'warm', 0o644, 0, 0).ino;
-    await store.write(warm, 0, payload);
-    await store.read(warm, 0, 200);
-    store.ns.unlink(ROOT_INO, 'warm');
-    await store.deleteFile(warm);
-    const inos: number[] = [];
-    for (let i = 0; i < 10; i++) inos.push(store.ns.create(ROOT_INO, `f${i}`, 0o644, 0, 0).ino);
-    const trips: number[] = [];
-    for (const ino of inos) trips.push(await count(() => store.write(ino, 0, payload)));
-    // The open container's row, then the container's intent, the needle's slice and the file's size in one pipeline
-    // with COMMIT; no read of the file's row or of its chunks (a new inode has none), no BEGIN/COMMIT of a read-only transaction.
-    t.deepEqual(trips, inos.map(() => 2), 'a new file\'s 100-byte write: the open container read, then one commit');
-    t.is(await count(() => { for (const ino of inos) store.ns.getattr(ino); }), 0, 'attributes after the writes (GREATEST patched into the cached row)');
-    t.is(await count(async () => { for (const ino of inos) t.deepEqual(await store.read(ino, 0, 200), payload); }), 0, 'reads: the file rows projected from the whole row');
-    sameAsServer(t, store, other, [ROOT_INO, ...inos], 'after writes and reads');
-    for (let i = 0; i < inos.length; i++) store.ns.unlink(ROOT_INO, `f${i}`);
-    // One batch: the ten are queued in one tick, before its DELETE_BATCH_MS timer can run, so they
-    // share one transaction however late the timer fires (a loaded machine's extra count was a timer's).
-    const deletions = await count(() => Promise.all(inos.map((ino) => store.deleteFile(ino))));
-    t.is(deletions, 1, 'ten deletions in one transaction; the chunks of new inodes not asked for');
-    const rowsOf = other.prepare('SELECT count(*) AS n FROM inodes WHERE ino = ?');
-    for (const ino of inos) t.is((rowsOf.get(ino) as { n: bigint }).n, 0n, `inode ${ino} gone on the server`);
-    const dead = other.prepare('SELECT sum(dead_bytes) AS d FROM containers').get() as { d: bigint };
-    t.true(dead.d > 0n, 'the needles turned dead');
-  } finally {
-    other.close();
-    await store.close();
-  }
-});
+pgTest(
+  'round trips of a small file (issue 22): the write of a new file reads nothing, a read after it asks nothing, deletions share one transaction',
+  async (t) => {
+    const { store, db, other } = await openPair();
+    try {
+      const count = async (fn: () => unknown): Promise<number> => {
+        const before = ownTrips(db);
+        await fn();
+        return ownTrips(db) - before;
+      };
+      const payload = Buffer.alloc(100, 0x6d);
+      // Warm: statements prepared, the open container made, the root read whole.
+      const warm = store.ns.create(ROOT_INO, 'warm', 0o644, 0, 0).ino;
+      await store.write(warm, 0, payload);
+      await store.read(warm, 0, 200);
+      store.ns.unlink(ROOT_INO, 'warm');
+      await store.deleteFile(warm);
+      const inos: number[] = [];
+      for (let i = 0; i < 10; i++) inos.push(store.ns.create(ROOT_INO, `f${i}`, 0o644, 0, 0).ino);
+      const trips: number[] = [];
+      for (const ino of inos) trips.push(await count(() => store.write(ino, 0, payload)));
+      // The open container's row, then the container's intent, the needle's slice and the file's size in one pipeline
+      // with COMMIT; no read of the file's row or of its chunks (a new inode has none), no BEGIN/COMMIT of a read-only transaction.
+      t.deepEqual(
+        trips,
+        inos.map(() => 2),
+        "a new file's 100-byte write: the open container read, then one commit",
+      );
+      t.is(
+        await count(() => {
+          for (const ino of inos) store.ns.getattr(ino);
+        }),
+        0,
+        'attributes after the writes (GREATEST patched into the cached row)',
+      );
+      t.is(
+        await count(async () => {
+          for (const ino of inos) t.deepEqual(await store.read(ino, 0, 200), payload);
+        }),
+        0,
+        'reads: the file rows projected from the whole row',
+      );
+      sameAsServer(t, store, other, [ROOT_INO, ...inos], 'after writes and reads');
+      for (let i = 0; i < inos.length; i++) store.ns.unlink(ROOT_INO, `f${i}`);
+      // One batch: the ten are queued in one tick, before its DELETE_BATCH_MS timer can run, so they
+      // share one transaction however late the timer fires (a loaded machine's extra count was a timer's).
+      const deletions = await count(() => Promise.all(inos.map((ino) => store.deleteFile(ino))));
+      t.is(deletions, 1, 'ten deletions in one transaction; the chunks of new inodes not asked for');
+      const rowsOf = other.prepare('SELECT count(*) AS n FROM inodes WHERE ino = ?');
+      for (const ino of inos) t.is((rowsOf.get(ino) as { n: bigint }).n, 0n, `inode ${ino} gone on the server`);
+      const dead = other.prepare('SELECT sum(dead_bytes) AS d FROM containers').get() as { d: bigint };
+      t.true(dead.d > 0n, 'the needles turned dead');
+    } finally {
+      other.close();
+      await store.close();
+    }
+  },
+);

@@ -31,35 +31,41 @@ function allPaths(dir: string): string[] {
   return out;
 }
 
-test.serial('with umask 0, every path a store creates while writing, truncating and healing is owner-only', async (t) => {
-  const old = process.umask(0);
-  try {
-    const dir = path.join(tmpDir(), 'store');
-    const store = await Store.create(dir, { disks: 6, layout: 'replica:3', ...SMALL });
-    const random = prng(12);
-    const ec = store.ns.mkdir(ROOT_INO, 'ec', 0o777, 0, 0);
-    store.ns.setxattr(ec.ino, 'user.chunkfs.layout', Buffer.from('ec:4+2'), 0);
-    const inos: number[] = [];
-    for (const [parent, name] of [[ROOT_INO, 'r'], [ec.ino, 'e']] as Array<[number, string]>) {
-      const f = store.ns.create(parent, name, 0o666, 0, 0);
-      inos.push(f.ino);
-      await store.write(f.ino, 0, randomBytes(random, 3 * SMALL.chunkSizeBytes + 100));
-      await store.write(f.ino, 5000, randomBytes(random, 7000)); // RMW (replica) or copy-on-write (EC)
-      await store.truncate(f.ino, SMALL.chunkSizeBytes + 1);
+test.serial(
+  'with umask 0, every path a store creates while writing, truncating and healing is owner-only',
+  async (t) => {
+    const old = process.umask(0);
+    try {
+      const dir = path.join(tmpDir(), 'store');
+      const store = await Store.create(dir, { disks: 6, layout: 'replica:3', ...SMALL });
+      const random = prng(12);
+      const ec = store.ns.mkdir(ROOT_INO, 'ec', 0o777, 0, 0);
+      store.ns.setxattr(ec.ino, 'user.chunkfs.layout', Buffer.from('ec:4+2'), 0);
+      const inos: number[] = [];
+      for (const [parent, name] of [
+        [ROOT_INO, 'r'],
+        [ec.ino, 'e'],
+      ] as Array<[number, string]>) {
+        const f = store.ns.create(parent, name, 0o666, 0, 0);
+        inos.push(f.ino);
+        await store.write(f.ino, 0, randomBytes(random, 3 * SMALL.chunkSizeBytes + 100));
+        await store.write(f.ino, 5000, randomBytes(random, 7000)); // RMW (replica) or copy-on-write (EC)
+        await store.truncate(f.ino, SMALL.chunkSizeBytes + 1);
+      }
+      const victim = await store.shardPath(inos[0], 0, 1);
+      fs.rmSync(victim!);
+      const report = await store.scrub({ repair: true });
+      t.is(report.healed, 1);
+      t.true(fs.existsSync(victim!));
+      t.deepEqual(loosePaths(dir), [], 'while open (meta.db-wal, -shm, the lock)');
+      await store.close();
+      t.deepEqual(loosePaths(dir), []);
+      t.true(allPaths(dir).length > 40, 'the walk saw the shards');
+    } finally {
+      process.umask(old);
     }
-    const victim = await store.shardPath(inos[0], 0, 1);
-    fs.rmSync(victim!);
-    const report = await store.scrub({ repair: true });
-    t.is(report.healed, 1);
-    t.true(fs.existsSync(victim!));
-    t.deepEqual(loosePaths(dir), [], 'while open (meta.db-wal, -shm, the lock)');
-    await store.close();
-    t.deepEqual(loosePaths(dir), []);
-    t.true(allPaths(dir).length > 40, 'the walk saw the shards');
-  } finally {
-    process.umask(old);
-  }
-});
+  },
+);
 
 test.serial('opening a store made with loose modes tightens them once and logs one line', async (t) => {
   const dir = path.join(tmpDir(), 'store');
@@ -68,7 +74,11 @@ test.serial('opening a store made with loose modes tightens them once and logs o
   await s.write(f.ino, 0, Buffer.alloc(1000, 1));
   await s.close();
   const loose: Array<[string, number]> = [
-    ['', 0o755], ['chunkfs.json', 0o644], ['bitrot.key', 0o644], ['disks/d0', 0o777], ['disks/d1/.chunks', 0o755],
+    ['', 0o755],
+    ['chunkfs.json', 0o644],
+    ['bitrot.key', 0o644],
+    ['disks/d0', 0o777],
+    ['disks/d1/.chunks', 0o755],
     ...(testMetaEngine() === 'sqlite' ? [['meta.db', 0o664] as [string, number]] : []), // PostgreSQL keeps no file here
   ];
   for (const [p, mode] of loose) fs.chmodSync(path.join(dir, p), mode);
@@ -98,11 +108,18 @@ test.serial('a store whose modes cannot be fixed is refused with a message namin
   const script = `require(${JSON.stringify(path.join(REPO_ROOT, 'dist/store/store.js'))}).Store.open(${JSON.stringify(dir)})
     .then(() => { console.log('opened'); process.exit(0) }, (e) => { console.log(e.name + ': ' + e.message); process.exit(3) })`;
   const out = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
-    execFile('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '-e', script], { timeout: 60_000 },
-      (err, stdout) => resolve({ code: err === null ? 0 : (err as { code?: number }).code ?? null, stdout }));
+    execFile(
+      'setpriv',
+      ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '-e', script],
+      { timeout: 60_000 },
+      (err, stdout) => resolve({ code: err === null ? 0 : ((err as { code?: number }).code ?? null), stdout }),
+    );
   });
   t.is(out.code, 3, out.stdout);
-  t.regex(out.stdout, /^ModeError: .*chunkfs\.json: group or others can access it \(mode 0644\) and it cannot be made private/);
+  t.regex(
+    out.stdout,
+    /^ModeError: .*chunkfs\.json: group or others can access it \(mode 0644\) and it cannot be made private/,
+  );
   t.is(fs.statSync(config).mode & 0o777, 0o644, 'nothing changed');
   t.false(fs.existsSync(path.join(dir, 'chunkfs.lock')), 'refused before taking the lock');
 });
@@ -114,7 +131,10 @@ test('mkfs refuses a disk directory that group or others can write, and creates 
     fs.mkdirSync(shared);
     fs.chmodSync(shared, mode);
     const dir = path.join(base, `s-${mode.toString(8)}`);
-    const err = await t.throwsAsync(Store.create(dir, { disks: [path.join(base, 'ok'), shared, path.join(base, 'ok2')] }), { instanceOf: ModeError });
+    const err = await t.throwsAsync(
+      Store.create(dir, { disks: [path.join(base, 'ok'), shared, path.join(base, 'ok2')] }),
+      { instanceOf: ModeError },
+    );
     t.true(err!.message.startsWith(`${shared}: disk directory is writable by group or others`), err!.message);
     t.false(fs.existsSync(dir));
     t.false(fs.existsSync(path.join(base, 'ok')));
@@ -123,7 +143,9 @@ test('mkfs refuses a disk directory that group or others can write, and creates 
   const readable = path.join(base, 'readable');
   fs.mkdirSync(readable);
   fs.chmodSync(readable, 0o755);
-  await (await Store.create(path.join(base, 's'), { disks: [readable, path.join(base, 'd1'), path.join(base, 'd2')] })).close();
+  await (
+    await Store.create(path.join(base, 's'), { disks: [readable, path.join(base, 'd1'), path.join(base, 'd2')] })
+  ).close();
   t.is(fs.statSync(readable).mode & 0o777, 0o700);
 });
 

@@ -37,7 +37,13 @@ async function holeyFile(store: Store, seed: number): Promise<{ ino: number; exp
 }
 
 /** readInto with a dirty (0xAA-filled) target, so zeros for holes must really be written. */
-async function readIntoFresh(store: Store, ino: number, off: number, len: number, targetOffset: number): Promise<{ n: number; bytes: Buffer; target: Buffer }> {
+async function readIntoFresh(
+  store: Store,
+  ino: number,
+  off: number,
+  len: number,
+  targetOffset: number,
+): Promise<{ n: number; bytes: Buffer; target: Buffer }> {
   const target = Buffer.alloc(targetOffset + len, 0xaa);
   const n = await store.readInto(ino, off, target, targetOffset);
   return { n, bytes: target.subarray(targetOffset, targetOffset + n), target };
@@ -57,11 +63,23 @@ for (const layout of LAYOUTS) {
       t.is(got.n, want.length, `count at [${off}, +${len})`);
       t.true(got.bytes.equals(want), `bytes at [${off}, +${len})`);
       t.true(want.equals(expected.subarray(off, off + len)), `read() itself exact at [${off}, +${len})`);
-      t.true(got.target.subarray(0, targetOffset).every((x) => x === 0xaa), 'bytes before targetOffset untouched');
-      t.true(got.target.subarray(targetOffset + got.n).every((x) => x === 0xaa), 'bytes past EOF untouched');
+      t.true(
+        got.target.subarray(0, targetOffset).every((x) => x === 0xaa),
+        'bytes before targetOffset untouched',
+      );
+      t.true(
+        got.target.subarray(targetOffset + got.n).every((x) => x === 0xaa),
+        'bytes past EOF untouched',
+      );
     }
     // Named cases: across a chunk boundary into the hole, the hole alone, the short chunk's tail, the last byte.
-    for (const [off, len] of [[CS - 100, 300], [CS + 5, 4096], [3 * CS - 6000, 8000], [3 * CS + 39_000, 2000], [expected.length - 1, 4096]]) {
+    for (const [off, len] of [
+      [CS - 100, 300],
+      [CS + 5, 4096],
+      [3 * CS - 6000, 8000],
+      [3 * CS + 39_000, 2000],
+      [expected.length - 1, 4096],
+    ]) {
       const got = await readIntoFresh(store, ino, off, len, 3);
       t.true(got.bytes.equals(expected.subarray(off, off + len)), `named range [${off}, +${len})`);
     }
@@ -112,7 +130,11 @@ for (const layout of LAYOUTS) {
     copyStoreDir(dir, twin); // the same damage for read() and for readInto() (and its own metadata)
     const viaRead = await Store.open(dir);
     const viaInto = await Store.open(twin);
-    for (const [off, len] of [[10, 4096], [0, CS], [CS - 2000, 5000]]) {
+    for (const [off, len] of [
+      [10, 4096],
+      [0, CS],
+      [CS - 2000, 5000],
+    ]) {
       const want = await viaRead.read(ino, off, len);
       const got = await readIntoFresh(viaInto, ino, off, len, 0);
       t.true(want.equals(expected.subarray(off, off + len)), `read() exact at ${off}`);
@@ -133,7 +155,9 @@ for (const layout of LAYOUTS) {
     await store.close();
     for (const p of paths) fs.rmSync(p!);
     const s = await Store.open(dir);
-    const err = await t.throwsAsync(async () => s.readInto(ino, 0, Buffer.alloc(4096)), { instanceOf: UnrecoverableError });
+    const err = await t.throwsAsync(async () => s.readInto(ino, 0, Buffer.alloc(4096)), {
+      instanceOf: UnrecoverableError,
+    });
     t.is(err!.site.chunkIndex, 0n);
     const st = await s.status();
     t.is(st.counters.unrecoverable_reads, 1);
@@ -165,10 +189,17 @@ test('scratch pool: reuse, no sharing while taken, bounded count and size', (t) 
   t.is(pool.freeCount, 1, 'a large buffer is not in the small tier');
   t.is(pool.largeFreeCount, 1, 'a large buffer is kept in its tier');
   const d = pool.take(10);
-  t.throws(() => { pool.give(d); pool.give(d); }, undefined, 'giving back twice is a bug');
+  t.throws(
+    () => {
+      pool.give(d);
+      pool.give(d);
+    },
+    undefined,
+    'giving back twice is a bug',
+  );
 });
 
-test('scratch pool: whole-shard reads reuse large buffers, within the tier\'s bounds', (t) => {
+test("scratch pool: whole-shard reads reuse large buffers, within the tier's bounds", (t) => {
   const pool = new ScratchPool(2, 256 * 1024, 2 * HUGE_PAGE_BYTES, 3 * HUGE_PAGE_BYTES);
   const a = pool.take(HUGE_PAGE_BYTES + 1);
   const b = pool.take(300_000);
@@ -190,5 +221,13 @@ test('scratch pool: whole-shard reads reuse large buffers, within the tier\'s bo
   t.is(over.length, 2 * HUGE_PAGE_BYTES + 1, 'over the large size bound: a plain allocation');
   pool.give(over);
   t.is(pool.largeFreeCount, 2, 'an oversize buffer is not pooled');
-  t.throws(() => { const f = pool.take(HUGE_PAGE_BYTES); pool.give(f); pool.give(f); }, undefined, 'giving back twice is a bug');
+  t.throws(
+    () => {
+      const f = pool.take(HUGE_PAGE_BYTES);
+      pool.give(f);
+      pool.give(f);
+    },
+    undefined,
+    'giving back twice is a bug',
+  );
 });

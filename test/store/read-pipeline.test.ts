@@ -14,8 +14,9 @@ import { open as openFile, read as readFile, release } from '../../fs/ops-file';
 import { SMALL, prng, randomBytes, smallStore } from './helpers';
 
 function shardFile(dir: string, chunkIndex: number, shardIndex: number): string {
-  const all = (fs.readdirSync(path.join(dir, 'disks'), { recursive: true }) as string[])
-    .filter((f) => f.endsWith(`${path.sep}c${chunkIndex}${path.sep}${shardIndex}.shard`));
+  const all = (fs.readdirSync(path.join(dir, 'disks'), { recursive: true }) as string[]).filter((f) =>
+    f.endsWith(`${path.sep}c${chunkIndex}${path.sep}${shardIndex}.shard`),
+  );
   if (all.length !== 1) throw new Error(`expected one shard ${shardIndex} of chunk ${chunkIndex}, found ${all.length}`);
   return path.join(dir, 'disks', all[0]);
 }
@@ -24,12 +25,24 @@ function shardFile(dir: string, chunkIndex: number, shardIndex: number): string 
 class CountingIo extends NodeIo {
   readonly reads = new Map<string, number>();
   private counted(path: string, f: IoFile): IoFile {
-    const bump = (): void => { this.reads.set(path, (this.reads.get(path) ?? 0) + 1); };
+    const bump = (): void => {
+      this.reads.set(path, (this.reads.get(path) ?? 0) + 1);
+    };
     const preadInto = f.preadInto.bind(f);
     const preadIntoNow = f.preadIntoNow?.bind(f);
     return Object.assign(Object.create(f) as IoFile, {
-      preadInto: (...a: Parameters<IoFile['preadInto']>) => { bump(); return preadInto(...a); },
-      ...(preadIntoNow === undefined ? {} : { preadIntoNow: (...a: Parameters<NonNullable<IoFile['preadIntoNow']>>) => { bump(); return preadIntoNow(...a); } }),
+      preadInto: (...a: Parameters<IoFile['preadInto']>) => {
+        bump();
+        return preadInto(...a);
+      },
+      ...(preadIntoNow === undefined
+        ? {}
+        : {
+            preadIntoNow: (...a: Parameters<NonNullable<IoFile['preadIntoNow']>>) => {
+              bump();
+              return preadIntoNow(...a);
+            },
+          }),
     });
   }
   override async open(path: string, mode: Parameters<Io['open']>[1]): Promise<IoFile> {
@@ -41,7 +54,10 @@ class CountingIo extends NodeIo {
   }
 }
 
-async function warmStore(layout: string, io?: CountingIo): Promise<{ store: Store; dir: string; ino: number; data: Buffer }> {
+async function warmStore(
+  layout: string,
+  io?: CountingIo,
+): Promise<{ store: Store; dir: string; ino: number; data: Buffer }> {
   const made = await smallStore(layout);
   const f = made.store.ns.create(ROOT_INO, 'f', 0o644, 0, 0);
   const data = randomBytes(prng(31), 2 * SMALL.chunkSizeBytes + 3000);
@@ -66,7 +82,12 @@ for (const layout of ['replica:3', 'ec:4+2']) {
   test(`${layout}: cached reads are answered at once with the right bytes; a busy inode gets a promise`, async (t) => {
     const { store, ino, data } = await warmStore(layout);
     const cs = SMALL.chunkSizeBytes;
-    for (const [off, len] of [[0, 4096], [5000, 10_000], [cs + 7, 4096], [data.length - 100, 100]]) {
+    for (const [off, len] of [
+      [0, 4096],
+      [5000, 10_000],
+      [cs + 7, 4096],
+      [data.length - 100, 100],
+    ]) {
       const target = Buffer.alloc(len);
       const n = store.readInto(ino, off, target);
       t.is(n, len, `[${off}, +${len}) at once`);
@@ -114,7 +135,10 @@ for (const layout of ['replica:3', 'ec:4+2']) {
   test(`${layout}: a flipped bit in the first shard read: the mount's read op serves around it, counts and queues it once, reads it once`, async (t) => {
     const io = new CountingIo();
     const { store, dir, ino, data } = await warmStore(layout, io);
-    const blockCount = layout === 'replica:3' ? SMALL.chunkSizeBytes / SMALL.bitrotBlockBytes : Math.ceil(SMALL.chunkSizeBytes / 4 / SMALL.bitrotBlockBytes);
+    const blockCount =
+      layout === 'replica:3'
+        ? SMALL.chunkSizeBytes / SMALL.bitrotBlockBytes
+        : Math.ceil(SMALL.chunkSizeBytes / 4 / SMALL.bitrotBlockBytes);
     const bad = shardFile(dir, 0, 0);
     flipBit(bad, blockCount, 1);
     const core = new FsCore(store, { bufferBytesMax: 1 << 20, flushDelayMs: 60_000, log: () => undefined });
@@ -125,7 +149,11 @@ for (const layout of ['replica:3', 'ec:4+2']) {
     const target = Buffer.alloc(4096, 0xee);
     t.is(await readFile(core, fh, target, 4096, SMALL.bitrotBlockBytes), 4096);
     t.true(target.equals(data.subarray(SMALL.bitrotBlockBytes, 2 * SMALL.bitrotBlockBytes)), 'the right bytes');
-    t.is(io.reads.get(bad), 1, 'the bad shard: one data read (its hash table is cached since the warm-up read), not a second try');
+    t.is(
+      io.reads.get(bad),
+      1,
+      'the bad shard: one data read (its hash table is cached since the warm-up read), not a second try',
+    );
     const st = await store.status();
     t.is(st.counters.bitrot_errors, 1, 'counted once');
     t.is(st.counters[layout === 'replica:3' ? 'failovers' : 'reconstructions'], 1);

@@ -49,11 +49,14 @@ test('a lost lazy intent removal is resolved at open to the bytes already writte
   await store.close();
   // The state a crash leaves when the lazy commit never reached the disk: the intent is still there.
   const db = openStoreMetaOf(dir);
-  const version = (db.prepare('SELECT version FROM chunks WHERE ino = ? AND chunk_index = 0').get(f.ino) as { version: bigint }).version;
+  const version = (
+    db.prepare('SELECT version FROM chunks WHERE ino = ? AND chunk_index = 0').get(f.ino) as { version: bigint }
+  ).version;
   const first = Math.floor(at / SMALL.bitrotBlockBytes);
   const last = Math.floor((at + patch.length - 1) / SMALL.bitrotBlockBytes);
-  db.prepare('INSERT INTO intents(ino, chunk_index, version, first_block, last_block, created_ns) VALUES (?, 0, ?, ?, ?, 0)')
-    .run(f.ino, version, first, last);
+  db.prepare(
+    'INSERT INTO intents(ino, chunk_index, version, first_block, last_block, created_ns) VALUES (?, 0, ?, ?, ?, 0)',
+  ).run(f.ino, version, first, last);
   db.close();
   const again = await Store.open(dir);
   t.is(again.recoveryReport.intentsResolved, 1);

@@ -20,8 +20,11 @@ for (const layout of ['replica:3', 'ec:4+2']) {
     t.deepEqual(clean.needles, { checked: 30, badCount: 0, bad: [] });
     t.is(clean.badCount, 0);
     // f3's slice now names f4's needle (a metadata bug, not bitrot: every shard still verifies).
-    const other = store.ns.db.prepare('SELECT slice_offset, slice_length, slice_cookie FROM inodes WHERE ino = ?').get(inos[4]) as Record<string, bigint>;
-    store.ns.db.prepare('UPDATE inodes SET slice_offset = ?, slice_length = ?, slice_cookie = ? WHERE ino = ?')
+    const other = store.ns.db
+      .prepare('SELECT slice_offset, slice_length, slice_cookie FROM inodes WHERE ino = ?')
+      .get(inos[4]) as Record<string, bigint>;
+    store.ns.db
+      .prepare('UPDATE inodes SET slice_offset = ?, slice_length = ?, slice_cookie = ? WHERE ino = ?')
       .run(other.slice_offset, other.slice_length, other.slice_cookie, inos[3]);
     const found = await store.scrub();
     t.is(found.badCount, 0, 'the shards verify');

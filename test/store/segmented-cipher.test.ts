@@ -35,7 +35,11 @@ function learnt(store: Store, ino: number, chunkIndex: number, version: bigint):
 
 function chunkVersions(store: Store, ino: number): bigint[] {
   const db = (store as unknown as { db: import('../../store/meta/sql-engine').Db }).db;
-  return (db.prepare('SELECT version FROM chunks WHERE ino = ? AND version > 0 ORDER BY chunk_index').all(ino) as Array<{ version: bigint }>).map((r) => r.version);
+  return (
+    db.prepare('SELECT version FROM chunks WHERE ino = ? AND version > 0 ORDER BY chunk_index').all(ino) as Array<{
+      version: bigint;
+    }>
+  ).map((r) => r.version);
 }
 
 for (const layout of ['replica:3,aes256gcm', 'ec:4+2,aes256gcm']) {
@@ -62,11 +66,18 @@ function forge(dir: string, file: string): void {
   const { key } = openConfig(dir);
   const { header, payload } = verifyShardBytes(fs.readFileSync(file), key);
   payload[payload.length >> 1] ^= 0x5a;
-  const params = { ...header, compressed: (header.flags & FLAG_COMPRESSED) !== 0, encrypted: (header.flags & FLAG_ENCRYPTED) !== 0 };
+  const params = {
+    ...header,
+    compressed: (header.flags & FLAG_COMPRESSED) !== 0,
+    encrypted: (header.flags & FLAG_ENCRYPTED) !== 0,
+  };
   fs.writeFileSync(file, encodeShard(params, payload, key));
 }
 
-for (const [layout, shard] of [['replica:3,aes256gcm', 0], ['ec:4+2,aes256gcm', 1]] as const) {
+for (const [layout, shard] of [
+  ['replica:3,aes256gcm', 0],
+  ['ec:4+2,aes256gcm', 1],
+] as const) {
   test(`${layout}: a shard failing a segment tag (hashes pass) is served around and queued for heal; heal mends it`, async (t) => {
     const { store, dir } = await smallStore(layout, 6, { smallFileMaxBytes: 0 });
     const f = store.ns.create(ROOT_INO, 'f', 0o644, 0, 0);
@@ -82,7 +93,10 @@ for (const [layout, shard] of [['replica:3,aes256gcm', 0], ['ec:4+2,aes256gcm', 
     const s = await again.status();
     t.is(s.counters.unrecoverable_reads, 0);
     t.true(s.healQueueLength >= 1, 'the forged shard is queued');
-    t.true(again.healQueue(10).some((e) => e.shardIndex === shard), JSON.stringify(again.healQueue(10)));
+    t.true(
+      again.healQueue(10).some((e) => e.shardIndex === shard),
+      JSON.stringify(again.healQueue(10)),
+    );
     await again.heal();
     t.is((await again.scrub()).badCount, 0, 'mended');
     await again.close();
@@ -107,10 +121,17 @@ test('chunks stored in cipher format v1 (one GCM message) before v2 still read, 
     t.true(isSegmented(payload), 'written as v2');
     const v1 = seal(dataKey, openPayload(dataKey, payload), nonce);
     v1Len = v1.length;
-    fs.writeFileSync(file, encodeShard({ ...header, chunkLogicalLenBytes: BigInt(v1.length), compressed: false, encrypted: true }, v1, key));
+    fs.writeFileSync(
+      file,
+      encodeShard({ ...header, chunkLogicalLenBytes: BigInt(v1.length), compressed: false, encrypted: true }, v1, key),
+    );
   }
   const db = openStoreMetaOf(dir);
-  db.prepare('UPDATE chunks SET stored_len = ? WHERE ino = ? AND chunk_index = 0 AND version = ?').run(v1Len, f.ino, versions[0]);
+  db.prepare('UPDATE chunks SET stored_len = ? WHERE ino = ? AND chunk_index = 0 AND version = ?').run(
+    v1Len,
+    f.ino,
+    versions[0],
+  );
   db.close();
   const again = await Store.open(dir);
   t.is(await randomReads(again, f.ino, data, 13), 0);

@@ -19,7 +19,10 @@ function pickSize(random: () => number): number {
   return SMALL_MAX + Math.floor(random() * 40_000); // grows past it
 }
 
-for (const [layout, seed] of [['replica:3', 21], ['ec:4+2', 22]] as const) {
+for (const [layout, seed] of [
+  ['replica:3', 21],
+  ['ec:4+2', 22],
+] as const) {
   test(`many small files vs a plain directory: ${layout} seed ${seed}`, async (t) => {
     const created = await smallStore(layout, 6, { smallFileMaxBytes: SMALL_MAX, containerCapacityBytes: 48 * 1024 });
     let store = created.store;
@@ -42,7 +45,8 @@ for (const [layout, seed] of [['replica:3', 21], ['ec:4+2', 22]] as const) {
         const a = store.ns.create(1, n, 0o644, 0, 0);
         await store.write(a.ino, 0, data);
         fs.writeFileSync(p, data);
-      } else if (r < 0.25) { // overwrite part, maybe extending
+      } else if (r < 0.25) {
+        // overwrite part, maybe extending
         const size = fs.statSync(p).size;
         const off = Math.floor(random() * (size + 10));
         const data = randomBytes(random, 1 + Math.floor(random() * 3000));
@@ -50,18 +54,21 @@ for (const [layout, seed] of [['replica:3', 21], ['ec:4+2', 22]] as const) {
         const fd = fs.openSync(p, 'r+');
         fs.writeSync(fd, data, 0, data.length, off);
         fs.closeSync(fd);
-      } else if (r < 0.4) { // truncate: shrink or grow, maybe past the threshold
+      } else if (r < 0.4) {
+        // truncate: shrink or grow, maybe past the threshold
         const size = pickSize(random);
         await store.truncate(i, size);
         fs.truncateSync(p, size);
-      } else if (r < 0.5) { // rename over whatever is there
+      } else if (r < 0.5) {
+        // rename over whatever is there
         const to = name();
         if (to !== n) {
           const replaced = store.ns.rename(1, n, 1, to);
           if (replaced !== null && replaced.nlink === 0) await store.deleteFile(replaced.ino);
           fs.renameSync(p, path.join(plain, to));
         }
-      } else if (r < 0.6) { // hard link
+      } else if (r < 0.6) {
+        // hard link
         const to = name();
         if (ino(to) === null) {
           store.ns.link(i, 1, to);
@@ -81,14 +88,29 @@ for (const [layout, seed] of [['replica:3', 21], ['ec:4+2', 22]] as const) {
         t.true(got.equals(want), `op ${op}: ${e} (${want.length} bytes) reads as in the plain directory`);
         t.is(store.ns.lookup(1, e)!.sizeBytes, want.length, `op ${op}: ${e} size`);
       }
-      t.deepEqual(store.ns.readdir(1).map((e) => e.name).sort(), fs.readdirSync(plain).sort(), `op ${op}: names`);
+      t.deepEqual(
+        store.ns
+          .readdir(1)
+          .map((e) => e.name)
+          .sort(),
+        fs.readdirSync(plain).sort(),
+        `op ${op}: names`,
+      );
     }
     const st = await store.status();
     t.true(st.containers.sealed + st.containers.open + st.containers.full > 0, 'small files were packed');
     await store.compact();
     await store.reclaimNow();
     const scrub = await store.scrub();
-    if (process.env.DBG) for (const q of ['SELECT ino, type, layout, nlink, size FROM inodes WHERE ino = 106', 'SELECT * FROM containers', 'SELECT * FROM chunks WHERE ino = 106', 'SELECT * FROM reclaim', 'SELECT count(*) FROM inodes WHERE slice_container = 106']) t.log(q, store.ns.db.prepare(q).all());
+    if (process.env.DBG)
+      for (const q of [
+        'SELECT ino, type, layout, nlink, size FROM inodes WHERE ino = 106',
+        'SELECT * FROM containers',
+        'SELECT * FROM chunks WHERE ino = 106',
+        'SELECT * FROM reclaim',
+        'SELECT count(*) FROM inodes WHERE slice_container = 106',
+      ])
+        t.log(q, store.ns.db.prepare(q).all());
     t.deepEqual(scrub.leaks.paths, []);
     t.is(scrub.badCount, 0);
     await store.close();

@@ -9,7 +9,9 @@ import { IoFile, NodeIo, OpenMode } from '../../store/io/io';
 const PACK = { smallFileMaxBytes: 16 * 1024 };
 
 function containerRows(store: Store): Array<Record<string, unknown>> {
-  return (store.ns.db.prepare('SELECT * FROM containers ORDER BY id').all() as Array<Record<string, unknown>>).map((r) => ({ ...r }));
+  return (store.ns.db.prepare('SELECT * FROM containers ORDER BY id').all() as Array<Record<string, unknown>>).map(
+    (r) => ({ ...r }),
+  );
 }
 
 for (const layout of ['replica:3', 'ec:4+2']) {
@@ -32,12 +34,23 @@ for (const layout of ['replica:3', 'ec:4+2']) {
     t.is(rows[0].state, 'open');
     const c = store.ns.getattr(Number(rows[0].id))!;
     t.is(c.layout, 'replica:3', 'open container: replica with the target fault tolerance (ec:4+2 -> replica:3)');
-    t.false(store.ns.readdir(1).some((e) => e.ino === Number(rows[0].id)), 'no listing shows a container');
-    const versions = store.ns.db.prepare('SELECT chunk_index, max_version FROM chunks WHERE ino = ?').all(rows[0].id) as Array<{ max_version: bigint }>;
-    t.deepEqual(versions.map((v) => Number(v.max_version)), [1], 'the 20 concurrent writes were one container append');
+    t.false(
+      store.ns.readdir(1).some((e) => e.ino === Number(rows[0].id)),
+      'no listing shows a container',
+    );
+    const versions = store.ns.db
+      .prepare('SELECT chunk_index, max_version FROM chunks WHERE ino = ?')
+      .all(rows[0].id) as Array<{ max_version: bigint }>;
+    t.deepEqual(
+      versions.map((v) => Number(v.max_version)),
+      [1],
+      'the 20 concurrent writes were one container append',
+    );
     t.deepEqual((await store.status()).layoutsInUse, [{ layout, files: 20 }], 'containers are not user files');
     // The needles are on disk in the container's shard, with magic and owner.
-    const first = store.ns.db.prepare('SELECT slice_offset FROM inodes WHERE ino = ?').get(files[0].ino) as { slice_offset: bigint };
+    const first = store.ns.db.prepare('SELECT slice_offset FROM inodes WHERE ino = ?').get(files[0].ino) as {
+      slice_offset: bigint;
+    };
     const shard = fs.readFileSync((await store.shardPath(Number(rows[0].id), 0, 0))!);
     const header = decodeNeedleHeader(shard.subarray(8192 + Number(first.slice_offset))); // 4096 header + one page of hash table
     t.is(header.fileId, BigInt(files[0].ino));
@@ -65,7 +78,11 @@ test('overwrite, append, truncate write new needles; growing past the threshold 
   const want = Buffer.concat([Buffer.from('hello\0\0\0'), big]);
   t.true((await store.read(a.ino, 0, want.length)).equals(want));
   t.not(await store.shardPath(a.ino, 0, 0), null);
-  t.is((store.ns.db.prepare('SELECT slice_container FROM inodes WHERE ino = ?').get(a.ino) as { slice_container: unknown }).slice_container, null);
+  t.is(
+    (store.ns.db.prepare('SELECT slice_container FROM inodes WHERE ino = ?').get(a.ino) as { slice_container: unknown })
+      .slice_container,
+    null,
+  );
   // Hard link, rename, chmod, unlink of a small file.
   const b = store.ns.create(1, 'b', 0o644, 0, 0);
   await store.write(b.ino, 0, Buffer.from('small'));
@@ -105,19 +122,30 @@ test('small files survive reopen; a needle whose bytes rot fails over to another
   t.true(st.healQueueLength >= 1);
   await s3.heal();
   t.is((await s3.status()).healQueueLength, 0);
-  t.true(fs.readFileSync(p).subarray(8192).equals(buf.subarray(8192).map((x, i) => (i === 40 ? x ^ 0xff : x))), 'healed replica holds the needle again');
+  t.true(
+    fs
+      .readFileSync(p)
+      .subarray(8192)
+      .equals(buf.subarray(8192).map((x, i) => (i === 40 ? x ^ 0xff : x))),
+    'healed replica holds the needle again',
+  );
   await s3.close();
 });
 
-test('a needle that is not the file\'s (file_id check) is never returned: EIO, counted on every replica', async (t) => {
+test("a needle that is not the file's (file_id check) is never returned: EIO, counted on every replica", async (t) => {
   const { store } = await smallStore('replica:3', 6, PACK);
   const a = store.ns.create(1, 'a', 0o644, 0, 0);
   await store.write(a.ino, 0, Buffer.from('secret of a'));
   const b = store.ns.create(1, 'b', 0o644, 0, 0);
   await store.write(b.ino, 0, Buffer.from('secret of b'));
   // A stale or corrupt pointer: b's slice names a's needle (same cookie, so only file_id tells).
-  const ra = store.ns.db.prepare('SELECT slice_offset, slice_cookie FROM inodes WHERE ino = ?').get(a.ino) as Record<string, bigint>;
-  store.ns.db.prepare('UPDATE inodes SET slice_offset = ?, slice_cookie = ? WHERE ino = ?').run(ra.slice_offset, ra.slice_cookie, b.ino);
+  const ra = store.ns.db.prepare('SELECT slice_offset, slice_cookie FROM inodes WHERE ino = ?').get(a.ino) as Record<
+    string,
+    bigint
+  >;
+  store.ns.db
+    .prepare('UPDATE inodes SET slice_offset = ?, slice_cookie = ? WHERE ino = ?')
+    .run(ra.slice_offset, ra.slice_cookie, b.ino);
   await t.throwsAsync(store.read(b.ino, 0, 11), { message: /EIO.*needle/ });
   t.is((await store.status()).counters.needle_mismatches, 3);
   t.true((await store.read(a.ino, 0, 11)).equals(Buffer.from('secret of a')));
@@ -136,7 +164,11 @@ class SpyIo extends NodeIo {
       get(target, prop, recv) {
         const v = Reflect.get(target, prop, recv) as unknown;
         if (typeof v !== 'function') return v;
-        if (String(prop).startsWith('pread')) return (...args: unknown[]) => { spy.push(p); return (v as (...a: unknown[]) => unknown).apply(target, args); };
+        if (String(prop).startsWith('pread'))
+          return (...args: unknown[]) => {
+            spy.push(p);
+            return (v as (...a: unknown[]) => unknown).apply(target, args);
+          };
         return (v as (...a: unknown[]) => unknown).bind(target);
       },
     });
@@ -155,7 +187,12 @@ function hex16(n: number): string {
   return n.toString(16).padStart(16, '0');
 }
 
-async function fillUntilSealed(store: Store, rnd: () => number, prefix: string, sizeMax: number): Promise<Array<{ ino: number; data: Buffer }>> {
+async function fillUntilSealed(
+  store: Store,
+  rnd: () => number,
+  prefix: string,
+  sizeMax: number,
+): Promise<Array<{ ino: number; data: Buffer }>> {
   const files: Array<{ ino: number; data: Buffer }> = [];
   const sealed = (): number => containerRows(store).filter((r) => r.state === 'sealed').length;
   const before = sealed();
@@ -172,7 +209,11 @@ async function fillUntilSealed(store: Store, rnd: () => number, prefix: string, 
 }
 
 test('seal rewrites a full ec:4+2 container once as EC; a needle read touches at most 2 data shards, no parity; sealed shards are never written', async (t) => {
-  const { store, dir } = await smallStore('ec:4+2', 6, { ...PACK, containerCapacityBytes: 96 * 1024, smallFileMaxBytes: 8 * 1024 });
+  const { store, dir } = await smallStore('ec:4+2', 6, {
+    ...PACK,
+    containerCapacityBytes: 96 * 1024,
+    smallFileMaxBytes: 8 * 1024,
+  });
   const rnd = prng(9);
   const files = await fillUntilSealed(store, rnd, 'f', 8 * 1024);
   const sealed = containerRows(store).find((r) => r.state === 'sealed')!;
@@ -185,7 +226,12 @@ test('seal rewrites a full ec:4+2 container once as EC; a needle read touches at
 
   const spy = new SpyIo();
   const s2 = await Store.open(dir, { io: spy });
-  const inSealed = files.filter((f) => Number((s2.ns.db.prepare('SELECT slice_container AS c FROM inodes WHERE ino = ?').get(f.ino) as { c: bigint }).c) === sid);
+  const inSealed = files.filter(
+    (f) =>
+      Number(
+        (s2.ns.db.prepare('SELECT slice_container AS c FROM inodes WHERE ino = ?').get(f.ino) as { c: bigint }).c,
+      ) === sid,
+  );
   t.true(inSealed.length > 3);
   let touchedAny = 0;
   for (const f of inSealed) {
@@ -193,7 +239,10 @@ test('seal rewrites a full ec:4+2 container once as EC; a needle read touches at
     t.true((await s2.read(f.ino, 0, f.data.length)).equals(f.data));
     const shards = new Set(spy.readPaths.filter((p) => p.includes(hex16(sid))));
     t.true(shards.size <= 2, `needle of ${f.data.length} bytes touched ${shards.size} shard files`);
-    t.false([...shards].some((p) => /\/(4|5)\.shard$/.test(p)), 'no parity read while data shards are healthy');
+    t.false(
+      [...shards].some((p) => /\/(4|5)\.shard$/.test(p)),
+      'no parity read while data shards are healthy',
+    );
     touchedAny += shards.size;
   }
   t.true(touchedAny > 0, 'the reads went to the sealed container');
@@ -207,20 +256,38 @@ test('seal rewrites a full ec:4+2 container once as EC; a needle read touches at
   await fillUntilSealed(s2, rnd, 'g', 8 * 1024);
   await s2.sync();
   t.true(spy.changed.length > 0, 'the spy sees writes');
-  t.deepEqual(spy.changed.filter((p) => p.includes(hex16(sid))), [], 'no write touched a sealed container');
+  t.deepEqual(
+    spy.changed.filter((p) => p.includes(hex16(sid))),
+    [],
+    'no write touched a sealed container',
+  );
   const f0 = inSealed[0].data;
-  t.true((await s2.read(inSealed[0].ino, 0, f0.length)).equals(Buffer.concat([Buffer.from('rewritten'), f0.subarray(9)])), 'overwrite kept the old bytes after it');
+  t.true(
+    (await s2.read(inSealed[0].ino, 0, f0.length)).equals(Buffer.concat([Buffer.from('rewritten'), f0.subarray(9)])),
+    'overwrite kept the old bytes after it',
+  );
   const st = await s2.status();
-  t.true(st.containers.sealed >= 2 && st.containers.deadBytes > 0 && st.containers.liveBytes > 0, JSON.stringify(st.containers));
+  t.true(
+    st.containers.sealed >= 2 && st.containers.deadBytes > 0 && st.containers.liveBytes > 0,
+    JSON.stringify(st.containers),
+  );
   await s2.close();
 });
 
 test('compaction moves live needles out of a sealed container with dead/capacity >= 0.4 and reclaims it', async (t) => {
-  const { store } = await smallStore('replica:3', 6, { containerCapacityBytes: 64 * 1024, smallFileMaxBytes: 8 * 1024 });
+  const { store } = await smallStore('replica:3', 6, {
+    containerCapacityBytes: 64 * 1024,
+    smallFileMaxBytes: 8 * 1024,
+  });
   const rnd = prng(10);
   const files = await fillUntilSealed(store, rnd, 'f', 8 * 1024);
   const sid = Number(containerRows(store).find((r) => r.state === 'sealed')!.id);
-  const inSealed = files.filter((f) => Number((store.ns.db.prepare('SELECT slice_container AS c FROM inodes WHERE ino = ?').get(f.ino) as { c: bigint }).c) === sid);
+  const inSealed = files.filter(
+    (f) =>
+      Number(
+        (store.ns.db.prepare('SELECT slice_container AS c FROM inodes WHERE ino = ?').get(f.ino) as { c: bigint }).c,
+      ) === sid,
+  );
   t.is((await store.compact()).compacted, 0, 'nothing is dead yet');
   // Kill most of its needles: unlink half, overwrite a quarter.
   const kept: Array<{ ino: number; data: Buffer }> = [];
@@ -245,7 +312,8 @@ test('compaction moves live needles out of a sealed container with dead/capacity
   t.true(report.needlesMoved >= inSealed.filter((_, i) => i % 4 === 0).length);
   t.is(store.ns.getattr(sid), null, 'the old container inode is gone');
   t.false(containerRows(store).some((r) => Number(r.id) === sid));
-  for (const f of [...kept, ...files.filter((f) => !inSealed.includes(f))]) t.true((await store.read(f.ino, 0, f.data.length + 1)).equals(f.data));
+  for (const f of [...kept, ...files.filter((f) => !inSealed.includes(f))])
+    t.true((await store.read(f.ino, 0, f.data.length + 1)).equals(f.data));
   await store.reclaimNow();
   const scrub = await store.scrub();
   t.deepEqual(scrub.leaks.paths, []);
@@ -259,16 +327,32 @@ test('a needle commit that fails halfway is rolled back and fails that file alon
   const { store } = await smallStore('replica:3', 6, PACK);
   const files = ['a', 'b', 'c'].map((n) => store.ns.create(1, n, 0o644, 0, 0));
   await store.write(files[1].ino, 0, Buffer.from('old b'));
-  const fio = (store as unknown as { files: { appender: { append(r: unknown): Promise<unknown> }; slices: { get(ino: number): unknown; set(ino: number, s: unknown): void } } }).files;
+  const fio = (
+    store as unknown as {
+      files: {
+        appender: { append(r: unknown): Promise<unknown> };
+        slices: { get(ino: number): unknown; set(ino: number, s: unknown): void };
+      };
+    }
+  ).files;
   const before = fio.slices.get(files[1].ino);
-  const results = await Promise.allSettled(files.map((f, i) => fio.appender.append({
-    ino: f.ino, packClass: 'replica:3', data: Buffer.from(`new ${f.ino}`),
-    commit: (slice: unknown) => {
-      fio.slices.set(f.ino, slice);
-      if (i === 1) throw new RangeError('injected: bad value in the commit');
-    },
-  })));
-  t.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+  const results = await Promise.allSettled(
+    files.map((f, i) =>
+      fio.appender.append({
+        ino: f.ino,
+        packClass: 'replica:3',
+        data: Buffer.from(`new ${f.ino}`),
+        commit: (slice: unknown) => {
+          fio.slices.set(f.ino, slice);
+          if (i === 1) throw new RangeError('injected: bad value in the commit');
+        },
+      }),
+    ),
+  );
+  t.deepEqual(
+    results.map((r) => r.status),
+    ['fulfilled', 'rejected', 'fulfilled'],
+  );
   t.deepEqual(fio.slices.get(files[1].ino), before, 'the failed commit left its slice as it was');
   t.deepEqual(await store.read(files[1].ino, 0, 100), Buffer.from('old b'));
   t.deepEqual(fio.slices.get(files[0].ino), (results[0] as PromiseFulfilledResult<unknown>).value);

@@ -29,7 +29,15 @@ test('mknod makes fifo, socket, chardev, blockdev inodes; only devices keep rdev
   t.is(ns.mknod(ROOT_INO, 'b', 'blockdev', 0o600, 0x700, 0, 0).mode, 0o060600);
   t.is(ns.mknod(ROOT_INO, 's', 'socket', 0o755, 0, 0, 0).mode, 0o140755);
   code(t, () => ns.mknod(ROOT_INO, 'p', 'fifo', 0o600, 0, 0, 0), 'EEXIST');
-  t.deepEqual(ns.readdir(ROOT_INO).map((e) => [e.name, e.type]), [['b', 'blockdev'], ['c', 'chardev'], ['p', 'fifo'], ['s', 'socket']]);
+  t.deepEqual(
+    ns.readdir(ROOT_INO).map((e) => [e.name, e.type]),
+    [
+      ['b', 'blockdev'],
+      ['c', 'chardev'],
+      ['p', 'fifo'],
+      ['s', 'socket'],
+    ],
+  );
   t.deepEqual(ns.unlink(ROOT_INO, 'c'), { ino: chr.ino, nlink: 0 });
   t.is(ns.getattr(chr.ino), null, 'no data to delete: the row goes at once');
   t.deepEqual(ns.orphans(), []);
@@ -67,19 +75,30 @@ test('a v1 meta.db migrates to the latest schema: inodes, numbers and the next n
   const v1 = new Database(file);
   // v1 as the first migration made it (store/meta/meta.ts MIGRATIONS[0]), with a root and one file.
   v1.exec(sqlFor(MIGRATIONS[0], 'sqlite'));
-  v1.prepare(`INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns)
-    VALUES (1, 'dir', ${0o040755}, 0, 0, 0, 2, 1, 1, 1, 1, 1), (5, 'file', ${0o100644}, 3, 4, 10, 1, NULL, 2, 2, 2, 2)`).run();
+  v1.prepare(
+    `INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns)
+    VALUES (1, 'dir', ${0o040755}, 0, 0, 0, 2, 1, 1, 1, 1, 1), (5, 'file', ${0o100644}, 3, 4, 10, 1, NULL, 2, 2, 2, 2)`,
+  ).run();
   v1.pragma('user_version = 1');
   v1.close();
   const db = openDb(file);
   migrate(db, crypto.randomUUID());
   t.is(db.schemaVersion(), MIGRATIONS.length);
-  const row = db.prepare('SELECT ino, type, uid, size, rdev FROM inodes WHERE ino = 5').get() as Record<string, bigint | string>;
+  const row = db.prepare('SELECT ino, type, uid, size, rdev FROM inodes WHERE ino = 5').get() as Record<
+    string,
+    bigint | string
+  >;
   t.deepEqual({ ...row }, { ino: 5n, type: 'file', uid: 3n, size: 10n, rdev: 0n });
-  const next = db.prepare(`INSERT INTO inodes(type, mode, uid, gid, nlink, atime_ns, mtime_ns, ctime_ns, birth_ns, rdev)
-    VALUES ('chardev', ${0o020600}, 0, 0, 1, 0, 0, 0, 0, 259)`).run();
+  const next = db
+    .prepare(
+      `INSERT INTO inodes(type, mode, uid, gid, nlink, atime_ns, mtime_ns, ctime_ns, birth_ns, rdev)
+    VALUES ('chardev', ${0o020600}, 0, 0, 1, 0, 0, 0, 0, 259)`,
+    )
+    .run();
   t.is(Number(next.lastInsertRowid), 6);
-  const names = (db.prepare(`SELECT name FROM sqlite_master WHERE tbl_name = 'inodes'`).all() as { name: string }[]).map((r) => r.name);
+  const names = (
+    db.prepare(`SELECT name FROM sqlite_master WHERE tbl_name = 'inodes'`).all() as { name: string }[]
+  ).map((r) => r.name);
   t.true(names.includes('inodes_by_slice') && names.includes('inodes_high'), names.join(','));
   db.prepare('DELETE FROM inodes WHERE ino = 6').run();
   t.is(Number((db.prepare('SELECT ino FROM ino_high WHERE k = 0').get() as { ino: bigint }).ino), 6);

@@ -21,7 +21,10 @@ test('status reports disks, layouts in use, heal queue and counters; background 
   const before = await s.status();
   t.is(before.disks.length, 6);
   t.true(before.disks.every((d) => d.totalBytes > 0 && d.state === 'ok'));
-  t.deepEqual(before.layoutsInUse, [{ layout: 'ec:4+2', files: 1 }, { layout: 'replica:3', files: 1 }]);
+  t.deepEqual(before.layoutsInUse, [
+    { layout: 'ec:4+2', files: 1 },
+    { layout: 'replica:3', files: 1 },
+  ]);
   t.is(before.healQueueLength, 2);
   t.is(before.counters.missing_shards, 2);
   t.is(before.counters.failovers, 1);
@@ -58,7 +61,14 @@ test('scrub without repair names a chunk beyond its redundancy unrecoverable, sh
   const s = await Store.open(dir);
   const r = await s.scrub({ repair: false });
   t.is(r.badCount, 5);
-  t.deepEqual(r.failed.map((x) => [x.chunkIndex, x.shardIndex]), [[0, 0], [0, 1], [0, 2]]);
+  t.deepEqual(
+    r.failed.map((x) => [x.chunkIndex, x.shardIndex]),
+    [
+      [0, 0],
+      [0, 1],
+      [0, 2],
+    ],
+  );
   t.regex(r.failed[0].error, /3 of 6 shards bad or missing, more than the 2 parity shards rebuild/);
   t.is((await s.status()).counters.missing_shards, 5, 'each found shard counted once');
   await s.close();

@@ -28,7 +28,10 @@ function metaState(dir: string): string {
   const db = config.meta === undefined ? openDb(path.join(dir, 'meta.db'), true) : connectPg(config.meta.url);
   try {
     const tables = storeTablesIn(db);
-    const rows = tables.map((n) => `${n}: ${JSON.stringify(db.prepare(`SELECT * FROM ${n} ORDER BY 1`).all(), (_k, v: unknown) => typeof v === 'bigint' ? v.toString() : v)}`);
+    const rows = tables.map(
+      (n) =>
+        `${n}: ${JSON.stringify(db.prepare(`SELECT * FROM ${n} ORDER BY 1`).all(), (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}`,
+    );
     return `schema ${db.schemaVersion()}\n${rows.join('\n')}`;
   } finally {
     db.close();
@@ -54,7 +57,8 @@ async function refusedByEveryOpener(t: import('ava').ExecutionContext, dir: stri
   await t.throwsAsync(Store.open(dir, { readOnly: true }), { message: re }, 'read-only');
   const ro = await Store.open(dir, { readOnly: true }).catch((err: Error) => err.message);
   t.notRegex(String(ro), /read-write once/, 'read-only never asks for the harmful read-write open');
-  if (configOf(dir).meta !== undefined) await t.throwsAsync(Store.open(dir, { readOnly: true, follow: true }), { message: re }, 'follower');
+  if (configOf(dir).meta !== undefined)
+    await t.throwsAsync(Store.open(dir, { readOnly: true, follow: true }), { message: re }, 'follower');
   const to = configOf(dir).meta === undefined ? 'postgresql:///nowhere?host=/nonexistent' : 'sqlite';
   t.throws(() => moveStoreMeta(dir, to), { message: re }, 'meta copy');
   t.deepEqual(shardFiles(dir), shards, 'every shard file is still there');
@@ -68,7 +72,9 @@ test('empty metadata (an empty meta.db, a database made again): refused by every
   copyStoreDir(dir, original);
   const uuid = storeUuidOf(dir);
   useMetaOf(dir, 'empty');
-  const re = new RegExp(`holds no chunkfs metadata \\(no schema\\), so it is not this store's \\(store ${uuid}\\).*check `);
+  const re = new RegExp(
+    `holds no chunkfs metadata \\(no schema\\), so it is not this store's \\(store ${uuid}\\).*check `,
+  );
   await refusedByEveryOpener(t, dir, re);
   useMetaOf(dir, original); // its own metadata back: the store is whole
   const s = await Store.open(dir);
@@ -76,7 +82,7 @@ test('empty metadata (an empty meta.db, a database made again): refused by every
   await s.close();
 });
 
-test('another store\'s metadata: refused by every opener, naming both ids; nothing changes in either store', async (t) => {
+test("another store's metadata: refused by every opener, naming both ids; nothing changes in either store", async (t) => {
   const a = await populated(2);
   const b = await populated(3);
   const [ua, ub] = [storeUuidOf(a.dir), storeUuidOf(b.dir)];
@@ -84,7 +90,11 @@ test('another store\'s metadata: refused by every opener, naming both ids; nothi
   copyStoreDir(a.dir, own);
   useMetaOf(a.dir, b.dir);
   const bShards = shardFiles(b.dir);
-  await refusedByEveryOpener(t, a.dir, new RegExp(`holds the metadata of store ${ub}, and chunkfs.json names store ${ua}.*check `));
+  await refusedByEveryOpener(
+    t,
+    a.dir,
+    new RegExp(`holds the metadata of store ${ub}, and chunkfs.json names store ${ua}.*check `),
+  );
   t.deepEqual(shardFiles(b.dir), bShards);
   const sb = await Store.open(b.dir);
   t.true((await sb.read(b.ino, 0, b.data.length)).equals(b.data), 'the other store is untouched');
@@ -112,18 +122,22 @@ test('an older copy of its own metadata (a restore) opens; scrub --repair report
   const restored = await Store.open(dir);
   try {
     const report = await restored.scrub({ repair: true, force: true });
-    t.true(report.leaks.unknown >= 3, `h's and f's new shards are unknown to the copy: ${JSON.stringify(report.leaks)}`);
+    t.true(
+      report.leaks.unknown >= 3,
+      `h's and f's new shards are unknown to the copy: ${JSON.stringify(report.leaks)}`,
+    );
     t.is(report.leaks.leakedShards + report.leaks.leakedTemps, 0, 'nothing is proven freed');
     t.is(report.leaks.removed, 0);
-    t.true(report.failed.length > 0, 'f\'s chunks as the copy knows them are gone: reported unrecoverable');
+    t.true(report.failed.length > 0, "f's chunks as the copy knows them are gone: reported unrecoverable");
     t.deepEqual(shardFiles(dir), shards, 'every shard file is still there');
-    for (const disk of fs.readdirSync(path.join(dir, 'disks'))) t.false(fs.existsSync(path.join(dir, 'disks', disk, QUARANTINE_DIR)));
+    for (const disk of fs.readdirSync(path.join(dir, 'disks')))
+      t.false(fs.existsSync(path.join(dir, 'disks', disk, QUARANTINE_DIR)));
   } finally {
     await restored.close();
   }
 });
 
-test('metadata made before store ids gets the config\'s id at its first read-write open, and only then', async (t) => {
+test("metadata made before store ids gets the config's id at its first read-write open, and only then", async (t) => {
   const { dir, data, ino } = await populated(7);
   const uuid = storeUuidOf(dir);
   forgetStoreId(dir);
@@ -162,9 +176,12 @@ test('the quarantine: freed shards are moved there, and a run folder is deleted 
   t.is(report.leaks.removed, 1);
   t.is(report.leaks.quarantineEmptied, 1, 'the 2020 run is past the default 7 days');
   t.false(fs.existsSync(path.dirname(path.dirname(old))));
-  t.true(fs.existsSync(notOurs), 'a name that is not a run\'s is left alone');
+  t.true(fs.existsSync(notOurs), "a name that is not a run's is left alone");
   const kept = path.join(disk, report.leaks.quarantine!, path.relative(disk, escaped));
-  t.true(fs.readFileSync(kept).equals(bytes), 'the removed shard is in the quarantine, keeping its path below the disk');
+  t.true(
+    fs.readFileSync(kept).equals(bytes),
+    'the removed shard is in the quarantine, keeping its path below the disk',
+  );
   t.false(fs.existsSync(escaped));
   await store.close();
   // Undone as docs/operations.md "Quarantine" says: the run's .chunks tree copied back into its disk.
@@ -211,7 +228,10 @@ test('a share of freed shards past 5% is refused without force, naming it; nothi
   fs.mkdirSync(path.dirname(freed), { recursive: true });
   fs.writeFileSync(freed, 'a freed shard');
   const report = await store.scrub({ repair: true });
-  t.regex(report.leaks.refused ?? '', /would remove 1 of 3 shard files \(33\.3%\), more than 5%: check that the metadata is this store's.*--force/);
+  t.regex(
+    report.leaks.refused ?? '',
+    /would remove 1 of 3 shard files \(33\.3%\), more than 5%: check that the metadata is this store's.*--force/,
+  );
   t.is(report.leaks.removed, 0);
   t.true(fs.existsSync(freed));
   t.false(fs.existsSync(path.join(disk, QUARANTINE_DIR)));
@@ -222,36 +242,50 @@ test('a share of freed shards past 5% is refused without force, naming it; nothi
 const DIAL_TRIES_MAX = 10;
 const pgOnlyTest = testMetaEngine() === 'postgres' ? test : test.skip;
 
-pgOnlyTest('a lost connection is dialled again only to this store\'s metadata: another store\'s id there fails each request, its own serves again', async (t) => {
-  const { store, dir } = await smallStore('replica:2', 3);
-  const url = configOf(dir).meta!.url;
-  const other = connectPg(url);
-  // The swap stands for another database, not a writer of this one: past the lease's fence (triggers off).
-  other.exec('SET session_replication_role = replica');
-  try {
-    const swapId = (uuid: string): void => { other.prepare('UPDATE store_id SET uuid = ? WHERE k = 0').run(uuid); };
-    const foreign = '00000000-0000-4000-8000-000000000000';
-    swapId(foreign); // as if the name now led to another store's database
-    other.prepare('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()').all();
-    // A statement outside a transaction: the one that dials a lost connection again (store/meta/pg-engine.ts).
-    const db = (store as unknown as { db: Db }).db;
-    const read = (): unknown => db.prepare('SELECT count(*) AS n FROM inodes').get();
-    const failures: string[] = [];
-    for (let i = 0; i < DIAL_TRIES_MAX && failures.every((m) => !/dialling again failed/.test(m)); i++) {
-      await new Promise((resolve) => setTimeout(resolve, RECONNECT_INTERVAL_MS));
-      try {
-        read();
-      } catch (err) {
-        failures.push((err as Error).message);
+pgOnlyTest(
+  "a lost connection is dialled again only to this store's metadata: another store's id there fails each request, its own serves again",
+  async (t) => {
+    const { store, dir } = await smallStore('replica:2', 3);
+    const url = configOf(dir).meta!.url;
+    const other = connectPg(url);
+    // The swap stands for another database, not a writer of this one: past the lease's fence (triggers off).
+    other.exec('SET session_replication_role = replica');
+    try {
+      const swapId = (uuid: string): void => {
+        other.prepare('UPDATE store_id SET uuid = ? WHERE k = 0').run(uuid);
+      };
+      const foreign = '00000000-0000-4000-8000-000000000000';
+      swapId(foreign); // as if the name now led to another store's database
+      other
+        .prepare(
+          'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+        )
+        .all();
+      // A statement outside a transaction: the one that dials a lost connection again (store/meta/pg-engine.ts).
+      const db = (store as unknown as { db: Db }).db;
+      const read = (): unknown => db.prepare('SELECT count(*) AS n FROM inodes').get();
+      const failures: string[] = [];
+      for (let i = 0; i < DIAL_TRIES_MAX && failures.every((m) => !/dialling again failed/.test(m)); i++) {
+        await new Promise((resolve) => setTimeout(resolve, RECONNECT_INTERVAL_MS));
+        try {
+          read();
+        } catch (err) {
+          failures.push((err as Error).message);
+        }
       }
+      t.regex(
+        failures.at(-1) ?? '',
+        new RegExp(
+          `dialling again failed: .*holds the metadata of store ${foreign}, and chunkfs.json names store ${storeUuidOf(dir)}`,
+        ),
+      );
+      swapId(storeUuidOf(dir));
+      await new Promise((resolve) => setTimeout(resolve, RECONNECT_INTERVAL_MS));
+      t.notThrows(read, 'its own metadata: served again');
+      t.notThrows(() => store.ns.create(1, 'back', 0o644, 0, 0));
+    } finally {
+      other.close();
+      await store.close().catch(() => undefined);
     }
-    t.regex(failures.at(-1) ?? '', new RegExp(`dialling again failed: .*holds the metadata of store ${foreign}, and chunkfs.json names store ${storeUuidOf(dir)}`));
-    swapId(storeUuidOf(dir));
-    await new Promise((resolve) => setTimeout(resolve, RECONNECT_INTERVAL_MS));
-    t.notThrows(read, 'its own metadata: served again');
-    t.notThrows(() => store.ns.create(1, 'back', 0o644, 0, 0));
-  } finally {
-    other.close();
-    await store.close().catch(() => undefined);
-  }
-});
+  },
+);

@@ -39,12 +39,22 @@ function shardFiles(dir: string): string[] {
   return out;
 }
 
-type ChunkRowDb = { chunk_index: bigint; version: bigint; logical_len: bigint; stored_len: bigint | null; stored_flags: bigint };
-const ROWS_SQL = 'SELECT chunk_index, version, logical_len, stored_len, stored_flags FROM chunks WHERE ino = ? AND version > 0 ORDER BY chunk_index';
+type ChunkRowDb = {
+  chunk_index: bigint;
+  version: bigint;
+  logical_len: bigint;
+  stored_len: bigint | null;
+  stored_flags: bigint;
+};
+const ROWS_SQL =
+  'SELECT chunk_index, version, logical_len, stored_len, stored_flags FROM chunks WHERE ino = ? AND version > 0 ORDER BY chunk_index';
 
 /** The chunk rows of a file: through the open store's connection, else meta.db opened read-only. */
 function chunkRows(dir: string, ino: number, open?: Store): ChunkRowDb[] {
-  if (open !== undefined) return (open as unknown as { db: import('../../store/meta/sql-engine').Db }).db.prepare(ROWS_SQL).all(ino) as ChunkRowDb[];
+  if (open !== undefined)
+    return (open as unknown as { db: import('../../store/meta/sql-engine').Db }).db
+      .prepare(ROWS_SQL)
+      .all(ino) as ChunkRowDb[];
   const db = openStoreMetaOf(dir, true);
   try {
     return db.prepare(ROWS_SQL).all(ino) as ChunkRowDb[];
@@ -54,7 +64,10 @@ function chunkRows(dir: string, ino: number, open?: Store): ChunkRowDb[] {
 }
 
 test('layout texts with transforms parse; bad ones say why', (t) => {
-  t.deepEqual(parseLayout('ec:4+2,zstd,aes256gcm').transforms, { compression: { algo: 'zstd', level: 3 }, encryption: 'aes256gcm' });
+  t.deepEqual(parseLayout('ec:4+2,zstd,aes256gcm').transforms, {
+    compression: { algo: 'zstd', level: 3 },
+    encryption: 'aes256gcm',
+  });
   t.deepEqual(parseLayout('replica:3,lz4').transforms, { compression: { algo: 'lz4', level: 1 }, encryption: null });
   t.deepEqual(parseLayout('replica:2,zstd:9').transforms.compression, { algo: 'zstd', level: 9 });
   t.deepEqual(parseLayout('replica:3').transforms, { compression: null, encryption: null });
@@ -66,34 +79,51 @@ test('layout texts with transforms parse; bad ones say why', (t) => {
   t.throws(() => parseLayout('replica:3,'), { message: /empty name/ });
 });
 
-for (const layout of ['replica:3,zstd', 'replica:3,lz4', 'ec:4+2,zstd', 'replica:3,aes256gcm', 'ec:4+2,zstd,aes256gcm', 'ec:4+2,lz4,aes256gcm']) {
+for (const layout of [
+  'replica:3,zstd',
+  'replica:3,lz4',
+  'ec:4+2,zstd',
+  'replica:3,aes256gcm',
+  'ec:4+2,zstd,aes256gcm',
+  'ec:4+2,lz4,aes256gcm',
+]) {
   test(`${layout}: whole chunks stored transformed, read back, reopened`, async (t) => {
     const { store, dir } = await smallStore(layout);
     const f = store.ns.create(ROOT_INO, 'f', 0o644, 0, 0);
     const data = compressible(2 * SMALL.chunkSizeBytes + 12345);
     await store.write(f.ino, 0, data);
     t.true((await store.read(f.ino, 0, data.length)).equals(data));
-    t.true((await store.read(f.ino, 300_000, 1000)).equals(data.subarray(300_000, 301_000)), 'a small read inside a compressed chunk');
+    t.true(
+      (await store.read(f.ino, 300_000, 1000)).equals(data.subarray(300_000, 301_000)),
+      'a small read inside a compressed chunk',
+    );
     await store.close();
     const l = parseLayout(layout);
-    const want = (l.transforms.compression !== null ? FLAG_COMPRESSED : 0) | (l.transforms.encryption !== null ? FLAG_ENCRYPTED : 0);
+    const want =
+      (l.transforms.compression !== null ? FLAG_COMPRESSED : 0) |
+      (l.transforms.encryption !== null ? FLAG_ENCRYPTED : 0);
     const rows = chunkRows(dir, f.ino);
     t.is(rows.length, 3);
     for (const r of rows) {
       t.is(Number(r.stored_flags), want);
-      if (l.transforms.compression !== null) t.true(Number(r.stored_len) < Number(r.logical_len) / 2, `chunk ${r.chunk_index} compressed`);
+      if (l.transforms.compression !== null)
+        t.true(Number(r.stored_len) < Number(r.logical_len) / 2, `chunk ${r.chunk_index} compressed`);
     }
     for (const p of shardFiles(dir)) {
       const h = decodeHeader(fs.readFileSync(p).subarray(0, HEADER_BYTES));
       t.is(h.flags & (FLAG_COMPRESSED | FLAG_ENCRYPTED), want, p);
       t.true(h.contentLenBytes >= h.chunkLogicalLenBytes || l.transforms.compression === null);
-      if (l.transforms.encryption !== null) t.false(fs.readFileSync(p).includes(Buffer.from('the quick brown fox')), 'no plaintext on the disks');
+      if (l.transforms.encryption !== null)
+        t.false(fs.readFileSync(p).includes(Buffer.from('the quick brown fox')), 'no plaintext on the disks');
     }
     const again = await Store.open(dir);
     t.true((await again.read(f.ino, 0, data.length)).equals(data));
     const st = await again.status();
     t.deepEqual(st.layoutsInUse, [{ layout, files: 1 }]);
-    t.is(st.transformedChunks.reduce((n, c) => n + c.chunks, 0), 3);
+    t.is(
+      st.transformedChunks.reduce((n, c) => n + c.chunks, 0),
+      3,
+    );
     const scrub = await again.scrub();
     t.is(scrub.badCount, 0, JSON.stringify(scrub.bad));
     t.true(scrub.examined >= 3 * 3, `${scrub.examined} shards examined`);
@@ -149,7 +179,9 @@ test('a directory layout xattr with transforms is inherited and shown by getxatt
   store.ns.setxattr(d.ino, LAYOUT_XATTR, Buffer.from('ec:4+2,zstd,aes256gcm'));
   const f = store.ns.create(d.ino, 'f', 0o644, 0, 0);
   t.is(store.ns.getxattr(f.ino, LAYOUT_XATTR).toString(), 'ec:4+2,zstd,aes256gcm');
-  t.throws(() => store.ns.setxattr(d.ino, LAYOUT_XATTR, Buffer.from('ec:4+2,aes256gcm,zstd')), { message: /compression comes before encryption/ });
+  t.throws(() => store.ns.setxattr(d.ino, LAYOUT_XATTR, Buffer.from('ec:4+2,aes256gcm,zstd')), {
+    message: /compression comes before encryption/,
+  });
   await store.close();
 });
 
@@ -190,10 +222,14 @@ test('a store key kept outside the store: mkfs --keyfile, then open only with it
 /** Small text files written until a container is sealed. */
 async function fillTextUntilSealed(store: Store, prefix: string): Promise<Array<{ ino: number; data: Buffer }>> {
   const db = (store as unknown as { db: import('../../store/meta/sql-engine').Db }).db;
-  const sealed = (): number => Number((db.prepare(`SELECT count(*) AS n FROM containers WHERE state = 'sealed'`).get() as { n: bigint }).n);
+  const sealed = (): number =>
+    Number((db.prepare(`SELECT count(*) AS n FROM containers WHERE state = 'sealed'`).get() as { n: bigint }).n);
   const files: Array<{ ino: number; data: Buffer }> = [];
   for (let round = 0; round < 200 && sealed() === 0; round++) {
-    const batch = Array.from({ length: 8 }, (_, i) => ({ ino: store.ns.create(ROOT_INO, `${prefix}${round}-${i}`, 0o644, 0, 0).ino, data: compressible(500 + ((round * 8 + i) * 997) % 7000, round * 8 + i) }));
+    const batch = Array.from({ length: 8 }, (_, i) => ({
+      ino: store.ns.create(ROOT_INO, `${prefix}${round}-${i}`, 0o644, 0, 0).ino,
+      data: compressible(500 + (((round * 8 + i) * 997) % 7000), round * 8 + i),
+    }));
     await Promise.all(batch.map((f) => store.write(f.ino, 0, f.data)));
     files.push(...batch);
   }
@@ -201,17 +237,27 @@ async function fillTextUntilSealed(store: Store, prefix: string): Promise<Array<
 }
 
 test('tools on transformed chunks: a sealed ec:4+2,zstd container is stored compressed; compaction, fsck and scrub work on it', async (t) => {
-  const { store, dir } = await smallStore('ec:4+2,zstd', 6, { containerCapacityBytes: 96 * 1024, smallFileMaxBytes: 8 * 1024 });
+  const { store, dir } = await smallStore('ec:4+2,zstd', 6, {
+    containerCapacityBytes: 96 * 1024,
+    smallFileMaxBytes: 8 * 1024,
+  });
   const db = (store as unknown as { db: import('../../store/meta/sql-engine').Db }).db;
   const files = await fillTextUntilSealed(store, 'f');
   const sealedRow = db.prepare(`SELECT id FROM containers WHERE state = 'sealed'`).get() as { id: bigint };
   const sid = Number(sealedRow.id);
   t.is(store.ns.getattr(sid)!.layout, 'ec:4+2,zstd', 'sealed in its pack class, transforms and all');
   const rows = chunkRows(dir, sid, store);
-  t.true(rows.length > 0 && rows.every((r) => Number(r.stored_flags) === FLAG_COMPRESSED), JSON.stringify(rows, (_, v) => (typeof v === "bigint" ? Number(v) : v)));
-  for (const f of files) t.true((await store.read(f.ino, 0, f.data.length)).equals(f.data))
+  t.true(
+    rows.length > 0 && rows.every((r) => Number(r.stored_flags) === FLAG_COMPRESSED),
+    JSON.stringify(rows, (_, v) => (typeof v === 'bigint' ? Number(v) : v)),
+  );
+  for (const f of files) t.true((await store.read(f.ino, 0, f.data.length)).equals(f.data));
   // Kill three quarters of the sealed container's needles, then compact it.
-  const inSealed = files.filter((f) => Number((db.prepare('SELECT slice_container AS c FROM inodes WHERE ino = ?').get(f.ino) as { c: bigint }).c) === sid);
+  const inSealed = files.filter(
+    (f) =>
+      Number((db.prepare('SELECT slice_container AS c FROM inodes WHERE ino = ?').get(f.ino) as { c: bigint }).c) ===
+      sid,
+  );
   const kept = inSealed.filter((_, i) => i % 4 === 0);
   for (const [i, f] of inSealed.entries()) {
     if (i % 4 === 0) continue;
@@ -221,7 +267,8 @@ test('tools on transformed chunks: a sealed ec:4+2,zstd container is stored comp
   const report = await store.compact();
   t.true(report.compacted >= 1, JSON.stringify(report));
   t.is(store.ns.getattr(sid), null, 'the compacted container is gone');
-  for (const f of [...kept, ...files.filter((f) => !inSealed.includes(f))]) t.true((await store.read(f.ino, 0, f.data.length + 1)).equals(f.data));
+  for (const f of [...kept, ...files.filter((f) => !inSealed.includes(f))])
+    t.true((await store.read(f.ino, 0, f.data.length + 1)).equals(f.data));
   await store.reclaimNow();
   const fsck = await store.fsck();
   t.deepEqual(fsck.problems, [], 'fsck: every shard header agrees with the metadata');
@@ -245,8 +292,12 @@ test('files of encrypting layouts are packed into encrypted containers; each app
     files.push({ ino: f.ino, data });
     t.is(chunkRows(dir, f.ino, store).length, 0, 'no chunk of its own: a needle in a container');
   }
-  for (const f of files) t.true((await store.read(f.ino, 0, f.data.length)).equals(f.data), 'read back before the applier ran');
-  const containers = store.ns.db.prepare('SELECT id, pack_class FROM containers').all() as Array<{ id: bigint; pack_class: string }>;
+  for (const f of files)
+    t.true((await store.read(f.ino, 0, f.data.length)).equals(f.data), 'read back before the applier ran');
+  const containers = store.ns.db.prepare('SELECT id, pack_class FROM containers').all() as Array<{
+    id: bigint;
+    pack_class: string;
+  }>;
   t.is(containers.length, 1);
   t.is(containers[0].pack_class, 'replica:3,aes256gcm');
   await store.close(); // applies every intent

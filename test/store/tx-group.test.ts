@@ -33,9 +33,9 @@ test('a group holds its rows in memory until it closes: reads, size and blocks s
     s.startGroups();
     const tail = randomBytes(prng(13), CS);
     await s.write(ino, 2 * CS, tail);
-    t.is(s.ns.getattr(ino)!.sizeBytes, 3 * CS, 'getattr shows the group\'s size before it closes');
-    t.true((await s.read(ino, 2 * CS, CS)).equals(tail), 'reads see the group\'s chunk before it closes');
-    t.is(s.allocatedBytes(ino), 3 * CS, 'st_blocks counts the group\'s chunk');
+    t.is(s.ns.getattr(ino)!.sizeBytes, 3 * CS, "getattr shows the group's size before it closes");
+    t.true((await s.read(ino, 2 * CS, CS)).equals(tail), "reads see the group's chunk before it closes");
+    t.is(s.allocatedBytes(ino), 3 * CS, "st_blocks counts the group's chunk");
     // What another opener (or a restart after a process kill) finds: a copy of the store now.
     // On PostgreSQL a read-only opener of the same database (a copy would take the lease: DESIGN §9).
     const committedSize = async (): Promise<number> => {
@@ -63,7 +63,6 @@ test('a group holds its rows in memory until it closes: reads, size and blocks s
     await s.close();
   }
 });
-
 
 test('the dirty-byte bound (groupDirtyBytesMax) closes groups with no sync; a bad bound is refused in one line', async (t) => {
   const { dir, ino } = await pristine('replica:3');

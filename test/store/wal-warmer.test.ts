@@ -53,18 +53,25 @@ test('a missing WAL (no commit since a checkpoint removed it) is no error', asyn
   t.is(warmer.warmedBytes, 0);
 });
 
-test('the SQLite engine reports each outermost transaction to the commit point\'s warmer, savepoints not', async (t) => {
+test("the SQLite engine reports each outermost transaction to the commit point's warmer, savepoints not", async (t) => {
   const dir = tempDir(t);
   const file = path.join(dir, 'meta.db');
   const db = createDb(file, crypto.randomUUID());
   t.teardown(() => db.close());
   const point = new SqliteWalCommitPoint(db, new NodeIo(), `${file}-wal`);
-  t.is(db.commitObserver, point.warmer.observe, 'the commit point watches the engine\'s commits');
+  t.is(db.commitObserver, point.warmer.observe, "the commit point watches the engine's commits");
   const seen: bigint[] = [];
-  db.commitObserver = (ns) => { seen.push(ns); };
-  const insert = db.prepare('INSERT INTO counters(name, value) VALUES (?, 1) ON CONFLICT(name) DO UPDATE SET value = value + 1');
+  db.commitObserver = (ns) => {
+    seen.push(ns);
+  };
+  const insert = db.prepare(
+    'INSERT INTO counters(name, value) VALUES (?, 1) ON CONFLICT(name) DO UPDATE SET value = value + 1',
+  );
   const inner = db.transaction(() => insert.run('inner'));
-  db.transaction(() => { insert.run('outer'); inner(); })();
+  db.transaction(() => {
+    insert.run('outer');
+    inner();
+  })();
   inner();
   t.is(seen.length, 2, 'one report per outermost transaction');
   t.true(seen.every((ns) => ns > 0n));
