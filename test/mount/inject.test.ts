@@ -20,9 +20,15 @@ const counters = async (): Promise<Record<string, number>> => (await status()).c
 /** Every shard file with its size and mtime: any change to the store's shards shows here. */
 const shardListing = async (): Promise<string> =>
   shOk(`find ${shared.dir}/store/disks -name '*.shard' -printf '%p %s %T@\\n' | sort`);
-/** Read the whole file through the mount (a fresh open: not from the kernel's page cache) and compare. */
-const readsBack = async (name: string): Promise<boolean> =>
-  (await run('cmp', [path.join(shared.dir, 'ref'), path.join(shared.mount.mountpoint, name)])).code === 0;
+/**
+ * Read the whole file through the mount and compare. Its pages are dropped from the kernel's cache
+ * first (dd nocache: POSIX_FADV_DONTNEED), since the mount keeps an unchanged file's cache across opens.
+ */
+const readsBack = async (name: string): Promise<boolean> => {
+  const file = path.join(shared.mount.mountpoint, name);
+  await shOk(`dd if=${file} iflag=nocache count=0 status=none`);
+  return (await run('cmp', [path.join(shared.dir, 'ref'), file])).code === 0;
+};
 
 test.serial.before(async () => {
   // 4 chunks of 4 MiB: one chunk per damage kind, so the healer mending one never races the next.
