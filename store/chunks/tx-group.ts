@@ -99,8 +99,11 @@ class Group {
 
 export class TxGroups {
   private open = new Group();
-  /** The group being flushed and committed; its rows stay visible until its commit. */
-  private closing: Group | null = null;
+  /**
+   * The groups handed to close, oldest first: the one flushing and committing, and those waiting in
+   * the chain behind it. Each one's rows stay visible until its own commit (DESIGN §5 one view).
+   */
+  private closing: Group[] = [];
   /** Closes run one after another (a later group may replace what an earlier one wrote). */
   private chain: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
@@ -162,26 +165,40 @@ export class TxGroups {
 
   /** The row a group has made live and not yet committed, newest first. */
   pendingRow(ino: number, chunkIndex: number): ChunkRow | undefined {
-    return this.open.row(ino, chunkIndex) ?? this.closing?.row(ino, chunkIndex);
+    const r = this.open.row(ino, chunkIndex);
+    if (r !== undefined) return r;
+    for (let i = this.closing.length - 1; i >= 0; i--) {
+      const c = this.closing[i].row(ino, chunkIndex);
+      if (c !== undefined) return c;
+    }
+    return undefined;
   }
 
   /** The chunk indexes of ino that a group holds. */
   pendingChunks(ino: number): number[] {
     const out = new Set<number>();
-    for (const g of [this.open, this.closing]) for (const c of g?.files.get(ino)?.writes.keys() ?? []) out.add(c);
+    for (const g of this.uncommitted()) for (const c of g.files.get(ino)?.writes.keys() ?? []) out.add(c);
     return [...out];
   }
 
   /** The size a group will commit for ino, or undefined. */
   pendingSize(ino: number): number | undefined {
-    const a = this.open.files.get(ino)?.sizeBytes;
-    const b = this.closing?.files.get(ino)?.sizeBytes;
-    return a === undefined ? b : b === undefined ? a : Math.max(a, b);
+    let size: number | undefined;
+    for (const g of this.uncommitted()) {
+      const s = g.files.get(ino)?.sizeBytes;
+      if (s !== undefined) size = Math.max(size ?? 0, s);
+    }
+    return size;
   }
 
   /** Whether ino has rows or a size in a group not yet committed. */
   holds(ino: number): boolean {
-    return this.open.files.has(ino) || (this.closing?.files.has(ino) ?? false);
+    return this.open.files.has(ino) || this.closing.some((g) => g.files.has(ino));
+  }
+
+  /** Every group whose commit has not run: the closing ones and the open one. */
+  private uncommitted(): Group[] {
+    return [...this.closing, this.open];
   }
 
   /** Whether whole writes join groups (a live mount, Store.startBackground); else each write is durable on its own. */
@@ -201,11 +218,12 @@ export class TxGroups {
     await running;
   }
 
-  /** Close the open group (and wait for the one closing): every write so far committed, data first. */
+  /** Close the open group (after the ones closing): every write so far committed, data first. */
   close(): Promise<void> {
     const g = this.open;
     if (g.files.size === 0) return this.chain;
     this.open = new Group();
+    this.closing.push(g); // visible from now until its commit, while it waits for the closes before it
     this.closesRunning++;
     const run = this.chain.then(() => this.closeGroup(g)).finally(() => this.closesRunning--);
     this.chain = run.catch(() => undefined);
@@ -247,7 +265,6 @@ export class TxGroups {
    * (prefix rule); its version stays queued for reclaim. The first such error is thrown after the commit.
    */
   private async closeGroup(g: Group): Promise<void> {
-    this.closing = g;
     try {
       const failedFlush = await this.flushFiles(g);
       await boundedAll([...g.dirs], SYNCS_IN_FLIGHT_MAX, (d) => this.env.shards.io.fsyncDir(d));
@@ -257,7 +274,7 @@ export class TxGroups {
       this.closeCount++;
       if (err !== null) throw err;
     } finally {
-      this.closing = null;
+      this.closing.splice(this.closing.indexOf(g), 1);
       for (const [ino, w] of g.writes()) this.env.inflight.delete(ino, w.chunkIndex, w.version);
       for (const v of g.superseded) this.env.inflight.delete(v.ino, v.chunkIndex, v.version);
       for (const ino of g.files.keys()) this.onCommitted(ino);

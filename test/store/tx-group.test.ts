@@ -4,6 +4,7 @@ import test from 'ava';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Store } from '../../store/store';
+import { NodeIo, type IoFile, type OpenMode } from '../../store/io/io';
 import { SMALL, prng, randomBytes, smallStore, tmpDir } from './helpers';
 import { testMetaEngine } from '../helpers/pg-meta';
 
@@ -16,6 +17,35 @@ async function pristine(layout: string): Promise<{ dir: string; ino: number; old
   await store.write(f.ino, 0, old);
   await store.close();
   return { dir, ino: f.ino, old };
+}
+
+/** An Io whose shard-file fdatasyncs wait while held: a group's close stays in its flush until release(). */
+class HeldSyncIo extends NodeIo {
+  private held: Promise<void> | null = null;
+  private releaseHeld: () => void = () => undefined;
+  hold(): void {
+    this.held = new Promise((resolve) => (this.releaseHeld = resolve));
+  }
+  release(): void {
+    this.held = null;
+    this.releaseHeld();
+  }
+  override async open(p: string, mode: OpenMode): Promise<IoFile> {
+    const file = await super.open(p, mode);
+    const held = this.held;
+    if (held === null || !p.includes(`${path.sep}.chunks${path.sep}`)) return file; // the metadata's WAL flushes
+    return new Proxy(file, {
+      get(target, prop) {
+        if (prop === 'fdatasync')
+          return async (...args: Parameters<IoFile['fdatasync']>) => {
+            await held;
+            return target.fdatasync(...args);
+          };
+        const v = Reflect.get(target, prop, target) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+  }
 }
 
 /** Set the store config's groupDirtyBytesMax (chunkfs.json defaults). */
@@ -87,4 +117,41 @@ test('the dirty-byte bound (groupDirtyBytesMax) closes groups with no sync; a ba
   const err = await t.throwsAsync(Store.open(dir));
   t.regex(err!.message, /groupDirtyBytesMax -1 must be a positive integer/);
   t.false(err!.message.includes('\n'), 'one line');
+});
+
+test('a group waiting for the close before it stays visible: size and SEEK_HOLE do not change when it commits', async (t) => {
+  // DESIGN §5 one view: a group handed to close while an earlier one still flushes waits in the
+  // chain; its rows must answer all that time, as they did while open and will once committed.
+  const { store, dir } = await smallStore('replica:3', 6);
+  const f = store.ns.create(1, 'f', 0o644, 0, 0);
+  const g = store.ns.create(1, 'g', 0o644, 0, 0);
+  await store.write(f.ino, 0, randomBytes(prng(31), CS - 1)); // committed: chunk 0 ends one byte short
+  await store.close();
+  const io = new HeldSyncIo();
+  const s = await Store.open(dir, { io });
+  try {
+    s.startGroups();
+    await s.write(g.ino, 0, randomBytes(prng(32), CS)); // group A
+    io.hold();
+    const closeA = s.sync(); // A flushes, held
+    const whole = randomBytes(prng(33), CS);
+    await s.write(f.ino, 0, whole); // group B: chunk 0 whole, one byte longer
+    const shows = (): unknown => ({
+      size: s.ns.getattr(f.ino)!.sizeBytes,
+      hole: s.seekData(f.ino, CS - 1, CS, 'hole'),
+      data: s.seekData(f.ino, CS - 1, CS, 'data'),
+      blocks: s.allocatedBytes(f.ino),
+    });
+    const open = shows();
+    t.deepEqual(open, { size: CS, hole: CS, data: CS - 1, blocks: CS }, 'the open group shows its row');
+    const closeB = s.sync(); // B waits for A's close
+    t.deepEqual(shows(), open, 'B, waiting for A, shows what it showed while open');
+    t.true((await s.read(f.ino, 0, CS)).equals(whole), "reads see B's chunk while it waits");
+    io.release();
+    await Promise.all([closeA, closeB]);
+    t.deepEqual(shows(), open, 'and what B committed');
+  } finally {
+    io.release();
+    await s.close();
+  }
 });
