@@ -98,7 +98,14 @@ test.serial('mkfs into an existing empty directory fills it; a failed one leaves
   t.deepEqual(fs.readdirSync(target), []);
   await chunkfsOk(['mkfs', target, '--disks', '3']);
   t.is(fs.statSync(target).mode & 0o777, 0o700);
-  t.deepEqual(fs.readdirSync(target).sort(), ['bitrot.key', 'chunkfs.json', 'data.key', 'disks', 'intent.log', 'meta.db']);
+  t.deepEqual(fs.readdirSync(target).sort(), [
+    'bitrot.key',
+    'chunkfs.json',
+    'data.key',
+    'disks',
+    'intent.log',
+    'meta.db',
+  ]);
   await chunkfsOk(['fsck', target]);
 });
 
