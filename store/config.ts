@@ -48,6 +48,11 @@ export interface StoreDefaults {
   quarantineGraceDays?: number;
   /** A transaction group's dirty-byte bound (DESIGN §5; writers wait there); absent: min(1 GiB, 10% of RAM). */
   groupDirtyBytesMax?: number;
+  /**
+   * Whole-chunk writes of a live mount in transaction groups (DESIGN §5); absent or false: each chunk
+   * flushed before its commit, as before groups. Opt-in until a failed group close keeps what it holds.
+   */
+  transactionGroups?: boolean;
   /** The intent log file's size (SQLite stores, DESIGN §5); absent: INTENT_LOG_BYTES_DEFAULT (store/chunks/intent-log.ts). */
   intentLogBytes?: number;
 }
@@ -124,6 +129,9 @@ export function checkDefaults(d: StoreDefaults, diskCount: number, file: string)
       file,
       `quarantineGraceDays ${grace} must be a whole number of days, 0..${QUARANTINE_GRACE_DAYS_MAX}`,
     );
+  }
+  if (d.transactionGroups !== undefined && typeof d.transactionGroups !== 'boolean') {
+    throw new ConfigError(file, `transactionGroups ${JSON.stringify(d.transactionGroups)} must be true or false`);
   }
   if (d.groupDirtyBytesMax !== undefined && !int(d.groupDirtyBytesMax)) {
     throw new ConfigError(file, `groupDirtyBytesMax ${d.groupDirtyBytesMax} must be a positive integer (bytes)`);

@@ -611,7 +611,9 @@ export class Store {
   /** The commit timer and the reclaimer (a live mount). */
   startBackground(): void {
     this.env.commits.start();
-    this.env.groups.start();
+    // Opt-in (chunkfs.json defaults.transactionGroups): a group whose close failed under an injected
+    // fault left a file empty in one test run of 7 Dec; until that is found, chunks flush one by one.
+    if (this.opened.config.defaults.transactionGroups === true) this.env.groups.start();
     this.reclaimer.start();
     this.compactor.start();
     this.sweeper = new QuarantineSweeper(
