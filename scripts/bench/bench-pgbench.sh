@@ -41,7 +41,7 @@ pgb_as() { (cd / && runuser -u postgres -- "$@"); }
 
 pgb_start() {
   local t=$1
-  pgb_as "$PGB_BIN/pg_ctl" -D "${PGDATA[$t]}" -l "$BENCH_DIR/$t.pg.log" -w -t 120 \
+  pgb_as "$PGB_BIN/pg_ctl" -D "${PGDATA[$t]}" -l "$PGB_SOCK/$t.log" -w -t 120 \
     -o "-c listen_addresses='' -c port=${PGPORT[$t]} -c unix_socket_directories=$PGB_SOCK" start >/dev/null
 }
 
@@ -90,7 +90,7 @@ for round in $(seq 1 "$ROUNDS"); do
   round_order "$round"
   for t in "${ORDER[@]}"; do
     drop_caches
-    pgb_start "$t" || { echo "bench-pgbench: PostgreSQL did not start on $t (see $BENCH_DIR/$t.pg.log)" >&2; continue; }
+    pgb_start "$t" || { echo "bench-pgbench: PostgreSQL did not start on $t (see $PGB_SOCK/$t.log)" >&2; continue; }
     out=$(pgb_as "$PGB_BIN/pgbench" -h "$PGB_SOCK" -p "${PGPORT[$t]}" -U postgres \
       -c "$CLIENTS" -j "$THREADS" -T "$RUNTIME_S" postgres 2>&1) || echo "bench-pgbench: pgbench on $t failed: $out" >&2
     pgb_stop "$t" || echo "bench-pgbench: PostgreSQL did not stop cleanly on $t" >&2
