@@ -21,6 +21,8 @@
 #                           throwaway cluster per run), over a Unix socket (-pg) or over loopback TCP with
 #                           0.5 ms added per round trip (-pgnet); e.g. cfs-r3-pg, cfs-r3-pgnet, base-r3-pg
 # CHUNKFS_MOUNT_OPTS: more -o options for every chunkfs target.
+# BENCH_ALLOW_OTHER=1: gocryptfs lets other users in (-allow_other, which also checks modes); chunkfs
+#                      does when run as root. For a workload run as another user (bench-pgbench.sh).
 
 # Tools the targets need (the FUSE ones, and the benchmark's own tool: bench_prepare TOOL:PACKAGE).
 bench_prepare() {
@@ -103,7 +105,8 @@ setup_target() {
     gocryptfs)
       mkdir -p "$base/cipher"
       gocryptfs -q -init -extpass "echo bench" -scryptn 10 "$base/cipher" >/dev/null
-      gocryptfs -q -nosyslog -extpass "echo bench" "$base/cipher" "$base/mnt"; MOUNTS+=("$base/mnt"); DIR[$t]=$base/mnt ;;
+      gocryptfs -q -nosyslog ${BENCH_ALLOW_OTHER:+-allow_other} -extpass "echo bench" "$base/cipher" "$base/mnt"
+      MOUNTS+=("$base/mnt"); DIR[$t]=$base/mnt ;;
     passthru)
       mkdir -p "$base/src"
       node scripts/bench/passthrough.js "$base/src" "$base/mnt" >"$base/log" 2>&1 &
