@@ -88,7 +88,7 @@ async function client(mnt: string, marker: string, mode: 'write' | 'check', phas
 
 /** Files under dirs holding the marker (grep -a: binary files too; exit 1 = none). */
 async function filesWithMarker(dirs: string[], marker: string): Promise<string[]> {
-  const r = await sh(`grep -rlaF -- ${marker} ${dirs.join(' ')}; test $? -le 2`, { timeoutMs: 300_000 });
+  const r = await sh(`grep -rlaF -- ${marker} ${dirs.join(' ')} || test $? -le 2`, { timeoutMs: 300_000 });
   // A file gone while grep walked (a shared cluster's other databases come and go) held no marker.
   const errors = r.stderr.split('\n').filter((l) => l !== '' && !/: No such file or directory$/.test(l));
   if (r.code !== 0 || errors.length > 0) throw new Error(`grep failed: ${errors.join('\n')}`);
