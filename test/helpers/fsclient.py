@@ -4,7 +4,8 @@
 # one JSON list: {"ok": value} or {"err": "ENOENT"} per op. Open descriptors are kept by name across ops
 # of one run, so open-unlinked files and O_APPEND/O_EXCL can be exercised. Python's os module gives
 # errno names, xattrs and nanosecond times directly; libc's getxattr/listxattr through ctypes where the
-# caller's buffer size matters (os.getxattr/os.listxattr pick their own).
+# caller's buffer size matters (os.getxattr/os.listxattr pick their own). With --serve: one op per line
+# of stdin, its result as one line of stdout, until stdin ends (a client that takes turns with others).
 import ctypes
 import errno
 import hashlib
@@ -100,6 +101,37 @@ def snapshot(root):
     return sorted(out, key=lambda i: i['path'])
 
 
+TREE_DATA_BYTES_MAX = 4096
+
+
+def tree(root):
+    # Every entry beneath root with what a namespace model checks: kind, permission bits, link count,
+    # inode number (names of one inode share it), mtime, and a file's size and bytes (a digest of them
+    # past TREE_DATA_BYTES_MAX).
+    out = []
+    todo = ['']
+    while todo:
+        rel = todo.pop()
+        for e in os.scandir(os.path.join(root, rel)):
+            r = os.path.join(rel, e.name)
+            st = os.lstat(e.path)
+            item = {'path': r, 'perm': st.st_mode & 0o7777, 'nlink': st.st_nlink, 'ino': st.st_ino,
+                    'mtime_ns': st.st_mtime_ns}
+            if e.is_dir(follow_symlinks=False):
+                item['kind'] = 'dir'
+                todo.append(r)
+            else:
+                with open(e.path, 'rb') as f:
+                    b = f.read()
+                item.update(kind='file', size=st.st_size)
+                if len(b) <= TREE_DATA_BYTES_MAX:
+                    item['data'] = b.decode('latin-1')
+                else:
+                    item['sha256'] = hashlib.sha256(b).hexdigest()
+            out.append(item)
+    return sorted(out, key=lambda i: i['path'])
+
+
 def run(op):
     name, a = op[0], op[1:]
     if name == 'mkdir': return os.mkdir(a[0], a[1] if len(a) > 1 else 0o777)
@@ -181,12 +213,33 @@ def run(op):
         return {'bsize': s.f_bsize, 'blocks': s.f_blocks, 'bavail': s.f_bavail, 'bfree': s.f_bfree}
     if name == 'access': return os.access(a[0], a[1])
     if name == 'snapshot': return snapshot(a[0])
+    if name == 'tree': return tree(a[0])
+    if name == 'fsyncpath':
+        fd = os.open(a[0], os.O_RDONLY)
+        try:
+            return os.fsync(fd)
+        finally:
+            os.close(fd)
     if name == 'lseek': return os.lseek(fd_of(a[0]), a[1], {'data': os.SEEK_DATA, 'hole': os.SEEK_HOLE, 'end': os.SEEK_END}[a[2]])
     if name == 'tmpfile': fds[a[0]] = os.open(a[1], os.O_TMPFILE | os.O_RDWR, 0o600); return None
     raise ValueError('unknown op ' + name)
 
 
+def serve():
+    # One op per line in, one result per line out: a client that lives across a test's steps.
+    for line in sys.stdin:
+        op = json.loads(line)
+        try:
+            res = {'ok': run(op)}
+        except OSError as e:
+            res = {'err': errno.errorcode.get(e.errno, str(e.errno))}
+        sys.stdout.write(json.dumps(res) + '\n')
+        sys.stdout.flush()
+
+
 def main():
+    if sys.argv[1:] == ['--serve']:
+        return serve()
     req = json.load(sys.stdin)
     out = []
     for op in req['ops']:
