@@ -225,7 +225,8 @@ test.serial(
       generator(SEED * 31 + w, () => `w${w}-${contentNo++}`.repeat(1 + (contentNo % 5))),
     );
     const where = (step: number, w: number, op: Op, via: string): string =>
-      `seed ${SEED} (CHUNKFS_NSMODEL_SEED) step ${step}, worker ${w} through ${path.basename(via)}: ${JSON.stringify(op)}`;
+      `seed ${SEED} (CHUNKFS_NSMODEL_SEED) step ${step}, worker ${w} through ${path.basename(via)}: ` +
+      JSON.stringify(op);
 
     const crashAfter = STEPS / 2;
     let states: Seen[][] = []; // the model's trees since the last fsync, oldest first
@@ -273,7 +274,8 @@ test.serial(
         t.deepEqual(
           comparable(after),
           states[states.length - 1],
-          `seed ${SEED}: after kill -9 at step ${step}, the tree is no state the model went through since the fsync ${states.length - 1} steps before`,
+          `seed ${SEED}: after kill -9 at step ${step}, the tree is no state the model went through ` +
+            `since the fsync ${states.length - 1} steps before`,
         );
         return;
       }
