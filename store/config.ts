@@ -55,7 +55,15 @@ export interface StoreDefaults {
   transactionGroups?: boolean;
   /** The intent log file's size (SQLite stores, DESIGN §5); absent: INTENT_LOG_BYTES_DEFAULT (store/chunks/intent-log.ts). */
   intentLogBytes?: number;
+  /**
+   * A live mount's metadata operations commit in groups of this many milliseconds (SQLite stores,
+   * DESIGN §5 "Group commit"); 0: each alone; absent: GROUP_COMMIT_MS (store/meta/commit-log.ts).
+   */
+  metaGroupMs?: number;
 }
+
+/** metaGroupMs's bound: the full commit timer's delay (store/meta/commit-log.ts FLUSH_DELAY_MS) commits any group. */
+export const META_GROUP_MS_MAX = 5000;
 
 /** The smallest intent log: room for a few of its largest commits (16 MiB: four 4 MiB commits). */
 export const INTENT_LOG_BYTES_MIN = 16 << 20;
@@ -135,6 +143,13 @@ export function checkDefaults(d: StoreDefaults, diskCount: number, file: string)
   }
   if (d.groupDirtyBytesMax !== undefined && !int(d.groupDirtyBytesMax)) {
     throw new ConfigError(file, `groupDirtyBytesMax ${d.groupDirtyBytesMax} must be a positive integer (bytes)`);
+  }
+  const groupMs = d.metaGroupMs;
+  if (groupMs !== undefined && (!Number.isSafeInteger(groupMs) || groupMs < 0 || groupMs > META_GROUP_MS_MAX)) {
+    throw new ConfigError(
+      file,
+      `metaGroupMs ${groupMs} must be a whole number of milliseconds, 0..${META_GROUP_MS_MAX}`,
+    );
   }
   if (
     d.intentLogBytes !== undefined &&

@@ -68,7 +68,7 @@ import { INTENT_LOG_BYTES_DEFAULT, IntentLog } from './chunks/intent-log';
 import { IntentLogTail } from './meta/intent-log-tail';
 import type { LogRecord } from '../src/intent-record';
 import { ShardStore } from './chunks/shard-store';
-import { CommitLog } from './meta/commit-log';
+import { CommitLog, FLUSH_DELAY_MS, GROUP_COMMIT_MS } from './meta/commit-log';
 import { LeakReport, emptyLeakReport, scanLeaks } from './upkeep/leak-scan';
 import { QuarantineSweeper, graceMsOf } from './upkeep/quarantine';
 import { ScrubOptions, scrubChunks } from './upkeep/scrub';
@@ -610,7 +610,7 @@ export class Store {
 
   /** The commit timer and the reclaimer (a live mount). */
   startBackground(): void {
-    this.env.commits.start();
+    this.env.commits.start(FLUSH_DELAY_MS, this.opened.config.defaults.metaGroupMs ?? GROUP_COMMIT_MS);
     // Opt-in (chunkfs.json defaults.transactionGroups): a group whose close failed under an injected
     // fault left a file empty in one test run of 7 Dec; until that is found, chunks flush one by one.
     if (this.opened.config.defaults.transactionGroups === true) this.env.groups.start();

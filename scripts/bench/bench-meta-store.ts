@@ -4,8 +4,10 @@
 // against the first target, and as this process's CPU time (user + system) per operation. Targets:
 // this build's SQLite engine, a baseline build's (A/B of the metadata interface: `--baseline
 // /work/main/dist`), and this build on PostgreSQL (`--pg URL`; with --baseline, the baseline build
-// on PostgreSQL too).
-// Usage: node dist/scripts/bench/bench-meta-store.js [--baseline DIST] [--pg URL|auto]   env: FILES=3000 ROUNDS=5
+// on PostgreSQL too). `--group-ms N`: this build's SQLite engine twice, as a live mount opens it (its
+// background jobs started), with metadata groups of N ms and with none (chunkfs.json metaGroupMs 0).
+// Usage: node dist/scripts/bench/bench-meta-store.js [--baseline DIST] [--pg URL|auto] [--group-ms N]
+//   env: FILES=3000 ROUNDS=5
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -30,11 +32,23 @@ interface StoreLike {
 }
 interface StoreClass {
   create(dir: string, opts: Record<string, unknown>): Promise<StoreLike>;
+  open(dir: string, opts: Record<string, unknown>): Promise<StoreLike>;
 }
 interface Target {
   name: string;
   store: StoreClass;
   meta?: string;
+  /** Reopened as a live mount opens it (background jobs) with chunkfs.json metaGroupMs set to this. */
+  groupMs?: number;
+}
+
+/** The store made in dir, reopened as a live mount's with metadata groups of groupMs (0: none). */
+async function reopenLive(t: Target, dir: string, made: StoreLike, groupMs: number): Promise<StoreLike> {
+  await made.close();
+  const file = path.join(dir, 'chunkfs.json');
+  const config = JSON.parse(fs.readFileSync(file, 'utf8'));
+  fs.writeFileSync(file, JSON.stringify({ ...config, defaults: { ...config.defaults, metaGroupMs: groupMs } }));
+  return t.store.open(dir, { background: true });
 }
 
 function arg(name: string): string | undefined {
@@ -98,7 +112,17 @@ async function main(): Promise<void> {
   // Each build's Store class from its own dist/ (same process, same drivers).
   if (baseline !== undefined)
     targets.push({ name: 'sqlite-baseline', store: require(path.resolve(baseline, 'store/store')).Store });
-  targets.push({ name: 'sqlite', store: require(path.join(here, 'store/store')).Store });
+  const groupMs = arg('--group-ms');
+  if (groupMs === undefined) targets.push({ name: 'sqlite', store: require(path.join(here, 'store/store')).Store });
+  else
+    targets.push(
+      { name: 'sqlite-ungrouped', store: require(path.join(here, 'store/store')).Store, groupMs: 0 },
+      {
+        name: `sqlite-grouped-${groupMs}ms`,
+        store: require(path.join(here, 'store/store')).Store,
+        groupMs: Number(groupMs),
+      },
+    );
   // --pg auto: a throwaway cluster on a Unix socket (test/helpers/pg-cluster.ts), one database per store.
   const pg = arg('--pg');
   const cluster = pg === 'auto' ? startPgCluster() : null;
@@ -127,11 +151,12 @@ async function main(): Promise<void> {
       const open = await Promise.all(
         targets.map(async (t, i) => {
           const dir = path.join(tmp, `r${round}-${i}`);
-          const store = await t.store.create(dir, {
+          const made = await t.store.create(dir, {
             disks: 1,
             layout: 'replica:1',
             ...(t.meta === undefined ? {} : { meta: pgUrl() }),
           });
+          const store = t.groupMs === undefined ? made : await reopenLive(t, dir, made, t.groupMs);
           return { t, store, inos: [] as number[] };
         }),
       );

@@ -1,6 +1,7 @@
 // Full commits of the metadata (DESIGN §5 "What is durable when"). meta.db runs in WAL mode with
 // synchronous=NORMAL: each commit appends its frames to meta.db-wal with write(2) and returns, so a
-// process kill loses nothing committed, but a power loss may lose the latest commits (never tears
+// process kill loses nothing committed (a live mount's open group of operations aside: DESIGN §5
+// "Group commit", committed here before every full commit), but a power loss may lose the latest commits (never tears
 // one: WAL frames are checksummed, a torn tail is ignored). A full commit is one fdatasync of the
 // WAL file through the store's Io: since the WAL is appended in commit order, it makes every commit
 // so far durable at once. It runs at fsync/fdatasync of a file, fsync of a directory, unmount, before
@@ -18,6 +19,11 @@ import { CommitPoint } from './commit-point';
 
 /** A commit becomes durable at most this long after it returns, without any fsync (DESIGN §5). */
 export const FLUSH_DELAY_MS = 5000;
+/**
+ * A live mount's metadata operations commit in groups: one SQLite commit at most this long after
+ * the group's first operation (DESIGN §5 "Group commit"; a kill -9 loses at most that group).
+ */
+export const GROUP_COMMIT_MS = 4;
 /** The timer looks this often for unflushed commits (so the delay bound holds within one tick). */
 const TIMER_TICK_MS = 1000;
 
@@ -108,9 +114,10 @@ export class CommitLog {
     this.lastFlushDone = Math.max(this.lastFlushDone, no);
   }
 
-  /** Background full commit at most FLUSH_DELAY_MS after the first unflushed commit. */
-  start(delayMs = FLUSH_DELAY_MS): void {
+  /** Background full commit at most FLUSH_DELAY_MS after the first unflushed commit; group commits. */
+  start(delayMs = FLUSH_DELAY_MS, groupMs = GROUP_COMMIT_MS): void {
     if (this.timer !== null) return;
+    if (groupMs > 0) this.point.groupCommits?.(groupMs);
     this.timer = setInterval(() => this.tick(delayMs), Math.min(TIMER_TICK_MS, delayMs));
     this.timer.unref();
   }

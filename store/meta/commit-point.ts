@@ -1,7 +1,8 @@
 // The engine's full commit (DESIGN §5 "What is durable when"), as store/meta/commit-log.ts uses it:
 // a mark that changes with every commit, and the act that makes every commit so far durable.
 // SQLite's (here): total_changes() and one fdatasync of meta.db-wal through the store's Io (the WAL
-// is appended in commit order, so one sync covers every commit before it). PostgreSQL's:
+// is appended in commit order, so one sync covers every commit before it), after the commit of the
+// open group of operations, if any. PostgreSQL's:
 // store/meta/pg-commit-point.ts.
 import { Io, errnoCode } from '../io/io';
 import type { SqliteDb } from './sqlite-engine';
@@ -14,6 +15,8 @@ export interface CommitPoint {
   makeDurable(): Promise<void>;
   /** Let go of what it holds (PostgreSQL: its connection); at store close. */
   close?(): void;
+  /** A live mount's operations commit in groups of up to groupMs (SQLite: DESIGN §5 "Group commit"). */
+  groupCommits?(groupMs: number): void;
 }
 
 /** A WAL sync slower than this sends the next one to the libuv pool (see makeDurable). */
@@ -25,7 +28,7 @@ export class SqliteWalCommitPoint implements CommitPoint {
   /** Reads the WAL back into the page cache when commits show it was dropped (wal-warmer.ts). */
   readonly warmer: WalWarmer;
   constructor(
-    db: SqliteDb,
+    private readonly db: SqliteDb,
     private readonly io: Io,
     private readonly walPath: string,
   ) {
@@ -38,7 +41,13 @@ export class SqliteWalCommitPoint implements CommitPoint {
     return BigInt((this.changes.get() as { n: bigint | number }).n);
   }
 
+  groupCommits(groupMs: number): void {
+    this.db.groupCommits(groupMs);
+  }
+
   async makeDurable(): Promise<void> {
+    // The open group first (DESIGN §5 "Group commit"): its operations were answered before the call.
+    this.db.commitGroup();
     let f;
     try {
       // Read mode: SQLite writes the WAL, we only sync it (fdatasync works on any descriptor).

@@ -1,5 +1,6 @@
 // Metadata database (DESIGN §4): better-sqlite3 in WAL mode with synchronous=NORMAL (DESIGN §5):
-// a commit is atomic and survives a process kill at once (it is in the WAL file), but is not
+// a commit is atomic and survives a process kill at once (it is in the WAL file; a live mount's
+// operations commit in groups, store/meta/sqlite-engine.ts, DESIGN §5 "Group commit"), but is not
 // flushed to the device; store/meta/commit-log.ts makes every commit so far durable at fsync, syncfs,
 // unmount and from a timer. Schema changes are migrations keyed by PRAGMA user_version.
 import Database from 'better-sqlite3';

@@ -11,12 +11,24 @@
 // by utimens, sizes and contents. In the middle, right after an fsync, a few more steps, then kill -9
 // of the mount, fusermount3 -uz, remount: the tree must be one the model went through at or after
 // the fsync'd step. Seed: CHUNKFS_NSMODEL_SEED (printed with every failure).
-import test from 'ava';
+import test, { ExecutionContext } from 'ava';
 import { spawn, ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { storeFixture, ChunkfsMount, ClientOp, ClientResult, PYTHON, isMounted, run, shOk } from '../helpers/mount';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  storeFixture,
+  mkfs,
+  ChunkfsMount,
+  ClientOp,
+  ClientResult,
+  PYTHON,
+  isMounted,
+  run,
+  shOk,
+} from '../helpers/mount';
 import { REPO_ROOT } from '../helpers/root';
+import { configOf, writeConfig } from '../helpers/meta-swap';
 
 const SEED = Number(process.env.CHUNKFS_NSMODEL_SEED ?? 20261207);
 const WORKERS = 3;
@@ -26,11 +38,14 @@ const STEPS_AFTER_FSYNC_MAX = 6;
 /** Times set by utimens are before 2001; anything later came from "now" and differs between the two trees. */
 const OLD_TIME_NS_MAX = 1e18;
 const OP_TIMEOUT_MS = 30_000;
+/** Waits for the processes of a stopped mount to end (100 ms apart: 10 s). */
+const GONE_WAITS_MAX = 100;
+const GONE_WAIT_MS = 100;
 const FSCLIENT = path.join(REPO_ROOT, 'test', 'helpers', 'fsclient.py');
 const NAMES = ['a', 'b', 'c', 'f', 'g'];
 const MODES = [0o600, 0o644, 0o755, 0o700, 0o640, 0o444];
 
-const fixture = storeFixture(test, 'nsmodel');
+const fixture = storeFixture(test, 'nsmodel', { mkfs: false });
 
 /** mulberry32: small, seedable, good enough to pick operations. */
 function rng(seed: number): () => number {
@@ -202,93 +217,119 @@ function processesNaming(dir: string): string[] {
   return out;
 }
 
-test.serial(
-  "namespace operations from several processes match the model; a kill -9 keeps the fsync'd state",
-  async (t) => {
-    const m1 = fixture.dir + '/m1';
-    const m2 = fixture.dir + '/m2';
-    const model = fixture.dir + '/model/ns';
-    const clients = Array.from({ length: WORKERS }, (_, w) => new Client(`w${w}`));
-    t.teardown(async () => {
-      for (const c of clients) await c.stop();
-    });
-    const mountBoth = async (): Promise<ChunkfsMount> => {
-      const first = await fixture.mountAt(fixture.store, m1);
-      await fixture.mountAt(fixture.store, m2); // a bind of m1 (one FUSE connection)
-      return first;
-    };
-    let first = await mountBoth();
-    await shOk(`mkdir -p ${model} ${m1}/ns`);
-    const master = rng(SEED);
-    let contentNo = 0;
-    const gens = clients.map((_, w) =>
-      generator(SEED * 31 + w, () => `w${w}-${contentNo++}`.repeat(1 + (contentNo % 5))),
-    );
-    const where = (step: number, w: number, op: Op, via: string): string =>
-      `seed ${SEED} (CHUNKFS_NSMODEL_SEED) step ${step}, worker ${w} through ${path.basename(via)}: ` +
-      JSON.stringify(op);
-
-    const crashAfter = STEPS / 2;
-    let states: Seen[][] = []; // the model's trees since the last fsync, oldest first
-    let modelTree: Entry[] = [];
-    let crashAt = -1;
-    const succeeded = new Map<string, number>();
-    for (let step = 0; step < STEPS; step++) {
-      const w = Math.floor(master() * WORKERS);
-      const c = clients[w];
-      const [via, other] = master() < 0.5 ? [m1, m2] : [m2, m1];
-      let op = gens[w](modelTree);
-      if (step === crashAfter) op = ['fsyncpath', '@/' + (modelTree.find((e) => e.kind === 'file')?.path ?? '')];
-      const onMount = await c.call(resolved(op, via + '/ns'));
-      const onModel = await c.call(resolved(op, model));
-      if (JSON.stringify(onMount) !== JSON.stringify(onModel)) {
-        t.deepEqual(onMount, onModel, `${where(step, w, op, via)}: result`);
-        return;
-      }
-      if (onMount.err === undefined) succeeded.set(String(op[0]), (succeeded.get(String(op[0])) ?? 0) + 1);
-      // Read by the next worker, through the other mount point than the change went through.
-      const reader = clients[(w + 1) % WORKERS];
-      const seen = (await reader.ok(['tree', other + '/ns'])) as Entry[];
-      modelTree = (await reader.ok(['tree', model])) as Entry[];
-      const want = comparable(modelTree);
-      if (JSON.stringify(comparable(seen)) !== JSON.stringify(want)) {
-        t.deepEqual(comparable(seen), want, `${where(step, w, op, via)}: tree through ${other}`);
-        return;
-      }
-      if (op[0] === 'fsyncpath') states = [];
-      states.push(want);
-      if (step === crashAfter) crashAt = step + 1 + Math.floor(master() * STEPS_AFTER_FSYNC_MAX);
-      if (step !== crashAt) continue;
-
-      // kill -9 of the mount after the fsync and a few steps more; every mount point of it is cleared.
-      await first.kill9();
-      for (const mp of [m2, m1]) if (isMounted(mp)) await run('fusermount3', ['-uz', mp], { timeoutMs: 10_000 });
-      first = await mountBoth();
-      const after = (await clients[0].ok(['tree', m1 + '/ns'])) as Entry[];
-      let found = states.length - 1;
-      while (found >= 0 && !crashMatches(comparable(after), states[found])) found--;
-      t.log(
-        `seed ${SEED}: kill -9 at step ${step}, ${states.length - 1} steps after an fsync; remounted at state ${found}`,
-      );
-      if (found < 0) {
-        t.deepEqual(
-          comparable(after),
-          states[states.length - 1],
-          `seed ${SEED}: after kill -9 at step ${step}, the tree is no state the model went through ` +
-            `since the fsync ${states.length - 1} steps before`,
-        );
-        return;
-      }
-      // The model goes on from the state the mount came back with.
-      await shOk(`rm -rf ${model} && cp -a ${m1}/ns ${model}`);
-      modelTree = (await clients[0].ok(['tree', model])) as Entry[];
-      t.deepEqual(comparable(modelTree), comparable(after), 'the model copied from the remounted tree');
-    }
-    t.true(crashAt > 0 && crashAt < STEPS, `the crash happened (step ${crashAt})`);
-    t.log(`seed ${SEED}: operations that succeeded: ${JSON.stringify([...succeeded])}`);
-    t.true(modelTree.length > 3, `the tree grew (${modelTree.length} entries)`);
-    await fixture.stopAll();
+/**
+ * The whole run on a new store in fixture.dir/name whose metadata groups last groupMs (chunkfs.json
+ * metaGroupMs; undefined: the default).
+ */
+async function modelRun(t: ExecutionContext, name: string, groupMs: number | undefined): Promise<void> {
+  const dir = path.join(fixture.dir, name);
+  const store = dir + '/store';
+  const m1 = dir + '/m1';
+  const m2 = dir + '/m2';
+  const model = dir + '/model/ns';
+  await mkfs(store);
+  if (groupMs !== undefined) {
+    const config = configOf(store);
+    writeConfig(store, { ...config, defaults: { ...config.defaults, metaGroupMs: groupMs } });
+  }
+  const clients = Array.from({ length: WORKERS }, (_, w) => new Client(`w${w}`));
+  t.teardown(async () => {
     for (const c of clients) await c.stop();
-    t.deepEqual(processesNaming(fixture.dir), [], 'no process of the test is left');
-  },
+  });
+  const mountBoth = async (): Promise<ChunkfsMount> => {
+    const first = await fixture.mountAt(store, m1);
+    await fixture.mountAt(store, m2); // a bind of m1 (one FUSE connection)
+    return first;
+  };
+  let first = await mountBoth();
+  await shOk(`mkdir -p ${model} ${m1}/ns`);
+  const master = rng(SEED);
+  let contentNo = 0;
+  const gens = clients.map((_, w) =>
+    generator(SEED * 31 + w, () => `w${w}-${contentNo++}`.repeat(1 + (contentNo % 5))),
+  );
+  const where = (step: number, w: number, op: Op, via: string): string =>
+    `seed ${SEED} (CHUNKFS_NSMODEL_SEED) step ${step}, worker ${w} through ${path.basename(via)}: ` +
+    JSON.stringify(op);
+
+  const crashAfter = STEPS / 2;
+  let states: Seen[][] = []; // the model's trees since the last fsync, oldest first
+  let modelTree: Entry[] = [];
+  let crashAt = -1;
+  const succeeded = new Map<string, number>();
+  for (let step = 0; step < STEPS; step++) {
+    const w = Math.floor(master() * WORKERS);
+    const c = clients[w];
+    const [via, other] = master() < 0.5 ? [m1, m2] : [m2, m1];
+    let op = gens[w](modelTree);
+    if (step === crashAfter) op = ['fsyncpath', '@/' + (modelTree.find((e) => e.kind === 'file')?.path ?? '')];
+    const onMount = await c.call(resolved(op, via + '/ns'));
+    const onModel = await c.call(resolved(op, model));
+    if (JSON.stringify(onMount) !== JSON.stringify(onModel)) {
+      t.deepEqual(onMount, onModel, `${where(step, w, op, via)}: result`);
+      return;
+    }
+    if (onMount.err === undefined) succeeded.set(String(op[0]), (succeeded.get(String(op[0])) ?? 0) + 1);
+    // Read by the next worker, through the other mount point than the change went through.
+    const reader = clients[(w + 1) % WORKERS];
+    const seen = (await reader.ok(['tree', other + '/ns'])) as Entry[];
+    modelTree = (await reader.ok(['tree', model])) as Entry[];
+    const want = comparable(modelTree);
+    if (JSON.stringify(comparable(seen)) !== JSON.stringify(want)) {
+      t.deepEqual(comparable(seen), want, `${where(step, w, op, via)}: tree through ${other}`);
+      return;
+    }
+    if (op[0] === 'fsyncpath') states = [];
+    states.push(want);
+    if (step === crashAfter) crashAt = step + 1 + Math.floor(master() * STEPS_AFTER_FSYNC_MAX);
+    if (step !== crashAt) continue;
+
+    // kill -9 of the mount after the fsync and a few steps more; every mount point of it is cleared.
+    await first.kill9();
+    for (const mp of [m2, m1]) if (isMounted(mp)) await run('fusermount3', ['-uz', mp], { timeoutMs: 10_000 });
+    first = await mountBoth();
+    const afterRead = await clients[0].call(['tree', m1 + '/ns']);
+    if (afterRead.err !== undefined) {
+      t.fail(`seed ${SEED}: after kill -9 at step ${step}, the tree's root reads as ${afterRead.err}`);
+      return;
+    }
+    const after = afterRead.ok as Entry[];
+    let found = states.length - 1;
+    while (found >= 0 && !crashMatches(comparable(after), states[found])) found--;
+    t.log(
+      `seed ${SEED}: kill -9 at step ${step}, ${states.length - 1} steps after an fsync; remounted at state ${found}`,
+    );
+    if (found < 0) {
+      t.deepEqual(
+        comparable(after),
+        states[states.length - 1],
+        `seed ${SEED}: after kill -9 at step ${step}, the tree is no state the model went through ` +
+          `since the fsync ${states.length - 1} steps before`,
+      );
+      return;
+    }
+    // The model goes on from the state the mount came back with.
+    await shOk(`rm -rf ${model} && cp -a ${m1}/ns ${model}`);
+    modelTree = (await clients[0].ok(['tree', model])) as Entry[];
+    t.deepEqual(comparable(modelTree), comparable(after), 'the model copied from the remounted tree');
+  }
+  t.true(crashAt > 0 && crashAt < STEPS, `the crash happened (step ${crashAt})`);
+  t.log(`seed ${SEED}: operations that succeeded: ${JSON.stringify([...succeeded])}`);
+  t.true(modelTree.length > 3, `the tree grew (${modelTree.length} entries)`);
+  await fixture.stopAll();
+  for (const c of clients) await c.stop();
+  // fusermount3's auto_unmount helper ends right after the unmount: give it a moment.
+  for (let i = 0; i < GONE_WAITS_MAX && processesNaming(dir).length > 0; i++) await sleep(GONE_WAIT_MS);
+  t.deepEqual(processesNaming(dir), [], 'no process of the test is left');
+}
+
+test.serial("namespace operations from several processes match the model; a kill -9 keeps the fsync'd state", (t) =>
+  modelRun(t, 'default', undefined),
+);
+
+// Groups of up to 5 s: the steps between the fsync and the kill are in the open group, so the tree
+// after the remount is the fsync's only if fsync committed the group, and the checks between steps
+// read the group's uncommitted changes (and the savepoints of failed operations rolled back in it).
+test.serial('the same with metadata groups of 5 s: fsync commits the group; kill -9 loses at most the open one', (t) =>
+  modelRun(t, 'long-groups', 5000),
 );

@@ -94,6 +94,11 @@ const BAD_CASES: BadCase[] = [
     message: /chunkfs\.json: storeUuid "nope" is not a lowercase uuid/,
   },
   {
+    name: 'a metadata group delay past the full commit timer',
+    damage: (d, c) => writeCfg(d, { ...c, defaults: { ...(c.defaults as object), metaGroupMs: 5001 } }),
+    message: /chunkfs\.json: metaGroupMs 5001 must be a whole number of milliseconds, 0\.\.5000/,
+  },
+  {
     name: 'missing key file',
     damage: (d) => fs.rmSync(path.join(d, 'bitrot.key')),
     message: /bitrot\.key: bitrot key file missing/,
