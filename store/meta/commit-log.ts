@@ -117,9 +117,14 @@ export class CommitLog {
   /** Background full commit at most FLUSH_DELAY_MS after the first unflushed commit; group commits. */
   start(delayMs = FLUSH_DELAY_MS, groupMs = GROUP_COMMIT_MS): void {
     if (this.timer !== null) return;
-    if (groupMs > 0) this.point.groupCommits?.(groupMs);
+    this.groupCommits(groupMs);
     this.timer = setInterval(() => this.tick(delayMs), Math.min(TIMER_TICK_MS, delayMs));
     this.timer.unref();
+  }
+
+  /** Operations commit in groups of up to groupMs from now on, where the engine has them (0: each alone). */
+  groupCommits(groupMs: number): void {
+    if (groupMs > 0) this.point.groupCommits?.(groupMs);
   }
 
   private tick(delayMs: number): void {

@@ -15,12 +15,13 @@ import { tmpDir } from './helpers';
 export async function openCrashable(
   dir: string,
   power: boolean,
-  opts: { unlinksDurable?: boolean } = {},
+  opts: { unlinksDurable?: boolean; metaGroupMs?: number } = {},
 ): Promise<{ s: Store; io: FaultyIo }> {
   const io = new FaultyIo(new NodeIo());
   io.restoreExternal = power;
   io.unlinksDurable = opts.unlinksDurable ?? false;
   const s = await Store.open(dir, { io, log: crashTestLog });
+  if (opts.metaGroupMs !== undefined) s.startMetaGroups(opts.metaGroupMs);
   if (power)
     (s as unknown as { db: import('../../store/meta/sqlite-engine').SqliteDb }).db.native.pragma(
       'wal_autocheckpoint = 0',
@@ -31,10 +32,17 @@ export async function openCrashable(
 /**
  * After a crash of s (its Io crashed): a process kill keeps every SQLite commit, so the store is
  * reopened in place; a power loss also puts meta.db-wal back to its last full commit, and the store
- * is reopened from a copy without the SQLite shared memory and the lock, as after a reboot.
+ * is reopened from a copy without the SQLite shared memory and the lock, as after a reboot. grouped:
+ * a process kill of a store whose operations commit in groups (openCrashable's metaGroupMs) loses
+ * the open group, so it is reopened from a copy too (the close would commit it).
  */
-export async function reopenAfterCrash(s: Store, dir: string, power: boolean): Promise<{ r: Store; dir: string }> {
-  if (!power) {
+export async function reopenAfterCrash(
+  s: Store,
+  dir: string,
+  power: boolean,
+  grouped = false,
+): Promise<{ r: Store; dir: string }> {
+  if (!power && !grouped) {
     await s.close();
     return { r: await Store.open(dir), dir };
   }

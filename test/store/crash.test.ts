@@ -106,89 +106,94 @@ function replicasAgree(dir: string, replica: boolean): boolean {
   return !replica || [...byChunk.values()].every((ps) => ps.every((p) => p.equals(ps[0])));
 }
 
-for (const sc of SCENARIOS)
-  for (const power of [false, true]) {
-    (power ? sqliteOnlyTest : test)(
-      `crash at every mutation (${power ? 'power loss' : 'process kill'}): ${sc.name}`,
-      async (t) => {
-        const { dir, ino, old } = await pristine(sc.layout, sc.text);
-        const update = randomBytes(prng(77), sc.length);
-        const expectedNew = Buffer.from(
-          old.length >= sc.offset + sc.length
-            ? old
-            : Buffer.concat([old, Buffer.alloc(sc.offset + sc.length - old.length)]),
-        );
-        update.copy(expectedNew, sc.offset);
-        // Count the mutating calls of one uninterrupted write.
-        const countIo = new FaultyIo(new NodeIo());
-        const counting = await Store.open(copyStore(dir), { io: countIo });
-        const base = countIo.mutationCount;
-        await counting.write(ino, 0 + sc.offset, update);
-        await counting.sync();
-        await counting.applyNow(); // the intents' second half: the applier writes them into the shards
-        const steps = countIo.mutationCount - base;
-        await counting.close();
-        t.true(steps > 3, `protocol has steps (${steps})`);
+/**
+ * A process kill of a store whose metadata operations commit in groups (DESIGN §5 "Group commit"):
+ * groups this long, so that only full commits commit them while a scenario runs.
+ */
+const LONG_GROUP_MS = 60_000;
+const CRASHES = [
+  { name: 'process kill', power: false, grouped: false },
+  { name: 'power loss', power: true, grouped: false },
+  { name: 'process kill, metadata groups', power: false, grouped: true },
+];
 
-        for (let n = 1; n <= steps + 1; n++) {
-          const base = copyStore(dir);
-          const { s, io } = await openCrashable(base, power);
-          io.crashBeforeMutation(io.mutationCount + n, { torn: n % 2 === 0, seed: n });
-          let acknowledged = true;
-          try {
-            await s.write(ino, sc.offset, update);
-            await s.sync(); // fsync: acknowledged means durable, under power loss too
-          } catch {
-            acknowledged = false;
-          }
-          await s.applyNow(); // a crash may also cut the applier (DESIGN §5: intent durable, shards partly patched)
-          // (A crash on the last shard of a quorum write may still be acknowledged: quorum was durable.)
-          if (n > steps) t.true(acknowledged, 'the write without a crash is acknowledged');
-          await io.whenRestored();
-          const { r, dir: copy } = await reopenAfterCrash(s, base, power);
-          t.true(
-            replicasAgree(copy, sc.layout.startsWith('replica')),
-            `step ${n}: all replicas agree, every shard verifies`,
-          );
-          const size = r.ns.getattr(ino)!.sizeBytes;
-          const got = await r.read(ino, 0, expectedNew.length);
-          t.true(size === old.length || size === expectedNew.length, `step ${n}: size old or new`);
-          if (acknowledged) t.true(got.equals(expectedNew), `step ${n}: acknowledged write intact`);
-          if (sc.newFromStep !== undefined && n >= sc.newFromStep)
-            t.true(got.equals(expectedNew), `step ${n}: the durable first replica wins`);
-          // Outside the written range: the old bytes (zeros past the old end).
-          const oldView = Buffer.concat([old, Buffer.alloc(Math.max(0, got.length - old.length))]);
-          t.true(
-            got.subarray(0, sc.offset).equals(oldView.subarray(0, sc.offset)),
-            `step ${n}: before the range unchanged`,
-          );
-          const after = sc.offset + sc.length;
-          t.true(
-            got.subarray(after).equals(oldView.subarray(after, got.length)),
-            `step ${n}: after the range unchanged`,
-          );
-          // Inside: each bitrot block old or new.
-          for (let b = Math.floor(sc.offset / BB) * BB; b < after; b += BB) {
-            const lo = Math.max(b, sc.offset);
-            const hi = Math.min(b + BB, after, got.length);
-            if (lo >= hi) continue;
-            const piece = got.subarray(lo, hi);
-            t.true(
-              piece.equals(oldView.subarray(lo, hi)) || piece.equals(expectedNew.subarray(lo, hi)),
-              `step ${n}: block at ${b} old or new`,
-            );
-          }
-          await r.reclaimNow();
-          await r.heal(); // a quorum write cut on its last shard was committed with that shard queued
-          const scrub = await r.scrub();
-          t.deepEqual(scrub.leaks.paths, [], `step ${n}: no shard left that nothing accounts for`);
-          t.is(scrub.badCount, 0, `step ${n}: every live shard verifies`);
-          await r.close();
-          fs.rmSync(path.dirname(copy), { recursive: true, force: true });
-          if (copy !== base) fs.rmSync(path.dirname(base), { recursive: true, force: true });
+for (const sc of SCENARIOS)
+  for (const { name, power, grouped } of CRASHES) {
+    (power || grouped ? sqliteOnlyTest : test)(`crash at every mutation (${name}): ${sc.name}`, async (t) => {
+      const { dir, ino, old } = await pristine(sc.layout, sc.text);
+      const update = randomBytes(prng(77), sc.length);
+      const expectedNew = Buffer.from(
+        old.length >= sc.offset + sc.length
+          ? old
+          : Buffer.concat([old, Buffer.alloc(sc.offset + sc.length - old.length)]),
+      );
+      update.copy(expectedNew, sc.offset);
+      // Count the mutating calls of one uninterrupted write.
+      const countIo = new FaultyIo(new NodeIo());
+      const counting = await Store.open(copyStore(dir), { io: countIo });
+      const base = countIo.mutationCount;
+      await counting.write(ino, 0 + sc.offset, update);
+      await counting.sync();
+      await counting.applyNow(); // the intents' second half: the applier writes them into the shards
+      const steps = countIo.mutationCount - base;
+      await counting.close();
+      t.true(steps > 3, `protocol has steps (${steps})`);
+
+      for (let n = 1; n <= steps + 1; n++) {
+        const base = copyStore(dir);
+        const { s, io } = await openCrashable(base, power, grouped ? { metaGroupMs: LONG_GROUP_MS } : {});
+        io.crashBeforeMutation(io.mutationCount + n, { torn: n % 2 === 0, seed: n });
+        let acknowledged = true;
+        try {
+          await s.write(ino, sc.offset, update);
+          await s.sync(); // fsync: acknowledged means durable, under power loss too
+        } catch {
+          acknowledged = false;
         }
-      },
-    );
+        await s.applyNow(); // a crash may also cut the applier (DESIGN §5: intent durable, shards partly patched)
+        // (A crash on the last shard of a quorum write may still be acknowledged: quorum was durable.)
+        if (n > steps) t.true(acknowledged, 'the write without a crash is acknowledged');
+        await io.whenRestored();
+        const { r, dir: copy } = await reopenAfterCrash(s, base, power, grouped);
+        t.true(
+          replicasAgree(copy, sc.layout.startsWith('replica')),
+          `step ${n}: all replicas agree, every shard verifies`,
+        );
+        const size = r.ns.getattr(ino)!.sizeBytes;
+        const got = await r.read(ino, 0, expectedNew.length);
+        t.true(size === old.length || size === expectedNew.length, `step ${n}: size old or new`);
+        if (acknowledged) t.true(got.equals(expectedNew), `step ${n}: acknowledged write intact`);
+        if (sc.newFromStep !== undefined && n >= sc.newFromStep)
+          t.true(got.equals(expectedNew), `step ${n}: the durable first replica wins`);
+        // Outside the written range: the old bytes (zeros past the old end).
+        const oldView = Buffer.concat([old, Buffer.alloc(Math.max(0, got.length - old.length))]);
+        t.true(
+          got.subarray(0, sc.offset).equals(oldView.subarray(0, sc.offset)),
+          `step ${n}: before the range unchanged`,
+        );
+        const after = sc.offset + sc.length;
+        t.true(got.subarray(after).equals(oldView.subarray(after, got.length)), `step ${n}: after the range unchanged`);
+        // Inside: each bitrot block old or new.
+        for (let b = Math.floor(sc.offset / BB) * BB; b < after; b += BB) {
+          const lo = Math.max(b, sc.offset);
+          const hi = Math.min(b + BB, after, got.length);
+          if (lo >= hi) continue;
+          const piece = got.subarray(lo, hi);
+          t.true(
+            piece.equals(oldView.subarray(lo, hi)) || piece.equals(expectedNew.subarray(lo, hi)),
+            `step ${n}: block at ${b} old or new`,
+          );
+        }
+        await r.reclaimNow();
+        await r.heal(); // a quorum write cut on its last shard was committed with that shard queued
+        const scrub = await r.scrub();
+        t.deepEqual(scrub.leaks.paths, [], `step ${n}: no shard left that nothing accounts for`);
+        t.is(scrub.badCount, 0, `step ${n}: every live shard verifies`);
+        await r.close();
+        fs.rmSync(path.dirname(copy), { recursive: true, force: true });
+        if (copy !== base) fs.rmSync(path.dirname(base), { recursive: true, force: true });
+      }
+    });
   }
 
 for (const layout of ['replica:3', 'ec:4+2']) {
