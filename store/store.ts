@@ -930,6 +930,8 @@ export class Store {
         looseModes: { count: 0, paths: [], fixed: 0 },
       };
     const roots = this.onlineRoots();
+    // The leak scan judges durable metadata only: the open group of operations too (DESIGN §5 "Group commit").
+    if (this.lock !== null) await this.env.commits.flushIfDirty();
     const leaks = await scanLeaks(this.env, roots, { repair, force: opts.force, graceMs: this.quarantineGraceMs });
     return { ...shards, needles, leaks, looseModes: await findLooseModes(this.io, roots, repair) };
   }
