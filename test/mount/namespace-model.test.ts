@@ -10,7 +10,10 @@
 // with the model's: names, kinds, permission bits, link counts, which names share an inode, times set
 // by utimens, sizes and contents. In the middle, right after an fsync, a few more steps, then kill -9
 // of the mount, fusermount3 -uz, remount: the tree must be one the model went through at or after
-// the fsync'd step. Seed: CHUNKFS_NSMODEL_SEED (printed with every failure).
+// the fsync'd step (a file's bytes not fsync'd may be a prefix: DESIGN §5 prefix rule). Run twice:
+// with the default metadata groups, and with groups of 5 s (DESIGN §5 "Group commit"), where the
+// steps after the fsync are in the open group. fuse-native: no rename flags (libfuse 2).
+// Seed: CHUNKFS_NSMODEL_SEED (printed with every failure).
 import test, { ExecutionContext } from 'ava';
 import { spawn, ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -33,7 +36,7 @@ import { configOf, writeConfig } from '../helpers/meta-swap';
 
 const SEED = Number(process.env.CHUNKFS_NSMODEL_SEED ?? 20261207);
 const WORKERS = 3;
-/** fuse-native (libfuse 2, no attribute cache, slower requests) takes about 65 ms a step against 10. */
+/** fuse-native (libfuse 2: no attribute cache, slower requests) takes several times longer per step. */
 const STEPS = TRANSPORT === 'fuse-native' ? 300 : 1000;
 /** The crash comes this many steps after the fsync that precedes it, at most. */
 const STEPS_AFTER_FSYNC_MAX = 6;
