@@ -1,8 +1,14 @@
 // store/small/needle-io.ts: a needle is read back verified and checked (spec §11.4): one whose
 // bytes rot fails over to another replica, counted and healed; one that is not the file's (file_id)
-// is never returned; and a needle commit that fails halfway fails that file alone, not its batch.
+// is never returned; a needle commit that fails halfway fails that file alone, not its batch; a
+// container write that fails (FaultyIo) fails its batch and commits nothing.
 import test from 'ava';
 import * as fs from 'node:fs';
+import { Slice } from '../../../src/slice';
+import { ChunkEnv } from '../../../store/chunks/chunk-env';
+import { FaultyIo } from '../../../store/io/faulty-io';
+import { NodeIo } from '../../../store/io/io';
+import { ContainerHost, readNeedle } from '../../../store/small/needle-io';
 import { Store } from '../../../store/store';
 import { prng, randomBytes, smallStore } from '../helpers';
 import { PACK, containerRows } from './containers';
@@ -95,5 +101,58 @@ test('a needle commit that fails halfway is rolled back and fails that file alon
   t.deepEqual(fio.slices.get(files[1].ino), before, 'the failed commit left its slice as it was');
   t.deepEqual(await store.read(files[1].ino, 0, 100), Buffer.from('old b'));
   t.deepEqual(fio.slices.get(files[0].ino), (results[0] as PromiseFulfilledResult<unknown>).value);
+  await store.close();
+});
+
+test('an append whose container write fails fails every needle of its batch and commits nothing; the next append works', async (t) => {
+  const io = new FaultyIo(new NodeIo());
+  const { store } = await smallStore('replica:3', 6, { ...PACK, io });
+  const files = ['a', 'b', 'c'].map((n) => store.ns.create(1, n, 0o644, 0, 0));
+  await store.write(files[0].ino, 0, Buffer.from('first a')); // the open container and its first chunk
+  const fio = (
+    store as unknown as {
+      files: {
+        appender: { append(r: unknown): Promise<unknown> };
+        slices: { get(ino: number): unknown; set(ino: number, s: unknown): void };
+      };
+    }
+  ).files;
+  const append = (ino: number, text: string): Promise<unknown> =>
+    fio.appender.append({
+      ino,
+      packClass: 'replica:3',
+      data: Buffer.from(text),
+      commit: (slice: unknown) => fio.slices.set(ino, slice),
+    });
+  const slicesBefore = files.map((f) => fio.slices.get(f.ino));
+  const rowsBefore = containerRows(store);
+  io.addFault({ op: ['pwrite', 'open'], path: '.shard', error: 'EIO' }); // every container shard, beyond redundancy
+  const results = await Promise.allSettled(files.map((f) => append(f.ino, `new ${f.ino}`)));
+  io.clearFaults();
+  t.deepEqual(
+    results.map((r) => r.status),
+    ['rejected', 'rejected', 'rejected'],
+  );
+  t.deepEqual(
+    files.map((f) => fio.slices.get(f.ino)),
+    slicesBefore,
+    'no slice repointed',
+  );
+  t.is(containerRows(store)[0].used_bytes, rowsBefore[0].used_bytes, 'the append offset did not move');
+  t.deepEqual(await store.read(files[0].ino, 0, 100), Buffer.from('first a'));
+  const again = await Promise.allSettled(files.map((f) => append(f.ino, `again ${f.ino}`)));
+  t.deepEqual(
+    again.map((r) => r.status),
+    ['fulfilled', 'fulfilled', 'fulfilled'],
+  );
+  const internals = store as unknown as { env: ChunkEnv; files: ContainerHost };
+  for (const f of files) {
+    const needle = await readNeedle(internals.env, internals.files, f.ino, fio.slices.get(f.ino) as Slice);
+    t.deepEqual(needle, Buffer.from(`again ${f.ino}`), 'each file reads its own needle');
+  }
+  await store.reclaimNow();
+  const scrub = await store.scrub();
+  t.is(scrub.badCount, 0);
+  t.deepEqual(scrub.leaks.paths, []);
   await store.close();
 });
