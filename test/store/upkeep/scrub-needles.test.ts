@@ -1,8 +1,8 @@
-// Scrub walks the needles (issue 9 item 8; spec §11.4): every small file's slice is read back and
+// Scrub walks the needles (store/upkeep/scrub-needles.ts, spec §11.4): every small file's slice is read back and
 // its needle checked (magic, file_id, cookie, data_crc32c). A slice that names no needle of its own
 // file is reported with the inode, on a store whose shards all verify.
 import test from 'ava';
-import { prng, randomBytes, smallStore } from './helpers';
+import { prng, randomBytes, smallStore } from '../helpers';
 
 const PACK = { smallFileMaxBytes: 16 * 1024 };
 

@@ -5,8 +5,8 @@
 import test from 'ava';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { shardRelPath } from '../../src/path';
-import { prng, randomBytes, smallStore } from './helpers';
+import { shardRelPath } from '../../../src/path';
+import { prng, randomBytes, smallStore } from '../helpers';
 
 test('fsck finds missing shards, bad headers, leaked files and unaccounted inodes; repair mends what it may', async (t) => {
   const { store } = await smallStore('replica:3');
