@@ -1,7 +1,14 @@
 // The scrub pass (store/upkeep/scrub.ts): its progress in shard bytes up to the total, one disk
-// when asked, and a cancel that stops it.
+// when asked, and a cancel that stops it; scrubChunks itself over a FaultyIo finds every shard of a
+// failing disk.
 import test from 'ava';
+import { FileIo } from '../../../store/file-io';
+import { FaultyIo } from '../../../store/io/faulty-io';
+import { NodeIo } from '../../../store/io/io';
+import { Healer } from '../../../store/upkeep/heal';
+import { scrubChunks } from '../../../store/upkeep/scrub';
 import { smallStore, prng, randomBytes } from '../helpers';
+import { fileFixture } from './fixture';
 
 test('scrub reports progress in shard bytes up to the total, only one disk when asked, and stops when cancelled', async (t) => {
   const { store } = await smallStore('replica:3');
@@ -33,4 +40,25 @@ test('scrub reports progress in shard bytes up to the total, only one disk when 
   } finally {
     await store.close();
   }
+});
+
+test('scrubChunks: a disk failing its reads is found on every chunk placed on it; once it reads again, nothing to rebuild', async (t) => {
+  const io = new FaultyIo(new NodeIo());
+  const f = await fileFixture('replica:3', 3, io);
+  const healer = new Healer(f.env, (f.store as unknown as { files: FileIo }).files);
+  const failing = f.ref(0).diskIds[1];
+  const root = f.store.diskPaths().get(failing)!;
+  const onFailing = [0, 1, 2].filter((c) => f.ref(c).diskIds.includes(failing)).length;
+  io.addFault({ op: 'pread', path: root, error: 'EIO' });
+  f.env.shards.forgetAll();
+  const look = await scrubChunks(f.env, healer);
+  t.is(look.examined, 9);
+  t.is(look.badCount, onFailing, 'one bad shard per chunk placed on the failing disk');
+  t.true(look.bad.every((b) => f.ref(b.chunkIndex).diskIds[b.shardIndex] === failing));
+  t.is(look.healed, 0, 'verify-only');
+  io.clearFaults();
+  f.env.shards.forgetAll();
+  const again = await scrubChunks(f.env, healer, { repair: true });
+  t.like(again, { examined: 9, badCount: 0, healed: 0 }, 'the disk reads again: nothing to rebuild');
+  await f.store.close();
 });
