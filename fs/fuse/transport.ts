@@ -17,7 +17,8 @@ export interface TransportOptions {
   /**
    * libfuse3, whose JS thread reads the requests from /dev/fuse itself (no thread hand-off per
    * request, DESIGN §6; native/fuse3/session.h): after a wake-up whose requests were all answered at
-   * once, it keeps reading this many microseconds before it sleeps (native/fuse3/session.cc ReadRequests): a client waiting for each answer sends its next request within microseconds, and
+   * once, it keeps reading this many microseconds before it sleeps (native/fuse3/session.cc
+   * ReadRequests): a client waiting for each answer sends its next request within microseconds, and
    * taking it without sleeping saves a wake-up through another CPU. 0: sleep at once.
    */
   spinUs?: number;

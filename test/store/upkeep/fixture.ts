@@ -26,8 +26,8 @@ export function internals(store: Store): { env: ChunkEnv; files: { chunkRef(ino:
 }
 
 /** A store with one file of `chunks` whole chunks (no small-file packing); io: its Io. */
-export async function fileFixture(layout: string, chunks: number, io?: Io, extra = {}): Promise<FileFixture> {
-  const { store, dir } = await smallStore(layout, 6, { smallFileMaxBytes: 0, ...(io ? { io } : {}), ...extra });
+export async function fileFixture(layout: string, chunks: number, io?: Io): Promise<FileFixture> {
+  const { store, dir } = await smallStore(layout, 6, { smallFileMaxBytes: 0, ...(io ? { io } : {}) });
   const ino = store.ns.create(1, 'f', 0o644, 0, 0).ino;
   const data = randomBytes(prng(chunks + 1), chunks * SMALL.chunkSizeBytes);
   await store.write(ino, 0, data);

@@ -1,8 +1,8 @@
 // Recovery at open (store/upkeep/recovery.ts, DESIGN §5): its work is what was in flight. recover()
-// itself on a store's chunk environment, and the intents of a killed writer through the next open. Intents in the log are applied (or, their
-// chunk rewritten since, released); an orphaned inode is deleted with its chunks queued for
-// reclaim; chunk bytes stored past a file's committed size are trimmed (prefix rule); an intent that
-// cannot be applied now (a disk failing, FaultyIo) stays in the log and is reported.
+// itself on a store's chunk environment: an orphaned inode is deleted with its chunks queued for
+// reclaim, chunk bytes stored past a file's committed size are trimmed (prefix rule). The intents of
+// a killed writer, through the next open: applied into every replica; one that cannot be applied
+// then (a disk failing, FaultyIo) stays in the log, reported, and a later open applies it.
 import test from 'ava';
 import { Applier } from '../../../store/chunks/applier';
 import { FileIo } from '../../../store/file-io';
