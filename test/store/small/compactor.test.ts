@@ -1,8 +1,11 @@
 // store/small/compactor.ts: sealing rewrites a full container once in its target layout (a needle
 // read then touches at most the data shards that hold it, and sealed shards are never written), and
-// compaction moves the live needles out of a sealed container past the dead ratio and reclaims it.
+// compaction moves the live needles out of a sealed container past the dead ratio and reclaims it;
+// an open container that is mostly dead is retired first; a compaction whose writes fail (FaultyIo)
+// moves nothing.
 import test from 'ava';
 import { Store } from '../../../store/store';
+import { FaultyIo } from '../../../store/io/faulty-io';
 import { IoFile, NodeIo, OpenMode } from '../../../store/io/io';
 import { prng, randomBytes, smallStore } from '../helpers';
 import { PACK, containerRows } from './containers';
@@ -174,4 +177,77 @@ test('compaction moves live needles out of a sealed container with dead/capacity
   t.deepEqual(scrub.leaks.paths, []);
   t.is(scrub.badCount, 0);
   await store.close();
+});
+
+// An open container that is mostly dead is retired, sealed and compacted without waiting to fill:
+// before, its dead needles held their space until it reached capacity.
+const RETIRE_FILE_BYTES = 8 * 1024;
+const RETIRE_FILES = 100;
+const RETIRE_DELETED = 70;
+
+test('a mostly dead open container is retired and compacted by a compaction round; the live files read back', async (t) => {
+  const { store } = await smallStore('replica:3', 6, {
+    smallFileMaxBytes: RETIRE_FILE_BYTES,
+    containerCapacityBytes: 1 << 20,
+  });
+  t.teardown(() => store.close());
+  const inos: number[] = [];
+  for (let i = 0; i < RETIRE_FILES; i++) {
+    const a = store.ns.create(1, `f${i}`, 0o644, 0, 0);
+    await store.write(a.ino, 0, Buffer.alloc(RETIRE_FILE_BYTES, i));
+    inos.push(a.ino);
+  }
+  for (let i = 0; i < RETIRE_DELETED; i++) {
+    store.ns.unlink(1, `f${i}`);
+    await store.deleteFile(inos[i]);
+  }
+  const before = (await store.status()).containers;
+  t.is(before.open, 1);
+  t.true(before.deadBytes >= RETIRE_DELETED * RETIRE_FILE_BYTES, `dead ${before.deadBytes}`);
+  t.is(before.compactionBacklog, 1);
+  const r = await store.compact();
+  t.is(r.compacted, 1, JSON.stringify(r));
+  t.is(r.needlesMoved, RETIRE_FILES - RETIRE_DELETED);
+  const after = (await store.status()).containers;
+  t.is(after.deadBytes, 0);
+  t.is(after.liveBytes, (RETIRE_FILES - RETIRE_DELETED) * RETIRE_FILE_BYTES);
+  for (let i = RETIRE_DELETED; i < RETIRE_FILES; i++)
+    t.true((await store.read(inos[i], 0, RETIRE_FILE_BYTES)).equals(Buffer.alloc(RETIRE_FILE_BYTES, i)), `file ${i}`);
+  const reclaimed = await store.reclaimNow();
+  t.true(reclaimed.versionsDeleted > 0, "the old container's chunks are reclaimed");
+});
+
+test('a compaction whose writes fail moves nothing and keeps the container; every file reads; the next round does it', async (t) => {
+  const io = new FaultyIo(new NodeIo());
+  const { store } = await smallStore('replica:3', 6, {
+    smallFileMaxBytes: RETIRE_FILE_BYTES,
+    containerCapacityBytes: 1 << 20,
+    io,
+  });
+  t.teardown(() => store.close());
+  const inos: number[] = [];
+  for (let i = 0; i < RETIRE_FILES; i++) {
+    const a = store.ns.create(1, `f${i}`, 0o644, 0, 0);
+    await store.write(a.ino, 0, Buffer.alloc(RETIRE_FILE_BYTES, i));
+    inos.push(a.ino);
+  }
+  for (let i = 0; i < RETIRE_DELETED; i++) {
+    store.ns.unlink(1, `f${i}`);
+    await store.deleteFile(inos[i]);
+  }
+  const rowsBefore = containerRows(store);
+  io.addFault({ op: 'pwrite', path: '.shard', error: 'EIO' });
+  const failed = await store.compact();
+  io.clearFaults();
+  t.like(failed, { compacted: 0, needlesMoved: 0 }, 'each needle whose append failed stays where it is');
+  t.is((await store.status()).containers.compactionBacklog, 1, 'still due');
+  t.true(
+    containerRows(store).some((r) => r.id === rowsBefore[0].id),
+    'the container is kept: slices still name it',
+  );
+  for (let i = RETIRE_DELETED; i < RETIRE_FILES; i++)
+    t.true((await store.read(inos[i], 0, RETIRE_FILE_BYTES)).equals(Buffer.alloc(RETIRE_FILE_BYTES, i)), `file ${i}`);
+  const again = await store.compact();
+  t.is(again.compacted, 1, JSON.stringify(again));
+  t.is((await store.status()).containers.deadBytes, 0);
 });
