@@ -5,6 +5,8 @@ import test from 'ava';
 import * as fs from 'node:fs';
 import { Store } from '../../../store/store';
 import { decodeNeedleHeader } from '../../../src/needle';
+import { FaultyIo } from '../../../store/io/faulty-io';
+import { NodeIo } from '../../../store/io/io';
 import { prng, randomBytes, smallStore } from '../helpers';
 import { PACK, containerRows } from './containers';
 
@@ -90,5 +92,26 @@ test('overwrite, append, truncate write new needles; growing past the threshold 
   store.ns.unlink(1, 'b2');
   await store.deleteFile(b.ino);
   t.true(Number(containerRows(store)[0].dead_bytes) > deadBefore);
+  await store.close();
+});
+
+test('a file growing past the threshold whose chunks cannot be stored stays the needle it was', async (t) => {
+  const io = new FaultyIo(new NodeIo());
+  const { store } = await smallStore('replica:3', 6, { ...PACK, io });
+  const a = store.ns.create(1, 'a', 0o644, 0, 0);
+  await store.write(a.ino, 0, Buffer.from('small and safe'));
+  const slice = (): unknown =>
+    store.ns.db.prepare('SELECT slice_container AS c, slice_offset AS o FROM inodes WHERE ino = ?').get(a.ino);
+  const before = slice();
+  // The file's own chunk would be its first shards: every shard write of it fails.
+  io.addFault({ op: 'open', path: (p) => p.includes(`${a.ino.toString(16).padStart(16, '0')}.v`), error: 'EIO' });
+  await t.throwsAsync(store.write(a.ino, 0, randomBytes(prng(4), PACK.smallFileMaxBytes + 1)));
+  io.clearFaults();
+  t.deepEqual(slice(), before, 'the slice is dropped only with the commit of the chunks');
+  t.deepEqual(await store.read(a.ino, 0, 100), Buffer.from('small and safe'));
+  t.is(store.ns.getattr(a.ino)!.sizeBytes, 14);
+  const big = randomBytes(prng(5), PACK.smallFileMaxBytes + 1);
+  await store.write(a.ino, 0, big);
+  t.true((await store.read(a.ino, 0, big.length)).equals(big), 'moved to chunks once they can be stored');
   await store.close();
 });
