@@ -19,7 +19,6 @@ export function optionTexts(o: MountCliOptions): OptionTexts {
   if (o.flushDelayMs !== undefined) t.flush = `flush_ms=${o.flushDelayMs}`;
   if (o.allowOther !== undefined) t.allowOther = o.allowOther ? 'allow_other' : 'noallow_other';
   if (o.writebackCache !== undefined) t.writebackCache = o.writebackCache ? 'writeback_cache' : 'nowriteback_cache';
-  if (o.dispatch !== undefined) t.dispatch = `dispatch=${o.dispatch}`;
   if (o.spinUs !== undefined) t.spin = `spin_us=${o.spinUs}`;
   if (o.atime !== undefined) t.atime = o.atime;
   if (o.acl !== undefined) t.acl = o.acl ? 'acl' : 'noacl';

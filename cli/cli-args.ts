@@ -36,8 +36,6 @@ export interface MountCliOptions extends MountToolOptions {
   allowOther?: boolean;
   transport?: TransportChoice;
   writebackCache?: boolean;
-  /** -o dispatch=js (default) / threads: who reads FUSE requests on libfuse3 (fs/fuse/transport.ts). */
-  dispatch?: 'js' | 'threads';
   /** -o spin_us=N: microseconds the JS thread keeps reading /dev/fuse after answering (fs/fuse/transport.ts). */
   spinUs?: number;
   /** -o relatime (default) / strictatime / noatime: when reads move atime (fs/atime.ts). */
@@ -56,6 +54,9 @@ const TRANSPORT_CHOICES: readonly TransportChoice[] = ['fuse3', 'fuse-native'];
 
 export const VERBS = ['mkfs', 'mount', 'umount', ...TOOL_VERBS, 'meta'] as const;
 const DISKS_MAX = 256;
+/** -o dispatch=threads was a second way to read FUSE requests; it measured slower (native/fuse3/session.h). */
+const DISPATCH_REMOVED =
+  "mount option 'dispatch' was removed (the JS thread always reads the requests): drop it from the options";
 const ARGS_MAX = 1024;
 
 function positiveInt(verb: string, flag: string, text: string, max: number): number {
@@ -165,7 +166,7 @@ export function parseMountOptions(text: string): MountCliOptions {
     else if (key === 'transport') o.transport = transportChoice(value ?? '');
     else if (key === 'writeback_cache' && value === undefined) o.writebackCache = true;
     else if (key === 'nowriteback_cache' && value === undefined) o.writebackCache = false;
-    else if (key === 'dispatch' && (value === 'js' || value === 'threads')) o.dispatch = value;
+    else if (key === 'dispatch') throw new UsageError('mount', DISPATCH_REMOVED);
     else if (key === 'spin_us') o.spinUs = nonNegativeInt('mount', 'spin_us', value ?? '', SPIN_US_MAX);
     else if ((key === 'relatime' || key === 'strictatime' || key === 'noatime') && value === undefined) o.atime = key;
     else if ((key === 'suid' || key === 'nosuid') && value === undefined) o.suid = key === 'suid';
@@ -178,7 +179,7 @@ export function parseMountOptions(text: string): MountCliOptions {
     else
       throw new UsageError(
         'mount',
-        `unknown mount option '${item}' (known: buffer_mb=N, flush_ms=N, allow_other, noallow_other, transport=fuse3|fuse-native, writeback_cache, nowriteback_cache, dispatch=js|threads, spin_us=N, relatime, strictatime, noatime, suid, nosuid, dev, nodev, acl, noacl, keyfile=PATH, lease_ms=N, ${MOUNT_TOOL_OPTIONS_TEXT})`,
+        `unknown mount option '${item}' (known: buffer_mb=N, flush_ms=N, allow_other, noallow_other, transport=fuse3|fuse-native, writeback_cache, nowriteback_cache, spin_us=N, relatime, strictatime, noatime, suid, nosuid, dev, nodev, acl, noacl, keyfile=PATH, lease_ms=N, ${MOUNT_TOOL_OPTIONS_TEXT})`,
       );
   }
   return o;
@@ -274,9 +275,7 @@ a live one is refused. A store a live mount here serves already is mounted as a 
   -o metrics=HOST:PORT  serve Prometheus metrics on http://HOST:PORT/metrics (off by default)
   -o transport=T     fuse3 (default: our libfuse3 low-level binding) or fuse-native (libfuse 2, path-based)
   -o writeback_cache let the kernel cache written pages (fuse3 only; nowriteback_cache to turn it off)
-  -o dispatch=D      fuse3: js (default: the JS thread reads requests itself, no hand-off per request)
-                     or threads (libfuse's threads read them and hand them over)
-  -o spin_us=N       fuse3 with dispatch=js: after answering every request of a wake-up, keep reading
+  -o spin_us=N       fuse3: after answering every request of a wake-up, the JS thread keeps reading
                      for N microseconds before sleeping (default ${SPIN_US_DEFAULT}; 0: sleep at once)
   -o noatime         reads never move atime; -o strictatime: every read does; default relatime (when
                      atime is not after mtime/ctime or is a day old), written in batches once a second

@@ -17,9 +17,7 @@ export interface MountOptions {
   allowOther?: boolean;
   /** libfuse3 only: let the kernel cache written pages (writeback_cache) */
   writebackCache?: boolean;
-  /** libfuse3 only: js (default) reads requests on the JS thread, threads on libfuse's threads (fs/fuse/transport.ts) */
-  dispatch?: 'js' | 'threads';
-  /** libfuse3 with dispatch js: how long the JS thread keeps reading after answering (fs/fuse/transport.ts) */
+  /** libfuse3 only: how long the JS thread keeps reading after answering (fs/fuse/transport.ts) */
   spinUs?: number;
   /** per-op timeout of fuse-native; a store op slower than this answers ETIMEDOUT */
   opTimeoutMs?: number;
@@ -100,7 +98,6 @@ export async function mountFs(store: StorePort, mountpoint: string, opts: MountO
     allowOther: opts.allowOther ?? process.getuid?.() === 0,
     opTimeoutMs: opts.opTimeoutMs ?? OP_TIMEOUT_MS,
     writebackCache: opts.writebackCache ?? false,
-    jsDispatch: opts.dispatch !== 'threads',
     spinUs: opts.spinUs ?? SPIN_US_DEFAULT,
     log,
     fsname: opts.fsname ?? 'chunkfs',

@@ -27,12 +27,8 @@ export interface Fuse3MountOptions {
   maxWriteBytes: number;
   maxBackground: number;
   congestionThreshold: number;
-  /** The JS thread reads /dev/fuse itself (native/fuse3/session.h); false: libfuse's threads do. */
-  jsDispatch: boolean;
-  /** With jsDispatch: microseconds to keep reading after answering every request of a wake-up. */
+  /** Microseconds the JS thread keeps reading /dev/fuse after answering every request of a wake-up. */
   spinUs: number;
-  maxThreads: number;
-  idleThreads: number;
   /** getxattr of other names is answered ENODATA by the binding (no JS round trip); empty: none is */
   xattrPrefixes: readonly string[];
 }

@@ -40,10 +40,6 @@ const MAX_WRITE_BYTES = 1 << 20;
 // takes writes as fast as memory copies, so 64 x 1 MiB keeps a stream going without a backlog.
 const MAX_BACKGROUND = 64;
 const CONGESTION_THRESHOLD = 48;
-// libfuse threads reading requests: they only copy and queue, so a few cover 2 cores. As many may
-// idle as run, so libfuse never starts and ends a thread per burst of requests.
-const THREADS_MAX = 4;
-const THREADS_IDLE = 4;
 /** After a lazy unmount, how long open files may keep the connection before it is aborted. */
 const END_WAIT_MS = 5_000;
 /** How long requests still in the core may take to finish at teardown before they answer EIO. */
@@ -151,10 +147,7 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
       maxWriteBytes: MAX_WRITE_BYTES,
       maxBackground: MAX_BACKGROUND,
       congestionThreshold: CONGESTION_THRESHOLD,
-      jsDispatch: opts.jsDispatch ?? false,
       spinUs: opts.spinUs ?? 0,
-      maxThreads: THREADS_MAX,
-      idleThreads: THREADS_IDLE,
       // The kernel asks for security.capability before every write (measured: 58,607 of them in the
       // sqlite test's 77,402 writes), each a JS round trip that finds nothing.
       xattrPrefixes: [...STORED_XATTR_PREFIXES, ACL_PREFIX],
@@ -167,7 +160,7 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
   // lookup and stat reaches the store, and notify_inval_inode drops the pages of changed files.
   const timeoutS = core.followsWriter ? 0 : CACHE_TIMEOUT_S;
   const reply = new Replier(native, session, scratch, { attrS: timeoutS, entryS: timeoutS });
-  const grants = ReadGrants.possible(core, opts.jsDispatch ?? false) ? new ReadGrants(native, session, core) : null;
+  const grants = ReadGrants.possible(core) ? new ReadGrants(native, session, core) : null;
   x = {
     core,
     reply,

@@ -44,8 +44,8 @@ export class ReadGrants {
   }
 
   /** Grants are possible at all on this mount. */
-  static possible(core: FsCore, jsDispatch: boolean): boolean {
-    return jsDispatch && !core.followsWriter && core.atime.mode !== 'strictatime' && core.store.readGrant !== undefined;
+  static possible(core: FsCore): boolean {
+    return !core.followsWriter && core.atime.mode !== 'strictatime' && core.store.readGrant !== undefined;
   }
 
   /** Before the session is destroyed: no grant is made or bumped after. */

@@ -15,14 +15,9 @@ export interface TransportOptions {
   /** libfuse3: the kernel caches written pages and sends them in large writes (writeback_cache) */
   writebackCache: boolean;
   /**
-   * libfuse3: the JS thread reads requests from /dev/fuse itself (-o dispatch=js, the default;
-   * no thread hand-off per request, DESIGN §6); false (-o dispatch=threads): libfuse's threads read
-   * them. fs/mount.ts decides; undefined here means threads.
-   */
-  jsDispatch?: boolean;
-  /**
-   * libfuse3 with jsDispatch: after a wake-up whose requests were all answered at once, the JS thread
-   * keeps reading /dev/fuse this many microseconds before it sleeps (native/fuse3/session.cc
+   * libfuse3, whose JS thread reads the requests from /dev/fuse itself (no thread hand-off per
+   * request, DESIGN §6; native/fuse3/session.h): after a wake-up whose requests were all answered at
+   * once, it keeps reading this many microseconds before it sleeps (native/fuse3/session.cc
    * ReadRequests): a client waiting for each answer sends its next request within microseconds, and
    * taking it without sleeping saves a wake-up through another CPU. 0: sleep at once.
    */

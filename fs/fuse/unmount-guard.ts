@@ -4,7 +4,7 @@
 // Killed with SIGKILL, this process released the socket before /dev/fuse, and under load
 // fusermount3 ran in between: its open() reached the still-connected, dying connection, failed
 // ECONNABORTED once the connection was aborted, and the mount stayed (traced in 1 of 10 loaded
-// kill -9 runs with -o dispatch=js). The guard closes the socket only after every descriptor of
+// kill -9 runs). The guard closes the socket only after every descriptor of
 // this process is released, so fusermount3 always finds the connection aborted.
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync } from 'node:fs';

@@ -80,10 +80,7 @@ napi_value Mount(napi_env env, napi_callback_info info) {
   o.maxWriteBytes = Count(a, "maxWriteBytes", o.maxWriteBytes);
   o.maxBackground = Count(a, "maxBackground", o.maxBackground);
   o.congestionThreshold = Count(a, "congestionThreshold", o.congestionThreshold);
-  o.jsDispatch = Flag(a, "jsDispatch", o.jsDispatch);
-  o.maxThreads = Count(a, "maxThreads", o.maxThreads);
   o.spinNs = Count(a, "spinUs", 0) * 1000u;
-  o.idleThreads = Count(a, "idleThreads", o.idleThreads);
   napi_value prefixes = a.Prop(0, "xattrPrefixes");
   uint32_t prefixCount = 0;
   if (prefixes != nullptr && napi_get_array_length(env, prefixes, &prefixCount) != napi_ok) a.Fail("xattrPrefixes: expected an array");

@@ -174,8 +174,8 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 
 void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
   Session* s = Of(req);
-  // JS dispatch: this is the JS thread, which alone makes and voids grants (read_grant.h).
-  if (s->options().jsDispatch && s->grants()->Serve(req, ino, size, off)) return;
+  // This is the JS thread, which alone makes and voids grants (read_grant.h).
+  if (s->grants()->Serve(req, ino, size, off)) return;
   Request* r = New(req, Op::kRead, ino);
   WithFile(r, fi);
   r->nums[kFSize] = static_cast<double>(size);

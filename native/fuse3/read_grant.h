@@ -1,5 +1,5 @@
 // Read grants (DESIGN §6): verified reads of clean replica and EC chunks answered
-// in C on the thread that read the request (JS dispatch), without a JS round trip. JS grants a chunk after
+// in C on the JS thread, which read the request, without a JS round trip. JS grants a chunk after
 // it served a read of it and found nothing that the grant could miss (no buffered or logged bytes,
 // no compression, no fault set: fs/fuse/read-grants.ts); every byte served here is still checked
 // against its position-bound HighwayHash-256 entry (spec §4.1, §9) before it is used. An encrypted
@@ -86,7 +86,7 @@ class ReadGrants {
   uint64_t epoch() const { return epoch_.load(std::memory_order_acquire); }
   // The JS thread. False (nothing kept) when the epoch moved since JS read it, or the spec is bad.
   bool Add(uint64_t epoch, GrantSpec spec, std::string* why);
-  // The JS thread (JS dispatch only): answers the read and returns true, or returns false and
+  // The JS thread: answers the read and returns true, or returns false and
   // leaves the request to JS. Never throws, never answers with unverified bytes.
   bool Serve(fuse_req_t req, uint64_t ino, size_t size, off_t off);
   uint64_t served() const { return served_; }

@@ -75,7 +75,7 @@ struct Reply {
     }
     ReleaseData(env, r.get());
   }
-  // The answer freed a slot: JS dispatch reads again if it had stopped for room (session.h).
+  // The answer freed a slot: the JS thread reads again if it had stopped for room (session.h).
   ~Reply() {
     if (s != nullptr && r != nullptr) s->ResumeIfPaused();
   }

@@ -1,14 +1,12 @@
-// Session lifecycle and the request queue between libfuse's threads and the JS thread (see
-// session.h). Teardown order (fs/fuse/fuse3.ts drives it): end the kernel connection (lazy
-// unmount, or abort), wait for the loop's end notice, answer every request, Destroy.
-// The loop thread never closes the /dev/fuse descriptor while libfuse threads may read it: a
-// closed descriptor number can be reused by any open() in this process (libfuse's own
-// fuse_session_unmount closes it, so it only runs in Destroy, after the loop ended).
+// Session lifecycle and the request queue of the JS thread (see session.h). Teardown order
+// (fs/fuse/fuse3.ts drives it): end the kernel connection (lazy unmount, or abort), wait for the
+// loop's end notice, answer every request, Destroy. The /dev/fuse descriptor is closed only there,
+// after the poll was closed: a closed descriptor number can be reused by any open() in this process
+// (libfuse's own fuse_session_unmount closes it, so it only runs in Destroy).
 #include "session.h"
 
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -130,32 +128,10 @@ bool Session::Start(napi_env env, napi_value onBatch, std::string* error) {
     se_ = nullptr;
     return false;
   }
-  if (opts_.jsDispatch) return StartPoll(env, onBatch, error);
-  // libfuse's threads inherit this mask: signals go to the JS thread (Node's handlers), as
-  // libfuse itself arranges for its workers.
-  sigset_t block, old;
-  sigemptyset(&block);
-  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD}) sigaddset(&block, sig);
-  pthread_sigmask(SIG_BLOCK, &block, &old);
-  loop_ = std::thread([this] { RunLoop(); });
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  return true;
+  return StartPoll(env, onBatch, error);
 }
 
-void Session::RunLoop() {
-  fuse_loop_config* cfg = fuse_loop_cfg_create();
-  fuse_loop_cfg_set_max_threads(cfg, opts_.maxThreads);
-  fuse_loop_cfg_set_idle_threads(cfg, opts_.idleThreads);
-  fuse_loop_cfg_set_clone_fd(cfg, 0);
-  int rc = fuse_session_loop_mt(se_, cfg);
-  fuse_loop_cfg_destroy(cfg);
-  std::lock_guard<std::mutex> lk(mu_);
-  loopEnded_ = true;
-  loopResult_ = rc;
-  Arm();
-}
-
-// ---- JS dispatch: the JS thread reads /dev/fuse itself ----
+// ---- The JS thread reads /dev/fuse itself ----
 
 bool Session::StartPoll(napi_env env, napi_value onBatch, std::string* error) {
   int fd = fuse_session_fd(se_);
@@ -323,24 +299,20 @@ void Session::Arm() {
 void Session::Enqueue(Request* r) {
   std::unique_lock<std::mutex> lk(mu_);
   size_t bytes = r->op == Op::kWrite ? r->dataBytes : 0;
-  if (opts_.jsDispatch) {
-    // On the JS thread, which alone frees slots: never wait. ReadRequests read this request only
-    // with a slot free; a batch forget's notices beyond it are delivered to make room.
-    for (int round = 0; freeSlots_.empty() && round < kForgetRoomRoundsMax; round++) {
-      lk.unlock();
-      DeliverNow();
-      lk.lock();
-    }
-    if (freeSlots_.empty()) {
-      lk.unlock();
-      if (r->req != nullptr) fuse_reply_err(r->req, EAGAIN);
-      delete r;
-      return;
-    }
+  // On the JS thread, which alone frees slots: never wait. ReadRequests read this request only
+  // with a slot free and room for a whole write's bytes; a batch forget's notices beyond it are
+  // delivered to make room.
+  for (int round = 0; freeSlots_.empty() && round < kForgetRoomRoundsMax; round++) {
+    lk.unlock();
+    DeliverNow();
+    lk.lock();
   }
-  slotFree_.wait(lk, [&] {
-    return !freeSlots_.empty() && (bytes == 0 || writeBytes_ == 0 || writeBytes_ + bytes <= kWriteBytesInFlightMax);
-  });
+  if (freeSlots_.empty()) {
+    lk.unlock();
+    if (r->req != nullptr) fuse_reply_err(r->req, EAGAIN);
+    delete r;
+    return;
+  }
   uint32_t slot = freeSlots_.back();
   freeSlots_.pop_back();
   gens_[slot] = gens_[slot] >= kGenerationMax ? 1 : gens_[slot] + 1;
@@ -415,7 +387,6 @@ void Session::Deliver(napi_env env, napi_value fn) {
 void Session::Release(uint32_t slot) {
   slots_[slot] = nullptr;
   freeSlots_.push_back(slot);
-  slotFree_.notify_all();
 }
 
 Request* Session::Take(uint64_t id) {
@@ -455,7 +426,6 @@ int Session::InvalidateInode(uint64_t ino) {
 
 size_t Session::Destroy(napi_env env) {
   if (destroyed_) return 0;
-  if (loop_.joinable()) loop_.join();
   ClosePoll();  // before fuse_session_unmount closes the descriptor it polls
   size_t unanswered = 0;
   {

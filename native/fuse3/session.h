@@ -1,23 +1,21 @@
-// A mounted libfuse3 low-level session, in one of two dispatch modes (MountOptions::jsDispatch):
-// - js (the default, -o dispatch=js; jsDispatch is set by the transport): the JS thread reads
-//   requests from /dev/fuse itself when libuv polls it readable, up to kReadsPerWakeMax per
-//   wake-up, copies each into a slot, hands them to JS together and answers each one later with
-//   fuse_reply_* through Take(); no request crosses a thread.
-// - threads (-o dispatch=threads): libfuse's own threads read requests (fuse_session_loop_mt on a
-//   thread of ours), each op copies its request into a slot and queues it; the JS thread takes
-//   queued requests in batches (one thread-safe call per batch, re-armed while more are queued).
-//   No libfuse thread ever waits for JS, except when every slot is taken (backpressure: kSlotsMax
-//   requests or kWriteBytesInFlightMax bytes of write data in flight).
+// A mounted libfuse3 low-level session. The JS thread reads requests from /dev/fuse itself when
+// libuv polls it readable, up to kReadsPerWakeMax per wake-up, copies each into a slot, hands them
+// to JS together and answers each one later with fuse_reply_* through Take(); no request crosses a
+// thread. The other dispatch this binding had, libfuse's own reader threads handing requests over
+// (fuse_session_loop_mt, -o dispatch=threads), was removed: in two runs with the two alternated
+// (scripts/bench/bench-dispatch.sh, 7 Dec, 5 rounds each, medians; docs/benchmarks.md) it cost
+// 1.3-3.5x the mount's CPU per request in every phase (one process, run 1: chmod 46.5 vs 30.5 us,
+// cold stat 35 vs 10, 4 KiB O_DIRECT reads 42.5 vs 12, writes 30 vs 18) and served fewer requests
+// per second in all but chmod with 4 processes (13,840 vs 20,665 chmod/s, 16,798 vs 49,334 reads/s;
+// chmod with 4: 1.00x and 1.04x). Its reads could not use read grants (only this thread makes them).
 #pragma once
 #include <node_api.h>
 #include <uv.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "kill_priv.h"
@@ -47,39 +45,32 @@ struct MountOptions {
   unsigned maxWriteBytes = 1u << 20;
   unsigned maxBackground = 64;
   unsigned congestionThreshold = 48;
-  // Requests are read from /dev/fuse by the JS thread itself, polled by libuv: the kernel
-  // wakes the thread that answers, no hand-off per request. False: libfuse's own threads read them
-  // and hand each batch over (the older transport; -o dispatch=threads). The mount's
-  // default is true (fs/fuse/transport.ts); false here only so a bare MountOptions means threads.
-  bool jsDispatch = false;
-  // JS dispatch: after a wake-up whose requests were all answered at once, keep reading /dev/fuse
+  // after a wake-up whose requests were all answered at once, keep reading /dev/fuse
   // for this long before sleeping (0: never). See kSpinRoundsMax.
   unsigned spinNs = 0;
-  unsigned maxThreads = 4;
-  unsigned idleThreads = 2;
   // getxattr of a name outside these prefixes is answered ENODATA here, without a JS round trip:
   // the kernel asks for security.capability before every write, and the core stores only these.
   std::vector<std::string> xattrPrefixes;
 };
 
 // Requests (and forget/interrupt notices) queued or being answered at once. Kernel requests are
-// bounded by the callers' threads plus max_background; past this a libfuse thread waits.
+// bounded by the callers' threads plus max_background; past this the JS thread stops reading.
 constexpr uint32_t kSlotBits = 12;
 constexpr uint32_t kSlotsMax = 1u << kSlotBits;
-// Write data copied and not yet answered; past this a libfuse thread waits (max_background 64 x
-// 1 MiB writes fit twice).
+// Write data copied and not yet answered; past this the JS thread stops reading (max_background
+// 64 x 1 MiB writes fit twice).
 constexpr size_t kWriteBytesInFlightMax = size_t{128} << 20;
 // Requests handed to JS per thread-safe call (the rest follow in the next call).
 constexpr size_t kBatchMax = 256;
-// JS dispatch: requests read from /dev/fuse per wake-up before they are handed to JS together (a
+// requests read from /dev/fuse per wake-up before they are handed to JS together (a
 // bound on the loop; more wait in the kernel and wake the poll again at once).
 constexpr size_t kReadsPerWakeMax = 64;
-// JS dispatch: deliveries to make room for the forget notices of one batch forget (each takes a
+// deliveries to make room for the forget notices of one batch forget (each takes a
 // slot until delivered) before the rest are dropped (a lost forget keeps an inode known: no harm).
 constexpr int kForgetRoomRoundsMax = 64;
-// JS dispatch spin (MountOptions::spinNs): a bound on the empty reads of /dev/fuse per wake-up.
+// Spin (MountOptions::spinNs): a bound on the empty reads of /dev/fuse per wake-up.
 constexpr size_t kSpinRoundsMax = 1u << 16;
-// JS dispatch spin: at most this long per wake-up, however many requests keep coming (the event
+// Spin: at most this long per wake-up, however many requests keep coming (the event
 // loop's timers and I/O callbacks run when it returns).
 constexpr int64_t kSpinTotalNs = 2000000;
 
@@ -89,7 +80,7 @@ class Session {
   static Session* Mount(napi_env env, const MountOptions& opts, napi_value onBatch, double* attrScratch,
                         size_t attrScratchRows, std::string* error);
 
-  // libfuse threads.
+  // The JS thread, inside fuse_session_process_buf (lowlevel_ops.cc).
   void Enqueue(Request* r);
   void Interrupted(uint64_t id);
   const MountOptions& options() const { return opts_; }
@@ -133,9 +124,8 @@ class Session {
   bool Start(napi_env env, napi_value onBatch, std::string* error);
   void Deliver(napi_env env, napi_value fn);
   void Arm();
-  void RunLoop();
   void Release(uint32_t slot);
-  // JS dispatch (opts_.jsDispatch), all on the JS thread.
+  // Reading /dev/fuse, all on the JS thread.
  public:
   void ResumeIfPaused();
  private:
@@ -158,7 +148,6 @@ class Session {
   ReadGrants grants_;
   fuse_session* se_ = nullptr;
   napi_threadsafe_function tsfn_ = nullptr;
-  std::thread loop_;
   double* attrs_ = nullptr;
   size_t attrRows_ = 0;
   napi_ref scratchRef_ = nullptr;
@@ -168,7 +157,7 @@ class Session {
   bool handleGone_ = false;
   bool tsfnGone_ = false;
 
-  // JS dispatch state.
+  // Reading state.
   napi_env env_ = nullptr;
   napi_ref onBatchRef_ = nullptr;
   napi_async_context asyncCtx_ = nullptr;
@@ -189,7 +178,6 @@ class Session {
   std::atomic<bool> reading_{false};
 
   std::mutex mu_;
-  std::condition_variable slotFree_;
   std::vector<Request*> slots_;
   std::vector<uint64_t> gens_;
   std::vector<bool> delivered_;

@@ -10,7 +10,10 @@
 #              fuse-3.14.0, g++ -O2 -std=c++17 example/passthrough_hp.cc $(pkg-config --cflags --libs fuse3)
 #   cfs3-r3, cfs3-ec42      chunkfs on the libfuse3 transport (the default), replica:3 / ec:4+2
 #   cfs3wb-r3, cfs3wb-ec42  the same with -o writeback_cache (the kernel caches written pages)
-#   cfs3t-r3, cfs3t-ec42    the same with -o dispatch=threads (libfuse's threads read the requests)
+#   cfs3t-r3, cfs3t-ec42    the same with -o dispatch=threads (libfuse's threads read the requests), a mode
+#                           removed since (native/fuse3/session.h): chunkfs as built in $BASELINE_REPO, a
+#                           checkout from before the removal (e.g. cf02b38)
+#   cfs3ns-r3, cfs3ns-ec42  the same with -o spin_us=0 (the JS thread sleeps as soon as it is idle)
 #   cfsn-r3, cfsn-ec42      chunkfs on fuse-native (libfuse 2, -o transport=fuse-native)
 #   cfs-r3, cfs-ec42        chunkfs with the default options (whatever transport is the default)
 #   base-r3, base-ec42      chunkfs built in $BASELINE_REPO (an older checkout), default options, for
@@ -114,7 +117,7 @@ setup_target() {
     pthp)
       [ -x "${PASSTHROUGH_HP:-}" ] || { echo "$BENCH_NAME: pthp needs PASSTHROUGH_HP=/path/to/passthrough_hp" >&2; return 1; }
       mkdir -p "$base/src"; "$PASSTHROUGH_HP" "$base/src" "$base/mnt"; MOUNTS+=("$base/mnt"); DIR[$t]=$base/mnt ;;
-    cfs-r3*|cfs-ec42*|cfs3-r3*|cfs3-ec42*|cfs3wb-r3*|cfs3wb-ec42*|cfs3t-r3*|cfs3t-ec42*|cfsn-r3*|cfsn-ec42*|base-r3*|base-ec42*)
+    cfs-r3*|cfs-ec42*|cfs3-r3*|cfs3-ec42*|cfs3wb-r3*|cfs3wb-ec42*|cfs3t-r3*|cfs3t-ec42*|cfs3ns-r3*|cfs3ns-ec42*|cfsn-r3*|cfsn-ec42*|base-r3*|base-ec42*)
       local rest=${t#*-} layout=replica:3 tr meta=()
       [ "${rest%%-*}" = ec42 ] && layout=ec:4+2
       # Transforms after the placement: cfs3-ec42-zstd-aes -> ec:4+2,zstd,aes256gcm.
@@ -134,7 +137,11 @@ setup_target() {
       case ${t%%-*} in
         cfs3) opts=(-o transport=fuse3,nowriteback_cache) ;;
         cfs3wb) opts=(-o transport=fuse3,writeback_cache) ;;
-        cfs3t) opts=(-o transport=fuse3,nowriteback_cache,dispatch=threads) ;;
+        cfs3t)
+          [ -n "${BASELINE_REPO:-}" ] || { echo "$BENCH_NAME: $t needs BASELINE_REPO (a build with -o dispatch)" >&2; return 1; }
+          cli=$BASELINE_REPO/dist/cli/cli.js
+          opts=(-o transport=fuse3,nowriteback_cache,dispatch=threads) ;;
+        cfs3ns) opts=(-o transport=fuse3,nowriteback_cache,spin_us=0) ;;
         cfsn) opts=(-o transport=fuse-native) ;;
         base)
           [ -n "${BASELINE_REPO:-}" ] || { echo "$BENCH_NAME: $t needs BASELINE_REPO" >&2; return 1; }

@@ -11,7 +11,7 @@ import { errnoCode } from '../io/io';
 /**
  * The bytes of src/shard.ts encodeShard split in two: header + hash table (small,
  * built here) and the payload itself, written in place without copying a chunk-sized
- * buffer (spec §2: header | table | data | zero pad to 4 KiB). test/store/shard-store
+ * buffer (spec §2: header | table | data | zero pad to 4 KiB). test/store/chunks/shard-encode.test.ts
  * checks the result equals encodeShard byte for byte.
  */
 export function encodeShardParts(

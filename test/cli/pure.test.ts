@@ -89,6 +89,7 @@ test('mount options of the tools: ro, debug, metrics', (t) => {
   t.deepEqual(parseMountOptions('strictatime,relatime'), { atime: 'relatime' });
   t.throws(() => parseMountOptions('noatime=1'), { message: /unknown mount option/ });
   t.throws(() => parseMountOptions('lazytime'), { message: /unknown mount option/ });
+  t.throws(() => parseMountOptions('dispatch=threads'), { message: /'dispatch' was removed.*drop it/ });
   // spin_us (fs/fuse/transport.ts): 0 turns the spin off; a bound on the time timers wait.
   t.deepEqual(parseMountOptions('spin_us=0'), { spinUs: 0 });
   t.deepEqual(parseMountOptions('spin_us=200'), { spinUs: 200 });
@@ -212,7 +213,6 @@ test('a bind takes the served options, refuses differing ones by name, and sets 
     flushDelayMs: 5000,
     allowOther: true,
     writebackCache: false,
-    dispatch: 'js',
     atime: 'relatime',
     acl: true,
     readOnly: false,

@@ -96,33 +96,24 @@ except OSError as e:
   },
 );
 
-for (const dispatch of ['js', 'threads']) {
-  serial(
-    `kill -9 (dispatch=${dispatch}): auto_unmount frees the mount point, and the next mount serves the data`,
-    async (t) => {
-      const m = await mount(['-o', `dispatch=${dispatch}`]);
-      // sync FILE fsyncs it: close is not durable (DESIGN §5), and syncfs does not reach a FUSE server
-      await shOk(`echo crash-safe > ${m.mountpoint}/note && sync ${m.mountpoint}/note`);
-      const helpers = childProcesses(m.child.pid!);
-      t.is(
-        helpers.filter(([, comm]) => comm === 'fusermount3').length,
-        1,
-        'the auto_unmount helper runs beside the mount',
-      );
-      // comm is cut at 15 bytes: chunkfs_unmount_guard (fs/fuse/unmount-guard.ts)
-      t.is(
-        helpers.filter(([, comm]) => comm === 'chunkfs_unmount').length,
-        1,
-        'the guard holding its socket runs beside it',
-      );
-      await m.kill9();
-      t.true(await until(() => !isMounted(m.mountpoint), EXIT_WAIT_MS), 'the helper unmounted the dead mount');
-      const again = await mount();
-      t.is((await shOk(`cat ${again.mountpoint}/note`)).trim(), 'crash-safe');
-      await again.stop();
-    },
+serial('kill -9: auto_unmount frees the mount point, and the next mount serves the data', async (t) => {
+  const m = await mount();
+  // sync FILE fsyncs it: close is not durable (DESIGN §5), and syncfs does not reach a FUSE server
+  await shOk(`echo crash-safe > ${m.mountpoint}/note && sync ${m.mountpoint}/note`);
+  const helpers = childProcesses(m.child.pid!);
+  t.is(helpers.filter(([, comm]) => comm === 'fusermount3').length, 1, 'the auto_unmount helper runs beside the mount');
+  // comm is cut at 15 bytes: chunkfs_unmount_guard (fs/fuse/unmount-guard.ts)
+  t.is(
+    helpers.filter(([, comm]) => comm === 'chunkfs_unmount').length,
+    1,
+    'the guard holding its socket runs beside it',
   );
-}
+  await m.kill9();
+  t.true(await until(() => !isMounted(m.mountpoint), EXIT_WAIT_MS), 'the helper unmounted the dead mount');
+  const again = await mount();
+  t.is((await shOk(`cat ${again.mountpoint}/note`)).trim(), 'crash-safe');
+  await again.stop();
+});
 
 serial('an unlinked inode the kernel still holds (O_PATH) keeps its data; the forget frees it', async (t) => {
   const m = await mount();

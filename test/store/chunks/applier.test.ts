@@ -1,23 +1,19 @@
-// The intent log's applier (DESIGN §5, issue 21): durable intents wait in the backlog, reads show
+// The intent log's applier (store/chunks/applier.ts, DESIGN §5): durable intents wait in the backlog, reads show
 // them at once, the applier writes them into the shards later (replica: patched in place; EC: one
 // new version for all the intents of a chunk), the backlog is bounded, and a reopen applies what
-// was left. Opened with { applier: false } so the test decides when the applier runs (applyNow).
+// was left; a patch that fails on one replica becomes a new version at the retry, and one that keeps
+// failing stays in the log. Opened with { applier: false } so the test decides when the applier runs
+// (applyNow, the applier's drain).
 import test from 'ava';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parseBitrotKey } from '../../src/keying';
-import { verifyShardBytes } from '../../src/shard';
-import { blockRuns } from '../../store/chunks/fold-runs';
-import {
-  BACKLOG_BYTES_MAX,
-  BACKLOG_INTENTS_MAX,
-  IntentBacklog,
-  PendingIntent,
-  overlaySpans,
-  uncoveredParts,
-} from '../../store/chunks/intent-backlog';
-import { Store } from '../../store/store';
-import { SMALL, prng, randomBytes, smallStore } from './helpers';
+import { parseBitrotKey } from '../../../src/keying';
+import { verifyShardBytes } from '../../../src/shard';
+import { BACKLOG_INTENTS_MAX } from '../../../store/chunks/intent-backlog';
+import { FaultyIo } from '../../../store/io/faulty-io';
+import { NodeIo } from '../../../store/io/io';
+import { Store } from '../../../store/store';
+import { SMALL, prng, randomBytes, smallStore } from '../helpers';
 
 const CS = SMALL.chunkSizeBytes;
 const BB = SMALL.bitrotBlockBytes;
@@ -36,81 +32,6 @@ function maxVersion(s: Store, ino: number): bigint {
     s.ns.db.prepare('SELECT max_version AS v FROM chunks WHERE ino = ? AND chunk_index = 0').get(ino) as { v: bigint }
   ).v;
 }
-
-test('blockRuns: consecutive blocks make one run, in block order; a short last block stays short', (t) => {
-  const runs = blockRuns(
-    new Map([
-      [5, Buffer.from('zz')],
-      [1, Buffer.from('BBBB')],
-      [0, Buffer.from('aaaa')],
-      [2, Buffer.from('cc')],
-    ]),
-  );
-  t.deepEqual(
-    runs.map((r) => [r.firstBlock, r.span.toString()]),
-    [
-      [0, 'aaaaBBBBcc'],
-      [5, 'zz'],
-    ],
-  );
-});
-
-test('a read overlays only the intents overlapping its range, in log order: the same bytes as overlaying them all', (t) => {
-  const b = new IntentBacklog();
-  const rnd = prng(21);
-  const blocks = 32;
-  for (let id = 1; id <= 300; id++) {
-    const firstBlock = Math.floor(rnd() * blocks);
-    const n = 1 + Math.floor(rnd() * Math.min(3, blocks - firstBlock));
-    b.add(
-      { id, ino: 7, chunkIndex: 2, version: 1n, firstBlock, span: Buffer.alloc(n * BB, id % 251), inPlace: true },
-      BB,
-    );
-  }
-  const view = (
-    pending: readonly PendingIntent[],
-    offsetBytes: number,
-    lengthBytes: number,
-  ): { parts: Array<[number, number]>; bytes: Buffer } => {
-    const bytes = Buffer.alloc(lengthBytes, 0xee); // what "the shards" hold where no span is
-    overlaySpans(pending, 1n, offsetBytes, lengthBytes, bytes, 0);
-    return { parts: uncoveredParts(pending, 1n, offsetBytes, lengthBytes), bytes };
-  };
-  for (let r = 0; r < 200; r++) {
-    const offsetBytes = Math.floor(rnd() * blocks * BB);
-    const lengthBytes = 1 + Math.floor(rnd() * Math.min(3 * BB, blocks * BB - offsetBytes));
-    const some = b.overlapping(7, 2, offsetBytes, lengthBytes);
-    t.true(
-      some.every((i) => i.offsetBytes < offsetBytes + lengthBytes && i.offsetBytes + i.span.length > offsetBytes),
-      'only overlapping intents',
-    );
-    t.deepEqual(
-      some.map((i) => i.id),
-      [...some.map((i) => i.id)].sort((x, y) => x - y),
-      'in log order',
-    );
-    t.deepEqual(view(some, offsetBytes, lengthBytes), view(b.of(7, 2), offsetBytes, lengthBytes));
-  }
-  t.deepEqual(b.overlapping(7, 3, 0, BB), [], 'a chunk without intents');
-});
-
-test('backlog marks: the intents of rewrites running count as gone; pending in-place chunks and applies are counted', (t) => {
-  const b = new IntentBacklog();
-  const spanBytes = 1 << 20; // large spans: the bytes bound is the one reached
-  const span = Buffer.alloc(spanBytes);
-  for (let c = 0; c < 3; c++)
-    b.add({ id: c + 1, ino: 1, chunkIndex: c, version: 1n, firstBlock: 0, span, inPlace: c === 0 }, BB);
-  t.is(b.inPlaceChunks, 1);
-  const mark = (3 * spanBytes) / BACKLOG_BYTES_MAX; // exactly the bytes pending
-  t.true(3 < BACKLOG_INTENTS_MAX * mark, 'the intents bound is not the one at its mark');
-  t.false(b.belowMark(mark, 0, 0), 'at the mark');
-  t.true(b.belowMark(mark, spanBytes, 1), 'below it once one chunk being rewritten is left out');
-  b.remove(1, 0, new Set([1]), true);
-  b.remove(1, 1, new Set([2]), false);
-  t.is(b.inPlaceChunks, 0);
-  t.is(b.appliedChunks, 1, 'a drop is no apply');
-  t.true(b.belowMark(mark, 0, 0));
-});
 
 test("replica:3: an fsync'd partial write is read back from the log before the shards have it, then patched in place", async (t) => {
   const { s, dir, ino, data } = await heldStore('replica:3');
@@ -244,4 +165,55 @@ test('the backlog is bounded: a writer waits for room, and goes on once the appl
   t.true(done);
   t.true((await s.read(ino, 0, CS)).equals(data));
   await s.close();
+});
+
+/** heldStore's store opened again over a FaultyIo, with one fsync'd partial write pending. */
+async function faultyHeld(layout: string): Promise<{ s: Store; io: FaultyIo; dir: string; ino: number; data: Buffer }> {
+  const { s: first, dir, ino, data } = await heldStore(layout);
+  await first.close();
+  const io = new FaultyIo(new NodeIo());
+  const s = await Store.open(dir, { applier: false, io, log: () => undefined });
+  const update = randomBytes(prng(12), 5000);
+  await s.write(ino, 3 * BB + 11, update);
+  await s.sync();
+  update.copy(data, 3 * BB + 11);
+  return { s, io, dir, ino, data };
+}
+
+test('a replica patch that fails on one replica: the chunk is rewritten as one new version at the retry', async (t) => {
+  const { s, io, dir, ino, data } = await faultyHeld('replica:3');
+  const version = maxVersion(s, ino);
+  // The first patch write to replica 1 fails; replica 0 is patched already: the replicas now differ.
+  io.addFault({ op: 'pwrite', path: (p) => p.endsWith('/1.shard'), error: 'EIO', count: 1 });
+  await s.applyNow();
+  const st = await s.status();
+  t.is(st.intentBacklog.intents, 0, 'applied at the retry');
+  t.regex(st.intentBacklog.lastError, /replica patch failed on replica\(s\) 1/);
+  t.is(maxVersion(s, ino), version + 1n, 'one new version supersedes the replicas that differ');
+  t.true((await s.read(ino, 0, CS)).equals(data));
+  await s.reclaimNow();
+  const scrub = await s.scrub();
+  t.is(scrub.badCount, 0);
+  t.deepEqual(scrub.leaks.paths, []);
+  await s.close();
+  const r = await Store.open(dir);
+  t.true((await r.read(ino, 0, CS)).equals(data), 'after a reopen');
+  await r.close();
+});
+
+test('an apply that keeps failing leaves its intent in the log, reported; the next open applies it', async (t) => {
+  const { s, io, dir, ino, data } = await faultyHeld('replica:3');
+  io.addFault({ op: 'pwrite', path: '.shard', error: 'EIO' }); // every shard write (patches, new versions' temps)
+  await s.applyNow(); // resolves: a drain ends when every chunk left failed once more
+  const st = await s.status();
+  t.is(st.intentBacklog.intents, 1, 'kept');
+  t.regex(st.intentBacklog.lastError, new RegExp(`ino ${ino} chunk 0: `), 'the chunk that failed');
+  t.true((await s.read(ino, 0, CS)).equals(data), 'the file still shows the logged bytes');
+  (s as unknown as { db: { close(): void } }).db.close(); // abandoned (the disks are gone)
+  (s as unknown as { lock: { release(): void } }).lock.release();
+  const r = await Store.open(dir);
+  t.is(r.recoveryReport.intentsResolved, 1, 'applied at open');
+  t.true((await r.read(ino, 0, CS)).equals(data));
+  t.is((await r.scrub()).badCount, 0);
+  await r.close();
 });

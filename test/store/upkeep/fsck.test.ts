@@ -1,12 +1,19 @@
-// fsck at the store level (store/upkeep/fsck.ts): missing shards and bad headers found from one header read
-// each and rebuilt with repair; leaked shard files the metadata proves freed moved to the quarantine,
-// others (a file id it never handed out) reported and left (DESIGN §4 "Identity"); inodes and container rows that nothing
-// accounts for listed (and left alone).
+// fsck (store/upkeep/fsck.ts), at the store level: missing shards and bad headers found from one
+// header read each and rebuilt with repair; leaked shard files the metadata proves freed moved to the
+// quarantine, others (a file id it never handed out) reported and left (DESIGN §4 "Identity"); inodes
+// and container rows that nothing accounts for listed (and left alone). And fsck() itself over a
+// FaultyIo: a disk failing its reads, and an offline disk, which is not looked at.
 import test from 'ava';
+import { FileIo } from '../../../store/file-io';
+import { FaultyIo } from '../../../store/io/faulty-io';
+import { NodeIo } from '../../../store/io/io';
+import { FsckHost, fsck } from '../../../store/upkeep/fsck';
+import { Healer } from '../../../store/upkeep/heal';
+import { fileFixture } from './fixture';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { shardRelPath } from '../../src/path';
-import { prng, randomBytes, smallStore } from './helpers';
+import { shardRelPath } from '../../../src/path';
+import { prng, randomBytes, smallStore } from '../helpers';
 
 test('fsck finds missing shards, bad headers, leaked files and unaccounted inodes; repair mends what it may', async (t) => {
   const { store } = await smallStore('replica:3');
@@ -82,4 +89,34 @@ test('fsck finds missing shards, bad headers, leaked files and unaccounted inode
   } finally {
     await store.close();
   }
+});
+
+test('fsck() on a disk failing its reads: io errors listed and queued for heal; an offline disk is not looked at', async (t) => {
+  const io = new FaultyIo(new NodeIo());
+  const f = await fileFixture('replica:3', 4, io);
+  const files = (f.store as unknown as { files: FileIo }).files;
+  const host: FsckHost = {
+    env: f.env,
+    files,
+    healer: new Healer(f.env, files),
+    onlineRoots: () => f.roots(),
+    orphans: () => [],
+    deleteFile: (ino) => f.store.deleteFile(ino),
+    reclaimNow: () => f.store.reclaimNow(),
+    quarantineGraceMs: 7 * 86_400_000,
+  };
+  const [failing, offline] = f.ref(0).diskIds;
+  const onDisk = (d: number): number => [0, 1, 2, 3].filter((c) => f.ref(c).diskIds.includes(d)).length;
+  io.addFault({ op: 'pread', path: f.store.diskPaths().get(failing)!, error: 'EIO' });
+  f.env.health.setUnavailable(offline, 'test: offline');
+  const r = await fsck(host);
+  t.is(r.chunks, 4);
+  t.is(r.shardsOnOfflineDisks, onDisk(offline));
+  t.is(r.shardsChecked, 12 - onDisk(offline));
+  t.like(r, { ioErrors: onDisk(failing), missing: 0, badHeaders: 0 });
+  t.true(r.problems.every((p) => p.kind === 'io' && p.diskId === failing && /EIO/.test(p.detail)));
+  t.is(f.env.map.healQueueLength(), onDisk(failing), 'queued for heal');
+  io.clearFaults();
+  f.env.health.setAvailable(offline);
+  await f.store.close();
 });

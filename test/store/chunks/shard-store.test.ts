@@ -1,0 +1,212 @@
+// store/chunks/shard-store.ts on its own: a ShardStore over three disk directories and a FaultyIo,
+// no Store. Whole-shard writes (spec §8.1: nothing under the final name until it is whole, temps
+// of a cut-off write removed with the chunk), verified reads with the header cross-checked against
+// the inode Layout (spec §1, §9), in-place block patches (spec §8.2), and the gates: an
+// unavailable disk or a vanished identity marker is never touched, and a write gate that throws
+// (a lost lease, DESIGN §9) stops every change.
+import test from 'ava';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { BitrotError } from '../../../src/errors';
+import { loadHighway } from '../../../src/highway';
+import { parseBitrotKey } from '../../../src/keying';
+import { parseLayout } from '../../../src/layout';
+import { dataStartBytes } from '../../../src/region';
+import { verifyShardBytes } from '../../../src/shard';
+import { ChunkRef } from '../../../store/chunks/chunk-ref';
+import { HeaderMismatchError, ShardStore } from '../../../store/chunks/shard-store';
+import { DISK_MARKER_FILE, DiskUnavailableError } from '../../../store/disk-identity';
+import { FaultyIo } from '../../../store/io/faulty-io';
+import { NodeIo } from '../../../store/io/io';
+import { prng, randomBytes, tmpDir } from '../helpers';
+
+const BB = 4096;
+const DISKS = [0, 1, 2];
+
+interface Fixture {
+  shards: ShardStore;
+  io: FaultyIo;
+  roots: Map<number, string>;
+  offline: Map<number, string>;
+  key: Buffer;
+}
+
+async function fixture(): Promise<Fixture> {
+  await loadHighway();
+  const base = tmpDir('chunkfs-shard-store-');
+  const roots = new Map(DISKS.map((d) => [d, path.join(base, `d${d}`)]));
+  for (const root of roots.values()) {
+    fs.mkdirSync(root);
+    fs.writeFileSync(path.join(root, DISK_MARKER_FILE), '{}'); // writeShard checks only that it is there
+  }
+  const offline = new Map<number, string>();
+  const gate = {
+    unavailable: (d: number) => offline.get(d),
+    setUnavailable: (d: number, reason: string) => void offline.set(d, reason),
+  };
+  const key = randomBytes(prng(7), 32);
+  const io = new FaultyIo(new NodeIo());
+  return { shards: new ShardStore(io, parseBitrotKey(key), roots, gate), io, roots, offline, key };
+}
+
+function replicaRef(lengthBytes: number, version = 1n): ChunkRef {
+  return {
+    ino: 40,
+    fileId: 40n,
+    chunkIndex: 2,
+    version,
+    logicalLenBytes: lengthBytes,
+    stored: null,
+    diskIds: DISKS,
+    fl: {
+      layout: parseLayout('replica:3'),
+      chunkSizeBytes: 256 * 1024,
+      bitrotBlockBytes: BB,
+      ecBlockSizeBytes: 64 * 1024,
+      placementSeed: 11n,
+      clusterMapEpoch: 1,
+    },
+  };
+}
+
+/** Every file under the disks (the identity markers left out). */
+function filesUnder(roots: Map<number, string>): string[] {
+  return [...roots.values()].flatMap((root) =>
+    (fs.readdirSync(root, { recursive: true, encoding: 'utf8' }) as string[])
+      .map((f) => path.join(root, f))
+      .filter((f) => fs.statSync(f).isFile() && !f.endsWith(DISK_MARKER_FILE)),
+  );
+}
+
+test('a whole-shard write decodes to its payload, verifies, and reads back any range verified', async (t) => {
+  const f = await fixture();
+  const payload = randomBytes(prng(1), 3 * BB + 100);
+  const ref = replicaRef(payload.length);
+  for (const i of [0, 1, 2]) await f.shards.writeShard(ref, i, payload);
+  t.deepEqual(filesUnder(f.roots).sort(), [0, 1, 2].map((i) => f.shards.path(ref, i)).sort(), 'no temp file left');
+  for (const i of [0, 1, 2]) {
+    const bytes = fs.readFileSync(f.shards.path(ref, i));
+    t.true(verifyShardBytes(bytes, parseBitrotKey(f.key)).payload.equals(payload), `shard ${i}`);
+    t.true((await f.shards.readWhole(ref, i)).equals(payload));
+  }
+  for (const [at, n] of [
+    [0, 1],
+    [BB - 3, 7],
+    [2 * BB, BB + 100],
+    [0, payload.length],
+  ]) {
+    t.true((await f.shards.readVerified(ref, 1, at, n)).equals(payload.subarray(at, at + n)), `range ${at}+${n}`);
+    const into = Buffer.alloc(n + 5, 0xee);
+    await f.shards.readVerifiedInto(ref, 2, at, n, into, 5);
+    t.true(into.subarray(5).equals(payload.subarray(at, at + n)), `range ${at}+${n} into a buffer`);
+  }
+});
+
+test('a write cut off before its flush leaves nothing under the final name; deleteChunk removes its temp file', async (t) => {
+  const f = await fixture();
+  const payload = randomBytes(prng(2), 2 * BB);
+  const ref = replicaRef(payload.length);
+  f.io.addFault({ op: 'fdatasync', path: '.tmp.', error: 'EIO', count: 1 });
+  await t.throwsAsync(f.shards.writeShard(ref, 0, payload), { message: /EIO/ });
+  t.false(fs.existsSync(f.shards.path(ref, 0)), 'no shard under the final name');
+  const left = filesUnder(f.roots);
+  t.is(left.length, 1, 'the temp file of the cut-off write');
+  t.regex(left[0], /\.tmp\./);
+  t.is(await f.shards.deleteChunk(ref, 3), 0);
+  t.deepEqual(filesUnder(f.roots), [], 'the temp file went with the chunk');
+  t.false(fs.existsSync(path.dirname(path.dirname(f.shards.path(ref, 0)))), 'and its empty directories');
+});
+
+test('a header that disagrees with the inode Layout is a HeaderMismatchError naming the field, never a read', async (t) => {
+  const f = await fixture();
+  const payload = randomBytes(prng(3), BB);
+  const ref = replicaRef(payload.length);
+  await f.shards.writeShard(ref, 0, payload);
+  const moved = { ...ref, fl: { ...ref.fl, placementSeed: 12n } }; // same path, other placement
+  const err = await t.throwsAsync(f.shards.readVerified(moved, 0, 0, 10), { instanceOf: HeaderMismatchError });
+  t.regex(err!.message, /placementSeed/);
+  await t.throwsAsync(f.shards.readWhole(moved, 0), { instanceOf: HeaderMismatchError });
+  t.true((await f.shards.readVerified(ref, 0, 0, 10)).equals(payload.subarray(0, 10)), 'the right layout reads');
+});
+
+test('a flipped bit fails the read of its block only; once the block is right again it reads', async (t) => {
+  const f = await fixture();
+  const payload = randomBytes(prng(4), 4 * BB);
+  const ref = replicaRef(payload.length);
+  await f.shards.writeShard(ref, 0, payload);
+  t.true((await f.shards.readVerified(ref, 0, 0, BB)).equals(payload.subarray(0, BB)), 'header and table cached');
+  const p = f.shards.path(ref, 0);
+  const at = dataStartBytes(4) + 3 * BB + 5; // in the last block's data
+  const flip = (): void => {
+    const fd = fs.openSync(p, 'r+');
+    const b = Buffer.alloc(1);
+    fs.readSync(fd, b, 0, 1, at);
+    b[0] ^= 1;
+    fs.writeSync(fd, b, 0, 1, at);
+    fs.closeSync(fd);
+  };
+  flip();
+  await t.throwsAsync(f.shards.readVerified(ref, 0, 3 * BB, 10), { instanceOf: BitrotError });
+  await t.throwsAsync(f.shards.readWhole(ref, 0), { instanceOf: BitrotError });
+  t.true((await f.shards.readVerified(ref, 0, BB, BB)).equals(payload.subarray(BB, 2 * BB)), 'other blocks read');
+  flip();
+  t.true((await f.shards.readVerified(ref, 0, 3 * BB, 10)).equals(payload.subarray(3 * BB, 3 * BB + 10)));
+});
+
+test('patchBlocks writes several runs and their hash entries in place: the shard verifies with the new bytes', async (t) => {
+  const f = await fixture();
+  const payload = randomBytes(prng(5), 10 * BB + 123);
+  const ref = replicaRef(payload.length);
+  await f.shards.writeShard(ref, 0, payload);
+  t.true((await f.shards.readVerified(ref, 0, 0, 10)).equals(payload.subarray(0, 10)), 'cached before the patch');
+  const runs = [
+    { firstBlock: 1, span: randomBytes(prng(6), 2 * BB) },
+    { firstBlock: 7, span: randomBytes(prng(7), BB) },
+    { firstBlock: 10, span: randomBytes(prng(8), 123) }, // the short last block
+  ];
+  const want = Buffer.from(payload);
+  for (const r of runs) Buffer.from(r.span).copy(want, r.firstBlock * BB);
+  const version = ref.version;
+  await f.shards.patchBlocks(ref, 0, runs);
+  t.true(verifyShardBytes(fs.readFileSync(f.shards.path(ref, 0)), parseBitrotKey(f.key)).payload.equals(want));
+  t.true((await f.shards.readVerified(ref, 0, 0, want.length)).equals(want), 'no stale cached table');
+  t.is(ref.version, version, 'in place: the same version');
+  await t.throwsAsync(f.shards.patchBlocks(ref, 0, [{ firstBlock: 10, span: Buffer.alloc(BB) }]), {
+    message: /inside shard_data_len/,
+  });
+});
+
+test('an unavailable disk, a vanished marker or a closed write gate: nothing is written or removed', async (t) => {
+  const f = await fixture();
+  const payload = randomBytes(prng(9), BB);
+  const ref = replicaRef(payload.length);
+  await f.shards.writeShard(ref, 0, payload);
+  f.offline.set(1, 'disk 1 is someone else');
+  await t.throwsAsync(f.shards.writeShard(ref, 1, payload), { instanceOf: DiskUnavailableError });
+  await t.throwsAsync(f.shards.readVerified(ref, 1, 0, 1), { instanceOf: DiskUnavailableError });
+  fs.rmSync(path.join(f.roots.get(2)!, DISK_MARKER_FILE));
+  await t.throwsAsync(f.shards.writeShard(ref, 2, payload), { instanceOf: DiskUnavailableError });
+  t.regex(f.offline.get(2) ?? '', /identity marker/, 'the disk is marked unavailable');
+  t.deepEqual(fs.readdirSync(f.roots.get(2)!), [], 'no directory made on the bare mount point');
+  f.shards.writeGate = () => {
+    throw new Error('lease lost');
+  };
+  await t.throwsAsync(f.shards.deleteShard(ref, 0), { message: 'lease lost' });
+  await t.throwsAsync(f.shards.patchBlocks(ref, 0, [{ firstBlock: 0, span: Buffer.alloc(BB) }]), {
+    message: 'lease lost',
+  });
+  t.true((await f.shards.readWhole(ref, 0)).equals(payload), 'the shard is untouched');
+});
+
+test('deleteChunk is best effort per shard: a failing disk is counted, the others are removed', async (t) => {
+  const f = await fixture();
+  const payload = randomBytes(prng(10), BB);
+  const ref = replicaRef(payload.length);
+  for (const i of [0, 1, 2]) await f.shards.writeShard(ref, i, payload);
+  f.io.addFault({ op: 'unlink', path: f.roots.get(1)!, error: 'EIO' });
+  t.is(await f.shards.deleteChunk(ref, 3), 1);
+  t.deepEqual(filesUnder(f.roots), [f.shards.path(ref, 1)]);
+  f.io.clearFaults();
+  t.is(await f.shards.deleteChunk(ref, 3), 0, 'a second pass finishes (missing shards are fine)');
+  t.deepEqual(filesUnder(f.roots), []);
+});
