@@ -2,7 +2,7 @@
 // commit"), on a database of its own: operations are savepoints of one open transaction, a failed one
 // rolls back alone, the group commits on its timer and at commitGroup, and a group whose commit fails
 // is lost whole and stops every later change with an error naming the database.
-import test from 'ava';
+import { sqliteOnlyTest as test } from '../helpers/pg-meta';
 import Database from 'better-sqlite3';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
