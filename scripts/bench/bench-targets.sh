@@ -118,7 +118,7 @@ setup_target() {
       [ -x "${PASSTHROUGH_HP:-}" ] || { echo "$BENCH_NAME: pthp needs PASSTHROUGH_HP=/path/to/passthrough_hp" >&2; return 1; }
       mkdir -p "$base/src"; "$PASSTHROUGH_HP" "$base/src" "$base/mnt"; MOUNTS+=("$base/mnt"); DIR[$t]=$base/mnt ;;
     cfs-r3*|cfs-ec42*|cfs3-r3*|cfs3-ec42*|cfs3wb-r3*|cfs3wb-ec42*|cfs3t-r3*|cfs3t-ec42*|cfs3ns-r3*|cfs3ns-ec42*|cfsn-r3*|cfsn-ec42*|base-r3*|base-ec42*)
-      local rest=${t#*-} layout=replica:3 tr meta=()
+      local rest=${t#*-} layout=replica:3 tr meta=() notxg=0
       [ "${rest%%-*}" = ec42 ] && layout=ec:4+2
       # Transforms after the placement: cfs3-ec42-zstd-aes -> ec:4+2,zstd,aes256gcm.
       if [ "$rest" != "${rest%%-*}" ]; then
@@ -128,6 +128,7 @@ setup_target() {
           case $tr in
             zstd|lz4) layout=$layout,$tr ;;
             aes) layout=$layout,aes256gcm ;;
+            notxg) notxg=1 ;;
             pg|pgnet) pg_bench_url "$tr" "bench_${t//-/_}" || return 1; meta=(--meta "$PG_URL") ;;
             *) echo "$BENCH_NAME: unknown transform $tr in $t" >&2; return 1 ;;
           esac
@@ -149,6 +150,9 @@ setup_target() {
           [ -f "$cli" ] || cli=$BASELINE_REPO/dist/src/cli.js ;;
       esac
       node "$cli" mkfs "$base/store" --disks 6 --layout "$layout" "${meta[@]}" >/dev/null
+      # notxg: transaction groups off (chunkfs.json defaults.transactionGroups, DESIGN §5), for A/B runs.
+      if [ "$notxg" = 1 ]; then node -e 'const f=process.argv[1],fs=require("fs"),j=JSON.parse(fs.readFileSync(f));
+        j.defaults={...j.defaults,transactionGroups:false};fs.writeFileSync(f,JSON.stringify(j,null,2))' "$base/store/chunkfs.json"; fi
       node "$cli" mount "$base/store" "$base/mnt" "${opts[@]}" ${CHUNKFS_MOUNT_OPTS:+-o "$CHUNKFS_MOUNT_OPTS"} >"$base/log" 2>&1 &
       PIDS+=($!); PID[$t]=$!; MOUNTS+=("$base/mnt"); wait_line "$base/log" "chunkfs: mounted" || return 1; DIR[$t]=$base/mnt ;;
     *) echo "$BENCH_NAME: unknown target $t" >&2; exit 1 ;;
