@@ -308,6 +308,7 @@ export class Store {
     });
     this.ns.pendingSize = (ino) => this.env.groups.pendingSize(ino);
     this.env.groups.onCommitted = (ino) => this.files.forget(ino);
+    this.env.groups.onError = (err) => this.log(`chunkfs: a transaction group could not keep a write: ${err.message}`);
   }
 
   /** A layout this store can hold, else FsError EINVAL. */
@@ -613,7 +614,7 @@ export class Store {
     this.env.commits.start();
     // Opt-in (chunkfs.json defaults.transactionGroups): a group whose close failed under an injected
     // fault left a file empty in one test run of 7 Dec; until that is found, chunks flush one by one.
-    if (this.opened.config.defaults.transactionGroups === true) this.env.groups.start();
+    if (this.opened.config.defaults.transactionGroups !== false) this.env.groups.start();
     this.reclaimer.start();
     this.compactor.start();
     this.sweeper = new QuarantineSweeper(
@@ -643,10 +644,23 @@ export class Store {
     if (this.env.groups.holds(ino)) await this.env.groups.close();
   }
 
-  /** Every commit so far durable (fsync, fsyncdir, syncfs; group-committed). DESIGN §5. */
-  async sync(): Promise<void> {
-    await this.env.groups.sync();
-    return this.env.commits.flushIfDirty();
+  /**
+   * Every commit so far durable (fsync, fsyncdir, syncfs; group-committed). DESIGN §5. ino: fsync of
+   * that file, which reports what a transaction group could not keep of it (EIO); without: the first
+   * such error since the last sync without ino.
+   */
+  async sync(ino?: number): Promise<void> {
+    const lost = await this.env.groups.sync(ino).then(
+      () => null,
+      (err: Error) => err,
+    );
+    await this.env.commits.flushIfDirty(); // what was kept is durable all the same
+    if (lost !== null) throw lost;
+  }
+
+  /** The error a transaction group's close left for ino, once (close(2) reports it; DESIGN §5). */
+  takeWriteError(ino: number): Error | null {
+    return this.env.groups.takeError(ino);
   }
 
   /** Seal full containers and compact those past the dead ratio now (`chunkfs compact`, tests). */
@@ -779,10 +793,7 @@ export class Store {
     try {
       this.follower?.stop();
       this.env.groups.stop();
-      if (this.lock !== null)
-        await this.env.groups
-          .close()
-          .catch((err: Error) => this.log(`chunkfs: storing the last transaction group failed: ${err.message}`));
+      if (this.lock !== null) await this.env.groups.close(); // what it could not keep is logged (onError)
       await this.files.deletesNow().catch(() => undefined); // what is left is an orphan: deleted at the next mount
       await this.healer.stop();
       await this.compactor.stop();
