@@ -1100,6 +1100,9 @@ export class Store {
     // The intent log first (DESIGN §5): damage goes into the stored bytes a read will meet, not into
     // blocks a pending intent still covers (and the needle is then in its container's shards for inspect).
     await this.applier.drain();
+    // And the transaction group holding the file's chunks closes first: damage goes into committed
+    // shards, not into a shard file the group has still to flush (DESIGN §5).
+    await this.commitStored(ino);
     const slice = this.files.slices.get(ino);
     if (slice !== null) return this.damageNeedle(ino, slice, chunkIndex, shardIndex, kind);
     return this.files.withChunk(ino, chunkIndex, async (ref) => {

@@ -10,7 +10,8 @@
 import { assert } from '../../src/errors';
 import { FsError } from '../fs-error';
 import type { ChunkEnv } from './chunk-env';
-import type { FileLayout } from './chunk-ref';
+import type { ChunkRef, FileLayout } from './chunk-ref';
+import { rebuildPayload } from './chunk-io';
 import type { ChunkRow } from '../meta/chunk-map';
 import { WholeWrite, repoint } from './live-version';
 import { PastSize } from '../meta/past-size';
@@ -63,7 +64,8 @@ interface GroupWrite extends WholeWrite {
   fl: FileLayout;
   /** What each shard left to flush, by shard index (a failed flush there is a failed shard). */
   syncs: WriteSyncs;
-  diskIds: readonly number[];
+  /** The version's chunk ref: placement, and what a retry of a failed shard rebuilds it from. */
+  ref: ChunkRef;
   bytes: number;
 }
 
@@ -137,16 +139,9 @@ export class TxGroups {
   }
 
   /** The open group takes a whole write whose shards are written (not flushed); its row is visible at once. */
-  add(
-    ino: number,
-    fl: FileLayout,
-    diskIds: readonly number[],
-    w: WholeWrite,
-    syncs: WriteSyncs,
-    sizeBytes: number,
-    bytes: number,
-  ): void {
+  add(ino: number, ref: ChunkRef, w: WholeWrite, syncs: WriteSyncs, sizeBytes: number, bytes: number): void {
     const g = this.open;
+    const fl = ref.fl;
     if (g.files.size === 0) g.firstWriteMs = Date.now();
     let f = g.files.get(ino);
     if (f === undefined) {
@@ -162,7 +157,7 @@ export class TxGroups {
       g.dirtyBytes -= p.bytes;
       old = p.old;
     }
-    f.writes.set(w.chunkIndex, { ...w, old, fl, syncs, diskIds, bytes });
+    f.writes.set(w.chunkIndex, { ...w, old, fl, syncs, ref, bytes });
     f.sizeBytes = Math.max(f.sizeBytes, sizeBytes);
     g.dirtyBytes += bytes;
     this.env.map.onChange();
@@ -296,7 +291,9 @@ export class TxGroups {
   private async closeGroup(g: Group): Promise<void> {
     let errors = new Map<number, FsError>();
     try {
-      errors = this.commit(g, await this.flush(g));
+      const failed = await this.flush(g);
+      await this.retryBelowQuorum(failed);
+      errors = this.commit(g, failed);
       await this.env.commits.flush();
       this.closeCount++;
     } catch (err) {
@@ -316,9 +313,14 @@ export class TxGroups {
     }
   }
 
-  /** fdatasync of every shard file, then fsync of every directory; the shards that failed, by write. */
+  /**
+   * fdatasync of every shard file, then fsync of every directory; the shards that failed, by write
+   * (those whose write failed before included).
+   */
   private async flush(g: Group): Promise<Map<GroupWrite, Set<number>>> {
     const failed = await this.flushFiles(g);
+    for (const [, w] of g.writes())
+      for (const i of w.failed) failed.set(w, (failed.get(w) ?? new Set<number>()).add(i));
     const dirs = new Set<string>();
     for (const [, w] of g.writes()) for (const ds of w.syncs.dirs.values()) for (const d of ds) dirs.add(d);
     const failedDirs = new Map<string, string>();
@@ -336,10 +338,31 @@ export class TxGroups {
           for (const fn of w.syncs.after.get(i) ?? []) fn(); // its directories are durable
           continue;
         }
-        this.env.health.fail(w.diskIds[i], failedDirs.get(bad)!);
+        this.env.health.fail(w.ref.diskIds[i], failedDirs.get(bad)!);
         failed.set(w, (failed.get(w) ?? new Set<number>()).add(i));
       }
     return failed;
+  }
+
+  /**
+   * One more try for a chunk below its write quorum: each failed shard is written again, rebuilt
+   * from the shards that read back verified (as heal does), with a flush of its own (spec §8.1). A
+   * passing fault (an EIO on one flush, a shard file lost before its flush) so costs no byte; a
+   * shard that fails again stays failed, and the write quorum decides.
+   */
+  private async retryBelowQuorum(failed: Map<GroupWrite, Set<number>>): Promise<void> {
+    for (const [w, shards] of failed) {
+      if (shardCount(w.fl.layout) - shards.size >= writeQuorum(w.fl.layout)) continue;
+      for (const i of [...shards]) {
+        try {
+          await this.env.shards.writeShard(w.ref, i, await rebuildPayload(this.env, w.ref, i));
+          this.env.health.ok(w.ref.diskIds[i]);
+          shards.delete(i);
+        } catch (err) {
+          this.env.health.fail(w.ref.diskIds[i], err instanceof Error ? err.message : String(err));
+        }
+      }
+    }
   }
 
   /** fdatasync of every shard file; the shards that failed, by write. */
@@ -356,7 +379,7 @@ export class TxGroups {
           await file.close();
         }
       } catch (err) {
-        this.env.health.fail(w.diskIds[i], err instanceof Error ? err.message : String(err));
+        this.env.health.fail(w.ref.diskIds[i], err instanceof Error ? err.message : String(err));
         failed.set(w, (failed.get(w) ?? new Set<number>()).add(i));
       }
     });
@@ -373,7 +396,7 @@ export class TxGroups {
         if (this.env.fileRows.layoutText(ino) !== f.fl.layout.text) continue;
         let sizeTo = f.sizeBytes;
         for (const w of f.writes.values()) {
-          const failed = [...new Set([...w.failed, ...(failedFlush.get(w) ?? [])])].sort((a, b) => a - b);
+          const failed = [...(failedFlush.get(w) ?? [])].sort((a, b) => a - b);
           const flushed = shardCount(f.fl.layout) - failed.length;
           const quorum = writeQuorum(f.fl.layout);
           if (flushed < quorum) {

@@ -118,3 +118,41 @@ test('a chunk a group cannot keep: the file stays a prefix; EIO goes to its own 
     await s.close();
   }
 });
+
+test("a passing fault on two of three replicas at a group's close: they are written again, no byte is lost", async (t) => {
+  const { dir, ino, old } = await pristine('replica:3');
+  const io = new FaultyIo(new NodeIo());
+  const s = await Store.open(dir, { io });
+  const tail = randomBytes(prng(24), CS);
+  const expected = Buffer.concat([old, tail]);
+  try {
+    s.startGroups();
+    await s.write(ino, 2 * CS, tail); // chunk 2: written, not flushed
+    // Shard 0's file is lost before the group flushes it (as `chunkfs inject drop` does), and the
+    // first flush of shard 1 fails: one replica flushed, below the quorum of 2.
+    const d0 = diskOfShard(dir, ino, 2, 0);
+    const lost = (fs.readdirSync(path.join(dir, 'disks', d0), { recursive: true }) as string[]).find((p) =>
+      p.endsWith(`${path.sep}c2${path.sep}0.shard`),
+    )!;
+    fs.unlinkSync(path.join(dir, 'disks', d0, lost));
+    io.addFault({
+      op: 'fdatasync',
+      path: (p) => p.endsWith(`${path.sep}c2${path.sep}1.shard`),
+      error: 'EIO',
+      count: 1,
+    });
+    await s.sync(ino); // nothing lost: nothing to report
+    t.is(s.ns.getattr(ino)!.sizeBytes, expected.length);
+    t.true((await s.read(ino, 0, expected.length)).equals(expected));
+  } finally {
+    await s.close();
+  }
+  const again = await Store.open(dir);
+  try {
+    t.true((await again.read(ino, 0, expected.length)).equals(expected), 'committed, bytes there after reopen');
+    const scrub = await again.scrub();
+    t.is(scrub.badCount, 0, 'both shards were written again: every shard verifies');
+  } finally {
+    await again.close();
+  }
+});
