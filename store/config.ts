@@ -49,8 +49,8 @@ export interface StoreDefaults {
   /** A transaction group's dirty-byte bound (DESIGN §5; writers wait there); absent: min(1 GiB, 10% of RAM). */
   groupDirtyBytesMax?: number;
   /**
-   * Whole-chunk writes of a live mount in transaction groups (DESIGN §5); absent or false: each chunk
-   * flushed before its commit, as before groups. Opt-in until a failed group close keeps what it holds.
+   * Whole-chunk writes of a live mount in transaction groups (DESIGN §5); absent or true: groups (the
+   * default); false opts out: each chunk flushed before its commit, as stores opened by tools do.
    */
   transactionGroups?: boolean;
   /** The intent log file's size (SQLite stores, DESIGN §5); absent: INTENT_LOG_BYTES_DEFAULT (store/chunks/intent-log.ts). */

@@ -612,8 +612,7 @@ export class Store {
   /** The commit timer and the reclaimer (a live mount). */
   startBackground(): void {
     this.env.commits.start();
-    // Opt-in (chunkfs.json defaults.transactionGroups): a group whose close failed under an injected
-    // fault left a file empty in one test run of 7 Dec; until that is found, chunks flush one by one.
+    // Transaction groups by default (DESIGN §5); chunkfs.json defaults.transactionGroups false opts out.
     if (this.opened.config.defaults.transactionGroups !== false) this.env.groups.start();
     this.reclaimer.start();
     this.compactor.start();

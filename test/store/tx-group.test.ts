@@ -155,3 +155,22 @@ test('a group waiting for the close before it stays visible: size and SEEK_HOLE 
     await s.close();
   }
 });
+
+test("st_blocks of fallocate'd space a group writes into: the same before and after the group commits", async (t) => {
+  // DESIGN §5 one view: an allocated chunk holds [its start, max(stored, allocated)); a group's row
+  // there must not count on top of the allocation while the group is open.
+  const { dir, ino } = await pristine('replica:3'); // chunks 0 and 1 stored
+  const s = await Store.open(dir);
+  try {
+    s.startGroups();
+    await s.truncate(ino, 4 * CS); // chunks 2 and 3: holes
+    s.preallocate(ino, 2 * CS, CS); // chunk 2 allocated whole
+    t.is(s.allocatedBytes(ino), 3 * CS, 'the allocated chunk counts');
+    await s.write(ino, 2 * CS, randomBytes(prng(41), CS / 2)); // its first half written, in the group
+    t.is(s.allocatedBytes(ino), 3 * CS, 'the write into allocated space adds nothing while the group is open');
+    await s.sync();
+    t.is(s.allocatedBytes(ino), 3 * CS, 'nor once the group committed');
+  } finally {
+    await s.close();
+  }
+});
