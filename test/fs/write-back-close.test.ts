@@ -1,7 +1,8 @@
 // The write-back buffer against an in-memory store (fs/write-buffer.ts): tiny appends grow one
 // extent (issue 15 item 11), close stores small files in one background batch (issue 9: one
-// container append for many files), a failed background flush (or what a transaction group could not keep) is reported by the next fsync/close,
-// and an mtime set while bytes are buffered is the one committed with them.
+// container append for many files), a failed background flush (or what a transaction group could
+// not keep) is reported by the next fsync/close, and an mtime set while bytes are buffered is the
+// one committed with them.
 import test from 'ava';
 import { WriteBack } from '../../fs/write-buffer';
 import { OpenFile } from '../../fs/handles';
