@@ -231,7 +231,10 @@ export class TxGroups {
     this.open = new Group();
     this.closing.push(g); // visible from now until its commit, while it waits for the closes before it
     this.closesRunning++;
-    this.chain = this.chain.then(() => this.closeGroup(g)).finally(() => this.closesRunning--);
+    this.chain = this.chain
+      .then(() => this.closeGroup(g))
+      .catch((err: Error) => this.onError(err)) // only a fault of the close itself: later closes still run
+      .finally(() => this.closesRunning--);
     return this.chain;
   }
 
