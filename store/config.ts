@@ -48,6 +48,8 @@ export interface StoreDefaults {
   quarantineGraceDays?: number;
   /** A transaction group's dirty-byte bound (DESIGN §5; writers wait there); absent: min(1 GiB, 10% of RAM). */
   groupDirtyBytesMax?: number;
+  /** How long after its first write a transaction group closes (DESIGN §5, ZFS's txg timeout); absent: 5 s. */
+  groupIntervalMs?: number;
   /**
    * Whole-chunk writes of a live mount in transaction groups (DESIGN §5); absent or true: groups (the
    * default); false opts out: each chunk flushed before its commit, as stores opened by tools do.
@@ -135,6 +137,9 @@ export function checkDefaults(d: StoreDefaults, diskCount: number, file: string)
   }
   if (d.groupDirtyBytesMax !== undefined && !int(d.groupDirtyBytesMax)) {
     throw new ConfigError(file, `groupDirtyBytesMax ${d.groupDirtyBytesMax} must be a positive integer (bytes)`);
+  }
+  if (d.groupIntervalMs !== undefined && !int(d.groupIntervalMs)) {
+    throw new ConfigError(file, `groupIntervalMs ${d.groupIntervalMs} must be a positive integer (milliseconds)`);
   }
   if (
     d.intentLogBytes !== undefined &&

@@ -76,7 +76,7 @@ import { NeedleScrubReport, emptyNeedleScrubReport, scrubNeedles } from './upkee
 import { ReclaimReport, Reclaimer } from './upkeep/reclaim';
 import { ReclaimQueue } from './meta/reclaim-queue';
 import { InflightVersions } from './chunks/inflight-versions';
-import { GROUP_DIRTY_BYTES_DEFAULT_MAX, GROUP_RAM_DIVISOR, TxGroups } from './chunks/tx-group';
+import { GROUP_DIRTY_BYTES_DEFAULT_MAX, GROUP_INTERVAL_MS, GROUP_RAM_DIVISOR, TxGroups } from './chunks/tx-group';
 import * as os from 'node:os';
 import { DamageKind, DamageReport, damageShard, shardByteOf } from './upkeep/shard-damage';
 import { NEEDLE_HEADER_BYTES } from '../src/needle';
@@ -613,7 +613,8 @@ export class Store {
   startBackground(): void {
     this.env.commits.start();
     // Transaction groups by default (DESIGN §5); chunkfs.json defaults.transactionGroups false opts out.
-    if (this.opened.config.defaults.transactionGroups !== false) this.env.groups.start();
+    const { transactionGroups, groupIntervalMs } = this.opened.config.defaults;
+    if (transactionGroups !== false) this.env.groups.start(groupIntervalMs ?? GROUP_INTERVAL_MS);
     this.reclaimer.start();
     this.compactor.start();
     this.sweeper = new QuarantineSweeper(
