@@ -97,8 +97,9 @@ export async function flush(core: FsCore, fh: number): Promise<void> {
  * flushed one by one; concurrent fsyncs share a flush).
  */
 export async function fsync(core: FsCore, fh: number): Promise<void> {
-  await core.wb.flush(core.handles.fileOf(fh));
-  await core.store.sync();
+  const file = core.handles.fileOf(fh);
+  await core.wb.flush(file);
+  await core.store.sync(file.ino);
 }
 
 /** fsync of a directory: its entries (every namespace change so far) durable (DESIGN §5). */

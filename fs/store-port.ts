@@ -91,8 +91,13 @@ export interface StorePort {
    * the ones the mount showed while the bytes were buffered (DESIGN §5 "One view"); default: now.
    */
   write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number, times?: CommitTimes): Promise<void>;
-  /** One full commit: every metadata change so far durable (fsync, fsyncdir, syncfs; DESIGN §5). */
-  sync(): Promise<void>;
+  /**
+   * One full commit: every metadata change so far durable (fsync, fsyncdir, syncfs; DESIGN §5).
+   * ino (fsync of that file): rejects with what a transaction group could not keep of it (EIO).
+   */
+  sync(ino?: number): Promise<void>;
+  /** What a transaction group's close could not keep of ino (EIO), once: close(2) reports it. */
+  takeWriteError?(ino: number): Error | null;
   /**
    * The file's stored chunks committed (its open transaction group closed, DESIGN §5), not flushed:
    * a rename over another file must not commit before the renamed file's bytes (ext4's auto_da_alloc).

@@ -374,9 +374,12 @@ export class WriteBack {
     file.flushError = null;
   }
 
-  /** Throw (once) the error of a failed background flush of the file. */
+  /**
+   * Throw (once) the error of a failed background flush of the file, or of a transaction group's
+   * close that could not keep its bytes (DESIGN §5).
+   */
   private reportError(file: OpenFile): void {
-    const err = file.flushError ?? this.lateErrors.get(file.ino) ?? null;
+    const err = file.flushError ?? this.lateErrors.get(file.ino) ?? this.store.takeWriteError?.(file.ino) ?? null;
     file.flushError = null;
     this.lateErrors.delete(file.ino);
     if (err !== null) throw err;

@@ -48,9 +48,11 @@ export interface StoreDefaults {
   quarantineGraceDays?: number;
   /** A transaction group's dirty-byte bound (DESIGN §5; writers wait there); absent: min(1 GiB, 10% of RAM). */
   groupDirtyBytesMax?: number;
+  /** How long after its first write a transaction group closes (DESIGN §5, ZFS's txg timeout); absent: 5 s. */
+  groupIntervalMs?: number;
   /**
-   * Whole-chunk writes of a live mount in transaction groups (DESIGN §5); absent or false: each chunk
-   * flushed before its commit, as before groups. Opt-in until a failed group close keeps what it holds.
+   * Whole-chunk writes of a live mount in transaction groups (DESIGN §5); absent or true: groups (the
+   * default); false opts out: each chunk flushed before its commit, as stores opened by tools do.
    */
   transactionGroups?: boolean;
   /** The intent log file's size (SQLite stores, DESIGN §5); absent: INTENT_LOG_BYTES_DEFAULT (store/chunks/intent-log.ts). */
@@ -150,6 +152,9 @@ export function checkDefaults(d: StoreDefaults, diskCount: number, file: string)
       file,
       `metaGroupMs ${groupMs} must be a whole number of milliseconds, 0..${META_GROUP_MS_MAX}`,
     );
+  }
+  if (d.groupIntervalMs !== undefined && !int(d.groupIntervalMs)) {
+    throw new ConfigError(file, `groupIntervalMs ${d.groupIntervalMs} must be a positive integer (milliseconds)`);
   }
   if (
     d.intentLogBytes !== undefined &&

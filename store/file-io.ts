@@ -574,6 +574,7 @@ export class FileIo implements SmallFilesHost {
    */
   async deleteFile(ino: number): Promise<void> {
     await this.settle(ino); // a group's rows of a deleted file must not outlive it (its number may come back)
+    this.env.groups.takeError(ino); // nor what its close could not keep: no one is left to report it to
     return this.deletes === null ? this.deleteOne(ino) : this.deletes.add(ino);
   }
 

@@ -76,7 +76,7 @@ import { NeedleScrubReport, emptyNeedleScrubReport, scrubNeedles } from './upkee
 import { ReclaimReport, Reclaimer } from './upkeep/reclaim';
 import { ReclaimQueue } from './meta/reclaim-queue';
 import { InflightVersions } from './chunks/inflight-versions';
-import { GROUP_DIRTY_BYTES_DEFAULT_MAX, GROUP_RAM_DIVISOR, TxGroups } from './chunks/tx-group';
+import { GROUP_DIRTY_BYTES_DEFAULT_MAX, GROUP_INTERVAL_MS, GROUP_RAM_DIVISOR, TxGroups } from './chunks/tx-group';
 import * as os from 'node:os';
 import { DamageKind, DamageReport, damageShard, shardByteOf } from './upkeep/shard-damage';
 import { NEEDLE_HEADER_BYTES } from '../src/needle';
@@ -308,6 +308,7 @@ export class Store {
     });
     this.ns.pendingSize = (ino) => this.env.groups.pendingSize(ino);
     this.env.groups.onCommitted = (ino) => this.files.forget(ino);
+    this.env.groups.onError = (err) => this.log(`chunkfs: a transaction group could not keep a write: ${err.message}`);
   }
 
   /** A layout this store can hold, else FsError EINVAL. */
@@ -611,9 +612,9 @@ export class Store {
   /** The commit timer and the reclaimer (a live mount). */
   startBackground(): void {
     this.env.commits.start(FLUSH_DELAY_MS, this.opened.config.defaults.metaGroupMs ?? GROUP_COMMIT_MS);
-    // Opt-in (chunkfs.json defaults.transactionGroups): a group whose close failed under an injected
-    // fault left a file empty in one test run of 7 Dec; until that is found, chunks flush one by one.
-    if (this.opened.config.defaults.transactionGroups === true) this.env.groups.start();
+    // Transaction groups by default (DESIGN §5); chunkfs.json defaults.transactionGroups false opts out.
+    const { transactionGroups, groupIntervalMs } = this.opened.config.defaults;
+    if (transactionGroups !== false) this.env.groups.start(groupIntervalMs ?? GROUP_INTERVAL_MS);
     this.reclaimer.start();
     this.compactor.start();
     this.sweeper = new QuarantineSweeper(
@@ -651,10 +652,23 @@ export class Store {
     if (this.env.groups.holds(ino)) await this.env.groups.close();
   }
 
-  /** Every commit so far durable (fsync, fsyncdir, syncfs; group-committed). DESIGN §5. */
-  async sync(): Promise<void> {
-    await this.env.groups.sync();
-    return this.env.commits.flushIfDirty();
+  /**
+   * Every commit so far durable (fsync, fsyncdir, syncfs; group-committed). DESIGN §5. ino: fsync of
+   * that file, which reports what a transaction group could not keep of it (EIO); without: the first
+   * such error since the last sync without ino.
+   */
+  async sync(ino?: number): Promise<void> {
+    const lost = await this.env.groups.sync(ino).then(
+      () => null,
+      (err: Error) => err,
+    );
+    await this.env.commits.flushIfDirty(); // what was kept is durable all the same
+    if (lost !== null) throw lost;
+  }
+
+  /** The error a transaction group's close left for ino, once (close(2) reports it; DESIGN §5). */
+  takeWriteError(ino: number): Error | null {
+    return this.env.groups.takeError(ino);
   }
 
   /** Seal full containers and compact those past the dead ratio now (`chunkfs compact`, tests). */
@@ -787,10 +801,7 @@ export class Store {
     try {
       this.follower?.stop();
       this.env.groups.stop();
-      if (this.lock !== null)
-        await this.env.groups
-          .close()
-          .catch((err: Error) => this.log(`chunkfs: storing the last transaction group failed: ${err.message}`));
+      if (this.lock !== null) await this.env.groups.close(); // what it could not keep is logged (onError)
       await this.files.deletesNow().catch(() => undefined); // what is left is an orphan: deleted at the next mount
       await this.healer.stop();
       await this.compactor.stop();
@@ -1099,6 +1110,9 @@ export class Store {
     // The intent log first (DESIGN §5): damage goes into the stored bytes a read will meet, not into
     // blocks a pending intent still covers (and the needle is then in its container's shards for inspect).
     await this.applier.drain();
+    // And the transaction group holding the file's chunks closes first: damage goes into committed
+    // shards, not into a shard file the group has still to flush (DESIGN §5).
+    await this.commitStored(ino);
     const slice = this.files.slices.get(ino);
     if (slice !== null) return this.damageNeedle(ino, slice, chunkIndex, shardIndex, kind);
     return this.files.withChunk(ino, chunkIndex, async (ref) => {

@@ -218,8 +218,8 @@ export class ChunkWriter {
     for (const p of plans) if (!done.some((d) => d.p === p)) this.env.inflight.delete(ino, p.c, p.version);
     this.env.db.transaction(() => this.env.fileRows.stamp(ino, times))();
     for (const { p, w, syncs } of done) {
-      const diskIds = this.host.ref(ino, fl, p.c, w.version, w.logicalLenBytes).diskIds;
-      this.env.groups.add(ino, fl, diskIds, w, syncs, sizeTo, w.logicalLenBytes * diskIds.length);
+      const ref = this.host.ref(ino, fl, p.c, w.version, w.logicalLenBytes, w.stored);
+      this.env.groups.add(ino, ref, w, syncs, sizeTo, w.logicalLenBytes * ref.diskIds.length);
     }
     if (firstError !== null) throw firstError;
     await this.env.groups.throttle();

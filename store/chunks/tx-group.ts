@@ -10,7 +10,8 @@
 import { assert } from '../../src/errors';
 import { FsError } from '../fs-error';
 import type { ChunkEnv } from './chunk-env';
-import type { FileLayout } from './chunk-ref';
+import type { ChunkRef, FileLayout } from './chunk-ref';
+import { rebuildPayload } from './chunk-io';
 import type { ChunkRow } from '../meta/chunk-map';
 import { WholeWrite, repoint } from './live-version';
 import { PastSize } from '../meta/past-size';
@@ -30,6 +31,8 @@ export const GROUP_RAM_DIVISOR = 10;
 const GROUP_EARLY_CLOSE_DIVISOR = 4;
 /** Files and directories flushed at once by a closing group (bounded descriptors). */
 const SYNCS_IN_FLIGHT_MAX = 64;
+/** Files whose close error waits for their fsync or close at most (the oldest is dropped past it). */
+const FILE_ERRORS_MAX = 4096;
 
 /** What a whole-shard write left to flush: the shard file and the directories its rename touched. */
 export interface ShardSyncs {
@@ -39,16 +42,19 @@ export interface ShardSyncs {
   afterDurable(fn: () => void): void;
 }
 
-/** What one chunk write's shards left to flush, handed to the open group when the write is done. */
+/**
+ * What one chunk write's shards left to flush, by shard index, handed to the open group when the
+ * write is done: a failed flush of a shard's file or of one of its directories fails that shard only.
+ */
 export class WriteSyncs {
   readonly files = new Map<number, string>();
-  readonly dirs = new Set<string>();
-  readonly after: Array<() => void> = [];
+  readonly dirs = new Map<number, Set<string>>();
+  readonly after = new Map<number, Array<() => void>>();
   forShard(shardIndex: number): ShardSyncs {
     return {
       file: (p) => this.files.set(shardIndex, p),
-      dir: (p) => this.dirs.add(p),
-      afterDurable: (fn) => this.after.push(fn),
+      dir: (p) => this.dirs.set(shardIndex, (this.dirs.get(shardIndex) ?? new Set<string>()).add(p)),
+      afterDurable: (fn) => this.after.set(shardIndex, [...(this.after.get(shardIndex) ?? []), fn]),
     };
   }
 }
@@ -56,9 +62,10 @@ export class WriteSyncs {
 /** One whole write of a group: a fresh version whose shards are written, not yet flushed. */
 interface GroupWrite extends WholeWrite {
   fl: FileLayout;
-  /** Shard file path by shard index (a failed flush there is a failed shard). */
-  files: Map<number, string>;
-  diskIds: readonly number[];
+  /** What each shard left to flush, by shard index (a failed flush there is a failed shard). */
+  syncs: WriteSyncs;
+  /** The version's chunk ref: placement, and what a retry of a failed shard rebuilds it from. */
+  ref: ChunkRef;
   bytes: number;
 }
 
@@ -73,8 +80,6 @@ interface GroupFile {
 /** The shard files, directories and rows of one group. */
 class Group {
   readonly files = new Map<number, GroupFile>();
-  readonly dirs = new Set<string>();
-  readonly afterDurable: Array<() => void> = [];
   /**
    * Versions a later write of the same chunk in this group replaced: never flushed nor named
    * (queued for reclaim since their reservation).
@@ -110,8 +115,15 @@ export class TxGroups {
   private started = false;
   /** Closes asked for and not finished. */
   private closesRunning = 0;
-  /** Errors of closes that no caller awaited (the timer's), reported by the next sync. */
-  private lateErrors: Error[] = [];
+  /**
+   * What a close could not keep, by file: reported once by that file's next fsync or close (as the
+   * kernel's per-file writeback error), never to another file's (DESIGN §5).
+   */
+  private readonly fileErrors = new Map<number, Error>();
+  /** The first close error since the last untargeted sync (syncfs, a directory's fsync, tools). */
+  private lateError: Error | null = null;
+  /** Told of every close error as it happens (the mount's log): none is silent, even if never asked for. */
+  onError: (err: Error) => void = () => undefined;
   private readonly pastSize: PastSize;
   /** Closes so far (status, tests). */
   closeCount = 0;
@@ -127,18 +139,9 @@ export class TxGroups {
   }
 
   /** The open group takes a whole write whose shards are written (not flushed); its row is visible at once. */
-  add(
-    ino: number,
-    fl: FileLayout,
-    diskIds: readonly number[],
-    w: WholeWrite,
-    syncs: WriteSyncs,
-    sizeBytes: number,
-    bytes: number,
-  ): void {
+  add(ino: number, ref: ChunkRef, w: WholeWrite, syncs: WriteSyncs, sizeBytes: number, bytes: number): void {
     const g = this.open;
-    for (const d of syncs.dirs) g.dirs.add(d);
-    g.afterDurable.push(...syncs.after);
+    const fl = ref.fl;
     if (g.files.size === 0) g.firstWriteMs = Date.now();
     let f = g.files.get(ino);
     if (f === undefined) {
@@ -154,12 +157,12 @@ export class TxGroups {
       g.dirtyBytes -= p.bytes;
       old = p.old;
     }
-    f.writes.set(w.chunkIndex, { ...w, old, fl, files: syncs.files, diskIds, bytes });
+    f.writes.set(w.chunkIndex, { ...w, old, fl, syncs, ref, bytes });
     f.sizeBytes = Math.max(f.sizeBytes, sizeBytes);
     g.dirtyBytes += bytes;
     this.env.map.onChange();
     if (this.closesRunning === 0 && g.dirtyBytes >= this.dirtyBytesMax / GROUP_EARLY_CLOSE_DIVISOR) {
-      this.close().catch((err: Error) => this.lateErrors.push(err)); // reported by the next sync
+      void this.close(); // its errors are kept for the files they concern
     }
   }
 
@@ -214,28 +217,50 @@ export class TxGroups {
   async throttle(): Promise<void> {
     if (this.open.dirtyBytes < this.dirtyBytesMax) return;
     const running = this.chain;
-    this.close().catch((err: Error) => this.lateErrors.push(err)); // reported by the next sync
+    void this.close(); // its errors are kept for the files they concern
     await running;
   }
 
-  /** Close the open group (after the ones closing): every write so far committed, data first. */
+  /**
+   * Close the open group (after the ones closing): every write so far committed, data first. Never
+   * rejects: what a close could not keep is an error of the files it concerns (takeError, sync).
+   */
   close(): Promise<void> {
     const g = this.open;
     if (g.files.size === 0) return this.chain;
     this.open = new Group();
     this.closing.push(g); // visible from now until its commit, while it waits for the closes before it
     this.closesRunning++;
-    const run = this.chain.then(() => this.closeGroup(g)).finally(() => this.closesRunning--);
-    this.chain = run.catch(() => undefined);
-    return run;
+    this.chain = this.chain
+      .then(() => this.closeGroup(g))
+      .catch((err: Error) => this.onError(err)) // only a fault of the close itself: later closes still run
+      .finally(() => this.closesRunning--);
+    return this.chain;
   }
 
-  /** fsync/syncfs: close, and report the errors of closes no one awaited. */
-  async sync(): Promise<void> {
+  /**
+   * fsync (ino: of that file) or syncfs (no ino): close, then report what a close could not keep,
+   * once: the file's own error, or the first error since the last untargeted sync.
+   */
+  async sync(ino?: number): Promise<void> {
     await this.close();
-    const late = this.lateErrors;
-    this.lateErrors = [];
-    if (late.length > 0) throw late[0];
+    const err = ino === undefined ? this.lateError : this.takeError(ino);
+    if (ino === undefined) this.lateError = null;
+    if (err !== null) throw err;
+  }
+
+  /** The error a close left for ino, once (close(2) of the file reports it; DESIGN §5). */
+  takeError(ino: number): Error | null {
+    const err = this.fileErrors.get(ino) ?? null;
+    this.fileErrors.delete(ino);
+    return err;
+  }
+
+  private report(ino: number, err: Error): void {
+    if (!this.fileErrors.has(ino) && this.fileErrors.size >= FILE_ERRORS_MAX)
+      this.fileErrors.delete(this.fileErrors.keys().next().value as number); // the oldest goes
+    this.fileErrors.set(ino, err);
+    this.lateError ??= err;
   }
 
   /** Whole writes join groups from now on; intervalMs null: no timer (closed at the bound, sync and close only). */
@@ -245,7 +270,7 @@ export class TxGroups {
     this.timer = setInterval(
       () => {
         if (this.open.files.size > 0 && Date.now() - this.open.firstWriteMs >= intervalMs) {
-          this.close().catch((err: Error) => this.lateErrors.push(err));
+          void this.close();
         }
       },
       Math.max(1, Math.floor(intervalMs / 5)),
@@ -260,32 +285,93 @@ export class TxGroups {
   }
 
   /**
-   * Flush every shard file and directory of g, then one commit of its rows. A chunk with fewer
-   * flushed shards than its write quorum is not committed, and its file's size stops at its start
-   * (prefix rule); its version stays queued for reclaim. The first such error is thrown after the commit.
+   * Flush every shard file and directory of g, then one commit of its rows. A shard whose file or
+   * directory flush failed is a failed shard (heal queue), as a failed write is without groups; a
+   * chunk with fewer flushed shards than its write quorum is not committed, and its file's size stops
+   * at its start (prefix rule); its version stays queued for reclaim. A commit that fails keeps none
+   * of the group's rows. Either way the files concerned get an EIO for their next fsync or close.
    */
   private async closeGroup(g: Group): Promise<void> {
+    let errors = new Map<number, FsError>();
     try {
-      const failedFlush = await this.flushFiles(g);
-      await boundedAll([...g.dirs], SYNCS_IN_FLIGHT_MAX, (d) => this.env.shards.io.fsyncDir(d));
-      for (const fn of g.afterDurable) fn();
-      const err = this.commit(g, failedFlush);
+      const failed = await this.flush(g);
+      await this.retryBelowQuorum(failed);
+      errors = this.commit(g, failed);
       await this.env.commits.flush();
       this.closeCount++;
-      if (err !== null) throw err;
+    } catch (err) {
+      const what = `storing a transaction group failed: ${err instanceof Error ? err.message : String(err)}`;
+      for (const ino of g.files.keys())
+        if (!errors.has(ino)) errors.set(ino, new FsError('EIO', what, { fileId: BigInt(ino) }));
     } finally {
       this.closing.splice(this.closing.indexOf(g), 1);
       for (const [ino, w] of g.writes()) this.env.inflight.delete(ino, w.chunkIndex, w.version);
       for (const v of g.superseded) this.env.inflight.delete(v.ino, v.chunkIndex, v.version);
       for (const ino of g.files.keys()) this.onCommitted(ino);
       this.env.map.onChange();
+      for (const [ino, err] of errors) {
+        this.report(ino, err);
+        this.onError(err);
+      }
+    }
+  }
+
+  /**
+   * fdatasync of every shard file, then fsync of every directory; the shards that failed, by write
+   * (those whose write failed before included).
+   */
+  private async flush(g: Group): Promise<Map<GroupWrite, Set<number>>> {
+    const failed = await this.flushFiles(g);
+    for (const [, w] of g.writes())
+      for (const i of w.failed) failed.set(w, (failed.get(w) ?? new Set<number>()).add(i));
+    const dirs = new Set<string>();
+    for (const [, w] of g.writes()) for (const ds of w.syncs.dirs.values()) for (const d of ds) dirs.add(d);
+    const failedDirs = new Map<string, string>();
+    await boundedAll([...dirs], SYNCS_IN_FLIGHT_MAX, async (d) => {
+      try {
+        await this.env.shards.io.fsyncDir(d);
+      } catch (err) {
+        failedDirs.set(d, err instanceof Error ? err.message : String(err));
+      }
+    });
+    for (const [, w] of g.writes())
+      for (const [i, ds] of w.syncs.dirs) {
+        const bad = [...ds].find((d) => failedDirs.has(d));
+        if (bad === undefined) {
+          for (const fn of w.syncs.after.get(i) ?? []) fn(); // its directories are durable
+          continue;
+        }
+        this.env.health.fail(w.ref.diskIds[i], failedDirs.get(bad)!);
+        failed.set(w, (failed.get(w) ?? new Set<number>()).add(i));
+      }
+    return failed;
+  }
+
+  /**
+   * One more try for a chunk below its write quorum: each failed shard is written again, rebuilt
+   * from the shards that read back verified (as heal does), with a flush of its own (spec §8.1). A
+   * passing fault (an EIO on one flush, a shard file lost before its flush) so costs no byte; a
+   * shard that fails again stays failed, and the write quorum decides.
+   */
+  private async retryBelowQuorum(failed: Map<GroupWrite, Set<number>>): Promise<void> {
+    for (const [w, shards] of failed) {
+      if (shardCount(w.fl.layout) - shards.size >= writeQuorum(w.fl.layout)) continue;
+      for (const i of [...shards]) {
+        try {
+          await this.env.shards.writeShard(w.ref, i, await rebuildPayload(this.env, w.ref, i));
+          this.env.health.ok(w.ref.diskIds[i]);
+          shards.delete(i);
+        } catch (err) {
+          this.env.health.fail(w.ref.diskIds[i], err instanceof Error ? err.message : String(err));
+        }
+      }
     }
   }
 
   /** fdatasync of every shard file; the shards that failed, by write. */
   private async flushFiles(g: Group): Promise<Map<GroupWrite, Set<number>>> {
     const jobs: Array<{ w: GroupWrite; i: number; path: string }> = [];
-    for (const [, w] of g.writes()) for (const [i, path] of w.files) jobs.push({ w, i, path });
+    for (const [, w] of g.writes()) for (const [i, path] of w.syncs.files) jobs.push({ w, i, path });
     const failed = new Map<GroupWrite, Set<number>>();
     await boundedAll(jobs, SYNCS_IN_FLIGHT_MAX, async ({ w, i, path }) => {
       try {
@@ -296,41 +382,41 @@ export class TxGroups {
           await file.close();
         }
       } catch (err) {
-        this.env.health.fail(w.diskIds[i], err instanceof Error ? err.message : String(err));
-        const s = failed.get(w) ?? new Set<number>();
-        s.add(i);
-        failed.set(w, s);
+        this.env.health.fail(w.ref.diskIds[i], err instanceof Error ? err.message : String(err));
+        failed.set(w, (failed.get(w) ?? new Set<number>()).add(i));
       }
     });
     return failed;
   }
 
-  /** The group's one metadata commit (not flushed here: the caller flushes it). */
-  private commit(g: Group, failedFlush: Map<GroupWrite, Set<number>>): FsError | null {
-    let firstError: FsError | null = null;
+  /** The group's one metadata commit (not flushed here: the caller flushes it); the chunks left out, by file. */
+  private commit(g: Group, failedFlush: Map<GroupWrite, Set<number>>): Map<number, FsError> {
+    const errors = new Map<number, FsError>();
+    const kept: Array<[number, GroupWrite]> = [];
     this.env.db.transaction(() => {
       for (const [ino, f] of g.files) {
         // A file deleted, or whose layout changed, meanwhile: its versions stay queued for reclaim.
         if (this.env.fileRows.layoutText(ino) !== f.fl.layout.text) continue;
         let sizeTo = f.sizeBytes;
         for (const w of f.writes.values()) {
-          const failed = [...new Set([...w.failed, ...(failedFlush.get(w) ?? [])])].sort((a, b) => a - b);
+          const failed = [...(failedFlush.get(w) ?? [])].sort((a, b) => a - b);
           const flushed = shardCount(f.fl.layout) - failed.length;
-          if (flushed < writeQuorum(f.fl.layout)) {
+          const quorum = writeQuorum(f.fl.layout);
+          if (flushed < quorum) {
             sizeTo = Math.min(sizeTo, w.chunkIndex * f.fl.chunkSizeBytes);
-            const quorum = writeQuorum(f.fl.layout);
             const what = `only ${flushed} of ${quorum} required shards flushed; the file now ends before it`;
             const site = { fileId: BigInt(ino), chunkIndex: BigInt(w.chunkIndex), version: w.version };
-            firstError ??= new FsError('EIO', what, site);
+            if (!errors.has(ino)) errors.set(ino, new FsError('EIO', what, site));
             continue;
           }
           repoint(this.env, ino, f.fl, { ...w, failed });
+          kept.push([ino, w]);
         }
         const sizeBytes = this.env.fileRows.growSize(ino, sizeTo);
         this.pastSize.note(ino, f.fl.chunkSizeBytes, sizeBytes);
       }
     })();
-    for (const [ino, w] of g.writes()) if (w.old !== null) this.env.backlog.dropChunk(ino, w.chunkIndex);
-    return firstError;
+    for (const [ino, w] of kept) if (w.old !== null) this.env.backlog.dropChunk(ino, w.chunkIndex);
+    return errors;
   }
 }

@@ -71,11 +71,27 @@ export class Allocated {
     if (f === undefined) return 0;
     const size = sizeBytes ?? Math.max(Number(f.size), this.map.pendingSize(ino) ?? 0);
     const extra = this.prealloc.extra(ino, size, Number(f.chunk_size), this.needleAsChunk(f));
+    if (this.prealloc.has(ino) && this.map.hasPending(ino)) extra.insideBytes = this.insideOverGroup(ino, f, size);
     if (this.wholeIsData(ino, f, pending, size)) return size + extra.beyondBytes;
     let n = this.liveBytes(ino) + this.needleAsChunk(f) + extra.insideBytes;
     for (const [c, lengthBytes] of this.pendingChunks(f, pending))
       n += Math.max(0, lengthBytes - this.heldLength(ino, f, c, size));
     return Math.min(size, n) + extra.beyondBytes; // chunks stored past the size are not the file's (DESIGN §5)
+  }
+
+  /**
+   * What fallocate'd space adds below sizeBytes over the chunks' lengths with a transaction group's
+   * rows over the committed ones (DESIGN §5 one view): Preallocated.extra sees only committed lengths,
+   * so a chunk a group wrote into allocated space counted twice until the group's commit.
+   */
+  private insideOverGroup(ino: number, f: FileRow, sizeBytes: number): number {
+    const cs = Number(f.chunk_size);
+    let n = 0;
+    for (const [c, lengthBytes] of this.prealloc.from(ino, 0)) {
+      const allocated = Math.min(lengthBytes, Math.max(0, sizeBytes - c * cs));
+      n += Math.max(0, allocated - this.storedLength(ino, f, c));
+    }
+    return n;
   }
 
   /** The live chunks' logical bytes, a transaction group's rows over the committed ones (DESIGN §5). */

@@ -1,7 +1,8 @@
 // The write-back buffer against an in-memory store (fs/write-buffer.ts): tiny appends grow one
 // extent (issue 15 item 11), close stores small files in one background batch (issue 9: one
-// container append for many files), a failed background flush is reported by the next fsync/close,
-// and an mtime set while bytes are buffered is the one committed with them.
+// container append for many files), a failed background flush (or what a transaction group could
+// not keep) is reported by the next fsync/close, and an mtime set while bytes are buffered is the
+// one committed with them.
 import test from 'ava';
 import { WriteBack } from '../../fs/write-buffer';
 import { OpenFile } from '../../fs/handles';
@@ -23,6 +24,13 @@ class MemStore {
   maxInFlight = 0;
   writes = 0;
   failIno = -1;
+  /** What a transaction group's close could not keep, by inode (StorePort.takeWriteError). */
+  readonly groupErrors = new Map<number, Error>();
+  takeWriteError(ino: number): Error | null {
+    const err = this.groupErrors.get(ino) ?? null;
+    this.groupErrors.delete(ino);
+    return err;
+  }
   private gateOpen: Promise<void> = Promise.resolve();
   private openGate: () => void = () => undefined;
   pathOf(): string | null {
@@ -188,6 +196,18 @@ test('a background flush that fails after close is reported by the next fsync of
   again.handles = 1;
   await t.throwsAsync(wb.flush(again), { message: /injected/ }, 'the next fsync reports it');
   await t.notThrowsAsync(wb.flush(again), 'reported once');
+});
+
+test("what a transaction group's close could not keep is reported by the file's next close, once, not another's", async (t) => {
+  // DESIGN §5: the store keeps the error by file; close(2) of that file takes it.
+  const store = new MemStore();
+  const wb = newWriteBack(store);
+  const f = new OpenFile(7, 0);
+  const other = new OpenFile(8, 0);
+  store.groupErrors.set(7, new Error('EIO: only 1 of 2 required shards flushed'));
+  await t.notThrowsAsync(wb.close(other), "another file's close does not report it");
+  await t.throwsAsync(wb.close(f), { message: /required shards flushed/ }, 'its own close reports it');
+  await t.notThrowsAsync(wb.close(f), 'reported once');
 });
 
 test("an mtime set while bytes are buffered is committed with them; a write after it commits its own time, never the flush's", async (t) => {

@@ -48,12 +48,17 @@ class HeldSyncIo extends NodeIo {
   }
 }
 
-/** Set the store config's groupDirtyBytesMax (chunkfs.json defaults). */
-function setBound(dir: string, value: unknown): void {
+/** Set a store tunable (chunkfs.json defaults). */
+function setTunable(dir: string, name: string, value: unknown): void {
   const file = path.join(dir, 'chunkfs.json');
   const config = JSON.parse(fs.readFileSync(file, 'utf8')) as { defaults: Record<string, unknown> };
-  config.defaults.groupDirtyBytesMax = value;
+  config.defaults[name] = value;
   fs.writeFileSync(file, JSON.stringify(config, null, 2));
+}
+
+/** Set the store config's groupDirtyBytesMax. */
+function setBound(dir: string, value: unknown): void {
+  setTunable(dir, 'groupDirtyBytesMax', value);
 }
 
 test('a group holds its rows in memory until it closes: reads, size and blocks see them at once, the database after sync', async (t) => {
@@ -94,7 +99,7 @@ test('a group holds its rows in memory until it closes: reads, size and blocks s
   }
 });
 
-test('the dirty-byte bound (groupDirtyBytesMax) closes groups with no sync; a bad bound is refused in one line', async (t) => {
+test('the dirty-byte bound (groupDirtyBytesMax) closes groups with no sync; a bad bound or interval is refused in one line', async (t) => {
   const { dir, ino } = await pristine('replica:3');
   setBound(dir, 3 * 2 * CS); // two chunks of three replicas
   const s = await Store.open(dir);
@@ -117,6 +122,10 @@ test('the dirty-byte bound (groupDirtyBytesMax) closes groups with no sync; a ba
   const err = await t.throwsAsync(Store.open(dir));
   t.regex(err!.message, /groupDirtyBytesMax -1 must be a positive integer/);
   t.false(err!.message.includes('\n'), 'one line');
+  setBound(dir, 3 * 2 * CS);
+  setTunable(dir, 'groupIntervalMs', 0);
+  const interval = await t.throwsAsync(Store.open(dir));
+  t.regex(interval!.message, /groupIntervalMs 0 must be a positive integer \(milliseconds\)/);
 });
 
 test('a group waiting for the close before it stays visible: size and SEEK_HOLE do not change when it commits', async (t) => {
@@ -152,6 +161,25 @@ test('a group waiting for the close before it stays visible: size and SEEK_HOLE 
     t.deepEqual(shows(), open, 'and what B committed');
   } finally {
     io.release();
+    await s.close();
+  }
+});
+
+test("st_blocks of fallocate'd space a group writes into: the same before and after the group commits", async (t) => {
+  // DESIGN §5 one view: an allocated chunk holds [its start, max(stored, allocated)); a group's row
+  // there must not count on top of the allocation while the group is open.
+  const { dir, ino } = await pristine('replica:3'); // chunks 0 and 1 stored
+  const s = await Store.open(dir);
+  try {
+    s.startGroups();
+    await s.truncate(ino, 4 * CS); // chunks 2 and 3: holes
+    s.preallocate(ino, 2 * CS, CS); // chunk 2 allocated whole
+    t.is(s.allocatedBytes(ino), 3 * CS, 'the allocated chunk counts');
+    await s.write(ino, 2 * CS, randomBytes(prng(41), CS / 2)); // its first half written, in the group
+    t.is(s.allocatedBytes(ino), 3 * CS, 'the write into allocated space adds nothing while the group is open');
+    await s.sync();
+    t.is(s.allocatedBytes(ino), 3 * CS, 'nor once the group committed');
+  } finally {
     await s.close();
   }
 });
