@@ -1,0 +1,184 @@
+// A broken connection to the metadata server is a crash of the metadata (DESIGN §9), through the
+// path users take: a mount on PostgreSQL while a writer appends fsync'd records. The mount's server
+// sessions are killed (pg_terminate_backend), or the server crashes (pg_ctl stop -m immediate: its
+// unflushed WAL is lost) and starts again. Operations in flight fail with EIO, the next ones work;
+// every record whose fsync returned reads back; a file written before a crash that may have lost
+// commits answers its next fsync with EIO (never a silent success), then fsyncs again; the mount
+// reconnected on its own, took the lease again in a new epoch, logged one line per reconnection and
+// counts them in `chunkfs status`; the kernel shows what the database holds (no stale entry): the
+// live mount lists what a fresh mount lists. The cluster is a throwaway one (test/helpers/pg-cluster.ts).
+import test, { ExecutionContext } from 'ava';
+import * as path from 'node:path';
+import { spawn } from 'node:child_process';
+import { storeFixture, mkfs, sh, shOk, chunkfsOk, PYTHON, ChunkfsMount } from '../helpers/mount';
+import { PgCluster, pgUnavailableReason, privateCluster } from '../helpers/pg-cluster';
+import { RecordWriter, badAcked } from '../helpers/record-writer';
+
+/** Acks the writer makes before, between and after the breaks. */
+const ACKS_BETWEEN = 20;
+/** Times the mount's sessions are killed in the first test. */
+const TERMINATIONS = 3;
+/** Files created (not fsync'd) just before the crash: some may be lost with the server's unflushed WAL. */
+const UNSYNCED_FILES = 50;
+const unavailable = pgUnavailableReason();
+
+let cluster: PgCluster | null = null;
+const fixture = storeFixture(test, 'pgreconn', { mkfs: false });
+test.after.always(() => cluster?.stop());
+test.serial.afterEach.always(() => fixture.stopAll());
+
+const KILL_SESSIONS_SQL =
+  'SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()';
+
+/** The lease epoch `chunkfs status` shows. */
+async function leaseEpoch(store: string): Promise<number> {
+  const m = /epoch (\d+)/.exec(await chunkfsOk(['status', store]));
+  return m === null ? -1 : Number(m[1]);
+}
+
+/** The metadata reconnections `chunkfs status` counts. */
+async function reconnects(store: string): Promise<number> {
+  const m = /meta_reconnects: (\d+)/.exec(await chunkfsOk(['status', store]));
+  return m === null ? -1 : Number(m[1]);
+}
+
+/** The writer's errors, the first few named. */
+function errorsText(w: RecordWriter): string {
+  return `${w.errors.length} errors (${w.errors.slice(0, 5).join(', ')}${w.errors.length > 5 ? ', ...' : ''})`;
+}
+
+/** Lines of the mount's log saying it reconnected. */
+function reconnectLines(m: ChunkfsMount): string[] {
+  return m.output().split('\n').filter((l) => /reconnected to the metadata database/.test(l));
+}
+
+/** A create and fsync through the mount, tried until it works (the first ones may meet the break); tries made. */
+async function createAndSync(file: string): Promise<number> {
+  const r = await sh(
+    `n=0; until n=$((n+1)); touch ${file} 2>/dev/null && sync ${file} 2>/dev/null; do [ $n -ge 600 ] && exit 1; sleep 0.1; done; echo $n`,
+    { timeoutMs: 120_000 },
+  );
+  if (r.code !== 0) throw new Error(`${file}: no create and fsync worked: ${r.stderr}`);
+  return Number(r.stdout.trim());
+}
+
+async function mountFresh(t: ExecutionContext, name: string): Promise<ChunkfsMount> {
+  cluster ??= privateCluster(); // crashed and restarted: not the run's shared cluster
+  await mkfs(fixture.store, ['--disks', '4', '--layout', 'replica:2', '--meta', cluster.createDatabase(name)]);
+  const m = await fixture.mount();
+  t.teardown(() => m.stop());
+  return m;
+}
+
+if (unavailable !== null) {
+  test('PostgreSQL reconnect tests skipped', (t) => {
+    t.log(`skipped: ${unavailable}`);
+    t.pass();
+  });
+} else {
+  test.serial(
+    "the mount's sessions killed (pg_terminate_backend) during fsync'd writes: it reconnects, re-takes the lease, nothing fsync'd is lost",
+    async (t) => {
+      const m = await mountFresh(t, 'terminated');
+      const mp = m.mountpoint;
+      await shOk(`head -c 300000 /dev/urandom > ${mp}/before && sync ${mp}/before && sha256sum < ${mp}/before > ${fixture.dir}/before.sum`);
+      const epoch0 = await leaseEpoch(fixture.store);
+      const w = new RecordWriter(path.join(mp, 'records.bin'), path.join(fixture.dir, 'stop-terminated'));
+      try {
+        await w.waitAcks(ACKS_BETWEEN);
+        for (let i = 0; i < TERMINATIONS; i++) {
+          t.not(cluster!.query('terminated', KILL_SESSIONS_SQL).trim(), '0', 'the mount had sessions');
+          await w.waitAcks(ACKS_BETWEEN); // the mount serves again
+        }
+      } finally {
+        await w.stop();
+      }
+      t.log(`writer: ${w.acked.length} acks, ${errorsText(w)}`);
+      t.true(w.errors.every((e) => / EIO$/.test(e)), errorsText(w));
+      t.is(await badAcked(path.join(mp, 'records.bin'), w.acked), '0 []');
+      await createAndSync(`${mp}/after`);
+      await shOk(`sha256sum < ${mp}/before | cmp - ${fixture.dir}/before.sum`);
+      t.is(await reconnects(fixture.store), TERMINATIONS, 'each killed session: one reconnection');
+      t.is(reconnectLines(m).length, TERMINATIONS, m.output());
+      t.log(reconnectLines(m).join('\n'));
+      t.true((await leaseEpoch(fixture.store)) > epoch0, 'a new lease epoch');
+      t.notRegex(m.output(), /lost the store's lease/, 'nobody else held it: not fenced');
+      await m.stop();
+      const again = await fixture.mount();
+      t.is(await badAcked(path.join(again.mountpoint, 'records.bin'), w.acked), '0 []');
+      await shOk(`sha256sum < ${again.mountpoint}/before | cmp - ${fixture.dir}/before.sum && [ -e ${again.mountpoint}/after ]`);
+      await again.stop();
+    },
+  );
+
+  test.serial(
+    "the server crashes (immediate stop) during fsync'd writes and starts again: nothing fsync'd is lost, a file written before it fails its next fsync once, the kernel shows no stale entry",
+    async (t) => {
+      await fixture.stopAll();
+      await sh(`rm -rf ${fixture.store}`);
+      const m = await mountFresh(t, 'crashed');
+      const mp = m.mountpoint;
+      await shOk(`mkdir ${mp}/d && head -c 300000 /dev/urandom > ${mp}/before && sync ${mp}/before`);
+      const sum = (await shOk(`sha256sum < ${mp}/before`)).trim();
+      // A file open across the crash, written before it and not fsync'd: its fsync after it says EIO once.
+      const held = spawn(
+        PYTHON,
+        [
+          '-c',
+          `
+import os, sys
+fd = os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY, 0o644)
+os.write(fd, b'x' * 100000)
+print('written', flush=True)
+sys.stdin.readline()
+for _ in range(2):
+    try:
+        os.fsync(fd)
+        print('fsync ok', flush=True)
+    except OSError as e:
+        print('fsync', e.strerror, flush=True)
+`,
+          `${mp}/held`,
+        ],
+        { stdio: ['pipe', 'pipe', 'inherit'] },
+      );
+      t.teardown(() => {
+        held.kill('SIGKILL');
+      });
+      let heldOut = '';
+      held.stdout.on('data', (b: Buffer) => (heldOut += b.toString()));
+      const heldEnded = new Promise((resolve) => held.on('exit', resolve));
+      const w = new RecordWriter(path.join(mp, 'records.bin'), path.join(fixture.dir, 'stop-crashed'));
+      try {
+        await w.waitAcks(ACKS_BETWEEN);
+        while (!heldOut.includes('written')) await new Promise((resolve) => setTimeout(resolve, 50));
+        await shOk(`for i in $(seq ${UNSYNCED_FILES}); do echo $i > ${mp}/d/f$i; done; ls -l ${mp}/d > /dev/null`);
+        cluster!.crash();
+        cluster!.resume();
+        await w.waitAcks(ACKS_BETWEEN); // the mount serves again
+      } finally {
+        await w.stop();
+      }
+      held.stdin.end('\n');
+      await heldEnded;
+      t.log(`writer: ${w.acked.length} acks, ${errorsText(w)}; held file: ${heldOut.replace(/\n/g, '; ')}`);
+      t.true(w.errors.every((e) => / EIO$/.test(e)), errorsText(w));
+      t.is(heldOut, 'written\nfsync Input/output error\nfsync ok\n', 'EIO once: its bytes may be gone with the crash');
+      t.is(await badAcked(path.join(mp, 'records.bin'), w.acked), '0 []');
+      await createAndSync(`${mp}/after`);
+      t.is((await shOk(`sha256sum < ${mp}/before`)).trim(), sum);
+      t.true((await reconnects(fixture.store)) >= 1);
+      t.is(reconnectLines(m).length, await reconnects(fixture.store), m.output());
+      t.log(reconnectLines(m).join('\n'));
+      // The kernel's view is the database's: the live mount lists what a fresh mount lists.
+      const live = await shOk(`ls -la --time-style=+ ${mp}/d; stat -c '%n %s %h' ${mp}/d/* 2>&1 | sort`);
+      await m.stop();
+      const again = await fixture.mount();
+      const fresh = await shOk(`ls -la --time-style=+ ${again.mountpoint}/d; stat -c '%n %s %h' ${again.mountpoint}/d/* 2>&1 | sort`);
+      t.is(live.replaceAll(mp, 'M'), fresh.replaceAll(again.mountpoint, 'M'));
+      t.is(await badAcked(path.join(again.mountpoint, 'records.bin'), w.acked), '0 []');
+      t.is((await shOk(`sha256sum < ${again.mountpoint}/before`)).trim(), sum);
+      await again.stop();
+    },
+  );
+}
