@@ -45,7 +45,7 @@ const TX_DEPTH_MAX = 64;
 export const RECONNECT_INTERVAL_MS = 1000;
 /** Who hears of a reconnection (PgDb.onReconnect: the store). */
 const RECONNECT_LISTENERS_MAX = 4;
-/** SQLSTATE admin_shutdown: the session was terminated, or the server shuts down in order (its WAL flushed). */
+/** SQLSTATE admin_shutdown, as a FATAL error: the session was terminated, or the server shuts down in order (its WAL flushed). */
 const SQLSTATE_ADMIN_SHUTDOWN = '57P01';
 /** Who hears of the lease's loss (PgDb.onFence). */
 const FENCE_LISTENERS_MAX = 4;
@@ -448,9 +448,9 @@ export class PgDb implements Db {
   private check(text: string): void {
     const status = this.pq.resultStatus();
     if (status === 'PGRES_TUPLES_OK' || status === 'PGRES_COMMAND_OK') return;
-    const fields = this.pq.resultErrorFields() as { sqlState?: string } | undefined;
+    const fields = this.pq.resultErrorFields() as { sqlState?: string; severity?: string } | undefined;
     const lost = this.pq.transactionStatus() === PQTRANS_UNKNOWN;
-    if (lost) this.lostConnection(fields?.sqlState);
+    if (lost) this.lostConnection(fields);
     // A session that never held the lease (a migration before the take) gets the server's PgError.
     if (fields?.sqlState === FENCED_SQLSTATE && this.holderSession !== null) {
       // The server's first line, without its CONTEXT.
@@ -469,9 +469,10 @@ export class PgDb implements Db {
   }
 
   /** The connection failed: nothing cached is trusted, and it is dialled again (pg-reconnect.ts). */
-  private lostConnection(sqlState: string | undefined): void {
+  private lostConnection(fields: { sqlState?: string; severity?: string } | undefined): void {
     this.broken = true;
-    this.cleanBreak = sqlState === SQLSTATE_ADMIN_SHUTDOWN;
+    // FATAL only: an immediate shutdown (no WAL flush) says 57P01 too, as a WARNING.
+    this.cleanBreak = fields?.sqlState === SQLSTATE_ADMIN_SHUTDOWN && fields.severity === 'FATAL';
     this.rowCache.clear();
     if (this.dial !== null) this.reconnect.broke();
   }

@@ -66,7 +66,7 @@ export class CommitSpans {
 
   /**
    * A new connection from commit count `at` on, to instance. clean: the old connection ended by an
-   * orderly shutdown or a terminated session (SQLSTATE 57P01), which keeps every commit: the spans
+   * orderly shutdown or a terminated session (FATAL, SQLSTATE 57P01), which keeps every commit: the spans
    * not yet durable are as good as made on the new instance. Returns whether commits may be lost.
    */
   reconnected(at: bigint, instance: string, clean: boolean): boolean {
