@@ -750,12 +750,13 @@ export class Store {
     this.readsChanged(); // read grants end
     for (const fn of this.writerChangeListeners) fn('all');
     if (r.mayHaveLost !== null) for (const fn of this.metaLossListeners) fn(`${r.target}: ${r.mayHaveLost}`);
-    this.log(
-      `reconnected to the metadata database at ${r.target} after ${r.downMs} ms (${r.tries} ${r.tries === 1 ? 'try' : 'tries'}); ` +
-        (r.mayHaveLost === null
-          ? 'nothing committed was lost; caches dropped'
-          : `${r.mayHaveLost}: changes since then may be lost, as after a power loss; caches dropped, open files report EIO at their next fsync`),
-    );
+    const tries = `${r.tries} ${r.tries === 1 ? 'try' : 'tries'}`;
+    const what =
+      r.mayHaveLost === null
+        ? 'nothing committed was lost; caches dropped'
+        : `${r.mayHaveLost}: changes since then may be lost, as after a power loss; caches dropped, ` +
+          'open files report EIO at their next fsync';
+    this.log(`reconnected to the metadata database at ${r.target} after ${r.downMs} ms (${tries}); ${what}`);
   }
 
   /** Open read-only following a writer's commits (StoreOpenOptions.follow). */

@@ -45,8 +45,6 @@ const TX_DEPTH_MAX = 64;
 export const RECONNECT_INTERVAL_MS = 1000;
 /** Who hears of a reconnection (PgDb.onReconnect: the store). */
 const RECONNECT_LISTENERS_MAX = 4;
-/** SQLSTATE admin_shutdown, as a FATAL error: the session was terminated, or the server shuts down in order (its WAL flushed). */
-const SQLSTATE_ADMIN_SHUTDOWN = '57P01';
 /** Who hears of the lease's loss (PgDb.onFence). */
 const FENCE_LISTENERS_MAX = 4;
 /** libpq's PQTRANS_IDLE: no transaction open on the server. */
@@ -221,8 +219,6 @@ export class PgDb implements Db {
   private readonly pipeline = new PgPipeline();
   /** The connection failed (server restart, network): dialled again on a timer (pg-reconnect.ts). */
   private broken = false;
-  /** The failure was an orderly end (SQLSTATE 57P01): nothing committed was lost with it. */
-  private cleanBreak = false;
   private readonly reconnect = new ReconnectSchedule((tries, downMs) => this.redial(tries, downMs));
   /** Reconnections that worked since open (`chunkfs status`: meta_reconnects). */
   reconnects = 0;
@@ -431,7 +427,7 @@ export class PgDb implements Db {
     } catch (err) {
       if (err instanceof PgError) throw err;
       if (this.pq.transactionStatus() !== PQTRANS_UNKNOWN) throw err;
-      this.lostConnection(undefined);
+      this.lostConnection();
       throw new PgError(
         last?.text ?? '',
         `the connection to ${this.target} was lost: ${(err as Error).message}`,
@@ -448,9 +444,9 @@ export class PgDb implements Db {
   private check(text: string): void {
     const status = this.pq.resultStatus();
     if (status === 'PGRES_TUPLES_OK' || status === 'PGRES_COMMAND_OK') return;
-    const fields = this.pq.resultErrorFields() as { sqlState?: string; severity?: string } | undefined;
+    const fields = this.pq.resultErrorFields() as { sqlState?: string } | undefined;
     const lost = this.pq.transactionStatus() === PQTRANS_UNKNOWN;
-    if (lost) this.lostConnection(fields);
+    if (lost) this.lostConnection();
     // A session that never held the lease (a migration before the take) gets the server's PgError.
     if (fields?.sqlState === FENCED_SQLSTATE && this.holderSession !== null) {
       // The server's first line, without its CONTEXT.
@@ -469,10 +465,8 @@ export class PgDb implements Db {
   }
 
   /** The connection failed: nothing cached is trusted, and it is dialled again (pg-reconnect.ts). */
-  private lostConnection(fields: { sqlState?: string; severity?: string } | undefined): void {
+  private lostConnection(): void {
     this.broken = true;
-    // FATAL only: an immediate shutdown (no WAL flush) says 57P01 too, as a WARNING.
-    this.cleanBreak = fields?.sqlState === SQLSTATE_ADMIN_SHUTDOWN && fields.severity === 'FATAL';
     this.rowCache.clear();
     if (this.dial !== null) this.reconnect.broke();
   }
@@ -510,7 +504,6 @@ export class PgDb implements Db {
     this.broken = false;
     this.rowCache.clear();
     const at = this.commits; // the commits above it are this connection's
-    const clean = this.cleanBreak;
     try {
       this.retake?.();
     } catch (err) {
@@ -520,8 +513,9 @@ export class PgDb implements Db {
       }
     }
     const was = this.spans.current;
-    const mayHaveLost = this.spans.reconnected(at, instance, clean)
-      ? `the server restarted or failed over (was ${was}, now ${instance}) before commits since the last fsync were flushed`
+    const mayHaveLost = this.spans.reconnected(at, instance)
+      ? `the server restarted or failed over (was ${was}, now ${instance}) ` +
+        'before commits since the last fsync were flushed'
       : null;
     this.reconnects++;
     const r: Reconnection = { target: this.target, tries, downMs, mayHaveLost };

@@ -65,17 +65,18 @@ export class CommitSpans {
   }
 
   /**
-   * A new connection from commit count `at` on, to instance. clean: the old connection ended by an
-   * orderly shutdown or a terminated session (FATAL, SQLSTATE 57P01), which keeps every commit: the spans
-   * not yet durable are as good as made on the new instance. Returns whether commits may be lost.
+   * A new connection from commit count `at` on, to instance. Returns whether commits may be lost:
+   * some not known durable were made on another instance. How the old connection ended says nothing
+   * (libpq reports an orderly shutdown, a terminated session and a crash alike: the server closed
+   * the connection), so a restart in any mode counts as a crash; a terminated session, or a network
+   * cut, finds the same instance and loses nothing.
    */
-  reconnected(at: bigint, instance: string, clean: boolean): boolean {
+  reconnected(at: bigint, instance: string): boolean {
     if (at <= this.durable) {
       this.spans = [{ from: at, instance }]; // nothing undurable: no older span matters
       return false;
     }
-    if (clean) this.spans[this.spans.length - 1].instance = instance;
-    else if (this.current !== instance) {
+    if (this.current !== instance) {
       if (this.spans.length >= SPANS_MAX) throw new Error(`more than ${SPANS_MAX} reconnections without a full commit`);
       this.spans.push({ from: at, instance });
     }

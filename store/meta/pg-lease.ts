@@ -188,7 +188,8 @@ export class PgLease {
         found.other =
           r === undefined
             ? `its lease row (epoch ${this.epoch}) was gone when it reconnected`
-            : `${String(r.host)} pid ${String(r.pid)} (${String(r.note) || 'no note'}) held it at epoch ${String(r.epoch)} ` +
+            : `${String(r.host)} pid ${String(r.pid)} (${String(r.note) || 'no note'}) ` +
+              `held it at epoch ${String(r.epoch)} ` +
               `when this one (epoch ${this.epoch}) reconnected`;
         return;
       }

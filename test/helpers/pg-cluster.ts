@@ -62,7 +62,7 @@ export interface PgCluster {
   pause(): void;
   /** Starts the server paused by pause() or crashed by crash(). */
   resume(): void;
-  /** Stops the server as a crash does (immediate: no checkpoint, unflushed WAL is lost), keeping its data for resume(). */
+  /** Stops the server as a crash does (immediate: unflushed WAL is lost), keeping its data for resume(). */
   crash(): void;
   /**
    * A new private cluster streaming from this one (pg_basebackup -R): a hot standby in a socket

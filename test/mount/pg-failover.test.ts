@@ -34,7 +34,9 @@ test.serial.afterEach.always(() => fixture.stopAll());
 /** Files of the given sizes (random bytes) written and fsync'd one by one; their sha256 sums. */
 async function writeSynced(mp: string, prefix: string): Promise<string> {
   await shOk(
-    FILE_BYTES.map((n, i) => `head -c ${n} /dev/urandom > ${mp}/${prefix}${i} && sync ${mp}/${prefix}${i}`).join(' && '),
+    FILE_BYTES.map((n, i) => `head -c ${n} /dev/urandom > ${mp}/${prefix}${i} && sync ${mp}/${prefix}${i}`).join(
+      ' && ',
+    ),
   );
   return sums(mp, prefix);
 }
@@ -72,7 +74,11 @@ if (unavailable !== null) {
         `postgresql:///failover?host=${encodeURIComponent(primary.socketDir)},${encodeURIComponent(standby.socketDir)}` +
         '&port=5432,5432&user=postgres&target_session_attrs=read-write';
       const probe = connectPg(uri);
-      t.deepEqual(probe.prepare('SELECT pg_is_in_recovery() AS r').get(), { r: 0n }, 'the URL form reaches the primary');
+      t.deepEqual(
+        probe.prepare('SELECT pg_is_in_recovery() AS r').get(),
+        { r: 0n },
+        'the URL form reaches the primary',
+      );
       probe.close();
       await mkfs(fixture.store, ['--disks', '4', '--layout', 'replica:2', '--meta', conninfo]);
       const m: ChunkfsMount = await fixture.mount();
@@ -99,7 +105,13 @@ if (unavailable !== null) {
       const reconnects = Number(/meta_reconnects: (\d+)/.exec(status)?.[1] ?? -1);
       t.true(reconnects >= 1, status);
       t.regex(m.output(), /reconnected to the metadata database at host=/);
-      t.log(m.output().split('\n').filter((l) => /reconnected/.test(l)).join('\n'));
+      t.log(
+        m
+          .output()
+          .split('\n')
+          .filter((l) => /reconnected/.test(l))
+          .join('\n'),
+      );
       t.is(standby.query('failover', 'SELECT pg_is_in_recovery()').trim(), 'f');
       await m.stop();
       // A fresh mount, with the old primary still down: the same string leads to the promoted standby.

@@ -49,7 +49,10 @@ function errorsText(w: RecordWriter): string {
 
 /** Lines of the mount's log saying it reconnected. */
 function reconnectLines(m: ChunkfsMount): string[] {
-  return m.output().split('\n').filter((l) => /reconnected to the metadata database/.test(l));
+  return m
+    .output()
+    .split('\n')
+    .filter((l) => /reconnected to the metadata database/.test(l));
 }
 
 /** A create and fsync through the mount, tried until it works (the first ones may meet the break); tries made. */
@@ -81,7 +84,9 @@ if (unavailable !== null) {
     async (t) => {
       const m = await mountFresh(t, 'terminated');
       const mp = m.mountpoint;
-      await shOk(`head -c 300000 /dev/urandom > ${mp}/before && sync ${mp}/before && sha256sum < ${mp}/before > ${fixture.dir}/before.sum`);
+      await shOk(
+        `head -c 300000 /dev/urandom > ${mp}/before && sync ${mp}/before && sha256sum < ${mp}/before > ${fixture.dir}/before.sum`,
+      );
       const epoch0 = await leaseEpoch(fixture.store);
       const w = new RecordWriter(path.join(mp, 'records.bin'), path.join(fixture.dir, 'stop-terminated'));
       try {
@@ -94,7 +99,10 @@ if (unavailable !== null) {
         await w.stop();
       }
       t.log(`writer: ${w.acked.length} acks, ${errorsText(w)}`);
-      t.true(w.errors.every((e) => / EIO$/.test(e)), errorsText(w));
+      t.true(
+        w.errors.every((e) => / EIO$/.test(e)),
+        errorsText(w),
+      );
       t.is(await badAcked(path.join(mp, 'records.bin'), w.acked), '0 []');
       await createAndSync(`${mp}/after`);
       await shOk(`sha256sum < ${mp}/before | cmp - ${fixture.dir}/before.sum`);
@@ -106,7 +114,9 @@ if (unavailable !== null) {
       await m.stop();
       const again = await fixture.mount();
       t.is(await badAcked(path.join(again.mountpoint, 'records.bin'), w.acked), '0 []');
-      await shOk(`sha256sum < ${again.mountpoint}/before | cmp - ${fixture.dir}/before.sum && [ -e ${again.mountpoint}/after ]`);
+      await shOk(
+        `sha256sum < ${again.mountpoint}/before | cmp - ${fixture.dir}/before.sum && [ -e ${again.mountpoint}/after ]`,
+      );
       await again.stop();
     },
   );
@@ -162,7 +172,10 @@ for _ in range(2):
       held.stdin.end('\n');
       await heldEnded;
       t.log(`writer: ${w.acked.length} acks, ${errorsText(w)}; held file: ${heldOut.replace(/\n/g, '; ')}`);
-      t.true(w.errors.every((e) => / EIO$/.test(e)), errorsText(w));
+      t.true(
+        w.errors.every((e) => / EIO$/.test(e)),
+        errorsText(w),
+      );
       t.is(heldOut, 'written\nfsync Input/output error\nfsync ok\n', 'EIO once: its bytes may be gone with the crash');
       t.is(await badAcked(path.join(mp, 'records.bin'), w.acked), '0 []');
       await createAndSync(`${mp}/after`);
@@ -174,7 +187,9 @@ for _ in range(2):
       const live = await shOk(`ls -la --time-style=+ ${mp}/d; stat -c '%n %s %h' ${mp}/d/* 2>&1 | sort`);
       await m.stop();
       const again = await fixture.mount();
-      const fresh = await shOk(`ls -la --time-style=+ ${again.mountpoint}/d; stat -c '%n %s %h' ${again.mountpoint}/d/* 2>&1 | sort`);
+      const fresh = await shOk(
+        `ls -la --time-style=+ ${again.mountpoint}/d; stat -c '%n %s %h' ${again.mountpoint}/d/* 2>&1 | sort`,
+      );
       t.is(live.replaceAll(mp, 'M'), fresh.replaceAll(again.mountpoint, 'M'));
       t.is(await badAcked(path.join(again.mountpoint, 'records.bin'), w.acked), '0 []');
       t.is((await shOk(`sha256sum < ${again.mountpoint}/before`)).trim(), sum);
