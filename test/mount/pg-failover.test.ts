@@ -88,8 +88,14 @@ if (unavailable !== null) {
       try {
         await w.waitAcks(ACKS_BETWEEN);
         primary.crash();
+        const killedMs = Date.now();
         standby.promote();
-        await w.waitAcks(ACKS_BETWEEN); // the mount goes on, on the promoted standby
+        const promotedMs = Date.now();
+        await w.waitAcks(1); // the mount goes on, on the promoted standby
+        t.log(
+          `ms from the kill to the promotion: ${promotedMs - killedMs}; to the next fsync'd record: ${Date.now() - promotedMs}`,
+        );
+        await w.waitAcks(ACKS_BETWEEN);
       } finally {
         await w.stop();
       }

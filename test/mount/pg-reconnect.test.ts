@@ -89,16 +89,22 @@ if (unavailable !== null) {
       );
       const epoch0 = await leaseEpoch(fixture.store);
       const w = new RecordWriter(path.join(mp, 'records.bin'), path.join(fixture.dir, 'stop-terminated'));
+      const backMs: number[] = [];
       try {
         await w.waitAcks(ACKS_BETWEEN);
         for (let i = 0; i < TERMINATIONS; i++) {
           t.not(cluster!.query('terminated', KILL_SESSIONS_SQL).trim(), '0', 'the mount had sessions');
-          await w.waitAcks(ACKS_BETWEEN); // the mount serves again
+          const killedMs = Date.now();
+          await w.waitAcks(1); // the mount serves again
+          backMs.push(Date.now() - killedMs);
+          await w.waitAcks(ACKS_BETWEEN);
         }
       } finally {
         await w.stop();
       }
-      t.log(`writer: ${w.acked.length} acks, ${errorsText(w)}`);
+      t.log(
+        `writer: ${w.acked.length} acks, ${errorsText(w)}; ms from each kill to the next fsync'd record: ${backMs.join(', ')}`,
+      );
       t.true(
         w.errors.every((e) => / EIO$/.test(e)),
         errorsText(w),
@@ -165,7 +171,10 @@ for _ in range(2):
         await shOk(`for i in $(seq ${UNSYNCED_FILES}); do echo $i > ${mp}/d/f$i; done; ls -l ${mp}/d > /dev/null`);
         cluster!.crash();
         cluster!.resume();
-        await w.waitAcks(ACKS_BETWEEN); // the mount serves again
+        const upMs = Date.now();
+        await w.waitAcks(1); // the mount serves again
+        t.log(`ms from the server accepting connections again to the next fsync'd record: ${Date.now() - upMs}`);
+        await w.waitAcks(ACKS_BETWEEN);
       } finally {
         await w.stop();
       }
