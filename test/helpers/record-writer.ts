@@ -54,12 +54,30 @@ export class RecordWriter {
   }
 
   /** Resolves once n more records than now were acknowledged (the writer goes on through errors). */
-  async waitAcks(n: number): Promise<void> {
+  waitAcks(n: number): Promise<void> {
     const target = this.acked.length + n;
+    return this.until(() => this.acked.length >= target, `${target} acks`);
+  }
+
+  /** What waitRecovered counts from: the failures so far. */
+  mark(): number {
+    return this.errors.length;
+  }
+
+  /** Resolves once a record failed after mark() gave before and a later one was acknowledged: the mount recovered. */
+  waitRecovered(before: number): Promise<void> {
+    const failedAt = (): number => Number(this.errors[before].split(' ')[0]);
+    return this.until(
+      () => this.errors.length > before && this.acked.length > 0 && this.acked[this.acked.length - 1] > failedAt(),
+      'a failure, then an ack',
+    );
+  }
+
+  private async until(done: () => boolean, what: string): Promise<void> {
     const deadline = Date.now() + ACKS_WAIT_MS;
-    while (this.acked.length < target) {
+    while (!done()) {
       if (Date.now() > deadline || this.child.exitCode !== null)
-        throw new Error(`writer: ${this.acked.length} acks, waited for ${target}; errors ${this.errors.join(', ')}`);
+        throw new Error(`writer: waited for ${what}; ${this.acked.length} acks, errors ${this.errors.join(', ')}`);
       await new Promise<void>((resolve) => {
         this.waiters.push(resolve);
         setTimeout(resolve, 1000);
