@@ -44,6 +44,7 @@ export class PgCommitPoint implements CommitPoint {
 
   async makeDurable(): Promise<void> {
     const upTo = this.db.commits; // what the caller's mark covers: the commits made before this call
+    const reconnects = this.db.reconnects;
     // A connection the server dropped (a restart) is found by using it: one more try on a new one.
     // Trying again is harmless: any synchronous commit that succeeds flushes everything before it.
     for (let attempt = 1; ; attempt++) {
@@ -57,13 +58,18 @@ export class PgCommitPoint implements CommitPoint {
         continue;
       }
       if (instance === null) throw new Error(`durable commit on ${this.db.target}: no server instance in its answer`);
+      let lost: string | null;
       try {
-        this.db.spans.confirm(upTo, instance, this.db.target);
+        lost = this.db.spans.confirm(upTo, instance, this.db.target);
       } catch (err) {
         // The metadata connection still on another instance: it finds out at its next statement.
-        if (err instanceof CommitsUnconfirmedError && !err.lost) this.db.probe();
+        if (err instanceof CommitsUnconfirmedError) this.db.probe();
         throw err;
       }
+      // Commits that may be lost: told to a caller in flight across the reconnection; those that
+      // came after it were not (the reconnection told every file open then: store/store.ts).
+      if (lost !== null && this.db.reconnects !== reconnects)
+        throw new CommitsUnconfirmedError(this.db.target, true, lost);
       return;
     }
   }

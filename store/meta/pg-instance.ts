@@ -84,20 +84,19 @@ export class CommitSpans {
   }
 
   /**
-   * A full commit point on instance covered every commit up to upTo. Throws CommitsUnconfirmedError
-   * when some of them were made on another instance: lost (reported once, then forgotten) when the
-   * session has moved to this instance already, else unconfirmed (the session has not yet found
-   * its server gone: a later commit point decides).
+   * A full commit point on instance covered every commit up to upTo: they are durable, but for those
+   * made on another instance, which may be lost; returns what names that instance (null: none).
+   * Throws CommitsUnconfirmedError when the session has not yet found its server gone (it is still
+   * on another instance): a later commit point decides.
    */
-  confirm(upTo: bigint, instance: string, target: string): void {
+  confirm(upTo: bigint, instance: string, target: string): string | null {
     const foreign = this.spans.filter((s, i) => s.instance !== instance && s.from < upTo && this.end(i) > this.durable);
     if (foreign.length > 0 && this.current !== instance)
       throw new CommitsUnconfirmedError(target, false, `now ${instance}, the session's ${this.current}`);
     if (upTo > this.durable) this.durable = upTo;
     const last = this.spans.length - 1;
     this.spans = this.spans.filter((_, i) => i === last || this.end(i) > this.durable);
-    if (foreign.length > 0)
-      throw new CommitsUnconfirmedError(target, true, `was ${foreign[0].instance}, now ${instance}`);
+    return foreign.length > 0 ? `was ${foreign[0].instance}, now ${instance}` : null;
   }
 
   /** The commit count where span i ends (the next span's start; the current one: none). */
