@@ -69,12 +69,13 @@ async function logged(m: ChunkfsMount, n: number): Promise<void> {
 }
 
 /** A create and fsync through the mount, tried until it works (the first ones may meet the break); tries made. */
-async function createAndSync(file: string): Promise<number> {
+async function createAndSync(m: ChunkfsMount, file: string): Promise<number> {
   const r = await sh(
     `n=0; until n=$((n+1)); touch ${file} 2>/dev/null && sync ${file} 2>/dev/null; do [ $n -ge 600 ] && exit 1; sleep 0.1; done; echo $n`,
     { timeoutMs: 120_000 },
   );
-  if (r.code !== 0) throw new Error(`${file}: no create and fsync worked: ${r.stderr}`);
+  if (r.code !== 0)
+    throw new Error(`${file}: no create and fsync worked: ${r.stderr}\nthe mount's log:\n${m.output()}`);
   return Number(r.stdout.trim());
 }
 
@@ -128,7 +129,7 @@ if (unavailable !== null) {
         errorsText(w),
       );
       t.is(await badAcked(path.join(mp, 'records.bin'), w.acked), '0 []');
-      await createAndSync(`${mp}/after`);
+      await createAndSync(m, `${mp}/after`);
       await shOk(`sha256sum < ${mp}/before | cmp - ${fixture.dir}/before.sum`);
       t.is(await reconnects(fixture.store), TERMINATIONS, 'each killed session: one reconnection');
       t.is(reconnectLines(m).length, TERMINATIONS, m.output());
@@ -194,7 +195,7 @@ for _ in range(2):
       cluster!.crash();
       cluster!.resume();
       const upMs = Date.now();
-      const tries = await createAndSync(`${mp}/after`); // the first tries may meet the break: EIO
+      const tries = await createAndSync(m, `${mp}/after`); // the first tries may meet the break: EIO
       t.log(`ms from the server accepting again to a create and fsync through the mount: ${Date.now() - upMs}`);
       held.stdin.end('\n');
       await heldEnded;
