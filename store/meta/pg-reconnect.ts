@@ -33,16 +33,26 @@ export class ReconnectSchedule {
   /** The last try's failure, for the errors of requests meanwhile. */
   lastFailure: string | null = null;
   private stopped = false;
+  /** A try is running; brokeAgain: the connection it made broke before it ended (that try failed). */
+  private running = false;
+  private brokeAgain = false;
 
   /** attempt: one try; throws when it failed. */
   constructor(private readonly attempt: (tries: number, downMs: number) => void) {}
 
-  /** The connection was found broken: tries start now (once per outage). */
+  /** The connection was found broken: tries start now, unless they run already. */
   broke(): void {
-    if (this.stopped || this.timer !== null || this.brokeAtMs !== 0) return;
-    this.brokeAtMs = Date.now();
-    this.tries = 0;
-    this.lastFailure = null;
+    if (this.stopped) return;
+    if (this.running) {
+      this.brokeAgain = true; // the try's own connection: it failed, the next one is scheduled
+      return;
+    }
+    if (this.timer !== null) return;
+    if (this.brokeAtMs === 0) {
+      this.brokeAtMs = Date.now();
+      this.tries = 0;
+      this.lastFailure = null;
+    }
     this.schedule(0);
   }
 
@@ -69,14 +79,18 @@ export class ReconnectSchedule {
     this.timer = null;
     if (this.stopped) return;
     this.tries++;
+    this.running = true;
+    this.brokeAgain = false;
     try {
       this.attempt(this.tries, Date.now() - this.brokeAtMs);
-      this.over();
+      if (!this.brokeAgain) return this.over();
+      this.lastFailure = 'the new connection broke at once';
     } catch (err) {
       this.lastFailure = (err as Error).message;
-      const delay = Math.min(RECONNECT_FIRST_DELAY_MS * 2 ** (this.tries - 1), RECONNECT_BACKOFF_MAX_MS);
-      this.schedule(delay);
+    } finally {
+      this.running = false;
     }
+    this.schedule(Math.min(RECONNECT_FIRST_DELAY_MS * 2 ** (this.tries - 1), RECONNECT_BACKOFF_MAX_MS));
   }
 
   /** No more tries (the store closes). */
