@@ -126,11 +126,13 @@ function metadataLine(m: Obj): string {
     typeof m.leaseLost === 'string'
       ? `; THIS MOUNT LOST THE LEASE (${m.leaseLost}): read-only, every change refused (EROFS); unmount it`
       : '';
+  // Reconnections after the connection broke (DESIGN §9 "A broken connection"): each one a crash of the metadata.
+  const again = typeof m.reconnects === 'number' ? `; meta_reconnects: ${m.reconnects}` : '';
   const l = m.lease;
-  if (!isObj(l)) return `${where}${lost}; lease: not held`;
+  if (!isObj(l)) return `${where}${lost}${again}; lease: not held`;
   const left = Number(l.expiresInMs);
   return (
-    `${where}${lost}; lease: ${String(l.host)} pid ${String(l.pid)} (${String(l.note)}), ` +
+    `${where}${lost}${again}; lease: ${String(l.host)} pid ${String(l.pid)} (${String(l.note)}), ` +
     `epoch ${String(l.epoch ?? 0)}, ` +
     `renewed ${(Number(l.heartbeatAgeMs) / 1000).toFixed(1)} s ago, ` +
     (left > 0 ? `expires in ${(left / 1000).toFixed(1)} s` : `expired ${(-left / 1000).toFixed(1)} s ago`)

@@ -9,6 +9,7 @@ import type { ReadGrantStats, Transport, TransportName, TransportOptions } from 
 import type { OpObserver } from './fuse/op-observer';
 import type { AtimeMode } from './atime';
 import { applySetIdFlags, setIdDefaults } from './mount-flags';
+import { posix } from './errno';
 
 export interface MountOptions {
   transport?: TransportName;
@@ -116,6 +117,10 @@ export async function mountFs(store: StorePort, mountpoint: string, opts: MountO
   // A follower (DESIGN §9): the kernel drops what it caches of each inode the writer changed.
   store.onWriterChange?.((changed) => {
     if (!unmounted) transport.writerChanged(changed);
+  });
+  // DESIGN §9 "A broken connection": what each open file wrote may be gone; its next fsync says EIO, once.
+  store.onMetaLoss?.((why) => {
+    for (const f of core.handles.allFiles()) f.flushError ??= posix('EIO', why);
   });
   return {
     core,

@@ -66,6 +66,8 @@ export interface StorePort {
   readonly leaseLost?: string | null;
   /** A follower: fn hears the inodes each of the writer's commits changed ('all': unknown). */
   onWriterChange?(fn: (changed: number[] | 'all') => void): void;
+  /** fn hears why, when the metadata server restarted or failed over: changes not fsync'd may be lost (DESIGN §9). */
+  onMetaLoss?(fn: (why: string) => void): void;
   /** fn hears of every change a read could show (fs/fuse/read-grants.ts: grants end then). Absent: no grants. */
   onReadChange?(fn: () => void): void;
   /** A read grant of ino's chunk holding offsetBytes (store/chunks/read-grant.ts), or null. */

@@ -48,6 +48,7 @@ import { FLAG_COMPRESSED, FLAG_ENCRYPTED } from '../src/header';
 import { Db } from './meta/meta';
 import {
   MetaStatus,
+  Reconnection,
   StoreLease,
   acquireLease,
   awaitWriterAnnouncing,
@@ -55,6 +56,7 @@ import {
   commitPointOf,
   createMeta,
   metaStatus,
+  onMetaReconnect,
   openStoreMeta,
   upgradeStoreMeta,
 } from './meta/engine-open';
@@ -414,6 +416,7 @@ export class Store {
       store.lock = lock;
       if (lease !== null) store.holdLease(lease, metaTarget!.url);
       if (opts.log !== undefined) store.log = opts.log;
+      onMetaReconnect(db, (r) => store.metaReconnected(r));
       store.checkDisks(false);
       if (opts.applier === false || readOnly) store.applier.held = true;
       // A read-only open applies nothing but shows what the log holds (one view, DESIGN §5).
@@ -740,6 +743,42 @@ export class Store {
         );
       });
     });
+  }
+
+  /** Listeners of onMetaLoss (bounded: one per transport of this process). */
+  private readonly metaLossListeners: Array<(why: string) => void> = [];
+
+  /**
+   * fn hears why, when the metadata server restarted or failed over and commits since the last fsync
+   * may be lost (DESIGN §9 "A broken connection"): the mount has each file open then fail its next
+   * fsync with EIO, as a device error does.
+   */
+  onMetaLoss(fn: (why: string) => void): void {
+    assert(this.metaLossListeners.length < READ_CHANGE_LISTENERS_MAX, 'metadata loss listeners: one per transport');
+    this.metaLossListeners.push(fn);
+  }
+
+  /**
+   * DESIGN §9 "A broken connection": the connection to the metadata server was dialled again after it
+   * broke, a crash of the metadata as this mount sees it. Nothing it cached of the database is
+   * trusted (the server may hold less than it was told, after a crash): every cache is dropped and
+   * the kernel is told to drop what it caches, as when the lease is lost; open files hear of a
+   * possible loss; one log line says what happened.
+   */
+  private metaReconnected(r: Reconnection): void {
+    this.env.map.forgetAll();
+    this.files.forgetAll();
+    this.env.shards.forgetAll();
+    this.readsChanged(); // read grants end
+    for (const fn of this.writerChangeListeners) fn('all');
+    if (r.mayHaveLost !== null) for (const fn of this.metaLossListeners) fn(`${r.target}: ${r.mayHaveLost}`);
+    const tries = `${r.tries} ${r.tries === 1 ? 'try' : 'tries'}`;
+    const what =
+      r.mayHaveLost === null
+        ? 'nothing committed was lost; caches dropped'
+        : `${r.mayHaveLost}: changes since then may be lost, as after a power loss; caches dropped, ` +
+          'open files report EIO at their next fsync';
+    this.log(`reconnected to the metadata database at ${r.target} after ${r.downMs} ms (${tries}); ${what}`);
   }
 
   /** Open read-only following a writer's commits (StoreOpenOptions.follow). */

@@ -15,6 +15,9 @@ import { SqliteDb } from './sqlite-engine';
 import { MetaTarget, redactedUrl } from '../meta-target';
 import { LEASE_MS, LeaseInfo, PgLease, readLease } from './pg-lease';
 import { ChangeAnnouncer, awaitAnnouncing } from './pg-announce';
+import type { Reconnection } from './pg-reconnect';
+
+export type { Reconnection };
 
 /** Relations named in a listing of what a database holds; the rest are counted. */
 const LISTED_RELATIONS_MAX = 10;
@@ -146,6 +149,14 @@ export function acquireLease(db: Db, note: string, log: (line: string) => void, 
   };
 }
 
+/**
+ * fn hears of each reconnection to the metadata server after its connection broke (DESIGN §9 "A
+ * broken connection"); SQLite's file never breaks so: never.
+ */
+export function onMetaReconnect(db: Db, fn: (r: Reconnection) => void): void {
+  if (db instanceof PgDb) db.onReconnect(fn);
+}
+
 /** A read-only follower, listening already, waits until the writer announces its changes (DESIGN §9). */
 export async function awaitWriterAnnouncing(db: Db, log: (line: string) => void): Promise<void> {
   if (db instanceof PgDb) await awaitAnnouncing(db, log);
@@ -160,10 +171,18 @@ export interface MetaStatus {
   location: string;
   lease: LeaseInfo | null;
   leaseLost: string | null;
+  /** Reconnections to the metadata server since open (PostgreSQL; DESIGN §9 "A broken connection"). */
+  reconnects?: number;
 }
 
 export function metaStatus(db: Db, metaPath: string): MetaStatus {
   if (db instanceof PgDb)
-    return { engine: db.engine, location: db.target, lease: readLease(db), leaseLost: db.fencedBy };
+    return {
+      engine: db.engine,
+      location: db.target,
+      lease: readLease(db),
+      leaseLost: db.fencedBy,
+      reconnects: db.reconnects,
+    };
   return { engine: db.engine, location: metaPath, lease: null, leaseLost: null };
 }

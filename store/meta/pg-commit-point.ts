@@ -12,18 +12,26 @@
 // The commit point runs on a second connection of its own, asynchronously (libpq's send and read):
 // while the server flushes, the thread serves requests, as SQLite's WAL fdatasync runs on the pool,
 // and the metadata connection stays free for them (it is synchronous, DESIGN §9).
+//
+// It vouches only for commits made on its own server instance (store/meta/pg-instance.ts): after a
+// crash or a fail-over of the server, commits made on the old one and not flushed yet may be gone,
+// and the commit point says so (EIO at the fsync) instead of answering for them (DESIGN §9 "A
+// broken connection"). With a synchronous standby (synchronous_standby_names), its synchronous
+// commit returns once the standby has flushed it too: a promoted standby holds every fsync'd change.
 import type { CommitPoint } from './commit-point';
 import type { PgDb } from './pg-engine';
 import type { LibpqConnection } from './libpq';
 import { connectPg } from './pg-open';
 import { finishLibpq } from './pg-engine';
+import { CommitsUnconfirmedError, SERVER_INSTANCE_SQL } from './pg-instance';
 
 /** The row a full commit writes (made by a read-write open, store/meta/pg-open.ts; no part of the shared schema). */
 export const COMMIT_POINT_TABLE_SQL =
   'CREATE TABLE IF NOT EXISTS chunkfs_commit_point(k INT PRIMARY KEY CHECK (k = 0), n BIGINT NOT NULL)';
-/** One autocommit statement on the commit point's connection, whose session commits synchronously. */
+/** One autocommit statement on the commit point's connection, whose session commits synchronously; its instance. */
 const BUMP_SQL =
-  'INSERT INTO chunkfs_commit_point(k, n) VALUES (0, 1) ON CONFLICT (k) DO UPDATE SET n = chunkfs_commit_point.n + 1';
+  'INSERT INTO chunkfs_commit_point(k, n) VALUES (0, 1) ON CONFLICT (k) DO UPDATE SET n = chunkfs_commit_point.n + 1 ' +
+  `RETURNING (${SERVER_INSTANCE_SQL})`;
 
 export class PgCommitPoint implements CommitPoint {
   private flushConn: LibpqConnection | null = null;
@@ -35,17 +43,34 @@ export class PgCommitPoint implements CommitPoint {
   }
 
   async makeDurable(): Promise<void> {
+    const upTo = this.db.commits; // what the caller's mark covers: the commits made before this call
+    const reconnects = this.db.reconnects;
     // A connection the server dropped (a restart) is found by using it: one more try on a new one.
     // Trying again is harmless: any synchronous commit that succeeds flushes everything before it.
     for (let attempt = 1; ; attempt++) {
+      let instance: string | null;
       try {
-        await runAsync(this.connection(), BUMP_SQL);
-        return;
+        instance = await runAsync(this.connection(), BUMP_SQL);
       } catch (err) {
         this.close();
         if (attempt >= COMMIT_POINT_TRIES_MAX)
           throw new Error(`durable commit on ${this.db.target} failed: ${(err as Error).message}`);
+        continue;
       }
+      if (instance === null) throw new Error(`durable commit on ${this.db.target}: no server instance in its answer`);
+      let lost: string | null;
+      try {
+        lost = this.db.spans.confirm(upTo, instance, this.db.target);
+      } catch (err) {
+        // The metadata connection still on another instance: it finds out at its next statement.
+        if (err instanceof CommitsUnconfirmedError) this.db.probe();
+        throw err;
+      }
+      // Commits that may be lost: told to a caller in flight across the reconnection; those that
+      // came after it were not (the reconnection told every file open then: store/store.ts).
+      if (lost !== null && this.db.reconnects !== reconnects)
+        throw new CommitsUnconfirmedError(this.db.target, true, lost);
+      return;
     }
   }
 
@@ -65,12 +90,13 @@ export class PgCommitPoint implements CommitPoint {
 }
 
 /**
- * One statement sent and its results read as the socket turns readable; rejects with the server's
+ * One statement sent and its results read as the socket turns readable (the first value of its
+ * first row, or null); rejects with the server's
  * message, or when no answer came within COMMIT_POINT_ANSWER_MS (the caller then hangs this
  * connection up and tries a new one). Unbounded, one lost answer held every later fsync of the mount
  * behind it (commit-log.ts shares flushes): seen once in CI after a server restart, never since.
  */
-function runAsync(conn: LibpqConnection, sql: string): Promise<void> {
+function runAsync(conn: LibpqConnection, sql: string): Promise<string | null> {
   return new Promise((resolve, reject) => {
     if (!conn.sendQuery(sql)) {
       reject(new Error(conn.errorMessage()));
@@ -78,6 +104,7 @@ function runAsync(conn: LibpqConnection, sql: string): Promise<void> {
     }
     let failure: string | null = null;
     let results = 0;
+    let value: string | null = null;
     const timer = setTimeout(() => {
       failure ??= `no answer within ${COMMIT_POINT_ANSWER_MS} ms`;
       finish();
@@ -90,6 +117,7 @@ function runAsync(conn: LibpqConnection, sql: string): Promise<void> {
         const status = conn.resultStatus();
         if (status !== 'PGRES_COMMAND_OK' && status !== 'PGRES_TUPLES_OK')
           failure = conn.resultErrorMessage() || status;
+        else if (value === null && conn.ntuples() > 0 && conn.nfields() > 0) value = conn.getvalue(0, 0);
         if (++results > RESULTS_MAX) failure ??= `more than ${RESULTS_MAX} results`;
       }
       if (failure !== null) finish();
@@ -98,7 +126,7 @@ function runAsync(conn: LibpqConnection, sql: string): Promise<void> {
       clearTimeout(timer);
       conn.stopReader();
       conn.removeListener('readable', onReadable);
-      if (failure === null) resolve();
+      if (failure === null) resolve(value);
       else reject(new Error(failure.trim()));
     };
     conn.on('readable', onReadable);

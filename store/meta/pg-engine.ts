@@ -18,6 +18,8 @@ import { redactedUrl } from '../meta-target';
 import { CachedResult } from './pg-result';
 import { NEXT_INO_SQL } from './meta';
 import { FENCED_SQLSTATE, LeaseLostError } from './pg-fence';
+import { CommitSpans } from './pg-instance';
+import { Reconnection, ReconnectSchedule } from './pg-reconnect';
 import { ChunkfsError, assert } from '../../src/errors';
 
 /** A directory's entries, read whole with a lookup in it that missed (pg-name-cache.ts: one more is "large"). */
@@ -39,8 +41,10 @@ const OID_NUMERIC = 1700;
 const PREPARED_TEXTS_MAX = 4096;
 /** Savepoints one transaction may nest. */
 const TX_DEPTH_MAX = 64;
-/** A lost connection is dialled again at most this often (a server that is down is not dialled per request). */
+/** A follower's lost listening connection is dialled again this often (store/meta/pg-listen.ts). */
 export const RECONNECT_INTERVAL_MS = 1000;
+/** Who hears of a reconnection (PgDb.onReconnect: the store). */
+const RECONNECT_LISTENERS_MAX = 4;
 /** Who hears of the lease's loss (PgDb.onFence). */
 const FENCE_LISTENERS_MAX = 4;
 /** libpq's PQTRANS_IDLE: no transaction open on the server. */
@@ -213,9 +217,16 @@ export class PgDb implements Db {
   readonly rowCache = new PgRowCache(CACHED_TABLES);
   /** Statements of the open transaction that wait for the next one whose result is read. */
   private readonly pipeline = new PgPipeline();
-  /** The connection failed (server restart, network): the next statement outside a transaction dials again. */
+  /** The connection failed (server restart, network): dialled again on a timer (pg-reconnect.ts). */
   private broken = false;
-  private lastDialMs = 0;
+  private readonly reconnect = new ReconnectSchedule((tries, downMs) => this.redial(tries, downMs));
+  /** Reconnections that worked since open (`chunkfs status`: meta_reconnects). */
+  reconnects = 0;
+  /** Which server instance each commit was made on, and which ones a full commit point vouched for (pg-instance.ts). */
+  readonly spans: CommitSpans;
+  /** The lease holder's re-take of the lease on a new connection (store/meta/pg-lease.ts); null: no lease held. */
+  private retake: (() => void) | null = null;
+  private readonly reconnectListeners: Array<(r: Reconnection) => void> = [];
   /** Transactions committed (and writes outside one) since open: the commit log's mark (DESIGN §5). */
   commits = 0n;
   /** Round trips to the server since open (each statement sent alone, each pipeline): what the benchmarks count. */
@@ -224,8 +235,9 @@ export class PgDb implements Db {
   private inoNext = 0;
   private inoEpoch = -1;
   /**
-   * Settings of the lease holder's session (its epoch, store/meta/pg-fence.ts), made again on a
-   * connection dialled after a failure: the new session writes as the holder, or is refused.
+   * Settings of the lease holder's session (its epoch, store/meta/pg-fence.ts): set, a refused write
+   * (CF001) means the lease is lost. A connection dialled after a failure takes the lease again in a
+   * new epoch (retake), never the old session's.
    */
   private holderSession: string | null = null;
   /** Why this opener lost the store's lease (DESIGN §9 "Lease and fencing"); null while it has not. */
@@ -236,17 +248,20 @@ export class PgDb implements Db {
   /** The connection string without a password, for messages. */
   readonly target: string;
   /**
-   * url: the libpq URI connected to (it never holds a password: store/meta-target.ts); a second
-   * connection uses it. dial: a new connection set up as this one was (store/meta/pg-open.ts), to
-   * replace one that failed: the operation that saw the failure fails (its transaction is gone with
-   * the connection; DESIGN §5 keeps what was committed), the next one runs on the new connection.
+   * url: the connection string (it never holds a password: store/meta-target.ts); a second
+   * connection uses it. instance: the server instance pq reached (pg-instance.ts). dial: a new
+   * connection set up as this one was (store/meta/pg-open.ts), to replace one that failed
+   * (DESIGN §9 "A broken connection"): the operation that saw the failure fails (its transaction is
+   * gone with the connection), the ones while it is down too, the next ones run on the new connection.
    */
   constructor(
     private pq: LibpqConnection,
     readonly url: string,
-    private readonly dial: (() => LibpqConnection) | null = null,
+    instance: string,
+    private readonly dial: (() => { pq: LibpqConnection; instance: string }) | null = null,
   ) {
     this.target = redactedUrl(url);
+    this.spans = new CommitSpans(instance);
   }
 
   /** Run a prepared statement (preparing its text on first use), after the queued ones; throws PgError. */
@@ -306,7 +321,8 @@ export class PgDb implements Db {
     if (!this.rowCache.trusted) return null;
     if (this.inoNext === 0 || this.inoEpoch !== this.rowCache.epoch) {
       const r = this.prepare(NEXT_INO_READ_SQL).get() as { next: bigint };
-      this.inoNext = Number(r.next);
+      // Never below a number handed out already: a server crash may have lost its row (DESIGN §9).
+      this.inoNext = Math.max(this.inoNext, Number(r.next));
       this.inoEpoch = this.rowCache.epoch;
     }
     const ino = this.inoNext++;
@@ -367,6 +383,27 @@ export class PgDb implements Db {
     for (const fn of this.fenceListeners) fn(why);
   }
 
+  /** One trivial statement: a connection the server dropped is found so, and dialled again. */
+  probe(): void {
+    if (this.broken || this.depth > 0) return;
+    try {
+      this.exec('SELECT 1');
+    } catch {
+      /* found broken: dialled again (pg-reconnect.ts) */
+    }
+  }
+
+  /** retake: the lease taken again on a new connection, or the opener fenced (store/meta/pg-lease.ts). */
+  onRedialled(retake: () => void): void {
+    this.retake = retake;
+  }
+
+  /** fn hears of each reconnection that worked (bounded: the store listens). */
+  onReconnect(fn: (r: Reconnection) => void): void {
+    assert(this.reconnectListeners.length < RECONNECT_LISTENERS_MAX, 'listeners to reconnections are the store');
+    this.reconnectListeners.push(fn);
+  }
+
   /** fn hears why, when the lease is found lost (bounded: the lease and the store listen). */
   onFence(fn: (why: string) => void): void {
     assert(
@@ -390,8 +427,7 @@ export class PgDb implements Db {
     } catch (err) {
       if (err instanceof PgError) throw err;
       if (this.pq.transactionStatus() !== PQTRANS_UNKNOWN) throw err;
-      this.broken = true;
-      this.rowCache.clear();
+      this.lostConnection();
       throw new PgError(
         last?.text ?? '',
         `the connection to ${this.target} was lost: ${(err as Error).message}`,
@@ -410,10 +446,7 @@ export class PgDb implements Db {
     if (status === 'PGRES_TUPLES_OK' || status === 'PGRES_COMMAND_OK') return;
     const fields = this.pq.resultErrorFields() as { sqlState?: string } | undefined;
     const lost = this.pq.transactionStatus() === PQTRANS_UNKNOWN;
-    if (lost) {
-      this.broken = true;
-      this.rowCache.clear();
-    }
+    if (lost) this.lostConnection();
     // A session that never held the lease (a migration before the take) gets the server's PgError.
     if (fields?.sqlState === FENCED_SQLSTATE && this.holderSession !== null) {
       // The server's first line, without its CONTEXT.
@@ -431,34 +464,36 @@ export class PgDb implements Db {
     );
   }
 
-  /** A connection to run on: after a failure, a new one (outside a transaction, at most every RECONNECT_INTERVAL_MS). */
+  /** The connection failed: nothing cached is trusted, and it is dialled again (pg-reconnect.ts). */
+  private lostConnection(): void {
+    this.broken = true;
+    this.rowCache.clear();
+    if (this.dial !== null) this.reconnect.broke();
+  }
+
+  /** A connection to run on, or a PgError (EIO at the mount) while it is being dialled again. */
   private usable(): void {
     if (!this.broken) return;
     const lost = (why: string): PgError =>
       new PgError('', `the connection to ${this.target} was lost; ${why}`, SQLSTATE_CONNECTION_FAILURE);
     if (this.depth > 0) throw lost('this transaction is gone with it');
     if (this.dial === null) throw lost('this connection is not dialled again');
-    const now = Date.now();
-    if (now - this.lastDialMs < RECONNECT_INTERVAL_MS)
-      throw lost(`dialling again at most every ${RECONNECT_INTERVAL_MS} ms`);
-    this.lastDialMs = now;
-    let pq: LibpqConnection;
-    try {
-      pq = this.dial();
-    } catch (err) {
-      // A PgError (EIO at the mount), not the dial's ConfigError (EINVAL): the request was fine.
-      throw lost(`dialling again failed: ${(err as Error).message}`);
-    }
+    throw lost(this.reconnect.status());
+  }
+
+  /**
+   * One try of the reconnection (pg-reconnect.ts; DESIGN §9 "A broken connection"): a new connection
+   * over the whole connection string, checked to reach this store's metadata (pg-open.ts), its
+   * statements prepared again, the lease taken again in a new epoch (or the opener fenced), and
+   * the listeners told, with whether commits since the last full commit point may be lost.
+   */
+  private redial(tries: number, downMs: number): void {
+    const { pq, instance } = this.dial!();
     try {
       for (const [text, p] of this.prepared) {
         pq.prepare(p.name, text, p.params);
         if (pq.resultStatus() !== 'PGRES_COMMAND_OK')
-          throw lost(`preparing statements again failed: ${pq.resultErrorMessage()}`);
-      }
-      if (this.holderSession !== null) {
-        pq.exec(this.holderSession);
-        const ok = pq.resultStatus() === 'PGRES_TUPLES_OK' || pq.resultStatus() === 'PGRES_COMMAND_OK';
-        if (!ok) throw lost(`setting the lease's session up again failed: ${pq.resultErrorMessage()}`);
+          throw new Error(`preparing statements again failed: ${pq.resultErrorMessage()}`);
       }
     } catch (err) {
       finishLibpq(pq);
@@ -467,6 +502,24 @@ export class PgDb implements Db {
     finishLibpq(this.pq);
     this.pq = pq;
     this.broken = false;
+    this.rowCache.clear();
+    const at = this.commits; // the commits above it are this connection's
+    try {
+      this.retake?.();
+    } catch (err) {
+      if (!(err instanceof LeaseLostError)) {
+        this.broken = true; // tried again with a new connection
+        throw new Error(`taking the store's lease again failed: ${(err as Error).message}`);
+      }
+    }
+    const was = this.spans.current;
+    const mayHaveLost = this.spans.reconnected(at, instance)
+      ? `the server restarted or failed over (was ${was}, now ${instance}) ` +
+        'before commits since the last fsync were flushed'
+      : null;
+    this.reconnects++;
+    const r: Reconnection = { target: this.target, tries, downMs, mayHaveLost };
+    for (const fn of this.reconnectListeners) fn(r);
   }
 
   /** A write outside a transaction commits at once (autocommit). */
@@ -614,6 +667,7 @@ export class PgDb implements Db {
   }
 
   close(): void {
+    this.reconnect.stop();
     finishLibpq(this.pq);
   }
 }

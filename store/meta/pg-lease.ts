@@ -149,7 +149,6 @@ export class PgLease {
     const startMs = Date.now();
     const sentMs = performance.now();
     this.db.exec(LEASE_TABLE_SQL);
-    const interval = `${Math.round(this.leaseMs)} milliseconds`;
     this.db.transaction(() => {
       // Two openers at once: one waits, then sees the other. An old holder's transactions in flight
       // finish first, and its later ones see the new epoch (store/meta/pg-fence.ts).
@@ -162,28 +161,70 @@ export class PgLease {
           `took over the lease of ${held.host} pid ${held.pid} on ${this.db.target}, which is no longer running`,
         );
       }
-      const epoch = BigInt((this.db.prepare(NEXT_EPOCH_SQL).get() as { epoch: bigint }).epoch);
-      this.db
-        .prepare(
-          `INSERT INTO chunkfs_lease(k, holder, host, pid, note, acquired_at, heartbeat_at, expires_at, epoch)
-          VALUES (0, ?, ?, ?, ?, now(), now(), now() + CAST(? AS interval), ?)
-        ON CONFLICT (k) DO UPDATE SET holder = excluded.holder, host = excluded.host, pid = excluded.pid, note = excluded.note,
-          acquired_at = excluded.acquired_at, heartbeat_at = excluded.heartbeat_at, expires_at = excluded.expires_at,
-          epoch = excluded.epoch`,
-        )
-        .run(this.holder, os.hostname(), process.pid, note, interval, epoch);
-      // Installed by the first take of a build that fences (a store made before it has none yet).
-      if ((this.db.prepare(FENCE_INSTALLED_SQL).get() as { ok: bigint }).ok !== 1n) this.db.exec(FENCE_SQL);
-      // A transaction left open by a paused holder would hold the next take's lock: the server ends
-      // it after a lease's time (the holder's transactions never wait on it for longer).
-      const idle = `SET idle_in_transaction_session_timeout = ${Math.round(this.leaseMs)}`;
-      this.db.holdLease(`${epochSettingSql(epoch)}; ${idle}`);
-      this.epoch = epoch;
+      this.takeRow(note);
     })();
-    this.renewedAtMs = sentMs;
-    this.db.trustRows(startMs + this.leaseMs); // the only writer until then (store/meta/pg-row-cache.ts)
+    this.held(startMs, sentMs);
     this.timer = setInterval(() => this.renew(), Math.max(1, Math.floor(this.leaseMs / LEASE_RENEWALS_PER_PERIOD)));
     this.timer.unref();
+    this.db.onRedialled(() => this.retake(note));
+  }
+
+  /**
+   * A new connection after the old one broke (DESIGN §9 "A broken connection"): the old session's
+   * epoch died with it (a transaction of it the server still runs commits nothing after this take,
+   * which waits for it: store/meta/pg-fence.ts). The lease is taken again in a new epoch when the
+   * row still names this opener, expired or not (nobody else took it meanwhile); else another opener
+   * held it since, and this one is fenced, as a renewal that finds it taken fences it.
+   */
+  private retake(note: string): void {
+    if (this.db.fencedBy !== null) return;
+    const startMs = Date.now();
+    const sentMs = performance.now();
+    const found: { other: string | null } = { other: null };
+    this.db.transaction(() => {
+      this.db.exec('LOCK TABLE chunkfs_lease IN EXCLUSIVE MODE');
+      const r = this.db.prepare(SELECT_SQL).get() as Record<string, unknown> | undefined;
+      if (r === undefined || r.holder !== this.holder) {
+        found.other =
+          r === undefined
+            ? `its lease row (epoch ${this.epoch}) was gone when it reconnected`
+            : `${String(r.host)} pid ${String(r.pid)} (${String(r.note) || 'no note'}) ` +
+              `held it at epoch ${String(r.epoch)} ` +
+              `when this one (epoch ${this.epoch}) reconnected`;
+        return;
+      }
+      this.takeRow(note);
+    })();
+    if (found.other !== null) return this.db.fence(found.other);
+    this.held(startMs, sentMs);
+  }
+
+  /** In the take's transaction (the lease table locked): the row names this opener, in a new epoch. */
+  private takeRow(note: string): void {
+    const interval = `${Math.round(this.leaseMs)} milliseconds`;
+    const epoch = BigInt((this.db.prepare(NEXT_EPOCH_SQL).get() as { epoch: bigint }).epoch);
+    this.db
+      .prepare(
+        `INSERT INTO chunkfs_lease(k, holder, host, pid, note, acquired_at, heartbeat_at, expires_at, epoch)
+        VALUES (0, ?, ?, ?, ?, now(), now(), now() + CAST(? AS interval), ?)
+      ON CONFLICT (k) DO UPDATE SET holder = excluded.holder, host = excluded.host, pid = excluded.pid, note = excluded.note,
+        acquired_at = excluded.acquired_at, heartbeat_at = excluded.heartbeat_at, expires_at = excluded.expires_at,
+        epoch = excluded.epoch`,
+      )
+      .run(this.holder, os.hostname(), process.pid, note, interval, epoch);
+    // Installed by the first take of a build that fences (a store made before it has none yet).
+    if ((this.db.prepare(FENCE_INSTALLED_SQL).get() as { ok: bigint }).ok !== 1n) this.db.exec(FENCE_SQL);
+    // A transaction left open by a paused holder would hold the next take's lock: the server ends
+    // it after a lease's time (the holder's transactions never wait on it for longer).
+    const idle = `SET idle_in_transaction_session_timeout = ${Math.round(this.leaseMs)}`;
+    this.db.holdLease(`${epochSettingSql(epoch)}; ${idle}`);
+    this.epoch = epoch;
+  }
+
+  /** The lease taken: held from when the take was sent, cached rows trusted until it may expire. */
+  private held(startMs: number, sentMs: number): void {
+    this.renewedAtMs = sentMs;
+    this.db.trustRows(startMs + this.leaseMs); // the only writer until then (store/meta/pg-row-cache.ts)
   }
 
   /** Heartbeat: extend the lease if this take still holds it, else the opener is fenced (pg-engine.ts fence). */

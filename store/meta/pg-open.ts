@@ -6,12 +6,13 @@
 import { ConfigError } from '../config';
 import { STORE_ID_VERSION, checkStoreDb, createSchema, migrate } from './meta';
 import { MetaIdentityError, MetaPlace, checkStoreIdentity } from './store-identity';
-import { PgDb } from './pg-engine';
+import { PgDb, finishLibpq } from './pg-engine';
 import { LibpqConnection, newLibpqConnection } from './libpq';
 import { redactedUrl } from '../meta-target';
 import { withKeyword } from '../pg-conninfo';
 import { COMMIT_POINT_TABLE_SQL } from './pg-commit-point';
 import { CHANGE_NOTIFY_SQL } from './pg-change-notify';
+import { serverInstanceOf } from './pg-instance';
 
 /** How long a connect may take before libpq gives up (seconds; its connect_timeout). */
 const CONNECT_TIMEOUT_SECONDS = 10;
@@ -62,7 +63,14 @@ export function connectPg(url: string, refuseWrites = false, storeUuid?: string)
   } catch (err) {
     throw connectError(url, (err as Error).message);
   }
-  const db = new PgDb(pq, url, () => redial(url, refuseWrites, storeUuid));
+  let instance: string;
+  try {
+    instance = serverInstanceOf(pq);
+  } catch (err) {
+    finishLibpq(pq);
+    throw connectError(url, (err as Error).message);
+  }
+  const db = new PgDb(pq, url, instance, () => redial(url, refuseWrites, storeUuid));
   try {
     db.exec(refuseWrites ? `${SESSION_SQL}; ${READ_ONLY_SQL}` : SESSION_SQL);
   } catch (err) {
@@ -82,8 +90,16 @@ export function pgPlace(url: string): MetaPlace {
   };
 }
 
-/** A new connection to replace a failed one: refused (ConfigError) unless it names store storeUuid. */
-function redial(url: string, refuseWrites: boolean, storeUuid: string | undefined): LibpqConnection {
+/**
+ * A new connection to replace a failed one, over the whole connection string (every host of a
+ * multi-host one, as libpq tries them: DESIGN §9 "The database's own fail-over"), and the instance
+ * it reached: refused (MetaIdentityError) unless it names store storeUuid.
+ */
+function redial(
+  url: string,
+  refuseWrites: boolean,
+  storeUuid: string | undefined,
+): { pq: LibpqConnection; instance: string } {
   const db = connectPg(url, refuseWrites, storeUuid);
   try {
     if (storeUuid !== undefined && checkStoreIdentity(db, pgPlace(url), storeUuid, STORE_ID_VERSION)) {
@@ -95,7 +111,7 @@ function redial(url: string, refuseWrites: boolean, storeUuid: string | undefine
     db.close();
     throw err;
   }
-  return db.detach();
+  return { pq: db.detach(), instance: db.spans.current };
 }
 
 /**

@@ -60,8 +60,18 @@ export interface PgCluster {
   restart(): void;
   /** Stops the server (fast: clients are disconnected), keeping its data for start(). */
   pause(): void;
-  /** Starts the server paused by pause(). */
+  /** Starts the server paused by pause() or crashed by crash(). */
   resume(): void;
+  /** Stops the server as a crash does (immediate: unflushed WAL is lost), keeping its data for resume(). */
+  crash(): void;
+  /**
+   * A new private cluster streaming from this one (pg_basebackup -R): a hot standby in a socket
+   * directory of its own, stopped and deleted by its own stop(). With synchronous_standby_names set
+   * on this one (privateCluster's settings), a synchronous commit here waits for it.
+   */
+  standby(): PgCluster;
+  /** A standby made by standby() becomes a primary (pg_ctl promote, waiting until it takes writes). */
+  promote(): void;
   /** The rows of one query on database name, as psql prints them unaligned (fields split by |). */
   query(name: string, sql: string): string;
   /** Every table of database name: its row count and a digest of its rows as pg_dump writes them (same rows, same text); the sequences. */
@@ -99,6 +109,11 @@ export function startPgCluster(settings: Record<string, string> = {}): PgCluster
  * waits for its test processes on a signal before stopping the cluster they use).
  */
 export function privateCluster(settings: Record<string, string> = {}, stopAtExit = true): PgCluster {
+  return newCluster(settings, stopAtExit, null);
+}
+
+/** A private cluster: made by initdb, or (primarySocket) copied from a running primary as its standby. */
+function newCluster(settings: Record<string, string>, stopAtExit: boolean, primarySocket: string | null): PgCluster {
   const reason = pgUnavailableReason();
   if (reason !== null) throw new Error(`PostgreSQL unavailable: ${reason}`);
   if (servers.size >= CLUSTERS_MAX) throw new Error(`more than ${CLUSTERS_MAX} test clusters at once`);
@@ -165,12 +180,26 @@ export function privateCluster(settings: Record<string, string> = {}, stopAtExit
       started = false;
     },
     resume: () => start(),
+    crash(): void {
+      asPostgres([ctl, '-D', data, '-m', 'immediate', '-w', '-t', String(PG_CTL_WAIT_SECONDS), 'stop']);
+      started = false;
+    },
+    standby: () => newCluster({}, true, dir),
+    promote(): void {
+      asPostgres([ctl, '-D', data, '-w', '-t', String(PG_CTL_WAIT_SECONDS), 'promote']);
+    },
     query: (name: string, sql: string): string => query(dir, name, sql),
     dumpRows: (name: string): string => dumpRows(dir, name),
   };
   servers.add(cluster);
   if (stopAtExit) stopAtProcessExit(cluster);
   try {
+    if (primarySocket !== null) {
+      // -R: standby.signal and primary_conninfo (the primary's socket), so it starts as a streaming standby.
+      asPostgres([path.join(PG_BIN_DIR, 'pg_basebackup'), '-h', primarySocket, '-U', 'postgres', '-D', data, '-R']);
+      start();
+      return cluster;
+    }
     // C locale: names sort by bytes, as SQLite's BINARY collation does; UTF8 for any file name.
     asPostgres([
       path.join(PG_BIN_DIR, 'initdb'),
@@ -239,6 +268,9 @@ function sharedCluster(socketDir: string): PgCluster {
     restart: refuse('restart()'),
     pause: refuse('pause()'),
     resume: refuse('resume()'),
+    crash: refuse('crash()'),
+    standby: refuse('standby()'),
+    promote: refuse('promote()'),
     query: (name: string, sql: string): string => query(socketDir, own(name), sql),
     dumpRows: (name: string): string => dumpRows(socketDir, own(name)),
   };
