@@ -5,6 +5,19 @@ import { rsNative } from './rs-native';
 import { assert } from './errors';
 
 export const HUGE_PAGE_BYTES = 2 << 20;
+/** The alignment O_DIRECT asks of buffers, lengths and offsets (spec §2 aligns every region to it). */
+export const DIRECT_ALIGN_BYTES = 4096;
+
+/** The memory allocHuge made: 2 MiB-aligned, so any view of it at a 4 KiB offset is page-aligned. */
+const hugeMemory = new WeakSet<ArrayBufferLike>();
+
+/**
+ * Whether b may be handed to an O_DIRECT write as it is: inside memory allocHuge made, at a 4 KiB
+ * offset, a whole number of 4 KiB. (Other memory's address is unknown from JavaScript.)
+ */
+export function directWritable(b: Uint8Array): boolean {
+  return hugeMemory.has(b.buffer) && b.byteOffset % DIRECT_ALIGN_BYTES === 0 && b.length % DIRECT_ALIGN_BYTES === 0;
+}
 
 /** A Buffer of exactly lengthBytes, a multiple of 2 MiB, in huge-page-advised memory. */
 export function allocHuge(lengthBytes: number): Buffer {
@@ -14,6 +27,8 @@ export function allocHuge(lengthBytes: number): Buffer {
   );
   const buf = rsNative().allocHuge(lengthBytes);
   assert(buf.length === lengthBytes, 'allocHuge: the addon returned the size asked for');
+  assert(buf.byteOffset === 0, 'allocHuge: the Buffer starts at its memory');
+  hugeMemory.add(buf.buffer);
   return buf;
 }
 

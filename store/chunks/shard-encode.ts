@@ -14,11 +14,14 @@ import { errnoCode } from '../io/io';
  * buffer (spec §2: header | table | data | zero pad to 4 KiB). test/store/chunks/shard-encode.test.ts
  * checks the result equals encodeShard byte for byte.
  */
-export function encodeShardParts(
-  params: ShardParams,
-  payload: Payload,
-  key: BitrotKey,
-): { head: Buffer; dataStart: number; padBytes: number } {
+/** A shard's bytes besides its payload: header + hash table (head), where the data starts, the zero pad after it. */
+export interface ShardParts {
+  head: Buffer;
+  dataStart: number;
+  padBytes: number;
+}
+
+export function encodeShardParts(params: ShardParams, payload: Payload, key: BitrotKey): ShardParts {
   const slices = Array.isArray(payload) ? payload : [payload];
   const length = payloadLength(payload);
   const header = shardHeaderFor(params, length);

@@ -195,7 +195,7 @@ export class FaultyIo implements Io {
   async open(p: string, mode: OpenMode): Promise<IoFile> {
     const path = nodePath.resolve(p);
     await this.gate('open', path);
-    if (mode === 'create-exclusive') {
+    if (mode === 'create-exclusive' || mode === 'create-direct') {
       this.ensure(path);
       const file = await this.run(() => this.inner.open(path, mode));
       this.after('open');

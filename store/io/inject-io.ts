@@ -73,8 +73,8 @@ export class InjectIo implements Io {
     // Opening an existing file writes nothing (its pwrites do); creating one does.
     await gate(
       this.faults,
-      mode === 'create-exclusive' ? 'write' : 'read',
-      mode === 'create-exclusive' ? 'create' : 'open',
+      mode === 'create-exclusive' || mode === 'create-direct' ? 'write' : 'read',
+      mode === 'create-exclusive' || mode === 'create-direct' ? 'create' : 'open',
       path,
     );
     return new InjectFile(await this.inner.open(path, mode), path, this.faults);

@@ -9,7 +9,11 @@ import { IoStat, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, statOf } from './sync-io';
 
 export type { IoStat } from './sync-io';
 
-export type OpenMode = 'read' | 'readwrite' | 'create-exclusive';
+/**
+ * 'create-direct': 'create-exclusive' whose writes bypass the page cache (O_DIRECT): every buffer,
+ * length and offset written must be 4 KiB-aligned (DIRECT_ALIGN_BYTES), else the write fails EINVAL.
+ */
+export type OpenMode = 'read' | 'readwrite' | 'create-exclusive' | 'create-direct';
 
 export interface IoFile {
   /** Reads up to lengthBytes at positionBytes; short only at EOF. */
@@ -17,6 +21,8 @@ export interface IoFile {
   /** pread into target[targetOffset..]; returns the bytes read (short only at EOF). */
   preadInto(target: Buffer, targetOffset: number, lengthBytes: number, positionBytes: number): Promise<number>;
   pwrite(data: Uint8Array, positionBytes: number): Promise<void>;
+  /** The parts written back to back from positionBytes in one call, off the calling thread (optional). */
+  pwritev?(parts: Uint8Array[], positionBytes: number): Promise<void>;
   fsync(): Promise<void>;
   /** inlineOk false: always on the libuv pool (several files' syncs at once stay concurrent). */
   fdatasync(inlineOk?: boolean): Promise<void>;
@@ -133,6 +139,24 @@ function fdWrite(fd: number, buf: Uint8Array, offset: number, length: number, po
   return new Promise((resolve, reject) => {
     fs.write(fd, buf, offset, length, position, (err, n) => (err ? reject(err) : resolve(n)));
   });
+}
+
+function fdWritev(fd: number, parts: Uint8Array[], position: number): Promise<number> {
+  return new Promise((resolve, reject) => fs.writev(fd, parts, position, (err, n) => (err ? reject(err) : resolve(n))));
+}
+
+/** writev at positionBytes until every part is written (a short write resumes where it stopped). */
+async function pwritevFd(fd: number, parts: Uint8Array[], positionBytes: number): Promise<void> {
+  const total = parts.reduce((n, p) => n + p.length, 0);
+  let rest = parts;
+  let done = 0;
+  for (let loop = 0; loop < PREAD_LOOPS_MAX && done < total; loop++) {
+    let n = await fdWritev(fd, rest, positionBytes + done);
+    done += n;
+    while (rest.length > 0 && n >= rest[0].length) n -= rest.shift()!.length;
+    if (n > 0) rest = [rest[0].subarray(n), ...rest.slice(1)];
+  }
+  assert(done === total, 'pwritev: short write');
 }
 
 function fdCall(fn: (fd: number, cb: (err: NodeJS.ErrnoException | null) => void) => void, fd: number): Promise<void> {
@@ -275,6 +299,10 @@ class NodeFile implements IoFile {
     const inline = data.length <= INLINE_BYTES_MAX ? () => pwriteSync(fd, data, positionBytes) : null;
     return this.gate.run(inline, () => pwriteFd(fd, data, positionBytes));
   }
+  pwritev(parts: Uint8Array[], positionBytes: number): Promise<void> {
+    assert(this.d.writable, 'pwritev on a read-only descriptor');
+    return this.gate.run(null, () => pwritevFd(this.d.fd, parts, positionBytes));
+  }
   fsync(): Promise<void> {
     // Whole-shard writes fsync several shard files at once: they stay concurrent in the pool.
     return this.gate.run(null, () => fdCall(fs.fsync, this.d.fd));
@@ -333,9 +361,10 @@ export class NodeIo implements Io {
   }
 
   async open(path: string, mode: OpenMode): Promise<IoFile> {
-    if (mode === 'create-exclusive') {
+    if (mode === 'create-exclusive' || mode === 'create-direct') {
       // Temp files are written once and renamed; never cached.
-      const fd = await openFd(path, 'wx+');
+      const c = fs.constants;
+      const fd = await openFd(path, mode === 'create-direct' ? c.O_CREAT | c.O_EXCL | c.O_RDWR | c.O_DIRECT : 'wx+');
       const d = new Descriptor(fd, true);
       d.evicted = true;
       d.refs = 1;

@@ -17,7 +17,8 @@ import { ChunkRef } from '../../../store/chunks/chunk-ref';
 import { HeaderMismatchError, ShardStore } from '../../../store/chunks/shard-store';
 import { DISK_MARKER_FILE, DiskUnavailableError } from '../../../store/disk-identity';
 import { FaultyIo } from '../../../store/io/faulty-io';
-import { NodeIo } from '../../../store/io/io';
+import { Io, IoFile, NodeIo, OpenMode } from '../../../store/io/io';
+import { allocHuge } from '../../../src/huge-buffer';
 import { prng, randomBytes, tmpDir } from '../helpers';
 
 const BB = 4096;
@@ -31,7 +32,19 @@ interface Fixture {
   key: Buffer;
 }
 
-async function fixture(): Promise<Fixture> {
+/** NodeIo that counts its opens by mode, and may refuse O_DIRECT as tmpfs does (EINVAL). */
+class OpenCounter extends NodeIo {
+  readonly modes: OpenMode[] = [];
+  refuseDirect = false;
+  override open(p: string, mode: OpenMode): Promise<IoFile> {
+    this.modes.push(mode);
+    if (mode === 'create-direct' && this.refuseDirect)
+      return Promise.reject(Object.assign(new Error(`EINVAL: open '${p}'`), { code: 'EINVAL' }));
+    return super.open(p, mode);
+  }
+}
+
+async function fixture(opens: Io = new NodeIo()): Promise<Fixture> {
   await loadHighway();
   const base = tmpDir('chunkfs-shard-store-');
   const roots = new Map(DISKS.map((d) => [d, path.join(base, `d${d}`)]));
@@ -45,7 +58,7 @@ async function fixture(): Promise<Fixture> {
     setUnavailable: (d: number, reason: string) => void offline.set(d, reason),
   };
   const key = randomBytes(prng(7), 32);
-  const io = new FaultyIo(new NodeIo());
+  const io = new FaultyIo(opens);
   return { shards: new ShardStore(io, parseBitrotKey(key), roots, gate), io, roots, offline, key };
 }
 
@@ -100,6 +113,54 @@ test('a whole-shard write decodes to its payload, verifies, and reads back any r
     await f.shards.readVerifiedInto(ref, 2, at, n, into, 5);
     t.true(into.subarray(5).equals(payload.subarray(at, at + n)), `range ${at}+${n} into a buffer`);
   }
+});
+
+test('aligned payloads are written past the page cache (O_DIRECT), others through it; both read back verified', async (t) => {
+  const opens = new OpenCounter();
+  const f = await fixture(opens);
+  const huge = allocHuge(2 << 20);
+  randomBytes(prng(3), 64 * BB).copy(huge, 4 * BB);
+  const aligned = huge.subarray(4 * BB, 68 * BB); // in allocHuge's memory, at a page offset, whole pages
+  const ref = replicaRef(aligned.length);
+  for (const i of [0, 1, 2]) await f.shards.writeShard(ref, i, aligned);
+  t.is(f.shards.directCount, 3, 'three direct writes');
+  const loose = randomBytes(prng(4), 64 * BB); // a Buffer whose address JavaScript cannot know
+  const ref2 = replicaRef(loose.length, 2n);
+  await f.shards.writeShard(ref2, 0, loose);
+  const short = aligned.subarray(0, 3 * BB + 100); // not whole pages
+  await f.shards.writeShard(replicaRef(short.length, 3n), 1, short);
+  t.is(f.shards.directCount, 3, 'the others through the page cache');
+  t.deepEqual(
+    opens.modes.filter((m) => m.startsWith('create')),
+    ['create-direct', 'create-direct', 'create-direct', 'create-exclusive', 'create-exclusive'],
+  );
+  for (const i of [0, 1, 2]) t.true((await f.shards.readWhole(ref, i)).equals(aligned), `direct shard ${i}`);
+  t.true((await f.shards.readWhole(ref2, 0)).equals(loose));
+  t.true(verifyShardBytes(fs.readFileSync(f.shards.path(ref, 0)), parseBitrotKey(f.key)).payload.equals(aligned));
+});
+
+test('a disk that refuses O_DIRECT (EINVAL, as tmpfs) is written through the page cache from then on', async (t) => {
+  const opens = new OpenCounter();
+  opens.refuseDirect = true;
+  const f = await fixture(opens);
+  const huge = allocHuge(2 << 20);
+  randomBytes(prng(5), 16 * BB).copy(huge);
+  const payload = huge.subarray(0, 16 * BB);
+  const ref = replicaRef(payload.length);
+  await f.shards.writeShard(ref, 0, payload);
+  await f.shards.writeShard(replicaRef(payload.length, 2n), 0, payload);
+  t.is(f.shards.directCount, 0);
+  t.deepEqual(
+    opens.modes.filter((m) => m.startsWith('create')),
+    ['create-direct', 'create-exclusive', 'create-exclusive'],
+    'refused once, never asked again',
+  );
+  t.true((await f.shards.readWhole(ref, 0)).equals(payload));
+  t.deepEqual(
+    filesUnder(f.roots).filter((p) => p.includes('.tmp.')),
+    [],
+    'no temp file left',
+  );
 });
 
 test('a write cut off before its flush leaves nothing under the final name; deleteChunk removes its temp file', async (t) => {
