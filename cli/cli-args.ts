@@ -267,7 +267,7 @@ unmounts. Without <store>, uses $XDG_DATA_HOME/chunkfs/default (else ~/.local/sh
 created on first use with 6 disks and replica:3. A stale mount point left by a crash is recovered;
 a live one is refused. A store a live mount here serves already is mounted as a bind of that mount
 (root; same options or none; -o ro for a read-only one), and the command returns once it is made.
-  -o buffer_mb=N     write-back buffer limit in MiB (default 5% of RAM, 64..192)
+  -o buffer_mb=N     write-back buffer limit in MiB (default 5% of RAM, 64..128)
   -o flush_ms=N      flush a dirty file this long after its first buffered write (default 5000)
   -o allow_other     let other users in (default when run as root); noallow_other to refuse them
   -o ro              read-only: every change is refused (EROFS); the store still heals what reads find

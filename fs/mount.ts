@@ -56,13 +56,14 @@ export interface MountedFs {
 }
 
 /**
- * The default bound's ceiling (mount peak RSS <= 350 MiB over the fio run). With 1 GiB the
- * mount peaked at 499 MiB on fio's 128 MiB files and 647 MiB on 256 MiB ones; the process needs
- * about 120 MiB besides the buffer (V8 heap up to ~80 MiB, code, threads), so 224 MiB of buffer and
- * flush lanes keep it near 350 MiB while a 128 MiB file rewritten in place still meets its rewrites
- * in memory (fs/write-buffer.ts STREAM_FULL_CHUNKS_FRACTION). -o buffer_mb raises it.
+ * The default bound's ceiling (mount peak RSS <= 350 MiB while a 4 GiB file is written,
+ * test/mount/memory.test.ts). With transaction groups (DESIGN §5) a stored chunk leaves the buffer
+ * as soon as its shards are written, so the bound holds chunks being filled and those waiting for a
+ * store, not a flush backlog. Measured (4 GiB file, random bytes): with 192 MiB the mount peaked at
+ * 291 MiB on replica:3 and 389-403 MiB on ec:4+2; with 128 MiB at 236 and 320 MiB; sequential writes
+ * were as fast (2 GiB of zeros on ec:4+2 in 8.70 s against 8.61 s with 96 MiB). -o buffer_mb raises it.
  */
-export const DEFAULT_BUFFER_BYTES_MAX = 192 << 20;
+export const DEFAULT_BUFFER_BYTES_MAX = 128 << 20;
 /** The default bound's floor: with 64 MiB, random 4 KiB writes over a 256 MiB file stalled on memory pressure every few seconds. */
 const DEFAULT_BUFFER_BYTES_MIN = 64 << 20;
 
