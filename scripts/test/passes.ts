@@ -46,6 +46,7 @@ export const TRANSPORT_INDEPENDENT_MOUNT_FILES = [
   'inspect-fsck',
   'intent-log',
   'kill-priv',
+  'memory',
   'meta-copy',
   'mount-helper',
   'pg-cache',
