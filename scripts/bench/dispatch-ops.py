@@ -13,7 +13,8 @@ import mmap
 import os
 import random
 import sys
-import time
+
+from forked_jobs import run_forked
 
 FILES_PER_JOB = 2000
 DATA_BYTES = 16 << 20
@@ -81,32 +82,7 @@ PHASES = {
 def main():
     phase, root, ops, jobs = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     run = PHASES[phase]  # an unknown phase fails here, before any timing
-    # Workers start together when the parent closes the pipe (fork time is not counted).
-    go_r, go_w = os.pipe()
-    pids = []
-    for job in range(jobs):
-        pid = os.fork()
-        if pid == 0:
-            code = 0
-            os.close(go_w)
-            os.read(go_r, 1)
-            try:
-                run(root, job, ops // jobs, random.Random(job))
-            except Exception as e:  # noqa: BLE001 (reported, then the exit code says it failed)
-                sys.stderr.write('dispatch-ops %s worker %d: %s\n' % (phase, job, e))
-                code = 1
-            os._exit(code)
-        pids.append(pid)
-    os.close(go_r)
-    start = time.monotonic()
-    os.close(go_w)
-    failed = 0
-    for pid in pids:
-        _, status = os.waitpid(pid, 0)
-        failed += status != 0
-    elapsed = time.monotonic() - start
-    if failed:
-        sys.exit('dispatch-ops %s: %d worker(s) failed' % (phase, failed))
+    elapsed = run_forked('dispatch-ops %s' % phase, jobs, lambda job: run(root, job, ops // jobs, random.Random(job)))
     print('%.0f' % ((ops // jobs) * jobs / elapsed))
 
 

@@ -9,7 +9,8 @@ read (the 100 bytes back), rename (f -> f.r), unlink (f.r). The caller drops cac
 cold ones (stat, read)."""
 import os
 import sys
-import time
+
+from forked_jobs import run_forked
 
 WRITE_BYTES = 100
 PAYLOAD = b'm' * WRITE_BYTES
@@ -63,32 +64,7 @@ def worker(phase, root, job, jobs, files):
 def main():
     phase, root, files, jobs = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     op(phase)  # an unknown phase fails here, before any timing
-    # Workers start together when the parent closes the pipe (fork time is not counted).
-    go_r, go_w = os.pipe()
-    pids = []
-    for job in range(jobs):
-        pid = os.fork()
-        if pid == 0:
-            code = 0
-            os.close(go_w)
-            os.read(go_r, 1)
-            try:
-                worker(phase, root, job, jobs, files)
-            except Exception as e:  # noqa: BLE001 (reported, then the exit code says it failed)
-                sys.stderr.write('meta-ops %s worker %d: %s\n' % (phase, job, e))
-                code = 1
-            os._exit(code)
-        pids.append(pid)
-    os.close(go_r)
-    start = time.monotonic()
-    os.close(go_w)
-    failed = 0
-    for pid in pids:
-        _, status = os.waitpid(pid, 0)
-        failed += status != 0
-    elapsed = time.monotonic() - start
-    if failed:
-        sys.exit('meta-ops %s: %d worker(s) failed' % (phase, failed))
+    elapsed = run_forked('meta-ops %s' % phase, jobs, lambda job: worker(phase, root, job, jobs, files))
     if phase == 'unlink':
         for job in range(jobs):
             os.rmdir(os.path.join(root, 'w%d' % job))
