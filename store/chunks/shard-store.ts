@@ -84,8 +84,6 @@ export class ShardStore {
    */
   writeGate: () => void = () => undefined;
 
-  /** Whole-shard writes past the page cache where they can (DESIGN §5 "Direct shard writes"). */
-  directWrites = true;
   /** Whole-shard writes that went past the page cache (status, tests). */
   directCount = 0;
   /** Disks whose file system refused O_DIRECT. */
@@ -213,7 +211,7 @@ export class ShardStore {
     slices: Uint8Array[],
     flush: boolean,
   ): Promise<boolean> {
-    if (!this.directWrites || this.noDirect.has(diskId) || parts.padBytes > 0) return false;
+    if (this.noDirect.has(diskId) || parts.padBytes > 0) return false;
     if (!slices.every((sl) => directWritable(sl))) return false;
     const head = this.heads.take(parts.head.length);
     if (head === null) return false;

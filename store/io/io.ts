@@ -148,7 +148,7 @@ function fdWritev(fd: number, parts: Uint8Array[], position: number): Promise<nu
 /** writev at positionBytes until every part is written (a short write resumes where it stopped). */
 async function pwritevFd(fd: number, parts: Uint8Array[], positionBytes: number): Promise<void> {
   const total = parts.reduce((n, p) => n + p.length, 0);
-  let rest = parts;
+  let rest = [...parts]; // the caller's array stays as it was
   let done = 0;
   for (let loop = 0; loop < PREAD_LOOPS_MAX && done < total; loop++) {
     let n = await fdWritev(fd, rest, positionBytes + done);
