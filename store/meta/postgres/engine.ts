@@ -21,6 +21,7 @@ import { FENCED_SQLSTATE, LeaseLostError } from './fence';
 import { CommitSpans } from './instance';
 import { Reconnection, ReconnectSchedule } from './reconnect';
 import { ChunkfsError, assert } from '../../../src/errors';
+import { POSTGRES_SCHEMA } from './schema';
 
 /** A directory's entries, read whole with a lookup in it that missed (name-cache.ts: one more is "large"). */
 const DIRECTORY_LISTING_SQL = `SELECT name, ino FROM dirents WHERE parent = $1 LIMIT ${LISTED_ENTRIES_MAX + 1}`;
@@ -204,6 +205,7 @@ class PgStatement implements SqlStatement {
 
 export class PgDb implements Db {
   readonly engine = 'postgres' as const;
+  readonly schema = POSTGRES_SCHEMA;
   /** Statement text -> its server-side name and parameter count (prepared again on a new connection). */
   private readonly prepared = new Map<string, { name: string; params: number }>();
   private depth = 0;
