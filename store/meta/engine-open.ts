@@ -170,6 +170,8 @@ export async function awaitWriterAnnouncing(db: Db, log: (line: string) => void)
 export interface MetaStatus {
   engine: string;
   location: string;
+  /** The engine has a lease (caps.leases): lease null then means nobody holds it. */
+  leases: boolean;
   lease: LeaseInfo | null;
   leaseLost: string | null;
   /** Reconnections to the metadata server since open (PostgreSQL; DESIGN §9 "A broken connection"). */
@@ -181,9 +183,10 @@ export function metaStatus(db: Db, metaPath: string): MetaStatus {
     return {
       engine: db.engine,
       location: db.target,
+      leases: db.caps.leases,
       lease: readLease(db),
       leaseLost: db.fencedBy,
       reconnects: db.reconnects,
     };
-  return { engine: db.engine, location: metaPath, lease: null, leaseLost: null };
+  return { engine: db.engine, location: metaPath, leases: db.caps.leases, lease: null, leaseLost: null };
 }

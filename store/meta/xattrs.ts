@@ -33,7 +33,7 @@ export class Xattrs {
       find: db.prepare(
         'SELECT i.type, i.layout, x.value FROM inodes i LEFT JOIN xattrs x ON x.ino = i.ino AND x.name = @name WHERE i.ino = @ino',
       ),
-      // PostgreSQL: the same in two keyed reads, each answered from the lease holder's row cache.
+      // The same in two keyed reads, for an engine that answers each from its cache (caps.cachesKeyedReads).
       typeLayout: db.prepare('SELECT type, layout FROM inodes WHERE ino = ?'),
       list: db.prepare('SELECT name FROM xattrs WHERE ino = ? ORDER BY name'),
       put: db.prepare(
@@ -62,16 +62,15 @@ export class Xattrs {
   /** get, with null for a name the inode does not have. */
   find(ino: number, name: string): Buffer | null {
     this.checkXattrName(name);
-    const r =
-      this.db.engine === 'postgres'
-        ? this.findApart(ino, name)
-        : (this.q.find.get({ ino, name }) as FindRow | undefined);
+    const r = this.db.caps.cachesKeyedReads
+      ? this.findApart(ino, name)
+      : (this.q.find.get({ ino, name }) as FindRow | undefined);
     if (r === undefined) throw new FsError('ENOENT', `no inode ${ino}`);
     if (name === LAYOUT_XATTR && r.type === 'file') return Buffer.from(r.layout ?? '', 'utf8');
     return r.value === null ? null : Buffer.from(r.value);
   }
 
-  /** find's row from two cached reads (PostgreSQL: no round trip for an inode the mount knows). */
+  /** find's row from two cached reads (no round trip for an inode the mount knows). */
   private findApart(ino: number, name: string): FindRow | undefined {
     const i = this.q.typeLayout.get(ino) as { type: string; layout: string | null } | undefined;
     if (i === undefined) return undefined;

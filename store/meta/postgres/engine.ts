@@ -8,7 +8,7 @@
 // null. Statements are prepared on the server once per text (ino-path and the surveys prepare per
 // call). Transactions nest as savepoints, as better-sqlite3's do. Inside a transaction, statements
 // whose results are not read yet wait and go together with the next one that is (pipeline.ts).
-import { Db, EngineSql, RunInfo, SqlParam, SqlStatement, sqlFor } from '../sql-engine';
+import { Db, EngineCaps, EngineSql, RunInfo, SqlParam, SqlStatement, sqlFor } from '../sql-engine';
 import { PgText, toPgPlaceholders } from './placeholders';
 import { LibpqConnection } from './libpq';
 import { PgCall, PgPipeline, PgResult, runInfoOf } from './pipeline';
@@ -22,6 +22,15 @@ import { CommitSpans } from './instance';
 import { Reconnection, ReconnectSchedule } from './reconnect';
 import { ChunkfsError, assert } from '../../../src/errors';
 import { POSTGRES_SCHEMA } from './schema';
+
+/** A server: each transaction a round trip, keyed rows cached (row-cache.ts), intents as rows, a lease. */
+const POSTGRES_CAPS: EngineCaps = {
+  transactionsCostRoundTrips: true,
+  cachesKeyedReads: true,
+  bytewiseCollation: '"C"',
+  intentLogInFile: false,
+  leases: true,
+};
 
 /** A directory's entries, read whole with a lookup in it that missed (name-cache.ts: one more is "large"). */
 const DIRECTORY_LISTING_SQL = `SELECT name, ino FROM dirents WHERE parent = $1 LIMIT ${LISTED_ENTRIES_MAX + 1}`;
@@ -206,6 +215,7 @@ class PgStatement implements SqlStatement {
 export class PgDb implements Db {
   readonly engine = 'postgres' as const;
   readonly schema = POSTGRES_SCHEMA;
+  readonly caps = POSTGRES_CAPS;
   /** Statement text -> its server-side name and parameter count (prepared again on a new connection). */
   private readonly prepared = new Map<string, { name: string; params: number }>();
   private depth = 0;
