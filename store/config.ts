@@ -8,7 +8,7 @@ import { Layout, parseLayout, shardCount } from '../src/layout';
 import { markerPath, writeMarker } from './disk-identity';
 import type { MkfsStaging } from './mkfs-staging';
 import { refuseSharedDiskDir } from './io/private-modes';
-import { MetaTarget, parseMetaTarget } from './meta-target';
+import { META_ENGINES, MetaTarget, parseMetaTarget } from './meta-target';
 import { StoreKeyRef, checkKeyRef, createStoreKey, loadStoreKey } from './store-key';
 import { SyncIo, nodeSyncIo } from './io/sync-io';
 
@@ -276,9 +276,14 @@ function checkShape(c: StoreConfig, file: string, dir: string): void {
   if (c.meta !== undefined) checkMeta(c.meta, file);
 }
 
-/** The recorded metadata target: a PostgreSQL URI without a password (store/meta-target.ts). */
+/** The recorded metadata target: an engine and its connection string without a password (store/meta-target.ts). */
 function checkMeta(meta: MetaTarget, file: string): void {
-  if (typeof meta !== 'object' || meta === null || meta.engine !== 'postgres' || typeof meta.url !== 'string') {
+  if (
+    typeof meta !== 'object' ||
+    meta === null ||
+    !META_ENGINES.includes(meta.engine) ||
+    typeof meta.url !== 'string'
+  ) {
     throw new ConfigError(file, `meta ${JSON.stringify(meta)} is not {"engine": "postgres", "url": "postgres://..."}`);
   }
   try {

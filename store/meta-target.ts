@@ -6,6 +6,9 @@
 
 import { Conninfo, ConninfoSyntaxError, isUri, parseConninfo } from './pg-conninfo';
 
+/** The engines chunkfs.json may name under `meta` (none: SQLite, the default). */
+export const META_ENGINES: readonly string[] = ['postgres'];
+
 /** What chunkfs.json records under `meta` for a store on PostgreSQL. */
 export interface MetaTarget {
   engine: 'postgres';

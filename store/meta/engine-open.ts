@@ -1,11 +1,13 @@
 // The metadata engine a store uses (DESIGN §9), chosen by its config: SQLite in meta.db in the store
 // directory (no `meta` in chunkfs.json), or PostgreSQL at the recorded connection string. The store
-// opens, creates and commits through these, and never names an engine itself.
+// opens, creates, copies and commits through these, and never names an engine itself: this is the
+// one file outside store/meta/sqlite/ and store/meta/postgres/ that imports either (DESIGN §9 "Engines").
 import { Io } from '../io/io';
 import { SyncIo } from '../io/sync-io';
 import { ConfigError } from '../config';
 import { Db } from './sql-engine';
-import { createDb, migrate } from './meta';
+import { migrate } from './meta';
+import { createDb } from './sqlite/database';
 import { openMeta } from './sqlite/open';
 import { CommitPoint } from './commit-point';
 import { SqliteWalCommitPoint } from './sqlite/commit-point';
@@ -17,8 +19,13 @@ import { MetaTarget, redactedUrl } from '../meta-target';
 import { LEASE_MS, LeaseInfo, PgLease, readLease } from './postgres/lease';
 import { ChangeAnnouncer, awaitAnnouncing } from './postgres/announce';
 import type { Reconnection } from './postgres/reconnect';
+import { Changed, PgListener } from './postgres/listen';
+import { copyIntoPg } from './postgres/copy-target';
+import { copyToSqlite } from './sqlite/copy-target';
+import { CopyResult, CopyStep } from './copy-target';
+import { parseMetaTarget } from '../meta-target';
 
-export type { Reconnection };
+export type { Changed, Reconnection };
 
 /** Relations named in a listing of what a database holds; the rest are counted. */
 const LISTED_RELATIONS_MAX = 10;
@@ -189,4 +196,64 @@ export function metaStatus(db: Db, metaPath: string): MetaStatus {
       reconnects: db.reconnects,
     };
   return { engine: db.engine, location: metaPath, leases: db.caps.leases, lease: null, leaseLost: null };
+}
+
+/** The `chunkfs meta copy` target's name for the embedded default (meta.db in the store directory). */
+const EMBEDDED_ENGINE_ARG = 'sqlite';
+
+/** A metadata target as the CLI names it: 'sqlite' (undefined: meta.db), or a PostgreSQL connection string. */
+export function parseMetaArg(text: string): MetaTarget | undefined {
+  return text === EMBEDDED_ENGINE_ARG ? undefined : parseMetaTarget(text);
+}
+
+/** The engine a store's config names, and where its metadata is (for reports; no password). */
+export interface MetaSite {
+  engine: string;
+  location: string;
+}
+
+export function metaSiteOf(metaPath: string, target: MetaTarget | undefined): MetaSite {
+  return target === undefined
+    ? { engine: EMBEDDED_ENGINE_ARG, location: metaPath }
+    : { engine: target.engine, location: redactedUrl(target.url) };
+}
+
+/** What to do with the metadata a meta copy left behind, once the store serves on its new engine. */
+export function leftBehindAdvice(metaPath: string, target: MetaTarget | undefined): string {
+  const where = metaSiteOf(metaPath, target).location;
+  return target === undefined
+    ? `the old metadata is left untouched in ${where} (with its -wal and -shm files); remove them once the store ` +
+        'serves well on its new engine (a later meta copy back to SQLite needs them gone)'
+    : `the old metadata is left untouched in the database ${where}; drop it (dropdb) once the store serves well ` +
+        'on its new engine';
+}
+
+/**
+ * meta copy's target (DESIGN §9): this build's schema naming storeUuid, then step (every row copied
+ * and compared), made whole or not at all; metaPath: the store's meta.db (SQLite's target).
+ */
+export function copyIntoMeta(
+  metaPath: string,
+  target: MetaTarget | undefined,
+  io: SyncIo,
+  step: CopyStep,
+  storeUuid: string,
+): CopyResult {
+  return target === undefined ? copyToSqlite(metaPath, io, step, storeUuid) : copyIntoPg(target, step, storeUuid);
+}
+
+/** A read-only follower's hearing of the writer's commits (DESIGN §9): listening, and whether it hears now. */
+export interface ChangeListener {
+  start(): void;
+  stop(): void;
+  readonly connected: boolean;
+}
+
+/** A follower's listener of the writer's commits to the metadata at url, telling fn each batch. */
+export function listenForChanges(
+  url: string,
+  fn: (changed: Changed) => void,
+  log: (line: string) => void,
+): ChangeListener {
+  return new PgListener(url, fn, log);
 }

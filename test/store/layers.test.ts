@@ -1,6 +1,7 @@
 // The shape DESIGN §2 gives the code, checked on the sources: imports point one way
 // (cli -> fs -> store -> src), store/'s folders are layers (io < meta < chunks < small < upkeep,
-// store.ts wiring them), and no module outside store/meta/ writes SQL (issue 22 item 1).
+// store.ts wiring them), no module outside store/meta/ writes SQL, and engines are folders that
+// nothing else names (DESIGN §9 "Engines").
 import test from 'ava';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -56,6 +57,14 @@ function storeLayer(mod: string): number {
 
 const ALL = TOP.flatMap((d) => sources(d));
 
+const ENGINE_DIRS = [path.join('store', 'meta', 'sqlite'), path.join('store', 'meta', 'postgres')];
+/** The one file outside the engines' folders that opens, creates and copies through them (DESIGN §9 "Engines"). */
+const ENGINE_FACTORY = path.join('store', 'meta', 'engine-open.ts');
+
+function inEngineDir(file: string): boolean {
+  return ENGINE_DIRS.some((d) => file.startsWith(d + path.sep));
+}
+
 test('imports point one way: cli -> fs -> store -> src', (t) => {
   const bad: string[] = [];
   for (const file of ALL) {
@@ -94,10 +103,39 @@ test('no SQL outside store/meta/', (t) => {
   t.deepEqual(bad, []);
 });
 
-test('no database driver outside store/meta/: the rest of the store sees the metadata interface only', (t) => {
+test("no database driver outside the engines' folders: the rest sees the metadata interface only", (t) => {
   const driver = /(?:from\s+|import\s*\(\s*|require\(\s*)'(better-sqlite3|libpq)'/;
-  const bad = ALL.filter((f) => !f.startsWith(path.join('store', 'meta') + path.sep)).filter((f) =>
+  const bad = ALL.filter((f) => !inEngineDir(f)).filter((f) =>
     driver.test(fs.readFileSync(path.join(REPO_ROOT, f), 'utf8')),
+  );
+  t.deepEqual(bad, []);
+});
+
+/** Lines of code, without comment lines. */
+function codeLines(file: string): string[] {
+  return fs
+    .readFileSync(path.join(REPO_ROOT, file), 'utf8')
+    .split('\n')
+    .filter((line) => !/^\s*(\/\/|\*|\/\*)/.test(line));
+}
+
+test('engines are folders: outside store/meta/sqlite/ and postgres/, only engine-open.ts imports them', (t) => {
+  const bad: string[] = [];
+  for (const file of ALL.filter((f) => !inEngineDir(f) && f !== ENGINE_FACTORY)) {
+    for (const target of imports(file)) if (inEngineDir(target)) bad.push(`${file} imports ${target}`);
+  }
+  t.deepEqual(bad, []);
+});
+
+test("no code outside the engines' folders compares an engine's name: engines say what they can do (caps)", (t) => {
+  const name = `'(?:sqlite|postgres)'`;
+  const compares = new RegExp(
+    `(?:===|!==)\\s*${name}|${name}\\s*(?:===|!==)|\\.engine\\s*(?:===|!==)|(?:===|!==)\\s*[\\w.]*\\.engine\\b`,
+  );
+  const bad = ALL.filter((f) => !inEngineDir(f)).flatMap((f) =>
+    codeLines(f)
+      .filter((line) => compares.test(line))
+      .map((line) => `${f}: ${line.trim()}`),
   );
   t.deepEqual(bad, []);
 });

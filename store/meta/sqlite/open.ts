@@ -8,7 +8,8 @@
 // crashed FUSE layer under the store left as something other than a plain file. Every failure of
 // an open ends in a message that says what happened and what to do.
 import { ConfigError } from '../../config';
-import { Db, checkStoreDb, openDb } from '../meta';
+import { Db, checkStoreDb } from '../meta';
+import { openDb } from './database';
 import { MetaIdentityError, MetaPlace } from '../store-identity';
 import { SyncIo } from '../../io/sync-io';
 
