@@ -147,14 +147,15 @@ export function moveStoreMeta(storeDir: string, to: string, opts: MetaMoveOption
     throw new RangeError(`batch rows ${batchRows}: expected 1..${COPY_BATCH_ROWS_MAX}`);
   const target = parseMetaArg(to);
   const opened = openConfig(dir, io, opts.keyFile);
-  const from = placeOf(dir, opened.config.meta);
+  const fromMeta = opened.config.meta; // the config names the target once the copy is done
+  const from = placeOf(dir, fromMeta);
   const dest = placeOf(dir, target);
   if (from.location === dest.location) {
     throw new ConfigError(dir, `its metadata is in ${from.location} already; nothing to copy`);
   }
   const lock = takeLock(dir, io);
   try {
-    const source = openSource(dir, opened.config.meta, opened.config.storeUuid, io, log);
+    const source = openSource(dir, fromMeta, opened.config.storeUuid, io, log);
     const storeUuid = opened.config.storeUuid!; // the source names it: openSource checked
     try {
       if (source.db.caps.intentLogInFile) refusePendingLog(dir, source.db, io);
@@ -175,7 +176,7 @@ export function moveStoreMeta(storeDir: string, to: string, opts: MetaMoveOption
         ...result,
         seconds,
         rowsPerSecond: result.rows / Math.max(seconds, 1e-9),
-        leftBehind: leftBehindAdvice(path.join(dir, META_FILE), opened.config.meta),
+        leftBehind: leftBehindAdvice(path.join(dir, META_FILE), fromMeta),
       };
     } finally {
       source.lease?.release(); // after the switch: no other opener slips in before it
