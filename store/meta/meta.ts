@@ -13,7 +13,7 @@ export const ROOT_INO = 1;
 
 /**
  * This build's schema version: the version each engine's schema.sql sets, and how many migrations
- * each engine has (store/meta/sqlite/migrations.ts, store/meta/postgres/migrations.ts; DESIGN §9 "Schema").
+ * each engine has (store/meta/sqlite/migrations.ts, store/meta/postgres/migrations.ts; DESIGN §9 "Engines").
  */
 export const SCHEMA_VERSION = 10;
 /** The first schema version that names its store (table store_id, DESIGN §4 "Identity"). */
@@ -72,7 +72,7 @@ export function checkStoreDb(db: Db, place: MetaPlace, configUuid: string | unde
 
 /**
  * mkfs and meta copy, on an empty database: this build's whole schema at once (the engine's
- * schema.sql, DESIGN §9 "Schema"), the root directory and the store's id, in one transaction.
+ * schema.sql, DESIGN §9 "Engines"), the root directory and the store's id, in one transaction.
  */
 export function createSchema(db: Db, storeUuid: string): void {
   const version = db.schemaVersion();
@@ -87,7 +87,7 @@ export function createSchema(db: Db, storeUuid: string): void {
 }
 
 /**
- * The migrations a store made by an older build lacks (the engine's, DESIGN §9 "Schema"), each in
+ * The migrations a store made by an older build lacks (the engine's, DESIGN §9 "Engines"), each in
  * its own transaction with its version. storeUuid: recorded when table store_id is made (the first
  * read-write open of a store made before ids, whose metadata names none: checkStoreDb).
  */

@@ -42,7 +42,7 @@ export interface SqlStatement {
   raw(toggle?: boolean): this;
 }
 
-/** An engine's schema (DESIGN §9 "Schema"): the whole current one, and the migrations to it. */
+/** An engine's schema (DESIGN §9 "Engines"): the whole current one, and the migrations to it. */
 export interface EngineSchema {
   /** Its schema.sql: a new store's whole schema, setting this build's version (store/meta/schema-file.ts). */
   readonly file: string;

@@ -1,7 +1,7 @@
 // A store made by the build 79f195a (testdata/store-79f195a/, README there: schema v8, the
 // config naming a store id its metadata does not, on PostgreSQL a lease without an epoch) opens
 // with this build on SQLite and on PostgreSQL (its pg_dump loaded into a throwaway cluster): the
-// mount upgrades it (DESIGN §9 "Schema": the engine's migrations), every file reads back byte for
+// mount upgrades it (DESIGN §9 "Engines": the engine's migrations), every file reads back byte for
 // byte through the mount, with its xattrs, layout, symlink and hard link, and fsck finds it clean.
 import test from 'ava';
 import { execFileSync } from 'node:child_process';
