@@ -422,7 +422,7 @@ export class Store {
       // A read-only open applies nothing but shows what the log holds (one view, DESIGN §5).
       if (readOnly) store.loadLogForReading();
       if (opts.follow === true) await store.follow(metaTarget!.url);
-      const logRecords = metaTarget === undefined ? await store.openIntentLog(readOnly) : [];
+      const logRecords = db.caps.intentLogInFile ? await store.openIntentLog(readOnly) : [];
       if (!readOnly) {
         store.recoveryReport = await recover(store.env, store.files, store.applier, store.ns.orphans(), logRecords);
         // Half-made sealed copies go; containers left full are sealed now (spec §11.5).
