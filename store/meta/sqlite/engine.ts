@@ -1,7 +1,7 @@
 // The SQLite engine of the metadata interface (store/meta/sql-engine.ts, DESIGN §9): better-sqlite3,
 // the embedded default. prepare hands out better-sqlite3's own statements, so a metadata call costs
 // what it did before the interface (SQLite no slower). The pragmas of DESIGN §4/§5 (WAL,
-// synchronous=NORMAL, ...) are set by store/meta/meta.ts; `native` is the database itself for them
+// synchronous=NORMAL, ...) are set by database.ts; `native` is the database itself for them
 // and for the commit log's total_changes().
 import Database from 'better-sqlite3';
 import { Db, EngineCaps, EngineSql, SqlStatement, sqlFor } from '../sql-engine';
