@@ -58,9 +58,11 @@ import {
   metaStatus,
   onMetaReconnect,
   openStoreMeta,
+  parseMetaArg,
+  redactedUrl,
   upgradeStoreMeta,
 } from './meta/engine-open';
-import { parseMetaTarget, redactedUrl } from './meta-target';
+
 import { MkfsStaging } from './mkfs-staging';
 import { checkKeyFileTarget } from './store-key';
 import { Namespace } from './meta/namespace';
@@ -353,7 +355,7 @@ export class Store {
     createOpts.keyFile = opts.keyFile;
     // A bad connection string, an unreachable or non-empty database, a key file in a missing
     // directory: each fails here, before anything is written.
-    createOpts.meta = opts.meta === undefined ? undefined : parseMetaTarget(opts.meta);
+    createOpts.meta = opts.meta === undefined ? undefined : parseMetaArg(opts.meta);
     checkNewMeta(createOpts.meta);
     if (opts.keyFile !== undefined) checkKeyFileTarget(nodeSyncIo, opts.keyFile);
     // Built beside dir and moved there at the end: a failed mkfs leaves nothing (docs/design.md §4).

@@ -15,7 +15,8 @@ import { PgCommitPoint } from './postgres/commit-point';
 import { PgDb } from './postgres/engine';
 import { connectPg, createPgSchema, openPgMeta, upgradePgMeta } from './postgres/open';
 import { SqliteDb } from './sqlite/engine';
-import { MetaTarget, redactedUrl } from '../meta-target';
+import type { MetaTarget } from '../meta-target';
+import { POSTGRES_ENGINE, parseMetaTarget, redactedUrl } from './postgres/target';
 import { LEASE_MS, LeaseInfo, PgLease, readLease } from './postgres/lease';
 import { ChangeAnnouncer, awaitAnnouncing } from './postgres/announce';
 import type { Reconnection } from './postgres/reconnect';
@@ -23,9 +24,9 @@ import { Changed, PgListener } from './postgres/listen';
 import { copyIntoPg } from './postgres/copy-target';
 import { copyToSqlite } from './sqlite/copy-target';
 import { CopyResult, CopyStep } from './copy-target';
-import { parseMetaTarget } from '../meta-target';
 
 export type { Changed, Reconnection };
+export { redactedUrl };
 
 /** Relations named in a listing of what a database holds; the rest are counted. */
 const LISTED_RELATIONS_MAX = 10;
@@ -86,6 +87,24 @@ export function createMeta(metaPath: string, target: MetaTarget | undefined, sto
   else createPgSchema(target.url, storeUuid);
 }
 
+/** Each engine chunkfs.json may name under `meta`, with the parser of its connection strings. */
+const TARGET_PARSERS: Readonly<Record<string, (url: string) => MetaTarget>> = { [POSTGRES_ENGINE]: parseMetaTarget };
+
+/** The target chunkfs.json records, checked before it is used: an engine this build knows, a string it takes. */
+function checkedTarget(target: MetaTarget): MetaTarget {
+  const where = redactedUrl(target.url);
+  const parse = Object.hasOwn(TARGET_PARSERS, target.engine) ? TARGET_PARSERS[target.engine] : undefined;
+  if (parse === undefined) {
+    const known = Object.keys(TARGET_PARSERS).join(', ');
+    throw new ConfigError(where, `metadata engine '${target.engine}' is not one this build knows (${known})`);
+  }
+  try {
+    return parse(target.url);
+  } catch (err) {
+    throw new ConfigError(where, (err as Error).message);
+  }
+}
+
 /**
  * Open the store's metadata (recovering or explaining a failed open, sqlite/open.ts / postgres/open.ts) and
  * check, before anything changes, that it is this store's: storeUuid is the config's (DESIGN §4
@@ -102,7 +121,7 @@ export function openStoreMeta(
 ): Db {
   return target === undefined
     ? openMeta(metaPath, readOnly, syncIo, log, storeUuid)
-    : openPgMeta(target.url, readOnly, follower, storeUuid);
+    : openPgMeta(checkedTarget(target).url, readOnly, follower, storeUuid);
 }
 
 /**

@@ -2,7 +2,8 @@
 // must hold no store; schema, rows and comparison in one transaction, flushed by the server before
 // the store's config names it.
 import { ConfigError } from '../../config';
-import { MetaTarget, redactedUrl } from '../../meta-target';
+import type { MetaTarget } from '../../meta-target';
+import { redactedUrl } from './target';
 import { Db, createSchema } from '../meta';
 import { META_TABLES, storeTablesIn } from '../meta-tables';
 import { CopyResult, CopyStep, checkCounts } from '../copy-target';

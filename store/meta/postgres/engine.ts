@@ -14,7 +14,7 @@ import { LibpqConnection } from './libpq';
 import { PgCall, PgPipeline, PgResult, runInfoOf } from './pipeline';
 import { CACHED_TABLES, PgRowCache } from './row-cache';
 import { LISTED_ENTRIES_MAX } from './name-cache';
-import { redactedUrl } from '../../meta-target';
+import { redactedUrl } from './target';
 import { CachedResult } from './result';
 import { NEXT_INO_SQL } from '../meta';
 import { FENCED_SQLSTATE, LeaseLostError } from './fence';
@@ -260,7 +260,7 @@ export class PgDb implements Db {
   /** The connection string without a password, for messages. */
   readonly target: string;
   /**
-   * url: the connection string (it never holds a password: store/meta-target.ts); a second
+   * url: the connection string (it never holds a password: target.ts); a second
    * connection uses it. instance: the server instance pq reached (instance.ts). dial: a new
    * connection set up as this one was (open.ts), to replace one that failed
    * (DESIGN §9 "A broken connection"): the operation that saw the failure fails (its transaction is
