@@ -22,6 +22,8 @@
     {
       "target_name": "chunkfs_fuse3",
       "sources": [
+        "native/fuse3/attr_binding.cc",
+        "native/fuse3/attr_table.cc",
         "native/fuse3/binding.cc",
         "native/fuse3/fusermount_socket.cc",
         "native/fuse3/grant_binding.cc",

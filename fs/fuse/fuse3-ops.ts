@@ -2,6 +2,7 @@
 // the reply (fuse3-reply.ts). Every handler answers exactly once (guard.ts). Entries handed to the
 // kernel count as lookups (lookups.ts) only when the kernel took them (the reply returned 0).
 import type { ReadGrants } from './read-grants';
+import type { DirAttrs } from './attr-table';
 import type { FsCore } from '../core';
 import type { AttrChanges, Caller, Stat, TimeArg } from '../types';
 import * as attr from '../ops-attr';
@@ -44,6 +45,8 @@ export interface Ctx {
   readBuffers: ReadBuffers;
   /** Read grants (fs/fuse/read-grants.ts), or null when the mount cannot have them. */
   grants: ReadGrants | null;
+  /** Directory attributes answered by the binding (fs/fuse/attr-table.ts), or null when the mount cannot have them. */
+  dirAttrs: DirAttrs | null;
   /** Guards an op whose success answer is ok; a failure answers its errno. */
   run<T>(b: Batch, i: number, fn: () => T | Promise<T>, ok: (v: T) => void): void;
 }
@@ -167,35 +170,50 @@ const HANDLERS: Partial<Record<number, Handler>> = {
       b,
       i,
       () => names.mknod(x.core, inoOf(b, i), nameOf(b, i), num(b, i, F.mode), num(b, i, F.rdev), callerOf(b, i)),
-      (st) => entry(x, idOf(b, i), st),
+      (st) => {
+        x.dirAttrs?.put(inoOf(b, i));
+        entry(x, idOf(b, i), st);
+      },
     ),
   [OP.mkdir]: (x, b, i) =>
     x.run(
       b,
       i,
       () => names.mkdir(x.core, inoOf(b, i), nameOf(b, i), num(b, i, F.mode), callerOf(b, i)),
-      (st) => entry(x, idOf(b, i), st),
+      (st) => {
+        x.dirAttrs?.put(inoOf(b, i));
+        entry(x, idOf(b, i), st);
+      },
     ),
   [OP.unlink]: (x, b, i) =>
     x.run(
       b,
       i,
       () => names.unlink(x.core, inoOf(b, i), nameOf(b, i)),
-      () => x.reply.ok(idOf(b, i)),
+      () => {
+        x.dirAttrs?.put(inoOf(b, i));
+        x.reply.ok(idOf(b, i));
+      },
     ),
   [OP.rmdir]: (x, b, i) =>
     x.run(
       b,
       i,
       () => names.rmdir(x.core, inoOf(b, i), nameOf(b, i)),
-      () => x.reply.ok(idOf(b, i)),
+      () => {
+        x.dirAttrs?.put(inoOf(b, i));
+        x.reply.ok(idOf(b, i));
+      },
     ),
   [OP.symlink]: (x, b, i) =>
     x.run(
       b,
       i,
       () => names.symlink(x.core, inoOf(b, i), nameOf(b, i), name2Of(b, i), callerOf(b, i)),
-      (st) => entry(x, idOf(b, i), st),
+      (st) => {
+        x.dirAttrs?.put(inoOf(b, i));
+        entry(x, idOf(b, i), st);
+      },
     ),
   [OP.rename]: (x, b, i) =>
     x.run(
@@ -211,14 +229,21 @@ const HANDLERS: Partial<Record<number, Handler>> = {
           num(b, i, F.flags),
           callerOf(b, i),
         ),
-      () => x.reply.ok(idOf(b, i)),
+      () => {
+        x.dirAttrs?.put(inoOf(b, i));
+        if (num(b, i, F.ino2) !== inoOf(b, i)) x.dirAttrs?.put(num(b, i, F.ino2));
+        x.reply.ok(idOf(b, i));
+      },
     ),
   [OP.link]: (x, b, i) =>
     x.run(
       b,
       i,
       () => names.link(x.core, inoOf(b, i), num(b, i, F.ino2), name2Of(b, i)),
-      (st) => entry(x, idOf(b, i), st),
+      (st) => {
+        x.dirAttrs?.put(num(b, i, F.ino2));
+        entry(x, idOf(b, i), st);
+      },
     ),
 
   [OP.open]: (x, b, i) =>
@@ -236,6 +261,7 @@ const HANDLERS: Partial<Record<number, Handler>> = {
       i,
       () => file.create(x.core, inoOf(b, i), nameOf(b, i), num(b, i, F.mode), num(b, i, F.flags), callerOf(b, i)),
       ({ stat, fh }) => {
+        x.dirAttrs?.put(inoOf(b, i));
         if (x.reply.create(idOf(b, i), stat, fh, openFlagsOf(x)) === 0) x.core.lookups.add(stat.ino);
         else releaseLost(x, fh);
       },

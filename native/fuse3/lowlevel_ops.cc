@@ -30,6 +30,7 @@ Request* New(fuse_req_t req, Op op, fuse_ino_t ino) {
   r->nums[kFFh] = kNoFh;
   r->nums[kFKillSuidgid] = RequestKillsSuidgid() ? 1 : 0;  // read on this thread just before
   if (MayChangeData(op)) Of(req)->grants()->Bump();  // before any later read can be served (read_grant.h)
+  r->attrStamp = Of(req)->dirAttrs()->Stamp();
   return r;
 }
 
@@ -103,6 +104,8 @@ void ForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
 }
 
 void Getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  // A directory's attributes JS keeps current here (attr_table.h); this is the JS thread.
+  if (Of(req)->dirAttrs()->Serve(req, ino)) return;
   Request* r = New(req, Op::kGetattr, ino);
   WithFile(r, fi);
   Queue(r);

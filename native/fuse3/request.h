@@ -68,6 +68,8 @@ struct Request {
   std::string name2;  // rename/link new name; symlink target
   bool hasName = false;
   bool hasName2 = false;
+  // The directory attribute table's revocation count at arrival (attr_table.h Stamp).
+  uint64_t attrStamp = 0;
   // Write bytes (from pool, lent to JS until the answer: dataRef) or a setxattr value (malloc'd;
   // ownership moves to JS).
   char* data = nullptr;
