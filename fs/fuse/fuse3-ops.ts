@@ -12,7 +12,7 @@ import * as dir from '../ops-dir';
 import * as xattr from '../ops-xattr';
 import { fallocate } from '../ops-fallocate';
 import { lseek } from '../ops-seek';
-import { F, FIELD_COUNT, OP, OP_NAMES, OPEN_KEEP_CACHE, OPEN_NOFLUSH, SET } from './fuse3-abi';
+import { F, FIELD_COUNT, OP, OP_NAMES, OPEN_CLEAN, OPEN_KEEP_CACHE, OPEN_NOFLUSH, SET } from './fuse3-abi';
 import { Log, OpLog, guard } from './guard';
 import { leaseLostRefusal, refusalOf } from './read-only';
 import type { OpObserver } from './op-observer';
@@ -122,6 +122,16 @@ function openFlagsOf(x: Ctx): number {
  */
 function noFlushOf(openFlags: number): number {
   return (openFlags & O_ACCMODE) === O_RDONLY ? OPEN_NOFLUSH : 0;
+}
+
+/**
+ * A new file's close answered by the binding (native/fuse3/clean_closes.h, DESIGN §6): it holds
+ * nothing to store or report, and the binding forgets the mark when a write, setattr, fallocate or
+ * open of it arrives.
+ */
+function cleanOf(x: Ctx, fh: number): number {
+  const f = x.core.handles.fileIfOpen(fh);
+  return f !== undefined && x.core.wb.closesClean(f) ? OPEN_CLEAN : 0;
 }
 
 /** An open; one the kernel marked FUSE_OPEN_KILL_SUIDGID (an O_TRUNC open by a caller without CAP_FSETID) drops set-id bits. */
@@ -262,7 +272,7 @@ const HANDLERS: Partial<Record<number, Handler>> = {
       () => file.create(x.core, inoOf(b, i), nameOf(b, i), num(b, i, F.mode), num(b, i, F.flags), callerOf(b, i)),
       ({ stat, fh }) => {
         x.dirAttrs?.put(inoOf(b, i));
-        if (x.reply.create(idOf(b, i), stat, fh, openFlagsOf(x)) === 0) x.core.lookups.add(stat.ino);
+        if (x.reply.create(idOf(b, i), stat, fh, openFlagsOf(x) | cleanOf(x, fh)) === 0) x.core.lookups.add(stat.ino);
         else releaseLost(x, fh);
       },
     ),

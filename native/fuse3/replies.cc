@@ -116,6 +116,7 @@ napi_value ReplyCreate(napi_env env, napi_callback_info info) {
   fuse_entry_param e;
   FillEntry(p.s->attrs(), &e);
   fuse_file_info fi = FileInfo(fh, flags);
+  if ((static_cast<unsigned>(flags) & kOpenCleanBit) != 0) p.s->cleanCloses()->MarkIfUnchanged(p.r->cleanStamp, e.ino);
   return Int(env, fuse_reply_create(p.r->req, &e, &fi));
 }
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "attr_table.h"
+#include "clean_closes.h"
 #include "kill_priv.h"
 #include "read_grant.h"
 #include "request.h"
@@ -89,6 +90,7 @@ class Session {
   KillPrivState* killPriv() { return &killPriv_; }
   ReadGrants* grants() { return &grants_; }
   AttrTable* dirAttrs() { return &dirAttrs_; }
+  CleanCloses* cleanCloses() { return &cleanCloses_; }
 
   // The JS thread.
   Request* Take(uint64_t id);
@@ -149,6 +151,7 @@ class Session {
   KillPrivState killPriv_;
   ReadGrants grants_;
   AttrTable dirAttrs_;
+  CleanCloses cleanCloses_;
   fuse_session* se_ = nullptr;
   napi_threadsafe_function tsfn_ = nullptr;
   double* attrs_ = nullptr;
