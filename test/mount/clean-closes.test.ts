@@ -48,12 +48,20 @@ test.serial('the close of a new file nothing was written to needs no JavaScript'
 
 test.serial('a close after a write, a truncate or another open reaches JavaScript and keeps the bytes', async (t) => {
   const written = await flushesDuring(
-    (p, i) => [['open', `w${i}`, p, ['wronly', 'creat', 'excl']], ['write', `w${i}`, `bytes of ${i}`], ['close', `w${i}`]],
+    (p, i) => [
+      ['open', `w${i}`, p, ['wronly', 'creat', 'excl']],
+      ['write', `w${i}`, `bytes of ${i}`],
+      ['close', `w${i}`],
+    ],
     'written',
   );
   t.true(written >= FILES, `every close after a write: ${written} of ${FILES}`);
   const truncated = await flushesDuring(
-    (p, i) => [['open', `t${i}`, p, ['rdwr', 'creat', 'excl']], ['ftruncate', `t${i}`, 1000 + i], ['close', `t${i}`]],
+    (p, i) => [
+      ['open', `t${i}`, p, ['rdwr', 'creat', 'excl']],
+      ['ftruncate', `t${i}`, 1000 + i],
+      ['close', `t${i}`],
+    ],
     'truncated',
   );
   t.true(truncated >= FILES, `every close after a truncate: ${truncated} of ${FILES}`);

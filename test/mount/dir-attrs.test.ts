@@ -90,7 +90,14 @@ test.serial('every change in a directory shows at once in its stat, through the 
   t.true(eAfter.mtime_ns > eBefore.mtime_ns, 'the new parent changed');
   t.true((await both('e/s')).ctime_ns > sBefore.ctime_ns, 'the moved directory changed');
   await moved('an unlink', [['unlink', d('h')]], 2);
-  await moved('a rmdir elsewhere, then a mkdir', [['rmdir', e('s')], ['mkdir', d('t')]], 3);
+  await moved(
+    'a rmdir elsewhere, then a mkdir',
+    [
+      ['rmdir', e('s')],
+      ['mkdir', d('t')],
+    ],
+    3,
+  );
   await moved('a rmdir', [['rmdir', d('t')]], 2);
   t.is((await both('e')).nlink, 2, 'the parent of a removed directory');
 
