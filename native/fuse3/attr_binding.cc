@@ -3,7 +3,8 @@
 //   attrsEnable(session): the table answers from now on
 //   attrPut(session) -> boolean: scratch row 0 (reply_layout.h, with its attribute timeout) is a
 //     directory's attributes as they are now (false: not a directory, or the table is off)
-//   attrRevoke(session, ino): the inode's attributes changed (before any reply that shows it)
+//   attrRevoke(session, ino): the inode's attributes changed (before any reply that shows it); never
+//     throws for a destroyed session
 //   attrsClear(session): every entry goes
 //   attrStats(session) -> [GETATTRs answered here, entries held]
 #include "attr_binding.h"
@@ -32,12 +33,15 @@ napi_value AttrPut(napi_env env, napi_callback_info info) {
   return out;
 }
 
+// Called from inside the namespace's statements (fs/fuse/attr-table.ts): a session already
+// destroyed has no table to keep, and a throw here would abort the change itself.
 napi_value AttrRevoke(napi_env env, napi_callback_info info) {
   Args a(env, info);
-  Session* s = a.Live(0);
+  void* p = nullptr;
   double ino = a.Number(1, "ino: expected a number");
-  if (!a.ok) return nullptr;
-  s->dirAttrs()->Revoke(static_cast<uint64_t>(ino));
+  if (!a.ok || napi_get_value_external(env, a.At(0), &p) != napi_ok) return nullptr;
+  auto* s = static_cast<Session*>(p);
+  if (!s->destroyed()) s->dirAttrs()->Revoke(static_cast<uint64_t>(ino));
   return nullptr;
 }
 
