@@ -9,13 +9,6 @@ import type { FsCore } from '../core';
 import type { Fuse3Native, Session } from './fuse3-native';
 import type { Replier } from './fuse3-reply';
 
-export interface DirAttrStats {
-  /** GETATTRs the binding answered from the table. */
-  served: number;
-  /** Directories it holds now. */
-  entries: number;
-}
-
 export class DirAttrs {
   /** The session is going: the namespace's late changes (atimes written at unmount) must not reach it. */
   private ended = false;
@@ -63,10 +56,5 @@ export class DirAttrs {
   /** Before the session is destroyed: nothing reaches it after. */
   end(): void {
     this.ended = true;
-  }
-
-  stats(): DirAttrStats {
-    const [served, entries] = this.native.attrStats(this.session);
-    return { served, entries };
   }
 }

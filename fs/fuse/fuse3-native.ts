@@ -96,8 +96,6 @@ export interface Fuse3Native {
   attrPut(s: Session): boolean;
   attrRevoke(s: Session, ino: number): void;
   attrsClear(s: Session): void;
-  /** [GETATTRs answered by the binding, directories held]. */
-  attrStats(s: Session): [number, number];
   /** The offset lseek(SEEK_DATA / SEEK_HOLE) found. */
   replyLseek(s: Session, id: number, offsetBytes: number): number;
 }

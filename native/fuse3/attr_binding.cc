@@ -6,7 +6,6 @@
 //   attrRevoke(session, ino): the inode's attributes changed (before any reply that shows it); never
 //     throws for a destroyed session
 //   attrsClear(session): every entry goes
-//   attrStats(session) -> [GETATTRs answered here, entries held]
 #include "attr_binding.h"
 
 #include "napi_args.h"
@@ -52,20 +51,6 @@ napi_value AttrsClear(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
-napi_value AttrStats(napi_env env, napi_callback_info info) {
-  Args a(env, info);
-  Session* s = a.Live(0);
-  if (s == nullptr) return nullptr;
-  napi_value out;
-  napi_value v;
-  napi_create_array_with_length(env, 2, &out);
-  napi_create_double(env, static_cast<double>(s->dirAttrs()->served()), &v);
-  napi_set_element(env, out, 0, v);
-  napi_create_double(env, static_cast<double>(s->dirAttrs()->size()), &v);
-  napi_set_element(env, out, 1, v);
-  return out;
-}
-
 }  // namespace
 
 void DefineAttrs(napi_env env, napi_value exports) {
@@ -74,7 +59,6 @@ void DefineAttrs(napi_env env, napi_value exports) {
       {"attrPut", nullptr, AttrPut, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"attrRevoke", nullptr, AttrRevoke, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"attrsClear", nullptr, AttrsClear, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"attrStats", nullptr, AttrStats, nullptr, nullptr, nullptr, napi_default, nullptr},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
 }

@@ -18,7 +18,6 @@ bool AttrTable::Serve(fuse_req_t req, uint64_t ino) {
     entries_.erase(it);
     return false;
   }
-  served_++;
   fuse_reply_attr(req, &it->second.st, it->second.attrTimeoutS);
   return true;
 }

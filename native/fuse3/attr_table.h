@@ -39,8 +39,6 @@ class AttrTable {
   // What a request records at its arrival: its answer may fill the table only if this is unchanged.
   uint64_t Stamp() const { return revocations_; }
   void FillIfUnchanged(uint64_t stamp, const struct stat& st, double attrTimeoutS);
-  uint64_t served() const { return served_; }
-  size_t size() const { return entries_.size(); }
 
  private:
   struct Entry {
@@ -51,7 +49,6 @@ class AttrTable {
   std::unordered_map<uint64_t, Entry> entries_;
   bool enabled_ = false;
   uint64_t revocations_ = 0;
-  uint64_t served_ = 0;
 };
 
 }  // namespace fuse3

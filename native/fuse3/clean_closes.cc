@@ -13,7 +13,6 @@ bool MayDirty(Op op) {
 
 bool CleanCloses::Serve(fuse_req_t req, uint64_t ino) {
   if (clean_.find(ino) == clean_.end()) return false;
-  served_++;
   fuse_reply_err(req, 0);
   return true;
 }

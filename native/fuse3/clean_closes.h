@@ -33,12 +33,10 @@ class CleanCloses {
   uint64_t Stamp() const { return dirtyings_; }
   // At the answer of a CREATE that arrived at stamp.
   void MarkIfUnchanged(uint64_t stamp, uint64_t ino);
-  uint64_t served() const { return served_; }
 
  private:
   std::unordered_set<uint64_t> clean_;
   uint64_t dirtyings_ = 0;
-  uint64_t served_ = 0;
 };
 
 }  // namespace fuse3
