@@ -16,6 +16,7 @@ const fixture = storeFixture(test, 'dir-attrs');
 const ROUNDS = 40;
 
 interface St {
+  size: number;
   mode: number;
   uid: number;
   gid: number;
@@ -136,6 +137,8 @@ test.serial('after inject and heal a directory shows what it is', async (t) => {
   const inject = await run(process.execPath, [CLI_JS, 'inject', 'eio', '1', '--count', '1', main]);
   t.is(inject.code, 0, inject.stderr);
   t.deepEqual(await both('d'), before, 'the same attributes after the kernel dropped its caches');
+  await change([['truncate', path.join(bind, 'd', 'data'), 777]]);
+  t.is((await both('d/data')).size, 777, 'a truncate through the bind shows in both');
   await change([['unlink', path.join(dir, 'data')]]);
   const after = await both('d');
   t.true(after.mtime_ns > before.mtime_ns, 'a change after inject shows');
