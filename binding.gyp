@@ -22,7 +22,10 @@
     {
       "target_name": "chunkfs_fuse3",
       "sources": [
+        "native/fuse3/attr_binding.cc",
+        "native/fuse3/attr_table.cc",
         "native/fuse3/binding.cc",
+        "native/fuse3/clean_closes.cc",
         "native/fuse3/fusermount_socket.cc",
         "native/fuse3/grant_binding.cc",
         "native/fuse3/kill_priv.cc",

@@ -32,6 +32,9 @@ export class AtimeUpdates {
     private readonly log: (m: string) => void,
   ) {}
 
+  /** Told each inode whose stat a new pending atime changed (FsCore.watchAttrs). */
+  attrChanged: (ino: number) => void = () => undefined;
+
   /** ino was read (file data or a directory listing). */
   accessed(ino: number): void {
     if (this.mode === 'noatime') return;
@@ -46,6 +49,7 @@ export class AtimeUpdates {
         this.pending.set(ino, relatimeDue(a.atimeNs, a.mtimeNs, a.ctimeNs, now) ? now : null);
       } else this.pending.set(ino, now);
     } else this.pending.set(ino, now);
+    if (this.pending.get(ino) !== null) this.attrChanged(ino);
     if (this.timer === null) {
       this.timer = setTimeout(() => this.flush(), ATIME_FLUSH_MS);
       this.timer.unref();

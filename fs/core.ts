@@ -98,6 +98,18 @@ export class FsCore {
     return this.store.followsWriter === true;
   }
 
+  /**
+   * fn is told, synchronously, each inode whose attributes just changed in the namespace or by a
+   * pending atime, before any answer shows the change (a transport's cache of directory attributes:
+   * fs/fuse/attr-table.ts, DESIGN §6). False when this store's namespace cannot tell.
+   */
+  watchAttrs(fn: (ino: number) => void): boolean {
+    if (this.ns.attrChanged === undefined) return false;
+    this.ns.attrChanged = fn;
+    this.atime.attrChanged = fn;
+    return true;
+  }
+
   /** Database attributes with what only the mount knows (buffered size and mtime) laid over. */
   overlay(a: Attr): Attr {
     const f = this.handles.file(a.ino);

@@ -45,6 +45,8 @@ export interface NamespacePort {
   setxattr(ino: number, name: string, value: Uint8Array, flags?: number): void;
   listxattr(ino: number): string[];
   removexattr(ino: number, name: string): void;
+  /** Told each inode whose attributes the namespace changed (store/meta/namespace.ts); absent: it cannot tell. */
+  attrChanged?: (ino: number) => void;
 }
 
 export interface StatfsBytes {

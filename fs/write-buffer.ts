@@ -375,6 +375,14 @@ export class WriteBack {
   }
 
   /**
+   * A close (FUSE flush) of the file now would neither store nor report anything. A group's error
+   * (store.takeWriteError) is not asked: only a new file is asked, and inode numbers are never reused.
+   */
+  closesClean(file: OpenFile): boolean {
+    return file.buffer.isEmpty && file.flushError === null && !this.lateErrors.has(file.ino) && !this.closed.has(file);
+  }
+
+  /**
    * Throw (once) the error of a failed background flush of the file, or of a transaction group's
    * close that could not keep its bytes (DESIGN §5).
    */

@@ -114,6 +114,11 @@ export const S = {
 export const OPEN_KEEP_CACHE = 1;
 /** FOPEN_NOFLUSH (linux/fuse.h, kernel 5.16): close(2) of the descriptor sends no FLUSH request. */
 export const OPEN_NOFLUSH = 8;
+/**
+ * Ours, not the kernel's (native/fuse3/clean_closes.h): the file a CREATE made holds nothing to store
+ * or report, so the binding answers its FLUSH until a request that may change that arrives.
+ */
+export const OPEN_CLEAN = 1 << 16;
 
 /** setattr to_set bits (fuse_lowlevel.h FUSE_SET_ATTR_*). */
 export const SET = {

@@ -90,6 +90,12 @@ export interface Fuse3Native {
   ): true | string;
   /** [reads answered natively, grants dropped after a failed read, chunks granted now]. */
   grantStats(s: Session): [number, number, number, number];
+  /** Directory attributes answered by the binding (native/fuse3/attr_table.h, fs/fuse/attr-table.ts). */
+  attrsEnable(s: Session): void;
+  /** Scratch row 0 is a directory's attributes now; false when refused (not a directory, table off). */
+  attrPut(s: Session): boolean;
+  attrRevoke(s: Session, ino: number): void;
+  attrsClear(s: Session): void;
   /** The offset lseek(SEEK_DATA / SEEK_HOLE) found. */
   replyLseek(s: Session, id: number, offsetBytes: number): number;
 }

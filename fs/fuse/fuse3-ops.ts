@@ -2,6 +2,7 @@
 // the reply (fuse3-reply.ts). Every handler answers exactly once (guard.ts). Entries handed to the
 // kernel count as lookups (lookups.ts) only when the kernel took them (the reply returned 0).
 import type { ReadGrants } from './read-grants';
+import type { DirAttrs } from './attr-table';
 import type { FsCore } from '../core';
 import type { AttrChanges, Caller, Stat, TimeArg } from '../types';
 import * as attr from '../ops-attr';
@@ -11,7 +12,7 @@ import * as dir from '../ops-dir';
 import * as xattr from '../ops-xattr';
 import { fallocate } from '../ops-fallocate';
 import { lseek } from '../ops-seek';
-import { F, FIELD_COUNT, OP, OP_NAMES, OPEN_KEEP_CACHE, OPEN_NOFLUSH, SET } from './fuse3-abi';
+import { F, FIELD_COUNT, OP, OP_NAMES, OPEN_CLEAN, OPEN_KEEP_CACHE, OPEN_NOFLUSH, SET } from './fuse3-abi';
 import { Log, OpLog, guard } from './guard';
 import { leaseLostRefusal, refusalOf } from './read-only';
 import type { OpObserver } from './op-observer';
@@ -44,6 +45,8 @@ export interface Ctx {
   readBuffers: ReadBuffers;
   /** Read grants (fs/fuse/read-grants.ts), or null when the mount cannot have them. */
   grants: ReadGrants | null;
+  /** Directory attributes answered by the binding (fs/fuse/attr-table.ts), or null when the mount cannot have them. */
+  dirAttrs: DirAttrs | null;
   /** Guards an op whose success answer is ok; a failure answers its errno. */
   run<T>(b: Batch, i: number, fn: () => T | Promise<T>, ok: (v: T) => void): void;
 }
@@ -121,6 +124,16 @@ function noFlushOf(openFlags: number): number {
   return (openFlags & O_ACCMODE) === O_RDONLY ? OPEN_NOFLUSH : 0;
 }
 
+/**
+ * A new file's close answered by the binding (native/fuse3/clean_closes.h, DESIGN §6): it holds
+ * nothing to store or report, and the binding forgets the mark when a write, setattr, fallocate or
+ * open of it arrives.
+ */
+function cleanOf(x: Ctx, fh: number): number {
+  const f = x.core.handles.fileIfOpen(fh);
+  return f !== undefined && x.core.wb.closesClean(f) ? OPEN_CLEAN : 0;
+}
+
 /** An open; one the kernel marked FUSE_OPEN_KILL_SUIDGID (an O_TRUNC open by a caller without CAP_FSETID) drops set-id bits. */
 async function openKilling(x: Ctx, b: Batch, i: number): Promise<number> {
   const fh = await file.open(x.core, inoOf(b, i), num(b, i, F.flags));
@@ -167,35 +180,50 @@ const HANDLERS: Partial<Record<number, Handler>> = {
       b,
       i,
       () => names.mknod(x.core, inoOf(b, i), nameOf(b, i), num(b, i, F.mode), num(b, i, F.rdev), callerOf(b, i)),
-      (st) => entry(x, idOf(b, i), st),
+      (st) => {
+        x.dirAttrs?.put(inoOf(b, i));
+        entry(x, idOf(b, i), st);
+      },
     ),
   [OP.mkdir]: (x, b, i) =>
     x.run(
       b,
       i,
       () => names.mkdir(x.core, inoOf(b, i), nameOf(b, i), num(b, i, F.mode), callerOf(b, i)),
-      (st) => entry(x, idOf(b, i), st),
+      (st) => {
+        x.dirAttrs?.put(inoOf(b, i));
+        entry(x, idOf(b, i), st);
+      },
     ),
   [OP.unlink]: (x, b, i) =>
     x.run(
       b,
       i,
       () => names.unlink(x.core, inoOf(b, i), nameOf(b, i)),
-      () => x.reply.ok(idOf(b, i)),
+      () => {
+        x.dirAttrs?.put(inoOf(b, i));
+        x.reply.ok(idOf(b, i));
+      },
     ),
   [OP.rmdir]: (x, b, i) =>
     x.run(
       b,
       i,
       () => names.rmdir(x.core, inoOf(b, i), nameOf(b, i)),
-      () => x.reply.ok(idOf(b, i)),
+      () => {
+        x.dirAttrs?.put(inoOf(b, i));
+        x.reply.ok(idOf(b, i));
+      },
     ),
   [OP.symlink]: (x, b, i) =>
     x.run(
       b,
       i,
       () => names.symlink(x.core, inoOf(b, i), nameOf(b, i), name2Of(b, i), callerOf(b, i)),
-      (st) => entry(x, idOf(b, i), st),
+      (st) => {
+        x.dirAttrs?.put(inoOf(b, i));
+        entry(x, idOf(b, i), st);
+      },
     ),
   [OP.rename]: (x, b, i) =>
     x.run(
@@ -211,14 +239,21 @@ const HANDLERS: Partial<Record<number, Handler>> = {
           num(b, i, F.flags),
           callerOf(b, i),
         ),
-      () => x.reply.ok(idOf(b, i)),
+      () => {
+        x.dirAttrs?.put(inoOf(b, i));
+        if (num(b, i, F.ino2) !== inoOf(b, i)) x.dirAttrs?.put(num(b, i, F.ino2));
+        x.reply.ok(idOf(b, i));
+      },
     ),
   [OP.link]: (x, b, i) =>
     x.run(
       b,
       i,
       () => names.link(x.core, inoOf(b, i), num(b, i, F.ino2), name2Of(b, i)),
-      (st) => entry(x, idOf(b, i), st),
+      (st) => {
+        x.dirAttrs?.put(num(b, i, F.ino2));
+        entry(x, idOf(b, i), st);
+      },
     ),
 
   [OP.open]: (x, b, i) =>
@@ -236,7 +271,8 @@ const HANDLERS: Partial<Record<number, Handler>> = {
       i,
       () => file.create(x.core, inoOf(b, i), nameOf(b, i), num(b, i, F.mode), num(b, i, F.flags), callerOf(b, i)),
       ({ stat, fh }) => {
-        if (x.reply.create(idOf(b, i), stat, fh, openFlagsOf(x)) === 0) x.core.lookups.add(stat.ino);
+        x.dirAttrs?.put(inoOf(b, i));
+        if (x.reply.create(idOf(b, i), stat, fh, openFlagsOf(x) | cleanOf(x, fh)) === 0) x.core.lookups.add(stat.ino);
         else releaseLost(x, fh);
       },
     ),

@@ -119,6 +119,11 @@ export class Replier {
     r[A.entryTimeout] = this.timeouts.entryS;
     return this.answer(id, () => this.native.replyEntry(this.session, id));
   }
+  /** A directory's attributes as they are now, into the binding's table (attr-table.ts); false if refused. */
+  putAttr(st: Stat): boolean {
+    this.putStat(0, st);
+    return this.native.attrPut(this.session);
+  }
   attr(id: number, st: Stat): number {
     this.putStat(0, st);
     return this.answer(id, () => this.native.replyAttr(this.session, id));

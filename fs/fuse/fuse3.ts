@@ -8,6 +8,7 @@
 // is cleaned up by auto_unmount (libfuse's fusermount3 helper unmounts when this process dies,
 // told so by our guard process once this one has wholly exited: unmount-guard.ts).
 import { ReadGrants } from './read-grants';
+import { DirAttrs } from './attr-table';
 import { raiseDirtyShare } from './dirty-share';
 import { execFile } from 'node:child_process';
 import { existsSync, promises as fsp } from 'node:fs';
@@ -161,12 +162,14 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
   const timeoutS = core.followsWriter ? 0 : CACHE_TIMEOUT_S;
   const reply = new Replier(native, session, scratch, { attrS: timeoutS, entryS: timeoutS });
   const grants = ReadGrants.possible(core) ? new ReadGrants(native, session, core) : null;
+  const dirAttrs = DirAttrs.start(native, session, core, reply);
   x = {
     core,
     reply,
     log: opts.log,
     readBuffers: new ReadBuffers(),
     grants,
+    dirAttrs,
     run: makeRun(core, reply, opLog(opts.log, core.opts.debug === true), opts.readOnly, opts.observeOp),
   };
   // After x is set: the session serves requests from now on (they may come during this await).
@@ -179,6 +182,7 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
     name: 'fuse3',
     dropKernelCache(): Promise<void> {
       // Every inode the kernel knows (its lookup counts); the binding asks on a worker thread.
+      dirAttrs?.clear();
       return invalidations.now(core.lookups.inos());
     },
     writerChanged(changed: readonly number[] | 'all'): void {
@@ -208,6 +212,7 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
       }
       await invalidations.stop(); // its worker thread uses the session
       grants?.end();
+      dirAttrs?.end();
       const unanswered = native.destroy(session);
       if (unanswered > 0 || interrupts > 0)
         opts.log(`teardown: ${unanswered} unanswered requests, ${interrupts} interrupts seen`);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "attr_binding.h"
 #include "fusermount_socket.h"
 #include "grant_binding.h"
 #include "napi_args.h"
@@ -247,6 +248,7 @@ napi_value Init(napi_env env, napi_value exports) {
   napi_set_named_property(env, exports, "requestFieldCount", fieldCount);
   DefineReplies(env, exports);
   DefineGrants(env, exports);
+  DefineAttrs(env, exports);
   return exports;
 }
 

@@ -30,6 +30,9 @@ Request* New(fuse_req_t req, Op op, fuse_ino_t ino) {
   r->nums[kFFh] = kNoFh;
   r->nums[kFKillSuidgid] = RequestKillsSuidgid() ? 1 : 0;  // read on this thread just before
   if (MayChangeData(op)) Of(req)->grants()->Bump();  // before any later read can be served (read_grant.h)
+  r->attrStamp = Of(req)->dirAttrs()->Stamp();
+  Of(req)->cleanCloses()->Arrived(op, ino);
+  r->cleanStamp = Of(req)->cleanCloses()->Stamp();
   return r;
 }
 
@@ -92,6 +95,7 @@ void Notice(Session* s, fuse_ino_t ino, uint64_t nlookup) {
 
 void Forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
   Session* s = Of(req);
+  s->cleanCloses()->Arrived(Op::kForget, ino);
   fuse_reply_none(req);
   Notice(s, ino, nlookup);
 }
@@ -99,10 +103,15 @@ void Forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
 void ForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
   Session* s = Of(req);
   fuse_reply_none(req);  // forgets point into the receive buffer, valid until we return
-  for (size_t i = 0; i < count; i++) Notice(s, forgets[i].ino, forgets[i].nlookup);
+  for (size_t i = 0; i < count; i++) {
+    s->cleanCloses()->Arrived(Op::kForget, forgets[i].ino);
+    Notice(s, forgets[i].ino, forgets[i].nlookup);
+  }
 }
 
 void Getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  // A directory's attributes JS keeps current here (attr_table.h); this is the JS thread.
+  if (Of(req)->dirAttrs()->Serve(req, ino)) return;
   Request* r = New(req, Op::kGetattr, ino);
   WithFile(r, fi);
   Queue(r);
@@ -204,6 +213,8 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t o
 }
 
 void Flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  // A file made by CREATE and given nothing since (clean_closes.h); this is the JS thread.
+  if (Of(req)->cleanCloses()->Serve(req, ino)) return;
   Request* r = New(req, Op::kFlush, ino);
   WithFile(r, fi);
   Queue(r);

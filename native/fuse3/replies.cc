@@ -8,6 +8,7 @@
 
 #include "napi_args.h"
 #include "reply_layout.h"
+#include "stat_row.h"
 #include "time_split.h"
 #include "to_js.h"
 
@@ -18,22 +19,6 @@ namespace {
 constexpr size_t kNameBytesMax = 4096;
 // A directory reply is at most what the kernel asked for; more is refused.
 constexpr size_t kDirReplyBytesMax = size_t{1} << 20;
-
-void FillStat(const double* a, struct stat* st) {
-  std::memset(st, 0, sizeof *st);
-  st->st_ino = static_cast<ino_t>(a[kAIno]);
-  st->st_mode = static_cast<mode_t>(a[kAMode]);
-  st->st_nlink = static_cast<nlink_t>(a[kANlink]);
-  st->st_uid = static_cast<uid_t>(a[kAUid]);
-  st->st_gid = static_cast<gid_t>(a[kAGid]);
-  st->st_rdev = static_cast<dev_t>(a[kARdev]);
-  st->st_size = static_cast<off_t>(a[kASize]);
-  st->st_blocks = static_cast<blkcnt_t>(a[kABlocks]);
-  st->st_blksize = static_cast<blksize_t>(a[kABlksize]);
-  st->st_atim = JoinTime(a[kAAtimeS], a[kAAtimeNs]);
-  st->st_mtim = JoinTime(a[kAMtimeS], a[kAMtimeNs]);
-  st->st_ctim = JoinTime(a[kACtimeS], a[kACtimeNs]);
-}
 
 void FillEntry(const double* a, fuse_entry_param* e) {
   std::memset(e, 0, sizeof *e);
@@ -99,6 +84,8 @@ napi_value ReplyEntry(napi_env env, napi_callback_info info) {
   if (!p.Ready()) return nullptr;
   fuse_entry_param e;
   FillEntry(p.s->attrs(), &e);
+  // A directory found by name: its attributes as JS answered them (attr_table.h).
+  if (p.r->op == Op::kLookup && e.ino != 0) p.s->dirAttrs()->FillIfUnchanged(p.r->attrStamp, e.attr, e.attr_timeout);
   return Int(env, fuse_reply_entry(p.r->req, &e));
 }
 
@@ -107,7 +94,9 @@ napi_value ReplyAttr(napi_env env, napi_callback_info info) {
   if (!p.Ready()) return nullptr;
   struct stat st;
   FillStat(p.s->attrs(), &st);
-  return Int(env, fuse_reply_attr(p.r->req, &st, p.s->attrs()[kAAttrTimeout]));
+  const double timeoutS = p.s->attrs()[kAAttrTimeout];
+  if (p.r->op == Op::kGetattr) p.s->dirAttrs()->FillIfUnchanged(p.r->attrStamp, st, timeoutS);  // attr_table.h
+  return Int(env, fuse_reply_attr(p.r->req, &st, timeoutS));
 }
 
 napi_value ReplyOpen(napi_env env, napi_callback_info info) {
@@ -127,6 +116,7 @@ napi_value ReplyCreate(napi_env env, napi_callback_info info) {
   fuse_entry_param e;
   FillEntry(p.s->attrs(), &e);
   fuse_file_info fi = FileInfo(fh, flags);
+  if ((static_cast<unsigned>(flags) & kOpenCleanBit) != 0) p.s->cleanCloses()->MarkIfUnchanged(p.r->cleanStamp, e.ino);
   return Int(env, fuse_reply_create(p.r->req, &e, &fi));
 }
 

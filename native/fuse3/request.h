@@ -68,6 +68,10 @@ struct Request {
   std::string name2;  // rename/link new name; symlink target
   bool hasName = false;
   bool hasName2 = false;
+  // The directory attribute table's revocation count at arrival (attr_table.h Stamp).
+  uint64_t attrStamp = 0;
+  // The clean-close marks' count of dirtying requests at arrival (clean_closes.h Stamp).
+  uint64_t cleanStamp = 0;
   // Write bytes (from pool, lent to JS until the answer: dataRef) or a setxattr value (malloc'd;
   // ownership moves to JS).
   char* data = nullptr;

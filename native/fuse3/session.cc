@@ -269,6 +269,12 @@ void Session::ClosePoll() {
 // Hand every queued request to JS now, in a callback scope (promise jobs run when it closes).
 void Session::DeliverNow() {
   if (delivering_ || env_ == nullptr || destroyed_) return;
+  {
+    // Every request of the wake-up answered in C (read grants, attr_table.h, clean_closes.h): no JS
+    // to enter (closing a callback scope runs the microtask queue).
+    std::lock_guard<std::mutex> lk(mu_);
+    if (pending_.empty() && interrupts_.empty() && !(loopEnded_ && !endDelivered_)) return;
+  }
   delivering_ = true;
   napi_handle_scope hs;
   napi_open_handle_scope(env_, &hs);

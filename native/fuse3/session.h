@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "attr_table.h"
+#include "clean_closes.h"
 #include "kill_priv.h"
 #include "read_grant.h"
 #include "request.h"
@@ -87,6 +89,8 @@ class Session {
   WritePool* writePool() { return &writePool_; }
   KillPrivState* killPriv() { return &killPriv_; }
   ReadGrants* grants() { return &grants_; }
+  AttrTable* dirAttrs() { return &dirAttrs_; }
+  CleanCloses* cleanCloses() { return &cleanCloses_; }
 
   // The JS thread.
   Request* Take(uint64_t id);
@@ -146,6 +150,8 @@ class Session {
   WritePool writePool_;
   KillPrivState killPriv_;
   ReadGrants grants_;
+  AttrTable dirAttrs_;
+  CleanCloses cleanCloses_;
   fuse_session* se_ = nullptr;
   napi_threadsafe_function tsfn_ = nullptr;
   double* attrs_ = nullptr;

@@ -113,10 +113,10 @@ export class Namespace {
       }),
       addEntry: db.prepare('INSERT INTO dirents(parent, name, ino) VALUES (?, ?, ?)'),
       delEntry: db.prepare('DELETE FROM dirents WHERE parent = ? AND name = ?'),
-      nlink: db.prepare('UPDATE inodes SET nlink = nlink + ?, ctime_ns = ? WHERE ino = ?'),
-      touchDir: db.prepare('UPDATE inodes SET mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
-      setParent: db.prepare('UPDATE inodes SET parent = ? WHERE ino = ?'),
-      delInode: db.prepare('DELETE FROM inodes WHERE ino = ?'),
+      nlink: this.changing(db.prepare('UPDATE inodes SET nlink = nlink + ?, ctime_ns = ? WHERE ino = ?')),
+      touchDir: this.changing(db.prepare('UPDATE inodes SET mtime_ns = ?, ctime_ns = ? WHERE ino = ?')),
+      setParent: this.changing(db.prepare('UPDATE inodes SET parent = ? WHERE ino = ?')),
+      delInode: this.changing(db.prepare('DELETE FROM inodes WHERE ino = ?')),
       delXattrs: db.prepare('DELETE FROM xattrs WHERE ino = ?'),
       orphan: db.prepare('INSERT INTO orphans(ino) VALUES (?) ON CONFLICT DO NOTHING'),
       orphans: db.prepare('SELECT ino FROM orphans ORDER BY ino'),
@@ -135,10 +135,30 @@ export class Namespace {
         postgres: `WITH RECURSIVE up(ino, depth) AS (SELECT CAST(@ino AS BIGINT), 0 ${INHERITED_LAYOUT_REST}`,
         pgCache: 'ancestry',
       }),
-      setattr:
+      setattr: this.changing(
         db.prepare(`UPDATE inodes SET mode = ?, uid = ?, gid = ?, atime_ns = ?, atime_far = ?, mtime_ns = ?, mtime_far = ?,
         ctime_ns = ?, ctime_far = ? WHERE ino = ?`),
-      setAtime: db.prepare('UPDATE inodes SET atime_ns = ?, atime_far = ? WHERE ino = ?'),
+      ),
+      setAtime: this.changing(db.prepare('UPDATE inodes SET atime_ns = ?, atime_far = ? WHERE ino = ?')),
+    };
+  }
+
+  /**
+   * Told, synchronously, each inode whose attributes a statement of this namespace just changed
+   * (its mode, owner, times, link count or its removal; xattrs move ctime): a transport's cache of
+   * attributes revokes the inode's entry before anything answers (fs/fuse/attr-table.ts, DESIGN §6).
+   * Sizes and times of file data (file-rows.ts) are not told: such a cache holds directories only.
+   */
+  attrChanged: (ino: number) => void = () => undefined;
+
+  /** stmt (an UPDATE or DELETE whose last parameter is the inode it changes), telling attrChanged after each run. */
+  private changing(stmt: SqlStatement): Pick<SqlStatement, 'run'> {
+    return {
+      run: (...params: unknown[]) => {
+        const info = stmt.run(...params);
+        this.attrChanged(Number(params[params.length - 1]));
+        return info;
+      },
     };
   }
 
@@ -604,11 +624,13 @@ export class Namespace {
   /** flags: XATTR_CREATE (1) / XATTR_REPLACE (2), as Linux. */
   setxattr(ino: number, name: string, value: Uint8Array, flags = 0): void {
     this.xattrs.set(ino, name, value, flags);
+    this.attrChanged(ino); // ctime
   }
   listxattr(ino: number): string[] {
     return this.xattrs.list(ino);
   }
   removexattr(ino: number, name: string): void {
     this.xattrs.remove(ino, name);
+    this.attrChanged(ino); // ctime
   }
 }

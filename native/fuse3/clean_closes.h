@@ -1,0 +1,42 @@
+// Closes of a file nothing was written to, answered in C (DESIGN §6, "Answers in C"): close(2) of a
+// writable descriptor sends FLUSH, which JS answers by reporting a failed background store and
+// storing buffered bytes (fs/write-buffer.ts close). A file just made by CREATE has neither: its
+// FLUSH is answered here, without a JS round trip (one of the five requests of open(O_CREAT)+close).
+//
+// JS marks the inode when it answers the CREATE (open flag kOpenCleanBit, only when its write-back
+// state holds nothing for it). The mark goes when any request that could give the file bytes or a
+// pending error arrives (a write, setattr, fallocate or open of it) and when a release or forget
+// of it arrives; a mark JS asks for is refused when such a request arrived anywhere between the
+// CREATE's arrival and its answer (Stamp). This is the JS thread, which alone reads requests.
+#pragma once
+#define FUSE_USE_VERSION 314
+#include <fuse_lowlevel.h>
+
+#include <cstdint>
+#include <unordered_set>
+
+#include "request.h"
+
+namespace fuse3 {
+
+// Inodes marked at once; past this the set starts over (a lost mark only sends a FLUSH to JS).
+constexpr size_t kCleanClosesMax = 4096;
+// The create reply's open flag (fs/fuse/fuse3-abi.ts OPEN_CLEAN): the new file's close needs no JS.
+constexpr unsigned kOpenCleanBit = 1u << 16;
+
+class CleanCloses {
+ public:
+  // Answers FLUSH of a marked inode (0: nothing to store or report); false otherwise (JS answers).
+  bool Serve(fuse_req_t req, uint64_t ino);
+  // A request for ino arrived (before JS sees it).
+  void Arrived(Op op, uint64_t ino);
+  uint64_t Stamp() const { return dirtyings_; }
+  // At the answer of a CREATE that arrived at stamp.
+  void MarkIfUnchanged(uint64_t stamp, uint64_t ino);
+
+ private:
+  std::unordered_set<uint64_t> clean_;
+  uint64_t dirtyings_ = 0;
+};
+
+}  // namespace fuse3
