@@ -19,7 +19,7 @@ export interface LiveStoreOptions {
   keyFile?: string;
   /** -o ro. */
   readOnly?: boolean;
-  /** -o lease_ms (DESIGN §9 "Lease and fencing"); default store/meta/pg-lease.ts LEASE_MS. */
+  /** -o lease_ms (DESIGN §9 "Lease and fencing"); default store/meta/postgres/lease.ts LEASE_MS. */
   leaseMs?: number;
 }
 

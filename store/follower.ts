@@ -1,8 +1,8 @@
 // A read-only store that follows another process's writes (DESIGN §9): a `-o ro`
 // mount of a PostgreSQL store while the lease holder (on another machine that sees the same disk
 // directories) writes. It takes no lock and no lease, replays nothing and writes nothing (its
-// session refuses writes, store/meta/pg-open.ts). The writer's commits arrive by LISTEN
-// (store/meta/pg-listen.ts); each drops every cache of this store and tells the mount which inodes
+// session refuses writes, store/meta/postgres/open.ts). The writer's commits arrive by LISTEN
+// (store/meta/postgres/listen.ts); each drops every cache of this store and tells the mount which inodes
 // changed, so the kernel drops its copies (fs/mount.ts).
 //
 // Nothing cached here is trusted by a read: caches are the lease holder's (it is the only writer).
@@ -19,7 +19,7 @@ import type { FileIo } from './file-io';
 import type { Namespace } from './meta/namespace';
 import type { Intent } from './meta/chunk-map';
 import { patchedInPlace } from './chunks/chunk-ref';
-import { Changed, PgListener } from './meta/pg-listen';
+import { Changed, PgListener } from './meta/postgres/listen';
 
 /** Tries of one read: the writer may reclaim or patch what a read was reading. */
 const READ_TRIES = 3;

@@ -7,7 +7,8 @@
 // this host (after a power loss its pid may name an unrelated process). A lock of another host is
 // never taken over: its holder may be alive there (a store on shared storage); it is refused naming
 // that host, unless the store's metadata is on PostgreSQL, whose lease (taken right after this lock,
-// store/meta/pg-lease.ts) decides between hosts by the server's clock (DESIGN §9). Read-only opens (`chunkfs status` of a store not mounted) take no lock. The writer also
+// store/meta/postgres/lease.ts) decides between hosts by the server's clock (DESIGN §9). Read-only
+// opens (`chunkfs status` of a store not mounted) take no lock. The writer also
 // holds meta.db itself (store/meta/meta.ts), so the verbs reach a live mount through its
 // control socket.
 import * as os from 'node:os';

@@ -126,7 +126,7 @@ export interface StoreOpenOptions {
   lockNote?: string;
   /** The store key file given at mount time (-o keyfile=); default: the one the config names. */
   keyFile?: string;
-  /** Metadata on PostgreSQL: how long the lease lasts unrenewed (store/meta/pg-lease.ts; tests shorten it). */
+  /** Metadata on PostgreSQL: how long the lease lasts unrenewed (store/meta/postgres/lease.ts; tests shorten it). */
   leaseMs?: number;
   /**
    * With readOnly, on PostgreSQL: follow the lease holder's commits (DESIGN §9, store/follower.ts), for

@@ -1,4 +1,4 @@
-// The cost of lease fencing on PostgreSQL (DESIGN §9 "Lease and fencing", store/meta/pg-fence.ts):
+// The cost of lease fencing on PostgreSQL (DESIGN §9 "Lease and fencing", store/meta/postgres/fence.ts):
 // the holder's session runs single-statement transactions (an UPDATE of one row, as chmod) and
 // transactions of STATEMENTS_PER_TX updates, with the fence trigger on and off (ALTER TABLE ...
 // DISABLE TRIGGER), rounds alternated; reported: the median microseconds per transaction of each,
@@ -10,9 +10,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { startPgCluster } from '../../test/helpers/pg-cluster';
 import { Store } from '../../store/store';
-import { connectPg } from '../../store/meta/pg-open';
-import { epochSettingSql } from '../../store/meta/pg-fence';
-import type { PgDb } from '../../store/meta/pg-engine';
+import { connectPg } from '../../store/meta/postgres/open';
+import { epochSettingSql } from '../../store/meta/postgres/fence';
+import type { PgDb } from '../../store/meta/postgres/engine';
 
 const OPS = Number(process.env.OPS ?? 3000);
 const ROUNDS = Number(process.env.ROUNDS ?? 7);

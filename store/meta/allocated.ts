@@ -50,7 +50,7 @@ export class Allocated {
   ) {
     this.s = {
       sum: db.prepare('SELECT coalesce(sum(logical_len), 0) AS n FROM chunks WHERE ino = ? AND version > 0'),
-      // Keyed by ino alone (the type checked by fileRow): PostgreSQL's row cache answers it (pg-row-cache.ts).
+      // Keyed by ino alone (the type checked by fileRow): PostgreSQL's row cache answers it (postgres/row-cache.ts).
       fileRow: db.prepare('SELECT type, size, chunk_size, slice_container, slice_length FROM inodes WHERE ino = ?'),
     };
   }

@@ -276,7 +276,7 @@ export class ChunkMap {
 
   /**
    * The intent's id is read when asked for: on PostgreSQL it comes back with the transaction's next
-   * round trip (its COMMIT, store/meta/pg-pipeline.ts), so ask after the transaction.
+   * round trip (its COMMIT, store/meta/postgres/pipeline.ts), so ask after the transaction.
    * sealed: the chunk's layout encrypts, so the span is written as a sealed log record (DESIGN §10):
    * its bytes never reach the database, its WAL or its free pages in the clear.
    */

@@ -12,7 +12,7 @@
 // their commit), so N concurrent fsyncs cost about two flush latencies, not N.
 //
 // What "a full commit" is depends on the engine (store/meta/commit-point.ts): SQLite's is the WAL's
-// fdatasync above; PostgreSQL's (store/meta/pg-commit-point.ts) one synchronous commit, which flushes
+// fdatasync above; PostgreSQL's (store/meta/postgres/commit-point.ts) one synchronous commit, which flushes
 // the server's WAL up to it and so every asynchronous commit before it.
 import { Db } from './meta';
 import { CommitPoint } from './commit-point';

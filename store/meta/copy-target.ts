@@ -6,7 +6,7 @@ import { ChunkfsError } from '../../src/errors';
 import { ConfigError } from '../config';
 import { MetaTarget, redactedUrl } from '../meta-target';
 import { Db, createDb, createSchema } from './meta';
-import { connectPg } from './pg-open';
+import { connectPg } from './postgres/open';
 import { META_TABLES, storeTablesIn } from './meta-tables';
 import { MetaCopyError, TableRows } from './table-copy';
 

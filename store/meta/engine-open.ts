@@ -6,16 +6,17 @@ import { SyncIo } from '../io/sync-io';
 import { ConfigError } from '../config';
 import { Db } from './sql-engine';
 import { createDb, migrate } from './meta';
-import { openMeta } from './meta-open';
-import { CommitPoint, SqliteWalCommitPoint } from './commit-point';
-import { PgCommitPoint } from './pg-commit-point';
-import { PgDb } from './pg-engine';
-import { connectPg, createPgSchema, openPgMeta, upgradePgMeta } from './pg-open';
-import { SqliteDb } from './sqlite-engine';
+import { openMeta } from './sqlite/open';
+import { CommitPoint } from './commit-point';
+import { SqliteWalCommitPoint } from './sqlite/commit-point';
+import { PgCommitPoint } from './postgres/commit-point';
+import { PgDb } from './postgres/engine';
+import { connectPg, createPgSchema, openPgMeta, upgradePgMeta } from './postgres/open';
+import { SqliteDb } from './sqlite/engine';
 import { MetaTarget, redactedUrl } from '../meta-target';
-import { LEASE_MS, LeaseInfo, PgLease, readLease } from './pg-lease';
-import { ChangeAnnouncer, awaitAnnouncing } from './pg-announce';
-import type { Reconnection } from './pg-reconnect';
+import { LEASE_MS, LeaseInfo, PgLease, readLease } from './postgres/lease';
+import { ChangeAnnouncer, awaitAnnouncing } from './postgres/announce';
+import type { Reconnection } from './postgres/reconnect';
 
 export type { Reconnection };
 
@@ -79,7 +80,7 @@ export function createMeta(metaPath: string, target: MetaTarget | undefined, sto
 }
 
 /**
- * Open the store's metadata (recovering or explaining a failed open, meta-open.ts / pg-open.ts) and
+ * Open the store's metadata (recovering or explaining a failed open, sqlite/open.ts / postgres/open.ts) and
  * check, before anything changes, that it is this store's: storeUuid is the config's (DESIGN §4
  * "Identity"). follower: a session that refuses writes. A read-write opener then calls upgradeStoreMeta.
  */
@@ -128,7 +129,7 @@ export interface StoreLease {
 }
 
 /**
- * PostgreSQL: take the store's lease (store/meta/pg-lease.ts), or throw LeaseHeldError naming the
+ * PostgreSQL: take the store's lease (store/meta/postgres/lease.ts), or throw LeaseHeldError naming the
  * holder. SQLite: null, the store lock file is the only one needed (meta.db lives on this machine).
  */
 export function acquireLease(db: Db, note: string, log: (line: string) => void, leaseMs = LEASE_MS): StoreLease | null {

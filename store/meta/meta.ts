@@ -1,12 +1,12 @@
 // Metadata database (DESIGN §4): better-sqlite3 in WAL mode with synchronous=NORMAL (DESIGN §5):
 // a commit is atomic and survives a process kill at once (it is in the WAL file; a live mount's
-// operations commit in groups, store/meta/sqlite-engine.ts, DESIGN §5 "Group commit"), but is not
+// operations commit in groups, store/meta/sqlite/engine.ts, DESIGN §5 "Group commit"), but is not
 // flushed to the device; store/meta/commit-log.ts makes every commit so far durable at fsync, syncfs,
 // unmount and from a timer. Schema changes are migrations keyed by PRAGMA user_version.
 import Database from 'better-sqlite3';
 import { assert } from '../../src/errors';
 import { Db, EngineSql } from './sql-engine';
-import { SqliteDb } from './sqlite-engine';
+import { SqliteDb } from './sqlite/engine';
 import { MIGRATION_V5_SPECIAL_FILES } from './migration-v5';
 import { MIGRATION_V8_CHUNK_TRANSFORMS } from './migration-v8';
 import { MIGRATION_V10_SEALED_SPANS } from './migration-v10';
@@ -180,7 +180,7 @@ const WRITER_BUSY_WAIT_MS = 5000;
 /**
  * Open meta.db as it is: no schema is made or changed here (DESIGN §4 "Identity"). check: run on the
  * first access, before the open sets WAL mode (which writes meta.db's header when it is not a WAL
- * database, e.g. an empty file): store/meta/meta-open.ts checks that it is this store's metadata.
+ * database, e.g. an empty file): store/meta/sqlite/open.ts checks that it is this store's metadata.
  */
 export function openDb(file: string, readOnly = false, check?: (db: SqliteDb) => void): SqliteDb {
   return openSqlite(file, readOnly, true, check);
@@ -193,7 +193,7 @@ function openSqlite(file: string, readOnly: boolean, mustExist: boolean, check?:
   try {
     setUp(native, readOnly, () => check?.(db));
   } catch (err) {
-    db.close(); // a failed open leaves nothing open (store/meta/meta-open.ts may retry)
+    db.close(); // a failed open leaves nothing open (store/meta/sqlite/open.ts may retry)
     throw err;
   }
   return db;

@@ -129,7 +129,7 @@ export class Namespace {
       }),
       // dirIno and its ancestors up to the root (whose parent is itself), nearest first, at most depthMax.
       // PostgreSQL types the recursive column from its first row: the parameter needs its type named.
-      // Its answer depends on the tree and xattrs only: cached by the lease holder (pg-row-cache.ts).
+      // Its answer depends on the tree and xattrs only: cached by the lease holder (postgres/row-cache.ts).
       inheritedLayout: db.prepare({
         sqlite: `WITH RECURSIVE up(ino, depth) AS (SELECT @ino, 0 ${INHERITED_LAYOUT_REST}`,
         postgres: `WITH RECURSIVE up(ino, depth) AS (SELECT CAST(@ino AS BIGINT), 0 ${INHERITED_LAYOUT_REST}`,

@@ -1,6 +1,6 @@
 // The one metadata SQL interface (DESIGN §9): what store/meta/ asks of a database,
-// and nothing more. Two engines implement it: SQLite (store/meta/sqlite-engine.ts, the embedded
-// default) and PostgreSQL (store/meta/pg-engine.ts). It is the subset of better-sqlite3's synchronous
+// and nothing more. Two engines implement it: SQLite (store/meta/sqlite/engine.ts, the embedded
+// default) and PostgreSQL (store/meta/postgres/engine.ts). It is the subset of better-sqlite3's synchronous
 // API that meta/ uses (the store and fs/ are written around synchronous metadata calls; DESIGN §9),
 // so the SQLite engine hands out better-sqlite3's own statements: no cost on the hot path.
 //
@@ -16,7 +16,7 @@ export type SqlParam = bigint | number | string | Buffer | Uint8Array | null;
  * as max(a, b) -> GREATEST(a, b), RETURNING for a generated key, casts of untyped parameters). Both
  * texts stay next to each other in the file that owns the table. pgCache 'ancestry': the read's
  * results depend only on the directory tree (inodes.parent) and on xattrs, so PostgreSQL's row
- * cache may keep them while it holds the lease (store/meta/pg-row-cache.ts).
+ * cache may keep them while it holds the lease (store/meta/postgres/row-cache.ts).
  */
 export type EngineSql = string | { readonly sqlite: string; readonly postgres: string; readonly pgCache?: 'ancestry' };
 

@@ -33,7 +33,7 @@ export class Xattrs {
       find: db.prepare(
         'SELECT i.type, i.layout, x.value FROM inodes i LEFT JOIN xattrs x ON x.ino = i.ino AND x.name = @name WHERE i.ino = @ino',
       ),
-      // PostgreSQL: the same in two keyed reads, each answered from the lease holder's row cache (pg-row-cache.ts).
+      // PostgreSQL: the same in two keyed reads, each answered from the lease holder's row cache.
       typeLayout: db.prepare('SELECT type, layout FROM inodes WHERE ino = ?'),
       list: db.prepare('SELECT name FROM xattrs WHERE ino = ? ORDER BY name'),
       put: db.prepare(

@@ -243,7 +243,7 @@ function copyStore(dir: string): string {
 async function openForPowerLoss(dir: string, io: FaultyIo): Promise<Store> {
   io.restoreExternal = true;
   const s = await Store.open(dir, { io, log: crashTestLog });
-  (s as unknown as { db: import('../../store/meta/sqlite-engine').SqliteDb }).db.native.pragma(
+  (s as unknown as { db: import('../../store/meta/sqlite/engine').SqliteDb }).db.native.pragma(
     'wal_autocheckpoint = 0',
   );
   return s;

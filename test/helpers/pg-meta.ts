@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Store, StoreCreateOptions } from '../../store/store';
 import { STORE_ID_VERSION, openDb } from '../../store/meta/meta';
-import { openPgMeta } from '../../store/meta/pg-open';
+import { openPgMeta } from '../../store/meta/postgres/open';
 import type { Db } from '../../store/meta/sql-engine';
 import type { MetaTarget } from '../../store/meta-target';
 import { PgCluster, pgUnavailableReason, startPgCluster } from './pg-cluster';
@@ -50,7 +50,7 @@ export function copyStoreDir(from: string, to: string, filter?: (p: string) => b
 /**
  * A test of SQLite itself (meta.db and its WAL file, its device flushes, a power loss that takes the
  * WAL back to its last fdatasync): skipped when CHUNKFS_TEST_META=postgres, where the metadata is
- * the server's and no file of the store holds it. test/store/pg-meta.test.ts tests PostgreSQL's
+ * the server's and no file of the store holds it. test/store/meta/postgres/meta.test.ts tests PostgreSQL's
  * commit point instead.
  */
 export const sqliteOnlyTest = testMetaEngine() === 'postgres' ? test.skip : test;

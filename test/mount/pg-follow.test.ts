@@ -148,7 +148,7 @@ if (unavailable !== null) {
     'the follower shows what the writer writes and closes: new, renamed, removed, appended and overwritten files, modes',
     async (t) => {
       writer = await fixture.mount(); // takes over the killed writer's lease and replays its log
-      // The change triggers fire only while a follower listens (store/meta/pg-announce.ts): they cost the writer.
+      // The change triggers fire only while a follower listens (store/meta/postgres/announce.ts): they cost the writer.
       t.is(announcing(), 'f', 'no follower, no announcements');
       follower = await followerMount();
       t.is(announcing(), 't', 'a follower listens: the writer announces');

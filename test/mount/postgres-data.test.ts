@@ -11,7 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { storeFixture } from '../helpers/mount';
 import { PG_BIN_DIR, pgUnavailableReason } from '../helpers/pg-cluster';
-import { LibpqConnection, newLibpqConnection } from '../../store/meta/libpq';
+import { LibpqConnection, newLibpqConnection } from '../../store/meta/postgres/libpq';
 
 /** Rows the acked writer commits before the mount is killed. */
 const ACKS_BEFORE_KILL = 200;

@@ -248,7 +248,7 @@ sqliteOnlyTest(
     const io = new FaultyIo(new NodeIo());
     io.restoreExternal = true;
     const s = await Store.open(dir, { io, log: crashTestLog });
-    (s as unknown as { db: import('../../store/meta/sqlite-engine').SqliteDb }).db.native.pragma(
+    (s as unknown as { db: import('../../store/meta/sqlite/engine').SqliteDb }).db.native.pragma(
       'wal_autocheckpoint = 0',
     );
     const kept = s.ns.create(ROOT_INO, 'kept', 0o644, 0, 0);

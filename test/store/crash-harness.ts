@@ -23,7 +23,7 @@ export async function openCrashable(
   const s = await Store.open(dir, { io, log: crashTestLog });
   if (opts.metaGroupMs !== undefined) s.startMetaGroups(opts.metaGroupMs);
   if (power)
-    (s as unknown as { db: import('../../store/meta/sqlite-engine').SqliteDb }).db.native.pragma(
+    (s as unknown as { db: import('../../store/meta/sqlite/engine').SqliteDb }).db.native.pragma(
       'wal_autocheckpoint = 0',
     );
   return { s, io };

@@ -10,14 +10,14 @@ import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { Store } from '../../store/store';
 import { moveStoreMeta } from '../../store/meta-move';
-import { connectPg } from '../../store/meta/pg-open';
+import { connectPg } from '../../store/meta/postgres/open';
 import { storeTablesIn } from '../../store/meta/meta-tables';
 import { Db, STORE_ID_VERSION, openDb } from '../../store/meta/meta';
 import { metaStoreId } from '../../store/meta/store-identity';
 import { QUARANTINE_DIR, quarantineStamp } from '../../store/upkeep/quarantine';
 import { shardRelPath } from '../../src/path';
 import { copyStoreDir, forgetStoreId, openStoreMetaOf, storeUuidOf, testMetaEngine } from '../helpers/pg-meta';
-import { RECONNECT_INTERVAL_MS } from '../../store/meta/pg-engine';
+import { RECONNECT_INTERVAL_MS } from '../../store/meta/postgres/engine';
 import { configOf, shardFiles, useMetaOf, writeConfig } from '../helpers/meta-swap';
 import { SMALL, prng, randomBytes, smallStore, tmpDir } from './helpers';
 
@@ -261,7 +261,7 @@ pgOnlyTest(
           'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
         )
         .all();
-      // A statement finds the connection lost; it is dialled again on a timer (store/meta/pg-reconnect.ts).
+      // A statement finds the connection lost; it is dialled again on a timer (store/meta/postgres/reconnect.ts).
       const db = (store as unknown as { db: Db }).db;
       const read = (): unknown => db.prepare('SELECT count(*) AS n FROM inodes').get();
       const failures: string[] = [];

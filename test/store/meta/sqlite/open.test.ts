@@ -1,18 +1,18 @@
-// Opening meta.db after a crash (issue 14 item 6, store/meta/meta-open.ts): a writer killed with SIGKILL
+// Opening meta.db after a crash (issue 14 item 6, store/meta/sqlite/open.ts): a writer killed with SIGKILL
 // leaves meta.db-wal; read-write and read-only opens both recover it. A -shm that cannot be used
 // ("disk I/O error") is removed by a read-write open (which holds the store lock and keeps its WAL
 // index in memory, issue 20); a read-only open leaves it and says exactly what to do.
 import test from 'ava';
-import { sqliteOnlyTest } from '../helpers/pg-meta';
+import { sqliteOnlyTest } from '../../../helpers/pg-meta';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { ROOT_INO } from '../../store/meta/meta';
-import { metaOpenAdvice } from '../../store/meta/meta-open';
-import { Store } from '../../store/store';
-import { smallStore } from './helpers';
+import { ROOT_INO } from '../../../../store/meta/meta';
+import { metaOpenAdvice } from '../../../../store/meta/sqlite/open';
+import { Store } from '../../../../store/store';
+import { smallStore } from '../../helpers';
 
-const STORE_JS = path.join(__dirname, '..', '..', 'store', 'store.js');
+const STORE_JS = path.join(__dirname, '..', '..', '..', '..', 'store', 'store.js');
 const FILES = 50;
 
 /** A child process creates FILES files in the store and is killed (SIGKILL) without closing it. */

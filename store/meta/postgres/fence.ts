@@ -6,14 +6,14 @@
 // its own timers believe: the server decides, in the transaction that would commit.
 //
 // The check takes the lease table in ROW SHARE mode (in memory, no row written) until the transaction
-// ends; a take-over locks it EXCLUSIVE (store/meta/pg-lease.ts), so it waits for the old holder's
+// ends; a take-over locks it EXCLUSIVE (lease.ts), so it waits for the old holder's
 // transactions in flight, and every later one of the old holder sees the new epoch and fails. A
 // transaction checks once (the setting chunkfs.fence_checked, local to it). A session without an
 // epoch (mkfs, migrations before the lease, an older build) may write only while no lease is live.
 // Made by the read-write open that takes the lease; no part of the shared schema (meta copy and
 // SQLite know nothing of it).
-import { FsError } from '../fs-error';
-import { META_TABLES } from './meta-tables';
+import { FsError } from '../../fs-error';
+import { META_TABLES } from '../meta-tables';
 
 /** SQLSTATE of a refused write: class CF is PostgreSQL's to leave free for applications. */
 export const FENCED_SQLSTATE = 'CF001';

@@ -1,15 +1,15 @@
 // A read-only follower's ear on the writer (DESIGN §9): a connection of its own
-// that LISTENs on the changes channel (store/meta/pg-change-notify.ts) and hands each batch of
+// that LISTENs on the changes channel (change-notify.ts) and hands each batch of
 // notifications to onChange, read asynchronously as the socket turns readable (libpq's reader), so
 // the thread never waits for the writer. A lost connection (the server restarted, the network) is
 // dialled again every RECONNECT_INTERVAL_MS; what was missed meanwhile is unknown, so the first
 // batch after it is 'all'. Until then `connected` is false: the follower serves nothing it cannot
 // check (store/follower.ts).
 import type { LibpqConnection } from './libpq';
-import { RECONNECT_INTERVAL_MS, finishLibpq } from './pg-engine';
-import { connectPg } from './pg-open';
-import { CHANGES_CHANNEL, FOLLOWER_APP_NAME, parseChanged } from './pg-change-notify';
-import { redactedUrl } from '../meta-target';
+import { RECONNECT_INTERVAL_MS, finishLibpq } from './engine';
+import { connectPg } from './open';
+import { CHANGES_CHANNEL, FOLLOWER_APP_NAME, parseChanged } from './change-notify';
+import { redactedUrl } from '../../meta-target';
 
 /** Notifications taken from the socket per readable event (the rest wait for the next turn). */
 const NOTIFIES_PER_TURN_MAX = 10_000;
@@ -48,7 +48,7 @@ export class PgListener {
   private listen(): ListeningConnection {
     const db = connectPg(this.url, true);
     try {
-      // Named so the writer sees a follower and turns its change triggers on (store/meta/pg-announce.ts).
+      // Named so the writer sees a follower and turns its change triggers on (announce.ts).
       db.exec(`SET application_name = '${FOLLOWER_APP_NAME}'; LISTEN ${CHANGES_CHANNEL}`);
     } catch (err) {
       db.close();

@@ -10,9 +10,9 @@
 // statements up to a pipeline's sync point run as one implicit transaction, which the sync point
 // commits, or rolls back whole when one fails (PostgreSQL's extended protocol): the server runs a
 // third of the statements for an operation of one write (PgDb.transaction, dropLeadingBegin).
-import { RunInfo } from './sql-engine';
+import { RunInfo } from '../sql-engine';
 import { LibpqConnection, PgResult } from './libpq';
-import { CachedResult } from './pg-result';
+import { CachedResult } from './result';
 
 /** Statements one transaction may queue before they are sent anyway (a bound on memory). */
 export const PIPELINE_QUEUE_MAX = 256;

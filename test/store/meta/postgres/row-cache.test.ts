@@ -1,5 +1,5 @@
-// The PostgreSQL engine's row cache and pipeline (issue 22: round trips; store/meta/pg-row-cache.ts,
-// store/meta/pg-pipeline.ts) never serve a stale row: every answer the store gives through store.ns
+// The PostgreSQL engine's row cache and pipeline (issue 22: round trips; store/meta/postgres/row-cache.ts,
+// store/meta/postgres/pipeline.ts) never serve a stale row: every answer the store gives through store.ns
 // (the API the mount uses) is checked against the server's row read on a second connection, after
 // each operation of a mixed sequence (write-through patches, evictions, the far-time trigger), after
 // a transaction that rolled back (its patches are gone), after the lease is lost (nothing cached is
@@ -7,18 +7,18 @@
 // unrenewed. Statements whose results are not read wait and go together: counted as round trips.
 import test from 'ava';
 import * as path from 'node:path';
-import { Store } from '../../store/store';
-import { ROOT_INO } from '../../store/meta/meta';
-import { ATTR_COLUMNS, LAYOUT_XATTR, attrOfValues } from '../../store/meta/attr';
-import { PgDb } from '../../store/meta/pg-engine';
-import { openPgMeta } from '../../store/meta/pg-open';
-import { epochSettingSql } from '../../store/meta/pg-fence';
-import { CachedResult, PgRowCache, planOf } from '../../store/meta/pg-row-cache';
-import { PgLease } from '../../store/meta/pg-lease';
-import { ChangeAnnouncer } from '../../store/meta/pg-announce';
-import { pgTestFile } from '../helpers/pg-cluster';
-import { SMALL, tmpDir } from './helpers';
-import { storeUuidOf } from '../helpers/pg-meta';
+import { Store } from '../../../../store/store';
+import { ROOT_INO } from '../../../../store/meta/meta';
+import { ATTR_COLUMNS, LAYOUT_XATTR, attrOfValues } from '../../../../store/meta/attr';
+import { PgDb } from '../../../../store/meta/postgres/engine';
+import { openPgMeta } from '../../../../store/meta/postgres/open';
+import { epochSettingSql } from '../../../../store/meta/postgres/fence';
+import { CachedResult, PgRowCache, planOf } from '../../../../store/meta/postgres/row-cache';
+import { PgLease } from '../../../../store/meta/postgres/lease';
+import { ChangeAnnouncer } from '../../../../store/meta/postgres/announce';
+import { pgTestFile } from '../../../helpers/pg-cluster';
+import { SMALL, tmpDir } from '../../helpers';
+import { storeUuidOf } from '../../../helpers/pg-meta';
 
 const { pgTest, freshDb } = pgTestFile(test, 'rowcache');
 
@@ -171,7 +171,7 @@ const POLLS_MAX = 200;
 const POLL_MS = 50;
 const SHORT_LEASE_MS = 1500;
 
-/** Another opener takes the lease (as after expiry), with a new epoch its session writes under (store/meta/pg-fence.ts). */
+/** Another opener takes the lease (as after expiry), with a new epoch its session writes under (postgres/fence.ts). */
 function takeLease(writer: PgDb): void {
   writer.transaction(() => {
     writer.exec('LOCK TABLE chunkfs_lease IN EXCLUSIVE MODE');

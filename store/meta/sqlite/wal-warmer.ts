@@ -11,8 +11,8 @@
 // cold one a device read per frame) starts one background read of the whole WAL through the
 // store's Io, on the libuv pool, at most once per WARM_INTERVAL_MS. A slow commit for another
 // reason (a busy CPU) costs at most that one read, of pages mostly in memory already.
-import { INLINE_BYTES_MAX, Io } from '../io/io';
-import { assert } from '../../src/errors';
+import { INLINE_BYTES_MAX, Io } from '../../io/io';
+import { assert } from '../../../src/errors';
 
 /** A commit slower than this suggests the WAL's pages were dropped (warm: 20-200 us each). */
 export const COLD_COMMIT_NS = 1_500_000n;
@@ -51,7 +51,7 @@ export class WalWarmer {
     this.now = opts.now ?? Date.now;
   }
 
-  /** A commit took elapsedNs (store/meta/sqlite-engine.ts times outermost transactions). */
+  /** A commit took elapsedNs (engine.ts times outermost transactions). */
   readonly observe = (elapsedNs: bigint): void => {
     if (elapsedNs < this.coldCommitNs || this.running !== null) return;
     const nowMs = this.now();

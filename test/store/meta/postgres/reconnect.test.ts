@@ -1,9 +1,13 @@
-// The reconnection schedule (store/meta/pg-reconnect.ts, DESIGN §9 "A broken connection"): tries
+// The reconnection schedule (store/meta/postgres/reconnect.ts, DESIGN §9 "A broken connection"): tries
 // on a timer, spaced by a doubling delay up to RECONNECT_BACKOFF_MAX_MS, until one works; a try whose
 // new connection breaks before it ends counts as failed, so a broken connection is never left
 // without a next try.
 import test from 'ava';
-import { RECONNECT_BACKOFF_MAX_MS, RECONNECT_FIRST_DELAY_MS, ReconnectSchedule } from '../../store/meta/pg-reconnect';
+import {
+  RECONNECT_BACKOFF_MAX_MS,
+  RECONNECT_FIRST_DELAY_MS,
+  ReconnectSchedule,
+} from '../../../../store/meta/postgres/reconnect';
 
 /** Polls until done (bounded: the delays add up to well under this). */
 async function until(done: () => boolean): Promise<void> {

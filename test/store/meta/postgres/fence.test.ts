@@ -1,4 +1,4 @@
-// Fencing of the store's lease on PostgreSQL (DESIGN §9 "Lease and fencing"; store/meta/pg-fence.ts):
+// Fencing of the store's lease on PostgreSQL (DESIGN §9 "Lease and fencing"; store/meta/postgres/fence.ts):
 // the database itself refuses, inside the writing transaction, a session whose lease epoch is not
 // the lease row's; a take-over waits for the old holder's transaction in flight; a session without
 // an epoch writes only while no lease is live; a holder's connection dialled again writes as the
@@ -8,14 +8,14 @@
 import test from 'ava';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Store } from '../../store/store';
-import { ROOT_INO } from '../../store/meta/meta';
-import { PgDb, PgError } from '../../store/meta/pg-engine';
-import { connectPg } from '../../store/meta/pg-open';
-import { FENCED_SQLSTATE, LeaseLostError, epochSettingSql } from '../../store/meta/pg-fence';
-import { FsError } from '../../store/fs-error';
-import { pgTestFile } from '../helpers/pg-cluster';
-import { SMALL, tmpDir } from './helpers';
+import { Store } from '../../../../store/store';
+import { ROOT_INO } from '../../../../store/meta/meta';
+import { PgDb, PgError } from '../../../../store/meta/postgres/engine';
+import { connectPg } from '../../../../store/meta/postgres/open';
+import { FENCED_SQLSTATE, LeaseLostError, epochSettingSql } from '../../../../store/meta/postgres/fence';
+import { FsError } from '../../../../store/fs-error';
+import { pgTestFile } from '../../../helpers/pg-cluster';
+import { SMALL, tmpDir } from '../../helpers';
 
 const { pgTest, freshDb } = pgTestFile(test, 'fence');
 
@@ -46,7 +46,7 @@ function epochOf(db: PgDb): bigint {
   return BigInt((db.prepare('SELECT epoch FROM chunkfs_lease WHERE k = 0').get() as { epoch: bigint }).epoch);
 }
 
-/** A take-over by hand, as pg-lease.ts does it: a new epoch under the table lock. */
+/** A take-over by hand, as postgres/lease.ts does it: a new epoch under the table lock. */
 function takeOver(db: PgDb): bigint {
   return db.transaction(() => {
     db.exec('LOCK TABLE chunkfs_lease IN EXCLUSIVE MODE');

@@ -1,18 +1,18 @@
 // Opening a store's metadata on PostgreSQL (DESIGN §9): connect with libpq, set the session up for
-// the commit model of DESIGN §5 (store/meta/pg-commit-point.ts), check that the database holds this
+// the commit model of DESIGN §5 (commit-point.ts), check that the database holds this
 // store's metadata (DESIGN §4 "Identity") before anything changes, then migrate (read-write) or check
 // the schema (read-only). Only mkfs and meta copy make a schema (createPgSchema). Every failure is a
 // ConfigError naming the connection string (password hidden) and what to do.
-import { ConfigError } from '../config';
-import { STORE_ID_VERSION, checkStoreDb, createSchema, migrate } from './meta';
-import { MetaIdentityError, MetaPlace, checkStoreIdentity } from './store-identity';
-import { PgDb, finishLibpq } from './pg-engine';
+import { ConfigError } from '../../config';
+import { STORE_ID_VERSION, checkStoreDb, createSchema, migrate } from '../meta';
+import { MetaIdentityError, MetaPlace, checkStoreIdentity } from '../store-identity';
+import { PgDb, finishLibpq } from './engine';
 import { LibpqConnection, newLibpqConnection } from './libpq';
-import { redactedUrl } from '../meta-target';
-import { withKeyword } from '../pg-conninfo';
-import { COMMIT_POINT_TABLE_SQL } from './pg-commit-point';
-import { CHANGE_NOTIFY_SQL } from './pg-change-notify';
-import { serverInstanceOf } from './pg-instance';
+import { redactedUrl } from '../../meta-target';
+import { withKeyword } from '../../pg-conninfo';
+import { COMMIT_POINT_TABLE_SQL } from './commit-point';
+import { CHANGE_NOTIFY_SQL } from './change-notify';
+import { serverInstanceOf } from './instance';
 
 /** How long a connect may take before libpq gives up (seconds; its connect_timeout). */
 const CONNECT_TIMEOUT_SECONDS = 10;
@@ -22,7 +22,7 @@ const CONNECT_TIMEOUT_SECONDS = 10;
  * (it survives a kill of this process, as SQLite's WAL append does) and is flushed by the server
  * within a fraction of a second, or at once by the next durable commit point (DESIGN §5: fsync,
  * syncfs, unmount, the 5 s timer). Notices (e.g. "relation exists") are not errors: not printed.
- * enable_seqscan off: statements are prepared once per connection (pg-engine.ts) and soon run on
+ * enable_seqscan off: statements are prepared once per connection (engine.ts) and soon run on
  * a generic plan, made while a new store's tables fit in a page, where a sequential scan is the
  * cheaper plan; it stays, and reads every row once the table has grown, until the server's next
  * ANALYZE of it (a tar -x of 1,000 files into a new store made 11,052 sequential scans

@@ -1,13 +1,13 @@
-// Group commit of metadata operations on SQLite (store/meta/sqlite-engine.ts, DESIGN §5 "Group
+// Group commit of metadata operations on SQLite (store/meta/sqlite/engine.ts, DESIGN §5 "Group
 // commit"), on a database of its own: operations are savepoints of one open transaction, a failed one
 // rolls back alone, the group commits on its timer and at commitGroup, and a group whose commit fails
 // is lost whole and stops every later change with an error naming the database.
-import { sqliteOnlyTest as test } from '../helpers/pg-meta';
+import { sqliteOnlyTest as test } from '../../../helpers/pg-meta';
 import Database from 'better-sqlite3';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MetaGroupError, SqliteDb } from '../../store/meta/sqlite-engine';
-import { tmpDir } from './helpers';
+import { MetaGroupError, SqliteDb } from '../../../../store/meta/sqlite/engine';
+import { tmpDir } from '../../helpers';
 
 /** Long enough that only commitGroup commits while a test runs; the timer test uses a short one. */
 const LONG_GROUP_MS = 60_000;

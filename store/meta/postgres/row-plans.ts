@@ -1,4 +1,4 @@
-// Which statements the row cache (store/meta/pg-row-cache.ts) can follow, read from their text
+// Which statements the row cache (row-cache.ts) can follow, read from their text
 // (DESIGN §9): keyed reads of one table by equalities, lookups of a name (dirents joined
 // with inodes), and writes whose rows it can tell (UPDATE/DELETE by equalities, INSERT by table).
 // The texts are the code's own (store/meta/*.ts), written in the shapes these patterns read.

@@ -8,7 +8,7 @@
 //   equalities both sides name); a statement it cannot read drops everything.
 // Beyond single-table reads (a create, rename or unlink in one round trip):
 // - a lookup of a name (dirents joined with inodes) is answered from what is known of the name
-//   (pg-name-cache.ts: kept from lookups, and from the entries this connection inserts and deletes)
+//   (name-cache.ts: kept from lookups, and from the entries this connection inserts and deletes)
 //   and a cached row of its inode; a known-absent name, or any name of a directory made here, is
 //   absent without asking;
 // - a read of inode columns is answered from another cached result of the same inode that holds
@@ -20,9 +20,9 @@
 // rolls back (its reads may have seen its own writes) or the connection fails. Values are kept as
 // the server's text, so a hit is decoded exactly as a fresh read is.
 import { PgResult } from './libpq';
-import { CachedResult } from './pg-result';
-import { PgNameCache } from './pg-name-cache';
-import { DIRENT_INSERT_RE, INSERT_COLUMNS_RE, Plan, PlainSet, planOf } from './pg-row-plans';
+import { CachedResult } from './result';
+import { PgNameCache } from './name-cache';
+import { DIRENT_INSERT_RE, INSERT_COLUMNS_RE, Plan, PlainSet, planOf } from './row-plans';
 
 export { CachedResult, planOf };
 

@@ -4,8 +4,8 @@
 // synchronous=NORMAL, ...) are set by store/meta/meta.ts; `native` is the database itself for them
 // and for the commit log's total_changes().
 import Database from 'better-sqlite3';
-import { Db, EngineSql, SqlStatement, sqlFor } from './sql-engine';
-import { ChunkfsError, assert } from '../../src/errors';
+import { Db, EngineSql, SqlStatement, sqlFor } from '../sql-engine';
+import { ChunkfsError, assert } from '../../../src/errors';
 
 /** The commit of a group of metadata operations failed: they are lost, and the store takes no more changes. */
 export class MetaGroupError extends ChunkfsError {
@@ -28,7 +28,7 @@ export class SqliteDb implements Db {
   exec(sql: EngineSql): void {
     this.native.exec(sqlFor(sql, 'sqlite'));
   }
-  /** Told how long each outermost transaction took, commit included (store/meta/wal-warmer.ts); null: untimed. */
+  /** Told how long each outermost transaction took, commit included (wal-warmer.ts); null: untimed. */
   commitObserver: ((elapsedNs: bigint) => void) | null = null;
   /** Group commits (DESIGN §5 "Group commit"): the open group's commit timer, 0 while each commits alone. */
   private groupMs = 0;

@@ -6,10 +6,10 @@
 // read-write open takes the lease when nobody holds it or the holder's has expired (it died: kill
 // -9, machine gone), renews it every LEASE_RENEW_MS, and gives it back at close. A second opener is
 // refused with a message naming the holder. Each take gets a new epoch, which the database checks in
-// every write of the holder (store/meta/pg-fence.ts): a holder that lost the lease commits nothing.
+// every write of the holder (fence.ts): a holder that lost the lease commits nothing.
 import * as os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import type { PgDb } from './pg-engine';
+import type { PgDb } from './engine';
 import {
   EPOCH_SQL,
   FENCE_INSTALLED_SQL,
@@ -19,7 +19,7 @@ import {
   LeaseUnconfirmedError,
   NEXT_EPOCH_SQL,
   epochSettingSql,
-} from './pg-fence';
+} from './fence';
 
 /** A holder that stops renewing loses the lease after this long (fail-over waits at most this). */
 export const LEASE_MS = 15_000;
@@ -35,7 +35,7 @@ export const LEASE_TABLE_SQL = `CREATE TABLE IF NOT EXISTS chunkfs_lease(k INT P
 /** The lease as `chunkfs status` shows it. */
 export interface LeaseInfo {
   holder: string;
-  /** Grows at every take (store/meta/pg-fence.ts); 0 in a row an older build wrote. */
+  /** Grows at every take (fence.ts); 0 in a row an older build wrote. */
   epoch: number;
   host: string;
   pid: number;
@@ -122,7 +122,7 @@ const SHARD_WRITE_LEASE_SHARE = 2 / 3;
 export class PgLease {
   /** This opener's id: unique across machines and restarts. */
   readonly holder = `${os.hostname()}:${process.pid}:${Date.now().toString(36)}:${Math.random().toString(36).slice(2, 10)}`;
-  /** This take's epoch (store/meta/pg-fence.ts), 0n until taken. */
+  /** This take's epoch (fence.ts), 0n until taken. */
   epoch = 0n;
   private timer: NodeJS.Timeout | null = null;
   /** performance.now() when the last renewal that succeeded (or the take) was sent. */
@@ -151,7 +151,7 @@ export class PgLease {
     this.db.exec(LEASE_TABLE_SQL);
     this.db.transaction(() => {
       // Two openers at once: one waits, then sees the other. An old holder's transactions in flight
-      // finish first, and its later ones see the new epoch (store/meta/pg-fence.ts).
+      // finish first, and its later ones see the new epoch (fence.ts).
       this.db.exec('LOCK TABLE chunkfs_lease IN EXCLUSIVE MODE');
       const r = this.db.prepare(SELECT_SQL).get() as Record<string, unknown> | undefined;
       if (r !== undefined && Number(r.left_ms) > 0 && r.holder !== this.holder) {
@@ -172,7 +172,7 @@ export class PgLease {
   /**
    * A new connection after the old one broke (DESIGN §9 "A broken connection"): the old session's
    * epoch died with it (a transaction of it the server still runs commits nothing after this take,
-   * which waits for it: store/meta/pg-fence.ts). The lease is taken again in a new epoch when the
+   * which waits for it: fence.ts). The lease is taken again in a new epoch when the
    * row still names this opener, expired or not (nobody else took it meanwhile); else another opener
    * held it since, and this one is fenced, as a renewal that finds it taken fences it.
    */
@@ -224,10 +224,10 @@ export class PgLease {
   /** The lease taken: held from when the take was sent, cached rows trusted until it may expire. */
   private held(startMs: number, sentMs: number): void {
     this.renewedAtMs = sentMs;
-    this.db.trustRows(startMs + this.leaseMs); // the only writer until then (store/meta/pg-row-cache.ts)
+    this.db.trustRows(startMs + this.leaseMs); // the only writer until then (row-cache.ts)
   }
 
-  /** Heartbeat: extend the lease if this take still holds it, else the opener is fenced (pg-engine.ts fence). */
+  /** Heartbeat: extend the lease if this take still holds it, else the opener is fenced (engine.ts fence). */
   renew(): void {
     if (this.db.fencedBy !== null) return;
     const startMs = Date.now();

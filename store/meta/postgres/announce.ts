@@ -1,12 +1,12 @@
 // The writer's side of read-only followers (DESIGN §9): the change triggers
-// (store/meta/pg-change-notify.ts) fire only while a follower listens, since they cost every write
+// (change-notify.ts) fire only while a follower listens, since they cost every write
 // statement time on the server. The lease holder counts the followers' listening connections
 // (pg_stat_activity, by application_name) at open and every CHECK_MS, and turns the triggers on or
 // off when that changes. A follower starting waits until they are on (store/follower.ts), so it
 // misses nothing from then on.
-import type { PgDb } from './pg-engine';
-import { readLease } from './pg-lease';
-import { FOLLOWERS_SQL, announceSql } from './pg-change-notify';
+import type { PgDb } from './engine';
+import { readLease } from './lease';
+import { FOLLOWERS_SQL, announceSql } from './change-notify';
 
 /** How often the writer looks for followers: a new follower waits at most about this long. */
 export const ANNOUNCE_CHECK_MS = 1000;

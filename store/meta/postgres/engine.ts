@@ -7,22 +7,22 @@
 // numeric of sum()) as BigInt, as better-sqlite3's safe integers give them; bytea as Buffer; NULL as
 // null. Statements are prepared on the server once per text (ino-path and the surveys prepare per
 // call). Transactions nest as savepoints, as better-sqlite3's do. Inside a transaction, statements
-// whose results are not read yet wait and go together with the next one that is (pg-pipeline.ts).
-import { Db, EngineSql, RunInfo, SqlParam, SqlStatement, sqlFor } from './sql-engine';
-import { PgText, toPgPlaceholders } from './pg-placeholders';
+// whose results are not read yet wait and go together with the next one that is (pipeline.ts).
+import { Db, EngineSql, RunInfo, SqlParam, SqlStatement, sqlFor } from '../sql-engine';
+import { PgText, toPgPlaceholders } from './placeholders';
 import { LibpqConnection } from './libpq';
-import { PgCall, PgPipeline, PgResult, runInfoOf } from './pg-pipeline';
-import { CACHED_TABLES, PgRowCache } from './pg-row-cache';
-import { LISTED_ENTRIES_MAX } from './pg-name-cache';
-import { redactedUrl } from '../meta-target';
-import { CachedResult } from './pg-result';
-import { NEXT_INO_SQL } from './meta';
-import { FENCED_SQLSTATE, LeaseLostError } from './pg-fence';
-import { CommitSpans } from './pg-instance';
-import { Reconnection, ReconnectSchedule } from './pg-reconnect';
-import { ChunkfsError, assert } from '../../src/errors';
+import { PgCall, PgPipeline, PgResult, runInfoOf } from './pipeline';
+import { CACHED_TABLES, PgRowCache } from './row-cache';
+import { LISTED_ENTRIES_MAX } from './name-cache';
+import { redactedUrl } from '../../meta-target';
+import { CachedResult } from './result';
+import { NEXT_INO_SQL } from '../meta';
+import { FENCED_SQLSTATE, LeaseLostError } from './fence';
+import { CommitSpans } from './instance';
+import { Reconnection, ReconnectSchedule } from './reconnect';
+import { ChunkfsError, assert } from '../../../src/errors';
 
-/** A directory's entries, read whole with a lookup in it that missed (pg-name-cache.ts: one more is "large"). */
+/** A directory's entries, read whole with a lookup in it that missed (name-cache.ts: one more is "large"). */
 const DIRECTORY_LISTING_SQL = `SELECT name, ino FROM dirents WHERE parent = $1 LIMIT ${LISTED_ENTRIES_MAX + 1}`;
 /** The next free inode number (PgDb.newIno): above every number in use or ever deleted. */
 const NEXT_INO_READ_SQL = `SELECT ${NEXT_INO_SQL.postgres} AS next`;
@@ -41,7 +41,7 @@ const OID_NUMERIC = 1700;
 const PREPARED_TEXTS_MAX = 4096;
 /** Savepoints one transaction may nest. */
 const TX_DEPTH_MAX = 64;
-/** A follower's lost listening connection is dialled again this often (store/meta/pg-listen.ts). */
+/** A follower's lost listening connection is dialled again this often (listen.ts). */
 export const RECONNECT_INTERVAL_MS = 1000;
 /** Who hears of a reconnection (PgDb.onReconnect: the store). */
 const RECONNECT_LISTENERS_MAX = 4;
@@ -183,7 +183,7 @@ class PgStatement implements SqlStatement {
   }
 
   run(...params: unknown[]): RunInfo {
-    // In a transaction it waits for the next statement whose result is read (pg-pipeline.ts).
+    // In a transaction it waits for the next statement whose result is read (pipeline.ts).
     if (this.db.inTransaction)
       return this.db.enqueue({ name: this.name, text: this.sql.text, values: this.bind(params) });
     this.db.refuseIfFenced();
@@ -213,18 +213,18 @@ export class PgDb implements Db {
    * reads sends no BEGIN and no COMMIT (round trips).
    */
   private beginDeferred = false;
-  /** Rows this connection read, trusted while it holds the store's lease (pg-row-cache.ts; off until trustRows). */
+  /** Rows this connection read, trusted while it holds the store's lease (row-cache.ts; off until trustRows). */
   readonly rowCache = new PgRowCache(CACHED_TABLES);
   /** Statements of the open transaction that wait for the next one whose result is read. */
   private readonly pipeline = new PgPipeline();
-  /** The connection failed (server restart, network): dialled again on a timer (pg-reconnect.ts). */
+  /** The connection failed (server restart, network): dialled again on a timer (reconnect.ts). */
   private broken = false;
   private readonly reconnect = new ReconnectSchedule((tries, downMs) => this.redial(tries, downMs));
   /** Reconnections that worked since open (`chunkfs status`: meta_reconnects). */
   reconnects = 0;
-  /** Which server instance each commit was made on, and which ones a full commit point vouched for (pg-instance.ts). */
+  /** Which server instance each commit was made on, and which ones a full commit point vouched for (instance.ts). */
   readonly spans: CommitSpans;
-  /** The lease holder's re-take of the lease on a new connection (store/meta/pg-lease.ts); null: no lease held. */
+  /** The lease holder's re-take of the lease on a new connection (lease.ts); null: no lease held. */
   private retake: (() => void) | null = null;
   private readonly reconnectListeners: Array<(r: Reconnection) => void> = [];
   /** Transactions committed (and writes outside one) since open: the commit log's mark (DESIGN §5). */
@@ -235,7 +235,7 @@ export class PgDb implements Db {
   private inoNext = 0;
   private inoEpoch = -1;
   /**
-   * Settings of the lease holder's session (its epoch, store/meta/pg-fence.ts): set, a refused write
+   * Settings of the lease holder's session (its epoch, fence.ts): set, a refused write
    * (CF001) means the lease is lost. A connection dialled after a failure takes the lease again in a
    * new epoch (retake), never the old session's.
    */
@@ -249,8 +249,8 @@ export class PgDb implements Db {
   readonly target: string;
   /**
    * url: the connection string (it never holds a password: store/meta-target.ts); a second
-   * connection uses it. instance: the server instance pq reached (pg-instance.ts). dial: a new
-   * connection set up as this one was (store/meta/pg-open.ts), to replace one that failed
+   * connection uses it. instance: the server instance pq reached (instance.ts). dial: a new
+   * connection set up as this one was (open.ts), to replace one that failed
    * (DESIGN §9 "A broken connection"): the operation that saw the failure fails (its transaction is
    * gone with the connection), the ones while it is down too, the next ones run on the new connection.
    */
@@ -354,7 +354,7 @@ export class PgDb implements Db {
   }
 
   /**
-   * Trust cached rows until untilMs (store/meta/pg-lease.ts: while this opener holds the lease it is
+   * Trust cached rows until untilMs (lease.ts: while this opener holds the lease it is
    * the only writer); 0 drops them.
    */
   trustRows(untilMs: number): void {
@@ -362,7 +362,7 @@ export class PgDb implements Db {
   }
 
   /**
-   * The session writes as the lease holder: sql (its epoch, store/meta/pg-fence.ts) runs now and on
+   * The session writes as the lease holder: sql (its epoch, fence.ts) runs now and on
    * every connection dialled again.
    */
   holdLease(sql: string): void {
@@ -389,11 +389,11 @@ export class PgDb implements Db {
     try {
       this.exec('SELECT 1');
     } catch {
-      /* found broken: dialled again (pg-reconnect.ts) */
+      /* found broken: dialled again (reconnect.ts) */
     }
   }
 
-  /** retake: the lease taken again on a new connection, or the opener fenced (store/meta/pg-lease.ts). */
+  /** retake: the lease taken again on a new connection, or the opener fenced (lease.ts). */
   onRedialled(retake: () => void): void {
     this.retake = retake;
   }
@@ -464,7 +464,7 @@ export class PgDb implements Db {
     );
   }
 
-  /** The connection failed: nothing cached is trusted, and it is dialled again (pg-reconnect.ts). */
+  /** The connection failed: nothing cached is trusted, and it is dialled again (reconnect.ts). */
   private lostConnection(): void {
     this.broken = true;
     this.rowCache.clear();
@@ -482,8 +482,8 @@ export class PgDb implements Db {
   }
 
   /**
-   * One try of the reconnection (pg-reconnect.ts; DESIGN §9 "A broken connection"): a new connection
-   * over the whole connection string, checked to reach this store's metadata (pg-open.ts), its
+   * One try of the reconnection (reconnect.ts; DESIGN §9 "A broken connection"): a new connection
+   * over the whole connection string, checked to reach this store's metadata (open.ts), its
    * statements prepared again, the lease taken again in a new epoch (or the opener fenced), and
    * the listeners told, with whether commits since the last full commit point may be lost.
    */
@@ -572,7 +572,7 @@ export class PgDb implements Db {
     return (...args: Parameters<F>): ReturnType<F> => {
       if (this.depth >= TX_DEPTH_MAX) throw new Error(`metadata SQL: transactions nested deeper than ${TX_DEPTH_MAX}`);
       const savepoint = this.depth === 0 ? null : `cfs_sp${this.depth}`;
-      // Queued: it goes with the transaction's first statement whose result is read (pg-pipeline.ts);
+      // Queued: it goes with the transaction's first statement whose result is read (pipeline.ts);
       // while rows are trusted, BEGIN waits for the first write (beginDeferred).
       if (savepoint === null && this.rowCache.trusted && this.pipeline.pending === 0) this.beginDeferred = true;
       else this.enqueue(this.control(savepoint === null ? 'BEGIN' : `SAVEPOINT ${savepoint}`));

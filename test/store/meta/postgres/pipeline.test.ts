@@ -1,13 +1,13 @@
-// Transactions of the PostgreSQL engine (store/meta/pg-engine.ts, pg-pipeline.ts; issue 22: what the
+// Transactions of the PostgreSQL engine (store/meta/postgres/engine.ts, postgres/pipeline.ts; issue 22: what the
 // server does per operation): a transaction whose statements all wait for its end goes as one
 // pipeline without BEGIN and COMMIT, an implicit transaction that the pipeline's sync point commits.
 // On a real throwaway cluster: the statements sent are counted on the connection, the rows are
 // read on a second connection, and every failure (a statement's, the commit's own) leaves none of
 // the transaction's rows, surfaces as the same typed PgError, and leaves the connection usable.
 import test from 'ava';
-import { connectPg } from '../../store/meta/pg-open';
-import { PgDb, PgError } from '../../store/meta/pg-engine';
-import { pgTestFile } from '../helpers/pg-cluster';
+import { connectPg } from '../../../../store/meta/postgres/open';
+import { PgDb, PgError } from '../../../../store/meta/postgres/engine';
+import { pgTestFile } from '../../../helpers/pg-cluster';
 
 const { pgTest, freshDb } = pgTestFile(test, 'pipeline');
 

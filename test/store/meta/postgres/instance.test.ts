@@ -1,10 +1,10 @@
-// Which commits a full commit point vouches for (store/meta/pg-instance.ts, DESIGN §9 "A broken
+// Which commits a full commit point vouches for (store/meta/postgres/instance.ts, DESIGN §9 "A broken
 // connection"): only those made on its own server instance; a reconnection to the same instance (a
 // terminated session, a network cut) loses nothing; to another (a restart, a fail-over) with commits
 // not yet durable, they may be lost; a commit point on a new instance while the session is still on
 // the old one vouches for nothing yet.
 import test from 'ava';
-import { CommitSpans, CommitsUnconfirmedError } from '../../store/meta/pg-instance';
+import { CommitSpans, CommitsUnconfirmedError } from '../../../../store/meta/postgres/instance';
 
 const T = 'postgresql:///db';
 

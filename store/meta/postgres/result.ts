@@ -3,7 +3,7 @@ import { PgResult } from './libpq';
 
 /**
  * A statement's result as the server's text, copied out of the connection: kept (and patched) by
- * the row cache (pg-row-cache.ts), and read later by a pipelined statement's caller (pg-pipeline.ts).
+ * the row cache (row-cache.ts), and read later by a pipelined statement's caller (pipeline.ts).
  */
 export class CachedResult implements PgResult {
   constructor(

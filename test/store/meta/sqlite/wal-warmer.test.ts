@@ -1,14 +1,14 @@
-// store/meta/wal-warmer.ts: a slow commit reads meta.db-wal back into the page cache, at most once
+// store/meta/sqlite/wal-warmer.ts: a slow commit reads meta.db-wal back into the page cache, at most once
 // per interval; fast commits read nothing; the SQLite engine times outermost transactions only.
 import test from 'ava';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { NodeIo } from '../../store/io/io';
-import { WalWarmer } from '../../store/meta/wal-warmer';
-import { createDb } from '../../store/meta/meta';
-import { SqliteWalCommitPoint } from '../../store/meta/commit-point';
+import { NodeIo } from '../../../../store/io/io';
+import { WalWarmer } from '../../../../store/meta/sqlite/wal-warmer';
+import { createDb } from '../../../../store/meta/meta';
+import { SqliteWalCommitPoint } from '../../../../store/meta/sqlite/commit-point';
 
 const SLOW_NS = 10_000_000n;
 const FAST_NS = 50_000n;

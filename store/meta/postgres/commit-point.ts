@@ -1,5 +1,5 @@
 // PostgreSQL's full commit (DESIGN §5, §9; store/meta/commit-point.ts). Metadata transactions commit
-// with synchronous_commit = off (store/meta/pg-open.ts): a commit is in the server's WAL when it
+// with synchronous_commit = off (open.ts): a commit is in the server's WAL when it
 // returns, so it survives a kill of the mount at once, and the server flushes it within a fraction
 // of a second. A full commit point (fsync, syncfs, unmount, the 5 s timer, before shards are touched
 // under an intent) is one transaction with synchronous_commit = on that writes one row: PostgreSQL
@@ -13,19 +13,19 @@
 // while the server flushes, the thread serves requests, as SQLite's WAL fdatasync runs on the pool,
 // and the metadata connection stays free for them (it is synchronous, DESIGN §9).
 //
-// It vouches only for commits made on its own server instance (store/meta/pg-instance.ts): after a
+// It vouches only for commits made on its own server instance (instance.ts): after a
 // crash or a fail-over of the server, commits made on the old one and not flushed yet may be gone,
 // and the commit point says so (EIO at the fsync) instead of answering for them (DESIGN §9 "A
 // broken connection"). With a synchronous standby (synchronous_standby_names), its synchronous
 // commit returns once the standby has flushed it too: a promoted standby holds every fsync'd change.
-import type { CommitPoint } from './commit-point';
-import type { PgDb } from './pg-engine';
+import type { CommitPoint } from '../commit-point';
+import type { PgDb } from './engine';
 import type { LibpqConnection } from './libpq';
-import { connectPg } from './pg-open';
-import { finishLibpq } from './pg-engine';
-import { CommitsUnconfirmedError, SERVER_INSTANCE_SQL } from './pg-instance';
+import { connectPg } from './open';
+import { finishLibpq } from './engine';
+import { CommitsUnconfirmedError, SERVER_INSTANCE_SQL } from './instance';
 
-/** The row a full commit writes (made by a read-write open, store/meta/pg-open.ts; no part of the shared schema). */
+/** The row a full commit writes (made by a read-write open, open.ts; no part of the shared schema). */
 export const COMMIT_POINT_TABLE_SQL =
   'CREATE TABLE IF NOT EXISTS chunkfs_commit_point(k INT PRIMARY KEY CHECK (k = 0), n BIGINT NOT NULL)';
 /** One autocommit statement on the commit point's connection, whose session commits synchronously; its instance. */

@@ -2,7 +2,7 @@
 // the store's lease the mount is the only writer, so an entry it read or wrote stays as it knows it).
 // Per directory: names known to hold an inode number, names known to be absent, and whether the
 // whole directory is known (a directory this mount made, whose inode number is new: empty), so that
-// any other name is absent without asking the server. Kept by store/meta/pg-row-cache.ts from the
+// any other name is absent without asking the server. Kept by row-cache.ts from the
 // rows its lookups read and the entries this connection inserts and deletes; dropped with it.
 
 /** Names known at most, over all directories (the least recently used directory goes first). */

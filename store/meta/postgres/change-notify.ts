@@ -4,7 +4,7 @@
 // only if the transaction commits, in commit order). Statement triggers send them, so every writer
 // path is covered without the store naming a channel, and a statement costs no extra round trip.
 // A payload names at most CHANGED_INOS_MAX inodes; a statement that touched more says "everything"
-// (ALL_CHANGED). Made by a read-write open (store/meta/pg-open.ts), idempotent: no part of the
+// (ALL_CHANGED). Made by a read-write open (open.ts), idempotent: no part of the
 // shared schema, so `meta copy` and SQLite know nothing of it.
 
 /** The LISTEN/NOTIFY channel. */
@@ -71,7 +71,7 @@ export const FOLLOWERS_SQL = `SELECT (SELECT count(*) FROM pg_stat_activity WHER
 /**
  * The triggers on or off. They cost the writer's statements time on the server (measured: tens of us
  * per single-row commit, the NOTIFY queue written even when nobody listens), so they fire only while
- * a follower listens (store/meta/pg-announce.ts).
+ * a follower listens (announce.ts).
  */
 export function announceSql(on: boolean): string {
   const tables = [...INO_TABLES, 'dirents'];

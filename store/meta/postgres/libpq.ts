@@ -3,7 +3,7 @@
 // synchronous calls (connectSync, exec, prepare, execPrepared) hold the thread for one round trip
 // (DESIGN §9; docs/postgres-driver.md).
 
-/** What a statement's result is read through: the connection itself, or a copy of a pipelined one (pg-pipeline.ts). */
+/** What a statement's result is read through: the connection itself, or a copy of a pipelined one (pipeline.ts). */
 export interface PgResult {
   ntuples(): number;
   nfields(): number;
@@ -27,7 +27,7 @@ export interface LibpqConnection extends PgResult {
   serverVersion(): number;
   /** PQTRANS_IDLE 0, ACTIVE 1, INTRANS 2, INERROR 3, UNKNOWN 4 (a bad connection). */
   transactionStatus(): number;
-  // The asynchronous side (store/meta/pg-commit-point.ts): send, then read as the socket turns readable.
+  // The asynchronous side (commit-point.ts): send, then read as the socket turns readable.
   sendQuery(sql: string): boolean;
   startReader(): void;
   stopReader(): void;
@@ -35,7 +35,7 @@ export interface LibpqConnection extends PgResult {
   isBusy(): boolean;
   getResult(): boolean;
   on(event: 'readable', listener: () => void): void;
-  // Pipeline mode (store/meta/pg-pipeline.ts): statements sent together, results read in order, blocking.
+  // Pipeline mode (pipeline.ts): statements sent together, results read in order, blocking.
   enterPipelineMode(): boolean;
   exitPipelineMode(): boolean;
   pipelineSync(): boolean;

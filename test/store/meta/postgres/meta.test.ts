@@ -8,15 +8,15 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
-import { Store } from '../../store/store';
-import { ROOT_INO } from '../../store/meta/meta';
-import type { Db } from '../../store/meta/sql-engine';
-import { parseMetaTarget } from '../../store/meta-target';
-import { parseConninfo, withKeyword } from '../../store/pg-conninfo';
-import { connectPg } from '../../store/meta/pg-open';
-import { pgTestFile, privateCluster, startPgCluster } from '../helpers/pg-cluster';
-import { REPO_ROOT } from '../helpers/root';
-import { SMALL, tmpDir } from './helpers';
+import { Store } from '../../../../store/store';
+import { ROOT_INO } from '../../../../store/meta/meta';
+import type { Db } from '../../../../store/meta/sql-engine';
+import { parseMetaTarget } from '../../../../store/meta-target';
+import { parseConninfo, withKeyword } from '../../../../store/pg-conninfo';
+import { connectPg } from '../../../../store/meta/postgres/open';
+import { pgTestFile, privateCluster, startPgCluster } from '../../../helpers/pg-cluster';
+import { REPO_ROOT } from '../../../helpers/root';
+import { SMALL, tmpDir } from '../../helpers';
 
 const run = promisify(execFile);
 const CLI = path.join(REPO_ROOT, 'dist', 'cli', 'cli.js');
@@ -251,7 +251,7 @@ pgTest(
 /** Opens the store read-write in a child process with a short lease, writes and fsyncs a file, then waits to be killed. */
 function leaseHolder(dir: string, leaseMs: number): { child: ReturnType<typeof spawn>; ready: Promise<void> } {
   // Another machine: the holder's host name differs from this process's (a dead holder on this host
-  // is taken over at once, store/meta/pg-lease.ts).
+  // is taken over at once, store/meta/postgres/lease.ts).
   const child = spawn(
     process.execPath,
     [

@@ -7,10 +7,10 @@
 // one it cannot open, size or map (SQLITE_IOERR_SHM*, reported as "disk I/O error"), e.g. one a
 // crashed FUSE layer under the store left as something other than a plain file. Every failure of
 // an open ends in a message that says what happened and what to do.
-import { ConfigError } from '../config';
-import { Db, checkStoreDb, openDb } from './meta';
-import { MetaIdentityError, MetaPlace } from './store-identity';
-import { SyncIo } from '../io/sync-io';
+import { ConfigError } from '../../config';
+import { Db, checkStoreDb, openDb } from '../meta';
+import { MetaIdentityError, MetaPlace } from '../store-identity';
+import { SyncIo } from '../../io/sync-io';
 
 /** SQLITE_IOERR_SHMOPEN, _SHMSIZE, _SHMLOCK, _SHMMAP: the -shm index, rebuildable from the WAL. */
 const SHM_ERROR_RE = /^SQLITE_IOERR_SHM/;
