@@ -56,6 +56,7 @@ import {
   commitPointOf,
   createMeta,
   metaStatus,
+  namespaceOpsOf,
   onMetaReconnect,
   openStoreMeta,
   upgradeStoreMeta,
@@ -63,7 +64,7 @@ import {
 import { parseMetaTarget, redactedUrl } from './meta-target';
 import { MkfsStaging } from './mkfs-staging';
 import { checkKeyFileTarget } from './store-key';
-import { Namespace } from './meta/namespace';
+import type { NamespaceBase } from './meta/ops-base';
 import { RecoveryReport, emptyRecoveryReport, recover } from './upkeep/recovery';
 import { replayLog } from './upkeep/log-replay';
 import { INTENT_LOG_BYTES_DEFAULT, IntentLog } from './chunks/intent-log';
@@ -217,7 +218,7 @@ export interface StatusReport {
 }
 
 export class Store {
-  readonly ns: Namespace;
+  readonly ns: NamespaceBase;
   /** Chunk size of new files (the store default; fs/store-port.ts). */
   get defaultChunkSizeBytes(): number {
     return this.ns.opts.defaults.chunkSizeBytes;
@@ -302,7 +303,7 @@ export class Store {
       () => this.checkDisks(true),
       (line) => this.log(line),
     );
-    this.ns = new Namespace(db, {
+    this.ns = namespaceOpsOf(db, {
       defaults: config.defaults,
       clusterMapEpoch: config.clusterMapEpoch,
       checkLayout: (text) => this.checkLayout(text),

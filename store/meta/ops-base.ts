@@ -107,8 +107,8 @@ export abstract class NamespaceBase implements NamespaceOps {
     ctimeNs: bigint,
   ): void;
   protected abstract writeAtime(ino: number, atimeNs: bigint): void;
-  /** A name was made in parent: the lookup that follows may be answered without asking (an engine's cache). */
-  protected abstract made(parent: number, name: string): void;
+  /** A file or directory was made: the lookup that follows may be answered without asking (an engine's cache). */
+  protected abstract made(ino: number): void;
   protected abstract xattrValue(ino: number, name: string): Buffer | undefined;
   /** The inode's type and layout with one xattr's value; undefined when there is no such inode. */
   protected abstract xattrFind(ino: number, name: string): XattrFind | undefined;
@@ -214,7 +214,7 @@ export abstract class NamespaceBase implements NamespaceOps {
       const a = this.newInode({ type: 'dir', mode: S_IFDIR | (mode & 0o7777), uid, gid, nlink: 2, parent });
       this.enter(parent, name, a.ino);
       this.addLinks(parent, 1, nowNs()); // the new '..'
-      this.made(parent, name);
+      this.made(a.ino);
       return a;
     });
   }
@@ -243,7 +243,7 @@ export abstract class NamespaceBase implements NamespaceOps {
         epoch: this.opts.clusterMapEpoch,
       });
       this.enter(parent, name, a.ino);
-      this.made(parent, name);
+      this.made(a.ino);
       return a;
     });
   }
