@@ -1,6 +1,8 @@
 // The shape DESIGN §2 gives the code, checked on the sources: imports point one way
 // (cli -> fs -> store -> src), store/'s folders are layers (io < meta < chunks < small < upkeep,
-// store.ts wiring them), and no module outside store/meta/ writes SQL (issue 22 item 1).
+// store.ts wiring them), no module outside store/meta/ writes SQL, and only an engine's folder
+// (store/meta/sqlite/, store/meta/postgres/) writes SQL on the namespace's tables (DESIGN §9
+// "Operations").
 import test from 'ava';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -100,4 +102,49 @@ test('no database driver outside store/meta/: the rest of the store sees the met
     driver.test(fs.readFileSync(path.join(REPO_ROOT, f), 'utf8')),
   );
   t.deepEqual(bad, []);
+});
+
+/** An engine's own folder: its statements, schema and caches (DESIGN §9 "Operations"). */
+const ENGINE_FOLDERS = ['sqlite', 'postgres'].map((e) => path.join('store', 'meta', e) + path.sep);
+/** SQL naming one of the namespace's tables (uppercase keywords: SQL, not prose). */
+const NAMESPACE_TABLE_SQL = /\b(FROM|INTO|UPDATE|JOIN|TABLE|ON)\s+(inodes|dirents|xattrs)\b/;
+/**
+ * Files outside the engine folders that still write SQL on those tables, and why: the schema and
+ * its migrations (moving to each engine's schema.sql and migrations), and the data path's rows of
+ * an inode (size, times, slices: the next operations to move). The list only shrinks: a file that
+ * no longer does must leave it.
+ */
+const NAMESPACE_SQL_NOT_YET_MOVED = [
+  'meta.ts', // schema v1-v4, the next inode number, the root
+  'migration-v5.ts',
+  'far-times.ts', // migration v6
+  'prealloc.ts', // migration v7, and two reads of an inode
+  'file-rows.ts',
+  'slice-rows.ts',
+  'allocated.ts',
+  'freed-evidence.ts',
+  'surveys.ts',
+  'ino-path.ts',
+].map((f) => path.join('store', 'meta', f));
+
+test("SQL on inodes, dirents and xattrs only in an engine's folder (the namespace's operations)", (t) => {
+  const writesIt = (f: string): boolean =>
+    fs
+      .readFileSync(path.join(REPO_ROOT, f), 'utf8')
+      .split('\n')
+      .some((line) => !line.trim().startsWith('//') && !line.trim().startsWith('*') && NAMESPACE_TABLE_SQL.test(line));
+  const outside = ALL.filter((f) => !ENGINE_FOLDERS.some((d) => f.startsWith(d)));
+  t.deepEqual(
+    outside.filter((f) => writesIt(f) && !NAMESPACE_SQL_NOT_YET_MOVED.includes(f)),
+    [],
+  );
+  t.deepEqual(
+    NAMESPACE_SQL_NOT_YET_MOVED.filter((f) => !outside.includes(f) || !writesIt(f)),
+    [],
+    'moved: take it off the list',
+  );
+  t.true(
+    ENGINE_FOLDERS.every((d) => ALL.some((f) => f.startsWith(d) && writesIt(f))),
+    'each engine writes its own',
+  );
 });
