@@ -19,7 +19,7 @@ import { ConfigError, openConfig, setMetaTarget } from './config';
 import { MetaTarget, parseMetaTarget, redactedUrl } from './meta-target';
 import { StoreLock, StoreLockedError } from './store-lock';
 import { SyncIo, nodeSyncIo } from './io/sync-io';
-import { Db, MIGRATIONS } from './meta/meta';
+import { Db, SCHEMA_VERSION } from './meta/meta';
 import { openMeta } from './meta/sqlite/open';
 import { openPgMeta } from './meta/postgres/open';
 import { StoreLease, acquireLease } from './meta/engine-open';
@@ -108,10 +108,10 @@ function openSource(
   try {
     lease = acquireLease(db, LOCK_NOTE, log); // PostgreSQL: no mount on another machine either
     const version = db.schemaVersion();
-    if (version > MIGRATIONS.length)
+    if (version > SCHEMA_VERSION)
       throw new ConfigError(
         where,
-        `schema version ${version} is newer than this build's (${MIGRATIONS.length}): copy it with the newer build`,
+        `schema version ${version} is newer than this build's (${SCHEMA_VERSION}): copy it with the newer build`,
       );
     const unknown = unknownTables(db);
     if (unknown.length > 0)

@@ -4,34 +4,12 @@
 // and ctime_far: for such a time, the decimal nanoseconds since the epoch; NULL for every other
 // time, which stays in the *_ns column alone. A far time leaves its *_ns column at a clamp (the
 // nearest end of the range) so code reading *_ns alone still sorts it right; a trigger clears a far
-// column whenever its *_ns column gets any other value (a write setting mtime to now).
+// column whenever its *_ns column gets any other value (a write setting mtime to now; the
+// engines' schema.sql and migrations.ts write these clamps out).
 
 /** The clamps a far time leaves in its *_ns column; strictly between them a time is stored there. */
 export const NEAR_NS_MIN = -(2n ** 63n) + 1n;
 export const NEAR_NS_MAX = 2n ** 63n - 1n;
-
-const TIME_COLUMNS = ['atime', 'mtime', 'ctime'] as const;
-
-export const MIGRATION_V6_FAR_TIMES = {
-  sqlite: TIME_COLUMNS.map(
-    (c) => `
-  ALTER TABLE inodes ADD COLUMN ${c}_far TEXT;
-  CREATE TRIGGER inodes_${c}_near AFTER UPDATE OF ${c}_ns ON inodes
-    WHEN new.${c}_far IS NOT NULL AND new.${c}_ns NOT IN (${NEAR_NS_MIN}, ${NEAR_NS_MAX})
-  BEGIN
-    UPDATE inodes SET ${c}_far = NULL WHERE ino = new.ino;
-  END;`,
-  ).join('\n'),
-  // The same rule as a BEFORE row trigger: the update itself clears the far column.
-  postgres: TIME_COLUMNS.map(
-    (c) => `
-  ALTER TABLE inodes ADD COLUMN ${c}_far TEXT;
-  CREATE FUNCTION inodes_${c}_near() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.${c}_far := NULL; RETURN NEW; END $$;
-  CREATE TRIGGER inodes_${c}_near BEFORE UPDATE OF ${c}_ns ON inodes FOR EACH ROW
-    WHEN (NEW.${c}_far IS NOT NULL AND NEW.${c}_ns NOT IN (${NEAR_NS_MIN}, ${NEAR_NS_MAX}))
-    EXECUTE FUNCTION inodes_${c}_near();`,
-  ).join('\n'),
-};
 
 /** A time as its two columns: the *_ns value and the *_far text (null when *_ns holds it). */
 export function toColumns(t: bigint): { ns: bigint; far: string | null } {

@@ -1,4 +1,4 @@
-// Every table of the store's metadata schema (store/meta/meta.ts MIGRATIONS) with its primary key:
+// Every table of the store's metadata schema (store/meta/sqlite/schema.sql, postgres/schema.sql) with its primary key:
 // what `chunkfs meta copy` copies and verifies (DESIGN §9). Not store metadata, never copied: the
 // schema version (SQLite's user_version; PostgreSQL's chunkfs_schema, set by the target's own
 // migration) and PostgreSQL's lease and commit point rows (made by a read-write open).

@@ -2,150 +2,26 @@
 // a commit is atomic and survives a process kill at once (it is in the WAL file; a live mount's
 // operations commit in groups, store/meta/sqlite/engine.ts, DESIGN §5 "Group commit"), but is not
 // flushed to the device; store/meta/commit-log.ts makes every commit so far durable at fsync, syncfs,
-// unmount and from a timer. Schema changes are migrations keyed by PRAGMA user_version.
+// unmount and from a timer. The schema: each engine's schema.sql and migrations (DESIGN §9 "Schema").
 import Database from 'better-sqlite3';
 import { assert } from '../../src/errors';
-import { Db, EngineSql } from './sql-engine';
+import { Db } from './sql-engine';
 import { SqliteDb } from './sqlite/engine';
-import { MIGRATION_V5_SPECIAL_FILES } from './migration-v5';
-import { MIGRATION_V8_CHUNK_TRANSFORMS } from './migration-v8';
-import { MIGRATION_V10_SEALED_SPANS } from './migration-v10';
-import { MIGRATION_V7_PREALLOC } from './prealloc';
-import { MIGRATION_V6_FAR_TIMES } from './far-times';
-import { MIGRATION_STORE_ID, MetaPlace, checkStoreIdentity, recordStoreId } from './store-identity';
+import { MetaPlace, checkStoreIdentity, recordStoreId } from './store-identity';
+import { schemaSql } from './schema-file';
 
 export type { Db } from './sql-engine';
 
 const S_IFDIR = 0o040000;
 export const ROOT_INO = 1;
 
-export const MIGRATIONS: EngineSql[] = [
-  // v1: the whole initial schema.
-  {
-    sqlite: `CREATE TABLE inodes(
-     ino INTEGER PRIMARY KEY,
-     type TEXT NOT NULL CHECK (type IN ('file','dir','symlink')),
-     mode INTEGER NOT NULL, uid INTEGER NOT NULL, gid INTEGER NOT NULL,
-     size INTEGER NOT NULL DEFAULT 0, nlink INTEGER NOT NULL,
-     parent INTEGER,                      -- directories only: for '..' and the rename cycle check
-     atime_ns INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ctime_ns INTEGER NOT NULL, birth_ns INTEGER NOT NULL,
-     layout TEXT, chunk_size INTEGER, bitrot_block INTEGER, ec_block_size INTEGER,
-     placement_seed INTEGER, cluster_map_epoch INTEGER,   -- Layout (spec §3 echo fields), files only
-     symlink_target TEXT
-   );
-   CREATE TABLE dirents(parent INTEGER NOT NULL, name TEXT NOT NULL, ino INTEGER NOT NULL,
-     PRIMARY KEY(parent, name)) WITHOUT ROWID;
-   CREATE INDEX dirents_by_ino ON dirents(ino);
-   CREATE TABLE xattrs(ino INTEGER NOT NULL, name TEXT NOT NULL, value BLOB NOT NULL,
-     PRIMARY KEY(ino, name)) WITHOUT ROWID;
-   -- chunk map: version 0 = no live data (hole); max_version never decreases so a
-   -- chunk version is never reused, even after truncate (no stale shard can verify).
-   CREATE TABLE chunks(ino INTEGER NOT NULL, chunk_index INTEGER NOT NULL,
-     version INTEGER NOT NULL, logical_len INTEGER NOT NULL, max_version INTEGER NOT NULL,
-     PRIMARY KEY(ino, chunk_index)) WITHOUT ROWID;
-   CREATE TABLE intents(id INTEGER PRIMARY KEY, ino INTEGER NOT NULL, chunk_index INTEGER NOT NULL,
-     version INTEGER NOT NULL, first_block INTEGER NOT NULL, last_block INTEGER NOT NULL, created_ns INTEGER NOT NULL);
-   CREATE TABLE heal_queue(ino INTEGER NOT NULL, chunk_index INTEGER NOT NULL, version INTEGER NOT NULL,
-     shard_index INTEGER NOT NULL, reason TEXT NOT NULL, queued_ns INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
-     PRIMARY KEY(ino, chunk_index, version, shard_index)) WITHOUT ROWID;
-   CREATE TABLE counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
-   CREATE TABLE orphans(ino INTEGER PRIMARY KEY);  -- nlink 0, data not yet deleted`,
-    // PostgreSQL: BIGINT for every i64 (placement_seed holds the u64 seed as signed, u64ToDb), BYTEA for
-    // blobs, names in the "C" collation (bytewise order, as SQLite's BINARY), intent ids generated
-    // (INSERT ... RETURNING id gives them back); WITHOUT ROWID has no counterpart (every table is a heap).
-    postgres: `CREATE TABLE inodes(
-     ino BIGINT PRIMARY KEY,
-     type TEXT NOT NULL CONSTRAINT inodes_type_check CHECK (type IN ('file','dir','symlink')),
-     mode BIGINT NOT NULL, uid BIGINT NOT NULL, gid BIGINT NOT NULL,
-     size BIGINT NOT NULL DEFAULT 0, nlink BIGINT NOT NULL,
-     parent BIGINT,
-     atime_ns BIGINT NOT NULL, mtime_ns BIGINT NOT NULL, ctime_ns BIGINT NOT NULL, birth_ns BIGINT NOT NULL,
-     layout TEXT, chunk_size BIGINT, bitrot_block BIGINT, ec_block_size BIGINT,
-     placement_seed BIGINT, cluster_map_epoch BIGINT,
-     symlink_target TEXT
-   );
-   CREATE TABLE dirents(parent BIGINT NOT NULL, name TEXT COLLATE "C" NOT NULL, ino BIGINT NOT NULL, PRIMARY KEY(parent, name));
-   CREATE INDEX dirents_by_ino ON dirents(ino);
-   CREATE TABLE xattrs(ino BIGINT NOT NULL, name TEXT COLLATE "C" NOT NULL, value BYTEA NOT NULL, PRIMARY KEY(ino, name));
-   CREATE TABLE chunks(ino BIGINT NOT NULL, chunk_index BIGINT NOT NULL,
-     version BIGINT NOT NULL, logical_len BIGINT NOT NULL, max_version BIGINT NOT NULL, PRIMARY KEY(ino, chunk_index));
-   CREATE TABLE intents(id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY, ino BIGINT NOT NULL, chunk_index BIGINT NOT NULL,
-     version BIGINT NOT NULL, first_block BIGINT NOT NULL, last_block BIGINT NOT NULL, created_ns BIGINT NOT NULL);
-   CREATE TABLE heal_queue(ino BIGINT NOT NULL, chunk_index BIGINT NOT NULL, version BIGINT NOT NULL,
-     shard_index BIGINT NOT NULL, reason TEXT NOT NULL, queued_ns BIGINT NOT NULL, attempts BIGINT NOT NULL DEFAULT 0,
-     PRIMARY KEY(ino, chunk_index, version, shard_index));
-   CREATE TABLE counters(name TEXT COLLATE "C" PRIMARY KEY, value BIGINT NOT NULL);
-   CREATE TABLE orphans(ino BIGINT PRIMARY KEY);`,
-  },
-  // v2 (DESIGN §5 commit model v2): journaled write intents carry the new bytes of their block span
-  // (NULL in intents of older builds, resolved the old way); the reclaim queue holds chunk versions
-  // whose shards are to be deleted in the background, with what their paths need once the inode is gone.
-  {
-    sqlite: `ALTER TABLE intents ADD COLUMN span BLOB;
-   CREATE TABLE reclaim(ino INTEGER NOT NULL, chunk_index INTEGER NOT NULL, version INTEGER NOT NULL,
-     layout TEXT NOT NULL, placement_seed INTEGER NOT NULL, cluster_map_epoch INTEGER NOT NULL,
-     queued_ns INTEGER NOT NULL, PRIMARY KEY(ino, chunk_index, version)) WITHOUT ROWID;`,
-    postgres: `ALTER TABLE intents ADD COLUMN span BYTEA;
-   CREATE TABLE reclaim(ino BIGINT NOT NULL, chunk_index BIGINT NOT NULL, version BIGINT NOT NULL,
-     layout TEXT NOT NULL, placement_seed BIGINT NOT NULL, cluster_map_epoch BIGINT NOT NULL,
-     queued_ns BIGINT NOT NULL, PRIMARY KEY(ino, chunk_index, version));`,
-  },
-  // v3 (DESIGN §5 prefix rule): files whose chunk map may hold bytes stored past their
-  // committed size (write-back stores chunks out of order); recovery trims exactly these files.
-  {
-    sqlite: `CREATE TABLE past_size(ino INTEGER PRIMARY KEY);`,
-    postgres: `CREATE TABLE past_size(ino BIGINT PRIMARY KEY);`,
-  },
-  // v4 (spec §11, DESIGN §5 "Small files"): a small file's inode holds its Slice pointer
-  // (container_id, offset, length, cookie; no data); containers (internal inodes without a name)
-  // and their state, owned by store/meta/containers.ts.
-  {
-    sqlite: `ALTER TABLE inodes ADD COLUMN slice_container INTEGER;
-   ALTER TABLE inodes ADD COLUMN slice_offset INTEGER;
-   ALTER TABLE inodes ADD COLUMN slice_length INTEGER;
-   ALTER TABLE inodes ADD COLUMN slice_cookie INTEGER;
-   CREATE INDEX inodes_by_slice ON inodes(slice_container, slice_offset) WHERE slice_container IS NOT NULL;
-   CREATE TABLE containers(id INTEGER PRIMARY KEY, pack_class TEXT NOT NULL,
-     state TEXT NOT NULL CHECK (state IN ('open','full','sealing','sealed')),
-     used_bytes INTEGER NOT NULL DEFAULT 0, dead_bytes INTEGER NOT NULL DEFAULT 0, capacity_bytes INTEGER NOT NULL,
-     sealed_from INTEGER);
-   -- Inode numbers are never reused (a reused number would reuse chunk versions whose old shards
-   -- may still wait on the reclaim queue under another layout): the highest number ever deleted.
-   CREATE TABLE ino_high(k INTEGER PRIMARY KEY CHECK (k = 0), ino INTEGER NOT NULL);
-   INSERT INTO ino_high(k, ino) SELECT 0, coalesce(max(ino), 1) FROM inodes;
-   CREATE TRIGGER inodes_high AFTER DELETE ON inodes BEGIN
-     UPDATE ino_high SET ino = max(ino, old.ino) WHERE k = 0;
-   END;`,
-    // The same trigger in plpgsql (a row trigger: one deleted inode at a time, as SQLite's).
-    postgres: `ALTER TABLE inodes ADD COLUMN slice_container BIGINT, ADD COLUMN slice_offset BIGINT,
-     ADD COLUMN slice_length BIGINT, ADD COLUMN slice_cookie BIGINT;
-   CREATE INDEX inodes_by_slice ON inodes(slice_container, slice_offset) WHERE slice_container IS NOT NULL;
-   CREATE TABLE containers(id BIGINT PRIMARY KEY, pack_class TEXT NOT NULL,
-     state TEXT NOT NULL CHECK (state IN ('open','full','sealing','sealed')),
-     used_bytes BIGINT NOT NULL DEFAULT 0, dead_bytes BIGINT NOT NULL DEFAULT 0, capacity_bytes BIGINT NOT NULL,
-     sealed_from BIGINT);
-   CREATE TABLE ino_high(k BIGINT PRIMARY KEY CHECK (k = 0), ino BIGINT NOT NULL);
-   INSERT INTO ino_high(k, ino) SELECT 0, coalesce(max(ino), 1) FROM inodes;
-   CREATE FUNCTION inodes_high() RETURNS trigger LANGUAGE plpgsql AS $$
-     BEGIN UPDATE ino_high SET ino = GREATEST(ino, OLD.ino) WHERE k = 0; RETURN NULL; END $$;
-   CREATE TRIGGER inodes_high AFTER DELETE ON inodes FOR EACH ROW EXECUTE FUNCTION inodes_high();`,
-  },
-  // v5: FIFOs, sockets and devices (store/meta/migration-v5.ts).
-  MIGRATION_V5_SPECIAL_FILES,
-  // v6: times outside signed 64-bit nanoseconds (store/meta/far-times.ts).
-  MIGRATION_V6_FAR_TIMES,
-  // v7: what fallocate allocated, per chunk (store/meta/prealloc.ts).
-  MIGRATION_V7_PREALLOC,
-  // v8: a transformed chunk's stored length and flags (store/meta/chunk-map.ts).
-  MIGRATION_V8_CHUNK_TRANSFORMS,
-  // v9: the store's id (store/meta/store-identity.ts, DESIGN §4 "Identity").
-  MIGRATION_STORE_ID,
-  // v10: whether an intent's span is a sealed log record (store/meta/migration-v10.ts).
-  MIGRATION_V10_SEALED_SPANS,
-];
-
-/** The first schema version that names its store (table store_id). */
-export const STORE_ID_VERSION = MIGRATIONS.indexOf(MIGRATION_STORE_ID) + 1;
+/**
+ * This build's schema version: the version each engine's schema.sql sets, and how many migrations
+ * each engine has (store/meta/sqlite/migrations.ts, store/meta/postgres/migrations.ts; DESIGN §9 "Schema").
+ */
+export const SCHEMA_VERSION = 10;
+/** The first schema version that names its store (table store_id, DESIGN §4 "Identity"). */
+export const STORE_ID_VERSION = 9;
 
 /** SQL for a new inode number: above every number in use or ever deleted (see ino_high, v4). */
 export const NEXT_INO_SQL = {
@@ -242,9 +118,9 @@ function setUp(db: Database.Database, readOnly: boolean, firstAccess: () => void
 /** A read-only open cannot migrate: the schema must be this build's already. */
 export function checkReadable(db: Db): void {
   const version = db.schemaVersion();
-  if (version < MIGRATIONS.length) {
+  if (version < SCHEMA_VERSION) {
     throw new Error(
-      `schema version ${version} is older than this build's (${MIGRATIONS.length}); ` +
+      `schema version ${version} is older than this build's (${SCHEMA_VERSION}); ` +
         'open the store read-write once (chunkfs mount or chunkfs scrub) to upgrade it',
     );
   }
@@ -258,44 +134,53 @@ export function checkReadable(db: Db): void {
 export function checkStoreDb(db: Db, place: MetaPlace, configUuid: string | undefined, readOnly: boolean): boolean {
   const legacy = checkStoreIdentity(db, place, configUuid, STORE_ID_VERSION);
   const version = db.schemaVersion();
-  if (version > MIGRATIONS.length) {
+  if (version > SCHEMA_VERSION) {
     throw new Error(
-      `schema version ${version} is newer than this build's (${MIGRATIONS.length}): open it with the newer build`,
+      `schema version ${version} is newer than this build's (${SCHEMA_VERSION}): open it with the newer build`,
     );
   }
   if (readOnly) checkReadable(db);
   return legacy;
 }
 
-/** mkfs and meta copy, on an empty database: this build's whole schema, the root directory and the store's id. */
+/**
+ * mkfs and meta copy, on an empty database: this build's whole schema at once (the engine's
+ * schema.sql, DESIGN §9 "Schema"), the root directory and the store's id, in one transaction.
+ */
 export function createSchema(db: Db, storeUuid: string): void {
   const version = db.schemaVersion();
   assert(version === 0, `a new store's metadata must start empty, found schema version ${version}`);
-  migrate(db, storeUuid);
+  db.transaction(() => {
+    db.exec(schemaSql(db.schema.file));
+    const made = db.schemaVersion();
+    assert(made === SCHEMA_VERSION, `${db.schema.file} sets schema version ${made}, this build's is ${SCHEMA_VERSION}`);
+    createRoot(db);
+    recordStoreId(db, storeUuid);
+  })();
 }
 
 /**
- * Every migration this database lacks, each in its own transaction with its version. Never run on an
- * empty database but by createSchema; storeUuid: recorded when table store_id is made (mkfs, or the
- * first read-write open of a store made before ids, whose metadata names none: checkStoreDb).
+ * The migrations a store made by an older build lacks (the engine's, DESIGN §9 "Schema"), each in
+ * its own transaction with its version. storeUuid: recorded when table store_id is made (the first
+ * read-write open of a store made before ids, whose metadata names none: checkStoreDb).
  */
 export function migrate(db: Db, storeUuid: string): void {
   const version = db.schemaVersion();
-  assert(
-    version <= MIGRATIONS.length,
-    `meta.db schema version ${version} is newer than this build (${MIGRATIONS.length})`,
-  );
-  for (let v = version; v < MIGRATIONS.length; v++) {
+  const steps = db.schema.migrations;
+  assert(steps.length === SCHEMA_VERSION, `${steps.length} migrations for schema version ${SCHEMA_VERSION}`);
+  assert(version >= 1, `metadata without a schema is made by createSchema, not migrated`);
+  assert(version <= SCHEMA_VERSION, `meta.db schema version ${version} is newer than this build (${SCHEMA_VERSION})`);
+  for (let v = version; v < SCHEMA_VERSION; v++) {
     db.transaction(() => {
-      db.exec(MIGRATIONS[v]);
-      if (v === 0) createRoot(db);
+      db.exec(steps[v]);
       if (v + 1 === STORE_ID_VERSION) recordStoreId(db, storeUuid);
       db.setSchemaVersion(v + 1);
     })();
   }
 }
 
-function createRoot(db: Db): void {
+/** The root directory of a new store (createSchema; v1 as the first builds made it: tests). */
+export function createRoot(db: Db): void {
   const t = nowNs();
   db.prepare(
     `INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns)

@@ -13,20 +13,6 @@ import { FsError } from '../fs-error';
 /** Chunk rows one fallocate may add (4 TiB of 4 MiB chunks): one row per chunk, written in one transaction. */
 export const PREALLOC_CHUNKS_MAX = 1 << 20;
 
-export const MIGRATION_V7_PREALLOC = {
-  sqlite: `
-  CREATE TABLE prealloc(ino INTEGER NOT NULL, chunk_index INTEGER NOT NULL, length INTEGER NOT NULL,
-    PRIMARY KEY(ino, chunk_index)) WITHOUT ROWID;
-  CREATE TRIGGER inodes_prealloc AFTER DELETE ON inodes BEGIN
-    DELETE FROM prealloc WHERE ino = old.ino;
-  END;`,
-  postgres: `
-  CREATE TABLE prealloc(ino BIGINT NOT NULL, chunk_index BIGINT NOT NULL, length BIGINT NOT NULL, PRIMARY KEY(ino, chunk_index));
-  CREATE FUNCTION inodes_prealloc() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN DELETE FROM prealloc WHERE ino = OLD.ino; RETURN NULL; END $$;
-  CREATE TRIGGER inodes_prealloc AFTER DELETE ON inodes FOR EACH ROW EXECUTE FUNCTION inodes_prealloc();`,
-};
-
 /** Allocated bytes beyond the stored chunks: inside the size (not yet counted) and past it (KEEP_SIZE). */
 export interface PreallocExtra {
   insideBytes: number;

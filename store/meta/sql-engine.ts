@@ -41,8 +41,17 @@ export interface SqlStatement {
   raw(toggle?: boolean): this;
 }
 
+/** An engine's schema (DESIGN §9 "Schema"): the whole current one, and the migrations to it. */
+export interface EngineSchema {
+  /** Its schema.sql: a new store's whole schema, setting this build's version (store/meta/schema-file.ts). */
+  readonly file: string;
+  /** migrations[v - 1] takes metadata of schema version v - 1 to v. */
+  readonly migrations: readonly string[];
+}
+
 export interface Db {
   readonly engine: EngineName;
+  readonly schema: EngineSchema;
   prepare(sql: EngineSql): SqlStatement;
   /** Run one or more statements without parameters (migrations). */
   exec(sql: EngineSql): void;

@@ -6,13 +6,7 @@
 // would show an empty or foreign tree over this store's shards, and scrub would call them leaked.
 // Only mkfs and `chunkfs meta copy` make a schema (createSchema); an open never does.
 import { ConfigError } from '../config';
-import { Db, EngineSql } from './sql-engine';
-
-/** Schema v9: one row naming the store (its uuid, as chunkfs.json's storeUuid). */
-export const MIGRATION_STORE_ID: EngineSql = {
-  sqlite: 'CREATE TABLE store_id(k INTEGER PRIMARY KEY CHECK (k = 0), uuid TEXT NOT NULL) WITHOUT ROWID;',
-  postgres: 'CREATE TABLE store_id(k BIGINT PRIMARY KEY CHECK (k = 0), uuid TEXT NOT NULL);',
-};
+import { Db } from './sql-engine';
 
 /** Metadata that does not belong to the store opening it, or holds none: names both and what to check. */
 export class MetaIdentityError extends ConfigError {

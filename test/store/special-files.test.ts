@@ -6,9 +6,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promises as fsp } from 'node:fs';
 import { FsError } from '../../store/fs-error';
-import { MIGRATIONS, ROOT_INO, migrate, openDb } from '../../store/meta/meta';
+import { ROOT_INO, SCHEMA_VERSION, migrate, openDb } from '../../store/meta/meta';
+import { MIGRATIONS } from '../../store/meta/sqlite/migrations';
 import * as crypto from 'node:crypto';
-import { sqlFor } from '../../store/meta/sql-engine';
 import { smallStore } from './helpers';
 
 function code(t: { throws: (fn: () => unknown, exp: object) => unknown }, fn: () => unknown, c: string): void {
@@ -73,8 +73,8 @@ test('a v1 meta.db migrates to the latest schema: inodes, numbers and the next n
   const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'chunkfs-migrate-'));
   const file = path.join(dir, 'meta.db');
   const v1 = new Database(file);
-  // v1 as the first migration made it (store/meta/meta.ts MIGRATIONS[0]), with a root and one file.
-  v1.exec(sqlFor(MIGRATIONS[0], 'sqlite'));
+  // v1 as the first migration made it (store/meta/sqlite/migrations.ts), with a root and one file.
+  v1.exec(MIGRATIONS[0]);
   v1.prepare(
     `INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns)
     VALUES (1, 'dir', ${0o040755}, 0, 0, 0, 2, 1, 1, 1, 1, 1), (5, 'file', ${0o100644}, 3, 4, 10, 1, NULL, 2, 2, 2, 2)`,
@@ -83,7 +83,7 @@ test('a v1 meta.db migrates to the latest schema: inodes, numbers and the next n
   v1.close();
   const db = openDb(file);
   migrate(db, crypto.randomUUID());
-  t.is(db.schemaVersion(), MIGRATIONS.length);
+  t.is(db.schemaVersion(), SCHEMA_VERSION);
   const row = db.prepare('SELECT ino, type, uid, size, rdev FROM inodes WHERE ino = 5').get() as Record<
     string,
     bigint | string

@@ -20,6 +20,7 @@ import { FENCED_SQLSTATE, LeaseLostError } from './fence';
 import { CommitSpans } from './instance';
 import { Reconnection, ReconnectSchedule } from './reconnect';
 import { ChunkfsError, assert } from '../../../src/errors';
+import { POSTGRES_SCHEMA } from './schema';
 
 /** The next free inode number (PgDb.newIno): above every number in use or ever deleted. */
 const NEXT_INO_READ_SQL = `SELECT ${NEXT_INO_SQL.postgres} AS next`;
@@ -207,6 +208,7 @@ export class PgStatement implements SqlStatement {
 
 export class PgDb implements Db {
   readonly engine = 'postgres' as const;
+  readonly schema = POSTGRES_SCHEMA;
   /** Statement text -> its server-side name and parameter count (prepared again on a new connection). */
   private readonly prepared = new Map<string, { name: string; params: number }>();
   private depth = 0;

@@ -6,6 +6,7 @@
 import Database from 'better-sqlite3';
 import { Db, EngineSql, SqlStatement, sqlFor } from '../sql-engine';
 import { ChunkfsError, assert } from '../../../src/errors';
+import { SQLITE_SCHEMA } from './schema';
 
 /** The commit of a group of metadata operations failed: they are lost, and the store takes no more changes. */
 export class MetaGroupError extends ChunkfsError {
@@ -20,6 +21,7 @@ export class MetaGroupError extends ChunkfsError {
 
 export class SqliteDb implements Db {
   readonly engine = 'sqlite' as const;
+  readonly schema = SQLITE_SCHEMA;
   constructor(readonly native: Database.Database) {}
 
   prepare(sql: EngineSql): SqlStatement {
@@ -128,7 +130,7 @@ export class SqliteDb implements Db {
   }
   /** Nothing is cached: reads are local. */
   prefetch(): void {}
-  /** PRAGMA user_version holds the schema version (store/meta/meta.ts MIGRATIONS). */
+  /** PRAGMA user_version holds the schema version (schema.sql, migrations.ts). */
   schemaVersion(): number {
     return Number(this.native.pragma('user_version', { simple: true }));
   }
