@@ -109,16 +109,13 @@ const ENGINE_FOLDERS = ['sqlite', 'postgres'].map((e) => path.join('store', 'met
 /** SQL naming one of the namespace's tables (uppercase keywords: SQL, not prose). */
 const NAMESPACE_TABLE_SQL = /\b(FROM|INTO|UPDATE|JOIN|TABLE|ON)\s+(inodes|dirents|xattrs)\b/;
 /**
- * Files outside the engine folders that still write SQL on those tables, and why: the schema and
- * its migrations (moving to each engine's schema.sql and migrations), and the data path's rows of
- * an inode (size, times, slices: the next operations to move). The list only shrinks: a file that
- * no longer does must leave it.
+ * Files outside the engine folders that still write SQL on those tables: the data path's and
+ * upkeep's rows of an inode (size, times, slices, fsck's surveys), the next operations to move.
+ * The list only shrinks: a file that no longer does must leave it.
  */
 const NAMESPACE_SQL_NOT_YET_MOVED = [
-  'meta.ts', // schema v1-v4, the next inode number, the root
-  'migration-v5.ts',
-  'far-times.ts', // migration v6
-  'prealloc.ts', // migration v7, and two reads of an inode
+  'meta.ts', // the next inode number, the root's row
+  'prealloc.ts', // two reads of an inode
   'file-rows.ts',
   'slice-rows.ts',
   'allocated.ts',
