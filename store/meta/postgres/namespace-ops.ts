@@ -6,8 +6,8 @@
 // - names (name-cache.ts), by (directory, name): set by lookups, by the entries added and removed
 //   here, by a directory listed whole along with a lookup that missed in it, and known empty for a
 //   directory made here; a removed directory's names go with it;
-// - the inherited layout of a directory (row-cache.ts layouts): dropped when a user.chunkfs.layout
-//   changes or a directory moves, and a removed directory's own;
+// - the inherited layout of a directory (row-cache.ts layouts): a new directory's is its parent's,
+//   all are dropped when a user.chunkfs.layout changes or a directory moves, a removed one's with it;
 // - inode rows and xattrs stay the row cache's keyed reads (row-cache.ts), since the data path
 //   (file-rows.ts and others) writes the same rows; a lookup's joined row is kept there as the read
 //   of its inode.
@@ -139,6 +139,14 @@ export class PgNamespaceOps extends NamespaceBase {
   }
 
   protected insertInode(v: NewInode): number {
+    const ino = this.insertRow(v);
+    // A new directory has no xattrs: it inherits what its parent does (a create in it asks nothing).
+    const inherited = v.type === 'dir' && v.parent !== null ? this.cache.layouts.get(v.parent) : undefined;
+    if (inherited !== undefined) this.cache.keepLayout(ino, inherited);
+    return ino;
+  }
+
+  private insertRow(v: NewInode): number {
     // While the lease is held this side numbers it (no RETURNING to wait for: the INSERT goes with the COMMIT).
     const own = this.pg.newIno(v.type === 'dir');
     if (own === null) return Number(this.q.insert.run(v).lastInsertRowid);

@@ -211,7 +211,7 @@ pgTest('lost lease: nothing cached is trusted; a row another opener changed is r
 });
 
 pgTest(
-  'round trips (the engine counts them): a create, rename and unlink each take one, their reads answered from the cache, writes sent with COMMIT',
+  'round trips (the engine counts them): a create, mkdir, rename, unlink and rmdir each take one, their reads answered from the cache, writes sent with COMMIT',
   async (t) => {
     const { store, db, other } = await openPair();
     try {
@@ -283,6 +283,18 @@ pgTest(
         count(() => store.ns.mkdir(d, 'sub', 0o755, 0, 0)),
         1,
         'mkdir',
+      );
+      const sub = store.ns.lookup(d, 'sub')!.ino;
+      t.is(
+        count(() => store.ns.create(sub, 'y', 0o644, 0, 0)),
+        1,
+        'create in the directory just made: its inherited layout is its parent\'s, known',
+      );
+      store.ns.unlink(sub, 'y');
+      t.is(
+        count(() => store.ns.rmdir(d, 'sub')),
+        1,
+        'rmdir of a directory known empty: nothing asked before its COMMIT',
       );
       t.is(
         count(() => store.ns.rename(d, 'x', ROOT_INO, 'x')),
