@@ -15,7 +15,18 @@ import { Db, ROOT_INO, nowNs, u64ToDb } from './meta';
 import { FsError } from '../fs-error';
 import { SYMLINK_BYTES_MAX, checkName } from './names';
 import { toColumns } from './far-times';
-import { Attr, InodeType, LAYOUT_XATTR, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, SpecialType, TREE_DEPTH_MAX, typeBits } from './attr';
+import {
+  Attr,
+  InodeType,
+  LAYOUT_XATTR,
+  S_IFDIR,
+  S_IFLNK,
+  S_IFMT,
+  S_IFREG,
+  SpecialType,
+  TREE_DEPTH_MAX,
+  typeBits,
+} from './attr';
 import {
   AttrChange,
   DirEntry,
@@ -205,7 +216,8 @@ export abstract class NamespaceBase implements NamespaceOps {
   private checkNew(parent: number, name: string): void {
     checkName(name);
     this.dir(parent);
-    if (this.entryAttr(parent, name) !== undefined) throw new FsError('EEXIST', `'${name}' exists in directory ${parent}`);
+    if (this.entryAttr(parent, name) !== undefined)
+      throw new FsError('EEXIST', `'${name}' exists in directory ${parent}`);
   }
 
   mkdir(parent: number, name: string, mode: number, uid: number, gid: number): Attr {

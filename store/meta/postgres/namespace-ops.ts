@@ -21,13 +21,15 @@ import { DirEntry, NamespaceOptions } from '../ops';
 import { NamespaceBase, NewInode, XattrFind } from '../ops-base';
 import { PgDb, PgStatement } from './engine';
 import { LISTED_ENTRIES_MAX } from './name-cache';
+import type { PgRowCache } from './row-cache';
 
 type Values = Array<bigint | string | null>;
 
-const INODE_COLUMNS_SQL = `INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns,
-  layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch, symlink_target, rdev)`;
-const INODE_VALUES_SQL =
-  '@type, @mode, @uid, @gid, @size, @nlink, @parent, @t, @t, @t, @t, @layout, @cs, @bb, @eb, @seed, @epoch, @target, @rdev';
+const INODE_COLUMNS_SQL = `INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent,
+  atime_ns, mtime_ns, ctime_ns, birth_ns, layout, chunk_size, bitrot_block, ec_block_size, placement_seed,
+  cluster_map_epoch, symlink_target, rdev)`;
+const INODE_VALUES_SQL = `@type, @mode, @uid, @gid, @size, @nlink, @parent, @t, @t, @t, @t,
+  @layout, @cs, @bb, @eb, @seed, @epoch, @target, @rdev`;
 /** A directory's entries, read whole with a lookup in it that missed (name-cache.ts: one more is "large"). */
 const LISTING_SQL = `SELECT name, ino FROM dirents WHERE parent = ? LIMIT ${LISTED_ENTRIES_MAX + 1}`;
 
@@ -73,28 +75,29 @@ export class PgNamespaceOps extends NamespaceBase {
     UNION ALL SELECT coalesce(i.parent, ${ROOT_INO}), up.depth + 1 FROM up JOIN inodes i ON i.ino = up.ino
     WHERE up.ino != ${ROOT_INO} AND up.depth + 1 < @depthMax)
   SELECT x.value FROM up JOIN xattrs x ON x.ino = up.ino AND x.name = @name ORDER BY up.depth LIMIT 1`),
-      setattr:
-        db.prepare(`UPDATE inodes SET mode = ?, uid = ?, gid = ?, atime_ns = ?, atime_far = ?, mtime_ns = ?, mtime_far = ?,
-        ctime_ns = ?, ctime_far = ? WHERE ino = ?`),
+      setattr: db.prepare(`UPDATE inodes SET mode = ?, uid = ?, gid = ?, atime_ns = ?, atime_far = ?,
+        mtime_ns = ?, mtime_far = ?, ctime_ns = ?, ctime_far = ? WHERE ino = ?`),
       setAtime: db.prepare('UPDATE inodes SET atime_ns = ?, atime_far = ? WHERE ino = ?'),
       xattr: db.prepare('SELECT value FROM xattrs WHERE ino = ? AND name = ?'),
       // getxattr's inode part (ENOENT, a file's layout): a keyed read, as the row cache answers it.
       typeLayout: db.prepare('SELECT type, layout FROM inodes WHERE ino = ?'),
       xattrNames: db.prepare('SELECT name FROM xattrs WHERE ino = ? ORDER BY name').raw(true),
       putXattr: db.prepare(
-        'INSERT INTO xattrs(ino, name, value) VALUES (?, ?, ?) ON CONFLICT(ino, name) DO UPDATE SET value = excluded.value',
+        `INSERT INTO xattrs(ino, name, value) VALUES (?, ?, ?)
+        ON CONFLICT(ino, name) DO UPDATE SET value = excluded.value`,
       ),
       delXattr: db.prepare('DELETE FROM xattrs WHERE ino = ? AND name = ?'),
       ctime: db.prepare('UPDATE inodes SET ctime_ns = ? WHERE ino = ?'),
       // chunks or a needle (spec §11)
       holdsData: db.prepare(
-        'SELECT 1 FROM chunks WHERE ino = @ino AND version > 0 UNION ALL SELECT 1 FROM inodes WHERE ino = @ino AND slice_container IS NOT NULL LIMIT 1',
+        `SELECT 1 FROM chunks WHERE ino = @ino AND version > 0
+        UNION ALL SELECT 1 FROM inodes WHERE ino = @ino AND slice_container IS NOT NULL LIMIT 1`,
       ),
       setLayout: db.prepare('UPDATE inodes SET layout = ? WHERE ino = ?'),
     };
   }
 
-  private get cache() {
+  private get cache(): PgRowCache {
     return this.pg.rowCache;
   }
 
@@ -115,8 +118,7 @@ export class PgNamespaceOps extends NamespaceBase {
       if (known !== undefined) return this.inodeAttr(Number(known));
       if (c.names.wantsListing(String(parent))) this.listAlong(parent);
     }
-    const keep = (pq: Parameters<typeof c.keepInodeRow>[0]): void => c.keepInodeRow(pq);
-    const row = (this.q.lookup as PgStatement).getKeeping(keep, parent, name) as Row | undefined;
+    const row = (this.q.lookup as PgStatement).getKeeping((pq) => c.keepInodeRow(pq), parent, name) as Row | undefined;
     if (trusted) c.names.set(String(parent), name, row === undefined ? null : String(row.ino));
     return row === undefined ? undefined : attrOf(row);
   }

@@ -170,9 +170,10 @@ export class PgRowCache {
   }
 
   /**
-   * The whole-row read to send instead of a read of some of an inode's columns by ino that missed: its answer is kept whole, so the other column sets the mount reads of
-   * the same inode (attributes, the file row, the size) are projected from it without asking
-   * (an open, write and close of a small file read three). Null: send the read as it is.
+   * The whole-row read to send instead of a read of some of an inode's columns by ino that missed: its
+   * answer is kept whole, so the other column sets the mount reads of the same inode (attributes, the
+   * file row, the size) are projected from it without asking (an open, write and close of a small
+   * file read three). Null: send the read as it is.
    */
   widened(text: string, values: Array<string | null>): { text: string; values: Array<string | null> } | null {
     if (!this.trusted) return null;

@@ -11,10 +11,11 @@ import { NamespaceBase, NewInode, XattrFind } from '../ops-base';
 
 type Values = Array<bigint | string | null>;
 
-const INSERT_INODE_SQL = `INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns,
-  layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch, symlink_target, rdev)
-  VALUES (${NEXT_INO_SQL.sqlite},
-  @type, @mode, @uid, @gid, @size, @nlink, @parent, @t, @t, @t, @t, @layout, @cs, @bb, @eb, @seed, @epoch, @target, @rdev)`;
+const INSERT_INODE_SQL = `INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent,
+  atime_ns, mtime_ns, ctime_ns, birth_ns, layout, chunk_size, bitrot_block, ec_block_size, placement_seed,
+  cluster_map_epoch, symlink_target, rdev)
+  VALUES (${NEXT_INO_SQL.sqlite}, @type, @mode, @uid, @gid, @size, @nlink, @parent, @t, @t, @t, @t,
+  @layout, @cs, @bb, @eb, @seed, @epoch, @target, @rdev)`;
 /** dir and its ancestors up to the root (whose parent is itself), nearest first, at most depthMax. */
 const LAYOUT_ABOVE_SQL = `WITH RECURSIVE up(ino, depth) AS (SELECT @ino, 0
     UNION ALL SELECT coalesce(i.parent, ${ROOT_INO}), up.depth + 1 FROM up JOIN inodes i ON i.ino = up.ino
@@ -54,24 +55,26 @@ export class SqliteNamespaceOps extends NamespaceBase {
       byPrefix: db.prepare(`SELECT d.parent, d.name FROM dirents d JOIN inodes i ON i.ino = d.ino
           WHERE instr(d.name, ?) = 1 AND i.type != 'dir' ORDER BY d.parent, d.name LIMIT ?`),
       layoutAbove: db.prepare(LAYOUT_ABOVE_SQL),
-      setattr:
-        db.prepare(`UPDATE inodes SET mode = ?, uid = ?, gid = ?, atime_ns = ?, atime_far = ?, mtime_ns = ?, mtime_far = ?,
-        ctime_ns = ?, ctime_far = ? WHERE ino = ?`),
+      setattr: db.prepare(`UPDATE inodes SET mode = ?, uid = ?, gid = ?, atime_ns = ?, atime_far = ?,
+        mtime_ns = ?, mtime_far = ?, ctime_ns = ?, ctime_far = ? WHERE ino = ?`),
       setAtime: db.prepare('UPDATE inodes SET atime_ns = ?, atime_far = ? WHERE ino = ?'),
       xattr: db.prepare('SELECT value FROM xattrs WHERE ino = ? AND name = ?'),
       // The inode (ENOENT, a file's layout) and the value in one statement (ACL reads on chmod, create).
       xattrFind: db.prepare(
-        'SELECT i.type, i.layout, x.value FROM inodes i LEFT JOIN xattrs x ON x.ino = i.ino AND x.name = @name WHERE i.ino = @ino',
+        `SELECT i.type, i.layout, x.value FROM inodes i
+        LEFT JOIN xattrs x ON x.ino = i.ino AND x.name = @name WHERE i.ino = @ino`,
       ),
       xattrNames: db.prepare('SELECT name FROM xattrs WHERE ino = ? ORDER BY name').raw(true),
       putXattr: db.prepare(
-        'INSERT INTO xattrs(ino, name, value) VALUES (?, ?, ?) ON CONFLICT(ino, name) DO UPDATE SET value = excluded.value',
+        `INSERT INTO xattrs(ino, name, value) VALUES (?, ?, ?)
+        ON CONFLICT(ino, name) DO UPDATE SET value = excluded.value`,
       ),
       delXattr: db.prepare('DELETE FROM xattrs WHERE ino = ? AND name = ?'),
       ctime: db.prepare('UPDATE inodes SET ctime_ns = ? WHERE ino = ?'),
       // chunks or a needle (spec §11)
       holdsData: db.prepare(
-        'SELECT 1 FROM chunks WHERE ino = @ino AND version > 0 UNION ALL SELECT 1 FROM inodes WHERE ino = @ino AND slice_container IS NOT NULL LIMIT 1',
+        `SELECT 1 FROM chunks WHERE ino = @ino AND version > 0
+        UNION ALL SELECT 1 FROM inodes WHERE ino = @ino AND slice_container IS NOT NULL LIMIT 1`,
       ),
       setLayout: db.prepare('UPDATE inodes SET layout = ? WHERE ino = ?'),
     };

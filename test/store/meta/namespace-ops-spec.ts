@@ -181,7 +181,9 @@ export function namespaceOpsSpec(test: Register, make: MakeStore, reopen: Reopen
     }
   });
 
-  test('the shared rules: errnos, a directory not beneath itself, whiteouts, the inherited layout as directories move', async (t) => {
+  const rules =
+    'the shared rules: errnos, a directory not beneath itself, whiteouts, the inherited layout as directories move';
+  test(rules, async (t) => {
     const store = await make();
     try {
       const ns = store.ns;
@@ -220,7 +222,9 @@ export function namespaceOpsSpec(test: Register, make: MakeStore, reopen: Reopen
     }
   });
 
-  test('a random sequence: every kept answer equals an uncached read after each step, and the tree survives a reopen', async (t) => {
+  const random =
+    'a random sequence: every kept answer equals an uncached read after each step, and the tree survives a reopen';
+  test(random, async (t) => {
     const store = await make();
     const random = prng(40);
     let before: unknown;

@@ -288,7 +288,7 @@ pgTest(
       t.is(
         count(() => store.ns.create(sub, 'y', 0o644, 0, 0)),
         1,
-        'create in the directory just made: its inherited layout is its parent\'s, known',
+        "create in the directory just made: its inherited layout is its parent's, known",
       );
       store.ns.unlink(sub, 'y');
       t.is(
@@ -558,7 +558,7 @@ test('a new inode has no chunks until this connection writes some of them; a wri
   t.is(cache.get(live, ['9', '0']), undefined, 'a write not tied to one inode: every new inode forgotten');
 });
 
-test('names and layouts are kept by the operations and dropped with the rows; a lookup\'s row is kept as its inode\'s read', (t) => {
+test("names and layouts are kept by the operations and dropped with the rows; a lookup's row is kept as its inode's read", (t) => {
   const cache = new PgRowCache({ inodes: { uniqueKeys: [['ino']] } }, () => 0);
   cache.trustUntil(1);
   cache.keepInodeRow(new CachedResult(['ino', 'mode'], [20, 20], [['5', '420']], '1'));
