@@ -84,7 +84,6 @@ import * as os from 'node:os';
 import { DamageKind, DamageReport, damageShard, shardByteOf } from './upkeep/shard-damage';
 import { NEEDLE_HEADER_BYTES } from '../src/needle';
 import type { Slice } from '../src/slice';
-import { pathOfIno } from './meta/ino-path';
 import { CompactReport, Compactor } from './small/compactor';
 import { ByteRange, punchHole } from './chunks/punch';
 import type { CommitTimes } from './meta/commit-times';
@@ -302,6 +301,7 @@ export class Store {
       this.files,
       () => this.checkDisks(true),
       (line) => this.log(line),
+      (ino) => this.ns.pathOf(ino),
     );
     this.ns = namespaceOpsOf(db, {
       defaults: config.defaults,
@@ -1131,9 +1131,9 @@ export class Store {
     return this.opened.diskPaths;
   }
 
-  /** One path of an inode in the namespace ('/a/b'), or null when it has no name (store/meta/ino-path.ts). */
+  /** One path of an inode in the namespace ('/a/b'), or null when it has no name (store/meta/ops.ts pathOf). */
   pathOf(ino: number): string | null {
-    return pathOfIno(this.db, ino);
+    return this.ns.pathOf(ino);
   }
 
   /**

@@ -42,6 +42,8 @@ import {
 const WHITEOUT_RDEV = 0;
 const XATTR_NAME_BYTES_MAX = 255;
 const XATTR_VALUE_BYTES_MAX = 64 * 1024;
+/** Deeper paths are cut (pathOf: reports name them by inode then). */
+const PATH_DEPTH_MAX = 4096;
 /** readdir without a limit. */
 export const ENTRIES_ALL = Number.MAX_SAFE_INTEGER;
 
@@ -89,6 +91,8 @@ export abstract class NamespaceBase implements NamespaceOps {
   protected abstract entryAttr(parent: number, name: string): Attr | undefined;
   /** The inode's parent column (null for non-directories), undefined when there is no such inode. */
   protected abstract inodeParent(ino: number): number | null | undefined;
+  /** The first of ino's names by (parent, name), undefined when it has none. */
+  protected abstract firstName(ino: number): { parent: number; name: string } | undefined;
   protected abstract symlinkOf(ino: number): { type: string; target: string | null } | undefined;
   /** The new inode's number; the engine numbers it. */
   protected abstract insertInode(v: NewInode): number;
@@ -164,6 +168,19 @@ export abstract class NamespaceBase implements NamespaceOps {
     const p = this.inodeParent(dir);
     if (p === undefined) throw new FsError('ENOENT', `no inode ${dir}`);
     return p ?? ROOT_INO;
+  }
+
+  pathOf(ino: number): string | null {
+    if (ino === ROOT_INO) return '/';
+    const names: string[] = [];
+    let at = ino;
+    for (let depth = 0; depth < PATH_DEPTH_MAX && at !== ROOT_INO; depth++) {
+      const n = this.firstName(at);
+      if (n === undefined) return null;
+      names.push(n.name);
+      at = n.parent;
+    }
+    return at === ROOT_INO ? '/' + names.reverse().join('/') : null;
   }
 
   private dir(ino: number): Attr {

@@ -67,6 +67,11 @@ export interface NamespaceOps {
   /** Entries of a directory by name, after the name `after` (exclusive), at most limit; no '.' and '..'. */
   readdir(dir: number, after?: string, limit?: number): DirEntry[];
   readlink(ino: number): string;
+  /**
+   * One of ino's paths from the root (the first of its names by parent and name, walked up), for
+   * reports and log lines that name files; null when it has no name (unlinked, open or an orphan).
+   */
+  pathOf(ino: number): string | null;
   /** Layout text a new file under dir gets: nearest ancestor's user.chunkfs.layout, else the store default. */
   inheritedLayout(dir: number): string;
 

@@ -121,7 +121,6 @@ const NAMESPACE_SQL_NOT_YET_MOVED = [
   'allocated.ts',
   'freed-evidence.ts',
   'surveys.ts',
-  'ino-path.ts',
 ].map((f) => path.join('store', 'meta', f));
 
 test("SQL on inodes, dirents and xattrs only in an engine's folder (the namespace's operations)", (t) => {

@@ -5,7 +5,7 @@
 //
 // Values go as text and come back as text, decoded by column type: integers (int2/4/8, and the
 // numeric of sum()) as BigInt, as better-sqlite3's safe integers give them; bytea as Buffer; NULL as
-// null. Statements are prepared on the server once per text (ino-path and the surveys prepare per
+// null. Statements are prepared on the server once per text (the surveys prepare per
 // call). Transactions nest as savepoints, as better-sqlite3's do. Inside a transaction, statements
 // whose results are not read yet wait and go together with the next one that is (pipeline.ts).
 import { Db, EngineSql, RunInfo, SqlParam, SqlStatement, sqlFor } from '../sql-engine';

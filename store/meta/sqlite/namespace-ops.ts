@@ -38,6 +38,7 @@ export class SqliteNamespaceOps extends NamespaceBase {
         .raw(true),
       parent: db.prepare('SELECT parent FROM inodes WHERE ino = ?').raw(true),
       symlink: db.prepare('SELECT type, symlink_target FROM inodes WHERE ino = ?').raw(true),
+      firstName: db.prepare('SELECT parent, name FROM dirents WHERE ino = ? ORDER BY parent, name LIMIT 1').raw(true),
       entries: db.prepare(`SELECT d.name, d.ino, i.type FROM dirents d JOIN inodes i ON i.ino = d.ino
         WHERE d.parent = ? AND d.name > ? ORDER BY d.name LIMIT ?`),
       hasEntries: db.prepare('SELECT 1 FROM dirents WHERE parent = ? LIMIT 1'),
@@ -91,6 +92,10 @@ export class SqliteNamespaceOps extends NamespaceBase {
   protected inodeParent(ino: number): number | null | undefined {
     const v = this.q.parent.get(ino) as Values | undefined;
     return v === undefined ? undefined : v[0] === null ? null : Number(v[0]);
+  }
+  protected firstName(ino: number): { parent: number; name: string } | undefined {
+    const v = this.q.firstName.get(ino) as Values | undefined;
+    return v === undefined ? undefined : { parent: Number(v[0]), name: String(v[1]) };
   }
   protected symlinkOf(ino: number): { type: string; target: string | null } | undefined {
     const v = this.q.symlink.get(ino) as Values | undefined;

@@ -215,6 +215,14 @@ export function namespaceOpsSpec(test: Register, make: MakeStore, reopen: Reopen
       ns.unlink(b.ino, 'f');
       ns.rename(ROOT_INO, 'a', c.ino, 'b');
       t.is(ns.lookup(c.ino, 'b')?.ino, a.ino, 'an empty directory replaced');
+      const f = ns.create(a.ino, 'z', 0o644, 0, 0);
+      ns.link(f.ino, ROOT_INO, 'y');
+      t.is(ns.pathOf(f.ino), '/y', 'the first name by (parent, name)');
+      ns.unlink(ROOT_INO, 'y');
+      t.is(ns.pathOf(f.ino), '/c/b/z', 'walked up to the root');
+      t.is(ns.pathOf(ROOT_INO), '/');
+      ns.unlink(a.ino, 'z');
+      t.is(ns.pathOf(f.ino), null, 'no name left');
       t.is(ns.getattr(b.ino), null);
       errno(t, () => ns.readdir(b.ino), 'ENOENT');
     } finally {
