@@ -9,7 +9,7 @@ export interface MetaCommand {
   verb: 'meta';
   action: 'copy';
   store: string;
-  /** 'sqlite' or a PostgreSQL URI (checked by store/meta-target.ts). */
+  /** 'sqlite' or a PostgreSQL URI (checked by store/meta/engine-open.ts parseMetaArg). */
   to: string;
   batchRows?: number;
   keyFile?: string;

@@ -120,7 +120,7 @@ function memoryLine(m: Obj): string {
 /** DESIGN §9: where the metadata is; on PostgreSQL who holds the store's lease, and for how long. */
 function metadataLine(m: Obj): string {
   const where = `metadata: ${String(m.engine ?? '?')} ${String(m.location ?? '')}`;
-  if (m.engine !== 'postgres') return where;
+  if (m.leases !== true) return where; // an engine without a lease (SQLite: the store lock file)
   // A mount that lost the lease says so first: it changes nothing more (DESIGN §9 "Lease and fencing").
   const lost =
     typeof m.leaseLost === 'string'

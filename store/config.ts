@@ -8,7 +8,7 @@ import { Layout, parseLayout, shardCount } from '../src/layout';
 import { markerPath, writeMarker } from './disk-identity';
 import type { MkfsStaging } from './mkfs-staging';
 import { refuseSharedDiskDir } from './io/private-modes';
-import { MetaTarget, parseMetaTarget } from './meta-target';
+import { MetaTarget } from './meta-target';
 import { StoreKeyRef, checkKeyRef, createStoreKey, loadStoreKey } from './store-key';
 import { SyncIo, nodeSyncIo } from './io/sync-io';
 
@@ -81,7 +81,7 @@ export interface StoreConfig {
   storeUuid?: string;
   /** The store key of encrypted layouts (store/store-key.ts); absent in stores made before transforms. */
   storeKey?: StoreKeyRef;
-  /** Metadata on PostgreSQL (DESIGN §9; store/meta-target.ts); absent: SQLite in meta.db. */
+  /** Metadata in a database server (DESIGN §9; store/meta-target.ts); absent: SQLite in meta.db. */
   meta?: MetaTarget;
 }
 
@@ -223,7 +223,7 @@ export function createConfig(staging: MkfsStaging, opts: CreateConfigOptions): S
     defaults,
     keyFile: KEY_FILE,
     storeUuid: crypto.randomUUID(),
-    ...(opts.meta === undefined ? {} : { meta: { engine: opts.meta.engine, url: parseMetaTarget(opts.meta.url).url } }),
+    ...(opts.meta === undefined ? {} : { meta: { engine: opts.meta.engine, url: opts.meta.url } }),
   };
   io.writeFileDurable(path.join(staging.dir, KEY_FILE), crypto.randomBytes(BITROT_KEY_BYTES));
   config.storeKey = createStoreKey(io, staging.dir, opts.keyFile, (file) => staging.recordMade(file));
@@ -276,15 +276,13 @@ function checkShape(c: StoreConfig, file: string, dir: string): void {
   if (c.meta !== undefined) checkMeta(c.meta, file);
 }
 
-/** The recorded metadata target: a PostgreSQL URI without a password (store/meta-target.ts). */
+/**
+ * The recorded metadata target's shape (store/meta-target.ts); its engine and connection string are
+ * checked by the open (store/meta/engine-open.ts), which knows the engines.
+ */
 function checkMeta(meta: MetaTarget, file: string): void {
-  if (typeof meta !== 'object' || meta === null || meta.engine !== 'postgres' || typeof meta.url !== 'string') {
+  if (typeof meta !== 'object' || meta === null || typeof meta.engine !== 'string' || typeof meta.url !== 'string') {
     throw new ConfigError(file, `meta ${JSON.stringify(meta)} is not {"engine": "postgres", "url": "postgres://..."}`);
-  }
-  try {
-    parseMetaTarget(meta.url);
-  } catch (err) {
-    throw new ConfigError(file, (err as Error).message);
   }
 }
 
@@ -406,6 +404,6 @@ export function setMetaTarget(
   io: SyncIo = nodeSyncIo,
 ): void {
   if (meta === undefined) delete opened.config.meta;
-  else opened.config.meta = { engine: meta.engine, url: parseMetaTarget(meta.url).url };
+  else opened.config.meta = { engine: meta.engine, url: meta.url };
   io.writeFileDurable(path.join(dir, CONFIG_FILE), configBytes(opened.config));
 }

@@ -75,7 +75,7 @@ export class FileIo implements SmallFilesHost {
   readonly slices: SliceRows;
   readonly appender: NeedleAppender;
   private readonly small: SmallFiles;
-  /** PostgreSQL: deleted files' rows go in batches (store/file-deletes.ts); SQLite deletes each at once. */
+  /** Where transactions cost round trips, deleted files' rows go in batches (store/file-deletes.ts); else each at once. */
   private readonly deletes: DeleteBatcher | null;
 
   constructor(
@@ -90,10 +90,9 @@ export class FileIo implements SmallFilesHost {
     this.slices = new SliceRows(db);
     this.appender = new NeedleAppender(env, this, this.containers, () => packing.containerCapacityBytes);
     this.small = new SmallFiles(env, this, this.appender, this.slices, this.containers, packing.smallFileMaxBytes);
-    this.deletes =
-      db.engine !== 'postgres'
-        ? null
-        : new DeleteBatcher(this.locks, { one: (ino) => this.deleteOne(ino), many: (inos) => this.deleteMany(inos) });
+    this.deletes = !db.caps.transactionsCostRoundTrips
+      ? null
+      : new DeleteBatcher(this.locks, { one: (ino) => this.deleteOne(ino), many: (inos) => this.deleteMany(inos) });
   }
 
   /** Every cached file row (a seal or compaction repointed many slices at once). */

@@ -19,7 +19,7 @@ import type { FileIo } from './file-io';
 import type { NamespaceOps } from './meta/ops';
 import type { Intent } from './meta/chunk-map';
 import { patchedInPlace } from './chunks/chunk-ref';
-import { Changed, PgListener } from './meta/postgres/listen';
+import { Changed, ChangeListener, listenForChanges } from './meta/engine-open';
 
 /** Tries of one read: the writer may reclaim or patch what a read was reading. */
 const READ_TRIES = 3;
@@ -50,7 +50,7 @@ export function backlogFromLog(env: ChunkEnv, files: FileIo, intents: readonly I
 }
 
 export class Follower {
-  private readonly listener: PgListener;
+  private readonly listener: ChangeListener;
   private readonly listeners: Array<(changed: Changed) => void> = [];
 
   constructor(
@@ -60,7 +60,7 @@ export class Follower {
     private readonly ns: NamespaceOps,
     log: (line: string) => void,
   ) {
-    this.listener = new PgListener(url, (changed) => this.changed(changed), log);
+    this.listener = listenForChanges(url, (changed) => this.changed(changed), log);
   }
 
   /** Listen from now on (throws when it cannot, as the open does). */

@@ -16,23 +16,28 @@
 import * as path from 'node:path';
 import { ChunkfsError } from '../src/errors';
 import { ConfigError, openConfig, setMetaTarget } from './config';
-import { MetaTarget, parseMetaTarget, redactedUrl } from './meta-target';
+import { MetaTarget } from './meta-target';
 import { StoreLock, StoreLockedError } from './store-lock';
 import { SyncIo, nodeSyncIo } from './io/sync-io';
 import { Db, SCHEMA_VERSION } from './meta/meta';
-import { openMeta } from './meta/sqlite/open';
-import { openPgMeta } from './meta/postgres/open';
-import { StoreLease, acquireLease } from './meta/engine-open';
+import {
+  MetaSite,
+  StoreLease,
+  acquireLease,
+  copyIntoMeta,
+  leftBehindAdvice,
+  metaSiteOf,
+  openStoreMeta,
+  parseMetaArg,
+} from './meta/engine-open';
 import { unknownTables } from './meta/meta-tables';
 import { COPY_BATCH_ROWS, COPY_BATCH_ROWS_MAX, TableRows, copyTables, verifyTables } from './meta/table-copy';
-import { CopyResult, CopyStep, copyIntoPg, copyIntoSqlite } from './meta/copy-target';
-import type { EngineName } from './meta/sql-engine';
+import { CopyStep } from './meta/copy-target';
 import { IntentLogTail } from './meta/intent-log-tail';
 import { pendingLogRecords } from './chunks/intent-log';
 
-/** The SQLite metadata file of a store (as store/store.ts names it), and where its copy is built. */
+/** The SQLite metadata file of a store (as store/store.ts names it). */
 const META_FILE = 'meta.db';
-const COPY_SUFFIX = '.copy';
 const LOCK_NOTE = 'meta copy';
 
 export interface MetaMoveOptions {
@@ -45,10 +50,7 @@ export interface MetaMoveOptions {
   log?: (line: string) => void;
 }
 
-export interface MetaPlace {
-  engine: EngineName;
-  location: string;
-}
+export type MetaPlace = MetaSite;
 
 export interface MetaMoveReport {
   store: string;
@@ -65,9 +67,7 @@ export interface MetaMoveReport {
 }
 
 function placeOf(dir: string, meta: MetaTarget | undefined): MetaPlace {
-  return meta === undefined
-    ? { engine: 'sqlite', location: path.join(dir, META_FILE) }
-    : { engine: 'postgres', location: redactedUrl(meta.url) };
+  return metaSiteOf(path.join(dir, META_FILE), meta);
 }
 
 /** The store lock, or an error naming who holds it (a mount: its mount point). */
@@ -102,8 +102,7 @@ function openSource(
   if (meta === undefined && io.stat(where) === null)
     throw new ConfigError(where, 'metadata database missing; nothing to copy');
   // This store's own metadata (DESIGN §4 "Identity"): another store's would be copied under this store's name.
-  const db =
-    meta === undefined ? openMeta(where, true, io, log, storeUuid) : openPgMeta(meta.url, true, false, storeUuid);
+  const db = openStoreMeta(path.join(dir, META_FILE), meta, true, io, log, storeUuid);
   let lease: StoreLease | null = null;
   try {
     lease = acquireLease(db, LOCK_NOTE, log); // PostgreSQL: no mount on another machine either
@@ -127,21 +126,6 @@ function openSource(
   return { db, lease };
 }
 
-/**
- * SQLite's meta.db must not exist, nor a WAL that SQLite would replay into a new meta.db (the old
- * metadata of an earlier copy to PostgreSQL may be there): moved aside by the user, never by us.
- */
-function refuseSqliteTarget(metaPath: string, io: SyncIo): void {
-  for (const f of [metaPath, `${metaPath}-wal`]) {
-    if (io.stat(f) === null) continue;
-    throw new ConfigError(
-      f,
-      "exists already and may hold metadata (this store's own from before an earlier meta copy to PostgreSQL?); " +
-        `meta copy will not replace it: move it aside with its companions (for s in "" -wal -shm; do [ ! -e ${metaPath}$s ] || mv ${metaPath}$s ${metaPath}.old$s; done), then retry; nothing was changed`,
-    );
-  }
-}
-
 /** The intent log file of a SQLite store must be folded into the shards first: PostgreSQL keeps intents as rows (DESIGN §5). */
 function refusePendingLog(dir: string, db: Db, io: SyncIo): void {
   const n = pendingLogRecords(dir, new IntentLogTail(db), io);
@@ -153,33 +137,6 @@ function refusePendingLog(dir: string, db: Db, io: SyncIo): void {
   );
 }
 
-/** SQLite target: built and verified in meta.db.copy, made self-contained, then linked as meta.db. */
-function copyToSqlite(dir: string, io: SyncIo, step: CopyStep, storeUuid: string): CopyResult {
-  const metaPath = path.join(dir, META_FILE);
-  refuseSqliteTarget(metaPath, io);
-  const copyPath = metaPath + COPY_SUFFIX;
-  for (const s of ['', '-wal', '-shm', '-journal']) io.remove(copyPath + s); // an interrupted copy's: the config never named it
-  io.createExclusive(copyPath, Buffer.alloc(0)); // 0600: SQLite gives its -wal the same mode
-  let result: CopyResult;
-  try {
-    result = copyIntoSqlite(copyPath, step, storeUuid);
-    io.fsync(copyPath);
-    io.link(copyPath, metaPath); // EEXIST if a meta.db appeared meanwhile: never replaced
-  } catch (err) {
-    for (const s of ['', '-wal', '-shm', '-journal']) io.remove(copyPath + s);
-    throw err;
-  }
-  io.remove(copyPath);
-  io.fsync(dir);
-  return result;
-}
-
-function leftBehindText(from: MetaPlace): string {
-  return from.engine === 'sqlite'
-    ? `the old metadata is left untouched in ${from.location} (with its -wal and -shm files); remove them once the store serves well on its new engine (a later meta copy back to SQLite needs them gone)`
-    : `the old metadata is left untouched in the database ${from.location}; drop it (dropdb) once the store serves well on its new engine`;
-}
-
 /** Move the metadata of the store in dir to `to` ('sqlite', or a PostgreSQL URI). */
 export function moveStoreMeta(storeDir: string, to: string, opts: MetaMoveOptions = {}): MetaMoveReport {
   const dir = path.resolve(storeDir);
@@ -188,27 +145,27 @@ export function moveStoreMeta(storeDir: string, to: string, opts: MetaMoveOption
   const batchRows = opts.batchRows ?? COPY_BATCH_ROWS;
   if (!Number.isSafeInteger(batchRows) || batchRows < 1 || batchRows > COPY_BATCH_ROWS_MAX)
     throw new RangeError(`batch rows ${batchRows}: expected 1..${COPY_BATCH_ROWS_MAX}`);
-  const target = to === 'sqlite' ? undefined : parseMetaTarget(to);
+  const target = parseMetaArg(to);
   const opened = openConfig(dir, io, opts.keyFile);
-  const from = placeOf(dir, opened.config.meta);
+  const fromMeta = opened.config.meta; // the config names the target once the copy is done
+  const from = placeOf(dir, fromMeta);
   const dest = placeOf(dir, target);
-  if (from.engine === dest.engine && (target === undefined || target.url === opened.config.meta?.url)) {
+  if (from.location === dest.location) {
     throw new ConfigError(dir, `its metadata is in ${from.location} already; nothing to copy`);
   }
   const lock = takeLock(dir, io);
   try {
-    const source = openSource(dir, opened.config.meta, opened.config.storeUuid, io, log);
+    const source = openSource(dir, fromMeta, opened.config.storeUuid, io, log);
     const storeUuid = opened.config.storeUuid!; // the source names it: openSource checked
     try {
-      if (from.engine === 'sqlite') refusePendingLog(dir, source.db, io);
+      if (source.db.caps.intentLogInFile) refusePendingLog(dir, source.db, io);
       const started = process.hrtime.bigint();
       const step: CopyStep = (db) => {
         const tables = copyTables(source.db, db, batchRows, (name, rows) => log(`copying ${name}: ${rows} rows`));
         log(`verifying ${tables.length} tables row for row`);
         return { tables, rows: verifyTables(source.db, db, batchRows) };
       };
-      const result =
-        target === undefined ? copyToSqlite(dir, io, step, storeUuid) : copyIntoPg(target, step, storeUuid);
+      const result = copyIntoMeta(path.join(dir, META_FILE), target, io, step, storeUuid);
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       setMetaTarget(dir, opened, target, io); // the switch: only after the copy was verified and committed
       log(`${dir}/chunkfs.json names ${dest.engine} now`);
@@ -219,7 +176,7 @@ export function moveStoreMeta(storeDir: string, to: string, opts: MetaMoveOption
         ...result,
         seconds,
         rowsPerSecond: result.rows / Math.max(seconds, 1e-9),
-        leftBehind: leftBehindText(from),
+        leftBehind: leftBehindAdvice(path.join(dir, META_FILE), fromMeta),
       };
     } finally {
       source.lease?.release(); // after the switch: no other opener slips in before it

@@ -9,7 +9,7 @@
 // that host, unless the store's metadata is on PostgreSQL, whose lease (taken right after this lock,
 // store/meta/postgres/lease.ts) decides between hosts by the server's clock (DESIGN §9). Read-only
 // opens (`chunkfs status` of a store not mounted) take no lock. The writer also
-// holds meta.db itself (store/meta/meta.ts), so the verbs reach a live mount through its
+// holds meta.db itself (store/meta/sqlite/database.ts), so the verbs reach a live mount through its
 // control socket.
 import * as os from 'node:os';
 import * as path from 'node:path';

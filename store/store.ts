@@ -59,9 +59,11 @@ import {
   namespaceOpsOf,
   onMetaReconnect,
   openStoreMeta,
+  parseMetaArg,
+  redactedUrl,
   upgradeStoreMeta,
 } from './meta/engine-open';
-import { parseMetaTarget, redactedUrl } from './meta-target';
+
 import { MkfsStaging } from './mkfs-staging';
 import { checkKeyFileTarget } from './store-key';
 import type { NamespaceBase } from './meta/ops-base';
@@ -354,7 +356,7 @@ export class Store {
     createOpts.keyFile = opts.keyFile;
     // A bad connection string, an unreachable or non-empty database, a key file in a missing
     // directory: each fails here, before anything is written.
-    createOpts.meta = opts.meta === undefined ? undefined : parseMetaTarget(opts.meta);
+    createOpts.meta = opts.meta === undefined ? undefined : parseMetaArg(opts.meta);
     checkNewMeta(createOpts.meta);
     if (opts.keyFile !== undefined) checkKeyFileTarget(nodeSyncIo, opts.keyFile);
     // Built beside dir and moved there at the end: a failed mkfs leaves nothing (docs/design.md §4).
@@ -423,7 +425,7 @@ export class Store {
       // A read-only open applies nothing but shows what the log holds (one view, DESIGN §5).
       if (readOnly) store.loadLogForReading();
       if (opts.follow === true) await store.follow(metaTarget!.url);
-      const logRecords = metaTarget === undefined ? await store.openIntentLog(readOnly) : [];
+      const logRecords = db.caps.intentLogInFile ? await store.openIntentLog(readOnly) : [];
       if (!readOnly) {
         store.recoveryReport = await recover(store.env, store.files, store.applier, store.ns.orphans(), logRecords);
         // Half-made sealed copies go; containers left full are sealed now (spec §11.5).

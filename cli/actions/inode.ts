@@ -1,6 +1,6 @@
 // What the metadata says of one inode: its committed size and, for a small file, where
 // its needle is. Through the live mount's control socket when the store is mounted (the mount holds
-// meta.db exclusively: store/meta/meta.ts), else from a read-only open. Used by `chunkfs inspect` and tests.
+// meta.db exclusively: store/meta/sqlite/database.ts), else from a read-only open. Used by `chunkfs inspect` and tests.
 import { Action, ActionEnv, ActionError } from './env';
 import { regularFileIno } from './file-path';
 

@@ -1,11 +1,13 @@
 // The metadata engine a store uses (DESIGN §9), chosen by its config: SQLite in meta.db in the store
 // directory (no `meta` in chunkfs.json), or PostgreSQL at the recorded connection string. The store
-// opens, creates and commits through these, and never names an engine itself.
+// opens, creates, copies and commits through these, and never names an engine itself: this is the
+// one file outside store/meta/sqlite/ and store/meta/postgres/ that imports either (DESIGN §9 "Engines").
 import { Io } from '../io/io';
 import { SyncIo } from '../io/sync-io';
 import { ConfigError } from '../config';
 import { Db } from './sql-engine';
-import { createDb, migrate } from './meta';
+import { migrate } from './meta';
+import { createDb } from './sqlite/database';
 import { openMeta } from './sqlite/open';
 import { CommitPoint } from './commit-point';
 import { SqliteWalCommitPoint } from './sqlite/commit-point';
@@ -13,7 +15,8 @@ import { PgCommitPoint } from './postgres/commit-point';
 import { PgDb } from './postgres/engine';
 import { connectPg, createPgSchema, openPgMeta, upgradePgMeta } from './postgres/open';
 import { SqliteDb } from './sqlite/engine';
-import { MetaTarget, redactedUrl } from '../meta-target';
+import type { MetaTarget } from '../meta-target';
+import { POSTGRES_ENGINE, parseMetaTarget, redactedUrl } from './postgres/target';
 import { LEASE_MS, LeaseInfo, PgLease, readLease } from './postgres/lease';
 import { ChangeAnnouncer, awaitAnnouncing } from './postgres/announce';
 import type { Reconnection } from './postgres/reconnect';
@@ -21,8 +24,13 @@ import type { NamespaceOptions } from './ops';
 import type { NamespaceBase } from './ops-base';
 import { SqliteNamespaceOps } from './sqlite/namespace-ops';
 import { PgNamespaceOps } from './postgres/namespace-ops';
+import { Changed, PgListener } from './postgres/listen';
+import { copyIntoPg } from './postgres/copy-target';
+import { copyToSqlite } from './sqlite/copy-target';
+import { CopyResult, CopyStep } from './copy-target';
 
-export type { Reconnection };
+export type { Changed, Reconnection };
+export { redactedUrl };
 
 /** Relations named in a listing of what a database holds; the rest are counted. */
 const LISTED_RELATIONS_MAX = 10;
@@ -83,6 +91,24 @@ export function createMeta(metaPath: string, target: MetaTarget | undefined, sto
   else createPgSchema(target.url, storeUuid);
 }
 
+/** Each engine chunkfs.json may name under `meta`, with the parser of its connection strings. */
+const TARGET_PARSERS: Readonly<Record<string, (url: string) => MetaTarget>> = { [POSTGRES_ENGINE]: parseMetaTarget };
+
+/** The target chunkfs.json records, checked before it is used: an engine this build knows, a string it takes. */
+function checkedTarget(target: MetaTarget): MetaTarget {
+  const where = redactedUrl(target.url);
+  const parse = Object.hasOwn(TARGET_PARSERS, target.engine) ? TARGET_PARSERS[target.engine] : undefined;
+  if (parse === undefined) {
+    const known = Object.keys(TARGET_PARSERS).join(', ');
+    throw new ConfigError(where, `metadata engine '${target.engine}' is not one this build knows (${known})`);
+  }
+  try {
+    return parse(target.url);
+  } catch (err) {
+    throw new ConfigError(where, (err as Error).message);
+  }
+}
+
 /**
  * Open the store's metadata (recovering or explaining a failed open, sqlite/open.ts / postgres/open.ts) and
  * check, before anything changes, that it is this store's: storeUuid is the config's (DESIGN §4
@@ -99,7 +125,7 @@ export function openStoreMeta(
 ): Db {
   return target === undefined
     ? openMeta(metaPath, readOnly, syncIo, log, storeUuid)
-    : openPgMeta(target.url, readOnly, follower, storeUuid);
+    : openPgMeta(checkedTarget(target).url, readOnly, follower, storeUuid);
 }
 
 /**
@@ -181,6 +207,8 @@ export async function awaitWriterAnnouncing(db: Db, log: (line: string) => void)
 export interface MetaStatus {
   engine: string;
   location: string;
+  /** The engine has a lease (caps.leases): lease null then means nobody holds it. */
+  leases: boolean;
   lease: LeaseInfo | null;
   leaseLost: string | null;
   /** Reconnections to the metadata server since open (PostgreSQL; DESIGN §9 "A broken connection"). */
@@ -192,9 +220,70 @@ export function metaStatus(db: Db, metaPath: string): MetaStatus {
     return {
       engine: db.engine,
       location: db.target,
+      leases: db.caps.leases,
       lease: readLease(db),
       leaseLost: db.fencedBy,
       reconnects: db.reconnects,
     };
-  return { engine: db.engine, location: metaPath, lease: null, leaseLost: null };
+  return { engine: db.engine, location: metaPath, leases: db.caps.leases, lease: null, leaseLost: null };
+}
+
+/** The `chunkfs meta copy` target's name for the embedded default (meta.db in the store directory). */
+const EMBEDDED_ENGINE_ARG = 'sqlite';
+
+/** A metadata target as the CLI names it: 'sqlite' (undefined: meta.db), or a PostgreSQL connection string. */
+export function parseMetaArg(text: string): MetaTarget | undefined {
+  return text === EMBEDDED_ENGINE_ARG ? undefined : parseMetaTarget(text);
+}
+
+/** The engine a store's config names, and where its metadata is (for reports; no password). */
+export interface MetaSite {
+  engine: string;
+  location: string;
+}
+
+export function metaSiteOf(metaPath: string, target: MetaTarget | undefined): MetaSite {
+  return target === undefined
+    ? { engine: EMBEDDED_ENGINE_ARG, location: metaPath }
+    : { engine: target.engine, location: redactedUrl(target.url) };
+}
+
+/** What to do with the metadata a meta copy left behind, once the store serves on its new engine. */
+export function leftBehindAdvice(metaPath: string, target: MetaTarget | undefined): string {
+  const where = metaSiteOf(metaPath, target).location;
+  return target === undefined
+    ? `the old metadata is left untouched in ${where} (with its -wal and -shm files); remove them once the store ` +
+        'serves well on its new engine (a later meta copy back to SQLite needs them gone)'
+    : `the old metadata is left untouched in the database ${where}; drop it (dropdb) once the store serves well ` +
+        'on its new engine';
+}
+
+/**
+ * meta copy's target (DESIGN §9): this build's schema naming storeUuid, then step (every row copied
+ * and compared), made whole or not at all; metaPath: the store's meta.db (SQLite's target).
+ */
+export function copyIntoMeta(
+  metaPath: string,
+  target: MetaTarget | undefined,
+  io: SyncIo,
+  step: CopyStep,
+  storeUuid: string,
+): CopyResult {
+  return target === undefined ? copyToSqlite(metaPath, io, step, storeUuid) : copyIntoPg(target, step, storeUuid);
+}
+
+/** A read-only follower's hearing of the writer's commits (DESIGN §9): listening, and whether it hears now. */
+export interface ChangeListener {
+  start(): void;
+  stop(): void;
+  readonly connected: boolean;
+}
+
+/** A follower's listener of the writer's commits to the metadata at url, telling fn each batch. */
+export function listenForChanges(
+  url: string,
+  fn: (changed: Changed) => void,
+  log: (line: string) => void,
+): ChangeListener {
+  return new PgListener(url, fn, log);
 }

@@ -2,7 +2,7 @@
 // what `chunkfs meta copy` copies and verifies (DESIGN §9). Not store metadata, never copied: the
 // schema version (SQLite's user_version; PostgreSQL's chunkfs_schema, set by the target's own
 // migration) and PostgreSQL's lease and commit point rows (made by a read-write open).
-import { Db, EngineName, EngineSql } from './sql-engine';
+import { Db, EngineSql } from './sql-engine';
 
 export interface MetaTable {
   name: string;
@@ -62,8 +62,8 @@ export function unknownTables(db: Db): string[] {
   return storeTablesIn(db).filter((n) => !known.has(n));
 }
 
-/** A key column as ORDER BY and row comparisons name it: text keys bytewise on both engines. */
-export function keyColumn(t: MetaTable, column: string, engine: EngineName): string {
+/** A key column as ORDER BY and row comparisons name it: text keys bytewise on every engine. */
+export function keyColumn(t: MetaTable, column: string, db: Db): string {
   if (column !== t.textKey) return column;
-  return `${column} COLLATE ${engine === 'postgres' ? '"C"' : 'BINARY'}`;
+  return `${column} COLLATE ${db.caps.bytewiseCollation}`;
 }

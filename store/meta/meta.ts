@@ -1,12 +1,8 @@
-// Metadata database (DESIGN §4): better-sqlite3 in WAL mode with synchronous=NORMAL (DESIGN §5):
-// a commit is atomic and survives a process kill at once (it is in the WAL file; a live mount's
-// operations commit in groups, store/meta/sqlite/engine.ts, DESIGN §5 "Group commit"), but is not
-// flushed to the device; store/meta/commit-log.ts makes every commit so far durable at fsync, syncfs,
-// unmount and from a timer. The schema: each engine's schema.sql and migrations (DESIGN §9 "Schema").
-import Database from 'better-sqlite3';
+// The metadata every engine shares (DESIGN §4, §9): the root inode, inode numbers and times, and the
+// schema's version, made whole from the engine's schema.sql (createSchema) or reached by its
+// migrations (migrate); the engines: store/meta/sqlite/, store/meta/postgres/ (DESIGN §9 "Engines").
 import { assert } from '../../src/errors';
 import { Db } from './sql-engine';
-import { SqliteDb } from './sqlite/engine';
 import { MetaPlace, checkStoreIdentity, recordStoreId } from './store-identity';
 import { schemaSql } from './schema-file';
 
@@ -17,7 +13,7 @@ export const ROOT_INO = 1;
 
 /**
  * This build's schema version: the version each engine's schema.sql sets, and how many migrations
- * each engine has (store/meta/sqlite/migrations.ts, store/meta/postgres/migrations.ts; DESIGN §9 "Schema").
+ * each engine has (store/meta/sqlite/migrations.ts, store/meta/postgres/migrations.ts; DESIGN §9 "Engines").
  */
 export const SCHEMA_VERSION = 10;
 /** The first schema version that names its store (table store_id, DESIGN §4 "Identity"). */
@@ -44,75 +40,6 @@ export function u64ToDb(v: bigint): bigint {
 }
 export function dbToU64(v: bigint | number): bigint {
   return BigInt.asUintN(64, BigInt(v));
-}
-
-/**
- * How long an open waits for meta.db held by another connection: a writer holds it until it closes
- * (locking_mode EXCLUSIVE), so a reader does not wait long; a writer waits out a reader's short look.
- */
-const READER_BUSY_WAIT_MS = 500;
-const WRITER_BUSY_WAIT_MS = 5000;
-
-/**
- * Open meta.db as it is: no schema is made or changed here (DESIGN §4 "Identity"). check: run on the
- * first access, before the open sets WAL mode (which writes meta.db's header when it is not a WAL
- * database, e.g. an empty file): store/meta/sqlite/open.ts checks that it is this store's metadata.
- */
-export function openDb(file: string, readOnly = false, check?: (db: SqliteDb) => void): SqliteDb {
-  return openSqlite(file, readOnly, true, check);
-}
-
-function openSqlite(file: string, readOnly: boolean, mustExist: boolean, check?: (db: SqliteDb) => void): SqliteDb {
-  const timeout = readOnly ? READER_BUSY_WAIT_MS : WRITER_BUSY_WAIT_MS;
-  const native = new Database(file, { readonly: readOnly, fileMustExist: mustExist, timeout });
-  const db = new SqliteDb(native);
-  try {
-    setUp(native, readOnly, () => check?.(db));
-  } catch (err) {
-    db.close(); // a failed open leaves nothing open (store/meta/sqlite/open.ts may retry)
-    throw err;
-  }
-  return db;
-}
-
-/** mkfs and meta copy: a new SQLite database at file (empty or missing) with this build's schema naming storeUuid. */
-export function createDb(file: string, storeUuid: string): SqliteDb {
-  const db = openSqlite(file, false, false);
-  try {
-    createSchema(db, storeUuid);
-  } catch (err) {
-    db.close();
-    throw err;
-  }
-  return db;
-}
-
-/** WAL pages past which a commit checkpoints (see setUp). */
-const WAL_CHECKPOINT_PAGES = 4096;
-
-function setUp(db: Database.Database, readOnly: boolean, firstAccess: () => void): void {
-  db.defaultSafeIntegers(true);
-  if (readOnly) firstAccess();
-  else {
-    // Before the first access: the writer holds meta.db's lock for as long as it has it
-    // open, so a transaction takes no file locks (SQLite took and released ~20 fcntl locks each), and
-    // WAL mode keeps its index in this process's memory, never in meta.db-shm. A read-write open holds
-    // the store lock, so nothing else writes; readers (chunkfs inspect, status) of a mounted store go
-    // through the mount's control socket (cli/control), and an offline reader makes this open wait.
-    db.pragma('locking_mode = EXCLUSIVE');
-    firstAccess();
-    db.pragma('journal_mode = WAL');
-    // DESIGN §5: no device flush per metadata operation; store/meta/commit-log.ts flushes the WAL.
-    db.pragma('synchronous = NORMAL');
-    // A checkpoint costs two device flushes (the WAL before, meta.db after). At SQLite's default of
-    // 1,000 pages (4 MiB) a small-file workload without any fsync checkpointed every ~250 namespace
-    // operations: 300 files created, written, renamed and unlinked cost 13 of the mount's 35 flushes
-    // (scripts/bench/bench-small-flushes.sh). 4,096 pages (16 MiB of WAL) checkpoint four times less often.
-    db.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`);
-    db.pragma('foreign_keys = OFF');
-    // SQLite's page cache stays better-sqlite3's 16 MiB: at 4 MiB (less RSS after fsync'd writes,
-    // whose intent pages filled it) small-file extract ran 0.91x and cold reads 0.92x (5 Dec, 3 rounds).
-  }
 }
 
 /** A read-only open cannot migrate: the schema must be this build's already. */
@@ -145,7 +72,7 @@ export function checkStoreDb(db: Db, place: MetaPlace, configUuid: string | unde
 
 /**
  * mkfs and meta copy, on an empty database: this build's whole schema at once (the engine's
- * schema.sql, DESIGN §9 "Schema"), the root directory and the store's id, in one transaction.
+ * schema.sql, DESIGN §9 "Engines"), the root directory and the store's id, in one transaction.
  */
 export function createSchema(db: Db, storeUuid: string): void {
   const version = db.schemaVersion();
@@ -160,7 +87,7 @@ export function createSchema(db: Db, storeUuid: string): void {
 }
 
 /**
- * The migrations a store made by an older build lacks (the engine's, DESIGN §9 "Schema"), each in
+ * The migrations a store made by an older build lacks (the engine's, DESIGN §9 "Engines"), each in
  * its own transaction with its version. storeUuid: recorded when table store_id is made (the first
  * read-write open of a store made before ids, whose metadata names none: checkStoreDb).
  */

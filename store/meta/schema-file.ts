@@ -1,4 +1,4 @@
-// An engine's schema.sql (DESIGN §9 "Schema"), read at run time: SQL is not compiled, so the file
+// An engine's schema.sql (DESIGN §9 "Engines"), read at run time: SQL is not compiled, so the file
 // stays beside the engine's sources (store/meta/<engine>/schema.sql) and ships with them (the
 // package ships its tracked files; dist/ is built on the machine). The compiled engine, in
 // dist/store/meta/<engine>/, finds it through the package root above it.

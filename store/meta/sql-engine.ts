@@ -41,7 +41,7 @@ export interface SqlStatement {
   raw(toggle?: boolean): this;
 }
 
-/** An engine's schema (DESIGN §9 "Schema"): the whole current one, and the migrations to it. */
+/** An engine's schema (DESIGN §9 "Engines"): the whole current one, and the migrations to it. */
 export interface EngineSchema {
   /** Its schema.sql: a new store's whole schema, setting this build's version (store/meta/schema-file.ts). */
   readonly file: string;
@@ -49,9 +49,30 @@ export interface EngineSchema {
   readonly migrations: readonly string[];
 }
 
+/**
+ * What an engine can do or what it costs, named for what callers decide by: no code outside an
+ * engine's folder branches on the engine's name (DESIGN §9 "Engines").
+ */
+export interface EngineCaps {
+  /**
+   * A transaction costs a round trip to a server: callers fold work into fewer transactions (deletes
+   * batched; a container's slices committed in the transaction that logs its intents).
+   */
+  readonly transactionsCostRoundTrips: boolean;
+  /** Keyed reads of one row are answered from the engine's cache: two of them beat one join it cannot cache. */
+  readonly cachesKeyedReads: boolean;
+  /** The collation that orders text bytewise, as COLLATE names it (row order of meta copy). */
+  readonly bytewiseCollation: string;
+  /** The intent log is a file of its own beside the store (DESIGN §5), not rows of the engine. */
+  readonly intentLogInFile: boolean;
+  /** A read-write opener takes a lease in the database (DESIGN §9 "Lease and fencing"). */
+  readonly leases: boolean;
+}
+
 export interface Db {
   readonly engine: EngineName;
   readonly schema: EngineSchema;
+  readonly caps: EngineCaps;
   prepare(sql: EngineSql): SqlStatement;
   /** Run one or more statements without parameters (migrations). */
   exec(sql: EngineSql): void;

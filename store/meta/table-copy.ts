@@ -40,7 +40,7 @@ function batchesFor(rows: number, batchRows: number): number {
 
 /** The rows of t in key order, batch by batch (keyset: each batch starts after the last key read). */
 function* rowBatches(db: Db, t: MetaTable, batchRows: number, batchesMax: number): Generator<Row[]> {
-  const order = t.key.map((c) => keyColumn(t, c, db.engine)).join(', ');
+  const order = t.key.map((c) => keyColumn(t, c, db)).join(', ');
   const first = db.prepare(`SELECT * FROM ${t.name} ORDER BY ${order} LIMIT ${batchRows}`);
   const after = db.prepare(
     `SELECT * FROM ${t.name} WHERE (${order}) > (${t.key.map(() => '?').join(', ')}) ORDER BY ${order} LIMIT ${batchRows}`,

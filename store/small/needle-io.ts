@@ -295,10 +295,10 @@ export class NeedleAppender {
         }
       });
     };
-    // PostgreSQL: when the container write is journaled intents only, the slices commit in the
-    // transaction that logs them (one round trip): atomic with the needles' bytes, so no
-    // slice is ever without them (data first, DESIGN §5). Otherwise, and on SQLite, after it.
-    const withIntents = this.env.db.engine === 'postgres' ? commitSlices : undefined;
+    // Where a transaction costs a round trip: when the container write is journaled intents only,
+    // the slices commit in the transaction that logs them (one round trip): atomic with the needles'
+    // bytes, so no slice is ever without them (data first, DESIGN §5). Otherwise after it.
+    const withIntents = this.env.db.caps.transactionsCostRoundTrips ? commitSlices : undefined;
     const pieces = this.pieces(container, cs, needles, offsets, endBytes);
     if (!(await this.host.writeInternal(container.id, pieces, false, withIntents)))
       this.env.db.transaction(commitSlices)();

@@ -1,7 +1,7 @@
 // `chunkfs mkfs` leaves nothing behind when it fails (docs/design.md §4 "mkfs"): a key file in a
 // missing directory, a disk it cannot make, a PostgreSQL database that is not empty; each a one-line
 // error naming the thing, no store directory, no disk directory or key file it made, and the rerun
-// works. And `--meta` takes the connection strings libpq takes (store/pg-conninfo.ts).
+// works. And `--meta` takes the connection strings libpq takes (store/meta/postgres/conninfo.ts).
 import test from 'ava';
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -7,7 +7,8 @@ import * as path from 'node:path';
 import { ChunkMap } from '../../store/meta/chunk-map';
 import { LogRecordKeys } from '../../store/log-record-keys';
 import { InlineGate, NodeIo } from '../../store/io/io';
-import { ROOT_INO, createDb } from '../../store/meta/meta';
+import { ROOT_INO } from '../../store/meta/meta';
+import { createDb } from '../../store/meta/sqlite/database';
 import { Store } from '../../store/store';
 import { SMALL, prng, randomBytes, smallStore, tmpDir } from './helpers';
 

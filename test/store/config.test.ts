@@ -125,6 +125,16 @@ const BAD_CASES: BadCase[] = [
     message: /bitrot\.key: bitrot key file is not a regular file/,
   },
   {
+    name: 'a metadata engine this build does not know',
+    damage: (d, c) => writeCfg(d, { ...c, meta: { engine: 'mysql', url: 'mysql://h/db' } }),
+    message: /mysql:\/\/h\/db: metadata engine 'mysql' is not one this build knows \(postgres\)/,
+  },
+  {
+    name: 'a recorded connection string holding a password',
+    damage: (d, c) => writeCfg(d, { ...c, meta: { engine: 'postgres', url: 'postgres://u:secret@h/db' } }),
+    message: /postgres:\/\/u:\*\*\*@h\/db.*holds a password/,
+  },
+  {
     name: 'missing metadata database',
     damage: (d) => fs.rmSync(path.join(d, 'meta.db')),
     message: /meta\.db: metadata database missing/,

@@ -1,8 +1,8 @@
 // The shape DESIGN §2 gives the code, checked on the sources: imports point one way
 // (cli -> fs -> store -> src), store/'s folders are layers (io < meta < chunks < small < upkeep,
-// store.ts wiring them), no module outside store/meta/ writes SQL, and only an engine's folder
-// (store/meta/sqlite/, store/meta/postgres/) writes SQL on the namespace's tables (DESIGN §9
-// "Operations").
+// store.ts wiring them), no module outside store/meta/ writes SQL, engines are folders that
+// nothing else names (DESIGN §9 "Engines"), and only an engine's folder writes SQL on the
+// namespace's tables (DESIGN §9 "Operations").
 import test from 'ava';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -17,7 +17,6 @@ const STORE_ROOT_LAYER: Record<string, number> = {
   'random-ids': 0,
   config: 0,
   'meta-target': 0,
-  'pg-conninfo': 0,
   'mkfs-staging': 0,
   'store-key': 0,
   'log-record-keys': 0,
@@ -58,6 +57,14 @@ function storeLayer(mod: string): number {
 
 const ALL = TOP.flatMap((d) => sources(d));
 
+const ENGINE_DIRS = [path.join('store', 'meta', 'sqlite'), path.join('store', 'meta', 'postgres')];
+/** The one file outside the engines' folders that opens, creates and copies through them (DESIGN §9 "Engines"). */
+const ENGINE_FACTORY = path.join('store', 'meta', 'engine-open.ts');
+
+function inEngineDir(file: string): boolean {
+  return ENGINE_DIRS.some((d) => file.startsWith(d + path.sep));
+}
+
 test('imports point one way: cli -> fs -> store -> src', (t) => {
   const bad: string[] = [];
   for (const file of ALL) {
@@ -96,16 +103,43 @@ test('no SQL outside store/meta/', (t) => {
   t.deepEqual(bad, []);
 });
 
-test('no database driver outside store/meta/: the rest of the store sees the metadata interface only', (t) => {
+test("no database driver outside the engines' folders: the rest sees the metadata interface only", (t) => {
   const driver = /(?:from\s+|import\s*\(\s*|require\(\s*)'(better-sqlite3|libpq)'/;
-  const bad = ALL.filter((f) => !f.startsWith(path.join('store', 'meta') + path.sep)).filter((f) =>
+  const bad = ALL.filter((f) => !inEngineDir(f)).filter((f) =>
     driver.test(fs.readFileSync(path.join(REPO_ROOT, f), 'utf8')),
   );
   t.deepEqual(bad, []);
 });
 
-/** An engine's own folder: its statements, schema and caches (DESIGN §9 "Operations"). */
-const ENGINE_FOLDERS = ['sqlite', 'postgres'].map((e) => path.join('store', 'meta', e) + path.sep);
+/** Lines of code, without comment lines. */
+function codeLines(file: string): string[] {
+  return fs
+    .readFileSync(path.join(REPO_ROOT, file), 'utf8')
+    .split('\n')
+    .filter((line) => !/^\s*(\/\/|\*|\/\*)/.test(line));
+}
+
+test('engines are folders: outside store/meta/sqlite/ and postgres/, only engine-open.ts imports them', (t) => {
+  const bad: string[] = [];
+  for (const file of ALL.filter((f) => !inEngineDir(f) && f !== ENGINE_FACTORY)) {
+    for (const target of imports(file)) if (inEngineDir(target)) bad.push(`${file} imports ${target}`);
+  }
+  t.deepEqual(bad, []);
+});
+
+test("no code outside the engines' folders compares an engine's name: engines say what they can do (caps)", (t) => {
+  const name = `'(?:sqlite|postgres)'`;
+  const compares = new RegExp(
+    `(?:===|!==)\\s*${name}|${name}\\s*(?:===|!==)|(?<!typeof [\\w.]*)\\.engine\\s*(?:===|!==)|(?:===|!==)\\s*[\\w.]*\\.engine\\b`,
+  );
+  const bad = ALL.filter((f) => !inEngineDir(f)).flatMap((f) =>
+    codeLines(f)
+      .filter((line) => compares.test(line))
+      .map((line) => `${f}: ${line.trim()}`),
+  );
+  t.deepEqual(bad, []);
+});
+
 /** SQL naming one of the namespace's tables (uppercase keywords: SQL, not prose). */
 const NAMESPACE_TABLE_SQL = /\b(FROM|INTO|UPDATE|JOIN|TABLE|ON)\s+(inodes|dirents|xattrs)\b/;
 /**
@@ -124,12 +158,8 @@ const NAMESPACE_SQL_NOT_YET_MOVED = [
 ].map((f) => path.join('store', 'meta', f));
 
 test("SQL on inodes, dirents and xattrs only in an engine's folder (the namespace's operations)", (t) => {
-  const writesIt = (f: string): boolean =>
-    fs
-      .readFileSync(path.join(REPO_ROOT, f), 'utf8')
-      .split('\n')
-      .some((line) => !line.trim().startsWith('//') && !line.trim().startsWith('*') && NAMESPACE_TABLE_SQL.test(line));
-  const outside = ALL.filter((f) => !ENGINE_FOLDERS.some((d) => f.startsWith(d)));
+  const writesIt = (f: string): boolean => codeLines(f).some((line) => NAMESPACE_TABLE_SQL.test(line));
+  const outside = ALL.filter((f) => !inEngineDir(f));
   t.deepEqual(
     outside.filter((f) => writesIt(f) && !NAMESPACE_SQL_NOT_YET_MOVED.includes(f)),
     [],
@@ -140,7 +170,7 @@ test("SQL on inodes, dirents and xattrs only in an engine's folder (the namespac
     'moved: take it off the list',
   );
   t.true(
-    ENGINE_FOLDERS.every((d) => ALL.some((f) => f.startsWith(d) && writesIt(f))),
+    ENGINE_DIRS.every((d) => ALL.some((f) => f.startsWith(d + path.sep) && writesIt(f))),
     'each engine writes its own',
   );
 });

@@ -16,7 +16,8 @@ import {
 } from '../../src/log-record-cipher';
 import { LogRecordKeyError, LogRecordKeys } from '../../store/log-record-keys';
 import { ChunkMap, IntentRecordError } from '../../store/meta/chunk-map';
-import { ROOT_INO, createDb } from '../../store/meta/meta';
+import { ROOT_INO } from '../../store/meta/meta';
+import { createDb } from '../../store/meta/sqlite/database';
 import { NodeIo } from '../../store/io/io';
 import { Store } from '../../store/store';
 import type { Db } from '../../store/meta/sql-engine';

@@ -8,12 +8,12 @@
 // null. Statements are prepared on the server once per text (the surveys prepare per
 // call). Transactions nest as savepoints, as better-sqlite3's do. Inside a transaction, statements
 // whose results are not read yet wait and go together with the next one that is (pipeline.ts).
-import { Db, EngineSql, RunInfo, SqlParam, SqlStatement, sqlFor } from '../sql-engine';
+import { Db, EngineCaps, EngineSql, RunInfo, SqlParam, SqlStatement, sqlFor } from '../sql-engine';
 import { PgText, toPgPlaceholders } from './placeholders';
 import { LibpqConnection } from './libpq';
 import { PgCall, PgPipeline, PgResult, runInfoOf } from './pipeline';
 import { CACHED_TABLES, PgRowCache } from './row-cache';
-import { redactedUrl } from '../../meta-target';
+import { redactedUrl } from './target';
 import { CachedResult } from './result';
 import { NEXT_INO_SQL } from '../meta';
 import { FENCED_SQLSTATE, LeaseLostError } from './fence';
@@ -22,6 +22,14 @@ import { Reconnection, ReconnectSchedule } from './reconnect';
 import { ChunkfsError, assert } from '../../../src/errors';
 import { POSTGRES_SCHEMA } from './schema';
 
+/** A server: each transaction a round trip, keyed rows cached (row-cache.ts), intents as rows, a lease. */
+const POSTGRES_CAPS: EngineCaps = {
+  transactionsCostRoundTrips: true,
+  cachesKeyedReads: true,
+  bytewiseCollation: '"C"',
+  intentLogInFile: false,
+  leases: true,
+};
 /** The next free inode number (PgDb.newIno): above every number in use or ever deleted. */
 const NEXT_INO_READ_SQL = `SELECT ${NEXT_INO_SQL.postgres} AS next`;
 
@@ -209,6 +217,7 @@ export class PgStatement implements SqlStatement {
 export class PgDb implements Db {
   readonly engine = 'postgres' as const;
   readonly schema = POSTGRES_SCHEMA;
+  readonly caps = POSTGRES_CAPS;
   /** Statement text -> its server-side name and parameter count (prepared again on a new connection). */
   private readonly prepared = new Map<string, { name: string; params: number }>();
   private depth = 0;
@@ -253,7 +262,7 @@ export class PgDb implements Db {
   /** The connection string without a password, for messages. */
   readonly target: string;
   /**
-   * url: the connection string (it never holds a password: store/meta-target.ts); a second
+   * url: the connection string (it never holds a password: target.ts); a second
    * connection uses it. instance: the server instance pq reached (instance.ts). dial: a new
    * connection set up as this one was (open.ts), to replace one that failed
    * (DESIGN §9 "A broken connection"): the operation that saw the failure fails (its transaction is

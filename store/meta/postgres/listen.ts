@@ -9,7 +9,7 @@ import type { LibpqConnection } from './libpq';
 import { RECONNECT_INTERVAL_MS, finishLibpq } from './engine';
 import { connectPg } from './open';
 import { CHANGES_CHANNEL, FOLLOWER_APP_NAME, parseChanged } from './change-notify';
-import { redactedUrl } from '../../meta-target';
+import { redactedUrl } from './target';
 
 /** Notifications taken from the socket per readable event (the rest wait for the next turn). */
 const NOTIFIES_PER_TURN_MAX = 10_000;

@@ -1,4 +1,4 @@
-// PostgreSQL's schema migrations (DESIGN §9 "Schema"): MIGRATIONS[v - 1] takes the database from
+// PostgreSQL's schema migrations (DESIGN §9 "Engines"): MIGRATIONS[v - 1] takes the database from
 // schema version v - 1 (table chunkfs_schema) to v, in one transaction with its version
 // (store/meta/meta.ts migrate). Released migrations never change: a store made by any build since v1
 // upgrades through them. A new store is made at once from schema.sql, the whole current schema, which

@@ -1,4 +1,4 @@
-// PostgreSQL's schema (DESIGN §9 "Schema"): schema.sql beside this file, the whole current schema a new
+// PostgreSQL's schema (DESIGN §9 "Engines"): schema.sql beside this file, the whole current schema a new
 // store gets, and migrations.ts, which take a store made by an older build to it.
 import { EngineSchema } from '../sql-engine';
 import { schemaFileOf } from '../schema-file';

@@ -1,12 +1,21 @@
 // The SQLite engine of the metadata interface (store/meta/sql-engine.ts, DESIGN §9): better-sqlite3,
 // the embedded default. prepare hands out better-sqlite3's own statements, so a metadata call costs
 // what it did before the interface (SQLite no slower). The pragmas of DESIGN §4/§5 (WAL,
-// synchronous=NORMAL, ...) are set by store/meta/meta.ts; `native` is the database itself for them
+// synchronous=NORMAL, ...) are set by database.ts; `native` is the database itself for them
 // and for the commit log's total_changes().
 import Database from 'better-sqlite3';
-import { Db, EngineSql, SqlStatement, sqlFor } from '../sql-engine';
+import { Db, EngineCaps, EngineSql, SqlStatement, sqlFor } from '../sql-engine';
 import { ChunkfsError, assert } from '../../../src/errors';
 import { SQLITE_SCHEMA } from './schema';
+
+/** An embedded file: no round trips, no cache of its own (SQLite's page cache is the cache), no lease. */
+const SQLITE_CAPS: EngineCaps = {
+  transactionsCostRoundTrips: false,
+  cachesKeyedReads: false,
+  bytewiseCollation: 'BINARY',
+  intentLogInFile: true,
+  leases: false,
+};
 
 /** The commit of a group of metadata operations failed: they are lost, and the store takes no more changes. */
 export class MetaGroupError extends ChunkfsError {
@@ -22,6 +31,7 @@ export class MetaGroupError extends ChunkfsError {
 export class SqliteDb implements Db {
   readonly engine = 'sqlite' as const;
   readonly schema = SQLITE_SCHEMA;
+  readonly caps = SQLITE_CAPS;
   constructor(readonly native: Database.Database) {}
 
   prepare(sql: EngineSql): SqlStatement {

@@ -1,4 +1,4 @@
-// SQLite's schema migrations (DESIGN §9 "Schema"): MIGRATIONS[v - 1] takes meta.db from schema version
+// SQLite's schema migrations (DESIGN §9 "Engines"): MIGRATIONS[v - 1] takes meta.db from schema version
 // v - 1 (PRAGMA user_version) to v, in one transaction with its version (store/meta/meta.ts migrate).
 // Released migrations never change: a store made by any build since v1 upgrades through them. A new
 // store is made at once from schema.sql, the whole current schema, which test/store/meta/schema.test.ts

@@ -2,13 +2,14 @@
 // (committed transactions: never to be removed), and a crashed reader or a writer of a build before
 // earlier build meta.db-shm (an index of the WAL that SQLite rebuilds from it when nobody has the database
 // open). SQLite recovers both by itself on open, torn or stale ones included. A read-write open keeps
-// the WAL index in memory (locking_mode EXCLUSIVE, store/meta/meta.ts) and never uses a -shm; once it
+// the WAL index in memory (locking_mode EXCLUSIVE, database.ts) and never uses a -shm; once it
 // holds the database it removes a -shm left behind, since a read-only open after it cannot get past
 // one it cannot open, size or map (SQLITE_IOERR_SHM*, reported as "disk I/O error"), e.g. one a
 // crashed FUSE layer under the store left as something other than a plain file. Every failure of
 // an open ends in a message that says what happened and what to do.
 import { ConfigError } from '../../config';
-import { Db, checkStoreDb, openDb } from '../meta';
+import { Db, checkStoreDb } from '../meta';
+import { openDb } from './database';
 import { MetaIdentityError, MetaPlace } from '../store-identity';
 import { SyncIo } from '../../io/sync-io';
 

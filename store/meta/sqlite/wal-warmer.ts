@@ -21,7 +21,7 @@ export const WARM_INTERVAL_MS = 1000;
 /** The read's piece size: one reusable buffer, above store/io/io.ts INLINE_BYTES_MAX. */
 const WARM_PIECE_BYTES = 1 << 20;
 assert(WARM_PIECE_BYTES > INLINE_BYTES_MAX, 'a warm-up piece is read on the pool');
-/** Bound on what one warm-up reads (the WAL checkpoints at 16 MiB: store/meta/meta.ts). */
+/** Bound on what one warm-up reads (the WAL checkpoints at 16 MiB: database.ts). */
 const WARM_BYTES_MAX = 64 << 20;
 
 export interface WalWarmerOptions {

@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { NodeIo } from '../../../../store/io/io';
 import { WalWarmer } from '../../../../store/meta/sqlite/wal-warmer';
-import { createDb } from '../../../../store/meta/meta';
+import { createDb } from '../../../../store/meta/sqlite/database';
 import { SqliteWalCommitPoint } from '../../../../store/meta/sqlite/commit-point';
 
 const SLOW_NS = 10_000_000n;
