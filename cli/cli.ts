@@ -13,6 +13,7 @@ import { guardStdio, keepRunningWithoutStdout } from './stdio';
 import { limitHeapGrowth } from './mount-memory';
 import type { MountMemory } from './actions/env';
 import { defaultStorePath } from './target';
+import { mkdirTree } from '../store/io/mkdir-tree';
 import type { MountedFs } from '../fs/mount';
 
 // The store's shard writes and fsyncs run on libuv's thread pool (4 threads by default); a mount
@@ -24,6 +25,8 @@ export const DEFAULT_LAYOUT = 'replica:3';
 const PROBE_TIMEOUT_MS = 5000;
 const UNMOUNT_POLL_MS = 500;
 const EC_BLOCK_DEFAULT_BYTES = 1 << 20; // spec §10
+/** A mount point the CLI makes: as mkdir(1) would, the umask narrowing it. */
+const MOUNTPOINT_MODE = 0o777;
 
 /** The part of store/store.ts mkfs and mount use (docs/store-api.md). */
 interface StoreLike {
@@ -85,7 +88,7 @@ async function prepareMountpoint(mountpoint: string): Promise<void> {
       () => false,
     ))
   ) {
-    await fsp.mkdir(mountpoint, { recursive: true });
+    await mkdirTree(mountpoint, MOUNTPOINT_MODE);
     process.stderr.write(`chunkfs: created the mount point ${mountpoint}\n`);
   }
   const st = await fsp.stat(mountpoint);
@@ -140,7 +143,7 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean
   if (!(await isStore(storeDir))) {
     if (c.store !== undefined)
       throw new CliError(`${storeDir} is not a chunkfs store (run 'chunkfs mkfs ${c.store}' first)`);
-    await fsp.mkdir(path.dirname(storeDir), { recursive: true, mode: 0o700 }); // private (DESIGN §4)
+    await mkdirTree(path.dirname(storeDir), 0o700); // private (DESIGN §4)
     const created = await Store.create(storeDir, { disks: DEFAULT_DISKS, layout: DEFAULT_LAYOUT });
     await created.close();
     process.stderr.write(

@@ -5,6 +5,7 @@
 import * as fs from 'node:fs';
 import { LRUCache } from 'lru-cache';
 import { assert } from '../../src/errors';
+import { mkdirTree } from './mkdir-tree';
 import { IoStat, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, statOf } from './sync-io';
 
 export type { IoStat } from './sync-io';
@@ -412,7 +413,7 @@ export class NodeIo implements Io {
     await fs.promises.rmdir(path);
   }
   async mkdir(path: string): Promise<void> {
-    await fs.promises.mkdir(path, { recursive: true, mode: PRIVATE_DIR_MODE });
+    await mkdirTree(path, PRIVATE_DIR_MODE);
   }
   async stat(path: string): Promise<IoStat | null> {
     try {

@@ -7,6 +7,7 @@
 import * as fs from 'node:fs';
 import * as nodePath from 'node:path';
 import { assert } from '../../src/errors';
+import { mkdirTreeSync } from './mkdir-tree';
 
 /** Mode of every file the store creates: shards, temp files, meta.db, config, key, markers, lock. */
 export const PRIVATE_FILE_MODE = 0o600;
@@ -104,7 +105,7 @@ export class NodeSyncIo implements SyncIo {
     }
   }
   mkdirPrivate(path: string): void {
-    fs.mkdirSync(path, { recursive: true, mode: PRIVATE_DIR_MODE });
+    mkdirTreeSync(path, PRIVATE_DIR_MODE);
   }
   stat(path: string): IoStat | null {
     try {

@@ -90,6 +90,26 @@ test.serial(
   },
 );
 
+test.serial('a disk under /proc (mkdir says ENOENT below a directory that exists): one line, no spin', async (t) => {
+  const base = path.join(dir, 'proc');
+  fs.mkdirSync(base);
+  const args = [
+    'mkfs',
+    `${base}/store`,
+    '--disk',
+    '/proc/chunkfs-no-such/d0',
+    '--disk',
+    `${base}/d1`,
+    '--disk',
+    `${base}/d2`,
+  ];
+  const r = await chunkfsCli(args);
+  t.is(r.code, 1);
+  t.regex(r.stderr, /\/proc\/chunkfs-no-such\/d0: cannot make it a private disk directory \(ENOENT\)/);
+  oneLine(t, r.stderr);
+  t.deepEqual(tree(base), []);
+});
+
 test.serial('mkfs into an existing empty directory fills it; a failed one leaves it empty', async (t) => {
   const target = path.join(dir, 'existing');
   fs.mkdirSync(target, { mode: 0o755 });
