@@ -2,7 +2,7 @@
 // write-back buffer and the kernel's lookup counts. Transports (fs/fuse/) turn requests into calls
 // of the ops in fs/ops-*.ts, which take inode numbers and file handles.
 import type { StorePort } from './store-port';
-import type { Attr } from '../store/meta/namespace';
+import type { Attr } from '../store/meta/attr';
 import type { Stat } from './types';
 import { Handles, OpenFile, pendingRanges } from './handles';
 import { DirHandles } from './dir-handles';

@@ -3,7 +3,7 @@
 // the set-group-ID bit passes its group (and, for directories, the bit) on, as on ext4. Every name
 // is checked for length first, so a name over 255 bytes is ENAMETOOLONG wherever it appears.
 import type { FsCore } from './core';
-import type { Attr } from '../store/meta/namespace';
+import type { Attr } from '../store/meta/attr';
 import { specialTypeOf, typeBits } from '../store/meta/attr';
 import type { Caller, DirEntry, Stat } from './types';
 import { NAME_BYTES_MAX } from '../store/meta/names';

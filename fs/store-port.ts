@@ -45,7 +45,7 @@ export interface NamespacePort {
   setxattr(ino: number, name: string, value: Uint8Array, flags?: number): void;
   listxattr(ino: number): string[];
   removexattr(ino: number, name: string): void;
-  /** Told each inode whose attributes the namespace changed (store/meta/namespace.ts); absent: it cannot tell. */
+  /** Told each inode whose attributes the namespace changed (store/meta/ops-base.ts); absent: it cannot tell. */
   attrChanged?: (ino: number) => void;
 }
 

@@ -2,7 +2,7 @@
 // and truncate only change metadata, freeing is a background job). On PostgreSQL a file's deletion
 // (when the kernel forgets it) is a transaction the FUSE thread waits for, one round trip after the
 // unlink's own: the deletions that come within DELETE_BATCH_MS go in one transaction instead.
-// Deferring is safe: the unlink committed the inode's orphan mark (store/meta/namespace.ts), so a
+// Deferring is safe: the unlink committed the inode's orphan mark (store/meta/ops-base.ts), so a
 // crash before the batch leaves an orphan the next mount deletes (fs/mount.ts), as a crash between
 // unlink and forget does.
 import { KeyedMutex } from './chunks/keyed-mutex';

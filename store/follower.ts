@@ -16,7 +16,7 @@
 import { FsError } from './fs-error';
 import type { ChunkEnv } from './chunks/chunk-env';
 import type { FileIo } from './file-io';
-import type { Namespace } from './meta/namespace';
+import type { NamespaceOps } from './meta/ops';
 import type { Intent } from './meta/chunk-map';
 import { patchedInPlace } from './chunks/chunk-ref';
 import { Changed, ChangeListener, listenForChanges } from './meta/engine-open';
@@ -57,7 +57,7 @@ export class Follower {
     url: string,
     private readonly env: ChunkEnv,
     private readonly files: FileIo,
-    private readonly ns: Namespace,
+    private readonly ns: NamespaceOps,
     log: (line: string) => void,
   ) {
     this.listener = listenForChanges(url, (changed) => this.changed(changed), log);

@@ -56,6 +56,7 @@ import {
   commitPointOf,
   createMeta,
   metaStatus,
+  namespaceOpsOf,
   onMetaReconnect,
   openStoreMeta,
   parseMetaArg,
@@ -65,7 +66,7 @@ import {
 
 import { MkfsStaging } from './mkfs-staging';
 import { checkKeyFileTarget } from './store-key';
-import { Namespace } from './meta/namespace';
+import type { NamespaceBase } from './meta/ops-base';
 import { RecoveryReport, emptyRecoveryReport, recover } from './upkeep/recovery';
 import { replayLog } from './upkeep/log-replay';
 import { INTENT_LOG_BYTES_DEFAULT, IntentLog } from './chunks/intent-log';
@@ -85,7 +86,6 @@ import * as os from 'node:os';
 import { DamageKind, DamageReport, damageShard, shardByteOf } from './upkeep/shard-damage';
 import { NEEDLE_HEADER_BYTES } from '../src/needle';
 import type { Slice } from '../src/slice';
-import { pathOfIno } from './meta/ino-path';
 import { CompactReport, Compactor } from './small/compactor';
 import { ByteRange, punchHole } from './chunks/punch';
 import type { CommitTimes } from './meta/commit-times';
@@ -219,7 +219,7 @@ export interface StatusReport {
 }
 
 export class Store {
-  readonly ns: Namespace;
+  readonly ns: NamespaceBase;
   /** Chunk size of new files (the store default; fs/store-port.ts). */
   get defaultChunkSizeBytes(): number {
     return this.ns.opts.defaults.chunkSizeBytes;
@@ -303,8 +303,9 @@ export class Store {
       this.files,
       () => this.checkDisks(true),
       (line) => this.log(line),
+      (ino) => this.ns.pathOf(ino),
     );
-    this.ns = new Namespace(db, {
+    this.ns = namespaceOpsOf(db, {
       defaults: config.defaults,
       clusterMapEpoch: config.clusterMapEpoch,
       checkLayout: (text) => this.checkLayout(text),
@@ -1132,9 +1133,9 @@ export class Store {
     return this.opened.diskPaths;
   }
 
-  /** One path of an inode in the namespace ('/a/b'), or null when it has no name (store/meta/ino-path.ts). */
+  /** One path of an inode in the namespace ('/a/b'), or null when it has no name (store/meta/ops.ts pathOf). */
   pathOf(ino: number): string | null {
-    return pathOfIno(this.db, ino);
+    return this.ns.pathOf(ino);
   }
 
   /**

@@ -186,6 +186,8 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
       return invalidations.now(core.lookups.inos());
     },
     writerChanged(changed: readonly number[] | 'all'): void {
+      // 'all': the metadata was reloaded (a reconnection, a lost lease): no answer from before stands.
+      if (changed === 'all') dirAttrs?.clear();
       invalidations.soon(changed);
     },
     readGrantStats(): ReadGrantStats | null {

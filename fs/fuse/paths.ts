@@ -2,7 +2,7 @@
 // is walked from the root through the namespace. The kernel resolves symlinks and checks search
 // permission itself (default_permissions), so this only follows directory entries.
 import type { FsCore } from '../core';
-import type { Attr } from '../../store/meta/namespace';
+import type { Attr } from '../../store/meta/attr';
 import { ROOT_INO } from '../../store/meta/meta';
 import { checkLength } from '../ops-names';
 import { posix } from '../errno';

@@ -342,7 +342,7 @@ export class ChunkWriter {
   ): void {
     if (commits.length === 0 && (!logged || (alsoInCommit === undefined && sizeTo <= this.sizeOf(ino)))) return;
     this.env.db.transaction(() => {
-      // The layout may change only while a file holds no data (store/meta/xattrs.ts); a
+      // The layout may change only while a file holds no data (store/meta/ops-base.ts); a
       // change that raced this first write would leave shards under the old layout.
       if (this.env.fileRows.layoutText(ino) !== fl.layout.text)
         throw new FsError('EBUSY', `inode ${ino} changed layout during a write`);

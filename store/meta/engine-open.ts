@@ -20,6 +20,10 @@ import { POSTGRES_ENGINE, parseMetaTarget, redactedUrl } from './postgres/target
 import { LEASE_MS, LeaseInfo, PgLease, readLease } from './postgres/lease';
 import { ChangeAnnouncer, awaitAnnouncing } from './postgres/announce';
 import type { Reconnection } from './postgres/reconnect';
+import type { NamespaceOptions } from './ops';
+import type { NamespaceBase } from './ops-base';
+import { SqliteNamespaceOps } from './sqlite/namespace-ops';
+import { PgNamespaceOps } from './postgres/namespace-ops';
 import { Changed, PgListener } from './postgres/listen';
 import { copyIntoPg } from './postgres/copy-target';
 import { copyToSqlite } from './sqlite/copy-target';
@@ -143,6 +147,13 @@ export function commitPointOf(db: Db, io: Io, walPath: string): CommitPoint {
   if (db instanceof SqliteDb) return new SqliteWalCommitPoint(db, io, walPath);
   if (db instanceof PgDb) return new PgCommitPoint(db);
   throw new Error(`no commit point for metadata engine ${db.engine}`);
+}
+
+/** The engine's namespace operations (DESIGN §9 "Operations"). */
+export function namespaceOpsOf(db: Db, opts: NamespaceOptions): NamespaceBase {
+  if (db instanceof SqliteDb) return new SqliteNamespaceOps(db, opts);
+  if (db instanceof PgDb) return new PgNamespaceOps(db, opts);
+  throw new Error(`no namespace operations for metadata engine ${db.engine}`);
 }
 
 /** A read-write opener's hold on the store beyond this machine (DESIGN §9). */

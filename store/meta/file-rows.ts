@@ -1,6 +1,6 @@
 // The data path's view of an inode row (DESIGN §4): a regular file's layout, chunk parameters, size,
 // slice and times, as the chunk writer, truncate, punch and small files read and commit them. The
-// namespace (./namespace.ts) owns creating, linking and attributes; this owns what storing bytes
+// namespace's operations (./ops.ts) own creating, linking and attributes; this owns what storing bytes
 // changes, so no module outside meta/ writes SQL. Callers group these with their
 // other changes in one transaction.
 import type { Db } from './meta';

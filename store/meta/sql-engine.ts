@@ -14,11 +14,10 @@ export type SqlParam = bigint | number | string | Buffer | Uint8Array | null;
 /**
  * SQL text: one text both engines run, or one per engine where they must differ (functions such
  * as max(a, b) -> GREATEST(a, b), RETURNING for a generated key, casts of untyped parameters). Both
- * texts stay next to each other in the file that owns the table. pgCache 'ancestry': the read's
- * results depend only on the directory tree (inodes.parent) and on xattrs, so PostgreSQL's row
- * cache may keep them while it holds the lease (store/meta/postgres/row-cache.ts).
+ * texts stay next to each other in the file that owns the table (the tables not yet owned by an
+ * engine's operations, DESIGN §9 "Operations").
  */
-export type EngineSql = string | { readonly sqlite: string; readonly postgres: string; readonly pgCache?: 'ancestry' };
+export type EngineSql = string | { readonly sqlite: string; readonly postgres: string };
 
 /** The text of sql for engine. */
 export function sqlFor(sql: EngineSql, engine: EngineName): string {

@@ -5,7 +5,6 @@
 // (store/upkeep/scrub.ts) verifies every shard of every live chunk through healChunk.
 import { ChunkEnv, queueDamagedShard } from '../chunks/chunk-env';
 import { HealBackoff } from './heal-backoff';
-import { pathOfIno } from '../meta/ino-path';
 import { ChunkRef } from '../chunks/chunk-ref';
 import { rebuildPayload } from '../chunks/chunk-io';
 import { HealEntry } from '../meta/chunk-map';
@@ -68,19 +67,20 @@ export class Healer {
   private running: Promise<void> | null = null;
   readonly backoff: HealBackoff;
 
-  /** refreshDisks: recheck offline disks' identity first, so a disk brought back is healed onto. */
+  /** refreshDisks: recheck offline disks' identity first, so a disk brought back is healed onto. pathOf: a file's path for log lines. */
   constructor(
     private readonly env: ChunkEnv,
     private readonly files: FileIo,
     private readonly refreshDisks: () => void = () => undefined,
     log: (line: string) => void = () => undefined,
+    private readonly pathOf: (ino: number) => string | null = () => null,
   ) {
     this.backoff = new HealBackoff(log);
   }
 
   /** "file 12 (/dir/f) chunk 0 shard 1" for log lines. */
   private describe(e: { ino: number; chunkIndex: number; shardIndex: number }): string {
-    const path = pathOfIno(this.env.db, e.ino);
+    const path = this.pathOf(e.ino);
     return `file ${e.ino}${path === null ? '' : ` (${path})`} chunk ${e.chunkIndex} shard ${e.shardIndex}`;
   }
 

@@ -2,7 +2,7 @@
 // on every access; noatime never; a pending atime is what stat shows.
 import test from 'ava';
 import { AtimeUpdates, RELATIME_AGE_NS, relatimeDue } from '../../fs/atime';
-import type { Namespace } from '../../store/meta/namespace';
+import type { NamespaceOps } from '../../store/meta/ops';
 
 test('relatimeDue: atime not after mtime or ctime, or a day old', (t) => {
   const now = 10n * RELATIME_AGE_NS;
@@ -25,7 +25,7 @@ function fakeNs(rows: Map<number, { atimeNs: bigint; mtimeNs: bigint; ctimeNs: b
       writes.push(times);
       for (const [ino, v] of times) rows.get(ino)!.atimeNs = v;
     },
-  } as unknown as Namespace;
+  } as unknown as NamespaceOps;
   return { ns, writes, reads: () => reads };
 }
 

@@ -3,9 +3,9 @@
 import test from 'ava';
 import { FsError } from '../../store/fs-error';
 import { ROOT_INO } from '../../store/meta/meta';
-import { S_IFDIR, S_IFREG } from '../../store/meta/namespace';
+import { S_IFDIR, S_IFREG } from '../../store/meta/attr';
 import { Row, attrOf } from '../../store/meta/attr';
-import { XATTR_CREATE, XATTR_REPLACE } from '../../store/meta/xattrs';
+import { XATTR_CREATE, XATTR_REPLACE } from '../../store/meta/ops';
 import { smallStore } from './helpers';
 
 function code(t: { throws: (fn: () => unknown, exp: object) => unknown }, fn: () => unknown, c: string): void {

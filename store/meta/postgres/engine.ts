@@ -5,7 +5,7 @@
 //
 // Values go as text and come back as text, decoded by column type: integers (int2/4/8, and the
 // numeric of sum()) as BigInt, as better-sqlite3's safe integers give them; bytea as Buffer; NULL as
-// null. Statements are prepared on the server once per text (ino-path and the surveys prepare per
+// null. Statements are prepared on the server once per text (the surveys prepare per
 // call). Transactions nest as savepoints, as better-sqlite3's do. Inside a transaction, statements
 // whose results are not read yet wait and go together with the next one that is (pipeline.ts).
 import { Db, EngineCaps, EngineSql, RunInfo, SqlParam, SqlStatement, sqlFor } from '../sql-engine';
@@ -13,7 +13,6 @@ import { PgText, toPgPlaceholders } from './placeholders';
 import { LibpqConnection } from './libpq';
 import { PgCall, PgPipeline, PgResult, runInfoOf } from './pipeline';
 import { CACHED_TABLES, PgRowCache } from './row-cache';
-import { LISTED_ENTRIES_MAX } from './name-cache';
 import { redactedUrl } from './target';
 import { CachedResult } from './result';
 import { NEXT_INO_SQL } from '../meta';
@@ -31,9 +30,6 @@ const POSTGRES_CAPS: EngineCaps = {
   intentLogInFile: false,
   leases: true,
 };
-
-/** A directory's entries, read whole with a lookup in it that missed (name-cache.ts: one more is "large"). */
-const DIRECTORY_LISTING_SQL = `SELECT name, ino FROM dirents WHERE parent = $1 LIMIT ${LISTED_ENTRIES_MAX + 1}`;
 /** The next free inode number (PgDb.newIno): above every number in use or ever deleted. */
 const NEXT_INO_READ_SQL = `SELECT ${NEXT_INO_SQL.postgres} AS next`;
 
@@ -126,7 +122,7 @@ function encode(v: unknown): string | null {
   throw new TypeError(`metadata SQL: cannot bind a ${typeof v}`);
 }
 
-class PgStatement implements SqlStatement {
+export class PgStatement implements SqlStatement {
   private rawRows = false;
   private decoders: Decoder[] | null = null;
   private columns: string[] = [];
@@ -203,6 +199,12 @@ class PgStatement implements SqlStatement {
   }
   get(...params: unknown[]): unknown {
     return this.rows(this.execute(params))[0];
+  }
+  /** get, handing the server's answer to keep first (the row cache keeps it as another read: namespace-ops.ts). */
+  getKeeping(keep: (r: PgResult) => void, ...params: unknown[]): unknown {
+    const pq = this.execute(params);
+    keep(pq);
+    return this.rows(pq)[0];
   }
   all(...params: unknown[]): unknown[] {
     return this.rows(this.execute(params));
@@ -289,18 +291,6 @@ export class PgDb implements Db {
     }
     this.usable();
     let result: PgResult;
-    // A lookup that missed in a directory not known whole: the directory's entries come along (same round trip).
-    const listing = this.rowCache.listingFor(text, values);
-    if (listing !== null) {
-      const writes = this.rowCache.writes;
-      this.pipeline.add(
-        { name: this.prepareText(DIRECTORY_LISTING_SQL, 1).name, text: DIRECTORY_LISTING_SQL, values: [listing] },
-        () => {
-          this.sendQueue(null);
-        },
-        (r) => this.rowCache.listed(listing, r, writes),
-      );
-    }
     if (this.pipeline.pending > 0) result = this.sendQueue({ name, text, values })!;
     else {
       this.roundTrips++;
@@ -326,7 +316,7 @@ export class PgDb implements Db {
   /**
    * While the lease is held this connection is the only writer (DESIGN §9): the next free number is
    * read once per lease (one round trip), then counted here, so an INSERT needs no RETURNING read.
-   * Every inode INSERT goes through here while it answers (namespace.ts, file-rows.ts): a number the
+   * Every inode INSERT goes through here while it answers (namespace-ops.ts, file-rows.ts): a number the
    * server chose meanwhile could be one handed out later. Without the lease: null (NEXT_INO_SQL).
    */
   newIno(directory: boolean): number | null {
@@ -362,6 +352,21 @@ export class PgDb implements Db {
       (r: CachedResult) => {
         if (this.rowCache.writes === writes) this.rowCache.put(call.text, call.values, r);
       },
+    );
+  }
+
+  /**
+   * stmt's read goes with the next statement sent (the same round trip), in a transaction or not;
+   * sink gets its answer when it succeeds (a directory listed along with a lookup that missed).
+   */
+  along(stmt: SqlStatement, params: unknown[], sink: (r: CachedResult) => void): void {
+    assert(stmt instanceof PgStatement, 'a statement of this connection');
+    this.pipeline.add(
+      stmt.call(params),
+      () => {
+        this.sendQueue(null);
+      },
+      sink,
     );
   }
 
@@ -541,7 +546,6 @@ export class PgDb implements Db {
 
   prepare(sql: EngineSql): SqlStatement {
     const pg = toPgPlaceholders(sqlFor(sql, 'postgres'));
-    if (typeof sql !== 'string' && sql.pgCache === 'ancestry') this.rowCache.declareAncestry(pg.text);
     return new PgStatement(this, this.prepareText(pg.text, Math.max(pg.positional, pg.names.length)).name, pg);
   }
 

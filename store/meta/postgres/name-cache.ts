@@ -68,6 +68,14 @@ export class PgNameCache {
     return d.complete ? null : undefined;
   }
 
+  /** Whether parent has entries, when known (a directory known whole), else undefined. */
+  hasEntries(parent: string): boolean | undefined {
+    const d = this.dirs.get(parent);
+    if (d === undefined || !d.complete) return undefined;
+    for (const ino of d.names.values()) if (ino !== null) return true;
+    return false;
+  }
+
   /** A new directory inode (a number never used before): it has no entries yet. */
   newDirectory(parent: string): void {
     const d = this.dir(parent);

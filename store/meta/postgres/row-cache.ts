@@ -6,23 +6,18 @@
 //   the new values (write-through), unless a column a trigger derives would change unseen;
 // - any other write: every cached result it may touch is dropped (by table, narrowed by the
 //   equalities both sides name); a statement it cannot read drops everything.
-// Beyond single-table reads (a create, rename or unlink in one round trip):
-// - a lookup of a name (dirents joined with inodes) is answered from what is known of the name
-//   (name-cache.ts: kept from lookups, and from the entries this connection inserts and deletes)
-//   and a cached row of its inode; a known-absent name, or any name of a directory made here, is
-//   absent without asking;
 // - a read of inode columns is answered from another cached result of the same inode that holds
 //   them (a projection), e.g. getattr after a lookup;
-// - a read its owner declares to depend only on the directory tree (inodes.parent) and xattrs
-//   (EngineSql's pgCache: 'ancestry', the inherited layout) is kept until one of those changes;
 // - UPDATE ... SET c = c + $n (link counts) patches the cached value.
+// What the namespace's operations know beyond rows (names, the inherited layout) is kept here too,
+// by those operations themselves (namespace-ops.ts: names, layouts), so that it goes with the rows.
 // Trusted only until trustedUntilMs (the lease: PgDb.trustRows), and dropped whole when a transaction
 // rolls back (its reads may have seen its own writes) or the connection fails. Values are kept as
 // the server's text, so a hit is decoded exactly as a fresh read is.
 import { PgResult } from './libpq';
 import { CachedResult } from './result';
 import { PgNameCache } from './name-cache';
-import { DIRENT_INSERT_RE, INSERT_COLUMNS_RE, Plan, PlainSet, planOf } from './row-plans';
+import { INSERT_COLUMNS_RE, Plan, PlainSet, planOf } from './row-plans';
 
 export { CachedResult, planOf };
 
@@ -30,8 +25,8 @@ export { CachedResult, planOf };
 export const ROW_CACHE_RESULTS_MAX = 65536;
 /** Statement texts classified at most (texts are the code's own: a bound, not a working set). */
 const PLANS_MAX = 4096;
-/** Results of 'ancestry' reads kept at most (one per directory files are made in). */
-export const ANCESTRY_RESULTS_MAX = 4096;
+/** Inherited layouts kept at most (one per directory files are made in). */
+export const LAYOUTS_MAX = 4096;
 const OID_INT8 = 20;
 const OID_INT2 = 21;
 const OID_INT4 = 23;
@@ -66,7 +61,7 @@ interface Bucket {
 }
 
 /**
- * What the mount caches: inode rows (namespace.ts, file-rows.ts, attr.ts read them by ino, the
+ * What the mount caches: inode rows (namespace-ops.ts, file-rows.ts, allocated.ts read them by ino, the
  * most frequent reads), and xattrs (fs/acl.ts reads a directory's default ACL on every create and a
  * file's access ACL on every chmod; most have none). Their triggers: far-times.ts sets a *_far
  * column to NULL when its *_ns column changes; meta.ts's inodes_high and prealloc.ts's
@@ -98,14 +93,15 @@ export class PgRowCache {
   private readonly buckets = new Map<string, Map<string, Bucket>>();
   /** Every entry by its key, oldest first (the bound). */
   private readonly entries = new Map<string, { bucket: Bucket; entry: Entry }>();
-  /** What is known of directory entries (lookups). */
+  /** What is known of directory entries, kept by the namespace's operations (namespace-ops.ts). */
   readonly names = new PgNameCache();
-  /** Results of 'ancestry' reads by text and values, oldest first. */
-  private readonly ancestry = new Map<string, CachedResult>();
+  /**
+   * The inherited layout of a directory (null: none above it, the store default), oldest first; kept and
+   * dropped by the namespace's operations (namespace-ops.ts), which alone write what it depends on.
+   */
+  readonly layouts = new Map<number, string | null>();
   /** Inode numbers this connection just handed out (PgDb.newIno): no table but inodes has rows of them yet. */
   private readonly newInodes = new Set<string>();
-  /** Texts declared 'ancestry' reads (PgDb.prepare, from EngineSql's pgCache). */
-  private readonly ancestryTexts = new Set<string>();
   private trustedUntilMs = 0;
   /** Counts the times trust ended: what was decided under an older epoch (inode numbers, PgDb.newIno) is decided again. */
   epoch = 0;
@@ -143,7 +139,7 @@ export class PgRowCache {
     this.buckets.clear();
     this.entries.clear();
     this.names.clear();
-    this.ancestry.clear();
+    this.layouts.clear();
     this.newInodes.clear();
   }
 
@@ -153,16 +149,10 @@ export class PgRowCache {
     if (this.newInodes.size > NEW_INODES_MAX) this.newInodes.delete(this.newInodes.values().next().value as string);
   }
 
-  /** text's results depend only on the directory tree (inodes.parent) and on xattrs (EngineSql pgCache). */
-  declareAncestry(text: string): void {
-    if (this.ancestryTexts.size < PLANS_MAX) this.ancestryTexts.add(text);
-    this.plans.delete(text);
-  }
-
   private plan(text: string): Plan {
     let p = this.plans.get(text);
     if (p === undefined) {
-      p = this.ancestryTexts.has(text) ? { kind: 'ancestry' } : planOf(text);
+      p = planOf(text);
       if (this.plans.size < PLANS_MAX) this.plans.set(text, p);
     }
     return p;
@@ -174,22 +164,20 @@ export class PgRowCache {
     const p = this.plan(text);
     const found = this.find(text, p, values);
     if (found === undefined) {
-      if (p.kind === 'read' || p.kind === 'lookup' || p.kind === 'ancestry' || p.kind === 'ofInode') this.misses++;
+      if (p.kind === 'read' || p.kind === 'ofInode') this.misses++;
     } else this.hits++;
     return found;
   }
 
   /**
-   * The whole-row read to send instead of a read of some of an inode's columns that missed (by ino,
-   * or a lookup of a name): its answer is kept whole, so the other column sets the mount reads of
-   * the same inode (attributes, the file row, the size) are projected from it without asking
-   * (an open, write and close of a small file read three). Null: send the read as it is.
+   * The whole-row read to send instead of a read of some of an inode's columns by ino that missed: its
+   * answer is kept whole, so the other column sets the mount reads of the same inode (attributes, the
+   * file row, the size) are projected from it without asking (an open, write and close of a small
+   * file read three). Null: send the read as it is.
    */
   widened(text: string, values: Array<string | null>): { text: string; values: Array<string | null> } | null {
     if (!this.trusted) return null;
     const p = this.plan(text);
-    if (p.kind === 'lookup' && p.columns !== '*')
-      return { text: WHOLE_LOOKUP_SQL, values: [values[p.parent], values[p.name]] };
     if (
       p.kind === 'read' &&
       p.table === 'inodes' &&
@@ -209,7 +197,6 @@ export class PgRowCache {
   }
 
   private find(text: string, p: Plan, values: Array<string | null>): PgResult | undefined {
-    if (p.kind === 'ancestry') return this.ancestry.get(`${text}\u0000${values.map(keyPart).join('\u0000')}`);
     if (p.kind === 'ofInode')
       return this.emptyWhileNew(p.table) && this.newInodes.has(keyPart(values[p.param])) ? EMPTY_RESULT : undefined;
     if (
@@ -219,12 +206,6 @@ export class PgRowCache {
       p.keys[0] === 'ino'
     ) {
       return this.newInodes.has(keyPart(values[p.params[0]])) ? EMPTY_RESULT : undefined;
-    }
-    if (p.kind === 'lookup') {
-      const ino = this.names.get(keyPart(values[p.parent]), keyPart(values[p.name]));
-      if (ino === null) return EMPTY_RESULT;
-      if (ino === undefined) return undefined;
-      return this.projected(`${text}\u0000#${ino}`, ino, p.columns);
     }
     if (p.kind !== 'read' || this.schema[p.table] === undefined) return undefined;
     const key = `${text}\u0000${values.map(keyPart).join('\u0000')}`;
@@ -239,17 +220,6 @@ export class PgRowCache {
     const value = values[p.params[0]];
     const r = this.projectFrom(b, keyPart(value), p.columns);
     if (r !== undefined) this.keep(b, key, [value], true, p.columns, r);
-    return r;
-  }
-
-  /** An inode row under key, else projected from another cached result of ino (kept under key). */
-  private projected(key: string, ino: string, columns: string[] | '*'): PgResult | undefined {
-    const found = this.entries.get(key);
-    if (found !== undefined) return found.entry.result;
-    const b = this.buckets.get('inodes')?.get('ino');
-    if (b === undefined) return undefined;
-    const r = this.projectFrom(b, ino, columns);
-    if (r !== undefined) this.keep(b, key, [ino], true, columns, r);
     return r;
   }
 
@@ -274,18 +244,6 @@ export class PgRowCache {
     return undefined;
   }
 
-  /**
-   * The directory a lookup that missed looks in, when it is worth reading whole along with it
-   * (PgDb: DIRECTORY_LISTING_SQL, answered through listed), else null.
-   */
-  listingFor(text: string, values: Array<string | null>): string | null {
-    if (!this.trusted) return null;
-    const p = this.plan(text);
-    if (p.kind !== 'lookup') return null;
-    const parent = keyPart(values[p.parent]);
-    return this.names.wantsListing(parent) ? parent : null;
-  }
-
   /** A directory's entries as listed (name, ino columns); ignored when a write came since writesBefore. */
   listed(parent: string, r: PgResult, writesBefore: number): void {
     if (!this.trusted || this.writes !== writesBefore) return;
@@ -298,34 +256,27 @@ export class PgRowCache {
   put(text: string, values: Array<string | null>, pq: PgResult): void {
     if (!this.trusted) return;
     const p = this.plan(text);
-    if (p.kind === 'ancestry') {
-      this.ancestry.set(`${text}\u0000${values.map(keyPart).join('\u0000')}`, CachedResult.of(pq));
-      if (this.ancestry.size > ANCESTRY_RESULTS_MAX) this.ancestry.delete(this.ancestry.keys().next().value as string);
-      return;
-    }
-    if (p.kind === 'lookup') return this.putLookup(text, p, values, pq);
     if (p.kind !== 'read' || this.schema[p.table] === undefined) return;
     const key = `${text}\u0000${values.map(keyPart).join('\u0000')}`;
     const keyValues = p.params.map((i) => values[i]);
     this.keep(this.bucket(p.table, p.keys), key, keyValues, p.plainColumns, p.columns, CachedResult.of(pq));
   }
 
-  /** A lookup's answer: what the name holds, and its inode's row (kept as a row of inodes by ino). */
-  private putLookup(
-    text: string,
-    p: Extract<Plan, { kind: 'lookup' }>,
-    values: Array<string | null>,
-    pq: PgResult,
-  ): void {
-    const parent = keyPart(values[p.parent]);
-    const name = keyPart(values[p.name]);
-    if (pq.ntuples() === 0) return this.names.set(parent, name, null);
+  /** An inode's whole row read otherwise (a lookup's join, namespace-ops.ts): kept as the read of it by ino. */
+  keepInodeRow(pq: PgResult): void {
+    if (!this.trusted || pq.ntuples() !== 1) return;
     const r = CachedResult.of(pq);
     const c = r.names.indexOf('ino');
-    if (c < 0 || r.values.length !== 1 || r.values[0][c] === null) return;
+    if (c < 0 || r.values[0][c] === null) return;
     const ino = r.values[0][c]!;
-    this.names.set(parent, name, ino);
-    this.keep(this.bucket('inodes', ['ino']), `${text}\u0000#${ino}`, [ino], true, p.columns, r);
+    this.keep(this.bucket('inodes', ['ino']), `${WHOLE_INODE_SQL}\u0000${ino}`, [ino], true, '*', r);
+  }
+
+  /** The inherited layout of dir as read (null: none), while rows are trusted. */
+  keepLayout(dir: number, layout: string | null): void {
+    if (!this.trusted) return;
+    this.layouts.set(dir, layout);
+    if (this.layouts.size > LAYOUTS_MAX) this.layouts.delete(this.layouts.keys().next().value as number);
   }
 
   private keep(
@@ -376,7 +327,7 @@ export class PgRowCache {
   /** A statement this connection is about to run (or has queued): cached rows it changes are patched or dropped. */
   write(text: string, values: Array<string | null>): void {
     const p = this.plan(text);
-    if (p.kind === 'read' || p.kind === 'lookup' || p.kind === 'ancestry' || p.kind === 'ofInode') return;
+    if (p.kind === 'read' || p.kind === 'ofInode') return;
     if (p.kind === 'other') {
       if (p.writes) {
         this.writes++;
@@ -385,10 +336,8 @@ export class PgRowCache {
       return;
     }
     this.writes++;
-    if (p.table === 'dirents') this.writeNames(text, p, values);
     // Only the cached tables' rows are answered from newInodes (find): writes of others (dirents' ino) change nothing there.
     if (this.emptyWhileNew(p.table) && this.newInodes.size > 0) this.writeNewInodes(text, p, values);
-    if (this.ancestry.size > 0) this.writeAncestry(p, values);
     const buckets = this.buckets.get(p.table);
     if (buckets === undefined) return;
     for (const b of buckets.values()) this.writeBucket(b, p, values);
@@ -407,52 +356,6 @@ export class PgRowCache {
     else if (p.inoParam !== undefined) param = p.inoParam;
     if (param < 0) this.newInodes.clear();
     else this.newInodes.delete(keyPart(values[param]));
-  }
-
-  /** An entry inserted or deleted by (parent, name) is known as written; any other write of dirents drops what is known. */
-  private writeNames(text: string, p: Extract<Plan, { kind: 'write' }>, values: Array<string | null>): void {
-    const ins = DIRENT_INSERT_RE.exec(text);
-    if (ins !== null)
-      return this.names.set(
-        keyPart(values[Number(ins[1]) - 1]),
-        keyPart(values[Number(ins[2]) - 1]),
-        values[Number(ins[3]) - 1],
-      );
-    const w = p.where ?? [];
-    const parent = w.indexOf('parent');
-    const name = w.indexOf('name');
-    if (!p.insert && p.setCols !== null && p.setCols.length === 0 && w.length === 2 && parent >= 0 && name >= 0) {
-      return this.names.set(keyPart(values[p.params[parent]]), keyPart(values[p.params[name]]), null); // DELETE of one name
-    }
-    if (parent >= 0 && !p.insert && p.setCols !== null && !p.setCols.includes('parent')) {
-      return this.names.forgetDirectory(keyPart(values[p.params[parent]]));
-    }
-    this.names.clear();
-  }
-
-  /**
-   * An 'ancestry' result changes when an xattr does, a directory moves (inodes.parent) or an inode
-   * goes. A new inode has a number never used before (ino_high), so no cached walk passes it.
-   */
-  private writeAncestry(p: Extract<Plan, { kind: 'write' }>, values: Array<string | null>): void {
-    if (p.table === 'xattrs') return this.ancestry.clear();
-    if (p.table !== 'inodes' || p.insert) return;
-    if (p.setCols === null) return this.ancestry.clear();
-    if (p.setCols.length > 0) {
-      if (p.setCols.includes('parent')) this.ancestry.clear();
-      return;
-    }
-    // A DELETE: drop the walks that name one of its values (the deleted inode's).
-    const gone = new Set(p.where === null ? [] : p.params.map((i) => keyPart(values[i])));
-    if (gone.size === 0) return this.ancestry.clear();
-    for (const k of [...this.ancestry.keys()])
-      if (
-        k
-          .split('\u0000')
-          .slice(1)
-          .some((v) => gone.has(v))
-      )
-        this.ancestry.delete(k);
   }
 
   private writeBucket(b: Bucket, p: Extract<Plan, { kind: 'write' }>, values: Array<string | null>): void {
@@ -531,8 +434,5 @@ function maxText(a: string, b: string): string {
 
 /** An inode's whole row (PgRowCache.widened). */
 const WHOLE_INODE_SQL = 'SELECT * FROM inodes WHERE ino = $1';
-/** A name's entry with its inode's whole row (PgRowCache.widened; a 'lookup' plan). */
-const WHOLE_LOOKUP_SQL = 'SELECT i.* FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = $1 AND d.name = $2';
-
-/** The answer of a lookup of a name known absent: no row. */
+/** The answer of a read of a new inode's rows: none. */
 const EMPTY_RESULT = new CachedResult([], [], [], '0');

@@ -1,7 +1,7 @@
-// Which statements the row cache (row-cache.ts) can follow, read from their text
-// (DESIGN §9): keyed reads of one table by equalities, lookups of a name (dirents joined
-// with inodes), and writes whose rows it can tell (UPDATE/DELETE by equalities, INSERT by table).
-// The texts are the code's own (store/meta/*.ts), written in the shapes these patterns read.
+// Which statements the row cache (store/meta/postgres/row-cache.ts) can follow, read from their
+// text (DESIGN §9): keyed reads of one table by equalities, and writes whose rows it can tell
+// (UPDATE/DELETE by equalities, INSERT by table). Names and the inherited layout are not read here:
+// the namespace's operations keep them (namespace-ops.ts). The texts are the code's own.
 
 /** A SET item the cache can follow: `col = $n`, `col = col + $n` (add), or `col = GREATEST(col, $n)` (max). */
 export interface PlainSet {
@@ -14,10 +14,6 @@ export interface PlainSet {
 export type Plan =
   /** columns: the select list when plainColumns ('*' for all). */
   | { kind: 'read'; table: string; keys: string[]; params: number[]; plainColumns: boolean; columns: string[] | '*' }
-  /** A name's inode: dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = $p AND d.name = $n, columns of i only. */
-  | { kind: 'lookup'; parent: number; name: number; columns: string[] | '*' }
-  /** A read declared to depend on the directory tree and xattrs only (EngineSql pgCache). */
-  | { kind: 'ancestry' }
   /** A read of one table's rows of one inode (`WHERE ino = $n AND ...`, other conditions too): none while the inode is new. */
   | { kind: 'ofInode'; table: string; param: number }
   /** inoParam: a write whose rows are all of one inode (`WHERE ino = $n AND ...`), when where cannot say it. */
@@ -61,19 +57,11 @@ const OF_INODE_RE = new RegExp(
 const ONE_INODE_WHERE_RE = /\bWHERE\s+ino\s*=\s*\$(\d+)(?:\s+AND\s+[^;]*)?$/is;
 const INSERT_RE = new RegExp(`^\\s*INSERT\\s+INTO\\s+(${IDENT})\\b`, 'is');
 const TABLE_WRITE_RE = new RegExp(`^\\s*(?:UPDATE|DELETE\\s+FROM)\\s+(${IDENT})\\b`, 'is');
-const LOOKUP_RE = new RegExp(
-  `^\\s*SELECT\\s+(i\\.\\*|i\\.${IDENT}(?:\\s*,\\s*i\\.${IDENT})*)\\s+FROM\\s+dirents\\s+d\\s+JOIN\\s+inodes\\s+i\\s+` +
-    'ON\\s+i\\.ino\\s*=\\s*d\\.ino\\s+WHERE\\s+d\\.parent\\s*=\\s*\\$(\\d+)\\s+AND\\s+d\\.name\\s*=\\s*\\$(\\d+)\\s*$',
-  'is',
-);
 /** An INSERT's column list and VALUES list (which parameter goes to which column). */
 export const INSERT_COLUMNS_RE = new RegExp(
   `^\\s*INSERT\\s+INTO\\s+${IDENT}\\s*\\(([^)]*)\\)\\s*VALUES\\s*\\(([^)]*)\\)`,
   'is',
 );
-/** The one insert of an entry the name cache follows; others (and other writes of dirents) drop what it knows. */
-export const DIRENT_INSERT_RE =
-  /^\s*INSERT\s+INTO\s+dirents\s*\(\s*parent\s*,\s*name\s*,\s*ino\s*\)\s*VALUES\s*\(\s*\$(\d+)\s*,\s*\$(\d+)\s*,\s*\$(\d+)\s*\)\s*$/i;
 /** A select list that may not be cached: calls whose value changes by themselves, subqueries. */
 const VOLATILE_RE =
   /\b(now|nextval|currval|random|clock_timestamp|statement_timestamp|txid_current|pg_\w+|select)\b|\(\s*\)/i;
@@ -116,8 +104,8 @@ function plainSets(set: string): PlainSet[] | null {
 /** The columns of a plain select list, '*' for all. */
 function columnsOf(list: string): string[] | '*' {
   const t = list.trim();
-  if (t === '*' || t === 'i.*') return '*';
-  return t.split(',').map((c) => c.trim().replace(/^i\./i, '').toLowerCase());
+  if (t === '*') return '*';
+  return t.split(',').map((c) => c.trim().toLowerCase());
 }
 
 /** A SET list's items: split at commas outside parentheses. */
@@ -166,8 +154,6 @@ export function planOf(text: string): Plan {
       };
     }
   }
-  m = LOOKUP_RE.exec(text);
-  if (m !== null) return { kind: 'lookup', parent: Number(m[2]) - 1, name: Number(m[3]) - 1, columns: columnsOf(m[1]) };
   m = OF_INODE_RE.exec(text);
   if (
     m !== null &&

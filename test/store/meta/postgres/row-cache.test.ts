@@ -211,7 +211,7 @@ pgTest('lost lease: nothing cached is trusted; a row another opener changed is r
 });
 
 pgTest(
-  'round trips (the engine counts them): a create, rename and unlink each take one, their reads answered from the cache, writes sent with COMMIT',
+  'round trips (the engine counts them): a create, mkdir, rename, unlink and rmdir each take one, their reads answered from the cache, writes sent with COMMIT',
   async (t) => {
     const { store, db, other } = await openPair();
     try {
@@ -283,6 +283,18 @@ pgTest(
         count(() => store.ns.mkdir(d, 'sub', 0o755, 0, 0)),
         1,
         'mkdir',
+      );
+      const sub = store.ns.lookup(d, 'sub')!.ino;
+      t.is(
+        count(() => store.ns.create(sub, 'y', 0o644, 0, 0)),
+        1,
+        "create in the directory just made: its inherited layout is its parent's, known",
+      );
+      store.ns.unlink(sub, 'y');
+      t.is(
+        count(() => store.ns.rmdir(d, 'sub')),
+        1,
+        'rmdir of a directory known empty: nothing asked before its COMMIT',
       );
       t.is(
         count(() => store.ns.rename(d, 'x', ROOT_INO, 'x')),
@@ -447,16 +459,11 @@ test('which statements are cached reads, and which writes are patches', (t) => {
     plainColumns: true,
   });
   t.like(planOf('SELECT size AS n FROM inodes WHERE ino = $1'), { kind: 'read', plainColumns: false });
+  // A name's lookup is the namespace's operations' to keep (postgres/namespace-ops.ts), not read from its text.
   t.like(planOf('SELECT i.* FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = $1 AND d.name = $2'), {
-    kind: 'lookup',
-    parent: 0,
-    name: 1,
-    columns: '*',
+    kind: 'other',
+    writes: false,
   });
-  t.like(
-    planOf('SELECT i.ino, i.mode FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = $2 AND d.name = $1'),
-    { kind: 'lookup', parent: 1, name: 0, columns: ['ino', 'mode'] },
-  );
   t.like(planOf('SELECT d.name FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = $1 AND d.name = $2'), {
     kind: 'other',
     writes: false,
@@ -551,61 +558,36 @@ test('a new inode has no chunks until this connection writes some of them; a wri
   t.is(cache.get(live, ['9', '0']), undefined, 'a write not tied to one inode: every new inode forgotten');
 });
 
-test('names: what lookups read and entries written tell, what a listing makes whole, and which writes drop them', (t) => {
+test("names and layouts are kept by the operations and dropped with the rows; a lookup's row is kept as its inode's read", (t) => {
   const cache = new PgRowCache({ inodes: { uniqueKeys: [['ino']] } }, () => 0);
   cache.trustUntil(1);
-  const lookup =
-    'SELECT i.ino, i.mode FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = $1 AND d.name = $2';
-  const row = (ino: string): CachedResult => new CachedResult(['ino', 'mode'], [20, 20], [[ino, '420']], '1');
-  t.is(cache.get(lookup, ['1', 'a']), undefined, 'unknown');
-  cache.put(lookup, ['1', 'a'], row('5'));
-  t.is(cache.get(lookup, ['1', 'a'])?.getvalue(0, 0), '5', 'a name read');
+  cache.keepInodeRow(new CachedResult(['ino', 'mode'], [20, 20], [['5', '420']], '1'));
   t.is(cache.get('SELECT mode FROM inodes WHERE ino = $1', ['5'])?.getvalue(0, 0), '420', 'its inode row, projected');
-  cache.put(lookup, ['1', 'b'], new CachedResult([], [], [], '0'));
-  t.is(cache.get(lookup, ['1', 'b'])?.ntuples(), 0, 'a name read absent');
-  cache.write('INSERT INTO dirents(parent, name, ino) VALUES ($1, $2, $3)', ['1', 'b', '5']);
-  t.is(cache.get(lookup, ['1', 'b'])?.getvalue(0, 0), '5', 'an entry written: known, its row from the cache');
-  cache.write('DELETE FROM dirents WHERE parent = $1 AND name = $2', ['1', 'a']);
-  t.is(cache.get(lookup, ['1', 'a'])?.ntuples(), 0, 'an entry deleted: known absent');
-  cache.write('DELETE FROM inodes WHERE ino = $1', ['5']);
-  t.is(cache.get(lookup, ['1', 'b']), undefined, 'the inode row gone: asked again');
-  t.is(cache.listingFor(lookup, ['1', 'zz']), '1', 'a directory not known whole is worth reading whole');
-  cache.listed(
-    '1',
-    new CachedResult(
-      ['name', 'ino'],
-      [25, 20],
-      [
-        ['b', '5'],
-        ['c', '6'],
-      ],
-      '2',
-    ),
-    cache.writes,
-  );
-  t.is(cache.listingFor(lookup, ['1', 'zz']), null, 'read whole');
-  t.is(cache.get(lookup, ['1', 'zz'])?.ntuples(), 0, 'any other name of a directory read whole: absent');
-  cache.write('DELETE FROM dirents WHERE ino = $1', ['6']);
-  t.is(cache.get(lookup, ['1', 'zz']), undefined, 'a write of entries it cannot follow: nothing known');
+  cache.names.set('1', 'b', '5');
+  t.is(cache.names.get('1', 'b'), '5');
+  t.true(cache.names.wantsListing('1'), 'a directory not known whole is worth reading whole');
+  t.is(cache.names.hasEntries('1'), undefined, 'not known whole: whether it is empty is asked');
+  const listing = new CachedResult(['name', 'ino'], [25, 20], [['b', '5']], '1');
   const w = cache.writes;
   cache.write('UPDATE inodes SET mode = $1 WHERE ino = $2', ['1', '7']);
-  cache.listed('1', new CachedResult(['name', 'ino'], [25, 20], [], '0'), w);
-  t.is(cache.get(lookup, ['1', 'zz']), undefined, 'a listing older than a write is not kept');
-  const walk = 'WITH RECURSIVE up(ino) AS (SELECT $1) SELECT 1';
-  cache.declareAncestry(walk);
-  const one = new CachedResult(['v'], [25], [['replica:1']], '1');
-  cache.put(walk, ['9'], one);
-  cache.write('UPDATE inodes SET mode = $1 WHERE ino = $2', ['1', '9']);
-  cache.write('INSERT INTO inodes(ino) VALUES ($1)', ['10']);
-  t.truthy(cache.get(walk, ['9']), 'an inode written or made: the walk stands');
-  cache.write('UPDATE inodes SET parent = $1 WHERE ino = $2', ['1', '3']);
-  t.is(cache.get(walk, ['9']), undefined, 'a directory moved: walks dropped');
-  cache.put(walk, ['9'], one);
-  cache.write('INSERT INTO xattrs(ino, name, value) VALUES ($1, $2, $3)', ['4', 'user.x', '\\x00']);
-  t.is(cache.get(walk, ['9']), undefined, 'an xattr written: walks dropped');
-  cache.put(walk, ['9'], one);
-  cache.write('DELETE FROM inodes WHERE ino = $1', ['9']);
-  t.is(cache.get(walk, ['9']), undefined, 'the inode it starts from deleted: dropped');
+  cache.listed('1', listing, w);
+  t.true(cache.names.wantsListing('1'), 'a listing older than a write is not kept');
+  cache.listed('1', listing, cache.writes);
+  t.false(cache.names.wantsListing('1'), 'read whole');
+  t.is(cache.names.get('1', 'zz'), null, 'any other name of a directory read whole: absent');
+  t.true(cache.names.hasEntries('1'));
+  cache.names.set('1', 'b', null);
+  t.false(cache.names.hasEntries('1'), 'its one entry removed: known empty');
+  cache.keepLayout(9, 'replica:1');
+  t.is(cache.layouts.get(9), 'replica:1');
+  cache.write('DELETE FROM dirents WHERE ino = $1', ['6']);
+  t.is(cache.layouts.get(9), 'replica:1', 'writes are not read for names or layouts: the operations keep them');
+  cache.write('TRUNCATE dirents', []);
+  t.is(cache.names.size, 0, 'a write it cannot follow drops everything, names too');
+  t.is(cache.layouts.size, 0, 'and layouts');
+  cache.trustUntil(0);
+  cache.keepLayout(9, null);
+  t.is(cache.layouts.size, 0, 'nothing is kept while rows are not trusted');
 });
 
 pgTest(
