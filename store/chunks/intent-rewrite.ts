@@ -120,9 +120,10 @@ async function relogOnto(
   if (meanwhile.length === 0) return relogged;
   assert(env.intentLog !== null, 'intent log records come from the intent log');
   const sealed = ref.fl.layout.transforms.encryption !== null;
-  const seqs = await Promise.all(
+  const log = env.intentLog;
+  const settled = await Promise.allSettled(
     meanwhile.map((i) =>
-      env.intentLog!.append({
+      log.append({
         ino: ref.ino,
         chunkIndex: ref.chunkIndex,
         version,
@@ -133,7 +134,13 @@ async function relogOnto(
       }),
     ),
   );
-  meanwhile.forEach((i, n) => relogged.set(i.id, logRecordId(seqs[n])));
+  const failed = settled.find((r) => r.status === 'rejected');
+  if (failed !== undefined) {
+    // Records over a version that never goes live hold nothing: their space may go at once.
+    log.release(settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : [])));
+    throw failed.reason;
+  }
+  settled.forEach((r, n) => relogged.set(meanwhile[n].id, logRecordId((r as PromiseFulfilledResult<bigint>).value)));
   return relogged;
 }
 
