@@ -30,7 +30,7 @@ export class LogRecordKeys {
     return sealLogRecord(this.keyOf(pos, 'sealed'), pos, plain);
   }
 
-  /** Throws LogRecordKeyError unless records at pos can be sealed (before a log commit takes them: its failure ends the log). */
+  /** Throws LogRecordKeyError unless records at pos can be sealed (asked before a log commit: a failed one ends the log). */
   canSeal(pos: LogRecordPosition | LogFileRecordPosition): void {
     this.keyOf(pos, 'sealed');
   }

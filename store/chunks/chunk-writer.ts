@@ -313,10 +313,7 @@ export class ChunkWriter {
       withIntents?.();
     };
     const covered =
-      viaLog &&
-      withIntents === undefined &&
-      timesFit(times.mtimeNs, times.ctimeNs) &&
-      plans.every((p) => spans.has(p));
+      viaLog && withIntents === undefined && timesFit(times.mtimeNs, times.ctimeNs) && plans.every((p) => spans.has(p));
     if (covered) this.env.commits.harmless(tx);
     else this.env.db.transaction(tx)();
     return covered;

@@ -1,6 +1,7 @@
 // The intent log file of a SQLite store (DESIGN §5 "The log is a file of its own"; format in
 // docs/intent-log.md): fsync'd partial writes of file chunks (replica, EC, transformed) are durable
-// once their record is here; records of encrypting layouts are sealed (DESIGN §10 "Log records"). Written circularly, one commit at a time, each commit ONE pwrite and ONE fdatasync; appends
+// once their record is here; records of encrypting layouts are sealed (DESIGN §10 "Log records").
+// Written circularly, one commit at a time, each commit ONE pwrite and ONE fdatasync; appends
 // that arrive while a commit runs share the next one (group commit). The file grows in
 // PREFILL_STEP_BYTES steps of zeros written with the commit that first passes its end, so that
 // once its size is reached a commit changes no file metadata and its fdatasync is one device flush.
@@ -234,7 +235,12 @@ export class IntentLog {
     if (this.failed !== null) return Promise.reject(this.failure());
     if (write.sealed) {
       try {
-        this.keys.canSeal({ fileId: BigInt(write.ino), chunkIndex: BigInt(write.chunkIndex), version: write.version, firstBlock: 0 });
+        this.keys.canSeal({
+          fileId: BigInt(write.ino),
+          chunkIndex: BigInt(write.chunkIndex),
+          version: write.version,
+          firstBlock: 0,
+        });
       } catch (err) {
         return Promise.reject(err);
       }
@@ -367,7 +373,16 @@ export class IntentLog {
   ): LogFileRecordPosition {
     const { storeUuid, logId } = this.header;
     const { seq, offsetBytes, lengthBytes, version } = r;
-    return { storeUuid, logId, seq, fileId: BigInt(r.ino), chunkIndex: BigInt(r.chunkIndex), version, offsetBytes, lengthBytes };
+    return {
+      storeUuid,
+      logId,
+      seq,
+      fileId: BigInt(r.ino),
+      chunkIndex: BigInt(r.chunkIndex),
+      version,
+      offsetBytes,
+      lengthBytes,
+    };
   }
 
   /**
@@ -383,7 +398,14 @@ export class IntentLog {
 
   private encode(w: LoggedWrite, seq: bigint): Buffer {
     const lengthBytes = w.bytes.length;
-    const at = { seq, ino: w.ino, chunkIndex: w.chunkIndex, version: w.version, offsetBytes: w.offsetBytes, lengthBytes };
+    const at = {
+      seq,
+      ino: w.ino,
+      chunkIndex: w.chunkIndex,
+      version: w.version,
+      offsetBytes: w.offsetBytes,
+      lengthBytes,
+    };
     // Sealed on the commit's path, once its sequence number is known (it is part of the AAD).
     const payload = w.sealed ? this.keys.seal(this.positionOf(at), w.bytes) : w.bytes;
     const flags = (w.times === null ? 0 : RECORD_FLAG_TIMES) | (w.sealed ? RECORD_FLAG_SEALED : 0);

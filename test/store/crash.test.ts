@@ -61,6 +61,13 @@ const SCENARIOS: Scenario[] = [
     text: true,
   },
   {
+    name: 'encrypted replica partial write (a sealed log record, then a new version)',
+    layout: 'replica:3,aes256gcm',
+    offset: 5 * BB + 10,
+    length: 300,
+    newFromStep: 3,
+  },
+  {
     name: 'encrypted EC partial write (intent, then a new version)',
     layout: 'ec:2+1,lz4,aes256gcm',
     offset: 70_000,

@@ -101,7 +101,10 @@ for (const layout of LAYOUTS) {
 }
 
 /** The log file with its first record replaced by rec (same place: a record of another length ends the chain there). */
-function replaceFirstRecord(dir: string, make: (r: ReturnType<typeof logFileRecords>['records'][0]['record']) => Buffer): Buffer {
+function replaceFirstRecord(
+  dir: string,
+  make: (r: ReturnType<typeof logFileRecords>['records'][0]['record']) => Buffer,
+): Buffer {
   const file = path.join(dir, INTENT_LOG_FILE);
   const saved = fs.readFileSync(file);
   const { records } = logFileRecords(dir);
@@ -120,9 +123,11 @@ sqliteOnlyTest(PLAIN, async (t) => {
   await s.write(ino, 2 * BB + 7, bytes);
   await s.sync();
   bytes.copy(data, 2 * BB + 7);
-  const version = (s.ns.db.prepare('SELECT version FROM chunks WHERE ino = ? AND chunk_index = 0').get(ino) as {
-    version: bigint;
-  }).version;
+  const version = (
+    s.ns.db.prepare('SELECT version FROM chunks WHERE ino = ? AND chunk_index = 0').get(ino) as {
+      version: bigint;
+    }
+  ).version;
   kill(s);
   // The same record with plain bytes in it (its CRC made right): written by no build.
   const saved = replaceFirstRecord(dir, (r) =>
@@ -146,30 +151,35 @@ sqliteOnlyTest(PLAIN, async (t) => {
   await r.close();
 });
 
-sqliteOnlyTest('an EC store with intent rows an older build left: they replay once at open, then they are gone', async (t) => {
-  const { dir, ino, data } = await storeWithFile('ec:4+2');
-  const meta = openStoreMetaOf(dir);
-  const version = (meta.prepare('SELECT version FROM chunks WHERE ino = ? AND chunk_index = 1').get(ino) as {
-    version: bigint;
-  }).version;
-  // A row as the older path wrote it: the whole block span with the new bytes in, plain (the layout does not encrypt).
-  const span = Buffer.from(data.subarray(CS + 3 * BB, CS + 5 * BB));
-  span.fill(0x77, 100, 5000);
-  meta
-    .prepare(
-      'INSERT INTO intents(ino, chunk_index, version, first_block, last_block, created_ns, span, span_sealed) ' +
-        'VALUES (?, 1, ?, 3, 4, 0, ?, 0)',
-    )
-    .run(ino, version, span);
-  meta.close();
-  span.copy(data, CS + 3 * BB);
-  const s = await Store.open(dir);
-  t.is(s.recoveryReport.intentsResolved, 1);
-  t.is(Number((s.ns.db.prepare('SELECT count(*) AS n FROM intents').get() as { n: bigint }).n), 0, 'gone');
-  t.true((await s.read(ino, 0, data.length)).equals(data));
-  await s.close();
-  const again = await Store.open(dir);
-  t.is(again.recoveryReport.intentsResolved, 0, 'once');
-  t.true((await again.read(ino, 0, data.length)).equals(data));
-  await again.close();
-});
+sqliteOnlyTest(
+  'an EC store with intent rows an older build left: they replay once at open, then they are gone',
+  async (t) => {
+    const { dir, ino, data } = await storeWithFile('ec:4+2');
+    const meta = openStoreMetaOf(dir);
+    const version = (
+      meta.prepare('SELECT version FROM chunks WHERE ino = ? AND chunk_index = 1').get(ino) as {
+        version: bigint;
+      }
+    ).version;
+    // A row as the older path wrote it: its whole block span with the new bytes in, plain (no encryption).
+    const span = Buffer.from(data.subarray(CS + 3 * BB, CS + 5 * BB));
+    span.fill(0x77, 100, 5000);
+    meta
+      .prepare(
+        'INSERT INTO intents(ino, chunk_index, version, first_block, last_block, created_ns, span, span_sealed) ' +
+          'VALUES (?, 1, ?, 3, 4, 0, ?, 0)',
+      )
+      .run(ino, version, span);
+    meta.close();
+    span.copy(data, CS + 3 * BB);
+    const s = await Store.open(dir);
+    t.is(s.recoveryReport.intentsResolved, 1);
+    t.is(Number((s.ns.db.prepare('SELECT count(*) AS n FROM intents').get() as { n: bigint }).n), 0, 'gone');
+    t.true((await s.read(ino, 0, data.length)).equals(data));
+    await s.close();
+    const again = await Store.open(dir);
+    t.is(again.recoveryReport.intentsResolved, 0, 'once');
+    t.true((await again.read(ino, 0, data.length)).equals(data));
+    await again.close();
+  },
+);

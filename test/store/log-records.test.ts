@@ -245,7 +245,9 @@ test('a store replays sealed rows at open; it refuses a plain row over an encryp
   const plainSite = `\\(file ${ino}, chunk 0, version ${version}\\)`;
   await t.throwsAsync(Store.open(dir), {
     instanceOf: PlainIntentError,
-    message: new RegExp(`^intent row \\d+ of meta\\.db holds plain bytes .*encrypts.*delete that intent row.*${plainSite}$`),
+    message: new RegExp(
+      `^intent row \\d+ of meta\\.db holds plain bytes .*encrypts.*delete that intent row.*${plainSite}$`,
+    ),
   });
   const meta0 = openStoreMetaOf(dir);
   meta0.prepare('DELETE FROM intents').run();

@@ -114,7 +114,9 @@ test('a plain record over an encrypting layout is refused, naming it and its chu
   const site = `\\(file ${f.ino}, chunk 0, version ${f.ref(0).version}\\)`;
   await t.throwsAsync(replayLog(f.env, filesOf(f), [plain], emptyRecoveryReport()), {
     instanceOf: PlainIntentError,
-    message: new RegExp(`^intent log record ${plain.seq} holds plain bytes .*encrypts.*restore .*intent\\.log.*${site}$`),
+    message: new RegExp(
+      `^intent log record ${plain.seq} holds plain bytes .*encrypts.*restore .*intent\\.log.*${site}$`,
+    ),
   });
   const junk = record(f, 0, 10, 'x'.repeat(40), { flags: RECORD_FLAG_SEALED, lengthBytes: 11 });
   await t.throwsAsync(replayLog(f.env, filesOf(f), [junk], emptyRecoveryReport()), { instanceOf: LogRecordError });
