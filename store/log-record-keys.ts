@@ -30,7 +30,7 @@ export class LogRecordKeys {
     return sealLogRecord(this.keyOf(pos, 'sealed'), pos, plain);
   }
 
-  /** Throws LogRecordKeyError unless records at pos can be sealed (asked before a log commit: a failed one ends the log). */
+  /** Throws LogRecordKeyError unless records at pos can be sealed (asked before a log commit: a failed one ends it). */
   canSeal(pos: LogRecordPosition | LogFileRecordPosition): void {
     this.keyOf(pos, 'sealed');
   }
