@@ -4,7 +4,8 @@
 // intent row and no read of the stored chunk on the fsync's path; reads show the bytes at once; a
 // kill leaves them in the log and the reopen folds them into a new version before it answers. A
 // plain record over an encrypting layout is refused at open; intent rows an older build left in an
-// EC store still replay once.
+// EC store still replay once; a crash at every step of a rewrite that a new write meets (that write
+// is logged again over the new version) loses no acknowledged byte.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { LogRecordError } from '../../src/log-record-cipher';
@@ -14,7 +15,11 @@ import { PlainIntentError } from '../../store/chunks/plain-intent';
 import { ROOT_INO } from '../../store/meta/meta';
 import { Store } from '../../store/store';
 import { openStoreMetaOf, sqliteOnlyTest } from '../helpers/pg-meta';
-import { SMALL, prng, randomBytes, smallStore } from './helpers';
+import { SMALL, copyStore, prng, randomBytes, smallStore } from './helpers';
+import type { FaultyIo } from '../../store/io/faulty-io';
+import type { SqliteDb } from '../../store/meta/sqlite-engine';
+import { crashTestLog, reopenAfterCrash } from './crash-harness';
+import { HeldFaultyIo } from './held-renames';
 import { logFileRecords } from './log-file-records';
 
 const CS = SMALL.chunkSizeBytes;
@@ -183,3 +188,88 @@ sqliteOnlyTest(
     await again.close();
   },
 );
+
+/**
+ * One write logged, its chunk rewritten by the applier, a second write logged while the rewrite's
+ * shards wait for their rename (it is logged again over the new version before that version's
+ * commit, store/chunks/intent-rewrite.ts), then the rewrite goes on; n: crash before the Io's nth
+ * mutation from the first write on (0: none). Returns which writes were acknowledged.
+ */
+async function rewriteMeetsWrite(
+  dir: string,
+  ino: number,
+  writes: Array<{ at: number; bytes: Buffer }>,
+  power: boolean,
+  n: number,
+): Promise<{ s: Store; io: FaultyIo; acked: boolean[]; steps: number }> {
+  const io = new HeldFaultyIo();
+  const held = io.hold;
+  io.restoreExternal = power;
+  const s = await Store.open(dir, { io, log: crashTestLog, applier: false });
+  if (power) (s as unknown as { db: SqliteDb }).db.native.pragma('wal_autocheckpoint = 0');
+  const base = io.mutationCount;
+  if (n > 0) io.crashBeforeMutation(base + n, { torn: n % 2 === 0, seed: n });
+  const acked = [false, false];
+  const fsynced = async (i: number): Promise<void> => {
+    await s.write(ino, writes[i].at, writes[i].bytes);
+    await s.sync();
+    acked[i] = true;
+  };
+  await fsynced(0).catch(() => undefined);
+  const version = (
+    s.ns.db.prepare('SELECT version FROM chunks WHERE ino = ? AND chunk_index = 0').get(ino) as {
+      version: bigint;
+    }
+  ).version;
+  held.arm(version + 1n);
+  const applying = s.applyNow().catch(() => undefined);
+  await Promise.race([held.reached, applying]);
+  await fsynced(1).catch(() => undefined);
+  held.letGo();
+  await applying;
+  await s.applyNow().catch(() => undefined); // the second write's own rewrite
+  return { s, io, acked, steps: io.mutationCount - base };
+}
+
+for (const power of [false, true]) {
+  const how = power ? 'power loss' : 'process kill';
+  const title = `ec:2+1, crash at every mutation (${how}) of a rewrite that a logged write meets: every acked byte`;
+  sqliteOnlyTest(title, async (t) => {
+    const { dir, ino, data } = await storeWithFile('ec:2+1');
+    const writes = [
+      { at: 3 * BB + 5, bytes: Buffer.alloc(700, 0x31) },
+      { at: 9 * BB + 11, bytes: Buffer.alloc(900, 0x32) },
+    ];
+    const dry = await rewriteMeetsWrite(copyStore(dir), ino, writes, power, 0);
+    t.deepEqual(dry.acked, [true, true]);
+    const steps = dry.steps;
+    await dry.s.close();
+    t.true(steps > 6, `the sequence has steps (${steps})`);
+    for (let n = 1; n <= steps; n++) {
+      const base = copyStore(dir);
+      const run = await rewriteMeetsWrite(base, ino, writes, power, n);
+      await run.io.whenRestored();
+      const { r, dir: copy } = await reopenAfterCrash(run.s, base, power);
+      const got = await r.read(ino, 0, data.length);
+      writes.forEach((w, i) => {
+        const now = got.subarray(w.at, w.at + w.bytes.length);
+        if (run.acked[i]) t.true(now.equals(w.bytes), `step ${n}: write ${i} acknowledged, there`);
+        else
+          t.true(
+            now.equals(w.bytes) || now.equals(data.subarray(w.at, w.at + w.bytes.length)),
+            `step ${n}: old or new`,
+          );
+      });
+      const outside = Buffer.from(got);
+      for (const w of writes) data.copy(outside, w.at, w.at, w.at + w.bytes.length);
+      t.true(outside.equals(data), `step ${n}: nothing else changed`);
+      await r.reclaimNow();
+      const scrub = await r.scrub();
+      t.deepEqual(scrub.leaks.paths, [], `step ${n}: no shard left that nothing accounts for`);
+      t.is(scrub.badCount, 0, `step ${n}: every live shard verifies`);
+      await r.close();
+      fs.rmSync(path.dirname(copy), { recursive: true, force: true });
+      if (copy !== base) fs.rmSync(path.dirname(base), { recursive: true, force: true });
+    }
+  });
+}

@@ -21,9 +21,9 @@ import { LogRecordKeyError, LogRecordKeys } from '../../store/log-record-keys';
 import { PlainIntentError } from '../../store/chunks/plain-intent';
 import { RECORD_FLAG_SEALED } from '../../src/intent-record';
 import { logFileRecords, recordPosition } from './log-file-records';
+import { HeldRenames } from './held-renames';
 import { ChunkMap, IntentRecordError } from '../../store/meta/chunk-map';
 import { ROOT_INO, createDb } from '../../store/meta/meta';
-import { NodeIo } from '../../store/io/io';
 import { Store } from '../../store/store';
 import type { Db } from '../../store/meta/sql-engine';
 import { openStoreMetaOf, testMetaEngine } from '../helpers/pg-meta';
@@ -280,40 +280,6 @@ test('a store replays sealed rows at open; it refuses a plain row over an encryp
   t.true((await clean.read(ino, 0, data.length)).equals(data), 'nothing of a refused record was applied');
   await clean.close();
 });
-
-/** Holds the renames (a shard file's last step) of chunk versions from a given one: a rewrite waits there. */
-class HeldRenames extends NodeIo {
-  private fromVersion: bigint | null = null;
-  private held: Promise<void> = Promise.resolve();
-  private release: () => void = () => undefined;
-  private reachedNow: () => void = () => undefined;
-  /** Resolves when a rename is held (after arm). */
-  reached: Promise<void> = Promise.resolve();
-  /** Hold renames of versions >= fromVersion from now on; those held before go on. */
-  arm(fromVersion: bigint): void {
-    const release = this.release;
-    this.fromVersion = fromVersion;
-    this.reached = new Promise((resolve) => {
-      this.reachedNow = resolve;
-    });
-    this.held = new Promise((resolve) => {
-      this.release = resolve;
-    });
-    release();
-  }
-  letGo(): void {
-    this.fromVersion = null;
-    this.release();
-  }
-  override async rename(from: string, to: string): Promise<void> {
-    const v = /\.v(\d+)\/c\d+\//.exec(to);
-    if (this.fromVersion !== null && v !== null && BigInt(v[1]) >= this.fromVersion) {
-      this.reachedNow();
-      await this.held;
-    }
-    return super.rename(from, to);
-  }
-}
 
 test('an intent logged while its chunk is rewritten moves to the new version sealed again for it, and replays there', async (t) => {
   const { dir, ino, data, storeKey, version } = await encryptedFile();
