@@ -243,6 +243,7 @@ test('a store replays sealed rows at open; it refuses a plain row over an encryp
   const at2 = { fileId: BigInt(ino), chunkIndex: 0n, version, firstBlock: 2 };
   plant(dir, ino, version, 6, span(0x22), 0); // plain bytes: no build writes them for this layout
   const plainSite = `\\(file ${ino}, chunk 0, version ${version}\\)`;
+  await t.throwsAsync(Store.open(dir, { readOnly: true }), { instanceOf: PlainIntentError }, 'a read-only open too');
   await t.throwsAsync(Store.open(dir), {
     instanceOf: PlainIntentError,
     message: new RegExp(
