@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import { LogRecordError } from '../../src/log-record-cipher';
 import { RECORD_FLAG_SEALED, encodeRecord } from '../../src/intent-record';
 import { INTENT_LOG_FILE } from '../../store/chunks/intent-log';
+import { INTENT_SPAN_BYTES_MAX } from '../../store/chunks/intent-span';
 import { PlainIntentError } from '../../store/chunks/plain-intent';
 import { ROOT_INO } from '../../store/meta/meta';
 import { Store } from '../../store/store';
@@ -273,3 +274,31 @@ for (const power of [false, true]) {
     }
   });
 }
+
+sqliteOnlyTest('a sealed record of the largest journaled write (1 MiB) fits the log; the log goes on', async (t) => {
+  const chunkSizeBytes = 4 << 20;
+  const { store, dir } = await smallStore('replica:3,aes256gcm', 6, { smallFileMaxBytes: 0, chunkSizeBytes });
+  const ino = store.ns.create(ROOT_INO, 'f', 0o644, 0, 0).ino;
+  const data = randomBytes(prng(9), chunkSizeBytes);
+  await store.write(ino, 0, data);
+  await store.close();
+  const s = await Store.open(dir, { applier: false });
+  const big = randomBytes(prng(10), INTENT_SPAN_BYTES_MAX); // block-aligned: its span is exactly the bound
+  await s.write(ino, 16 * BB, big);
+  await s.sync();
+  big.copy(data, 16 * BB);
+  const small = Buffer.alloc(100, 0x44);
+  await s.write(ino, 3 * BB, small);
+  await s.sync();
+  small.copy(data, 3 * BB);
+  const { records } = logFileRecords(dir);
+  t.deepEqual(
+    records.map(({ record: r }) => r.lengthBytes),
+    [INTENT_SPAN_BYTES_MAX, 100],
+  );
+  kill(s);
+  const r = await Store.open(dir);
+  t.deepEqual(r.recoveryReport.errors, []);
+  t.true((await r.read(ino, 0, data.length)).equals(data));
+  await r.close();
+});
