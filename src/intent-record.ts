@@ -3,6 +3,7 @@
 // decode; the file I/O is store/chunks/intent-log.ts. Little-endian throughout.
 import { crc32c } from './crc32c';
 import { assert } from './errors';
+import { LOG_RECORD_OVERHEAD_BYTES } from './log-record-cipher';
 
 /** The header occupies the file's first block; records start after it. */
 export const LOG_BLOCK_BYTES = 4096;
@@ -11,8 +12,13 @@ export const LOG_RECORD_MAGIC = 0x524c4643; // 'CFLR'
 export const LOG_FORMAT_VERSION = 1;
 /** Bytes of a record before its payload. */
 export const RECORD_HEADER_BYTES = 88;
-/** A record's payload never exceeds this (a write span is at most 1 MiB: store/chunks/intent-span.ts). */
-export const RECORD_PAYLOAD_BYTES_MAX = 1 << 20;
+/** A write a record holds is at most this long (a journaled span is at most 1 MiB: store/chunks/intent-span.ts). */
+export const RECORD_WRITE_BYTES_MAX = 1 << 20;
+/**
+ * A record's payload never exceeds this: the longest write, sealed (format byte, nonce and tag of
+ * src/log-record-cipher.ts around it, DESIGN §10 "Log records").
+ */
+export const RECORD_PAYLOAD_BYTES_MAX = RECORD_WRITE_BYTES_MAX + LOG_RECORD_OVERHEAD_BYTES;
 /** Flag bit 0: the payload is sealed (encrypting layouts), not the plain bytes written. */
 export const RECORD_FLAG_SEALED = 1;
 /** Flag bit 1: mtimeNs and ctimeNs hold the times the write committed (else the write stamped none). */
@@ -90,6 +96,7 @@ export function decodeLogHeader(b: Uint8Array): LogHeader | string {
 /** The record's bytes: header (its crc32c covers everything after the crc field) and payload. */
 export function encodeRecord(r: LogRecord): Buffer {
   assert(r.payload.length <= RECORD_PAYLOAD_BYTES_MAX, 'log record: payload within bounds');
+  assert(r.lengthBytes <= RECORD_WRITE_BYTES_MAX, 'log record: a write within bounds');
   assert(r.lengthBytes > 0 && r.offsetBytes >= 0, 'log record: a non-empty write');
   const sealed = (r.flags & RECORD_FLAG_SEALED) !== 0;
   assert(sealed || r.payload.length === r.lengthBytes, 'log record: a plain payload is the bytes written');

@@ -13,6 +13,7 @@
 // the log or in the shards, never a zero or stale byte where the writer's commit put data. A read
 // that still fails (a shard the writer reclaimed or patched meanwhile, a needle moved) is tried
 // again from the start, up to READ_TRIES times.
+import { refusePlainIntent } from './chunks/plain-intent';
 import { FsError } from './fs-error';
 import type { ChunkEnv } from './chunks/chunk-env';
 import type { FileIo } from './file-io';
@@ -34,6 +35,7 @@ export function backlogFromLog(env: ChunkEnv, files: FileIo, intents: readonly I
     if (i.span === null) continue;
     const ref = files.chunkRefIfFile(i.ino, i.chunkIndex);
     if (ref === null || ref.version !== i.version) continue;
+    refusePlainIntent(ref, i.sealed, { row: i.id });
     env.backlog.add(
       {
         id: i.id,

@@ -1,10 +1,16 @@
 // The store key's side of log records (DESIGN §10, src/log-record-cipher.ts): seals and opens the
 // records of chunks whose layout encrypts, with the log key of the chunk version they go over.
 // Derived keys are remembered (HKDF per record would cost more than the sealing of a 16 KiB span).
-// Used by the intent rows (store/meta/chunk-map.ts); any other log of file bytes seals the same way.
+// Used by the intent rows (store/meta/chunk-map.ts) and the intent log file (store/chunks/intent-log.ts).
 import { LRUCache } from 'lru-cache';
 import { ChunkfsError } from '../src/errors';
-import { LogRecordPosition, deriveLogKey, openLogRecord, sealLogRecord } from '../src/log-record-cipher';
+import {
+  LogFileRecordPosition,
+  LogRecordPosition,
+  deriveLogKey,
+  openLogRecord,
+  sealLogRecord,
+} from '../src/log-record-cipher';
 
 /** Log keys remembered: one per chunk version with records in flight (the backlog holds at most 4,096 intents). */
 const LOG_KEYS_CACHED_MAX = 4096;
@@ -20,16 +26,21 @@ export class LogRecordKeys {
   /** storeKey: null on a store made without one (it has no encrypting layout, so no sealed record). */
   constructor(private readonly storeKey: Buffer | null) {}
 
-  seal(pos: LogRecordPosition, plain: Uint8Array): Buffer {
+  seal(pos: LogRecordPosition | LogFileRecordPosition, plain: Uint8Array): Buffer {
     return sealLogRecord(this.keyOf(pos, 'sealed'), pos, plain);
   }
 
+  /** Throws LogRecordKeyError unless records at pos can be sealed (asked before a log commit: a failed one ends it). */
+  canSeal(pos: LogRecordPosition | LogFileRecordPosition): void {
+    this.keyOf(pos, 'sealed');
+  }
+
   /** The plaintext, only after the record's tag checked (LogRecordError otherwise). */
-  open(pos: LogRecordPosition, record: Uint8Array): Buffer {
+  open(pos: LogRecordPosition | LogFileRecordPosition, record: Uint8Array): Buffer {
     return openLogRecord(this.keyOf(pos, 'opened'), pos, record);
   }
 
-  private keyOf(pos: LogRecordPosition, verb: string): Buffer {
+  private keyOf(pos: LogRecordPosition | LogFileRecordPosition, verb: string): Buffer {
     if (this.storeKey === null) {
       const what = `a log record of an encrypting layout cannot be ${verb} without the store key`;
       const site = { fileId: pos.fileId, chunkIndex: pos.chunkIndex, version: pos.version };

@@ -226,6 +226,8 @@ export class Store {
   }
   recoveryReport: RecoveryReport = emptyRecoveryReport();
   private readonly env: ChunkEnv;
+  /** Seals and opens the log records of encrypting layouts: intent rows and the intent log file (DESIGN §10). */
+  private readonly recordKeys: LogRecordKeys;
   private readonly files: FileIo;
   private readonly healer: Healer;
   private readonly reclaimer: Reclaimer;
@@ -260,7 +262,8 @@ export class Store {
     const health = new DiskHealth();
     const shards = new ShardStore(io, opened.key, opened.diskPaths, health);
     const commits = new CommitLog(db, commitPointOf(db, io, nodePath.join(dir, `${META_FILE}-wal`)));
-    const map = new ChunkMap(db, new LogRecordKeys(opened.storeKey));
+    this.recordKeys = new LogRecordKeys(opened.storeKey);
+    const map = new ChunkMap(db, this.recordKeys);
     const env: Omit<ChunkEnv, 'groups'> & { groups?: TxGroups } = {
       db,
       shards,
@@ -463,6 +466,7 @@ export class Store {
       this.env.commits,
       readOnly,
       (line) => this.log(line),
+      this.recordKeys,
     );
     if (opened === null) return [];
     const log = opened.log;

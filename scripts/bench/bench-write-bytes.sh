@@ -3,7 +3,7 @@
 # fsync'd 4 KiB write reported (log + apply)"), through the mount with fio, on each layout. strace
 # records every write system call of the mount process with the file it went to, from the first
 # write to the end of unmount (unmount drains the intent log, so every write's apply is counted):
-# - log:   the intent log file (intent.log, SQLite stores' replica patches) and the metadata database
+# - log:   the intent log file (intent.log, SQLite stores' partial writes) and the metadata database
 #          and its WAL (meta.db*: intents as rows, commits, checkpoints that copy WAL pages into meta.db)
 #          (DESIGN §5);
 # - apply: shard files (disks/*/.chunks): the applier's patches (replica) or new EC versions;

@@ -1,11 +1,14 @@
 // The write path of a file (DESIGN §5): the pieces of one store.write, each a whole-shard write
 // of a fresh version (spec §8.1: new chunks, whole rewrites, partial writes that extend a chunk or
-// span more than INTENT_SPAN_BYTES_MAX) or a journaled intent (a partial write inside a replica or
-// EC chunk). The order:
-//   1. for every intent, the whole block span it touches as the file shows it, new bytes merged in;
+// span more than INTENT_SPAN_BYTES_MAX) or a journaled intent (a partial write inside a replica,
+// EC or transformed chunk). The order:
+//   1. for every intent row (no intent log file: PostgreSQL stores; container appends), the whole
+//      block span it touches as the file shows it, new bytes merged in; a record of the intent log
+//      file holds exactly the bytes written and reads nothing;
 //   2. one transaction: a never-used version for every whole write (queued for reclaim until its
 //      commit, so a crash leaves no unaccounted shards) and an intent row per partial write, holding
-//      its span; then ONE full commit (group-committed). An intent is now durable: the write is
+//      its span (or its log record, appended with the commit); then ONE full commit (group-committed),
+//      or none when the log records cover it. An intent is now durable: the write is
 //      done for it, and the applier (store/chunks/applier.ts) patches the shards later (the log is the
 //      point of durability, like ZFS's intent log);
 //   3. the shards of the whole writes;
@@ -117,7 +120,8 @@ export class ChunkWriter {
       version: 0n,
       patch: null,
     }));
-    // Replica patches of an fsync'd or stored write go to the log file: exactly the bytes written.
+    // Partial writes (replica, EC, transformed) of an fsync'd or stored write go to the log file:
+    // exactly the bytes written, sealed for encrypting layouts (DESIGN §5, §10 "Log records").
     const viaLog = this.env.intentLog !== null && durable && withIntents === undefined && !rowsOnly;
     const spans = await this.readSpans(plans, viaLog);
     const groups = this.env.groups;
@@ -155,6 +159,7 @@ export class ChunkWriter {
             offsetBytes: p.offIn,
             bytes: p.bytes,
             times: recordTimes,
+            sealed: fl.layout.transforms.encryption !== null,
           });
           p.patch!.intentId = () => logRecordId(seq);
         }),
@@ -248,14 +253,15 @@ export class ChunkWriter {
 
   /** Step 1: each journaled piece's whole block span, as the file shows it, with the new bytes in. */
   /**
-   * viaLog: a replica patch that goes to the intent log file holds exactly the bytes written (read
-   * nothing: the applier reads the blocks when it folds them in, DESIGN §5); offsetBytes is theirs.
+   * viaLog: a partial write that goes to the intent log file holds exactly the bytes written (read
+   * nothing: the applier reads the blocks, or the stored chunk, when it folds them in, DESIGN §5);
+   * offsetBytes is theirs.
    */
   private async readSpans(plans: Plan[], viaLog: boolean): Promise<Map<Plan, Span>> {
     const out = new Map<Plan, Span>();
     const journaled = plans.filter((p) => this.journaled(p.old, p.offIn, p.offIn + p.bytes.length));
     for (const p of journaled) {
-      if (!viaLog || !patchedInPlace(p.old!)) continue;
+      if (!viaLog) continue;
       const first = Math.floor(p.offIn / p.old!.fl.bitrotBlockBytes);
       out.set(p, { firstBlock: first, span: Buffer.from(p.bytes), offsetBytes: p.offIn });
     }
@@ -271,7 +277,7 @@ export class ChunkWriter {
 
   /**
    * Step 2: versions (queued for reclaim until committed) and journaled intents, one transaction.
-   * viaLog: replica patches become intent log records (appended by the caller), not rows. Returns
+   * viaLog: partial writes become intent log records (appended by the caller), not rows. Returns
    * whether the commit is covered by the log: it holds only the times stamped for logged writes,
    * which their records hold too (replay stamps them again), so it needs no flush of its own.
    */
@@ -291,7 +297,7 @@ export class ChunkWriter {
           p.version = this.reserveVersion(ino, fl, p.c);
           continue;
         }
-        if (viaLog && patchedInPlace(p.old!)) {
+        if (viaLog) {
           p.patch = { ...s, intentId: () => 0, logged: true }; // its id once the record is durable
           continue;
         }
@@ -307,10 +313,7 @@ export class ChunkWriter {
       withIntents?.();
     };
     const covered =
-      viaLog &&
-      withIntents === undefined &&
-      timesFit(times.mtimeNs, times.ctimeNs) &&
-      plans.every((p) => spans.has(p) && patchedInPlace(p.old!));
+      viaLog && withIntents === undefined && timesFit(times.mtimeNs, times.ctimeNs) && plans.every((p) => spans.has(p));
     if (covered) this.env.commits.harmless(tx);
     else this.env.db.transaction(tx)();
     return covered;

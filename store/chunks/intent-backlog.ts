@@ -210,15 +210,20 @@ export class IntentBacklog {
     this.wake();
   }
 
-  /** The chunk's pending intents now go over version (new objects: readers' snapshots keep the old ones). */
-  rebase(ino: number, chunkIndex: number, version: bigint): void {
+  /**
+   * The chunk's pending intents now go over version (new objects: readers' snapshots keep the old
+   * ones). relogged: intent log records logged again over version (old id -> new id); the old
+   * records leave the log.
+   */
+  rebase(ino: number, chunkIndex: number, version: bigint, relogged: ReadonlyMap<number, number> = new Map()): void {
     const chunks = this.byIno.get(ino);
     const list = chunks?.get(chunkIndex);
     if (chunks !== undefined && list !== undefined)
       chunks.set(
         chunkIndex,
-        list.map((i) => ({ ...i, version })),
+        list.map((i) => ({ ...i, version, id: relogged.get(i.id) ?? i.id })),
       );
+    if (relogged.size > 0) this.onLogRecordsGone([...relogged.keys()].map((id) => BigInt(-id)));
   }
 
   /** Every pending intent of a chunk goes (its version was replaced or dropped). */

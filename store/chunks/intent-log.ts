@@ -1,6 +1,7 @@
 // The intent log file of a SQLite store (DESIGN §5 "The log is a file of its own"; format in
-// docs/intent-log.md): fsync'd partial writes of replica chunks are durable once their record is
-// here. Written circularly, one commit at a time, each commit ONE pwrite and ONE fdatasync; appends
+// docs/intent-log.md): fsync'd partial writes of file chunks (replica, EC, transformed) are durable
+// once their record is here; records of encrypting layouts are sealed (DESIGN §10 "Log records").
+// Written circularly, one commit at a time, each commit ONE pwrite and ONE fdatasync; appends
 // that arrive while a commit runs share the next one (group commit). The file grows in
 // PREFILL_STEP_BYTES steps of zeros written with the commit that first passes its end, so that
 // once its size is reached a commit changes no file metadata and its fdatasync is one device flush.
@@ -13,6 +14,7 @@ import {
   LOG_BLOCK_BYTES,
   LogHeader,
   LogRecord,
+  RECORD_FLAG_SEALED,
   RECORD_FLAG_TIMES,
   alignUp,
   decodeLogHeader,
@@ -24,6 +26,8 @@ import { ConfigError } from '../config';
 import { FsError } from '../fs-error';
 import { randomU64 } from '../random-ids';
 import { Io, IoFile, errnoCode } from '../io/io';
+import type { LogRecordKeys } from '../log-record-keys';
+import type { LogFileRecordPosition } from '../../src/log-record-cipher';
 import { SyncIo } from '../io/sync-io';
 import { CommitLog } from '../meta/commit-log';
 import { IntentLogTail } from '../meta/intent-log-tail';
@@ -51,6 +55,8 @@ export interface LoggedWrite {
   bytes: Uint8Array;
   /** The times its metadata commit stamped (replay stamps them again), or null. */
   times: { mtimeNs: bigint; ctimeNs: bigint } | null;
+  /** The chunk's layout encrypts: the record's payload is sealed (DESIGN §10 "Log records"), never the plain bytes. */
+  sealed: boolean;
 }
 
 interface Queued {
@@ -99,6 +105,7 @@ export class IntentLog {
     private fileBytes: number,
     private readonly tail: IntentLogTail,
     private readonly commits: CommitLog,
+    private readonly keys: LogRecordKeys,
     start: ChainPoint,
   ) {
     this.head = start;
@@ -120,6 +127,7 @@ export class IntentLog {
     commits: CommitLog,
     readOnly: boolean,
     log: (line: string) => void,
+    keys: LogRecordKeys,
   ): Promise<Opened | null> {
     const path = nodePath.join(storeDir, INTENT_LOG_FILE);
     const boundId = tail.logId();
@@ -147,7 +155,7 @@ export class IntentLog {
       f = await IntentLog.create(io, storeDir, path, storeUuid, sizeBytes, tail, commits);
     }
     try {
-      return await IntentLog.load(f, path, storeUuid, tail, commits, readOnly);
+      return await IntentLog.load(f, path, storeUuid, tail, commits, readOnly, keys);
     } catch (err) {
       await f.close();
       throw err;
@@ -161,6 +169,7 @@ export class IntentLog {
     tail: IntentLogTail,
     commits: CommitLog,
     readOnly: boolean,
+    keys: LogRecordKeys,
   ): Promise<Opened> {
     const fileBytes = await f.sizeBytes();
     const header = decodeLogHeader(await f.pread(LOG_BLOCK_BYTES, 0));
@@ -176,7 +185,7 @@ export class IntentLog {
     const start = tail.get() ?? { seq: 1n, offsetBytes: LOG_BLOCK_BYTES };
     const bytes = await f.pread(Math.min(fileBytes, header.sizeBytes), 0);
     const walked = walkChain(bytes, header.logId, header.epoch, start);
-    const log = new IntentLog(path, f, header, fileBytes, tail, commits, walked.next);
+    const log = new IntentLog(path, f, header, fileBytes, tail, commits, keys, walked.next);
     log.committedTail = start;
     log.durableTail = start;
     for (const { record, offsetBytes } of walked.records) log.track(record.seq, offsetBytes);
@@ -224,6 +233,18 @@ export class IntentLog {
   /** Resolves with the record's sequence number once it is durable (group-committed). */
   append(write: LoggedWrite): Promise<bigint> {
     if (this.failed !== null) return Promise.reject(this.failure());
+    if (write.sealed) {
+      try {
+        this.keys.canSeal({
+          fileId: BigInt(write.ino),
+          chunkIndex: BigInt(write.chunkIndex),
+          version: write.version,
+          firstBlock: 0,
+        });
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
     return new Promise<bigint>((resolve, reject) => {
       this.queued.push({ write, resolve, reject });
       if (!this.running) void this.run();
@@ -346,20 +367,61 @@ export class IntentLog {
     }
   }
 
-  private encode(w: LoggedWrite, seq: bigint): Buffer {
-    return encodeRecord({
+  /** Where a record is and what it holds: the AAD of its sealed payload (src/log-record-cipher.ts, format 2). */
+  private positionOf(
+    r: Pick<LogRecord, 'seq' | 'ino' | 'chunkIndex' | 'version' | 'offsetBytes' | 'lengthBytes'>,
+  ): LogFileRecordPosition {
+    const { storeUuid, logId } = this.header;
+    const { seq, offsetBytes, lengthBytes, version } = r;
+    return {
+      storeUuid,
+      logId,
       seq,
-      logId: this.header.logId,
-      epoch: this.header.epoch,
-      flags: w.times === null ? 0 : RECORD_FLAG_TIMES,
+      fileId: BigInt(r.ino),
+      chunkIndex: BigInt(r.chunkIndex),
+      version,
+      offsetBytes,
+      lengthBytes,
+    };
+  }
+
+  /**
+   * The bytes a replayed record holds: a sealed payload opened with its chunk version's log key,
+   * only after its tag checked (LogRecordError otherwise: altered, moved, or another store's).
+   */
+  plainOf(r: LogRecord): Buffer {
+    if ((r.flags & RECORD_FLAG_SEALED) === 0) return Buffer.from(r.payload);
+    const plain = this.keys.open(this.positionOf(r), r.payload);
+    assert(plain.length === r.lengthBytes, 'a sealed record opens to the bytes written');
+    return plain;
+  }
+
+  private encode(w: LoggedWrite, seq: bigint): Buffer {
+    const lengthBytes = w.bytes.length;
+    const at = {
+      seq,
       ino: w.ino,
       chunkIndex: w.chunkIndex,
       version: w.version,
       offsetBytes: w.offsetBytes,
-      lengthBytes: w.bytes.length,
+      lengthBytes,
+    };
+    // Sealed on the commit's path, once its sequence number is known (it is part of the AAD).
+    const payload = w.sealed ? this.keys.seal(this.positionOf(at), w.bytes) : w.bytes;
+    const flags = (w.times === null ? 0 : RECORD_FLAG_TIMES) | (w.sealed ? RECORD_FLAG_SEALED : 0);
+    return encodeRecord({
+      seq,
+      logId: this.header.logId,
+      epoch: this.header.epoch,
+      flags,
+      ino: w.ino,
+      chunkIndex: w.chunkIndex,
+      version: w.version,
+      offsetBytes: w.offsetBytes,
+      lengthBytes,
       mtimeNs: w.times?.mtimeNs ?? 0n,
       ctimeNs: w.times?.ctimeNs ?? 0n,
-      payload: w.bytes,
+      payload,
     });
   }
 

@@ -4,7 +4,8 @@
 // encoded and written: writers and readers of the file go on meanwhile (measured: holding it made
 // every fsync'd write to an ec:4+2 file wait for a whole-chunk rewrite, 16 writes/s). At the commit,
 // intents logged during the rewrite stay pending, moved onto the new version (rebased): their
-// spans go over it exactly as they went over the old one. If the chunk was replaced or dropped
+// spans go over it exactly as they went over the old one (intent log records are logged again over
+// it, relogOnto). If the chunk was replaced or dropped
 // meanwhile, the new version is abandoned (it stays queued for reclaim, as reserved).
 import { assert } from '../../src/errors';
 import { crc32c } from '../../src/crc32c';
@@ -12,7 +13,7 @@ import { ChunkEnv } from './chunk-env';
 import { readStoredInto, writeWholeChunk } from './chunk-io';
 import { ChunkRef } from './chunk-ref';
 import { ChunkRefs } from './chunk-writer';
-import { overlaySpans } from './intent-backlog';
+import { logRecordId, overlaySpans } from './intent-backlog';
 import { boundedAll } from './bounded';
 
 /** The stored chunk is read in pieces this long: an EC piece's shard reads (256 KiB each for ec:4+2) fit the pooled scratch. */
@@ -82,10 +83,7 @@ async function writeVersion(
     const { failed, stored } = await writeWholeChunk(env, host.ref(ino, ref.fl, c, version, content.length), content);
     await host.withChunk(ino, c, async (now) => {
       if (now === null || now.version !== ref.version) return; // replaced or dropped meanwhile: ours stays queued for reclaim
-      // Log records name the version they were logged over and cannot be rebased: the rewrite is
-      // made again from a snapshot that holds them (only a replica whose patch failed gets here).
-      if (env.backlog.of(ino, c).some((i) => !ids.has(i.id) && i.id < 0))
-        throw new Error('intent log records came during the rewrite: made again');
+      const relogged = await relogOnto(env, ref, version, ids);
       env.db.transaction(() => {
         env.map.setLive(ino, c, version, content.length, stored); // data first: its shards are durable
         env.reclaim.remove(ino, c, version);
@@ -96,11 +94,54 @@ async function writeVersion(
         for (const i of failed) env.map.queueHeal(ino, c, version, i, 'write failed on this shard');
       })();
       env.backlog.remove(ino, c, ids, true);
-      env.backlog.rebase(ino, c, version);
+      env.backlog.rebase(ino, c, version, relogged);
     });
   } finally {
     env.inflight.delete(ino, c, version);
   }
+}
+
+/**
+ * Intent log records that came during the rewrite name the old version (its number is in their
+ * record and, sealed, in their AAD), and replay drops a record whose version is not live. So they
+ * are logged again over the new version, durable before the commit that makes it live (inode locked:
+ * no write joins meanwhile); a crash before that commit replays the old ones over the old version,
+ * one after it the new ones. Returns old backlog id -> new one; the old records are released by the
+ * rebase. Their times need no record: the commit that stamped them precedes this one in the WAL.
+ */
+async function relogOnto(
+  env: ChunkEnv,
+  ref: ChunkRef,
+  version: bigint,
+  ids: ReadonlySet<number>,
+): Promise<Map<number, number>> {
+  const meanwhile = env.backlog.of(ref.ino, ref.chunkIndex).filter((i) => !ids.has(i.id) && i.id < 0);
+  const relogged = new Map<number, number>();
+  if (meanwhile.length === 0) return relogged;
+  assert(env.intentLog !== null, 'intent log records come from the intent log');
+  const sealed = ref.fl.layout.transforms.encryption !== null;
+  const log = env.intentLog;
+  const settled = await Promise.allSettled(
+    meanwhile.map((i) =>
+      log.append({
+        ino: ref.ino,
+        chunkIndex: ref.chunkIndex,
+        version,
+        offsetBytes: i.offsetBytes,
+        bytes: i.span,
+        times: null,
+        sealed,
+      }),
+    ),
+  );
+  const failed = settled.find((r) => r.status === 'rejected');
+  if (failed !== undefined) {
+    // Records over a version that never goes live hold nothing: their space may go at once.
+    log.release(settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : [])));
+    throw failed.reason;
+  }
+  settled.forEach((r, n) => relogged.set(meanwhile[n].id, logRecordId((r as PromiseFulfilledResult<bigint>).value)));
+  return relogged;
 }
 
 /** The file is gone or the chunk was replaced by a version that holds these bytes: nothing to apply. */

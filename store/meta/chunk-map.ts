@@ -36,6 +36,8 @@ export interface Intent {
    * holds them sealed (DESIGN §10 log records); null in intents of older builds.
    */
   span: Buffer | null;
+  /** The row held its span sealed (span_sealed 1); a plain span over an encrypting layout is refused at replay. */
+  sealed: boolean;
 }
 
 export interface HealEntry {
@@ -346,8 +348,9 @@ export class ChunkMap {
       firstBlock: Number(r.first_block),
       lastBlock: Number(r.last_block),
       span: (r.span as unknown as Buffer | null) ?? null,
+      sealed: Number(r.span_sealed) === SPAN_SEALED,
     };
-    if (i.span !== null && Number(r.span_sealed) === SPAN_SEALED) {
+    if (i.span !== null && i.sealed) {
       i.span = this.openRecord(i.id, positionOf(i.ino, i.chunkIndex, i.version, i.firstBlock), i.span);
     }
     return i;

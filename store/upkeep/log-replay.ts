@@ -1,8 +1,10 @@
 // Replay of the intent log file at open (DESIGN §5; docs/intent-log.md "Replay"): its records, in
-// order, into the backlog (reads show them at once), and the applier folds them into every replica:
-// it reads each block they touch from a replica that verifies, lays the records over it in order
-// and writes it back (store/chunks/fold-runs.ts). A record whose chunk was rewritten since, or is
-// gone, holds nothing to replay and is released.
+// order, into the backlog (reads show them at once), and the applier folds them in: into every
+// replica (it reads each block they touch from a replica that verifies, lays the records over it in
+// order and writes it back, store/chunks/fold-runs.ts), or, for an EC or transformed chunk, into one
+// new version (store/chunks/intent-rewrite.ts). A record whose chunk was rewritten since, or is gone,
+// holds nothing to replay and is released. Sealed records are opened (their tag checked) before
+// their bytes go anywhere; a plain record over an encrypting layout is refused (DESIGN §10 "Log records").
 import { ChunkEnv } from '../chunks/chunk-env';
 import { ChunkRef, patchedInPlace } from '../chunks/chunk-ref';
 import { blockSpan } from '../chunks/intent-span';
@@ -10,6 +12,7 @@ import { logRecordId } from '../chunks/intent-backlog';
 import { FileIo } from '../file-io';
 import { LogRecord, RECORD_FLAG_SEALED, RECORD_FLAG_TIMES } from '../../src/intent-record';
 import type { RecoveryReport } from './recovery';
+import { refusePlainIntent } from '../chunks/plain-intent';
 
 /** The live ref of every chunk the records name (null: gone). */
 async function refsOf(files: FileIo, records: readonly LogRecord[]): Promise<Map<string, ChunkRef | null>> {
@@ -24,6 +27,8 @@ async function refsOf(files: FileIo, records: readonly LogRecord[]): Promise<Map
 interface Live {
   r: LogRecord;
   ref: ChunkRef;
+  /** The bytes written (a sealed record opened). */
+  span: Buffer;
 }
 interface Sorted {
   live: Live[];
@@ -31,21 +36,28 @@ interface Sorted {
 }
 
 /** The records to replay, and those that hold nothing to replay (their chunk was rewritten or is gone). */
-async function sortOut(files: FileIo, records: readonly LogRecord[], report: RecoveryReport): Promise<Sorted> {
+async function sortOut(
+  env: ChunkEnv,
+  files: FileIo,
+  records: readonly LogRecord[],
+  report: RecoveryReport,
+): Promise<Sorted> {
   const refs = await refsOf(files, records);
   const gone: bigint[] = [];
   const live: Live[] = [];
   for (const r of records) {
     const ref = refs.get(`${r.ino}/${r.chunkIndex}`) ?? null;
     const inside = ref !== null && r.offsetBytes + r.lengthBytes <= ref.logicalLenBytes;
-    const stale = ref === null || ref.version !== r.version || !patchedInPlace(ref) || !inside;
-    const sealed = (r.flags & RECORD_FLAG_SEALED) !== 0;
-    // A sealed record is written by no build yet (encrypting layouts keep metadata rows).
-    if (!stale && sealed) report.errors.push(`intent log record ${r.seq}: this build reads no sealed payload; skipped`);
-    if (stale || sealed) {
+    const stale = ref === null || ref.version !== r.version || !inside;
+    if (stale) {
+      // Not looked into: a stale record may predate the file's layout (a layout changes only while
+      // the file holds no data), and it is never applied.
       gone.push(r.seq);
       report.intentsResolved++;
-    } else live.push({ r, ref });
+      continue;
+    }
+    refusePlainIntent(ref, (r.flags & RECORD_FLAG_SEALED) !== 0, { logRecord: r.seq, logPath: env.intentLog!.path });
+    live.push({ r, ref, span: env.intentLog!.plainOf(r) }); // every record checked before any goes in
   }
   return { live, gone };
 }
@@ -58,14 +70,14 @@ export async function replayLog(
   report: RecoveryReport,
   forReading = false,
 ): Promise<void> {
-  const { live, gone } = await sortOut(files, records, report);
+  const { live, gone } = await sortOut(env, files, records, report);
   const times = new Map<number, { mtimeNs: bigint; ctimeNs: bigint }>(); // each file's last record's
-  for (const { r, ref } of live) {
+  for (const { r, ref, span } of live) {
     const s = blockSpan(ref, r.offsetBytes, r.lengthBytes);
     const { ino, chunkIndex, version } = r;
-    // Exactly the bytes written: the applier reads their blocks when it folds them in.
-    const span = Buffer.from(r.payload);
-    const pending = { id: logRecordId(r.seq), ino, chunkIndex, version, firstBlock: s.first, span, inPlace: true };
+    // Exactly the bytes written: the applier reads their blocks (or the stored chunk) when it folds them in.
+    const inPlace = patchedInPlace(ref);
+    const pending = { id: logRecordId(r.seq), ino, chunkIndex, version, firstBlock: s.first, span, inPlace };
     env.backlog.add({ ...pending, offsetBytes: r.offsetBytes }, ref.fl.bitrotBlockBytes);
     if ((r.flags & RECORD_FLAG_TIMES) !== 0) times.set(r.ino, { mtimeNs: r.mtimeNs, ctimeNs: r.ctimeNs });
     report.blocksRepaired += s.last - s.first + 1;

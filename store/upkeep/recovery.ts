@@ -14,6 +14,7 @@ import { FileIo } from '../file-io';
 import { classifyShardError } from '../chunks/shard-encode';
 import { LogRecord } from '../../src/intent-record';
 import { replayLog } from './log-replay';
+import { refusePlainIntent } from '../chunks/plain-intent';
 
 export interface RecoveryReport {
   intentsResolved: number;
@@ -104,6 +105,7 @@ async function loadIntents(env: ChunkEnv, files: FileIo, intents: Intent[], repo
         return;
       }
       if (intent.span !== null) {
+        refusePlainIntent(ref, intent.sealed, { row: intent.id });
         env.backlog.add(
           {
             id: intent.id,

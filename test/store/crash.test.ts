@@ -29,7 +29,8 @@ interface Scenario {
 const BB = SMALL.bitrotBlockBytes;
 const CS = SMALL.chunkSizeBytes;
 const SCENARIOS: Scenario[] = [
-  // The intent log's commit is two steps (pwrite, fdatasync): durable from the third on.
+  // The intent log's commit is two steps (pwrite, fdatasync): durable from the third on, for every
+  // layout (EC and transformed chunks log their partial writes there too, DESIGN §5).
   {
     name: 'replica RMW across blocks',
     layout: 'replica:3',
@@ -48,7 +49,7 @@ const SCENARIOS: Scenario[] = [
     layout: 'ec:2+1',
     offset: 70_000,
     length: 9_000,
-    newFromStep: 2,
+    newFromStep: 3,
   },
   // Transformed chunks (DESIGN §10): a partial write is an intent, then a new version of the chunk.
   {
@@ -56,15 +57,22 @@ const SCENARIOS: Scenario[] = [
     layout: 'replica:3,zstd',
     offset: 3 * BB - 100,
     length: 2 * BB + 300,
-    newFromStep: 2,
+    newFromStep: 3,
     text: true,
+  },
+  {
+    name: 'encrypted replica partial write (a sealed log record, then a new version)',
+    layout: 'replica:3,aes256gcm',
+    offset: 5 * BB + 10,
+    length: 300,
+    newFromStep: 3,
   },
   {
     name: 'encrypted EC partial write (intent, then a new version)',
     layout: 'ec:2+1,lz4,aes256gcm',
     offset: 70_000,
     length: 9_000,
-    newFromStep: 2,
+    newFromStep: 3,
     text: true,
   },
 ];

@@ -1,24 +1,30 @@
 // Sealed log records (DESIGN §10 "log records"; src/log-record-cipher.ts, store/log-record-keys.ts):
 // the intent spans of chunks whose layout encrypts are written sealed, open only with the store key,
-// unaltered and at their place (file, chunk, version, first block); a store replays them at open, and
-// refuses one altered or moved, naming it; rows of older builds (plain spans) still replay; a rebase
-// seals a chunk's records again for the new version.
+// unaltered and at their place (file, chunk, version, first block; a log file record: its store, log,
+// sequence number, offset and length); a store replays them at open, and refuses one altered or
+// moved, or a plain one over an encrypting layout, naming it; a rebase, or a log file record logged
+// again over a rewritten chunk, seals a chunk's records again for the new version.
 import test from 'ava';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { deriveDataKey } from '../../src/chunk-cipher';
 import {
+  LOG_FILE_RECORD_FORMAT,
   LOG_RECORD_OVERHEAD_BYTES,
+  LogFileRecordPosition,
   LogRecordError,
   LogRecordPosition,
   deriveLogKey,
 } from '../../src/log-record-cipher';
 import { LogRecordKeyError, LogRecordKeys } from '../../store/log-record-keys';
+import { PlainIntentError } from '../../store/chunks/plain-intent';
+import { RECORD_FLAG_SEALED } from '../../src/intent-record';
+import { logFileRecords, recordPosition } from './log-file-records';
+import { HeldRenames } from './held-renames';
 import { ChunkMap, IntentRecordError } from '../../store/meta/chunk-map';
 import { ROOT_INO } from '../../store/meta/meta';
 import { createDb } from '../../store/meta/sqlite/database';
-import { NodeIo } from '../../store/io/io';
 import { Store } from '../../store/store';
 import type { Db } from '../../store/meta/sql-engine';
 import { openStoreMetaOf, testMetaEngine } from '../helpers/pg-meta';
@@ -83,6 +89,40 @@ test('a record opens only with its key, unaltered and at its place; every seal h
   }
   const keyless = new LogRecordKeys(null);
   t.throws(() => keyless.open(POS, rec), { instanceOf: LogRecordKeyError, message: /without the store key/ });
+});
+
+test('a log file record (format 2) opens only in its store, log, sequence number and place', (t) => {
+  const keys = new LogRecordKeys(crypto.randomBytes(32));
+  const at: LogFileRecordPosition = {
+    storeUuid: '0a1b2c3d-0000-4000-8000-000000000001',
+    logId: 0x1234n,
+    seq: 41n,
+    fileId: 12n,
+    chunkIndex: 3n,
+    version: 7n,
+    offsetBytes: 5000,
+    lengthBytes: 11,
+  };
+  const plain = Buffer.from('bytes wrote');
+  const rec = keys.seal(at, plain);
+  t.is(rec[0], LOG_FILE_RECORD_FORMAT);
+  t.true(keys.open(at, rec).equals(plain));
+  const moves = [
+    { storeUuid: '0a1b2c3d-0000-4000-8000-000000000002' },
+    { logId: 0x1235n },
+    { seq: 42n },
+    { fileId: 13n },
+    { chunkIndex: 4n },
+    { version: 8n },
+    { offsetBytes: 5001 },
+    { lengthBytes: 10 },
+  ];
+  for (const moved of moves) {
+    t.throws(() => keys.open({ ...at, ...moved }, rec), { instanceOf: LogRecordError }, JSON.stringify(moved, bigints));
+  }
+  // A row's record (format 1) of the same chunk version does not open as a log file record, nor the reverse.
+  t.throws(() => keys.open(at, keys.seal(POS, plain)), { instanceOf: LogRecordError, message: /format 1 is not/ });
+  t.throws(() => keys.open(POS, rec), { instanceOf: LogRecordError, message: /format 2 is not/ });
 });
 
 test('a log key is never the data key of the same chunk version', (t) => {
@@ -168,14 +208,26 @@ test('partial writes to an encrypting layout are logged sealed, never in the cle
     marker.copy(data, at);
   }
   const rows = s.ns.db.prepare('SELECT * FROM intents ORDER BY id').all() as IntentRow[];
-  t.is(rows.length, 5);
   const keys = new LogRecordKeys(storeKey);
-  for (const r of rows) {
-    t.is(Number(r.span_sealed), 1);
-    t.is(r.span.indexOf(marker), -1, 'the row holds no plaintext');
-    const pos = { fileId: r.ino, chunkIndex: r.chunk_index, version: r.version, firstBlock: Number(r.first_block) };
-    const at = Number(r.first_block) * BB;
-    t.deepEqual(keys.open(pos, r.span), data.subarray(at, at + BB), 'the record opens to the block the file shows');
+  if (testMetaEngine() === 'sqlite') {
+    // The intent log file (DESIGN §5): exactly the bytes written, in format-2 records.
+    t.is(rows.length, 0, 'no intent row');
+    const { header, bytes, records } = logFileRecords(dir);
+    t.is(bytes.indexOf(marker), -1, 'the log holds no plaintext');
+    t.is(records.length, 5);
+    for (const { record: r } of records) {
+      t.is(r.flags & RECORD_FLAG_SEALED, RECORD_FLAG_SEALED);
+      t.deepEqual(keys.open(recordPosition(header, r), r.payload), marker, 'the record opens to the bytes written');
+    }
+  } else {
+    t.is(rows.length, 5);
+    for (const r of rows) {
+      t.is(Number(r.span_sealed), 1);
+      t.is(r.span.indexOf(marker), -1, 'the row holds no plaintext');
+      const pos = { fileId: r.ino, chunkIndex: r.chunk_index, version: r.version, firstBlock: Number(r.first_block) };
+      const at = Number(r.first_block) * BB;
+      t.deepEqual(keys.open(pos, r.span), data.subarray(at, at + BB), 'the record opens to the block the file shows');
+    }
   }
   t.true((await s.read(ino, 0, data.length)).equals(data), 'reads overlay the records');
   await s.applyNow();
@@ -185,18 +237,28 @@ test('partial writes to an encrypting layout are logged sealed, never in the cle
   await again.close();
 });
 
-test('a store replays sealed records and plain rows of older builds at open; it refuses a record altered or moved, naming it', async (t) => {
+test('a store replays sealed rows at open; it refuses a plain row over an encrypting layout, and a record altered or moved, naming it', async (t) => {
   const { dir, ino, data, storeKey, version } = await encryptedFile();
   const keys = new LogRecordKeys(storeKey);
   const span = (fill: number): Buffer => Buffer.alloc(BB, fill);
   const at2 = { fileId: BigInt(ino), chunkIndex: 0n, version, firstBlock: 2 };
+  plant(dir, ino, version, 6, span(0x22), 0); // plain bytes: no build writes them for this layout
+  const plainSite = `\\(file ${ino}, chunk 0, version ${version}\\)`;
+  await t.throwsAsync(Store.open(dir, { readOnly: true }), { instanceOf: PlainIntentError }, 'a read-only open too');
+  await t.throwsAsync(Store.open(dir), {
+    instanceOf: PlainIntentError,
+    message: new RegExp(
+      `^intent row \\d+ of meta\\.db holds plain bytes .*encrypts.*delete that intent row.*${plainSite}$`,
+    ),
+  });
+  const meta0 = openStoreMetaOf(dir);
+  meta0.prepare('DELETE FROM intents').run();
+  meta0.close();
   plant(dir, ino, version, 2, keys.seal(at2, span(0x11)), 1);
-  plant(dir, ino, version, 6, span(0x22), 0); // an older build's row: the span as it is
   const s = await Store.open(dir);
-  t.is(s.recoveryReport.intentsResolved, 2);
+  t.is(s.recoveryReport.intentsResolved, 1);
   span(0x11).copy(data, 2 * BB);
-  span(0x22).copy(data, 6 * BB);
-  t.true((await s.read(ino, 0, data.length)).equals(data), 'both replayed');
+  t.true((await s.read(ino, 0, data.length)).equals(data), 'the sealed row replayed, nothing of the plain one');
   await s.close();
 
   const meta = openStoreMetaOf(dir);
@@ -221,40 +283,6 @@ test('a store replays sealed records and plain rows of older builds at open; it 
   await clean.close();
 });
 
-/** Holds the renames (a shard file's last step) of chunk versions from a given one: a rewrite waits there. */
-class HeldRenames extends NodeIo {
-  private fromVersion: bigint | null = null;
-  private held: Promise<void> = Promise.resolve();
-  private release: () => void = () => undefined;
-  private reachedNow: () => void = () => undefined;
-  /** Resolves when a rename is held (after arm). */
-  reached: Promise<void> = Promise.resolve();
-  /** Hold renames of versions >= fromVersion from now on; those held before go on. */
-  arm(fromVersion: bigint): void {
-    const release = this.release;
-    this.fromVersion = fromVersion;
-    this.reached = new Promise((resolve) => {
-      this.reachedNow = resolve;
-    });
-    this.held = new Promise((resolve) => {
-      this.release = resolve;
-    });
-    release();
-  }
-  letGo(): void {
-    this.fromVersion = null;
-    this.release();
-  }
-  override async rename(from: string, to: string): Promise<void> {
-    const v = /\.v(\d+)\/c\d+\//.exec(to);
-    if (this.fromVersion !== null && v !== null && BigInt(v[1]) >= this.fromVersion) {
-      this.reachedNow();
-      await this.held;
-    }
-    return super.rename(from, to);
-  }
-}
-
 test('an intent logged while its chunk is rewritten moves to the new version sealed again for it, and replays there', async (t) => {
   const { dir, ino, data, storeKey, version } = await encryptedFile();
   const io = new HeldRenames();
@@ -273,12 +301,28 @@ test('an intent logged while its chunk is rewritten moves to the new version sea
   const rows = s.ns.db.prepare('SELECT * FROM intents ORDER BY id').all() as IntentRow[];
   const now = chunkVersion(s.ns.db, ino);
   t.true(now > version, 'the rewrite made a new version');
-  t.is(rows.length, 1, 'the second intent is pending');
-  t.is(rows[0].version, now, 'moved to the new version');
   const keys = new LogRecordKeys(storeKey);
-  const pos = { fileId: BigInt(ino), chunkIndex: 0n, version: now, firstBlock: 5 };
-  t.true(keys.open(pos, rows[0].span).equals(data.subarray(5 * BB, 6 * BB)), 'sealed again for the new version');
-  t.throws(() => keys.open({ ...pos, version }, rows[0].span), { instanceOf: LogRecordError });
+  if (testMetaEngine() === 'sqlite') {
+    // A log file record names its version: logged again over the new one before its commit.
+    t.is(rows.length, 0);
+    const { header, records } = logFileRecords(dir);
+    const over = records.filter(({ record: r }) => r.offsetBytes === 5 * BB + 20).map(({ record: r }) => r);
+    t.deepEqual(
+      over.map((r) => r.version),
+      [version, now],
+      'logged over the old version, then again over the new one',
+    );
+    const again = over[1];
+    t.true(keys.open(recordPosition(header, again), again.payload).equals(second), 'sealed again for the new version');
+    const moved = { ...recordPosition(header, again), version };
+    t.throws(() => keys.open(moved, again.payload), { instanceOf: LogRecordError });
+  } else {
+    t.is(rows.length, 1, 'the second intent is pending');
+    t.is(rows[0].version, now, 'moved to the new version');
+    const pos = { fileId: BigInt(ino), chunkIndex: 0n, version: now, firstBlock: 5 };
+    t.true(keys.open(pos, rows[0].span).equals(data.subarray(5 * BB, 6 * BB)), 'sealed again for the new version');
+    t.throws(() => keys.open({ ...pos, version }, rows[0].span), { instanceOf: LogRecordError });
+  }
   t.true((await s.read(ino, 0, data.length)).equals(data));
   // The state a crash leaves: the intent still in the log (a copy of the store as it is now; a
   // PostgreSQL database in use cannot be copied, and the replay of sealed records is tested above).
