@@ -13,7 +13,7 @@ export async function compactVerb(c: Extract<ToolCommand, { verb: 'compact' }>):
     const k = r.containers;
     process.stdout.write(
       `chunkfs compact: ${r.store}${r.online ? ' (mounted)' : ''}: sealed ${r.sealed}, compacted ${r.compacted} container(s), ` +
-        `moved ${r.needlesMoved} needle(s) (${bytesText(r.bytesCopied)}); containers now: ${k.open} open, ${k.full} full, ${k.sealed} sealed, ` +
+        `moved ${r.needlesMoved} needle(s) (${bytesText(r.bytesCopied)})${r.needlesFailed > 0 ? `, ${r.needlesFailed} could not be moved` : ''}; containers now: ${k.open} open, ${k.full} full, ${k.sealed} sealed, ` +
         `${bytesText(k.liveBytes)} live, ${bytesText(k.deadBytes)} dead, ${k.compactionBacklog} due for compaction\n`,
     );
   }
