@@ -161,6 +161,11 @@ function metadataLine(m: Obj): string {
   );
 }
 
+function layoutsText(layouts: Obj[]): string {
+  if (layouts.length === 0) return 'none';
+  return layouts.map((l) => `${String(l.layout)} (${plural(Number(l.files), 'file')})`).join(', ');
+}
+
 /** "compressed 12 chunks (48.0 MiB stored in 11.3 MiB, 4.25x)". */
 function transformedText(t: Obj): string {
   const raw = Number(t.rawBytes);
@@ -180,13 +185,13 @@ export function statusText(report: Json): string {
   if (isObj(mount) && isObj(mount.readGrants)) out.push(grantLine(mount.readGrants));
   out.push(...diskLines(Array.isArray(r.disks) ? r.disks : []));
   const layouts = Array.isArray(r.layoutsInUse) ? r.layoutsInUse.filter(isObj) : [];
-  out.push(
-    `layouts in use: ${r.layoutsInUse === null ? UNKNOWN : layouts.length === 0 ? 'none' : layouts.map((l) => `${String(l.layout)} (${plural(Number(l.files), 'file')})`).join(', ')}`,
-  );
+  out.push(`layouts in use: ${r.layoutsInUse === null ? UNKNOWN : layoutsText(layouts)}`);
   const transformed = Array.isArray(r.transformedChunks) ? r.transformedChunks.filter(isObj) : [];
   if (transformed.length > 0) out.push(`transformed chunks: ${transformed.map(transformedText).join(', ')}`);
   out.push(
-    `heal queue: ${known(r.healQueueLength, (n) => plural(n, 'shard'))}; reclaim backlog: ${known(r.reclaimBacklog, (n) => plural(n, 'chunk version'))}; open intents: ${known(r.openIntents, String)}; metadata flushes: ${String(r.metadataFlushes ?? 0)}; transaction groups closed: ${String(r.groupsClosed ?? 0)}`,
+    `heal queue: ${known(r.healQueueLength, (n) => plural(n, 'shard'))}; ` +
+      `reclaim backlog: ${known(r.reclaimBacklog, (n) => plural(n, 'chunk version'))}; ` +
+      `open intents: ${known(r.openIntents, String)}; metadata flushes: ${String(r.metadataFlushes ?? 0)}; transaction groups closed: ${String(r.groupsClosed ?? 0)}`,
   );
   if (isObj(r.intentBacklog)) out.push(backlogLine(r.intentBacklog));
   if (isObj(r.metadata)) out.push(metadataLine(r.metadata));

@@ -56,7 +56,7 @@ import {
   commitPointOf,
   createMeta,
   metaStatus,
-  metaOutage,
+  metaOutageAfterFailure,
   onMetaReconnect,
   openStoreMeta,
   parseMetaArg,
@@ -174,7 +174,7 @@ export interface MetaDerivedStatus {
   openIntents: number;
   /** Chunk versions waiting for background deletion (DESIGN §5 reclaim queue). */
   reclaimBacklog: number;
-  /** Small-file containers (spec §11): by state, with live and dead bytes; backlog = sealed ones due for compaction. */
+  /** Small-file containers (spec §11): by state, live and dead bytes; backlog: sealed ones due for compaction. */
   containers: ContainerStatus;
   counters: Record<CounterName, number>;
 }
@@ -1043,7 +1043,7 @@ export class Store {
     try {
       this.checkDisks(true);
     } catch (err) {
-      if (metaOutage(this.db) === null) throw err; // an offline disk's recheck counts open intents
+      if (metaOutageAfterFailure(this.db) === null) throw err; // an offline disk's recheck counts open intents
     }
     const disks = await this.diskStatus();
     const derived = this.metaDerivedStatus();
@@ -1103,7 +1103,7 @@ export class Store {
         counters: this.env.counters.all(),
       };
     } catch (err) {
-      if (metaOutage(this.db) === null) throw err;
+      if (metaOutageAfterFailure(this.db) === null) throw err;
       return {
         layoutsInUse: null,
         transformedChunks: null,

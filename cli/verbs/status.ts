@@ -12,10 +12,9 @@ export async function statusVerb(c: Extract<ToolCommand, { verb: 'status' }>): P
   const { result } = await runAction(resolveTarget(c.target), 'status', {}, () => undefined);
   process.stdout.write(c.json ? jsonText(result) : statusText(JSON.parse(jsonText(result))));
   // Degraded: the metadata server is down (DESIGN §9 "A broken connection"); printed above all the same.
-  const down = (result as StatusResult).metadata.unreachable;
-  if (down === undefined || down === null) return 0;
-  process.stderr.write(
-    `chunkfs status: the metadata server ${(result as StatusResult).metadata.location} is ${outageText(JSON.parse(jsonText(down)))}\n`,
-  );
+  const meta = (result as StatusResult).metadata;
+  if (meta.unreachable === undefined || meta.unreachable === null) return 0;
+  const down = outageText(JSON.parse(jsonText(meta.unreachable)));
+  process.stderr.write(`chunkfs status: the metadata server ${meta.location} is ${down}\n`);
   return 1;
 }

@@ -225,7 +225,7 @@ function readLeaseIfReachable(db: PgDb): LeaseInfo | null {
   try {
     return readLease(db);
   } catch (err) {
-    if (db.outage() === null) throw err;
+    if (metaOutageAfterFailure(db) === null) throw err;
     return null;
   }
 }
@@ -236,6 +236,16 @@ function readLeaseIfReachable(db: PgDb): LeaseInfo | null {
  */
 export function metaOutage(db: Db): Outage | null {
   return db instanceof PgDb ? db.outage() : null;
+}
+
+/**
+ * metaOutage after a statement failed: libpq may report the server gone as the statement's own
+ * error before it marks the connection broken, so a trivial statement asks again.
+ */
+export function metaOutageAfterFailure(db: Db): Outage | null {
+  if (!(db instanceof PgDb)) return null;
+  db.probe();
+  return db.outage();
 }
 
 /** The `chunkfs meta copy` target's name for the embedded default (meta.db in the store directory). */

@@ -210,7 +210,8 @@ export class Compactor {
             packClass: row.packClass,
             data: n.data,
             commit: (slice) => {
-              if (!this.files.slices.setIf(n.ino, n.slice, slice)) throw new NeedleRewritten(n.ino); // the copy is dead at once
+              // The copy is dead at once.
+              if (!this.files.slices.setIf(n.ino, n.slice, slice)) throw new NeedleRewritten(n.ino);
             },
           })
           .then(

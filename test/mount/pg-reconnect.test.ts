@@ -95,7 +95,11 @@ async function statusWhileDown(t: ExecutionContext, mp: string, offline: string)
   t.regex(text.stdout, new RegExp(`mounted on ${mp} \\(pid ${String(/pid (\d+)/.exec(text.stdout)?.[1])}`));
   t.regex(
     text.stdout,
-    /^metadata: postgres \S+: unreachable since \d\d:\d\d:\d\d UTC \(.+\), reconnecting \(\d+ attempts?\); meta_reconnects: 0$/m,
+    new RegExp(
+      '^metadata: postgres \\S+: unreachable since \\d\\d:\\d\\d:\\d\\d UTC \\(.+\\), ' +
+        'reconnecting \\(\\d+ attempts?\\); meta_reconnects: 0$',
+      'm',
+    ),
   );
   t.regex(text.stdout, /^heal queue: unknown \(metadata unreachable\); reclaim backlog: unknown/m);
   t.regex(text.stdout, /^counters: unknown \(metadata unreachable\)$/m);

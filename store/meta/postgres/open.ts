@@ -47,7 +47,10 @@ function connectError(url: string, message: string): ConfigError {
   return new ConfigError(
     redactedUrl(url),
     // libpq's message has a line per host tried and a hint: one line (user-facing errors are one).
-    `cannot connect to the PostgreSQL metadata database: ${message.trim().split(/\s*\n\s*/).join(' ')}; ${hint}`,
+    `cannot connect to the PostgreSQL metadata database: ${message
+      .trim()
+      .split(/\s*\n\s*/)
+      .join(' ')}; ${hint}`,
   );
 }
 

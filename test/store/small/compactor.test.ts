@@ -217,7 +217,7 @@ test('a mostly dead open container is retired and compacted by a compaction roun
   t.true(reclaimed.versionsDeleted > 0, "the old container's chunks are reclaimed");
 });
 
-test('a compaction whose writes fail moves nothing, reports it (container, disks) and keeps the container; every file reads; the next round does it', async (t) => {
+test('a compaction whose writes fail moves nothing, reports it (container, disks), keeps the container; every file reads; the next round does it', async (t) => {
   const io = new FaultyIo(new NodeIo());
   const { store } = await smallStore('replica:3', 6, {
     smallFileMaxBytes: RETIRE_FILE_BYTES,
