@@ -4,6 +4,8 @@
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type Obj = { [k: string]: Json };
 const LINES_MAX = 10_000;
+/** A field the metadata database holds, while its server is unreachable (never printed as a zero). */
+const UNKNOWN = 'unknown (metadata unreachable)';
 const KNOWN = new Set([
   'store',
   'mount',
@@ -32,6 +34,11 @@ export function bytesText(n: Json | undefined): string {
     u++;
   }
   return `${u === 0 ? x : x.toFixed(1)} ${units[u]}`;
+}
+
+/** A count, or UNKNOWN when null. */
+function known(v: Json | undefined, text: (n: number) => string): string {
+  return v === null ? UNKNOWN : text(Number(v ?? 0));
 }
 
 function isObj(v: Json | undefined): v is Obj {
@@ -117,17 +124,32 @@ function memoryLine(m: Obj): string {
   );
 }
 
+// A mount that lost the lease says so first: it changes nothing more (DESIGN §9 "Lease and fencing").
+function leaseLostText(m: Obj): string {
+  return typeof m.leaseLost === 'string'
+    ? `; THIS MOUNT LOST THE LEASE (${m.leaseLost}): read-only, every change refused (EROFS); unmount it`
+    : '';
+}
+
+/** Reconnections after the connection broke (DESIGN §9 "A broken connection"): each one a crash of the metadata. */
+function reconnectsText(m: Obj): string {
+  return typeof m.reconnects === 'number' ? `; meta_reconnects: ${m.reconnects}` : '';
+}
+
+/** The metadata server down now (DESIGN §9 "A broken connection"): since when (UTC), why, the tries to dial again. */
+export function outageText(o: Obj): string {
+  const since = new Date(Number(o.sinceMs)).toISOString().slice(11, 19);
+  const tries = o.reconnecting === true ? `, reconnecting (${plural(Number(o.attempts), 'attempt')})` : '';
+  return `unreachable since ${since} UTC (${String(o.reason)})${tries}`;
+}
+
 /** DESIGN §9: where the metadata is; on PostgreSQL who holds the store's lease, and for how long. */
 function metadataLine(m: Obj): string {
   const where = `metadata: ${String(m.engine ?? '?')} ${String(m.location ?? '')}`;
+  if (isObj(m.unreachable)) return `${where}: ${outageText(m.unreachable)}${leaseLostText(m)}${reconnectsText(m)}`;
   if (m.leases !== true) return where; // an engine without a lease (SQLite: the store lock file)
-  // A mount that lost the lease says so first: it changes nothing more (DESIGN §9 "Lease and fencing").
-  const lost =
-    typeof m.leaseLost === 'string'
-      ? `; THIS MOUNT LOST THE LEASE (${m.leaseLost}): read-only, every change refused (EROFS); unmount it`
-      : '';
-  // Reconnections after the connection broke (DESIGN §9 "A broken connection"): each one a crash of the metadata.
-  const again = typeof m.reconnects === 'number' ? `; meta_reconnects: ${m.reconnects}` : '';
+  const lost = leaseLostText(m);
+  const again = reconnectsText(m);
   const l = m.lease;
   if (!isObj(l)) return `${where}${lost}${again}; lease: not held`;
   const left = Number(l.expiresInMs);
@@ -137,6 +159,11 @@ function metadataLine(m: Obj): string {
     `renewed ${(Number(l.heartbeatAgeMs) / 1000).toFixed(1)} s ago, ` +
     (left > 0 ? `expires in ${(left / 1000).toFixed(1)} s` : `expired ${(-left / 1000).toFixed(1)} s ago`)
   );
+}
+
+function layoutsText(layouts: Obj[]): string {
+  if (layouts.length === 0) return 'none';
+  return layouts.map((l) => `${String(l.layout)} (${plural(Number(l.files), 'file')})`).join(', ');
 }
 
 /** "compressed 12 chunks (48.0 MiB stored in 11.3 MiB, 4.25x)". */
@@ -158,16 +185,17 @@ export function statusText(report: Json): string {
   if (isObj(mount) && isObj(mount.readGrants)) out.push(grantLine(mount.readGrants));
   out.push(...diskLines(Array.isArray(r.disks) ? r.disks : []));
   const layouts = Array.isArray(r.layoutsInUse) ? r.layoutsInUse.filter(isObj) : [];
-  out.push(
-    `layouts in use: ${layouts.length === 0 ? 'none' : layouts.map((l) => `${String(l.layout)} (${plural(Number(l.files), 'file')})`).join(', ')}`,
-  );
+  out.push(`layouts in use: ${r.layoutsInUse === null ? UNKNOWN : layoutsText(layouts)}`);
   const transformed = Array.isArray(r.transformedChunks) ? r.transformedChunks.filter(isObj) : [];
   if (transformed.length > 0) out.push(`transformed chunks: ${transformed.map(transformedText).join(', ')}`);
   out.push(
-    `heal queue: ${plural(Number(r.healQueueLength ?? 0), 'shard')}; reclaim backlog: ${plural(Number(r.reclaimBacklog ?? 0), 'chunk version')}; open intents: ${String(r.openIntents ?? 0)}; metadata flushes: ${String(r.metadataFlushes ?? 0)}; transaction groups closed: ${String(r.groupsClosed ?? 0)}`,
+    `heal queue: ${known(r.healQueueLength, (n) => plural(n, 'shard'))}; ` +
+      `reclaim backlog: ${known(r.reclaimBacklog, (n) => plural(n, 'chunk version'))}; ` +
+      `open intents: ${known(r.openIntents, String)}; metadata flushes: ${String(r.metadataFlushes ?? 0)}; transaction groups closed: ${String(r.groupsClosed ?? 0)}`,
   );
   if (isObj(r.intentBacklog)) out.push(backlogLine(r.intentBacklog));
   if (isObj(r.metadata)) out.push(metadataLine(r.metadata));
+  if (r.counters === null) out.push(`counters: ${UNKNOWN}`);
   if (isObj(r.counters))
     out.push(
       `counters: ${Object.entries(r.counters)
@@ -180,7 +208,7 @@ export function statusText(report: Json): string {
     for (const f of faults) out.push(`  ${faultText(f)}`);
   }
   for (const [k, v] of Object.entries(r)) {
-    if (!KNOWN.has(k) && out.length < LINES_MAX) out.push(`${k}: ${scalar(v)}`);
+    if (!KNOWN.has(k) && out.length < LINES_MAX) out.push(`${k}: ${v === null ? UNKNOWN : scalar(v)}`);
   }
   return out.join('\n') + '\n';
 }

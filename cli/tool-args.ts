@@ -242,8 +242,12 @@ export const TOOL_HELP: Record<ToolVerb, string> = {
 Disks with capacity and health, layouts in use, heal queue, reclaim backlog, open intents and the
 counters (bitrot errors, failovers, reconstructions, heals, ...). TARGET is a store directory, a
 chunkfs mount point, or nothing (the default store). On a mounted store it asks the mount, which
-also lists the faults injected into it (chunkfs inject).
-  --json             print the report as JSON`,
+also lists the faults injected into it (chunkfs inject). While the metadata server (PostgreSQL) is
+unreachable it still reports what it can, says since when and why, and shows the fields the database
+holds as unknown (null in JSON).
+  --json             print the report as JSON
+
+Exit status: 0; 1 when the metadata server is unreachable (the report is printed all the same).`,
   scrub: `usage: chunkfs scrub [TARGET] [--repair [--force]] [--rate SIZE/s] [--json]
 
 Verify every shard of every live chunk, mounted (through the mount) or not. Bad or missing shards are

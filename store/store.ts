@@ -57,6 +57,7 @@ import {
   createMeta,
   metaStatus,
   namespaceOpsOf,
+  metaOutageAfterFailure,
   onMetaReconnect,
   openStoreMeta,
   parseMetaArg,
@@ -163,7 +164,47 @@ export type HealQueueEntry = Omit<HealEntry, 'version'> & {
   nextTryMs: number | null;
 };
 
-export interface StatusReport {
+/** status's fields read from the metadata database. */
+export interface MetaDerivedStatus {
+  layoutsInUse: Array<{ layout: string; files: number }>;
+  /** Live chunks stored transformed (spec §3.1 bits 1, 2), by what was applied: count, raw and stored bytes. */
+  transformedChunks: Array<{ transforms: string; chunks: number; rawBytes: number; storedBytes: number }>;
+  healQueueLength: number;
+  /** Intents in the metadata and the intent log not yet in the shards. */
+  openIntents: number;
+  /** Chunk versions waiting for background deletion (DESIGN §5 reclaim queue). */
+  reclaimBacklog: number;
+  /** Small-file containers (spec §11): by state, live and dead bytes; backlog: sealed ones due for compaction. */
+  containers: ContainerStatus;
+  counters: Record<CounterName, number>;
+}
+
+/**
+ * The same fields while the metadata server is unreachable: each null (unknown), never a zero that
+ * is not known (DESIGN §9 "A broken connection").
+ */
+export type UnknownMetaStatus = { [K in keyof MetaDerivedStatus]: null };
+
+export interface ContainerStatus {
+  open: number;
+  full: number;
+  sealed: number;
+  liveBytes: number;
+  deadBytes: number;
+  compactionBacklog: number;
+}
+
+export type StatusReport = LocalStatus & MetaDerivedStatus;
+/** The metadata-derived fields are known (all or none are). */
+function metaKnown(r: OperatorStatus): r is StatusReport {
+  return r.counters !== null;
+}
+
+/** `chunkfs status`: the metadata-derived fields unknown while its server is unreachable. */
+export type OperatorStatus = LocalStatus & (MetaDerivedStatus | UnknownMetaStatus);
+
+/** status's fields kept by this process or the disks: known while the metadata server is down. */
+export interface LocalStatus {
   disks: Array<{
     id: number;
     path: string;
@@ -175,11 +216,6 @@ export interface StatusReport {
     errors: number;
     lastError: string;
   }>;
-  layoutsInUse: Array<{ layout: string; files: number }>;
-  /** Live chunks stored transformed (spec §3.1 bits 1, 2), by what was applied: count, raw and stored bytes. */
-  transformedChunks: Array<{ transforms: string; chunks: number; rawBytes: number; storedBytes: number }>;
-  healQueueLength: number;
-  openIntents: number;
   /**
    * Intents durable in the log and not yet in the shards (DESIGN §5): count and span bytes against
    * their bounds, what the applier wrote since open and its mean rate, its last error; SQLite stores:
@@ -198,22 +234,10 @@ export interface StatusReport {
     logFlushes: number;
     logBytesWritten: number;
   };
-  /** Chunk versions waiting for background deletion (DESIGN §5 reclaim queue). */
-  reclaimBacklog: number;
   /** Full commits (WAL flushes) since open. */
   metadataFlushes: number;
   /** Transaction groups closed since open (DESIGN §5). */
   groupsClosed: number;
-  /** Small-file containers (spec §11): by state, with live and dead bytes; backlog = sealed ones due for compaction. */
-  containers: {
-    open: number;
-    full: number;
-    sealed: number;
-    liveBytes: number;
-    deadBytes: number;
-    compactionBacklog: number;
-  };
-  counters: Record<CounterName, number>;
   /** The metadata engine and where it is; on PostgreSQL the lease's holder (DESIGN §9). */
   metadata: MetaStatus;
 }
@@ -1014,8 +1038,39 @@ export class Store {
     }));
   }
 
+  /**
+   * What the store knows of itself: disks, backlogs, counters, the metadata engine. While the
+   * metadata server is unreachable it still answers: what is kept here (disks, the intent log's
+   * backlog, flushes), the metadata line saying since when and why, the fields the database holds
+   * null (DESIGN §9 "A broken connection").
+   */
+  async operatorStatus(): Promise<OperatorStatus> {
+    try {
+      this.checkDisks(true);
+    } catch (err) {
+      if (metaOutageAfterFailure(this.db) === null) throw err; // an offline disk's recheck counts open intents
+    }
+    const disks = await this.diskStatus();
+    const derived = this.metaDerivedStatus();
+    return {
+      disks,
+      ...derived,
+      intentBacklog: this.intentBacklog(),
+      metadataFlushes: this.env.commits.flushCount,
+      groupsClosed: this.env.groups.closeCount,
+      metadata: metaStatus(this.db, nodePath.join(this.dir, META_FILE)),
+    };
+  }
+
+  /** operatorStatus, every field known: a tool that needs them fails (EIO) while the metadata server is down. */
   async status(): Promise<StatusReport> {
-    this.checkDisks(true);
+    const r = await this.operatorStatus();
+    if (!metaKnown(r))
+      throw new FsError('EIO', `the metadata server ${r.metadata.location} is unreachable; try again once it is back`);
+    return r;
+  }
+
+  private async diskStatus(): Promise<StatusReport['disks']> {
     const disks = [];
     for (const d of this.opened.config.disks) {
       const path = this.opened.diskPaths.get(d.id)!;
@@ -1037,21 +1092,33 @@ export class Store {
         lastError: h.lastError,
       });
     }
-    const layoutsInUse = surveyLayouts(this.db);
-    return {
-      disks,
-      layoutsInUse,
-      transformedChunks: this.transformedChunks(),
-      healQueueLength: this.env.map.healQueueLength(),
-      openIntents: this.openIntents(),
-      intentBacklog: this.intentBacklog(),
-      reclaimBacklog: this.env.reclaim.length,
-      metadataFlushes: this.env.commits.flushCount,
-      groupsClosed: this.env.groups.closeCount,
-      counters: this.env.counters.all(),
-      containers: this.containerStatus(),
-      metadata: metaStatus(this.db, nodePath.join(this.dir, META_FILE)),
-    };
+    return disks;
+  }
+
+  /** status's fields the metadata database holds; all null when its server is unreachable. */
+  private metaDerivedStatus(): MetaDerivedStatus | UnknownMetaStatus {
+    try {
+      return {
+        layoutsInUse: surveyLayouts(this.db),
+        transformedChunks: this.transformedChunks(),
+        healQueueLength: this.env.map.healQueueLength(),
+        openIntents: this.openIntents(),
+        reclaimBacklog: this.env.reclaim.length,
+        containers: this.containerStatus(),
+        counters: this.env.counters.all(),
+      };
+    } catch (err) {
+      if (metaOutageAfterFailure(this.db) === null) throw err;
+      return {
+        layoutsInUse: null,
+        transformedChunks: null,
+        healQueueLength: null,
+        openIntents: null,
+        reclaimBacklog: null,
+        containers: null,
+        counters: null,
+      };
+    }
   }
 
   private intentBacklog(): StatusReport['intentBacklog'] {
@@ -1071,7 +1138,7 @@ export class Store {
     };
   }
 
-  private containerStatus(): StatusReport['containers'] {
+  private containerStatus(): ContainerStatus {
     const out = { open: 0, full: 0, sealed: 0, liveBytes: 0, deadBytes: 0, compactionBacklog: 0 };
     for (const r of this.files.containers.all()) {
       if (r.state === 'open' || r.state === 'full' || r.state === 'sealed') out[r.state]++;

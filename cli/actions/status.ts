@@ -1,7 +1,8 @@
-// `chunkfs status`: the store's status report (store/store.ts status()), with what a live mount
-// adds: where it is mounted, by which process, and the faults injected into it.
+// `chunkfs status`: the store's status report (store/store.ts operatorStatus(): it answers while the
+// metadata server is down), with what a live mount adds: where it is mounted, by which process, and
+// the faults injected into it.
 import { FaultTable } from '../../store/io/fault-table';
-import type { StatusReport } from '../../store/store';
+import type { OperatorStatus } from '../../store/store';
 import { Action, ActionEnv, LiveMount, MountMemory } from './env';
 import type { ReadGrantStats } from '../../fs/fuse/transport';
 
@@ -16,11 +17,11 @@ export interface FaultListing {
   remainingMs?: number;
 }
 
-export interface StatusResult extends StatusReport {
+export type StatusResult = OperatorStatus & {
   store: string;
   mount: LiveMountStatus | null;
   faults: FaultListing[];
-}
+};
 
 export interface LiveMountStatus {
   /** The first of mountpoints (where it was mounted first, while that is mounted). */
@@ -69,7 +70,7 @@ function liveStatus(live: LiveMount): LiveMountStatus {
 export const statusAction: Action = {
   storeAccess: () => 'read',
   async run(env: ActionEnv): Promise<StatusResult> {
-    const report = await env.store.status();
+    const report = await env.store.operatorStatus(); // answers while the metadata server is down
     const live = env.live;
     return {
       store: env.store.dir,

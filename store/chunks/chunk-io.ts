@@ -112,7 +112,7 @@ function writeError(ref: ChunkRef, errors: unknown[], written: number, quorum: n
   const first = errors[0] instanceof Error ? (errors[0] as Error).message : String(errors[0]);
   return new FsError(
     noSpace ? 'ENOSPC' : 'EIO',
-    `only ${written} of ${quorum} required shards written (${first})`,
+    `only ${written} of ${quorum} required shards written to disks ${ref.diskIds.join(', ')} (${first})`,
     site,
   );
 }

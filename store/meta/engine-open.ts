@@ -19,7 +19,7 @@ import type { MetaTarget } from '../meta-target';
 import { POSTGRES_ENGINE, parseMetaTarget, redactedUrl } from './postgres/target';
 import { LEASE_MS, LeaseInfo, PgLease, readLease } from './postgres/lease';
 import { ChangeAnnouncer, awaitAnnouncing } from './postgres/announce';
-import type { Reconnection } from './postgres/reconnect';
+import type { Outage, Reconnection } from './postgres/reconnect';
 import type { NamespaceOptions } from './ops';
 import type { NamespaceBase } from './ops-base';
 import { SqliteNamespaceOps } from './sqlite/namespace-ops';
@@ -213,6 +213,8 @@ export interface MetaStatus {
   leaseLost: string | null;
   /** Reconnections to the metadata server since open (PostgreSQL; DESIGN §9 "A broken connection"). */
   reconnects?: number;
+  /** The server unreachable now (PostgreSQL): lease null then means unknown, not free. */
+  unreachable?: Outage | null;
 }
 
 export function metaStatus(db: Db, metaPath: string): MetaStatus {
@@ -221,11 +223,40 @@ export function metaStatus(db: Db, metaPath: string): MetaStatus {
       engine: db.engine,
       location: db.target,
       leases: db.caps.leases,
-      lease: readLease(db),
+      lease: metaOutage(db) === null ? readLeaseIfReachable(db) : null,
       leaseLost: db.fencedBy,
       reconnects: db.reconnects,
+      unreachable: metaOutage(db),
     };
   return { engine: db.engine, location: metaPath, leases: db.caps.leases, lease: null, leaseLost: null };
+}
+
+/** The lease row, or null when reading it found the server unreachable (metaOutage says so then). */
+function readLeaseIfReachable(db: PgDb): LeaseInfo | null {
+  try {
+    return readLease(db);
+  } catch (err) {
+    if (metaOutageAfterFailure(db) === null) throw err;
+    return null;
+  }
+}
+
+/**
+ * The metadata server unreachable now (DESIGN §9 "A broken connection"): since when, why, tries to
+ * dial again; null while it answers (SQLite's file: always null).
+ */
+export function metaOutage(db: Db): Outage | null {
+  return db instanceof PgDb ? db.outage() : null;
+}
+
+/**
+ * metaOutage after a statement failed: libpq may report the server gone as the statement's own
+ * error before it marks the connection broken, so a trivial statement asks again.
+ */
+export function metaOutageAfterFailure(db: Db): Outage | null {
+  if (!(db instanceof PgDb)) return null;
+  db.probe();
+  return db.outage();
 }
 
 /** The `chunkfs meta copy` target's name for the embedded default (meta.db in the store directory). */

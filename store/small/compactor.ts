@@ -20,6 +20,7 @@ import type { SliceRows } from '../meta/slice-rows';
 import type { ContainerHost, NeedleAppender } from './needle-io';
 import { parseLayout } from '../../src/layout';
 import { openLayoutOf } from './pack-class';
+import { CompactionError, NeedleRewritten } from './compaction-error';
 
 /** Compaction trigger (spec §11.6 Q6 tunable): dead / used bytes of a container. */
 export const COMPACT_DEAD_RATIO = 0.4;
@@ -44,11 +45,13 @@ export interface CompactReport {
   compacted: number;
   needlesMoved: number;
   bytesCopied: number;
+  /** Live needles whose append failed: they stay where they were (CompactionError). */
+  needlesFailed: number;
   errors: string[];
 }
 
 export function emptyCompactReport(): CompactReport {
-  return { sealed: 0, compacted: 0, needlesMoved: 0, bytesCopied: 0, errors: [] };
+  return { sealed: 0, compacted: 0, needlesMoved: 0, needlesFailed: 0, bytesCopied: 0, errors: [] };
 }
 
 /** What compaction needs of the file layer (store/file-io.ts): the container rows, slices, appender, and internal files. */
@@ -124,7 +127,9 @@ export class Compactor {
       this.deadBytesMin,
       CONTAINERS_PER_ROUND_MAX,
     )) {
-      await this.compact(r, report).catch((err) => report.errors.push(`compact ${r.id}: ${(err as Error).message}`));
+      await this.compact(r, report).catch((err) =>
+        report.errors.push(err instanceof CompactionError ? err.message : `compact ${r.id}: ${(err as Error).message}`),
+      );
     }
     return report;
   }
@@ -189,8 +194,14 @@ export class Compactor {
     }
   }
 
+  /**
+   * Each live needle appended to the open container of its pack class and repointed in that append's
+   * transaction; one whose append failed stays readable where it was, and the container is kept (a
+   * slice still names it) for a later round: the round reports it (CompactionError).
+   */
   private async compactFree(row: ContainerRow, report: CompactReport): Promise<void> {
     const live = await this.liveNeedles(row);
+    const failures: unknown[] = [];
     await Promise.all(
       live.map(async (n) => {
         await this.files.appender
@@ -199,14 +210,17 @@ export class Compactor {
             packClass: row.packClass,
             data: n.data,
             commit: (slice) => {
-              if (!this.files.slices.setIf(n.ino, n.slice, slice)) throw new Error('rewritten meanwhile'); // the copy is dead at once
+              // The copy is dead at once.
+              if (!this.files.slices.setIf(n.ino, n.slice, slice)) throw new NeedleRewritten(n.ino);
             },
           })
           .then(
             () => {
               report.needlesMoved++;
             },
-            () => undefined,
+            (err) => {
+              if (!(err instanceof NeedleRewritten)) failures.push(err);
+            },
           );
       }),
     );
@@ -218,6 +232,21 @@ export class Compactor {
     })();
     this.files.forgetAll();
     if (dropped) report.compacted++;
+    if (failures.length === 0) return;
+    report.needlesFailed += failures.length;
+    throw new CompactionError(
+      row.id,
+      failures.length,
+      live.length,
+      this.appendTarget(row.packClass),
+      (failures[0] as Error).message,
+    );
+  }
+
+  /** The open container the appends of a pack class go to (its disks: in the cause, store/chunks/chunk-io.ts). */
+  private appendTarget(packClass: string): string {
+    const open = this.files.containers.openOf(packClass);
+    return open === null ? `a new ${packClass} container` : `container ${open.id}`;
   }
 
   /** Every needle of the container that its file's slice still names, with its data. */

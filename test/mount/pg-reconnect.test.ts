@@ -6,11 +6,13 @@
 // commits answers its next fsync with EIO (never a silent success), then fsyncs again; the mount
 // reconnected on its own, took the lease again in a new epoch, logged one line per reconnection and
 // counts them in `chunkfs status`; the kernel shows what the database holds (no stale entry): the
-// live mount lists what a fresh mount lists. The cluster is a throwaway one (test/helpers/pg-cluster.ts).
+// live mount lists what a fresh mount lists. While the server is down `chunkfs status` still answers,
+// degraded (exit 1): the disks, the mount, the metadata unreachable since when and why, the database's
+// fields unknown. The cluster is a throwaway one (test/helpers/pg-cluster.ts).
 import test, { ExecutionContext } from 'ava';
 import * as path from 'node:path';
 import { spawn } from 'node:child_process';
-import { storeFixture, mkfs, sh, shOk, chunkfsOk, PYTHON, ChunkfsMount } from '../helpers/mount';
+import { storeFixture, mkfs, sh, shOk, chunkfsCli, chunkfsOk, PYTHON, ChunkfsMount } from '../helpers/mount';
 import { PgCluster, pgUnavailableReason, privateCluster } from '../helpers/pg-cluster';
 import { RecordWriter, badAcked } from '../helpers/record-writer';
 
@@ -77,6 +79,52 @@ async function createAndSync(m: ChunkfsMount, file: string): Promise<number> {
   if (r.code !== 0)
     throw new Error(`${file}: no create and fsync worked: ${r.stderr}\nthe mount's log:\n${m.output()}`);
   return Number(r.stdout.trim());
+}
+
+/**
+ * `chunkfs status` while the metadata server is down: through the mount it reports the disks, the
+ * mount and the intent log, says since when and why the server is unreachable and that it is dialled
+ * again, shows the database's fields as unknown (null in JSON, never zeros), and exits 1; on a store
+ * not mounted, one line naming the server.
+ */
+async function statusWhileDown(t: ExecutionContext, mp: string, offline: string): Promise<void> {
+  const text = await chunkfsCli(['status', mp]);
+  t.log(`chunkfs status while the server is down (exit ${text.code}):\n${text.stdout}${text.stderr}`);
+  t.is(text.code, 1, text.stderr);
+  t.regex(text.stdout, /^disks: 4$/m);
+  t.regex(text.stdout, new RegExp(`mounted on ${mp} \\(pid ${String(/pid (\d+)/.exec(text.stdout)?.[1])}`));
+  t.regex(
+    text.stdout,
+    new RegExp(
+      '^metadata: postgres \\S+: unreachable since \\d\\d:\\d\\d:\\d\\d UTC \\(.+\\), ' +
+        'reconnecting \\(\\d+ attempts?\\); meta_reconnects: 0$',
+      'm',
+    ),
+  );
+  t.regex(text.stdout, /^heal queue: unknown \(metadata unreachable\); reclaim backlog: unknown/m);
+  t.regex(text.stdout, /^counters: unknown \(metadata unreachable\)$/m);
+  t.regex(text.stderr, /^chunkfs status: the metadata server \S+ is unreachable since [^\n]+\n$/);
+  const json = await chunkfsCli(['status', mp, '--json']);
+  t.is(json.code, 1, json.stderr);
+  const r = JSON.parse(json.stdout) as Record<string, any>;
+  t.is(r.disks.length, 4);
+  t.truthy(r.mount);
+  t.like(r, {
+    layoutsInUse: null,
+    transformedChunks: null,
+    healQueueLength: null,
+    openIntents: null,
+    reclaimBacklog: null,
+    containers: null,
+    counters: null,
+  });
+  t.like(r.metadata, { engine: 'postgres', lease: null, unreachable: { reconnecting: true } });
+  t.true(r.metadata.unreachable.attempts >= 0 && r.metadata.unreachable.reason !== '', JSON.stringify(r.metadata));
+  const off = await chunkfsCli(['status', offline]);
+  t.log(`chunkfs status of a store not mounted (exit ${off.code}): ${off.stdout}${off.stderr}`);
+  t.is(off.code, 1);
+  t.is(off.stdout, '');
+  t.regex(off.stderr, /^chunkfs status: [^\n]*postgres[^\n]*\n$/, 'one line naming the server');
 }
 
 async function mountFresh(t: ExecutionContext, name: string): Promise<ChunkfsMount> {
@@ -153,6 +201,9 @@ if (unavailable !== null) {
       await sh(`rm -rf ${fixture.store}`);
       const m = await mountFresh(t, 'crashed');
       const mp = m.mountpoint;
+      // A store of the same server, not mounted: `chunkfs status` opens it itself.
+      const offline = path.join(fixture.dir, 'offline-store');
+      await mkfs(offline, ['--disks', '2', '--layout', 'replica:2', '--meta', cluster!.createDatabase('offline')]);
       await shOk(`mkdir ${mp}/d && head -c 300000 /dev/urandom > ${mp}/before && sync ${mp}/before`);
       const sum = (await shOk(`sha256sum < ${mp}/before`)).trim();
       // A file open across the crash, written before it and not fsync'd: its fsync after it says EIO once.
@@ -193,6 +244,7 @@ for _ in range(2):
       // Changes not fsync'd when the server crashes (unless the mount's 5 s timer made them durable first).
       await shOk(`for i in $(seq ${UNSYNCED_FILES}); do echo $i > ${mp}/d/f$i; done; ls -l ${mp}/d > /dev/null`);
       cluster!.crash();
+      await statusWhileDown(t, mp, offline);
       cluster!.resume();
       const upMs = Date.now();
       const tries = await createAndSync(m, `${mp}/after`); // the first tries may meet the break: EIO

@@ -18,7 +18,7 @@ import { CachedResult } from './result';
 import { NEXT_INO_SQL } from '../meta';
 import { FENCED_SQLSTATE, LeaseLostError } from './fence';
 import { CommitSpans } from './instance';
-import { Reconnection, ReconnectSchedule } from './reconnect';
+import { Outage, Reconnection, ReconnectSchedule } from './reconnect';
 import { ChunkfsError, assert } from '../../../src/errors';
 import { POSTGRES_SCHEMA } from './schema';
 
@@ -233,6 +233,9 @@ export class PgDb implements Db {
   private readonly pipeline = new PgPipeline();
   /** The connection failed (server restart, network): dialled again on a timer (reconnect.ts). */
   private broken = false;
+  /** When and why it was found broken (status; the reconnect's own record once it tries). */
+  private brokenAtMs = 0;
+  private brokenBecause = '';
   private readonly reconnect = new ReconnectSchedule((tries, downMs) => this.redial(tries, downMs));
   /** Reconnections that worked since open (`chunkfs status`: meta_reconnects). */
   reconnects = 0;
@@ -444,7 +447,7 @@ export class PgDb implements Db {
     } catch (err) {
       if (err instanceof PgError) throw err;
       if (this.pq.transactionStatus() !== PQTRANS_UNKNOWN) throw err;
-      this.lostConnection();
+      this.lostConnection((err as Error).message);
       throw new PgError(
         last?.text ?? '',
         `the connection to ${this.target} was lost: ${(err as Error).message}`,
@@ -463,7 +466,7 @@ export class PgDb implements Db {
     if (status === 'PGRES_TUPLES_OK' || status === 'PGRES_COMMAND_OK') return;
     const fields = this.pq.resultErrorFields() as { sqlState?: string } | undefined;
     const lost = this.pq.transactionStatus() === PQTRANS_UNKNOWN;
-    if (lost) this.lostConnection();
+    if (lost) this.lostConnection(this.pq.errorMessage() || this.pq.resultErrorMessage() || status);
     // A session that never held the lease (a migration before the take) gets the server's PgError.
     if (fields?.sqlState === FENCED_SQLSTATE && this.holderSession !== null) {
       // The server's first line, without its CONTEXT.
@@ -482,10 +485,31 @@ export class PgDb implements Db {
   }
 
   /** The connection failed: nothing cached is trusted, and it is dialled again (reconnect.ts). */
-  private lostConnection(): void {
+  private lostConnection(why: string): void {
+    if (!this.broken) {
+      this.brokenAtMs = Date.now();
+      this.brokenBecause = why;
+    }
     this.broken = true;
     this.rowCache.clear();
     if (this.dial !== null) this.reconnect.broke();
+  }
+
+  /**
+   * The server unreachable now: since when, why (one line), tries to dial again made; null while the
+   * connection works (`chunkfs status`, DESIGN §9 "A broken connection").
+   */
+  outage(): Outage | null {
+    if (!this.broken) return null;
+    const o = this.reconnect.outage();
+    const failed = this.reconnect.lastFailure ?? this.brokenBecause;
+    const why = failed.startsWith(`${this.target}: `) ? failed.slice(this.target.length + 2) : failed; // named already
+    return {
+      sinceMs: o?.sinceMs ?? this.brokenAtMs,
+      reason: why.split('\n')[0].trim() || 'the connection was lost',
+      attempts: o?.tries ?? 0,
+      reconnecting: this.dial !== null,
+    };
   }
 
   /** A connection to run on, or a PgError (EIO at the mount) while it is being dialled again. */

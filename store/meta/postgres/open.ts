@@ -46,7 +46,11 @@ function connectError(url: string, message: string): ConfigError {
       : 'check the host, port or socket directory, user and database, and that the server is running';
   return new ConfigError(
     redactedUrl(url),
-    `cannot connect to the PostgreSQL metadata database: ${message.trim()}; ${hint}`,
+    // libpq's message has a line per host tried and a hint: one line (user-facing errors are one).
+    `cannot connect to the PostgreSQL metadata database: ${message
+      .trim()
+      .split(/\s*\n\s*/)
+      .join(' ')}; ${hint}`,
   );
 }
 

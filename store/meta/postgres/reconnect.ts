@@ -25,6 +25,18 @@ export interface Reconnection {
   mayHaveLost: string | null;
 }
 
+/** An outage under way, for `chunkfs status` (DESIGN §9 "A broken connection"). */
+export interface Outage {
+  /** When the connection was found broken (epoch ms). */
+  sinceMs: number;
+  /** Why: the last try's failure, else what broke it (one line). */
+  reason: string;
+  /** Tries made so far. */
+  attempts: number;
+  /** Dialled again on a timer; false: this connection is not (a tool's). */
+  reconnecting: boolean;
+}
+
 export class ReconnectSchedule {
   private timer: NodeJS.Timeout | null = null;
   private tries = 0;
@@ -60,6 +72,11 @@ export class ReconnectSchedule {
   private over(): void {
     this.brokeAtMs = 0;
     this.tries = 0;
+  }
+
+  /** The outage under way: since when and tries made; null when none (connected, or never dialled again). */
+  outage(): { sinceMs: number; tries: number } | null {
+    return this.brokeAtMs === 0 ? null : { sinceMs: this.brokeAtMs, tries: this.tries };
   }
 
   /** What a request meanwhile is told. */

@@ -2,7 +2,7 @@
 // read then touches at most the data shards that hold it, and sealed shards are never written), and
 // compaction moves the live needles out of a sealed container past the dead ratio and reclaims it;
 // an open container that is mostly dead is retired first; a compaction whose writes fail (FaultyIo)
-// moves nothing.
+// moves nothing and says so (CompactionError: the container, where the appends went, their disks).
 import test from 'ava';
 import { Store } from '../../../store/store';
 import { FaultyIo } from '../../../store/io/faulty-io';
@@ -217,7 +217,7 @@ test('a mostly dead open container is retired and compacted by a compaction roun
   t.true(reclaimed.versionsDeleted > 0, "the old container's chunks are reclaimed");
 });
 
-test('a compaction whose writes fail moves nothing and keeps the container; every file reads; the next round does it', async (t) => {
+test('a compaction whose writes fail moves nothing, reports it (container, disks), keeps the container; every file reads; the next round does it', async (t) => {
   const io = new FaultyIo(new NodeIo());
   const { store } = await smallStore('replica:3', 6, {
     smallFileMaxBytes: RETIRE_FILE_BYTES,
@@ -240,6 +240,19 @@ test('a compaction whose writes fail moves nothing and keeps the container; ever
   const failed = await store.compact();
   io.clearFaults();
   t.like(failed, { compacted: 0, needlesMoved: 0 }, 'each needle whose append failed stays where it is');
+  // Reported, not a round that did nothing: the container kept, where the appends went and their disks.
+  const live = RETIRE_FILES - RETIRE_DELETED;
+  t.is(failed.needlesFailed, live);
+  t.is(failed.errors.length, 1, failed.errors.join('\n'));
+  const id = Number(rowsBefore[0].id);
+  t.regex(
+    failed.errors[0],
+    new RegExp(
+      `^compaction of container ${id}: ${live} of ${live} live needles could not be appended to container \\d+ ` +
+        '\\(EIO: only 0 of 2 required shards written to disks \\d+, \\d+, \\d+ .*\\); they stay readable in ' +
+        `container ${id}, kept for a later round`,
+    ),
+  );
   t.is((await store.status()).containers.compactionBacklog, 1, 'still due');
   t.true(
     containerRows(store).some((r) => r.id === rowsBefore[0].id),
