@@ -6,6 +6,12 @@
 // follow with a directory fsync; a kill -9 of the mount may take that unlink with the last group of
 // metadata operations (DESIGN §5 "Group commit"), as a power loss may on any file system, and the
 // hot journal then rolls the acknowledged commit back. EXTRA fsyncs the directory after the unlink.
+// A commit is acknowledged only after an fsync of the database's directory through a descriptor
+// opened before the first commit: SQLite opens the directory by name for its own fsync, and a mount
+// killed between the unlink's answer and that open is either gone (SQLite skips the fsync when the
+// open fails, and reports the commit) or already unmounted by fusermount3 (the name is the empty
+// directory below, whose fsync succeeds). Either way SQLite acknowledged a commit that the metadata
+// group it was in never made durable (seen: 1 run in 70, 8 in 8 with a kill right after the unlink).
 import test from 'ava';
 import * as path from 'node:path';
 import { spawn } from 'node:child_process';
@@ -23,12 +29,15 @@ db = sqlite3.connect(sys.argv[1], isolation_level=None)
 db.execute('PRAGMA synchronous=EXTRA')
 db.execute('CREATE TABLE IF NOT EXISTS t(k INTEGER PRIMARY KEY, v BLOB)')
 rng = random.Random(int(sys.argv[2]))
+# Held open: its fsync fails once the mount is dead, also after the mount point was unmounted.
+dir_fd = os.open(os.path.dirname(sys.argv[1]), os.O_RDONLY | os.O_DIRECTORY)
 for i in range(1_000_000):
     try:
         db.execute('BEGIN')
         db.execute('INSERT OR REPLACE INTO t VALUES (?, ?)', (rng.randrange(1 << 40), rng.randbytes(300)))
         db.execute('INSERT INTO t VALUES (?, ?)', (-(i + 1), b'%d' % i))
         db.execute('COMMIT')
+        os.fsync(dir_fd)
     except Exception as e:
         print('stop', e, flush=True)
         break
