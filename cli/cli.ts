@@ -432,7 +432,7 @@ export async function main(argv: string[]): Promise<number> {
         return await (require('./verbs/inject') as typeof import('./verbs/inject')).injectVerb(cmd);
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       case 'meta':
-        return (require('./verbs/meta-copy') as typeof import('./verbs/meta-copy')).metaCopyVerb(cmd);
+        return await (require('./verbs/meta-copy') as typeof import('./verbs/meta-copy')).metaCopyVerb(cmd);
     }
   } catch (err) {
     const msg = err instanceof CliError ? err.message : err instanceof Error ? err.message : String(err);

@@ -59,6 +59,9 @@ if [ ! -f build/Release/chunkfs_rs.node ] || [ ! -f build/Release/chunkfs_fuse3.
 fi
 
 echo "setup: building"
+# From scratch: a module moved or deleted since the last build must not linger in dist/ (the test
+# runner would run a stale copy of a moved test).
+rm -rf dist
 npx tsc -p tsconfig.json
 
 # mount -t fuse.chunkfs and fstab lines go through /sbin/mount.fuse.chunkfs (root only).

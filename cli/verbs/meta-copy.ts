@@ -1,7 +1,9 @@
 // `chunkfs meta copy <store> --to URI|sqlite` (DESIGN §9): the move itself is
 // store/meta-move.ts; here, a mount of the store on this machine is refused first (a read-only one
 // takes no store lock, yet would keep serving the old engine), then one line per step on stderr
-// and the report on stdout.
+// and the report on stdout. A SQLite store's intent log is folded into the shards first, by an
+// open and close of the store, as a mount and unmount would (DESIGN §5: PostgreSQL keeps intents
+// as rows, so records of the log file cannot move with the metadata).
 import * as path from 'node:path';
 import type { MetaCommand } from '../meta-args';
 import type { MetaMoveReport } from '../../store/meta-move';
@@ -28,7 +30,23 @@ function reportText(r: MetaMoveReport): string {
   );
 }
 
-export function metaCopyVerb(c: MetaCommand): number {
+/** Fold a SQLite store's intent log into its shards (a close applies what it can); PostgreSQL stores have none. */
+async function foldIntentLog(
+  storeDir: string,
+  keyFile: string | undefined,
+  log: (line: string) => void,
+): Promise<void> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { openConfig } = require('../../store/config') as typeof import('../../store/config');
+  if (openConfig(storeDir, undefined, keyFile).config.meta !== undefined) return;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { Store } = require('../../store/store') as typeof import('../../store/store');
+  log('folding the intent log into the shards first (an open and a close of the store, as a mount and unmount)');
+  const store = await Store.open(storeDir, { keyFile, log });
+  await store.close();
+}
+
+export async function metaCopyVerb(c: MetaCommand): Promise<number> {
   const storeDir = path.resolve(c.store);
   refuseMounted(storeDir);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -36,6 +54,7 @@ export function metaCopyVerb(c: MetaCommand): number {
   const log = (line: string): void => {
     process.stderr.write(`chunkfs meta copy: ${line}\n`);
   };
+  await foldIntentLog(storeDir, c.keyFile, log);
   const r = moveStoreMeta(storeDir, c.to, { batchRows: c.batchRows, keyFile: c.keyFile, log });
   process.stdout.write(c.json ? jsonText(r) : reportText(r));
   return 0;
