@@ -17,7 +17,8 @@ import {
   alignUp,
   decodeLogHeader,
   encodeLogHeader,
-  encodeRecord,
+  encodeRecordInto,
+  recordBytes,
 } from '../../src/intent-record';
 import { assert } from '../../src/errors';
 import { ConfigError } from '../config';
@@ -35,6 +36,8 @@ export const INTENT_LOG_BYTES_DEFAULT = 64 << 20;
 const PREFILL_STEP_BYTES = 1 << 20;
 /** One commit writes at most this much (a larger batch leaves the rest for the next commit). */
 const COMMIT_BYTES_MAX = 4 << 20;
+/** Commits up to this size are written from one buffer kept for the log's life (8 KiB per fsync'd 4 KiB write). */
+const COMMIT_BUFFER_BYTES = 256 << 10;
 /** A log sync slower than this sends the next one to the libuv pool (as the WAL's: store/meta/commit-point.ts). */
 const INLINE_SYNC_MS_MAX = 2;
 /** A commit that finds the log full looks again this often, this many times, before it fails (about 2 s). */
@@ -85,6 +88,8 @@ export class IntentLog {
   private tailCommitQueued = false;
   private lastSyncMs = 0;
   private failed: unknown = null;
+  /** See commitBuffer(). */
+  private buffer: Buffer | null = null;
   /** Device flushes of the log (status, the flush-count tests). */
   flushCount = 0;
   /** Bytes written to the log file (benchmarks: bytes per fsync'd write). */
@@ -314,16 +319,19 @@ export class IntentLog {
   private async commitBatch(batch: Queued[]): Promise<void> {
     const seq0 = this.head.seq;
     try {
-      const records = batch.map((q, i) => this.encode(q.write, seq0 + BigInt(i)));
-      const used = records.reduce((n, r) => n + r.length, 0);
+      const lengths = batch.map((q) => recordBytes({ payload: q.write.bytes }));
+      const used = lengths.reduce((n, l) => n + l, 0);
       const at = await this.place(alignUp(used));
       const end = at + alignUp(used);
       // Zeros up to the next step past the file's end: the next commits overwrite allocated blocks.
       const step = Math.ceil(end / PREFILL_STEP_BYTES) * PREFILL_STEP_BYTES;
       const grow = end > this.fileBytes ? Math.min(this.header.sizeBytes, step) : end;
-      const buf = Buffer.alloc(Math.max(end, grow) - at);
+      const buf = this.commitBuffer(Math.max(end, grow) - at);
       let o = 0;
-      for (const r of records) o += r.copy(buf, o);
+      batch.forEach((q, i) => {
+        o += encodeRecordInto(this.record(q.write, seq0 + BigInt(i)), buf, o);
+      });
+      buf.fill(0, o); // padding: a stale record of an earlier lap must not follow this commit's last one
       await this.f.pwrite(buf, at);
       const startedMs = performance.now();
       this.flushCount++;
@@ -332,11 +340,11 @@ export class IntentLog {
       this.bytesWritten += buf.length;
       this.fileBytes = Math.max(this.fileBytes, at + buf.length);
       let ro = at;
-      records.forEach((r, i) => {
+      lengths.forEach((l, i) => {
         this.track(seq0 + BigInt(i), ro);
-        ro += r.length;
+        ro += l;
       });
-      this.head = { seq: seq0 + BigInt(records.length), offsetBytes: end };
+      this.head = { seq: seq0 + BigInt(batch.length), offsetBytes: end };
       batch.forEach((q, i) => q.resolve(seq0 + BigInt(i)));
     } catch (err) {
       // The file may hold part of this commit: later records could never be told from it. No more commits.
@@ -346,8 +354,19 @@ export class IntentLog {
     }
   }
 
-  private encode(w: LoggedWrite, seq: bigint): Buffer {
-    return encodeRecord({
+  /**
+   * A buffer of exactly lengthBytes for one commit: a view of the one kept for the log's life when
+   * it fits (commits run one at a time and each pwrite is done before the next commit), so an
+   * fsync'd write allocates nothing here; the rare larger commit (a prefill step) gets its own.
+   */
+  private commitBuffer(lengthBytes: number): Buffer {
+    if (lengthBytes > COMMIT_BUFFER_BYTES) return Buffer.alloc(lengthBytes);
+    this.buffer ??= Buffer.alloc(COMMIT_BUFFER_BYTES);
+    return this.buffer.subarray(0, lengthBytes);
+  }
+
+  private record(w: LoggedWrite, seq: bigint): LogRecord {
+    return {
       seq,
       logId: this.header.logId,
       epoch: this.header.epoch,
@@ -360,7 +379,7 @@ export class IntentLog {
       mtimeNs: w.times?.mtimeNs ?? 0n,
       ctimeNs: w.times?.ctimeNs ?? 0n,
       payload: w.bytes,
-    });
+    };
   }
 
   /**

@@ -331,7 +331,7 @@ export class ShardStore {
     const f =
       h !== undefined && plan.entriesLen + plan.dataLen <= INLINE_BYTES_MAX ? (this.io.openNow?.(path) ?? null) : null;
     if (f === null || f.preadIntoNow === undefined)
-      return this.readVerifiedPooled(ref, shardIndex, path, plan, site, use);
+      return this.readVerifiedPooled(ref, shardIndex, path, plan, site, use, undefined, !inline);
     const src = this.tables.source(path, shardBlockCount(ref), plan);
     const { scratch, entries, data } = this.scratchFor(plan);
     try {
@@ -393,6 +393,7 @@ export class ShardStore {
   /**
    * readVerifiedWith on the I/O pool: header, entries and data read together, all settled before the
    * scratch is reused. direct: the data span's buffer (exactly plan.dataLen), instead of the scratch.
+   * pooled: none of the reads runs inline, even a lone one (the caller issues several at once).
    */
   private readVerifiedPooled(
     ref: ChunkRef,
@@ -402,8 +403,9 @@ export class ShardStore {
     site: ErrorSite,
     use: (bytes: Buffer) => void,
     direct?: Buffer,
+    pooled = false,
   ): Promise<void> {
-    return this.withShardFile(ref, shardIndex, path, async (f) => {
+    return this.withShardFile(ref, shardIndex, path, pooled, async (f) => {
       const src = this.tables.source(path, shardBlockCount(ref), plan);
       const { scratch, entries, data } =
         direct === undefined ? this.scratchFor(plan) : this.entriesScratchFor(plan, direct);
@@ -438,10 +440,11 @@ export class ShardStore {
     ref: ChunkRef,
     shardIndex: number,
     path: string,
+    pooled: boolean,
     fn: (f: IoFile) => Promise<T>,
   ): Promise<T> {
     try {
-      const f = await this.io.open(path, 'read');
+      const f = await this.io.open(path, 'read', { pooled });
       try {
         return await fn(f);
       } finally {
@@ -493,7 +496,8 @@ export class ShardStore {
     // neither during the patch nor after it (a read racing the patch may have cached the table again).
     this.tables.forget(path);
     this.writeGate();
-    const f = await this.io.open(path, 'readwrite');
+    // The applier's work: on the pool, so the JavaScript thread serves requests while the device works.
+    const f = await this.io.open(path, 'readwrite', { pooled: true });
     try {
       for (const { firstBlock, span } of runs)
         assert(firstBlock * bb + span.length <= dataLen, 'patch inside shard_data_len');

@@ -15,6 +15,15 @@ export type { IoStat } from './sync-io';
  */
 export type OpenMode = 'read' | 'readwrite' | 'create-exclusive' | 'create-direct';
 
+/**
+ * pooled: every call on this file runs on the libuv pool, never inline on the calling thread
+ * (background work such as the applier's folds: the JavaScript thread serves requests meanwhile,
+ * instead of waiting there for the device), and does not keep other files' small calls off it.
+ */
+export interface OpenOptions {
+  pooled?: boolean;
+}
+
 export interface IoFile {
   /** Reads up to lengthBytes at positionBytes; short only at EOF. */
   pread(lengthBytes: number, positionBytes: number): Promise<Buffer>;
@@ -41,7 +50,7 @@ export interface StatfsResult {
 
 export interface Io {
   /** 'create-exclusive' creates the file 0600 (the store is private to its owner). */
-  open(path: string, mode: OpenMode): Promise<IoFile>;
+  open(path: string, mode: OpenMode, opts?: OpenOptions): Promise<IoFile>;
   rename(from: string, to: string): Promise<void>;
   unlink(path: string): Promise<void>;
   rmdir(path: string): Promise<void>;
@@ -261,7 +270,16 @@ class NodeFile implements IoFile {
   constructor(
     private readonly d: Descriptor,
     private readonly gate: InlineGate,
+    private readonly pooled = false,
   ) {}
+  /**
+   * A pooled file's calls go to the pool and are not counted by the gate: background work does not
+   * keep a request's small call (the intent log's pwrite and fdatasync, a 4 KiB read) off the
+   * calling thread, and a request's inline call only delays the completion of that work.
+   */
+  private run<T>(inline: (() => T) | null, pooled: () => Promise<T>): Promise<T> {
+    return this.pooled ? pooled() : this.gate.run(inline, pooled);
+  }
   pread(lengthBytes: number, positionBytes: number): Promise<Buffer> {
     const fd = this.d.fd;
     const inline =
@@ -272,7 +290,7 @@ class NodeFile implements IoFile {
             return done === lengthBytes ? buf : buf.subarray(0, done);
           }
         : null;
-    return this.gate.run(inline, () => preadFd(fd, lengthBytes, positionBytes));
+    return this.run(inline, () => preadFd(fd, lengthBytes, positionBytes));
   }
   preadIntoNow(target: Buffer, targetOffset: number, lengthBytes: number, positionBytes: number): number {
     assert(
@@ -291,26 +309,26 @@ class NodeFile implements IoFile {
       lengthBytes <= INLINE_BYTES_MAX
         ? () => preadIntoSync(fd, target, targetOffset, lengthBytes, positionBytes)
         : null;
-    return this.gate.run(inline, () => preadIntoFd(fd, target, targetOffset, lengthBytes, positionBytes));
+    return this.run(inline, () => preadIntoFd(fd, target, targetOffset, lengthBytes, positionBytes));
   }
   pwrite(data: Uint8Array, positionBytes: number): Promise<void> {
     assert(this.d.writable, 'pwrite on a read-only descriptor');
     const fd = this.d.fd;
     const inline = data.length <= INLINE_BYTES_MAX ? () => pwriteSync(fd, data, positionBytes) : null;
-    return this.gate.run(inline, () => pwriteFd(fd, data, positionBytes));
+    return this.run(inline, () => pwriteFd(fd, data, positionBytes));
   }
   pwritev(parts: Uint8Array[], positionBytes: number): Promise<void> {
     assert(this.d.writable, 'pwritev on a read-only descriptor');
-    return this.gate.run(null, () => pwritevFd(this.d.fd, parts, positionBytes));
+    return this.run(null, () => pwritevFd(this.d.fd, parts, positionBytes));
   }
   fsync(): Promise<void> {
     // Whole-shard writes fsync several shard files at once: they stay concurrent in the pool.
-    return this.gate.run(null, () => fdCall(fs.fsync, this.d.fd));
+    return this.run(null, () => fdCall(fs.fsync, this.d.fd));
   }
   fdatasync(inlineOk = true): Promise<void> {
     // A lone small sync (one §8.2 patch, the WAL) runs inline when nothing else is in flight.
     const fd = this.d.fd;
-    return this.gate.run(inlineOk ? () => fs.fdatasyncSync(fd) : null, () => fdCall(fs.fdatasync, fd));
+    return this.run(inlineOk ? () => fs.fdatasyncSync(fd) : null, () => fdCall(fs.fdatasync, fd));
   }
   sizeBytes(): Promise<number> {
     return new Promise((resolve, reject) => fs.fstat(this.d.fd, (err, st) => (err ? reject(err) : resolve(st.size))));
@@ -360,7 +378,8 @@ export class NodeIo implements Io {
     });
   }
 
-  async open(path: string, mode: OpenMode): Promise<IoFile> {
+  async open(path: string, mode: OpenMode, opts: OpenOptions = {}): Promise<IoFile> {
+    const pooled = opts.pooled === true;
     if (mode === 'create-exclusive' || mode === 'create-direct') {
       // Temp files are written once and renamed; never cached.
       const c = fs.constants;
@@ -368,7 +387,7 @@ export class NodeIo implements Io {
       const d = new Descriptor(fd, true);
       d.evicted = true;
       d.refs = 1;
-      return new NodeFile(d, this.gate);
+      return new NodeFile(d, this.gate, pooled);
     }
     const writable = mode === 'readwrite';
     let d = this.cache.get(path);
@@ -379,7 +398,7 @@ export class NodeIo implements Io {
       this.cache.set(path, d);
     }
     d.refs++;
-    return new NodeFile(d, this.gate);
+    return new NodeFile(d, this.gate, pooled);
   }
 
   passThrough(): boolean {
