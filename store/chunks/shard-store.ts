@@ -393,7 +393,7 @@ export class ShardStore {
   /**
    * readVerifiedWith on the I/O pool: header, entries and data read together, all settled before the
    * scratch is reused. direct: the data span's buffer (exactly plan.dataLen), instead of the scratch.
-   * pooled: none of the reads runs inline, even a lone one (the caller issues several at once).
+   * background: the reads run on the pool, even a lone one (the caller issues several at once).
    */
   private readVerifiedPooled(
     ref: ChunkRef,
@@ -403,9 +403,9 @@ export class ShardStore {
     site: ErrorSite,
     use: (bytes: Buffer) => void,
     direct?: Buffer,
-    pooled = false,
+    background = false,
   ): Promise<void> {
-    return this.withShardFile(ref, shardIndex, path, pooled, async (f) => {
+    return this.withShardFile(ref, shardIndex, path, background, async (f) => {
       const src = this.tables.source(path, shardBlockCount(ref), plan);
       const { scratch, entries, data } =
         direct === undefined ? this.scratchFor(plan) : this.entriesScratchFor(plan, direct);
@@ -440,11 +440,11 @@ export class ShardStore {
     ref: ChunkRef,
     shardIndex: number,
     path: string,
-    pooled: boolean,
+    background: boolean,
     fn: (f: IoFile) => Promise<T>,
   ): Promise<T> {
     try {
-      const f = await this.io.open(path, 'read', { pooled });
+      const f = await this.io.open(path, 'read', { background });
       try {
         return await fn(f);
       } finally {
@@ -496,8 +496,9 @@ export class ShardStore {
     // neither during the patch nor after it (a read racing the patch may have cached the table again).
     this.tables.forget(path);
     this.writeGate();
-    // The applier's work: on the pool, so the JavaScript thread serves requests while the device works.
-    const f = await this.io.open(path, 'readwrite', { pooled: true });
+    // The applier's work: its reads and sync on the pool, so the JavaScript thread serves requests
+    // while the device works (its writes only copy into the page cache: inline).
+    const f = await this.io.open(path, 'readwrite', { background: true });
     try {
       for (const { firstBlock, span } of runs)
         assert(firstBlock * bb + span.length <= dataLen, 'patch inside shard_data_len');

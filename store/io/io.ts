@@ -16,12 +16,14 @@ export type { IoStat } from './sync-io';
 export type OpenMode = 'read' | 'readwrite' | 'create-exclusive' | 'create-direct';
 
 /**
- * pooled: every call on this file runs on the libuv pool, never inline on the calling thread
- * (background work such as the applier's folds: the JavaScript thread serves requests meanwhile,
- * instead of waiting there for the device), and does not keep other files' small calls off it.
+ * background: work no request waits for (the applier's folds, reads issued several at once). Its
+ * reads and syncs run on the libuv pool, never inline, and are not counted by the gate, so they
+ * neither block the JavaScript thread on the device nor keep a request's small call (the intent
+ * log's pwrite and fdatasync) off it; its small writes, which only copy into the page cache, run
+ * inline as any small call (a pool round trip would cost more CPU than the copy).
  */
 export interface OpenOptions {
-  pooled?: boolean;
+  background?: boolean;
 }
 
 export interface IoFile {
@@ -98,7 +100,8 @@ export class InlineGate {
   inlineCalls = 0;
   constructor(readonly enabled: boolean) {}
 
-  run<T>(inline: (() => T) | null, pooled: () => Promise<T>): Promise<T> {
+  /** counted false: a pool call others need not wait for (OpenOptions.background). */
+  run<T>(inline: (() => T) | null, pooled: () => Promise<T>, counted = true): Promise<T> {
     if (inline !== null && this.enabled && this.inFlight === 0) {
       this.inlineCalls++;
       try {
@@ -107,6 +110,7 @@ export class InlineGate {
         return Promise.reject(err);
       }
     }
+    if (!counted) return pooled();
     this.inFlight++;
     return pooled().finally(() => {
       this.inFlight--;
@@ -270,15 +274,12 @@ class NodeFile implements IoFile {
   constructor(
     private readonly d: Descriptor,
     private readonly gate: InlineGate,
-    private readonly pooled = false,
+    private readonly background = false,
   ) {}
-  /**
-   * A pooled file's calls go to the pool and are not counted by the gate: background work does not
-   * keep a request's small call (the intent log's pwrite and fdatasync, a 4 KiB read) off the
-   * calling thread, and a request's inline call only delays the completion of that work.
-   */
-  private run<T>(inline: (() => T) | null, pooled: () => Promise<T>): Promise<T> {
-    return this.pooled ? pooled() : this.gate.run(inline, pooled);
+  /** copyOnly: a write into the page cache, which a background file may still do inline (OpenOptions). */
+  private run<T>(inline: (() => T) | null, pooled: () => Promise<T>, copyOnly = false): Promise<T> {
+    if (!this.background) return this.gate.run(inline, pooled);
+    return this.gate.run(copyOnly ? inline : null, pooled, false);
   }
   pread(lengthBytes: number, positionBytes: number): Promise<Buffer> {
     const fd = this.d.fd;
@@ -315,7 +316,7 @@ class NodeFile implements IoFile {
     assert(this.d.writable, 'pwrite on a read-only descriptor');
     const fd = this.d.fd;
     const inline = data.length <= INLINE_BYTES_MAX ? () => pwriteSync(fd, data, positionBytes) : null;
-    return this.run(inline, () => pwriteFd(fd, data, positionBytes));
+    return this.run(inline, () => pwriteFd(fd, data, positionBytes), true);
   }
   pwritev(parts: Uint8Array[], positionBytes: number): Promise<void> {
     assert(this.d.writable, 'pwritev on a read-only descriptor');
@@ -379,7 +380,7 @@ export class NodeIo implements Io {
   }
 
   async open(path: string, mode: OpenMode, opts: OpenOptions = {}): Promise<IoFile> {
-    const pooled = opts.pooled === true;
+    const background = opts.background === true;
     if (mode === 'create-exclusive' || mode === 'create-direct') {
       // Temp files are written once and renamed; never cached.
       const c = fs.constants;
@@ -387,7 +388,7 @@ export class NodeIo implements Io {
       const d = new Descriptor(fd, true);
       d.evicted = true;
       d.refs = 1;
-      return new NodeFile(d, this.gate, pooled);
+      return new NodeFile(d, this.gate, background);
     }
     const writable = mode === 'readwrite';
     let d = this.cache.get(path);
@@ -398,7 +399,7 @@ export class NodeIo implements Io {
       this.cache.set(path, d);
     }
     d.refs++;
-    return new NodeFile(d, this.gate, pooled);
+    return new NodeFile(d, this.gate, background);
   }
 
   passThrough(): boolean {
