@@ -46,10 +46,15 @@ fio_args() {
 }
 metric() { case $1 in seqwrite|seqread) echo bw ;; *) echo iops ;; esac; }
 
-# Lay out the files the read workloads need, once per target (not measured).
+# Lay out the files the read workloads need, once per target (not measured). fsyncwrite4's four files
+# (fio names them fsyncwrite4.N.0) too: it measures fsync'd overwrites like fsyncwrite, not writes into
+# holes (chunkfs stores a chunk from its start, so a write into a hole of a sparse file writes a chunk).
 for t in "${ACTIVE[@]}"; do
   (cd "${DIR[$t]}" && fio --name=layout --rw=write --bs=1M --size=${SIZE_MB}M --filename=seq.dat --fallocate=none --end_fsync=1 ${FIO_EXTRA:-} >/dev/null \
-    && fio --name=layout --rw=write --bs=1M --size=${SIZE_MB}M --filename=rand.dat --fallocate=none --end_fsync=1 ${FIO_EXTRA:-} >/dev/null)
+    && fio --name=layout --rw=write --bs=1M --size=${SIZE_MB}M --filename=rand.dat --fallocate=none --end_fsync=1 ${FIO_EXTRA:-} >/dev/null \
+    && if [[ " $WORKLOADS " == *" fsyncwrite4 "* ]]; then
+      fio --name=fsyncwrite4 --rw=write --bs=1M --size=$((SIZE_MB / 4))M --numjobs=4 --fallocate=none --end_fsync=1 ${FIO_EXTRA:-} >/dev/null
+    fi)
 done
 
 : > "$RESULTS"
