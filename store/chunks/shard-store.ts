@@ -331,7 +331,7 @@ export class ShardStore {
     const f =
       h !== undefined && plan.entriesLen + plan.dataLen <= INLINE_BYTES_MAX ? (this.io.openNow?.(path) ?? null) : null;
     if (f === null || f.preadIntoNow === undefined)
-      return this.readVerifiedPooled(ref, shardIndex, path, plan, site, use, undefined, !inline);
+      return this.readVerifiedPooled(ref, shardIndex, path, plan, site, use);
     const src = this.tables.source(path, shardBlockCount(ref), plan);
     const { scratch, entries, data } = this.scratchFor(plan);
     try {
@@ -393,7 +393,6 @@ export class ShardStore {
   /**
    * readVerifiedWith on the I/O pool: header, entries and data read together, all settled before the
    * scratch is reused. direct: the data span's buffer (exactly plan.dataLen), instead of the scratch.
-   * background: the reads run on the pool, even a lone one (the caller issues several at once).
    */
   private readVerifiedPooled(
     ref: ChunkRef,
@@ -403,9 +402,8 @@ export class ShardStore {
     site: ErrorSite,
     use: (bytes: Buffer) => void,
     direct?: Buffer,
-    background = false,
   ): Promise<void> {
-    return this.withShardFile(ref, shardIndex, path, background, async (f) => {
+    return this.withShardFile(ref, shardIndex, path, async (f) => {
       const src = this.tables.source(path, shardBlockCount(ref), plan);
       const { scratch, entries, data } =
         direct === undefined ? this.scratchFor(plan) : this.entriesScratchFor(plan, direct);
@@ -440,11 +438,10 @@ export class ShardStore {
     ref: ChunkRef,
     shardIndex: number,
     path: string,
-    background: boolean,
     fn: (f: IoFile) => Promise<T>,
   ): Promise<T> {
     try {
-      const f = await this.io.open(path, 'read', { background });
+      const f = await this.io.open(path, 'read');
       try {
         return await fn(f);
       } finally {
@@ -496,9 +493,7 @@ export class ShardStore {
     // neither during the patch nor after it (a read racing the patch may have cached the table again).
     this.tables.forget(path);
     this.writeGate();
-    // The applier's work: its reads and sync on the pool, so the JavaScript thread serves requests
-    // while the device works (its writes only copy into the page cache: inline).
-    const f = await this.io.open(path, 'readwrite', { background: true });
+    const f = await this.io.open(path, 'readwrite');
     try {
       for (const { firstBlock, span } of runs)
         assert(firstBlock * bb + span.length <= dataLen, 'patch inside shard_data_len');

@@ -12,7 +12,7 @@
 // After crash() every call throws CrashedError; reopen the store with a new Io.
 import * as fs from 'node:fs';
 import * as nodePath from 'node:path';
-import { Io, IoFile, IoStat, OpenMode, OpenOptions, StatfsResult } from './io';
+import { Io, IoFile, IoStat, OpenMode, StatfsResult } from './io';
 import { PRIVATE_FILE_MODE } from './sync-io';
 import { assert } from '../../src/errors';
 import { Tracked, prng, tear } from './crash-model';
@@ -192,12 +192,12 @@ export class FaultyIo implements Io {
     return t;
   }
 
-  async open(p: string, mode: OpenMode, opts?: OpenOptions): Promise<IoFile> {
+  async open(p: string, mode: OpenMode): Promise<IoFile> {
     const path = nodePath.resolve(p);
     await this.gate('open', path);
     if (mode === 'create-exclusive' || mode === 'create-direct') {
       this.ensure(path);
-      const file = await this.run(() => this.inner.open(path, mode, opts));
+      const file = await this.run(() => this.inner.open(path, mode));
       this.after('open');
       const t: Tracked = { current: Buffer.alloc(0), durable: Buffer.alloc(0) };
       this.nsCurrent.set(path, t);
@@ -205,7 +205,7 @@ export class FaultyIo implements Io {
     }
     // Reads need no model state; writers get the tracked file so fsync can snapshot it.
     const t = mode === 'read' ? (this.nsCurrent.get(path) ?? null) : this.ensure(path);
-    const file = await this.run(() => this.inner.open(path, mode, opts));
+    const file = await this.run(() => this.inner.open(path, mode));
     this.after('open');
     assert(mode === 'read' || t !== null, `FaultyIo: opened ${path} that the model thinks is absent`);
     return new FaultyFile(this, file, t, path);

@@ -5,7 +5,7 @@
 // the synchronous fast path stays open: the only cost is one property read per call.
 // (store/io/faulty-io.ts is the test twin that also models crashes; this one is small on purpose.)
 import { FaultTable, OpClass } from './fault-table';
-import { Io, IoFile, IoStat, OpenMode, OpenOptions, StatfsResult } from './io';
+import { Io, IoFile, IoStat, OpenMode, StatfsResult } from './io';
 import { SyncIo } from './sync-io';
 
 function sleep(ms: number): Promise<void> {
@@ -66,10 +66,10 @@ export class InjectIo implements Io {
     readonly faults: FaultTable,
   ) {}
 
-  open(path: string, mode: OpenMode, opts?: OpenOptions): Promise<IoFile> {
-    return this.faults.armed ? this.openGated(path, mode, opts) : this.inner.open(path, mode, opts);
+  open(path: string, mode: OpenMode): Promise<IoFile> {
+    return this.faults.armed ? this.openGated(path, mode) : this.inner.open(path, mode);
   }
-  private async openGated(path: string, mode: OpenMode, opts?: OpenOptions): Promise<IoFile> {
+  private async openGated(path: string, mode: OpenMode): Promise<IoFile> {
     // Opening an existing file writes nothing (its pwrites do); creating one does.
     await gate(
       this.faults,
@@ -77,7 +77,7 @@ export class InjectIo implements Io {
       mode === 'create-exclusive' || mode === 'create-direct' ? 'create' : 'open',
       path,
     );
-    return new InjectFile(await this.inner.open(path, mode, opts), path, this.faults);
+    return new InjectFile(await this.inner.open(path, mode), path, this.faults);
   }
   /** The synchronous fast path only while no fault is set: a faulty read must take the gated path. */
   passThrough(): boolean {

@@ -15,17 +15,6 @@ export type { IoStat } from './sync-io';
  */
 export type OpenMode = 'read' | 'readwrite' | 'create-exclusive' | 'create-direct';
 
-/**
- * background: work no request waits for (the applier's folds, reads issued several at once). Its
- * reads and syncs run on the libuv pool, never inline, and are not counted by the gate, so they
- * neither block the JavaScript thread on the device nor keep a request's small call (the intent
- * log's pwrite and fdatasync) off it; its small writes, which only copy into the page cache, run
- * inline as any small call (a pool round trip would cost more CPU than the copy).
- */
-export interface OpenOptions {
-  background?: boolean;
-}
-
 export interface IoFile {
   /** Reads up to lengthBytes at positionBytes; short only at EOF. */
   pread(lengthBytes: number, positionBytes: number): Promise<Buffer>;
@@ -52,7 +41,7 @@ export interface StatfsResult {
 
 export interface Io {
   /** 'create-exclusive' creates the file 0600 (the store is private to its owner). */
-  open(path: string, mode: OpenMode, opts?: OpenOptions): Promise<IoFile>;
+  open(path: string, mode: OpenMode): Promise<IoFile>;
   rename(from: string, to: string): Promise<void>;
   unlink(path: string): Promise<void>;
   rmdir(path: string): Promise<void>;
@@ -100,8 +89,7 @@ export class InlineGate {
   inlineCalls = 0;
   constructor(readonly enabled: boolean) {}
 
-  /** counted false: a pool call others need not wait for (OpenOptions.background). */
-  run<T>(inline: (() => T) | null, pooled: () => Promise<T>, counted = true): Promise<T> {
+  run<T>(inline: (() => T) | null, pooled: () => Promise<T>): Promise<T> {
     if (inline !== null && this.enabled && this.inFlight === 0) {
       this.inlineCalls++;
       try {
@@ -110,7 +98,6 @@ export class InlineGate {
         return Promise.reject(err);
       }
     }
-    if (!counted) return pooled();
     this.inFlight++;
     return pooled().finally(() => {
       this.inFlight--;
@@ -274,13 +261,7 @@ class NodeFile implements IoFile {
   constructor(
     private readonly d: Descriptor,
     private readonly gate: InlineGate,
-    private readonly background = false,
   ) {}
-  /** copyOnly: a write into the page cache, which a background file may still do inline (OpenOptions). */
-  private run<T>(inline: (() => T) | null, pooled: () => Promise<T>, copyOnly = false): Promise<T> {
-    if (!this.background) return this.gate.run(inline, pooled);
-    return this.gate.run(copyOnly ? inline : null, pooled, false);
-  }
   pread(lengthBytes: number, positionBytes: number): Promise<Buffer> {
     const fd = this.d.fd;
     const inline =
@@ -291,7 +272,7 @@ class NodeFile implements IoFile {
             return done === lengthBytes ? buf : buf.subarray(0, done);
           }
         : null;
-    return this.run(inline, () => preadFd(fd, lengthBytes, positionBytes));
+    return this.gate.run(inline, () => preadFd(fd, lengthBytes, positionBytes));
   }
   preadIntoNow(target: Buffer, targetOffset: number, lengthBytes: number, positionBytes: number): number {
     assert(
@@ -310,26 +291,26 @@ class NodeFile implements IoFile {
       lengthBytes <= INLINE_BYTES_MAX
         ? () => preadIntoSync(fd, target, targetOffset, lengthBytes, positionBytes)
         : null;
-    return this.run(inline, () => preadIntoFd(fd, target, targetOffset, lengthBytes, positionBytes));
+    return this.gate.run(inline, () => preadIntoFd(fd, target, targetOffset, lengthBytes, positionBytes));
   }
   pwrite(data: Uint8Array, positionBytes: number): Promise<void> {
     assert(this.d.writable, 'pwrite on a read-only descriptor');
     const fd = this.d.fd;
     const inline = data.length <= INLINE_BYTES_MAX ? () => pwriteSync(fd, data, positionBytes) : null;
-    return this.run(inline, () => pwriteFd(fd, data, positionBytes), true);
+    return this.gate.run(inline, () => pwriteFd(fd, data, positionBytes));
   }
   pwritev(parts: Uint8Array[], positionBytes: number): Promise<void> {
     assert(this.d.writable, 'pwritev on a read-only descriptor');
-    return this.run(null, () => pwritevFd(this.d.fd, parts, positionBytes));
+    return this.gate.run(null, () => pwritevFd(this.d.fd, parts, positionBytes));
   }
   fsync(): Promise<void> {
     // Whole-shard writes fsync several shard files at once: they stay concurrent in the pool.
-    return this.run(null, () => fdCall(fs.fsync, this.d.fd));
+    return this.gate.run(null, () => fdCall(fs.fsync, this.d.fd));
   }
   fdatasync(inlineOk = true): Promise<void> {
     // A lone small sync (one §8.2 patch, the WAL) runs inline when nothing else is in flight.
     const fd = this.d.fd;
-    return this.run(inlineOk ? () => fs.fdatasyncSync(fd) : null, () => fdCall(fs.fdatasync, fd));
+    return this.gate.run(inlineOk ? () => fs.fdatasyncSync(fd) : null, () => fdCall(fs.fdatasync, fd));
   }
   sizeBytes(): Promise<number> {
     return new Promise((resolve, reject) => fs.fstat(this.d.fd, (err, st) => (err ? reject(err) : resolve(st.size))));
@@ -379,8 +360,7 @@ export class NodeIo implements Io {
     });
   }
 
-  async open(path: string, mode: OpenMode, opts: OpenOptions = {}): Promise<IoFile> {
-    const background = opts.background === true;
+  async open(path: string, mode: OpenMode): Promise<IoFile> {
     if (mode === 'create-exclusive' || mode === 'create-direct') {
       // Temp files are written once and renamed; never cached.
       const c = fs.constants;
@@ -388,7 +368,7 @@ export class NodeIo implements Io {
       const d = new Descriptor(fd, true);
       d.evicted = true;
       d.refs = 1;
-      return new NodeFile(d, this.gate, background);
+      return new NodeFile(d, this.gate);
     }
     const writable = mode === 'readwrite';
     let d = this.cache.get(path);
@@ -399,7 +379,7 @@ export class NodeIo implements Io {
       this.cache.set(path, d);
     }
     d.refs++;
-    return new NodeFile(d, this.gate, background);
+    return new NodeFile(d, this.gate);
   }
 
   passThrough(): boolean {

@@ -1,7 +1,7 @@
 // An Io that times every device flush (fsync, fdatasync, directory fsync) for the mount's metrics
 // ("histograms of ... device flush latency"). Used only with -o metrics: then every file
 // opened for writing is wrapped; reads done inline (Io.openNow) are never wrapped.
-import { Io, IoFile, IoStat, OpenMode, OpenOptions, StatfsResult } from './io';
+import { Io, IoFile, IoStat, OpenMode, StatfsResult } from './io';
 
 export type FlushObserver = (seconds: number) => void;
 
@@ -46,9 +46,9 @@ export class MeteredIo implements Io {
     readonly inner: Io,
     private readonly observe: FlushObserver,
   ) {}
-  async open(path: string, mode: OpenMode, opts?: OpenOptions): Promise<IoFile> {
+  async open(path: string, mode: OpenMode): Promise<IoFile> {
     // Read-mode files are synced too (the WAL is opened read-only and fdatasync'd, store/meta/commit-log.ts).
-    return new MeteredFile(await this.inner.open(path, mode, opts), this.observe);
+    return new MeteredFile(await this.inner.open(path, mode), this.observe);
   }
   openNow(path: string): IoFile | null {
     return this.inner.openNow?.(path) ?? null;

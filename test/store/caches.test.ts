@@ -120,37 +120,6 @@ test('inline gate: a lone call runs inline, a call while another is pooled goes 
   );
 });
 
-test('NodeIo background files: reads and syncs on the pool, not counted by the gate; small writes inline', async (t) => {
-  const dir = tmpDir();
-  const bgPath = path.join(dir, 'bg');
-  const fgPath = path.join(dir, 'fg');
-  fs.writeFileSync(bgPath, randomBytes(prng(4), 64 * 1024));
-  fs.writeFileSync(fgPath, Buffer.alloc(8192));
-  const want = fs.readFileSync(bgPath);
-  const io = new NodeIo();
-  const bg = await io.open(bgPath, 'readwrite', { background: true });
-  const fg = await io.open(fgPath, 'readwrite');
-  const inline0 = io.gate.inlineCalls;
-  const reading = bg.pread(4096, 0);
-  const into = Buffer.alloc(4096);
-  const readingInto = bg.preadInto(into, 0, 4096, 8192);
-  const syncing = bg.fdatasync();
-  t.is(io.gate.inlineCalls, inline0, 'a background read or sync never runs on the calling thread');
-  t.is(io.gate.inFlight, 0, 'nor counts as a call in flight');
-  await fg.pwrite(Buffer.alloc(4096, 1), 0);
-  t.is(io.gate.inlineCalls, inline0 + 1, "a request's small call still runs inline meanwhile");
-  await bg.pwrite(Buffer.alloc(4096, 2), 4096);
-  t.is(io.gate.inlineCalls, inline0 + 2, 'a small background write copies into the page cache inline');
-  t.true((await reading).equals(want.subarray(0, 4096)));
-  t.is(await readingInto, 4096);
-  t.true(into.equals(want.subarray(8192, 12288)));
-  await syncing;
-  t.true(fs.readFileSync(bgPath).subarray(4096, 8192).equals(Buffer.alloc(4096, 2)));
-  await bg.close();
-  await fg.close();
-  io.closeAll();
-});
-
 test('NodeIo gives the same bytes and errors inline and pooled', async (t) => {
   const file = path.join(tmpDir(), 'f');
   fs.writeFileSync(file, randomBytes(prng(3), 300_000));
