@@ -301,7 +301,10 @@ export class Applier {
     await this.host.withChunk(ino, chunkIndex, fold);
   }
 
-  /** Every pending span of a replica chunk patched into every replica (inode locked); stored: blocks read before (used up). */
+  /**
+   * Every pending span of a replica chunk patched into every replica (inode locked); stored: blocks
+   * read before, the records laid over them in place (used up here).
+   */
   private async patchChunk(
     ino: number,
     chunkIndex: number,

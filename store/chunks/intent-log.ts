@@ -332,7 +332,7 @@ export class IntentLog {
       await this.f.pwrite(buf, at);
       this.flushCount++;
       // On the pool, not inline: while the device flushes, the JavaScript thread folds records, reads
-      // the next requests and collects garbage. Measured (docs/benchmarks.md, 7 Dec 13:00; fsync'd 4 KiB
+      // the next requests and collects garbage. Measured (docs/benchmarks.md, 7 Dec 12:57; fsync'd 4 KiB
       // writes, 1 job, 8 alternated pairs on a busy machine): 674 writes/s against 557 inline.
       await this.f.fdatasync(false);
       this.bytesWritten += buf.length;
