@@ -95,12 +95,26 @@ export function decodeLogHeader(b: Uint8Array): LogHeader | string {
 
 /** The record's bytes: header (its crc32c covers everything after the crc field) and payload. */
 export function encodeRecord(r: LogRecord): Buffer {
+  const b = Buffer.allocUnsafe(recordBytes(r));
+  encodeRecordInto(r, b, 0);
+  return b;
+}
+
+/** How many bytes r's record takes (header and payload). */
+export function recordBytes(r: Pick<LogRecord, 'payload'>): number {
+  return RECORD_HEADER_BYTES + r.payload.length;
+}
+
+/** encodeRecord written into target at atBytes (a commit's one buffer: no copy); returns its length. */
+export function encodeRecordInto(r: LogRecord, target: Buffer, atBytes: number): number {
   assert(r.payload.length <= RECORD_PAYLOAD_BYTES_MAX, 'log record: payload within bounds');
   assert(r.lengthBytes <= RECORD_WRITE_BYTES_MAX, 'log record: a write within bounds');
   assert(r.lengthBytes > 0 && r.offsetBytes >= 0, 'log record: a non-empty write');
   const sealed = (r.flags & RECORD_FLAG_SEALED) !== 0;
   assert(sealed || r.payload.length === r.lengthBytes, 'log record: a plain payload is the bytes written');
-  const b = Buffer.allocUnsafe(RECORD_HEADER_BYTES + r.payload.length);
+  const len = recordBytes(r);
+  assert(atBytes >= 0 && atBytes + len <= target.length, 'log record: fits its target');
+  const b = target.subarray(atBytes, atBytes + len);
   b.writeUInt32LE(LOG_RECORD_MAGIC, 0);
   b.writeUInt32LE(b.length, 8);
   b.writeUInt16LE(r.flags, 12);
@@ -119,7 +133,7 @@ export function encodeRecord(r: LogRecord): Buffer {
   b.writeUInt32LE(r.payload.length, 84);
   b.set(r.payload, RECORD_HEADER_BYTES);
   b.writeUInt32LE(crc32c(b.subarray(8)), 4);
-  return b;
+  return len;
 }
 
 /** How many bytes a record at the start of b says it has (to read the rest), or null: no record there. */

@@ -2,7 +2,8 @@
 # fio benchmark: the same workloads, in the same run, on the targets of scripts/bench/bench-targets.sh
 # (plain directory = the baseline every ratio is against; gocryptfs = the peer chunkfs is compared to).
 # Workloads: sequential 1 MiB write and read; random 4 KiB write with 1 and 4 jobs; random 4 KiB read;
-# random 4 KiB write with fsync after each write. Caches are dropped before each job and the targets are
+# random 4 KiB write with fsync after each write, 1 job (fsyncwrite) and 4 jobs (fsyncwrite4, in the default
+# list: its group commits). Caches are dropped before each job and the targets are
 # interleaved over ROUNDS rounds (the machine is shared and noisy); the median of the rounds is reported.
 # Usage (as root): scripts/bench/bench-fio.sh   env: ROUNDS=2 RUNTIME_S=8 SIZE_MB=256 BENCH_DIR=/var/tmp/chunkfs-bench BENCH_KEEP=1 (keep the files)
 #                  TARGETS="plain bindfs gocryptfs cfs3-r3 cfs3-ec42 cfsn-r3 cfsn-ec42" WORKLOADS="seqwrite seqread ..."
@@ -17,7 +18,7 @@ RUNTIME_S=${RUNTIME_S:-8}
 SIZE_MB=${SIZE_MB:-256}
 BENCH_DIR=${BENCH_DIR:-/var/tmp/chunkfs-bench}
 TARGETS=${TARGETS:-"plain bindfs gocryptfs cfs3-r3 cfs3-ec42 cfsn-r3 cfsn-ec42"}
-WORKLOADS=${WORKLOADS:-"seqwrite seqread randwrite1 randwrite4 randread fsyncwrite"}
+WORKLOADS=${WORKLOADS:-"seqwrite seqread randwrite1 randwrite4 randread fsyncwrite fsyncwrite4"}
 RESULTS=$BENCH_DIR/results.tsv
 
 BENCH_NAME=bench-fio
@@ -40,14 +41,20 @@ fio_args() {
     randwrite4) echo "${common[*]} --rw=randwrite --bs=4k --size=$((SIZE_MB / 4))M --numjobs=4" ;;
     randread)   echo "${common[*]} --rw=randread --bs=4k --size=${SIZE_MB}M --filename=rand.dat" ;;
     fsyncwrite) echo "${common[*]} --rw=randwrite --bs=4k --size=${SIZE_MB}M --fsync=1 --filename=rand.dat" ;;
+    fsyncwrite4) echo "${common[*]} --rw=randwrite --bs=4k --size=$((SIZE_MB / 4))M --numjobs=4 --fsync=1" ;;
   esac
 }
 metric() { case $1 in seqwrite|seqread) echo bw ;; *) echo iops ;; esac; }
 
-# Lay out the files the read workloads need, once per target (not measured).
+# Lay out the files the read workloads need, once per target (not measured). fsyncwrite4's four files
+# (fio names them fsyncwrite4.N.0) too: it measures fsync'd overwrites like fsyncwrite, not writes into
+# holes (chunkfs stores a chunk from its start, so a write into a hole of a sparse file writes a chunk).
 for t in "${ACTIVE[@]}"; do
   (cd "${DIR[$t]}" && fio --name=layout --rw=write --bs=1M --size=${SIZE_MB}M --filename=seq.dat --fallocate=none --end_fsync=1 ${FIO_EXTRA:-} >/dev/null \
-    && fio --name=layout --rw=write --bs=1M --size=${SIZE_MB}M --filename=rand.dat --fallocate=none --end_fsync=1 ${FIO_EXTRA:-} >/dev/null)
+    && fio --name=layout --rw=write --bs=1M --size=${SIZE_MB}M --filename=rand.dat --fallocate=none --end_fsync=1 ${FIO_EXTRA:-} >/dev/null \
+    && if [[ " $WORKLOADS " == *" fsyncwrite4 "* ]]; then
+      fio --name=fsyncwrite4 --rw=write --bs=1M --size=$((SIZE_MB / 4))M --numjobs=4 --fallocate=none --end_fsync=1 ${FIO_EXTRA:-} >/dev/null
+    fi)
 done
 
 : > "$RESULTS"

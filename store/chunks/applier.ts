@@ -301,12 +301,15 @@ export class Applier {
     await this.host.withChunk(ino, chunkIndex, fold);
   }
 
-  /** Every pending span of a replica chunk patched into every replica (inode locked); stored: blocks read before. */
+  /**
+   * Every pending span of a replica chunk patched into every replica (inode locked); stored: blocks
+   * read before, the records laid over them in place (used up here).
+   */
   private async patchChunk(
     ino: number,
     chunkIndex: number,
     ref: ChunkRef | null,
-    stored?: ReadonlyMap<number, Buffer>,
+    stored?: Map<number, Buffer>,
   ): Promise<void> {
     const pending = [...this.env.backlog.of(ino, chunkIndex)];
     if (pending.length === 0) return;

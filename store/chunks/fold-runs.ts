@@ -64,20 +64,21 @@ export async function readStoredBlocks(
 
 /**
  * The new bytes of every block the pending intents of ref's version touch: the stored block (from
- * stored, read before, or read now) with the intents over it in log order.
+ * stored, read before, or read now) with the intents over it in log order. The intents are laid
+ * over stored's buffers in place (no copy per block): they are read for this fold only.
  */
 export async function foldRuns(
   env: ChunkEnv,
   ref: ChunkRef,
   pending: readonly PendingIntent[],
-  stored?: ReadonlyMap<number, Buffer>,
+  stored?: Map<number, Buffer>,
 ): Promise<BlockRun[]> {
   const bb = ref.fl.bitrotBlockBytes;
   const blocks = new Map<number, Buffer>();
   await boundedAll(touchedBlocks(ref, pending), FOLD_READS_IN_FLIGHT_MAX, async (b) => {
     const start = b * bb;
     const before = stored?.get(b);
-    const block = before !== undefined ? Buffer.from(before) : Buffer.alloc(Math.min(bb, ref.logicalLenBytes - start));
+    const block = before ?? Buffer.alloc(Math.min(bb, ref.logicalLenBytes - start));
     if (before === undefined && uncoveredParts(pending, ref.version, start, block.length).length > 0) {
       await readStoredInto(env, ref, start, block.length, block, 0, false);
     }
