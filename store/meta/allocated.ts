@@ -19,6 +19,8 @@
 import type { ChunkMap } from './chunk-map';
 import type { Db } from './meta';
 import type { Preallocated } from './prealloc';
+import type { AllocatedReads, FileRow } from './data-ops';
+import { dataOpsOf } from './engine-open';
 
 export type SeekWhat = 'data' | 'hole';
 
@@ -31,17 +33,12 @@ export interface PendingRange {
 /** Chunks one answer may visit for pending ranges: a bound on the loop (1 GiB of 4 MiB chunks is 256). */
 const PENDING_CHUNKS_MAX = 1 << 20;
 
-interface FileRow {
-  size: bigint;
-  chunk_size: bigint;
-  slice_container: bigint | null;
-  slice_length: bigint | null;
-}
 /** chunk index -> logical length after the pending bytes are stored. */
 type ChunkLengths = Map<number, number>;
 
 export class Allocated {
   private readonly s;
+  private readonly rows: AllocatedReads;
   constructor(
     db: Db,
     private readonly map: ChunkMap,
@@ -50,14 +47,14 @@ export class Allocated {
   ) {
     this.s = {
       sum: db.prepare('SELECT coalesce(sum(logical_len), 0) AS n FROM chunks WHERE ino = ? AND version > 0'),
-      // Keyed by ino alone (the type checked by fileRow): PostgreSQL's row cache answers it (postgres/row-cache.ts).
-      fileRow: db.prepare('SELECT type, size, chunk_size, slice_container, slice_length FROM inodes WHERE ino = ?'),
     };
+    // Keyed by ino alone (the type checked by fileRow): PostgreSQL's row cache answers it (postgres/row-cache.ts).
+    this.rows = dataOpsOf(db).allocatedReads();
   }
 
   /** A regular file's row, or undefined (no such inode, or not a regular file). */
   private fileRow(ino: number): FileRow | undefined {
-    const f = this.s.fileRow.get(ino) as (FileRow & { type: string }) | undefined;
+    const f = this.rows.fileRow(ino);
     return f === undefined || f.type !== 'file' ? undefined : f;
   }
 

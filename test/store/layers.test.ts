@@ -149,12 +149,8 @@ const NAMESPACE_TABLE_SQL = /\b(FROM|INTO|UPDATE|JOIN|TABLE|ON)\s+(inodes|dirent
  */
 const NAMESPACE_SQL_NOT_YET_MOVED = [
   'meta.ts', // the next inode number, the root's row
-  'prealloc.ts', // two reads of an inode
   'file-rows.ts',
   'slice-rows.ts',
-  'allocated.ts',
-  'freed-evidence.ts',
-  'surveys.ts',
 ].map((f) => path.join('store', 'meta', f));
 
 test("SQL on inodes, dirents and xattrs only in an engine's folder (the namespace's operations)", (t) => {
