@@ -19,7 +19,7 @@
 import type { ChunkMap } from './chunk-map';
 import type { Db } from './meta';
 import type { Preallocated } from './prealloc';
-import type { AllocatedReads, FileRow } from './data-ops';
+import type { AllocatedReads, AllocatedRow } from './data-ops';
 import { dataOpsOf } from './engine-open';
 
 export type SeekWhat = 'data' | 'hole';
@@ -53,7 +53,7 @@ export class Allocated {
   }
 
   /** A regular file's row, or undefined (no such inode, or not a regular file). */
-  private fileRow(ino: number): FileRow | undefined {
+  private fileRow(ino: number): AllocatedRow | undefined {
     const f = this.rows.fileRow(ino);
     return f === undefined || f.type !== 'file' ? undefined : f;
   }
@@ -81,7 +81,7 @@ export class Allocated {
    * rows over the committed ones (DESIGN §5 one view): Preallocated.extra sees only committed lengths,
    * so a chunk a group wrote into allocated space counted twice until the group's commit.
    */
-  private insideOverGroup(ino: number, f: FileRow, sizeBytes: number): number {
+  private insideOverGroup(ino: number, f: AllocatedRow, sizeBytes: number): number {
     const cs = Number(f.chunk_size);
     let n = 0;
     for (const [c, lengthBytes] of this.prealloc.from(ino, 0)) {
@@ -98,13 +98,13 @@ export class Allocated {
   }
 
   /** What chunk c holds below sizeBytes without the pending ranges: stored or allocated. */
-  private heldLength(ino: number, f: FileRow, c: number, sizeBytes: number): number {
+  private heldLength(ino: number, f: AllocatedRow, c: number, sizeBytes: number): number {
     const allocated = Math.min(this.prealloc.length(ino, c), Math.max(0, sizeBytes - c * Number(f.chunk_size)));
     return Math.max(this.storedLength(ino, f, c), allocated);
   }
 
   /** The logical length chunk c holds now (0: a hole); a needle counts as chunk 0 (it becomes that when the file grows). */
-  storedLength(ino: number, f: FileRow | undefined, c: number): number {
+  storedLength(ino: number, f: AllocatedRow | undefined, c: number): number {
     const row = this.map.get(ino, c);
     if (row !== null && row.version > 0n) return row.logicalLenBytes;
     return c === 0 && f !== undefined ? this.needleAsChunk(f) : 0;
@@ -152,19 +152,19 @@ export class Allocated {
    * will be one once its pending bytes are stored (no chunks, nothing committed, small enough:
    * store/small/small-files.ts takes such a write).
    */
-  private wholeIsData(ino: number, f: FileRow, pending: readonly PendingRange[], sizeBytes: number): boolean {
+  private wholeIsData(ino: number, f: AllocatedRow, pending: readonly PendingRange[], sizeBytes: number): boolean {
     if (this.smallFileMaxBytes === 0 || sizeBytes > this.smallFileMaxBytes) return false;
     if (f.slice_container !== null) return true;
     return pending.length > 0 && Number(f.size) === 0 && this.map.live(ino).length === 0;
   }
 
   /** A needle of a file past small_file_max is about to move to chunks (store/small/small-files.ts moveToChunks). */
-  private needleAsChunk(f: FileRow): number {
+  private needleAsChunk(f: AllocatedRow): number {
     return f.slice_container === null ? 0 : Number(f.slice_length ?? 0n);
   }
 
   /** Per chunk touched by the pending ranges: its logical length once they are stored (before max with the old one). */
-  private pendingChunks(f: FileRow, pending: readonly PendingRange[]): ChunkLengths {
+  private pendingChunks(f: AllocatedRow, pending: readonly PendingRange[]): ChunkLengths {
     const cs = Number(f.chunk_size);
     const out: ChunkLengths = new Map();
     let visited = 0;
@@ -183,7 +183,7 @@ export class Allocated {
   /** [chunk index, logical length] of every chunk holding data from fromChunk on, stored, pending or allocated, ascending. */
   private dataChunks(
     ino: number,
-    f: FileRow,
+    f: AllocatedRow,
     pending: readonly PendingRange[],
     fromChunk: number,
   ): Array<[number, number]> {

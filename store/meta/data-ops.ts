@@ -3,6 +3,8 @@
 // own statements. Each domain's statements are prepared when its object is made (as their callers
 // did before, so PostgreSQL's prepares take the same round trips), and their texts are the ones the
 // PostgreSQL row cache (postgres/row-cache.ts) serves: a read it answered is answered still.
+import type { FileRows } from './file-rows';
+import type { SliceRows } from './slice-rows';
 
 /** What the leak scan (store/upkeep/leak-scan.ts, store/meta/freed-evidence.ts) asks of inode numbers. */
 export interface InodeEvidence {
@@ -22,7 +24,7 @@ export interface FallocateReads {
 }
 
 /** The columns of a file's row st_blocks and SEEK answers need (store/meta/allocated.ts). */
-export interface FileRow {
+export interface AllocatedRow {
   type: string;
   size: bigint;
   chunk_size: bigint;
@@ -33,7 +35,7 @@ export interface FileRow {
 /** What st_blocks and SEEK_DATA / SEEK_HOLE ask of an inode row (store/meta/allocated.ts). */
 export interface AllocatedReads {
   /** The inode's row as stored (any type: the caller checks it), or undefined. */
-  fileRow(ino: number): FileRow | undefined;
+  fileRow(ino: number): AllocatedRow | undefined;
 }
 
 /**
@@ -67,6 +69,10 @@ export interface InodeSurveys {
 
 /** An engine's data operations, one object per domain (made where its caller is). */
 export interface DataOps {
+  /** The data path's operations on an inode row (store/meta/file-rows.ts). */
+  fileRows(): FileRows;
+  /** Small files' Slice pointers (store/meta/slice-rows.ts). */
+  sliceRows(): SliceRows;
   inodeEvidence(): InodeEvidence;
   fallocateReads(): FallocateReads;
   allocatedReads(): AllocatedReads;

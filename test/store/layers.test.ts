@@ -149,8 +149,6 @@ const NAMESPACE_TABLE_SQL = /\b(FROM|INTO|UPDATE|JOIN|TABLE|ON)\s+(inodes|dirent
  */
 const NAMESPACE_SQL_NOT_YET_MOVED = [
   'meta.ts', // the next inode number, the root's row
-  'file-rows.ts',
-  'slice-rows.ts',
 ].map((f) => path.join('store', 'meta', f));
 
 test("SQL on inodes, dirents and xattrs only in an engine's folder (the namespace's operations)", (t) => {

@@ -8,15 +8,25 @@ import type {
   AllocatedReads,
   DataOps,
   FallocateReads,
-  FileRow,
+  AllocatedRow,
   InodeEvidence,
   InodeSurveys,
   LiveChunk,
 } from '../data-ops';
+import type { FileRows } from '../file-rows';
+import type { SliceRows } from '../slice-rows';
+import { PgFileRows } from './file-rows';
+import { PgSliceRows } from './slice-rows';
 
 export class PgDataOps implements DataOps {
   constructor(private readonly db: Db) {}
 
+  fileRows(): FileRows {
+    return new PgFileRows(this.db);
+  }
+  sliceRows(): SliceRows {
+    return new PgSliceRows(this.db);
+  }
   inodeEvidence(): InodeEvidence {
     return new PgInodeEvidence(this.db);
   }
@@ -78,8 +88,8 @@ class PgAllocatedReads implements AllocatedReads {
   constructor(db: Db) {
     this.row = db.prepare('SELECT type, size, chunk_size, slice_container, slice_length FROM inodes WHERE ino = ?');
   }
-  fileRow(ino: number): FileRow | undefined {
-    return this.row.get(ino) as FileRow | undefined;
+  fileRow(ino: number): AllocatedRow | undefined {
+    return this.row.get(ino) as AllocatedRow | undefined;
   }
 }
 

@@ -6,15 +6,25 @@ import type {
   AllocatedReads,
   DataOps,
   FallocateReads,
-  FileRow,
+  AllocatedRow,
   InodeEvidence,
   InodeSurveys,
   LiveChunk,
 } from '../data-ops';
+import type { FileRows } from '../file-rows';
+import type { SliceRows } from '../slice-rows';
+import { SqliteFileRows } from './file-rows';
+import { SqliteSliceRows } from './slice-rows';
 
 export class SqliteDataOps implements DataOps {
   constructor(private readonly db: Db) {}
 
+  fileRows(): FileRows {
+    return new SqliteFileRows(this.db);
+  }
+  sliceRows(): SliceRows {
+    return new SqliteSliceRows(this.db);
+  }
   inodeEvidence(): InodeEvidence {
     return new SqliteInodeEvidence(this.db);
   }
@@ -76,8 +86,8 @@ class SqliteAllocatedReads implements AllocatedReads {
   constructor(db: Db) {
     this.row = db.prepare('SELECT type, size, chunk_size, slice_container, slice_length FROM inodes WHERE ino = ?');
   }
-  fileRow(ino: number): FileRow | undefined {
-    return this.row.get(ino) as FileRow | undefined;
+  fileRow(ino: number): AllocatedRow | undefined {
+    return this.row.get(ino) as AllocatedRow | undefined;
   }
 }
 
