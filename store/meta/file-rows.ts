@@ -86,7 +86,7 @@ export interface FileRows {
   chunkSizeBytes(ino: number): number | undefined;
   /** A data commit: the size grows to at least sizeBytes, the times stamped (commit-times.ts); the size after. */
   grow(ino: number, sizeBytes: number, times: CommitTimes | null): number;
-  /** A transaction group's commit: the size grows to at least sizeBytes (its times were stamped at the write); the size after. */
+  /** A group's commit: the size grows to at least sizeBytes (times stamped at the write); the size after. */
   growSize(ino: number, sizeBytes: number): number;
   /** A data commit that sets the size (a small file's rewrite), times stamped as grow(). */
   setSizeStamped(ino: number, sizeBytes: number, times: CommitTimes | null): void;

@@ -2,7 +2,8 @@
 // statements behind store/meta/data-ops.ts. Nothing is kept here: the keyed reads of an inode row
 // (a file's row, its size) are the row cache's to answer by their text (row-cache.ts), as the
 // namespace's are, since the data path writes the same rows.
-import { NEXT_INO_SQL, ROOT_INO } from '../meta';
+import { ROOT_INO } from '../meta';
+import { NEXT_INO_SQL } from './schema';
 import type { Db, SqlStatement } from '../sql-engine';
 import type {
   AllocatedReads,
@@ -47,7 +48,7 @@ class PgInodeEvidence implements InodeEvidence {
   private readonly chunk: SqlStatement;
 
   constructor(db: Db) {
-    this.watermark = db.prepare(`SELECT ${NEXT_INO_SQL.postgres} - 1 AS w`);
+    this.watermark = db.prepare(`SELECT ${NEXT_INO_SQL} - 1 AS w`);
     this.inode = db.prepare('SELECT 1 AS live FROM inodes WHERE ino = ?');
     this.chunk = db.prepare('SELECT version, max_version FROM chunks WHERE ino = ? AND chunk_index = ?');
   }

@@ -1,7 +1,7 @@
 // The data path's operations on an inode row on PostgreSQL (DESIGN §9 "Operations"): the statements
 // behind store/meta/file-rows.ts, prepared once. Their texts are the row cache's (row-cache.ts): a
 // keyed read of the row is answered there, a write patches what it keeps.
-import { NEXT_INO_SQL } from '../meta';
+import { NEXT_INO_SQL } from './schema';
 import type { Db, SqlStatement } from '../sql-engine';
 import { CommitTimes, SET_TIMES_SQL, timeColumns } from '../commit-times';
 import { FileRow, FileRowValues, FileRows, InternalFile, fileRowOf, internalValues } from '../file-rows';
@@ -33,7 +33,7 @@ export class PgFileRows implements FileRows {
       touch: db.prepare('UPDATE inodes SET mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
       // The server gives the new number back by RETURNING (when this side does not choose it).
       insertInternal: db.prepare(
-        `${INSERT_INTERNAL_SQL} VALUES (${NEXT_INO_SQL.postgres}, ${INTERNAL_VALUES_SQL}) RETURNING ino`,
+        `${INSERT_INTERNAL_SQL} VALUES (${NEXT_INO_SQL}, ${INTERNAL_VALUES_SQL}) RETURNING ino`,
       ),
       dropInode: db.prepare('DELETE FROM inodes WHERE ino = ?'),
       dropXattrs: db.prepare('DELETE FROM xattrs WHERE ino = ?'),

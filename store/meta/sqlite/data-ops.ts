@@ -1,6 +1,7 @@
 // The data path's and upkeep's questions of the inode rows on SQLite (DESIGN §9 "Operations"): the
 // statements behind store/meta/data-ops.ts. Nothing is cached here (as sqlite/namespace-ops.ts).
-import { NEXT_INO_SQL, ROOT_INO } from '../meta';
+import { ROOT_INO } from '../meta';
+import { NEXT_INO_SQL } from './schema';
 import type { Db, SqlStatement } from '../sql-engine';
 import type {
   AllocatedReads,
@@ -45,7 +46,7 @@ class SqliteInodeEvidence implements InodeEvidence {
   private readonly chunk: SqlStatement;
 
   constructor(db: Db) {
-    this.watermark = db.prepare(`SELECT ${NEXT_INO_SQL.sqlite} - 1 AS w`);
+    this.watermark = db.prepare(`SELECT ${NEXT_INO_SQL} - 1 AS w`);
     this.inode = db.prepare('SELECT 1 AS live FROM inodes WHERE ino = ?');
     this.chunk = db.prepare('SELECT version, max_version FROM chunks WHERE ino = ? AND chunk_index = ?');
   }

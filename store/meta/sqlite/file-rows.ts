@@ -1,6 +1,6 @@
 // The data path's operations on an inode row on SQLite (DESIGN §9 "Operations"): the statements
 // behind store/meta/file-rows.ts, prepared once.
-import { NEXT_INO_SQL } from '../meta';
+import { NEXT_INO_SQL } from './schema';
 import type { Db } from '../sql-engine';
 import { CommitTimes, SET_TIMES_SQL, timeColumns } from '../commit-times';
 import { FileRow, FileRowValues, FileRows, InternalFile, fileRowOf, internalValues } from '../file-rows';
@@ -26,7 +26,7 @@ export class SqliteFileRows implements FileRows {
       setSizeTouched: db.prepare('UPDATE inodes SET size = ?, mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
       setSizeOnly: db.prepare('UPDATE inodes SET size = ? WHERE ino = ?'),
       touch: db.prepare('UPDATE inodes SET mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
-      insertInternal: db.prepare(`${INSERT_INTERNAL_SQL} VALUES (${NEXT_INO_SQL.sqlite}, ${INTERNAL_VALUES_SQL})`),
+      insertInternal: db.prepare(`${INSERT_INTERNAL_SQL} VALUES (${NEXT_INO_SQL}, ${INTERNAL_VALUES_SQL})`),
       dropInode: db.prepare('DELETE FROM inodes WHERE ino = ?'),
       dropXattrs: db.prepare('DELETE FROM xattrs WHERE ino = ?'),
       dropOrphan: db.prepare('DELETE FROM orphans WHERE ino = ?'),
