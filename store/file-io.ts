@@ -28,7 +28,8 @@ import { Slice } from '../src/slice';
 import { Containers, ContainerRow } from './meta/containers';
 import { openLayoutOf } from './small/pack-class';
 import { NeedleAppender } from './small/needle-io';
-import { SliceRows } from './meta/slice-rows';
+import type { SliceRows } from './meta/slice-rows';
+import { dataOpsOf } from './meta/engine-open';
 import { SmallFiles, SmallFilesHost } from './small/small-files';
 import { DeleteBatcher } from './file-deletes';
 
@@ -87,7 +88,7 @@ export class FileIo implements SmallFilesHost {
     this.writer = new ChunkWriter(env, this);
     this.pastSize = new PastSize(env.db);
     this.containers = new Containers(db);
-    this.slices = new SliceRows(db);
+    this.slices = dataOpsOf(db).sliceRows();
     this.appender = new NeedleAppender(env, this, this.containers, () => packing.containerCapacityBytes);
     this.small = new SmallFiles(env, this, this.appender, this.slices, this.containers, packing.smallFileMaxBytes);
     this.deletes = !db.caps.transactionsCostRoundTrips

@@ -15,7 +15,6 @@ import {
 import { PRIVATE_DIR_MODE, SyncIo, nodeSyncIo } from './io/sync-io';
 import { loadHighway } from '../src/highway';
 import { ChunkEnv, DiskHealth } from './chunks/chunk-env';
-import { FileRows } from './meta/file-rows';
 import { layoutsInUse as surveyLayouts } from './meta/surveys';
 import { ChunkMap } from './meta/chunk-map';
 import { LogRecordKeys } from './log-record-keys';
@@ -55,6 +54,7 @@ import {
   checkNewMeta,
   commitPointOf,
   createMeta,
+  dataOpsOf,
   metaStatus,
   namespaceOpsOf,
   metaOutageAfterFailure,
@@ -292,7 +292,7 @@ export class Store {
       db,
       shards,
       map,
-      fileRows: new FileRows(db),
+      fileRows: dataOpsOf(db).fileRows(),
       counters: new Counters(db),
       health,
       commits,

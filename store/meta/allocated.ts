@@ -19,6 +19,8 @@
 import type { ChunkMap } from './chunk-map';
 import type { Db } from './meta';
 import type { Preallocated } from './prealloc';
+import type { AllocatedReads, AllocatedRow } from './data-ops';
+import { dataOpsOf } from './engine-open';
 
 export type SeekWhat = 'data' | 'hole';
 
@@ -31,17 +33,12 @@ export interface PendingRange {
 /** Chunks one answer may visit for pending ranges: a bound on the loop (1 GiB of 4 MiB chunks is 256). */
 const PENDING_CHUNKS_MAX = 1 << 20;
 
-interface FileRow {
-  size: bigint;
-  chunk_size: bigint;
-  slice_container: bigint | null;
-  slice_length: bigint | null;
-}
 /** chunk index -> logical length after the pending bytes are stored. */
 type ChunkLengths = Map<number, number>;
 
 export class Allocated {
   private readonly s;
+  private readonly rows: AllocatedReads;
   constructor(
     db: Db,
     private readonly map: ChunkMap,
@@ -50,14 +47,14 @@ export class Allocated {
   ) {
     this.s = {
       sum: db.prepare('SELECT coalesce(sum(logical_len), 0) AS n FROM chunks WHERE ino = ? AND version > 0'),
-      // Keyed by ino alone (the type checked by fileRow): PostgreSQL's row cache answers it (postgres/row-cache.ts).
-      fileRow: db.prepare('SELECT type, size, chunk_size, slice_container, slice_length FROM inodes WHERE ino = ?'),
     };
+    // Keyed by ino alone (the type checked by fileRow): PostgreSQL's row cache answers it (postgres/row-cache.ts).
+    this.rows = dataOpsOf(db).allocatedReads();
   }
 
   /** A regular file's row, or undefined (no such inode, or not a regular file). */
-  private fileRow(ino: number): FileRow | undefined {
-    const f = this.s.fileRow.get(ino) as (FileRow & { type: string }) | undefined;
+  private fileRow(ino: number): AllocatedRow | undefined {
+    const f = this.rows.fileRow(ino);
     return f === undefined || f.type !== 'file' ? undefined : f;
   }
 
@@ -84,7 +81,7 @@ export class Allocated {
    * rows over the committed ones (DESIGN §5 one view): Preallocated.extra sees only committed lengths,
    * so a chunk a group wrote into allocated space counted twice until the group's commit.
    */
-  private insideOverGroup(ino: number, f: FileRow, sizeBytes: number): number {
+  private insideOverGroup(ino: number, f: AllocatedRow, sizeBytes: number): number {
     const cs = Number(f.chunk_size);
     let n = 0;
     for (const [c, lengthBytes] of this.prealloc.from(ino, 0)) {
@@ -101,13 +98,13 @@ export class Allocated {
   }
 
   /** What chunk c holds below sizeBytes without the pending ranges: stored or allocated. */
-  private heldLength(ino: number, f: FileRow, c: number, sizeBytes: number): number {
+  private heldLength(ino: number, f: AllocatedRow, c: number, sizeBytes: number): number {
     const allocated = Math.min(this.prealloc.length(ino, c), Math.max(0, sizeBytes - c * Number(f.chunk_size)));
     return Math.max(this.storedLength(ino, f, c), allocated);
   }
 
   /** The logical length chunk c holds now (0: a hole); a needle counts as chunk 0 (it becomes that when the file grows). */
-  storedLength(ino: number, f: FileRow | undefined, c: number): number {
+  storedLength(ino: number, f: AllocatedRow | undefined, c: number): number {
     const row = this.map.get(ino, c);
     if (row !== null && row.version > 0n) return row.logicalLenBytes;
     return c === 0 && f !== undefined ? this.needleAsChunk(f) : 0;
@@ -155,19 +152,19 @@ export class Allocated {
    * will be one once its pending bytes are stored (no chunks, nothing committed, small enough:
    * store/small/small-files.ts takes such a write).
    */
-  private wholeIsData(ino: number, f: FileRow, pending: readonly PendingRange[], sizeBytes: number): boolean {
+  private wholeIsData(ino: number, f: AllocatedRow, pending: readonly PendingRange[], sizeBytes: number): boolean {
     if (this.smallFileMaxBytes === 0 || sizeBytes > this.smallFileMaxBytes) return false;
     if (f.slice_container !== null) return true;
     return pending.length > 0 && Number(f.size) === 0 && this.map.live(ino).length === 0;
   }
 
   /** A needle of a file past small_file_max is about to move to chunks (store/small/small-files.ts moveToChunks). */
-  private needleAsChunk(f: FileRow): number {
+  private needleAsChunk(f: AllocatedRow): number {
     return f.slice_container === null ? 0 : Number(f.slice_length ?? 0n);
   }
 
   /** Per chunk touched by the pending ranges: its logical length once they are stored (before max with the old one). */
-  private pendingChunks(f: FileRow, pending: readonly PendingRange[]): ChunkLengths {
+  private pendingChunks(f: AllocatedRow, pending: readonly PendingRange[]): ChunkLengths {
     const cs = Number(f.chunk_size);
     const out: ChunkLengths = new Map();
     let visited = 0;
@@ -186,7 +183,7 @@ export class Allocated {
   /** [chunk index, logical length] of every chunk holding data from fromChunk on, stored, pending or allocated, ascending. */
   private dataChunks(
     ino: number,
-    f: FileRow,
+    f: AllocatedRow,
     pending: readonly PendingRange[],
     fromChunk: number,
   ): Array<[number, number]> {

@@ -24,6 +24,9 @@ import type { NamespaceOptions } from './ops';
 import type { NamespaceBase } from './ops-base';
 import { SqliteNamespaceOps } from './sqlite/namespace-ops';
 import { PgNamespaceOps } from './postgres/namespace-ops';
+import type { DataOps } from './data-ops';
+import { SqliteDataOps } from './sqlite/data-ops';
+import { PgDataOps } from './postgres/data-ops';
 import { Changed, PgListener } from './postgres/listen';
 import { copyIntoPg } from './postgres/copy-target';
 import { copyToSqlite } from './sqlite/copy-target';
@@ -154,6 +157,13 @@ export function namespaceOpsOf(db: Db, opts: NamespaceOptions): NamespaceBase {
   if (db instanceof SqliteDb) return new SqliteNamespaceOps(db, opts);
   if (db instanceof PgDb) return new PgNamespaceOps(db, opts);
   throw new Error(`no namespace operations for metadata engine ${db.engine}`);
+}
+
+/** The engine's data operations on inode rows (DESIGN §9 "Operations"). */
+export function dataOpsOf(db: Db): DataOps {
+  if (db instanceof SqliteDb) return new SqliteDataOps(db);
+  if (db instanceof PgDb) return new PgDataOps(db);
+  throw new Error(`no data operations for metadata engine ${db.engine}`);
 }
 
 /** A read-write opener's hold on the store beyond this machine (DESIGN §9). */

@@ -19,12 +19,6 @@ export const SCHEMA_VERSION = 10;
 /** The first schema version that names its store (table store_id, DESIGN §4 "Identity"). */
 export const STORE_ID_VERSION = 9;
 
-/** SQL for a new inode number: above every number in use or ever deleted (see ino_high, v4). */
-export const NEXT_INO_SQL = {
-  sqlite: '(SELECT max(h.ino, coalesce((SELECT max(ino) FROM inodes), 0)) + 1 FROM ino_high h WHERE h.k = 0)',
-  postgres: '(SELECT GREATEST(h.ino, coalesce((SELECT max(ino) FROM inodes), 0)) + 1 FROM ino_high h WHERE h.k = 0)',
-} as const;
-
 const NS_PER_MS = 1_000_000n;
 const epochNs = BigInt(Date.now()) * NS_PER_MS;
 const hrStart = process.hrtime.bigint();
@@ -108,9 +102,5 @@ export function migrate(db: Db, storeUuid: string): void {
 
 /** The root directory of a new store (createSchema; v1 as the first builds made it: tests). */
 export function createRoot(db: Db): void {
-  const t = nowNs();
-  db.prepare(
-    `INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns)
-              VALUES (?, 'dir', ?, 0, 0, 0, 2, ?, ?, ?, ?, ?)`,
-  ).run(ROOT_INO, S_IFDIR | 0o755, ROOT_INO, t, t, t, t);
+  db.schema.insertRoot(db, { ino: ROOT_INO, mode: S_IFDIR | 0o755, tNs: nowNs() });
 }

@@ -9,6 +9,8 @@
 // next commit, DESIGN §5), so it survives a remount; an inode's rows go with it (trigger, v7).
 import type { Db, SqlStatement } from './sql-engine';
 import { FsError } from '../fs-error';
+import type { FallocateReads } from './data-ops';
+import { dataOpsOf } from './engine-open';
 
 /** Chunk rows one fallocate may add (4 TiB of 4 MiB chunks): one row per chunk, written in one transaction. */
 export const PREALLOC_CHUNKS_MAX = 1 << 20;
@@ -37,16 +39,16 @@ const EXTRA_SQL = {
 
 export class Preallocated {
   private readonly s: Record<
-    'chunkSize' | 'size' | 'upsert' | 'dropFrom' | 'dropRange' | 'clip' | 'length' | 'from' | 'extra' | 'inos',
+    'upsert' | 'dropFrom' | 'dropRange' | 'clip' | 'length' | 'from' | 'extra' | 'inos',
     SqlStatement
   >;
   /** Inodes that may have rows (a superset: rows of a deleted inode go by trigger), so most files cost no query. */
   private readonly inos = new Set<number>();
+  private readonly rows: FallocateReads;
 
   constructor(private readonly db: Db) {
+    this.rows = dataOpsOf(db).fallocateReads();
     this.s = {
-      chunkSize: db.prepare("SELECT chunk_size FROM inodes WHERE ino = ? AND type = 'file'"),
-      size: db.prepare('SELECT size FROM inodes WHERE ino = ?'),
       upsert: db.prepare({
         sqlite:
           'INSERT INTO prealloc(ino, chunk_index, length) VALUES (?, ?, ?) ON CONFLICT(ino, chunk_index) DO UPDATE SET length = max(length, excluded.length)',
@@ -103,8 +105,8 @@ export class Preallocated {
   /** A truncate to sizeBytes is not a growth of the committed size (then it frees what lies past it, as on ext4). */
   shrinks(ino: number, sizeBytes: number): boolean {
     if (!this.inos.has(ino)) return false;
-    const r = this.s.size.get(ino) as { size: bigint } | undefined;
-    return r !== undefined && sizeBytes <= Number(r.size);
+    const size = this.rows.committedSize(ino);
+    return size !== undefined && sizeBytes <= size;
   }
 
   /** Frees what was allocated past sizeBytes (a truncate that does not grow the file; KEEP_SIZE space too). */
@@ -145,8 +147,8 @@ export class Preallocated {
   }
 
   private chunkSizeOf(ino: number): number {
-    const r = this.s.chunkSize.get(ino) as { chunk_size: bigint } | undefined;
-    if (r === undefined) throw new FsError('EINVAL', `inode ${ino} is not a regular file`);
-    return Number(r.chunk_size);
+    const cs = this.rows.fileChunkSize(ino);
+    if (cs === undefined) throw new FsError('EINVAL', `inode ${ino} is not a regular file`);
+    return cs;
   }
 }

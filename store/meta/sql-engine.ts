@@ -47,6 +47,8 @@ export interface EngineSchema {
   readonly file: string;
   /** migrations[v - 1] takes metadata of schema version v - 1 to v. */
   readonly migrations: readonly string[];
+  /** The root directory's row: a directory that is its own parent, its four times tNs (store/meta/meta.ts). */
+  insertRoot(db: Db, root: { ino: number; mode: number; tNs: bigint }): void;
 }
 
 /**
@@ -84,7 +86,7 @@ export interface Db {
   readonly inTransaction: boolean;
   /**
    * A number for a new inode chosen by this side (above every number used or deleted), or null: the
-   * INSERT takes the next one itself (NEXT_INO_SQL). PostgreSQL, while it holds the lease: saves the
+   * INSERT takes the next one itself (the engine's NEXT_INO_SQL, its schema.ts). PostgreSQL, while it holds the lease: saves the
    * round trip that reads the number back. directory: the new inode is a directory (it has no entries).
    */
   newIno(directory: boolean): number | null;

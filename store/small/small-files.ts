@@ -11,7 +11,7 @@ import { ChunkEnv } from '../chunks/chunk-env';
 import { FileLayout } from '../chunks/chunk-ref';
 import { Containers } from '../meta/containers';
 import { NeedleAppender, ContainerHost, readNeedle } from './needle-io';
-import { SliceRows } from '../meta/slice-rows';
+import type { SliceRows } from '../meta/slice-rows';
 
 export interface SmallFileInfo {
   fl: FileLayout;

@@ -8,7 +8,7 @@ import { packedInodes } from '../meta/surveys';
 import { Slice } from '../../src/slice';
 import { ChunkEnv } from '../chunks/chunk-env';
 import { ContainerHost, readNeedle } from '../small/needle-io';
-import { SliceRows } from '../meta/slice-rows';
+import type { SliceRows } from '../meta/slice-rows';
 
 /** Bad needles listed in a report (badCount is exact). */
 export const BAD_NEEDLES_LISTED_MAX = 100;

@@ -142,32 +142,12 @@ test("no code outside the engines' folders compares an engine's name: engines sa
 
 /** SQL naming one of the namespace's tables (uppercase keywords: SQL, not prose). */
 const NAMESPACE_TABLE_SQL = /\b(FROM|INTO|UPDATE|JOIN|TABLE|ON)\s+(inodes|dirents|xattrs)\b/;
-/**
- * Files outside the engine folders that still write SQL on those tables: the data path's and
- * upkeep's rows of an inode (size, times, slices, fsck's surveys), the next operations to move.
- * The list only shrinks: a file that no longer does must leave it.
- */
-const NAMESPACE_SQL_NOT_YET_MOVED = [
-  'meta.ts', // the next inode number, the root's row
-  'prealloc.ts', // two reads of an inode
-  'file-rows.ts',
-  'slice-rows.ts',
-  'allocated.ts',
-  'freed-evidence.ts',
-  'surveys.ts',
-].map((f) => path.join('store', 'meta', f));
 
-test("SQL on inodes, dirents and xattrs only in an engine's folder (the namespace's operations)", (t) => {
+test("SQL on inodes, dirents and xattrs only in an engine's folder (namespace and data operations)", (t) => {
   const writesIt = (f: string): boolean => codeLines(f).some((line) => NAMESPACE_TABLE_SQL.test(line));
-  const outside = ALL.filter((f) => !inEngineDir(f));
   t.deepEqual(
-    outside.filter((f) => writesIt(f) && !NAMESPACE_SQL_NOT_YET_MOVED.includes(f)),
+    ALL.filter((f) => !inEngineDir(f) && writesIt(f)),
     [],
-  );
-  t.deepEqual(
-    NAMESPACE_SQL_NOT_YET_MOVED.filter((f) => !outside.includes(f) || !writesIt(f)),
-    [],
-    'moved: take it off the list',
   );
   t.true(
     ENGINE_DIRS.every((d) => ALL.some((f) => f.startsWith(d + path.sep) && writesIt(f))),

@@ -15,7 +15,7 @@ import { PgCall, PgPipeline, PgResult, runInfoOf } from './pipeline';
 import { CACHED_TABLES, PgRowCache } from './row-cache';
 import { redactedUrl } from './target';
 import { CachedResult } from './result';
-import { NEXT_INO_SQL } from '../meta';
+import { NEXT_INO_SQL } from './schema';
 import { FENCED_SQLSTATE, LeaseLostError } from './fence';
 import { CommitSpans } from './instance';
 import { Outage, Reconnection, ReconnectSchedule } from './reconnect';
@@ -31,7 +31,7 @@ const POSTGRES_CAPS: EngineCaps = {
   leases: true,
 };
 /** The next free inode number (PgDb.newIno): above every number in use or ever deleted. */
-const NEXT_INO_READ_SQL = `SELECT ${NEXT_INO_SQL.postgres} AS next`;
+const NEXT_INO_READ_SQL = `SELECT ${NEXT_INO_SQL} AS next`;
 
 /** PostgreSQL type OIDs decoded specially (pg_type.dat). */
 const OID_BOOL = 16;

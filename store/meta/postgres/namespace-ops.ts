@@ -13,7 +13,8 @@
 //   of its inode.
 // All of it is trusted only while rows are (the lease) and dropped with them (rollback, lost
 // connection, lost lease).
-import { Db, NEXT_INO_SQL, ROOT_INO } from '../meta';
+import { Db, ROOT_INO } from '../meta';
+import { NEXT_INO_SQL } from './schema';
 import type { SqlStatement } from '../sql-engine';
 import { ATTR_COLUMNS, Attr, InodeType, LAYOUT_XATTR, Row, TREE_DEPTH_MAX, attrOf, attrOfValues } from '../attr';
 import { toColumns } from '../far-times';
@@ -57,7 +58,7 @@ export class PgNamespaceOps extends NamespaceBase {
       entries: db.prepare(`SELECT d.name, d.ino, i.type FROM dirents d JOIN inodes i ON i.ino = d.ino
         WHERE d.parent = ? AND d.name > ? ORDER BY d.name LIMIT ?`),
       hasEntries: db.prepare('SELECT 1 FROM dirents WHERE parent = ? LIMIT 1'),
-      insert: db.prepare(`${INODE_COLUMNS_SQL} VALUES (${NEXT_INO_SQL.postgres}, ${INODE_VALUES_SQL}) RETURNING ino`),
+      insert: db.prepare(`${INODE_COLUMNS_SQL} VALUES (${NEXT_INO_SQL}, ${INODE_VALUES_SQL}) RETURNING ino`),
       addEntry: db.prepare('INSERT INTO dirents(parent, name, ino) VALUES (?, ?, ?)'),
       delEntry: db.prepare('DELETE FROM dirents WHERE parent = ? AND name = ?'),
       nlink: db.prepare('UPDATE inodes SET nlink = nlink + ?, ctime_ns = ? WHERE ino = ?'),

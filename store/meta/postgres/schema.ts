@@ -1,7 +1,21 @@
 // PostgreSQL's schema (DESIGN §9 "Engines"): schema.sql beside this file, the whole current schema a new
 // store gets, and migrations.ts, which take a store made by an older build to it.
-import { EngineSchema } from '../sql-engine';
+import type { Db, EngineSchema } from '../sql-engine';
 import { schemaFileOf } from '../schema-file';
 import { MIGRATIONS } from './migrations';
 
-export const POSTGRES_SCHEMA: EngineSchema = { file: schemaFileOf(__dirname), migrations: MIGRATIONS };
+/** SQL for a new inode number: above every number in use or ever deleted (table ino_high, v4). */
+export const NEXT_INO_SQL =
+  '(SELECT GREATEST(h.ino, coalesce((SELECT max(ino) FROM inodes), 0)) + 1 FROM ino_high h WHERE h.k = 0)';
+
+const INSERT_ROOT_SQL = `INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent,
+  atime_ns, mtime_ns, ctime_ns, birth_ns) VALUES (?, 'dir', ?, 0, 0, 0, 2, ?, ?, ?, ?, ?)`;
+
+export const POSTGRES_SCHEMA: EngineSchema = {
+  file: schemaFileOf(__dirname),
+  migrations: MIGRATIONS,
+  insertRoot(db: Db, root: { ino: number; mode: number; tNs: bigint }): void {
+    const t = root.tNs;
+    db.prepare(INSERT_ROOT_SQL).run(root.ino, root.mode, root.ino, t, t, t, t);
+  },
+};

@@ -1,7 +1,8 @@
 // The namespace's rows on SQLite (DESIGN §9 "Operations"): the statements behind
 // store/meta/ops-base.ts, prepared once. Nothing is cached here: better-sqlite3 reads pages the
 // process holds already, so a read costs less than keeping a copy correct would.
-import { Db, NEXT_INO_SQL, ROOT_INO } from '../meta';
+import { Db, ROOT_INO } from '../meta';
+import { NEXT_INO_SQL } from './schema';
 import type { SqlStatement } from '../sql-engine';
 import { ATTR_COLUMNS, Attr, InodeType, TREE_DEPTH_MAX, attrOfValues } from '../attr';
 import { LAYOUT_XATTR } from '../attr';
@@ -14,7 +15,7 @@ type Values = Array<bigint | string | null>;
 const INSERT_INODE_SQL = `INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent,
   atime_ns, mtime_ns, ctime_ns, birth_ns, layout, chunk_size, bitrot_block, ec_block_size, placement_seed,
   cluster_map_epoch, symlink_target, rdev)
-  VALUES (${NEXT_INO_SQL.sqlite}, @type, @mode, @uid, @gid, @size, @nlink, @parent, @t, @t, @t, @t,
+  VALUES (${NEXT_INO_SQL}, @type, @mode, @uid, @gid, @size, @nlink, @parent, @t, @t, @t, @t,
   @layout, @cs, @bb, @eb, @seed, @epoch, @target, @rdev)`;
 /** dir and its ancestors up to the root (whose parent is itself), nearest first, at most depthMax. */
 const LAYOUT_ABOVE_SQL = `WITH RECURSIVE up(ino, depth) AS (SELECT @ino, 0

@@ -1,0 +1,150 @@
+// The data path's and upkeep's questions of the inode rows on PostgreSQL (DESIGN §9 "Operations"): the
+// statements behind store/meta/data-ops.ts. Nothing is kept here: the keyed reads of an inode row
+// (a file's row, its size) are the row cache's to answer by their text (row-cache.ts), as the
+// namespace's are, since the data path writes the same rows.
+import { ROOT_INO } from '../meta';
+import { NEXT_INO_SQL } from './schema';
+import type { Db, SqlStatement } from '../sql-engine';
+import type {
+  AllocatedReads,
+  DataOps,
+  FallocateReads,
+  AllocatedRow,
+  InodeEvidence,
+  InodeSurveys,
+  LiveChunk,
+} from '../data-ops';
+import type { FileRows } from '../file-rows';
+import type { SliceRows } from '../slice-rows';
+import { PgFileRows } from './file-rows';
+import { PgSliceRows } from './slice-rows';
+
+export class PgDataOps implements DataOps {
+  constructor(private readonly db: Db) {}
+
+  fileRows(): FileRows {
+    return new PgFileRows(this.db);
+  }
+  sliceRows(): SliceRows {
+    return new PgSliceRows(this.db);
+  }
+  inodeEvidence(): InodeEvidence {
+    return new PgInodeEvidence(this.db);
+  }
+  fallocateReads(): FallocateReads {
+    return new PgFallocateReads(this.db);
+  }
+  allocatedReads(): AllocatedReads {
+    return new PgAllocatedReads(this.db);
+  }
+  surveys(): InodeSurveys {
+    return new PgSurveys(this.db);
+  }
+}
+
+class PgInodeEvidence implements InodeEvidence {
+  private readonly watermark: SqlStatement;
+  private readonly inode: SqlStatement;
+  private readonly chunk: SqlStatement;
+
+  constructor(db: Db) {
+    this.watermark = db.prepare(`SELECT ${NEXT_INO_SQL} - 1 AS w`);
+    this.inode = db.prepare('SELECT 1 AS live FROM inodes WHERE ino = ?');
+    this.chunk = db.prepare('SELECT version, max_version FROM chunks WHERE ino = ? AND chunk_index = ?');
+  }
+  highestIno(): number {
+    const w = this.watermark.get() as { w: bigint | null } | undefined;
+    return Number(w?.w ?? 0);
+  }
+  inodeExists(ino: number): boolean {
+    return this.inode.get(ino) !== undefined;
+  }
+  chunkVersions(ino: number, chunkIndex: number): { version: bigint; maxVersion: bigint } | undefined {
+    const r = this.chunk.get(ino, chunkIndex) as { version: bigint; max_version: bigint } | undefined;
+    return r === undefined ? undefined : { version: BigInt(r.version), maxVersion: BigInt(r.max_version) };
+  }
+}
+
+class PgFallocateReads implements FallocateReads {
+  private readonly chunkSize: SqlStatement;
+  private readonly size: SqlStatement;
+
+  constructor(db: Db) {
+    this.chunkSize = db.prepare("SELECT chunk_size FROM inodes WHERE ino = ? AND type = 'file'");
+    this.size = db.prepare('SELECT size FROM inodes WHERE ino = ?');
+  }
+  fileChunkSize(ino: number): number | undefined {
+    const r = this.chunkSize.get(ino) as { chunk_size: bigint } | undefined;
+    return r === undefined ? undefined : Number(r.chunk_size);
+  }
+  committedSize(ino: number): number | undefined {
+    const r = this.size.get(ino) as { size: bigint } | undefined;
+    return r === undefined ? undefined : Number(r.size);
+  }
+}
+
+class PgAllocatedReads implements AllocatedReads {
+  private readonly row: SqlStatement;
+
+  constructor(db: Db) {
+    this.row = db.prepare('SELECT type, size, chunk_size, slice_container, slice_length FROM inodes WHERE ino = ?');
+  }
+  fileRow(ino: number): AllocatedRow | undefined {
+    return this.row.get(ino) as AllocatedRow | undefined;
+  }
+}
+
+class PgSurveys implements InodeSurveys {
+  constructor(private readonly db: Db) {}
+
+  liveChunks(): LiveChunk[] {
+    const rows = this.db
+      .prepare(
+        `SELECT c.ino, c.chunk_index, c.logical_len, coalesce(c.stored_len, c.logical_len) AS payload_len, i.layout
+        FROM chunks c JOIN inodes i ON i.ino = c.ino WHERE c.version > 0 ORDER BY c.ino, c.chunk_index`,
+      )
+      .all() as Array<Record<string, bigint | string>>;
+    return rows.map((r) => ({
+      ino: Number(r.ino),
+      chunkIndex: Number(r.chunk_index),
+      logicalLenBytes: Number(r.logical_len),
+      payloadLenBytes: Number(r.payload_len),
+      layoutText: String(r.layout),
+    }));
+  }
+  packedInodes(): number[] {
+    const rows = this.db
+      .prepare('SELECT ino FROM inodes WHERE slice_container IS NOT NULL ORDER BY slice_container, slice_offset')
+      .all() as Array<{ ino: bigint }>;
+    return rows.map((r) => Number(r.ino));
+  }
+  unaccountedInodes(limit: number): number[] {
+    const rows = this.db
+      .prepare(
+        `SELECT i.ino AS id FROM inodes i WHERE i.ino != ${ROOT_INO}
+        AND NOT EXISTS (SELECT 1 FROM dirents d WHERE d.ino = i.ino)
+        AND NOT EXISTS (SELECT 1 FROM orphans o WHERE o.ino = i.ino)
+        AND NOT EXISTS (SELECT 1 FROM containers c WHERE c.id = i.ino) ORDER BY i.ino LIMIT ?`,
+      )
+      .all(limit) as Array<{ id: bigint }>;
+    return rows.map((r) => Number(r.id));
+  }
+  containerRowsWithoutInode(limit: number): number[] {
+    const rows = this.db
+      .prepare(
+        `SELECT c.id AS id FROM containers c WHERE NOT EXISTS (SELECT 1 FROM inodes i WHERE i.ino = c.id)
+        ORDER BY c.id LIMIT ?`,
+      )
+      .all(limit) as Array<{ id: bigint }>;
+    return rows.map((r) => Number(r.id));
+  }
+  layoutsInUse(): Array<{ layout: string; files: number }> {
+    const rows = this.db
+      .prepare(
+        `SELECT layout, count(*) AS n FROM inodes WHERE type = 'file' AND ino NOT IN (SELECT id FROM containers)
+        GROUP BY layout ORDER BY layout`,
+      )
+      .all() as Array<{ layout: string; n: bigint }>;
+    return rows.map((r) => ({ layout: r.layout, files: Number(r.n) }));
+  }
+}
