@@ -109,6 +109,15 @@ export class FaultyIo implements Io {
    */
   unlinksDurable = false;
   private readonly externalDurable = new Map<string, Buffer>();
+  /**
+   * What crash() put back into those files, by path. The process goes on after the crash and SQLite
+   * may commit after it (a write whose other shards were done commits degraded, the refused one
+   * queued for heal), appending to the file put back: a power loss keeps none of that, so the
+   * store is reopened with these contents (test/store/crash-harness.ts reopenAfterCrash).
+   */
+  readonly externalRestored = new Map<string, Buffer>();
+  /** Called as the crash happens, before any call fails: a test ends there what else the process writes (its metadata). */
+  onCrash: () => void = () => undefined;
   /** Count of calls by op, for tests. */
   readonly calls = new Map<IoOp, number>();
 
@@ -303,6 +312,8 @@ export class FaultyIo implements Io {
 
   /** Every inner call runs through here so a crash can wait for calls in flight. */
   async run<T>(fn: () => Promise<T>): Promise<T> {
+    // A call whose gate passed before another call crashed the Io starts nothing on the disk put back.
+    if (this.crashed) throw new CrashedError('call after the crash');
     this.inflight++;
     try {
       return await fn();
@@ -320,6 +331,7 @@ export class FaultyIo implements Io {
   crash(opts: { torn?: boolean; seed?: number } = {}): void {
     if (this.crashed) return;
     this.crashed = true;
+    this.onCrash();
     this.restored = new Promise((resolve) => (this.markRestored = resolve));
     if (this.inflight === 0) this.restore(opts);
     else this.pendingRestore = opts;
@@ -343,7 +355,10 @@ export class FaultyIo implements Io {
       fs.mkdirSync(nodePath.dirname(path), { recursive: true, mode: 0o700 });
       fs.writeFileSync(path, content, { mode: PRIVATE_FILE_MODE });
     }
-    for (const [path, content] of this.externalDurable) fs.writeFileSync(path, content, { mode: PRIVATE_FILE_MODE });
+    for (const [path, content] of this.externalDurable) {
+      fs.writeFileSync(path, content, { mode: PRIVATE_FILE_MODE });
+      this.externalRestored.set(path, content);
+    }
     this.markRestored();
   }
 }

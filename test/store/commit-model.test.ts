@@ -3,7 +3,7 @@
 // fsync'd 4 KiB in-place write costs one flush for its journaled intent plus one fdatasync per replica
 // (issued together) and nothing more at fsync; unlink and truncate delete no shard inline (the
 // reclaimer does, and never a live version); power loss keeps namespace changes up to the last full
-// commit and loses the later ones whole.
+// commit and loses the later ones whole, and none the process makes after it.
 import test from 'ava';
 import { sqliteOnlyTest } from '../helpers/pg-meta';
 import * as fs from 'node:fs';
@@ -12,7 +12,7 @@ import { FaultyIo, IoOp } from '../../store/io/faulty-io';
 import { NodeIo } from '../../store/io/io';
 import { ROOT_INO } from '../../store/meta/meta';
 import { Store } from '../../store/store';
-import { crashTestLog } from './crash-harness';
+import { crashTestLog, openCrashable, reopenAfterCrash } from './crash-harness';
 import { SMALL, prng, randomBytes, smallStore, tmpDir } from './helpers';
 
 const FLUSH_OPS: IoOp[] = ['fsync', 'fdatasync', 'fsyncDir'];
@@ -283,6 +283,27 @@ sqliteOnlyTest(
     await r.close();
   },
 );
+
+// The process goes on after a simulated power loss: a write whose refused shard was its last one
+// commits degraded (seen once as a live shard failing scrub after the crash sweep of
+// log-ec-transformed.test.ts). Such commits land after the WAL put back, never in the store reopened.
+sqliteOnlyTest('a commit the process makes after the power loss is not in the store reopened after it', async (t) => {
+  const { store, dir } = await smallStore('replica:3', 6);
+  await store.close();
+  const { s, io } = await openCrashable(dir, true);
+  s.ns.create(ROOT_INO, 'kept', 0o644, 0, 0);
+  await s.sync();
+  io.crash();
+  await io.whenRestored();
+  s.ns.create(ROOT_INO, 'after', 0o644, 0, 0); // appended right after the WAL's durable end
+  const { r } = await reopenAfterCrash(s, dir, true);
+  t.deepEqual(
+    r.ns.readdir(ROOT_INO).map((e) => e.name),
+    ['kept'],
+    "no 'after'",
+  );
+  await r.close();
+});
 
 sqliteOnlyTest('the background timer makes a change durable without any fsync', async (t) => {
   const { store, io } = await faulty();

@@ -32,7 +32,8 @@ export async function openCrashable(
 /**
  * After a crash of s (its Io crashed): a process kill keeps every SQLite commit, so the store is
  * reopened in place; a power loss also puts meta.db-wal back to its last full commit, and the store
- * is reopened from a copy without the SQLite shared memory and the lock, as after a reboot. grouped:
+ * is reopened from a copy without the SQLite shared memory and the lock, as after a reboot (with meta.db-wal
+ * as the crash put it back: commits the process made after it are not in the copy). grouped:
  * a process kill of a store whose operations commit in groups (openCrashable's metaGroupMs) loses
  * the open group, so it is reopened from a copy too (the close would commit it).
  */
@@ -48,8 +49,26 @@ export async function reopenAfterCrash(
   }
   const copy = path.join(tmpDir('chunkfs-crash-'), 'store');
   fs.cpSync(dir, copy, { recursive: true, filter: (p) => !p.endsWith('-shm') && !p.endsWith('chunkfs.lock') });
+  // SQLite went on committing after the crash (FaultyIo.externalRestored): the copy gets the WAL put back.
+  if (power && s.io instanceof FaultyIo)
+    for (const [file, content] of s.io.externalRestored) {
+      const inStore = path.relative(dir, file);
+      if (!inStore.startsWith('..')) fs.writeFileSync(path.join(copy, inStore), content);
+    }
   await s.close().catch(() => undefined); // its SQLite state is stale now; the copy is what survived
   return { r: await Store.open(copy), dir: copy };
+}
+
+/**
+ * The process ends at the crash: from then on its metadata connection writes nothing. Else a write
+ * whose other shards were done when the crash refused its last one commits degraded after it, and a
+ * process kill (reopened in place) keeps that commit, naming a shard the crash undid. Returns what
+ * lets it write again, for the close before the reopen.
+ */
+export function metaEndsAtCrash(s: Store, io: FaultyIo): () => void {
+  const native = (s as unknown as { db: import('../../store/meta/sqlite/engine').SqliteDb }).db.native;
+  io.onCrash = () => native.pragma('query_only = ON');
+  return () => native.pragma('query_only = OFF');
 }
 
 /**

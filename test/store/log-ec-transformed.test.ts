@@ -19,7 +19,7 @@ import { openStoreMetaOf, sqliteOnlyTest } from '../helpers/pg-meta';
 import { SMALL, copyStore, prng, randomBytes, smallStore } from './helpers';
 import type { FaultyIo } from '../../store/io/faulty-io';
 import type { SqliteDb } from '../../store/meta/sqlite/engine';
-import { crashTestLog, reopenAfterCrash } from './crash-harness';
+import { crashTestLog, metaEndsAtCrash, reopenAfterCrash } from './crash-harness';
 import { HeldFaultyIo } from './held-renames';
 import { logFileRecords } from './log-file-records';
 
@@ -202,12 +202,13 @@ async function rewriteMeetsWrite(
   writes: Array<{ at: number; bytes: Buffer }>,
   power: boolean,
   n: number,
-): Promise<{ s: Store; io: FaultyIo; acked: boolean[]; steps: number }> {
+): Promise<{ s: Store; io: FaultyIo; acked: boolean[]; steps: number; metaWrites: () => void }> {
   const io = new HeldFaultyIo();
   const held = io.hold;
   io.restoreExternal = power;
   const s = await Store.open(dir, { io, log: crashTestLog, applier: false });
   if (power) (s as unknown as { db: SqliteDb }).db.native.pragma('wal_autocheckpoint = 0');
+  const metaWrites = metaEndsAtCrash(s, io);
   const base = io.mutationCount;
   if (n > 0) io.crashBeforeMutation(base + n, { torn: n % 2 === 0, seed: n });
   const acked = [false, false];
@@ -229,7 +230,7 @@ async function rewriteMeetsWrite(
   held.letGo();
   await applying;
   await s.applyNow().catch(() => undefined); // the second write's own rewrite
-  return { s, io, acked, steps: io.mutationCount - base };
+  return { s, io, acked, steps: io.mutationCount - base, metaWrites };
 }
 
 for (const power of [false, true]) {
@@ -250,6 +251,7 @@ for (const power of [false, true]) {
       const base = copyStore(dir);
       const run = await rewriteMeetsWrite(base, ino, writes, power, n);
       await run.io.whenRestored();
+      run.metaWrites();
       const { r, dir: copy } = await reopenAfterCrash(run.s, base, power);
       const got = await r.read(ino, 0, data.length);
       writes.forEach((w, i) => {
