@@ -1,5 +1,5 @@
 // The data path's and upkeep's questions of the inode rows (DESIGN §9 "Operations"), as typed calls,
-// never as SQL: each engine's folder (sqlite/data-ops.ts, postgres/data-ops.ts) answers them with its
+// never as SQL: the SQL engines (sql/data-ops.ts, the statements they share) answer them with their
 // own statements. Each domain's statements are prepared when its object is made (as their callers
 // did before, so PostgreSQL's prepares take the same round trips), and their texts are the ones the
 // PostgreSQL row cache (postgres/row-cache.ts) serves: a read it answered is answered still.

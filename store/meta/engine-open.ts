@@ -25,8 +25,11 @@ import type { NamespaceBase } from './ops-base';
 import { SqliteNamespaceOps } from './sqlite/namespace-ops';
 import { PgNamespaceOps } from './postgres/namespace-ops';
 import type { DataOps } from './data-ops';
-import { SqliteDataOps } from './sqlite/data-ops';
-import { PgDataOps } from './postgres/data-ops';
+import { SqlDataOps } from './sql/data-ops';
+import { SqliteFileRows } from './sqlite/file-rows';
+import { PgFileRows } from './postgres/file-rows';
+import { NEXT_INO_SQL as SQLITE_NEXT_INO_SQL } from './sqlite/schema';
+import { NEXT_INO_SQL as PG_NEXT_INO_SQL } from './postgres/schema';
 import { Changed, PgListener } from './postgres/listen';
 import { copyIntoPg } from './postgres/copy-target';
 import { copyToSqlite } from './sqlite/copy-target';
@@ -161,8 +164,10 @@ export function namespaceOpsOf(db: Db, opts: NamespaceOptions): NamespaceBase {
 
 /** The engine's data operations on inode rows (DESIGN §9 "Operations"). */
 export function dataOpsOf(db: Db): DataOps {
-  if (db instanceof SqliteDb) return new SqliteDataOps(db);
-  if (db instanceof PgDb) return new PgDataOps(db);
+  if (db instanceof SqliteDb)
+    return new SqlDataOps(db, { nextInoSql: SQLITE_NEXT_INO_SQL, fileRows: (d) => new SqliteFileRows(d) });
+  if (db instanceof PgDb)
+    return new SqlDataOps(db, { nextInoSql: PG_NEXT_INO_SQL, fileRows: (d) => new PgFileRows(d) });
   throw new Error(`no data operations for metadata engine ${db.engine}`);
 }
 

@@ -1,6 +1,6 @@
 // The Slice pointer of a small file (spec §11.3): four columns of its inode row, and nothing else
 // (no data in the database). The one owner of the slice_* columns of table `inodes`; each engine's
-// folder implements it with its own SQL (sqlite/slice-rows.ts, postgres/slice-rows.ts; DESIGN §9 "Operations").
+// folder implements it (sql/slice-rows.ts for both SQL engines, which spell it alike; DESIGN §9 "Operations").
 import { Slice } from '../../src/slice';
 
 /** The slice columns as an engine reads them. */

@@ -57,7 +57,12 @@ function storeLayer(mod: string): number {
 
 const ALL = TOP.flatMap((d) => sources(d));
 
-const ENGINE_DIRS = [path.join('store', 'meta', 'sqlite'), path.join('store', 'meta', 'postgres')];
+/** The engines' folders, and sql/: the statements both SQL engines share (as JuiceFS's sql.go). */
+const ENGINE_DIRS = [
+  path.join('store', 'meta', 'sqlite'),
+  path.join('store', 'meta', 'postgres'),
+  path.join('store', 'meta', 'sql'),
+];
 /** The one file outside the engines' folders that opens, creates and copies through them (DESIGN §9 "Engines"). */
 const ENGINE_FACTORY = path.join('store', 'meta', 'engine-open.ts');
 

@@ -1,7 +1,9 @@
-// The data path's and upkeep's questions of the inode rows on SQLite (DESIGN §9 "Operations"): the
-// statements behind store/meta/data-ops.ts. Nothing is cached here (as sqlite/namespace-ops.ts).
+// The data path's and upkeep's questions of the inode rows (DESIGN §9 "Operations"), in the SQL both
+// SQL engines speak alike: the statements behind store/meta/data-ops.ts. An engine gives what differs
+// (its next-inode expression, its file rows). Nothing is cached here: on PostgreSQL the keyed reads of
+// an inode row are the row cache's to answer by their text (postgres/row-cache.ts), as the
+// namespace's are, since the data path writes the same rows.
 import { ROOT_INO } from '../meta';
-import { NEXT_INO_SQL } from './schema';
 import type { Db, SqlStatement } from '../sql-engine';
 import type {
   AllocatedReads,
@@ -14,39 +16,49 @@ import type {
 } from '../data-ops';
 import type { FileRows } from '../file-rows';
 import type { SliceRows } from '../slice-rows';
-import { SqliteFileRows } from './file-rows';
-import { SqliteSliceRows } from './slice-rows';
+import { SqlSliceRows } from './slice-rows';
 
-export class SqliteDataOps implements DataOps {
-  constructor(private readonly db: Db) {}
+/** What an SQL engine's data operations differ in. */
+export interface SqlDialect {
+  /** The expression of the next inode number (its schema.ts). */
+  nextInoSql: string;
+  /** Its file rows (the size and times spellings differ). */
+  fileRows(db: Db): FileRows;
+}
+
+export class SqlDataOps implements DataOps {
+  constructor(
+    private readonly db: Db,
+    private readonly dialect: SqlDialect,
+  ) {}
 
   fileRows(): FileRows {
-    return new SqliteFileRows(this.db);
+    return this.dialect.fileRows(this.db);
   }
   sliceRows(): SliceRows {
-    return new SqliteSliceRows(this.db);
+    return new SqlSliceRows(this.db);
   }
   inodeEvidence(): InodeEvidence {
-    return new SqliteInodeEvidence(this.db);
+    return new SqlInodeEvidence(this.db, this.dialect.nextInoSql);
   }
   fallocateReads(): FallocateReads {
-    return new SqliteFallocateReads(this.db);
+    return new SqlFallocateReads(this.db);
   }
   allocatedReads(): AllocatedReads {
-    return new SqliteAllocatedReads(this.db);
+    return new SqlAllocatedReads(this.db);
   }
   surveys(): InodeSurveys {
-    return new SqliteSurveys(this.db);
+    return new SqlSurveys(this.db);
   }
 }
 
-class SqliteInodeEvidence implements InodeEvidence {
+class SqlInodeEvidence implements InodeEvidence {
   private readonly watermark: SqlStatement;
   private readonly inode: SqlStatement;
   private readonly chunk: SqlStatement;
 
-  constructor(db: Db) {
-    this.watermark = db.prepare(`SELECT ${NEXT_INO_SQL} - 1 AS w`);
+  constructor(db: Db, nextInoSql: string) {
+    this.watermark = db.prepare(`SELECT ${nextInoSql} - 1 AS w`);
     this.inode = db.prepare('SELECT 1 AS live FROM inodes WHERE ino = ?');
     this.chunk = db.prepare('SELECT version, max_version FROM chunks WHERE ino = ? AND chunk_index = ?');
   }
@@ -63,7 +75,7 @@ class SqliteInodeEvidence implements InodeEvidence {
   }
 }
 
-class SqliteFallocateReads implements FallocateReads {
+class SqlFallocateReads implements FallocateReads {
   private readonly chunkSize: SqlStatement;
   private readonly size: SqlStatement;
 
@@ -81,7 +93,7 @@ class SqliteFallocateReads implements FallocateReads {
   }
 }
 
-class SqliteAllocatedReads implements AllocatedReads {
+class SqlAllocatedReads implements AllocatedReads {
   private readonly row: SqlStatement;
 
   constructor(db: Db) {
@@ -92,7 +104,7 @@ class SqliteAllocatedReads implements AllocatedReads {
   }
 }
 
-class SqliteSurveys implements InodeSurveys {
+class SqlSurveys implements InodeSurveys {
   constructor(private readonly db: Db) {}
 
   liveChunks(): LiveChunk[] {

@@ -1,10 +1,10 @@
-// The Slice pointers of small files on PostgreSQL (DESIGN §9 "Operations"): the statements behind
+// The Slice pointers of small files, in the SQL both SQL engines speak alike (DESIGN §9 "Operations"): the statements behind
 // store/meta/slice-rows.ts, prepared once.
 import { Slice } from '../../../src/slice';
 import type { Db } from '../sql-engine';
 import { SliceRows, SliceValues, sliceOf } from '../slice-rows';
 
-export class PgSliceRows implements SliceRows {
+export class SqlSliceRows implements SliceRows {
   private readonly s;
   constructor(db: Db) {
     this.s = {
