@@ -15,13 +15,32 @@ export interface DataRun {
   endBytes: number;
 }
 
-const ZERO_PAGE = new Uint8Array(PAGE_BYTES);
+/** Zero pages are compared this many at once (one memcmp, not a view per page). */
+const ZERO_SPAN_PAGES = 64;
+const ZEROS = new Uint8Array(ZERO_SPAN_PAGES * PAGE_BYTES);
+const ZERO_PAGE = ZEROS.subarray(0, PAGE_BYTES);
 
 function isZeroPage(b: Uint8Array, at: number): boolean {
   // A page of data is told by its first or last byte, with no view made (the common case: the scan
   // costs two reads per page); else memcmp against zeros.
   if (b[at] !== 0 || b[at + PAGE_BYTES - 1] !== 0) return false;
   return Buffer.compare(b.subarray(at, at + PAGE_BYTES), ZERO_PAGE) === 0;
+}
+
+/** The first page at or after page (a zero page) that is not zero, or endPage. */
+function zeroPagesEnd(b: Uint8Array, page: number, endPage: number): number {
+  let p = page;
+  while (p < endPage) {
+    const n = Math.min(ZERO_SPAN_PAGES, endPage - p);
+    const span = b.subarray(p * PAGE_BYTES, (p + n) * PAGE_BYTES);
+    if (Buffer.compare(span, ZEROS.subarray(0, n * PAGE_BYTES)) === 0) {
+      p += n;
+      continue;
+    }
+    while (p < endPage && isZeroPage(b, p * PAGE_BYTES)) p++;
+    return p;
+  }
+  return p;
 }
 
 /**
@@ -44,8 +63,7 @@ export function dataRuns(slices: readonly Uint8Array[]): DataRun[] {
         page++;
         continue;
       }
-      let end = page + 1;
-      while (end < scanPages && isZeroPage(b, end * PAGE_BYTES)) end++;
+      const end = zeroPagesEnd(b, page + 1, scanPages);
       if ((end - page) * PAGE_BYTES >= HOLE_BYTES_MIN) {
         if (page * PAGE_BYTES > runStart) out.push({ slice, startBytes: runStart, endBytes: page * PAGE_BYTES });
         runStart = end * PAGE_BYTES;
