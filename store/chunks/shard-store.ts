@@ -90,6 +90,8 @@ export class ShardStore {
   /** Disks whose file system refused O_DIRECT. */
   private readonly noDirect = new Set<number>();
   private readonly heads = new AlignedHeads();
+  /** The identity-marker check running per disk (checkMarker). */
+  private readonly markerChecks = new Map<number, Promise<void>>();
 
   constructor(
     readonly io: Io,
@@ -128,9 +130,19 @@ export class ShardStore {
 
   /**
    * Before creating directories on a disk: its identity marker must still be there, so
-   * a device unmounted while the store is open is not refilled on the mount point.
+   * a device unmounted while the store is open is not refilled on the mount point. Shard writes
+   * that start while a check of their disk runs share it (it ends after they asked, before their
+   * mkdir): a batch of 8 chunks asks each disk once, not once per shard (DESIGN §4).
    */
-  private async checkMarker(diskId: number): Promise<void> {
+  private checkMarker(diskId: number): Promise<void> {
+    const running = this.markerChecks.get(diskId);
+    if (running !== undefined) return running;
+    const check = this.checkMarkerNow(diskId).finally(() => this.markerChecks.delete(diskId));
+    this.markerChecks.set(diskId, check);
+    return check;
+  }
+
+  private async checkMarkerNow(diskId: number): Promise<void> {
     const root = this.diskRoot(diskId);
     if (await this.io.exists(markerPath(root))) return;
     const reason = offlineReason(
