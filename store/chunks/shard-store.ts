@@ -229,14 +229,7 @@ export class ShardStore {
       parts.head.copy(head);
       const f = await this.io.open(tmp, 'create-direct');
       try {
-        // No hole: head and payload in one writev, as before; else the head, then each run at its place.
-        const calls = writes.whole
-          ? [{ bytes: [head, ...writes.runs.map((w) => w.bytes)], atBytes: 0 }]
-          : [{ bytes: [head], atBytes: 0 }, ...writes.runs.map((w) => ({ bytes: [w.bytes], atBytes: w.atBytes }))];
-        for (const c of calls) {
-          if (f.pwritev !== undefined) await f.pwritev(c.bytes, c.atBytes);
-          else for (let i = 0, at = c.atBytes; i < c.bytes.length; at += c.bytes[i].length, i++) await f.pwrite(c.bytes[i], at);
-        }
+        for (const c of directCalls(head, writes)) await writevAt(f, c.bytes, c.atBytes);
         if (flush) await f.fdatasync(false); // the size and the extents' metadata
       } finally {
         await f.close();
@@ -696,6 +689,17 @@ interface ShardWrites {
   whole: boolean;
   /** Where the payload ends in the file (the pad, if any, goes there). */
   endBytes: number;
+}
+
+/** No hole: head and payload in one writev, as before; else the head, then each run at its place. */
+function directCalls(head: Buffer, writes: ShardWrites): Array<{ bytes: Uint8Array[]; atBytes: number }> {
+  if (writes.whole) return [{ bytes: [head, ...writes.runs.map((w) => w.bytes)], atBytes: 0 }];
+  return [{ bytes: [head], atBytes: 0 }, ...writes.runs.map((w) => ({ bytes: [w.bytes], atBytes: w.atBytes }))];
+}
+
+async function writevAt(f: IoFile, bytes: Uint8Array[], atBytes: number): Promise<void> {
+  if (f.pwritev !== undefined) return f.pwritev(bytes, atBytes);
+  for (let i = 0, at = atBytes; i < bytes.length; at += bytes[i].length, i++) await f.pwrite(bytes[i], at);
 }
 
 function shardWrites(parts: ShardParts, slices: Uint8Array[]): ShardWrites {
