@@ -115,7 +115,7 @@ test('a whole-shard write decodes to its payload, verifies, and reads back any r
   }
 });
 
-test('zero pages in runs of 64 KiB or more stay holes of the shard file, past the page cache and through it', async (t) => {
+test('zero pages in runs of 64 KiB or more stay holes, past the page cache and through it', async (t) => {
   const f = await fixture();
   const huge = allocHuge(2 << 20);
   const aligned = huge.subarray(0, 256 * BB); // 1 MiB, page-aligned: written past the page cache
