@@ -148,8 +148,9 @@ export class ChunkWriter {
       const versions = plans.some((p) => p.patch === null);
       const flushed = versions || (durable && !covered);
       const toLog = plans.filter((p) => p.patch?.logged === true);
+      const appended = new Set<Plan>();
       const recordTimes = timesFit(stampTimes.mtimeNs, stampTimes.ctimeNs) ? stampTimes : null;
-      await Promise.all([
+      const settled = await Promise.allSettled([
         flushed ? this.env.commits.flush() : null,
         ...toLog.map(async (p) => {
           const seq = await this.env.intentLog!.append({
@@ -162,8 +163,17 @@ export class ChunkWriter {
             sealed: fl.layout.transforms.encryption !== null,
           });
           p.patch!.intentId = () => logRecordId(seq);
+          appended.add(p);
         }),
       ]);
+      const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed !== undefined) {
+        // Records that are durable are the file's now (replay would apply them): the backlog takes
+        // them, so reads show what a reopen would, and the applier folds and releases them (else
+        // they pinned the log's tail for good and the log filled). The rest of the write fails.
+        this.handOver(ino, fl, [...appended], true);
+        throw failed.reason;
+      }
       this.handOver(ino, fl, plans, !flushed);
       await boundedAll(
         plans.filter((p) => p.patch === null),
