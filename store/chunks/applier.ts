@@ -162,7 +162,9 @@ export class Applier {
     const apply = (ref: ChunkRef | null): Promise<void> => this.patchChunk(ino, chunkIndex, ref);
     const patching = (): Promise<void> =>
       logged ? this.foldLogged(ino, chunkIndex) : this.host.withChunkApplying(ino, chunkIndex, apply);
-    (patch ? patching() : rewriteWithIntents(this.env, this.host, ino, chunkIndex))
+    // A rewrite in the open transaction group closes it at once when a drain waits or writers wait for room.
+    const closeNow = (): boolean => this.draining || !this.env.backlog.hasRoom();
+    (patch ? patching() : rewriteWithIntents(this.env, this.host, ino, chunkIndex, closeNow))
       .then(
         () => {
           this.failing.delete(key);
@@ -250,6 +252,7 @@ export class Applier {
    */
   async drain(): Promise<void> {
     this.draining = true;
+    void this.env.groups.close(); // rewrites that joined the open group before the drain wait for its close
     try {
       await this.drainRounds();
     } finally {
