@@ -29,16 +29,16 @@ export interface RewriteHost extends ChunkRefs {
 }
 
 /**
- * Rewrite chunk c of ino with its pending intents; resolves when committed (or abandoned). closeNow:
- * asked once a rewrite joined the open transaction group, whether to close it at once (a drain, or
- * writers waiting for room) rather than when it closes anyway.
+ * Rewrite chunk c of ino with its pending intents; resolves when committed (or abandoned). joined:
+ * told when the rewrite joined the open transaction group and waits for its close (the applier closes
+ * it once every rewrite it runs waits there, when a drain or writers wait; else it closes anyway).
  */
 export async function rewriteWithIntents(
   env: ChunkEnv,
   host: RewriteHost,
   ino: number,
   c: number,
-  closeNow: () => boolean = () => true,
+  joined: () => void = () => void env.groups.close(),
 ): Promise<void> {
   const snap = await host.withChunk(ino, c, async (ref) => ({ ref, pending: env.backlog.of(ino, c) }));
   const { ref, pending } = snap;
@@ -56,7 +56,7 @@ export async function rewriteWithIntents(
     // Intent log records only (rows are rebased and dropped by id, in the commit of their own): a
     // live mount's rewrite joins the open transaction group (DESIGN §5).
     if (env.groups.running && pending.every((i) => i.id < 0))
-      await writeGrouped(env, host, { ino, c, ref, ids, content }, closeNow);
+      await writeGrouped(env, host, { ino, c, ref, ids, content }, joined);
     else await writeVersion(env, host, ino, c, ref, ids, content);
   } finally {
     env.decoded.pool.give(content);
@@ -162,7 +162,7 @@ interface Snapshot {
  * no intent joins the chunk meanwhile. Left out by the group: the backlog gets the old intents back
  * (the copies' records go: they name a version never live), and the chunk is tried again.
  */
-async function writeGrouped(env: ChunkEnv, host: RewriteHost, snap: Snapshot, closeNow: () => boolean): Promise<void> {
+async function writeGrouped(env: ChunkEnv, host: RewriteHost, snap: Snapshot, joined: () => void): Promise<void> {
   const { ino, c, ref, ids, content } = snap;
   const syncs = new WriteSyncs();
   const { version, failed, stored, newRef } = await reserveAndWrite(env, host, ref, content, syncs);
@@ -197,7 +197,8 @@ async function writeGrouped(env: ChunkEnv, host: RewriteHost, snap: Snapshot, cl
   }
   if (done === null) return;
   // A stopped group (the store closes) has no timer: closed at once. Its errors reach the rewrite (dropped).
-  if (!env.groups.running || closeNow()) void env.groups.close();
+  if (!env.groups.running) void env.groups.close();
+  joined();
   await done;
 }
 
