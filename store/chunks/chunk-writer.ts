@@ -114,6 +114,9 @@ export class ChunkWriter {
     rowsOnly = false,
   ): Promise<boolean> {
     assert(new Set(pieces.map((p) => p.c)).size === pieces.length, 'one piece per chunk in a write');
+    // A chunk's intents rewrite waiting in the open group commits before any other change of that
+    // chunk (its records leave the log with that commit): the group closes first.
+    if (pieces.some((p) => this.env.groups.holdsRewrite(ino, p.c))) await this.env.groups.close();
     const plans: Plan[] = pieces.map((p) => ({
       ...p,
       old: this.host.liveRef(ino, fl, this.env.map.get(ino, p.c)),

@@ -174,7 +174,7 @@ export class TxGroups {
     }
     let old = w.old;
     const p = f.writes.get(w.chunkIndex);
-    // A chunk with pending intents is never written whole in a group (ChunkWriter), so nothing replaces a rewrite.
+    // A write of a chunk whose rewrite waits in the open group closes it first (ChunkWriter): none is replaced.
     assert(p?.rewrite === undefined, 'an intents rewrite is not replaced within its group');
     if (p !== undefined) {
       // Rewritten within the group (fio's loops, a database's hot chunk): the commit names only the
@@ -218,6 +218,11 @@ export class TxGroups {
       if (s !== undefined) size = Math.max(size ?? 0, s);
     }
     return size;
+  }
+
+  /** Whether an intents rewrite of this chunk waits in the open group. */
+  holdsRewrite(ino: number, chunkIndex: number): boolean {
+    return this.open.files.get(ino)?.writes.get(chunkIndex)?.rewrite !== undefined;
   }
 
   /** Whether ino has rows or a size in a group not yet committed. */

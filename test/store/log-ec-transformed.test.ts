@@ -446,13 +446,19 @@ sqliteOnlyTest(GROUPED, async (t) => {
   t.deepEqual(io.synced, [], 'no shard file flushed before the group closes');
   t.true((await s.read(ino, 0, data.length)).equals(data), 'reads show the new versions meanwhile');
   const closed = (await s.status()).groupsClosed;
-  await s.sync();
+  // A whole write of a rewritten chunk: the group holding the rewrite closes first (its one commit).
+  const whole = randomBytes(prng(4), CS);
+  await s.write(ino, 2 * CS, whole);
+  whole.copy(data, 2 * CS);
   t.is((await s.status()).groupsClosed, closed + 1, 'one close');
+  const now = versions();
   t.true(
-    versions().every((v, c) => v > old[c]),
+    now.every((v, c) => v > old[c]),
     'its one commit made them live',
   );
   t.is(io.synced.length, CHUNKS * 3, "the close flushed every rewrite's shards, once");
+  await s.sync();
+  t.true(versions()[2] > now[2], 'then the whole write');
   await s.applyNow();
   t.is((await s.status()).openIntents, 0, 'the records left the log');
   await s.close();
