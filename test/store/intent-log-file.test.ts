@@ -136,3 +136,27 @@ sqliteOnlyTest(SPLIT, async (t) => {
   t.true((await r.read(last, 0, 2 * CS)).equals(shown), 'the file shows what it showed before');
   await r.close();
 });
+
+const LEFT_OUT =
+  'a partial write after the group close that left its chunk out is logged over the live version, and kept';
+sqliteOnlyTest(LEFT_OUT, async (t) => {
+  const { store, dir } = await smallStore('replica:3');
+  const f = store.ns.create(ROOT_INO, 'f', 0o644, 0, 0);
+  const data = randomBytes(prng(7), CS);
+  await store.write(f.ino, 0, data);
+  await store.close();
+  const io = new FaultyIo(new NodeIo());
+  const s = await Store.open(dir, { io, log: () => undefined });
+  s.startGroups();
+  await s.write(f.ino, 0, randomBytes(prng(8), CS)); // a whole chunk: its row waits in the open group
+  io.addFault({ op: 'fdatasync', path: `${path.sep}.chunks${path.sep}`, error: 'EIO' }); // its close leaves it out
+  const late = Buffer.alloc(3000, 0x5a);
+  await s.write(f.ino, 100, late); // closes the group first, then is logged
+  late.copy(data, 100);
+  io.clearFaults();
+  t.true((await s.read(f.ino, 0, CS)).equals(data), 'the old chunk with the logged write');
+  await s.close();
+  const r = await Store.open(dir);
+  t.true((await r.read(f.ino, 0, CS)).equals(data), "the fsync'd write is kept");
+  await r.close();
+});

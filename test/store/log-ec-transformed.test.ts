@@ -469,6 +469,45 @@ sqliteOnlyTest(GROUPED, async (t) => {
   await r.close();
 });
 
+const DROPPED =
+  "a group that leaves the applier's rewrites out (flushes fail): the old intents come back, a write meanwhile goes over the live version";
+sqliteOnlyTest(DROPPED, async (t) => {
+  const { dir, ino, data } = await storeWithFile('ec:2+1');
+  const io = new ShardSyncsIo();
+  const s = await Store.open(dir, { io, applier: false, log: crashTestLog });
+  s.startGroups();
+  const random = prng(5);
+  for (let i = 0; i < SPAN_WRITES; i++) {
+    const at = Math.floor(random() * (CHUNKS * CS - SPAN_WRITE_BYTES));
+    const bytes = randomBytes(prng(500 + i), SPAN_WRITE_BYTES);
+    await s.write(ino, at, bytes);
+    bytes.copy(data, at);
+  }
+  const internals = s as unknown as {
+    env: { groups: { pendingChunks(ino: number): number[] } };
+    applier: { held: boolean; kick(): void };
+  };
+  internals.applier.held = false;
+  internals.applier.kick();
+  for (let waited = 0; internals.env.groups.pendingChunks(ino).length < CHUNKS; waited++) {
+    t.true(waited < 6000, 'the rewrites wait in the open group');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  internals.applier.held = true; // no retry meanwhile
+  io.addFault({ op: 'fdatasync', path: `${path.sep}.chunks${path.sep}`, error: 'EIO' }); // every shard flush fails
+  // A write of a rewritten chunk closes the group first: it drops the rewrites, the write goes over the live version.
+  const late = Buffer.alloc(3000, 0x5a);
+  await s.write(ino, CS + 100, late);
+  late.copy(data, CS + 100);
+  io.clearFaults();
+  t.true((await s.read(ino, 0, data.length)).equals(data), 'reads show every write: the old intents are back');
+  await s.close(); // applies them
+  const r = await Store.open(dir);
+  t.true((await r.read(ino, 0, data.length)).equals(data), "every fsync'd byte");
+  t.is((await r.scrub()).badCount, 0);
+  await r.close();
+});
+
 sqliteOnlyTest('a sealed record of the largest journaled write (1 MiB) fits the log; the log goes on', async (t) => {
   const chunkSizeBytes = 4 << 20;
   const { store, dir } = await smallStore('replica:3,aes256gcm', 6, { smallFileMaxBytes: 0, chunkSizeBytes });
