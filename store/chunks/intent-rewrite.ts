@@ -50,17 +50,19 @@ export async function rewriteWithIntents(
   // A pooled buffer, given back once the shards are written: a fresh 4 MiB per rewrite cost the
   // mount's thread its page faults and GC (measured under fsync'd random writes to ec:4+2).
   const content = env.decoded.pool.takeRaw(ref.logicalLenBytes);
+  let inGroup: Promise<void> | null = null;
   try {
     await readStoredPieces(env, ref, content);
     overlaySpans(pending, ref.version, 0, ref.logicalLenBytes, content, 0);
     // Intent log records only (rows are rebased and dropped by id, in the commit of their own): a
     // live mount's rewrite joins the open transaction group (DESIGN §5).
     if (env.groups.running && pending.every((i) => i.id < 0))
-      await writeGrouped(env, host, { ino, c, ref, ids, content }, joined);
+      inGroup = (await writeGrouped(env, host, { ino, c, ref, ids, content }, joined))?.commit ?? null;
     else await writeVersion(env, host, ino, c, ref, ids, content);
   } finally {
-    env.decoded.pool.give(content);
+    env.decoded.pool.give(content); // its shards are written: the wait for the group's close holds no buffer
   }
+  await inGroup;
 }
 
 /**
@@ -161,8 +163,15 @@ interface Snapshot {
  * replays them over the old version). Any partial write of the file waits for that close first, so
  * no intent joins the chunk meanwhile. Left out by the group: the backlog gets the old intents back
  * (the copies' records go: they name a version never live), and the chunk is tried again.
+ * Returns that wait, wrapped (an async function's result is never a promise; null: abandoned, the chunk
+ * changed meanwhile).
  */
-async function writeGrouped(env: ChunkEnv, host: RewriteHost, snap: Snapshot, joined: () => void): Promise<void> {
+async function writeGrouped(
+  env: ChunkEnv,
+  host: RewriteHost,
+  snap: Snapshot,
+  joined: () => void,
+): Promise<{ commit: Promise<void> } | null> {
   const { ino, c, ref, ids, content } = snap;
   const syncs = new WriteSyncs();
   const { version, failed, stored, newRef } = await reserveAndWrite(env, host, ref, content, syncs);
@@ -195,11 +204,11 @@ async function writeGrouped(env: ChunkEnv, host: RewriteHost, snap: Snapshot, jo
   } finally {
     if (done === null) env.inflight.delete(ino, c, version); // not handed to the group (which releases it)
   }
-  if (done === null) return;
+  if (done === null) return null;
   // A stopped group (the store closes) has no timer: closed at once. Its errors reach the rewrite (dropped).
   if (!env.groups.running) void env.groups.close();
   joined();
-  await done;
+  return { commit: done };
 }
 
 /**
