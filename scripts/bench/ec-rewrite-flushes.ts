@@ -40,8 +40,15 @@ function prng(seed: number): () => number {
 async function main(): Promise<void> {
   const [repo, dir, op, countText] = process.argv.slice(2);
   const count = Number(countText);
-  if (!['seq', 'fsync-random', 'base-empty', 'base-file'].includes(op) || !Number.isSafeInteger(count) || count < 0 || count > COUNT_MAX)
-    throw new Error(`usage: ec-rewrite-flushes <repo> <store-dir> <seq|fsync-random|base-empty|base-file> <0..${COUNT_MAX}>`);
+  if (
+    !['seq', 'fsync-random', 'base-empty', 'base-file'].includes(op) ||
+    !Number.isSafeInteger(count) ||
+    count < 0 ||
+    count > COUNT_MAX
+  )
+    throw new Error(
+      `usage: ec-rewrite-flushes <repo> <store-dir> <seq|fsync-random|base-empty|base-file> <0..${COUNT_MAX}>`,
+    );
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { Store } = require(path.join(path.resolve(repo), 'dist/store/store.js')) as {
     Store: { create(d: string, o: object): Promise<StoreLike> };
