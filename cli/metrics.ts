@@ -152,6 +152,17 @@ export class Metrics {
         },
       });
     };
+    let compactionErrors = 0;
+    new Counter({
+      name: 'chunkfs_compaction_errors_total',
+      help: 'Errors of the background compaction rounds since mount (containers kept for a later round)',
+      registers,
+      async collect() {
+        const v = (await self.status())?.compaction.errors ?? 0;
+        if (v > compactionErrors) this.inc(v - compactionErrors);
+        compactionErrors = Math.max(compactionErrors, v);
+      },
+    });
     gauge('chunkfs_heal_queue_length', 'Shards queued for heal', (s) => s.healQueueLength);
     gauge('chunkfs_reclaim_backlog', 'Chunk versions waiting for background deletion', (s) => s.reclaimBacklog);
     gauge('chunkfs_open_intents', 'Journaled write intents not yet resolved', (s) => s.openIntents);

@@ -18,6 +18,7 @@ const KNOWN = new Set([
   'reclaimBacklog',
   'metadataFlushes',
   'groupsClosed',
+  'compaction',
   'counters',
   'faults',
   'metadata',
@@ -207,6 +208,9 @@ export function statusText(report: Json): string {
     out.push(`injected faults: ${faults.length}`);
     for (const f of faults) out.push(`  ${faultText(f)}`);
   }
+  // The background compactor's errors (one log line a minute says them too; `chunkfs compact` reports its own).
+  if (isObj(r.compaction) && Number(r.compaction.errors) > 0)
+    out.push(`compaction errors since mount: ${String(r.compaction.errors)}; last: ${String(r.compaction.lastError)}`);
   for (const [k, v] of Object.entries(r)) {
     if (!KNOWN.has(k) && out.length < LINES_MAX) out.push(`${k}: ${v === null ? UNKNOWN : scalar(v)}`);
   }

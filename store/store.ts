@@ -238,6 +238,8 @@ export interface LocalStatus {
   metadataFlushes: number;
   /** Transaction groups closed since open (DESIGN §5). */
   groupsClosed: number;
+  /** Errors of the background compaction rounds since open, and the last one (DESIGN §5 "Small files"). */
+  compaction: { errors: number; lastError: string };
   /** The metadata engine and where it is; on PostgreSQL the lease's holder (DESIGN §9). */
   metadata: MetaStatus;
 }
@@ -322,6 +324,7 @@ export class Store {
     this.env.backlog.onChange = changed;
     this.applier = new Applier(this.env, this.files, (line) => this.log(line));
     this.compactor = new Compactor(this.env, this.files);
+    this.compactor.log = (line) => this.log(line);
     this.prealloc = new Preallocated(db);
     this.allocated = new Allocated(this.env.db, this.env.map, config.defaults.smallFileMaxBytes ?? 0, this.prealloc);
     this.reclaimer = new Reclaimer(this.env, (seed, epoch, c, count) => this.files.placement(seed, epoch, c, count));
@@ -1058,6 +1061,7 @@ export class Store {
       intentBacklog: this.intentBacklog(),
       metadataFlushes: this.env.commits.flushCount,
       groupsClosed: this.env.groups.closeCount,
+      compaction: { errors: this.compactor.roundErrors, lastError: this.compactor.lastError },
       metadata: metaStatus(this.db, nodePath.join(this.dir, META_FILE)),
     };
   }

@@ -65,6 +65,8 @@ export interface ApplierHost extends RewriteHost {
 
 export class Applier {
   private running = 0;
+  /** Rewrites running that joined the open transaction group and wait for its close. */
+  private joined = 0;
   /** Chunks being applied now (key ino/chunk). */
   private readonly busy = new Set<string>();
   /** Pending bytes and intents of the chunks being rewritten now, when each started (gone once done). */
@@ -162,7 +164,13 @@ export class Applier {
     const apply = (ref: ChunkRef | null): Promise<void> => this.patchChunk(ino, chunkIndex, ref);
     const patching = (): Promise<void> =>
       logged ? this.foldLogged(ino, chunkIndex) : this.host.withChunkApplying(ino, chunkIndex, apply);
-    (patch ? patching() : rewriteWithIntents(this.env, this.host, ino, chunkIndex))
+    let joined = false;
+    const join = (): void => {
+      joined = true;
+      this.joined++;
+      this.closeWhenAllJoined();
+    };
+    (patch ? patching() : rewriteWithIntents(this.env, this.host, ino, chunkIndex, join))
       .then(
         () => {
           this.failing.delete(key);
@@ -190,10 +198,22 @@ export class Applier {
       )
       .finally(() => {
         this.running--;
+        if (joined) this.joined--;
         this.busy.delete(key);
         this.doneRewriting(key);
         this.kick();
+        this.closeWhenAllJoined();
       });
+  }
+
+  /**
+   * Rewrites wait in the open transaction group for its close (DESIGN §5): once every apply running
+   * waits there, a drain (unmount, recovery, a full log) or writers waiting for room close it at once,
+   * one flush and one commit for all of them; else it closes on its timer or at the next fsync.
+   */
+  private closeWhenAllJoined(): void {
+    if (this.joined === 0 || this.joined < this.running) return;
+    if (this.draining || !this.env.backlog.hasRoom()) void this.env.groups.close();
   }
 
   /** Whether chunk c's intents are patched in place (a replica whose last patch failed is rewritten). */
@@ -250,6 +270,7 @@ export class Applier {
    */
   async drain(): Promise<void> {
     this.draining = true;
+    this.closeWhenAllJoined(); // rewrites that joined the open group before the drain wait for its close
     try {
       await this.drainRounds();
     } finally {

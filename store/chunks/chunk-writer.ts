@@ -114,6 +114,9 @@ export class ChunkWriter {
     rowsOnly = false,
   ): Promise<boolean> {
     assert(new Set(pieces.map((p) => p.c)).size === pieces.length, 'one piece per chunk in a write');
+    // A chunk's intents rewrite waiting in the open group commits before any other change of that
+    // chunk (its records leave the log with that commit): the group closes first.
+    if (pieces.some((p) => this.env.groups.holdsRewrite(ino, p.c))) await this.env.groups.close();
     const plans: Plan[] = pieces.map((p) => ({
       ...p,
       old: this.host.liveRef(ino, fl, this.env.map.get(ino, p.c)),
@@ -129,7 +132,14 @@ export class ChunkWriter {
     // commit of this file waits for the group's: it must not pass the rows the group holds.
     const plain = durable && alsoInCommit === undefined && withIntents === undefined;
     const grouped = groups.running && plain && spans.size === 0 && plans.every((p) => !this.env.backlog.has(ino, p.c));
-    if (!grouped && groups.holds(ino)) await groups.close();
+    if (!grouped && groups.holds(ino)) {
+      await groups.close();
+      // A close may leave a row out (below its quorum, a rewrite it dropped): then plan again against
+      // what is live now, so no record names a version that never went live (replay would drop it).
+      const live = (p: Plan): bigint | undefined => this.host.liveRef(ino, fl, this.env.map.get(ino, p.c))?.version;
+      if (plans.some((p) => live(p) !== p.old?.version))
+        return this.writePieces(ino, fl, pieces, sizeBytes, alsoInCommit, times, durable, withIntents, rowsOnly);
+    }
     if (grouped) return this.writeGrouped(ino, fl, plans, sizeBytes, times);
     // Intents only, none waited for: withIntents commits with them (store/small/needle-io.ts).
     const joined = withIntents !== undefined && !durable && plans.every((p) => spans.has(p)) ? withIntents : undefined;
@@ -148,8 +158,9 @@ export class ChunkWriter {
       const versions = plans.some((p) => p.patch === null);
       const flushed = versions || (durable && !covered);
       const toLog = plans.filter((p) => p.patch?.logged === true);
+      const appended = new Set<Plan>();
       const recordTimes = timesFit(stampTimes.mtimeNs, stampTimes.ctimeNs) ? stampTimes : null;
-      await Promise.all([
+      const settled = await Promise.allSettled([
         flushed ? this.env.commits.flush() : null,
         ...toLog.map(async (p) => {
           const seq = await this.env.intentLog!.append({
@@ -162,8 +173,17 @@ export class ChunkWriter {
             sealed: fl.layout.transforms.encryption !== null,
           });
           p.patch!.intentId = () => logRecordId(seq);
+          appended.add(p);
         }),
       ]);
+      const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed !== undefined) {
+        // Records that are durable are the file's now (replay would apply them): the backlog takes
+        // them, so reads show what a reopen would, and the applier folds and releases them (else
+        // they pinned the log's tail for good and the log filled). The rest of the write fails.
+        this.handOver(ino, fl, [...appended], true);
+        throw failed.reason;
+      }
       this.handOver(ino, fl, plans, !flushed);
       await boundedAll(
         plans.filter((p) => p.patch === null),

@@ -181,8 +181,11 @@ export class IntentBacklog {
     return this.patched.size;
   }
 
-  /** Forget these intents of a chunk (applied, or superseded by a new version); wakes writers. */
-  remove(ino: number, chunkIndex: number, ids: ReadonlySet<number>, applied: boolean): void {
+  /**
+   * Forget these intents of a chunk (applied, or superseded by a new version); wakes writers.
+   * keepRecords: their log records stay (released by the caller once a commit allows).
+   */
+  remove(ino: number, chunkIndex: number, ids: ReadonlySet<number>, applied: boolean, keepRecords = false): void {
     const chunks = this.byIno.get(ino);
     const list = chunks?.get(chunkIndex);
     if (chunks === undefined || list === undefined) return;
@@ -206,16 +209,22 @@ export class IntentBacklog {
       this.chunkOrder.delete(`${ino}/${chunkIndex}`);
       if (chunks.size === 0) this.byIno.delete(ino);
     }
-    if (gone.length > 0) this.onLogRecordsGone(gone);
+    if (gone.length > 0 && !keepRecords) this.onLogRecordsGone(gone);
     this.wake();
   }
 
   /**
    * The chunk's pending intents now go over version (new objects: readers' snapshots keep the old
    * ones). relogged: intent log records logged again over version (old id -> new id); the old
-   * records leave the log.
+   * records leave the log (keepRecords: the caller releases them once a commit allows).
    */
-  rebase(ino: number, chunkIndex: number, version: bigint, relogged: ReadonlyMap<number, number> = new Map()): void {
+  rebase(
+    ino: number,
+    chunkIndex: number,
+    version: bigint,
+    relogged: ReadonlyMap<number, number> = new Map(),
+    keepRecords = false,
+  ): void {
     const chunks = this.byIno.get(ino);
     const list = chunks?.get(chunkIndex);
     if (chunks !== undefined && list !== undefined)
@@ -223,7 +232,7 @@ export class IntentBacklog {
         chunkIndex,
         list.map((i) => ({ ...i, version, id: relogged.get(i.id) ?? i.id })),
       );
-    if (relogged.size > 0) this.onLogRecordsGone([...relogged.keys()].map((id) => BigInt(-id)));
+    if (relogged.size > 0 && !keepRecords) this.onLogRecordsGone([...relogged.keys()].map((id) => BigInt(-id)));
   }
 
   /** Every pending intent of a chunk goes (its version was replaced or dropped). */

@@ -15,6 +15,8 @@ import { ChunkRef } from './chunk-ref';
 import { ChunkRefs } from './chunk-writer';
 import { logRecordId, overlaySpans } from './intent-backlog';
 import { boundedAll } from './bounded';
+import { WriteSyncs } from './tx-group';
+import type { StoredForm } from '../meta/chunk-map';
 
 /** The stored chunk is read in pieces this long: an EC piece's shard reads (256 KiB each for ec:4+2) fit the pooled scratch. */
 const REWRITE_PIECE_BYTES = 512 << 10;
@@ -26,8 +28,18 @@ export interface RewriteHost extends ChunkRefs {
   withChunk<T>(ino: number, chunkIndex: number, fn: (ref: ChunkRef | null) => Promise<T>): Promise<T>;
 }
 
-/** Rewrite chunk c of ino with its pending intents; resolves when committed (or abandoned). */
-export async function rewriteWithIntents(env: ChunkEnv, host: RewriteHost, ino: number, c: number): Promise<void> {
+/**
+ * Rewrite chunk c of ino with its pending intents; resolves when committed (or abandoned). joined:
+ * told when the rewrite joined the open transaction group and waits for its close (the applier closes
+ * it once every rewrite it runs waits there, when a drain or writers wait; else it closes anyway).
+ */
+export async function rewriteWithIntents(
+  env: ChunkEnv,
+  host: RewriteHost,
+  ino: number,
+  c: number,
+  joined: () => void = () => void env.groups.close(),
+): Promise<void> {
   const snap = await host.withChunk(ino, c, async (ref) => ({ ref, pending: env.backlog.of(ino, c) }));
   const { ref, pending } = snap;
   if (pending.length === 0) return;
@@ -38,13 +50,19 @@ export async function rewriteWithIntents(env: ChunkEnv, host: RewriteHost, ino: 
   // A pooled buffer, given back once the shards are written: a fresh 4 MiB per rewrite cost the
   // mount's thread its page faults and GC (measured under fsync'd random writes to ec:4+2).
   const content = env.decoded.pool.takeRaw(ref.logicalLenBytes);
+  let inGroup: Promise<void> | null = null;
   try {
     await readStoredPieces(env, ref, content);
     overlaySpans(pending, ref.version, 0, ref.logicalLenBytes, content, 0);
-    await writeVersion(env, host, ino, c, ref, ids, content);
+    // Intent log records only (rows are rebased and dropped by id, in the commit of their own): a
+    // live mount's rewrite joins the open transaction group (DESIGN §5).
+    if (env.groups.running && pending.every((i) => i.id < 0))
+      inGroup = (await writeGrouped(env, host, { ino, c, ref, ids, content }, joined))?.commit ?? null;
+    else await writeVersion(env, host, ino, c, ref, ids, content);
   } finally {
-    env.decoded.pool.give(content);
+    env.decoded.pool.give(content); // its shards are written: the wait for the group's close holds no buffer
   }
+  await inGroup;
 }
 
 /**
@@ -99,6 +117,98 @@ async function writeVersion(
   } finally {
     env.inflight.delete(ino, c, version);
   }
+}
+
+/** The new version reserved durably, its shards written with no flush (not yet live, not on anyone's list). */
+async function reserveAndWrite(
+  env: ChunkEnv,
+  host: RewriteHost,
+  ref: ChunkRef,
+  content: Buffer,
+  syncs: WriteSyncs,
+): Promise<{ version: bigint; failed: number[]; stored: StoredForm | null; newRef: ChunkRef }> {
+  const { ino, chunkIndex: c } = ref;
+  const version = env.db.transaction(() => {
+    const v = env.map.allocVersion(ino, c);
+    env.reclaim.add(ino, c, v, ref.fl);
+    return v;
+  })();
+  env.inflight.add(ino, c, version);
+  try {
+    await env.commits.flush(); // the reservation is durable before its shards exist
+    const newRef = host.ref(ino, ref.fl, c, version, content.length);
+    const { failed, stored } = await writeWholeChunk(env, newRef, content, syncs);
+    return { version, failed, stored, newRef };
+  } catch (err) {
+    env.inflight.delete(ino, c, version);
+    throw err;
+  }
+}
+
+interface Snapshot {
+  ino: number;
+  c: number;
+  ref: ChunkRef;
+  /** The intents content holds. */
+  ids: ReadonlySet<number>;
+  content: Buffer;
+}
+
+/**
+ * The new version in the open transaction group (DESIGN §5): its shards written with no flush of
+ * their own, its row visible at once (the group's overlay), then the group's flush and ONE commit
+ * make it live; resolves then. Records logged while it was written are logged again over it (durable
+ * before that commit) and the backlog holds them over it, so reads of it show them; the records it
+ * holds and the ones logged again leave the log only after that commit (free last: a crash before it
+ * replays them over the old version). Any partial write of the file waits for that close first, so
+ * no intent joins the chunk meanwhile. Left out by the group: the backlog gets the old intents back
+ * (the copies' records go: they name a version never live), and the chunk is tried again.
+ * Returns that wait, wrapped (an async function's result is never a promise; null: abandoned, the chunk
+ * changed meanwhile).
+ */
+async function writeGrouped(
+  env: ChunkEnv,
+  host: RewriteHost,
+  snap: Snapshot,
+  joined: () => void,
+): Promise<{ commit: Promise<void> } | null> {
+  const { ino, c, ref, ids, content } = snap;
+  const syncs = new WriteSyncs();
+  const { version, failed, stored, newRef } = await reserveAndWrite(env, host, ref, content, syncs);
+  let done: Promise<void> | null = null;
+  try {
+    await host.withChunk(ino, c, async (now) => {
+      if (now === null || now.version !== ref.version) return; // replaced or dropped meanwhile: ours stays queued
+      const before = env.backlog.of(ino, c);
+      if (before.some((i) => i.id > 0)) return; // a row came: the next try rewrites without the group
+      const relogged = await relogOnto(env, ref, version, ids);
+      const held = [...ids, ...relogged.keys()].map((id) => BigInt(-id));
+      env.backlog.remove(ino, c, ids, true, true);
+      env.backlog.rebase(ino, c, version, relogged, true);
+      done = new Promise<void>((resolve, reject) => {
+        const w = { chunkIndex: c, version, logicalLenBytes: content.length, failed, stored, old: ref };
+        env.groups.add(ino, newRef, w, syncs, 0, content.length * newRef.diskIds.length, {
+          committed: () => {
+            env.backlog.onLogRecordsGone(held); // superseded by this commit (the tail moves after it)
+            resolve();
+          },
+          dropped: (err) => {
+            const copies = env.backlog.of(ino, c);
+            env.backlog.remove(ino, c, new Set(copies.map((i) => i.id)), false);
+            for (const i of before) env.backlog.add(i, ref.fl.bitrotBlockBytes);
+            reject(err);
+          },
+        });
+      });
+    });
+  } finally {
+    if (done === null) env.inflight.delete(ino, c, version); // not handed to the group (which releases it)
+  }
+  if (done === null) return null;
+  // A stopped group (the store closes) has no timer: closed at once. Its errors reach the rewrite (dropped).
+  if (!env.groups.running) void env.groups.close();
+  joined();
+  return { commit: done };
 }
 
 /**

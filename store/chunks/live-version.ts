@@ -3,6 +3,7 @@
 // its pending intents go with it: a new version was made from the chunk as the file showed it (so
 // it holds their bytes), a retired chunk has no bytes. The caller drops them from the backlog
 // after the transaction (env.backlog.dropChunk), so a rolled-back commit keeps them.
+import { assert } from '../../src/errors';
 import { ChunkEnv } from './chunk-env';
 import { ChunkRef, FileLayout } from './chunk-ref';
 import { StoredForm } from '../meta/chunk-map';
@@ -27,6 +28,19 @@ export function repoint(env: ChunkEnv, ino: number, fl: FileLayout, w: WholeWrit
     env.reclaim.add(ino, w.chunkIndex, w.old.version, fl);
     dropIntents(env, ino, w.chunkIndex);
   }
+  for (const i of w.failed) env.map.queueHeal(ino, w.chunkIndex, w.version, i, 'write failed on this shard');
+}
+
+/**
+ * Make an intents rewrite live (store/chunks/intent-rewrite.ts; data first): the pending intents it
+ * holds go, those logged while it was written go over it; the replaced version goes to reclaim.
+ */
+export function repointRewrite(env: ChunkEnv, ino: number, fl: FileLayout, w: WholeWrite): void {
+  assert(w.old !== null, 'a rewrite replaces a version');
+  env.map.setLive(ino, w.chunkIndex, w.version, w.logicalLenBytes, w.stored);
+  env.reclaim.remove(ino, w.chunkIndex, w.version);
+  env.reclaim.add(ino, w.chunkIndex, w.old.version, fl);
+  env.map.rebaseIntents(ino, w.chunkIndex, w.version, fl.layout.transforms.encryption !== null);
   for (const i of w.failed) env.map.queueHeal(ino, w.chunkIndex, w.version, i, 'write failed on this shard');
 }
 

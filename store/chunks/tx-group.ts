@@ -13,7 +13,7 @@ import type { ChunkEnv } from './chunk-env';
 import type { ChunkRef, FileLayout } from './chunk-ref';
 import { rebuildPayload } from './chunk-io';
 import type { ChunkRow } from '../meta/chunk-map';
-import { WholeWrite, repoint } from './live-version';
+import { WholeWrite, repoint, repointRewrite } from './live-version';
 import { PastSize } from '../meta/past-size';
 import { boundedAll } from './bounded';
 import { shardCount, writeQuorum } from '../../src/layout';
@@ -59,6 +59,18 @@ export class WriteSyncs {
   }
 }
 
+/**
+ * An EC or transformed chunk's rewrite with its pending intents (store/chunks/intent-rewrite.ts) in a
+ * group: its commit moves the intents onto the new version rather than dropping them (records logged
+ * while it was written are logged again over it), and it is told how the group ended for it.
+ */
+export interface GroupRewrite {
+  /** After the group's commit transaction made the new version live. */
+  committed(): void;
+  /** The group did not commit it (a failed flush below quorum, the file gone, a failed commit). */
+  dropped(err: Error): void;
+}
+
 /** One whole write of a group: a fresh version whose shards are written, not yet flushed. */
 interface GroupWrite extends WholeWrite {
   fl: FileLayout;
@@ -67,6 +79,7 @@ interface GroupWrite extends WholeWrite {
   /** The version's chunk ref: placement, and what a retry of a failed shard rebuilds it from. */
   ref: ChunkRef;
   bytes: number;
+  rewrite?: GroupRewrite;
 }
 
 interface GroupFile {
@@ -138,8 +151,19 @@ export class TxGroups {
     this.pastSize = new PastSize(env.db);
   }
 
-  /** The open group takes a whole write whose shards are written (not flushed); its row is visible at once. */
-  add(ino: number, ref: ChunkRef, w: WholeWrite, syncs: WriteSyncs, sizeBytes: number, bytes: number): void {
+  /**
+   * The open group takes a whole write whose shards are written (not flushed); its row is visible at
+   * once. rewrite: an intents rewrite (sizeBytes 0: it never grows the file).
+   */
+  add(
+    ino: number,
+    ref: ChunkRef,
+    w: WholeWrite,
+    syncs: WriteSyncs,
+    sizeBytes: number,
+    bytes: number,
+    rewrite?: GroupRewrite,
+  ): void {
     const g = this.open;
     const fl = ref.fl;
     if (g.files.size === 0) g.firstWriteMs = Date.now();
@@ -150,6 +174,8 @@ export class TxGroups {
     }
     let old = w.old;
     const p = f.writes.get(w.chunkIndex);
+    // A write of a chunk whose rewrite waits in the open group closes it first (ChunkWriter): none is replaced.
+    assert(p?.rewrite === undefined, 'an intents rewrite is not replaced within its group');
     if (p !== undefined) {
       // Rewritten within the group (fio's loops, a database's hot chunk): the commit names only the
       // last version, which replaces the committed one; the earlier one is never flushed.
@@ -157,7 +183,7 @@ export class TxGroups {
       g.dirtyBytes -= p.bytes;
       old = p.old;
     }
-    f.writes.set(w.chunkIndex, { ...w, old, fl, syncs, ref, bytes });
+    f.writes.set(w.chunkIndex, { ...w, old, fl, syncs, ref, bytes, rewrite });
     f.sizeBytes = Math.max(f.sizeBytes, sizeBytes);
     g.dirtyBytes += bytes;
     this.env.map.onChange();
@@ -192,6 +218,11 @@ export class TxGroups {
       if (s !== undefined) size = Math.max(size ?? 0, s);
     }
     return size;
+  }
+
+  /** Whether an intents rewrite of this chunk waits in the open group. */
+  holdsRewrite(ino: number, chunkIndex: number): boolean {
+    return this.open.files.get(ino)?.writes.get(chunkIndex)?.rewrite !== undefined;
   }
 
   /** Whether ino has rows or a size in a group not yet committed. */
@@ -293,17 +324,22 @@ export class TxGroups {
    */
   private async closeGroup(g: Group): Promise<void> {
     let errors = new Map<number, FsError>();
+    const rewritten = new Set<GroupWrite>();
+    let why: Error = new FsError('EIO', 'the transaction group did not commit this rewrite');
     try {
       const failed = await this.flush(g);
       await this.retryBelowQuorum(failed);
-      errors = this.commit(g, failed);
+      errors = this.commit(g, failed, rewritten);
       await this.env.commits.flush();
       this.closeCount++;
     } catch (err) {
       const what = `storing a transaction group failed: ${err instanceof Error ? err.message : String(err)}`;
-      for (const ino of g.files.keys())
-        if (!errors.has(ino)) errors.set(ino, new FsError('EIO', what, { fileId: BigInt(ino) }));
+      why = new FsError('EIO', what);
+      for (const [ino, f] of g.files)
+        if (!errors.has(ino) && [...f.writes.values()].some((w) => w.rewrite === undefined))
+          errors.set(ino, new FsError('EIO', what, { fileId: BigInt(ino) }));
     } finally {
+      for (const [, w] of g.writes()) if (w.rewrite !== undefined && !rewritten.has(w)) w.rewrite.dropped(why);
       this.closing.splice(this.closing.indexOf(g), 1);
       for (const [ino, w] of g.writes()) this.env.inflight.delete(ino, w.chunkIndex, w.version);
       for (const v of g.superseded) this.env.inflight.delete(v.ino, v.chunkIndex, v.version);
@@ -389,8 +425,16 @@ export class TxGroups {
     return failed;
   }
 
-  /** The group's one metadata commit (not flushed here: the caller flushes it); the chunks left out, by file. */
-  private commit(g: Group, failedFlush: Map<GroupWrite, Set<number>>): Map<number, FsError> {
+  /**
+   * The group's one metadata commit (not flushed here: the caller flushes it); the chunks left out, by
+   * file (a rewrite left out is no error of its file: its bytes stay in the intent log). rewritten:
+   * gets the rewrites it committed.
+   */
+  private commit(
+    g: Group,
+    failedFlush: Map<GroupWrite, Set<number>>,
+    rewritten: Set<GroupWrite>,
+  ): Map<number, FsError> {
     const errors = new Map<number, FsError>();
     const kept: Array<[number, GroupWrite]> = [];
     this.env.db.transaction(() => {
@@ -402,6 +446,7 @@ export class TxGroups {
           const failed = [...(failedFlush.get(w) ?? [])].sort((a, b) => a - b);
           const flushed = shardCount(f.fl.layout) - failed.length;
           const quorum = writeQuorum(f.fl.layout);
+          if (flushed < quorum && w.rewrite !== undefined) continue; // dropped: the old version stays live
           if (flushed < quorum) {
             sizeTo = Math.min(sizeTo, w.chunkIndex * f.fl.chunkSizeBytes);
             const what = `only ${flushed} of ${quorum} required shards flushed; the file now ends before it`;
@@ -409,14 +454,20 @@ export class TxGroups {
             if (!errors.has(ino)) errors.set(ino, new FsError('EIO', what, site));
             continue;
           }
-          repoint(this.env, ino, f.fl, { ...w, failed });
+          if (w.rewrite !== undefined) repointRewrite(this.env, ino, f.fl, { ...w, failed });
+          else repoint(this.env, ino, f.fl, { ...w, failed });
           kept.push([ino, w]);
         }
         const sizeBytes = this.env.fileRows.growSize(ino, sizeTo);
         this.pastSize.note(ino, f.fl.chunkSizeBytes, sizeBytes);
       }
     })();
-    for (const [ino, w] of kept) if (w.old !== null) this.env.backlog.dropChunk(ino, w.chunkIndex);
+    for (const [ino, w] of kept) {
+      if (w.rewrite !== undefined) {
+        rewritten.add(w);
+        w.rewrite.committed();
+      } else if (w.old !== null) this.env.backlog.dropChunk(ino, w.chunkIndex);
+    }
     return errors;
   }
 }

@@ -37,6 +37,8 @@ const SEAL_CHUNKS_PER_WRITE_MAX = 4;
 /** Background rate limit: pause between rounds, and at least this long per MiB copied. */
 const ROUND_PAUSE_MS = 1000;
 const PAUSE_PER_MIB_MS = 20;
+/** The background rounds' errors are logged at most once this often (a failing disk fails every round). */
+const ERROR_LOG_INTERVAL_MS = 60_000;
 /** Needles walked in one container (a bound on the scan loop: capacity / smallest needle). */
 const NEEDLES_PER_CONTAINER_MAX = 1 << 26;
 
@@ -73,6 +75,13 @@ export class Compactor {
   private readonly busy = new Set<number>();
   /** Seals started by appends that filled their container (awaited by stop()). */
   private readonly sealing = new Set<Promise<unknown>>();
+  /** Errors of the background rounds and seals since open (status, metrics); `chunkfs compact` reports its own. */
+  roundErrors = 0;
+  lastError = '';
+  /** The mount's log: one line per ERROR_LOG_INTERVAL_MS about the background rounds' errors. */
+  log: (line: string) => void = () => undefined;
+  private loggedMs = -Infinity;
+  private unlogged = 0;
 
   constructor(
     private readonly env: ChunkEnv,
@@ -82,7 +91,8 @@ export class Compactor {
   ) {
     // A full container is sealed in the background: appends go on into a new open container meanwhile.
     files.appender.onFull = (id) => {
-      const run = this.seal(id, emptyCompactReport()).catch(() => undefined); // stays 'full': the next round seals it
+      // Stays 'full' when it fails: the next round seals it.
+      const run = this.seal(id, emptyCompactReport()).catch((err) => this.noteErrors([`seal ${id}: ${errText(err)}`]));
       this.sealing.add(run);
       void run.finally(() => this.sealing.delete(run));
       return Promise.resolve();
@@ -293,10 +303,12 @@ export class Compactor {
         this.running = this.runOnce().then(
           (r) => {
             this.running = null;
+            this.noteErrors(r.errors);
             loop(ROUND_PAUSE_MS + Math.ceil(r.bytesCopied / (1 << 20)) * PAUSE_PER_MIB_MS);
           },
-          () => {
+          (err: unknown) => {
             this.running = null;
+            this.noteErrors([`compaction round: ${errText(err)}`]);
             loop(ROUND_PAUSE_MS);
           },
         );
@@ -306,6 +318,23 @@ export class Compactor {
     loop(ROUND_PAUSE_MS);
   }
 
+  /**
+   * A background round's errors: counted (status, metrics) and logged, one line naming the first
+   * (its container, where the appends went and their disks) at most every ERROR_LOG_INTERVAL_MS.
+   */
+  private noteErrors(errors: readonly string[]): void {
+    if (errors.length === 0) return;
+    this.roundErrors += errors.length;
+    this.lastError = errors[0];
+    this.unlogged += errors.length;
+    const now = Date.now();
+    if (now - this.loggedMs < ERROR_LOG_INTERVAL_MS) return;
+    this.loggedMs = now;
+    const more = this.unlogged > 1 ? ` (+${this.unlogged - 1} more since the last line: chunkfs status)` : '';
+    this.unlogged = 0;
+    this.log(`compactor: ${errors[0]}${more}`);
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer !== null) clearTimeout(this.timer);
@@ -313,4 +342,8 @@ export class Compactor {
     await this.running?.catch(() => undefined);
     await Promise.all([...this.sealing]);
   }
+}
+
+function errText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

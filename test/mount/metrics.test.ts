@@ -96,6 +96,7 @@ test.serial('a scrape parses and moves with what the mount does', async (t) => {
   t.true(s.get('chunkfs_device_flush_duration_seconds_count')! >= 3, 'shard fdatasyncs were timed');
   t.true(s.has('chunkfs_heal_queue_length'));
   t.true(s.has('chunkfs_reclaim_backlog'));
+  t.is(s.get('chunkfs_compaction_errors_total'), 0, 'no background compaction round failed');
   t.is(s.get(`chunkfs_disk_state{disk="${d.damage.diskIds[2]}",state="offline"}`), 1);
   t.is(s.get(`chunkfs_disk_state{disk="${d.damage.diskIds[0]}",state="ok"}`), 1);
   t.is(s.get('chunkfs_injected_faults'), 1);

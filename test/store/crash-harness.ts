@@ -1,4 +1,4 @@
-// Shared by the store crash tests (crash.test.ts, small-files-crash.test.ts): open a store on a
+// Shared by the store crash tests (crash.test.ts, small-files-crash.test.ts, ...): open a store on a
 // crashable Io, and reopen it after the crash as a process kill or a power loss leaves it.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -7,7 +7,12 @@ import { NodeIo } from '../../store/io/io';
 import { Store } from '../../store/store';
 import { tmpDir } from './helpers';
 
+/** What lets a store opened for a process kill write its metadata again (metaEndsAtCrash), for its close. */
+const metaRestores = new WeakMap<Store, () => void>();
+
 /**
+ * A process kill (power false): the process ends at the crash, so its metadata is frozen there
+ * (metaEndsAtCrash) until reopenAfterCrash closes it.
  * Power loss: SQLite's own checkpoints would sync the WAL behind the Io's back (FaultyIo.restoreExternal).
  * unlinksDurable: shard-file deletes survive the power loss although no directory fsync followed
  * them, while the metadata WAL goes back to its last full commit (issue 25).
@@ -21,6 +26,7 @@ export async function openCrashable(
   io.restoreExternal = power;
   io.unlinksDurable = opts.unlinksDurable ?? false;
   const s = await Store.open(dir, { io, log: crashTestLog });
+  if (!power) metaRestores.set(s, metaEndsAtCrash(s, io));
   if (opts.metaGroupMs !== undefined) s.startMetaGroups(opts.metaGroupMs);
   if (power)
     (s as unknown as { db: import('../../store/meta/sqlite/engine').SqliteDb }).db.native.pragma(
@@ -43,6 +49,7 @@ export async function reopenAfterCrash(
   power: boolean,
   grouped = false,
 ): Promise<{ r: Store; dir: string }> {
+  metaRestores.get(s)?.();
   if (!power && !grouped) {
     await s.close();
     return { r: await Store.open(dir), dir };
@@ -63,10 +70,13 @@ export async function reopenAfterCrash(
  * The process ends at the crash: from then on its metadata connection writes nothing. Else a write
  * whose other shards were done when the crash refused its last one commits degraded after it, and a
  * process kill (reopened in place) keeps that commit, naming a shard the crash undid. Returns what
- * lets it write again, for the close before the reopen.
+ * lets it write again, for the close before the reopen. SQLite stores only (a no-op on PostgreSQL).
  */
 export function metaEndsAtCrash(s: Store, io: FaultyIo): () => void {
-  const native = (s as unknown as { db: import('../../store/meta/sqlite/engine').SqliteDb }).db.native;
+  const db = (s as unknown as { db: import('../../store/meta/meta').Db }).db;
+  // SQLite's query_only refuses every later write, autocommits included; PostgreSQL stores go on as before.
+  if (db.engine !== 'sqlite') return () => undefined;
+  const native = (db as import('../../store/meta/sqlite/engine').SqliteDb).native;
   io.onCrash = () => native.pragma('query_only = ON');
   return () => native.pragma('query_only = OFF');
 }
@@ -79,6 +89,7 @@ export function metaEndsAtCrash(s: Store, io: FaultyIo): () => void {
 export function crashTestLog(line: string): void {
   if (
     line.includes('io crashed') ||
+    line.includes('attempt to write a readonly database') || // metaEndsAtCrash
     (line.startsWith('applier: ') && line.endsWith('(kept in the intent log, tried again)'))
   )
     return;

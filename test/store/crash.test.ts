@@ -12,7 +12,7 @@ import { DISK_MARKER_FILE } from '../../store/disk-identity';
 import { FaultyIo } from '../../store/io/faulty-io';
 import { NodeIo } from '../../store/io/io';
 import { Store } from '../../store/store';
-import { openCrashable, reopenAfterCrash, crashTestLog } from './crash-harness';
+import { openCrashable, reopenAfterCrash, crashTestLog, metaEndsAtCrash } from './crash-harness';
 import { SMALL, prng, randomBytes, smallStore, copyStore } from './helpers';
 
 interface Scenario {
@@ -250,6 +250,7 @@ test('crash at every mutation of a truncate that shortens a chunk and drops othe
     const copy = copyStore(dir);
     const io = new FaultyIo(new NodeIo());
     const s = await Store.open(copy, { io, log: crashTestLog });
+    const metaWrites = metaEndsAtCrash(s, io); // a process kill: nothing commits after it
     io.crashBeforeMutation(io.mutationCount + n, { torn: n % 2 === 1, seed: n });
     let acknowledged = true;
     try {
@@ -257,6 +258,7 @@ test('crash at every mutation of a truncate that shortens a chunk and drops othe
     } catch {
       acknowledged = false;
     }
+    metaWrites();
     await s.close();
     await io.whenRestored();
     const r = await Store.open(copy);

@@ -10,6 +10,7 @@ import { parseBitrotKey } from '../../src/keying';
 import { verifyShardBytes } from '../../src/shard';
 import { DISK_MARKER_FILE } from '../../store/disk-identity';
 import { FaultyIo } from '../../store/io/faulty-io';
+import { metaEndsAtCrash } from './crash-harness';
 import { NodeIo } from '../../store/io/io';
 import { Store } from '../../store/store';
 import { SMALL, prng, randomBytes, smallStore } from './helpers';
@@ -220,12 +221,14 @@ test("crash mid-apply, reopened with a replica's disk offline: recovery writes a
   await store.close();
   const io = new FaultyIo(new NodeIo());
   const s = await Store.open(dir, { io });
+  const metaWrites = metaEndsAtCrash(s, io); // a process kill: nothing commits after it
   // The intent's WAL append and flush, then the applier: replica 0 gets pwrite data, pwrite hash; crash before its fdatasync.
   io.crashBeforeMutation(io.mutationCount + 4);
   const patch = Buffer.alloc(100, 7);
   await s.write(f.ino, 5000, patch); // durable in the intent log: acknowledged
   await s.applyNow();
   await io.whenRestored();
+  metaWrites();
   await s.close();
   patch.copy(data, 5000);
   fs.renameSync(disk2, `${disk2}.away`);

@@ -8,6 +8,8 @@ import * as path from 'node:path';
 import { openStoreMetaOf, sqliteOnlyTest } from '../helpers/pg-meta';
 import { INTENT_LOG_FILE } from '../../store/chunks/intent-log';
 import { INTENT_LOG_BYTES_MIN } from '../../store/config';
+import { FaultyIo } from '../../store/io/faulty-io';
+import { NodeIo } from '../../store/io/io';
 import { moveStoreMeta } from '../../store/meta-move';
 import { ROOT_INO } from '../../store/meta/meta';
 import { Store } from '../../store/store';
@@ -95,4 +97,66 @@ sqliteOnlyTest('meta copy refuses a store whose intent log holds writes not yet 
   const again = await Store.open(dir); // applies it
   t.true((await again.read(f.ino, 100, 5000)).equals(Buffer.alloc(5000, 9)));
   await again.close();
+});
+
+const FILLERS = 15;
+const FILLER_BYTES = CS - 8192; // partial: a record of its own per file
+const SPLIT_BYTES = 200 * 1024; // the write under test: this much on each side of a chunk boundary
+const SPLIT = 'a write whose second record fails (EIO) fails; its first is folded and released: the tail moves on';
+sqliteOnlyTest(SPLIT, async (t) => {
+  const { store, dir } = await smallStore('replica:3');
+  const files = Array.from({ length: FILLERS + 1 }, (_, i) => store.ns.create(ROOT_INO, `f${i}`, 0o644, 0, 0).ino);
+  const data = files.map((_, i) => randomBytes(prng(10 + i), 2 * CS));
+  for (let i = 0; i < files.length; i++) await store.write(files[i], 0, data[i]);
+  await store.close();
+  const io = new FaultyIo(new NodeIo());
+  const s = await Store.open(dir, { io, applier: false });
+  // One log commit holds at most 4 MiB: the fillers' records and the first half of the last write
+  // fill the first, its second half goes to the next, whose pwrite fails.
+  io.addFault({ op: 'pwrite', path: INTENT_LOG_FILE, error: 'EIO', skip: 1, count: 1 });
+  const split = randomBytes(prng(99), 2 * SPLIT_BYTES);
+  const fillers = files.slice(0, FILLERS).map((ino, i) => {
+    const bytes = randomBytes(prng(200 + i), FILLER_BYTES);
+    bytes.copy(data[i], 4096);
+    return s.write(ino, 4096, bytes);
+  });
+  const last = files[FILLERS];
+  const failed = s.write(last, CS - SPLIT_BYTES, split);
+  await Promise.all(fillers);
+  await t.throwsAsync(failed, { message: /intent log .*failed a commit/ });
+  const shown = await s.read(last, 0, 2 * CS);
+  t.true(shown.subarray(CS - SPLIT_BYTES, CS).equals(split.subarray(0, SPLIT_BYTES)), 'its durable record shows');
+  t.true(shown.subarray(CS).equals(data[FILLERS].subarray(CS)), 'the failed one does not');
+  await s.applyNow();
+  t.is((await s.status()).openIntents, 0, 'every record folded and released');
+  await s.close();
+  const r = await Store.open(dir);
+  t.is(r.recoveryReport.intentsResolved, 0, 'the tail moved past every record');
+  for (let i = 0; i < FILLERS; i++) t.true((await r.read(files[i], 0, 2 * CS)).equals(data[i]), `f${i}`);
+  t.true((await r.read(last, 0, 2 * CS)).equals(shown), 'the file shows what it showed before');
+  await r.close();
+});
+
+const LEFT_OUT =
+  'a partial write after the group close that left its chunk out is logged over the live version, and kept';
+sqliteOnlyTest(LEFT_OUT, async (t) => {
+  const { store, dir } = await smallStore('replica:3');
+  const f = store.ns.create(ROOT_INO, 'f', 0o644, 0, 0);
+  const data = randomBytes(prng(7), CS);
+  await store.write(f.ino, 0, data);
+  await store.close();
+  const io = new FaultyIo(new NodeIo());
+  const s = await Store.open(dir, { io, log: () => undefined });
+  s.startGroups();
+  await s.write(f.ino, 0, randomBytes(prng(8), CS)); // a whole chunk: its row waits in the open group
+  io.addFault({ op: 'fdatasync', path: `${path.sep}.chunks${path.sep}`, error: 'EIO' }); // its close leaves it out
+  const late = Buffer.alloc(3000, 0x5a);
+  await s.write(f.ino, 100, late); // closes the group first, then is logged
+  late.copy(data, 100);
+  io.clearFaults();
+  t.true((await s.read(f.ino, 0, CS)).equals(data), 'the old chunk with the logged write');
+  await s.close();
+  const r = await Store.open(dir);
+  t.true((await r.read(f.ino, 0, CS)).equals(data), "the fsync'd write is kept");
+  await r.close();
 });

@@ -17,7 +17,8 @@ import { ROOT_INO } from '../../store/meta/meta';
 import { Store } from '../../store/store';
 import { openStoreMetaOf, sqliteOnlyTest } from '../helpers/pg-meta';
 import { SMALL, copyStore, prng, randomBytes, smallStore } from './helpers';
-import type { FaultyIo } from '../../store/io/faulty-io';
+import { FaultyIo, type IoOp } from '../../store/io/faulty-io';
+import { NodeIo } from '../../store/io/io';
 import type { SqliteDb } from '../../store/meta/sqlite/engine';
 import { crashTestLog, metaEndsAtCrash, reopenAfterCrash } from './crash-harness';
 import { HeldFaultyIo } from './held-renames';
@@ -202,11 +203,13 @@ async function rewriteMeetsWrite(
   writes: Array<{ at: number; bytes: Buffer }>,
   power: boolean,
   n: number,
+  grouped: boolean,
 ): Promise<{ s: Store; io: FaultyIo; acked: boolean[]; steps: number; metaWrites: () => void }> {
   const io = new HeldFaultyIo();
   const held = io.hold;
   io.restoreExternal = power;
   const s = await Store.open(dir, { io, log: crashTestLog, applier: false });
+  if (grouped) s.startGroups(); // the rewrite joins a transaction group (DESIGN §5)
   if (power) (s as unknown as { db: SqliteDb }).db.native.pragma('wal_autocheckpoint = 0');
   const metaWrites = metaEndsAtCrash(s, io);
   const base = io.mutationCount;
@@ -233,49 +236,277 @@ async function rewriteMeetsWrite(
   return { s, io, acked, steps: io.mutationCount - base, metaWrites };
 }
 
-for (const power of [false, true]) {
-  const how = power ? 'power loss' : 'process kill';
-  const title = `ec:2+1, crash at every mutation (${how}) of a rewrite that a logged write meets: every acked byte`;
-  sqliteOnlyTest(title, async (t) => {
-    const { dir, ino, data } = await storeWithFile('ec:2+1');
-    const writes = [
-      { at: 3 * BB + 5, bytes: Buffer.alloc(700, 0x31) },
-      { at: 9 * BB + 11, bytes: Buffer.alloc(900, 0x32) },
-    ];
-    const dry = await rewriteMeetsWrite(copyStore(dir), ino, writes, power, 0);
-    t.deepEqual(dry.acked, [true, true]);
-    const steps = dry.steps;
-    await dry.s.close();
-    t.true(steps > 6, `the sequence has steps (${steps})`);
-    for (let n = 1; n <= steps; n++) {
-      const base = copyStore(dir);
-      const run = await rewriteMeetsWrite(base, ino, writes, power, n);
-      await run.io.whenRestored();
-      run.metaWrites();
-      const { r, dir: copy } = await reopenAfterCrash(run.s, base, power);
-      const got = await r.read(ino, 0, data.length);
-      writes.forEach((w, i) => {
-        const now = got.subarray(w.at, w.at + w.bytes.length);
-        if (run.acked[i]) t.true(now.equals(w.bytes), `step ${n}: write ${i} acknowledged, there`);
-        else
-          t.true(
-            now.equals(w.bytes) || now.equals(data.subarray(w.at, w.at + w.bytes.length)),
-            `step ${n}: old or new`,
-          );
-      });
-      const outside = Buffer.from(got);
-      for (const w of writes) data.copy(outside, w.at, w.at, w.at + w.bytes.length);
-      t.true(outside.equals(data), `step ${n}: nothing else changed`);
-      await r.reclaimNow();
-      const scrub = await r.scrub();
-      t.deepEqual(scrub.leaks.paths, [], `step ${n}: no shard left that nothing accounts for`);
-      t.is(scrub.badCount, 0, `step ${n}: every live shard verifies`);
-      await r.close();
-      fs.rmSync(path.dirname(copy), { recursive: true, force: true });
-      if (copy !== base) fs.rmSync(path.dirname(base), { recursive: true, force: true });
+for (const grouped of [false, true])
+  for (const power of [false, true]) {
+    const how = `${power ? 'power loss' : 'process kill'}${grouped ? ', in a transaction group' : ''}`;
+    const title = `ec:2+1, crash at every mutation (${how}) of a rewrite that a logged write meets: every acked byte`;
+    sqliteOnlyTest(title, async (t) => {
+      const { dir, ino, data } = await storeWithFile('ec:2+1');
+      const writes = [
+        { at: 3 * BB + 5, bytes: Buffer.alloc(700, 0x31) },
+        { at: 9 * BB + 11, bytes: Buffer.alloc(900, 0x32) },
+      ];
+      const dry = await rewriteMeetsWrite(copyStore(dir), ino, writes, power, 0, grouped);
+      t.deepEqual(dry.acked, [true, true]);
+      const steps = dry.steps;
+      await dry.s.close();
+      t.true(steps > 6, `the sequence has steps (${steps})`);
+      for (let n = 1; n <= steps; n++) {
+        const base = copyStore(dir);
+        const run = await rewriteMeetsWrite(base, ino, writes, power, n, grouped);
+        await run.io.whenRestored();
+        run.metaWrites();
+        const { r, dir: copy } = await reopenAfterCrash(run.s, base, power);
+        const got = await r.read(ino, 0, data.length);
+        writes.forEach((w, i) => {
+          const now = got.subarray(w.at, w.at + w.bytes.length);
+          if (run.acked[i]) t.true(now.equals(w.bytes), `step ${n}: write ${i} acknowledged, there`);
+          else
+            t.true(
+              now.equals(w.bytes) || now.equals(data.subarray(w.at, w.at + w.bytes.length)),
+              `step ${n}: old or new`,
+            );
+        });
+        const outside = Buffer.from(got);
+        for (const w of writes) data.copy(outside, w.at, w.at, w.at + w.bytes.length);
+        t.true(outside.equals(data), `step ${n}: nothing else changed`);
+        await r.reclaimNow();
+        const scrub = await r.scrub();
+        t.deepEqual(scrub.leaks.paths, [], `step ${n}: no shard left that nothing accounts for`);
+        t.is(scrub.badCount, 0, `step ${n}: every live shard verifies`);
+        await r.close();
+        fs.rmSync(path.dirname(copy), { recursive: true, force: true });
+        if (copy !== base) fs.rmSync(path.dirname(base), { recursive: true, force: true });
+      }
+    });
+  }
+
+/**
+ * A transaction group holding EC or transformed rewrites (DESIGN §5): fsync'd partial writes to
+ * chunks 0 and 1 (log records), a whole chunk appended (in the open group), then the applier's
+ * rewrites of chunks 0 and 1 join that group and one close flushes and commits all three, and the
+ * reclaimer frees the replaced versions; n: crash before the Io's nth mutation (0: none).
+ */
+async function groupWithRewrites(
+  dir: string,
+  ino: number,
+  writes: Array<{ at: number; bytes: Buffer }>,
+  tail: Buffer,
+  power: boolean,
+  n: number,
+): Promise<{ s: Store; io: FaultyIo; acked: boolean[]; steps: number; metaWrites: () => void }> {
+  const io = new FaultyIo(new NodeIo());
+  io.restoreExternal = power;
+  const s = await Store.open(dir, { io, log: crashTestLog, applier: false });
+  if (power) (s as unknown as { db: SqliteDb }).db.native.pragma('wal_autocheckpoint = 0');
+  s.startGroups();
+  const metaWrites = metaEndsAtCrash(s, io);
+  const base = io.mutationCount;
+  if (n > 0) io.crashBeforeMutation(base + n, { torn: n % 2 === 0, seed: n });
+  const acked = writes.map(() => false);
+  try {
+    for (const [i, w] of writes.entries()) {
+      await s.write(ino, w.at, w.bytes);
+      await s.sync(ino);
+      acked[i] = true;
     }
-  });
+    await s.write(ino, CHUNKS * CS, tail); // a whole chunk: into the open group
+    await s.applyNow(); // the rewrites join it; the drain closes it once both wait there
+    await s.sync();
+    acked.push(true);
+    await s.reclaimNow();
+  } catch {
+    // the crash: what was acknowledged before it is checked after the reopen
+  }
+  if (acked.length === writes.length) acked.push(false);
+  return { s, io, acked, steps: io.mutationCount - base, metaWrites };
 }
+
+for (const layout of ['ec:2+1', 'replica:3,zstd'])
+  for (const power of [false, true]) {
+    const how = power ? 'power loss' : 'process kill';
+    const title = `${layout}: crash at every step (${how}) of a group close holding rewrites: every acked byte, a prefix`;
+    sqliteOnlyTest(title, async (t) => {
+      const { dir, ino, data } = await storeWithFile(layout);
+      const writes = [
+        { at: 3 * BB + 5, bytes: Buffer.alloc(700, 0x41) },
+        { at: CS + 9 * BB + 11, bytes: Buffer.alloc(900, 0x42) },
+        { at: 2 * BB + 1, bytes: Buffer.alloc(300, 0x43) },
+      ];
+      const tail = textBytes(CS).reverse();
+      const dry = await groupWithRewrites(copyStore(dir), ino, writes, tail, power, 0);
+      t.deepEqual(dry.acked, [true, true, true, true]);
+      const status = await dry.s.status();
+      t.is(status.openIntents, 0, 'folded');
+      const steps = dry.steps;
+      await dry.s.close();
+      t.true(steps > 20, `the sequence has steps (${steps})`);
+      const fresh = Buffer.from(data);
+      for (const w of writes) w.bytes.copy(fresh, w.at);
+      for (let n = 1; n <= steps; n++) {
+        const base = copyStore(dir);
+        const run = await groupWithRewrites(base, ino, writes, tail, power, n);
+        await run.io.whenRestored();
+        run.metaWrites();
+        const { r, dir: copy } = await reopenAfterCrash(run.s, base, power);
+        try {
+          const size = r.ns.getattr(ino)!.sizeBytes;
+          t.true(size === data.length || size === data.length + CS, `step ${n}: old size or new (${size})`);
+          if (run.acked[writes.length]) t.is(size, data.length + CS, `step ${n}: the acked append is there`);
+          const got = await r.read(ino, 0, size);
+          writes.forEach((w, i) => {
+            const now = got.subarray(w.at, w.at + w.bytes.length);
+            const was = data.subarray(w.at, w.at + w.bytes.length);
+            if (run.acked[i]) t.true(now.equals(w.bytes), `step ${n}: write ${i} acknowledged, there`);
+            else t.true(now.equals(w.bytes) || now.equals(was), `step ${n}: write ${i} old or new`);
+          });
+          const outside = Buffer.from(got.subarray(0, data.length));
+          for (const w of writes) data.copy(outside, w.at, w.at, w.at + w.bytes.length);
+          t.true(outside.equals(data), `step ${n}: nothing else changed`);
+          if (size > data.length) t.true(got.subarray(data.length).equals(tail), `step ${n}: the appended chunk whole`);
+          await r.reclaimNow();
+          // A shard a committed group names is there and verifies, or its flush failed and that
+          // commit queued it for heal (the write quorum held).
+          const key = (e: { ino: number; chunkIndex: number; shardIndex: number }): string =>
+            `${e.ino}/${e.chunkIndex}/${e.shardIndex}`;
+          const queued = new Set(r.healQueue(1000).map(key));
+          const found = await r.scrub();
+          t.deepEqual(
+            found.bad.filter((b) => !queued.has(key(b))),
+            [],
+            `step ${n}: every shard that does not verify was queued for heal`,
+          );
+          if (found.badCount > 0) await r.heal();
+          const scrub = found.badCount > 0 ? await r.scrub() : found;
+          t.is(scrub.badCount, 0, `step ${n}: every live shard verifies (none a committed group names is missing)`);
+          t.deepEqual(scrub.leaks.paths, [], `step ${n}: no shard left that nothing accounts for`);
+        } finally {
+          await r.close();
+        }
+        fs.rmSync(path.dirname(copy), { recursive: true, force: true });
+        if (copy !== base) fs.rmSync(path.dirname(base), { recursive: true, force: true });
+      }
+    });
+  }
+
+/** Records the shard files fdatasync'd (a rewrite's own flushes, or a group's). */
+class ShardSyncsIo extends FaultyIo {
+  readonly synced: string[] = [];
+  constructor() {
+    super(new NodeIo());
+  }
+  override async fileGate(op: IoOp, p: string): Promise<void> {
+    if (op === 'fdatasync' && p.includes(`${path.sep}.chunks${path.sep}`)) this.synced.push(p);
+    return super.fileGate(op, p);
+  }
+}
+
+const SPAN_WRITE_BYTES = 200 * 1024;
+/** Past the applier's rewrite mark (3/4 of the backlog's 32 MiB): it rewrites the chunks on its own. */
+const SPAN_WRITES = 130;
+const GROUPED =
+  "the applier's EC rewrites wait in the open transaction group: no flush of their own, its close commits them";
+sqliteOnlyTest(GROUPED, async (t) => {
+  const { dir, ino, data } = await storeWithFile('ec:2+1');
+  const io = new ShardSyncsIo();
+  const s = await Store.open(dir, { io, applier: false }); // applied below, once every write is logged
+  s.startGroups(); // no timer: the group closes at sync
+  const versions = (): bigint[] =>
+    (
+      s.ns.db.prepare('SELECT version FROM chunks WHERE ino = ? ORDER BY chunk_index').all(ino) as Array<{
+        version: bigint;
+      }>
+    ).map((r) => r.version);
+  const old = versions();
+  const random = prng(3);
+  for (let i = 0; i < SPAN_WRITES; i++) {
+    const at = Math.floor(random() * (CHUNKS * CS - SPAN_WRITE_BYTES));
+    const bytes = randomBytes(prng(300 + i), SPAN_WRITE_BYTES);
+    await s.write(ino, at, bytes);
+    await s.sync(ino);
+    bytes.copy(data, at);
+  }
+  const internals = s as unknown as {
+    env: { groups: { pendingChunks(ino: number): number[] } };
+    applier: { held: boolean; kick(): void };
+  };
+  const groups = internals.env.groups;
+  internals.applier.held = false; // as a live mount's: past its mark it rewrites on its own, no drain
+  internals.applier.kick();
+  for (
+    let waited = 0;
+    groups.pendingChunks(ino).length < CHUNKS && versions().every((v, c) => v === old[c]);
+    waited++
+  ) {
+    t.true(waited < 6000, 'the applier rewrites the chunks past its mark');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  t.deepEqual(groups.pendingChunks(ino).sort(), [0, 1, 2], 'every rewrite waits in the open group');
+  t.deepEqual(versions(), old, 'none committed on its own');
+  t.deepEqual(io.synced, [], 'no shard file flushed before the group closes');
+  t.true((await s.read(ino, 0, data.length)).equals(data), 'reads show the new versions meanwhile');
+  const closed = (await s.status()).groupsClosed;
+  // A whole write of a rewritten chunk: the group holding the rewrite closes first (its one commit).
+  const whole = randomBytes(prng(4), CS);
+  await s.write(ino, 2 * CS, whole);
+  whole.copy(data, 2 * CS);
+  t.is((await s.status()).groupsClosed, closed + 1, 'one close');
+  const now = versions();
+  t.true(
+    now.every((v, c) => v > old[c]),
+    'its one commit made them live',
+  );
+  t.is(io.synced.length, CHUNKS * 3, "the close flushed every rewrite's shards, once");
+  await s.sync();
+  t.true(versions()[2] > now[2], 'then the whole write');
+  await s.applyNow();
+  t.is((await s.status()).openIntents, 0, 'the records left the log');
+  await s.close();
+  const r = await Store.open(dir);
+  t.is(r.recoveryReport.intentsResolved, 0, 'nothing to replay');
+  t.true((await r.read(ino, 0, data.length)).equals(data));
+  t.is((await r.scrub()).badCount, 0);
+  await r.close();
+});
+
+const DROPPED =
+  "a group that leaves the applier's rewrites out (flushes fail): the old intents come back, a write meanwhile goes over the live version";
+sqliteOnlyTest(DROPPED, async (t) => {
+  const { dir, ino, data } = await storeWithFile('ec:2+1');
+  const io = new ShardSyncsIo();
+  const s = await Store.open(dir, { io, applier: false, log: crashTestLog });
+  s.startGroups();
+  const random = prng(5);
+  for (let i = 0; i < SPAN_WRITES; i++) {
+    const at = Math.floor(random() * (CHUNKS * CS - SPAN_WRITE_BYTES));
+    const bytes = randomBytes(prng(500 + i), SPAN_WRITE_BYTES);
+    await s.write(ino, at, bytes);
+    bytes.copy(data, at);
+  }
+  const internals = s as unknown as {
+    env: { groups: { pendingChunks(ino: number): number[] } };
+    applier: { held: boolean; kick(): void };
+  };
+  internals.applier.held = false;
+  internals.applier.kick();
+  for (let waited = 0; internals.env.groups.pendingChunks(ino).length < CHUNKS; waited++) {
+    t.true(waited < 6000, 'the rewrites wait in the open group');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  internals.applier.held = true; // no retry meanwhile
+  io.addFault({ op: 'fdatasync', path: `${path.sep}.chunks${path.sep}`, error: 'EIO' }); // every shard flush fails
+  // A write of a rewritten chunk closes the group first: it drops the rewrites, the write goes over the live version.
+  const late = Buffer.alloc(3000, 0x5a);
+  await s.write(ino, CS + 100, late);
+  late.copy(data, CS + 100);
+  io.clearFaults();
+  t.true((await s.read(ino, 0, data.length)).equals(data), 'reads show every write: the old intents are back');
+  await s.close(); // applies them
+  const r = await Store.open(dir);
+  t.true((await r.read(ino, 0, data.length)).equals(data), "every fsync'd byte");
+  t.is((await r.scrub()).badCount, 0);
+  await r.close();
+});
 
 sqliteOnlyTest('a sealed record of the largest journaled write (1 MiB) fits the log; the log goes on', async (t) => {
   const chunkSizeBytes = 4 << 20;

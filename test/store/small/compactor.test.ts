@@ -264,3 +264,39 @@ test('a compaction whose writes fail moves nothing, reports it (container, disks
   t.is(again.compacted, 1, JSON.stringify(again));
   t.is((await store.status()).containers.deadBytes, 0);
 });
+
+const BACKGROUND =
+  "the mount's compactor logs its rounds' errors (one line naming container and disks, a minute apart) and counts them";
+test(BACKGROUND, async (t) => {
+  const { store: made, dir } = await smallStore('replica:3', 6, {
+    smallFileMaxBytes: RETIRE_FILE_BYTES,
+    containerCapacityBytes: 1 << 20,
+  });
+  await made.close();
+  const io = new FaultyIo(new NodeIo());
+  const lines: string[] = [];
+  const store = await Store.open(dir, { io, log: (line) => lines.push(line) });
+  t.teardown(() => store.close());
+  const inos: number[] = [];
+  for (let i = 0; i < RETIRE_FILES; i++) {
+    const a = store.ns.create(1, `f${i}`, 0o644, 0, 0);
+    await store.write(a.ino, 0, Buffer.alloc(RETIRE_FILE_BYTES, i));
+    inos.push(a.ino);
+  }
+  for (let i = 0; i < RETIRE_DELETED; i++) {
+    store.ns.unlink(1, `f${i}`);
+    await store.deleteFile(inos[i]);
+  }
+  io.addFault({ op: 'pwrite', path: '.shard', error: 'EIO' });
+  store.startBackground(); // its compactor runs a round a second
+  for (let waited = 0; (await store.status()).compaction.errors < 2; waited++) {
+    t.true(waited < 6000, 'two background rounds fail');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const { lastError } = (await store.status()).compaction;
+  t.regex(lastError, /^compaction of container \d+: .* to container \d+ \(EIO: .* disks \d+, \d+, \d+/);
+  const logged = lines.filter((l) => l.startsWith('compactor: '));
+  t.is(logged.length, 1, `rate-limited: ${logged.join('\n')}`);
+  t.regex(logged[0], /^compactor: compaction of container \d+: .*disks \d+, \d+, \d+.*check those disks/);
+  io.clearFaults();
+});
