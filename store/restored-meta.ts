@@ -83,11 +83,21 @@ export function skippedIds(syncIo: SyncIo, roots: readonly string[], storeUuid: 
   return roots.flatMap((root) => readDiskIds(syncIo, root, storeUuid).unknownInos);
 }
 
-/** At a clean close, after the last commit is durable: the watermark, on every online disk. */
-export function recordWatermark(s: Pick<DisksSeen, 'syncIo' | 'db' | 'roots' | 'storeUuid'>): void {
+/**
+ * At a clean close, after the last commit is durable: the watermark, on every online disk. A disk
+ * that cannot take it (full, failing) keeps its older record: only a later detection is lost, so
+ * the others are still written; the failures are returned, one line each is the caller's.
+ */
+export function recordWatermark(s: Pick<DisksSeen, 'syncIo' | 'db' | 'roots' | 'storeUuid'>): string[] {
   const watermark = dataOpsOf(s.db).inodeEvidence().highestIno();
+  const failed: string[] = [];
   for (const root of s.roots) {
-    const ids = readDiskIds(s.syncIo, root, s.storeUuid);
-    if (ids.inoHigh < watermark) writeDiskIds(s.syncIo, root, s.storeUuid, { ...ids, inoHigh: watermark });
+    try {
+      const ids = readDiskIds(s.syncIo, root, s.storeUuid);
+      if (ids.inoHigh < watermark) writeDiskIds(s.syncIo, root, s.storeUuid, { ...ids, inoHigh: watermark });
+    } catch (err) {
+      failed.push(`${root}: ${(err as Error).message}`);
+    }
   }
+  return failed;
 }

@@ -644,11 +644,8 @@ export class Store {
   private recordWatermark(): void {
     const storeUuid = this.opened.config.storeUuid;
     if (storeUuid === undefined) return;
-    try {
-      recordWatermark({ syncIo: this.syncIo, db: this.db, roots: this.onlineRoots(), storeUuid });
-    } catch (err) {
-      this.log(`could not record the file id watermark on the disks: ${(err as Error).message}`);
-    }
+    const failed = recordWatermark({ syncIo: this.syncIo, db: this.db, roots: this.onlineRoots(), storeUuid });
+    if (failed.length > 0) this.log(`the file id watermark was not recorded on ${failed.join('; ')}`);
   }
 
   /** Disk directories of the disks that are online. */
