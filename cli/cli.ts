@@ -388,11 +388,16 @@ async function cmdUmount(c: Extract<Command, { verb: 'umount' }>): Promise<void>
     throw new CliError(`cannot unmount ${mountpoint}: ${r.out.trim()}${c.lazy ? '' : ' (busy? try --lazy)'}`);
   // The other mount points of its connection (binds, cli/store-bind.ts) keep the mount process serving.
   const rest = entry === undefined ? [] : connectionMounts(entry.dev, entry.source).map((m) => m.mountpoint);
-  if (rest.length === 0 && holder !== null && !(await closing.waitForClose(holder))) {
+  const closed = rest.length === 0 && holder !== null ? await closing.waitForClose(holder) : 'closed';
+  if (closed !== 'closed' && holder !== null) {
+    const { pid, storeDir } = holder;
     throw new CliError(
-      `unmounted ${mountpoint}, but its mount process (pid ${holder.pid}) has not closed the store ` +
-        `${holder.storeDir} after ${closing.UMOUNT_CLOSE_WAIT_MS / 1000} s (still flushing? see its log); ` +
-        'the store stays locked until it does',
+      closed === 'stopped'
+        ? `unmounted ${mountpoint}, but its mount process (pid ${pid}) is stopped and cannot close the store ` +
+          `${storeDir}: kill -CONT ${pid} lets it finish; the store stays locked until it does`
+        : `unmounted ${mountpoint}, but its mount process (pid ${pid}) has not closed the store ${storeDir} ` +
+          `after ${closing.UMOUNT_CLOSE_WAIT_MS / 1000} s (still flushing? see its log); ` +
+          'the store stays locked until it does',
     );
   }
   process.stdout.write(

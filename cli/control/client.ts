@@ -1,8 +1,8 @@
 // The CLI's side of the control socket (cli/control/protocol.ts): reach the live mount of a store,
 // or learn that none is there (then the verb opens the store itself).
 import * as net from 'node:net';
-import { readFileSync } from 'node:fs';
 import { lockHolder, thisHost } from '../../store/store-lock';
+import { processStopped } from '../process-state';
 import {
   PROTOCOL_VERSION,
   Progress,
@@ -38,16 +38,6 @@ export class MountNotAnsweringError extends MountReplyError {}
 export interface MountLink {
   socket: net.Socket;
   storeDir: string;
-}
-
-/** Process pid is stopped (state T: SIGSTOP, or t: a debugger). */
-function processStopped(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return /^[tT]$/.test(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3));
-  } catch {
-    return false;
-  }
 }
 
 /** One line naming the mount process (from the store lock it holds) and what to try. */

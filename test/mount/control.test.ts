@@ -196,12 +196,30 @@ test.serial(
     } finally {
       process.kill(pid, 'SIGCONT');
     }
-    // Resumed, the first mount serves as before; it unmounts cleanly.
+    // Resumed, the first mount serves as before.
     t.is((await statusJson([fixture.dir + '/sm'])).mount.pid, pid);
     await shOk(`echo after >> ${fixture.dir}/sm/f`);
     t.is(await shOk(`cat ${fixture.dir}/sm/f`), 'before\nafter\n');
-    await m.stop();
+    // chunkfs umount of it stopped: the kernel detaches it; the command says at once that the process
+    // cannot close the store until resumed, instead of waiting out its bound.
+    process.kill(pid, 'SIGSTOP');
+    try {
+      const u = await bounded(['umount', fixture.dir + '/sm']);
+      t.is(u.signal, null);
+      t.is(u.code, 1, u.stderr);
+      t.regex(
+        u.stderr,
+        new RegExp(`^chunkfs umount: .*mount process \\(pid ${pid}\\) is stopped .*kill -CONT ${pid}.*\\n$`),
+      );
+      t.is(u.stderr.split('\n').length, 2, 'one line');
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    // Resumed, it finishes: closes the store and exits cleanly; the data it held is there.
+    await new Promise<void>((resolve) => (m.exited() ? resolve() : m.child.once('exit', () => resolve())));
     t.is(m.child.exitCode, 0, m.output());
     t.false(isMounted(fixture.dir + '/sm'));
+    t.false(existsSync(store + '/chunkfs.lock'), 'the store is closed');
+    t.regex((await cli(['fsck', store])).stdout, /0 missing, 0 bad headers/);
   },
 );
