@@ -6,6 +6,8 @@ import { sqliteOnlyTest as test } from '../../../helpers/pg-meta';
 import Database from 'better-sqlite3';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import * as fs from 'node:fs';
+import { createDb } from '../../../../store/meta/sqlite/database';
 import { MetaGroupError, SqliteDb } from '../../../../store/meta/sqlite/engine';
 import { tmpDir } from '../../helpers';
 
@@ -71,4 +73,42 @@ test('a group whose commit fails is lost whole; every later operation and commit
   t.throws(() => db.commitGroup(), { instanceOf: MetaGroupError });
   t.deepEqual(committed(), [], 'nothing after it either');
   db.close(); // does not throw: the failure was reported
+});
+
+/** SQLite's temporary files this process holds open (it names them etilqs_*, unlinked at once). */
+function tempFilesOpen(): number {
+  const fds = fs.readdirSync('/proc/self/fd');
+  return fds.filter((fd) => {
+    try {
+      return /etilqs_/.test(fs.readlinkSync(`/proc/self/fd/${fd}`));
+    } catch {
+      return false; // closed meanwhile (readdir's own fd)
+    }
+  }).length;
+}
+
+/** Past SQLite's default spill point of a sub-journal (64 KiB): pages one savepoint changes. */
+const SPILL_BYTES = 256 << 10;
+
+test('meta.db keeps savepoint sub-journals in memory: a large operation in a group leaves no temporary file', (t) => {
+  const db = createDb(path.join(tmpDir(), 'meta.db'), '00000000-0000-4000-8000-000000000000');
+  db.native.exec('CREATE TABLE blobs(k INTEGER PRIMARY KEY, v BLOB)');
+  const put = db.native.prepare('INSERT OR REPLACE INTO blobs(k, v) VALUES (?, ?)');
+  const rows = SPILL_BYTES / 4096;
+  for (let k = 0; k < rows; k++) put.run(k, Buffer.alloc(4000, 1));
+  const before = tempFilesOpen();
+  db.groupCommits(LONG_GROUP_MS);
+  // One operation rewriting every page, then small ones: each a savepoint of the open group.
+  db.transaction(() => {
+    for (let k = 0; k < rows; k++) put.run(k, Buffer.alloc(4000, 2));
+  })();
+  for (let k = 0; k < 10; k++) db.transaction(() => put.run(k, Buffer.alloc(4000, 3)))();
+  t.is(tempFilesOpen(), before, 'no sub-journal spilled to a temporary file');
+  db.commitGroup();
+  // With exclusive locking a spilled sub-journal would stay open past the commit, written by every later group.
+  db.transaction(() => put.run(0, Buffer.alloc(4000, 3)))();
+  db.commitGroup();
+  t.is(tempFilesOpen(), before, 'none kept open for later groups');
+  t.is(db.native.prepare('SELECT count(*) FROM blobs WHERE hex(substr(v, 1, 1)) = ?').pluck().get('03'), 10n);
+  db.close();
 });
