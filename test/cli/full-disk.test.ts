@@ -62,6 +62,11 @@ rootTest('a store on a full file system: each opener says so in one line and lea
     t.deepEqual(state(store), before, `${args[0]}: nothing changed`);
   }
   t.false(fs.existsSync(`${dir}/mnt`), 'the failed mount left no mount point');
+  // A read-only opener cannot make SQLite's WAL index there either: its advice names a full file system.
+  const st = await chunkfsCli(['status', store]);
+  t.is(st.code, 1);
+  t.regex(st.stderr, /^chunkfs status: .*meta\.db-shm, .* cannot be used \(.*its file system is full: df -h\)/);
+  t.is(st.stderr.split('\n').length, 2, 'one line');
   // Space again: the store opens as before.
   fs.rmSync(`${dir}/fs/filler`);
   await chunkfsOk(['fsck', '--repair', store]);
