@@ -68,8 +68,28 @@ function run(file: string, args: string[]): Promise<{ code: number; out: string 
   });
 }
 
-/** A live mount point is refused; a stale one (crash: ENOTCONN) is unmounted. */
-async function prepareMountpoint(mountpoint: string): Promise<void> {
+/** The levels of dir that do not exist, deepest first (what mkdirTree will make). */
+async function missingLevels(dir: string): Promise<string[]> {
+  const exists = (d: string): Promise<boolean> =>
+    fsp.stat(d).then(
+      () => true,
+      () => false,
+    );
+  const out: string[] = [];
+  for (let d = dir; d !== path.dirname(d) && !(await exists(d)); d = path.dirname(d)) out.push(d);
+  return out;
+}
+
+/** A mount that failed leaves no mount point it made (DESIGN §7): each level, deepest first, if still empty. */
+async function removeMade(made: readonly string[]): Promise<void> {
+  for (const d of made) await fsp.rmdir(d).catch(() => undefined);
+}
+
+/**
+ * A live mount point is refused; a stale one (crash: ENOTCONN) is unmounted. Returns the directories
+ * made for it (deepest first), for a failed mount to remove.
+ */
+async function prepareMountpoint(mountpoint: string): Promise<string[]> {
   if (mountedAt(mountpoint)) {
     // Probe in a child with a timeout: a hung mount must not hang the CLI. It opens the directory:
     // a stat can be answered from attributes the kernel still caches (1 s) after the server died.
@@ -82,20 +102,14 @@ async function prepareMountpoint(mountpoint: string): Promise<void> {
     if (r.code !== 0 || mountedAt(mountpoint))
       throw new CliError(`cannot recover stale mount ${mountpoint}: ${r.out.trim()}`);
   }
-  if (
-    !(await fsp.stat(mountpoint).then(
-      () => true,
-      () => false,
-    ))
-  ) {
-    await mkdirTree(mountpoint, MOUNTPOINT_MODE);
-    process.stderr.write(`chunkfs: created the mount point ${mountpoint}\n`);
-  }
+  const made = await missingLevels(mountpoint);
+  if (made.length > 0) await mkdirTree(mountpoint, MOUNTPOINT_MODE);
   const st = await fsp.stat(mountpoint);
   if (!st.isDirectory()) throw new CliError(`${mountpoint} is not a directory`);
   // libfuse 2 refuses a non-empty mount point; say so before the store is opened.
   if ((await fsp.readdir(mountpoint)).length > 0)
     throw new CliError(`${mountpoint} is not empty (mount on an empty directory)`);
+  return made;
 }
 
 async function isStore(dir: string): Promise<boolean> {
@@ -150,17 +164,26 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean
       `chunkfs: created the default store ${storeDir} (${DEFAULT_DISKS} disks, ${DEFAULT_LAYOUT})\n`,
     );
   }
-  await prepareMountpoint(mountpoint);
+  const made = await prepareMountpoint(mountpoint);
+  const unmade = async (err: unknown): Promise<never> => {
+    await removeMade(made);
+    throw err;
+  };
+  // Said once the mount stands: a failed one removed it and says one line, its error.
+  const sayMade = (): void => {
+    if (made.length > 0) process.stderr.write(`chunkfs: created the mount point ${mountpoint}\n`);
+  };
   const log = (line: string): void => {
     process.stderr.write(`chunkfs: ${line}\n`);
   };
   // A store a live mount here serves already: this mount point becomes a bind of that mount.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const bind = require('./store-bind') as typeof import('./store-bind');
-  const bound = await bind.bindToLiveMount(storeDir, mountpoint, c.options, log).catch((err: Error) => {
-    throw err instanceof bind.BindRefusedError ? new CliError(err.message) : err;
-  });
+  const bound = await bind
+    .bindToLiveMount(storeDir, mountpoint, c.options, log)
+    .catch((err: Error) => unmade(err instanceof bind.BindRefusedError ? new CliError(err.message) : err));
   if (bound !== null) {
+    sayMade();
     process.stdout.write(`${bound}\n`);
     return false;
   }
@@ -170,16 +193,14 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean
   const metrics =
     c.options.metrics === undefined ? null : new (require('./metrics') as typeof import('./metrics')).Metrics();
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { store, faults } = await (require('./live-store') as typeof import('./live-store')).openLiveStore(
-    storeDir,
-    mountpoint,
-    {
+  const { store, faults } = await (require('./live-store') as typeof import('./live-store'))
+    .openLiveStore(storeDir, mountpoint, {
       onFlush: metrics === null ? undefined : (s) => metrics.observeFlush(s),
       keyFile: c.options.keyFile,
       readOnly: c.options.readOnly,
       leaseMs: c.options.leaseMs,
-    },
-  );
+    })
+    .catch(unmade);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { mountFs } = require('../fs/mount') as typeof import('../fs/mount');
   let mounted: Awaited<ReturnType<typeof mountFs>>;
@@ -198,7 +219,7 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean
   } catch (err) {
     await metrics?.close();
     await store.close();
-    throw new CliError(`cannot mount ${storeDir} on ${mountpoint}: ${(err as Error).message}`);
+    return unmade(new CliError(`cannot mount ${storeDir} on ${mountpoint}: ${(err as Error).message}`));
   }
   // Every mount point of this mount's FUSE connection: the first and its binds (cli/store-bind.ts).
   const dev = chunkfsDevAt(mountpoint);
@@ -287,6 +308,7 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean
     metrics === null
       ? ''
       : `, metrics on http://${c.options.metrics!.host.includes(':') ? `[${c.options.metrics!.host}]` : c.options.metrics!.host}:${metricsPort}/metrics`;
+  sayMade();
   process.stdout.write(
     `chunkfs: mounted ${storeDir} on ${mountpoint} (pid ${process.pid}, transport ${mounted.transport}${live.readOnly ? ', read-only' : ''}${served})\n`,
   );
@@ -366,11 +388,16 @@ async function cmdUmount(c: Extract<Command, { verb: 'umount' }>): Promise<void>
     throw new CliError(`cannot unmount ${mountpoint}: ${r.out.trim()}${c.lazy ? '' : ' (busy? try --lazy)'}`);
   // The other mount points of its connection (binds, cli/store-bind.ts) keep the mount process serving.
   const rest = entry === undefined ? [] : connectionMounts(entry.dev, entry.source).map((m) => m.mountpoint);
-  if (rest.length === 0 && holder !== null && !(await closing.waitForClose(holder))) {
+  const closed = rest.length === 0 && holder !== null ? await closing.waitForClose(holder) : 'closed';
+  if (closed !== 'closed' && holder !== null) {
+    const { pid, storeDir } = holder;
     throw new CliError(
-      `unmounted ${mountpoint}, but its mount process (pid ${holder.pid}) has not closed the store ` +
-        `${holder.storeDir} after ${closing.UMOUNT_CLOSE_WAIT_MS / 1000} s (still flushing? see its log); ` +
-        'the store stays locked until it does',
+      closed === 'stopped'
+        ? `unmounted ${mountpoint}, but its mount process (pid ${pid}) is stopped and cannot close the store ` +
+          `${storeDir}: kill -CONT ${pid} lets it finish; the store stays locked until it does`
+        : `unmounted ${mountpoint}, but its mount process (pid ${pid}) has not closed the store ${storeDir} ` +
+          `after ${closing.UMOUNT_CLOSE_WAIT_MS / 1000} s (still flushing? see its log); ` +
+          'the store stays locked until it does',
     );
   }
   process.stdout.write(

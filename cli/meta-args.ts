@@ -60,5 +60,5 @@ store that is mounted or open is refused (unmount it first), as is a target that
 already. The old metadata is left untouched where it was; drop it once the store serves well.
   --to T             sqlite, or a libpq URI without a password (PGPASSWORD or ~/.pgpass carry it)
   --batch-rows N     rows read, written and compared per batch (default ${COPY_BATCH_ROWS}, at most ${COPY_BATCH_ROWS_MAX})
-  --keyfile PATH     the store key, when mkfs kept it outside the store
+  --keyfile PATH     the store key, when mkfs kept it outside the store (or CHUNKFS_KEYFILE=PATH)
   --json             the report as JSON`;

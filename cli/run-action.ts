@@ -20,8 +20,8 @@ export async function runAction(
 ): Promise<RunResult> {
   const action = ACTIONS.get(verb);
   assert(action !== undefined, `no action for verb ${verb}`);
-  const socket = await connectMount(target.storeDir);
-  if (socket !== null) return { result: await request(socket, verb, args, progress), online: true };
+  const link = await connectMount(target.storeDir);
+  if (link !== null) return { result: await request(link, verb, args, progress), online: true };
   const why = action.needsLiveMount?.(args) ?? null;
   if (why !== null) throw new ActionError(`${target.storeDir} is not mounted: ${why}`);
   // eslint-disable-next-line @typescript-eslint/no-require-imports

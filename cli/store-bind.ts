@@ -12,7 +12,7 @@
 import { execFile } from 'node:child_process';
 import type { MountCliOptions } from './cli-args';
 import type { LiveMountStatus, StatusResult } from './actions/status';
-import { MountReplyError, connectMount, request } from './control/client';
+import { MountNotAnsweringError, MountReplyError, connectMount, request } from './control/client';
 import { bindConflicts, bindFlags, optionTexts } from './bind-options';
 import { chunkfsDevAt, connectionMounts } from './mount-info';
 
@@ -40,13 +40,14 @@ function unbind(mountpoint: string): Promise<void> {
 async function liveMountStatus(storeDir: string): Promise<LiveMountStatus | null> {
   let status: StatusResult;
   try {
-    const socket = await connectMount(storeDir);
-    if (socket === null) return null;
-    status = (await request(socket, 'status', {}, () => undefined)) as StatusResult;
+    const link = await connectMount(storeDir);
+    if (link === null) return null;
+    status = (await request(link, 'status', {}, () => undefined)) as StatusResult;
   } catch (err) {
-    // A mount just unmounted closes its socket as it starts to finish (or it hangs): the store lock
-    // then waits for it, or refuses it, as for any holder.
-    if (err instanceof MountReplyError) return null;
+    // A mount just unmounted closes its socket as it starts to finish: the store lock then waits for
+    // it, or refuses it, as for any holder. One that holds the socket and does not answer (stopped,
+    // hung) still holds the store: said as such, never waited for or taken over (DESIGN §7).
+    if (err instanceof MountReplyError && !(err instanceof MountNotAnsweringError)) return null;
     throw err;
   }
   // A mount of a build without binds reports no device number: it keeps refusing by its lock.

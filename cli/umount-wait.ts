@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import { lockHolder } from '../store/store-lock';
 import { chunkfsMounts } from './mounts';
 import { mountNote } from './store-handover';
+import { processStopped } from './process-state';
 
 /** How long umount waits for the mount process to close the store. */
 export const UMOUNT_CLOSE_WAIT_MS = 60_000;
@@ -46,8 +47,14 @@ export function mountHolderOf(storeDir: string, mountpoints: string[]): MountHol
   return { storeDir, pid: holder.pid };
 }
 
-/** Waits until the holder has let go of the store (its lock released, or its process gone); false after timeoutMs. */
-export async function waitForClose(h: MountHolder, timeoutMs = UMOUNT_CLOSE_WAIT_MS): Promise<boolean> {
+/**
+ * Waits until the holder has let go of the store (its lock released, or its process gone): 'closed';
+ * 'timeout' after timeoutMs; 'stopped' at once when the process is stopped (no wait ends that).
+ */
+export async function waitForClose(
+  h: MountHolder,
+  timeoutMs = UMOUNT_CLOSE_WAIT_MS,
+): Promise<'closed' | 'timeout' | 'stopped'> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     let pid: number | null;
@@ -56,8 +63,9 @@ export async function waitForClose(h: MountHolder, timeoutMs = UMOUNT_CLOSE_WAIT
     } catch {
       pid = h.pid; // being rewritten: look again
     }
-    if (pid !== h.pid || !alive(h.pid)) return true;
-    if (Date.now() >= deadline) return false;
+    if (pid !== h.pid || !alive(h.pid)) return 'closed';
+    if (processStopped(h.pid)) return 'stopped';
+    if (Date.now() >= deadline) return 'timeout';
     await new Promise((resolve) => setTimeout(resolve, UMOUNT_POLL_MS));
   }
 }

@@ -137,22 +137,31 @@ function refusePendingLog(dir: string, db: Db, io: SyncIo): void {
   );
 }
 
-/** Move the metadata of the store in dir to `to` ('sqlite', or a PostgreSQL URI). */
-export function moveStoreMeta(storeDir: string, to: string, opts: MetaMoveOptions = {}): MetaMoveReport {
+/**
+ * What a move of dir's metadata to `to` would do, checked without changing anything: the target
+ * parses (no password), the config and key are this store's, and the target is another place.
+ */
+export function planMetaMove(storeDir: string, to: string, opts: MetaMoveOptions = {}) {
   const dir = path.resolve(storeDir);
   const io = opts.io ?? nodeSyncIo;
-  const log = opts.log ?? ((): void => undefined);
-  const batchRows = opts.batchRows ?? COPY_BATCH_ROWS;
-  if (!Number.isSafeInteger(batchRows) || batchRows < 1 || batchRows > COPY_BATCH_ROWS_MAX)
-    throw new RangeError(`batch rows ${batchRows}: expected 1..${COPY_BATCH_ROWS_MAX}`);
   const target = parseMetaArg(to);
   const opened = openConfig(dir, io, opts.keyFile);
-  const fromMeta = opened.config.meta; // the config names the target once the copy is done
-  const from = placeOf(dir, fromMeta);
+  const from = placeOf(dir, opened.config.meta);
   const dest = placeOf(dir, target);
   if (from.location === dest.location) {
     throw new ConfigError(dir, `its metadata is in ${from.location} already; nothing to copy`);
   }
+  return { dir, io, target, opened, from, dest };
+}
+
+/** Move the metadata of the store in dir to `to` ('sqlite', or a PostgreSQL URI). */
+export function moveStoreMeta(storeDir: string, to: string, opts: MetaMoveOptions = {}): MetaMoveReport {
+  const log = opts.log ?? ((): void => undefined);
+  const batchRows = opts.batchRows ?? COPY_BATCH_ROWS;
+  if (!Number.isSafeInteger(batchRows) || batchRows < 1 || batchRows > COPY_BATCH_ROWS_MAX)
+    throw new RangeError(`batch rows ${batchRows}: expected 1..${COPY_BATCH_ROWS_MAX}`);
+  const { dir, io, target, opened, from, dest } = planMetaMove(storeDir, to, opts);
+  const fromMeta = opened.config.meta; // the config names the target once the copy is done
   const lock = takeLock(dir, io);
   try {
     const source = openSource(dir, fromMeta, opened.config.storeUuid, io, log);

@@ -142,6 +142,19 @@ export function lockHolder(dir: string, io: SyncIo = nodeSyncIo): LockHolder | n
   return { pid: lock.pid, note: lock.note, host: lock.holder?.host ?? null };
 }
 
+/** What a lock file that cannot be made (but exists already: EEXIST, thrown as is) tells the user. */
+function createLock(io: SyncIo, dir: string, file: string, text: string): void {
+  try {
+    io.createExclusive(file, Buffer.from(text, 'utf8'));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') throw err;
+    const why =
+      code === 'ENOSPC' ? 'its file system is full (ENOSPC): free some space there and retry' : String(code ?? err);
+    throw new ChunkfsError(`store ${dir}: cannot make the lock ${file}: ${why}; nothing was changed`, { path: file });
+  }
+}
+
 export class StoreLock {
   private released = false;
 
@@ -170,7 +183,7 @@ export class StoreLock {
     let tookOverFrom: number | null = null;
     for (let attempt = 0; attempt < ACQUIRE_TRIES_MAX; attempt++) {
       try {
-        io.createExclusive(file, Buffer.from(lockText(process.pid, note, self), 'utf8'));
+        createLock(io, dir, file, lockText(process.pid, note, self));
         if (tookOverFrom !== null) {
           const whose =
             tookOverFrom === 0

@@ -68,6 +68,8 @@ import {
 import { MkfsStaging } from './mkfs-staging';
 import { checkKeyFileTarget } from './store-key';
 import type { NamespaceBase } from './meta/ops-base';
+import { IdRange } from './disk-ids';
+import { recordWatermark, skipIdsSeenOnDisks, skippedIds } from './restored-meta';
 import { RecoveryReport, emptyRecoveryReport, recover } from './upkeep/recovery';
 import { replayLog } from './upkeep/log-replay';
 import { INTENT_LOG_BYTES_DEFAULT, IntentLog } from './chunks/intent-log';
@@ -457,6 +459,8 @@ export class Store {
       if (opts.follow === true) await store.follow(metaTarget!.url);
       const logRecords = db.caps.intentLogInFile ? await store.openIntentLog(readOnly) : [];
       if (!readOnly) {
+        // Before recovery or anything served: metadata older than its disks numbers new files above theirs.
+        await store.skipIdsSeen(logRecords.map((r) => r.ino));
         store.recoveryReport = await recover(store.env, store.files, store.applier, store.ns.orphans(), logRecords);
         // Half-made sealed copies go; containers left full are sealed now (spec §11.5).
         store.compactor.dropUnfinishedSeals();
@@ -625,15 +629,38 @@ export class Store {
         deleteFile: (ino) => this.deleteFile(ino),
         reclaimNow: () => this.reclaimNow(),
         quarantineGraceMs: this.quarantineGraceMs,
+        skippedIds: () => this.skippedIds(),
       },
       opts,
     );
+  }
+
+  /** DESIGN §4 "Restored metadata": the disks' ids against this metadata's, at a read-write open. */
+  private async skipIdsSeen(logInos: number[]): Promise<void> {
+    const storeUuid = this.opened.config.storeUuid;
+    if (storeUuid === undefined) return; // a store made before ids: its disks record none
+    const { io, syncIo, db, dir: storeDir, log } = this;
+    await skipIdsSeenOnDisks({ io, syncIo, db, roots: this.onlineRoots(), storeUuid, storeDir, log }, logInos);
+  }
+
+  /** At a clean close: the watermark on every online disk; a disk that cannot take it is logged, not fatal. */
+  private recordWatermark(): void {
+    const storeUuid = this.opened.config.storeUuid;
+    if (storeUuid === undefined) return;
+    const failed = recordWatermark({ syncIo: this.syncIo, db: this.db, roots: this.onlineRoots(), storeUuid });
+    if (failed.length > 0) this.log(`the file id watermark was not recorded on ${failed.join('; ')}`);
   }
 
   /** Disk directories of the disks that are online. */
   private onlineRoots(): string[] {
     const online = this.opened.config.disks.filter((d) => this.env.health.unavailable(d.id) === undefined);
     return online.map((d) => this.opened.diskPaths.get(d.id)!);
+  }
+
+  /** File ids skipped after a restore, as the online disks record them (store/restored-meta.ts). */
+  private skippedIds(): IdRange[] {
+    const uuid = this.opened.config.storeUuid;
+    return uuid === undefined ? [] : skippedIds(this.syncIo, this.onlineRoots(), uuid);
   }
 
   /** How long the leak scan's quarantine keeps what it removed (store tunable quarantineGraceDays, DESIGN §4). */
@@ -891,6 +918,7 @@ export class Store {
         /* the batched counts of the last second: not worth failing the close for */
       }
       if (this.lock !== null) await this.env.commits.flushIfDirty().catch(() => undefined); // SQLite's close checkpoints too
+      if (this.lock !== null && this.leaseLost === null) this.recordWatermark();
       this.lease?.release();
       this.env.commits.close();
       this.db.close();
@@ -1016,7 +1044,12 @@ export class Store {
     const roots = this.onlineRoots();
     // The leak scan judges durable metadata only: the open group of operations too (DESIGN §5 "Group commit").
     if (this.lock !== null) await this.env.commits.flushIfDirty();
-    const leaks = await scanLeaks(this.env, roots, { repair, force: opts.force, graceMs: this.quarantineGraceMs });
+    const leaks = await scanLeaks(this.env, roots, {
+      repair,
+      force: opts.force,
+      graceMs: this.quarantineGraceMs,
+      skippedIds: this.skippedIds(),
+    });
     return { ...shards, needles, leaks, looseModes: await findLooseModes(this.io, roots, repair) };
   }
   startHealer(entriesPerSecond?: number): void {

@@ -1,11 +1,15 @@
 // The control socket of a live mount (DESIGN §7): a unix socket in the store directory,
 // mode 0600 inside the 0700 store (only the store's owner reaches it). One request per connection,
 // one JSON object per line: the client sends {v, verb, args}; the mount answers with any number of
-// progress lines, then one result or error line, and closes. See docs/operations.md, "The control socket".
+// progress lines, then one result or error line, and closes. From version 2 the mount first answers
+// 'accepted' with its pid as soon as it reads the request, so a client tells a mount that is working
+// from one that is stopped or hung within ACCEPT_WAIT_MS (DESIGN §7). See docs/operations.md, "The control socket".
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
+/** Version 1 clients (no 'accepted' line) are still served as before. */
+export const PROTOCOL_VERSIONS_SERVED: readonly number[] = [1, 2];
 export const SOCKET_FILE = 'chunkfs.sock';
 /** sockaddr_un.sun_path holds 108 bytes with the terminating NUL. */
 export const SOCKET_PATH_BYTES_MAX = 107;
@@ -25,6 +29,7 @@ export interface Request {
 }
 
 export type Reply =
+  | { type: 'accepted'; pid: number }
   | { type: 'progress'; progress: Progress }
   | { type: 'result'; result: unknown }
   | { type: 'error'; message: string };

@@ -7,6 +7,7 @@ import {
   CONNECTIONS_MAX,
   PROGRESS_INTERVAL_MS,
   PROTOCOL_VERSION,
+  PROTOCOL_VERSIONS_SERVED,
   Progress,
   REQUEST_BYTES_MAX,
   Reply,
@@ -118,7 +119,7 @@ export class ControlServer {
     } catch {
       return this.reply(c, { type: 'error', message: 'request is not JSON' });
     }
-    if (req === null || typeof req !== 'object' || req.v !== PROTOCOL_VERSION) {
+    if (req === null || typeof req !== 'object' || !PROTOCOL_VERSIONS_SERVED.includes(req.v)) {
       return this.reply(c, {
         type: 'error',
         message: `unsupported control protocol version ${String(req?.v)} (the mount speaks ${PROTOCOL_VERSION}); restart the mount with this chunkfs`,
@@ -127,6 +128,8 @@ export class ControlServer {
     const handler = this.handlers.get(String(req.verb));
     if (handler === undefined)
       return this.reply(c, { type: 'error', message: `the mount does not serve '${String(req.verb)}'` });
+    // Before the verb runs (a long one may send its first progress late): the client knows it is heard.
+    if (req.v >= 2 && !c.destroyed) c.write(encodeLine({ type: 'accepted', pid: process.pid } satisfies Reply));
     let lastSentMs = 0;
     let pending: Progress | null = null;
     const progress = (p: Progress): void => {

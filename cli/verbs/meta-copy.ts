@@ -50,12 +50,16 @@ export async function metaCopyVerb(c: MetaCommand): Promise<number> {
   const storeDir = path.resolve(c.store);
   refuseMounted(storeDir);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { moveStoreMeta } = require('../../store/meta-move') as typeof import('../../store/meta-move');
+  const { moveStoreMeta, planMetaMove } = require('../../store/meta-move') as typeof import('../../store/meta-move');
   const log = (line: string): void => {
     process.stderr.write(`chunkfs meta copy: ${line}\n`);
   };
-  await foldIntentLog(storeDir, c.keyFile, log);
-  const r = moveStoreMeta(storeDir, c.to, { batchRows: c.batchRows, keyFile: c.keyFile, log });
+  // As the other offline verbs: a key kept outside the store may come by environment.
+  const keyFile = c.keyFile ?? process.env.CHUNKFS_KEYFILE;
+  // A mistyped --to, a wrong key or a copy onto itself is refused before the fold opens the store read-write.
+  planMetaMove(storeDir, c.to, { keyFile });
+  await foldIntentLog(storeDir, keyFile, log);
+  const r = moveStoreMeta(storeDir, c.to, { batchRows: c.batchRows, keyFile, log });
   process.stdout.write(c.json ? jsonText(r) : reportText(r));
   return 0;
 }

@@ -97,11 +97,15 @@ export class NodeSyncIo implements SyncIo {
   }
   createExclusive(path: string, data: Buffer): void {
     const fd = fs.openSync(path, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, PRIVATE_FILE_MODE);
+    let written = false;
     try {
       writeAllSync(fd, data);
       fs.fsyncSync(fd);
+      written = true;
     } finally {
       fs.closeSync(fd);
+      // Made by this call (O_EXCL): a write that failed (a full disk) leaves no empty or partial file.
+      if (!written) fs.rmSync(path, { force: true });
     }
   }
   mkdirPrivate(path: string): void {

@@ -13,6 +13,8 @@ export interface InodeEvidence {
   inodeExists(ino: number): boolean;
   /** A chunk's live version (0: a hole) and the highest it ever had, or undefined for no row. */
   chunkVersions(ino: number, chunkIndex: number): { version: bigint; maxVersion: bigint } | undefined;
+  /** Numbers up to ino count as handed out (DESIGN §4 "Restored metadata"): new inodes are numbered above. */
+  raiseWatermark(ino: number): void;
 }
 
 /** What fallocate's rows (store/meta/prealloc.ts) ask of a file's row. */

@@ -4,10 +4,12 @@
 // table ino_high) and the inode is gone, or the inode lives and the version is at most the chunk's
 // max_version (versions are never reused either) and not the live one. Anything else, e.g. a file id or
 // a version the metadata never handed out (metadata older than the disks, or another store's), proves
-// nothing: such a file is unknown, reported and never removed.
+// nothing: such a file is unknown, reported and never removed; so does a file id an opener skipped
+// because its metadata was older than the disks (store/restored-meta.ts).
 import type { Db } from './sql-engine';
 import type { InodeEvidence } from './data-ops';
 import { dataOpsOf } from './engine-open';
+import { IdRange, inRanges } from '../disk-ids';
 
 export type ShardEvidence = 'freed' | 'unknown';
 
@@ -17,14 +19,17 @@ export class FreedEvidence {
   /** The highest inode number ever allocated when the scan started (files made since are above it). */
   readonly watermark: number;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    private readonly skipped: readonly IdRange[] = [],
+  ) {
     this.rows = dataOpsOf(db).inodeEvidence();
     this.watermark = this.rows.highestIno();
   }
 
   /** Whether the metadata proves shard (fileId, chunkIndex, version) freed; the caller found it unaccounted for. */
   of(fileId: bigint, chunkIndex: bigint, version: bigint): ShardEvidence {
-    if (fileId > BigInt(this.watermark)) return 'unknown';
+    if (fileId > BigInt(this.watermark) || inRanges(this.skipped, fileId)) return 'unknown';
     const ino = Number(fileId);
     if (!this.rows.inodeExists(ino)) return 'freed';
     const row = this.rows.chunkVersions(ino, Number(chunkIndex));

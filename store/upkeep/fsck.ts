@@ -5,6 +5,7 @@
 // reclaim backlog and open intents. With repair: rebuilds the shards, removes the leaked files,
 // drains the reclaim queue and (offline only: a live mount may still hold them open) deletes the
 // unlinked inodes.
+import type { IdRange } from '../disk-ids';
 import { HEADER_BYTES, decodeHeader } from '../../src/header';
 import { ChunkEnv } from '../chunks/chunk-env';
 import { ChunkRef } from '../chunks/chunk-ref';
@@ -81,6 +82,8 @@ export interface FsckHost {
   reclaimNow(): Promise<{ versionsDeleted: number }>;
   /** How long the leak scan's quarantine keeps what it removed (store/upkeep/quarantine.ts). */
   quarantineGraceMs: number;
+  /** File ids skipped after a restore (store/restored-meta.ts): their shards are unknown. */
+  skippedIds(): IdRange[];
 }
 
 /** What is wrong with shard i's file, or null when it is there and its header agrees (spec §3, §1). */
@@ -202,7 +205,7 @@ export async function fsck(host: FsckHost, opts: FsckOptions = {}): Promise<Fsck
       report.rebuildFailed += h.failed.length;
     }
   }
-  const leakOpts = { repair, force: opts.force, graceMs: host.quarantineGraceMs };
+  const leakOpts = { repair, force: opts.force, graceMs: host.quarantineGraceMs, skippedIds: host.skippedIds() };
   report.leaks = await scanLeaks(env, host.onlineRoots(), leakOpts);
   const orphans = host.orphans();
   report.orphanInodes = orphans.length;

@@ -15,6 +15,7 @@ import { ChunkEnv } from '../chunks/chunk-env';
 import { errnoCode } from '../io/io';
 import { FreedEvidence } from '../meta/freed-evidence';
 import { Quarantine, emptyExpiredQuarantine } from './quarantine';
+import type { IdRange } from '../disk-ids';
 
 const DIR_ENTRIES_MAX = 1_000_000;
 /** Leaked paths listed by name; the counts stay exact. */
@@ -32,6 +33,8 @@ export interface LeakScanOptions {
   repair: boolean;
   /** Remove even past LEAK_SHARE_MAX. */
   force?: boolean;
+  /** File ids skipped after a restore (store/restored-meta.ts): never proven freed. */
+  skippedIds?: readonly IdRange[];
   /** How long quarantined files are kept (store tunable quarantineGraceDays). */
   graceMs: number;
   nowMs?: number;
@@ -108,7 +111,13 @@ export async function scanLeaks(env: ChunkEnv, roots: string[], opts: LeakScanOp
   const report = emptyLeakReport();
   if (opts.repair) report.quarantineEmptied = await emptyExpiredQuarantine(env.shards.io, roots, nowMs, opts.graceMs);
   // The watermark before the snapshot of live keys: a file made during the walk is above it (unknown).
-  const scan: Scan = { env, evidence: new FreedEvidence(env.db), accounted: accountedKeys(env), report, removable: [] };
+  const scan: Scan = {
+    env,
+    evidence: new FreedEvidence(env.db, opts.skippedIds),
+    accounted: accountedKeys(env),
+    report,
+    removable: [],
+  };
   for (const root of roots) {
     const top = nodePath.join(root, CHUNKS_DIR);
     for (const p0 of await listDir(env, top)) {

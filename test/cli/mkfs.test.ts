@@ -198,3 +198,48 @@ pgTest('--meta takes the connection strings libpq takes; never a password', asyn
     t.false(fs.existsSync(`${dir}/pw`));
   }
 });
+
+test.serial('a bad --meta is one line naming it (no password shown); no store, no disk directory made', async (t) => {
+  const base = path.join(dir, 'badmeta');
+  fs.mkdirSync(base);
+  const cases: Array<[string, RegExp]> = [
+    ['postgress://u@localhost/db', /'postgress:\/\/u@localhost\/db': scheme 'postgress:' is not postgres:/],
+    ['mysql://u@localhost/db', /'mysql:\/\/u@localhost\/db': scheme 'mysql:' is not postgres:/],
+    ['sqlite:/x', /'sqlite:\/x': SQLite takes no location: 'sqlite' alone names it/],
+    ['sqlite:///srv/meta.db', /'sqlite:\/\/\/srv\/meta.db': SQLite takes no location/],
+    ['SQLite', /'SQLite': SQLite takes no location/],
+    ['postgres://u:secret@localhost/db', /'postgres:\/\/u:\*\*\*@localhost\/db': holds a password/],
+    ['postgres://u@localhost/db?password=secret', /'postgres:\/\/u@localhost\/db\?password=\*\*\*': holds a password/],
+    ['host=/tmp dbname=db password=secret', /'host=\/tmp dbname=db password=\*\*\*': holds a password/],
+    ['postgres://u@localhost', /'postgres:\/\/u@localhost': names no database/],
+    ['postgres://u@[::1/db', /'postgres:\/\/u@\[::1\/db': invalid host/],
+    ['localhost/db', /'localhost\/db': not a PostgreSQL connection string/],
+    ['', /'': expected 1\.\.2048 characters/],
+    // Port 1 on the loopback: nothing listens (a host that does not answer waits for libpq's connect_timeout).
+    [
+      'postgres://u@127.0.0.1:1/db',
+      /postgres:\/\/u@127\.0\.0\.1:1\/db: cannot connect to the PostgreSQL metadata database: .*Connection refused/,
+    ],
+    [
+      'postgres://u@no-such-host.invalid/db',
+      /postgres:\/\/u@no-such-host\.invalid\/db: cannot connect to the PostgreSQL metadata/,
+    ],
+  ];
+  for (const [meta, said] of cases) {
+    const r = await chunkfsCli([
+      'mkfs',
+      `${base}/store`,
+      '--disk',
+      `${base}/d/0`,
+      '--disk',
+      `${base}/d/1`,
+      '--meta',
+      meta,
+    ]);
+    t.is(r.code, 1, meta);
+    t.regex(r.stderr, new RegExp(`^chunkfs mkfs: (metadata connection string )?${said.source}`), meta);
+    oneLine(t, r.stderr);
+    t.notRegex(r.stderr + r.stdout, /secret/, meta);
+    t.deepEqual(tree(base), [], `${meta}: nothing made`);
+  }
+});

@@ -2,9 +2,9 @@
 // reaches it by mount point, by store directory and with no target (the default store), and sees the
 // mount; once unmounted (or killed, leaving the socket file) the verb opens the store itself.
 import test from 'ava';
-import { promises as fsp } from 'node:fs';
+import { existsSync, promises as fsp } from 'node:fs';
 import { spawn } from 'node:child_process';
-import { storeFixture, CLI_JS, mkfs, run, shOk, startMount, PYTHON } from '../helpers/mount';
+import { storeFixture, CLI_JS, isMounted, mkfs, run, shOk, startMount, PYTHON } from '../helpers/mount';
 
 const fixture = storeFixture(test, 'control', { mkfs: false });
 const cli = (args: string[], env?: NodeJS.ProcessEnv) =>
@@ -162,5 +162,64 @@ test.serial(
       0,
       'stored at close and sync: nothing buffered',
     );
+  },
+);
+
+test.serial(
+  'a stopped mount (SIGSTOP): status and a second mount give up within the bound, naming its pid, and take nothing over',
+  async (t) => {
+    const store = fixture.dir + '/stopped';
+    await mkfs(store);
+    const m = await fixture.mountAt(store, fixture.dir + '/sm');
+    await shOk(`echo before > ${fixture.dir}/sm/f`);
+    const pid = m.child.pid!;
+    // Far beyond the client's bound (cli/control/client.ts ACCEPT_WAIT_MS): a command still waiting
+    // then is killed by run() and fails the test, never hangs it.
+    const bounded = (args: string[]) => run(process.execPath, [CLI_JS, ...args], { timeoutMs: 90_000 });
+    process.kill(pid, 'SIGSTOP');
+    try {
+      const status = await bounded(['status', store]);
+      const byMount = await bounded(['status', fixture.dir + '/sm']);
+      const second = await bounded(['mount', store, fixture.dir + '/sm2']);
+      const said = new RegExp(
+        `^chunkfs (status|mount): store ${store}: its mount process ${pid} is not answering .*kill -CONT ${pid}.*\\n$`,
+      );
+      for (const r of [status, byMount, second]) {
+        t.is(r.signal, null, 'returned by itself');
+        t.is(r.code, 1, r.stderr);
+        t.regex(r.stderr, said);
+        t.is(r.stderr.split('\n').length, 2, 'one line');
+      }
+      t.false(isMounted(fixture.dir + '/sm2'));
+      t.false(existsSync(fixture.dir + '/sm2'), 'the second mount left no mount point it made');
+      t.is((await fsp.readFile(store + '/chunkfs.lock', 'utf8')).split('\n')[0], String(pid), 'the lock is still its');
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    // Resumed, the first mount serves as before.
+    t.is((await statusJson([fixture.dir + '/sm'])).mount.pid, pid);
+    await shOk(`echo after >> ${fixture.dir}/sm/f`);
+    t.is(await shOk(`cat ${fixture.dir}/sm/f`), 'before\nafter\n');
+    // chunkfs umount of it stopped: the kernel detaches it; the command says at once that the process
+    // cannot close the store until resumed, instead of waiting out its bound.
+    process.kill(pid, 'SIGSTOP');
+    try {
+      const u = await bounded(['umount', fixture.dir + '/sm']);
+      t.is(u.signal, null);
+      t.is(u.code, 1, u.stderr);
+      t.regex(
+        u.stderr,
+        new RegExp(`^chunkfs umount: .*mount process \\(pid ${pid}\\) is stopped .*kill -CONT ${pid}.*\\n$`),
+      );
+      t.is(u.stderr.split('\n').length, 2, 'one line');
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    // Resumed, it finishes: closes the store and exits cleanly; the data it held is there.
+    await new Promise<void>((resolve) => (m.exited() ? resolve() : m.child.once('exit', () => resolve())));
+    t.is(m.child.exitCode, 0, m.output());
+    t.false(isMounted(fixture.dir + '/sm'));
+    t.false(existsSync(store + '/chunkfs.lock'), 'the store is closed');
+    t.regex((await cli(['fsck', store])).stdout, /0 missing, 0 bad headers/);
   },
 );

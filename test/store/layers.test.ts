@@ -21,6 +21,8 @@ const STORE_ROOT_LAYER: Record<string, number> = {
   'store-key': 0,
   'log-record-keys': 0,
   'disk-identity': 0,
+  'disk-ids': 0,
+  'restored-meta': 1,
   'file-deletes': 4,
   'file-io': 4,
   follower: 5,

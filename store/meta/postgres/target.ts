@@ -38,6 +38,9 @@ export function redactedUrl(url: string): string {
 export function parseMetaTarget(text: string): MetaTarget {
   if (text.length === 0 || text.length > URL_CHARS_MAX)
     throw new MetaTargetError(text.slice(0, 80), `expected 1..${URL_CHARS_MAX} characters`);
+  // sqlite:..., SQLite: the embedded engine has one place, in the store; a path given to it is a mistake.
+  if (/^sqlite/i.test(text))
+    throw new MetaTargetError(text, "SQLite takes no location: 'sqlite' alone names it (always <store>/meta.db)");
   const scheme = /^([a-z][a-z0-9+.-]*:)\/\//i.exec(text);
   if (scheme !== null && !isUri(text)) {
     throw new MetaTargetError(

@@ -56,15 +56,23 @@ class SqlInodeEvidence implements InodeEvidence {
   private readonly watermark: SqlStatement;
   private readonly inode: SqlStatement;
   private readonly chunk: SqlStatement;
+  private readonly raise: SqlStatement;
 
-  constructor(db: Db, nextInoSql: string) {
+  constructor(
+    private readonly db: Db,
+    nextInoSql: string,
+  ) {
     this.watermark = db.prepare(`SELECT ${nextInoSql} - 1 AS w`);
     this.inode = db.prepare('SELECT 1 AS live FROM inodes WHERE ino = ?');
     this.chunk = db.prepare('SELECT version, max_version FROM chunks WHERE ino = ? AND chunk_index = ?');
+    this.raise = db.prepare('UPDATE ino_high SET ino = ? WHERE k = 0 AND ino < ?');
   }
   highestIno(): number {
     const w = this.watermark.get() as { w: bigint | null } | undefined;
     return Number(w?.w ?? 0);
+  }
+  raiseWatermark(ino: number): void {
+    this.db.transaction(() => this.raise.run(ino, ino))();
   }
   inodeExists(ino: number): boolean {
     return this.inode.get(ino) !== undefined;

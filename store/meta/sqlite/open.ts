@@ -26,8 +26,9 @@ export function metaOpenAdvice(path: string, code: string, readOnly: boolean): s
   const keepWal = `never remove ${path}-wal: it holds committed metadata`;
   if (SHM_ERROR_RE.test(code)) {
     return readOnly
-      ? `${path}-shm, SQLite's index of ${path}-wal, cannot be used (left by a crash?). Open the store read-write once ` +
-          `(chunkfs mount or chunkfs scrub), which rebuilds it, or with nothing using the store remove ${path}-shm; ${keepWal}`
+      ? `${path}-shm, SQLite's index of ${path}-wal, cannot be used (left by a crash? or its file system is full: ` +
+          `df -h). Open the store read-write once (chunkfs mount or chunkfs scrub), which rebuilds it, or with ` +
+          `nothing using the store remove ${path}-shm; ${keepWal}`
       : `${path}-shm cannot be used even after it was removed and rebuilt: check the filesystem holding the store ` +
           `(dmesg, df -h, mount options); ${keepWal}`;
   }
