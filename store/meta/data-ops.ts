@@ -5,6 +5,7 @@
 // PostgreSQL row cache (postgres/row-cache.ts) serves: a read it answered is answered still.
 import type { FileRows } from './file-rows';
 import type { SliceRows } from './slice-rows';
+import type { ChunkRows } from './chunk-rows';
 
 /** What the leak scan (store/upkeep/leak-scan.ts, store/meta/freed-evidence.ts) asks of inode numbers. */
 export interface InodeEvidence {
@@ -73,6 +74,8 @@ export interface DataOps {
   fileRows(): FileRows;
   /** Small files' Slice pointers (store/meta/slice-rows.ts). */
   sliceRows(): SliceRows;
+  /** The chunk map's, intents' and heal queue's rows (store/meta/chunk-map.ts). */
+  chunkRows(): ChunkRows;
   inodeEvidence(): InodeEvidence;
   fallocateReads(): FallocateReads;
   allocatedReads(): AllocatedReads;

@@ -26,10 +26,8 @@ import { SqliteNamespaceOps } from './sqlite/namespace-ops';
 import { PgNamespaceOps } from './postgres/namespace-ops';
 import type { DataOps } from './data-ops';
 import { SqlDataOps } from './sql/data-ops';
-import { SqliteFileRows } from './sqlite/file-rows';
-import { PgFileRows } from './postgres/file-rows';
-import { NEXT_INO_SQL as SQLITE_NEXT_INO_SQL } from './sqlite/schema';
-import { NEXT_INO_SQL as PG_NEXT_INO_SQL } from './postgres/schema';
+import { SQLITE_DIALECT } from './sqlite/dialect';
+import { POSTGRES_DIALECT } from './postgres/dialect';
 import { Changed, PgListener } from './postgres/listen';
 import { copyIntoPg } from './postgres/copy-target';
 import { copyToSqlite } from './sqlite/copy-target';
@@ -164,10 +162,8 @@ export function namespaceOpsOf(db: Db, opts: NamespaceOptions): NamespaceBase {
 
 /** The engine's data operations on inode rows (DESIGN §9 "Operations"). */
 export function dataOpsOf(db: Db): DataOps {
-  if (db instanceof SqliteDb)
-    return new SqlDataOps(db, { nextInoSql: SQLITE_NEXT_INO_SQL, fileRows: (d) => new SqliteFileRows(d) });
-  if (db instanceof PgDb)
-    return new SqlDataOps(db, { nextInoSql: PG_NEXT_INO_SQL, fileRows: (d) => new PgFileRows(d) });
+  if (db instanceof SqliteDb) return new SqlDataOps(db, SQLITE_DIALECT);
+  if (db instanceof PgDb) return new SqlDataOps(db, POSTGRES_DIALECT);
   throw new Error(`no data operations for metadata engine ${db.engine}`);
 }
 

@@ -14,7 +14,7 @@
 // All of it is trusted only while rows are (the lease) and dropped with them (rollback, lost
 // connection, lost lease).
 import { Db } from '../meta';
-import { NEXT_INO_SQL } from './schema';
+import { POSTGRES_DIALECT } from './dialect';
 import type { SqlStatement } from '../sql-engine';
 import { Attr, LAYOUT_XATTR, Row, attrOf } from '../attr';
 import { NamespaceOptions } from '../ops';
@@ -24,13 +24,6 @@ import { PgDb, PgStatement } from './engine';
 import { LISTED_ENTRIES_MAX } from './name-cache';
 import type { PgRowCache } from './row-cache';
 
-const DIALECT = {
-  nextInoSql: NEXT_INO_SQL,
-  returningInoSql: ' RETURNING ino',
-  nameStartsSql: 'strpos(d.name, ?) = 1',
-  // PostgreSQL types the recursive column from its first row: the parameter needs its type named.
-  walkStartSql: 'CAST(@ino AS BIGINT)',
-};
 /** A directory's entries, read whole with a lookup in it that missed (name-cache.ts: one more is "large"). */
 const LISTING_SQL = `SELECT name, ino FROM dirents WHERE parent = ? LIMIT ${LISTED_ENTRIES_MAX + 1}`;
 
@@ -48,7 +41,7 @@ export class PgNamespaceOps extends SqlNamespaceBase {
     private readonly pg: PgDb,
     opts: NamespaceOptions,
   ) {
-    super(pg as Db, opts, DIALECT);
+    super(pg as Db, opts, POSTGRES_DIALECT);
     this.entryRow = pg.prepare(
       'SELECT i.* FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? AND d.name = ?',
     );

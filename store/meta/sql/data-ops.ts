@@ -17,14 +17,9 @@ import type {
 import type { FileRows } from '../file-rows';
 import type { SliceRows } from '../slice-rows';
 import { SqlSliceRows } from './slice-rows';
-
-/** What an SQL engine's data operations differ in. */
-export interface SqlDialect {
-  /** The expression of the next inode number (its schema.ts). */
-  nextInoSql: string;
-  /** Its file rows (the size and times spellings differ). */
-  fileRows(db: Db): FileRows;
-}
+import { SqlChunkRows } from './chunk-rows';
+import type { ChunkRows } from '../chunk-rows';
+import type { SqlDialect } from './dialect';
 
 export class SqlDataOps implements DataOps {
   constructor(
@@ -37,6 +32,9 @@ export class SqlDataOps implements DataOps {
   }
   sliceRows(): SliceRows {
     return new SqlSliceRows(this.db);
+  }
+  chunkRows(): ChunkRows {
+    return new SqlChunkRows(this.db, this.dialect.returningSql('id'));
   }
   inodeEvidence(): InodeEvidence {
     return new SqlInodeEvidence(this.db, this.dialect.nextInoSql);

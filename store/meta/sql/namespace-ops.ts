@@ -1,6 +1,6 @@
 // The namespace's rows in the SQL both SQL engines speak alike (DESIGN §9 "Operations"): the
 // statements behind store/meta/ops-base.ts, prepared once, and the mapping of their rows. An engine
-// (sqlite/ or postgres/namespace-ops.ts) gives the few spellings that differ (SqlNamespaceDialect),
+// (sqlite/ or postgres/namespace-ops.ts) gives the few spellings that differ (sql/dialect.ts),
 // the reads it answers its own way (a lookup, getxattr's inode part) and its caches, by overriding
 // the operations they concern. On PostgreSQL the texts are the ones its row cache follows
 // (postgres/row-plans.ts reads them): keep them in the shapes it reads.
@@ -10,23 +10,9 @@ import { ATTR_COLUMNS, Attr, InodeType, LAYOUT_XATTR, TREE_DEPTH_MAX, attrOfValu
 import { toColumns } from '../far-times';
 import { DirEntry, NamespaceOptions } from '../ops';
 import { NamespaceBase, NewInode, WrittenAttrs } from '../ops-base';
+import type { SqlDialect } from './dialect';
 
 type Values = Array<bigint | string | null>;
-
-/** What the SQL engines spell differently in the namespace's shared statements. */
-export interface SqlNamespaceDialect {
-  /** The expression of the next inode number (the engine's schema.ts). */
-  nextInoSql: string;
-  /** What ends an INSERT that gives its generated key back ('' where the driver tells it: SQLite's rowid). */
-  returningInoSql: string;
-  /**
-   * "name starts with the parameter" on d.name, bytewise: instr/strpos, not LIKE (LIKE treats '_',
-   * as in '.fuse_hidden', as a wildcard, and SQLite's folds ASCII case).
-   */
-  nameStartsSql: string;
-  /** The first row of the walk up to the root: PostgreSQL types the recursive column from it, so it names the type. */
-  walkStartSql: string;
-}
 
 export const INODE_COLUMNS_SQL = `INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent,
   atime_ns, mtime_ns, ctime_ns, birth_ns, layout, chunk_size, bitrot_block, ec_block_size, placement_seed,
@@ -42,7 +28,7 @@ function layoutAboveSql(walkStartSql: string): string {
   SELECT x.value FROM up JOIN xattrs x ON x.ino = up.ino AND x.name = @name ORDER BY up.depth LIMIT 1`;
 }
 
-function statements(db: Db, d: SqlNamespaceDialect) {
+function statements(db: Db, d: SqlDialect) {
   return {
     // getattr, the most frequent request, as raw rows of ATTR_COLUMNS (store/meta/attr.ts).
     attr: db.prepare(`SELECT ${ATTR_COLUMNS.join(', ')} FROM inodes WHERE ino = ?`).raw(true),
@@ -52,7 +38,7 @@ function statements(db: Db, d: SqlNamespaceDialect) {
     entries: db.prepare(`SELECT d.name, d.ino, i.type FROM dirents d JOIN inodes i ON i.ino = d.ino
         WHERE d.parent = ? AND d.name > ? ORDER BY d.name LIMIT ?`),
     hasEntries: db.prepare('SELECT 1 FROM dirents WHERE parent = ? LIMIT 1'),
-    insert: db.prepare(`${INODE_COLUMNS_SQL} VALUES (${d.nextInoSql}, ${INODE_VALUES_SQL})${d.returningInoSql}`),
+    insert: db.prepare(`${INODE_COLUMNS_SQL} VALUES (${d.nextInoSql}, ${INODE_VALUES_SQL})${d.returningSql('ino')}`),
     addEntry: db.prepare('INSERT INTO dirents(parent, name, ino) VALUES (?, ?, ?)'),
     delEntry: db.prepare('DELETE FROM dirents WHERE parent = ? AND name = ?'),
     nlink: db.prepare('UPDATE inodes SET nlink = nlink + ?, ctime_ns = ? WHERE ino = ?'),
@@ -90,7 +76,7 @@ function statements(db: Db, d: SqlNamespaceDialect) {
 export abstract class SqlNamespaceBase extends NamespaceBase {
   protected readonly q: Record<keyof ReturnType<typeof statements>, SqlStatement>;
 
-  constructor(db: Db, opts: NamespaceOptions, dialect: SqlNamespaceDialect) {
+  constructor(db: Db, opts: NamespaceOptions, dialect: SqlDialect) {
     super(db, opts);
     this.q = statements(db, dialect);
   }

@@ -4,26 +4,19 @@
 // better-sqlite3 reads pages the process holds already, so a read costs less than keeping a copy
 // correct would.
 import { Db } from '../meta';
-import { NEXT_INO_SQL } from './schema';
+import { SQLITE_DIALECT } from './dialect';
 import type { SqlStatement } from '../sql-engine';
 import { ATTR_COLUMNS, Attr, attrOfValues } from '../attr';
 import { NamespaceOptions } from '../ops';
 import { XattrFind } from '../ops-base';
 import { SqlNamespaceBase } from '../sql/namespace-ops';
 
-const DIALECT = {
-  nextInoSql: NEXT_INO_SQL,
-  returningInoSql: '', // lastInsertRowid
-  nameStartsSql: 'instr(d.name, ?) = 1',
-  walkStartSql: '@ino',
-};
-
 export class SqliteNamespaceOps extends SqlNamespaceBase {
   private readonly entryRow: SqlStatement;
   private readonly find: SqlStatement;
 
   constructor(db: Db, opts: NamespaceOptions) {
-    super(db, opts, DIALECT);
+    super(db, opts, SQLITE_DIALECT);
     // lookup, as frequent as getattr: the entry's inode as a raw row of ATTR_COLUMNS (store/meta/attr.ts).
     this.entryRow = db
       .prepare(

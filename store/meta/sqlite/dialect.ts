@@ -1,0 +1,12 @@
+// SQLite's spellings of the statements the SQL engines share (store/meta/sql/dialect.ts).
+import type { SqlDialect } from '../sql/dialect';
+import { NEXT_INO_SQL } from './schema';
+import { SqliteFileRows } from './file-rows';
+
+export const SQLITE_DIALECT: SqlDialect = {
+  nextInoSql: NEXT_INO_SQL,
+  returningSql: () => '', // better-sqlite3 gives the rowid (lastInsertRowid)
+  nameStartsSql: 'instr(d.name, ?) = 1',
+  walkStartSql: '@ino',
+  fileRows: (db) => new SqliteFileRows(db),
+};
