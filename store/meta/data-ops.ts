@@ -6,6 +6,7 @@
 import type { FileRows } from './file-rows';
 import type { SliceRows } from './slice-rows';
 import type { ChunkRows } from './chunk-rows';
+import type { Containers } from './containers';
 
 /** What the leak scan (store/upkeep/leak-scan.ts, store/meta/freed-evidence.ts) asks of inode numbers. */
 export interface InodeEvidence {
@@ -76,6 +77,8 @@ export interface DataOps {
   sliceRows(): SliceRows;
   /** The chunk map's, intents' and heal queue's rows (store/meta/chunk-map.ts). */
   chunkRows(): ChunkRows;
+  /** Table `containers` (store/meta/containers.ts). */
+  containers(): Containers;
   inodeEvidence(): InodeEvidence;
   fallocateReads(): FallocateReads;
   allocatedReads(): AllocatedReads;

@@ -9,5 +9,7 @@ export const POSTGRES_DIALECT: SqlDialect = {
   nameStartsSql: 'strpos(d.name, ?) = 1',
   // PostgreSQL types the recursive column from its first row: the parameter needs its type named.
   walkStartSql: 'CAST(@ino AS BIGINT)',
+  leastSql: (a, b) => `LEAST(${a}, ${b})`,
+  floatSql: (param) => `CAST(${param} AS float8)`,
   fileRows: (db) => new PgFileRows(db),
 };

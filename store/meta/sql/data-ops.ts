@@ -18,6 +18,8 @@ import type { FileRows } from '../file-rows';
 import type { SliceRows } from '../slice-rows';
 import { SqlSliceRows } from './slice-rows';
 import { SqlChunkRows } from './chunk-rows';
+import { SqlContainers } from './containers';
+import type { Containers } from '../containers';
 import type { ChunkRows } from '../chunk-rows';
 import type { SqlDialect } from './dialect';
 
@@ -32,6 +34,9 @@ export class SqlDataOps implements DataOps {
   }
   sliceRows(): SliceRows {
     return new SqlSliceRows(this.db);
+  }
+  containers(): Containers {
+    return new SqlContainers(this.db, this.dialect);
   }
   chunkRows(): ChunkRows {
     return new SqlChunkRows(this.db, this.dialect.returningSql('id'));

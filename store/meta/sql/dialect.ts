@@ -15,6 +15,10 @@ export interface SqlDialect {
   readonly nameStartsSql: string;
   /** The first row of the walk up to the root: PostgreSQL types the recursive column from it, so it names the type. */
   readonly walkStartSql: string;
+  /** The smaller of two numbers (SQLite's two-argument min). */
+  leastSql(a: string, b: string): string;
+  /** A parameter read as a float (PostgreSQL reads an untyped one next to a BIGINT as a BIGINT). */
+  floatSql(param: string): string;
   /** Its file rows (the size and times spellings differ). */
   fileRows(db: Db): FileRows;
 }

@@ -8,5 +8,7 @@ export const SQLITE_DIALECT: SqlDialect = {
   returningSql: () => '', // better-sqlite3 gives the rowid (lastInsertRowid)
   nameStartsSql: 'instr(d.name, ?) = 1',
   walkStartSql: '@ino',
+  leastSql: (a, b) => `min(${a}, ${b})`,
+  floatSql: (param) => param,
   fileRows: (db) => new SqliteFileRows(db),
 };
