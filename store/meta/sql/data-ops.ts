@@ -20,6 +20,12 @@ import { SqlSliceRows } from './slice-rows';
 import { SqlChunkRows } from './chunk-rows';
 import { SqlContainers } from './containers';
 import type { Containers } from '../containers';
+import type { ReclaimRows } from '../reclaim-queue';
+import type { CounterRows, CounterValues } from '../counter-rows';
+import type { PastSizeRows } from '../past-size';
+import { SqlReclaimRows } from './reclaim-rows';
+import { SqlCounterRows, SqlCounterValues } from './counter-rows';
+import { SqlPastSizeRows } from './past-size-rows';
 import type { ChunkRows } from '../chunk-rows';
 import type { SqlDialect } from './dialect';
 
@@ -37,6 +43,18 @@ export class SqlDataOps implements DataOps {
   }
   containers(): Containers {
     return new SqlContainers(this.db, this.dialect);
+  }
+  reclaimRows(): ReclaimRows {
+    return new SqlReclaimRows(this.db);
+  }
+  counterRows(): CounterRows {
+    return new SqlCounterRows(this.db);
+  }
+  counterValues(): CounterValues {
+    return new SqlCounterValues(this.db);
+  }
+  pastSizeRows(): PastSizeRows {
+    return new SqlPastSizeRows(this.db);
   }
   chunkRows(): ChunkRows {
     return new SqlChunkRows(this.db, this.dialect.returningSql('id'));
@@ -97,10 +115,15 @@ class SqlFallocateReads implements FallocateReads {
 }
 
 class SqlAllocatedReads implements AllocatedReads {
+  private readonly sum: SqlStatement;
   private readonly row: SqlStatement;
 
   constructor(db: Db) {
+    this.sum = db.prepare('SELECT coalesce(sum(logical_len), 0) AS n FROM chunks WHERE ino = ? AND version > 0');
     this.row = db.prepare('SELECT type, size, chunk_size, slice_container, slice_length FROM inodes WHERE ino = ?');
+  }
+  liveChunkBytes(ino: number): number {
+    return Number((this.sum.get(ino) as { n: bigint }).n);
   }
   fileRow(ino: number): AllocatedRow | undefined {
     return this.row.get(ino) as AllocatedRow | undefined;
