@@ -10,6 +10,7 @@ import type { Containers } from './containers';
 import type { ReclaimRows } from './reclaim-queue';
 import type { CounterRows, CounterValues } from './counter-rows';
 import type { PastSizeRows } from './past-size';
+import type { PreallocRows } from './prealloc';
 
 /** What the leak scan (store/upkeep/leak-scan.ts, store/meta/freed-evidence.ts) asks of inode numbers. */
 export interface InodeEvidence {
@@ -92,6 +93,8 @@ export interface DataOps {
   counterValues(): CounterValues;
   /** Table `past_size` (store/meta/past-size.ts). */
   pastSizeRows(): PastSizeRows;
+  /** Table `prealloc` (store/meta/prealloc.ts). */
+  preallocRows(): PreallocRows;
   inodeEvidence(): InodeEvidence;
   fallocateReads(): FallocateReads;
   allocatedReads(): AllocatedReads;

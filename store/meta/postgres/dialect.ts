@@ -2,6 +2,7 @@
 import type { SqlDialect } from '../sql/dialect';
 import { NEXT_INO_SQL } from './schema';
 import { PgFileRows } from './file-rows';
+import { PREALLOC_SQL } from './prealloc-sql';
 
 export const POSTGRES_DIALECT: SqlDialect = {
   nextInoSql: NEXT_INO_SQL,
@@ -11,5 +12,6 @@ export const POSTGRES_DIALECT: SqlDialect = {
   walkStartSql: 'CAST(@ino AS BIGINT)',
   leastSql: (a, b) => `LEAST(${a}, ${b})`,
   floatSql: (param) => `CAST(${param} AS float8)`,
+  prealloc: PREALLOC_SQL,
   fileRows: (db) => new PgFileRows(db),
 };

@@ -26,6 +26,8 @@ import type { PastSizeRows } from '../past-size';
 import { SqlReclaimRows } from './reclaim-rows';
 import { SqlCounterRows, SqlCounterValues } from './counter-rows';
 import { SqlPastSizeRows } from './past-size-rows';
+import { SqlPreallocRows } from './prealloc-rows';
+import type { PreallocRows } from '../prealloc';
 import type { ChunkRows } from '../chunk-rows';
 import type { SqlDialect } from './dialect';
 
@@ -55,6 +57,9 @@ export class SqlDataOps implements DataOps {
   }
   pastSizeRows(): PastSizeRows {
     return new SqlPastSizeRows(this.db);
+  }
+  preallocRows(): PreallocRows {
+    return new SqlPreallocRows(this.db, this.dialect);
   }
   chunkRows(): ChunkRows {
     return new SqlChunkRows(this.db, this.dialect.returningSql('id'));

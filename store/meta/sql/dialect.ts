@@ -2,6 +2,7 @@
 // DESIGN §9 "Operations"): each engine's folder gives its own (sqlite/dialect.ts, postgres/dialect.ts).
 import type { Db } from '../sql-engine';
 import type { FileRows } from '../file-rows';
+import type { PreallocSql } from './prealloc-rows';
 
 export interface SqlDialect {
   /** The expression of the next inode number (the engine's schema.ts). */
@@ -19,6 +20,8 @@ export interface SqlDialect {
   leastSql(a: string, b: string): string;
   /** A parameter read as a float (PostgreSQL reads an untyped one next to a BIGINT as a BIGINT). */
   floatSql(param: string): string;
+  /** Its prealloc statements that take max/min of two values. */
+  readonly prealloc: PreallocSql;
   /** Its file rows (the size and times spellings differ). */
   fileRows(db: Db): FileRows;
 }

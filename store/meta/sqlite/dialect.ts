@@ -2,6 +2,7 @@
 import type { SqlDialect } from '../sql/dialect';
 import { NEXT_INO_SQL } from './schema';
 import { SqliteFileRows } from './file-rows';
+import { PREALLOC_SQL } from './prealloc-sql';
 
 export const SQLITE_DIALECT: SqlDialect = {
   nextInoSql: NEXT_INO_SQL,
@@ -10,5 +11,6 @@ export const SQLITE_DIALECT: SqlDialect = {
   walkStartSql: '@ino',
   leastSql: (a, b) => `min(${a}, ${b})`,
   floatSql: (param) => param,
+  prealloc: PREALLOC_SQL,
   fileRows: (db) => new SqliteFileRows(db),
 };
