@@ -166,8 +166,6 @@ const SQL_OUTSIDE_ENGINES: Record<string, string> = {
   [path.join('store', 'meta', 'copy-target.ts')]: "meta copy counts a target's rows per table by name",
   [path.join('store', 'meta', 'meta-tables.ts')]:
     "meta copy's listing of a database's tables and the intent ids' generator after a copy, per engine",
-  [path.join('store', 'meta', 'engine-open.ts')]:
-    "mkfs's check that a PostgreSQL target's schema is empty, made before any engine (the engine factory)",
 };
 
 function linesMatching(f: string, re: RegExp): boolean {
