@@ -49,6 +49,10 @@ export interface EngineSchema {
   readonly migrations: readonly string[];
   /** The root directory's row: a directory that is its own parent, its four times tNs (store/meta/meta.ts). */
   insertRoot(db: Db, root: { ino: number; mode: number; tNs: bigint }): void;
+  /** The base tables the database holds, by name (the engine's own tables too: store/meta/meta-tables.ts). */
+  tableNames(db: Db): string[];
+  /** After `meta copy` put table's rows in: its key generator continues past the copied keys (if it has one). */
+  afterCopy(db: Db, table: string): void;
 }
 
 /**

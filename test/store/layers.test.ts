@@ -164,8 +164,6 @@ const SQL_OUTSIDE_ENGINES: Record<string, string> = {
   [path.join('store', 'meta', 'table-copy.ts')]:
     'meta copy reads, writes and compares every table by name (META_TABLES), in SQL both engines run alike',
   [path.join('store', 'meta', 'copy-target.ts')]: "meta copy counts a target's rows per table by name",
-  [path.join('store', 'meta', 'meta-tables.ts')]:
-    "meta copy's listing of a database's tables and the intent ids' generator after a copy, per engine",
 };
 
 function linesMatching(f: string, re: RegExp): boolean {
@@ -173,9 +171,8 @@ function linesMatching(f: string, re: RegExp): boolean {
 }
 
 test("SQL on the store's tables only in an engine's folder (namespace, data, chunk map, queues, counters...)", (t) => {
-  const copies = [path.join('store', 'meta', 'meta-tables.ts')]; // names intents in its PostgreSQL generator reset
   t.deepEqual(
-    ALL.filter((f) => !inEngineDir(f) && !copies.includes(f) && linesMatching(f, STORE_TABLE_SQL)),
+    ALL.filter((f) => !inEngineDir(f) && linesMatching(f, STORE_TABLE_SQL)),
     [],
   );
   t.true(
