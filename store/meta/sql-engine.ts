@@ -13,9 +13,9 @@ export type SqlParam = bigint | number | string | Buffer | Uint8Array | null;
 
 /**
  * SQL text: one text both engines run, or one per engine where they must differ (functions such
- * as max(a, b) -> GREATEST(a, b), RETURNING for a generated key, casts of untyped parameters). Both
- * texts stay next to each other in the file that owns the table (the tables not yet owned by an
- * engine's operations, DESIGN §9 "Operations").
+ * as max(a, b) -> GREATEST(a, b), RETURNING for a generated key, casts of untyped parameters). The
+ * statements are each engine's folder's, which spells its own (its dialect.ts, DESIGN §9
+ * "Operations"), so the pair form is for callers that hold both texts.
  */
 export type EngineSql = string | { readonly sqlite: string; readonly postgres: string };
 
