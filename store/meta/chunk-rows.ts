@@ -2,19 +2,10 @@
 // never as SQL: store/meta/chunk-map.ts owns the rules over them (one view with a group's rows, the
 // cache of committed rows, sealing and opening intent spans); an engine answers these with its own
 // statements (sql/chunk-rows.ts for both SQL engines, which spell them alike but for one RETURNING).
-import type { ChunkRow, HealEntry, StoredForm } from './chunk-map';
+import type { ChunkRow, HealEntry, Intent, StoredForm } from './chunk-map';
 
-/** An intent as its row holds it: span sealed (a log record, DESIGN §10) or plain, null in older builds' rows. */
-export interface IntentRow {
-  id: number;
-  ino: number;
-  chunkIndex: number;
-  version: bigint;
-  firstBlock: number;
-  lastBlock: number;
-  span: Buffer | null;
-  sealed: boolean;
-}
+/** An intent as its row holds it: span sealed (a log record, DESIGN §10) when sealed, null in older builds' rows. */
+export type IntentRow = Intent;
 
 /** A new intent's columns (its id is the engine's). */
 export interface NewIntent {
@@ -67,13 +58,7 @@ export interface ChunkRows {
   /** A never-used version for the chunk (its row made if none, with no live data). */
   allocVersion(ino: number, chunkIndex: number): bigint;
   /** The chunk's live version; false when version was never allocated for it. */
-  setLive(
-    ino: number,
-    chunkIndex: number,
-    version: bigint,
-    logicalLenBytes: number,
-    stored: StoredForm | null,
-  ): boolean;
+  setLive(ino: number, chunkIndex: number, version: bigint, lenBytes: number, stored: StoredForm | null): boolean;
   /** The chunk holds no live data (its version numbers stay used). */
   retire(ino: number, chunkIndex: number): void;
   /** The inode's chunk rows and heal-queue rows. */

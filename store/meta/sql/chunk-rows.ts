@@ -114,15 +114,9 @@ export class SqlChunkRows implements ChunkRows {
   allocVersion(ino: number, chunkIndex: number): bigint {
     return BigInt((this.s.alloc.get(ino, chunkIndex) as { max_version: bigint }).max_version);
   }
-  setLive(
-    ino: number,
-    chunkIndex: number,
-    version: bigint,
-    logicalLenBytes: number,
-    stored: StoredForm | null,
-  ): boolean {
+  setLive(ino: number, chunkIndex: number, version: bigint, lenBytes: number, stored: StoredForm | null): boolean {
     const len = stored?.lenBytes ?? null;
-    return this.s.set.run(version, logicalLenBytes, len, stored?.flags ?? 0, ino, chunkIndex, version).changes === 1;
+    return this.s.set.run(version, lenBytes, len, stored?.flags ?? 0, ino, chunkIndex, version).changes === 1;
   }
   retire(ino: number, chunkIndex: number): void {
     this.s.retire.run(ino, chunkIndex);
