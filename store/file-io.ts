@@ -87,7 +87,7 @@ export class FileIo implements SmallFilesHost {
     const db = env.db;
     this.writer = new ChunkWriter(env, this);
     this.pastSize = new PastSize(env.db);
-    this.containers = new Containers(db);
+    this.containers = dataOpsOf(db).containers();
     this.slices = dataOpsOf(db).sliceRows();
     this.appender = new NeedleAppender(env, this, this.containers, () => packing.containerCapacityBytes);
     this.small = new SmallFiles(env, this, this.appender, this.slices, this.containers, packing.smallFileMaxBytes);

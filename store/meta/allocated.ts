@@ -37,7 +37,6 @@ const PENDING_CHUNKS_MAX = 1 << 20;
 type ChunkLengths = Map<number, number>;
 
 export class Allocated {
-  private readonly s;
   private readonly rows: AllocatedReads;
   constructor(
     db: Db,
@@ -45,9 +44,6 @@ export class Allocated {
     private readonly smallFileMaxBytes: number,
     private readonly prealloc: Preallocated,
   ) {
-    this.s = {
-      sum: db.prepare('SELECT coalesce(sum(logical_len), 0) AS n FROM chunks WHERE ino = ? AND version > 0'),
-    };
     // Keyed by ino alone (the type checked by fileRow): PostgreSQL's row cache answers it (postgres/row-cache.ts).
     this.rows = dataOpsOf(db).allocatedReads();
   }
@@ -94,7 +90,7 @@ export class Allocated {
   /** The live chunks' logical bytes, a transaction group's rows over the committed ones (DESIGN §5). */
   private liveBytes(ino: number): number {
     if (this.map.hasPending(ino)) return this.map.live(ino).reduce((n, r) => n + r.logicalLenBytes, 0);
-    return Number((this.s.sum.get(ino) as { n: bigint }).n);
+    return this.rows.liveChunkBytes(ino);
   }
 
   /** What chunk c holds below sizeBytes without the pending ranges: stored or allocated. */

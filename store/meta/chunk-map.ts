@@ -1,8 +1,11 @@
 // The chunk map (inode, chunk_index -> live version + logical length), write
-// intents (DESIGN §5) and the persistent heal queue (DESIGN §6). Thin typed
-// wrappers over prepared statements; callers group them in transactions.
+// intents (DESIGN §5) and the persistent heal queue (DESIGN §6): one view with a group's rows, a
+// cache of committed rows, intent spans sealed and opened. The rows are the engine's operations
+// (store/meta/chunk-rows.ts); callers group them in transactions.
 import { LRUCache } from 'lru-cache';
 import { Db, nowNs } from './meta';
+import { dataOpsOf } from './engine-open';
+import type { ChunkRows, HealKey, IntentRow } from './chunk-rows';
 import type { LogRecordKeys } from '../log-record-keys';
 import { LogRecordError, LogRecordPosition } from '../../src/log-record-cipher';
 import { ChunkfsError } from '../../src/errors';
@@ -49,8 +52,6 @@ export interface HealEntry {
   attempts: number;
 }
 
-type Row = Record<string, bigint | string>;
-const HEAL_BATCH_MAX = 10_000;
 /**
  * Committed chunk rows are cached per inode: a FUSE read is one chunk lookup, and each
  * SQLite statement costs a read transaction (fcntl locks, fstat: ~9 us here, measured with
@@ -59,20 +60,6 @@ const HEAL_BATCH_MAX = 10_000;
  */
 const CACHED_INODES_MAX = 1024;
 const CACHED_ROWS_PER_INODE_MAX = 4096;
-
-function chunkOf(r: Row): ChunkRow {
-  const stored =
-    r.stored_len === null || r.stored_len === undefined
-      ? null
-      : { lenBytes: Number(r.stored_len), flags: Number(r.stored_flags) };
-  return {
-    chunkIndex: Number(r.chunk_index),
-    version: BigInt(r.version),
-    logicalLenBytes: Number(r.logical_len),
-    maxVersion: BigInt(r.max_version),
-    stored,
-  };
-}
 
 /** Where an intent's record goes: the chunk version it was logged over and its first block. */
 function positionOf(ino: number, chunkIndex: number, version: bigint, firstBlock: number): LogRecordPosition {
@@ -87,12 +74,6 @@ export class IntentRecordError extends ChunkfsError {
   }
 }
 
-/** span_sealed: the row's span is a sealed log record (schema v10); 0 (the default) for every row of older builds. */
-const SPAN_SEALED = 1;
-const INSERT_INTENT_SQL =
-  'INSERT INTO intents(ino, chunk_index, version, first_block, last_block, created_ns, span, ' +
-  'span_sealed) VALUES (?, ?, ?, ?, ?, ?, ?, ?)';
-
 /** Rows and sizes a transaction group made live and has not committed yet (store/chunks/tx-group.ts, DESIGN §5). */
 export interface PendingRows {
   pendingRow(ino: number, chunkIndex: number): ChunkRow | undefined;
@@ -105,62 +86,14 @@ export class ChunkMap {
   pending: PendingRows | null = null;
   /** A read-only opener queues no heal (its database refuses writes); the writer's reads and scrub find the damage. */
   recordsNothing = false;
-  private readonly s;
+  private readonly s: ChunkRows;
   private readonly rows = new LRUCache<number, Map<number, ChunkRow | null>>({ max: CACHED_INODES_MAX });
   /** records: seals the spans of chunks whose layout encrypts, and opens them (DESIGN §10 log records). */
   constructor(
     readonly db: Db,
     private readonly records: LogRecordKeys,
   ) {
-    this.s = {
-      get: db.prepare('SELECT * FROM chunks WHERE ino = ? AND chunk_index = ?'),
-      live: db.prepare('SELECT * FROM chunks WHERE ino = ? AND version > 0 ORDER BY chunk_index'),
-      liveFrom: db.prepare(
-        'SELECT * FROM chunks WHERE ino = ? AND version > 0 AND chunk_index >= ? ORDER BY chunk_index',
-      ),
-      alloc: db.prepare(`INSERT INTO chunks(ino, chunk_index, version, logical_len, max_version) VALUES (?, ?, 0, 0, 1)
-                         ON CONFLICT(ino, chunk_index) DO UPDATE SET max_version = chunks.max_version + 1 RETURNING max_version`),
-      set: db.prepare(
-        'UPDATE chunks SET version = ?, logical_len = ?, stored_len = ?, stored_flags = ? WHERE ino = ? AND chunk_index = ? AND max_version >= ?',
-      ),
-      retire: db.prepare(
-        'UPDATE chunks SET version = 0, logical_len = 0, stored_len = NULL, stored_flags = 0 WHERE ino = ? AND chunk_index = ?',
-      ),
-      storedCounts: db.prepare(
-        'SELECT stored_flags AS flags, count(*) AS n, sum(logical_len) AS raw, sum(stored_len) AS stored FROM chunks WHERE version > 0 AND stored_len IS NOT NULL GROUP BY stored_flags',
-      ),
-      dropInode: db.prepare('DELETE FROM chunks WHERE ino = ?'),
-      dropHealOf: db.prepare('DELETE FROM heal_queue WHERE ino = ?'),
-      allLive: db.prepare('SELECT ino, chunk_index, version FROM chunks WHERE version > 0'),
-      // PostgreSQL gives the generated id back by RETURNING (SQLite: lastInsertRowid).
-      addIntent: db.prepare({
-        sqlite: `${INSERT_INTENT_SQL}`,
-        postgres: `${INSERT_INTENT_SQL} RETURNING id`,
-      }),
-      dropIntentsOf: db.prepare('DELETE FROM intents WHERE ino = ?'),
-      delIntent: db.prepare('DELETE FROM intents WHERE id = ?'),
-      dropIntentsOfChunk: db.prepare('DELETE FROM intents WHERE ino = ? AND chunk_index = ?'),
-      rebaseIntents: db.prepare('UPDATE intents SET version = ? WHERE ino = ? AND chunk_index = ?'),
-      sealedOfChunk: db.prepare(
-        'SELECT id, version, first_block, span FROM intents ' +
-          `WHERE ino = ? AND chunk_index = ? AND span_sealed = ${SPAN_SEALED}`,
-      ),
-      reseal: db.prepare('UPDATE intents SET span = ? WHERE id = ?'),
-      intents: db.prepare('SELECT * FROM intents ORDER BY id'),
-      intentsOf: db.prepare('SELECT * FROM intents WHERE ino = ? ORDER BY id'),
-      intentCount: db.prepare('SELECT count(*) AS n FROM intents'),
-      queue:
-        db.prepare(`INSERT INTO heal_queue(ino, chunk_index, version, shard_index, reason, queued_ns) VALUES (?, ?, ?, ?, ?, ?)
-                         ON CONFLICT DO NOTHING`),
-      unqueue: db.prepare(
-        'DELETE FROM heal_queue WHERE ino = ? AND chunk_index = ? AND version = ? AND shard_index = ?',
-      ),
-      attempt: db.prepare(
-        'UPDATE heal_queue SET attempts = attempts + 1 WHERE ino = ? AND chunk_index = ? AND version = ? AND shard_index = ?',
-      ),
-      healBatch: db.prepare('SELECT * FROM heal_queue ORDER BY attempts, queued_ns LIMIT ?'),
-      healCount: db.prepare('SELECT count(*) AS n FROM heal_queue'),
-    };
+    this.s = dataOpsOf(db).chunkRows();
   }
 
   get(ino: number, chunkIndex: number): ChunkRow | null {
@@ -174,8 +107,7 @@ export class ChunkMap {
     const rows = cacheable ? this.rows.get(ino) : undefined;
     const hit = rows?.get(chunkIndex);
     if (hit !== undefined) return hit === null ? null : { ...hit };
-    const r = this.s.get.get(ino, chunkIndex) as Row | undefined;
-    const row = r === undefined ? null : chunkOf(r);
+    const row = this.s.chunk(ino, chunkIndex) ?? null;
     if (cacheable) this.remember(ino, chunkIndex, row);
     return row === null ? null : { ...row };
   }
@@ -214,7 +146,7 @@ export class ChunkMap {
   }
   /** Committed live chunks only: what a deleted file's commit queues for reclaim (a group's versions are queued already). */
   liveStored(ino: number, fromIndex = 0): ChunkRow[] {
-    return (this.s.liveFrom.all(ino, fromIndex) as Row[]).map(chunkOf);
+    return this.s.liveChunks(ino, fromIndex);
   }
   /** Whether a group holds chunks of ino not yet committed. */
   hasPending(ino: number): boolean {
@@ -227,8 +159,7 @@ export class ChunkMap {
   /** Reserve a never-used version for a chunk; call in its own committed transaction before writing shards. */
   allocVersion(ino: number, chunkIndex: number): bigint {
     this.changed(ino);
-    const r = this.s.alloc.get(ino, chunkIndex) as { max_version: bigint };
-    return BigInt(r.max_version);
+    return this.s.allocVersion(ino, chunkIndex);
   }
   setLive(
     ino: number,
@@ -238,41 +169,26 @@ export class ChunkMap {
     stored: StoredForm | null = null,
   ): void {
     this.changed(ino);
-    const info = this.s.set.run(
-      version,
-      logicalLenBytes,
-      stored?.lenBytes ?? null,
-      stored?.flags ?? 0,
-      ino,
-      chunkIndex,
-      version,
-    );
-    if (info.changes !== 1)
+    if (!this.s.setLive(ino, chunkIndex, version, logicalLenBytes, stored))
       throw new Error(`chunk map: version ${version} of ino ${ino} chunk ${chunkIndex} was never allocated`);
   }
   retire(ino: number, chunkIndex: number): void {
     this.changed(ino);
-    this.s.retire.run(ino, chunkIndex);
+    this.s.retire(ino, chunkIndex);
   }
   /** An inode's chunk rows and heal-queue rows go with it (its versions are queued for reclaim first). */
   dropInode(ino: number): void {
     this.changed(ino);
-    this.s.dropInode.run(ino);
-    this.s.dropHealOf.run(ino);
+    this.s.dropInode(ino);
   }
   /** Live transformed chunks by flag bits (status): count, raw and stored bytes. */
   storedCounts(): Array<{ flags: number; chunks: number; rawBytes: number; storedBytes: number }> {
-    return (this.s.storedCounts.all() as Row[]).map((r) => ({
-      flags: Number(r.flags),
-      chunks: Number(r.n),
-      rawBytes: Number(r.raw),
-      storedBytes: Number(r.stored),
-    }));
+    return this.s.storedCounts();
   }
   /** Every live (ino, chunk, version), keyed "ino/chunk/version" (recovery garbage scan). */
   liveKeys(): Set<string> {
     const out = new Set<string>();
-    for (const r of this.s.allLive.iterate() as Iterable<Row>) out.add(`${r.ino}/${r.chunk_index}/${r.version}`);
+    for (const r of this.s.liveVersions()) out.add(`${r.ino}/${r.chunkIndex}/${r.version}`);
     return out;
   }
 
@@ -293,19 +209,26 @@ export class ChunkMap {
   ): () => number {
     this.onChange();
     const stored = sealed ? this.records.seal(positionOf(ino, chunkIndex, version, firstBlock), span) : span;
-    const form = sealed ? SPAN_SEALED : 0;
-    const info = this.s.addIntent.run(ino, chunkIndex, version, firstBlock, lastBlock, nowNs(), stored, form);
-    return () => Number(info.lastInsertRowid);
+    return this.s.addIntent({
+      ino,
+      chunkIndex,
+      version,
+      firstBlock,
+      lastBlock,
+      createdNs: nowNs(),
+      span: stored,
+      sealed,
+    });
   }
   /** Every intent of a deleted inode (its chunks are gone: nothing to replay). */
   dropIntentsOf(ino: number): void {
     this.onChange();
-    this.s.dropIntentsOf.run(ino);
+    this.s.dropIntentsOf(ino);
   }
   /** Every intent of one chunk (its version was replaced by one that holds their bytes, or dropped). */
   dropIntentsOfChunk(ino: number, chunkIndex: number): void {
     this.onChange();
-    this.s.dropIntentsOfChunk.run(ino, chunkIndex);
+    this.s.dropIntentsOfChunk(ino, chunkIndex);
   }
   /**
    * The chunk's intents now go over version (a rewrite made it from the old one; their spans still
@@ -315,41 +238,30 @@ export class ChunkMap {
   rebaseIntents(ino: number, chunkIndex: number, version: bigint, sealed: boolean): void {
     this.onChange();
     if (sealed) {
-      for (const r of this.s.sealedOfChunk.all(ino, chunkIndex) as Row[]) {
-        const firstBlock = Number(r.first_block);
-        const was = positionOf(ino, chunkIndex, BigInt(r.version), firstBlock);
-        const plain = this.openRecord(Number(r.id), was, r.span as unknown as Buffer);
-        this.s.reseal.run(this.records.seal(positionOf(ino, chunkIndex, version, firstBlock), plain), r.id);
+      for (const r of this.s.sealedIntentsOf(ino, chunkIndex)) {
+        const plain = this.openRecord(r.id, positionOf(ino, chunkIndex, r.version, r.firstBlock), r.record);
+        this.s.reseal(r.id, this.records.seal(positionOf(ino, chunkIndex, version, r.firstBlock), plain));
       }
     }
-    this.s.rebaseIntents.run(version, ino, chunkIndex);
+    this.s.rebaseIntents(ino, chunkIndex, version);
   }
   removeIntent(id: number): void {
-    this.s.delIntent.run(id);
+    this.s.removeIntent(id);
   }
   /** How many intents the log holds (status; without reading their spans). */
   intentCount(): number {
-    return Number((this.s.intentCount.get() as { n: bigint | number }).n);
+    return this.s.intentCount();
   }
   /** Every intent in log order, sealed spans opened (a record that does not open throws IntentRecordError). */
   intents(): Intent[] {
-    return (this.s.intents.all() as Row[]).map((r) => this.intentOf(r));
+    return this.s.intents().map((r) => this.intentOf(r));
   }
   /** One inode's intents in log order (a follower's read, store/follower.ts). */
   intentsOf(ino: number): Intent[] {
-    return (this.s.intentsOf.all(ino) as Row[]).map((r) => this.intentOf(r));
+    return this.s.intentsOf(ino).map((r) => this.intentOf(r));
   }
-  private intentOf(r: Row): Intent {
-    const i: Intent = {
-      id: Number(r.id),
-      ino: Number(r.ino),
-      chunkIndex: Number(r.chunk_index),
-      version: BigInt(r.version),
-      firstBlock: Number(r.first_block),
-      lastBlock: Number(r.last_block),
-      span: (r.span as unknown as Buffer | null) ?? null,
-      sealed: Number(r.span_sealed) === SPAN_SEALED,
-    };
+  private intentOf(r: IntentRow): Intent {
+    const i: Intent = r;
     if (i.span !== null && i.sealed) {
       i.span = this.openRecord(i.id, positionOf(i.ino, i.chunkIndex, i.version, i.firstBlock), i.span);
     }
@@ -366,25 +278,18 @@ export class ChunkMap {
   /** True when the shard was not queued already: a damage seen for the first time (counted once by the caller). */
   queueHeal(ino: number, chunkIndex: number, version: bigint, shardIndex: number, reason: string): boolean {
     if (this.recordsNothing) return false;
-    return this.s.queue.run(ino, chunkIndex, version, shardIndex, reason.slice(0, 500), nowNs()).changes > 0;
+    return this.s.queueHeal({ ino, chunkIndex, version, shardIndex }, reason, nowNs());
   }
-  unqueueHeal(e: { ino: number; chunkIndex: number; version: bigint; shardIndex: number }): void {
-    this.s.unqueue.run(e.ino, e.chunkIndex, e.version, e.shardIndex);
+  unqueueHeal(e: HealKey): void {
+    this.s.unqueueHeal(e);
   }
-  noteHealAttempt(e: { ino: number; chunkIndex: number; version: bigint; shardIndex: number }): void {
-    this.s.attempt.run(e.ino, e.chunkIndex, e.version, e.shardIndex);
+  noteHealAttempt(e: HealKey): void {
+    this.s.noteHealAttempt(e);
   }
   healBatch(limit: number): HealEntry[] {
-    return (this.s.healBatch.all(Math.min(limit, HEAL_BATCH_MAX)) as Row[]).map((r) => ({
-      ino: Number(r.ino),
-      chunkIndex: Number(r.chunk_index),
-      version: BigInt(r.version),
-      shardIndex: Number(r.shard_index),
-      reason: String(r.reason),
-      attempts: Number(r.attempts),
-    }));
+    return this.s.healBatch(limit);
   }
   healQueueLength(): number {
-    return Number((this.s.healCount.get() as { n: bigint }).n);
+    return this.s.healQueueLength();
   }
 }

@@ -12,16 +12,10 @@ export interface CommitTimes {
   ctimeNs: bigint;
 }
 
-/** The bind values of `mtime_ns = ?, mtime_far = ?, ctime_ns = max(ctime_ns, ?)`, in that order. */
+/** The bind values of mtime_ns, mtime_far and ctime_ns (never lowered), in that order (each engine's file-rows.ts). */
 export function timeColumns(times: CommitTimes | null): [bigint, string | null, bigint] {
   const t = nowNs();
   const m = toColumns(times?.mtimeNs ?? t);
   const c = toColumns(times?.ctimeNs ?? t);
   return [m.ns, m.far, c.ns];
 }
-
-/** SQL for those three values (see timeColumns), per engine (two-argument max is GREATEST in PostgreSQL). */
-export const SET_TIMES_SQL = {
-  sqlite: 'mtime_ns = ?, mtime_far = ?, ctime_ns = max(ctime_ns, ?)',
-  postgres: 'mtime_ns = ?, mtime_far = ?, ctime_ns = GREATEST(ctime_ns, ?)',
-} as const;

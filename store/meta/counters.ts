@@ -3,6 +3,8 @@
 // it is newly queued for heal (store/chunks/chunk-env.ts); the reads served around it are counted
 // apart, in memory and written at most once a second (with a disk offline that is every read).
 import { Db } from './meta';
+import { dataOpsOf } from './engine-open';
+import type { CounterRows } from './counter-rows';
 
 export const COUNTER_NAMES = [
   'bitrot_errors',
@@ -26,19 +28,15 @@ export type CounterName = (typeof COUNTER_NAMES)[number];
 export class Counters {
   /** A read-only opener counts nothing (its database refuses writes). */
   recordsNothing = false;
-  private readonly bumpStmt;
-  private readonly allStmt;
+  private readonly rows: CounterRows;
   constructor(db: Db) {
-    this.bumpStmt = db.prepare(
-      'INSERT INTO counters(name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = counters.value + excluded.value',
-    );
-    this.allStmt = db.prepare('SELECT name, value FROM counters');
+    this.rows = dataOpsOf(db).counterRows();
   }
   private readonly pending = new Map<CounterName, number>();
   private flushedMs = 0;
   bump(name: CounterName, by = 1): void {
     if (this.recordsNothing) return;
-    this.bumpStmt.run(name, by);
+    this.rows.add(name, by);
   }
   /** bump for events of the read path: counted here, written by a later flush (BATCH_FLUSH_MS at most, or close). */
   bumpBatched(name: CounterName): void {
@@ -49,13 +47,13 @@ export class Counters {
   /** Writes the batched counts. */
   flush(): void {
     this.flushedMs = Date.now();
-    for (const [name, n] of this.pending) this.bumpStmt.run(name, n);
+    for (const [name, n] of this.pending) this.rows.add(name, n);
     this.pending.clear();
   }
   all(): Record<CounterName, number> {
     const out = Object.fromEntries(COUNTER_NAMES.map((n) => [n, 0])) as Record<CounterName, number>;
-    for (const row of this.allStmt.all() as Array<{ name: string; value: bigint }>) {
-      if ((COUNTER_NAMES as readonly string[]).includes(row.name)) out[row.name as CounterName] = Number(row.value);
+    for (const row of this.rows.all()) {
+      if ((COUNTER_NAMES as readonly string[]).includes(row.name)) out[row.name as CounterName] = row.value;
     }
     for (const [name, n] of this.pending) out[name] += n;
     return out;

@@ -5,6 +5,12 @@
 // PostgreSQL row cache (postgres/row-cache.ts) serves: a read it answered is answered still.
 import type { FileRows } from './file-rows';
 import type { SliceRows } from './slice-rows';
+import type { ChunkRows } from './chunk-rows';
+import type { Containers } from './containers';
+import type { ReclaimRows } from './reclaim-queue';
+import type { CounterRows, CounterValues } from './counter-rows';
+import type { PastSizeRows } from './past-size';
+import type { PreallocRows } from './prealloc';
 
 /** What the leak scan (store/upkeep/leak-scan.ts, store/meta/freed-evidence.ts) asks of inode numbers. */
 export interface InodeEvidence {
@@ -36,6 +42,8 @@ export interface AllocatedRow {
 
 /** What st_blocks and SEEK_DATA / SEEK_HOLE ask of an inode row (store/meta/allocated.ts). */
 export interface AllocatedReads {
+  /** The logical bytes of the file's live chunks (version > 0), summed. */
+  liveChunkBytes(ino: number): number;
   /** The inode's row as stored (any type: the caller checks it), or undefined. */
   fileRow(ino: number): AllocatedRow | undefined;
 }
@@ -75,6 +83,24 @@ export interface DataOps {
   fileRows(): FileRows;
   /** Small files' Slice pointers (store/meta/slice-rows.ts). */
   sliceRows(): SliceRows;
+  /** The chunk map's, intents' and heal queue's rows (store/meta/chunk-map.ts). */
+  chunkRows(): ChunkRows;
+  /** Table `containers` (store/meta/containers.ts). */
+  containers(): Containers;
+  /** Table `reclaim` (store/meta/reclaim-queue.ts). */
+  reclaimRows(): ReclaimRows;
+  /** Counts in table `counters` (store/meta/counters.ts). */
+  counterRows(): CounterRows;
+  /** Values set whole in table `counters` (store/meta/intent-log-tail.ts). */
+  counterValues(): CounterValues;
+  /** Table `past_size` (store/meta/past-size.ts). */
+  pastSizeRows(): PastSizeRows;
+  /** The store id table store_id holds (store/meta/store-identity.ts), undefined for none. */
+  storeId(): string | undefined;
+  /** Records the store's id (the one row of table store_id). */
+  recordStoreId(storeUuid: string): void;
+  /** Table `prealloc` (store/meta/prealloc.ts). */
+  preallocRows(): PreallocRows;
   inodeEvidence(): InodeEvidence;
   fallocateReads(): FallocateReads;
   allocatedReads(): AllocatedReads;

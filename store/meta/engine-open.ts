@@ -13,7 +13,7 @@ import { CommitPoint } from './commit-point';
 import { SqliteWalCommitPoint } from './sqlite/commit-point';
 import { PgCommitPoint } from './postgres/commit-point';
 import { PgDb } from './postgres/engine';
-import { connectPg, createPgSchema, openPgMeta, upgradePgMeta } from './postgres/open';
+import { createPgSchema, openPgMeta, upgradePgMeta } from './postgres/open';
 import { SqliteDb } from './sqlite/engine';
 import type { MetaTarget } from '../meta-target';
 import { POSTGRES_ENGINE, parseMetaTarget, redactedUrl } from './postgres/target';
@@ -26,11 +26,10 @@ import { SqliteNamespaceOps } from './sqlite/namespace-ops';
 import { PgNamespaceOps } from './postgres/namespace-ops';
 import type { DataOps } from './data-ops';
 import { SqlDataOps } from './sql/data-ops';
-import { SqliteFileRows } from './sqlite/file-rows';
-import { PgFileRows } from './postgres/file-rows';
-import { NEXT_INO_SQL as SQLITE_NEXT_INO_SQL } from './sqlite/schema';
-import { NEXT_INO_SQL as PG_NEXT_INO_SQL } from './postgres/schema';
+import { SQLITE_DIALECT } from './sqlite/dialect';
+import { POSTGRES_DIALECT } from './postgres/dialect';
 import { Changed, PgListener } from './postgres/listen';
+import { probeTarget } from './postgres/target-probe';
 import { copyIntoPg } from './postgres/copy-target';
 import { copyToSqlite } from './sqlite/copy-target';
 import { CopyResult, CopyStep } from './copy-target';
@@ -40,12 +39,6 @@ export { redactedUrl };
 
 /** Relations named in a listing of what a database holds; the rest are counted. */
 const LISTED_RELATIONS_MAX = 10;
-/** Where a new store's tables would go: the database and the first schema of the search path. */
-const TARGET_SCHEMA_SQL = 'SELECT current_database() AS db, current_schema() AS schema';
-/** Everything there whose name a table of ours could take: tables, views, sequences, foreign tables. */
-const SCHEMA_RELATIONS_SQL = `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-  WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S') ORDER BY c.relname`;
-
 /**
  * mkfs, before anything is written: the target can be reached and its schema is empty. A database
  * holding another store's metadata would be shared by two stores; one holding anything else would
@@ -53,17 +46,7 @@ const SCHEMA_RELATIONS_SQL = `SELECT c.relname AS name FROM pg_class c JOIN pg_n
  */
 export function checkNewMeta(target: MetaTarget | undefined): void {
   if (target === undefined) return;
-  const probe = connectPg(target.url);
-  let where: { db: string; schema: string | null };
-  let names: string[];
-  let version: number;
-  try {
-    where = probe.prepare(TARGET_SCHEMA_SQL).get() as { db: string; schema: string | null };
-    names = (probe.prepare(SCHEMA_RELATIONS_SQL).all() as Array<{ name: string }>).map((r) => r.name);
-    version = names.includes('chunkfs_schema') ? probe.schemaVersion() : 0;
-  } finally {
-    probe.close();
-  }
+  const { names, version, ...where } = probeTarget(target.url);
   const url = redactedUrl(target.url);
   if (where.schema === null) {
     throw new ConfigError(
@@ -164,10 +147,8 @@ export function namespaceOpsOf(db: Db, opts: NamespaceOptions): NamespaceBase {
 
 /** The engine's data operations on inode rows (DESIGN §9 "Operations"). */
 export function dataOpsOf(db: Db): DataOps {
-  if (db instanceof SqliteDb)
-    return new SqlDataOps(db, { nextInoSql: SQLITE_NEXT_INO_SQL, fileRows: (d) => new SqliteFileRows(d) });
-  if (db instanceof PgDb)
-    return new SqlDataOps(db, { nextInoSql: PG_NEXT_INO_SQL, fileRows: (d) => new PgFileRows(d) });
+  if (db instanceof SqliteDb) return new SqlDataOps(db, SQLITE_DIALECT);
+  if (db instanceof PgDb) return new SqlDataOps(db, POSTGRES_DIALECT);
   throw new Error(`no data operations for metadata engine ${db.engine}`);
 }
 

@@ -4,6 +4,8 @@
 // committed with the metadata; a lost update only makes replay start earlier (replay is idempotent),
 // and log space is reused only behind a tail that a full commit made durable (store/chunks/intent-log.ts).
 import { Db } from './meta';
+import { dataOpsOf } from './engine-open';
+import type { CounterValues } from './counter-rows';
 import { ChainPoint } from '../../src/intent-chain';
 
 const SEQ_ROW = 'intent_log_tail_seq';
@@ -11,19 +13,14 @@ const OFFSET_ROW = 'intent_log_tail_offset';
 const ID_ROW = 'intent_log_id';
 
 export class IntentLogTail {
-  private readonly s;
+  private readonly s: CounterValues;
   constructor(private readonly db: Db) {
-    this.s = {
-      get: db.prepare('SELECT name, value FROM counters WHERE name IN (?, ?)'),
-      id: db.prepare('SELECT value FROM counters WHERE name = ?'),
-      set: db.prepare(`INSERT INTO counters(name, value) VALUES (?, ?)
-                       ON CONFLICT(name) DO UPDATE SET value = excluded.value`),
-    };
+    this.s = dataOpsOf(db).counterValues();
   }
 
   /** The stored tail, or null when no log was written yet. */
   get(): ChainPoint | null {
-    const rows = this.s.get.all(SEQ_ROW, OFFSET_ROW) as Array<{ name: string; value: bigint | number }>;
+    const rows = this.s.pair(SEQ_ROW, OFFSET_ROW);
     const seq = rows.find((r) => r.name === SEQ_ROW);
     const off = rows.find((r) => r.name === OFFSET_ROW);
     if (seq === undefined || off === undefined) return null;
@@ -32,21 +29,21 @@ export class IntentLogTail {
 
   /** The id of the log file this metadata's tail is in, or null: none was bound yet. */
   logId(): bigint | null {
-    const r = this.s.id.get(ID_ROW) as { value: bigint | number } | undefined;
-    return r === undefined ? null : BigInt.asUintN(64, BigInt(r.value));
+    const v = this.s.value(ID_ROW);
+    return v === undefined ? null : BigInt.asUintN(64, v);
   }
 
   /** A new log file: its id and its first tail, in one commit of their own. */
   bind(logId: bigint, start: ChainPoint): void {
     this.db.transaction(() => {
-      this.s.set.run(ID_ROW, BigInt.asIntN(64, logId));
+      this.s.set(ID_ROW, BigInt.asIntN(64, logId));
       this.set(start);
     })();
   }
 
   /** Call in a transaction. */
   set(p: ChainPoint): void {
-    this.s.set.run(SEQ_ROW, p.seq);
-    this.s.set.run(OFFSET_ROW, p.offsetBytes);
+    this.s.set(SEQ_ROW, p.seq);
+    this.s.set(OFFSET_ROW, p.offsetBytes);
   }
 }

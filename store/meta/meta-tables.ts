@@ -2,7 +2,7 @@
 // what `chunkfs meta copy` copies and verifies (DESIGN §9). Not store metadata, never copied: the
 // schema version (SQLite's user_version; PostgreSQL's chunkfs_schema, set by the target's own
 // migration) and PostgreSQL's lease and commit point rows (made by a read-write open).
-import { Db, EngineSql } from './sql-engine';
+import { Db } from './sql-engine';
 
 export interface MetaTable {
   name: string;
@@ -10,8 +10,6 @@ export interface MetaTable {
   key: readonly string[];
   /** Text key columns: ordered bytewise on both engines (SQLite BINARY, PostgreSQL "C"). */
   textKey?: string;
-  /** Run on the target after the rows are in (a key generator past the copied keys). */
-  afterCopy?: EngineSql;
 }
 
 export const META_TABLES: readonly MetaTable[] = [
@@ -19,15 +17,8 @@ export const META_TABLES: readonly MetaTable[] = [
   { name: 'dirents', key: ['parent', 'name'], textKey: 'name' },
   { name: 'xattrs', key: ['ino', 'name'], textKey: 'name' },
   { name: 'chunks', key: ['ino', 'chunk_index'] },
-  // PostgreSQL generates intent ids (v1): its generator continues after the highest copied id.
-  {
-    name: 'intents',
-    key: ['id'],
-    afterCopy: {
-      sqlite: '',
-      postgres: "SELECT setval(pg_get_serial_sequence('intents', 'id'), coalesce(max(id), 0) + 1, false) FROM intents",
-    },
-  },
+  // An engine that generates intent ids moves its generator past the copied ones (EngineSchema.afterCopy).
+  { name: 'intents', key: ['id'] },
   { name: 'heal_queue', key: ['ino', 'chunk_index', 'version', 'shard_index'] },
   { name: 'counters', key: ['name'], textKey: 'name' },
   { name: 'orphans', key: ['ino'] },
@@ -43,17 +34,9 @@ export const META_TABLES: readonly MetaTable[] = [
 /** The engines' own tables (see above). */
 const ENGINE_TABLES = new Set(['chunkfs_schema', 'chunkfs_lease', 'chunkfs_commit_point']);
 
-const TABLE_NAMES_SQL: EngineSql = {
-  sqlite:
-    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
-  postgres:
-    "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name",
-};
-
 /** The store tables the database holds (engine tables left out). */
 export function storeTablesIn(db: Db): string[] {
-  const rows = db.prepare(TABLE_NAMES_SQL).all() as Array<{ name: string }>;
-  return rows.map((r) => r.name).filter((n) => !ENGINE_TABLES.has(n));
+  return db.schema.tableNames(db).filter((n) => !ENGINE_TABLES.has(n));
 }
 
 /** Tables of db that META_TABLES does not name: a copy would leave them behind. */

@@ -67,6 +67,9 @@ export interface NewInode {
   rdev: number;
 }
 
+/** What setattr writes of an inode, in this order (the rest of its row stays). */
+export type WrittenAttrs = [mode: number, uid: number, gid: number, atimeNs: bigint, mtimeNs: bigint, ctimeNs: bigint];
+
 /** What getxattr needs of an inode and one of its xattrs (a file's layout is its column). */
 export interface XattrFind {
   type: string;
@@ -112,15 +115,7 @@ export abstract class NamespaceBase implements NamespaceOps {
   protected abstract namesByPrefix(prefix: string, countMax: number): Array<{ parent: number; name: string }>;
   /** The nearest user.chunkfs.layout of dir and its ancestors (at most TREE_DEPTH_MAX), or undefined. */
   protected abstract layoutAbove(dir: number): string | undefined;
-  protected abstract writeAttrs(
-    ino: number,
-    mode: number,
-    uid: number,
-    gid: number,
-    atimeNs: bigint,
-    mtimeNs: bigint,
-    ctimeNs: bigint,
-  ): void;
+  protected abstract writeAttrs(ino: number, ...attrs: WrittenAttrs): void;
   protected abstract writeAtime(ino: number, atimeNs: bigint): void;
   /** A file or directory was made: the lookup that follows may be answered without asking (an engine's cache). */
   protected abstract made(ino: number): void;

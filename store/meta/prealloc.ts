@@ -7,7 +7,7 @@
 // write into it then changes no SEEK answer (the store cannot split a chunk into written and
 // unwritten parts). A row is a metadata change like any other (committed at once, flushed with the
 // next commit, DESIGN §5), so it survives a remount; an inode's rows go with it (trigger, v7).
-import type { Db, SqlStatement } from './sql-engine';
+import type { Db } from './sql-engine';
 import { FsError } from '../fs-error';
 import type { FallocateReads } from './data-ops';
 import { dataOpsOf } from './engine-open';
@@ -21,55 +21,36 @@ export interface PreallocExtra {
   beyondBytes: number;
 }
 
-/** Per row of a file: what it adds over the chunk's stored length below the size, and what lies past the size. */
-const EXTRA_SQL = {
-  sqlite: `SELECT
-      coalesce(sum(max(0, min(p.length, max(0, @size - p.chunk_index * @cs))
-        - coalesce(c.logical_len, CASE p.chunk_index WHEN 0 THEN @needle ELSE 0 END))), 0) AS inside,
-      coalesce(sum(max(0, p.length - max(0, @size - p.chunk_index * @cs))), 0) AS beyond
-    FROM prealloc p LEFT JOIN chunks c ON c.ino = p.ino AND c.chunk_index = p.chunk_index AND c.version > 0
-    WHERE p.ino = @ino`,
-  postgres: `SELECT
-      coalesce(sum(GREATEST(0, LEAST(p.length, GREATEST(0, @size - p.chunk_index * @cs))
-        - coalesce(c.logical_len, CASE p.chunk_index WHEN 0 THEN @needle ELSE 0 END))), 0) AS inside,
-      coalesce(sum(GREATEST(0, p.length - GREATEST(0, @size - p.chunk_index * @cs))), 0) AS beyond
-    FROM prealloc p LEFT JOIN chunks c ON c.ino = p.ino AND c.chunk_index = p.chunk_index AND c.version > 0
-    WHERE p.ino = @ino`,
-};
+/** Table `prealloc`, as an engine reads and writes it (sql/prealloc-rows.ts for both SQL engines). */
+export interface PreallocRows {
+  /** The inodes that have rows. */
+  inodes(): number[];
+  /** The chunk's row made, or its length raised to lengthBytes. */
+  grow(ino: number, chunkIndex: number, lengthBytes: number): void;
+  /** Rows at chunk index >= fromChunk. */
+  dropFrom(ino: number, fromChunk: number): void;
+  /** Rows at chunk indexes [firstChunk, endChunk). */
+  dropRange(ino: number, firstChunk: number, endChunk: number): void;
+  /** The chunk's length lowered to lengthBytes. */
+  clip(ino: number, chunkIndex: number, lengthBytes: number): void;
+  /** The chunk's allocated length (0: no row). */
+  length(ino: number, chunkIndex: number): number;
+  /** [chunk index, allocated length] from fromChunk on, ascending. */
+  from(ino: number, fromChunk: number): Array<[number, number]>;
+  /** Summed over the file's rows: what each adds over its chunk's stored length below sizeBytes, and past it. */
+  extra(ino: number, sizeBytes: number, cs: number, needleBytes: number): PreallocExtra;
+}
 
 export class Preallocated {
-  private readonly s: Record<
-    'upsert' | 'dropFrom' | 'dropRange' | 'clip' | 'length' | 'from' | 'extra' | 'inos',
-    SqlStatement
-  >;
+  private readonly s: PreallocRows;
   /** Inodes that may have rows (a superset: rows of a deleted inode go by trigger), so most files cost no query. */
   private readonly inos = new Set<number>();
   private readonly rows: FallocateReads;
 
   constructor(private readonly db: Db) {
     this.rows = dataOpsOf(db).fallocateReads();
-    this.s = {
-      upsert: db.prepare({
-        sqlite:
-          'INSERT INTO prealloc(ino, chunk_index, length) VALUES (?, ?, ?) ON CONFLICT(ino, chunk_index) DO UPDATE SET length = max(length, excluded.length)',
-        postgres:
-          'INSERT INTO prealloc AS p(ino, chunk_index, length) VALUES (?, ?, ?) ON CONFLICT(ino, chunk_index) DO UPDATE SET length = GREATEST(p.length, excluded.length)',
-      }),
-      dropFrom: db.prepare('DELETE FROM prealloc WHERE ino = ? AND chunk_index >= ?'),
-      dropRange: db.prepare('DELETE FROM prealloc WHERE ino = ? AND chunk_index >= ? AND chunk_index < ?'),
-      clip: db.prepare({
-        sqlite: 'UPDATE prealloc SET length = min(length, ?) WHERE ino = ? AND chunk_index = ?',
-        postgres: 'UPDATE prealloc SET length = LEAST(length, ?) WHERE ino = ? AND chunk_index = ?',
-      }),
-      length: db.prepare('SELECT length FROM prealloc WHERE ino = ? AND chunk_index = ?'),
-      from: db.prepare(
-        'SELECT chunk_index, length FROM prealloc WHERE ino = ? AND chunk_index >= ? ORDER BY chunk_index',
-      ),
-      // Per row: what it adds over the chunk's stored length below the size, and what lies past the size.
-      extra: db.prepare(EXTRA_SQL),
-      inos: db.prepare('SELECT DISTINCT ino FROM prealloc'),
-    };
-    for (const r of this.s.inos.all() as Array<{ ino: bigint }>) this.inos.add(Number(r.ino));
+    this.s = dataOpsOf(db).preallocRows();
+    for (const ino of this.s.inodes()) this.inos.add(ino);
   }
 
   has(ino: number): boolean {
@@ -88,7 +69,7 @@ export class Preallocated {
       );
     }
     this.db.transaction(() => {
-      for (let c = first; c < last; c++) this.s.upsert.run(ino, c, Math.min(cs, endBytes - c * cs));
+      for (let c = first; c < last; c++) this.s.grow(ino, c, Math.min(cs, endBytes - c * cs));
     })();
     this.inos.add(ino);
   }
@@ -99,7 +80,7 @@ export class Preallocated {
     const cs = this.chunkSizeOf(ino);
     const first = Math.ceil(offsetBytes / cs);
     const last = Math.floor(endBytes / cs);
-    if (last > first) this.s.dropRange.run(ino, first, last);
+    if (last > first) this.s.dropRange(ino, first, last);
   }
 
   /** A truncate to sizeBytes is not a growth of the committed size (then it frees what lies past it, as on ext4). */
@@ -115,25 +96,21 @@ export class Preallocated {
     const cs = this.chunkSizeOf(ino);
     const straddling = Math.floor(sizeBytes / cs);
     this.db.transaction(() => {
-      this.s.dropFrom.run(ino, Math.ceil(sizeBytes / cs));
-      if (sizeBytes % cs !== 0) this.s.clip.run(sizeBytes - straddling * cs, ino, straddling);
+      this.s.dropFrom(ino, Math.ceil(sizeBytes / cs));
+      if (sizeBytes % cs !== 0) this.s.clip(ino, straddling, sizeBytes - straddling * cs);
     })();
   }
 
   /** The allocated length of chunk c (0: none). */
   length(ino: number, c: number): number {
     if (!this.inos.has(ino)) return 0;
-    const r = this.s.length.get(ino, c) as { length: bigint } | undefined;
-    return r === undefined ? 0 : Number(r.length);
+    return this.s.length(ino, c);
   }
 
   /** [chunk index, allocated length] from fromChunk on, ascending. */
   from(ino: number, fromChunk: number): Array<[number, number]> {
     if (!this.inos.has(ino)) return [];
-    return (this.s.from.all(ino, fromChunk) as Array<{ chunk_index: bigint; length: bigint }>).map((r) => [
-      Number(r.chunk_index),
-      Number(r.length),
-    ]);
+    return this.s.from(ino, fromChunk);
   }
 
   /**
@@ -142,8 +119,7 @@ export class Preallocated {
    */
   extra(ino: number, sizeBytes: number, cs: number, needleBytes: number): PreallocExtra {
     if (!this.inos.has(ino)) return { insideBytes: 0, beyondBytes: 0 };
-    const r = this.s.extra.get({ ino, size: sizeBytes, cs, needle: needleBytes }) as { inside: bigint; beyond: bigint };
-    return { insideBytes: Number(r.inside), beyondBytes: Number(r.beyond) };
+    return this.s.extra(ino, sizeBytes, cs, needleBytes);
   }
 
   private chunkSizeOf(ino: number): number {

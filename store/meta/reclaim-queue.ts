@@ -1,8 +1,10 @@
 // Table `reclaim` (DESIGN §5), owned by ReclaimQueue: the chunk versions whose shard files are to be
 // deleted in the background (store/upkeep/reclaim.ts deletes them, free last). Persistent, so a
-// crash loses no version to delete, and no directory walk at open is needed to find them.
+// crash loses no version to delete, and no directory walk at open is needed to find them. Its rows
+// are the engine's operations (ReclaimRows; sql/reclaim-rows.ts for both SQL engines).
 import { assert } from '../../src/errors';
-import { Db, dbToU64, nowNs, u64ToDb } from './meta';
+import { Db, nowNs } from './meta';
+import { dataOpsOf } from './engine-open';
 
 /** Entries one reclaim round takes. */
 export const RECLAIM_BATCH_MAX = 32;
@@ -23,51 +25,43 @@ export interface ReclaimEntry {
   clusterMapEpoch: number;
 }
 
-type Row = Record<string, bigint | string>;
-
-function entryOf(r: Row): ReclaimEntry {
-  return {
-    ino: Number(r.ino),
-    chunkIndex: Number(r.chunk_index),
-    version: BigInt(r.version),
-    layout: String(r.layout),
-    placementSeed: dbToU64(r.placement_seed as bigint),
-    clusterMapEpoch: Number(r.cluster_map_epoch),
-  };
+/** Table `reclaim`'s rows, as an engine reads and writes them. */
+export interface ReclaimRows {
+  /** Nothing when the version is queued already. */
+  add(e: ReclaimEntry, queuedNs: bigint): void;
+  remove(ino: number, chunkIndex: number, version: bigint): void;
+  /** The oldest queued first, at most limit. */
+  batch(limit: number): ReclaimEntry[];
+  all(): IterableIterator<ReclaimEntry>;
+  has(ino: number, chunkIndex: number, version: bigint): boolean;
+  count(): number;
 }
 
 /** The one owner of table `reclaim`. Callers group its changes with theirs in one transaction. */
 export class ReclaimQueue {
-  private readonly s;
+  private readonly s: ReclaimRows;
   constructor(db: Db) {
-    this.s = {
-      add: db.prepare(`INSERT INTO reclaim(ino, chunk_index, version, layout, placement_seed, cluster_map_epoch, queued_ns)
-                       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
-      remove: db.prepare('DELETE FROM reclaim WHERE ino = ? AND chunk_index = ? AND version = ?'),
-      batch: db.prepare('SELECT * FROM reclaim ORDER BY queued_ns LIMIT ?'),
-      all: db.prepare('SELECT * FROM reclaim'),
-      count: db.prepare('SELECT count(*) AS n FROM reclaim'),
-      has: db.prepare('SELECT 1 FROM reclaim WHERE ino = ? AND chunk_index = ? AND version = ?'),
-    };
+    this.s = dataOpsOf(db).reclaimRows();
   }
   add(ino: number, chunkIndex: number, version: bigint, fl: QueuedLayout): void {
     assert(version > 0n, 'reclaim: a real version');
-    this.s.add.run(ino, chunkIndex, version, fl.layout.text, u64ToDb(fl.placementSeed), fl.clusterMapEpoch, nowNs());
+    const e = { ino, chunkIndex, version, layout: fl.layout.text, placementSeed: fl.placementSeed };
+    this.s.add({ ...e, clusterMapEpoch: fl.clusterMapEpoch }, nowNs());
   }
   remove(ino: number, chunkIndex: number, version: bigint): void {
-    this.s.remove.run(ino, chunkIndex, version);
+    this.s.remove(ino, chunkIndex, version);
   }
   batch(limit: number): ReclaimEntry[] {
-    return (this.s.batch.all(Math.min(limit, RECLAIM_BATCH_MAX)) as Row[]).map(entryOf);
+    return this.s.batch(Math.min(limit, RECLAIM_BATCH_MAX));
   }
   /** Every queued entry (scrub's leak scan; the queue is small next to the chunk map it scans too). */
-  *all(): Iterable<ReclaimEntry> {
-    for (const r of this.s.all.iterate() as Iterable<Row>) yield entryOf(r);
+  all(): Iterable<ReclaimEntry> {
+    return this.s.all();
   }
   has(ino: number, chunkIndex: number, version: bigint): boolean {
-    return this.s.has.get(ino, chunkIndex, version) !== undefined;
+    return this.s.has(ino, chunkIndex, version);
   }
   get length(): number {
-    return Number((this.s.count.get() as { n: bigint }).n);
+    return this.s.count();
   }
 }

@@ -13,9 +13,9 @@ export type SqlParam = bigint | number | string | Buffer | Uint8Array | null;
 
 /**
  * SQL text: one text both engines run, or one per engine where they must differ (functions such
- * as max(a, b) -> GREATEST(a, b), RETURNING for a generated key, casts of untyped parameters). Both
- * texts stay next to each other in the file that owns the table (the tables not yet owned by an
- * engine's operations, DESIGN §9 "Operations").
+ * as max(a, b) -> GREATEST(a, b), RETURNING for a generated key, casts of untyped parameters). The
+ * statements are each engine's folder's, which spells its own (its dialect.ts, DESIGN §9
+ * "Operations"), so the pair form is for callers that hold both texts.
  */
 export type EngineSql = string | { readonly sqlite: string; readonly postgres: string };
 
@@ -49,6 +49,10 @@ export interface EngineSchema {
   readonly migrations: readonly string[];
   /** The root directory's row: a directory that is its own parent, its four times tNs (store/meta/meta.ts). */
   insertRoot(db: Db, root: { ino: number; mode: number; tNs: bigint }): void;
+  /** The base tables the database holds, by name (the engine's own tables too: store/meta/meta-tables.ts). */
+  tableNames(db: Db): string[];
+  /** After `meta copy` put table's rows in: its key generator continues past the copied keys (if it has one). */
+  afterCopy(db: Db, table: string): void;
 }
 
 /**

@@ -7,6 +7,7 @@
 // Only mkfs and `chunkfs meta copy` make a schema (createSchema); an open never does.
 import { ConfigError } from '../config';
 import { Db } from './sql-engine';
+import { dataOpsOf } from './engine-open';
 
 /** Metadata that does not belong to the store opening it, or holds none: names both and what to check. */
 export class MetaIdentityError extends ConfigError {
@@ -29,13 +30,12 @@ export interface MetaPlace {
 /** The store id recorded in db, or null when its schema predates store ids (storeIdVersion). */
 export function metaStoreId(db: Db, storeIdVersion: number): string | null {
   if (db.schemaVersion() < storeIdVersion) return null;
-  const r = db.prepare('SELECT uuid FROM store_id WHERE k = 0').get() as { uuid: string } | undefined;
-  return r === undefined ? '' : r.uuid;
+  return dataOpsOf(db).storeId() ?? '';
 }
 
 /** Within the migration that made table store_id (or mkfs): record the store's id, once. */
 export function recordStoreId(db: Db, storeUuid: string): void {
-  db.prepare('INSERT INTO store_id(k, uuid) VALUES (0, ?)').run(storeUuid);
+  dataOpsOf(db).recordStoreId(storeUuid);
 }
 
 /**

@@ -3,7 +3,7 @@
 // at most batchRows rows, so memory stays bounded whatever the store's size. The caller runs both
 // inside one transaction on the target: a failure or a difference leaves the target as it was.
 import { ChunkfsError } from '../../src/errors';
-import { Db, sqlFor } from './sql-engine';
+import { Db } from './sql-engine';
 import { META_TABLES, MetaTable, keyColumn } from './meta-tables';
 
 /** Rows read, written and compared per batch, by default (`meta copy --batch-rows`). */
@@ -93,8 +93,7 @@ export function copyTables(
     }
     if (copied !== rows)
       throw new MetaCopyError(t.name, `counted ${rows} rows, copied ${copied} (did the store change during the copy?)`);
-    const after = t.afterCopy === undefined ? '' : sqlFor(t.afterCopy, target.engine);
-    if (after !== '') target.prepare(after).get();
+    target.schema.afterCopy(target, t.name);
     out.push({ name: t.name, rows });
   }
   return out;

@@ -3,8 +3,11 @@
 // keyed read of the row is answered there, a write patches what it keeps.
 import { NEXT_INO_SQL } from './schema';
 import type { Db, SqlStatement } from '../sql-engine';
-import { CommitTimes, SET_TIMES_SQL, timeColumns } from '../commit-times';
+import { CommitTimes, timeColumns } from '../commit-times';
 import { FileRow, FileRowValues, FileRows, InternalFile, fileRowOf, internalValues } from '../file-rows';
+
+/** The SET items of timeColumns' three values (store/meta/commit-times.ts): ctime never goes back. */
+const SET_TIMES_SQL = 'mtime_ns = ?, mtime_far = ?, ctime_ns = GREATEST(ctime_ns, ?)';
 
 const INSERT_INTERNAL_SQL = `INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns,
   layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch)`;
@@ -21,13 +24,11 @@ export class PgFileRows implements FileRows {
       layout: db.prepare('SELECT layout FROM inodes WHERE ino = ?'),
       size: db.prepare('SELECT size FROM inodes WHERE ino = ?'),
       chunkSize: db.prepare("SELECT chunk_size FROM inodes WHERE ino = ? AND type = 'file'"),
-      grow: db.prepare(
-        `UPDATE inodes SET size = GREATEST(size, ?), ${SET_TIMES_SQL.postgres} WHERE ino = ? RETURNING size`,
-      ),
+      grow: db.prepare(`UPDATE inodes SET size = GREATEST(size, ?), ${SET_TIMES_SQL} WHERE ino = ? RETURNING size`),
       growSize: db.prepare('UPDATE inodes SET size = GREATEST(size, ?) WHERE ino = ? RETURNING size'),
-      setSizeStamped: db.prepare(`UPDATE inodes SET size = ?, ${SET_TIMES_SQL.postgres} WHERE ino = ?`),
-      stampIfNewer: db.prepare(`UPDATE inodes SET ${SET_TIMES_SQL.postgres} WHERE ino = ? AND ctime_ns < ?`),
-      stamp: db.prepare(`UPDATE inodes SET ${SET_TIMES_SQL.postgres} WHERE ino = ?`),
+      setSizeStamped: db.prepare(`UPDATE inodes SET size = ?, ${SET_TIMES_SQL} WHERE ino = ?`),
+      stampIfNewer: db.prepare(`UPDATE inodes SET ${SET_TIMES_SQL} WHERE ino = ? AND ctime_ns < ?`),
+      stamp: db.prepare(`UPDATE inodes SET ${SET_TIMES_SQL} WHERE ino = ?`),
       setSizeTouched: db.prepare('UPDATE inodes SET size = ?, mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
       setSizeOnly: db.prepare('UPDATE inodes SET size = ? WHERE ino = ?'),
       touch: db.prepare('UPDATE inodes SET mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),

@@ -1,8 +1,8 @@
 // Placeholders of the metadata interface (store/meta/sql-engine.ts: `?` positional, `@name` named)
 // as PostgreSQL's `$n`. Exact, not a guess: a small lexer that skips string literals, quoted
 // identifiers, comments and dollar-quoted bodies (plpgsql in migrations), so only real
-// placeholders change. Everything else that differs between the engines is written out per engine
-// in the file that owns the table (EngineSql), never rewritten here.
+// placeholders change. Everything else that differs between the engines is written out by each
+// engine's folder (its dialect.ts and own statements, DESIGN §9 "Operations"), never rewritten here.
 
 export interface PgText {
   text: string;

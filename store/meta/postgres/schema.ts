@@ -8,6 +8,13 @@ import { MIGRATIONS } from './migrations';
 export const NEXT_INO_SQL =
   '(SELECT GREATEST(h.ino, coalesce((SELECT max(ino) FROM inodes), 0)) + 1 FROM ino_high h WHERE h.k = 0)';
 
+const TABLE_NAMES_SQL =
+  'SELECT table_name AS name FROM information_schema.tables ' +
+  "WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name";
+/** Intent ids are generated (v1): the generator continues after the highest copied id. */
+const INTENT_IDS_AFTER_COPY_SQL =
+  "SELECT setval(pg_get_serial_sequence('intents', 'id'), coalesce(max(id), 0) + 1, false) FROM intents";
+
 const INSERT_ROOT_SQL = `INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent,
   atime_ns, mtime_ns, ctime_ns, birth_ns) VALUES (?, 'dir', ?, 0, 0, 0, 2, ?, ?, ?, ?, ?)`;
 
@@ -17,5 +24,11 @@ export const POSTGRES_SCHEMA: EngineSchema = {
   insertRoot(db: Db, root: { ino: number; mode: number; tNs: bigint }): void {
     const t = root.tNs;
     db.prepare(INSERT_ROOT_SQL).run(root.ino, root.mode, root.ino, t, t, t, t);
+  },
+  tableNames(db: Db): string[] {
+    return (db.prepare(TABLE_NAMES_SQL).all() as Array<{ name: string }>).map((r) => r.name);
+  },
+  afterCopy(db: Db, table: string): void {
+    if (table === 'intents') db.prepare(INTENT_IDS_AFTER_COPY_SQL).get();
   },
 };

@@ -17,14 +17,19 @@ import type {
 import type { FileRows } from '../file-rows';
 import type { SliceRows } from '../slice-rows';
 import { SqlSliceRows } from './slice-rows';
-
-/** What an SQL engine's data operations differ in. */
-export interface SqlDialect {
-  /** The expression of the next inode number (its schema.ts). */
-  nextInoSql: string;
-  /** Its file rows (the size and times spellings differ). */
-  fileRows(db: Db): FileRows;
-}
+import { SqlChunkRows } from './chunk-rows';
+import { SqlContainers } from './containers';
+import type { Containers } from '../containers';
+import type { ReclaimRows } from '../reclaim-queue';
+import type { CounterRows, CounterValues } from '../counter-rows';
+import type { PastSizeRows } from '../past-size';
+import { SqlReclaimRows } from './reclaim-rows';
+import { SqlCounterRows, SqlCounterValues } from './counter-rows';
+import { SqlPastSizeRows } from './past-size-rows';
+import { SqlPreallocRows } from './prealloc-rows';
+import type { PreallocRows } from '../prealloc';
+import type { ChunkRows } from '../chunk-rows';
+import type { SqlDialect } from './dialect';
 
 export class SqlDataOps implements DataOps {
   constructor(
@@ -37,6 +42,35 @@ export class SqlDataOps implements DataOps {
   }
   sliceRows(): SliceRows {
     return new SqlSliceRows(this.db);
+  }
+  containers(): Containers {
+    return new SqlContainers(this.db, this.dialect);
+  }
+  reclaimRows(): ReclaimRows {
+    return new SqlReclaimRows(this.db);
+  }
+  counterRows(): CounterRows {
+    return new SqlCounterRows(this.db);
+  }
+  counterValues(): CounterValues {
+    return new SqlCounterValues(this.db);
+  }
+  pastSizeRows(): PastSizeRows {
+    return new SqlPastSizeRows(this.db);
+  }
+  // Read and written once per open or mkfs: prepared when asked.
+  storeId(): string | undefined {
+    const r = this.db.prepare('SELECT uuid FROM store_id WHERE k = 0').get() as { uuid: string } | undefined;
+    return r?.uuid;
+  }
+  recordStoreId(storeUuid: string): void {
+    this.db.prepare('INSERT INTO store_id(k, uuid) VALUES (0, ?)').run(storeUuid);
+  }
+  preallocRows(): PreallocRows {
+    return new SqlPreallocRows(this.db, this.dialect);
+  }
+  chunkRows(): ChunkRows {
+    return new SqlChunkRows(this.db, this.dialect.returningSql('id'));
   }
   inodeEvidence(): InodeEvidence {
     return new SqlInodeEvidence(this.db, this.dialect.nextInoSql);
@@ -102,10 +136,15 @@ class SqlFallocateReads implements FallocateReads {
 }
 
 class SqlAllocatedReads implements AllocatedReads {
+  private readonly sum: SqlStatement;
   private readonly row: SqlStatement;
 
   constructor(db: Db) {
+    this.sum = db.prepare('SELECT coalesce(sum(logical_len), 0) AS n FROM chunks WHERE ino = ? AND version > 0');
     this.row = db.prepare('SELECT type, size, chunk_size, slice_container, slice_length FROM inodes WHERE ino = ?');
+  }
+  liveChunkBytes(ino: number): number {
+    return Number((this.sum.get(ino) as { n: bigint }).n);
   }
   fileRow(ino: number): AllocatedRow | undefined {
     return this.row.get(ino) as AllocatedRow | undefined;

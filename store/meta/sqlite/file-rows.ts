@@ -2,8 +2,11 @@
 // behind store/meta/file-rows.ts, prepared once.
 import { NEXT_INO_SQL } from './schema';
 import type { Db } from '../sql-engine';
-import { CommitTimes, SET_TIMES_SQL, timeColumns } from '../commit-times';
+import { CommitTimes, timeColumns } from '../commit-times';
 import { FileRow, FileRowValues, FileRows, InternalFile, fileRowOf, internalValues } from '../file-rows';
+
+/** The SET items of timeColumns' three values (store/meta/commit-times.ts): ctime never goes back. */
+const SET_TIMES_SQL = 'mtime_ns = ?, mtime_far = ?, ctime_ns = max(ctime_ns, ?)';
 
 const INSERT_INTERNAL_SQL = `INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns,
   layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch)`;
@@ -18,11 +21,11 @@ export class SqliteFileRows implements FileRows {
       layout: db.prepare('SELECT layout FROM inodes WHERE ino = ?'),
       size: db.prepare('SELECT size FROM inodes WHERE ino = ?'),
       chunkSize: db.prepare("SELECT chunk_size FROM inodes WHERE ino = ? AND type = 'file'"),
-      grow: db.prepare(`UPDATE inodes SET size = max(size, ?), ${SET_TIMES_SQL.sqlite} WHERE ino = ? RETURNING size`),
+      grow: db.prepare(`UPDATE inodes SET size = max(size, ?), ${SET_TIMES_SQL} WHERE ino = ? RETURNING size`),
       growSize: db.prepare('UPDATE inodes SET size = max(size, ?) WHERE ino = ? RETURNING size'),
-      setSizeStamped: db.prepare(`UPDATE inodes SET size = ?, ${SET_TIMES_SQL.sqlite} WHERE ino = ?`),
-      stampIfNewer: db.prepare(`UPDATE inodes SET ${SET_TIMES_SQL.sqlite} WHERE ino = ? AND ctime_ns < ?`),
-      stamp: db.prepare(`UPDATE inodes SET ${SET_TIMES_SQL.sqlite} WHERE ino = ?`),
+      setSizeStamped: db.prepare(`UPDATE inodes SET size = ?, ${SET_TIMES_SQL} WHERE ino = ?`),
+      stampIfNewer: db.prepare(`UPDATE inodes SET ${SET_TIMES_SQL} WHERE ino = ? AND ctime_ns < ?`),
+      stamp: db.prepare(`UPDATE inodes SET ${SET_TIMES_SQL} WHERE ino = ?`),
       setSizeTouched: db.prepare('UPDATE inodes SET size = ?, mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
       setSizeOnly: db.prepare('UPDATE inodes SET size = ? WHERE ino = ?'),
       touch: db.prepare('UPDATE inodes SET mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),

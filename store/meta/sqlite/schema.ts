@@ -8,6 +8,9 @@ import { MIGRATIONS } from './migrations';
 export const NEXT_INO_SQL =
   '(SELECT max(h.ino, coalesce((SELECT max(ino) FROM inodes), 0)) + 1 FROM ino_high h WHERE h.k = 0)';
 
+const TABLE_NAMES_SQL =
+  "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name";
+
 const INSERT_ROOT_SQL = `INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent,
   atime_ns, mtime_ns, ctime_ns, birth_ns) VALUES (?, 'dir', ?, 0, 0, 0, 2, ?, ?, ?, ?, ?)`;
 
@@ -17,5 +20,11 @@ export const SQLITE_SCHEMA: EngineSchema = {
   insertRoot(db: Db, root: { ino: number; mode: number; tNs: bigint }): void {
     const t = root.tNs;
     db.prepare(INSERT_ROOT_SQL).run(root.ino, root.mode, root.ino, t, t, t, t);
+  },
+  tableNames(db: Db): string[] {
+    return (db.prepare(TABLE_NAMES_SQL).all() as Array<{ name: string }>).map((r) => r.name);
+  },
+  afterCopy(): void {
+    /* intent ids are rowids: a new one follows the highest there is */
   },
 };
