@@ -48,7 +48,8 @@ metric() { case $1 in seqwrite|seqread) echo bw ;; *) echo iops ;; esac; }
 
 # Lay out the files the read workloads need, once per target (not measured). fsyncwrite4's four files
 # (fio names them fsyncwrite4.N.0) too: it measures fsync'd overwrites like fsyncwrite, not writes into
-# holes (chunkfs stores a chunk from its start, so a write into a hole of a sparse file writes a chunk).
+# holes (a write into a hole of a sparse file stores a new chunk from its start, its zeros left as
+# holes of the shard files).
 for t in "${ACTIVE[@]}"; do
   (cd "${DIR[$t]}" && fio --name=layout --rw=write --bs=1M --size=${SIZE_MB}M --filename=seq.dat --fallocate=none --end_fsync=1 ${FIO_EXTRA:-} >/dev/null \
     && fio --name=layout --rw=write --bs=1M --size=${SIZE_MB}M --filename=rand.dat --fallocate=none --end_fsync=1 ${FIO_EXTRA:-} >/dev/null \

@@ -22,6 +22,7 @@ import { EntriesSource, HashTableCache, entriesOf } from './hash-table-cache';
 import { Payload, ShardParts, encodeShardParts, payloadLength } from './shard-encode';
 import { AlignedHeads } from './aligned-heads';
 import { directWritable } from '../../src/huge-buffer';
+import { coversAll, dataRuns } from '../../src/data-runs';
 import { nowNs } from '../meta/meta';
 import { DiskUnavailableError, markerPath, offlineReason } from '../disk-identity';
 
@@ -89,6 +90,8 @@ export class ShardStore {
   /** Disks whose file system refused O_DIRECT. */
   private readonly noDirect = new Set<number>();
   private readonly heads = new AlignedHeads();
+  /** The identity-marker check running per disk (checkMarker). */
+  private readonly markerChecks = new Map<number, Promise<void>>();
 
   constructor(
     readonly io: Io,
@@ -127,9 +130,19 @@ export class ShardStore {
 
   /**
    * Before creating directories on a disk: its identity marker must still be there, so
-   * a device unmounted while the store is open is not refilled on the mount point.
+   * a device unmounted while the store is open is not refilled on the mount point. Shard writes
+   * that start while a check of their disk runs share it (it ends after they asked, before their
+   * mkdir): a batch of 8 chunks asks each disk once, not once per shard (DESIGN §4).
    */
-  private async checkMarker(diskId: number): Promise<void> {
+  private checkMarker(diskId: number): Promise<void> {
+    const running = this.markerChecks.get(diskId);
+    if (running !== undefined) return running;
+    const check = this.checkMarkerNow(diskId).finally(() => this.markerChecks.delete(diskId));
+    this.markerChecks.set(diskId, check);
+    return check;
+  }
+
+  private async checkMarkerNow(diskId: number): Promise<void> {
     const root = this.diskRoot(diskId);
     if (await this.io.exists(markerPath(root))) return;
     const reason = offlineReason(
@@ -158,8 +171,9 @@ export class ShardStore {
     const tmp = tempName(finalPath, randomU64());
     this.writeGate();
     const slices = Array.isArray(payload) ? payload : [payload];
-    if (!(await this.writeDirect(tmp, ref.diskIds[shardIndex], parts, slices, syncs === undefined))) {
-      await this.writeBuffered(tmp, parts, slices, syncs === undefined);
+    const writes = shardWrites(parts, slices);
+    if (!(await this.writeDirect(tmp, ref.diskIds[shardIndex], parts, writes, syncs === undefined))) {
+      await this.writeBuffered(tmp, parts, writes, syncs === undefined);
     }
     this.forgetPath(finalPath);
     await this.io.rename(tmp, finalPath);
@@ -182,17 +196,13 @@ export class ShardStore {
     if (!knownDurable) this.durableDirs.set(versionDir, true);
   }
 
-  /** Spec §8.1 steps 2-3 through the page cache. */
-  private async writeBuffered(tmp: string, parts: ShardParts, slices: Uint8Array[], flush: boolean): Promise<void> {
+  /** Spec §8.1 steps 2-3 through the page cache; runs of zero pages stay holes (DESIGN §5 "Sparse shard writes"). */
+  private async writeBuffered(tmp: string, parts: ShardParts, writes: ShardWrites, flush: boolean): Promise<void> {
     const f = await this.io.open(tmp, 'create-exclusive');
     try {
       await f.pwrite(parts.head, 0);
-      let at = parts.dataStart;
-      for (const slice of slices) {
-        await f.pwrite(slice, at);
-        at += slice.length;
-      }
-      if (parts.padBytes > 0) await f.pwrite(Buffer.alloc(parts.padBytes), at);
+      for (const w of writes.runs) await f.pwrite(w.bytes, w.atBytes);
+      if (parts.padBytes > 0) await f.pwrite(Buffer.alloc(parts.padBytes), writes.endBytes);
       if (flush) await f.fdatasync(false); // the size is data too for fdatasync; the pool keeps shards concurrent
     } finally {
       await f.close();
@@ -208,20 +218,18 @@ export class ShardStore {
     tmp: string,
     diskId: number,
     parts: ShardParts,
-    slices: Uint8Array[],
+    writes: ShardWrites,
     flush: boolean,
   ): Promise<boolean> {
     if (this.noDirect.has(diskId) || parts.padBytes > 0) return false;
-    if (!slices.every((sl) => directWritable(sl))) return false;
+    if (!writes.runs.every((w) => directWritable(w.bytes))) return false;
     const head = this.heads.take(parts.head.length);
     if (head === null) return false;
     try {
       parts.head.copy(head);
       const f = await this.io.open(tmp, 'create-direct');
       try {
-        const all = [head, ...slices];
-        if (f.pwritev !== undefined) await f.pwritev(all, 0);
-        else for (let i = 0, at = 0; i < all.length; at += all[i].length, i++) await f.pwrite(all[i], at);
+        for (const c of directCalls(head, writes)) await writevAt(f, c.bytes, c.atBytes);
         if (flush) await f.fdatasync(false); // the size and the extents' metadata
       } finally {
         await f.close();
@@ -671,5 +679,43 @@ async function readEntries(f: IoFile, src: EntriesSource, scratch: Buffer, plan:
     entries: scratch.subarray(0, await f.preadInto(scratch, 0, plan.entriesLen, plan.entriesAt)),
     table: null,
     tableGot: 0,
+  };
+}
+
+/** What a whole-shard write puts after its head: the payload's data runs at their file offsets. */
+interface ShardWrites {
+  runs: Array<{ bytes: Uint8Array; atBytes: number }>;
+  /** No hole: the runs are the slices, back to back from the data region's start. */
+  whole: boolean;
+  /** Where the payload ends in the file (the pad, if any, goes there). */
+  endBytes: number;
+}
+
+/** No hole: head and payload in one writev, as before; else the head, then each run at its place. */
+function directCalls(head: Buffer, writes: ShardWrites): Array<{ bytes: Uint8Array[]; atBytes: number }> {
+  if (writes.whole) return [{ bytes: [head, ...writes.runs.map((w) => w.bytes)], atBytes: 0 }];
+  return [{ bytes: [head], atBytes: 0 }, ...writes.runs.map((w) => ({ bytes: [w.bytes], atBytes: w.atBytes }))];
+}
+
+async function writevAt(f: IoFile, bytes: Uint8Array[], atBytes: number): Promise<void> {
+  if (f.pwritev !== undefined) return f.pwritev(bytes, atBytes);
+  for (let i = 0, at = atBytes; i < bytes.length; at += bytes[i].length, i++) await f.pwrite(bytes[i], at);
+}
+
+function shardWrites(parts: ShardParts, slices: Uint8Array[]): ShardWrites {
+  const runs = dataRuns(slices);
+  const starts: number[] = [];
+  let at = parts.dataStart;
+  for (const s of slices) {
+    starts.push(at);
+    at += s.length;
+  }
+  return {
+    runs: runs.map((r) => ({
+      bytes: slices[r.slice].subarray(r.startBytes, r.endBytes),
+      atBytes: starts[r.slice] + r.startBytes,
+    })),
+    whole: coversAll(runs, slices),
+    endBytes: at,
   };
 }

@@ -115,6 +115,35 @@ test('a whole-shard write decodes to its payload, verifies, and reads back any r
   }
 });
 
+test('zero pages in runs of 64 KiB or more stay holes, past the page cache and through it', async (t) => {
+  const f = await fixture();
+  const huge = allocHuge(2 << 20);
+  const aligned = huge.subarray(0, 256 * BB); // 1 MiB, page-aligned: written past the page cache
+  aligned.fill(0);
+  randomBytes(prng(5), 4 * BB).copy(aligned, 100 * BB); // data amid zeros: holes before and after it
+  const loose = Buffer.from(aligned); // the same bytes where O_DIRECT cannot take them
+  const ref = replicaRef(aligned.length);
+  const ref2 = replicaRef(loose.length, 2n);
+  await f.shards.writeShard(ref, 0, aligned);
+  await f.shards.writeShard(ref2, 1, loose);
+  t.is(f.shards.directCount, 1, 'one direct write, one through the page cache');
+  for (const [r, i, want] of [
+    [ref, 0, aligned],
+    [ref2, 1, loose],
+  ] as const) {
+    const p = f.shards.path(r, i);
+    const st = fs.statSync(p);
+    t.is(st.size, dataStartBytes(aligned.length / BB) + aligned.length, 'the file spans the whole payload');
+    // head (header + table) and 4 data pages + the last page; a file system may round up its extents
+    t.true(
+      st.blocks * 512 <= dataStartBytes(aligned.length / BB) + 16 * BB,
+      `shard ${i}: ${st.blocks * 512} bytes allocated`,
+    );
+    t.true(verifyShardBytes(fs.readFileSync(p), parseBitrotKey(f.key)).payload.equals(want), `shard ${i} verifies`);
+    t.true((await f.shards.readWhole(r, i)).equals(want));
+  }
+});
+
 test('aligned payloads are written past the page cache (O_DIRECT), others through it; both read back verified', async (t) => {
   const opens = new OpenCounter();
   const f = await fixture(opens);
