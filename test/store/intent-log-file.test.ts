@@ -146,8 +146,7 @@ sqliteOnlyTest(POOL, async (t) => {
   const pooled = syncs.flatMap((inline, i) => (inline ? [] : [i]));
   t.true(pooled.length >= 5, `slow inline syncs sent some to the pool: ${syncs.join(' ')}`);
   // Timed with its hand-offs a pool sync is slow too: it must not keep the next one on the pool.
-  for (const i of pooled)
-    t.true(syncs[i - 1] && (i + 1 === syncs.length || syncs[i + 1]), `sync ${i}: ${syncs.join(' ')}`);
+  for (const i of pooled) t.true(syncs[i - 1] && (i + 1 === syncs.length || syncs[i + 1]), `sync ${i}: ${syncs.join(' ')}`);
   kill(store);
   const r = await Store.open(dir);
   t.deepEqual(r.recoveryReport.errors, []);
