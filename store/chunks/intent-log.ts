@@ -43,7 +43,7 @@ const COMMIT_BYTES_MAX = 4 << 20;
 /** Commits up to this size are written from one buffer kept for the log's life (8 KiB per fsync'd 4 KiB write). */
 const COMMIT_BUFFER_BYTES = 256 << 10;
 /** A log sync slower than this sends the next one to the libuv pool (as the WAL's: store/meta/sqlite/commit-point.ts). */
-export const INLINE_SYNC_MS_MAX = 2;
+const INLINE_SYNC_MS_MAX = 2;
 /** A commit that finds the log full looks again this often, this many times, before it fails (about 2 s). */
 const FULL_WAIT_MS = 20;
 const FULL_WAITS_MAX = 100;
@@ -354,17 +354,13 @@ export class IntentLog {
       buf.fill(0, o); // padding: a stale record of an earlier lap must not follow this commit's last one
       await this.f.pwrite(buf, at);
       this.flushCount++;
-      // Inline while syncs are fast (no cross-thread wake-up, ~50 us here), on the pool after a slow
-      // one. Measured, quiet machine (docs/benchmarks.md, 7 Dec 13:58): pgbench 2,175 TPS against
+      // Inline while syncs are fast (no cross-thread wake-up, ~50 us here), on the pool once one was
+      // slow. Measured, quiet machine (docs/benchmarks.md, 7 Dec 13:58): pgbench 2,175 TPS against
       // 1,931 with every sync on the pool, fsync'd 4 KiB writes 2,218 against 1,889 per s; on a busy
-      // machine the pool had won (674 against 557, 7 Dec 12:57). A sync on the pool is timed with its
-      // two thread hand-offs, slower than the device on a busy machine (pgbench: median 1.5 ms
-      // against 0.3 inline, 7 Dec 16:00), so it kept every later sync on the pool: the next commit
-      // syncs inline again and times the device.
-      const inline = this.lastSyncMs < INLINE_SYNC_MS_MAX;
+      // machine the pool had won (674 against 557, 7 Dec 12:57).
       const startedMs = performance.now();
-      await this.f.fdatasync(inline);
-      this.lastSyncMs = inline ? performance.now() - startedMs : 0;
+      await this.f.fdatasync(this.lastSyncMs < INLINE_SYNC_MS_MAX);
+      this.lastSyncMs = performance.now() - startedMs;
       this.bytesWritten += buf.length;
       this.fileBytes = Math.max(this.fileBytes, at + buf.length);
       let ro = at;

@@ -6,9 +6,8 @@ import test from 'ava';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { openStoreMetaOf, sqliteOnlyTest } from '../helpers/pg-meta';
-import { INLINE_SYNC_MS_MAX, INTENT_LOG_FILE } from '../../store/chunks/intent-log';
+import { INTENT_LOG_FILE } from '../../store/chunks/intent-log';
 import { INTENT_LOG_BYTES_MIN } from '../../store/config';
-import { IoFile, NodeIo, OpenMode } from '../../store/io/io';
 import { moveStoreMeta } from '../../store/meta-move';
 import { ROOT_INO } from '../../store/meta/meta';
 import { Store } from '../../store/store';
@@ -96,60 +95,4 @@ sqliteOnlyTest('meta copy refuses a store whose intent log holds writes not yet 
   const again = await Store.open(dir); // applies it
   t.true((await again.read(f.ino, 100, 5000)).equals(Buffer.alloc(5000, 9)));
   await again.close();
-});
-
-/** Longer than the inline gate: the slow device, or a pool sync's thread hand-offs on a busy machine. */
-const SLOW_SYNC_MS = 4 * INLINE_SYNC_MS_MAX;
-
-/**
- * NodeIo whose intent log syncs are recorded (inline or on the pool) and slowed: every third inline
- * sync busy-waits past the gate (the thread is held, as by a slow device), every pool sync resolves
- * SLOW_SYNC_MS late (hand-offs to and from the pool on a busy machine).
- */
-class SlowLogIo extends NodeIo {
-  readonly syncs: boolean[] = [];
-  private inlineSyncs = 0;
-  override async open(p: string, mode: OpenMode): Promise<IoFile> {
-    const f = await super.open(p, mode);
-    if (path.basename(p) !== INTENT_LOG_FILE) return f;
-    const fdatasync = async (inlineOk = true): Promise<void> => {
-      this.syncs.push(inlineOk);
-      await f.fdatasync(inlineOk);
-      if (!inlineOk) return new Promise((resolve) => setTimeout(resolve, SLOW_SYNC_MS));
-      if (++this.inlineSyncs % 3 !== 0) return;
-      const until = performance.now() + SLOW_SYNC_MS;
-      while (performance.now() < until); // held, as a slow device holds an inline sync
-    };
-    return new Proxy(f, {
-      get: (target, prop) => (prop === 'fdatasync' ? fdatasync : Reflect.get(target, prop, target)),
-    });
-  }
-}
-
-const POOL = "a slow log sync sends only the next one to the pool; a kill keeps every fsync'd byte";
-sqliteOnlyTest(POOL, async (t) => {
-  const io = new SlowLogIo();
-  const { store, dir } = await smallStore('replica:3', 6, { io });
-  const f = store.ns.create(ROOT_INO, 'f', 0o644, 0, 0);
-  const data = randomBytes(prng(5), 2 * CS);
-  await store.write(f.ino, 0, data);
-  await store.sync();
-  const first = io.syncs.length; // the log's own syncs at create and open
-  for (let i = 0; i < 30; i++) {
-    const at = (i * 7919) % (data.length - 4096);
-    const bytes = randomBytes(prng(200 + i), 4096);
-    await store.write(f.ino, at, bytes);
-    await store.sync();
-    bytes.copy(data, at);
-  }
-  const syncs = io.syncs.slice(first);
-  const pooled = syncs.flatMap((inline, i) => (inline ? [] : [i]));
-  t.true(pooled.length >= 5, `slow inline syncs sent some to the pool: ${syncs.join(' ')}`);
-  // Timed with its hand-offs a pool sync is slow too: it must not keep the next one on the pool.
-  for (const i of pooled) t.true(syncs[i - 1] && (i + 1 === syncs.length || syncs[i + 1]), `sync ${i}: ${syncs.join(' ')}`);
-  kill(store);
-  const r = await Store.open(dir);
-  t.deepEqual(r.recoveryReport.errors, []);
-  t.true((await r.read(f.ino, 0, data.length)).equals(data), "every fsync'd byte");
-  await r.close();
 });
