@@ -44,8 +44,9 @@ summarize_trace() {
 import re, sys, collections
 path, n = sys.argv[1], int(sys.argv[2])
 sent, lat, sizes = {}, collections.defaultdict(list), collections.Counter()
+EVENT = r' (\d+\.\d+): fuse_request_(send|end): connection \d+ req (\d+)(?: opcode \d+ \((\w+)\) len (\d+))?'
 for line in open(path):
-    m = re.search(r' (\d+\.\d+): fuse_request_(send|end): connection \d+ req (\d+)(?: opcode \d+ \((\w+)\) len (\d+))?', line)
+    m = re.search(EVENT, line)
     if not m: continue
     t, kind, req = float(m.group(1)), m.group(2), m.group(3)
     if kind == 'send':
@@ -56,7 +57,8 @@ for line in open(path):
         lat[op].append((t - t0) * 1e6)
 for op, v in sorted(lat.items()):
     v.sort()
-    print(f"  {op[5:]:10s} {len(v) / n:6.3f}/tx  latency mean {sum(v) / len(v):6.0f} us, median {v[len(v) // 2]:6.0f} us")
+    mean, median = sum(v) / len(v), v[len(v) // 2]
+    print(f"  {op[5:]:10s} {len(v) / n:6.3f}/tx  latency mean {mean:6.0f} us, median {median:6.0f} us")
 print('  WRITE sizes (KiB: count):', ', '.join(f'{k}: {c}' for k, c in sorted(sizes.items())))
 EOF
 }
