@@ -17,7 +17,7 @@ export class Slab {
   usedBytes = 0;
   liveBytes = 0;
   sealed = false;
-  /** Store writes reading pieces of this slab as they lie (DESIGN §5 "Write-back pieces"): it must not be emptied meanwhile. */
+  /** Store writes reading pieces of this slab as they lie (DESIGN §5 "Write-back pieces"): not emptied meanwhile. */
   storing = 0;
   constructor(
     readonly buf: Buffer,

@@ -481,7 +481,8 @@ export class FileIo implements SmallFilesHost {
       return null; // write() reports it
     }
     const hasChunks = info.slice === null && info.sizeBytes === 0 && this.env.map.live(ino).length > 0;
-    if (this.small.takes(info, hasChunks)) return null;
+    const endBytes = offsetBytes + parts.reduce((n, p) => n + p.length, 0);
+    if (this.small.takes(info, hasChunks, Math.max(info.sizeBytes, endBytes, sizeBytes ?? 0))) return null;
     const pieces = this.piecesOfParts(info.fl.chunkSizeBytes, offsetBytes, parts);
     if (!pieces.every((p) => slicesStoredAsTheyLie(info, p.bytes))) return null;
     return this.writePayload(ino, offsetBytes, [...parts], sizeBytes, times);
@@ -510,10 +511,13 @@ export class FileIo implements SmallFilesHost {
         const { fl } = info;
         try {
           const hasChunks = info.slice === null && info.sizeBytes === 0 && this.env.map.live(ino).length > 0;
-          // Parts reach here only for a file the small-file path does not take: joined if that changed.
+          // Parts reach here for a file the small-file path does not take (writeParts): joined if that changed.
+          const newLen = Math.max(info.sizeBytes, offsetBytes + lengthBytes, sizeBytes ?? 0);
+          const maySmall = !Array.isArray(data) || this.small.takes(info, hasChunks, newLen);
+          const small = maySmall ? joinPayload(data) : null;
           if (
-            this.small.takes(info, hasChunks) &&
-            (await this.small.write(ino, info, offsetBytes, joinPayload(data), sizeBytes ?? null, hasChunks, times ?? null))
+            small !== null &&
+            (await this.small.write(ino, info, offsetBytes, small, sizeBytes ?? null, hasChunks, times ?? null))
           )
             return;
           await this.writer.writePieces(

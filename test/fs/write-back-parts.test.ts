@@ -95,8 +95,18 @@ test('slabs whose pieces a store write reads as they lie are not reused or writt
   await wb.flush(a);
   await wb.flush(b);
   for (let off = 0; off < 8 * MIB; off += WRITE_BYTES) {
-    t.true(store.files.get(1)!.subarray(off, off + WRITE_BYTES).equals(pattern(7 + off, WRITE_BYTES)));
-    t.true(store.files.get(2)!.subarray(off, off + WRITE_BYTES).equals(pattern(9 + off, WRITE_BYTES)));
+    t.true(
+      store.files
+        .get(1)!
+        .subarray(off, off + WRITE_BYTES)
+        .equals(pattern(7 + off, WRITE_BYTES)),
+    );
+    t.true(
+      store.files
+        .get(2)!
+        .subarray(off, off + WRITE_BYTES)
+        .equals(pattern(9 + off, WRITE_BYTES)),
+    );
   }
   for (const f of [a, b]) if (f.timer !== null) clearTimeout(f.timer);
 });
