@@ -17,10 +17,20 @@ export class Slab {
   usedBytes = 0;
   liveBytes = 0;
   sealed = false;
+  /** Store writes reading pieces of this slab as they lie (DESIGN §5 "Write-back pieces"): not emptied meanwhile. */
+  storing = 0;
   constructor(
     readonly buf: Buffer,
     private readonly pool: SlabPool,
   ) {}
+
+  pin(): void {
+    this.storing++;
+  }
+  unpin(): void {
+    assert(this.storing > 0, 'slab: unpinned more often than pinned');
+    this.storing--;
+  }
 
   /** Bytes of pieces of this slab that are no longer needed (flushed, overwritten, truncated). */
   release(bytes: number): void {
@@ -110,6 +120,7 @@ export class SlabPool {
 
   /** Called by a slab whose last live byte was released. */
   emptied(slab: Slab): void {
+    assert(slab.storing === 0, 'slab: emptied while a store write reads its pieces');
     if (!slab.sealed) {
       slab.usedBytes = 0; // the slab being carved: start over from its beginning
       return;

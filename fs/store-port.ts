@@ -96,6 +96,18 @@ export interface StorePort {
    */
   write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number, times?: CommitTimes): Promise<void>;
   /**
+   * write() of parts laid back to back, stored without joining them (DESIGN §5 "Write-back pieces");
+   * the store keeps no reference to them once it settles. Null, with nothing done, when this file's
+   * chunks cannot take parts: join them and write(). Absent: always join.
+   */
+  writeParts?(
+    ino: number,
+    offsetBytes: number,
+    parts: readonly Uint8Array[],
+    sizeBytes?: number,
+    times?: CommitTimes,
+  ): Promise<void> | null;
+  /**
    * One full commit: every metadata change so far durable (fsync, fsyncdir, syncfs; DESIGN §5).
    * ino (fsync of that file): rejects with what a transaction group could not keep of it (EIO).
    */

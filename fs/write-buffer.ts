@@ -134,6 +134,10 @@ export class WriteBack {
   private closedInFlight = 0;
   private closeTimer: NodeJS.Timeout | null = null;
   private readonly lateErrors = new Map<number, Error>();
+  /** Bytes of multi-part batches joined in a lane before their store write (copied a second time). */
+  joinedBytes = 0;
+  /** Bytes of multi-part batches the store took as they lie (not copied again). */
+  partsStoredBytes = 0;
 
   constructor(
     private readonly store: StorePort,
@@ -497,6 +501,10 @@ export class WriteBack {
     for (let i = 0, windows = 0; i < runs.length && windows < WINDOWS_MAX; windows++) {
       const j = this.windowEnd(runs, i);
       const window = new LaneWindow(this.lanes, runs.slice(i, j), this.opts.chunkSizeBytes);
+      const windowEndBytes = runs[j - 1].offsetBytes + runs[j - 1].lengthBytes;
+      // The store reads the window's slabs as they lie (writeBatch): none may be emptied before it settled.
+      const pinned = extentsBefore(extents, progress.released, windowEndBytes);
+      for (const e of pinned) e.slab?.pin();
       try {
         const merged = await this.mergeScattered(file, window);
         for (const batch of coalesce(merged, this.opts.chunkSizeBytes * this.windowChunks)) {
@@ -507,10 +515,10 @@ export class WriteBack {
         }
       } finally {
         window.release();
+        for (const e of pinned) e.slab?.unpin();
       }
       // The extents wholly in this window are stored: their slab memory is free for writers now,
       // not when the whole flush ends (a 128 MiB flush held its writers for all of it).
-      const windowEndBytes = runs[j - 1].offsetBytes + runs[j - 1].lengthBytes;
       while (
         progress.released < extents.length &&
         extents[progress.released].offsetBytes + extents[progress.released].data.length <= windowEndBytes
@@ -536,11 +544,14 @@ export class WriteBack {
   }
 
   /**
-   * One store.write of a batch. Its parts (32 writes of 128 KiB per chunk) are joined in the window's
-   * lane buffer (fs/flush-lanes.ts), not a fresh Buffer.concat: first-touch page faults on fresh
-   * memory made the concat the mount's largest CPU cost (measured in this VM: 143 ms fresh vs 12 ms
-   * reused per 32 MiB). A part merged there already (mergeScattered) is in its place and not copied.
-   * Reuse is safe because the store keeps no reference to the data once write() settles.
+   * One store.write of a batch. Its parts (32 writes of 128 KiB per chunk) go to the store as they
+   * lie when it takes them (store.writeParts: a plain replica layout hashes and writes the slab
+   * slices, DESIGN §5 "Write-back pieces"); the slabs are pinned until it settled (storeWindows).
+   * Else they are joined in the window's lane buffer (fs/flush-lanes.ts), not a fresh Buffer.concat:
+   * first-touch page faults on fresh memory made the concat the mount's largest CPU cost (measured
+   * in this VM: 143 ms fresh vs 12 ms reused per 32 MiB). A part merged there already
+   * (mergeScattered) is in its place and not copied. Reuse is safe because the store keeps no
+   * reference to the data once write() settles.
    */
   private async writeBatch(
     file: OpenFile,
@@ -554,6 +565,12 @@ export class WriteBack {
       await this.store.write(file.ino, batch.offsetBytes, runBytes(batch), sizeBytes, times);
       return;
     }
+    const asTheyLie = this.store.writeParts?.(file.ino, batch.offsetBytes, batch.parts, sizeBytes, times);
+    if (asTheyLie !== undefined && asTheyLie !== null) {
+      this.partsStoredBytes += batch.lengthBytes;
+      await asTheyLie;
+      return;
+    }
     const joined = await window.view(batch.offsetBytes, batch.lengthBytes);
     let at = 0;
     for (const part of batch.parts) {
@@ -562,6 +579,7 @@ export class WriteBack {
       at += part.length;
     }
     assert(at === batch.lengthBytes, 'write-back: batch parts add up to its length');
+    this.joinedBytes += batch.lengthBytes;
     await this.store.write(file.ino, batch.offsetBytes, joined, sizeBytes, times);
   }
 
@@ -842,4 +860,11 @@ export class UnstoredRuns {
       this.next++;
     return this.next < runs.length ? Math.max(runs[this.next].offsetBytes, fromBytes) : Infinity;
   }
+}
+
+/** The extents from index `from` (offset-ordered) that start before endBytes. */
+function extentsBefore(extents: Extent[], from: number, endBytes: number): Extent[] {
+  let to = from;
+  while (to < extents.length && extents[to].offsetBytes < endBytes) to++;
+  return extents.slice(from, to);
 }

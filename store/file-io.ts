@@ -9,7 +9,8 @@ import { ChunkEnv } from './chunks/chunk-env';
 import type { CommitTimes } from './meta/commit-times';
 import { ChunkRow, StoredForm } from './meta/chunk-map';
 import { ChunkRef, FileLayout } from './chunks/chunk-ref';
-import { WrittenChunk, readChunk, writeWholeChunk } from './chunks/chunk-io';
+import { WrittenChunk, readChunk, slicesStoredAsTheyLie, writeWholeChunk } from './chunks/chunk-io';
+import { Payload, joinPayload, payloadLength } from './chunks/shard-encode';
 import { Maybe, andThen, noThrow } from './chunks/maybe-async';
 import { FsError } from './fs-error';
 import { KeyedMutex } from './chunks/keyed-mutex';
@@ -235,6 +236,29 @@ export class FileIo implements SmallFilesHost {
     return pieces;
   }
 
+  /** piecesOf for parts laid back to back: each chunk's piece is the slices of the parts it holds (views, no copy). */
+  private piecesOfParts(
+    cs: number,
+    offsetBytes: number,
+    parts: readonly Uint8Array[],
+  ): Array<{ c: number; offIn: number; bytes: Uint8Array[] }> {
+    const pieces: Array<{ c: number; offIn: number; bytes: Uint8Array[] }> = [];
+    let at = offsetBytes;
+    for (const part of parts) {
+      for (let from = 0; from < part.length; ) {
+        const c = Math.floor(at / cs);
+        const len = Math.min(cs - (at - c * cs), part.length - from);
+        const last = pieces[pieces.length - 1];
+        const slice = part.subarray(from, from + len);
+        if (last !== undefined && last.c === c) last.bytes.push(slice);
+        else pieces.push({ c, offIn: at - c * cs, bytes: [slice] });
+        from += len;
+        at += len;
+      }
+    }
+    return pieces;
+  }
+
   /**
    * Before a commit that changes ino's chunk rows or size outside a transaction group (truncate,
    * punch, delete): the group holding its rows commits first (DESIGN §5), so no later group commits
@@ -434,13 +458,51 @@ export class FileIo implements SmallFilesHost {
    * times: the mtime and ctime to commit with it (what the mount showed while the bytes were buffered); default: now.
    */
   write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number, times?: CommitTimes): Promise<void> {
-    if (!validRange(offsetBytes, data.length))
+    return this.writePayload(ino, offsetBytes, data, sizeBytes, times);
+  }
+
+  /**
+   * write() of parts laid back to back, not joined (DESIGN §5 "Write-back pieces"): each chunk's
+   * slices are hashed and written as they lie. Null, with nothing done, when this file's chunks
+   * cannot take them so (a layout that encodes one buffer, slices not of whole bitrot blocks, a
+   * file that may still be a small file's slice): the caller joins them and calls write().
+   */
+  writeParts(
+    ino: number,
+    offsetBytes: number,
+    parts: readonly Uint8Array[],
+    sizeBytes?: number,
+    times?: CommitTimes,
+  ): Promise<void> | null {
+    let info: FileInfo;
+    try {
+      info = this.fileInfo(ino);
+    } catch {
+      return null; // write() reports it
+    }
+    const hasChunks = info.slice === null && info.sizeBytes === 0 && this.env.map.live(ino).length > 0;
+    const endBytes = offsetBytes + parts.reduce((n, p) => n + p.length, 0);
+    if (this.small.takes(info, hasChunks, Math.max(info.sizeBytes, endBytes, sizeBytes ?? 0))) return null;
+    const pieces = this.piecesOfParts(info.fl.chunkSizeBytes, offsetBytes, parts);
+    if (!pieces.every((p) => slicesStoredAsTheyLie(info, p.bytes))) return null;
+    return this.writePayload(ino, offsetBytes, [...parts], sizeBytes, times);
+  }
+
+  private writePayload(
+    ino: number,
+    offsetBytes: number,
+    data: Payload,
+    sizeBytes?: number,
+    times?: CommitTimes,
+  ): Promise<void> {
+    const lengthBytes = payloadLength(data);
+    if (!validRange(offsetBytes, lengthBytes))
       return Promise.reject(new FsError('EINVAL', `write: bad offset ${offsetBytes}`));
-    if (offsetBytes + data.length > FILE_BYTES_MAX)
+    if (offsetBytes + lengthBytes > FILE_BYTES_MAX)
       return Promise.reject(new FsError('EFBIG', 'write past the maximum file size'));
     if (sizeBytes !== undefined && (!validRange(sizeBytes, 0) || sizeBytes > FILE_BYTES_MAX))
       return Promise.reject(new FsError('EINVAL', `write: bad size ${sizeBytes}`));
-    if (data.length === 0) return Promise.resolve();
+    if (lengthBytes === 0) return Promise.resolve();
     // Room first, never under an inode lock (the applier needs those locks to make room); at once
     // when there is room, so a read issued after this write queues behind it.
     const locked = (): Promise<void> =>
@@ -449,11 +511,21 @@ export class FileIo implements SmallFilesHost {
         const { fl } = info;
         try {
           const hasChunks = info.slice === null && info.sizeBytes === 0 && this.env.map.live(ino).length > 0;
-          if (await this.small.write(ino, info, offsetBytes, data, sizeBytes ?? null, hasChunks, times ?? null)) return;
+          // Parts reach here for a file the small-file path does not take (writeParts): joined if that changed.
+          const newLen = Math.max(info.sizeBytes, offsetBytes + lengthBytes, sizeBytes ?? 0);
+          const maySmall = !Array.isArray(data) || this.small.takes(info, hasChunks, newLen);
+          const small = maySmall ? joinPayload(data) : null;
+          if (
+            small !== null &&
+            (await this.small.write(ino, info, offsetBytes, small, sizeBytes ?? null, hasChunks, times ?? null))
+          )
+            return;
           await this.writer.writePieces(
             ino,
             fl,
-            this.piecesOf(fl.chunkSizeBytes, offsetBytes, data),
+            Array.isArray(data)
+              ? this.piecesOfParts(fl.chunkSizeBytes, offsetBytes, data)
+              : this.piecesOf(fl.chunkSizeBytes, offsetBytes, data),
             sizeBytes ?? null,
             undefined,
             times ?? null,

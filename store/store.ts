@@ -955,6 +955,16 @@ export class Store {
   write(ino: number, offsetBytes: number, data: Uint8Array, sizeBytes?: number, times?: CommitTimes): Promise<void> {
     return this.files.write(ino, offsetBytes, data, sizeBytes, times);
   }
+  /** write() of parts laid back to back, not joined; null when this file's chunks cannot take them so (join, then write()). */
+  writeParts(
+    ino: number,
+    offsetBytes: number,
+    parts: readonly Uint8Array[],
+    sizeBytes?: number,
+    times?: CommitTimes,
+  ): Promise<void> | null {
+    return this.files.writeParts(ino, offsetBytes, parts, sizeBytes, times);
+  }
   async truncate(ino: number, sizeBytes: number): Promise<void> {
     const shrinks = this.prealloc.shrinks(ino, sizeBytes);
     await this.files.truncate(ino, sizeBytes);

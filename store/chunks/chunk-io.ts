@@ -10,7 +10,8 @@ import { errnoCode } from '../io/io';
 import { shardCount, writeQuorum } from '../../src/layout';
 import { readReplicaInto } from './replica-chunk';
 import { Maybe, isPromise } from './maybe-async';
-import { Payload } from './shard-encode';
+import { Payload, blockAlignedSlices, joinPayload } from './shard-encode';
+import { hasTransforms } from '../../src/chunk-transforms';
 import { overlaySpans, uncoveredParts } from './intent-backlog';
 import { encodeChunkOffThread, readDecodedInto } from './chunk-transform';
 import { StoredForm } from '../meta/chunk-map';
@@ -100,9 +101,19 @@ export function readStoredInto(
 }
 
 /** Shard payloads of a chunk: R copies, or the §6 split plus parity (parity buffers from alloc). */
-export function shardPayloads(ref: ChunkRef, content: Uint8Array, alloc?: (lengthBytes: number) => Buffer): Payload[] {
+export function shardPayloads(ref: ChunkRef, content: Payload, alloc?: (lengthBytes: number) => Buffer): Payload[] {
   if (ref.fl.layout.kind === 'replica') return ref.diskIds.map(() => content);
-  return encodeEcShards(ref, content, alloc);
+  return encodeEcShards(ref, joinPayload(content), alloc);
+}
+
+/**
+ * Whether a chunk's content may stay in slices down to its shard writes: a plain replica layout
+ * (its shard payload is the content, spec §8.1) and slices of whole bitrot blocks (spec §4.1: each
+ * block is hashed within one slice).
+ */
+export function slicesStoredAsTheyLie(ref: Pick<ChunkRef, 'fl'>, slices: readonly Uint8Array[]): boolean {
+  const { layout, bitrotBlockBytes } = ref.fl;
+  return layout.kind === 'replica' && !hasTransforms(layout.transforms) && blockAlignedSlices(slices, bitrotBlockBytes);
 }
 
 /** A write that could not make enough shards durable; old data is untouched. */
@@ -132,9 +143,16 @@ export interface WrittenChunk {
 export async function writeWholeChunk(
   env: ChunkEnv,
   plain: ChunkRef,
-  content: Uint8Array,
+  content: Payload,
   syncs?: WriteSyncs,
 ): Promise<WrittenChunk> {
+  if (Array.isArray(content)) {
+    // The write-back's pieces as they lie (DESIGN §5 "Write-back pieces"): each replica hashes and
+    // writes the same slices. Other layouts encode one buffer (a rare join: the write-back joins
+    // for them itself).
+    if (slicesStoredAsTheyLie(plain, content)) return writeShards(env, plain, shardPayloads(plain, content), syncs);
+    content = joinPayload(content);
+  }
   // An encrypted payload is sealed into a pooled buffer, given back once every shard write settled:
   // on this VM a fresh 4 MiB buffer's page faults cost ~10x the sealing (docs/transforms.md).
   // EC parity shards too (an ec:4+2 chunk rewritten per gathered intents took two fresh

@@ -34,6 +34,7 @@ import { WriteSyncs } from './tx-group';
 import { logRecordId } from './intent-backlog';
 import { nowNs } from '../meta/meta';
 import { timesFit } from '../../src/intent-record';
+import { Payload, joinPayload, payloadLength } from './shard-encode';
 
 /** What the writer needs of store/file-io.ts: chunk refs with their placement. */
 export interface ChunkRefs {
@@ -53,7 +54,8 @@ export interface ChunkRefs {
 interface Plan {
   c: number;
   offIn: number;
-  bytes: Uint8Array;
+  /** The new bytes: one buffer, or the write-back's slices laid back to back (DESIGN §5 "Write-back pieces"). */
+  bytes: Payload;
   old: ChunkRef | null;
   /** The reserved version of a whole write; 0n for a journaled intent. */
   version: bigint;
@@ -105,7 +107,7 @@ export class ChunkWriter {
   async writePieces(
     ino: number,
     fl: FileLayout,
-    pieces: Array<{ c: number; offIn: number; bytes: Uint8Array }>,
+    pieces: Array<{ c: number; offIn: number; bytes: Payload }>,
     sizeBytes: number | null,
     alsoInCommit?: () => void,
     times: CommitTimes | null = null,
@@ -147,7 +149,7 @@ export class ChunkWriter {
     const covered = this.reserve(ino, fl, plans, spans, stampTimes, joined, viaLog);
     const commits: Commit[] = [];
     const at = (p: { c: number; offIn: number }): number => p.c * fl.chunkSizeBytes + p.offIn;
-    let sizeTo = sizeBytes ?? plans.reduce((end, p) => Math.max(end, at(p) + p.bytes.length), 0);
+    let sizeTo = sizeBytes ?? plans.reduce((end, p) => Math.max(end, at(p) + payloadLength(p.bytes)), 0);
     let firstError: unknown = null;
     try {
       // Intents and reservations durable before any shard is touched. A write made of intents only
@@ -168,7 +170,7 @@ export class ChunkWriter {
             chunkIndex: p.c,
             version: p.old!.version,
             offsetBytes: p.offIn,
-            bytes: p.bytes,
+            bytes: joinPayload(p.bytes),
             times: recordTimes,
             sealed: fl.layout.transforms.encryption !== null,
           });
@@ -221,7 +223,7 @@ export class ChunkWriter {
   ): Promise<boolean> {
     this.reserve(ino, fl, plans, new Map(), times ?? { mtimeNs: nowNs(), ctimeNs: nowNs() }, undefined, false);
     const at = (p: { c: number; offIn: number }): number => p.c * fl.chunkSizeBytes + p.offIn;
-    let sizeTo = sizeBytes ?? plans.reduce((end, p) => Math.max(end, at(p) + p.bytes.length), 0);
+    let sizeTo = sizeBytes ?? plans.reduce((end, p) => Math.max(end, at(p) + payloadLength(p.bytes)), 0);
     let firstError: unknown = null;
     const done: Array<{ p: Plan; w: Commit; syncs: WriteSyncs }> = [];
     try {
@@ -279,18 +281,18 @@ export class ChunkWriter {
    */
   private async readSpans(plans: Plan[], viaLog: boolean): Promise<Map<Plan, Span>> {
     const out = new Map<Plan, Span>();
-    const journaled = plans.filter((p) => this.journaled(p.old, p.offIn, p.offIn + p.bytes.length));
+    const journaled = plans.filter((p) => this.journaled(p.old, p.offIn, p.offIn + payloadLength(p.bytes)));
     for (const p of journaled) {
       if (!viaLog) continue;
       const first = Math.floor(p.offIn / p.old!.fl.bitrotBlockBytes);
-      out.set(p, { firstBlock: first, span: Buffer.from(p.bytes), offsetBytes: p.offIn });
+      out.set(p, { firstBlock: first, span: Buffer.from(joinPayload(p.bytes)), offsetBytes: p.offIn });
     }
     const rmw = journaled.filter((p) => !out.has(p));
     // A lone span (an fsync'd small write) is read on this thread when the Io allows it: no pool
     // round trip on the fsync's path (measured: readSpans 220 us -> see docs/benchmarks.md).
     const inline = rmw.length === 1;
     await boundedAll(rmw, CHUNKS_IN_FLIGHT_MAX, async (p) => {
-      out.set(p, await mergedSpan(this.env, p.old!, p.offIn, p.bytes, inline));
+      out.set(p, await mergedSpan(this.env, p.old!, p.offIn, joinPayload(p.bytes), inline));
     });
     return out;
   }
@@ -383,12 +385,12 @@ export class ChunkWriter {
 
   private async writePiece(ino: number, fl: FileLayout, p: Plan, syncs?: WriteSyncs): Promise<Commit> {
     const { c, offIn, bytes, old } = p;
-    const endIn = offIn + bytes.length;
+    const endIn = offIn + payloadLength(bytes);
     assert(p.patch === null, 'a journaled piece is applied by the applier');
     if (old === null) {
       if (offIn === 0) return this.writeVersion(ino, fl, c, p.version, null, bytes, syncs); // no copy: the common sequential write
       const content = Buffer.alloc(endIn); // the hole before offIn reads as zeros
-      content.set(bytes, offIn);
+      setPayload(content, bytes, offIn);
       return this.writeVersion(ino, fl, c, p.version, null, content, syncs);
     }
     if (offIn === 0 && endIn >= old.logicalLenBytes) return this.writeVersion(ino, fl, c, p.version, old, bytes, syncs);
@@ -403,10 +405,10 @@ export class ChunkWriter {
     version: bigint,
     old: ChunkRef,
     offIn: number,
-    bytes: Uint8Array,
+    bytes: Payload,
     syncs?: WriteSyncs,
   ): Promise<Commit> {
-    const endIn = offIn + bytes.length;
+    const endIn = offIn + payloadLength(bytes);
     // A pooled chunk buffer (huge pages, page-aligned: its shards can be written past the page
     // cache): fresh, each rewrite left 4 MiB of garbage resident until a collection (the mount's
     // peak RSS under random writes to ec:4+2, DESIGN §5 "Direct shard writes").
@@ -416,7 +418,7 @@ export class ChunkWriter {
       const content = pooled.subarray(0, lengthBytes);
       await readChunkInto(this.env, old, 0, old.logicalLenBytes, content, 0);
       content.fill(0, old.logicalLenBytes, offIn); // a hole between the old end and the write reads as zeros
-      content.set(bytes, offIn);
+      setPayload(content, bytes, offIn);
       return await this.writeVersion(ino, fl, c, version, old, content, syncs);
     } finally {
       this.env.shards.scratch.give(pooled);
@@ -430,16 +432,30 @@ export class ChunkWriter {
     c: number,
     version: bigint,
     old: ChunkRef | null,
-    content: Uint8Array,
+    content: Payload,
     syncs?: WriteSyncs,
   ): Promise<Commit> {
+    const lengthBytes = payloadLength(content);
     assert(version > 0n, 'a whole-chunk write needs a reserved version');
     const { failed, stored } = await writeWholeChunk(
       this.env,
-      this.host.ref(ino, fl, c, version, content.length),
+      this.host.ref(ino, fl, c, version, lengthBytes),
       content,
       syncs,
     );
-    return { chunkIndex: c, version, logicalLenBytes: content.length, failed, stored, old };
+    return { chunkIndex: c, version, logicalLenBytes: lengthBytes, failed, stored, old };
+  }
+}
+
+/** payload's bytes into target at atBytes (slices back to back). */
+function setPayload(target: Uint8Array, payload: Payload, atBytes: number): void {
+  if (!Array.isArray(payload)) {
+    target.set(payload, atBytes);
+    return;
+  }
+  let at = atBytes;
+  for (const slice of payload) {
+    target.set(slice, at);
+    at += slice.length;
   }
 }

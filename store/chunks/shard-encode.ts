@@ -52,6 +52,18 @@ export function payloadLength(payload: Payload): number {
   return Array.isArray(payload) ? payload.reduce((n, s) => n + s.length, 0) : payload.length;
 }
 
+/** The payload as one buffer: itself, or its slices joined (a fresh buffer: for the paths that need one). */
+export function joinPayload(payload: Payload): Uint8Array {
+  if (!Array.isArray(payload)) return payload;
+  return payload.length === 1 ? payload[0] : Buffer.concat(payload);
+}
+
+/** Whether slices may be hashed and written as they lie (spec §4.1): every slice but the last whole bitrot blocks. */
+export function blockAlignedSlices(slices: readonly Uint8Array[], bitrotBlockBytes: number): boolean {
+  for (let i = 0; i < slices.length - 1; i++) if (slices[i].length % bitrotBlockBytes !== 0) return false;
+  return true;
+}
+
 export type ShardFailure = 'bitrot' | 'missing' | 'header' | 'io';
 
 /** How a shard failed, or null when the error is not about the shard (a bug: rethrow). */

@@ -81,6 +81,15 @@ export class SmallFiles {
    * needle path needs the committed size to cover the write (DESIGN §5 prefix rule: a needle holds
    * exactly the file's bytes), else the file moves to chunks. times: the mtime and ctime to commit; null: now.
    */
+  /**
+   * Whether write() may keep the file's bytes here, the file growing to newLenBytes (false: the
+   * chunk path takes them, write() returns false at once).
+   */
+  takes(info: SmallFileInfo, hasChunks: boolean, newLenBytes: number): boolean {
+    if (this.smallFileMaxBytes === 0 || (info.slice === null && (info.sizeBytes > 0 || hasChunks))) return false;
+    return info.slice !== null || newLenBytes <= this.smallFileMaxBytes;
+  }
+
   async write(
     ino: number,
     info: SmallFileInfo,
@@ -90,9 +99,9 @@ export class SmallFiles {
     hasChunks: boolean,
     times: CommitTimes | null = null,
   ): Promise<boolean> {
-    if (this.smallFileMaxBytes === 0 || (info.slice === null && (info.sizeBytes > 0 || hasChunks))) return false;
     const end = offsetBytes + data.length;
     const newLen = Math.max(info.sizeBytes, end, sizeBytes ?? 0);
+    if (!this.takes(info, hasChunks, newLen)) return false;
     const prefixOk = (sizeBytes ?? end) >= Math.max(info.sizeBytes, end);
     if (newLen <= this.smallFileMaxBytes && prefixOk) {
       const content = Buffer.alloc(newLen);
