@@ -282,6 +282,8 @@ export class PgDb implements Db {
   commits = 0n;
   /** Round trips to the server since open (each statement sent alone, each pipeline): what the benchmarks count. */
   roundTrips = 0;
+  /** Of those, the transactions answered before their reply (DESIGN §9 "PostgreSQL round trips"): nothing waited for them. */
+  answeredTrips = 0;
   /** The next inode number newIno hands out (0: to be read), and the row cache's trust epoch it was read in. */
   private inoNext = 0;
   private inoEpoch = -1;
@@ -353,6 +355,21 @@ export class PgDb implements Db {
   }
 
   /**
+   * Every reply to what was sent, read now (blocking): for a caller about to read the server through
+   * another connection (tools, tests). Throws when one of them was a crash of the metadata.
+   */
+  readRepliesNow(): void {
+    const crashes = this.metaCrashes;
+    this.drain();
+    if (this.metaCrashes !== crashes)
+      throw new PgError(
+        '',
+        `a crash of the metadata: ${this.crashedBecause ?? 'see the log'}`,
+        SQLSTATE_CONNECTION_FAILURE,
+      );
+  }
+
+  /**
    * Read every reply now (blocking): a synchronous statement (exec, prepare, a write outside a
    * transaction) follows what was answered, and runs only if all of it succeeded.
    */
@@ -398,6 +415,12 @@ export class PgDb implements Db {
     this.usable();
     // A write outside a transaction commits at once: only after every answered one did.
     if (this.depth === 0 && !READ_ONLY_TEXT.test(text)) this.drain();
+    // A read whose answer an unread transaction carries (its prefetch): waiting for it costs less than a round trip.
+    else if (this.replies.keepsReads && this.pipeline.pending === 0) {
+      this.drain();
+      const kept = this.rowCache.get(text, values);
+      if (kept !== undefined) return kept;
+    }
     let result: PgResult;
     if (this.pipeline.pending > 0 || this.replies.unread > 0) result = this.sendQueue({ name, text, values })!;
     else {
@@ -545,11 +568,12 @@ export class PgDb implements Db {
 
   /**
    * Send the queued statements and last in one round trip; last's result. answered: the caller does
-   * not wait for the reply (an operation answered early, DESIGN §9): no round trip counted, null.
+   * not wait for the reply (an operation answered early, DESIGN §9): null.
    */
   private sendQueue(last: PgCall | null, answered = false): PgResult | null {
     this.usable();
-    if (!answered) this.roundTrips++;
+    this.roundTrips++;
+    if (answered) this.answeredTrips++;
     try {
       const result = this.pipeline.send(this.replies, last, answered);
       // A crash found while reading up to last: its answer may reflect a state that no longer is.
@@ -578,7 +602,8 @@ export class PgDb implements Db {
     if (status === 'PGRES_TUPLES_OK' || status === 'PGRES_COMMAND_OK') return;
     const fields = this.pq.resultErrorFields() as { sqlState?: string } | undefined;
     const state = fields?.sqlState ?? '';
-    const lost = this.pq.transactionStatus() === PQTRANS_UNKNOWN || state === '' || CONNECTION_GONE_SQLSTATE.test(state);
+    const lost =
+      this.pq.transactionStatus() === PQTRANS_UNKNOWN || state === '' || CONNECTION_GONE_SQLSTATE.test(state);
     if (lost) this.lostConnection(this.pq.errorMessage() || this.pq.resultErrorMessage() || status);
     // A session that never held the lease (a migration before the take) gets the server's PgError.
     if (fields?.sqlState === FENCED_SQLSTATE && this.holderSession !== null) {

@@ -122,6 +122,7 @@ export class PgPipeline {
         q.run.done = q.sink === null ? runInfoOf(pq) : READ_RUN_INFO;
         q.sink?.(CachedResult.of(pq));
       },
+      keeps: q.sink !== null,
     }));
     if (last !== null) statements.push({ ...last, onResult: null });
     const batch = replies.send(statements, answered, last !== null);

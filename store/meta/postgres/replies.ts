@@ -27,6 +27,8 @@ export interface SentStatement {
   text: string;
   values: Array<string | null>;
   onResult: ((pq: PgResult) => void) | null;
+  /** A read sent for its answer to be kept (PgDb.prefetch, along): a later read may find it there. */
+  keeps?: boolean;
 }
 
 export class SentBatch {
@@ -84,6 +86,11 @@ export class PgReplies {
   /** Batches sent and not read. */
   get unread(): number {
     return this.batches.length;
+  }
+
+  /** Some batch not read yet carries a read whose answer will be kept (a read missing now may find it then). */
+  get keepsReads(): boolean {
+    return this.batches.some((b) => b.statements.some((s) => s.keeps === true));
   }
 
   /** Transactions answered early whose replies are not read yet. */
