@@ -649,6 +649,7 @@ pgTest(
       const deletions = await count(() => Promise.all(inos.map((ino) => store.deleteFile(ino))));
       t.is(deletions, 1, 'ten deletions in one transaction; the chunks of new inodes not asked for');
       const rowsOf = other.prepare('SELECT count(*) AS n FROM inodes WHERE ino = ?');
+      replied(store);
       for (const ino of inos) t.is((rowsOf.get(ino) as { n: bigint }).n, 0n, `inode ${ino} gone on the server`);
       const dead = other.prepare('SELECT sum(dead_bytes) AS d FROM containers').get() as { d: bigint };
       t.true(dead.d > 0n, 'the needles turned dead');
