@@ -436,6 +436,8 @@ export class PgDb implements Db {
 
   /** Queue a statement of this transaction (its RunInfo sends the queue when read). */
   enqueue(call: PgCall): RunInfo {
+    // A read an unread transaction carries is kept only if no write comes before its answer: read what arrived.
+    if (this.replies.keepsReads) this.replies.poll();
     this.refuseIfFenced();
     this.beginNow();
     this.rowCache.write(call.text, call.values); // the rows it changes, as the transaction will see them

@@ -140,6 +140,16 @@ export class PgReplies {
     this.leave();
   }
 
+  /** Read what has arrived, without waiting; a failure found is told to the engine (onLost, onAnsweredFailure). */
+  poll(): void {
+    if (this.gone || this.batches.length === 0) return;
+    try {
+      this.readArrived();
+    } catch {
+      /* lost: told to onLost already */
+    }
+  }
+
   /** Resolves once every batch sent before the call is read (failed or not). */
   whenRead(): Promise<void> {
     const last = this.batches[this.batches.length - 1];
