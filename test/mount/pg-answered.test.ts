@@ -105,17 +105,21 @@ async function answeredThenCrash(t: ExecutionContext, name: string, crash: () =>
     holder.kill('SIGKILL');
   });
   const locked = (): boolean =>
-    cluster!.query(name, "SELECT count(*) FROM pg_locks WHERE mode = 'ExclusiveLock' AND granted AND relation = 'dirents'::regclass").trim() === '1';
+    cluster!
+      .query(
+        name,
+        "SELECT count(*) FROM pg_locks WHERE mode = 'ExclusiveLock' AND granted AND relation = 'dirents'::regclass",
+      )
+      .trim() === '1';
   // Just after a lease renewal (every few seconds, a write that waits for every reply): none comes
   // while the operations below are answered.
   const renewed = (): string => cluster!.query(name, 'SELECT heartbeat_at FROM chunkfs_lease').trim();
   const last = renewed();
   await until('a lease renewal', () => renewed() !== last, m);
   await until('the lock', locked, m);
-  const ops = await sh(
-    `cd ${mp}/d && : > n1 && : > n2 && : > n3 && mkdir sub && mv a b && rm synced && echo done`,
-    { timeoutMs: OPS_TIMEOUT_MS },
-  );
+  const ops = await sh(`cd ${mp}/d && : > n1 && : > n2 && : > n3 && mkdir sub && mv a b && rm synced && echo done`, {
+    timeoutMs: OPS_TIMEOUT_MS,
+  });
   t.is(ops.stdout.trim(), 'done', `the operations were answered: ${ops.stderr}`);
   if (ops.stdout.trim() !== 'done') t.log(JSON.stringify(ops), 'OUTPUT', m.output());
   t.true(locked(), 'answered while the server could not run them');
@@ -152,7 +156,7 @@ if (unavailable !== null) {
   });
 } else {
   test.serial(
-    'the server killed (immediate) under operations answered before it ran them: the state before them, nothing fsync\'d lost, no stale name, one crash',
+    "the server killed (immediate) under operations answered before it ran them: the state before them, nothing fsync'd lost, no stale name, one crash",
     async (t) => {
       await answeredThenCrash(t, 'killed', () => {
         cluster!.crash();
@@ -166,7 +170,10 @@ if (unavailable !== null) {
     async (t) => {
       await answeredThenCrash(t, 'cut', () => {
         t.is(cluster!.query('cut', TERMINATE_WAITING_SQL).trim(), '1', "the mount's session, waiting for the lock");
-        cluster!.query('cut', "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(600)%' AND pid <> pg_backend_pid()");
+        cluster!.query(
+          'cut',
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(600)%' AND pid <> pg_backend_pid()",
+        );
       });
     },
   );

@@ -282,7 +282,7 @@ export class PgDb implements Db {
   commits = 0n;
   /** Round trips to the server since open (each statement sent alone, each pipeline): what the benchmarks count. */
   roundTrips = 0;
-  /** Of those, the transactions answered before their reply (DESIGN §9 "PostgreSQL round trips"): nothing waited for them. */
+  /** Of those, transactions answered before their reply (DESIGN §9 "PostgreSQL round trips"): none waited for. */
   answeredTrips = 0;
   /** The next inode number newIno hands out (0: to be read), and the row cache's trust epoch it was read in. */
   private inoNext = 0;

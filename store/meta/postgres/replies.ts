@@ -114,7 +114,8 @@ export class PgReplies {
       this.pipelined = true;
     }
     for (const s of statements)
-      if (!this.pq.sendQueryPrepared(s.name, s.values)) this.lose(`sending a statement failed: ${this.pq.errorMessage()}`);
+      if (!this.pq.sendQueryPrepared(s.name, s.values))
+        this.lose(`sending a statement failed: ${this.pq.errorMessage()}`);
     if (!this.pq.pipelineSync()) this.lose(`sending the pipeline failed: ${this.pq.errorMessage()}`);
     this.statementsSent += statements.length;
     // Listed once sent: a batch the connection refused was never answered (its caller gets the error).

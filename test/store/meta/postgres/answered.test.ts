@@ -110,7 +110,8 @@ pgTest(
       await point.makeDurable();
       const blocker = lockKv(url);
       db.transaction(() => put.run(6, 'before the failure'))();
-      db.transaction(() => put.run(5, 'a duplicate: fails on the server'))(); // answered: the mount's state said nothing
+      // Answered: nothing in this connection's state said it would fail.
+      db.transaction(() => put.run(5, 'a duplicate: fails on the server'))();
       db.transaction(() => put.run(7, 'after the failure'))();
       db.transaction(() => put.run(8, 'after the failure too'))();
       t.is(db.unanswered, 4, 'all four answered before any reply');
@@ -178,36 +179,39 @@ pgTest(
   },
 );
 
-pgTest('a terminated session is found broken by the first statement that meets it, read or answered write', async (t) => {
-  const url = freshDb();
-  const db = holder(url);
-  const other = connectPg(url);
-  const heard: Reconnection[] = [];
-  db.onReconnect((r) => heard.push(r));
-  try {
-    const read = db.prepare('SELECT count(*) AS n FROM kv');
-    const put = db.prepare('INSERT INTO kv(k, v) VALUES (?, ?)');
-    read.get();
-    db.transaction(() => put.run(1, 'x'))();
-    await db.settle();
-    const terminate = (): void => {
-      const pid = (db.prepare('SELECT pg_backend_pid() AS pid').get() as { pid: bigint }).pid;
-      // Waits for the session's process to end: its socket is closed when this returns.
-      other.prepare('SELECT pg_terminate_backend(?, ?) AS ok').get(pid, TERMINATE_WAIT_MS);
-    };
-    terminate();
-    t.throws(() => read.get(), { instanceOf: PgError });
-    t.not(db.outage(), null, 'a read: the connection is known broken (and dialled again) at once');
-    await until('the reconnection', () => heard.length === 1);
-    terminate();
-    const err = t.throws(() => db.transaction(() => put.run(2, 'y'))(), { instanceOf: PgError });
-    t.regex(err!.message, /closed the connection/);
-    t.not(db.outage(), null, 'a write: found broken before it was answered');
-    t.is(db.metaCrashes, 0, 'nothing was answered on the broken connection: no crash');
-    await until('the second reconnection', () => heard.length === 2);
-    t.deepEqual(keys(other), [1]);
-  } finally {
-    db.close();
-    other.close();
-  }
-});
+pgTest(
+  'a terminated session is found broken by the first statement that meets it, read or answered write',
+  async (t) => {
+    const url = freshDb();
+    const db = holder(url);
+    const other = connectPg(url);
+    const heard: Reconnection[] = [];
+    db.onReconnect((r) => heard.push(r));
+    try {
+      const read = db.prepare('SELECT count(*) AS n FROM kv');
+      const put = db.prepare('INSERT INTO kv(k, v) VALUES (?, ?)');
+      read.get();
+      db.transaction(() => put.run(1, 'x'))();
+      await db.settle();
+      const terminate = (): void => {
+        const pid = (db.prepare('SELECT pg_backend_pid() AS pid').get() as { pid: bigint }).pid;
+        // Waits for the session's process to end: its socket is closed when this returns.
+        other.prepare('SELECT pg_terminate_backend(?, ?) AS ok').get(pid, TERMINATE_WAIT_MS);
+      };
+      terminate();
+      t.throws(() => read.get(), { instanceOf: PgError });
+      t.not(db.outage(), null, 'a read: the connection is known broken (and dialled again) at once');
+      await until('the reconnection', () => heard.length === 1);
+      terminate();
+      const err = t.throws(() => db.transaction(() => put.run(2, 'y'))(), { instanceOf: PgError });
+      t.regex(err!.message, /closed the connection/);
+      t.not(db.outage(), null, 'a write: found broken before it was answered');
+      t.is(db.metaCrashes, 0, 'nothing was answered on the broken connection: no crash');
+      await until('the second reconnection', () => heard.length === 2);
+      t.deepEqual(keys(other), [1]);
+    } finally {
+      db.close();
+      other.close();
+    }
+  },
+);
