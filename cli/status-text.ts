@@ -132,9 +132,13 @@ function leaseLostText(m: Obj): string {
     : '';
 }
 
-/** Reconnections after the connection broke (DESIGN §9 "A broken connection"): each one a crash of the metadata. */
+/**
+ * Reconnections after the connection broke (DESIGN §9 "A broken connection"), and crashes of the
+ * metadata: failures after operations were answered (DESIGN §9 "PostgreSQL round trips").
+ */
 function reconnectsText(m: Obj): string {
-  return typeof m.reconnects === 'number' ? `; meta_reconnects: ${m.reconnects}` : '';
+  const crashes = typeof m.crashes === 'number' ? `; meta_crashes: ${m.crashes}` : '';
+  return typeof m.reconnects === 'number' ? `; meta_reconnects: ${m.reconnects}${crashes}` : '';
 }
 
 /** The metadata server down now (DESIGN §9 "A broken connection"): since when (UTC), why, the tries to dial again. */

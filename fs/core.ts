@@ -1,6 +1,7 @@
 // State shared by the inode-based ops (DESIGN §2): the store, open file and directory handles, the
 // write-back buffer and the kernel's lookup counts. Transports (fs/fuse/) turn requests into calls
 // of the ops in fs/ops-*.ts, which take inode numbers and file handles.
+import { RecentNames } from './recent-names';
 import type { StorePort } from './store-port';
 import type { Attr } from '../store/meta/attr';
 import type { Stat } from './types';
@@ -73,6 +74,8 @@ export class FsCore {
   posixAcl = false;
   /** Directories removed while the kernel still holds them (fs/gone-dirs.ts). */
   readonly goneDirs = new GoneDirs();
+  /** Names changed lately: forgotten by the kernel after a crash of the metadata (fs/recent-names.ts). */
+  readonly recentNames = new RecentNames();
   /** Files with no name left whose data waits until the kernel forgets them (see lookups.ts). */
   private readonly unlinkedKnown = new Set<number>();
 

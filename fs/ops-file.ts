@@ -25,6 +25,7 @@ export function create(
   const p = core.ns.attr(parent);
   const o = newOwner(p, caller);
   const h = inherit(core, parent, mode & 0o7777, caller.umask, false);
+  core.recentNames.changed(parent, name);
   const a = core.ns.create(parent, name, h.mode, o.uid, o.gid);
   applyInherited(core, a.ino, h);
   const fh = core.handles.open(a.ino, flags & O_ACCMODE, a.sizeBytes).handle.fh;

@@ -79,6 +79,7 @@ export function mkdir(core: FsCore, parent: number, name: string, mode: number, 
   const p = core.ns.attr(parent);
   const o = newOwner(p, caller);
   const h = inherit(core, parent, (mode & 0o7777) | (o.inheritSgid ? S_ISGID : 0), caller.umask, true);
+  core.recentNames.changed(parent, name);
   const a = core.ns.mkdir(parent, name, h.mode, o.uid, o.gid);
   applyInherited(core, a.ino, h);
   return core.stat(a);
@@ -87,6 +88,7 @@ export function mkdir(core: FsCore, parent: number, name: string, mode: number, 
 export function rmdir(core: FsCore, parent: number, name: string): void {
   checkLength(name);
   const a = core.ns.lookup(parent, name);
+  core.recentNames.changed(parent, name);
   core.ns.rmdir(parent, name);
   if (a !== null) core.removedDir(a);
 }
@@ -100,6 +102,7 @@ export function mknod(core: FsCore, parent: number, name: string, mode: number, 
   const regular = (mode & S_IFMT) === S_IFREG || (mode & S_IFMT) === 0;
   if (!regular && type === null) throw posix('EINVAL', `mknod cannot make mode ${mode.toString(8)}`);
   const h = inherit(core, parent, mode & 0o7777, caller.umask, false);
+  core.recentNames.changed(parent, name);
   const a = regular
     ? core.ns.create(parent, name, h.mode, o.uid, o.gid)
     : core.ns.mknod(parent, name, type!, h.mode, rdev, o.uid, o.gid);
@@ -109,6 +112,7 @@ export function mknod(core: FsCore, parent: number, name: string, mode: number, 
 
 export async function unlink(core: FsCore, parent: number, name: string): Promise<void> {
   checkLength(name);
+  core.recentNames.changed(parent, name);
   const r = core.ns.unlink(parent, name);
   await core.dropped(r.ino, r.nlink);
 }
@@ -130,6 +134,8 @@ export async function rename(
 ): Promise<void> {
   checkLength(name);
   checkLength(newName);
+  core.recentNames.changed(parent, name);
+  core.recentNames.changed(newParent, newName);
   if (flags === RENAME_EXCHANGE) {
     core.ns.exchange(parent, name, newParent, newName);
     return;
@@ -175,6 +181,7 @@ function whiteoutOwner(core: FsCore, parent: number, caller: Caller | undefined)
 
 export function link(core: FsCore, ino: number, newParent: number, newName: string): Stat {
   checkLength(newName);
+  core.recentNames.changed(newParent, newName);
   return core.stat(core.ns.link(ino, newParent, newName));
 }
 
@@ -182,6 +189,7 @@ export function symlink(core: FsCore, parent: number, name: string, target: stri
   checkLength(name);
   const p = core.ns.attr(parent);
   const o = newOwner(p, caller);
+  core.recentNames.changed(parent, name);
   return core.stat(core.ns.symlink(parent, name, target, o.uid, o.gid));
 }
 

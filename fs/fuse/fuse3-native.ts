@@ -54,6 +54,8 @@ export interface Fuse3Native {
   destroy(s: Session): number;
   /** Drops the kernel's cached pages and attributes of these inodes (on a worker thread); resolves to how many it held. */
   invalidate(s: Session, inos: Float64Array): Promise<number>;
+  /** Makes the kernel forget the names (parents[i], names[i]) (on a worker thread); resolves to how many it held. */
+  invalidateEntries(s: Session, parents: Float64Array, names: string[]): Promise<number>;
   /** [a pidfd of this process, this end of fusermount3's auto_unmount socket], or why there are none (unmount-guard.ts). */
   unmountGuardFds(s: Session): [number, number] | string;
   replyErr(s: Session, id: number, errno: number): number;

@@ -177,7 +177,11 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
   if (opts.writebackCache && process.getuid?.() === 0 && connId !== null) await raiseDirtyShare(connId, opts.log);
 
   let stopping = false;
-  const invalidations = new Invalidations((inos) => native.invalidate(session, inos), core.lookups);
+  const invalidations = new Invalidations(
+    (inos) => native.invalidate(session, inos),
+    core.lookups,
+    (parents, names) => native.invalidateEntries(session, parents, names),
+  );
   return {
     name: 'fuse3',
     dropKernelCache(): Promise<void> {
@@ -187,7 +191,11 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
     },
     writerChanged(changed: readonly number[] | 'all'): void {
       // 'all': the metadata was reloaded (a reconnection, a lost lease): no answer from before stands.
-      if (changed === 'all') dirAttrs?.clear();
+      // Names too: one a crash of the metadata lost would stand until its entry timeout (DESIGN §9).
+      if (changed === 'all') {
+        dirAttrs?.clear();
+        invalidations.forgetNames(core.recentNames.take());
+      }
       invalidations.soon(changed);
     },
     readGrantStats(): ReadGrantStats | null {

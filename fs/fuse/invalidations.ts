@@ -4,6 +4,7 @@
 // (DESIGN §9) is merged: inodes asked for while a call runs go together in the next one.
 import { ROOT_INO } from '../../store/meta/meta';
 import type { LookupCounts } from '../lookups';
+import type { NameInDir } from '../recent-names';
 
 export class Invalidations {
   private running: Promise<unknown> = Promise.resolve();
@@ -15,7 +16,18 @@ export class Invalidations {
   constructor(
     private readonly invalidate: (inos: Float64Array) => Promise<number>,
     private readonly lookups: LookupCounts,
+    private readonly invalidateEntries: (parents: Float64Array, names: string[]) => Promise<number>,
   ) {}
+
+  /** Make the kernel forget these names soon (after the call running): a crash of the metadata may have lost them. */
+  forgetNames(names: readonly NameInDir[]): void {
+    if (names.length === 0) return;
+    const parents = Float64Array.from(names, (n) => n.parent);
+    const list = names.map((n) => n.name);
+    this.running = this.running
+      .then(() => (this.stopped ? 0 : this.invalidateEntries(parents, list)))
+      .catch(() => undefined);
+  }
 
   /** Drop these now (after the call running); resolves when the kernel has. */
   now(inos: Iterable<number>): Promise<void> {

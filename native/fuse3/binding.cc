@@ -5,6 +5,7 @@
 //   connectionId(session) -> number, or null once the connection ended
 //   destroy(session) -> requests answered EIO because JS had not answered them
 //   invalidate(session, inos: Float64Array) -> Promise<number of inodes the kernel dropped>
+//   invalidateEntries(session, parents: Float64Array, names: string[]) -> Promise<number of names dropped>
 //   unmountGuardFds(session) -> [pidfd of this process, fusermount3 socket] | string (why not)
 #include <node_api.h>
 
@@ -160,18 +161,22 @@ napi_value Destroy(napi_env env, napi_callback_info info) {
 // Invalidation runs on a libuv worker thread (napi async work): the kernel may wait there for a
 // locked page whose read only the JS thread can answer. The caller keeps the session alive until
 // the promise settles (fs/fuse/fuse3.ts awaits it before destroy).
+// With names, the entries (parent inos[i], names[i]) instead of inodes.
 struct InvalidateWork {
   Session* session;
   std::vector<uint64_t> inos;
   double dropped = 0;
   napi_deferred deferred;
   napi_async_work work;
+  std::vector<std::string> names;
 };
 
 void InvalidateExecute(napi_env /*env*/, void* data) {
   auto* w = static_cast<InvalidateWork*>(data);
-  for (uint64_t ino : w->inos) {
-    if (w->session->InvalidateInode(ino) == 0) w->dropped += 1;
+  for (size_t i = 0; i < w->inos.size(); i++) {
+    int r = w->names.empty() ? w->session->InvalidateInode(w->inos[i])
+                             : w->session->InvalidateEntry(w->inos[i], w->names[i]);
+    if (r == 0) w->dropped += 1;
   }
 }
 
@@ -184,7 +189,32 @@ void InvalidateComplete(napi_env env, napi_status /*status*/, void* data) {
   delete w;
 }
 
-napi_value Invalidate(napi_env env, napi_callback_info info) {
+// names: a JS array of exactly `count` strings (names the kernel may cache), or a thrown TypeError.
+bool NamesOf(napi_env env, napi_value arr, size_t count, std::vector<std::string>* out) {
+  uint32_t n = 0;
+  bool isArray = false;
+  napi_is_array(env, arr, &isArray);
+  if (!isArray || napi_get_array_length(env, arr, &n) != napi_ok || n != count) {
+    napi_throw_type_error(env, nullptr, "invalidateEntries: one name per parent inode expected");
+    return false;
+  }
+  out->reserve(n);
+  for (uint32_t i = 0; i < n; i++) {
+    napi_value v;
+    size_t len = 0;
+    if (napi_get_element(env, arr, i, &v) != napi_ok ||
+        napi_get_value_string_utf8(env, v, nullptr, 0, &len) != napi_ok) {
+      napi_throw_type_error(env, nullptr, "invalidateEntries: names must be strings");
+      return false;
+    }
+    std::string s(len, '\0');
+    napi_get_value_string_utf8(env, v, s.data(), len + 1, &len);
+    out->push_back(std::move(s));
+  }
+  return true;
+}
+
+napi_value InvalidateWith(napi_env env, napi_callback_info info, bool withNames) {
   Args a(env, info);
   Session* s = a.Live(0);
   if (s == nullptr) return nullptr;
@@ -198,10 +228,14 @@ napi_value Invalidate(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, nullptr, "invalidate: inode numbers must be a Float64Array");
     return nullptr;
   }
-  auto* w = new InvalidateWork{s, {}, 0, nullptr, nullptr};
+  auto* w = new InvalidateWork{s, {}, 0, nullptr, nullptr, {}};
   const double* inos = static_cast<const double*>(raw);
   w->inos.reserve(length);
   for (size_t i = 0; i < length; i++) w->inos.push_back(static_cast<uint64_t>(inos[i]));
+  if (withNames && !NamesOf(env, a.At(2), length, &w->names)) {
+    delete w;
+    return nullptr;
+  }
   napi_value promise, name;
   napi_create_promise(env, &w->deferred, &promise);
   napi_create_string_utf8(env, "chunkfs_fuse3_invalidate", NAPI_AUTO_LENGTH, &name);
@@ -209,6 +243,10 @@ napi_value Invalidate(napi_env env, napi_callback_info info) {
   napi_queue_async_work(env, w->work);
   return promise;
 }
+
+napi_value Invalidate(napi_env env, napi_callback_info info) { return InvalidateWith(env, info, false); }
+
+napi_value InvalidateEntries(napi_env env, napi_callback_info info) { return InvalidateWith(env, info, true); }
 
 // What fs/fuse/unmount-guard.ts hands to the guard process; the caller closes the pidfd once it has.
 napi_value UnmountGuardFds(napi_env env, napi_callback_info info) {
@@ -239,6 +277,7 @@ napi_value Init(napi_env env, napi_value exports) {
       {"connectionId", nullptr, ConnectionId, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"destroy", nullptr, Destroy, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"invalidate", nullptr, Invalidate, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"invalidateEntries", nullptr, InvalidateEntries, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"unmountGuardFds", nullptr, UnmountGuardFds, nullptr, nullptr, nullptr, napi_default, nullptr},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);

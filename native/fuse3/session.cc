@@ -430,6 +430,11 @@ int Session::InvalidateInode(uint64_t ino) {
   return fuse_lowlevel_notify_inval_inode(se_, ino, 0, 0);
 }
 
+int Session::InvalidateEntry(uint64_t parent, const std::string& name) {
+  if (destroyed_ || se_ == nullptr) return -ENOTCONN;
+  return fuse_lowlevel_notify_inval_entry(se_, parent, name.data(), name.size());
+}
+
 size_t Session::Destroy(napi_env env) {
   if (destroyed_) return 0;
   ClosePoll();  // before fuse_session_unmount closes the descriptor it polls

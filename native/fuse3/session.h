@@ -119,6 +119,9 @@ class Session {
   // (-ENOENT: the kernel does not hold it). Never on the JS thread: the kernel may wait for a page
   // whose read request only JS can answer.
   int InvalidateInode(uint64_t ino);
+  // The kernel forgets the name `name` in directory parent, so its next walk asks again
+  // (fuse_lowlevel_notify_inval_entry). 0, or a negative errno (-ENOENT: not cached).
+  int InvalidateEntry(uint64_t parent, const std::string& name);
 
  private:
   Session(const MountOptions& opts) : opts_(opts), slots_(kSlotsMax, nullptr), gens_(kSlotsMax, 0),

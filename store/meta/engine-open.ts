@@ -209,6 +209,8 @@ export interface MetaStatus {
   leaseLost: string | null;
   /** Reconnections to the metadata server since open (PostgreSQL; DESIGN §9 "A broken connection"). */
   reconnects?: number;
+  /** Crashes of the metadata since open (PostgreSQL; DESIGN §9 "PostgreSQL round trips"). */
+  crashes?: number;
   /** The server unreachable now (PostgreSQL): lease null then means unknown, not free. */
   unreachable?: Outage | null;
 }
@@ -222,6 +224,7 @@ export function metaStatus(db: Db, metaPath: string): MetaStatus {
       lease: metaOutage(db) === null ? readLeaseIfReachable(db) : null,
       leaseLost: db.fencedBy,
       reconnects: db.reconnects,
+      crashes: db.metaCrashes,
       unreachable: metaOutage(db),
     };
   return { engine: db.engine, location: metaPath, leases: db.caps.leases, lease: null, leaseLost: null };

@@ -97,7 +97,7 @@ async function statusWhileDown(t: ExecutionContext, mp: string, offline: string)
     text.stdout,
     new RegExp(
       '^metadata: postgres \\S+: unreachable since \\d\\d:\\d\\d:\\d\\d UTC \\(.+\\), ' +
-        'reconnecting \\(\\d+ attempts?\\); meta_reconnects: 0$',
+        'reconnecting \\(\\d+ attempts?\\); meta_reconnects: 0; meta_crashes: \\d+$',
       'm',
     ),
   );

@@ -28,6 +28,9 @@ export class ChangeAnnouncer {
 
   /** Followers now: the triggers on for them, off without them. */
   check(): void {
+    // A read waits for every reply before it (DESIGN §9 "PostgreSQL round trips"): a background look
+    // never holds the mount behind a slow server; it looks again at the next check.
+    if (this.db.unanswered > 0) return;
     try {
       const r = this.db.prepare(FOLLOWERS_SQL).get() as { n: bigint; on: bigint | null };
       const want = r.n > 0n;

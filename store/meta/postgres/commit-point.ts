@@ -13,6 +13,10 @@
 // while the server flushes, the thread serves requests, as SQLite's WAL fdatasync runs on the pool,
 // and the metadata connection stays free for them (it is synchronous, DESIGN §9).
 //
+// Operations are answered once their statements are sent (DESIGN §9 "PostgreSQL round trips"): a
+// full commit point first waits for every reply to what was sent (PgDb.settle), so the barrier is
+// every reply plus one synchronous commit.
+//
 // It vouches only for commits made on its own server instance (instance.ts): after a
 // crash or a fail-over of the server, commits made on the old one and not flushed yet may be gone,
 // and the commit point says so (EIO at the fsync) instead of answering for them (DESIGN §9 "A
@@ -45,6 +49,9 @@ export class PgCommitPoint implements CommitPoint {
   async makeDurable(): Promise<void> {
     const upTo = this.db.commits; // what the caller's mark covers: the commits made before this call
     const reconnects = this.db.reconnects;
+    // Transactions answered before their replies (DESIGN §9): the server has run each one before
+    // the synchronous commit below flushes the WAL; a failure among them fails this (spans.confirm).
+    await this.db.settle();
     // A connection the server dropped (a restart) is found by using it: one more try on a new one.
     // Trying again is harmless: any synchronous commit that succeeds flushes everything before it.
     for (let attempt = 1; ; attempt++) {

@@ -8,10 +8,13 @@
 // null. Statements are prepared on the server once per text (the surveys prepare per
 // call). Transactions nest as savepoints, as better-sqlite3's do. Inside a transaction, statements
 // whose results are not read yet wait and go together with the next one that is (pipeline.ts).
+// The lease holder's transactions are answered once sent; their replies are read as they come
+// (replies.ts), and a failure among them is a crash of the metadata (PgDb.crash, DESIGN §9).
 import { Db, EngineCaps, EngineSql, RunInfo, SqlParam, SqlStatement, sqlFor } from '../sql-engine';
 import { PgText, toPgPlaceholders } from './placeholders';
 import { LibpqConnection } from './libpq';
 import { PgCall, PgPipeline, PgResult, runInfoOf } from './pipeline';
+import { PgReplies } from './replies';
 import { CACHED_TABLES, PgRowCache } from './row-cache';
 import { redactedUrl } from './target';
 import { CachedResult } from './result';
@@ -59,6 +62,24 @@ const PQTRANS_IDLE = 0;
 const PQTRANS_UNKNOWN = 4;
 /** SQLSTATE connection_failure (class 08). */
 const SQLSTATE_CONNECTION_FAILURE = '08006';
+/**
+ * SQLSTATE classes of a connection that is gone: 08 (connection exception) and 57P (the server shut
+ * down, crashed or terminated the session). libpq's own errors (the server closed the connection)
+ * carry none. libpq may not report its transaction status UNKNOWN yet at the first such failure.
+ */
+const CONNECTION_GONE_SQLSTATE = /^(08|57P)/;
+/**
+ * Each transaction answered early carries this step (DESIGN §9 "PostgreSQL round trips"): it checks
+ * that the session's count of such transactions is the one before it, and sets its own. The setting
+ * is rolled back with a transaction that fails, so every later one fails too (current_setting of a
+ * name never set raises): after a failure the server holds a prefix of what was answered.
+ */
+const CHAIN_STEP_SQL =
+  "SELECT CASE WHEN coalesce(current_setting('chunkfs.pipeline_step', true), '') = $1 " +
+  "THEN set_config('chunkfs.pipeline_step', $2, false) " +
+  "ELSE current_setting('chunkfs.pipeline_broken_before_step_' || $2) END";
+/** A statement that only reads, sent at once behind unread transactions (others wait for them: PgDb.execPrepared). */
+const READ_ONLY_TEXT = /^\s*SELECT\b/i;
 
 /** A failed statement, naming the SQL, the server's message and SQLSTATE (e.g. 23505: unique violation). */
 /** Words of a statement named in an error: its kind and table ("INSERT INTO inodes"), not its text. */
@@ -239,6 +260,19 @@ export class PgDb implements Db {
   private readonly reconnect = new ReconnectSchedule((tries, downMs) => this.redial(tries, downMs));
   /** Reconnections that worked since open (`chunkfs status`: meta_reconnects). */
   reconnects = 0;
+  /**
+   * Crashes of the metadata since open (`chunkfs status`: meta_crashes): a failure after operations
+   * were answered before their replies (DESIGN §9 "PostgreSQL round trips").
+   */
+  metaCrashes = 0;
+  /** Why the connection's answered operations were lost (told with its reconnection); null: none. */
+  private crashedBecause: string | null = null;
+  /** Replies of this connection not read yet (answered transactions, and what is read behind them). */
+  private replies: PgReplies;
+  /** Transactions answered early on this connection (CHAIN_STEP_SQL's count). */
+  private chainSteps = 0;
+  /** Answer the lease holder's transactions once sent (off: each waits for its reply, as tools do). */
+  answerEarly = true;
   /** Which server instance each commit was made on, and which ones a full commit point vouched for (instance.ts). */
   readonly spans: CommitSpans;
   /** The lease holder's re-take of the lease on a new connection (lease.ts); null: no lease held. */
@@ -248,6 +282,8 @@ export class PgDb implements Db {
   commits = 0n;
   /** Round trips to the server since open (each statement sent alone, each pipeline): what the benchmarks count. */
   roundTrips = 0;
+  /** Of those, transactions answered before their reply (DESIGN §9 "PostgreSQL round trips"): none waited for. */
+  answeredTrips = 0;
   /** The next inode number newIno hands out (0: to be read), and the row cache's trust epoch it was read in. */
   private inoNext = 0;
   private inoEpoch = -1;
@@ -279,6 +315,90 @@ export class PgDb implements Db {
   ) {
     this.target = redactedUrl(url);
     this.spans = new CommitSpans(instance);
+    this.replies = this.repliesOf(pq);
+  }
+
+  private repliesOf(pq: LibpqConnection): PgReplies {
+    return new PgReplies(
+      pq,
+      (text) => this.check(text),
+      (err) => this.crash(err),
+      (why) => this.lostConnection(why),
+    );
+  }
+
+  /**
+   * The lease holder's transaction goes once sent, its reply read later: it is the only writer and
+   * knows the outcome from its own state (DESIGN §9 "PostgreSQL round trips"). Without the lease
+   * (tools, mkfs, migrations) each waits for its reply.
+   */
+  private answersEarly(): boolean {
+    return this.answerEarly && this.holderSession !== null && this.fencedBy === null && this.rowCache.trusted;
+  }
+
+  /** Transactions answered and not yet confirmed by the server (status, tests). */
+  get unanswered(): number {
+    return this.replies.unanswered;
+  }
+
+  /** Statements sent since open on this connection (the benchmarks' count). */
+  get statementsSent(): number {
+    return this.replies.statementsSent;
+  }
+
+  /**
+   * The first half of a full commit point (commit-point.ts): every reply to what was sent is read,
+   * so the server has run every transaction answered before the call.
+   */
+  settle(): Promise<void> {
+    return this.replies.whenRead();
+  }
+
+  /**
+   * Every reply to what was sent, read now (blocking): for a caller about to read the server through
+   * another connection (tools, tests). Throws when one of them was a crash of the metadata.
+   */
+  readRepliesNow(): void {
+    const crashes = this.metaCrashes;
+    this.drain();
+    if (this.metaCrashes !== crashes)
+      throw new PgError(
+        '',
+        `a crash of the metadata: ${this.crashedBecause ?? 'see the log'}`,
+        SQLSTATE_CONNECTION_FAILURE,
+      );
+  }
+
+  /**
+   * Read every reply now (blocking): a synchronous statement (exec, prepare, a write outside a
+   * transaction) follows what was answered, and runs only if all of it succeeded.
+   */
+  private drain(): void {
+    if (this.replies.unread === 0) return;
+    try {
+      this.replies.readAll();
+    } catch (err) {
+      this.lostConnection((err as Error).message);
+    }
+    this.usable();
+  }
+
+  /**
+   * A transaction answered early failed, or the connection broke under one (DESIGN §9 "PostgreSQL
+   * round trips"): a crash of the metadata. Counted once per connection; the commits answered since
+   * the last full commit point count as lost (instance.ts), so a full commit point in flight fails
+   * and files open now fail their next fsync. A refused epoch fences the mount (read-only, as a
+   * refusal at once does: check); anything else drops the connection, which is dialled again,
+   * reloading what was cached and telling the kernel to drop its caches (store.ts).
+   */
+  private crash(err: unknown): void {
+    if (this.crashedBecause === null) {
+      this.crashedBecause = (err as Error).message.split('\n')[0];
+      this.metaCrashes++;
+      this.spans.crashed();
+    }
+    if (err instanceof LeaseLostError) return; // fenced already (check): the lease's loss reloads
+    this.lostConnection(this.crashedBecause);
   }
 
   /** Run a prepared statement (preparing its text on first use), after the queued ones; throws PgError. */
@@ -293,8 +413,16 @@ export class PgDb implements Db {
       if (projected !== undefined) return projected;
     }
     this.usable();
+    // A write outside a transaction commits at once: only after every answered one did.
+    if (this.depth === 0 && !READ_ONLY_TEXT.test(text)) this.drain();
+    // A read whose answer an unread transaction carries (its prefetch): waiting for it costs less than a round trip.
+    else if (this.replies.keepsReads && this.pipeline.pending === 0) {
+      this.drain();
+      const kept = this.rowCache.get(text, values);
+      if (kept !== undefined) return kept;
+    }
     let result: PgResult;
-    if (this.pipeline.pending > 0) result = this.sendQueue({ name, text, values })!;
+    if (this.pipeline.pending > 0 || this.replies.unread > 0) result = this.sendQueue({ name, text, values })!;
     else {
       this.roundTrips++;
       this.pq.execPrepared(name, values);
@@ -308,6 +436,8 @@ export class PgDb implements Db {
 
   /** Queue a statement of this transaction (its RunInfo sends the queue when read). */
   enqueue(call: PgCall): RunInfo {
+    // A read an unread transaction carries is kept only if no write comes before its answer: read what arrived.
+    if (this.replies.keepsReads) this.replies.poll();
     this.refuseIfFenced();
     this.beginNow();
     this.rowCache.write(call.text, call.values); // the rows it changes, as the transaction will see them
@@ -438,15 +568,23 @@ export class PgDb implements Db {
     if (this.fencedBy !== null) throw new LeaseLostError(this.target, this.fencedBy);
   }
 
-  /** Send the queued statements and last in one round trip; last's result. */
-  private sendQueue(last: PgCall | null): PgResult | null {
+  /**
+   * Send the queued statements and last in one round trip; last's result. answered: the caller does
+   * not wait for the reply (an operation answered early, DESIGN §9): null.
+   */
+  private sendQueue(last: PgCall | null, answered = false): PgResult | null {
     this.usable();
     this.roundTrips++;
+    if (answered) this.answeredTrips++;
     try {
-      return this.pipeline.send(this.pq, (text) => this.check(text), last);
+      const result = this.pipeline.send(this.replies, last, answered);
+      // A crash found while reading up to last: its answer may reflect a state that no longer is.
+      this.usable();
+      return result;
     } catch (err) {
-      if (err instanceof PgError) throw err;
-      if (this.pq.transactionStatus() !== PQTRANS_UNKNOWN) throw err;
+      if (err instanceof PgError || err instanceof LeaseLostError) throw err;
+      if (this.fencedBy !== null) throw new LeaseLostError(this.target, this.fencedBy); // found with a reply
+      if (!this.broken && this.pq.transactionStatus() !== PQTRANS_UNKNOWN) throw err;
       this.lostConnection((err as Error).message);
       throw new PgError(
         last?.text ?? '',
@@ -465,7 +603,9 @@ export class PgDb implements Db {
     const status = this.pq.resultStatus();
     if (status === 'PGRES_TUPLES_OK' || status === 'PGRES_COMMAND_OK') return;
     const fields = this.pq.resultErrorFields() as { sqlState?: string } | undefined;
-    const lost = this.pq.transactionStatus() === PQTRANS_UNKNOWN;
+    const state = fields?.sqlState ?? '';
+    const lost =
+      this.pq.transactionStatus() === PQTRANS_UNKNOWN || state === '' || CONNECTION_GONE_SQLSTATE.test(state);
     if (lost) this.lostConnection(this.pq.errorMessage() || this.pq.resultErrorMessage() || status);
     // A session that never held the lease (a migration before the take) gets the server's PgError.
     if (fields?.sqlState === FENCED_SQLSTATE && this.holderSession !== null) {
@@ -540,8 +680,12 @@ export class PgDb implements Db {
       finishLibpq(pq);
       throw err;
     }
+    this.replies.abandon('the connection was dialled again');
     finishLibpq(this.pq);
     this.pq = pq;
+    this.replies = this.repliesOf(pq);
+    this.chainSteps = 0;
+    const crashed = this.crashedBecause;
     this.broken = false;
     this.rowCache.clear();
     const at = this.commits; // the commits above it are this connection's
@@ -554,10 +698,14 @@ export class PgDb implements Db {
       }
     }
     const was = this.spans.current;
-    const mayHaveLost = this.spans.reconnected(at, instance)
-      ? `the server restarted or failed over (was ${was}, now ${instance}) ` +
-        'before commits since the last fsync were flushed'
-      : null;
+    const lostCommits = this.spans.reconnected(at, instance);
+    const mayHaveLost = !lostCommits
+      ? null
+      : crashed !== null
+        ? `a crash of the metadata (${crashed}) after operations were answered`
+        : `the server restarted or failed over (was ${was}, now ${instance}) ` +
+          'before commits since the last fsync were flushed';
+    this.crashedBecause = null;
     this.reconnects++;
     const r: Reconnection = { target: this.target, tries, downMs, mayHaveLost };
     for (const fn of this.reconnectListeners) fn(r);
@@ -580,6 +728,7 @@ export class PgDb implements Db {
         throw new Error(`metadata SQL: more than ${PREPARED_TEXTS_MAX} distinct statements`);
       p = { name: `cfs${this.prepared.size}`, params };
       this.usable();
+      this.drain(); // libpq prepares outside pipeline mode
       this.roundTrips++;
       this.pq.prepare(p.name, text, p.params);
       this.check(text);
@@ -603,6 +752,7 @@ export class PgDb implements Db {
     this.rowCache.clear(); // migrations, locks, ROLLBACK: what it changes is not parsed
     if (this.pipeline.pending > 0) this.sendQueue(null); // in order, after what waits
     this.usable();
+    this.drain(); // libpq runs a query string outside pipeline mode
     this.roundTrips++;
     this.pq.exec(text);
     this.check(text);
@@ -643,7 +793,9 @@ export class PgDb implements Db {
       try {
         // Every statement of it is still queued: they go without BEGIN and COMMIT, as one implicit
         // transaction that the pipeline's sync point commits (or rolls back whole on a failure).
-        if (this.pipeline.dropLeadingBegin(begin)) this.sendQueue(null);
+        const implicit = this.pipeline.dropLeadingBegin(begin);
+        if (this.answersEarly()) this.sendAnswered(implicit);
+        else if (implicit) this.sendQueue(null);
         else this.execPrepared(this.control('COMMIT').name, 'COMMIT', []);
       } catch (err) {
         this.rollback(null);
@@ -652,6 +804,20 @@ export class PgDb implements Db {
       this.commits++;
       return result;
     };
+  }
+
+  /**
+   * The transaction's statements go with its chain step (CHAIN_STEP_SQL) and, when BEGIN went
+   * already, COMMIT; the caller is answered without waiting for the reply (DESIGN §9).
+   */
+  private sendAnswered(implicit: boolean): void {
+    const step = this.prepareText(CHAIN_STEP_SQL, 2).name;
+    const prev = this.chainSteps === 0 ? '' : String(this.chainSteps);
+    const noop = (): void => undefined;
+    this.pipeline.add({ name: step, text: CHAIN_STEP_SQL, values: [prev, String(this.chainSteps + 1)] }, noop);
+    if (!implicit) this.pipeline.add(this.control('COMMIT'), noop);
+    this.sendQueue(null, true);
+    this.chainSteps++;
   }
 
   private rollback(savepoint: string | null): void {
@@ -708,6 +874,13 @@ export class PgDb implements Db {
 
   close(): void {
     this.reconnect.stop();
+    if (!this.broken)
+      try {
+        this.replies.readAll(); // what was answered runs before the connection ends
+      } catch {
+        /* lost with the connection: a crash of the metadata */
+      }
+    this.replies.abandon('the store was closed');
     finishLibpq(this.pq);
   }
 }

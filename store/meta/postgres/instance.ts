@@ -24,6 +24,8 @@ export function serverInstanceOf(pq: LibpqConnection): string {
 
 /** The end of the current span (no commit count reaches it). */
 const OPEN_END = 1n << 126n;
+/** Marks the instance of commits a crash of the metadata may have lost (CommitSpans.crashed). */
+const CRASHED_SUFFIX = ' (before a crash of the metadata)';
 /** Spans kept at most: one per reconnection since the last full commit point (each one is a reconnection). */
 const SPANS_MAX = 1024;
 
@@ -81,6 +83,17 @@ export class CommitSpans {
       this.spans.push({ from: at, instance });
     }
     return this.spans.some((s) => s.instance !== instance);
+  }
+
+  /**
+   * A crash of the metadata (a transaction answered before its reply failed, or its connection broke:
+   * engine.ts): the commits not known durable may be lost as on another instance, so the next
+   * connection, even to the same server, reports them lost, and no commit point vouches for them.
+   */
+  crashed(): void {
+    this.spans = this.spans.map((s) =>
+      s.instance.endsWith(CRASHED_SUFFIX) ? s : { from: s.from, instance: `${s.instance}${CRASHED_SUFFIX}` },
+    );
   }
 
   /**

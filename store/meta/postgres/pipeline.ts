@@ -10,16 +10,18 @@
 // statements up to a pipeline's sync point run as one implicit transaction, which the sync point
 // commits, or rolls back whole when one fails (PostgreSQL's extended protocol): the server runs a
 // third of the statements for an operation of one write (PgDb.transaction, dropLeadingBegin).
+// The lease holder's transactions go at their end without waiting for the reply (DESIGN §9
+// "PostgreSQL round trips"): the operation is answered once its statements are sent, and replies.ts
+// reads the replies as they come; a queued statement's RunInfo read after that reads its reply.
 import { RunInfo } from '../sql-engine';
-import { LibpqConnection, PgResult } from './libpq';
+import { PgResult } from './libpq';
+import { PgReplies, SentBatch, SentStatement } from './replies';
 import { CachedResult } from './result';
 
 /** Statements one transaction may queue before they are sent anyway (a bound on memory). */
 export const PIPELINE_QUEUE_MAX = 256;
 /** Transaction control that needs an explicit transaction block. */
 const SAVEPOINT_TEXT = /^(SAVEPOINT|RELEASE SAVEPOINT|ROLLBACK TO SAVEPOINT) /;
-/** Results read after the sync point before giving up on finding it (the server sends one). */
-const SYNC_RESULTS_MAX = 4;
 
 export type { PgResult } from './libpq';
 
@@ -29,15 +31,21 @@ export interface PgCall {
   values: Array<string | null>;
 }
 
-/** The connection's current result is good, or it throws (PgDb's check: a PgError naming text). */
-export type ResultCheck = (text: string) => void;
+export type { ResultCheck } from './replies';
 
-/** A queued statement's RunInfo: reading it sends the queue first. */
+/** A queued statement's RunInfo: reading it sends the queue first, or reads its reply when it was sent. */
 class QueuedRun implements RunInfo {
   done: RunInfo | null = null;
-  constructor(private readonly send: () => void) {}
+  constructor(private wait: () => void) {}
+  /** It went in a batch answered early: reading it reads that batch's replies (and throws its failure). */
+  sentIn(replies: PgReplies, batch: SentBatch): void {
+    this.wait = () => {
+      replies.readUntil(batch);
+      if (batch.failure !== null) throw batch.failure;
+    };
+  }
   private result(): RunInfo {
-    if (this.done === null) this.send();
+    if (this.done === null) this.wait();
     if (this.done === null) throw new Error('metadata SQL: a queued statement was sent without its result');
     return this.done;
   }
@@ -99,64 +107,31 @@ export class PgPipeline {
   }
 
   /**
-   * Send the queue and last (if any) in one pipeline and read every result; last's is returned.
-   * The first failure is thrown once the pipeline is read to its end (the connection is usable).
+   * Send the queue and last (if any) in one pipeline (pipelined after every batch still unread). Not
+   * answered: every reply up to last's is read and last's result returned; the first failure is
+   * thrown once the batch is read to its end (the connection is usable). answered: nothing is read
+   * now (replies.ts reads it as its replies come); null.
    */
-  send(pq: LibpqConnection, check: ResultCheck, last: PgCall | null): PgResult | null {
+  send(replies: PgReplies, last: PgCall | null, answered = false): PgResult | null {
     const queue = this.queue;
     this.queue = [];
-    const calls = last === null ? queue.map((q) => q.call) : [...queue.map((q) => q.call), last];
-    if (!pq.enterPipelineMode()) throw new Error(`metadata SQL: libpq refused pipeline mode: ${pq.errorMessage()}`);
-    let failure: unknown = null;
-    let result: PgResult | null = null;
-    try {
-      for (const c of calls)
-        if (!pq.sendQueryPrepared(c.name, c.values))
-          throw new Error(`metadata SQL: sending a statement failed: ${pq.errorMessage()}`);
-      if (!pq.pipelineSync()) throw new Error(`metadata SQL: sending the pipeline failed: ${pq.errorMessage()}`);
-      for (let i = 0; i < calls.length; i++) {
-        if (!pq.getResult()) throw new Error(`metadata SQL: no result for a pipelined statement: ${pq.errorMessage()}`);
-        try {
-          check(calls[i].text);
-          if (i < queue.length) {
-            const sink = queue[i].sink;
-            // A read queued for its rows (no RunInfo of it is read: its first column need not be a number).
-            queue[i].run.done = sink === null ? runInfoOf(pq) : READ_RUN_INFO;
-            if (failure === null) sink?.(CachedResult.of(pq));
-          } else result = CachedResult.of(pq); // copied before the pipeline reads on past it
-        } catch (err) {
-          failure ??= err; // the ones after it come back PGRES_PIPELINE_ABORTED
-        }
-        pq.getResult(); // the end of this statement's results (NULL)
-      }
-      // An implicit transaction (dropLeadingBegin) commits at the sync point: a failure there comes before it.
-      try {
-        this.readSync(pq, check);
-      } catch (err) {
-        failure ??= err;
-      }
-    } finally {
-      pq.exitPipelineMode();
+    const statements: SentStatement[] = queue.map((q) => ({
+      ...q.call,
+      onResult: (pq: PgResult): void => {
+        // A read queued for its rows (no RunInfo of it is read: its first column need not be a number).
+        q.run.done = q.sink === null ? runInfoOf(pq) : READ_RUN_INFO;
+        q.sink?.(CachedResult.of(pq));
+      },
+      keeps: q.sink !== null,
+    }));
+    if (last !== null) statements.push({ ...last, onResult: null });
+    const batch = replies.send(statements, answered, last !== null);
+    if (answered) {
+      for (const q of queue) q.run.sentIn(replies, batch);
+      return null;
     }
-    if (failure !== null) throw failure;
-    return result;
-  }
-
-  /** Read up to the sync point; an error before it (the implicit commit's) is thrown once the sync point is read. */
-  private readSync(pq: LibpqConnection, check: ResultCheck): void {
-    let failure: unknown = null;
-    for (let i = 0; i < SYNC_RESULTS_MAX; i++) {
-      if (!pq.getResult()) continue;
-      if (pq.resultStatus() === 'PGRES_PIPELINE_SYNC') {
-        if (failure !== null) throw failure;
-        return;
-      }
-      try {
-        check("COMMIT (at the pipeline's sync point)");
-      } catch (err) {
-        failure ??= err;
-      }
-    }
-    throw failure ?? new Error(`metadata SQL: the pipeline's sync point did not come back: ${pq.errorMessage()}`);
+    replies.readUntil(batch);
+    if (batch.failure !== null) throw batch.failure;
+    return batch.result;
   }
 }

@@ -72,6 +72,29 @@ function refusedByDb(t: import('ava').ExecutionContext, fn: () => unknown, what:
   t.true(fenced, `${what}: refused as fenced, got ${String(err)}`);
 }
 
+/** fn's error, or null. */
+function attempt(fn: () => unknown): unknown {
+  try {
+    fn();
+    return null;
+  } catch (e) {
+    return e;
+  }
+}
+
+/**
+ * A change of an opener whose lease was taken: refused at once (EROFS), or answered once sent and
+ * refused with its reply (DESIGN §9 "PostgreSQL round trips"), so that the barrier (sync) fails.
+ */
+async function refusedByBarrier(t: import('ava').ExecutionContext, store: Store, fn: () => unknown): Promise<void> {
+  const err = attempt(fn);
+  if (err !== null) {
+    t.true(isErofs(err), String(err));
+    return;
+  }
+  await t.throwsAsync(() => store.sync(), undefined, 'the barrier after a refused change answered early');
+}
+
 pgTest(
   'the database refuses a stale epoch in the writing transaction, and a session without one while a lease is live',
   async (t) => {
@@ -124,10 +147,11 @@ pgTest(
         z.close();
       }
       y.prepare("INSERT INTO counters(name, value) VALUES ('y', 1)").run(); // the new holder writes
-      // The store (the old holder) is refused too, and knows it now.
-      const err = t.throws(() => store.ns.create(ROOT_INO, 'late', 0o644, 0, 0));
-      t.true(isErofs(err), String(err));
+      // The store (the old holder) is refused too, and knows it by the barrier at the latest: its
+      // create is answered once sent (DESIGN §9 "PostgreSQL round trips"), the refusal comes with the reply.
+      await refusedByBarrier(t, store, () => store.ns.create(ROOT_INO, 'late', 0o644, 0, 0));
       t.truthy(store.leaseLost, 'the store knows it lost the lease');
+      t.true(isErofs(attempt(() => store.ns.create(ROOT_INO, 'later', 0o644, 0, 0))), 'the next change: EROFS at once');
       t.is((x.prepare("SELECT count(*) AS n FROM dirents WHERE name = 'late'").get() as { n: bigint }).n, 0n);
     } finally {
       x.close();
@@ -203,8 +227,9 @@ pgTest(
         })();
         t.true(isErofs(err), `${what}: ${String(err)}`);
       };
+      await refusedByBarrier(t, a, () => a.ns.create(ROOT_INO, 'c-file', 0o644, 0, 0));
+      t.truthy(a.leaseLost, 'found out at its first write, by the barrier at the latest');
       await refused('create', () => a.ns.create(ROOT_INO, 'c-file', 0o644, 0, 0));
-      t.truthy(a.leaseLost, 'found out at its first write');
       t.is(a.ns.lookup(ROOT_INO, 'b-file')?.ino, g, "its caches dropped: the new holder's name is seen");
       await refused('unlink', () => a.ns.unlink(ROOT_INO, 'b-file'));
       await refused('chmod', () => a.ns.setattr(g, { mode: 0o600 }));

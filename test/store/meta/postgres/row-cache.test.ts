@@ -66,6 +66,11 @@ async function openPair(
   return { store, db, other: openPgMeta(url, true, false, storeUuidOf(store.dir)), url };
 }
 
+/** The store's operations answered before their replies (DESIGN §9) have run on the server: another connection sees them. */
+function replied(store: Store): void {
+  (store as unknown as { db: PgDb }).db.readRepliesNow();
+}
+
 /** Each name's lookup as the store answers it equals the server's entry. */
 function namesAsServer(
   t: import('ava').ExecutionContext,
@@ -75,6 +80,7 @@ function namesAsServer(
   what: string,
 ): void {
   const fresh = other.prepare('SELECT ino FROM dirents WHERE parent = ? AND name = ?');
+  replied(store);
   for (const [parent, name] of names) {
     const row = fresh.get(parent, name) as { ino: bigint } | undefined;
     t.is(
@@ -94,6 +100,7 @@ function sameAsServer(
   what: string,
 ): void {
   const fresh = other.prepare(ATTR_SQL).raw(true);
+  replied(store);
   for (const ino of inos) {
     const row = fresh.get(ino) as Array<bigint | string | null> | undefined;
     t.deepEqual(store.ns.getattr(ino), row === undefined ? null : attrOfValues(row), `${what}: inode ${ino}`);
@@ -296,9 +303,11 @@ pgTest(
         1,
         'rmdir of a directory known empty: nothing asked before its COMMIT',
       );
+      // The create of x was answered before its reply (DESIGN §9 "PostgreSQL round trips"): the row it
+      // prefetched came after later writes and was not kept, so the rename reads it (one more trip).
       t.is(
         count(() => store.ns.rename(d, 'x', ROOT_INO, 'x')),
-        1,
+        2,
         'rename across directories',
       );
       t.is(
@@ -613,10 +622,11 @@ pgTest(
       for (const ino of inos) trips.push(await count(() => store.write(ino, 0, payload)));
       // The open container's row, then the container's intent, the needle's slice and the file's size in one pipeline
       // with COMMIT; no read of the file's row or of its chunks (a new inode has none), no BEGIN/COMMIT of a read-only transaction.
-      t.deepEqual(
-        trips,
-        inos.map(() => 2),
-        "a new file's 100-byte write: the open container read, then one commit",
+      // Each commit answered before its reply (DESIGN §9 "PostgreSQL round trips"): the next write's
+      // read of the open container may wait for it: one more trip than when each commit waited, at most.
+      t.true(
+        trips.every((n) => n === 2 || n === 3),
+        `a new file's 100-byte write: the open container read, then one commit: ${trips.join(' ')}`,
       );
       t.is(
         await count(() => {
@@ -639,6 +649,7 @@ pgTest(
       const deletions = await count(() => Promise.all(inos.map((ino) => store.deleteFile(ino))));
       t.is(deletions, 1, 'ten deletions in one transaction; the chunks of new inodes not asked for');
       const rowsOf = other.prepare('SELECT count(*) AS n FROM inodes WHERE ino = ?');
+      replied(store);
       for (const ino of inos) t.is((rowsOf.get(ino) as { n: bigint }).n, 0n, `inode ${ino} gone on the server`);
       const dead = other.prepare('SELECT sum(dead_bytes) AS d FROM containers').get() as { d: bigint };
       t.true(dead.d > 0n, 'the needles turned dead');
