@@ -469,21 +469,21 @@ export class PgDb implements Db {
 
   /**
    * In a transaction, while rows are trusted: stmt's read goes with the transaction's next round trip
-   * (its COMMIT) and its answer is kept, unless a write came after it (the answer would be older).
+   * (its COMMIT) and its answer is kept, with the writes queued after it replayed on it (PgRowCache.putAfter).
    */
   prefetch(stmt: SqlStatement, ...params: unknown[]): void {
     if (this.depth === 0 || !(stmt instanceof PgStatement) || !this.rowCache.trusted) return;
     const asked = stmt.call(params);
     const wide = this.rowCache.widened(asked.text, asked.values); // the whole row, as execPrepared reads it
     const call = wide === null ? asked : { name: this.prepareText(wide.text, wide.values.length).name, ...wide };
-    const writes = this.rowCache.writes;
+    const at = this.rowCache.mark();
     this.pipeline.add(
       call,
       () => {
         this.sendQueue(null);
       },
       (r: CachedResult) => {
-        if (this.rowCache.writes === writes) this.rowCache.put(call.text, call.values, r);
+        this.rowCache.putAfter(call.text, call.values, r, at);
       },
     );
   }

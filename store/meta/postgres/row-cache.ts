@@ -83,6 +83,25 @@ export const CACHED_TABLES: RowCacheSchema = {
 export const NEW_INODE_TABLES: ReadonlySet<string> = new Set(['chunks']);
 /** New inode numbers remembered as holding no rows outside inodes yet (PgRowCache.newInode), at most. */
 const NEW_INODES_MAX = 65536;
+/**
+ * Writes of cached tables remembered for the reads answered after them (PgRowCache.putAfter), at most: a
+ * prefetch whose answer comes after more writes than that is not kept.
+ */
+export const WRITES_FOLLOWED_MAX = 1024;
+
+/** When a read was queued (PgRowCache.mark): its answer is kept only if what came after it can be replayed. */
+export interface RowCacheMark {
+  writes: number;
+  clears: number;
+}
+
+/** A write of a cached table as followed (PgRowCache.write), for the reads whose answers come after it. */
+interface FollowedWrite {
+  /** this.writes once counted. */
+  seq: number;
+  p: Extract<Plan, { kind: 'write' }>;
+  values: Array<string | null>;
+}
 
 const NULL_KEY = '\u0001null';
 const keyPart = (v: string | null): string => (v === null ? NULL_KEY : v);
@@ -105,8 +124,14 @@ export class PgRowCache {
   private trustedUntilMs = 0;
   /** Counts the times trust ended: what was decided under an older epoch (inode numbers, PgDb.newIno) is decided again. */
   epoch = 0;
-  /** Writes seen: a read queued before a write is not kept when its answer comes (PgDb.prefetch). */
+  /** Writes seen: a read queued before writes is kept when its answer comes only if they can be replayed (putAfter). */
   writes = 0;
+  /** Times everything was dropped: a read queued before is not kept (its row may predate a write not followed). */
+  private clears = 0;
+  /** The last writes of cached tables, oldest first (putAfter replays them on a late answer). */
+  private followed: FollowedWrite[] = [];
+  /** Every write of a cached table counted from this one on is in followed (older ones were let go). */
+  private followedFrom = 0;
   hits = 0;
   misses = 0;
 
@@ -136,6 +161,8 @@ export class PgRowCache {
   }
 
   clear(): void {
+    this.clears++;
+    this.followed = [];
     this.buckets.clear();
     this.entries.clear();
     this.names.clear();
@@ -262,6 +289,35 @@ export class PgRowCache {
     this.keep(this.bucket(p.table, p.keys), key, keyValues, p.plainColumns, p.columns, CachedResult.of(pq));
   }
 
+  /** The cache's state as a read is queued: putAfter keeps its answer from there. */
+  mark(): RowCacheMark {
+    return { writes: this.writes, clears: this.clears };
+  }
+
+  /**
+   * The answer of a read queued at mark that came after later writes (a prefetch whose transaction was
+   * answered before its reply; DESIGN §9): the server ran the read before them, as they were sent after
+   * it on this connection. It is kept with those writes replayed on it in order, as they would have
+   * patched or dropped it had it been cached then; not kept when they cannot all be replayed (a write
+   * not followed, one older than the writes remembered, everything dropped since), or when the read is
+   * cached already (kept current since).
+   */
+  putAfter(text: string, values: Array<string | null>, pq: PgResult, at: RowCacheMark): void {
+    if (at.writes === this.writes && at.clears === this.clears) return this.put(text, values, pq);
+    if (!this.trusted || at.clears !== this.clears) return;
+    const p = this.plan(text);
+    if (p.kind !== 'read' || this.schema[p.table] === undefined) return;
+    if (at.writes + 1 < this.followedFrom) return; // some writes since the mark are forgotten
+    const key = `${text}\u0000${values.map(keyPart).join('\u0000')}`;
+    if (this.entries.has(key)) return;
+    const b = this.bucket(p.table, p.keys);
+    const keyValues = p.params.map((i) => values[i]);
+    const e: Entry = { key, plainColumns: p.plainColumns, columns: p.columns, keyValues, result: CachedResult.of(pq) };
+    for (const w of this.followed)
+      if (w.seq > at.writes && w.p.table === p.table && !this.writeEntry(b, e, w.p, w.values)) return;
+    this.keep(b, key, keyValues, e.plainColumns, e.columns, e.result);
+  }
+
   /** An inode's whole row read otherwise (a lookup's join, namespace-ops.ts): kept as the read of it by ino. */
   keepInodeRow(pq: PgResult): void {
     if (!this.trusted || pq.ntuples() !== 1) return;
@@ -336,11 +392,20 @@ export class PgRowCache {
       return;
     }
     this.writes++;
+    if (this.schema[p.table] !== undefined) this.follow({ seq: this.writes, p, values });
     // Only the cached tables' rows are answered from newInodes (find): writes of others (dirents' ino) change nothing there.
     if (this.emptyWhileNew(p.table) && this.newInodes.size > 0) this.writeNewInodes(text, p, values);
     const buckets = this.buckets.get(p.table);
     if (buckets === undefined) return;
     for (const b of buckets.values()) this.writeBucket(b, p, values);
+  }
+
+  /** Remember a write for putAfter, the last WRITES_FOLLOWED_MAX (let go by halves: no shift per write). */
+  private follow(w: FollowedWrite): void {
+    this.followed.push(w);
+    if (this.followed.length <= 2 * WRITES_FOLLOWED_MAX) return;
+    const gone = this.followed.splice(0, this.followed.length - WRITES_FOLLOWED_MAX);
+    this.followedFrom = gone[gone.length - 1].seq + 1;
   }
 
   /** A write of rows keyed by ino: that inode may have rows now (any other write: all may). */
@@ -359,28 +424,33 @@ export class PgRowCache {
   }
 
   private writeBucket(b: Bucket, p: Extract<Plan, { kind: 'write' }>, values: Array<string | null>): void {
-    const unique = this.isUnique(b.table, b.keys);
     if (p.insert) {
-      // A new row changes no result of a unique key that found a row; every other result may gain it.
-      if (p.upsert || !unique) return this.dropBucket(b);
-      // Those are kept apart (Bucket.empty): a scan of the whole bucket per INSERT grew with the cache.
+      if (p.upsert || !this.isUnique(b.table, b.keys)) return this.dropBucket(b);
+      // Only the results that found no row change (writeEntry): kept apart (Bucket.empty), as a scan of the
+      // whole bucket per INSERT grew with the cache.
       for (const key of [...b.empty]) this.forget(key);
       return;
     }
     if (p.where === null || p.setCols === null || p.setCols.some((c) => b.keys.includes(c))) return this.dropBucket(b);
-    const wv = new Map(p.where.map((c, i) => [c, values[p.params[i]]]));
-    const firstValue = wv.get(b.keys[0]);
+    const firstValue = p.where.includes(b.keys[0]) ? values[p.params[p.where.indexOf(b.keys[0])]] : undefined;
     const candidates =
       firstValue === undefined
         ? [...b.byFirst.values()].flatMap((m) => [...m.values()])
         : [...(b.byFirst.get(keyPart(firstValue))?.values() ?? [])];
+    for (const e of candidates) if (!this.writeEntry(b, e, p, values)) this.forget(e.key);
+  }
+
+  /** Write p into e's rows (b's entry, cached or about to be): false when it cannot be followed (e is dropped). */
+  private writeEntry(b: Bucket, e: Entry, p: Extract<Plan, { kind: 'write' }>, values: Array<string | null>): boolean {
+    const unique = this.isUnique(b.table, b.keys);
+    // A new row changes no result of a unique key that found a row; every other result may gain it.
+    if (p.insert) return !p.upsert && unique && e.result.ntuples() > 0;
+    if (p.where === null || p.setCols === null || p.setCols.some((c) => b.keys.includes(c))) return false;
+    const wv = new Map(p.where.map((c, i) => [c, values[p.params[i]]]));
+    // The write may touch e's rows unless a column both name has different values.
+    if (b.keys.some((k, i) => wv.has(k) && wv.get(k) !== e.keyValues[i])) return true;
     const patchable = unique && p.set !== null && b.keys.length === p.where.length && b.keys.every((k) => wv.has(k));
-    for (const e of candidates) {
-      // The write may touch e's rows unless a column both name has different values.
-      const apart = b.keys.some((k, i) => wv.has(k) && wv.get(k) !== e.keyValues[i]);
-      if (apart) continue;
-      if (!patchable || !e.plainColumns || !this.patch(e.result, b.table, p.set!, values)) this.forget(e.key);
-    }
+    return patchable && e.plainColumns && this.patch(e.result, b.table, p.set!, values);
   }
 
   private isUnique(table: string, keys: string[]): boolean {
