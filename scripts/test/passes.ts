@@ -30,8 +30,8 @@ export interface TestPass {
  * listed here, new ones included, until someone reads it and lists it. Within a file that runs on
  * both, repeats of a check on other layouts and transforms (the store's) skip themselves on
  * fuse-native (copy-tools, tools). pg-answered needs libfuse3 too: the kernel told to forget names
- * after a crash of the metadata (fuse-native cannot), and operations that need no read (fuse-native
- * asks the attributes a directory table answers in C on libfuse3, and that read waits on the server).
+ * after a crash of the metadata (fuse-native cannot), and operations answered while the server is
+ * locked (on fuse-native one of them waited for the server and the file timed out, 7 Dec).
  */
 export const TRANSPORT_INDEPENDENT_MOUNT_FILES = [
   'cli',
