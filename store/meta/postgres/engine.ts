@@ -14,7 +14,7 @@ import { Db, EngineCaps, EngineSql, RunInfo, SqlParam, SqlStatement, sqlFor } fr
 import { PgText, toPgPlaceholders } from './placeholders';
 import { LibpqConnection } from './libpq';
 import { PgCall, PgPipeline, PgResult, runInfoOf } from './pipeline';
-import { PgReplies } from './replies';
+import { PgReplies, RepliesLostError } from './replies';
 import { CACHED_TABLES, PgRowCache } from './row-cache';
 import { redactedUrl } from './target';
 import { CachedResult } from './result';
@@ -392,13 +392,19 @@ export class PgDb implements Db {
    * reloading what was cached and telling the kernel to drop its caches (store.ts).
    */
   private crash(err: unknown): void {
+    const because = this.countCrash(err);
+    if (err instanceof LeaseLostError) return; // fenced already (check): the lease's loss reloads
+    this.lostConnection(because);
+  }
+
+  /** Counts a crash of the metadata once per connection; says why it happened (the first cause). */
+  private countCrash(err: unknown): string {
     if (this.crashedBecause === null) {
       this.crashedBecause = (err as Error).message.split('\n')[0];
       this.metaCrashes++;
       this.spans.crashed();
     }
-    if (err instanceof LeaseLostError) return; // fenced already (check): the lease's loss reloads
-    this.lostConnection(this.crashedBecause);
+    return this.crashedBecause;
   }
 
   /** Run a prepared statement (preparing its text on first use), after the queued ones; throws PgError. */
@@ -680,7 +686,10 @@ export class PgDb implements Db {
       finishLibpq(pq);
       throw err;
     }
-    this.replies.abandon('the connection was dialled again');
+    // Answered transactions still unread are lost with the old connection: a crash of the metadata,
+    // counted here; not a second loss of the connection (that would dial once more).
+    const why = 'the connection was dialled again';
+    if (this.replies.abandon(why)) this.countCrash(new RepliesLostError(why));
     finishLibpq(this.pq);
     this.pq = pq;
     this.replies = this.repliesOf(pq);

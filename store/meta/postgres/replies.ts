@@ -158,11 +158,16 @@ export class PgReplies {
     return new Promise((resolve) => this.waiters.push({ batch: last, resolve }));
   }
 
-  /** The connection is given up (redialled or closed): every unread batch is lost; nothing more is read. */
-  abandon(why: string): void {
-    this.fail(why);
+  /**
+   * The connection is given up (redialled or closed): every unread batch is lost; nothing more is
+   * read. Says whether an answered one was among them; the engine is not told again (it is the one
+   * giving the connection up: telling it would break the connection that replaces this one).
+   */
+  abandon(why: string): boolean {
+    const answered = this.fail(why, false);
     this.gone = true;
     this.pq.removeListener('readable', this.onReadable);
+    return answered;
   }
 
   /**
@@ -272,7 +277,7 @@ export class PgReplies {
     throw new RepliesLostError(why);
   }
 
-  private fail(why: string): void {
+  private fail(why: string, tell = true): boolean {
     const batches = this.batches;
     this.batches = [];
     for (const b of batches) {
@@ -285,9 +290,11 @@ export class PgReplies {
       this.pq.stopReader();
       this.reading = false;
     }
-    if (batches.some((b) => b.answered)) {
+    const answered = batches.some((b) => b.answered);
+    if (answered) {
       this.answeredFailures++;
-      this.onAnsweredFailure(new RepliesLostError(why));
+      if (tell) this.onAnsweredFailure(new RepliesLostError(why));
     }
+    return answered;
   }
 }
