@@ -90,15 +90,9 @@ async function writeVersion(
   ids: ReadonlySet<number>,
   content: Buffer,
 ): Promise<void> {
-  const version = env.db.transaction(() => {
-    const v = env.map.allocVersion(ino, c);
-    env.reclaim.add(ino, c, v, ref.fl);
-    return v;
-  })();
-  env.inflight.add(ino, c, version);
+  assert(ref.ino === ino && ref.chunkIndex === c, `rewrite of ino ${ino} chunk ${c} given another chunk's ref`);
+  const { version, failed, stored } = await reserveAndWrite(env, host, ref, content);
   try {
-    await env.commits.flush(); // the reservation is durable before its shards exist
-    const { failed, stored } = await writeWholeChunk(env, host.ref(ino, ref.fl, c, version, content.length), content);
     await host.withChunk(ino, c, async (now) => {
       if (now === null || now.version !== ref.version) return; // replaced or dropped meanwhile: ours stays queued for reclaim
       const relogged = await relogOnto(env, ref, version, ids);
@@ -119,13 +113,16 @@ async function writeVersion(
   }
 }
 
-/** The new version reserved durably, its shards written with no flush (not yet live, not on anyone's list). */
+/**
+ * The new version reserved durably, its shards written (with no flush when syncs say so; not yet
+ * live, not on anyone's list). In flight from here: the caller ends that once it is committed or not.
+ */
 async function reserveAndWrite(
   env: ChunkEnv,
   host: RewriteHost,
   ref: ChunkRef,
   content: Buffer,
-  syncs: WriteSyncs,
+  syncs?: WriteSyncs,
 ): Promise<{ version: bigint; failed: number[]; stored: StoredForm | null; newRef: ChunkRef }> {
   const { ino, chunkIndex: c } = ref;
   const version = env.db.transaction(() => {
