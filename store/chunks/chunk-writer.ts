@@ -227,7 +227,10 @@ export class ChunkWriter {
     let firstError: unknown = null;
     const done: Array<{ p: Plan; w: Commit; syncs: WriteSyncs }> = [];
     try {
-      await this.env.commits.flush();
+      // The versions' chunk directories are made while the reservation is flushed: directories only,
+      // no shard file before it is durable (DESIGN §5).
+      const dirs = plans.map((p) => this.env.shards.prepareDirs(this.host.ref(ino, fl, p.c, p.version, 0)));
+      await Promise.all([this.env.commits.flush(), ...dirs]);
       await boundedAll(plans, CHUNKS_IN_FLIGHT_MAX, async (p) => {
         const syncs = new WriteSyncs();
         try {

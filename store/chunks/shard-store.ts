@@ -36,6 +36,8 @@ export interface DiskGate {
 }
 
 const HEADER_CACHE_ENTRIES_MAX = 16_384;
+/** Chunk directories made ahead of their writes at most (a group's batch makes a few dozen). */
+const PREPARED_DIRS_MAX = 4096;
 const FILE_PREFIXES_MAX = 16_384;
 /** Header fields that must equal the inode Layout's expectation (created time may differ). */
 export const CHECKED_FIELDS = [
@@ -92,6 +94,11 @@ export class ShardStore {
   private readonly heads = new AlignedHeads();
   /** The identity-marker check running per disk (checkMarker). */
   private readonly markerChecks = new Map<number, Promise<void>>();
+  /**
+   * Chunk directories made ahead of their shard writes (prepareDirs) and not yet written into: the
+   * write skips its marker check and mkdir. Bounded: a directory dropped from it is made again by its write.
+   */
+  private readonly preparedDirs = new LRUCache<string, true>({ max: PREPARED_DIRS_MAX });
 
   constructor(
     readonly io: Io,
@@ -155,6 +162,30 @@ export class ShardStore {
   }
 
   /**
+   * The chunk directories of a version about to be written, one per shard: each disk's marker
+   * checked, then the directory made, so that the shard writes start with their open (DESIGN §5:
+   * a group's batch makes them while its reservation is flushed; a round trip of the mount's thread
+   * costs milliseconds on a loaded machine, and each batch waited for two before its first byte).
+   * Only directories: no shard file is made before the reservation is durable. Never rejects: a
+   * directory not made here is made, or fails, in its shard's write.
+   */
+  async prepareDirs(site: ShardSite): Promise<void> {
+    await Promise.all(
+      site.diskIds.map(async (diskId, i) => {
+        try {
+          const chunkDir = nodePath.dirname(this.usablePath(site, i));
+          await this.checkMarker(diskId);
+          this.writeGate();
+          await this.io.mkdir(chunkDir);
+          this.preparedDirs.set(chunkDir, true);
+        } catch {
+          // the shard's write checks and makes it again, and reports what fails
+        }
+      }),
+    );
+  }
+
+  /**
    * Spec §8.1: tmp, fsync, rename, fsync dir (and the new directories' parents). With syncs (a
    * transaction group, DESIGN §5) nothing is flushed here: the file and directories to flush are
    * handed to the group, which flushes them all before its commit names the shard.
@@ -163,17 +194,25 @@ export class ShardStore {
     const length = payloadLength(payload);
     assert(length === shardDataLen(ref), 'whole-shard write: payload length is shard_data_len');
     const finalPath = this.usablePath(ref, shardIndex);
-    await this.checkMarker(ref.diskIds[shardIndex]);
-    const parts = encodeShardParts(shardParams(ref, shardIndex, nowNs()), payload, this.key);
     const chunkDir = nodePath.dirname(finalPath);
     const versionDir = nodePath.dirname(chunkDir);
-    await this.io.mkdir(chunkDir);
+    // A directory prepareDirs made (its disk's marker checked first) is written into at once.
+    const prepared = this.preparedDirs.delete(chunkDir);
+    if (!prepared) await this.checkMarker(ref.diskIds[shardIndex]);
+    const parts = encodeShardParts(shardParams(ref, shardIndex, nowNs()), payload, this.key);
+    if (!prepared) await this.io.mkdir(chunkDir);
     const tmp = tempName(finalPath, randomU64());
     this.writeGate();
     const slices = Array.isArray(payload) ? payload : [payload];
     const writes = shardWrites(parts, slices);
-    if (!(await this.writeDirect(tmp, ref.diskIds[shardIndex], parts, writes, syncs === undefined))) {
-      await this.writeBuffered(tmp, parts, writes, syncs === undefined);
+    try {
+      await this.writeTemp(tmp, ref.diskIds[shardIndex], parts, writes, syncs === undefined);
+    } catch (err) {
+      // The prepared directory went meanwhile (removed from outside): checked and made again, once.
+      if (!prepared || errnoCode(err) !== 'ENOENT') throw err;
+      await this.checkMarker(ref.diskIds[shardIndex]);
+      await this.io.mkdir(chunkDir);
+      await this.writeTemp(tmp, ref.diskIds[shardIndex], parts, writes, syncs === undefined);
     }
     this.forgetPath(finalPath);
     await this.io.rename(tmp, finalPath);
@@ -194,6 +233,17 @@ export class ShardStore {
     if (!knownDurable) dirSyncs.push(this.io.fsyncDir(nodePath.dirname(versionDir)));
     await Promise.all(dirSyncs);
     if (!knownDurable) this.durableDirs.set(versionDir, true);
+  }
+
+  /** Spec §8.1 steps 2-3: past the page cache when it can, else through it. */
+  private async writeTemp(
+    tmp: string,
+    diskId: number,
+    parts: ShardParts,
+    writes: ShardWrites,
+    flush: boolean,
+  ): Promise<void> {
+    if (!(await this.writeDirect(tmp, diskId, parts, writes, flush))) await this.writeBuffered(tmp, parts, writes, flush);
   }
 
   /** Spec §8.1 steps 2-3 through the page cache; runs of zero pages stay holes (DESIGN §5 "Sparse shard writes"). */
@@ -576,6 +626,7 @@ export class ShardStore {
             this.diskRoot(ref.diskIds[i]),
             chunkDirRelPath(ref.fileId, ref.version, BigInt(ref.chunkIndex)),
           );
+          this.preparedDirs.delete(chunkDir);
           if (!(await this.removeEmptyDir(chunkDir))) await this.removeTemps(chunkDir);
           this.durableDirs.delete(nodePath.dirname(chunkDir));
           await this.removeEmptyDir(nodePath.dirname(chunkDir));

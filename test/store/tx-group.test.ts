@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { Store } from '../../store/store';
 import { NodeIo, type IoFile, type OpenMode } from '../../store/io/io';
 import { SMALL, prng, randomBytes, smallStore, tmpDir } from './helpers';
-import { testMetaEngine } from '../helpers/pg-meta';
+import { sqliteOnlyTest, testMetaEngine } from '../helpers/pg-meta';
 
 const CS = SMALL.chunkSizeBytes;
 
@@ -46,6 +46,53 @@ class HeldSyncIo extends NodeIo {
       },
     });
   }
+}
+
+/** An Io whose flushes of meta.db's WAL wait while held: a grouped write stays in its reservation's flush. */
+class HeldWalIo extends NodeIo {
+  private held: Promise<void> | null = null;
+  private releaseHeld: () => void = () => undefined;
+  /** Flushes that reached the hold. */
+  waiting = 0;
+  hold(): void {
+    this.held = new Promise((resolve) => (this.releaseHeld = resolve));
+  }
+  release(): void {
+    this.held = null;
+    this.releaseHeld();
+  }
+  override async open(p: string, mode: OpenMode): Promise<IoFile> {
+    const file = await super.open(p, mode);
+    const held = this.held;
+    if (held === null || !p.endsWith('-wal')) return file;
+    return new Proxy(file, {
+      get: (target, prop) => {
+        if (prop === 'fdatasync')
+          return async (...args: Parameters<IoFile['fdatasync']>) => {
+            this.waiting++;
+            await held;
+            return target.fdatasync(...args);
+          };
+        const v = Reflect.get(target, prop, target) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+  }
+}
+
+/** The directories under dir named like a chunk directory of version `version`, chunk `chunkIndex` (spec §7). */
+function chunkDirsOf(dir: string, version: number, chunkIndex: number): string[] {
+  const out: string[] = [];
+  const walk = (d: string): void => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      if (!e.isDirectory()) continue;
+      const p = path.join(d, e.name);
+      if (e.name === `c${chunkIndex}` && d.endsWith(`.v${version}`)) out.push(p);
+      else walk(p);
+    }
+  };
+  walk(dir);
+  return out;
 }
 
 /** Set a store tunable (chunkfs.json defaults). */
@@ -180,6 +227,37 @@ test("st_blocks of fallocate'd space a group writes into: the same before and af
     await s.sync();
     t.is(s.allocatedBytes(ino), 3 * CS, 'nor once the group committed');
   } finally {
+    await s.close();
+  }
+});
+
+sqliteOnlyTest("a grouped write makes its chunk directories while its reservation is flushed, and no shard file before it is durable", async (t) => {
+  // DESIGN §5: the marker check and the mkdir of each shard's chunk directory run beside the
+  // reservation's flush, so the shard writes start with their open; a shard file only after it.
+  const { dir, ino } = await pristine('replica:3');
+  const io = new HeldWalIo();
+  const s = await Store.open(dir, { io });
+  try {
+    s.startGroups();
+    const tail = randomBytes(prng(41), CS);
+    io.hold();
+    const writing = s.write(ino, 2 * CS, tail);
+    for (let i = 0; i < 100_000 && (io.waiting === 0 || chunkDirsOf(dir, 1, 2).length < 3); i++)
+      await new Promise((resolve) => setImmediate(resolve));
+    t.true(io.waiting > 0, "the write waits in its reservation's flush");
+    const dirs = chunkDirsOf(dir, 1, 2);
+    t.is(dirs.length, 3, 'the chunk directory of each replica is made meanwhile');
+    t.deepEqual(
+      dirs.flatMap((d) => fs.readdirSync(d)),
+      [],
+      'no shard file (nor temp file) before the reservation is durable',
+    );
+    io.release();
+    await writing;
+    await s.sync();
+    t.true((await s.read(ino, 2 * CS, CS)).equals(tail), 'the chunk is stored and committed');
+  } finally {
+    io.release();
     await s.close();
   }
 });
