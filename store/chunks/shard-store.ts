@@ -243,7 +243,8 @@ export class ShardStore {
     writes: ShardWrites,
     flush: boolean,
   ): Promise<void> {
-    if (!(await this.writeDirect(tmp, diskId, parts, writes, flush))) await this.writeBuffered(tmp, parts, writes, flush);
+    if (!(await this.writeDirect(tmp, diskId, parts, writes, flush)))
+      await this.writeBuffered(tmp, parts, writes, flush);
   }
 
   /** Spec §8.1 steps 2-3 through the page cache; runs of zero pages stay holes (DESIGN §5 "Sparse shard writes"). */

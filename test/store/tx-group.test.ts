@@ -231,33 +231,36 @@ test("st_blocks of fallocate'd space a group writes into: the same before and af
   }
 });
 
-sqliteOnlyTest("a grouped write makes its chunk directories while its reservation is flushed, and no shard file before it is durable", async (t) => {
-  // DESIGN §5: the marker check and the mkdir of each shard's chunk directory run beside the
-  // reservation's flush, so the shard writes start with their open; a shard file only after it.
-  const { dir, ino } = await pristine('replica:3');
-  const io = new HeldWalIo();
-  const s = await Store.open(dir, { io });
-  try {
-    s.startGroups();
-    const tail = randomBytes(prng(41), CS);
-    io.hold();
-    const writing = s.write(ino, 2 * CS, tail);
-    for (let i = 0; i < 100_000 && (io.waiting === 0 || chunkDirsOf(dir, 1, 2).length < 3); i++)
-      await new Promise((resolve) => setImmediate(resolve));
-    t.true(io.waiting > 0, "the write waits in its reservation's flush");
-    const dirs = chunkDirsOf(dir, 1, 2);
-    t.is(dirs.length, 3, 'the chunk directory of each replica is made meanwhile');
-    t.deepEqual(
-      dirs.flatMap((d) => fs.readdirSync(d)),
-      [],
-      'no shard file (nor temp file) before the reservation is durable',
-    );
-    io.release();
-    await writing;
-    await s.sync();
-    t.true((await s.read(ino, 2 * CS, CS)).equals(tail), 'the chunk is stored and committed');
-  } finally {
-    io.release();
-    await s.close();
-  }
-});
+sqliteOnlyTest(
+  'a grouped write makes its chunk directories while its reservation is flushed, and no shard file before it is durable',
+  async (t) => {
+    // DESIGN §5: the marker check and the mkdir of each shard's chunk directory run beside the
+    // reservation's flush, so the shard writes start with their open; a shard file only after it.
+    const { dir, ino } = await pristine('replica:3');
+    const io = new HeldWalIo();
+    const s = await Store.open(dir, { io });
+    try {
+      s.startGroups();
+      const tail = randomBytes(prng(41), CS);
+      io.hold();
+      const writing = s.write(ino, 2 * CS, tail);
+      for (let i = 0; i < 100_000 && (io.waiting === 0 || chunkDirsOf(dir, 1, 2).length < 3); i++)
+        await new Promise((resolve) => setImmediate(resolve));
+      t.true(io.waiting > 0, "the write waits in its reservation's flush");
+      const dirs = chunkDirsOf(dir, 1, 2);
+      t.is(dirs.length, 3, 'the chunk directory of each replica is made meanwhile');
+      t.deepEqual(
+        dirs.flatMap((d) => fs.readdirSync(d)),
+        [],
+        'no shard file (nor temp file) before the reservation is durable',
+      );
+      io.release();
+      await writing;
+      await s.sync();
+      t.true((await s.read(ino, 2 * CS, CS)).equals(tail), 'the chunk is stored and committed');
+    } finally {
+      io.release();
+      await s.close();
+    }
+  },
+);
