@@ -300,3 +300,18 @@ test('deleteChunk is best effort per shard: a failing disk is counted, the other
   t.is(await f.shards.deleteChunk(ref, 3), 0, 'a second pass finishes (missing shards are fine)');
   t.deepEqual(filesUnder(f.roots), []);
 });
+
+test('prepareDirs makes each shard chunk directory ahead of its write (none on a disk whose marker vanished); a write whose prepared directory went makes it again', async (t) => {
+  const f = await fixture();
+  const payload = randomBytes(prng(13), BB);
+  const ref = replicaRef(payload.length);
+  fs.rmSync(path.join(f.roots.get(2)!, DISK_MARKER_FILE));
+  await f.shards.prepareDirs(ref); // never rejects: disk 2's write reports its marker
+  for (const i of [0, 1]) t.true(fs.statSync(path.dirname(f.shards.path(ref, i))).isDirectory(), `shard ${i}'s dir`);
+  t.deepEqual(fs.readdirSync(f.roots.get(2)!), [], 'no directory made on the bare mount point');
+  t.deepEqual(filesUnder(f.roots), [], 'directories only: no shard file');
+  fs.rmdirSync(path.dirname(f.shards.path(ref, 1))); // removed from outside after it was prepared
+  for (const i of [0, 1]) await f.shards.writeShard(ref, i, payload);
+  await t.throwsAsync(f.shards.writeShard(ref, 2, payload), { instanceOf: DiskUnavailableError });
+  for (const i of [0, 1]) t.true((await f.shards.readWhole(ref, i)).equals(payload), `shard ${i} reads back`);
+});
