@@ -3,6 +3,7 @@
 import type { Db, EngineSchema } from '../sql-engine';
 import { schemaFileOf } from '../schema-file';
 import { MIGRATIONS } from './migrations';
+import { insertStoreIdRow, storeIdRow } from '../sql/store-id-rows';
 
 /** SQL for a new inode number: above every number in use or ever deleted (table ino_high, v4). */
 export const NEXT_INO_SQL =
@@ -28,6 +29,8 @@ export const POSTGRES_SCHEMA: EngineSchema = {
   tableNames(db: Db): string[] {
     return (db.prepare(TABLE_NAMES_SQL).all() as Array<{ name: string }>).map((r) => r.name);
   },
+  storeId: storeIdRow,
+  recordStoreId: insertStoreIdRow,
   afterCopy(db: Db, table: string): void {
     if (table === 'intents') db.prepare(INTENT_IDS_AFTER_COPY_SQL).get();
   },

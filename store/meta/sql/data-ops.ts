@@ -58,14 +58,6 @@ export class SqlDataOps implements DataOps {
   pastSizeRows(): PastSizeRows {
     return new SqlPastSizeRows(this.db);
   }
-  // Read and written once per open or mkfs: prepared when asked.
-  storeId(): string | undefined {
-    const r = this.db.prepare('SELECT uuid FROM store_id WHERE k = 0').get() as { uuid: string } | undefined;
-    return r?.uuid;
-  }
-  recordStoreId(storeUuid: string): void {
-    this.db.prepare('INSERT INTO store_id(k, uuid) VALUES (0, ?)').run(storeUuid);
-  }
   preallocRows(): PreallocRows {
     return new SqlPreallocRows(this.db, this.dialect);
   }

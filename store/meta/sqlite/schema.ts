@@ -3,6 +3,7 @@
 import type { Db, EngineSchema } from '../sql-engine';
 import { schemaFileOf } from '../schema-file';
 import { MIGRATIONS } from './migrations';
+import { insertStoreIdRow, storeIdRow } from '../sql/store-id-rows';
 
 /** SQL for a new inode number: above every number in use or ever deleted (table ino_high, v4). */
 export const NEXT_INO_SQL =
@@ -24,6 +25,8 @@ export const SQLITE_SCHEMA: EngineSchema = {
   tableNames(db: Db): string[] {
     return (db.prepare(TABLE_NAMES_SQL).all() as Array<{ name: string }>).map((r) => r.name);
   },
+  storeId: storeIdRow,
+  recordStoreId: insertStoreIdRow,
   afterCopy(): void {
     /* intent ids are rowids: a new one follows the highest there is */
   },
