@@ -9,8 +9,8 @@
 // another server (a fail-over the metadata connection has not seen yet) would vouch for a lease
 // where the holder does not write. So it is dialled at first use and checked so, hung up when it
 // fails or the metadata connection is dialled again (the next use dials anew), and while the
-// metadata connection is broken, or no side session can be had, the statement runs on the
-// metadata connection, as it always did.
+// metadata connection is broken, when no side session can be had, or when a statement failed on the
+// side, the statement runs on the metadata connection, as it always did.
 import type { PgDb } from './engine';
 import { connectPg } from './open';
 
@@ -27,15 +27,19 @@ export class PgSideConnection {
     main.onReconnect(() => this.hangUp());
   }
 
-  /** fn on the side connection (dialled when need be), else on the metadata connection; its result or error. */
+  /**
+   * fn on the side connection (dialled when need be), else on the metadata connection; its result or
+   * error. When it fails on the side (a session killed, a network cut), the side is hung up and fn
+   * runs on the metadata connection: what runs here is a read or the renewal, both harmless twice.
+   */
   run<T>(fn: (db: PgDb) => T): T {
     const side = this.connection();
     if (side === null) return fn(this.main);
     try {
       return fn(side);
-    } catch (err) {
+    } catch {
       this.hangUp(); // dialled again at the next use
-      throw err;
+      return fn(this.main);
     }
   }
 

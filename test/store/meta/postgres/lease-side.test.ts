@@ -183,3 +183,33 @@ pgTest(
     }
   },
 );
+
+pgTest(
+  'a side session killed: that renewal runs on the metadata connection, the next one dials a new side',
+  async (t) => {
+    const url = freshDb();
+    const { store, db } = await holder(url);
+    const other = connectPg(url);
+    try {
+      lease!.renew();
+      t.true(lease!.side.dialled);
+      const side = (lease!.side as unknown as { side: PgDb }).side;
+      const pid = (side.prepare('SELECT pg_backend_pid() AS pid').get() as { pid: bigint }).pid;
+      other.prepare('SELECT pg_terminate_backend(?, 30000)').get(pid);
+      const before = heartbeat(other);
+      const trips = db.roundTrips;
+      lease!.renew();
+      t.not(heartbeat(other), before, 'renewed all the same');
+      t.true(db.roundTrips > trips, 'on the metadata connection (its statement prepared there first)');
+      t.false(lease!.side.dialled, 'the killed side hung up');
+      t.is(db.fencedBy, null);
+      const fellBack = db.roundTrips;
+      lease!.renew();
+      t.true(lease!.side.dialled, 'a new side for the next renewal');
+      t.is(db.roundTrips, fellBack, 'which costs the metadata connection nothing');
+    } finally {
+      await store.close();
+      other.close();
+    }
+  },
+);
