@@ -17,6 +17,7 @@ import type {
 import type { FileRows } from '../file-rows';
 import type { SliceRows } from '../slice-rows';
 import { SqlSliceRows } from './slice-rows';
+import { SqlFileRows } from './file-rows';
 import { SqlChunkRows } from './chunk-rows';
 import { SqlContainers } from './containers';
 import type { Containers } from '../containers';
@@ -38,7 +39,7 @@ export class SqlDataOps implements DataOps {
   ) {}
 
   fileRows(): FileRows {
-    return this.dialect.fileRows(this.db);
+    return new SqlFileRows(this.db, this.dialect);
   }
   sliceRows(): SliceRows {
     return new SqlSliceRows(this.db);
