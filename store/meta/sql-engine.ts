@@ -70,7 +70,10 @@ export interface Db {
   readonly engine: EngineName;
   readonly schema: EngineSchema;
   readonly caps: EngineCaps;
-  /** sql in this engine's spelling: statements are each engine's folder's, or sql/'s where both spell them alike (DESIGN §9 "Operations"). */
+  /**
+   * sql in this engine's spelling: statements are each engine's folder's, or sql/'s where both
+   * engines spell them alike (DESIGN §9 "Operations").
+   */
   prepare(sql: string): SqlStatement;
   /** Run one or more statements without parameters (migrations). */
   exec(sql: string): void;

@@ -210,7 +210,8 @@ if (unavailable !== null) {
         leftBehind: string;
       };
       t.log(
-        `to ${engineOf(away)}: ${report.rows} rows, ${Math.round(report.rowsPerSecond)} rows/s; ${before.intentBacklog.intents} intents pending`,
+        `to ${engineOf(away)}: ${report.rows} rows, ${Math.round(report.rowsPerSecond)} rows/s; ` +
+          `${before.intentBacklog.intents} intents pending`,
       );
       const intentRows = report.tables.find((x) => x.name === 'intents')!.rows;
       if (home === undefined) {
@@ -317,7 +318,8 @@ for i in range(${MANY_FILES}):
           seconds: number;
         };
         t.log(
-          `${leg}: ${MANY_FILES} more inodes, to ${engineOf(to)}: ${done.rows} rows in ${done.seconds.toFixed(2)} s, ${Math.round(done.rowsPerSecond)} rows/s`,
+          `${leg}: ${MANY_FILES} more inodes, to ${engineOf(to)}: ${done.rows} rows in ` +
+            `${done.seconds.toFixed(2)} s, ${Math.round(done.rowsPerSecond)} rows/s`,
         );
         checkSwitched(t, to);
       }

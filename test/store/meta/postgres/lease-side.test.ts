@@ -78,7 +78,8 @@ async function lockDirents(url: string, other: PgDb, seconds: number): Promise<{
 function cancelLock(other: PgDb): void {
   other
     .prepare(
-      "SELECT pg_cancel_backend(pid) FROM pg_locks WHERE relation = 'dirents'::regclass AND mode = 'ExclusiveLock' AND granted",
+      'SELECT pg_cancel_backend(pid) FROM pg_locks ' +
+        "WHERE relation = 'dirents'::regclass AND mode = 'ExclusiveLock' AND granted",
     )
     .all();
 }
@@ -156,7 +157,8 @@ pgTest(
         other.exec('LOCK TABLE chunkfs_lease IN EXCLUSIVE MODE');
         const e = other
           .prepare(
-            "UPDATE chunkfs_lease SET holder = 'other:1:x', host = 'other', pid = 1, epoch = nextval('chunkfs_lease_epoch') RETURNING epoch",
+            "UPDATE chunkfs_lease SET holder = 'other:1:x', host = 'other', pid = 1, " +
+              "epoch = nextval('chunkfs_lease_epoch') RETURNING epoch",
           )
           .get() as { epoch: bigint };
         other.exec(epochSettingSql(e.epoch));
