@@ -85,6 +85,8 @@ const POSTGRES_FILES = [
   // A store on metadata that is not its own, and no plaintext in the database (DESIGN §4, §10).
   'dist/test/mount/identity.test.js',
   'dist/test/mount/cipher-log.test.js',
+  // meta copy from PostgreSQL: pending intents move as rows, to SQLite and back (DESIGN §9).
+  'dist/test/mount/meta-copy.test.js',
 ];
 
 export const PASSES: readonly TestPass[] = [

@@ -95,10 +95,6 @@ export interface DataOps {
   counterValues(): CounterValues;
   /** Table `past_size` (store/meta/past-size.ts). */
   pastSizeRows(): PastSizeRows;
-  /** The store id table store_id holds (store/meta/store-identity.ts), undefined for none. */
-  storeId(): string | undefined;
-  /** Records the store's id (the one row of table store_id). */
-  recordStoreId(storeUuid: string): void;
   /** Table `prealloc` (store/meta/prealloc.ts). */
   preallocRows(): PreallocRows;
   inodeEvidence(): InodeEvidence;

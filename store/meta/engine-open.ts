@@ -170,7 +170,7 @@ export function acquireLease(db: Db, note: string, log: (line: string) => void, 
   const lease = new PgLease(db, leaseMs, log);
   lease.acquire(note);
   // The lease holder tells read-only followers what it changes, while there are any (DESIGN §9).
-  const announcer = new ChangeAnnouncer(db, log);
+  const announcer = new ChangeAnnouncer(db, lease.side, log);
   announcer.start();
   db.onFence(() => announcer.stop()); // the new holder announces its own changes
   return {

@@ -1,8 +1,8 @@
 // The data path's view of an inode row (DESIGN §4): a regular file's layout, chunk parameters, size,
 // slice and times, as the chunk writer, truncate, punch and small files read and commit them. The
 // namespace's operations (./ops.ts) own creating, linking and attributes; this owns what storing bytes
-// changes. Callers group these with their other changes in one transaction. Each engine's folder
-// implements them with its own SQL (sqlite/file-rows.ts, postgres/file-rows.ts; DESIGN §9 "Operations").
+// changes. Callers group these with their other changes in one transaction. The SQL engines implement
+// them once, each spelling what differs (sql/file-rows.ts with the engine's dialect; DESIGN §9 "Operations").
 import { dbToU64, u64ToDb } from './meta';
 import type { CommitTimes } from './commit-times';
 

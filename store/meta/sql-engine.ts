@@ -11,19 +11,6 @@ export type EngineName = 'sqlite' | 'postgres';
 
 export type SqlParam = bigint | number | string | Buffer | Uint8Array | null;
 
-/**
- * SQL text: one text both engines run, or one per engine where they must differ (functions such
- * as max(a, b) -> GREATEST(a, b), RETURNING for a generated key, casts of untyped parameters). The
- * statements are each engine's folder's, which spells its own (its dialect.ts, DESIGN §9
- * "Operations"), so the pair form is for callers that hold both texts.
- */
-export type EngineSql = string | { readonly sqlite: string; readonly postgres: string };
-
-/** The text of sql for engine. */
-export function sqlFor(sql: EngineSql, engine: EngineName): string {
-  return typeof sql === 'string' ? sql : sql[engine];
-}
-
 export interface RunInfo {
   changes: number;
   /** SQLite: the rowid of an INSERT; PostgreSQL: the first column of the row its RETURNING gave (0 when none). */
@@ -53,6 +40,10 @@ export interface EngineSchema {
   tableNames(db: Db): string[];
   /** After `meta copy` put table's rows in: its key generator continues past the copied keys (if it has one). */
   afterCopy(db: Db, table: string): void;
+  /** The store id table store_id holds, undefined for none (store/meta/store-identity.ts, DESIGN §4 "Identity"). */
+  storeId(db: Db): string | undefined;
+  /** Records the store's id, once: mkfs, or the migration that made table store_id. */
+  recordStoreId(db: Db, storeUuid: string): void;
 }
 
 /**
@@ -79,9 +70,13 @@ export interface Db {
   readonly engine: EngineName;
   readonly schema: EngineSchema;
   readonly caps: EngineCaps;
-  prepare(sql: EngineSql): SqlStatement;
+  /**
+   * sql in this engine's spelling: statements are each engine's folder's, or sql/'s where both
+   * engines spell them alike (DESIGN §9 "Operations").
+   */
+  prepare(sql: string): SqlStatement;
   /** Run one or more statements without parameters (migrations). */
-  exec(sql: EngineSql): void;
+  exec(sql: string): void;
   /**
    * fn in one transaction: committed when it returns, rolled back when it throws; a call inside
    * another transaction is a savepoint (better-sqlite3's semantics, kept by both engines).

@@ -7,7 +7,6 @@
 // Only mkfs and `chunkfs meta copy` make a schema (createSchema); an open never does.
 import { ConfigError } from '../config';
 import { Db } from './sql-engine';
-import { dataOpsOf } from './engine-open';
 
 /** Metadata that does not belong to the store opening it, or holds none: names both and what to check. */
 export class MetaIdentityError extends ConfigError {
@@ -30,12 +29,12 @@ export interface MetaPlace {
 /** The store id recorded in db, or null when its schema predates store ids (storeIdVersion). */
 export function metaStoreId(db: Db, storeIdVersion: number): string | null {
   if (db.schemaVersion() < storeIdVersion) return null;
-  return dataOpsOf(db).storeId() ?? '';
+  return db.schema.storeId(db) ?? '';
 }
 
 /** Within the migration that made table store_id (or mkfs): record the store's id, once. */
 export function recordStoreId(db: Db, storeUuid: string): void {
-  dataOpsOf(db).recordStoreId(storeUuid);
+  db.schema.recordStoreId(db, storeUuid);
 }
 
 /**

@@ -1,12 +1,14 @@
 // `chunkfs meta copy` (issue 22 item 6, DESIGN §9; store/meta-move.ts) through the path users take:
-// a store on SQLite written through the mount (cp -a, tar, a large file in chunks, small files in
-// containers, symlink, hard link, fifo, xattrs, an ACL (fuse3), and fsync'd writes left in the intent log by kill -9
-// of the mount, folded first), moved to a real PostgreSQL (a throwaway cluster) and back: after each move scrub
-// is clean and a mount on the new engine shows every file, its bytes, inode number, mode, links,
-// times and xattrs as before. Refused: while mounted, into a target holding a store, to a bad
-// connection string (named). A copy killed with SIGKILL midway, in both directions, leaves the
-// store serving on its old engine and the target reusable. Rows/s of the copy: logged (t.log).
-import test from 'ava';
+// a store on SQLite (on PostgreSQL with CHUNKFS_TEST_META=postgres) written through the mount (cp -a,
+// tar, a large file in chunks, small files in containers, symlink, hard link, fifo, xattrs, an ACL
+// (fuse3), and fsync'd writes left pending by kill -9 of the mount: SQLite's intent log is folded
+// first, PostgreSQL's intent rows move with the rest), moved to the other engine (PostgreSQL: a
+// throwaway cluster) and back: after each move scrub is clean and a mount on the new engine shows
+// every file, its bytes, inode number, mode, links, times and xattrs as before. Refused: while
+// mounted, into a target holding a store, to a bad connection string (named). A copy killed with
+// SIGKILL midway, in both directions, leaves the store serving on its old engine and the target
+// reusable. Rows/s of the copy: logged (t.log).
+import test, { ExecutionContext } from 'ava';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { spawn } from 'node:child_process';
@@ -129,6 +131,44 @@ async function killCopyAt(to: string, table: string): Promise<string> {
   return err;
 }
 
+/** The metadata the store's config names now: undefined (SQLite, meta.db) or a PostgreSQL database. */
+type MetaNamed = { engine: string; url: string } | undefined;
+
+/**
+ * A target on the engine the store is not on now: a new database of the test cluster, or SQLite
+ * (meta.db of an earlier move moved aside, as meta copy asks).
+ */
+function otherEngine(tag: string): string {
+  if (configMeta() === undefined) return cluster!.createDatabase(tag);
+  moveSqliteAside(`before-${tag}`);
+  return 'sqlite';
+}
+
+function engineOf(to: string): string {
+  return to === 'sqlite' ? 'sqlite' : 'postgres';
+}
+
+/** The config's meta once a copy to `to` is done. */
+function namedOf(to: string): MetaNamed {
+  return to === 'sqlite' ? undefined : { engine: 'postgres', url: to };
+}
+
+/** Where the store's metadata stays after a move away from `from`: meta.db, or that database. */
+function leftBehindPattern(from: MetaNamed): RegExp {
+  return from === undefined ? /meta\.db/ : new RegExp(new URL(from.url).pathname.replace(/^\//, ''));
+}
+
+/** After a completed copy to `to`: the config names it; a SQLite target is meta.db, private, no .copy left. */
+function checkSwitched(t: ExecutionContext, to: string): void {
+  t.deepEqual(configMeta(), namedOf(to), `the config names ${engineOf(to)}`);
+  if (to !== 'sqlite') return;
+  t.false(fs.existsSync(path.join(fixture.store, 'meta.db.copy')), 'no meta.db.copy left');
+  t.is(fs.statSync(path.join(fixture.store, 'meta.db')).mode & 0o777, 0o600);
+}
+
+/** The database left holding the store by the first test's moves (the refusal of the second). */
+let heldDatabase = '';
+
 if (unavailable !== null) {
   test('meta copy tests skipped', (t) => {
     t.log(`skipped: ${unavailable}`);
@@ -136,9 +176,10 @@ if (unavailable !== null) {
   });
 } else {
   test.serial(
-    'SQLite -> PostgreSQL -> SQLite: scrub clean and every file as before, pending log records folded first',
+    'to the other engine and back: scrub clean and every file as before, pending log records moved',
     async (t) => {
       cluster = startPgCluster();
+      const home = configMeta() as MetaNamed;
       const big = path.join(fixture.dir, 'big.bin');
       await shOk(`head -c 3500000 /dev/urandom > ${big}`);
       const m = await fixture.mount();
@@ -155,15 +196,13 @@ if (unavailable !== null) {
       const acked = await writeRecordsUntilKilled(m, path.join(mp, RMW_PATH), ACKS_BEFORE_KILL, 'overwrite');
       t.true(acked >= ACKS_BEFORE_KILL, `acks ${acked}`);
 
-      const url = cluster.createDatabase('roundtrip');
-      // The writes the kill left pending are intent log records (DESIGN §5), not rows: folded first.
       const before = JSON.parse(await chunkfsOk(['status', fixture.store, '--json'])) as {
         intentBacklog: { intents: number };
       };
-      t.true(before.intentBacklog.intents > 0, "fsync'd writes pending in the intent log");
-      const copied = await chunkfsCli(['meta', 'copy', fixture.store, '--to', url, '--json']);
+      t.true(before.intentBacklog.intents > 0, "fsync'd writes pending");
+      const away = otherEngine('roundtrip');
+      const copied = await chunkfsCli(['meta', 'copy', fixture.store, '--to', away, '--json']);
       t.is(copied.code, 0, copied.stderr);
-      t.regex(copied.stderr, /folding the intent log into the shards first/);
       const report = JSON.parse(copied.stdout) as {
         rows: number;
         rowsPerSecond: number;
@@ -171,45 +210,62 @@ if (unavailable !== null) {
         leftBehind: string;
       };
       t.log(
-        `to PostgreSQL: ${report.rows} rows, ${Math.round(report.rowsPerSecond)} rows/s; ${before.intentBacklog.intents} log records folded first`,
+        `to ${engineOf(away)}: ${report.rows} rows, ${Math.round(report.rowsPerSecond)} rows/s; ` +
+          `${before.intentBacklog.intents} intents pending`,
       );
-      t.is(report.tables.find((x) => x.name === 'intents')!.rows, 0, 'nothing left pending: the log was folded');
-      t.deepEqual(configMeta(), { engine: 'postgres', url });
-      t.regex(report.leftBehind, /meta\.db/);
-      t.true(fs.existsSync(path.join(fixture.store, 'meta.db')), 'the old metadata left in place');
-      await checkStore(t, reference, big, 'postgres', acked);
+      const intentRows = report.tables.find((x) => x.name === 'intents')!.rows;
+      if (home === undefined) {
+        // SQLite's pending writes are intent log records (DESIGN §5), not rows: folded first.
+        t.regex(copied.stderr, /folding the intent log into the shards first/);
+        t.is(intentRows, 0, 'nothing left pending: the log was folded');
+        t.true(fs.existsSync(path.join(fixture.store, 'meta.db')), 'the old metadata left in place');
+      } else {
+        // PostgreSQL keeps them as rows (DESIGN §5): they move with the metadata; the next open replays them.
+        t.false(copied.stderr.includes('folding'), copied.stderr);
+        t.true(intentRows > 0, `${intentRows} intent rows moved`);
+      }
+      t.regex(report.leftBehind, leftBehindPattern(home));
+      checkSwitched(t, away);
+      await checkStore(t, reference, big, engineOf(away), acked);
 
       // Back: meta.db (the old metadata) is never replaced; moved aside as the refusal says.
-      const refused = await chunkfsCli(['meta', 'copy', fixture.store, '--to', 'sqlite']);
-      t.is(refused.code, 1);
-      t.regex(refused.stderr, /meta\.db: exists already .* move it aside/);
-      moveSqliteAside('before-pg');
-      const back = JSON.parse(await chunkfsOk(['meta', 'copy', fixture.store, '--to', 'sqlite', '--json'])) as {
+      let back = home?.url ?? 'sqlite';
+      if (home === undefined) {
+        const refused = await chunkfsCli(['meta', 'copy', fixture.store, '--to', 'sqlite']);
+        t.is(refused.code, 1);
+        t.regex(refused.stderr, /meta\.db: exists already .* move it aside/);
+        moveSqliteAside('before-pg');
+        heldDatabase = away;
+      } else {
+        heldDatabase = home.url; // still holds the store: back into a new database
+        back = cluster.createDatabase('back');
+      }
+      const returned = JSON.parse(await chunkfsOk(['meta', 'copy', fixture.store, '--to', back, '--json'])) as {
         rows: number;
         rowsPerSecond: number;
         leftBehind: string;
       };
-      t.log(`back to SQLite: ${back.rows} rows, ${Math.round(back.rowsPerSecond)} rows/s`);
-      t.regex(back.leftBehind, /roundtrip/);
-      t.is(configMeta(), undefined);
-      t.false(fs.existsSync(path.join(fixture.store, 'meta.db.copy')));
-      t.is(fs.statSync(path.join(fixture.store, 'meta.db')).mode & 0o777, 0o600);
-      await checkStore(t, reference, big, 'sqlite', acked);
+      t.log(`back to ${engineOf(back)}: ${returned.rows} rows, ${Math.round(returned.rowsPerSecond)} rows/s`);
+      t.regex(returned.leftBehind, leftBehindPattern(namedOf(away)));
+      checkSwitched(t, back);
+      await checkStore(t, reference, big, engineOf(back), acked);
     },
   );
 
   test.serial(
     'refused while mounted, into a database holding a store, and to bad connection strings (named)',
     async (t) => {
+      const now = configMeta();
       const m = await fixture.mount();
       const url = cluster!.createDatabase('refusals');
       const mounted = await chunkfsCli(['meta', 'copy', fixture.store, '--to', url]);
       await m.stop();
       t.is(mounted.code, 1);
       t.true(mounted.stderr.includes(`is mounted on ${m.mountpoint}`), mounted.stderr);
-      const held = await chunkfsCli(['meta', 'copy', fixture.store, '--to', cluster!.url('roundtrip')]);
+      const held = await chunkfsCli(['meta', 'copy', fixture.store, '--to', heldDatabase]);
       t.is(held.code, 1);
-      t.regex(held.stderr, /roundtrip.*already holds chunkfs metadata \(schema version \d+/);
+      const heldName = new URL(heldDatabase).pathname.replace(/^\//, '');
+      t.regex(held.stderr, new RegExp(`${heldName}.*already holds chunkfs metadata \\(schema version \\d+`));
       const missing = await chunkfsCli(['meta', 'copy', fixture.store, '--to', cluster!.url('nosuchdb')]);
       t.is(missing.code, 1);
       t.regex(missing.stderr, /nosuchdb.*does not exist/);
@@ -218,7 +274,7 @@ if (unavailable !== null) {
       t.false(password.stderr.includes('secret'));
       const scheme = await chunkfsCli(['meta', 'copy', fixture.store, '--to', 'mysql://h/db']);
       t.regex(scheme.stderr, /'mysql:\/\/h\/db'.*scheme/);
-      t.is(configMeta(), undefined, 'still on SQLite');
+      t.deepEqual(configMeta(), now, 'still on its engine');
       const again = await fixture.mount();
       await shOk(`cmp ${fixture.dir}/big.bin ${again.mountpoint}/big.bin`);
       await again.stop();
@@ -244,38 +300,29 @@ for i in range(${MANY_FILES}):
         { timeoutMs: 300_000 },
       );
       await m.stop();
-      const url = cluster!.createDatabase('killed');
-      t.regex(await killCopyAt(url, 'dirents'), /copying inodes: \d+ rows/);
-      t.is(configMeta(), undefined, 'the config still names SQLite');
-      m = await fixture.mount();
-      t.is((await shOk(`ls ${m.mountpoint}/many | wc -l`)).trim(), String(MANY_FILES));
-      await m.stop();
-      // Nothing half-filled: the killed transaction was rolled back, so the same database takes the copy.
-      const to = JSON.parse(await chunkfsOk(['meta', 'copy', fixture.store, '--to', url, '--json'])) as {
-        rows: number;
-        rowsPerSecond: number;
-        seconds: number;
-      };
-      t.log(
-        `${MANY_FILES} more inodes, to PostgreSQL: ${to.rows} rows in ${to.seconds.toFixed(2)} s, ${Math.round(to.rowsPerSecond)} rows/s`,
-      );
-
-      moveSqliteAside('before-killed');
-      t.regex(await killCopyAt('sqlite', 'dirents'), /copying inodes/);
-      t.deepEqual(configMeta(), { engine: 'postgres', url }, 'the config still names PostgreSQL');
-      t.false(fs.existsSync(path.join(fixture.store, 'meta.db')), 'no meta.db made by the killed copy');
-      m = await fixture.mount();
-      t.is((await shOk(`ls ${m.mountpoint}/many | wc -l`)).trim(), String(MANY_FILES));
-      await m.stop();
-      const back = JSON.parse(await chunkfsOk(['meta', 'copy', fixture.store, '--to', 'sqlite', '--json'])) as {
-        rows: number;
-        rowsPerSecond: number;
-        seconds: number;
-      };
-      t.log(
-        `back to SQLite: ${back.rows} rows in ${back.seconds.toFixed(2)} s, ${Math.round(back.rowsPerSecond)} rows/s`,
-      );
-      t.false(fs.existsSync(path.join(fixture.store, 'meta.db.copy')), "the killed copy's file removed by the next");
+      for (const leg of ['there', 'back']) {
+        const from = configMeta();
+        const to = otherEngine(`killed_${leg}`);
+        t.regex(await killCopyAt(to, 'dirents'), /copying inodes: \d+ rows/);
+        t.deepEqual(configMeta(), from, `${leg}: the config still names the old engine`);
+        if (to === 'sqlite')
+          t.false(fs.existsSync(path.join(fixture.store, 'meta.db')), 'no meta.db made by the killed copy');
+        m = await fixture.mount();
+        t.is((await shOk(`ls ${m.mountpoint}/many | wc -l`)).trim(), String(MANY_FILES));
+        await m.stop();
+        // Nothing half-filled: the killed transaction was rolled back (PostgreSQL) or its meta.db.copy
+        // is removed by the next attempt (SQLite), so the same target takes the copy.
+        const done = JSON.parse(await chunkfsOk(['meta', 'copy', fixture.store, '--to', to, '--json'])) as {
+          rows: number;
+          rowsPerSecond: number;
+          seconds: number;
+        };
+        t.log(
+          `${leg}: ${MANY_FILES} more inodes, to ${engineOf(to)}: ${done.rows} rows in ` +
+            `${done.seconds.toFixed(2)} s, ${Math.round(done.rowsPerSecond)} rows/s`,
+        );
+        checkSwitched(t, to);
+      }
       await chunkfsOk(['scrub', fixture.store]);
       m = await fixture.mount();
       t.is((await shOk(`ls ${m.mountpoint}/many | wc -l`)).trim(), String(MANY_FILES));

@@ -5,6 +5,7 @@
 // off when that changes. A follower starting waits until they are on (store/follower.ts), so it
 // misses nothing from then on.
 import type { PgDb } from './engine';
+import type { PgSideConnection } from './side-connection';
 import { readLease } from './lease';
 import { FOLLOWERS_SQL, announceSql } from './change-notify';
 
@@ -17,6 +18,7 @@ export class ChangeAnnouncer {
 
   constructor(
     private readonly db: PgDb,
+    private readonly side: PgSideConnection,
     private readonly log: (line: string) => void,
   ) {}
 
@@ -26,13 +28,15 @@ export class ChangeAnnouncer {
     this.timer.unref();
   }
 
-  /** Followers now: the triggers on for them, off without them. */
+  /**
+   * Followers now: the triggers on for them, off without them. The look goes on the lease's side
+   * connection (side-connection.ts), so it is made under a write load too, when the metadata
+   * connection always has replies unread; the switch, rare, on the metadata connection, after what
+   * it sent before (a follower hears every commit after it).
+   */
   check(): void {
-    // A read waits for every reply before it (DESIGN §9 "PostgreSQL round trips"): a background look
-    // never holds the mount behind a slow server; it looks again at the next check.
-    if (this.db.unanswered > 0) return;
     try {
-      const r = this.db.prepare(FOLLOWERS_SQL).get() as { n: bigint; on: bigint | null };
+      const r = this.side.run((db) => db.prepare(FOLLOWERS_SQL).get()) as { n: bigint; on: bigint | null };
       const want = r.n > 0n;
       this.toldFailure = false;
       if (r.on === null || (r.on === 1n) === want) return; // no triggers (never made), or as wanted

@@ -1,7 +1,6 @@
 // PostgreSQL's spellings of the statements the SQL engines share (store/meta/sql/dialect.ts).
 import type { SqlDialect } from '../sql/dialect';
 import { NEXT_INO_SQL } from './schema';
-import { PgFileRows } from './file-rows';
 import { PREALLOC_SQL } from './prealloc-sql';
 
 export const POSTGRES_DIALECT: SqlDialect = {
@@ -11,7 +10,7 @@ export const POSTGRES_DIALECT: SqlDialect = {
   // PostgreSQL types the recursive column from its first row: the parameter needs its type named.
   walkStartSql: 'CAST(@ino AS BIGINT)',
   leastSql: (a, b) => `LEAST(${a}, ${b})`,
+  greatestSql: (a, b) => `GREATEST(${a}, ${b})`,
   floatSql: (param) => `CAST(${param} AS float8)`,
   prealloc: PREALLOC_SQL,
-  fileRows: (db) => new PgFileRows(db),
 };

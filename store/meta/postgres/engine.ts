@@ -10,7 +10,7 @@
 // whose results are not read yet wait and go together with the next one that is (pipeline.ts).
 // The lease holder's transactions are answered once sent; their replies are read as they come
 // (replies.ts), and a failure among them is a crash of the metadata (PgDb.crash, DESIGN §9).
-import { Db, EngineCaps, EngineSql, RunInfo, SqlParam, SqlStatement, sqlFor } from '../sql-engine';
+import { Db, EngineCaps, RunInfo, SqlParam, SqlStatement } from '../sql-engine';
 import { PgText, toPgPlaceholders } from './placeholders';
 import { LibpqConnection } from './libpq';
 import { PgCall, PgPipeline, PgResult, runInfoOf } from './pipeline';
@@ -725,8 +725,8 @@ export class PgDb implements Db {
     if (this.depth === 0) this.commits++;
   }
 
-  prepare(sql: EngineSql): SqlStatement {
-    const pg = toPgPlaceholders(sqlFor(sql, 'postgres'));
+  prepare(sql: string): SqlStatement {
+    const pg = toPgPlaceholders(sql);
     return new PgStatement(this, this.prepareText(pg.text, Math.max(pg.positional, pg.names.length)).name, pg);
   }
 
@@ -755,8 +755,7 @@ export class PgDb implements Db {
     });
   }
 
-  exec(sql: EngineSql): void {
-    const text = sqlFor(sql, 'postgres');
+  exec(text: string): void {
     this.beginNow();
     this.rowCache.clear(); // migrations, locks, ROLLBACK: what it changes is not parsed
     if (this.pipeline.pending > 0) this.sendQueue(null); // in order, after what waits

@@ -10,6 +10,7 @@
 import * as os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { PgDb } from './engine';
+import { PgSideConnection } from './side-connection';
 import {
   EPOCH_SQL,
   FENCE_INSTALLED_SQL,
@@ -59,6 +60,10 @@ export class LeaseHeldError extends Error {
     this.name = 'LeaseHeldError';
   }
 }
+
+/** The heartbeat: this take's row extended from the server's now (it extends nothing another opener took). */
+const RENEW_SQL = `UPDATE chunkfs_lease SET heartbeat_at = now(), expires_at = now() + CAST(? AS interval)
+  WHERE k = 0 AND holder = ? AND epoch = ?`;
 
 const SELECT_SQL = `SELECT holder, host, pid, note, epoch,
   CAST(1000 * extract(epoch FROM now() - heartbeat_at) AS BIGINT) AS age_ms,
@@ -129,12 +134,15 @@ export class PgLease {
   private renewedAtMs = 0;
   /** A renewal failed (the server away): the log line says so once per outage. */
   private toldFailure = false;
+  /** Renewals (and the look for followers, announce.ts) go here, not behind unread replies. */
+  readonly side: PgSideConnection;
 
   constructor(
     private readonly db: PgDb,
     private readonly leaseMs: number,
     private readonly log: (line: string) => void,
   ) {
+    this.side = new PgSideConnection(db);
     db.onFence((why) => {
       this.stopRenewing();
       this.log(
@@ -227,25 +235,25 @@ export class PgLease {
     this.db.trustRows(startMs + this.leaseMs); // the only writer until then (row-cache.ts)
   }
 
-  /** Heartbeat: extend the lease if this take still holds it, else the opener is fenced (engine.ts fence). */
+  /**
+   * Heartbeat: extend the lease if this take still holds it, else the opener is fenced (engine.ts
+   * fence). On the side connection: the metadata connection's unread replies may wait on the server.
+   */
   renew(): void {
     if (this.db.fencedBy !== null) return;
     const startMs = Date.now();
     const sentMs = performance.now();
     try {
-      const n = this.db
-        .prepare(
-          `UPDATE chunkfs_lease SET heartbeat_at = now(), expires_at = now() + CAST(? AS interval)
-        WHERE k = 0 AND holder = ? AND epoch = ?`,
-        )
-        .run(`${Math.round(this.leaseMs)} milliseconds`, this.holder, this.epoch).changes;
+      const n = this.side.run(
+        (db) => db.prepare(RENEW_SQL).run(`${Math.round(this.leaseMs)} milliseconds`, this.holder, this.epoch).changes,
+      );
       this.toldFailure = false;
       if (n === 1) {
         this.renewedAtMs = sentMs;
         this.db.trustRows(startMs + this.leaseMs);
         return;
       }
-      const now = readLease(this.db);
+      const now = this.side.run((db) => readLease(db));
       this.db.fence(
         now === null
           ? `its lease row (epoch ${this.epoch}) is gone`
@@ -278,6 +286,7 @@ export class PgLease {
   private stopRenewing(): void {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
+    this.side.close();
   }
 
   /** Give the lease back (close): the next opener need not wait for expiry. */

@@ -3,6 +3,7 @@
 import type { Db, EngineSchema } from '../sql-engine';
 import { schemaFileOf } from '../schema-file';
 import { MIGRATIONS } from './migrations';
+import { sqlSchema } from '../sql/schema';
 
 /** SQL for a new inode number: above every number in use or ever deleted (table ino_high, v4). */
 export const NEXT_INO_SQL =
@@ -15,20 +16,11 @@ const TABLE_NAMES_SQL =
 const INTENT_IDS_AFTER_COPY_SQL =
   "SELECT setval(pg_get_serial_sequence('intents', 'id'), coalesce(max(id), 0) + 1, false) FROM intents";
 
-const INSERT_ROOT_SQL = `INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent,
-  atime_ns, mtime_ns, ctime_ns, birth_ns) VALUES (?, 'dir', ?, 0, 0, 0, 2, ?, ?, ?, ?, ?)`;
-
-export const POSTGRES_SCHEMA: EngineSchema = {
+export const POSTGRES_SCHEMA: EngineSchema = sqlSchema({
   file: schemaFileOf(__dirname),
   migrations: MIGRATIONS,
-  insertRoot(db: Db, root: { ino: number; mode: number; tNs: bigint }): void {
-    const t = root.tNs;
-    db.prepare(INSERT_ROOT_SQL).run(root.ino, root.mode, root.ino, t, t, t, t);
-  },
-  tableNames(db: Db): string[] {
-    return (db.prepare(TABLE_NAMES_SQL).all() as Array<{ name: string }>).map((r) => r.name);
-  },
+  tableNamesSql: TABLE_NAMES_SQL,
   afterCopy(db: Db, table: string): void {
     if (table === 'intents') db.prepare(INTENT_IDS_AFTER_COPY_SQL).get();
   },
-};
+});

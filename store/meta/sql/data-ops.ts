@@ -17,6 +17,7 @@ import type {
 import type { FileRows } from '../file-rows';
 import type { SliceRows } from '../slice-rows';
 import { SqlSliceRows } from './slice-rows';
+import { SqlFileRows } from './file-rows';
 import { SqlChunkRows } from './chunk-rows';
 import { SqlContainers } from './containers';
 import type { Containers } from '../containers';
@@ -38,7 +39,7 @@ export class SqlDataOps implements DataOps {
   ) {}
 
   fileRows(): FileRows {
-    return this.dialect.fileRows(this.db);
+    return new SqlFileRows(this.db, this.dialect);
   }
   sliceRows(): SliceRows {
     return new SqlSliceRows(this.db);
@@ -57,14 +58,6 @@ export class SqlDataOps implements DataOps {
   }
   pastSizeRows(): PastSizeRows {
     return new SqlPastSizeRows(this.db);
-  }
-  // Read and written once per open or mkfs: prepared when asked.
-  storeId(): string | undefined {
-    const r = this.db.prepare('SELECT uuid FROM store_id WHERE k = 0').get() as { uuid: string } | undefined;
-    return r?.uuid;
-  }
-  recordStoreId(storeUuid: string): void {
-    this.db.prepare('INSERT INTO store_id(k, uuid) VALUES (0, ?)').run(storeUuid);
   }
   preallocRows(): PreallocRows {
     return new SqlPreallocRows(this.db, this.dialect);

@@ -1,7 +1,5 @@
 // What the SQL engines spell differently in the statements they otherwise share (store/meta/sql/,
 // DESIGN §9 "Operations"): each engine's folder gives its own (sqlite/dialect.ts, postgres/dialect.ts).
-import type { Db } from '../sql-engine';
-import type { FileRows } from '../file-rows';
 import type { PreallocSql } from './prealloc-rows';
 
 export interface SqlDialect {
@@ -18,10 +16,10 @@ export interface SqlDialect {
   readonly walkStartSql: string;
   /** The smaller of two numbers (SQLite's two-argument min). */
   leastSql(a: string, b: string): string;
+  /** The larger of two numbers (SQLite's two-argument max). */
+  greatestSql(a: string, b: string): string;
   /** A parameter read as a float (PostgreSQL reads an untyped one next to a BIGINT as a BIGINT). */
   floatSql(param: string): string;
   /** Its prealloc statements that take max/min of two values. */
   readonly prealloc: PreallocSql;
-  /** Its file rows (the size and times spellings differ). */
-  fileRows(db: Db): FileRows;
 }

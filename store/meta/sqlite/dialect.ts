@@ -1,7 +1,6 @@
 // SQLite's spellings of the statements the SQL engines share (store/meta/sql/dialect.ts).
 import type { SqlDialect } from '../sql/dialect';
 import { NEXT_INO_SQL } from './schema';
-import { SqliteFileRows } from './file-rows';
 import { PREALLOC_SQL } from './prealloc-sql';
 
 export const SQLITE_DIALECT: SqlDialect = {
@@ -10,7 +9,7 @@ export const SQLITE_DIALECT: SqlDialect = {
   nameStartsSql: 'instr(d.name, ?) = 1',
   walkStartSql: '@ino',
   leastSql: (a, b) => `min(${a}, ${b})`,
+  greatestSql: (a, b) => `max(${a}, ${b})`,
   floatSql: (param) => param,
   prealloc: PREALLOC_SQL,
-  fileRows: (db) => new SqliteFileRows(db),
 };

@@ -4,7 +4,7 @@
 // synchronous=NORMAL, ...) are set by database.ts; `native` is the database itself for them
 // and for the commit log's total_changes().
 import Database from 'better-sqlite3';
-import { Db, EngineCaps, EngineSql, SqlStatement, sqlFor } from '../sql-engine';
+import { Db, EngineCaps, SqlStatement } from '../sql-engine';
 import { ChunkfsError, assert } from '../../../src/errors';
 import { SQLITE_SCHEMA } from './schema';
 
@@ -34,11 +34,11 @@ export class SqliteDb implements Db {
   readonly caps = SQLITE_CAPS;
   constructor(readonly native: Database.Database) {}
 
-  prepare(sql: EngineSql): SqlStatement {
-    return this.native.prepare(sqlFor(sql, 'sqlite')) as unknown as SqlStatement;
+  prepare(sql: string): SqlStatement {
+    return this.native.prepare(sql) as unknown as SqlStatement;
   }
-  exec(sql: EngineSql): void {
-    this.native.exec(sqlFor(sql, 'sqlite'));
+  exec(sql: string): void {
+    this.native.exec(sql);
   }
   /** Told how long each outermost transaction took, commit included (wal-warmer.ts); null: untimed. */
   commitObserver: ((elapsedNs: bigint) => void) | null = null;

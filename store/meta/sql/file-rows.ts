@@ -1,40 +1,50 @@
-// The data path's operations on an inode row on PostgreSQL (DESIGN §9 "Operations"): the statements
-// behind store/meta/file-rows.ts, prepared once. Their texts are the row cache's (row-cache.ts): a
-// keyed read of the row is answered there, a write patches what it keeps.
-import { NEXT_INO_SQL } from './schema';
+// The data path's operations on an inode row (DESIGN §9 "Operations"), in the SQL both SQL engines
+// speak, each spelling what differs (its dialect.ts: the larger of two values, the key an INSERT gives
+// back, the next inode number): the statements behind store/meta/file-rows.ts, prepared once. On
+// PostgreSQL their texts are the row cache's (postgres/row-cache.ts): a keyed read of the row is
+// answered there, a write patches what it keeps.
 import type { Db, SqlStatement } from '../sql-engine';
+import type { SqlDialect } from './dialect';
 import { CommitTimes, timeColumns } from '../commit-times';
 import { FileRow, FileRowValues, FileRows, InternalFile, fileRowOf, internalValues } from '../file-rows';
 
 /** The SET items of timeColumns' three values (store/meta/commit-times.ts): ctime never goes back. */
-const SET_TIMES_SQL = 'mtime_ns = ?, mtime_far = ?, ctime_ns = GREATEST(ctime_ns, ?)';
+function setTimesSql(d: SqlDialect): string {
+  return `mtime_ns = ?, mtime_far = ?, ctime_ns = ${d.greatestSql('ctime_ns', '?')}`;
+}
 
 const INSERT_INTERNAL_SQL = `INSERT INTO inodes(ino, type, mode, uid, gid, size, nlink, parent, atime_ns, mtime_ns, ctime_ns, birth_ns,
   layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch)`;
 const INTERNAL_VALUES_SQL = `'file', @mode, 0, 0, 0, 1, NULL, @t, @t, @t, @t, @layout, @cs, @bb, @eb, @seed, @epoch`;
 
-export class PgFileRows implements FileRows {
+export class SqlFileRows implements FileRows {
   private readonly s;
   /** The INSERT of an internal file numbered by Db.newIno; made on first use. */
   private insertNumbered: SqlStatement | null = null;
-  constructor(private readonly db: Db) {
+  constructor(
+    private readonly db: Db,
+    d: SqlDialect,
+  ) {
+    const setTimes = setTimesSql(d);
+    const grown = d.greatestSql('size', '?');
     this.s = {
       get: db.prepare(`SELECT type, size, nlink, layout, chunk_size, bitrot_block, ec_block_size, placement_seed, cluster_map_epoch,
                        slice_container, slice_offset, slice_length, slice_cookie FROM inodes WHERE ino = ?`),
       layout: db.prepare('SELECT layout FROM inodes WHERE ino = ?'),
       size: db.prepare('SELECT size FROM inodes WHERE ino = ?'),
       chunkSize: db.prepare("SELECT chunk_size FROM inodes WHERE ino = ? AND type = 'file'"),
-      grow: db.prepare(`UPDATE inodes SET size = GREATEST(size, ?), ${SET_TIMES_SQL} WHERE ino = ? RETURNING size`),
-      growSize: db.prepare('UPDATE inodes SET size = GREATEST(size, ?) WHERE ino = ? RETURNING size'),
-      setSizeStamped: db.prepare(`UPDATE inodes SET size = ?, ${SET_TIMES_SQL} WHERE ino = ?`),
-      stampIfNewer: db.prepare(`UPDATE inodes SET ${SET_TIMES_SQL} WHERE ino = ? AND ctime_ns < ?`),
-      stamp: db.prepare(`UPDATE inodes SET ${SET_TIMES_SQL} WHERE ino = ?`),
+      grow: db.prepare(`UPDATE inodes SET size = ${grown}, ${setTimes} WHERE ino = ? RETURNING size`),
+      growSize: db.prepare(`UPDATE inodes SET size = ${grown} WHERE ino = ? RETURNING size`),
+      setSizeStamped: db.prepare(`UPDATE inodes SET size = ?, ${setTimes} WHERE ino = ?`),
+      stampIfNewer: db.prepare(`UPDATE inodes SET ${setTimes} WHERE ino = ? AND ctime_ns < ?`),
+      stamp: db.prepare(`UPDATE inodes SET ${setTimes} WHERE ino = ?`),
       setSizeTouched: db.prepare('UPDATE inodes SET size = ?, mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
       setSizeOnly: db.prepare('UPDATE inodes SET size = ? WHERE ino = ?'),
       touch: db.prepare('UPDATE inodes SET mtime_ns = ?, ctime_ns = ? WHERE ino = ?'),
-      // The server gives the new number back by RETURNING (when this side does not choose it).
+      // The INSERT takes the next number itself when this side does not choose it, and gives it back:
+      // by RETURNING (PostgreSQL), or as the rowid the driver tells (SQLite).
       insertInternal: db.prepare(
-        `${INSERT_INTERNAL_SQL} VALUES (${NEXT_INO_SQL}, ${INTERNAL_VALUES_SQL}) RETURNING ino`,
+        `${INSERT_INTERNAL_SQL} VALUES (${d.nextInoSql}, ${INTERNAL_VALUES_SQL})${d.returningSql('ino')}`,
       ),
       dropInode: db.prepare('DELETE FROM inodes WHERE ino = ?'),
       dropXattrs: db.prepare('DELETE FROM xattrs WHERE ino = ?'),
@@ -84,7 +94,8 @@ export class PgFileRows implements FileRows {
   }
   insertInternal(f: InternalFile): number {
     const values = internalValues(f);
-    // A number this side chose (PostgreSQL with the lease): every inode INSERT takes it from there then (Db.newIno).
+    // A number this side chose (PostgreSQL with the lease): every inode INSERT takes it from there then
+    // (Db.newIno). SQLite chooses none (one process, one statement).
     const own = this.db.newIno(false);
     if (own === null) return Number(this.s.insertInternal.run(values).lastInsertRowid);
     this.insertNumbered ??= this.db.prepare(`${INSERT_INTERNAL_SQL} VALUES (@ino, ${INTERNAL_VALUES_SQL})`);
