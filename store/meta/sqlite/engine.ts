@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 import { Db, EngineCaps, SqlStatement } from '../sql-engine';
 import { ChunkfsError, assert } from '../../../src/errors';
 import { SQLITE_SCHEMA } from './schema';
+import { TransactionRunner } from './transaction-runner';
 
 /** An embedded file: no round trips, no cache of its own (SQLite's page cache is the cache), no lease. */
 const SQLITE_CAPS: EngineCaps = {
@@ -32,7 +33,10 @@ export class SqliteDb implements Db {
   readonly engine = 'sqlite' as const;
   readonly schema = SQLITE_SCHEMA;
   readonly caps = SQLITE_CAPS;
-  constructor(readonly native: Database.Database) {}
+  private readonly runner: TransactionRunner;
+  constructor(readonly native: Database.Database) {
+    this.runner = new TransactionRunner(native);
+  }
 
   prepare(sql: string): SqlStatement {
     return this.native.prepare(sql) as unknown as SqlStatement;
@@ -51,7 +55,7 @@ export class SqliteDb implements Db {
   private groupFailure: MetaGroupError | null = null;
 
   transaction<F extends (...args: any[]) => any>(fn: F): (...args: Parameters<F>) => ReturnType<F> {
-    const tx = this.native.transaction(fn) as unknown as (...args: Parameters<F>) => ReturnType<F>;
+    const tx = (...args: Parameters<F>): ReturnType<F> => this.runner.run(() => fn(...args) as ReturnType<F>);
     return (...args: Parameters<F>): ReturnType<F> => {
       if (this.groupMs > 0) return this.inGroup(() => tx(...args));
       const observe = this.commitObserver;
