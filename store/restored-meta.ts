@@ -68,8 +68,32 @@ export async function skipIdsSeenOnDisks(s: DisksSeen, logInos: readonly number[
   const next = Math.max(generation, diskGeneration) + 1;
   setMetaGeneration(s.db, next);
   await s.flush();
-  for (const r of readRecords(s))
-    writeDiskIds(s.syncIo, r.root, s.storeUuid, { ...r.ids, generation: next, closed: false });
+  const failed = recordGeneration(s, next, false);
+  if (failed.length > 0) s.log(`the metadata's generation was not recorded on ${failed.join('; ')}`);
+}
+
+/**
+ * generation (and whether the session closed cleanly, with the watermark then) on every online disk.
+ * A disk that cannot take it (full, failing) keeps its older record: only a later detection is lost,
+ * and the others still record it; the failures are returned, one line each is the caller's.
+ */
+function recordGeneration(
+  s: Pick<DisksSeen, 'syncIo' | 'roots' | 'storeUuid'>,
+  generation: number,
+  closed: boolean,
+  watermark = 0,
+): string[] {
+  const failed: string[] = [];
+  for (const root of s.roots) {
+    try {
+      const ids = readDiskIds(s.syncIo, root, s.storeUuid);
+      const inoHigh = Math.max(ids.inoHigh, watermark);
+      writeDiskIds(s.syncIo, root, s.storeUuid, { ...ids, inoHigh, generation, closed });
+    } catch (err) {
+      failed.push(`${root}: ${(err as Error).message}`);
+    }
+  }
+  return failed;
 }
 
 /** Ids (watermark, seen] recorded as skipped on every online disk, then the watermark raised past them. */
@@ -146,10 +170,8 @@ export function skippedIds(syncIo: SyncIo, roots: readonly string[], storeUuid: 
 
 /**
  * At a clean close, after the last commit is durable: a new generation, on the metadata first, then
- * on every online disk with the watermark and the clean close. A disk that cannot take it (full,
- * failing) keeps its older record: only a later detection is lost (its record says the session never
- * closed: the next open walks the disks), so the others are still written; the failures are returned,
- * one line each is the caller's.
+ * on every online disk with the watermark and the clean close (recordGeneration: a disk that cannot
+ * take it keeps a record saying the session never closed, so the next open walks the disks).
  */
 export async function recordWatermark(
   s: Pick<DisksSeen, 'syncIo' | 'db' | 'roots' | 'storeUuid' | 'flush'>,
@@ -158,15 +180,5 @@ export async function recordWatermark(
   const generation = metaGeneration(s.db) + 1;
   setMetaGeneration(s.db, generation);
   await s.flush();
-  const failed: string[] = [];
-  for (const root of s.roots) {
-    try {
-      const ids = readDiskIds(s.syncIo, root, s.storeUuid);
-      const inoHigh = Math.max(ids.inoHigh, watermark);
-      writeDiskIds(s.syncIo, root, s.storeUuid, { ...ids, inoHigh, generation, closed: true });
-    } catch (err) {
-      failed.push(`${root}: ${(err as Error).message}`);
-    }
-  }
-  return failed;
+  return recordGeneration(s, generation, true, watermark);
 }
