@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs /sbin/mount.fuse.chunkfs, the helper mount(8) runs for `mount -t fuse.chunkfs STORE MNT`
-# and for fstab lines of type fuse.chunkfs (issue 11). It runs this checkout's build with this
+# and for fstab lines of type fuse.chunkfs (DESIGN §7). It runs this checkout's build with this
 # node; CHUNKFS_HOME in the environment points it at another checkout (the tests use that).
 # Needs root; idempotent.
 set -euo pipefail

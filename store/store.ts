@@ -68,7 +68,7 @@ import {
 import { MkfsStaging } from './mkfs-staging';
 import { checkKeyFileTarget } from './store-key';
 import type { NamespaceBase } from './meta/ops-base';
-import { IdRange } from './disk-ids';
+import { Skipped } from './disk-ids';
 import { recordWatermark, skipIdsSeenOnDisks, skippedIds } from './restored-meta';
 import { RecoveryReport, emptyRecoveryReport, recover } from './upkeep/recovery';
 import { replayLog } from './upkeep/log-replay';
@@ -640,14 +640,17 @@ export class Store {
     const storeUuid = this.opened.config.storeUuid;
     if (storeUuid === undefined) return; // a store made before ids: its disks record none
     const { io, syncIo, db, dir: storeDir, log } = this;
-    await skipIdsSeenOnDisks({ io, syncIo, db, roots: this.onlineRoots(), storeUuid, storeDir, log }, logInos);
+    const flush = (): Promise<void> => this.env.commits.flush();
+    await skipIdsSeenOnDisks({ io, syncIo, db, roots: this.onlineRoots(), storeUuid, storeDir, log, flush }, logInos);
   }
 
   /** At a clean close: the watermark on every online disk; a disk that cannot take it is logged, not fatal. */
-  private recordWatermark(): void {
+  private async recordWatermark(): Promise<void> {
     const storeUuid = this.opened.config.storeUuid;
     if (storeUuid === undefined) return;
-    const failed = recordWatermark({ syncIo: this.syncIo, db: this.db, roots: this.onlineRoots(), storeUuid });
+    const flush = (): Promise<void> => this.env.commits.flush();
+    const roots = this.onlineRoots();
+    const failed = await recordWatermark({ syncIo: this.syncIo, db: this.db, roots, storeUuid, flush });
     if (failed.length > 0) this.log(`the file id watermark was not recorded on ${failed.join('; ')}`);
   }
 
@@ -658,9 +661,9 @@ export class Store {
   }
 
   /** File ids skipped after a restore, as the online disks record them (store/restored-meta.ts). */
-  private skippedIds(): IdRange[] {
+  private skippedIds(): Skipped {
     const uuid = this.opened.config.storeUuid;
-    return uuid === undefined ? [] : skippedIds(this.syncIo, this.onlineRoots(), uuid);
+    return uuid === undefined ? { inos: [], versions: [] } : skippedIds(this.syncIo, this.onlineRoots(), uuid);
   }
 
   /** How long the leak scan's quarantine keeps what it removed (store tunable quarantineGraceDays, DESIGN §4). */
@@ -918,7 +921,10 @@ export class Store {
         /* the batched counts of the last second: not worth failing the close for */
       }
       if (this.lock !== null) await this.env.commits.flushIfDirty().catch(() => undefined); // SQLite's close checkpoints too
-      if (this.lock !== null && this.leaseLost === null) this.recordWatermark();
+      if (this.lock !== null && this.leaseLost === null)
+        await this.recordWatermark().catch((err: Error) =>
+          this.log(`the file id watermark was not recorded: ${err.message}`),
+        );
       this.lease?.release();
       this.env.commits.close();
       this.db.close();

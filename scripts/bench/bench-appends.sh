@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tiny-append benchmark (issue 15 item 11): one process appends APPENDS records of RECORD_BYTES bytes
+# Tiny-append benchmark (DESIGN §5): one process appends APPENDS records of RECORD_BYTES bytes
 # to one file opened O_APPEND (a log writer), one write(2) each, then closes the file and the mount is
 # synced; the file is read back and compared with what was written. Reported as appends per second
 # (the write loop plus close and sync), the median of ROUNDS interleaved rounds, with ratios against

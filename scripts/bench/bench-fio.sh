@@ -107,7 +107,7 @@ if (targets.includes('gocryptfs')) {
     console.log(`${t} vs gocryptfs: ` + workloads.map((w) => `${w} ${(median(vals[w + ' ' + t]) / median(vals[w + ' gocryptfs'])).toFixed(2)}x`).join(', '))
   }
 }
-// PostgreSQL against SQLite (issue 22 targets: >= 0.7x over the socket, >= 0.3x with 0.5 ms round trips).
+// PostgreSQL against SQLite (DESIGN §9 targets: >= 0.7x over the socket, >= 0.3x with 0.5 ms round trips).
 for (const t of targets.filter((x) => /-pg(net)?$/.test(x))) {
   const s = t.replace(/-pg(net)?$/, '')
   if (targets.includes(s)) console.log(`${t} vs ${s}: ` + workloads.map((w) => `${w} ${(median(vals[w + ' ' + t]) / median(vals[w + ' ' + s])).toFixed(2)}x`).join(', '))

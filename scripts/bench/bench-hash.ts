@@ -1,4 +1,4 @@
-// HighwayHash-256 bitrot benchmark (issue 2 "Benchmarks"): a 4 MiB shard payload
+// HighwayHash-256 bitrot benchmark (spec §4): a 4 MiB shard payload
 // hashed as 256 position-keyed 16 KiB blocks through hashBlocks (the hot path of
 // encodeShard; one batch call into our addon, native/highway/), against raw
 // highwayhasher highway256 calls over the same blocks with one fixed key (the

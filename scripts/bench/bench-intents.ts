@@ -1,4 +1,4 @@
-// Intent-log recovery benchmark (issue 21 item 4, DESIGN §5): how long Store.open takes when the
+// Intent-log recovery benchmark (DESIGN §5): how long Store.open takes when the
 // log holds a full backlog of unapplied intents (the bound of store/chunks/intent-backlog.ts), as after a
 // crash under an fsync-heavy load. A child process fills the backlog with random 4 KiB writes while
 // its applier is held, then exits without closing (like kill -9); the parent opens the store

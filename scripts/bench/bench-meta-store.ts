@@ -1,4 +1,4 @@
-// Metadata engine benchmark at the store level (issue 22): create, getattr, chmod, rename and
+// Metadata engine benchmark at the store level (DESIGN §9 "Engines"): create, getattr, chmod, rename and
 // unlink of FILES files through store.ns (no FUSE, no kernel), each phase timed, ROUNDS rounds with
 // the targets interleaved phase by phase, the median reported as operations per second, as a ratio
 // against the first target, and as this process's CPU time (user + system) per operation. Targets:

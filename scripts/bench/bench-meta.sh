@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Metadata benchmark (issue 20, per-request cost): FILES files through create, cold stat, chmod,
+# Metadata benchmark (per-request cost, DESIGN §6 and §9): FILES files through create, cold stat, chmod,
 # 100-byte write, 100-byte cold read, rename and unlink (scripts/bench/meta-ops.py, a child process; caches
 # dropped before every phase), with 1 and JOBS worker processes, on each target of one run
 # (scripts/bench/bench-targets.sh). Reported as operations per second, the median of ROUNDS interleaved
@@ -46,7 +46,7 @@ for round in $(seq 1 "$ROUNDS"); do
         v=$(python3 scripts/bench/meta-ops.py "$p" "${DIR[$t]}" "$FILES" "$j")
         c1=$(cpu_s "$t")
         printf '%s\t%s\t%s\t%s\n' "$round" "$p/$j" "$t" "$v" >> "$RESULTS"
-        # The serving process's CPU microseconds per operation (chunkfs: what this issue cuts; less noisy than ops/s).
+        # The serving process's CPU microseconds per operation (less noisy than ops/s).
         [ -n "$c0" ] && printf '%s\t%s\t%s\t%s\n' "$round" "cpu $p/$j" "$t" "$(awk -v a="$c0" -v b="$c1" -v n="$FILES" 'BEGIN { printf "%.0f", (b - a) * 1e6 / n }')" >> "$RESULTS"
         line+=" $t $v"
       done
@@ -80,7 +80,7 @@ if (targets.includes('cfs-r3') && targets.includes('base-r3')) {
   console.log('cfs-r3 vs base-r3 ops/s: ' + rows.map((w) => `${w} ${(median(vals[w + ' cfs-r3']) / median(vals[w + ' base-r3'])).toFixed(2)}x`).join(', '))
   console.log('cfs-r3 vs base-r3 cpu/op: ' + rows.map((w) => `${w} ${(median(vals['cpu ' + w + ' cfs-r3']) / median(vals['cpu ' + w + ' base-r3'])).toFixed(2)}x`).join(', '))
 }
-// PostgreSQL against SQLite (issue 22 targets: >= 0.7x over the socket, >= 0.3x with 0.5 ms round trips).
+// PostgreSQL against SQLite (DESIGN §9 targets: >= 0.7x over the socket, >= 0.3x with 0.5 ms round trips).
 for (const t of targets.filter((x) => /-pg(net)?$/.test(x))) {
   const s = t.replace(/-pg(net)?$/, '')
   if (targets.includes(s)) console.log(`${t} vs ${s}: ` + rows.map((w) => `${w} ${(median(vals[w + ' ' + t]) / median(vals[w + ' ' + s])).toFixed(2)}x`).join(', '))

@@ -1,4 +1,4 @@
-// PostgreSQL driver round trips (issue 22 item 2, docs/postgres-driver.md): QUERIES simple queries,
+// PostgreSQL driver round trips (DESIGN §9, docs/postgres-driver.md): QUERIES simple queries,
 // one after another, over a Unix socket to a throwaway cluster (test/helpers/pg-cluster.ts), by
 // each candidate driver: libpq (native, synchronous: execParams, and prepare + execPrepared) and
 // node-postgres `pg` (pure JS, asynchronous: one await per query, and all queries queued at once).

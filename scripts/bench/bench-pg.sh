@@ -1,4 +1,4 @@
-# PostgreSQL for the mounted benchmarks (issue 22; sourced by scripts/bench/bench-targets.sh): one
+# PostgreSQL for the mounted benchmarks (DESIGN §9; sourced by scripts/bench/bench-targets.sh): one
 # throwaway cluster per run, made the way test/helpers/pg-cluster.ts makes it (Debian's initdb and
 # pg_ctl as the `postgres` user through runuser, in a temporary directory, C locale), listening on a
 # Unix socket in that directory and on a free loopback port. The network case goes through

@@ -1,4 +1,4 @@
-// Recovery-time benchmark (issue 14 item 5): how long Store.open (recovery included) takes after a
+// Recovery-time benchmark (DESIGN §5): how long Store.open (recovery included) takes after a
 // crash, on a store holding a few GiB. Builds the store once through the store API (--dir keeps it
 // between runs), then per round: a writer (a child process) is killed with SIGKILL in the middle of
 // multi-chunk writes (temp files, reserved versions, shards of no committed version are left

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# rm -rf benchmark (issue 25): a tree of FILES fsync'd files of 70-130 KiB (past small_file_max, so
+# rm -rf benchmark (DESIGN §5 free last): a tree of FILES fsync'd files of 70-130 KiB (past small_file_max, so
 # each has shard files of its own, as in the issue's power-loss case), then `rm -rf` of it, timed;
 # then the time until the reclaim queue is empty (the reclaimer deleting the shards in the
 # background). Reported as the median of ROUNDS interleaved rounds per target, with the ratio of

@@ -1,4 +1,4 @@
-// Reed-Solomon benchmark (issue 2 "Benchmarks"; DESIGN.md §8): 4+2 encode and
+// Reed-Solomon benchmark (DESIGN.md §8): 4+2 encode and
 // reconstruction of 1 and of 2 lost data shards on 256 KiB shards, for our SIMD
 // codec, @ronomon/reed-solomon (a Cauchy code: the speed bar only) and our
 // pure-TS reference, interleaved in one run. GB/s counts the stripe's data

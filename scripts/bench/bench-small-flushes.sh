@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Device flushes of a mount for a small-file workload without any fsync (issue 21 item 5): FILES
+# Device flushes of a mount for a small-file workload without any fsync (DESIGN §5 small files): FILES
 # files each created, written (3,000 bytes), renamed and unlinked, then DIRS mkdir/rmdir pairs, as
 # a build tree's temporary files do. Counts fsync + fdatasync calls of the mount process with
 # strace, from mount to unmount (so the flushes of the background applier and of unmount count too).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Small-file benchmark (issue 8): a tree shaped like a node_modules folder (FILES files in nested
+# Small-file benchmark (DESIGN §5 small files): a tree shaped like a node_modules folder (FILES files in nested
 # directories, sizes mostly 0.2-8 KiB with a tail to 200 KiB, made deterministically), on each target of
 # one run: extract it (tar -x, then sync), read every file back with caches dropped (tar -c > /dev/null),
 # and rm -rf it. Reported as files per second, the median of ROUNDS interleaved rounds, with ratios
@@ -85,7 +85,7 @@ for (const [a, b] of [['cfs3-r3', 'cfsn-r3'], ['cfs3-ec42', 'cfsn-ec42']]) {
   if (!targets.includes(a) || !targets.includes(b)) continue
   console.log(`${a} vs ${b}: ` + ['extract', 'read', 'rm'].map((w) => `${w} ${(median(vals[w + ' ' + a]) / median(vals[w + ' ' + b])).toFixed(2)}x`).join(', '))
 }
-// PostgreSQL against SQLite (issue 22 targets: >= 0.7x over the socket, >= 0.3x with 0.5 ms round trips).
+// PostgreSQL against SQLite (DESIGN §9 targets: >= 0.7x over the socket, >= 0.3x with 0.5 ms round trips).
 for (const t of targets.filter((x) => /-pg(net)?$/.test(x))) {
   const s = t.replace(/-pg(net)?$/, '')
   if (targets.includes(s)) console.log(`${t} vs ${s}: ` + ['extract', 'read', 'rm'].map((w) => `${w} ${(median(vals[w + ' ' + t]) / median(vals[w + ' ' + s])).toFixed(2)}x`).join(', '))

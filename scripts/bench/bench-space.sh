@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Space under stress (issue 15 item 10): mounts a fresh replica:3 store, runs test/helpers/stress.py
+# Space under stress (DESIGN §5 reclaim): mounts a fresh replica:3 store, runs test/helpers/stress.py
 # (WORKERS processes of random creates, writes, appends, truncates, renames, unlinks and small-file
 # rewrites for SECONDS), and prints every 2 s, during the load and for SETTLE_S after it, the bytes
 # on the disks (du), the live logical bytes of the files (st_blocks, at most st_size), their ratio,

@@ -1,4 +1,4 @@
-// Store benchmark (issue 3): write then read SIZE bytes sequentially through the
+// Store benchmark (DESIGN §5): write then read SIZE bytes sequentially through the
 // store API for replica:3 and ec:4+2, against a plain file on the same disk in the
 // same run (ratios), plus random 4 KiB overwrites/s on a replica:3 file.
 // Usage: npm run bench:store [-- --mib 1024 --dir /path --rounds 3 --random-reads 20000 --only-random-reads]

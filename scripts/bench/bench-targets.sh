@@ -18,9 +18,9 @@
 #   cfs-r3, cfs-ec42        chunkfs with the default options (whatever transport is the default)
 #   base-r3, base-ec42      chunkfs built in $BASELINE_REPO (an older checkout), default options, for
 #                           before/after in one run
-#   any chunkfs target + transforms (issue 23): cfs3-r3-zstd, cfs3-ec42-lz4, cfs3-r3-aes, cfs3-ec42-zstd-aes
+#   any chunkfs target + transforms (DESIGN §10): cfs3-r3-zstd, cfs3-ec42-lz4, cfs3-r3-aes, cfs3-ec42-zstd-aes
 #                           (zstd, lz4, aes = aes256gcm, appended to the layout in that order)
-#   any chunkfs target + -pg or -pgnet (issue 22): its metadata in PostgreSQL (scripts/bench/bench-pg.sh: one
+#   any chunkfs target + -pg or -pgnet (DESIGN §9): its metadata in PostgreSQL (scripts/bench/bench-pg.sh: one
 #                           throwaway cluster per run), over a Unix socket (-pg) or over loopback TCP with
 #                           0.5 ms added per round trip (-pgnet); e.g. cfs-r3-pg, cfs-r3-pgnet, base-r3-pg
 # CHUNKFS_MOUNT_OPTS: more -o options for every chunkfs target.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Transforms benchmark (issue 23), one run:
+# Transforms benchmark (DESIGN §10), one run:
 #  1. Compression ratio through the mount on two corpora (this repository's node_modules, and
 #     /usr/share/doc), each as one tar file (so every byte is in 4 MiB chunks, not small-file
 #     containers), on replica:1,zstd and replica:1,lz4, against the zstd and lz4 command-line tools at

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Bytes the mount writes per fsync'd random 4 KiB write (issue 21: "bytes written to the devices per
-# fsync'd 4 KiB write reported (log + apply)"), through the mount with fio, on each layout. strace
+# Bytes the mount writes per fsync'd random 4 KiB write (DESIGN §5 intent log: the bytes written
+# to the devices per fsync'd 4 KiB write, log and apply), through the mount with fio, on each layout. strace
 # records every write system call of the mount process with the file it went to, from the first
 # write to the end of unmount (unmount drains the intent log, so every write's apply is counted):
 # - log:   the intent log file (intent.log, SQLite stores' partial writes) and the metadata database

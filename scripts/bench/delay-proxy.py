@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-# A TCP proxy on loopback that adds a fixed delay to every byte in each direction (issue 22's
-# PostgreSQL-over-a-network benchmark): the round trip through it is the server's plus 2 x DELAY_MS.
+# A TCP proxy on loopback that adds a fixed delay to every byte in each direction (the
+# PostgreSQL-over-a-network benchmark, DESIGN §9): the round trip through it is the server's plus 2 x DELAY_MS.
 # It stands in for `tc netem` where the kernel has no sch_netem (scripts/bench/bench-pg.sh tries netem
 # first: it cannot here). Prints "listening PORT" once it accepts connections; runs until killed.
 # Usage: delay-proxy.py LISTEN_PORT TARGET_HOST TARGET_PORT DELAY_MS

@@ -1,4 +1,4 @@
-// Device flushes per operation (issue 8), for the README: run one kind of operation N times on a fresh
+// Device flushes per operation (DESIGN §5), for the README: run one kind of operation N times on a fresh
 // store, in a process that scripts/bench/bench-flushes.sh traces with strace (fsync + fdatasync from every
 // source: shard files, directories and SQLite's own). The store code is loaded from a checkout given on
 // the command line, so the same script measures an older build (before) and this one (after).

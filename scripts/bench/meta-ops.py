@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""One phase of the metadata benchmark (scripts/bench/bench-meta.sh, issue 20): FILES files spread over
+"""One phase of the metadata benchmark (scripts/bench/bench-meta.sh): FILES files spread over
 JOBS worker processes, each in its own subdirectory (w0, w1, ...) so the kernel's per-directory lock
 does not serialize them. Prints the phase's operations per second (all workers, wall clock).
 

@@ -1,4 +1,4 @@
-// What a wake-up costs on this machine (issue 20: a FUSE request is a round trip between client and
+// What a wake-up costs on this machine (DESIGN §6: a FUSE request is a round trip between client and
 // server). Two processes pass one byte back and forth through two pipes, ROUNDS times, each pinned to
 // the CPU given; prints the mean round trip. Same CPU: two context switches. Different CPUs: two
 // cross-CPU wake-ups (an inter-processor interrupt each, costly in a VM).

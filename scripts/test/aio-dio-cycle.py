@@ -2,7 +2,7 @@
 # buffered read through a new descriptor that must see the new byte, while readers re-read the file
 # buffered (as xfstests generic/451 and its aio-dio-cycle-write). Raw syscalls through ctypes: no
 # libaio needed. Prints JSON: rounds run, and the first stale read (round, offset, byte) or null.
-# Reproducer of issue 24 item 2 (docs/xfstests.md): python3 scripts/test/aio-dio-cycle.py MNT/file 655360 500 2
+# Reproducer of the AIO direct-I/O cycle of docs/xfstests.md: python3 scripts/test/aio-dio-cycle.py MNT/file 655360 500 2
 # usage: aio-dio-cycle.py FILE SIZE_BYTES ROUNDS READERS
 import ctypes, json, mmap, os, platform, signal, struct, sys
 

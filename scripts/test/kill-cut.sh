@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14's by-hand check, scripted: on a fresh store, copy SIZE MiB of random bytes into a mount with
+# The by-hand crash check (DESIGN §5 prefix rule), scripted: on a fresh store, copy SIZE MiB of random bytes into a mount with
 # dd bs=1M (no fsync), kill -9 the mount after a random 3-6 s, remount and compare the file with the
 # source. Prints one line per cut: the size left, the MiB inside it that differ from the source
 # (must be 0: DESIGN §5 prefix rule) and how long the remount took. Not run by npm test (root, minutes).

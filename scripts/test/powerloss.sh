@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Power-loss campaign (issue 14, item 4). Opt-in: needs root, FUSE and a LazyFS binary; not run by
+# Power-loss campaign (DESIGN §5: what survives a crash). Opt-in: needs root, FUSE and a LazyFS binary; not run by
 # npm test or CI.
 #
 # LazyFS (https://github.com/dsrhaslab/lazyfs) is a FUSE file system that keeps every byte not yet
@@ -31,7 +31,7 @@
 # not lost directory entries (which DESIGN §5 guards against
 # with a directory fsync per touched shard directory).
 #
-# Then RM_ROUNDS rm -rf rounds (issue 25): a tree of RM_FILES fsync'd files (scripts/test/powerloss/tree.py,
+# Then RM_ROUNDS rm -rf rounds (DESIGN §5 free last): a tree of RM_FILES fsync'd files (scripts/test/powerloss/tree.py,
 # most with shard files of their own), `rm -rf` of it, and the cut a random 0.2-3 s into the rm. The
 # unlinks live in meta.db's WAL until the next full commit and LazyFS drops them, while the reclaimer's
 # shard deletes pass straight through it, so every file that is back after the remount must read

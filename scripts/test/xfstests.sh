@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs xfstests (fstests) against this checkout through the mount(8) helper (issue 24,
-# docs/xfstests.md): two fresh stores as TEST_DEV and SCRATCH_DEV, FSTYP=fuse with
+# Runs xfstests (fstests) against this checkout through the mount(8) helper
+# (docs/xfstests.md): two fresh stores as TEST_DEV and SCRATCH_DEV, FSTYP=fuse with
 # FUSE_SUBTYP=.chunkfs, one ./check per test so each test gets its own timeout and a fresh
 # scratch store. Builds nothing: XFSTESTS_DIR points at an xfstests tree you built yourself,
 # whose common/rc _fs_type knows fuse.chunkfs (docs/xfstests.md says how). Needs root.

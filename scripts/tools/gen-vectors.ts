@@ -565,7 +565,7 @@ function layoutEcVector(
   return { dir: name, params: paramsJson(name, description, 'ec', headers[0], t), input, shards };
 }
 
-/** G9..G16: the transforms of chunkfs layouts (issue 23, docs/transforms.md), on replica and EC shards. */
+/** G9..G16: the transforms of chunkfs layouts (DESIGN §10, docs/transforms.md), on replica and EC shards. */
 function layoutTransformVectors(key: BitrotKey): Vector[] {
   const ecBase = (fileId: bigint): Base => ({
     mode: 'ec',

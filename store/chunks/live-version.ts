@@ -20,12 +20,22 @@ export interface WholeWrite {
   old: ChunkRef | null;
 }
 
-/** Make w live (data first: its shards are durable). */
-export function repoint(env: ChunkEnv, ino: number, fl: FileLayout, w: WholeWrite): void {
+/**
+ * Make w live (data first: its shards are durable). replaced: the committed version it replaces, to
+ * reclaim (free last); a grouped write names it apart (store/chunks/tx-group.ts: its old may be a row
+ * an earlier group left out, never live).
+ */
+export function repoint(
+  env: ChunkEnv,
+  ino: number,
+  fl: FileLayout,
+  w: WholeWrite,
+  replaced: bigint | null = w.old?.version ?? null,
+): void {
   env.map.setLive(ino, w.chunkIndex, w.version, w.logicalLenBytes, w.stored);
   env.reclaim.remove(ino, w.chunkIndex, w.version);
-  if (w.old !== null) {
-    env.reclaim.add(ino, w.chunkIndex, w.old.version, fl);
+  if (replaced !== null) {
+    env.reclaim.add(ino, w.chunkIndex, replaced, fl);
     dropIntents(env, ino, w.chunkIndex);
   }
   for (const i of w.failed) env.map.queueHeal(ino, w.chunkIndex, w.version, i, 'write failed on this shard');

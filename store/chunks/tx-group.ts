@@ -436,7 +436,7 @@ export class TxGroups {
     rewritten: Set<GroupWrite>,
   ): Map<number, FsError> {
     const errors = new Map<number, FsError>();
-    const kept: Array<[number, GroupWrite]> = [];
+    const kept: Array<[number, GroupWrite, bigint | null]> = [];
     this.env.db.transaction(() => {
       for (const [ino, f] of g.files) {
         // A file deleted, or whose layout changed, meanwhile: its versions stay queued for reclaim.
@@ -454,20 +454,35 @@ export class TxGroups {
             if (!errors.has(ino)) errors.set(ino, new FsError('EIO', what, site));
             continue;
           }
+          const replaced = this.replacedVersion(ino, w);
           if (w.rewrite !== undefined) repointRewrite(this.env, ino, f.fl, { ...w, failed });
-          else repoint(this.env, ino, f.fl, { ...w, failed });
-          kept.push([ino, w]);
+          else repoint(this.env, ino, f.fl, { ...w, failed }, replaced);
+          kept.push([ino, w, replaced]);
         }
         const sizeBytes = this.env.fileRows.growSize(ino, sizeTo);
         this.pastSize.note(ino, f.fl.chunkSizeBytes, sizeBytes);
       }
     })();
-    for (const [ino, w] of kept) {
+    for (const [ino, w, replaced] of kept) {
       if (w.rewrite !== undefined) {
         rewritten.add(w);
         w.rewrite.committed();
-      } else if (w.old !== null) this.env.backlog.dropChunk(ino, w.chunkIndex);
+      } else if (replaced !== null) this.env.backlog.dropChunk(ino, w.chunkIndex);
     }
     return errors;
+  }
+
+  /**
+   * The committed version a whole write replaces (in the commit's transaction; null: none). Its old,
+   * taken when it was planned, may be the row of a group then closing that left it out (below its
+   * quorum, a failed commit): that version never went live and is queued for reclaim since its
+   * reservation, while the committed one it stood over would be named by no row and no queue and
+   * leak (DESIGN §5 "Free last per group"). A write planned over no row replaces none: the inode's
+   * lock kept every other write of that chunk out, and no group held one.
+   */
+  private replacedVersion(ino: number, w: GroupWrite): bigint | null {
+    if (w.old === null) return null;
+    const committed = this.env.map.getStored(ino, w.chunkIndex)?.version ?? 0n;
+    return committed > 0n ? committed : null;
   }
 }

@@ -21,6 +21,11 @@ export interface InodeEvidence {
   chunkVersions(ino: number, chunkIndex: number): { version: bigint; maxVersion: bigint } | undefined;
   /** Numbers up to ino count as handed out (DESIGN §4 "Restored metadata"): new inodes are numbered above. */
   raiseWatermark(ino: number): void;
+  /**
+   * A chunk's versions up to version count as handed out (DESIGN §4 "Restored metadata"): its next
+   * version is numbered above (a row with no live version is made when it has none).
+   */
+  raiseMaxVersion(ino: number, chunkIndex: number, version: bigint): void;
 }
 
 /** What fallocate's rows (store/meta/prealloc.ts) ask of a file's row. */

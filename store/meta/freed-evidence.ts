@@ -4,12 +4,12 @@
 // table ino_high) and the inode is gone, or the inode lives and the version is at most the chunk's
 // max_version (versions are never reused either) and not the live one. Anything else, e.g. a file id or
 // a version the metadata never handed out (metadata older than the disks, or another store's), proves
-// nothing: such a file is unknown, reported and never removed; so does a file id an opener skipped
-// because its metadata was older than the disks (store/restored-meta.ts).
+// nothing: such a file is unknown, reported and never removed; so does a file id, or a version of a
+// file, an opener skipped because its metadata was older than the disks (store/restored-meta.ts).
 import type { Db } from './sql-engine';
 import type { InodeEvidence } from './data-ops';
 import { dataOpsOf } from './engine-open';
-import { IdRange, inRanges } from '../disk-ids';
+import { Skipped, inBoxes, inRanges } from '../disk-ids';
 
 export type ShardEvidence = 'freed' | 'unknown';
 
@@ -21,7 +21,7 @@ export class FreedEvidence {
 
   constructor(
     db: Db,
-    private readonly skipped: readonly IdRange[] = [],
+    private readonly skipped: Skipped = { inos: [], versions: [] },
   ) {
     this.rows = dataOpsOf(db).inodeEvidence();
     this.watermark = this.rows.highestIno();
@@ -29,7 +29,8 @@ export class FreedEvidence {
 
   /** Whether the metadata proves shard (fileId, chunkIndex, version) freed; the caller found it unaccounted for. */
   of(fileId: bigint, chunkIndex: bigint, version: bigint): ShardEvidence {
-    if (fileId > BigInt(this.watermark) || inRanges(this.skipped, fileId)) return 'unknown';
+    if (fileId > BigInt(this.watermark) || inRanges(this.skipped.inos, fileId)) return 'unknown';
+    if (inBoxes(this.skipped.versions, fileId, version)) return 'unknown';
     const ino = Number(fileId);
     if (!this.rows.inodeExists(ino)) return 'freed';
     const row = this.rows.chunkVersions(ino, Number(chunkIndex));

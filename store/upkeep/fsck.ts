@@ -5,7 +5,7 @@
 // reclaim backlog and open intents. With repair: rebuilds the shards, removes the leaked files,
 // drains the reclaim queue and (offline only: a live mount may still hold them open) deletes the
 // unlinked inodes.
-import type { IdRange } from '../disk-ids';
+import type { Skipped } from '../disk-ids';
 import { HEADER_BYTES, decodeHeader } from '../../src/header';
 import { ChunkEnv } from '../chunks/chunk-env';
 import { ChunkRef } from '../chunks/chunk-ref';
@@ -82,8 +82,8 @@ export interface FsckHost {
   reclaimNow(): Promise<{ versionsDeleted: number }>;
   /** How long the leak scan's quarantine keeps what it removed (store/upkeep/quarantine.ts). */
   quarantineGraceMs: number;
-  /** File ids skipped after a restore (store/restored-meta.ts): their shards are unknown. */
-  skippedIds(): IdRange[];
+  /** File ids and versions skipped after a restore (store/restored-meta.ts): their shards are unknown. */
+  skippedIds(): Skipped;
 }
 
 /** What is wrong with shard i's file, or null when it is there and its header agrees (spec §3, §1). */

@@ -15,7 +15,7 @@ import { ChunkEnv } from '../chunks/chunk-env';
 import { errnoCode } from '../io/io';
 import { FreedEvidence } from '../meta/freed-evidence';
 import { Quarantine, emptyExpiredQuarantine } from './quarantine';
-import type { IdRange } from '../disk-ids';
+import type { Skipped } from '../disk-ids';
 
 const DIR_ENTRIES_MAX = 1_000_000;
 /** Leaked paths listed by name; the counts stay exact. */
@@ -33,8 +33,8 @@ export interface LeakScanOptions {
   repair: boolean;
   /** Remove even past LEAK_SHARE_MAX. */
   force?: boolean;
-  /** File ids skipped after a restore (store/restored-meta.ts): never proven freed. */
-  skippedIds?: readonly IdRange[];
+  /** File ids and versions skipped after a restore (store/restored-meta.ts): never proven freed. */
+  skippedIds?: Skipped;
   /** How long quarantined files are kept (store tunable quarantineGraceDays). */
   graceMs: number;
   nowMs?: number;

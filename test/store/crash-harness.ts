@@ -70,15 +70,32 @@ export async function reopenAfterCrash(
  * The process ends at the crash: from then on its metadata connection writes nothing. Else a write
  * whose other shards were done when the crash refused its last one commits degraded after it, and a
  * process kill (reopened in place) keeps that commit, naming a shard the crash undid. Returns what
- * lets it write again, for the close before the reopen. SQLite stores only (a no-op on PostgreSQL).
+ * lets it write again, for the close before the reopen. On SQLite, query_only refuses every later
+ * write, autocommits included. On PostgreSQL the session's transactions become read-only (the server
+ * refuses every later write, implicit pipeline transactions and autocommits included); answering
+ * early is turned off first, so a refused write fails its caller as on SQLite rather than counting as
+ * a crash of the metadata, whose new connection would write again. The crash comes from an Io call,
+ * never inside a metadata transaction (those are synchronous), so the session's setting applies to
+ * every transaction after it; those sent before it were committed before the kill, as SQLite's were.
  */
 export function metaEndsAtCrash(s: Store, io: FaultyIo): () => void {
   const db = (s as unknown as { db: import('../../store/meta/meta').Db }).db;
-  // SQLite's query_only refuses every later write, autocommits included; PostgreSQL stores go on as before.
-  if (db.engine !== 'sqlite') return () => undefined;
-  const native = (db as import('../../store/meta/sqlite/engine').SqliteDb).native;
-  io.onCrash = () => native.pragma('query_only = ON');
-  return () => native.pragma('query_only = OFF');
+  if (db.engine === 'sqlite') {
+    const native = (db as import('../../store/meta/sqlite/engine').SqliteDb).native;
+    io.onCrash = () => native.pragma('query_only = ON');
+    return () => native.pragma('query_only = OFF');
+  }
+  const pg = db as import('../../store/meta/postgres/engine').PgDb;
+  let ended = false;
+  io.onCrash = () => {
+    pg.answerEarly = false;
+    pg.exec('SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY');
+    ended = true;
+  };
+  return () => {
+    if (ended) pg.exec('SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE');
+    pg.answerEarly = true;
+  };
 }
 
 /**
@@ -89,7 +106,8 @@ export function metaEndsAtCrash(s: Store, io: FaultyIo): () => void {
 export function crashTestLog(line: string): void {
   if (
     line.includes('io crashed') ||
-    line.includes('attempt to write a readonly database') || // metaEndsAtCrash
+    line.includes('attempt to write a readonly database') || // metaEndsAtCrash, SQLite
+    line.includes('in a read-only transaction') || // metaEndsAtCrash, PostgreSQL
     (line.startsWith('applier: ') && line.endsWith('(kept in the intent log, tried again)'))
   )
     return;

@@ -71,16 +71,19 @@ test('mkfs writes an identity marker naming the store and the disk in every disk
   t.regex(config.storeUuid, /^[0-9a-f-]{36}$/);
   for (const d of config.disks) {
     const m = JSON.parse(fs.readFileSync(path.join(dir, d.path, DISK_MARKER_FILE), 'utf8')) as Record<string, unknown>;
-    // A clean close adds the inode watermark the disk has seen (store/disk-ids.ts).
-    const { inoHigh, ...identity } = m;
+    // A clean close adds the inode watermark and the metadata's generation the disk has seen (store/disk-ids.ts).
+    const { inoHigh, generation, ...identity } = m;
     t.deepEqual(identity, {
       format: 'chunkfs-disk',
       formatVersion: 1,
       storeUuid: config.storeUuid,
       diskId: d.id,
       unknownInos: [],
+      unknownVersions: [],
+      closed: true,
     });
     t.true(Number.isSafeInteger(inoHigh) && (inoHigh as number) >= 1, String(inoHigh));
+    t.true(Number.isSafeInteger(generation) && (generation as number) >= 2, String(generation));
   }
 });
 

@@ -24,6 +24,7 @@ const STORE_ROOT_LAYER: Record<string, number> = {
   'disk-identity': 0,
   'disk-ids': 0,
   'restored-meta': 1,
+  'restored-walk': 0,
   'file-deletes': 4,
   'file-io': 4,
   follower: 5,

@@ -1,4 +1,4 @@
-"""The rm -rf round of the power-loss campaign (issue 25): a tree of fsync'd files, then the check
+"""The rm -rf round of the power-loss campaign (DESIGN §5 free last): a tree of fsync'd files, then the check
 after the cut. Usage: tree.py make ROOT COUNT | tree.py check ROOT COUNT
 check prints "present missing bad" and the first bad files: a file that is there must read its whole
 content (its unlink was lost with the metadata's page cache, so its shards must still be there)."""

@@ -84,6 +84,7 @@ class SqlInodeEvidence implements InodeEvidence {
   private readonly inode: SqlStatement;
   private readonly chunk: SqlStatement;
   private readonly raise: SqlStatement;
+  private readonly raiseVersion: SqlStatement;
 
   constructor(
     private readonly db: Db,
@@ -93,6 +94,11 @@ class SqlInodeEvidence implements InodeEvidence {
     this.inode = db.prepare('SELECT 1 AS live FROM inodes WHERE ino = ?');
     this.chunk = db.prepare('SELECT version, max_version FROM chunks WHERE ino = ? AND chunk_index = ?');
     this.raise = db.prepare('UPDATE ino_high SET ino = ? WHERE k = 0 AND ino < ?');
+    this.raiseVersion = db.prepare(
+      'INSERT INTO chunks(ino, chunk_index, version, logical_len, max_version) VALUES (?, ?, 0, 0, ?) ' +
+        'ON CONFLICT(ino, chunk_index) DO UPDATE SET max_version = excluded.max_version ' +
+        'WHERE chunks.max_version < excluded.max_version',
+    );
   }
   highestIno(): number {
     const w = this.watermark.get() as { w: bigint | null } | undefined;
@@ -100,6 +106,9 @@ class SqlInodeEvidence implements InodeEvidence {
   }
   raiseWatermark(ino: number): void {
     this.db.transaction(() => this.raise.run(ino, ino))();
+  }
+  raiseMaxVersion(ino: number, chunkIndex: number, version: bigint): void {
+    this.raiseVersion.run(ino, chunkIndex, version);
   }
   inodeExists(ino: number): boolean {
     return this.inode.get(ino) !== undefined;

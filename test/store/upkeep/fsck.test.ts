@@ -104,7 +104,7 @@ test('fsck() on a disk failing its reads: io errors listed and queued for heal; 
     deleteFile: (ino) => f.store.deleteFile(ino),
     reclaimNow: () => f.store.reclaimNow(),
     quarantineGraceMs: 7 * 86_400_000,
-    skippedIds: () => [],
+    skippedIds: () => ({ inos: [], versions: [] }),
   };
   const [failing, offline] = f.ref(0).diskIds;
   const onDisk = (d: number): number => [0, 1, 2, 3].filter((c) => f.ref(c).diskIds.includes(d)).length;
