@@ -445,7 +445,7 @@ export class PgDb implements Db {
     if (kept !== undefined) return kept;
     this.wholeInode ??= this.prepare(WHOLE_INODE_SQL) as PgStatement;
     const pq = this.wholeInode.result([ino]);
-    const r = pq.ntuples() === 1 ? CachedResult.of(pq) : null;
+    const r = pq.ntuples() === 1 ? c.rowOf(pq) : null;
     c.keepInode(ino, r);
     return r;
   }
@@ -496,7 +496,7 @@ export class PgDb implements Db {
       () => {
         this.sendQueue(null);
       },
-      (r: CachedResult) => {
+      (r: PgResult) => {
         this.rowCache.keepInodeAfter(ino, r, at);
       },
     );
@@ -504,9 +504,9 @@ export class PgDb implements Db {
 
   /**
    * stmt's read goes with the next statement sent (the same round trip), in a transaction or not;
-   * sink gets its answer when it succeeds (a directory listed along with a lookup that missed).
+   * sink reads its answer when it succeeds (during the call) (a directory listed along with a lookup that missed).
    */
-  along(stmt: SqlStatement, params: unknown[], sink: (r: CachedResult) => void): void {
+  along(stmt: SqlStatement, params: unknown[], sink: (r: PgResult) => void): void {
     assert(stmt instanceof PgStatement, 'a statement of this connection');
     this.pipeline.add(
       stmt.call(params),

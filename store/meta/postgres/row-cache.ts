@@ -69,6 +69,8 @@ export class PgRowCache {
   private followedFrom = 1;
   /** Reads answered here (tests, status). */
   hits = 0;
+  /** The last inode row copied: its column names and types are the next one's (rowOf). */
+  private inodeShape: CachedResult | null = null;
 
   constructor(private readonly nowMs: () => number = Date.now) {}
 
@@ -101,6 +103,7 @@ export class PgRowCache {
     this.names.clear();
     this.layouts.clear();
     this.newInodes.clear();
+    this.inodeShape = null; // a migration may have changed the columns
     this.followed = [];
     this.followedFrom = this.writes + 1;
     this.clears++;
@@ -133,10 +136,17 @@ export class PgRowCache {
     if (this.inodes.size > INODE_ROWS_MAX) this.inodes.delete(this.inodes.keys().next().value as number);
   }
 
+  /** A copy of an inode's whole row as read (its column names and types shared with the rows kept before). */
+  rowOf(pq: PgResult): CachedResult {
+    const r = CachedResult.of(pq, this.inodeShape);
+    this.inodeShape = r;
+    return r;
+  }
+
   /** An inode's whole row read along with something else (a lookup's join, namespace-ops.ts). */
   keepInodeRow(pq: PgResult): void {
     if (!this.trusted || pq.ntuples() !== 1) return;
-    const r = CachedResult.of(pq);
+    const r = this.rowOf(pq);
     const c = r.names.indexOf('ino');
     if (c < 0 || r.values[0][c] === null) return;
     this.keepInode(Number(r.values[0][c]), r);
@@ -192,9 +202,13 @@ export class PgRowCache {
   keepInodeAfter(ino: number, pq: PgResult, at: RowCacheMark): void {
     if (!this.trusted || at.clears !== this.clears || this.inodes.has(ino)) return;
     if (at.writes + 1 < this.followedFrom) return; // some writes since the mark are forgotten
-    let r: CachedResult | null = pq.ntuples() === 1 ? CachedResult.of(pq) : null;
-    for (const w of this.followed) {
-      if (w.seq <= at.writes || (w.ino !== null && w.ino !== ino) || r === null) continue;
+    let r: CachedResult | null = pq.ntuples() === 1 ? this.rowOf(pq) : null;
+    // The patches after the mark are the last ones (by seq): found from the end, not by a walk of all.
+    let from = this.followed.length;
+    while (from > 0 && this.followed[from - 1].seq > at.writes) from--;
+    for (let i = from; i < this.followed.length && r !== null; i++) {
+      const w = this.followed[i];
+      if (w.ino !== null && w.ino !== ino) continue;
       const after = w.patch(r);
       if (after === undefined) return;
       r = after;
