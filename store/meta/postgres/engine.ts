@@ -453,8 +453,8 @@ export class PgDb implements Db {
   /** Queue a statement of this transaction (its RunInfo sends the queue when read). */
   enqueue(call: PgCall): RunInfo {
     this.refuseUnfollowed(call.text);
-    // A read an unread transaction carries is kept only if no write comes before its answer: read what arrived.
-    if (this.replies.keepsReads) this.replies.poll();
+    // A prefetch whose answer comes after this write gets it replayed (PgRowCache.keepInodeAfter):
+    // nothing is read here (a read of the socket per statement).
     this.refuseIfFenced();
     this.beginNow();
     return this.pipeline.add(call, () => {
