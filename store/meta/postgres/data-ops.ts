@@ -99,7 +99,13 @@ class PgChunkRows extends SqlChunkRows {
     return this.pg.following(() => super.allocVersion(ino, chunkIndex));
   }
   // Rows of chunks, which the cache keeps nothing of but "none yet" for a new inode: rows there are allocVersion's.
-  override setLive(ino: number, chunkIndex: number, version: bigint, lenBytes: number, stored: StoredForm | null): boolean {
+  override setLive(
+    ino: number,
+    chunkIndex: number,
+    version: bigint,
+    lenBytes: number,
+    stored: StoredForm | null,
+  ): boolean {
     return this.pg.following(() => super.setLive(ino, chunkIndex, version, lenBytes, stored));
   }
   override retire(ino: number, chunkIndex: number): void {

@@ -413,7 +413,8 @@ export class PgDb implements Db {
   private refuseUnfollowed(text: string): void {
     if (this.followingDepth === 0 && this.keptWrites.has(text) && this.rowCache.trusted)
       throw new Error(
-        `metadata SQL: a write of a table the row cache keeps, outside an operation that follows it: ${text.slice(0, 200)}`,
+        'metadata SQL: a write of a table the row cache keeps, outside an operation that follows it: ' +
+          text.slice(0, 200),
       );
   }
 
@@ -767,7 +768,7 @@ export class PgDb implements Db {
   exec(sql: EngineSql): void {
     const text = sqlFor(sql, 'postgres');
     this.beginNow();
-    this.rowCache.clear(); // migrations, locks, ROLLBACK: what it changes is not parsed
+    this.rowCache.clear(); // migrations, locks, ROLLBACK: no operation says what it changes
     if (this.pipeline.pending > 0) this.sendQueue(null); // in order, after what waits
     this.usable();
     this.drain(); // libpq runs a query string outside pipeline mode

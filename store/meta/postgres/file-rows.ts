@@ -95,11 +95,21 @@ export class PgFileRows implements FileRows {
   grow(ino: number, sizeBytes: number, times: CommitTimes | null): number {
     const t = timeColumns(times);
     const change = { size: { max: BigInt(sizeBytes) }, ...timesChange(t) };
-    return this.grown(ino, change, () => this.s.growKept.run(sizeBytes, ...t, ino), () => this.s.grow.get(sizeBytes, ...t, ino));
+    return this.grown(
+      ino,
+      change,
+      () => this.s.growKept.run(sizeBytes, ...t, ino),
+      () => this.s.grow.get(sizeBytes, ...t, ino),
+    );
   }
   growSize(ino: number, sizeBytes: number): number {
     const change = { size: { max: BigInt(sizeBytes) } };
-    return this.grown(ino, change, () => this.s.growSizeKept.run(sizeBytes, ino), () => this.s.growSize.get(sizeBytes, ino));
+    return this.grown(
+      ino,
+      change,
+      () => this.s.growSizeKept.run(sizeBytes, ino),
+      () => this.s.growSize.get(sizeBytes, ino),
+    );
   }
 
   /** A size grown: told by the kept row (the UPDATE queued) or by the server's RETURNING; the row patched. */

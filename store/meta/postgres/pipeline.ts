@@ -63,7 +63,7 @@ export function runInfoOf(pq: PgResult): RunInfo {
   return { changes, lastInsertRowid };
 }
 
-/** What a queued read's answer is handed to (PgDb.prefetchInode, along): read during the call only (copy what is kept). */
+/** What a queued read's answer is handed to (PgDb.prefetchInode, along): read during the call (copy what is kept). */
 export type ResultSink = (result: PgResult) => void;
 
 const READ_RUN_INFO: RunInfo = { changes: 0, lastInsertRowid: 0 };

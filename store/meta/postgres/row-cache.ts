@@ -58,7 +58,7 @@ export class PgRowCache {
   /** Inode numbers this connection just handed out (PgDb.newIno): no xattrs, no chunks yet. */
   private readonly newInodes = new Set<number>();
   private trustedUntilMs = 0;
-  /** Counts the times trust ended: what was decided under an older epoch (inode numbers, PgDb.newIno) is decided again. */
+  /** Times trust ended: what was decided under an older epoch (inode numbers, PgDb.newIno) is decided again. */
   epoch = 0;
   /** Writes followed: a read queued before writes is kept when its answer comes only if they can be replayed. */
   writes = 0;

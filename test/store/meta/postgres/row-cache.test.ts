@@ -532,29 +532,32 @@ pgTest(
   },
 );
 
-pgTest('a write of a table the cache keeps, outside an operation that follows it, is refused while rows are trusted', async (t) => {
-  const { store, db, other } = await openPair();
-  try {
-    const ino = store.ns.create(ROOT_INO, 'f', 0o644, 0, 0).ino;
-    store.ns.getattr(ino);
-    const stray = db.prepare('UPDATE inodes SET mode = ? WHERE ino = ?');
-    t.throws(() => stray.run(0o100600, ino), { message: /a write of a table the row cache keeps/ });
-    t.throws(() => db.transaction(() => stray.run(0o100600, ino))(), { message: /the row cache keeps/ });
-    for (const sql of [
-      'DELETE FROM xattrs WHERE ino = ?',
-      'INSERT INTO dirents(parent, name, ino) VALUES (1, ?, 1)',
-      'DELETE FROM chunks WHERE ino = ?',
-    ])
-      t.throws(() => db.prepare(sql).run(ino), { message: /the row cache keeps/ }, sql);
-    t.is(store.ns.getattr(ino)!.mode & 0o7777, 0o644, 'nothing changed');
-    sameAsServer(t, store, other, [ROOT_INO, ino], 'after the refusals');
-    // Writes of tables it does not keep run anywhere.
-    db.prepare('DELETE FROM orphans WHERE ino = ?').run(ino);
-  } finally {
-    other.close();
-    await store.close();
-  }
-});
+pgTest(
+  'a write of a table the cache keeps, outside an operation that follows it, is refused while rows are trusted',
+  async (t) => {
+    const { store, db, other } = await openPair();
+    try {
+      const ino = store.ns.create(ROOT_INO, 'f', 0o644, 0, 0).ino;
+      store.ns.getattr(ino);
+      const stray = db.prepare('UPDATE inodes SET mode = ? WHERE ino = ?');
+      t.throws(() => stray.run(0o100600, ino), { message: /a write of a table the row cache keeps/ });
+      t.throws(() => db.transaction(() => stray.run(0o100600, ino))(), { message: /the row cache keeps/ });
+      for (const sql of [
+        'DELETE FROM xattrs WHERE ino = ?',
+        'INSERT INTO dirents(parent, name, ino) VALUES (1, ?, 1)',
+        'DELETE FROM chunks WHERE ino = ?',
+      ])
+        t.throws(() => db.prepare(sql).run(ino), { message: /the row cache keeps/ }, sql);
+      t.is(store.ns.getattr(ino)!.mode & 0o7777, 0o644, 'nothing changed');
+      sameAsServer(t, store, other, [ROOT_INO, ino], 'after the refusals');
+      // Writes of tables it does not keep run anywhere.
+      db.prepare('DELETE FROM orphans WHERE ino = ?').run(ino);
+    } finally {
+      other.close();
+      await store.close();
+    }
+  },
+);
 
 /** An inode row as the server prints it (SELECT *, in part). */
 function rowOf(ino: number, mode: number, nlink: number, far: string | null = null): CachedResult {
@@ -606,7 +609,11 @@ test('a row answered after later writes is kept with them replayed in order, or 
   setMode(6, 256); // another inode
   cache.keepXattr(5, 'user.a', Buffer.from('x'), true); // another table
   cache.keepInodeAfter(5, rowOf(5, 420, 1), at);
-  t.deepEqual(cache.inode(5)?.values, [['5', '384', '2', '5', null]], 'the later writes replayed on the late row, in order');
+  t.deepEqual(
+    cache.inode(5)?.values,
+    [['5', '384', '2', '5', null]],
+    'the later writes replayed on the late row, in order',
+  );
   const drops: Array<[string, () => void]> = [
     ['a change it cannot apply', () => cache.patchInode(5, changing({ nope: '1' }))],
     ['everything dropped (a rollback)', () => cache.clear()],
