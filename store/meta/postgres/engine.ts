@@ -160,7 +160,7 @@ export class PgStatement implements SqlStatement {
     return this.execute(params);
   }
 
-  /** This statement with params, as a call to queue (PgDb.prefetch). */
+  /** This statement with params, as a call to queue (PgDb.prefetchInode, along). */
   call(params: unknown[]): PgCall {
     return { name: this.name, text: this.sql.text, values: this.bind(params) };
   }

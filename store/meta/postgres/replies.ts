@@ -27,7 +27,7 @@ export interface SentStatement {
   text: string;
   values: Array<string | null>;
   onResult: ((pq: PgResult) => void) | null;
-  /** A read sent for its answer to be kept (PgDb.prefetch, along): a later read may find it there. */
+  /** A read sent for its answer to be kept (PgDb.prefetchInode, along): a later read may find it there. */
   keeps?: boolean;
 }
 
