@@ -26,6 +26,7 @@ import { SqliteNamespaceOps } from './sqlite/namespace-ops';
 import { PgNamespaceOps } from './postgres/namespace-ops';
 import type { DataOps } from './data-ops';
 import { SqlDataOps } from './sql/data-ops';
+import { PgDataOps } from './postgres/data-ops';
 import { SQLITE_DIALECT } from './sqlite/dialect';
 import { POSTGRES_DIALECT } from './postgres/dialect';
 import { Changed, PgListener } from './postgres/listen';
@@ -148,7 +149,7 @@ export function namespaceOpsOf(db: Db, opts: NamespaceOptions): NamespaceBase {
 /** The engine's data operations on inode rows (DESIGN §9 "Operations"). */
 export function dataOpsOf(db: Db): DataOps {
   if (db instanceof SqliteDb) return new SqlDataOps(db, SQLITE_DIALECT);
-  if (db instanceof PgDb) return new SqlDataOps(db, POSTGRES_DIALECT);
+  if (db instanceof PgDb) return new PgDataOps(db);
   throw new Error(`no data operations for metadata engine ${db.engine}`);
 }
 

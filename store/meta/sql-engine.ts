@@ -89,11 +89,6 @@ export interface Db {
    * round trip that reads the number back. directory: the new inode is a directory (it has no entries).
    */
   newIno(directory: boolean): number | null;
-  /**
-   * Read stmt with params along with the transaction's next round trip, to keep its answer (a row the
-   * next operation reads); no effect where nothing is cached (SQLite).
-   */
-  prefetch(stmt: SqlStatement, ...params: any[]): void;
   /** The schema version the database holds (0: empty), and setting it within a migration. */
   schemaVersion(): number;
   setSchemaVersion(version: number): void;

@@ -15,7 +15,8 @@ import { PgText, toPgPlaceholders } from './placeholders';
 import { LibpqConnection } from './libpq';
 import { PgCall, PgPipeline, PgResult, runInfoOf } from './pipeline';
 import { PgReplies, RepliesLostError } from './replies';
-import { CACHED_TABLES, PgRowCache } from './row-cache';
+import { PgRowCache } from './row-cache';
+import { Decoder, decoderOf } from './decode';
 import { redactedUrl } from './target';
 import { CachedResult } from './result';
 import { NEXT_INO_SQL } from './schema';
@@ -25,7 +26,7 @@ import { Outage, Reconnection, ReconnectSchedule } from './reconnect';
 import { ChunkfsError, assert } from '../../../src/errors';
 import { POSTGRES_SCHEMA } from './schema';
 
-/** A server: each transaction a round trip, keyed rows cached (row-cache.ts), intents as rows, a lease. */
+/** A server: each transaction a round trip, rows kept by operation (row-cache.ts), intents as rows, a lease. */
 const POSTGRES_CAPS: EngineCaps = {
   transactionsCostRoundTrips: true,
   cachesKeyedReads: true,
@@ -36,16 +37,6 @@ const POSTGRES_CAPS: EngineCaps = {
 /** The next free inode number (PgDb.newIno): above every number in use or ever deleted. */
 const NEXT_INO_READ_SQL = `SELECT ${NEXT_INO_SQL} AS next`;
 
-/** PostgreSQL type OIDs decoded specially (pg_type.dat). */
-const OID_BOOL = 16;
-const OID_BYTEA = 17;
-const OID_INT8 = 20;
-const OID_INT2 = 21;
-const OID_INT4 = 23;
-const OID_OID = 26;
-const OID_FLOAT4 = 700;
-const OID_FLOAT8 = 701;
-const OID_NUMERIC = 1700;
 /** Distinct statement texts one connection prepares (a bound: texts are the code's own). */
 const PREPARED_TEXTS_MAX = 4096;
 /** Savepoints one transaction may nest. */
@@ -78,6 +69,13 @@ const CHAIN_STEP_SQL =
   "SELECT CASE WHEN coalesce(current_setting('chunkfs.pipeline_step', true), '') = $1 " +
   "THEN set_config('chunkfs.pipeline_step', $2, false) " +
   "ELSE current_setting('chunkfs.pipeline_broken_before_step_' || $2) END";
+/** An inode's whole row (PgDb.inodeRow): what the row cache keeps of it. */
+const WHOLE_INODE_SQL = 'SELECT * FROM inodes WHERE ino = ?';
+/**
+ * Writes of the tables the row cache keeps (row-cache.ts), refused outside an operation that follows
+ * them (PgDb.following). Only a guard, read once per statement text: the cache itself never reads SQL.
+ */
+const KEPT_TABLE_WRITE = /\b(INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+(inodes|xattrs|dirents|chunks)\b/i;
 /** A statement that only reads, sent at once behind unread transactions (others wait for them: PgDb.execPrepared). */
 const READ_ONLY_TEXT = /^\s*SELECT\b/i;
 
@@ -108,29 +106,6 @@ export class PgError extends ChunkfsError {
         .trim()} ` + `(SQLSTATE ${sqlState}${head === '' ? '' : `; statement ${head}`})`,
     );
     this.name = 'MetadataError';
-  }
-}
-
-type Decoder = (text: string) => unknown;
-
-function decoderOf(oid: number): Decoder {
-  switch (oid) {
-    case OID_INT8:
-    case OID_INT2:
-    case OID_INT4:
-    case OID_OID:
-      return (s) => BigInt(s);
-    case OID_NUMERIC:
-      return (s) => (/^-?[0-9]+$/.test(s) ? BigInt(s) : Number(s));
-    case OID_FLOAT4:
-    case OID_FLOAT8:
-      return (s) => Number(s);
-    case OID_BOOL:
-      return (s) => (s === 't' ? 1n : 0n);
-    case OID_BYTEA:
-      return (s) => Buffer.from(s.slice(2), 'hex'); // hex output format: \x0a0b...
-    default:
-      return (s) => s;
   }
 }
 
@@ -180,7 +155,12 @@ export class PgStatement implements SqlStatement {
     return this.db.execPrepared(this.name, this.sql.text, this.bind(params));
   }
 
-  /** This statement with params, as a call to queue (PgDb.prefetch). */
+  /** The server's answer as it is (the row cache copies what it keeps: PgDb.inodeRow). */
+  result(params: unknown[]): PgResult {
+    return this.execute(params);
+  }
+
+  /** This statement with params, as a call to queue (PgDb.prefetchInode, along). */
   call(params: unknown[]): PgCall {
     return { name: this.name, text: this.sql.text, values: this.bind(params) };
   }
@@ -249,7 +229,13 @@ export class PgDb implements Db {
    */
   private beginDeferred = false;
   /** Rows this connection read, trusted while it holds the store's lease (row-cache.ts; off until trustRows). */
-  readonly rowCache = new PgRowCache(CACHED_TABLES);
+  readonly rowCache = new PgRowCache();
+  /** Statement texts that write a table the row cache keeps (refuseUnfollowed). */
+  private readonly keptWrites = new Set<string>();
+  /** Operations that follow their writes in the row cache, running now (following). */
+  private followingDepth = 0;
+  /** The read of an inode's whole row (inodeRow, prefetchInode); prepared on first use. */
+  private wholeInode: PgStatement | null = null;
   /** Statements of the open transaction that wait for the next one whose result is read. */
   private readonly pipeline = new PgPipeline();
   /** The connection failed (server restart, network): dialled again on a timer (reconnect.ts). */
@@ -409,44 +395,69 @@ export class PgDb implements Db {
 
   /** Run a prepared statement (preparing its text on first use), after the queued ones; throws PgError. */
   execPrepared(name: string, text: string, values: Array<string | null>): PgResult {
-    const hit = this.rowCache.get(text, values);
-    if (hit !== undefined) return hit;
-    // Some columns of an inode: its whole row is read and kept, and these are projected from it.
-    const wide = this.rowCache.widened(text, values);
-    if (wide !== null) {
-      this.execPrepared(this.prepareText(wide.text, wide.values.length).name, wide.text, wide.values);
-      const projected = this.rowCache.get(text, values);
-      if (projected !== undefined) return projected;
-    }
+    this.refuseUnfollowed(text);
     this.usable();
     // A write outside a transaction commits at once: only after every answered one did.
     if (this.depth === 0 && !READ_ONLY_TEXT.test(text)) this.drain();
-    // A read whose answer an unread transaction carries (its prefetch): waiting for it costs less than a round trip.
-    else if (this.replies.keepsReads && this.pipeline.pending === 0) {
+    if (this.pipeline.pending > 0 || this.replies.unread > 0) return this.sendQueue({ name, text, values })!;
+    this.roundTrips++;
+    this.pq.execPrepared(name, values);
+    this.check(text);
+    return this.pq;
+  }
+
+  /**
+   * A write of a table the row cache keeps runs only inside an operation that says what it wrote
+   * (following): one that does not would leave the kept rows stale (DESIGN §9 "Fewer round trips").
+   */
+  private refuseUnfollowed(text: string): void {
+    if (this.followingDepth === 0 && this.keptWrites.has(text) && this.rowCache.trusted)
+      throw new Error(
+        'metadata SQL: a write of a table the row cache keeps, outside an operation that follows it: ' +
+          text.slice(0, 200),
+      );
+  }
+
+  /**
+   * fn writes rows the row cache keeps, and its caller tells the cache what it wrote
+   * (namespace-ops.ts, file-rows.ts, data-ops.ts): its statements may run.
+   */
+  following<T>(fn: () => T): T {
+    this.followingDepth++;
+    try {
+      return fn();
+    } finally {
+      this.followingDepth--;
+    }
+  }
+
+  /**
+   * ino's whole row (null: no such inode): kept by the row cache while rows are trusted (one read
+   * of it answers the attributes, the file row, the size, ...), else read from the server.
+   */
+  inodeRow(ino: number): CachedResult | null {
+    const c = this.rowCache;
+    let kept = c.inode(ino);
+    // A row an unread transaction carries (its prefetch): waiting for it costs less than a round trip.
+    if (kept === undefined && c.trusted && this.replies.keepsReads && this.pipeline.pending === 0) {
       this.drain();
-      const kept = this.rowCache.get(text, values);
-      if (kept !== undefined) return kept;
+      kept = c.inode(ino);
     }
-    let result: PgResult;
-    if (this.pipeline.pending > 0 || this.replies.unread > 0) result = this.sendQueue({ name, text, values })!;
-    else {
-      this.roundTrips++;
-      this.pq.execPrepared(name, values);
-      this.check(text);
-      result = this.pq;
-    }
-    this.rowCache.put(text, values, result);
-    this.rowCache.write(text, values);
-    return result;
+    if (kept !== undefined) return kept;
+    this.wholeInode ??= this.prepare(WHOLE_INODE_SQL) as PgStatement;
+    const pq = this.wholeInode.result([ino]);
+    const r = pq.ntuples() === 1 ? c.rowOf(pq) : null;
+    c.keepInode(ino, r);
+    return r;
   }
 
   /** Queue a statement of this transaction (its RunInfo sends the queue when read). */
   enqueue(call: PgCall): RunInfo {
-    // A read an unread transaction carries is kept only if no write comes before its answer: read what arrived.
-    if (this.replies.keepsReads) this.replies.poll();
+    this.refuseUnfollowed(call.text);
+    // A prefetch whose answer comes after this write gets it replayed (PgRowCache.keepInodeAfter):
+    // nothing is read here (a read of the socket per statement).
     this.refuseIfFenced();
     this.beginNow();
-    this.rowCache.write(call.text, call.values); // the rows it changes, as the transaction will see them
     return this.pipeline.add(call, () => {
       this.sendQueue(null);
     });
@@ -469,36 +480,34 @@ export class PgDb implements Db {
     const ino = this.inoNext++;
     // A number never used: no entries (a directory), no xattrs yet.
     if (directory) this.rowCache.names.newDirectory(String(ino));
-    this.rowCache.newInode(String(ino));
+    this.rowCache.newInode(ino);
     return ino;
   }
 
   /**
-   * In a transaction, while rows are trusted: stmt's read goes with the transaction's next round trip
-   * (its COMMIT) and its answer is kept, with the writes queued after it replayed on it (PgRowCache.putAfter).
+   * In a transaction, while rows are trusted: ino's whole row goes with the transaction's next round
+   * trip (its COMMIT) and is kept, with the writes followed after it replayed on it (PgRowCache.keepInodeAfter).
    */
-  prefetch(stmt: SqlStatement, ...params: unknown[]): void {
-    if (this.depth === 0 || !(stmt instanceof PgStatement) || !this.rowCache.trusted) return;
-    const asked = stmt.call(params);
-    const wide = this.rowCache.widened(asked.text, asked.values); // the whole row, as execPrepared reads it
-    const call = wide === null ? asked : { name: this.prepareText(wide.text, wide.values.length).name, ...wide };
+  prefetchInode(ino: number): void {
+    if (this.depth === 0 || !this.rowCache.trusted) return;
+    this.wholeInode ??= this.prepare(WHOLE_INODE_SQL) as PgStatement;
     const at = this.rowCache.mark();
     this.pipeline.add(
-      call,
+      this.wholeInode.call([ino]),
       () => {
         this.sendQueue(null);
       },
-      (r: CachedResult) => {
-        this.rowCache.putAfter(call.text, call.values, r, at);
+      (r: PgResult) => {
+        this.rowCache.keepInodeAfter(ino, r, at);
       },
     );
   }
 
   /**
    * stmt's read goes with the next statement sent (the same round trip), in a transaction or not;
-   * sink gets its answer when it succeeds (a directory listed along with a lookup that missed).
+   * sink reads its answer when it succeeds (during the call) (a directory listed along with a lookup that missed).
    */
-  along(stmt: SqlStatement, params: unknown[], sink: (r: CachedResult) => void): void {
+  along(stmt: SqlStatement, params: unknown[], sink: (r: PgResult) => void): void {
     assert(stmt instanceof PgStatement, 'a statement of this connection');
     this.pipeline.add(
       stmt.call(params),
@@ -742,6 +751,7 @@ export class PgDb implements Db {
       this.pq.prepare(p.name, text, p.params);
       this.check(text);
       this.prepared.set(text, p);
+      if (KEPT_TABLE_WRITE.test(text)) this.keptWrites.add(text);
     }
     return p;
   }
@@ -757,7 +767,7 @@ export class PgDb implements Db {
 
   exec(text: string): void {
     this.beginNow();
-    this.rowCache.clear(); // migrations, locks, ROLLBACK: what it changes is not parsed
+    this.rowCache.clear(); // migrations, locks, ROLLBACK: no operation says what it changes
     if (this.pipeline.pending > 0) this.sendQueue(null); // in order, after what waits
     this.usable();
     this.drain(); // libpq runs a query string outside pipeline mode

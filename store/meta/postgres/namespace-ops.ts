@@ -1,28 +1,37 @@
 // The namespace's rows on PostgreSQL (DESIGN §9 "Operations", "Fewer round trips"): the statements
-// behind store/meta/ops-base.ts, and what the lease holder keeps of them so that an operation
-// asks the server only for what it does not know. While the mount holds the lease it is the only
-// writer, and these operations are the only writers of directory entries and of the tree's shape,
-// so they keep, by operation rather than by reading SQL text:
+// behind store/meta/ops-base.ts, and what the lease holder keeps of them (row-cache.ts) so that an
+// operation asks the server only for what it does not know. While the mount holds the lease it is
+// the only writer, so each operation here keeps what it reads and says what it writes, by value:
+// - inode rows, whole, by number: read once (a lookup's join, or the row prefetched with the COMMIT
+//   that made the inode), answering getattr, parentOf, readlink and getxattr's inode part; patched
+//   by the link counts, times, attributes, parent and layout these operations write;
 // - names (name-cache.ts), by (directory, name): set by lookups, by the entries added and removed
 //   here, by a directory listed whole along with a lookup that missed in it, and known empty for a
 //   directory made here; a removed directory's names go with it;
-// - the inherited layout of a directory (row-cache.ts layouts): a new directory's is its parent's,
-//   all are dropped when a user.chunkfs.layout changes or a directory moves, a removed one's with it;
-// - inode rows and xattrs stay the row cache's keyed reads (row-cache.ts), since the data path
-//   (file-rows.ts and others) writes the same rows; a lookup's joined row is kept there as the read
-//   of its inode.
+// - xattrs by (inode, name), none for an inode made here;
+// - the inherited layout of a directory: a new directory's is its parent's, all are dropped when a
+//   user.chunkfs.layout changes or a directory moves, a removed one's with it.
+// Each write runs inside PgDb.following, which refuses a write of these tables anywhere else.
 // All of it is trusted only while rows are (the lease) and dropped with them (rollback, lost
-// connection, lost lease).
+// connection, crash of the metadata, lost lease).
 import { Db } from '../meta';
 import { POSTGRES_DIALECT } from './dialect';
 import type { SqlStatement } from '../sql-engine';
-import { Attr, LAYOUT_XATTR, Row, attrOf } from '../attr';
+import { ATTR_COLUMNS, Attr, LAYOUT_XATTR, Row, attrOf, attrOfValues } from '../attr';
+import { toColumns } from '../far-times';
 import { NamespaceOptions } from '../ops';
-import { NewInode, XattrFind } from '../ops-base';
+import { NewInode, WrittenAttrs, XattrFind } from '../ops-base';
 import { INODE_COLUMNS_SQL, INODE_VALUES_SQL, SqlNamespaceBase } from '../sql/namespace-ops';
 import { PgDb, PgStatement } from './engine';
 import { LISTED_ENTRIES_MAX } from './name-cache';
 import type { PgRowCache } from './row-cache';
+import { rowValues } from './decode';
+import { GONE, asText, changing } from './inode-change';
+import { CachedResult } from './result';
+
+const PARENT_COLUMNS = ['parent'] as const;
+const SYMLINK_COLUMNS = ['type', 'symlink_target'] as const;
+const TYPE_LAYOUT_COLUMNS = ['type', 'layout'] as const;
 
 /** A directory's entries, read whole with a lookup in it that missed (name-cache.ts: one more is "large"). */
 const LISTING_SQL = `SELECT name, ino FROM dirents WHERE parent = ? LIMIT ${LISTED_ENTRIES_MAX + 1}`;
@@ -30,9 +39,6 @@ const LISTING_SQL = `SELECT name, ino FROM dirents WHERE parent = ? LIMIT ${LIST
 export class PgNamespaceOps extends SqlNamespaceBase {
   // A name not known: its inode's whole row comes with it (kept as the read of that inode).
   private readonly entryRow: SqlStatement;
-  private readonly wholeInode: SqlStatement;
-  // getxattr's inode part (ENOENT, a file's layout): a keyed read, as the row cache answers it.
-  private readonly typeLayout: SqlStatement;
   /** Made on first use (each prepare is a round trip): the INSERT of a number this side chose, the listing. */
   private insertNumbered: SqlStatement | null = null;
   private listing: SqlStatement | null = null;
@@ -45,12 +51,32 @@ export class PgNamespaceOps extends SqlNamespaceBase {
     this.entryRow = pg.prepare(
       'SELECT i.* FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? AND d.name = ?',
     );
-    this.wholeInode = pg.prepare('SELECT * FROM inodes WHERE ino = ?');
-    this.typeLayout = pg.prepare('SELECT type, layout FROM inodes WHERE ino = ?');
   }
 
   private get cache(): PgRowCache {
     return this.pg.rowCache;
+  }
+
+  /** ino's whole row (kept, or read and kept), or null. */
+  private row(ino: number): CachedResult | null {
+    return this.pg.inodeRow(ino);
+  }
+
+  protected override inodeAttr(ino: number): Attr | undefined {
+    const r = this.row(ino);
+    return r === null ? undefined : attrOfValues(rowValues(r, ATTR_COLUMNS) as Array<bigint | string | null>);
+  }
+  protected override inodeParent(ino: number): number | null | undefined {
+    const r = this.row(ino);
+    if (r === null) return undefined;
+    const [parent] = rowValues(r, PARENT_COLUMNS);
+    return parent === null ? null : Number(parent);
+  }
+  protected override symlinkOf(ino: number): { type: string; target: string | null } | undefined {
+    const r = this.row(ino);
+    if (r === null) return undefined;
+    const [type, target] = rowValues(r, SYMLINK_COLUMNS);
+    return { type: String(type), target: target as string | null };
   }
 
   protected entryAttr(parent: number, name: string): Attr | undefined {
@@ -89,26 +115,37 @@ export class PgNamespaceOps extends SqlNamespaceBase {
   private insertRow(v: NewInode): number {
     // While the lease is held this side numbers it (no RETURNING to wait for: the INSERT goes with the COMMIT).
     const own = this.pg.newIno(v.type === 'dir');
-    if (own === null) return super.insertInode(v);
+    // Its row is read with the COMMIT (made), so nothing is kept of it until then.
+    if (own === null) return this.pg.following(() => super.insertInode(v));
     this.insertNumbered ??= this.pg.prepare(`${INODE_COLUMNS_SQL} VALUES (@ino, ${INODE_VALUES_SQL})`);
-    this.insertNumbered.run({ ...v, ino: own });
+    this.pg.following(() => this.insertNumbered!.run({ ...v, ino: own }));
     return own;
   }
 
   protected override addEntry(parent: number, name: string, ino: number): void {
-    super.addEntry(parent, name, ino);
-    if (this.cache.trusted) this.cache.names.set(String(parent), name, String(ino));
+    this.pg.following(() => super.addEntry(parent, name, ino));
+    this.cache.entryWritten(parent, name, ino);
   }
   protected override removeEntry(parent: number, name: string): void {
-    super.removeEntry(parent, name);
-    if (this.cache.trusted) this.cache.names.set(String(parent), name, null);
+    this.pg.following(() => super.removeEntry(parent, name));
+    this.cache.entryWritten(parent, name, null);
+  }
+  protected override addLinks(ino: number, delta: number, t: bigint): void {
+    this.pg.following(() => super.addLinks(ino, delta, t));
+    this.cache.patchInode(ino, changing({ nlink: { add: BigInt(delta) }, ctime_ns: asText(t) }));
+  }
+  protected override touchDir(ino: number, t: bigint): void {
+    this.pg.following(() => super.touchDir(ino, t));
+    this.cache.patchInode(ino, changing({ mtime_ns: asText(t), ctime_ns: asText(t) }));
   }
   protected override setParent(ino: number, parent: number): void {
-    super.setParent(ino, parent);
+    this.pg.following(() => super.setParent(ino, parent));
+    this.cache.patchInode(ino, changing({ parent: asText(parent) }));
     this.cache.layouts.clear(); // every directory beneath it inherits from elsewhere now
   }
   protected override removeInode(ino: number): void {
-    super.removeInode(ino);
+    this.pg.following(() => super.removeInode(ino));
+    this.cache.inodeGone(ino);
     // Only an empty directory goes: no walk of another directory passed it.
     this.cache.layouts.delete(ino);
     this.cache.names.forgetDirectory(String(ino));
@@ -116,6 +153,40 @@ export class PgNamespaceOps extends SqlNamespaceBase {
   protected override hasEntries(dir: number): boolean {
     const known = this.cache.trusted ? this.cache.names.hasEntries(String(dir)) : undefined;
     return known ?? super.hasEntries(dir);
+  }
+  protected override writeAttrs(ino: number, ...attrs: WrittenAttrs): void {
+    this.pg.following(() => super.writeAttrs(ino, ...attrs));
+    const [mode, uid, gid, atimeNs, mtimeNs, ctimeNs] = attrs;
+    const at = toColumns(atimeNs);
+    const mt = toColumns(mtimeNs);
+    const ct = toColumns(ctimeNs);
+    this.cache.patchInode(
+      ino,
+      changing({
+        mode: asText(mode),
+        uid: asText(uid),
+        gid: asText(gid),
+        atime_ns: asText(at.ns),
+        atime_far: at.far,
+        mtime_ns: asText(mt.ns),
+        mtime_far: mt.far,
+        ctime_ns: asText(ct.ns),
+        ctime_far: ct.far,
+      }),
+    );
+  }
+  protected override writeAtime(ino: number, atimeNs: bigint): void {
+    this.pg.following(() => super.writeAtime(ino, atimeNs));
+    const c = toColumns(atimeNs);
+    this.cache.patchInode(ino, changing({ atime_ns: asText(c.ns), atime_far: c.far }));
+  }
+  protected override setCtime(ino: number, t: bigint): void {
+    this.pg.following(() => super.setCtime(ino, t));
+    this.cache.patchInode(ino, changing({ ctime_ns: asText(t) }));
+  }
+  protected override setLayout(ino: number, text: string): void {
+    this.pg.following(() => super.setLayout(ino, text));
+    this.cache.patchInode(ino, changing({ layout: text }));
   }
 
   protected override layoutAbove(dir: number): string | undefined {
@@ -132,21 +203,35 @@ export class PgNamespaceOps extends SqlNamespaceBase {
 
   /** The new inode's row comes with the operation's COMMIT: the lookup that follows is answered here. */
   protected made(ino: number): void {
-    this.pg.prefetch(this.wholeInode, ino);
+    this.pg.prefetchInode(ino);
   }
 
-  /** Two keyed reads, each answered from the row cache for an inode the mount knows (no join to send). */
+  /** The inode's part from its row, the value from the xattrs kept: nothing to send for an inode the mount knows. */
   protected xattrFind(ino: number, name: string): XattrFind | undefined {
-    const i = this.typeLayout.get(ino) as { type: string; layout: string | null } | undefined;
-    if (i === undefined) return undefined;
-    return { type: i.type, layout: i.layout, value: this.xattrValue(ino, name) ?? null };
+    const r = this.row(ino);
+    if (r === null) return undefined;
+    const [type, layout] = rowValues(r, TYPE_LAYOUT_COLUMNS);
+    return { type: String(type), layout: layout as string | null, value: this.xattrValue(ino, name) ?? null };
+  }
+  protected override xattrValue(ino: number, name: string): Buffer | undefined {
+    const kept = this.cache.xattr(ino, name);
+    if (kept !== undefined) return kept === null ? undefined : Buffer.from(kept);
+    const v = super.xattrValue(ino, name);
+    if (this.cache.trusted) this.cache.keepXattr(ino, name, v === undefined ? null : Buffer.from(v), false);
+    return v;
+  }
+  protected override xattrNames(ino: number): string[] {
+    return this.cache.isNew(ino) ? [] : super.xattrNames(ino);
   }
   protected override putXattr(ino: number, name: string, value: Buffer): void {
-    super.putXattr(ino, name, value);
+    this.pg.following(() => super.putXattr(ino, name, value));
+    this.cache.keepXattr(ino, name, Buffer.from(value), true);
     if (name === LAYOUT_XATTR) this.cache.layouts.clear();
   }
   protected override deleteXattr(ino: number, name: string): boolean {
     if (name === LAYOUT_XATTR) this.cache.layouts.clear();
-    return super.deleteXattr(ino, name);
+    const gone = this.pg.following(() => super.deleteXattr(ino, name));
+    this.cache.keepXattr(ino, name, null, true);
+    return gone;
   }
 }

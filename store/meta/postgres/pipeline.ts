@@ -16,7 +16,6 @@
 import { RunInfo } from '../sql-engine';
 import { PgResult } from './libpq';
 import { PgReplies, SentBatch, SentStatement } from './replies';
-import { CachedResult } from './result';
 
 /** Statements one transaction may queue before they are sent anyway (a bound on memory). */
 export const PIPELINE_QUEUE_MAX = 256;
@@ -64,13 +63,36 @@ export function runInfoOf(pq: PgResult): RunInfo {
   return { changes, lastInsertRowid };
 }
 
-/** What a queued read's answer is handed to (PgDb.prefetch): a copy, readable after the pipeline. */
-export type ResultSink = (result: CachedResult) => void;
+/** What a queued read's answer is handed to (PgDb.prefetchInode, along): read during the call (copy what is kept). */
+export type ResultSink = (result: PgResult) => void;
 
 const READ_RUN_INFO: RunInfo = { changes: 0, lastInsertRowid: 0 };
 
+/** A queued statement as sent (replies.ts): its result goes to its RunInfo, or to its sink. */
+class Queued implements SentStatement {
+  readonly name: string;
+  readonly text: string;
+  readonly values: Array<string | null>;
+  readonly keeps: boolean;
+  constructor(
+    call: PgCall,
+    readonly run: QueuedRun,
+    private readonly sink: ResultSink | null,
+  ) {
+    this.name = call.name;
+    this.text = call.text;
+    this.values = call.values;
+    this.keeps = sink !== null;
+  }
+  onResult(pq: PgResult): void {
+    // A read queued for its rows (no RunInfo of it is read: its first column need not be a number).
+    this.run.done = this.sink === null ? runInfoOf(pq) : READ_RUN_INFO;
+    this.sink?.(pq);
+  }
+}
+
 export class PgPipeline {
-  private queue: Array<{ call: PgCall; run: QueuedRun; sink: ResultSink | null }> = [];
+  private queue: Queued[] = [];
 
   get pending(): number {
     return this.queue.length;
@@ -78,13 +100,13 @@ export class PgPipeline {
 
   /** The first queued statement's name (is the transaction's BEGIN still unsent?). */
   firstName(): string | undefined {
-    return this.queue[0]?.call.name;
+    return this.queue[0]?.name;
   }
 
   /** Queue call; send runs the queue (PgDb.flush); sink gets its result, when it succeeds. */
   add(call: PgCall, send: () => void, sink: ResultSink | null = null): RunInfo {
     const run = new QueuedRun(send);
-    this.queue.push({ call, run, sink });
+    this.queue.push(new Queued(call, run, sink));
     if (this.queue.length >= PIPELINE_QUEUE_MAX) send();
     return run;
   }
@@ -95,8 +117,8 @@ export class PgPipeline {
    * one implicit transaction up to the sync point, which commits it (PostgreSQL's extended protocol).
    */
   dropLeadingBegin(beginName: string): boolean {
-    if (this.queue.length < 2 || this.queue[0].call.name !== beginName) return false;
-    if (this.queue.some((q) => SAVEPOINT_TEXT.test(q.call.text))) return false;
+    if (this.queue.length < 2 || this.queue[0].name !== beginName) return false;
+    if (this.queue.some((q) => SAVEPOINT_TEXT.test(q.text))) return false;
     this.queue.shift();
     return true;
   }
@@ -115,15 +137,7 @@ export class PgPipeline {
   send(replies: PgReplies, last: PgCall | null, answered = false): PgResult | null {
     const queue = this.queue;
     this.queue = [];
-    const statements: SentStatement[] = queue.map((q) => ({
-      ...q.call,
-      onResult: (pq: PgResult): void => {
-        // A read queued for its rows (no RunInfo of it is read: its first column need not be a number).
-        q.run.done = q.sink === null ? runInfoOf(pq) : READ_RUN_INFO;
-        q.sink?.(CachedResult.of(pq));
-      },
-      keeps: q.sink !== null,
-    }));
+    const statements: SentStatement[] = queue;
     if (last !== null) statements.push({ ...last, onResult: null });
     const batch = replies.send(statements, answered, last !== null);
     if (answered) {

@@ -27,7 +27,7 @@ export interface SentStatement {
   text: string;
   values: Array<string | null>;
   onResult: ((pq: PgResult) => void) | null;
-  /** A read sent for its answer to be kept (PgDb.prefetch, along): a later read may find it there. */
+  /** A read sent for its answer to be kept (PgDb.prefetchInode, along): a later read may find it there. */
   keeps?: boolean;
 }
 
@@ -43,13 +43,19 @@ export class SentBatch {
   ending = false;
   /** Empty reads while looking for the sync point. */
   syncReads = 0;
+  /** Statements of it whose answers will be kept (SentStatement.keeps). */
+  readonly keeps: number;
 
   constructor(
     readonly statements: SentStatement[],
     /** The operation was answered once it was sent: a failure is a crash of the metadata. */
     readonly answered: boolean,
     readonly keepLast: boolean,
-  ) {}
+  ) {
+    let n = 0;
+    for (const s of statements) if (s.keeps === true) n++;
+    this.keeps = n;
+  }
 }
 
 /** The connection failed while batches were unread: they are all lost (their transactions too, or some). */
@@ -63,6 +69,8 @@ export class RepliesLostError extends Error {
 export class PgReplies {
   private batches: SentBatch[] = [];
   private answeredUnread = 0;
+  /** Statements of unread batches whose answers will be kept (keepsReads). */
+  private keptUnread = 0;
   /** Batches answered early that failed (each a crash of the metadata, or part of one). */
   private answeredFailures = 0;
   private pipelined = false;
@@ -90,7 +98,7 @@ export class PgReplies {
 
   /** Some batch not read yet carries a read whose answer will be kept (a read missing now may find it then). */
   get keepsReads(): boolean {
-    return this.batches.some((b) => b.statements.some((s) => s.keeps === true));
+    return this.keptUnread > 0;
   }
 
   /** Transactions answered early whose replies are not read yet. */
@@ -121,6 +129,7 @@ export class PgReplies {
     // Listed once sent: a batch the connection refused was never answered (its caller gets the error).
     const batch = new SentBatch(statements, answered, keepLast);
     this.batches.push(batch);
+    this.keptUnread += batch.keeps;
     if (answered) this.answeredUnread++;
     if (answered && !this.reading) {
       this.pq.startReader();
@@ -243,6 +252,7 @@ export class PgReplies {
       return;
     }
     this.batches.shift();
+    this.keptUnread -= b.keeps;
     this.finished(b);
     if (this.batches.length === 0) this.leave();
   }
@@ -280,6 +290,7 @@ export class PgReplies {
   private fail(why: string, tell = true): boolean {
     const batches = this.batches;
     this.batches = [];
+    this.keptUnread = 0;
     for (const b of batches) {
       b.failure ??= new RepliesLostError(why);
       b.done = true;

@@ -12,16 +12,34 @@ export class CachedResult implements PgResult {
     readonly values: Array<Array<string | null>>,
     private readonly tuples: string,
   ) {}
-  static of(pq: PgResult): CachedResult {
+  /**
+   * A copy of pq's result. like: an earlier copy of the same statement's result, whose column names
+   * and types are taken (shared, never changed) instead of asked of libpq again, when the column
+   * count and the last column's name agree (a row cache reads the same columns many times).
+   */
+  static of(pq: PgResult, like: CachedResult | null = null): CachedResult {
     const nf = pq.nfields();
-    return new CachedResult(
-      Array.from({ length: nf }, (_, c) => pq.fname(c)),
-      Array.from({ length: nf }, (_, c) => pq.ftype(c)),
-      Array.from({ length: pq.ntuples() }, (_, r) =>
-        Array.from({ length: nf }, (_, c) => (pq.getisnull(r, c) ? null : pq.getvalue(r, c))),
-      ),
-      pq.cmdTuples(),
-    );
+    let names: string[];
+    let types: number[];
+    if (like !== null && like.names.length === nf && nf > 0 && like.names[nf - 1] === pq.fname(nf - 1)) {
+      names = like.names;
+      types = like.types;
+    } else {
+      names = new Array<string>(nf);
+      types = new Array<number>(nf);
+      for (let c = 0; c < nf; c++) {
+        names[c] = pq.fname(c);
+        types[c] = pq.ftype(c);
+      }
+    }
+    const nt = pq.ntuples();
+    const values = new Array<Array<string | null>>(nt);
+    for (let r = 0; r < nt; r++) {
+      const row = new Array<string | null>(nf);
+      for (let c = 0; c < nf; c++) row[c] = pq.getisnull(r, c) ? null : pq.getvalue(r, c);
+      values[r] = row;
+    }
+    return new CachedResult(names, types, values, pq.cmdTuples());
   }
   /** A copy whose rows may be patched apart from this one's. */
   copy(): CachedResult {

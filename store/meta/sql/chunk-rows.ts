@@ -1,7 +1,6 @@
 // The rows of the chunk map, the intents and the heal queue in the SQL both SQL engines speak alike
-// (DESIGN §9 "Operations"): the statements behind store/meta/chunk-rows.ts, prepared once. The texts
-// are the ones PostgreSQL's row cache follows (postgres/row-plans.ts reads them: keyed reads of
-// `chunks`, writes by equalities): keep them in the shapes it reads.
+// (DESIGN §9 "Operations"): the statements behind store/meta/chunk-rows.ts, prepared once. What
+// PostgreSQL keeps of them is its own operations' (postgres/data-ops.ts).
 import type { Db } from '../sql-engine';
 import type { ChunkRow, HealEntry, StoredForm } from '../chunk-map';
 import type { ChunkRows, HealKey, IntentRow, LiveVersion, NewIntent, SealedIntent, StoredCount } from '../chunk-rows';

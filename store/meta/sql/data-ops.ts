@@ -1,8 +1,7 @@
 // The data path's and upkeep's questions of the inode rows (DESIGN §9 "Operations"), in the SQL both
 // SQL engines speak alike: the statements behind store/meta/data-ops.ts. An engine gives what differs
-// (its next-inode expression, its file rows). Nothing is cached here: on PostgreSQL the keyed reads of
-// an inode row are the row cache's to answer by their text (postgres/row-cache.ts), as the
-// namespace's are, since the data path writes the same rows.
+// (its next-inode expression, its file rows). Nothing is cached here: PostgreSQL's data operations
+// (postgres/data-ops.ts) answer the reads of an inode row from the row its operations keep.
 import { ROOT_INO } from '../meta';
 import type { Db, SqlStatement } from '../sql-engine';
 import type {

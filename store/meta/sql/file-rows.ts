@@ -1,15 +1,15 @@
 // The data path's operations on an inode row (DESIGN §9 "Operations"), in the SQL both SQL engines
 // speak, each spelling what differs (its dialect.ts: the larger of two values, the key an INSERT gives
 // back, the next inode number): the statements behind store/meta/file-rows.ts, prepared once. On
-// PostgreSQL their texts are the row cache's (postgres/row-cache.ts): a keyed read of the row is
-// answered there, a write patches what it keeps.
+// PostgreSQL, postgres/file-rows.ts answers the reads from the row the lease holder keeps and says
+// what each write wrote there.
 import type { Db, SqlStatement } from '../sql-engine';
 import type { SqlDialect } from './dialect';
 import { CommitTimes, timeColumns } from '../commit-times';
 import { FileRow, FileRowValues, FileRows, InternalFile, fileRowOf, internalValues } from '../file-rows';
 
 /** The SET items of timeColumns' three values (store/meta/commit-times.ts): ctime never goes back. */
-function setTimesSql(d: SqlDialect): string {
+export function setTimesSql(d: SqlDialect): string {
   return `mtime_ns = ?, mtime_far = ?, ctime_ns = ${d.greatestSql('ctime_ns', '?')}`;
 }
 
@@ -18,11 +18,11 @@ const INSERT_INTERNAL_SQL = `INSERT INTO inodes(ino, type, mode, uid, gid, size,
 const INTERNAL_VALUES_SQL = `'file', @mode, 0, 0, 0, 1, NULL, @t, @t, @t, @t, @layout, @cs, @bb, @eb, @seed, @epoch`;
 
 export class SqlFileRows implements FileRows {
-  private readonly s;
+  protected readonly s;
   /** The INSERT of an internal file numbered by Db.newIno; made on first use. */
   private insertNumbered: SqlStatement | null = null;
   constructor(
-    private readonly db: Db,
+    protected readonly db: Db,
     d: SqlDialect,
   ) {
     const setTimes = setTimesSql(d);

@@ -2,8 +2,7 @@
 // statements behind store/meta/ops-base.ts, prepared once, and the mapping of their rows. An engine
 // (sqlite/ or postgres/namespace-ops.ts) gives the few spellings that differ (sql/dialect.ts),
 // the reads it answers its own way (a lookup, getxattr's inode part) and its caches, by overriding
-// the operations they concern. On PostgreSQL the texts are the ones its row cache follows
-// (postgres/row-plans.ts reads them): keep them in the shapes it reads.
+// the operations they concern (postgres/namespace-ops.ts keeps rows by operation, whatever the texts).
 import { Db, ROOT_INO } from '../meta';
 import type { SqlStatement } from '../sql-engine';
 import { ATTR_COLUMNS, Attr, InodeType, LAYOUT_XATTR, TREE_DEPTH_MAX, attrOfValues } from '../attr';

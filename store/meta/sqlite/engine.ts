@@ -142,8 +142,6 @@ export class SqliteDb implements Db {
   newIno(): number | null {
     return null;
   }
-  /** Nothing is cached: reads are local. */
-  prefetch(): void {}
   /** PRAGMA user_version holds the schema version (schema.sql, migrations.ts). */
   schemaVersion(): number {
     return Number(this.native.pragma('user_version', { simple: true }));

@@ -10,7 +10,7 @@ import { FaultyIo } from '../../../store/io/faulty-io';
 import { NodeIo } from '../../../store/io/io';
 import { ContainerHost, readNeedle } from '../../../store/small/needle-io';
 import { Store } from '../../../store/store';
-import { prng, randomBytes, smallStore } from '../helpers';
+import { prng, randomBytes, smallStore, writeBehind } from '../helpers';
 import { PACK, containerRows } from './containers';
 
 test('small files survive reopen; a needle whose bytes rot fails over to another replica, counted and healed', async (t) => {
@@ -57,9 +57,8 @@ test("a needle that is not the file's (file_id check) is never returned: EIO, co
     string,
     bigint
   >;
-  store.ns.db
-    .prepare('UPDATE inodes SET slice_offset = ?, slice_cookie = ? WHERE ino = ?')
-    .run(ra.slice_offset, ra.slice_cookie, b.ino);
+  const damage = store.ns.db.prepare('UPDATE inodes SET slice_offset = ?, slice_cookie = ? WHERE ino = ?');
+  writeBehind(store.ns.db, () => damage.run(ra.slice_offset, ra.slice_cookie, b.ino));
   await t.throwsAsync(store.read(b.ino, 0, 11), { message: /EIO.*needle/ });
   t.is((await store.status()).counters.needle_mismatches, 3);
   t.true((await store.read(a.ino, 0, 11)).equals(Buffer.from('secret of a')));

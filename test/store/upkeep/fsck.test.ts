@@ -13,7 +13,7 @@ import { fileFixture } from './fixture';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { shardRelPath } from '../../../src/path';
-import { prng, randomBytes, smallStore } from '../helpers';
+import { prng, randomBytes, smallStore, writeBehind } from '../helpers';
 
 test('fsck finds missing shards, bad headers, leaked files and unaccounted inodes; repair mends what it may', async (t) => {
   const { store } = await smallStore('replica:3');
@@ -31,11 +31,10 @@ test('fsck finds missing shards, bad headers, leaked files and unaccounted inode
     const bytes = fs.readFileSync(header);
     bytes[100] ^= 0xff; // inside header_crc32c's range (DESIGN §3)
     fs.writeFileSync(header, bytes);
-    store.ns.db
-      .prepare(
-        `INSERT INTO inodes(ino, type, mode, uid, gid, nlink, atime_ns, mtime_ns, ctime_ns, birth_ns) VALUES (900, 'file', 33188, 0, 0, 1, 0, 0, 0, 0)`,
-      )
-      .run();
+    const orphan = store.ns.db.prepare(
+      `INSERT INTO inodes(ino, type, mode, uid, gid, nlink, atime_ns, mtime_ns, ctime_ns, birth_ns) VALUES (900, 'file', 33188, 0, 0, 1, 0, 0, 0, 0)`,
+    );
+    writeBehind(store.ns.db, () => orphan.run());
     // Inode 899 is below the allocation watermark (900) and gone: its shard was freed. 4242 was never handed out.
     const leaked = path.join(store.diskPaths().get(0)!, shardRelPath(899n, 1n, 0n, 0));
     const unknown = path.join(store.diskPaths().get(0)!, shardRelPath(4242n, 1n, 0n, 0));

@@ -9,7 +9,7 @@ import { NodeIo } from '../../../store/io/io';
 import { SliceRows } from '../../../store/meta/slice-rows';
 import { ContainerHost } from '../../../store/small/needle-io';
 import { scrubNeedles } from '../../../store/upkeep/scrub-needles';
-import { prng, randomBytes, smallStore } from '../helpers';
+import { prng, randomBytes, smallStore, writeBehind } from '../helpers';
 
 const PACK = { smallFileMaxBytes: 16 * 1024 };
 
@@ -30,9 +30,10 @@ for (const layout of ['replica:3', 'ec:4+2']) {
     const other = store.ns.db
       .prepare('SELECT slice_offset, slice_length, slice_cookie FROM inodes WHERE ino = ?')
       .get(inos[4]) as Record<string, bigint>;
-    store.ns.db
-      .prepare('UPDATE inodes SET slice_offset = ?, slice_length = ?, slice_cookie = ? WHERE ino = ?')
-      .run(other.slice_offset, other.slice_length, other.slice_cookie, inos[3]);
+    const damage = store.ns.db.prepare(
+      'UPDATE inodes SET slice_offset = ?, slice_length = ?, slice_cookie = ? WHERE ino = ?',
+    );
+    writeBehind(store.ns.db, () => damage.run(other.slice_offset, other.slice_length, other.slice_cookie, inos[3]));
     const found = await store.scrub();
     t.is(found.badCount, 0, 'the shards verify');
     t.is(found.needles.checked, 30);

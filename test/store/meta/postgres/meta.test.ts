@@ -16,7 +16,7 @@ import { parseConninfo, withKeyword } from '../../../../store/meta/postgres/conn
 import { connectPg } from '../../../../store/meta/postgres/open';
 import { pgTestFile, privateCluster, startPgCluster } from '../../../helpers/pg-cluster';
 import { REPO_ROOT } from '../../../helpers/root';
-import { SMALL, tmpDir } from '../../helpers';
+import { SMALL, tmpDir, writeBehind } from '../../helpers';
 
 const run = promisify(execFile);
 const CLI = path.join(REPO_ROOT, 'dist', 'cli', 'cli.js');
@@ -92,7 +92,8 @@ pgTest(
     }));
     // Seeds past 2^63 are stored signed (u64ToDb): the placement of the first file's chunks depends on it.
     const db = (store as unknown as { db: Db }).db;
-    db.prepare('UPDATE inodes SET placement_seed = ? WHERE ino = ?').run(-2n, files[0].ino);
+    const setSeed = db.prepare('UPDATE inodes SET placement_seed = ? WHERE ino = ?');
+    writeBehind(db, () => setSeed.run(-2n, files[0].ino));
     for (const f of files) await store.write(f.ino, 0, f.data);
     store.ns.setxattr(files[0].ino, 'user.blob', Buffer.from([0, 1, 255, 0x5c, 0x78]));
     store.ns.setattr(files[1].ino, { mtimeNs: 10n ** 20n }); // past 2262: a far time (store/meta/far-times.ts)

@@ -1,10 +1,11 @@
-// The PostgreSQL engine's row cache and pipeline (issue 22: round trips; store/meta/postgres/row-cache.ts,
-// store/meta/postgres/pipeline.ts) never serve a stale row: every answer the store gives through store.ns
-// (the API the mount uses) is checked against the server's row read on a second connection, after
-// each operation of a mixed sequence (write-through patches, evictions, the far-time trigger), after
-// a transaction that rolled back (its patches are gone), after the lease is lost (nothing cached is
+// The PostgreSQL engine's row cache (store/meta/postgres/row-cache.ts), kept by operation, and its
+// pipeline (pipeline.ts) never serve a stale row: every answer the store gives through store.ns and
+// the data path (the APIs the mount uses) is checked against the server's row read on a second
+// connection, after each operation of a mixed sequence (patches, the far-time trigger), after a
+// transaction that rolled back (its patches are gone), after the lease is lost (nothing cached is
 // trusted, a row another opener changed is read fresh), and when the lease's time runs out
-// unrenewed. Statements whose results are not read wait and go together: counted as round trips.
+// unrenewed. Every row the cache keeps is compared whole with the server's after each operation; a
+// write of a kept table that no operation follows is refused. Round trips are counted.
 import test from 'ava';
 import * as path from 'node:path';
 import { Store } from '../../../../store/store';
@@ -13,7 +14,9 @@ import { ATTR_COLUMNS, LAYOUT_XATTR, attrOfValues } from '../../../../store/meta
 import { PgDb } from '../../../../store/meta/postgres/engine';
 import { openPgMeta } from '../../../../store/meta/postgres/open';
 import { epochSettingSql } from '../../../../store/meta/postgres/fence';
-import { CachedResult, PgRowCache, WRITES_FOLLOWED_MAX, planOf } from '../../../../store/meta/postgres/row-cache';
+import { CachedResult, PgRowCache, WRITES_FOLLOWED_MAX } from '../../../../store/meta/postgres/row-cache';
+import { changing } from '../../../../store/meta/postgres/inode-change';
+import { rowValues } from '../../../../store/meta/postgres/decode';
 import { PgLease } from '../../../../store/meta/postgres/lease';
 import { ChangeAnnouncer } from '../../../../store/meta/postgres/announce';
 import { pgTestFile } from '../../../helpers/pg-cluster';
@@ -160,7 +163,8 @@ pgTest('a transaction that rolls back leaves no patched row behind', async (t) =
       () =>
         db.transaction(() => {
           store.ns.setattr(ino, { mode: 0o640 });
-          db.prepare('INSERT INTO dirents(parent, name, ino) VALUES (?, ?, ?)').run(ROOT_INO, 'f', ino);
+          const dup = db.prepare('INSERT INTO dirents(parent, name, ino) VALUES (?, ?, ?)');
+          db.following(() => dup.run(ROOT_INO, 'f', ino)); // as an operation would (the refusal of others: below)
           store.ns.readdir(ROOT_INO); // a read: sends what waits, and meets the failure
         })(),
       { message: /duplicate key|unique/ },
@@ -433,251 +437,269 @@ pgTest(
   },
 );
 
+/** Every row the store's cache keeps equals the server's, read whole on the other connection. */
+function keptAsServer(t: import('ava').ExecutionContext, store: Store, db: PgDb, other: PgDb, what: string): number {
+  replied(store);
+  const whole = other.prepare('SELECT * FROM inodes WHERE ino = ?').raw(true);
+  const xattr = other.prepare('SELECT value FROM xattrs WHERE ino = ? AND name = ?');
+  const anyXattr = other.prepare('SELECT 1 FROM xattrs WHERE ino = ? LIMIT 1');
+  const anyChunk = other.prepare('SELECT 1 FROM chunks WHERE ino = ? LIMIT 1');
+  let n = 0;
+  for (const [ino, kept] of db.rowCache.keptInodes()) {
+    const server = whole.get(ino) as unknown[] | undefined;
+    const mine = kept === null ? undefined : rowValues(kept, kept.names);
+    t.deepEqual(mine, server, `${what}: the row of inode ${ino} as kept`);
+    n++;
+  }
+  const { values, none } = db.rowCache.keptXattrs();
+  for (const [ino, name, value] of values) {
+    const server = xattr.get(ino, name) as { value: Buffer } | undefined;
+    t.deepEqual(value, server?.value ?? null, `${what}: xattr ${name} of inode ${ino} as kept`);
+    n++;
+  }
+  for (const ino of none) {
+    t.is(anyXattr.get(ino), undefined, `${what}: inode ${ino} kept as new has no xattrs`);
+    t.is(anyChunk.get(ino), undefined, `${what}: inode ${ino} kept as new has no chunks`);
+  }
+  return n;
+}
+
+pgTest(
+  'each operation, then every row the cache keeps equals the server row read on another connection (the kept rows are checked, not only the answers)',
+  async (t) => {
+    const { store, db, other } = await openPair({ disks: 2 });
+    try {
+      let d = 0;
+      let f = 0;
+      let g = 0;
+      let s = 0;
+      let big = 0;
+      const touchAll = (): void => {
+        for (const ino of [ROOT_INO, d, f, g, s, big]) if (ino !== 0) store.ns.getattr(ino);
+      };
+      const steps: Array<[string, () => unknown]> = [
+        ['mkdir', () => (d = store.ns.mkdir(ROOT_INO, 'd', 0o755, 0, 0).ino)],
+        ['create', () => (f = store.ns.create(d, 'f', 0o644, 1000, 1000).ino)],
+        ['create another', () => (g = store.ns.create(ROOT_INO, 'g', 0o600, 0, 0).ino)],
+        ['create a big one', () => (big = store.ns.create(ROOT_INO, 'big', 0o600, 0, 0).ino)],
+        ['symlink', () => (s = store.ns.symlink(d, 's', '/x/y', 0, 0).ino)],
+        ['mknod', () => store.ns.mknod(d, 'p', 'fifo', 0o644, 0, 0, 0)],
+        ['getattr of each', touchAll],
+        ['chmod', () => store.ns.setattr(f, { mode: 0o640 })],
+        ['chown', () => store.ns.setattr(f, { uid: 7, gid: 8 })],
+        ['far times', () => store.ns.setattr(f, { atimeNs: -FAR_NS, mtimeNs: FAR_NS })],
+        ['atime only', () => store.ns.setAtimes([[g, 123n]])],
+        ['a write: the size grows, mtime written, the far trigger', () => store.write(f, 0, Buffer.alloc(3000, 1))],
+        ['a write of a big file', () => store.write(big, 0, Buffer.alloc(300_000, 2))],
+        ['getattr of each', touchAll],
+        ['a write past the end', () => store.write(big, 400_000, Buffer.alloc(10, 3))],
+        ['truncate', () => store.truncate(big, 100_000)],
+        ['punch', () => store.punchHole(big, 0, 8192)],
+        ['a small file written', () => store.write(g, 0, Buffer.alloc(100, 4))],
+        ['a small file rewritten', () => store.write(g, 10, Buffer.alloc(200, 5))],
+        ['setxattr', () => store.ns.setxattr(f, 'user.a', Buffer.from('1'))],
+        ['getxattr of a name it lacks', () => store.ns.findxattr(g, 'user.none')],
+        ['setxattr replace', () => store.ns.setxattr(f, 'user.a', Buffer.from('22'))],
+        ['removexattr', () => store.ns.removexattr(f, 'user.a')],
+        ['the layout xattr', () => store.ns.setxattr(d, LAYOUT_XATTR, Buffer.from('replica:2'))],
+        ['link', () => store.ns.link(f, ROOT_INO, 'hard')],
+        ['getattr of each', touchAll],
+        ['rename over a name', () => store.ns.rename(d, 'f', ROOT_INO, 'g')],
+        ['exchange', () => store.ns.exchange(ROOT_INO, 'hard', ROOT_INO, 'big')],
+        ['rename a directory', () => store.ns.rename(ROOT_INO, 'd', ROOT_INO, 'd2')],
+        ['unlink', () => store.ns.unlink(ROOT_INO, 'hard')],
+        ['getattr of each', touchAll],
+        ['the replaced file deleted', () => store.deleteFile(g)],
+        ['the unlinked file deleted', () => store.deleteFile(big)],
+        ['unlink the last names', () => [store.ns.unlink(ROOT_INO, 'g'), store.ns.unlink(ROOT_INO, 'big')]],
+        ['the file deleted', () => store.deleteFile(f)],
+        ['unlink the symlink and the fifo', () => [store.ns.unlink(d, 's'), store.ns.unlink(d, 'p')]],
+        ['rmdir', () => store.ns.rmdir(ROOT_INO, 'd2')],
+        ['getattr of each', () => [ROOT_INO, d, f, g, s, big].forEach((ino) => store.ns.getattr(ino))],
+      ];
+      let checked = 0;
+      for (const [what, step] of steps) {
+        await step();
+        checked += keptAsServer(t, store, db, other, `after ${what}`);
+      }
+      t.true(checked > 50, `rows kept and checked: ${checked}`);
+      t.true(db.rowCache.hits > 0, 'the cache answered some reads');
+      sameAsServer(t, store, other, [ROOT_INO, d, f, g, s, big], 'at the end');
+    } finally {
+      other.close();
+      await store.close();
+    }
+  },
+);
+
+pgTest(
+  'a write of a table the cache keeps, outside an operation that follows it, is refused while rows are trusted',
+  async (t) => {
+    const { store, db, other } = await openPair();
+    try {
+      const ino = store.ns.create(ROOT_INO, 'f', 0o644, 0, 0).ino;
+      store.ns.getattr(ino);
+      const stray = db.prepare('UPDATE inodes SET mode = ? WHERE ino = ?');
+      t.throws(() => stray.run(0o100600, ino), { message: /a write of a table the row cache keeps/ });
+      t.throws(() => db.transaction(() => stray.run(0o100600, ino))(), { message: /the row cache keeps/ });
+      for (const sql of [
+        'DELETE FROM xattrs WHERE ino = ?',
+        'INSERT INTO dirents(parent, name, ino) VALUES (1, ?, 1)',
+        'DELETE FROM chunks WHERE ino = ?',
+      ])
+        t.throws(() => db.prepare(sql).run(ino), { message: /the row cache keeps/ }, sql);
+      t.is(store.ns.getattr(ino)!.mode & 0o7777, 0o644, 'nothing changed');
+      sameAsServer(t, store, other, [ROOT_INO, ino], 'after the refusals');
+      // Writes of tables it does not keep run anywhere.
+      db.prepare('DELETE FROM orphans WHERE ino = ?').run(ino);
+    } finally {
+      other.close();
+      await store.close();
+    }
+  },
+);
+
+/** An inode row as the server prints it (SELECT *, in part). */
+function rowOf(ino: number, mode: number, nlink: number, far: string | null = null): CachedResult {
+  return new CachedResult(
+    ['ino', 'mode', 'nlink', 'mtime_ns', 'mtime_far'],
+    [20, 20, 20, 20, 25],
+    [[String(ino), String(mode), String(nlink), '5', far]],
+    '1',
+  );
+}
+
 test('the cache ends with the lease time it was given: unrenewed, nothing is served', (t) => {
   let now = 1000;
-  const cache = new PgRowCache({ inodes: { uniqueKeys: [['ino']] } }, () => now);
-  const text = 'SELECT ino, mode FROM inodes WHERE ino = $1';
-  const row = new CachedResult(['ino', 'mode'], [20, 20], [['5', '420']], '1');
-  cache.put(text, ['5'], row);
-  t.is(cache.get(text, ['5']), undefined, 'nothing is kept before the lease is held');
+  const cache = new PgRowCache(() => now);
+  cache.keepInode(5, rowOf(5, 420, 1));
+  t.is(cache.inode(5), undefined, 'nothing is kept before the lease is held');
   cache.trustUntil(2000);
-  cache.put(text, ['5'], row);
-  t.is(cache.get(text, ['5'])?.getvalue(0, 1), '420');
-  cache.write('UPDATE inodes SET mode = $1 WHERE ino = $2', ['384', '5']);
-  t.is(cache.get(text, ['5'])?.getvalue(0, 1), '384', 'written through');
-  const counted = 'SELECT ino, nlink FROM inodes WHERE ino = $1';
-  cache.put(counted, ['5'], new CachedResult(['ino', 'nlink'], [20, 20], [['5', '2']], '1'));
-  cache.write('UPDATE inodes SET nlink = nlink + $1 WHERE ino = $2', ['-1', '5']);
-  t.is(cache.get(counted, ['5'])?.getvalue(0, 1), '1', 'an addition to the column itself: written through');
-  t.is(
-    cache.get('SELECT nlink FROM inodes WHERE ino = $1', ['5'])?.getvalue(0, 0),
-    '1',
-    'columns another result of the row holds: projected',
-  );
-  cache.write('UPDATE inodes SET mode = GREATEST(mode, $1) WHERE ino = $2', ['1', '5']);
-  t.is(cache.get(text, ['5'])?.getvalue(0, 1), '384', 'GREATEST with a smaller value: written through, unchanged');
-  cache.write('UPDATE inodes SET mode = GREATEST(mode, $1) WHERE ino = $2', ['500', '5']);
-  t.is(cache.get(text, ['5'])?.getvalue(0, 1), '500', 'GREATEST with a larger value: written through');
-  cache.write('UPDATE inodes SET mode = LEAST(mode, $1) WHERE ino = $2', ['1', '5']);
-  t.is(cache.get(text, ['5']), undefined, 'an expression: dropped');
-  cache.put(text, ['5'], row);
-  cache.write('UPDATE inodes SET mode = $1 WHERE slice_container = $2', ['1', '9']);
-  t.is(cache.get(text, ['5']), undefined, 'another key: whatever it may touch is dropped');
-  cache.put(text, ['5'], row);
-  cache.write('DELETE FROM inodes WHERE ino = $1', ['6']);
-  t.truthy(cache.get(text, ['5']), 'another row of the same key: kept');
-  cache.write('VACUUM', []);
-  t.is(cache.size, 0, 'a statement it cannot read drops everything');
-  cache.put(text, ['5'], row);
+  cache.keepInode(5, rowOf(5, 420, 1));
+  t.is(cache.inode(5)?.getvalue(0, 1), '420');
+  cache.patchInode(5, changing({ mode: '384', nlink: { add: -1n } }));
+  t.deepEqual(cache.inode(5)?.values, [['5', '384', '0', '5', null]], 'patched');
+  cache.patchInode(5, changing({ nlink: { max: 3n } }));
+  t.is(cache.inode(5)?.getvalue(0, 2), '3', 'the larger');
+  cache.patchInode(5, changing({ nlink: { max: 1n } }));
+  t.is(cache.inode(5)?.getvalue(0, 2), '3', 'still the larger');
+  cache.patchInode(5, changing({ no_such_column: '1' }));
+  t.is(cache.inode(5), undefined, 'a change it cannot apply: dropped');
+  cache.keepInode(5, rowOf(5, 420, 1, '100000000000000000000'));
+  cache.patchInode(5, changing({ mtime_ns: '7' }));
+  t.is(cache.inode(5)?.getvalue(0, 4), '', 'the far-time trigger: *_far cleared when *_ns is written');
+  t.true(cache.inode(5)?.getisnull(0, 4));
+  cache.keepInode(5, rowOf(5, 420, 1, '100000000000000000000'));
+  cache.patchInode(5, changing({ mtime_ns: '9223372036854775807' }));
+  t.false(cache.inode(5)?.getisnull(0, 4), 'a clamp keeps it');
+  cache.inodeGone(5);
+  t.is(cache.inode(5), null, 'a delete: known absent');
   now = 2000;
-  t.is(cache.get(text, ['5']), undefined, 'the lease time is over');
+  t.is(cache.inode(5), undefined, 'the lease time is over');
   t.is(cache.size, 0);
 });
 
-test('a read answered after later writes is kept with them replayed in order, or dropped when one cannot be', (t) => {
-  const cache = new PgRowCache({ inodes: { uniqueKeys: [['ino']] } }, () => 0);
+test('a row answered after later writes is kept with them replayed in order, or dropped when one cannot be', (t) => {
+  const cache = new PgRowCache(() => 0);
   cache.trustUntil(1);
-  const text = 'SELECT ino, mode, nlink FROM inodes WHERE ino = $1';
-  const late = (): CachedResult => new CachedResult(['ino', 'mode', 'nlink'], [20, 20, 20], [['5', '420', '1']], '1');
-  const setMode = 'UPDATE inodes SET mode = $1 WHERE ino = $2';
+  const setMode = (ino: number, mode: number): void => cache.patchInode(ino, changing({ mode: String(mode) }));
   let at = cache.mark();
-  cache.write(setMode, ['384', '5']);
-  cache.write('UPDATE inodes SET nlink = nlink + $1 WHERE ino = $2', ['1', '5']);
-  cache.write(setMode, ['256', '6']); // another inode
-  cache.write('INSERT INTO inodes(ino, mode) VALUES ($1, $2)', ['7', '420']); // another row: this one still has its own
-  cache.write('INSERT INTO chunks(ino, idx) VALUES ($1, $2)', ['5', '0']); // a table not cached
-  cache.putAfter(text, ['5'], late(), at);
+  setMode(5, 384);
+  cache.patchInode(5, changing({ nlink: { add: 1n } }));
+  setMode(6, 256); // another inode
+  cache.keepXattr(5, 'user.a', Buffer.from('x'), true); // another table
+  cache.keepInodeAfter(5, rowOf(5, 420, 1), at);
   t.deepEqual(
-    (cache.get(text, ['5']) as CachedResult | undefined)?.values,
-    [['5', '384', '2']],
+    cache.inode(5)?.values,
+    [['5', '384', '2', '5', null]],
     'the later writes replayed on the late row, in order',
   );
   const drops: Array<[string, () => void]> = [
-    ['an expression', () => cache.write('UPDATE inodes SET mode = LEAST(mode, $1) WHERE ino = $2', ['1', '5'])],
-    ['a delete of the row', () => cache.write('DELETE FROM inodes WHERE ino = $1', ['5'])],
-    ['a statement it cannot read', () => cache.write('VACUUM', [])],
+    ['a change it cannot apply', () => cache.patchInode(5, changing({ nope: '1' }))],
     ['everything dropped (a rollback)', () => cache.clear()],
-    ['a write of another key', () => cache.write(setMode.replace('ino = $2', 'slice_container = $2'), ['1', '9'])],
     [
       'more writes than it remembers',
       () => {
-        for (let i = 0; i <= 2 * WRITES_FOLLOWED_MAX; i++) cache.write(setMode, [String(i), '6']);
+        for (let i = 0; i <= 2 * WRITES_FOLLOWED_MAX; i++) setMode(6, i);
       },
     ],
   ];
   for (const [what, write] of drops) {
     cache.clear();
     at = cache.mark();
-    cache.write(setMode, ['384', '5']);
+    setMode(5, 384);
     write();
-    cache.putAfter(text, ['5'], late(), at);
-    t.is(cache.get(text, ['5']), undefined, `not kept after ${what}`);
+    cache.keepInodeAfter(5, rowOf(5, 420, 1), at);
+    t.is(cache.inode(5), undefined, `not kept after ${what}`);
   }
   cache.clear();
   at = cache.mark();
-  for (let i = 0; i < WRITES_FOLLOWED_MAX; i++) cache.write(setMode, [String(i), '6']);
-  cache.putAfter(text, ['5'], late(), at);
-  t.is(cache.get(text, ['5'])?.getvalue(0, 1), '420', 'as many writes as it remembers: kept');
+  cache.inodeGone(5);
+  cache.keepInodeAfter(5, rowOf(5, 420, 1), at);
+  t.is(cache.inode(5), null, 'a delete after it: kept as gone');
+  cache.clear();
+  at = cache.mark();
+  for (let i = 0; i < WRITES_FOLLOWED_MAX; i++) setMode(6, i);
+  cache.keepInodeAfter(5, rowOf(5, 420, 1), at);
+  t.is(cache.inode(5)?.getvalue(0, 1), '420', 'as many writes as it remembers: kept');
+  cache.clear();
+  at = cache.mark();
+  cache.keepInode(5, rowOf(5, 111, 1));
+  cache.keepInodeAfter(5, rowOf(5, 420, 1), at);
+  t.is(cache.inode(5)?.getvalue(0, 1), '111', 'a row kept since (current): not replaced by the late one');
+  cache.clear();
+  at = cache.mark();
+  cache.patchInode(null, (r) => (r.getvalue(0, 1) === '420' ? rowOf(5, 1, 1) : r));
+  cache.keepInodeAfter(5, rowOf(5, 420, 1), at);
+  t.is(cache.inode(5)?.getvalue(0, 1), '1', 'a write of any row it matches: replayed too');
 });
 
-test('an INSERT of a unique key forgets the answers that found no row, and only those (kept apart: no scan of the cache)', (t) => {
-  const cache = new PgRowCache({ inodes: { uniqueKeys: [['ino']] } }, () => 0);
+test('a new inode has no xattrs and no chunks until an operation writes some', (t) => {
+  const cache = new PgRowCache(() => 0);
   cache.trustUntil(1);
-  const text = 'SELECT ino, mode FROM inodes WHERE ino = $1';
-  const none = new CachedResult(['ino', 'mode'], [20, 20], [], '0');
-  for (let ino = 1; ino <= 50; ino++)
-    cache.put(text, [String(ino)], new CachedResult(['ino', 'mode'], [20, 20], [[String(ino), '420']], '1'));
-  cache.put(text, ['60'], none);
-  cache.put(text, ['61'], none);
-  t.is(cache.get(text, ['60'])?.ntuples(), 0, 'an answer without a row is kept');
-  cache.write('INSERT INTO inodes(ino, mode) VALUES ($1, $2)', ['61', '420']);
-  t.is(cache.get(text, ['61']), undefined, 'the inserted key: asked again');
-  t.is(cache.get(text, ['60']), undefined, 'every answer without a row: asked again (the INSERT may give it one)');
-  t.is(cache.get(text, ['7'])?.getvalue(0, 1), '420', 'answers that found their row: kept');
-  t.is(cache.size, 50);
-  cache.put(text, ['62'], none);
-  cache.write('UPDATE inodes SET mode = $1 WHERE ino = $2', ['384', '62']);
-  cache.write('DELETE FROM inodes WHERE ino = $1', ['62']);
-  cache.put(text, ['62'], none);
-  cache.write('INSERT INTO inodes(ino, mode) VALUES ($1, $2)', ['62', '420']);
-  t.is(cache.get(text, ['62']), undefined, 'one kept again after it was forgotten: forgotten by the next INSERT');
-  t.is(cache.size, 50);
-});
-
-test('which statements are cached reads, and which writes are patches', (t) => {
-  t.like(planOf('SELECT ino, mode FROM inodes WHERE ino = $1'), {
-    kind: 'read',
-    table: 'inodes',
-    keys: ['ino'],
-    plainColumns: true,
-  });
-  t.like(planOf('SELECT size AS n FROM inodes WHERE ino = $1'), { kind: 'read', plainColumns: false });
-  // A name's lookup is the namespace's operations' to keep (postgres/namespace-ops.ts), not read from its text.
-  t.like(planOf('SELECT i.* FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = $1 AND d.name = $2'), {
-    kind: 'other',
-    writes: false,
-  });
-  t.like(planOf('SELECT d.name FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = $1 AND d.name = $2'), {
-    kind: 'other',
-    writes: false,
-  });
-  t.like(planOf('UPDATE inodes SET nlink = nlink + $1, ctime_ns = $2 WHERE ino = $3'), {
-    kind: 'write',
-    set: [
-      { col: 'nlink', param: 0, add: true },
-      { col: 'ctime_ns', param: 1, add: false },
-    ],
-  });
-  t.like(planOf('UPDATE inodes SET nlink = mode + $1 WHERE ino = $2'), { kind: 'write', set: null });
-  t.like(planOf('SELECT now() FROM inodes WHERE ino = $1'), { kind: 'other', writes: false });
-  t.like(planOf('WITH x AS (SELECT 1) UPDATE inodes SET mode = 0'), { kind: 'other', writes: true });
-  t.like(planOf('BEGIN'), { kind: 'other', writes: false });
-  t.like(planOf('UPDATE inodes SET mode = $1, uid = $2 WHERE ino = $3'), {
-    kind: 'write',
-    table: 'inodes',
-    where: ['ino'],
-    set: [
-      { col: 'mode', param: 0 },
-      { col: 'uid', param: 1 },
-    ],
-  });
-  t.like(planOf('UPDATE inodes SET size = GREATEST(size, $1), mtime_ns = $2 WHERE ino = $3 RETURNING size'), {
-    kind: 'write',
-    set: [
-      { col: 'size', param: 0, max: true },
-      { col: 'mtime_ns', param: 1 },
-    ],
-    setCols: ['size', 'mtime_ns'],
-  });
-  t.like(planOf('UPDATE inodes SET size = GREATEST(mode, $1) WHERE ino = $2'), {
-    kind: 'write',
-    set: null,
-    setCols: ['size'],
-  });
-  // Reads of one inode's rows with other conditions: answered empty for a new inode only.
-  t.like(planOf('SELECT * FROM chunks WHERE ino = $1 AND version > 0 AND chunk_index >= $2 ORDER BY chunk_index'), {
-    kind: 'ofInode',
-    table: 'chunks',
-    param: 0,
-  });
-  t.like(planOf('SELECT * FROM chunks WHERE ino = $1 AND version > 0 OR chunk_index = $2'), {
-    kind: 'other',
-    writes: false,
-  });
-  t.like(planOf('SELECT count(*) AS n FROM chunks WHERE ino = $1 AND version > 0'), { kind: 'other', writes: false });
-  // A write it cannot key whole, but whose rows are all one inode's.
-  t.like(planOf('UPDATE chunks SET version = $1 WHERE ino = $2 AND chunk_index = $3 AND max_version >= $4'), {
-    kind: 'write',
-    table: 'chunks',
-    where: null,
-    inoParam: 1,
-  });
-  t.like(planOf('UPDATE chunks SET version = $1 WHERE ino = $2 OR chunk_index = $3'), {
-    kind: 'write',
-    table: 'chunks',
-    where: null,
-    inoParam: undefined,
-  });
-  t.like(planOf('INSERT INTO kv(k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = excluded.v'), {
-    kind: 'write',
-    insert: true,
-    upsert: true,
-  });
-});
-
-test('a new inode has no chunks until this connection writes some of them; a write of chunks it cannot tie to an inode forgets every new inode', (t) => {
-  const cache = new PgRowCache({ inodes: { uniqueKeys: [['ino']] } }, () => 0);
-  cache.trustUntil(1);
-  const live = 'SELECT * FROM chunks WHERE ino = $1 AND version > 0 AND chunk_index >= $2 ORDER BY chunk_index';
-  const one = 'SELECT * FROM chunks WHERE ino = $1 AND chunk_index = $2';
-  t.is(cache.get(live, ['7', '0']), undefined, 'an inode not made here: asked');
-  cache.newInode('7');
-  cache.newInode('8');
-  t.is(cache.get(live, ['7', '0'])?.ntuples(), 0, 'a new inode: no chunks, without asking');
-  t.is(cache.get(one, ['7', '3'])?.ntuples(), 0, 'nor one chunk of it');
-  cache.write(
-    'UPDATE chunks SET version = $1, logical_len = $2 WHERE ino = $3 AND chunk_index = $4 AND max_version >= $5',
-    ['1', '9', '7', '0', '1'],
-  );
-  t.is(cache.get(live, ['7', '0']), undefined, 'chunks of it written: asked');
-  t.is(cache.get(live, ['8', '0'])?.ntuples(), 0, 'another new inode: still known');
-  cache.write('INSERT INTO chunks(ino, chunk_index, version, logical_len, max_version) VALUES ($1, $2, 0, 0, 1)', [
-    '8',
-    '0',
-  ]);
-  t.is(cache.get(one, ['8', '0']), undefined, 'a chunk inserted: asked');
-  cache.newInode('9');
-  cache.write('DELETE FROM chunks WHERE version = $1', ['0']);
-  t.is(cache.get(live, ['9', '0']), undefined, 'a write not tied to one inode: every new inode forgotten');
+  t.false(cache.isNew(7), 'an inode not made here');
+  t.is(cache.xattr(7, 'user.a'), undefined, 'its xattrs: asked');
+  cache.newInode(7);
+  cache.newInode(8);
+  t.true(cache.isNew(7));
+  t.is(cache.xattr(7, 'system.posix_acl_access'), null, 'a new inode: no xattr, without asking');
+  cache.chunksWritten(7);
+  t.false(cache.isNew(7), 'chunks of it written: asked');
+  t.true(cache.isNew(8), 'another new inode: still known');
+  cache.keepXattr(8, 'user.a', Buffer.from('v'), true);
+  t.false(cache.isNew(8), 'an xattr written: no longer new');
+  t.deepEqual(cache.xattr(8, 'user.a'), Buffer.from('v'));
+  t.is(cache.xattr(8, 'user.b'), undefined, 'other names: asked');
+  cache.xattrsGone(8);
+  t.is(cache.xattr(8, 'user.a'), undefined, 'gone with its inode');
 });
 
 test("names and layouts are kept by the operations and dropped with the rows; a lookup's row is kept as its inode's read", (t) => {
-  const cache = new PgRowCache({ inodes: { uniqueKeys: [['ino']] } }, () => 0);
+  const cache = new PgRowCache(() => 0);
   cache.trustUntil(1);
   cache.keepInodeRow(new CachedResult(['ino', 'mode'], [20, 20], [['5', '420']], '1'));
-  t.is(cache.get('SELECT mode FROM inodes WHERE ino = $1', ['5'])?.getvalue(0, 0), '420', 'its inode row, projected');
+  t.is(cache.inode(5)?.getvalue(0, 1), '420', 'its inode row');
   cache.names.set('1', 'b', '5');
   t.is(cache.names.get('1', 'b'), '5');
   t.true(cache.names.wantsListing('1'), 'a directory not known whole is worth reading whole');
   t.is(cache.names.hasEntries('1'), undefined, 'not known whole: whether it is empty is asked');
   const listing = new CachedResult(['name', 'ino'], [25, 20], [['b', '5']], '1');
   const w = cache.writes;
-  cache.write('UPDATE inodes SET mode = $1 WHERE ino = $2', ['1', '7']);
+  cache.entryWritten(7, 'x', 9);
   cache.listed('1', listing, w);
   t.true(cache.names.wantsListing('1'), 'a listing older than a write is not kept');
   cache.listed('1', listing, cache.writes);
   t.false(cache.names.wantsListing('1'), 'read whole');
   t.is(cache.names.get('1', 'zz'), null, 'any other name of a directory read whole: absent');
   t.true(cache.names.hasEntries('1'));
-  cache.names.set('1', 'b', null);
+  cache.entryWritten(1, 'b', null);
   t.false(cache.names.hasEntries('1'), 'its one entry removed: known empty');
   cache.keepLayout(9, 'replica:1');
   t.is(cache.layouts.get(9), 'replica:1');
-  cache.write('DELETE FROM dirents WHERE ino = $1', ['6']);
-  t.is(cache.layouts.get(9), 'replica:1', 'writes are not read for names or layouts: the operations keep them');
-  cache.write('TRUNCATE dirents', []);
-  t.is(cache.names.size, 0, 'a write it cannot follow drops everything, names too');
+  cache.clear();
+  t.is(cache.names.size, 0, 'dropped whole: names');
   t.is(cache.layouts.size, 0, 'and layouts');
+  t.is(cache.size, 0, 'and rows');
   cache.trustUntil(0);
   cache.keepLayout(9, null);
   t.is(cache.layouts.size, 0, 'nothing is kept while rows are not trusted');
