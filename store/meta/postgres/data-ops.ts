@@ -4,13 +4,13 @@
 // (row-cache.ts): slice pointers patch the row, a new inode's first chunk row ends its "no chunks
 // yet", and a new inode's chunks are answered empty without asking.
 import { Slice } from '../../../src/slice';
-import type { AllocatedReads, AllocatedRow, FallocateReads } from '../data-ops';
+import type { AllocatedReads, AllocatedRow, FallocateReads, InodeEvidence } from '../data-ops';
 import { SliceRows, SliceValues, sliceOf } from '../slice-rows';
 import type { ChunkRows } from '../chunk-rows';
 import type { FileRows } from '../file-rows';
 import { PgFileRows } from './file-rows';
 import type { ChunkRow, StoredForm } from '../chunk-map';
-import { SqlDataOps } from '../sql/data-ops';
+import { SqlDataOps, SqlInodeEvidence } from '../sql/data-ops';
 import { SqlSliceRows } from '../sql/slice-rows';
 import { SqlChunkRows } from '../sql/chunk-rows';
 import { POSTGRES_DIALECT } from './dialect';
@@ -41,6 +41,9 @@ export class PgDataOps extends SqlDataOps {
   }
   override fallocateReads(): FallocateReads {
     return new PgFallocateReads(this.pg);
+  }
+  override inodeEvidence(): InodeEvidence {
+    return new PgInodeEvidence(this.pg);
   }
 }
 
@@ -146,5 +149,17 @@ class PgFallocateReads implements FallocateReads {
   committedSize(ino: number): number | undefined {
     const r = this.pg.inodeRow(ino);
     return r === null ? undefined : Number(rowValues(r, SIZE_COLUMNS)[0]);
+  }
+}
+
+class PgInodeEvidence extends SqlInodeEvidence {
+  constructor(private readonly pg: PgDb) {
+    super(pg, POSTGRES_DIALECT.nextInoSql);
+  }
+  // A chunk row a restored metadata's open makes or raises (DESIGN §4 "Restored metadata"): it ends
+  // "no chunks yet" of that inode, as allocVersion's does.
+  override raiseMaxVersion(ino: number, chunkIndex: number, version: bigint): void {
+    this.pg.rowCache.chunksWritten(ino);
+    this.pg.following(() => super.raiseMaxVersion(ino, chunkIndex, version));
   }
 }

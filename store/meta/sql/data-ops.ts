@@ -78,7 +78,7 @@ export class SqlDataOps implements DataOps {
   }
 }
 
-class SqlInodeEvidence implements InodeEvidence {
+export class SqlInodeEvidence implements InodeEvidence {
   private readonly watermark: SqlStatement;
   private readonly inode: SqlStatement;
   private readonly chunk: SqlStatement;
@@ -86,7 +86,7 @@ class SqlInodeEvidence implements InodeEvidence {
   private readonly raiseVersion: SqlStatement;
 
   constructor(
-    private readonly db: Db,
+    protected readonly db: Db,
     nextInoSql: string,
   ) {
     this.watermark = db.prepare(`SELECT ${nextInoSql} - 1 AS w`);
