@@ -3,6 +3,7 @@
 // kernel count as lookups (lookups.ts) only when the kernel took them (the reply returned 0).
 import type { ReadGrants } from './read-grants';
 import type { DirAttrs } from './attr-table';
+import type { EntryTable } from './entry-table';
 import type { FsCore } from '../core';
 import type { AttrChanges, Caller, Stat, TimeArg } from '../types';
 import * as attr from '../ops-attr';
@@ -47,6 +48,8 @@ export interface Ctx {
   grants: ReadGrants | null;
   /** Directory attributes answered by the binding (fs/fuse/attr-table.ts), or null when the mount cannot have them. */
   dirAttrs: DirAttrs | null;
+  /** Names answered by the binding (fs/fuse/entry-table.ts), or null when the mount cannot have them. */
+  entries: EntryTable | null;
   /** Guards an op whose success answer is ok; a failure answers its errno. */
   run<T>(b: Batch, i: number, fn: () => T | Promise<T>, ok: (v: T) => void): void;
 }
@@ -91,9 +94,9 @@ export function changesOf(b: Batch, i: number): AttrChanges {
   return c;
 }
 
-/** Answer with an entry; the kernel holds a reference to it when the reply went through. */
-function entry(x: Ctx, id: number, st: Stat): void {
-  if (x.reply.entry(id, st) === 0) x.core.lookups.add(st.ino);
+/** Answer with an entry; the kernel holds a reference to it when the reply went through. keep: a LOOKUP's, for the name table. */
+function entry(x: Ctx, id: number, st: Stat, keep = false): void {
+  if (x.reply.entry(id, st, keep) === 0) x.core.lookups.add(st.ino);
 }
 
 /** A handle the kernel never received (its open reply was dropped) is closed here: no release comes. */
@@ -151,7 +154,7 @@ const HANDLERS: Partial<Record<number, Handler>> = {
       () => names.lookupOrMissing(x.core, inoOf(b, i), nameOf(b, i)),
       (st) => {
         if (st === null) x.reply.missing(idOf(b, i));
-        else entry(x, idOf(b, i), st);
+        else entry(x, idOf(b, i), st, x.entries?.keeps(st) === true);
       },
     ),
   [OP.getattr]: (x, b, i) =>
@@ -166,7 +169,10 @@ const HANDLERS: Partial<Record<number, Handler>> = {
       b,
       i,
       () => attr.setattr(x.core, inoOf(b, i), changesOf(b, i), callerOf(b, i)),
-      (st) => x.reply.attr(idOf(b, i), st),
+      (st) => {
+        x.reply.attr(idOf(b, i), st);
+        x.entries?.putAttrs(inoOf(b, i));
+      },
     ),
   [OP.readlink]: (x, b, i) =>
     x.run(
@@ -230,19 +236,22 @@ const HANDLERS: Partial<Record<number, Handler>> = {
       b,
       i,
       () =>
-        names.rename(
-          x.core,
-          inoOf(b, i),
-          nameOf(b, i),
-          num(b, i, F.ino2),
-          name2Of(b, i),
-          num(b, i, F.flags),
-          callerOf(b, i),
-        ),
+        names
+          .rename(
+            x.core,
+            inoOf(b, i),
+            nameOf(b, i),
+            num(b, i, F.ino2),
+            name2Of(b, i),
+            num(b, i, F.flags),
+            callerOf(b, i),
+          )
+          .finally(() => x.entries?.revokeNames(inoOf(b, i), nameOf(b, i), num(b, i, F.ino2), name2Of(b, i))),
       () => {
         x.dirAttrs?.put(inoOf(b, i));
         if (num(b, i, F.ino2) !== inoOf(b, i)) x.dirAttrs?.put(num(b, i, F.ino2));
         x.reply.ok(idOf(b, i));
+        x.entries?.put(num(b, i, F.ino2), name2Of(b, i));
       },
     ),
   [OP.link]: (x, b, i) =>
@@ -274,6 +283,7 @@ const HANDLERS: Partial<Record<number, Handler>> = {
         x.dirAttrs?.put(inoOf(b, i));
         if (x.reply.create(idOf(b, i), stat, fh, openFlagsOf(x) | cleanOf(x, fh)) === 0) x.core.lookups.add(stat.ino);
         else releaseLost(x, fh);
+        x.entries?.putName(inoOf(b, i), nameOf(b, i), stat.ino);
       },
     ),
   [OP.read]: (x, b, i) => {
