@@ -6,7 +6,9 @@
 // every name the namespace changes is revoked inside the operation (RecentNames.onChange), and every
 // attribute change through the directory attribute table's revocations (attr-table.ts), which reach
 // both tables. Only entries no buffered write can change are kept: not a regular file with open
-// state in this mount. Lookups the binding answered reach the lookup counts before they are read.
+// state in this mount. A directory made by this mount starts complete in the binding: a name it
+// lacks is answered missing there, and the operations here say what each change left (put, gone).
+// Lookups the binding answered reach the lookup counts before they are read.
 import type { FsCore } from '../core';
 import type { Stat } from '../types';
 import type { DirAttrs } from './attr-table';
@@ -46,7 +48,7 @@ export class EntryTable {
       for (const ino of inos) t.putAttrs(ino);
     };
     core.lookups.takeAnsweredFrom(() => (t.ended ? null : native.entryLookupsTake(session)));
-    native.entriesEnable(session);
+    native.entriesEnable(session, reply.timeouts.entryS);
     return t;
   }
 
@@ -76,6 +78,16 @@ export class EntryTable {
   /** name in directory parent was just made as inode ino, open: answered once its entry is put (putAttrs). */
   putName(parent: number, name: string, ino: number): void {
     if (!this.ended) this.native.entryNamePut(this.session, parent, name, ino);
+  }
+
+  /** A directory just made: the binding knows all its names (none), so it answers missing ones too. */
+  dirMade(parent: number, name: string, st: Stat): void {
+    if (!this.ended) this.reply.putDirMade(parent, name, st);
+  }
+
+  /** name in directory parent was just removed or moved away: a LOOKUP of it may be answered "missing". */
+  gone(parent: number, name: string): void {
+    if (!this.ended) this.native.entryNameGone(this.session, parent, name);
   }
 
   /** ino's attributes changed by an operation that just ended: its entry as it is now, for its names held. */

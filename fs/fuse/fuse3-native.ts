@@ -101,7 +101,12 @@ export interface Fuse3Native {
   /** attrRevoke also revokes the inode's entry in the name table, attrsClear clears that table too. */
   attrsClear(s: Session): void;
   /** Names answered by the binding (native/fuse3/entry_table.h, fs/fuse/entry-table.ts). */
-  entriesEnable(s: Session): void;
+  /** missingTimeoutS: the entry timeout of a missing name answered there. */
+  entriesEnable(s: Session, missingTimeoutS: number): void;
+  /** Scratch row 0 is the directory just made as name in parent (empty: the binding knows all its names). */
+  entryDirMade(s: Session, parent: number, name: string): boolean;
+  /** name in directory parent names nothing now. */
+  entryNameGone(s: Session, parent: number, name: string): void;
   /** Scratch row 0 is the entry of name in directory parent now; false when refused. */
   entryPut(s: Session, parent: number, name: string): boolean;
   /** name in directory parent is inode ino now (answered once the inode's entry is put too). */

@@ -199,6 +199,7 @@ const HANDLERS: Partial<Record<number, Handler>> = {
       (st) => {
         x.dirAttrs?.put(inoOf(b, i));
         entry(x, idOf(b, i), st);
+        x.entries?.dirMade(inoOf(b, i), nameOf(b, i), st);
       },
     ),
   [OP.unlink]: (x, b, i) =>
@@ -209,6 +210,7 @@ const HANDLERS: Partial<Record<number, Handler>> = {
       () => {
         x.dirAttrs?.put(inoOf(b, i));
         x.reply.ok(idOf(b, i));
+        x.entries?.gone(inoOf(b, i), nameOf(b, i));
       },
     ),
   [OP.rmdir]: (x, b, i) =>
@@ -219,6 +221,7 @@ const HANDLERS: Partial<Record<number, Handler>> = {
       () => {
         x.dirAttrs?.put(inoOf(b, i));
         x.reply.ok(idOf(b, i));
+        x.entries?.gone(inoOf(b, i), nameOf(b, i));
       },
     ),
   [OP.symlink]: (x, b, i) =>
@@ -252,6 +255,10 @@ const HANDLERS: Partial<Record<number, Handler>> = {
         if (num(b, i, F.ino2) !== inoOf(b, i)) x.dirAttrs?.put(num(b, i, F.ino2));
         x.reply.ok(idOf(b, i));
         x.entries?.put(num(b, i, F.ino2), name2Of(b, i));
+        // A plain rename leaves nothing at the old name (an exchange or a whiteout does: asked of JS).
+        const same = num(b, i, F.ino2) === inoOf(b, i) && name2Of(b, i) === nameOf(b, i);
+        if (!same && (num(b, i, F.flags) & (names.RENAME_EXCHANGE | names.RENAME_WHITEOUT)) === 0)
+          x.entries?.gone(inoOf(b, i), nameOf(b, i));
       },
     ),
   [OP.link]: (x, b, i) =>

@@ -130,6 +130,11 @@ export class Replier {
     this.putStat(0, st);
     return this.native.entryPut(this.session, parent, name);
   }
+  /** A directory just made as name in parent, into the binding's name table (entry-table.ts). */
+  putDirMade(parent: number, name: string, st: Stat): boolean {
+    this.putStat(0, st);
+    return this.native.entryDirMade(this.session, parent, name);
+  }
   /** An inode's entry as it is now, for the names the binding's name table holds of it. */
   putEntryAttrs(st: Stat): boolean {
     this.putStat(0, st);

@@ -1,9 +1,13 @@
 // The name table's functions JS calls (entry_table.h; fs/fuse/entry-table.ts), all on the JS thread:
-//   entriesEnable(session): the table answers from now on
+//   entriesEnable(session, missingTimeoutS): the table answers from now on; a missing name's answer
+//     carries this entry timeout
 //   entryPut(session, parent, name) -> boolean: scratch row 0 (reply_layout.h, with its timeouts) is
 //     the entry of name in directory parent as it is now (false: refused, or the table is off)
 //   entryNamePut(session, parent, name, ino) -> boolean: name in directory parent is inode ino now
 //     (answered once the inode's entry is put too)
+//   entryDirMade(session, parent, name) -> boolean: scratch row 0 is the directory just made as name
+//     in parent: empty, so complete (entry_table.h)
+//   entryNameGone(session, parent, name): the name names nothing now (JS removed or moved it)
 //   entryAttrsPut(session) -> boolean: scratch row 0 is an inode's entry as it is now (its names kept)
 //   entryRevokeName(session, parent, name): the name changed (before any reply that shows it); never
 //     throws for a destroyed session
@@ -24,7 +28,8 @@ namespace {
 napi_value EntriesEnable(napi_env env, napi_callback_info info) {
   Args a(env, info);
   Session* s = a.Live(0);
-  if (s != nullptr) s->entries()->Enable();
+  double missingTimeoutS = a.Number(1, "missing timeout: expected a number");
+  if (a.ok) s->entries()->Enable(missingTimeoutS);
   return nullptr;
 }
 
@@ -60,6 +65,26 @@ napi_value EntryNamePut(napi_env env, napi_callback_info info) {
   napi_value out;
   napi_get_boolean(env, s->entries()->PutName(static_cast<uint64_t>(parent), name, static_cast<uint64_t>(ino)), &out);
   return out;
+}
+
+napi_value EntryDirMade(napi_env env, napi_callback_info info) {
+  Args a(env, info);
+  Session* s = a.Live(0);
+  double parent = a.Number(1, "parent: expected a number");
+  std::string name = a.String(2, "name: expected a string");
+  if (!a.ok) return nullptr;
+  napi_value out;
+  napi_get_boolean(env, s->entries()->DirMade(static_cast<uint64_t>(parent), name, RowEntry(s->attrs())), &out);
+  return out;
+}
+
+napi_value EntryNameGone(napi_env env, napi_callback_info info) {
+  Args a(env, info);
+  Session* s = a.Live(0);
+  double parent = a.Number(1, "parent: expected a number");
+  std::string name = a.String(2, "name: expected a string");
+  if (a.ok) s->entries()->NameGone(static_cast<uint64_t>(parent), name);
+  return nullptr;
 }
 
 napi_value EntryAttrsPut(napi_env env, napi_callback_info info) {
@@ -107,6 +132,8 @@ void DefineEntries(napi_env env, napi_value exports) {
       {"entriesEnable", nullptr, EntriesEnable, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"entryPut", nullptr, EntryPut, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"entryNamePut", nullptr, EntryNamePut, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"entryDirMade", nullptr, EntryDirMade, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"entryNameGone", nullptr, EntryNameGone, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"entryAttrsPut", nullptr, EntryAttrsPut, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"entryRevokeName", nullptr, EntryRevokeName, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"entryLookupsTake", nullptr, EntryLookupsTake, nullptr, nullptr, nullptr, napi_default, nullptr},

@@ -11,6 +11,8 @@ namespace fuse3 {
 namespace {
 
 constexpr double kNsPerS = 1e9;
+// A name's inode in names_ while a change of it is under way in a complete directory: JS answers.
+constexpr uint64_t kChanging = 0;
 
 bool Dots(const std::string& name) { return name == "." || name == ".."; }
 
@@ -28,10 +30,21 @@ bool KeepsEntry(Op op) {
 
 }  // namespace
 
+// "No such name", kept by the kernel as a negative dentry for missingTimeoutS_ (no lookup count).
+bool EntryTable::Missing(fuse_req_t req) {
+  if (!(missingTimeoutS_ > 0)) return false;
+  fuse_entry_param e;
+  std::memset(&e, 0, sizeof e);
+  e.entry_timeout = missingTimeoutS_;
+  fuse_reply_entry(req, &e);
+  return true;
+}
+
 bool EntryTable::Serve(fuse_req_t req, uint64_t parent, const char* name) {
-  if (!enabled_ || names_.empty()) return false;
+  if (!enabled_) return false;
   auto n = names_.find(Key{parent, name});
-  if (n == names_.end()) return false;
+  if (n == names_.end()) return complete_.count(parent) != 0 && !Dots(name) && Missing(req);
+  if (n->second == kChanging) return false;
   auto it = entries_.find(n->second);
   if (it == entries_.end()) return false;
   if (MonotonicNs() > it->second.expiresNs) {  // as old as the kernel's own cache may get: JS answers
@@ -49,9 +62,27 @@ bool EntryTable::Put(uint64_t parent, const std::string& name, const fuse_entry_
 }
 
 bool EntryTable::PutName(uint64_t parent, const std::string& name, uint64_t ino) {
-  if (!enabled_ || ino == 0 || Dots(name)) return false;
-  if (names_.size() >= kEntryNamesMax) names_.clear();
+  if (!enabled_ || ino == kChanging || Dots(name)) return false;
+  Room();
   names_[Key{parent, name}] = ino;
+  return true;
+}
+
+// Past the bound the names start over, and with them every directory's completeness.
+void EntryTable::Room() {
+  if (names_.size() < kEntryNamesMax && complete_.size() < kEntryNamesMax) return;
+  names_.clear();
+  complete_.clear();
+}
+
+void EntryTable::NameGone(uint64_t parent, const std::string& name) {
+  revocations_++;
+  names_.erase(Key{parent, name});
+}
+
+bool EntryTable::DirMade(uint64_t parent, const std::string& name, const fuse_entry_param& e) {
+  if (!S_ISDIR(e.attr.st_mode) || !Put(parent, name, e)) return false;
+  complete_.insert(e.ino);
   return true;
 }
 
@@ -79,13 +110,19 @@ void EntryTable::Revoke(uint64_t ino) {
 
 void EntryTable::RevokeName(uint64_t parent, const std::string& name) {
   revocations_++;
-  names_.erase(Key{parent, name});
+  if (complete_.count(parent) == 0) {
+    names_.erase(Key{parent, name});
+    return;
+  }
+  Room();
+  if (complete_.count(parent) != 0) names_[Key{parent, name}] = kChanging;
 }
 
 void EntryTable::Clear() {
   revocations_++;
   names_.clear();
   entries_.clear();
+  complete_.clear();
 }
 
 bool EntryTable::TakeLookups(std::vector<uint64_t>* pairs) {

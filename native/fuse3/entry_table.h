@@ -14,6 +14,11 @@
 // fills only if nothing was revoked between its arrival and its answer (Stamp). Every entry lives
 // at most the timeouts the kernel was given with it. Revocations leave the lookup counts alone.
 //
+// Missing names: a directory made by this mount starts complete (every name in it is in the name
+// map, or marked as changing), and a LOOKUP of a name it lacks is answered "no such name" here. In
+// a complete directory a revoked name is marked changing (answered by JS) rather than dropped, until
+// JS puts what the change left: the new inode, or the name's absence (NameGone).
+//
 // Lookup counts (fs/lookups.ts): each LOOKUP answered here gives the kernel one more reference to
 // the inode. They are counted here until JS takes them (TakeLookups), which it does before it reads
 // or lowers its own counts, so JS's count plus these is always the kernel's.
@@ -24,6 +29,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "request.h"
@@ -35,8 +41,12 @@ constexpr size_t kEntryNamesMax = 65536;
 
 class EntryTable {
  public:
-  // Off until JS turns it on: only a mount whose every change JS sees may use it.
-  void Enable() { enabled_ = true; }
+  // Off until JS turns it on: only a mount whose every change JS sees may use it. missingTimeoutS:
+  // how long the kernel may keep a "no such name" answered here.
+  void Enable(double missingTimeoutS) {
+    enabled_ = true;
+    missingTimeoutS_ = missingTimeoutS;
+  }
   // Answers a LOOKUP of (parent, name) from the table; false when it holds no live entry (JS answers).
   bool Serve(fuse_req_t req, uint64_t parent, const char* name);
   // (parent, name) is e's inode now, with e's attributes; refused (false) when the table is off or
@@ -44,6 +54,10 @@ class EntryTable {
   bool Put(uint64_t parent, const std::string& name, const fuse_entry_param& e);
   // (parent, name) is ino now; answered once ino's entry is put too (PutAttrs).
   bool PutName(uint64_t parent, const std::string& name, uint64_t ino);
+  // (parent, name) names nothing now (after JS removed or moved it).
+  void NameGone(uint64_t parent, const std::string& name);
+  // Directory dir was just made by (parent, name) = e: empty, so complete.
+  bool DirMade(uint64_t parent, const std::string& name, const fuse_entry_param& e);
   // e's attributes as they are now, for names already held (refused as Put refuses).
   bool PutAttrs(const fuse_entry_param& e);
   // At the answer of a LOOKUP that arrived at stamp.
@@ -73,9 +87,15 @@ class EntryTable {
     fuse_entry_param e;
     int64_t expiresNs;
   };
+  bool Missing(fuse_req_t req);
+  void Room();
+
   std::unordered_map<Key, uint64_t, KeyHash> names_;
   std::unordered_map<uint64_t, Entry> entries_;
   std::unordered_map<uint64_t, uint64_t> answered_;
+  // Directories whose every name is in names_ (kChanging: ask JS).
+  std::unordered_set<uint64_t> complete_;
+  double missingTimeoutS_ = 0;
   bool enabled_ = false;
   uint64_t revocations_ = 0;
 };

@@ -183,3 +183,42 @@ test.serial('after inject and heal a name shows what it is', async (t) => {
   t.is(after.size, 777, 'heal changes no attribute');
   t.is((await fsOk(['readfile', f])).len, 777);
 });
+
+test.serial('in a directory this mount made, a missing name is answered without JavaScript (fuse3)', async (t) => {
+  const dir = path.join(main, 'made');
+  await change([['mkdir', dir]]);
+  const looks: ClientOp[] = [];
+  for (let i = 0; i < ROUNDS; i++) looks.push(['stat', path.join(dir, `absent${i}`)]);
+  const before = await lookupsInJs();
+  const r = await fsClient(looks);
+  const inJs = (await lookupsInJs()) - before;
+  for (const x of r) t.is(x.err, 'ENOENT');
+  if (FUSE3) t.true(inJs < ROUNDS / 4, `${inJs} of ${ROUNDS} LOOKUPs reached JavaScript`);
+  else t.pass('fuse-native: every name in JavaScript');
+});
+
+test.serial('in a directory this mount made, every change of a name shows, missing or there', async (t) => {
+  const m = (n: string) => path.join(main, 'm2', n);
+  await change([['mkdir', path.join(main, 'm2')]]);
+  const there = async (rel: string, ops: ClientOp[]): Promise<St | string> => {
+    await change(ops);
+    await dropDentries();
+    return both(`m2/${rel}`);
+  };
+  t.is(await both('m2/a'), 'ENOENT');
+  t.is(st(await there('a', [['writefile', m('a'), 'a']])).size, 1, 'a created name');
+  t.is(await there('a', [['rename', m('a'), m('b')]]), 'ENOENT', 'the old name of a rename');
+  t.is(st(await both('m2/b')).size, 1, 'its new name');
+  t.is(st(await there('c', [['symlink', 'b', m('c')]])).size, 1, 'a symlink (stat follows it)');
+  t.is(st(await there('l', [['link', m('b'), m('l')]])).nlink, 2, 'a link');
+  t.is(st(await there('n', [['mknod', m('n'), 0o010644]])).mode & 0o170000, 0o010000, 'a FIFO');
+  t.is(st(await there('s', [['mkdir', m('s')]])).mode & 0o170000, 0o040000, 'a directory');
+  await change([['writefile', m('x'), 'xyz']]);
+  const exchanged = st(await there('x', [['renameat2', m('x'), m('b'), ['exchange']]]));
+  t.is(exchanged.size, 1, 'an exchanged name');
+  t.is(st(await both('m2/b')).size, 3, 'the other exchanged name');
+  t.is(await there('x', [['unlink', m('x')]]), 'ENOENT', 'an unlinked name');
+  t.is(await there('s', [['rmdir', m('s')]]), 'ENOENT', 'a removed directory');
+  t.is(st(await there('b', [['rename', m('b'), m('b')]])).size, 3, 'a name renamed onto itself');
+  t.is(st(await both('m2/l')).nlink, 1);
+});
