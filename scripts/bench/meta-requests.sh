@@ -24,12 +24,12 @@ mkdir "$DIR"
 # Requests JavaScript answered so far (every op it answers is counted by the metrics), or 0.
 js_ops() {
   [ -n "${METRICS_URL:-}" ] || { echo 0; return; }
-  curl -s "$METRICS_URL" | awk '/^chunkfs_fuse_op_duration_seconds_count/ { s += $2 } END { print s + 0 }'
+  curl -s "$METRICS_URL" | awk '/^chunkfs_fuse_op_duration_seconds_count/ { s += $2 } END { printf "%.0f\n", s }'
 }
 # Nanoseconds on a CPU of every thread of MOUNT_PID, or 0.
 cpu_ns() {
   [ -n "${MOUNT_PID:-}" ] || { echo 0; return; }
-  cat /proc/"$MOUNT_PID"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'
+  cat /proc/"$MOUNT_PID"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'
 }
 for p in $PHASES; do
   sync; echo 3 > /proc/sys/vm/drop_caches
