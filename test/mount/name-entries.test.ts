@@ -214,11 +214,14 @@ test.serial('in a directory this mount made, every change of a name shows, missi
   t.is(st(await there('n', [['mknod', m('n'), 0o010644]])).mode & 0o170000, 0o010000, 'a FIFO');
   t.is(st(await there('s', [['mkdir', m('s')]])).mode & 0o170000, 0o040000, 'a directory');
   await change([['writefile', m('x'), 'xyz']]);
-  const exchanged = st(await there('x', [['renameat2', m('x'), m('b'), ['exchange']]]));
-  t.is(exchanged.size, 1, 'an exchanged name');
-  t.is(st(await both('m2/b')).size, 3, 'the other exchanged name');
+  if (FUSE3) {
+    // libfuse 2 (fuse-native) passes no rename flags.
+    const exchanged = st(await there('x', [['renameat2', m('x'), m('b'), ['exchange']]]));
+    t.is(exchanged.size, 1, 'an exchanged name');
+    t.is(st(await both('m2/b')).size, 3, 'the other exchanged name');
+  }
   t.is(await there('x', [['unlink', m('x')]]), 'ENOENT', 'an unlinked name');
   t.is(await there('s', [['rmdir', m('s')]]), 'ENOENT', 'a removed directory');
-  t.is(st(await there('b', [['rename', m('b'), m('b')]])).size, 3, 'a name renamed onto itself');
-  t.is(st(await both('m2/l')).nlink, 1);
+  t.is(st(await there('b', [['rename', m('b'), m('b')]])).size, FUSE3 ? 3 : 1, 'a name renamed onto itself');
+  t.is(st(await both('m2/l')).nlink, FUSE3 ? 1 : 2, 'the link of the inode the exchange moved to x');
 });
