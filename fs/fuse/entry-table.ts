@@ -61,11 +61,11 @@ export class EntryTable {
     if (!this.ended) this.native.entryRevokeName(this.session, parent, name);
   }
 
-  /** name in directory parent was just made or moved there: its entry as it is now, for the LOOKUP that follows. */
-  put(parent: number, name: string): void {
+  /** Inode ino was just moved to name in directory parent: its entry as it is now, for the LOOKUP that follows. */
+  putMoved(parent: number, name: string, ino: number): void {
     if (this.ended) return;
     try {
-      const a = this.core.ns.lookup(parent, name);
+      const a = this.core.ns.getattr(ino); // by inode: a read by the new name could wait (fuse3-ops.ts rename)
       if (a === null) return;
       const st = this.core.stat(a);
       if (this.keeps(st)) this.reply.putEntry(parent, name, st);

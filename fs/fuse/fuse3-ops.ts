@@ -94,7 +94,10 @@ export function changesOf(b: Batch, i: number): AttrChanges {
   return c;
 }
 
-/** Answer with an entry; the kernel holds a reference to it when the reply went through. keep: a LOOKUP's, for the name table. */
+/**
+ * Answer with an entry; the kernel holds a reference to it when the reply went through. keep: a
+ * LOOKUP's entry the name table may keep (entry-table.ts).
+ */
 function entry(x: Ctx, id: number, st: Stat, keep = false): void {
   if (x.reply.entry(id, st, keep) === 0) x.core.lookups.add(st.ino);
 }
@@ -234,12 +237,16 @@ const HANDLERS: Partial<Record<number, Handler>> = {
         entry(x, idOf(b, i), st);
       },
     ),
-  [OP.rename]: (x, b, i) =>
+  [OP.rename]: (x, b, i) => {
+    let moved: number | null = null;
     x.run(
       b,
       i,
-      () =>
-        names
+      () => {
+        // The inode renamed, read before (a read of the new name after could wait on PostgreSQL for the
+        // rename's own statements: DESIGN §9 "answered once sent"); looked up again by inode after.
+        moved = x.entries === null ? null : (x.core.ns.lookup(inoOf(b, i), nameOf(b, i))?.ino ?? null);
+        return names
           .rename(
             x.core,
             inoOf(b, i),
@@ -249,18 +256,20 @@ const HANDLERS: Partial<Record<number, Handler>> = {
             num(b, i, F.flags),
             callerOf(b, i),
           )
-          .finally(() => x.entries?.revokeNames(inoOf(b, i), nameOf(b, i), num(b, i, F.ino2), name2Of(b, i))),
+          .finally(() => x.entries?.revokeNames(inoOf(b, i), nameOf(b, i), num(b, i, F.ino2), name2Of(b, i)));
+      },
       () => {
         x.dirAttrs?.put(inoOf(b, i));
         if (num(b, i, F.ino2) !== inoOf(b, i)) x.dirAttrs?.put(num(b, i, F.ino2));
         x.reply.ok(idOf(b, i));
-        x.entries?.put(num(b, i, F.ino2), name2Of(b, i));
+        if (moved !== null) x.entries?.putMoved(num(b, i, F.ino2), name2Of(b, i), moved);
         // A plain rename leaves nothing at the old name (an exchange or a whiteout does: asked of JS).
         const same = num(b, i, F.ino2) === inoOf(b, i) && name2Of(b, i) === nameOf(b, i);
         if (!same && (num(b, i, F.flags) & (names.RENAME_EXCHANGE | names.RENAME_WHITEOUT)) === 0)
           x.entries?.gone(inoOf(b, i), nameOf(b, i));
       },
-    ),
+    );
+  },
   [OP.link]: (x, b, i) =>
     x.run(
       b,
