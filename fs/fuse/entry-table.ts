@@ -19,6 +19,16 @@ import type { Replier } from './fuse3-reply';
 const S_IFMT = 0o170000;
 const S_IFREG = 0o100000;
 
+/**
+ * Metadata whose operations are answered once sent (PostgreSQL with a lease: DESIGN §9): a put's read
+ * of a row an unanswered statement wrote waits for the server, on the thread that answers requests
+ * (test/mount/pg-answered hung with the table on). The table stays off there.
+ */
+function answersEarly(core: FsCore): boolean {
+  const db = (core.ns as { db?: { caps?: { leases?: boolean } } }).db;
+  return db?.caps?.leases === true;
+}
+
 export class EntryTable {
   private ended = false;
 
@@ -40,7 +50,7 @@ export class EntryTable {
     reply: Replier,
     dirAttrs: DirAttrs | null,
   ): EntryTable | null {
-    if (dirAttrs === null || reply.timeouts.entryS <= 0) return null;
+    if (dirAttrs === null || reply.timeouts.entryS <= 0 || answersEarly(core)) return null;
     const t = new EntryTable(native, session, core, reply);
     core.recentNames.onChange = (parent, name) => t.revokeName(parent, name);
     core.stateGone = (ino) => t.putAttrs(ino);
