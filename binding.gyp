@@ -26,6 +26,8 @@
         "native/fuse3/attr_table.cc",
         "native/fuse3/binding.cc",
         "native/fuse3/clean_closes.cc",
+        "native/fuse3/entry_binding.cc",
+        "native/fuse3/entry_table.cc",
         "native/fuse3/fusermount_socket.cc",
         "native/fuse3/grant_binding.cc",
         "native/fuse3/kill_priv.cc",

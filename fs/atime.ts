@@ -34,6 +34,11 @@ export class AtimeUpdates {
 
   /** Told each inode whose stat a new pending atime changed (FsCore.watchAttrs). */
   attrChanged: (ino: number) => void = () => undefined;
+  /**
+   * Told the inodes whose pending atimes were just written: what a stat shows of them is unchanged,
+   * though writing them revoked them (a transport's table of names re-puts them: fs/fuse/entry-table.ts).
+   */
+  written: (inos: number[]) => void = () => undefined;
 
   /** ino was read (file data or a directory listing). */
   accessed(ino: number): void {
@@ -80,6 +85,8 @@ export class AtimeUpdates {
       this.ns.setAtimes(due);
     } catch (err) {
       this.log(`atime of ${due.length} inodes not written: ${(err as Error).message}`);
+      return;
     }
+    this.written(due.map(([ino]) => ino));
   }
 }

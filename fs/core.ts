@@ -76,6 +76,11 @@ export class FsCore {
   readonly goneDirs = new GoneDirs();
   /** Names changed lately: forgotten by the kernel after a crash of the metadata (fs/recent-names.ts). */
   readonly recentNames = new RecentNames();
+  /**
+   * Told when a named file's open state went (its last release, everything buffered stored): its
+   * attributes now follow the namespace alone (a transport's table of names: fs/fuse/entry-table.ts).
+   */
+  stateGone: (ino: number) => void = () => undefined;
   /** Files with no name left whose data waits until the kernel forgets them (see lookups.ts). */
   private readonly unlinkedKnown = new Set<number>();
 
@@ -192,7 +197,11 @@ export class FsCore {
   async lastRelease(f: OpenFile): Promise<void> {
     for (let round = 0; round < RELEASE_IDLE_WAITS_MAX && f.handles === 0 && !f.lock.idle; round++)
       await f.lock.whenIdle();
-    if (!this.handles.forget(f) || !f.unlinked) return; // still open (reopened meanwhile), or named
+    if (!this.handles.forget(f)) return; // still open (reopened meanwhile)
+    if (!f.unlinked) {
+      this.stateGone(f.ino);
+      return;
+    }
     if (this.lookups.known(f.ino)) {
       this.unlinkedKnown.add(f.ino);
       return;

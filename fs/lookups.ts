@@ -9,6 +9,23 @@ export const LOOKUP_INODES_MAX = 1 << 24;
 
 export class LookupCounts {
   private readonly counts = new Map<number, number>();
+  /**
+   * Lookups a transport answered without JS (fs/fuse/entry-table.ts) as [ino, count, ...], or null:
+   * taken before every read or lowering of the counts, so they always are the kernel's.
+   */
+  private answeredElsewhere: () => Float64Array | null = () => null;
+
+  /** Where lookups answered outside JS are taken from. */
+  takeAnsweredFrom(fn: () => Float64Array | null): void {
+    this.answeredElsewhere = fn;
+  }
+
+  /** Takes in the lookups answered outside JS now. */
+  settle(): void {
+    const pairs = this.answeredElsewhere();
+    if (pairs === null) return;
+    for (let k = 0; k + 1 < pairs.length; k += 2) this.add(pairs[k], pairs[k + 1]);
+  }
 
   add(ino: number, n = 1): void {
     const now = this.counts.get(ino);
@@ -19,6 +36,7 @@ export class LookupCounts {
 
   /** Takes n back; true when the kernel no longer knows the inode. */
   forget(ino: number, n: number): boolean {
+    this.settle();
     const left = (this.counts.get(ino) ?? 0) - n;
     if (left > 0) {
       this.counts.set(ino, left);
@@ -29,16 +47,20 @@ export class LookupCounts {
   }
 
   known(ino: number): boolean {
+    this.settle();
     return this.counts.has(ino);
   }
   /** Every inode the kernel knows now. */
   inos(): IterableIterator<number> {
+    this.settle();
     return this.counts.keys();
   }
   count(ino: number): number {
+    this.settle();
     return this.counts.get(ino) ?? 0;
   }
   get size(): number {
+    this.settle();
     return this.counts.size;
   }
 }

@@ -18,9 +18,15 @@ export interface NameInDir {
 
 export class RecentNames {
   private readonly names = new Map<string, NameInDir & { atMs: number }>();
+  /**
+   * Told each change too, synchronously, before the namespace makes it: a transport's table of names
+   * revokes the name before anything replies (fs/fuse/entry-table.ts, DESIGN §6 "Answers in C").
+   */
+  onChange: (parent: number, name: string) => void = () => undefined;
 
   /** The name `name` in directory parent was created, removed or replaced. */
   changed(parent: number, name: string): void {
+    this.onChange(parent, name);
     const key = `${parent}/${name}`;
     this.names.delete(key); // to the end: the map stays in the order of the changes
     this.names.set(key, { parent, name, atMs: Date.now() });

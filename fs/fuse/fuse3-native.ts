@@ -59,7 +59,8 @@ export interface Fuse3Native {
   /** [a pidfd of this process, this end of fusermount3's auto_unmount socket], or why there are none (unmount-guard.ts). */
   unmountGuardFds(s: Session): [number, number] | string;
   replyErr(s: Session, id: number, errno: number): number;
-  replyEntry(s: Session, id: number): number;
+  /** keep: a LOOKUP's entry the name table may keep (native/fuse3/entry_table.h). */
+  replyEntry(s: Session, id: number, keep?: boolean): number;
   replyAttr(s: Session, id: number): number;
   replyOpen(s: Session, id: number, fh: number, openFlags: number): number;
   replyCreate(s: Session, id: number, fh: number, openFlags: number): number;
@@ -97,7 +98,24 @@ export interface Fuse3Native {
   /** Scratch row 0 is a directory's attributes now; false when refused (not a directory, table off). */
   attrPut(s: Session): boolean;
   attrRevoke(s: Session, ino: number): void;
+  /** attrRevoke also revokes the inode's entry in the name table, attrsClear clears that table too. */
   attrsClear(s: Session): void;
+  /** Names answered by the binding (native/fuse3/entry_table.h, fs/fuse/entry-table.ts). */
+  /** missingTimeoutS: the entry timeout of a missing name answered there. */
+  entriesEnable(s: Session, missingTimeoutS: number): void;
+  /** Scratch row 0 is the directory just made as name in parent (empty: the binding knows all its names). */
+  entryDirMade(s: Session, parent: number, name: string): boolean;
+  /** name in directory parent names nothing now. */
+  entryNameGone(s: Session, parent: number, name: string): void;
+  /** Scratch row 0 is the entry of name in directory parent now; false when refused. */
+  entryPut(s: Session, parent: number, name: string): boolean;
+  /** name in directory parent is inode ino now (answered once the inode's entry is put too). */
+  entryNamePut(s: Session, parent: number, name: string, ino: number): boolean;
+  /** Scratch row 0 is an inode's entry now, for the names the table holds of it; false when refused. */
+  entryAttrsPut(s: Session): boolean;
+  entryRevokeName(s: Session, parent: number, name: string): void;
+  /** [ino, count, ...] of the lookups the binding answered since the last call, or null. */
+  entryLookupsTake(s: Session): Float64Array | null;
   /** The offset lseek(SEEK_DATA / SEEK_HOLE) found. */
   replyLseek(s: Session, id: number, offsetBytes: number): number;
 }

@@ -3,6 +3,7 @@
 // kernel count as lookups (lookups.ts) only when the kernel took them (the reply returned 0).
 import type { ReadGrants } from './read-grants';
 import type { DirAttrs } from './attr-table';
+import type { EntryTable } from './entry-table';
 import type { FsCore } from '../core';
 import type { AttrChanges, Caller, Stat, TimeArg } from '../types';
 import * as attr from '../ops-attr';
@@ -47,6 +48,8 @@ export interface Ctx {
   grants: ReadGrants | null;
   /** Directory attributes answered by the binding (fs/fuse/attr-table.ts), or null when the mount cannot have them. */
   dirAttrs: DirAttrs | null;
+  /** Names answered by the binding (fs/fuse/entry-table.ts), or null when the mount cannot have them. */
+  entries: EntryTable | null;
   /** Guards an op whose success answer is ok; a failure answers its errno. */
   run<T>(b: Batch, i: number, fn: () => T | Promise<T>, ok: (v: T) => void): void;
 }
@@ -91,9 +94,12 @@ export function changesOf(b: Batch, i: number): AttrChanges {
   return c;
 }
 
-/** Answer with an entry; the kernel holds a reference to it when the reply went through. */
-function entry(x: Ctx, id: number, st: Stat): void {
-  if (x.reply.entry(id, st) === 0) x.core.lookups.add(st.ino);
+/**
+ * Answer with an entry; the kernel holds a reference to it when the reply went through. keep: a
+ * LOOKUP's entry the name table may keep (entry-table.ts).
+ */
+function entry(x: Ctx, id: number, st: Stat, keep = false): void {
+  if (x.reply.entry(id, st, keep) === 0) x.core.lookups.add(st.ino);
 }
 
 /** A handle the kernel never received (its open reply was dropped) is closed here: no release comes. */
@@ -151,7 +157,7 @@ const HANDLERS: Partial<Record<number, Handler>> = {
       () => names.lookupOrMissing(x.core, inoOf(b, i), nameOf(b, i)),
       (st) => {
         if (st === null) x.reply.missing(idOf(b, i));
-        else entry(x, idOf(b, i), st);
+        else entry(x, idOf(b, i), st, x.entries?.keeps(st) === true);
       },
     ),
   [OP.getattr]: (x, b, i) =>
@@ -166,7 +172,10 @@ const HANDLERS: Partial<Record<number, Handler>> = {
       b,
       i,
       () => attr.setattr(x.core, inoOf(b, i), changesOf(b, i), callerOf(b, i)),
-      (st) => x.reply.attr(idOf(b, i), st),
+      (st) => {
+        x.reply.attr(idOf(b, i), st);
+        x.entries?.putAttrs(inoOf(b, i));
+      },
     ),
   [OP.readlink]: (x, b, i) =>
     x.run(
@@ -193,6 +202,7 @@ const HANDLERS: Partial<Record<number, Handler>> = {
       (st) => {
         x.dirAttrs?.put(inoOf(b, i));
         entry(x, idOf(b, i), st);
+        x.entries?.dirMade(inoOf(b, i), nameOf(b, i), st);
       },
     ),
   [OP.unlink]: (x, b, i) =>
@@ -203,6 +213,7 @@ const HANDLERS: Partial<Record<number, Handler>> = {
       () => {
         x.dirAttrs?.put(inoOf(b, i));
         x.reply.ok(idOf(b, i));
+        x.entries?.gone(inoOf(b, i), nameOf(b, i));
       },
     ),
   [OP.rmdir]: (x, b, i) =>
@@ -213,6 +224,7 @@ const HANDLERS: Partial<Record<number, Handler>> = {
       () => {
         x.dirAttrs?.put(inoOf(b, i));
         x.reply.ok(idOf(b, i));
+        x.entries?.gone(inoOf(b, i), nameOf(b, i));
       },
     ),
   [OP.symlink]: (x, b, i) =>
@@ -225,26 +237,39 @@ const HANDLERS: Partial<Record<number, Handler>> = {
         entry(x, idOf(b, i), st);
       },
     ),
-  [OP.rename]: (x, b, i) =>
+  [OP.rename]: (x, b, i) => {
+    let moved: number | null = null;
     x.run(
       b,
       i,
-      () =>
-        names.rename(
-          x.core,
-          inoOf(b, i),
-          nameOf(b, i),
-          num(b, i, F.ino2),
-          name2Of(b, i),
-          num(b, i, F.flags),
-          callerOf(b, i),
-        ),
+      () => {
+        // The inode renamed, read before (a read of the new name after could wait on PostgreSQL for the
+        // rename's own statements: DESIGN §9 "answered once sent"); looked up again by inode after.
+        moved = x.entries === null ? null : (x.core.ns.lookup(inoOf(b, i), nameOf(b, i))?.ino ?? null);
+        return names
+          .rename(
+            x.core,
+            inoOf(b, i),
+            nameOf(b, i),
+            num(b, i, F.ino2),
+            name2Of(b, i),
+            num(b, i, F.flags),
+            callerOf(b, i),
+          )
+          .finally(() => x.entries?.revokeNames(inoOf(b, i), nameOf(b, i), num(b, i, F.ino2), name2Of(b, i)));
+      },
       () => {
         x.dirAttrs?.put(inoOf(b, i));
         if (num(b, i, F.ino2) !== inoOf(b, i)) x.dirAttrs?.put(num(b, i, F.ino2));
         x.reply.ok(idOf(b, i));
+        if (moved !== null) x.entries?.putMoved(num(b, i, F.ino2), name2Of(b, i), moved);
+        // A plain rename leaves nothing at the old name (an exchange or a whiteout does: asked of JS).
+        const same = num(b, i, F.ino2) === inoOf(b, i) && name2Of(b, i) === nameOf(b, i);
+        if (!same && (num(b, i, F.flags) & (names.RENAME_EXCHANGE | names.RENAME_WHITEOUT)) === 0)
+          x.entries?.gone(inoOf(b, i), nameOf(b, i));
       },
-    ),
+    );
+  },
   [OP.link]: (x, b, i) =>
     x.run(
       b,
@@ -274,6 +299,7 @@ const HANDLERS: Partial<Record<number, Handler>> = {
         x.dirAttrs?.put(inoOf(b, i));
         if (x.reply.create(idOf(b, i), stat, fh, openFlagsOf(x) | cleanOf(x, fh)) === 0) x.core.lookups.add(stat.ino);
         else releaseLost(x, fh);
+        x.entries?.putName(inoOf(b, i), nameOf(b, i), stat.ino);
       },
     ),
   [OP.read]: (x, b, i) => {

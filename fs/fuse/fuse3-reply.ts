@@ -105,9 +105,10 @@ export class Replier {
   ok(id: number): number {
     return this.err(id, 0);
   }
-  entry(id: number, st: Stat): number {
+  /** keep: the name table may keep a LOOKUP's entry (fs/fuse/entry-table.ts). */
+  entry(id: number, st: Stat, keep = false): number {
     this.putStat(0, st);
-    return this.answer(id, () => this.native.replyEntry(this.session, id));
+    return this.answer(id, () => this.native.replyEntry(this.session, id, keep));
   }
   /**
    * "No such name", cached by the kernel for the entry timeout (node id 0: a negative dentry, no
@@ -123,6 +124,21 @@ export class Replier {
   putAttr(st: Stat): boolean {
     this.putStat(0, st);
     return this.native.attrPut(this.session);
+  }
+  /** The entry of name in directory parent as it is now, into the binding's name table (entry-table.ts). */
+  putEntry(parent: number, name: string, st: Stat): boolean {
+    this.putStat(0, st);
+    return this.native.entryPut(this.session, parent, name);
+  }
+  /** A directory just made as name in parent, into the binding's name table (entry-table.ts). */
+  putDirMade(parent: number, name: string, st: Stat): boolean {
+    this.putStat(0, st);
+    return this.native.entryDirMade(this.session, parent, name);
+  }
+  /** An inode's entry as it is now, for the names the binding's name table holds of it. */
+  putEntryAttrs(st: Stat): boolean {
+    this.putStat(0, st);
+    return this.native.entryAttrsPut(this.session);
   }
   attr(id: number, st: Stat): number {
     this.putStat(0, st);

@@ -9,6 +9,7 @@
 // told so by our guard process once this one has wholly exited: unmount-guard.ts).
 import { ReadGrants } from './read-grants';
 import { DirAttrs } from './attr-table';
+import { EntryTable } from './entry-table';
 import { raiseDirtyShare } from './dirty-share';
 import { execFile } from 'node:child_process';
 import { existsSync, promises as fsp } from 'node:fs';
@@ -163,6 +164,7 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
   const reply = new Replier(native, session, scratch, { attrS: timeoutS, entryS: timeoutS });
   const grants = ReadGrants.possible(core) ? new ReadGrants(native, session, core) : null;
   const dirAttrs = DirAttrs.start(native, session, core, reply);
+  const entries = EntryTable.start(native, session, core, reply, dirAttrs);
   x = {
     core,
     reply,
@@ -170,6 +172,7 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
     readBuffers: new ReadBuffers(),
     grants,
     dirAttrs,
+    entries,
     run: makeRun(core, reply, opLog(opts.log, core.opts.debug === true), opts.readOnly, opts.observeOp),
   };
   // After x is set: the session serves requests from now on (they may come during this await).
@@ -195,6 +198,8 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
       if (changed === 'all') {
         dirAttrs?.clear();
         invalidations.forgetNames(core.recentNames.take());
+      } else {
+        entries?.clear(); // names in changed directories too (attrsClear: both tables)
       }
       invalidations.soon(changed);
     },
@@ -223,6 +228,7 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
       await invalidations.stop(); // its worker thread uses the session
       grants?.end();
       dirAttrs?.end();
+      entries?.end();
       const unanswered = native.destroy(session);
       if (unanswered > 0 || interrupts > 0)
         opts.log(`teardown: ${unanswered} unanswered requests, ${interrupts} interrupts seen`);

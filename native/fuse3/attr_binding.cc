@@ -40,14 +40,18 @@ napi_value AttrRevoke(napi_env env, napi_callback_info info) {
   double ino = a.Number(1, "ino: expected a number");
   if (!a.ok || napi_get_value_external(env, a.At(0), &p) != napi_ok) return nullptr;
   auto* s = static_cast<Session*>(p);
-  if (!s->destroyed()) s->dirAttrs()->Revoke(static_cast<uint64_t>(ino));
+  if (s->destroyed()) return nullptr;
+  s->dirAttrs()->Revoke(static_cast<uint64_t>(ino));
+  s->entries()->Revoke(static_cast<uint64_t>(ino));  // the name table's entries carry attributes too
   return nullptr;
 }
 
 napi_value AttrsClear(napi_env env, napi_callback_info info) {
   Args a(env, info);
   Session* s = a.Live(0);
-  if (s != nullptr) s->dirAttrs()->Clear();
+  if (s == nullptr) return nullptr;
+  s->dirAttrs()->Clear();
+  s->entries()->Clear();
   return nullptr;
 }
 

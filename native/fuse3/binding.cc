@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "attr_binding.h"
+#include "entry_binding.h"
 #include "fusermount_socket.h"
 #include "grant_binding.h"
 #include "napi_args.h"
@@ -288,6 +289,7 @@ napi_value Init(napi_env env, napi_value exports) {
   DefineReplies(env, exports);
   DefineGrants(env, exports);
   DefineAttrs(env, exports);
+  DefineEntries(env, exports);
   return exports;
 }
 

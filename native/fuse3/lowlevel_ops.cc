@@ -33,7 +33,14 @@ Request* New(fuse_req_t req, Op op, fuse_ino_t ino) {
   r->attrStamp = Of(req)->dirAttrs()->Stamp();
   Of(req)->cleanCloses()->Arrived(op, ino);
   r->cleanStamp = Of(req)->cleanCloses()->Stamp();
+  r->entryStamp = Of(req)->entries()->Stamp();
+  Of(req)->entries()->Arrived(op, ino);
   return r;
+}
+
+// A request that may change the name (parent, name): the name table forgets it first (entry_table.h).
+void ChangesName(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  Of(req)->entries()->ArrivedName(parent, name);
 }
 
 Request* Named(fuse_req_t req, Op op, fuse_ino_t parent, const char* name) {
@@ -81,7 +88,11 @@ void Init(void* userdata, fuse_conn_info* conn) {
   }
 }
 
-void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) { Queue(Named(req, Op::kLookup, parent, name)); }
+void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  // A name JS put in the name table (entry_table.h); this is the JS thread.
+  if (Of(req)->entries()->Serve(req, parent, name)) return;
+  Queue(Named(req, Op::kLookup, parent, name));
+}
 
 void Notice(Session* s, fuse_ino_t ino, uint64_t nlookup) {
   auto* r = new Request();
@@ -134,6 +145,7 @@ void Setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int toSet, fuse_
 void Readlink(fuse_req_t req, fuse_ino_t ino) { Queue(New(req, Op::kReadlink, ino)); }
 
 void Mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
+  ChangesName(req, parent, name);
   Request* r = Named(req, Op::kMknod, parent, name);
   r->nums[kFMode] = mode;
   r->nums[kFRdev] = static_cast<double>(rdev);
@@ -141,15 +153,24 @@ void Mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev
 }
 
 void Mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
+  ChangesName(req, parent, name);
   Request* r = Named(req, Op::kMkdir, parent, name);
   r->nums[kFMode] = mode;
   Queue(r);
 }
 
-void Unlink(fuse_req_t req, fuse_ino_t parent, const char* name) { Queue(Named(req, Op::kUnlink, parent, name)); }
-void Rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) { Queue(Named(req, Op::kRmdir, parent, name)); }
+void Unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  ChangesName(req, parent, name);
+  Queue(Named(req, Op::kUnlink, parent, name));
+}
+
+void Rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  ChangesName(req, parent, name);
+  Queue(Named(req, Op::kRmdir, parent, name));
+}
 
 void Symlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char* name) {
+  ChangesName(req, parent, name);
   Request* r = Named(req, Op::kSymlink, parent, name);
   r->name2 = link;
   r->hasName2 = true;
@@ -158,6 +179,8 @@ void Symlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char* na
 
 void Rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newParent, const char* newName,
             unsigned int flags) {
+  ChangesName(req, parent, name);
+  ChangesName(req, newParent, newName);
   Request* r = Named(req, Op::kRename, parent, name);
   r->nums[kFIno2] = static_cast<double>(newParent);
   r->name2 = newName;
@@ -167,6 +190,7 @@ void Rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newP
 }
 
 void Link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newParent, const char* newName) {
+  ChangesName(req, newParent, newName);
   Request* r = New(req, Op::kLink, ino);
   r->nums[kFIno2] = static_cast<double>(newParent);
   r->name2 = newName;
@@ -314,6 +338,7 @@ void Listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
 void Removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) { Queue(Named(req, Op::kRemovexattr, ino, name)); }
 
 void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
+  ChangesName(req, parent, name);
   Request* r = Named(req, Op::kCreate, parent, name);
   r->nums[kFMode] = mode;
   r->nums[kFFlags] = fi->flags;

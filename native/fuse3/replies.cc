@@ -79,13 +79,19 @@ napi_value ReplyErr(napi_env env, napi_callback_info info) {
   return Int(env, fuse_reply_err(p.r->req, static_cast<int>(err)));
 }
 
+// (session, id, keep): keep true: a LOOKUP's entry the name table may keep (entry_table.h).
 napi_value ReplyEntry(napi_env env, napi_callback_info info) {
   Reply p(env, info);
+  bool keep = false;
+  if (p.a.argc > 2) napi_get_value_bool(env, p.a.At(2), &keep);
   if (!p.Ready()) return nullptr;
   fuse_entry_param e;
   FillEntry(p.s->attrs(), &e);
   // A directory found by name: its attributes as JS answered them (attr_table.h).
   if (p.r->op == Op::kLookup && e.ino != 0) p.s->dirAttrs()->FillIfUnchanged(p.r->attrStamp, e.attr, e.attr_timeout);
+  if (keep && p.r->op == Op::kLookup && e.ino != 0 && p.r->hasName) {
+    p.s->entries()->PutIfUnchanged(p.r->entryStamp, static_cast<uint64_t>(p.r->nums[kFIno]), p.r->name, e);
+  }
   return Int(env, fuse_reply_entry(p.r->req, &e));
 }
 

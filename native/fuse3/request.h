@@ -72,6 +72,8 @@ struct Request {
   uint64_t attrStamp = 0;
   // The clean-close marks' count of dirtying requests at arrival (clean_closes.h Stamp).
   uint64_t cleanStamp = 0;
+  // The name table's revocation count at arrival (entry_table.h Stamp).
+  uint64_t entryStamp = 0;
   // Write bytes (from pool, lent to JS until the answer: dataRef) or a setxattr value (malloc'd;
   // ownership moves to JS).
   char* data = nullptr;

@@ -20,6 +20,7 @@
 
 #include "attr_table.h"
 #include "clean_closes.h"
+#include "entry_table.h"
 #include "kill_priv.h"
 #include "read_grant.h"
 #include "request.h"
@@ -91,6 +92,7 @@ class Session {
   ReadGrants* grants() { return &grants_; }
   AttrTable* dirAttrs() { return &dirAttrs_; }
   CleanCloses* cleanCloses() { return &cleanCloses_; }
+  EntryTable* entries() { return &entries_; }
 
   // The JS thread.
   Request* Take(uint64_t id);
@@ -155,6 +157,7 @@ class Session {
   ReadGrants grants_;
   AttrTable dirAttrs_;
   CleanCloses cleanCloses_;
+  EntryTable entries_;
   fuse_session* se_ = nullptr;
   napi_threadsafe_function tsfn_ = nullptr;
   double* attrs_ = nullptr;
