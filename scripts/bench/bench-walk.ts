@@ -1,17 +1,17 @@
 // Cost of the restored-metadata walk (DESIGN §4 "Restored metadata"): a store of one-chunk files is
 // built once, closed cleanly, and then opened per round twice: after a clean close (no walk) and with
 // every disk's marker saying its session never closed (what a crash leaves: the open walks the disks).
-// Reports wall ms and CPU ms of Store.open (this process's CPU: the open is all there is) and of the
-// walk alone.
-// Usage: npm run build:bench && node dist/scripts/bench/bench-walk.js [--files 2000] [--rounds 3] [--layout replica:3]
+// Reports wall ms and CPU ms of Store.open (this process's CPU: the open is all there is).
+// The open is timed on the store code of each --repo given (default: this checkout), interleaved per
+// round, so an older checkout (e.g. BASELINE_REPO) is measured on the same store and the same load.
+// Usage: npm run build:bench && node dist/scripts/bench/bench-walk.js [--files 2000] [--rounds 3]
+//        [--layout replica:3] [--repo /older/checkout --repo .]
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Store } from '../../store/store';
 import { ROOT_INO } from '../../store/meta/meta';
 import { markerPath } from '../../store/disk-identity';
-import { walkDisks } from '../../store/restored-walk';
-import { nodeSyncIo } from '../../store/io/sync-io';
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -22,6 +22,13 @@ const FILES = Number(arg('files', '2000'));
 const ROUNDS = Math.max(1, Number(arg('rounds', '3')));
 const LAYOUT = arg('layout', 'replica:3');
 const DISKS = 6;
+const REPOS = process.argv.flatMap((a, i) => (a === '--repo' ? [path.resolve(process.argv[i + 1])] : []));
+
+/** Store of the given checkout's build. */
+function storeOf(repo: string): typeof Store {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (require(path.join(repo, 'dist/store/store.js')) as { Store: typeof Store }).Store;
+}
 const FILE_BYTES = 8192;
 
 function diskRoots(dir: string): string[] {
@@ -57,20 +64,20 @@ async function main(): Promise<void> {
   }
   await store.close();
   const roots = diskRoots(dir);
-  for (let r = 0; r < ROUNDS; r++) {
-    const clean = await timed(() => Store.open(dir));
-    await clean.value.close();
-    markUnclosed(roots);
-    const crash = await timed(() => Store.open(dir));
-    await crash.value.close();
-    const walk = await timed(() => Promise.resolve(walkDisks(nodeSyncIo, roots)));
-    process.stdout.write(
-      `round ${r + 1}: ${FILES} files ${LAYOUT} ${DISKS} disks: open after a clean close ${clean.ms.toFixed(0)} ms ` +
-        `(${clean.cpuMs.toFixed(0)} ms CPU); unclosed ${crash.ms.toFixed(0)} ms (${crash.cpuMs.toFixed(0)} ms CPU); ` +
-        `walk alone ${walk.ms.toFixed(0)} ms (${walk.cpuMs.toFixed(0)} ms CPU, ${walk.value.versions.length} versions); ` +
-        `load ${os.loadavg()[0].toFixed(2)}\n`,
-    );
-  }
+  for (let r = 0; r < ROUNDS; r++)
+    for (const repo of REPOS.length > 0 ? REPOS : [path.resolve(__dirname, '../../..')]) {
+      const S = storeOf(repo);
+      const clean = await timed(() => S.open(dir));
+      await clean.value.close();
+      markUnclosed(roots);
+      const crash = await timed(() => S.open(dir));
+      await crash.value.close();
+      process.stdout.write(
+        `round ${r + 1} ${repo}: ${FILES} files ${LAYOUT} ${DISKS} disks: open after a clean close ` +
+          `${clean.ms.toFixed(0)} ms (${clean.cpuMs.toFixed(0)} ms CPU); never closed ${crash.ms.toFixed(0)} ms ` +
+          `(${crash.cpuMs.toFixed(0)} ms CPU); load ${os.loadavg()[0].toFixed(2)}\n`,
+      );
+    }
   if (process.env.KEEP === undefined) fs.rmSync(path.dirname(dir), { recursive: true, force: true });
   else process.stdout.write(`kept ${dir}\n`);
 }
