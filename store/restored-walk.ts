@@ -5,7 +5,7 @@
 // runs only when the disks' markers say the metadata may be older than they are. The readdirs are
 // synchronous (nothing is served yet, and a promise per directory cost 4-5 times the CPU) and each
 // level's names are parsed once, as the spec §7 path parts they must be; a chunk directory's listing
-// is read up to its first shard name.
+// is read only for a version no earlier disk showed a shard of, and judged by its first shard name.
 import * as nodePath from 'node:path';
 import { CHUNKS_DIR, fanoutRelPath } from '../src/path';
 import { errnoCode } from './io/io';
@@ -79,10 +79,11 @@ export function walkDisks(io: SyncIo, roots: readonly string[]): DisksHold {
           for (const cdir of listDir(io, nodePath.join(fanoutDir, vdir))) {
             const c = CHUNK_DIR_RE.exec(cdir);
             if (c === null || BigInt(c[1]) > U64_MAX) continue;
+            const key = versionKey(v.fileId, BigInt(c[1]), v.version);
+            if (versions.has(key)) continue; // found on an earlier disk: its shards here change nothing
             if (!holdsShard(listDir(io, nodePath.join(fanoutDir, vdir, cdir)))) continue;
             if (v.fileId > high) high = v.fileId;
-            const key = versionKey(v.fileId, Number(c[1]), v.version);
-            if (v.fileId <= BigInt(Number.MAX_SAFE_INTEGER) && !versions.has(key))
+            if (v.fileId <= BigInt(Number.MAX_SAFE_INTEGER))
               versions.set(key, { ino: Number(v.fileId), chunkIndex: Number(c[1]), version: v.version });
           }
         }
