@@ -14,7 +14,6 @@ import { Db } from './meta/sql-engine';
 import { dataOpsOf } from './meta/engine-open';
 import { metaGeneration, setMetaGeneration } from './meta/meta-generation';
 import { DiskIds, IdRange, Skipped, VersionBox, readDiskIds, withBox, withRange, writeDiskIds } from './disk-ids';
-import { Io } from './io/io';
 import { SyncIo } from './io/sync-io';
 import { VersionOnDisk, versionKey, walkDisks } from './restored-walk';
 
@@ -22,7 +21,6 @@ import { VersionOnDisk, versionKey, walkDisks } from './restored-walk';
 const MISSING_NAMED_MAX = 3;
 
 export interface DisksSeen {
-  io: Io;
   syncIo: SyncIo;
   db: Db;
   /** The online disks' directories. */
@@ -57,7 +55,7 @@ export async function skipIdsSeenOnDisks(s: DisksSeen, logInos: readonly number[
   const ahead = diskGeneration > generation;
   const unclosed = records.some((r) => r.ids.generation === diskGeneration && !r.ids.closed);
   if (ahead || unclosed || recorded > watermark || logged > watermark) {
-    const held = await walkDisks(s.io, s.roots);
+    const held = walkDisks(s.syncIo, s.roots);
     const seen = Math.max(recorded, logged, held.highestId);
     if (seen > watermark) skipIds(s, records, watermark, seen);
     records = readRecords(s);

@@ -639,9 +639,9 @@ export class Store {
   private async skipIdsSeen(logInos: number[]): Promise<void> {
     const storeUuid = this.opened.config.storeUuid;
     if (storeUuid === undefined) return; // a store made before ids: its disks record none
-    const { io, syncIo, db, dir: storeDir, log } = this;
+    const { syncIo, db, dir: storeDir, log } = this;
     const flush = (): Promise<void> => this.env.commits.flush();
-    await skipIdsSeenOnDisks({ io, syncIo, db, roots: this.onlineRoots(), storeUuid, storeDir, log, flush }, logInos);
+    await skipIdsSeenOnDisks({ syncIo, db, roots: this.onlineRoots(), storeUuid, storeDir, log, flush }, logInos);
   }
 
   /** At a clean close: the watermark on every online disk; a disk that cannot take it is logged, not fatal. */
