@@ -8,6 +8,11 @@ export type { PendingRange, CommitTimes };
 
 /** The POSIX namespace the core works on (inodes, names, links, xattrs); failures are FsErrors. */
 export interface NamespacePort {
+  /**
+   * Operations are answered before the metadata database ran them (PostgreSQL with the lease, DESIGN
+   * §9): a read there may wait for the server, so nothing answered in C may depend on one.
+   */
+  readonly answersOnceSent: boolean;
   getattr(ino: number): Attr | null;
   /** The inode's attributes; FsError ENOENT when it is gone. */
   attr(ino: number): Attr;

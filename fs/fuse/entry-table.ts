@@ -25,8 +25,7 @@ const S_IFREG = 0o100000;
  * (test/mount/pg-answered hung with the table on). The table stays off there.
  */
 function answersEarly(core: FsCore): boolean {
-  const db = (core.ns as { db?: { caps?: { leases?: boolean } } }).db;
-  return db?.caps?.leases === true;
+  return core.ns.answersOnceSent;
 }
 
 export class EntryTable {

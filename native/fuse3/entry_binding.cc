@@ -44,46 +44,47 @@ fuse_entry_param RowEntry(const double* row) {
   return e;
 }
 
-napi_value EntryPut(napi_env env, napi_callback_info info) {
-  Args a(env, info);
-  Session* s = a.Live(0);
-  double parent = a.Number(1, "parent: expected a number");
-  std::string name = a.String(2, "name: expected a string");
-  if (!a.ok) return nullptr;
+// The arguments every call about one name takes: (session, parent, name), the session live.
+struct NameCall {
+  Args a;
+  Session* s;
+  uint64_t parent;
+  std::string name;
+  NameCall(napi_env env, napi_callback_info info)
+      : a(env, info),
+        s(a.Live(0)),
+        parent(static_cast<uint64_t>(a.Number(1, "parent: expected a number"))),
+        name(a.String(2, "name: expected a string")) {}
+};
+
+napi_value Bool(napi_env env, bool b) {
   napi_value out;
-  napi_get_boolean(env, s->entries()->Put(static_cast<uint64_t>(parent), name, RowEntry(s->attrs())), &out);
+  napi_get_boolean(env, b, &out);
   return out;
+}
+
+napi_value EntryPut(napi_env env, napi_callback_info info) {
+  NameCall c(env, info);
+  if (!c.a.ok) return nullptr;
+  return Bool(env, c.s->entries()->Put(c.parent, c.name, RowEntry(c.s->attrs())));
 }
 
 napi_value EntryNamePut(napi_env env, napi_callback_info info) {
-  Args a(env, info);
-  Session* s = a.Live(0);
-  double parent = a.Number(1, "parent: expected a number");
-  std::string name = a.String(2, "name: expected a string");
-  double ino = a.Number(3, "ino: expected a number");
-  if (!a.ok) return nullptr;
-  napi_value out;
-  napi_get_boolean(env, s->entries()->PutName(static_cast<uint64_t>(parent), name, static_cast<uint64_t>(ino)), &out);
-  return out;
+  NameCall c(env, info);
+  double ino = c.a.Number(3, "ino: expected a number");
+  if (!c.a.ok) return nullptr;
+  return Bool(env, c.s->entries()->PutName(c.parent, c.name, static_cast<uint64_t>(ino)));
 }
 
 napi_value EntryDirMade(napi_env env, napi_callback_info info) {
-  Args a(env, info);
-  Session* s = a.Live(0);
-  double parent = a.Number(1, "parent: expected a number");
-  std::string name = a.String(2, "name: expected a string");
-  if (!a.ok) return nullptr;
-  napi_value out;
-  napi_get_boolean(env, s->entries()->DirMade(static_cast<uint64_t>(parent), name, RowEntry(s->attrs())), &out);
-  return out;
+  NameCall c(env, info);
+  if (!c.a.ok) return nullptr;
+  return Bool(env, c.s->entries()->DirMade(c.parent, c.name, RowEntry(c.s->attrs())));
 }
 
 napi_value EntryNameGone(napi_env env, napi_callback_info info) {
-  Args a(env, info);
-  Session* s = a.Live(0);
-  double parent = a.Number(1, "parent: expected a number");
-  std::string name = a.String(2, "name: expected a string");
-  if (a.ok) s->entries()->NameGone(static_cast<uint64_t>(parent), name);
+  NameCall c(env, info);
+  if (c.a.ok) c.s->entries()->NameGone(c.parent, c.name);
   return nullptr;
 }
 
@@ -91,9 +92,7 @@ napi_value EntryAttrsPut(napi_env env, napi_callback_info info) {
   Args a(env, info);
   Session* s = a.Live(0);
   if (!a.ok) return nullptr;
-  napi_value out;
-  napi_get_boolean(env, s->entries()->PutAttrs(RowEntry(s->attrs())), &out);
-  return out;
+  return Bool(env, s->entries()->PutAttrs(RowEntry(s->attrs())));
 }
 
 // Called from inside the namespace's operations: a session already destroyed has no table to keep,

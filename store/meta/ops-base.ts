@@ -88,6 +88,10 @@ export abstract class NamespaceBase implements NamespaceOps {
     this.tx = db.transaction((fn: () => unknown) => fn());
   }
 
+  get answersOnceSent(): boolean {
+    return this.db.caps.answersOnceSent;
+  }
+
   // ---- The rows, as each engine reads and writes them (its SQL, its caches) ----
 
   protected abstract inodeAttr(ino: number): Attr | undefined;

@@ -54,6 +54,8 @@ export interface AttrChange {
  */
 export interface NamespaceOps {
   readonly opts: NamespaceOptions;
+  /** Operations are answered before the database ran them (EngineCaps.answersOnceSent). */
+  readonly answersOnceSent: boolean;
   /** The size a transaction group will commit for ino (DESIGN §5 one view): getattr and lookup show it already. */
   pendingSize: (ino: number) => number | undefined;
 

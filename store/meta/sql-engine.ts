@@ -64,6 +64,11 @@ export interface EngineCaps {
   readonly intentLogInFile: boolean;
   /** A read-write opener takes a lease in the database (DESIGN §9 "Lease and fencing"). */
   readonly leases: boolean;
+  /**
+   * The lease holder's operations are answered once their statements are sent, before the server ran
+   * them (DESIGN §9 "Operations answered once sent"): a read may then wait for the server.
+   */
+  readonly answersOnceSent: boolean;
 }
 
 export interface Db {

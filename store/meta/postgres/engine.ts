@@ -33,6 +33,7 @@ const POSTGRES_CAPS: EngineCaps = {
   bytewiseCollation: '"C"',
   intentLogInFile: false,
   leases: true,
+  answersOnceSent: true,
 };
 /** The next free inode number (PgDb.newIno): above every number in use or ever deleted. */
 const NEXT_INO_READ_SQL = `SELECT ${NEXT_INO_SQL} AS next`;

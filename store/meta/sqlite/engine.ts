@@ -16,6 +16,7 @@ const SQLITE_CAPS: EngineCaps = {
   bytewiseCollation: 'BINARY',
   intentLogInFile: true,
   leases: false,
+  answersOnceSent: false,
 };
 
 /** The commit of a group of metadata operations failed: they are lost, and the store takes no more changes. */
