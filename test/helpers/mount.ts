@@ -478,6 +478,22 @@ export async function fsClient(ops: ClientOp[], opts: RunOptions = {}): Promise<
   return JSON.parse(r.stdout) as ClientResult[];
 }
 
+/** What the client's `stat` op answers (test/helpers/fsclient.py st_dict). */
+export interface ClientStat {
+  mode: number;
+  uid: number;
+  gid: number;
+  size: number;
+  nlink: number;
+  ino: number;
+  atime_ns: number;
+  mtime_ns: number;
+  ctime_ns: number;
+  rdev: number;
+  blocks: number;
+  blksize: number;
+}
+
 /** One op; its value, or throws with the errno name. */
 export async function fsOk(op: ClientOp, opts: RunOptions = {}): Promise<any> {
   const [res] = await fsClient([op], opts);

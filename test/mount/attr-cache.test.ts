@@ -3,22 +3,10 @@
 // another process that had the old attributes cached: each step stats in one client (caching),
 // changes in a second, stats again in a third.
 import test from 'ava';
-import { ClientOp, fsClient, fsErr, fsOk, sharedMount } from '../helpers/mount';
+import { ClientOp, ClientStat as St, fsClient, fsErr, fsOk, sharedMount } from '../helpers/mount';
 
 const shared = sharedMount(test, 'attr-cache'); // libfuse3 (30 s) or fuse-native (no attribute cache)
 
-interface St {
-  mode: number;
-  uid: number;
-  gid: number;
-  size: number;
-  nlink: number;
-  ino: number;
-  atime_ns: number;
-  mtime_ns: number;
-  ctime_ns: number;
-  blocks: number;
-}
 const stat = async (rel: string): Promise<St> => fsOk(['stat', shared.path(rel)]) as Promise<St>;
 
 /** Cache rel's attributes, run the change in its own client, and return the attributes before and after. */

@@ -8,24 +8,22 @@
 // show the same.
 import test from 'ava';
 import * as path from 'node:path';
-import { CLI_JS, ClientOp, TRANSPORT, fsClient, fsOk, healDrained, run, storeFixture } from '../helpers/mount';
+import {
+  CLI_JS,
+  ClientOp,
+  ClientStat as St,
+  TRANSPORT,
+  fsClient,
+  fsOk,
+  healDrained,
+  run,
+  storeFixture,
+} from '../helpers/mount';
 
 const FUSE3 = TRANSPORT !== 'fuse-native';
 const fixture = storeFixture(test, 'dir-attrs');
 /** Changes in the directory, each followed by a stat of it: the GETATTRs the table should answer. */
 const ROUNDS = 40;
-
-interface St {
-  size: number;
-  mode: number;
-  uid: number;
-  gid: number;
-  nlink: number;
-  ino: number;
-  atime_ns: number;
-  mtime_ns: number;
-  ctime_ns: number;
-}
 
 let main = '';
 let bind = '';

@@ -10,7 +10,17 @@
 import test from 'ava';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
-import { CLI_JS, ClientOp, TRANSPORT, fsClient, fsOk, healDrained, run, storeFixture } from '../helpers/mount';
+import {
+  CLI_JS,
+  ClientOp,
+  ClientStat as St,
+  TRANSPORT,
+  fsClient,
+  fsOk,
+  healDrained,
+  run,
+  storeFixture,
+} from '../helpers/mount';
 
 const FUSE3 = TRANSPORT !== 'fuse-native';
 /** The table answers: libfuse3, not on PostgreSQL (operations answered once sent: fs/fuse/entry-table.ts). */
@@ -20,18 +30,6 @@ const fuse3Only = FUSE3 ? test.serial : test.serial.skip;
 const fixture = storeFixture(test, 'name-entries');
 /** Names looked up again after the kernel dropped them, for the count of LOOKUPs reaching JavaScript. */
 const ROUNDS = 40;
-
-interface St {
-  size: number;
-  mode: number;
-  uid: number;
-  gid: number;
-  nlink: number;
-  ino: number;
-  atime_ns: number;
-  mtime_ns: number;
-  ctime_ns: number;
-}
 
 let main = '';
 let bind = '';
