@@ -19,41 +19,14 @@ async function pristine(layout: string): Promise<{ dir: string; ino: number; old
   return { dir, ino: f.ino, old };
 }
 
-/** An Io whose shard-file fdatasyncs wait while held: a group's close stays in its flush until release(). */
-class HeldSyncIo extends NodeIo {
+/** An Io whose fdatasyncs of the files `holds` picks wait while held; `waiting` counts those that reached the hold. */
+class HeldFlushIo extends NodeIo {
   private held: Promise<void> | null = null;
   private releaseHeld: () => void = () => undefined;
-  hold(): void {
-    this.held = new Promise((resolve) => (this.releaseHeld = resolve));
-  }
-  release(): void {
-    this.held = null;
-    this.releaseHeld();
-  }
-  override async open(p: string, mode: OpenMode): Promise<IoFile> {
-    const file = await super.open(p, mode);
-    const held = this.held;
-    if (held === null || !p.includes(`${path.sep}.chunks${path.sep}`)) return file; // the metadata's WAL flushes
-    return new Proxy(file, {
-      get(target, prop) {
-        if (prop === 'fdatasync')
-          return async (...args: Parameters<IoFile['fdatasync']>) => {
-            await held;
-            return target.fdatasync(...args);
-          };
-        const v = Reflect.get(target, prop, target) as unknown;
-        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-      },
-    });
-  }
-}
-
-/** An Io whose flushes of meta.db's WAL wait while held: a grouped write stays in its reservation's flush. */
-class HeldWalIo extends NodeIo {
-  private held: Promise<void> | null = null;
-  private releaseHeld: () => void = () => undefined;
-  /** Flushes that reached the hold. */
   waiting = 0;
+  constructor(private readonly holds: (p: string) => boolean) {
+    super();
+  }
   hold(): void {
     this.held = new Promise((resolve) => (this.releaseHeld = resolve));
   }
@@ -64,7 +37,7 @@ class HeldWalIo extends NodeIo {
   override async open(p: string, mode: OpenMode): Promise<IoFile> {
     const file = await super.open(p, mode);
     const held = this.held;
-    if (held === null || !p.endsWith('-wal')) return file;
+    if (held === null || !this.holds(p)) return file;
     return new Proxy(file, {
       get: (target, prop) => {
         if (prop === 'fdatasync')
@@ -79,6 +52,11 @@ class HeldWalIo extends NodeIo {
     });
   }
 }
+
+/** Shard files: a group's close stays in its flush until release() (the metadata's WAL flushes pass). */
+const heldShardSyncs = (): HeldFlushIo => new HeldFlushIo((p) => p.includes(`${path.sep}.chunks${path.sep}`));
+/** meta.db's WAL: a grouped write stays in its reservation's flush until release(). */
+const heldWalSyncs = (): HeldFlushIo => new HeldFlushIo((p) => p.endsWith('-wal'));
 
 /** The directories under dir named like a chunk directory of version `version`, chunk `chunkIndex` (spec §7). */
 function chunkDirsOf(dir: string, version: number, chunkIndex: number): string[] {
@@ -183,7 +161,7 @@ test('a group waiting for the close before it stays visible: size and SEEK_HOLE 
   const g = store.ns.create(1, 'g', 0o644, 0, 0);
   await store.write(f.ino, 0, randomBytes(prng(31), CS - 1)); // committed: chunk 0 ends one byte short
   await store.close();
-  const io = new HeldSyncIo();
+  const io = heldShardSyncs();
   const s = await Store.open(dir, { io });
   try {
     s.startGroups();
@@ -237,7 +215,7 @@ sqliteOnlyTest(
     // DESIGN §5: the marker check and the mkdir of each shard's chunk directory run beside the
     // reservation's flush, so the shard writes start with their open; a shard file only after it.
     const { dir, ino } = await pristine('replica:3');
-    const io = new HeldWalIo();
+    const io = heldWalSyncs();
     const s = await Store.open(dir, { io });
     try {
       s.startGroups();
