@@ -64,7 +64,10 @@ export interface Fuse3Native {
   replyAttr(s: Session, id: number): number;
   replyOpen(s: Session, id: number, fh: number, openFlags: number): number;
   replyCreate(s: Session, id: number, fh: number, openFlags: number): number;
-  replyWrite(s: Session, id: number, count: number): number;
+  /** clean: the file's FLUSH may be answered by the binding (native/fuse3/clean_closes.h). */
+  replyWrite(s: Session, id: number, count: number, clean?: boolean): number;
+  /** A flush of the open file ino started: its next FLUSH goes to JS (native/fuse3/clean_closes.h). */
+  cleanCloseForget(s: Session, ino: number): void;
   replyBuf(s: Session, id: number, data: Buffer, lengthBytes: number): number;
   replyReadlink(s: Session, id: number, target: string): number;
   replyXattrSize(s: Session, id: number, sizeBytes: number): number;

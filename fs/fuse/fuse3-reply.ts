@@ -151,8 +151,9 @@ export class Replier {
     this.putStat(0, st);
     return this.answer(id, () => this.native.replyCreate(this.session, id, fh, flags));
   }
-  write(id: number, count: number): number {
-    return this.answer(id, () => this.native.replyWrite(this.session, id, count));
+  /** clean: the file's close may be answered by the binding (fs/write-buffer.ts closesToBatch). */
+  write(id: number, count: number, clean = false): number {
+    return this.answer(id, () => this.native.replyWrite(this.session, id, count, clean));
   }
   buf(id: number, data: Buffer, lengthBytes: number): number {
     return this.answer(id, () => this.native.replyBuf(this.session, id, data, lengthBytes));
