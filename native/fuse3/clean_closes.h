@@ -9,12 +9,15 @@
 // clean argument). The mark goes when any request that could give the file bytes or a pending error
 // arrives (a write, setattr, fallocate or open of it), when a release or forget of it arrives, and
 // when JS starts storing the open file's bytes (Forget: that store may fail, and this close must
-// report it); a mark JS asks for is refused when such a request arrived anywhere between the
-// request's arrival and its answer (Stamp). This is the JS thread, which alone reads requests.
+// report it); a mark JS asks for is refused when such a request for that inode (or one sharing its
+// slot) arrived between the request's arrival and its answer (Stamp): a per-inode check, since with
+// several writers some other file's request arrives nearly always (bench-meta's 4-process write
+// phase). This is the JS thread, which alone reads requests.
 #pragma once
 #define FUSE_USE_VERSION 314
 #include <fuse_lowlevel.h>
 
+#include <array>
 #include <cstdint>
 #include <unordered_set>
 
@@ -24,6 +27,8 @@ namespace fuse3 {
 
 // Inodes marked at once; past this the set starts over (a lost mark only sends a FLUSH to JS).
 constexpr size_t kCleanClosesMax = 4096;
+// Slots of the last dirtying arrival, by inode modulo this (a shared slot only refuses a mark).
+constexpr size_t kDirtySlots = 4096;
 // The create reply's open flag (fs/fuse/fuse3-abi.ts OPEN_CLEAN): the new file's close needs no JS.
 constexpr unsigned kOpenCleanBit = 1u << 16;
 
@@ -42,6 +47,8 @@ class CleanCloses {
  private:
   std::unordered_set<uint64_t> clean_;
   uint64_t dirtyings_ = 0;
+  // The count of dirtying arrivals when one last arrived for an inode of each slot.
+  std::array<uint64_t, kDirtySlots> lastDirty_{};
 };
 
 }  // namespace fuse3
