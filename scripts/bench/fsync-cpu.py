@@ -74,7 +74,7 @@ def main():
         total = n * writers
         print('round %d: cpu us/write %.1f (JavaScript thread %.1f, other threads %.1f)  writes/s %.0f  load %s' % (
             r + 1, (c1 - c0) / total / 1000, (m1 - m0) / total / 1000, ((c1 - c0) - (m1 - m0)) / total / 1000,
-            total / (w1 - w0), os.getloadavg()[0]))
+            total / (w1 - w0), '%.1f' % os.getloadavg()[0]))
 
 
 main()
