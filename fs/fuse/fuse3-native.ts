@@ -61,7 +61,8 @@ export interface Fuse3Native {
   replyErr(s: Session, id: number, errno: number): number;
   /** keep: a LOOKUP's entry the name table may keep (native/fuse3/entry_table.h). */
   replyEntry(s: Session, id: number, keep?: boolean): number;
-  replyAttr(s: Session, id: number): number;
+  /** clean: after a SETATTR, the file's FLUSH may be answered by the binding (native/fuse3/clean_closes.h). */
+  replyAttr(s: Session, id: number, clean?: boolean): number;
   replyOpen(s: Session, id: number, fh: number, openFlags: number): number;
   replyCreate(s: Session, id: number, fh: number, openFlags: number): number;
   /** clean: the file's FLUSH may be answered by the binding (native/fuse3/clean_closes.h). */

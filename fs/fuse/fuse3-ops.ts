@@ -143,7 +143,8 @@ function cleanOf(x: Ctx, fh: number): number {
 /**
  * A written file's close answered by the binding (native/fuse3/clean_closes.h, DESIGN §6): it would
  * report nothing and only join a close batch, which its release joins instead. One JS round trip
- * less of the four (OPEN, WRITE, FLUSH, RELEASE) in open-write-close of a small file.
+ * less of the four (OPEN, WRITE, FLUSH, RELEASE) in open-write-close of a small file; the setattr
+ * answer marks too (tar sets times, owner and mode by descriptor between its write and close).
  */
 function closesToBatch(x: Ctx, fh: number): boolean {
   const f = x.core.handles.fileIfOpen(fh);
@@ -183,7 +184,8 @@ const HANDLERS: Partial<Record<number, Handler>> = {
       i,
       () => attr.setattr(x.core, inoOf(b, i), changesOf(b, i), callerOf(b, i)),
       (st) => {
-        x.reply.attr(idOf(b, i), st);
+        const f = x.core.handles.file(inoOf(b, i));
+        x.reply.attr(idOf(b, i), st, f !== undefined && x.core.wb.closesToBatch(f));
         x.entries?.putAttrs(inoOf(b, i));
       },
     ),

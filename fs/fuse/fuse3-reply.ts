@@ -140,9 +140,10 @@ export class Replier {
     this.putStat(0, st);
     return this.native.entryAttrsPut(this.session);
   }
-  attr(id: number, st: Stat): number {
+  /** clean: after a setattr, the file's close may be answered by the binding (fs/write-buffer.ts closesToBatch). */
+  attr(id: number, st: Stat, clean = false): number {
     this.putStat(0, st);
-    return this.answer(id, () => this.native.replyAttr(this.session, id));
+    return this.answer(id, () => this.native.replyAttr(this.session, id, clean));
   }
   open(id: number, fh: number, flags: number): number {
     return this.answer(id, () => this.native.replyOpen(this.session, id, fh, flags));

@@ -5,8 +5,8 @@
 // JS answered with nothing to report and its bytes bound for a close batch, which its RELEASE
 // (one per file, the last handle) joins instead (WriteBack.settle).
 //
-// JS marks the inode when it answers the CREATE (open flag kOpenCleanBit) or the WRITE (replyWrite's
-// clean argument). The mark goes when any request that could give the file bytes or a pending error
+// JS marks the inode when it answers the CREATE (open flag kOpenCleanBit), a WRITE (replyWrite's
+// clean argument) or a SETATTR (replyAttr's: tar sets times, owner and mode by descriptor before close). The mark goes when any request that could give the file bytes or a pending error
 // arrives (a write, setattr, fallocate or open of it), when a release or forget of it arrives, and
 // when JS starts storing the open file's bytes (Forget: that store may fail, and this close must
 // report it); a mark JS asks for is refused when such a request for that inode (or one sharing its
@@ -39,7 +39,7 @@ class CleanCloses {
   // A request for ino arrived (before JS sees it).
   void Arrived(Op op, uint64_t ino);
   uint64_t Stamp() const { return dirtyings_; }
-  // At the answer of a CREATE or WRITE that arrived at stamp.
+  // At the answer of a CREATE, WRITE or SETATTR that arrived at stamp.
   void MarkIfUnchanged(uint64_t stamp, uint64_t ino);
   // JS began storing the file's bytes: its close goes to JS again.
   void Forget(uint64_t ino) { clean_.erase(ino); }

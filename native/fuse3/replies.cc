@@ -95,9 +95,15 @@ napi_value ReplyEntry(napi_env env, napi_callback_info info) {
   return Int(env, fuse_reply_entry(p.r->req, &e));
 }
 
+// (session, id, clean): clean true: after a SETATTR, the file's close needs nothing from JS (clean_closes.h).
 napi_value ReplyAttr(napi_env env, napi_callback_info info) {
   Reply p(env, info);
+  bool clean = false;
+  if (p.a.argc > 2) napi_get_value_bool(env, p.a.At(2), &clean);
   if (!p.Ready()) return nullptr;
+  if (clean && p.r->op == Op::kSetattr) {
+    p.s->cleanCloses()->MarkIfUnchanged(p.r->cleanStamp, static_cast<uint64_t>(p.r->nums[kFIno]));
+  }
   struct stat st;
   FillStat(p.s->attrs(), &st);
   const double timeoutS = p.s->attrs()[kAAttrTimeout];

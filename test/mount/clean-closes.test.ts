@@ -50,7 +50,7 @@ test.serial('the close of a new file nothing was written to needs no JavaScript'
 });
 
 test.serial(
-  'a close after a write needs no JavaScript; after a truncate or another open it does; bytes kept',
+  'a close after a write (and setattrs) needs no JavaScript; after a truncate or another open it does; bytes kept',
   async (t) => {
     const written = await flushesDuring(
       (p, i) => [
@@ -62,6 +62,19 @@ test.serial(
     );
     if (FUSE3) t.true(written < FILES / 4, `${written} of ${FILES} closes after a write reached JavaScript`);
     else t.true(written >= FILES, `fuse-native: ${written} of ${FILES}`);
+    // As tar -x does: times and mode set between the write and the close.
+    const stamped = await flushesDuring(
+      (p, i) => [
+        ['open', `s${i}`, p, ['wronly', 'creat', 'excl']],
+        ['write', `s${i}`, `stamped ${i}`],
+        ['utime', p, 1e18, 1e18],
+        ['chmod', p, 0o640],
+        ['close', `s${i}`],
+      ],
+      'stamped',
+    );
+    if (FUSE3) t.true(stamped < FILES / 4, `${stamped} of ${FILES} closes after a setattr reached JavaScript`);
+    else t.true(stamped >= FILES, `fuse-native: ${stamped} of ${FILES}`);
     const truncated = await flushesDuring(
       (p, i) => [
         ['open', `t${i}`, p, ['rdwr', 'creat', 'excl']],
@@ -85,6 +98,10 @@ test.serial(
     t.true(shared2 >= 2 * FILES, `both closes of each file: ${shared2} of ${2 * FILES}`);
     for (let i = 0; i < FILES; i += 7) {
       t.is(await fsOk(['readtext', shared.path(`written/f${i}`)]), `bytes of ${i}`);
+      t.is(await fsOk(['readtext', shared.path(`stamped/f${i}`)]), `stamped ${i}`);
+      const st = await fsOk(['stat', shared.path(`stamped/f${i}`)]);
+      t.is(st.mode & 0o7777, 0o640);
+      t.is(st.mtime_ns, 1e18);
       t.is((await fsOk(['stat', shared.path(`truncated/f${i}`)])).size, 1000 + i);
       t.is(await fsOk(['readtext', path.join(shared.mount.mountpoint, `two/f${i}`)]), `other ${i}`);
     }
