@@ -2,7 +2,7 @@
 # Cost per metadata operation on PostgreSQL against SQLite (DESIGN §9 "PostgreSQL round trips"), exact
 # counts rather than rates: FILES files through bench-meta's phases (scripts/bench/meta-ops.py, 1 process,
 # caches dropped before each), on a SQLite store (cfs-r3) and a PostgreSQL one over the Unix socket
-# (cfs-r3-pg, and base-r3-pg with BASELINE_REPO). Per operation: the mount's CPU (us, /proc/PID/stat), the
+# (cfs-r3-pg, and base-r3-pg with BASELINE_REPO). Per operation: the mount's CPU (us, all threads' schedstat), the
 # whole cluster's CPU (us, every postgres process), statements the server ran (pg_stat_statements, top
 # level; trigger statements apart) and transactions committed, with the TOP statements by calls. Targets
 # interleaved phase by phase, ROUNDS rounds (each round on files of its own).
