@@ -21,9 +21,9 @@ bench_prepare python3
 # pg_stat_statements needs loading at the server's start: the cluster is started here first.
 pg_bench_start_stats() {
   pg_bench_start
-  pg_as_postgres "$PG_BIN_DIR/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/server.log" -w -t 60 -o "-c listen_addresses=127.0.0.1 \
--c port=$PG_PORT -c unix_socket_directories=$PG_DIR -c max_connections=40 -c shared_buffers=32MB \
--c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all" restart >/dev/null
+  local o="-c listen_addresses=127.0.0.1 -c port=$PG_PORT -c unix_socket_directories=$PG_DIR -c max_connections=40"
+  o+=" -c shared_buffers=32MB -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all"
+  pg_as_postgres "$PG_BIN_DIR/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/server.log" -w -t 60 -o "$o" restart >/dev/null
   psql_q postgres 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements'
 }
 psql_q() { pg_as_postgres "$PG_BIN_DIR/psql" -X -q -At -h "$PG_DIR" -p "$PG_PORT" -d "$1" -c "$2"; }
@@ -32,7 +32,9 @@ ACTIVE=()
 for t in $TARGETS; do setup_target "$t"; ACTIVE+=("$t"); done
 hz=$(getconf CLK_TCK)
 # Microseconds on a CPU of every thread of the mount (schedstat: finer than clock ticks).
-mount_cpu() { cat /proc/"${PID[$1]}"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s / 1000 }'; }
+mount_cpu() {
+  cat /proc/"${PID[$1]}"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s / 1000 }'
+}
 # Clock ticks of every process of the cluster (backends, WAL writer, checkpointer, ...).
 server_cpu() {
   local s=0 p
@@ -55,19 +57,21 @@ for round in $(seq 1 "${ROUNDS:-1}"); do
     v=$(python3 scripts/bench/meta-ops.py "$p" "${DIR[$t]}" "$FILES" 1)
     sleep 1  # the replies of operations answered early, and the WAL writer, finish
     m1=$(mount_cpu "$t"); s1=$(server_cpu)
-    line="$p $t: $v ops/s, mount $(per_op "$m0" "$m1" 1) us/op, cluster $(per_op "$s0" "$s1" $((1000000 / hz))) us/op"
+    line="$p $t: $v ops/s, mount $(per_op "$m0" "$m1" 1) us/op"
+    line+=", cluster $(per_op "$s0" "$s1" $((1000000 / hz))) us/op"
     if [ $pg = 1 ]; then
       x1=$(xacts "$t")
       db=$(db_of "$t")
-      line+=", transactions $(per_op "$x0" "$x1" 1)/op, statements $(psql_q postgres "SELECT round(sum(calls)::numeric / $FILES, 2)
-        FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = '$db' AND toplevel")/op"
-      line+=" (+ $(psql_q postgres "SELECT round(sum(calls)::numeric / $FILES, 2) FROM pg_stat_statements s
-        JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = '$db' AND NOT toplevel") in triggers)"
+      of_db="FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = '$db'"
+      line+=", transactions $(per_op "$x0" "$x1" 1)/op"
+      line+=", statements $(psql_q postgres "SELECT round(sum(calls)::numeric / $FILES, 2) $of_db AND toplevel")/op"
+      line+=" (+ $(psql_q postgres "SELECT round(sum(calls)::numeric / $FILES, 2) $of_db AND NOT toplevel")"
+      line+=" in triggers)"
       echo "$line"
-      psql_q postgres "SELECT round(calls::numeric / $FILES, 2) || ' ' || (CASE WHEN toplevel THEN '' ELSE '[trigger] ' END)
-        || round((total_exec_time * 1000 / calls)::numeric, 1) || 'us ' || left(regexp_replace(query, '\s+', ' ', 'g'), 110)
-        FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = '$db'
-        ORDER BY calls DESC LIMIT $TOP" | sed 's/^/    /'
+      psql_q postgres "SELECT round(calls::numeric / $FILES, 2) || ' '
+        || (CASE WHEN toplevel THEN '' ELSE '[trigger] ' END) || round((total_exec_time * 1000 / calls)::numeric, 1)
+        || 'us ' || left(regexp_replace(query, '\s+', ' ', 'g'), 110) $of_db ORDER BY calls DESC LIMIT $TOP" \
+        | sed 's/^/    /'
     else
       echo "$line"
     fi
