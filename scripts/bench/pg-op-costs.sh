@@ -35,10 +35,12 @@ hz=$(getconf CLK_TCK)
 mount_cpu() {
   cat /proc/"${PID[$1]}"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s / 1000 }'
 }
-# Clock ticks of every process of the cluster (backends, WAL writer, checkpointer, ...).
+# Clock ticks of every process of this run's cluster (the postmaster and its children: backends, WAL
+# writer, checkpointer, ...; not other clusters of the machine).
 server_cpu() {
-  local s=0 p
-  for p in $(pgrep -u postgres -f postgres || true); do
+  local s=0 p pm
+  pm=$(head -1 "$PG_DIR/data/postmaster.pid")
+  for p in "$pm" $(pgrep -P "$pm" || true); do
     s=$((s + $(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0)))
   done
   echo "$s"
