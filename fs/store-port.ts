@@ -14,13 +14,6 @@ export interface NamespacePort {
    */
   readonly answersOnceSent: boolean;
   getattr(ino: number): Attr | null;
-  /**
-   * getattr, and lookup's inode number, from what the store holds without asking its database
-   * (undefined: not held): what is answered in C never waits for a server still running statements
-   * of operations answered once sent (PostgreSQL, DESIGN §9).
-   */
-  getattrKept(ino: number): Attr | null | undefined;
-  lookupKept(parentIno: number, name: string): number | null | undefined;
   /** The inode's attributes; FsError ENOENT when it is gone. */
   attr(ino: number): Attr;
   lookup(parentIno: number, name: string): Attr | null;

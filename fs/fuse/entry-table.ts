@@ -19,6 +19,15 @@ import type { Replier } from './fuse3-reply';
 const S_IFMT = 0o170000;
 const S_IFREG = 0o100000;
 
+/**
+ * Metadata whose operations are answered once sent (PostgreSQL with a lease: DESIGN §9): a put's read
+ * of a row an unanswered statement wrote waits for the server, on the thread that answers requests
+ * (test/mount/pg-answered hung with the table on). The table stays off there.
+ */
+function answersEarly(core: FsCore): boolean {
+  return core.ns.answersOnceSent;
+}
+
 export class EntryTable {
   private ended = false;
 
@@ -40,7 +49,7 @@ export class EntryTable {
     reply: Replier,
     dirAttrs: DirAttrs | null,
   ): EntryTable | null {
-    if (dirAttrs === null || reply.timeouts.entryS <= 0) return null;
+    if (dirAttrs === null || reply.timeouts.entryS <= 0 || answersEarly(core)) return null;
     const t = new EntryTable(native, session, core, reply);
     core.recentNames.onChange = (parent, name) => t.revokeName(parent, name);
     core.stateGone = (ino) => t.putAttrs(ino);
@@ -57,19 +66,6 @@ export class EntryTable {
     return !this.ended && ((st.mode & S_IFMT) !== S_IFREG || this.core.handles.file(st.ino) === undefined);
   }
 
-  /**
-   * ino's entry from what the store holds, or null. Where operations are answered once sent (DESIGN
-   * §9) a read waits for every reply before it, on the thread that answers requests (for as long as
-   * another session locks a table): the row must be held, and a regular file with bytes is not put
-   * (its st_blocks is read from the chunk rows); a LOOKUP of it goes to JavaScript.
-   */
-  private heldStat(ino: number): Stat | null {
-    const a = this.core.ns.getattrKept(ino);
-    if (a == null) return null;
-    if (this.core.ns.answersOnceSent && a.type === 'file' && a.sizeBytes > 0) return null;
-    return this.core.stat(a);
-  }
-
   private revokeName(parent: number, name: string): void {
     if (!this.ended) this.native.entryRevokeName(this.session, parent, name);
   }
@@ -78,8 +74,10 @@ export class EntryTable {
   putMoved(parent: number, name: string, ino: number): void {
     if (this.ended) return;
     try {
-      const st = this.heldStat(ino);
-      if (st !== null && this.keeps(st)) this.reply.putEntry(parent, name, st);
+      const a = this.core.ns.getattr(ino); // by inode: a read by the new name could wait (fuse3-ops.ts rename)
+      if (a === null) return;
+      const st = this.core.stat(a);
+      if (this.keeps(st)) this.reply.putEntry(parent, name, st);
     } catch (err) {
       // Revoked already by the change: without a put the kernel's LOOKUP reaches JS, as before.
       this.core.opts.log(`entry of ${name} in directory ${parent} not kept: ${(err as Error).message}`);
@@ -105,8 +103,10 @@ export class EntryTable {
   putAttrs(ino: number): void {
     if (this.ended) return;
     try {
-      const st = this.heldStat(ino);
-      if (st !== null && this.keeps(st)) this.reply.putEntryAttrs(st);
+      const a = this.core.ns.getattr(ino);
+      if (a === null) return;
+      const st = this.core.stat(a);
+      if (this.keeps(st)) this.reply.putEntryAttrs(st);
     } catch (err) {
       this.core.opts.log(`entry of inode ${ino} not kept: ${(err as Error).message}`);
     }

@@ -243,9 +243,9 @@ const HANDLERS: Partial<Record<number, Handler>> = {
       b,
       i,
       () => {
-        // The inode renamed, as held before (a read could wait on PostgreSQL for statements answered
-        // once sent, the rename's own after it: DESIGN §9); its entry put by inode after.
-        moved = x.entries === null ? null : (x.core.ns.lookupKept(inoOf(b, i), nameOf(b, i)) ?? null);
+        // The inode renamed, read before (a read of the new name after could wait on PostgreSQL for the
+        // rename's own statements: DESIGN §9 "answered once sent"); looked up again by inode after.
+        moved = x.entries === null ? null : (x.core.ns.lookup(inoOf(b, i), nameOf(b, i))?.ino ?? null);
         return names
           .rename(
             x.core,

@@ -106,7 +106,5 @@ export const PASSES: readonly TestPass[] = [
   },
   { name: 'postgres', env: { CHUNKFS_TEST_META: 'postgres' }, files: POSTGRES_FILES, skip: [] },
   { name: 'drop-caches', env: {}, files: MACHINE_CACHE_FILES, skip: [] },
-  // The name table on PostgreSQL, where operations are answered once sent (DESIGN §6 "Answers in C").
-  { name: 'drop-caches-postgres', env: { CHUNKFS_TEST_META: 'postgres' }, files: MACHINE_CACHE_FILES, skip: [] },
   { name: 'drop-caches-fuse-native', env: { CHUNKFS_TRANSPORT: 'fuse-native' }, files: MACHINE_CACHE_FILES, skip: [] },
 ];

@@ -203,21 +203,6 @@ export abstract class NamespaceBase implements NamespaceOps {
     this.dir(parent);
     return null;
   }
-  getattrKept(ino: number): Attr | null | undefined {
-    const a = this.keptInodeAttr(ino);
-    return a === undefined || a === null ? a : this.withPending(a);
-  }
-  lookupKept(parent: number, name: string): number | null | undefined {
-    return this.keptEntry(parent, name);
-  }
-  /** ino's row as this process holds it; an engine whose reads wait for nothing else reads it (SQLite). */
-  protected keptInodeAttr(ino: number): Attr | null | undefined {
-    return this.inodeAttr(ino) ?? null;
-  }
-  /** The inode name holds in parent as this process holds it; here read as keptInodeAttr is. */
-  protected keptEntry(parent: number, name: string): number | null | undefined {
-    return this.lookup(parent, name)?.ino ?? null;
-  }
   parentOf(dir: number): number {
     const p = this.inodeParent(dir);
     if (p === undefined) throw new FsError('ENOENT', `no inode ${dir}`);

@@ -54,23 +54,16 @@ export interface AttrChange {
  */
 export interface NamespaceOps {
   readonly opts: NamespaceOptions;
-  /** The size a transaction group will commit for ino (DESIGN §5 one view): getattr and lookup show it already. */
-  pendingSize: (ino: number) => number | undefined;
   /** Operations are answered before the database ran them (EngineCaps.answersOnceSent). */
   readonly answersOnceSent: boolean;
+  /** The size a transaction group will commit for ino (DESIGN §5 one view): getattr and lookup show it already. */
+  pendingSize: (ino: number) => number | undefined;
 
   getattr(ino: number): Attr | null;
   /** getattr that throws ENOENT. */
   attr(ino: number): Attr;
   /** The inode name holds in directory parent, or null (ENOENT/ENOTDIR when parent is not a directory). */
   lookup(parent: number, name: string): Attr | null;
-  /**
-   * getattr and lookup's inode number from what this process holds, never waiting for the database
-   * (undefined: not held). For what the FUSE binding answers in C (DESIGN §6 "Answers in C"): on an
-   * engine that answers operations once sent a read waits for every reply before it (DESIGN §9).
-   */
-  getattrKept(ino: number): Attr | null | undefined;
-  lookupKept(parent: number, name: string): number | null | undefined;
   /** Parent directory of a directory (root's parent is root). */
   parentOf(dir: number): number;
   /** Entries of a directory by name, after the name `after` (exclusive), at most limit; no '.' and '..'. */

@@ -66,16 +66,6 @@ export class PgNamespaceOps extends SqlNamespaceBase {
     const r = this.row(ino);
     return r === null ? undefined : attrOfValues(rowValues(r, ATTR_COLUMNS) as Array<bigint | string | null>);
   }
-  /** Kept only: a read would wait for every reply before it (DESIGN §9 "answered once sent"). */
-  protected override keptInodeAttr(ino: number): Attr | null | undefined {
-    const r = this.cache.inode(ino);
-    return r == null ? r : attrOfValues(rowValues(r, ATTR_COLUMNS) as Array<bigint | string | null>);
-  }
-  protected override keptEntry(parent: number, name: string): number | null | undefined {
-    if (!this.cache.trusted) return undefined;
-    const known = this.cache.names.get(String(parent), name);
-    return known == null ? known : Number(known);
-  }
   protected override inodeParent(ino: number): number | null | undefined {
     const r = this.row(ino);
     if (r === null) return undefined;
