@@ -328,6 +328,11 @@ export class PgDb implements Db {
     return this.replies.unanswered;
   }
 
+  /** Replies not read yet: a read now waits for them (background work waits with settle instead). */
+  get repliesPending(): boolean {
+    return this.replies.unread > 0;
+  }
+
   /** Statements sent since open on this connection (the benchmarks' count). */
   get statementsSent(): number {
     return this.replies.statementsSent;
