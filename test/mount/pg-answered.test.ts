@@ -2,15 +2,16 @@
 // "PostgreSQL round trips"), through the path users take: a mount on PostgreSQL. After some
 // fsync'd files, another session holds the directory table's write lock, so nothing the mount sends
 // next can run on the server; the mount answers a create, a mkdir, a rename and an unlink all the
-// same (they return while the lock is held). Nothing they need is a read of the server (a read waits
+// same (they return while the lock is held). None of them needs a read of the server (a read waits
 // for every reply before it), whatever the kernel still caches: each name they look up is known to
 // the mount, absent or a small file's (whose st_blocks is its size); the large fsync'd file is left
-// alone (its st_blocks is read from the chunk rows, and the kernel may forget its name any time). Then the server is killed (pg_ctl stop -m immediate)
-// or the mount's session is terminated, and the lock goes with it. After recovery: the tree is the
-// state before those operations (a state that existed, nothing after the first unrun statement
-// committed), every fsync'd byte is there, the kernel shows no stale name (the live mount shows what
-// a fresh mount shows, name by name: the renamed file's new name included), the crash is counted
-// once in `chunkfs status`, logged, and the mount goes on. The cluster is a throwaway one.
+// alone (its st_blocks is read from its chunk rows, and the kernel may forget its name at any time).
+// Then the server is killed (pg_ctl stop -m immediate) or the mount's session is terminated, and
+// the lock goes with it. After recovery: the tree is the state before those operations (a state that
+// existed, nothing after the first unrun statement committed), every fsync'd byte is there, the
+// kernel shows no stale name (the live mount shows what a fresh mount shows, name by name: the
+// renamed file's new name included), the crash is counted once in `chunkfs status`, logged, and the
+// mount goes on. The cluster is a throwaway one.
 import test, { ExecutionContext } from 'ava';
 import * as path from 'node:path';
 import { spawn } from 'node:child_process';
