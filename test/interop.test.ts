@@ -110,7 +110,7 @@ test.serial('independent Go decoder rejects corrupted vectors', (t) => {
   t.regex(run.out, /^interop: FAILED/m);
 });
 
-// Issue 23: the decoder reads what a live store wrote, given the layout's algorithms and the
+// Transforms (DESIGN §10): the decoder reads what a live store wrote, given the layout's algorithms and the
 // store key (as a user recovering disks would): a chunk of an ec:4+2,zstd,aes256gcm file (all six
 // shards) and of a replica:3,lz4 file, next to the required G1..G8.
 test.serial("independent Go decoder reads a live store's transformed shards with the store key", async (t) => {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # rm -rf benchmark (DESIGN §5 free last): a tree of FILES fsync'd files of 70-130 KiB (past small_file_max, so
-# each has shard files of its own, as in the issue's power-loss case), then `rm -rf` of it, timed;
+# each has shard files of its own, as in the power-loss case it was written for), then `rm -rf` of it, timed;
 # then the time until the reclaim queue is empty (the reclaimer deleting the shards in the
 # background). Reported as the median of ROUNDS interleaved rounds per target, with the ratio of
 # each target's rm time to the first target's. Targets: scripts/bench/bench-targets.sh.

@@ -1,4 +1,4 @@
-// The pure parts of the operating tools (issue 11): verb arguments, mount options, the mount table,
+// The pure parts of the operating tools (DESIGN §7): verb arguments, mount options, the mount table,
 // progress text and the per-chunk log limit.
 import test from 'ava';
 import { UsageError, parseArgs, parseMountOptions } from '../../cli/cli-args';
@@ -84,7 +84,7 @@ test('mount options of the tools: ro, debug, metrics', (t) => {
     metrics: { host: '127.0.0.1', port: 9464 },
   });
   t.deepEqual(parseMountOptions('metrics=[::1]:0').metrics, { host: '::1', port: 0 });
-  // atime (issue 15): relatime is the default, strictatime and noatime change it; values are refused.
+  // atime: relatime is the default, strictatime and noatime change it; values are refused.
   t.deepEqual(parseMountOptions('noatime'), { atime: 'noatime' });
   t.deepEqual(parseMountOptions('strictatime,relatime'), { atime: 'relatime' });
   t.throws(() => parseMountOptions('noatime=1'), { message: /unknown mount option/ });
@@ -104,7 +104,7 @@ test('mount options of the tools: ro, debug, metrics', (t) => {
   t.throws(() => parseMountOptions('ro=1'), { message: /unknown mount option 'ro=1'/ });
 });
 
-test('mount options suid, nosuid, dev, nodev (issue 15 item 13); unset: the mount decides by who mounts', (t) => {
+test('mount options suid, nosuid, dev, nodev; unset: the mount decides by who mounts', (t) => {
   t.deepEqual(parseMountOptions('nosuid,nodev'), { suid: false, dev: false });
   t.deepEqual(parseMountOptions('suid,dev'), { suid: true, dev: true });
   t.deepEqual(parseMountOptions('nosuid,suid'), { suid: true });
@@ -151,7 +151,7 @@ test('log limiter: one line per key per window; the next line counts what was he
   t.is(l.line('chunk a', 'x', LOG_WINDOW_MS), 'x (and 2 more like it since the last line)');
 });
 
-// Issue 24 item 9: mount(8) options other FUSE file systems take; a remount hands the kernel the
+// mount(8) options other FUSE file systems take; a remount hands the kernel the
 // generic flags alone (mount(8) merges in the mount's own and FUSE's options).
 test('acl/noacl are mount options; the helper takes a remount and picks its generic flags', (t) => {
   t.deepEqual(parseMountOptions('noacl'), { acl: false });
@@ -174,7 +174,7 @@ test('acl/noacl are mount options; the helper takes a remount and picks its gene
   t.deepEqual(remountFlags(r.rawOptions), ['ro', 'nosuid', 'relatime']);
 });
 
-// Issue 24 (generic/732): a second mount of a mounted store is a bind of its mount.
+// xfstests generic/732: a second mount of a mounted store is a bind of its mount.
 test('mountinfo: a mount and its binds share a device number; a bind of a subdirectory and another store are not the connection', (t) => {
   const table = parseMountInfo(
     [

@@ -1,4 +1,4 @@
-// The ACL xattr form and the mode rules of fs/acl.ts (issue 15 item 12): parse/encode round trip,
+// The ACL xattr form and the mode rules of fs/acl.ts (filesystem.md, Features): parse/encode round trip,
 // refusal of malformed values, the mode an access ACL implies (the mask is the group class).
 import test from 'ava';
 import { encodeAcl, parseAcl, permBitsOf } from '../../fs/acl';

@@ -1,4 +1,4 @@
-// fs/dir-handles.ts: directory cookies a name keeps across re-reads of its handle (issue 15 item 4),
+// fs/dir-handles.ts: directory cookies a name keeps across re-reads of its handle (filesystem.md, POSIX details),
 // so resuming after any cookie returns every name that stayed, exactly once.
 import test from 'ava';
 import { DirHandles, relist, resumeIndex } from '../../fs/dir-handles';

@@ -1,4 +1,4 @@
-// The set-id and device mount flags a mount gets (fs/mount-flags.ts, issue 15 item 13): root gets
+// The set-id and device mount flags a mount gets (fs/mount-flags.ts; filesystem.md, Mounted by root): root gets
 // suid,dev unless it says otherwise; another user gets nosuid,nodev and cannot ask for more.
 import test from 'ava';
 import { remountOptions, setIdDefaults } from '../../fs/mount-flags';

@@ -1,5 +1,5 @@
-// fs/set-id.ts: Linux rules for set-id bits on chown (issue 15 item 8), on a write, truncate or
-// fallocate by a user and on a mode that user sets (issue 24 item 3).
+// fs/set-id.ts: Linux rules for set-id bits on chown, on a write, truncate or
+// fallocate by a user and on a mode that user sets (filesystem.md, POSIX details).
 import test from 'ava';
 import { modeAfterChown, modeAfterWrite, modeSetBy } from '../../fs/set-id';
 

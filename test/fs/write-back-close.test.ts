@@ -1,5 +1,5 @@
 // The write-back buffer against an in-memory store (fs/write-buffer.ts): tiny appends grow one
-// extent (issue 15 item 11), close stores small files in one background batch (issue 9: one
+// extent, close stores small files in one background batch (DESIGN §5 "How data is written": one
 // container append for many files), a failed background flush (or what a transaction group could
 // not keep) is reported by the next fsync/close, and an mtime set while bytes are buffered is the
 // one committed with them.
@@ -226,7 +226,7 @@ test("an mtime set while bytes are buffered is committed with them; a write afte
   await new Promise((resolve) => setTimeout(resolve, 20)); // the flush comes later than the write
   await wb.flush(f);
   stopTimer(f);
-  t.is(store.files.get(3)!.mtimeNs, shownNs, 'the write after utimens commits the time of that write (issue 19)');
+  t.is(store.files.get(3)!.mtimeNs, shownNs, 'the write after utimens commits the time of that write (DESIGN §5)');
   t.is(store.files.get(3)!.ctimeNs, shownNs, 'ctime moved with that write, and not at the flush');
   t.is(store.files.get(3)!.bytes.toString(), 'abcde');
 });

@@ -1,4 +1,4 @@
-// Crash safety of write-back (DESIGN §5 prefix rule, issue 14): the write-back buffer, with a small
+// Crash safety of write-back (DESIGN §5 prefix rule): the write-back buffer, with a small
 // limit, driven by a sequential writer, a strided writer and a writer that seeks past the end, over a
 // real store, with flush-timer firings at fixed points. Cut off
 //   - by a process kill after every store write (every commit boundary the buffer causes): the

@@ -1,4 +1,4 @@
-// The write-back buffer's memory bound (fs/write-buffer.ts, fs/flush-lanes.ts; issue 20): bytes
+// The write-back buffer's memory bound (fs/write-buffer.ts, fs/flush-lanes.ts; DESIGN §5): bytes
 // being stored and the flush lanes count against it, a writer at the bound waits, and it goes on as
 // soon as a window of a running flush is stored (not when the whole flush ends). Also: the lane
 // buffer joins and merges a window's chunks without mixing them up.

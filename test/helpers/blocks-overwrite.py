@@ -1,4 +1,4 @@
-# xfstests generic/615 (issue 24 item 10): a file with data never shows st_blocks 0, also while it is
+# xfstests generic/615: a file with data never shows st_blocks 0, also while it is
 # overwritten. A child stats FILE in a loop while this process overwrites all of it ROUNDS times per
 # mode (buffered, O_SYNC, O_DIRECT), each through a new descriptor as xfs_io runs do.
 # usage: blocks-overwrite.py FILE SIZE_BYTES ROUNDS; prints JSON {"stats": n, "zero": n, "rounds": n}

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Copy tools against a just-written file (issue 19), run as a CHILD process of the test (never the
+# Copy tools against a just-written file (DESIGN §5 "One view"), run as a CHILD process of the test (never the
 # process serving the mount). Subcommands print one JSON object:
 #   chain DIR SIZE SEED SETTLE
 #                         write DIR/h (SIZE random bytes), then copy it through a chain of real

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# A randomized model test of what users do to files on a mount (issue 19), run as a CHILD process of
+# A randomized model test of what users do to files on a mount (DESIGN §5 "One view"), run as a CHILD process of
 # the test (never the process serving the mount):
 #   run DIR STATE WORKERS STEPS SEED PUNCH   WORKERS processes, each in DIR/wN, take STEPS random
 #       steps (write, pwrite at random offsets with descriptors kept open, truncate, punch hole,

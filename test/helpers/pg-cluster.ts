@@ -1,4 +1,4 @@
-// A throwaway PostgreSQL cluster for tests and benchmarks (issue 22: a real PostgreSQL, never a
+// A throwaway PostgreSQL cluster for tests and benchmarks (a real PostgreSQL, never a
 // mock; DESIGN §9). Debian's initdb and pg_ctl make it in a temporary directory owned by the
 // `postgres` user (initdb refuses root), run as that user; it listens on a Unix socket in that
 // directory only (no TCP). stop() (also run at process exit, so a failing test leaves nothing)

@@ -1,4 +1,4 @@
-// The store-level suites on PostgreSQL (issue 22): with CHUNKFS_TEST_META=postgres, every store a
+// The store-level suites on PostgreSQL (DESIGN §9): with CHUNKFS_TEST_META=postgres, every store a
 // test file makes with Store.create gets its metadata in a fresh database of the run's shared
 // cluster (npm test), else of a throwaway cluster of this test process (test/helpers/pg-cluster.ts
 // startPgCluster), dropped or deleted when the file ends, pass or fail. Without it (the default)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Client of test/mount/posix-details.test.ts (issue 15 items 2-9), run as a CHILD process of the
+# Client of test/mount/posix-details.test.ts (filesystem.md, POSIX details), run as a CHILD process of the
 # test (never the process serving the mount). argv: a check name and its JSON arguments; prints
 # one JSON value. Errors come back as {"err": "ENAME"}. libc calls that Python lacks
 # (telldir/seekdir, name_to_handle_at/open_by_handle_at) go through ctypes.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# A multi-process namespace and data stress for mounted tests and benchmarks (issue 15 item 10), run
+# A multi-process namespace and data stress for mounted tests and benchmarks, run
 # as a CHILD process of the test (never the process serving the mount).
 #   stress.py DIR WORKERS SECONDS BYTES_MAX SEED
 # forks WORKERS processes; each does random creates, writes (appends and overwrites), truncates,

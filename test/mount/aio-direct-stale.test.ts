@@ -1,4 +1,4 @@
-// Issue 24 item 2 (xfstests generic/451): a buffered read that races an asynchronous (AIO) O_DIRECT
+// xfstests generic/451: a buffered read that races an asynchronous (AIO) O_DIRECT
 // write of the same range must not leave old bytes in the kernel's page cache once the write has
 // completed. scripts/test/aio-dio-cycle.py writes a whole file with io_submit (a new byte each round)
 // while two processes re-read it buffered, and after each write reads it through a new descriptor.

@@ -1,8 +1,8 @@
 // Through a real mount (fs/write-buffer.ts): a long run of tiny appends to one descriptor, with
 // timer flushes in between (the file grows through the small-file threshold into chunks), and many
-// open-append-close cycles of a log file, read back exactly after a remount (issue 15 item 11).
+// open-append-close cycles of a log file, read back exactly after a remount.
 // Files closed just before unmount (close stores them in a background batch) are all stored, and
-// an mtime set by futimens before close (tar, cp -a) is the one kept (issue 9).
+// an mtime set by futimens before close (tar, cp -a) is the one kept (DESIGN §5).
 import test from 'ava';
 import * as path from 'node:path';
 import { storeFixture, mkfs, run, PYTHON } from '../helpers/mount';

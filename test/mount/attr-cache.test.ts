@@ -1,7 +1,7 @@
-// The kernel keeps attributes and names for 30 s (fs/fuse/fuse3.ts CACHE_TIMEOUT_S, DESIGN §6,
-// issue 20 item 4). Every change made through the mount must still show at once in a stat by
-// another process that had the old attributes cached: each step stats in one client (caching),
-// changes in a second, stats again in a third.
+// The kernel keeps attributes and names for 30 s (fs/fuse/fuse3.ts CACHE_TIMEOUT_S, DESIGN §6).
+// Every change made through the mount must still show at once in a stat by another process that had
+// the old attributes cached: each step stats in one client (caching), changes in a second, stats
+// again in a third.
 import test from 'ava';
 import { ClientOp, ClientStat as St, fsClient, fsErr, fsOk, sharedMount } from '../helpers/mount';
 

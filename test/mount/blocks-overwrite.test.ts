@@ -1,4 +1,4 @@
-// Issue 24 item 10 (xfstests generic/615): st_blocks of a file with data is never 0, also while the
+// xfstests generic/615: st_blocks of a file with data is never 0, also while the
 // file is overwritten again and again (buffered, O_SYNC, O_DIRECT) and another process stats it:
 // bytes on their way to the store still count (fs/core.ts blocksOf). A needle (64 KiB) and a file
 // in chunks (1 MiB). Both transports carry it.

@@ -91,7 +91,7 @@ test.serial('mount without <store> creates the embedded default store (6 disks, 
   t.is(report.disks.length, 6);
   t.deepEqual(report.layoutsInUse, [{ layout: 'replica:3', files: 1 }]);
   for (const p of ['xdg/chunkfs', 'xdg/chunkfs/default', 'xdg/chunkfs/default/disks/d0']) {
-    t.is((await fsp.stat(`${fixture.dir}/${p}`)).mode & 0o777, 0o700, `${p} is private (issue 12)`);
+    t.is((await fsp.stat(`${fixture.dir}/${p}`)).mode & 0o777, 0o700, `${p} is private (DESIGN §4)`);
   }
   const human = await cli(['status', fixture.dir + '/xdg/chunkfs/default']);
   t.regex(human.stdout, /disks: 6/);
@@ -185,7 +185,7 @@ test.serial(
     const flipped = Buffer.from(before);
     flipped[flipped.length - 5000] ^= 0x5a; // in the data, not the zero pad to 4 KiB (spec §2)
     await fsp.writeFile(shard, flipped);
-    await fsp.chmod(path.dirname(shard), 0o755); // issue 12: scrub reports what others could read
+    await fsp.chmod(path.dirname(shard), 0o755); // DESIGN §4: scrub reports what others could read
 
     const found = await cli(['scrub', fixture.dir + '/sc']);
     t.is(found.code, 1);

@@ -1,4 +1,4 @@
-// What close(2) costs on the libfuse3 transport (issue 20 item 4, fewer requests): a descriptor
+// What close(2) costs on the libfuse3 transport (fewer requests): a descriptor
 // opened read-only is opened with FOPEN_NOFLUSH, so its close sends no FLUSH (nothing of it to store
 // or report; the kernel keeps locks itself); a writable descriptor's close still sends one, where
 // chunkfs reports a failed background flush and stores a large file before close returns.

@@ -1,4 +1,4 @@
-// Commit model v2 through a real mount (DESIGN §5, issue 8): kill -9 of the mount during an fsync'ing
+// Commit model v2 through a real mount (DESIGN §5): kill -9 of the mount during an fsync'ing
 // writer and during `rm -rf` of a big tree. After the remount every fsync'd write reads back, whatever
 // survived of the tree reads back whole, the reclaim queue drains, and an offline scrub finds no bad,
 // missing or leaked shard.

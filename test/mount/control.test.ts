@@ -1,4 +1,4 @@
-// The control socket (issue 11): a live mount listens on <store>/chunkfs.sock (0600); `chunkfs status`
+// The control socket (DESIGN §7): a live mount listens on <store>/chunkfs.sock (0600); `chunkfs status`
 // reaches it by mount point, by store directory and with no target (the default store), and sees the
 // mount; once unmounted (or killed, leaving the socket file) the verb opens the store itself.
 import test from 'ava';

@@ -1,4 +1,4 @@
-// Issue 19: a randomized model test through the mount. Three processes each take random steps on
+// DESIGN §5 "One view": a randomized model test through the mount. Three processes each take random steps on
 // their own files (write, pwrite at random offsets with descriptors held open, truncate, punch hole,
 // fallocate, fsync, close, cp, mv, unlink; test/helpers/copy-model.py); every cp's copy is compared
 // with the model at once, so a copy of bytes still in the mount's memory that reads zeros fails here,

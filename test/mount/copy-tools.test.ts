@@ -1,4 +1,4 @@
-// Issue 19 (data loss): a file copied right after it was written came out as zeros. GNU cp saw
+// Once a data loss: a file copied right after it was written came out as zeros. GNU cp saw
 // st_blocks 0 and asked SEEK_DATA, which answered "no data" for bytes still in the mount's memory
 // (buffered, in a close batch, being stored). DESIGN §5 "One view": st_blocks, SEEK_DATA /
 // SEEK_HOLE, size and times are the same before and after the bytes reach the disks. Checked with
@@ -12,7 +12,7 @@ import { REPO_ROOT } from '../helpers/root';
 const FUSE3 = TRANSPORT !== 'fuse-native';
 const MiB = 1 << 20;
 const COPY_CHECK = path.join(REPO_ROOT, 'test', 'helpers', 'copy-check.py');
-/** The issue's sizes: a byte, a page, just past small_file_max, the report's file, just past a chunk, five chunks. */
+/** Sizes: a byte, a page, just past small_file_max, the reported file's, just past a chunk, five chunks. */
 const SIZES = [1, 4096, 64 * 1024 + 1, 128_000, 4 * MiB + 1, 20 * MiB];
 
 const shared = sharedMount(test, 'copy-tools');

@@ -1,4 +1,4 @@
-// Issue 24 item 1 (xfstests generic/634): a file whose mtime lies far from now (before 1677 or
+// xfstests generic/634: a file whose mtime lies far from now (before 1677 or
 // after 2262, kept in the *_far columns: store/meta/far-times.ts) keeps its bytes. The mtime is set
 // while the bytes are still buffered (futimens before close, as tar and cp -a do: the close batch
 // commits the bytes with it, fs/write-buffer.ts) and after close (touch -d). Small files are

@@ -1,4 +1,4 @@
-// inject on an ec:4+2 file through a live mount (issue 11): a corrupted data shard and two dropped
+// inject on an ec:4+2 file through a live mount (DESIGN §7): a corrupted data shard and two dropped
 // shards are rebuilt from parity on read (counted as reconstructions); a third lost shard is beyond
 // redundancy: EIO, and one log line naming the file.
 import test from 'ava';

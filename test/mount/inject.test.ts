@@ -1,4 +1,4 @@
-// `chunkfs inject` against a live mount (issue 11): every fault kind, then a read through the mount
+// `chunkfs inject` against a live mount (DESIGN §7): every fault kind, then a read through the mount
 // returns the right bytes and `chunkfs status` counts what was served around; bad arguments get a
 // clear error and change nothing.
 import test from 'ava';

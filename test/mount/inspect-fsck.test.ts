@@ -1,4 +1,4 @@
-// inspect, fsck, replace-disk and --version through the CLI (issue 11): inspect decodes and verifies
+// inspect, fsck, replace-disk and --version through the CLI (DESIGN §7): inspect decodes and verifies
 // shard files without the metadata and names the bad block; fsck finds missing and leaked shards
 // online and repairs them offline; replace-disk adopts a new directory for a lost disk while mounted
 // and rebuilds onto it; bad arguments get a clear error and change nothing.

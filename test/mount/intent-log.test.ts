@@ -1,4 +1,4 @@
-// The intent log through the mount (issue 21, DESIGN §5): sqlite3 with synchronous=EXTRA commits
+// The intent log through the mount (DESIGN §5): sqlite3 with synchronous=EXTRA commits
 // random inserts into a database on replica:3 and on ec:4+2 (every commit an fsync'd partial write,
 // acknowledged at the log), the mount is killed with kill -9, remounted, and every acknowledged row
 // is there and `PRAGMA integrity_check` says ok; `chunkfs status` shows the intent log's backlog.

@@ -1,4 +1,4 @@
-// FUSE_HANDLE_KILLPRIV_V2 on the libfuse3 transport (native/fuse3/kill_priv.h, issue 20 item 3):
+// FUSE_HANDLE_KILLPRIV_V2 on the libfuse3 transport (native/fuse3/kill_priv.h):
 // the kernel no longer asks for security.capability before every write, and no longer fetches
 // attributes before every chown (it still asks for security.capability there); set-id bits still go as Linux drops them (set-id-kill.test.ts).
 // Counted from the mount's answers to /dev/fuse and its requests by opcode (strace of the mount process): a write costs one

@@ -1,4 +1,4 @@
-// `chunkfs meta copy` (issue 22 item 6, DESIGN §9; store/meta-move.ts) through the path users take:
+// `chunkfs meta copy` (DESIGN §9; store/meta-move.ts) through the path users take:
 // a store on SQLite (on PostgreSQL with CHUNKFS_TEST_META=postgres) written through the mount (cp -a,
 // tar, a large file in chunks, small files in containers, symlink, hard link, fifo, xattrs, an ACL
 // (fuse3), and fsync'd writes left pending by kill -9 of the mount: SQLite's intent log is folded

@@ -1,4 +1,4 @@
-// -o metrics=HOST:PORT (issue 11): the mount serves Prometheus text; a scrape is parsed and shows the
+// -o metrics=HOST:PORT (DESIGN §7): the mount serves Prometheus text; a scrape is parsed and shows the
 // store's counters moving with injected damage, bytes read and written, FUSE op and device flush
 // histograms, queue gauges, per-disk state and injected faults.
 import test from 'ava';

@@ -1,4 +1,4 @@
-// Mount defaults (issue 15 item 13) on a real mount, on the pass's transport: mounted by root,
+// Mount defaults (filesystem.md, Mounted by root) on a real mount, on the pass's transport: mounted by root,
 // chunkfs behaves like other root mounts (set-id binaries run with their owner's id, device files
 // open), and -o nosuid,nodev turns both off; mounted by another user it is nosuid,nodev, and asking
 // for suid is refused before anything is mounted.

@@ -1,4 +1,4 @@
-// Linux conventions (issue 11): `mount -t fuse.chunkfs STORE MNT -o ...` and an fstab line go through
+// Linux conventions (DESIGN §7): `mount -t fuse.chunkfs STORE MNT -o ...` and an fstab line go through
 // /sbin/mount.fuse.chunkfs (scripts/install-mount-helper.sh, run by setup), which starts the mount
 // in the background and returns once it is up; `umount` ends it as usual; a bad option fails the
 // mount with the reason and leaves nothing behind.
@@ -100,7 +100,7 @@ test.serial('a bad option fails the mount with the reason; nothing is mounted or
   t.deepEqual(processesNaming(fixture.store), [], 'no mount process left');
 });
 
-// Issue 24 item 8: umount returns once the kernel detaches the mount, while the old mount process
+// umount(8) returns once the kernel detaches the mount, while the old mount process
 // still flushes and holds the store for a second or two; a mount right then waits for it.
 test.serial(
   'umount then mount at once (mount(8), then chunkfs mount): the new mount waits for the old process; the data is there',
@@ -151,7 +151,7 @@ test.serial(
   },
 );
 
-// Issue 24 (generic/732): mount(8) of a store a live mount serves makes the second mount point a
+// xfstests generic/732: mount(8) of a store a live mount serves makes the second mount point a
 // bind of the first (test/mount/second-mount.test.ts tests it through chunkfs mount); what a bind
 // cannot take is refused at once, without waiting for the store.
 test.serial(
@@ -197,7 +197,7 @@ function mountOptions(mnt: string): string[] {
   return line === undefined ? [] : line.split(' ')[3].split(',');
 }
 
-// Issue 24 item 9: mount -o remount,ro (and back) works as for other FUSE file systems: the kernel
+// mount -o remount,ro (and back) works as for other FUSE file systems: the kernel
 // changes the mount's generic flags; mount(8)'s own options and noacl are taken, not refused.
 test.serial(
   'mount(8) options other FUSE file systems take are taken; mount -o remount,ro and remount,rw change the live mount',

@@ -190,7 +190,7 @@ test.serial('user.* xattrs: set, get, list, remove, create/replace flags', async
   await fsOk(['writefile', P('xa'), 'x']);
   await fsOk(['setxattr', P('xa'), 'user.color', 'blue']);
   t.is(await fsOk(['getxattr', P('xa'), 'user.color']), 'blue');
-  t.deepEqual(await fsOk(['listxattr', P('xa')]), ['user.color']); // the layout is listed only where set (issue 15)
+  t.deepEqual(await fsOk(['listxattr', P('xa')]), ['user.color']); // the layout is listed only where set
   t.is(await fsErr(['setxattr', P('xa'), 'user.color', 'red', 1]), 'EEXIST'); // XATTR_CREATE
   t.is(await fsErr(['setxattr', P('xa'), 'user.size', 'big', 2]), 'ENODATA'); // XATTR_REPLACE
   await fsOk(['removexattr', P('xa'), 'user.color']);

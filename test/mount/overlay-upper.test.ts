@@ -1,4 +1,4 @@
-// overlayfs with its upper and work directories on chunkfs (issue 24 item 11): deleting or renaming
+// overlayfs with its upper and work directories on chunkfs (filesystem.md, Features): deleting or renaming
 // a lower file leaves a whiteout, which overlayfs makes with renameat2(RENAME_WHITEOUT) (the mount
 // answers it: fs/ops-names.ts) and which a kernel of 6.x requires of an upper file system before it
 // mounts at all. chunkfs keeps only user.* xattrs, so the overlay is mounted with `userxattr`.

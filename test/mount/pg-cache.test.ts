@@ -1,5 +1,5 @@
 // Through the mount, a store on PostgreSQL answers exactly as one on SQLite while its row cache and
-// pipeline serve it (issue 22: store/meta/postgres/row-cache.ts, store/meta/postgres/pipeline.ts): the same
+// pipeline serve it (DESIGN §9: store/meta/postgres/row-cache.ts, store/meta/postgres/pipeline.ts): the same
 // shell script of metadata changes (create, chmod, chown, far and near times, a write that clears a
 // far time, hard links, renames over names, unlinks, a failing mv) runs on both mounts, and `stat`
 // of every name gives the same answers; after a remount of the PostgreSQL store (nothing cached,

@@ -1,10 +1,10 @@
-// Read-only mounts that follow the writer (issue 22 item 5, DESIGN §9): a store whose metadata is
+// Read-only mounts that follow the writer (DESIGN §9 "Followers"): a store whose metadata is
 // on PostgreSQL, written through one mount, and mounted -o ro from "another machine" (its own store
 // directory naming the same disks and database, test/helpers/other-machine.ts), all through the CLI
 // and real tools. The follower takes no lease and writes nothing (the disks and every database row
 // are the same before and after it, even over an intent log a killed writer left unapplied, which it
 // serves from the log rows); it shows what the writer writes and closes (the latency is logged; the
-// issue's bound is a second); while the writer replaces, overwrites and appends to files, every
+// bound is a second); while the writer replaces, overwrites and appends to files, every
 // read on the follower is one of the versions written, never stale (no block goes back to an older
 // version) and never zeros inside the size; it survives the writer's kill -9 and serves what a
 // third process, taking over the lease, replays. The cluster is a throwaway one

@@ -1,4 +1,4 @@
-// A mounted store with its metadata on PostgreSQL (issue 22, DESIGN §9), through the same path users
+// A mounted store with its metadata on PostgreSQL (DESIGN §9), through the same path users
 // take: `chunkfs mkfs --meta`, the mount, cp and tar; then kill -9 of the mount during fsync'd writes
 // and a remount: every fsync-acknowledged record is there (DESIGN §5 on PostgreSQL: the commit point
 // at fsync, store/meta/postgres/commit-point.ts); and fail-over to a second mount process of the same

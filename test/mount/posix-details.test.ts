@@ -1,4 +1,4 @@
-// POSIX details of issue 15 (items 2-9) on a real mount served by a child process, on the pass's
+// POSIX details (filesystem.md) on a real mount served by a child process, on the pass's
 // transport. Each check runs in a client child (test/helpers/posix-details.py). fuse-native's
 // binding carries stat times as unsigned milliseconds and libfuse 2 has no export support: there
 // pre-1970 times and file handles of uncached inodes must be refused cleanly (EINVAL, ESTALE).

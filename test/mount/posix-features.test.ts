@@ -1,4 +1,4 @@
-// Features a user expects of a local file system (issue 15 item 12), on a real mount on the pass's
+// Features a user expects of a local file system (filesystem.md, Features), on a real mount on the pass's
 // transport: st_blocks counts what a file allocates (a sparse file shows few blocks, du agrees),
 // SEEK_DATA / SEEK_HOLE answer from the chunk map (libfuse3; fuse-native has no lseek op, so the
 // kernel there reports the whole file as data, which POSIX allows), fallocate modes the store
@@ -93,7 +93,7 @@ test.serial(
   },
 );
 
-// Issue 24 item 4: holes come in whole chunks (the format stores a chunk from its start), and
+// DESIGN §5 "One view": holes come in whole chunks (the format stores a chunk from its start), and
 // st_blksize says so; xfstests' seek_sanity_test probes the allocation unit exactly like this.
 test.serial(
   'st_blksize is the chunk size, the unit holes come in: one byte anywhere in a chunk makes it data from its start; the same after fsync and a remount',
@@ -149,7 +149,7 @@ test.serial(
   },
 );
 
-// Issue 24 item 5 (generic/568): fallocated space counts in st_blocks like written zeros (SEEK_DATA
+// xfstests generic/568: fallocated space counts in st_blocks like written zeros (SEEK_DATA
 // sees data: store/meta/prealloc.ts says why), so a write into it does not grow the file's blocks.
 test.serial(
   'fallocate (mode 0, KEEP_SIZE) counts in st_blocks and reads zeros; writing into it changes nothing shown; the same after fsync and a remount (libfuse3)',
@@ -229,7 +229,7 @@ test.serial(
   },
 );
 
-// Issue 24 item 5 (generic/213): fallocate promises the space, so more than the disks hold is refused.
+// xfstests generic/213: fallocate promises the space, so more than the disks hold is refused.
 test.serial(
   'fallocate past the free space is refused with ENOSPC and the size stays; within it the size grows (libfuse3)',
   async (t) => {

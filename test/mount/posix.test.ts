@@ -1,4 +1,4 @@
-// POSIX behaviour the inode-based core added (issue 10), on a real mount served by a child process,
+// POSIX behaviour the inode-based core added, on a real mount served by a child process,
 // on the pass's transport: FIFOs, sockets and device nodes; names over 255 bytes (ENAMETOOLONG
 // everywhere); renameat2 flags; fallocate modes including hole punching (space freed where whole
 // chunks are punched); hard links whose attributes the kernel caches. fuse-native (libfuse 2) has

@@ -1,4 +1,4 @@
-// Issue 12: no path under a store is readable or writable by anyone but its owner. Files of mode 0600 and
+// DESIGN §4: no path under a store is readable or writable by anyone but its owner. Files of mode 0600 and
 // 0644 are made through the mount, with a mixed workload (small and multi-chunk files, overwrites, an EC
 // directory, rename, unlink, a kill -9 and remount); then uid 65534 tries to open every path of the store
 // and of its disk directories (outside the store, in a directory it can traverse): each fails with EACCES,

@@ -1,4 +1,4 @@
-// Read grants of EC chunks (issue 20 item 2, issue 23; native/fuse3/read_grant.cc, ec_pieces.h):
+// Read grants of EC chunks (DESIGN §6 "Answers in C"; native/fuse3/read_grant.cc, ec_pieces.h):
 // reads of ec:4+2 chunks, raw or encrypted (cipher format v2), answered in C from the data shards'
 // pieces (spec §6) are right, including reads across fragment and erasure-block boundaries and in a
 // short last erasure block; a block flipped in a data shard (raw or encrypted) hands the read back

@@ -1,8 +1,8 @@
-// Read grants (issue 20 item 2; fs/fuse/read-grants.ts, native/fuse3/read_grant.cc): reads of clean
+// Read grants (DESIGN §6; fs/fuse/read-grants.ts, native/fuse3/read_grant.cc): reads of clean
 // replica chunks answered in C are right, are never answered from a grant after a write, truncate or
 // punched hole, and a damaged block under a grant (flipped on disk behind the store's back, or an
 // injected fault) is served around, counted and healed by the one JavaScript read pipeline. Encrypted
-// replica chunks (issue 23, cipher format v2) are granted too: C verifies the stored segments, then
+// replica chunks (DESIGN §10, cipher format v2) are granted too: C verifies the stored segments, then
 // opens them; a segment whose tag fails (forged with fresh hashes) goes back to JavaScript.
 // Reads use O_DIRECT in a child process, so each one reaches the mount (not the kernel's page cache).
 import test from 'ava';

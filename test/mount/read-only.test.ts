@@ -1,4 +1,4 @@
-// mount -o ro (issue 11): reads work, every change is refused with EROFS and changes nothing; the
+// mount -o ro: reads work, every change is refused with EROFS and changes nothing; the
 // mount says it is read-only; with -o debug a failed read is logged with its whole stack.
 import test from 'ava';
 import { sharedMount, CLI_JS, run, sh, shOk } from '../helpers/mount';

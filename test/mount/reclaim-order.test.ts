@@ -1,4 +1,4 @@
-// Free last through a real mount (DESIGN §5, issue 25): `rm -rf` of fsync'd files, with the mount
+// Free last through a real mount (DESIGN §5): `rm -rf` of fsync'd files, with the mount
 // process traced by strace (unlink, unlinkat, fsync, fdatasync, with fd paths) and rm traced too.
 // No shard file of a removed file may be deleted before a flush of the metadata WAL that started
 // after rm's unlink of that file: until then a power loss can bring the file back, and its shards

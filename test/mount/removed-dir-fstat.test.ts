@@ -1,4 +1,4 @@
-// Issue 24 item 7 (xfstests generic/035): a directory that is removed while open (rmdir, or
+// xfstests generic/035: a directory that is removed while open (rmdir, or
 // replaced by a rename) still answers fstat on its descriptor, with nlink 0, and lists nothing, as
 // on Linux file systems (fs/gone-dirs.ts). fuse-native (libfuse 2 high-level) asks by path, which
 // is gone: there fstat stays ENOENT, and only the rename itself is checked.

@@ -1,4 +1,4 @@
-// Online scrub and heal through a live mount (issue 11): progress lines on stderr (not a terminal),
+// Online scrub and heal through a live mount (DESIGN §7): progress lines on stderr (not a terminal),
 // --json, --rate, --repair while the mount serves; the heal queue listed and drained; a shard the
 // healer cannot rebuild is logged once however often it is retried; beyond redundancy a read fails
 // with EIO and the mount logs one line naming the path, chunk and shards (no stack trace).

@@ -1,4 +1,4 @@
-// Issue 24 (xfstests generic/732): a store mounted twice at once. As a kernel file system mounted
+// xfstests generic/732: a store mounted twice at once. As a kernel file system mounted
 // twice from one device shows one superblock at both places, the second mount of a store a live
 // mount serves is a bind of that mount (cli/store-bind.ts): one FUSE connection and one mount
 // process, which serves until the last of its mount points is unmounted, whichever goes first.

@@ -1,4 +1,4 @@
-// Cipher format v2 through the mount (issue 23, src/chunk-segments.ts): encrypted files on
+// Cipher format v2 through the mount (DESIGN §10, src/chunk-segments.ts): encrypted files on
 // replica:3,aes256gcm and ec:4+2,aes256gcm written and read at random by fio with --verify and by
 // O_DIRECT reads compared with a reference (fresh mounts, so the reads decrypt segments from the
 // shards); a stored byte flipped inside one segment is caught by its hash before decryption, served

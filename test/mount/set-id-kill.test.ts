@@ -1,4 +1,4 @@
-// Issue 24 item 3 (xfstests generic/375, 683, 684, 685): set-id bits go as on ext4 when a user who
+// xfstests generic/375, 683, 684, 685: set-id bits go as on ext4 when a user who
 // is not root (no CAP_FSETID) writes, fallocates, punches a hole, zeroes a range or truncates:
 // set-user-ID always, set-group-ID with group-execute or when the writer is outside the file's
 // group (fs/set-id.ts); root keeps them. setfacl by a user outside the file's group drops

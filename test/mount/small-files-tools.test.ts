@@ -1,4 +1,4 @@
-// The tools on small files packed as needles (issues 9 and 11): inject damages the container chunk
+// The tools on small files packed as needles (DESIGN §5 "Small files", §7): inject damages the container chunk
 // that holds a file's needle and says so; the read is served around it; inspect finds the needle
 // through the metadata and lists the container chunk's needles, marking the file's; compact runs, and
 // says so when its needle appends all fail (exit 1, the container and disks named, every file readable).

@@ -1,4 +1,4 @@
-// Small files through a real mount (issue 9, DESIGN §5 "Small files"): a tree of small files is
+// Small files through a real mount (DESIGN §5 "Small files"): a tree of small files is
 // packed into containers (far fewer shard files than files, no shards of their own), reads back
 // after a remount, `status --json` reports the containers, and after `rm -rf` the needles are dead
 // bytes and an offline scrub is clean (containers and needles verify, nothing leaks).

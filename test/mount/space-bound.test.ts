@@ -1,4 +1,4 @@
-// Space under stress (issue 15 item 10), on a real mount on the pass's transport: several client
+// Space under stress, on a real mount on the pass's transport: several client
 // processes create, write, append, truncate, rename, unlink and rewrite small files at random for a
 // few seconds (test/helpers/stress.py); once they stop, the store's disks must come down to at most
 // 3.3x the live logical bytes (replica:3 plus 10%) plus a fixed slack, within a generous time.

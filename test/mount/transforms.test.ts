@@ -1,4 +1,4 @@
-// Issue 23 through the mount (DESIGN §10): layouts with transforms set at mkfs and per directory,
+// Transforms through the mount (DESIGN §10): layouts with transforms set at mkfs and per directory,
 // shown by getfattr and counted by `chunkfs status`; round trips on replica:3 and ec:4+2 with each
 // transform and both; partial overwrites; incompressible data stored raw; a flipped stored byte of
 // an encrypted chunk caught by the hash before decryption, served around and healed; a wrong or

@@ -1,4 +1,4 @@
-// Issue 24 item 6: a file that cannot be stored (every disk refuses writes) is still removable:
+// A file that cannot be stored (every disk refuses writes) is still removable:
 // the failure goes to the writer (fsync, or the next close), while `rm` of the file succeeds and
 // leaves nothing behind. Store faults are injected into the live mount (chunkfs inject).
 import test from 'ava';

@@ -1,4 +1,4 @@
-// kill -9 of a mount whose write-back buffer holds part of a chunk (DESIGN §5 prefix rule, issue 14):
+// kill -9 of a mount whose write-back buffer holds part of a chunk (DESIGN §5 prefix rule):
 // a writer stores the first part of a chunk (fsync, as the flush timer would), then streams on without
 // fsync until whole chunks after that one are stored; the mount is killed, remounted, and the file
 // must be a prefix of what was written: no zeros inside its size where data was written, and growing
@@ -37,7 +37,7 @@ const fixture = storeFixture(test, 'wbcrash', {
 
 /**
  * The committed size of a file, asked of the live mount through its control socket (the mount holds
- * meta.db exclusively, issue 20); null when the file has no name yet.
+ * meta.db exclusively, DESIGN §4); null when the file has no name yet.
  */
 async function committedSize(store: string, names: string[]): Promise<number | null> {
   const { result } = await runAction(

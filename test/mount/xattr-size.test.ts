@@ -1,4 +1,4 @@
-// getxattr(2)/listxattr(2) buffer sizes on a real mount (issue 15 item 1): size 0 answers the bytes
+// getxattr(2)/listxattr(2) buffer sizes on a real mount: size 0 answers the bytes
 // needed, a buffer too small answers ERANGE, an exact one gets the bytes; and the mount keeps
 // serving. Sizes are chosen through ctypes in the client child (os.getxattr picks its own).
 import test from 'ava';

@@ -1,7 +1,7 @@
-// What a file holds by logical bytes (store/meta/allocated.ts, issue 15 item 12): live chunks count
+// What a file holds by logical bytes (store/meta/allocated.ts, DESIGN §5 "One view"): live chunks count
 // their logical length, holes (never written, punched, truncated away) count nothing; SEEK_DATA /
 // SEEK_HOLE walk the same chunk map; a packed small file is all data. fallocate'd ranges
-// (store/meta/prealloc.ts, issue 24 item 5) count as a write of zeros would, survive a reopen, and go with
+// (store/meta/prealloc.ts) count as a write of zeros would, survive a reopen, and go with
 // a punch, a truncate or the file.
 import test from 'ava';
 import { SMALL, smallStore } from './helpers';
@@ -45,7 +45,7 @@ test('a small file packed as a needle is all data', async (t) => {
 });
 
 /**
- * Issue 19 (DESIGN §5 "One view"): ranges the mount holds in memory are answered as they will be
+ * DESIGN §5 "One view": ranges the mount holds in memory are answered as they will be
  * stored, so st_blocks and SEEK_DATA / SEEK_HOLE read the same before and after each write commits.
  * Every probe offset is asked both ways; the answers must match exactly.
  */
@@ -96,7 +96,7 @@ test('pending ranges answer exactly what storing them leaves: st_blocks and ever
 });
 
 /**
- * Issue 24 item 5: a fallocate counts in the chunks it touches from their start, like a write of
+ * DESIGN §5 "One view": a fallocate counts in the chunks it touches from their start, like a write of
  * zeros; KEEP_SIZE past the end counts too (not to SEEK). Writing into the allocated range then
  * changes neither st_blocks nor any SEEK answer, before or after the bytes are stored, nor after
  * the store is reopened.

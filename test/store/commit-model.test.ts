@@ -1,4 +1,4 @@
-// DESIGN §5 commit model v2 (issue 8), counted through the injectable Io: metadata operations issue no
+// DESIGN §5 commit model, counted through the injectable Io: metadata operations issue no
 // device flush; a full commit is one WAL fdatasync and concurrent ones share it (group commit); an
 // fsync'd 4 KiB in-place write costs one flush for its journaled intent plus one fdatasync per replica
 // (issued together) and nothing more at fsync; unlink and truncate delete no shard inline (the

@@ -1,11 +1,11 @@
-// Crash at every mutation step of a compaction (spec §11.5, issue 9 item 7): live needles of a sealed
+// Crash at every mutation step of a compaction (spec §11.5, DESIGN §5 "Small files"): live needles of a sealed
 // container past the dead ratio are copied into the open container, their slices repointed in one
 // transaction, then the old container is reclaimed. Process kill and power loss (FaultyIo puts
 // meta.db-wal back to its last full commit). After recovery every fsync'd small file reads its bytes
 // (from the old container or the new one, never another file's), no container is left half made,
 // every shard and every needle verifies, nothing leaks, and a second compaction finishes the job.
 // A third mode runs the reclaimer after the compaction and keeps its shard deletes through the power
-// loss (issue 25): the old container must still be there if the commit that retired it was lost.
+// loss (DESIGN §5 free last): the old container must still be there if the commit that retired it was lost.
 import test from 'ava';
 import { sqliteOnlyTest } from '../helpers/pg-meta';
 import * as fs from 'node:fs';
@@ -82,7 +82,7 @@ async function compactAndSync(s: Store, reclaim: boolean): Promise<void> {
 /**
  * kill: a process kill. power: a power loss. power, deletes durable: a power loss that keeps every
  * shard-file delete while meta.db-wal goes back to its last full commit, with the reclaimer run
- * after the compaction (DESIGN §5 free last, issue 25: the old container's shards stay until the
+ * after the compaction (DESIGN §5 free last: the old container's shards stay until the
  * commit that retired it is durable).
  */
 const MODES = [

@@ -1,4 +1,4 @@
-// Store creation/open refusals (issue 3) and rendezvous placement (DESIGN §3).
+// Store creation/open refusals (DESIGN §4) and rendezvous placement (DESIGN §3).
 import test from 'ava';
 import { sqliteOnlyTest } from '../helpers/pg-meta';
 import * as crypto from 'node:crypto';

@@ -15,7 +15,7 @@ const metaRestores = new WeakMap<Store, () => void>();
  * (metaEndsAtCrash) until reopenAfterCrash closes it.
  * Power loss: SQLite's own checkpoints would sync the WAL behind the Io's back (FaultyIo.restoreExternal).
  * unlinksDurable: shard-file deletes survive the power loss although no directory fsync followed
- * them, while the metadata WAL goes back to its last full commit (issue 25).
+ * them, while the metadata WAL goes back to its last full commit (DESIGN §5 free last).
  */
 export async function openCrashable(
   dir: string,

@@ -22,7 +22,7 @@ interface Scenario {
   length: number;
   /** Crash points from which the journaled intent is durable: recovery must apply it (DESIGN §5). */
   newFromStep?: number;
-  /** The old bytes compress (text), so a compressing layout stores them compressed (issue 23). */
+  /** The old bytes compress (text), so a compressing layout stores them compressed (DESIGN §10). */
   text?: boolean;
 }
 

@@ -53,7 +53,7 @@ test('far times survive the database; a near write to the same column clears the
   await store.close();
 });
 
-// Issue 24 item 1 (generic/634): a write committed with a far mtime (tar sets it before close, so
+// xfstests generic/634: a write committed with a far mtime (tar sets it before close, so
 // the close batch stores the bytes with it) bound the BigInt into mtime_ns: RangeError, bytes lost.
 const at = (mtimeNs: bigint): { mtimeNs: bigint; ctimeNs: bigint } => ({ mtimeNs, ctimeNs: 0n }); // ctime: kept
 test('a write committed with a far mtime stores its bytes and the time: needle, new chunk, in-place patch', async (t) => {

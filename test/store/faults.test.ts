@@ -1,4 +1,4 @@
-// Faults within redundancy (issue 3): flipped bits in data / hash table / header,
+// Faults within redundancy (DESIGN §6): flipped bits in data / hash table / header,
 // deleted shard files, a disk failing every call, swapped blocks and swapped shard
 // files. Every read returns exactly the written bytes; heal leaves every shard
 // verifying; one loss beyond redundancy is a typed UnrecoverableError.

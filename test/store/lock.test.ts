@@ -42,7 +42,7 @@ async function holder(dir: string): Promise<ChildProcess & { stderrText: () => s
 }
 
 /**
- * The writer holds meta.db exclusively (issue 20: no file locks per transaction, no -shm); a
+ * The writer holds meta.db exclusively (DESIGN §4: no file locks per transaction, no -shm); a
  * read-only open beside it (chunkfs verbs reach a live mount through its control socket instead)
  * is refused with what to do.
  */
@@ -124,7 +124,7 @@ sqliteOnlyTest('a failed open releases the lock (a damaged meta.db)', async (t) 
   t.false(fs.existsSync(path.join(dir, LOCK_FILE)));
 });
 
-// Issue 24 item 8: the lock says what it is held for; a new mount waits only for a holder that is
+// The lock says what it is held for; a new mount waits only for a holder that is
 // a mount whose mount is gone (cli/store-handover.ts).
 test('the lock names what it is held for; a mount holder whose mount is gone counts as finishing', async (t) => {
   const { store, dir } = await smallStore('replica:3', 3);

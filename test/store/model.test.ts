@@ -1,4 +1,4 @@
-// Model-based random test (issue 3): seeded random writes, truncates and reads across
+// Model-based random test: seeded random writes, truncates and reads across
 // chunk and bitrot-block boundaries, checked byte for byte against an in-memory file.
 import test from 'ava';
 import { Store } from '../../store/store';

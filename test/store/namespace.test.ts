@@ -180,7 +180,7 @@ test('layout xattr: inheritance, validation, file view; xattr flags', async (t) 
   t.is(ns.getxattr(f.ino, 'user.chunkfs.layout').toString(), 'ec:4+2');
   const g = ns.create(ROOT_INO, 'g', 0o644, 0, 0);
   t.is(g.layout, 'replica:3');
-  // Readable by name on every file, listed only where set explicitly (issue 15 item 9).
+  // Readable by name on every file, listed only where set explicitly (filesystem.md, POSIX details).
   t.is(ns.getxattr(g.ino, 'user.chunkfs.layout').toString(), 'replica:3');
   t.deepEqual(ns.listxattr(g.ino), []);
   t.deepEqual(ns.listxattr(f.ino), []);
@@ -203,7 +203,7 @@ test('layout xattr: inheritance, validation, file view; xattr flags', async (t) 
   await store.close();
 });
 
-test('attributes returned by create, mkdir, symlink, mknod and setattr are what a read gives (issue 20: not read back)', async (t) => {
+test('attributes returned by create, mkdir, symlink, mknod and setattr are what a read gives (not read back)', async (t) => {
   const { store } = await smallStore('replica:3');
   const ns = store.ns;
   const d = ns.mkdir(ROOT_INO, 'd', 0o2775, 7, 8);

@@ -1,4 +1,4 @@
-// The store is private to its owner (issue 12): whatever the umask, everything a store creates is 0700
+// The store is private to its owner (DESIGN §4): whatever the umask, everything a store creates is 0700
 // (directories) or 0600 (files); a store made with looser modes is tightened at open with one log line;
 // mkfs refuses a disk directory others can write; scrub reports (and with repair fixes) loose paths.
 import test from 'ava';

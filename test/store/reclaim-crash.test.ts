@@ -1,4 +1,4 @@
-// Free last (DESIGN §5, issue 25): the reclaimer deletes a version's shards only once the commit
+// Free last (DESIGN §5): the reclaimer deletes a version's shards only once the commit
 // that freed it is durable. The power loss that found it: fsync'd files removed (no fsync), the
 // reclaimer ran, then power went. The metadata WAL went back to its last full commit, so the
 // unlinks were undone and the files came back, but their shard files were gone for good. Here the

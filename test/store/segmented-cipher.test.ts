@@ -1,4 +1,4 @@
-// Cipher format v2 at the store level (issue 23, src/chunk-segments.ts): random reads of encrypted
+// Cipher format v2 at the store level (DESIGN §10, src/chunk-segments.ts): random reads of encrypted
 // uncompressed chunks read and decrypt only their segments; a shard whose hashes pass but whose
 // segment tag fails is served around on replica and EC layouts (the failing shard queued for heal);
 // chunks stored in cipher format v1 before this change still read.

@@ -45,7 +45,7 @@ const SCENARIOS: Scenario[] = [
     capacityBytes: 56_000,
     newFiles: 4,
   },
-  // Issue 23: an encrypted open container's tail chunk is rewritten as a new version per append.
+  // DESIGN §10: an encrypted open container's tail chunk is rewritten as a new version per append.
   {
     name: 'encrypted tail chunk rewritten as a new version (replica:3,aes256gcm)',
     layout: 'replica:3,aes256gcm',
@@ -176,7 +176,7 @@ for (const sc of SCENARIOS)
     );
   }
 
-// Issue 21 item 5: a small file stored without fsync costs no device flush (close is not fsync,
+// DESIGN §5 "Small files": a small file stored without fsync costs no device flush (close is not fsync,
 // DESIGN §5). Its needle is a journaled intent and its slice a commit after it, both unflushed: a
 // power loss then leaves every file with its old bytes or its new ones, and fsync (store.sync) makes
 // both durable with one flush.

@@ -1,4 +1,4 @@
-// Model-based test of many small files (issue 9) against a plain directory: seeded random create,
+// Model-based test of many small files (spec §11) against a plain directory: seeded random create,
 // overwrite, append, grow past small_file_max, shrink, rename, link, unlink and reopen, with seals
 // and compaction in between; after every step each name reads the same bytes from the store and
 // from the directory, and at the end everything verifies and nothing leaks.

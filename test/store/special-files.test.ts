@@ -1,4 +1,4 @@
-// Schema v2 (issue 10): FIFOs, sockets and device nodes as inodes with rdev; renameat2's exchange;
+// Schema v2: FIFOs, sockets and device nodes as inodes with rdev; renameat2's exchange;
 // a v1 meta.db (before special files) migrates with every inode kept.
 import test from 'ava';
 import Database from 'better-sqlite3';

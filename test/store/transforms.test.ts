@@ -1,4 +1,4 @@
-// Issue 23 (DESIGN §10, spec §3.1 bits 1 and 2) at the store level: layouts carry transforms;
+// Transforms (DESIGN §10, spec §3.1 bits 1 and 2) at the store level: layouts carry transforms;
 // whole chunks are stored compressed and/or encrypted, flags and lengths in the headers and the
 // chunk map; incompressible chunks stay raw; partial writes become new versions; reads verify,
 // decrypt, decompress; the store key is checked at open.

@@ -87,8 +87,8 @@ const READ_ONLY_TEXT = /^\s*SELECT\b/i;
 const STATEMENT_HEAD_WORDS = 3;
 
 /**
- * A statement the metadata database refused or could not run, said in words for a log line (issue
- * 11 logs: no stack, no internal names): the server's message and SQLSTATE, and the kind of
+ * A statement the metadata database refused or could not run, said in words for a log line (DESIGN §7
+ * logs: no stack, no internal names): the server's message and SQLSTATE, and the kind of
  * statement. The whole text stays in sql (tests, -o debug stacks).
  */
 export class PgError extends ChunkfsError {

@@ -1,4 +1,4 @@
-// A store's metadata on PostgreSQL (issue 22 items 2, 3; DESIGN §9), on a real throwaway cluster
+// A store's metadata on PostgreSQL (DESIGN §9), on a real throwaway cluster
 // (test/helpers/pg-cluster.ts): mkfs records the engine and connection string (never a password),
 // open reads it, bad connection strings and a missing database are refused naming them before
 // anything is written, values the SQLite engine round-trips (u64 seeds, blobs, far times, byte

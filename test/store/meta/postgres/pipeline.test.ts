@@ -1,4 +1,4 @@
-// Transactions of the PostgreSQL engine (store/meta/postgres/engine.ts, postgres/pipeline.ts; issue 22: what the
+// Transactions of the PostgreSQL engine (store/meta/postgres/engine.ts, postgres/pipeline.ts; DESIGN §9: what the
 // server does per operation): a transaction whose statements all wait for its end goes as one
 // pipeline without BEGIN and COMMIT, an implicit transaction that the pipeline's sync point commits.
 // On a real throwaway cluster: the statements sent are counted on the connection, the rows are

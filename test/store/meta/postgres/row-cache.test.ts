@@ -706,7 +706,7 @@ test("names and layouts are kept by the operations and dropped with the rows; a 
 });
 
 pgTest(
-  'round trips of a small file (issue 22): the write of a new file reads nothing, a read after it asks nothing, deletions share one transaction',
+  'round trips of a small file: the write of a new file reads nothing, a read after it asks nothing, deletions share one transaction',
   async (t) => {
     const { store, db, other } = await openPair();
     try {

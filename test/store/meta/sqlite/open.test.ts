@@ -1,7 +1,7 @@
-// Opening meta.db after a crash (issue 14 item 6, store/meta/sqlite/open.ts): a writer killed with SIGKILL
+// Opening meta.db after a crash (store/meta/sqlite/open.ts): a writer killed with SIGKILL
 // leaves meta.db-wal; read-write and read-only opens both recover it. A -shm that cannot be used
 // ("disk I/O error") is removed by a read-write open (which holds the store lock and keeps its WAL
-// index in memory, issue 20); a read-only open leaves it and says exactly what to do.
+// index in memory, DESIGN §4); a read-only open leaves it and says exactly what to do.
 import test from 'ava';
 import { sqliteOnlyTest } from '../../../helpers/pg-meta';
 import * as fs from 'node:fs';
