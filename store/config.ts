@@ -8,6 +8,7 @@ import { Layout, parseLayout, shardCount } from '../src/layout';
 import { markerPath, writeMarker } from './disk-identity';
 import type { MkfsStaging } from './mkfs-staging';
 import { refuseSharedDiskDir } from './io/private-modes';
+import { statToMake } from './mkfs-path';
 import { MetaTarget } from './meta-target';
 import { StoreKeyRef, checkKeyRef, createStoreKey, loadStoreKey } from './store-key';
 import { SyncIo, nodeSyncIo } from './io/sync-io';
@@ -212,7 +213,8 @@ export function createConfig(staging: MkfsStaging, opts: CreateConfigOptions): S
   };
   checkDefaults(defaults, diskPaths.length, path.join(dir, CONFIG_FILE));
   for (const r of resolved) {
-    if (io.stat(r) !== null && io.readdir(r).length > 0) throw new ConfigError(r, 'disk directory is not empty');
+    if (statToMake(io, r, 'disk directory') !== null && io.readdir(r).length > 0)
+      throw new ConfigError(r, 'disk directory is not empty');
     refuseSharedDiskDir(io, r);
   }
   const config: StoreConfig = {
