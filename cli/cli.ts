@@ -121,7 +121,13 @@ function notAnswering(mountpoint: string): string {
   const { mountHolderOf } = require('./umount-wait') as typeof import('./umount-wait');
   const pid = mountInfoTable()
     .filter((m) => m.mountpoint === mountpoint)
-    .map((m) => mountHolderOf(m.source, connectionMounts(m.dev, m.source).map((c) => c.mountpoint))?.pid)
+    .map(
+      (m) =>
+        mountHolderOf(
+          m.source,
+          connectionMounts(m.dev, m.source).map((c) => c.mountpoint),
+        )?.pid,
+    )
     .pop();
   const who = pid === undefined ? 'its mount process' : `its mount process ${pid}`;
   const what = pid !== undefined && processStopped(pid) ? `is stopped: kill -CONT ${pid}` : 'is stopped or hung';

@@ -273,20 +273,23 @@ test.serial('a store or disk path that is a file, or under one: one line naming 
   }
 });
 
-test.serial('a command line that cannot run: one line naming what is wrong and where the usage is, exit 2', async (t) => {
-  const cases: Array<[string[], string]> = [
-    [['mkfs', `${dir}/u`, '--frob'], "chunkfs mkfs: unknown option '--frob'; 'chunkfs mkfs --help' shows the usage"],
-    [['mount'], "chunkfs mount: missing <mountpoint>; 'chunkfs mount --help' shows the usage"],
-    [['fsck', '--repiar'], "chunkfs fsck: unknown option '--repiar'; 'chunkfs fsck --help' shows the usage"],
-    [['meta', 'move'], "chunkfs meta: unknown action 'move' (expected copy); 'chunkfs meta --help' shows the usage"],
-    [['mkfz'], "chunkfs: unknown command 'mkfz' (expected one of: "],
-  ];
-  for (const [args, said] of cases) {
-    const r = await chunkfsCli(args);
-    t.is(r.code, 2, args.join(' '));
-    t.true(r.stderr.startsWith(said), r.stderr);
-    oneLine(t, r.stderr);
-    t.is(r.stdout, '');
-  }
-  t.false(fs.existsSync(`${dir}/u`));
-});
+test.serial(
+  'a command line that cannot run: one line naming what is wrong and where the usage is, exit 2',
+  async (t) => {
+    const cases: Array<[string[], string]> = [
+      [['mkfs', `${dir}/u`, '--frob'], "chunkfs mkfs: unknown option '--frob'; 'chunkfs mkfs --help' shows the usage"],
+      [['mount'], "chunkfs mount: missing <mountpoint>; 'chunkfs mount --help' shows the usage"],
+      [['fsck', '--repiar'], "chunkfs fsck: unknown option '--repiar'; 'chunkfs fsck --help' shows the usage"],
+      [['meta', 'move'], "chunkfs meta: unknown action 'move' (expected copy); 'chunkfs meta --help' shows the usage"],
+      [['mkfz'], "chunkfs: unknown command 'mkfz' (expected one of: "],
+    ];
+    for (const [args, said] of cases) {
+      const r = await chunkfsCli(args);
+      t.is(r.code, 2, args.join(' '));
+      t.true(r.stderr.startsWith(said), r.stderr);
+      oneLine(t, r.stderr);
+      t.is(r.stdout, '');
+    }
+    t.false(fs.existsSync(`${dir}/u`));
+  },
+);
