@@ -293,3 +293,34 @@ test.serial(
     t.false(fs.existsSync(`${dir}/u`));
   },
 );
+
+test.serial(
+  'a key file outside the store that others may read is refused at mkfs and at open; 0600 works',
+  async (t) => {
+    const base = path.join(dir, 'loosekey');
+    fs.mkdirSync(base);
+    const key = `${base}/store.key`;
+    fs.writeFileSync(key, Buffer.alloc(32, 7), { mode: 0o644 });
+    fs.chmodSync(key, 0o644);
+    const said = (mode: string): RegExp =>
+      new RegExp(
+        `store key file ${key} is open to others \\(mode ${mode}\\); make it owner-only \\(chmod 600 ${key}\\)`,
+      );
+    const args = ['mkfs', `${base}/store`, '--disks', '3', '--layout', 'replica:3,aes256gcm', '--keyfile', key];
+    const r = await chunkfsCli(args);
+    t.is(r.code, 1);
+    t.regex(r.stderr, said('0644'));
+    oneLine(t, r.stderr);
+    t.deepEqual(tree(base), ['store.key'], 'nothing made');
+    fs.chmodSync(key, 0o600);
+    await chunkfsOk(args);
+    fs.chmodSync(key, 0o620);
+    const env = { env: { ...process.env, CHUNKFS_KEYFILE: key } };
+    const open = await chunkfsCli(['fsck', `${base}/store`], env);
+    t.is(open.code, 1);
+    t.regex(open.stderr, said('0620'));
+    oneLine(t, open.stderr);
+    fs.chmodSync(key, 0o600);
+    await chunkfsOk(['fsck', `${base}/store`], env);
+  },
+);
