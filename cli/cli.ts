@@ -14,6 +14,7 @@ import { limitHeapGrowth } from './mount-memory';
 import type { MountMemory } from './actions/env';
 import { defaultStorePath } from './target';
 import { processStopped } from './process-state';
+import { mountpointInsideStore } from './mountpoint-place';
 import { mkdirTree } from '../store/io/mkdir-tree';
 import type { MountedFs } from '../fs/mount';
 
@@ -189,6 +190,8 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean
       `chunkfs: created the default store ${storeDir} (${DEFAULT_DISKS} disks, ${DEFAULT_LAYOUT})\n`,
     );
   }
+  const inside = mountpointInsideStore(mountpoint, storeDir);
+  if (inside !== null) throw new CliError(inside);
   const made = await prepareMountpoint(mountpoint);
   const unmade = async (err: unknown): Promise<never> => {
     await removeMade(made);
