@@ -493,7 +493,7 @@ export async function main(argv: string[]): Promise<number> {
     }
   } catch (err) {
     const msg = err instanceof CliError ? err.message : err instanceof Error ? err.message : String(err);
-    process.stderr.write(`chunkfs ${cmd.verb}: ${msg}\n`);
+    process.stderr.write(`chunkfs ${cmd.verb === 'meta' ? `meta ${cmd.action}` : cmd.verb}: ${msg}\n`);
     return 1;
   }
 }
