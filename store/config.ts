@@ -211,7 +211,7 @@ export function createConfig(staging: MkfsStaging, opts: CreateConfigOptions): S
     containerCapacityBytes: opts.defaults?.containerCapacityBytes ?? DEFAULT_CONTAINER_CAPACITY_BYTES,
     ...(opts.defaults?.intentLogBytes !== undefined ? { intentLogBytes: opts.defaults.intentLogBytes } : {}),
   };
-  checkDefaults(defaults, diskPaths.length, path.join(dir, CONFIG_FILE));
+  checkDefaults(defaults, diskPaths.length, dir); // the store to be: no chunkfs.json exists yet
   for (const r of resolved) {
     if (statToMake(io, r, 'disk directory') !== null && io.readdir(r).length > 0)
       throw new ConfigError(r, 'disk directory is not empty');

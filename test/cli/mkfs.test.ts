@@ -324,3 +324,21 @@ test.serial(
     await chunkfsOk(['fsck', `${base}/store`], env);
   },
 );
+
+test.serial(
+  'a layout the disks cannot hold names the store mkfs would make, not a chunkfs.json that is not there',
+  async (t) => {
+    const base = path.join(dir, 'layout');
+    fs.mkdirSync(base);
+    for (const [layout, said] of [
+      ['ec:4+2', 'layout ec:4+2 needs 6 disks, only 3 exist'],
+      ['replica:0', "invalid layout 'replica:0'"],
+    ]) {
+      const r = await chunkfsCli(['mkfs', `${base}/store`, '--disks', '3', '--layout', layout]);
+      t.is(r.code, 1);
+      t.true(r.stderr.startsWith(`chunkfs mkfs: ${base}/store: ${said}`), r.stderr);
+      oneLine(t, r.stderr);
+      t.deepEqual(tree(base), []);
+    }
+  },
+);
