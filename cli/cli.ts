@@ -163,6 +163,12 @@ async function cmdMkfs(c: Extract<Command, { verb: 'mkfs' }>): Promise<void> {
     ecBlockSizeBytes,
     keyFile: c.keyFile,
     meta: c.meta,
+  }).catch((err: Error & { code?: unknown }) => {
+    // A full file system while building: the bare ENOSPC or SQLite's "database or disk is full"
+    // names no file; say which store, and that mkfs undid what it made (DESIGN §4 "mkfs").
+    if (err.code === 'SQLITE_FULL' || err.code === 'ENOSPC')
+      throw new CliError(`${dir}: no space left to make it (${err.message}); nothing was made: free space, retry`);
+    throw err;
   });
   await store.close();
   const n = typeof disks === 'number' ? disks : disks.length;
