@@ -155,20 +155,29 @@ export async function writeWholeChunk(
   }
   // An encrypted payload is sealed into a pooled buffer, given back once every shard write settled:
   // on this VM a fresh 4 MiB buffer's page faults cost ~10x the sealing (docs/transforms.md).
-  // EC parity shards too (an ec:4+2 chunk rewritten per gathered intents took two fresh
-  // 1 MiB buffers each time, their page faults and GC on the mount's thread).
+  // EC parity shards too, from a pool of their own that keeps what it made (store/chunks/parity-pool.ts:
+  // the codec pool kept 8 free, fewer than a sequential write has in flight, and dropped the rest to
+  // the collector).
   const pool = env.decoded.pool;
+  const parity = env.shards.parity;
   const taken: Buffer[] = [];
+  const parityTaken: Buffer[] = [];
   const alloc = (n: number): Buffer => {
     const b = pool.takePayload(n);
     taken.push(b);
     return b;
   };
+  const allocParity = (n: number): Buffer => {
+    const b = parity.take(n);
+    parityTaken.push(b);
+    return b;
+  };
   try {
     const { ref, payload } = await encodeChunkOffThread(env, plain, content, alloc);
-    return await writeShards(env, ref, shardPayloads(ref, payload, alloc), syncs);
+    return await writeShards(env, ref, shardPayloads(ref, payload, allocParity), syncs);
   } finally {
     for (const b of taken) pool.give(b);
+    for (const b of parityTaken) parity.give(b);
   }
 }
 

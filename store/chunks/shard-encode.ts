@@ -22,12 +22,30 @@ export interface ShardParts {
 }
 
 export function encodeShardParts(params: ShardParams, payload: Payload, key: BitrotKey): ShardParts {
-  const slices = Array.isArray(payload) ? payload : [payload];
+  const parts = shardPartsUnhashed(params, payload);
+  hashShardParts(parts, params, payload, key);
+  return parts;
+}
+
+/**
+ * The parts with the header written and the hash table still zero (hashShardParts fills it): the
+ * shard's layout is known before its hashing, so its temp file can be opened first (DESIGN §5
+ * "Write-back pieces": hashing after the open lets one shard's write run while the next is hashed).
+ */
+export function shardPartsUnhashed(params: ShardParams, payload: Payload): ShardParts {
   const length = payloadLength(payload);
   const header = shardHeaderFor(params, length);
   const dataStart = dataStartBytes(header.blockCount);
   const head = Buffer.alloc(dataStart); // zero: hash table padding (spec §4)
   encodeHeader(header).copy(head, 0);
+  return { head, dataStart, padBytes: alignUp(length, PAGE_BYTES) - length };
+}
+
+/** Fills the hash table of parts (from shardPartsUnhashed with the same params and payload), spec §4. */
+export function hashShardParts(parts: ShardParts, params: ShardParams, payload: Payload, key: BitrotKey): void {
+  const slices = Array.isArray(payload) ? payload : [payload];
+  const header = shardHeaderFor(params, payloadLength(payload));
+  assert(dataStartBytes(header.blockCount) === parts.dataStart, 'shard hash: parts of this payload');
   const pos = {
     fileId: header.fileId,
     chunkIndex: header.chunkIndex,
@@ -39,10 +57,9 @@ export function encodeShardParts(params: ShardParams, payload: Payload, key: Bit
   for (const slice of slices) {
     // Slices after the first start on a bitrot block boundary, so each block lies in one slice.
     assert(at % bb === 0 || slice.length === 0, 'payload slices are bitrot-block aligned');
-    writeHashEntries(head, HEADER_BYTES + (at / bb) * HASH_ENTRY_BYTES, key, pos, slice, bb, at / bb);
+    writeHashEntries(parts.head, HEADER_BYTES + (at / bb) * HASH_ENTRY_BYTES, key, pos, slice, bb, at / bb);
     at += slice.length;
   }
-  return { head, dataStart, padBytes: alignUp(length, PAGE_BYTES) - length };
 }
 
 /** A shard payload: one buffer, or bitrot-block-aligned slices written back to back (EC without a split copy). */

@@ -18,8 +18,9 @@ import { ChunkRef, shardDataLen, shardParams, siteOf } from './chunk-ref';
 import { INLINE_BYTES_MAX, Io, IoFile, errnoCode, preadIntoParallel, settledAll } from '../io/io';
 import { Maybe } from './maybe-async';
 import { ScratchPool } from './scratch-pool';
+import { ParityPool } from './parity-pool';
 import { EntriesSource, HashTableCache, entriesOf } from './hash-table-cache';
-import { Payload, ShardParts, encodeShardParts, payloadLength } from './shard-encode';
+import { Payload, ShardParts, hashShardParts, payloadLength, shardPartsUnhashed } from './shard-encode';
 import { AlignedHeads } from './aligned-heads';
 import { directWritable } from '../../src/huge-buffer';
 import { coversAll, dataRuns } from '../../src/data-runs';
@@ -74,6 +75,8 @@ export class ShardStore {
   private readonly durableDirs = new LRUCache<string, true>({ max: HEADER_CACHE_ENTRIES_MAX });
   /** Scratch for readVerifiedWith (bounded in count and size). */
   readonly scratch = new ScratchPool();
+  /** Parity shards of whole-chunk EC writes (bounded, kept for reuse: store/chunks/parity-pool.ts). */
+  readonly parity = new ParityPool();
 
   /** Told whenever a shard's cached header or table goes (a patch, rewrite, delete, damage, failed read): read grants end. */
   onChange: () => void = () => undefined;
@@ -199,7 +202,17 @@ export class ShardStore {
     // A directory prepareDirs made (its disk's marker checked first) is written into at once.
     const prepared = this.preparedDirs.delete(chunkDir);
     if (!prepared) await this.checkMarker(ref.diskIds[shardIndex]);
-    const parts = encodeShardParts(shardParams(ref, shardIndex, nowNs()), payload, this.key);
+    const params = shardParams(ref, shardIndex, nowNs());
+    const parts = shardPartsUnhashed(params, payload);
+    // Hashed once its temp file is open, not here: a batch's shard writes all start before the
+    // first open completes, so hashing here ran every shard's hash (20-40 ms for 8 chunks of
+    // replica:3) before the first byte went to a disk; after the open, each shard's write is
+    // submitted while the next one is hashed (DESIGN §5 "Write-back pieces").
+    let hashed = false;
+    const hash = (): void => {
+      if (!hashed) hashShardParts(parts, params, payload, this.key);
+      hashed = true;
+    };
     if (!prepared) await this.io.mkdir(chunkDir);
     const tmp = tempName(finalPath, randomU64());
     this.writeGate();
@@ -207,13 +220,13 @@ export class ShardStore {
     const writes = shardWrites(parts, slices);
     let f: IoFile;
     try {
-      f = await this.writeTemp(tmp, ref.diskIds[shardIndex], parts, writes, syncs === undefined);
+      f = await this.writeTemp(tmp, ref.diskIds[shardIndex], parts, hash, writes, syncs === undefined);
     } catch (err) {
       // The prepared directory went meanwhile (removed from outside): checked and made again, once.
       if (!prepared || errnoCode(err) !== 'ENOENT') throw err;
       await this.checkMarker(ref.diskIds[shardIndex]);
       await this.io.mkdir(chunkDir);
-      f = await this.writeTemp(tmp, ref.diskIds[shardIndex], parts, writes, syncs === undefined);
+      f = await this.writeTemp(tmp, ref.diskIds[shardIndex], parts, hash, writes, syncs === undefined);
     }
     this.forgetPath(finalPath);
     // Written (and flushed, without a group): the descriptor is closed beside the rename, not before
@@ -242,22 +255,34 @@ export class ShardStore {
 
   /**
    * Spec §8.1 steps 2-3: past the page cache when it can, else through it. Resolves to the temp
-   * file still open (the caller closes it); on failure it is closed.
+   * file still open (the caller closes it); on failure it is closed. hash: fills parts' hash table
+   * (called once the file is open, before the head is written).
    */
   private async writeTemp(
     tmp: string,
     diskId: number,
     parts: ShardParts,
+    hash: () => void,
     writes: ShardWrites,
     flush: boolean,
   ): Promise<IoFile> {
-    return (await this.writeDirect(tmp, diskId, parts, writes, flush)) ?? this.writeBuffered(tmp, parts, writes, flush);
+    return (
+      (await this.writeDirect(tmp, diskId, parts, hash, writes, flush)) ??
+      this.writeBuffered(tmp, parts, hash, writes, flush)
+    );
   }
 
   /** Spec §8.1 steps 2-3 through the page cache; runs of zero pages stay holes (DESIGN §5 "Sparse shard writes"). */
-  private async writeBuffered(tmp: string, parts: ShardParts, writes: ShardWrites, flush: boolean): Promise<IoFile> {
+  private async writeBuffered(
+    tmp: string,
+    parts: ShardParts,
+    hash: () => void,
+    writes: ShardWrites,
+    flush: boolean,
+  ): Promise<IoFile> {
     const f = await this.io.open(tmp, 'create-exclusive');
     try {
+      hash();
       await f.pwrite(parts.head, 0);
       for (const w of writes.runs) await f.pwrite(w.bytes, w.atBytes);
       if (parts.padBytes > 0) await f.pwrite(Buffer.alloc(parts.padBytes), writes.endBytes);
@@ -279,6 +304,7 @@ export class ShardStore {
     tmp: string,
     diskId: number,
     parts: ShardParts,
+    hash: () => void,
     writes: ShardWrites,
     flush: boolean,
   ): Promise<IoFile | null> {
@@ -287,9 +313,10 @@ export class ShardStore {
     const head = this.heads.take(parts.head.length);
     if (head === null) return null;
     try {
-      parts.head.copy(head);
       const f = await this.io.open(tmp, 'create-direct');
       try {
+        hash();
+        parts.head.copy(head);
         for (const c of directCalls(head, writes)) await writevAt(f, c.bytes, c.atBytes);
         if (flush) await f.fdatasync(false); // the size and the extents' metadata
       } catch (err) {
