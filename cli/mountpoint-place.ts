@@ -36,7 +36,8 @@ function diskDirs(storeDir: string): string[] {
 
 /** Why mountpoint cannot serve storeDir (it lies inside the store or a disk of it), or null. */
 export function mountpointInsideStore(mountpoint: string, storeDir: string): string | null {
-  const mp = realPathAsFarAsItExists(mountpoint);
+  // Not the mount point itself: it may be a mount whose process is stopped, and a stat of it hangs.
+  const mp = path.join(realPathAsFarAsItExists(path.dirname(mountpoint)), path.basename(mountpoint));
   for (const [what, dir] of [['store', storeDir], ...diskDirs(storeDir).map((d) => ['disk', d])] as const) {
     const real = realPathAsFarAsItExists(dir);
     if (within(real, mp))
