@@ -25,6 +25,7 @@
         "native/fuse3/attr_binding.cc",
         "native/fuse3/attr_table.cc",
         "native/fuse3/binding.cc",
+        "native/fuse3/clean_close_binding.cc",
         "native/fuse3/clean_closes.cc",
         "native/fuse3/entry_binding.cc",
         "native/fuse3/entry_table.cc",

@@ -134,6 +134,8 @@ export class WriteBack {
   private closedInFlight = 0;
   private closeTimer: NodeJS.Timeout | null = null;
   private readonly lateErrors = new Map<number, Error>();
+  /** Told, by inode, when a flush of an open file starts (the transport takes back a close it answers itself). */
+  onStoreStart: (ino: number) => void = () => undefined;
   /** Bytes of multi-part batches joined in a lane before their store write (copied a second time). */
   joinedBytes = 0;
   /** Bytes of multi-part batches the store took as they lie (not copied again). */
@@ -306,10 +308,17 @@ export class WriteBack {
   async close(file: OpenFile): Promise<void> {
     this.reportError(file);
     if (file.buffer.isEmpty || this.closed.has(file)) return;
-    if (file.buffer.bytes > this.opts.chunkSizeBytes || this.closed.size + this.closedInFlight >= CLOSE_FLUSHES_MAX) {
-      await this.flush(file);
-      return;
-    }
+    if (!this.joinsCloseBatch(file)) await this.flush(file);
+  }
+
+  /** A file of at most one chunk, with room in the close batches. */
+  private fitsCloseBatch(file: OpenFile): boolean {
+    return file.buffer.bytes <= this.opts.chunkSizeBytes && this.closed.size + this.closedInFlight < CLOSE_FLUSHES_MAX;
+  }
+
+  /** The file joins the next close batch (false: it does not fit one; see close). */
+  private joinsCloseBatch(file: OpenFile): boolean {
+    if (!this.fitsCloseBatch(file)) return false;
     this.closed.add(file);
     if (this.closedBatch === null) {
       let resolve!: () => void;
@@ -319,6 +328,22 @@ export class WriteBack {
       this.closedBatch = { promise, resolve };
     }
     this.scheduleClosed();
+    return true;
+  }
+
+  /**
+   * A close (FUSE flush) of the file now would report nothing and only put it in a close batch, and
+   * its release may do that instead (settle): the binding may answer its FLUSH (DESIGN §6 "Answers
+   * in C", native/fuse3/clean_closes.h). Asked as a write to it is answered: one handle (its release
+   * follows the close), no error kept, no flush of it running (one that starts later calls
+   * onStoreStart first, which takes the mark back). A transaction group's error for it is taken into
+   * flushError here, so the close goes to JavaScript and reports it.
+   */
+  closesToBatch(file: OpenFile): boolean {
+    if (file.handles !== 1 || file.buffer.isEmpty || this.closed.has(file) || !this.fitsCloseBatch(file)) return false;
+    file.flushError ??= this.store.takeWriteError?.(file.ino) ?? null;
+    if (file.flushError !== null || this.lateErrors.has(file.ino)) return false;
+    return file.lock.idle && file.storing.length === 0;
   }
 
   /** One close batch at a time, CLOSE_BATCH_DELAY_MS after the first file of the next one closed. */
@@ -370,6 +395,8 @@ export class WriteBack {
    * next fsync or close, here or, once the file state is forgotten, per inode (LATE_ERRORS_MAX).
    */
   async settle(file: OpenFile): Promise<void> {
+    // Its close answered in C (closesToBatch): it joins a batch here, as its FLUSH would have.
+    if (!file.buffer.isEmpty && !this.closed.has(file)) this.joinsCloseBatch(file);
     if (this.closed.has(file)) await this.closedBatch?.promise;
     await this.flushQuietly(file);
     if (file.flushError === null || file.handles > 0 || !file.buffer.isEmpty) return;
@@ -432,6 +459,8 @@ export class WriteBack {
 
   /** Store the extents taken out of the file's buffer, then give their memory back. */
   private async flushLocked(file: OpenFile, extents: Extent[]): Promise<void> {
+    // This store may fail, and a close of the open file must then report it (closesToBatch).
+    if (file.handles > 0) this.onStoreStart(file.ino);
     // Until the store commits them, these bytes are still the file's data to st_blocks and SEEK_DATA.
     for (const e of extents) pushRange(file.storing, e.offsetBytes, e.offsetBytes + e.data.length);
     try {

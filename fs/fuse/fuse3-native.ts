@@ -61,10 +61,14 @@ export interface Fuse3Native {
   replyErr(s: Session, id: number, errno: number): number;
   /** keep: a LOOKUP's entry the name table may keep (native/fuse3/entry_table.h). */
   replyEntry(s: Session, id: number, keep?: boolean): number;
-  replyAttr(s: Session, id: number): number;
+  /** clean: after a SETATTR, the file's FLUSH may be answered by the binding (native/fuse3/clean_closes.h). */
+  replyAttr(s: Session, id: number, clean?: boolean): number;
   replyOpen(s: Session, id: number, fh: number, openFlags: number): number;
   replyCreate(s: Session, id: number, fh: number, openFlags: number): number;
-  replyWrite(s: Session, id: number, count: number): number;
+  /** clean: the file's FLUSH may be answered by the binding (native/fuse3/clean_closes.h). */
+  replyWrite(s: Session, id: number, count: number, clean?: boolean): number;
+  /** A flush of the open file ino started: its next FLUSH goes to JS (native/fuse3/clean_closes.h). */
+  cleanCloseForget(s: Session, ino: number): void;
   replyBuf(s: Session, id: number, data: Buffer, lengthBytes: number): number;
   replyReadlink(s: Session, id: number, target: string): number;
   replyXattrSize(s: Session, id: number, sizeBytes: number): number;

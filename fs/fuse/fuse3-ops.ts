@@ -140,6 +140,17 @@ function cleanOf(x: Ctx, fh: number): number {
   return f !== undefined && x.core.wb.closesClean(f) ? OPEN_CLEAN : 0;
 }
 
+/**
+ * A written file's close answered by the binding (native/fuse3/clean_closes.h, DESIGN §6): it would
+ * report nothing and only join a close batch, which its release joins instead. One JS round trip
+ * less of the four (OPEN, WRITE, FLUSH, RELEASE) in open-write-close of a small file; the setattr
+ * answer marks too (tar sets times, owner and mode by descriptor between its write and close).
+ */
+function closesToBatch(x: Ctx, fh: number): boolean {
+  const f = x.core.handles.fileIfOpen(fh);
+  return f !== undefined && x.core.wb.closesToBatch(f);
+}
+
 /** An open; one the kernel marked FUSE_OPEN_KILL_SUIDGID (an O_TRUNC open by a caller without CAP_FSETID) drops set-id bits. */
 async function openKilling(x: Ctx, b: Batch, i: number): Promise<number> {
   const fh = await file.open(x.core, inoOf(b, i), num(b, i, F.flags));
@@ -173,7 +184,8 @@ const HANDLERS: Partial<Record<number, Handler>> = {
       i,
       () => attr.setattr(x.core, inoOf(b, i), changesOf(b, i), callerOf(b, i)),
       (st) => {
-        x.reply.attr(idOf(b, i), st);
+        const f = x.core.handles.file(inoOf(b, i));
+        x.reply.attr(idOf(b, i), st, f !== undefined && x.core.wb.closesToBatch(f));
         x.entries?.putAttrs(inoOf(b, i));
       },
     ),
@@ -329,7 +341,7 @@ const HANDLERS: Partial<Record<number, Handler>> = {
           attr.dropSetIdAfterWrite(x.core, x.core.handles.fileOf(fhOf(b, i)).ino, callerOf(b, i));
         return file.write(x.core, fhOf(b, i), data, data.length, num(b, i, F.off));
       },
-      (n) => x.reply.write(idOf(b, i), n),
+      (n) => x.reply.write(idOf(b, i), n, closesToBatch(x, fhOf(b, i))),
     );
   },
   [OP.flush]: (x, b, i) =>

@@ -140,9 +140,10 @@ export class Replier {
     this.putStat(0, st);
     return this.native.entryAttrsPut(this.session);
   }
-  attr(id: number, st: Stat): number {
+  /** clean: after a setattr, the file's close may be answered by the binding (fs/write-buffer.ts closesToBatch). */
+  attr(id: number, st: Stat, clean = false): number {
     this.putStat(0, st);
-    return this.answer(id, () => this.native.replyAttr(this.session, id));
+    return this.answer(id, () => this.native.replyAttr(this.session, id, clean));
   }
   open(id: number, fh: number, flags: number): number {
     return this.answer(id, () => this.native.replyOpen(this.session, id, fh, flags));
@@ -151,8 +152,9 @@ export class Replier {
     this.putStat(0, st);
     return this.answer(id, () => this.native.replyCreate(this.session, id, fh, flags));
   }
-  write(id: number, count: number): number {
-    return this.answer(id, () => this.native.replyWrite(this.session, id, count));
+  /** clean: the file's close may be answered by the binding (fs/write-buffer.ts closesToBatch). */
+  write(id: number, count: number, clean = false): number {
+    return this.answer(id, () => this.native.replyWrite(this.session, id, count, clean));
   }
   buf(id: number, data: Buffer, lengthBytes: number): number {
     return this.answer(id, () => this.native.replyBuf(this.session, id, data, lengthBytes));

@@ -175,6 +175,8 @@ export async function mountFuse3(core: FsCore, mountpoint: string, opts: Transpo
     entries,
     run: makeRun(core, reply, opLog(opts.log, core.opts.debug === true), opts.readOnly, opts.observeOp),
   };
+  // A flush of an open file may fail: its close goes to JS again, to report it (clean_closes.h).
+  core.wb.onStoreStart = (ino) => native.cleanCloseForget(session, ino);
   // After x is set: the session serves requests from now on (they may come during this await).
   const connId = native.connectionId(session);
   if (opts.writebackCache && process.getuid?.() === 0 && connId !== null) await raiseDirtyShare(connId, opts.log);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "attr_binding.h"
+#include "clean_close_binding.h"
 #include "entry_binding.h"
 #include "fusermount_socket.h"
 #include "grant_binding.h"
@@ -290,6 +291,7 @@ napi_value Init(napi_env env, napi_value exports) {
   DefineGrants(env, exports);
   DefineAttrs(env, exports);
   DefineEntries(env, exports);
+  DefineCleanCloses(env, exports);
   return exports;
 }
 

@@ -18,12 +18,12 @@ bool CleanCloses::Serve(fuse_req_t req, uint64_t ino) {
 }
 
 void CleanCloses::Arrived(Op op, uint64_t ino) {
-  if (MayDirty(op)) dirtyings_++;
+  if (MayDirty(op)) lastDirty_[ino % kDirtySlots] = ++dirtyings_;
   if (MayDirty(op) || op == Op::kRelease || op == Op::kForget) clean_.erase(ino);
 }
 
 void CleanCloses::MarkIfUnchanged(uint64_t stamp, uint64_t ino) {
-  if (stamp != dirtyings_ || ino == 0) return;
+  if (lastDirty_[ino % kDirtySlots] > stamp || ino == 0) return;
   if (clean_.size() >= kCleanClosesMax) clean_.clear();
   clean_.insert(ino);
 }

@@ -95,9 +95,15 @@ napi_value ReplyEntry(napi_env env, napi_callback_info info) {
   return Int(env, fuse_reply_entry(p.r->req, &e));
 }
 
+// (session, id, clean): clean true: after a SETATTR, the file's close needs nothing from JS (clean_closes.h).
 napi_value ReplyAttr(napi_env env, napi_callback_info info) {
   Reply p(env, info);
+  bool clean = false;
+  if (p.a.argc > 2) napi_get_value_bool(env, p.a.At(2), &clean);
   if (!p.Ready()) return nullptr;
+  if (clean && p.r->op == Op::kSetattr) {
+    p.s->cleanCloses()->MarkIfUnchanged(p.r->cleanStamp, static_cast<uint64_t>(p.r->nums[kFIno]));
+  }
   struct stat st;
   FillStat(p.s->attrs(), &st);
   const double timeoutS = p.s->attrs()[kAAttrTimeout];
@@ -126,10 +132,14 @@ napi_value ReplyCreate(napi_env env, napi_callback_info info) {
   return Int(env, fuse_reply_create(p.r->req, &e, &fi));
 }
 
+// (session, id, count, clean): clean true: the file's close needs nothing from JS (clean_closes.h).
 napi_value ReplyWrite(napi_env env, napi_callback_info info) {
   Reply p(env, info);
   double count = p.a.Number(2, "count: expected a number");
+  bool clean = false;
+  if (p.a.argc > 3) napi_get_value_bool(env, p.a.At(3), &clean);
   if (!p.Ready()) return nullptr;
+  if (clean) p.s->cleanCloses()->MarkIfUnchanged(p.r->cleanStamp, static_cast<uint64_t>(p.r->nums[kFIno]));
   return Int(env, fuse_reply_write(p.r->req, static_cast<size_t>(count)));
 }
 

@@ -22,6 +22,8 @@ const AVA_CLI = path.join(REPO_ROOT, 'node_modules', 'ava', 'entrypoints', 'cli.
  */
 const SHARED_SETTINGS = { max_connections: '200', fsync: 'off' };
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+/** A pass's files and folders named on its first line, at most (more: only their number). */
+const PASS_NAMES_SHOWN_MAX = 3;
 
 /** Every *.test.js under dir (relative to the repository root), sorted. */
 function testFilesUnder(dir: string): string[] {
@@ -41,6 +43,23 @@ function avaFiles(pass: TestPass): string[] {
   }
   const skip = new Set(pass.skip);
   return pass.files.flatMap((f) => (f.endsWith('.test.js') ? [f] : testFilesUnder(f))).filter((f) => !skip.has(f));
+}
+
+/**
+ * What a pass runs, for its first line: how many files, and what it names (a folder stands for the
+ * files under it), e.g. "151 files: dist/test, 1 left out", "40 files: dist/test/store, 6 more" or
+ * "1 file: dist/test/mount/x.test.js".
+ */
+function passContents(pass: TestPass, files: string[]): string {
+  if (pass.files.length === 0) return 'every test file';
+  const count = files.length === 1 ? '1 file' : `${files.length} files`;
+  const folders = pass.files.filter((f) => !f.endsWith('.test.js'));
+  const named =
+    pass.files.length <= PASS_NAMES_SHOWN_MAX
+      ? pass.files.join(', ')
+      : [...folders, `${pass.files.length - folders.length} more`].join(', ');
+  const left = pass.skip.length === 0 ? '' : `, ${pass.skip.length} left out`;
+  return `${count}: ${named}${left}`;
 }
 
 let child: ReturnType<typeof spawn> | null = null;
@@ -97,8 +116,7 @@ async function main(): Promise<number> {
     for (const [i, pass] of passes.entries()) {
       if (interrupted !== null) break;
       const startMs = Date.now();
-      const what = files[i].length === 0 ? 'every test file' : `${files[i].length} files`;
-      console.log(`run-tests: pass '${pass.name}' ${JSON.stringify(pass.env)}: ${what}`);
+      console.log(`run-tests: pass '${pass.name}' ${JSON.stringify(pass.env)}: ${passContents(pass, files[i])}`);
       code = await runAva(pass, files[i]);
       const outcome = code === 0 ? '' : `, failed (exit ${code})`;
       took.push(`pass '${pass.name}': ${Math.round((Date.now() - startMs) / 1000)} s${outcome}`);

@@ -94,6 +94,14 @@ export interface Db {
    * round trip that reads the number back. directory: the new inode is a directory (it has no entries).
    */
   newIno(directory: boolean): number | null;
+  /**
+   * Statements were sent whose replies are not read yet (operations answered once sent, DESIGN §9
+   * "PostgreSQL round trips"): a read now would wait for all of them, the server's lock waits
+   * included. Always false on an engine that answers nothing early.
+   */
+  readonly repliesPending: boolean;
+  /** Resolves once every reply to what was sent before the call is read (at once when none is pending). */
+  settle(): Promise<void>;
   /** The schema version the database holds (0: empty), and setting it within a migration. */
   schemaVersion(): number;
   setSchemaVersion(version: number): void;

@@ -21,6 +21,7 @@ import type { ContainerHost, NeedleAppender } from './needle-io';
 import { parseLayout } from '../../src/layout';
 import { openLayoutOf } from './pack-class';
 import { CompactionError, NeedleRewritten } from './compaction-error';
+import { repliesRead } from '../meta/replies-read';
 
 /** Compaction trigger (spec §11.6 Q6 tunable): dead / used bytes of a container. */
 export const COMPACT_DEAD_RATIO = 0.4;
@@ -119,6 +120,9 @@ export class Compactor {
    */
   async runOnce(report = emptyCompactReport()): Promise<CompactReport> {
     await Promise.all([...this.sealing]); // a seal an append started finishes first
+    // The containers are read once every reply is, not blocking the thread behind operations
+    // answered once sent (DESIGN §9 "PostgreSQL round trips").
+    await repliesRead(this.env.db);
     for (const r of this.files.containers.compactable(
       'open',
       this.deadRatio,

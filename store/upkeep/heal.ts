@@ -9,6 +9,7 @@ import { ChunkRef } from '../chunks/chunk-ref';
 import { rebuildPayload } from '../chunks/chunk-io';
 import { HealEntry } from '../meta/chunk-map';
 import { FileIo } from '../file-io';
+import { repliesRead } from '../meta/replies-read';
 import { Layout, dataShardCount, shardCount } from '../../src/layout';
 import { ShardFailure, classifyShardError } from '../chunks/shard-encode';
 import { TagFailures, tagCheckable, tagFailures, tagOk } from './tag-check';
@@ -241,15 +242,21 @@ export class Healer {
   start(entriesPerSecond = 16): void {
     if (this.timer !== null) return;
     this.timer = setInterval(() => {
-      if (this.running !== null || this.queueEmpty()) return;
-      this.running = this.heal(entriesPerSecond, { honourBackoff: true })
-        .then(
-          () => undefined,
-          () => undefined,
-        )
-        .finally(() => (this.running = null));
+      if (this.running !== null) return;
+      this.running = this.tick(entriesPerSecond).finally(() => (this.running = null));
     }, 1000);
     this.timer.unref();
+  }
+
+  /**
+   * One look at the queue, and a pass when it holds entries. The look waits for the replies to
+   * operations answered once sent (DESIGN §9 "PostgreSQL round trips"): blocking behind them, the
+   * tick held every request while the server could not run them.
+   */
+  private async tick(entriesPerSecond: number): Promise<void> {
+    await repliesRead(this.env.db);
+    if (this.queueEmpty()) return;
+    await this.heal(entriesPerSecond, { honourBackoff: true }).catch(() => undefined);
   }
 
   /**

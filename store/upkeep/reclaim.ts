@@ -17,6 +17,7 @@ import { ChunkEnv } from '../chunks/chunk-env';
 import { parseLayout, shardCount } from '../../src/layout';
 import { RECLAIM_BATCH_MAX, ReclaimEntry } from '../meta/reclaim-queue';
 import { boundedAll } from '../chunks/bounded';
+import { repliesRead } from '../meta/replies-read';
 
 /** Chunk versions deleted at once within a round. */
 const RECLAIM_CONCURRENCY = 4;
@@ -65,6 +66,9 @@ export class Reclaimer {
    */
   private async round(report: ReclaimReport): Promise<number> {
     const { map, reclaim, inflight } = this.env;
+    // Outside any request: the queue is read once every reply is, not blocking the thread behind
+    // operations answered once sent (DESIGN §9 "PostgreSQL round trips").
+    await repliesRead(this.env.db);
     const entries = reclaim.batch(RECLAIM_BATCH_MAX).filter((e) => !inflight.has(e.ino, e.chunkIndex, e.version));
     if (entries.length === 0) return 0;
     // Judged now, before the flush: a version that is neither live nor in flight never becomes live

@@ -2,12 +2,16 @@
 // "PostgreSQL round trips"), through the path users take: a mount on PostgreSQL. After some
 // fsync'd files, another session holds the directory table's write lock, so nothing the mount sends
 // next can run on the server; the mount answers a create, a mkdir, a rename and an unlink all the
-// same (they return while the lock is held). Then the server is killed (pg_ctl stop -m immediate)
-// or the mount's session is terminated, and the lock goes with it. After recovery: the tree is the
-// state before those operations (a state that existed, nothing after the first unrun statement
-// committed), every fsync'd byte is there, the kernel shows no stale name (the live mount shows what
-// a fresh mount shows, name by name: the renamed file's new name included), the crash is counted
-// once in `chunkfs status`, logged, and the mount goes on. The cluster is a throwaway one.
+// same (they return while the lock is held). None of them needs a read of the server (a read waits
+// for every reply before it), whatever the kernel still caches: each name they look up is known to
+// the mount, absent or a small file's (whose st_blocks is its size); the large fsync'd file is left
+// alone (its st_blocks is read from its chunk rows, and the kernel may forget its name at any time).
+// Then the server is killed (pg_ctl stop -m immediate) or the mount's session is terminated, and
+// the lock goes with it. After recovery: the tree is the state before those operations (a state that
+// existed, nothing after the first unrun statement committed), every fsync'd byte is there, the
+// kernel shows no stale name (the live mount shows what a fresh mount shows, name by name: the
+// renamed file's new name included), the crash is counted once in `chunkfs status`, logged, and the
+// mount goes on. The cluster is a throwaway one.
 import test, { ExecutionContext } from 'ava';
 import * as path from 'node:path';
 import { spawn } from 'node:child_process';
@@ -24,7 +28,7 @@ test.serial.afterEach.always(() => fixture.stopAll());
 const POLLS_MAX = 1200;
 const POLL_MS = 50;
 /** The names the operations answered during the lock touch (each one looked at by name after). */
-const NAMES = ['a', 'b', 'synced', 'n1', 'n2', 'n3', 'sub'];
+const NAMES = ['a', 'b', 'synced', 'gone', 'n1', 'n2', 'n3', 'sub'];
 /** The mount's session waiting for the lock (the lock holder's own session is not waiting). */
 const WAITING_SQL =
   "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'";
@@ -87,7 +91,7 @@ async function answeredThenCrash(t: ExecutionContext, name: string, crash: () =>
   const mp = m.mountpoint;
   await shOk(
     `mkdir ${mp}/d && head -c 200000 /dev/urandom > ${mp}/d/a && echo synced > ${mp}/d/synced && ` +
-      `sync ${mp}/d/a ${mp}/d/synced ${mp}/d && sync -f ${mp}`,
+      `echo gone > ${mp}/d/gone && sync ${mp}/d/a ${mp}/d/synced ${mp}/d/gone ${mp}/d && sync -f ${mp}`,
   );
   // The directory listed and a missing name looked up: the mount knows every name of d, so the
   // operations below need no read of the server (a read waits for every reply before it).
@@ -111,13 +115,12 @@ async function answeredThenCrash(t: ExecutionContext, name: string, crash: () =>
         "SELECT count(*) FROM pg_locks WHERE mode = 'ExclusiveLock' AND granted AND relation = 'dirents'::regclass",
       )
       .trim() === '1';
-  // Just after a lease renewal (every few seconds, a write that waits for every reply): none comes
-  // while the operations below are answered.
+  // A lease renewal seen (its side connection dialled): renewals go there, not behind unread replies.
   const renewed = (): string => cluster!.query(name, 'SELECT heartbeat_at FROM chunkfs_lease').trim();
   const last = renewed();
   await until('a lease renewal', () => renewed() !== last, m);
   await until('the lock', locked, m);
-  const ops = await sh(`cd ${mp}/d && : > n1 && : > n2 && : > n3 && mkdir sub && mv a b && rm synced && echo done`, {
+  const ops = await sh(`cd ${mp}/d && : > n1 && : > n2 && : > n3 && mkdir sub && mv synced b && rm gone && echo done`, {
     timeoutMs: OPS_TIMEOUT_MS,
   });
   t.is(ops.stdout.trim(), 'done', `the operations were answered: ${ops.stderr}`);
@@ -141,7 +144,7 @@ async function answeredThenCrash(t: ExecutionContext, name: string, crash: () =>
   const live = (await view(mp)).replace(/^\.\/after f 0\n/m, '');
   t.is(live, before, 'the state before the answered operations: they were lost together, none half');
   t.is((await shOk(`sha256sum < ${mp}/d/a`)).trim(), sum, "the fsync'd file");
-  t.is((await shOk(`cat ${mp}/d/synced`)).trim(), 'synced');
+  t.is((await shOk(`cat ${mp}/d/synced ${mp}/d/gone`)).trim(), 'synced\ngone');
   await m.stop();
   const again = await fixture.mount();
   t.is((await view(again.mountpoint)).replace(/^\.\/after f 0\n/m, ''), before, 'a fresh mount shows the same');

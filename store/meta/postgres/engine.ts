@@ -42,6 +42,8 @@ const NEXT_INO_READ_SQL = `SELECT ${NEXT_INO_SQL} AS next`;
 const PREPARED_TEXTS_MAX = 4096;
 /** Savepoints one transaction may nest. */
 const TX_DEPTH_MAX = 64;
+/** While settle waits, what has arrived is read this often (a connection the server closed is found). */
+const SETTLE_POLL_MS = 500;
 /** A follower's lost listening connection is dialled again this often (listen.ts). */
 export const RECONNECT_INTERVAL_MS = 1000;
 /** Who hears of a reconnection (PgDb.onReconnect: the store). */
@@ -328,6 +330,11 @@ export class PgDb implements Db {
     return this.replies.unanswered;
   }
 
+  /** Replies not read yet: a read now waits for them (background work waits with settle instead). */
+  get repliesPending(): boolean {
+    return this.replies.unread > 0;
+  }
+
   /** Statements sent since open on this connection (the benchmarks' count). */
   get statementsSent(): number {
     return this.replies.statementsSent;
@@ -338,7 +345,13 @@ export class PgDb implements Db {
    * so the server has run every transaction answered before the call.
    */
   settle(): Promise<void> {
-    return this.replies.whenRead();
+    const replies = this.replies;
+    const read = replies.whenRead();
+    // What has arrived is also read on a timer while waiting (DESIGN §9 "A broken connection"): a
+    // session the server ended under unread replies was found, in tests, by no 'readable' event,
+    // only by a read that blocked; with no blocking reader the wait would last forever.
+    const timer = setInterval(() => replies.poll(), SETTLE_POLL_MS);
+    return read.finally(() => clearInterval(timer));
   }
 
   /**

@@ -143,6 +143,11 @@ export class SqliteDb implements Db {
   newIno(): number | null {
     return null;
   }
+  /** Every statement runs in the process: nothing is ever sent ahead of its answer. */
+  readonly repliesPending = false;
+  settle(): Promise<void> {
+    return Promise.resolve();
+  }
   /** PRAGMA user_version holds the schema version (schema.sql, migrations.ts). */
   schemaVersion(): number {
     return Number(this.native.pragma('user_version', { simple: true }));

@@ -14,14 +14,23 @@ test('the pool makes at most its bound, reuses what it made, and hands out page-
   const taken = Array.from({ length: 6 }, () => pool.take(MIB));
   t.is(pool.allocatedBytes, 4 * MIB, 'two huge blocks of two 1 MiB pieces each: the bound');
   t.is(pool.unpooledTakes, 2, 'the takes past the bound got fresh memory');
-  t.true(taken.slice(0, 4).every((b) => directWritable(b)), 'pooled pieces may be written past the page cache');
-  t.true(taken[0].buffer === taken[1].buffer && taken[0].byteOffset + MIB === taken[1].byteOffset, 'one block, two pieces');
+  t.true(
+    taken.slice(0, 4).every((b) => directWritable(b)),
+    'pooled pieces may be written past the page cache',
+  );
+  t.true(
+    taken[0].buffer === taken[1].buffer && taken[0].byteOffset + MIB === taken[1].byteOffset,
+    'one block, two pieces',
+  );
   for (const b of taken) pool.give(b);
   t.is(pool.takenCount, 0);
   const again = Array.from({ length: 4 }, () => pool.take(MIB));
   t.is(pool.allocatedBytes, 4 * MIB, 'no new memory: the pieces given back are reused');
   t.is(pool.unpooledTakes, 2);
-  t.true(again.every((b) => taken.includes(b)), 'the same pieces');
+  t.true(
+    again.every((b) => taken.includes(b)),
+    'the same pieces',
+  );
   for (const b of again) pool.give(b);
   t.throws(() => pool.give(again[0]), { message: /given back more often than taken/ });
 });
