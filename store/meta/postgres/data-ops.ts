@@ -2,7 +2,8 @@
 // trips"): the shared statements (sql/data-ops.ts), with the reads of an inode row answered from the
 // row the lease holder keeps (PgDb.inodeRow) and every write of a kept table saying what it wrote
 // (row-cache.ts): slice pointers patch the row, a new inode's first chunk row ends its "no chunks
-// yet", and a new inode's chunks are answered empty without asking.
+// yet", a new inode's chunks are answered empty without asking, and each write of a chunk row says
+// what it did to the live chunks' lengths st_blocks sums.
 import { assert } from '../../../src/errors';
 import { Slice } from '../../../src/slice';
 import type { SqlStatement } from '../sql-engine';
