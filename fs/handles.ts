@@ -43,6 +43,10 @@ export class OpenFile {
    * still data to st_blocks and SEEK_DATA (DESIGN §5 "One view": cp saw a hole here).
    */
   storing: Array<{ offsetBytes: number; endBytes: number }> = [];
+  /** Bytes taken out of the buffer by the flush now running (their disk space stays reserved until it settles). */
+  flightBytes = 0;
+  /** Disk bytes reserved for the bytes buffered or in flight (fs/space-ledger.ts). */
+  reservedBytes = 0;
   /** A background flush failed: reported (EIO) by the next fsync/flush, as the kernel does. */
   flushError: Error | null = null;
   constructor(

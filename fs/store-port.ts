@@ -155,7 +155,14 @@ export interface StorePort {
   deleteFile(ino: number): Promise<void>;
   /** A path that names the inode now (for log lines), or null when it has no name. */
   pathOf(ino: number): string | null;
-  /** Usable capacity: raw disk space divided by the default layout's overhead. */
-  statfs(): Promise<StatfsBytes>;
+  /**
+   * Usable capacity: raw disk space divided by the default layout's overhead; reservedRawBytes (disk
+   * bytes the write-back reserved, DESIGN §5 "Space for buffered bytes") count as used.
+   */
+  statfs(reservedRawBytes?: number): Promise<StatfsBytes>;
+  /** Raw space of the disks, each file system once; absent: the write-back reserves nothing. */
+  rawStatfs?(): Promise<StatfsBytes>;
+  /** Disk bytes that logicalBytes of ino will take once stored (an upper bound: src/space-need.ts). */
+  storedBytesFor?(ino: number, logicalBytes: number): number;
   close(): Promise<void>;
 }
