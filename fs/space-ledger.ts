@@ -20,7 +20,8 @@ export const SPACE_SAMPLE_RESERVED_BYTES = 64 << 20;
  * rewrites of EC and transformed chunks after partial writes (a new version before the old one is
  * reclaimed: 8 chunks at once, 48 MiB at ec:4+2), compaction's copies and a file spread over more
  * chunks than its bytes fill (one more head per chunk: src/space-need.ts counts whole chunks).
- * 2%: measured below (DESIGN §5) the estimate's error for a 4 MiB file on a 3-disk tmpfs store.
+ * The estimate itself was exact on tmpfs (a 4 MiB replica:3 file: 12,619,776 bytes, DESIGN §5), so the
+ * margin is for those, ten times the directories' share.
  */
 export const SPACE_MARGIN_FRACTION = 0.02;
 export const SPACE_MARGIN_BYTES_MAX = 64 << 20;
@@ -85,8 +86,8 @@ export class SpaceLedger {
     if (this.tryReserve(bytes) === true) return;
     throw posix(
       'ENOSPC',
-      `${what()}: ${bytes} bytes on the disks are needed, ${Math.max(0, this.roomBytes())} are free ` +
-        `(less ${this.reservedBytes} reserved for buffered writes): free space on the disks`,
+      `${what()}: it needs ${bytes} bytes on the disks, ${Math.max(0, this.roomBytes())} are free ` +
+        `(${this.reservedBytes} more are reserved for buffered writes): free some space on the disks`,
     );
   }
 

@@ -231,7 +231,12 @@ export class WriteBack {
     file.reservedBytes = keep;
   }
 
-  private writeReserved(file: OpenFile, offsetBytes: number, src: Buffer, lengthBytes: number): Promise<void> | undefined {
+  private writeReserved(
+    file: OpenFile,
+    offsetBytes: number,
+    src: Buffer,
+    lengthBytes: number,
+  ): Promise<void> | undefined {
     if (this.heldBytes + lengthBytes > this.opts.bufferBytesMax)
       return this.writeUnderPressure(file, offsetBytes, src, lengthBytes);
     this.accept(file, offsetBytes, src, lengthBytes);

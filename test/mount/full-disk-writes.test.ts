@@ -45,41 +45,44 @@ except OSError as e:
   return r.stdout.trim();
 }
 
-rootTest('a copy larger than the free space fails with ENOSPC; after space is freed it works and reads back after remount', async (t) => {
-  fs.mkdirSync(`${dir}/disk`);
-  const mt = await run('mount', ['-t', 'tmpfs', '-o', 'size=48m,mode=0755', 'tmpfs', `${dir}/disk`]);
-  t.is(mt.code, 0, mt.stderr);
-  mounted = mt.code === 0;
-  const store = `${dir}/disk/store`;
-  await mkfs(store, ['--disks', '3', '--layout', 'replica:3']);
-  const src = `${dir}/src`;
-  fs.writeFileSync(src, Buffer.from(Array.from({ length: FILE_BYTES }, (_, i) => (i * 131 + 7) & 0xff)));
-  const mnt = `${dir}/mnt`;
-  fs.mkdirSync(mnt);
-  m = await mountChunkfs(store, mnt);
-  // Leave LEFT_FREE_BYTES free on the disks' file system: enough for the metadata, not for 3 x 4 MiB.
-  const filler = `${dir}/disk/filler`;
-  const availBytes = fs.statfsSync(`${dir}/disk`).bavail * fs.statfsSync(`${dir}/disk`).bsize;
-  const fill = await run('fallocate', ['-l', String(availBytes - LEFT_FREE_BYTES), filler]);
-  t.is(fill.code, 0, fill.stderr);
+rootTest(
+  'a copy larger than the free space fails with ENOSPC; after space is freed it works and reads back after remount',
+  async (t) => {
+    fs.mkdirSync(`${dir}/disk`);
+    const mt = await run('mount', ['-t', 'tmpfs', '-o', 'size=48m,mode=0755', 'tmpfs', `${dir}/disk`]);
+    t.is(mt.code, 0, mt.stderr);
+    mounted = mt.code === 0;
+    const store = `${dir}/disk/store`;
+    await mkfs(store, ['--disks', '3', '--layout', 'replica:3']);
+    const src = `${dir}/src`;
+    fs.writeFileSync(src, Buffer.from(Array.from({ length: FILE_BYTES }, (_, i) => (i * 131 + 7) & 0xff)));
+    const mnt = `${dir}/mnt`;
+    fs.mkdirSync(mnt);
+    m = await mountChunkfs(store, mnt);
+    // Leave LEFT_FREE_BYTES free on the disks' file system: enough for the metadata, not for 3 x 4 MiB.
+    const filler = `${dir}/disk/filler`;
+    const availBytes = fs.statfsSync(`${dir}/disk`).bavail * fs.statfsSync(`${dir}/disk`).bsize;
+    const fill = await run('fallocate', ['-l', String(availBytes - LEFT_FREE_BYTES), filler]);
+    t.is(fill.code, 0, fill.stderr);
 
-  const cp = await run('cp', [src, `${mnt}/a`]);
-  t.not(cp.code, 0, 'cp reports the failure');
-  t.regex(cp.stderr, /No space left on device/);
-  const refused = await writeAndClose(`${mnt}/b`, src);
-  t.regex(refused, /^(write|close) No space left on device$/);
-  t.log(`cp: ${cp.stderr.trim()}; write+close: ${refused}`);
-  t.notRegex(m.output(), /flush of .* failed/, 'no background flush was left to fail');
+    const cp = await run('cp', [src, `${mnt}/a`]);
+    t.not(cp.code, 0, 'cp reports the failure');
+    t.regex(cp.stderr, /No space left on device/);
+    const refused = await writeAndClose(`${mnt}/b`, src);
+    t.regex(refused, /^(write|close) No space left on device$/);
+    t.log(`cp: ${cp.stderr.trim()}; write+close: ${refused}`);
+    t.notRegex(m.output(), /flush of .* failed/, 'no background flush was left to fail');
 
-  fs.rmSync(filler);
-  const again = await run('cp', [src, `${mnt}/a`]);
-  t.is(again.code, 0, again.stderr);
-  t.is(await writeAndClose(`${mnt}/b`, src), 'ok');
-  t.true(fs.readFileSync(`${mnt}/a`).equals(fs.readFileSync(src)), 'the copy reads back');
-  await m.stop();
-  m = await mountChunkfs(store, mnt);
-  t.true(fs.readFileSync(`${mnt}/a`).equals(fs.readFileSync(src)), 'the copy reads back whole after a remount');
-  t.true(fs.readFileSync(`${mnt}/b`).equals(fs.readFileSync(src)), 'the written file too');
-  await m.stop();
-  m = null;
-});
+    fs.rmSync(filler);
+    const again = await run('cp', [src, `${mnt}/a`]);
+    t.is(again.code, 0, again.stderr);
+    t.is(await writeAndClose(`${mnt}/b`, src), 'ok');
+    t.true(fs.readFileSync(`${mnt}/a`).equals(fs.readFileSync(src)), 'the copy reads back');
+    await m.stop();
+    m = await mountChunkfs(store, mnt);
+    t.true(fs.readFileSync(`${mnt}/a`).equals(fs.readFileSync(src)), 'the copy reads back whole after a remount');
+    t.true(fs.readFileSync(`${mnt}/b`).equals(fs.readFileSync(src)), 'the written file too');
+    await m.stop();
+    m = null;
+  },
+);
