@@ -86,3 +86,28 @@ rootTest(
     m = null;
   },
 );
+
+/** Free bytes df shows for the mount before a file is opened, while 3 MiB are buffered in it, and after close. */
+async function availWhileBuffered(mnt: string): Promise<number[]> {
+  const script = `import os,sys
+def avail(): s=os.statvfs(sys.argv[1]); return s.f_bavail*s.f_frsize
+before=avail()
+fd=os.open(sys.argv[1]+'/held', os.O_WRONLY|os.O_CREAT|os.O_TRUNC, 0o644)
+os.write(fd, b'x'*(3<<20))
+during=avail()
+os.close(fd)
+print(before, during)`;
+  const r = await run(PYTHON, ['-c', script, mnt]);
+  return r.stdout.trim().split(' ').map(Number);
+}
+
+rootTest('df on the mount counts the space reserved for buffered bytes as used', async (t) => {
+  const mnt = `${dir}/mnt`;
+  // No timer flush for the test's length: the bytes stay buffered until close.
+  m = await mountChunkfs(`${dir}/disk/store`, mnt, ['-o', 'flush_ms=600000']);
+  const [before, during] = await availWhileBuffered(mnt);
+  t.log(`avail ${before} -> ${during} bytes with 3 MiB buffered`);
+  t.true(before - during >= 3 << 20, `${before - during} bytes less while 3 MiB are buffered`);
+  await m.stop();
+  m = null;
+});
