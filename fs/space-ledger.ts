@@ -6,6 +6,8 @@
 // own free space counts them. The free space is sampled (statfs of each disk's file system, through
 // store/io), not asked per write.
 import type { StorePort } from './store-port';
+import type { OpenFile } from './handles';
+import { storedBytesUpperBound } from '../src/space-need';
 import { posix } from './errno';
 import { assert } from '../src/errors';
 
@@ -46,7 +48,7 @@ export class SpaceLedger {
 
   /** The store can say its raw free space and what bytes need: else nothing is reserved. */
   get enabled(): boolean {
-    return this.store.rawStatfs !== undefined && this.store.storedBytesFor !== undefined;
+    return this.store.rawStatfs !== undefined && this.store.spaceLayoutOf !== undefined;
   }
 
   /** Disk bytes reserved now (statfs of the mount counts them as used). */
@@ -54,9 +56,14 @@ export class SpaceLedger {
     return this.reservedBytes;
   }
 
-  /** Disk bytes that logicalBytes of ino will take once stored. */
-  need(ino: number, logicalBytes: number): number {
-    return this.store.storedBytesFor?.(ino, logicalBytes) ?? 0;
+  /**
+   * Disk bytes that logicalBytes of the file will take once stored. Its layout is asked once per
+   * open state (a store lookup per write would cost more than the write's copy).
+   */
+  need(file: OpenFile, logicalBytes: number): number {
+    if (logicalBytes === 0) return 0;
+    file.spaceLayout ??= this.store.spaceLayoutOf?.(file.ino) ?? null;
+    return file.spaceLayout === null ? 0 : storedBytesUpperBound(file.spaceLayout, logicalBytes);
   }
 
   /**

@@ -4,6 +4,7 @@ import type { Attr, InodeType, SpecialType } from '../store/meta/attr';
 import type { PendingRange } from '../store/meta/allocated';
 import type { CommitTimes } from '../store/meta/commit-times';
 import type { ReadGrantInfo } from '../store/chunks/read-grant';
+import type { SpaceLayout } from '../src/space-need';
 export type { PendingRange, CommitTimes };
 
 /** The POSIX namespace the core works on (inodes, names, links, xattrs); failures are FsErrors. */
@@ -162,7 +163,7 @@ export interface StorePort {
   statfs(reservedRawBytes?: number): Promise<StatfsBytes>;
   /** Raw space of the disks, each file system once; absent: the write-back reserves nothing. */
   rawStatfs?(): Promise<StatfsBytes>;
-  /** Disk bytes that logicalBytes of ino will take once stored (an upper bound: src/space-need.ts). */
-  storedBytesFor?(ino: number, logicalBytes: number): number;
+  /** What the disk bytes of ino's stored bytes follow (src/space-need.ts: layout, chunk and block sizes). */
+  spaceLayoutOf?(ino: number): SpaceLayout;
   close(): Promise<void>;
 }

@@ -205,7 +205,7 @@ export class WriteBack {
     const covered = file.buffer.isEmpty ? 0 : file.buffer.coverage(offsetBytes, offsetBytes + lengthBytes);
     if (covered === lengthBytes) return 0; // an overwrite of buffered bytes takes no more space
     const held = file.buffer.bytes + file.flightBytes + lengthBytes - covered;
-    return this.space.need(file.ino, held) - file.reservedBytes;
+    return this.space.need(file, held) - file.reservedBytes;
   }
 
   /** A write whose reservation needs a new sample of the free space, or fails with ENOSPC. */
@@ -225,7 +225,7 @@ export class WriteBack {
    */
   private trimSpace(file: OpenFile): void {
     if (file.reservedBytes === 0) return;
-    const keep = this.space.need(file.ino, file.buffer.bytes + file.flightBytes);
+    const keep = this.space.need(file, file.buffer.bytes + file.flightBytes);
     if (keep >= file.reservedBytes) return;
     this.space.release(file.reservedBytes - keep);
     file.reservedBytes = keep;

@@ -4,7 +4,7 @@
 // (header and hash table, spec §2-§4) and EOF pad (spec §5), one shard per replica, k + m for EC.
 // A small file's needle costs less than the shard head this counts for it (spec §11).
 import { Layout } from './layout';
-import { shardFileBytes } from './region';
+import { PAGE_BYTES, alignUp, dataStartBytes } from './region';
 import { assert } from './errors';
 
 export interface SpaceLayout {
@@ -13,11 +13,15 @@ export interface SpaceLayout {
   bitrotBlockBytes: number;
 }
 
+/** A shard file's bytes (spec §2: header, hash table, data padded to 4 KiB), in numbers: asked per write. */
+function shardBytes(dataBytes: number, bitrotBlockBytes: number): number {
+  return dataStartBytes(Math.ceil(dataBytes / bitrotBlockBytes)) + alignUp(dataBytes, PAGE_BYTES);
+}
+
 /** Bytes on the disks of one chunk of chunkBytes logical bytes (every shard, head and pad included). */
 function chunkStoredBytes(l: SpaceLayout, chunkBytes: number): number {
-  if (l.layout.kind === 'replica') return l.layout.replicas * shardFileBytes(chunkBytes, l.bitrotBlockBytes);
-  const shardBytes = Math.ceil(chunkBytes / l.layout.k);
-  return (l.layout.k + l.layout.m) * shardFileBytes(shardBytes, l.bitrotBlockBytes);
+  if (l.layout.kind === 'replica') return l.layout.replicas * shardBytes(chunkBytes, l.bitrotBlockBytes);
+  return (l.layout.k + l.layout.m) * shardBytes(Math.ceil(chunkBytes / l.layout.k), l.bitrotBlockBytes);
 }
 
 /**

@@ -42,7 +42,7 @@ import { HealOptions, HealReport, Healer } from './upkeep/heal';
 import type { HealEntry } from './meta/chunk-map';
 import { Io, NodeIo, StatfsResult } from './io/io';
 import { LayoutError, overhead, parseLayout, shardCount } from '../src/layout';
-import { SpaceLayout, storedBytesUpperBound } from '../src/space-need';
+import { SpaceLayout } from '../src/space-need';
 import { DecodedChunks } from './chunks/chunk-transform';
 import { FLAG_COMPRESSED, FLAG_ENCRYPTED } from '../src/header';
 import { Db } from './meta/meta';
@@ -1247,19 +1247,17 @@ export class Store {
   }
 
   /**
-   * Disk bytes that logicalBytes of file ino will take once stored, under its layout (an upper
-   * bound: src/space-need.ts); the default layout's when ino is no file of this store any more.
+   * What the disk bytes of file ino's stored bytes follow (src/space-need.ts): its layout, chunk and
+   * bitrot block sizes; the defaults when ino is no file of this store any more.
    */
-  storedBytesFor(ino: number, logicalBytes: number): number {
-    let fl: SpaceLayout;
+  spaceLayoutOf(ino: number): SpaceLayout {
     try {
-      fl = this.files.layoutOf(ino);
+      return this.files.layoutOf(ino);
     } catch (err) {
       if (!(err instanceof FsError)) throw err;
       const d = this.opened.config.defaults;
-      fl = { layout: parseLayout(d.layout), chunkSizeBytes: d.chunkSizeBytes, bitrotBlockBytes: d.bitrotBlockBytes };
+      return { layout: parseLayout(d.layout), chunkSizeBytes: d.chunkSizeBytes, bitrotBlockBytes: d.bitrotBlockBytes };
     }
-    return storedBytesUpperBound(fl, logicalBytes);
   }
 
   /** st_dev of a disk directory, learnt once per path (replace-disk moves a disk to a new path; -1, not kept, when it cannot be statted). */

@@ -10,11 +10,15 @@ import { WriteBack } from '../../fs/write-buffer';
 import { OpenFile } from '../../fs/handles';
 import { posix } from '../../fs/errno';
 import type { StorePort } from '../../fs/store-port';
+import type { SpaceLayout } from '../../src/space-need';
+import { parseLayout } from '../../src/layout';
 
 const MIB = 1 << 20;
 const CS = MIB;
+/** Disk bytes of n logical bytes (page-aligned, in one chunk) under Disks' layout: 3 shards of an 8 KiB head and n. */
+const need = (n: number): number => 3 * (8 * 1024 + n);
 
-/** Disks of availBytes free raw space; every logical byte takes three (replica:3, no heads). */
+/** Disks of availBytes free raw space; every logical byte takes three (replica:3) plus one head. */
 class Disks {
   availBytes: number;
   samples = 0;
@@ -25,8 +29,9 @@ class Disks {
     this.samples++;
     return { totalBytes: this.totalBytes, freeBytes: this.availBytes, availBytes: this.availBytes };
   }
-  storedBytesFor(_ino: number, logicalBytes: number): number {
-    return 3 * logicalBytes;
+  /** replica:3 with chunks and blocks so large that heads are a rounding error: 3 disk bytes per byte, plus heads. */
+  spaceLayoutOf(): SpaceLayout {
+    return { layout: parseLayout('replica:3'), chunkSizeBytes: 1 << 30, bitrotBlockBytes: 1 << 30 };
   }
 }
 
@@ -108,20 +113,20 @@ test('a reservation past the free space fails with ENOSPC; stored bytes count as
 });
 
 test('a write the disks cannot hold fails with ENOSPC and buffers nothing; storing ends the reservation', async (t) => {
-  const store = new MemStore(10 * MIB); // 2% margin: 9.8 MiB of room, 3 bytes per byte written
+  const store = new MemStore(10 * MIB); // 2% margin: 9.8 MiB of room
   const wb = newWriteBack(store);
   const f = new OpenFile(5, 0);
   f.handles = 1;
   await wb.write(f, 0, Buffer.alloc(MIB, 1), MIB);
   await wb.write(f, MIB, Buffer.alloc(2 * MIB, 2), 2 * MIB);
-  t.is(wb.space.reserved, 9 * MIB);
+  t.is(wb.space.reserved, need(3 * MIB));
   const err = await t.throwsAsync(async () => wb.write(f, 3 * MIB, Buffer.alloc(MIB, 3), MIB));
   t.is((err as NodeJS.ErrnoException).code, 'ENOSPC');
   t.is(f.buffer.bytes, 3 * MIB, 'nothing of the refused write is buffered');
   t.is(f.sizeBytes, 3 * MIB, 'the size did not grow');
-  t.is(wb.space.reserved, 9 * MIB);
+  t.is(wb.space.reserved, need(3 * MIB));
   await wb.write(f, 0, Buffer.alloc(MIB, 4), MIB); // an overwrite of buffered bytes needs no more
-  t.is(wb.space.reserved, 9 * MIB);
+  t.is(wb.space.reserved, need(3 * MIB));
   await wb.flush(f);
   stopTimer(f);
   t.is(wb.space.reserved, 0, 'stored: the disks count them now');
