@@ -142,7 +142,11 @@ test("a background flush's ENOSPC after close is reported by the file's next clo
   await wb.write(f, 0, Buffer.from('lost'), 4);
   await wb.close(f); // a small file: stored in the background, after close returned
   f.handles = 0;
+  // The close batch's timer is unref'd (a mount's FUSE loop keeps the process alive): hold the
+  // event loop open while the batch runs, or the test process may find nothing left to wait on.
+  const alive = setInterval(() => undefined, 1_000);
   await wb.settle(f);
+  clearInterval(alive);
   stopTimer(f);
   t.is(wb.space.reserved, 0, 'dropped: the reservation ended');
   const again = new OpenFile(7, 0);
