@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { storeFixture, mkfs, shOk, chunkfsOk, ChunkfsMount } from '../helpers/mount';
 import { PgCluster, pgUnavailableReason, privateCluster } from '../helpers/pg-cluster';
 import { RecordWriter, badAcked } from '../helpers/record-writer';
-import { connectPg } from '../../store/meta/postgres/open';
+import { connectPg } from '../../store/meta/postgres/connect';
 
 /** Acks of the writer before the primary is killed, and after (the mount goes on). */
 const ACKS_BETWEEN = 20;

@@ -13,7 +13,7 @@ import { ROOT_INO } from '../../../../store/meta/meta';
 import type { Db } from '../../../../store/meta/sql-engine';
 import { parseMetaTarget } from '../../../../store/meta/postgres/target';
 import { parseConninfo, withKeyword } from '../../../../store/meta/postgres/conninfo';
-import { connectPg } from '../../../../store/meta/postgres/open';
+import { connectPg } from '../../../../store/meta/postgres/connect';
 import { pgTestFile, privateCluster, startPgCluster } from '../../../helpers/pg-cluster';
 import { REPO_ROOT } from '../../../helpers/root';
 import { SMALL, tmpDir, writeBehind } from '../../helpers';
