@@ -30,3 +30,24 @@ export function reclaimedSince(mark: ReclaimMark): string | null {
   const moved = RECLAIM_COUNTERS.filter((name) => now[name] !== mark[name]);
   return moved.length === 0 ? null : moved.map((name) => `${name} +${now[name] - mark[name]}`).join(', ');
 }
+
+/** Measures taken again when the kernel may have dropped cached names meanwhile. */
+export const UNDISTURBED_ATTEMPTS_MAX = 10;
+
+/**
+ * measure(attempt) (attempt from 1) again until one ran while the kernel dropped no cached names
+ * (reclaimedSince); that one's result. log hears each attempt not counted. Throws if none was.
+ */
+export async function undisturbed<T>(
+  measure: (attempt: number) => Promise<T>,
+  log: (line: string) => void,
+): Promise<T> {
+  for (let attempt = 1; attempt <= UNDISTURBED_ATTEMPTS_MAX; attempt++) {
+    const mark = reclaimMark();
+    const result = await measure(attempt);
+    const why = reclaimedSince(mark);
+    if (why === null) return result;
+    log(`attempt ${attempt} not counted: the kernel may have dropped cached names (${why})`);
+  }
+  throw new Error(`in each of ${UNDISTURBED_ATTEMPTS_MAX} attempts the kernel may have dropped cached names`);
+}

@@ -18,7 +18,7 @@ const ACKS_BETWEEN = 20;
 /** Bytes of the files written and fsync'd before the fail-over. */
 const FILE_BYTES = [1, 70_000, 3 << 20];
 /** Polls (POLL_MS apart) until the standby shows as synchronous on the primary. */
-const SYNC_POLLS_MAX = 200;
+const SYNC_POLLS_MAX = 1200; // x 100 ms: a bound far past a loaded machine's time
 const POLL_MS = 100;
 const unavailable = pgUnavailableReason();
 

@@ -340,7 +340,7 @@ pgTest(
 );
 
 /** Operations tried after a server restart until one succeeds (the first may fail with the old connection). */
-const AFTER_RESTART_TRIES_MAX = 20;
+const AFTER_RESTART_TRIES_MAX = 200; // x 300 ms: a bound far past a loaded machine's reconnection
 
 pgTest(
   'the server restarted under an open store: an operation may fail, the next ones run on a new connection; nothing committed is lost',
