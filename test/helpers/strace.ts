@@ -90,7 +90,7 @@ export const FUSE_OPCODE = {
   batchForget: 42,
 } as const;
 
-/** The requests the mount process pid read from /dev/fuse while fn ran, each's first printBytes bytes (strace -xx -s). */
+/** The requests the mount process pid read from /dev/fuse while fn ran: each's first printBytes bytes (-xx -s). */
 async function fuseRequestBytesDuring(
   pid: number,
   trace: string,

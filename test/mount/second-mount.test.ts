@@ -41,7 +41,7 @@ async function mountStatus(target: string): Promise<MountJson> {
   return mount as MountJson;
 }
 
-/** Polls for the mount process's exit (it flushes and closes the store first), bounded far past a loaded machine's time. */
+/** Polls for the mount process's exit (it flushes and closes the store first): far past a loaded machine's time. */
 const GONE_POLLS_MAX = 1200;
 
 async function gone(pid: number): Promise<boolean> {
