@@ -35,16 +35,20 @@ export function reclaimedSince(mark: ReclaimMark): string | null {
 export const UNDISTURBED_ATTEMPTS_MAX = 10;
 
 /**
- * measure(attempt) (attempt from 1) again until one ran while the kernel dropped no cached names
- * (reclaimedSince); that one's result. log hears each attempt not counted. Throws if none was.
+ * measure(attempt) (attempt from 1), taken again while its result is not as expected and the kernel
+ * may have dropped cached names meanwhile (reclaimedSince): a dropped name only adds requests, so an
+ * expected result holds either way, and an unexpected one only when nothing was dropped. The result
+ * to check; log hears each attempt not counted. Throws when every attempt was disturbed so.
  */
 export async function undisturbed<T>(
   measure: (attempt: number) => Promise<T>,
+  expected: (result: T) => boolean,
   log: (line: string) => void,
 ): Promise<T> {
   for (let attempt = 1; attempt <= UNDISTURBED_ATTEMPTS_MAX; attempt++) {
     const mark = reclaimMark();
     const result = await measure(attempt);
+    if (expected(result)) return result;
     const why = reclaimedSince(mark);
     if (why === null) return result;
     log(`attempt ${attempt} not counted: the kernel may have dropped cached names (${why})`);
