@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { startPgCluster } from '../../test/helpers/pg-cluster';
 import { Store } from '../../store/store';
-import { connectPg } from '../../store/meta/postgres/open';
+import { connectPg } from '../../store/meta/postgres/connect';
 import { epochSettingSql } from '../../store/meta/postgres/fence';
 import type { PgDb } from '../../store/meta/postgres/engine';
 

@@ -67,10 +67,14 @@ export async function fuseAnswersDuring(pid: number, trace: string, fn: () => Pr
   return straceEvents(trace).filter((e) => /^writev?\(\d+<\/dev\/fuse>/.test(e.line)).length;
 }
 
-/** A read of /dev/fuse under -xx, which prints the descriptor's path in hex too. */
+/** A read of /dev/fuse under -xx, which prints the descriptor's path in hex too; its bytes as printed (-s). */
 const DEV_FUSE_READ = new RegExp(
-  `^read\\(\\d+<${[...'/dev/fuse'].map((c) => '\\\\x' + c.charCodeAt(0).toString(16)).join('')}>, "((?:\\\\x[0-9a-f]{2}){8})`,
+  `^read\\(\\d+<${[...'/dev/fuse'].map((c) => '\\\\x' + c.charCodeAt(0).toString(16)).join('')}>, "((?:\\\\x[0-9a-f]{2}){8,})`,
 );
+/** linux/fuse.h: the fuse_in_header before each request's arguments (a LOOKUP's is the name, NUL-ended). */
+const FUSE_IN_HEADER_BYTES = 40;
+/** Bytes of a LOOKUP request strace prints: the header, a name of up to NAME_MAX bytes and its NUL. */
+const LOOKUP_PRINT_BYTES = FUSE_IN_HEADER_BYTES + 255 + 1;
 
 /** linux/fuse.h opcodes the tests count. */
 export const FUSE_OPCODE = {
@@ -86,6 +90,25 @@ export const FUSE_OPCODE = {
   batchForget: 42,
 } as const;
 
+/** The requests the mount process pid read from /dev/fuse while fn ran: each's first printBytes bytes (-xx -s). */
+async function fuseRequestBytesDuring(
+  pid: number,
+  trace: string,
+  printBytes: number,
+  fn: () => Promise<void>,
+): Promise<Buffer[]> {
+  const tracer = await straceAttach(pid, trace, 'read', ['-xx', '-s', String(printBytes)]);
+  try {
+    await fn();
+  } finally {
+    await straceDetach(tracer);
+  }
+  return straceEvents(trace).flatMap((e) => {
+    const mm = DEV_FUSE_READ.exec(e.line);
+    return mm === null ? [] : [Buffer.from(mm[1].replace(/\\x/g, ''), 'hex')];
+  });
+}
+
 /**
  * Requests the mount process pid read from /dev/fuse while fn ran, counted by opcode: strace prints
  * each read's first 8 bytes in hex (-xx -s 8), the fuse_in_header's len and opcode.
@@ -95,19 +118,20 @@ export async function fuseRequestsDuring(
   trace: string,
   fn: () => Promise<void>,
 ): Promise<Map<number, number>> {
-  const tracer = await straceAttach(pid, trace, 'read', ['-xx', '-s', '8']);
-  try {
-    await fn();
-  } finally {
-    await straceDetach(tracer);
-  }
   const counts = new Map<number, number>();
-  for (const e of straceEvents(trace)) {
-    const mm = DEV_FUSE_READ.exec(e.line);
-    if (mm === null) continue;
-    const bytes = Buffer.from(mm[1].replace(/\\x/g, ''), 'hex');
+  for (const bytes of await fuseRequestBytesDuring(pid, trace, 8, fn)) {
     const opcode = bytes.readUInt32LE(4);
     counts.set(opcode, (counts.get(opcode) ?? 0) + 1);
   }
   return counts;
+}
+
+/** The names the mount process pid was asked to look up (FUSE LOOKUP requests) while fn ran, in order. */
+export async function fuseLookupsDuring(pid: number, trace: string, fn: () => Promise<void>): Promise<string[]> {
+  return (await fuseRequestBytesDuring(pid, trace, LOOKUP_PRINT_BYTES, fn))
+    .filter((bytes) => bytes.readUInt32LE(4) === FUSE_OPCODE.lookup)
+    .map((bytes) => {
+      const end = bytes.indexOf(0, FUSE_IN_HEADER_BYTES);
+      return bytes.toString('utf8', FUSE_IN_HEADER_BYTES, end < 0 ? bytes.length : end);
+    });
 }

@@ -11,14 +11,14 @@ import * as path from 'node:path';
 import { storeFixture, mkfs, shOk, chunkfsOk, ChunkfsMount } from '../helpers/mount';
 import { PgCluster, pgUnavailableReason, privateCluster } from '../helpers/pg-cluster';
 import { RecordWriter, badAcked } from '../helpers/record-writer';
-import { connectPg } from '../../store/meta/postgres/open';
+import { connectPg } from '../../store/meta/postgres/connect';
 
 /** Acks of the writer before the primary is killed, and after (the mount goes on). */
 const ACKS_BETWEEN = 20;
 /** Bytes of the files written and fsync'd before the fail-over. */
 const FILE_BYTES = [1, 70_000, 3 << 20];
 /** Polls (POLL_MS apart) until the standby shows as synchronous on the primary. */
-const SYNC_POLLS_MAX = 200;
+const SYNC_POLLS_MAX = 1200; // x 100 ms: a bound far past a loaded machine's time
 const POLL_MS = 100;
 const unavailable = pgUnavailableReason();
 

@@ -41,8 +41,12 @@ async function mountStatus(target: string): Promise<MountJson> {
   return mount as MountJson;
 }
 
+/** Polls for the mount process's exit (it flushes and closes the store first): far past a loaded machine's time. */
+const GONE_POLLS_MAX = 1200;
+
 async function gone(pid: number): Promise<boolean> {
-  for (let i = 0; i < 150 && existsSync(`/proc/${pid}`); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+  for (let i = 0; i < GONE_POLLS_MAX && existsSync(`/proc/${pid}`); i++)
+    await new Promise((resolve) => setTimeout(resolve, 100));
   return !existsSync(`/proc/${pid}`);
 }
 

@@ -3,6 +3,7 @@
 // leaves nothing behind. Store faults are injected into the live mount (chunkfs inject).
 import test from 'ava';
 import { sharedMount, run, sh, CLI_JS, PYTHON } from '../helpers/mount';
+import { until } from '../helpers/until';
 
 const shared = sharedMount(test, 'unstorable');
 const P = shared.path;
@@ -39,7 +40,14 @@ test.serial('after a failed flush the writer gets the error and rm still removes
     t.is(w.stdout.trim(), 'fsync Input/output error', `${name}: ${w.stderr}`);
     await sh(`echo more > ${P(name + '-closed')}`); // stored in the background after close: fails there
   }
-  const rm = await sh(`sleep 0.5; rm ${P('small')} ${P('big')} ${P('small-closed')} ${P('big-closed')}`);
+  // rm once the closed files' stores failed in the background (the mount logs each), not while they run.
+  for (const name of ['small-closed', 'big-closed'])
+    await until(
+      () => new RegExp(`flush of /${name} \\(file \\d+\\) failed`).test(shared.mount.output()),
+      `failed background flush of ${name} in the mount's log`,
+      () => shared.mount.output(),
+    );
+  const rm = await sh(`rm ${P('small')} ${P('big')} ${P('small-closed')} ${P('big-closed')}`);
   t.is(rm.code, 0, rm.stderr);
   t.is((await sh(`ls -A ${shared.mount.mountpoint}`)).stdout.trim(), '');
   const cleared = await run(process.execPath, [CLI_JS, 'inject', '--clear', shared.mount.mountpoint]);

@@ -1,9 +1,9 @@
 // The shape DESIGN §2 gives the code, checked on the sources: imports point one way
-// (cli -> fs -> store -> src), store/'s folders are layers (io < meta < chunks < small < upkeep,
-// store.ts wiring them), no module outside store/meta/ writes SQL, engines are folders that
-// nothing else names (DESIGN §9 "Engines"), and only an engine's folder (sql/ with them) writes
-// SQL on the store's tables, the few other files with SQL text listed with their reason (DESIGN §9
-// "Operations").
+// (cli -> fs -> store -> src) and no module loads itself through others, store/'s folders are
+// layers (io < meta < chunks < small < upkeep, store.ts wiring them), no module outside store/meta/
+// writes SQL, engines are folders that nothing else names (DESIGN §9 "Engines"), and only an
+// engine's folder (sql/ with them) writes SQL on the store's tables, the few other files with SQL
+// text listed with their reason (DESIGN §9 "Operations").
 import test from 'ava';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -100,6 +100,50 @@ test("store/'s folders are layers: io < meta < chunks < small < file-io < upkeep
   }
   t.deepEqual(bad, []);
   t.true(storeFiles.length > 50, `found ${storeFiles.length} store sources`);
+});
+
+/**
+ * The modules a file loads when it runs: every import but `import type` (erased by the build), as
+ * files of the walk. A cycle of them makes a module run while another of the cycle is half-loaded.
+ */
+function valueImports(file: string, known: Set<string>): string[] {
+  const text = fs.readFileSync(path.join(REPO_ROOT, file), 'utf8');
+  const specs = [
+    ...text.matchAll(/^\s*(?:import|export)\s+(?!type\b)[^;]*?\bfrom\s+'(\.{1,2}\/[^']+)'/gm),
+    ...text.matchAll(/(?:^\s*import\s+|import\s*\(\s*|require\(\s*)'(\.{1,2}\/[^']+)'/gm),
+  ];
+  return specs
+    .map((m) => path.normalize(path.join(path.dirname(file), m[1])))
+    .flatMap((mod) => [`${mod}.ts`, path.join(mod, 'index.ts')].filter((f) => known.has(f)).slice(0, 1));
+}
+
+/** Each cycle of the graph, once, as "a -> b -> a" (a depth-first walk: an edge back to the path closes one). */
+function importCycles(graph: Map<string, string[]>): string[] {
+  const done = new Set<string>();
+  const onPath: string[] = [];
+  const cycles: string[] = [];
+  const visit = (file: string): void => {
+    const at = onPath.indexOf(file);
+    if (at >= 0) {
+      cycles.push([...onPath.slice(at), file].join(' -> '));
+      return;
+    }
+    if (done.has(file)) return;
+    onPath.push(file);
+    for (const next of graph.get(file) ?? []) visit(next);
+    onPath.pop();
+    done.add(file);
+  };
+  for (const file of graph.keys()) visit(file);
+  return cycles;
+}
+
+test('no import cycles: a module never loads, through others, the module loading it (one concept per file)', (t) => {
+  const known = new Set(ALL);
+  const graph = new Map(ALL.map((f) => [f, valueImports(f, known)]));
+  t.deepEqual(importCycles(graph), []);
+  const edges = [...graph.values()].reduce((n, targets) => n + targets.length, 0);
+  t.true(edges > ALL.length, `${edges} imports among ${ALL.length} sources`);
 });
 
 test('no SQL outside store/meta/', (t) => {

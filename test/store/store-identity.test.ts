@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { Store } from '../../store/store';
 import { moveStoreMeta } from '../../store/meta-move';
-import { connectPg } from '../../store/meta/postgres/open';
+import { connectPg } from '../../store/meta/postgres/connect';
 import { storeTablesIn } from '../../store/meta/meta-tables';
 import { Db, STORE_ID_VERSION } from '../../store/meta/meta';
 import { openDb } from '../../store/meta/sqlite/database';

@@ -66,11 +66,13 @@ const ANNOUNCE_POLL_MS = 50;
  */
 export async function awaitAnnouncing(db: PgDb, log: (line: string) => void): Promise<void> {
   for (let waitedMs = 0; waitedMs < ANNOUNCE_WAIT_MS; waitedMs += ANNOUNCE_POLL_MS) {
+    if (db.closed) return; // the store closed while this waited: nothing to follow any more
     const r = db.prepare(FOLLOWERS_SQL).get() as { on: bigint | null };
     const lease = readLease(db);
     if (r.on === 1n || lease === null || lease.expiresInMs <= 0) return;
     await new Promise((resolve) => setTimeout(resolve, ANNOUNCE_POLL_MS));
   }
+  if (db.closed) return;
   log(
     `the writer of ${db.target} does not announce its changes (a build before read-only followers?): this mount shows them at the next lookup or open`,
   );

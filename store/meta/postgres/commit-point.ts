@@ -1,5 +1,5 @@
 // PostgreSQL's full commit (DESIGN §5, §9; store/meta/commit-point.ts). Metadata transactions commit
-// with synchronous_commit = off (open.ts): a commit is in the server's WAL when it
+// with synchronous_commit = off (connect.ts): a commit is in the server's WAL when it
 // returns, so it survives a kill of the mount at once, and the server flushes it within a fraction
 // of a second. A full commit point (fsync, syncfs, unmount, the 5 s timer, before shards are touched
 // under an intent) is one transaction with synchronous_commit = on that writes one row: PostgreSQL
@@ -25,7 +25,7 @@
 import type { CommitPoint } from '../commit-point';
 import type { PgDb } from './engine';
 import type { LibpqConnection } from './libpq';
-import { connectPg } from './open';
+import { connectPg } from './connect';
 import { finishLibpq } from './engine';
 import { CommitsUnconfirmedError, SERVER_INSTANCE_SQL } from './instance';
 

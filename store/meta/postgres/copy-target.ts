@@ -7,7 +7,7 @@ import { redactedUrl } from './target';
 import { Db, createSchema } from '../meta';
 import { META_TABLES, storeTablesIn } from '../meta-tables';
 import { CopyResult, CopyStep, checkCounts } from '../copy-target';
-import { connectPg } from './open';
+import { connectPg } from './connect';
 
 /** A PostgreSQL target must hold no store: connected, or a message naming it. */
 function openPgTarget(meta: MetaTarget): Db {

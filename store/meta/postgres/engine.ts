@@ -243,6 +243,8 @@ export class PgDb implements Db {
   private readonly pipeline = new PgPipeline();
   /** The connection failed (server restart, network): dialled again on a timer (reconnect.ts). */
   private broken = false;
+  /** close() ran: the connection is finished and nothing more is sent on it. */
+  private closedFlag = false;
   /** When and why it was found broken (status; the reconnect's own record once it tries). */
   private brokenAtMs = 0;
   private brokenBecause = '';
@@ -292,7 +294,7 @@ export class PgDb implements Db {
   /**
    * url: the connection string (it never holds a password: target.ts); a second
    * connection uses it. instance: the server instance pq reached (instance.ts). dial: a new
-   * connection set up as this one was (open.ts), to replace one that failed
+   * connection set up as this one was (connect.ts), to replace one that failed
    * (DESIGN §9 "A broken connection"): the operation that saw the failure fails (its transaction is
    * gone with the connection), the ones while it is down too, the next ones run on the new connection.
    */
@@ -683,6 +685,9 @@ export class PgDb implements Db {
 
   /** A connection to run on, or a PgError (EIO at the mount) while it is being dialled again. */
   private usable(): void {
+    // A finished libpq connection answers any call with "connection pointer is NULL": said plainly instead.
+    if (this.closedFlag)
+      throw new PgError('', `the connection to ${this.target} was closed with the store`, SQLSTATE_CONNECTION_FAILURE);
     if (!this.broken) return;
     const lost = (why: string): PgError =>
       new PgError('', `the connection to ${this.target} was lost; ${why}`, SQLSTATE_CONNECTION_FAILURE);
@@ -693,7 +698,7 @@ export class PgDb implements Db {
 
   /**
    * One try of the reconnection (reconnect.ts; DESIGN §9 "A broken connection"): a new connection
-   * over the whole connection string, checked to reach this store's metadata (open.ts), its
+   * over the whole connection string, checked to reach this store's metadata (connect.ts), its
    * statements prepared again, the lease taken again in a new epoch (or the opener fenced), and
    * the listeners told, with whether commits since the last full commit point may be lost.
    */
@@ -904,7 +909,13 @@ export class PgDb implements Db {
     return this.pq;
   }
 
+  /** The store closed this connection: a caller still waiting (a timer) sends nothing more on it. */
+  get closed(): boolean {
+    return this.closedFlag;
+  }
+
   close(): void {
+    this.closedFlag = true;
     this.reconnect.stop();
     if (!this.broken)
       try {

@@ -1,5 +1,5 @@
 // Which server instance each commit of the metadata session was made on (DESIGN §9 "A broken
-// connection"). Commits run with synchronous_commit off (open.ts): one returns once it
+// connection"). Commits run with synchronous_commit off (connect.ts): one returns once it
 // is in the server's WAL buffers, and a full commit point (commit-point.ts) makes it
 // durable by one synchronous commit on the SAME server instance, later in the same WAL. A server that
 // crashed (immediate stop, kill -9, a machine gone) and started again, or a standby promoted in its

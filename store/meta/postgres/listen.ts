@@ -7,7 +7,7 @@
 // check (store/follower.ts).
 import type { LibpqConnection } from './libpq';
 import { RECONNECT_INTERVAL_MS, finishLibpq } from './engine';
-import { connectPg } from './open';
+import { connectPg } from './connect';
 import { CHANGES_CHANNEL, FOLLOWER_APP_NAME, parseChanged } from './change-notify';
 import { redactedUrl } from './target';
 

@@ -12,7 +12,7 @@
 // metadata connection is broken, when no side session can be had, or when a statement failed on the
 // side, the statement runs on the metadata connection, as it always did.
 import type { PgDb } from './engine';
-import { connectPg } from './open';
+import { connectPg } from './connect';
 
 /** After a dial that failed, the next try waits this long (uses run on the metadata connection meanwhile). */
 const SIDE_DIAL_RETRY_MS = 5000;

@@ -1,6 +1,6 @@
 // What a PostgreSQL target holds where a new store's tables would go (mkfs's check that it is empty,
 // store/meta/engine-open.ts checkNewMeta), read before anything is written.
-import { connectPg } from './open';
+import { connectPg } from './connect';
 
 /** Where a new store's tables would go: the database and the first schema of the search path. */
 const TARGET_SCHEMA_SQL = 'SELECT current_database() AS db, current_schema() AS schema';

@@ -15,7 +15,7 @@ import { createMeta, upgradeStoreMeta } from '../../../store/meta/engine-open';
 import type { Db } from '../../../store/meta/sql-engine';
 import { SQLITE_SCHEMA } from '../../../store/meta/sqlite/schema';
 import { POSTGRES_SCHEMA } from '../../../store/meta/postgres/schema';
-import { connectPg } from '../../../store/meta/postgres/open';
+import { connectPg } from '../../../store/meta/postgres/connect';
 import { chunkfsOk, removeDir, tempDir } from '../../helpers/mount';
 import { pgTestFile } from '../../helpers/pg-cluster';
 import { REPO_ROOT } from '../../helpers/root';

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { SCHEMA_VERSION, STORE_ID_VERSION } from '../../../store/meta/meta';
 import { metaStoreId } from '../../../store/meta/store-identity';
 import { openDb } from '../../../store/meta/sqlite/database';
-import { connectPg } from '../../../store/meta/postgres/open';
+import { connectPg } from '../../../store/meta/postgres/connect';
 import { chunkfsOk, mountChunkfs, removeDir, tempDir } from '../../helpers/mount';
 import { PG_BIN_DIR, pgTestFile } from '../../helpers/pg-cluster';
 import { openStoreMetaOf, storeUuidOf } from '../../helpers/pg-meta';

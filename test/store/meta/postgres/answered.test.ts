@@ -7,7 +7,7 @@
 import test from 'ava';
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
-import { connectPg } from '../../../../store/meta/postgres/open';
+import { connectPg } from '../../../../store/meta/postgres/connect';
 import { PgDb, PgError } from '../../../../store/meta/postgres/engine';
 import { COMMIT_POINT_TABLE_SQL, PgCommitPoint } from '../../../../store/meta/postgres/commit-point';
 import { UNANSWERED_TRANSACTIONS_MAX } from '../../../../store/meta/postgres/replies';

@@ -4,15 +4,17 @@
 // an epoch writes only while no lease is live; a holder's connection dialled again writes as the
 // holder. Through the store: an opener whose lease another opener took answers EROFS to every
 // change (namespace, data, shard writes), says why in status, and the new holder's files stay as
-// it wrote them. A lease table made before fencing gets its epoch at the next take.
+// it wrote them. A lease table made before fencing gets its epoch at the next take. An opener
+// closed while it waits to follow the new holder sends nothing more on its finished connection.
 import test from 'ava';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Store } from '../../../../store/store';
 import { ROOT_INO } from '../../../../store/meta/meta';
 import { PgDb, PgError } from '../../../../store/meta/postgres/engine';
-import { connectPg } from '../../../../store/meta/postgres/open';
+import { connectPg } from '../../../../store/meta/postgres/connect';
 import { FENCED_SQLSTATE, LeaseLostError, epochSettingSql } from '../../../../store/meta/postgres/fence';
+import { awaitAnnouncing } from '../../../../store/meta/postgres/announce';
 import { FsError } from '../../../../store/fs-error';
 import { pgTestFile } from '../../../helpers/pg-cluster';
 import { SMALL, tmpDir } from '../../helpers';
@@ -279,6 +281,28 @@ pgTest(
       }
     } finally {
       x.close();
+    }
+  },
+);
+
+pgTest(
+  'an opener closed while it waits to follow the new holder sends nothing more on its finished connection',
+  async (t) => {
+    const url = freshDb();
+    const { store } = await newStore(url); // a live holder that no follower listens to: it announces nothing
+    const db = connectPg(url);
+    const lines: string[] = [];
+    try {
+      const waiting = awaitAnnouncing(db, (line) => lines.push(line)); // looked once, now waits
+      db.close(); // as Store.close does while a fenced opener waits to follow (store/store.ts loseLease)
+      await t.notThrowsAsync(waiting, 'the wait ends with the connection, asking nothing more');
+      t.deepEqual(lines, []);
+      const err = t.throws(() => db.prepare('SELECT 1').get(), { instanceOf: PgError });
+      t.regex(err!.message, /closed with the store/);
+      t.true(err!.message.includes(db.target), err!.message);
+      t.notRegex(err!.message, /NULL/, "never libpq's text for a finished connection");
+    } finally {
+      await store.close();
     }
   },
 );

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { Store } from '../../../../store/store';
 import { PgDb } from '../../../../store/meta/postgres/engine';
-import { connectPg } from '../../../../store/meta/postgres/open';
+import { connectPg } from '../../../../store/meta/postgres/connect';
 import { PgLease } from '../../../../store/meta/postgres/lease';
 import { ChangeAnnouncer } from '../../../../store/meta/postgres/announce';
 import { FOLLOWERS_SQL, FOLLOWER_APP_NAME } from '../../../../store/meta/postgres/change-notify';

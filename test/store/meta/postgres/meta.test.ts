@@ -13,7 +13,7 @@ import { ROOT_INO } from '../../../../store/meta/meta';
 import type { Db } from '../../../../store/meta/sql-engine';
 import { parseMetaTarget } from '../../../../store/meta/postgres/target';
 import { parseConninfo, withKeyword } from '../../../../store/meta/postgres/conninfo';
-import { connectPg } from '../../../../store/meta/postgres/open';
+import { connectPg } from '../../../../store/meta/postgres/connect';
 import { pgTestFile, privateCluster, startPgCluster } from '../../../helpers/pg-cluster';
 import { REPO_ROOT } from '../../../helpers/root';
 import { SMALL, tmpDir, writeBehind } from '../../helpers';
@@ -340,7 +340,7 @@ pgTest(
 );
 
 /** Operations tried after a server restart until one succeeds (the first may fail with the old connection). */
-const AFTER_RESTART_TRIES_MAX = 20;
+const AFTER_RESTART_TRIES_MAX = 200; // x 300 ms: a bound far past a loaded machine's reconnection
 
 pgTest(
   'the server restarted under an open store: an operation may fail, the next ones run on a new connection; nothing committed is lost',

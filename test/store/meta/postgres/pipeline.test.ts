@@ -5,7 +5,7 @@
 // read on a second connection, and every failure (a statement's, the commit's own) leaves none of
 // the transaction's rows, surfaces as the same typed PgError, and leaves the connection usable.
 import test from 'ava';
-import { connectPg } from '../../../../store/meta/postgres/open';
+import { connectPg } from '../../../../store/meta/postgres/connect';
 import { PgDb, PgError } from '../../../../store/meta/postgres/engine';
 import { pgTestFile } from '../../../helpers/pg-cluster';
 
