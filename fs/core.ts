@@ -83,6 +83,8 @@ export class FsCore {
   stateGone: (ino: number) => void = () => undefined;
   /** Files with no name left whose data waits until the kernel forgets them (see lookups.ts). */
   private readonly unlinkedKnown = new Set<number>();
+  /** Last releases answered before their close batch was stored (fs/ops-file.ts release); unmount waits for them. */
+  private readonly releasing = new Set<Promise<void>>();
 
   constructor(
     readonly store: StorePort,
@@ -207,6 +209,18 @@ export class FsCore {
       return;
     }
     await this.deleteData(f.ino);
+  }
+
+  /** A last release that goes on after its answer; its failure is logged (the kernel drops release errors). */
+  releaseGoesOn(ino: number, work: Promise<void>): void {
+    const p = work.catch((err: Error) => this.opts.log(`release of inode ${ino}: ${err.message}`));
+    this.releasing.add(p);
+    void p.finally(() => this.releasing.delete(p));
+  }
+
+  /** Every last release answered early has ended (unmount: before the kernel's references are dropped). */
+  async releasesEnded(): Promise<void> {
+    while (this.releasing.size > 0) await Promise.all([...this.releasing]);
   }
 
   /** The kernel dropped n references to an inode (FUSE forget). */

@@ -346,6 +346,11 @@ export class WriteBack {
     return file.lock.idle && file.storing.length === 0;
   }
 
+  /** The file waits in the next close batch (not yet taken by its flush). */
+  inCloseBatch(file: OpenFile): boolean {
+    return this.closed.has(file);
+  }
+
   /** One close batch at a time, CLOSE_BATCH_DELAY_MS after the first file of the next one closed. */
   private scheduleClosed(): void {
     if (this.closeTimer !== null || this.closedInFlight > 0 || this.closed.size === 0) return;
