@@ -42,6 +42,8 @@ const BLKSIZE_BYTES = 128 * 1024;
 const FILE_BLKSIZE_BYTES_MAX = 64 * 1024 * 1024;
 /** Waits at a last release for flushes queued on the file to end (each finds its buffer empty). */
 const RELEASE_IDLE_WAITS_MAX = 1000;
+/** Rounds of close batches unmount stores for the last releases answered early (each round ends every one it saw). */
+const RELEASES_ENDED_ROUNDS_MAX = 64;
 const GENERATION_MODULUS = 2n ** 53n;
 /** st_blocks counts 512-byte units whatever the block size (stat(2)). */
 const BLOCK_BYTES = 512;
@@ -220,7 +222,10 @@ export class FsCore {
 
   /** Every last release answered early has ended (unmount: before the kernel's references are dropped). */
   async releasesEnded(): Promise<void> {
-    while (this.releasing.size > 0) await Promise.all([...this.releasing]);
+    for (let round = 0; round < RELEASES_ENDED_ROUNDS_MAX && this.releasing.size > 0; round++) {
+      await this.wb.storeCloseBatches(); // their timer's wait would not keep the process
+      await Promise.all([...this.releasing]);
+    }
   }
 
   /** The kernel dropped n references to an inode (FUSE forget). */
