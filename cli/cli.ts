@@ -13,6 +13,8 @@ import { guardStdio, keepRunningWithoutStdout } from './stdio';
 import { limitHeapGrowth } from './mount-memory';
 import type { MountMemory } from './actions/env';
 import { defaultStorePath } from './target';
+import { processStopped } from './process-state';
+import { mountpointInsideStore } from './mountpoint-place';
 import { mkdirTree } from '../store/io/mkdir-tree';
 import type { MountedFs } from '../fs/mount';
 
@@ -58,12 +60,13 @@ function loadStore(): StoreModule {
 
 export { defaultStorePath };
 
-function run(file: string, args: string[]): Promise<{ code: number; out: string }> {
+/** timedOut: killed after PROBE_TIMEOUT_MS (what it waited on did not answer). */
+function run(file: string, args: string[]): Promise<{ code: number; out: string; timedOut: boolean }> {
   return new Promise((resolve) => {
     execFile(file, args, { timeout: PROBE_TIMEOUT_MS, killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
       const code =
         err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1;
-      resolve({ code, out: `${stdout}${stderr}` });
+      resolve({ code, out: `${stdout}${stderr}`, timedOut: err !== null && err.killed === true });
     });
   });
 }
@@ -95,6 +98,8 @@ async function prepareMountpoint(mountpoint: string): Promise<string[]> {
     // a stat can be answered from attributes the kernel still caches (1 s) after the server died.
     const probe = await run('sh', ['-c', ': < "$1"', 'sh', mountpoint]);
     if (probe.code === 0) throw new CliError(`${mountpoint} is already mounted (a live mount); unmount it first`);
+    // No answer is a stopped or hung mount process (a paused VM), not a dead one: never unmount it.
+    if (probe.timedOut) throw new CliError(notAnswering(mountpoint));
     process.stderr.write(
       `chunkfs: ${mountpoint} is a stale mount (${probe.out.trim()}); recovering with fusermount -uz\n`,
     );
@@ -110,6 +115,27 @@ async function prepareMountpoint(mountpoint: string): Promise<string[]> {
   if ((await fsp.readdir(mountpoint)).length > 0)
     throw new CliError(`${mountpoint} is not empty (mount on an empty directory)`);
   return made;
+}
+
+function notAnswering(mountpoint: string): string {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { mountHolderOf } = require('./umount-wait') as typeof import('./umount-wait');
+  const pid = mountInfoTable()
+    .filter((m) => m.mountpoint === mountpoint)
+    .map(
+      (m) =>
+        mountHolderOf(
+          m.source,
+          connectionMounts(m.dev, m.source).map((c) => c.mountpoint),
+        )?.pid,
+    )
+    .pop();
+  const who = pid === undefined ? 'its mount process' : `its mount process ${pid}`;
+  const what = pid !== undefined && processStopped(pid) ? `is stopped: kill -CONT ${pid}` : 'is stopped or hung';
+  return (
+    `${mountpoint} is mounted but not answering (${PROBE_TIMEOUT_MS / 1000} s; ${who} ${what}, ` +
+    `or 'chunkfs umount --lazy ${mountpoint}'); nothing was done`
+  );
 }
 
 async function isStore(dir: string): Promise<boolean> {
@@ -137,6 +163,12 @@ async function cmdMkfs(c: Extract<Command, { verb: 'mkfs' }>): Promise<void> {
     ecBlockSizeBytes,
     keyFile: c.keyFile,
     meta: c.meta,
+  }).catch((err: Error & { code?: unknown }) => {
+    // A full file system while building: the bare ENOSPC or SQLite's "database or disk is full"
+    // names no file; say which store, and that mkfs undid what it made (DESIGN §4 "mkfs").
+    if (err.code === 'SQLITE_FULL' || err.code === 'ENOSPC')
+      throw new CliError(`${dir}: no space left to make it (${err.message}); nothing was made: free space, retry`);
+    throw err;
   });
   await store.close();
   const n = typeof disks === 'number' ? disks : disks.length;
@@ -164,6 +196,8 @@ async function cmdMount(c: Extract<Command, { verb: 'mount' }>): Promise<boolean
       `chunkfs: created the default store ${storeDir} (${DEFAULT_DISKS} disks, ${DEFAULT_LAYOUT})\n`,
     );
   }
+  const inside = mountpointInsideStore(mountpoint, storeDir);
+  if (inside !== null) throw new CliError(inside);
   const made = await prepareMountpoint(mountpoint);
   const unmade = async (err: unknown): Promise<never> => {
     await removeMade(made);
@@ -413,7 +447,9 @@ export async function main(argv: string[]): Promise<number> {
     cmd = parseArgs(argv);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    process.stderr.write(`chunkfs${err.verb ? ' ' + err.verb : ''}: ${err.message}\n${HELP[err.verb] ?? HELP['']}\n`);
+    // One line, the error and where the usage is: a page of help after it would bury it.
+    const verb = err.verb && HELP[err.verb] !== undefined ? ` ${err.verb}` : '';
+    process.stderr.write(`chunkfs${verb}: ${err.message}; 'chunkfs${verb} --help' shows the usage\n`);
     return 2;
   }
   try {
@@ -463,7 +499,7 @@ export async function main(argv: string[]): Promise<number> {
     }
   } catch (err) {
     const msg = err instanceof CliError ? err.message : err instanceof Error ? err.message : String(err);
-    process.stderr.write(`chunkfs ${cmd.verb}: ${msg}\n`);
+    process.stderr.write(`chunkfs ${cmd.verb === 'meta' ? `meta ${cmd.action}` : cmd.verb}: ${msg}\n`);
     return 1;
   }
 }

@@ -152,9 +152,7 @@ export async function startBackgroundMount(a: HelperArgs): Promise<string> {
       child.unref();
       return ready;
     }
-    // The error, without the usage text that follows a usage error.
-    if (exited !== null)
-      throw new Error(`chunkfs mount failed (exit ${exited}): ${tail(a.logPath, from).split('\nusage:')[0].trim()}`);
+    if (exited !== null) throw new Error(`chunkfs mount failed (exit ${exited}): ${tail(a.logPath, from).trim()}`);
     await new Promise((resolve) => setTimeout(resolve, READY_POLL_MS));
   }
   child.kill('SIGTERM');

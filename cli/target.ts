@@ -96,5 +96,12 @@ export function resolveFile(
       `${fileArg} is not inside a chunkfs mount; name a file by its path in a mount, or as /path/in/the/filesystem with the store`,
     );
   }
+  // Without a store, a path outside every mount is read in the default store: when there is none,
+  // the path was more likely meant as a file in a mount (a typo, or the mount is gone).
+  if (storeArg === undefined && !isStoreDir(defaultStorePath(env)))
+    throw new TargetError(
+      `${abs} is not inside a chunkfs mount, and no store is given to look it up in (the default store ` +
+        `${defaultStorePath(env)} does not exist); name a file in a mount, or /path/in/the/filesystem with the store`,
+    );
   return { target: resolveTarget(storeArg, env), relPath: path.posix.normalize(fileArg).replace(/^\/+/, '') };
 }

@@ -1,4 +1,5 @@
-// A command line that cannot be run as given: the CLI prints the message and the verb's usage, exit 2.
+// A command line that cannot be run as given: the CLI prints the message in one line
+// with where the verb's usage is, exit 2.
 export class UsageError extends Error {
   constructor(
     readonly verb: string,

@@ -8,6 +8,7 @@ import { Layout, parseLayout, shardCount } from '../src/layout';
 import { markerPath, writeMarker } from './disk-identity';
 import type { MkfsStaging } from './mkfs-staging';
 import { refuseSharedDiskDir } from './io/private-modes';
+import { statToMake } from './mkfs-path';
 import { MetaTarget } from './meta-target';
 import { StoreKeyRef, checkKeyRef, createStoreKey, loadStoreKey } from './store-key';
 import { SyncIo, nodeSyncIo } from './io/sync-io';
@@ -210,9 +211,10 @@ export function createConfig(staging: MkfsStaging, opts: CreateConfigOptions): S
     containerCapacityBytes: opts.defaults?.containerCapacityBytes ?? DEFAULT_CONTAINER_CAPACITY_BYTES,
     ...(opts.defaults?.intentLogBytes !== undefined ? { intentLogBytes: opts.defaults.intentLogBytes } : {}),
   };
-  checkDefaults(defaults, diskPaths.length, path.join(dir, CONFIG_FILE));
+  checkDefaults(defaults, diskPaths.length, dir); // the store to be: no chunkfs.json exists yet
   for (const r of resolved) {
-    if (io.stat(r) !== null && io.readdir(r).length > 0) throw new ConfigError(r, 'disk directory is not empty');
+    if (statToMake(io, r, 'disk directory') !== null && io.readdir(r).length > 0)
+      throw new ConfigError(r, 'disk directory is not empty');
     refuseSharedDiskDir(io, r);
   }
   const config: StoreConfig = {

@@ -5,6 +5,7 @@
 import * as crypto from 'node:crypto';
 import * as path from 'node:path';
 import { ConfigError } from './config';
+import { statToMake } from './mkfs-path';
 import { PRIVATE_DIR_MODE, SyncIo } from './io/sync-io';
 
 /** Random bytes in the staging directory's name (two mkfs runs side by side never share one). */
@@ -31,9 +32,7 @@ export class MkfsStaging {
 
   /** Refuses a target that is not an empty directory; makes the staging directory beside it. */
   static begin(io: SyncIo, target: string): MkfsStaging {
-    const st = io.stat(target);
-    if (st !== null && st.kind !== 'dir')
-      throw new ConfigError(target, 'is not a directory; refusing to create a store there');
+    const st = statToMake(io, target, 'store directory');
     if (st !== null && io.readdir(target).length > 0) {
       throw new ConfigError(target, 'target directory is not empty; refusing to create a store there');
     }

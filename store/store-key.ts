@@ -26,10 +26,23 @@ export function keyCheck(key: Uint8Array): string {
   return crypto.createHmac('sha256', key).update(CHECK_LABEL).digest().subarray(0, 16).toString('hex');
 }
 
-function readKeyFile(io: SyncIo, file: string): Buffer {
+/** Permission bits of a key file others could read or change (group or other). */
+const KEY_SHARED_BITS = 0o077;
+
+/**
+ * external: a key file outside the store (mkfs --keyfile, -o keyfile=), which no open tightens:
+ * one others can read or change is refused, as ssh refuses such a private key (DESIGN §10).
+ */
+function readKeyFile(io: SyncIo, file: string, external: boolean): Buffer {
   const st = io.stat(file);
   if (st === null) throw new StoreKeyError(`store key file ${file} does not exist`);
   if (st.kind !== 'file') throw new StoreKeyError(`store key file ${file} is not a regular file`);
+  if (external && (st.permBits & KEY_SHARED_BITS) !== 0) {
+    const mode = st.permBits.toString(8).padStart(4, '0');
+    throw new StoreKeyError(
+      `store key file ${file} is open to others (mode ${mode}); make it owner-only (chmod 600 ${file}) and retry`,
+    );
+  }
   const key = io.readFile(file);
   if (key.length !== STORE_KEY_BYTES)
     throw new StoreKeyError(`store key file ${file} must hold ${STORE_KEY_BYTES} bytes, it holds ${key.length}`);
@@ -43,7 +56,7 @@ function readKeyFile(io: SyncIo, file: string): Buffer {
 export function checkKeyFileTarget(io: SyncIo, externalFile: string): void {
   const file = path.resolve(externalFile);
   if (io.stat(file) !== null) {
-    readKeyFile(io, file);
+    readKeyFile(io, file, true);
     return;
   }
   const parent = path.dirname(file);
@@ -73,7 +86,7 @@ export function createStoreKey(
       io.createExclusive(file, crypto.randomBytes(STORE_KEY_BYTES));
       made?.(file);
     }
-    return { check: keyCheck(readKeyFile(io, file)) };
+    return { check: keyCheck(readKeyFile(io, file, true)) };
   }
   const key = crypto.randomBytes(STORE_KEY_BYTES);
   io.writeFileDurable(path.join(dir, STORE_KEY_FILE), key);
@@ -97,7 +110,7 @@ export function loadStoreKey(io: SyncIo, dir: string, ref: StoreKeyRef | undefin
     );
   }
   const file = keyFile !== undefined ? path.resolve(keyFile) : path.resolve(dir, ref.file!);
-  const key = readKeyFile(io, file);
+  const key = readKeyFile(io, file, keyFile !== undefined);
   if (keyCheck(key) !== ref.check)
     throw new StoreKeyError(`${file} is not the key of store ${dir} (its check value differs); nothing was changed`);
   return key;

@@ -4,6 +4,7 @@
 // and the report on stdout. A SQLite store's intent log is folded into the shards first, by an
 // open and close of the store, as a mount and unmount would (DESIGN §5: PostgreSQL keeps intents
 // as rows, so records of the log file cannot move with the metadata).
+import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import type { MetaCommand } from '../meta-args';
 import type { MetaMoveReport } from '../../store/meta-move';
@@ -48,6 +49,8 @@ async function foldIntentLog(
 
 export async function metaCopyVerb(c: MetaCommand): Promise<number> {
   const storeDir = path.resolve(c.store);
+  if (!existsSync(path.join(storeDir, 'chunkfs.json')))
+    throw new Error(`${storeDir} is not a chunkfs store (no chunkfs.json there); name the store directory`);
   refuseMounted(storeDir);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { moveStoreMeta, planMetaMove } = require('../../store/meta-move') as typeof import('../../store/meta-move');

@@ -67,6 +67,16 @@ rootTest('a store on a full file system: each opener says so in one line and lea
   t.is(st.code, 1);
   t.regex(st.stderr, /^chunkfs status: .*meta\.db-shm, .* cannot be used \(.*its file system is full: df -h\)/);
   t.is(st.stderr.split('\n').length, 2, 'one line');
+  // mkfs of another store there: one line naming it, and no store or staging directory left.
+  const entries = fs.readdirSync(`${dir}/fs`).sort();
+  const mk = await chunkfsCli(['mkfs', `${dir}/fs/store2`, '--disks', '3']);
+  t.is(mk.code, 1);
+  t.regex(
+    mk.stderr,
+    new RegExp(`^chunkfs mkfs: ${dir}/fs/store2: no space left to make it \\(.*\\); nothing was made`),
+  );
+  t.is(mk.stderr.split('\n').length, 2, 'one line');
+  t.deepEqual(fs.readdirSync(`${dir}/fs`).sort(), entries, 'nothing made');
   // Space again: the store opens as before.
   fs.rmSync(`${dir}/fs/filler`);
   await chunkfsOk(['fsck', '--repair', store]);

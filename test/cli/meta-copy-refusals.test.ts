@@ -49,10 +49,18 @@ test.serial('meta copy refuses a bad --to, itself and a wrong key in one line; n
   for (const [args, said, opts] of cases) {
     const r = await chunkfsCli(['meta', 'copy', store, ...args], opts);
     t.is(r.code, 1, args.join(' '));
-    t.regex(r.stderr, new RegExp(`^chunkfs meta: .*${said.source}`), args.join(' '));
+    t.regex(r.stderr, new RegExp(`^chunkfs meta copy: .*${said.source}`), args.join(' '));
     t.is(r.stderr.trim().split('\n').length, 1, r.stderr);
     t.notRegex(r.stderr, /secret/);
     t.deepEqual(state(store), before, `${args.join(' ')}: nothing changed`);
   }
   await chunkfsOk(['fsck', store], withKey);
+  // A mistyped store: one line naming it, nothing made.
+  const typo = await chunkfsCli(['meta', 'copy', `${store}x`, '--to', 'sqlite']);
+  t.is(typo.code, 1);
+  t.is(
+    typo.stderr,
+    `chunkfs meta copy: ${store}x is not a chunkfs store (no chunkfs.json there); name the store directory\n`,
+  );
+  t.false(fs.existsSync(`${store}x`));
 });

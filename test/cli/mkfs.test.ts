@@ -243,3 +243,102 @@ test.serial('a bad --meta is one line naming it (no password shown); no store, n
     t.deepEqual(tree(base), [], `${meta}: nothing made`);
   }
 });
+
+test.serial('a store or disk path that is a file, or under one: one line naming the file; nothing made', async (t) => {
+  const base = path.join(dir, 'afile');
+  fs.mkdirSync(base);
+  fs.writeFileSync(`${base}/f`, 'x');
+  const disks = ['--disk', `${base}/d1`, '--disk', `${base}/d2`];
+  const cases: Array<[string[], RegExp]> = [
+    [[`${base}/f`], new RegExp(`^chunkfs mkfs: ${base}/f: is a file, not a store directory\\n$`)],
+    [
+      [`${base}/f/a/store`],
+      new RegExp(`^chunkfs mkfs: ${base}/f/a/store: cannot be a store directory: ${base}/f is a file, not a dir`),
+    ],
+    [
+      [`${base}/store`, '--disk', `${base}/f`, ...disks],
+      new RegExp(`^chunkfs mkfs: ${base}/f: is a file, not a disk directory\\n$`),
+    ],
+    [
+      [`${base}/store`, '--disk', `${base}/f/d0`, ...disks],
+      new RegExp(`^chunkfs mkfs: ${base}/f/d0: cannot be a disk directory: ${base}/f is a file, not a directory\\n$`),
+    ],
+  ];
+  for (const [args, said] of cases) {
+    const r = await chunkfsCli(['mkfs', ...args]);
+    t.is(r.code, 1, args.join(' '));
+    t.regex(r.stderr, said);
+    oneLine(t, r.stderr);
+    t.deepEqual(tree(base), ['f'], `${args.join(' ')}: nothing made`);
+  }
+});
+
+test.serial(
+  'a command line that cannot run: one line naming what is wrong and where the usage is, exit 2',
+  async (t) => {
+    const cases: Array<[string[], string]> = [
+      [['mkfs', `${dir}/u`, '--frob'], "chunkfs mkfs: unknown option '--frob'; 'chunkfs mkfs --help' shows the usage"],
+      [['mount'], "chunkfs mount: missing <mountpoint>; 'chunkfs mount --help' shows the usage"],
+      [['fsck', '--repiar'], "chunkfs fsck: unknown option '--repiar'; 'chunkfs fsck --help' shows the usage"],
+      [['meta', 'move'], "chunkfs meta: unknown action 'move' (expected copy); 'chunkfs meta --help' shows the usage"],
+      [['mkfz'], "chunkfs: unknown command 'mkfz' (expected one of: "],
+    ];
+    for (const [args, said] of cases) {
+      const r = await chunkfsCli(args);
+      t.is(r.code, 2, args.join(' '));
+      t.true(r.stderr.startsWith(said), r.stderr);
+      oneLine(t, r.stderr);
+      t.is(r.stdout, '');
+    }
+    t.false(fs.existsSync(`${dir}/u`));
+  },
+);
+
+test.serial(
+  'a key file outside the store that others may read is refused at mkfs and at open; 0600 works',
+  async (t) => {
+    const base = path.join(dir, 'loosekey');
+    fs.mkdirSync(base);
+    const key = `${base}/store.key`;
+    fs.writeFileSync(key, Buffer.alloc(32, 7), { mode: 0o644 });
+    fs.chmodSync(key, 0o644);
+    const said = (mode: string): RegExp =>
+      new RegExp(
+        `store key file ${key} is open to others \\(mode ${mode}\\); make it owner-only \\(chmod 600 ${key}\\)`,
+      );
+    const args = ['mkfs', `${base}/store`, '--disks', '3', '--layout', 'replica:3,aes256gcm', '--keyfile', key];
+    const r = await chunkfsCli(args);
+    t.is(r.code, 1);
+    t.regex(r.stderr, said('0644'));
+    oneLine(t, r.stderr);
+    t.deepEqual(tree(base), ['store.key'], 'nothing made');
+    fs.chmodSync(key, 0o600);
+    await chunkfsOk(args);
+    fs.chmodSync(key, 0o620);
+    const env = { env: { ...process.env, CHUNKFS_KEYFILE: key } };
+    const open = await chunkfsCli(['fsck', `${base}/store`], env);
+    t.is(open.code, 1);
+    t.regex(open.stderr, said('0620'));
+    oneLine(t, open.stderr);
+    fs.chmodSync(key, 0o600);
+    await chunkfsOk(['fsck', `${base}/store`], env);
+  },
+);
+
+test.serial(
+  'a layout the disks cannot hold names the store mkfs would make, not a chunkfs.json that is not there',
+  async (t) => {
+    const base = path.join(dir, 'layout');
+    fs.mkdirSync(base);
+    for (const [layout, said] of [
+      ['ec:4+2', 'layout ec:4+2 needs 6 disks, only 3 exist'],
+      ['replica:0', "invalid layout 'replica:0'"],
+    ]) {
+      const r = await chunkfsCli(['mkfs', `${base}/store`, '--disks', '3', '--layout', layout]);
+      t.is(r.code, 1);
+      t.true(r.stderr.startsWith(`chunkfs mkfs: ${base}/store: ${said}`), r.stderr);
+      oneLine(t, r.stderr);
+      t.deepEqual(tree(base), []);
+    }
+  },
+);

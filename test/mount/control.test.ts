@@ -192,6 +192,14 @@ test.serial(
       }
       t.false(isMounted(fixture.dir + '/sm2'));
       t.false(existsSync(fixture.dir + '/sm2'), 'the second mount left no mount point it made');
+      // On its own mount point: not answering is not dead (a stale mount): it stays mounted.
+      const again = await bounded(['mount', store, fixture.dir + '/sm']);
+      t.is(again.code, 1, again.stderr);
+      t.regex(
+        again.stderr,
+        new RegExp(`^chunkfs mount: ${fixture.dir}/sm is mounted but not answering .*kill -CONT ${pid}.*\\n$`),
+      );
+      t.true(isMounted(fixture.dir + '/sm'), 'the paused mount was not unmounted');
       t.is((await fsp.readFile(store + '/chunkfs.lock', 'utf8')).split('\n')[0], String(pid), 'the lock is still its');
     } finally {
       process.kill(pid, 'SIGCONT');

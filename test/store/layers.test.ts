@@ -19,6 +19,7 @@ const STORE_ROOT_LAYER: Record<string, number> = {
   config: 0,
   'meta-target': 0,
   'mkfs-staging': 0,
+  'mkfs-path': 0,
   'store-key': 0,
   'log-record-keys': 0,
   'disk-identity': 0,
