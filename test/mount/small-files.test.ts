@@ -70,3 +70,17 @@ test.serial(
     t.is(report.leaks.leakedShards + report.leaks.leakedTemps, 0, JSON.stringify(report.leaks));
   },
 );
+
+// Their last releases are answered before their close batch is stored (DESIGN §5 "How data is
+// written"): an unmount right after the writer's last close still stores every one of them.
+test.serial('small files closed just before an unmount (no sync) all read back after a remount', async (t) => {
+  let m = await fixture.mount();
+  const tree = path.join(m.mountpoint, 'unsynced');
+  const made = await run(PYTHON, ['-c', TREE.replace('os.sync()', ''), tree], { timeoutMs: 120_000 });
+  t.is(made.code, 0, made.stderr);
+  await m.stop();
+  m = await fixture.mount();
+  const checked = await run(PYTHON, ['-c', CHECK, tree], { timeoutMs: 120_000 });
+  t.is(checked.stdout.trim(), '0', `every small file reads back after a remount ${checked.stderr}`);
+  await m.stop();
+});
