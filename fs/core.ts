@@ -42,8 +42,6 @@ const BLKSIZE_BYTES = 128 * 1024;
 const FILE_BLKSIZE_BYTES_MAX = 64 * 1024 * 1024;
 /** Waits at a last release for flushes queued on the file to end (each finds its buffer empty). */
 const RELEASE_IDLE_WAITS_MAX = 1000;
-/** Rounds of close batches unmount stores for the last releases answered early (each round ends every one it saw). */
-const RELEASES_ENDED_ROUNDS_MAX = 64;
 const GENERATION_MODULUS = 2n ** 53n;
 /** st_blocks counts 512-byte units whatever the block size (stat(2)). */
 const BLOCK_BYTES = 512;
@@ -85,8 +83,6 @@ export class FsCore {
   stateGone: (ino: number) => void = () => undefined;
   /** Files with no name left whose data waits until the kernel forgets them (see lookups.ts). */
   private readonly unlinkedKnown = new Set<number>();
-  /** Last releases answered before their close batch was stored (fs/ops-file.ts release); unmount waits for them. */
-  private readonly releasing = new Set<Promise<void>>();
 
   constructor(
     readonly store: StorePort,
@@ -211,21 +207,6 @@ export class FsCore {
       return;
     }
     await this.deleteData(f.ino);
-  }
-
-  /** A last release that goes on after its answer; its failure is logged (the kernel drops release errors). */
-  releaseGoesOn(ino: number, work: Promise<void>): void {
-    const p = work.catch((err: Error) => this.opts.log(`release of inode ${ino}: ${err.message}`));
-    this.releasing.add(p);
-    void p.finally(() => this.releasing.delete(p));
-  }
-
-  /** Every last release answered early has ended (unmount: before the kernel's references are dropped). */
-  async releasesEnded(): Promise<void> {
-    for (let round = 0; round < RELEASES_ENDED_ROUNDS_MAX && this.releasing.size > 0; round++) {
-      await this.wb.storeCloseBatches(); // their timer's wait would not keep the process
-      await Promise.all([...this.releasing]);
-    }
   }
 
   /** The kernel dropped n references to an inode (FUSE forget). */

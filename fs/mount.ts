@@ -134,7 +134,6 @@ export async function mountFs(store: StorePort, mountpoint: string, opts: MountO
       if (unmounted) return;
       unmounted = true;
       await transport.stop(goneAlready);
-      await core.releasesEnded();
       await core.wb.flushAll();
       core.atime.flush();
       await core.forgetAll();

@@ -2,7 +2,6 @@
 // Writes go through the write-back buffer; fsync returns only when the file's bytes are durable in
 // the store (DESIGN §5).
 import type { FsCore } from './core';
-import type { OpenFile } from './handles';
 import type { Caller, Stat } from './types';
 import { checkLength, newOwner } from './ops-names';
 import { posix } from './errno';
@@ -109,20 +108,9 @@ export async function fsyncdir(core: FsCore): Promise<void> {
   await core.store.sync();
 }
 
-/**
- * The last release stores what the file has buffered, then forgets its state. A file in a close
- * batch is answered once it joined it (DESIGN §5): the kernel keeps at most max_background
- * RELEASEs in flight, and with each waiting for its batch a batch never held more files than that.
- */
 export async function release(core: FsCore, fh: number): Promise<void> {
   const { file, last } = core.handles.close(fh);
   if (!last) return;
-  const settled = settleAndForget(core, file);
-  if (!core.wb.inCloseBatch(file)) return settled;
-  core.releaseGoesOn(file.ino, settled);
-}
-
-async function settleAndForget(core: FsCore, file: OpenFile): Promise<void> {
   try {
     await core.wb.settle(file);
   } finally {

@@ -54,8 +54,6 @@ const CLOSE_BATCH_DELAY_MS = 20;
  * every needle that arrives while one append runs (store/small/needle-io.ts).
  */
 const CLOSE_BATCH_CONCURRENCY = 128;
-/** Close batches storeCloseBatches stores in one call (none joins once the transport stopped). */
-const CLOSE_BATCH_ROUNDS_MAX = 64;
 /**
  * Errors of background flushes that finished after the file's last handle closed, kept per inode so
  * the next fsync or close of that file reports them (like the kernel's per-file writeback error).
@@ -135,8 +133,6 @@ export class WriteBack {
   /** Files of the close batch being flushed. */
   private closedInFlight = 0;
   private closeTimer: NodeJS.Timeout | null = null;
-  /** The close batch being stored, if any. */
-  private storingClosed: Promise<void> | null = null;
   private readonly lateErrors = new Map<number, Error>();
   /** Told, by inode, when a flush of an open file starts (the transport takes back a close it answers itself). */
   onStoreStart: (ino: number) => void = () => undefined;
@@ -350,44 +346,14 @@ export class WriteBack {
     return file.lock.idle && file.storing.length === 0;
   }
 
-  /** The file waits in the next close batch (not yet taken by its flush). */
-  inCloseBatch(file: OpenFile): boolean {
-    return this.closed.has(file);
-  }
-
   /** One close batch at a time, CLOSE_BATCH_DELAY_MS after the first file of the next one closed. */
   private scheduleClosed(): void {
     if (this.closeTimer !== null || this.closedInFlight > 0 || this.closed.size === 0) return;
     this.closeTimer = setTimeout(() => {
       this.closeTimer = null;
-      void this.storeClosed();
+      void this.flushClosed();
     }, CLOSE_BATCH_DELAY_MS);
     this.closeTimer.unref();
-  }
-
-  private storeClosed(): Promise<void> {
-    const p = this.flushClosed().finally(() => {
-      if (this.storingClosed === p) this.storingClosed = null;
-    });
-    this.storingClosed = p;
-    return p;
-  }
-
-  /**
-   * Every close batch stored now, not at its timer: at unmount, whose waits for the last releases
-   * (fs/core.ts releasesEnded) the unref'd timer would not keep the process for.
-   */
-  async storeCloseBatches(): Promise<void> {
-    for (let round = 0; round < CLOSE_BATCH_ROUNDS_MAX; round++) {
-      if (this.storingClosed !== null) {
-        await this.storingClosed;
-        continue;
-      }
-      if (this.closed.size === 0) return;
-      if (this.closeTimer !== null) clearTimeout(this.closeTimer);
-      this.closeTimer = null;
-      await this.storeClosed();
-    }
   }
 
   /** Flush the closed files together (their store writes run concurrently: one needle append). */

@@ -71,8 +71,8 @@ test.serial(
   },
 );
 
-// Their last releases are answered before their close batch is stored (DESIGN §5 "How data is
-// written"): an unmount right after the writer's last close still stores every one of them.
+// Close does not store a small file (DESIGN §5 "How data is written": its close batch does, up to
+// 20 ms later): an unmount right after the writer's last close still stores every one of them.
 test.serial('small files closed just before an unmount (no sync) all read back after a remount', async (t) => {
   let m = await fixture.mount();
   const tree = path.join(m.mountpoint, 'unsynced');
