@@ -70,3 +70,17 @@ test.serial(
     t.is(report.leaks.leakedShards + report.leaks.leakedTemps, 0, JSON.stringify(report.leaks));
   },
 );
+
+// Close does not store a small file (DESIGN §5 "How data is written": its close batch does, up to
+// 20 ms later): an unmount right after the writer's last close still stores every one of them.
+test.serial('small files closed just before an unmount (no sync) all read back after a remount', async (t) => {
+  let m = await fixture.mount();
+  const tree = path.join(m.mountpoint, 'unsynced');
+  const made = await run(PYTHON, ['-c', TREE.replace('os.sync()', ''), tree], { timeoutMs: 120_000 });
+  t.is(made.code, 0, made.stderr);
+  await m.stop();
+  m = await fixture.mount();
+  const checked = await run(PYTHON, ['-c', CHECK, tree], { timeoutMs: 120_000 });
+  t.is(checked.stdout.trim(), '0', `every small file reads back after a remount ${checked.stderr}`);
+  await m.stop();
+});

@@ -155,3 +155,34 @@ test('an append whose container write fails fails every needle of its batch and 
   t.deepEqual(scrub.leaks.paths, []);
   await store.close();
 });
+
+// An append takes one pack class; the needles of another stay queued in their order for the next.
+test('needles of two pack classes queued together: each class its own container, in the order they came', async (t) => {
+  const { store } = await smallStore('replica:3', 6, PACK);
+  const fio = (store as unknown as { files: { appender: { append(r: unknown): Promise<Slice> } } }).files;
+  const classes = ['replica:3', 'replica:2', 'replica:3', 'replica:2', 'replica:3', 'replica:2'];
+  const files = classes.map((_, i) => store.ns.create(1, `f${i}`, 0o644, 0, 0));
+  const slices = await Promise.all(
+    files.map((f, i) =>
+      fio.appender.append({
+        ino: f.ino,
+        packClass: classes[i],
+        data: Buffer.from(`needle ${i}`),
+        commit: () => undefined,
+      }),
+    ),
+  );
+  for (const cls of ['replica:3', 'replica:2']) {
+    const mine = slices.filter((_, i) => classes[i] === cls);
+    t.is(new Set(mine.map((s) => s.containerId)).size, 1, `${cls}: one container`);
+    const offsets = mine.map((s) => s.offsetBytes);
+    t.deepEqual(
+      offsets,
+      [...offsets].sort((a, b) => (a < b ? -1 : 1)),
+      `${cls}: offsets in the order appended`,
+    );
+  }
+  t.not(slices[0].containerId, slices[1].containerId, 'each class its own container');
+  t.is(containerRows(store).length, 2);
+  await store.close();
+});
