@@ -132,6 +132,11 @@ export class InjectIo implements Io {
       ? this.gated('write', 'fsync', path, () => this.inner.fsyncDir(path))
       : this.inner.fsyncDir(path);
   }
+  syncfs(path: string): Promise<void> {
+    return this.faults.armed
+      ? this.gated('write', 'syncfs', path, () => this.inner.syncfs(path))
+      : this.inner.syncfs(path);
+  }
   statfs(path: string): Promise<StatfsResult> {
     return this.faults.armed
       ? this.gated('read', 'statfs', path, () => this.inner.statfs(path))

@@ -5,6 +5,7 @@
 import * as fs from 'node:fs';
 import { LRUCache } from 'lru-cache';
 import { assert } from '../../src/errors';
+import { rsNative } from '../../src/rs-native';
 import { mkdirTree } from './mkdir-tree';
 import { IoStat, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, statOf } from './sync-io';
 
@@ -53,6 +54,13 @@ export interface Io {
   chmod(path: string, mode: number): Promise<void>;
   readdir(path: string): Promise<string[]>;
   fsyncDir(path: string): Promise<void>;
+  /**
+   * syncfs(2) of the file system holding path (a disk's root), off the calling thread: every file's
+   * data and every directory entry on that file system is durable once it resolves, and a writeback
+   * error of any file there since the last syncfs of that path rejects it (Linux >= 5.8). DESIGN §5
+   * "One syncfs per file system".
+   */
+  syncfs(path: string): Promise<void>;
   statfs(path: string): Promise<StatfsResult>;
   exists(path: string): Promise<boolean>;
   /**
@@ -346,6 +354,12 @@ export interface NodeIoOptions {
 
 export class NodeIo implements Io {
   private readonly cache: LRUCache<string, Descriptor>;
+  /**
+   * A descriptor per path synced with syncfs, kept open: syncfs reports the file system's writeback
+   * errors since the descriptor was opened or last synced, so one opened per call could miss an
+   * error another process's syncfs already saw.
+   */
+  private readonly syncfsFds = new Map<string, Promise<number>>();
   readonly gate: InlineGate;
 
   constructor(opts: NodeIoOptions = {}) {
@@ -437,6 +451,16 @@ export class NodeIo implements Io {
       await fdCall(fs.close, fd);
     }
   }
+  async syncfs(path: string): Promise<void> {
+    let fd = this.syncfsFds.get(path);
+    if (fd === undefined) {
+      fd = openFd(path, fs.constants.O_RDONLY);
+      this.syncfsFds.set(path, fd);
+      fd.catch(() => this.syncfsFds.delete(path)); // tried again by the next call
+    }
+    const held = await fd;
+    await this.gate.run(null, () => rsNative().syncfs(held));
+  }
   async statfs(path: string): Promise<StatfsResult> {
     const st = await fs.promises.statfs(path);
     return { totalBytes: st.blocks * st.bsize, freeBytes: st.bfree * st.bsize, availBytes: st.bavail * st.bsize };
@@ -464,6 +488,8 @@ export class NodeIo implements Io {
   /** Close every cached descriptor (store close). */
   closeAll(): void {
     this.cache.clear();
+    for (const fd of this.syncfsFds.values()) void fd.then((n) => fs.close(n, () => undefined)).catch(() => undefined);
+    this.syncfsFds.clear();
   }
 }
 

@@ -80,6 +80,9 @@ export class MeteredIo implements Io {
   fsyncDir(path: string): Promise<void> {
     return timed(this.observe, () => this.inner.fsyncDir(path));
   }
+  syncfs(path: string): Promise<void> {
+    return timed(this.observe, () => this.inner.syncfs(path));
+  }
   statfs(path: string): Promise<StatfsResult> {
     return this.inner.statfs(path);
   }
