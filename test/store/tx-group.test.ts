@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Store } from '../../store/store';
 import { NodeIo, type IoFile, type OpenMode } from '../../store/io/io';
+import { FaultyIo } from '../../store/io/faulty-io';
 import { SMALL, prng, randomBytes, smallStore, tmpDir } from './helpers';
 import { sqliteOnlyTest, testMetaEngine } from '../helpers/pg-meta';
 
@@ -242,3 +243,41 @@ sqliteOnlyTest(
     }
   },
 );
+
+test('a group that wrote syncfsFilesMin shard files to one file system flushes it with one syncfs; a smaller one file by file', async (t) => {
+  const { dir, ino } = await pristine('replica:3');
+  const flushes = async (syncfsFilesMin: number): Promise<Record<string, number>> => {
+    const io = new FaultyIo(new NodeIo());
+    const s = await Store.open(dir, { io });
+    try {
+      s.startGroups(syncfsFilesMin);
+      await s.write(ino, 2 * CS, randomBytes(prng(syncfsFilesMin), 2 * CS)); // 2 chunks: 6 shard files
+      const before = new Map(io.calls);
+      await s.sync();
+      const n = (op: 'syncfs' | 'fsyncDir' | 'fdatasync'): number => (io.calls.get(op) ?? 0) - (before.get(op) ?? 0);
+      return { syncfs: n('syncfs'), fsyncDir: n('fsyncDir'), fdatasync: n('fdatasync') };
+    } finally {
+      await s.close();
+    }
+  };
+  const whole = await flushes(6);
+  // The one fdatasync left is the metadata commit's (meta.db's WAL), after the syncfs.
+  t.deepEqual(whole, { syncfs: 1, fsyncDir: 0, fdatasync: 1 }, 'one syncfs: no shard file or directory flushed alone');
+  const each = await flushes(7);
+  t.is(each.syncfs, 0, 'below the file count: no syncfs');
+  t.true(
+    each.fdatasync >= 6 + 1 && each.fsyncDir >= 6,
+    `each shard file and directory flushed (${JSON.stringify(each)})`,
+  );
+});
+
+test('NodeIo.syncfs flushes the file system of a path, and fails with the errno name of a path that is not there', async (t) => {
+  const dir = tmpDir('chunkfs-syncfs-');
+  const io = new NodeIo();
+  try {
+    await io.syncfs(dir);
+    await t.throwsAsync(io.syncfs(path.join(dir, 'missing')), { code: 'ENOENT' });
+  } finally {
+    io.closeAll();
+  }
+});
