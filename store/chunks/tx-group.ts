@@ -368,72 +368,67 @@ export class TxGroups {
 
   /**
    * Every shard file and directory of g made durable: on a file system to which g wrote at least
-   * syncfsFilesMin shard files, by one syncfs of it; elsewhere by an fdatasync per file, then an
-   * fsync per directory (DESIGN §5 "One syncfs per file system"). The shards that failed, by write
-   * (those whose write failed before included).
+   * syncfsFilesMin shard files, by one syncfs of it; elsewhere, and where that syncfs failed, by an
+   * fdatasync per file, then an fsync per directory, which names the shards that failed (DESIGN §5
+   * "One syncfs per file system"). The shards that failed, by write (those whose write failed before
+   * included).
    */
   private async flush(g: Group): Promise<Map<GroupWrite, Set<number>>> {
     const shards: GroupShard[] = [];
     for (const [, w] of g.writes()) for (const i of w.syncs.files.keys()) shards.push({ w, i });
     const whole = await this.wholeFileSystems(shards);
-    const each = shards.filter(({ w, i }) => !whole.has(w.ref.diskIds[i]));
+    const onDisk = (sh: GroupShard): string[] | undefined => whole.get(sh.w.ref.diskIds[sh.i]);
     const failed = new Map<GroupWrite, Set<number>>();
     const fail = (w: GroupWrite, i: number, why: string): void => {
       this.env.health.fail(w.ref.diskIds[i], why);
       failed.set(w, (failed.get(w) ?? new Set<number>()).add(i));
     };
-    const [bad] = await Promise.all([this.syncFileSystems(whole), this.flushEach(each, fail)]);
-    for (const { w, i } of shards) {
-      const why = bad.get(w.ref.diskIds[i]);
-      if (why !== undefined) fail(w, i, why);
-      else if (whole.has(w.ref.diskIds[i])) for (const fn of w.syncs.after.get(i) ?? []) fn();
-    }
+    const each = this.flushEach(
+      shards.filter((sh) => onDisk(sh) === undefined),
+      fail,
+    );
+    const synced = [...new Set(whole.values())].map(async (roots) => {
+      const mine = shards.filter((sh) => onDisk(sh) === roots);
+      try {
+        await this.env.shards.io.syncfs(roots);
+        for (const { w, i } of mine) for (const fn of w.syncs.after.get(i) ?? []) fn(); // its directories are durable
+      } catch {
+        await this.flushEach(mine, fail); // which shards of that file system failed, if any did
+      }
+    });
+    await Promise.all([each, ...synced]);
     for (const [, w] of g.writes())
       for (const i of w.failed) failed.set(w, (failed.get(w) ?? new Set<number>()).add(i));
     return failed;
   }
 
   /**
-   * The disks of shards whose file system gets one syncfs, each with the root that syncfs is called
-   * on (one per file system): those to which the shards wrote syncfsFilesMin files or more. The
-   * roots are stat'ed at each close, so a device mounted or unmounted meanwhile is seen as it is.
+   * The disks of shards whose file system gets one syncfs, each with the roots of that file
+   * system's disks in the group (one array per file system): those to which the shards wrote
+   * syncfsFilesMin files or more. The roots are stat'ed at each close, so a device mounted or
+   * unmounted meanwhile is seen as it is.
    */
-  private async wholeFileSystems(shards: GroupShard[]): Promise<Map<number, string>> {
+  private async wholeFileSystems(shards: GroupShard[]): Promise<Map<number, string[]>> {
     if (shards.length < this.syncfsFilesMin) return new Map();
     const perDisk = new Map<number, number>();
     for (const { w, i } of shards) perDisk.set(w.ref.diskIds[i], (perDisk.get(w.ref.diskIds[i]) ?? 0) + 1);
-    const byDevice = new Map<number, { root: string; disks: number[]; files: number }>();
+    const byDevice = new Map<number, { roots: string[]; disks: number[]; files: number }>();
     await Promise.all(
       [...perDisk].map(async ([diskId, files]) => {
         const root = this.env.shards.diskRoot(diskId);
         const st = await this.env.shards.io.stat(root).catch(() => null);
         if (st === null) return; // flushed file by file, which reports what is wrong there
-        const fsys = byDevice.get(st.dev) ?? { root, disks: [], files: 0 };
+        const fsys = byDevice.get(st.dev) ?? { roots: [], disks: [], files: 0 };
+        fsys.roots.push(root);
         fsys.disks.push(diskId);
         fsys.files += files;
         byDevice.set(st.dev, fsys);
       }),
     );
-    const whole = new Map<number, string>();
+    const whole = new Map<number, string[]>();
     for (const fsys of byDevice.values())
-      if (fsys.files >= this.syncfsFilesMin) for (const d of fsys.disks) whole.set(d, fsys.root);
+      if (fsys.files >= this.syncfsFilesMin) for (const d of fsys.disks) whole.set(d, fsys.roots);
     return whole;
-  }
-
-  /** One syncfs per root of whole; the disks whose syncfs failed, with why. */
-  private async syncFileSystems(whole: Map<number, string>): Promise<Map<number, string>> {
-    const bad = new Map<number, string>();
-    await Promise.all(
-      [...new Set(whole.values())].map(async (root) => {
-        try {
-          await this.env.shards.io.syncfs(root);
-        } catch (err) {
-          const why = `syncfs of ${root}: ${err instanceof Error ? err.message : String(err)}`;
-          for (const [d, r] of whole) if (r === root) bad.set(d, why);
-        }
-      }),
-    );
-    return bad;
   }
 
   /**

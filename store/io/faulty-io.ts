@@ -307,12 +307,12 @@ export class FaultyIo implements Io {
       if (nodePath.dirname(path) === dir) this.nsDurable.set(path, t);
     }
   }
-  async syncfs(p: string): Promise<void> {
-    const root = nodePath.resolve(p);
-    await this.gate('syncfs', root);
-    await this.run(() => this.inner.syncfs(root));
+  async syncfs(paths: readonly string[]): Promise<void> {
+    const roots = paths.map((p) => nodePath.resolve(p));
+    await this.gate('syncfs', roots.join(' '));
+    await this.run(() => this.inner.syncfs(roots));
     this.after('syncfs');
-    const dev = fs.statSync(root).dev;
+    const dev = fs.statSync(roots[0]).dev;
     for (const [path, t] of this.nsCurrent) {
       if (deviceOf(path) !== dev) continue;
       if (t !== null) t.durable = Buffer.from(t.current); // its bytes, as an fdatasync of it

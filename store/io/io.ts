@@ -55,12 +55,13 @@ export interface Io {
   readdir(path: string): Promise<string[]>;
   fsyncDir(path: string): Promise<void>;
   /**
-   * syncfs(2) of the file system holding path (a disk's root), off the calling thread: every file's
-   * data and every directory entry on that file system is durable once it resolves, and a writeback
-   * error of any file there since the last syncfs of that path rejects it (Linux >= 5.8). DESIGN §5
-   * "One syncfs per file system".
+   * syncfs(2) of the one file system holding every path of roots (disk roots the caller found on one
+   * st_dev), off the calling thread: every file's data and every directory entry on it is durable
+   * once it resolves, and a writeback error of any file there since the last syncfs of roots[0]
+   * rejects it (Linux >= 5.8). Each root is named so that a fault set on any of those disks fails it.
+   * DESIGN §5 "One syncfs per file system".
    */
-  syncfs(path: string): Promise<void>;
+  syncfs(roots: readonly string[]): Promise<void>;
   statfs(path: string): Promise<StatfsResult>;
   exists(path: string): Promise<boolean>;
   /**
@@ -451,7 +452,9 @@ export class NodeIo implements Io {
       await fdCall(fs.close, fd);
     }
   }
-  async syncfs(path: string): Promise<void> {
+  async syncfs(roots: readonly string[]): Promise<void> {
+    assert(roots.length > 0, 'syncfs: no path');
+    const path = roots[0];
     let fd = this.syncfsFds.get(path);
     if (fd === undefined) {
       fd = openFd(path, fs.constants.O_RDONLY);

@@ -118,7 +118,7 @@ test('syncfs makes every file and name on its file system durable; a crash befor
       await io.rename(`${p}.tmp`, p);
     }
     if (crashFirst) io.crashBeforeSync(io.syncCount + 1);
-    const synced = await io.syncfs(dir).then(
+    const synced = await io.syncfs([dir]).then(
       () => true,
       () => false,
     );

@@ -9,7 +9,7 @@
 // fails the first flush of two of a chunk's three shards, so it also steps through the close's
 // retry of them. The syncfs sweeps flush the group's one file system with one syncfs (DESIGN §5 "One
 // syncfs per file system"): a crash before it loses every shard and directory entry, after it none;
-// their retry sweep fails that syncfs, so every shard is written and flushed again on its own.
+// their retry sweep fails that syncfs, so every shard file and directory is flushed on its own.
 import test from 'ava';
 import { sqliteOnlyTest } from '../helpers/pg-meta';
 import { FaultyIo } from '../../store/io/faulty-io';
@@ -52,7 +52,7 @@ function twoFlushesFail(io: FaultyIo): void {
   io.addFault({ op: 'fdatasync', path: shard, error: 'EIO', count: 2 });
 }
 
-/** The group's one syncfs fails (EIO) once: the close writes and flushes every shard again on its own. */
+/** The group's one syncfs fails (EIO) once: the close flushes every shard file and directory on its own. */
 function syncfsFails(io: FaultyIo): void {
   io.addFault({ op: 'syncfs', error: 'EIO', count: 1 });
 }
@@ -61,7 +61,7 @@ for (const whole of [false, true])
   for (const layout of ['replica:3', 'ec:2+1'])
     for (const power of [false, true])
       for (const retry of [false, true]) {
-        const again = whole ? ' that writes every shard again' : ' that writes two failed shards again';
+        const again = whole ? ' that fails, then file by file' : ' that writes two failed shards again';
         const how = `${whole ? ' by one syncfs' : ''}${retry ? again : ''} (${power ? 'power loss' : 'process kill'})`;
         const faults = (io: FaultyIo): void => {
           if (retry) (whole ? syncfsFails : twoFlushesFail)(io);

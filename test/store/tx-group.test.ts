@@ -244,7 +244,7 @@ sqliteOnlyTest(
   },
 );
 
-test('a group that wrote syncfsFilesMin shard files to one file system flushes it with one syncfs; a smaller one file by file', async (t) => {
+test('a group with syncfsFilesMin shard files on one file system flushes it by one syncfs; a smaller one file by file', async (t) => {
   const { dir, ino } = await pristine('replica:3');
   const flushes = async (syncfsFilesMin: number): Promise<Record<string, number>> => {
     const io = new FaultyIo(new NodeIo());
@@ -271,12 +271,12 @@ test('a group that wrote syncfsFilesMin shard files to one file system flushes i
   );
 });
 
-test('NodeIo.syncfs flushes the file system of a path, and fails with the errno name of a path that is not there', async (t) => {
+test('NodeIo.syncfs flushes the file system of a path; a path that is not there fails with its errno name', async (t) => {
   const dir = tmpDir('chunkfs-syncfs-');
   const io = new NodeIo();
   try {
-    await io.syncfs(dir);
-    await t.throwsAsync(io.syncfs(path.join(dir, 'missing')), { code: 'ENOENT' });
+    await io.syncfs([dir]);
+    await t.throwsAsync(io.syncfs([path.join(dir, 'missing')]), { code: 'ENOENT' });
   } finally {
     io.closeAll();
   }
