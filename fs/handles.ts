@@ -4,6 +4,7 @@
 import { ExtentMap, pushRange } from './extent-map';
 import { RwLock } from './rwlock';
 import { posix } from './errno';
+import type { SpaceLayout } from '../src/space-need';
 
 export const HANDLES_MAX = 1 << 20;
 
@@ -43,6 +44,12 @@ export class OpenFile {
    * still data to st_blocks and SEEK_DATA (DESIGN §5 "One view": cp saw a hole here).
    */
   storing: Array<{ offsetBytes: number; endBytes: number }> = [];
+  /** Bytes taken out of the buffer by the flush now running (their disk space stays reserved until it settles). */
+  flightBytes = 0;
+  /** Disk bytes reserved for the bytes buffered or in flight (fs/space-ledger.ts). */
+  reservedBytes = 0;
+  /** The store's answer to what its stored bytes take on the disks, asked at its first write (null: none). */
+  spaceLayout: SpaceLayout | null | undefined = undefined;
   /** A background flush failed: reported (EIO) by the next fsync/flush, as the kernel does. */
   flushError: Error | null = null;
   constructor(

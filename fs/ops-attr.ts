@@ -91,6 +91,6 @@ export function dropSetIdAfterWrite(core: FsCore, ino: number, caller: Caller): 
 }
 
 export async function statfs(core: FsCore): Promise<FsCounts> {
-  const s = await core.store.statfs();
+  const s = await core.store.statfs(core.wb.space.reserved); // buffered bytes' space is taken (DESIGN §5)
   return { ...s, files: FILES_REPORTED, filesFree: FILES_REPORTED, nameBytesMax: NAME_BYTES_MAX };
 }

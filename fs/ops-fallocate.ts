@@ -45,7 +45,7 @@ async function checkRoom(
 ): Promise<void> {
   const newBytes = Math.max(0, offsetBytes + lengthBytes - Math.max(offsetBytes, sizeBytes));
   if (newBytes === 0) return;
-  const { availBytes } = await core.store.statfs();
+  const { availBytes } = await core.store.statfs(core.wb.space.reserved);
   if (newBytes > availBytes)
     throw posix('ENOSPC', `fallocate of ${newBytes} new bytes on inode ${ino}: ${availBytes} bytes are free`);
 }

@@ -4,6 +4,7 @@ import type { Attr, InodeType, SpecialType } from '../store/meta/attr';
 import type { PendingRange } from '../store/meta/allocated';
 import type { CommitTimes } from '../store/meta/commit-times';
 import type { ReadGrantInfo } from '../store/chunks/read-grant';
+import type { SpaceLayout } from '../src/space-need';
 export type { PendingRange, CommitTimes };
 
 /** The POSIX namespace the core works on (inodes, names, links, xattrs); failures are FsErrors. */
@@ -155,7 +156,14 @@ export interface StorePort {
   deleteFile(ino: number): Promise<void>;
   /** A path that names the inode now (for log lines), or null when it has no name. */
   pathOf(ino: number): string | null;
-  /** Usable capacity: raw disk space divided by the default layout's overhead. */
-  statfs(): Promise<StatfsBytes>;
+  /**
+   * Usable capacity: raw disk space divided by the default layout's overhead; reservedRawBytes (disk
+   * bytes the write-back reserved, DESIGN §5 "Space for buffered bytes") count as used.
+   */
+  statfs(reservedRawBytes?: number): Promise<StatfsBytes>;
+  /** Raw space of the disks, each file system once; absent: the write-back reserves nothing. */
+  rawStatfs?(): Promise<StatfsBytes>;
+  /** What the disk bytes of ino's stored bytes follow (src/space-need.ts: layout, chunk and block sizes). */
+  spaceLayoutOf?(ino: number): SpaceLayout;
   close(): Promise<void>;
 }

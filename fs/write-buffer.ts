@@ -8,6 +8,7 @@ import { OpenFile } from './handles';
 import { Extent, Run, pushRange, releaseExtents, runBytes, toRuns } from './extent-map';
 import { SLAB_BYTES_DEFAULT, SlabPool } from './slab-pool';
 import { FLUSH_LANES_MAX, FlushLane, FlushLanes } from './flush-lanes';
+import { SpaceLedger } from './space-ledger';
 import type { CommitTimes, StorePort } from './store-port';
 import { nowNs } from '../store/meta/meta';
 import { assert } from '../src/errors';
@@ -140,11 +141,14 @@ export class WriteBack {
   joinedBytes = 0;
   /** Bytes of multi-part batches the store took as they lie (not copied again). */
   partsStoredBytes = 0;
+  /** Disk space reserved for buffered bytes (DESIGN §5 "Space for buffered bytes"). */
+  readonly space: SpaceLedger;
 
   constructor(
     private readonly store: StorePort,
     readonly opts: WriteBackOptions,
   ) {
+    this.space = new SpaceLedger(store);
     const slabBytes = slabBytesFor(opts.bufferBytesMax);
     // Every slab stays in the pool once made (at most the bound's worth): one dropped would stay
     // resident until the garbage collector next ran.
@@ -182,8 +186,57 @@ export class WriteBack {
    * copied in place over an extent already buffered, else into pooled memory. Done at once
    * (undefined) unless memory pressure makes it wait for a flush (a promise). Either way it is
    * accepted, not durable. No promise per write on the common path: it is the mount's hottest call.
+   * Bytes that grow what the file holds first reserve their disk space (fs/space-ledger.ts: from a
+   * sample of the disks' free space, no syscall per write); when it is not there the write fails
+   * with ENOSPC and buffers nothing.
    */
   write(file: OpenFile, offsetBytes: number, src: Buffer, lengthBytes: number): Promise<void> | undefined {
+    if (this.space.enabled) {
+      const bytes = this.spaceFor(file, offsetBytes, lengthBytes);
+      const reserved = this.space.tryReserve(bytes);
+      if (reserved !== true) return this.writeWithSpace(file, offsetBytes, src, lengthBytes);
+      file.reservedBytes += Math.max(0, bytes);
+    }
+    return this.writeReserved(file, offsetBytes, src, lengthBytes);
+  }
+
+  /** Disk bytes a write needs reserved beyond what the file has reserved (<= 0: none). */
+  private spaceFor(file: OpenFile, offsetBytes: number, lengthBytes: number): number {
+    const covered = file.buffer.isEmpty ? 0 : file.buffer.coverage(offsetBytes, offsetBytes + lengthBytes);
+    if (covered === lengthBytes) return 0; // an overwrite of buffered bytes takes no more space
+    const held = file.buffer.bytes + file.flightBytes + lengthBytes - covered;
+    return this.space.need(file, held) - file.reservedBytes;
+  }
+
+  /** A write whose reservation needs a new sample of the free space, or fails with ENOSPC. */
+  private async writeWithSpace(file: OpenFile, offsetBytes: number, src: Buffer, lengthBytes: number): Promise<void> {
+    const bytes = this.spaceFor(file, offsetBytes, lengthBytes);
+    await this.space.reserve(
+      bytes,
+      () => `write of ${lengthBytes} bytes at ${offsetBytes} to ${this.pathText(file.ino)}(file ${file.ino})`,
+    );
+    file.reservedBytes += Math.max(0, bytes);
+    await this.writeReserved(file, offsetBytes, src, lengthBytes);
+  }
+
+  /**
+   * Bytes the file holds (buffered or in flight) need less space than it reserved (stored, dropped,
+   * or reserved twice by writes that raced): the rest goes back.
+   */
+  private trimSpace(file: OpenFile): void {
+    if (file.reservedBytes === 0) return;
+    const keep = this.space.need(file, file.buffer.bytes + file.flightBytes);
+    if (keep >= file.reservedBytes) return;
+    this.space.release(file.reservedBytes - keep);
+    file.reservedBytes = keep;
+  }
+
+  private writeReserved(
+    file: OpenFile,
+    offsetBytes: number,
+    src: Buffer,
+    lengthBytes: number,
+  ): Promise<void> | undefined {
     if (this.heldBytes + lengthBytes > this.opts.bufferBytesMax)
       return this.writeUnderPressure(file, offsetBytes, src, lengthBytes);
     this.accept(file, offsetBytes, src, lengthBytes);
@@ -462,12 +515,20 @@ export class WriteBack {
     // This store may fail, and a close of the open file must then report it (closesToBatch).
     if (file.handles > 0) this.onStoreStart(file.ino);
     // Until the store commits them, these bytes are still the file's data to st_blocks and SEEK_DATA.
-    for (const e of extents) pushRange(file.storing, e.offsetBytes, e.offsetBytes + e.data.length);
+    let bytes = 0;
+    for (const e of extents) {
+      pushRange(file.storing, e.offsetBytes, e.offsetBytes + e.data.length);
+      bytes += e.data.length;
+    }
+    file.flightBytes += bytes;
     try {
       await this.storeExtents(file, extents);
     } finally {
       file.storing = [];
       releaseExtents(extents);
+      // Stored or dropped (a failed flush): their reservation ends (DESIGN §5 "Space for buffered bytes").
+      file.flightBytes -= bytes;
+      this.trimSpace(file);
     }
   }
 
@@ -782,6 +843,7 @@ export class WriteBack {
       // buffered after a stress of temporary files, all of them gone).
       for (const e of extents) this.totalBytes -= e.data.length;
       releaseExtents(extents);
+      this.trimSpace(file);
     });
   }
 

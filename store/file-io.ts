@@ -346,9 +346,19 @@ export class FileIo implements SmallFilesHost {
     }
   }
 
-  /** Run fn under the inode's lock with the live ref of chunk c (null: hole, or the file is gone). */
-  withChunk<T>(ino: number, c: number, fn: (ref: ChunkRef | null) => Promise<T>): Promise<T> {
+  /**
+   * Run fn under the inode's lock with the live ref of chunk c (null: hole, or the file is gone).
+   * ready: awaited under the lock before the ref is read (background passes wait there for the
+   * replies to answered operations, DESIGN §9 "PostgreSQL round trips").
+   */
+  withChunk<T>(
+    ino: number,
+    c: number,
+    fn: (ref: ChunkRef | null) => Promise<T>,
+    ready?: () => Promise<void>,
+  ): Promise<T> {
     return this.locks.run(ino, async () => {
+      if (ready !== undefined) await ready();
       let fl: FileLayout;
       try {
         fl = this.fileInfo(ino).fl;

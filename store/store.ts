@@ -42,6 +42,7 @@ import { HealOptions, HealReport, Healer } from './upkeep/heal';
 import type { HealEntry } from './meta/chunk-map';
 import { Io, NodeIo, StatfsResult } from './io/io';
 import { LayoutError, overhead, parseLayout, shardCount } from '../src/layout';
+import { SpaceLayout } from '../src/space-need';
 import { DecodedChunks } from './chunks/chunk-transform';
 import { FLAG_COMPRESSED, FLAG_ENCRYPTED } from '../src/header';
 import { Db } from './meta/meta';
@@ -1214,9 +1215,21 @@ export class Store {
    * thread-pool round trips, 2,200 statfs/s through the mount against 30,000 on passthrough_hp), and
    * the device of a disk directory is learnt once (disks on one filesystem count once).
    */
-  async statfs(): Promise<StatfsResult> {
+  async statfs(reservedRawBytes = 0): Promise<StatfsResult> {
     const factor = overhead(parseLayout(this.opened.config.defaults.layout));
-    // Offline disks: their space is not usable.
+    const sum = await this.rawStatfs();
+    // Bytes the write-back reserved are taken already (DESIGN §5 "Space for buffered bytes").
+    const freeBytes = Math.max(0, sum.freeBytes - reservedRawBytes);
+    const availBytes = Math.max(0, sum.availBytes - reservedRawBytes);
+    return {
+      totalBytes: Math.floor(sum.totalBytes / factor),
+      freeBytes: Math.floor(freeBytes / factor),
+      availBytes: Math.floor(availBytes / factor),
+    };
+  }
+
+  /** Raw space of the online disks (offline disks' space is not usable), each file system once. */
+  async rawStatfs(): Promise<StatfsResult> {
     const online = [...this.opened.diskPaths].filter(([id]) => this.env.health.unavailable(id) === undefined);
     const devs = await Promise.all(online.map(([, path]) => this.diskDevOf(path)));
     const seen = new Set<number>();
@@ -1232,11 +1245,21 @@ export class Store {
       sum.freeBytes += s.freeBytes;
       sum.availBytes += s.availBytes;
     }
-    return {
-      totalBytes: Math.floor(sum.totalBytes / factor),
-      freeBytes: Math.floor(sum.freeBytes / factor),
-      availBytes: Math.floor(sum.availBytes / factor),
-    };
+    return sum;
+  }
+
+  /**
+   * What the disk bytes of file ino's stored bytes follow (src/space-need.ts): its layout, chunk and
+   * bitrot block sizes; the defaults when ino is no file of this store any more.
+   */
+  spaceLayoutOf(ino: number): SpaceLayout {
+    try {
+      return this.files.layoutOf(ino);
+    } catch (err) {
+      if (!(err instanceof FsError)) throw err;
+      const d = this.opened.config.defaults;
+      return { layout: parseLayout(d.layout), chunkSizeBytes: d.chunkSizeBytes, bitrotBlockBytes: d.bitrotBlockBytes };
+    }
   }
 
   /** st_dev of a disk directory, learnt once per path (replace-disk moves a disk to a new path; -1, not kept, when it cannot be statted). */

@@ -83,6 +83,12 @@ export class Compactor {
   log: (line: string) => void = () => undefined;
   private loggedMs = -Infinity;
   private unlogged = 0;
+  /**
+   * Every reply to operations answered once sent is read, without blocking (DESIGN §9 "PostgreSQL
+   * round trips"): a round reads the metadata after each await, when requests may have been answered
+   * meanwhile, and a read would wait for them holding the thread. The read comes at once after it.
+   */
+  private readonly settled = (): Promise<void> => repliesRead(this.env.db);
 
   constructor(
     private readonly env: ChunkEnv,
@@ -121,8 +127,8 @@ export class Compactor {
   async runOnce(report = emptyCompactReport()): Promise<CompactReport> {
     await Promise.all([...this.sealing]); // a seal an append started finishes first
     // The containers are read once every reply is, not blocking the thread behind operations
-    // answered once sent (DESIGN §9 "PostgreSQL round trips").
-    await repliesRead(this.env.db);
+    // answered once sent (DESIGN §9 "PostgreSQL round trips"): at the start and after each await.
+    await this.settled();
     for (const r of this.files.containers.compactable(
       'open',
       this.deadRatio,
@@ -133,8 +139,10 @@ export class Compactor {
         .retire(r.id)
         .catch((err) => report.errors.push(`retire ${r.id}: ${(err as Error).message}`));
     }
+    await this.settled();
     for (const r of this.files.containers.inState('full'))
       await this.seal(r.id, report).catch((err) => report.errors.push(`seal ${r.id}: ${(err as Error).message}`));
+    await this.settled();
     for (const r of this.files.containers.compactable(
       'sealed',
       this.deadRatio,
@@ -159,6 +167,7 @@ export class Compactor {
   }
 
   private async sealFree(id: number, report: CompactReport): Promise<void> {
+    await this.settled();
     const row = this.files.containers.get(id);
     if (row === null || row.state !== 'full') return;
     if (parseLayout(row.packClass).text === openLayoutOf(row.packClass)) {
@@ -170,6 +179,7 @@ export class Compactor {
       this.files.createContainer(row.packClass, 'sealing', id, row.usedBytes, row.deadBytes),
     )();
     await this.copyChunks(row, copy.id, report);
+    await this.settled();
     this.env.db.transaction(() => {
       this.files.slices.moveAll(id, copy.id);
       this.files.containers.setState(copy.id, 'sealed');
@@ -187,6 +197,7 @@ export class Compactor {
     for (let c0 = 0; c0 < chunks; c0 += SEAL_CHUNKS_PER_WRITE_MAX) {
       const pieces = [];
       for (let c = c0; c < Math.min(chunks, c0 + SEAL_CHUNKS_PER_WRITE_MAX); c++) {
+        await this.settled();
         const ref = this.files.chunkRef(row.id, c);
         if (ref === null) continue; // never written: a hole in the copy too
         const len = Math.min(ref.logicalLenBytes, row.usedBytes - c * cs); // the zero tail past used is not copied
@@ -238,6 +249,7 @@ export class Compactor {
           );
       }),
     );
+    await this.settled();
     const dropped = this.env.db.transaction(() => {
       if (this.files.slices.countIn(row.id) > 0) return false; // a slice still names it: keep it for a later round
       this.files.dropInternal(row.id);
@@ -269,9 +281,11 @@ export class Compactor {
     const cs = this.files.layoutOf(row.id).chunkSizeBytes;
     let needles = 0;
     for (let c = 0; c * cs < row.usedBytes; c++) {
+      await this.settled();
       const ref = this.files.chunkRef(row.id, c);
       if (ref === null) continue;
       const bytes = await readChunk(this.env, ref, 0, Math.min(ref.logicalLenBytes, row.usedBytes - c * cs));
+      await this.settled(); // the slices are read after the chunk's bytes
       for (let at = 0; at + NEEDLE_HEADER_BYTES <= bytes.length && needles < NEEDLES_PER_CONTAINER_MAX; needles++) {
         if (!bytes.subarray(at, at + 4).equals(NEEDLE_MAGIC)) break; // the zero gap before the next chunk (DESIGN §3)
         const h = decodeNeedleHeader(bytes.subarray(at));

@@ -121,33 +121,54 @@ export class Healer {
     this.env.health.ok(ref.diskIds[i]);
     const back = await this.env.shards.readWhole(ref, i);
     if (!back.equals(payload)) throw new Error(`healed shard ${i} did not read back as written`);
+    await this.settled();
     this.env.counters.bump('heals');
   }
 
+  /**
+   * Every reply to operations answered once sent is read, without blocking (DESIGN §9 "PostgreSQL
+   * round trips"): a pass reads and writes the metadata after each await, when requests may have
+   * been answered meanwhile, and a read (or a write outside a transaction) would wait for them
+   * holding the thread. Each one comes at once after this resolves.
+   */
+  private readonly settled = (): Promise<void> => repliesRead(this.env.db);
+
   private async healOne(e: HealEntry, report: HealReport): Promise<void> {
     report.examined++;
-    await this.files.withChunk(e.ino, e.chunkIndex, async (ref) => {
-      if (ref === null || ref.version !== e.version || e.shardIndex >= ref.diskIds.length) {
-        this.env.map.unqueueHeal(e);
-        report.dropped++;
-        return;
-      }
-      try {
-        if (await this.verifies(ref, e.shardIndex, await tagFailures(this.env, ref))) {
+    await this.files.withChunk(
+      e.ino,
+      e.chunkIndex,
+      async (ref) => {
+        if (ref === null || ref.version !== e.version || e.shardIndex >= ref.diskIds.length) {
+          this.env.map.unqueueHeal(e);
           report.dropped++;
-        } else {
-          await this.rebuild(ref, e.shardIndex);
-          report.healed++;
+          return;
         }
-        this.env.map.unqueueHeal(e);
-        this.backoff.succeeded(e, this.describe(e));
-      } catch (err) {
-        this.env.map.noteHealAttempt(e);
-        const error = (err as Error).message;
-        this.noteFailure(report, { ino: e.ino, chunkIndex: e.chunkIndex, shardIndex: e.shardIndex, error });
-        this.backoff.failed(e, this.describe(e), error);
+        await this.healShard(e, ref, report);
+      },
+      this.settled,
+    );
+  }
+
+  /** Shard e.shardIndex of ref verified, or rebuilt; the entry unqueued, or its attempt noted. */
+  private async healShard(e: HealEntry, ref: ChunkRef, report: HealReport): Promise<void> {
+    try {
+      if (await this.verifies(ref, e.shardIndex, await tagFailures(this.env, ref))) {
+        report.dropped++;
+      } else {
+        await this.rebuild(ref, e.shardIndex);
+        report.healed++;
       }
-    });
+      await this.settled();
+      this.env.map.unqueueHeal(e);
+      this.backoff.succeeded(e, this.describe(e));
+    } catch (err) {
+      await this.settled();
+      this.env.map.noteHealAttempt(e);
+      const error = (err as Error).message;
+      this.noteFailure(report, { ino: e.ino, chunkIndex: e.chunkIndex, shardIndex: e.shardIndex, error });
+      this.backoff.failed(e, this.describe(e), error);
+    }
   }
 
   /** Drain the heal queue (entries that fail stay queued with attempts+1). */
@@ -161,6 +182,7 @@ export class Healer {
       round < HEAL_ROUNDS_MAX && report.examined < entriesMax && tried.size < HEAL_CONSIDERED_MAX;
       round++
     ) {
+      await this.settled(); // the rounds after the first come after awaits
       const batch = this.env.map
         .healBatch(HEAL_BATCH + tried.size)
         .filter((e) => !tried.has(`${e.ino}/${e.chunkIndex}/${e.version}/${e.shardIndex}`))

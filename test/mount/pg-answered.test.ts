@@ -4,8 +4,9 @@
 // next can run on the server; the mount answers a create, a mkdir, a rename and an unlink all the
 // same (they return while the lock is held). None of them needs a read of the server (a read waits
 // for every reply before it), whatever the kernel still caches: each name they look up is known to
-// the mount, absent or a small file's (whose st_blocks is its size); the large fsync'd file is left
-// alone (its st_blocks is read from its chunk rows, and the kernel may forget its name at any time).
+// the mount, absent or a file's whose attributes it keeps, st_blocks included (the large fsync'd
+// file's from its live chunks' lengths, kept since its create). The large file is stat'ed with the
+// kernel's cache bypassed (statx AT_STATX_FORCE_SYNC: a GETATTR reaches the mount), then renamed.
 // Then the server is killed (pg_ctl stop -m immediate) or the mount's session is terminated, and
 // the lock goes with it. After recovery: the tree is the state before those operations (a state that
 // existed, nothing after the first unrun statement committed), every fsync'd byte is there, the
@@ -120,7 +121,9 @@ async function answeredThenCrash(t: ExecutionContext, name: string, crash: () =>
   const last = renewed();
   await until('a lease renewal', () => renewed() !== last, m);
   await until('the lock', locked, m);
-  const ops = await sh(`cd ${mp}/d && : > n1 && : > n2 && : > n3 && mkdir sub && mv synced b && rm gone && echo done`, {
+  // The large file's attributes asked of the mount (not the kernel's cache), then renamed.
+  const large = 'stat --cached=never a >/dev/null && mv a b';
+  const ops = await sh(`cd ${mp}/d && : > n1 && : > n2 && : > n3 && mkdir sub && ${large} && rm gone && echo done`, {
     timeoutMs: OPS_TIMEOUT_MS,
   });
   t.is(ops.stdout.trim(), 'done', `the operations were answered: ${ops.stderr}`);

@@ -2,8 +2,11 @@
 // trips"): the shared statements (sql/data-ops.ts), with the reads of an inode row answered from the
 // row the lease holder keeps (PgDb.inodeRow) and every write of a kept table saying what it wrote
 // (row-cache.ts): slice pointers patch the row, a new inode's first chunk row ends its "no chunks
-// yet", and a new inode's chunks are answered empty without asking.
+// yet", a new inode's chunks are answered empty without asking, and each write of a chunk row says
+// what it did to the live chunks' lengths st_blocks sums.
+import { assert } from '../../../src/errors';
 import { Slice } from '../../../src/slice';
+import type { SqlStatement } from '../sql-engine';
 import type { AllocatedReads, AllocatedRow, FallocateReads, InodeEvidence } from '../data-ops';
 import { SliceRows, SliceValues, sliceOf } from '../slice-rows';
 import type { ChunkRows } from '../chunk-rows';
@@ -22,6 +25,8 @@ const SLICE_COLUMNS = ['slice_container', 'slice_offset', 'slice_length', 'slice
 const ALLOCATED_COLUMNS = ['type', 'size', 'chunk_size', 'slice_container', 'slice_length'] as const;
 const CHUNK_SIZE_COLUMNS = ['type', 'chunk_size'] as const;
 const SIZE_COLUMNS = ['size'] as const;
+/** A file's live chunks' lengths, kept whole (row-cache.ts) where SQL engines alike read their sum. */
+const LIVE_LENGTHS_SQL = 'SELECT chunk_index, logical_len FROM chunks WHERE ino = ? AND version > 0';
 
 export class PgDataOps extends SqlDataOps {
   constructor(private readonly pg: PgDb) {
@@ -37,7 +42,7 @@ export class PgDataOps extends SqlDataOps {
     return new PgChunkRows(this.pg);
   }
   override allocatedReads(): AllocatedReads {
-    return new PgAllocatedReads(this.pg, super.allocatedReads());
+    return new PgAllocatedReads(this.pg);
   }
   override fallocateReads(): FallocateReads {
     return new PgFallocateReads(this.pg);
@@ -106,7 +111,8 @@ class PgChunkRows extends SqlChunkRows {
     this.pg.rowCache.chunksWritten(ino); // before: the version read back comes with the row made
     return this.pg.following(() => super.allocVersion(ino, chunkIndex));
   }
-  // Rows of chunks, which the cache keeps nothing of but "none yet" for a new inode: rows there are allocVersion's.
+  // The cache keeps of chunk rows "none yet" for a new inode and the live chunks' lengths (st_blocks):
+  // each write says what it did to them.
   override setLive(
     ino: number,
     chunkIndex: number,
@@ -114,23 +120,37 @@ class PgChunkRows extends SqlChunkRows {
     lenBytes: number,
     stored: StoredForm | null,
   ): boolean {
-    return this.pg.following(() => super.setLive(ino, chunkIndex, version, lenBytes, stored));
+    assert(version > 0n, 'a live version is above 0 (DESIGN §4)');
+    const set = this.pg.following(() => super.setLive(ino, chunkIndex, version, lenBytes, stored));
+    if (set) this.pg.rowCache.chunkLive(ino, chunkIndex, lenBytes); // the statement's WHERE held
+    return set;
   }
   override retire(ino: number, chunkIndex: number): void {
     this.pg.following(() => super.retire(ino, chunkIndex));
+    this.pg.rowCache.chunkRetired(ino, chunkIndex);
   }
   override dropInode(ino: number): void {
     this.pg.following(() => super.dropInode(ino));
+    this.pg.rowCache.chunksGone(ino);
   }
 }
 
+/**
+ * st_blocks' reads: the file's row and its live chunks' lengths, both kept by the row cache, so a
+ * lookup of a file with bytes waits for no reply (DESIGN §9 "PostgreSQL round trips").
+ */
 class PgAllocatedReads implements AllocatedReads {
-  constructor(
-    private readonly pg: PgDb,
-    private readonly shared: AllocatedReads,
-  ) {}
+  private readonly lengths: SqlStatement;
+  constructor(private readonly pg: PgDb) {
+    this.lengths = pg.prepare(LIVE_LENGTHS_SQL).raw(true);
+  }
   liveChunkBytes(ino: number): number {
-    return this.pg.rowCache.isNew(ino) ? 0 : this.shared.liveChunkBytes(ino);
+    const kept = this.pg.rowCache.liveChunkBytes(ino);
+    if (kept !== undefined) return kept;
+    const rows = this.lengths.all(ino) as Array<[bigint, bigint]>;
+    const chunks = rows.map(([c, len]): [number, number] => [Number(c), Number(len)]);
+    this.pg.rowCache.keepLiveLengths(ino, chunks);
+    return chunks.reduce((n, [, len]) => n + len, 0);
   }
   fileRow(ino: number): AllocatedRow | undefined {
     const r = this.pg.inodeRow(ino);

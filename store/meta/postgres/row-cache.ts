@@ -7,6 +7,9 @@
 // - extended attributes by (inode, name) (null: absent): fs/acl.ts reads a directory's default ACL
 //   on every create and a file's access ACL on every chmod, and most have none;
 // - new inodes (numbers this connection just handed out, PgDb.newIno): no xattrs and no chunks yet;
+// - the logical lengths of a file's live chunks by chunk index (st_blocks: store/meta/allocated.ts),
+//   read whole, or known empty from a new inode on; each write of a chunk row says what it wrote
+//   (data-ops.ts), so a lookup of a file with bytes reads nothing while operations are unread;
 // - names by (directory, name) (name-cache.ts) and the inherited layout of a directory.
 // PgDb refuses a write of these tables that no operation follows (PgDb.following), so a statement
 // added or rewritten cannot leave them stale. Trusted only until trustedUntilMs (the lease:
@@ -25,6 +28,10 @@ export const INODE_ROWS_MAX = 65536;
 export const XATTR_INODES_MAX = 65536;
 /** Inherited layouts kept at most (one per directory files are made in). */
 export const LAYOUTS_MAX = 4096;
+/** Files whose live chunks' lengths are kept, at most (the least recently read go first). */
+export const LIVE_LENGTH_INODES_MAX = 16384;
+/** Live chunks of one file whose lengths are kept, at most: a larger file's are read each time. */
+export const LIVE_LENGTHS_PER_INODE_MAX = 4096;
 /** New inode numbers remembered as holding no xattrs or chunks yet, at most. */
 const NEW_INODES_MAX = 65536;
 /**
@@ -57,6 +64,8 @@ export class PgRowCache {
   readonly layouts = new Map<number, string | null>();
   /** Inode numbers this connection just handed out (PgDb.newIno): no xattrs, no chunks yet. */
   private readonly newInodes = new Set<number>();
+  /** Per file, its live chunks (version > 0) by index and their logical lengths; least recently read first. */
+  private readonly liveLengths = new Map<number, Map<number, number>>();
   private trustedUntilMs = 0;
   /** Times trust ended: what was decided under an older epoch (inode numbers, PgDb.newIno) is decided again. */
   epoch = 0;
@@ -103,6 +112,7 @@ export class PgRowCache {
     this.names.clear();
     this.layouts.clear();
     this.newInodes.clear();
+    this.liveLengths.clear();
     this.inodeShape = null; // a migration may have changed the columns
     this.followed = [];
     this.followedFrom = this.writes + 1;
@@ -118,6 +128,11 @@ export class PgRowCache {
     const values: Array<[number, string, Buffer | null]> = [];
     for (const [ino, m] of this.xattrs) for (const [name, v] of m) values.push([ino, name, v]);
     return { values, none: [...this.newInodes] };
+  }
+
+  /** Every file's live chunk lengths kept, by index (tests). */
+  keptLiveLengths(): Array<[number, Array<[number, number]>]> {
+    return [...this.liveLengths].map(([ino, m]) => [ino, [...m].sort((a, b) => a[0] - b[0])]);
   }
 
   /** ino's row as kept (null: no such inode), undefined when not known. */
@@ -231,7 +246,7 @@ export class PgRowCache {
   /** ino's value of xattr name, as read or (written) written (null: absent). */
   keepXattr(ino: number, name: string, value: Buffer | null, written: boolean): void {
     if (written) this.writes++;
-    if (value !== null) this.newInodes.delete(ino);
+    if (value !== null) this.notNew(ino);
     if (!this.trusted) return;
     let m = this.xattrs.get(ino);
     if (m === undefined) {
@@ -262,10 +277,65 @@ export class PgRowCache {
     return true;
   }
 
-  /** ino has chunk rows now. */
+  /**
+   * ino has chunk rows now, none live yet (a version allocated, a max_version raised): a new inode's
+   * live chunks are known from here on (none), the writes after it say the rest.
+   */
   chunksWritten(ino: number): void {
     this.writes++;
-    this.newInodes.delete(ino);
+    this.notNew(ino);
+  }
+
+  /** ino holds rows of another table now: no longer new, and its live chunks known as none until written. */
+  private notNew(ino: number): void {
+    if (this.newInodes.delete(ino) && this.trusted && !this.liveLengths.has(ino)) this.keepLiveLengths(ino, []);
+  }
+
+  /** The logical bytes of ino's live chunks, summed, as kept; undefined when not known. */
+  liveChunkBytes(ino: number): number | undefined {
+    if (!this.trusted) return undefined;
+    if (this.newInodes.has(ino)) {
+      this.hits++;
+      return 0;
+    }
+    const m = this.liveLengths.get(ino);
+    if (m === undefined) return undefined;
+    this.hits++;
+    this.liveLengths.delete(ino); // re-inserted last: the most recently read
+    this.liveLengths.set(ino, m);
+    let n = 0;
+    for (const len of m.values()) n += len;
+    return n;
+  }
+
+  /** ino's live chunks as read whole: [chunk index, logical length] of each (version > 0). */
+  keepLiveLengths(ino: number, chunks: ReadonlyArray<[number, number]>): void {
+    if (!this.trusted || chunks.length > LIVE_LENGTHS_PER_INODE_MAX) return;
+    this.liveLengths.delete(ino);
+    this.liveLengths.set(ino, new Map(chunks));
+    if (this.liveLengths.size > LIVE_LENGTH_INODES_MAX)
+      this.liveLengths.delete(this.liveLengths.keys().next().value as number);
+  }
+
+  /** Chunk c of ino holds lenBytes live now (its row's version > 0, set by a data commit). */
+  chunkLive(ino: number, c: number, lenBytes: number): void {
+    this.writes++;
+    const m = this.liveLengths.get(ino);
+    if (m === undefined) return;
+    m.set(c, lenBytes);
+    if (m.size > LIVE_LENGTHS_PER_INODE_MAX) this.liveLengths.delete(ino);
+  }
+
+  /** Chunk c of ino holds no live data now (truncate, punch, a needle's move). */
+  chunkRetired(ino: number, c: number): void {
+    this.writes++;
+    this.liveLengths.get(ino)?.delete(c);
+  }
+
+  /** Every chunk row of ino went (a delete). */
+  chunksGone(ino: number): void {
+    this.writes++;
+    this.liveLengths.delete(ino);
   }
 
   /** The inherited layout of dir as read (null: none), while rows are trusted. */

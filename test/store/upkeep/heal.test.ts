@@ -13,6 +13,11 @@ import { FileIo } from '../../../store/file-io';
 import { Healer } from '../../../store/upkeep/heal';
 import { SMALL } from '../helpers';
 import { FileFixture, fileFixture } from './fixture';
+import { spawn } from 'node:child_process';
+import * as path from 'node:path';
+import type { PgDb } from '../../../store/meta/postgres/engine';
+import type { ChunkRef } from '../../../store/chunks/chunk-ref';
+import { PG_BIN_DIR } from '../../helpers/pg-cluster';
 
 function healerOf(f: FileFixture): Healer {
   return new Healer(f.env, (f.store as unknown as { files: FileIo }).files);
@@ -89,5 +94,71 @@ test('heal(): a rebuild that fails stays queued and backs off; an explicit heal 
   t.is(f.env.map.healQueueLength(), 0);
   t.true(verifiesOnDisk(f, target));
   t.true((await f.store.read(f.ino, 0, SMALL.chunkSizeBytes)).equals(f.data.subarray(0, SMALL.chunkSizeBytes)));
+  await f.store.close();
+});
+
+/** How long another session holds the directory table's lock (a pass that blocked behind it would wait this long). */
+const PG_LOCK_S = 2;
+const POLL_MS = 20;
+const POLLS_MAX = 3000;
+
+/** On PostgreSQL: another process holds dirents' write lock for PG_LOCK_S; resolves once it is granted. */
+async function lockDirents(db: PgDb): Promise<{ ended: Promise<unknown> }> {
+  const psql = spawn(path.join(PG_BIN_DIR, 'psql'), [
+    db.url,
+    '-c',
+    `BEGIN; LOCK TABLE dirents IN EXCLUSIVE MODE; SELECT pg_sleep(${PG_LOCK_S}); COMMIT;`,
+  ]);
+  const ended = new Promise((resolve) => psql.on('exit', resolve));
+  const held = db.prepare(
+    "SELECT count(*) AS n FROM pg_locks WHERE relation = 'dirents'::regclass AND mode = 'ExclusiveLock' AND granted",
+  );
+  for (let i = 0; i < POLLS_MAX && (held.get() as { n: bigint }).n !== 1n; i++)
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  return { ended };
+}
+
+test('heal(): a pass reads and writes the metadata only once the replies to operations answered meanwhile are read (DESIGN §9)', async (t) => {
+  const f = await fileFixture('replica:3', 2);
+  for (const c of [0, 1]) {
+    fs.rmSync(f.env.shards.path(f.ref(c), 1));
+    f.env.map.queueHeal(f.ino, c, f.ref(c).version, 1, 'test: dropped');
+  }
+  f.env.shards.forgetAll();
+  const pg = f.env.db.engine === 'postgres' ? (f.env.db as unknown as PgDb) : null;
+  let unlocked: Promise<unknown> = Promise.resolve();
+  // Each statement the pass sends while replies are unread: it waited for them, holding the thread.
+  const blocked: string[] = [];
+  let request = false;
+  if (pg !== null) {
+    await pg.settle();
+    unlocked = (await lockDirents(pg)).ended;
+    const execPrepared = pg.execPrepared.bind(pg);
+    pg.execPrepared = (name, text, values) => {
+      if (pg.repliesPending && !request) blocked.push(text);
+      return execPrepared(name, text, values);
+    };
+  }
+  // A request served while the pass awaits its first shard read (as a mount serves them): a create,
+  // answered once sent (DESIGN §9); the server cannot run it while the lock is held.
+  const shards = f.env.shards;
+  const readWhole = shards.readWhole.bind(shards);
+  let created = false;
+  shards.readWhole = (ref: ChunkRef, i: number): Promise<Buffer> => {
+    if (!created) {
+      created = true;
+      request = true;
+      f.store.ns.create(1, 'during', 0o644, 0, 0);
+      request = false;
+    }
+    return readWhole(ref, i);
+  };
+  const r = await healerOf(f).heal();
+  t.like(r, { examined: 2, healed: 2 });
+  t.true(created);
+  t.deepEqual(blocked, [], 'no statement of the pass waited behind the answered create');
+  await unlocked;
+  t.not(f.store.ns.lookup(1, 'during'), null);
+  t.true((await f.store.read(f.ino, 0, f.data.length)).equals(f.data));
   await f.store.close();
 });

@@ -437,6 +437,60 @@ pgTest(
   },
 );
 
+pgTest(
+  "st_blocks of a file with bytes asks nothing: its live chunks' lengths kept from its create (or one read), not behind unread replies",
+  async (t) => {
+    const { store, db, other } = await openPair();
+    const replies = (db as unknown as { replies: { readArrived: () => void } }).replies;
+    const count = (fn: () => void): number => {
+      const before = ownTrips(db);
+      fn();
+      return ownTrips(db) - before;
+    };
+    const serverBytes = (ino: number): number => {
+      replied(store);
+      const r = other.prepare('SELECT coalesce(sum(logical_len), 0) AS n FROM chunks WHERE ino = ? AND version > 0');
+      return Number((r.get(ino) as { n: bigint }).n);
+    };
+    try {
+      const big = store.ns.create(ROOT_INO, 'big', 0o644, 0, 0).ino;
+      await store.write(big, 0, Buffer.alloc(300_000, 1));
+      store.ns.getattr(big);
+      let bytes = 0;
+      t.is(
+        count(() => (bytes = store.allocatedBytes(big))),
+        0,
+        'kept since its create',
+      );
+      t.is(bytes, serverBytes(big));
+      db.rowCache.clear();
+      store.ns.getattr(big);
+      t.is(
+        count(() => store.allocatedBytes(big)),
+        1,
+        'dropped: read once',
+      );
+      // The server's replies come late: a create is answered, its reply unread.
+      replies.readArrived = () => {};
+      store.ns.create(ROOT_INO, 'later', 0o644, 0, 0);
+      t.true(db.unanswered > 0, 'a create answered, its reply unread');
+      t.is(
+        count(() => (bytes = store.allocatedBytes(big))),
+        0,
+        'kept after one read: no read waits behind the reply',
+      );
+      t.true(db.unanswered > 0, 'the reply still unread: nothing waited for it');
+      delete (replies as { readArrived?: unknown }).readArrived;
+      t.is(bytes, serverBytes(big));
+      t.is(bytes, 300_000);
+    } finally {
+      delete (replies as { readArrived?: unknown }).readArrived;
+      other.close();
+      await store.close();
+    }
+  },
+);
+
 /** Every row the store's cache keeps equals the server's, read whole on the other connection. */
 function keptAsServer(t: import('ava').ExecutionContext, store: Store, db: PgDb, other: PgDb, what: string): number {
   replied(store);
@@ -461,6 +515,15 @@ function keptAsServer(t: import('ava').ExecutionContext, store: Store, db: PgDb,
     t.is(anyXattr.get(ino), undefined, `${what}: inode ${ino} kept as new has no xattrs`);
     t.is(anyChunk.get(ino), undefined, `${what}: inode ${ino} kept as new has no chunks`);
   }
+  const live = other.prepare('SELECT chunk_index, logical_len FROM chunks WHERE ino = ? AND version > 0 ORDER BY 1');
+  for (const [ino, lengths] of db.rowCache.keptLiveLengths()) {
+    const server = (live.all(ino) as Array<{ chunk_index: bigint; logical_len: bigint }>).map((r) => [
+      Number(r.chunk_index),
+      Number(r.logical_len),
+    ]);
+    t.deepEqual(lengths, server, `${what}: the live chunks' lengths of inode ${ino} as kept`);
+    n++;
+  }
   return n;
 }
 
@@ -476,6 +539,7 @@ pgTest(
       let big = 0;
       const touchAll = (): void => {
         for (const ino of [ROOT_INO, d, f, g, s, big]) if (ino !== 0) store.ns.getattr(ino);
+        for (const ino of [f, g, big]) if (ino !== 0) store.allocatedBytes(ino); // st_blocks: live chunks' lengths
       };
       const steps: Array<[string, () => unknown]> = [
         ['mkdir', () => (d = store.ns.mkdir(ROOT_INO, 'd', 0o755, 0, 0).ino)],
@@ -493,8 +557,15 @@ pgTest(
         ['a write of a big file', () => store.write(big, 0, Buffer.alloc(300_000, 2))],
         ['getattr of each', touchAll],
         ['a write past the end', () => store.write(big, 400_000, Buffer.alloc(10, 3))],
+        ['a punch of a whole chunk', () => store.punchHole(big, SMALL.chunkSizeBytes, SMALL.chunkSizeBytes)],
+        ['getattr of each', touchAll],
+        ['a write into the hole', () => store.write(big, 300_000, Buffer.alloc(5000, 6))],
         ['truncate', () => store.truncate(big, 100_000)],
         ['punch', () => store.punchHole(big, 0, 8192)],
+        ['getattr of each', touchAll],
+        ['truncate to nothing', () => store.truncate(big, 0)],
+        ['getattr of each', touchAll],
+        ['a write after it', () => store.write(big, 0, Buffer.alloc(70_000, 7))],
         ['a small file written', () => store.write(g, 0, Buffer.alloc(100, 4))],
         ['a small file rewritten', () => store.write(g, 10, Buffer.alloc(200, 5))],
         ['setxattr', () => store.ns.setxattr(f, 'user.a', Buffer.from('1'))],
