@@ -454,15 +454,32 @@ export class NodeIo implements Io {
   }
   async syncfs(roots: readonly string[]): Promise<void> {
     assert(roots.length > 0, 'syncfs: no path');
-    const path = roots[0];
-    let fd = this.syncfsFds.get(path);
-    if (fd === undefined) {
-      fd = openFd(path, fs.constants.O_RDONLY);
-      this.syncfsFds.set(path, fd);
-      fd.catch(() => this.syncfsFds.delete(path)); // tried again by the next call
+    const fd = await this.syncfsFd(roots[0]);
+    await this.gate.run(null, () => rsNative().syncfs(fd));
+  }
+  /**
+   * The kept descriptor of path, opened again when path no longer names what it holds (a device
+   * mounted or unmounted there since): a syncfs through it would flush the wrong file system.
+   */
+  private async syncfsFd(path: string): Promise<number> {
+    const kept = this.syncfsFds.get(path);
+    if (kept !== undefined) {
+      const fd = await kept.catch(() => null);
+      if (fd !== null) {
+        const [now, held] = await Promise.all([fs.promises.stat(path), fdStat(fd)]);
+        if (now.dev === held.dev && now.ino === held.ino) return fd;
+      }
+      // Closed by the one call that drops it (a group's closes, its only caller, run one at a time).
+      if (this.syncfsFds.get(path) !== kept) return this.syncfsFd(path);
+      this.syncfsFds.delete(path);
+      if (fd !== null) fs.close(fd, () => undefined);
     }
-    const held = await fd;
-    await this.gate.run(null, () => rsNative().syncfs(held));
+    const opened = openFd(path, fs.constants.O_RDONLY);
+    this.syncfsFds.set(path, opened);
+    opened.catch(() => {
+      if (this.syncfsFds.get(path) === opened) this.syncfsFds.delete(path); // opened again by the next call
+    });
+    return opened;
   }
   async statfs(path: string): Promise<StatfsResult> {
     const st = await fs.promises.statfs(path);

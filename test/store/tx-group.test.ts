@@ -278,6 +278,19 @@ test('NodeIo.syncfs flushes the file system of a path; a path that is not there 
   const io = new NodeIo();
   try {
     await io.syncfs([dir]);
+    // The path now names another directory (as a device mounted there): the kept descriptor is not used.
+    fs.renameSync(dir, `${dir}.old`);
+    fs.mkdirSync(dir);
+    await io.syncfs([dir]);
+    const held = fs.readdirSync('/proc/self/fd').flatMap((fd) => {
+      try {
+        return [fs.readlinkSync(`/proc/self/fd/${fd}`, { encoding: 'utf8' })];
+      } catch {
+        return []; // closed meanwhile (the readdir's own descriptor)
+      }
+    });
+    t.true(held.includes(fs.realpathSync(dir)), 'a descriptor of what the path names now is held');
+    fs.rmSync(`${dir}.old`, { recursive: true });
     await t.throwsAsync(io.syncfs([path.join(dir, 'missing')]), { code: 'ENOENT' });
   } finally {
     io.closeAll();
