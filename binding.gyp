@@ -12,6 +12,7 @@
         "native/highway/highwayhash_avx2.cc",
         "native/highway/highwayhash_scalar.cc",
         "native/memory/huge_alloc.cc",
+        "native/fsys/syncfs.cc",
         "native/cipher/aes_gcm.cc",
         "native/cipher/gcm_segments.cc"
       ],

@@ -25,6 +25,8 @@ export interface RsNative {
   trimMalloc(): boolean;
   /** Bytes glibc's malloc has handed out and not got back (mallinfo2: uordblks + hblkhd). */
   mallocInUseBytes(): number;
+  /** syncfs(2) of fd's file system on a libuv pool thread (native/fsys/syncfs.cc); rejects with code = errno name. */
+  syncfs(fd: number): Promise<void>;
 }
 
 const ADDON_NAME = 'chunkfs_rs.node';

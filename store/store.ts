@@ -697,8 +697,10 @@ export class Store {
   /**
    * Whole-chunk writes join transaction groups (DESIGN §5) closed only at the dirty-byte bound, sync
    * and close (startBackground adds the timer): the crash tests step through a group's close.
+   * syncfsFilesMin: lowered, a test's small group flushes its file system with one syncfs.
    */
-  startGroups(): void {
+  startGroups(syncfsFilesMin?: number): void {
+    if (syncfsFilesMin !== undefined) this.env.groups.syncfsFilesMin = syncfsFilesMin;
     this.env.groups.start(null);
   }
 

@@ -14,6 +14,7 @@
 #include "gf_kernels.h"
 #include "../highway/binding_highway.h"
 #include "../memory/huge_alloc.h"
+#include "../fsys/syncfs.h"
 #include "../cipher/aes_gcm.h"
 #include "../napi_bytes.h"
 
@@ -124,6 +125,7 @@ napi_value Init(napi_env env, napi_value exports) {
   hh::RegisterExports(env, exports);  // HighwayHash-256 shares this addon
   mem::RegisterExports(env, exports);  // so do huge-page buffers
   gcm::RegisterExports(env, exports);  // and AES-256-GCM into our own buffers
+  fsys::RegisterExports(env, exports);  // and syncfs(2), off the JS thread
   return exports;
 }
 

@@ -31,6 +31,12 @@ export const GROUP_RAM_DIVISOR = 10;
 const GROUP_EARLY_CLOSE_DIVISOR = 4;
 /** Files and directories flushed at once by a closing group (bounded descriptors). */
 const SYNCS_IN_FLIGHT_MAX = 64;
+/**
+ * A group that wrote at least this many shard files to one file system flushes it with one syncfs
+ * instead of a flush per file and per directory (DESIGN §5 "One syncfs per file system"): below it,
+ * an fsync'd small write does not flush what everything else on that file system left dirty.
+ */
+export const SYNCFS_FILES_MIN = 24;
 /** Files whose close error waits for their fsync or close at most (the oldest is dropped past it). */
 const FILE_ERRORS_MAX = 4096;
 
@@ -69,6 +75,12 @@ export interface GroupRewrite {
   committed(): void;
   /** The group did not commit it (a failed flush below quorum, the file gone, a failed commit). */
   dropped(err: Error): void;
+}
+
+/** One shard of a group's write: its flush fails or succeeds on its own. */
+interface GroupShard {
+  w: GroupWrite;
+  i: number;
 }
 
 /** One whole write of a group: a fresh version whose shards are written, not yet flushed. */
@@ -140,6 +152,8 @@ export class TxGroups {
   private readonly pastSize: PastSize;
   /** Closes so far (status, tests). */
   closeCount = 0;
+  /** The shard files on one file system from which a close flushes it with one syncfs (tests lower it). */
+  syncfsFilesMin = SYNCFS_FILES_MIN;
   /** Told of every file a group's commit changed (cached file rows drop: a size may end lower than shown). */
   onCommitted: (ino: number) => void = () => undefined;
 
@@ -353,15 +367,91 @@ export class TxGroups {
   }
 
   /**
-   * fdatasync of every shard file, then fsync of every directory; the shards that failed, by write
-   * (those whose write failed before included).
+   * Every shard file and directory of g made durable: on a file system to which g wrote at least
+   * syncfsFilesMin shard files, by one syncfs of it; elsewhere, and where that syncfs failed, by an
+   * fdatasync per file, then an fsync per directory, which names the shards that failed (DESIGN §5
+   * "One syncfs per file system"). The shards that failed, by write (those whose write failed before
+   * included).
    */
   private async flush(g: Group): Promise<Map<GroupWrite, Set<number>>> {
-    const failed = await this.flushFiles(g);
+    const shards: GroupShard[] = [];
+    for (const [, w] of g.writes()) for (const i of w.syncs.files.keys()) shards.push({ w, i });
+    const whole = await this.wholeFileSystems(shards);
+    const onDisk = (sh: GroupShard): string[] | undefined => whole.get(sh.w.ref.diskIds[sh.i]);
+    const failed = new Map<GroupWrite, Set<number>>();
+    const fail = (w: GroupWrite, i: number, why: string): void => {
+      this.env.health.fail(w.ref.diskIds[i], why);
+      failed.set(w, (failed.get(w) ?? new Set<number>()).add(i));
+    };
+    const each = this.flushEach(
+      shards.filter((sh) => onDisk(sh) === undefined),
+      fail,
+    );
+    const synced = [...new Set(whole.values())].map(async (roots) => {
+      const mine = shards.filter((sh) => onDisk(sh) === roots);
+      try {
+        await this.env.shards.io.syncfs(roots);
+        for (const { w, i } of mine) for (const fn of w.syncs.after.get(i) ?? []) fn(); // its directories are durable
+      } catch {
+        await this.flushEach(mine, fail); // which shards of that file system failed, if any did
+      }
+    });
+    await Promise.all([each, ...synced]);
     for (const [, w] of g.writes())
       for (const i of w.failed) failed.set(w, (failed.get(w) ?? new Set<number>()).add(i));
+    return failed;
+  }
+
+  /**
+   * The disks of shards whose file system gets one syncfs, each with the roots of that file
+   * system's disks in the group (one array per file system): those to which the shards wrote
+   * syncfsFilesMin files or more. The roots are stat'ed at each close, so a device mounted or
+   * unmounted meanwhile is seen as it is.
+   */
+  private async wholeFileSystems(shards: GroupShard[]): Promise<Map<number, string[]>> {
+    if (shards.length < this.syncfsFilesMin) return new Map();
+    const perDisk = new Map<number, number>();
+    for (const { w, i } of shards) perDisk.set(w.ref.diskIds[i], (perDisk.get(w.ref.diskIds[i]) ?? 0) + 1);
+    const byDevice = new Map<number, { roots: string[]; disks: number[]; files: number }>();
+    await Promise.all(
+      [...perDisk].map(async ([diskId, files]) => {
+        const root = this.env.shards.diskRoot(diskId);
+        const st = await this.env.shards.io.stat(root).catch(() => null);
+        if (st === null) return; // flushed file by file, which reports what is wrong there
+        const fsys = byDevice.get(st.dev) ?? { roots: [], disks: [], files: 0 };
+        fsys.roots.push(root);
+        fsys.disks.push(diskId);
+        fsys.files += files;
+        byDevice.set(st.dev, fsys);
+      }),
+    );
+    const whole = new Map<number, string[]>();
+    for (const fsys of byDevice.values())
+      if (fsys.files >= this.syncfsFilesMin) for (const d of fsys.disks) whole.set(d, fsys.roots);
+    return whole;
+  }
+
+  /**
+   * fdatasync of each shard's file, then fsync of each of their directories; a directory's fsync
+   * done runs its shards' afterDurable.
+   */
+  private async flushEach(shards: GroupShard[], fail: (w: GroupWrite, i: number, why: string) => void): Promise<void> {
+    const bad = new Set<GroupShard>();
+    await boundedAll(shards, SYNCS_IN_FLIGHT_MAX, async (sh) => {
+      try {
+        const file = await this.env.shards.io.open(sh.w.syncs.files.get(sh.i)!, 'read');
+        try {
+          await file.fdatasync(false);
+        } finally {
+          await file.close();
+        }
+      } catch (err) {
+        bad.add(sh);
+        fail(sh.w, sh.i, err instanceof Error ? err.message : String(err));
+      }
+    });
     const dirs = new Set<string>();
-    for (const [, w] of g.writes()) for (const ds of w.syncs.dirs.values()) for (const d of ds) dirs.add(d);
+    for (const { w, i } of shards) for (const d of w.syncs.dirs.get(i) ?? []) dirs.add(d);
     const failedDirs = new Map<string, string>();
     await boundedAll([...dirs], SYNCS_IN_FLIGHT_MAX, async (d) => {
       try {
@@ -370,17 +460,12 @@ export class TxGroups {
         failedDirs.set(d, err instanceof Error ? err.message : String(err));
       }
     });
-    for (const [, w] of g.writes())
-      for (const [i, ds] of w.syncs.dirs) {
-        const bad = [...ds].find((d) => failedDirs.has(d));
-        if (bad === undefined) {
-          for (const fn of w.syncs.after.get(i) ?? []) fn(); // its directories are durable
-          continue;
-        }
-        this.env.health.fail(w.ref.diskIds[i], failedDirs.get(bad)!);
-        failed.set(w, (failed.get(w) ?? new Set<number>()).add(i));
-      }
-    return failed;
+    for (const sh of shards) {
+      const { w, i } = sh;
+      const badDir = [...(w.syncs.dirs.get(i) ?? [])].find((d) => failedDirs.has(d));
+      if (badDir !== undefined) fail(w, i, failedDirs.get(badDir)!);
+      else if (!bad.has(sh)) for (const fn of w.syncs.after.get(i) ?? []) fn(); // its directories are durable
+    }
   }
 
   /**
@@ -402,27 +487,6 @@ export class TxGroups {
         }
       }
     }
-  }
-
-  /** fdatasync of every shard file; the shards that failed, by write. */
-  private async flushFiles(g: Group): Promise<Map<GroupWrite, Set<number>>> {
-    const jobs: Array<{ w: GroupWrite; i: number; path: string }> = [];
-    for (const [, w] of g.writes()) for (const [i, path] of w.syncs.files) jobs.push({ w, i, path });
-    const failed = new Map<GroupWrite, Set<number>>();
-    await boundedAll(jobs, SYNCS_IN_FLIGHT_MAX, async ({ w, i, path }) => {
-      try {
-        const file = await this.env.shards.io.open(path, 'read');
-        try {
-          await file.fdatasync(false);
-        } finally {
-          await file.close();
-        }
-      } catch (err) {
-        this.env.health.fail(w.ref.diskIds[i], err instanceof Error ? err.message : String(err));
-        failed.set(w, (failed.get(w) ?? new Set<number>()).add(i));
-      }
-    });
-    return failed;
   }
 
   /**

@@ -47,6 +47,7 @@ const ALLOCATING_OPS: ReadonlySet<string> = new Set([
   'ftruncate',
   'fsync',
   'fdatasync',
+  'syncfs',
 ]);
 
 const ERROR_CODE: Record<Exclude<FaultKind, 'latency'>, 'EIO' | 'ENOSPC' | 'ENODEV'> = {

@@ -8,7 +8,10 @@
 //   - a torn crash keeps each 4 KiB page of non-durable file data either old or new
 //     at random (and the file length either old or new);
 //   - directories themselves (mkdir/rmdir) are treated as durable at once (the store
-//     fsyncs the parents of the chunk directories it creates anyway).
+//     fsyncs the parents of the chunk directories it creates anyway);
+//   - syncfs of a path makes durable every tracked file's bytes and every directory entry on
+//     that path's file system (same st_dev), and the external files noted there; before it
+//     returns, a crash loses all of them as it would without it.
 // After crash() every call throws CrashedError; reopen the store with a new Io.
 import * as fs from 'node:fs';
 import * as nodePath from 'node:path';
@@ -33,6 +36,7 @@ export type IoOp =
   | 'mkdir'
   | 'readdir'
   | 'fsyncDir'
+  | 'syncfs'
   | 'statfs'
   | 'exists'
   | 'stat'
@@ -48,9 +52,10 @@ const MUTATING: ReadonlySet<IoOp> = new Set<IoOp>([
   'rmdir',
   'mkdir',
   'fsyncDir',
+  'syncfs',
 ]);
 /** The calls that change what a power loss leaves: the crash points of a power-loss sweep. */
-const SYNCS: ReadonlySet<IoOp> = new Set<IoOp>(['fsync', 'fdatasync', 'fsyncDir']);
+const SYNCS: ReadonlySet<IoOp> = new Set<IoOp>(['fsync', 'fdatasync', 'fsyncDir', 'syncfs']);
 const TRACKED_FILES_MAX = 100_000;
 
 export interface FaultRule {
@@ -82,6 +87,18 @@ export class CrashedError extends Error {
 }
 
 export { prng };
+
+/** st_dev of the file system path is on: that of its nearest existing ancestor (path may be gone). */
+function deviceOf(path: string): number {
+  let at = path;
+  for (;;) {
+    const st = fs.statSync(at, { throwIfNoEntry: false });
+    if (st !== undefined) return st.dev;
+    const up = nodePath.dirname(at);
+    assert(up !== at, `FaultyIo: no existing ancestor of ${path}`);
+    at = up;
+  }
+}
 
 export class FaultyIo implements Io {
   private rules: Array<FaultRule & { seen: number; failed: number }> = [];
@@ -289,6 +306,20 @@ export class FaultyIo implements Io {
     for (const [path, t] of this.nsCurrent) {
       if (nodePath.dirname(path) === dir) this.nsDurable.set(path, t);
     }
+  }
+  async syncfs(paths: readonly string[]): Promise<void> {
+    const roots = paths.map((p) => nodePath.resolve(p));
+    await this.gate('syncfs', roots.join(' '));
+    await this.run(() => this.inner.syncfs(roots));
+    this.after('syncfs');
+    const dev = fs.statSync(roots[0]).dev;
+    for (const [path, t] of this.nsCurrent) {
+      if (deviceOf(path) !== dev) continue;
+      if (t !== null) t.durable = Buffer.from(t.current); // its bytes, as an fdatasync of it
+      this.nsDurable.set(path, t); // its directory entry, as an fsync of its directory
+    }
+    for (const path of this.externalDurable.keys())
+      if (deviceOf(path) === dev) this.externalDurable.set(path, fs.readFileSync(path));
   }
   async statfs(p: string): Promise<StatfsResult> {
     await this.gate('statfs', p);

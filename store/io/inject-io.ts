@@ -132,6 +132,11 @@ export class InjectIo implements Io {
       ? this.gated('write', 'fsync', path, () => this.inner.fsyncDir(path))
       : this.inner.fsyncDir(path);
   }
+  /** A fault on any disk of roots fails it: the syncfs stands for a flush of each of those disks. */
+  async syncfs(roots: readonly string[]): Promise<void> {
+    if (this.faults.armed) for (const root of roots) await gate(this.faults, 'write', 'syncfs', root);
+    return this.inner.syncfs(roots);
+  }
   statfs(path: string): Promise<StatfsResult> {
     return this.faults.armed
       ? this.gated('read', 'statfs', path, () => this.inner.statfs(path))

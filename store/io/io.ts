@@ -5,6 +5,7 @@
 import * as fs from 'node:fs';
 import { LRUCache } from 'lru-cache';
 import { assert } from '../../src/errors';
+import { rsNative } from '../../src/rs-native';
 import { mkdirTree } from './mkdir-tree';
 import { IoStat, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, statOf } from './sync-io';
 
@@ -53,6 +54,14 @@ export interface Io {
   chmod(path: string, mode: number): Promise<void>;
   readdir(path: string): Promise<string[]>;
   fsyncDir(path: string): Promise<void>;
+  /**
+   * syncfs(2) of the one file system holding every path of roots (disk roots the caller found on one
+   * st_dev), off the calling thread: every file's data and every directory entry on it is durable
+   * once it resolves, and a writeback error of any file there since the last syncfs of roots[0]
+   * rejects it (Linux >= 5.8). Each root is named so that a fault set on any of those disks fails it.
+   * DESIGN §5 "One syncfs per file system".
+   */
+  syncfs(roots: readonly string[]): Promise<void>;
   statfs(path: string): Promise<StatfsResult>;
   exists(path: string): Promise<boolean>;
   /**
@@ -346,6 +355,12 @@ export interface NodeIoOptions {
 
 export class NodeIo implements Io {
   private readonly cache: LRUCache<string, Descriptor>;
+  /**
+   * A descriptor per path synced with syncfs, kept open: syncfs reports the file system's writeback
+   * errors since the descriptor was opened or last synced, so one opened per call could miss an
+   * error another process's syncfs already saw.
+   */
+  private readonly syncfsFds = new Map<string, Promise<number>>();
   readonly gate: InlineGate;
 
   constructor(opts: NodeIoOptions = {}) {
@@ -437,6 +452,35 @@ export class NodeIo implements Io {
       await fdCall(fs.close, fd);
     }
   }
+  async syncfs(roots: readonly string[]): Promise<void> {
+    assert(roots.length > 0, 'syncfs: no path');
+    const fd = await this.syncfsFd(roots[0]);
+    await this.gate.run(null, () => rsNative().syncfs(fd));
+  }
+  /**
+   * The kept descriptor of path, opened again when path no longer names what it holds (a device
+   * mounted or unmounted there since): a syncfs through it would flush the wrong file system.
+   */
+  private async syncfsFd(path: string): Promise<number> {
+    const kept = this.syncfsFds.get(path);
+    if (kept !== undefined) {
+      const fd = await kept.catch(() => null);
+      if (fd !== null) {
+        const [now, held] = await Promise.all([fs.promises.stat(path), fdStat(fd)]);
+        if (now.dev === held.dev && now.ino === held.ino) return fd;
+      }
+      // Closed by the one call that drops it (a group's closes, its only caller, run one at a time).
+      if (this.syncfsFds.get(path) !== kept) return this.syncfsFd(path);
+      this.syncfsFds.delete(path);
+      if (fd !== null) fs.close(fd, () => undefined);
+    }
+    const opened = openFd(path, fs.constants.O_RDONLY);
+    this.syncfsFds.set(path, opened);
+    opened.catch(() => {
+      if (this.syncfsFds.get(path) === opened) this.syncfsFds.delete(path); // opened again by the next call
+    });
+    return opened;
+  }
   async statfs(path: string): Promise<StatfsResult> {
     const st = await fs.promises.statfs(path);
     return { totalBytes: st.blocks * st.bsize, freeBytes: st.bfree * st.bsize, availBytes: st.bavail * st.bsize };
@@ -464,6 +508,8 @@ export class NodeIo implements Io {
   /** Close every cached descriptor (store close). */
   closeAll(): void {
     this.cache.clear();
+    for (const fd of this.syncfsFds.values()) void fd.then((n) => fs.close(n, () => undefined)).catch(() => undefined);
+    this.syncfsFds.clear();
   }
 }
 

@@ -80,6 +80,9 @@ export class MeteredIo implements Io {
   fsyncDir(path: string): Promise<void> {
     return timed(this.observe, () => this.inner.fsyncDir(path));
   }
+  syncfs(roots: readonly string[]): Promise<void> {
+    return timed(this.observe, () => this.inner.syncfs(roots));
+  }
   statfs(path: string): Promise<StatfsResult> {
     return this.inner.statfs(path);
   }

@@ -7,6 +7,7 @@ import test from 'ava';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { storeFixture, CLI_JS, PYTHON, run, shOk } from '../helpers/mount';
+import { SYNCFS_FILES_MIN } from '../../store/chunks/tx-group';
 
 const fixture = storeFixture(test, 'group-faults'); // replica:3 on 6 disks
 const MB = 1 << 20;
@@ -96,3 +97,37 @@ test.serial('a chunk that loses its quorum: the file stays a prefix, its next fs
     await again.stop();
   }
 });
+
+test.serial(
+  'a disk failing writes before a group of one syncfs closes: the file keeps every byte, its shards go to heal',
+  async (t) => {
+    const chunks = 10; // 30 shard files on the fixture's one file system: flushed by one syncfs (DESIGN §5)
+    t.true(3 * chunks >= SYNCFS_FILES_MIN);
+    const m = await fixture.mount();
+    const ref = path.join(fixture.dir, 'ref-whole');
+    const h = path.join(m.mountpoint, 'h');
+    await shOk(`head -c ${chunks * 4 * MB} /dev/urandom > ${ref} && cp ${ref} ${h}`);
+    const before = await status(m.mountpoint);
+    const disk = disksOfChunk(fixture.store, h, 0)[0];
+    await chunkfs(['inject', 'eio', String(disk), '--ops', 'write', m.mountpoint]); // its stat still answers
+    t.is(
+      (await status(m.mountpoint)).groupsClosed,
+      before.groupsClosed,
+      'the group was still open when the fault came',
+    );
+    t.is(await fsyncOf(h), '', 'fsync succeeds: every chunk kept its write quorum');
+    t.true(
+      (await status(m.mountpoint)).healQueueLength > before.healQueueLength,
+      'the shards on the failing disk are queued for heal, although one syncfs would have flushed them',
+    );
+    await chunkfs(['inject', '--clear', m.mountpoint]);
+    await m.stop();
+    const again = await fixture.mount();
+    try {
+      await shOk(`cmp ${ref} ${path.join(again.mountpoint, 'h')}`); // committed: there after remount
+      t.pass();
+    } finally {
+      await again.stop();
+    }
+  },
+);

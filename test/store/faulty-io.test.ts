@@ -104,3 +104,31 @@ test('faults: EIO by op and path, skip and count; crash before the n-th mutation
   t.true(io2.isCrashed);
   t.false(fs.existsSync(path.join(dir, 'g')));
 });
+
+test('syncfs makes every file and name on its file system durable; a crash before it loses them', async (t) => {
+  for (const crashFirst of [false, true]) {
+    const dir = tmpDir();
+    const io = new FaultyIo(new NodeIo());
+    fs.mkdirSync(path.join(dir, 'sub'));
+    const files = [path.join(dir, 'a'), path.join(dir, 'sub', 'b')];
+    for (const p of files) {
+      const f = await io.open(`${p}.tmp`, 'create-exclusive');
+      await f.pwrite(Buffer.alloc(8192, 7), 0);
+      await f.close();
+      await io.rename(`${p}.tmp`, p);
+    }
+    if (crashFirst) io.crashBeforeSync(io.syncCount + 1);
+    const synced = await io.syncfs([dir]).then(
+      () => true,
+      () => false,
+    );
+    t.is(synced, !crashFirst);
+    io.crash();
+    await io.whenRestored();
+    for (const p of files) {
+      t.is(fs.existsSync(p), !crashFirst, `${p}: its name kept only by the syncfs`);
+      if (!crashFirst) t.deepEqual(fs.readFileSync(p), Buffer.alloc(8192, 7), `${p}: its bytes kept`);
+      t.false(fs.existsSync(`${p}.tmp`));
+    }
+  }
+});

@@ -7,7 +7,9 @@
 // names is missing), or its write or flush failed and that commit queued it for heal (the write
 // quorum held), and nothing is left that the reclaim queue does not account for. A second sweep
 // fails the first flush of two of a chunk's three shards, so it also steps through the close's
-// retry of them.
+// retry of them. The syncfs sweeps flush the group's one file system with one syncfs (DESIGN §5 "One
+// syncfs per file system"): a crash before it loses every shard and directory entry, after it none;
+// their retry sweep fails that syncfs, so every shard file and directory is flushed on its own.
 import test from 'ava';
 import { sqliteOnlyTest } from '../helpers/pg-meta';
 import { FaultyIo } from '../../store/io/faulty-io';
@@ -28,9 +30,15 @@ async function pristine(layout: string): Promise<{ dir: string; ino: number; old
   return { dir, ino: f.ino, old };
 }
 
-/** The group's writes: chunk 0 rewritten whole, chunks 2 and 3 appended; then sync closes the group. */
-async function groupWrites(s: Store, ino: number, chunk0: Buffer, tail: Buffer): Promise<void> {
-  s.startGroups();
+/** The shard files of groupWrites' group (3 chunks of 3 shards): syncfs sweeps flush them with one syncfs. */
+const GROUP_FILES = 9;
+
+/**
+ * The group's writes: chunk 0 rewritten whole, chunks 2 and 3 appended; then sync closes the group.
+ * whole: the close flushes the group's file system with one syncfs.
+ */
+async function groupWrites(s: Store, ino: number, chunk0: Buffer, tail: Buffer, whole: boolean): Promise<void> {
+  s.startGroups(whole ? GROUP_FILES : undefined);
   await s.write(ino, 0, chunk0);
   await s.write(ino, 2 * CS, tail);
 }
@@ -44,88 +52,99 @@ function twoFlushesFail(io: FaultyIo): void {
   io.addFault({ op: 'fdatasync', path: shard, error: 'EIO', count: 2 });
 }
 
-for (const layout of ['replica:3', 'ec:2+1'])
-  for (const power of [false, true])
-    for (const retry of [false, true]) {
-      const how = `${retry ? ' that writes two failed shards again' : ''} (${power ? 'power loss' : 'process kill'})`;
-      (power ? sqliteOnlyTest : test)(`crash at every step of a group close${how}, ${layout}`, async (t) => {
-        const { dir, ino, old } = await pristine(layout);
-        const chunk0 = randomBytes(prng(11), CS);
-        const tail = randomBytes(prng(12), 2 * CS);
-        const expectedNew = Buffer.concat([chunk0, old.subarray(CS), tail]);
-        // Count the mutating calls of the uninterrupted run: the writes, the close, the reclaim.
-        const countIo = new FaultyIo(new NodeIo());
-        if (retry) twoFlushesFail(countIo);
-        const counting = await Store.open(copyStore(dir), { io: countIo });
-        const base = countIo.mutationCount;
-        await groupWrites(counting, ino, chunk0, tail);
-        const beforeSync = countIo.mutationCount;
-        await counting.sync();
-        const syncSteps = countIo.mutationCount - beforeSync;
-        await counting.reclaimNow();
-        const steps = countIo.mutationCount - base;
-        t.is(
-          (await counting.read(ino, 0, expectedNew.length)).compare(expectedNew),
-          0,
-          'the uncrashed run reads the new content',
-        );
-        await counting.close();
-        // The close flushes the group's shard files and directories: more than a handful of syncs.
-        t.true(syncSteps > 6, `the group's close has steps (${syncSteps})`);
+/** The group's one syncfs fails (EIO) once: the close flushes every shard file and directory on its own. */
+function syncfsFails(io: FaultyIo): void {
+  io.addFault({ op: 'syncfs', error: 'EIO', count: 1 });
+}
 
-        for (let n = 1; n <= steps + 1; n++) {
-          const copy0 = copyStore(dir);
-          const { s, io } = await openCrashable(copy0, power);
-          if (retry) twoFlushesFail(io);
-          // The last run is the one without a crash: armed, its crash would hit the close's WAL flush
-          // (after the reclaimer's queue commit) and undo unlinks that the kept database says were done.
-          if (n <= steps) io.crashBeforeMutation(io.mutationCount + n, { torn: n % 2 === 0, seed: n });
-          let acknowledged = true;
-          try {
-            await groupWrites(s, ino, chunk0, tail);
-            await s.sync(); // fsync: acknowledged means durable, under power loss too
-          } catch {
-            acknowledged = false;
+for (const whole of [false, true])
+  for (const layout of ['replica:3', 'ec:2+1'])
+    for (const power of [false, true])
+      for (const retry of [false, true]) {
+        const again = whole ? ' that fails, then file by file' : ' that writes two failed shards again';
+        const how = `${whole ? ' by one syncfs' : ''}${retry ? again : ''} (${power ? 'power loss' : 'process kill'})`;
+        const faults = (io: FaultyIo): void => {
+          if (retry) (whole ? syncfsFails : twoFlushesFail)(io);
+        };
+        (power ? sqliteOnlyTest : test)(`crash at every step of a group close${how}, ${layout}`, async (t) => {
+          const { dir, ino, old } = await pristine(layout);
+          const chunk0 = randomBytes(prng(11), CS);
+          const tail = randomBytes(prng(12), 2 * CS);
+          const expectedNew = Buffer.concat([chunk0, old.subarray(CS), tail]);
+          // Count the mutating calls of the uninterrupted run: the writes, the close, the reclaim.
+          const countIo = new FaultyIo(new NodeIo());
+          faults(countIo);
+          const counting = await Store.open(copyStore(dir), { io: countIo });
+          const base = countIo.mutationCount;
+          await groupWrites(counting, ino, chunk0, tail, whole);
+          const beforeSync = countIo.mutationCount;
+          await counting.sync();
+          const syncSteps = countIo.mutationCount - beforeSync;
+          await counting.reclaimNow();
+          const steps = countIo.mutationCount - base;
+          t.is(
+            (await counting.read(ino, 0, expectedNew.length)).compare(expectedNew),
+            0,
+            'the uncrashed run reads the new content',
+          );
+          await counting.close();
+          // The close flushes the group's shard files and directories: more than a handful of syncs.
+          t.true(syncSteps > (whole ? 0 : 6), `the group's close has steps (${syncSteps})`);
+          t.is(countIo.calls.get('syncfs') ?? 0, whole ? 1 : 0, 'one syncfs, or none below the file count');
+
+          for (let n = 1; n <= steps + 1; n++) {
+            const copy0 = copyStore(dir);
+            const { s, io } = await openCrashable(copy0, power);
+            faults(io);
+            // The last run is the one without a crash: armed, its crash would hit the close's WAL flush
+            // (after the reclaimer's queue commit) and undo unlinks that the kept database says were done.
+            if (n <= steps) io.crashBeforeMutation(io.mutationCount + n, { torn: n % 2 === 0, seed: n });
+            let acknowledged = true;
+            try {
+              await groupWrites(s, ino, chunk0, tail, whole);
+              await s.sync(); // fsync: acknowledged means durable, under power loss too
+            } catch {
+              acknowledged = false;
+            }
+            await s.reclaimNow().catch(() => undefined);
+            if (n > steps) t.true(acknowledged, 'the run without a crash is acknowledged');
+            await io.whenRestored();
+            const { r } = await reopenAfterCrash(s, copy0, power);
+            try {
+              const size = r.ns.getattr(ino)!.sizeBytes;
+              t.true(
+                size === old.length || size === expectedNew.length,
+                `step ${n}: size old or new, never a prefix over unstored bytes (${size})`,
+              );
+              const got = await r.read(ino, 0, size);
+              if (acknowledged) t.true(got.equals(expectedNew), `step ${n}: acknowledged writes intact`);
+              const first = got.subarray(0, CS);
+              t.true(
+                first.equals(old.subarray(0, CS)) || first.equals(chunk0),
+                `step ${n}: the rewritten chunk is old or new`,
+              );
+              t.true(got.subarray(CS, 2 * CS).equals(old.subarray(CS)), `step ${n}: the untouched chunk is unchanged`);
+              if (size === expectedNew.length)
+                t.true(got.subarray(2 * CS).equals(tail), `step ${n}: the appended chunks are whole`);
+              await r.reclaimNow();
+              // A shard a committed group names is there and verifies, or its write or flush failed
+              // and it was queued for heal in that commit (the write quorum held): heal makes it whole.
+              const key = (e: { ino: number; chunkIndex: number; shardIndex: number }): string =>
+                `${e.ino}/${e.chunkIndex}/${e.shardIndex}`;
+              const queued = new Set(r.healQueue(1000).map(key));
+              const found = await r.scrub();
+              const unqueued = found.bad.filter((b) => !queued.has(key(b)));
+              t.deepEqual(unqueued, [], `step ${n}: every shard that does not verify was queued for heal`);
+              if (found.badCount > 0) await r.heal();
+              const scrub = found.badCount > 0 ? await r.scrub() : found;
+              t.is(scrub.badCount, 0, `step ${n}: every live shard verifies (none a committed group names is missing)`);
+              t.deepEqual(scrub.leaks.paths, [], `step ${n}: no shard left that nothing accounts for`);
+            } finally {
+              await r.close();
+            }
           }
-          await s.reclaimNow().catch(() => undefined);
-          if (n > steps) t.true(acknowledged, 'the run without a crash is acknowledged');
-          await io.whenRestored();
-          const { r } = await reopenAfterCrash(s, copy0, power);
-          try {
-            const size = r.ns.getattr(ino)!.sizeBytes;
-            t.true(
-              size === old.length || size === expectedNew.length,
-              `step ${n}: size old or new, never a prefix over unstored bytes (${size})`,
-            );
-            const got = await r.read(ino, 0, size);
-            if (acknowledged) t.true(got.equals(expectedNew), `step ${n}: acknowledged writes intact`);
-            const first = got.subarray(0, CS);
-            t.true(
-              first.equals(old.subarray(0, CS)) || first.equals(chunk0),
-              `step ${n}: the rewritten chunk is old or new`,
-            );
-            t.true(got.subarray(CS, 2 * CS).equals(old.subarray(CS)), `step ${n}: the untouched chunk is unchanged`);
-            if (size === expectedNew.length)
-              t.true(got.subarray(2 * CS).equals(tail), `step ${n}: the appended chunks are whole`);
-            await r.reclaimNow();
-            // A shard a committed group names is there and verifies, or its write or flush failed
-            // and it was queued for heal in that commit (the write quorum held): heal makes it whole.
-            const key = (e: { ino: number; chunkIndex: number; shardIndex: number }): string =>
-              `${e.ino}/${e.chunkIndex}/${e.shardIndex}`;
-            const queued = new Set(r.healQueue(1000).map(key));
-            const found = await r.scrub();
-            const unqueued = found.bad.filter((b) => !queued.has(key(b)));
-            t.deepEqual(unqueued, [], `step ${n}: every shard that does not verify was queued for heal`);
-            if (found.badCount > 0) await r.heal();
-            const scrub = found.badCount > 0 ? await r.scrub() : found;
-            t.is(scrub.badCount, 0, `step ${n}: every live shard verifies (none a committed group names is missing)`);
-            t.deepEqual(scrub.leaks.paths, [], `step ${n}: no shard left that nothing accounts for`);
-          } finally {
-            await r.close();
-          }
-        }
-      });
-    }
+        });
+      }
 
 test('a group whose shard flushes fail: its chunks are not committed, the file ends before them, sync reports EIO', async (t) => {
   const { dir, ino, old } = await pristine('replica:3');

@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Store } from '../../store/store';
 import { NodeIo, type IoFile, type OpenMode } from '../../store/io/io';
+import { FaultyIo } from '../../store/io/faulty-io';
 import { SMALL, prng, randomBytes, smallStore, tmpDir } from './helpers';
 import { sqliteOnlyTest, testMetaEngine } from '../helpers/pg-meta';
 
@@ -242,3 +243,56 @@ sqliteOnlyTest(
     }
   },
 );
+
+test('a group with syncfsFilesMin shard files on one file system flushes it by one syncfs; a smaller one file by file', async (t) => {
+  const { dir, ino } = await pristine('replica:3');
+  const flushes = async (syncfsFilesMin: number): Promise<Record<string, number>> => {
+    const io = new FaultyIo(new NodeIo());
+    const s = await Store.open(dir, { io });
+    try {
+      s.startGroups(syncfsFilesMin);
+      await s.write(ino, 2 * CS, randomBytes(prng(syncfsFilesMin), 2 * CS)); // 2 chunks: 6 shard files
+      const before = new Map(io.calls);
+      await s.sync();
+      const n = (op: 'syncfs' | 'fsyncDir' | 'fdatasync'): number => (io.calls.get(op) ?? 0) - (before.get(op) ?? 0);
+      return { syncfs: n('syncfs'), fsyncDir: n('fsyncDir'), fdatasync: n('fdatasync') };
+    } finally {
+      await s.close();
+    }
+  };
+  const whole = await flushes(6);
+  // The one fdatasync left on SQLite is the metadata commit's (meta.db's WAL), after the syncfs.
+  const metaFlushes = testMetaEngine() === 'postgres' ? 0 : 1;
+  const expected = { syncfs: 1, fsyncDir: 0, fdatasync: metaFlushes };
+  t.deepEqual(whole, expected, 'one syncfs: no shard file or directory flushed alone');
+  const each = await flushes(7);
+  t.is(each.syncfs, 0, 'below the file count: no syncfs');
+  t.true(
+    each.fdatasync >= 6 + metaFlushes && each.fsyncDir >= 6,
+    `each shard file and directory flushed (${JSON.stringify(each)})`,
+  );
+});
+
+test('NodeIo.syncfs flushes the file system of a path; a path that is not there fails with its errno name', async (t) => {
+  const dir = tmpDir('chunkfs-syncfs-');
+  const io = new NodeIo();
+  try {
+    await io.syncfs([dir]);
+    // The path now names another directory (as a device mounted there): the kept descriptor is not used.
+    fs.renameSync(dir, `${dir}.old`);
+    fs.mkdirSync(dir);
+    await io.syncfs([dir]);
+    const held = fs.readdirSync('/proc/self/fd').flatMap((fd) => {
+      try {
+        return [fs.readlinkSync(`/proc/self/fd/${fd}`, { encoding: 'utf8' })];
+      } catch {
+        return []; // closed meanwhile (the readdir's own descriptor)
+      }
+    });
+    t.true(held.includes(fs.realpathSync(dir)), 'a descriptor of what the path names now is held');
+    fs.rmSync(`${dir}.old`, { recursive: true });
+    await t.throwsAsync(io.syncfs([path.join(dir, 'missing')]), { code: 'ENOENT' });
+  } finally {
+    io.closeAll();
+  }
+});
