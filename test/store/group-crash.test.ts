@@ -15,6 +15,7 @@ import { sqliteOnlyTest } from '../helpers/pg-meta';
 import { FaultyIo } from '../../store/io/faulty-io';
 import { NodeIo } from '../../store/io/io';
 import { Store } from '../../store/store';
+import { shardsWholeAfterHeal } from '../helpers/shards-whole';
 import { openCrashable, reopenAfterCrash } from './crash-harness';
 import { SMALL, prng, randomBytes, smallStore, copyStore } from './helpers';
 import * as path from 'node:path';
@@ -127,18 +128,7 @@ for (const whole of [false, true])
               if (size === expectedNew.length)
                 t.true(got.subarray(2 * CS).equals(tail), `step ${n}: the appended chunks are whole`);
               await r.reclaimNow();
-              // A shard a committed group names is there and verifies, or its write or flush failed
-              // and it was queued for heal in that commit (the write quorum held): heal makes it whole.
-              const key = (e: { ino: number; chunkIndex: number; shardIndex: number }): string =>
-                `${e.ino}/${e.chunkIndex}/${e.shardIndex}`;
-              const queued = new Set(r.healQueue(1000).map(key));
-              const found = await r.scrub();
-              const unqueued = found.bad.filter((b) => !queued.has(key(b)));
-              t.deepEqual(unqueued, [], `step ${n}: every shard that does not verify was queued for heal`);
-              if (found.badCount > 0) await r.heal();
-              const scrub = found.badCount > 0 ? await r.scrub() : found;
-              t.is(scrub.badCount, 0, `step ${n}: every live shard verifies (none a committed group names is missing)`);
-              t.deepEqual(scrub.leaks.paths, [], `step ${n}: no shard left that nothing accounts for`);
+              await shardsWholeAfterHeal(t, r, n);
             } finally {
               await r.close();
             }

@@ -15,6 +15,7 @@ import { INTENT_SPAN_BYTES_MAX } from '../../store/chunks/intent-span';
 import { PlainIntentError } from '../../store/chunks/plain-intent';
 import { ROOT_INO } from '../../store/meta/meta';
 import { Store } from '../../store/store';
+import { shardsWholeAfterHeal } from '../helpers/shards-whole';
 import { openStoreMetaOf, sqliteOnlyTest } from '../helpers/pg-meta';
 import { SMALL, copyStore, prng, randomBytes, smallStore } from './helpers';
 import { FaultyIo, type IoOp } from '../../store/io/faulty-io';
@@ -365,21 +366,7 @@ for (const layout of ['ec:2+1', 'replica:3,zstd'])
           t.true(outside.equals(data), `step ${n}: nothing else changed`);
           if (size > data.length) t.true(got.subarray(data.length).equals(tail), `step ${n}: the appended chunk whole`);
           await r.reclaimNow();
-          // A shard a committed group names is there and verifies, or its flush failed and that
-          // commit queued it for heal (the write quorum held).
-          const key = (e: { ino: number; chunkIndex: number; shardIndex: number }): string =>
-            `${e.ino}/${e.chunkIndex}/${e.shardIndex}`;
-          const queued = new Set(r.healQueue(1000).map(key));
-          const found = await r.scrub();
-          t.deepEqual(
-            found.bad.filter((b) => !queued.has(key(b))),
-            [],
-            `step ${n}: every shard that does not verify was queued for heal`,
-          );
-          if (found.badCount > 0) await r.heal();
-          const scrub = found.badCount > 0 ? await r.scrub() : found;
-          t.is(scrub.badCount, 0, `step ${n}: every live shard verifies (none a committed group names is missing)`);
-          t.deepEqual(scrub.leaks.paths, [], `step ${n}: no shard left that nothing accounts for`);
+          await shardsWholeAfterHeal(t, r, n);
         } finally {
           await r.close();
         }
