@@ -311,21 +311,18 @@ function backgroundRound(store: Store): Promise<CompactReport> {
   return store['compactor'].runOnce(emptyCompactReport(), true);
 }
 
-async function retireSetup(): Promise<{ store: Store; dir: string; inos: number[]; io: SpyIo }> {
+async function retireSetup(): Promise<{ store: Store; dir: string; inos: number[] }> {
   const { store: made, dir } = await smallStore('replica:3', 6, {
     smallFileMaxBytes: RETIRE_FILE_BYTES,
     containerCapacityBytes: 1 << 20,
   });
-  await made.close();
-  const io = new SpyIo();
-  const store = await Store.open(dir, { io });
   const inos: number[] = [];
   for (let i = 0; i < RETIRE_FILES; i++) {
-    const a = store.ns.create(1, `f${i}`, 0o644, 0, 0);
-    await store.write(a.ino, 0, Buffer.alloc(RETIRE_FILE_BYTES, i));
+    const a = made.ns.create(1, `f${i}`, 0o644, 0, 0);
+    await made.write(a.ino, 0, Buffer.alloc(RETIRE_FILE_BYTES, i));
     inos.push(a.ino);
   }
-  return { store, dir, inos, io };
+  return { store: made, dir, inos };
 }
 
 async function remove(store: Store, inos: number[], i: number): Promise<void> {
@@ -373,15 +370,21 @@ test(`removals in every round defer a container at most ${COMPACT_DEFER_ROUNDS_M
 });
 
 test('a container whose every needle is dead is dropped without reading it', async (t) => {
-  const { store, inos, io } = await retireSetup();
+  const { store: filled, dir, inos } = await retireSetup();
+  for (let i = 0; i < RETIRE_FILES; i++) await remove(filled, inos, i);
+  await filled.close();
+  const io = new SpyIo(); // a fresh open: nothing of the container cached
+  const store = await Store.open(dir, { io });
   t.teardown(() => store.close());
-  for (let i = 0; i < RETIRE_FILES; i++) await remove(store, inos, i);
   t.is((await backgroundRound(store)).compacted, 0, 'first seen due: it waits a round');
-  io.readPaths.length = 0;
   const r = await backgroundRound(store);
   t.is(r.compacted, 1, JSON.stringify(r));
   t.is(r.needlesMoved, 0);
-  t.deepEqual(io.readPaths, [], 'no shard of the container read');
+  t.deepEqual(
+    io.readPaths.filter((p) => p.endsWith('.shard')),
+    [],
+    'no shard of the container read',
+  );
   const st = (await store.status()).containers;
   t.is(st.deadBytes, 0);
   t.is(st.liveBytes, 0);
