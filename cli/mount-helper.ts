@@ -8,7 +8,6 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { remount } from './remount';
-import { MOUNT_NODE_FLAGS } from './mount-node-flags';
 
 /**
  * mount(8)'s own options, and flags the kernel already applies to every FUSE mount: not chunkfs's.
@@ -139,7 +138,7 @@ export async function startBackgroundMount(a: HelperArgs): Promise<string> {
   const fd = fs.openSync(a.logPath, 'a', 0o600);
   const from = fs.fstatSync(fd).size;
   const args = [CLI_JS, 'mount', a.store, a.mountpoint, ...(a.options.length > 0 ? ['-o', a.options.join(',')] : [])];
-  const child = spawn(process.execPath, [...MOUNT_NODE_FLAGS, ...args], { detached: true, stdio: ['ignore', fd, fd] });
+  const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', fd, fd] });
   fs.closeSync(fd);
   let exited: number | null = null;
   child.on('exit', (code, signal) => {

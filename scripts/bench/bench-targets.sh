@@ -153,12 +153,7 @@ setup_target() {
       # notxg: transaction groups off (chunkfs.json defaults.transactionGroups, DESIGN §5), for A/B runs.
       if [ "$notxg" = 1 ]; then node -e 'const f=process.argv[1],fs=require("fs"),j=JSON.parse(fs.readFileSync(f));
         j.defaults={...j.defaults,transactionGroups:false};fs.writeFileSync(f,JSON.stringify(j,null,2))' "$base/store/chunkfs.json"; fi
-      # Mounted as users start it: that build's bin/chunkfs, whose first line has its node flags
-      # (cli/mount-node-flags.ts); a build without one through node.
-      local launcher=(node "$cli") bin
-      bin=$(cd "$(dirname "$cli")/../.." && pwd)/bin/chunkfs
-      [ -x "$bin" ] && launcher=("$bin")
-      "${launcher[@]}" mount "$base/store" "$base/mnt" "${opts[@]}" ${CHUNKFS_MOUNT_OPTS:+-o "$CHUNKFS_MOUNT_OPTS"} >"$base/log" 2>&1 &
+      node "$cli" mount "$base/store" "$base/mnt" "${opts[@]}" ${CHUNKFS_MOUNT_OPTS:+-o "$CHUNKFS_MOUNT_OPTS"} >"$base/log" 2>&1 &
       PIDS+=($!); PID[$t]=$!; MOUNTS+=("$base/mnt"); wait_line "$base/log" "chunkfs: mounted" || return 1; DIR[$t]=$base/mnt ;;
     *) echo "$BENCH_NAME: unknown target $t" >&2; exit 1 ;;
   esac
