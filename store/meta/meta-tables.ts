@@ -44,9 +44,3 @@ export function unknownTables(db: Db): string[] {
   const known = new Set(META_TABLES.map((t) => t.name));
   return storeTablesIn(db).filter((n) => !known.has(n));
 }
-
-/** A key column as ORDER BY and row comparisons name it: text keys bytewise on every engine. */
-export function keyColumn(t: MetaTable, column: string, db: Db): string {
-  if (column !== t.textKey) return column;
-  return `${column} COLLATE ${db.caps.bytewiseCollation}`;
-}
