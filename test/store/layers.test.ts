@@ -200,8 +200,15 @@ const STORE_TABLE_SQL = new RegExp(
     'counters|past_size|prealloc|store_id|orphans|ino_high)\\b',
 );
 /** SQL text in a line of code: a statement, a clause, or a call that prepares or runs one. */
-const SQL_TEXT =
-  /\.prepare\(|\.pragma\(|\b(db|target|probe)\.exec\(|\bCOLLATE\b|\b(SELECT|INSERT INTO|UPDATE|DELETE FROM)\b[^'`]*\b(FROM|SET|VALUES|WHERE)\b/;
+const SQL_TEXT = new RegExp(
+  [
+    '\\.prepare\\(',
+    '\\.pragma\\(',
+    '\\b(db|target|probe)\\.exec\\(',
+    '\\bCOLLATE\\b',
+    "\\b(SELECT|INSERT INTO|UPDATE|DELETE FROM)\\b[^'`]*\\b(FROM|SET|VALUES|WHERE)\\b",
+  ].join('|'),
+);
 
 function linesMatching(f: string, re: RegExp): boolean {
   return codeLines(f).some((line) => re.test(line));

@@ -1,6 +1,7 @@
 // Whole tables by name in the SQL both engines speak alike (DESIGN §9 "Moving between engines"):
 // what `meta copy` counts, reads in key order, inserts and clears. Only the collation that orders
 // text keys bytewise differs (SQLite BINARY, PostgreSQL "C"): each engine's schema.ts names it.
+import { assert } from '../../../src/errors';
 import type { Db, TableRow, WholeTables } from '../sql-engine';
 import type { MetaTable } from '../meta-tables';
 
@@ -38,13 +39,15 @@ export function sqlWholeTables(bytewiseCollation: string): WholeTables {
   return {
     count,
     batch(db: Db, t: MetaTable, after: readonly unknown[] | undefined, limit: number): TableRow[] {
+      assert(Number.isSafeInteger(limit) && limit > 0, `${t.name}: a batch of ${limit} rows`);
+      assert(after === undefined || after.length === t.key.length, `${t.name}: a key of ${t.key.length} columns`);
       const order = t.key.map((c) => keyColumn(t, c, bytewiseCollation)).join(', ');
-      if (after === undefined)
-        return db.prepare(`SELECT * FROM ${t.name} ORDER BY ${order} LIMIT ${limit}`).all() as TableRow[];
-      const keys = t.key.map(() => '?').join(', ');
-      return db
-        .prepare(`SELECT * FROM ${t.name} WHERE (${order}) > (${keys}) ORDER BY ${order} LIMIT ${limit}`)
-        .all(...after) as TableRow[];
+      const where = after === undefined ? '' : `WHERE (${order}) > (${t.key.map(() => '?').join(', ')}) `;
+      const rows = db
+        .prepare(`SELECT * FROM ${t.name} ${where}ORDER BY ${order} LIMIT ${limit}`)
+        .all(...(after ?? [])) as TableRow[];
+      assert(rows.length <= limit, `${t.name}: ${rows.length} rows for a batch of ${limit}`);
+      return rows;
     },
     insert,
     clear,
