@@ -1,15 +1,16 @@
-// The one metadata SQL interface (DESIGN §9): what store/meta/ asks of a database,
-// and nothing more. Two engines implement it: SQLite (store/meta/sqlite/engine.ts, the embedded
-// default) and PostgreSQL (store/meta/postgres/engine.ts). It is the subset of better-sqlite3's synchronous
-// API that meta/ uses (the store and fs/ are written around synchronous metadata calls; DESIGN §9),
-// so the SQLite engine hands out better-sqlite3's own statements: no cost on the hot path.
+// The metadata engine's database as store/meta/ asks for it (DESIGN §9 "Engines"): transactions, the
+// schema version, new inode numbers, replies not yet read, its schema's operations (EngineSchema:
+// making it, migrating it, whole tables for meta copy) and what it can do (EngineCaps). Two engines
+// implement it: SQLite (store/meta/sqlite/engine.ts, the embedded default) and PostgreSQL
+// (store/meta/postgres/engine.ts). prepare and exec are the SQL engines' own, called only in their
+// folders and sql/: the subset of better-sqlite3's synchronous API they use (the store and fs/ are
+// written around synchronous metadata calls; DESIGN §9), so the SQLite engine hands out
+// better-sqlite3's own statements: no cost on the hot path.
 //
 // Integers come out as BigInt on both engines (better-sqlite3's safe integers), NULL as null, blobs
 // as Buffers. Placeholders are `?` (positional) or `@name` (bound from one object), on both engines.
 
 import type { MetaTable } from './meta-tables';
-
-export type EngineName = 'sqlite' | 'postgres';
 
 export type SqlParam = bigint | number | string | Buffer | Uint8Array | null;
 
@@ -103,7 +104,8 @@ export interface EngineCaps {
 }
 
 export interface Db {
-  readonly engine: EngineName;
+  /** Its name, as chunkfs.json and `chunkfs status` show it (no code outside its folder compares it). */
+  readonly engine: string;
   readonly schema: EngineSchema;
   readonly caps: EngineCaps;
   /**
