@@ -68,8 +68,8 @@ export interface EngineSchema {
   migrateStep(db: Db, from: number): void;
   /** The root directory's row: a directory that is its own parent, its four times tNs (store/meta/meta.ts). */
   insertRoot(db: Db, root: { ino: number; mode: number; tNs: bigint }): void;
-  /** The base tables the database holds, by name (the engine's own tables too: store/meta/meta-tables.ts). */
-  tableNames(db: Db): string[];
+  /** The store's tables the database holds, by name: its own tables (schema version, lease...) left out. */
+  storeTables(db: Db): string[];
   /** Whole tables by name (`meta copy`). */
   readonly tables: WholeTables;
   /** After `meta copy` put table's rows in: its key generator continues past the copied keys (if it has one). */

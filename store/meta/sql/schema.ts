@@ -16,6 +16,8 @@ export interface SqlSchemaParts {
   migrations: readonly string[];
   /** Lists the database's base tables, one column `name`, ordered by it. */
   tableNamesSql: string;
+  /** Its own tables, not the store's metadata (meta copy neither copies nor expects them). */
+  ownTables: readonly string[];
   /** The collation that orders text bytewise, as COLLATE names it (row order of meta copy). */
   bytewiseCollation: string;
   afterCopy(db: Db, table: string): void;
@@ -39,8 +41,9 @@ export function sqlSchema(parts: SqlSchemaParts): EngineSchema {
       const t = root.tNs;
       db.prepare(INSERT_ROOT_SQL).run(root.ino, root.mode, root.ino, t, t, t, t);
     },
-    tableNames(db: Db): string[] {
-      return (db.prepare(parts.tableNamesSql).all() as Array<{ name: string }>).map((r) => r.name);
+    storeTables(db: Db): string[] {
+      const names = (db.prepare(parts.tableNamesSql).all() as Array<{ name: string }>).map((r) => r.name);
+      return names.filter((n) => !parts.ownTables.includes(n));
     },
     tables: sqlWholeTables(parts.bytewiseCollation),
     afterCopy: parts.afterCopy,
