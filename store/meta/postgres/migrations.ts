@@ -23,10 +23,15 @@ const TIMES_NEAR_SQL = `CREATE FUNCTION inodes_times_near() RETURNS trigger LANG
 CREATE TRIGGER inodes_times_near BEFORE UPDATE OF atime_ns, mtime_ns, ctime_ns ON inodes FOR EACH ROW
   WHEN (NEW.atime_far IS NOT NULL OR NEW.mtime_far IS NOT NULL OR NEW.ctime_far IS NOT NULL)
   EXECUTE FUNCTION inodes_times_near();`;
-/** A deleted inode: the highest number ever deleted (numbers are never reused), its fallocate rows. */
+/**
+ * A deleted inode: its fallocate rows, and its number kept in ino_high when no inode left has a higher one
+ * (the next number is above both: NEXT_INO_SQL), so an rm -rf writes ino_high about once, not per file.
+ */
 const INODES_GONE_SQL = `CREATE FUNCTION inodes_gone() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN
-    UPDATE ino_high SET ino = OLD.ino WHERE k = 0 AND ino < OLD.ino;
+    IF OLD.ino > coalesce((SELECT max(ino) FROM inodes), 0) THEN
+      UPDATE ino_high SET ino = OLD.ino WHERE k = 0 AND ino < OLD.ino;
+    END IF;
     DELETE FROM prealloc WHERE ino = OLD.ino;
     RETURN NULL;
   END $$;
@@ -125,7 +130,7 @@ export const MIGRATIONS: readonly string[] = [
   // function: PostgreSQL compiles a trigger's WHEN again at every statement that names its column, and
   // the three clauses cost a chmod more than its UPDATE. Far columns are non-NULL only beside a clamp,
   // so a time the UPDATE left as it was keeps its far column. One function after an inode's delete, which
-  // writes ino_high only when the number is higher.
+  // writes ino_high only for a number above every inode left.
   `
   CREATE INDEX intents_by_ino ON intents(ino);
   DROP TRIGGER inodes_atime_near ON inodes;

@@ -87,10 +87,12 @@ CREATE TRIGGER inodes_times_near BEFORE UPDATE OF atime_ns, mtime_ns, ctime_ns O
 CREATE TABLE prealloc(ino BIGINT NOT NULL, chunk_index BIGINT NOT NULL, length BIGINT NOT NULL,
   PRIMARY KEY(ino, chunk_index));
 
--- A deleted inode: the highest number ever deleted (numbers are never reused), its fallocate rows.
+-- A deleted inode: its fallocate rows, and its number in ino_high when no inode left has a higher one
+-- (numbers are never reused: the next is above both, schema.ts NEXT_INO_SQL).
 CREATE FUNCTION inodes_gone() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-  UPDATE ino_high SET ino = OLD.ino WHERE k = 0 AND ino < OLD.ino; DELETE FROM prealloc WHERE ino = OLD.ino;
-  RETURN NULL; END $$;
+  IF OLD.ino > coalesce((SELECT max(ino) FROM inodes), 0) THEN
+    UPDATE ino_high SET ino = OLD.ino WHERE k = 0 AND ino < OLD.ino; END IF;
+  DELETE FROM prealloc WHERE ino = OLD.ino; RETURN NULL; END $$;
 CREATE TRIGGER inodes_gone AFTER DELETE ON inodes FOR EACH ROW EXECUTE FUNCTION inodes_gone();
 
 CREATE TABLE store_id(k BIGINT PRIMARY KEY CHECK (k = 0), uuid TEXT NOT NULL);

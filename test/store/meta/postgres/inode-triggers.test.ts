@@ -1,7 +1,8 @@
 // The inode triggers of PostgreSQL's schema v11 (store/meta/postgres/migrations.ts, schema.sql; DESIGN
 // §9 "Engines"), on a store made from schema.sql and on one made at v1 and upgraded: a far time's
 // column is cleared by an UPDATE that gives its own *_ns column a value that is not a clamp, and by
-// nothing else; an inode's delete raises ino_high (never lowers it) and takes its fallocate rows; a
+// nothing else; an inode's delete takes its fallocate rows and no number deleted comes back (ino_high
+// written only for a number above every inode left, never lowered); a
 // file's intents are found by its inode through the index, not by a scan of the table.
 import test, { ExecutionContext } from 'ava';
 import * as crypto from 'node:crypto';
@@ -9,6 +10,7 @@ import { createRoot } from '../../../../store/meta/meta';
 import { createMeta, upgradeStoreMeta } from '../../../../store/meta/engine-open';
 import { connectPg } from '../../../../store/meta/postgres/connect';
 import { NEAR_NS_MAX } from '../../../../store/meta/far-times';
+import { NEXT_INO_SQL } from '../../../../store/meta/postgres/schema';
 import type { Db } from '../../../../store/meta/sql-engine';
 import { pgTestFile } from '../../../helpers/pg-cluster';
 
@@ -69,20 +71,33 @@ function inoHigh(db: Db): number {
   return Number((db.prepare('SELECT ino FROM ino_high WHERE k = 0').get() as { ino: bigint }).ino);
 }
 
+function nextIno(db: Db): number {
+  return Number((db.prepare(`SELECT ${NEXT_INO_SQL} AS n`).get() as { n: bigint }).n);
+}
+
 function checkDeletes(t: ExecutionContext, db: Db): void {
-  addFile(db, 20, false);
-  addFile(db, 15, false);
-  db.prepare('INSERT INTO prealloc(ino, chunk_index, length) VALUES (20, 0, 4096), (20, 1, 4096), (15, 0, 1)').run();
-  db.prepare('DELETE FROM inodes WHERE ino = 20').run();
-  t.is(inoHigh(db), 20);
+  for (const ino of [30, 25, 20]) addFile(db, ino, false);
+  db.prepare('INSERT INTO prealloc(ino, chunk_index, length) VALUES (25, 0, 4096), (25, 1, 4096), (20, 0, 1)').run();
+  const high0 = inoHigh(db);
+  db.prepare('DELETE FROM inodes WHERE ino = 25').run();
+  t.is(inoHigh(db), high0, 'below an inode left (30): not written');
   t.deepEqual(
     db.prepare('SELECT ino FROM prealloc ORDER BY ino').all(),
-    [{ ino: 15n }],
+    [{ ino: 20n }],
     "the deleted inode's rows only",
   );
-  db.prepare('DELETE FROM inodes WHERE ino = 15').run();
-  t.is(inoHigh(db), 20, 'a lower number deleted later does not lower it');
+  t.is(nextIno(db), 31);
+  db.prepare('DELETE FROM inodes WHERE ino = 30').run();
+  t.is(inoHigh(db), 30, 'above every inode left: kept');
+  db.prepare('DELETE FROM inodes WHERE ino = 20').run();
+  t.is(inoHigh(db), 30, 'a lower number deleted later does not lower it');
   t.is((db.prepare('SELECT count(*) AS n FROM prealloc').get() as { n: bigint }).n, 0n);
+  t.is(nextIno(db), 31, 'no number ever used comes back');
+  addFile(db, 31, false);
+  addFile(db, 32, false);
+  db.prepare('DELETE FROM inodes WHERE ino >= 31').run(); // one statement, two rows
+  t.is(inoHigh(db), 32);
+  t.is(nextIno(db), 33);
 }
 
 function checkIntentsIndex(t: ExecutionContext, db: Db): void {
@@ -104,14 +119,17 @@ for (const [made, open] of [
       db.close();
     }
   });
-  pgTest(`${made}: an inode's delete raises ino_high, never lowers it, and takes its fallocate rows`, (t) => {
-    const db = open();
-    try {
-      checkDeletes(t, db);
-    } finally {
-      db.close();
-    }
-  });
+  pgTest(
+    `${made}: an inode's delete takes its fallocate rows; no inode number comes back, ino_high written only above every inode left`,
+    (t) => {
+      const db = open();
+      try {
+        checkDeletes(t, db);
+      } finally {
+        db.close();
+      }
+    },
+  );
   pgTest(`${made}: a file's intents are deleted through the index by inode`, (t) => {
     const db = open();
     try {
