@@ -99,10 +99,11 @@ class PgSliceRows extends SqlSliceRows {
 }
 
 class PgChunkRows extends SqlChunkRows {
-  /** Made on first use (each prepare is a round trip). */
-  private dropChunks: SqlStatement | null = null;
+  /** Prepared here: a prepare waits for every reply unread (engine.ts), a delete should not. */
+  private readonly dropChunks: SqlStatement;
   constructor(private readonly pg: PgDb) {
     super(pg, POSTGRES_DIALECT.returningSql('id'));
+    this.dropChunks = pg.prepare(DROP_CHUNKS_SQL);
   }
   // A new inode has no chunk rows (its first write and a delete of an empty file ask).
   override chunk(ino: number, chunkIndex: number): ChunkRow | undefined {
@@ -134,8 +135,7 @@ class PgChunkRows extends SqlChunkRows {
     this.pg.rowCache.chunkRetired(ino, chunkIndex);
   }
   override dropInode(ino: number): void {
-    this.dropChunks ??= this.pg.prepare(DROP_CHUNKS_SQL);
-    this.pg.following(() => this.dropChunks!.run({ ino }));
+    this.pg.following(() => this.dropChunks.run({ ino }));
     this.pg.rowCache.chunksGone(ino);
   }
 }

@@ -46,14 +46,15 @@ function timesChange([mNs, mFar, cNs]: [bigint, string | null, bigint]): InodeCh
 export class PgFileRows extends SqlFileRows {
   /** The grows of a kept row: the size after is known here, nothing to wait for (no RETURNING). */
   private readonly kept: { grow: SqlStatement; growSize: SqlStatement };
-  /** Made on first use (each prepare is a round trip). */
-  private dropFileStatement: SqlStatement | null = null;
+  /** Prepared here: a prepare waits for every reply unread (engine.ts), a delete should not. */
+  private readonly dropFileStatement: SqlStatement;
   constructor(private readonly pg: PgDb) {
     super(pg, POSTGRES_DIALECT);
     this.kept = {
       grow: pg.prepare(`UPDATE inodes SET size = ${GROWN_SQL}, ${SET_TIMES_SQL} WHERE ino = ?`),
       growSize: pg.prepare(`UPDATE inodes SET size = ${GROWN_SQL} WHERE ino = ?`),
     };
+    this.dropFileStatement = pg.prepare(DROP_FILE_SQL);
   }
 
   override get(ino: number): FileRow | undefined {
@@ -146,8 +147,7 @@ export class PgFileRows extends SqlFileRows {
     this.pg.rowCache.inodeGone(ino);
   }
   override dropFile(ino: number): void {
-    this.dropFileStatement ??= this.pg.prepare(DROP_FILE_SQL);
-    this.pg.following(() => this.dropFileStatement!.run({ ino }));
+    this.pg.following(() => this.dropFileStatement.run({ ino }));
     this.pg.rowCache.inodeGone(ino);
   }
 }
