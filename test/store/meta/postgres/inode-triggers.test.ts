@@ -28,7 +28,7 @@ function newDb(): Db {
 function upgradedDb(): Db {
   const db = connectPg(freshDb());
   db.transaction(() => {
-    db.exec(db.schema.migrations[0]);
+    db.schema.migrateStep(db, 0);
     createRoot(db);
     db.setSchemaVersion(1);
   })();
