@@ -169,6 +169,7 @@ async function crashRun(
 ): Promise<void> {
   const base = copyStore(dir);
   const { s, io } = await openCrashable(base, power, OPEN_OPTS);
+  s.startGroups(); // whole chunks in transaction groups, as a live mount's
   const reached = await runScript(context(s), io, arm(io));
   await io.whenRestored();
   const { r, dir: copy } = await reopenAfterCrash(s, base, power, GROUPED);
@@ -191,6 +192,7 @@ async function countingRun(
   texts: string[],
 ): Promise<{ mutations: number; syncs: number }> {
   const { s, io } = await openCrashable(copyStore(dir), GROUPED, OPEN_OPTS);
+  s.startGroups();
   const [mutations0, syncs0] = [io.mutationCount, io.syncCount];
   try {
     t.is(await storeTreeText(s), texts[0], 'the pristine store is the model before the script');

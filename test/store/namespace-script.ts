@@ -1,13 +1,14 @@
 // The scripted namespace operations of namespace-crash.test.ts, each run on a store as the mount
 // runs it (fs/: the namespace call, then store.deleteFile once an unlinked file's last name and
-// handle are gone; fsync of a file or directory and syncfs are store.sync) and on a TreeModel.
+// handle are gone; fsync of a file or directory and syncfs are store.sync; whole chunks wait in a
+// transaction group, DESIGN §5) and on a TreeModel.
 // Steps that fail (EEXIST, ENOTEMPTY) change nothing; "durable" steps make every operation before
 // them durable (DESIGN §5); "committed" steps are the metadata group's timer firing (DESIGN §5
 // "Group commit": a process kill keeps every operation before it).
 import type { Store } from '../../store/store';
 import type { Unlinked } from '../../store/meta/ops';
 import { TreeModel, inoOf, placeOf } from './tree-model';
-import { prng, randomBytes } from './helpers';
+import { SMALL, prng, randomBytes } from './helpers';
 
 export interface ScriptContext {
   s: Store;
@@ -109,6 +110,18 @@ const truncate = (p: string, sizeBytes: number): Step => ({
   run: ({ s }) => s.truncate(inoOf(s, p), sizeBytes),
   model: (m) => m.truncate(p, sizeBytes),
 });
+/**
+ * A rename over an existing file, as fs/ops-names.ts runs it: the renamed file's chunks waiting in
+ * the open transaction group are committed first (DESIGN §5, ext4's auto_da_alloc).
+ */
+const replace = (from: string, to: string): Step => ({
+  what: `rename ${from} over ${to} (its stored chunks committed first)`,
+  run: async (c) => {
+    await c.s.commitStored(inoOf(c.s, from));
+    c.unlinked = c.s.ns.rename(...placeOf(c.s, from), ...placeOf(c.s, to));
+  },
+  model: (m) => m.rename(from, to),
+});
 const fails = (step: Step, code: string): Step => ({
   what: `${step.what} (fails ${code})`,
   run: step.run,
@@ -147,11 +160,11 @@ export const SCRIPT: Step[] = [
   write('d/n1', bytes(5, 2000)),
   link('a/f1', 'd/h1'),
   rename('a/f2', 'd/f2'),
+  groupTimer,
   chmod('d/h1', 0o600),
   utimens('a/f1', TIME_A_NS),
   setxattr('d/f2', 'user.k', 'v1'),
-  groupTimer,
-  fails(rename('d/n1', 'a/f1', true), 'EEXIST'),
+  fails(rename('d/n1', 'a/f1', true), 'EEXIST'), // rolls back its own savepoint, not the open group's
   rename('d/n1', 'a/n1', true),
   fsyncDir('d'),
   exchange('a/f1', 'd/f2'),
@@ -185,4 +198,10 @@ export const SCRIPT: Step[] = [
   chmod('u', 0o640),
   link('u', 'd/u2'),
   unlink('u'),
+  // An editor's save: a new file of a whole chunk and a tail (in a transaction group), renamed over the old.
+  create('w.tmp', 0o644),
+  write('w.tmp', bytes(8, SMALL.chunkSizeBytes + 5000)),
+  replace('w.tmp', 'd/u2'),
+  groupTimer, // commits the rename: never before the chunks it names
+  release,
 ];
