@@ -28,6 +28,13 @@ export interface Step {
   durable?: boolean;
   /** Once it returns, every operation before it is committed (a process kill keeps it). */
   committed?: boolean;
+  /**
+   * Its whole chunks wait in the open transaction group: a kill or power loss may lose them (the
+   * file then ends before them, DESIGN §5) until a durable step or a step that closes the group.
+   */
+  chunksWait?: boolean;
+  /** It closes the open transaction group first (its rows committed). */
+  closesGroup?: boolean;
 }
 
 /** Times utimens sets (before 2001: tree-model.ts tells them from times stamped "now"). */
@@ -52,6 +59,7 @@ const write = (p: string, data: Buffer): Step => ({
   what: `write ${data.length} bytes to ${p}`,
   run: ({ s }) => s.write(inoOf(s, p), 0, data),
   model: (m) => m.write(p, data),
+  chunksWait: data.length >= SMALL.chunkSizeBytes,
 });
 const symlink = (p: string, target: string): Step => ({
   what: `symlink ${p} -> ${target}`,
@@ -121,6 +129,7 @@ const replace = (from: string, to: string): Step => ({
     c.unlinked = c.s.ns.rename(...placeOf(c.s, from), ...placeOf(c.s, to));
   },
   model: (m) => m.rename(from, to),
+  closesGroup: true,
 });
 const fails = (step: Step, code: string): Step => ({
   what: `${step.what} (fails ${code})`,
