@@ -45,9 +45,14 @@ const GROUPED = testMetaEngine() === 'sqlite';
 const IO_STRIDE = GROUPED ? 1 : 4;
 const OPEN_OPTS = { unlinksDurable: true, ...(GROUPED ? { metaGroupMs: LONG_GROUP_MS } : {}) };
 
-function context(s: Store): ScriptContext {
+function context(s: Store): ScriptContext & { groupOpen(): boolean } {
   const db = (s as unknown as { db: unknown }).db;
-  return { s, unlinked: null, commitGroup: () => (db instanceof SqliteDb ? db.commitGroup() : undefined) };
+  return {
+    s,
+    unlinked: null,
+    commitGroup: () => (db instanceof SqliteDb ? db.commitGroup() : undefined),
+    groupOpen: () => db instanceof SqliteDb && db.native.inTransaction,
+  };
 }
 
 /** The tree's text after each step of SETUP then SCRIPT: texts[j] after SCRIPT's step j (0: before it). */
@@ -182,12 +187,13 @@ async function crashRun(
   texts: string[],
   power: boolean,
   label: string,
-  arm: (io: FaultyIo) => number,
+  arm: (io: FaultyIo, c: ReturnType<typeof context>) => number,
 ): Promise<void> {
   const base = copyStore(dir);
   const { s, io } = await openCrashable(base, power, OPEN_OPTS);
   s.startGroups(); // whole chunks in transaction groups, as a live mount's
-  const reached = await runScript(context(s), io, arm(io));
+  const c = context(s);
+  const reached = await runScript(c, io, arm(io, c));
   await io.whenRestored();
   const { r, dir: copy } = await reopenAfterCrash(s, base, power, GROUPED);
   try {
@@ -248,6 +254,31 @@ test('namespace operations, process kill at every I/O', async (t) => {
       io.crashBeforeMutation(io.mutationCount + n, { torn: n % 2 === 0, seed: n });
       return 0;
     });
+});
+
+/** The script leaves a group open at 20 of its I/O calls: a sweep that commits none tests nothing. */
+const GROUP_OPEN_POINTS_MIN = 10;
+
+// The group's timer may fire at any await of an operation, not only between operations: here it
+// commits the open group right before the crash, at every I/O (the crash cuts its operation there).
+sqliteOnlyTest('namespace operations, process kill at every I/O, the group committed just before it', async (t) => {
+  const dir = await pristine();
+  const texts = modelTexts();
+  const { mutations } = await countingRun(t, dir, texts);
+  let groupsCommitted = 0;
+  for (let n = 1; n <= mutations; n++)
+    await crashRun(t, dir, texts, false, `I/O ${n} of ${mutations}, the group committed`, (io, c) => {
+      const ends = io.onCrash; // metaEndsAtCrash's: the process writes nothing more
+      io.onCrash = () => {
+        if (c.groupOpen()) groupsCommitted++;
+        c.commitGroup();
+        ends();
+      };
+      io.crashBeforeMutation(io.mutationCount + n, { torn: n % 2 === 1, seed: n });
+      return 0;
+    });
+  t.log(`${mutations} crash points, ${groupsCommitted} with a group open`);
+  t.true(groupsCommitted >= GROUP_OPEN_POINTS_MIN, `a group was open at ${groupsCommitted} crash points`);
 });
 
 // A power loss leaves what the last device sync made durable: the crash points are every sync, and
