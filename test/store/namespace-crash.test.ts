@@ -256,7 +256,7 @@ test('namespace operations, process kill at every I/O', async (t) => {
     });
 });
 
-/** The script leaves a group open at 20 of its I/O calls: a sweep that commits none tests nothing. */
+/** The script leaves a group open at 19-21 of its I/O calls: a sweep that commits none tests nothing. */
 const GROUP_OPEN_POINTS_MIN = 10;
 
 // The group's timer may fire at any await of an operation, not only between operations: here it
