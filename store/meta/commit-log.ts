@@ -128,7 +128,10 @@ export class CommitLog {
   }
 
   private tick(delayMs: number): void {
-    if (!this.dirty) return;
+    // A flush running covers what was committed before it; what came after waits for the next tick.
+    // Queued behind it (flush()), a slow device got a second sync for nothing (the test of this timer
+    // counted 2 under load).
+    if (!this.dirty || this.flushing !== null) return;
     const now = Date.now();
     if (this.firstUnflushedMs === 0) this.firstUnflushedMs = now;
     // Flush one tick early: the commit may have landed just after the previous tick.

@@ -6,7 +6,7 @@ import type { Store } from '../../store/store';
 
 const HEAL_QUEUE_READ_MAX = 1000;
 
-export async function shardsWholeAfterHeal(t: ExecutionContext, r: Store, step: number): Promise<void> {
+export async function shardsWholeAfterHeal(t: ExecutionContext, r: Store, step: number | string): Promise<void> {
   const key = (e: { ino: number; chunkIndex: number; shardIndex: number }): string =>
     `${e.ino}/${e.chunkIndex}/${e.shardIndex}`;
   const queued = new Set(r.healQueue(HEAL_QUEUE_READ_MAX).map(key));

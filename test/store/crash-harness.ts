@@ -54,7 +54,8 @@ export async function reopenAfterCrash(
     await s.close();
     return { r: await Store.open(dir), dir };
   }
-  const copy = path.join(tmpDir('chunkfs-crash-'), 'store');
+  // On the store's own file system (a test's store in memory stays there: memTmpDir).
+  const copy = path.join(tmpDir('chunkfs-crash-', path.dirname(path.dirname(path.resolve(dir)))), 'store');
   fs.cpSync(dir, copy, { recursive: true, filter: (p) => !p.endsWith('-shm') && !p.endsWith('chunkfs.lock') });
   // SQLite went on committing after the crash (FaultyIo.externalRestored): the copy gets the WAL put back.
   if (power && s.io instanceof FaultyIo)
