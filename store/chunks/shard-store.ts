@@ -102,6 +102,12 @@ export class ShardStore {
    * write skips its marker check and mkdir. Bounded: a directory dropped from it is made again by its write.
    */
   private readonly preparedDirs = new LRUCache<string, true>({ max: PREPARED_DIRS_MAX });
+  /**
+   * Version directories this store made or is making (makeChunkDir): a batch's chunk directories of
+   * one new version wait for ONE mkdir of it, instead of each failing on it first (ENOENT, then the
+   * version directory made again: EEXIST and a stat). Dropped when deleteChunk may have removed it.
+   */
+  private readonly versionDirs = new LRUCache<string, Promise<void>>({ max: PREPARED_DIRS_MAX });
 
   constructor(
     readonly io: Io,
@@ -179,13 +185,34 @@ export class ShardStore {
           const chunkDir = nodePath.dirname(this.usablePath(site, i));
           await this.checkMarker(diskId);
           this.writeGate();
-          await this.io.mkdir(chunkDir);
+          await this.makeChunkDir(chunkDir);
           this.preparedDirs.set(chunkDir, true);
         } catch {
           // the shard's write checks and makes it again, and reports what fails
         }
       }),
     );
+  }
+
+  /**
+   * A shard's chunk directory (spec §7: one per chunk version and disk), its version directory made
+   * first by one mkdir that every chunk of the version on that disk waits for (DESIGN §5 "Whole-chunk
+   * directories"). A version directory removed since (reclaim, or from outside) is made again by the
+   * chunk directory's own mkdir, which makes missing parents.
+   */
+  private async makeChunkDir(chunkDir: string): Promise<void> {
+    const versionDir = nodePath.dirname(chunkDir);
+    let made = this.versionDirs.get(versionDir);
+    if (made === undefined) {
+      const making = this.io.mkdir(versionDir);
+      made = making;
+      this.versionDirs.set(versionDir, making);
+      making.catch(() => {
+        if (this.versionDirs.get(versionDir) === making) this.versionDirs.delete(versionDir);
+      });
+    }
+    await made;
+    await this.io.mkdir(chunkDir);
   }
 
   /**
@@ -213,7 +240,7 @@ export class ShardStore {
       if (!hashed) hashShardParts(parts, params, payload, this.key);
       hashed = true;
     };
-    if (!prepared) await this.io.mkdir(chunkDir);
+    if (!prepared) await this.makeChunkDir(chunkDir);
     const tmp = tempName(finalPath, randomU64());
     this.writeGate();
     const slices = Array.isArray(payload) ? payload : [payload];
@@ -668,6 +695,7 @@ export class ShardStore {
           this.preparedDirs.delete(chunkDir);
           if (!(await this.removeEmptyDir(chunkDir))) await this.removeTemps(chunkDir);
           this.durableDirs.delete(nodePath.dirname(chunkDir));
+          this.versionDirs.delete(nodePath.dirname(chunkDir));
           await this.removeEmptyDir(nodePath.dirname(chunkDir));
         } catch {
           failures++; // garbage is collected by recovery at the next open (DESIGN §5)
