@@ -20,7 +20,7 @@ import { Maybe } from './maybe-async';
 import { ScratchPool } from './scratch-pool';
 import { ParityPool } from './parity-pool';
 import { EntriesSource, HashTableCache, entriesOf } from './hash-table-cache';
-import { Payload, ShardParts, hashShardParts, payloadLength, shardPartsUnhashed } from './shard-encode';
+import { Payload, ShardParts, hashShardPartsAsync, payloadLength, shardPartsUnhashed } from './shard-encode';
 import { AlignedHeads } from './aligned-heads';
 import { directWritable } from '../../src/huge-buffer';
 import { coversAll, dataRuns } from '../../src/data-runs';
@@ -234,12 +234,10 @@ export class ShardStore {
     // Hashed once its temp file is open, not here: a batch's shard writes all start before the
     // first open completes, so hashing here ran every shard's hash (20-40 ms for 8 chunks of
     // replica:3) before the first byte went to a disk; after the open, each shard's write is
-    // submitted while the next one is hashed (DESIGN §5 "Write-back pieces").
-    let hashed = false;
-    const hash = (): void => {
-      if (!hashed) hashShardParts(parts, params, payload, this.key);
-      hashed = true;
-    };
+    // submitted while the next one is hashed (DESIGN §5 "Write-back pieces"). On the libuv pool,
+    // not the mount's thread (DESIGN §5 "Shard hashes off the mount's thread").
+    let hashed: Promise<void> | undefined;
+    const hash = (): Promise<void> => (hashed ??= hashShardPartsAsync(parts, params, payload, this.key));
     if (!prepared) await this.makeChunkDir(chunkDir);
     const tmp = tempName(finalPath, randomU64());
     this.writeGate();
@@ -289,7 +287,7 @@ export class ShardStore {
     tmp: string,
     diskId: number,
     parts: ShardParts,
-    hash: () => void,
+    hash: () => Promise<void>,
     writes: ShardWrites,
     flush: boolean,
   ): Promise<IoFile> {
@@ -303,13 +301,13 @@ export class ShardStore {
   private async writeBuffered(
     tmp: string,
     parts: ShardParts,
-    hash: () => void,
+    hash: () => Promise<void>,
     writes: ShardWrites,
     flush: boolean,
   ): Promise<IoFile> {
     const f = await this.io.open(tmp, 'create-exclusive');
     try {
-      hash();
+      await hash();
       await f.pwrite(parts.head, 0);
       for (const w of writes.runs) await f.pwrite(w.bytes, w.atBytes);
       if (parts.padBytes > 0) await f.pwrite(Buffer.alloc(parts.padBytes), writes.endBytes);
@@ -331,7 +329,7 @@ export class ShardStore {
     tmp: string,
     diskId: number,
     parts: ShardParts,
-    hash: () => void,
+    hash: () => Promise<void>,
     writes: ShardWrites,
     flush: boolean,
   ): Promise<IoFile | null> {
@@ -342,7 +340,7 @@ export class ShardStore {
     try {
       const f = await this.io.open(tmp, 'create-direct');
       try {
-        hash();
+        await hash();
         parts.head.copy(head);
         for (const c of directCalls(head, writes)) await writevAt(f, c.bytes, c.atBytes);
         if (flush) await f.fdatasync(false); // the size and the extents' metadata
