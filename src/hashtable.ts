@@ -2,7 +2,7 @@
 // in block order, zero padded to 4 KiB. Entry i covers data bytes
 // [i*bitrot_block, min((i+1)*bitrot_block, shard_data_len)).
 import { assert } from './errors';
-import { firstBadBlock, hashBlocksInto, nativeHighway256 } from './highway-native';
+import { firstBadBlock, hashBlocksInto, hashBlocksIntoAsync, nativeHighway256 } from './highway-native';
 import { BitrotKey, BlockPosition, ShardKeyer } from './keying';
 import { HASH_ENTRY_BYTES, blockCountFor, hashTableBytes } from './region';
 
@@ -31,6 +31,22 @@ export function writeHashEntries(
   assert(outOffsetBytes + blockCount * HASH_ENTRY_BYTES <= out.length, 'hash entries overflow the table');
   const end = outOffsetBytes + blockCount * HASH_ENTRY_BYTES;
   hashBlocksInto(out.subarray(outOffsetBytes, end), key, pos, data, bitrotBlockBytes, firstBlockIndex); // one native call
+}
+
+/** writeHashEntries off the calling thread (hashBlocksIntoAsync): out and data untouched until it resolves. */
+export function writeHashEntriesAsync(
+  out: Buffer,
+  outOffsetBytes: number,
+  key: BitrotKey,
+  pos: BlockPosition,
+  data: Uint8Array,
+  bitrotBlockBytes: number,
+  firstBlockIndex: number,
+): Promise<void> {
+  const blockCount = blockCountFor(data.length, bitrotBlockBytes);
+  assert(outOffsetBytes + blockCount * HASH_ENTRY_BYTES <= out.length, 'hash entries overflow the table');
+  const end = outOffsetBytes + blockCount * HASH_ENTRY_BYTES;
+  return hashBlocksIntoAsync(out.subarray(outOffsetBytes, end), key, pos, data, bitrotBlockBytes, firstBlockIndex);
 }
 
 /**

@@ -23,6 +23,19 @@ interface HighwayAddon {
     blockBytes: number,
     out: Uint8Array,
   ): void;
+  /** Absent from an addon built before it (a stale build/): hashBlocksIntoAsync hashes inline then. */
+  hashBlocksAsync?(
+    key: Uint8Array,
+    fileId: bigint,
+    chunkIndex: bigint,
+    shardIndex: number,
+    version: bigint,
+    firstBlock: number,
+    data: Uint8Array,
+    blockBytes: number,
+    out: Uint8Array,
+    done: (err: Error | null) => void,
+  ): void;
   verifyBlocks(
     key: Uint8Array,
     fileId: bigint,
@@ -99,6 +112,41 @@ export function hashBlocksInto(
     data,
     bitrotBlockBytes,
     out,
+  );
+}
+
+/**
+ * hashBlocksInto on the libuv pool, off the calling thread (DESIGN §5 "Shard hashes off the mount's
+ * thread"): neither out nor data may be touched until it resolves. Inline on an addon without it.
+ */
+export function hashBlocksIntoAsync(
+  out: Uint8Array,
+  key: BitrotKey,
+  pos: BlockPosition,
+  data: Uint8Array,
+  bitrotBlockBytes: number,
+  firstBlockIndex: number,
+): Promise<void> {
+  const native = addon();
+  if (native.hashBlocksAsync === undefined) {
+    hashBlocksInto(out, key, pos, data, bitrotBlockBytes, firstBlockIndex);
+    return Promise.resolve();
+  }
+  const blockCount = checkRange(pos, firstBlockIndex, data.length, bitrotBlockBytes);
+  assert(out.length >= blockCount * HASH_ENTRY_BYTES, 'one 32-byte entry per block');
+  return new Promise((resolve, reject) =>
+    native.hashBlocksAsync!(
+      keyBytesOf(key),
+      pos.fileId,
+      pos.chunkIndex,
+      pos.shardIndex,
+      pos.version,
+      firstBlockIndex,
+      data,
+      bitrotBlockBytes,
+      out,
+      (err) => (err === null ? resolve() : reject(err)),
+    ),
   );
 }
 

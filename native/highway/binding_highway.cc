@@ -1,6 +1,8 @@
 // N-API binding for HighwayHash-256 (spec §4, §4.1, §9). Synchronous: a 4 MiB
 // range hashes in about a millisecond, less than a thread-pool hop would cost
-// in latency for the small reads that dominate. Every argument is checked here
+// in latency for the small reads that dominate. hashBlocksAsync hashes on the
+// libuv pool instead, for whole-shard writes (DESIGN §5 "Shard hashes off the
+// mount's thread"): with three replicas a written MiB is hashed three times. Every argument is checked here
 // as well as in TypeScript (pair assertions): a bad call throws, never reads or
 // writes out of bounds.
 #include "binding_highway.h"
@@ -64,11 +66,17 @@ struct Range {
   size_t tableLength;
 };
 
+const char* ParseRangeArgs(napi_env env, napi_value* argv, Range* r);
+
 const char* ParseRange(napi_env env, napi_callback_info info, Range* r) {
   size_t argc = 9;
   napi_value argv[9];
   napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
   if (argc != 9) return "expected 9 arguments";
+  return ParseRangeArgs(env, argv, r);
+}
+
+const char* ParseRangeArgs(napi_env env, napi_value* argv, Range* r) {
   uint64_t base[4], fileId = 0, chunkIndex = 0, version = 0;
   int64_t shardIndex = 0, firstBlock = 0, blockBytes = 0;
   if (!GetKey(env, argv[0], base)) return "key must be a 32-byte Uint8Array";
@@ -104,6 +112,78 @@ napi_value HashBlocksJs(napi_env env, napi_callback_info info) {
   const size_t outBytes = (r.length + r.blockBytes - 1) / r.blockBytes * kDigestBytes;
   if (Overlaps(r.table, outBytes, r.data, r.length)) return Fail(env, "hashBlocks: output overlaps data");
   HashBlocks(r.key, r.firstBlock, r.data, r.length, r.blockBytes, r.table);
+  return nullptr;
+}
+
+// One hashBlocksAsync call: the range, references that keep its data and table alive, the callback.
+struct HashJob {
+  Range r;
+  napi_ref data = nullptr;
+  napi_ref table = nullptr;
+  napi_ref done = nullptr;
+  napi_async_work work = nullptr;
+};
+
+void HashJobExecute(napi_env, void* arg) {
+  HashJob* job = static_cast<HashJob*>(arg);
+  HashBlocks(job->r.key, job->r.firstBlock, job->r.data, job->r.length, job->r.blockBytes, job->r.table);
+}
+
+void HashJobComplete(napi_env env, napi_status status, void* arg) {
+  HashJob* job = static_cast<HashJob*>(arg);
+  napi_value done = nullptr, global = nullptr, argv[1];
+  napi_get_reference_value(env, job->done, &done);
+  napi_get_global(env, &global);
+  if (status == napi_ok) {
+    napi_get_null(env, &argv[0]);
+  } else {
+    napi_value message;
+    napi_create_string_utf8(env, "hashBlocksAsync: the work was cancelled", NAPI_AUTO_LENGTH, &message);
+    napi_create_error(env, nullptr, message, &argv[0]);
+  }
+  napi_delete_reference(env, job->data);
+  napi_delete_reference(env, job->table);
+  napi_delete_reference(env, job->done);
+  napi_delete_async_work(env, job->work);
+  delete job;
+  if (done != nullptr) napi_call_function(env, global, done, 1, argv, nullptr);
+}
+
+// hashBlocksAsync(...range, done): hashBlocks on the libuv pool; done(null) once table holds the
+// digests. The caller must not touch data or table until then.
+napi_value HashBlocksAsyncJs(napi_env env, napi_callback_info info) {
+  size_t argc = 10;
+  napi_value argv[10];
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  if (argc != 10) return Fail(env, "expected 10 arguments");
+  napi_valuetype type;
+  if (napi_typeof(env, argv[9], &type) != napi_ok || type != napi_function) {
+    return Fail(env, "hashBlocksAsync: the last argument must be a function");
+  }
+  HashJob* job = new HashJob();
+  if (const char* error = ParseRangeArgs(env, argv, &job->r)) {
+    delete job;
+    return Fail(env, error);
+  }
+  const size_t outBytes = (job->r.length + job->r.blockBytes - 1) / job->r.blockBytes * kDigestBytes;
+  if (Overlaps(job->r.table, outBytes, job->r.data, job->r.length)) {
+    delete job;
+    return Fail(env, "hashBlocksAsync: output overlaps data");
+  }
+  napi_value name;
+  napi_create_string_utf8(env, "chunkfs:hashBlocks", NAPI_AUTO_LENGTH, &name);
+  if (napi_create_reference(env, argv[6], 1, &job->data) != napi_ok ||
+      napi_create_reference(env, argv[8], 1, &job->table) != napi_ok ||
+      napi_create_reference(env, argv[9], 1, &job->done) != napi_ok ||
+      napi_create_async_work(env, nullptr, name, HashJobExecute, HashJobComplete, job, &job->work) != napi_ok ||
+      napi_queue_async_work(env, job->work) != napi_ok) {
+    if (job->data != nullptr) napi_delete_reference(env, job->data);
+    if (job->table != nullptr) napi_delete_reference(env, job->table);
+    if (job->done != nullptr) napi_delete_reference(env, job->done);
+    if (job->work != nullptr) napi_delete_async_work(env, job->work);
+    delete job;
+    return Fail(env, "hashBlocksAsync: could not queue the work");
+  }
   return nullptr;
 }
 
@@ -168,6 +248,7 @@ napi_status RegisterExports(napi_env env, napi_value exports) {
   const napi_property_descriptor props[] = {
       {"hash256", nullptr, Hash256Js, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"hashBlocks", nullptr, HashBlocksJs, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
+      {"hashBlocksAsync", nullptr, HashBlocksAsyncJs, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"verifyBlocks", nullptr, VerifyBlocksJs, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"highwayKernel", nullptr, ActiveKernelJs, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"detectedHighwayKernel", nullptr, DetectedKernelJs, nullptr, nullptr, nullptr, napi_enumerable, nullptr},

@@ -2,7 +2,7 @@
 // shard read failed (the class of a failure decides its counter and its heal, DESIGN §6).
 import { BitrotError, FormatError, assert } from '../../src/errors';
 import { HEADER_BYTES, encodeHeader } from '../../src/header';
-import { writeHashEntries } from '../../src/hashtable';
+import { writeHashEntries, writeHashEntriesAsync } from '../../src/hashtable';
 import { BitrotKey } from '../../src/keying';
 import { HASH_ENTRY_BYTES, PAGE_BYTES, alignUp, dataStartBytes } from '../../src/region';
 import { ShardParams, shardHeaderFor } from '../../src/shard';
@@ -43,6 +43,45 @@ export function shardPartsUnhashed(params: ShardParams, payload: Payload): Shard
 
 /** Fills the hash table of parts (from shardPartsUnhashed with the same params and payload), spec §4. */
 export function hashShardParts(parts: ShardParts, params: ShardParams, payload: Payload, key: BitrotKey): void {
+  for (const r of hashRanges(parts, params, payload)) {
+    writeHashEntries(parts.head, r.entriesAtBytes, key, r.pos, r.slice, r.bitrotBlockBytes, r.firstBlock);
+  }
+}
+
+/**
+ * A payload of at least this many bytes is hashed on the libuv pool (hashShardPartsAsync), smaller
+ * ones inline: the pool's hop costs more than hashing a few blocks (about 1 ms per 4 MiB).
+ */
+export const HASH_ASYNC_BYTES_MIN = 256 * 1024;
+
+/**
+ * hashShardParts off the mount's thread, every slice at once (DESIGN §5 "Shard hashes off the
+ * mount's thread"); neither parts' head nor the payload may be touched until it resolves.
+ */
+export async function hashShardPartsAsync(
+  parts: ShardParts,
+  params: ShardParams,
+  payload: Payload,
+  key: BitrotKey,
+): Promise<void> {
+  if (payloadLength(payload) < HASH_ASYNC_BYTES_MIN) return hashShardParts(parts, params, payload, key);
+  await Promise.all(
+    hashRanges(parts, params, payload).map((r) =>
+      writeHashEntriesAsync(parts.head, r.entriesAtBytes, key, r.pos, r.slice, r.bitrotBlockBytes, r.firstBlock),
+    ),
+  );
+}
+
+interface HashRange {
+  pos: { fileId: bigint; chunkIndex: bigint; shardIndex: number; version: bigint };
+  slice: Uint8Array;
+  bitrotBlockBytes: number;
+  firstBlock: number;
+  entriesAtBytes: number;
+}
+
+/** Each slice of the payload with its blocks' position (spec §4.1) and where its entries go in the head. */
+function hashRanges(parts: ShardParts, params: ShardParams, payload: Payload): HashRange[] {
   const slices = Array.isArray(payload) ? payload : [payload];
   const header = shardHeaderFor(params, payloadLength(payload));
   assert(dataStartBytes(header.blockCount) === parts.dataStart, 'shard hash: parts of this payload');
@@ -53,13 +92,22 @@ export function hashShardParts(parts: ShardParts, params: ShardParams, payload: 
     version: header.version,
   };
   const bb = header.bitrotBlockBytes;
+  const out: HashRange[] = [];
   let at = 0;
   for (const slice of slices) {
     // Slices after the first start on a bitrot block boundary, so each block lies in one slice.
     assert(at % bb === 0 || slice.length === 0, 'payload slices are bitrot-block aligned');
-    writeHashEntries(parts.head, HEADER_BYTES + (at / bb) * HASH_ENTRY_BYTES, key, pos, slice, bb, at / bb);
+    const firstBlock = at / bb;
+    out.push({
+      pos,
+      slice,
+      bitrotBlockBytes: bb,
+      firstBlock,
+      entriesAtBytes: HEADER_BYTES + firstBlock * HASH_ENTRY_BYTES,
+    });
     at += slice.length;
   }
+  return out;
 }
 
 /** A shard payload: one buffer, or bitrot-block-aligned slices written back to back (EC without a split copy). */

@@ -20,7 +20,7 @@ import { Maybe } from './maybe-async';
 import { ScratchPool } from './scratch-pool';
 import { ParityPool } from './parity-pool';
 import { EntriesSource, HashTableCache, entriesOf } from './hash-table-cache';
-import { Payload, ShardParts, hashShardParts, payloadLength, shardPartsUnhashed } from './shard-encode';
+import { Payload, ShardParts, hashShardPartsAsync, payloadLength, shardPartsUnhashed } from './shard-encode';
 import { AlignedHeads } from './aligned-heads';
 import { directWritable } from '../../src/huge-buffer';
 import { coversAll, dataRuns } from '../../src/data-runs';
@@ -102,6 +102,12 @@ export class ShardStore {
    * write skips its marker check and mkdir. Bounded: a directory dropped from it is made again by its write.
    */
   private readonly preparedDirs = new LRUCache<string, true>({ max: PREPARED_DIRS_MAX });
+  /**
+   * Version directories this store made or is making (makeChunkDir): a batch's chunk directories of
+   * one new version wait for ONE mkdir of it, instead of each failing on it first (ENOENT, then the
+   * version directory made again: EEXIST and a stat). Dropped when deleteChunk may have removed it.
+   */
+  private readonly versionDirs = new LRUCache<string, Promise<void>>({ max: PREPARED_DIRS_MAX });
 
   constructor(
     readonly io: Io,
@@ -179,13 +185,34 @@ export class ShardStore {
           const chunkDir = nodePath.dirname(this.usablePath(site, i));
           await this.checkMarker(diskId);
           this.writeGate();
-          await this.io.mkdir(chunkDir);
+          await this.makeChunkDir(chunkDir);
           this.preparedDirs.set(chunkDir, true);
         } catch {
           // the shard's write checks and makes it again, and reports what fails
         }
       }),
     );
+  }
+
+  /**
+   * A shard's chunk directory (spec §7: one per chunk version and disk), its version directory made
+   * first by one mkdir that every chunk of the version on that disk waits for (DESIGN §5 "Whole-chunk
+   * directories"). A version directory removed since (reclaim, or from outside) is made again by the
+   * chunk directory's own mkdir, which makes missing parents.
+   */
+  private async makeChunkDir(chunkDir: string): Promise<void> {
+    const versionDir = nodePath.dirname(chunkDir);
+    let made = this.versionDirs.get(versionDir);
+    if (made === undefined) {
+      const making = this.io.mkdir(versionDir);
+      made = making;
+      this.versionDirs.set(versionDir, making);
+      making.catch(() => {
+        if (this.versionDirs.get(versionDir) === making) this.versionDirs.delete(versionDir);
+      });
+    }
+    await made;
+    await this.io.mkdir(chunkDir);
   }
 
   /**
@@ -207,13 +234,11 @@ export class ShardStore {
     // Hashed once its temp file is open, not here: a batch's shard writes all start before the
     // first open completes, so hashing here ran every shard's hash (20-40 ms for 8 chunks of
     // replica:3) before the first byte went to a disk; after the open, each shard's write is
-    // submitted while the next one is hashed (DESIGN §5 "Write-back pieces").
-    let hashed = false;
-    const hash = (): void => {
-      if (!hashed) hashShardParts(parts, params, payload, this.key);
-      hashed = true;
-    };
-    if (!prepared) await this.io.mkdir(chunkDir);
+    // submitted while the next one is hashed (DESIGN §5 "Write-back pieces"). On the libuv pool,
+    // not the mount's thread (DESIGN §5 "Shard hashes off the mount's thread").
+    let hashed: Promise<void> | undefined;
+    const hash = (): Promise<void> => (hashed ??= hashShardPartsAsync(parts, params, payload, this.key));
+    if (!prepared) await this.makeChunkDir(chunkDir);
     const tmp = tempName(finalPath, randomU64());
     this.writeGate();
     const slices = Array.isArray(payload) ? payload : [payload];
@@ -262,7 +287,7 @@ export class ShardStore {
     tmp: string,
     diskId: number,
     parts: ShardParts,
-    hash: () => void,
+    hash: () => Promise<void>,
     writes: ShardWrites,
     flush: boolean,
   ): Promise<IoFile> {
@@ -276,13 +301,13 @@ export class ShardStore {
   private async writeBuffered(
     tmp: string,
     parts: ShardParts,
-    hash: () => void,
+    hash: () => Promise<void>,
     writes: ShardWrites,
     flush: boolean,
   ): Promise<IoFile> {
     const f = await this.io.open(tmp, 'create-exclusive');
     try {
-      hash();
+      await hash();
       await f.pwrite(parts.head, 0);
       for (const w of writes.runs) await f.pwrite(w.bytes, w.atBytes);
       if (parts.padBytes > 0) await f.pwrite(Buffer.alloc(parts.padBytes), writes.endBytes);
@@ -304,7 +329,7 @@ export class ShardStore {
     tmp: string,
     diskId: number,
     parts: ShardParts,
-    hash: () => void,
+    hash: () => Promise<void>,
     writes: ShardWrites,
     flush: boolean,
   ): Promise<IoFile | null> {
@@ -315,7 +340,7 @@ export class ShardStore {
     try {
       const f = await this.io.open(tmp, 'create-direct');
       try {
-        hash();
+        await hash();
         parts.head.copy(head);
         for (const c of directCalls(head, writes)) await writevAt(f, c.bytes, c.atBytes);
         if (flush) await f.fdatasync(false); // the size and the extents' metadata
@@ -668,6 +693,7 @@ export class ShardStore {
           this.preparedDirs.delete(chunkDir);
           if (!(await this.removeEmptyDir(chunkDir))) await this.removeTemps(chunkDir);
           this.durableDirs.delete(nodePath.dirname(chunkDir));
+          this.versionDirs.delete(nodePath.dirname(chunkDir));
           await this.removeEmptyDir(nodePath.dirname(chunkDir));
         } catch {
           failures++; // garbage is collected by recovery at the next open (DESIGN §5)
