@@ -51,7 +51,7 @@ export async function rewriteWithIntents(
   // mount's thread its page faults and GC (measured under fsync'd random writes to ec:4+2). From the
   // shard store's large scratch tier, whose idle buffers give their pages back: the codec pool's
   // shared buffers (decode threads need none here) kept 8 chunks, 32 MiB, resident for the mount's
-  // life after the first drain (DESIGN §5 "Write-back pieces").
+  // life after the first drain (DESIGN §6 "Read buffers").
   const pooled = env.shards.scratch.take(ref.logicalLenBytes);
   const content = pooled.subarray(0, ref.logicalLenBytes);
   let inGroup: Promise<void> | null = null;
