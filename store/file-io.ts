@@ -705,7 +705,7 @@ export class FileIo implements SmallFilesHost {
   /** A deleted file's rows, in the caller's transaction: its chunk versions to the reclaim queue. */
   private dropRows(ino: number, info: FileInfo): void {
     for (const r of this.env.map.liveStored(ino)) this.env.reclaim.add(ino, r.chunkIndex, r.version, info.fl);
-    this.small.retire(ino); // its needle turns dead (spec §11.5 Delete)
+    if (info.slice !== null) this.small.retireDeleted(info.slice); // its needle turns dead (spec §11.5 Delete)
     this.env.map.dropInode(ino);
     this.env.map.dropIntentsOf(ino);
     this.pastSize.clear(ino);

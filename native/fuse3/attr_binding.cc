@@ -36,11 +36,9 @@ napi_value AttrPut(napi_env env, napi_callback_info info) {
 // destroyed has no table to keep, and a throw here would abort the change itself.
 napi_value AttrRevoke(napi_env env, napi_callback_info info) {
   Args a(env, info);
-  void* p = nullptr;
   double ino = a.Number(1, "ino: expected a number");
-  if (!a.ok || napi_get_value_external(env, a.At(0), &p) != napi_ok) return nullptr;
-  auto* s = static_cast<Session*>(p);
-  if (s->destroyed()) return nullptr;
+  Session* s = a.LiveOrGone(0);
+  if (s == nullptr) return nullptr;
   s->dirAttrs()->Revoke(static_cast<uint64_t>(ino));
   s->entries()->Revoke(static_cast<uint64_t>(ino));  // the name table's entries carry attributes too
   return nullptr;

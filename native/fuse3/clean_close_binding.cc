@@ -11,11 +11,9 @@ namespace {
 // Called from the write-back buffer's flush (fs/write-buffer.ts): a throw there would fail the flush.
 napi_value CleanCloseForget(napi_env env, napi_callback_info info) {
   Args a(env, info);
-  void* p = nullptr;
   double ino = a.Number(1, "ino: expected a number");
-  if (!a.ok || napi_get_value_external(env, a.At(0), &p) != napi_ok) return nullptr;
-  auto* s = static_cast<Session*>(p);
-  if (s->destroyed()) return nullptr;
+  Session* s = a.LiveOrGone(0);
+  if (s == nullptr) return nullptr;
   s->cleanCloses()->Forget(static_cast<uint64_t>(ino));
   return nullptr;
 }

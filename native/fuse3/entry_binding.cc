@@ -99,12 +99,10 @@ napi_value EntryAttrsPut(napi_env env, napi_callback_info info) {
 // and a throw here would abort the change itself.
 napi_value EntryRevokeName(napi_env env, napi_callback_info info) {
   Args a(env, info);
-  void* p = nullptr;
   double parent = a.Number(1, "parent: expected a number");
   std::string name = a.String(2, "name: expected a string");
-  if (!a.ok || napi_get_value_external(env, a.At(0), &p) != napi_ok) return nullptr;
-  auto* s = static_cast<Session*>(p);
-  if (!s->destroyed()) s->entries()->RevokeName(static_cast<uint64_t>(parent), name);
+  Session* s = a.LiveOrGone(0);
+  if (s != nullptr) s->entries()->RevokeName(static_cast<uint64_t>(parent), name);
   return nullptr;
 }
 

@@ -58,6 +58,15 @@ struct Args {
     return ok ? s : nullptr;
   }
 
+  // For calls made from inside a change or a flush, where a throw would fail that work: a session
+  // already destroyed has nothing left to keep current, so nullptr without an exception.
+  Session* LiveOrGone(size_t i) {
+    void* p = nullptr;
+    if (ok && napi_get_value_external(env, At(i), &p) != napi_ok) Fail("session: expected a session handle");
+    auto* s = static_cast<Session*>(p);
+    return ok && !s->destroyed() ? s : nullptr;
+  }
+
   std::string String(size_t i, const char* what) {
     size_t len = 0;
     if (!ok || napi_get_value_string_utf8(env, At(i), nullptr, 0, &len) != napi_ok) {

@@ -7,9 +7,15 @@ cli/mount-memory.ts). The CPU is the mount's from /proc/PID/task/*/schedstat (ti
 split into its JavaScript thread (the process's first task) and the rest (V8's workers, the libuv
 pool). /proc/PID/io is not used: on this VM's kernel each fdatasync adds about 2 MiB to its
 write_bytes. Device flushes per write: run it under `strace -f -c -e trace=fdatasync,fsync -p PID`.
+With STATUS_CLI (a build's dist/cli/cli.js) it also prints the intent log's commits (one pwrite and
+one fdatasync each, DESIGN §5) and bytes per write, from `chunkfs status MOUNT --json` (MOUNT: the
+mount point, DIR by default): exact counts, unlike the times (with 4 writers, how many records share
+a commit).
 Usage: fsync-cpu.py PID DIR N WRITERS [ROUNDS] [IDLE_S]   (DIR inside the mount of process PID)"""
+import json
 import os
 import random
+import subprocess
 import sys
 import time
 
@@ -26,6 +32,17 @@ def cpu_ns(pid, main_only):
         except OSError:
             pass  # a thread that ended
     return total
+
+
+def log_counts():
+    """(log commits, log bytes written) so far, or None without STATUS_CLI."""
+    cli = os.environ.get('STATUS_CLI')
+    if not cli:
+        return None
+    mount = os.environ.get('MOUNT') or sys.argv[2]
+    out = subprocess.run(['node', cli, 'status', mount, '--json'], check=True, capture_output=True, text=True)
+    b = json.loads(out.stdout)['intentBacklog']
+    return b['logFlushes'], b['logBytesWritten']
 
 
 def lay_out(path):
@@ -58,6 +75,7 @@ def main():
         lay_out(p)
     for r in range(rounds):
         time.sleep(idle_s)
+        l0 = log_counts()
         c0, m0, w0 = cpu_ns(pid, False), cpu_ns(pid, True), time.perf_counter()
         kids = []
         for i, p in enumerate(paths):
@@ -71,10 +89,13 @@ def main():
         for k in kids:
             os.waitpid(k, 0)
         c1, m1, w1 = cpu_ns(pid, False), cpu_ns(pid, True), time.perf_counter()
+        l1 = log_counts()
         total = n * writers
-        print('round %d: cpu us/write %.1f (JavaScript thread %.1f, other threads %.1f)  writes/s %.0f  load %s' % (
+        log = '' if l0 is None else '  log commits/write %.3f, log bytes/write %.0f' % (
+            (l1[0] - l0[0]) / total, (l1[1] - l0[1]) / total)
+        print('round %d: cpu us/write %.1f (JavaScript thread %.1f, other threads %.1f)  writes/s %.0f  load %s%s' % (
             r + 1, (c1 - c0) / total / 1000, (m1 - m0) / total / 1000, ((c1 - c0) - (m1 - m0)) / total / 1000,
-            total / (w1 - w0), '%.1f' % os.getloadavg()[0]))
+            total / (w1 - w0), '%.1f' % os.getloadavg()[0], log))
 
 
 main()

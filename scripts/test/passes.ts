@@ -74,11 +74,20 @@ export const TRANSPORT_INDEPENDENT_MOUNT_FILES = [
 
 /**
  * On PostgreSQL: the store files (model-based, fault and crash tests of everything the metadata
- * holds; SQLite-only ones skip themselves) and the mount files whose tools read the metadata offline
- * (inspect, fsck, scrub). Mount files of the engine itself (pg-*) pick PostgreSQL themselves.
+ * holds; SQLite-only ones skip themselves), the mounted namespace files (the operations, their
+ * errnos and the kernel's caches over the engine's answers and row cache, a kill -9 of the mount)
+ * and the mount files whose tools read the metadata offline (inspect, fsck, scrub). Mount files of
+ * the engine itself (pg-*) pick PostgreSQL themselves.
  */
 const POSTGRES_FILES = [
   'dist/test/store',
+  // Namespace operations through the mount against the kernel's rules, from several processes, with
+  // attributes and names cached by the kernel, and kill -9 of the mount after an fsync (DESIGN §5, §9).
+  'dist/test/mount/posix.test.js',
+  'dist/test/mount/model.test.js',
+  'dist/test/mount/namespace-model.test.js',
+  'dist/test/mount/rename-replace.test.js',
+  'dist/test/mount/attr-cache.test.js',
   'dist/test/mount/inspect-fsck.test.js',
   'dist/test/mount/scrub-heal.test.js',
   'dist/test/mount/small-files-tools.test.js',

@@ -15,7 +15,7 @@ export type CopyStep = (target: Db) => CopyResult;
 /** After the commit, seen again: the target's row counts are those copied. */
 export function checkCounts(db: Db, tables: TableRows[]): void {
   for (const t of tables) {
-    const n = Number((db.prepare(`SELECT count(*) AS n FROM ${t.name}`).get() as { n: bigint }).n);
+    const n = db.schema.tables.count(db, t.name);
     if (n !== t.rows) throw new MetaCopyError(t.name, `${n} rows after the commit, ${t.rows} copied`);
   }
 }

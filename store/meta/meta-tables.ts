@@ -1,7 +1,6 @@
-// Every table of the store's metadata schema (store/meta/sqlite/schema.sql, postgres/schema.sql) with its primary key:
-// what `chunkfs meta copy` copies and verifies (DESIGN §9). Not store metadata, never copied: the
-// schema version (SQLite's user_version; PostgreSQL's chunkfs_schema, set by the target's own
-// migration) and PostgreSQL's lease and commit point rows (made by a read-write open).
+// Every table of the store's metadata schema (each engine's schema.sql) with its primary key: what
+// `chunkfs meta copy` copies and verifies (DESIGN §9). Not store metadata, never copied: an engine's
+// own tables (its schema version, a lease, a commit point row; EngineSchema.storeTables leaves them out).
 import { Db } from './sql-engine';
 
 export interface MetaTable {
@@ -31,22 +30,13 @@ export const META_TABLES: readonly MetaTable[] = [
   { name: 'store_id', key: ['k'] },
 ];
 
-/** The engines' own tables (see above). */
-const ENGINE_TABLES = new Set(['chunkfs_schema', 'chunkfs_lease', 'chunkfs_commit_point']);
-
-/** The store tables the database holds (engine tables left out). */
+/** The store tables the database holds (the engine's own left out: EngineSchema.storeTables). */
 export function storeTablesIn(db: Db): string[] {
-  return db.schema.tableNames(db).filter((n) => !ENGINE_TABLES.has(n));
+  return db.schema.storeTables(db);
 }
 
 /** Tables of db that META_TABLES does not name: a copy would leave them behind. */
 export function unknownTables(db: Db): string[] {
   const known = new Set(META_TABLES.map((t) => t.name));
   return storeTablesIn(db).filter((n) => !known.has(n));
-}
-
-/** A key column as ORDER BY and row comparisons name it: text keys bytewise on every engine. */
-export function keyColumn(t: MetaTable, column: string, db: Db): string {
-  if (column !== t.textKey) return column;
-  return `${column} COLLATE ${db.caps.bytewiseCollation}`;
 }

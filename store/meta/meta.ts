@@ -4,7 +4,6 @@
 import { assert } from '../../src/errors';
 import { Db } from './sql-engine';
 import { MetaPlace, checkStoreIdentity, recordStoreId } from './store-identity';
-import { schemaSql } from './schema-file';
 
 export type { Db } from './sql-engine';
 
@@ -72,7 +71,7 @@ export function createSchema(db: Db, storeUuid: string): void {
   const version = db.schemaVersion();
   assert(version === 0, `a new store's metadata must start empty, found schema version ${version}`);
   db.transaction(() => {
-    db.exec(schemaSql(db.schema.file));
+    db.schema.create(db);
     const made = db.schemaVersion();
     assert(made === SCHEMA_VERSION, `${db.schema.file} sets schema version ${made}, this build's is ${SCHEMA_VERSION}`);
     createRoot(db);
@@ -87,13 +86,13 @@ export function createSchema(db: Db, storeUuid: string): void {
  */
 export function migrate(db: Db, storeUuid: string): void {
   const version = db.schemaVersion();
-  const steps = db.schema.migrations;
-  assert(steps.length === SCHEMA_VERSION, `${steps.length} migrations for schema version ${SCHEMA_VERSION}`);
+  const steps = db.schema.migrationSteps;
+  assert(steps === SCHEMA_VERSION, `${steps} migrations for schema version ${SCHEMA_VERSION}`);
   assert(version >= 1, `metadata without a schema is made by createSchema, not migrated`);
   assert(version <= SCHEMA_VERSION, `meta.db schema version ${version} is newer than this build (${SCHEMA_VERSION})`);
   for (let v = version; v < SCHEMA_VERSION; v++) {
     db.transaction(() => {
-      db.exec(steps[v]);
+      db.schema.migrateStep(db, v);
       if (v + 1 === STORE_ID_VERSION) recordStoreId(db, storeUuid);
       db.setSchemaVersion(v + 1);
     })();

@@ -1,13 +1,16 @@
-// The one metadata SQL interface (DESIGN §9): what store/meta/ asks of a database,
-// and nothing more. Two engines implement it: SQLite (store/meta/sqlite/engine.ts, the embedded
-// default) and PostgreSQL (store/meta/postgres/engine.ts). It is the subset of better-sqlite3's synchronous
-// API that meta/ uses (the store and fs/ are written around synchronous metadata calls; DESIGN §9),
-// so the SQLite engine hands out better-sqlite3's own statements: no cost on the hot path.
+// The metadata engine's database as store/meta/ asks for it (DESIGN §9 "Engines"): transactions, the
+// schema version, new inode numbers, replies not yet read, its schema's operations (EngineSchema:
+// making it, migrating it, whole tables for meta copy) and what it can do (EngineCaps). Two engines
+// implement it: SQLite (store/meta/sqlite/engine.ts, the embedded default) and PostgreSQL
+// (store/meta/postgres/engine.ts). prepare and exec are the SQL engines' own, called only in their
+// folders and sql/: the subset of better-sqlite3's synchronous API they use (the store and fs/ are
+// written around synchronous metadata calls; DESIGN §9), so the SQLite engine hands out
+// better-sqlite3's own statements: no cost on the hot path.
 //
 // Integers come out as BigInt on both engines (better-sqlite3's safe integers), NULL as null, blobs
 // as Buffers. Placeholders are `?` (positional) or `@name` (bound from one object), on both engines.
 
-export type EngineName = 'sqlite' | 'postgres';
+import type { MetaTable } from './meta-tables';
 
 export type SqlParam = bigint | number | string | Buffer | Uint8Array | null;
 
@@ -28,16 +31,47 @@ export interface SqlStatement {
   raw(toggle?: boolean): this;
 }
 
-/** An engine's schema (DESIGN §9 "Engines"): the whole current one, and the migrations to it. */
+/** A row as an engine hands it out: column name to value (integers BigInt, blobs Buffers, NULL null). */
+export type TableRow = Record<string, unknown>;
+
+/**
+ * Whole tables by name (DESIGN §9 "Moving between engines"): what `meta copy` reads, writes and
+ * compares, every table of store/meta/meta-tables.ts alike. Any engine can give it: a count, a scan
+ * in key order from a key, puts, a clear.
+ */
+export interface WholeTables {
+  /** The rows table holds. */
+  count(db: Db, table: string): number;
+  /**
+   * At most limit rows of t in key order (t.key, text keys ordered bytewise on every engine, so two
+   * engines' rows pair up): from the first, or after the row whose key values are `after`.
+   */
+  batch(db: Db, t: MetaTable, after: readonly unknown[] | undefined, limit: number): TableRow[];
+  /** Adds rows to table, each with the same columns. */
+  insert(db: Db, table: string, rows: readonly TableRow[]): void;
+  /** Removes every row of table. */
+  clear(db: Db, table: string): void;
+}
+
+/**
+ * An engine's schema (DESIGN §9 "Engines"): the whole current one, the migrations to it, and the
+ * rows every store's schema starts with. Each operation runs inside the caller's transaction.
+ */
 export interface EngineSchema {
-  /** Its schema.sql: a new store's whole schema, setting this build's version (store/meta/schema-file.ts). */
+  /** Where its whole current schema is written (its schema.sql, store/meta/schema-file.ts): messages name it. */
   readonly file: string;
-  /** migrations[v - 1] takes metadata of schema version v - 1 to v. */
-  readonly migrations: readonly string[];
+  /** Makes this build's whole schema in an empty database, setting this build's schema version. */
+  create(db: Db): void;
+  /** How many migration steps it has: this build's schema version. */
+  readonly migrationSteps: number;
+  /** Runs the step that takes metadata of schema version `from` to from + 1 (the caller then sets it). */
+  migrateStep(db: Db, from: number): void;
   /** The root directory's row: a directory that is its own parent, its four times tNs (store/meta/meta.ts). */
   insertRoot(db: Db, root: { ino: number; mode: number; tNs: bigint }): void;
-  /** The base tables the database holds, by name (the engine's own tables too: store/meta/meta-tables.ts). */
-  tableNames(db: Db): string[];
+  /** The store's tables the database holds, by name: its own tables (schema version, lease...) left out. */
+  storeTables(db: Db): string[];
+  /** Whole tables by name (`meta copy`). */
+  readonly tables: WholeTables;
   /** After `meta copy` put table's rows in: its key generator continues past the copied keys (if it has one). */
   afterCopy(db: Db, table: string): void;
   /** The store id table store_id holds, undefined for none (store/meta/store-identity.ts, DESIGN §4 "Identity"). */
@@ -58,8 +92,6 @@ export interface EngineCaps {
   readonly transactionsCostRoundTrips: boolean;
   /** Keyed reads of one row are answered from the engine's cache: two of them beat one join it cannot cache. */
   readonly cachesKeyedReads: boolean;
-  /** The collation that orders text bytewise, as COLLATE names it (row order of meta copy). */
-  readonly bytewiseCollation: string;
   /** The intent log is a file of its own beside the store (DESIGN §5), not rows of the engine. */
   readonly intentLogInFile: boolean;
   /** A read-write opener takes a lease in the database (DESIGN §9 "Lease and fencing"). */
@@ -72,7 +104,8 @@ export interface EngineCaps {
 }
 
 export interface Db {
-  readonly engine: EngineName;
+  /** Its name, as chunkfs.json and `chunkfs status` show it (no code outside its folder compares it). */
+  readonly engine: string;
   readonly schema: EngineSchema;
   readonly caps: EngineCaps;
   /**

@@ -3,16 +3,12 @@
 // at most batchRows rows, so memory stays bounded whatever the store's size. The caller runs both
 // inside one transaction on the target: a failure or a difference leaves the target as it was.
 import { ChunkfsError } from '../../src/errors';
-import { Db } from './sql-engine';
-import { META_TABLES, MetaTable, keyColumn } from './meta-tables';
+import { Db, TableRow } from './sql-engine';
+import { META_TABLES, MetaTable } from './meta-tables';
 
 /** Rows read, written and compared per batch, by default (`meta copy --batch-rows`). */
 export const COPY_BATCH_ROWS = 1000;
 export const COPY_BATCH_ROWS_MAX = 100_000;
-/** Placeholders in one INSERT (SQLite allows 32,766, PostgreSQL 65,535). */
-const BIND_PARAMS_MAX = 16_000;
-
-type Row = Record<string, unknown>;
 
 /** A copy that differs from its source, or a source that changed under the copy: names the table and row. */
 export class MetaCopyError extends ChunkfsError {
@@ -30,7 +26,7 @@ export interface TableRows {
 }
 
 function countRows(db: Db, table: string): number {
-  return Number((db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: bigint }).n);
+  return db.schema.tables.count(db, table);
 }
 
 /** Batches a table of `rows` rows takes, plus one (the empty read that ends it): the loops' bound. */
@@ -39,13 +35,8 @@ function batchesFor(rows: number, batchRows: number): number {
 }
 
 /** The rows of t in key order, batch by batch (keyset: each batch starts after the last key read). */
-function* rowBatches(db: Db, t: MetaTable, batchRows: number, batchesMax: number): Generator<Row[]> {
-  const order = t.key.map((c) => keyColumn(t, c, db)).join(', ');
-  const first = db.prepare(`SELECT * FROM ${t.name} ORDER BY ${order} LIMIT ${batchRows}`);
-  const after = db.prepare(
-    `SELECT * FROM ${t.name} WHERE (${order}) > (${t.key.map(() => '?').join(', ')}) ORDER BY ${order} LIMIT ${batchRows}`,
-  );
-  let rows = first.all() as Row[];
+function* rowBatches(db: Db, t: MetaTable, batchRows: number, batchesMax: number): Generator<TableRow[]> {
+  let rows = db.schema.tables.batch(db, t, undefined, batchRows);
   for (let n = 0; rows.length > 0; n++) {
     if (n >= batchesMax)
       throw new MetaCopyError(
@@ -55,18 +46,11 @@ function* rowBatches(db: Db, t: MetaTable, batchRows: number, batchesMax: number
     yield rows;
     if (rows.length < batchRows) return;
     const last = rows[rows.length - 1];
-    rows = after.all(...t.key.map((c) => last[c])) as Row[];
-  }
-}
-
-function insertRows(db: Db, table: string, rows: Row[]): void {
-  const columns = Object.keys(rows[0]);
-  const perStatement = Math.max(1, Math.floor(BIND_PARAMS_MAX / columns.length));
-  const tuple = `(${columns.map(() => '?').join(', ')})`;
-  for (let i = 0; i < rows.length; i += perStatement) {
-    const part = rows.slice(i, i + perStatement);
-    db.prepare(`INSERT INTO ${table}(${columns.join(', ')}) VALUES ${part.map(() => tuple).join(', ')}`).run(
-      ...part.flatMap((r) => columns.map((c) => r[c])),
+    rows = db.schema.tables.batch(
+      db,
+      t,
+      t.key.map((c) => last[c]),
+      batchRows,
     );
   }
 }
@@ -81,14 +65,14 @@ export function copyTables(
   batchRows: number,
   onTable: (name: string, rows: number) => void,
 ): TableRows[] {
-  for (const t of META_TABLES) target.prepare(`DELETE FROM ${t.name}`).run();
+  for (const t of META_TABLES) target.schema.tables.clear(target, t.name);
   const out: TableRows[] = [];
   for (const t of META_TABLES) {
     const rows = countRows(source, t.name);
     onTable(t.name, rows);
     let copied = 0;
     for (const batch of rowBatches(source, t, batchRows, batchesFor(rows, batchRows))) {
-      insertRows(target, t.name, batch);
+      target.schema.tables.insert(target, t.name, batch);
       copied += batch.length;
     }
     if (copied !== rows)
@@ -109,11 +93,11 @@ function canonical(v: unknown): string {
   return `${typeof v} ${String(v)}`;
 }
 
-function keyText(t: MetaTable, row: Row): string {
+function keyText(t: MetaTable, row: TableRow): string {
   return t.key.map((c) => `${c}=${canonical(row[c]).replace(/^\w+ /, '')}`).join(', ');
 }
 
-function compareRows(t: MetaTable, a: Row, b: Row): void {
+function compareRows(t: MetaTable, a: TableRow, b: TableRow): void {
   const ca = Object.keys(a).sort();
   const cb = Object.keys(b).sort();
   if (ca.join(',') !== cb.join(','))

@@ -22,6 +22,7 @@ import { parseLayout } from '../../src/layout';
 import { openLayoutOf } from './pack-class';
 import { CompactionError, NeedleRewritten } from './compaction-error';
 import { repliesRead } from '../meta/replies-read';
+import { SettledContainers } from './settled-containers';
 
 /** Compaction trigger (spec §11.6 Q6 tunable): dead / used bytes of a container. */
 export const COMPACT_DEAD_RATIO = 0.4;
@@ -89,6 +90,8 @@ export class Compactor {
    * meanwhile, and a read would wait for them holding the thread. The read comes at once after it.
    */
   private readonly settled = (): Promise<void> => repliesRead(this.env.db);
+  /** The background rounds take a due container once its dead bytes held still for a round. */
+  private readonly quiet = new SettledContainers();
 
   constructor(
     private readonly env: ChunkEnv,
@@ -122,18 +125,20 @@ export class Compactor {
    * Retire open containers past the dead ratio (appends move on to a new one), seal every full
    * container, then compact those past the dead ratio. An open container that is mostly dead would
    * otherwise hold its dead needles until it filled (256 MiB): under small-file churn that was most
-   * of a store's space (27 MB of dead needles, 81 MB stored, for 8 MB live).
+   * of a store's space (27 MB of dead needles, 81 MB stored, for 8 MB live). A background round
+   * (`background`) takes a due container only once its dead bytes held still for a round.
    */
-  async runOnce(report = emptyCompactReport()): Promise<CompactReport> {
+  async runOnce(report = emptyCompactReport(), background = false): Promise<CompactReport> {
     await Promise.all([...this.sealing]); // a seal an append started finishes first
+    // A background round leaves containers still gaining dead bytes for a later one (DESIGN §5
+    // "Small files": removals in progress would soon make the copied needles dead too).
+    const take = (due: ContainerRow[]): ContainerRow[] => (background ? this.quiet.take(due) : due);
+    if (background) this.quiet.startRound();
     // The containers are read once every reply is, not blocking the thread behind operations
     // answered once sent (DESIGN §9 "PostgreSQL round trips"): at the start and after each await.
     await this.settled();
-    for (const r of this.files.containers.compactable(
-      'open',
-      this.deadRatio,
-      this.deadBytesMin,
-      CONTAINERS_PER_ROUND_MAX,
+    for (const r of take(
+      this.files.containers.compactable('open', this.deadRatio, this.deadBytesMin, CONTAINERS_PER_ROUND_MAX),
     )) {
       await this.files.appender
         .retire(r.id)
@@ -143,11 +148,8 @@ export class Compactor {
     for (const r of this.files.containers.inState('full'))
       await this.seal(r.id, report).catch((err) => report.errors.push(`seal ${r.id}: ${(err as Error).message}`));
     await this.settled();
-    for (const r of this.files.containers.compactable(
-      'sealed',
-      this.deadRatio,
-      this.deadBytesMin,
-      CONTAINERS_PER_ROUND_MAX,
+    for (const r of take(
+      this.files.containers.compactable('sealed', this.deadRatio, this.deadBytesMin, CONTAINERS_PER_ROUND_MAX),
     )) {
       await this.compact(r, report).catch((err) =>
         report.errors.push(err instanceof CompactionError ? err.message : `compact ${r.id}: ${(err as Error).message}`),
@@ -225,7 +227,9 @@ export class Compactor {
    * slice still names it) for a later round: the round reports it (CompactionError).
    */
   private async compactFree(row: ContainerRow, report: CompactReport): Promise<void> {
-    const live = await this.liveNeedles(row);
+    await this.settled();
+    // No slice names it (every file in it removed, as after an `rm -rf`): nothing to read or move.
+    const live = this.files.slices.countIn(row.id) === 0 ? [] : await this.liveNeedles(row);
     const failures: unknown[] = [];
     await Promise.all(
       live.map(async (n) => {
@@ -318,7 +322,7 @@ export class Compactor {
       this.timer = setTimeout(() => {
         // A failed round (the metadata database away, DESIGN §9; a disk error) is tried again after
         // the pause: unhandled, it was an unhandled rejection and compaction stopped for good.
-        this.running = this.runOnce().then(
+        this.running = this.runOnce(emptyCompactReport(), true).then(
           (r) => {
             this.running = null;
             this.noteErrors(r.errors);

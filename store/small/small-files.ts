@@ -50,6 +50,14 @@ export class SmallFiles {
     this.slices.set(ino, null);
   }
 
+  /**
+   * A deleted file's needle (its slice as just read) turns dead; its inode row goes in the same
+   * transaction, so the slice is neither read again nor cleared.
+   */
+  retireDeleted(slice: Slice): void {
+    this.containers.addDead(Number(slice.containerId), needleSpanBytes(slice.lengthBytes));
+  }
+
   /** The file's bytes [0, size) from its needle. */
   private content(ino: number, info: SmallFileInfo): Promise<Buffer> {
     return info.slice === null ? Promise.resolve(Buffer.alloc(0)) : readNeedle(this.env, this.host, ino, info.slice);

@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { spawn } from 'node:child_process';
 import { storeFixture, mkfs, mountChunkfs, fsClient, shOk, run, PYTHON } from '../helpers/mount';
 import { REPO_ROOT } from '../helpers/root';
+import { untilCommitted } from '../helpers/committed-size';
 import { Store } from '../../store/store';
 import { ROOT_INO } from '../../store/meta/meta';
 
@@ -109,7 +110,11 @@ print(len(bad), bad[:5])
 });
 
 /** Write with a client that keeps the file open (no close, no fsync), then sleeps; returns when written. */
-async function writeAndHold(file: string, script: string, holdMs: number): Promise<{ done: Promise<void> }> {
+async function writeAndHold(
+  file: string,
+  script: string,
+  holdMs: number,
+): Promise<{ done: Promise<void>; kill: () => void }> {
   const child = spawn(
     PYTHON,
     [
@@ -132,16 +137,21 @@ time.sleep(${holdMs / 1000})
     });
     child.on('exit', () => reject(new Error('writer exited before writing')));
   });
-  return { done };
+  return { done, kill: () => child.kill('SIGKILL') };
 }
 
 test.serial('the flush timer stores buffered writes of a file that stays open', async (t) => {
   await mkfs(fixture.dir + '/timer-store');
   const mt = await mountChunkfs(fixture.dir + '/timer-store', fixture.dir + '/timer-mnt', ['-o', 'flush_ms=300']);
   try {
-    const w = await writeAndHold(path.join(mt.mountpoint, 't.bin'), "os.pwrite(fd, b'timer!' * 1000, 12345)", 3000);
-    await new Promise((resolve) => setTimeout(resolve, 1500)); // several flush delays, file still open
-    await mt.kill9();
+    // Held open far past the wait for the commit: the timer, not a close, stores the bytes.
+    const w = await writeAndHold(path.join(mt.mountpoint, 't.bin'), "os.pwrite(fd, b'timer!' * 1000, 12345)", 600_000);
+    try {
+      await untilCommitted(fixture.dir + '/timer-store', ['t.bin'], 12345 + 6000);
+      await mt.kill9();
+    } finally {
+      w.kill();
+    }
     await w.done;
   } finally {
     await mt.stop();

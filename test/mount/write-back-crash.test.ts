@@ -9,9 +9,7 @@ import * as path from 'node:path';
 import { spawn, ChildProcess } from 'node:child_process';
 import { storeFixture, CLI_JS, shOk, run, PYTHON } from '../helpers/mount';
 import { REPO_ROOT } from '../helpers/root';
-import { runAction } from '../../cli/run-action';
-import { MountReplyError } from '../../cli/control/client';
-import type { InodeArgs, InodeResult } from '../../cli/actions/inode';
+import { untilCommitted } from '../helpers/committed-size';
 
 const WRITER = path.join(REPO_ROOT, 'test', 'helpers', 'paced-writer.py');
 const MIB = 1 << 20;
@@ -24,8 +22,6 @@ const FIRST_BYTES = 6 * MIB;
 const TOTAL_BYTES = 48 * MIB;
 /** Whole chunks after the half-stored one are committed once the size reaches this. */
 const STREAMED_BYTES = 16 * MIB;
-const STREAM_WAIT_MS = 60_000;
-const POLL_MS = 50;
 const MOUNT_OPTIONS = ['-o', 'buffer_mb=64,flush_ms=3600000']; // no timer flush during the test
 
 const writers = new Set<ChildProcess>();
@@ -34,23 +30,6 @@ const fixture = storeFixture(test, 'wbcrash', {
     for (const w of writers) w.kill('SIGKILL');
   },
 });
-
-/**
- * The committed size of a file, asked of the live mount through its control socket (the mount holds
- * meta.db exclusively, DESIGN §4); null when the file has no name yet.
- */
-async function committedSize(store: string, names: string[]): Promise<number | null> {
-  const { result } = await runAction(
-    { storeDir: store, mountpoint: null },
-    'inode',
-    { path: names.join('/') } satisfies InodeArgs,
-    () => undefined,
-  ).catch((err: Error) => {
-    if (err instanceof MountReplyError && /no such file/.test(err.message)) return { result: null };
-    throw err;
-  });
-  return (result as InodeResult | null)?.committedSizeBytes ?? null;
-}
 
 /** Start the writer; resolves once it has written everything (it then holds the file open). */
 function startWriter(file: string, seed: number): Promise<ChildProcess> {
@@ -69,16 +48,6 @@ function startWriter(file: string, seed: number): Promise<ChildProcess> {
     });
     child.on('exit', (code) => reject(new Error(`writer exited (${code}) before writing: ${err}`)));
   });
-}
-
-async function waitForSize(store: string, names: string[], atLeastBytes: number): Promise<number | null> {
-  let size: number | null = null;
-  for (let waited = 0; waited < STREAM_WAIT_MS; waited += POLL_MS) {
-    size = await committedSize(store, names);
-    if (size !== null && size >= atLeastBytes) return size;
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
-  return size;
 }
 
 /** After the remount: size, MiB inside it that differ from what was written, and whether growing it reads zeros. */
@@ -124,7 +93,7 @@ for (const [layout, names, seed] of [
         await shOk(`mkdir -p ${m.mountpoint}/ec && setfattr -n user.chunkfs.layout -v ec:4+2 ${m.mountpoint}/ec`);
       const file = path.join(m.mountpoint, ...names);
       const writer = await startWriter(file, seed);
-      const before = await waitForSize(store, names, STREAMED_BYTES);
+      const before = await untilCommitted(store, names, STREAMED_BYTES);
       await m.kill9();
       writer.kill('SIGKILL');
       t.true(

@@ -30,7 +30,6 @@ import { POSTGRES_SCHEMA } from './schema';
 const POSTGRES_CAPS: EngineCaps = {
   transactionsCostRoundTrips: true,
   cachesKeyedReads: true,
-  bytewiseCollation: '"C"',
   intentLogInFile: false,
   leases: true,
   answersOnceSent: true,

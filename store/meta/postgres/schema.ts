@@ -20,6 +20,8 @@ export const POSTGRES_SCHEMA: EngineSchema = sqlSchema({
   file: schemaFileOf(__dirname),
   migrations: MIGRATIONS,
   tableNamesSql: TABLE_NAMES_SQL,
+  ownTables: ['chunkfs_schema', 'chunkfs_lease', 'chunkfs_commit_point'], // the version; lease.ts, commit-point.ts
+  bytewiseCollation: '"C"',
   afterCopy(db: Db, table: string): void {
     if (table === 'intents') db.prepare(INTENT_IDS_AFTER_COPY_SQL).get();
   },

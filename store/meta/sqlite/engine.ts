@@ -13,7 +13,6 @@ import { TransactionRunner } from './transaction-runner';
 const SQLITE_CAPS: EngineCaps = {
   transactionsCostRoundTrips: false,
   cachesKeyedReads: false,
-  bytewiseCollation: 'BINARY',
   intentLogInFile: true,
   leases: false,
   answersOnceSent: false,

@@ -16,6 +16,8 @@ export const SQLITE_SCHEMA: EngineSchema = sqlSchema({
   file: schemaFileOf(__dirname),
   migrations: MIGRATIONS,
   tableNamesSql: TABLE_NAMES_SQL,
+  ownTables: [], // the schema version is user_version
+  bytewiseCollation: 'BINARY',
   afterCopy(): void {
     /* intent ids are rowids: a new one follows the highest there is */
   },

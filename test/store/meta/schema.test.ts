@@ -51,7 +51,7 @@ function rawStoreSchema(db: Db): string[] {
 /** Metadata as the first builds made it: migration v1 (all there was), the root directory, version 1. */
 function makeV1(db: Db): void {
   db.transaction(() => {
-    db.exec(db.schema.migrations[0]);
+    db.schema.migrateStep(db, 0);
     createRoot(db);
     db.setSchemaVersion(1);
   })();

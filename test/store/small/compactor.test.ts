@@ -3,12 +3,17 @@
 // compaction moves the live needles out of a sealed container past the dead ratio and reclaims it;
 // an open container that is mostly dead is retired first; a compaction whose writes fail (FaultyIo)
 // moves nothing and says so (CompactionError: the container, where the appends went, their disks).
+// The mount's background rounds take a due container only once its dead bytes held still for a
+// round (removals in progress: an rm -rf), at most COMPACT_DEFER_ROUNDS_MAX rounds late, and drop a
+// container with no live needle without reading it.
 import test from 'ava';
 import { Store } from '../../../store/store';
 import { FaultyIo } from '../../../store/io/faulty-io';
 import { IoFile, NodeIo, OpenMode } from '../../../store/io/io';
 import { prng, randomBytes, smallStore } from '../helpers';
 import { PACK, containerRows } from './containers';
+import { CompactReport, emptyCompactReport } from '../../../store/small/compactor';
+import { COMPACT_DEFER_ROUNDS_MAX } from '../../../store/small/settled-containers';
 
 /** An Io that records every path a call could change, and the shard files each read touches. */
 class SpyIo extends NodeIo {
@@ -299,4 +304,88 @@ test(BACKGROUND, async (t) => {
   t.is(logged.length, 1, `rate-limited: ${logged.join('\n')}`);
   t.regex(logged[0], /^compactor: compaction of container \d+: .*disks \d+, \d+, \d+.*check those disks/);
   io.clearFaults();
+});
+
+/** One round of the mount's background compactor (its timer's round), without the timer. */
+function backgroundRound(store: Store): Promise<CompactReport> {
+  return store['compactor'].runOnce(emptyCompactReport(), true);
+}
+
+async function retireSetup(): Promise<{ store: Store; dir: string; inos: number[] }> {
+  const { store: made, dir } = await smallStore('replica:3', 6, {
+    smallFileMaxBytes: RETIRE_FILE_BYTES,
+    containerCapacityBytes: 1 << 20,
+  });
+  const inos: number[] = [];
+  for (let i = 0; i < RETIRE_FILES; i++) {
+    const a = made.ns.create(1, `f${i}`, 0o644, 0, 0);
+    await made.write(a.ino, 0, Buffer.alloc(RETIRE_FILE_BYTES, i));
+    inos.push(a.ino);
+  }
+  return { store: made, dir, inos };
+}
+
+async function remove(store: Store, inos: number[], i: number): Promise<void> {
+  store.ns.unlink(1, `f${i}`);
+  await store.deleteFile(inos[i]);
+}
+
+test('a background round leaves a container still gaining dead bytes; it compacts it once they held still for a round', async (t) => {
+  const { store, inos } = await retireSetup();
+  t.teardown(() => store.close());
+  for (let i = 0; i < RETIRE_DELETED; i++) await remove(store, inos, i);
+  t.is((await store.status()).containers.compactionBacklog, 1);
+  const first = await backgroundRound(store);
+  t.is(first.needlesMoved, 0, `first seen due: it waits a round ${JSON.stringify(first)}`);
+  await remove(store, inos, RETIRE_DELETED); // removals go on: the next round waits again
+  const second = await backgroundRound(store);
+  t.is(second.needlesMoved, 0, JSON.stringify(second));
+  t.is((await store.status()).containers.open, 1, 'not retired either');
+  const third = await backgroundRound(store);
+  t.is(third.compacted, 1, `the dead bytes held still for a round ${JSON.stringify(third)}`);
+  t.is(third.needlesMoved, RETIRE_FILES - RETIRE_DELETED - 1);
+  t.is((await store.status()).containers.deadBytes, 0);
+  for (let i = 0; i < RETIRE_FILES; i++) {
+    if (i <= RETIRE_DELETED) t.is(store.ns.lookup(1, `f${i}`), null, `f${i} stays removed`);
+    else t.true((await store.read(inos[i], 0, RETIRE_FILE_BYTES)).equals(Buffer.alloc(RETIRE_FILE_BYTES, i)));
+  }
+});
+
+test(`removals in every round defer a container at most ${COMPACT_DEFER_ROUNDS_MAX} rounds`, async (t) => {
+  const { store, inos } = await retireSetup();
+  t.teardown(() => store.close());
+  for (let i = 0; i < RETIRE_DELETED; i++) await remove(store, inos, i);
+  let deferred = 0;
+  for (let i = RETIRE_DELETED; ; i++) {
+    const r = await backgroundRound(store);
+    if (r.compacted > 0) break;
+    deferred++;
+    t.true(deferred <= COMPACT_DEFER_ROUNDS_MAX, `deferred ${deferred} rounds`);
+    await remove(store, inos, i);
+  }
+  t.is(deferred, COMPACT_DEFER_ROUNDS_MAX);
+  const gone = RETIRE_DELETED + COMPACT_DEFER_ROUNDS_MAX;
+  for (let i = gone; i < RETIRE_FILES; i++)
+    t.true((await store.read(inos[i], 0, RETIRE_FILE_BYTES)).equals(Buffer.alloc(RETIRE_FILE_BYTES, i)), `f${i}`);
+});
+
+test('a container whose every needle is dead is dropped without reading it', async (t) => {
+  const { store: filled, dir, inos } = await retireSetup();
+  for (let i = 0; i < RETIRE_FILES; i++) await remove(filled, inos, i);
+  await filled.close();
+  const io = new SpyIo(); // a fresh open: nothing of the container cached
+  const store = await Store.open(dir, { io });
+  t.teardown(() => store.close());
+  t.is((await backgroundRound(store)).compacted, 0, 'first seen due: it waits a round');
+  const r = await backgroundRound(store);
+  t.is(r.compacted, 1, JSON.stringify(r));
+  t.is(r.needlesMoved, 0);
+  t.deepEqual(
+    io.readPaths.filter((p) => p.endsWith('.shard')),
+    [],
+    'no shard of the container read',
+  );
+  const st = (await store.status()).containers;
+  t.is(st.deadBytes, 0);
+  t.is(st.liveBytes, 0);
 });
