@@ -101,7 +101,9 @@ export class EntryTable {
 
   /** ino's attributes changed by an operation that just ended: its entry as it is now, for its names held. */
   putAttrs(ino: number): void {
-    if (this.ended) return;
+    // An open file's entry is not kept (keeps): no read of its row for nothing (tar sets owner, mode
+    // and times by descriptor, three setattrs of an open file per file); its last release puts it.
+    if (this.ended || this.core.handles.file(ino) !== undefined) return;
     try {
       const a = this.core.ns.getattr(ino);
       if (a === null) return;

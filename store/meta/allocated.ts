@@ -60,6 +60,11 @@ export class Allocated {
    */
   bytes(ino: number, pending: readonly PendingRange[] = [], sizeBytes?: number): number {
     if (sizeBytes === 0 && !this.prealloc.has(ino)) return 0; // no query (create, chmod of empty files)
+    // Every byte below the size is pending (a file written whole, not stored yet: tar sets its owner,
+    // mode and times before its close): all of it is data, whatever is stored. No query.
+    const first = pending[0];
+    const allPending = first !== undefined && first.offsetBytes === 0 && first.endBytes >= (sizeBytes ?? Infinity);
+    if (allPending && !this.prealloc.has(ino)) return sizeBytes!;
     const f = this.fileRow(ino);
     if (f === undefined) return 0;
     const size = sizeBytes ?? Math.max(Number(f.size), this.map.pendingSize(ino) ?? 0);

@@ -14,7 +14,7 @@ export const ROOT_INO = 1;
  * This build's schema version: the version each engine's schema.sql sets, and how many migrations
  * each engine has (store/meta/sqlite/migrations.ts, store/meta/postgres/migrations.ts; DESIGN §9 "Engines").
  */
-export const SCHEMA_VERSION = 10;
+export const SCHEMA_VERSION = 11;
 /** The first schema version that names its store (table store_id, DESIGN §4 "Identity"). */
 export const STORE_ID_VERSION = 9;
 

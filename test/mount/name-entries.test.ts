@@ -103,6 +103,26 @@ test.serial('a name the kernel dropped is answered without JavaScript (fuse3)', 
   else t.pass('fuse-native: path-based, no LOOKUP');
 });
 
+test.serial('owner, mode and times set while the file is open (as tar does) show after its close', async (t) => {
+  const f = path.join(main, 'd', 'tarred');
+  const mtimeNs = 1_600_000_000_123_456_789;
+  await change([
+    ['open', 'h', f, ['creat', 'wronly', 'excl'], 0o644],
+    ['write', 'h', 'bytes'],
+    ['chown', f, 1234, 5678],
+    ['chmod', f, 0o600],
+    ['utime', f, mtimeNs, mtimeNs],
+    ['close', 'h'],
+  ]);
+  for (let round = 0; round < 2; round++) {
+    // Its release (after close returned) puts its entry: the second look may be answered from it.
+    await dropDentries();
+    const s = st(await both('d/tarred'));
+    t.like(s, { mode: 0o100600, uid: 1234, gid: 5678, size: 5, mtime_ns: mtimeNs }, `look ${round}`);
+    t.true(s.blocks > 0, 'its bytes count in st_blocks');
+  }
+});
+
 test.serial('every change of a name or its inode shows after the kernel dropped it', async (t) => {
   const d = (n: string) => path.join(main, 'd', n);
   await change([['writefile', d('f'), 'abc']]);

@@ -212,6 +212,31 @@ test.serial('user.chunkfs.layout: per directory, inherited, shown on files, EINV
   t.deepEqual(await fsOk(['readfile', P('ecdir/sub/f')]), await fsOk(['readfile', shared.dir + '/ecref']));
 });
 
+test.serial(
+  'a file made after each layout change inherits the layout as it is now: set above, moved, removed',
+  async (t) => {
+    const layoutOf = (rel: string): Promise<unknown> => fsOk(['getxattr', P(rel), 'user.chunkfs.layout']);
+    await fsOk(['mkdir', P('lt')]);
+    await fsOk(['mkdir', P('lt/d')]);
+    await fsOk(['mkdir', P('lt2')]);
+    await fsOk(['writefile', P('lt/d/f1'), { seed: 1, len: 100 }]);
+    t.is(await layoutOf('lt/d/f1'), 'replica:3');
+    await fsOk(['setxattr', P('lt'), 'user.chunkfs.layout', 'ec:4+2']);
+    await fsOk(['writefile', P('lt/d/f2'), { seed: 2, len: 100 }]);
+    t.is(await layoutOf('lt/d/f2'), 'ec:4+2', 'a layout set above');
+    await fsOk(['rename', P('lt/d'), P('lt2/d')]);
+    await fsOk(['writefile', P('lt2/d/f3'), { seed: 3, len: 100 }]);
+    t.is(await layoutOf('lt2/d/f3'), 'replica:3', 'moved out from under it');
+    await fsOk(['setxattr', P('lt2'), 'user.chunkfs.layout', 'replica:2']);
+    await fsOk(['writefile', P('lt2/d/f4'), { seed: 4, len: 100 }]);
+    t.is(await layoutOf('lt2/d/f4'), 'replica:2');
+    await fsOk(['removexattr', P('lt2'), 'user.chunkfs.layout']);
+    await fsOk(['writefile', P('lt2/d/f5'), { seed: 5, len: 100 }]);
+    t.is(await layoutOf('lt2/d/f5'), 'replica:3', 'and removed');
+    t.is(await layoutOf('lt2/d/f2'), 'ec:4+2', 'a file keeps the layout it was made with');
+  },
+);
+
 test.serial('ownership and permissions as uid 65534 (default_permissions, allow_other)', async (t) => {
   const nobody = { asUid: NOBODY_UID };
   await fsOk(['mkdir', P('pub'), 0o777]);

@@ -169,3 +169,28 @@ test('a fallocated needle file that grows into chunks answers the same before an
   await store.write(ino, 5000, Buffer.alloc(9000, 2));
   t.is(ask([]), before);
 });
+
+test('a file whose every byte is pending is all data, asked without a read of its rows', async (t) => {
+  const { store } = await smallStore('replica:3', 6, { smallFileMaxBytes: 8 * 1024 });
+  t.teardown(() => store.close());
+  const allocated = (store as unknown as { allocated: { fileRow: (ino: number) => unknown } }).allocated;
+  const fileRow = allocated.fileRow.bind(allocated);
+  let reads = 0;
+  allocated.fileRow = (ino) => {
+    reads++;
+    return fileRow(ino);
+  };
+  const ino = store.ns.create(1, 'f', 0o644, 0, 0).ino;
+  for (const size of [100, 3 * CS + 5])
+    t.is(store.allocatedBytes(ino, [{ offsetBytes: 0, endBytes: size }], size), size);
+  t.is(reads, 0, 'pending from 0 to the size');
+  t.is(store.allocatedBytes(ino, [{ offsetBytes: 1, endBytes: 10_000 }], 10_000), 10_000); // a chunk counts from its start
+  t.is(reads, 1, 'a hole at the start is asked');
+  store.preallocate(ino, 0, 2 * CS);
+  t.is(
+    store.allocatedBytes(ino, [{ offsetBytes: 0, endBytes: 100 }], 100),
+    2 * CS,
+    'KEEP_SIZE space past the size counts',
+  );
+  t.is(reads, 2);
+});

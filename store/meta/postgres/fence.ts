@@ -5,11 +5,15 @@
 // not the lease row's. So a mount that lost its lease (paused, partitioned) commits nothing, whatever
 // its own timers believe: the server decides, in the transaction that would commit.
 //
-// The check takes the lease table in ROW SHARE mode (in memory, no row written) until the transaction
-// ends; a take-over locks it EXCLUSIVE (lease.ts), so it waits for the old holder's
+// The check takes an advisory lock shared (in memory, no row written) until the transaction ends; a
+// take-over takes it exclusive (TAKE_LOCKS_SQL, lease.ts), so it waits for the old holder's
 // transactions in flight, and every later one of the old holder sees the new epoch and fails. A
-// transaction checks once (the setting chunkfs.fence_checked, local to it). A session without an
-// epoch (mkfs, migrations before the lease, an older build) may write only while no lease is live.
+// transaction checks once (the setting chunkfs.fence_checked, local to it), in plpgsql expressions
+// but for the one SELECT of the lease row (each statement a trigger runs costs the server an
+// execution: a LOCK TABLE and PERFORMs did). A function of an older version (chunkfs_fence_v1 locked
+// the lease table ROW SHARE) is replaced by a take's trigger DDL, which waits for every transaction
+// writing the tables, so builds of either version fence each other. A session without an epoch
+// (mkfs, migrations before the lease, an older build) may write only while no lease is live.
 // Made by the read-write open that takes the lease; no part of the shared schema (meta copy and
 // SQLite know nothing of it).
 import { FsError } from '../../fs-error';
@@ -22,7 +26,19 @@ export const EPOCH_SETTING = 'chunkfs.lease_epoch';
 /** The trigger's name on every metadata table. */
 const TRIGGER_NAME = 'chunkfs_fence';
 /** The function's name carries its version: a change of its text makes a new one, installed at the next take. */
-const FUNCTION_NAME = 'chunkfs_fence_v1';
+const FUNCTION_NAME = 'chunkfs_fence_v2';
+/**
+ * The advisory lock of the fence: advisory locks are per database, and chunkfs takes no other, so any
+ * fixed number serves; this one spells "chunkfs" in ASCII.
+ */
+const FENCE_LOCK_KEY = 0x6368756e6b6673n;
+
+/**
+ * A take's locks, first in its transaction: the lease table EXCLUSIVE (two takers, one after the
+ * other) and the fence's advisory lock exclusive (the old holder's transactions in flight finish first).
+ */
+export const TAKE_LOCKS_SQL = `LOCK TABLE chunkfs_lease IN EXCLUSIVE MODE;
+  SELECT pg_advisory_xact_lock(${FENCE_LOCK_KEY})`;
 
 /** Whether the lease table has the epoch: one of a build before fencing lacks it (an SQL expression). */
 export const HAS_EPOCH_SQL = `EXISTS (SELECT 1 FROM information_schema.columns
@@ -44,11 +60,14 @@ export const NEXT_EPOCH_SQL = "SELECT nextval('chunkfs_lease_epoch') AS epoch";
 
 const FUNCTION_SQL = `CREATE OR REPLACE FUNCTION ${FUNCTION_NAME}() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
-  mine TEXT := current_setting('${EPOCH_SETTING}', true);
+  mine TEXT;
   l RECORD;
+  locked BOOLEAN;
+  checked TEXT;
 BEGIN
   IF current_setting('chunkfs.fence_checked', true) = '1' THEN RETURN NULL; END IF;
-  LOCK TABLE chunkfs_lease IN ROW SHARE MODE;
+  locked := pg_advisory_xact_lock_shared(${FENCE_LOCK_KEY}) IS NOT NULL;
+  mine := current_setting('${EPOCH_SETTING}', true);
   SELECT epoch, host, pid, expires_at > now() AS live INTO l FROM chunkfs_lease WHERE k = 0;
   IF coalesce(mine, '') = '' THEN
     IF FOUND AND l.live THEN
@@ -59,7 +78,7 @@ BEGIN
     RAISE EXCEPTION 'this session''s lease (epoch %) was taken over by % pid % (epoch %)', mine,
       coalesce(l.host, 'nobody'), coalesce(l.pid, 0), coalesce(l.epoch, 0) USING ERRCODE = '${FENCED_SQLSTATE}';
   END IF;
-  PERFORM set_config('chunkfs.fence_checked', '1', true);
+  checked := set_config('chunkfs.fence_checked', '1', true);
   RETURN NULL;
 END $$`;
 

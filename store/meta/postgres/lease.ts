@@ -19,6 +19,7 @@ import {
   LeaseLostError,
   LeaseUnconfirmedError,
   NEXT_EPOCH_SQL,
+  TAKE_LOCKS_SQL,
   epochSettingSql,
 } from './fence';
 
@@ -160,7 +161,7 @@ export class PgLease {
     this.db.transaction(() => {
       // Two openers at once: one waits, then sees the other. An old holder's transactions in flight
       // finish first, and its later ones see the new epoch (fence.ts).
-      this.db.exec('LOCK TABLE chunkfs_lease IN EXCLUSIVE MODE');
+      this.db.exec(TAKE_LOCKS_SQL);
       const r = this.db.prepare(SELECT_SQL).get() as Record<string, unknown> | undefined;
       if (r !== undefined && Number(r.left_ms) > 0 && r.holder !== this.holder) {
         const held = infoOf(r);
@@ -190,7 +191,7 @@ export class PgLease {
     const sentMs = performance.now();
     const found: { other: string | null } = { other: null };
     this.db.transaction(() => {
-      this.db.exec('LOCK TABLE chunkfs_lease IN EXCLUSIVE MODE');
+      this.db.exec(TAKE_LOCKS_SQL);
       const r = this.db.prepare(SELECT_SQL).get() as Record<string, unknown> | undefined;
       if (r === undefined || r.holder !== this.holder) {
         found.other =

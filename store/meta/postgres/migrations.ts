@@ -6,6 +6,37 @@
 // the same change there. As SQLite's (sqlite/migrations.ts) in PostgreSQL's dialect: BIGINT, BYTEA,
 // "C" collation for names, generated intent ids, plpgsql row triggers.
 
+/** A far time's column cleared by the UPDATE that gives its *_ns column any value but a clamp (far-times.ts). */
+const TIMES_NEAR_SQL = `CREATE FUNCTION inodes_times_near() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF NEW.atime_far IS NOT NULL AND NEW.atime_ns NOT IN (-9223372036854775807, 9223372036854775807) THEN
+      NEW.atime_far := NULL;
+    END IF;
+    IF NEW.mtime_far IS NOT NULL AND NEW.mtime_ns NOT IN (-9223372036854775807, 9223372036854775807) THEN
+      NEW.mtime_far := NULL;
+    END IF;
+    IF NEW.ctime_far IS NOT NULL AND NEW.ctime_ns NOT IN (-9223372036854775807, 9223372036854775807) THEN
+      NEW.ctime_far := NULL;
+    END IF;
+    RETURN NEW;
+  END $$;
+CREATE TRIGGER inodes_times_near BEFORE UPDATE OF atime_ns, mtime_ns, ctime_ns ON inodes FOR EACH ROW
+  WHEN (NEW.atime_far IS NOT NULL OR NEW.mtime_far IS NOT NULL OR NEW.ctime_far IS NOT NULL)
+  EXECUTE FUNCTION inodes_times_near();`;
+/**
+ * A deleted inode: its fallocate rows, and its number kept in ino_high when no inode left has a higher one
+ * (the next number is above both: NEXT_INO_SQL), so an rm -rf writes ino_high about once, not per file.
+ */
+const INODES_GONE_SQL = `CREATE FUNCTION inodes_gone() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF OLD.ino > coalesce((SELECT max(ino) FROM inodes), 0) THEN
+      UPDATE ino_high SET ino = OLD.ino WHERE k = 0 AND ino < OLD.ino;
+    END IF;
+    DELETE FROM prealloc WHERE ino = OLD.ino;
+    RETURN NULL;
+  END $$;
+CREATE TRIGGER inodes_gone AFTER DELETE ON inodes FOR EACH ROW EXECUTE FUNCTION inodes_gone();`;
+
 export const MIGRATIONS: readonly string[] = [
   // v1: the whole initial schema.
   `CREATE TABLE inodes(
@@ -93,4 +124,25 @@ export const MIGRATIONS: readonly string[] = [
   // v10 (DESIGN §10 "log records"): whether an intent's span is a sealed log record (1) or the bytes
   // as they are (0: every row an older build wrote, which replays as before).
   `ALTER TABLE intents ADD COLUMN span_sealed BIGINT NOT NULL DEFAULT 0;`,
+  // v11 (DESIGN §9 "Engines"): what a file's delete and every UPDATE of an inode's times cost the
+  // server. Intents found by inode (a file's delete removed its intents by a scan of the whole table).
+  // One far-time trigger for the three times, its WHEN three NULL tests and the clamp tests inside its
+  // function: PostgreSQL compiles a trigger's WHEN again at every statement that names its column, and
+  // the three clauses cost a chmod more than its UPDATE. Far columns are non-NULL only beside a clamp,
+  // so a time the UPDATE left as it was keeps its far column. One function after an inode's delete, which
+  // writes ino_high only for a number above every inode left.
+  `
+  CREATE INDEX intents_by_ino ON intents(ino);
+  DROP TRIGGER inodes_atime_near ON inodes;
+  DROP TRIGGER inodes_mtime_near ON inodes;
+  DROP TRIGGER inodes_ctime_near ON inodes;
+  DROP FUNCTION inodes_atime_near();
+  DROP FUNCTION inodes_mtime_near();
+  DROP FUNCTION inodes_ctime_near();
+  ${TIMES_NEAR_SQL}
+  DROP TRIGGER inodes_high ON inodes;
+  DROP TRIGGER inodes_prealloc ON inodes;
+  DROP FUNCTION inodes_high();
+  DROP FUNCTION inodes_prealloc();
+  ${INODES_GONE_SQL}`,
 ];

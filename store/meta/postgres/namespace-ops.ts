@@ -35,6 +35,8 @@ const TYPE_LAYOUT_COLUMNS = ['type', 'layout'] as const;
 
 /** A directory's entries, read whole with a lookup in it that missed (name-cache.ts: one more is "large"). */
 const LISTING_SQL = `SELECT name, ino FROM dirents WHERE parent = ? LIMIT ${LISTED_ENTRIES_MAX + 1}`;
+/** An inode row and its xattrs in one statement (one execution on the server, not two). */
+const DROP_INODE_SQL = 'WITH x AS (DELETE FROM xattrs WHERE ino = @ino) DELETE FROM inodes WHERE ino = @ino';
 
 export class PgNamespaceOps extends SqlNamespaceBase {
   // A name not known: its inode's whole row comes with it (kept as the read of that inode).
@@ -42,6 +44,8 @@ export class PgNamespaceOps extends SqlNamespaceBase {
   /** Made on first use (each prepare is a round trip): the INSERT of a number this side chose, the listing. */
   private insertNumbered: SqlStatement | null = null;
   private listing: SqlStatement | null = null;
+  /** An inode row and its xattrs in one statement, prepared here: a prepare waits for every reply unread. */
+  private readonly dropInodeRow: SqlStatement;
 
   constructor(
     private readonly pg: PgDb,
@@ -51,6 +55,7 @@ export class PgNamespaceOps extends SqlNamespaceBase {
     this.entryRow = pg.prepare(
       'SELECT i.* FROM dirents d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? AND d.name = ?',
     );
+    this.dropInodeRow = pg.prepare(DROP_INODE_SQL);
   }
 
   private get cache(): PgRowCache {
@@ -144,7 +149,7 @@ export class PgNamespaceOps extends SqlNamespaceBase {
     this.cache.layouts.clear(); // every directory beneath it inherits from elsewhere now
   }
   protected override removeInode(ino: number): void {
-    this.pg.following(() => super.removeInode(ino));
+    this.pg.following(() => this.dropInodeRow.run({ ino }));
     this.cache.inodeGone(ino);
     // Only an empty directory goes: no walk of another directory passed it.
     this.cache.layouts.delete(ino);

@@ -53,6 +53,7 @@ export class SqliteDb implements Db {
   private depth = 0;
   /** A group that failed to commit: every later transaction and full commit throws it (see commitGroup). */
   private groupFailure: MetaGroupError | null = null;
+  private groupsLost = 0;
 
   transaction<F extends (...args: any[]) => any>(fn: F): (...args: Parameters<F>) => ReturnType<F> {
     const tx = (...args: Parameters<F>): ReturnType<F> => this.runner.run(() => fn(...args) as ReturnType<F>);
@@ -124,6 +125,7 @@ export class SqliteDb implements Db {
   }
 
   private groupLost(cause: Error): never {
+    this.groupsLost++;
     if (this.groupTimer !== null) clearTimeout(this.groupTimer);
     this.groupTimer = null;
     try {
@@ -133,6 +135,14 @@ export class SqliteDb implements Db {
     }
     this.groupFailure = new MetaGroupError(this.native.name, cause);
     throw this.groupFailure;
+  }
+
+  /**
+   * Transactions, savepoints and groups rolled back so far: a copy of rows read inside one may hold
+   * what the database no longer does (a kept copy is dropped when this moved).
+   */
+  get rollbacks(): number {
+    return this.runner.rollbacks + this.groupsLost;
   }
 
   get inTransaction(): boolean {

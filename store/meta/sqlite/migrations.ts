@@ -132,4 +132,8 @@ export const MIGRATIONS: readonly string[] = [
   // v10 (DESIGN §10 "log records"): whether an intent's span is a sealed log record (1) or the bytes
   // as they are (0: every row an older build wrote, which replays as before).
   `ALTER TABLE intents ADD COLUMN span_sealed INTEGER NOT NULL DEFAULT 0;`,
+  // v11: no change on SQLite. PostgreSQL's v11 (postgres/migrations.ts) indexes intents by inode and
+  // merges triggers, for its server's cost per statement; SQLite scans its few intents in its page
+  // cache, where an index would write one more page per intent at every commit.
+  '',
 ];

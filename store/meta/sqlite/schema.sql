@@ -106,4 +106,4 @@ END;
 -- The store's id (DESIGN §4 "Identity"): one row, written by mkfs.
 CREATE TABLE store_id(k INTEGER PRIMARY KEY CHECK (k = 0), uuid TEXT NOT NULL) WITHOUT ROWID;
 
-PRAGMA user_version = 10;
+PRAGMA user_version = 11;

@@ -20,6 +20,8 @@ const SAVEPOINT = '"chunkfs_tx"';
 
 export class TransactionRunner {
   private statements: Statements | null = null;
+  /** Transactions and savepoints rolled back so far: what was read inside them may be gone (kept copies). */
+  rollbacks = 0;
 
   constructor(private readonly db: Database.Database) {}
 
@@ -38,6 +40,7 @@ export class TransactionRunner {
       (nested ? s.release : s.commit).run();
       return result;
     } catch (err) {
+      this.rollbacks++;
       // SQLite may have rolled the whole transaction back itself (I/O error, disk full).
       if (this.db.inTransaction) {
         if (nested) {

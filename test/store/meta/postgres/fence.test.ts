@@ -13,7 +13,12 @@ import { Store } from '../../../../store/store';
 import { ROOT_INO } from '../../../../store/meta/meta';
 import { PgDb, PgError } from '../../../../store/meta/postgres/engine';
 import { connectPg } from '../../../../store/meta/postgres/connect';
-import { FENCED_SQLSTATE, LeaseLostError, epochSettingSql } from '../../../../store/meta/postgres/fence';
+import {
+  FENCED_SQLSTATE,
+  LeaseLostError,
+  TAKE_LOCKS_SQL,
+  epochSettingSql,
+} from '../../../../store/meta/postgres/fence';
 import { awaitAnnouncing } from '../../../../store/meta/postgres/announce';
 import { FsError } from '../../../../store/fs-error';
 import { pgTestFile } from '../../../helpers/pg-cluster';
@@ -48,10 +53,10 @@ function epochOf(db: PgDb): bigint {
   return BigInt((db.prepare('SELECT epoch FROM chunkfs_lease WHERE k = 0').get() as { epoch: bigint }).epoch);
 }
 
-/** A take-over by hand, as postgres/lease.ts does it: a new epoch under the table lock. */
+/** A take-over by hand, as postgres/lease.ts does it: a new epoch under the take's locks. */
 function takeOver(db: PgDb): bigint {
   return db.transaction(() => {
-    db.exec('LOCK TABLE chunkfs_lease IN EXCLUSIVE MODE');
+    db.exec(TAKE_LOCKS_SQL);
     const e = BigInt(
       (
         db
@@ -172,7 +177,7 @@ pgTest("a take-over waits for the old holder's transaction in flight; its next o
   try {
     const e1 = takeOver(x);
     x.exec('BEGIN');
-    x.exec("INSERT INTO counters(name, value) VALUES ('inflight', 1)"); // checked: the lease table held in ROW SHARE
+    x.exec("INSERT INTO counters(name, value) VALUES ('inflight', 1)"); // checked: the fence's lock held shared
     y.exec("SET lock_timeout = '300ms'");
     const waited = t.throws(() => takeOver(y), undefined, 'the take-over waits for the transaction in flight');
     t.regex(String(waited), /lock timeout/);
