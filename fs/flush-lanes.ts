@@ -7,10 +7,10 @@
 // resident in the job after the 4-job random write. Lanes are created on demand, kept for reuse
 // (never dropped), and at most FLUSH_LANES_MAX windows of all files run at once; the memory they
 // hold counts against the write-back buffer's bound. A lane unused for a while gives its pages back
-// (fs/idle-release.ts) and faults them in again at its next use.
+// (src/idle-release.ts) and faults them in again at its next use.
 import { allocLarge } from '../src/huge-buffer';
 import { assert } from '../src/errors';
-import { IdleRelease } from './idle-release';
+import { IdleRelease } from '../src/idle-release';
 
 /**
  * Windows merged and written at once, across files. One lane already keeps the disks busy: its

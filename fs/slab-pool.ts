@@ -3,10 +3,10 @@
 // page faults, and on this VM those dominate: measured 15 us per 4 KiB and 350 us per 128 KiB fresh,
 // against 0.4 us and 1.5 us into reused memory. So writes are carved from 2 MiB slabs, each slab
 // counts its live bytes, and a sealed slab whose bytes were all flushed or overwritten goes back to
-// a bounded free list, whose slabs give their pages back when unused for a while (fs/idle-release.ts).
+// a bounded free list, whose slabs give their pages back when unused for a while (src/idle-release.ts).
 import { assert } from '../src/errors';
 import { allocLarge } from '../src/huge-buffer';
-import { IdleRelease } from './idle-release';
+import { IdleRelease } from '../src/idle-release';
 
 /** One huge page (src/huge-buffer.ts): a slab costs one page fault, not 512. */
 export const SLAB_BYTES_DEFAULT = 2 << 20;

@@ -83,7 +83,9 @@ export async function readReplicaView(
 
 /**
  * The verified stored range only, by layout (what the shards hold, without pending intents); a
- * transformed chunk's range is decoded from its whole verified payload (DESIGN §10).
+ * transformed chunk's range is decoded from its whole verified payload (DESIGN §10). direct: read
+ * into target and verified there, for a buffer no reader sees until this resolves (DESIGN §6
+ * "Read buffers").
  */
 export function readStoredInto(
   env: ChunkEnv,
@@ -93,11 +95,12 @@ export function readStoredInto(
   target: Buffer,
   targetOffset: number,
   inline = true,
+  direct = false,
 ): Maybe<void> {
   if (ref.stored !== null) return readDecodedInto(env, ref, offsetBytes, lengthBytes, target, targetOffset);
   return ref.fl.layout.kind === 'replica'
-    ? readReplicaInto(env, ref, offsetBytes, lengthBytes, target, targetOffset, inline)
-    : readEcInto(env, ref, offsetBytes, lengthBytes, target, targetOffset, inline);
+    ? readReplicaInto(env, ref, offsetBytes, lengthBytes, target, targetOffset, inline, direct)
+    : readEcInto(env, ref, offsetBytes, lengthBytes, target, targetOffset, inline, direct);
 }
 
 /** Shard payloads of a chunk: R copies, or the §6 split plus parity (parity buffers from alloc). */

@@ -138,7 +138,7 @@ function encodedRef(ref: ChunkRef, content: Uint8Array, e: EncodedPayload): { re
   return { ref: { ...ref, stored: { lenBytes: e.stored.length, flags: e.flags } }, payload: e.stored };
 }
 
-/** A stored payload is read in pieces this long (each fits the shard store's pooled scratch, store/chunks/scratch-pool.ts). */
+/** A stored payload is read in pieces this long, each straight into the payload buffer where whole bitrot blocks. */
 const PAYLOAD_PIECE_BYTES = 512 << 10;
 /** Pieces of one payload read at once. */
 const PAYLOAD_PIECES_IN_FLIGHT_MAX = 4;
@@ -152,7 +152,7 @@ function readPayloadInto(env: ChunkEnv, ref: ChunkRef, out: Buffer): Promise<voi
     const n = Math.min(PAYLOAD_PIECE_BYTES, out.length - at);
     await (ref.fl.layout.kind === 'replica'
       ? readReplicaInto(env, ref, at, n, out, at, false, true) // straight into out: no reader sees it before it verified and decoded
-      : readEcInto(env, ref, at, n, out, at, false));
+      : readEcInto(env, ref, at, n, out, at, false, true));
   });
 }
 

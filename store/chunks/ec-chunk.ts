@@ -4,11 +4,11 @@
 // other shards and only that range is rebuilt (RS is column-wise, so the range of
 // the affected erasure blocks is all that is decoded) — DESIGN §6.
 import { UnrecoverableError, assert } from '../../src/errors';
-import { mapRange, splitChunk } from '../../src/mapping';
+import { fragmentBytesOf, mapRange, shardDataLenBytes, splitChunk } from '../../src/mapping';
 import { rsCodec } from '../../src/rs';
 import { ChunkEnv, noteServedAround, noteShardFailure, readOrder } from './chunk-env';
 import { ChunkRef, ecGeometry, payloadLen, shardDataLen, siteOf } from './chunk-ref';
-import { Payload } from './shard-encode';
+import { Payload, payloadLength } from './shard-encode';
 import { Maybe, isPromise } from './maybe-async';
 import { settledAll } from '../io/io';
 
@@ -19,9 +19,13 @@ function km(ref: ChunkRef): { k: number; m: number } {
 }
 
 /**
- * The k+m shard payloads of a chunk (spec §6 split, then RS parity). When every
- * erasure block is full and its fragments are whole bitrot blocks, data shards are
- * views into the chunk (no copy) and parity is encoded per erasure block, into buffers from alloc.
+ * The k+m shard payloads of a chunk (spec §6 split, then RS parity), with no chunk-sized copy when
+ * the full erasure blocks' fragments are whole bitrot blocks: data shards are views into the chunk,
+ * parity is encoded per erasure block into buffers from alloc. A short last erasure block (a chunk
+ * whose length is not a multiple of the block, as a merged random write's often is) keeps its whole
+ * fragments as views too; only its fragments that run past the chunk's end are copied, zero padded,
+ * into one buffer from alloc (DESIGN §5 "Write-back pieces": a fresh split of every such chunk was
+ * most of the mount's memory under random writes to ec:4+2).
  */
 export function encodeEcShards(
   ref: ChunkRef,
@@ -32,28 +36,62 @@ export function encodeEcShards(
   const g = ecGeometry(ref);
   const eb = g.ecBlockSizeBytes;
   const frag = eb / k;
-  const zeroCopy =
-    Number.isInteger(frag) && frag % ref.fl.bitrotBlockBytes === 0 && content.length % eb === 0 && content.length > 0;
-  if (!zeroCopy) {
+  const views = Number.isInteger(frag) && frag % ref.fl.bitrotBlockBytes === 0 && content.length > 0;
+  if (!views) {
     const data = splitChunk(g, content);
     const parity = rsCodec(k, m).encode(data);
     assert(parity.length === m && parity.every((p) => p.length === data[0].length), 'RS parity shape');
     return [...data, ...parity];
   }
-  const ebCount = content.length / eb;
+  const ebCount = Math.ceil(content.length / eb);
+  const shardBytes = shardDataLenBytes(g);
   // alloc: the whole-chunk writer's pooled buffers (a fresh 1 MiB parity shard costs page faults and GC).
-  const parity = Array.from({ length: m }, () => alloc(ebCount * frag));
+  const parity = Array.from({ length: m }, () => alloc(shardBytes));
   const data: Uint8Array[][] = Array.from({ length: k }, () => []);
   const codec = rsCodec(k, m);
   for (let e = 0; e < ebCount; e++) {
-    const slices = Array.from({ length: k }, (_, i) => content.subarray(e * eb + i * frag, e * eb + (i + 1) * frag));
+    const start = e * eb;
+    const f = fragmentBytesOf(g, e);
+    const slices = ebFragments(content, start, f, k, alloc);
     slices.forEach((s, i) => data[i].push(s)); // spec §6: shard i holds fragment i of every erasure block
     codec.encodeInto(
       slices,
-      parity.map((p) => p.subarray(e * frag, (e + 1) * frag)),
+      parity.map((p) => p.subarray(e * frag, e * frag + f)),
     );
   }
+  assert(
+    data.every((d) => payloadLength(d) === shardBytes),
+    'EC data shards of shard_data_len',
+  );
   return [...data, ...parity];
+}
+
+/**
+ * The k fragments of f bytes of the erasure block at start: views of content, and the fragments
+ * content does not wholly hold (a short last block, DESIGN §3) copied zero padded into one buffer.
+ */
+function ebFragments(
+  content: Uint8Array,
+  start: number,
+  f: number,
+  k: number,
+  alloc: (lengthBytes: number) => Buffer,
+): Uint8Array[] {
+  const whole = Math.min(k, Math.floor((content.length - start) / f));
+  const slices = Array.from({ length: whole }, (_, i) => content.subarray(start + i * f, start + (i + 1) * f));
+  if (whole === k) return slices;
+  const padded = alloc((k - whole) * f);
+  for (let i = whole; i < k; i++) {
+    const piece = padded.subarray((i - whole) * f, (i - whole + 1) * f);
+    const from = content.subarray(
+      Math.min(content.length, start + i * f),
+      Math.min(content.length, start + (i + 1) * f),
+    );
+    piece.set(from);
+    piece.fill(0, from.length); // spec §6: trailing fragments are zero padded
+    slices.push(piece);
+  }
+  return slices;
 }
 
 /**
@@ -112,7 +150,10 @@ export async function reconstructRange(
  * each data shard's range is read and verified in pooled scratch and its pieces copied straight
  * into target (synchronously when cached, store/chunks/shard-store.ts readVerifiedWith). The shards that
  * fail are counted and queued for heal once, where the failure is seen, and only their range is
- * rebuilt from the others (DESIGN §6), which never reads a failed shard again.
+ * rebuilt from the others (DESIGN §6), which never reads a failed shard again. direct: each piece
+ * read into target and verified there (shard-store.ts readVerifiedInto: no scratch buffer; a shard
+ * that fails leaves unverified bytes in its pieces until the rebuild overwrites them), for buffers
+ * no reader sees until this resolves (DESIGN §6 "Read buffers").
  */
 export function readEcInto(
   env: ChunkEnv,
@@ -122,6 +163,7 @@ export function readEcInto(
   target: Buffer,
   targetOffset: number,
   inline = true,
+  direct = false,
 ): Maybe<void> {
   assert(targetOffset >= 0 && targetOffset + lengthBytes <= target.length, 'readEcInto: target holds the range');
   if (lengthBytes === 0) return;
@@ -157,14 +199,29 @@ export function readEcInto(
     }
     let read: Maybe<void>;
     try {
-      read = env.shards.readVerifiedWith(
-        ref,
-        shard,
-        r.start,
-        r.end - r.start,
-        (bytes) => place(shard, r.start, bytes),
-        oneAtOnce,
-      );
+      read = direct
+        ? settledAll(
+            pieces
+              .filter((p) => p.dataShard === shard)
+              .map((p) =>
+                env.shards.readVerifiedInto(
+                  ref,
+                  shard,
+                  p.shardOffsetBytes,
+                  p.lengthBytes,
+                  target,
+                  targetOffset + p.chunkOffsetBytes - offsetBytes,
+                ),
+              ),
+          ).then(() => undefined)
+        : env.shards.readVerifiedWith(
+            ref,
+            shard,
+            r.start,
+            r.end - r.start,
+            (bytes) => place(shard, r.start, bytes),
+            oneAtOnce,
+          );
     } catch (err) {
       fail(shard, err);
       continue;

@@ -18,7 +18,7 @@ import { boundedAll } from './bounded';
 import { WriteSyncs } from './tx-group';
 import type { StoredForm } from '../meta/chunk-map';
 
-/** The stored chunk is read in pieces this long: an EC piece's shard reads (256 KiB each for ec:4+2) fit the pooled scratch. */
+/** The stored chunk is read in pieces this long (an EC piece: one 256 KiB shard range per data shard for ec:4+2). */
 const REWRITE_PIECE_BYTES = 512 << 10;
 /** Pieces read at once (their device waits overlap). */
 const REWRITE_PIECES_IN_FLIGHT_MAX = 4;
@@ -48,8 +48,12 @@ export async function rewriteWithIntents(
   for (const i of pending)
     assert(crc32c(i.span) === i.spanCrc, `intent ${i.id} span changed in memory since it was logged`);
   // A pooled buffer, given back once the shards are written: a fresh 4 MiB per rewrite cost the
-  // mount's thread its page faults and GC (measured under fsync'd random writes to ec:4+2).
-  const content = env.decoded.pool.takeRaw(ref.logicalLenBytes);
+  // mount's thread its page faults and GC (measured under fsync'd random writes to ec:4+2). From the
+  // shard store's large scratch tier, whose idle buffers give their pages back: the codec pool's
+  // shared buffers (decode threads need none here) kept 8 chunks, 32 MiB, resident for the mount's
+  // life after the first drain (DESIGN §6 "Read buffers").
+  const pooled = env.shards.scratch.take(ref.logicalLenBytes);
+  const content = pooled.subarray(0, ref.logicalLenBytes);
   let inGroup: Promise<void> | null = null;
   try {
     await readStoredPieces(env, ref, content);
@@ -60,14 +64,14 @@ export async function rewriteWithIntents(
       inGroup = (await writeGrouped(env, host, { ino, c, ref, ids, content }, joined))?.commit ?? null;
     else await writeVersion(env, host, ino, c, ref, ids, content);
   } finally {
-    env.decoded.pool.give(content); // its shards are written: the wait for the group's close holds no buffer
+    env.shards.scratch.give(pooled); // its shards are written: the wait for the group's close holds no buffer
   }
   await inGroup;
 }
 
 /**
- * Stored bytes read in pieces whose shard reads fit the shard store's pooled scratch
- * (store/chunks/scratch-pool.ts). Every piece settles before this does, failed or not: content
+ * Stored bytes read in pieces, each straight into content (no reader sees it before the rewrite is
+ * written: DESIGN §6 "Read buffers"). Every piece settles before this does, failed or not: content
  * goes back to the pool after, and no read may still be writing into it then.
  */
 async function readStoredPieces(env: ChunkEnv, ref: ChunkRef, content: Buffer): Promise<void> {
@@ -76,7 +80,7 @@ async function readStoredPieces(env: ChunkEnv, ref: ChunkRef, content: Buffer): 
   const starts: number[] = [];
   for (let at = 0; at < content.length; at += REWRITE_PIECE_BYTES) starts.push(at);
   await boundedAll(starts, REWRITE_PIECES_IN_FLIGHT_MAX, async (at) => {
-    await readStoredInto(env, ref, at, Math.min(REWRITE_PIECE_BYTES, content.length - at), content, at, false);
+    await readStoredInto(env, ref, at, Math.min(REWRITE_PIECE_BYTES, content.length - at), content, at, false, true);
   });
 }
 

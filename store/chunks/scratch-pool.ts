@@ -4,9 +4,12 @@
 // by one taker until it is given back, so two reads in flight never share one.
 // Whole-shard reads (a random-write flush reads each chunk it merges whole: fs/write-buffer.ts
 // mergeScattered) are kept too, in a few large buffers: fresh, each was 4 MiB of garbage that
-// stayed resident until a collection (up to 60 MiB of the mount's peak RSS).
+// stayed resident until a collection (up to 60 MiB of the mount's peak RSS). So are the chunks an
+// intent rewrite folds (store/chunks/intent-rewrite.ts). A free large buffer unused for a while
+// gives its pages back (src/idle-release.ts): the tier's memory is resident only while it is used.
 import { assert } from '../../src/errors';
 import { HUGE_PAGE_BYTES, allocLarge } from '../../src/huge-buffer';
+import { IdleRelease } from '../../src/idle-release';
 
 /** Pooled buffers at most; more concurrent takers get fresh buffers. */
 export const SCRATCH_BUFFERS_MAX = 16;
@@ -14,8 +17,12 @@ export const SCRATCH_BUFFERS_MAX = 16;
 export const SCRATCH_BUFFER_BYTES_MAX = 1 << 20;
 /** Larger requests up to this size are kept in the large tier (a 4 MiB chunk's whole shard and its hash entries fit). */
 export const LARGE_BUFFER_BYTES_MAX = 8 << 20;
-/** The large tier's bound, all its free buffers together: two merging flush windows, or one whole ec:4+2 chunk's four shards. */
-export const LARGE_POOL_BYTES_MAX = 16 << 20;
+/**
+ * The large tier's bound, all its free buffers together: the applier's 8 chunk rewrites of 4 MiB at
+ * once (store/chunks/applier.ts), or two merging flush windows. Free buffers past it are dropped to
+ * the collector; those kept cost no memory once idle (IDLE_RELEASE_MS).
+ */
+export const LARGE_POOL_BYTES_MAX = 32 << 20;
 /** Smallest pooled size: a 4 KiB read's 16 KiB span plus its hash entries fits, with room. */
 export const SCRATCH_BUFFER_BYTES_MIN = 64 * 1024;
 
@@ -50,6 +57,7 @@ export class ScratchPool {
     readonly bufferBytesMax = SCRATCH_BUFFER_BYTES_MAX,
     readonly largeBytesMax = LARGE_BUFFER_BYTES_MAX,
     readonly largePoolBytesMax = LARGE_POOL_BYTES_MAX,
+    readonly idle = new IdleRelease(),
   ) {
     assert(
       buffersMax >= 0 && bufferBytesMax >= 0 && largeBytesMax >= 0 && largePoolBytesMax >= 0,
@@ -86,6 +94,7 @@ export class ScratchPool {
     if (best < 0) return allocLarge(largeSize(minBytes));
     const buf = this.largeFree.splice(best, 1)[0];
     this.largeFreeBytes -= buf.length;
+    this.idle.unpark(buf);
     return buf;
   }
 
@@ -97,6 +106,7 @@ export class ScratchPool {
       if (buf.length <= this.largeBytesMax && this.largeFreeBytes + buf.length <= this.largePoolBytesMax) {
         this.largeFree.push(buf);
         this.largeFreeBytes += buf.length;
+        this.idle.park(buf); // huge pages (allocLarge): released if not taken again soon
       }
       return;
     }

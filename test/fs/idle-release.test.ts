@@ -1,8 +1,8 @@
-// Pooled write-back memory gives its pages back once unused (fs/idle-release.ts): a free slab or
+// Pooled write-back memory gives its pages back once unused (src/idle-release.ts): a free slab or
 // lane parked for the idle time reads as zeros afterwards (its pages went back to the kernel) and is
 // still usable; one taken again before that keeps its pages and bytes. The clock is the test's own.
 import test from 'ava';
-import { IdleRelease } from '../../fs/idle-release';
+import { IdleRelease } from '../../src/idle-release';
 import { SlabPool } from '../../fs/slab-pool';
 import { FlushLanes } from '../../fs/flush-lanes';
 import { HUGE_PAGE_BYTES, allocHuge, releaseHugePages } from '../../src/huge-buffer';

@@ -1,8 +1,8 @@
 // The mount's memory does not grow with what is written (DESIGN §5: it holds only the chunks still
 // being filled and the write-back bound's worth): a 4 GiB file written sequentially through the
 // mount, on replica:3 and on ec:4+2, keeps the mount's peak resident set (VmHWM) under
-// RSS_PEAK_MAX_BYTES (350 MiB on replica:3), and reads back equal where sampled (the first and the
-// last MiB of every 256 MiB).
+// RSS_PEAK_MAX_BYTES (350 MiB), and reads back equal where sampled (the first and the last MiB of
+// every 256 MiB).
 import test from 'ava';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -11,11 +11,14 @@ import { storeFixture, shOk } from '../helpers/mount';
 
 /**
  * What the mount may hold at its peak while a big file is written (README "Performance"), by
- * layout: replica:3 is the target's layout; ec:4+2 holds parity and more transient buffers, whose
- * release waits for a collection (measured: 282 MiB alone, 362 MiB beside the rest of the suite).
- * A leak that grows with the file would pass either bound within the first GiB.
+ * layout. The memory is the write-back bound, the parity pool and the scratch pools, all bounded by
+ * size, not by time: measured (8 Dec, load 17-20 on this 2-core VM) replica:3 226-227 MiB, ec:4+2
+ * 277-280 MiB. ec:4+2 was bounded at 450 MiB while its parity was fresh per flush window (362 measured beside
+ * the rest of the suite: 80-98 MiB of garbage whose release waited for a collection); the parity
+ * pool keeps that memory (DESIGN §5 "Write-back pieces"). A leak that grows with the file would
+ * pass either bound within the first GiB.
  */
-const RSS_PEAK_MAX_BYTES: Record<string, number> = { 'replica:3': 350 << 20, 'ec:4+2': 450 << 20 };
+const RSS_PEAK_MAX_BYTES: Record<string, number> = { 'replica:3': 350 << 20, 'ec:4+2': 350 << 20 };
 const FILE_BYTES = 4 * 1024 * 1024 * 1024;
 /** The written file repeats this block of random bytes (no generator on the critical path). */
 const BLOCK_BYTES = 64 * 1024 * 1024;
@@ -52,7 +55,7 @@ function sampledDigest(read: (offset: number) => Buffer): string {
 }
 
 test.serial(
-  'a 4 GiB file on replica:3 and on ec:4+2: peak RSS bounded (350 MiB on replica:3), sampled bytes read back',
+  'a 4 GiB file on replica:3 and on ec:4+2: peak RSS bounded (350 MiB), sampled bytes read back',
   async (t) => {
     const m = await fixture.mount();
     const pid = Number(/\(pid (\d+)/.exec(m.readyLine)?.[1]); // the serving process, as the mount names it

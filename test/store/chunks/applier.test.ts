@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseBitrotKey } from '../../../src/keying';
 import { verifyShardBytes } from '../../../src/shard';
+import { dataStartBytes } from '../../../src/region';
 import { BACKLOG_INTENTS_MAX } from '../../../store/chunks/intent-backlog';
 import { FaultyIo } from '../../../store/io/faulty-io';
 import { NodeIo } from '../../../store/io/io';
@@ -117,6 +118,39 @@ test("ec:4+2: 40 small fsync'd writes to one chunk cost one rewrite, and read ba
   t.true((await r.read(ino, 0, CS)).equals(data), 'after a reopen');
   await r.reclaimNow();
   t.is((await r.scrub()).badCount, 0);
+  await r.close();
+});
+
+test('ec:4+2: a rewrite whose read meets a flipped bit in a data shard rebuilds that range from the others', async (t) => {
+  // The rewrite reads the chunk straight into its buffer (DESIGN §6 "Read buffers"): the bad shard's
+  // unverified bytes there must be overwritten by the rebuilt range, never written into the new version.
+  const { s, dir, ino, data } = await heldStore('ec:4+2');
+  const random = prng(11);
+  for (let i = 0; i < 8; i++) {
+    const at = Math.floor(random() * (CS - 100));
+    const bytes = randomBytes(random, 1 + Math.floor(random() * 100));
+    await s.write(ino, at, bytes);
+    bytes.copy(data, at);
+  }
+  const shards = (fs.readdirSync(path.join(dir, 'disks'), { recursive: true }) as string[]).filter((f) =>
+    f.endsWith(`${path.sep}c0${path.sep}0.shard`),
+  );
+  t.is(shards.length, 1, 'one version of chunk 0: its data shard 0');
+  const bad = path.join(dir, 'disks', shards[0]);
+  const b = fs.readFileSync(bad);
+  b[dataStartBytes(Math.ceil(CS / 4 / BB)) + BB + 9] ^= 0x04; // block 1 of data shard 0
+  fs.writeFileSync(bad, b);
+  const version = maxVersion(s, ino);
+  await s.applyNow();
+  t.is(maxVersion(s, ino), version + 1n, 'the intents rewritten as a new version');
+  const st = await s.status();
+  t.true(st.counters.bitrot_errors >= 1 && st.counters.reconstructions >= 1, 'the bad range was rebuilt');
+  t.true((await s.read(ino, 0, CS)).equals(data), 'the new version holds the stored bytes and the intents');
+  await s.close();
+  const r = await Store.open(dir);
+  await r.reclaimNow();
+  t.true((await r.read(ino, 0, CS)).equals(data), 'after a reopen');
+  t.is((await r.scrub()).badCount, 0, 'the new version verifies; the damaged one is reclaimed');
   await r.close();
 });
 

@@ -1,13 +1,14 @@
-// Pooled buffers that sit unused give their pages back (the mount's peak RSS). The
-// write-back slabs and flush lanes are kept for reuse (fresh memory costs a page fault per page on
+// Pooled buffers that sit unused give their pages back (the mount's peak RSS): the write-back's
+// slabs and flush lanes (fs/), the shard store's whole-chunk scratch (store/chunks/scratch-pool.ts).
+// The write-back slabs and flush lanes are kept for reuse (fresh memory costs a page fault per page on
 // this VM: fs/slab-pool.ts), but once filled they stayed resident for the mount's life: measured over
 // scripts/bench/bench-fio.sh (replica:3, 256 MiB files), 166 MiB of free slabs and 32 MiB of lanes from the
 // random-write jobs were still resident through the read and fsync'd-write jobs, whose own memory
 // (the intent backlog's spans among it) came on top and made the run's peak. A buffer parked on a
 // free list and not taken again for IDLE_RELEASE_MS is released (MADV_DONTNEED: the mapping stays,
 // the next use faults in one zeroed huge page per 2 MiB).
-import { assert } from '../src/errors';
-import { releaseHugePages } from '../src/huge-buffer';
+import { assert } from './errors';
+import { releaseHugePages } from './huge-buffer';
 
 /**
  * How long a parked buffer stays resident unused. At 1 s, 4-job random writes (scripts/bench/bench-fio.sh,
