@@ -7,7 +7,7 @@
 // "C" collation for names, generated intent ids, plpgsql row triggers.
 
 /** A far time's column cleared by the UPDATE that gives its *_ns column any value but a clamp (far-times.ts). */
-const TIMES_NEAR_SQL = `CREATE FUNCTION inodes_times_near() RETURNS trigger LANGUAGE plpgsql AS $$
+const TIMES_NEAR_SQL = `CREATE OR REPLACE FUNCTION inodes_times_near() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN
     IF NEW.atime_far IS NOT NULL AND NEW.atime_ns NOT IN (-9223372036854775807, 9223372036854775807) THEN
       NEW.atime_far := NULL;
@@ -27,7 +27,7 @@ CREATE TRIGGER inodes_times_near BEFORE UPDATE OF atime_ns, mtime_ns, ctime_ns O
  * A deleted inode: its fallocate rows, and its number kept in ino_high when no inode left has a higher one
  * (the next number is above both: NEXT_INO_SQL), so an rm -rf writes ino_high about once, not per file.
  */
-const INODES_GONE_SQL = `CREATE FUNCTION inodes_gone() RETURNS trigger LANGUAGE plpgsql AS $$
+const INODES_GONE_SQL = `CREATE OR REPLACE FUNCTION inodes_gone() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN
     IF OLD.ino > coalesce((SELECT max(ino) FROM inodes), 0) THEN
       UPDATE ino_high SET ino = OLD.ino WHERE k = 0 AND ino < OLD.ino;
@@ -130,19 +130,23 @@ export const MIGRATIONS: readonly string[] = [
   // function: PostgreSQL compiles a trigger's WHEN again at every statement that names its column, and
   // the three clauses cost a chmod more than its UPDATE. Far columns are non-NULL only beside a clamp,
   // so a time the UPDATE left as it was keeps its far column. One function after an inode's delete, which
-  // writes ino_high only for a number above every inode left.
+  // writes ino_high only for a number above every inode left. It runs again on its own result (a
+  // version number set back while v11's objects stay, as the identity tests do to make metadata from
+  // before store ids): every object it drops or makes may be there already.
   `
-  CREATE INDEX intents_by_ino ON intents(ino);
-  DROP TRIGGER inodes_atime_near ON inodes;
-  DROP TRIGGER inodes_mtime_near ON inodes;
-  DROP TRIGGER inodes_ctime_near ON inodes;
-  DROP FUNCTION inodes_atime_near();
-  DROP FUNCTION inodes_mtime_near();
-  DROP FUNCTION inodes_ctime_near();
+  CREATE INDEX IF NOT EXISTS intents_by_ino ON intents(ino);
+  DROP TRIGGER IF EXISTS inodes_atime_near ON inodes;
+  DROP TRIGGER IF EXISTS inodes_mtime_near ON inodes;
+  DROP TRIGGER IF EXISTS inodes_ctime_near ON inodes;
+  DROP FUNCTION IF EXISTS inodes_atime_near();
+  DROP FUNCTION IF EXISTS inodes_mtime_near();
+  DROP FUNCTION IF EXISTS inodes_ctime_near();
+  DROP TRIGGER IF EXISTS inodes_times_near ON inodes;
   ${TIMES_NEAR_SQL}
-  DROP TRIGGER inodes_high ON inodes;
-  DROP TRIGGER inodes_prealloc ON inodes;
-  DROP FUNCTION inodes_high();
-  DROP FUNCTION inodes_prealloc();
+  DROP TRIGGER IF EXISTS inodes_high ON inodes;
+  DROP TRIGGER IF EXISTS inodes_prealloc ON inodes;
+  DROP FUNCTION IF EXISTS inodes_high();
+  DROP FUNCTION IF EXISTS inodes_prealloc();
+  DROP TRIGGER IF EXISTS inodes_gone ON inodes;
   ${INODES_GONE_SQL}`,
 ];
