@@ -27,10 +27,8 @@ export function writeHashEntries(
   bitrotBlockBytes: number,
   firstBlockIndex: number,
 ): void {
-  const blockCount = blockCountFor(data.length, bitrotBlockBytes);
-  assert(outOffsetBytes + blockCount * HASH_ENTRY_BYTES <= out.length, 'hash entries overflow the table');
-  const end = outOffsetBytes + blockCount * HASH_ENTRY_BYTES;
-  hashBlocksInto(out.subarray(outOffsetBytes, end), key, pos, data, bitrotBlockBytes, firstBlockIndex); // one native call
+  const entries = entriesOf(out, outOffsetBytes, data, bitrotBlockBytes);
+  hashBlocksInto(entries, key, pos, data, bitrotBlockBytes, firstBlockIndex); // one native call
 }
 
 /** writeHashEntries off the calling thread (hashBlocksIntoAsync): out and data untouched until it resolves. */
@@ -43,10 +41,15 @@ export function writeHashEntriesAsync(
   bitrotBlockBytes: number,
   firstBlockIndex: number,
 ): Promise<void> {
-  const blockCount = blockCountFor(data.length, bitrotBlockBytes);
-  assert(outOffsetBytes + blockCount * HASH_ENTRY_BYTES <= out.length, 'hash entries overflow the table');
-  const end = outOffsetBytes + blockCount * HASH_ENTRY_BYTES;
-  return hashBlocksIntoAsync(out.subarray(outOffsetBytes, end), key, pos, data, bitrotBlockBytes, firstBlockIndex);
+  const entries = entriesOf(out, outOffsetBytes, data, bitrotBlockBytes);
+  return hashBlocksIntoAsync(entries, key, pos, data, bitrotBlockBytes, firstBlockIndex);
+}
+
+/** The part of out at outOffsetBytes that the digests of data's blocks take, checked to fit. */
+function entriesOf(out: Buffer, outOffsetBytes: number, data: Uint8Array, bitrotBlockBytes: number): Buffer {
+  const end = outOffsetBytes + blockCountFor(data.length, bitrotBlockBytes) * HASH_ENTRY_BYTES;
+  assert(end <= out.length, 'hash entries overflow the table');
+  return out.subarray(outOffsetBytes, end);
 }
 
 /**
